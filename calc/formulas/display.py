@@ -1,0 +1,85 @@
+"""Show the formulas: general (with 0/1 indicators) or specialised to one model, text or LaTeX.
+
+`specialise(expr, spec)` substitutes the model's structure (indicators, and sizes that are zero
+or equal for it, such as d_v = d_qk under MHA) and keeps its sizes symbolic, so Llama 2 7B's
+attention reads 4·L·d·d_qk·h rather than the general MHA/MLA expression.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy
+
+from calc.evaluate import symbol_values
+from calc.formulas import flops, params
+from calc.render import Column, Table, render_json, render_tables
+from calc.spec import ModelSpec
+from calc.symbols import INFO, LATEX_NAMES, SYMBOLS
+
+# Sizes kept symbolic when non-zero; everything else is substituted by its value.
+_KEPT = ("V", "d", "L", "h", "h_kv", "d_qk", "d_v", "d_ff", "P", "L_loc", "w", "L_moe", "E",
+         "k", "d_e", "E_s", "d_s", "r_q", "r_kv", "d_rope", "T")
+
+
+def specialise(expr: sympy.Expr, spec: ModelSpec) -> sympy.Expr:
+    values = symbol_values(spec)
+    subs: dict[sympy.Symbol, Any] = {}
+    for name, value in values.items():
+        if INFO[name].kind == "indicator" or name == "n_norm" or (name in _KEPT and not value):
+            subs[SYMBOLS[name]] = value
+    if spec.attention.mla is None:
+        subs[SYMBOLS["d_v"]] = SYMBOLS["d_qk"]
+        if spec.n_kv_heads == spec.attention.n_heads:
+            subs[SYMBOLS["h_kv"]] = SYMBOLS["h"]
+    if not spec.n_local_layers:
+        subs[SYMBOLS["w"]] = SYMBOLS["T"]
+    if spec.n_moe_layers == spec.n_layers:
+        subs[SYMBOLS["L_moe"]] = SYMBOLS["L"]
+    return sympy.factor_terms(sympy.expand(expr.subs(subs)))
+
+
+def formulas_for(spec: ModelSpec) -> dict[str, sympy.Expr]:
+    """The named formulas of one model: parameters by component and in total, FLOPs per token."""
+    named: dict[str, sympy.Expr] = {}
+    for key, expr in params.COMPONENTS.items():
+        named[f"params {key}"] = expr
+    named.update({f"params {key}": expr for key, expr in params.SUMMARY.items()})
+    named.update({f"forward FLOPs/token {key}": expr
+                  for key, expr in flops.FORWARD_PER_TOKEN.items()})
+    scores = flops.ATTENTION_SCORES_PER_SEQUENCE
+    named["attention FLOPs/sequence, causal"] = scores.subs(SYMBOLS["i_causal"], 1)
+    named["attention FLOPs/sequence, full"] = scores.subs(SYMBOLS["i_causal"], 0)
+    special = {name: specialise(expr, spec) for name, expr in named.items()}
+    return {name: expr for name, expr in special.items() if expr != 0}
+
+
+def _value(expr: sympy.Expr, spec: ModelSpec) -> int:
+    values = {SYMBOLS[n]: v for n, v in symbol_values(spec).items()}
+    values[SYMBOLS["T"]] = spec.context_length
+    return int(expr.subs(values))
+
+
+def formula_document(spec: ModelSpec, fmt: str = "text") -> str:
+    """The model's formulas with their values at its sizes (T = its context length)."""
+    formulas = formulas_for(spec)
+    latex = {n: sympy.latex(e, symbol_names=LATEX_NAMES) for n, e in formulas.items()}
+    rows = [(n, str(e), latex[n], _value(e, spec)) for n, e in formulas.items()]
+    used = sorted({str(s) for e in formulas.values() for s in e.free_symbols})
+    legend = [f"{name} = {INFO[name].meaning}" for name in used]
+    if fmt == "json":
+        return render_json({
+            "model": spec.name,
+            "formulas": {n: {"text": t, "latex": x, "value": v} for n, t, x, v in rows},
+            "symbols": {name: INFO[name].meaning for name in used},
+        })
+    shown = "latex" if fmt in ("latex", "markdown", "html") else "text"
+    table = Table(f"Formulas ({shown}); indicators substituted for {spec.name}",
+                  [Column("quantity"), Column("formula", "latex" if fmt == "latex" else "text"),
+                   Column("value", "int")])
+    for name, text, tex, value in rows:
+        formula = text if shown == "text" else (f"${tex}$" if fmt == "markdown" else tex)
+        table.add(name, formula, value)
+    notes = legend + [f"Values at T = context_length = {spec.context_length:,}. The general "
+                      f"forms, with 0/1 structure indicators, are in calc.formulas."]
+    return render_tables(f"{spec.name} — formulas", [table], notes, fmt)

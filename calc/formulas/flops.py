@@ -1,0 +1,82 @@
+"""FLOPs per token: matrix products only, a multiply-add counted as 2 FLOPs.
+
+The convention is the one torch's FlopCounterMode counts (DESIGN.md, "Counting conventions"):
+a token multiplied through a d_in × d_out weight costs 2·d_in·d_out; the embedding lookup,
+norms, softmax, activations, biases and RoPE cost nothing. The LM head is counted even when tied
+(its product is still done); only the k routed experts a token uses are counted.
+
+Attention's own products, QKᵀ and A·V, cost 2·d_qk and 2·d_v per head per key a query sees
+(chapter 1.3, "每个 token 的 FLOPs": ≈ 4·L·T·d per token at full context). Under the causal
+convention query i (1-based) sees i keys, under the full convention all T; a sliding window of w
+caps both at w. GQA/MQA share keys but every query head still scores them, so h (not h_kv) heads
+count. Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020 §2.1).
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from calc.symbols import (
+    E, L, T, V, E_s, L_loc, L_moe, d, d_e, d_ff, d_qk, d_rope, d_s, d_v, h, h_kv, i_causal,
+    i_glu, i_mla, i_qlora, i_shared_gate, k, r_kv, r_q, w,
+)
+
+FMA = 2  # FLOPs per multiply-add
+BACKWARD_PER_FORWARD = 2  # gradients w.r.t. activations and w.r.t. weights, each ≈ forward
+TRAIN_PER_FORWARD = 1 + BACKWARD_PER_FORWARD
+
+# ---- weights a token multiplies through, per layer (no biases, no norms) ------------------
+MHA = 1 - i_mla
+MATMUL_PER_LAYER: dict[str, sympy.Expr] = {
+    "attention/q": MHA * d * h * d_qk
+    + i_mla * (i_qlora * (d * r_q + r_q * h * d_qk) + (1 - i_qlora) * d * h * d_qk),
+    "attention/kv": MHA * d * h_kv * (d_qk + d_v)
+    + i_mla * (d * (r_kv + d_rope) + r_kv * h * (d_qk - d_rope + d_v)),
+    "attention/o": h * d_v * d,
+}
+MATMUL_DENSE_FFN = (2 + i_glu) * d * d_ff
+MATMUL_MOE: dict[str, sympy.Expr] = {
+    "moe/router": d * E,
+    "moe/experts": k * (2 + i_glu) * d * d_e,  # only the top-k routed experts
+    "moe/shared": E_s * (2 + i_glu) * d * d_s + i_shared_gate * d,
+}
+MATMUL_LM_HEAD = d * V
+
+
+def _keys_per_sequence(visible: sympy.Expr) -> sympy.Expr:
+    """Twice the (query, key) pairs of one sequence of T tokens when a query sees at most
+    `visible` keys (T for global layers, min(T, w) for local ones).
+
+    Full: every query sees `visible` keys, 2·T·m pairs doubled. Causal: query i sees min(i, m):
+    Σ = m(m+1)/2 + (T − m)·m, doubled to keep integer coefficients (the counts are exact).
+    """
+    m = visible
+    full = 2 * T * m
+    causal = m * (m + 1) + 2 * (T - m) * m
+    return i_causal * causal + (1 - i_causal) * full
+
+
+# QKᵀ and A·V for one whole sequence, all layers: h heads × (2·d_qk + 2·d_v) per pair, i.e.
+# h·(d_qk + d_v) per doubled pair. Divided by T it is the per-token cost.
+ATTENTION_SCORES_PER_SEQUENCE = h * (d_qk + d_v) * (
+    (L - L_loc) * _keys_per_sequence(T) + L_loc * _keys_per_sequence(sympy.Min(T, w))
+)
+# A generated token at context T (itself included) sees T keys, or min(T, w) in local layers.
+INFERENCE_ATTENTION_PER_TOKEN = FMA * h * (d_qk + d_v) * (
+    (L - L_loc) * T + L_loc * sympy.Min(T, w)
+)
+
+# Forward FLOPs per token by component (the attention scores per sequence, see above).
+FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
+    **{key: FMA * L * expr for key, expr in MATMUL_PER_LAYER.items()},
+    "mlp": FMA * (L - L_moe) * MATMUL_DENSE_FFN,
+    **{key: FMA * L_moe * expr for key, expr in MATMUL_MOE.items()},
+    "lm_head": FMA * MATMUL_LM_HEAD,
+}
+WEIGHT_FLOPS_PER_TOKEN = sympy.Add(*FORWARD_PER_TOKEN.values())
+
+FLOPS: dict[str, sympy.Expr] = {
+    "weights_per_token": WEIGHT_FLOPS_PER_TOKEN,
+    "attention_per_sequence": ATTENTION_SCORES_PER_SEQUENCE,
+    "inference_attention_per_token": INFERENCE_ATTENTION_PER_TOKEN,
+}

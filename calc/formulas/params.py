@@ -1,0 +1,114 @@
+"""Parameter counts: one closed-form expression per named component.
+
+A Linear(n_in, n_out) holds n_in·n_out weights (+ n_out with a bias); a LayerNorm of width n holds
+n·(1 + b_norm) (γ, and β when present), an RMSNorm n (source chapter 1.3, §7; CS336 lecture 3,
+"归一化"). Keys are hierarchical (`attention/q`), as in nanoGPT's sizing notebook, and a total is
+the plain sum of its named terms. Structure enters through 0/1 indicators (calc.symbols), so each
+term is one general expression; `specialise` in calc.formulas.display shows a model's own form.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from calc.symbols import (
+    E, L, P, V, E_s, L_moe, b_ff, b_lm, b_norm, b_o, b_qkv, b_router, d, d_e, d_ff, d_qk,
+    d_rope, d_s, d_v, h, h_kv, i_glu, i_mla, i_norm_emb, i_norm_final, i_qk_head, i_qk_proj,
+    i_qlora, i_shared_gate, i_tied, k, n_norm, r_kv, r_q,
+)
+
+# Parameters of one norm per unit of width: γ, plus β for a LayerNorm with bias.
+NORM = 1 + b_norm
+MHA = 1 - i_mla
+
+# ---- attention, per layer -----------------------------------------------------------------
+# MHA/GQA/MQA: W_Q is d × h·d_qk, W_K and W_V are d × h_kv·d_qk and d × h_kv·d_v (Vaswani 2017
+# §3.2.2; GQA: Ainslie et al. 2023). MLA (DeepSeek-V2 §2.1.2, DeepSeek-V3 config.json): queries
+# go d → r_q (norm) → h·d_qk; keys and values share a latent d → r_kv (norm) → h·(d_nope + d_v),
+# plus one RoPE key of width d_rope shared by all heads, projected straight from d.
+ATTENTION_Q = (
+    MHA * (d * h * d_qk + b_qkv * h * d_qk)
+    + i_mla * (i_qlora * (d * r_q + b_qkv * r_q + NORM * r_q + r_q * h * d_qk)
+               + (1 - i_qlora) * d * h * d_qk)
+)
+ATTENTION_KV = (
+    MHA * (d * h_kv * (d_qk + d_v) + b_qkv * h_kv * (d_qk + d_v))
+    + i_mla * ((d + b_qkv) * (r_kv + d_rope) + NORM * r_kv + r_kv * h * (d_qk - d_rope + d_v))
+)
+ATTENTION_O = h * d_v * d + b_o * d  # W_O: h·d_v → d
+# QK-norm: per head over d_qk (Qwen3, Gemma 3: one γ for q, one for k), or over the whole
+# projections h·d_qk and h_kv·d_qk (OLMo 2).
+ATTENTION_QK_NORM = NORM * (i_qk_head * 2 * d_qk + i_qk_proj * (h + h_kv) * d_qk)
+LAYER_NORMS = n_norm * NORM * d
+
+PER_LAYER: dict[str, sympy.Expr] = {
+    "attention/q": ATTENTION_Q,
+    "attention/kv": ATTENTION_KV,
+    "attention/o": ATTENTION_O,
+    "attention/qk_norm": ATTENTION_QK_NORM,
+    "norms": LAYER_NORMS,
+}
+
+# ---- feed-forward, per dense layer ----------------------------------------------------------
+# Plain: W_1 d × d_ff, W_2 d_ff × d (chapter 1.3 §5); gated adds W_gate d × d_ff
+# (Shazeer 2020, "GLU Variants Improve Transformer"; CS336 lecture 3, "SwiGLU").
+DENSE_FFN: dict[str, sympy.Expr] = {
+    "mlp/up": (1 + i_glu) * (d * d_ff + b_ff * d_ff),
+    "mlp/down": d_ff * d + b_ff * d,
+}
+
+
+def _expert(width: sympy.Expr) -> sympy.Expr:
+    """One expert: an FFN of hidden width `width`, gated or not, with the FFN's biases."""
+    return (2 + i_glu) * d * width + b_ff * ((1 + i_glu) * width + d)
+
+
+EXPERT = _expert(d_e)
+SHARED_EXPERT = _expert(d_s)
+
+# ---- mixture of experts, per MoE layer ------------------------------------------------------
+# Router: Linear(d, E) (Shazeer et al. 2017; Fedus et al. 2021), with an optional bias per
+# expert (DeepSeek-V3's e_score_correction_bias). Shared experts (DeepSeek-MoE, Dai et al. 2024)
+# every token uses; Qwen2-MoE scales them by a learned gate Linear(d, 1).
+MOE_FFN: dict[str, sympy.Expr] = {
+    "moe/router": d * E + b_router * E,
+    "moe/experts": E * EXPERT,
+    "moe/shared": E_s * SHARED_EXPERT + i_shared_gate * d,
+}
+# Active per token: only k of the E routed experts (DESIGN.md, "Counting conventions").
+MOE_ACTIVE: dict[str, sympy.Expr] = {**MOE_FFN, "moe/experts": k * EXPERT}
+
+# ---- once per model ------------------------------------------------------------------------
+ONCE: dict[str, sympy.Expr] = {
+    "embedding/token": V * d,  # E ∈ R^{V×d} (chapter 1.3 §1)
+    "embedding/position": P * d,  # learned table P ∈ R^{P×d} (GPT-2); 0 for RoPE/ALiBi/none
+    "embedding/norm": i_norm_emb * NORM * d,  # BLOOM's word_embeddings_layernorm
+    "final_norm": i_norm_final * NORM * d,
+    "lm_head": (1 - i_tied) * V * d + b_lm * V,  # W_U ∈ R^{d×V}; a tied W_U = Eᵀ counts once
+}
+EMBEDDING_KEYS = ("embedding/token", "embedding/position")
+
+
+def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN) -> dict[str, sympy.Expr]:
+    """Totals over the whole model: per-layer terms × L, dense FFN × (L − L_moe), MoE × L_moe."""
+    return {
+        **{key: L * expr for key, expr in PER_LAYER.items()},
+        **{key: (L - L_moe) * expr for key, expr in DENSE_FFN.items()},
+        **{key: L_moe * expr for key, expr in per_moe_layer.items()},
+        **ONCE,
+    }
+
+
+COMPONENTS = components()
+TOTAL = sympy.Add(*COMPONENTS.values())
+EMBEDDING = sympy.Add(*(ONCE[key] for key in EMBEDDING_KEYS))
+# Kaplan et al. 2020 §2.1: N excludes embeddings; an untied LM head is an embedding too.
+NON_EMBEDDING = TOTAL - EMBEDDING - ONCE["lm_head"]
+ACTIVE = sympy.Add(*components(MOE_ACTIVE).values())
+
+SUMMARY: dict[str, sympy.Expr] = {
+    "total": TOTAL,
+    "embedding": EMBEDDING,
+    "non_embedding": NON_EMBEDDING,
+    "active": ACTIVE,
+}

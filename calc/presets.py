@@ -1,0 +1,150 @@
+"""Find, list and load presets (presets/models/*.toml, presets/gpus.toml) and spec files.
+
+A model is named by a preset (the file stem, e.g. `llama2-7b`) or by a path to a spec file: TOML
+or JSON holding either the spec's fields at top level or a preset's layout (`[spec]` plus
+`title`, `source`, `[published.*]`). Unknown names get a "did you mean".
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+
+from calc.errors import CalcError, UnknownNameError, one_line
+from calc.spec import GPU, Dtype, ModelSpec
+from calc.spec.model import Frozen
+
+DATA_PACKAGE = "calc.preset_data"  # the top-level presets/ folder, shipped as package data
+
+
+class PublishedParams(Frozen):
+    """A parameter count as published, with where it comes from."""
+
+    value: float = Field(gt=0, description="the published count")
+    tolerance: float = Field(
+        0, ge=0, lt=1, description="relative tolerance where the source rounds; 0 when exact")
+    buffers: int = Field(0, ge=0, description="non-parameter values the published total includes")
+    source: str = Field(min_length=1)
+
+
+class PublishedRun(Frozen):
+    """A published training run of the model: tokens, hardware and its cost."""
+
+    tokens: float = Field(gt=0)
+    gpu: str = Field(description="GPU catalogue name")
+    dtype: Dtype = "bf16"
+    gpus: int | None = Field(None, ge=1)
+    gpu_hours: float | None = Field(None, gt=0)
+    flops: float | None = Field(None, gt=0, description="total training FLOPs as reported")
+    mfu: float | None = Field(None, gt=0, le=1, description="MFU as reported")
+    scope: str = Field("", description="what the GPU-hours cover")
+    source: str = Field(min_length=1)
+
+
+class Preset(Frozen):
+    """A model spec with its provenance and published facts."""
+
+    name: str
+    title: str
+    source: str
+    spec: ModelSpec
+    published_params: PublishedParams | None = None
+    training: PublishedRun | None = None
+
+
+def _data_dir() -> Path:
+    return Path(str(resources.files(DATA_PACKAGE)))
+
+
+def _model_files() -> dict[str, Path]:
+    return {path.stem: path for path in sorted((_data_dir() / "models").glob("*.toml"))}
+
+
+def list_presets() -> list[str]:
+    """Preset names, sorted."""
+    return list(_model_files())
+
+
+def _read_mapping(path: Path) -> dict[str, Any]:
+    """A TOML or JSON file's top-level object; CalcError naming the file on any problem."""
+    if not path.exists():
+        raise CalcError(f"spec file {str(path)!r} does not exist")
+    if path.is_dir():
+        raise CalcError(f"spec file {str(path)!r} is a directory, not a TOML or JSON file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise CalcError(f"spec file {str(path)!r} cannot be read: {error}") from None
+    if not text.strip():
+        raise CalcError(f"spec file {str(path)!r} is empty; expected a TOML or JSON object")
+    try:
+        data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
+        kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
+        raise CalcError(f"spec file {str(path)!r} is not valid {kind}: {error}") from None
+    if not isinstance(data, dict):
+        raise CalcError(f"spec file {str(path)!r} holds a {type(data).__name__}, "
+                        f"expected an object of spec fields")
+    return data
+
+
+def _preset_from_mapping(name: str, data: dict[str, Any], where: str) -> Preset:
+    if "spec" not in data:  # a bare spec file: its fields at top level
+        data = {"title": name, "source": where, "spec": data}
+    spec_data = data.get("spec")
+    if not isinstance(spec_data, dict):
+        raise CalcError(f"{where}: 'spec' must be a table of spec fields")
+    published = data.get("published", {})
+    try:
+        return Preset(
+            name=name,
+            title=data.get("title", name),
+            source=data.get("source", where),
+            spec=ModelSpec.model_validate({"name": name, **spec_data}),
+            published_params=published.get("params"),
+            training=published.get("training"),
+        )
+    except ValidationError as error:
+        raise CalcError(one_line(error, where)) from None
+    except AttributeError:
+        raise CalcError(f"{where}: 'published' must be a table") from None
+
+
+@cache
+def load_preset(name: str) -> Preset:
+    files = _model_files()
+    if name not in files:
+        raise UnknownNameError("model", name, files)
+    return _preset_from_mapping(name, _read_mapping(files[name]), f"preset {name}")
+
+
+def load_model(model: str) -> Preset:
+    """A preset by name, or a spec file (TOML or JSON) by path."""
+    path = Path(model)
+    looks_like_path = path.suffix.lower() in (".toml", ".json") or "/" in model or "\\" in model
+    if model in _model_files() and not path.exists():
+        return load_preset(model)
+    if path.exists() or looks_like_path:
+        data = _read_mapping(path)
+        return _preset_from_mapping(path.stem, data, f"spec file {str(path)!r}")
+    return load_preset(model)  # raises UnknownNameError with suggestions
+
+
+@cache
+def load_gpus() -> dict[str, GPU]:
+    data = tomllib.loads((_data_dir() / "gpus.toml").read_text(encoding="utf-8"))
+    return {name: GPU.model_validate({"name": name, **entry}) for name, entry in data.items()}
+
+
+def get_gpu(name: str) -> GPU:
+    gpus = load_gpus()
+    key = name.lower()
+    if key not in gpus:
+        raise UnknownNameError("GPU", name, gpus)
+    return gpus[key]

@@ -1,0 +1,207 @@
+"""The report: parameters, FLOPs per token and training cost of one model, as pydantic models.
+
+`estimate()` is the library's front door (`calc.estimate("llama2-7b", tokens=2e12, gpu="a100")`);
+the CLI renders what it returns. `Report.to_dict()` is the JSON contract of DESIGN.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, ValidationError
+
+from calc import conventions
+from calc.errors import CalcError, one_line
+from calc.evaluate import count_flops, count_params, rule_flops, training_cost
+from calc.presets import Preset, PublishedRun, get_gpu, load_model
+from calc.spec import DEFAULT_MFU, ModelSpec, Workload
+from calc.spec.model import Frozen
+
+MFUSource = str  # "default", "flag", or a measurement's description
+
+
+class ParamsReport(Frozen):
+    total: int
+    embedding: int = Field(description="token + learned position embeddings")
+    non_embedding: int = Field(description="Kaplan's N: total − embeddings − untied LM head")
+    active: int = Field(description="per token: top-k routed + shared experts + router")
+    components: dict[str, int] = Field(description="whole-model count per component (non-zero)")
+    per_layer: dict[str, int] = Field(description="one layer's count per component; an MoE "
+                                                  "layer's FFN and a dense layer's both listed")
+    layers: dict[str, int] = Field(description="how many layers each per-layer component has")
+    published: float | None = None
+    published_source: str | None = None
+
+
+class FlopsReport(Frozen):
+    seq_len: int
+    attention: str = Field(description="'causal' or 'full' attention counting")
+    forward: int | float
+    backward: int | float
+    train: int | float
+    inference: int = Field(description="forward FLOPs of one generated token at context seq_len")
+    attention_share: float = Field(description="QKᵀ and A·V share of the forward FLOPs")
+    components: dict[str, int | float] = Field(description="forward FLOPs per token (non-zero)")
+    six_n: int = Field(description="6N, N = active parameters")
+    two_n: int = Field(description="2N, N = active parameters")
+    rules: dict[str, float] = Field(description="training FLOPs per token by published rule")
+
+
+class PublishedComparison(Frozen):
+    gpu_hours: float | None
+    flops: float | None
+    mfu: float | None
+    tokens: float
+    gpu: str
+    gpus: int | None
+    scope: str
+    source: str
+    ratio: float | None = Field(description="calc's GPU-hours / the published GPU-hours")
+    implied_mfu: float | None = Field(
+        description="the MFU at which calc's exact FLOPs take the published GPU-hours")
+
+
+class TrainingReport(Frozen):
+    tokens: float
+    flops: float = Field(description="training FLOPs: tokens × train FLOPs per token")
+    flops_6nd: float = Field(description="6·N·D, N = active parameters")
+    gpu: str | None
+    gpu_title: str | None = None
+    dtype: str
+    peak_flops: float | None = Field(description="dense peak FLOP/s of one GPU at dtype")
+    mfu: float
+    mfu_source: MFUSource
+    gpus: int
+    gpu_hours: float | None
+    gpu_hours_6nd: float | None
+    days: float | None = Field(description="wall-clock days on `gpus` GPUs")
+    published: PublishedComparison | None = None
+
+
+class Report(Frozen):
+    model: str
+    title: str
+    source: str
+    spec: ModelSpec
+    params: ParamsReport
+    flops_per_token: FlopsReport
+    training: TrainingReport | None = None
+    conventions: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def _repr_markdown_(self) -> str:
+        from calc.render import render
+
+        return render(self, "markdown")
+
+    def _repr_html_(self) -> str:
+        from calc.render import render
+
+        return render(self, "html")
+
+
+def _params_report(preset: Preset) -> ParamsReport:
+    spec = preset.spec
+    counts = count_params(spec)
+    layers = {key: spec.n_layers for key in counts.per_layer}
+    layers |= {key: spec.n_layers - spec.n_moe_layers for key in counts.per_dense_ffn}
+    layers |= {key: spec.n_moe_layers for key in counts.per_moe_ffn}
+    per_layer = {**counts.per_layer, **counts.per_dense_ffn, **counts.per_moe_ffn}
+    published = preset.published_params
+    return ParamsReport(
+        total=counts.total, embedding=counts.embedding, non_embedding=counts.non_embedding,
+        active=counts.active,
+        components={k: v for k, v in counts.components.items() if v},
+        per_layer={k: v for k, v in per_layer.items() if v and layers[k]},
+        layers={k: n for k, n in layers.items() if per_layer[k] and n},
+        published=published.value if published else None,
+        published_source=published.source if published else None,
+    )
+
+
+def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int) -> FlopsReport:
+    flops = count_flops(spec, seq_len, attention)
+    return FlopsReport(
+        seq_len=seq_len, attention=attention,
+        forward=flops.forward, backward=flops.backward, train=flops.train,
+        inference=flops.inference_per_token, attention_share=flops.attention_share,
+        components={k: v for k, v in flops.components.items() if v},
+        six_n=6 * active, two_n=2 * active,
+        rules=rule_flops(spec, seq_len),
+    )
+
+
+def _published(run: PublishedRun | None, gpu: str | None, tokens: float, flops: float,
+               gpu_hours: float | None, peak: float | None) -> PublishedComparison | None:
+    """The published run beside the estimate; a ratio only when tokens and GPU are the same."""
+    if run is None:
+        return None
+    same = gpu == run.gpu and tokens == run.tokens
+    ratio = gpu_hours / run.gpu_hours if same and gpu_hours and run.gpu_hours else None
+    implied = (flops / (run.gpu_hours * 3600 * peak)
+               if same and run.gpu_hours and peak else None)
+    return PublishedComparison(
+        gpu_hours=run.gpu_hours, flops=run.flops, mfu=run.mfu, tokens=run.tokens, gpu=run.gpu,
+        gpus=run.gpus, scope=run.scope, source=run.source, ratio=ratio, implied_mfu=implied)
+
+
+def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
+                     mfu_source: MFUSource) -> TrainingReport:
+    assert workload.tokens is not None
+    gpu = get_gpu(workload.gpu) if workload.gpu else None
+    peak = gpu.peak_flops(workload.dtype) if gpu else None
+    exact = training_cost(flops.train, workload.tokens, peak, workload.mfu, workload.gpus)
+    rule = training_cost(flops.six_n, workload.tokens, peak, workload.mfu, workload.gpus)
+    return TrainingReport(
+        tokens=workload.tokens, flops=exact.flops, flops_6nd=rule.flops,
+        gpu=gpu.name if gpu else None, gpu_title=gpu.title if gpu else None,
+        dtype=workload.dtype, peak_flops=peak, mfu=workload.mfu, mfu_source=mfu_source,
+        gpus=workload.gpus, gpu_hours=exact.gpu_hours, gpu_hours_6nd=rule.gpu_hours,
+        days=exact.days,
+        published=_published(preset.training, gpu.name if gpu else None, workload.tokens,
+                              exact.flops, exact.gpu_hours, peak),
+    )
+
+
+def _resolve(model: str | ModelSpec | Preset) -> Preset:
+    if isinstance(model, Preset):
+        return model
+    if isinstance(model, ModelSpec):
+        return Preset(name=model.name, title=model.name, source="custom spec", spec=model)
+    return load_model(model)
+
+
+def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
+             gpu: str | None = None, seq_len: int | None = None, attention: str = "causal",
+             dtype: str = "bf16", mfu: float | None = None, gpus: int = 1,
+             mfu_source: MFUSource | None = None) -> Report:
+    """The full report for a preset name, spec file path, ModelSpec or Preset.
+
+    `mfu` defaults to calc.spec.DEFAULT_MFU (labelled "default"); `seq_len` to the model's
+    training context. Bad input raises CalcError naming the field, value and what is allowed.
+    """
+    preset = _resolve(model)
+    spec = preset.spec
+    try:
+        workload = Workload(tokens=tokens, seq_len=seq_len, attention=attention, gpu=gpu,
+                            dtype=dtype, mfu=DEFAULT_MFU if mfu is None else mfu, gpus=gpus)
+    except ValidationError as error:
+        raise CalcError(one_line(error)) from None
+    t = workload.seq_len or spec.context_length
+    if spec.position_table and t > spec.position_table:
+        raise CalcError(f"seq_len={t} exceeds {spec.name}'s learned position table of "
+                        f"{spec.position_table} rows; use --seq-len <= {spec.position_table}")
+    params = _params_report(preset)
+    flops = _flops_report(spec, t, workload.attention, params.active)
+    source = mfu_source or ("default" if mfu is None else "flag")
+    training = (_training_report(preset, workload, flops, source)
+                if workload.tokens is not None else None)
+    if workload.gpu and training is None:
+        get_gpu(workload.gpu)  # still reject an unknown GPU
+    return Report(
+        model=preset.name, title=preset.title, source=preset.source, spec=spec,
+        params=params, flops_per_token=flops, training=training,
+        conventions=conventions.describe(flops.attention, training),
+    )

@@ -1,0 +1,30 @@
+"""Workload: what is run on the model — tokens, context, precision, utilisation, GPUs."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from calc.spec.hardware import Dtype
+from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
+
+AttentionConvention = Literal["causal", "full"]
+
+# The source chapter's "realistic 40 % utilisation" for A100 training (1.3 Transformer, worked
+# example "训练成本"); a default, always labelled as one.
+DEFAULT_MFU = 0.4
+
+
+class Workload(Frozen):
+    """A training or evaluation workload; every field optional beyond what a question needs."""
+
+    tokens: float | None = Field(None, gt=0, le=1e40, description="training tokens D")
+    seq_len: int | None = Field(None, ge=1, le=MAX_TOKENS_CONTEXT,
+                                description="context T; default the model's context_length")
+    attention: AttentionConvention = Field(
+        "causal", description="count attention over the causal triangle or the full T×T square")
+    gpu: str | None = Field(None, description="GPU catalogue name, e.g. 'a100'")
+    dtype: Dtype = Field("bf16", description="compute dtype whose dense peak is used")
+    mfu: float = Field(DEFAULT_MFU, gt=0, le=1, description="model FLOPs utilisation in (0, 1]")
+    gpus: int = Field(1, ge=1, le=10_000_000, description="GPUs the run is spread over")

@@ -1,0 +1,152 @@
+"""Table views of calc's report objects (what render() prints for each)."""
+
+from __future__ import annotations
+
+from functools import singledispatch
+from typing import Any
+
+from calc.catalog import PEAK_DTYPES, GPUCatalogue, PresetCatalogue
+from calc.conventions import RULES
+from calc.render import Column, Table, View
+from calc.report import Report
+
+
+@singledispatch
+def view(report: Any) -> View:
+    raise TypeError(f"no table view for {type(report).__name__}")
+
+
+def _params_table(report: Report) -> Table:
+    p = report.params
+    table = Table("Parameters", [Column("component"), Column("per layer", "int"),
+                                 Column("layers", "int"), Column("total", "int"),
+                                 Column("≈", "count"), Column("share", "pct")])
+    for key, total in p.components.items():
+        per_layer = p.per_layer.get(key)
+        table.add(key, per_layer, p.layers.get(key), total, total,
+                  total / p.total)
+    table.add("total", None, None, p.total, p.total, 1.0)
+    table.add("non-embedding (Kaplan N)", None, None, p.non_embedding, p.non_embedding,
+              p.non_embedding / p.total)
+    table.add("embedding", None, None, p.embedding, p.embedding, p.embedding / p.total)
+    table.add("active per token", None, None, p.active, p.active, p.active / p.total)
+    if p.published is not None:
+        table.add(f"published (ratio {p.total / p.published:.4f})", None, None,
+                  p.published, p.published, None)
+    return table
+
+
+def _flops_table(report: Report) -> Table:
+    f = report.flops_per_token
+    title = (f"FLOPs per token (T = {f.seq_len:,}, {f.attention} attention; "
+             f"attention share {100 * f.attention_share:.1f} %)")
+    table = Table(title, [Column("quantity"), Column("FLOPs per token", "int"),
+                          Column("≈", "flops"), Column("vs forward", "ratio")])
+    for key, value in f.components.items():
+        table.add(f"forward: {key}", value, value, value / f.forward)
+    table.add("forward", f.forward, f.forward, 1.0)
+    table.add("backward (2 × forward)", f.backward, f.backward, 2.0)
+    table.add("train (3 × forward)", f.train, f.train, 3.0)
+    table.add(f"inference: 1 new token at context {f.seq_len:,}", f.inference, f.inference,
+              f.inference / f.forward)
+    table.add("2N (forward rule)", f.two_n, f.two_n, f.two_n / f.forward)
+    return table
+
+
+def _rules_table(report: Report) -> Table:
+    f = report.flops_per_token
+    table = Table("Training FLOPs per token: calc's exact count beside the published rules",
+                  [Column("rule"), Column("FLOPs per token", "int"), Column("≈", "flops"),
+                   Column("rule / exact", "ratio"), Column("assumes")])
+    table.add(f"calc exact ({f.attention})", f.train, f.train, 1.0,
+              "every matmul, attention over the chosen triangle")
+    for key, value in f.rules.items():
+        rule = RULES[key]
+        table.add(rule.label, round(value), value, value / f.train, rule.assumes)
+    return table
+
+
+def _training_table(report: Report) -> Table:
+    t = report.training
+    assert t is not None
+    table = Table("Training", [Column("quantity"), Column("value", "text"),
+                               Column("6N·D instead", "text")])
+    table.add("tokens", f"{t.tokens:.4g}", "")
+    table.add("training FLOPs", f"{t.flops:.4g}", f"{t.flops_6nd:.4g}")
+    if t.gpu is not None:
+        table.add("GPU", f"{t.gpu} ({t.gpu_title}), {t.dtype} dense peak "
+                         f"{t.peak_flops / 1e12:g} TFLOP/s", "")
+        table.add("MFU", f"{t.mfu:g} ({t.mfu_source})", "")
+        table.add("GPU-hours", f"{t.gpu_hours:,.0f}", f"{t.gpu_hours_6nd:,.0f}")
+        table.add(f"days on {t.gpus:,} GPU{'s' if t.gpus > 1 else ''}", f"{t.days:,.1f}",
+                  f"{t.days * t.gpu_hours_6nd / t.gpu_hours:,.1f}")
+    else:
+        table.add("GPU-hours", "give --gpu for GPU-hours", "")
+    pub = t.published
+    if pub is not None:
+        hours = f"{pub.gpu_hours:,.0f}" if pub.gpu_hours else "not published"
+        table.add(f"published ({pub.tokens:.3g} tokens on {pub.gpu})", f"{hours} GPU-hours", "")
+        if pub.ratio is not None:
+            table.add("estimate / published", f"{pub.ratio:.3f}",
+                      f"{t.gpu_hours_6nd / pub.gpu_hours:.3f}")
+            table.add("MFU the published hours imply", f"{pub.implied_mfu:.3f}",
+                      f"{pub.implied_mfu * t.flops_6nd / t.flops:.3f}")
+        if pub.mfu is not None:
+            table.add("published MFU", f"{pub.mfu:g}", "")
+        if pub.flops is not None:
+            table.add("published training FLOPs", f"{pub.flops:.3g}", "")
+    return table
+
+
+def _sources(report: Report) -> list[str]:
+    lines = [f"Source of the model: {report.source}."]
+    if report.params.published_source:
+        lines.append(f"Source of the published count: {report.params.published_source}.")
+    training = report.training
+    if training is not None and training.published is not None:
+        pub = training.published
+        scope = f" ({pub.scope})" if pub.scope else ""
+        lines.append(f"Source of the published run{scope}: {pub.source}.")
+    return lines
+
+
+@view.register
+def _(report: Report) -> View:
+    tables = [_params_table(report), _flops_table(report), _rules_table(report)]
+    if report.training is not None:
+        tables.append(_training_table(report))
+    return View(f"{report.model} — {report.title}", tables,
+                report.conventions + _sources(report))
+
+
+@view.register
+def _(catalogue: PresetCatalogue) -> View:
+    table = Table("Presets", [Column("name"), Column("title"), Column("params", "int"),
+                              Column("≈", "count"), Column("active", "count"),
+                              Column("layers", "int"), Column("d_model", "int"),
+                              Column("context", "int"), Column("published GPU-hours", "hours")])
+    for row in catalogue.presets:
+        table.add(row.name, row.title, row.params, row.params, row.active, row.n_layers,
+                  row.d_model, row.context_length, row.published_gpu_hours)
+    return View("calc presets", [table], catalogue.conventions)
+
+
+def _g(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+@view.register
+def _(catalogue: GPUCatalogue) -> View:
+    table = Table("GPUs: dense peak TFLOP/s by dtype",
+                  [Column("name"), Column("title")]
+                  + [Column(dtype, "text") for dtype in PEAK_DTYPES]
+                  + [Column("memory GiB", "text"), Column("GB/s", "text"),
+                     Column("TDP W", "text")])
+    notes = list(catalogue.conventions)
+    for gpu in catalogue.gpus:
+        peaks = gpu["peak_tflops"]
+        table.add(gpu["name"], gpu["title"], *(_g(peaks.get(d)) for d in PEAK_DTYPES),
+                  _g(gpu["memory_gib"]), _g(gpu["bandwidth_gb_s"]), _g(gpu["tdp_w"]))
+        caveat = f" — {gpu['notes']}" if gpu["notes"] else ""
+        notes.append(f"{gpu['name']}: {gpu['source']}{caveat}")
+    return View("calc GPU catalogue", [table], notes)
