@@ -38,8 +38,8 @@ def describe(attention: str, training: TrainingReport | None) -> list[str]:
         lines.append(
             f"GPU-hours = training FLOPs / (dense {training.dtype} peak of one "
             f"{training.gpu} = {training.peak_flops / 1e12:g} TFLOP/s × MFU "
-            f"{training.mfu:g} [{mfu_note}]) / 3600; days = GPU-hours / ({training.gpus} GPUs"
-            f" × 24).")
+            f"{training.mfu:g} [{mfu_note}]) / 3600; days = GPU-hours / ({training.gpus:,} "
+            f"GPUs × 24).")
     lines.append(UNITS)
     return lines
 
@@ -70,7 +70,7 @@ RULES: dict[str, RuleInfo] = {
         "Chowdhery et al. 2022 (PaLM) Appendix B"),
     "megatron": RuleInfo(
         "Megatron-LM (causal)",
-        "GQA, gated FFN, top-k experts; T/2 keys per query; no router, biases or norms",
+        "MHA/GQA projections (not MLA), gated FFN, top-k experts; T/2 keys per query; no router",
         "Narayanan et al. 2021 §5.1 Eq. 3 without recomputation, as generalised in "
         "Megatron-LM's training FLOPs count (causal attention halved since 2025)"),
     "chinchilla": RuleInfo(

@@ -17,12 +17,13 @@ class CalcError(ValueError):
 class UnknownNameError(CalcError, KeyError):
     """An unknown preset, GPU or other catalogue name; suggests the closest known ones."""
 
-    def __init__(self, kind: str, name: str, known: Iterable[str]):
+    def __init__(self, kind: str, name: str, known: Iterable[str], listing: str = ""):
         known = sorted(known)
         close = difflib.get_close_matches(name.lower(), known, n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        listing = ", ".join(known) if len(known) <= 12 else f"{len(known)} known, see the list"
-        super().__init__(f"unknown {kind} {name!r}{hint} (known: {listing})")
+        shown = ", ".join(known) if len(known) <= 12 else f"{len(known)} of them"
+        where = f"; {listing}" if listing else ""
+        super().__init__(f"unknown {kind} {name!r}{hint} (known: {shown}{where})")
         self.kind, self.name, self.suggestions = kind, name, close
 
     def __str__(self) -> str:  # KeyError would quote the message

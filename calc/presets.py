@@ -120,7 +120,7 @@ def _preset_from_mapping(name: str, data: dict[str, Any], where: str) -> Preset:
 def load_preset(name: str) -> Preset:
     files = _model_files()
     if name not in files:
-        raise UnknownNameError("model", name, files)
+        raise UnknownNameError("model", name, files, "python -m calc list")
     return _preset_from_mapping(name, _read_mapping(files[name]), f"preset {name}")
 
 
@@ -146,5 +146,5 @@ def get_gpu(name: str) -> GPU:
     gpus = load_gpus()
     key = name.lower()
     if key not in gpus:
-        raise UnknownNameError("GPU", name, gpus)
+        raise UnknownNameError("GPU", name, gpus, "python -m calc gpus")
     return gpus[key]

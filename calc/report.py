@@ -18,6 +18,8 @@ from calc.spec import DEFAULT_MFU, ModelSpec, Workload
 from calc.spec.model import Frozen
 
 MFUSource = str  # "default", "flag", or a measurement's description
+# Chinchilla's rule of thumb, D ≈ 20·N (Hoffmann et al. 2022; CS336 lecture 3, "Chinchilla 比例").
+TOKENS_PER_PARAMETER = 20
 
 
 class ParamsReport(Frozen):
@@ -30,7 +32,11 @@ class ParamsReport(Frozen):
                                                   "layer's FFN and a dense layer's both listed")
     layers: dict[str, int] = Field(description="how many layers each per-layer component has")
     published: float | None = None
+    published_buffers: int = Field(0, description="non-parameter values in the published total")
     published_source: str | None = None
+    chinchilla_tokens: int = Field(
+        description="compute-optimal training tokens at 20 per parameter (Hoffmann et al. "
+                    "2022, as CS336 lecture 3 summarises it: 70B → 1.4T)")
 
 
 class FlopsReport(Frozen):
@@ -117,7 +123,9 @@ def _params_report(preset: Preset) -> ParamsReport:
         per_layer={k: v for k, v in per_layer.items() if v and layers[k]},
         layers={k: n for k, n in layers.items() if per_layer[k] and n},
         published=published.value if published else None,
+        published_buffers=published.buffers if published else 0,
         published_source=published.source if published else None,
+        chinchilla_tokens=TOKENS_PER_PARAMETER * counts.total,
     )
 
 

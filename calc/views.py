@@ -31,8 +31,12 @@ def _params_table(report: Report) -> Table:
     table.add("embedding", None, None, p.embedding, p.embedding, p.embedding / p.total)
     table.add("active per token", None, None, p.active, p.active, p.active / p.total)
     if p.published is not None:
-        table.add(f"published (ratio {p.total / p.published:.4f})", None, None,
+        ratio = p.total / (p.published - p.published_buffers)
+        extra = f"; incl. {p.published_buffers:,} buffer values" if p.published_buffers else ""
+        table.add(f"published (calc / published = {ratio:.4f}{extra})", None, None,
                   p.published, p.published, None)
+    table.add("Chinchilla tokens (20 per parameter)", None, None, p.chinchilla_tokens,
+              p.chinchilla_tokens, None)
     return table
 
 
@@ -66,6 +70,11 @@ def _rules_table(report: Report) -> Table:
     return table
 
 
+def _amount(value: float) -> str:
+    """Thousands separators for everyday sizes, scientific beyond 1e15."""
+    return f"{value:.4g}" if value >= 1e15 else f"{value:,.0f}" if value >= 100 else f"{value:,.2f}"
+
+
 def _training_table(report: Report) -> Table:
     t = report.training
     assert t is not None
@@ -77,14 +86,14 @@ def _training_table(report: Report) -> Table:
         table.add("GPU", f"{t.gpu} ({t.gpu_title}), {t.dtype} dense peak "
                          f"{t.peak_flops / 1e12:g} TFLOP/s", "")
         table.add("MFU", f"{t.mfu:g} ({t.mfu_source})", "")
-        table.add("GPU-hours", f"{t.gpu_hours:,.0f}", f"{t.gpu_hours_6nd:,.0f}")
-        table.add(f"days on {t.gpus:,} GPU{'s' if t.gpus > 1 else ''}", f"{t.days:,.1f}",
-                  f"{t.days * t.gpu_hours_6nd / t.gpu_hours:,.1f}")
+        table.add("GPU-hours", _amount(t.gpu_hours), _amount(t.gpu_hours_6nd))
+        table.add(f"days on {t.gpus:,} GPU{'s' if t.gpus > 1 else ''}", _amount(t.days),
+                  _amount(t.days * t.gpu_hours_6nd / t.gpu_hours))
     else:
         table.add("GPU-hours", "give --gpu for GPU-hours", "")
     pub = t.published
     if pub is not None:
-        hours = f"{pub.gpu_hours:,.0f}" if pub.gpu_hours else "not published"
+        hours = _amount(pub.gpu_hours) if pub.gpu_hours else "not published"
         table.add(f"published ({pub.tokens:.3g} tokens on {pub.gpu})", f"{hours} GPU-hours", "")
         if pub.ratio is not None:
             table.add("estimate / published", f"{pub.ratio:.3f}",

@@ -1,0 +1,137 @@
+"""The formulas: compiled == symbolic, sums of named terms, and attention against brute force."""
+
+from __future__ import annotations
+
+import pytest
+import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import calc
+from calc import _compiled
+from calc.evaluate import count_flops, count_params, symbol_values
+from calc.formulas import GROUPS, codegen, flops, params
+from calc.symbols import SYMBOLS
+from tests.strategies import model_specs
+
+
+def test_compiled_module_is_fresh():
+    """calc/_compiled.py is generated; regenerate with `python -m calc.formulas.codegen`."""
+    assert codegen.TARGET.read_text() == codegen.source()
+
+
+@pytest.mark.parametrize("group", ["params_per_layer", "params_dense_ffn", "params_moe_ffn",
+                                   "params_once", "params_components", "params_summary",
+                                   "flops_forward_components", "flops"])
+def test_integer_formulas_print_no_division(group):
+    """Counts stay exact Python integers for any size: no '/' may reach the compiled code."""
+    for expr in GROUPS[group].values():
+        assert "/" not in sympy.pycode(expr)
+
+
+def _symbolic(expr: sympy.Expr, values: dict[str, int]) -> int:
+    return int(expr.subs({SYMBOLS[k]: v for k, v in values.items()}))
+
+
+@settings(max_examples=60, deadline=None)
+@given(spec=model_specs(), seq_len=st.integers(1, 40), causal=st.sampled_from([0, 1]))
+def test_compiled_equals_sympy_substitution(spec, seq_len, causal):
+    """An independent numeric route: sympy's own `subs` on the same expressions."""
+    values = {**symbol_values(spec), "T": seq_len, "i_causal": causal}
+    for name in ("params_components", "params_summary", "flops_forward_components", "flops"):
+        compiled = getattr(_compiled, name)(values)
+        for key, expr in GROUPS[name].items():
+            assert compiled[key] == _symbolic(expr, values), (name, key)
+
+
+@settings(max_examples=100, deadline=None)
+@given(spec=model_specs())
+def test_totals_are_sums_of_named_terms(spec):
+    c = count_params(spec)
+    assert c.total == sum(c.components.values())
+    assert c.embedding == c.components["embedding/token"] + c.components["embedding/position"]
+    assert c.non_embedding == c.total - c.embedding - c.components["lm_head"]
+    assert c.active <= c.total
+    if spec.moe is None or spec.moe.top_k == spec.moe.n_experts:
+        assert c.active == c.total
+
+
+def _brute_force_pairs(spec: calc.ModelSpec, seq_len: int, causal: bool) -> int:
+    """(query, key) pairs over all layers, counted one query at a time."""
+    pairs = 0
+    for kind in spec.layer_kinds:
+        window = spec.attention.sliding_window if kind == "local" else None
+        for i in range(1, seq_len + 1):
+            seen = i if causal else seq_len
+            pairs += min(seen, window) if window else seen
+    return pairs
+
+
+@settings(max_examples=150, deadline=None)
+@given(spec=model_specs(), seq_len=st.integers(1, 60), causal=st.booleans())
+def test_attention_scores_against_brute_force(spec, seq_len, causal):
+    """QKᵀ costs 2·d_qk and A·V 2·d_v per head per (query, key) pair (DESIGN.md)."""
+    flops_ = count_flops(spec, seq_len, "causal" if causal else "full")
+    per_pair = 2 * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v)
+    assert flops_.attention_per_sequence == per_pair * _brute_force_pairs(spec, seq_len, causal)
+
+
+@settings(max_examples=100, deadline=None)
+@given(spec=model_specs(), seq_len=st.integers(1, 60))
+def test_flop_conventions(spec, seq_len):
+    causal = count_flops(spec, seq_len, "causal")
+    full = count_flops(spec, seq_len, "full")
+    assert causal.forward <= full.forward
+    assert causal.backward == 2 * causal.forward and causal.train == 3 * causal.forward
+    weights = sum(v for k, v in full.components.items() if k != "attention/scores")
+    assert full.forward * seq_len == weights * seq_len + full.attention_per_sequence
+    # one generated token at context T sees what the last query of a full sequence sees
+    assert causal.inference_per_token >= weights
+
+
+def test_gqa_does_not_reduce_score_flops():
+    mha = calc.load_preset("llama2-70b").spec
+    mqa = mha.updated(**{"attention.n_kv_heads": 1})
+    a, b = count_flops(mha, 4096), count_flops(mqa, 4096)
+    assert a.components["attention/scores"] == b.components["attention/scores"]
+    assert a.components["attention/kv"] == 8 * b.components["attention/kv"]
+
+
+def test_sliding_window_caps_keys():
+    """Mistral 7B: every layer local with w = 4096; beyond T = w, each query sees 4096 keys."""
+    spec = calc.load_preset("mistral-7b").spec
+    at_w = count_flops(spec, 4096, "full").attention_per_sequence // 4096
+    beyond = count_flops(spec, 32768, "full").attention_per_sequence // 32768
+    assert at_w == beyond == 2 * 32 * 32 * (128 + 128) * 4096
+    inference = count_flops(spec, 32768).inference_per_token
+    assert inference == count_flops(spec, 4096).inference_per_token
+
+
+def test_mla_attention_widths():
+    """DeepSeek-V3 scores with d_qk = 128 + 64 and weighs values with d_v = 128 per head."""
+    spec = calc.load_preset("deepseek-v3").spec
+    assert (spec.head_dim_qk, spec.head_dim_v) == (192, 128)
+    full = count_flops(spec, 4096, "full").components["attention/scores"]
+    assert full == 2 * 61 * 128 * (192 + 128) * 4096
+
+
+def test_huge_specs_stay_exact():
+    """A 10T-parameter spec: Python integers, no overflow; 1e30 tokens stays finite."""
+    spec = calc.ModelSpec(vocab_size=256_000, d_model=65_536, n_layers=200,
+                          context_length=8192, attention={"n_heads": 512, "n_kv_heads": 8},
+                          ffn={"activation": "swiglu", "d_ff": 262_144},
+                          norm={"kind": "rmsnorm"}, position={"kind": "rope"})
+    c = count_params(spec)
+    assert isinstance(c.total, int) and c.total > 1e13
+    per_layer = 2 * 65_536**2 + 2 * 65_536 * 8 * 128 + 3 * 65_536 * 262_144 + 2 * 65_536
+    assert c.total == 200 * per_layer + 2 * 256_000 * 65_536 + 65_536
+    report = calc.estimate(spec, tokens=1e30, gpu="h100")
+    assert 1e43 < report.training.flops < float("inf")
+    assert report.training.gpu_hours < float("inf")
+
+
+def test_formula_sources_cover_every_term():
+    """Every compiled name is a named term of one formula dict (no anonymous sums)."""
+    assert set(params.COMPONENTS) == {*params.PER_LAYER, *params.DENSE_FFN, *params.MOE_FFN,
+                                      *params.ONCE}
+    assert "attention/scores" not in flops.FORWARD_PER_TOKEN  # added per sequence, ÷ T
