@@ -16,14 +16,40 @@ from calc.presets import Preset, get_gpu, list_presets, load_gpus, load_model, l
 from calc.render import render
 from calc.report import Report, estimate
 from calc.spec import (
-    GPU, AttentionSpec, FFNSpec, MLASpec, ModelSpec, MoESpec, NormSpec, PositionSpec, Workload,
+    GPU,
+    AttentionSpec,
+    FFNSpec,
+    MLASpec,
+    ModelSpec,
+    MoESpec,
+    NormSpec,
+    PositionSpec,
+    Workload,
 )
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "GPU", "AttentionSpec", "CalcError", "FFNSpec", "MLASpec", "ModelSpec", "MoESpec",
-    "NormSpec", "PositionSpec", "Preset", "Report", "UnknownNameError", "Workload",
-    "count_flops", "count_params", "estimate", "get_gpu", "list_presets", "load_gpus",
-    "load_model", "load_preset", "render",
+    "GPU",
+    "AttentionSpec",
+    "CalcError",
+    "FFNSpec",
+    "MLASpec",
+    "MoESpec",
+    "ModelSpec",
+    "NormSpec",
+    "PositionSpec",
+    "Preset",
+    "Report",
+    "UnknownNameError",
+    "Workload",
+    "count_flops",
+    "count_params",
+    "estimate",
+    "get_gpu",
+    "list_presets",
+    "load_gpus",
+    "load_model",
+    "load_preset",
+    "render",
 ]

@@ -1,9 +1,10 @@
 """`python -m calc`: argparse → library calls → render. No arithmetic here.
 
-    python -m calc MODEL [--tokens N] [--gpu NAME] [--gpus K] [--mfu F] [--seq-len T]
-                         [--attention causal|full] [--dtype bf16] [--set KEY=VALUE]...
-                         [--formula] [--format text|markdown|json|csv|latex|html]
-    python -m calc list | gpus [--format ...]
+    python -m calc MODEL [--tokens N] [--gpu NAME] ... [--format text|markdown|json|csv|...]
+    python -m calc COMMAND ...      (COMMANDS below; each lives in calc/commands/)
+
+This module holds what every command shares: the parser whose errors are one line, the value
+types that name the bad value and what is allowed, and `main`, which maps errors to exit codes.
 
 Exit codes: 0 success; 2 bad input (one line on stderr naming the field, the value and what is
 allowed); 1 an internal error.
@@ -12,6 +13,7 @@ allowed); 1 an internal error.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -19,13 +21,12 @@ import sys
 from collections.abc import Callable, Sequence
 
 from calc.errors import CalcError
-from calc.render import FORMATS, render
-from calc.spec import DTYPES
+from calc.render import FORMATS
 
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """argparse whose errors are one CalcError line instead of usage + exit."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
@@ -85,95 +86,29 @@ def assignment(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
-def _add_format(parser: argparse.ArgumentParser) -> None:
+def add_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="text", choices=FORMATS,
                         help="output format (default: text)")
 
 
-# ---- commands -------------------------------------------------------------------------------
-def _report_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="python -m calc",
-        description="Parameters, FLOPs per token and training cost of a Transformer LM. "
-                    "Other commands: list, gpus.")
-    parser.add_argument("model", metavar="MODEL",
-                        help="a preset name (python -m calc list) or a spec file (TOML/JSON)")
-    parser.add_argument("--tokens", type=positive_number,
-                        help="training tokens, e.g. 2e12 or 2T")
-    parser.add_argument("--gpu", help="GPU catalogue name (python -m calc gpus)")
-    parser.add_argument("--gpus", type=positive_int, default=1,
-                        help="GPUs the run is spread over (for days)")
-    parser.add_argument("--mfu", type=fraction,
-                        help="model FLOPs utilisation in (0, 1] (default 0.4)")
-    parser.add_argument("--seq-len", type=positive_int,
-                        help="context T (default: the model's training context)")
-    parser.add_argument("--attention", default="causal", choices=("causal", "full"),
-                        help="count attention over the causal triangle or the full square")
-    parser.add_argument("--dtype", default="bf16", choices=DTYPES,
-                        help="compute dtype whose dense peak is used (default bf16)")
-    parser.add_argument("--set", dest="changes", action="append", type=assignment,
-                        default=[], metavar="KEY=VALUE",
-                        help="change a spec field, e.g. vocab_size=65 or attention.n_heads=16")
-    parser.add_argument("--formula", action="store_true",
-                        help="print the model's symbolic formulas (text/LaTeX) instead")
-    _add_format(parser)
-    return parser
-
-
-def run_report(argv: Sequence[str]) -> int:
-    from calc.presets import Preset, load_model
-    from calc.report import estimate
-
-    args = _report_parser().parse_args(argv)
-    preset: Preset = load_model(args.model)
-    if args.changes:  # a changed spec: the published facts no longer describe it
-        changes = dict(args.changes)
-        described = ", ".join(f"{k}={v}" for k, v in changes.items())
-        preset = Preset(name=preset.name, title=f"{preset.title} with {described}",
-                        source=preset.source, spec=preset.spec.updated(**changes))
-    if args.formula:
-        from calc.formulas.display import formula_document
-
-        print(formula_document(preset.spec, args.format), end="")
-        return 0
-    report = estimate(preset, tokens=args.tokens, gpu=args.gpu, seq_len=args.seq_len,
-                      attention=args.attention, dtype=args.dtype, mfu=args.mfu, gpus=args.gpus)
-    print(render(report, args.format), end="")
-    return 0
-
-
-def run_list(argv: Sequence[str]) -> int:
-    from calc.catalog import preset_catalogue
-
-    parser = _Parser(prog="python -m calc list", description="The model presets, with sizes.")
-    _add_format(parser)
-    args = parser.parse_args(argv)
-    print(render(preset_catalogue(), args.format), end="")
-    return 0
-
-
-def run_gpus(argv: Sequence[str]) -> int:
-    from calc.catalog import gpu_catalogue
-
-    parser = _Parser(prog="python -m calc gpus",
-                     description="The GPU catalogue: dense peaks per dtype, with sources.")
-    _add_format(parser)
-    args = parser.parse_args(argv)
-    print(render(gpu_catalogue(), args.format), end="")
-    return 0
-
-
-COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
-    "list": run_list,
-    "gpus": run_gpus,
+# Subcommands: name -> "module:function", imported only when used (the report path stays lean).
+COMMANDS: dict[str, str] = {
+    "list": "calc.commands.catalog:run_list",
+    "gpus": "calc.commands.catalog:run_gpus",
 }
+REPORT = "calc.commands.report:run"
+
+
+def _load(target: str) -> Callable[[Sequence[str]], int]:
+    module, _, function = target.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    command = COMMANDS.get(argv[0]) if argv else None
+    target = COMMANDS.get(argv[0]) if argv else None
     try:
-        return command(argv[1:]) if command else run_report(argv)
+        return _load(target)(argv[1:]) if target else _load(REPORT)(argv)
     except CalcError as error:
         print(f"calc: error: {error}", file=sys.stderr)
         return 2

@@ -83,7 +83,9 @@ class Table:
         self.rows.append(list(cells))
 
     def formatted(self) -> list[list[str]]:
-        return [[_format(v, c.kind) for v, c in zip(row, self.columns)] for row in self.rows]
+        return [[_format(value, column.kind)
+                 for value, column in zip(row, self.columns, strict=True)]
+                for row in self.rows]
 
 
 def _csv(tables: list[Table], notes: list[str]) -> str:

@@ -1,6 +1,7 @@
 """The source chapters' worked numbers (../shared/seeds), each with where it comes from.
 
-000 = "1.3 Transformer" (实例演算, 自测, 代码); 001 = CS336 lecture 3 ("参数量估算", "Chinchilla 比例").
+000 = "1.3 Transformer" (实例演算, 自测, 代码);
+001 = CS336 lecture 3 ("参数量估算", "Chinchilla 比例").
 A parameter count is exact; the chapter's own approximations keep the digits it prints.
 """
 

@@ -128,17 +128,17 @@ def test_bad_input_is_one_line_and_exit_2(cli, argv, message):
     assert result.err.count("\n") == 1 and "Traceback" not in result.err
 
 
+_REST = ('n_layers = 1\ncontext_length = 8\nffn = { activation = "gelu", d_ff = 4 }\n'
+         'position = { kind = "rope" }\n')
 SPEC_FILES = [
     ("empty.toml", "", "is empty"),
     ("bad.toml", "vocab_size = [", "not valid TOML"),
     ("bad.json", '{"vocab_size": 1', "not valid JSON"),
     ("list.json", "[1, 2]", "holds a list"),
-    ("heads.toml", 'vocab_size = 10\nd_model = 100\nn_layers = 1\ncontext_length = 8\n'
-                   'attention = { n_heads = 3 }\nffn = { activation = "gelu", d_ff = 4 }\n'
-                   'position = { kind = "rope" }\n', "n_heads=3 does not divide d_model=100"),
-    ("negative.toml", 'vocab_size = -10\nd_model = 8\nn_layers = 1\ncontext_length = 8\n'
-                      'attention = { n_heads = 2 }\nffn = { activation = "gelu", d_ff = 4 }\n'
-                      'position = { kind = "rope" }\n', "vocab_size"),
+    ("heads.toml", "vocab_size = 10\nd_model = 100\nattention = { n_heads = 3 }\n" + _REST,
+     "n_heads=3 does not divide d_model=100"),
+    ("negative.toml", "vocab_size = -10\nd_model = 8\nattention = { n_heads = 2 }\n" + _REST,
+     "vocab_size"),
 ]
 
 
@@ -164,11 +164,16 @@ def test_spec_file_in_preset_layout(cli, tmp_path):
 
 def test_module_entry_point_runs_without_torch_or_sympy():
     """`python -m calc` as a user runs it: the report path imports neither torch nor sympy."""
-    code = ("import sys, runpy; sys.argv = ['calc', *%r]; "
-            "exec(\"try:\\n runpy.run_module('calc', run_name='__main__')\\n"
-            "except SystemExit as e:\\n assert e.code == 0\"); "
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('torch', 'sympy', 'numpy')]; "
-            "print('IMPORTED', bad)") % (MAIN,)
+    code = "\n".join([
+        "import runpy, sys",
+        f"sys.argv = ['calc', *{MAIN!r}]",
+        "try:",
+        "    runpy.run_module('calc', run_name='__main__')",
+        "except SystemExit as exit_:",
+        "    assert exit_.code == 0",
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('torch', 'sympy', 'numpy')]",
+        "print('IMPORTED', bad)",
+    ])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip().endswith("IMPORTED []")

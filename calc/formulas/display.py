@@ -80,6 +80,6 @@ def formula_document(spec: ModelSpec, fmt: str = "text") -> str:
     for name, text, tex, value in rows:
         formula = text if shown == "text" else (f"${tex}$" if fmt == "markdown" else tex)
         table.add(name, formula, value)
-    notes = legend + [f"Values at T = context_length = {spec.context_length:,}. The general "
+    notes = [*legend, f"Values at T = context_length = {spec.context_length:,}. The general "
                       f"forms, with 0/1 structure indicators, are in calc.formulas."]
     return render_tables(f"{spec.name} — formulas", [table], notes, fmt)

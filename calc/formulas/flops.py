@@ -17,8 +17,31 @@ from __future__ import annotations
 import sympy
 
 from calc.symbols import (
-    E, L, T, V, E_s, L_loc, L_moe, d, d_e, d_ff, d_qk, d_rope, d_s, d_v, h, h_kv, i_causal,
-    i_glu, i_mla, i_qlora, i_shared_gate, k, r_kv, r_q, w,
+    E,
+    E_s,
+    L,
+    L_loc,
+    L_moe,
+    T,
+    V,
+    d,
+    d_e,
+    d_ff,
+    d_qk,
+    d_rope,
+    d_s,
+    d_v,
+    h,
+    h_kv,
+    i_causal,
+    i_glu,
+    i_mla,
+    i_qlora,
+    i_shared_gate,
+    k,
+    r_kv,
+    r_q,
+    w,
 )
 
 FMA = 2  # FLOPs per multiply-add

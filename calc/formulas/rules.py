@@ -3,7 +3,8 @@
 Each rule is written as its source writes it, with that source's own assumptions (stated in
 calc.conventions.RULES, with labels and sources); calc only substitutes the model's sizes.
 For a mixture of experts every rule gets the active parameters and the active FFN width (top-k
-routed + shared experts), the way MoE papers apply them. Sources: ../shared/reference/published.json, `formulas`.
+routed + shared experts), the way MoE papers apply them. The formulas as published are
+collected, with sources, in ../shared/reference/published.json (`formulas`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import sympy
 
 from calc.formulas import params
-from calc.symbols import E_s, L, T, V, L_moe, d, d_e, d_ff, d_qk, d_s, h, h_kv, i_glu, k
+from calc.symbols import E_s, L, L_moe, T, V, d, d_e, d_ff, d_qk, d_s, h, h_kv, i_glu, k
 
 # Query projection width h·d_qk: Kaplan's d_attn, PaLM's H·Q, Chinchilla's kq_size·num_heads.
 Q_WIDTH = h * d_qk
