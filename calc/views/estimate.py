@@ -1,19 +1,11 @@
-"""Table views of calc's report objects (what render() prints for each)."""
+"""The main report (calc.estimate) as tables: parameters, FLOPs per token, rules, training."""
 
 from __future__ import annotations
 
-from functools import singledispatch
-from typing import Any
-
-from calc.catalog import PEAK_DTYPES, GPUCatalogue, PresetCatalogue
 from calc.conventions import RULES
 from calc.render import Column, Table, View
 from calc.report import Report
-
-
-@singledispatch
-def view(report: Any) -> View:
-    raise TypeError(f"no table view for {type(report).__name__}")
+from calc.views import register
 
 
 def _params_table(report: Report) -> Table:
@@ -119,43 +111,10 @@ def _sources(report: Report) -> list[str]:
     return lines
 
 
-@view.register
+@register
 def _(report: Report) -> View:
     tables = [_params_table(report), _flops_table(report), _rules_table(report)]
     if report.training is not None:
         tables.append(_training_table(report))
     return View(f"{report.model} — {report.title}", tables,
                 report.conventions + _sources(report))
-
-
-@view.register
-def _(catalogue: PresetCatalogue) -> View:
-    table = Table("Presets", [Column("name"), Column("title"), Column("params", "int"),
-                              Column("≈", "count"), Column("active", "count"),
-                              Column("layers", "int"), Column("d_model", "int"),
-                              Column("context", "int"), Column("published GPU-hours", "hours")])
-    for row in catalogue.presets:
-        table.add(row.name, row.title, row.params, row.params, row.active, row.n_layers,
-                  row.d_model, row.context_length, row.published_gpu_hours)
-    return View("calc presets", [table], catalogue.conventions)
-
-
-def _g(value: float | None) -> str:
-    return "" if value is None else f"{value:g}"
-
-
-@view.register
-def _(catalogue: GPUCatalogue) -> View:
-    table = Table("GPUs: dense peak TFLOP/s by dtype",
-                  [Column("name"), Column("title")]
-                  + [Column(dtype, "text") for dtype in PEAK_DTYPES]
-                  + [Column("memory GiB", "text"), Column("GB/s", "text"),
-                     Column("TDP W", "text")])
-    notes = list(catalogue.conventions)
-    for gpu in catalogue.gpus:
-        peaks = gpu["peak_tflops"]
-        table.add(gpu["name"], gpu["title"], *(_g(peaks.get(d)) for d in PEAK_DTYPES),
-                  _g(gpu["memory_gib"]), _g(gpu["bandwidth_gb_s"]), _g(gpu["tdp_w"]))
-        caveat = f" — {gpu['notes']}" if gpu["notes"] else ""
-        notes.append(f"{gpu['name']}: {gpu['source']}{caveat}")
-    return View("calc GPU catalogue", [table], notes)

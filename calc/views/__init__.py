@@ -1,0 +1,33 @@
+"""Table views of calc's report objects: what render() prints for each kind of report.
+
+`view(report)` dispatches on the report's type; each module below registers the views of one
+family of reports. Add a module and name it in MODULES.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import singledispatch
+from typing import Any
+
+from calc.render import View
+
+MODULES = (
+    "calc.views.estimate",
+    "calc.views.catalog",
+)
+
+
+@singledispatch
+def _dispatch(report: Any) -> View:
+    raise TypeError(f"no table view for {type(report).__name__}")
+
+
+def view(report: Any) -> View:
+    """The title, tables and notes that show `report`."""
+    for module in MODULES:
+        importlib.import_module(module)
+    return _dispatch(report)
+
+
+register = _dispatch.register
