@@ -29,13 +29,14 @@ def symbol_values(spec: ModelSpec) -> dict[str, int]:
         "d_e": moe.d_expert if moe else 0,
         "E_s": moe.n_shared_experts if moe else 0, "d_s": moe.shared_width if moe else 0,
         "r_q": (mla.q_lora_rank or 0) if mla else 0, "r_kv": mla.kv_lora_rank if mla else 0,
-        "d_rope": mla.qk_rope_head_dim if mla else 0,
+        "d_rope": mla.qk_rope_head_dim if mla else 0, "M": spec.mtp_modules,
         "i_glu": int(ffn.gated), "i_mla": int(mla is not None),
         "i_qlora": int(mla is not None and mla.q_lora_rank is not None),
         "i_tied": int(spec.tie_embeddings),
         "i_qk_head": int(att.qk_norm == "head"), "i_qk_proj": int(att.qk_norm == "projection"),
         "i_norm_emb": int(norm.embedding), "i_norm_final": int(norm.final),
         "i_shared_gate": int(bool(moe and moe.shared_expert_gate)),
+        "i_moe": int(moe is not None),
         "b_qkv": int(att.qkv_bias), "b_o": int(att.out_bias), "b_ff": int(ffn.bias),
         "b_norm": int(norm.has_bias), "b_lm": int(spec.lm_head_bias),
         "b_router": int(bool(moe and moe.router_bias)),
@@ -54,6 +55,7 @@ class ParamCounts:
     embedding: int
     non_embedding: int
     active: int
+    mtp: int  # multi-token-prediction modules, not part of total
 
 
 def count_params(spec: ModelSpec) -> ParamCounts:

@@ -27,6 +27,7 @@ class ParamsReport(Frozen):
     embedding: int = Field(description="token + learned position embeddings")
     non_embedding: int = Field(description="Kaplan's N: total − embeddings − untied LM head")
     active: int = Field(description="per token: top-k routed + shared experts + router")
+    mtp: int = Field(0, description="multi-token-prediction modules, reported apart from total")
     components: dict[str, int] = Field(description="whole-model count per component (non-zero)")
     per_layer: dict[str, int] = Field(description="one layer's count per component; an MoE "
                                                   "layer's FFN and a dense layer's both listed")
@@ -118,7 +119,7 @@ def _params_report(preset: Preset) -> ParamsReport:
     published = preset.published_params
     return ParamsReport(
         total=counts.total, embedding=counts.embedding, non_embedding=counts.non_embedding,
-        active=counts.active,
+        active=counts.active, mtp=counts.mtp,
         components={k: v for k, v in counts.components.items() if v},
         per_layer={k: v for k, v in per_layer.items() if v and layers[k]},
         layers={k: n for k, n in layers.items() if per_layer[k] and n},

@@ -45,6 +45,7 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("r_kv", "r_{kv}", "MLA key/value latent rank", "size"),
     SymbolInfo("d_rope", "d_{rope}", "MLA RoPE part of d_qk (its key part shared by heads)",
                "size"),
+    SymbolInfo("M", "M", "multi-token-prediction modules (counted apart)", "size"),
     # structure indicators (0 or 1)
     SymbolInfo("i_glu", r"\mathbb{1}_{glu}", "gated FFN (SwiGLU/GeGLU/ReGLU): 3 matrices",
                "indicator"),
@@ -60,6 +61,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_norm_final", r"\mathbb{1}_{norm\,final}", "norm before the LM head",
                "indicator"),
     SymbolInfo("i_shared_gate", r"\mathbb{1}_{s\,gate}", "scalar gate on the shared experts",
+               "indicator"),
+    SymbolInfo("i_moe", r"\mathbb{1}_{moe}", "the model has MoE layers (its MTP block is one)",
                "indicator"),
     SymbolInfo("b_qkv", "b_{qkv}", "biases on Q, K, V (MLA: on the down-projections)",
                "indicator"),
@@ -88,11 +91,12 @@ SYMBOLS: dict[str, sympy.Symbol] = {
 LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE}
 
 (V, d, L, h, h_kv, d_qk, d_v, d_ff, P, n_norm, L_loc, w, L_moe, E, k, d_e, E_s, d_s, r_q, r_kv,
- d_rope) = (SYMBOLS[n] for n in (
+ d_rope, M) = (SYMBOLS[n] for n in (
     "V", "d", "L", "h", "h_kv", "d_qk", "d_v", "d_ff", "P", "n_norm", "L_loc", "w", "L_moe",
-    "E", "k", "d_e", "E_s", "d_s", "r_q", "r_kv", "d_rope"))
+    "E", "k", "d_e", "E_s", "d_s", "r_q", "r_kv", "d_rope", "M"))
 (i_glu, i_mla, i_qlora, i_tied, i_qk_head, i_qk_proj, i_norm_emb, i_norm_final, i_shared_gate,
- b_qkv, b_o, b_ff, b_norm, b_lm, b_router) = (SYMBOLS[n] for n in (
+ i_moe, b_qkv, b_o, b_ff, b_norm, b_lm, b_router) = (SYMBOLS[n] for n in (
     "i_glu", "i_mla", "i_qlora", "i_tied", "i_qk_head", "i_qk_proj", "i_norm_emb",
-    "i_norm_final", "i_shared_gate", "b_qkv", "b_o", "b_ff", "b_norm", "b_lm", "b_router"))
+    "i_norm_final", "i_shared_gate", "i_moe", "b_qkv", "b_o", "b_ff", "b_norm", "b_lm",
+    "b_router"))
 T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R", "u", "K"))

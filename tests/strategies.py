@@ -79,4 +79,5 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         norm=norm, position=position, tie_embeddings=draw(st.booleans()),
         lm_head_bias=draw(st.booleans()), parallel_block=parallel,
         parallel_norms=draw(st.sampled_from([1, 2])) if parallel else 1,
+        mtp_modules=draw(st.integers(0, 2)),
     )

@@ -135,3 +135,14 @@ def test_formula_sources_cover_every_term():
     assert set(params.COMPONENTS) == {*params.PER_LAYER, *params.DENSE_FFN, *params.MOE_FFN,
                                       *params.ONCE}
     assert "attention/scores" not in flops.FORWARD_PER_TOKEN  # added per sequence, ÷ T
+
+
+def test_deepseek_v3_mtp_module_is_counted_apart():
+    """DeepSeek-V3 §2.2: one MTP module = 2 input norms + M_k (d × 2d) + one MoE block + the
+    shared head's norm; the embedding and output head are shared. The 671B excludes it."""
+    spec = calc.load_preset("deepseek-v3").spec
+    c = count_params(spec)
+    block = sum(c.per_layer.values()) + sum(c.per_moe_ffn.values())
+    assert c.mtp == 2 * 7168 * 7168 + 3 * 7168 + block
+    assert c.total == 671_026_419_200
+    assert count_params(spec.updated(mtp_modules=0)).total == c.total

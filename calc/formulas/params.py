@@ -16,6 +16,7 @@ from calc.symbols import (
     E_s,
     L,
     L_moe,
+    M,
     P,
     V,
     b_ff,
@@ -35,6 +36,7 @@ from calc.symbols import (
     h_kv,
     i_glu,
     i_mla,
+    i_moe,
     i_norm_emb,
     i_norm_final,
     i_qk_head,
@@ -137,9 +139,22 @@ EMBEDDING = sympy.Add(*(ONCE[key] for key in EMBEDDING_KEYS))
 NON_EMBEDDING = TOTAL - EMBEDDING - ONCE["lm_head"]
 ACTIVE = sympy.Add(*components(MOE_ACTIVE).values())
 
+# ---- multi-token prediction, counted apart ---------------------------------------------------
+# DeepSeek-V3 §2.2: module k keeps the shared embedding and output head and adds two RMSNorms on
+# its inputs, a projection M_k ∈ R^{d×2d}, one Transformer block (an MoE block in V3) and, in
+# the released checkpoint, a norm before the shared head (shared_head.norm).
+_BLOCK = (sympy.Add(*PER_LAYER.values()) + i_moe * sympy.Add(*MOE_FFN.values())
+          + (1 - i_moe) * sympy.Add(*DENSE_FFN.values()))
+MTP: dict[str, sympy.Expr] = {
+    "mtp/projection": M * 2 * d * d,
+    "mtp/norms": M * 3 * NORM * d,
+    "mtp/block": M * _BLOCK,
+}
+
 SUMMARY: dict[str, sympy.Expr] = {
     "total": TOTAL,
     "embedding": EMBEDDING,
     "non_embedding": NON_EMBEDDING,
     "active": ACTIVE,
+    "mtp": sympy.Add(*MTP.values()),
 }

@@ -217,6 +217,10 @@ class ModelSpec(Frozen):
     parallel_norms: Literal[1, 2] = Field(
         1, description="norms per parallel block: 1 shared (GPT-J, Falcon-7B) or 2 "
                        "(GPT-NeoX, Falcon-40B)")
+    mtp_modules: int = Field(
+        0, ge=0, le=64,
+        description="multi-token-prediction modules (DeepSeek-V3 §2.2), counted apart from the "
+                    "main model: each a projection 2d→d, three norms and one more block")
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelSpec:

@@ -22,6 +22,8 @@ def _params_table(report: Report) -> Table:
               p.non_embedding / p.total)
     table.add("embedding", None, None, p.embedding, p.embedding, p.embedding / p.total)
     table.add("active per token", None, None, p.active, p.active, p.active / p.total)
+    if p.mtp:
+        table.add("multi-token prediction (apart)", None, None, p.mtp, p.mtp, p.mtp / p.total)
     if p.published is not None:
         ratio = p.total / (p.published - p.published_buffers)
         extra = f"; incl. {p.published_buffers:,} buffer values" if p.published_buffers else ""
