@@ -95,6 +95,7 @@ def add_format(parser: argparse.ArgumentParser) -> None:
 COMMANDS: dict[str, str] = {
     "list": "calc.commands.catalog:run_list",
     "gpus": "calc.commands.catalog:run_gpus",
+    "verify": "calc.commands.verify:run",
 }
 REPORT = "calc.commands.report:run"
 

@@ -52,9 +52,9 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         moe = {
             "n_experts": n_experts, "top_k": draw(st.integers(1, n_experts)),
             "d_expert": draw(st.integers(1, 2 * max_width)),
-            "n_shared_experts": draw(st.integers(0, 2)),
+            "n_shared_experts": (shared := draw(st.integers(0, 2))),
             "d_shared": draw(st.none() | st.integers(1, 2 * max_width)),
-            "shared_expert_gate": draw(st.booleans()),
+            "shared_expert_gate": shared > 0 and draw(st.booleans()),
             "router_bias": draw(st.booleans()),
             "first_dense_layers": first_dense,
             "every": draw(st.integers(1, max(1, n_layers - first_dense))),

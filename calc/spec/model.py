@@ -140,6 +140,9 @@ class MoESpec(Frozen):
         if self.top_k > self.n_experts:
             raise ValueError(f"moe.top_k={self.top_k} must not exceed moe.n_experts="
                              f"{self.n_experts}")
+        if self.shared_expert_gate and not self.n_shared_experts:
+            raise ValueError("moe.shared_expert_gate=True needs moe.n_shared_experts >= 1 "
+                             "(it gates the shared experts' output)")
         return self
 
     @property

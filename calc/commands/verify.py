@@ -1,0 +1,47 @@
+"""`python -m calc verify MODEL [--seq-len T] [--batch B] [--device meta|cpu] [--format ...]`:
+build the model in torch and compare every count with calc's; exit 0 only when all match."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from calc.cli import Parser, add_format, positive_int
+from calc.render import render
+
+
+def run(argv: Sequence[str]) -> int:
+    from calc.presets import load_model
+    from calc.verify.report import verify
+
+    parser = Parser(prog="python -m calc verify",
+                    description="Build MODEL in PyTorch and check calc's parameter and FLOP "
+                                "counts against it exactly.")
+    parser.add_argument("model", metavar="MODEL", help="a preset name or a spec file")
+    parser.add_argument("--seq-len", type=positive_int,
+                        help="tokens per sequence (default: min(context, 128))")
+    parser.add_argument("--batch", type=positive_int, default=1, help="sequences (default 1)")
+    parser.add_argument("--device", choices=("meta", "cpu"), default="meta",
+                        help="meta: shapes only, any size (default); cpu: real tensors")
+    add_format(parser)
+    args = parser.parse_args(argv)
+    _require_torch()
+    preset = load_model(args.model)
+    spec = preset.spec
+    if args.seq_len and spec.position_table and args.seq_len > spec.position_table:
+        from calc.errors import CalcError
+
+        raise CalcError(f"--seq-len: {args.seq_len} exceeds {spec.name}'s learned position "
+                        f"table of {spec.position_table}")
+    report = verify(spec, args.seq_len, batch=args.batch, device=args.device)
+    print(render(report, args.format), end="")
+    return 0 if report.ok else 1
+
+
+def _require_torch() -> None:
+    from importlib.util import find_spec
+
+    from calc.errors import CalcError
+
+    if find_spec("torch") is None:
+        raise CalcError("verify needs torch: pip install torch==2.13.0 (or pip install -e "
+                        "'.[verify]')")

@@ -1,0 +1,108 @@
+"""`verify(spec)`: calc's formulas against the model torch builds from the same spec, exactly.
+
+Parameters are compared per component; forward FLOPs per component and per operator under the
+`full` attention convention (what FlopCounterMode sees: every computed product); backward must
+be exactly 2 × forward. With `hf=True` the same config also goes through transformers' own
+implementation (calc.verify.hf_reference), the count nobody here wrote. The report model needs
+no torch; building and counting import it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import Field
+
+from calc.evaluate import count_flops, count_params
+from calc.spec import ModelSpec
+from calc.spec.model import Frozen
+
+CONVENTIONS = [
+    "Parameters: unique tensors of the built model (torch's named_parameters, a tied weight "
+    "once), attributed to calc's components by module.",
+    "FLOPs: torch.utils.flop_counter.FlopCounterMode over one forward pass of `batch` "
+    "sequences of `seq_len` tokens on the chosen device; calc's side is the full attention "
+    "convention (every computed QKᵀ and A·V product), per token × seq_len × batch.",
+    "Backward: FlopCounterMode over loss.backward(); it must be exactly 2 × forward.",
+    "MoE: each token goes to exactly top-k experts (the router's top-k on real tensors, a "
+    "balanced assignment on the meta device, which has no values).",
+]
+
+
+class Check(Frozen):
+    quantity: str
+    calc: int
+    torch: int | None
+    match: bool
+
+
+class HFComparison(Frozen):
+    """calc against transformers' own model built from the same config (meta device)."""
+
+    compared: bool
+    reason: str = Field("", description="why not compared, when not")
+    model_type: str | None = None
+    checks: list[Check] = Field(default_factory=list)
+
+
+class VerifyReport(Frozen):
+    model: str
+    seq_len: int
+    batch: int
+    device: str
+    params: list[Check]
+    flops: list[Check]
+    operators: dict[str, int] = Field(description="forward FLOPs per aten operator")
+    hf: HFComparison | None = None
+    seconds: float = Field(description="wall time of building and counting")
+    conventions: list[str] = Field(default_factory=lambda: list(CONVENTIONS))
+
+    @property
+    def ok(self) -> bool:
+        checks = [*self.params, *self.flops, *(self.hf.checks if self.hf else [])]
+        return all(check.match for check in checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.model_dump(mode="json"), "ok": self.ok}
+
+
+def _checks(calc_side: dict[str, int], torch_side: dict[str, int], total: str) -> list[Check]:
+    keys = [*calc_side, *(k for k in torch_side if k not in calc_side)]
+    checks = [Check(quantity=k, calc=calc_side.get(k, 0), torch=torch_side.get(k, 0),
+                    match=calc_side.get(k, 0) == torch_side.get(k, 0)) for k in keys]
+    a, b = sum(calc_side.values()), sum(torch_side.values())
+    return [*checks, Check(quantity=total, calc=a, torch=b, match=a == b)]
+
+
+def verify(spec: ModelSpec, seq_len: int | None = None, *, batch: int = 1,
+           device: str = "meta") -> VerifyReport:
+    """Build `spec` in torch and compare every count with calc's formulas."""
+    from calc.verify.count import count_flops as torch_flops
+    from calc.verify.count import count_parameters
+    from calc.verify.model import build
+
+    t = seq_len or min(spec.context_length, 128)
+    start = time.perf_counter()
+    model = build(spec, device)
+    counted_params = count_parameters(model)
+    counted = torch_flops(model, t, batch)
+    analytic = count_params(spec)
+    counted_mtp = sum(v for k, v in counted_params.items() if k.startswith("mtp/"))
+    param_checks = _checks({k: v for k, v in analytic.components.items() if v},
+                           {k: v for k, v in counted_params.items() if not k.startswith("mtp/")},
+                           "total")
+    if analytic.mtp or counted_mtp:
+        param_checks.append(Check(quantity="multi-token prediction (apart)", calc=analytic.mtp,
+                                  torch=counted_mtp, match=analytic.mtp == counted_mtp))
+    flops = count_flops(spec, t, "full")
+    analytic_flops = {k: v * t * batch for k, v in flops.components.items() if v}
+    flop_checks = _checks(analytic_flops, counted.forward_by_component, "forward")
+    backward = 2 * counted.forward
+    flop_checks.append(Check(quantity="backward (2 × forward)", calc=backward,
+                             torch=counted.backward, match=backward == counted.backward))
+    return VerifyReport(
+        model=spec.name, seq_len=t, batch=batch, device=device,
+        params=param_checks,
+        flops=flop_checks, operators=counted.forward_by_operator,
+        seconds=time.perf_counter() - start)

@@ -1,0 +1,39 @@
+"""The verification report as tables: parameters and FLOPs, calc against torch, per component."""
+
+from __future__ import annotations
+
+from calc.render import Column, Table, View
+from calc.verify.report import Check, VerifyReport
+from calc.views import register
+
+
+def _table(title: str, checks: list[Check]) -> Table:
+    table = Table(title, [Column("component"), Column("calc", "int"), Column("torch", "int"),
+                          Column("match")])
+    for check in checks:
+        table.add(check.quantity, check.calc, check.torch, "yes" if check.match else "NO")
+    return table
+
+
+@register
+def _(report: VerifyReport) -> View:
+    where = (f"{report.batch} × {report.seq_len:,} tokens on {report.device}, "
+             f"{report.seconds:.2f} s")
+    tables = [
+        _table("Parameters", report.params),
+        _table(f"Forward FLOPs ({where}; full attention convention)", report.flops),
+    ]
+    operators = Table("Forward FLOPs by operator (FlopCounterMode)",
+                      [Column("operator"), Column("FLOPs", "int")])
+    for op, flops in sorted(report.operators.items()):
+        operators.add(op, flops)
+    tables.append(operators)
+    if report.hf is not None:
+        if report.hf.compared:
+            tables.append(_table(f"Against transformers ({report.hf.model_type}, meta device)",
+                                 report.hf.checks))
+        else:
+            report = report.model_copy(update={"conventions": [
+                *report.conventions, f"transformers: not compared — {report.hf.reason}"]})
+    verdict = "everything matches" if report.ok else "MISMATCH"
+    return View(f"verify {report.model}: {verdict}", tables, report.conventions)

@@ -1,0 +1,66 @@
+"""calc's formulas against the model torch builds from the same spec, exactly."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import calc  # noqa: E402
+from calc.verify.report import verify  # noqa: E402
+from tests.strategies import model_specs  # noqa: E402
+
+
+@pytest.mark.parametrize("name", calc.list_presets())
+def test_every_preset_verifies_exactly(name):
+    """Parameters per component and forward FLOPs per component at T = 32 on the meta device;
+    backward exactly 2 × forward."""
+    report = verify(calc.load_preset(name).spec, 32)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    total = next(check for check in report.params if check.quantity == "total")
+    assert total.torch == calc.count_params(calc.load_preset(name).spec).total
+
+
+def test_sliding_window_beyond_the_window():
+    """Mistral 7B at T = 8192 > w = 4096: the band, not the square, is computed and counted."""
+    report = verify(calc.load_preset("mistral-7b").spec, 8192)
+    scores = next(c for c in report.flops if c.quantity == "attention/scores")
+    assert report.ok and scores.torch == 2 * 32 * 32 * 256 * 4096 * 8192
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(spec=model_specs(), seq_len=st.integers(1, 24), device=st.sampled_from(["meta", "cpu"]),
+       batch=st.integers(1, 2))
+def test_random_specs_verify_exactly(spec, seq_len, device, batch):
+    """Every option the spec allows (tests/strategies.py), on meta and on real CPU tensors
+    (where the MoE router's real top-k decides the expert loads)."""
+    if spec.position_table:
+        seq_len = min(seq_len, spec.position_table)
+    report = verify(spec, seq_len, batch=batch, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
+def test_cpu_forward_is_a_real_language_model():
+    from calc.verify.model import build
+
+    spec = calc.load_preset("chapter-char-gpt").spec
+    model = build(spec, "cpu")
+    logits = model(torch.randint(0, spec.vocab_size, (2, 16)))
+    assert logits.shape == (2, 16, spec.vocab_size) and torch.isfinite(logits).all()
+    # causal: changing a later token leaves earlier logits alone
+    ids = torch.randint(0, spec.vocab_size, (1, 16))
+    changed = ids.clone()
+    changed[0, -1] = (changed[0, -1] + 1) % spec.vocab_size
+    assert torch.allclose(model(ids)[0, :-1], model(changed)[0, :-1])
+
+
+def test_verify_command(cli):
+    result = cli("verify", "gpt2", "--seq-len", "16", "--format", "json")
+    data = result.json()
+    assert result.code == 0 and data["ok"] is True
+    assert data["params"][-1] == {"quantity": "total", "calc": 124_439_808,
+                                  "torch": 124_439_808, "match": True}
+    assert cli("verify", "gpt2", "--seq-len", "2048").code == 2  # beyond the position table
