@@ -38,7 +38,7 @@ def describe(attention: str, training: TrainingReport | None) -> list[str]:
         lines.append(
             f"GPU-hours = training FLOPs / (dense {training.dtype} peak of one "
             f"{training.gpu} = {training.peak_flops / 1e12:g} TFLOP/s × MFU "
-            f"{training.mfu:g} [{mfu_note}]) / 3600; days = GPU-hours / ({training.gpus:,} "
+            f"{training.mfu:.3g} [{mfu_note}]) / 3600; days = GPU-hours / ({training.gpus:,} "
             f"GPUs × 24).")
     lines.append(UNITS)
     return lines

@@ -30,8 +30,11 @@ def _report_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gpu", help="GPU catalogue name (python -m calc gpus)")
     parser.add_argument("--gpus", type=positive_int, default=1,
                         help="GPUs the run is spread over (for days)")
-    parser.add_argument("--mfu", type=fraction,
-                        help="model FLOPs utilisation in (0, 1] (default 0.4)")
+    mfu = parser.add_mutually_exclusive_group()
+    mfu.add_argument("--mfu", type=fraction,
+                     help="model FLOPs utilisation in (0, 1] (default 0.4)")
+    mfu.add_argument("--mfu-from", metavar="BENCH_JSON",
+                     help="use the MFU measured by `python -m calc bench --save BENCH_JSON`")
     parser.add_argument("--seq-len", type=positive_int,
                         help="context T (default: the model's training context)")
     parser.add_argument("--attention", default="causal", choices=("causal", "full"),
@@ -63,7 +66,14 @@ def run(argv: Sequence[str]) -> int:
 
         print(formula_document(preset.spec, args.format), end="")
         return 0
+    mfu, mfu_source = args.mfu, None
+    if args.mfu_from:
+        from calc.verify.throughput import load_bench
+
+        measured = load_bench(args.mfu_from)
+        mfu, mfu_source = measured.mfu, measured.mfu_source
     report = estimate(preset, tokens=args.tokens, gpu=args.gpu, seq_len=args.seq_len,
-                      attention=args.attention, dtype=args.dtype, mfu=args.mfu, gpus=args.gpus)
+                      attention=args.attention, dtype=args.dtype, mfu=mfu, gpus=args.gpus,
+                      mfu_source=mfu_source)
     print(render(report, args.format), end="")
     return 0

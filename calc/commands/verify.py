@@ -24,7 +24,7 @@ def run(argv: Sequence[str]) -> int:
                         help="meta: shapes only, any size (default); cpu: real tensors")
     add_format(parser)
     args = parser.parse_args(argv)
-    _require_torch()
+    require_torch()
     preset = load_model(args.model)
     spec = preset.spec
     if args.seq_len and spec.position_table and args.seq_len > spec.position_table:
@@ -37,7 +37,7 @@ def run(argv: Sequence[str]) -> int:
     return 0 if report.ok else 1
 
 
-def _require_torch() -> None:
+def require_torch() -> None:
     from importlib.util import find_spec
 
     from calc.errors import CalcError

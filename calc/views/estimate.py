@@ -79,7 +79,7 @@ def _training_table(report: Report) -> Table:
     if t.gpu is not None:
         table.add("GPU", f"{t.gpu} ({t.gpu_title}), {t.dtype} dense peak "
                          f"{t.peak_flops / 1e12:g} TFLOP/s", "")
-        table.add("MFU", f"{t.mfu:g} ({t.mfu_source})", "")
+        table.add("MFU", f"{t.mfu:.3g} ({t.mfu_source})", "")
         table.add("GPU-hours", _amount(t.gpu_hours), _amount(t.gpu_hours_6nd))
         table.add(f"days on {t.gpus:,} GPU{'s' if t.gpus > 1 else ''}", _amount(t.days),
                   _amount(t.days * t.gpu_hours_6nd / t.gpu_hours))

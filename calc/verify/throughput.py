@@ -1,0 +1,292 @@
+"""Measured throughput: the matmul ceiling and a real training step on the device at hand.
+
+Timing follows the usual rules for honest GPU/CPU numbers: warm-up runs first, fresh random
+inputs (never zeros) every repeat, CUDA events with synchronisation on a GPU, the median of the
+repeats. Achieved FLOP/s of the training step uses calc's own analytic training FLOPs (causal
+attention, model FLOPs as PaLM defines MFU), so the measured MFU can be fed back into calc's
+GPU-hour estimates (`python -m calc MODEL --mfu-from bench.json`). torch is imported inside the
+measuring functions only; the report models need none.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import Field
+
+from calc.errors import CalcError
+from calc.evaluate import count_flops, count_params
+from calc.presets import get_gpu, load_model
+from calc.spec.model import Frozen
+
+# CUDA device names → catalogue names, most specific first (names as torch reports them,
+# e.g. "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-40GB", "NVIDIA H100 PCIe").
+CUDA_NAMES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("H100", "PCIE"), "h100-pcie"), (("H100",), "h100"), (("H200",), "h200"),
+    (("H800",), "h800"), (("GB200",), "gb200"), (("B200",), "b200"),
+    (("A100", "40GB"), "a100-40gb"), (("A100",), "a100"), (("V100",), "v100"),
+    (("L40S",), "l40s"), (("L4",), "l4"), (("4090",), "rtx4090"),
+    (("MI300X",), "mi300x"), (("MI250X",), "mi250x"),
+)
+# The defaults: a model whose step takes well under a second on this project's 2-core CPU, and
+# a ~1B-parameter GPT-3-XL-shaped model on a GPU.
+DEFAULT_MODEL = {"cpu": "chapter-char-gpt", "cuda": "gpt3-1.3b"}
+DEFAULT_SHAPE = {"cpu": (8, 128), "cuda": (8, 2048)}  # (batch, sequence length)
+MATMUL_SIZE = {"cpu": 2048, "cuda": 8192}
+TORCH_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+STEP_REPEATS = 5
+
+
+class DeviceInfo(Frozen):
+    kind: str = Field(description="'cpu' or 'cuda'")
+    name: str = Field(description="CPU model or CUDA device name as the system reports it")
+    cores: int | None = Field(None, description="logical CPUs (CPU) or SMs (CUDA)")
+    threads: int | None = Field(None, description="torch intra-op threads")
+    gpu: str | None = Field(None, description="catalogue name the device maps to")
+    note: str = ""
+
+
+class MatmulResult(Frozen):
+    size: int = Field(description="n of the n×n @ n×n products")
+    dtype: str
+    repeats: int
+    median_seconds: float
+    flops: float = Field(description="2·n³ per product")
+    flops_per_second: float
+
+
+class StepResult(Frozen):
+    model: str
+    params: int
+    batch: int
+    seq_len: int
+    repeats: int
+    median_seconds: float
+    tokens_per_second: float
+    model_flops: float = Field(description="calc's training FLOPs of one step (causal)")
+    executed_flops: float = Field(description="the same under the full attention convention, "
+                                              "what the step's matmuls compute")
+    achieved_flops_per_second: float = Field(description="model FLOPs / measured seconds")
+    mfu_vs_peak: float | None = Field(description="against the catalogue's dense peak")
+    mfu_vs_ceiling: float = Field(description="against the measured matmul ceiling")
+    predicted_seconds_at_peak: float | None = Field(
+        description="model FLOPs / (dense peak × default MFU 0.4)")
+    predicted_seconds_at_ceiling: float = Field(
+        description="model FLOPs / measured ceiling: the fastest the step could be")
+
+
+class BenchReport(Frozen):
+    device: DeviceInfo
+    dtype: str
+    peak_flops: float | None = Field(description="catalogue dense peak at dtype, when known")
+    matmul: MatmulResult
+    step: StepResult
+    date: str
+    torch_version: str
+    conventions: list[str]
+
+    @property
+    def mfu(self) -> float:
+        """The MFU to feed back: against the catalogue peak when known, else the ceiling."""
+        return self.step.mfu_vs_peak or self.step.mfu_vs_ceiling
+
+    @property
+    def mfu_source(self) -> str:
+        against = (f"the {self.device.gpu} dense {self.dtype} peak" if self.step.mfu_vs_peak
+                   else "its measured matmul ceiling")
+        return (f"measured {self.date} on {self.device.name}: {self.step.model} training "
+                f"step, against {against}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def _median_seconds(run: Callable[[], None], sync: Callable[[], None], repeats: int,
+                    warmup: int, timer: Callable[[Callable[[], None]], float]) -> float:
+    for _ in range(warmup):
+        run()
+    sync()
+    return statistics.median(timer(run) for _ in range(repeats))
+
+
+def _timers(device: str) -> tuple[Callable[[], None], Callable[[Callable[[], None]], float]]:
+    import torch
+
+    if device == "cuda":
+        def cuda_time(run: Callable[[], None]) -> float:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            run()
+            end.record()
+            torch.cuda.synchronize()
+            return start.elapsed_time(end) / 1e3
+        return torch.cuda.synchronize, cuda_time
+
+    def cpu_time(run: Callable[[], None]) -> float:
+        start = time.perf_counter()
+        run()
+        return time.perf_counter() - start
+    return lambda: None, cpu_time
+
+
+def catalogue_name(cuda_name: str) -> str | None:
+    """The GPU catalogue entry a CUDA device name maps to, or None."""
+    upper = cuda_name.upper()
+    return next((key for words, key in CUDA_NAMES if all(w in upper for w in words)), None)
+
+
+def describe_device(device: str) -> DeviceInfo:
+    import torch
+
+    if device == "cuda":
+        props = torch.cuda.get_device_properties(0)
+        name = props.name
+        gpu = catalogue_name(name)
+        note = "" if gpu else f"{name!r} is not in the GPU catalogue: MFU only vs the ceiling"
+        return DeviceInfo(kind="cuda", name=name, cores=props.multi_processor_count,
+                          gpu=gpu, note=note)
+    name = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            name = next(line.split(":", 1)[1].strip() for line in info
+                        if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return DeviceInfo(kind="cpu", name=name, cores=os.cpu_count(),
+                      threads=torch.get_num_threads(),
+                      note="CPUs have no dense peak in the catalogue: MFU vs the measured "
+                           "matmul ceiling")
+
+
+def matmul_ceiling(device: str, dtype: str, size: int | None = None,
+                   repeats: int = 7) -> MatmulResult:
+    """Median FLOP/s of n×n @ n×n products with fresh random inputs each repeat."""
+    import torch
+
+    n = size or MATMUL_SIZE[device]
+    torch_dtype = getattr(torch, TORCH_DTYPES[dtype])
+    sync, timer = _timers(device)
+    inputs: list[tuple[Any, Any]] = []
+
+    def prepare() -> None:  # new random operands, outside the timed region
+        inputs.append((torch.randn(n, n, device=device, dtype=torch_dtype),
+                       torch.randn(n, n, device=device, dtype=torch_dtype)))
+
+    def product() -> None:
+        a, b = inputs.pop()
+        torch.mm(a, b)
+
+    def timed(run: Callable[[], None]) -> float:
+        prepare()
+        sync()
+        return timer(run)
+
+    for _ in range(2):  # warm-up
+        prepare()
+        product()
+    sync()
+    seconds = statistics.median(timed(product) for _ in range(repeats))
+    flops = 2.0 * n**3
+    return MatmulResult(size=n, dtype=dtype, repeats=repeats, median_seconds=seconds,
+                        flops=flops, flops_per_second=flops / seconds)
+
+
+def training_step(model_name: str, device: str, dtype: str, batch: int, seq_len: int,
+                  repeats: int = 5) -> tuple[float, int]:
+    """Median seconds of one AdamW training step (forward, backward, optimizer) of the
+    reference model of `model_name`, on random tokens; and the parameter count."""
+    import torch
+
+    from calc.verify.model import build
+
+    spec = load_model(model_name).spec
+    model = build(spec, device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    autocast = dtype in ("bf16", "fp16")
+    torch_dtype = getattr(torch, TORCH_DTYPES[dtype])
+    sync, timer = _timers(device)
+
+    def step() -> None:
+        ids = torch.randint(0, spec.vocab_size, (batch, seq_len + 1), device=device)
+        with torch.autocast(device_type=device, dtype=torch_dtype, enabled=autocast):
+            logits = model(ids[:, :-1])
+            loss = torch.nn.functional.cross_entropy(
+                logits.float().reshape(-1, spec.vocab_size), ids[:, 1:].reshape(-1))
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    seconds = _median_seconds(step, sync, repeats, warmup=2, timer=timer)
+    return seconds, sum(p.numel() for p in model.parameters())
+
+
+def bench(device: str = "cpu", dtype: str | None = None, model: str | None = None,
+          batch: int | None = None, seq_len: int | None = None,
+          matmul_size: int | None = None) -> BenchReport:
+    """Measure the device: its matmul ceiling and a real training step of `model`."""
+    import torch
+
+    if device == "cuda" and not torch.cuda.is_available():
+        raise CalcError("--device: 'cuda' is not available here (torch sees no CUDA device); "
+                        "use --device cpu")
+    dtype = dtype or ("bf16" if device == "cuda" else "fp32")
+    name = model or DEFAULT_MODEL[device]
+    spec = load_model(name).spec
+    default_batch, default_len = DEFAULT_SHAPE[device]
+    b = batch or default_batch
+    t = seq_len or min(default_len, spec.context_length)
+    if spec.position_table and t > spec.position_table:
+        raise CalcError(f"--seq-len: {t} exceeds {name}'s learned position table of "
+                        f"{spec.position_table}")
+    info = describe_device(device)
+    peak = get_gpu(info.gpu).peak_flops(dtype) if info.gpu else None
+    ceiling = matmul_ceiling(device, dtype, matmul_size)
+    seconds, params = training_step(name, device, dtype, b, t, STEP_REPEATS)
+    assert params == count_params(spec).total + count_params(spec).mtp  # the model calc counts
+    tokens = b * t
+    model_flops = float(count_flops(spec, t, "causal").train) * tokens
+    executed = float(count_flops(spec, t, "full").train) * tokens
+    achieved = model_flops / seconds
+    step = StepResult(
+        model=name, params=params, batch=b, seq_len=t, repeats=STEP_REPEATS,
+        median_seconds=seconds,
+        tokens_per_second=tokens / seconds, model_flops=model_flops, executed_flops=executed,
+        achieved_flops_per_second=achieved,
+        mfu_vs_peak=achieved / peak if peak else None,
+        mfu_vs_ceiling=achieved / ceiling.flops_per_second,
+        predicted_seconds_at_peak=model_flops / (peak * 0.4) if peak else None,
+        predicted_seconds_at_ceiling=model_flops / ceiling.flops_per_second)
+    return BenchReport(
+        device=info, dtype=dtype, peak_flops=peak, matmul=ceiling, step=step,
+        date=datetime.date.today().isoformat(), torch_version=torch.__version__,
+        conventions=[
+            "Matmul ceiling: median of torch.mm on fresh random n×n operands after warm-up; "
+            "2·n³ FLOPs each; CUDA timed with events and synchronisation.",
+            "Training step: forward, cross-entropy, backward and AdamW step of calc's "
+            f"reference model on random tokens; median of {STEP_REPEATS} after 2 warm-up steps; "
+            f"{'autocast ' + dtype if dtype != 'fp32' else 'fp32'}.",
+            "Model FLOPs: calc's exact training FLOPs (3 × forward, causal attention) per "
+            "step; executed FLOPs count the full T×T attention the step computes.",
+            "MFU = model FLOPs / measured seconds / peak; against the catalogue's dense peak "
+            "when the device is in it, and against the measured matmul ceiling.",
+        ])
+
+
+def load_bench(path: str) -> BenchReport:
+    """A saved `python -m calc bench --save PATH` result."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as file:
+            return BenchReport.model_validate(json.load(file))
+    except FileNotFoundError:
+        raise CalcError(f"--mfu-from: {path!r} does not exist") from None
+    except (OSError, ValueError) as error:
+        raise CalcError(f"--mfu-from: {path!r} is not a saved bench result "
+                        f"(python -m calc bench --save {path}): {str(error)[:120]}") from None

@@ -1,0 +1,70 @@
+"""Measured throughput: sane figures from a tiny CPU run, and the MFU fed back into estimates."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import calc  # noqa: E402
+from calc.verify.throughput import BenchReport, bench, catalogue_name  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cpu_bench() -> BenchReport:
+    return bench("cpu", "fp32", "chapter-char-gpt", batch=2, seq_len=32, matmul_size=512)
+
+
+def test_cpu_figures_are_sane(cpu_bench):
+    m, s = cpu_bench.matmul, cpu_bench.step
+    assert cpu_bench.device.kind == "cpu" and cpu_bench.device.cores >= 1
+    assert m.flops == 2 * 512**3 and m.flops_per_second > 0
+    assert s.median_seconds > 0 and s.tokens_per_second == pytest.approx(64 / s.median_seconds)
+    spec = calc.load_preset("chapter-char-gpt").spec
+    assert s.model_flops == calc.count_flops(spec, 32).train * 64  # calc's own causal count
+    assert s.executed_flops >= s.model_flops
+    assert 0 < s.mfu_vs_ceiling <= 1
+    assert s.mfu_vs_peak is None and cpu_bench.peak_flops is None  # no CPU peak in the catalogue
+    # consistent: no step beats the matmul ceiling
+    assert s.predicted_seconds_at_ceiling <= s.median_seconds
+
+
+def test_saved_bench_feeds_the_report(cli, cpu_bench, tmp_path):
+    path = tmp_path / "bench.json"
+    path.write_text(cpu_bench.model_dump_json())
+    data = cli("llama2-7b", "--tokens", "2e12", "--gpu", "a100", "--mfu-from", str(path),
+               "--format", "json").json()
+    assert data["training"]["mfu"] == pytest.approx(cpu_bench.step.mfu_vs_ceiling)
+    assert data["training"]["mfu_source"].startswith("measured ")
+
+
+def test_bench_command_json_and_bad_input(cli, tmp_path):
+    saved = tmp_path / "b.json"
+    result = cli("bench", "--device", "cpu", "--batch", "1", "--seq-len", "16",
+                 "--matmul-size", "256", "--format", "json", "--save", str(saved))
+    assert result.code == 0 and BenchReport.model_validate_json(saved.read_text())
+    assert result.json()["step"]["tokens_per_second"] > 0
+    assert cli("llama2-7b", "--mfu-from", str(tmp_path / "none.json")).code == 2
+    assert cli("llama2-7b", "--mfu", "0.5", "--mfu-from", str(saved)).code == 2
+    if not torch.cuda.is_available():
+        assert "not available" in cli("bench", "--device", "cuda").err
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("NVIDIA H100 80GB HBM3", "h100"), ("NVIDIA H100 PCIe", "h100-pcie"),
+    ("NVIDIA A100-SXM4-40GB", "a100-40gb"), ("NVIDIA A100-SXM4-80GB", "a100"),
+    ("NVIDIA H200", "h200"), ("NVIDIA L4", "l4"), ("NVIDIA L40S", "l40s"),
+    ("NVIDIA GeForce RTX 4090", "rtx4090"), ("AMD Instinct MI300X", "mi300x"),
+    ("NVIDIA GeForce GTX 1080", None),
+])
+def test_cuda_names_map_to_the_catalogue(name, expected):
+    assert catalogue_name(name) == expected
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_bench():
+    report = bench("cuda", "bf16", "gpt2", batch=4, seq_len=512)
+    assert report.matmul.flops_per_second > 1e12
+    if report.step.mfu_vs_peak is not None:
+        assert 0 < report.step.mfu_vs_peak <= 1
