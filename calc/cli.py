@@ -95,6 +95,9 @@ def add_format(parser: argparse.ArgumentParser) -> None:
 COMMANDS: dict[str, str] = {
     "list": "calc.commands.catalog:run_list",
     "gpus": "calc.commands.catalog:run_gpus",
+    "memory": "calc.commands.memory:run",
+    "infer": "calc.commands.infer:run",
+    "optimal": "calc.commands.optimal:run",
 }
 REPORT = "calc.commands.report:run"
 

@@ -15,6 +15,7 @@ from calc.render import View
 MODULES = (
     "calc.views.estimate",
     "calc.views.catalog",
+    "calc.views.plan",
 )
 
 
