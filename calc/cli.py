@@ -86,6 +86,11 @@ def assignment(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
+def add_model(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", metavar="MODEL",
+                        help="a preset name (python -m calc list) or a spec file (TOML/JSON)")
+
+
 def add_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="text", choices=FORMATS,
                         help="output format (default: text)")

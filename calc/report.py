@@ -84,15 +84,8 @@ class TrainingReport(Frozen):
     published: PublishedComparison | None = None
 
 
-class Report(Frozen):
-    model: str
-    title: str
-    source: str
-    spec: ModelSpec
-    params: ParamsReport
-    flops_per_token: FlopsReport
-    training: TrainingReport | None = None
-    conventions: list[str]
+class Document(Frozen):
+    """Base of calc's reports: JSON through `to_dict()`, tables in notebooks (calc.views)."""
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -106,6 +99,17 @@ class Report(Frozen):
         from calc.render import render
 
         return render(self, "html")
+
+
+class Report(Document):
+    model: str
+    title: str
+    source: str
+    spec: ModelSpec
+    params: ParamsReport
+    flops_per_token: FlopsReport
+    training: TrainingReport | None = None
+    conventions: list[str]
 
 
 def _params_report(preset: Preset) -> ParamsReport:

@@ -3,12 +3,10 @@ the library's numbers, every format, and one-line errors (exit 2)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 import calc
+from tests.conftest import heavy_imports
 
 MEMORY = ("memory", "llama2-7b", "--gpu", "a100", "--zero", "3", "--dp", "8",
           "--flash-attention")
@@ -105,16 +103,4 @@ def test_bad_input_is_one_line_and_exit_2(cli, argv, message):
 @pytest.mark.parametrize("argv", [MEMORY, INFER, OPTIMAL])
 def test_commands_run_without_torch_or_sympy(argv):
     """The planning commands' hot path imports neither sympy nor torch (calc._compiled only)."""
-    code = "\n".join([
-        "import runpy, sys",
-        f"sys.argv = ['calc', *{argv!r}]",
-        "try:",
-        "    runpy.run_module('calc', run_name='__main__')",
-        "except SystemExit as exit_:",
-        "    assert exit_.code == 0",
-        "bad = [m for m in sys.modules if m.split('.')[0] in ('torch', 'sympy', 'numpy')]",
-        "print('IMPORTED', bad)",
-    ])
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
-    assert out.strip().endswith("IMPORTED []")
+    assert heavy_imports(argv) == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.cli import Parser, add_format, fraction, positive_int
+from calc.cli import Parser, add_format, add_model, fraction, positive_int
 from calc.render import render
 from calc.spec import DTYPES, STORAGE_DTYPES
 
@@ -15,8 +15,7 @@ def _parser() -> Parser:
         description="Serving a model: weights and KV cache against the GPUs' memory, the largest "
                     "batch and context that fit, prefill and decode time on a roofline, tokens/s "
                     "and the batch where decoding turns compute-bound.")
-    parser.add_argument("model", metavar="MODEL",
-                        help="a preset name (python -m calc list) or a spec file (TOML/JSON)")
+    add_model(parser)
     parser.add_argument("--gpu", required=True, help="GPU catalogue name (python -m calc gpus)")
     parser.add_argument("--gpus", type=positive_int, default=1,
                         help="GPUs the weights and cache are split over (default 1)")

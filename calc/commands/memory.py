@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import get_args
 
-from calc.cli import Parser, add_format, positive_int
+from calc.cli import Parser, add_format, add_model, positive_int
 from calc.render import render
 from calc.spec.memory import OPTIMIZERS, RECIPES, Recompute, TrainingDtype
 
@@ -16,8 +16,7 @@ def _parser() -> Parser:
         description="Training memory of the most loaded GPU: weights, gradients, optimizer "
                     "states (by precision recipe and ZeRO stage), activations (Korthikanti et al. "
                     "2022), against the GPU's memory, with the largest micro-batch that fits.")
-    parser.add_argument("model", metavar="MODEL",
-                        help="a preset name (python -m calc list) or a spec file (TOML/JSON)")
+    add_model(parser)
     parser.add_argument("--gpu", help="GPU catalogue name whose memory is the budget")
     parser.add_argument("--seq-len", type=positive_int,
                         help="sequence length s (default: the model's training context)")

@@ -16,9 +16,9 @@ from pydantic import Field, ValidationError
 from calc import _compiled
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, symbol_values
-from calc.plan import PlanReport, whole
+from calc.plan import whole
 from calc.presets import Preset, get_gpu
-from calc.report import resolve, sequence_length
+from calc.report import Document, resolve, sequence_length
 from calc.spec import BYTES_PER_ELEMENT, ModelSpec
 from calc.spec.inference import MAX_BATCH, InferenceWorkload
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
@@ -58,11 +58,12 @@ class InferenceBlock(Frozen):
                     "KV cache grows as fast as the FLOPs (never)")
 
 
-class InferenceReport(PlanReport):
+class InferenceReport(Document):
     model: str
     title: str
     source: str
     inference: InferenceBlock
+    conventions: list[str]
 
 
 def _options(spec: ModelSpec, gpu: str, options: dict[str, Any]) -> InferenceWorkload:

@@ -15,9 +15,9 @@ from pydantic import Field, ValidationError
 from calc import _compiled
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_params, symbol_values
-from calc.plan import PlanReport, whole
+from calc.plan import whole
 from calc.presets import Preset, get_gpu
-from calc.report import resolve, sequence_length
+from calc.report import Document, resolve, sequence_length
 from calc.spec import BYTES_PER_ELEMENT, GPU, OPTIMIZERS, RECIPES, ModelSpec, TrainingMemory
 from calc.spec.model import Frozen
 
@@ -47,11 +47,12 @@ class MemoryBlock(Frozen):
                                                     "the model states alone do not")
 
 
-class MemoryReport(PlanReport):
+class MemoryReport(Document):
     model: str
     title: str
     source: str
     memory: MemoryBlock
+    conventions: list[str]
 
 
 def _options(spec: ModelSpec, gpu: str | None, options: dict[str, Any]) -> TrainingMemory:

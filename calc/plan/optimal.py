@@ -16,8 +16,8 @@ from pydantic import Field, ValidationError
 from calc import _compiled
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_params
-from calc.plan import PlanReport
 from calc.presets import get_gpu, list_presets, load_preset
+from calc.report import Document
 from calc.spec import ComputeBudget
 from calc.spec.model import Frozen
 
@@ -81,8 +81,9 @@ class OptimalBlock(Frozen):
     fitted: FittedOptimum = Field(description="N and D minimising the fitted L(N, D)")
 
 
-class OptimalReport(PlanReport):
+class OptimalReport(Document):
     optimal: OptimalBlock
+    conventions: list[str]
 
 
 def _aspect_ratios() -> list[tuple[int, float, str]]:
