@@ -104,3 +104,18 @@ def test_bad_input_is_one_line_and_exit_2(cli, argv, message):
 def test_commands_run_without_torch_or_sympy(argv):
     """The planning commands' hot path imports neither sympy nor torch (calc._compiled only)."""
     assert heavy_imports(argv) == []
+
+
+@pytest.mark.parametrize("argv, key, text", [
+    (("infer", "llama2-7b", "--gpu", "a100"), "inference kv_cache_per_token", "2*L*d_qk*h*q_kv"),
+    (("infer", "deepseek-v3", "--gpu", "h100"), "inference kv_cache_per_token",
+     "L*q_kv*(d_rope + r_kv)"),
+    (("memory", "gpt3-175b"), "memory_states optimizer", "(q_m + q_o)"),
+    (("optimal",), "scaling_loss loss", "A_fit/N**alpha + B_fit/D**beta + E_irr"),
+])
+def test_formula_shows_what_each_command_evaluates(cli, argv, key, text):
+    """--formula: the command's formulas, the model's structure substituted (MHA's K and V of
+    h heads, MLA's latent and RoPE key), the options' symbols kept."""
+    data = cli(*argv, "--formula", "--format", "json").json()
+    assert text in data["formulas"][key]["text"] and data["formulas"][key]["latex"]
+    assert cli(*argv, "--formula", "--format", "latex").code == 0

@@ -34,6 +34,9 @@ def _parser() -> Parser:
                         help="fraction of the dense peak reached (default 1: the roofline)")
     parser.add_argument("--mbu", type=fraction, default=1.0,
                         help="fraction of the memory bandwidth reached (default 1)")
+    parser.add_argument("--formula", action="store_true",
+                        help="print the formulas (text/LaTeX) instead, the model's structure "
+                             "substituted")
     add_format(parser)
     return parser
 
@@ -42,6 +45,12 @@ def run(argv: Sequence[str]) -> int:
     from calc.plan.inference import infer
 
     args = _parser().parse_args(argv)
+    if args.formula:
+        from calc.formulas.display import command_document
+        from calc.presets import load_model
+
+        print(command_document("infer", load_model(args.model).spec, args.format), end="")
+        return 0
     report = infer(args.model, gpu=args.gpu, gpus=args.gpus, context=args.context,
                    batch=args.batch, dtype=args.dtype, kv_dtype=args.kv_dtype,
                    compute_dtype=args.compute_dtype, mfu=args.mfu, mbu=args.mbu)

@@ -42,6 +42,9 @@ def _parser() -> Parser:
                         help="an attention kernel that stores no s×s scores")
     parser.add_argument("--no-dropout", dest="dropout", action="store_false",
                         help="no dropout masks (most current LLMs train without dropout)")
+    parser.add_argument("--formula", action="store_true",
+                        help="print the formulas (text/LaTeX) instead, the model's structure "
+                             "substituted")
     add_format(parser)
     return parser
 
@@ -50,6 +53,12 @@ def run(argv: Sequence[str]) -> int:
     from calc.plan.memory import memory
 
     args = _parser().parse_args(argv)
+    if args.formula:
+        from calc.formulas.display import command_document
+        from calc.presets import load_model
+
+        print(command_document("memory", load_model(args.model).spec, args.format), end="")
+        return 0
     report = memory(args.model, gpu=args.gpu, seq_len=args.seq_len,
                     micro_batch=args.micro_batch, dtype=args.dtype, recipe=args.recipe,
                     optimizer=args.optimizer, zero=args.zero, dp=args.dp, tp=args.tp,

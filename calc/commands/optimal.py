@@ -25,6 +25,8 @@ def _parser() -> Parser:
                         help="dtype whose dense peak is used (default bf16)")
     parser.add_argument("--tokens-per-param", type=positive_number,
                         help="tokens per parameter of the rule of thumb (default 20)")
+    parser.add_argument("--formula", action="store_true",
+                        help="print the formulas (text/LaTeX) instead")
     add_format(parser)
     return parser
 
@@ -33,6 +35,11 @@ def run(argv: Sequence[str]) -> int:
     from calc.plan.optimal import optimal
 
     args = _parser().parse_args(argv)
+    if args.formula:
+        from calc.formulas.display import command_document
+
+        print(command_document("optimal", fmt=args.format), end="")
+        return 0
     report = optimal(args.flops, gpu=args.gpu, gpus=args.gpus, days=args.days, mfu=args.mfu,
                      dtype=args.dtype, tokens_per_parameter=args.tokens_per_param)
     print(render(report, args.format), end="")

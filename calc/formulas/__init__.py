@@ -37,3 +37,11 @@ GROUPS: dict[str, dict[str, sympy.Expr]] = {
     "scaling_width": scaling.SHAPE_WIDTH,
     "scaling_shape_params": scaling.SHAPE_PARAMS,
 }
+
+# The groups each planning command shows with --formula.
+COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
+    "memory": ("memory_states", "memory_activations", "memory"),
+    "infer": ("inference",),
+    "optimal": ("scaling_budget", "scaling_rule", "scaling_fit", "scaling_loss",
+                "scaling_layers", "scaling_width", "scaling_shape_params"),
+}

@@ -170,9 +170,9 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
            "E·(1 − (1 − k/E)^b) per layer in expectation under uniform routing (derived)"
            if spec.moe else "")
     return [
-        f"Weights: all {block.params:,} parameters at {o.dtype} "
-        f"({BYTES_PER_ELEMENT[o.dtype]:g} bytes each; quantisation scales not counted).",
-        f"KV cache: {kv}, at {o.kv_dtype} ({BYTES_PER_ELEMENT[o.kv_dtype_name]:g} bytes)"
+        f"Weights: all {block.params:,} parameters at {o.dtype}, "
+        f"{BYTES_PER_ELEMENT[o.dtype]:g} B each (quantisation scales not counted).",
+        f"KV cache: {kv}, at {o.kv_dtype}, {BYTES_PER_ELEMENT[o.kv_dtype_name]:g} B an element"
         f"{window}. kv_cache_bytes_per_token is one token through all layers before any window.",
         f"Roofline (Williams et al. 2009): a step takes the longer of its FLOPs at the dense "
         f"{o.compute_dtype} peak ({block.peak_flops / 1e12:g} TFLOP/s × {o.gpus:,} GPUs × "
