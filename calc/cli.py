@@ -91,6 +91,12 @@ def add_model(parser: argparse.ArgumentParser) -> None:
                         help="a preset name (python -m calc list) or a spec file (TOML/JSON)")
 
 
+def add_formula(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--formula", action="store_true",
+                        help="print the formulas (text/LaTeX/JSON by --format) instead of the "
+                             "numbers; a MODEL's structure substituted")
+
+
 def add_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="text", choices=FORMATS,
                         help="output format (default: text)")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.cli import Parser, add_format, add_model, fraction, positive_int
+from calc.cli import Parser, add_format, add_formula, add_model, fraction, positive_int
+from calc.commands import show_formulas
 from calc.render import render
 from calc.spec import DTYPES, STORAGE_DTYPES
 
@@ -34,9 +35,7 @@ def _parser() -> Parser:
                         help="fraction of the dense peak reached (default 1: the roofline)")
     parser.add_argument("--mbu", type=fraction, default=1.0,
                         help="fraction of the memory bandwidth reached (default 1)")
-    parser.add_argument("--formula", action="store_true",
-                        help="print the formulas (text/LaTeX) instead, the model's structure "
-                             "substituted")
+    add_formula(parser)
     add_format(parser)
     return parser
 
@@ -45,11 +44,7 @@ def run(argv: Sequence[str]) -> int:
     from calc.plan.inference import infer
 
     args = _parser().parse_args(argv)
-    if args.formula:
-        from calc.formulas.display import command_document
-        from calc.presets import load_model
-
-        print(command_document("infer", load_model(args.model).spec, args.format), end="")
+    if show_formulas("infer", args):
         return 0
     report = infer(args.model, gpu=args.gpu, gpus=args.gpus, context=args.context,
                    batch=args.batch, dtype=args.dtype, kv_dtype=args.kv_dtype,

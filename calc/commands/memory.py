@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import get_args
 
-from calc.cli import Parser, add_format, add_model, positive_int
+from calc.cli import Parser, add_format, add_formula, add_model, positive_int
+from calc.commands import show_formulas
 from calc.render import render
 from calc.spec.memory import OPTIMIZERS, RECIPES, Recompute, TrainingDtype
 
@@ -42,9 +43,7 @@ def _parser() -> Parser:
                         help="an attention kernel that stores no s×s scores")
     parser.add_argument("--no-dropout", dest="dropout", action="store_false",
                         help="no dropout masks (most current LLMs train without dropout)")
-    parser.add_argument("--formula", action="store_true",
-                        help="print the formulas (text/LaTeX) instead, the model's structure "
-                             "substituted")
+    add_formula(parser)
     add_format(parser)
     return parser
 
@@ -53,11 +52,7 @@ def run(argv: Sequence[str]) -> int:
     from calc.plan.memory import memory
 
     args = _parser().parse_args(argv)
-    if args.formula:
-        from calc.formulas.display import command_document
-        from calc.presets import load_model
-
-        print(command_document("memory", load_model(args.model).spec, args.format), end="")
+    if show_formulas("memory", args):
         return 0
     report = memory(args.model, gpu=args.gpu, seq_len=args.seq_len,
                     micro_batch=args.micro_batch, dtype=args.dtype, recipe=args.recipe,

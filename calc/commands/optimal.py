@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.cli import Parser, add_format, fraction, positive_int, positive_number
+from calc.cli import Parser, add_format, add_formula, fraction, positive_int, positive_number
+from calc.commands import show_formulas
 from calc.render import render
 from calc.spec import DTYPES
 
@@ -25,8 +26,7 @@ def _parser() -> Parser:
                         help="dtype whose dense peak is used (default bf16)")
     parser.add_argument("--tokens-per-param", type=positive_number,
                         help="tokens per parameter of the rule of thumb (default 20)")
-    parser.add_argument("--formula", action="store_true",
-                        help="print the formulas (text/LaTeX) instead")
+    add_formula(parser)
     add_format(parser)
     return parser
 
@@ -35,10 +35,7 @@ def run(argv: Sequence[str]) -> int:
     from calc.plan.optimal import optimal
 
     args = _parser().parse_args(argv)
-    if args.formula:
-        from calc.formulas.display import command_document
-
-        print(command_document("optimal", fmt=args.format), end="")
+    if show_formulas("optimal", args):
         return 0
     report = optimal(args.flops, gpu=args.gpu, gpus=args.gpus, days=args.days, mfu=args.mfu,
                      dtype=args.dtype, tokens_per_parameter=args.tokens_per_param)

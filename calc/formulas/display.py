@@ -98,12 +98,17 @@ def formula_document(spec: ModelSpec, fmt: str = "text") -> str:
                      formulas, values, note, fmt, {"model": spec.name})
 
 
-def command_document(command: str, spec: ModelSpec | None = None, fmt: str = "text") -> str:
-    """The formulas a planning command evaluates: the model's structure substituted when `spec`
-    is given (the options' indicators, ZeRO stage, recomputation, ..., stay symbolic)."""
+def command_document(command: str, model: str | ModelSpec | None = None,
+                     fmt: str = "text") -> str:
+    """The formulas a planning command evaluates: the model's structure substituted when a
+    `model` (preset name, spec file or ModelSpec) is given; the options' symbols (ZeRO stage,
+    recomputation, ...) stay symbolic."""
+    from calc.report import resolve
+
     formulas = {f"{group} {key}": expr for group in COMMAND_GROUPS[command]
                 for key, expr in GROUPS[group].items()}
     caption = "general form, 0/1 indicators kept"
+    spec = resolve(model).spec if model is not None else None
     if spec is not None:
         special = {name: specialise(expr, spec, expand=False) for name, expr in formulas.items()}
         formulas = {name: expr for name, expr in special.items() if expr != 0}
