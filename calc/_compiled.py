@@ -178,14 +178,14 @@ def inference(s):
         'batch_room': (1073741824*K*M_gib - N*q_w)/(q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))),
         'prefill_flops': F_p*T*b,
         'prefill_compute_seconds': F_p*T*b/(K*R*u),
-        'prefill_memory_seconds': (N*q_w + b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)))/(BW*K*u_bw),
-        'prefill_seconds': _maximum(F_p*T*b/(K*R*u), (N*q_w + b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)))/(BW*K*u_bw)),
+        'prefill_memory_seconds': (1/1000000000)*(N*q_w + b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)))/(BW*K*u_bw),
+        'prefill_seconds': _maximum(F_p*T*b/(K*R*u), (1/1000000000)*(N*q_w + b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)))/(BW*K*u_bw)),
         'decode_weights_read': q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))),
         'decode_compute_seconds': F_d*b/(K*R*u),
-        'decode_memory_seconds': (b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw),
-        'decode_weights_seconds': q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))/(BW*K*u_bw),
-        'decode_seconds': _maximum(F_d*b/(K*R*u), (b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw)),
-        'tokens_per_second': b/_maximum(F_d*b/(K*R*u), (b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw)),
+        'decode_memory_seconds': (1/1000000000)*(b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw),
+        'decode_weights_seconds': (1/1000000000)*q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))/(BW*K*u_bw),
+        'decode_seconds': _maximum(F_d*b/(K*R*u), (1/1000000000)*(b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw)),
+        'tokens_per_second': b/_maximum(F_d*b/(K*R*u), (1/1000000000)*(b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw)),
     }
 
 

@@ -108,7 +108,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_full", r"\mathbb{1}_{full}", "full activation recomputation", "memory"),
     SymbolInfo("M_gib", "M", "memory of one GPU in GiB (2^30 bytes)", "memory"),
     # inference
-    SymbolInfo("BW", r"\mathrm{BW}", "memory bandwidth of one GPU, bytes/s", "inference"),
+    SymbolInfo("BW", r"\mathrm{BW}", "memory bandwidth of one GPU, GB/s (1e9 bytes/s)",
+               "inference"),
     SymbolInfo("u_bw", "u_{bw}", "memory-bandwidth utilisation", "inference"),
     SymbolInfo("F_p", "F_{p}", "forward FLOPs per prompt token at context T (prefill)",
                "inference"),

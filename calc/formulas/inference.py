@@ -50,6 +50,8 @@ from calc.symbols import (
     w,
 )
 
+GB = 10**9  # datasheets print bandwidth in decimal GB/s
+
 # Elements one token leaves in the cache of one layer.
 KV_WIDTH = (1 - i_mla) * h_kv * (d_qk + d_v) + i_mla * (r_kv + d_rope)
 # Token-layers one sequence at context T keeps: all T in global layers, at most w in local ones.
@@ -63,9 +65,10 @@ WEIGHTS_READ = q_w * (N - N_e + sympy.Piecewise((N_e * (1 - (1 - k / E) ** b), E
                                                 (0, True)))
 
 PREFILL_COMPUTE = b * T * F_p / (K * R * u)
-PREFILL_MEMORY = (WEIGHTS + KV_CACHE) / (K * BW * u_bw)  # weights read once, cache written
+BYTES_PER_SECOND = K * BW * GB * u_bw
+PREFILL_MEMORY = (WEIGHTS + KV_CACHE) / BYTES_PER_SECOND  # weights read once, cache written
 DECODE_COMPUTE = b * F_d / (K * R * u)
-DECODE_MEMORY = (WEIGHTS_READ + KV_CACHE) / (K * BW * u_bw)
+DECODE_MEMORY = (WEIGHTS_READ + KV_CACHE) / BYTES_PER_SECOND
 DECODE_STEP = sympy.Max(DECODE_COMPUTE, DECODE_MEMORY)
 
 INFERENCE: dict[str, sympy.Expr] = {
@@ -83,7 +86,7 @@ INFERENCE: dict[str, sympy.Expr] = {
     "decode_weights_read": WEIGHTS_READ,
     "decode_compute_seconds": DECODE_COMPUTE,
     "decode_memory_seconds": DECODE_MEMORY,
-    "decode_weights_seconds": WEIGHTS_READ / (K * BW * u_bw),
+    "decode_weights_seconds": WEIGHTS_READ / BYTES_PER_SECOND,
     "decode_seconds": DECODE_STEP,
     "tokens_per_second": b / DECODE_STEP,
 }

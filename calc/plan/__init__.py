@@ -5,6 +5,10 @@ calc.optimal; each returns a calc.report.Document: `to_dict()` is its JSON, with
 
 from __future__ import annotations
 
+# A count of bytes: an exact int when whole; a float where a division (by a parallel degree, by
+# 2 for int4) leaves a fraction.
+Bytes = int | float
+
 # Below this, a float count of bytes or FLOPs is still an exact integer (2^53).
 _EXACT_FLOAT = 2**53
 

@@ -16,14 +16,13 @@ from pydantic import Field, ValidationError
 from calc import _compiled
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, symbol_values
-from calc.plan import whole
+from calc.plan import Bytes, whole
 from calc.presets import Preset, get_gpu
 from calc.report import Document, resolve, sequence_length
 from calc.spec import BYTES_PER_ELEMENT, ModelSpec
 from calc.spec.inference import MAX_BATCH, InferenceWorkload
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
 
-Bytes = int | float
 Bound = Literal["compute", "memory"]
 
 
@@ -31,7 +30,7 @@ class InferenceBlock(Frozen):
     options: InferenceWorkload = Field(description="the options, defaults resolved")
     gpu_title: str
     peak_flops: float = Field(description="dense peak FLOP/s of one GPU at compute_dtype")
-    bandwidth_bytes_per_second: float = Field(description="one GPU's datasheet bandwidth")
+    bandwidth_gb_s: float = Field(description="one GPU's datasheet bandwidth, 1e9 bytes/s")
     params: int
     weights_bytes: Bytes
     kv_cache_bytes_per_token: Bytes = Field(description="one token, all layers, no window cap")
@@ -105,7 +104,7 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, **options: Any) -> Infer
         **symbol_values(spec), "N": counts.total, "N_e": counts.components["moe/experts"],
         "q_w": BYTES_PER_ELEMENT[opts.dtype], "q_kv": BYTES_PER_ELEMENT[opts.kv_dtype_name],
         "K": opts.gpus, "M_gib": device.memory_gib, "R": peak, "u": opts.mfu,
-        "BW": device.bandwidth_gb_s * 1e9, "u_bw": opts.mbu,
+        "BW": device.bandwidth_gb_s, "u_bw": opts.mbu,
         "F_p": flops.forward, "F_d": flops.inference_per_token,
     }
 
@@ -115,10 +114,10 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, **options: Any) -> Infer
 
     here = at(opts.context, opts.batch)
     room = here["gpu"] - here["weights"]  # < 0: the weights alone do not fit
+    windowed = spec.n_local_layers == spec.n_layers  # every layer's cache stops growing at w
     if room < at(1, opts.batch)["kv_cache"]:
         max_context: int | None = 0
-    elif room >= at(MAX_TOKENS_CONTEXT, opts.batch)["kv_cache"] and spec.n_local_layers == \
-            spec.n_layers:
+    elif windowed and room >= at(MAX_TOKENS_CONTEXT, opts.batch)["kv_cache"]:
         max_context = None
     else:
         max_context = _last_true(lambda t: at(t, opts.batch)["kv_cache"] <= room,
@@ -134,7 +133,7 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, **options: Any) -> Infer
             lambda n: not compute_bound(n), 1, MAX_BATCH)
     block = InferenceBlock(
         options=opts, gpu_title=device.title, peak_flops=peak,
-        bandwidth_bytes_per_second=base["BW"], params=counts.total,
+        bandwidth_gb_s=device.bandwidth_gb_s, params=counts.total,
         weights_bytes=whole(here["weights"]),
         kv_cache_bytes_per_token=whole(here["kv_cache_per_token"]),
         kv_cache_bytes=whole(here["kv_cache"]), total_bytes=whole(here["total"]),
@@ -177,7 +176,7 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
         f"Roofline (Williams et al. 2009): a step takes the longer of its FLOPs at the dense "
         f"{o.compute_dtype} peak ({block.peak_flops / 1e12:g} TFLOP/s × {o.gpus:,} GPUs × "
         f"utilisation {o.mfu:g}) and its bytes at the datasheet bandwidth "
-        f"({block.bandwidth_bytes_per_second / 1e9:g} GB/s × {o.gpus:,} × {o.mbu:g}); "
+        f"({block.bandwidth_gb_s:g} GB/s × {o.gpus:,} × {o.mbu:g}); "
         f"utilisation 1 is the bound itself, real kernels reach less.",
         f"Prefill: b·T prompt tokens in one causal forward pass (FLOPs as calc counts them: "
         f"matrix products, 2 per multiply-add), reading the weights and writing the cache "

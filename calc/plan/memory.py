@@ -15,13 +15,11 @@ from pydantic import Field, ValidationError
 from calc import _compiled
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_params, symbol_values
-from calc.plan import whole
+from calc.plan import Bytes, whole
 from calc.presets import Preset, get_gpu
 from calc.report import Document, resolve, sequence_length
 from calc.spec import BYTES_PER_ELEMENT, GPU, OPTIMIZERS, RECIPES, ModelSpec, TrainingMemory
 from calc.spec.model import Frozen
-
-Bytes = int | float  # exact int when whole; a float where a division by a degree leaves one
 
 
 class MemoryBlock(Frozen):
