@@ -86,6 +86,17 @@ def assignment(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
+def add_model(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", metavar="MODEL",
+                        help="a preset name (python -m calc list) or a spec file (TOML/JSON)")
+
+
+def add_formula(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--formula", action="store_true",
+                        help="print the formulas (text/LaTeX/JSON by --format) instead of the "
+                             "numbers; a MODEL's structure substituted")
+
+
 def add_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="text", choices=FORMATS,
                         help="output format (default: text)")
@@ -97,6 +108,9 @@ COMMANDS: dict[str, str] = {
     "gpus": "calc.commands.catalog:run_gpus",
     "verify": "calc.commands.verify:run",
     "bench": "calc.commands.bench:run",
+    "memory": "calc.commands.memory:run",
+    "infer": "calc.commands.infer:run",
+    "optimal": "calc.commands.optimal:run",
 }
 REPORT = "calc.commands.report:run"
 

@@ -85,15 +85,8 @@ class TrainingReport(Frozen):
     published: PublishedComparison | None = None
 
 
-class Report(Frozen):
-    model: str
-    title: str
-    source: str
-    spec: ModelSpec
-    params: ParamsReport
-    flops_per_token: FlopsReport
-    training: TrainingReport | None = None
-    conventions: list[str]
+class Document(Frozen):
+    """Base of calc's reports: JSON through `to_dict()`, tables in notebooks (calc.views)."""
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -107,6 +100,17 @@ class Report(Frozen):
         from calc.render import render
 
         return render(self, "html")
+
+
+class Report(Document):
+    model: str
+    title: str
+    source: str
+    spec: ModelSpec
+    params: ParamsReport
+    flops_per_token: FlopsReport
+    training: TrainingReport | None = None
+    conventions: list[str]
 
 
 def _params_report(preset: Preset) -> ParamsReport:
@@ -174,12 +178,24 @@ def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
     )
 
 
-def _resolve(model: str | ModelSpec | Preset) -> Preset:
+def resolve(model: str | ModelSpec | Preset) -> Preset:
+    """A Preset for a preset name, spec file path, ModelSpec or Preset."""
     if isinstance(model, Preset):
         return model
     if isinstance(model, ModelSpec):
         return Preset(name=model.name, title=model.name, source="custom spec", spec=model)
     return load_model(model)
+
+
+def sequence_length(spec: ModelSpec, seq_len: int | None, flag: str = "--seq-len") -> int:
+    """`seq_len`, default the model's training context; an error past a learned position table
+    (`flag` names the option to change)."""
+    t = seq_len or spec.context_length
+    if spec.position_table and t > spec.position_table:
+        name = flag.removeprefix("--").replace("-", "_")
+        raise CalcError(f"{name}={t} exceeds {spec.name}'s learned position table of "
+                        f"{spec.position_table} rows; use {flag} <= {spec.position_table}")
+    return t
 
 
 def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
@@ -191,17 +207,14 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     `mfu` defaults to calc.spec.DEFAULT_MFU (labelled "default"); `seq_len` to the model's
     training context. Bad input raises CalcError naming the field, value and what is allowed.
     """
-    preset = _resolve(model)
+    preset = resolve(model)
     spec = preset.spec
     try:
         workload = Workload(tokens=tokens, seq_len=seq_len, attention=attention, gpu=gpu,
                             dtype=dtype, mfu=DEFAULT_MFU if mfu is None else mfu, gpus=gpus)
     except ValidationError as error:
         raise CalcError(one_line(error)) from None
-    t = workload.seq_len or spec.context_length
-    if spec.position_table and t > spec.position_table:
-        raise CalcError(f"seq_len={t} exceeds {spec.name}'s learned position table of "
-                        f"{spec.position_table} rows; use --seq-len <= {spec.position_table}")
+    t = sequence_length(spec, workload.seq_len)
     params = _params_report(preset)
     flops = _flops_report(spec, t, workload.attention, params.active)
     source = mfu_source or ("default" if mfu is None else "flag")

@@ -18,7 +18,7 @@ class SymbolInfo:
     name: str  # Python identifier, also the key in a values mapping
     latex: str
     meaning: str
-    kind: str  # "size", "indicator" or "workload"
+    kind: str  # "size", "indicator", "workload", "memory", "inference" or "scaling"
 
 
 _TABLE: tuple[SymbolInfo, ...] = (
@@ -80,10 +80,61 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("R", "R", "dense peak FLOP/s of one GPU at the dtype", "workload"),
     SymbolInfo("u", "u", "model FLOPs utilisation (MFU)", "workload"),
     SymbolInfo("K", "K", "GPUs", "workload"),
+    # memory: model states (ZeRO, Rajbhandari et al. 2020) and activations (Korthikanti 2022)
+    SymbolInfo("N", "N", "parameters (all of them, embeddings included)", "memory"),
+    SymbolInfo("N_emb", "N_{emb}", "token + learned position embedding parameters", "memory"),
+    SymbolInfo("N_head", "N_{head}", "untied LM-head parameters (0 when tied)", "memory"),
+    SymbolInfo("N_e", "N_{e}", "routed-expert parameters, all MoE layers", "memory"),
+    SymbolInfo("b", "b", "sequences per micro-batch (training) or per batch (inference)",
+               "memory"),
+    SymbolInfo("n_tp", "t", "tensor-parallel degree", "memory"),
+    SymbolInfo("n_pp", "p", "pipeline-parallel degree", "memory"),
+    SymbolInfo("n_dp", "N_{d}", "data-parallel degree", "memory"),
+    SymbolInfo("i_z1", r"\mathbb{1}_{ZeRO\geq 1}", "ZeRO shards optimizer states", "memory"),
+    SymbolInfo("i_z2", r"\mathbb{1}_{ZeRO\geq 2}", "ZeRO shards gradients", "memory"),
+    SymbolInfo("i_z3", r"\mathbb{1}_{ZeRO\geq 3}", "ZeRO shards parameters", "memory"),
+    SymbolInfo("i_pp1", r"\mathbb{1}_{p=1}", "one pipeline stage (first stage is also last)",
+               "memory"),
+    SymbolInfo("q_w", "q_{w}", "bytes per working weight (bf16: 2; int4: 0.5)", "memory"),
+    SymbolInfo("q_g", "q_{g}", "bytes per gradient", "memory"),
+    SymbolInfo("q_gc", "q_{gc}", "bytes per parameter of an fp32 gradient copy", "memory"),
+    SymbolInfo("q_m", "q_{m}", "bytes per parameter of fp32 master weights", "memory"),
+    SymbolInfo("q_o", "q_{o}", "bytes per parameter of optimizer states (Adam: 8)", "memory"),
+    SymbolInfo("q_a", "q_{a}", "bytes per activation element (bf16: 2)", "memory"),
+    SymbolInfo("q_kv", "q_{kv}", "bytes per KV-cache element", "memory"),
+    SymbolInfo("i_drop", r"\mathbb{1}_{drop}", "dropout (1-byte masks) in training", "memory"),
+    SymbolInfo("i_sp", r"\mathbb{1}_{sp}", "sequence parallelism (with tensor parallelism)",
+               "memory"),
+    SymbolInfo("i_scores", r"\mathbb{1}_{scores}",
+               "the s×s attention scores are stored (no flash attention, no selective "
+               "recomputation)", "memory"),
+    SymbolInfo("i_full", r"\mathbb{1}_{full}", "full activation recomputation", "memory"),
+    SymbolInfo("M_gib", "M", "memory of one GPU in GiB (2^30 bytes)", "memory"),
+    # inference
+    SymbolInfo("BW", r"\mathrm{BW}", "memory bandwidth of one GPU, GB/s (1e9 bytes/s)",
+               "inference"),
+    SymbolInfo("u_bw", "u_{bw}", "memory-bandwidth utilisation", "inference"),
+    SymbolInfo("F_p", "F_{p}", "forward FLOPs per prompt token at context T (prefill)",
+               "inference"),
+    SymbolInfo("F_d", "F_{d}", "forward FLOPs of one generated token at context T (decode)",
+               "inference"),
+    # compute-optimal scaling (Hoffmann et al. 2022)
+    SymbolInfo("C", "C", "training compute budget, FLOPs", "scaling"),
+    SymbolInfo("rho", r"\rho", "training tokens per parameter (Chinchilla rule: 20)",
+               "scaling"),
+    SymbolInfo("E_irr", "E", "irreducible loss of the fitted law", "scaling"),
+    SymbolInfo("A_fit", "A", "fitted coefficient of the parameter term", "scaling"),
+    SymbolInfo("B_fit", "B", "fitted coefficient of the data term", "scaling"),
+    SymbolInfo("alpha", r"\alpha", "fitted exponent of the parameter term", "scaling"),
+    SymbolInfo("beta", r"\beta", "fitted exponent of the data term", "scaling"),
+    SymbolInfo("r", "r", "aspect ratio d/L of a suggested shape", "scaling"),
+    SymbolInfo("t_days", "t_{days}", "wall-clock days of training", "scaling"),
 )
 
 INFO: dict[str, SymbolInfo] = {info.name: info for info in _TABLE}
-_REAL = {"D", "F", "R", "u"}  # everything else is a non-negative integer
+# Real-valued symbols; everything else is a non-negative integer.
+_REAL = {"D", "F", "R", "u", "q_w", "q_kv", "M_gib", "BW", "u_bw", "F_p", "F_d", "C", "rho",
+         "E_irr", "A_fit", "B_fit", "alpha", "beta", "r", "t_days"}
 SYMBOLS: dict[str, sympy.Symbol] = {
     info.name: sympy.Symbol(info.name, nonnegative=True, integer=info.name not in _REAL)
     for info in _TABLE
@@ -100,3 +151,11 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
     "i_norm_final", "i_shared_gate", "i_moe", "b_qkv", "b_o", "b_ff", "b_norm", "b_lm",
     "b_router"))
 T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R", "u", "K"))
+(N, N_emb, N_head, N_e, b, n_tp, n_pp, n_dp, i_z1, i_z2, i_z3, i_pp1, q_w, q_g, q_gc, q_m, q_o,
+ q_a, q_kv, i_drop, i_sp, i_scores, i_full, M_gib) = (SYMBOLS[n] for n in (
+    "N", "N_emb", "N_head", "N_e", "b", "n_tp", "n_pp", "n_dp", "i_z1", "i_z2", "i_z3", "i_pp1",
+    "q_w", "q_g", "q_gc", "q_m", "q_o", "q_a", "q_kv", "i_drop", "i_sp", "i_scores", "i_full",
+    "M_gib"))
+BW, u_bw, F_p, F_d = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d"))
+C, rho, E_irr, A_fit, B_fit, alpha, beta, r, t_days = (SYMBOLS[n] for n in (
+    "C", "rho", "E_irr", "A_fit", "B_fit", "alpha", "beta", "r", "t_days"))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import dataclass
 
 import pytest
@@ -30,3 +32,21 @@ def cli(capsys):
         return Result(code, captured.out, captured.err)
 
     return run
+
+
+def heavy_imports(argv: tuple[str, ...]) -> list[str]:
+    """Run `python -m calc *argv` in a fresh interpreter (it must exit 0) and return the torch,
+    sympy and numpy modules it imported: the CLI's hot path should import none."""
+    code = "\n".join([
+        "import json, runpy, sys",
+        f"sys.argv = ['calc', *{argv!r}]",
+        "try:",
+        "    runpy.run_module('calc', run_name='__main__')",
+        "except SystemExit as exit_:",
+        "    assert exit_.code == 0",
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('torch', 'sympy', 'numpy')]",
+        "print(json.dumps(heavy))",
+    ])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])

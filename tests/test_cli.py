@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import calc
+from tests.conftest import heavy_imports
 
 MAIN = ("llama2-7b", "--tokens", "2e12", "--gpu", "a100")
 
@@ -164,16 +163,4 @@ def test_spec_file_in_preset_layout(cli, tmp_path):
 
 def test_module_entry_point_runs_without_torch_or_sympy():
     """`python -m calc` as a user runs it: the report path imports neither torch nor sympy."""
-    code = "\n".join([
-        "import runpy, sys",
-        f"sys.argv = ['calc', *{MAIN!r}]",
-        "try:",
-        "    runpy.run_module('calc', run_name='__main__')",
-        "except SystemExit as exit_:",
-        "    assert exit_.code == 0",
-        "bad = [m for m in sys.modules if m.split('.')[0] in ('torch', 'sympy', 'numpy')]",
-        "print('IMPORTED', bad)",
-    ])
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
-    assert out.strip().endswith("IMPORTED []")
+    assert heavy_imports(MAIN) == []

@@ -9,6 +9,7 @@ from calc.cli import (
     COMMANDS,
     Parser,
     add_format,
+    add_model,
     assignment,
     fraction,
     positive_int,
@@ -23,8 +24,7 @@ def _report_parser() -> argparse.ArgumentParser:
         prog="python -m calc",
         description="Parameters, FLOPs per token and training cost of a Transformer LM. "
                     f"Other commands: {', '.join(COMMANDS)}.")
-    parser.add_argument("model", metavar="MODEL",
-                        help="a preset name (python -m calc list) or a spec file (TOML/JSON)")
+    add_model(parser)
     parser.add_argument("--tokens", type=positive_number,
                         help="training tokens, e.g. 2e12 or 2T")
     parser.add_argument("--gpu", help="GPU catalogue name (python -m calc gpus)")

@@ -1,8 +1,9 @@
 """Closed-form sympy expressions, one per named component, each citing its source.
 
 Modules: `params` (parameter counts), `flops` (FLOPs per token), `rules` (published shortcuts),
-`training` (FLOPs, GPU-hours, days). `codegen` compiles them into calc/_compiled.py, which is
-what calc evaluates; `display` renders them as text and LaTeX.
+`training` (FLOPs, GPU-hours, days), `memory` (training memory per GPU), `inference` (KV cache,
+prefill and decode time), `scaling` (compute-optimal N and D). `codegen` compiles them into
+calc/_compiled.py, which is what calc evaluates; `display` renders them as text and LaTeX.
 
 GROUPS lists every compiled function: its name and the expressions it returns.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import sympy
 
-from calc.formulas import flops, params, rules, training
+from calc.formulas import flops, inference, memory, params, rules, scaling, training
 
 GROUPS: dict[str, dict[str, sympy.Expr]] = {
     "params_per_layer": params.PER_LAYER,
@@ -24,4 +25,23 @@ GROUPS: dict[str, dict[str, sympy.Expr]] = {
     "flops": flops.FLOPS,
     "rules_train_per_token": rules.TRAIN_PER_TOKEN,
     "training": training.TRAINING,
+    "memory_states": memory.MODEL_STATES,
+    "memory_activations": memory.ACTIVATIONS,
+    "memory": memory.MEMORY,
+    "inference": inference.INFERENCE,
+    "scaling_budget": scaling.BUDGET,
+    "scaling_rule": scaling.RULE,
+    "scaling_fit": scaling.FIT,
+    "scaling_loss": scaling.LOSS,
+    "scaling_layers": scaling.SHAPE_LAYERS,
+    "scaling_width": scaling.SHAPE_WIDTH,
+    "scaling_shape_params": scaling.SHAPE_PARAMS,
+}
+
+# The groups each planning command shows with --formula.
+COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
+    "memory": ("memory_states", "memory_activations", "memory"),
+    "infer": ("inference",),
+    "optimal": ("scaling_budget", "scaling_rule", "scaling_fit", "scaling_loss",
+                "scaling_layers", "scaling_width", "scaling_shape_params"),
 }

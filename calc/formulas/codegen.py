@@ -34,18 +34,37 @@ def _minimum(a, b):
     import numpy
 
     return numpy.minimum(a, b)
+
+
+def _maximum(a, b):
+    """max() for Python numbers, numpy.maximum for arrays."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return max(a, b)
+    import numpy
+
+    return numpy.maximum(a, b)
 '''
 
 
 class _Printer(PythonCodePrinter):
-    """Python source with `min` that also works element-wise on numpy arrays."""
+    """Python source with `min`/`max` that also work element-wise on numpy arrays, and roots
+    as powers (`x**(1/2)`), so the generated module needs no imports."""
 
-    def _print_Min(self, expr: sympy.Min) -> str:
+    def _fold(self, helper: str, expr: sympy.Expr) -> str:
         first, *rest = expr.args
         text = self._print(first)
         for arg in rest:
-            text = f"_minimum({text}, {self._print(arg)})"
+            text = f"{helper}({text}, {self._print(arg)})"
         return text
+
+    def _print_Min(self, expr: sympy.Min) -> str:
+        return self._fold("_minimum", expr)
+
+    def _print_Max(self, expr: sympy.Max) -> str:
+        return self._fold("_maximum", expr)
+
+    def _print_Pow(self, expr: sympy.Pow, rational: bool = False) -> str:
+        return super()._print_Pow(expr, rational=True)
 
 
 def _function(name: str, exprs: dict[str, sympy.Expr]) -> str:

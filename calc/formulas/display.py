@@ -12,7 +12,7 @@ from typing import Any
 import sympy
 
 from calc.evaluate import symbol_values
-from calc.formulas import flops, params
+from calc.formulas import COMMAND_GROUPS, GROUPS, flops, params
 from calc.render import Column, Table, render_json, render_tables
 from calc.spec import ModelSpec
 from calc.symbols import INFO, LATEX_NAMES, SYMBOLS
@@ -22,7 +22,9 @@ _KEPT = ("V", "d", "L", "h", "h_kv", "d_qk", "d_v", "d_ff", "P", "L_loc", "w", "
          "k", "d_e", "E_s", "d_s", "r_q", "r_kv", "d_rope", "T")
 
 
-def specialise(expr: sympy.Expr, spec: ModelSpec) -> sympy.Expr:
+def specialise(expr: sympy.Expr, spec: ModelSpec, expand: bool = True) -> sympy.Expr:
+    """`expr` for `spec`'s structure; `expand=False` keeps the expression's own nesting (for
+    long formulas whose named terms read better unexpanded)."""
     values = symbol_values(spec)
     subs: dict[sympy.Symbol, Any] = {}
     for name, value in values.items():
@@ -36,7 +38,8 @@ def specialise(expr: sympy.Expr, spec: ModelSpec) -> sympy.Expr:
         subs[SYMBOLS["w"]] = SYMBOLS["T"]
     if spec.n_moe_layers == spec.n_layers:
         subs[SYMBOLS["L_moe"]] = SYMBOLS["L"]
-    return sympy.factor_terms(sympy.expand(expr.subs(subs)))
+    special = expr.subs(subs)
+    return sympy.factor_terms(sympy.expand(special) if expand else special)
 
 
 def formulas_for(spec: ModelSpec) -> dict[str, sympy.Expr]:
@@ -60,26 +63,57 @@ def _value(expr: sympy.Expr, spec: ModelSpec) -> int:
     return int(expr.subs(values))
 
 
+def _document(title: str, caption: str, formulas: dict[str, sympy.Expr],
+              values: dict[str, int] | None, note: str, fmt: str,
+              about: dict[str, str]) -> str:
+    """Formulas as text or LaTeX (by `fmt`), their values when given, and a symbol legend."""
+    latex = {n: sympy.latex(e, symbol_names=LATEX_NAMES) for n, e in formulas.items()}
+    used = sorted({str(s) for e in formulas.values() for s in e.free_symbols})
+    if fmt == "json":
+        entries = {n: {"text": str(e), "latex": latex[n],
+                       **({"value": values[n]} if values is not None else {})}
+                   for n, e in formulas.items()}
+        return render_json({**about, "formulas": entries,
+                            "symbols": {name: INFO[name].meaning for name in used}})
+    shown = "latex" if fmt in ("latex", "markdown", "html") else "text"
+    columns = [Column("quantity"), Column("formula", "latex" if fmt == "latex" else "text")]
+    if values is not None:
+        columns.append(Column("value", "int"))
+    table = Table(f"Formulas ({shown}); {caption}", columns)
+    for name, expr in formulas.items():
+        formula = (str(expr) if shown == "text"
+                   else f"${latex[name]}$" if fmt == "markdown" else latex[name])
+        table.add(name, formula, *([values[name]] if values is not None else []))
+    legend = [f"{name} = {INFO[name].meaning}" for name in used]
+    return render_tables(title, [table], [*legend, note], fmt)
+
+
 def formula_document(spec: ModelSpec, fmt: str = "text") -> str:
     """The model's formulas with their values at its sizes (T = its context length)."""
     formulas = formulas_for(spec)
-    latex = {n: sympy.latex(e, symbol_names=LATEX_NAMES) for n, e in formulas.items()}
-    rows = [(n, str(e), latex[n], _value(e, spec)) for n, e in formulas.items()]
-    used = sorted({str(s) for e in formulas.values() for s in e.free_symbols})
-    legend = [f"{name} = {INFO[name].meaning}" for name in used]
-    if fmt == "json":
-        return render_json({
-            "model": spec.name,
-            "formulas": {n: {"text": t, "latex": x, "value": v} for n, t, x, v in rows},
-            "symbols": {name: INFO[name].meaning for name in used},
-        })
-    shown = "latex" if fmt in ("latex", "markdown", "html") else "text"
-    table = Table(f"Formulas ({shown}); indicators substituted for {spec.name}",
-                  [Column("quantity"), Column("formula", "latex" if fmt == "latex" else "text"),
-                   Column("value", "int")])
-    for name, text, tex, value in rows:
-        formula = text if shown == "text" else (f"${tex}$" if fmt == "markdown" else tex)
-        table.add(name, formula, value)
-    notes = [*legend, f"Values at T = context_length = {spec.context_length:,}. The general "
-                      f"forms, with 0/1 structure indicators, are in calc.formulas."]
-    return render_tables(f"{spec.name} — formulas", [table], notes, fmt)
+    values = {name: _value(expr, spec) for name, expr in formulas.items()}
+    note = (f"Values at T = context_length = {spec.context_length:,}. The general forms, with "
+            f"0/1 structure indicators, are in calc.formulas.")
+    return _document(f"{spec.name} — formulas", f"indicators substituted for {spec.name}",
+                     formulas, values, note, fmt, {"model": spec.name})
+
+
+def command_document(command: str, model: str | ModelSpec | None = None,
+                     fmt: str = "text") -> str:
+    """The formulas a planning command evaluates: the model's structure substituted when a
+    `model` (preset name, spec file or ModelSpec) is given; the options' symbols (ZeRO stage,
+    recomputation, ...) stay symbolic."""
+    from calc.report import resolve
+
+    formulas = {f"{group} {key}": expr for group in COMMAND_GROUPS[command]
+                for key, expr in GROUPS[group].items()}
+    caption = "general form, 0/1 indicators kept"
+    spec = resolve(model).spec if model is not None else None
+    if spec is not None:
+        special = {name: specialise(expr, spec, expand=False) for name, expr in formulas.items()}
+        formulas = {name: expr for name, expr in special.items() if expr != 0}
+        caption = f"structure of {spec.name} substituted, options kept"
+    note = ("Each formula's source is cited in calc/formulas/ (memory.py, inference.py, "
+            "scaling.py); the command's notes name the conventions.")
+    title = f"calc {command}{f' {spec.name}' if spec else ''} — formulas"
+    return _document(title, caption, formulas, None, note, fmt, {"command": command})

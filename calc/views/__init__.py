@@ -17,6 +17,7 @@ MODULES = (
     "calc.views.catalog",
     "calc.views.verify",
     "calc.views.bench",
+    "calc.views.plan",
 )
 
 

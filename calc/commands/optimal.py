@@ -1,0 +1,43 @@
+"""Compute-optimal sizing: `python -m calc optimal (--flops C | --gpu G --gpus K --days D)`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from calc.cli import Parser, add_format, add_formula, fraction, positive_int, positive_number
+from calc.commands import show_formulas
+from calc.render import render
+from calc.spec import DTYPES
+
+
+def _parser() -> Parser:
+    parser = Parser(
+        prog="python -m calc optimal",
+        description="Parameters N and tokens D for a training budget: at 20 tokens per "
+                    "parameter and from Hoffmann et al. 2022's fitted loss, with a suggested "
+                    "shape. The budget is --flops, or --gpu × --gpus × --days × --mfu.")
+    parser.add_argument("--flops", type=positive_number, help="training FLOPs C, e.g. 5.76e23")
+    parser.add_argument("--gpu", help="GPU catalogue name (python -m calc gpus)")
+    parser.add_argument("--gpus", type=positive_int, default=1, help="GPUs K (default 1)")
+    parser.add_argument("--days", type=positive_number, help="wall-clock days of training")
+    parser.add_argument("--mfu", type=fraction,
+                        help="model FLOPs utilisation in (0, 1] (default 0.4)")
+    parser.add_argument("--dtype", default="bf16", choices=DTYPES,
+                        help="dtype whose dense peak is used (default bf16)")
+    parser.add_argument("--tokens-per-param", type=positive_number,
+                        help="tokens per parameter of the rule of thumb (default 20)")
+    add_formula(parser)
+    add_format(parser)
+    return parser
+
+
+def run(argv: Sequence[str]) -> int:
+    from calc.plan.optimal import optimal
+
+    args = _parser().parse_args(argv)
+    if show_formulas("optimal", args):
+        return 0
+    report = optimal(args.flops, gpu=args.gpu, gpus=args.gpus, days=args.days, mfu=args.mfu,
+                     dtype=args.dtype, tokens_per_parameter=args.tokens_per_param)
+    print(render(report, args.format), end="")
+    return 0

@@ -1,0 +1,92 @@
+"""Inference: weights and KV cache in memory; prefill and decode time on a roofline.
+
+KV cache: every layer keeps, per token, the keys and values of its h_kv heads, h_kv·(d_qk + d_v)
+elements (GQA: Ainslie et al. 2023; MQA h_kv = 1); published.json "inference_per_token":
+2·n_layer·n_kv_heads·d_head·bytes. MLA caches the joint latent r_kv and the one RoPE key d_rope
+shared by all heads (DeepSeek-V2 §2.1.2; Zhao et al. 2025, ISCA'25, Table 1: 70.272 KB per token
+for DeepSeek-V3 in BF16). A sliding-window layer keeps at most w tokens (Mistral 7B §2, "rolling
+buffer cache").
+
+Time (the roofline of Williams et al. 2009): a step takes the longer of its FLOPs at the dense
+peak R and its bytes at the bandwidth BW, each derated by a utilisation (u, u_bw; 1 = the bound
+itself). Prefill runs b prompts of T tokens in one pass: compute-bound unless T is tiny. A decode
+step makes one token for each of b sequences and reads every weight it uses and the whole KV
+cache once: bandwidth-bound until b is large. An MoE step touches, per MoE layer,
+E·(1 − (1 − k/E)^b) distinct routed experts in expectation when b tokens each pick k of E
+uniformly (derived here); at b = 1 that is k, the active parameters. K GPUs split weights,
+cache, FLOPs and bytes evenly (ideal tensor parallelism: no communication time).
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from calc.formulas.memory import GIB
+from calc.symbols import (
+    BW,
+    E,
+    F_d,
+    F_p,
+    K,
+    L,
+    L_loc,
+    M_gib,
+    N,
+    N_e,
+    R,
+    T,
+    b,
+    d_qk,
+    d_rope,
+    d_v,
+    h_kv,
+    i_mla,
+    k,
+    q_kv,
+    q_w,
+    r_kv,
+    u,
+    u_bw,
+    w,
+)
+
+GB = 10**9  # datasheets print bandwidth in decimal GB/s
+
+# Elements one token leaves in the cache of one layer.
+KV_WIDTH = (1 - i_mla) * h_kv * (d_qk + d_v) + i_mla * (r_kv + d_rope)
+# Token-layers one sequence at context T keeps: all T in global layers, at most w in local ones.
+KV_TOKEN_LAYERS = (L - L_loc) * T + L_loc * sympy.Min(T, w)
+
+WEIGHTS = q_w * N
+KV_CACHE = q_kv * KV_WIDTH * b * KV_TOKEN_LAYERS  # b sequences at context T
+GPU_BYTES = K * M_gib * GIB
+# Weights one decode step reads: all but the routed experts, and the experts its b tokens touch.
+WEIGHTS_READ = q_w * (N - N_e + sympy.Piecewise((N_e * (1 - (1 - k / E) ** b), E > 0),
+                                                (0, True)))
+
+PREFILL_COMPUTE = b * T * F_p / (K * R * u)
+BYTES_PER_SECOND = K * BW * GB * u_bw
+PREFILL_MEMORY = (WEIGHTS + KV_CACHE) / BYTES_PER_SECOND  # weights read once, cache written
+DECODE_COMPUTE = b * F_d / (K * R * u)
+DECODE_MEMORY = (WEIGHTS_READ + KV_CACHE) / BYTES_PER_SECOND
+DECODE_STEP = sympy.Max(DECODE_COMPUTE, DECODE_MEMORY)
+
+INFERENCE: dict[str, sympy.Expr] = {
+    "weights": WEIGHTS,
+    "kv_cache_per_token": q_kv * L * KV_WIDTH,  # before any window caps it
+    "kv_cache": KV_CACHE,
+    "total": WEIGHTS + KV_CACHE,
+    "gpu": GPU_BYTES,
+    # Sequences at context T whose cache fits beside the weights (KV_CACHE is linear in b).
+    "batch_room": (GPU_BYTES - WEIGHTS) / (KV_CACHE / b),
+    "prefill_flops": b * T * F_p,
+    "prefill_compute_seconds": PREFILL_COMPUTE,
+    "prefill_memory_seconds": PREFILL_MEMORY,
+    "prefill_seconds": sympy.Max(PREFILL_COMPUTE, PREFILL_MEMORY),
+    "decode_weights_read": WEIGHTS_READ,
+    "decode_compute_seconds": DECODE_COMPUTE,
+    "decode_memory_seconds": DECODE_MEMORY,
+    "decode_weights_seconds": WEIGHTS_READ / BYTES_PER_SECOND,
+    "decode_seconds": DECODE_STEP,
+    "tokens_per_second": b / DECODE_STEP,
+}

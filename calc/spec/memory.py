@@ -1,0 +1,110 @@
+"""Training-memory options: precision recipe, optimizer, ZeRO stage, parallelism, recomputation.
+
+The recipes and optimizers are data: bytes per parameter for each piece of the model states, each
+with the source that publishes it (published.json "bytes_per_param_variants", "zero_model_states").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
+
+Recipe = Literal["mixed", "mixed-fp32-grads", "mixed-fp32-grad-copy", "fp32"]
+Optimizer = Literal["adamw", "sgd", "adam8bit"]
+Recompute = Literal["none", "selective", "full"]
+TrainingDtype = Literal["bf16", "fp16", "fp32"]
+MAX_DEGREE = 10_000_000  # GPUs in one parallel dimension (calc.spec.Workload.gpus allows as many)
+
+
+@dataclass(frozen=True)
+class RecipeInfo:
+    """Bytes per parameter of each model-state piece (optimizer states come from Optimizer)."""
+
+    weights: int  # working weights the forward pass reads
+    gradients: int
+    gradient_copy: int  # an fp32 copy of the gradients, sharded with the optimizer
+    master: int  # fp32 master weights the optimizer updates
+    label: str
+    source: str
+
+
+RECIPES: dict[str, RecipeInfo] = {
+    "mixed": RecipeInfo(
+        2, 2, 0, 4, "16-bit weights and gradients, fp32 master weights",
+        "Rajbhandari et al. 2020 (ZeRO) §3.1: 2Ψ + 2Ψ + KΨ, K = 12 with Adam → 16 bytes"),
+    "mixed-fp32-grads": RecipeInfo(
+        2, 4, 0, 4, "16-bit weights, fp32 gradients, fp32 master weights",
+        "Hugging Face Transformers docs, model_memory_anatomy (weights 6 = 2 + 4, gradients 4, "
+        "AdamW 8 → 18); Megatron-LM README, 'bf16 param, fp32 grads' 18 → 6 + 12/d"),
+    "mixed-fp32-grad-copy": RecipeInfo(
+        2, 2, 4, 4, "16-bit weights and gradients, fp32 copies of both",
+        "Hugging Face Ultra-Scale Playbook, memory section (2 + 2 + fp32 params 4 + fp32 "
+        "grads 4 + Adam 8 → 20); Megatron-LM README, 'fp16 param, fp16 grads' 20 → 4 + 16/d"),
+    "fp32": RecipeInfo(
+        4, 4, 0, 0, "fp32 weights and gradients, no master copy",
+        "Megatron-LM README, 'fp32 param, fp32 grads' 16 → 8 + 8/d"),
+}
+
+
+@dataclass(frozen=True)
+class OptimizerInfo:
+    state_bytes: int  # per parameter
+    label: str
+    source: str
+
+
+OPTIMIZERS: dict[str, OptimizerInfo] = {
+    "adamw": OptimizerInfo(8, "AdamW: fp32 m and v",
+                           "Hugging Face Transformers docs, model_memory_anatomy: 8 bytes"),
+    "adam8bit": OptimizerInfo(2, "8-bit AdamW (bitsandbytes): 1-byte m and v",
+                              "Hugging Face Transformers docs, model_memory_anatomy: 2 bytes"),
+    "sgd": OptimizerInfo(4, "SGD with momentum: one fp32 state",
+                         "Hugging Face Transformers docs, model_memory_anatomy: 4 bytes"),
+}
+
+
+class TrainingMemory(Frozen):
+    """How a model is trained, as far as the memory of one GPU can tell."""
+
+    gpu: str | None = Field(None, description="GPU catalogue name whose memory is the budget")
+    seq_len: int | None = Field(None, ge=1, le=MAX_TOKENS_CONTEXT,
+                                description="sequence length s; default the model's context")
+    micro_batch: int = Field(1, ge=1, le=1 << 30, description="sequences per micro-batch b")
+    dtype: TrainingDtype = Field(
+        "bf16", description="dtype of activations (and of weights/gradients in mixed recipes)")
+    recipe: Recipe | None = Field(
+        None, description="model-state precision recipe; default 'mixed' for bf16/fp16, "
+                          "'fp32' for fp32")
+    optimizer: Optimizer = Field("adamw", description="optimizer whose states are kept")
+    zero: Literal[0, 1, 2, 3] = Field(
+        0, description="ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 also weights")
+    dp: int = Field(1, ge=1, le=MAX_DEGREE, description="data-parallel degree N_d")
+    tp: int = Field(1, ge=1, le=MAX_DEGREE, description="tensor-parallel degree t")
+    pp: int = Field(1, ge=1, le=MAX_DEGREE, description="pipeline-parallel degree p")
+    recompute: Recompute = Field(
+        "none", description="activation recomputation: none, selective (attention core) or "
+                            "full (keep only each layer's input)")
+    sequence_parallel: bool = Field(
+        False, description="split norms and dropouts along the sequence over the t ranks")
+    flash_attention: bool = Field(False, description="attention kernel stores no s×s scores")
+    dropout: bool = Field(True, description="dropout masks are stored (Korthikanti et al.)")
+
+    @model_validator(mode="after")
+    def _recipe_matches_dtype(self) -> TrainingMemory:
+        if self.recipe is None:
+            return self
+        if (self.recipe == "fp32") != (self.dtype == "fp32"):
+            raise ValueError(
+                f"recipe={self.recipe!r} does not go with dtype={self.dtype!r}: recipe 'fp32' "
+                f"needs dtype 'fp32', the mixed recipes need bf16 or fp16")
+        return self
+
+    @property
+    def recipe_name(self) -> str:
+        if self.recipe is not None:
+            return self.recipe
+        return "fp32" if self.dtype == "fp32" else "mixed"

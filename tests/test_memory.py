@@ -1,0 +1,199 @@
+"""Training memory per GPU against the published examples: ZeRO's 7.5B on 64 GPUs, Megatron-LM's
+bytes-per-parameter table, Korthikanti et al. 2022's per-layer activation formulas."""
+
+from __future__ import annotations
+
+import pytest
+import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import calc
+from calc import _compiled
+from calc.formulas import memory as M
+from calc.plan.memory import symbol_values_for
+from calc.spec import TrainingMemory
+from calc.symbols import SYMBOLS
+from tests.strategies import model_specs
+
+LLAMA2_7B = calc.load_preset("llama2-7b").spec
+GPT3_175B = calc.load_preset("gpt3-175b").spec
+
+
+def _states(params: float, **options) -> dict[str, float]:
+    """Model states of `params` parameters with no embedding split off, as calc maps options."""
+    opts = TrainingMemory(**options).model_copy(update={"seq_len": 1})
+    opts = opts.model_copy(update={"recipe": opts.recipe_name})
+    s = symbol_values_for(LLAMA2_7B, opts, None) | {"N": params, "N_emb": 0, "N_head": 0}
+    return _compiled.memory_states(s)
+
+
+@pytest.mark.parametrize("zero, gb", [(0, 120), (1, 31.4), (2, 16.6), (3, 1.9)])
+def test_zero_paper_7_5b_on_64_gpus(zero, gb):
+    """Rajbhandari et al. 2020 (ZeRO) Fig. 1: Ψ = 7.5B, N_d = 64, K = 12 → 120 / 31.4 / 16.6 /
+    1.9 GB per GPU. The paper's GB is 1e9 bytes: in GiB stage 1 would read 29.25."""
+    s = _states(7.5e9, zero=zero, dp=64)
+    total = s["weights"] + s["gradients"] + s["optimizer"]
+    assert round(total / 1e9, 1) == gb
+    if zero == 1:
+        assert total == 4 * 7.5e9 + 12 * 7.5e9 / 64 == 31.40625e9
+        assert round(total / 2**30, 2) == 29.25  # not the paper's 31.4: GB here is 1e9
+
+
+@pytest.mark.parametrize("recipe, plain, distributed", [
+    ("mixed-fp32-grad-copy", 20, (4, 16)),  # "fp16 param, fp16 grads"
+    ("mixed-fp32-grads", 18, (6, 12)),  # "bf16 param, fp32 grads"
+    ("fp32", 16, (8, 8)),  # "fp32 param, fp32 grads"
+])
+def test_megatron_distributed_optimizer_table(recipe, plain, distributed):
+    """Megatron-LM README, 'Distributed Optimizer': bytes per parameter without and with the
+    distributed optimizer (ZeRO stage 1), d = data-parallel size."""
+    dtype = "fp32" if recipe == "fp32" else "bf16"
+    assert sum(_states(1, recipe=recipe, dtype=dtype).values()) - 1 == plain  # minus Ψ = 1
+    s = _states(1, recipe=recipe, dtype=dtype, zero=1, dp=8)
+    fixed, sharded = distributed
+    assert s["weights"] + s["gradients"] + s["optimizer"] == fixed + sharded / 8
+
+
+@pytest.mark.parametrize("optimizer, per_param", [("adamw", 16), ("adam8bit", 10), ("sgd", 12)])
+def test_optimizer_states_hf_docs(optimizer, per_param):
+    """HF Transformers model_memory_anatomy: AdamW 8, 8-bit AdamW 2, SGD with momentum 4 bytes,
+    on top of 2 + 2 + 4 (ZeRO's mixed precision)."""
+    s = _states(1, optimizer=optimizer)
+    assert s["weights"] + s["gradients"] + s["optimizer"] == per_param
+
+
+# Korthikanti et al. 2022 §4 and Table 2, per layer (s sequence, b micro-batch, h hidden size,
+# a heads, t tensor-parallel size), 16-bit activations.
+s_, b_, h_, a_, t_ = sympy.symbols("s b h a t", positive=True)
+KORTHIKANTI = {
+    "none": (dict(tp=1), s_ * b_ * h_ * (34 + 5 * a_ * s_ / h_)),
+    "tensor": (dict(tp=8), s_ * b_ * h_ * (10 + 24 / t_ + 5 * a_ * s_ / (h_ * t_))),
+    "tensor+sequence": (dict(tp=8, sequence_parallel=True),
+                        s_ * b_ * h_ / t_ * (34 + 5 * a_ * s_ / h_)),
+    "tensor+sequence+selective": (dict(tp=8, sequence_parallel=True, recompute="selective"),
+                                  34 * s_ * b_ * h_ / t_),
+    "full recompute": (dict(recompute="full"), 2 * s_ * b_ * h_),
+}
+
+
+@pytest.mark.parametrize("case", KORTHIKANTI)
+def test_korthikanti_per_layer_symbolically(case):
+    """The general per-layer expression, at the paper's GPT layer (4h GeLU MLP, MHA, two
+    LayerNorms, dropout, 2-byte activations), is the paper's formula exactly."""
+    options, expected = KORTHIKANTI[case]
+    opts = TrainingMemory(**options)
+    S = SYMBOLS
+    gpt = {S["i_glu"]: 0, S["d_ff"]: 4 * S["d"], S["h_kv"]: S["h"], S["d_qk"]: S["d"] / S["h"],
+           S["d_v"]: S["d"] / S["h"], S["n_norm"]: 2, S["i_mla"]: 0, S["q_a"]: 2,
+           S["i_drop"]: 1, S["n_tp"]: opts.tp, S["i_sp"]: int(opts.sequence_parallel),
+           S["i_scores"]: int(opts.recompute == "none"),
+           S["i_full"]: int(opts.recompute == "full")}
+    ours = M.ACTIVATIONS_PER_LAYER.subs(gpt).subs({S["T"]: s_, S["b"]: b_, S["d"]: h_,
+                                                   S["h"]: a_})
+    assert sympy.simplify(ours - expected.subs(t_, opts.tp)) == 0
+
+
+@pytest.mark.parametrize("case", KORTHIKANTI)
+def test_korthikanti_per_layer_gpt3_175b(case):
+    """The same, through calc.memory on GPT-3 175B (h 12,288, a 96, s 2,048), whose layer is the
+    paper's; biases do not store activations."""
+    options, expected = KORTHIKANTI[case]
+    report = calc.memory("gpt3-175b", micro_batch=1, **options)
+    value = expected.subs({s_: 2048, b_: 1, h_: 12_288, a_: 96, t_: options.get("tp", 1)})
+    assert report.memory.activations_per_layer_bytes == int(value)
+
+
+def test_activations_scale_with_layers_and_micro_batch():
+    one = calc.memory("gpt3-175b", micro_batch=1).memory
+    four = calc.memory("gpt3-175b", micro_batch=4).memory
+    assert one.activations["layers"] == 96 * one.activations_per_layer_bytes
+    assert four.activations_bytes == 4 * one.activations_bytes
+    assert four.weights_bytes == one.weights_bytes
+
+
+def test_flash_attention_equals_selective_in_memory():
+    flash = calc.memory("llama2-7b", flash_attention=True).memory.activations_bytes
+    selective = calc.memory("llama2-7b", recompute="selective").memory.activations_bytes
+    eager = calc.memory("llama2-7b").memory.activations_bytes
+    assert flash == selective < eager
+
+
+def test_pipeline_most_loaded_stage():
+    """Megatron-LM: the first stage holds 1/p of the layers plus the embedding, split t ways."""
+    counts = calc.count_params(LLAMA2_7B)
+    head = counts.components["lm_head"]
+    m = calc.memory("llama2-7b", pp=4, tp=2).memory
+    layers = counts.total - counts.embedding - head
+    assert m.params_per_gpu == (layers / 4 + counts.embedding) / 2
+    assert m.weights_bytes == 2 * m.params_per_gpu
+
+
+@pytest.mark.parametrize("model, options", [
+    ("llama2-7b", dict(gpu="a100", zero=3, dp=8, flash_attention=True)),
+    ("gpt3-175b", dict(gpu="h100", zero=1, dp=64, tp=8, pp=8, sequence_parallel=True,
+                       recompute="selective")),
+    ("mixtral-8x7b", dict(gpu="h200", zero=2, dp=16, tp=4, recompute="full")),
+    ("deepseek-v3", dict(gpu="b200", zero=3, dp=1024, tp=8, pp=16, flash_attention=True)),
+])
+def test_largest_micro_batch_is_the_largest_that_fits(model, options):
+    m = calc.memory(model, **options).memory
+    assert m.max_micro_batch >= 1
+    fits = calc.memory(model, micro_batch=m.max_micro_batch, **options).memory
+    over = calc.memory(model, micro_batch=m.max_micro_batch + 1, **options).memory
+    assert fits.fits and fits.total_bytes <= fits.gpu_bytes
+    assert not over.fits and over.total_bytes > over.gpu_bytes
+
+
+def test_a_model_that_does_not_fit_says_so():
+    m = calc.memory("llama3.1-405b", gpu="a100").memory
+    assert m.fits is False and m.max_micro_batch == 0 and m.headroom_bytes < 0
+    assert m.total_bytes > 16 * 405e9
+
+
+@pytest.mark.parametrize("dp, seq_len", [(1, 1), (100_000, 1), (100_000, 1_000_000)])
+def test_extreme_inputs_stay_finite(dp, seq_len):
+    m = calc.memory("llama3-8b", gpu="h100", zero=3, dp=dp, seq_len=seq_len,
+                    flash_attention=True).memory
+    assert 0 < m.total_bytes < float("inf") and m.max_micro_batch >= 0
+
+
+def test_without_a_gpu_there_is_no_verdict():
+    m = calc.memory("gpt2").memory
+    assert m.gpu is None and m.fits is None and m.max_micro_batch is None
+
+
+@pytest.mark.parametrize("model, options, message", [
+    ("llama2-7b", dict(recipe="fp32"), "recipe='fp32' does not go with dtype='bf16'"),
+    ("llama2-7b", dict(dtype="fp32", recipe="mixed"), "recipe='mixed'"),
+    ("llama2-7b", dict(tp=3), "tp=3 must divide attention.n_heads=32"),
+    ("llama2-7b", dict(pp=33), "pp=33 exceeds n_layers=32"),
+    ("llama2-7b", dict(zero=4), "zero"),
+    ("llama2-7b", dict(dp=0), "dp"),
+    ("gpt2", dict(seq_len=4096), "learned position table of 1024"),
+    ("llama2-7b", dict(gpu="a10"), "did you mean a100"),
+])
+def test_bad_options_name_the_field(model, options, message):
+    with pytest.raises(calc.CalcError) as error:
+        calc.memory(model, **options)
+    assert message in str(error.value)
+
+
+@settings(max_examples=40, deadline=None)
+@given(spec=model_specs(), seq_len=st.integers(1, 64), micro_batch=st.integers(1, 4),
+       zero=st.sampled_from([0, 1, 2, 3]), tp=st.sampled_from([1, 2, 4]),
+       recompute=st.sampled_from(["none", "selective", "full"]), sp=st.booleans(),
+       dropout=st.booleans())
+def test_compiled_memory_equals_sympy(spec, seq_len, micro_batch, zero, tp, recompute, sp,
+                                      dropout):
+    """The compiled functions against sympy's own substitution, on random specs and options."""
+    opts = TrainingMemory(seq_len=seq_len, micro_batch=micro_batch, zero=zero, dp=4, tp=tp,
+                          recompute=recompute, sequence_parallel=sp, dropout=dropout)
+    opts = opts.model_copy(update={"recipe": opts.recipe_name})
+    values = symbol_values_for(spec, opts, calc.get_gpu("a100"))
+    subs = {SYMBOLS[k]: v for k, v in values.items()}
+    for group, exprs in (("memory_states", M.MODEL_STATES),
+                         ("memory_activations", M.ACTIVATIONS), ("memory", M.MEMORY)):
+        compiled = getattr(_compiled, group)(values)
+        for key, expr in exprs.items():
+            assert compiled[key] == pytest.approx(float(expr.xreplace(subs)), rel=1e-12), key
