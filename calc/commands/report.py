@@ -24,7 +24,8 @@ def _report_parser() -> argparse.ArgumentParser:
         description="Parameters, FLOPs per token and training cost of a Transformer LM. "
                     f"Other commands: {', '.join(COMMANDS)}.")
     parser.add_argument("model", metavar="MODEL",
-                        help="a preset name (python -m calc list) or a spec file (TOML/JSON)")
+                        help="a preset name (python -m calc list), a spec file (TOML/JSON) "
+                             "or a Hugging Face config.json")
     parser.add_argument("--tokens", type=positive_number,
                         help="training tokens, e.g. 2e12 or 2T")
     parser.add_argument("--gpu", help="GPU catalogue name (python -m calc gpus)")

@@ -1,0 +1,1 @@
+"""Verification against PyTorch: the only package of calc that imports torch."""
