@@ -217,6 +217,7 @@ def test_cli_takes_a_config_json(cli, tmp_path):
     (json.dumps({"model_type": "rwkv"}), "model_type='rwkv' is not supported"),
     (json.dumps(config("qwen3-4b", num_key_value_heads=3)), "num_key_value_heads=3 must"),
     (json.dumps(config("mixtral-8x7b-v0.1", num_local_experts=-8)), "num_local_experts=-8"),
+    (json.dumps(config("qwen3-30b-a3b", num_experts_per_tok=129)), "must not exceed num_exp"),
     ("{not json", "is not valid JSON"),
 ])
 def test_cli_refuses_bad_configs_in_one_line(cli, tmp_path, content, message):

@@ -37,9 +37,11 @@ from transformers import masking_utils
 
 from calc.hf import read_hf_config
 
-# Keys dropped before building: from_config never quantises, and a quantization_config would
-# only make it ask for kernels this machine may not have (DeepSeek-V3 ships fp8).
-_NOT_ARCHITECTURE = ("quantization_config",)
+# Keys dropped before building. quantization_config: from_config does not quantise, and the
+# key would only make transformers look for kernels (DeepSeek-V3 ships fp8). auto_map: names
+# the authors' remote modeling code; the cross-check is transformers' own class, never code
+# from the hub.
+_NOT_ARCHITECTURE = ("quantization_config", "auto_map")
 
 
 def _config_dict(config: dict[str, Any] | str | Path) -> dict[str, Any]:
