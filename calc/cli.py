@@ -88,7 +88,8 @@ def assignment(text: str) -> tuple[str, object]:
 
 def add_model(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", metavar="MODEL",
-                        help="a preset name (python -m calc list) or a spec file (TOML/JSON)")
+                        help="a preset name (python -m calc list), a spec file (TOML/JSON) "
+                             "or a Hugging Face config.json")
 
 
 def add_formula(parser: argparse.ArgumentParser) -> None:

@@ -2,7 +2,8 @@
 
 A model is named by a preset (the file stem, e.g. `llama2-7b`) or by a path to a spec file: TOML
 or JSON holding either the spec's fields at top level or a preset's layout (`[spec]` plus
-`title`, `source`, `[published.*]`). Unknown names get a "did you mean".
+`title`, `source`, `[published.*]`), or a Hugging Face config.json (a JSON object with a
+`model_type`, read by calc.hf). Unknown names get a "did you mean".
 """
 
 from __future__ import annotations
@@ -124,14 +125,30 @@ def load_preset(name: str) -> Preset:
     return _preset_from_mapping(name, _read_mapping(files[name]), f"preset {name}")
 
 
+def _is_hf_config(data: dict[str, Any]) -> bool:
+    """A Hugging Face config.json: it names a model_type (a spec has no such field)."""
+    return "model_type" in data and "spec" not in data
+
+
+def _preset_from_hf_config(path: Path, data: dict[str, Any]) -> Preset:
+    from calc.hf import default_name, spec_from_hf_config  # only when such a file is given
+
+    name = default_name(path)
+    spec = spec_from_hf_config(data, name=name, where=f"config file {str(path)!r}")
+    title = f"Hugging Face config.json, model_type {data['model_type']}"
+    return Preset(name=name, title=title, source=str(path), spec=spec)
+
+
 def load_model(model: str) -> Preset:
-    """A preset by name, or a spec file (TOML or JSON) by path."""
+    """A preset by name, a spec file (TOML or JSON) or a Hugging Face config.json by path."""
     path = Path(model)
     looks_like_path = path.suffix.lower() in (".toml", ".json") or "/" in model or "\\" in model
     if model in _model_files() and not path.exists():
         return load_preset(model)
     if path.exists() or looks_like_path:
         data = _read_mapping(path)
+        if _is_hf_config(data):
+            return _preset_from_hf_config(path, data)
         return _preset_from_mapping(path.stem, data, f"spec file {str(path)!r}")
     return load_preset(model)  # raises UnknownNameError with suggestions
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.cli import Parser, add_format, positive_int
+from calc.cli import Parser, add_format, add_model, positive_int
 from calc.render import render
 
 
@@ -16,7 +16,7 @@ def run(argv: Sequence[str]) -> int:
     parser = Parser(prog="python -m calc verify",
                     description="Build MODEL in PyTorch and check calc's parameter and FLOP "
                                 "counts against it exactly.")
-    parser.add_argument("model", metavar="MODEL", help="a preset name or a spec file")
+    add_model(parser)
     parser.add_argument("--seq-len", type=positive_int,
                         help="tokens per sequence (default: min(context, 128))")
     parser.add_argument("--batch", type=positive_int, default=1, help="sequences (default 1)")

@@ -1,0 +1,189 @@
+"""Reading a config.json field by field the way transformers does, and the checks and shapes
+several model types share.
+
+`HFConfig[key]` is the file's value, else transformers' default for the type (calc.hf.defaults);
+aliases resolve as the config classes' attribute_map does. Sizes and flags are checked where
+they are read, so a bad value is a CalcError naming the config's field, not the spec's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from calc.errors import CalcError
+from calc.hf.defaults import ALIASES, DEFAULTS, EXTRA_ATTRIBUTES, LEGACY_KWARGS
+
+# transformers' activation names (transformers/activations.py ACT2CLS) → calc's: a gated FFN
+# (Llama's gate_proj/up_proj/down_proj) or a plain one (GPT-2's c_fc/c_proj).
+_GATED = {"silu": "swiglu", "swish": "swiglu", "relu": "reglu"}
+_PLAIN = {"silu": "silu", "swish": "silu", "relu": "relu"}
+_GELUS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_python", "gelu_accurate",
+          "gelu_10", "quick_gelu")
+_LAYER_KINDS = {"full_attention": "global", "sliding_attention": "local"}
+
+
+class HFConfig:
+    """A config.json read as transformers reads it: the file's value, else the type's default."""
+
+    def __init__(self, raw: dict[str, Any], where: str):
+        self.type = raw["model_type"]
+        self.where = f"{where} (model_type {self.type!r})"
+        self.values = dict(raw)
+        self.aliases = {**ALIASES.get(self.type, {}), **LEGACY_KWARGS.get(self.type, {})}
+        for alias, field in self.aliases.items():
+            if alias in raw:
+                if field in raw and raw[field] != raw[alias]:
+                    self.fail(f"{alias}={raw[alias]!r} and {field}={raw[field]!r} name the same "
+                              f"field with different values")
+                self.values[field] = raw[alias]
+        if raw.get("per_layer_config") is not None:  # configuration_utils.py, heterogeneity
+            self.fail("per_layer_config gives layers different shapes; calc's spec has one "
+                      "shape for every layer")
+
+    def fail(self, message: str) -> NoReturn:
+        raise CalcError(f"{self.where}: {message}")
+
+    def __getitem__(self, key: str) -> Any:
+        key = self.aliases.get(key, key)
+        if key in self.values:
+            return self.values[key]
+        if key in EXTRA_ATTRIBUTES.get(self.type, ()):
+            return None
+        return DEFAULTS[self.type][key]  # a KeyError here is a field missing from the table
+
+    def given(self, key: str) -> bool:
+        return self[key] is not None
+
+    def size(self, key: str, minimum: int = 1) -> int:
+        """A whole number >= minimum, or a CalcError naming the field."""
+        value = self[key]
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            self.fail(f"{key}={value!r} must be a whole number >= {minimum}")
+        return value
+
+    def flag(self, key: str) -> bool:
+        value = self[key]
+        if not isinstance(value, bool):
+            self.fail(f"{key}={value!r} must be true or false")
+        return value
+
+    def activation(self, key: str, gated: bool) -> str:
+        name = self[key]
+        table = _GATED if gated else _PLAIN
+        if name in _GELUS:
+            return "geglu" if gated else "gelu"
+        if name not in table:
+            self.fail(f"{key}={name!r} is not an activation calc knows; use one of "
+                      f"{', '.join(sorted({*table, *_GELUS}))}")
+        return table[name]
+
+
+# ---- checks several types share -------------------------------------------------------------
+def heads(c: HFConfig, kv_key: str | None = "num_key_value_heads",
+          heads_key: str = "num_attention_heads", width_key: str = "hidden_size",
+          head_dim_key: str | None = "head_dim") -> dict[str, Any]:
+    """n_heads, n_kv_heads and head_dim, checked the way the modeling code needs them."""
+    d, h = c.size(width_key), c.size(heads_key)
+    head_dim = c.size(head_dim_key) if head_dim_key and c.given(head_dim_key) else None
+    if head_dim is None and d % h:
+        c.fail(f"{heads_key}={h} does not divide {width_key}={d} and no head_dim is given")
+    kv = c.size(kv_key) if kv_key and c.given(kv_key) else h
+    if h % kv:
+        c.fail(f"{kv_key}={kv} must divide {heads_key}={h}")
+    return {"n_heads": h, "n_kv_heads": kv, "head_dim": head_dim}
+
+
+def divides(c: HFConfig, heads_key: str = "num_attention_heads",
+            width_key: str = "hidden_size") -> None:
+    """Refuse what the config class's validate_architecture refuses (llama, gemma2, gpt_neox,
+    deepseek_v2 in configuration_<type>.py): hidden_size a multiple of the heads."""
+    if c.size(width_key) % c.size(heads_key):
+        c.fail(f"{heads_key}={c[heads_key]} must divide {width_key}={c[width_key]} "
+               f"(transformers' validate_architecture)")
+
+
+def top_k(c: HFConfig, key: str, experts: int, experts_key: str) -> int:
+    chosen = c.size(key)
+    if chosen > experts:
+        c.fail(f"{key}={chosen} must not exceed {experts_key}={experts}")
+    return chosen
+
+
+def layer_kinds(c: HFConfig, default: list[str]) -> list[str]:
+    """global/local per layer: the config's layer_types (full/sliding) if it has them, else
+    `default`, the rule the config class applies without them."""
+    if not c.given("layer_types"):
+        return default
+    types = c["layer_types"]
+    if not isinstance(types, list) or len(types) != c.size("num_hidden_layers"):
+        c.fail(f"layer_types must list one type per layer ({c['num_hidden_layers']}), "
+               f"got {types!r}")
+    for kind in types:
+        if kind not in _LAYER_KINDS:
+            c.fail(f"layer_types has {kind!r}; calc supports {', '.join(_LAYER_KINDS)}")
+    return [_LAYER_KINDS[kind] for kind in types]
+
+
+def layer_pattern(c: HFConfig, kinds: list[str]) -> dict[str, Any]:
+    """sliding_window and the shortest repeating layer_pattern that gives `kinds`."""
+    if "local" not in kinds:
+        return {}
+    window = c.size("sliding_window")
+    if "global" not in kinds:
+        return {"sliding_window": window}
+    period = next(p for p in range(1, len(kinds) + 1)
+                  if all(kind == kinds[i % p] for i, kind in enumerate(kinds)))
+    if period > 1024:
+        c.fail(f"layer_types repeat only every {period} layers; calc's layer_pattern holds "
+               f"at most 1024")
+    return {"sliding_window": window, "layer_pattern": tuple(kinds[:period])}
+
+
+def moe_placement(c: HFConfig, is_moe: list[bool], field: str) -> dict[str, int] | None:
+    """first_dense_layers and every that put MoE FFNs exactly where transformers does."""
+    if not any(is_moe):
+        return None
+    first = is_moe.index(True)
+    for every in range(1, len(is_moe) + 1):
+        if all((i >= first and (i + 1) % every == 0) == moe for i, moe in enumerate(is_moe)):
+            return {"first_dense_layers": first, "every": every}
+    layers = [i for i, moe in enumerate(is_moe) if moe]
+    c.fail(f"{field} puts MoE layers at {layers}; calc's spec puts them on every k-th "
+           f"layer after the first dense ones")
+
+
+# ---- the two decoder shapes -----------------------------------------------------------------
+def decoder(c: HFConfig, attention_heads: dict[str, Any], act_key: str = "hidden_act",
+            ffn_bias: bool = False, **spec: Any) -> dict[str, Any]:
+    """A Llama-shaped decoder: RMSNorm before each sublayer, gated FFN, RoPE."""
+    attention = {**attention_heads, **spec.pop("attention", {})}
+    return {
+        "vocab_size": c["vocab_size"], "d_model": c["hidden_size"],
+        "n_layers": c["num_hidden_layers"], "context_length": c["max_position_embeddings"],
+        "attention": attention,
+        "ffn": {"activation": c.activation(act_key, gated=True),
+                "d_ff": c["intermediate_size"], "bias": ffn_bias},
+        "norm": {"kind": "rmsnorm", "placement": "pre"},
+        "position": {"kind": "rope"},
+        "tie_embeddings": c.flag("tie_word_embeddings"),
+        **spec,
+    }
+
+
+def layernorm_decoder(c: HFConfig, attention_heads: dict[str, Any], d_ff: int,
+                      activation: str, bias: bool, context: int | None = None,
+                      **spec: Any) -> dict[str, Any]:
+    """GPT-NeoX / Falcon / BLOOM / OPT: LayerNorms with β before each sublayer, a plain FFN,
+    biases on every projection or none."""
+    return {
+        "vocab_size": c["vocab_size"], "d_model": c["hidden_size"],
+        "n_layers": c["num_hidden_layers"],
+        "context_length": context or c["max_position_embeddings"],
+        "attention": {**attention_heads, "qkv_bias": bias, "out_bias": bias},
+        "ffn": {"activation": activation, "d_ff": d_ff, "bias": bias},
+        "norm": {"kind": "layernorm", "placement": "pre"},
+        "tie_embeddings": c.flag("tie_word_embeddings"),
+        **spec,
+    }

@@ -1,0 +1,117 @@
+"""transformers' own model of a config.json, built on the meta device and counted by torch.
+
+The cross-check nobody here wrote: `AutoModelForCausalLM.from_config` under
+`torch.device("meta")` (no weights, no hub, no initialisation cost: Llama 3.1 405B builds in
+about a second), parameters counted by `numel` (a tied tensor once), forward FLOPs by
+`torch.utils.flop_counter.FlopCounterMode` over input_ids of shape [1, T]. Two switches make
+the forward countable, both as of transformers 5.24.0:
+
+- `attn_implementation="eager"`: attention as explicit matmuls (SDPA's fused CPU kernel counts
+  0; DESIGN.md "Verification").
+- `experts_implementation="batched_mm"`: the default "grouped_mm" path
+  (transformers/integrations/moe.py) calls torch._grouped_mm, which FlopCounterMode has no
+  formula for, so expert FLOPs vanish; "eager" loops over the experts a token hit, which needs
+  real routing values. batched_mm gathers each token's top-k experts' weights and runs one
+  bmm per projection: exactly top-k experts per token, counted as bmm.
+
+One guard: transformers' packed-sequence check (masking_utils.find_packed_sequence_indices)
+reads a tensor's value, which meta tensors do not have. For one unpadded sequence with positions
+0..T-1 its answer is always "not packed" (None), so that answer is given directly.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import torch
+import transformers
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+from transformers import masking_utils
+
+from calc.hf import read_hf_config
+
+# Keys dropped before building. quantization_config: from_config does not quantise, and the
+# key would only make transformers look for kernels (DeepSeek-V3 ships fp8). auto_map: names
+# the authors' remote modeling code; the cross-check is transformers' own class, never code
+# from the hub.
+_NOT_ARCHITECTURE = ("quantization_config", "auto_map")
+
+
+def _config_dict(config: dict[str, Any] | str | Path) -> dict[str, Any]:
+    data = config if isinstance(config, dict) else read_hf_config(config)
+    return {key: value for key, value in data.items() if key not in _NOT_ARCHITECTURE}
+
+
+def build(config: dict[str, Any] | str | Path) -> nn.Module:
+    """transformers' causal LM for `config` (a config.json dict or path), on the meta device."""
+    data = _config_dict(config)
+    model_type = data.pop("model_type")
+    hf_config = transformers.AutoConfig.for_model(model_type, **data)
+    with torch.device("meta"):
+        return transformers.AutoModelForCausalLM.from_config(
+            hf_config, attn_implementation="eager", experts_implementation="batched_mm")
+
+
+def parameters_by_module(model: nn.Module) -> dict[str, int]:
+    """Unique parameters per module kind, layer indices folded: `model.layers.self_attn.q_proj`
+    sums every layer's q_proj. A tied tensor counts once, under its first name."""
+    counts: dict[str, int] = defaultdict(int)
+    for name, parameter in model.named_parameters():  # skips a tied duplicate
+        module = re.sub(r"\.\d+(?=\.|$)", "", name.rpartition(".")[0])
+        counts[module] += parameter.numel()
+    return dict(counts)
+
+
+def forward_flops(model: nn.Module, seq_len: int) -> tuple[int, dict[str, int]]:
+    """FlopCounterMode over one forward of input_ids [1, seq_len]: (total, {operator: FLOPs})."""
+    ids = torch.zeros(1, seq_len, dtype=torch.long, device="meta")
+    not_packed = mock.patch.object(masking_utils, "find_packed_sequence_indices",
+                                   lambda position_ids: None)
+    with not_packed, torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(input_ids=ids, use_cache=False)
+    by_operator = {str(op): int(n) for op, n in counter.get_flop_counts()["Global"].items()}
+    return int(counter.get_total_flops()), by_operator
+
+
+@dataclass(frozen=True)
+class HFCount:
+    """transformers' counts of one config: parameters and forward FLOPs at seq_len."""
+
+    model_type: str
+    params: int
+    params_by_module: dict[str, int]
+    seq_len: int
+    forward: int  # FLOPs of one forward over seq_len tokens
+    forward_by_operator: dict[str, int]
+    build_seconds: float
+    count_seconds: float
+
+
+def count(config: dict[str, Any] | str | Path, seq_len: int = 128) -> HFCount:
+    """Build transformers' model of `config` on meta and count parameters and forward FLOPs."""
+    data = _config_dict(config)
+    start = time.perf_counter()
+    model = build(data)
+    built = time.perf_counter()
+    by_module = parameters_by_module(model)
+    total, by_operator = forward_flops(model, seq_len)
+    return HFCount(data["model_type"], sum(by_module.values()), by_module, seq_len, total,
+                   by_operator, built - start, time.perf_counter() - built)
+
+
+def hf_parameter_count(config: dict[str, Any] | str | Path) -> int:
+    """transformers' unique parameter count of `config` (a tied tensor once)."""
+    return sum(parameters_by_module(build(config)).values())
+
+
+def hf_forward_flops(config: dict[str, Any] | str | Path,
+                     seq_len: int = 128) -> tuple[int, dict[str, int]]:
+    """FlopCounterMode's forward FLOPs of transformers' model: (total, {operator: FLOPs})."""
+    return forward_flops(build(config), seq_len)

@@ -1,0 +1,136 @@
+"""Hypothesis strategies: small random config.json dicts of every model type calc.hf supports.
+
+Each draws the fields that type's reader uses (calc.hf), small enough to build in milliseconds
+on the meta device. Sliding windows are at least MIN_WINDOW: transformers' eager attention
+computes the masked square anyway, so below the sequence length its FLOPs and calc's "full"
+convention (at most w keys) part by design.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from calc.hf.defaults import supported_types
+
+MIN_WINDOW = 8  # the sequence length the property test runs at
+LLAMA_LIKE = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
+              "gemma", "gemma2", "phi3", "olmo2")
+_NO_TOKENS = {"pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
+
+
+def _divisors(n: int) -> list[int]:
+    return [k for k in range(1, n + 1) if n % k == 0]
+
+
+@st.composite
+def _heads(draw) -> dict:
+    heads = draw(st.integers(1, 4))
+    head_dim = draw(st.sampled_from([2, 4, 6, 8]))  # even: RoPE rotates pairs
+    return {"num_attention_heads": heads, "hidden_size": heads * head_dim,
+            "num_key_value_heads": draw(st.sampled_from(_divisors(heads)))}
+
+
+@st.composite
+def _llama_like(draw, model_type: str) -> dict:
+    layers = draw(st.integers(1, 3))
+    config = {**draw(_heads()), "num_hidden_layers": layers,
+              "intermediate_size": draw(st.integers(1, 24)),
+              "tie_word_embeddings": draw(st.booleans()),
+              "max_position_embeddings": 64}
+    act = draw(st.sampled_from(["silu", "gelu_pytorch_tanh", "relu"]))
+    config["hidden_activation" if model_type == "gemma2" else "hidden_act"] = act
+    if model_type != "llama" and draw(st.booleans()):  # llama needs hidden % heads == 0 only
+        config["head_dim"] = draw(st.sampled_from([2, 4, 8]))
+    if model_type in ("llama", "qwen3", "qwen3_moe", "gemma", "gemma2", "olmo2"):
+        config["attention_bias"] = draw(st.booleans())
+    if model_type == "llama":
+        config["mlp_bias"] = draw(st.booleans())
+    window = draw(st.none() | st.integers(MIN_WINDOW, 32))
+    if model_type in ("mistral", "mixtral", "phi3", "gemma2"):
+        config["sliding_window"] = window or (4096 if model_type == "gemma2" else None)
+    if model_type in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe") and window:
+        config.update(use_sliding_window=True, sliding_window=window,
+                      max_window_layers=draw(st.integers(0, layers)))
+    if model_type in ("mixtral", "qwen2_moe", "qwen3_moe"):
+        experts = draw(st.integers(1, 4))
+        config["num_experts_per_tok"] = draw(st.integers(1, experts))
+        config["num_local_experts" if model_type == "mixtral" else "num_experts"] = experts
+    if model_type in ("qwen2_moe", "qwen3_moe"):
+        config.update(moe_intermediate_size=draw(st.integers(1, 16)),
+                      decoder_sparse_step=draw(st.integers(1, 2)),
+                      mlp_only_layers=list(range(draw(st.integers(0, layers - 1)))))
+    if model_type == "qwen2_moe":
+        config.update(shared_expert_intermediate_size=draw(st.integers(1, 16)),
+                      qkv_bias=draw(st.booleans()))
+    return config
+
+
+@st.composite
+def _deepseek(draw, model_type: str) -> dict:
+    layers = draw(st.integers(1, 3))
+    heads = draw(st.integers(1, 4))
+    # DeepSeek-V3's router sums the top 2 scores of each expert group (n_group 1 here)
+    experts = draw(st.integers(2 if model_type == "deepseek_v3" else 1, 4))
+    # even, and some RoPE: DeepSeek-V2 rotates through view_as_complex on the q/k slices
+    nope, rope = draw(st.sampled_from([0, 2, 4])), draw(st.sampled_from([2, 4]))
+    return {"num_attention_heads": heads, "num_key_value_heads": heads,
+            "hidden_size": heads * draw(st.integers(1, 4)), "num_hidden_layers": layers,
+            "intermediate_size": draw(st.integers(1, 16)),
+            "q_lora_rank": draw(st.none() | st.integers(1, 8)),
+            "kv_lora_rank": draw(st.sampled_from([2, 4, 8])), "qk_nope_head_dim": nope,
+            "qk_rope_head_dim": rope, "v_head_dim": draw(st.integers(1, 4)),
+            "n_routed_experts": experts, "num_experts_per_tok": draw(st.integers(1, experts)),
+            "moe_intermediate_size": draw(st.integers(1, 8)),
+            "n_shared_experts": draw(st.integers(0, 2)),
+            "first_k_dense_replace": draw(st.integers(0, layers)),
+            "attention_bias": draw(st.booleans()), "n_group": 1, "topk_group": 1,
+            "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64,
+            **({"num_nextn_predict_layers": draw(st.integers(0, 1))}
+               if model_type == "deepseek_v3" else {})}
+
+
+@st.composite
+def _layernorm_types(draw, model_type: str) -> dict:
+    heads = draw(_heads())
+    d, h = heads["hidden_size"], heads["num_attention_heads"]
+    layers = draw(st.integers(1, 3))
+    tie = draw(st.booleans())
+    act = draw(st.sampled_from(["gelu", "relu"]))
+    if model_type == "gpt2":
+        return {"n_embd": d, "n_head": h, "n_layer": layers, "n_positions": 16,
+                "n_inner": draw(st.none() | st.integers(1, 24)), "activation_function": act,
+                "tie_word_embeddings": tie}
+    if model_type == "bloom":
+        return {"hidden_size": d, "n_head": h, "n_layer": layers, "tie_word_embeddings": tie}
+    common = {"hidden_size": d, "num_attention_heads": h, "num_hidden_layers": layers,
+              "tie_word_embeddings": tie, "max_position_embeddings": 16}
+    if model_type == "opt":
+        return {**common, "ffn_dim": draw(st.integers(1, 24)), "activation_function": act,
+                "enable_bias": draw(st.booleans()),
+                "do_layer_norm_before": draw(st.booleans()),
+                "_remove_final_layer_norm": draw(st.booleans())}
+    if model_type == "gpt_neox":
+        return {**common, "intermediate_size": draw(st.integers(1, 24)), "hidden_act": act,
+                "use_parallel_residual": draw(st.booleans()),
+                "attention_bias": draw(st.booleans())}
+    new = draw(st.booleans())  # falcon: the old architecture has 1 or h K/V heads
+    return {**common, "new_decoder_architecture": new, "alibi": draw(st.booleans()),
+            "num_kv_heads": heads["num_key_value_heads"] if new else None,
+            "multi_query": draw(st.booleans()),
+            "parallel_attn": new or draw(st.booleans()), "bias": draw(st.booleans()),
+            "num_ln_in_parallel_attn": draw(st.sampled_from([1, 2])) if new else None,
+            "ffn_hidden_size": draw(st.integers(1, 24)), "activation": act}
+
+
+@st.composite
+def hf_configs(draw) -> dict:
+    """A small config.json dict of a random supported model type."""
+    model_type = draw(st.sampled_from(supported_types()))
+    if model_type in LLAMA_LIKE:
+        fields = draw(_llama_like(model_type))
+    elif model_type.startswith("deepseek"):
+        fields = draw(_deepseek(model_type))
+    else:
+        fields = draw(_layernorm_types(model_type))
+    return {"model_type": model_type, "vocab_size": draw(st.integers(1, 50)), **fields,
+            **_NO_TOKENS}

@@ -1,0 +1,280 @@
+"""Hugging Face config.json import (calc.hf) and export (calc.hf.export), without torch.
+
+The configs are released models' config.json files (tests/data/hf_configs/README.md cites each).
+Their counts against transformers' own models are in test_hf_reference.py; here: the quirks
+each reader must get right, the errors, the CLI, and the round trip of every preset.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import calc
+from calc.errors import CalcError
+from calc.hf import READERS, spec_from_hf_config
+from calc.hf.defaults import supported_types
+from calc.hf.export import WRITERS, buffer_params, hf_config_from_spec, shape
+
+CONFIGS = Path(__file__).parent / "data" / "hf_configs"
+REAL = sorted(path for path in CONFIGS.glob("*.json") if path.stem != "opt-350m")
+
+
+def config(name: str, **changes) -> dict:
+    return {**json.loads((CONFIGS / f"{name}.json").read_text()), **changes}
+
+
+def spec_of(name: str, **changes) -> calc.ModelSpec:
+    return spec_from_hf_config(config(name, **changes), name=name)
+
+
+def test_every_supported_type_has_a_released_config():
+    types = {json.loads(path.read_text())["model_type"] for path in REAL}
+    assert types == set(supported_types()) == set(READERS)
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda path: path.stem)
+def test_released_configs_import(path):
+    spec = calc.ModelSpec.from_hf_config(path)
+    assert spec.name == path.stem and calc.count_params(spec).total > 0
+
+
+# ---- each model type's quirks, as transformers 5.24.0's modeling code builds them -----------
+def test_gpt2_learned_positions_biases_tied_head():
+    spec = spec_of("gpt2")
+    assert spec.position_table == 1024 and spec.tie_embeddings
+    assert spec.attention.qkv_bias and spec.attention.out_bias and spec.ffn.bias
+    assert spec.ffn.d_ff == 4 * 768  # n_inner null
+    assert calc.count_params(spec).total == 124_439_808  # the gpt2 preset's checkpoint count
+
+
+def test_opt_position_table_is_two_rows_longer():
+    spec = spec_of("opt-125m")
+    assert (spec.context_length, spec.position_table) == (2048, 2050)
+    assert calc.count_params(spec).components["embedding/position"] == 2050 * 768
+
+
+def test_opt_post_layernorm_drops_the_final_norm():
+    # OPT-350m's layout (do_layer_norm_before false) with its projections removed.
+    spec = spec_of("opt-350m", word_embed_proj_dim=1024)
+    assert (spec.norm.placement, spec.norm.final) == ("post", False)
+    assert not spec_of("opt-125m", _remove_final_layer_norm=True).norm.final
+
+
+def test_bloom_alibi_embedding_norm_and_training_length():
+    spec = spec_of("bloom-560m")
+    assert spec.position.kind == "alibi" and spec.norm.embedding and spec.norm.has_bias
+    assert spec.ffn.d_ff == 4 * 1024 and spec.tie_embeddings
+    assert spec.context_length == 2048  # BLOOM trained at 2,048; its config has no limit
+    assert spec_of("bloom-560m", seq_length=4096).context_length == 4096
+
+
+@pytest.mark.parametrize("name, kv, parallel, norms, position", [
+    ("falcon-7b", 1, True, 1, "rope"),  # multi_query, one shared input_layernorm
+    ("falcon-40b", 8, True, 2, "rope"),  # new decoder architecture: ln_attn + ln_mlp
+    ("falcon-rw-1b", 32, False, 1, "alibi"),  # sequential block, ALiBi, biases
+])
+def test_falcon_architectures(name, kv, parallel, norms, position):
+    spec = spec_of(name)
+    assert spec.n_kv_heads == kv and spec.parallel_block == parallel
+    assert spec.norms_per_layer == (norms if parallel else 2)
+    assert spec.position.kind == position
+    assert spec.ffn.bias == (name == "falcon-rw-1b")
+
+
+def test_falcon_new_architecture_with_one_norm():
+    # Falcon2-11B's choice: num_ln_in_parallel_attn = 1 shares input_layernorm.
+    assert spec_of("falcon-40b", num_ln_in_parallel_attn=1).norms_per_layer == 1
+
+
+def test_gpt_neox_parallel_residual_two_norms():
+    spec = spec_of("pythia-160m")
+    assert spec.parallel_block and spec.parallel_norms == 2 and not spec.tie_embeddings
+    sequential = spec_of("pythia-160m", use_parallel_residual=False)
+    assert not sequential.parallel_block and sequential.norms_per_layer == 2
+
+
+def test_gemma2_sandwich_and_alternating_windows():
+    spec = spec_of("gemma-2-9b")
+    assert spec.norm.placement == "sandwich" and spec.norms_per_layer == 4
+    assert spec.attention.layer_pattern == ("local", "global")
+    assert spec.attention.sliding_window == 4096 and spec.n_local_layers == 21
+
+
+def test_layer_types_become_the_shortest_repeating_pattern():
+    kinds = ["full_attention"] + ["sliding_attention"] * 5
+    spec = spec_of("gemma-2-9b", num_hidden_layers=12, layer_types=kinds * 2)
+    assert spec.attention.layer_pattern == ("global",) + ("local",) * 5
+
+
+def test_qwen_sliding_layers_from_max_window_layers():
+    spec = spec_of("qwen2.5-3b", use_sliding_window=True, max_window_layers=30)
+    assert spec.layer_kinds == ("global",) * 30 + ("local",) * 6
+    assert spec_of("qwen2.5-3b").n_local_layers == 0  # use_sliding_window false
+
+
+def test_qk_norms_and_biases():
+    qwen2, qwen3, olmo2 = spec_of("qwen2.5-3b"), spec_of("qwen3-4b"), spec_of("olmo-2-0425-1b")
+    assert (qwen2.attention.qkv_bias, qwen2.attention.out_bias) == (True, False)
+    assert qwen3.attention.qk_norm == "head" and qwen3.head_dim_qk == 128  # 2560 / 32 = 80
+    assert olmo2.attention.qk_norm == "projection" and olmo2.norm.placement == "reordered"
+    llama = spec_of("llama-3.1-8b", attention_bias=True, mlp_bias=True)
+    assert llama.attention.qkv_bias and llama.attention.out_bias and llama.ffn.bias
+
+
+def test_gemma_legacy_gelu_is_gated():
+    assert spec_of("gemma-2b").ffn.activation == "geglu"
+    assert spec_of("phi-3-mini-4k-instruct").attention.sliding_window == 2047
+
+
+def test_qwen_moe_shared_expert_and_sparse_layers():
+    spec = spec_of("qwen1.5-moe-a2.7b")
+    moe = spec.moe
+    assert (moe.n_experts, moe.top_k, moe.d_expert) == (60, 4, 1408)
+    assert moe.n_shared_experts == 1 and moe.d_shared == 5632 and moe.shared_expert_gate
+    stepped = spec_of("qwen3-30b-a3b", decoder_sparse_step=2, mlp_only_layers=[1, 3])
+    assert stepped.moe_layers == tuple(i >= 4 and i % 2 == 1 for i in range(48))
+
+
+def test_deepseek_mla_dense_layers_and_mtp():
+    lite, v3 = spec_of("deepseek-v2-lite"), spec_of("deepseek-v3")
+    assert lite.attention.mla.q_lora_rank is None and lite.moe.first_dense_layers == 1
+    assert lite.moe.n_shared_experts == 2 and lite.mtp_modules == 0
+    assert v3.moe.first_dense_layers == 3 and v3.mtp_modules == 1
+    assert not v3.moe.router_bias  # a buffer in transformers (calc.hf.readers)
+
+
+def test_deepseek_v3_is_transformers_count_not_the_published_one():
+    """DESIGN.md 'Verification': HF keeps e_score_correction_bias (58 × 256) as buffers."""
+    spec = spec_of("deepseek-v3")
+    assert calc.count_params(spec).total == 671_026_419_200 - 58 * 256
+    assert calc.count_params(calc.load_preset("deepseek-v3").spec).total == 671_026_419_200
+
+
+def test_defaults_follow_transformers():
+    # An empty config is transformers' default model of that type (LlamaConfig: Llama 2 7B).
+    assert calc.count_params(spec_from_hf_config({"model_type": "llama"})).total \
+        == calc.count_params(calc.load_preset("llama2-7b").spec).total
+    assert spec_from_hf_config({"model_type": "mistral"}).attention.sliding_window == 4096
+    assert spec_from_hf_config({"model_type": "gemma"}).tie_embeddings
+
+
+# ---- refused configs: one line naming the field ---------------------------------------------
+BAD = [
+    ({"model_type": "t5"}, "model_type='t5' is not supported; supported: bloom, deepseek_v2"),
+    (config("llama-3.1-8b", num_key_value_heads=5), "num_key_value_heads=5 must divide"),
+    (config("mistral-7b-v0.1", num_attention_heads=30), "num_attention_heads=30 does not divide"),
+    (config("llama-3.1-8b", hidden_size=-4096), "hidden_size=-4096 must be a whole number >= 1"),
+    (config("qwen3-4b", num_hidden_layers=0), "num_hidden_layers=0 must be a whole number"),
+    (config("mixtral-8x7b-v0.1", num_experts_per_tok=9), "num_experts_per_tok=9 must not exceed"),
+    (config("deepseek-v3", num_experts_per_tok=300), "must not exceed n_routed_experts=256"),
+    (config("opt-350m"), "word_embed_proj_dim=512 differs from hidden_size=1024"),
+    (config("opt-125m", layer_norm_elementwise_affine=False), "LayerNorms without weights"),
+    (config("deepseek-v2-lite", moe_layer_freq=2), "moe_layer_freq=2: transformers ignores it"),
+    (config("deepseek-v2-lite", mlp_bias=True), "mlp_bias=true biases the dense"),
+    (config("qwen3-30b-a3b", mlp_only_layers=[1, 3]), "puts MoE layers at [0, 2, 4,"),
+    (config("gemma-2-9b", layer_types=["chunked_attention"] * 42), "'chunked_attention'"),
+    (config("gemma-2-9b", layer_types=["full_attention"]), "one type per layer (42)"),
+    (config("gpt2", add_cross_attention=True), "add_cross_attention=true"),
+    (config("gpt2", activation_function="tanh"), "activation_function='tanh' is not an"),
+    (config("gpt2", n_embd=768, hidden_size=1024), "name the same field"),
+    (config("falcon-7b", num_ln_in_parallel_attn=2), "needs new_decoder_architecture=true"),
+    (config("falcon-40b", parallel_attn=False), "parallel_attn=false with new_decoder"),
+    (config("llama-3.1-8b", per_layer_config={"0": {}}), "per_layer_config gives layers"),
+    (config("llama-3.1-8b", tie_word_embeddings="yes"), "tie_word_embeddings='yes' must be"),
+    (config("llama-3.1-8b", hidden_size=4100, head_dim=128), "transformers' validate_arch"),
+    (config("deepseek-v2-lite", kv_lora_rank=0), "kv_lora_rank=0 must be a whole number >= 1"),
+    # the spec's own validators, as one line: vocab_size is not read before them
+    (config("qwen3-4b", vocab_size=-5), "as calc spec: vocab_size: Input should be greater"),
+]
+
+
+@pytest.mark.parametrize("bad, message", BAD, ids=[message for _, message in BAD])
+def test_bad_configs_name_the_field(bad, message):
+    with pytest.raises(CalcError) as error:
+        spec_from_hf_config(bad)
+    text = str(error.value)
+    assert message in text and "\n" not in text
+
+
+def test_cli_takes_a_config_json(cli, tmp_path):
+    path = tmp_path / "Qwen3-4B" / "config.json"
+    path.parent.mkdir()
+    path.write_text((CONFIGS / "qwen3-4b.json").read_text())
+    result = cli(str(path), "--tokens", "1e12", "--gpu", "h100", "--format", "json")
+    assert result.code == 0 and result.err == ""
+    data = result.json()
+    assert data["model"] == "Qwen3-4B"  # the folder names a config.json
+    assert data["params"]["total"] == 4_022_468_096  # Qwen/Qwen3-4B: 4.0B
+    assert data["training"]["gpu"] == "h100"
+
+
+@pytest.mark.parametrize("content, message", [
+    (json.dumps({"model_type": "rwkv"}), "model_type='rwkv' is not supported"),
+    (json.dumps(config("qwen3-4b", num_key_value_heads=3)), "num_key_value_heads=3 must"),
+    (json.dumps(config("mixtral-8x7b-v0.1", num_local_experts=-8)), "num_local_experts=-8"),
+    (json.dumps(config("qwen3-30b-a3b", num_experts_per_tok=129)), "must not exceed num_exp"),
+    ("{not json", "is not valid JSON"),
+])
+def test_cli_refuses_bad_configs_in_one_line(cli, tmp_path, content, message):
+    path = tmp_path / "config.json"
+    path.write_text(content)
+    result = cli(str(path), "--format", "json")
+    assert result.code == 2 and result.out == ""
+    assert message in result.err and result.err.count("\n") == 1
+
+
+def test_import_needs_neither_torch_nor_transformers():
+    code = ("import sys, calc.hf.export; calc.ModelSpec.from_hf_config(sys.argv[1]); "
+            "calc.hf.export.hf_config_from_spec(calc.load_preset('llama2-7b').spec); "
+            "bad = {'torch', 'transformers'} & set(sys.modules); assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code, str(CONFIGS / "deepseek-v3.json")], check=True)
+
+
+# ---- export: presets as transformers configs ------------------------------------------------
+@pytest.mark.parametrize("name", calc.list_presets())
+def test_presets_round_trip_or_name_what_is_missing(name):
+    spec = calc.load_preset(name).spec
+    try:
+        exported = hf_config_from_spec(spec)
+    except CalcError as error:
+        assert name == "gpt3-13b"  # Table 2.1: 40 heads of 128 in a 5,140-wide model
+        assert "gpt2, cannot hold attention.head_dim=128 with d_model=5140" in str(error)
+        return
+    back = spec_from_hf_config(exported, name=name)
+    if spec.moe is not None and spec.moe.router_bias:
+        spec = spec.updated(**{"moe.router_bias": False})
+    assert shape(back) == shape(spec)
+
+
+@pytest.mark.parametrize("name, model_type", [
+    ("gpt2", "gpt2"), ("chapter-char-gpt", "gpt2"), ("llama3.1-405b", "llama"),
+    ("mistral-7b", "mistral"), ("mixtral-8x7b", "mixtral"), ("deepseek-v3", "deepseek_v3"),
+])
+def test_presets_pick_their_own_architecture(name, model_type):
+    assert hf_config_from_spec(calc.load_preset(name).spec)["model_type"] == model_type
+
+
+def test_the_char_gpt_untied_head_is_gpt2_with_untied_embeddings():
+    exported = hf_config_from_spec(calc.load_preset("chapter-char-gpt").spec)
+    assert exported["tie_word_embeddings"] is False and exported["n_positions"] == 256
+
+
+def test_deepseek_v3_routing_bias_is_the_named_buffer_difference():
+    assert buffer_params(calc.load_preset("deepseek-v3").spec) == 58 * 256
+    assert buffer_params(calc.load_preset("mixtral-8x7b").spec) == 0
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda path: path.stem)
+def test_released_configs_export_back_to_the_same_model(path):
+    spec = calc.ModelSpec.from_hf_config(path)
+    assert shape(spec_from_hf_config(hf_config_from_spec(spec))) == shape(spec)
+
+
+def test_writers_cover_the_supported_types_they_need():
+    # gemma and phi3 are Llama-shaped: every spec they express, llama expresses too.
+    assert set(WRITERS) == set(supported_types()) - {"gemma", "phi3"}
