@@ -57,6 +57,8 @@ class Preset(Frozen):
     spec: ModelSpec
     published_params: PublishedParams | None = None
     training: PublishedRun | None = None
+    hf_config: dict[str, Any] | None = Field(
+        None, description="the Hugging Face config.json it was read from, if any")
 
 
 def _data_dir() -> Path:
@@ -136,7 +138,7 @@ def _preset_from_hf_config(path: Path, data: dict[str, Any]) -> Preset:
     name = default_name(path)
     spec = spec_from_hf_config(data, name=name, where=f"config file {str(path)!r}")
     title = f"Hugging Face config.json, model_type {data['model_type']}"
-    return Preset(name=name, title=title, source=str(path), spec=spec)
+    return Preset(name=name, title=title, source=str(path), spec=spec, hf_config=data)
 
 
 def load_model(model: str) -> Preset:

@@ -64,3 +64,26 @@ def test_verify_command(cli):
     assert data["params"][-1] == {"quantity": "total", "calc": 124_439_808,
                                   "torch": 124_439_808, "match": True}
     assert cli("verify", "gpt2", "--seq-len", "2048").code == 2  # beyond the position table
+
+
+@pytest.mark.parametrize("name", ["gpt2", "chapter-char-gpt", "mixtral-8x7b", "deepseek-v3"])
+def test_verify_against_transformers(name):
+    """`verify --hf`: the preset exported to transformers' architecture, built there on meta."""
+    pytest.importorskip("transformers")
+    report = verify(calc.load_preset(name).spec, 32, hf=True)
+    assert report.hf is not None and report.hf.compared and report.ok
+    assert [check.match for check in report.hf.checks] == [True, True]
+
+
+def test_verify_says_why_transformers_was_not_compared():
+    pytest.importorskip("transformers")
+    report = verify(calc.load_preset("gpt3-13b").spec, 16, hf=True)
+    assert report.ok and not report.hf.compared and "head_dim=128" in report.hf.reason
+
+
+def test_verify_a_config_json_with_hf(cli):
+    pytest.importorskip("transformers")
+    config = "tests/data/hf_configs/qwen3-30b-a3b.json"
+    result = cli("verify", config, "--hf", "--seq-len", "64", "--format", "json")
+    data = result.json()
+    assert result.code == 0 and data["ok"] and data["hf"]["model_type"] == "qwen3_moe"

@@ -1,5 +1,6 @@
-"""`python -m calc verify MODEL [--seq-len T] [--batch B] [--device meta|cpu] [--format ...]`:
-build the model in torch and compare every count with calc's; exit 0 only when all match."""
+"""`python -m calc verify MODEL [--seq-len T] [--batch B] [--device meta|cpu] [--hf]`:
+build the model in torch (and transformers') and compare every count with calc's; exit 0 only
+when everything compared matches."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ def run(argv: Sequence[str]) -> int:
     parser.add_argument("--batch", type=positive_int, default=1, help="sequences (default 1)")
     parser.add_argument("--device", choices=("meta", "cpu"), default="meta",
                         help="meta: shapes only, any size (default); cpu: real tensors")
+    parser.add_argument("--hf", action="store_true",
+                        help="also build transformers' own model of the same config (meta) "
+                             "and compare parameters and forward FLOPs")
     add_format(parser)
     args = parser.parse_args(argv)
     require_torch()
@@ -32,7 +36,8 @@ def run(argv: Sequence[str]) -> int:
 
         raise CalcError(f"--seq-len: {args.seq_len} exceeds {spec.name}'s learned position "
                         f"table of {spec.position_table}")
-    report = verify(spec, args.seq_len, batch=args.batch, device=args.device)
+    report = verify(spec, args.seq_len, batch=args.batch, device=args.device, hf=args.hf,
+                    hf_config=preset.hf_config)
     print(render(report, args.format), end="")
     return 0 if report.ok else 1
 

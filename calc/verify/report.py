@@ -43,6 +43,7 @@ class HFComparison(Frozen):
     compared: bool
     reason: str = Field("", description="why not compared, when not")
     model_type: str | None = None
+    seq_len: int | None = None
     checks: list[Check] = Field(default_factory=list)
 
 
@@ -76,8 +77,10 @@ def _checks(calc_side: dict[str, int], torch_side: dict[str, int], total: str) -
 
 
 def verify(spec: ModelSpec, seq_len: int | None = None, *, batch: int = 1,
-           device: str = "meta") -> VerifyReport:
-    """Build `spec` in torch and compare every count with calc's formulas."""
+           device: str = "meta", hf: bool = False,
+           hf_config: dict | None = None) -> VerifyReport:
+    """Build `spec` in torch and compare every count with calc's formulas; with `hf`, also
+    with transformers' model of `hf_config` (or of the spec's export when none is given)."""
     from calc.verify.count import count_flops as torch_flops
     from calc.verify.count import count_parameters
     from calc.verify.model import build
@@ -101,8 +104,13 @@ def verify(spec: ModelSpec, seq_len: int | None = None, *, batch: int = 1,
     backward = 2 * counted.forward
     flop_checks.append(Check(quantity="backward (2 × forward)", calc=backward,
                              torch=counted.backward, match=backward == counted.backward))
+    comparison = None
+    if hf:
+        from calc.verify.hf_compare import compare_with_transformers
+
+        comparison = compare_with_transformers(spec, t, hf_config)
     return VerifyReport(
         model=spec.name, seq_len=t, batch=batch, device=device,
         params=param_checks,
-        flops=flop_checks, operators=counted.forward_by_operator,
+        flops=flop_checks, operators=counted.forward_by_operator, hf=comparison,
         seconds=time.perf_counter() - start)

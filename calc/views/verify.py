@@ -30,8 +30,8 @@ def _(report: VerifyReport) -> View:
     tables.append(operators)
     if report.hf is not None:
         if report.hf.compared:
-            tables.append(_table(f"Against transformers ({report.hf.model_type}, meta device)",
-                                 report.hf.checks))
+            tables.append(_table(f"Against transformers ({report.hf.model_type}, meta device, "
+                                 f"eager attention)", report.hf.checks))
         else:
             report = report.model_copy(update={"conventions": [
                 *report.conventions, f"transformers: not compared — {report.hf.reason}"]})
