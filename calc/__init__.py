@@ -5,7 +5,9 @@
     >>> report.params.total
     6738415616
 
-Custom models are `calc.ModelSpec(...)`; presets are listed by `calc.list_presets()`. This
+Custom models are `calc.ModelSpec(...)`; presets are listed by `calc.list_presets()`. Tables
+and notebooks: `calc.compare(...)`, `calc.conventions_table(...)`, `calc.sweep(...)` (numpy),
+`calc.model_formulas(...)` (LaTeX), `calc.plot(...)` (matplotlib), each loaded on first use. This
 package never imports torch (the verifier, calc.verify, does) and its report path never imports
 sympy (formulas are compiled into calc._compiled).
 """
@@ -28,6 +30,30 @@ from calc.spec import (
 )
 
 __version__ = "0.1.0"
+
+# Imported on first use (PEP 562): numpy, pandas and sympy stay off `import calc` and the
+# report's path (bench/startup.py). name -> "module:attribute".
+_LAZY = {
+    "compare": "calc.comparison:compare",
+    "Comparison": "calc.comparison:Comparison",
+    "conventions_table": "calc.flop_conventions:conventions_table",
+    "ConventionsTable": "calc.flop_conventions:ConventionsTable",
+    "sweep": "calc.sweeps:sweep",
+    "Sweep": "calc.sweep_result:Sweep",
+    "model_formulas": "calc.formulas.notebook:model_formulas",
+    "plot": "calc.plot:plot",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'calc' has no attribute {name!r}")
+    import importlib
+
+    module, _, attribute = _LAZY[name].partition(":")
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
 
 __all__ = [
     "GPU",
@@ -52,4 +78,5 @@ __all__ = [
     "load_model",
     "load_preset",
     "render",
+    *_LAZY,
 ]

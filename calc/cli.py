@@ -91,10 +91,40 @@ def add_format(parser: argparse.ArgumentParser) -> None:
                         help="output format (default: text)")
 
 
+def add_workload(parser: argparse.ArgumentParser) -> None:
+    """The flags of calc.estimate's workload; `workload(args)` reads them back."""
+    from calc.spec import DTYPES
+
+    parser.add_argument("--tokens", type=positive_number,
+                        help="training tokens, e.g. 2e12 or 2T")
+    parser.add_argument("--gpu", help="GPU catalogue name (python -m calc gpus)")
+    parser.add_argument("--gpus", type=positive_int, default=1,
+                        help="GPUs the run is spread over (for days)")
+    parser.add_argument("--mfu", type=fraction,
+                        help="model FLOPs utilisation in (0, 1] (default 0.4)")
+    parser.add_argument("--seq-len", type=positive_int,
+                        help="context T (default: the model's training context)")
+    parser.add_argument("--attention", default="causal", choices=("causal", "full"),
+                        help="count attention over the causal triangle or the full square")
+    parser.add_argument("--dtype", default="bf16", choices=DTYPES,
+                        help="compute dtype whose dense peak is used (default bf16)")
+
+
+def workload(args: argparse.Namespace) -> dict[str, object]:
+    """The keyword arguments of calc.estimate that add_workload's flags set."""
+    return {"tokens": args.tokens, "gpu": args.gpu, "seq_len": args.seq_len,
+            "attention": args.attention, "dtype": args.dtype, "mfu": args.mfu,
+            "gpus": args.gpus}
+
+
 # Subcommands: name -> "module:function", imported only when used (the report path stays lean).
 COMMANDS: dict[str, str] = {
     "list": "calc.commands.catalog:run_list",
     "gpus": "calc.commands.catalog:run_gpus",
+    "compare": "calc.commands.compare:run",
+    "conventions": "calc.commands.conventions:run",
+    "docs": "calc.commands.docs:run",
+    "plot": "calc.commands.plot:run",
 }
 REPORT = "calc.commands.report:run"
 

@@ -97,6 +97,12 @@ class Report(Frozen):
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 
+    def to_dataframe(self) -> Any:
+        """Every number, indexed by its JSON key ("params.total"); needs pandas installed."""
+        from calc.frames import report_frame
+
+        return report_frame(self)
+
     def _repr_markdown_(self) -> str:
         from calc.render import render
 

@@ -5,17 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from calc.cli import (
-    COMMANDS,
-    Parser,
-    add_format,
-    assignment,
-    fraction,
-    positive_int,
-    positive_number,
-)
+from calc.cli import COMMANDS, Parser, add_format, add_workload, assignment, workload
 from calc.render import render
-from calc.spec import DTYPES
 
 
 def _report_parser() -> argparse.ArgumentParser:
@@ -25,19 +16,7 @@ def _report_parser() -> argparse.ArgumentParser:
                     f"Other commands: {', '.join(COMMANDS)}.")
     parser.add_argument("model", metavar="MODEL",
                         help="a preset name (python -m calc list) or a spec file (TOML/JSON)")
-    parser.add_argument("--tokens", type=positive_number,
-                        help="training tokens, e.g. 2e12 or 2T")
-    parser.add_argument("--gpu", help="GPU catalogue name (python -m calc gpus)")
-    parser.add_argument("--gpus", type=positive_int, default=1,
-                        help="GPUs the run is spread over (for days)")
-    parser.add_argument("--mfu", type=fraction,
-                        help="model FLOPs utilisation in (0, 1] (default 0.4)")
-    parser.add_argument("--seq-len", type=positive_int,
-                        help="context T (default: the model's training context)")
-    parser.add_argument("--attention", default="causal", choices=("causal", "full"),
-                        help="count attention over the causal triangle or the full square")
-    parser.add_argument("--dtype", default="bf16", choices=DTYPES,
-                        help="compute dtype whose dense peak is used (default bf16)")
+    add_workload(parser)
     parser.add_argument("--set", dest="changes", action="append", type=assignment,
                         default=[], metavar="KEY=VALUE",
                         help="change a spec field, e.g. vocab_size=65 or attention.n_heads=16")
@@ -63,7 +42,6 @@ def run(argv: Sequence[str]) -> int:
 
         print(formula_document(preset.spec, args.format), end="")
         return 0
-    report = estimate(preset, tokens=args.tokens, gpu=args.gpu, seq_len=args.seq_len,
-                      attention=args.attention, dtype=args.dtype, mfu=args.mfu, gpus=args.gpus)
+    report = estimate(preset, **workload(args))
     print(render(report, args.format), end="")
     return 0

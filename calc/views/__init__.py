@@ -15,6 +15,9 @@ from calc.render import View
 MODULES = (
     "calc.views.estimate",
     "calc.views.catalog",
+    "calc.views.sweep",
+    "calc.views.comparison",
+    "calc.views.flop_conventions",
 )
 
 
@@ -24,8 +27,15 @@ def _dispatch(report: Any) -> View:
 
 
 def view(report: Any) -> View:
-    """The title, tables and notes that show `report`."""
+    """The title, tables and notes that show `report`.
+
+    View modules are imported in order until one has registered the report's type, so the
+    main report's path imports only calc.views.estimate (start-up time, bench/startup.py).
+    """
+    fallback = _dispatch.registry[object]
     for module in MODULES:
+        if _dispatch.dispatch(type(report)) is not fallback:
+            break
         importlib.import_module(module)
     return _dispatch(report)
 
