@@ -39,28 +39,14 @@ from calc.evaluate import symbol_values
 from calc.presets import Preset, get_gpu
 from calc.report import _resolve
 from calc.spec import DEFAULT_MFU, DTYPES, ModelSpec
-from calc.spec.model import (
-    MAX_HEADS,
-    MAX_LAYERS,
-    MAX_TOKENS_CONTEXT,
-    MAX_VOCAB,
-    MAX_WIDTH,
-)
+from calc.sweep_axes import LIMITS, integers, names_and_codes, numbers, rows_of
 from calc.sweep_result import Sweep
 from calc.symbols import INFO
 from calc.vectorise import CHUNK, Plan, each_chunk
 
-MODEL_AXES = ("model", "d_model", "n_layers", "n_heads", "n_kv_heads", "head_dim", "d_ff",
-              "ffn_ratio", "vocab_size", "seq_len", "attention")
-WORKLOAD_AXES = ("gpu", "tokens", "mfu", "gpus")
 _OUTPUTS = {"total": "params_total", "embedding": "params_embedding",
             "non_embedding": "params_non_embedding", "active": "params_active",
             "weights_per_token": "flops_weights", "attention_per_sequence": "flops_attention_seq"}
-# The ranges ModelSpec allows (calc.spec.model), so that every row is a spec it accepts.
-_LIMITS = {"d_model": MAX_WIDTH, "n_layers": MAX_LAYERS, "n_heads": MAX_HEADS,
-           "n_kv_heads": MAX_HEADS, "head_dim": MAX_WIDTH, "d_ff": 16 * MAX_WIDTH,
-           "vocab_size": MAX_VOCAB, "seq_len": MAX_TOKENS_CONTEXT, "gpus": 10_000_000}
-
 Models = str | ModelSpec | Preset | Sequence[str | ModelSpec | Preset]
 
 
@@ -85,108 +71,21 @@ def sweep(models: Models = "llama2-7b", *, d_model: Any = None, n_layers: Any = 
                         ("n_kv_heads", n_kv_heads), ("head_dim", head_dim), ("d_ff", d_ff),
                         ("vocab_size", vocab_size), ("seq_len", seq_len)):
         if value is not None:
-            axes[name] = _integers(name, value)
+            axes[name] = integers(name, value)
     if ffn_ratio is not None:
-        axes["ffn_ratio"] = _numbers("ffn_ratio", ffn_ratio, upper=None)
-    axes["attention"] = _codes("attention", attention, labels["attention"])[1]
+        axes["ffn_ratio"] = numbers("ffn_ratio", ffn_ratio, upper=None)
+    axes["attention"] = names_and_codes("attention", attention, labels["attention"])[1]
     work: dict[str, np.ndarray] = {}
     if gpu is not None:
-        names, codes = _codes("gpu", gpu, None)
+        names, codes = names_and_codes("gpu", gpu, None)
         labels["gpu"] = [get_gpu(name).name for name in names]  # unknown: "did you mean"
         if tokens is not None:
             work["gpu"] = codes
     if tokens is not None:
-        work["tokens"] = _numbers("tokens", tokens, upper=None)
-        work["mfu"] = _numbers("mfu", DEFAULT_MFU if mfu is None else mfu, upper=1.0)
-        work["gpus"] = _integers("gpus", gpus)
+        work["tokens"] = numbers("tokens", tokens, upper=None)
+        work["mfu"] = numbers("mfu", DEFAULT_MFU if mfu is None else mfu, upper=1.0)
+        work["gpus"] = integers("gpus", gpus)
     return _build(presets, axes, work, labels, dtype, grid, mfu_given=mfu is not None)
-
-
-# ---- axis values --------------------------------------------------------------------------
-def _array(name: str, value: Any) -> np.ndarray:
-    array = np.atleast_1d(np.asarray(list(value) if isinstance(value, range) else value))
-    if array.ndim != 1 or array.size == 0:
-        raise CalcError(f"sweep {name}: expected one value or a non-empty 1-D sequence")
-    return array
-
-
-def _integers(name: str, value: Any) -> np.ndarray:
-    array = _array(name, value)
-    if array.dtype.kind == "f" and np.all(np.isfinite(array)) and np.all(array == np.rint(array)):
-        array = array.astype(np.int64)
-    limit = _LIMITS[name]
-    if array.dtype.kind not in "iu" or array.min() < 1 or array.max() > limit:
-        raise CalcError(f"sweep {name}: expected whole numbers in [1, {limit:,}], got "
-                        f"{array[:5].tolist()}{' ...' if array.size > 5 else ''}")
-    return array.astype(np.int64, copy=False)
-
-
-def _numbers(name: str, value: Any, upper: float | None) -> np.ndarray:
-    array = _array(name, value)
-    if array.dtype.kind not in "iuf":
-        raise CalcError(f"sweep {name}: expected numbers, got {array[:5].tolist()}")
-    array = array.astype(np.float64, copy=False)
-    if not np.all(np.isfinite(array)) or array.min() <= 0 or (upper and array.max() > upper):
-        allowed = f"in (0, {upper:g}]" if upper else "positive and finite"
-        raise CalcError(f"sweep {name}: expected numbers {allowed}, got {array[:5].tolist()}")
-    return array
-
-
-def _codes(name: str, value: Any, allowed: list[str] | None) -> tuple[list[str], np.ndarray]:
-    """Names → (the distinct names, each value's index among them)."""
-    array = _array(name, value)
-    if array.dtype.kind == "O" and all(isinstance(v, str) for v in array):
-        array = array.astype(str)
-    if array.dtype.kind != "U":
-        raise CalcError(f"sweep {name}: expected a name or a list of names, got {value!r}")
-    names, codes = _factorise(array)
-    if allowed is None:
-        return names.tolist(), codes.astype(np.int64)
-    for v in names.tolist():
-        if v not in allowed:
-            raise CalcError(f"sweep {name}={v!r}: expected one of {', '.join(allowed)}")
-    return allowed, np.array([allowed.index(v) for v in names])[codes]
-
-
-def _factorise(array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct strings and each one's index: sorting millions of strings is slow, so the
-    names are taken from a sample and matched by comparison, sorting only if some are missed."""
-    names = np.unique(array[:: max(1, len(array) // 4096)])
-    codes = np.full(len(array), -1, dtype=np.int64)
-    if len(names) <= 64:
-        for i, name in enumerate(names):
-            codes[array == name] = i
-    if codes.min() < 0:
-        names, codes = np.unique(array, return_inverse=True)
-    return names, codes
-
-
-# ---- rows ---------------------------------------------------------------------------------
-def _rows(axes: dict[str, np.ndarray], grid: bool, n: int | None = None
-          ) -> tuple[int, dict[str, Any]]:
-    """Each axis's value in every row: the product (grid) or the zip of the axes.
-
-    An axis with one value stays a scalar (numpy broadcasts it); `n` forces a zip length.
-    """
-    lengths = {name: len(values) for name, values in axes.items()}
-    if grid:
-        total = int(np.prod(list(lengths.values()), dtype=np.int64))
-        rows: dict[str, Any] = {}
-        inner = total
-        for name, values in axes.items():
-            inner //= lengths[name]
-            if lengths[name] == 1:
-                rows[name] = values[0]
-            else:
-                rows[name] = np.tile(np.repeat(values, inner), total // (inner * lengths[name]))
-        return total, rows
-    sizes = {size for size in lengths.values() if size != 1} | ({n} if n else set())
-    if len(sizes) > 1:
-        raise CalcError(f"sweep grid=False: every axis needs one value or the same length, "
-                        f"got {', '.join(f'{k}: {v}' for k, v in lengths.items() if v != 1)}")
-    total = sizes.pop() if sizes else 1
-    return total, {name: values if len(values) > 1 else values[0]
-                   for name, values in axes.items()}
 
 
 def _per_model(values: list[Any], model: Any) -> Any:
@@ -260,7 +159,7 @@ def _symbols(presets: list[Preset], rows: dict[str, Any], axes: dict[str, np.nda
     elif "ffn_ratio" in rows:
         s["d_ff"] = np.rint(rows["ffn_ratio"] * s["d"]).astype(np.int64)
         checks["ffn_ratio × d_model outside d_ff's range"] = (
-            (s["d_ff"] >= 1) & (s["d_ff"] <= _LIMITS["d_ff"]))
+            (s["d_ff"] >= 1) & (s["d_ff"] <= LIMITS["d_ff"]))
     if "vocab_size" in rows:
         s["V"] = rows["vocab_size"]
     s["T"] = rows["seq_len"] if "seq_len" in rows else _per_model(
@@ -273,10 +172,10 @@ def _symbols(presets: list[Preset], rows: dict[str, Any], axes: dict[str, np.nda
 def _build(presets: list[Preset], axes: dict[str, np.ndarray], work: dict[str, np.ndarray],
            labels: dict[str, list[str]], dtype: str, grid: bool, mfu_given: bool) -> Sweep:
     if grid:
-        n_grid, rows = _rows(axes, grid=True)
+        n_grid, rows = rows_of(axes, grid=True)
     else:  # the workload axes zip with the model axes
-        n_grid, _ = _rows({**axes, **work}, grid=False)
-        rows = _rows(axes, grid=False, n=n_grid)[1]
+        n_grid, _ = rows_of({**axes, **work}, grid=False)
+        rows = rows_of(axes, grid=False, n=n_grid)[1]
     s, model, checks = _symbols(presets, rows, axes)
     valid: Any = True
     dropped = {}  # rows each rule rejects (a row may break several)
@@ -297,7 +196,7 @@ def _build(presets: list[Preset], axes: dict[str, np.ndarray], work: dict[str, n
     inputs = {"model": pick(model), "d_model": s["d"], "n_layers": s["L"], "n_heads": s["h"],
               "n_kv_heads": s["h_kv"], "head_dim": s["d_qk"], "d_ff": s["d_ff"],
               "vocab_size": s["V"], "seq_len": s["T"], "attention": 1 - s["i_causal"]}
-    columns, dtypes = _model_numbers(s, n_a)
+    columns, dtypes = _modelnumbers(s, n_a)
     used = [labels["attention"][code] for code in np.unique(axes["attention"])]
     gpus = labels.get("gpu") if "gpu" in work else None
     notes = _notes(used, dropped, dtypes, gpus, dtype, n_grid, n_a, mfu_given)
@@ -305,9 +204,9 @@ def _build(presets: list[Preset], axes: dict[str, np.ndarray], work: dict[str, n
         return Sweep(n_a, 1, True, {**inputs, **columns}, {}, None, labels, dtypes, notes,
                      [*inputs, *columns])
     if grid:
-        n_b, w = _rows(work, grid=True)
+        n_b, w = rows_of(work, grid=True)
     else:
-        n_b, w = n_a, {k: pick(v) for k, v in _rows(work, grid=False, n=n_grid)[1].items()}
+        n_b, w = n_a, {k: pick(v) for k, v in rows_of(work, grid=False, n=n_grid)[1].items()}
     w = {k: np.broadcast_to(v, (n_b,)) for k, v in w.items()}
     if "gpu" in w:
         peaks = np.array([get_gpu(name).peak_flops(dtype) for name in labels["gpu"]])
@@ -319,7 +218,7 @@ def _build(presets: list[Preset], axes: dict[str, np.ndarray], work: dict[str, n
                  [*inputs, *work, *columns, *both])
 
 
-def _model_numbers(s: dict[str, Any], n: int) -> tuple[dict[str, Any], dict[str, str]]:
+def _modelnumbers(s: dict[str, Any], n: int) -> tuple[dict[str, Any], dict[str, str]]:
     """Parameters and FLOPs per token of every row (the compiled formulas, traced)."""
     varying = {name: INFO[name].kind == "indicator" or name == "i_causal"
                for name, v in s.items() if isinstance(v, np.ndarray)}
