@@ -50,12 +50,15 @@ _OUTPUTS = {"total": "params_total", "embedding": "params_embedding",
 Models = str | ModelSpec | Preset | Sequence[str | ModelSpec | Preset]
 
 
-def sweep(models: Models = "llama2-7b", *, d_model: Any = None, n_layers: Any = None,
+def sweep(models: Models, *, d_model: Any = None, n_layers: Any = None,
           n_heads: Any = None, n_kv_heads: Any = None, head_dim: Any = None, d_ff: Any = None,
           ffn_ratio: Any = None, vocab_size: Any = None, seq_len: Any = None,
           attention: Any = "causal", tokens: Any = None, gpu: Any = None, mfu: Any = None,
           gpus: Any = 1, dtype: str = "bf16", grid: bool = True) -> Sweep:
-    """Every configuration of the axes given (see the module docstring), as a Sweep."""
+    """Every configuration of the axes given (see the module docstring), as a Sweep.
+
+    `models`: a preset name, a spec file, a ModelSpec or Preset, or a list of them (an axis).
+    """
     if isinstance(models, str | ModelSpec | Preset):
         models = [models]
     presets = [_resolve(m) for m in models]
