@@ -154,8 +154,8 @@ def _symbols(presets: list[Preset], rows: dict[str, Any], axes: dict[str, np.nda
     elif "d_model" in rows or "n_heads" in rows:
         fixed = _per_model([spec.attention.mla is not None or spec.attention.head_dim is not None
                             for spec in specs], model)
-        s["d_qk"] = _where(fixed, s["d_qk"], s["d"] // s["h"])
-        s["d_v"] = _where(fixed, s["d_v"], s["d"] // s["h"])
+        width = s["d"] // s["h"]
+        s["d_qk"], s["d_v"] = _where(fixed, s["d_qk"], width), _where(fixed, s["d_v"], width)
         checks["n_heads does not divide d_model"] = fixed | (s["d"] % s["h"] == 0)
     if "d_ff" in rows:
         s["d_ff"] = rows["d_ff"]
@@ -181,13 +181,14 @@ def _build(presets: list[Preset], axes: dict[str, np.ndarray], work: dict[str, n
         rows = rows_of(axes, grid=False, n=n_grid)[1]
     s, model, checks = _symbols(presets, rows, axes)
     valid: Any = True
+    for ok in checks.values():
+        valid = ok & valid
+    keep = None if np.all(valid) else np.flatnonzero(valid)
     dropped = {}  # rows each rule rejects (a row may break several)
-    for reason, ok in checks.items():
+    for reason, ok in checks.items() if keep is not None else ():
         bad = int(np.count_nonzero(~np.broadcast_to(ok, (n_grid,))))
         if bad:
             dropped[reason] = bad
-        valid = ok & valid
-    keep = None if np.all(valid) else np.flatnonzero(valid)
     n_a = n_grid if keep is None else len(keep)
     if n_a == 0:
         raise CalcError(f"sweep: no configuration is valid ({'; '.join(dropped)})")

@@ -177,10 +177,8 @@ class Plan:
             if name is None:  # min(a, b) <= either side
                 a, b = self.space.minima[atom]
                 maxima.append(min(_bound(a, maxima), _bound(b, maxima)))
-            else:
+            else:  # sizes and 0/1 indicators: callers pass no negative values
                 values = arrays[name]
-                if values.size and int(values.min()) < 0:
-                    raise ValueError(f"{name} has negative values; sizes are >= 0")
                 maxima.append(int(values.max()) if values.size else 0)
         return maxima
 
