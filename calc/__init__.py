@@ -7,7 +7,9 @@
 
 Planning: `calc.memory(model, gpu=..., zero=..., dp=...)` (training memory per GPU),
 `calc.infer(model, gpu=..., context=..., batch=...)` (KV cache, prefill and decode time) and
-`calc.optimal(flops=...)` (compute-optimal N and D).
+`calc.optimal(flops=...)` (compute-optimal N and D). Tables and notebooks: `calc.compare(...)`,
+`calc.conventions_table(...)`, `calc.sweep(...)` (numpy), `calc.model_formulas(...)` (LaTeX),
+`calc.plot(...)` (matplotlib). All of these load on first use.
 
 Custom models are `calc.ModelSpec(...)`; presets are listed by `calc.list_presets()`. This
 package never imports torch (the verifier, calc.verify, does) and its report path never imports
@@ -36,51 +38,41 @@ from calc.spec import (
 
 __version__ = "0.1.0"
 
-# The planning reports load on first use, so `import calc` (and the main report) stays lean.
+# Imported on first use (PEP 562): numpy, pandas, sympy and the planning reports stay off
+# `import calc` and the report's path (bench/startup.py). name -> "module:attribute".
 _LAZY = {
-    "memory": "calc.plan.memory", "MemoryReport": "calc.plan.memory",
-    "infer": "calc.plan.inference", "InferenceReport": "calc.plan.inference",
-    "optimal": "calc.plan.optimal", "OptimalReport": "calc.plan.optimal",
+    "memory": "calc.plan.memory:memory",
+    "MemoryReport": "calc.plan.memory:MemoryReport",
+    "infer": "calc.plan.inference:infer",
+    "InferenceReport": "calc.plan.inference:InferenceReport",
+    "optimal": "calc.plan.optimal:optimal",
+    "OptimalReport": "calc.plan.optimal:OptimalReport",
+    "compare": "calc.comparison:compare",
+    "Comparison": "calc.comparison:Comparison",
+    "conventions_table": "calc.flop_conventions:conventions_table",
+    "ConventionsTable": "calc.flop_conventions:ConventionsTable",
+    "sweep": "calc.sweeps:sweep",
+    "Sweep": "calc.sweep_result:Sweep",
+    "model_formulas": "calc.formulas.notebook:model_formulas",
+    "plot": "calc.plot:plot",
 }
 
 
 def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        import importlib
+    if name not in _LAZY:
+        raise AttributeError(f"module 'calc' has no attribute {name!r}")
+    import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'calc' has no attribute {name!r}")
+    module, _, attribute = _LAZY[name].partition(":")
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
 
-__all__ = [
-    "GPU",
-    "AttentionSpec",
-    "CalcError",
-    "ComputeBudget",
-    "FFNSpec",
-    "InferenceReport",
-    "InferenceWorkload",
-    "MLASpec",
-    "MemoryReport",
-    "MoESpec",
-    "ModelSpec",
-    "NormSpec",
-    "OptimalReport",
-    "PositionSpec",
-    "Preset",
-    "Report",
-    "TrainingMemory",
-    "UnknownNameError",
-    "Workload",
-    "count_flops",
-    "count_params",
-    "estimate",
-    "get_gpu",
-    "infer",
-    "list_presets",
-    "load_gpus",
-    "load_model",
-    "load_preset",
-    "memory",
-    "optimal",
-    "render",
+
+__all__ = [  # the eager names, then the lazy ones
+    "GPU", "AttentionSpec", "CalcError", "ComputeBudget", "FFNSpec", "InferenceWorkload",
+    "MLASpec", "MoESpec", "ModelSpec", "NormSpec", "PositionSpec", "Preset", "Report",
+    "TrainingMemory", "UnknownNameError", "Workload", "count_flops", "count_params", "estimate",
+    "get_gpu", "list_presets", "load_gpus", "load_model", "load_preset", "render",
+    *_LAZY,
 ]

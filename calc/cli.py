@@ -103,6 +103,41 @@ def add_format(parser: argparse.ArgumentParser) -> None:
                         help="output format (default: text)")
 
 
+def add_workload(parser: argparse.ArgumentParser) -> None:
+    """The flags of calc.estimate's workload; `workload(args)` reads them back."""
+    from calc.spec import DTYPES
+
+    parser.add_argument("--tokens", type=positive_number,
+                        help="training tokens, e.g. 2e12 or 2T")
+    parser.add_argument("--gpu", help="GPU catalogue name (python -m calc gpus)")
+    parser.add_argument("--gpus", type=positive_int, default=1,
+                        help="GPUs the run is spread over (for days)")
+    mfu = parser.add_mutually_exclusive_group()
+    mfu.add_argument("--mfu", type=fraction,
+                     help="model FLOPs utilisation in (0, 1] (default 0.4)")
+    mfu.add_argument("--mfu-from", metavar="BENCH_JSON",
+                     help="use the MFU measured by `python -m calc bench --save BENCH_JSON`")
+    parser.add_argument("--seq-len", type=positive_int,
+                        help="context T (default: the model's training context)")
+    parser.add_argument("--attention", default="causal", choices=("causal", "full"),
+                        help="count attention over the causal triangle or the full square")
+    parser.add_argument("--dtype", default="bf16", choices=DTYPES,
+                        help="compute dtype whose dense peak is used (default bf16)")
+
+
+def workload(args: argparse.Namespace) -> dict[str, object]:
+    """The keyword arguments of calc.estimate that add_workload's flags set."""
+    mfu, mfu_source = args.mfu, None
+    if args.mfu_from:  # a saved measurement (calc.verify.throughput; no torch needed to read)
+        from calc.verify.throughput import load_bench
+
+        measured = load_bench(args.mfu_from)
+        mfu, mfu_source = measured.mfu, measured.mfu_source
+    return {"tokens": args.tokens, "gpu": args.gpu, "seq_len": args.seq_len,
+            "attention": args.attention, "dtype": args.dtype, "mfu": mfu, "gpus": args.gpus,
+            "mfu_source": mfu_source}
+
+
 # Subcommands: name -> "module:function", imported only when used (the report path stays lean).
 COMMANDS: dict[str, str] = {
     "list": "calc.commands.catalog:run_list",
@@ -112,6 +147,10 @@ COMMANDS: dict[str, str] = {
     "memory": "calc.commands.memory:run",
     "infer": "calc.commands.infer:run",
     "optimal": "calc.commands.optimal:run",
+    "compare": "calc.commands.compare:run",
+    "conventions": "calc.commands.conventions:run",
+    "docs": "calc.commands.docs:run",
+    "plot": "calc.commands.plot:run",
 }
 REPORT = "calc.commands.report:run"
 

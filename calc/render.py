@@ -39,7 +39,17 @@ def human(value: float, unit: str = "") -> str:
     return f"{value:.3g}" + (f" {unit}" if unit else "")
 
 
+@dataclass(frozen=True)
+class Cell:
+    """A value with its own kind, for tables whose rows (not columns) share a unit."""
+
+    value: Any
+    kind: str
+
+
 def _format(value: Any, kind: str) -> str:
+    if isinstance(value, Cell):
+        value, kind = value.value, value.kind
     if value is None or value == "":
         return ""
     if isinstance(value, str) or kind in ("text", "latex"):
@@ -94,7 +104,8 @@ def _csv(tables: list[Table], notes: list[str]) -> str:
     for table in tables:
         writer.writerow([table.title])
         writer.writerow([c.name for c in table.columns])
-        writer.writerows(["" if v is None else v for v in row] for row in table.rows)
+        raw = ([v.value if isinstance(v, Cell) else v for v in row] for row in table.rows)
+        writer.writerows(["" if v is None else v for v in row] for row in raw)
         writer.writerow([])
     writer.writerows(["convention", note] for note in notes)
     return out.getvalue()
@@ -165,6 +176,19 @@ class View:
     title: str
     tables: list[Table]
     notes: list[str]
+
+
+class Shown:
+    """For pydantic report objects: `to_dict()` (JSON-ready) and tables in Jupyter."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")  # type: ignore[attr-defined]
+
+    def _repr_markdown_(self) -> str:
+        return render(self, "markdown")
+
+    def _repr_html_(self) -> str:
+        return render(self, "html")
 
 
 def render(report: Any, fmt: str = "text") -> str:

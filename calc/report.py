@@ -14,6 +14,7 @@ from calc import conventions
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, rule_flops, training_cost
 from calc.presets import Preset, PublishedRun, get_gpu, load_model
+from calc.render import Shown
 from calc.spec import DEFAULT_MFU, ModelSpec, Workload
 from calc.spec.model import Frozen
 
@@ -85,21 +86,15 @@ class TrainingReport(Frozen):
     published: PublishedComparison | None = None
 
 
-class Document(Frozen):
-    """Base of calc's reports: JSON through `to_dict()`, tables in notebooks (calc.views)."""
+class Document(Shown, Frozen):
+    """Base of calc's reports: JSON through `to_dict()`, tables in notebooks (calc.views), and
+    a pandas DataFrame of every number."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+    def to_dataframe(self) -> Any:
+        """Every number, indexed by its JSON key ("params.total"); needs pandas installed."""
+        from calc.frames import report_frame
 
-    def _repr_markdown_(self) -> str:
-        from calc.render import render
-
-        return render(self, "markdown")
-
-    def _repr_html_(self) -> str:
-        from calc.render import render
-
-        return render(self, "html")
+        return report_frame(self)
 
 
 class Report(Document):

@@ -10,13 +10,11 @@ from calc.cli import (
     Parser,
     add_format,
     add_model,
+    add_workload,
     assignment,
-    fraction,
-    positive_int,
-    positive_number,
+    workload,
 )
 from calc.render import render
-from calc.spec import DTYPES
 
 
 def _report_parser() -> argparse.ArgumentParser:
@@ -25,22 +23,7 @@ def _report_parser() -> argparse.ArgumentParser:
         description="Parameters, FLOPs per token and training cost of a Transformer LM. "
                     f"Other commands: {', '.join(COMMANDS)}.")
     add_model(parser)
-    parser.add_argument("--tokens", type=positive_number,
-                        help="training tokens, e.g. 2e12 or 2T")
-    parser.add_argument("--gpu", help="GPU catalogue name (python -m calc gpus)")
-    parser.add_argument("--gpus", type=positive_int, default=1,
-                        help="GPUs the run is spread over (for days)")
-    mfu = parser.add_mutually_exclusive_group()
-    mfu.add_argument("--mfu", type=fraction,
-                     help="model FLOPs utilisation in (0, 1] (default 0.4)")
-    mfu.add_argument("--mfu-from", metavar="BENCH_JSON",
-                     help="use the MFU measured by `python -m calc bench --save BENCH_JSON`")
-    parser.add_argument("--seq-len", type=positive_int,
-                        help="context T (default: the model's training context)")
-    parser.add_argument("--attention", default="causal", choices=("causal", "full"),
-                        help="count attention over the causal triangle or the full square")
-    parser.add_argument("--dtype", default="bf16", choices=DTYPES,
-                        help="compute dtype whose dense peak is used (default bf16)")
+    add_workload(parser)
     parser.add_argument("--set", dest="changes", action="append", type=assignment,
                         default=[], metavar="KEY=VALUE",
                         help="change a spec field, e.g. vocab_size=65 or attention.n_heads=16")
@@ -66,14 +49,6 @@ def run(argv: Sequence[str]) -> int:
 
         print(formula_document(preset.spec, args.format), end="")
         return 0
-    mfu, mfu_source = args.mfu, None
-    if args.mfu_from:
-        from calc.verify.throughput import load_bench
-
-        measured = load_bench(args.mfu_from)
-        mfu, mfu_source = measured.mfu, measured.mfu_source
-    report = estimate(preset, tokens=args.tokens, gpu=args.gpu, seq_len=args.seq_len,
-                      attention=args.attention, dtype=args.dtype, mfu=mfu, gpus=args.gpus,
-                      mfu_source=mfu_source)
+    report = estimate(preset, **workload(args))
     print(render(report, args.format), end="")
     return 0

@@ -18,6 +18,9 @@ MODULES = (
     "calc.views.verify",
     "calc.views.bench",
     "calc.views.plan",
+    "calc.views.sweep",
+    "calc.views.comparison",
+    "calc.views.flop_conventions",
 )
 
 
@@ -27,8 +30,15 @@ def _dispatch(report: Any) -> View:
 
 
 def view(report: Any) -> View:
-    """The title, tables and notes that show `report`."""
+    """The title, tables and notes that show `report`.
+
+    View modules are imported in order until one has registered the report's type, so the
+    main report's path imports only calc.views.estimate (start-up time, bench/startup.py).
+    """
+    fallback = _dispatch.registry[object]
     for module in MODULES:
+        if _dispatch.dispatch(type(report)) is not fallback:
+            break
         importlib.import_module(module)
     return _dispatch(report)
 

@@ -1,0 +1,43 @@
+"""`python -m calc compare A B C … [--tokens N --gpu G ...]`: models side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from calc.cli import Parser, add_format, add_workload, workload
+from calc.render import render
+
+
+def run(argv: Sequence[str]) -> int:
+    from calc.comparison import ROW_GROUPS, compare
+    from calc.presets import list_presets
+
+    groups = ", ".join(group.key for group in ROW_GROUPS)
+    parser = Parser(prog="python -m calc compare",
+                    description="Models side by side: parameters, FLOPs per token, training "
+                                "cost; one column per model, the numbers of each model's "
+                                "own report (python -m calc MODEL).")
+    parser.add_argument("models", metavar="MODEL", nargs="*",
+                        help="preset names (python -m calc list) or spec files")
+    parser.add_argument("--all", action="store_true", help="every preset, smallest first")
+    parser.add_argument("--groups", type=lambda text: [g.strip() for g in text.split(",")],
+                        help=f"row groups to show, comma-separated (default all: {groups})")
+    parser.add_argument("--rows", action="store_true",
+                        help="one row per model instead of one column (a catalogue)")
+    add_workload(parser)
+    add_format(parser)
+    args = parser.parse_args(argv)
+    if args.all == bool(args.models):
+        parser.error("MODEL: give models to compare, or --all (not both)")
+    models = args.models or _by_size(list_presets())
+    comparison = compare(models, groups=args.groups, layout="rows" if args.rows else "columns",
+                         **workload(args))
+    print(render(comparison, args.format), end="")
+    return 0
+
+
+def _by_size(names: list[str]) -> list[str]:
+    from calc.catalog import preset_catalogue
+
+    order = [row.name for row in preset_catalogue().presets]  # sorted by parameters
+    return [name for name in order if name in names]

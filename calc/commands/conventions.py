@@ -1,0 +1,29 @@
+"""`python -m calc conventions MODEL [--seq-len T]`: FLOPs per token under every rule."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from calc.cli import Parser, add_format, fraction, positive_int
+from calc.render import render
+
+
+def run(argv: Sequence[str]) -> int:
+    from calc.flop_conventions import conventions_table
+
+    parser = Parser(prog="python -m calc conventions",
+                    description="One model's training FLOPs per token under every published "
+                                "rule (6N, Kaplan, PaLM, Megatron, Chinchilla) and calc's exact "
+                                "count (causal and full attention), with the spread and the "
+                                "MFU each rule would report for the same run.")
+    parser.add_argument("model", metavar="MODEL",
+                        help="a preset name (python -m calc list) or a spec file")
+    parser.add_argument("--seq-len", type=positive_int,
+                        help="context T (default: the model's training context)")
+    parser.add_argument("--mfu", type=fraction,
+                        help="the run's MFU by calc's exact causal count (default 0.4)")
+    add_format(parser)
+    args = parser.parse_args(argv)
+    table = conventions_table(args.model, seq_len=args.seq_len, mfu=args.mfu)
+    print(render(table, args.format), end="")
+    return 0

@@ -1,0 +1,140 @@
+"""A sweep's result: named numpy columns, one row per configuration (calc.sweep builds it).
+
+A grid's columns are kept factored — the model part (one row per model shape) and the workload
+part (tokens × GPUs × ...) — and expanded to full length only when a column is read, so a
+ten-million-row grid costs memory only for what is used. `to_dataframe()` needs pandas (not a
+dependency of calc); the text columns (model, attention, gpu) become categoricals there.
+numpy is imported inside the methods: calc.views imports this module on the report's path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from calc.render import Shown
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+class Sweep(Shown):
+    """Columns of parameters, FLOPs and training cost: `sweep["gpu_hours"]` is a numpy array.
+
+    Inputs: model, d_model, n_layers, n_heads, n_kv_heads, head_dim, d_ff, vocab_size,
+    seq_len, attention, and with tokens: tokens, mfu, gpus, gpu. Outputs: params_total,
+    params_embedding, params_non_embedding, params_active, flops_weights (FLOPs per token
+    through the weights), flops_attention_seq (QKᵀ and A·V per sequence, all layers),
+    flops_forward and flops_train (per token), attention_share, and with tokens
+    training_flops, gpu_hours and days.
+    """
+
+    def __init__(self, n_model: int, n_work: int, grid: bool, model: dict[str, Any],
+                 work: dict[str, Any], both: Callable[[], dict[str, np.ndarray]] | None,
+                 labels: dict[str, list[str]], dtypes: dict[str, str], conventions: list[str],
+                 columns: list[str]):
+        self._n_model, self._n_work, self._grid = n_model, n_work, grid
+        self.columns = columns  # in display order: inputs, then numbers
+        self._model, self._work = model, work
+        self._compute_both, self._computed = both, None
+        self._labels = labels
+        self._cache: dict[str, np.ndarray] = {}
+        self.count_dtypes = dtypes  # what the formulas' outputs were evaluated in
+        self.conventions = conventions
+
+    # ---- columns ------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._n_model * self._n_work if self._grid else self._n_model
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.columns
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        import numpy as np
+
+        if name not in self._cache:
+            codes = self._codes(name)
+            self._cache[name] = (np.asarray(self._labels[name])[codes]
+                                 if name in self._labels else codes)
+        return self._cache[name]
+
+    @property
+    def _both(self) -> dict[str, np.ndarray]:
+        """Columns of every (model, workload) pair, computed on first use."""
+        if self._computed is None:
+            self._computed = self._compute_both() if self._compute_both else {}
+        return self._computed
+
+    def _codes(self, name: str) -> np.ndarray:
+        """The column at full length (codes for a text column)."""
+        import numpy as np
+
+        if name not in self._model and name not in self._work and name in self.columns:
+            return self._both[name]
+        if name in self._model:
+            values, count, repeat = self._model[name], self._n_model, True
+        elif name in self._work:
+            values, count, repeat = self._work[name], self._n_work, False
+        else:
+            raise KeyError(f"no column {name!r}; columns: {', '.join(self.columns)}")
+        if not isinstance(values, np.ndarray):
+            return np.full(len(self), values)
+        if not self._grid or self._n_work == 1:
+            return values
+        other = self._n_work if repeat else self._n_model
+        assert len(values) == count
+        return np.repeat(values, other) if repeat else np.tile(values, other)
+
+    def labels(self, name: str) -> list[str]:
+        """The names a text column (model, attention, gpu) takes."""
+        return list(self._labels[name])
+
+    def varies(self, name: str) -> bool:
+        """Whether an input column takes more than one value."""
+        import numpy as np
+
+        stored = self._model.get(name, self._work.get(name))
+        return isinstance(stored, np.ndarray) and stored.size > 0 and stored.min() != stored.max()
+
+    def row(self, index: int) -> dict[str, Any]:
+        """One configuration as plain Python values."""
+        import numpy as np
+
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"row {index} of a sweep of {n:,} rows")
+        index %= n
+        i_model, i_work = divmod(index, self._n_work) if self._grid else (index, index)
+        out: dict[str, Any] = {}
+        for name in self.columns:
+            if name not in self._model and name not in self._work:
+                value = self._both[name][index]
+            else:
+                part, i = (self._model, i_model) if name in self._model else (self._work, i_work)
+                value = part[name][i] if isinstance(part[name], np.ndarray) else part[name]
+            out[name] = self._labels[name][value] if name in self._labels else value.item() \
+                if isinstance(value, np.generic) else value
+        return out
+
+    def head(self, n: int = 10) -> list[dict[str, Any]]:
+        return [self.row(i) for i in range(min(n, len(self)))]
+
+    # ---- other forms --------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """{"rows", "columns": {name: list}, "conventions"}: JSON-ready (every row: mind size)."""
+        return {"rows": len(self),
+                "columns": {name: self[name].tolist() for name in self.columns},
+                "conventions": self.conventions}
+
+    def to_dataframe(self) -> Any:
+        """A pandas DataFrame of every column (pandas must be installed)."""
+        from calc.frames import pandas as load_pandas
+
+        pandas = load_pandas()
+        data = {name: pandas.Categorical.from_codes(self._codes(name), self._labels[name])
+                if name in self._labels else self[name] for name in self.columns}
+        return pandas.DataFrame(data)
+
+    def __repr__(self) -> str:
+        return f"<calc.Sweep: {len(self):,} configurations × {len(self.columns)} columns>"
+

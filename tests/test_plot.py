@@ -1,0 +1,55 @@
+"""Plots render (when matplotlib, the `plot` extra, is installed) and refuse bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+import calc
+from calc.errors import CalcError
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("kind, models", [
+    ("context", ["gpt2", "mistral-7b"]),
+    ("params", ["gpt2", "mixtral-8x7b", "deepseek-v3"]),
+    ("mfu", ["llama2-7b"]),
+])
+def test_each_kind_renders(tmp_path, kind, models):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / f"{kind}.png"
+    figure = calc.plot(kind, models, path)
+    assert path.read_bytes().startswith(PNG) and path.stat().st_size > 10_000
+    assert len(figure.axes) >= 1
+
+
+def test_mfu_plot_marks_the_published_run():
+    pytest.importorskip("matplotlib")
+    figure = calc.plot("mfu", "llama2-7b", gpus=["a100", "h100"])
+    labels = [line.get_label() for line in figure.axes[0].get_lines()]
+    assert labels[:2] == ["a100", "h100"] and any("184,320" in label for label in labels)
+    texts = [t.get_text() for t in figure.axes[0].texts]
+    assert any("implied MFU 41.4 %" in text for text in texts)  # README: 0.414
+
+
+def test_cli_plot(tmp_path, cli):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "p.png"
+    result = cli("plot", "params", "llama2-7b", "-o", str(out))
+    assert result.code == 0 and out.read_bytes().startswith(PNG)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("plot", "pie", "gpt2", "-o", "x.png"), "invalid choice"),
+    (("plot", "mfu", "gpt2", "-o", "x.png", "--gpu", "v100"), "has a dense bf16 peak"),
+    (("plot", "context", "gpt2"), "-o/--output"),
+])
+def test_cli_plot_bad_input(cli, argv, message):
+    pytest.importorskip("matplotlib")
+    result = cli(*argv)
+    assert result.code == 2 and message in result.err
+
+
+def test_unknown_kind():
+    with pytest.raises(CalcError, match="plot kind"):
+        calc.plot("pie", "gpt2")
