@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import sympy
 
+from calc.formulas import params
 from calc.symbols import (
-    E,
     E_s,
     L,
     L_loc,
@@ -28,19 +28,12 @@ from calc.symbols import (
     d_e,
     d_ff,
     d_qk,
-    d_rope,
     d_s,
     d_v,
     h,
-    h_kv,
     i_causal,
-    i_glu,
-    i_mla,
-    i_qlora,
     i_shared_gate,
     k,
-    r_kv,
-    r_q,
     w,
 )
 
@@ -49,21 +42,14 @@ BACKWARD_PER_FORWARD = 2  # gradients w.r.t. activations and w.r.t. weights, eac
 TRAIN_PER_FORWARD = 1 + BACKWARD_PER_FORWARD
 
 # ---- weights a token multiplies through, per layer (no biases, no norms) ------------------
-MHA = 1 - i_mla
-MATMUL_PER_LAYER: dict[str, sympy.Expr] = {
-    "attention/q": MHA * d * h * d_qk
-    + i_mla * (i_qlora * (d * r_q + r_q * h * d_qk) + (1 - i_qlora) * d * h * d_qk),
-    "attention/kv": MHA * d * h_kv * (d_qk + d_v)
-    + i_mla * (d * (r_kv + d_rope) + r_kv * h * (d_qk - d_rope + d_v)),
-    "attention/o": h * d_v * d,
-}
-MATMUL_DENSE_FFN = (2 + i_glu) * d * d_ff
+MATMUL_PER_LAYER = params.ATTENTION_WEIGHTS
+MATMUL_DENSE_FFN = params.ffn_weights(d_ff)
 MATMUL_MOE: dict[str, sympy.Expr] = {
-    "moe/router": d * E,
-    "moe/experts": k * (2 + i_glu) * d * d_e,  # only the top-k routed experts
-    "moe/shared": E_s * (2 + i_glu) * d * d_s + i_shared_gate * d,
+    "moe/router": params.ROUTER_WEIGHTS,
+    "moe/experts": k * params.ffn_weights(d_e),  # only the top-k routed experts
+    "moe/shared": E_s * params.ffn_weights(d_s) + i_shared_gate * d,
 }
-MATMUL_LM_HEAD = d * V
+MATMUL_LM_HEAD = d * V  # computed even when W_U is tied to the embedding
 
 
 def _keys_per_sequence(visible: sympy.Expr) -> sympy.Expr:

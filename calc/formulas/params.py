@@ -54,21 +54,33 @@ from calc.symbols import (
 NORM = 1 + b_norm
 MHA = 1 - i_mla
 
-# ---- attention, per layer -----------------------------------------------------------------
+# ---- weight matrices: what a token multiplies through (calc.formulas.flops counts these) ----
 # MHA/GQA/MQA: W_Q is d × h·d_qk, W_K and W_V are d × h_kv·d_qk and d × h_kv·d_v (Vaswani 2017
 # §3.2.2; GQA: Ainslie et al. 2023). MLA (DeepSeek-V2 §2.1.2, DeepSeek-V3 config.json): queries
 # go d → r_q (norm) → h·d_qk; keys and values share a latent d → r_kv (norm) → h·(d_nope + d_v),
 # plus one RoPE key of width d_rope shared by all heads, projected straight from d.
-ATTENTION_Q = (
-    MHA * (d * h * d_qk + b_qkv * h * d_qk)
-    + i_mla * (i_qlora * (d * r_q + b_qkv * r_q + NORM * r_q + r_q * h * d_qk)
-               + (1 - i_qlora) * d * h * d_qk)
-)
-ATTENTION_KV = (
-    MHA * (d * h_kv * (d_qk + d_v) + b_qkv * h_kv * (d_qk + d_v))
-    + i_mla * ((d + b_qkv) * (r_kv + d_rope) + NORM * r_kv + r_kv * h * (d_qk - d_rope + d_v))
-)
-ATTENTION_O = h * d_v * d + b_o * d  # W_O: h·d_v → d
+ATTENTION_WEIGHTS: dict[str, sympy.Expr] = {
+    "attention/q": MHA * d * h * d_qk
+    + i_mla * (i_qlora * (d * r_q + r_q * h * d_qk) + (1 - i_qlora) * d * h * d_qk),
+    "attention/kv": MHA * d * h_kv * (d_qk + d_v)
+    + i_mla * (d * (r_kv + d_rope) + r_kv * h * (d_qk - d_rope + d_v)),
+    "attention/o": h * d_v * d,  # W_O: h·d_v → d
+}
+
+
+def ffn_weights(width: sympy.Expr) -> sympy.Expr:
+    """W_up, W_down (and W_gate when gated) of an FFN of hidden width `width`."""
+    return (2 + i_glu) * d * width
+
+
+# ---- attention, per layer: the weights, their biases and the MLA latents' norms ----------------
+ATTENTION_Q = (ATTENTION_WEIGHTS["attention/q"]
+               + b_qkv * (MHA * h * d_qk + i_mla * i_qlora * r_q)  # MLA: bias on the q_a only
+               + i_mla * i_qlora * NORM * r_q)
+ATTENTION_KV = (ATTENTION_WEIGHTS["attention/kv"]
+                + b_qkv * (MHA * h_kv * (d_qk + d_v) + i_mla * (r_kv + d_rope))
+                + i_mla * NORM * r_kv)
+ATTENTION_O = ATTENTION_WEIGHTS["attention/o"] + b_o * d
 # QK-norm: per head over d_qk (Qwen3, Gemma 3: one γ for q, one for k), or over the whole
 # projections h·d_qk and h_kv·d_qk (OLMo 2).
 ATTENTION_QK_NORM = NORM * (i_qk_head * 2 * d_qk + i_qk_proj * (h + h_kv) * d_qk)
@@ -93,7 +105,7 @@ DENSE_FFN: dict[str, sympy.Expr] = {
 
 def _expert(width: sympy.Expr) -> sympy.Expr:
     """One expert: an FFN of hidden width `width`, gated or not, with the FFN's biases."""
-    return (2 + i_glu) * d * width + b_ff * ((1 + i_glu) * width + d)
+    return ffn_weights(width) + b_ff * ((1 + i_glu) * width + d)
 
 
 EXPERT = _expert(d_e)
@@ -103,8 +115,9 @@ SHARED_EXPERT = _expert(d_s)
 # Router: Linear(d, E) (Shazeer et al. 2017; Fedus et al. 2021), with an optional bias per
 # expert (DeepSeek-V3's e_score_correction_bias). Shared experts (DeepSeek-MoE, Dai et al. 2024)
 # every token uses; Qwen2-MoE scales them by a learned gate Linear(d, 1).
+ROUTER_WEIGHTS = d * E
 MOE_FFN: dict[str, sympy.Expr] = {
-    "moe/router": d * E + b_router * E,
+    "moe/router": ROUTER_WEIGHTS + b_router * E,
     "moe/experts": E * EXPERT,
     "moe/shared": E_s * SHARED_EXPERT + i_shared_gate * d,
 }
