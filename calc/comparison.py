@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -20,6 +21,9 @@ from calc.presets import Preset
 from calc.report import Document, Report, estimate
 from calc.spec import ModelSpec
 from calc.spec.model import Frozen
+
+if TYPE_CHECKING:
+    from calc.plan.memory import MemoryBlock
 
 Value = int | float | str | None
 
@@ -73,6 +77,23 @@ def _published_ratio(report: Report) -> float | None:
     return published.ratio if published else None
 
 
+@lru_cache(maxsize=64)
+def _memory(spec: ModelSpec, gpu: str | None, seq_len: int) -> MemoryBlock:
+    """The model's own memory report (calc.memory) at calc.memory's defaults — one GPU, no
+    sharding, micro-batch 1, mixed-precision AdamW — at the comparison's GPU and T."""
+    from calc.plan.memory import memory
+
+    return memory(spec, gpu=gpu, seq_len=seq_len).memory
+
+
+def _memory_of(field: str) -> Callable[[Report], Value]:
+    def read(report: Report) -> Value:
+        gpu = report.training.gpu if report.training else None
+        value = getattr(_memory(report.spec, gpu, report.flops_per_token.seq_len), field)
+        return {True: "yes", False: "no"}.get(value, value) if field == "fits" else value
+    return read
+
+
 ROW_GROUPS: list[RowGroup] = [
     RowGroup("shape", "Shape", (
         RowSpec("spec.n_layers", "layers", "int"),
@@ -107,6 +128,17 @@ ROW_GROUPS: list[RowGroup] = [
                 "hours", _published_hours),
         RowSpec("training.published_ratio", "estimate / published", "ratio",
                 _published_ratio),
+    )),
+    RowGroup("memory", "Training memory, one GPU, no sharding (calc.memory defaults)", (
+        RowSpec("memory.weights_bytes", "weights", "bytes", _memory_of("weights_bytes")),
+        RowSpec("memory.gradients_bytes", "gradients", "bytes",
+                _memory_of("gradients_bytes")),
+        RowSpec("memory.optimizer_bytes", "optimizer states + fp32 master", "bytes",
+                _memory_of("optimizer_bytes")),
+        RowSpec("memory.activations_bytes", "activations, micro-batch 1 at T", "bytes",
+                _memory_of("activations_bytes")),
+        RowSpec("memory.total_bytes", "total", "bytes", _memory_of("total_bytes")),
+        RowSpec("memory.fits", "fits the GPU", "text", _memory_of("fits")),
     )),
 ]
 

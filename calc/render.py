@@ -68,6 +68,8 @@ def _format(value: Any, kind: str) -> str:
         return f"{100 * value:.2f} %"
     if kind == "ratio":
         return f"{value:.3f}"
+    if kind == "bytes":  # binary, labelled
+        return f"{value / 2**30:,.2f} GiB"
     if kind == "hours":
         return f"{value:,.0f}" if value >= 100 else f"{value:,.2f}"
     return str(value)
@@ -80,7 +82,7 @@ def _latex_escape(text: str) -> str:
 @dataclass(frozen=True)
 class Column:
     name: str
-    kind: str = "text"  # text | latex | int | count | flops | sci | pct | ratio | hours
+    kind: str = "text"  # text | latex | int | count | flops | sci | pct | ratio | hours | bytes
 
 
 @dataclass

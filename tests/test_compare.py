@@ -87,7 +87,7 @@ def test_all_presets_as_rows(cli):
 @pytest.mark.parametrize("argv, message", [
     (("compare",), "give models to compare, or --all"),
     (("compare", "gpt2", "--all"), "not both"),
-    (("compare", "gpt2", "--groups", "memory"), "groups: unknown 'memory'"),
+    (("compare", "gpt2", "--groups", "disk"), "groups: unknown 'disk'"),
     (("compare", "gpt2", "llama2-7", "--tokens", "1e9"), "did you mean llama2-7b"),
     (("compare", "gpt2", "--seq-len", "4096"), "learned position table"),
     (("conventions",), "MODEL"),
@@ -132,3 +132,14 @@ def test_conventions_cli(cli):
         assert label in text.out
     data = cli("conventions", "llama2-7b", "--seq-len", "2048", "--format", "json").json()
     assert data == calc.conventions_table("llama2-7b", seq_len=2048).to_dict()
+
+
+def test_memory_rows_are_the_memory_reports():
+    """The memory group reads each model's own calc.memory report (one GPU, no sharding)."""
+    comparison = calc.compare(["llama2-7b", "mixtral-8x7b"], tokens=1e12, gpu="h100",
+                              groups=["memory"])
+    for name in ("llama2-7b", "mixtral-8x7b"):
+        spec = calc.load_preset(name).spec
+        own = calc.memory(name, gpu="h100", seq_len=spec.context_length).memory
+        assert comparison.value("memory.total_bytes", name) == own.total_bytes
+        assert comparison.value("memory.fits", name) == ("yes" if own.fits else "no")
