@@ -52,7 +52,7 @@ _LAZY = {
     "conventions_table": "calc.flop_conventions:conventions_table",
     "ConventionsTable": "calc.flop_conventions:ConventionsTable",
     "sweep": "calc.sweeps:sweep",
-    "Sweep": "calc.sweep_result:Sweep",
+    "Sweep": "calc.sweeps.result:Sweep",
     "model_formulas": "calc.formulas.notebook:model_formulas",
     "plot": "calc.plot:plot",
 }

@@ -1,8 +1,8 @@
 """calc.sweep against the one-at-a-time path (calc.estimate, count_params, count_flops).
 
 Integers must be equal, not close: the sweep runs the same compiled formulas (traced into
-polynomials, calc.vectorise) in int64, and a bound proves no row overflows; floats follow the
-same operations in the same order, so they are equal too.
+polynomials, calc.sweeps.vectorise) in int64, and a bound proves no row overflows; floats
+follow the same operations in the same order, so they are equal too.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from calc import _compiled
 from calc.errors import CalcError
 from calc.evaluate import count_flops, count_params
 from calc.sweeps import sweep
-from calc.vectorise import Plan
+from calc.sweeps.vectorise import Plan
 from tests.strategies import model_specs
 
 RNG = np.random.default_rng(20240601)

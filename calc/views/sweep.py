@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from calc.render import Column, Table, View
-from calc.sweep_result import Sweep
+from calc.sweeps.result import Sweep
 from calc.views import register
 
 SHOWN = 10  # rows a notebook shows; .to_dataframe() has them all

@@ -18,8 +18,8 @@ build, and gets the numbers calc.estimate gives that spec (tests/test_sweep.py c
 - Rows no spec allows (n_heads not dividing d_model, KV heads not dividing heads, no MoE layer
   left, seq_len beyond a learned position table) are dropped and counted in the notes.
 
-The formulas are calc._compiled's, traced into polynomials (calc.vectorise) and run over numpy
-arrays. Integer columns are int64 where a bound proves them exact, float64 where they could pass
+The formulas are calc._compiled's, traced into polynomials (calc.sweeps.vectorise) and run
+over numpy arrays. Integer columns are int64 where a bound proves them exact, float64 where they could pass
 2⁶³ (the notes say which). numpy is imported here, never on the report path.
 """
 
@@ -39,10 +39,10 @@ from calc.evaluate import symbol_values
 from calc.presets import Preset, get_gpu
 from calc.report import resolve
 from calc.spec import DEFAULT_MFU, DTYPES, ModelSpec
-from calc.sweep_axes import LIMITS, integers, names_and_codes, numbers, rows_of
-from calc.sweep_result import Sweep
+from calc.sweeps.axes import LIMITS, integers, names_and_codes, numbers, rows_of
+from calc.sweeps.result import Sweep
+from calc.sweeps.vectorise import CHUNK, Plan, each_chunk
 from calc.symbols import INFO
-from calc.vectorise import CHUNK, Plan, each_chunk
 
 _OUTPUTS = {"total": "params_total", "embedding": "params_embedding",
             "non_embedding": "params_non_embedding", "active": "params_active",
