@@ -19,8 +19,8 @@ build, and gets the numbers calc.estimate gives that spec (tests/test_sweep.py c
   left, seq_len beyond a learned position table) are dropped and counted in the notes.
 
 The formulas are calc._compiled's, traced into polynomials (calc.sweeps.vectorise) and run
-over numpy arrays. Integer columns are int64 where a bound proves them exact, float64 where they could pass
-2⁶³ (the notes say which). numpy is imported here, never on the report path.
+over numpy arrays. Integer columns are int64 where a bound proves them exact, float64 where
+they could pass 2⁶³ (the notes say which). numpy is imported here, never on the report path.
 """
 
 from __future__ import annotations
