@@ -5,7 +5,8 @@
     >>> report.params.total
     6738415616
 
-Custom models are `calc.ModelSpec(...)`; presets are listed by `calc.list_presets()`. This
+Custom models are `calc.ModelSpec(...)`; presets are listed by `calc.list_presets()`;
+`calc.reproduce()` sets every published training run beside calc's estimate of it. This
 package never imports torch (the verifier, calc.verify, does) and its report path never imports
 sympy (formulas are compiled into calc._compiled).
 """
@@ -15,6 +16,7 @@ from calc.evaluate import count_flops, count_params
 from calc.presets import Preset, get_gpu, list_presets, load_gpus, load_model, load_preset
 from calc.render import render
 from calc.report import Report, estimate
+from calc.reproduce import ReproduceReport, reproduce
 from calc.spec import (
     GPU,
     AttentionSpec,
@@ -41,6 +43,7 @@ __all__ = [
     "PositionSpec",
     "Preset",
     "Report",
+    "ReproduceReport",
     "UnknownNameError",
     "Workload",
     "count_flops",
@@ -52,4 +55,5 @@ __all__ = [
     "load_model",
     "load_preset",
     "render",
+    "reproduce",
 ]

@@ -96,6 +96,7 @@ COMMANDS: dict[str, str] = {
     "list": "calc.commands.catalog:run_list",
     "gpus": "calc.commands.catalog:run_gpus",
     "verify": "calc.commands.verify:run",
+    "reproduce": "calc.commands.reproduce:run",
 }
 REPORT = "calc.commands.report:run"
 

@@ -16,6 +16,7 @@ MODULES = (
     "calc.views.estimate",
     "calc.views.catalog",
     "calc.views.verify",
+    "calc.views.reproduce",
 )
 
 
