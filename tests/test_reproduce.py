@@ -70,6 +70,10 @@ PUBLISHED = [
     ("smollm3-3b", 11.2e12, 221_184, None, 384),
     # GLM-130B p2-p5: 400B tokens, 768 A100-40GB, the 60-day window
     ("glm-130b", 400e9, 1_105_920, None, 768),
+    # Gopher Table A27 (920 h on 4096 TPUv3, 300B tokens); Chinchilla Table 3 (5.76e23 FLOPs)
+    ("gopher-280b", 300e9, 3_768_320, 5.76e23, 4096),
+    # Chinchilla Table 3: the same 5.76e23 FLOPs on 1.4T tokens; hardware and time unpublished
+    ("chinchilla-70b", 1.4e12, None, 5.76e23, None),
 ]
 
 
@@ -91,6 +95,7 @@ def test_rows_show_the_published_figures(model, tokens, gpu_hours, flops, gpus):
     ("gpt3-175b", 0.213),  # PaLM Table 3
     ("palm-540b", 0.462),  # PaLM Table 3, with self-attention
     ("glm-130b", 0.325),  # GLM-130B p5
+    ("gopher-280b", 0.325),  # PaLM Table 3
 ])
 def test_published_mfu(model, mfu):
     assert ROWS[model].published_mfu == mfu
@@ -166,6 +171,9 @@ def test_deepseek_v3_implied_mfu_and_its_scope():
     ("palm-540b", 0.98, 1.00),
     # Llama 3 paper §1: 3.8e25 ≈ 6 × 405B × 15.6T; calc's exact adds causal attention (+3.6 %)
     ("llama3.1-405b", 1.03, 1.04),
+    # Chinchilla Table 3's 5.76e23 for 70B × 1.4T (6ND: 5.88e23); calc's exact is 2.7 % below
+    # it: the 5.4B relative-position projections are parameters but no per-token product
+    ("chinchilla-70b", 0.97, 0.98),
 ])
 def test_exact_flops_against_published_flops(model, low, high):
     assert low <= ROWS[model].flops_ratio <= high
@@ -203,11 +211,12 @@ def test_reproduce_skips_what_it_cannot_compare(monkeypatch):
 
 
 def test_a_run_without_published_hardware_compares_flops_only():
-    """Chinchilla's kind of run: total FLOPs on 'TPUv3/TPUv4' — no peak, no GPU-hours."""
-    row = reproduce_run(_preset(tokens=2e12, flops=8.6e22))
+    """Chinchilla: total FLOPs on 'TPUv3/TPUv4' — no peak, no GPU-hours, no implied MFU."""
+    row = ROWS["chinchilla-70b"]
     assert row.gpu is None and row.peak_flops is None and row.gpu_hours is None
-    assert row.implied_mfu is None and row.ratio is None
-    assert row.flops_ratio == pytest.approx(row.flops / 8.6e22)
+    assert row.implied_mfu is None and row.ratio is None and row.gpu_hours_at_published_mfu is None
+    assert row.flops_ratio == pytest.approx(row.flops / 5.76e23)
+    assert reproduce_run(_preset(tokens=2e12, flops=8.6e22)).gpu_hours is None
 
 
 def test_json_keys_are_documented(cli):
