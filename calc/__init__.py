@@ -16,7 +16,7 @@ from calc.evaluate import count_flops, count_params
 from calc.presets import Preset, get_gpu, list_presets, load_gpus, load_model, load_preset
 from calc.render import render
 from calc.report import Report, estimate
-from calc.reproduce import ReproduceReport, reproduce
+from calc.reproduction import ReproduceReport, reproduce
 from calc.spec import (
     GPU,
     AttentionSpec,

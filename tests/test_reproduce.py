@@ -7,15 +7,15 @@ that changes what the table shows fails here; every implied MFU is computed by c
 from __future__ import annotations
 
 import csv
-import importlib
 import io
 
 import pytest
 
 import calc
+from calc import reproduction
 from calc.presets import Preset, PublishedRun
 from calc.report import estimate, implied_mfu
-from calc.reproduce import ReproducedRun, reproduce, reproduce_run
+from calc.reproduction import ReproducedRun, reproduce, reproduce_run
 
 REPORT = reproduce()
 ROWS = {row.model: row for row in REPORT.runs}
@@ -198,13 +198,12 @@ def _preset(**run) -> Preset:
 
 def test_reproduce_skips_what_it_cannot_compare(monkeypatch):
     """A preset whose run is unconfirmed, or has neither GPU-hours nor FLOPs, is excluded."""
-    module = importlib.import_module("calc.reproduce")  # calc.reproduce is also the function
     presets = {"a": _preset(tokens=1e12, gpu="a100", gpu_hours=1e5, confidence="unconfirmed"),
                "b": _preset(tokens=1e12, gpu="a100"),
                "c": _preset(tokens=1e12, gpu="a100", gpu_hours=1e5)}
-    monkeypatch.setattr(module, "list_presets", lambda: list(presets))
-    monkeypatch.setattr(module, "load_preset", presets.__getitem__)
-    report = module.reproduce()
+    monkeypatch.setattr(reproduction, "list_presets", lambda: list(presets))
+    monkeypatch.setattr(reproduction, "load_preset", presets.__getitem__)
+    report = reproduction.reproduce()
     assert len(report.runs) == 1 and report.runs[0].published_gpu_hours == 1e5
     reasons = [item.reason for item in report.excluded[:2]]
     assert "unconfirmed" in reasons[0] and "nothing to compare" in reasons[1]

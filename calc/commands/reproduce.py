@@ -10,7 +10,7 @@ from calc.render import render
 
 
 def run(argv: Sequence[str]) -> int:
-    from calc.reproduce import reproduce
+    from calc.reproduction import reproduce
 
     parser = Parser(prog="python -m calc reproduce",
                     description="Published training runs (tokens, GPUs, GPU-hours, FLOPs, MFU) "

@@ -1,10 +1,10 @@
-"""The reproduction report (calc.reproduce) as tables: the runs as published, then calc's
+"""The reproduction report (calc.reproduce()) as tables: the runs as published, then calc's
 FLOPs, GPU-hours and implied MFU beside them; sources, scopes and exclusions under them."""
 
 from __future__ import annotations
 
 from calc.render import Column, Table, View
-from calc.reproduce import ReproduceReport
+from calc.reproduction import ReproduceReport
 from calc.views import register
 
 
