@@ -9,7 +9,8 @@ Planning: `calc.memory(model, gpu=..., zero=..., dp=...)` (training memory per G
 `calc.infer(model, gpu=..., context=..., batch=...)` (KV cache, prefill and decode time) and
 `calc.optimal(flops=...)` (compute-optimal N and D). Tables and notebooks: `calc.compare(...)`,
 `calc.conventions_table(...)`, `calc.sweep(...)` (numpy), `calc.model_formulas(...)` (LaTeX),
-`calc.plot(...)` (matplotlib). All of these load on first use.
+`calc.plot(...)` (matplotlib). `calc.reproduce()` sets every published training run beside
+calc's estimate of it. All of these load on first use.
 
 Custom models are `calc.ModelSpec(...)`; presets are listed by `calc.list_presets()`. This
 package never imports torch (the verifier, calc.verify, does) and its report path never imports
@@ -47,6 +48,8 @@ _LAZY = {
     "InferenceReport": "calc.plan.inference:InferenceReport",
     "optimal": "calc.plan.optimal:optimal",
     "OptimalReport": "calc.plan.optimal:OptimalReport",
+    "reproduce": "calc.reproduction:reproduce",
+    "ReproduceReport": "calc.reproduction:ReproduceReport",
     "compare": "calc.comparison:compare",
     "Comparison": "calc.comparison:Comparison",
     "conventions_table": "calc.flop_conventions:conventions_table",

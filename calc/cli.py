@@ -144,6 +144,7 @@ COMMANDS: dict[str, str] = {
     "gpus": "calc.commands.catalog:run_gpus",
     "verify": "calc.commands.verify:run",
     "bench": "calc.commands.bench:run",
+    "reproduce": "calc.commands.reproduce:run",
     "memory": "calc.commands.memory:run",
     "infer": "calc.commands.infer:run",
     "optimal": "calc.commands.optimal:run",

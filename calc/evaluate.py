@@ -36,7 +36,7 @@ def symbol_values(spec: ModelSpec) -> dict[str, int]:
         "i_qk_head": int(att.qk_norm == "head"), "i_qk_proj": int(att.qk_norm == "projection"),
         "i_norm_emb": int(norm.embedding), "i_norm_final": int(norm.final),
         "i_shared_gate": int(bool(moe and moe.shared_expert_gate)),
-        "i_moe": int(moe is not None),
+        "i_moe": int(moe is not None), "i_rel": int(spec.position.kind == "relative"),
         "b_qkv": int(att.qkv_bias), "b_o": int(att.out_bias), "b_ff": int(ffn.bias),
         "b_norm": int(norm.has_bias), "b_lm": int(spec.lm_head_bias),
         "b_router": int(bool(moe and moe.router_bias)),

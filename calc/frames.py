@@ -36,9 +36,10 @@ def report_frame(report: Any) -> Any:
 
 
 def comparison_frame(comparison: Comparison) -> Any:
-    """Quantities × models (models × quantities with layout='rows'), keyed by label."""
+    """Quantities × models (models × quantities with layout='rows'), indexed by each row's
+    unique key ("params.total", "memory.total_bytes"): labels repeat across groups."""
     frame = pandas().DataFrame(
         {model: [row.values[i] for row in comparison.rows]
          for i, model in enumerate(comparison.models)}, dtype=object,  # exact integers
-        index=pandas().Index([row.label for row in comparison.rows], name="quantity"))
+        index=pandas().Index([row.key for row in comparison.rows], name="quantity"))
     return frame.T if comparison.layout == "rows" else frame

@@ -1,4 +1,5 @@
-"""Find, list and load presets (presets/models/*.toml, presets/gpus.toml) and spec files.
+"""Find, list and load presets (presets/models/*.toml, presets/gpus.toml,
+presets/unreproduced.toml) and spec files.
 
 A model is named by a preset (the file stem, e.g. `llama2-7b`) or by a path to a spec file: TOML
 or JSON holding either the spec's fields at top level or a preset's layout (`[spec]` plus
@@ -13,7 +14,7 @@ import tomllib
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
@@ -34,17 +35,32 @@ class PublishedParams(Frozen):
     source: str = Field(min_length=1)
 
 
+# The confidence tags of ../shared/reference/published.json, strongest first: the figure read in
+# the primary source, in a verbatim transcription, in two secondary sources, in one; derived from
+# published figures; or not confirmed at all.
+Confidence = Literal["confirmed_primary", "confirmed_transcription", "confirmed_secondary",
+                     "secondary_single", "derived", "unconfirmed"]
+
+
 class PublishedRun(Frozen):
     """A published training run of the model: tokens, hardware and its cost."""
 
     tokens: float = Field(gt=0)
-    gpu: str = Field(description="GPU catalogue name")
+    gpu: str | None = Field(
+        None, description="GPU catalogue name whose dense peak prices the run; None when the "
+                          "source does not say which accelerator (Chinchilla: 'TPUv3/TPUv4')")
+    accelerator: str = Field(
+        "", description="the accelerator as the source names it, when that says more than the "
+                        "catalogue name (A100-SXM4-40GB, TPU v4 chips)")
     dtype: Dtype = "bf16"
     gpus: int | None = Field(None, ge=1)
     gpu_hours: float | None = Field(None, gt=0)
     flops: float | None = Field(None, gt=0, description="total training FLOPs as reported")
     mfu: float | None = Field(None, gt=0, le=1, description="MFU as reported")
+    mfu_convention: str = Field("", description="how the reported MFU was counted")
     scope: str = Field("", description="what the GPU-hours cover")
+    confidence: Confidence | None = Field(
+        None, description="how well the run's figures are confirmed (published.json's tag)")
     source: str = Field(min_length=1)
 
 
@@ -153,6 +169,21 @@ def load_model(model: str) -> Preset:
             return _preset_from_hf_config(path, data)
         return _preset_from_mapping(path.stem, data, f"spec file {str(path)!r}")
     return load_preset(model)  # raises UnknownNameError with suggestions
+
+
+class UnreproducedRun(Frozen):
+    """A published training run calc leaves out of `reproduce`, and why."""
+
+    run: str = Field(min_length=1, description="the run as the literature names it")
+    reason: str = Field(min_length=1, description="why calc does not reproduce it")
+    source: str = Field(min_length=1, description="where its figures were looked for")
+
+
+@cache
+def load_unreproduced() -> tuple[UnreproducedRun, ...]:
+    """presets/unreproduced.toml: published runs without a preset, each with its reason."""
+    data = tomllib.loads((_data_dir() / "unreproduced.toml").read_text(encoding="utf-8"))
+    return tuple(UnreproducedRun.model_validate(entry) for entry in data.values())
 
 
 @cache

@@ -60,13 +60,15 @@ class PublishedComparison(Frozen):
     flops: float | None
     mfu: float | None
     tokens: float
-    gpu: str
+    gpu: str | None
     gpus: int | None
     scope: str
     source: str
     ratio: float | None = Field(description="calc's GPU-hours / the published GPU-hours")
     implied_mfu: float | None = Field(
         description="the MFU at which calc's exact FLOPs take the published GPU-hours")
+    implied_mfu_6nd: float | None = Field(
+        None, description="the MFU at which 6·N·D takes the published GPU-hours")
 
 
 class TrainingReport(Frozen):
@@ -141,18 +143,26 @@ def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int) ->
     )
 
 
+def implied_mfu(flops: float, gpu_hours: float, peak_flops: float) -> float:
+    """The MFU at which `flops` take `gpu_hours` on GPUs of dense peak `peak_flops` FLOP/s:
+    GPU-hours = FLOPs / (peak × MFU) / 3600 (calc.formulas.training) solved for MFU."""
+    return flops / (gpu_hours * 3600 * peak_flops)
+
+
 def _published(run: PublishedRun | None, gpu: str | None, tokens: float, flops: float,
-               gpu_hours: float | None, peak: float | None) -> PublishedComparison | None:
+               flops_6nd: float, gpu_hours: float | None,
+               peak: float | None) -> PublishedComparison | None:
     """The published run beside the estimate; a ratio only when tokens and GPU are the same."""
     if run is None:
         return None
-    same = gpu == run.gpu and tokens == run.tokens
+    same = gpu is not None and gpu == run.gpu and tokens == run.tokens
     ratio = gpu_hours / run.gpu_hours if same and gpu_hours and run.gpu_hours else None
-    implied = (flops / (run.gpu_hours * 3600 * peak)
-               if same and run.gpu_hours and peak else None)
+    priced = same and run.gpu_hours and peak
     return PublishedComparison(
         gpu_hours=run.gpu_hours, flops=run.flops, mfu=run.mfu, tokens=run.tokens, gpu=run.gpu,
-        gpus=run.gpus, scope=run.scope, source=run.source, ratio=ratio, implied_mfu=implied)
+        gpus=run.gpus, scope=run.scope, source=run.source, ratio=ratio,
+        implied_mfu=implied_mfu(flops, run.gpu_hours, peak) if priced else None,
+        implied_mfu_6nd=implied_mfu(flops_6nd, run.gpu_hours, peak) if priced else None)
 
 
 def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
@@ -169,7 +179,7 @@ def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
         gpus=workload.gpus, gpu_hours=exact.gpu_hours, gpu_hours_6nd=rule.gpu_hours,
         days=exact.days,
         published=_published(preset.training, gpu.name if gpu else None, workload.tokens,
-                              exact.flops, exact.gpu_hours, peak),
+                              exact.flops, rule.flops, exact.gpu_hours, peak),
     )
 
 

@@ -64,6 +64,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "indicator"),
     SymbolInfo("i_moe", r"\mathbb{1}_{moe}", "the model has MoE layers (its MTP block is one)",
                "indicator"),
+    SymbolInfo("i_rel", r"\mathbb{1}_{rel}", "relative position encodings (Transformer-XL)",
+               "indicator"),
     SymbolInfo("b_qkv", "b_{qkv}", "biases on Q, K, V (MLA: on the down-projections)",
                "indicator"),
     SymbolInfo("b_o", "b_{o}", "bias on the attention output projection", "indicator"),
@@ -146,9 +148,9 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
     "V", "d", "L", "h", "h_kv", "d_qk", "d_v", "d_ff", "P", "n_norm", "L_loc", "w", "L_moe",
     "E", "k", "d_e", "E_s", "d_s", "r_q", "r_kv", "d_rope", "M"))
 (i_glu, i_mla, i_qlora, i_tied, i_qk_head, i_qk_proj, i_norm_emb, i_norm_final, i_shared_gate,
- i_moe, b_qkv, b_o, b_ff, b_norm, b_lm, b_router) = (SYMBOLS[n] for n in (
+ i_moe, i_rel, b_qkv, b_o, b_ff, b_norm, b_lm, b_router) = (SYMBOLS[n] for n in (
     "i_glu", "i_mla", "i_qlora", "i_tied", "i_qk_head", "i_qk_proj", "i_norm_emb",
-    "i_norm_final", "i_shared_gate", "i_moe", "b_qkv", "b_o", "b_ff", "b_norm", "b_lm",
+    "i_norm_final", "i_shared_gate", "i_moe", "i_rel", "b_qkv", "b_o", "b_ff", "b_norm", "b_lm",
     "b_router"))
 T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R", "u", "K"))
 (N, N_emb, N_head, N_e, b, n_tp, n_pp, n_dp, i_z1, i_z2, i_z3, i_pp1, q_w, q_g, q_gc, q_m, q_o,

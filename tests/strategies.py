@@ -69,7 +69,8 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
                 st.sampled_from(["pre", "post", "sandwich", "reordered"])),
             "final": draw(st.booleans()), "embedding": draw(st.booleans())}
     context = draw(st.integers(1, 24))
-    position_kind = draw(st.sampled_from(["learned", "sinusoidal", "rope", "alibi", "none"]))
+    kinds = ["learned", "sinusoidal", "rope", "alibi", "none"] + ([] if mla else ["relative"])
+    position_kind = draw(st.sampled_from(kinds))
     position: dict = {"kind": position_kind}
     if position_kind == "learned":
         position["max_positions"] = draw(st.integers(context, context + 4))

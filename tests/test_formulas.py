@@ -74,7 +74,9 @@ def _brute_force_pairs(spec: calc.ModelSpec, seq_len: int, causal: bool) -> int:
 def test_attention_scores_against_brute_force(spec, seq_len, causal):
     """QKᵀ costs 2·d_qk and A·V 2·d_v per head per (query, key) pair (DESIGN.md)."""
     flops_ = count_flops(spec, seq_len, "causal" if causal else "full")
-    per_pair = 2 * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v)
+    # relative positions (Transformer-XL): one more product per pair, (q + v)·W_R r, 2·d_qk
+    relative = spec.head_dim_qk if spec.position.kind == "relative" else 0
+    per_pair = 2 * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v + relative)
     assert flops_.attention_per_sequence == per_pair * _brute_force_pairs(spec, seq_len, causal)
 
 

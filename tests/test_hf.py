@@ -236,15 +236,27 @@ def test_import_needs_neither_torch_nor_transformers():
 
 
 # ---- export: presets as transformers configs ------------------------------------------------
+# Presets no architecture calc.hf writes can hold, and the first field that stops the closest.
+UNEXPORTABLE = {
+    "gpt3-13b": "gpt2, cannot hold attention.head_dim=128 with d_model=5140",  # Table 2.1
+    "gopher-280b": "llama, cannot hold ffn.activation='gelu'",  # relative positions too
+    "chinchilla-70b": "llama, cannot hold ffn.activation='gelu'",
+    "palm-540b": "gpt_neox, cannot hold ffn.activation='swiglu'",  # parallel SwiGLU + MQA
+    "glm-130b": "gpt_neox, cannot hold ffn.activation='geglu'",
+    "mpt-7b": "falcon, cannot hold norm.bias=False",  # transformers' mpt is not read by calc.hf
+    "starcoderbase-15.5b": "gpt2, cannot hold attention.n_kv_heads=1",  # gpt_bigcode: not read
+}
+
+
 @pytest.mark.parametrize("name", calc.list_presets())
 def test_presets_round_trip_or_name_what_is_missing(name):
     spec = calc.load_preset(name).spec
     try:
         exported = hf_config_from_spec(spec)
     except CalcError as error:
-        assert name == "gpt3-13b"  # Table 2.1: 40 heads of 128 in a 5,140-wide model
-        assert "gpt2, cannot hold attention.head_dim=128 with d_model=5140" in str(error)
+        assert name in UNEXPORTABLE and UNEXPORTABLE[name] in str(error)
         return
+    assert name not in UNEXPORTABLE
     back = spec_from_hf_config(exported, name=name)
     if spec.moe is not None and spec.moe.router_bias:
         spec = spec.updated(**{"moe.router_bias": False})

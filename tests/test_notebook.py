@@ -62,9 +62,9 @@ def test_dataframes():
     assert frame.loc["training.gpu_hours", "value"] == report.training.gpu_hours
     comparison = calc.compare(["gpt2", "llama2-7b"])
     table = comparison.to_dataframe()
-    assert table.loc["total", "llama2-7b"] == 6_738_415_616
+    assert table.loc["params.total", "llama2-7b"] == 6_738_415_616
     assert isinstance(table, pandas.DataFrame)
     rows = calc.compare(["gpt2", "llama2-7b"], layout="rows").to_dataframe()
-    assert rows.loc["gpt2", "total"] == 124_439_808
+    assert rows.loc["gpt2", "params.total"] == 124_439_808
     rules = calc.conventions_table("llama2-7b").to_dataframe()
     assert rules.loc["exact-causal", "vs_causal"] == 1.0

@@ -46,6 +46,26 @@ def test_moe_active_parameters(name, active_billions):
     assert round(count_params(calc.load_preset(name).spec).active / 1e9, 1) == active_billions
 
 
+# Rae et al. 2021 (Gopher) Table 1: (layers, heads, key/value size, d_model) and the size as
+# printed. Every size is 13·L·d² + V·d: relative positions (Transformer-XL) add a d × d
+# projection W_R (and biases u, v) to each layer; without them the 417M model would be 389M.
+GOPHER_FAMILY = [(8, 16, 32, 512, "44M"), (12, 12, 64, 768, "117M"), (12, 12, 128, 1536, "417M"),
+                 (24, 16, 128, 2048, "1.4B"), (32, 32, 128, 4096, "7.1B")]
+
+
+@pytest.mark.parametrize("layers, heads, head_dim, width, printed", GOPHER_FAMILY)
+def test_gopher_family_sizes_count_the_relative_position_projection(layers, heads, head_dim,
+                                                                     width, printed):
+    spec = calc.load_preset("gopher-280b").spec.updated(
+        n_layers=layers, d_model=width, **{"attention.n_heads": heads,
+                                           "attention.head_dim": head_dim, "ffn.d_ff": 4 * width})
+    total = count_params(spec).total
+    scale, digits = (1e6, 0) if printed.endswith("M") else (1e9, 1)
+    assert f"{round(total / scale, digits):g}{printed[-1]}" == printed
+    assert count_params(spec).components["attention/position"] == layers * (
+        width * heads * head_dim + 2 * heads * head_dim)
+
+
 @pytest.mark.parametrize("name", PRESETS)
 def test_preset_reads_like_its_source(name):
     preset = calc.load_preset(name)
@@ -53,7 +73,8 @@ def test_preset_reads_like_its_source(name):
     assert preset.title and preset.source
     if preset.training is not None:
         assert preset.training.source
-        calc.get_gpu(preset.training.gpu).peak_flops(preset.training.dtype)
+        if preset.training.gpu is not None:  # None: the source does not name the hardware
+            calc.get_gpu(preset.training.gpu).peak_flops(preset.training.dtype)
 
 
 # Dense peaks (TFLOP/s) per dtype, from each datasheet (sources in presets/gpus.toml).

@@ -9,7 +9,11 @@ Attention's own products, QKᵀ and A·V, cost 2·d_qk and 2·d_v per head per k
 (chapter 1.3, "每个 token 的 FLOPs": ≈ 4·L·T·d per token at full context). Under the causal
 convention query i (1-based) sees i keys, under the full convention all T; a sliding window of w
 caps both at w. GQA/MQA share keys but every query head still scores them, so h (not h_kv) heads
-count. Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020 §2.1).
+count. Relative positions (Transformer-XL) add a second score product per pair,
+(q + v)·W_R r_{i−j}, 2·d_qk per head; the projection W_R r of the distances depends on positions
+only, one product per batch whatever its size (Dai et al. compute it once), so it counts 0 per
+token, like the embedding lookup. Backward = 2 × forward; training = 3 × forward (Kaplan et al.
+2020 §2.1).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from calc.symbols import (
     d_v,
     h,
     i_causal,
+    i_rel,
     i_shared_gate,
     k,
     w,
@@ -66,12 +71,14 @@ def _keys_per_sequence(visible: sympy.Expr) -> sympy.Expr:
 
 
 # QKᵀ and A·V for one whole sequence, all layers: h heads × (2·d_qk + 2·d_v) per pair, i.e.
-# h·(d_qk + d_v) per doubled pair. Divided by T it is the per-token cost.
-ATTENTION_SCORES_PER_SEQUENCE = h * (d_qk + d_v) * (
+# h·(d_qk + d_v) per doubled pair, + h·d_qk for relative position scores. Divided by T it is
+# the per-token cost.
+PAIR = h * (d_qk + d_v + i_rel * d_qk)
+ATTENTION_SCORES_PER_SEQUENCE = PAIR * (
     (L - L_loc) * _keys_per_sequence(T) + L_loc * _keys_per_sequence(sympy.Min(T, w))
 )
 # A generated token at context T (itself included) sees T keys, or min(T, w) in local layers.
-INFERENCE_ATTENTION_PER_TOKEN = FMA * h * (d_qk + d_v) * (
+INFERENCE_ATTENTION_PER_TOKEN = FMA * PAIR * (
     (L - L_loc) * T + L_loc * sympy.Min(T, w)
 )
 

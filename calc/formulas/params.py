@@ -42,6 +42,7 @@ from calc.symbols import (
     i_qk_head,
     i_qk_proj,
     i_qlora,
+    i_rel,
     i_shared_gate,
     i_tied,
     k,
@@ -81,6 +82,11 @@ ATTENTION_KV = (ATTENTION_WEIGHTS["attention/kv"]
                 + b_qkv * (MHA * h_kv * (d_qk + d_v) + i_mla * (r_kv + d_rope))
                 + i_mla * NORM * r_kv)
 ATTENTION_O = ATTENTION_WEIGHTS["attention/o"] + b_o * d
+# Relative positions (Transformer-XL, Dai et al. 2019 §3.3, as Gopher and Chinchilla use them):
+# W_R ∈ R^{d×h·d_qk} projects the sinusoidal embedding of each distance into keys, and the
+# content and position biases u, v ∈ R^{h·d_qk} replace the query in two of the four score
+# terms; one set per layer (Transformer-XL's untie_r). Gopher's Table 1 sizes are 13·L·d² + V·d.
+ATTENTION_POSITION = i_rel * (d * h * d_qk + 2 * h * d_qk)
 # QK-norm: per head over d_qk (Qwen3, Gemma 3: one γ for q, one for k), or over the whole
 # projections h·d_qk and h_kv·d_qk (OLMo 2).
 ATTENTION_QK_NORM = NORM * (i_qk_head * 2 * d_qk + i_qk_proj * (h + h_kv) * d_qk)
@@ -90,6 +96,7 @@ PER_LAYER: dict[str, sympy.Expr] = {
     "attention/q": ATTENTION_Q,
     "attention/kv": ATTENTION_KV,
     "attention/o": ATTENTION_O,
+    "attention/position": ATTENTION_POSITION,
     "attention/qk_norm": ATTENTION_QK_NORM,
     "norms": LAYER_NORMS,
 }

@@ -184,8 +184,10 @@ class NormSpec(Frozen):
 class PositionSpec(Frozen):
     """How token order enters the model."""
 
-    kind: Literal["learned", "sinusoidal", "rope", "alibi", "none"] = Field(
-        description="learned table (GPT-2), fixed sinusoids (Vaswani), RoPE, ALiBi or none")
+    kind: Literal["learned", "sinusoidal", "rope", "alibi", "relative", "none"] = Field(
+        description="learned table (GPT-2), fixed sinusoids (Vaswani), RoPE, ALiBi, relative "
+                    "(Transformer-XL, Dai et al. 2019 §3.3: per layer a projection W_R of the "
+                    "sinusoidal relative positions and biases u, v; Gopher, Chinchilla) or none")
     max_positions: int | None = Field(
         None, ge=1, le=MAX_TOKENS_CONTEXT,
         description="rows of the learned position table; default context_length "
@@ -244,6 +246,9 @@ class ModelSpec(Frozen):
         if self.parallel_block and self.norm.placement != "pre":
             raise ValueError(f"parallel_block=True needs norm.placement='pre', not "
                              f"{self.norm.placement!r}")
+        if self.position.kind == "relative" and att.mla is not None:
+            raise ValueError("position.kind='relative' is not defined for attention.mla "
+                             "(MLA carries its own decoupled RoPE)")
         if self.parallel_norms == 2 and not self.parallel_block:
             raise ValueError("parallel_norms=2 needs parallel_block=True")
         return self

@@ -75,6 +75,28 @@ def alibi_slopes(n_heads: int, device: torch.device, dtype: torch.dtype) -> Tens
     return torch.tensor(slopes, device=device, dtype=dtype)
 
 
+class RelativePositions(nn.Module):
+    """Transformer-XL relative positions (Dai et al. 2019 §3.3): W_R projects the sinusoidal
+    embedding of every distance 0..T−1 into keys; u and v stand in for the query in the content
+    and position terms. The projection depends on positions only, so it is done once per batch,
+    and as a broadcast product: calc counts it 0 per token (calc.formulas.flops), and neither
+    does FlopCounterMode, which counts matrix products only."""
+
+    def __init__(self, d: int, heads: int, width: int):
+        super().__init__()
+        tag(self, "attention/position")
+        self.heads, self.width = heads, width
+        self.proj = linear(d, heads * width, False, "attention/position")  # W_R
+        self.u = nn.Parameter(torch.zeros(heads, 1, width))
+        self.v = nn.Parameter(torch.zeros(heads, 1, width))
+
+    def keys(self, length: int, d: int, device: torch.device, dtype: torch.dtype) -> Tensor:
+        """[h, T, width]: the projected embedding of each distance 0..T−1."""
+        table = sinusoids(length, d, device, dtype)  # [T, d]
+        keys = (table[:, :, None] * self.proj.weight.t()[None]).sum(1)  # [T, h·width]
+        return keys.view(length, self.heads, self.width).transpose(0, 1)
+
+
 # ---- attention ------------------------------------------------------------------------------
 class Attention(nn.Module):
     """MHA/GQA/MQA or MLA; QKᵀ and A·V as explicit matmuls, tagged attention/scores."""
@@ -88,6 +110,9 @@ class Attention(nn.Module):
         self.window = att.sliding_window if local else None
         self.rope = spec.position.kind == "rope"
         self.alibi = spec.position.kind == "alibi"
+        self.relative = (RelativePositions(d, self.h, self.d_qk)
+                         if spec.position.kind == "relative" else None)
+        self.d = d
         self.mla = att.mla
         if att.mla is None:
             self.q = linear(d, self.h * self.d_qk, att.qkv_bias, "attention/q")
@@ -152,13 +177,24 @@ class Attention(nn.Module):
         slopes = alibi_slopes(self.h, offsets.device, dtype)
         return -slopes[:, None, None] * offsets.to(dtype).abs()
 
+    def _relative(self, q: Tensor, length: int) -> tuple[Tensor, Tensor | None]:
+        """(query for the content scores, position scores [B, h, T, length] by distance)."""
+        if self.relative is None:
+            return q, None
+        keys = self.relative.keys(length, self.d, q.device, q.dtype)
+        return q + self.relative.u, (q + self.relative.v) @ keys.transpose(-2, -1)
+
     def _attend(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
         t = q.shape[2]
         scale = 1.0 / math.sqrt(self.d_qk)
         position = torch.arange(t, device=q.device)
         if self.window is None or self.window >= t:
+            q, by_distance = self._relative(q, t)
             scores = (q @ k.transpose(-2, -1)) * scale  # [B, h, T, T]
             offsets = position[None, :] - position[:, None]  # key − query
+            if by_distance is not None:  # entry (i, j) takes distance i − j (0 where masked)
+                index = (-offsets).clamp(min=0).expand_as(scores)
+                scores = scores + by_distance.gather(-1, index) * scale
             hidden = offsets > 0
             if self.window is not None:
                 hidden = hidden | (offsets <= -self.window)
@@ -170,7 +206,10 @@ class Attention(nn.Module):
         w = self.window
         keys = F.pad(k, (0, 0, w - 1, 0)).unfold(2, w, 1)  # [B, h, T, d_qk, w]
         values = F.pad(v, (0, 0, w - 1, 0)).unfold(2, w, 1)  # [B, h, T, d_v, w]
+        q, by_distance = self._relative(q, w)
         scores = (q.unsqueeze(-2) @ keys).squeeze(-2) * scale  # [B, h, T, w]
+        if by_distance is not None:  # band slot m holds distance w − 1 − m
+            scores = scores + by_distance.flip(-1) * scale
         offsets = torch.arange(1 - w, 1, device=q.device)[None, :]  # key − query in the band
         hidden = (position[:, None] + offsets) < 0  # padding before the first token
         if self.alibi:

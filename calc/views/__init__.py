@@ -17,6 +17,7 @@ MODULES = (
     "calc.views.catalog",
     "calc.views.verify",
     "calc.views.bench",
+    "calc.views.reproduce",
     "calc.views.plan",
     "calc.views.sweep",
     "calc.views.comparison",

@@ -88,12 +88,13 @@ def _training_table(report: Report) -> Table:
     pub = t.published
     if pub is not None:
         hours = _amount(pub.gpu_hours) if pub.gpu_hours else "not published"
-        table.add(f"published ({pub.tokens:.3g} tokens on {pub.gpu})", f"{hours} GPU-hours", "")
+        table.add(f"published ({pub.tokens:.3g} tokens on {pub.gpu or 'unpublished hardware'})",
+                  f"{hours} GPU-hours", "")
         if pub.ratio is not None:
             table.add("estimate / published", f"{pub.ratio:.3f}",
                       f"{t.gpu_hours_6nd / pub.gpu_hours:.3f}")
             table.add("MFU the published hours imply", f"{pub.implied_mfu:.3f}",
-                      f"{pub.implied_mfu * t.flops_6nd / t.flops:.3f}")
+                      f"{pub.implied_mfu_6nd:.3f}")
         if pub.mfu is not None:
             table.add("published MFU", f"{pub.mfu:g}", "")
         if pub.flops is not None:
