@@ -78,7 +78,12 @@ class Preset(Frozen):
 
 
 def _data_dir() -> Path:
-    return Path(str(resources.files(DATA_PACKAGE)))
+    """presets/, installed as the package calc.preset_data; in a source checkout that was never
+    installed (`python -m calc` run from the repository root), the folder itself."""
+    try:
+        return Path(str(resources.files(DATA_PACKAGE)))
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parents[1] / "presets"
 
 
 def _model_files() -> dict[str, Path]:
