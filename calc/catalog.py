@@ -8,6 +8,7 @@ from pydantic import Field
 
 from calc.evaluate import count_params
 from calc.presets import list_presets, load_gpus, load_preset
+from calc.report import Document
 from calc.spec.model import Frozen
 
 PEAK_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
@@ -25,24 +26,18 @@ class PresetRow(Frozen):
     source: str
 
 
-class PresetCatalogue(Frozen):
+class PresetCatalogue(Document):
     presets: list[PresetRow]
     conventions: list[str] = Field(default_factory=lambda: [
         "params: exact total, a tied weight counted once; active: per token (MoE top-k).",
         "Units: decimal — 1 M = 1e6, 1 B = 1e9."])
 
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
 
-
-class GPUCatalogue(Frozen):
+class GPUCatalogue(Document):
     gpus: list[dict[str, Any]]
     conventions: list[str] = Field(default_factory=lambda: [
         "Dense peaks in TFLOP/s (int8: TOP/s), never the 2× 'with sparsity' figures.",
         "memory in GiB as the vendor labels it; bandwidth in GB/s."])
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
 
 
 def preset_catalogue() -> PresetCatalogue:

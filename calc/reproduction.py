@@ -16,13 +16,11 @@ restarts, evaluation or long-context stages make it a lower bound on the MFU ins
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
 from calc.evaluate import count_params
 from calc.presets import Preset, PublishedRun, list_presets, load_preset, load_unreproduced
-from calc.report import estimate
+from calc.report import Document, estimate
 from calc.spec import DEFAULT_MFU
 from calc.spec.model import Frozen
 
@@ -77,21 +75,13 @@ class ExcludedRun(Frozen):
     source: str = Field(description="where its figures come from or were looked for")
 
 
-class ReproduceReport(Frozen):
+class ReproduceReport(Document):
     """The reproduction table: `runs`, `excluded` and the `conventions` they are counted under."""
 
     default_mfu: float = Field(description="the MFU of the gpu_hours column")
     runs: list[ReproducedRun]
     excluded: list[ExcludedRun]
     conventions: list[str]
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
-
-    def _repr_markdown_(self) -> str:
-        from calc.render import render
-
-        return render(self, "markdown")
 
     def run(self, model: str) -> ReproducedRun:
         """The row of preset `model`; KeyError when it has none."""

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import Field
 
 from calc.evaluate import count_flops, count_params
+from calc.report import Document
 from calc.spec import ModelSpec
 from calc.spec.model import Frozen
 
@@ -47,7 +48,7 @@ class HFComparison(Frozen):
     checks: list[Check] = Field(default_factory=list)
 
 
-class VerifyReport(Frozen):
+class VerifyReport(Document):
     model: str
     seq_len: int
     batch: int

@@ -23,6 +23,7 @@ from pydantic import Field
 from calc.errors import CalcError
 from calc.evaluate import count_flops, count_params
 from calc.presets import get_gpu, load_model
+from calc.report import Document
 from calc.spec.model import Frozen
 
 # CUDA device names → catalogue names, most specific first (names as torch reports them,
@@ -81,7 +82,7 @@ class StepResult(Frozen):
         description="model FLOPs / measured ceiling: the fastest the step could be")
 
 
-class BenchReport(Frozen):
+class BenchReport(Document):
     device: DeviceInfo
     dtype: str
     peak_flops: float | None = Field(description="catalogue dense peak at dtype, when known")
@@ -102,10 +103,6 @@ class BenchReport(Frozen):
                    else "its measured matmul ceiling")
         return (f"measured {self.date} on {self.device.name}: {self.step.model} training "
                 f"step, against {against}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
-
 
 def _median_seconds(run: Callable[[], None], sync: Callable[[], None], repeats: int,
                     warmup: int, timer: Callable[[Callable[[], None]], float]) -> float:
