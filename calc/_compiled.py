@@ -54,17 +54,6 @@ def params_moe_ffn(s):
     }
 
 
-def params_once(s):
-    P, V, b_lm, b_norm, d, i_norm_emb, i_norm_final, i_tied = s['P'], s['V'], s['b_lm'], s['b_norm'], s['d'], s['i_norm_emb'], s['i_norm_final'], s['i_tied']
-    return {
-        'embedding/token': V*d,
-        'embedding/position': P*d,
-        'embedding/norm': d*i_norm_emb*(b_norm + 1),
-        'final_norm': d*i_norm_final*(b_norm + 1),
-        'lm_head': V*b_lm + V*d*(1 - i_tied),
-    }
-
-
 def params_components(s):
     E, E_s, L, L_moe, P, V, b_ff, b_lm, b_norm, b_o, b_qkv, b_router, d, d_e, d_ff, d_qk, d_rope, d_s, d_v, h, h_kv, i_glu, i_mla, i_norm_emb, i_norm_final, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_tied, n_norm, r_kv, r_q = s['E'], s['E_s'], s['L'], s['L_moe'], s['P'], s['V'], s['b_ff'], s['b_lm'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_glu'], s['i_mla'], s['i_norm_emb'], s['i_norm_final'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_tied'], s['n_norm'], s['r_kv'], s['r_q']
     return {

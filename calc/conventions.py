@@ -1,4 +1,5 @@
-"""The counting conventions, as the sentences printed under every table (DESIGN.md)."""
+"""The counting conventions: their named factors and the sentences printed under every table
+(DESIGN.md, "Counting conventions")."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from calc.report import TrainingReport
+
+# Named factors (Kaplan et al. 2020 §2.1): gradients w.r.t. activations and w.r.t. weights each
+# cost about one forward pass; training = forward + backward. Used by the formulas, the numeric
+# path and the sweeps alike.
+BACKWARD_PER_FORWARD = 2
+TRAIN_PER_FORWARD = 1 + BACKWARD_PER_FORWARD
 
 PARAMETERS = (
     "Parameters: unique tensors, a tied weight counted once. non-embedding = total − token and "

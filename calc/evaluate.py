@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from calc import _compiled
+from calc.conventions import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
 from calc.spec import ModelSpec
 
 
@@ -89,11 +90,11 @@ class FlopCounts:
 
     @property
     def backward(self) -> int | float:
-        return 2 * self.forward
+        return BACKWARD_PER_FORWARD * self.forward
 
     @property
     def train(self) -> int | float:
-        return 3 * self.forward
+        return TRAIN_PER_FORWARD * self.forward
 
     @property
     def attention_share(self) -> float:

@@ -21,7 +21,7 @@ def test_compiled_module_is_fresh():
 
 
 @pytest.mark.parametrize("group", ["params_per_layer", "params_dense_ffn", "params_moe_ffn",
-                                   "params_once", "params_components", "params_summary",
+                                   "params_components", "params_summary",
                                    "flops_forward_components", "flops"])
 def test_integer_formulas_print_no_division(group):
     """Counts stay exact Python integers for any size: no '/' may reach the compiled code."""

@@ -18,7 +18,6 @@ GROUPS: dict[str, dict[str, sympy.Expr]] = {
     "params_per_layer": params.PER_LAYER,
     "params_dense_ffn": params.DENSE_FFN,
     "params_moe_ffn": params.MOE_FFN,
-    "params_once": params.ONCE,
     "params_components": params.COMPONENTS,
     "params_summary": params.SUMMARY,
     "flops_forward_components": flops.FORWARD_PER_TOKEN,

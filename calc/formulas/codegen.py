@@ -64,6 +64,8 @@ class _Printer(PythonCodePrinter):
         return self._fold("_maximum", expr)
 
     def _print_Pow(self, expr: sympy.Pow, rational: bool = False) -> str:
+        # rational=True prints x**(1/3) as plain arithmetic, not math.pow/sqrt calls, so the
+        # generated file needs no imports and works on numpy arrays too
         return super()._print_Pow(expr, rational=True)
 
 

@@ -43,8 +43,7 @@ from calc.symbols import (
 )
 
 FMA = 2  # FLOPs per multiply-add
-BACKWARD_PER_FORWARD = 2  # gradients w.r.t. activations and w.r.t. weights, each ≈ forward
-TRAIN_PER_FORWARD = 1 + BACKWARD_PER_FORWARD
+# Backward and training per forward: calc.conventions.BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD.
 
 # ---- weights a token multiplies through, per layer (no biases, no norms) ------------------
 MATMUL_PER_LAYER = params.ATTENTION_WEIGHTS

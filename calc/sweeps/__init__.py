@@ -244,7 +244,7 @@ def _modelnumbers(s: dict[str, Any], n: int) -> tuple[dict[str, Any], dict[str, 
         else:
             forward = weights + per_sequence / t
         derived["flops_forward"][part] = forward
-        derived["flops_train"][part] = 3 * forward  # calc.formulas.flops.TRAIN_PER_FORWARD
+        derived["flops_train"][part] = conventions.TRAIN_PER_FORWARD * forward
         derived["attention_share"][part] = per_sequence / t / forward
 
     each_chunk(n, CHUNK, chunk)

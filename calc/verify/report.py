@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
+from calc.conventions import BACKWARD_PER_FORWARD
 from calc.evaluate import count_flops, count_params
 from calc.report import Document
 from calc.spec import ModelSpec
@@ -102,7 +103,7 @@ def verify(spec: ModelSpec, seq_len: int | None = None, *, batch: int = 1,
     flops = count_flops(spec, t, "full")
     analytic_flops = {k: v * t * batch for k, v in flops.components.items() if v}
     flop_checks = _checks(analytic_flops, counted.forward_by_component, "forward")
-    backward = 2 * counted.forward
+    backward = BACKWARD_PER_FORWARD * counted.forward
     flop_checks.append(Check(quantity="backward (2 × forward)", calc=backward,
                              torch=counted.backward, match=backward == counted.backward))
     comparison = None
