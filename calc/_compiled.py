@@ -25,23 +25,36 @@ def _maximum(a, b):
     return numpy.maximum(a, b)
 
 
+def _floordiv(a, b):
+    """a // b, exact for Python integers; numpy.floor_divide for arrays."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a // b
+    import numpy
+
+    return numpy.floor_divide(a, b)
+
+
 def params_per_layer(s):
-    b_norm, b_o, b_qkv, d, d_qk, d_rope, d_v, h, h_kv, i_mla, i_qk_head, i_qk_proj, i_qlora, i_rel, n_norm, r_kv, r_q = s['b_norm'], s['b_o'], s['b_qkv'], s['d'], s['d_qk'], s['d_rope'], s['d_v'], s['h'], s['h_kv'], s['i_mla'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['n_norm'], s['r_kv'], s['r_q']
+    b_norm, b_o, b_qkv, d, d_qk, d_rope, d_v, g_norm, h, h_kv, i_gate, i_mla, i_qk_head, i_qk_proj, i_qlora, i_rel, i_sink, i_sub, n_norm, r_kv, r_q = s['b_norm'], s['b_o'], s['b_qkv'], s['d'], s['d_qk'], s['d_rope'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_gate'], s['i_mla'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_sink'], s['i_sub'], s['n_norm'], s['r_kv'], s['r_q']
     return {
-        'attention/q': b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q)),
-        'attention/kv': b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)),
+        'attention/q': b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + g_norm) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q)),
+        'attention/kv': b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + g_norm) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)),
         'attention/o': b_o*d + d*d_v*h,
+        'attention/gate': b_qkv*d_v*h*i_gate + d*d_v*h*i_gate,
         'attention/position': i_rel*(d*d_qk*h + 2*d_qk*h),
-        'attention/qk_norm': (b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
-        'norms': d*n_norm*(b_norm + 1),
+        'attention/qk_norm': (b_norm + g_norm)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
+        'attention/sinks': h*i_sink,
+        'attention/sub_norm': d_v*h*i_sub*(b_norm + g_norm),
+        'norms': d*n_norm*(b_norm + g_norm),
     }
 
 
 def params_dense_ffn(s):
-    b_ff, d, d_ff, i_glu = s['b_ff'], s['d'], s['d_ff'], s['i_glu']
+    b_ff, b_norm, d, d_ff, g_norm, i_glu, i_sub = s['b_ff'], s['b_norm'], s['d'], s['d_ff'], s['g_norm'], s['i_glu'], s['i_sub']
     return {
         'mlp/up': (i_glu + 1)*(b_ff*d_ff + d*d_ff),
         'mlp/down': b_ff*d + d*d_ff,
+        'mlp/sub_norm': d_ff*i_sub*(b_norm + g_norm),
     }
 
 
@@ -54,70 +67,138 @@ def params_moe_ffn(s):
     }
 
 
-def params_components(s):
-    E, E_s, L, L_moe, P, V, b_ff, b_lm, b_norm, b_o, b_qkv, b_router, d, d_e, d_ff, d_qk, d_rope, d_s, d_v, h, h_kv, i_glu, i_mla, i_norm_emb, i_norm_final, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_tied, n_norm, r_kv, r_q = s['E'], s['E_s'], s['L'], s['L_moe'], s['P'], s['V'], s['b_ff'], s['b_lm'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_glu'], s['i_mla'], s['i_norm_emb'], s['i_norm_final'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_tied'], s['n_norm'], s['r_kv'], s['r_q']
+def params_mamba(s):
+    G_s, H_s, N_s, R_dt, b_cs, b_ssm, d, d_in, i_dtn, i_gn, i_m2, k_s = s['G_s'], s['H_s'], s['N_s'], s['R_dt'], s['b_cs'], s['b_ssm'], s['d'], s['d_in'], s['i_dtn'], s['i_gn'], s['i_m2'], s['k_s']
     return {
-        'attention/q': L*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))),
-        'attention/kv': L*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))),
-        'attention/o': L*(b_o*d + d*d_v*h),
-        'attention/position': L*i_rel*(d*d_qk*h + 2*d_qk*h),
-        'attention/qk_norm': L*(b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
-        'norms': L*d*n_norm*(b_norm + 1),
-        'mlp/up': (L - L_moe)*(i_glu + 1)*(b_ff*d_ff + d*d_ff),
-        'mlp/down': (L - L_moe)*(b_ff*d + d*d_ff),
+        'mamba/in': b_ssm*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)),
+        'mamba/conv': (b_cs + k_s)*(2*G_s*N_s*i_m2 + d_in),
+        'mamba/x': d_in*(1 - i_m2)*(2*N_s + R_dt),
+        'mamba/dt': H_s*i_m2 + R_dt*d_in*(1 - i_m2) + d_in*(1 - i_m2),
+        'mamba/ssm': 2*H_s*i_m2 + (1 - i_m2)*(N_s*d_in + d_in),
+        'mamba/norm': d_in*i_gn*i_m2 + i_dtn*(1 - i_m2)*(2*N_s + R_dt),
+        'mamba/out': b_ssm*d + d*d_in,
+    }
+
+
+def params_deltanet(s):
+    H_k, H_v, d, d_lk, d_lv, k_dn = s['H_k'], s['H_v'], s['d'], s['d_lk'], s['d_lv'], s['k_dn']
+    return {
+        'deltanet/in': d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v),
+        'deltanet/conv': k_dn*(2*H_k*d_lk + H_v*d_lv),
+        'deltanet/gates': 2*H_v,
+        'deltanet/norm': d_lv,
+        'deltanet/out': H_v*d*d_lv,
+    }
+
+
+def params_short_conv(s):
+    b_sc, d, k_sc = s['b_sc'], s['d'], s['k_sc']
+    return {
+        'conv/in': 3*b_sc*d + 3*d**2,
+        'conv/conv': d*(b_sc + k_sc),
+        'conv/out': b_sc*d + d**2,
+    }
+
+
+def params_components(s):
+    E, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, P, R_dt, V, b_cs, b_ff, b_lm, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k_dn, k_s, k_sc, n_norm, r_kv, r_q = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['P'], s['R_dt'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k_dn'], s['k_s'], s['k_sc'], s['n_norm'], s['r_kv'], s['r_q']
+    return {
+        'attention/q': L_att*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + g_norm) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))),
+        'attention/kv': L_att*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + g_norm) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))),
+        'attention/o': L_att*(b_o*d + d*d_v*h),
+        'attention/gate': L_att*(b_qkv*d_v*h*i_gate + d*d_v*h*i_gate),
+        'attention/position': L_att*i_rel*(d*d_qk*h + 2*d_qk*h),
+        'attention/qk_norm': L_att*(b_norm + g_norm)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
+        'attention/sinks': L_att*h*i_sink,
+        'attention/sub_norm': L_att*d_v*h*i_sub*(b_norm + g_norm),
+        'norms': L*d*n_norm*(b_norm + g_norm),
+        'mamba/in': L_ssm*(b_ssm*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(2*G_s*N_s*i_m2 + d_in),
+        'mamba/x': L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt),
+        'mamba/dt': L_ssm*(H_s*i_m2 + R_dt*d_in*(1 - i_m2) + d_in*(1 - i_m2)),
+        'mamba/ssm': L_ssm*(2*H_s*i_m2 + (1 - i_m2)*(N_s*d_in + d_in)),
+        'mamba/norm': L_ssm*(d_in*i_gn*i_m2 + i_dtn*(1 - i_m2)*(2*N_s + R_dt)),
+        'mamba/out': L_ssm*(b_ssm*d + d*d_in),
+        'deltanet/in': L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v),
+        'deltanet/conv': L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv),
+        'deltanet/gates': 2*H_v*L_dn,
+        'deltanet/norm': L_dn*d_lv,
+        'deltanet/out': H_v*L_dn*d*d_lv,
+        'conv/in': L_sc*(3*b_sc*d + 3*d**2),
+        'conv/conv': L_sc*d*(b_sc + k_sc),
+        'conv/out': L_sc*(b_sc*d + d**2),
+        'mlp/up': L_dense*(i_glu + 1)*(b_ff*d_ff + d*d_ff),
+        'mlp/down': L_dense*(b_ff*d + d*d_ff),
+        'mlp/sub_norm': L_dense*d_ff*i_sub*(b_norm + g_norm),
         'moe/router': L_moe*(E*b_router + E*d),
         'moe/experts': E*L_moe*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)),
         'moe/shared': L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate),
-        'embedding/token': V*d,
+        'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': d*i_norm_emb*(b_norm + 1),
-        'final_norm': d*i_norm_final*(b_norm + 1),
-        'lm_head': V*b_lm + V*d*(1 - i_tied),
+        'embedding/norm': d*i_norm_emb*(b_norm + g_norm),
+        'embedding_projection': 2*d*d_emb*i_proj,
+        'final_norm': d*i_norm_final*(b_norm + g_norm),
+        'lm_head': V*b_lm + V*d_emb*(1 - i_tied),
     }
 
 
 def params_summary(s):
-    E, E_s, L, L_moe, M, P, V, b_ff, b_lm, b_norm, b_o, b_qkv, b_router, d, d_e, d_ff, d_qk, d_rope, d_s, d_v, h, h_kv, i_glu, i_mla, i_moe, i_norm_emb, i_norm_final, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_tied, k, n_norm, r_kv, r_q = s['E'], s['E_s'], s['L'], s['L_moe'], s['M'], s['P'], s['V'], s['b_ff'], s['b_lm'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_glu'], s['i_mla'], s['i_moe'], s['i_norm_emb'], s['i_norm_final'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_tied'], s['k'], s['n_norm'], s['r_kv'], s['r_q']
+    E, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, M, N_s, P, R_dt, V, b_cs, b_ff, b_lm, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_moe, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k, k_dn, k_s, k_sc, n_norm, r_kv, r_q = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['M'], s['N_s'], s['P'], s['R_dt'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_moe'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['n_norm'], s['r_kv'], s['r_q']
     return {
-        'total': E*L_moe*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + L*d*n_norm*(b_norm + 1) + L*i_rel*(d*d_qk*h + 2*d_qk*h) + L*(b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + L*(b_o*d + d*d_v*h) + L*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + L_moe*(E*b_router + E*d) + L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + P*d + V*b_lm + V*d*(1 - i_tied) + V*d + d*i_norm_emb*(b_norm + 1) + d*i_norm_final*(b_norm + 1) + (L - L_moe)*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + (L - L_moe)*(b_ff*d + d*d_ff),
-        'embedding': P*d + V*d,
-        'non_embedding': E*L_moe*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + L*d*n_norm*(b_norm + 1) + L*i_rel*(d*d_qk*h + 2*d_qk*h) + L*(b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + L*(b_o*d + d*d_v*h) + L*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + L_moe*(E*b_router + E*d) + L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + d*i_norm_emb*(b_norm + 1) + d*i_norm_final*(b_norm + 1) + (L - L_moe)*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + (L - L_moe)*(b_ff*d + d*d_ff),
-        'active': L*d*n_norm*(b_norm + 1) + L*i_rel*(d*d_qk*h + 2*d_qk*h) + L*(b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + L*(b_o*d + d*d_v*h) + L*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + L_moe*k*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + L_moe*(E*b_router + E*d) + L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + P*d + V*b_lm + V*d*(1 - i_tied) + V*d + d*i_norm_emb*(b_norm + 1) + d*i_norm_final*(b_norm + 1) + (L - L_moe)*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + (L - L_moe)*(b_ff*d + d*d_ff),
-        'mtp': 2*M*d**2 + 3*M*d*(b_norm + 1) + M*(b_o*d + b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*d_qk*h*(1 - i_mla) + d*d_v*h + d*h_kv*(1 - i_mla)*(d_qk + d_v) + d*n_norm*(b_norm + 1) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q)) + i_moe*(E*b_router + E*d + E*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + i_rel*(d*d_qk*h + 2*d_qk*h) + (1 - i_moe)*(b_ff*d + d*d_ff + (i_glu + 1)*(b_ff*d_ff + d*d_ff)) + (b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))),
+        'total': E*L_moe*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + H_v*L_dn*d*d_lv + 2*H_v*L_dn + L*d*n_norm*(b_norm + g_norm) + L_att*d_v*h*i_sub*(b_norm + g_norm) + L_att*h*i_sink + L_att*i_rel*(d*d_qk*h + 2*d_qk*h) + L_att*(b_norm + g_norm)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + L_att*(b_o*d + d*d_v*h) + L_att*(b_qkv*d_v*h*i_gate + d*d_v*h*i_gate) + L_att*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + g_norm) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_att*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + g_norm) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + L_dense*d_ff*i_sub*(b_norm + g_norm) + L_dense*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + L_dense*(b_ff*d + d*d_ff) + L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v) + L_dn*d_lv + L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv) + L_moe*(E*b_router + E*d) + L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + L_sc*d*(b_sc + k_sc) + L_sc*(b_sc*d + d**2) + L_sc*(3*b_sc*d + 3*d**2) + L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt) + L_ssm*(b_cs + k_s)*(2*G_s*N_s*i_m2 + d_in) + L_ssm*(2*H_s*i_m2 + (1 - i_m2)*(N_s*d_in + d_in)) + L_ssm*(b_ssm*d + d*d_in) + L_ssm*(b_ssm*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))) + L_ssm*(d_in*i_gn*i_m2 + i_dtn*(1 - i_m2)*(2*N_s + R_dt)) + L_ssm*(H_s*i_m2 + R_dt*d_in*(1 - i_m2) + d_in*(1 - i_m2)) + P*d + V*b_lm + V*d_emb*(1 - i_tied) + V*d_emb + 2*d*d_emb*i_proj + d*i_norm_emb*(b_norm + g_norm) + d*i_norm_final*(b_norm + g_norm),
+        'embedding': P*d + V*d_emb,
+        'non_embedding': E*L_moe*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + H_v*L_dn*d*d_lv + 2*H_v*L_dn + L*d*n_norm*(b_norm + g_norm) + L_att*d_v*h*i_sub*(b_norm + g_norm) + L_att*h*i_sink + L_att*i_rel*(d*d_qk*h + 2*d_qk*h) + L_att*(b_norm + g_norm)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + L_att*(b_o*d + d*d_v*h) + L_att*(b_qkv*d_v*h*i_gate + d*d_v*h*i_gate) + L_att*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + g_norm) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_att*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + g_norm) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + L_dense*d_ff*i_sub*(b_norm + g_norm) + L_dense*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + L_dense*(b_ff*d + d*d_ff) + L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v) + L_dn*d_lv + L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv) + L_moe*(E*b_router + E*d) + L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + L_sc*d*(b_sc + k_sc) + L_sc*(b_sc*d + d**2) + L_sc*(3*b_sc*d + 3*d**2) + L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt) + L_ssm*(b_cs + k_s)*(2*G_s*N_s*i_m2 + d_in) + L_ssm*(2*H_s*i_m2 + (1 - i_m2)*(N_s*d_in + d_in)) + L_ssm*(b_ssm*d + d*d_in) + L_ssm*(b_ssm*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))) + L_ssm*(d_in*i_gn*i_m2 + i_dtn*(1 - i_m2)*(2*N_s + R_dt)) + L_ssm*(H_s*i_m2 + R_dt*d_in*(1 - i_m2) + d_in*(1 - i_m2)) + 2*d*d_emb*i_proj + d*i_norm_emb*(b_norm + g_norm) + d*i_norm_final*(b_norm + g_norm),
+        'active': H_v*L_dn*d*d_lv + 2*H_v*L_dn + L*d*n_norm*(b_norm + g_norm) + L_att*d_v*h*i_sub*(b_norm + g_norm) + L_att*h*i_sink + L_att*i_rel*(d*d_qk*h + 2*d_qk*h) + L_att*(b_norm + g_norm)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + L_att*(b_o*d + d*d_v*h) + L_att*(b_qkv*d_v*h*i_gate + d*d_v*h*i_gate) + L_att*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + g_norm) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_att*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + g_norm) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + L_dense*d_ff*i_sub*(b_norm + g_norm) + L_dense*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + L_dense*(b_ff*d + d*d_ff) + L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v) + L_dn*d_lv + L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv) + L_moe*k*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + L_moe*(E*b_router + E*d) + L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + L_sc*d*(b_sc + k_sc) + L_sc*(b_sc*d + d**2) + L_sc*(3*b_sc*d + 3*d**2) + L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt) + L_ssm*(b_cs + k_s)*(2*G_s*N_s*i_m2 + d_in) + L_ssm*(2*H_s*i_m2 + (1 - i_m2)*(N_s*d_in + d_in)) + L_ssm*(b_ssm*d + d*d_in) + L_ssm*(b_ssm*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))) + L_ssm*(d_in*i_gn*i_m2 + i_dtn*(1 - i_m2)*(2*N_s + R_dt)) + L_ssm*(H_s*i_m2 + R_dt*d_in*(1 - i_m2) + d_in*(1 - i_m2)) + P*d + V*b_lm + V*d_emb*(1 - i_tied) + V*d_emb + 2*d*d_emb*i_proj + d*i_norm_emb*(b_norm + g_norm) + d*i_norm_final*(b_norm + g_norm),
+        'mtp': 2*M*d**2 + 3*M*d*(b_norm + g_norm) + M*(b_o*d + b_qkv*d_v*h*i_gate + b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*d_qk*h*(1 - i_mla) + d*d_v*h*i_gate + d*d_v*h + d*h_kv*(1 - i_mla)*(d_qk + d_v) + d*n_norm*(b_norm + g_norm) + d_v*h*i_sub*(b_norm + g_norm) + h*i_sink + i_mla*i_qlora*r_q*(b_norm + g_norm) + i_mla*r_kv*(b_norm + g_norm) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q)) + i_moe*(E*b_router + E*d + E*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + i_rel*(d*d_qk*h + 2*d_qk*h) + (1 - i_moe)*(b_ff*d + d*d_ff + d_ff*i_sub*(b_norm + g_norm) + (i_glu + 1)*(b_ff*d_ff + d*d_ff)) + (b_norm + g_norm)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))),
     }
 
 
 def flops_forward_components(s):
-    E, E_s, L, L_moe, V, d, d_e, d_ff, d_qk, d_rope, d_s, d_v, h, h_kv, i_glu, i_mla, i_qlora, i_shared_gate, k, r_kv, r_q = s['E'], s['E_s'], s['L'], s['L_moe'], s['V'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_glu'], s['i_mla'], s['i_qlora'], s['i_shared_gate'], s['k'], s['r_kv'], s['r_q']
+    E, E_s, G_s, H_k, H_s, H_v, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, R_dt, V, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_gate, i_glu, i_m2, i_mla, i_proj, i_qlora, i_shared_gate, k, k_dn, k_s, k_sc, r_kv, r_q = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['V'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_proj'], s['i_qlora'], s['i_shared_gate'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['r_kv'], s['r_q']
     return {
-        'attention/q': 2*L*(d*d_qk*h*(1 - i_mla) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))),
-        'attention/kv': 2*L*(d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))),
-        'attention/o': 2*L*d*d_v*h,
-        'mlp': d*d_ff*(2*L - 2*L_moe)*(i_glu + 2),
+        'attention/q': 2*L_att*(d*d_qk*h*(1 - i_mla) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))),
+        'attention/kv': 2*L_att*(d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))),
+        'attention/o': 2*L_att*d*d_v*h,
+        'attention/gate': 2*L_att*d*d_v*h*i_gate,
+        'mamba/in': 2*L_ssm*d*(2*d_in + i_m2*(2*G_s*N_s + H_s)),
+        'mamba/x': 2*L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt),
+        'mamba/dt': 2*L_ssm*R_dt*d_in*(1 - i_m2),
+        'mamba/out': 2*L_ssm*d*d_in,
+        'mamba/conv': 2*L_ssm*k_s*(2*G_s*N_s*i_m2 + d_in),
+        'mamba/scan': 5*L_ssm*N_s*d_in,
+        'deltanet/in': 2*L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v),
+        'deltanet/out': 2*H_v*L_dn*d*d_lv,
+        'deltanet/conv': 2*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv),
+        'deltanet/scan': 7*H_v*L_dn*d_lk*d_lv,
+        'conv/in': 6*L_sc*d**2,
+        'conv/out': 2*L_sc*d**2,
+        'conv/conv': 2*L_sc*d*k_sc,
+        'mlp': 2*L_dense*d*d_ff*(i_glu + 2),
         'moe/router': 2*E*L_moe*d,
         'moe/experts': 2*L_moe*d*d_e*k*(i_glu + 2),
         'moe/shared': 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate),
-        'lm_head': 2*V*d,
+        'embedding_projection': 4*d*d_emb*i_proj,
+        'lm_head': 2*V*d_emb,
     }
 
 
 def flops(s):
-    E, E_s, L, L_loc, L_moe, T, V, d, d_e, d_ff, d_qk, d_rope, d_s, d_v, h, h_kv, i_causal, i_glu, i_mla, i_qlora, i_rel, i_shared_gate, k, r_kv, r_q, w = s['E'], s['E_s'], s['L'], s['L_loc'], s['L_moe'], s['T'], s['V'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_causal'], s['i_glu'], s['i_mla'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['k'], s['r_kv'], s['r_q'], s['w']
+    E, E_s, G_s, H_k, H_s, H_v, L_att, L_chk, L_dense, L_dn, L_loc, L_moe, L_sc, L_ssm, N_s, R_dt, T, V, c, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_causal, i_gate, i_glu, i_m2, i_mla, i_proj, i_qlora, i_rel, i_shared_gate, k, k_dn, k_s, k_sc, r_kv, r_q, w = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_chk'], s['L_dense'], s['L_dn'], s['L_loc'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['T'], s['V'], s['c'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_causal'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['r_kv'], s['r_q'], s['w']
     return {
-        'weights_per_token': 2*E*L_moe*d + 2*L*d*d_v*h + 2*L*(d*d_qk*h*(1 - i_mla) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + 2*L*(d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + 2*L_moe*d*d_e*k*(i_glu + 2) + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 2*V*d + d*d_ff*(2*L - 2*L_moe)*(i_glu + 2),
-        'attention_per_sequence': h*(L_loc*(2*T*(1 - i_causal)*_minimum(T, w) + i_causal*((2*T - 2*_minimum(T, w))*_minimum(T, w) + (_minimum(T, w) + 1)*_minimum(T, w))) + (L - L_loc)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1)))*(d_qk*i_rel + d_qk + d_v),
-        'inference_attention_per_token': 2*h*(L_loc*_minimum(T, w) + T*(L - L_loc))*(d_qk*i_rel + d_qk + d_v),
+        'weights_per_token': 2*E*L_moe*d + 2*H_v*L_dn*d*d_lv + 7*H_v*L_dn*d_lk*d_lv + 2*L_att*d*d_v*h*i_gate + 2*L_att*d*d_v*h + 2*L_att*(d*d_qk*h*(1 - i_mla) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + 2*L_att*(d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + 2*L_dense*d*d_ff*(i_glu + 2) + 2*L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v) + 2*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv) + 2*L_moe*d*d_e*k*(i_glu + 2) + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 8*L_sc*d**2 + 2*L_sc*d*k_sc + 5*L_ssm*N_s*d_in + 2*L_ssm*R_dt*d_in*(1 - i_m2) + 2*L_ssm*d*d_in + 2*L_ssm*d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + 2*L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt) + 2*L_ssm*k_s*(2*G_s*N_s*i_m2 + d_in) + 2*V*d_emb + 4*d*d_emb*i_proj,
+        'attention_per_sequence': h*(L_chk*(i_causal*(c*(c + 1)*_floordiv(T, c) + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)) + (2 - 2*i_causal)*(c**2*_floordiv(T, c) + (T - c*_floordiv(T, c))**2)) + L_loc*(2*T*(1 - i_causal)*_minimum(T, w) + i_causal*((2*T - 2*_minimum(T, w))*_minimum(T, w) + (_minimum(T, w) + 1)*_minimum(T, w))) + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(L_att - L_chk - L_loc))*(d_qk*i_rel + d_qk + d_v),
+        'inference_attention_per_token': 2*h*(L_chk*(T - c*_floordiv(T - 1, c)) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))*(d_qk*i_rel + d_qk + d_v),
     }
 
 
 def rules_train_per_token(s):
-    E, E_s, L, L_moe, P, T, V, b_ff, b_lm, b_norm, b_o, b_qkv, b_router, d, d_e, d_ff, d_qk, d_rope, d_s, d_v, h, h_kv, i_glu, i_mla, i_norm_emb, i_norm_final, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_tied, k, n_norm, r_kv, r_q = s['E'], s['E_s'], s['L'], s['L_moe'], s['P'], s['T'], s['V'], s['b_ff'], s['b_lm'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_glu'], s['i_mla'], s['i_norm_emb'], s['i_norm_final'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_tied'], s['k'], s['n_norm'], s['r_kv'], s['r_q']
+    E, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, P, R_dt, T, V, b_cs, b_ff, b_lm, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k, k_dn, k_s, k_sc, n_norm, r_kv, r_q = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['P'], s['R_dt'], s['T'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['n_norm'], s['r_kv'], s['r_q']
     return {
-        '6N': 6*L*d*n_norm*(b_norm + 1) + 6*L*i_rel*(d*d_qk*h + 2*d_qk*h) + 6*L*(b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + 6*L*(b_o*d + d*d_v*h) + 6*L*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + 6*L*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + 6*L_moe*k*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + 6*L_moe*(E*b_router + E*d) + 6*L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + 6*P*d + 6*V*b_lm + 6*V*d*(1 - i_tied) + 6*V*d + 6*d*i_norm_emb*(b_norm + 1) + 6*d*i_norm_final*(b_norm + 1) + 6*(L - L_moe)*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + 6*(L - L_moe)*(b_ff*d + d*d_ff),
-        'kaplan': 6*L*T*d_qk*h + 6*L*d*n_norm*(b_norm + 1) + 6*L*i_rel*(d*d_qk*h + 2*d_qk*h) + 6*L*(b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + 6*L*(b_o*d + d*d_v*h) + 6*L*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + 6*L*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + 6*L_moe*k*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + 6*L_moe*(E*b_router + E*d) + 6*L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + 6*d*i_norm_emb*(b_norm + 1) + 6*d*i_norm_final*(b_norm + 1) + 6*(L - L_moe)*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + 6*(L - L_moe)*(b_ff*d + d*d_ff),
-        'palm': 12*L*T*d_qk*h + 6*L*d*n_norm*(b_norm + 1) + 6*L*i_rel*(d*d_qk*h + 2*d_qk*h) + 6*L*(b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + 6*L*(b_o*d + d*d_v*h) + 6*L*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + 6*L*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + 6*L_moe*k*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + 6*L_moe*(E*b_router + E*d) + 6*L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + 6*V*b_lm + 6*V*d*(1 - i_tied) + 6*V*d + 6*d*i_norm_emb*(b_norm + 1) + 6*d*i_norm_final*(b_norm + 1) + 6*(L - L_moe)*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + 6*(L - L_moe)*(b_ff*d + d*d_ff),
-        'megatron': 6*L*T*d_qk*h + 12*L*d*d_qk*h*(1 + h_kv/h) + 6*V*d + 6*d*(i_glu + 2)*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L - L_moe)),
-        'chinchilla': 3*L*(4*T*d_qk*h + 3*T*h + 8*d*d_qk*h) + 12*V*d + 12*d*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L - L_moe)),
+        '6N': 6*H_v*L_dn*d*d_lv + 12*H_v*L_dn + 6*L*d*n_norm*(b_norm + g_norm) + 6*L_att*d_v*h*i_sub*(b_norm + g_norm) + 6*L_att*h*i_sink + 6*L_att*i_rel*(d*d_qk*h + 2*d_qk*h) + 6*L_att*(b_norm + g_norm)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + 6*L_att*(b_o*d + d*d_v*h) + 6*L_att*(b_qkv*d_v*h*i_gate + d*d_v*h*i_gate) + 6*L_att*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + g_norm) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + 6*L_att*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + g_norm) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + 6*L_dense*d_ff*i_sub*(b_norm + g_norm) + 6*L_dense*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + 6*L_dense*(b_ff*d + d*d_ff) + 6*L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v) + 6*L_dn*d_lv + 6*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv) + 6*L_moe*k*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + 6*L_moe*(E*b_router + E*d) + 6*L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + 6*L_sc*d*(b_sc + k_sc) + 6*L_sc*(b_sc*d + d**2) + 6*L_sc*(3*b_sc*d + 3*d**2) + 6*L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt) + 6*L_ssm*(b_cs + k_s)*(2*G_s*N_s*i_m2 + d_in) + 6*L_ssm*(2*H_s*i_m2 + (1 - i_m2)*(N_s*d_in + d_in)) + 6*L_ssm*(b_ssm*d + d*d_in) + 6*L_ssm*(b_ssm*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))) + 6*L_ssm*(d_in*i_gn*i_m2 + i_dtn*(1 - i_m2)*(2*N_s + R_dt)) + 6*L_ssm*(H_s*i_m2 + R_dt*d_in*(1 - i_m2) + d_in*(1 - i_m2)) + 6*P*d + 6*V*b_lm + 6*V*d_emb*(1 - i_tied) + 6*V*d_emb + 12*d*d_emb*i_proj + 6*d*i_norm_emb*(b_norm + g_norm) + 6*d*i_norm_final*(b_norm + g_norm),
+        'kaplan': 6*H_v*L_dn*d*d_lv + 12*H_v*L_dn + 6*L*d*n_norm*(b_norm + g_norm) + 6*L_att*T*d_qk*h + 6*L_att*d_v*h*i_sub*(b_norm + g_norm) + 6*L_att*h*i_sink + 6*L_att*i_rel*(d*d_qk*h + 2*d_qk*h) + 6*L_att*(b_norm + g_norm)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + 6*L_att*(b_o*d + d*d_v*h) + 6*L_att*(b_qkv*d_v*h*i_gate + d*d_v*h*i_gate) + 6*L_att*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + g_norm) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + 6*L_att*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + g_norm) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + 6*L_dense*d_ff*i_sub*(b_norm + g_norm) + 6*L_dense*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + 6*L_dense*(b_ff*d + d*d_ff) + 6*L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v) + 6*L_dn*d_lv + 6*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv) + 6*L_moe*k*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + 6*L_moe*(E*b_router + E*d) + 6*L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + 6*L_sc*d*(b_sc + k_sc) + 6*L_sc*(b_sc*d + d**2) + 6*L_sc*(3*b_sc*d + 3*d**2) + 6*L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt) + 6*L_ssm*(b_cs + k_s)*(2*G_s*N_s*i_m2 + d_in) + 6*L_ssm*(2*H_s*i_m2 + (1 - i_m2)*(N_s*d_in + d_in)) + 6*L_ssm*(b_ssm*d + d*d_in) + 6*L_ssm*(b_ssm*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))) + 6*L_ssm*(d_in*i_gn*i_m2 + i_dtn*(1 - i_m2)*(2*N_s + R_dt)) + 6*L_ssm*(H_s*i_m2 + R_dt*d_in*(1 - i_m2) + d_in*(1 - i_m2)) + 12*d*d_emb*i_proj + 6*d*i_norm_emb*(b_norm + g_norm) + 6*d*i_norm_final*(b_norm + g_norm),
+        'palm': 6*H_v*L_dn*d*d_lv + 12*H_v*L_dn + 6*L*d*n_norm*(b_norm + g_norm) + 12*L_att*T*d_qk*h + 6*L_att*d_v*h*i_sub*(b_norm + g_norm) + 6*L_att*h*i_sink + 6*L_att*i_rel*(d*d_qk*h + 2*d_qk*h) + 6*L_att*(b_norm + g_norm)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + 6*L_att*(b_o*d + d*d_v*h) + 6*L_att*(b_qkv*d_v*h*i_gate + d*d_v*h*i_gate) + 6*L_att*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + g_norm) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + 6*L_att*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + g_norm) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + 6*L_dense*d_ff*i_sub*(b_norm + g_norm) + 6*L_dense*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + 6*L_dense*(b_ff*d + d*d_ff) + 6*L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v) + 6*L_dn*d_lv + 6*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv) + 6*L_moe*k*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + 6*L_moe*(E*b_router + E*d) + 6*L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + 6*L_sc*d*(b_sc + k_sc) + 6*L_sc*(b_sc*d + d**2) + 6*L_sc*(3*b_sc*d + 3*d**2) + 6*L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt) + 6*L_ssm*(b_cs + k_s)*(2*G_s*N_s*i_m2 + d_in) + 6*L_ssm*(2*H_s*i_m2 + (1 - i_m2)*(N_s*d_in + d_in)) + 6*L_ssm*(b_ssm*d + d*d_in) + 6*L_ssm*(b_ssm*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))) + 6*L_ssm*(d_in*i_gn*i_m2 + i_dtn*(1 - i_m2)*(2*N_s + R_dt)) + 6*L_ssm*(H_s*i_m2 + R_dt*d_in*(1 - i_m2) + d_in*(1 - i_m2)) + 6*V*b_lm + 6*V*d_emb*(1 - i_tied) + 6*V*d_emb + 12*d*d_emb*i_proj + 6*d*i_norm_emb*(b_norm + g_norm) + 6*d*i_norm_final*(b_norm + g_norm),
+        'megatron': 6*L_att*T*d_qk*h + 12*L_att*d*d_qk*h*(1 + h_kv/h) + 6*V*d + 6*d*(i_glu + 2)*(L_dense*d_ff + L_moe*(E_s*d_s + d_e*k)),
+        'chinchilla': 3*L_att*(4*T*d_qk*h + 3*T*h + 8*d*d_qk*h) + 12*V*d + 12*d*(L_dense*d_ff + L_moe*(E_s*d_s + d_e*k)),
     }
 
 
@@ -141,43 +222,43 @@ def memory_states(s):
 
 
 def memory_activations(s):
-    E_s, L, L_moe, T, V, b, d, d_e, d_ff, d_qk, d_s, d_v, h, h_kv, i_drop, i_full, i_glu, i_mla, i_pp1, i_qlora, i_scores, i_sp, k, n_norm, n_pp, n_tp, q_a, r_kv, r_q = s['E_s'], s['L'], s['L_moe'], s['T'], s['V'], s['b'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_drop'], s['i_full'], s['i_glu'], s['i_mla'], s['i_pp1'], s['i_qlora'], s['i_scores'], s['i_sp'], s['k'], s['n_norm'], s['n_pp'], s['n_tp'], s['q_a'], s['r_kv'], s['r_q']
+    E_s, L, L_att, L_dense, L_moe, T, V, b, d, d_e, d_ff, d_qk, d_s, d_v, h, h_kv, i_drop, i_full, i_glu, i_mla, i_pp1, i_qlora, i_scores, i_sp, k, n_norm, n_pp, n_tp, q_a, r_kv, r_q = s['E_s'], s['L'], s['L_att'], s['L_dense'], s['L_moe'], s['T'], s['V'], s['b'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_drop'], s['i_full'], s['i_glu'], s['i_mla'], s['i_pp1'], s['i_qlora'], s['i_scores'], s['i_sp'], s['k'], s['n_norm'], s['n_pp'], s['n_tp'], s['q_a'], s['r_kv'], s['r_q']
     return {
-        'layers': T*b*(L*d*i_full*n_tp**(-i_sp)*q_a + (1 - i_full)*(L*(n_tp**(-i_sp)*(2*d*i_drop + d*n_norm*q_a + 2*d*q_a + 2*i_mla*q_a*(i_qlora*r_q + r_kv)) + (T*h*i_scores*(i_drop*(q_a + 1) + q_a) + q_a*(d_qk*h + d_qk*h_kv + d_v*h + d_v*h_kv))/n_tp) + (L_moe*q_a*(i_glu + 2)*(E_s*d_s + d_e*k) + d_ff*q_a*(L - L_moe)*(i_glu + 2))/n_tp)),
+        'layers': T*b*(L*d*i_full*n_tp**(-i_sp)*q_a + (1 - i_full)*(L*n_tp**(-i_sp)*(2*d*i_drop + d*n_norm*q_a + 2*d*q_a + 2*i_mla*q_a*(i_qlora*r_q + r_kv)) + L_att*(T*h*i_scores*(i_drop*(q_a + 1) + q_a) + q_a*(d_qk*h + d_qk*h_kv + d_v*h + d_v*h_kv))/n_tp + (L_dense*d_ff*q_a*(i_glu + 2) + L_moe*q_a*(i_glu + 2)*(E_s*d_s + d_e*k))/n_tp)),
         'embedding': T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8),
         'output': 4*T*b*i_pp1*(V + d)/n_tp,
     }
 
 
 def memory(s):
-    E_s, L, L_moe, M_gib, N, N_emb, N_head, T, V, b, d, d_e, d_ff, d_qk, d_s, d_v, h, h_kv, i_drop, i_full, i_glu, i_mla, i_pp1, i_qlora, i_scores, i_sp, i_z1, i_z2, i_z3, k, n_dp, n_norm, n_pp, n_tp, q_a, q_g, q_gc, q_m, q_o, q_w, r_kv, r_q = s['E_s'], s['L'], s['L_moe'], s['M_gib'], s['N'], s['N_emb'], s['N_head'], s['T'], s['V'], s['b'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_drop'], s['i_full'], s['i_glu'], s['i_mla'], s['i_pp1'], s['i_qlora'], s['i_scores'], s['i_sp'], s['i_z1'], s['i_z2'], s['i_z3'], s['k'], s['n_dp'], s['n_norm'], s['n_pp'], s['n_tp'], s['q_a'], s['q_g'], s['q_gc'], s['q_m'], s['q_o'], s['q_w'], s['r_kv'], s['r_q']
+    E_s, L, L_att, L_dense, L_moe, M_gib, N, N_emb, N_head, T, V, b, d, d_e, d_ff, d_qk, d_s, d_v, h, h_kv, i_drop, i_full, i_glu, i_mla, i_pp1, i_qlora, i_scores, i_sp, i_z1, i_z2, i_z3, k, n_dp, n_norm, n_pp, n_tp, q_a, q_g, q_gc, q_m, q_o, q_w, r_kv, r_q = s['E_s'], s['L'], s['L_att'], s['L_dense'], s['L_moe'], s['M_gib'], s['N'], s['N_emb'], s['N_head'], s['T'], s['V'], s['b'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_drop'], s['i_full'], s['i_glu'], s['i_mla'], s['i_pp1'], s['i_qlora'], s['i_scores'], s['i_sp'], s['i_z1'], s['i_z2'], s['i_z3'], s['k'], s['n_dp'], s['n_norm'], s['n_pp'], s['n_tp'], s['q_a'], s['q_g'], s['q_gc'], s['q_m'], s['q_o'], s['q_w'], s['r_kv'], s['r_q']
     return {
         'activations_per_layer': T*b*(d*i_full*n_tp**(-i_sp)*q_a + (1 - i_full)*(n_tp**(-i_sp)*(2*d*i_drop + d*n_norm*q_a + 2*d*q_a + 2*i_mla*q_a*(i_qlora*r_q + r_kv)) + (T*h*i_scores*(i_drop*(q_a + 1) + q_a) + d_ff*q_a*(i_glu + 2) + q_a*(d_qk*h + d_qk*h_kv + d_v*h + d_v*h_kv))/n_tp)),
-        'total': 4*T*b*i_pp1*(V + d)/n_tp + T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8) + T*b*(L*d*i_full*n_tp**(-i_sp)*q_a + (1 - i_full)*(L*(n_tp**(-i_sp)*(2*d*i_drop + d*n_norm*q_a + 2*d*q_a + 2*i_mla*q_a*(i_qlora*r_q + r_kv)) + (T*h*i_scores*(i_drop*(q_a + 1) + q_a) + q_a*(d_qk*h + d_qk*h_kv + d_v*h + d_v*h_kv))/n_tp) + (L_moe*q_a*(i_glu + 2)*(E_s*d_s + d_e*k) + d_ff*q_a*(L - L_moe)*(i_glu + 2))/n_tp)) + n_dp**(-i_z3)*q_w*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp + n_dp**(-i_z2)*q_g*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp + n_dp**(-i_z1)*q_gc*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp + n_dp**(-i_z1)*(q_m + q_o)*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp,
+        'total': 4*T*b*i_pp1*(V + d)/n_tp + T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8) + T*b*(L*d*i_full*n_tp**(-i_sp)*q_a + (1 - i_full)*(L*n_tp**(-i_sp)*(2*d*i_drop + d*n_norm*q_a + 2*d*q_a + 2*i_mla*q_a*(i_qlora*r_q + r_kv)) + L_att*(T*h*i_scores*(i_drop*(q_a + 1) + q_a) + q_a*(d_qk*h + d_qk*h_kv + d_v*h + d_v*h_kv))/n_tp + (L_dense*d_ff*q_a*(i_glu + 2) + L_moe*q_a*(i_glu + 2)*(E_s*d_s + d_e*k))/n_tp)) + n_dp**(-i_z3)*q_w*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp + n_dp**(-i_z2)*q_g*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp + n_dp**(-i_z1)*q_gc*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp + n_dp**(-i_z1)*(q_m + q_o)*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp,
         'gpu': 1073741824*M_gib,
-        'micro_batch_room': (1073741824*M_gib - n_dp**(-i_z3)*q_w*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp - n_dp**(-i_z2)*q_g*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp - n_dp**(-i_z1)*q_gc*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp - n_dp**(-i_z1)*(q_m + q_o)*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp)/(4*T*i_pp1*(V + d)/n_tp + T*n_pp*n_tp**(-i_sp)*(d*i_drop + 8) + T*(L*d*i_full*n_tp**(-i_sp)*q_a + (1 - i_full)*(L*(n_tp**(-i_sp)*(2*d*i_drop + d*n_norm*q_a + 2*d*q_a + 2*i_mla*q_a*(i_qlora*r_q + r_kv)) + (T*h*i_scores*(i_drop*(q_a + 1) + q_a) + q_a*(d_qk*h + d_qk*h_kv + d_v*h + d_v*h_kv))/n_tp) + (L_moe*q_a*(i_glu + 2)*(E_s*d_s + d_e*k) + d_ff*q_a*(L - L_moe)*(i_glu + 2))/n_tp))),
+        'micro_batch_room': (1073741824*M_gib - n_dp**(-i_z3)*q_w*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp - n_dp**(-i_z2)*q_g*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp - n_dp**(-i_z1)*q_gc*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp - n_dp**(-i_z1)*(q_m + q_o)*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp)/(4*T*i_pp1*(V + d)/n_tp + T*n_pp*n_tp**(-i_sp)*(d*i_drop + 8) + T*(L*d*i_full*n_tp**(-i_sp)*q_a + (1 - i_full)*(L*n_tp**(-i_sp)*(2*d*i_drop + d*n_norm*q_a + 2*d*q_a + 2*i_mla*q_a*(i_qlora*r_q + r_kv)) + L_att*(T*h*i_scores*(i_drop*(q_a + 1) + q_a) + q_a*(d_qk*h + d_qk*h_kv + d_v*h + d_v*h_kv))/n_tp + (L_dense*d_ff*q_a*(i_glu + 2) + L_moe*q_a*(i_glu + 2)*(E_s*d_s + d_e*k))/n_tp))),
     }
 
 
 def inference(s):
-    BW, E, F_d, F_p, K, L, L_loc, M_gib, N, N_e, R, T, b, d_qk, d_rope, d_v, h_kv, i_mla, k, q_kv, q_w, r_kv, u, u_bw, w = s['BW'], s['E'], s['F_d'], s['F_p'], s['K'], s['L'], s['L_loc'], s['M_gib'], s['N'], s['N_e'], s['R'], s['T'], s['b'], s['d_qk'], s['d_rope'], s['d_v'], s['h_kv'], s['i_mla'], s['k'], s['q_kv'], s['q_w'], s['r_kv'], s['u'], s['u_bw'], s['w']
+    BW, E, F_d, F_p, G_s, H_k, H_v, K, L_att, L_chk, L_dn, L_loc, L_sc, L_ssm, M_gib, N, N_e, N_s, R, T, b, c, d, d_in, d_lk, d_lv, d_qk, d_rope, d_v, h_kv, i_m2, i_mla, k, k_dn, k_s, k_sc, q_kv, q_w, r_kv, u, u_bw, w = s['BW'], s['E'], s['F_d'], s['F_p'], s['G_s'], s['H_k'], s['H_v'], s['K'], s['L_att'], s['L_chk'], s['L_dn'], s['L_loc'], s['L_sc'], s['L_ssm'], s['M_gib'], s['N'], s['N_e'], s['N_s'], s['R'], s['T'], s['b'], s['c'], s['d'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_v'], s['h_kv'], s['i_m2'], s['i_mla'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['q_kv'], s['q_w'], s['r_kv'], s['u'], s['u_bw'], s['w']
     return {
         'weights': N*q_w,
-        'kv_cache_per_token': L*q_kv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)),
-        'kv_cache': b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)),
-        'total': N*q_w + b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)),
+        'kv_cache_per_token': L_att*q_kv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)),
+        'kv_cache': b*q_kv*(L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in)) + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))),
+        'total': N*q_w + b*q_kv*(L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in)) + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))),
         'gpu': 1073741824*K*M_gib,
-        'batch_room': (1073741824*K*M_gib - N*q_w)/(q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))),
+        'batch_room': (1073741824*K*M_gib - N*q_w)/(q_kv*(L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in)) + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)))),
         'prefill_flops': F_p*T*b,
         'prefill_compute_seconds': F_p*T*b/(K*R*u),
-        'prefill_memory_seconds': (1/1000000000)*(N*q_w + b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)))/(BW*K*u_bw),
-        'prefill_seconds': _maximum(F_p*T*b/(K*R*u), (1/1000000000)*(N*q_w + b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)))/(BW*K*u_bw)),
+        'prefill_memory_seconds': (1/1000000000)*(N*q_w + b*q_kv*(L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in)) + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))))/(BW*K*u_bw),
+        'prefill_seconds': _maximum(F_p*T*b/(K*R*u), (1/1000000000)*(N*q_w + b*q_kv*(L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in)) + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))))/(BW*K*u_bw)),
         'decode_weights_read': q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))),
         'decode_compute_seconds': F_d*b/(K*R*u),
-        'decode_memory_seconds': (1/1000000000)*(b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw),
+        'decode_memory_seconds': (1/1000000000)*(b*q_kv*(L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in)) + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw),
         'decode_weights_seconds': (1/1000000000)*q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))/(BW*K*u_bw),
-        'decode_seconds': _maximum(F_d*b/(K*R*u), (1/1000000000)*(b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw)),
-        'tokens_per_second': b/_maximum(F_d*b/(K*R*u), (1/1000000000)*(b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw)),
+        'decode_seconds': _maximum(F_d*b/(K*R*u), (1/1000000000)*(b*q_kv*(L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in)) + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw)),
+        'tokens_per_second': b/_maximum(F_d*b/(K*R*u), (1/1000000000)*(b*q_kv*(L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in)) + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw)),
     }
 
 

@@ -15,30 +15,66 @@ from calc.conventions import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
 from calc.spec import ModelSpec
 
 
+# The symbol of each layer count (calc.formulas.params, PARTS) and the spec's name for it.
+LAYER_COUNTS = {"L_att": "attention", "L_loc": "local", "L_chk": "chunked", "L_ssm": "mamba",
+                "L_dn": "deltanet", "L_sc": "conv", "L_dense": "dense", "L_moe": "moe"}
+
+
+def layer_count_values(spec: ModelSpec) -> dict[str, int]:
+    """The layers of each kind (calc.spec.layers), keyed by their symbols."""
+    counts = spec.layer_counts
+    return {symbol: counts[kind] for symbol, kind in LAYER_COUNTS.items()}
+
+
+def _mixer_values(spec: ModelSpec) -> dict[str, int]:
+    """The sizes and indicators of the Mamba, gated DeltaNet and short-convolution mixers (0
+    for a mixer the model does not have)."""
+    mamba, dn, sc = spec.mamba, spec.deltanet, spec.short_conv
+    v2 = mamba is not None and mamba.version == 2
+    return {
+        "d_in": mamba.d_inner if mamba else 0, "N_s": mamba.d_state if mamba else 0,
+        "k_s": mamba.d_conv if mamba else 0, "R_dt": (mamba.dt_rank or 0) if mamba else 0,
+        "H_s": (mamba.n_heads or 0) if mamba else 0, "G_s": mamba.n_groups if mamba else 0,
+        "i_m2": int(v2), "i_gn": int(bool(mamba and mamba.has_gated_norm)),
+        "i_dtn": int(bool(mamba and mamba.dt_norms)),
+        "b_ssm": int(bool(mamba and mamba.bias)), "b_cs": int(bool(mamba and mamba.conv_bias)),
+        "H_k": dn.n_k_heads if dn else 0, "H_v": dn.n_v_heads if dn else 0,
+        "d_lk": dn.d_k if dn else 0, "d_lv": dn.d_v if dn else 0,
+        "k_dn": dn.d_conv if dn else 0,
+        "k_sc": sc.d_conv if sc else 0, "b_sc": int(bool(sc and sc.bias)),
+    }
+
+
 def symbol_values(spec: ModelSpec) -> dict[str, int]:
     """The value of every architecture symbol (calc.symbols) for `spec`."""
     att, ffn, moe, norm = spec.attention, spec.ffn, spec.moe, spec.norm
     mla = att.mla
+    qk_weights = att.qk_norm_weights
     return {
         "V": spec.vocab_size, "d": spec.d_model, "L": spec.n_layers,
         "h": att.n_heads, "h_kv": spec.n_kv_heads,
-        "d_qk": spec.head_dim_qk, "d_v": spec.head_dim_v, "d_ff": ffn.d_ff,
+        "d_qk": spec.head_dim_qk, "d_v": spec.head_dim_v, "d_ff": ffn.d_ff if ffn else 0,
         "P": spec.position_table, "n_norm": spec.norms_per_layer,
-        "L_loc": spec.n_local_layers, "w": att.sliding_window or 1,
-        "L_moe": spec.n_moe_layers,
+        **layer_count_values(spec),
+        "w": att.sliding_window or 1, "c": att.chunk_size or 1,
         "E": moe.n_experts if moe else 0, "k": moe.top_k if moe else 0,
         "d_e": moe.d_expert if moe else 0,
         "E_s": moe.n_shared_experts if moe else 0, "d_s": moe.shared_width if moe else 0,
         "r_q": (mla.q_lora_rank or 0) if mla else 0, "r_kv": mla.kv_lora_rank if mla else 0,
         "d_rope": mla.qk_rope_head_dim if mla else 0, "M": spec.mtp_modules,
-        "i_glu": int(ffn.gated), "i_mla": int(mla is not None),
+        "d_emb": spec.embedding_width, "i_proj": int(spec.embedding_width != spec.d_model),
+        **_mixer_values(spec),
+        "i_glu": int(bool(ffn and ffn.gated)), "i_mla": int(mla is not None),
         "i_qlora": int(mla is not None and mla.q_lora_rank is not None),
         "i_tied": int(spec.tie_embeddings),
-        "i_qk_head": int(att.qk_norm == "head"), "i_qk_proj": int(att.qk_norm == "projection"),
+        "i_qk_head": int(att.qk_norm == "head" and qk_weights),
+        "i_qk_proj": int(att.qk_norm == "projection" and qk_weights),
         "i_norm_emb": int(norm.embedding), "i_norm_final": int(norm.final),
         "i_shared_gate": int(bool(moe and moe.shared_expert_gate)),
         "i_moe": int(moe is not None), "i_rel": int(spec.position.kind == "relative"),
-        "b_qkv": int(att.qkv_bias), "b_o": int(att.out_bias), "b_ff": int(ffn.bias),
+        "i_sink": int(att.sinks), "i_gate": int(att.output_gate), "i_sub": int(norm.sub_norms),
+        "g_norm": int(norm.weights),
+        "b_qkv": int(att.qkv_bias), "b_o": int(att.out_bias), "b_ff": int(bool(ffn and ffn.bias)),
         "b_norm": int(norm.has_bias), "b_lm": int(spec.lm_head_bias),
         "b_router": int(bool(moe and moe.router_bias)),
     }
@@ -48,9 +84,10 @@ def symbol_values(spec: ModelSpec) -> dict[str, int]:
 class ParamCounts:
     """Exact parameter counts: per layer, per component (whole model) and the summary."""
 
-    per_layer: dict[str, int]  # one layer's attention and norms
+    per_layer: dict[str, int]  # one attention layer's attention, and one layer's norms
     per_dense_ffn: dict[str, int]  # one dense layer's FFN
     per_moe_ffn: dict[str, int]  # one MoE layer's router, experts, shared experts
+    per_mixer: dict[str, int]  # one Mamba, gated DeltaNet or short-convolution layer's mixer
     components: dict[str, int]  # whole model, by component; sums to total
     total: int
     embedding: int
@@ -66,6 +103,8 @@ def count_params(spec: ModelSpec) -> ParamCounts:
         per_layer=_compiled.params_per_layer(s),
         per_dense_ffn=_compiled.params_dense_ffn(s),
         per_moe_ffn=_compiled.params_moe_ffn(s),
+        per_mixer={**_compiled.params_mamba(s), **_compiled.params_deltanet(s),
+                   **_compiled.params_short_conv(s)},
         components=_compiled.params_components(s),
         **summary,
     )

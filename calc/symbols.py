@@ -46,6 +46,29 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("d_rope", "d_{rope}", "MLA RoPE part of d_qk (its key part shared by heads)",
                "size"),
     SymbolInfo("M", "M", "multi-token-prediction modules (counted apart)", "size"),
+    # layers of each kind (calc.spec.layers): mixers, attention kinds, FFNs
+    SymbolInfo("L_att", "L_{att}", "layers with attention (all of them in a Transformer)",
+               "size"),
+    SymbolInfo("L_chk", "L_{chk}", "layers with chunked attention", "size"),
+    SymbolInfo("L_dense", "L_{dense}", "layers with a dense FFN", "size"),
+    SymbolInfo("L_ssm", "L_{ssm}", "layers with a Mamba mixer", "size"),
+    SymbolInfo("L_dn", "L_{dn}", "layers with a gated DeltaNet mixer", "size"),
+    SymbolInfo("L_sc", "L_{sc}", "layers with a short-convolution mixer", "size"),
+    SymbolInfo("c", "c", "chunked attention: tokens per chunk", "size"),
+    SymbolInfo("d_emb", "d_{emb}", "width of the token embedding and LM head (d unless "
+               "projected)", "size"),
+    SymbolInfo("d_in", "d_{in}", "Mamba: channels of the scan (expand × d)", "size"),
+    SymbolInfo("N_s", "N_{s}", "Mamba: state size per channel", "size"),
+    SymbolInfo("k_s", "k_{s}", "Mamba: conv1d kernel", "size"),
+    SymbolInfo("R_dt", r"R_{\Delta}", "Mamba: rank of Δ's projection", "size"),
+    SymbolInfo("H_s", "H_{s}", "Mamba-2: heads", "size"),
+    SymbolInfo("G_s", "G_{s}", "Mamba-2: groups sharing B and C", "size"),
+    SymbolInfo("H_k", "H_{k}", "gated DeltaNet: query/key heads", "size"),
+    SymbolInfo("H_v", "H_{v}", "gated DeltaNet: value heads (one state each)", "size"),
+    SymbolInfo("d_lk", "d_{k}", "gated DeltaNet: query/key width per head", "size"),
+    SymbolInfo("d_lv", "d_{v}^{lin}", "gated DeltaNet: value width per head", "size"),
+    SymbolInfo("k_dn", "k_{dn}", "gated DeltaNet: conv1d kernel", "size"),
+    SymbolInfo("k_sc", "k_{sc}", "short convolution: kernel", "size"),
     # structure indicators (0 or 1)
     SymbolInfo("i_glu", r"\mathbb{1}_{glu}", "gated FFN (SwiGLU/GeGLU/ReGLU): 3 matrices",
                "indicator"),
@@ -66,6 +89,19 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "indicator"),
     SymbolInfo("i_rel", r"\mathbb{1}_{rel}", "relative position encodings (Transformer-XL)",
                "indicator"),
+    SymbolInfo("i_sink", r"\mathbb{1}_{sink}", "a learned sink logit per head", "indicator"),
+    SymbolInfo("i_gate", r"\mathbb{1}_{gate}", "a sigmoid output gate per head (Qwen3-Next)",
+               "indicator"),
+    SymbolInfo("i_sub", r"\mathbb{1}_{sub}", "sub-norms before W_O and W_down (BitNet)",
+               "indicator"),
+    SymbolInfo("i_proj", r"\mathbb{1}_{proj}", "embedding projected d_emb → d and back (OPT)",
+               "indicator"),
+    SymbolInfo("i_m2", r"\mathbb{1}_{m2}", "the Mamba mixer is Mamba-2", "indicator"),
+    SymbolInfo("i_gn", r"\mathbb{1}_{gn}", "Mamba-2: gated RMSNorm before out_proj",
+               "indicator"),
+    SymbolInfo("i_dtn", r"\mathbb{1}_{dtn}", "Mamba: RMSNorms on Δ, B, C (Jamba)", "indicator"),
+    SymbolInfo("g_norm", "g_{norm}", "norm weight γ (0: OLMo 1's norms without parameters)",
+               "indicator"),
     SymbolInfo("b_qkv", "b_{qkv}", "biases on Q, K, V (MLA: on the down-projections)",
                "indicator"),
     SymbolInfo("b_o", "b_{o}", "bias on the attention output projection", "indicator"),
@@ -73,6 +109,10 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("b_norm", "b_{norm}", "LayerNorm bias β", "indicator"),
     SymbolInfo("b_lm", "b_{lm}", "bias on the LM head", "indicator"),
     SymbolInfo("b_router", "b_{router}", "bias per routed expert", "indicator"),
+    SymbolInfo("b_ssm", "b_{ssm}", "Mamba: biases on in_proj and out_proj", "indicator"),
+    SymbolInfo("b_cs", "b_{cs}", "Mamba: bias on the conv1d", "indicator"),
+    SymbolInfo("b_sc", "b_{sc}", "short convolution: biases on projections and conv",
+               "indicator"),
     # workload
     SymbolInfo("T", "T", "sequence length (context)", "workload"),
     SymbolInfo("i_causal", r"\mathbb{1}_{causal}", "attention counted over the causal triangle",
@@ -152,6 +192,13 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
     "i_glu", "i_mla", "i_qlora", "i_tied", "i_qk_head", "i_qk_proj", "i_norm_emb",
     "i_norm_final", "i_shared_gate", "i_moe", "i_rel", "b_qkv", "b_o", "b_ff", "b_norm", "b_lm",
     "b_router"))
+(L_att, L_chk, L_dense, L_ssm, L_dn, L_sc, c, d_emb, d_in, N_s, k_s, R_dt, H_s, G_s, H_k, H_v,
+ d_lk, d_lv, k_dn, k_sc) = (SYMBOLS[n] for n in (
+    "L_att", "L_chk", "L_dense", "L_ssm", "L_dn", "L_sc", "c", "d_emb", "d_in", "N_s", "k_s",
+    "R_dt", "H_s", "G_s", "H_k", "H_v", "d_lk", "d_lv", "k_dn", "k_sc"))
+(i_sink, i_gate, i_sub, i_proj, i_m2, i_gn, i_dtn, g_norm, b_ssm, b_cs, b_sc) = (
+    SYMBOLS[n] for n in ("i_sink", "i_gate", "i_sub", "i_proj", "i_m2", "i_gn", "i_dtn",
+                         "g_norm", "b_ssm", "b_cs", "b_sc"))
 T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R", "u", "K"))
 (N, N_emb, N_head, N_e, b, n_tp, n_pp, n_dp, i_z1, i_z2, i_z3, i_pp1, q_w, q_g, q_gc, q_m, q_o,
  q_a, q_kv, i_drop, i_sp, i_scores, i_full, M_gib) = (SYMBOLS[n] for n in (

@@ -38,15 +38,30 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     attention["qkv_bias"] = draw(st.booleans())
     attention["out_bias"] = draw(st.booleans())
     n_layers = draw(st.integers(1, max_layers))
+    kinds = ["global", "nope"]
     if draw(st.booleans()):
         attention["sliding_window"] = draw(st.integers(1, 12))
-        attention["layer_pattern"] = draw(st.none() | st.lists(
-            st.sampled_from(["global", "local"]), min_size=1, max_size=3).map(tuple))
-    activation = draw(st.sampled_from(["relu", "gelu", "silu", "swiglu", "geglu", "reglu"]))
+        kinds.append("local")
+    if draw(st.booleans()):
+        attention["chunk_size"] = draw(st.integers(1, 12))
+        kinds.append("chunked")
+    if len(kinds) > 2 or draw(st.booleans()):
+        attention["layer_pattern"] = draw(st.lists(
+            st.sampled_from(kinds), min_size=1, max_size=3).map(tuple))
+    attention["sinks"] = draw(st.booleans())
+    attention["output_gate"] = not mla and draw(st.booleans())
+    attention["qk_norm_weights"] = draw(st.booleans())
+    mixers = draw(_mixers(n_layers))
+    activation = draw(st.sampled_from(["relu", "gelu", "silu", "relu2", "swiglu", "geglu",
+                                       "reglu", "relu2glu"]))
     ffn = {"activation": activation, "d_ff": draw(st.integers(1, 4 * max_width)),
            "bias": draw(st.booleans())}
     moe = None
-    if draw(st.booleans()):
+    no_ffn = mixers.pop("no_ffn")
+    if no_ffn:
+        ffn = None
+        mixers["layers"]["ffn_pattern"] = ("none",)
+    elif draw(st.booleans()):
         n_experts = draw(st.integers(1, 6))
         first_dense = draw(st.integers(0, n_layers - 1))
         moe = {
@@ -62,14 +77,25 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         # every must leave at least one MoE layer: layer i is MoE iff i >= k and (i+1) % every == 0
         if not any(i >= first_dense and (i + 1) % moe["every"] == 0 for i in range(n_layers)):
             moe["every"] = 1
+        if draw(st.booleans()):  # place the MoE layers by exceptions instead (mlp_only_layers)
+            dense = draw(st.lists(st.integers(0, n_layers - 1), max_size=n_layers - 1))
+            if dense and len(set(dense)) < n_layers:
+                moe.update(first_dense_layers=0, every=1)
+                mixers["layers"]["exceptions"] = ({"layers": sorted(set(dense)),
+                                                   "ffn": "dense"},)
     kind = draw(st.sampled_from(["layernorm", "rmsnorm"]))
-    parallel = draw(st.booleans())
-    norm = {"kind": kind, "bias": draw(st.booleans()) if kind == "layernorm" else False,
+    parallel = not no_ffn and draw(st.booleans())
+    weights = draw(st.booleans()) or draw(st.booleans())
+    norm = {"kind": kind,
+            "bias": draw(st.booleans()) if kind == "layernorm" and weights else False,
             "placement": "pre" if parallel else draw(
                 st.sampled_from(["pre", "post", "sandwich", "reordered"])),
-            "final": draw(st.booleans()), "embedding": draw(st.booleans())}
+            "final": draw(st.booleans()), "embedding": draw(st.booleans()),
+            "weights": weights, "sub_norms": draw(st.booleans())}
     context = draw(st.integers(1, 24))
-    kinds = ["learned", "sinusoidal", "rope", "alibi", "none"] + ([] if mla else ["relative"])
+    kinds = ["learned", "sinusoidal", "rope", "alibi", "none"]
+    if not mla and "chunk_size" not in attention:  # relative positions: not in chunked layers
+        kinds.append("relative")
     position_kind = draw(st.sampled_from(kinds))
     position: dict = {"kind": position_kind}
     if position_kind == "learned":
@@ -80,5 +106,37 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         norm=norm, position=position, tie_embeddings=draw(st.booleans()),
         lm_head_bias=draw(st.booleans()), parallel_block=parallel,
         parallel_norms=draw(st.sampled_from([1, 2])) if parallel else 1,
-        mtp_modules=draw(st.integers(0, 2)),
+        mtp_modules=0 if no_ffn or "attention" not in mixers["layers"]["mixer_pattern"]
+        else draw(st.integers(0, 2)),
+        d_embedding=draw(st.none() | st.integers(1, max_width)), **mixers,
     )
+
+
+@st.composite
+def _mixers(draw, n_layers: int) -> dict:
+    """A mixer pattern and the mixers' shapes (Mamba, gated DeltaNet, short convolution); the
+    key no_ffn says whether the layers go without FFN (Mamba)."""
+    pattern = draw(st.lists(st.sampled_from(["attention", "mamba", "deltanet", "conv",
+                                             "attention+mamba"]),
+                            min_size=1, max_size=min(3, n_layers)))
+    out: dict = {"layers": {"mixer_pattern": tuple(pattern)}, "no_ffn": False}
+    if any("mamba" in m for m in pattern):
+        version = draw(st.sampled_from([1, 2]))
+        heads = draw(st.integers(1, 3))
+        groups = draw(st.sampled_from([g for g in (1, 2, 3) if heads % g == 0]))
+        out["mamba"] = {
+            "version": version, "d_inner": heads * draw(st.integers(1, 3)),
+            "d_state": draw(st.integers(1, 4)), "d_conv": draw(st.integers(1, 4)),
+            "conv_bias": draw(st.booleans()), "bias": draw(st.booleans()),
+            **({"dt_rank": draw(st.integers(1, 4)), "dt_norms": draw(st.booleans())}
+               if version == 1 else
+               {"n_heads": heads, "n_groups": groups, "gated_norm": draw(st.booleans())})}
+        out["no_ffn"] = set(pattern) == {"mamba"} and draw(st.booleans())
+    if "deltanet" in pattern:
+        k_heads = draw(st.integers(1, 2))
+        out["deltanet"] = {"n_k_heads": k_heads, "n_v_heads": k_heads * draw(st.integers(1, 2)),
+                           "d_k": draw(st.integers(1, 4)), "d_v": draw(st.integers(1, 4)),
+                           "d_conv": draw(st.integers(1, 4))}
+    if "conv" in pattern:
+        out["short_conv"] = {"d_conv": draw(st.integers(1, 4)), "bias": draw(st.booleans())}
+    return out

@@ -21,12 +21,14 @@ def test_compiled_module_is_fresh():
 
 
 @pytest.mark.parametrize("group", ["params_per_layer", "params_dense_ffn", "params_moe_ffn",
+                                   "params_mamba", "params_deltanet", "params_short_conv",
                                    "params_components", "params_summary",
                                    "flops_forward_components", "flops"])
 def test_integer_formulas_print_no_division(group):
-    """Counts stay exact Python integers for any size: no '/' may reach the compiled code."""
+    """Counts stay exact Python integers for any size: no '/' may reach the compiled code (a
+    chunk count ⌊T/c⌋ compiles to integer division, _floordiv)."""
     for expr in GROUPS[group].values():
-        assert "/" not in sympy.pycode(expr)
+        assert "/" not in codegen.python(expr)
 
 
 def _symbolic(expr: sympy.Expr, values: dict[str, int]) -> int:
@@ -59,13 +61,19 @@ def test_totals_are_sums_of_named_terms(spec):
 
 
 def _brute_force_pairs(spec: calc.ModelSpec, seq_len: int, causal: bool) -> int:
-    """(query, key) pairs over all layers, counted one query at a time."""
+    """(query, key) pairs over the attention layers, counted one query at a time: at most w
+    keys in a sliding-window layer, those of its own chunk in a chunked one."""
     pairs = 0
-    for kind in spec.layer_kinds:
+    for kind in spec.attention_kinds:
         window = spec.attention.sliding_window if kind == "local" else None
+        chunk = spec.attention.chunk_size if kind == "chunked" else None
         for i in range(1, seq_len + 1):
-            seen = i if causal else seq_len
-            pairs += min(seen, window) if window else seen
+            if chunk:  # keys from the chunk's first token to i (causal) or to its last (full)
+                start = (i - 1) // chunk * chunk + 1
+                pairs += i - start + 1 if causal else min(start + chunk - 1, seq_len) - start + 1
+            elif kind:  # '' marks a layer without attention
+                seen = i if causal else seq_len
+                pairs += min(seen, window) if window else seen
     return pairs
 
 
@@ -136,8 +144,9 @@ def test_huge_specs_stay_exact():
 
 def test_formula_sources_cover_every_term():
     """Every compiled name is a named term of one formula dict (no anonymous sums)."""
-    assert set(params.COMPONENTS) == {*params.PER_LAYER, *params.DENSE_FFN, *params.MOE_FFN,
-                                      *params.ONCE}
+    parts = {key for _, part in params.PARTS for key in part}
+    assert set(params.COMPONENTS) == {*parts, *params.MOE_FFN, *params.ONCE}
+    assert set(params.PER_LAYER) == {*params.ATTENTION, *params.NORMS}
     assert "attention/scores" not in flops.FORWARD_PER_TOKEN  # added per sequence, ÷ T
 
 

@@ -1,6 +1,7 @@
 """Closed-form sympy expressions, one per named component, each citing its source.
 
-Modules: `params` (parameter counts), `flops` (FLOPs per token), `rules` (published shortcuts),
+Modules: `params` (parameter counts), `mixers` (Mamba, gated DeltaNet and short-convolution
+layers: parameters, weights, convolution and scan FLOPs), `flops` (FLOPs per token), `rules` (published shortcuts),
 `training` (FLOPs, GPU-hours, days), `memory` (training memory per GPU), `inference` (KV cache,
 prefill and decode time), `scaling` (compute-optimal N and D). `codegen` compiles them into
 calc/_compiled.py, which is what calc evaluates; `display` renders them as text and LaTeX.
@@ -12,12 +13,15 @@ from __future__ import annotations
 
 import sympy
 
-from calc.formulas import flops, inference, memory, params, rules, scaling, training
+from calc.formulas import flops, inference, memory, mixers, params, rules, scaling, training
 
 GROUPS: dict[str, dict[str, sympy.Expr]] = {
     "params_per_layer": params.PER_LAYER,
     "params_dense_ffn": params.DENSE_FFN,
     "params_moe_ffn": params.MOE_FFN,
+    "params_mamba": mixers.MAMBA,
+    "params_deltanet": mixers.DELTANET,
+    "params_short_conv": mixers.SHORT_CONV,
     "params_components": params.COMPONENTS,
     "params_summary": params.SUMMARY,
     "flops_forward_components": flops.FORWARD_PER_TOKEN,

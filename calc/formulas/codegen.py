@@ -43,12 +43,21 @@ def _maximum(a, b):
     import numpy
 
     return numpy.maximum(a, b)
+
+
+def _floordiv(a, b):
+    """a // b, exact for Python integers; numpy.floor_divide for arrays."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a // b
+    import numpy
+
+    return numpy.floor_divide(a, b)
 '''
 
 
 class _Printer(PythonCodePrinter):
-    """Python source with `min`/`max` that also work element-wise on numpy arrays, and roots
-    as powers (`x**(1/2)`), so the generated module needs no imports."""
+    """Python source with `min`/`max`/`⌊a/b⌋` that also work element-wise on numpy arrays, and
+    roots as powers (`x**(1/2)`), so the generated module needs no imports."""
 
     def _fold(self, helper: str, expr: sympy.Expr) -> str:
         first, *rest = expr.args
@@ -63,21 +72,31 @@ class _Printer(PythonCodePrinter):
     def _print_Max(self, expr: sympy.Max) -> str:
         return self._fold("_maximum", expr)
 
+    def _print_floor(self, expr: sympy.floor) -> str:
+        # ⌊a/b⌋ as integer division, exact for any size (math.floor(a / b) would go through a
+        # float)
+        numerator, denominator = sympy.fraction(sympy.together(expr.args[0]))
+        return f"_floordiv({self._print(numerator)}, {self._print(denominator)})"
+
     def _print_Pow(self, expr: sympy.Pow, rational: bool = False) -> str:
         # rational=True prints x**(1/3) as plain arithmetic, not math.pow/sqrt calls, so the
         # generated file needs no imports and works on numpy arrays too
         return super()._print_Pow(expr, rational=True)
 
 
+def python(expr: sympy.Expr) -> str:
+    """`expr` as the generated module writes it."""
+    return _Printer({"fully_qualified_modules": False}).doprint(expr)
+
+
 def _function(name: str, exprs: dict[str, sympy.Expr]) -> str:
-    printer = _Printer({"fully_qualified_modules": False})
     used = sorted({str(s) for e in exprs.values() for s in e.free_symbols})
     lines = [f"def {name}(s):"]
     if used:
         lines.append(f"    {', '.join(used)}{',' if len(used) == 1 else ''} = "
                      f"{', '.join(f's[{n!r}]' for n in used)}")
     lines.append("    return {")
-    lines += [f"        {key!r}: {printer.doprint(expr)}," for key, expr in exprs.items()]
+    lines += [f"        {key!r}: {python(expr)}," for key, expr in exprs.items()]
     lines.append("    }")
     return "\n".join(lines)
 

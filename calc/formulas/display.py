@@ -11,15 +11,16 @@ from typing import Any
 
 import sympy
 
-from calc.evaluate import symbol_values
+from calc.evaluate import LAYER_COUNTS, symbol_values
 from calc.formulas import COMMAND_GROUPS, GROUPS, flops, params
 from calc.render import Column, Table, render_json, render_tables
 from calc.spec import ModelSpec
 from calc.symbols import INFO, LATEX_NAMES, SYMBOLS
 
 # Sizes kept symbolic when non-zero; everything else is substituted by its value.
-_KEPT = ("V", "d", "L", "h", "h_kv", "d_qk", "d_v", "d_ff", "P", "L_loc", "w", "L_moe", "E",
-         "k", "d_e", "E_s", "d_s", "r_q", "r_kv", "d_rope", "T")
+_KEPT = ("V", "d", "L", "h", "h_kv", "d_qk", "d_v", "d_ff", "P", "w", "c", "E", "k", "d_e",
+         "E_s", "d_s", "r_q", "r_kv", "d_rope", "T", "d_emb", "d_in", "N_s", "k_s", "R_dt", "H_s",
+         "G_s", "H_k", "H_v", "d_lk", "d_lv", "k_dn", "k_sc", *LAYER_COUNTS)
 
 
 def specialise(expr: sympy.Expr, spec: ModelSpec, expand: bool = True) -> sympy.Expr:
@@ -36,8 +37,16 @@ def specialise(expr: sympy.Expr, spec: ModelSpec, expand: bool = True) -> sympy.
             subs[SYMBOLS["h_kv"]] = SYMBOLS["h"]
     if not spec.n_local_layers:
         subs[SYMBOLS["w"]] = SYMBOLS["T"]
-    if spec.n_moe_layers == spec.n_layers:
-        subs[SYMBOLS["L_moe"]] = SYMBOLS["L"]
+    if not values["L_chk"]:
+        subs[SYMBOLS["c"]] = SYMBOLS["T"]
+    if values["d_emb"] == values["d"]:
+        subs[SYMBOLS["d_emb"]] = SYMBOLS["d"]
+    # A kind every layer has is counted by L; dense FFNs on every layer MoE leaves, by L − L_moe.
+    for name in LAYER_COUNTS:
+        if values[name] == spec.n_layers:
+            subs[SYMBOLS[name]] = SYMBOLS["L"]
+    if values["L_moe"] and values["L_dense"] + values["L_moe"] == spec.n_layers:
+        subs[SYMBOLS["L_dense"]] = SYMBOLS["L"] - SYMBOLS["L_moe"]
     special = expr.subs(subs)
     return sympy.factor_terms(sympy.expand(special) if expand else special)
 

@@ -8,34 +8,44 @@ norms, softmax, activations, biases and RoPE cost nothing. The LM head is counte
 Attention's own products, QKᵀ and A·V, cost 2·d_qk and 2·d_v per head per key a query sees
 (chapter 1.3, "每个 token 的 FLOPs": ≈ 4·L·T·d per token at full context). Under the causal
 convention query i (1-based) sees i keys, under the full convention all T; a sliding window of w
-caps both at w. GQA/MQA share keys but every query head still scores them, so h (not h_kv) heads
+caps both at w; a chunked layer limits each query to its own chunk of c tokens. GQA/MQA share keys but every query head still scores them, so h (not h_kv) heads
 count. Relative positions (Transformer-XL) add a second score product per pair,
 (q + v)·W_R r_{i−j}, 2·d_qk per head; the projection W_R r of the distances depends on positions
 only, one product per batch whatever its size (Dai et al. compute it once), so it counts 0 per
-token, like the embedding lookup. Backward = 2 × forward; training = 3 × forward (Kaplan et al.
-2020 §2.1).
+token, like the embedding lookup. Only attention layers score keys (L_att of the L layers);
+the other mixers' convolutions and scans are counted by their own convention
+(calc.formulas.mixers). Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020
+§2.1).
 """
 
 from __future__ import annotations
 
 import sympy
 
-from calc.formulas import params
+from calc.formulas import mixers, params
 from calc.symbols import (
     E_s,
-    L,
+    L_att,
+    L_chk,
+    L_dense,
+    L_dn,
     L_loc,
     L_moe,
+    L_sc,
+    L_ssm,
     T,
     V,
+    c,
     d,
     d_e,
+    d_emb,
     d_ff,
     d_qk,
     d_s,
     d_v,
     h,
     i_causal,
+    i_proj,
     i_rel,
     i_shared_gate,
     k,
@@ -46,14 +56,15 @@ FMA = 2  # FLOPs per multiply-add
 # Backward and training per forward: calc.conventions.BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD.
 
 # ---- weights a token multiplies through, per layer (no biases, no norms) ------------------
-MATMUL_PER_LAYER = params.ATTENTION_WEIGHTS
+MATMUL_PER_LAYER = params.ATTENTION_WEIGHTS  # per attention layer
 MATMUL_DENSE_FFN = params.ffn_weights(d_ff)
 MATMUL_MOE: dict[str, sympy.Expr] = {
     "moe/router": params.ROUTER_WEIGHTS,
     "moe/experts": k * params.ffn_weights(d_e),  # only the top-k routed experts
     "moe/shared": E_s * params.ffn_weights(d_s) + i_shared_gate * d,
 }
-MATMUL_LM_HEAD = d * V  # computed even when W_U is tied to the embedding
+MATMUL_LM_HEAD = d_emb * V  # computed even when W_U is tied to the embedding
+MATMUL_EMBEDDING_PROJECTION = i_proj * 2 * d_emb * d  # OPT's project_in and project_out
 
 
 def _keys_per_sequence(visible: sympy.Expr) -> sympy.Expr:
@@ -69,23 +80,45 @@ def _keys_per_sequence(visible: sympy.Expr) -> sympy.Expr:
     return i_causal * causal + (1 - i_causal) * full
 
 
+# A chunked layer (Llama 4's attention_chunk_size) cuts the sequence into ⌊T/c⌋ chunks of c
+# tokens and a last one of r = T − c·⌊T/c⌋; a query sees the keys of its own chunk only: all of
+# them under the full convention (c² or r² pairs a chunk), the causal triangle under causal.
+_CHUNKS = sympy.floor(T / c)
+_REST = T - c * _CHUNKS
+CHUNKED_KEYS_PER_SEQUENCE = (
+    i_causal * (_CHUNKS * c * (c + 1) + _REST * (_REST + 1))
+    + (1 - i_causal) * 2 * (_CHUNKS * c**2 + _REST**2))
+
 # QKᵀ and A·V for one whole sequence, all layers: h heads × (2·d_qk + 2·d_v) per pair, i.e.
 # h·(d_qk + d_v) per doubled pair, + h·d_qk for relative position scores. Divided by T it is
 # the per-token cost.
 PAIR = h * (d_qk + d_v + i_rel * d_qk)
+L_GLOBAL = L_att - L_loc - L_chk  # global attention layers (with or without positions)
 ATTENTION_SCORES_PER_SEQUENCE = PAIR * (
-    (L - L_loc) * _keys_per_sequence(T) + L_loc * _keys_per_sequence(sympy.Min(T, w))
+    L_GLOBAL * _keys_per_sequence(T) + L_loc * _keys_per_sequence(sympy.Min(T, w))
+    + L_chk * CHUNKED_KEYS_PER_SEQUENCE
 )
-# A generated token at context T (itself included) sees T keys, or min(T, w) in local layers.
+# A generated token at context T (itself included) sees T keys, min(T, w) in local layers, and
+# in chunked ones the T − c·⌊(T − 1)/c⌋ keys of its own chunk so far.
 INFERENCE_ATTENTION_PER_TOKEN = FMA * PAIR * (
-    (L - L_loc) * T + L_loc * sympy.Min(T, w)
+    L_GLOBAL * T + L_loc * sympy.Min(T, w) + L_chk * (T - c * sympy.floor((T - 1) / c))
 )
 
-# Forward FLOPs per token by component (the attention scores per sequence, see above).
+# Forward FLOPs per token by component (the attention scores per sequence, see above); the
+# convolutions and scans of the other mixers are not matrix products (calc.formulas.mixers).
 FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
-    **{key: FMA * L * expr for key, expr in MATMUL_PER_LAYER.items()},
-    "mlp": FMA * (L - L_moe) * MATMUL_DENSE_FFN,
+    **{key: FMA * L_att * expr for key, expr in MATMUL_PER_LAYER.items()},
+    **{key: FMA * L_ssm * expr for key, expr in mixers.MAMBA_WEIGHTS.items()},
+    "mamba/conv": L_ssm * mixers.MAMBA_CONV,
+    "mamba/scan": L_ssm * mixers.MAMBA_SCAN,
+    **{key: FMA * L_dn * expr for key, expr in mixers.DELTANET_WEIGHTS.items()},
+    "deltanet/conv": L_dn * mixers.DELTANET_CONV,
+    "deltanet/scan": L_dn * mixers.DELTANET_SCAN,
+    **{key: FMA * L_sc * expr for key, expr in mixers.SHORT_CONV_WEIGHTS.items()},
+    "conv/conv": L_sc * mixers.SHORT_CONV_CONV,
+    "mlp": FMA * L_dense * MATMUL_DENSE_FFN,
     **{key: FMA * L_moe * expr for key, expr in MATMUL_MOE.items()},
+    "embedding_projection": FMA * MATMUL_EMBEDDING_PROJECTION,
     "lm_head": FMA * MATMUL_LM_HEAD,
 }
 WEIGHT_FLOPS_PER_TOKEN = sympy.Add(*FORWARD_PER_TOKEN.values())

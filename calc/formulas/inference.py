@@ -5,7 +5,9 @@ elements (GQA: Ainslie et al. 2023; MQA h_kv = 1); published.json "inference_per
 2·n_layer·n_kv_heads·d_head·bytes. MLA caches the joint latent r_kv and the one RoPE key d_rope
 shared by all heads (DeepSeek-V2 §2.1.2; Zhao et al. 2025, ISCA'25, Table 1: 70.272 KB per token
 for DeepSeek-V3 in BF16). A sliding-window layer keeps at most w tokens (Mistral 7B §2, "rolling
-buffer cache").
+buffer cache"), a chunked one at most a chunk. Mamba, gated DeltaNet and short-convolution layers
+keep no keys but a fixed state per sequence (Gu & Dao 2023 §3.3: "the recurrent state"), which
+the cache holds at the same bytes per element.
 
 Time (the roofline of Williams et al. 2009): a step takes the longer of its FLOPs at the dense
 peak R and its bytes at the bandwidth BW, each derated by a utilisation (u, u_bw; 1 = the bound
@@ -21,27 +23,42 @@ from __future__ import annotations
 
 import sympy
 
+from calc.formulas import mixers
 from calc.formulas.memory import GIB
 from calc.symbols import (
     BW,
     E,
     F_d,
     F_p,
+    H_v,
     K,
-    L,
+    L_att,
+    L_chk,
+    L_dn,
     L_loc,
+    L_sc,
+    L_ssm,
     M_gib,
     N,
     N_e,
+    N_s,
     R,
     T,
     b,
+    c,
+    d,
+    d_in,
+    d_lk,
+    d_lv,
     d_qk,
     d_rope,
     d_v,
     h_kv,
     i_mla,
     k,
+    k_dn,
+    k_s,
+    k_sc,
     q_kv,
     q_w,
     r_kv,
@@ -54,11 +71,19 @@ GB = 10**9  # datasheets print bandwidth in decimal GB/s
 
 # Elements one token leaves in the cache of one layer.
 KV_WIDTH = (1 - i_mla) * h_kv * (d_qk + d_v) + i_mla * (r_kv + d_rope)
-# Token-layers one sequence at context T keeps: all T in global layers, at most w in local ones.
-KV_TOKEN_LAYERS = (L - L_loc) * T + L_loc * sympy.Min(T, w)
+# Token-layers one sequence at context T keeps: all T in global attention layers, at most w in
+# local ones and at most c in chunked ones (Llama 4 keeps one chunk).
+KV_TOKEN_LAYERS = (L_att - L_loc - L_chk) * T + L_loc * sympy.Min(T, w) + L_chk * sympy.Min(T, c)
+# The other mixers keep a state per sequence whatever T (Mamba: D × N and the last k − 1 inputs
+# of its conv; gated DeltaNet: d_k × d_v per value head and its conv's; short conv: k − 1 inputs).
+STATE_ELEMENTS = (L_ssm * (d_in * N_s + (k_s - 1) * mixers.CONV_CHANNELS)
+                  + L_dn * (H_v * d_lk * d_lv
+                            + (k_dn - 1) * (2 * mixers.DN_KEYS + mixers.DN_VALUES))
+                  + L_sc * (k_sc - 1) * d)
 
 WEIGHTS = q_w * N
-KV_CACHE = q_kv * KV_WIDTH * b * KV_TOKEN_LAYERS  # b sequences at context T
+# b sequences at context T: keys and values, and the recurrent states (at the same bytes each)
+KV_CACHE = q_kv * b * (KV_WIDTH * KV_TOKEN_LAYERS + STATE_ELEMENTS)
 GPU_BYTES = K * M_gib * GIB
 # Weights one decode step reads: all but the routed experts, and the experts its b tokens touch.
 WEIGHTS_READ = q_w * (N - N_e + sympy.Piecewise((N_e * (1 - (1 - k / E) ** b), E > 0),
@@ -73,7 +98,7 @@ DECODE_STEP = sympy.Max(DECODE_COMPUTE, DECODE_MEMORY)
 
 INFERENCE: dict[str, sympy.Expr] = {
     "weights": WEIGHTS,
-    "kv_cache_per_token": q_kv * L * KV_WIDTH,  # before any window caps it
+    "kv_cache_per_token": q_kv * L_att * KV_WIDTH,  # before any window caps it
     "kv_cache": KV_CACHE,
     "total": WEIGHTS + KV_CACHE,
     "gpu": GPU_BYTES,

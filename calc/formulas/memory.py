@@ -32,6 +32,8 @@ import sympy
 from calc.symbols import (
     E_s,
     L,
+    L_att,
+    L_dense,
     L_moe,
     M_gib,
     N,
@@ -108,8 +110,8 @@ MLP_MOE = (2 + i_glu) * (k * d_e + E_s * d_s) * q_a
 # without dropout the softmax output serves A·V too.
 SCORES = h * T * (q_a + i_drop * (MASK_BYTES + q_a))
 
-STORED_PER_TOKEN = (L * (OUTSIDE / n_tp**i_sp + (ATTENTION_INSIDE + i_scores * SCORES) / n_tp)
-                    + ((L - L_moe) * MLP_DENSE + L_moe * MLP_MOE) / n_tp)
+STORED_PER_TOKEN = (L * OUTSIDE / n_tp**i_sp + L_att * (ATTENTION_INSIDE + i_scores * SCORES) / n_tp
+                    + (L_dense * MLP_DENSE + L_moe * MLP_MOE) / n_tp)
 CHECKPOINT_PER_TOKEN = L * d * q_a / n_tp**i_sp  # full recomputation: each layer's input
 
 ACTIVATIONS: dict[str, sympy.Expr] = {

@@ -1,21 +1,32 @@
 """Parameter counts: one closed-form expression per named component.
 
 A Linear(n_in, n_out) holds n_in·n_out weights (+ n_out with a bias); a LayerNorm of width n holds
-n·(1 + b_norm) (γ, and β when present), an RMSNorm n (source chapter 1.3, §7; CS336 lecture 3,
-"归一化"). Keys are hierarchical (`attention/q`), as in nanoGPT's sizing notebook, and a total is
+n·(g_norm + b_norm) (γ, and β when present), an RMSNorm n (source chapter 1.3, §7; CS336 lecture
+3, "归一化"). Keys are hierarchical (`attention/q`), as in nanoGPT's sizing notebook, and a total is
 the plain sum of its named terms. Structure enters through 0/1 indicators (calc.symbols), so each
 term is one general expression; `specialise` in calc.formulas.display shows a model's own form.
+
+A model is a sum over the kinds of layer part (PARTS): each part's per-layer expression times the
+count of layers that have it (L_att attention layers, L_ssm Mamba, L_dn gated DeltaNet, L_sc
+short convolutions, L_dense dense FFNs, L_moe MoE FFNs, L norms), each count one symbol that
+calc.evaluate reads off the spec's per-layer structure (calc.spec.layers).
 """
 
 from __future__ import annotations
 
 import sympy
 
+from calc.formulas import mixers
 from calc.symbols import (
     E,
     E_s,
     L,
+    L_att,
+    L_dense,
+    L_dn,
     L_moe,
+    L_sc,
+    L_ssm,
     M,
     P,
     V,
@@ -27,23 +38,29 @@ from calc.symbols import (
     b_router,
     d,
     d_e,
+    d_emb,
     d_ff,
     d_qk,
     d_rope,
     d_s,
     d_v,
+    g_norm,
     h,
     h_kv,
+    i_gate,
     i_glu,
     i_mla,
     i_moe,
     i_norm_emb,
     i_norm_final,
+    i_proj,
     i_qk_head,
     i_qk_proj,
     i_qlora,
     i_rel,
     i_shared_gate,
+    i_sink,
+    i_sub,
     i_tied,
     k,
     n_norm,
@@ -51,8 +68,9 @@ from calc.symbols import (
     r_q,
 )
 
-# Parameters of one norm per unit of width: γ, plus β for a LayerNorm with bias.
-NORM = 1 + b_norm
+# Parameters of one norm per unit of width: γ, plus β for a LayerNorm with bias (neither for
+# OLMo 1's LayerNorms without parameters).
+NORM = g_norm + b_norm
 MHA = 1 - i_mla
 
 # ---- weight matrices: what a token multiplies through (calc.formulas.flops counts these) ----
@@ -66,6 +84,9 @@ ATTENTION_WEIGHTS: dict[str, sympy.Expr] = {
     "attention/kv": MHA * d * h_kv * (d_qk + d_v)
     + i_mla * (d * (r_kv + d_rope) + r_kv * h * (d_qk - d_rope + d_v)),
     "attention/o": h * d_v * d,  # W_O: h·d_v → d
+    # Qwen3-Next's output gate: W_Q also yields sigmoid gates for each head's output, h·d_v
+    # (modeling_qwen3_next.py, Qwen3NextAttention: q_proj of 2·h·d_h)
+    "attention/gate": i_gate * d * h * d_v,
 }
 
 
@@ -82,24 +103,36 @@ ATTENTION_KV = (ATTENTION_WEIGHTS["attention/kv"]
                 + b_qkv * (MHA * h_kv * (d_qk + d_v) + i_mla * (r_kv + d_rope))
                 + i_mla * NORM * r_kv)
 ATTENTION_O = ATTENTION_WEIGHTS["attention/o"] + b_o * d
+ATTENTION_GATE = ATTENTION_WEIGHTS["attention/gate"] + i_gate * b_qkv * h * d_v
 # Relative positions (Transformer-XL, Dai et al. 2019 §3.3, as Gopher and Chinchilla use them):
 # W_R ∈ R^{d×h·d_qk} projects the sinusoidal embedding of each distance into keys, and the
 # content and position biases u, v ∈ R^{h·d_qk} replace the query in two of the four score
 # terms; one set per layer (Transformer-XL's untie_r). Gopher's Table 1 sizes are 13·L·d² + V·d.
 ATTENTION_POSITION = i_rel * (d * h * d_qk + 2 * h * d_qk)
 # QK-norm: per head over d_qk (Qwen3, Gemma 3: one γ for q, one for k), or over the whole
-# projections h·d_qk and h_kv·d_qk (OLMo 2).
+# projections h·d_qk and h_kv·d_qk (OLMo 2). Without weights (Llama 4's L2 norm) both are 0.
 ATTENTION_QK_NORM = NORM * (i_qk_head * 2 * d_qk + i_qk_proj * (h + h_kv) * d_qk)
+# gpt-oss: one learned sink logit per head joins each softmax (modeling_gpt_oss.py, `sinks`).
+ATTENTION_SINKS = i_sink * h
+# BitNet b1.58 (Ma et al. 2025; modeling_bitnet.py): a norm on W_O's input (attn_sub_norm)
+# and one on W_down's input (ffn_sub_norm).
+ATTENTION_SUB_NORM = i_sub * NORM * h * d_v
 LAYER_NORMS = n_norm * NORM * d
 
-PER_LAYER: dict[str, sympy.Expr] = {
+# One attention layer's attention: every key is multiplied by L_att in the totals.
+ATTENTION: dict[str, sympy.Expr] = {
     "attention/q": ATTENTION_Q,
     "attention/kv": ATTENTION_KV,
     "attention/o": ATTENTION_O,
+    "attention/gate": ATTENTION_GATE,
     "attention/position": ATTENTION_POSITION,
     "attention/qk_norm": ATTENTION_QK_NORM,
-    "norms": LAYER_NORMS,
+    "attention/sinks": ATTENTION_SINKS,
+    "attention/sub_norm": ATTENTION_SUB_NORM,
 }
+NORMS: dict[str, sympy.Expr] = {"norms": LAYER_NORMS}  # every layer's, × L
+# One Transformer layer without its FFN: attention and the layer's norms.
+PER_LAYER: dict[str, sympy.Expr] = {**ATTENTION, **NORMS}
 
 # ---- feed-forward, per dense layer ----------------------------------------------------------
 # Plain: W_1 d × d_ff, W_2 d_ff × d (chapter 1.3 §5); gated adds W_gate d × d_ff
@@ -107,6 +140,7 @@ PER_LAYER: dict[str, sympy.Expr] = {
 DENSE_FFN: dict[str, sympy.Expr] = {
     "mlp/up": (1 + i_glu) * (d * d_ff + b_ff * d_ff),
     "mlp/down": d_ff * d + b_ff * d,
+    "mlp/sub_norm": i_sub * NORM * d_ff,
 }
 
 
@@ -133,20 +167,29 @@ MOE_ACTIVE: dict[str, sympy.Expr] = {**MOE_FFN, "moe/experts": k * EXPERT}
 
 # ---- once per model ------------------------------------------------------------------------
 ONCE: dict[str, sympy.Expr] = {
-    "embedding/token": V * d,  # E ∈ R^{V×d} (chapter 1.3 §1)
+    "embedding/token": V * d_emb,  # E ∈ R^{V×d_emb} (chapter 1.3 §1; d_emb = d but in OPT-350m)
     "embedding/position": P * d,  # learned table P ∈ R^{P×d} (GPT-2); 0 for RoPE/ALiBi/none
     "embedding/norm": i_norm_emb * NORM * d,  # BLOOM's word_embeddings_layernorm
+    # OPT (modeling_opt.py): project_in d_emb → d after the embedding, project_out d → d_emb
+    # before the head, both without bias, when word_embed_proj_dim differs from hidden_size.
+    "embedding_projection": i_proj * 2 * d_emb * d,
     "final_norm": i_norm_final * NORM * d,
-    "lm_head": (1 - i_tied) * V * d + b_lm * V,  # W_U ∈ R^{d×V}; a tied W_U = Eᵀ counts once
+    "lm_head": (1 - i_tied) * V * d_emb + b_lm * V,  # W_U ∈ R^{d×V}; a tied W_U = Eᵀ counts once
 }
 EMBEDDING_KEYS = ("embedding/token", "embedding/position")
 
+# Each kind of layer part, with the count of layers that have it: a model is their sum.
+PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
+    (L_att, ATTENTION), (L, NORMS), (L_ssm, mixers.MAMBA), (L_dn, mixers.DELTANET),
+    (L_sc, mixers.SHORT_CONV), (L_dense, DENSE_FFN),
+)
+
 
 def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN) -> dict[str, sympy.Expr]:
-    """Totals over the whole model: per-layer terms × L, dense FFN × (L − L_moe), MoE × L_moe."""
+    """Totals over the whole model: each part's per-layer terms × the layers that have it, the
+    MoE terms × L_moe, and the once-per-model terms."""
     return {
-        **{key: L * expr for key, expr in PER_LAYER.items()},
-        **{key: (L - L_moe) * expr for key, expr in DENSE_FFN.items()},
+        **{key: count * expr for count, part in PARTS for key, expr in part.items()},
         **{key: L_moe * expr for key, expr in per_moe_layer.items()},
         **ONCE,
     }
@@ -164,7 +207,7 @@ ACTIVE = sympy.Add(*components(MOE_ACTIVE).values())
 # its inputs, a projection M_k ∈ R^{d×2d}, one Transformer block (an MoE block in V3) and, in
 # the released checkpoint, a norm before the shared head (shared_head.norm).
 _BLOCK = (sympy.Add(*PER_LAYER.values()) + i_moe * sympy.Add(*MOE_FFN.values())
-          + (1 - i_moe) * sympy.Add(*DENSE_FFN.values()))
+          + (1 - i_moe) * sympy.Add(*DENSE_FFN.values()))  # an attention block
 MTP: dict[str, sympy.Expr] = {
     "mtp/projection": M * 2 * d * d,
     "mtp/norms": M * 3 * NORM * d,

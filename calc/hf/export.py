@@ -34,7 +34,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
     """Every field that changes what transformers would build, normalised (defaults resolved,
     fields that cannot matter dropped), keyed by the spec's dotted names."""
     att, ffn, moe, norm = spec.attention, spec.ffn, spec.moe, spec.norm
-    dense = spec.n_moe_layers < spec.n_layers
+    dense = "dense" in spec.ffn_kinds
     return {
         "vocab_size": spec.vocab_size, "d_model": spec.d_model, "n_layers": spec.n_layers,
         "attention.n_heads": att.n_heads, "attention.n_kv_heads": spec.n_kv_heads,
@@ -44,8 +44,15 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "attention.mla": att.mla.model_dump() if att.mla else None,
         "attention.layer_kinds": spec.layer_kinds,
         "attention.sliding_window": att.sliding_window if spec.n_local_layers else None,
-        "ffn.activation": ffn.activation, "ffn.d_ff": ffn.d_ff if dense else None,
-        "ffn.bias": ffn.bias,
+        "attention.chunk_size": att.chunk_size if "chunked" in spec.attention_kinds else None,
+        "attention.qk_norm_weights": att.qk_norm_weights or att.qk_norm == "none",
+        "attention.sinks": att.sinks, "attention.output_gate": att.output_gate,
+        "layers.mixers": spec.mixer_kinds, "layers.ffn": spec.ffn_kinds,
+        "mamba": spec.mamba, "deltanet": spec.deltanet, "short_conv": spec.short_conv,
+        "norm.weights": norm.weights, "norm.sub_norms": norm.sub_norms,
+        "d_embedding": spec.embedding_width,
+        "ffn.activation": ffn and ffn.activation, "ffn.d_ff": ffn.d_ff if dense else None,
+        "ffn.bias": ffn and ffn.bias,
         "moe": moe and {
             "n_experts": moe.n_experts, "top_k": moe.top_k, "d_expert": moe.d_expert,
             "n_shared_experts": moe.n_shared_experts,
@@ -78,12 +85,14 @@ def _need(condition: bool, message: str) -> None:
 
 def _gated(spec: ModelSpec, arch: str) -> str:
     _need(spec.ffn.gated, f"ffn.activation={spec.ffn.activation!r} ({arch}'s FFN is gated)")
+    _need(spec.ffn.activation in _GATED_ACT, f"ffn.activation={spec.ffn.activation!r}")
     return _GATED_ACT[spec.ffn.activation]
 
 
 def _plain(spec: ModelSpec, arch: str) -> str:
     _need(not spec.ffn.gated, f"ffn.activation={spec.ffn.activation!r} ({arch}'s FFN is not "
                               f"gated)")
+    _need(spec.ffn.activation in _PLAIN_ACT, f"ffn.activation={spec.ffn.activation!r}")
     return _PLAIN_ACT[spec.ffn.activation]
 
 
@@ -311,6 +320,10 @@ def hf_config_from_spec(spec: ModelSpec) -> dict[str, Any]:
 
     Only DeepSeek-V3's routing bias differs, and in parameters only: see buffer_params.
     """
+    if spec.ffn is None:
+        raise CalcError(f"spec {spec.name!r}: no transformers architecture calc writes has "
+                        f"layers without an FFN (layers.ffn_pattern none); compare a "
+                        f"config.json of the model instead")
     tried: list[tuple[str, list[str]]] = []
     for model_type, write in WRITERS.items():
         try:

@@ -3,6 +3,7 @@
 from calc.spec.budget import ComputeBudget
 from calc.spec.hardware import DTYPES, GPU, Dtype
 from calc.spec.inference import InferenceWorkload
+from calc.spec.layers import DeltaNetSpec, LayerAt, LayersSpec, MambaSpec, ShortConvSpec
 from calc.spec.memory import OPTIMIZERS, RECIPES, TrainingMemory
 from calc.spec.model import (
     AttentionSpec,
@@ -27,14 +28,19 @@ __all__ = [
     "AttentionConvention",
     "AttentionSpec",
     "ComputeBudget",
+    "DeltaNetSpec",
     "Dtype",
     "FFNSpec",
     "InferenceWorkload",
+    "LayerAt",
+    "LayersSpec",
     "MLASpec",
+    "MambaSpec",
     "MoESpec",
     "ModelSpec",
     "NormSpec",
     "PositionSpec",
+    "ShortConvSpec",
     "StorageDtype",
     "TrainingMemory",
     "Workload",

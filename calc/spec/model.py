@@ -1,7 +1,9 @@
 """ModelSpec: every architecture choice of a decoder-only Transformer that changes a count.
 
-One frozen pydantic model with parts for attention (MHA/GQA/MQA, MLA, QK-norm, sliding windows),
-the feed-forward network (plain or gated), mixture-of-experts, normalisation and positions. The
+One frozen pydantic model with parts for attention (MHA/GQA/MQA, MLA, QK-norm, sliding windows;
+calc.spec.attention), the feed-forward network (plain or gated), mixture-of-experts,
+normalisation, positions, and the per-layer structure with the other mixers (Mamba, gated
+DeltaNet, short convolutions; calc.spec.layers). The
 names follow the two source chapters (../shared/seeds: "1.3 Transformer", CS336 lecture 3) and the
 Hugging Face config fields they map to. Cross-field rules are validators whose messages name the
 fields; derived values (head width, MoE layer count, ...) are plain properties.
@@ -12,95 +14,32 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from calc.errors import CalcError, one_line
+from calc.spec.attention import AttentionSpec, MLASpec
+from calc.spec.base import (
+    MAX_EXPERTS,
+    MAX_HEADS,
+    MAX_LAYERS,
+    MAX_TOKENS_CONTEXT,
+    MAX_VOCAB,
+    MAX_WIDTH,
+    Frozen,
+)
+from calc.spec.layers import DeltaNetSpec, LayersSpec, MambaSpec, ShortConvSpec, repeat
 
-# Generous upper bounds: large enough for a 10T-parameter spec, small enough to catch typos.
-MAX_WIDTH = 1 << 22  # 4,194,304
-MAX_LAYERS = 100_000
-MAX_VOCAB = 1 << 30
-MAX_HEADS = 1 << 16
-MAX_EXPERTS = 1 << 20
-MAX_TOKENS_CONTEXT = 1 << 40
+__all__ = ["MAX_HEADS", "MAX_LAYERS", "MAX_TOKENS_CONTEXT", "MAX_VOCAB", "MAX_WIDTH",
+           "AttentionSpec", "FFNSpec", "Frozen", "MLASpec", "ModelSpec", "MoESpec", "NormSpec",
+           "PositionSpec"]
 
-Activation = Literal["relu", "gelu", "silu", "swiglu", "geglu", "reglu"]
+Activation = Literal["relu", "gelu", "silu", "relu2", "swiglu", "geglu", "reglu", "relu2glu"]
+# relu2 is squared ReLU (So et al. 2021, Primer §3); relu2glu gates with it (BitNet b1.58 2B4T).
 GATED: dict[str, bool] = {
-    "relu": False, "gelu": False, "silu": False,  # FFN(x) = W2 φ(W1 x)
-    "swiglu": True, "geglu": True, "reglu": True,  # FFN(x) = W_down (φ(W_gate x) ⊙ W_up x)
+    "relu": False, "gelu": False, "silu": False, "relu2": False,  # FFN(x) = W2 φ(W1 x)
+    # FFN(x) = W_down (φ(W_gate x) ⊙ W_up x)
+    "swiglu": True, "geglu": True, "reglu": True, "relu2glu": True,
 }
-
-
-class Frozen(BaseModel):
-    """Base for every spec: immutable, unknown keys rejected, NaN/inf rejected."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
-
-
-class MLASpec(Frozen):
-    """Multi-head latent attention (DeepSeek-V2 §2.1): low-rank queries and a shared KV latent."""
-
-    q_lora_rank: int | None = Field(
-        None, ge=1, le=MAX_WIDTH,
-        description="rank of the query down-projection; None projects queries directly (V2-Lite)")
-    kv_lora_rank: int = Field(ge=1, le=MAX_WIDTH, description="rank of the joint KV latent")
-    qk_nope_head_dim: int = Field(ge=0, le=MAX_WIDTH, description="per-head q/k width without RoPE")
-    qk_rope_head_dim: int = Field(ge=0, le=MAX_WIDTH,
-                                  description="per-head q width with RoPE; its key part is shared")
-    v_head_dim: int = Field(ge=1, le=MAX_WIDTH, description="per-head value width")
-
-    @model_validator(mode="after")
-    def _qk_width(self) -> MLASpec:
-        if self.qk_nope_head_dim + self.qk_rope_head_dim == 0:
-            raise ValueError("attention.mla: qk_nope_head_dim + qk_rope_head_dim must be >= 1")
-        return self
-
-
-class AttentionSpec(Frozen):
-    """Self-attention: heads, KV sharing, biases, QK-norm, windows, or MLA."""
-
-    n_heads: int = Field(ge=1, le=MAX_HEADS, description="query heads h")
-    n_kv_heads: int | None = Field(
-        None, ge=1, le=MAX_HEADS,
-        description="key/value heads: n_heads for MHA, 1 for MQA, a divisor for GQA; "
-                    "default n_heads")
-    head_dim: int | None = Field(
-        None, ge=1, le=MAX_WIDTH,
-        description="width d_h of one head; default d_model / n_heads (Gemma uses 256 instead)")
-    qkv_bias: bool = Field(False, description="biases on the Q, K, V projections (Qwen2, GPT-2)")
-    out_bias: bool = Field(False, description="bias on the output projection W_O")
-    qk_norm: Literal["none", "head", "projection"] = Field(
-        "none",
-        description="norm on queries and keys: per head over d_h (Qwen3, Gemma 3) or over the "
-                    "whole projection h·d_h (OLMo 2)")
-    sliding_window: int | None = Field(
-        None, ge=1, le=MAX_TOKENS_CONTEXT,
-        description="keys a query sees in a local layer, itself included (Mistral: 4096)")
-    layer_pattern: tuple[Literal["global", "local"], ...] | None = Field(
-        None, min_length=1, max_length=1024,
-        description="attention kind of layers 0, 1, ... repeated cyclically; default all local "
-                    "when sliding_window is set, else all global (Gemma 2: local, global)")
-    mla: MLASpec | None = Field(None, description="multi-head latent attention instead of MHA")
-
-    @model_validator(mode="after")
-    def _consistent(self) -> AttentionSpec:
-        kv = self.n_kv_heads
-        if self.mla is not None:
-            if kv is not None and kv != self.n_heads:
-                raise ValueError(f"attention.n_kv_heads={kv} has no meaning with attention.mla "
-                                 f"(every head has its own keys); leave it unset")
-            if self.head_dim is not None:
-                raise ValueError("attention.head_dim has no meaning with attention.mla; "
-                                 "give attention.mla.qk_nope_head_dim/qk_rope_head_dim/v_head_dim")
-            if self.qk_norm != "none":
-                raise ValueError("attention.qk_norm is not defined for attention.mla")
-        elif kv is not None and self.n_heads % kv:
-            raise ValueError(f"attention.n_kv_heads={kv} must divide attention.n_heads="
-                             f"{self.n_heads}")
-        if self.layer_pattern and "local" in self.layer_pattern and self.sliding_window is None:
-            raise ValueError("attention.layer_pattern has local layers but "
-                             "attention.sliding_window is not set")
-        return self
 
 
 class FFNSpec(Frozen):
@@ -168,17 +107,26 @@ class NormSpec(Frozen):
                     "x + N(F(N(x))) (Gemma 2); reordered: x + N(F(x)) (OLMo 2)")
     final: bool = Field(True, description="a norm after the last layer, before the LM head")
     embedding: bool = Field(False, description="a norm right after the embedding (BLOOM)")
+    weights: bool = Field(
+        True, description="norms carry a learned γ (and β); false: OLMo 1's LayerNorms "
+                          "without parameters (elementwise_affine=False)")
+    sub_norms: bool = Field(
+        False, description="one more norm inside each sublayer: before W_O (width h·d_v) and "
+                           "before the FFN's down projection (width d_ff) (BitNet)")
 
     @model_validator(mode="after")
     def _bias(self) -> NormSpec:
         if self.kind == "rmsnorm" and self.bias:
             raise ValueError("norm.bias=True is not allowed with norm.kind='rmsnorm' "
                              "(RMSNorm has no β)")
+        if not self.weights and self.bias:
+            raise ValueError("norm.bias=True is not allowed with norm.weights=False "
+                             "(a norm without parameters has no β)")
         return self
 
     @property
     def has_bias(self) -> bool:
-        return self.kind == "layernorm" and self.bias is not False
+        return self.kind == "layernorm" and self.bias is not False and self.weights
 
 
 class PositionSpec(Frozen):
@@ -210,11 +158,29 @@ class ModelSpec(Frozen):
     n_layers: int = Field(ge=1, le=MAX_LAYERS, description="Transformer blocks L")
     context_length: int = Field(ge=1, le=MAX_TOKENS_CONTEXT,
                                 description="training context T; the default sequence length")
-    attention: AttentionSpec
-    ffn: FFNSpec
+    attention: AttentionSpec = Field(
+        default_factory=lambda: AttentionSpec(n_heads=1),
+        description="the attention of the attention layers (required when a layer has one)")
+    ffn: FFNSpec | None = Field(
+        None, description="the dense FFN (and the experts' shape); required unless no layer "
+                          "has an FFN (layers.ffn_pattern none: Mamba)")
     moe: MoESpec | None = Field(None, description="mixture-of-experts FFN on some layers")
     norm: NormSpec = Field(default_factory=NormSpec)
     position: PositionSpec
+    layers: LayersSpec = Field(
+        default_factory=LayersSpec,
+        description="each layer's mixer and FFN: patterns and exceptions (default: attention "
+                    "and the FFN on every layer, MoE where moe puts it)")
+    mamba: MambaSpec | None = Field(None, description="the Mamba mixer of the mamba layers")
+    deltanet: DeltaNetSpec | None = Field(
+        None, description="the gated DeltaNet mixer of the deltanet layers")
+    short_conv: ShortConvSpec | None = Field(
+        None, description="the short-convolution mixer of the conv layers")
+    d_embedding: int | None = Field(
+        None, ge=1, le=MAX_WIDTH,
+        description="width of the token embedding and LM head when it is not d_model: "
+                    "projections d_embedding → d after the embedding and d → d_embedding before "
+                    "the head (OPT-350m's word_embed_proj_dim, project_in/project_out)")
     tie_embeddings: bool = Field(False, description="LM head shares the token embedding matrix")
     lm_head_bias: bool = Field(False, description="a bias on the LM head (V values)")
     parallel_block: bool = Field(
@@ -235,10 +201,7 @@ class ModelSpec(Frozen):
             raise ValueError(
                 f"attention.n_heads={att.n_heads} does not divide d_model={self.d_model}; "
                 f"use a divisor or give attention.head_dim")
-        if self.moe is not None and self.n_moe_layers == 0:
-            raise ValueError(
-                f"moe.first_dense_layers={self.moe.first_dense_layers} and moe.every="
-                f"{self.moe.every} leave no MoE layer among n_layers={self.n_layers}")
+        self._check_layers()
         if self.position.kind == "learned" and self.position_table < self.context_length:
             raise ValueError(
                 f"context_length={self.context_length} exceeds the learned position table "
@@ -246,12 +209,61 @@ class ModelSpec(Frozen):
         if self.parallel_block and self.norm.placement != "pre":
             raise ValueError(f"parallel_block=True needs norm.placement='pre', not "
                              f"{self.norm.placement!r}")
+        if self.position.kind == "relative" and "chunked" in self.attention_kinds:
+            raise ValueError("position.kind='relative' is not defined for chunked attention "
+                             "layers")
         if self.position.kind == "relative" and att.mla is not None:
             raise ValueError("position.kind='relative' is not defined for attention.mla "
                              "(MLA carries its own decoupled RoPE)")
+        if self.mtp_modules and not (self.n_attention_layers and self.has_ffn):
+            raise ValueError("mtp_modules: a multi-token-prediction module is an attention "
+                             "block with an FFN; the model has no such layers")
         if self.parallel_norms == 2 and not self.parallel_block:
             raise ValueError("parallel_norms=2 needs parallel_block=True")
         return self
+
+    def _check_layers(self) -> None:
+        """Every layer kind has its part, every part is used, and the counts stay uniform."""
+        beyond = [i for e in self.layers.exceptions for i in e.layers if i >= self.n_layers]
+        if beyond:
+            raise ValueError(f"layers.exceptions: layer {beyond[0]} is beyond n_layers="
+                             f"{self.n_layers}")
+        mixers = set(self.mixer_kinds)
+        parts = {"mamba": ("mamba", "attention+mamba"), "deltanet": ("deltanet",),
+                 "short_conv": ("conv",)}
+        for part, kinds in parts.items():
+            used = bool(mixers & set(kinds))
+            if used and getattr(self, part) is None:
+                raise ValueError(f"layers: {'/'.join(kinds)} layers need {part}")
+            if not used and getattr(self, part) is not None:
+                raise ValueError(f"{part} is given but no layer's mixer is "
+                                 f"{' or '.join(kinds)} (layers.mixer_pattern)")
+        if self.n_attention_layers and "attention" not in self.model_fields_set:
+            raise ValueError("attention: required, the model has attention layers")
+        kinds = self.attention_kinds
+        for kind, size in (("local", "sliding_window"), ("chunked", "chunk_size")):
+            if kind in kinds and getattr(self.attention, size) is None:
+                raise ValueError(f"layers.exceptions has {kind} attention layers but "
+                                 f"attention.{size} is not set")
+        ffns = set(self.ffn_kinds)
+        if "none" in ffns and len(ffns) > 1:
+            raise ValueError("layers: an FFN of kind none must be on every layer or none "
+                             "(norms per layer stay uniform)")
+        if (self.ffn is None) != (ffns == {"none"}):
+            raise ValueError("ffn: required, the model has FFN layers" if self.ffn is None
+                             else "ffn is given but every layer's FFN is none")
+        if "none" in ffns and self.parallel_block:
+            raise ValueError("parallel_block=True needs an FFN on every layer")
+        if self.moe is not None and self.n_moe_layers == 0:
+            raise ValueError(
+                f"moe.first_dense_layers={self.moe.first_dense_layers} and moe.every="
+                f"{self.moe.every} leave no MoE layer among n_layers={self.n_layers}")
+        if self.moe is None and "moe" in ffns:
+            raise ValueError("layers: moe FFN layers need moe")
+        placed = self.layers.ffn_pattern or self.layers.at("ffn")
+        if placed and self.moe and (self.moe.first_dense_layers or self.moe.every != 1):
+            raise ValueError("moe.first_dense_layers/moe.every and layers.ffn_pattern/exceptions "
+                             "both place the MoE layers; give one of them")
 
     # ---- derived values -------------------------------------------------------------------
     @property
@@ -282,33 +294,81 @@ class ModelSpec(Frozen):
         rows = self.position.max_positions
         return rows if rows is not None else self.context_length
 
+    # ---- the layers, one entry each ---------------------------------------------------------
+    @property
+    def mixer_kinds(self) -> tuple[str, ...]:
+        """Every layer's mixer: attention, mamba, deltanet, conv or attention+mamba."""
+        return repeat(self.layers.mixer_pattern, self.n_layers, self.layers.at("mixer"))
+
+    @property
+    def attention_kinds(self) -> tuple[str, ...]:
+        """Every attention layer's kind (global, local, chunked, nope); '' for other mixers."""
+        kinds = repeat(self.attention.pattern, self.n_layers, self.layers.at("attention"))
+        return tuple(kind if "attention" in mixer else ""
+                     for kind, mixer in zip(kinds, self.mixer_kinds, strict=True))
+
     @property
     def layer_kinds(self) -> tuple[str, ...]:
-        """'global' or 'local' for every layer."""
-        att = self.attention
-        pattern = att.layer_pattern or (("local",) if att.sliding_window else ("global",))
-        return tuple(pattern[i % len(pattern)] for i in range(self.n_layers))
+        """'global' or 'local' for every layer (nope layers are global; chunked stay chunked)."""
+        return tuple("global" if kind in ("nope", "") else kind for kind in self.attention_kinds)
+
+    @property
+    def ffn_kinds(self) -> tuple[str, ...]:
+        """Every layer's FFN: dense, moe or none."""
+        at = self.layers.at("ffn")
+        if self.layers.ffn_pattern:
+            return repeat(self.layers.ffn_pattern, self.n_layers, at)
+        moe = self.moe
+        default = tuple("moe" if moe is not None and moe.is_moe_layer(i) else "dense"
+                        for i in range(self.n_layers))
+        return tuple(at.get(i) or kind for i, kind in enumerate(default))
+
+    @property
+    def layer_counts(self) -> dict[str, int]:
+        """Layers of each kind: mixers (attention counts attention+mamba too, as does mamba),
+        attention kinds among the attention layers, FFN kinds."""
+        mixers, kinds, ffns = self.mixer_kinds, self.attention_kinds, self.ffn_kinds
+        return {
+            "attention": sum("attention" in m for m in mixers),
+            "local": kinds.count("local"), "chunked": kinds.count("chunked"),
+            "mamba": sum("mamba" in m for m in mixers), "deltanet": mixers.count("deltanet"),
+            "conv": mixers.count("conv"), "dense": ffns.count("dense"), "moe": ffns.count("moe"),
+        }
+
+    @property
+    def n_attention_layers(self) -> int:
+        return self.layer_counts["attention"]
 
     @property
     def n_local_layers(self) -> int:
-        return self.layer_kinds.count("local")
+        return self.layer_counts["local"]
 
     @property
     def moe_layers(self) -> tuple[bool, ...]:
         """For every layer, whether its FFN is a mixture of experts."""
-        moe = self.moe
-        return tuple(moe is not None and moe.is_moe_layer(i) for i in range(self.n_layers))
+        return tuple(kind == "moe" for kind in self.ffn_kinds)
 
     @property
     def n_moe_layers(self) -> int:
         return sum(self.moe_layers)
 
     @property
+    def has_ffn(self) -> bool:
+        return self.ffn is not None
+
+    @property
     def norms_per_layer(self) -> int:
-        """Norm modules in one block: 2 (pre/post/reordered), 4 (sandwich), 1 or 2 (parallel)."""
+        """Norm modules in one block: 2 (pre/post/reordered), 4 (sandwich), 1 or 2 (parallel);
+        half of that without an FFN (Mamba: 1)."""
         if self.parallel_block:
             return self.parallel_norms
-        return 4 if self.norm.placement == "sandwich" else 2
+        per_sublayer = 2 if self.norm.placement == "sandwich" else 1
+        return per_sublayer * (2 if self.has_ffn else 1)
+
+    @property
+    def embedding_width(self) -> int:
+        """Width of the token embedding and the LM head (d_model unless d_embedding)."""
+        return self.d_embedding if self.d_embedding is not None else self.d_model
 
     # ---- constructors ---------------------------------------------------------------------
     @classmethod

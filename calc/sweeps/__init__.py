@@ -14,7 +14,7 @@ build, and gets the numbers calc.estimate gives that spec (tests/test_sweep.py c
   unless the model fixes head_dim (Gemma), is MLA, or head_dim is swept.
 - n_heads: KV heads follow it in an MHA model and stay as they are under GQA/MQA.
 - ffn_ratio sets d_ff to the nearest integer to ratio × d_model (numpy.rint, ties to even).
-- n_layers re-applies the model's MoE and sliding-window layer patterns.
+- n_layers re-applies the model's layer patterns (mixers, attention kinds, MoE).
 - Rows no spec allows (n_heads not dividing d_model, KV heads not dividing heads, no MoE layer
   left, seq_len beyond a learned position table) are dropped and counted in the notes.
 
@@ -35,7 +35,7 @@ except ModuleNotFoundError:  # numpy is the `sweep` extra, not a core dependency
 
 from calc import _compiled, conventions
 from calc.errors import CalcError
-from calc.evaluate import symbol_values
+from calc.evaluate import LAYER_COUNTS, layer_count_values, symbol_values
 from calc.presets import Preset, get_gpu
 from calc.report import resolve
 from calc.spec import DEFAULT_MFU, DTYPES, ModelSpec
@@ -104,10 +104,14 @@ def _where(condition: Any, a: Any, b: Any) -> Any:
     return np.where(condition, a, b)
 
 
-def _layer_counts(spec: ModelSpec, n_layers: int) -> tuple[int, int]:
-    """MoE and local layers of `spec` with n_layers layers (its patterns re-applied)."""
-    shaped = spec.model_copy(update={"n_layers": int(n_layers)})  # only read, never returned
-    return shaped.n_moe_layers, shaped.n_local_layers
+def _layer_counts(spec: ModelSpec, n_layers: int) -> tuple[int, ...]:
+    """The layers of each kind (LAYER_COUNTS) of `spec` with n_layers layers (its patterns
+    re-applied; an exception beyond the new depth is dropped)."""
+    layers = spec.layers.model_copy(update={"exceptions": tuple(
+        e.model_copy(update={"layers": tuple(i for i in e.layers if i < n_layers)})
+        for e in spec.layers.exceptions)})
+    shaped = spec.model_copy(update={"n_layers": int(n_layers), "layers": layers})  # only read
+    return tuple(layer_count_values(shaped).values())
 
 
 def _symbols(presets: list[Preset], rows: dict[str, Any], axes: dict[str, np.ndarray]
@@ -121,15 +125,18 @@ def _symbols(presets: list[Preset], rows: dict[str, Any], axes: dict[str, np.nda
     mla = _per_model([spec.attention.mla is not None for spec in specs], model)
     if "d_model" in rows:
         s["d"] = rows["d_model"]
+        # the embedding follows the width unless the model projects it (OPT's d_embedding)
+        projected = _per_model([spec.d_embedding is not None for spec in specs], model)
+        s["d_emb"] = _where(projected, s["d_emb"], s["d"])
     if "n_layers" in rows:
         s["L"] = rows["n_layers"]
         present = np.zeros(int(axes["n_layers"].max()) + 1, dtype=bool)
         present[axes["n_layers"]] = True  # the distinct depths, without sorting every row
         table = np.array([[_layer_counts(spec, n) for n in np.flatnonzero(present)]
                           for spec in specs])
-        for column, name in enumerate(("L_moe", "L_loc")):
+        for column, name in enumerate(LAYER_COUNTS):
             counts = table[:, :, column]
-            if counts.min() == counts.max():  # no MoE or no window: the same for every depth
+            if counts.min() == counts.max():  # no such layer: the same for every depth
                 s[name] = int(counts.flat[0])
             else:
                 s[name] = counts[model, (np.cumsum(present) - 1)[s["L"]]]

@@ -7,6 +7,8 @@ multiplied by an absent part's 0 indicator vanishes, and total, active and non-e
 their products. `Plan.run` then evaluates the polynomials chunk by chunk (chunks that fit in the
 CPU cache), which is many times faster than running the generated code on whole arrays.
 
+Chunked attention's ⌊T/c⌋ is an atom the same way a minimum is: evaluated from its operands.
+
 Integers: a polynomial with integer coefficients is exact in int64 whenever no partial sum can
 exceed 2⁶³ − 1. `Plan` bounds every output by Σ|c|·Π max(atom) (all atoms are non-negative)
 and evaluates in int64 when that bound is safe, in float64 otherwise (e.g. T² attention terms
@@ -43,12 +45,19 @@ def each_chunk(n: int, step: int, job: Callable[[int, int], None]) -> None:
             future.result()  # re-raise a chunk's error here
 
 
+# Operations whose results are atoms of their own: min(a, b) and ⌊a/b⌋ (chunked attention).
+OPERATIONS: dict[str, Callable[[Any, Any], Any]] = {"min": np.minimum,
+                                                   "floordiv": np.floor_divide}
+
+
 class Space:
-    """The atoms polynomials are built from: varying symbols and minima of polynomials."""
+    """The atoms polynomials are built from: varying symbols, and minima and floor quotients
+    of polynomials."""
 
     def __init__(self) -> None:
-        self.names: list[str | None] = []  # input symbol per atom; None for a minimum
-        self.minima: dict[int, tuple[Poly, Poly]] = {}
+        self.names: list[str | None] = []  # input symbol per atom; None for an operation
+        self.minima: dict[int, tuple[Poly, Poly]] = {}  # operands of each operation atom
+        self.operation: dict[int, str] = {}  # "min" or "floordiv"
         self.binary: set[int] = set()  # atoms whose values are all 0 or 1: x·x = x
         self._min_ids: dict[tuple, int] = {}
 
@@ -59,12 +68,13 @@ class Space:
             self.binary.add(atom)
         return Poly(self, {(atom,): 1})
 
-    def minimum(self, a: Poly, b: Poly) -> Poly:
-        key = (a.key(), b.key())
+    def minimum(self, a: Poly, b: Poly, operation: str = "min") -> Poly:
+        key = (operation, a.key(), b.key())
         if key not in self._min_ids:
             self.names.append(None)
             self._min_ids[key] = len(self.names) - 1
             self.minima[len(self.names) - 1] = (a, b)
+            self.operation[len(self.names) - 1] = operation
         return Poly(self, {(self._min_ids[key],): 1})
 
 
@@ -133,14 +143,16 @@ class Poly:
         return result
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Poly:
-        """numpy.minimum(a, b), as calc._compiled's `_minimum` calls it for non-numbers."""
-        if ufunc is not np.minimum or method != "__call__" or kwargs or len(inputs) != 2:
+        """numpy.minimum(a, b) and numpy.floor_divide(a, b), as calc._compiled's `_minimum`
+        and `_floordiv` call them for non-numbers."""
+        names = {function: name for name, function in OPERATIONS.items()}
+        if ufunc not in names or method != "__call__" or kwargs or len(inputs) != 2:
             return NotImplemented
         a, b = (self._lift(x) for x in inputs)
         ca, cb = a.constant(), b.constant()
         if ca is not None and cb is not None:
-            return self._lift(min(ca, cb))
-        return self.space.minimum(a, b)
+            return self._lift(int(ufunc(ca, cb)))
+        return self.space.minimum(a, b, names[ufunc])
 
 
 @dataclass
@@ -174,9 +186,11 @@ class Plan:
     def _atom_max(self, arrays: Mapping[str, np.ndarray]) -> list[int]:
         maxima: list[int] = []
         for atom, name in enumerate(self.space.names):
-            if name is None:  # min(a, b) <= either side
+            if name is None:  # min(a, b) <= either side; ⌊a/b⌋ <= a (b >= 1: sizes)
                 a, b = self.space.minima[atom]
-                maxima.append(min(_bound(a, maxima), _bound(b, maxima)))
+                low = self.space.operation[atom] == "min"
+                maxima.append(min(_bound(a, maxima), _bound(b, maxima)) if low
+                              else _bound(a, maxima))
             else:  # sizes and 0/1 indicators: callers pass no negative values
                 values = arrays[name]
                 maxima.append(int(values.max()) if values.size else 0)
@@ -205,12 +219,12 @@ class Plan:
                 if name is not None:
                     atoms.append(arrays[name][lo:hi])
                     continue
-                sides = []  # a minimum of sizes such as T and w: int64 is safe
+                sides = []  # an operation on sizes such as T and w: int64 is safe
                 for terms in minima[atom]:
                     side = np.empty(hi - lo, dtype=np.int64)
                     _accumulate(side, terms, atoms, memo)
                     sides.append(side)
-                atoms.append(np.minimum(*sides))
+                atoms.append(OPERATIONS[self.space.operation[atom]](*sides))
             for key, terms in outputs.items():
                 _accumulate(results[key][lo:hi], terms, atoms, memo)
 

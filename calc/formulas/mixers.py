@@ -1,0 +1,108 @@
+"""The mixers other than attention, per layer: parameters, weights a token multiplies through,
+and the FLOPs of their convolutions and scans (which are not matrix products).
+
+Mamba (Gu & Dao 2023, §3.4 and Fig. 3; the reference code state-spaces/mamba and transformers'
+MambaMixer build the same weights): in_proj d → 2D, conv1d (depthwise, kernel k_s, bias),
+x_proj D → R + 2N, dt_proj R → D with bias, A (D × N) and the skip D (D), out_proj D → d.
+Mamba-2 (Dao & Gu 2024, §7.1, Fig. 6): in_proj d → 2D + 2GN + H (x, z, B and C per group, Δ per
+head), the conv over D + 2GN channels, Δ's bias, A and D one per head, a gated RMSNorm over D.
+Both sets are one general expression, selected by i_m2. Jamba adds RMSNorms on Δ, B and C.
+
+Gated DeltaNet (Yang, Kautz & Hatamizadeh 2025, §3; transformers' Qwen3NextGatedDeltaNet):
+in_proj_qkvz d → 2·H_k·d_k + 2·H_v·d_v, in_proj_ba d → 2·H_v, a conv over q, k, v
+(2·H_k·d_k + H_v·d_v channels, no bias), Δ's bias and A per value head, a gated RMSNorm of
+width d_v shared by the heads, out_proj H_v·d_v → d.
+
+Short convolution (LFM2, Liquid AI 2025; transformers' Lfm2ShortConv): in_proj d → 3d (B, C, x),
+a depthwise conv over d channels of kernel k_sc, out_proj d → d, all with or without biases.
+
+FLOPs. Projections are matrix products (2 per multiply-add, as everywhere in calc). A causal
+depthwise convolution of kernel k costs 2·k per channel per token (a multiply-add per tap; its
+bias 0), which is what FlopCounterMode counts for a convolution over T outputs. A scan counts
+its recurrence run token by token on the state (Mamba: D × N elements; DeltaNet: d_k × d_v per
+value head): each multiply or add on a state element is 1 FLOP, so decaying the state costs 1,
+writing an outer product into it 2 and each read of it (a contraction) 2 per element; what
+prepares the coefficients (Δ·A, exp, softplus, Δ·B, β, the gates, the D skip) counts 0, as
+activations and norms do elsewhere. Mamba and Mamba-2: decay, write, read = 5 per element;
+gated DeltaNet: decay, read kᵀS, write k(v − kᵀS)ᵀ, read Sᵀq = 7 per element (the delta rule).
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from calc.symbols import (
+    G_s,
+    H_k,
+    H_s,
+    H_v,
+    N_s,
+    R_dt,
+    b_cs,
+    b_sc,
+    b_ssm,
+    d,
+    d_in,
+    d_lk,
+    d_lv,
+    i_dtn,
+    i_gn,
+    i_m2,
+    k_dn,
+    k_s,
+    k_sc,
+)
+
+M1 = 1 - i_m2  # Mamba-1 only
+IN_WIDTH = 2 * d_in + i_m2 * (2 * G_s * N_s + H_s)  # Mamba-2 also projects B, C and Δ
+CONV_CHANNELS = d_in + i_m2 * 2 * G_s * N_s  # Mamba-2 convolves B and C too
+
+# ---- weights a token multiplies through, per layer (calc.formulas.flops doubles them) --------
+MAMBA_WEIGHTS: dict[str, sympy.Expr] = {
+    "mamba/in": d * IN_WIDTH,
+    "mamba/x": M1 * d_in * (R_dt + 2 * N_s),  # Δ's low rank, B and C from the conv's output
+    "mamba/dt": M1 * R_dt * d_in,  # Δ back to D channels
+    "mamba/out": d_in * d,
+}
+DN_KEYS = H_k * d_lk  # width of q and of k
+DN_VALUES = H_v * d_lv  # width of v and of the gate z
+DELTANET_WEIGHTS: dict[str, sympy.Expr] = {
+    "deltanet/in": d * (2 * DN_KEYS + 2 * DN_VALUES + 2 * H_v),  # q, k, v, z; β and α
+    "deltanet/out": DN_VALUES * d,
+}
+SHORT_CONV_WEIGHTS: dict[str, sympy.Expr] = {
+    "conv/in": d * 3 * d,  # B, C and x
+    "conv/out": d * d,
+}
+
+# ---- parameters, per layer --------------------------------------------------------------------
+MAMBA: dict[str, sympy.Expr] = {
+    "mamba/in": MAMBA_WEIGHTS["mamba/in"] + b_ssm * IN_WIDTH,
+    "mamba/conv": CONV_CHANNELS * (k_s + b_cs),
+    "mamba/x": MAMBA_WEIGHTS["mamba/x"],
+    "mamba/dt": MAMBA_WEIGHTS["mamba/dt"] + M1 * d_in + i_m2 * H_s,  # Δ's bias
+    "mamba/ssm": M1 * (d_in * N_s + d_in) + i_m2 * 2 * H_s,  # A and the skip D
+    "mamba/norm": i_m2 * i_gn * d_in + M1 * i_dtn * (R_dt + 2 * N_s),
+    "mamba/out": MAMBA_WEIGHTS["mamba/out"] + b_ssm * d,
+}
+DELTANET: dict[str, sympy.Expr] = {
+    "deltanet/in": DELTANET_WEIGHTS["deltanet/in"],
+    "deltanet/conv": (2 * DN_KEYS + DN_VALUES) * k_dn,
+    "deltanet/gates": 2 * H_v,  # Δ's bias and A (A_log) per value head
+    "deltanet/norm": d_lv,
+    "deltanet/out": DELTANET_WEIGHTS["deltanet/out"],
+}
+SHORT_CONV: dict[str, sympy.Expr] = {
+    "conv/in": SHORT_CONV_WEIGHTS["conv/in"] + b_sc * 3 * d,
+    "conv/conv": d * (k_sc + b_sc),
+    "conv/out": SHORT_CONV_WEIGHTS["conv/out"] + b_sc * d,
+}
+
+# ---- FLOPs per token that are not matrix products --------------------------------------------
+TAP = 2  # a multiply-add per tap of a convolution
+DECAY, WRITE, READ = 1, 2, 2  # FLOPs per state element (module docstring)
+MAMBA_CONV = TAP * k_s * CONV_CHANNELS
+MAMBA_SCAN = (DECAY + WRITE + READ) * d_in * N_s
+DELTANET_CONV = TAP * k_dn * (2 * DN_KEYS + DN_VALUES)
+DELTANET_SCAN = (DECAY + READ + WRITE + READ) * H_v * d_lk * d_lv
+SHORT_CONV_CONV = TAP * k_sc * d

@@ -1,0 +1,160 @@
+"""Per-layer structure: which mixer and which FFN each layer has, written as configs write it.
+
+A model is a sequence of layers, each a token mixer (attention, a selective state-space scan, a
+gated DeltaNet, a short convolution, or attention and Mamba side by side) followed by an FFN
+(dense, mixture of experts, or none). Configs write the sequence compactly, as a pattern that
+repeats plus exceptions (`layer_types`, `attn_layer_period`/`offset`, `mlp_only_layers`,
+`first_k_dense_replace`, `interleave_moe_layer_step`, ...), and so does `LayersSpec`: a mixer
+pattern and an FFN pattern, each repeated cyclically over the layers, and `exceptions` by layer
+index. The attention kind of each layer (global, sliding window, chunked, no position encoding)
+repeats the same way through `attention.layer_pattern`.
+
+The shapes of the non-attention mixers live here too (MambaSpec, DeltaNetSpec, ShortConvSpec),
+one per model, as each config has one set of them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from calc.spec.base import MAX_LAYERS, MAX_WIDTH, Frozen
+
+# A layer's token mixer. "attention+mamba": both read the same normed input and their outputs
+# are summed into the residual (Falcon-H1's parallel hybrid, Zuo et al. 2025).
+MixerKind = Literal["attention", "mamba", "deltanet", "conv", "attention+mamba"]
+# How an attention layer sees the keys: all of them (global), the last w (local: sliding window),
+# those of its own chunk of c tokens (chunked: Llama 4's attention_chunk_size), or all of them
+# without any position encoding (nope: Llama 4's no_rope_layers, SmolLM3, Cohere 2).
+AttentionKind = Literal["global", "local", "chunked", "nope"]
+FFNKind = Literal["dense", "moe", "none"]
+MAX_PATTERN = 1024
+
+
+class MambaSpec(Frozen):
+    """A selective state-space mixer (S6): Mamba (Gu & Dao 2023, §3.4 and Fig. 3) or Mamba-2
+    (Dao & Gu 2024, §7 and Fig. 6), as their reference code and transformers build it.
+
+    Mamba: in_proj d → 2D (x and the gate z), a causal depthwise conv1d of kernel k over D
+    channels, x_proj D → R + 2N (Δ's low rank, B, C), dt_proj R → D (with bias), A (D × N) and
+    D (D), out_proj D → d. Mamba-2: in_proj d → 2D + 2GN + H (x, z, B and C per group, Δ per
+    head), the conv over D + 2GN channels, Δ bias, A and D one per head, a gated RMSNorm over D.
+    """
+
+    version: Literal[1, 2] = Field(1, description="1: Mamba (S6); 2: Mamba-2 (SSD)")
+    d_inner: int = Field(ge=1, le=MAX_WIDTH * 16,
+                         description="channels D of the scan: expand × d_model (Mamba: 2d)")
+    d_state: int = Field(ge=1, le=MAX_WIDTH, description="state size N per channel")
+    d_conv: int = Field(4, ge=1, le=1024, description="kernel k of the causal depthwise conv1d")
+    dt_rank: int | None = Field(None, ge=1, le=MAX_WIDTH,
+                                description="Mamba: rank R of Δ's projection (⌈d/16⌉)")
+    n_heads: int | None = Field(None, ge=1, le=MAX_WIDTH,
+                                description="Mamba-2: heads H (one Δ, A, D each; width D/H)")
+    n_groups: int = Field(1, ge=1, le=MAX_WIDTH,
+                          description="Mamba-2: groups of heads sharing B and C")
+    conv_bias: bool = Field(True, description="a bias on the conv1d")
+    bias: bool = Field(False, description="biases on in_proj and out_proj")
+    gated_norm: bool | None = Field(
+        None, description="Mamba-2's gated RMSNorm over D before out_proj (default: on for "
+                          "Mamba-2; Falcon-H1's mamba_rms_norm)")
+    dt_norms: bool = Field(False, description="Mamba: RMSNorms on Δ, B and C (Jamba)")
+
+    @model_validator(mode="after")
+    def _version(self) -> MambaSpec:
+        if self.version == 1:
+            if self.dt_rank is None:
+                raise ValueError("mamba.dt_rank is required for mamba.version=1")
+            for name in ("n_heads", "gated_norm"):
+                if getattr(self, name):
+                    raise ValueError(f"mamba.{name} is a Mamba-2 field (mamba.version=2)")
+            if self.n_groups != 1:
+                raise ValueError("mamba.n_groups is a Mamba-2 field (mamba.version=2)")
+            return self
+        if self.n_heads is None:
+            raise ValueError("mamba.n_heads is required for mamba.version=2")
+        if self.dt_rank is not None or self.dt_norms:
+            raise ValueError("mamba.dt_rank and mamba.dt_norms are Mamba-1 fields "
+                             "(mamba.version=1)")
+        if self.d_inner % self.n_heads:
+            raise ValueError(f"mamba.n_heads={self.n_heads} must divide mamba.d_inner="
+                             f"{self.d_inner}")
+        if self.n_heads % self.n_groups:
+            raise ValueError(f"mamba.n_groups={self.n_groups} must divide mamba.n_heads="
+                             f"{self.n_heads}")
+        return self
+
+    @property
+    def has_gated_norm(self) -> bool:
+        return self.version == 2 and self.gated_norm is not False
+
+
+class DeltaNetSpec(Frozen):
+    """Gated DeltaNet (Yang, Kautz & Hatamizadeh 2025, ICLR; Qwen3-Next's linear attention):
+    q, k, v and an output gate z projected together, β and the decay α per value head, a causal
+    depthwise conv1d over q, k and v, a state of d_k × d_v per value head, a gated RMSNorm of
+    width d_v (shared by the heads) and out_proj."""
+
+    n_k_heads: int = Field(ge=1, le=MAX_WIDTH, description="query/key heads")
+    n_v_heads: int = Field(ge=1, le=MAX_WIDTH, description="value heads (each has a state)")
+    d_k: int = Field(ge=1, le=MAX_WIDTH, description="query/key width per head")
+    d_v: int = Field(ge=1, le=MAX_WIDTH, description="value width per head")
+    d_conv: int = Field(4, ge=1, le=1024, description="kernel of the causal depthwise conv1d")
+
+    @model_validator(mode="after")
+    def _groups(self) -> DeltaNetSpec:
+        if self.n_v_heads % self.n_k_heads:
+            raise ValueError(f"deltanet.n_k_heads={self.n_k_heads} must divide "
+                             f"deltanet.n_v_heads={self.n_v_heads}")
+        return self
+
+
+class ShortConvSpec(Frozen):
+    """A gated short convolution (LFM2): in_proj d → 3d (B, C and x), y = C ⊙ conv(B ⊙ x) with
+    a causal depthwise conv1d of kernel k over d channels, out_proj d → d."""
+
+    d_conv: int = Field(3, ge=1, le=1024, description="kernel k (LFM2's conv_L_cache)")
+    bias: bool = Field(False, description="biases on the projections and the conv")
+
+
+class LayerAt(Frozen):
+    """Layers that depart from the patterns; a field left out keeps the pattern's value."""
+
+    layers: tuple[int, ...] = Field(min_length=1, max_length=MAX_LAYERS,
+                                    description="0-based indices of the layers")
+    mixer: MixerKind | None = None
+    attention: AttentionKind | None = None
+    ffn: FFNKind | None = None
+
+    @model_validator(mode="after")
+    def _indices(self) -> LayerAt:
+        if min(self.layers) < 0:
+            raise ValueError(f"layers.exceptions: layer index {min(self.layers)} must be >= 0")
+        return self
+
+
+class LayersSpec(Frozen):
+    """The sequence of layers: patterns repeated cyclically over the layers, and exceptions."""
+
+    mixer_pattern: tuple[MixerKind, ...] = Field(
+        ("attention",), min_length=1, max_length=MAX_PATTERN,
+        description="mixer of layers 0, 1, ... repeated cyclically (Qwen3-Next: deltanet, "
+                    "deltanet, deltanet, attention)")
+    ffn_pattern: tuple[FFNKind, ...] | None = Field(
+        None, min_length=1, max_length=MAX_PATTERN,
+        description="FFN of layers 0, 1, ... repeated cyclically; default: moe's "
+                    "first_dense_layers and every, else dense (none: Mamba)")
+    exceptions: tuple[LayerAt, ...] = Field(
+        (), max_length=MAX_PATTERN,
+        description="layers that depart from the patterns (Qwen3-MoE's mlp_only_layers: "
+                    "{layers = [0, 1], ffn = 'dense'})")
+
+    def at(self, field: str) -> dict[int, str]:
+        """Layer index → the exceptions' value of `field` (mixer, attention or ffn)."""
+        return {i: getattr(e, field) for e in self.exceptions for i in e.layers
+                if getattr(e, field) is not None}
+
+
+def repeat(pattern: tuple[str, ...], n: int, exceptions: dict[int, str]) -> tuple[str, ...]:
+    """The pattern repeated over n layers, with the exceptions."""
+    return tuple(exceptions.get(i) or pattern[i % len(pattern)] for i in range(n))

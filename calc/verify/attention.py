@@ -1,0 +1,217 @@
+"""Attention in the reference model: MHA/GQA/MQA or MLA, with QKᵀ and A·V as explicit matmuls
+(FlopCounterMode counts 0 for the fused CPU SDPA kernel), tagged attention/scores.
+
+A sliding-window layer multiplies each query with its w keys only, a chunked layer each chunk
+with itself; sinks join each softmax as one more logit per head; an output gate multiplies each
+head's output by sigmoid(x W_G).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from calc.spec import ModelSpec
+from calc.verify.parts import alibi_slopes, linear, make_norm, rope, sinusoids, tag
+
+
+class RelativePositions(nn.Module):
+    """Transformer-XL relative positions (Dai et al. 2019 §3.3): W_R projects the sinusoidal
+    embedding of every distance 0..T−1 into keys; u and v stand in for the query in the content
+    and position terms. The projection depends on positions only, so it is done once per batch,
+    and as a broadcast product: calc counts it 0 per token (calc.formulas.flops), and neither
+    does FlopCounterMode, which counts matrix products only."""
+
+    def __init__(self, d: int, heads: int, width: int):
+        super().__init__()
+        tag(self, "attention/position")
+        self.heads, self.width = heads, width
+        self.proj = linear(d, heads * width, False, "attention/position")  # W_R
+        self.u = nn.Parameter(torch.zeros(heads, 1, width))
+        self.v = nn.Parameter(torch.zeros(heads, 1, width))
+
+    def keys(self, length: int, d: int, device: torch.device, dtype: torch.dtype) -> Tensor:
+        """[h, T, width]: the projected embedding of each distance 0..T−1."""
+        table = sinusoids(length, d, device, dtype)  # [T, d]
+        keys = (table[:, :, None] * self.proj.weight.t()[None]).sum(1)  # [T, h·width]
+        return keys.view(length, self.heads, self.width).transpose(0, 1)
+
+
+class Attention(nn.Module):
+    """MHA/GQA/MQA or MLA; QKᵀ and A·V as explicit matmuls, tagged attention/scores."""
+
+    def __init__(self, spec: ModelSpec, kind: str):
+        super().__init__()
+        tag(self, "attention/scores")
+        att, d = spec.attention, spec.d_model
+        self.h, self.h_kv = att.n_heads, spec.n_kv_heads
+        self.d_qk, self.d_v = spec.head_dim_qk, spec.head_dim_v
+        self.window = att.sliding_window if kind == "local" else None
+        self.chunk = att.chunk_size if kind == "chunked" else None
+        self.rope = spec.position.kind == "rope" and kind != "nope"
+        self.alibi = spec.position.kind == "alibi"
+        self.relative = (RelativePositions(d, self.h, self.d_qk)
+                         if spec.position.kind == "relative" else None)
+        self.d = d
+        self.mla = att.mla
+        if att.mla is None:
+            self.q = linear(d, self.h * self.d_qk, att.qkv_bias, "attention/q")
+            self.kv = linear(d, self.h_kv * (self.d_qk + self.d_v), att.qkv_bias, "attention/kv")
+        else:
+            mla = att.mla
+            self.d_rope = mla.qk_rope_head_dim
+            if mla.q_lora_rank is None:
+                self.q = linear(d, self.h * self.d_qk, False, "attention/q")
+            else:
+                self.q = tag(nn.Sequential(
+                    linear(d, mla.q_lora_rank, att.qkv_bias, "attention/q"),
+                    make_norm(spec.norm, mla.q_lora_rank, "attention/q"),
+                    linear(mla.q_lora_rank, self.h * self.d_qk, False, "attention/q"),
+                ), "attention/q")
+            self.kv_a = linear(d, mla.kv_lora_rank + self.d_rope, att.qkv_bias, "attention/kv")
+            self.kv_norm = make_norm(spec.norm, mla.kv_lora_rank, "attention/kv")
+            self.kv_b = linear(mla.kv_lora_rank,
+                               self.h * (self.d_qk - self.d_rope + self.d_v), False,
+                               "attention/kv")
+        self.o = linear(self.h * self.d_v, d, att.out_bias, "attention/o")
+        self.gate = (linear(d, self.h * self.d_v, att.qkv_bias, "attention/gate")
+                     if att.output_gate else None)
+        self.sinks = (tag(SinkLogits(self.h), "attention/sinks") if att.sinks else None)
+        norms = spec.norm.model_copy(update={"weights": spec.norm.weights and att.qk_norm_weights})
+        self.qk_norm = att.qk_norm
+        if att.qk_norm == "head":
+            self.q_norm = make_norm(norms, self.d_qk, "attention/qk_norm")
+            self.k_norm = make_norm(norms, self.d_qk, "attention/qk_norm")
+        elif att.qk_norm == "projection":
+            self.q_norm = make_norm(norms, self.h * self.d_qk, "attention/qk_norm")
+            self.k_norm = make_norm(norms, self.h_kv * self.d_qk, "attention/qk_norm")
+        self.sub_norm = (make_norm(spec.norm, self.h * self.d_v, "attention/sub_norm")
+                         if spec.norm.sub_norms else None)
+
+    def _heads(self, x: Tensor, n: int) -> Tensor:
+        b, t, _ = x.shape
+        return x.view(b, t, n, -1).transpose(1, 2)  # [B, n, T, width]
+
+    def _mha(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        q, kv = self.q(x), self.kv(x)
+        k, v = kv.split((self.h_kv * self.d_qk, self.h_kv * self.d_v), dim=-1)
+        if self.qk_norm == "projection":
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k, v = self._heads(q, self.h), self._heads(k, self.h_kv), self._heads(v, self.h_kv)
+        if self.qk_norm == "head":
+            q, k = self.q_norm(q), self.k_norm(k)
+        if self.rope:
+            q, k = rope(q, positions), rope(k, positions)
+        if self.h_kv != self.h:  # GQA/MQA: shared keys, still scored by every query head
+            k = k.repeat_interleave(self.h // self.h_kv, dim=1)
+            v = v.repeat_interleave(self.h // self.h_kv, dim=1)
+        return q, k, v
+
+    def _mla(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        q = self._heads(self.q(x), self.h)  # [B, h, T, d_qk]
+        latent, k_rope = self.kv_a(x).split((self.kv_b.in_features, self.d_rope), dim=-1)
+        kv = self._heads(self.kv_b(self.kv_norm(latent)), self.h)
+        k_nope, v = kv.split((self.d_qk - self.d_rope, self.d_v), dim=-1)
+        k_rope = rope(k_rope[:, None], positions)  # one RoPE key shared by all heads
+        q = torch.cat((q[..., : self.d_qk - self.d_rope],
+                       rope(q[..., self.d_qk - self.d_rope:], positions)), dim=-1)
+        k = torch.cat((k_nope, k_rope.expand(-1, self.h, -1, -1)), dim=-1)
+        return q, k, v
+
+    def _bias(self, offsets: Tensor, dtype: torch.dtype) -> Tensor:
+        """ALiBi: −slope·distance, broadcast over [B, h, T, keys]."""
+        slopes = alibi_slopes(self.h, offsets.device, dtype)
+        return -slopes[:, None, None] * offsets.to(dtype).abs()
+
+    def _relative(self, q: Tensor, length: int) -> tuple[Tensor, Tensor | None]:
+        """(query for the content scores, position scores [B, h, T, length] by distance)."""
+        if self.relative is None:
+            return q, None
+        keys = self.relative.keys(length, self.d, q.device, q.dtype)
+        return q + self.relative.u, (q + self.relative.v) @ keys.transpose(-2, -1)
+
+    def _softmax(self, scores: Tensor, hidden: Tensor) -> Tensor:
+        """softmax over the keys, with each head's sink logit as one more key (its probability
+        is dropped: a sink has no value)."""
+        scores = scores.masked_fill(hidden, float("-inf"))
+        if self.sinks is None:
+            return scores.softmax(-1)
+        sink = self.sinks.logits.view(1, -1, 1, 1).expand(*scores.shape[:-1], 1)
+        return torch.cat((scores, sink.to(scores.dtype)), dim=-1).softmax(-1)[..., :-1]
+
+    def _chunked(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        """Each chunk of c tokens attends within itself only (Llama 4): the full chunks as one
+        batch of c × c products, the last, shorter one apart."""
+        t, c = q.shape[2], self.chunk
+        assert c is not None
+        outputs = []
+        for start, size, n in ((0, c, t // c), (t // c * c, t % c, 1)):
+            if not n or not size:
+                continue
+            part = slice(start, start + n * size)
+            qs, ks, vs = (x[:, :, part].unflatten(2, (n, size)) for x in (q, k, v))
+            scores = (qs @ ks.transpose(-2, -1)) / math.sqrt(self.d_qk)  # [B, h, n, c, c]
+            position = torch.arange(size, device=q.device)
+            hidden = position[None, :] > position[:, None]
+            if self.alibi:
+                scores = scores + self._bias(position[None, :] - position[:, None],
+                                             scores.dtype)[:, None]
+            probs = self._softmax(scores.flatten(2, 3), hidden.repeat(n, 1))
+            outputs.append((probs.unflatten(2, (n, size)) @ vs).flatten(2, 3))
+        return torch.cat(outputs, dim=2)
+
+    def _attend(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        t = q.shape[2]
+        scale = 1.0 / math.sqrt(self.d_qk)
+        position = torch.arange(t, device=q.device)
+        if self.chunk is not None and self.chunk < t:
+            return self._chunked(q, k, v)
+        if self.window is None or self.window >= t:
+            q, by_distance = self._relative(q, t)
+            scores = (q @ k.transpose(-2, -1)) * scale  # [B, h, T, T]
+            offsets = position[None, :] - position[:, None]  # key − query
+            if by_distance is not None:  # entry (i, j) takes distance i − j (0 where masked)
+                index = (-offsets).clamp(min=0).expand_as(scores)
+                scores = scores + by_distance.gather(-1, index) * scale
+            hidden = offsets > 0
+            if self.window is not None:
+                hidden = hidden | (offsets <= -self.window)
+            if self.alibi:
+                scores = scores + self._bias(offsets, scores.dtype)
+            return self._softmax(scores, hidden) @ v
+        # A sliding window narrower than T: each query multiplies only its w keys.
+        w = self.window
+        keys = F.pad(k, (0, 0, w - 1, 0)).unfold(2, w, 1)  # [B, h, T, d_qk, w]
+        values = F.pad(v, (0, 0, w - 1, 0)).unfold(2, w, 1)  # [B, h, T, d_v, w]
+        q, by_distance = self._relative(q, w)
+        scores = (q.unsqueeze(-2) @ keys).squeeze(-2) * scale  # [B, h, T, w]
+        if by_distance is not None:  # band slot m holds distance w − 1 − m
+            scores = scores + by_distance.flip(-1) * scale
+        offsets = torch.arange(1 - w, 1, device=q.device)[None, :]  # key − query in the band
+        hidden = (position[:, None] + offsets) < 0  # padding before the first token
+        if self.alibi:
+            scores = scores + self._bias(offsets.expand(t, w), scores.dtype)
+        probs = self._softmax(scores, hidden)
+        return (probs.unsqueeze(-2) @ values.transpose(-2, -1)).squeeze(-2)
+
+    def forward(self, x: Tensor, positions: Tensor) -> Tensor:
+        q, k, v = self._mla(x, positions) if self.mla else self._mha(x, positions)
+        out = self._attend(q, k, v)  # [B, h, T, d_v]
+        b, _, t, _ = out.shape
+        out = out.transpose(1, 2).reshape(b, t, self.h * self.d_v)
+        if self.gate is not None:
+            out = out * torch.sigmoid(self.gate(x))
+        if self.sub_norm is not None:
+            out = self.sub_norm(out)
+        return self.o(out)
+
+
+class SinkLogits(nn.Module):
+    """gpt-oss's attention sinks: one learned logit per head (modeling_gpt_oss.py `sinks`)."""
+
+    def __init__(self, heads: int):
+        super().__init__()
+        self.logits = nn.Parameter(torch.zeros(heads))

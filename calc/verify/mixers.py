@@ -1,0 +1,196 @@
+"""The reference model's other mixers: Mamba and Mamba-2, gated DeltaNet, short convolutions.
+
+Each is written to be counted (calc.formulas.mixers states the conventions): projections are
+nn.Linear, the convolution a causal depthwise conv1d with exactly T outputs, and the scan runs
+token by token, its state arithmetic inside `state_arithmetic` (decay 1, write 2 per state
+element, counted by calc.verify.count.StateCounter) and its reads of the state as matmuls
+(2 per element, counted by FlopCounterMode). What prepares the coefficients (exp, softplus,
+Δ·A, Δ·x, β, the gates, the D skip, q/k normalisation) runs outside those regions: 0 FLOPs.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from calc.spec import ModelSpec
+from calc.verify.parts import CausalConv, linear, rms_norm, state_arithmetic, tag
+
+
+class Scan(nn.Module):
+    """The selective scan over a state of P × N per head: h_t = a_t ⊙ h_{t−1} + u_t ⊗ b_t,
+    read out as y_t = h_t c_t (Mamba-1: a head per channel, P = 1; Mamba-2: H heads of P)."""
+
+    def __init__(self, component: str):
+        super().__init__()
+        tag(self, component)
+        self.component = component
+
+    def forward(self, decay: Tensor, u: Tensor, b: Tensor, c: Tensor) -> Tensor:
+        """decay [B, T, H, 1 or P, 1 or N]; u [B, T, H, P]; b, c [B, T, H, N] → y [B, T, H, P]."""
+        batch, t, heads, width = u.shape
+        state = u.new_zeros(batch, heads, width, b.shape[-1])
+        outputs = []
+        for i in range(t):
+            with state_arithmetic(self.component):
+                state = state * decay[:, i]  # decay: 1 per element
+                state = state + u[:, i, :, :, None] * b[:, i, :, None, :]  # write: 2
+            outputs.append((state @ c[:, i, :, :, None]).squeeze(-1))  # read: 2 (a matmul)
+        return torch.stack(outputs, dim=1)
+
+
+class Mamba(nn.Module):
+    """Mamba (S6) or Mamba-2 (SSD) as their reference code builds them (calc.formulas.mixers)."""
+
+    def __init__(self, spec: ModelSpec):
+        super().__init__()
+        m, d = spec.mamba, spec.d_model
+        assert m is not None
+        self.v2, self.n, self.inner = m.version == 2, m.d_state, m.d_inner
+        self.heads = m.n_heads if self.v2 else m.d_inner  # Mamba-1: one "head" per channel
+        self.groups = m.n_groups
+        b_c = 2 * m.n_groups * m.d_state if self.v2 else 0
+        extra = b_c + (m.n_heads or 0) if self.v2 else 0
+        self.inp = linear(d, 2 * m.d_inner + extra, m.bias, "mamba/in")
+        self.conv = CausalConv(m.d_inner + b_c, m.d_conv, m.conv_bias, "mamba/conv")
+        heads = self.heads
+        if self.v2:
+            self.dt_bias = tag(_Vector(heads), "mamba/dt")
+            self.norm = rms_norm(m.d_inner, "mamba/norm") if m.has_gated_norm else None
+        else:
+            assert m.dt_rank is not None
+            self.rank = m.dt_rank
+            self.x = linear(m.d_inner, m.dt_rank + 2 * m.d_state, False, "mamba/x")
+            self.dt = linear(m.dt_rank, m.d_inner, True, "mamba/dt")
+            self.dt_norms = (nn.ModuleList(rms_norm(w, "mamba/norm")
+                                           for w in (m.dt_rank, m.d_state, m.d_state))
+                             if m.dt_norms else None)
+        self.a_log = tag(_Vector(heads, m.d_state if not self.v2 else 1), "mamba/ssm")
+        self.skip = tag(_Vector(heads), "mamba/ssm")
+        self.scan = Scan("mamba/scan")
+        self.out = linear(m.d_inner, d, m.bias, "mamba/out")
+
+    def _coefficients(self, xbc: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Mamba-1: Δ (low rank, then D channels), B and C from the conv's output."""
+        low, b, c = self.x(xbc).split((self.rank, self.n, self.n), dim=-1)
+        if self.dt_norms is not None:
+            low, b, c = (norm(part) for norm, part in zip(self.dt_norms, (low, b, c),
+                                                          strict=True))
+        return F.softplus(self.dt(low)), b, c
+
+    def forward(self, x: Tensor) -> Tensor:
+        batch, t, _ = x.shape
+        delta = self.heads if self.v2 else 0  # Mamba-2 projects Δ with x, z, B and C
+        z, xbc, dt = self.inp(x).split(
+            (self.inner, self.inp.out_features - self.inner - delta, delta), dim=-1)
+        xbc = F.silu(self.conv(xbc))
+        a = -torch.exp(self.a_log.values)  # [H, N] or [H, 1]
+        if self.v2:
+            xs, b, c = xbc.split((self.inner, self.groups * self.n, self.groups * self.n), -1)
+            dt = F.softplus(dt + self.dt_bias.values)  # [B, T, H]
+            per_group = self.heads // self.groups
+            b, c = (part.view(batch, t, self.groups, 1, self.n)
+                    .expand(-1, -1, -1, per_group, -1).reshape(batch, t, self.heads, self.n)
+                    for part in (b, c))
+            u = (dt[..., None] * xs.view(batch, t, self.heads, -1))  # [B, T, H, P]
+            decay = torch.exp(dt * a.view(-1))[..., None, None]  # [B, T, H, 1, 1]
+        else:
+            xs = xbc
+            dt, b, c = self._coefficients(xbc)  # [B, T, D], [B, T, N], [B, T, N]
+            b, c = (part[:, :, None, :].expand(-1, -1, self.heads, -1) for part in (b, c))
+            u = (dt * xs)[..., None]  # [B, T, D, 1]: each channel a head of width 1
+            decay = torch.exp(dt[..., None] * a)[:, :, :, None, :]  # [B, T, D, 1, N]
+        y = self.scan(decay, u, b, c).reshape(batch, t, self.inner)
+        y = y + (xs.view(batch, t, self.heads, -1) * self.skip.values[:, None]).reshape(
+            batch, t, self.inner)
+        y = y * F.silu(z)
+        if self.v2 and self.norm is not None:
+            y = self.norm(y)
+        return self.out(y)
+
+
+class _Vector(nn.Module):
+    """A learned vector or matrix (Δ's bias, A, the skip D) under a module of its own, so it
+    carries its component's tag."""
+
+    def __init__(self, *shape: int):
+        super().__init__()
+        self.values = nn.Parameter(torch.zeros(*shape))
+
+
+class DeltaNet(nn.Module):
+    """Gated DeltaNet (Yang et al. 2025; Qwen3-Next): S_t = α_t S_{t−1}(I − β_t k_t k_tᵀ)
+    + β_t k_t v_tᵀ, o_t = S_tᵀ q_t, run token by token; a gated RMSNorm, out_proj."""
+
+    def __init__(self, spec: ModelSpec):
+        super().__init__()
+        n, d = spec.deltanet, spec.d_model
+        assert n is not None
+        self.hk, self.hv, self.dk, self.dv = n.n_k_heads, n.n_v_heads, n.d_k, n.d_v
+        keys, values = n.n_k_heads * n.d_k, n.n_v_heads * n.d_v
+        self.widths = (keys, keys, values, values, n.n_v_heads, n.n_v_heads)
+        self.inp = linear(d, sum(self.widths), False, "deltanet/in")
+        self.conv = CausalConv(2 * keys + values, n.d_conv, False, "deltanet/conv")
+        self.dt_bias = tag(_Vector(n.n_v_heads), "deltanet/gates")
+        self.a_log = tag(_Vector(n.n_v_heads), "deltanet/gates")
+        self.norm = rms_norm(n.d_v, "deltanet/norm")
+        self.rule = DeltaRule()
+        self.out = linear(values, d, False, "deltanet/out")
+
+    def _heads(self, x: Tensor, heads: int) -> Tensor:
+        return x.unflatten(-1, (heads, -1))
+
+    def forward(self, x: Tensor) -> Tensor:
+        batch, t, _ = x.shape
+        q, k, v, z, b, a = self.inp(x).split(self.widths, dim=-1)
+        q, k, v = F.silu(self.conv(torch.cat((q, k, v), -1))).split(self.widths[:3], -1)
+        repeat = self.hv // self.hk
+        q, k = (F.normalize(self._heads(part, self.hk), dim=-1).repeat_interleave(repeat, 2)
+                for part in (q, k))
+        q = q * self.dk ** -0.5
+        v = self._heads(v, self.hv)
+        beta = torch.sigmoid(b)  # [B, T, H_v]
+        decay = torch.exp(-torch.exp(self.a_log.values) * F.softplus(a + self.dt_bias.values))
+        out = self.rule(q, k, v, beta, decay)
+        out = self.norm(out) * F.silu(self._heads(z, self.hv))
+        return self.out(out.reshape(batch, t, -1))
+
+
+class DeltaRule(nn.Module):
+    """The gated delta rule token by token: decay (1), read kᵀS (2), write k ⊗ δ (2), read
+    Sᵀq (2) per state element; δ = β(v − kᵀS) is per value element: 0."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        tag(self, "deltanet/scan")
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor, beta: Tensor, decay: Tensor) -> Tensor:
+        batch, t, heads, dk = k.shape
+        state = v.new_zeros(batch, heads, dk, v.shape[-1])
+        outputs = []
+        for i in range(t):
+            with state_arithmetic("deltanet/scan"):
+                state = state * decay[:, i, :, None, None]
+            remembered = (k[:, i, :, None, :] @ state).squeeze(-2)  # [B, H, d_v]
+            delta = (v[:, i] - remembered) * beta[:, i, :, None]
+            with state_arithmetic("deltanet/scan"):
+                state = state + k[:, i, :, :, None] * delta[:, :, None, :]
+            outputs.append((q[:, i, :, None, :] @ state).squeeze(-2))
+        return torch.stack(outputs, dim=1)
+
+
+class ShortConv(nn.Module):
+    """LFM2's gated short convolution: B, C, x = in_proj(x); out_proj(C ⊙ conv(B ⊙ x))."""
+
+    def __init__(self, spec: ModelSpec):
+        super().__init__()
+        sc, d = spec.short_conv, spec.d_model
+        assert sc is not None
+        self.inp = linear(d, 3 * d, sc.bias, "conv/in")
+        self.conv = CausalConv(d, sc.d_conv, sc.bias, "conv/conv")
+        self.out = linear(d, d, sc.bias, "conv/out")
+
+    def forward(self, x: Tensor) -> Tensor:
+        b, c, h = self.inp(x).chunk(3, dim=-1)
+        return self.out(c * self.conv(b * h))
