@@ -32,14 +32,22 @@ ATTENTION = {
             "an explicit matmul), at most w in a sliding-window layer; GQA/MQA do not reduce "
             "score FLOPs. Inference: one new token attends to all T (or w) cached keys.",
 }
+SCANS = (
+    "Scans and convolutions (Mamba, gated DeltaNet, short convolutions) are not matrix "
+    "products: a causal conv costs 2·k FLOPs per channel per token (a multiply-add per tap); "
+    "a scan counts its recurrence run token by token, 1 FLOP per multiply or add on a state "
+    "element (decay 1, write 2, each read 2: Mamba 5, gated DeltaNet 7 per element); what "
+    "prepares the coefficients (exp, softplus, gates) counts 0.")
 PASSES = ("Backward = 2 × forward (activation and weight gradients); train = 3 × forward. "
           "Recomputation (activation checkpointing) is hardware FLOPs, not counted.")
 UNITS = "Units: decimal — 1 M = 1e6, 1 B = 1e9, 1 T = 1e12; GFLOP = 1e9 FLOPs."
 
 
-def describe(attention: str, training: TrainingReport | None) -> list[str]:
-    """The convention sentences for a report counted under `attention`."""
-    lines = [PARAMETERS, FLOPS, ATTENTION[attention], PASSES]
+def describe(attention: str, training: TrainingReport | None,
+             scans: bool = False) -> list[str]:
+    """The convention sentences for a report counted under `attention` (and `scans`: the model
+    has Mamba, gated DeltaNet or short-convolution layers)."""
+    lines = [PARAMETERS, FLOPS, ATTENTION[attention], *([SCANS] if scans else []), PASSES]
     if training is not None and training.peak_flops is not None:
         mfu_note = {"default": "default: the source chapter's realistic 40 %",
                     "flag": "given with --mfu"}.get(training.mfu_source, training.mfu_source)

@@ -14,7 +14,6 @@ from calc import _compiled
 from calc.conventions import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
 from calc.spec import ModelSpec
 
-
 # The symbol of each layer count (calc.formulas.params, PARTS) and the spec's name for it.
 LAYER_COUNTS = {"L_att": "attention", "L_loc": "local", "L_chk": "chunked", "L_ssm": "mamba",
                 "L_dn": "deltanet", "L_sc": "conv", "L_dense": "dense", "L_moe": "moe"}

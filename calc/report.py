@@ -113,10 +113,14 @@ class Report(Document):
 def _params_report(preset: Preset) -> ParamsReport:
     spec = preset.spec
     counts = count_params(spec)
-    layers = {key: spec.n_layers for key in counts.per_layer}
-    layers |= {key: spec.n_layers - spec.n_moe_layers for key in counts.per_dense_ffn}
-    layers |= {key: spec.n_moe_layers for key in counts.per_moe_ffn}
-    per_layer = {**counts.per_layer, **counts.per_dense_ffn, **counts.per_moe_ffn}
+    n = spec.layer_counts  # layers of each kind: a key's per-layer count × its layers
+    layers = {key: n["attention"] for key in counts.per_layer}
+    layers["norms"] = spec.n_layers
+    layers |= {key: n["dense"] for key in counts.per_dense_ffn}
+    layers |= {key: n["moe"] for key in counts.per_moe_ffn}
+    layers |= {key: n[key.split("/")[0]] for key in counts.per_mixer}
+    per_layer = {**counts.per_layer, **counts.per_dense_ffn, **counts.per_moe_ffn,
+                 **counts.per_mixer}
     published = preset.published_params
     return ParamsReport(
         total=counts.total, embedding=counts.embedding, non_embedding=counts.non_embedding,
@@ -230,5 +234,7 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     return Report(
         model=preset.name, title=preset.title, source=preset.source, spec=spec,
         params=params, flops_per_token=flops, training=training,
-        conventions=conventions.describe(flops.attention, training),
+        conventions=conventions.describe(
+            flops.attention, training,
+            scans=set(spec.mixer_kinds) != {"attention"}),
     )

@@ -122,11 +122,87 @@ def _layernorm_types(draw, model_type: str) -> dict:
             "ffn_hidden_size": draw(st.integers(1, 24)), "activation": act}
 
 
+def _layer_types(draw, layers: int, kinds: list[str]) -> list[str]:
+    return draw(st.lists(st.sampled_from(kinds), min_size=layers, max_size=layers))
+
+
+@st.composite
+def _per_layer_types(draw, model_type: str) -> dict:
+    """The types with per-layer structure (calc.hf.readers_attention, _moe, _hybrid)."""
+    layers = draw(st.integers(1, 4))
+    if model_type in ("mamba", "mamba2"):
+        heads = draw(st.integers(1, 3))
+        hidden = draw(st.sampled_from([2, 4, 6]))
+        config = {"hidden_size": hidden, "num_hidden_layers": layers, "expand": 2,
+                  "state_size": draw(st.integers(1, 4)), "conv_kernel": draw(st.integers(1, 4)),
+                  "use_bias": draw(st.booleans()), "use_conv_bias": draw(st.booleans()),
+                  "tie_word_embeddings": draw(st.booleans())}
+        if model_type == "mamba":
+            return {**config, "time_step_rank": draw(st.sampled_from(["auto", 1, 3]))}
+        heads = draw(st.sampled_from([h for h in (1, 2, 4) if 2 * hidden % h == 0]))
+        return {**config, "num_heads": heads, "head_dim": 2 * hidden // heads,
+                "n_groups": draw(st.sampled_from([g for g in (1, 2) if heads % g == 0])),
+                "chunk_size": draw(st.sampled_from([2, 4, 256]))}
+    config = {**draw(_heads()), "num_hidden_layers": layers,
+              "intermediate_size": draw(st.integers(1, 16)),
+              "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64,
+              "attention_bias": draw(st.booleans())}
+    experts = draw(st.integers(1, 4))
+    moe = {"num_experts_per_tok": draw(st.integers(1, experts))}
+    if model_type == "gemma3_text":
+        config["head_dim"] = draw(st.sampled_from([2, 4, 8]))
+        config["layer_types"] = _layer_types(draw, layers, ["full_attention",
+                                                             "sliding_attention"])
+        return {**config, "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
+                "hidden_activation": draw(st.sampled_from(["gelu_pytorch_tanh", "silu"]))}
+    if model_type == "gpt_oss":
+        config["layer_types"] = _layer_types(draw, layers, ["full_attention",
+                                                             "sliding_attention"])
+        return {**config, **moe, "num_local_experts": experts, "head_dim": 4,
+                "sliding_window": draw(st.integers(MIN_WINDOW, 32))}
+    if model_type == "llama4_text":
+        config["head_dim"] = draw(st.sampled_from([2, 4, 8]))
+        return {**config, **moe, "num_local_experts": experts,
+                "intermediate_size_mlp": draw(st.integers(1, 16)),
+                "interleave_moe_layer_step": draw(st.integers(1, 2)),
+                "no_rope_layer_interval": draw(st.integers(1, 3)),
+                "attention_chunk_size": draw(st.none() | st.integers(MIN_WINDOW, 32)),
+                "use_qk_norm": draw(st.booleans())}
+    if model_type == "qwen3_next":
+        k_heads = draw(st.integers(1, 2))
+        return {**config, **moe, "num_experts": draw(st.sampled_from([0, experts])),
+                "head_dim": draw(st.sampled_from([2, 4])),
+                "layer_types": _layer_types(draw, layers, ["full_attention",
+                                                           "linear_attention"]),
+                "linear_num_key_heads": k_heads,
+                "linear_num_value_heads": k_heads * draw(st.integers(1, 2)),
+                "linear_key_head_dim": draw(st.sampled_from([2, 4])),
+                "linear_value_head_dim": draw(st.sampled_from([2, 4])),
+                "linear_conv_kernel_dim": draw(st.integers(1, 4)),
+                "moe_intermediate_size": draw(st.integers(1, 8)),
+                "shared_expert_intermediate_size": draw(st.integers(1, 8)),
+                "decoder_sparse_step": draw(st.integers(1, 2)),
+                "mlp_only_layers": draw(st.lists(st.integers(0, layers - 1), max_size=2))}
+    return {**config, **moe, "num_experts": experts}  # olmoe
+
+
+PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe", "mamba",
+                   "mamba2")
+TEXT_OF = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
+
+
 @st.composite
 def hf_configs(draw) -> dict:
     """A small config.json dict of a random supported model type."""
     model_type = draw(st.sampled_from(supported_types()))
-    if model_type in LLAMA_LIKE:
+    if model_type in TEXT_OF:  # a multimodal config: its language model's fields
+        text = draw(_per_layer_types(TEXT_OF[model_type]))
+        return {"model_type": model_type, "text_config": {
+            "model_type": TEXT_OF[model_type], "vocab_size": draw(st.integers(1, 50)), **text,
+            **_NO_TOKENS}}
+    if model_type in PER_LAYER_TYPES:
+        fields = draw(_per_layer_types(model_type))
+    elif model_type in LLAMA_LIKE:
         fields = draw(_llama_like(model_type))
     elif model_type.startswith("deepseek"):
         fields = draw(_deepseek(model_type))

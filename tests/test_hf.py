@@ -21,7 +21,7 @@ from calc.hf.defaults import supported_types
 from calc.hf.export import WRITERS, buffer_params, hf_config_from_spec, shape
 
 CONFIGS = Path(__file__).parent / "data" / "hf_configs"
-REAL = sorted(path for path in CONFIGS.glob("*.json") if path.stem != "opt-350m")
+REAL = sorted(CONFIGS.glob("*.json"))
 
 
 def config(name: str, **changes) -> dict:
@@ -33,7 +33,12 @@ def spec_of(name: str, **changes) -> calc.ModelSpec:
 
 
 def test_every_supported_type_has_a_released_config():
-    types = {json.loads(path.read_text())["model_type"] for path in REAL}
+    """Every type calc reads has a released config.json here (a text model type, e.g.
+    llama4_text, may be the language model of a released multimodal one)."""
+    configs = [json.loads(path.read_text()) for path in REAL]
+    types = {c["model_type"] for c in configs}
+    types |= {c["text_config"]["model_type"] for c in configs
+              if "model_type" in (c.get("text_config") or {})}
     assert types == set(supported_types()) == set(READERS)
 
 
@@ -63,6 +68,35 @@ def test_opt_post_layernorm_drops_the_final_norm():
     spec = spec_of("opt-350m", word_embed_proj_dim=1024)
     assert (spec.norm.placement, spec.norm.final) == ("post", False)
     assert not spec_of("opt-125m", _remove_final_layer_norm=True).norm.final
+
+
+def test_opt_350m_projects_its_narrower_embedding_in_and_out():
+    """modeling_opt.py: a word_embed_proj_dim of 512 under hidden_size 1024 makes the embedding
+    and the tied head 512 wide, with project_in and project_out (no bias) around the decoder."""
+    c = calc.count_params(spec_of("opt-350m"))
+    assert c.components["embedding/token"] == 50272 * 512
+    assert c.components["embedding_projection"] == 2 * 512 * 1024
+    assert "lm_head" not in c.components or c.components["lm_head"] == 0  # tied
+    assert c.total == 331_196_416  # transformers' count (test_hf_reference), as published
+
+
+def test_layernorms_without_parameters():
+    """OPT's layer_norm_elementwise_affine=false: LayerNorms with neither γ nor β."""
+    plain = calc.count_params(spec_of("opt-125m"))
+    bare = calc.count_params(spec_of("opt-125m", layer_norm_elementwise_affine=False))
+    assert bare.components.get("norms", 0) == 0 and bare.components.get("final_norm", 0) == 0
+    assert plain.total - bare.total == (12 * 2 + 1) * 2 * 768
+
+
+def test_irregular_moe_placement_is_read_layer_by_layer():
+    """Qwen3-MoE's mlp_only_layers and DeepSeek's moe_layer_freq (modeling_deepseek.py: layer
+    i is MoE when i >= first_k_dense_replace and i % moe_layer_freq == 0) may place MoE layers
+    where no first_dense_layers/every can."""
+    qwen = spec_of("qwen3-30b-a3b", mlp_only_layers=[1, 3])
+    assert qwen.moe_layers[:6] == (True, False, True, False, True, True)
+    assert qwen.n_moe_layers == 46
+    lite = spec_of("deepseek-v2-lite", moe_layer_freq=2)  # first_k_dense_replace 1
+    assert lite.moe_layers == tuple(i >= 1 and i % 2 == 0 for i in range(27))
 
 
 def test_bloom_alibi_embedding_norm_and_training_length():
@@ -172,11 +206,7 @@ BAD = [
     (config("qwen3-4b", num_hidden_layers=0), "num_hidden_layers=0 must be a whole number"),
     (config("mixtral-8x7b-v0.1", num_experts_per_tok=9), "num_experts_per_tok=9 must not exceed"),
     (config("deepseek-v3", num_experts_per_tok=300), "must not exceed n_routed_experts=256"),
-    (config("opt-350m"), "word_embed_proj_dim=512 differs from hidden_size=1024"),
-    (config("opt-125m", layer_norm_elementwise_affine=False), "LayerNorms without weights"),
-    (config("deepseek-v2-lite", moe_layer_freq=2), "moe_layer_freq=2: transformers ignores it"),
     (config("deepseek-v2-lite", mlp_bias=True), "mlp_bias=true biases the dense"),
-    (config("qwen3-30b-a3b", mlp_only_layers=[1, 3]), "puts MoE layers at [0, 2, 4,"),
     (config("gemma-2-9b", layer_types=["chunked_attention"] * 42), "'chunked_attention'"),
     (config("gemma-2-9b", layer_types=["full_attention"]), "one type per layer (42)"),
     (config("gpt2", add_cross_attention=True), "add_cross_attention=true"),
@@ -288,5 +318,6 @@ def test_released_configs_export_back_to_the_same_model(path):
 
 
 def test_writers_cover_the_supported_types_they_need():
-    # gemma and phi3 are Llama-shaped: every spec they express, llama expresses too.
-    assert set(WRITERS) == set(supported_types()) - {"gemma", "phi3"}
+    # gemma and phi3 are Llama-shaped: every spec they express, llama expresses too; gemma3
+    # and llama4 are multimodal wrappers whose language models gemma3_text and llama4_text are.
+    assert set(WRITERS) == set(supported_types()) - {"gemma", "phi3", "gemma3", "llama4"}

@@ -1,10 +1,10 @@
 """Closed-form sympy expressions, one per named component, each citing its source.
 
-Modules: `params` (parameter counts), `mixers` (Mamba, gated DeltaNet and short-convolution
-layers: parameters, weights, convolution and scan FLOPs), `flops` (FLOPs per token), `rules` (published shortcuts),
-`training` (FLOPs, GPU-hours, days), `memory` (training memory per GPU), `inference` (KV cache,
-prefill and decode time), `scaling` (compute-optimal N and D). `codegen` compiles them into
-calc/_compiled.py, which is what calc evaluates; `display` renders them as text and LaTeX.
+Modules: `params` (parameter counts), `mixers` (Mamba, gated DeltaNet and short-convolution layers:
+parameters, weights, convolution and scan FLOPs), `flops` (FLOPs per token), `rules` (published
+shortcuts), `training` (FLOPs, GPU-hours, days), `memory` (training memory per GPU), `inference`
+(KV cache, prefill and decode time), `scaling` (compute-optimal N and D). `codegen` compiles them
+into calc/_compiled.py, which is what calc evaluates; `display` renders them as text and LaTeX.
 
 GROUPS lists every compiled function: its name and the expressions it returns.
 """

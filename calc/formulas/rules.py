@@ -12,7 +12,23 @@ from __future__ import annotations
 import sympy
 
 from calc.formulas import params
-from calc.symbols import E_s, L_att, L_dense, L_moe, T, V, d, d_e, d_ff, d_qk, d_s, h, h_kv, i_glu, k
+from calc.symbols import (
+    E_s,
+    L_att,
+    L_dense,
+    L_moe,
+    T,
+    V,
+    d,
+    d_e,
+    d_ff,
+    d_qk,
+    d_s,
+    h,
+    h_kv,
+    i_glu,
+    k,
+)
 
 # Query projection width h·d_qk: Kaplan's d_attn, PaLM's H·Q, Chinchilla's kq_size·num_heads.
 Q_WIDTH = h * d_qk

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from calc.hf import defaults_layers as _layers
+
 TRANSFORMERS_VERSION = "5.24.0"
 
 # Fields every decoder-only type shares, with the values most types use; DEFAULTS overrides them.
@@ -163,6 +165,12 @@ LEGACY_KWARGS: dict[str, dict[str, str]] = {
     "bloom": {"n_embed": "hidden_size"},
     "falcon": {"n_embed": "hidden_size"},
 }
+
+
+# The model types with per-layer structure keep their tables in calc.hf.defaults_layers.
+DEFAULTS.update(_layers.DEFAULTS)
+EXTRA_ATTRIBUTES.update(_layers.EXTRA_ATTRIBUTES)
+ALIASES.update(_layers.ALIASES)
 
 
 def supported_types() -> list[str]:

@@ -16,18 +16,15 @@ from collections.abc import Callable
 from typing import Any
 
 from calc.errors import CalcError
-from calc.hf import spec_from_hf_config
+from calc.hf import export_layers, spec_from_hf_config
+from calc.hf.writing import NO_TOKENS as _NO_TOKENS
+from calc.hf.writing import Unexpressible
+from calc.hf.writing import base as _base
+from calc.hf.writing import gated as _gated
+from calc.hf.writing import llama_like as _llama_like
+from calc.hf.writing import need as _need
+from calc.hf.writing import plain as _plain
 from calc.spec import ModelSpec
-
-# Token ids left unset: a spec has no tokenizer, and transformers' defaults (e.g. Phi-3's
-# pad_token_id 32000) can fall outside a small vocabulary.
-_NO_TOKENS = {"pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
-_GATED_ACT = {"swiglu": "silu", "geglu": "gelu_pytorch_tanh", "reglu": "relu"}
-_PLAIN_ACT = {"gelu": "gelu", "relu": "relu", "silu": "silu"}
-
-
-class Unexpressible(Exception):
-    """An architecture cannot hold this spec; the message names the field and why."""
 
 
 def shape(spec: ModelSpec) -> dict[str, Any]:
@@ -69,40 +66,18 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
     }
 
 
-def buffer_params(spec: ModelSpec) -> int:
-    """Values calc counts as parameters that transformers keeps as buffers: DeepSeek-V3's
-    e_score_correction_bias, one per routed expert of every MoE layer (modeling_deepseek_v3.py,
-    DeepseekV3TopkRouter; transformers 5.24.0)."""
+def buffer_params(spec: ModelSpec, model_type: str = "deepseek_v3") -> int:
+    """Values calc counts as parameters that transformers keeps as buffers when it builds
+    `spec` as `model_type`: DeepSeek-V3's e_score_correction_bias, one per routed expert of every
+    MoE layer (modeling_deepseek_v3.py, DeepseekV3TopkRouter; transformers 5.24.0). gpt-oss's
+    router bias is a parameter there."""
     moe = spec.moe
-    return spec.n_moe_layers * moe.n_experts if moe is not None and moe.router_bias else 0
+    if model_type != "deepseek_v3" or moe is None or not moe.router_bias:
+        return 0
+    return spec.n_moe_layers * moe.n_experts
 
 
 # ---- writers --------------------------------------------------------------------------------
-def _need(condition: bool, message: str) -> None:
-    if not condition:
-        raise Unexpressible(message)
-
-
-def _gated(spec: ModelSpec, arch: str) -> str:
-    _need(spec.ffn.gated, f"ffn.activation={spec.ffn.activation!r} ({arch}'s FFN is gated)")
-    _need(spec.ffn.activation in _GATED_ACT, f"ffn.activation={spec.ffn.activation!r}")
-    return _GATED_ACT[spec.ffn.activation]
-
-
-def _plain(spec: ModelSpec, arch: str) -> str:
-    _need(not spec.ffn.gated, f"ffn.activation={spec.ffn.activation!r} ({arch}'s FFN is not "
-                              f"gated)")
-    _need(spec.ffn.activation in _PLAIN_ACT, f"ffn.activation={spec.ffn.activation!r}")
-    return _PLAIN_ACT[spec.ffn.activation]
-
-
-def _base(spec: ModelSpec, model_type: str) -> dict[str, Any]:
-    return {"model_type": model_type, "vocab_size": spec.vocab_size,
-            "hidden_size": spec.d_model, "num_hidden_layers": spec.n_layers,
-            "num_attention_heads": spec.attention.n_heads,
-            "tie_word_embeddings": spec.tie_embeddings, **_NO_TOKENS}
-
-
 def _layer_types(spec: ModelSpec) -> dict[str, Any]:
     kinds = spec.layer_kinds
     if "local" not in kinds:
@@ -110,14 +85,6 @@ def _layer_types(spec: ModelSpec) -> dict[str, Any]:
     return {"sliding_window": spec.attention.sliding_window,
             "layer_types": ["sliding_attention" if k == "local" else "full_attention"
                             for k in kinds]}
-
-
-def _llama_like(spec: ModelSpec, model_type: str) -> dict[str, Any]:
-    """Fields every Llama-shaped type shares (RMSNorm, RoPE, gated FFN, GQA)."""
-    return {**_base(spec, model_type), "num_key_value_heads": spec.n_kv_heads,
-            "head_dim": spec.head_dim_qk, "intermediate_size": spec.ffn.d_ff,
-            "hidden_act": _gated(spec, model_type),
-            "max_position_embeddings": spec.context_length}
 
 
 def _llama(spec: ModelSpec) -> dict[str, Any]:
@@ -234,7 +201,8 @@ def _opt(spec: ModelSpec) -> dict[str, Any]:
             "do_layer_norm_before": spec.norm.placement == "pre",
             "_remove_final_layer_norm": not spec.norm.final,
             "activation_function": _plain(spec, "opt"), "enable_bias": spec.ffn.bias,
-            "word_embed_proj_dim": spec.d_model}
+            "word_embed_proj_dim": spec.embedding_width,
+            "layer_norm_elementwise_affine": spec.norm.weights}
 
 
 def _gpt_neox(spec: ModelSpec) -> dict[str, Any]:
@@ -272,6 +240,7 @@ WRITERS: dict[str, Callable[[ModelSpec], dict[str, Any]]] = {
     "gemma2": _gemma2, "olmo2": _olmo2, "mixtral": _mixtral, "qwen3_moe": _qwen3_moe,
     "qwen2_moe": _qwen2_moe, "deepseek_v3": _deepseek_v3, "deepseek_v2": _deepseek_v2,
     "gpt2": _gpt2, "opt": _opt, "gpt_neox": _gpt_neox, "falcon": _falcon, "bloom": _bloom,
+    **export_layers.WRITERS,
 }
 
 
@@ -291,15 +260,19 @@ _FAMILY: dict[str, dict[str, Any]] = {
     "gpt_neox": {**_LN_PLAIN, "position.kind": ("rope",), "moe": False, "mla": False},
     "falcon": {**_LN_PLAIN, "position.kind": ("rope", "alibi"), "moe": False, "mla": False},
     "bloom": {**_LN_PLAIN, "position.kind": ("alibi",), "moe": False, "mla": False},
+    **export_layers.FAMILY,
 }
 
 
 def _unlike(spec: ModelSpec, model_type: str) -> int:
     """How many family traits of `model_type` the spec does not share."""
     family = _FAMILY[model_type]
-    have = {"norm.kind": spec.norm.kind, "gated": spec.ffn.gated, "moe": spec.moe is not None,
+    have = {"norm.kind": spec.norm.kind, "gated": bool(spec.ffn and spec.ffn.gated),
+            "moe": spec.moe is not None,
             "mla": spec.attention.mla is not None}
-    return (sum(have[key] != family[key] for key in have)
+    # a state-space model and a Transformer are never each other's closest architecture
+    ssm = 10 * ((spec.mamba is not None) != family.get("ssm", False))
+    return (sum(have[key] != family[key] for key in have) + ssm
             + (spec.position.kind not in family["position.kind"]))
 
 
@@ -320,12 +293,11 @@ def hf_config_from_spec(spec: ModelSpec) -> dict[str, Any]:
 
     Only DeepSeek-V3's routing bias differs, and in parameters only: see buffer_params.
     """
-    if spec.ffn is None:
-        raise CalcError(f"spec {spec.name!r}: no transformers architecture calc writes has "
-                        f"layers without an FFN (layers.ffn_pattern none); compare a "
-                        f"config.json of the model instead")
     tried: list[tuple[str, list[str]]] = []
     for model_type, write in WRITERS.items():
+        if spec.ffn is None and model_type not in export_layers.WITHOUT_FFN:
+            tried.append((model_type, ["layers.ffn_pattern none (an FFN on every layer)"]))
+            continue
         try:
             config = write(spec)
         except Unexpressible as reason:

@@ -141,19 +141,6 @@ def layer_pattern(c: HFConfig, kinds: list[str]) -> dict[str, Any]:
     return {"sliding_window": window, "layer_pattern": tuple(kinds[:period])}
 
 
-def moe_placement(c: HFConfig, is_moe: list[bool], field: str) -> dict[str, int] | None:
-    """first_dense_layers and every that put MoE FFNs exactly where transformers does."""
-    if not any(is_moe):
-        return None
-    first = is_moe.index(True)
-    for every in range(1, len(is_moe) + 1):
-        if all((i >= first and (i + 1) % every == 0) == moe for i, moe in enumerate(is_moe)):
-            return {"first_dense_layers": first, "every": every}
-    layers = [i for i, moe in enumerate(is_moe) if moe]
-    c.fail(f"{field} puts MoE layers at {layers}; calc's spec puts them on every k-th "
-           f"layer after the first dense ones")
-
-
 # ---- the two decoder shapes -----------------------------------------------------------------
 def decoder(c: HFConfig, attention_heads: dict[str, Any], act_key: str = "hidden_act",
             ffn_bias: bool = False, **spec: Any) -> dict[str, Any]:

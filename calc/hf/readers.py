@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from calc.hf import readers_attention, readers_hybrid, readers_moe
 from calc.hf.defaults import supported_types
 from calc.hf.fields import (
     HFConfig,
@@ -20,9 +21,9 @@ from calc.hf.fields import (
     layer_kinds,
     layer_pattern,
     layernorm_decoder,
-    moe_placement,
     top_k,
 )
+from calc.hf.layout import moe_layout
 
 
 # ---- Llama and its relatives ----------------------------------------------------------------
@@ -86,14 +87,16 @@ def _sparse_layers(c: HFConfig) -> list[bool]:
             for i in range(c.size("num_hidden_layers"))]
 
 
-def _qwen_moe(c: HFConfig, **shared: Any) -> dict[str, Any] | None:
-    placement = moe_placement(c, _sparse_layers(c), "mlp_only_layers/decoder_sparse_step")
-    if placement is None:
-        return None
+def _qwen_moe(c: HFConfig, **shared: Any) -> dict[str, Any]:
+    """{"moe": ...} and, for an irregular mlp_only_layers, the layers that place it."""
+    sparse = _sparse_layers(c)
+    if not any(sparse):
+        return {"moe": None}
+    placement, layers = moe_layout(c, sparse)
     experts = c.size("num_experts")
-    return {"n_experts": experts, "d_expert": c.size("moe_intermediate_size"),
-            "top_k": top_k(c, "num_experts_per_tok", experts, "num_experts"),
-            **placement, **shared}
+    return {"moe": {"n_experts": experts, "d_expert": c.size("moe_intermediate_size"),
+                    "top_k": top_k(c, "num_experts_per_tok", experts, "num_experts"),
+                    **placement, **shared}, **layers}
 
 
 def _qwen2_moe(c: HFConfig) -> dict[str, Any]:
@@ -103,8 +106,8 @@ def _qwen2_moe(c: HFConfig) -> dict[str, Any]:
     kinds = _qwen_kinds(c, lambda i, first: (i + 1) % 2 == 1 and i < first)
     return decoder(c, heads(c), attention={"qkv_bias": c.flag("qkv_bias"),
                                            **layer_pattern(c, kinds)},
-                   moe=_qwen_moe(c, n_shared_experts=1, shared_expert_gate=True,
-                                 d_shared=c.size("shared_expert_intermediate_size")))
+                   **_qwen_moe(c, n_shared_experts=1, shared_expert_gate=True,
+                               d_shared=c.size("shared_expert_intermediate_size")))
 
 
 def _qwen3_moe(c: HFConfig) -> dict[str, Any]:
@@ -114,7 +117,7 @@ def _qwen3_moe(c: HFConfig) -> dict[str, Any]:
     bias = c.flag("attention_bias")
     return decoder(c, heads(c), attention={
         "qkv_bias": bias, "out_bias": bias, "qk_norm": "head", "sliding_window": window},
-        moe=_qwen_moe(c))
+        **_qwen_moe(c))
 
 
 def _gemma(c: HFConfig) -> dict[str, Any]:
@@ -161,20 +164,20 @@ def _deepseek(c: HFConfig, v3: bool) -> dict[str, Any]:
         if c.flag("mlp_bias"):
             c.fail("mlp_bias=true biases the dense and shared MLPs but not the routed "
                    "experts; calc's ffn.bias covers all of them")
-    if c.values.get("moe_layer_freq", 1) != 1:
-        # DeepSeek's own modeling code uses it; transformers 5.x ignores it: no count
-        # matches both.
-        c.fail(f"moe_layer_freq={c.values['moe_layer_freq']}: transformers ignores it "
-               f"(every layer from first_k_dense_replace is MoE) while DeepSeek's code does not")
     bias = c.flag("attention_bias")
     experts = c.size("n_routed_experts")
     layers = c.size("num_hidden_layers")
     first = c.size("first_k_dense_replace", minimum=0)
-    placement = moe_placement(c, [i >= first for i in range(layers)], "first_k_dense_replace")
-    moe = placement and {
+    # moe_layer_freq: DeepSeek's own modeling_deepseek.py makes layer i MoE when i >=
+    # first_k_dense_replace and i % moe_layer_freq == 0 (every released checkpoint has 1);
+    # transformers 5.x ignores the field (calc.verify.hf_compare says so and does not compare).
+    freq = c.size("moe_layer_freq") if "moe_layer_freq" in c.values else 1
+    sparse = [i >= first and i % freq == 0 for i in range(layers)]
+    placement, placed = moe_layout(c, sparse) if any(sparse) else (None, {})
+    moe = placement is not None and {
         "n_experts": experts, "d_expert": c.size("moe_intermediate_size"),
         "top_k": top_k(c, "num_experts_per_tok", experts, "n_routed_experts"),
-        "n_shared_experts": c.size("n_shared_experts", minimum=0), **placement,
+        "n_shared_experts": c.size("n_shared_experts", minimum=0), **(placement or {}),
         # DeepSeek-V3's e_score_correction_bias is an nn.Buffer in transformers
         # (DeepseekV3TopkRouter), not a parameter, so transformers' count leaves out its
         # 58 × 256 values; an imported config matches transformers. The deepseek-v3 preset keeps
@@ -182,7 +185,7 @@ def _deepseek(c: HFConfig, v3: bool) -> dict[str, Any]:
         "router_bias": False,
     }
     return decoder(
-        c, {"n_heads": c.size("num_attention_heads")}, moe=moe,
+        c, {"n_heads": c.size("num_attention_heads")}, moe=moe or None, **placed,
         attention={"qkv_bias": bias, "out_bias": bias, "mla": {
             "q_lora_rank": c.size("q_lora_rank") if c.given("q_lora_rank") else None,
             "kv_lora_rank": c.size("kv_lora_rank"), "v_head_dim": c.size("v_head_dim"),
@@ -280,24 +283,26 @@ def _opt(c: HFConfig) -> dict[str, Any]:
     # modeling_opt.py: learned positions with 2 extra rows (OPTLearnedPositionalEmbedding,
     # offset 2); enable_bias on q, k, v, out_proj, fc1, fc2; do_layer_norm_before=false
     # (OPT-350m) puts the norms after each sublayer and drops the final norm.
+    # word_embed_proj_dim (default hidden_size) ≠ hidden_size: the embedding and the tied head
+    # are that wide, with project_in/project_out (no bias) around the decoder (OPT-350m: 512);
+    # layer_norm_elementwise_affine=false: LayerNorms without any parameters.
     d = c.size("hidden_size")
-    if c.given("word_embed_proj_dim") and c["word_embed_proj_dim"] != d:
-        c.fail(f"word_embed_proj_dim={c['word_embed_proj_dim']} differs from hidden_size={d}: "
-               f"OPT then adds project_in/project_out, which calc's spec does not have")
-    if not c.flag("layer_norm_elementwise_affine"):
-        c.fail("layer_norm_elementwise_affine=false makes LayerNorms without weights; calc's "
-               "norms always have γ")
+    width = c.size("word_embed_proj_dim") if c.given("word_embed_proj_dim") else d
+    affine = c.flag("layer_norm_elementwise_affine")
     pre = c.flag("do_layer_norm_before")
     positions = c.size("max_position_embeddings")
     return layernorm_decoder(
         c, heads(c, None, head_dim_key=None), c.size("ffn_dim"),
         c.activation("activation_function", gated=False), c.flag("enable_bias"),
         position={"kind": "learned", "max_positions": positions + 2},
+        d_embedding=width if width != d else None,
         norm={"kind": "layernorm", "placement": "pre" if pre else "post",
-              "final": pre and not c.flag("_remove_final_layer_norm")})
+              "final": pre and not c.flag("_remove_final_layer_norm"), "weights": affine,
+              **({} if affine else {"bias": False})})
 
 
 READERS: dict[str, Callable[[HFConfig], dict[str, Any]]] = {
+    **readers_attention.READERS, **readers_hybrid.READERS, **readers_moe.READERS,
     "gpt2": _gpt2, "llama": _llama, "mistral": _mistral, "mixtral": _mixtral,
     "qwen2": _qwen2, "qwen2_moe": _qwen2_moe, "qwen3": _qwen3, "qwen3_moe": _qwen3_moe,
     "gemma": _gemma, "gemma2": _gemma2, "phi3": _phi3, "olmo2": _olmo2,

@@ -114,7 +114,8 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, **options: Any) -> Infer
 
     here = at(opts.context, opts.batch)
     room = here["gpu"] - here["weights"]  # < 0: the weights alone do not fit
-    windowed = spec.n_local_layers == spec.n_layers  # every layer's cache stops growing at w
+    n = spec.layer_counts  # every attention layer's cache stops growing at w (or a chunk)
+    windowed = n["local"] + n["chunked"] == n["attention"]
     if room < at(1, opts.batch)["kv_cache"]:
         max_context: int | None = 0
     elif windowed and room >= at(MAX_TOKENS_CONTEXT, opts.batch)["kv_cache"]:
@@ -163,8 +164,16 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
     kv = ("MLA: the latent r_kv and the shared RoPE key d_rope per layer "
           "(DeepSeek-V2 §2.1.2)" if spec.attention.mla else
           "K and V of the h_kv key/value heads per layer (GQA/MQA share them)")
-    window = (f"; {spec.n_local_layers} sliding-window layers keep at most "
-              f"w = {spec.attention.sliding_window:,} tokens" if spec.n_local_layers else "")
+    n = spec.layer_counts
+    window = (f"; {n['local']} sliding-window layers keep at most "
+              f"w = {spec.attention.sliding_window:,} tokens" if n["local"] else "")
+    if n["chunked"]:
+        window += (f"; {n['chunked']} chunked layers keep at most a chunk of "
+                   f"{spec.attention.chunk_size:,} tokens")
+    if n["attention"] < spec.n_layers:
+        window += (f"; the {spec.n_layers - n['attention']} layers without attention keep a "
+                   f"fixed recurrent state per sequence instead (Mamba: D × N and the conv's "
+                   f"last k − 1 inputs), counted at the same bytes")
     moe = ("; an MoE decode step reads the routed experts its b tokens touch, "
            "E·(1 − (1 − k/E)^b) per layer in expectation under uniform routing (derived)"
            if spec.moe else "")

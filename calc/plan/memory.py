@@ -101,6 +101,11 @@ def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
     """
     preset = resolve(model)
     spec = preset.spec
+    other = sorted(set(spec.mixer_kinds) - {"attention"})
+    if other:  # Korthikanti et al. 2022 account for attention blocks only
+        raise CalcError(f"{spec.name}: training activation memory of {', '.join(other)} layers "
+                        f"is not modelled (Korthikanti et al. 2022 accounts for attention "
+                        f"blocks); parameters, FLOPs and `infer` work for this model")
     opts = _options(spec, gpu, options)
     device = get_gpu(gpu) if gpu else None
     s = symbol_values_for(spec, opts, device)

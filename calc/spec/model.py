@@ -29,9 +29,21 @@ from calc.spec.base import (
 )
 from calc.spec.layers import DeltaNetSpec, LayersSpec, MambaSpec, ShortConvSpec, repeat
 
-__all__ = ["MAX_HEADS", "MAX_LAYERS", "MAX_TOKENS_CONTEXT", "MAX_VOCAB", "MAX_WIDTH",
-           "AttentionSpec", "FFNSpec", "Frozen", "MLASpec", "ModelSpec", "MoESpec", "NormSpec",
-           "PositionSpec"]
+__all__ = [
+    "MAX_HEADS",
+    "MAX_LAYERS",
+    "MAX_TOKENS_CONTEXT",
+    "MAX_VOCAB",
+    "MAX_WIDTH",
+    "AttentionSpec",
+    "FFNSpec",
+    "Frozen",
+    "MLASpec",
+    "MoESpec",
+    "ModelSpec",
+    "NormSpec",
+    "PositionSpec",
+]
 
 Activation = Literal["relu", "gelu", "silu", "relu2", "swiglu", "geglu", "reglu", "relu2glu"]
 # relu2 is squared ReLU (So et al. 2021, Primer §3); relu2glu gates with it (BitNet b1.58 2B4T).

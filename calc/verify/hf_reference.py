@@ -49,9 +49,23 @@ def _config_dict(config: dict[str, Any] | str | Path) -> dict[str, Any]:
     return {key: value for key, value in data.items() if key not in _NOT_ARCHITECTURE}
 
 
+# Multimodal configs whose language model calc counts: built from their text_config alone
+# (the vision tower is not counted), as the text model type.
+TEXT_MODELS = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
+
+
+def language_model_config(data: dict[str, Any]) -> dict[str, Any]:
+    """The config of the language model calc counts: `data` itself, or a multimodal config's
+    text_config."""
+    if data.get("model_type") not in TEXT_MODELS:
+        return data
+    text = data.get("text_config") or {}
+    return {**text, "model_type": text.get("model_type") or TEXT_MODELS[data["model_type"]]}
+
+
 def build(config: dict[str, Any] | str | Path) -> nn.Module:
     """transformers' causal LM for `config` (a config.json dict or path), on the meta device."""
-    data = _config_dict(config)
+    data = language_model_config(_config_dict(config))
     model_type = data.pop("model_type")
     hf_config = transformers.AutoConfig.for_model(model_type, **data)
     with torch.device("meta"):

@@ -1,0 +1,72 @@
+"""transformers' defaults for the fields calc.hf reads of the model types with per-layer
+structure (calc.hf.readers_attention, readers_moe, readers_hybrid): data only, read from the
+config classes of calc.hf.defaults.TRANSFORMERS_VERSION and checked against them by
+tests/test_hf_defaults.py, as calc.hf.defaults is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_TEXT = {"text_config": None}  # a multimodal config: its language model's own config
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {
+        "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216,
+        "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
+        "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+        "max_position_embeddings": 131072, "tie_word_embeddings": True, "attention_bias": False,
+        "sliding_window": 4096, "layer_types": None, "use_bidirectional_attention": False,
+    },
+    "gemma3": _TEXT,
+    "gpt_oss": {
+        "vocab_size": 201088, "hidden_size": 2880, "intermediate_size": 2880,
+        "num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8,
+        "head_dim": 64, "hidden_act": "silu", "max_position_embeddings": 131072,
+        "tie_word_embeddings": False, "attention_bias": True, "sliding_window": 128,
+        "layer_types": None, "num_local_experts": 128, "num_experts_per_tok": 4,
+    },
+    "llama4_text": {
+        "vocab_size": 202048, "hidden_size": 5120, "intermediate_size": 8192,
+        "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40,
+        "num_key_value_heads": 8, "head_dim": 128, "hidden_act": "silu",
+        "max_position_embeddings": 131072, "tie_word_embeddings": False,
+        "attention_bias": False, "num_local_experts": 16, "num_experts_per_tok": 1,
+        "moe_layers": None, "interleave_moe_layer_step": 1, "use_qk_norm": True,
+        "no_rope_layers": None, "no_rope_layer_interval": 4, "attention_chunk_size": 8192,
+        "layer_types": None,
+    },
+    "llama4": _TEXT,
+    "qwen3_next": {
+        "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632,
+        "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2,
+        "head_dim": 256, "hidden_act": "silu", "max_position_embeddings": 32768,
+        "tie_word_embeddings": False, "attention_bias": False, "linear_conv_kernel_dim": 4,
+        "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32, "decoder_sparse_step": 1, "moe_intermediate_size": 512,
+        "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10, "num_experts": 512,
+        "mlp_only_layers": None, "layer_types": None,
+    },
+    "mamba": {
+        "vocab_size": 50280, "hidden_size": 768, "state_size": 16, "num_hidden_layers": 32,
+        "expand": 2, "conv_kernel": 4, "use_bias": False, "use_conv_bias": True,
+        "time_step_rank": "auto", "tie_word_embeddings": True,
+    },
+    "mamba2": {
+        "num_heads": 128, "head_dim": 64, "vocab_size": 32768, "hidden_size": 4096,
+        "state_size": 128, "num_hidden_layers": 64, "expand": 2, "conv_kernel": 4,
+        "n_groups": 8, "use_bias": False, "use_conv_bias": True, "tie_word_embeddings": False,
+    },
+    "olmoe": {
+        "vocab_size": 50304, "hidden_size": 2048, "intermediate_size": 2048,
+        "num_hidden_layers": 16, "num_attention_heads": 16, "num_key_value_heads": None,
+        "hidden_act": "silu", "max_position_embeddings": 4096, "tie_word_embeddings": False,
+        "attention_bias": False, "num_experts": 64, "num_experts_per_tok": 8,
+    },
+}
+
+EXTRA_ATTRIBUTES: dict[str, tuple[str, ...]] = {"olmoe": ("head_dim",)}
+
+ALIASES: dict[str, dict[str, str]] = {
+    "gpt_oss": {"num_experts": "num_local_experts"},
+    "olmoe": {"num_local_experts": "num_experts"},
+}

@@ -1,0 +1,139 @@
+"""ModelSpec → config writers for the model types with per-layer structure (the reverse of
+calc.hf.readers_attention, readers_moe and readers_hybrid). calc.hf.export tries them after its
+own and keeps a config only if it reads back as the same model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from calc.hf.writing import NO_TOKENS, llama_like, need
+from calc.spec import ModelSpec
+
+# (mixer, attention kind) → layer_types entry
+_TYPES = {("attention", "global"): "full_attention", ("attention", "nope"): "full_attention",
+          ("attention", "local"): "sliding_attention",
+          ("attention", "chunked"): "chunked_attention", ("deltanet", ""): "linear_attention"}
+
+
+def _layer_types(spec: ModelSpec, arch: str, *allowed: str) -> list[str]:
+    """layer_types for the layers' mixers and attention kinds, each one `arch` builds."""
+    types = []
+    for pair in zip(spec.mixer_kinds, spec.attention_kinds, strict=True):
+        need(_TYPES.get(pair) in allowed, f"a {'/'.join(p for p in pair if p)} layer ({arch} "
+                                          f"builds {', '.join(allowed)})")
+        types.append(_TYPES[pair])
+    return types
+
+
+def _windows(spec: ModelSpec) -> dict[str, Any]:
+    window = spec.attention.sliding_window
+    return {"sliding_window": window} if window and spec.n_local_layers else {}
+
+
+def _experts(spec: ModelSpec, arch: str) -> Any:
+    need(spec.moe is not None, f"moe=None ({arch} is a mixture of experts)")
+    return spec.moe
+
+
+def _gemma3_text(spec: ModelSpec) -> dict[str, Any]:
+    config = {**llama_like(spec, "gemma3_text"), **_windows(spec),
+              "layer_types": _layer_types(spec, "gemma3_text", "full_attention",
+                                          "sliding_attention"),
+              "attention_bias": spec.attention.qkv_bias}
+    config["hidden_activation"] = config.pop("hidden_act")
+    return config
+
+
+def _gpt_oss(spec: ModelSpec) -> dict[str, Any]:
+    moe = _experts(spec, "gpt_oss")
+    return {**llama_like(spec, "gpt_oss"), **_windows(spec),
+            "layer_types": _layer_types(spec, "gpt_oss", "full_attention", "sliding_attention"),
+            "intermediate_size": moe.d_expert, "num_local_experts": moe.n_experts,
+            "num_experts_per_tok": moe.top_k, "attention_bias": spec.attention.qkv_bias}
+
+
+def _llama4_text(spec: ModelSpec) -> dict[str, Any]:
+    moe = _experts(spec, "llama4_text")
+    kinds = spec.attention_kinds
+    return {**llama_like(spec, "llama4_text"), "intermediate_size": moe.d_expert,
+            "intermediate_size_mlp": spec.ffn.d_ff if spec.ffn else 1,
+            "num_local_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
+            "moe_layers": [i for i, sparse in enumerate(spec.moe_layers) if sparse],
+            "no_rope_layers": [int(kind != "nope") for kind in kinds],
+            "layer_types": _layer_types(spec, "llama4_text", "full_attention",
+                                        "chunked_attention"),
+            "attention_chunk_size": spec.attention.chunk_size,
+            "use_qk_norm": spec.attention.qk_norm != "none",
+            "attention_bias": spec.attention.qkv_bias}
+
+
+def _qwen3_next(spec: ModelSpec) -> dict[str, Any]:
+    n, moe = spec.deltanet, spec.moe
+    deltanet = n and {"linear_num_key_heads": n.n_k_heads, "linear_num_value_heads": n.n_v_heads,
+                      "linear_key_head_dim": n.d_k, "linear_value_head_dim": n.d_v,
+                      "linear_conv_kernel_dim": n.d_conv}
+    experts = moe and {"num_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
+                       "moe_intermediate_size": moe.d_expert,
+                       "shared_expert_intermediate_size": moe.shared_width,
+                       "mlp_only_layers": [i for i, s in enumerate(spec.moe_layers) if not s]}
+    return {**llama_like(spec, "qwen3_next"), **(deltanet or {}),
+            **(experts or {"num_experts": 0}), "decoder_sparse_step": 1,
+            "layer_types": _layer_types(spec, "qwen3_next", "full_attention", "linear_attention"),
+            "attention_bias": spec.attention.qkv_bias}
+
+
+def _olmoe(spec: ModelSpec) -> dict[str, Any]:
+    moe = _experts(spec, "olmoe")
+    config = {**llama_like(spec, "olmoe"), "intermediate_size": moe.d_expert,
+              "num_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
+              "attention_bias": spec.attention.qkv_bias}
+    config.pop("head_dim")  # not an OLMoE field: its heads are hidden_size / heads wide
+    return config
+
+
+def _mamba_common(spec: ModelSpec, model_type: str, version: int) -> dict[str, Any]:
+    m = spec.mamba
+    need(m is not None and m.version == version,
+          f"mamba.version={m.version if m else None} ({model_type} is Mamba-{version})")
+    assert m is not None
+    need(m.d_inner % spec.d_model == 0,
+          f"mamba.d_inner={m.d_inner} ({model_type} makes it an integer expand × d_model)")
+    return {"model_type": model_type, "vocab_size": spec.vocab_size,
+            "hidden_size": spec.d_model, "num_hidden_layers": spec.n_layers,
+            "expand": m.d_inner // spec.d_model, "state_size": m.d_state,
+            "conv_kernel": m.d_conv, "use_bias": m.bias, "use_conv_bias": m.conv_bias,
+            "tie_word_embeddings": spec.tie_embeddings, **NO_TOKENS}
+
+
+def _mamba(spec: ModelSpec) -> dict[str, Any]:
+    config = _mamba_common(spec, "mamba", 1)
+    assert spec.mamba is not None
+    return {**config, "time_step_rank": spec.mamba.dt_rank}
+
+
+def _mamba2(spec: ModelSpec) -> dict[str, Any]:
+    config = _mamba_common(spec, "mamba2", 2)
+    m = spec.mamba
+    assert m is not None and m.n_heads is not None
+    return {**config, "num_heads": m.n_heads, "head_dim": m.d_inner // m.n_heads,
+            "n_groups": m.n_groups}
+
+
+WITHOUT_FFN = ("mamba", "mamba2")  # the writers whose layers have no FFN
+WRITERS: dict[str, Callable[[ModelSpec], dict[str, Any]]] = {
+    "gemma3_text": _gemma3_text, "olmoe": _olmoe, "gpt_oss": _gpt_oss,
+    "llama4_text": _llama4_text, "qwen3_next": _qwen3_next, "mamba": _mamba, "mamba2": _mamba2,
+}
+
+# Family traits (calc.hf.export._FAMILY) of these writers, for the closest-architecture message.
+_ATTENTION = {"norm.kind": "rmsnorm", "position.kind": ("rope",), "gated": True, "mla": False}
+FAMILY: dict[str, dict[str, Any]] = {
+    "gemma3_text": {**_ATTENTION, "moe": False}, "olmoe": {**_ATTENTION, "moe": True},
+    "gpt_oss": {**_ATTENTION, "moe": True}, "llama4_text": {**_ATTENTION, "moe": True},
+    "qwen3_next": {**_ATTENTION, "moe": True},
+    "mamba": {**_ATTENTION, "position.kind": ("none",), "gated": False, "moe": False,
+              "ssm": True},
+    "mamba2": {**_ATTENTION, "position.kind": ("none",), "gated": False, "moe": False,
+               "ssm": True},
+}

@@ -1,0 +1,118 @@
+"""Readers for the 2025 attention decoders the uniform spec could not hold: Gemma 3, gpt-oss,
+Llama 4 (and the language model inside the multimodal Gemma 3 and Llama 4 configs).
+
+Each repeats what transformers/models/<type>/modeling_<type>.py (calc.hf.defaults'
+TRANSFORMERS_VERSION) builds per layer; calc.hf.layout writes the per-layer lists compactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from calc.hf.fields import HFConfig, decoder, divides, heads, top_k
+from calc.hf.layout import ffn_kinds, kinds_of, merge, per_layer
+
+
+def text_model(c: HFConfig, model_type: str, read: Callable[[HFConfig], dict[str, Any]]
+               ) -> dict[str, Any]:
+    """The language model of a multimodal config: its text_config (transformers' defaults when
+    absent), read as `model_type`. The vision tower is not counted."""
+    text = c["text_config"] or {}
+    if not isinstance(text, dict):
+        c.fail(f"text_config={text!r} must be an object")
+    return read(HFConfig({**text, "model_type": text.get("model_type") or model_type},
+                         f"{c.where}, text_config"))
+
+
+# ---- Gemma 3 --------------------------------------------------------------------------------
+def _gemma3_text(c: HFConfig) -> dict[str, Any]:
+    # modeling_gemma3.py: Gemma 2's four norms a layer and q_norm/k_norm (Gemma3RMSNorm over
+    # head_dim, with weights); configuration_gemma3.py: layer_types, else every
+    # sliding_window_pattern-th layer global (default 6). The MLP has no bias; attention_bias
+    # is on q, k, v and o. use_bidirectional_attention (EmbeddingGemma) is not a causal LM.
+    divides(c)
+    if c.flag("use_bidirectional_attention"):
+        c.fail("use_bidirectional_attention=true is an encoder (EmbeddingGemma); calc counts "
+               "causal language models")
+    pattern = c.size("sliding_window_pattern") if "sliding_window_pattern" in c.values else 6
+    if c.given("layer_types"):
+        _, kinds = kinds_of(c)
+    else:
+        kinds = ["local" if (i + 1) % pattern else "global"
+                 for i in range(c.size("num_hidden_layers"))]
+    bias = c.flag("attention_bias")
+    spec = decoder(c, heads(c), act_key="hidden_activation",
+                   attention={"qkv_bias": bias, "out_bias": bias, "qk_norm": "head"},
+                   norm={"kind": "rmsnorm", "placement": "sandwich"})
+    return merge(spec, per_layer(c, attention=kinds))
+
+
+# ---- gpt-oss --------------------------------------------------------------------------------
+def _gpt_oss(c: HFConfig) -> dict[str, Any]:
+    # modeling_gpt_oss.py: attention_bias on q, k, v, o and one sink logit per head; layers
+    # alternate sliding (window 128) and full (layer_types); every FFN is the MoE: a router
+    # Linear(d, E) with bias, experts with biases on gate_up and down, top-k.
+    if c.given("layer_types"):
+        _, kinds = kinds_of(c)
+    else:
+        kinds = ["local" if (i + 1) % 2 else "global" for i in range(c.size("num_hidden_layers"))]
+    bias = c.flag("attention_bias")
+    experts = c.size("num_local_experts")
+    spec = decoder(c, heads(c), ffn_bias=True,
+                   attention={"qkv_bias": bias, "out_bias": bias, "sinks": True},
+                   moe={"n_experts": experts, "d_expert": c.size("intermediate_size"),
+                        "top_k": top_k(c, "num_experts_per_tok", experts, "num_local_experts"),
+                        "router_bias": True})
+    return merge(spec, per_layer(c, attention=kinds))
+
+
+# ---- Llama 4 --------------------------------------------------------------------------------
+def _flags(c: HFConfig, key: str, layers: int) -> list[int]:
+    values = c[key]
+    if not isinstance(values, list) or len(values) != layers:
+        c.fail(f"{key} must list one value per layer ({layers}), got {values!r}")
+    return values
+
+
+def _llama4_text(c: HFConfig) -> dict[str, Any]:
+    # configuration_llama4.py: no_rope_layers[i] = 1 keeps RoPE (default: every
+    # no_rope_layer_interval-th layer has none); layer_types default "chunked_attention" on the
+    # RoPE layers when attention_chunk_size is set; moe_layers default every
+    # interleave_moe_layer_step-th layer. modeling_llama4.py: MoE layers hold the routed experts
+    # (intermediate_size), one shared expert of the same width and a router without bias;
+    # the other layers a dense MLP of intermediate_size_mlp; q/k go through an L2 norm without
+    # weights on the RoPE layers (use_qk_norm); attention_bias on q, k, v, o.
+    layers = c.size("num_hidden_layers")
+    interval = c.size("no_rope_layer_interval")
+    rope = (_flags(c, "no_rope_layers", layers) if c["no_rope_layers"]
+            else [int((i + 1) % interval != 0) for i in range(layers)])
+    if c.given("layer_types"):
+        _, kinds = kinds_of(c)
+    else:
+        chunked = c.given("attention_chunk_size")
+        kinds = ["chunked" if r and chunked else "global" for r in rope]
+    kinds = [k if r or k != "global" else "nope" for k, r in zip(kinds, rope, strict=True)]
+    step = c.size("interleave_moe_layer_step")
+    moe_at = (c["moe_layers"] if c["moe_layers"] is not None
+              else list(range(step - 1, layers, step)))
+    experts = c.size("num_local_experts")
+    bias = c.flag("attention_bias")
+    spec = decoder(c, heads(c), attention={
+        "qkv_bias": bias, "out_bias": bias,
+        "qk_norm": "head" if c.flag("use_qk_norm") else "none", "qk_norm_weights": False},
+        moe={"n_experts": experts, "d_expert": c.size("intermediate_size"),
+             "top_k": top_k(c, "num_experts_per_tok", experts, "num_local_experts"),
+             "n_shared_experts": 1})
+    spec["ffn"]["d_ff"] = c.size("intermediate_size_mlp")
+    return merge(spec, per_layer(c, attention=kinds,
+                                  ffn=ffn_kinds([i in moe_at for i in range(layers)])))
+
+
+READERS: dict[str, Callable[[HFConfig], dict[str, Any]]] = {
+    "gemma3_text": _gemma3_text,
+    "gemma3": lambda c: text_model(c, "gemma3_text", _gemma3_text),
+    "gpt_oss": _gpt_oss,
+    "llama4_text": _llama4_text,
+    "llama4": lambda c: text_model(c, "llama4_text", _llama4_text),
+}

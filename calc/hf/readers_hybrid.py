@@ -1,0 +1,104 @@
+"""Readers for models whose layers are not all attention: Mamba, Mamba-2 and Qwen3-Next's
+gated DeltaNet hybrid.
+
+Each repeats what transformers/models/<type>/modeling_<type>.py (calc.hf.defaults'
+TRANSFORMERS_VERSION) builds per layer; calc.hf.layout writes the per-layer lists compactly.
+A pure state-space model has no position limit: its default sequence length is the one its
+paper trained at (Mamba: 2,048, Gu & Dao 2023 §4.2; Mamba-2: 2,048, Dao & Gu 2024 §9.2).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from calc.hf.fields import HFConfig, decoder, heads, top_k
+from calc.hf.layout import ffn_kinds, kinds_of, merge, per_layer
+
+TRAINED_CONTEXT = 2048  # Mamba and Mamba-2's pretraining sequence length (module docstring)
+
+
+def _ssm_only(c: HFConfig, mamba: dict[str, Any]) -> dict[str, Any]:
+    """A stack of Mamba blocks: RMSNorm → mixer → residual, a final norm, the LM head."""
+    return {
+        "vocab_size": c["vocab_size"], "d_model": c["hidden_size"],
+        "n_layers": c["num_hidden_layers"], "context_length": TRAINED_CONTEXT,
+        "norm": {"kind": "rmsnorm", "placement": "pre"}, "position": {"kind": "none"},
+        "layers": {"mixer_pattern": ["mamba"], "ffn_pattern": ["none"]}, "mamba": mamba,
+        "tie_embeddings": c.flag("tie_word_embeddings"),
+    }
+
+
+def _inner(c: HFConfig) -> int:
+    """configuration_mamba.py / _mamba2.py: intermediate_size = int(expand · hidden_size)."""
+    expand = c["expand"]
+    if isinstance(expand, bool) or not isinstance(expand, int | float) or expand <= 0:
+        c.fail(f"expand={expand!r} must be a positive number")
+    inner = int(expand * c.size("hidden_size"))
+    if inner < 1:
+        c.fail(f"expand={expand!r} × hidden_size={c['hidden_size']} must be at least 1")
+    return inner
+
+
+def _mamba(c: HFConfig) -> dict[str, Any]:
+    # modeling_mamba.py, MambaMixer: in_proj d → 2D and out_proj (use_bias), conv1d over D
+    # (use_conv_bias), x_proj D → R + 2N, dt_proj R → D with bias, A_log D × N, D; the rank R
+    # is ⌈d/16⌉ when time_step_rank is "auto" (configuration_mamba.py).
+    rank = c["time_step_rank"]
+    rank = math.ceil(c.size("hidden_size") / 16) if rank == "auto" else c.size("time_step_rank")
+    return _ssm_only(c, {
+        "version": 1, "d_inner": _inner(c), "d_state": c.size("state_size"),
+        "d_conv": c.size("conv_kernel"), "dt_rank": rank, "conv_bias": c.flag("use_conv_bias"),
+        "bias": c.flag("use_bias")})
+
+
+def _mamba2(c: HFConfig) -> dict[str, Any]:
+    # modeling_mamba2.py, Mamba2Mixer: in_proj d → 2D + 2GN + H, conv1d over D + 2GN, dt_bias,
+    # A_log and D per head, a gated RMSNorm over D; the heads must tile D (its forward views
+    # the scan input as num_heads × head_dim).
+    inner, h = _inner(c), c.size("num_heads")
+    if h * c.size("head_dim") != inner:
+        c.fail(f"num_heads={h} × head_dim={c['head_dim']} must equal expand × hidden_size = "
+               f"{inner}")
+    return _ssm_only(c, {
+        "version": 2, "d_inner": inner, "d_state": c.size("state_size"),
+        "d_conv": c.size("conv_kernel"), "n_heads": h, "n_groups": c.size("n_groups"),
+        "conv_bias": c.flag("use_conv_bias"), "bias": c.flag("use_bias")})
+
+
+def _qwen3_next(c: HFConfig) -> dict[str, Any]:
+    # modeling_qwen3_next.py: layer_types (default: every full_attention_interval-th layer full
+    # attention, the others linear_attention = gated DeltaNet). Full attention: q_proj gives the
+    # queries and a sigmoid output gate (2·h·d_h), q_norm/k_norm per head, attention_bias on
+    # q, k, v, o. FFN: the MoE (router without bias, one shared expert behind a gate
+    # Linear(d, 1)) unless the layer is in mlp_only_layers or off decoder_sparse_step.
+    layers = c.size("num_hidden_layers")
+    if c.given("layer_types"):
+        mixers, kinds = kinds_of(c)
+    else:
+        interval = (c.size("full_attention_interval")
+                    if "full_attention_interval" in c.values else 4)
+        mixers = ["deltanet" if (i + 1) % interval else "attention" for i in range(layers)]
+        kinds = ["global" if m == "attention" else "" for m in mixers]
+    only, step = c["mlp_only_layers"] or [], c.size("decoder_sparse_step")
+    experts = c.size("num_experts", minimum=0)
+    sparse = [i not in only and experts > 0 and (i + 1) % step == 0 for i in range(layers)]
+    bias = c.flag("attention_bias")
+    moe = any(sparse) and {
+        "n_experts": experts, "d_expert": c.size("moe_intermediate_size"),
+        "top_k": top_k(c, "num_experts_per_tok", experts, "num_experts"),
+        "n_shared_experts": 1, "d_shared": c.size("shared_expert_intermediate_size"),
+        "shared_expert_gate": True}
+    spec = decoder(c, heads(c), moe=moe or None, attention={
+        "qkv_bias": bias, "out_bias": bias, "qk_norm": "head", "output_gate": True},
+        deltanet={"n_k_heads": c.size("linear_num_key_heads"),
+                  "n_v_heads": c.size("linear_num_value_heads"),
+                  "d_k": c.size("linear_key_head_dim"), "d_v": c.size("linear_value_head_dim"),
+                  "d_conv": c.size("linear_conv_kernel_dim")} if "deltanet" in mixers else None)
+    return merge(spec, per_layer(c, mixers=mixers, attention=kinds, ffn=ffn_kinds(sparse)))
+
+
+READERS: dict[str, Callable[[HFConfig], dict[str, Any]]] = {
+    "mamba": _mamba, "mamba2": _mamba2, "qwen3_next": _qwen3_next,
+}

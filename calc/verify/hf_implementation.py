@@ -1,0 +1,120 @@
+"""What transformers' own torch code computes where it differs from calc's conventions, so that
+its FlopCounterMode count can be compared with calc's exactly.
+
+calc counts a model's FLOPs by named conventions (calc.formulas.flops and .mixers); transformers
+5.24.0 runs some parts another way, and on the meta device (no CUDA kernels) its reference torch
+paths are what FlopCounterMode sees:
+
+- a causal conv1d pads both sides and keeps the first T of its T + k − 1 outputs
+  (causal_conv1d_fn in modeling_mamba.py, _mamba2.py, _qwen3_next.py, _lfm2.py): torch counts
+  the k − 1 discarded outputs too;
+- a scan's elementwise state arithmetic is invisible to FlopCounterMode, and its contractions are
+  the algorithm's: Mamba reads the state with one bmm per token (mamba_selective_scan's
+  recurrent loop), Mamba-2 runs the chunked SSD algorithm (mamba2_chunk_scan: chunks of
+  chunk_size, five einsums; torch.einsum contracts a size-1 dimension without a bmm), gated
+  DeltaNet the chunked delta rule
+  (torch_chunk_gated_delta_rule: chunks of 64, six matmuls; the triangular solve counts 0);
+- Llama 4's experts run every token through every expert and weight the outputs by the router's
+  scores (Llama4TextMoe, Llama4TextExperts: bmm over all E experts), where calc counts top-k.
+
+`transformers_flops` returns calc's forward FLOPs over T tokens with each of these replaced by
+what transformers computes, and the names of the replacements.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from calc.evaluate import count_flops
+from calc.spec import ModelSpec
+
+DELTANET_CHUNK = 64  # torch_chunk_gated_delta_rule's chunk_size (modeling_qwen3_next.py)
+FMA = 2
+
+
+def _chunks(t: int, size: int) -> int:
+    return -(-t // size)
+
+
+def _ssd(spec: ModelSpec, t: int, chunk: int) -> int:
+    """mamba2_chunk_scan's einsums for one layer over t tokens padded to whole chunks: C·Bᵀ and
+    the masked scores times x within each chunk, the chunk states, their recurrence across
+    chunks and the states read by C."""
+    m = spec.mamba
+    assert m is not None and m.n_heads is not None
+    h, n = m.n_heads, m.d_state
+    p = m.d_inner // h
+    c = _chunks(t, chunk)
+    # torch.einsum contracts a dimension of size 1 as a broadcast product, not a bmm: those
+    # einsums count 0 (C·Bᵀ and C·states contract over N, the chunk ones over chunk_size).
+    over_n, over_chunk = int(n > 1), int(chunk > 1)
+    scores = FMA * c * chunk * chunk * h * n * over_n
+    values = FMA * c * chunk * chunk * h * p * over_chunk
+    states = FMA * c * chunk * h * p * n * over_chunk  # B_decay·x into the chunk states
+    read = FMA * c * chunk * h * p * n * over_n  # C·states out
+    across = FMA * (c + 1) ** 2 * h * p * n
+    return scores + values + states + read + across
+
+
+def _chunked_delta_rule(spec: ModelSpec, t: int) -> int:
+    """torch_chunk_gated_delta_rule's matmuls for one layer: per value head and chunk of 64,
+    k_β·kᵀ and q·kᵀ (C² · d_k each), the state read by the decayed keys and by q (C·d_k·d_v
+    each), the intra-chunk scores times the new values (C²·d_v) and the state update kᵀ·v
+    (d_k·C·d_v)."""
+    n = spec.deltanet
+    assert n is not None
+    size, chunks = DELTANET_CHUNK, _chunks(t, DELTANET_CHUNK)
+    per_chunk = FMA * (2 * size * size * n.d_k + size * size * n.d_v + 3 * size * n.d_k * n.d_v)
+    return n.n_v_heads * chunks * per_chunk
+
+
+def _conv_channels(spec: ModelSpec) -> dict[str, tuple[int, int]]:
+    """Channels and kernel of each conv mixer the model has."""
+    out = {}
+    if spec.mamba is not None:
+        m = spec.mamba
+        out["mamba"] = (m.d_inner + (2 * m.n_groups * m.d_state if m.version == 2 else 0),
+                        m.d_conv)
+    if spec.deltanet is not None:
+        n = spec.deltanet
+        out["deltanet"] = (2 * n.n_k_heads * n.d_k + n.n_v_heads * n.d_v, n.d_conv)
+    if spec.short_conv is not None:
+        out["conv"] = (spec.d_model, spec.short_conv.d_conv)
+    return out
+
+
+def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
+                       ) -> tuple[int, list[str]]:
+    """transformers' forward FLOPs over one sequence of t tokens, as FlopCounterMode counts them
+    on the meta device: calc's full-convention count with transformers' own way of the parts
+    listed in the module docstring; and those parts' names."""
+    flops = count_flops(spec, t, "full")
+    total = flops.forward * t
+    n = spec.layer_counts
+    changed: list[str] = []
+    layers = {"mamba": n["mamba"], "deltanet": n["deltanet"], "conv": n["conv"]}
+    for mixer, (channels, kernel) in _conv_channels(spec).items():
+        total += layers[mixer] * FMA * channels * kernel * (kernel - 1)
+        changed.append(f"{mixer} conv over T + k − 1 outputs")
+    if n["mamba"]:
+        m = spec.mamba
+        assert m is not None
+        total -= flops.components["mamba/scan"] * t
+        if m.version == 1:
+            total += n["mamba"] * FMA * m.d_inner * m.d_state * t
+            changed.append("Mamba scan: one bmm read per token")
+        else:
+            chunk = int(hf_config.get("chunk_size") or 256)
+            total += n["mamba"] * _ssd(spec, t, chunk)
+            changed.append(f"Mamba-2 scan: chunked SSD einsums (chunk {chunk})")
+    if n["deltanet"]:
+        total -= flops.components["deltanet/scan"] * t
+        total += n["deltanet"] * _chunked_delta_rule(spec, t)
+        changed.append(f"gated DeltaNet: chunked delta rule (chunk {DELTANET_CHUNK})")
+    if str(hf_config.get("model_type", "")).startswith("llama4") and spec.moe:
+        moe, ffn = spec.moe, spec.ffn
+        assert ffn is not None
+        per_expert = FMA * (2 + int(ffn.gated)) * spec.d_model * moe.d_expert
+        total += n["moe"] * (moe.n_experts - moe.top_k) * per_expert * t
+        changed.append("Llama 4: every expert on every token")
+    return total, changed
