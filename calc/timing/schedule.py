@@ -1,0 +1,108 @@
+"""One training step: micro-batches through a pipeline, the communication left exposed, the
+bubble and the optimizer, as a sum of named parts.
+
+1F1B and interleaved 1F1B (Narayanan et al. 2021 §2.2): a stage runs its m micro-batches in
+m·t_mb and waits (p − 1)/v · t_mb for the pipeline to fill and drain, a bubble of (p − 1)/(v·m)
+of the ideal time, where t_mb is one micro-batch's forward and backward through the stage's
+layers, with whatever communication of it is exposed. Overlap (when the framework does it):
+gradient reduction runs during the last micro-batch's backward (Megatron-LM
+--overlap-grad-reduce, DeepSpeed overlap_comm, FSDP), ZeRO-3 gathers the next weights during the
+current forward/backward and reduce-scatters during the backward; what does not fit in that
+compute is exposed. TP, EP and pipeline sends are on the critical path and fully exposed; ring
+attention's exchanges hide behind the attention they feed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from calc.spec.hardware import GPU
+from calc.spec.layout import Layout
+from calc.spec.memory import OPTIMIZERS, RECIPES
+from calc.timing.communication import Communication, communication, params_on_gpu
+from calc.timing.compute import GEMM_BYTES, ComputeTimes, Device, compute_times, optimizer_time
+from calc.timing.constants import FrameworkConstants, TimingConstants
+from calc.timing.network import Network
+from calc.timing.operators import ModelTerms
+
+ATTENTION_DTYPE = {"fp8": "bf16"}  # attention kernels stay 16-bit in fp8 recipes (Transformer Engine)
+# The parts of a step, in the order they are printed; they sum to the step time.
+PARTS = ("compute", "recompute", "tp_communication", "cp_communication", "ep_communication",
+         "pp_communication", "zero_communication", "pipeline_bubble", "dp_communication",
+         "optimizer")
+
+
+@dataclass(frozen=True)
+class StepTime:
+    step: float  # seconds
+    breakdown: dict[str, float]  # PARTS -> seconds; sums to step
+    micro_batch: float  # t_mb: one micro-batch through the slowest stage, exposed parts in
+    compute: ComputeTimes
+    communication: Communication
+
+
+def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
+               framework: FrameworkConstants) -> Device:
+    _, generation = constants.generation(gpu.name)
+    bandwidth = (gpu.bandwidth_gb_s or 0) * 1e9
+    return Device(
+        gemm_peak=gpu.peak_flops(dtype), attention_peak=gpu.peak_flops(ATTENTION_DTYPE.get(dtype, dtype)),
+        peak_fraction=generation.peak_fraction, half_dim=generation.half_dim,
+        flash_fraction=generation.flash_fraction,
+        hbm=bandwidth * constants.memory.hbm_fraction, gemm_bytes=GEMM_BYTES[dtype],
+        compute_efficiency=framework.compute_efficiency)
+
+
+def optimizer_bytes_per_param(grad_bytes: int) -> int:
+    """AdamW with mixed precision: read the fp32 master weights, both moments and the gradient;
+    write the master weights, the moments and the 16-bit working copy (ZeRO §3.1's 2 + 2 + 12
+    bytes, each touched once)."""
+    recipe, adam = RECIPES["mixed"], OPTIMIZERS["adamw"]
+    return (recipe.master + adam.state_bytes + grad_bytes) + (recipe.master + adam.state_bytes
+                                                              + recipe.weights)
+
+
+def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Network,
+              framework: FrameworkConstants) -> StepTime:
+    work = compute_times(terms, layout, device)
+    comm = communication(terms, layout, network, framework.grad_reduce_bytes)
+    overlap = framework.overlap_grad_reduce
+    forward, backward = work.forward, work.backward - work.recompute
+
+    def exposed(seconds: float, hidden_by: float) -> float:
+        return max(0.0, seconds - hidden_by) if overlap else seconds
+
+    cp = (max(0.0, comm.cp_forward - work.attention)
+          + max(0.0, comm.cp_backward - work.attention_backward))
+    zero_mb = 0.0  # per micro-batch
+    if layout.zero == 3:
+        zero_mb = (exposed(comm.param_gather, forward)
+                   + exposed(comm.param_gather + comm.grad_reduce, backward + work.recompute))
+    elif layout.zero == 2:
+        zero_mb = exposed(comm.grad_reduce, backward)
+    per_mb = {
+        "compute": forward + backward, "recompute": work.recompute,
+        "tp_communication": comm.tp_forward + comm.tp_backward, "cp_communication": cp,
+        "ep_communication": comm.ep, "pp_communication": comm.pp,
+        "zero_communication": zero_mb,
+    }
+    micro_batch = sum(per_mb.values())
+    m = layout.micro_batches
+    dp = 0.0
+    if layout.zero <= 1:
+        dp += exposed(comm.grad_reduce, backward)
+    if layout.zero in (1, 2):  # the updated weights, gathered for the next forward
+        dp += exposed(comm.param_gather, forward)
+    dense, expert = params_on_gpu(terms, layout)
+    if layout.zero >= 1:
+        dense, expert = dense / (layout.dp * layout.cp), expert * layout.ep / (
+            layout.dp * layout.cp)
+    optimizer = optimizer_time(dense + expert,
+                               optimizer_bytes_per_param(framework.grad_reduce_bytes), device)
+    breakdown = {key: m * value for key, value in per_mb.items()}
+    breakdown["pipeline_bubble"] = (layout.pp - 1) / layout.vpp * micro_batch
+    breakdown["dp_communication"] = dp
+    breakdown["optimizer"] = optimizer
+    breakdown = {key: breakdown[key] for key in PARTS}
+    return StepTime(step=sum(breakdown.values()), breakdown=breakdown, micro_batch=micro_batch,
+                    compute=work, communication=comm)
