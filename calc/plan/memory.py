@@ -66,7 +66,19 @@ def _options(spec: ModelSpec, gpu: str | None, options: dict[str, Any]) -> Train
     if parsed.pp > spec.n_layers:
         raise CalcError(f"pp={parsed.pp} exceeds n_layers={spec.n_layers} of {spec.name} "
                         f"(each pipeline stage needs a layer)")
+    if parsed.vpp > 1 and parsed.pp == 1:
+        raise CalcError(f"vpp={parsed.vpp} needs pp > 1 (virtual stages interleave a pipeline)")
+    if parsed.ep > 1:
+        experts = spec.moe.n_experts if spec.moe else 0
+        if experts % parsed.ep or not experts:
+            raise CalcError(f"ep={parsed.ep} must divide moe.n_experts={experts} of {spec.name}")
+        if parsed.dp % parsed.ep:
+            raise CalcError(f"ep={parsed.ep} must divide dp={parsed.dp} (expert parallelism is "
+                            f"carved out of the data-parallel ranks)")
     seq_len = sequence_length(spec, parsed.seq_len)
+    if seq_len % parsed.cp:
+        raise CalcError(f"cp={parsed.cp} must divide seq_len={seq_len} (each GPU holds s/cp "
+                        f"tokens of a sequence)")
     return parsed.model_copy(update={"recipe": parsed.recipe_name, "seq_len": seq_len})
 
 
@@ -78,7 +90,9 @@ def symbol_values_for(spec: ModelSpec, options: TrainingMemory,
     return {
         **symbol_values(spec), "T": options.seq_len, "b": options.micro_batch,
         "N": counts.total, "N_emb": counts.embedding, "N_head": counts.components["lm_head"],
-        "n_tp": options.tp, "n_pp": options.pp, "n_dp": options.dp,
+        "N_e": counts.components["moe/experts"],
+        "n_tp": options.tp, "n_pp": options.pp, "n_dp": options.dp, "n_cp": options.cp,
+        "n_ep": options.ep, "n_vp": options.vpp, "i_vp": int(options.vpp > 1),
         "i_z1": int(options.zero >= 1), "i_z2": int(options.zero >= 2),
         "i_z3": int(options.zero >= 3), "i_pp1": int(options.pp == 1),
         "q_w": recipe.weights, "q_g": recipe.gradients, "q_gc": recipe.gradient_copy,
@@ -156,8 +170,12 @@ def conventions(block: MemoryBlock) -> list[str]:
         f"K = {block.bytes_per_param['master'] + block.bytes_per_param['optimizer_states']}); "
         f"{zero.format(dp=o.dp)} (Rajbhandari et al. 2020 §5, Fig. 1).",
         f"Parallelism: the most loaded GPU holds 1/p = 1/{o.pp} of the layers and the "
-        f"embedding (and an untied LM head when p = 1), split t = {o.tp} ways (Megatron-LM "
-        f"theoretical_memory_usage.py); expert parallelism is not modelled.",
+        f"embedding (and an untied LM head when p = 1), split t = {o.tp} ways, routed experts "
+        f"e = {o.ep} ways more (Megatron-LM theoretical_memory_usage.py); ZeRO shards over the "
+        f"N_d·c = {o.dp * o.cp} data- and context-parallel ranks (experts over N_d·c/e); "
+        f"context parallelism keeps s/c = {o.seq_len // o.cp:,} tokens of each sequence per GPU"
+        + (f"; the interleaved schedule (v = {o.vpp}) keeps 1 + (p − 1)/(p·v) times the "
+           f"activations in flight" if o.vpp > 1 else "") + ".",
         f"Activations after Korthikanti et al. 2022 §4 (s·b·h·(34 + 5·a·s/h) per layer for "
         f"2-byte activations, 1-byte dropout masks, a 4h GeLU MLP), each tensor at this "
         f"model's widths: {kept[o.recompute]}; "
