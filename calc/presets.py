@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from calc.errors import CalcError, UnknownNameError, one_line
-from calc.spec import GPU, Dtype, ModelSpec
+from calc.spec import GPU, Dtype, ModelSpec, System
 from calc.spec.model import Frozen
 
 DATA_PACKAGE = "calc.preset_data"  # the top-level presets/ folder, shipped as package data
@@ -203,3 +203,27 @@ def get_gpu(name: str) -> GPU:
     if key not in gpus:
         raise UnknownNameError("GPU", name, gpus, "python -m calc gpus")
     return gpus[key]
+
+
+@cache
+def load_systems() -> dict[str, System]:
+    """presets/systems.toml: named platforms (DGX H100, GB200 NVL72, TPU pods) by key."""
+    data = tomllib.loads((_data_dir() / "systems.toml").read_text(encoding="utf-8"))
+    return {name: System.model_validate({"name": name, **entry}) for name, entry in data.items()}
+
+
+def get_system(name: str) -> System:
+    systems = load_systems()
+    key = name.lower()
+    if key not in systems:
+        raise UnknownNameError("system", name, systems, "python -m calc gpus")
+    return systems[key]
+
+
+def system_for_gpu(gpu_name: str) -> System:
+    """The reference platform a GPU entry names in its `system` field (a100 → dgx-a100)."""
+    gpu = get_gpu(gpu_name)
+    if gpu.system is None:
+        raise CalcError(f"gpu {gpu.name!r} has no reference system in the catalogue; name one "
+                        f"with --system (python -m calc gpus lists them)")
+    return get_system(gpu.system)
