@@ -146,6 +146,7 @@ COMMANDS: dict[str, str] = {
     "bench": "calc.commands.bench:run",
     "reproduce": "calc.commands.reproduce:run",
     "memory": "calc.commands.memory:run",
+    "step": "calc.commands.step:run",
     "infer": "calc.commands.infer:run",
     "optimal": "calc.commands.optimal:run",
     "compare": "calc.commands.compare:run",

@@ -26,6 +26,8 @@ class Generation(Frozen):
     half_dim: float = Field(ge=0, le=1 << 20,
                             description="a GEMM dimension x costs x / (x + half_dim) of it")
     flash_fraction: float = Field(gt=0, le=1, description="flash attention's share of peak")
+    calibrated: bool = Field(description="fitted on published runs of this generation (else "
+                                         "assumed from another generation, as `source` says)")
     source: str = Field(min_length=1)
 
 

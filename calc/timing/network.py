@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from calc.errors import CalcError
 from calc.timing.constants import NetworkConstants
 
 GB = 1e9  # the catalogue's GB/s are decimal
@@ -31,20 +32,29 @@ class Link:
 class Network:
     gpus_per_node: int
     intra: Link
-    inter: Link
+    inter: Link | None  # None where the system publishes no network between nodes
+    system: str = ""
 
     def link(self, stride: int, size: int) -> Link:
         """The link a group of `size` ranks, neighbours `stride` apart, is limited by."""
-        return self.intra if stride * size <= self.gpus_per_node else self.inter
+        if stride * size <= self.gpus_per_node:
+            return self.intra
+        if self.inter is None:
+            raise CalcError(f"system {self.system!r} publishes no inter-node bandwidth, and a "
+                            f"group of {size} ranks {stride} apart spans more than its "
+                            f"{self.gpus_per_node} GPUs per node; keep the layout in one node")
+        return self.inter
 
 
 def network_for(system: Any, constants: NetworkConstants) -> Network:
     """A Network from a catalogue system (calc.spec.hardware.System: per-GPU GB/s per
     direction and µs latencies), at the bus-bandwidth fractions NCCL reaches."""
+    inter = None
+    if system.inter_node_gb_s is not None:
+        inter = Link("inter-node", system.inter_node_gb_s * GB * constants.inter_fraction,
+                     system.inter_node_latency_us * MICROSECOND)
     return Network(
         gpus_per_node=system.gpus_per_node,
         intra=Link("intra-node", system.intra_node_gb_s * GB * constants.intra_fraction,
                    system.intra_node_latency_us * MICROSECOND),
-        inter=Link("inter-node", system.inter_node_gb_s * GB * constants.inter_fraction,
-                   system.inter_node_latency_us * MICROSECOND),
-    )
+        inter=inter, system=getattr(system, "name", ""))

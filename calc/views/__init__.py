@@ -22,6 +22,7 @@ MODULES = (
     "calc.views.sweep",
     "calc.views.comparison",
     "calc.views.flop_conventions",
+    "calc.views.step",
 )
 
 
