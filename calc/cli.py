@@ -147,6 +147,7 @@ COMMANDS: dict[str, str] = {
     "reproduce": "calc.commands.reproduce:run",
     "memory": "calc.commands.memory:run",
     "step": "calc.commands.step:run",
+    "layout": "calc.commands.layout:run",
     "infer": "calc.commands.infer:run",
     "optimal": "calc.commands.optimal:run",
     "compare": "calc.commands.compare:run",

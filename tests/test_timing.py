@@ -12,6 +12,7 @@ from calc.errors import CalcError
 from calc.evaluate import count_flops
 from calc.presets import get_gpu, load_preset
 from calc.spec.layout import check, make_layout
+from calc.timing.communication import links
 from calc.timing.collectives import all_gather, all_reduce, all_to_all, p2p, ring_all_reduce
 from calc.timing.constants import load_constants
 from calc.timing.network import Link, network_for
@@ -55,12 +56,12 @@ def test_groups_cross_nodes_only_when_they_do_not_fit():
 
 
 def test_pure_data_parallel_in_one_node_has_no_model_parallel_time():
-    step, _ = _step("llama2-7b", 8, global_batch=32, micro_batch=4, flash_attention=True)
+    step, layout = _step("llama2-7b", 8, global_batch=32, micro_batch=4, flash_attention=True)
     for part in ("tp_communication", "pp_communication", "cp_communication",
                  "ep_communication", "pipeline_bubble"):
         assert step.breakdown[part] == 0
     assert step.breakdown["compute"] > 0 and step.breakdown["dp_communication"] >= 0
-    assert step.communication.links == {"dp": "intra-node"}
+    assert links(layout, NETWORK) == {"dp": "intra-node"}
 
 
 def test_breakdown_sums_to_the_step():
@@ -89,10 +90,10 @@ def test_bubble_is_p_minus_1_over_v_m_of_the_ideal(pp, vpp, batch):
 
 
 def test_tensor_parallel_across_nodes_is_slower_than_inside():
-    inside, _ = _step("llama2-70b", 16, tp=8, pp=2, global_batch=16)
-    across, _ = _step("llama2-70b", 16, tp=16, pp=1, global_batch=16)
-    assert inside.communication.links["tp"] == "intra-node"
-    assert across.communication.links["tp"] == "inter-node"
+    inside, layout_inside = _step("llama2-70b", 16, tp=8, pp=2, global_batch=16)
+    across, layout_across = _step("llama2-70b", 16, tp=16, pp=1, global_batch=16)
+    assert links(layout_inside, NETWORK)["tp"] == "intra-node"
+    assert links(layout_across, NETWORK)["tp"] == "inter-node"
     per_layer_inside = inside.communication.tp_forward / math.ceil(80 / 2)
     per_layer_across = across.communication.tp_forward / 80
     assert per_layer_across > 5 * per_layer_inside
@@ -153,7 +154,7 @@ def test_expert_parallelism_adds_all_to_all_and_shrinks_states():
     step, layout = _step("mixtral-8x7b", 16, gpu="h100", ep=8, global_batch=16, seq_len=4096,
                          flash_attention=True)
     assert step.breakdown["ep_communication"] > 0
-    assert step.communication.links["ep"] == "intra-node"
+    assert links(layout, NETWORK)["ep"] == "intra-node"
 
 
 @pytest.mark.parametrize(("model", "gpus", "fields", "message"), [

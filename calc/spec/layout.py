@@ -138,9 +138,11 @@ def check(spec: ModelSpec, layout: Layout) -> tuple[Layout, list[str]]:
                             f"(KV heads are split t ways, or replicated when t > n_kv_heads)")
         notes.append(f"tp={tp} > n_kv_heads={kv}: each KV head is replicated on {tp // kv} "
                      f"tensor-parallel ranks (its projection computed {tp // kv} times)")
-    widths = {"ffn.d_ff": spec.ffn.d_ff} if spec.n_moe_layers < spec.n_layers else {}
-    if spec.moe is not None:
-        widths["moe.d_expert"] = spec.moe.d_expert
+    moe = spec.moe
+    dense = moe is None or moe.first_dense_layers > 0 or moe.every > 1  # any dense FFN layer
+    widths = {"ffn.d_ff": spec.ffn.d_ff} if dense else {}
+    if moe is not None:
+        widths["moe.d_expert"] = moe.d_expert
     for field, width in widths.items():
         if width % tp:
             raise CalcError(f"tp={tp} must divide {field}={width} of {name} (tensor "
@@ -161,7 +163,9 @@ def check(spec: ModelSpec, layout: Layout) -> tuple[Layout, list[str]]:
     if spec.position.kind == "learned" and seq_len > spec.position_table:
         raise CalcError(f"seq_len={seq_len} exceeds the learned position table of {name} "
                         f"({spec.position_table} positions)")
-    return layout.model_copy(update={"seq_len": seq_len}), notes
+    if layout.seq_len is None:
+        layout = layout.model_copy(update={"seq_len": seq_len})
+    return layout, notes
 
 
 def _check_pipeline(spec: ModelSpec, layout: Layout, notes: list[str]) -> None:

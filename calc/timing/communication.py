@@ -33,18 +33,23 @@ WEIGHT_BYTES = 2  # 16-bit working weights, what ZeRO-1/3 all-gather
 
 
 @dataclass(frozen=True)
-class Communication:
-    """Seconds of each collective pattern, before overlap."""
+class MicroBatchCommunication:
+    """Seconds per micro-batch through the slowest stage, before overlap."""
 
-    tp_forward: float  # per micro-batch, slowest stage
+    tp_forward: float
     tp_backward: float  # including recomputation's forward collectives
-    cp_forward: float  # per micro-batch, all stage layers
+    cp_forward: float
     cp_backward: float
-    ep: float  # per micro-batch, forward and backward
-    pp: float  # per micro-batch: v sends forward and v backward
+    ep: float  # forward and backward
+    pp: float  # v sends forward and v backward
+
+
+@dataclass(frozen=True)
+class GradientCommunication:
+    """Seconds of the data-parallel collectives, before overlap."""
+
     grad_reduce: float  # per step (ZeRO 0/1) or per micro-batch (ZeRO 2/3)
     param_gather: float  # per step (ZeRO 1/2) or per pass of a micro-batch (ZeRO 3)
-    links: dict[str, str]  # group -> link name it crosses
 
 
 def _tp_collective(size: float, layout: Layout, network: Network) -> float:
@@ -67,13 +72,11 @@ def params_on_gpu(terms: ModelTerms, layout: Layout) -> tuple[float, float]:
     return dense, expert
 
 
-def communication(terms: ModelTerms, layout: Layout, network: Network,
-                  grad_bytes: int) -> Communication:
+def micro_batch_communication(terms: ModelTerms, layout: Layout,
+                              network: Network) -> MicroBatchCommunication:
     tokens = tokens_per_micro_batch(terms, layout)
     layers = stage_layers(terms, layout)
-    moe_layers = terms.moe_layers * layers / terms.layers
     activation = tokens * terms.d * ACTIVATION_BYTES
-    links: dict[str, str] = {}
 
     per_layer = 1 if terms.parallel_block else 2
     one = _tp_collective(activation, layout, network)
@@ -92,6 +95,7 @@ def communication(terms: ModelTerms, layout: Layout, network: Network,
 
     ep = 0.0
     if layout.ep > 1:
+        moe_layers = terms.moe_layers * layers / terms.layers
         routed = tokens * terms.top_k * terms.d * ACTIVATION_BYTES
         link = network.link(layout.stride("ep"), layout.ep)
         passes = 4 + (2 if layout.recompute == "full" else 0)  # dispatch + combine, fwd + bwd
@@ -101,11 +105,20 @@ def communication(terms: ModelTerms, layout: Layout, network: Network,
     if layout.pp > 1:
         link = network.link(layout.stride("pp"), layout.pp)
         pp = 2 * layout.vpp * p2p(activation / layout.tp, link)
+    return MicroBatchCommunication(tp_forward, tp_backward, cp_forward, cp_backward, ep, pp)
 
+
+def _replicas(layout: Layout) -> tuple[int, int]:
+    """Ranks holding the same dense parameters (d·cp) and the same experts (d·cp/ep)."""
+    return layout.dp * layout.cp, layout.dp * layout.cp // layout.ep
+
+
+def gradient_communication(terms: ModelTerms, layout: Layout, network: Network,
+                           grad_bytes: int) -> GradientCommunication:
     dense, expert = params_on_gpu(terms, layout)
-    replicas, expert_replicas = layout.dp * layout.cp, layout.dp * layout.cp // layout.ep
+    replicas, expert_replicas = _replicas(layout)
     dense_link = network.link(layout.tp, replicas)  # cp and dp ranks are contiguous
-    expert_link = network.link(layout.tp * layout.ep, expert_replicas)
+    expert_link = network.link(layout.stride("edp"), expert_replicas)
     reduce = all_reduce if layout.zero == 0 else reduce_scatter
     grad_reduce = (reduce(dense * grad_bytes, replicas, dense_link)
                    + reduce(expert * grad_bytes, expert_replicas, expert_link))
@@ -113,12 +126,13 @@ def communication(terms: ModelTerms, layout: Layout, network: Network,
     if layout.zero >= 1:
         param_gather = (all_gather(dense * WEIGHT_BYTES, replicas, dense_link)
                         + all_gather(expert * WEIGHT_BYTES, expert_replicas, expert_link))
-    for group, size, stride in (("tp", layout.tp, 1), ("cp", layout.cp, layout.tp),
-                                ("ep", layout.ep, layout.stride("ep")),
-                                ("dp", replicas, layout.tp),
-                                ("pp", layout.pp, layout.stride("pp"))):
-        if size > 1:
-            links[group] = network.link(stride, size).name
-    return Communication(tp_forward=tp_forward, tp_backward=tp_backward,
-                         cp_forward=cp_forward, cp_backward=cp_backward, ep=ep, pp=pp,
-                         grad_reduce=grad_reduce, param_gather=param_gather, links=links)
+    return GradientCommunication(grad_reduce, param_gather)
+
+
+def links(layout: Layout, network: Network) -> dict[str, str]:
+    """Each parallel group of more than one rank -> the link it crosses."""
+    groups = {"tp": layout.tp, "cp": layout.cp, "ep": layout.ep, "dp": _replicas(layout)[0],
+              "pp": layout.pp}
+    strides = {"dp": layout.tp}  # the d·cp ranks that reduce gradients together
+    return {group: network.link(strides.get(group, layout.stride(group)), size).name
+            for group, size in groups.items() if size > 1}

@@ -18,6 +18,7 @@ from calc.presets import Preset, get_gpu, get_system, system_for_gpu
 from calc.report import Document, resolve
 from calc.spec import GPU, ModelSpec, System
 from calc.spec.layout import Layout, check, make_layout
+from calc.timing.communication import links
 from calc.timing.constants import load_constants
 from calc.timing.network import network_for
 from calc.timing.operators import model_terms
@@ -75,6 +76,7 @@ class Prediction:
     system: System
     generation: str
     calibrated: bool
+    links: dict[str, str]  # parallel group -> the link it crosses
 
     @property
     def peak_flops(self) -> float:
@@ -94,7 +96,8 @@ def predict(spec: ModelSpec, layout: Layout, gpu: str, system: str | None = None
     network = network_for(platform, constants.network)
     time = step_time(model_terms(spec, layout.seq_len), layout, device, network, framework)
     return Prediction(layout=layout, notes=notes, time=time, gpu=device_spec, system=platform,
-                      generation=generation, calibrated=info.calibrated)
+                      generation=generation, calibrated=info.calibrated,
+                      links=links(layout, network))
 
 
 def step(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None,
@@ -137,7 +140,7 @@ def step(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None
         hardware_flops_per_step=hardware_flops,
         tflops_per_gpu=model_flops / time.step / lay.gpus / 1e12,
         mfu=model_flops / capacity, hfu=hardware_flops / capacity,
-        links=time.communication.links, fits=bool(mem.fits),
+        links=prediction.links, fits=bool(mem.fits),
         memory_per_gpu_bytes=mem.total_bytes, gpu_memory_bytes=int(mem.gpu_bytes or 0),
         tokens=tokens, gpu_hours=gpu_hours,
         days=gpu_hours / lay.gpus / 24 if gpu_hours else None,

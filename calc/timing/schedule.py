@@ -14,17 +14,26 @@ attention's exchanges hide behind the attention they feed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from calc.spec.hardware import GPU
 from calc.spec.layout import Layout
 from calc.spec.memory import OPTIMIZERS, RECIPES
-from calc.timing.communication import Communication, communication, params_on_gpu
+from calc.timing.communication import (
+    GradientCommunication,
+    MicroBatchCommunication,
+    gradient_communication,
+    micro_batch_communication,
+    params_on_gpu,
+)
 from calc.timing.compute import GEMM_BYTES, ComputeTimes, Device, compute_times, optimizer_time
 from calc.timing.constants import FrameworkConstants, TimingConstants
 from calc.timing.network import Network
 from calc.timing.operators import ModelTerms
 
+T = TypeVar("T")
 ATTENTION_DTYPE = {"fp8": "bf16"}  # attention kernels stay 16-bit in fp8 recipes (Transformer Engine)
 # The parts of a step, in the order they are printed; they sum to the step time.
 PARTS = ("compute", "recompute", "tp_communication", "cp_communication", "ep_communication",
@@ -38,7 +47,8 @@ class StepTime:
     breakdown: dict[str, float]  # PARTS -> seconds; sums to step
     micro_batch: float  # t_mb: one micro-batch through the slowest stage, exposed parts in
     compute: ComputeTimes
-    communication: Communication
+    communication: MicroBatchCommunication
+    gradients: GradientCommunication
 
 
 def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
@@ -62,10 +72,33 @@ def optimizer_bytes_per_param(grad_bytes: int) -> int:
                                                               + recipe.weights)
 
 
+def _micro_batch_key(layout: Layout) -> tuple:
+    """The fields compute and per-micro-batch communication read: layouts equal on these
+    share them (the layout search's cache)."""
+    return (layout.tp, layout.cp, layout.ep, layout.pp, layout.vpp, layout.micro_batch,
+            layout.recompute, layout.sequence_parallel, layout.flash_attention, layout.dropout)
+
+
+def _gradient_key(layout: Layout) -> tuple:
+    return ("dp", layout.tp, layout.pp, layout.cp, layout.ep, layout.dp, layout.zero)
+
+
+def _cached(cache: dict | None, key: tuple, make: Callable[[], T]) -> T:
+    if cache is None:
+        return make()
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
+
+
 def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Network,
-              framework: FrameworkConstants) -> StepTime:
-    work = compute_times(terms, layout, device)
-    comm = communication(terms, layout, network, framework.grad_reduce_bytes)
+              framework: FrameworkConstants, cache: dict | None = None) -> StepTime:
+    """The step of `layout`; `cache` (the layout search's) reuses the parts that layouts
+    differing only in ZeRO stage or data parallelism share."""
+    work, comm = _cached(cache, _micro_batch_key(layout), lambda: (
+        compute_times(terms, layout, device), micro_batch_communication(terms, layout, network)))
+    grads = _cached(cache, _gradient_key(layout), lambda: gradient_communication(
+        terms, layout, network, framework.grad_reduce_bytes))
     overlap = framework.overlap_grad_reduce
     forward, backward = work.forward, work.backward - work.recompute
 
@@ -76,33 +109,28 @@ def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Networ
           + max(0.0, comm.cp_backward - work.attention_backward))
     zero_mb = 0.0  # per micro-batch
     if layout.zero == 3:
-        zero_mb = (exposed(comm.param_gather, forward)
-                   + exposed(comm.param_gather + comm.grad_reduce, backward + work.recompute))
+        zero_mb = (exposed(grads.param_gather, forward)
+                   + exposed(grads.param_gather + grads.grad_reduce, backward + work.recompute))
     elif layout.zero == 2:
-        zero_mb = exposed(comm.grad_reduce, backward)
-    per_mb = {
-        "compute": forward + backward, "recompute": work.recompute,
-        "tp_communication": comm.tp_forward + comm.tp_backward, "cp_communication": cp,
-        "ep_communication": comm.ep, "pp_communication": comm.pp,
-        "zero_communication": zero_mb,
-    }
-    micro_batch = sum(per_mb.values())
+        zero_mb = exposed(grads.grad_reduce, backward)
+    per_mb = (forward + backward, work.recompute, comm.tp_forward + comm.tp_backward, cp,
+              comm.ep, comm.pp, zero_mb)
+    micro_batch = sum(per_mb)
     m = layout.micro_batches
     dp = 0.0
     if layout.zero <= 1:
-        dp += exposed(comm.grad_reduce, backward)
+        dp += exposed(grads.grad_reduce, backward)
     if layout.zero in (1, 2):  # the updated weights, gathered for the next forward
-        dp += exposed(comm.param_gather, forward)
+        dp += exposed(grads.param_gather, forward)
     dense, expert = params_on_gpu(terms, layout)
     if layout.zero >= 1:
-        dense, expert = dense / (layout.dp * layout.cp), expert * layout.ep / (
-            layout.dp * layout.cp)
+        dense, expert = (dense / (layout.dp * layout.cp),
+                         expert * layout.ep / (layout.dp * layout.cp))
     optimizer = optimizer_time(dense + expert,
                                optimizer_bytes_per_param(framework.grad_reduce_bytes), device)
-    breakdown = {key: m * value for key, value in per_mb.items()}
+    breakdown = dict(zip(PARTS[:7], (m * value for value in per_mb), strict=True))
     breakdown["pipeline_bubble"] = (layout.pp - 1) / layout.vpp * micro_batch
     breakdown["dp_communication"] = dp
     breakdown["optimizer"] = optimizer
-    breakdown = {key: breakdown[key] for key in PARTS}
     return StepTime(step=sum(breakdown.values()), breakdown=breakdown, micro_batch=micro_batch,
-                    compute=work, communication=comm)
+                    compute=work, communication=comm, gradients=grads)

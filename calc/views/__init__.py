@@ -23,6 +23,7 @@ MODULES = (
     "calc.views.comparison",
     "calc.views.flop_conventions",
     "calc.views.step",
+    "calc.views.layout",
 )
 
 
