@@ -21,6 +21,7 @@ from pydantic import Field, ValidationError
 from calc.errors import CalcError, UnknownNameError, one_line
 from calc.spec import GPU, Dtype, ModelSpec, System
 from calc.spec.model import Frozen
+from calc.spec.throughput import PublishedThroughput
 
 DATA_PACKAGE = "calc.preset_data"  # the top-level presets/ folder, shipped as package data
 
@@ -227,3 +228,17 @@ def system_for_gpu(gpu_name: str) -> System:
         raise CalcError(f"gpu {gpu.name!r} has no reference system in the catalogue; name one "
                         f"with --system (python -m calc gpus lists them)")
     return get_system(gpu.system)
+
+
+@cache
+def load_throughput_runs() -> dict[str, PublishedThroughput]:
+    """presets/throughput.toml: published runs with their layout and measured throughput."""
+    path = _data_dir() / "throughput.toml"
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    runs = {}
+    for name, entry in data.items():
+        try:
+            runs[name] = PublishedThroughput.model_validate({"name": name, **entry})
+        except ValidationError as error:
+            raise CalcError(one_line(error, f"throughput run {name}")) from None
+    return runs
