@@ -165,12 +165,11 @@ def test_expert_parallelism_adds_all_to_all_and_shrinks_states():
     ("llama2-7b", 8, dict(ep=2), "needs a mixture-of-experts model"),
     ("mixtral-8x7b", 48, dict(ep=3, global_batch=48), "ep=3 must divide moe.n_experts=8"),
     ("mixtral-8x7b", 8, dict(ep=8, tp=2, global_batch=8), "ep=8 must divide dp=4"),
-    ("llama2-7b", 8, dict(pp=2, vpp=3, global_batch=8), "divisible by pp × vpp"),
+    ("llama2-7b", 64, dict(pp=16, vpp=4, global_batch=64), "pp × vpp = 64 exceeds n_layers"),
     ("llama2-7b", 8, dict(vpp=2), "vpp=2 needs pp > 1"),
     ("llama2-7b", 8, dict(pp=2), "global_batch is needed with pp=2"),
     ("llama2-7b", 64, dict(pp=64, global_batch=64), "pp=64 exceeds n_layers=32"),
     ("llama2-7b", 6, dict(cp=3), "divisible by 2 × cp"),
-    ("llama2-7b", 8, dict(pp=2, zero=3, global_batch=8), "zero=3 with pp=2"),
     ("llama2-7b", 8, dict(pp=2, vpp=2, global_batch=12, micro_batch=3),
      "needs micro-batches per step"),
 ])

@@ -67,10 +67,6 @@ class Layout(Frozen):
                 f"the interleaved schedule (vpp={self.vpp}) needs micro-batches per step "
                 f"m = global_batch / (dp × micro_batch) = {self.micro_batches} divisible by "
                 f"pp={self.pp}")
-        if self.zero >= 2 and self.pp > 1:
-            raise ValueError(f"zero={self.zero} with pp={self.pp}: ZeRO stages 2 and 3 shard "
-                             f"gradients that pipeline micro-batches accumulate; use zero 0 or "
-                             f"1 with pp > 1 (DeepSpeed and Megatron-LM refuse it too)")
         return self
 
     @property
@@ -173,10 +169,11 @@ def _check_pipeline(spec: ModelSpec, layout: Layout, notes: list[str]) -> None:
     if pp > layers:
         raise CalcError(f"pp={pp} exceeds n_layers={layers} of {spec.name} (each pipeline "
                         f"stage needs a layer)")
-    if vpp > 1 and layers % (pp * vpp):
-        raise CalcError(f"vpp={vpp} needs n_layers={layers} of {spec.name} divisible by "
-                        f"pp × vpp = {pp * vpp} (each virtual stage takes the same layers)")
-    if layers % pp:
-        notes.append(f"pp={pp} does not divide n_layers={layers}: stages hold "
-                     f"{layers // pp} or {-(-layers // pp)} layers and the largest sets the "
-                     f"pace")
+    if pp * vpp > layers:
+        raise CalcError(f"pp × vpp = {pp * vpp} exceeds n_layers={layers} of {spec.name} "
+                        f"(each virtual stage needs a layer)")
+    chunks = pp * vpp
+    if layers % chunks:
+        notes.append(f"pp × vpp = {chunks} does not divide n_layers={layers}: virtual stages "
+                     f"hold {layers // chunks} or {-(-layers // chunks)} layers and the largest "
+                     f"sets the pace")

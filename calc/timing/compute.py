@@ -71,8 +71,9 @@ class ComputeTimes:
 
 
 def stage_layers(terms: ModelTerms, layout: Layout) -> int:
-    """Layers of the largest pipeline stage (Megatron-LM splits them evenly; see layout.check)."""
-    return math.ceil(terms.layers / layout.pp)
+    """Layers of the largest pipeline stage: v virtual stages of ⌈L/(p·v)⌉ layers (Megatron-LM
+    splits them evenly; an uneven split is paced by its largest chunk)."""
+    return math.ceil(terms.layers / (layout.pp * layout.vpp)) * layout.vpp
 
 
 def tokens_per_micro_batch(terms: ModelTerms, layout: Layout) -> int:
@@ -103,6 +104,7 @@ def matmul_time(op: Matmul, terms: ModelTerms, layout: Layout, device: Device,
     traffic = calls * (rows * k + k * n + rows * n) * device.gemm_bytes
     return max(flops / (device.gemm_peak * device.gemm_efficiency(rows, n, k)),
                traffic / device.hbm)
+    return time
 
 
 def _attention(terms: ModelTerms, layout: Layout, device: Device,

@@ -22,12 +22,19 @@ class Generation(Frozen):
     """How fast one GPU generation runs matrix products and flash attention."""
 
     gpus: tuple[str, ...] = Field(min_length=1, description="catalogue names of this generation")
-    peak_fraction: float = Field(gt=0, le=1, description="large-GEMM share of the dense peak")
-    half_dim: float = Field(ge=0, le=1 << 20,
-                            description="a GEMM dimension x costs x / (x + half_dim) of it")
+    peak_fraction: float = Field(gt=0, le=1, description="large-GEMM share of the dense "
+                                                        "16-bit peak")
+    fp8_fraction: float = Field(gt=0, le=1, description="large-GEMM share of the dense fp8 "
+                                                       "peak (fp8 products reach less of theirs)")
     flash_fraction: float = Field(gt=0, le=1, description="flash attention's share of peak")
     calibrated: bool = Field(description="fitted on published runs of this generation (else "
                                          "assumed from another generation, as `source` says)")
+    source: str = Field(min_length=1)
+
+
+class GemmConstants(Frozen):
+    half_dim: float = Field(ge=0, le=1 << 20,
+                            description="a GEMM dimension x costs x / (x + half_dim) of it")
     source: str = Field(min_length=1)
 
 
@@ -56,6 +63,7 @@ class FitRecord(Frozen):
 
 class TimingConstants(Frozen):
     generations: dict[str, Generation]
+    gemm: GemmConstants
     memory: MemoryConstants
     network: NetworkConstants
     frameworks: dict[str, FrameworkConstants]

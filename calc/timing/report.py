@@ -21,8 +21,8 @@ from calc.spec.layout import Layout, check, make_layout
 from calc.timing.communication import links
 from calc.timing.constants import load_constants
 from calc.timing.network import network_for
-from calc.timing.operators import model_terms
-from calc.timing.schedule import StepTime, device_for, step_time
+from calc.timing.pricing import price
+from calc.timing.schedule import StepTime
 
 SECONDS_PER_HOUR = 3600
 MEMORY_DTYPE = {"fp8": "bf16"}  # fp8 recipes keep 16-bit activations and weights (memory)
@@ -88,16 +88,13 @@ def predict(spec: ModelSpec, layout: Layout, gpu: str, system: str | None = None
     reference system)."""
     layout, notes = check(spec, layout)
     constants = load_constants()
-    device_spec = get_gpu(gpu)
-    platform = get_system(system) if system else system_for_gpu(device_spec.name)
-    framework = constants.framework(layout.framework)
-    generation, info = constants.generation(device_spec.name)
-    device = device_for(device_spec, layout.dtype, constants, framework)
-    network = network_for(platform, constants.network)
-    time = step_time(model_terms(spec, layout.seq_len), layout, device, network, framework)
-    return Prediction(layout=layout, notes=notes, time=time, gpu=device_spec, system=platform,
+    device = get_gpu(gpu)
+    platform = get_system(system) if system else system_for_gpu(device.name)
+    generation, info = constants.generation(device.name)
+    time = price(spec, layout, device, platform, constants)
+    return Prediction(layout=layout, notes=notes, time=time, gpu=device, system=platform,
                       generation=generation, calibrated=info.calibrated,
-                      links=links(layout, network))
+                      links=links(layout, network_for(platform, constants.network)))
 
 
 def step(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None,

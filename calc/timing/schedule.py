@@ -8,7 +8,9 @@ layers, with whatever communication of it is exposed. Overlap (when the framewor
 gradient reduction runs during the last micro-batch's backward (Megatron-LM
 --overlap-grad-reduce, DeepSpeed overlap_comm, FSDP), ZeRO-3 gathers the next weights during the
 current forward/backward and reduce-scatters during the backward; what does not fit in that
-compute is exposed. TP, EP and pipeline sends are on the critical path and fully exposed; ring
+compute is exposed. ZeRO-2 under a pipeline reduces once per step: gradients accumulate unsharded
+over the micro-batches (FSDP's no_sync, as torchtitan's pipeline schedules do), and DeepSpeed
+refuses per-micro-batch reduction with a pipeline. TP, EP and pipeline sends are on the critical path and fully exposed; ring
 attention's exchanges hide behind the attention they feed.
 """
 
@@ -57,7 +59,8 @@ def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
     bandwidth = (gpu.bandwidth_gb_s or 0) * 1e9
     return Device(
         gemm_peak=gpu.peak_flops(dtype), attention_peak=gpu.peak_flops(ATTENTION_DTYPE.get(dtype, dtype)),
-        peak_fraction=generation.peak_fraction, half_dim=generation.half_dim,
+        peak_fraction=generation.fp8_fraction if dtype == "fp8" else generation.peak_fraction,
+        half_dim=constants.gemm.half_dim,
         flash_fraction=generation.flash_fraction,
         hbm=bandwidth * constants.memory.hbm_fraction, gemm_bytes=GEMM_BYTES[dtype],
         compute_efficiency=framework.compute_efficiency)
@@ -111,14 +114,14 @@ def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Networ
     if layout.zero == 3:
         zero_mb = (exposed(grads.param_gather, forward)
                    + exposed(grads.param_gather + grads.grad_reduce, backward + work.recompute))
-    elif layout.zero == 2:
+    elif layout.zero == 2 and layout.pp == 1:
         zero_mb = exposed(grads.grad_reduce, backward)
     per_mb = (forward + backward, work.recompute, comm.tp_forward + comm.tp_backward, cp,
               comm.ep, comm.pp, zero_mb)
     micro_batch = sum(per_mb)
     m = layout.micro_batches
     dp = 0.0
-    if layout.zero <= 1:
+    if layout.zero <= 1 or (layout.zero == 2 and layout.pp > 1):
         dp += exposed(grads.grad_reduce, backward)
     if layout.zero in (1, 2):  # the updated weights, gathered for the next forward
         dp += exposed(grads.param_gather, forward)
