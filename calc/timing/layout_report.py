@@ -4,6 +4,8 @@ says why the runners-up and the fastest layouts that do not fit lost."""
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field, ValidationError
@@ -12,18 +14,24 @@ from calc.errors import CalcError, one_line
 from calc.plan.memory import symbol_values_for
 from calc.presets import Preset, get_gpu, get_system, system_for_gpu
 from calc.report import Document, resolve, sequence_length
-from calc.spec import ModelSpec, TrainingMemory
+from calc.conventions import TRAIN_PER_FORWARD
+from calc.evaluate import count_flops
+from calc.spec import GPU, ModelSpec, System, TrainingMemory
 from calc.spec.layout import Layout, make_layout
 from calc.spec.model import Frozen
 from calc.timing.constants import load_constants
 from calc.timing.network import network_for
 from calc.timing.operators import model_terms
 from calc.timing.schedule import PARTS, device_for
-from calc.timing.search import Candidate, search
+from calc.timing.search import Candidate, Search, search
 
 TOP = 10
 REJECTED = 5
 MEMORY_DTYPE = {"fp8": "bf16"}
+SEARCHED = ("Searched: tp within a node dividing the heads, pp up to the layers, vpp up to 8, "
+            "cp in powers of two up to 8, ep dividing experts and dp, micro-batches in powers "
+            "of two dividing B/dp, recompute none/selective/full, ZeRO 0-3 (0-1 with pp > 1), "
+            "sequence parallelism with tp > 1; flash attention on.")
 
 
 class RankedLayout(Frozen):
@@ -69,24 +77,38 @@ def _why(candidate: Candidate, best: Candidate | None, capacity: float) -> str:
 
 
 def _ranked(candidate: Candidate, best: Candidate | None, capacity: float, flops: float,
-            gpus: int, peak: float, tokens: int) -> RankedLayout:
+            gpus: int, peak: float, tokens: int, ties: int = 0) -> RankedLayout:
     step = candidate.time.step
+    why = _why(candidate, best, capacity)
     return RankedLayout(layout=candidate.layout, step_time_s=step,
                         mfu=flops / (step * gpus * peak),
                         tokens_per_s_per_gpu=tokens / step / gpus,
                         memory_per_gpu_bytes=candidate.memory_bytes,
                         breakdown=candidate.time.breakdown,
-                        why=_why(candidate, best, capacity))
+                        why=why + (f" ({ties} more tie)" if ties else ""))
 
 
-def layout(model: str | ModelSpec | Preset, *, gpu: str, gpus: int, global_batch: int,
-           seq_len: int | None = None, system: str | None = None, dtype: str = "bf16",
-           framework: str = "megatron", dropout: bool = True) -> LayoutReport:
-    """Rank every valid layout of `model` on `gpus` GPUs for `global_batch` sequences."""
-    from calc.evaluate import count_flops
+@dataclass(frozen=True)
+class SearchSetup:
+    """One model on one system, ready to price layouts (the per-model terms made once)."""
 
-    preset = resolve(model)
-    spec = preset.spec
+    spec: ModelSpec
+    gpu: GPU
+    system: System
+    seq_len: int
+    fixed: dict[str, Any]
+    base_symbols: dict[str, Any]
+
+    @property
+    def capacity(self) -> float:
+        return self.gpu.memory_gib * 2**30
+
+
+def search_layouts(spec: ModelSpec, *, gpu: str, gpus: int, global_batch: int,
+                   seq_len: int | None = None, system: str | None = None, dtype: str = "bf16",
+                   framework: str = "megatron", dropout: bool = True,
+                   price_rejected: bool = True) -> tuple[SearchSetup, Search]:
+    """Every valid layout of `spec` priced (calc.timing.search), with what priced them."""
     t = sequence_length(spec, seq_len)
     fixed = {"dtype": dtype, "framework": framework, "dropout": dropout}
     make_layout(None, global_batch=global_batch, seq_len=t, **fixed)  # checks those fields
@@ -102,36 +124,57 @@ def layout(model: str | ModelSpec | Preset, *, gpu: str, gpus: int, global_batch
     except ValidationError as error:
         raise CalcError(one_line(error)) from None
     base = symbol_values_for(spec, options, device_spec)
-    terms = model_terms(spec, t)
-    found = search(spec, terms, device_spec, device, network, framework_constants, base, gpus,
-                   global_batch, fixed)
-    capacity = device_spec.memory_gib * 2**30
-    flops = 3 * count_flops(spec, t).forward * global_batch * t
-    peak = device_spec.peak_flops(dtype)
-    best = found.ranked[0] if found.ranked else None
-    args: dict[str, Any] = {"capacity": capacity, "flops": flops, "gpus": gpus, "peak": peak,
-                            "tokens": global_batch * t}
-    faster, seen = [], set()
-    for candidate in found.rejected:  # one of each step time: ZeRO variants repeat themselves
-        if best is not None and candidate.time.step >= best.time.step:
+    found = search(spec, model_terms(spec, t), device_spec, device, network,
+                   framework_constants, base, gpus, global_batch, fixed, price_rejected)
+    return SearchSetup(spec, device_spec, platform, t, fixed, base), found
+
+
+def _distinct(candidates: list[Candidate], limit: int,
+              slower_than: float | None = None) -> list[tuple[Candidate, int]]:
+    """The first `limit` candidates of distinct step time, each with how many tie with it."""
+    shown: list[tuple[Candidate, int]] = []
+    for candidate in candidates:
+        if slower_than is not None and candidate.time.step >= slower_than:
             break
-        if round(candidate.time.step, 9) not in seen:
-            seen.add(round(candidate.time.step, 9))
-            faster.append(candidate)
+        if shown and math.isclose(candidate.time.step, shown[-1][0].time.step, rel_tol=1e-9):
+            shown[-1] = (shown[-1][0], shown[-1][1] + 1)
+        elif len(shown) == limit:
+            break
+        else:
+            shown.append((candidate, 0))
+    return shown
+
+
+def layout(model: str | ModelSpec | Preset, *, gpu: str, gpus: int, global_batch: int,
+           seq_len: int | None = None, system: str | None = None, dtype: str = "bf16",
+           framework: str = "megatron", dropout: bool = True) -> LayoutReport:
+    """Rank every valid layout of `model` on `gpus` GPUs for `global_batch` sequences."""
+    preset = resolve(model)
+    setup, found = search_layouts(preset.spec, gpu=gpu, gpus=gpus, global_batch=global_batch,
+                                  seq_len=seq_len, system=system, dtype=dtype,
+                                  framework=framework, dropout=dropout)
+    t = setup.seq_len
+    flops = TRAIN_PER_FORWARD * count_flops(setup.spec, t).forward * global_batch * t
+    best = found.ranked[0] if found.ranked else None
+    args: dict[str, Any] = {"capacity": setup.capacity, "flops": flops, "gpus": gpus,
+                            "peak": setup.gpu.peak_flops(dtype), "tokens": global_batch * t}
+
+    def ranked(pairs: list[tuple[Candidate, int]]) -> list[RankedLayout]:
+        return [_ranked(c, best, ties=ties, **args) for c, ties in pairs]
+
     return LayoutReport(
-        model=preset.name, title=preset.title, source=preset.source, gpu=device_spec.name,
-        system=platform.name, gpus=gpus, global_batch=global_batch, seq_len=t,
-        gpu_memory_bytes=int(capacity), evaluated=found.evaluated, fitting=len(found.ranked),
-        search_seconds=found.seconds,
-        best=[_ranked(c, best, **args) for c in found.ranked[:TOP]],
-        rejected=[_ranked(c, best, **args) for c in faster[:REJECTED]],
+        model=preset.name, title=preset.title, source=preset.source, gpu=setup.gpu.name,
+        system=setup.system.name, gpus=gpus, global_batch=global_batch, seq_len=t,
+        gpu_memory_bytes=int(setup.capacity), evaluated=found.evaluated,
+        fitting=len(found.ranked), search_seconds=found.seconds,
+        best=ranked(_distinct(found.ranked, TOP)),
+        rejected=ranked(_distinct(found.rejected, REJECTED,
+                                  best.time.step if best else None)),
         conventions=[
             f"{found.evaluated:,} valid layouts priced in {found.seconds:.2f} s; "
-            f"{len(found.ranked):,} fit in {device_spec.memory_gib:g} GiB (calc.memory).",
-            "Searched: tp within a node dividing the heads, pp up to the layers, vpp dividing "
-            "the layers, cp in powers of two up to 8, ep dividing experts and dp, "
-            "micro-batches in powers of two dividing B/dp, recompute none/selective/full, ZeRO 0-3 (0-1 with "
-            "pp > 1), sequence parallelism with tp > 1; flash attention on.",
+            f"{len(found.ranked):,} fit in {setup.gpu.memory_gib:g} GiB (calc.memory). "
+            f"Layouts of equal predicted time are shown once, with how many tie.",
+            SEARCHED,
             "Ranked by the step-time model of `calc step` (docs/step-time.md): the same "
             "constants for every layout, so the order is only as good as that model.",
         ],

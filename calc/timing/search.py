@@ -137,8 +137,9 @@ def _order(candidate: Candidate) -> tuple:
 
 def search(spec: ModelSpec, terms: ModelTerms, gpu: GPU, device: Device, network: Network,
            framework: FrameworkConstants, base_symbols: dict[str, Any], gpus: int,
-           global_batch: int, fixed: dict[str, Any]) -> Search:
-    """Price every valid layout; `fixed` pins fields for all (dtype, framework, dropout)."""
+           global_batch: int, fixed: dict[str, Any], price_rejected: bool = True) -> Search:
+    """Price every valid layout; `fixed` pins fields for all (dtype, framework, dropout).
+    Without `price_rejected`, layouts that do not fit are counted but not timed."""
     start = time.perf_counter()
     ranked, rejected, evaluated = [], [], 0
     cache: dict = {}
@@ -152,9 +153,12 @@ def search(spec: ModelSpec, terms: ModelTerms, gpu: GPU, device: Device, network
         for layout in variants(base):
             evaluated += 1
             total = memory_total(base_symbols, layout, cache)
+            fits = total <= capacity
+            if not fits and not price_rejected:
+                continue
             candidate = Candidate(layout, step_time(terms, layout, device, network, framework,
-                                                    cache), total, total <= capacity)
-            (ranked if candidate.fits else rejected).append(candidate)
+                                                    cache), total, fits)
+            (ranked if fits else rejected).append(candidate)
     ranked.sort(key=_order)
     rejected.sort(key=_order)
     return Search(ranked, rejected, evaluated, time.perf_counter() - start)
