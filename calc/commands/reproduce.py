@@ -10,12 +10,24 @@ from calc.render import render
 
 
 def run(argv: Sequence[str]) -> int:
-    from calc.reproduction import reproduce
-
     parser = Parser(prog="python -m calc reproduce",
                     description="Published training runs (tokens, GPUs, GPU-hours, FLOPs, MFU) "
-                                "beside calc's estimates of them, with sources.")
+                                "beside calc's estimates of them, with sources; --throughput: "
+                                "published step times and throughput beside calc's step-time "
+                                "model, and the layout search against the authors' layouts.")
+    parser.add_argument("--throughput", action="store_true",
+                        help="published throughput runs beside the step-time model")
+    parser.add_argument("--no-search", dest="search", action="store_false",
+                        help="with --throughput: skip the layout search for each run")
     add_format(parser)
     args = parser.parse_args(argv)
-    print(render(reproduce(), args.format), end="")
+    if args.throughput:
+        from calc.timing.throughput_report import reproduce_throughput
+
+        report = reproduce_throughput(search=args.search)
+    else:
+        from calc.reproduction import reproduce
+
+        report = reproduce()
+    print(render(report, args.format), end="")
     return 0

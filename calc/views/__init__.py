@@ -24,6 +24,7 @@ MODULES = (
     "calc.views.flop_conventions",
     "calc.views.step",
     "calc.views.layout",
+    "calc.views.throughput",
 )
 
 
