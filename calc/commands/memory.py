@@ -35,6 +35,12 @@ def _parser() -> Parser:
     parser.add_argument("--dp", type=positive_int, default=1, help="data-parallel degree")
     parser.add_argument("--tp", type=positive_int, default=1, help="tensor-parallel degree")
     parser.add_argument("--pp", type=positive_int, default=1, help="pipeline-parallel degree")
+    parser.add_argument("--cp", type=positive_int, default=1,
+                        help="context-parallel degree: each GPU holds s/cp of a sequence")
+    parser.add_argument("--ep", type=positive_int, default=1,
+                        help="expert-parallel degree: routed experts split ep ways")
+    parser.add_argument("--vpp", type=positive_int, default=1,
+                        help="virtual pipeline stages per GPU (interleaved 1F1B)")
     parser.add_argument("--recompute", default="none", choices=get_args(Recompute),
                         help="activation recomputation (default none)")
     parser.add_argument("--sequence-parallel", action="store_true",
@@ -57,7 +63,8 @@ def run(argv: Sequence[str]) -> int:
     report = memory(args.model, gpu=args.gpu, seq_len=args.seq_len,
                     micro_batch=args.micro_batch, dtype=args.dtype, recipe=args.recipe,
                     optimizer=args.optimizer, zero=args.zero, dp=args.dp, tp=args.tp,
-                    pp=args.pp, recompute=args.recompute,
+                    pp=args.pp, cp=args.cp, ep=args.ep, vpp=args.vpp,
+                    recompute=args.recompute,
                     sequence_parallel=args.sequence_parallel,
                     flash_attention=args.flash_attention, dropout=args.dropout)
     print(render(report, args.format), end="")

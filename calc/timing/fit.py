@@ -1,7 +1,8 @@
 """Fit the step-time model's global constants on the published runs marked `fit = true`.
 
 The loss is Σ log²(predicted / published step time) over the fitted runs, minimised one
-constant at a time (golden-section search in its bounds, a few sweeps over all of them): plain
+constant at a time (golden-section search in its bounds, sweeps over all of them until one
+no longer helps): plain
 Python, deterministic, a few seconds. A `fit = true` run with a pipeline whose schedule (micro-
 batch, virtual stages) its source does not print is not fitted on: the bubble follows from those
 two, and an assumed schedule would bend the constants toward the assumption (Llama 3's Table 4
@@ -36,7 +37,8 @@ PARAMETERS: dict[str, tuple[float, float]] = {
     "gemm.half_dim": (0.0, 1024.0),
 }
 SCHEDULE_CRITICAL = ("micro_batch", "vpp")
-SWEEPS = 4
+MAX_SWEEPS = 30
+CONVERGED = 1e-7  # a sweep that lowers the loss less than this ends the fit
 GOLDEN = (math.sqrt(5) - 1) / 2
 TOLERANCE = 1e-3  # of each bound's width
 
@@ -87,13 +89,16 @@ def _golden(f, low: float, high: float) -> float:
 def fit(constants: TimingConstants, models: Sequence[RunModel]) -> TimingConstants:
     """Coordinate descent over PARAMETERS; each step keeps a value only if it lowers the loss."""
     best = loss(constants, models)
-    for _ in range(SWEEPS):
+    for _ in range(MAX_SWEEPS):
+        start = best
         for path, (low, high) in PARAMETERS.items():
             value = _golden(lambda v, p=path: loss(_with(constants, p, v), models), low, high)
             candidate = _with(constants, path, round(value, 4))
             trial = loss(candidate, models)
             if trial < best:
                 constants, best = candidate, trial
+        if start - best < CONVERGED:
+            break
     return constants
 
 
