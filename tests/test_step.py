@@ -13,8 +13,8 @@ from calc.presets import get_gpu, load_preset, load_throughput_runs
 from calc.source_flops import source_flops_per_step
 from calc.timing.constants import load_constants
 from calc.timing.fit import PARAMETERS, _with, fit_models, fitted_on, get, loss
-from calc.timing.layout_report import layout, search_layouts
-from calc.timing.report import step
+from calc.reports.layout import layout, search_layouts
+from calc.reports.step import step
 from calc.timing.search import memory_symbols, memory_total
 from calc.timing.throughput import published_step
 

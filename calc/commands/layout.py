@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import get_args
 
-from calc.cli import Parser, add_format, add_model, positive_int
-from calc.render import render
+from calc.commands._args import Parser, add_format, add_model, positive_int
 from calc.spec.layout import Framework, LayoutDtype
+from calc.views import render
 
 
 def _parser() -> Parser:
@@ -36,7 +36,7 @@ def _parser() -> Parser:
 
 
 def run(argv: Sequence[str]) -> int:
-    from calc.timing.layout_report import layout
+    from calc.reports.layout import layout
 
     args = _parser().parse_args(argv)
     report = layout(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,

@@ -1,12 +1,13 @@
-"""`python -m calc reproduce [--format ...]`: every published training run calc knows beside
-calc's FLOPs, GPU-hours and the MFU the published hours imply."""
+"""`python -m calc reproduce [--throughput] [--format ...]`: every published training run calc
+knows beside calc's FLOPs, GPU-hours and the MFU the published hours imply; with --throughput,
+every published throughput measurement beside calc's step-time model."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.cli import Parser, add_format
-from calc.render import render
+from calc.commands._args import Parser, add_format
+from calc.views import render
 
 
 def run(argv: Sequence[str]) -> int:
@@ -22,11 +23,11 @@ def run(argv: Sequence[str]) -> int:
     add_format(parser)
     args = parser.parse_args(argv)
     if args.throughput:
-        from calc.timing.throughput_report import reproduce_throughput
+        from calc.reports.throughput import reproduce_throughput
 
         report = reproduce_throughput(search=args.search)
     else:
-        from calc.reproduction import reproduce
+        from calc.reports.reproduce import reproduce
 
         report = reproduce()
     print(render(report, args.format), end="")

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from calc.render import Column, Table, View
-from calc.timing.layout_report import LayoutReport, RankedLayout
-from calc.views import register
+from calc.reports.layout import LayoutReport, RankedLayout
+from calc.tables import Column, Table, View
 
 GIB = 2**30
 
@@ -24,8 +23,7 @@ def _table(title: str, rows: list[RankedLayout]) -> Table:
     return table
 
 
-@register
-def _(report: LayoutReport) -> View:
+def view(report: LayoutReport) -> View:
     title = (f"{report.model} — fastest layouts on {report.gpus:,} × {report.gpu} "
              f"({report.system}), global batch {report.global_batch:,} × s "
              f"{report.seq_len:,}")

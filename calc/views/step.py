@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from calc.render import Column, Table, View
-from calc.timing.report import StepReport
-from calc.views import register
+from calc.reports.step import StepReport
+from calc.tables import Column, Table, View
 
 GIB = 2**30
 # The parallel group whose link each communication part crosses.
@@ -35,8 +34,7 @@ def breakdown_table(report: StepReport) -> Table:
     return table
 
 
-@register
-def _(report: StepReport) -> View:
+def view(report: StepReport) -> View:
     title = (f"{report.model} — predicted training step on {report.gpus:,} × {report.gpu} "
              f"({report.system}): {layout_label(report)}")
     step = Table("Step", [Column("quantity"), Column("value", "text")])

@@ -3,10 +3,9 @@ published step time was derived, the layout search against the authors', the con
 
 from __future__ import annotations
 
-from calc.render import Column, Table, View
 from calc.spec.layout import Layout
-from calc.timing.throughput_report import ThroughputReport
-from calc.views import register
+from calc.reports.throughput import ThroughputReport
+from calc.tables import Column, Table, View
 
 
 def short(layout: Layout) -> str:
@@ -21,8 +20,7 @@ def short(layout: Layout) -> str:
     return " ".join(["·".join(parts), *(f for f in flags if f)])
 
 
-@register
-def _(report: ThroughputReport) -> View:
+def view(report: ThroughputReport) -> View:
     errors = Table("Error of the predicted step time, |predicted/published − 1|",
                    [Column("runs"), Column("count", "int"), Column("median", "pct"),
                     Column("worst", "pct"), Column("worst run")])

@@ -12,10 +12,11 @@ from typing import Any
 
 from pydantic import Field
 
-from calc.conventions import TRAIN_PER_FORWARD
+from calc.counting import TRAIN_PER_FORWARD
+from calc.document import Document
 from calc.evaluate import count_flops
-from calc.presets import Preset, get_gpu, get_system, system_for_gpu
-from calc.report import Document, resolve
+from calc.presets import Preset, get_gpu, get_system, resolve, system_for_gpu
+from calc.reports.memory import memory
 from calc.spec import GPU, ModelSpec, System
 from calc.spec.layout import Layout, check, make_layout
 from calc.timing.communication import links
@@ -105,8 +106,6 @@ def step(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None
 
     dp defaults to gpus / (tp·pp·cp). Bad input raises CalcError naming the field and value.
     """
-    from calc.plan.memory import memory  # the memory report (no sympy, no numpy)
-
     preset = resolve(model)
     spec = preset.spec
     prediction = predict(spec, make_layout(gpus, **layout), gpu, system)

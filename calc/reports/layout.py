@@ -10,12 +10,19 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
+from calc.counting import TRAIN_PER_FORWARD
+from calc.document import Document
 from calc.errors import CalcError, one_line
-from calc.plan.memory import symbol_values_for
-from calc.presets import Preset, get_gpu, get_system, system_for_gpu
-from calc.report import Document, resolve, sequence_length
-from calc.conventions import TRAIN_PER_FORWARD
 from calc.evaluate import count_flops
+from calc.presets import (
+    Preset,
+    get_gpu,
+    get_system,
+    resolve,
+    sequence_length,
+    system_for_gpu,
+)
+from calc.reports.memory import symbol_values_for
 from calc.spec import GPU, ModelSpec, System, TrainingMemory
 from calc.spec.layout import Layout, make_layout
 from calc.spec.model import Frozen
