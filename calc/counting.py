@@ -74,6 +74,13 @@ def mfu_note(source: str) -> str:
     return {"default": DEFAULT_MFU_NOTE, "flag": "given with --mfu"}.get(source, source)
 
 
+PREDICTED_MFU = (
+    "Predicted GPU-hours: tokens ÷ (tokens/s per GPU that `calc step` predicts for the layout "
+    "shown) ÷ 3600, i.e. at the MFU of that prediction — a model of step time with global "
+    "constants fitted on published runs (docs/step-time.md, docs/throughput.md), not a "
+    "measurement; it leaves out restarts, evaluation and data loading.")
+
+
 def gpu_hours_sentence(dtype: str, gpu: str, peak_flops: float, mfu: float, mfu_source: str,
                        gpus: int) -> str:
     """GPU-hours = FLOPs / (peak × MFU) / 3600 (calc.formulas.training), with this run's terms."""

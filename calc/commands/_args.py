@@ -121,9 +121,10 @@ def workload(args: argparse.Namespace) -> dict[str, object]:
             "mfu_source": mfu_source}
 
 
-def add_layout(parser: argparse.ArgumentParser) -> None:
-    """The layout flags (calc.spec.layout.Layout's fields) that step, layout and memory share;
-    `layout_fields(args)` reads them back."""
+def add_layout(parser: argparse.ArgumentParser, seq_len: bool = True) -> None:
+    """The layout flags (calc.spec.layout.Layout's fields) that step and the main report share
+    (`seq_len=False` where the command has its own --seq-len); `layout_fields(args)` reads them
+    back."""
     for flag, name in (("--tp", "tensor"), ("--pp", "pipeline"), ("--cp", "context"),
                        ("--ep", "expert")):
         parser.add_argument(flag, type=positive_int, help=f"{name}-parallel degree (default 1)")
@@ -134,8 +135,9 @@ def add_layout(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--micro-batch", type=positive_int, help="sequences per micro-batch")
     parser.add_argument("--global-batch", type=positive_int,
                         help="sequences per step (default dp × micro-batch without a pipeline)")
-    parser.add_argument("--seq-len", type=positive_int,
-                        help="sequence length (default: the model's training context)")
+    if seq_len:
+        parser.add_argument("--seq-len", type=positive_int,
+                            help="sequence length (default: the model's training context)")
     parser.add_argument("--recompute", choices=get_args(Recompute),
                         help="activation recomputation (default none)")
     parser.add_argument("--zero", type=int, choices=(0, 1, 2, 3),

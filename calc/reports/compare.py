@@ -78,6 +78,11 @@ def _published_ratio(report: Report) -> float | None:
     return published.ratio if published else None
 
 
+def _predicted_layout(report: Report) -> str | None:
+    predicted = report.training.predicted if report.training else None
+    return predicted.layout.label if predicted else None
+
+
 @lru_cache(maxsize=64)
 def _memory(spec: ModelSpec, gpu: str | None, seq_len: int) -> MemoryBlock:
     """The model's own memory report (calc.memory) at calc.memory's defaults — one GPU, no
@@ -129,6 +134,11 @@ ROW_GROUPS: list[RowGroup] = [
                 "hours", _published_hours),
         RowSpec("training.published_ratio", "estimate / published", "ratio",
                 _published_ratio),
+        RowSpec("training.predicted.mfu", "MFU predicted by calc step", "pct"),
+        RowSpec("training.predicted.layout", "  its layout (calc step / calc layout)", "text",
+                _predicted_layout),
+        RowSpec("training.predicted.gpu_hours", "GPU-hours at the predicted MFU", "hours"),
+        RowSpec("training.predicted.days", "days at the predicted MFU", "hours"),
     )),
     RowGroup("memory", "Training memory, one GPU, no sharding (calc.memory defaults)", (
         RowSpec("memory.weights_bytes", "weights", "bytes", _memory_of("weights_bytes")),
@@ -181,7 +191,8 @@ class Comparison(Document):
 def compare(models: Sequence[str | ModelSpec | Preset], *, groups: Sequence[str] | None = None,
             layout: str = "columns", **workload: Any) -> Comparison:
     """The models' reports side by side; `workload` is calc.estimate's keyword arguments
-    (tokens, gpu, gpus, seq_len, attention, dtype, mfu, mfu_source)."""
+    (tokens, gpu, gpus, seq_len, attention, dtype, mfu, mfu_source, system, parallel,
+    search_layout)."""
     known = {group.key: group for group in ROW_GROUPS}
     chosen = list(groups) if groups else list(known)
     unknown = [g for g in chosen if g not in known]

@@ -6,6 +6,8 @@ the CLI renders what it returns. `Report.to_dict()` is the JSON contract of DESI
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field, ValidationError
 
 from calc import counting
@@ -15,9 +17,11 @@ from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, rule_flops, training_cost
 from calc.presets import Preset, PublishedRun, get_gpu, resolve, sequence_length
 from calc.spec import ModelSpec, Workload
+from calc.spec.layout import Layout
 from calc.spec.model import Frozen
 
 MFUSource = str  # "default", "flag", or a measurement's description
+SEARCH_SETTINGS = ("global_batch", "framework", "dropout")  # what a layout search is told
 
 
 class ParamsReport(Frozen):
@@ -68,6 +72,19 @@ class PublishedComparison(Frozen):
         None, description="the MFU at which 6·N·D takes the published GPU-hours")
 
 
+class PredictedTraining(Frozen):
+    """GPU-hours at the MFU the step-time model predicts for a layout (calc.step)."""
+
+    layout: Layout = Field(description="the layout priced: given by flags, or the searched best")
+    searched: bool = Field(description="the layout search's best rather than a given layout")
+    step_time_s: float
+    tokens_per_s_per_gpu: float
+    mfu: float = Field(description="predicted MFU (calc's exact FLOPs)")
+    gpu_hours: float = Field(description="tokens / (predicted tokens/s per GPU) / 3600")
+    days: float
+    fits: bool = Field(description="the layout fits in memory (calc.memory)")
+
+
 class TrainingReport(Frozen):
     tokens: float
     flops: float = Field(description="training FLOPs: tokens × train FLOPs per token")
@@ -83,6 +100,8 @@ class TrainingReport(Frozen):
     gpu_hours_6nd: float | None
     days: float | None = Field(description="wall-clock days on `gpus` GPUs")
     published: PublishedComparison | None = None
+    predicted: PredictedTraining | None = Field(
+        None, description="the same tokens at the MFU calc step predicts for a layout")
 
 
 class Report(Document):
@@ -170,14 +189,47 @@ def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
     )
 
 
+def predicted_training(preset: Preset, *, tokens: float, gpu: str, gpus: int, seq_len: int,
+                       dtype: str, system: str | None, parallel: dict[str, Any] | None,
+                       search_layout: bool) -> PredictedTraining:
+    """`tokens` at the step time calc.step predicts: for the given layout fields (`parallel`),
+    or for the layout search's best on `gpus` GPUs (global batch: parallel's `global_batch`,
+    default one sequence per GPU)."""
+    from calc.reports.layout import search_layouts  # the timing model: only when asked
+    from calc.reports.step import step
+
+    fields = dict(parallel or {})
+    fields.setdefault("dtype", dtype)
+    fields["seq_len"] = seq_len
+    if search_layout:
+        batch = int(fields.pop("global_batch", gpus))
+        fixed = {k: fields[k] for k in ("dtype", *SEARCH_SETTINGS[1:]) if k in fields}
+        _, found = search_layouts(preset.spec, gpu=gpu, gpus=gpus, global_batch=batch,
+                                  seq_len=seq_len, system=system, price_rejected=False,
+                                  **fixed)
+        if not found.ranked:
+            raise CalcError(f"no layout of {preset.name} on {gpus:,} × {gpu} with global batch "
+                            f"{batch} fits in memory (calc layout shows the closest)")
+        fields = found.ranked[0].layout.model_dump()
+    report = step(preset, gpu=gpu, system=system, gpus=gpus, tokens=tokens, **fields)
+    assert report.gpu_hours is not None and report.days is not None
+    return PredictedTraining(layout=report.layout, searched=search_layout,
+                             step_time_s=report.step_time_s,
+                             tokens_per_s_per_gpu=report.tokens_per_s_per_gpu, mfu=report.mfu,
+                             gpu_hours=report.gpu_hours, days=report.days, fits=report.fits)
+
+
 def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
              gpu: str | None = None, seq_len: int | None = None, attention: str = "causal",
              dtype: str = "bf16", mfu: float | None = None, gpus: int = 1,
-             mfu_source: MFUSource | None = None) -> Report:
+             mfu_source: MFUSource | None = None, system: str | None = None,
+             parallel: dict[str, Any] | None = None, search_layout: bool = False) -> Report:
     """The full report for a preset name, spec file path, ModelSpec or Preset.
 
     `mfu` defaults to calc.counting.DEFAULT_MFU (labelled "default"); `seq_len` to the model's
-    training context. Bad input raises CalcError naming the field, value and what is allowed.
+    training context. With `parallel` (calc.spec.layout.Layout's fields) or `search_layout`, the
+    training block also prices the tokens at the MFU calc.step predicts (`training.predicted`).
+    Bad input raises CalcError naming the field, value and what is allowed.
     """
     preset = resolve(model)
     spec = preset.spec
@@ -194,6 +246,20 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
                 if workload.tokens is not None else None)
     if workload.gpu and training is None:
         get_gpu(workload.gpu)  # still reject an unknown GPU
+    if parallel is not None or search_layout:
+        if training is None or workload.gpu is None:
+            raise CalcError("a layout (or --search-layout) prices GPU-hours: give --tokens and "
+                            "--gpu too")
+        chosen = set(parallel or ()) - set(SEARCH_SETTINGS)
+        if search_layout and chosen:
+            raise CalcError(f"layout fields {', '.join(sorted(chosen))} and search_layout: the "
+                            f"search chooses every degree; only "
+                            f"{', '.join(SEARCH_SETTINGS)} go with it")
+        predicted = predicted_training(
+            preset, tokens=training.tokens, gpu=workload.gpu, gpus=workload.gpus, seq_len=t,
+            dtype=workload.dtype, system=system, parallel=parallel,
+            search_layout=search_layout)
+        training = training.model_copy(update={"predicted": predicted})
     return Report(
         model=preset.name, title=preset.title, source=preset.source, spec=spec,
         params=params, flops_per_token=flops, training=training,
@@ -209,5 +275,7 @@ def _conventions(attention: str, training: TrainingReport | None) -> list[str]:
         lines.append(counting.gpu_hours_sentence(training.dtype, training.gpu,
                                                  training.peak_flops, training.mfu,
                                                  training.mfu_source, training.gpus))
+    if training is not None and training.predicted is not None:
+        lines.append(counting.PREDICTED_MFU)
     lines.append(counting.UNITS)
     return lines

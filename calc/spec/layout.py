@@ -74,6 +74,20 @@ class Layout(Frozen):
         return self.tp * self.pp * self.dp * self.cp
 
     @property
+    def label(self) -> str:
+        """The layout in a line: degrees, batch, memory choices, dtype, stack."""
+        degrees = f"tp {self.tp} · pp {self.pp}" + (f"×{self.vpp}" if self.vpp > 1 else "")
+        degrees += f" · dp {self.dp}" + (f" · cp {self.cp}" if self.cp > 1 else "")
+        degrees += f" · ep {self.ep}" if self.ep > 1 else ""
+        extras = [f"micro-batch {self.micro_batch}", f"global batch {self.global_batch}",
+                  f"s {self.seq_len:,}" if self.seq_len else "",
+                  f"recompute {self.recompute}" if self.recompute != "none" else "",
+                  f"ZeRO {self.zero}" if self.zero else "",
+                  "SP" if self.sequence_parallel else "",
+                  "flash" if self.flash_attention else "eager", self.dtype, self.framework]
+        return ", ".join([degrees, *(e for e in extras if e)])
+
+    @property
     def micro_batches(self) -> int:
         """m: micro-batches each pipeline runs per step."""
         return self.global_batch // (self.dp * self.micro_batch)

@@ -11,18 +11,6 @@ PART_GROUP = {"tp_communication": "tp", "cp_communication": "cp", "ep_communicat
               "pp_communication": "pp", "zero_communication": "dp", "dp_communication": "dp"}
 
 
-def layout_label(report: StepReport) -> str:
-    o = report.layout
-    degrees = ", ".join(f"{name} {getattr(o, name)}" for name in ("tp", "pp", "dp", "cp", "ep")
-                        if getattr(o, name) > 1 or name == "dp")
-    extras = [f"vpp {o.vpp}" if o.vpp > 1 else "", f"ZeRO {o.zero}" if o.zero else "",
-              f"recompute {o.recompute}" if o.recompute != "none" else "",
-              "SP" if o.sequence_parallel else "", "flash" if o.flash_attention else "eager",
-              o.dtype, o.framework]
-    return ", ".join([degrees, f"micro-batch {o.micro_batch}", f"global batch {o.global_batch}",
-                      f"s {o.seq_len:,}", *(e for e in extras if e)])
-
-
 def breakdown_table(report: StepReport) -> Table:
     table = Table("Step time by part", [Column("part"), Column("seconds", "ratio"),
                                         Column("share", "pct"), Column("link")])
@@ -36,7 +24,7 @@ def breakdown_table(report: StepReport) -> Table:
 
 def view(report: StepReport) -> View:
     title = (f"{report.model} — predicted training step on {report.gpus:,} × {report.gpu} "
-             f"({report.system}): {layout_label(report)}")
+             f"({report.system}): {report.layout.label}")
     step = Table("Step", [Column("quantity"), Column("value", "text")])
     step.add("step time", f"{report.step_time_s:,.3f} s")
     step.add("micro-batches per step m", f"{report.micro_batches:,}")
