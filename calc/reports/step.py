@@ -21,6 +21,7 @@ from calc.spec import GPU, ModelSpec, System
 from calc.spec.layout import Layout, check, make_layout
 from calc.timing.communication import links
 from calc.timing.constants import load_constants
+from calc.timing.fit import fitted_constants
 from calc.timing.network import network_for
 from calc.timing.pricing import price
 from calc.timing.schedule import StepTime
@@ -41,8 +42,8 @@ class StepReport(Document):
     layout: Layout = Field(description="the layout, seq_len resolved")
     peak_flops: float = Field(description="dense peak FLOP/s of one GPU at the layout's dtype")
     generation: str = Field(description="GPU generation whose constants price the products")
-    calibrated: bool = Field(description="that generation's constants were fitted on "
-                                         "published runs")
+    fitted: list[str] = Field(description="that generation's constants fitted on published "
+                                          "runs (calc.timing.fit); the others are priors")
     micro_batches: int = Field(description="m = global_batch / (dp × micro_batch)")
     tokens_per_step: int
     step_time_s: float
@@ -76,7 +77,7 @@ class Prediction:
     gpu: GPU
     system: System
     generation: str
-    calibrated: bool
+    fitted: list[str]  # the generation's constants the fit chose
     links: dict[str, str]  # parallel group -> the link it crosses
 
     @property
@@ -91,10 +92,10 @@ def predict(spec: ModelSpec, layout: Layout, gpu: str, system: str | None = None
     constants = load_constants()
     device = get_gpu(gpu)
     platform = get_system(system) if system else system_for_gpu(device.name)
-    generation, info = constants.generation(device.name)
+    generation, _ = constants.generation(device.name)
     time = price(spec, layout, device, platform, constants)
     return Prediction(layout=layout, notes=notes, time=time, gpu=device, system=platform,
-                      generation=generation, calibrated=info.calibrated,
+                      generation=generation, fitted=fitted_constants(generation),
                       links=links(layout, network_for(platform, constants.network)))
 
 
@@ -128,7 +129,7 @@ def step(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None
         model=preset.name, title=preset.title, source=preset.source, gpu=device.name,
         gpu_title=device.title, system=platform.name, system_title=platform.title,
         gpus=lay.gpus, layout=lay, peak_flops=prediction.peak_flops,
-        generation=prediction.generation, calibrated=prediction.calibrated,
+        generation=prediction.generation, fitted=prediction.fitted,
         micro_batches=lay.micro_batches, tokens_per_step=tokens_per_step,
         step_time_s=time.step, breakdown=time.breakdown, micro_batch_time_s=time.micro_batch,
         bubble_fraction=(lay.pp - 1) / (lay.vpp * lay.micro_batches),
@@ -147,9 +148,10 @@ def step(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None
 def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[str]:
     """The sentences printed under the step tables."""
     constants = load_constants()
-    calibration = (f"fitted on {len(constants.fit.rows)} published runs "
-                   f"({constants.fit.method})" if prediction.calibrated else
-                   "NOT calibrated on any published run of this generation (assumed)")
+    calibration = (f"{', '.join(prediction.fitted)} fitted on {len(constants.fit.rows)} "
+                   f"published runs (docs/throughput.md), the rest priors"
+                   if prediction.fitted else
+                   "priors only, NOT fitted on any published run of this generation")
     recompute = {"none": "no recomputation",
                  "selective": "selective recomputation adds the attention core's forward",
                  "full": "full recomputation adds every layer's forward"}[layout.recompute]

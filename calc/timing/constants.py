@@ -27,8 +27,6 @@ class Generation(Frozen):
     fp8_fraction: float = Field(gt=0, le=1, description="large-GEMM share of the dense fp8 "
                                                        "peak (fp8 products reach less of theirs)")
     flash_fraction: float = Field(gt=0, le=1, description="flash attention's share of peak")
-    calibrated: bool = Field(description="fitted on published runs of this generation (else "
-                                         "assumed from another generation, as `source` says)")
     source: str = Field(min_length=1)
 
 

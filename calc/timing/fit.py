@@ -43,6 +43,12 @@ GOLDEN = (math.sqrt(5) - 1) / 2
 TOLERANCE = 1e-3  # of each bound's width
 
 
+def fitted_constants(generation: str) -> list[str]:
+    """The constants of a GPU generation the fit chooses (the rest are priors)."""
+    prefix = f"generations.{generation}."
+    return [path.removeprefix(prefix) for path in PARAMETERS if path.startswith(prefix)]
+
+
 def fitted_on(run: PublishedThroughput) -> bool:
     """A `fit = true` run whose pipeline schedule its source prints (see the module doc)."""
     return run.fit and not (run.pp > 1 and set(run.assumed) & set(SCHEDULE_CRITICAL))
