@@ -130,3 +130,22 @@ def test_throughput_errors_are_reported_by_role(cli):
     held = [abs(r["ratio"] - 1) for r in data["rows"] if r["role"] == "held out"]
     assert roles["held out"]["worst"] == pytest.approx(max(held))
     assert math.isfinite(roles["held out"]["median"])
+
+
+@pytest.mark.parametrize("name", ["bigscience2022-bloom-176b", "narayanan2021-76b"])
+def test_the_search_covers_the_authors_layout(name):
+    """A published layout inside the searched space (BLOOM's 70 layers over 12 stages,
+    Megatron's interleaved 76B) is among the layouts the search prices."""
+    from calc.timing.search import outside
+    from calc.timing.throughput import prepare
+
+    model = prepare(load_throughput_runs()[name])
+    layout, run = model.layout, model.run
+    setup, found = search_layouts(model.spec, gpu=run.gpu, gpus=run.gpus,
+                                  global_batch=run.global_batch, seq_len=run.seq_len,
+                                  system=run.system, dtype=layout.dtype,
+                                  framework=layout.framework, dropout=layout.dropout,
+                                  flash_attention=layout.flash_attention)
+    assert outside(model.spec, layout, setup.gpus_per_node) is None
+    priced = [c.layout for c in found.ranked + found.rejected]
+    assert layout in priced

@@ -38,7 +38,8 @@ MEMORY_DTYPE = {"fp8": "bf16"}
 SEARCHED = ("Searched: tp within a node dividing the heads, pp up to the layers, vpp up to 8, "
             "cp in powers of two up to 8, ep dividing experts and dp, micro-batches in powers "
             "of two dividing B/dp, recompute none/selective/full, ZeRO 0-3 (0-1 with pp > 1), "
-            "sequence parallelism with tp > 1; flash attention on.")
+            "sequence parallelism with tp > 1; flash attention (on unless told otherwise), dtype, "
+            "stack and dropout as given.")
 
 
 class RankedLayout(Frozen):
@@ -105,6 +106,7 @@ class SearchSetup:
     seq_len: int
     fixed: dict[str, Any]
     base_symbols: dict[str, Any]
+    gpus_per_node: int
 
     @property
     def capacity(self) -> float:
@@ -114,10 +116,12 @@ class SearchSetup:
 def search_layouts(spec: ModelSpec, *, gpu: str, gpus: int, global_batch: int,
                    seq_len: int | None = None, system: str | None = None, dtype: str = "bf16",
                    framework: str = "megatron", dropout: bool = True,
+                   flash_attention: bool = True,
                    price_rejected: bool = True) -> tuple[SearchSetup, Search]:
     """Every valid layout of `spec` priced (calc.timing.search), with what priced them."""
     t = sequence_length(spec, seq_len)
-    fixed = {"dtype": dtype, "framework": framework, "dropout": dropout}
+    fixed = {"dtype": dtype, "framework": framework, "dropout": dropout,
+             "flash_attention": flash_attention}
     make_layout(None, global_batch=global_batch, seq_len=t, **fixed)  # checks those fields
     constants = load_constants()
     device_spec = get_gpu(gpu)
@@ -133,7 +137,7 @@ def search_layouts(spec: ModelSpec, *, gpu: str, gpus: int, global_batch: int,
     base = symbol_values_for(spec, options, device_spec)
     found = search(spec, model_terms(spec, t), device_spec, device, network,
                    framework_constants, base, gpus, global_batch, fixed, price_rejected)
-    return SearchSetup(spec, device_spec, platform, t, fixed, base), found
+    return SearchSetup(spec, device_spec, platform, t, fixed, base, network.gpus_per_node), found
 
 
 def _distinct(candidates: list[Candidate], limit: int,

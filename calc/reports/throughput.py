@@ -20,7 +20,7 @@ from calc.spec.model import Frozen
 from calc.timing.constants import load_constants
 from calc.timing.fit import fitted_on
 from calc.reports.layout import SEARCHED, search_layouts
-from calc.timing.search import memory_total
+from calc.timing.search import memory_total, outside
 from calc.timing.throughput import RunModel, predicted_step, prepare
 
 Role = Literal["fitted", "held out", "fit row, not fitted"]
@@ -78,27 +78,31 @@ def _figure(model: RunModel) -> str:
 
 
 def _search(model: RunModel, predicted: float) -> tuple[float | None, Layout | None, str]:
-    """The search's best layout for the run's model, GPUs and batch, against the authors'."""
+    """The search's best layout for the run's model, GPUs and batch, against the authors'
+    (the same attention kernel, dtype, stack and dropout: only the parallel layout and the
+    memory choices are searched)."""
     run, layout = model.run, model.layout
     setup, found = search_layouts(model.spec, gpu=run.gpu, gpus=run.gpus,
                                   global_batch=run.global_batch, seq_len=run.seq_len,
                                   system=run.system, dtype=layout.dtype,
                                   framework=layout.framework, dropout=layout.dropout,
-                                  price_rejected=False)
-    if not found.ranked:
-        return None, None, "no layout fits calc.memory's estimate"
-    best = found.ranked[0]
-    if best.time.step <= predicted * (1 + 1e-9):
+                                  flash_attention=layout.flash_attention, price_rejected=False)
+    best = found.ranked[0] if found.ranked else None
+    if best is not None and best.time.step <= predicted * (1 + 1e-9):
         return best.time.step, best.layout, (
             f"search at least as fast ({predicted / best.time.step:.2f}× the authors' "
             f"predicted speed)")
+    reasons = []
     theirs = memory_total(setup.base_symbols, layout, {})
     if theirs > setup.capacity:
-        why = (f"calc.memory puts the authors' layout at {theirs / 2**30:,.0f} GiB > "
-               f"{setup.capacity / 2**30:,.0f} GiB, so the search may not use it")
-    else:
-        why = "the authors' layout is outside the searched space"
-    return best.time.step, best.layout, f"theirs wins: {why}"
+        reasons.append(f"calc.memory puts the authors' layout at {theirs / 2**30:,.0f} GiB > "
+                       f"{setup.capacity / 2**30:,.0f} GiB")
+    why = outside(model.spec, layout, setup.gpus_per_node)
+    if why:
+        reasons.append(f"theirs is outside the searched space ({why})")
+    head = "theirs wins" if best is not None else "no searched layout fits calc.memory"
+    return (best.time.step if best else None, best.layout if best else None,
+            f"{head}: {'; '.join(reasons) or 'no reason found'}")
 
 
 def _summary(rows: list[ThroughputRow], role: Role) -> ErrorSummary | None:

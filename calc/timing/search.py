@@ -77,7 +77,8 @@ def proposals(spec: ModelSpec, gpus: int, global_batch: int, seq_len: int,
                 if global_batch % dp:
                     continue
                 per_rank = global_batch // dp
-                vpps = [v for v in range(1, MAX_VPP + 1) if layers % (pp * v) == 0] \
+                # one stage per GPU whatever the split; interleaving where the layers divide
+                vpps = [1, *(v for v in range(2, MAX_VPP + 1) if layers % (pp * v) == 0)] \
                     if pp > 1 else [1]
                 eps = [e for e in _divisors(dp) if experts % e == 0] if spec.moe else [1]
                 for vpp in vpps:
@@ -88,6 +89,26 @@ def proposals(spec: ModelSpec, gpus: int, global_batch: int, seq_len: int,
                                    "vpp": vpp, "micro_batch": micro_batch,
                                    "global_batch": global_batch, "seq_len": seq_len,
                                    "flash_attention": True, **fixed}
+
+
+def outside(spec: ModelSpec, layout: Layout, gpus_per_node: int) -> str | None:
+    """Why `proposals` never proposes `layout` (None when it does)."""
+    experts = spec.moe.n_experts if spec.moe else 1
+    per_rank = layout.global_batch // layout.dp
+    reasons = {
+        f"tp {layout.tp} > {gpus_per_node} GPUs per node": layout.tp > gpus_per_node,
+        f"cp {layout.cp} is not a power of two up to {MAX_CP}":
+            layout.cp not in _powers_of_two(MAX_CP),
+        f"vpp {layout.vpp} > {MAX_VPP}": layout.vpp > MAX_VPP,
+        f"pp × vpp = {layout.pp * layout.vpp} does not divide the {spec.n_layers} layers":
+            layout.vpp > 1 and spec.n_layers % (layout.pp * layout.vpp) != 0,
+        f"micro-batch {layout.micro_batch} is not a power of two":
+            layout.micro_batch not in _powers_of_two(per_rank),
+        f"ep {layout.ep} does not divide the {experts} experts": experts % layout.ep != 0,
+        f"ZeRO {layout.zero} with a pipeline": layout.zero >= 2 and layout.pp > 1,
+    }
+    found = [reason for reason, applies in reasons.items() if applies]
+    return "; ".join(found) or None
 
 
 def variants(base: Layout) -> Iterator[Layout]:
