@@ -149,3 +149,71 @@ def test_the_search_covers_the_authors_layout(name):
     assert outside(model.spec, layout, setup.gpus_per_node) is None
     priced = [c.layout for c in found.ranked + found.rejected]
     assert layout in priced
+
+
+def test_main_report_prices_the_predicted_mfu_beside_the_default():
+    """The training block keeps the default-MFU hours and adds calc step's, for the same
+    tokens: the given layout's hours are calc.step's."""
+    import calc
+
+    layout = dict(tp=2, micro_batch=2, global_batch=256, flash_attention=True)
+    report = calc.estimate("llama2-7b", tokens=2e12, gpu="a100", gpus=64, parallel=layout)
+    training = report.training
+    assert training.mfu == 0.4 and training.predicted is not None
+    direct = step("llama2-7b", gpu="a100", gpus=64, tokens=2e12, **layout)
+    assert training.predicted.gpu_hours == pytest.approx(direct.gpu_hours)
+    assert training.predicted.mfu == pytest.approx(direct.mfu)
+    assert training.gpu_hours == pytest.approx(training.flops / (312e12 * 0.4) / 3600)
+
+
+def test_searched_layout_is_at_least_as_fast_as_a_given_one(cli):
+    searched = cli("llama2-7b", "--tokens", "2e12", "--gpu", "a100", "--gpus", "64",
+                   "--search-layout", "--global-batch", "256", "--format", "json")
+    given = cli("llama2-7b", "--tokens", "2e12", "--gpu", "a100", "--gpus", "64",
+                "--tp", "2", "--global-batch", "256", "--flash-attention", "--format", "json")
+    assert searched.code == 0 and given.code == 0, searched.err + given.err
+    best = json.loads(searched.out)["training"]["predicted"]
+    mine = json.loads(given.out)["training"]["predicted"]
+    assert best["searched"] and best["fits"]
+    assert best["gpu_hours"] <= mine["gpu_hours"] * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--tp", "2"], "give --tokens and --gpu too"),
+    (["--tokens", "1e12", "--gpu", "a100", "--tp", "2", "--search-layout"],
+     "layout fields tp and search_layout"),
+])
+def test_main_report_layout_errors(cli, argv, message):
+    result = cli("llama2-7b", *argv)
+    assert result.code == 2 and message in result.err
+
+
+def test_infer_adds_tensor_parallel_all_reduces_on_the_real_link():
+    import calc
+
+    one = calc.infer("llama2-70b", gpu="h100", gpus=1, batch=8).inference
+    eight = calc.infer("llama2-70b", gpu="h100", gpus=8, batch=8).inference
+    sixteen = calc.infer("llama2-70b", gpu="h100", gpus=16, batch=8).inference
+    assert one.decode_communication_seconds == 0 and one.communication_share == 0
+    assert eight.communication_link == "intra-node"
+    assert sixteen.communication_link == "inter-node"
+    assert sixteen.decode_communication_seconds > eight.decode_communication_seconds > 0
+    for i in (eight, sixteen):
+        assert i.decode_seconds_with_communication == pytest.approx(
+            i.decode_seconds_per_token + i.decode_communication_seconds)
+        assert i.tokens_per_second == pytest.approx(8 / i.decode_seconds_with_communication)
+        assert i.communication_share == pytest.approx(
+            i.decode_communication_seconds / i.decode_seconds_with_communication)
+
+
+def test_expert_parallelism_splits_the_experts_in_memory():
+    """calc.memory with ep: the routed experts are split ep ways more, the rest is not."""
+    import calc
+    from calc.evaluate import count_params
+
+    spec = load_preset("mixtral-8x7b").spec
+    counts = count_params(spec)
+    experts = counts.components["moe/experts"]
+    one = calc.memory(spec, dp=8, ep=1, seq_len=4096).memory.params_per_gpu
+    eight = calc.memory(spec, dp=8, ep=8, seq_len=4096).memory.params_per_gpu
+    assert one - eight == pytest.approx(experts * (1 - 1 / 8))
