@@ -182,7 +182,7 @@ def layout(model: str | ModelSpec | Preset, *, gpu: str, gpus: int, global_batch
         rejected=ranked(_distinct(found.rejected, REJECTED,
                                   best.time.step if best else None)),
         conventions=[
-            f"{found.evaluated:,} valid layouts priced in {found.seconds:.2f} s; "
+            f"{found.evaluated:,} valid layouts priced (bench/layout.py times it); "
             f"{len(found.ranked):,} fit in {setup.gpu.memory_gib:g} GiB (calc.memory). "
             f"Layouts of equal predicted time are shown once, with how many tie.",
             SEARCHED,
