@@ -10,11 +10,11 @@ import pytest
 
 from calc import _compiled
 from calc.presets import get_gpu, load_preset, load_throughput_runs
+from calc.reports.layout import layout, search_layouts
+from calc.reports.step import step
 from calc.source_flops import source_flops_per_step
 from calc.timing.constants import load_constants
 from calc.timing.fit import PARAMETERS, _with, fit_models, fitted_on, get, loss
-from calc.reports.layout import layout, search_layouts
-from calc.reports.step import step
 from calc.timing.search import memory_symbols, memory_total
 from calc.timing.throughput import published_step
 
@@ -98,8 +98,8 @@ def test_published_step_from_tflops_uses_the_sources_formula():
     """Narayanan et al. 2021 Table 1, 1.7B: eq. 3 FLOPs ÷ (137 TFLOP/s × 32 GPUs)."""
     run = load_throughput_runs()["narayanan2021-1.7b"]
     spec = load_preset(run.model).spec
-    h, l, v, s, b = spec.d_model, spec.n_layers, spec.vocab_size, 2048, 512
-    eq3 = 96 * b * s * l * h**2 * (1 + s / (6 * h) + v / (16 * l * h))
+    h, layers, v, s, b = spec.d_model, spec.n_layers, spec.vocab_size, 2048, 512
+    eq3 = 96 * b * s * layers * h**2 * (1 + s / (6 * h) + v / (16 * layers * h))
     assert source_flops_per_step(run, spec) == pytest.approx(eq3)
     assert published_step(run, spec).seconds == pytest.approx(eq3 / (137e12 * 32))
 

@@ -12,8 +12,8 @@ from calc.errors import CalcError
 from calc.evaluate import count_flops
 from calc.presets import get_gpu, load_preset
 from calc.spec.layout import check, make_layout
-from calc.timing.communication import links
 from calc.timing.collectives import all_gather, all_reduce, all_to_all, p2p, ring_all_reduce
+from calc.timing.communication import links
 from calc.timing.constants import load_constants
 from calc.timing.network import Link, network_for
 from calc.timing.operators import model_terms

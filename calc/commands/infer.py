@@ -56,8 +56,9 @@ def run(argv: Sequence[str]) -> int:
     args = _parser().parse_args(argv)
     if show_formulas("infer", args):
         return 0
-    report = infer(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus, context=args.context,
-                   batch=args.batch, dtype=args.dtype, kv_dtype=args.kv_dtype,
+    report = infer(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
+                   context=args.context, batch=args.batch, dtype=args.dtype,
+                   kv_dtype=args.kv_dtype,
                    compute_dtype=args.compute_dtype, mfu=args.mfu, mbu=args.mbu)
     print(render(report, args.format), end="")
     return 0

@@ -93,8 +93,8 @@ class Layout(Frozen):
         return self.global_batch // (self.dp * self.micro_batch)
 
     def stride(self, group: str) -> int:
-        """Rank distance between neighbours of a group (tp innermost, then cp, ep, dp, pp). ep groups lie
-        inside dp groups; 'edp' is the dp/ep ranks that hold the same experts."""
+        """Rank distance between neighbours of a group (tp innermost, then cp, ep, dp, pp).
+        ep groups lie inside dp groups; 'edp' is the dp/ep ranks that hold the same experts."""
         tp_cp = self.tp * self.cp
         strides = {"tp": 1, "cp": self.tp, "ep": tp_cp, "dp": tp_cp, "edp": tp_cp * self.ep,
                    "pp": tp_cp * self.dp}

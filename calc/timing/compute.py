@@ -104,7 +104,6 @@ def matmul_time(op: Matmul, terms: ModelTerms, layout: Layout, device: Device,
     traffic = calls * (rows * k + k * n + rows * n) * device.gemm_bytes
     return max(flops / (device.gemm_peak * device.gemm_efficiency(rows, n, k)),
                traffic / device.hbm)
-    return time
 
 
 def _attention(terms: ModelTerms, layout: Layout, device: Device,

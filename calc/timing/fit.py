@@ -98,7 +98,8 @@ def fit(constants: TimingConstants, models: Sequence[RunModel]) -> TimingConstan
     for _ in range(MAX_SWEEPS):
         start = best
         for path, (low, high) in PARAMETERS.items():
-            value = _golden(lambda v, p=path: loss(_with(constants, p, v), models), low, high)
+            value = _golden(lambda v, p=path, c=constants: loss(_with(c, p, v), models),
+                            low, high)
             candidate = _with(constants, path, round(value, 4))
             trial = loss(candidate, models)
             if trial < best:

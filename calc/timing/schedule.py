@@ -10,8 +10,8 @@ gradient reduction runs during the last micro-batch's backward (Megatron-LM
 current forward/backward and reduce-scatters during the backward; what does not fit in that
 compute is exposed. ZeRO-2 under a pipeline reduces once per step: gradients accumulate unsharded
 over the micro-batches (FSDP's no_sync, as torchtitan's pipeline schedules do), and DeepSpeed
-refuses per-micro-batch reduction with a pipeline. TP, EP and pipeline sends are on the critical path and fully exposed; ring
-attention's exchanges hide behind the attention they feed.
+refuses per-micro-batch reduction with a pipeline. TP, EP and pipeline sends are on the critical
+path and fully exposed; ring attention's exchanges hide behind the attention they feed.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from calc.timing.network import Network
 from calc.timing.operators import ModelTerms
 
 T = TypeVar("T")
-ATTENTION_DTYPE = {"fp8": "bf16"}  # attention kernels stay 16-bit in fp8 recipes (Transformer Engine)
+# Attention kernels stay 16-bit in fp8 recipes (Transformer Engine's default).
+ATTENTION_DTYPE = {"fp8": "bf16"}
 # The parts of a step, in the order they are printed; they sum to the step time.
 PARTS = ("compute", "recompute", "tp_communication", "cp_communication", "ep_communication",
          "pp_communication", "zero_communication", "pipeline_bubble", "dp_communication",
@@ -58,7 +59,8 @@ def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
     _, generation = constants.generation(gpu.name)
     bandwidth = (gpu.bandwidth_gb_s or 0) * 1e9
     return Device(
-        gemm_peak=gpu.peak_flops(dtype), attention_peak=gpu.peak_flops(ATTENTION_DTYPE.get(dtype, dtype)),
+        gemm_peak=gpu.peak_flops(dtype),
+        attention_peak=gpu.peak_flops(ATTENTION_DTYPE.get(dtype, dtype)),
         peak_fraction=generation.fp8_fraction if dtype == "fp8" else generation.peak_fraction,
         half_dim=constants.gemm.half_dim,
         flash_fraction=generation.flash_fraction,

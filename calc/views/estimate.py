@@ -7,7 +7,6 @@ from calc.reports.estimate import Report
 from calc.tables import Column, Table, View
 
 
-
 def _params_table(report: Report) -> Table:
     p = report.params
     table = Table("Parameters", [Column("component"), Column("per layer", "int"),

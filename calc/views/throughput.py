@@ -3,8 +3,8 @@ published step time was derived, the layout search against the authors', the con
 
 from __future__ import annotations
 
-from calc.spec.layout import Layout
 from calc.reports.throughput import ThroughputReport
+from calc.spec.layout import Layout
 from calc.tables import Column, Table, View
 
 
