@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from calc.errors import CalcError
-from calc.hf import spec_from_hf_config
+from calc.hf.config import spec_from_hf_config
 from calc.spec import ModelSpec
 
 # Token ids left unset: a spec has no tokenizer, and transformers' defaults (e.g. Phi-3's
