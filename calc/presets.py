@@ -196,6 +196,16 @@ def load_gpus() -> dict[str, GPU]:
     return {name: GPU.model_validate({"name": name, **entry}) for name, entry in data.items()}
 
 
+def gpu_for_device(device_name: str) -> GPU | None:
+    """The catalogue GPU whose `device_name` words all appear in `device_name` (the most
+    specific such entry), or None."""
+    upper = device_name.upper()
+    matches = [gpu for gpu in load_gpus().values()
+               if gpu.device_name and all(w.upper() in upper for w in gpu.device_name)]
+    return max(matches, key=lambda gpu: (len(gpu.device_name), sum(map(len, gpu.device_name))),
+               default=None)
+
+
 def get_gpu(name: str) -> GPU:
     gpus = load_gpus()
     key = name.lower()

@@ -102,8 +102,8 @@ CONVENTIONS: dict[str, Convention] = {
         _megatron_selective_hw),
     "megatron-core-2024": Convention(
         "Megatron-Core / NeMo 2024 (full attention)",
-        "12·B·s·l·h²·((1 + g/a + s/h)·a·d_h/h + (f/h)·k·glu + V/2lh) per step, glu = 1.5 "
-        "for a gated FFN, k = experts per token",
+        "12·B·s·l·h²·((1 + g/a + s/h)·a·d_h/h + (f/h)·k·glu + V/2lh) per step, "
+        "glu = 1.5 for a gated FFN, k = experts per token",
         "Megatron-LM megatron/training/training.py num_floating_point_operations (2024, before "
         "its 2025 causal-attention discount); NeMo nemo/utils/flops_formulas.py, same terms, "
         "until its August 2025 causal discount", _megatron_core_2024),

@@ -100,6 +100,7 @@ def test_source_formula_gives_the_printed_mfu_and_hfu_from_the_printed_time(run)
 # llama3 formula gives for its Llama31Config405B (126 layers, 16,384 wide, 8 KV groups): a gap in
 # the source, the same on B200 and GB200. Their time (tokens/s) is what the model is compared on.
 KNOWN_GAPS = {"nemo-2502-b200-llama3.1-405b": 0.0104, "nemo-2504-gb200-llama3.1-405b": 0.0098}
+GAP_DIGITS = 0.001  # the gaps above are recorded to three decimals
 WITH_TOKENS_AND_TFLOPS = [r for r in ALL if r.tokens_per_s_per_gpu and r.tflops_per_gpu]
 
 
@@ -111,7 +112,9 @@ def test_source_formula_gives_the_printed_tflops_from_the_printed_tokens(run):
     tolerance = _half_unit(run.tokens_per_s_per_gpu) + _half_unit(run.tflops_per_gpu)
     # calc's GPT-3 has 50,257 tokens where NeMo counts 51,200: 0.007 % of the FLOPs.
     tolerance += 1e-4 if run.model == "gpt3-175b" else 0
-    assert run.tflops_per_gpu / implied - 1 == pytest.approx(gap, abs=tolerance + 0.001 * bool(gap))
+    if gap:
+        tolerance += GAP_DIGITS
+    assert run.tflops_per_gpu / implied - 1 == pytest.approx(gap, abs=tolerance)
 
 
 # Printed TFLOP/s ÷ dense peak = printed utilisation (same convention on both sides). Llama 3

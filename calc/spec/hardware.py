@@ -36,6 +36,10 @@ class GPU(Frozen):
 
     name: str = Field(min_length=1, description="catalogue key, e.g. 'a100'")
     title: str = Field(min_length=1, description="product name, e.g. 'NVIDIA A100 80GB SXM4'")
+    device_name: tuple[str, ...] = Field(
+        (), description="words that all appear, in any case, in the name torch gives the device "
+                        "(torch.cuda.get_device_name: 'NVIDIA A100-SXM4-40GB'); the entry with "
+                        "the most matching words wins ('A100', '40GB' over 'A100')")
     peak_tflops: dict[Dtype, float] = Field(
         description="dense peak in TFLOP/s (TOP/s for int8) per dtype; tensor cores where any")
     memory_gib: float = Field(gt=0, description="device memory (vendors' 'GB' here are GiB)")
