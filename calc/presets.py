@@ -9,7 +9,6 @@ or JSON holding either the spec's fields at top level or a preset's layout (`[sp
 
 from __future__ import annotations
 
-import json
 import tomllib
 from functools import cache
 from importlib import resources
@@ -19,8 +18,10 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from calc.errors import CalcError, UnknownNameError, one_line
-from calc.spec import GPU, Dtype, ModelSpec
+from calc.files import read_mapping
+from calc.spec import GPU, Dtype, ModelSpec, System
 from calc.spec.model import Frozen
+from calc.spec.throughput import PublishedThroughput
 
 DATA_PACKAGE = "calc.preset_data"  # the top-level presets/ folder, shipped as package data
 
@@ -35,9 +36,9 @@ class PublishedParams(Frozen):
     source: str = Field(min_length=1)
 
 
-# The confidence tags of ../shared/reference/published.json, strongest first: the figure read in
-# the primary source, in a verbatim transcription, in two secondary sources, in one; derived from
-# published figures; or not confirmed at all.
+# How well a published figure is confirmed, strongest first: read in the primary source, in a
+# verbatim transcription of it, in two secondary sources, in one; derived from published
+# figures; or not confirmed at all.
 Confidence = Literal["confirmed_primary", "confirmed_transcription", "confirmed_secondary",
                      "secondary_single", "derived", "unconfirmed"]
 
@@ -60,7 +61,7 @@ class PublishedRun(Frozen):
     mfu_convention: str = Field("", description="how the reported MFU was counted")
     scope: str = Field("", description="what the GPU-hours cover")
     confidence: Confidence | None = Field(
-        None, description="how well the run's figures are confirmed (published.json's tag)")
+        None, description="how well the run's figures are confirmed")
     source: str = Field(min_length=1)
 
 
@@ -86,6 +87,7 @@ def _data_dir() -> Path:
         return Path(__file__).resolve().parents[1] / "presets"
 
 
+@cache  # a listing per process: estimate() by name must not re-list the folder on every call
 def _model_files() -> dict[str, Path]:
     return {path.stem: path for path in sorted((_data_dir() / "models").glob("*.toml"))}
 
@@ -93,29 +95,6 @@ def _model_files() -> dict[str, Path]:
 def list_presets() -> list[str]:
     """Preset names, sorted."""
     return list(_model_files())
-
-
-def _read_mapping(path: Path) -> dict[str, Any]:
-    """A TOML or JSON file's top-level object; CalcError naming the file on any problem."""
-    if not path.exists():
-        raise CalcError(f"spec file {str(path)!r} does not exist")
-    if path.is_dir():
-        raise CalcError(f"spec file {str(path)!r} is a directory, not a TOML or JSON file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise CalcError(f"spec file {str(path)!r} cannot be read: {error}") from None
-    if not text.strip():
-        raise CalcError(f"spec file {str(path)!r} is empty; expected a TOML or JSON object")
-    try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
-        kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
-        raise CalcError(f"spec file {str(path)!r} is not valid {kind}: {error}") from None
-    if not isinstance(data, dict):
-        raise CalcError(f"spec file {str(path)!r} holds a {type(data).__name__}, "
-                        f"expected an object of spec fields")
-    return data
 
 
 def _preset_from_mapping(name: str, data: dict[str, Any], where: str) -> Preset:
@@ -145,7 +124,7 @@ def load_preset(name: str) -> Preset:
     files = _model_files()
     if name not in files:
         raise UnknownNameError("model", name, files, "python -m calc list")
-    return _preset_from_mapping(name, _read_mapping(files[name]), f"preset {name}")
+    return _preset_from_mapping(name, read_mapping(files[name]), f"preset {name}")
 
 
 def _is_hf_config(data: dict[str, Any]) -> bool:
@@ -162,6 +141,26 @@ def _preset_from_hf_config(path: Path, data: dict[str, Any]) -> Preset:
     return Preset(name=name, title=title, source=str(path), spec=spec, hf_config=data)
 
 
+def resolve(model: str | ModelSpec | Preset) -> Preset:
+    """A Preset for a preset name, spec file path, ModelSpec or Preset."""
+    if isinstance(model, Preset):
+        return model
+    if isinstance(model, ModelSpec):
+        return Preset(name=model.name, title=model.name, source="custom spec", spec=model)
+    return load_model(model)
+
+
+def sequence_length(spec: ModelSpec, seq_len: int | None, flag: str = "--seq-len") -> int:
+    """`seq_len`, default the model's training context; an error past a learned position table
+    (`flag` names the option to change)."""
+    t = seq_len or spec.context_length
+    if spec.position_table and t > spec.position_table:
+        name = flag.removeprefix("--").replace("-", "_")
+        raise CalcError(f"{name}={t} exceeds {spec.name}'s learned position table of "
+                        f"{spec.position_table} rows; use {flag} <= {spec.position_table}")
+    return t
+
+
 def load_model(model: str) -> Preset:
     """A preset by name, a spec file (TOML or JSON) or a Hugging Face config.json by path."""
     path = Path(model)
@@ -169,7 +168,7 @@ def load_model(model: str) -> Preset:
     if model in _model_files() and not path.exists():
         return load_preset(model)
     if path.exists() or looks_like_path:
-        data = _read_mapping(path)
+        data = read_mapping(path)
         if _is_hf_config(data):
             return _preset_from_hf_config(path, data)
         return _preset_from_mapping(path.stem, data, f"spec file {str(path)!r}")
@@ -197,9 +196,57 @@ def load_gpus() -> dict[str, GPU]:
     return {name: GPU.model_validate({"name": name, **entry}) for name, entry in data.items()}
 
 
+def gpu_for_device(device_name: str) -> GPU | None:
+    """The catalogue GPU whose `device_name` words all appear in `device_name` (the most
+    specific such entry), or None."""
+    upper = device_name.upper()
+    matches = [gpu for gpu in load_gpus().values()
+               if gpu.device_name and all(w.upper() in upper for w in gpu.device_name)]
+    return max(matches, key=lambda gpu: (len(gpu.device_name), sum(map(len, gpu.device_name))),
+               default=None)
+
+
 def get_gpu(name: str) -> GPU:
     gpus = load_gpus()
     key = name.lower()
     if key not in gpus:
         raise UnknownNameError("GPU", name, gpus, "python -m calc gpus")
     return gpus[key]
+
+
+@cache
+def load_systems() -> dict[str, System]:
+    """presets/systems.toml: named platforms (DGX H100, GB200 NVL72, TPU pods) by key."""
+    data = tomllib.loads((_data_dir() / "systems.toml").read_text(encoding="utf-8"))
+    return {name: System.model_validate({"name": name, **entry}) for name, entry in data.items()}
+
+
+def get_system(name: str) -> System:
+    systems = load_systems()
+    key = name.lower()
+    if key not in systems:
+        raise UnknownNameError("system", name, systems, "python -m calc gpus")
+    return systems[key]
+
+
+def system_for_gpu(gpu_name: str) -> System:
+    """The reference platform a GPU entry names in its `system` field (a100 → dgx-a100)."""
+    gpu = get_gpu(gpu_name)
+    if gpu.system is None:
+        raise CalcError(f"gpu {gpu.name!r} has no reference system in the catalogue; name one "
+                        f"with --system (python -m calc gpus lists them)")
+    return get_system(gpu.system)
+
+
+@cache
+def load_throughput_runs() -> dict[str, PublishedThroughput]:
+    """presets/throughput.toml: published runs with their layout and measured throughput."""
+    path = _data_dir() / "throughput.toml"
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    runs = {}
+    for name, entry in data.items():
+        try:
+            runs[name] = PublishedThroughput.model_validate({"name": name, **entry})
+        except ValidationError as error:
+            raise CalcError(one_line(error, f"throughput run {name}")) from None
+    return runs

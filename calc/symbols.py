@@ -132,6 +132,10 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("n_tp", "t", "tensor-parallel degree", "memory"),
     SymbolInfo("n_pp", "p", "pipeline-parallel degree", "memory"),
     SymbolInfo("n_dp", "N_{d}", "data-parallel degree", "memory"),
+    SymbolInfo("n_cp", "c", "context-parallel degree (the sequence split c ways)", "memory"),
+    SymbolInfo("n_ep", "e", "expert-parallel degree (routed experts split e ways)", "memory"),
+    SymbolInfo("n_vp", "v", "virtual pipeline stages per GPU (interleaved 1F1B)", "memory"),
+    SymbolInfo("i_vp", r"\mathbb{1}_{v>1}", "an interleaved pipeline schedule", "memory"),
     SymbolInfo("i_z1", r"\mathbb{1}_{ZeRO\geq 1}", "ZeRO shards optimizer states", "memory"),
     SymbolInfo("i_z2", r"\mathbb{1}_{ZeRO\geq 2}", "ZeRO shards gradients", "memory"),
     SymbolInfo("i_z3", r"\mathbb{1}_{ZeRO\geq 3}", "ZeRO shards parameters", "memory"),
@@ -205,6 +209,7 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
     "N", "N_emb", "N_head", "N_e", "b", "n_tp", "n_pp", "n_dp", "i_z1", "i_z2", "i_z3", "i_pp1",
     "q_w", "q_g", "q_gc", "q_m", "q_o", "q_a", "q_kv", "i_drop", "i_sp", "i_scores", "i_full",
     "M_gib"))
+n_cp, n_ep, n_vp, i_vp = (SYMBOLS[n] for n in ("n_cp", "n_ep", "n_vp", "i_vp"))
 BW, u_bw, F_p, F_d = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d"))
 C, rho, E_irr, A_fit, B_fit, alpha, beta, r, t_days = (SYMBOLS[n] for n in (
     "C", "rho", "E_irr", "A_fit", "B_fit", "alpha", "beta", "r", "t_days"))

@@ -24,8 +24,8 @@ from calc.errors import CalcError  # noqa: E402
 from calc.hf import spec_from_hf_config  # noqa: E402
 from calc.hf.defaults import supported_types  # noqa: E402
 from calc.hf.export import buffer_params, hf_config_from_spec  # noqa: E402
+from calc.reports.verify import hf_seq_len  # noqa: E402
 from calc.verify import hf_reference  # noqa: E402
-from calc.verify.hf_compare import hf_seq_len  # noqa: E402
 from calc.verify.hf_implementation import transformers_flops  # noqa: E402
 from tests.hf_strategies import MIN_WINDOW, hf_configs  # noqa: E402
 from tests.strategies import model_specs  # noqa: E402

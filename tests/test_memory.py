@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import calc
 from calc import _compiled
 from calc.formulas import memory as M
-from calc.plan.memory import symbol_values_for
+from calc.reports.memory import symbol_values_for
 from calc.spec import TrainingMemory
 from calc.symbols import SYMBOLS
 from tests.strategies import model_specs
@@ -88,7 +88,7 @@ def test_korthikanti_per_layer_symbolically(case):
            S["d_v"]: S["d"] / S["h"], S["n_norm"]: 2, S["i_mla"]: 0, S["q_a"]: 2,
            S["i_drop"]: 1, S["n_tp"]: opts.tp, S["i_sp"]: int(opts.sequence_parallel),
            S["i_scores"]: int(opts.recompute == "none"),
-           S["i_full"]: int(opts.recompute == "full")}
+           S["i_full"]: int(opts.recompute == "full"), S["n_cp"]: 1}
     ours = M.ACTIVATIONS_PER_LAYER.subs(gpt).subs({S["T"]: s_, S["b"]: b_, S["d"]: h_,
                                                    S["h"]: a_})
     assert sympy.simplify(ours - expected.subs(t_, opts.tp)) == 0

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.cli import Parser, add_format, add_workload, workload
-from calc.render import render
+from calc.commands._args import Parser, add_format, add_workload, positive_int, workload
+from calc.views import render
 
 
 def run(argv: Sequence[str]) -> int:
-    from calc.comparison import ROW_GROUPS, compare
     from calc.presets import list_presets
+    from calc.reports.compare import ROW_GROUPS, compare
 
     groups = ", ".join(group.key for group in ROW_GROUPS)
     parser = Parser(prog="python -m calc compare",
@@ -25,19 +25,27 @@ def run(argv: Sequence[str]) -> int:
     parser.add_argument("--rows", action="store_true",
                         help="one row per model instead of one column (a catalogue)")
     add_workload(parser)
+    parser.add_argument("--search-layout", action="store_true",
+                        help="also price the tokens at the MFU calc step predicts for each "
+                             "model's fastest layout that fits (calc layout)")
+    parser.add_argument("--global-batch", type=positive_int,
+                        help="with --search-layout: sequences per step (default: one per GPU)")
+    parser.add_argument("--system", help="named system for the predicted step time")
     add_format(parser)
     args = parser.parse_args(argv)
     if args.all == bool(args.models):
         parser.error("MODEL: give models to compare, or --all (not both)")
     models = args.models or _by_size(list_presets())
+    parallel = {"global_batch": args.global_batch} if args.global_batch else None
     comparison = compare(models, groups=args.groups, layout="rows" if args.rows else "columns",
-                         **workload(args))
+                         system=args.system, parallel=parallel,
+                         search_layout=args.search_layout, **workload(args))
     print(render(comparison, args.format), end="")
     return 0
 
 
 def _by_size(names: list[str]) -> list[str]:
-    from calc.catalog import preset_catalogue
+    from calc.reports.catalog import preset_catalogue
 
     order = [row.name for row in preset_catalogue().presets]  # sorted by parameters
     return [name for name in order if name in names]

@@ -4,7 +4,8 @@ Modules: `params` (parameter counts), `mixers` (Mamba, gated DeltaNet and short-
 parameters, weights, convolution and scan FLOPs), `flops` (FLOPs per token), `rules` (published
 shortcuts), `training` (FLOPs, GPU-hours, days), `memory` (training memory per GPU), `inference`
 (KV cache, prefill and decode time), `scaling` (compute-optimal N and D). `codegen` compiles them
-into calc/_compiled.py, which is what calc evaluates; `display` renders them as text and LaTeX.
+into calc/_compiled.py, which is what calc evaluates; calc.reports.formulas shows them (text,
+LaTeX).
 
 GROUPS lists every compiled function: its name and the expressions it returns.
 """

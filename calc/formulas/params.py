@@ -4,7 +4,7 @@ A Linear(n_in, n_out) holds n_in·n_out weights (+ n_out with a bias); a LayerNo
 n·(g_norm + b_norm) (γ, and β when present), an RMSNorm n (source chapter 1.3, §7; CS336 lecture
 3, "归一化"). Keys are hierarchical (`attention/q`), as in nanoGPT's sizing notebook, and a total is
 the plain sum of its named terms. Structure enters through 0/1 indicators (calc.symbols), so each
-term is one general expression; `specialise` in calc.formulas.display shows a model's own form.
+term is one general expression; `specialise` in calc.reports.formulas shows a model's own form.
 
 A model is a sum over the kinds of layer part (PARTS): each part's per-layer expression times the
 count of layers that have it (L_att attention layers, L_ssm Mamba, L_dn gated DeltaNet, L_sc

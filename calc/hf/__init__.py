@@ -1,6 +1,6 @@
 """Hugging Face config.json → ModelSpec, and back, for the decoder model types transformers builds.
 
-    spec = calc.ModelSpec.from_hf_config("Qwen3-0.6B/config.json")
+    spec = calc.spec_from_hf_config("Qwen3-0.6B/config.json")
     python -m calc path/to/config.json --tokens 1e12 --gpu h100
 
 Supported: calc.hf.defaults.supported_types() (gpt2, llama, mistral, mixtral, qwen2, qwen2_moe,
@@ -15,62 +15,14 @@ torch nor transformers is imported here (calc.verify.hf_reference builds transfo
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from calc.errors import CalcError, one_line
+from calc.hf.config import default_name, read_hf_config, spec_from_hf_config
 from calc.hf.defaults import supported_types
-from calc.hf.fields import HFConfig
-from calc.hf.readers import READERS
 from calc.spec import ModelSpec
 
 __all__ = ["default_name", "hf_config_from_spec", "read_hf_config", "spec_from_hf_config",
            "supported_types"]
-
-
-def read_hf_config(path: str | Path) -> dict[str, Any]:
-    """The JSON object in a config.json file; CalcError naming the file on any problem."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CalcError(f"config file {str(path)!r} does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CalcError(f"config file {str(path)!r} cannot be read as JSON: {error}") from None
-    if not isinstance(data, dict):
-        raise CalcError(f"config file {str(path)!r} holds a {type(data).__name__}, "
-                        f"expected a JSON object")
-    return data
-
-
-def default_name(path: str | Path) -> str:
-    """Qwen3-0.6B/config.json → 'Qwen3-0.6B'; my-model.json → 'my-model'."""
-    path = Path(path)
-    return (path.parent.name or path.stem) if path.stem == "config" else path.stem
-
-
-def spec_from_hf_config(config: dict[str, Any] | str | Path, name: str | None = None,
-                        where: str | None = None) -> ModelSpec:
-    """The ModelSpec of a Hugging Face config (the dict of a config.json, or its path)."""
-    if not isinstance(config, dict):
-        where = where or f"config file {str(config)!r}"
-        name = name or default_name(config)
-        config = read_hf_config(config)
-    where = where or "Hugging Face config"
-    model_type = config.get("model_type")
-    if model_type not in READERS:
-        raise CalcError(f"{where}: model_type={model_type!r} is not supported; supported: "
-                        f"{', '.join(supported_types())}")
-    c = HFConfig(config, where)
-    spec = READERS[model_type](c)
-    label = name or config.get("_name_or_path") or model_type
-    try:
-        return ModelSpec.model_validate({"name": str(label), **spec})
-    except ValidationError as error:
-        raise CalcError(one_line(error, f"{c.where}, as calc spec")) from None
 
 
 def hf_config_from_spec(spec: ModelSpec) -> dict[str, Any]:

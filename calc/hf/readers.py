@@ -170,7 +170,7 @@ def _deepseek(c: HFConfig, v3: bool) -> dict[str, Any]:
     first = c.size("first_k_dense_replace", minimum=0)
     # moe_layer_freq: DeepSeek's own modeling_deepseek.py makes layer i MoE when i >=
     # first_k_dense_replace and i % moe_layer_freq == 0 (every released checkpoint has 1);
-    # transformers 5.x ignores the field (calc.verify.hf_compare says so and does not compare).
+    # transformers 5.x ignores the field (calc.reports.verify says so and does not compare).
     freq = c.size("moe_layer_freq") if "moe_layer_freq" in c.values else 1
     sparse = [i >= first and i % freq == 0 for i in range(layers)]
     placement, placed = moe_layout(c, sparse) if any(sparse) else (None, {})

@@ -98,15 +98,15 @@ def _llama4_text(c: HFConfig) -> dict[str, Any]:
               else list(range(step - 1, layers, step)))
     experts = c.size("num_local_experts")
     bias = c.flag("attention_bias")
+    sparse = [i in moe_at for i in range(layers)]
     spec = decoder(c, heads(c), attention={
         "qkv_bias": bias, "out_bias": bias,
         "qk_norm": "head" if c.flag("use_qk_norm") else "none", "qk_norm_weights": False},
         moe={"n_experts": experts, "d_expert": c.size("intermediate_size"),
              "top_k": top_k(c, "num_experts_per_tok", experts, "num_local_experts"),
-             "n_shared_experts": 1})
+             "n_shared_experts": 1} if any(sparse) else None)
     spec["ffn"]["d_ff"] = c.size("intermediate_size_mlp")
-    return merge(spec, per_layer(c, attention=kinds,
-                                  ffn=ffn_kinds([i in moe_at for i in range(layers)])))
+    return merge(spec, per_layer(c, attention=kinds, ffn=ffn_kinds(sparse)))
 
 
 READERS: dict[str, Callable[[HFConfig], dict[str, Any]]] = {

@@ -1,7 +1,7 @@
 """Validated, frozen input schemas: the model, the accelerator and the workloads."""
 
 from calc.spec.budget import ComputeBudget
-from calc.spec.hardware import DTYPES, GPU, Dtype
+from calc.spec.hardware import DTYPES, GPU, Dtype, System
 from calc.spec.inference import InferenceWorkload
 from calc.spec.layers import DeltaNetSpec, LayerAt, LayersSpec, MambaSpec, ShortConvSpec
 from calc.spec.memory import OPTIMIZERS, RECIPES, TrainingMemory
@@ -15,11 +15,10 @@ from calc.spec.model import (
     PositionSpec,
 )
 from calc.spec.precision import BYTES_PER_ELEMENT, STORAGE_DTYPES, StorageDtype
-from calc.spec.workload import DEFAULT_MFU, AttentionConvention, Workload
+from calc.spec.workload import AttentionConvention, Workload
 
 __all__ = [
     "BYTES_PER_ELEMENT",
-    "DEFAULT_MFU",
     "DTYPES",
     "GPU",
     "OPTIMIZERS",
@@ -42,6 +41,7 @@ __all__ = [
     "PositionSpec",
     "ShortConvSpec",
     "StorageDtype",
+    "System",
     "TrainingMemory",
     "Workload",
 ]

@@ -85,6 +85,12 @@ class TrainingMemory(Frozen):
     dp: int = Field(1, ge=1, le=MAX_DEGREE, description="data-parallel degree N_d")
     tp: int = Field(1, ge=1, le=MAX_DEGREE, description="tensor-parallel degree t")
     pp: int = Field(1, ge=1, le=MAX_DEGREE, description="pipeline-parallel degree p")
+    cp: int = Field(1, ge=1, le=MAX_DEGREE,
+                    description="context-parallel degree c: each GPU holds s/c of a sequence")
+    ep: int = Field(1, ge=1, le=MAX_DEGREE,
+                    description="expert-parallel degree e: routed experts split e ways")
+    vpp: int = Field(1, ge=1, le=1024,
+                     description="virtual pipeline stages per GPU v (interleaved 1F1B)")
     recompute: Recompute = Field(
         "none", description="activation recomputation: none, selective (attention core) or "
                             "full (keep only each layer's input)")

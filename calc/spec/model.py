@@ -11,7 +11,6 @@ fields; derived values (head width, MoE layer count, ...) are plain properties.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
@@ -267,9 +266,11 @@ class ModelSpec(Frozen):
         if "none" in ffns and self.parallel_block:
             raise ValueError("parallel_block=True needs an FFN on every layer")
         if self.moe is not None and self.n_moe_layers == 0:
-            raise ValueError(
-                f"moe.first_dense_layers={self.moe.first_dense_layers} and moe.every="
-                f"{self.moe.every} leave no MoE layer among n_layers={self.n_layers}")
+            placed_by = ("layers.ffn_pattern/exceptions" if self.layers.ffn_pattern
+                         or self.layers.at("ffn") else
+                         f"moe.first_dense_layers={self.moe.first_dense_layers} and moe.every="
+                         f"{self.moe.every}")
+            raise ValueError(f"{placed_by} leave no MoE layer among n_layers={self.n_layers}")
         if self.moe is None and "moe" in ffns:
             raise ValueError("layers: moe FFN layers need moe")
         placed = self.layers.ffn_pattern or self.layers.at("ffn")
@@ -381,15 +382,6 @@ class ModelSpec(Frozen):
     def embedding_width(self) -> int:
         """Width of the token embedding and the LM head (d_model unless d_embedding)."""
         return self.d_embedding if self.d_embedding is not None else self.d_model
-
-    # ---- constructors ---------------------------------------------------------------------
-    @classmethod
-    def from_hf_config(cls, config: dict[str, Any] | str | Path,
-                       name: str | None = None) -> ModelSpec:
-        """The spec of a Hugging Face config.json (its dict, or its path); see calc.hf."""
-        from calc.hf import spec_from_hf_config  # calc.hf imports this module
-
-        return spec_from_hf_config(config, name=name)
 
     def updated(self, **changes: Any) -> ModelSpec:
         """A re-validated copy with top-level or dotted (`attention.n_heads`) fields changed.

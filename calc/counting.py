@@ -1,0 +1,131 @@
+"""The counting conventions, once: their named factors and constants, and the sentences printed
+under every table (each number in a sentence formatted from its constant).
+
+Everything else in calc imports these; this module imports nothing of calc.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Named factors (Kaplan et al. 2020 §2.1): gradients w.r.t. activations and w.r.t. weights each
+# cost about one forward pass; training = forward + backward. Used by the formulas, the numeric
+# path, the verifier and the sweeps alike.
+BACKWARD_PER_FORWARD = 2
+TRAIN_PER_FORWARD = 1 + BACKWARD_PER_FORWARD
+# A multiply-add is two FLOPs (what torch's FlopCounterMode counts): a token's forward pass
+# through N weights is 2N FLOPs, its training step 6N (Kaplan et al. 2020 §2.1).
+FLOPS_PER_MULTIPLY_ADD = 2
+
+# Chinchilla's rule of thumb D ≈ 20·N (Hoffmann et al. 2022 Table 3: 70B parameters on 1.4T
+# tokens; §3.4). N is the total parameter count, as in the paper's dense models.
+TOKENS_PER_PARAMETER = 20
+
+# The MFU assumed when none is given or measured, always labelled as a default: large dense runs
+# report 38-46 % (PaLM 540B 46.2 %, Chowdhery et al. 2022 Table 3; Llama 3 405B 38-43 % BF16 MFU,
+# Dubey et al. 2024 Table 4).
+DEFAULT_MFU = 0.4
+DEFAULT_MFU_NOTE = (f"default {100 * DEFAULT_MFU:g} %: large dense runs report 38-46 % "
+                    f"(PaLM, Llama 3)")
+
+# A count of bytes: an exact int when whole; a float where a division (by a parallel degree, by
+# 2 for int4) leaves a fraction.
+Bytes = int | float
+
+# Below this, a float count of bytes or FLOPs is still an exact integer (2^53).
+_EXACT_FLOAT = 2**53
+
+
+def whole(value: int | float) -> int | float:
+    """An integral float as an int (JSON prints 120000000000, not 120000000000.0); others as
+    they are. Only below 2^53, where a float still holds the exact integer."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < _EXACT_FLOAT:
+        return int(value)
+    return value
+
+
+PARAMETERS = (
+    "Parameters: unique tensors, a tied weight counted once. non-embedding = total − token and "
+    "position embeddings − an untied LM head (Kaplan et al. 2020); active = what one token "
+    "uses (top-k of the routed experts, the shared experts and the router).")
+FLOPS = (
+    "FLOPs: matrix products only, a multiply-add = 2 FLOPs (what torch's FlopCounterMode "
+    "counts); the embedding lookup, norms, softmax, activations, biases, RoPE and a relative-"
+    "position projection (Transformer-XL: once per batch, not per token) count 0; the LM head "
+    "counts even when tied; MoE counts only the experts a token uses.")
+ATTENTION = {
+    "causal": "Attention: causal — query i scores keys 1..i (the lower triangle with its "
+              "diagonal), at most w in a sliding-window layer; GQA/MQA do not reduce score "
+              "FLOPs. Inference: one new token attends to all T (or w) cached keys.",
+    "full": "Attention: full — every query scores all T keys (the T×T square, as torch counts "
+            "an explicit matmul), at most w in a sliding-window layer; GQA/MQA do not reduce "
+            "score FLOPs. Inference: one new token attends to all T (or w) cached keys.",
+}
+SCANS = (
+    "Scans and convolutions (Mamba, gated DeltaNet, short convolutions) are not matrix "
+    "products: a causal conv costs 2·k FLOPs per channel per token (a multiply-add per tap); "
+    "a scan counts its recurrence run token by token, 1 FLOP per multiply or add on a state "
+    "element (decay 1, write 2, each read 2: Mamba 5, gated DeltaNet 7 per element); what "
+    "prepares the coefficients (exp, softplus, gates) counts 0.")
+PASSES = (f"Backward = {BACKWARD_PER_FORWARD} × forward (activation and weight gradients); "
+          f"train = {TRAIN_PER_FORWARD} × forward. Recomputation (activation checkpointing) is "
+          f"hardware FLOPs, not counted.")
+UNITS = "Units: decimal — 1 M = 1e6, 1 B = 1e9, 1 T = 1e12; GFLOP = 1e9 FLOPs."
+
+
+
+
+def mfu_note(source: str) -> str:
+    """How an MFU was chosen: the default, --mfu, or a measurement's description."""
+    return {"default": DEFAULT_MFU_NOTE, "flag": "given with --mfu"}.get(source, source)
+
+
+PREDICTED_MFU = (
+    "Predicted GPU-hours: tokens ÷ (tokens/s per GPU that `calc step` predicts for the layout "
+    "shown) ÷ 3600, i.e. at the MFU of that prediction — a model of step time with global "
+    "constants fitted on published runs (docs/step-time.md, docs/throughput.md), not a "
+    "measurement; it leaves out restarts, evaluation and data loading.")
+
+
+def gpu_hours_sentence(dtype: str, gpu: str, peak_flops: float, mfu: float, mfu_source: str,
+                       gpus: int) -> str:
+    """GPU-hours = FLOPs / (peak × MFU) / 3600 (calc.formulas.training), with this run's terms."""
+    return (f"GPU-hours = training FLOPs / (dense {dtype} peak of one {gpu} = "
+            f"{peak_flops / 1e12:g} TFLOP/s × MFU {mfu:.3g} [{mfu_note(mfu_source)}]) / 3600; "
+            f"days = GPU-hours / ({gpus:,} GPUs × 24).")
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    """A published training-FLOPs rule: its label, what it assumes, where it comes from.
+
+    The expressions themselves are in calc.formulas.rules (sympy), keyed the same way.
+    """
+
+    label: str
+    assumes: str
+    source: str
+
+
+RULES: dict[str, RuleInfo] = {
+    "6N": RuleInfo(
+        "6N", "N = all (active) parameters, embeddings included; attention ignored",
+        "Kaplan et al. 2020 §2.1 (C ≈ 6N); chapter 1.3: each parameter one multiply-add"),
+    "kaplan": RuleInfo(
+        "Kaplan 3·(2N + 2·L·T·d_attn)",
+        "N non-embedding; one T×d_attn score term per layer (the 'Mask' row); no LM head",
+        "Kaplan et al. 2020 Table 1, Eq. 2.2 (C_forward = 2N + 2·n_layer·n_ctx·d_attn)"),
+    "palm": RuleInfo(
+        "PaLM 6N + 12·L·H·Q·T",
+        "full T×T attention; N without position embeddings (nanoGPT's reading)",
+        "Chowdhery et al. 2022 (PaLM) Appendix B"),
+    "megatron": RuleInfo(
+        "Megatron-LM (causal)",
+        "MHA/GQA projections (not MLA), gated FFN, top-k experts; T/2 keys per query; no router",
+        "Narayanan et al. 2021 §5.1 Eq. 3 without recomputation, as generalised in "
+        "Megatron-LM's training FLOPs count (causal attention halved since 2025)"),
+    "chinchilla": RuleInfo(
+        "Chinchilla App. F",
+        "embeddings and softmax counted; K, Q, V all h·d_qk wide; 2-matrix FFN; full T×T",
+        "Hoffmann et al. 2022 (Chinchilla) Appendix F, per sequence ÷ T; backward = 2×"),
+}

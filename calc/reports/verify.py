@@ -1,0 +1,183 @@
+"""`verify(spec)`: calc's formulas against the model torch builds from the same spec, exactly.
+
+Parameters are compared per component; forward FLOPs per component and per operator under the
+`full` attention convention (what FlopCounterMode sees: every computed product); backward must
+be exactly calc.counting.BACKWARD_PER_FORWARD × forward. With `hf=True` the same config also
+goes through transformers' own implementation (calc.verify.hf_reference), the count nobody here
+wrote. The report model needs
+no torch; building and counting import it.
+"""
+
+from __future__ import annotations
+
+import time
+from importlib.util import find_spec
+from typing import Any
+
+from pydantic import Field
+
+from calc.counting import BACKWARD_PER_FORWARD
+from calc.document import Document
+from calc.errors import CalcError
+from calc.evaluate import count_flops, count_params
+from calc.spec import ModelSpec
+from calc.spec.model import Frozen
+
+CONVENTIONS = [
+    "Parameters: unique tensors of the built model (torch's named_parameters, a tied weight "
+    "once), attributed to calc's components by module.",
+    "FLOPs: torch.utils.flop_counter.FlopCounterMode over one forward pass of `batch` "
+    "sequences of `seq_len` tokens on the chosen device; calc's side is the full attention "
+    "convention (every computed QKᵀ and A·V product), per token × seq_len × batch.",
+    f"Backward: FlopCounterMode over loss.backward(); its matrix products must be exactly "
+    f"{BACKWARD_PER_FORWARD} × the forward's (convolutions apart: torch's count of a depthwise "
+    f"conv's weight gradient ignores its groups).",
+    "Scans (Mamba, gated DeltaNet): run token by token; each multiply, add or subtract on the "
+    "state counted as one FLOP per element by calc.verify.count.StateCounter, its reads as "
+    "matmuls by FlopCounterMode.",
+    "MoE: each token goes to exactly top-k experts (the router's top-k on real tensors, a "
+    "balanced assignment on the meta device, which has no values).",
+]
+
+
+class Check(Frozen):
+    quantity: str
+    calc: int
+    torch: int | None
+    match: bool
+
+
+class HFComparison(Frozen):
+    """calc against transformers' own model built from the same config (meta device)."""
+
+    compared: bool
+    reason: str = Field("", description="why not compared, when not")
+    model_type: str | None = None
+    seq_len: int | None = None
+    checks: list[Check] = Field(default_factory=list)
+
+
+class VerifyReport(Document):
+    model: str
+    seq_len: int
+    batch: int
+    device: str
+    params: list[Check]
+    flops: list[Check]
+    operators: dict[str, int] = Field(description="forward FLOPs per aten operator")
+    hf: HFComparison | None = None
+    seconds: float = Field(description="wall time of building and counting")
+    conventions: list[str] = Field(default_factory=lambda: list(CONVENTIONS))
+
+    @property
+    def ok(self) -> bool:
+        checks = [*self.params, *self.flops, *(self.hf.checks if self.hf else [])]
+        return all(check.match for check in checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.model_dump(mode="json"), "ok": self.ok}
+
+
+def _checks(calc_side: dict[str, int], torch_side: dict[str, int], total: str) -> list[Check]:
+    keys = [*calc_side, *(k for k in torch_side if k not in calc_side)]
+    checks = [Check(quantity=k, calc=calc_side.get(k, 0), torch=torch_side.get(k, 0),
+                    match=calc_side.get(k, 0) == torch_side.get(k, 0)) for k in keys]
+    a, b = sum(calc_side.values()), sum(torch_side.values())
+    return [*checks, Check(quantity=total, calc=a, torch=b, match=a == b)]
+
+
+def verify(spec: ModelSpec, seq_len: int | None = None, *, batch: int = 1,
+           device: str = "meta", hf: bool = False,
+           hf_config: dict | None = None) -> VerifyReport:
+    """Build `spec` in torch and compare every count with calc's formulas; with `hf`, also
+    with transformers' model of `hf_config` (or of the spec's export when none is given)."""
+    from calc.verify.count import count_flops as torch_flops
+    from calc.verify.count import count_parameters
+    from calc.verify.model import build
+
+    t = seq_len or min(spec.context_length, 128)
+    start = time.perf_counter()
+    model = build(spec, device)
+    counted_params = count_parameters(model)
+    counted = torch_flops(model, t, batch)
+    analytic = count_params(spec)
+    counted_mtp = sum(v for k, v in counted_params.items() if k.startswith("mtp/"))
+    param_checks = _checks({k: v for k, v in analytic.components.items() if v},
+                           {k: v for k, v in counted_params.items() if not k.startswith("mtp/")},
+                           "total")
+    if analytic.mtp or counted_mtp:
+        param_checks.append(Check(quantity="multi-token prediction (apart)", calc=analytic.mtp,
+                                  torch=counted_mtp, match=analytic.mtp == counted_mtp))
+    flops = count_flops(spec, t, "full")
+    analytic_flops = {k: v * t * batch for k, v in flops.components.items() if v}
+    flop_checks = _checks(analytic_flops, counted.forward_by_component, "forward")
+    # FlopCounterMode's convolution backward ignores `groups` in the weight gradient (a
+    # depthwise conv's comes out C times too large; torch/utils/flop_counter.py,
+    # conv_backward_flop), so the check multiplies the matrix products only.
+    conv = counted.forward_by_operator.get("aten.convolution", 0)
+    backward = BACKWARD_PER_FORWARD * (counted.matmul_forward - conv)
+    torch_backward = (None if counted.backward is None else counted.backward
+                      - counted.backward_by_operator.get("aten.convolution_backward", 0))
+    flop_checks.append(Check(quantity=f"backward ({BACKWARD_PER_FORWARD} × forward matrix "
+                                      f"products)", calc=backward,
+                             torch=torch_backward, match=backward == torch_backward))
+    comparison = None
+    if hf:
+        comparison = compare_with_transformers(spec, t, hf_config)
+    return VerifyReport(
+        model=spec.name, seq_len=t, batch=batch, device=device,
+        params=param_checks,
+        flops=flop_checks, operators=counted.forward_by_operator, hf=comparison,
+        seconds=time.perf_counter() - start)
+
+
+def hf_seq_len(spec: ModelSpec, seq_len: int) -> int:
+    """transformers' eager attention computes the whole masked T×T square even in a sliding-
+    window or chunked layer, where calc's full convention counts w keys (or a chunk's): compare
+    where the two agree."""
+    att, n = spec.attention, spec.layer_counts
+    limits = [seq_len, *([att.sliding_window] if n["local"] and att.sliding_window else []),
+              *([att.chunk_size] if n["chunked"] and att.chunk_size else [])]
+    return min(limits)
+
+
+# DeepSeek's own modeling code reads moe_layer_freq (calc.hf.readers); transformers ignores it,
+# so the two build different models.
+_IGNORED = {"deepseek_v2": "moe_layer_freq", "deepseek_v3": "moe_layer_freq"}
+
+
+def compare_with_transformers(spec: ModelSpec, seq_len: int,
+                              hf_config: dict[str, Any] | None = None) -> HFComparison:
+    """Parameters equal (up to values transformers keeps as buffers); forward FLOPs equal,
+    where transformers runs a part another way (calc.verify.hf_implementation) that part as it
+    runs."""
+    if find_spec("transformers") is None:
+        raise CalcError("--hf needs transformers: pip install -e '.[hf]'")
+    from calc.hf.export import buffer_params, hf_config_from_spec
+    from calc.verify.hf_implementation import transformers_flops
+    from calc.verify.hf_reference import count
+
+    buffers = 0
+    if hf_config is None:
+        try:
+            hf_config = hf_config_from_spec(spec)
+        except CalcError as error:
+            return HFComparison(compared=False, reason=str(error))
+        buffers = buffer_params(spec, hf_config["model_type"])
+    ignored = _IGNORED.get(hf_config.get("model_type", ""))
+    if ignored and hf_config.get(ignored, 1) != 1:
+        return HFComparison(compared=False, reason=(
+            f"{ignored}={hf_config[ignored]}: transformers ignores it and builds another model "
+            f"than the authors' code, whose placement calc counts"))
+    t = hf_seq_len(spec, seq_len)
+    counted = count(hf_config, t)
+    params = count_params(spec).total - buffers
+    label = "parameters" + (f" (less {buffers:,} kept as buffers)" if buffers else "")
+    forward, differences = transformers_flops(spec, hf_config, t)
+    as_run = f"; as transformers runs {', '.join(differences)}" if differences else ""
+    return HFComparison(
+        compared=True, model_type=counted.model_type, seq_len=t,
+        checks=[Check(quantity=label, calc=params, torch=counted.params,
+                      match=params == counted.params),
+                Check(quantity=f"forward FLOPs (1 × {t} tokens{as_run})", calc=forward,
+                      torch=counted.forward, match=forward == counted.forward)])
