@@ -183,11 +183,28 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "shared_expert_intermediate_size": draw(st.integers(1, 8)),
                 "decoder_sparse_step": draw(st.integers(1, 2)),
                 "mlp_only_layers": draw(st.lists(st.integers(0, layers - 1), max_size=2))}
+    if model_type in ("olmo3", "vaultgemma", "cohere2", "exaone4"):
+        config["layer_types"] = _layer_types(draw, layers, ["full_attention",
+                                                             "sliding_attention"])
+        config["sliding_window"] = draw(st.integers(MIN_WINDOW, 32))
+        if model_type == "vaultgemma":
+            config["hidden_activation"] = config.pop("hidden_act", "gelu_pytorch_tanh")
+            config["head_dim"] = draw(st.sampled_from([2, 4, 8]))
+        if model_type == "exaone4":
+            config.pop("attention_bias")
+        return config
+    if model_type == "smollm3":
+        return {**config, "mlp_bias": draw(st.booleans()),
+                "no_rope_layer_interval": draw(st.integers(1, 3)),
+                "use_sliding_window": draw(st.booleans()),
+                "sliding_window": draw(st.integers(MIN_WINDOW, 32))}
+    if model_type == "bitnet":
+        return {**config, "hidden_act": draw(st.sampled_from(["relu2", "silu"]))}
     return {**config, **moe, "num_experts": experts}  # olmoe
 
 
 PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe", "mamba",
-                   "mamba2")
+                   "mamba2", "olmo3", "smollm3", "cohere2", "exaone4", "vaultgemma", "bitnet")
 TEXT_OF = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
 
 

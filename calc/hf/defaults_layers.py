@@ -64,7 +64,53 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
 }
 
-EXTRA_ATTRIBUTES: dict[str, tuple[str, ...]] = {"olmoe": ("head_dim",)}
+_LLAMA = {"hidden_act": "silu", "num_key_value_heads": None}
+
+DEFAULTS.update({
+    "olmo3": {
+        **_LLAMA, "vocab_size": 50304, "hidden_size": 4096, "intermediate_size": 11008,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "max_position_embeddings": 2048,
+        "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 4096,
+        "layer_types": None,
+    },
+    "smollm3": {
+        "vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 11008,
+        "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4,
+        "hidden_act": "silu", "max_position_embeddings": 32768, "use_sliding_window": False,
+        "sliding_window": None, "no_rope_layers": None, "no_rope_layer_interval": 4,
+        "layer_types": None, "attention_bias": False, "mlp_bias": False,
+        "tie_word_embeddings": True,
+    },
+    "cohere2": {
+        **_LLAMA, "vocab_size": 256000, "hidden_size": 8192, "intermediate_size": 22528,
+        "num_hidden_layers": 40, "num_attention_heads": 64, "max_position_embeddings": 8192,
+        "tie_word_embeddings": True, "attention_bias": False, "sliding_window": 4096,
+        "layer_types": None,
+    },
+    "exaone4": {
+        "vocab_size": 102400, "hidden_size": 4096, "intermediate_size": 16384,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+        "hidden_act": "silu", "max_position_embeddings": 2048, "tie_word_embeddings": False,
+        "sliding_window": 4096, "sliding_window_pattern": 4, "layer_types": None,
+    },
+    "vaultgemma": {
+        "vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216,
+        "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
+        "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+        "max_position_embeddings": 8192, "tie_word_embeddings": True, "attention_bias": False,
+        "sliding_window": 4096, "layer_types": None,
+    },
+    "bitnet": {
+        "vocab_size": 128256, "hidden_size": 2560, "intermediate_size": 6912,
+        "num_hidden_layers": 30, "num_attention_heads": 20, "num_key_value_heads": 5,
+        "hidden_act": "relu2", "max_position_embeddings": 2048, "tie_word_embeddings": False,
+        "attention_bias": False,
+    },
+})
+
+# The modeling code reads them with getattr(config, "head_dim", hidden_size // heads).
+EXTRA_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    t: ("head_dim",) for t in ("olmoe", "olmo3", "smollm3", "exaone4", "bitnet")}
 
 ALIASES: dict[str, dict[str, str]] = {
     "gpt_oss": {"num_experts": "num_local_experts"},

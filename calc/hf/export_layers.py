@@ -120,10 +120,48 @@ def _mamba2(spec: ModelSpec) -> dict[str, Any]:
             "n_groups": m.n_groups}
 
 
+def _sliding(spec: ModelSpec, arch: str) -> dict[str, Any]:
+    return {**_windows(spec), "layer_types": _layer_types(spec, arch, "full_attention",
+                                                           "sliding_attention")}
+
+
+def _olmo3(spec: ModelSpec) -> dict[str, Any]:
+    return {**llama_like(spec, "olmo3"), **_sliding(spec, "olmo3"),
+            "attention_bias": spec.attention.qkv_bias}
+
+
+def _exaone4(spec: ModelSpec) -> dict[str, Any]:
+    return {**llama_like(spec, "exaone4"), **_sliding(spec, "exaone4")}
+
+
+def _vaultgemma(spec: ModelSpec) -> dict[str, Any]:
+    config = {**llama_like(spec, "vaultgemma"), **_sliding(spec, "vaultgemma"),
+              "attention_bias": spec.attention.qkv_bias}
+    config["hidden_activation"] = config.pop("hidden_act")
+    return config
+
+
+def _cohere2(spec: ModelSpec) -> dict[str, Any]:
+    config = {**llama_like(spec, "cohere2"), "attention_bias": spec.attention.qkv_bias,
+              **_windows(spec)}
+    config["layer_types"] = ["sliding_attention" if kind == "local" else "full_attention"
+                             for kind in spec.attention_kinds]
+    config.pop("head_dim")  # cohere2's heads are hidden_size / heads wide, whatever is given
+    return config
+
+
+def _bitnet(spec: ModelSpec) -> dict[str, Any]:
+    config = {**llama_like(spec, "bitnet"), "attention_bias": spec.attention.qkv_bias}
+    config.pop("head_dim")  # attn_sub_norm spans hidden_size: heads × head_dim must be it
+    return config
+
+
 WITHOUT_FFN = ("mamba", "mamba2")  # the writers whose layers have no FFN
 WRITERS: dict[str, Callable[[ModelSpec], dict[str, Any]]] = {
     "gemma3_text": _gemma3_text, "olmoe": _olmoe, "gpt_oss": _gpt_oss,
     "llama4_text": _llama4_text, "qwen3_next": _qwen3_next, "mamba": _mamba, "mamba2": _mamba2,
+    "olmo3": _olmo3, "exaone4": _exaone4, "vaultgemma": _vaultgemma, "cohere2": _cohere2,
+    "bitnet": _bitnet,
 }
 
 # Family traits (calc.hf.export._FAMILY) of these writers, for the closest-architecture message.
@@ -132,6 +170,9 @@ FAMILY: dict[str, dict[str, Any]] = {
     "gemma3_text": {**_ATTENTION, "moe": False}, "olmoe": {**_ATTENTION, "moe": True},
     "gpt_oss": {**_ATTENTION, "moe": True}, "llama4_text": {**_ATTENTION, "moe": True},
     "qwen3_next": {**_ATTENTION, "moe": True},
+    **{arch: {**_ATTENTION, "moe": False} for arch in ("olmo3", "exaone4", "vaultgemma",
+                                                        "bitnet")},
+    "cohere2": {**_ATTENTION, "norm.kind": "layernorm", "moe": False},
     "mamba": {**_ATTENTION, "position.kind": ("none",), "gated": False, "moe": False,
               "ssm": True},
     "mamba2": {**_ATTENTION, "position.kind": ("none",), "gated": False, "moe": False,

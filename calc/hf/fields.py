@@ -15,8 +15,8 @@ from calc.hf.defaults import ALIASES, DEFAULTS, EXTRA_ATTRIBUTES, LEGACY_KWARGS
 
 # transformers' activation names (transformers/activations.py ACT2CLS) → calc's: a gated FFN
 # (Llama's gate_proj/up_proj/down_proj) or a plain one (GPT-2's c_fc/c_proj).
-_GATED = {"silu": "swiglu", "swish": "swiglu", "relu": "reglu"}
-_PLAIN = {"silu": "silu", "swish": "silu", "relu": "relu"}
+_GATED = {"silu": "swiglu", "swish": "swiglu", "relu": "reglu", "relu2": "relu2glu"}
+_PLAIN = {"silu": "silu", "swish": "silu", "relu": "relu", "relu2": "relu2"}
 _GELUS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_python", "gelu_accurate",
           "gelu_10", "quick_gelu")
 _LAYER_KINDS = {"full_attention": "global", "sliding_attention": "local"}

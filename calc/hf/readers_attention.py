@@ -1,5 +1,6 @@
-"""Readers for the 2025 attention decoders the uniform spec could not hold: Gemma 3, gpt-oss,
-Llama 4 (and the language model inside the multimodal Gemma 3 and Llama 4 configs).
+"""Readers for the attention decoders the uniform spec could not hold: Gemma 3, gpt-oss,
+Llama 4 (and the language model inside the multimodal Gemma 3 and Llama 4 configs), OLMo 3,
+SmolLM3, Command R7B/A (cohere2), EXAONE 4, VaultGemma and BitNet.
 
 Each repeats what transformers/models/<type>/modeling_<type>.py (calc.hf.defaults'
 TRANSFORMERS_VERSION) builds per layer; calc.hf.layout writes the per-layer lists compactly.
@@ -109,7 +110,109 @@ def _llama4_text(c: HFConfig) -> dict[str, Any]:
     return merge(spec, per_layer(c, attention=kinds, ffn=ffn_kinds(sparse)))
 
 
+# ---- the 2025 decoders with sliding and NoPE layers -----------------------------------------
+def _kinds_or(c: HFConfig, default: Callable[[int], str]) -> list[str]:
+    """Attention kinds: the config's layer_types, else the config class's rule for layer i."""
+    if c.given("layer_types"):
+        return kinds_of(c)[1]
+    return [default(i) for i in range(c.size("num_hidden_layers"))]
+
+
+def _one_head_width(c: HFConfig, why: str) -> dict[str, Any]:
+    """heads(c) for a type whose `why` is hidden_size wide, so its heads must tile it."""
+    h = heads(c)
+    if h["head_dim"] is not None and h["head_dim"] * h["n_heads"] != c.size("hidden_size"):
+        c.fail(f"head_dim={h['head_dim']}: {why} spans hidden_size={c['hidden_size']}, not "
+               f"num_attention_heads × head_dim")
+    return h
+
+
+def _olmo3(c: HFConfig) -> dict[str, Any]:
+    # modeling_olmo3.py: OLMo 2's norms after each sublayer and q_norm/k_norm over the whole
+    # projections; configuration_olmo3.py: every 4th layer full attention, the others sliding.
+    kinds = _kinds_or(c, lambda i: "local" if (i + 1) % 4 else "global")
+    bias = c.flag("attention_bias")
+    spec = decoder(c, heads(c), attention={"qkv_bias": bias, "out_bias": bias,
+                                           "qk_norm": "projection"},
+                   norm={"kind": "rmsnorm", "placement": "reordered"})
+    return merge(spec, per_layer(c, attention=kinds))
+
+
+def _smollm3(c: HFConfig) -> dict[str, Any]:
+    # configuration_smollm3.py: no_rope_layers[i] = 0 drops RoPE (default every
+    # no_rope_layer_interval-th layer); modeling_smollm3.py: a layer slides only with
+    # use_sliding_window and layer_types "sliding_attention"; attention_bias on q, k, v, o,
+    # mlp_bias on the MLP.
+    layers = c.size("num_hidden_layers")
+    interval = c.size("no_rope_layer_interval")
+    rope = (_flags(c, "no_rope_layers", layers) if c["no_rope_layers"]
+            else [int((i + 1) % interval != 0) for i in range(layers)])
+    slides = c.flag("use_sliding_window") and c.given("sliding_window")
+    if c.given("layer_types"):
+        kinds = [k if slides or k != "local" else "global" for k in kinds_of(c)[1]]
+    else:
+        kinds = ["local" if slides and not r else "global" for r in rope]
+    kinds = [k if r or k != "global" else "nope" for k, r in zip(kinds, rope, strict=True)]
+    bias = c.flag("attention_bias")
+    spec = decoder(c, heads(c), ffn_bias=c.flag("mlp_bias"),
+                   attention={"qkv_bias": bias, "out_bias": bias})
+    return merge(spec, per_layer(c, attention=kinds))
+
+
+def _cohere2(c: HFConfig) -> dict[str, Any]:
+    # modeling_cohere2.py: one LayerNorm (weight, no bias) feeds attention and MLP in parallel;
+    # the sliding layers have RoPE, the full ones none; configuration_cohere2.py: layer_types,
+    # else every sliding_window_pattern-th layer (default 4) full; head_dim is
+    # hidden_size / heads whatever the file says.
+    pattern = c.size("sliding_window_pattern") if "sliding_window_pattern" in c.values else 4
+    kinds = _kinds_or(c, lambda i: "local" if (i + 1) % pattern else "global")
+    kinds = ["nope" if k == "global" else k for k in kinds]
+    h = heads(c, head_dim_key=None)
+    bias = c.flag("attention_bias")
+    spec = decoder(c, h, attention={"qkv_bias": bias, "out_bias": bias},
+                   norm={"kind": "layernorm", "bias": False, "placement": "pre"},
+                   parallel_block=True, parallel_norms=1)
+    return merge(spec, per_layer(c, attention=kinds))
+
+
+def _exaone4(c: HFConfig) -> dict[str, Any]:
+    # modeling_exaone4.py: q_norm/k_norm per head, norms after each sublayer (post_attention,
+    # post_feedforward), no biases; configuration_exaone4.py: layer_types, else every
+    # sliding_window_pattern-th layer full (none slides without a sliding_window).
+    if not c.given("sliding_window") and not c.given("layer_types"):
+        kinds = ["global"] * c.size("num_hidden_layers")
+    else:
+        pattern = c.size("sliding_window_pattern")
+        kinds = _kinds_or(c, lambda i: "local" if (i + 1) % pattern else "global")
+    spec = decoder(c, heads(c), attention={"qk_norm": "head"},
+                   norm={"kind": "rmsnorm", "placement": "reordered"})
+    return merge(spec, per_layer(c, attention=kinds))
+
+
+def _vaultgemma(c: HFConfig) -> dict[str, Any]:
+    # modeling_vaultgemma.py: Gemma 2 without its post-sublayer norms (input_layernorm and
+    # pre_feedforward_layernorm only), no QK-norm; layers alternate sliding and full
+    # (configuration_vaultgemma.py); attention_bias on q, k, v, o.
+    kinds = _kinds_or(c, lambda i: "local" if (i + 1) % 2 else "global")
+    bias = c.flag("attention_bias")
+    spec = decoder(c, heads(c), act_key="hidden_activation",
+                   attention={"qkv_bias": bias, "out_bias": bias})
+    return merge(spec, per_layer(c, attention=kinds))
+
+
+def _bitnet(c: HFConfig) -> dict[str, Any]:
+    # modeling_bitnet.py: Llama's layout plus attn_sub_norm (hidden_size, before o_proj) and
+    # ffn_sub_norm (intermediate_size, before down_proj); hidden_act relu2 gates the MLP;
+    # attention_bias on q, k, v, o. quantization_config (ternary BitLinear) changes no count.
+    bias = c.flag("attention_bias")
+    return decoder(c, _one_head_width(c, "attn_sub_norm"),
+                   attention={"qkv_bias": bias, "out_bias": bias},
+                   norm={"kind": "rmsnorm", "placement": "pre", "sub_norms": True})
+
+
 READERS: dict[str, Callable[[HFConfig], dict[str, Any]]] = {
+    "olmo3": _olmo3, "smollm3": _smollm3, "cohere2": _cohere2, "exaone4": _exaone4,
+    "vaultgemma": _vaultgemma, "bitnet": _bitnet,
     "gemma3_text": _gemma3_text,
     "gemma3": lambda c: text_model(c, "gemma3_text", _gemma3_text),
     "gpt_oss": _gpt_oss,

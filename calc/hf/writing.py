@@ -10,8 +10,9 @@ from calc.spec import ModelSpec
 # Token ids left unset: a spec has no tokenizer, and transformers' defaults (e.g. Phi-3's
 # pad_token_id 32000) can fall outside a small vocabulary.
 NO_TOKENS = {"pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
-GATED_ACT = {"swiglu": "silu", "geglu": "gelu_pytorch_tanh", "reglu": "relu"}
-PLAIN_ACT = {"gelu": "gelu", "relu": "relu", "silu": "silu"}
+GATED_ACT = {"swiglu": "silu", "geglu": "gelu_pytorch_tanh", "reglu": "relu",
+             "relu2glu": "relu2"}
+PLAIN_ACT = {"gelu": "gelu", "relu": "relu", "silu": "silu", "relu2": "relu2"}
 
 
 class Unexpressible(Exception):
