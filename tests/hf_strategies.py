@@ -200,11 +200,33 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "sliding_window": draw(st.integers(MIN_WINDOW, 32))}
     if model_type == "bitnet":
         return {**config, "hidden_act": draw(st.sampled_from(["relu2", "silu"]))}
+    if model_type == "glm4_moe":  # group routing sums each group's top 2 scores
+        experts = max(2, experts)
+        return {**config, **moe, "n_routed_experts": experts, "n_group": 1, "topk_group": 1,
+                "moe_intermediate_size": draw(st.integers(1, 8)),
+                "n_shared_experts": draw(st.integers(0, 2)),
+                "first_k_dense_replace": draw(st.integers(0, layers)),
+                "use_qk_norm": draw(st.booleans()), "head_dim": draw(st.sampled_from([2, 4])),
+                "num_nextn_predict_layers": 0}
+    if model_type == "granitemoe":
+        return {**config, **moe, "num_local_experts": experts}
+    if model_type == "phimoe":  # its sparsemixer router always picks 2 experts
+        return {**config, "num_local_experts": max(2, experts), "num_experts_per_tok": 2,
+                "lm_head_bias": draw(st.booleans()),
+                "sliding_window": draw(st.none() | st.integers(MIN_WINDOW, 32))}
+    if model_type == "ernie4_5_moe":
+        config.pop("attention_bias")
+        return {**config, "moe_k": moe["num_experts_per_tok"], "moe_num_experts": experts,
+                "moe_intermediate_size": draw(st.integers(1, 8)),
+                "moe_num_shared_experts": draw(st.integers(0, 2)),
+                "moe_layer_start_index": draw(st.integers(0, layers - 1)),
+                "moe_layer_interval": draw(st.integers(1, 2))}
     return {**config, **moe, "num_experts": experts}  # olmoe
 
 
 PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe", "mamba",
-                   "mamba2", "olmo3", "smollm3", "cohere2", "exaone4", "vaultgemma", "bitnet")
+                   "mamba2", "olmo3", "smollm3", "cohere2", "exaone4", "vaultgemma", "bitnet",
+                   "glm4_moe", "granitemoe", "phimoe", "ernie4_5_moe")
 TEXT_OF = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
 
 

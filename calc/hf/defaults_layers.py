@@ -108,11 +108,47 @@ DEFAULTS.update({
     },
 })
 
+DEFAULTS.update({
+    "glm4_moe": {
+        **_LLAMA, "vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 10944,
+        "num_hidden_layers": 46, "num_attention_heads": 96, "num_key_value_heads": 8,
+        "max_position_embeddings": 131072, "tie_word_embeddings": False,
+        "attention_bias": False, "moe_intermediate_size": 1408, "num_experts_per_tok": 8,
+        "n_shared_experts": 1, "n_routed_experts": 128, "first_k_dense_replace": 1,
+        "use_qk_norm": False, "num_mtp_layers": 1,
+    },
+    "granitemoe": {
+        **_LLAMA, "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "max_position_embeddings": 2048,
+        "tie_word_embeddings": False, "attention_bias": False, "num_local_experts": 8,
+        "num_experts_per_tok": 2,
+    },
+    "phimoe": {
+        "vocab_size": 32064, "hidden_size": 4096, "intermediate_size": 6400,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "hidden_act": "silu", "max_position_embeddings": 131072, "tie_word_embeddings": False,
+        "sliding_window": None, "num_experts_per_tok": 2, "num_local_experts": 16,
+        "attention_bias": False, "lm_head_bias": False,
+    },
+    "ernie4_5_moe": {
+        "vocab_size": 103424, "hidden_size": 2560, "intermediate_size": 12288,
+        "num_hidden_layers": 28, "num_attention_heads": 20, "num_key_value_heads": 4,
+        "hidden_act": "silu", "max_position_embeddings": 131072, "tie_word_embeddings": True,
+        "use_bias": False, "moe_intermediate_size": 1536, "moe_k": 6, "moe_num_experts": 64,
+        "moe_num_shared_experts": 2, "moe_layer_start_index": 1, "moe_layer_end_index": -1,
+        "moe_layer_interval": 1,
+    },
+})
+
 # The modeling code reads them with getattr(config, "head_dim", hidden_size // heads).
 EXTRA_ATTRIBUTES: dict[str, tuple[str, ...]] = {
-    t: ("head_dim",) for t in ("olmoe", "olmo3", "smollm3", "exaone4", "bitnet")}
+    t: ("head_dim",) for t in ("olmoe", "olmo3", "smollm3", "exaone4", "bitnet", "glm4_moe",
+                               "granitemoe", "phimoe", "ernie4_5_moe")}
 
 ALIASES: dict[str, dict[str, str]] = {
     "gpt_oss": {"num_experts": "num_local_experts"},
     "olmoe": {"num_local_experts": "num_experts"},
+    "glm4_moe": {"num_local_experts": "n_routed_experts",
+                 "num_nextn_predict_layers": "num_mtp_layers"},
+    "ernie4_5_moe": {"num_experts": "moe_num_experts", "num_experts_per_tok": "moe_k"},
 }

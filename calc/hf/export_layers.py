@@ -156,12 +156,41 @@ def _bitnet(spec: ModelSpec) -> dict[str, Any]:
     return config
 
 
+def _glm4_moe(spec: ModelSpec) -> dict[str, Any]:
+    moe = _experts(spec, "glm4_moe")
+    return {**llama_like(spec, "glm4_moe"), "attention_bias": spec.attention.qkv_bias,
+            "use_qk_norm": spec.attention.qk_norm != "none",
+            "n_routed_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
+            "moe_intermediate_size": moe.d_expert, "n_shared_experts": moe.n_shared_experts,
+            "first_k_dense_replace": moe.first_dense_layers, "n_group": 1, "topk_group": 1,
+            "num_nextn_predict_layers": spec.mtp_modules}
+
+
+def _phimoe(spec: ModelSpec) -> dict[str, Any]:
+    moe = _experts(spec, "phimoe")
+    window = spec.attention.sliding_window if spec.n_local_layers else None
+    return {**llama_like(spec, "phimoe"), "intermediate_size": moe.d_expert,
+            "num_local_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
+            "attention_bias": spec.attention.qkv_bias, "lm_head_bias": spec.lm_head_bias,
+            "sliding_window": window}
+
+
+def _ernie4_5_moe(spec: ModelSpec) -> dict[str, Any]:
+    moe = _experts(spec, "ernie4_5_moe")
+    sparse = [i for i, s in enumerate(spec.moe_layers) if s]
+    return {**llama_like(spec, "ernie4_5_moe"), "moe_num_experts": moe.n_experts,
+            "moe_k": moe.top_k, "moe_intermediate_size": moe.d_expert,
+            "moe_num_shared_experts": moe.n_shared_experts,
+            "moe_layer_start_index": sparse[0], "moe_layer_end_index": sparse[-1],
+            "moe_layer_interval": 1, "use_bias": spec.attention.qkv_bias}
+
+
 WITHOUT_FFN = ("mamba", "mamba2")  # the writers whose layers have no FFN
 WRITERS: dict[str, Callable[[ModelSpec], dict[str, Any]]] = {
     "gemma3_text": _gemma3_text, "olmoe": _olmoe, "gpt_oss": _gpt_oss,
     "llama4_text": _llama4_text, "qwen3_next": _qwen3_next, "mamba": _mamba, "mamba2": _mamba2,
     "olmo3": _olmo3, "exaone4": _exaone4, "vaultgemma": _vaultgemma, "cohere2": _cohere2,
-    "bitnet": _bitnet,
+    "bitnet": _bitnet, "glm4_moe": _glm4_moe, "phimoe": _phimoe, "ernie4_5_moe": _ernie4_5_moe,
 }
 
 # Family traits (calc.hf.export._FAMILY) of these writers, for the closest-architecture message.
@@ -173,6 +202,8 @@ FAMILY: dict[str, dict[str, Any]] = {
     **{arch: {**_ATTENTION, "moe": False} for arch in ("olmo3", "exaone4", "vaultgemma",
                                                         "bitnet")},
     "cohere2": {**_ATTENTION, "norm.kind": "layernorm", "moe": False},
+    "glm4_moe": {**_ATTENTION, "moe": True}, "ernie4_5_moe": {**_ATTENTION, "moe": True},
+    "phimoe": {**_ATTENTION, "norm.kind": "layernorm", "moe": True},
     "mamba": {**_ATTENTION, "position.kind": ("none",), "gated": False, "moe": False,
               "ssm": True},
     "mamba2": {**_ATTENTION, "position.kind": ("none",), "gated": False, "moe": False,

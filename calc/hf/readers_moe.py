@@ -1,4 +1,5 @@
-"""Readers for mixture-of-experts decoders the uniform spec could not place or shape: OLMoE.
+"""Readers for mixture-of-experts decoders: OLMoE, GLM-4.5 (glm4_moe), Granite MoE, Phi-3.5-MoE
+(phimoe) and ERNIE 4.5 MoE.
 
 Each repeats what transformers/models/<type>/modeling_<type>.py (calc.hf.defaults'
 TRANSFORMERS_VERSION) builds; calc.hf.layout writes per-layer lists compactly.
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from calc.hf.fields import HFConfig, decoder, heads, top_k
+from calc.hf.layout import moe_layout
 
 
 def _olmoe(c: HFConfig) -> dict[str, Any]:
@@ -27,4 +29,74 @@ def _olmoe(c: HFConfig) -> dict[str, Any]:
                         "top_k": top_k(c, "num_experts_per_tok", experts, "num_experts")})
 
 
-READERS: dict[str, Callable[[HFConfig], dict[str, Any]]] = {"olmoe": _olmoe}
+def _glm4_moe(c: HFConfig) -> dict[str, Any]:
+    # modeling_glm4_moe.py: attention_bias on q, k, v (o_proj has none), q/k norms per head when
+    # use_qk_norm; from first_k_dense_replace on, the MoE: a router without bias
+    # (e_score_correction_bias is a buffer), n_shared_experts shared experts as one MLP of
+    # n_shared × moe_intermediate_size; before it the dense MLP of intermediate_size. The
+    # num_nextn_predict_layers MTP layers of the release are not built by transformers: calc
+    # counts them apart, as for DeepSeek-V3.
+    layers, first = c.size("num_hidden_layers"), c.size("first_k_dense_replace", minimum=0)
+    experts = c.size("n_routed_experts")
+    moe = first < layers and {
+        "n_experts": experts, "d_expert": c.size("moe_intermediate_size"),
+        "top_k": top_k(c, "num_experts_per_tok", experts, "n_routed_experts"),
+        "n_shared_experts": c.size("n_shared_experts", minimum=0), "first_dense_layers": first}
+    return decoder(c, heads(c), moe=moe or None, mtp_modules=c.size("num_mtp_layers", 0),
+                   attention={"qkv_bias": c.flag("attention_bias"),
+                              "qk_norm": "head" if c.flag("use_qk_norm") else "none"})
+
+
+def _granitemoe(c: HFConfig) -> dict[str, Any]:
+    # modeling_granitemoe.py: every FFN is the MoE (ParallelExperts of intermediate_size, a
+    # router without bias); attention_bias on q, k, v, o; the multipliers are scalars.
+    bias = c.flag("attention_bias")
+    experts = c.size("num_local_experts")
+    return decoder(c, heads(c), attention={"qkv_bias": bias, "out_bias": bias},
+                   moe={"n_experts": experts, "d_expert": c.size("intermediate_size"),
+                        "top_k": top_k(c, "num_experts_per_tok", experts, "num_local_experts")})
+
+
+def _phimoe(c: HFConfig) -> dict[str, Any]:
+    # modeling_phimoe.py: LayerNorms with β, attention_bias on q, k, v, o, an LM-head bias when
+    # lm_head_bias, every FFN the MoE (router without bias); sliding_window on every layer.
+    # Its router (sparsemixer) sends every token to exactly two experts.
+    bias = c.flag("attention_bias")
+    experts = c.size("num_local_experts", minimum=2)
+    if c["num_experts_per_tok"] != 2:
+        c.fail(f"num_experts_per_tok={c['num_experts_per_tok']!r}: Phi-3.5-MoE's sparsemixer "
+               f"router picks exactly 2 experts per token whatever this says")
+    window = c.size("sliding_window") if c.given("sliding_window") else None
+    return decoder(c, heads(c), lm_head_bias=c.flag("lm_head_bias"),
+                   attention={"qkv_bias": bias, "out_bias": bias, "sliding_window": window},
+                   norm={"kind": "layernorm", "placement": "pre"},
+                   moe={"n_experts": experts, "d_expert": c.size("intermediate_size"),
+                        "top_k": top_k(c, "num_experts_per_tok", experts, "num_local_experts")})
+
+
+def _ernie4_5_moe(c: HFConfig) -> dict[str, Any]:
+    # modeling_ernie4_5_moe.py: use_bias on q, k, v, o, the dense and shared MLPs and the LM
+    # head, not on the routed experts; MoE on layers moe_layer_start_index..end_index (-1: the
+    # last) every moe_layer_interval-th; a router without bias whose e_score_correction_bias is
+    # a parameter (E values a layer); moe_num_shared_experts shared experts as one MLP.
+    if c.flag("use_bias"):
+        c.fail("use_bias=true biases the dense and shared MLPs but not the routed experts; "
+               "calc's ffn.bias covers all of them")
+    layers = c.size("num_hidden_layers")
+    start, end = c.size("moe_layer_start_index", 0), c["moe_layer_end_index"]
+    end = layers - 1 if end == -1 else c.size("moe_layer_end_index", 0)
+    step = c.size("moe_layer_interval")
+    sparse = [(i + 1) % step == 0 and start <= i <= end for i in range(layers)]
+    experts = c.size("moe_num_experts")
+    placement, placed = moe_layout(c, sparse) if any(sparse) else (None, {})
+    moe = placement is not None and {
+        "n_experts": experts, "d_expert": c.size("moe_intermediate_size"),
+        "top_k": top_k(c, "moe_k", experts, "moe_num_experts"), "router_bias": True,
+        "n_shared_experts": c.size("moe_num_shared_experts", 0), **(placement or {})}
+    return decoder(c, heads(c), moe=moe or None, **placed)
+
+
+READERS: dict[str, Callable[[HFConfig], dict[str, Any]]] = {
+    "olmoe": _olmoe, "glm4_moe": _glm4_moe, "granitemoe": _granitemoe, "phimoe": _phimoe,
+    "ernie4_5_moe": _ernie4_5_moe,
+}
