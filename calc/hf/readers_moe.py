@@ -38,11 +38,19 @@ def _glm4_moe(c: HFConfig) -> dict[str, Any]:
     # counts them apart, as for DeepSeek-V3.
     layers, first = c.size("num_hidden_layers"), c.size("first_k_dense_replace", minimum=0)
     experts = c.size("n_routed_experts")
+    # getattr(config, "head_dim", hidden_size // heads): floor division when heads do not
+    # divide the width (the class's own default, 96 heads over 4096)
+    h, d = c.size("num_attention_heads"), c.size("hidden_size")
+    kv = c.size("num_key_value_heads") if c.given("num_key_value_heads") else h
+    if h % kv:
+        c.fail(f"num_key_value_heads={kv} must divide num_attention_heads={h}")
+    width = c.size("head_dim") if c.given("head_dim") else d // h
     moe = first < layers and {
         "n_experts": experts, "d_expert": c.size("moe_intermediate_size"),
         "top_k": top_k(c, "num_experts_per_tok", experts, "n_routed_experts"),
         "n_shared_experts": c.size("n_shared_experts", minimum=0), "first_dense_layers": first}
-    return decoder(c, heads(c), moe=moe or None, mtp_modules=c.size("num_mtp_layers", 0),
+    return decoder(c, {"n_heads": h, "n_kv_heads": kv, "head_dim": width}, moe=moe or None,
+                   mtp_modules=c.size("num_mtp_layers", 0),
                    attention={"qkv_bias": c.flag("attention_bias"),
                               "qk_norm": "head" if c.flag("use_qk_norm") else "none"})
 
