@@ -221,12 +221,34 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "moe_num_shared_experts": draw(st.integers(0, 2)),
                 "moe_layer_start_index": draw(st.integers(0, layers - 1)),
                 "moe_layer_interval": draw(st.integers(1, 2))}
+    if model_type == "jamba":
+        config.pop("attention_bias")
+        period, e_period = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+        return {**config, **moe, "num_experts": experts,
+                "attn_layer_period": period, "attn_layer_offset": draw(st.integers(0, period - 1)),
+                "expert_layer_period": e_period,
+                "expert_layer_offset": draw(st.integers(0, e_period - 1)),
+                "mamba_d_state": draw(st.integers(1, 4)), "mamba_d_conv": draw(st.integers(1, 4)),
+                "mamba_expand": draw(st.integers(1, 2)),
+                "mamba_dt_rank": draw(st.sampled_from(["auto", 1, 3])),
+                "mamba_conv_bias": draw(st.booleans()), "mamba_proj_bias": draw(st.booleans())}
+    if model_type == "lfm2":
+        config.pop("attention_bias")
+        placement = ({"layer_types": _layer_types(draw, layers, ["full_attention", "conv"])}
+                     if draw(st.booleans()) else
+                     {"full_attn_idxs": draw(st.lists(st.integers(0, layers - 1), max_size=2))})
+        return {**config, **placement, "conv_bias": draw(st.booleans()),
+                "intermediate_size": draw(st.integers(2, 16)),  # 2/3 of it stays >= 1
+                "conv_L_cache": draw(st.integers(1, 4)),
+                "block_auto_adjust_ff_dim": draw(st.booleans()),
+                "block_ffn_dim_multiplier": draw(st.sampled_from([1, 1.0, 1.5])),
+                "block_multiple_of": draw(st.integers(1, 4))}
     return {**config, **moe, "num_experts": experts}  # olmoe
 
 
 PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe", "mamba",
                    "mamba2", "olmo3", "smollm3", "cohere2", "exaone4", "vaultgemma", "bitnet",
-                   "glm4_moe", "granitemoe", "phimoe", "ernie4_5_moe")
+                   "glm4_moe", "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2")
 TEXT_OF = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
 
 

@@ -326,3 +326,20 @@ def test_writers_cover_the_supported_types_they_need():
     # llama4 are multimodal wrappers whose language models gemma3_text and llama4_text are.
     assert set(WRITERS) == set(supported_types()) - {"gemma", "phi3", "smollm3", "granitemoe",
                                                      "gemma3", "llama4"}
+
+
+def test_published_exact_counts_of_per_layer_models():
+    # Liquid AI's LFM2-1.2B model card, "Parameters: 1,170,340,608"; Mamba-Codestral-7B's
+    # safetensors index (metadata.total_size / 2 bytes in bf16): 7,285,403,648.
+    assert calc.count_params(spec_of("lfm2-1.2b")).total == 1_170_340_608
+    assert calc.count_params(spec_of("mamba-codestral-7b-v0.1")).total == 7_285_403_648
+
+
+def test_hybrid_layer_placement():
+    jamba, lfm2 = spec_of("ai21-jamba-1.5-mini"), spec_of("lfm2-1.2b")
+    assert [i for i, m in enumerate(jamba.mixer_kinds) if m == "attention"] == [4, 12, 20, 28]
+    assert jamba.moe_layers == tuple(i % 2 == 1 for i in range(32))
+    assert jamba.position.kind == "none" and jamba.mamba.dt_rank == 256
+    assert [i for i, m in enumerate(lfm2.mixer_kinds) if m == "attention"] == [2, 5, 8, 10, 12,
+                                                                                14]
+    assert lfm2.ffn.d_ff == 8192  # 2/3 of block_ff_dim 12288, a multiple of 256

@@ -140,10 +140,29 @@ DEFAULTS.update({
     },
 })
 
+DEFAULTS.update({
+    "jamba": {
+        "vocab_size": 65536, "tie_word_embeddings": False, "hidden_size": 4096,
+        "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "hidden_act": "silu", "max_position_embeddings": 262144,
+        "num_experts_per_tok": 2, "num_experts": 16, "expert_layer_period": 2,
+        "expert_layer_offset": 1, "attn_layer_period": 8, "attn_layer_offset": 4,
+        "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_dt_rank": "auto",
+        "mamba_conv_bias": True, "mamba_proj_bias": False,
+    },
+    "lfm2": {
+        "vocab_size": 65536, "hidden_size": 2560, "intermediate_size": 12288,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "max_position_embeddings": 128000, "tie_word_embeddings": True, "conv_bias": False,
+        "conv_L_cache": 3, "block_multiple_of": 256, "block_ffn_dim_multiplier": 1.0,
+        "block_auto_adjust_ff_dim": True, "full_attn_idxs": None, "layer_types": None,
+    },
+})
+
 # The modeling code reads them with getattr(config, "head_dim", hidden_size // heads).
 EXTRA_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     t: ("head_dim",) for t in ("olmoe", "olmo3", "smollm3", "exaone4", "bitnet", "glm4_moe",
-                               "granitemoe", "phimoe", "ernie4_5_moe")}
+                               "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2")}
 
 ALIASES: dict[str, dict[str, str]] = {
     "gpt_oss": {"num_experts": "num_local_experts"},
@@ -151,4 +170,5 @@ ALIASES: dict[str, dict[str, str]] = {
     "glm4_moe": {"num_local_experts": "n_routed_experts",
                  "num_nextn_predict_layers": "num_mtp_layers"},
     "ernie4_5_moe": {"num_experts": "moe_num_experts", "num_experts_per_tok": "moe_k"},
+    "jamba": {"num_local_experts": "num_experts"},
 }

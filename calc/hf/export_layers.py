@@ -13,7 +13,8 @@ from calc.spec import ModelSpec
 # (mixer, attention kind) → layer_types entry
 _TYPES = {("attention", "global"): "full_attention", ("attention", "nope"): "full_attention",
           ("attention", "local"): "sliding_attention",
-          ("attention", "chunked"): "chunked_attention", ("deltanet", ""): "linear_attention"}
+          ("attention", "chunked"): "chunked_attention", ("deltanet", ""): "linear_attention",
+          ("conv", ""): "conv"}
 
 
 def _layer_types(spec: ModelSpec, arch: str, *allowed: str) -> list[str]:
@@ -185,12 +186,58 @@ def _ernie4_5_moe(spec: ModelSpec) -> dict[str, Any]:
             "moe_layer_interval": 1, "use_bias": spec.attention.qkv_bias}
 
 
+def _period(flags: list[bool], what: str) -> tuple[int, int]:
+    """Jamba's rule: the layers i with i % period == offset (none: a period past the end)."""
+    for period in range(1, len(flags) + 2):
+        for offset in range(period):
+            if all((i % period == offset) == flag for i, flag in enumerate(flags)):
+                return period, offset
+    need(False, f"{what} on layers {[i for i, f in enumerate(flags) if f]} (jamba places "
+                f"them every period-th layer from an offset)")
+    raise AssertionError  # need raised
+
+
+def _jamba(spec: ModelSpec) -> dict[str, Any]:
+    m, moe, ffn = spec.mamba, spec.moe, spec.ffn
+    need(set(spec.mixer_kinds) <= {"attention", "mamba"}, "mixers other than attention and "
+                                                          "mamba (jamba builds those two)")
+    attention, every = _period([k == "attention" for k in spec.mixer_kinds], "attention")
+    experts, e_every = _period(list(spec.moe_layers), "MoE layers")
+    config = {**llama_like(spec, "jamba"), "attn_layer_period": attention,
+              "attn_layer_offset": every, "expert_layer_period": experts,
+              "expert_layer_offset": e_every, "num_experts": moe.n_experts if moe else 1,
+              "num_experts_per_tok": moe.top_k if moe else 1}
+    if moe and ffn:
+        need(moe.d_expert == ffn.d_ff, f"moe.d_expert={moe.d_expert} ≠ ffn.d_ff={ffn.d_ff} "
+                                       f"(jamba's experts are intermediate_size wide)")
+    if m is not None:
+        need(m.version == 1 and m.d_inner % spec.d_model == 0,
+             "a mamba other than Mamba-1 of an integer expand × d_model (jamba's)")
+        config.update({"mamba_expand": m.d_inner // spec.d_model, "mamba_d_state": m.d_state,
+                       "mamba_d_conv": m.d_conv, "mamba_dt_rank": m.dt_rank,
+                       "mamba_conv_bias": m.conv_bias, "mamba_proj_bias": m.bias})
+    return config
+
+
+def _lfm2(spec: ModelSpec) -> dict[str, Any]:
+    ffn, conv = spec.ffn, spec.short_conv
+    need(ffn is not None and ffn.activation == "swiglu",
+         f"ffn.activation={ffn.activation if ffn else None} (lfm2's MLP is SwiGLU)")
+    config = {**llama_like(spec, "lfm2"), "block_auto_adjust_ff_dim": False,
+              "layer_types": _layer_types(spec, "lfm2", "full_attention", "conv")}
+    config.pop("hidden_act")  # not read: Lfm2MLP applies silu
+    if conv is not None:
+        config.update({"conv_L_cache": conv.d_conv, "conv_bias": conv.bias})
+    return config
+
+
 WITHOUT_FFN = ("mamba", "mamba2")  # the writers whose layers have no FFN
 WRITERS: dict[str, Callable[[ModelSpec], dict[str, Any]]] = {
     "gemma3_text": _gemma3_text, "olmoe": _olmoe, "gpt_oss": _gpt_oss,
     "llama4_text": _llama4_text, "qwen3_next": _qwen3_next, "mamba": _mamba, "mamba2": _mamba2,
     "olmo3": _olmo3, "exaone4": _exaone4, "vaultgemma": _vaultgemma, "cohere2": _cohere2,
     "bitnet": _bitnet, "glm4_moe": _glm4_moe, "phimoe": _phimoe, "ernie4_5_moe": _ernie4_5_moe,
+    "jamba": _jamba, "lfm2": _lfm2,
 }
 
 # Family traits (calc.hf.export._FAMILY) of these writers, for the closest-architecture message.
@@ -208,4 +255,6 @@ FAMILY: dict[str, dict[str, Any]] = {
               "ssm": True},
     "mamba2": {**_ATTENTION, "position.kind": ("none",), "gated": False, "moe": False,
                "ssm": True},
+    "jamba": {**_ATTENTION, "position.kind": ("none",), "moe": True, "ssm": True},
+    "lfm2": {**_ATTENTION, "moe": False},
 }

@@ -1,5 +1,6 @@
-"""Readers for models whose layers are not all attention: Mamba, Mamba-2 and Qwen3-Next's
-gated DeltaNet hybrid.
+"""Readers for models whose layers are not all attention: Mamba, Mamba-2, Qwen3-Next's gated
+DeltaNet hybrid, Jamba (Mamba and attention, MoE every other layer) and LFM2 (short
+convolutions and attention).
 
 Each repeats what transformers/models/<type>/modeling_<type>.py (calc.hf.defaults'
 TRANSFORMERS_VERSION) builds per layer; calc.hf.layout writes the per-layer lists compactly.
@@ -99,6 +100,81 @@ def _qwen3_next(c: HFConfig) -> dict[str, Any]:
     return merge(spec, per_layer(c, mixers=mixers, attention=kinds, ffn=ffn_kinds(sparse)))
 
 
+def _jamba(c: HFConfig) -> dict[str, Any]:
+    # configuration_jamba.py: layer i is attention when i % attn_layer_period ==
+    # attn_layer_offset, else Mamba; its FFN the MoE (num_experts > 1) when i %
+    # expert_layer_period == expert_layer_offset, else the MLP of intermediate_size.
+    # modeling_jamba.py: Mamba of mamba_expand × hidden_size channels with RMSNorms on Δ, B
+    # and C; attention without biases or position encoding (the Mamba layers carry order);
+    # input and pre-FFN RMSNorms; experts of intermediate_size, a router without bias.
+    layers = c.size("num_hidden_layers")
+    period, offset = c.size("attn_layer_period"), c.size("attn_layer_offset", 0)
+    e_period, e_offset = c.size("expert_layer_period"), c.size("expert_layer_offset", 0)
+    if offset >= period or e_offset >= e_period:
+        c.fail("attn_layer_offset and expert_layer_offset must be below their periods "
+               "(transformers' validate_architecture)")
+    mixers = ["attention" if i % period == offset else "mamba" for i in range(layers)]
+    experts = c.size("num_experts")
+    sparse = [experts > 1 and i % e_period == e_offset for i in range(layers)]
+    rank = c["mamba_dt_rank"]
+    rank = (math.ceil(c.size("hidden_size") / 16) if rank == "auto"
+            else c.size("mamba_dt_rank"))
+    expand = c.size("mamba_expand")
+    moe = any(sparse) and {
+        "n_experts": experts, "d_expert": c.size("intermediate_size"),
+        "top_k": top_k(c, "num_experts_per_tok", experts, "num_experts")}
+    spec = decoder(c, heads(c), moe=moe or None, position={"kind": "none"},
+                   mamba={"version": 1, "d_inner": expand * c.size("hidden_size"),
+                          "d_state": c.size("mamba_d_state"), "d_conv": c.size("mamba_d_conv"),
+                          "dt_rank": rank, "conv_bias": c.flag("mamba_conv_bias"),
+                          "bias": c.flag("mamba_proj_bias"), "dt_norms": True}
+                   if "mamba" in mixers else None)
+    kinds = ["global" if m == "attention" else "" for m in mixers]
+    return merge(spec, per_layer(c, mixers=mixers, attention=kinds, ffn=ffn_kinds(sparse)))
+
+
+def _lfm2(c: HFConfig) -> dict[str, Any]:
+    # configuration_lfm2.py: layer_types, else full attention at full_attn_idxs (default all)
+    # and short convolutions elsewhere; block_ff_dim and tie_embedding are the older names of
+    # intermediate_size and tie_word_embeddings. modeling_lfm2.py: attention without biases
+    # and with per-head q/k RMSNorms; the MLP's width is 2/3 of intermediate_size, times
+    # block_ffn_dim_multiplier and rounded up to a multiple of block_multiple_of, when
+    # block_auto_adjust_ff_dim; operator and FFN RMSNorms; embedding_norm is the final norm.
+    layers = c.size("num_hidden_layers")
+    if c.given("layer_types"):
+        mixers, kinds = kinds_of(c)
+        if set(kinds) - {"global", ""}:
+            c.fail(f"layer_types={c['layer_types']!r}: lfm2 builds conv and full_attention")
+    else:
+        full = c["full_attn_idxs"]
+        if full is not None and (not isinstance(full, list)
+                                 or not all(isinstance(i, int) for i in full)):
+            c.fail(f"full_attn_idxs={full!r} must list layer indices")
+        full = list(range(layers)) if full is None else full
+        mixers = ["attention" if i in full else "conv" for i in range(layers)]
+        kinds = ["global" if m == "attention" else "" for m in mixers]
+    # Lfm2Config pops the old names over the new ones
+    width = c.size("block_ff_dim" if "block_ff_dim" in c.values else "intermediate_size")
+    if c.flag("block_auto_adjust_ff_dim"):
+        width = int(2 * width / 3)
+        multiplier = c["block_ffn_dim_multiplier"]  # Lfm2Config types it float | int
+        if isinstance(multiplier, bool) or not isinstance(multiplier, int | float):
+            c.fail(f"block_ffn_dim_multiplier={multiplier!r} must be a number")
+        step = c.size("block_multiple_of")
+        width = step * ((int(multiplier * width) + step - 1) // step)
+        if width < 1:
+            c.fail(f"the MLP width block_auto_adjust_ff_dim gives is {width}; it must be >= 1")
+    tie = c.flag("tie_embedding" if "tie_embedding" in c.values else "tie_word_embeddings")
+    spec = decoder(c, heads(c), act_key=None,  # Lfm2MLP: F.silu
+                   attention={"qk_norm": "head"},
+                   short_conv={"d_conv": c.size("conv_L_cache"), "bias": c.flag("conv_bias")}
+                   if "conv" in mixers else None)
+    spec["ffn"]["d_ff"] = width
+    spec["tie_embeddings"] = tie
+    return merge(spec, per_layer(c, mixers=mixers, attention=kinds))
+
+
 READERS: dict[str, Callable[[HFConfig], dict[str, Any]]] = {
-    "mamba": _mamba, "mamba2": _mamba2, "qwen3_next": _qwen3_next,
+    "mamba": _mamba, "mamba2": _mamba2, "qwen3_next": _qwen3_next, "jamba": _jamba,
+    "lfm2": _lfm2,
 }

@@ -28,6 +28,7 @@ from typing import Any
 from calc.evaluate import count_flops
 from calc.spec import ModelSpec
 
+_CONV_NAMES = {"mamba": "Mamba conv", "deltanet": "gated DeltaNet conv", "conv": "short conv"}
 DELTANET_CHUNK = 64  # torch_chunk_gated_delta_rule's chunk_size (modeling_qwen3_next.py)
 FMA = 2
 
@@ -95,7 +96,7 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
     layers = {"mamba": n["mamba"], "deltanet": n["deltanet"], "conv": n["conv"]}
     for mixer, (channels, kernel) in _conv_channels(spec).items():
         total += layers[mixer] * FMA * channels * kernel * (kernel - 1)
-        changed.append(f"{mixer} conv over T + k − 1 outputs")
+        changed.append(f"{_CONV_NAMES[mixer]} over T + k − 1 outputs")
     if n["mamba"]:
         m = spec.mamba
         assert m is not None
