@@ -9,6 +9,7 @@ or JSON holding either the spec's fields at top level or a preset's layout (`[sp
 
 from __future__ import annotations
 
+import os
 import tomllib
 from functools import cache
 from importlib import resources
@@ -140,12 +141,17 @@ def _preset_from_hf_config(path: Path, data: dict[str, Any]) -> Preset:
     return Preset(name=name, title=title, source=str(path), spec=spec, hf_config=data)
 
 
-def resolve(model: str | ModelSpec | Preset) -> Preset:
+def resolve(model: str | os.PathLike[str] | ModelSpec | Preset) -> Preset:
     """A Preset for a preset name, spec file path, ModelSpec or Preset."""
     if isinstance(model, Preset):
         return model
     if isinstance(model, ModelSpec):
         return Preset(name=model.name, title=model.name, source="custom spec", spec=model)
+    if isinstance(model, os.PathLike):
+        model = os.fspath(model)
+    if not isinstance(model, str) or not model.strip():
+        raise CalcError(f"model={model!r}: expected a preset name (python -m calc list), a spec "
+                        f"or config.json path, a ModelSpec or a Preset")
     return load_model(model)
 
 

@@ -115,7 +115,16 @@ BAD = [
     (("mixtral-8x7b", "--set", "moe.top_k=9"), "top_k=9 must not exceed"),
     (("llama2-7b", "--set", "d_model=-4"), "d_model"),
     (("llama2-7b", "--set", "nonsense"), "KEY=VALUE"),
-    ((), "MODEL"),
+    (("llama2-7b", "--tokens", "2e12", "--gpu", "a100", "--mfu", "1e-300"),
+     "--mfu: '1e-300' is outside [0.001, 1]"),
+    (("llama2-7b", "--tokens", "2e12", "--gpu", "a100", "--mfu", "1e-320"), "--mfu"),
+    (("llama2-7b", "--tokens", "1e-5"), "--tokens: '1e-5' is outside [1, 1e18]"),
+    (("llama2-7b", "--tokens", "1e300"), "--tokens"),
+    (("llama2-7b", "--tokens", "2X"), "--tokens: '2X' is not a number"),
+    (("optimal", "--flops", "abc"), "--flops: 'abc' is not a number"),
+    (("optimal", "--gpu", "h100", "--days", "0"), "--days"),
+    (("infer", "llama2-7b", "--gpu", "h100", "--mbu", "0"), "--mbu"),
+    (("infer", "llama2-7b", "--gpu", "h100", "--mfu", "2"), "--mfu"),
 ]
 
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
+from collections.abc import Callable
 
 from calc.errors import CalcError
+from calc.numbers import quantity
 from calc.tables import FORMATS
-
-_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
 
 
 class Parser(argparse.ArgumentParser):
@@ -21,20 +20,18 @@ class Parser(argparse.ArgumentParser):
 
 
 # ---- value types: argparse puts the flag in front of each message ---------------------------
-def positive_number(text: str) -> float:
-    """A positive finite number; k, M, B (or G), T, P suffixes are decimal (2T = 2e12)."""
-    raw = text.strip()
-    scale = _SUFFIXES.get(raw[-1:].lower(), 1.0) if raw[-1:].isalpha() else 1.0
-    try:
-        value = float(raw[:-1] if scale != 1.0 else raw) * scale
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number; expected a positive finite number such as 2e12 "
-            f"or 2T") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not allowed; expected a positive finite number")
-    return value
+def number(kind: str) -> Callable[[str], float]:
+    """An argparse type for a calc.numbers.RANGES quantity, read by the library's own parser
+    (k, M, B or G, T, P suffixes are decimal: 2T = 2e12)."""
+
+    def read(text: str) -> float:
+        try:
+            return quantity(text, "", kind)
+        except CalcError as error:
+            raise argparse.ArgumentTypeError(str(error).removeprefix(": ")) from None
+
+    read.__name__ = kind  # argparse names the type in some messages
+    return read
 
 
 def positive_int(text: str) -> int:
@@ -45,18 +42,6 @@ def positive_int(text: str) -> int:
             f"{text!r} is not a whole number; expected an integer >= 1") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected an integer >= 1")
-    return value
-
-
-def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number; expected a value in (0, 1]") from None
-    if not (0 < value <= 1):  # also rejects NaN
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is outside (0, 1]; MFU is a fraction of peak, e.g. 0.4")
     return value
 
 
@@ -88,14 +73,14 @@ def add_workload(parser: argparse.ArgumentParser) -> None:
     """The flags of calc.estimate's workload; `workload(args)` reads them back."""
     from calc.spec import DTYPES
 
-    parser.add_argument("--tokens", type=positive_number,
+    parser.add_argument("--tokens", type=number("tokens"),
                         help="training tokens, e.g. 2e12 or 2T")
     parser.add_argument("--gpu", help="GPU catalogue name (python -m calc gpus)")
     parser.add_argument("--gpus", type=positive_int, default=1,
                         help="GPUs the run is spread over (for days)")
     mfu = parser.add_mutually_exclusive_group()
-    mfu.add_argument("--mfu", type=fraction,
-                     help="model FLOPs utilisation in (0, 1] (default 0.4)")
+    mfu.add_argument("--mfu", type=number("mfu"),
+                     help="model FLOPs utilisation, a fraction of the dense peak (default 0.4)")
     mfu.add_argument("--mfu-from", metavar="BENCH_JSON",
                      help="use the MFU measured by `python -m calc bench --save BENCH_JSON`")
     parser.add_argument("--seq-len", type=positive_int,
@@ -110,10 +95,10 @@ def workload(args: argparse.Namespace) -> dict[str, object]:
     """The keyword arguments of calc.estimate that add_workload's flags set."""
     mfu, mfu_source = args.mfu, None
     if args.mfu_from:  # a saved measurement (calc.verify.throughput; no torch needed to read)
-        from calc.reports.bench import load_bench
+        from calc.reports.bench import load_bench, measured_mfu
 
         measured = load_bench(args.mfu_from)
-        mfu, mfu_source = measured.mfu, measured.mfu_source
+        mfu, mfu_source = measured_mfu(measured, args.gpu), measured.mfu_source
     return {"tokens": args.tokens, "gpu": args.gpu, "seq_len": args.seq_len,
             "attention": args.attention, "dtype": args.dtype, "mfu": mfu, "gpus": args.gpus,
             "mfu_source": mfu_source}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.commands._args import Parser, add_format, fraction, positive_int
+from calc.commands._args import Parser, add_format, number, positive_int
 from calc.views import render
 
 
@@ -20,7 +20,7 @@ def run(argv: Sequence[str]) -> int:
                         help="a preset name (python -m calc list) or a spec file")
     parser.add_argument("--seq-len", type=positive_int,
                         help="context T (default: the model's training context)")
-    parser.add_argument("--mfu", type=fraction,
+    parser.add_argument("--mfu", type=number("mfu"),
                         help="the run's MFU by calc's exact causal count (default 0.4)")
     add_format(parser)
     args = parser.parse_args(argv)

@@ -8,9 +8,8 @@ from calc.commands._args import (
     Parser,
     add_format,
     add_formula,
-    fraction,
+    number,
     positive_int,
-    positive_number,
     show_formulas,
 )
 from calc.spec import DTYPES
@@ -23,15 +22,15 @@ def _parser() -> Parser:
         description="Parameters N and tokens D for a training budget: at 20 tokens per "
                     "parameter and from Hoffmann et al. 2022's fitted loss, with a suggested "
                     "shape. The budget is --flops, or --gpu × --gpus × --days × --mfu.")
-    parser.add_argument("--flops", type=positive_number, help="training FLOPs C, e.g. 5.76e23")
+    parser.add_argument("--flops", type=number("flops"), help="training FLOPs C, e.g. 5.76e23")
     parser.add_argument("--gpu", help="GPU catalogue name (python -m calc gpus)")
     parser.add_argument("--gpus", type=positive_int, default=1, help="GPUs K (default 1)")
-    parser.add_argument("--days", type=positive_number, help="wall-clock days of training")
-    parser.add_argument("--mfu", type=fraction,
+    parser.add_argument("--days", type=number("days"), help="wall-clock days of training")
+    parser.add_argument("--mfu", type=number("mfu"),
                         help="model FLOPs utilisation in (0, 1] (default 0.4)")
     parser.add_argument("--dtype", default="bf16", choices=DTYPES,
                         help="dtype whose dense peak is used (default bf16)")
-    parser.add_argument("--tokens-per-param", type=positive_number,
+    parser.add_argument("--tokens-per-param", type=number("tokens_per_parameter"),
                         help="tokens per parameter of the rule of thumb (default 20)")
     add_formula(parser)
     add_format(parser)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from calc.commands._args import Parser, positive_number
+from calc.commands._args import Parser, number
 
 
 def run(argv: Sequence[str]) -> int:
@@ -21,7 +21,7 @@ def run(argv: Sequence[str]) -> int:
                         help="preset names (python -m calc list) or spec files")
     parser.add_argument("-o", "--output", type=Path, required=True,
                         help="the image to write (.png, .svg or .pdf)")
-    parser.add_argument("--tokens", type=positive_number,
+    parser.add_argument("--tokens", type=number("tokens"),
                         help="mfu: training tokens (default: the published run's, else 20 "
                              "per parameter)")
     parser.add_argument("--gpu", default=",".join(DEFAULT_GPUS),

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import datetime
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from calc.counting import DEFAULT_MFU, TRAIN_PER_FORWARD
 from calc.document import Document
-from calc.errors import CalcError
+from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params
 from calc.presets import get_gpu, load_model, sequence_length
 from calc.spec.model import Frozen
@@ -122,14 +122,33 @@ def bench(device: str = "cpu", dtype: str | None = None, model: str | None = Non
 
 
 def load_bench(path: str) -> BenchReport:
-    """A saved `python -m calc bench --save PATH` result."""
+    """A saved `python -m calc bench --save PATH` result; CalcError in one line otherwise."""
     import json
 
+    name = f"--mfu-from: {path!r}"
     try:
         with open(path, encoding="utf-8") as file:
             return BenchReport.model_validate(json.load(file))
     except FileNotFoundError:
-        raise CalcError(f"--mfu-from: {path!r} does not exist") from None
+        raise CalcError(f"{name} does not exist") from None
+    except IsADirectoryError:
+        raise CalcError(f"{name} is a directory, not a saved bench result") from None
+    except ValidationError as error:
+        raise CalcError(one_line(error, f"{name} is not a saved bench result "
+                                        f"(python -m calc bench --save PATH)")[:300]) from None
     except (OSError, ValueError) as error:
-        raise CalcError(f"--mfu-from: {path!r} is not a saved bench result "
-                        f"(python -m calc bench --save {path}): {str(error)[:120]}") from None
+        raise CalcError(f"{name} is not a saved bench result (python -m calc bench --save "
+                        f"PATH): {' '.join(str(error).split())[:120]}") from None
+
+
+def measured_mfu(measured: BenchReport, gpu: str | None) -> float:
+    """The MFU a bench file measured, for an estimate on `gpu`: refused when it was measured on
+    another device (a CPU's MFU says nothing about an H100's)."""
+    where = measured.device.gpu or f"{measured.device.kind} ({measured.device.name})"
+    if gpu is None:
+        return measured.mfu
+    asked = get_gpu(gpu).name
+    if measured.device.gpu != asked:
+        raise CalcError(f"--mfu-from: measured on {where}, not on {asked}; an MFU does not carry "
+                        f"from one device to another: bench on a {asked}, or give --mfu")
+    return measured.mfu

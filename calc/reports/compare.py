@@ -178,7 +178,10 @@ class Comparison(Document):
         return frame.T if self.layout == "rows" else frame
 
 
-def compare(models: Sequence[str | ModelSpec | Preset], *, groups: Sequence[str] | None = None,
+Models = str | ModelSpec | Preset | Sequence[str | ModelSpec | Preset]
+
+
+def compare(models: Models, *, groups: Sequence[str] | None = None,
             layout: str = "columns", **workload: Any) -> Comparison:
     """The models' reports side by side; `workload` is calc.estimate's keyword arguments
     (tokens, gpu, gpus, seq_len, attention, dtype, mfu, mfu_source)."""
@@ -190,6 +193,8 @@ def compare(models: Sequence[str | ModelSpec | Preset], *, groups: Sequence[str]
                         f"{', '.join(known)}")
     if layout not in ("columns", "rows"):
         raise CalcError(f"layout={layout!r}: expected 'columns' or 'rows'")
+    if isinstance(models, str | ModelSpec | Preset):  # one model, not its characters
+        models = [models]
     if not models:
         raise CalcError("models: give at least one preset name or spec")
     reports = [estimate(m, **workload) for m in models]

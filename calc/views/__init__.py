@@ -22,7 +22,8 @@ def view(report: Any) -> View:
     """The title, tables and notes that show `report` (a report of calc.reports.<X>)."""
     module = type(report).__module__
     if not module.startswith(_REPORTS):
-        raise TypeError(f"no view for {type(report).__name__}: reports live in calc.reports")
+        raise CalcError(f"render: {type(report).__name__} is not a calc report (what "
+                        f"calc.estimate, calc.memory, calc.compare ... return)")
     name = module.removeprefix(_REPORTS)
     return importlib.import_module(f"calc.views.{name}").view(report)
 
