@@ -131,53 +131,53 @@ def training(s):
 
 
 def memory_states(s):
-    N, N_emb, N_head, i_pp1, i_z1, i_z2, i_z3, n_dp, n_pp, n_tp, q_g, q_gc, q_m, q_o, q_w = s['N'], s['N_emb'], s['N_head'], s['i_pp1'], s['i_z1'], s['i_z2'], s['i_z3'], s['n_dp'], s['n_pp'], s['n_tp'], s['q_g'], s['q_gc'], s['q_m'], s['q_o'], s['q_w']
+    L, L_s, N, N_emb, N_head, b_qkv, d, d_qk, d_v, h_kv, h_t, i_mla, i_pp1, i_z1, i_z2, i_z3, n_dp, n_tp, q_g, q_gc, q_m, q_o, q_w = s['L'], s['L_s'], s['N'], s['N_emb'], s['N_head'], s['b_qkv'], s['d'], s['d_qk'], s['d_v'], s['h_kv'], s['h_t'], s['i_mla'], s['i_pp1'], s['i_z1'], s['i_z2'], s['i_z3'], s['n_dp'], s['n_tp'], s['q_g'], s['q_gc'], s['q_m'], s['q_o'], s['q_w']
     return {
-        'params_per_gpu': (N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp,
-        'weights': n_dp**(-i_z3)*q_w*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp,
-        'gradients': n_dp**(-i_z2)*q_g*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp + n_dp**(-i_z1)*q_gc*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp,
-        'optimizer': n_dp**(-i_z1)*(q_m + q_o)*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp,
+        'params_per_gpu': L_s*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_emb - N_head)/L)/n_tp,
+        'weights': n_dp**(-i_z3)*q_w*(L_s*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_emb - N_head)/L)/n_tp),
+        'gradients': n_dp**(-i_z2)*q_g*(L_s*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_emb - N_head)/L)/n_tp) + n_dp**(-i_z1)*q_gc*(L_s*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_emb - N_head)/L)/n_tp),
+        'optimizer': n_dp**(-i_z1)*(q_m + q_o)*(L_s*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_emb - N_head)/L)/n_tp),
     }
 
 
 def memory_activations(s):
-    E_s, L, L_moe, T, V, b, d, d_e, d_ff, d_qk, d_s, d_v, h, h_kv, i_drop, i_full, i_glu, i_mla, i_pp1, i_qlora, i_scores, i_sp, k, n_norm, n_pp, n_tp, q_a, r_kv, r_q = s['E_s'], s['L'], s['L_moe'], s['T'], s['V'], s['b'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_drop'], s['i_full'], s['i_glu'], s['i_mla'], s['i_pp1'], s['i_qlora'], s['i_scores'], s['i_sp'], s['k'], s['n_norm'], s['n_pp'], s['n_tp'], s['q_a'], s['r_kv'], s['r_q']
+    E_s, L_s, L_sm, T, V, b, d, d_e, d_ff, d_qk, d_s, d_v, h, h_t, i_drop, i_full, i_glu, i_mla, i_pp1, i_qlora, i_scores, i_sp, k, n_norm, n_pp, n_tp, q_a, r_kv, r_q = s['E_s'], s['L_s'], s['L_sm'], s['T'], s['V'], s['b'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_s'], s['d_v'], s['h'], s['h_t'], s['i_drop'], s['i_full'], s['i_glu'], s['i_mla'], s['i_pp1'], s['i_qlora'], s['i_scores'], s['i_sp'], s['k'], s['n_norm'], s['n_pp'], s['n_tp'], s['q_a'], s['r_kv'], s['r_q']
     return {
-        'layers': T*b*(L*d*i_full*n_tp**(-i_sp)*q_a + (1 - i_full)*(L*(n_tp**(-i_sp)*(2*d*i_drop + d*n_norm*q_a + 2*d*q_a + 2*i_mla*q_a*(i_qlora*r_q + r_kv)) + (T*h*i_scores*(i_drop*(q_a + 1) + q_a) + q_a*(d_qk*h + d_qk*h_kv + d_v*h + d_v*h_kv))/n_tp) + (L_moe*q_a*(i_glu + 2)*(E_s*d_s + d_e*k) + d_ff*q_a*(L - L_moe)*(i_glu + 2))/n_tp)),
+        'layers': T*b*(L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a + n_pp*(1 - i_full)*(L_s*(T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp + q_a*(h*(d_qk + d_v)/n_tp + h_t*(d_qk + d_v)) + n_tp**(-i_sp)*(2*d*i_drop + d*n_norm*q_a + 2*d*q_a + 2*i_mla*q_a*(i_qlora*r_q + r_kv))) + (L_sm*q_a*(i_glu + 2)*(E_s*d_s + d_e*k) + d_ff*q_a*(L_s - L_sm)*(i_glu + 2))/n_tp)),
         'embedding': T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8),
         'output': 4*T*b*i_pp1*(V + d)/n_tp,
     }
 
 
 def memory(s):
-    E_s, L, L_moe, M_gib, N, N_emb, N_head, T, V, b, d, d_e, d_ff, d_qk, d_s, d_v, h, h_kv, i_drop, i_full, i_glu, i_mla, i_pp1, i_qlora, i_scores, i_sp, i_z1, i_z2, i_z3, k, n_dp, n_norm, n_pp, n_tp, q_a, q_g, q_gc, q_m, q_o, q_w, r_kv, r_q = s['E_s'], s['L'], s['L_moe'], s['M_gib'], s['N'], s['N_emb'], s['N_head'], s['T'], s['V'], s['b'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_drop'], s['i_full'], s['i_glu'], s['i_mla'], s['i_pp1'], s['i_qlora'], s['i_scores'], s['i_sp'], s['i_z1'], s['i_z2'], s['i_z3'], s['k'], s['n_dp'], s['n_norm'], s['n_pp'], s['n_tp'], s['q_a'], s['q_g'], s['q_gc'], s['q_m'], s['q_o'], s['q_w'], s['r_kv'], s['r_q']
+    E_s, L, L_s, L_sm, M_gib, N, N_emb, N_head, T, V, b, b_qkv, d, d_e, d_ff, d_qk, d_s, d_v, h, h_kv, h_t, i_drop, i_full, i_glu, i_mla, i_pp1, i_qlora, i_scores, i_sp, i_z1, i_z2, i_z3, k, n_dp, n_norm, n_pp, n_tp, q_a, q_g, q_gc, q_m, q_o, q_w, r_kv, r_q = s['E_s'], s['L'], s['L_s'], s['L_sm'], s['M_gib'], s['N'], s['N_emb'], s['N_head'], s['T'], s['V'], s['b'], s['b_qkv'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['h_t'], s['i_drop'], s['i_full'], s['i_glu'], s['i_mla'], s['i_pp1'], s['i_qlora'], s['i_scores'], s['i_sp'], s['i_z1'], s['i_z2'], s['i_z3'], s['k'], s['n_dp'], s['n_norm'], s['n_pp'], s['n_tp'], s['q_a'], s['q_g'], s['q_gc'], s['q_m'], s['q_o'], s['q_w'], s['r_kv'], s['r_q']
     return {
-        'activations_per_layer': T*b*(d*i_full*n_tp**(-i_sp)*q_a + (1 - i_full)*(n_tp**(-i_sp)*(2*d*i_drop + d*n_norm*q_a + 2*d*q_a + 2*i_mla*q_a*(i_qlora*r_q + r_kv)) + (T*h*i_scores*(i_drop*(q_a + 1) + q_a) + d_ff*q_a*(i_glu + 2) + q_a*(d_qk*h + d_qk*h_kv + d_v*h + d_v*h_kv))/n_tp)),
-        'total': 4*T*b*i_pp1*(V + d)/n_tp + T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8) + T*b*(L*d*i_full*n_tp**(-i_sp)*q_a + (1 - i_full)*(L*(n_tp**(-i_sp)*(2*d*i_drop + d*n_norm*q_a + 2*d*q_a + 2*i_mla*q_a*(i_qlora*r_q + r_kv)) + (T*h*i_scores*(i_drop*(q_a + 1) + q_a) + q_a*(d_qk*h + d_qk*h_kv + d_v*h + d_v*h_kv))/n_tp) + (L_moe*q_a*(i_glu + 2)*(E_s*d_s + d_e*k) + d_ff*q_a*(L - L_moe)*(i_glu + 2))/n_tp)) + n_dp**(-i_z3)*q_w*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp + n_dp**(-i_z2)*q_g*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp + n_dp**(-i_z1)*q_gc*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp + n_dp**(-i_z1)*(q_m + q_o)*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp,
+        'activations_per_layer': T*b*(d*i_full*n_tp**(-i_sp)*q_a + (1 - i_full)*(q_a*(h*(d_qk + d_v)/n_tp + h_t*(d_qk + d_v)) + n_tp**(-i_sp)*(2*d*i_drop + d*n_norm*q_a + 2*d*q_a + 2*i_mla*q_a*(i_qlora*r_q + r_kv)) + (T*h*i_scores*(i_drop*(q_a + 1) + q_a) + d_ff*q_a*(i_glu + 2))/n_tp)),
+        'total': 4*T*b*i_pp1*(V + d)/n_tp + T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8) + T*b*(L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a + n_pp*(1 - i_full)*(L_s*(T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp + q_a*(h*(d_qk + d_v)/n_tp + h_t*(d_qk + d_v)) + n_tp**(-i_sp)*(2*d*i_drop + d*n_norm*q_a + 2*d*q_a + 2*i_mla*q_a*(i_qlora*r_q + r_kv))) + (L_sm*q_a*(i_glu + 2)*(E_s*d_s + d_e*k) + d_ff*q_a*(L_s - L_sm)*(i_glu + 2))/n_tp)) + n_dp**(-i_z3)*q_w*(L_s*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_emb - N_head)/L)/n_tp) + n_dp**(-i_z2)*q_g*(L_s*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_emb - N_head)/L)/n_tp) + n_dp**(-i_z1)*q_gc*(L_s*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_emb - N_head)/L)/n_tp) + n_dp**(-i_z1)*(q_m + q_o)*(L_s*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_emb - N_head)/L)/n_tp),
         'gpu': 1073741824*M_gib,
-        'micro_batch_room': (1073741824*M_gib - n_dp**(-i_z3)*q_w*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp - n_dp**(-i_z2)*q_g*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp - n_dp**(-i_z1)*q_gc*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp - n_dp**(-i_z1)*(q_m + q_o)*(N_emb + N_head*i_pp1 + (N - N_emb - N_head)/n_pp)/n_tp)/(4*T*i_pp1*(V + d)/n_tp + T*n_pp*n_tp**(-i_sp)*(d*i_drop + 8) + T*(L*d*i_full*n_tp**(-i_sp)*q_a + (1 - i_full)*(L*(n_tp**(-i_sp)*(2*d*i_drop + d*n_norm*q_a + 2*d*q_a + 2*i_mla*q_a*(i_qlora*r_q + r_kv)) + (T*h*i_scores*(i_drop*(q_a + 1) + q_a) + q_a*(d_qk*h + d_qk*h_kv + d_v*h + d_v*h_kv))/n_tp) + (L_moe*q_a*(i_glu + 2)*(E_s*d_s + d_e*k) + d_ff*q_a*(L - L_moe)*(i_glu + 2))/n_tp))),
+        'micro_batch_room': (1073741824*M_gib - n_dp**(-i_z3)*q_w*(L_s*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_emb - N_head)/L)/n_tp) - n_dp**(-i_z2)*q_g*(L_s*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_emb - N_head)/L)/n_tp) - n_dp**(-i_z1)*q_gc*(L_s*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_emb - N_head)/L)/n_tp) - n_dp**(-i_z1)*(q_m + q_o)*(L_s*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_emb - N_head)/L)/n_tp))/(4*T*i_pp1*(V + d)/n_tp + T*n_pp*n_tp**(-i_sp)*(d*i_drop + 8) + T*(L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a + n_pp*(1 - i_full)*(L_s*(T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp + q_a*(h*(d_qk + d_v)/n_tp + h_t*(d_qk + d_v)) + n_tp**(-i_sp)*(2*d*i_drop + d*n_norm*q_a + 2*d*q_a + 2*i_mla*q_a*(i_qlora*r_q + r_kv))) + (L_sm*q_a*(i_glu + 2)*(E_s*d_s + d_e*k) + d_ff*q_a*(L_s - L_sm)*(i_glu + 2))/n_tp))),
     }
 
 
 def inference(s):
-    BW, E, F_d, F_p, K, L, L_loc, M_gib, N, N_e, R, T, b, d_qk, d_rope, d_v, h_kv, i_mla, k, q_kv, q_w, r_kv, u, u_bw, w = s['BW'], s['E'], s['F_d'], s['F_p'], s['K'], s['L'], s['L_loc'], s['M_gib'], s['N'], s['N_e'], s['R'], s['T'], s['b'], s['d_qk'], s['d_rope'], s['d_v'], s['h_kv'], s['i_mla'], s['k'], s['q_kv'], s['q_w'], s['r_kv'], s['u'], s['u_bw'], s['w']
+    BW, E, F_d, F_p, K, L, L_loc, M_gib, N, N_e, R, T, b, d_qk, d_rope, d_v, h_g, h_kv, i_mla, k, q_kv, q_w, r_kv, u, u_bw, w = s['BW'], s['E'], s['F_d'], s['F_p'], s['K'], s['L'], s['L_loc'], s['M_gib'], s['N'], s['N_e'], s['R'], s['T'], s['b'], s['d_qk'], s['d_rope'], s['d_v'], s['h_g'], s['h_kv'], s['i_mla'], s['k'], s['q_kv'], s['q_w'], s['r_kv'], s['u'], s['u_bw'], s['w']
     return {
         'weights': N*q_w,
         'kv_cache_per_token': L*q_kv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)),
-        'kv_cache': b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)),
-        'total': N*q_w + b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)),
+        'kv_cache': K*b*h_g*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))/(h_kv*(1 - i_mla) + i_mla),
+        'total': K*b*h_g*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))/(h_kv*(1 - i_mla) + i_mla) + N*q_w,
         'gpu': 1073741824*K*M_gib,
-        'batch_room': (1073741824*K*M_gib - N*q_w)/(q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))),
+        'batch_room': (1073741824*K*M_gib - N*q_w)*(h_kv*(1 - i_mla) + i_mla)/(K*h_g*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))),
         'prefill_flops': F_p*T*b,
         'prefill_compute_seconds': F_p*T*b/(K*R*u),
-        'prefill_memory_seconds': (1/1000000000)*(N*q_w + b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)))/(BW*K*u_bw),
-        'prefill_seconds': _maximum(F_p*T*b/(K*R*u), (1/1000000000)*(N*q_w + b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)))/(BW*K*u_bw)),
+        'prefill_memory_seconds': (1/1000000000)*(K*b*h_g*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))/(h_kv*(1 - i_mla) + i_mla) + N*q_w)/(BW*K*u_bw),
+        'prefill_seconds': _maximum(F_p*T*b/(K*R*u), (1/1000000000)*(K*b*h_g*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))/(h_kv*(1 - i_mla) + i_mla) + N*q_w)/(BW*K*u_bw)),
         'decode_weights_read': q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))),
         'decode_compute_seconds': F_d*b/(K*R*u),
-        'decode_memory_seconds': (1/1000000000)*(b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw),
+        'decode_memory_seconds': (1/1000000000)*(K*b*h_g*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))/(h_kv*(1 - i_mla) + i_mla) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw),
         'decode_weights_seconds': (1/1000000000)*q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))/(BW*K*u_bw),
-        'decode_seconds': _maximum(F_d*b/(K*R*u), (1/1000000000)*(b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw)),
-        'tokens_per_second': b/_maximum(F_d*b/(K*R*u), (1/1000000000)*(b*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw)),
+        'decode_seconds': _maximum(F_d*b/(K*R*u), (1/1000000000)*(K*b*h_g*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))/(h_kv*(1 - i_mla) + i_mla) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw)),
+        'tokens_per_second': b/_maximum(F_d*b/(K*R*u), (1/1000000000)*(K*b*h_g*q_kv*(L_loc*_minimum(T, w) + T*(L - L_loc))*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))/(h_kv*(1 - i_mla) + i_mla) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw)),
     }
 
 

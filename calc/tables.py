@@ -52,6 +52,8 @@ def _format(value: Any, kind: str) -> str:
         value, kind = value.value, value.kind
     if value is None or value == "":
         return ""
+    if kind == "bool":
+        return "yes" if value else "no"
     if kind == "formula":  # (text, LaTeX): render_tables shows the LaTeX where it can
         return str(value[0])
     if isinstance(value, str) or kind in ("text", "latex"):
@@ -85,7 +87,7 @@ def _latex_escape(text: str) -> str:
 class Column:
     name: str
     # text | latex | formula (a (text, LaTeX) pair) | int | count | flops | sci | pct | ratio
-    # | hours | bytes
+    # | hours | bytes | bool (yes/no)
     kind: str = "text"
 
 

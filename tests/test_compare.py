@@ -142,4 +142,34 @@ def test_memory_rows_are_the_memory_reports():
         spec = calc.load_preset(name).spec
         own = calc.memory(name, gpu="h100", seq_len=spec.context_length).memory
         assert comparison.value("memory.total_bytes", name) == own.total_bytes
-        assert comparison.value("memory.fits", name) == ("yes" if own.fits else "no")
+        assert comparison.value("memory.fits", name) is own.fits
+
+
+def test_compare_takes_the_memory_flags(cli):
+    """Issue 12: compare's memory rows were fixed at 2022's eager attention and dropout
+    (llama3-8b: 360 GiB of activations) and no flag could change them."""
+    spec = calc.load_preset("llama3-8b").spec
+    modern = calc.memory("llama3-8b", seq_len=spec.context_length).memory
+    paper = calc.memory("llama3-8b", seq_len=spec.context_length, flash_attention=False,
+                        dropout=True).memory
+    assert paper.activations_bytes > 9 * modern.activations_bytes
+    data = cli("compare", "llama3-8b", "--groups", "memory", "--format", "json").json()
+    assert _row(data, "memory.activations_bytes") == [modern.activations_bytes]
+    for flags in (["--paper-2022"], ["--no-flash-attention", "--dropout"]):
+        data = cli("compare", "llama3-8b", "--groups", "memory", *flags, "--format",
+                   "json").json()
+        assert _row(data, "memory.activations_bytes") == [paper.activations_bytes]
+    full = cli("compare", "llama3-8b", "--groups", "memory", "--recompute", "full",
+               "--micro-batch", "2", "--format", "json").json()
+    own = calc.memory("llama3-8b", seq_len=spec.context_length, recompute="full",
+                      micro_batch=2).memory
+    assert _row(full, "memory.activations_bytes") == [own.activations_bytes]
+
+
+def test_compare_gpu_without_tokens_still_says_whether_it_fits():
+    comparison = calc.compare(["gpt2", "llama3-8b"], gpu="h100", groups=["memory"])
+    assert [comparison.value("memory.fits", m) for m in ("gpt2", "llama3-8b")] == [True, False]
+
+
+def _row(data: dict, key: str) -> list:
+    return next(row["values"] for row in data["rows"] if row["key"] == key)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.commands._args import Parser, add_format, add_workload, workload
+from calc.commands._args import (
+    Parser,
+    activations,
+    add_activations,
+    add_format,
+    add_workload,
+    workload,
+)
 from calc.views import render
 
 
@@ -25,13 +32,14 @@ def run(argv: Sequence[str]) -> int:
     parser.add_argument("--rows", action="store_true",
                         help="one row per model instead of one column (a catalogue)")
     add_workload(parser)
+    add_activations(parser)
     add_format(parser)
     args = parser.parse_args(argv)
     if args.all == bool(args.models):
         parser.error("MODEL: give models to compare, or --all (not both)")
     models = args.models or _by_size(list_presets())
     comparison = compare(models, groups=args.groups, layout="rows" if args.rows else "columns",
-                         **workload(args))
+                         memory=activations(args), **workload(args))
     print(render(comparison, args.format), end="")
     return 0
 

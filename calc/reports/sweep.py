@@ -213,7 +213,7 @@ def _build(presets: list[Preset], axes: dict[str, np.ndarray], work: dict[str, n
     notes = _notes(used, dropped, dtypes, gpus, dtype, n_grid, n_a, mfu_given)
     if not work:
         return Sweep(n_a, 1, True, {**inputs, **columns}, {}, None, labels, dtypes, notes,
-                     [*inputs, *columns])
+                     [*inputs, *columns], dropped, n_grid - n_a)
     if grid:
         n_b, w = rows_of(work, grid=True)
     else:
@@ -226,7 +226,7 @@ def _build(presets: list[Preset], axes: dict[str, np.ndarray], work: dict[str, n
     both = ["training_flops", *(["gpu_hours", "days"] if "R" in w else [])]
     return Sweep(n_a, n_b, grid, {**inputs, **columns}, {k: w[k] for k in work},
                  lambda: _training(train, w, n_b if grid else 0), labels, dtypes, notes,
-                 [*inputs, *work, *columns, *both])
+                 [*inputs, *work, *columns, *both], dropped, n_grid - n_a)
 
 
 def _modelnumbers(s: dict[str, Any], n: int) -> tuple[dict[str, Any], dict[str, str]]:
