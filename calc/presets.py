@@ -76,6 +76,10 @@ class Preset(Frozen):
     training: PublishedRun | None = None
     hf_config: dict[str, Any] | None = Field(
         None, description="the Hugging Face config.json it was read from, if any")
+    notes: list[str] = Field(
+        default_factory=list,
+        description="how its source was read where that is an assumption (a config.json: the "
+                    "context used and why, the fields transformers' defaults filled)")
 
 
 def _data_dir() -> Path:
@@ -133,12 +137,13 @@ def _is_hf_config(data: dict[str, Any]) -> bool:
 
 
 def _preset_from_hf_config(path: Path, data: dict[str, Any]) -> Preset:
-    from calc.hf import default_name, spec_from_hf_config  # only when such a file is given
+    from calc.hf import default_name, read_hf  # only when such a file is given
 
     name = default_name(path)
-    spec = spec_from_hf_config(data, name=name, where=f"config file {str(path)!r}")
+    read = read_hf(data, name=name, where=f"config file {str(path)!r}")
     title = f"Hugging Face config.json, model_type {data['model_type']}"
-    return Preset(name=name, title=title, source=str(path), spec=spec, hf_config=data)
+    return Preset(name=name, title=title, source=str(path), spec=read.spec, hf_config=data,
+                  notes=list(read.notes))
 
 
 def resolve(model: str | os.PathLike[str] | ModelSpec | Preset) -> Preset:
@@ -164,6 +169,18 @@ def sequence_length(spec: ModelSpec, seq_len: int | None, flag: str = "--seq-len
         raise CalcError(f"{name}={t} exceeds {spec.name}'s learned position table of "
                         f"{spec.position_table} rows; use {flag} <= {spec.position_table}")
     return t
+
+
+def context_note(spec: ModelSpec, t: int, what: str = "T") -> str | None:
+    """A sentence when context `t` is past the context the model was trained for (its
+    context_length), else None: the arithmetic holds at any T, the model was not made for it."""
+    if t <= spec.context_length:
+        return None
+    ratio = t / spec.context_length
+    times = f"{ratio:,.0f}" if ratio >= 10 else f"{ratio:.2g}"
+    return (f"{what} = {t:,} is {times}× the {spec.context_length:,}-"
+            f"token context {spec.name} was trained for: calc counts the arithmetic at any T, "
+            f"but the model was not trained to work there.")
 
 
 def load_model(model: str) -> Preset:

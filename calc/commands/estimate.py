@@ -43,7 +43,8 @@ def run(argv: Sequence[str]) -> int:
         changes = dict(args.changes)
         described = ", ".join(f"{k}={v}" for k, v in changes.items())
         preset = Preset(name=preset.name, title=f"{preset.title} with {described}",
-                        source=preset.source, spec=preset.spec.updated(**changes))
+                        source=preset.source, spec=preset.spec.updated(**changes),
+                        notes=preset.notes)
     if args.formula:
         from calc.reports.formulas import model_formulas  # sympy: only when asked
 

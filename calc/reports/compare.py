@@ -213,7 +213,8 @@ def compare(models: Models, *, groups: Sequence[str] | None = None,
             if any(v is not None for v in values):
                 rows.append(ComparisonRow(group=known[key].title, key=spec.key,
                                           label=spec.label, kind=spec.kind, values=values))
-    notes = list(reports[0].conventions)  # the same workload: the same conventions
+    notes = [f"{r.model}: {note}" for r in reports for note in r.notes]
+    notes += reports[0].conventions  # the same workload: the same conventions
     if "memory" in chosen:
         o = _memory(reports[0].spec, None, reports[0].flops_per_token.seq_len,
                     tuple(sorted((memory or {}).items()))).options

@@ -13,7 +13,14 @@ from calc.counting import DEFAULT_MFU, TOKENS_PER_PARAMETER
 from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, rule_flops, training_cost
-from calc.presets import Preset, PublishedRun, get_gpu, resolve, sequence_length
+from calc.presets import (
+    Preset,
+    PublishedRun,
+    context_note,
+    get_gpu,
+    resolve,
+    sequence_length,
+)
 from calc.spec import ModelSpec, Workload
 from calc.spec.model import Frozen
 
@@ -93,6 +100,11 @@ class Report(Document):
     params: ParamsReport
     flops_per_token: FlopsReport
     training: TrainingReport | None = None
+    notes: list[str] = Field(
+        default_factory=list,
+        description="what this report assumes beyond the conventions: how the model's source "
+                    "was read (context, defaulted fields), a context past the trained one, "
+                    "options given that changed nothing")
     conventions: list[str]
 
 
@@ -194,9 +206,16 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
                 if workload.tokens is not None else None)
     if workload.gpu and training is None:
         get_gpu(workload.gpu)  # still reject an unknown GPU
+    notes = [*preset.notes, *filter(None, [context_note(spec, t)])]
+    unused = [f"{name}={value!r}" for name, value, given in (
+        ("gpu", gpu, gpu), ("gpus", gpus, gpus != 1), ("mfu", mfu, mfu is not None)) if given]
+    if training is None and unused:
+        notes.append(f"{', '.join(unused)} given without tokens: they price a training run, "
+                     f"so nothing used them; give tokens (--tokens 2e12) for GPU-hours and "
+                     f"days.")
     return Report(
         model=preset.name, title=preset.title, source=preset.source, spec=spec,
-        params=params, flops_per_token=flops, training=training,
+        params=params, flops_per_token=flops, training=training, notes=notes,
         conventions=_conventions(flops.attention, training),
     )
 

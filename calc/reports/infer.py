@@ -18,7 +18,7 @@ from calc.counting import Bytes, whole
 from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, symbol_values
-from calc.presets import Preset, get_gpu, resolve, sequence_length
+from calc.presets import Preset, context_note, get_gpu, resolve, sequence_length
 from calc.spec import BYTES_PER_ELEMENT, ModelSpec
 from calc.spec.inference import MAX_BATCH, InferenceWorkload
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
@@ -161,8 +161,13 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, **options: Any) -> Infer
         decode_weights_seconds=here["decode_weights_seconds"],
         tokens_per_second=here["tokens_per_second"], compute_bound_batch=crossover,
     )
+    notes = [*preset.notes, *filter(None, [context_note(spec, opts.context)])]
+    if max_context is not None and max_context > max(opts.context, spec.context_length):
+        notes.append(f"The largest context that fits at batch {opts.batch:,}, {max_context:,} "
+                     f"tokens, is past the {spec.context_length:,}-token context "
+                     f"{spec.name} was trained for: memory allows it, the model may not.")
     return InferenceReport(model=preset.name, title=preset.title, source=preset.source,
-                           inference=block, conventions=conventions(spec, block))
+                           inference=block, conventions=[*notes, *conventions(spec, block)])
 
 
 def _bound(compute: float, memory: float) -> Bound:

@@ -17,7 +17,7 @@ from calc.counting import Bytes, whole
 from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_params, symbol_values
-from calc.presets import Preset, get_gpu, resolve, sequence_length
+from calc.presets import Preset, context_note, get_gpu, resolve, sequence_length
 from calc.spec import BYTES_PER_ELEMENT, GPU, OPTIMIZERS, RECIPES, ModelSpec, TrainingMemory
 from calc.spec.model import Frozen
 
@@ -157,8 +157,9 @@ def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
         stage_layers=s["L_s"], kv_heads=spec.n_kv_heads,
         fixes=_fixes(spec, opts, device) if device and not fits else [],
     )
+    notes = [*preset.notes, *filter(None, [context_note(spec, opts.seq_len, "s")])]
     return MemoryReport(model=preset.name, title=preset.title, source=preset.source,
-                        memory=block, conventions=conventions(block))
+                        memory=block, conventions=[*notes, *conventions(block)])
 
 
 # What a run that does not fit could change, in the order tried; each group's candidates from

@@ -119,4 +119,4 @@ def view(report: Report) -> View:
     if report.training is not None:
         tables.append(_training_table(report))
     return View(f"{report.model} — {report.title}", tables,
-                report.conventions + _sources(report))
+                report.notes + report.conventions + _sources(report))
