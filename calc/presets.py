@@ -123,9 +123,19 @@ def _preset_from_mapping(name: str, data: dict[str, Any], where: str) -> Preset:
         raise CalcError(f"{where}: 'published' must be a table") from None
 
 
+def _preset_name(name: str) -> str:
+    """The preset `name` means, matched without case like GPU names (Llama2-7B → llama2-7b);
+    `name` itself when none matches."""
+    files = _model_files()
+    if name in files:
+        return name
+    return {stem.lower(): stem for stem in files}.get(name.lower(), name)
+
+
 @cache
 def load_preset(name: str) -> Preset:
     files = _model_files()
+    name = _preset_name(name)
     if name not in files:
         raise UnknownNameError("model", name, files, "python -m calc list")
     return _preset_from_mapping(name, read_mapping(files[name]), f"preset {name}")
@@ -187,7 +197,7 @@ def load_model(model: str) -> Preset:
     """A preset by name, a spec file (TOML or JSON) or a Hugging Face config.json by path."""
     path = Path(model)
     looks_like_path = path.suffix.lower() in (".toml", ".json") or "/" in model or "\\" in model
-    if model in _model_files() and not path.exists():
+    if _preset_name(model) in _model_files() and not path.exists():
         return load_preset(model)
     if path.exists() or looks_like_path:
         data = read_mapping(path)

@@ -7,7 +7,7 @@ import argparse
 import json
 from collections.abc import Callable
 
-from calc.errors import CalcError
+from calc.errors import CalcError, install
 from calc.numbers import quantity
 from calc.tables import FORMATS
 
@@ -66,7 +66,11 @@ def add_model(parser: argparse.ArgumentParser) -> None:
 
 def add_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="text", choices=FORMATS,
-                        help="output format (default: text)")
+                        help="output format (default: text); csv is one tidy table: table, "
+                             "row, column, value")
+    parser.add_argument("--table", metavar="NAME",
+                        help="only the table NAME (its title's first words, e.g. parameters), "
+                             "in csv as it prints: a header and one line per row")
 
 
 def add_workload(parser: argparse.ArgumentParser) -> None:
@@ -151,14 +155,16 @@ def show_formulas(command: str, args: argparse.Namespace) -> bool:
     from calc.reports.formulas import command_formulas  # sympy: only when asked
     from calc.views import render
 
-    print(render(command_formulas(command, getattr(args, "model", None)), args.format), end="")
+    formulas = command_formulas(command, getattr(args, "model", None))
+    print(render(formulas, args.format, args.table), end="")
     return True
 
 
 def require_torch(command: str) -> None:
-    """One line, not a traceback, when a command that builds models in torch runs without it."""
+    """One line, not a traceback, when a command that builds models in torch runs without it;
+    each such command (verify, bench) is also the name of the extra that installs torch."""
     from importlib.util import find_spec
 
     if find_spec("torch") is None:
-        raise CalcError(f"{command} needs torch: pip install torch==2.13.0 (or pip install -e "
-                        f"'.[verify]')")
+        raise CalcError(f"{command} needs torch: {install(command)} (or pip install "
+                        f"torch==2.13.0)")

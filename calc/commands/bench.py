@@ -38,5 +38,5 @@ def run(argv: Sequence[str]) -> int:
                    args.matmul_size)
     if save is not None:
         write_atomic(save, render_json(report.to_dict()))
-    print(render(report, args.format), end="")
+    print(render(report, args.format, args.table), end="")
     return 0

@@ -40,7 +40,7 @@ def run(argv: Sequence[str]) -> int:
     models = args.models or _by_size(list_presets())
     comparison = compare(models, groups=args.groups, layout="rows" if args.rows else "columns",
                          memory=activations(args), **workload(args))
-    print(render(comparison, args.format), end="")
+    print(render(comparison, args.format, args.table), end="")
     return 0
 
 

@@ -25,5 +25,5 @@ def run(argv: Sequence[str]) -> int:
     add_format(parser)
     args = parser.parse_args(argv)
     table = conventions_table(args.model, seq_len=args.seq_len, mfu=args.mfu)
-    print(render(table, args.format), end="")
+    print(render(table, args.format, args.table), end="")
     return 0

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from calc.commands import verbs
+from calc import __version__
+from calc.commands import EXAMPLES, verbs
 from calc.commands._args import (
     Parser,
     add_format,
@@ -22,7 +23,10 @@ def _report_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="python -m calc",
         description="Parameters, FLOPs per token and training cost of a Transformer LM. "
-                    f"Other commands: {', '.join(v for v in verbs() if v != 'estimate')}.")
+                    f"Other commands: {', '.join(v for v in verbs() if v != 'estimate')}.",
+        epilog="\n".join(f"  {command}" for command, _ in EXAMPLES),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"calc {__version__}")
     add_model(parser)
     add_workload(parser)
     parser.add_argument("--set", dest="changes", action="append", type=assignment,
@@ -48,8 +52,8 @@ def run(argv: Sequence[str]) -> int:
     if args.formula:
         from calc.reports.formulas import model_formulas  # sympy: only when asked
 
-        print(render(model_formulas(preset), args.format), end="")
+        print(render(model_formulas(preset), args.format, args.table), end="")
         return 0
     report = estimate(preset, **workload(args))
-    print(render(report, args.format), end="")
+    print(render(report, args.format, args.table), end="")
     return 0

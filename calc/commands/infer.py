@@ -56,5 +56,5 @@ def run(argv: Sequence[str]) -> int:
     report = infer(args.model, gpu=args.gpu, gpus=args.gpus, context=args.context,
                    batch=args.batch, dtype=args.dtype, kv_dtype=args.kv_dtype,
                    compute_dtype=args.compute_dtype, mfu=args.mfu, mbu=args.mbu)
-    print(render(report, args.format), end="")
+    print(render(report, args.format, args.table), end="")
     return 0

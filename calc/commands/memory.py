@@ -60,5 +60,5 @@ def run(argv: Sequence[str]) -> int:
                     optimizer=args.optimizer, zero=args.zero, dp=args.dp, tp=args.tp,
                     pp=args.pp, sequence_parallel=args.sequence_parallel,
                     **activations(args))
-    print(render(report, args.format), end="")
+    print(render(report, args.format, args.table), end="")
     return 0

@@ -45,5 +45,5 @@ def run(argv: Sequence[str]) -> int:
         return 0
     report = optimal(args.flops, gpu=args.gpu, gpus=args.gpus, days=args.days, mfu=args.mfu,
                      dtype=args.dtype, tokens_per_parameter=args.tokens_per_param)
-    print(render(report, args.format), end="")
+    print(render(report, args.format, args.table), end="")
     return 0

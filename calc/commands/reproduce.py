@@ -17,5 +17,5 @@ def run(argv: Sequence[str]) -> int:
                                 "beside calc's estimates of them, with sources.")
     add_format(parser)
     args = parser.parse_args(argv)
-    print(render(reproduce(), args.format), end="")
+    print(render(reproduce(), args.format, args.table), end="")
     return 0

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from calc.document import Document, pandas
+from calc.document import Document, frame
 from calc.errors import CalcError
 from calc.presets import Preset
 from calc.reports.estimate import Report, estimate
@@ -172,14 +172,12 @@ class Comparison(Document):
         return row.values[self.models.index(model)]
 
     def to_dataframe(self) -> Any:
-        """Quantities × models (models × quantities with layout='rows'), indexed by each row's
-        unique key ("params.total", "memory.total_bytes"): labels repeat across groups."""
-        pd = pandas()
-        frame = pd.DataFrame(
-            {model: [row.values[i] for row in self.rows]
-             for i, model in enumerate(self.models)}, dtype=object,  # exact integers
-            index=pd.Index([row.key for row in self.rows], name="quantity"))
-        return frame.T if self.layout == "rows" else frame
+        """Models × quantities, whatever the printed layout: a row per model, a column per
+        quantity named by its unique key ("params.total", "memory.fits"), each column in its
+        own dtype (int, float, bool, string)."""
+        table = frame({row.key: list(row.values) for row in self.rows}, index=self.models)
+        table.index.name = "model"
+        return table
 
 
 Models = str | ModelSpec | Preset | Sequence[str | ModelSpec | Preset]

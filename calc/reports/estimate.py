@@ -68,6 +68,11 @@ class PublishedComparison(Frozen):
     gpus: int | None
     scope: str
     source: str
+    same_run: bool = Field(
+        True, description="the estimate is of the published run: its tokens, GPU, training "
+                          "context and causal attention; ratio and implied MFU only then")
+    differs: list[str] = Field(default_factory=list,
+                               description="what the estimate changes from the published run")
     ratio: float | None = Field(description="calc's GPU-hours / the published GPU-hours")
     implied_mfu: float | None = Field(
         description="the MFU at which calc's exact FLOPs take the published GPU-hours")
@@ -149,17 +154,24 @@ def implied_mfu(flops: float, gpu_hours: float, peak_flops: float) -> float:
 
 
 def _published(run: PublishedRun | None, gpu: str | None, tokens: float, flops: float,
-               flops_6nd: float, gpu_hours: float | None,
-               peak: float | None) -> PublishedComparison | None:
-    """The published run beside the estimate; a ratio only when tokens and GPU are the same."""
+               flops_6nd: float, gpu_hours: float | None, peak: float | None,
+               seq_len: int, context: int, attention: str) -> PublishedComparison | None:
+    """The published run beside the estimate; a ratio and an implied MFU only when the
+    estimate is that run: its tokens and GPU, at the model's training context (the published
+    run's), attention counted causally."""
     if run is None:
         return None
-    same = gpu is not None and gpu == run.gpu and tokens == run.tokens
+    differs = [what for what, same in (
+        ("tokens", tokens == run.tokens), ("GPU", gpu is not None and gpu == run.gpu),
+        ("sequence length", seq_len == context), ("attention", attention == "causal"))
+        if not same]
+    same = not differs
     ratio = gpu_hours / run.gpu_hours if same and gpu_hours and run.gpu_hours else None
     priced = same and run.gpu_hours and peak
     return PublishedComparison(
         gpu_hours=run.gpu_hours, flops=run.flops, mfu=run.mfu, tokens=run.tokens, gpu=run.gpu,
-        gpus=run.gpus, scope=run.scope, source=run.source, ratio=ratio,
+        gpus=run.gpus, scope=run.scope, source=run.source, same_run=same, differs=differs,
+        ratio=ratio,
         implied_mfu=implied_mfu(flops, run.gpu_hours, peak) if priced else None,
         implied_mfu_6nd=implied_mfu(flops_6nd, run.gpu_hours, peak) if priced else None)
 
@@ -178,7 +190,8 @@ def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
         gpus=workload.gpus, gpu_hours=exact.gpu_hours, gpu_hours_6nd=rule.gpu_hours,
         days=exact.days,
         published=_published(preset.training, gpu.name if gpu else None, workload.tokens,
-                              exact.flops, rule.flops, exact.gpu_hours, peak),
+                              exact.flops, rule.flops, exact.gpu_hours, peak, flops.seq_len,
+                              preset.spec.context_length, flops.attention),
     )
 
 

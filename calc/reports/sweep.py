@@ -28,10 +28,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from calc.errors import install
+
 try:
     import numpy as np
 except ModuleNotFoundError:  # numpy is the `sweep` extra, not a core dependency
-    raise ModuleNotFoundError('calc.sweep needs numpy: pip install "calc[sweep]"') from None
+    raise ModuleNotFoundError(f"calc.sweep needs numpy: {install('sweep')}") from None
 
 from calc import _compiled, counting
 from calc.counting import DEFAULT_MFU

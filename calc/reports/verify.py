@@ -18,7 +18,7 @@ from pydantic import Field
 
 from calc.counting import BACKWARD_PER_FORWARD
 from calc.document import Document
-from calc.errors import CalcError
+from calc.errors import CalcError, install
 from calc.evaluate import count_flops, count_params
 from calc.host import memory_errors, require_memory
 from calc.spec import ModelSpec
@@ -144,7 +144,7 @@ def hf_seq_len(spec: ModelSpec, seq_len: int) -> int:
 def compare_with_transformers(spec: ModelSpec, seq_len: int,
                               hf_config: dict[str, Any] | None = None) -> HFComparison:
     if find_spec("transformers") is None:
-        raise CalcError("--hf needs transformers: pip install -e '.[hf]'")
+        raise CalcError(f"--hf needs transformers: {install('hf')}")
     from calc.hf.export import buffer_params, hf_config_from_spec
     from calc.verify.hf_reference import count
 

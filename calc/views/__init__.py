@@ -28,14 +28,18 @@ def view(report: Any) -> View:
     return importlib.import_module(f"calc.views.{name}").view(report)
 
 
-def render(report: Any, fmt: str = "text") -> str:
-    """A calc report in one of calc.tables.FORMATS."""
+def render(report: Any, fmt: str = "text", table: str | None = None) -> str:
+    """A calc report in one of calc.tables.FORMATS; `table` keeps one of its tables (named by
+    calc.tables.table_key; not with json, whose keys are the report's own)."""
     if fmt not in FORMATS:
         raise CalcError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
     if fmt == "json":
+        if table is not None:
+            raise CalcError("--table picks a printed table; with --format json every value is "
+                            "already under its own key")
         return render_json(report.to_dict())
     shown = view(report)
-    return render_tables(shown.title, shown.tables, shown.notes, fmt)
+    return render_tables(shown.title, shown.tables, shown.notes, fmt, table)
 
 
 document.renderer = render

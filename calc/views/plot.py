@@ -1,4 +1,4 @@
-"""Plots (the optional `plot` extra: pip install "calc[plot]"); matplotlib is imported here only.
+"""Plots (the optional `plot` extra: pip install -e ".[plot]"); matplotlib is imported here only.
 
     calc.plot("context", ["llama2-7b", "mistral-7b"], "context.png")
     python -m calc plot context llama2-7b mistral-7b -o context.png
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from calc.errors import CalcError
+from calc.errors import CalcError, install
 from calc.files import output_path, write_atomic
 from calc.presets import load_model
 from calc.reports.estimate import estimate
@@ -44,7 +44,7 @@ def _matplotlib() -> Any:
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise CalcError("plots need matplotlib: pip install \"calc[plot]\"") from None
+        raise CalcError(f"plots need matplotlib: {install('plot')}") from None
     return Figure
 
 
