@@ -162,12 +162,7 @@ def resolve(model: str | os.PathLike[str] | ModelSpec | Preset) -> Preset:
         return model
     if isinstance(model, ModelSpec):
         return Preset(name=model.name, title=model.name, source="custom spec", spec=model)
-    if isinstance(model, os.PathLike):
-        model = os.fspath(model)
-    if not isinstance(model, str) or not model.strip():
-        raise CalcError(f"model={model!r}: expected a preset name (python -m calc list), a spec "
-                        f"or config.json path, a ModelSpec or a Preset")
-    return load_model(model)
+    return load_model(model)  # which refuses what is not a name or a path
 
 
 def sequence_length(spec: ModelSpec, seq_len: int | None, flag: str = "--seq-len") -> int:
@@ -195,6 +190,11 @@ def context_note(spec: ModelSpec, t: int, what: str = "T") -> str | None:
 
 def load_model(model: str) -> Preset:
     """A preset by name, a spec file (TOML or JSON) or a Hugging Face config.json by path."""
+    if isinstance(model, os.PathLike):
+        model = os.fspath(model)
+    if not isinstance(model, str) or not model.strip():
+        raise CalcError(f"model={model!r}: expected a preset name (python -m calc list), a spec "
+                        f"or config.json path, a ModelSpec or a Preset")
     path = Path(model)
     looks_like_path = path.suffix.lower() in (".toml", ".json") or "/" in model or "\\" in model
     if _preset_name(model) in _model_files() and not path.exists():
@@ -230,6 +230,8 @@ def load_gpus() -> dict[str, GPU]:
 
 def get_gpu(name: str) -> GPU:
     gpus = load_gpus()
+    if not isinstance(name, str):
+        raise CalcError(f"gpu={name!r}: expected a GPU catalogue name (python -m calc gpus)")
     key = name.lower()
     if key not in gpus:
         raise UnknownNameError("GPU", name, gpus, "python -m calc gpus")

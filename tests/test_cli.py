@@ -123,3 +123,170 @@ def test_text_fits_the_terminal(cli, monkeypatch):
     assert widest(MAIN) < 100
     notes = narrow[narrow.index("Notes:"):].splitlines()
     assert max(len(line) for line in notes) <= 80
+
+
+def test_list_and_gpus(cli):
+    listing = cli("list")
+    assert listing.code == 0
+    for name in calc.list_presets():
+        assert name in listing.out
+    gpus = cli("gpus", "--format", "json").json()
+    assert {g["name"] for g in gpus["gpus"]} >= {"a100", "h100", "tpu-v5p", "mi300x"}
+
+
+def test_formula_text_and_latex(cli):
+    text = cli("llama2-7b", "--formula")
+    assert text.code == 0 and "L*d*d_qk*h" in text.out
+    latex = cli("llama2-7b", "--formula", "--format", "latex")
+    assert "d_{qk}" in latex.out
+    data = cli("llama2-7b", "--formula", "--format", "json").json()
+    assert data["formulas"]["params total"]["value"] == 6_738_415_616
+
+
+BAD = [
+    (("no-such-model",), "unknown model 'no-such-model'"),
+    (("llama2-7",), "llama2-7b"),
+    (("llama2-7b", "--gpu", "a10"), "did you mean a100"),
+    (("llama2-7b", "--tokens", "abc"), "--tokens: 'abc' is not a number"),
+    (("llama2-7b", "--tokens", "-5"), "--tokens"),
+    (("llama2-7b", "--tokens", "0"), "--tokens"),
+    (("llama2-7b", "--tokens", "nan"), "--tokens"),
+    (("llama2-7b", "--tokens", "inf"), "--tokens"),
+    (("llama2-7b", "--mfu", "1.5"), "--mfu"),
+    (("llama2-7b", "--mfu", "0"), "--mfu"),
+    (("llama2-7b", "--mfu", "nan"), "--mfu"),
+    (("llama2-7b", "--gpus", "1.5"), "--gpus"),
+    (("llama2-7b", "--gpus", "0"), "--gpus"),
+    (("llama2-7b", "--attention", "sparse"), "--attention: invalid choice"),
+    (("llama2-7b", "--format", "yaml"), "--format: invalid choice"),
+    (("llama2-7b", "--seq-len", "-1"), "--seq-len"),
+    (("gpt2", "--seq-len", "4096"), "learned position table of 1024"),
+    (("llama2-7b", "--tokens", "2e12", "--gpu", "v100"), "no dense bf16 peak"),
+    (("llama2-7b", "--set", "attention.n_kv_heads=5"), "n_kv_heads=5 must divide"),
+    (("mixtral-8x7b", "--set", "moe.top_k=9"), "top_k=9 must not exceed"),
+    (("llama2-7b", "--set", "d_model=-4"), "d_model"),
+    (("llama2-7b", "--set", "nonsense"), "KEY=VALUE"),
+    (("llama2-7b", "--tokens", "2e12", "--gpu", "a100", "--mfu", "1e-300"),
+     "--mfu: '1e-300' is outside [0.001, 1]"),
+    (("llama2-7b", "--tokens", "2e12", "--gpu", "a100", "--mfu", "1e-320"), "--mfu"),
+    (("llama2-7b", "--tokens", "1e-5"), "--tokens: '1e-5' is outside [1, 1e18]"),
+    (("llama2-7b", "--tokens", "1e300"), "--tokens"),
+    (("llama2-7b", "--tokens", "2X"), "--tokens: '2X' is not a number"),
+    (("optimal", "--flops", "abc"), "--flops: 'abc' is not a number"),
+    (("optimal", "--gpu", "h100", "--days", "0"), "--days"),
+    (("infer", "llama2-7b", "--gpu", "h100", "--mbu", "0"), "--mbu"),
+    (("infer", "llama2-7b", "--gpu", "h100", "--mfu", "2"), "--mfu"),
+    (("--tokens", "2e12"), "MODEL"),
+    (("llama2-7b", "--table", "nope"), "--table 'nope': this report's tables are parameters"),
+    (("memory", "llama2-7b", "--tp", "3"), "tp=3 must divide attention.n_heads=32"),
+    (("memory", "llama2-7b", "--no-such-flag"), "unrecognized arguments: --no-such-flag"),
+    (("infer", "llama2-7b", "--gpu", "h100", "--context", "0"), "--context"),
+    (("compare", "gpt2", "--groups", "shapes"), "groups: unknown 'shapes'"),
+    (("verify", "llama2-7b", "--device", "gpu"), "--device: invalid choice"),
+    (("plot", "params", "gpt2", "-o", "/nonexistent/x.png"), "does not exist"),
+    (("bench", "--save", "/nonexistent/x.json"), "does not exist"),
+    (("docs", "--root", "/nonexistent"), "no <!-- output: blocks"),
+    (("LLAMA2-7", "--tokens", "2e12"), "did you mean llama2-7b"),
+]
+
+
+@pytest.mark.parametrize("argv, message", BAD)
+def test_bad_input_is_one_line_and_exit_2(cli, argv, message):
+    result = cli(*argv)
+    assert result.code == 2 and result.out == ""
+    assert message in result.err
+    assert result.err.count("\n") == 1 and "Traceback" not in result.err
+
+
+_REST = ('n_layers = 1\ncontext_length = 8\nffn = { activation = "gelu", d_ff = 4 }\n'
+         'position = { kind = "rope" }\n')
+SPEC_FILES = [
+    ("empty.toml", "", "is empty"),
+    ("bad.toml", "vocab_size = [", "not valid TOML"),
+    ("bad.json", '{"vocab_size": 1', "not valid JSON"),
+    ("list.json", "[1, 2]", "holds a list"),
+    ("heads.toml", "vocab_size = 10\nd_model = 100\nattention = { n_heads = 3 }\n" + _REST,
+     "n_heads=3 does not divide d_model=100"),
+    ("negative.toml", "vocab_size = -10\nd_model = 8\nattention = { n_heads = 2 }\n" + _REST,
+     "vocab_size"),
+]
+
+
+@pytest.mark.parametrize("name, text, message", SPEC_FILES)
+def test_bad_spec_files(cli, tmp_path, name, text, message):
+    path = tmp_path / name
+    path.write_text(text)
+    result = cli(str(path))
+    assert result.code == 2 and message in result.err and result.err.count("\n") == 1
+
+
+def test_missing_file_and_directory(cli, tmp_path):
+    assert "does not exist" in cli(str(tmp_path / "nope.toml")).err
+    assert "is a directory" in cli(str(tmp_path)).err
+
+
+def test_spec_file_in_preset_layout(cli, tmp_path):
+    source = Path(calc.presets._data_dir() / "models" / "llama2-7b.toml").read_text()
+    path = tmp_path / "mine.toml"
+    path.write_text(source)
+    assert cli(str(path), "--format", "json").json()["params"]["total"] == 6_738_415_616
+
+
+def test_module_entry_point_runs_without_torch_or_sympy():
+    """`python -m calc` as a user runs it: the report path imports neither torch nor sympy."""
+    assert heavy_imports(MAIN) == []
+
+
+def test_no_arguments_print_usage_with_examples_that_run(cli):
+    """Issue 12: `python -m calc` alone was an error; it shows what to type, and every example
+    it shows runs."""
+    from calc.commands import EXAMPLES, verbs
+
+    result = cli()
+    assert result.code == 0 and result.out.startswith("usage: python -m calc MODEL")
+    for verb in verbs():
+        assert verb == "estimate" or verb in result.out
+    for command, _ in EXAMPLES:
+        assert command in result.out
+        ran = cli(*command.split()[3:])
+        assert ran.code == 0 and ran.err == "", command
+
+
+def test_version(cli):
+    assert cli("--version").out == f"calc {calc.__version__}\n"
+    assert cli("-V").code == 0
+
+
+def test_preset_names_ignore_case_like_gpu_names(cli):
+    data = cli("Llama2-7B", "--gpu", "A100", "--tokens", "2T", "--format", "json").json()
+    assert data["model"] == "llama2-7b" and data["training"]["gpu"] == "a100"
+    assert calc.load_preset("MISTRAL-7B").name == "mistral-7b"
+
+
+def test_gpus_table_shows_every_dtype_a_peak_can_be_asked_for(cli):
+    """Issue 12: the table left out fp64, which --dtype accepts."""
+    from calc.spec import DTYPES
+
+    out = cli("gpus", "--format", "csv", "--table", "gpus").out
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert set(DTYPES) <= set(rows[0])
+    v100 = calc.get_gpu("v100")
+    assert next(r for r in rows if r["name"] == "v100")["fp64"] == f"{v100.peak_tflops['fp64']:g}"
+
+
+@pytest.mark.parametrize("command", ["bench", "verify"])
+def test_commands_without_torch_name_their_own_extra(cli, monkeypatch, command):
+    """Issue 12: `bench` without torch pointed at the verifier; each command names the extra
+    that installs what it needs, as the README writes it (pip install -e ".[x]")."""
+    import importlib.util
+    import tomllib
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "torch" else real(name, *a))
+    argv = [command] + (["gpt2"] if command == "verify" else [])
+    result = cli(*argv)
+    assert result.code == 2
+    assert f'{command} needs torch: pip install -e ".[{command}]"' in result.err
+    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert command in extras["project"]["optional-dependencies"]

@@ -78,3 +78,16 @@ def test_render_refuses_an_unknown_format_and_a_non_report():
         calc.render(report, "yaml")
     with pytest.raises(calc.CalcError, match="not a calc report"):
         calc.render("gpt2")
+
+
+def test_library_edges_are_one_line():
+    for call, message in [
+        (lambda: calc.load_model(None), "model=None"),
+        (lambda: calc.get_gpu(None), "gpu=None"),
+        (lambda: calc.sweep("gpt2", tokens="lots"), "sweep tokens: 'lots' is not a number"),
+    ]:
+        with pytest.raises(calc.CalcError, match=message):
+            call()
+    assert calc.compare("gpt2", groups="params").rows[0].group == "Parameters"
+    sweep = calc.sweep("gpt2", tokens=["2T", 1e12], gpu="h100")
+    assert sorted(set(sweep["tokens"].tolist())) == [1e12, 2e12]

@@ -191,6 +191,8 @@ def compare(models: Models, *, groups: Sequence[str] | None = None,
     activation options for the memory rows (micro_batch, recompute, flash_attention,
     dropout)."""
     known = {group.key: group for group in ROW_GROUPS}
+    if isinstance(groups, str):  # one group, not its letters
+        groups = [groups]
     chosen = list(groups) if groups else list(known)
     unknown = [g for g in chosen if g not in known]
     if unknown:
