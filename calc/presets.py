@@ -77,10 +77,10 @@ class Preset(Frozen):
     training: PublishedRun | None = None
     hf_config: dict[str, Any] | None = Field(
         None, description="the Hugging Face config.json it was read from, if any")
-    notes: list[str] = Field(
-        default_factory=list,
-        description="how its source was read where that is an assumption (a config.json: the "
-                    "context used and why, the fields transformers' defaults filled)")
+    notes: tuple[str, ...] = Field(
+        (), description="what reports say about the model beyond its counts: how its source was "
+                        "read where that is an assumption (a config.json: the context used and "
+                        "why, the fields transformers' defaults filled)")
 
 
 def _data_dir() -> Path:
@@ -154,7 +154,7 @@ def _preset_from_hf_config(path: Path, data: dict[str, Any]) -> Preset:
     read = read_hf(data, name=name, where=f"config file {str(path)!r}")
     title = f"Hugging Face config.json, model_type {data['model_type']}"
     return Preset(name=name, title=title, source=str(path), spec=read.spec, hf_config=data,
-                  notes=list(read.notes))
+                  notes=read.notes)
 
 
 def resolve(model: str | os.PathLike[str] | ModelSpec | Preset) -> Preset:

@@ -22,6 +22,14 @@ from calc.spec import BYTES_PER_ELEMENT, GPU, OPTIMIZERS, RECIPES, ModelSpec, Tr
 from calc.spec.model import Frozen
 
 
+class Fix(Frozen):
+    """A change of the options that makes the run fit: the smallest of its kind (FIXES)."""
+
+    changes: dict[str, int | str] = Field(description="TrainingMemory fields and new values")
+    total_bytes: Bytes
+    max_micro_batch: int
+
+
 class MemoryBlock(Frozen):
     options: TrainingMemory = Field(description="the options, recipe and seq_len resolved")
     params: int = Field(description="all parameters of the model")
@@ -54,14 +62,6 @@ class MemoryBlock(Frozen):
         default_factory=list,
         description="when it does not fit: for each kind of change (FIXES: recompute, tp, pp, "
                     "ZeRO, ZeRO-3 over more dp ranks) the smallest that fits")
-
-
-class Fix(Frozen):
-    """A change of the options that makes the run fit: the smallest of its kind (FIXES)."""
-
-    changes: dict[str, int | str] = Field(description="TrainingMemory fields and new values")
-    total_bytes: Bytes
-    max_micro_batch: int
 
 
 class MemoryReport(Document):
