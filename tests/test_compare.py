@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from functools import reduce
 
 import pytest
@@ -68,7 +70,7 @@ def test_cli_json_equals_library(cli):
 
 @pytest.mark.parametrize("fmt, marker", [("text", "Parameters"), ("markdown", "| total"),
                                          ("latex", r"\begin{tabular}"), ("html", "<table>"),
-                                         ("csv", "total,124439808,6738415616")])
+                                         ("csv", "parameters,total,llama2-7b,6738415616")])
 def test_compare_formats(cli, fmt, marker):
     result = cli("compare", "gpt2", "llama2-7b", "--format", fmt)
     assert result.code == 0 and marker in result.out
@@ -76,9 +78,9 @@ def test_compare_formats(cli, fmt, marker):
 
 
 def test_all_presets_as_rows(cli):
-    result = cli("compare", "--all", "--rows", "--groups", "params", "--format", "csv")
-    lines = [line for line in result.out.splitlines() if line and line[0].isalpha()]
-    names = [line.split(",")[0] for line in lines if "," in line]
+    result = cli("compare", "--all", "--rows", "--groups", "params", "--format", "csv",
+                 "--table", "parameters")
+    names = [row["model"] for row in csv.DictReader(io.StringIO(result.out))]
     for name in calc.list_presets():
         assert name in names
     assert names.index("gpt2") < names.index("llama3.1-405b")  # smallest first
