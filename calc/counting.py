@@ -97,7 +97,7 @@ class RuleInfo:
 RULES: dict[str, RuleInfo] = {
     "6N": RuleInfo(
         "6N", "N = all (active) parameters, embeddings included; attention ignored",
-        "Kaplan et al. 2020 §2.1 (C ≈ 6N); chapter 1.3: each parameter one multiply-add"),
+        "Kaplan et al. 2020 §2.1 (C ≈ 6N: 2N forward, one multiply-add per parameter)"),
     "kaplan": RuleInfo(
         "Kaplan 3·(2N + 2·L·T·d_attn)",
         "N non-embedding; one T×d_attn score term per layer (the 'Mask' row); no LM head",

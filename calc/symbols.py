@@ -1,9 +1,10 @@
 """Every sympy symbol calc's formulas use, defined once, in paper notation, with its LaTeX name.
 
-Sizes follow the source chapter ("1.3 Transformer": V, d, L, T, h, d_h) and Kaplan et al. 2020.
+Sizes follow Vaswani et al. 2017 (d for d_model, h heads of d_h = d_k) and Kaplan et al. 2020
+Table 1 (L for n_layer, T for n_ctx, V for n_vocab).
 Structure enters the formulas as 0/1 indicator symbols (`i_*` for a part being present, `b_*` for
 a bias), so one expression covers every architecture and one compiled function can evaluate
-millions of mixed configurations at once (DESIGN.md, "Formulas").
+millions of mixed configurations at once (calc.sweeps.vectorise).
 """
 
 from __future__ import annotations

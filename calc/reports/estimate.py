@@ -1,7 +1,7 @@
 """The main report: parameters, FLOPs per token and training cost of one model.
 
 `estimate()` is the library's front door (`calc.estimate("llama2-7b", tokens=2e12, gpu="a100")`);
-the CLI renders what it returns. `Report.to_dict()` is the JSON contract of DESIGN.md.
+the CLI renders what it returns. `Report.to_dict()` is the JSON contract (tests/test_cli.py).
 """
 
 from __future__ import annotations

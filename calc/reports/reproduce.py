@@ -25,7 +25,7 @@ from calc.presets import Preset, PublishedRun, list_presets, load_preset, load_u
 from calc.reports.estimate import estimate
 from calc.spec.model import Frozen
 
-ATTENTION = "causal"  # the convention every row is counted under (DESIGN.md, "Counting")
+ATTENTION = "causal"  # the convention every row is counted under (calc.counting.ATTENTION)
 
 
 class ReproducedRun(Frozen):
@@ -64,7 +64,7 @@ class ReproducedRun(Frozen):
     implied_mfu_6nd: float | None = Field(
         description="flops_6nd / (published_gpu_hours × 3600 × peak_flops)")
     confidence: str | None = Field(description="how well the published figures are confirmed "
-                                               "(tags of ../shared/reference/published.json)")
+                                               "(calc.presets.Confidence)")
     source: str = Field(description="where the published figures come from")
 
 
