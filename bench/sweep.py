@@ -50,18 +50,22 @@ def _against(sweep, plain, runs: int) -> dict:
     """calc.sweep and its numpy baseline timed in alternation, so that both see the same load:
     the best wall-clock time of each (the least disturbed by other processes), and the median
     over the pairs of the baseline's time over the sweep's, in wall-clock and in CPU seconds
-    (what the work costs when other processes share the cores)."""
-    sweep(), plain()  # warm-up: first-touch page faults, imports
-    runs_of: dict[str, list] = {"sweep": [], "plain": []}
-    for i in range(runs):
+    (what the work costs when other processes share the cores). Only the last results are
+    kept: a grid's columns take half a gigabyte."""
+    makers = {"sweep": sweep, "plain": plain}
+    times: dict[str, list[tuple[float, float]]] = {"sweep": [], "plain": []}
+    last: dict[str, object] = {}
+    for i in range(runs + 1):  # run 0 warms up: first-touch page faults, imports
         for name in ("sweep", "plain") if i % 2 == 0 else ("plain", "sweep"):
-            runs_of[name].append(_run(sweep if name == "sweep" else plain))
-    pairs = list(zip(runs_of["sweep"], runs_of["plain"], strict=True))
-    return {"sweep_s": min(r[0] for r in runs_of["sweep"]),
-            "plain_s": min(r[0] for r in runs_of["plain"]),
+            last.pop(name, None)  # free the previous result before the next run
+            wall, cpu, last[name] = _run(makers[name])
+            if i:
+                times[name].append((wall, cpu))
+    pairs = list(zip(times["sweep"], times["plain"], strict=True))
+    return {"sweep_s": min(t[0] for t in times["sweep"]),
+            "plain_s": min(t[0] for t in times["plain"]),
             "share": statistics.median(p[0] / s[0] for s, p in pairs),
-            "cpu_share": statistics.median(p[1] / s[1] for s, p in pairs),
-            "sweep": runs_of["sweep"][-1][2], "plain": runs_of["plain"][-1][2]}
+            "cpu_share": statistics.median(p[1] / s[1] for s, p in pairs), **last}
 
 
 def grid_axes(scale: float) -> dict:

@@ -135,16 +135,18 @@ def _symbols(presets: list[Preset], rows: dict[str, Any], axes: dict[str, np.nda
         s["d"] = rows["d_model"]
     if "n_layers" in rows:
         s["L"] = rows["n_layers"]
-        present = np.zeros(int(axes["n_layers"].max()) + 1, dtype=bool)
-        present[axes["n_layers"]] = True  # the distinct depths, without sorting every row
-        table = np.array([[_layer_counts(spec, n) for n in np.flatnonzero(present)]
-                          for spec in specs])
-        for column, name in enumerate(("L_moe", "L_loc")):
-            counts = table[:, :, column]
-            if counts.min() == counts.max():  # no MoE or no window: the same for every depth
-                s[name] = int(counts.flat[0])
-            else:
-                s[name] = counts[model, (np.cumsum(present) - 1)[s["L"]]]
+        # Without MoE or windows both counts are 0 at every depth (symbol_values has them).
+        if any(spec.moe is not None or spec.attention.sliding_window for spec in specs):
+            present = np.zeros(int(axes["n_layers"].max()) + 1, dtype=bool)
+            present[axes["n_layers"]] = True  # the distinct depths, without sorting every row
+            table = np.array([[_layer_counts(spec, n) for n in np.flatnonzero(present)]
+                              for spec in specs])
+            for column, name in enumerate(("L_moe", "L_loc")):
+                counts = table[:, :, column]
+                if counts.min() == counts.max():  # the same for every depth
+                    s[name] = int(counts.flat[0])
+                else:
+                    s[name] = counts[model, (np.cumsum(present) - 1)[s["L"]]]
         checks["no MoE layer left"] = _where(
             _per_model([spec.moe is not None for spec in specs], model), s["L_moe"] > 0, True)
     if "n_heads" in rows:

@@ -42,7 +42,8 @@ def numbers(name: str, value: Any, upper: float | None) -> np.ndarray:
     if array.dtype.kind not in "iuf":
         raise CalcError(f"sweep {name}: expected numbers, got {array[:5].tolist()}")
     array = array.astype(np.float64, copy=False)
-    if not np.all(np.isfinite(array)) or array.min() <= 0 or (upper and array.max() > upper):
+    low, high = array.min(), array.max()  # NaN and ±inf show in these: no third pass
+    if not (np.isfinite(low) and np.isfinite(high)) or low <= 0 or (upper and high > upper):
         allowed = f"in (0, {upper:g}]" if upper else "positive and finite"
         raise CalcError(f"sweep {name}: expected numbers {allowed}, got {array[:5].tolist()}")
     return array
