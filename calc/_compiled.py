@@ -27,84 +27,157 @@ def _maximum(a, b):
 
 def params_per_layer(s):
     b_norm, b_o, b_qkv, d, d_qk, d_rope, d_v, h, h_kv, i_mla, i_qk_head, i_qk_proj, i_qlora, i_rel, n_norm, r_kv, r_q = s['b_norm'], s['b_o'], s['b_qkv'], s['d'], s['d_qk'], s['d_rope'], s['d_v'], s['h'], s['h_kv'], s['i_mla'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['n_norm'], s['r_kv'], s['r_q']
+    _t0 = b_norm + 1
+    _t1 = i_mla*i_qlora*r_q
+    _t2 = 1 - i_mla
+    _t3 = d_qk*h
+    _t4 = _t2*_t3
+    _t5 = _t3*d
+    _t6 = d_qk + d_v
+    _t7 = _t2*_t6*h_kv
+    _t8 = d_rope + r_kv
     return {
-        'attention/q': b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q)),
-        'attention/kv': b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)),
+        'attention/q': _t0*_t1 + _t4*d + b_qkv*(_t1 + _t4) + i_mla*(_t5*(1 - i_qlora) + i_qlora*(_t3*r_q + d*r_q)),
+        'attention/kv': _t0*i_mla*r_kv + _t7*d + b_qkv*(_t7 + _t8*i_mla) + i_mla*(_t8*d + h*r_kv*(_t6 - d_rope)),
         'attention/o': b_o*d + d*d_v*h,
-        'attention/position': i_rel*(d*d_qk*h + 2*d_qk*h),
-        'attention/qk_norm': (b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
-        'norms': d*n_norm*(b_norm + 1),
+        'attention/position': i_rel*(2*_t3 + _t5),
+        'attention/qk_norm': _t0*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
+        'norms': _t0*d*n_norm,
     }
 
 
 def params_dense_ffn(s):
     b_ff, d, d_ff, i_glu = s['b_ff'], s['d'], s['d_ff'], s['i_glu']
+    _t0 = d*d_ff
     return {
-        'mlp/up': (i_glu + 1)*(b_ff*d_ff + d*d_ff),
-        'mlp/down': b_ff*d + d*d_ff,
+        'mlp/up': (_t0 + b_ff*d_ff)*(i_glu + 1),
+        'mlp/down': _t0 + b_ff*d,
     }
 
 
 def params_moe_ffn(s):
     E, E_s, b_ff, b_router, d, d_e, d_s, i_glu, i_shared_gate = s['E'], s['E_s'], s['b_ff'], s['b_router'], s['d'], s['d_e'], s['d_s'], s['i_glu'], s['i_shared_gate']
+    _t0 = d*(i_glu + 2)
+    _t1 = i_glu + 1
     return {
         'moe/router': E*b_router + E*d,
-        'moe/experts': E*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)),
-        'moe/shared': E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate,
+        'moe/experts': E*(_t0*d_e + b_ff*(_t1*d_e + d)),
+        'moe/shared': E_s*(_t0*d_s + b_ff*(_t1*d_s + d)) + d*i_shared_gate,
     }
 
 
 def params_components(s):
     E, E_s, L, L_moe, P, V, b_ff, b_lm, b_norm, b_o, b_qkv, b_router, d, d_e, d_ff, d_qk, d_rope, d_s, d_v, h, h_kv, i_glu, i_mla, i_norm_emb, i_norm_final, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_tied, n_norm, r_kv, r_q = s['E'], s['E_s'], s['L'], s['L_moe'], s['P'], s['V'], s['b_ff'], s['b_lm'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_glu'], s['i_mla'], s['i_norm_emb'], s['i_norm_final'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_tied'], s['n_norm'], s['r_kv'], s['r_q']
+    _t0 = b_norm + 1
+    _t1 = i_mla*i_qlora*r_q
+    _t2 = 1 - i_mla
+    _t3 = d_qk*h
+    _t4 = _t2*_t3
+    _t5 = _t3*d
+    _t6 = d_qk + d_v
+    _t7 = _t2*_t6*h_kv
+    _t8 = d_rope + r_kv
+    _t9 = L*_t0
+    _t10 = i_glu + 1
+    _t11 = L - L_moe
+    _t12 = d*d_ff
+    _t13 = d*(i_glu + 2)
+    _t14 = V*d
+    _t15 = _t0*d
     return {
-        'attention/q': L*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))),
-        'attention/kv': L*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))),
+        'attention/q': L*(_t0*_t1 + _t4*d + b_qkv*(_t1 + _t4) + i_mla*(_t5*(1 - i_qlora) + i_qlora*(_t3*r_q + d*r_q))),
+        'attention/kv': L*(_t0*i_mla*r_kv + _t7*d + b_qkv*(_t7 + _t8*i_mla) + i_mla*(_t8*d + h*r_kv*(_t6 - d_rope))),
         'attention/o': L*(b_o*d + d*d_v*h),
-        'attention/position': L*i_rel*(d*d_qk*h + 2*d_qk*h),
-        'attention/qk_norm': L*(b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
-        'norms': L*d*n_norm*(b_norm + 1),
-        'mlp/up': (L - L_moe)*(i_glu + 1)*(b_ff*d_ff + d*d_ff),
-        'mlp/down': (L - L_moe)*(b_ff*d + d*d_ff),
+        'attention/position': L*i_rel*(2*_t3 + _t5),
+        'attention/qk_norm': _t9*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
+        'norms': _t9*d*n_norm,
+        'mlp/up': _t10*_t11*(_t12 + b_ff*d_ff),
+        'mlp/down': _t11*(_t12 + b_ff*d),
         'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)),
-        'moe/shared': L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate),
-        'embedding/token': V*d,
+        'moe/experts': E*L_moe*(_t13*d_e + b_ff*(_t10*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t13*d_s + b_ff*(_t10*d_s + d)) + d*i_shared_gate),
+        'embedding/token': _t14,
         'embedding/position': P*d,
-        'embedding/norm': d*i_norm_emb*(b_norm + 1),
-        'final_norm': d*i_norm_final*(b_norm + 1),
-        'lm_head': V*b_lm + V*d*(1 - i_tied),
+        'embedding/norm': _t15*i_norm_emb,
+        'final_norm': _t15*i_norm_final,
+        'lm_head': V*b_lm + _t14*(1 - i_tied),
     }
 
 
 def params_summary(s):
     E, E_s, L, L_moe, M, P, V, b_ff, b_lm, b_norm, b_o, b_qkv, b_router, d, d_e, d_ff, d_qk, d_rope, d_s, d_v, h, h_kv, i_glu, i_mla, i_moe, i_norm_emb, i_norm_final, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_tied, k, n_norm, r_kv, r_q = s['E'], s['E_s'], s['L'], s['L_moe'], s['M'], s['P'], s['V'], s['b_ff'], s['b_lm'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_glu'], s['i_mla'], s['i_moe'], s['i_norm_emb'], s['i_norm_final'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_tied'], s['k'], s['n_norm'], s['r_kv'], s['r_q']
+    _t0 = d*(i_glu + 2)
+    _t1 = i_glu + 1
+    _t2 = _t0*d_e + b_ff*(_t1*d_e + d)
+    _t3 = E*_t2
+    _t4 = d*h
+    _t5 = _t4*d_v + b_o*d
+    _t6 = b_norm + 1
+    _t7 = _t6*i_mla
+    _t8 = d_qk + d_v
+    _t9 = 1 - i_mla
+    _t10 = _t8*_t9*h_kv
+    _t11 = d_rope + r_kv
+    _t12 = _t10*d + _t7*r_kv + b_qkv*(_t10 + _t11*i_mla) + i_mla*(_t11*d + h*r_kv*(_t8 - d_rope))
+    _t13 = i_qlora*r_q
+    _t14 = _t4*d_qk
+    _t15 = d_qk*h
+    _t16 = _t13*_t7 + _t14*_t9 + b_qkv*(_t13*i_mla + _t15*_t9) + i_mla*(_t14*(1 - i_qlora) + i_qlora*(_t15*r_q + d*r_q))
+    _t17 = E*b_router + E*d
+    _t18 = E_s*(_t0*d_s + b_ff*(_t1*d_s + d)) + d*i_shared_gate
+    _t19 = L - L_moe
+    _t20 = d*d_ff
+    _t21 = _t20 + b_ff*d
+    _t22 = i_rel*(_t14 + 2*_t15)
+    _t23 = _t6*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
+    _t24 = _t6*d
+    _t25 = _t1*(_t20 + b_ff*d_ff)
+    _t26 = _t24*n_norm
+    _t27 = L*_t12 + L*_t16 + L*_t22 + L*_t23 + L*_t26 + L*_t5 + L_moe*_t17 + L_moe*_t18 + _t19*_t21 + _t19*_t25 + _t24*i_norm_emb + _t24*i_norm_final
+    _t28 = L_moe*_t3 + _t27
+    _t29 = V*d
+    _t30 = P*d + _t29
+    _t31 = V*b_lm + _t29*(1 - i_tied) + _t30
     return {
-        'total': E*L_moe*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + L*d*n_norm*(b_norm + 1) + L*i_rel*(d*d_qk*h + 2*d_qk*h) + L*(b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + L*(b_o*d + d*d_v*h) + L*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + L_moe*(E*b_router + E*d) + L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + P*d + V*b_lm + V*d*(1 - i_tied) + V*d + d*i_norm_emb*(b_norm + 1) + d*i_norm_final*(b_norm + 1) + (L - L_moe)*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + (L - L_moe)*(b_ff*d + d*d_ff),
-        'embedding': P*d + V*d,
-        'non_embedding': E*L_moe*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + L*d*n_norm*(b_norm + 1) + L*i_rel*(d*d_qk*h + 2*d_qk*h) + L*(b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + L*(b_o*d + d*d_v*h) + L*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + L_moe*(E*b_router + E*d) + L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + d*i_norm_emb*(b_norm + 1) + d*i_norm_final*(b_norm + 1) + (L - L_moe)*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + (L - L_moe)*(b_ff*d + d*d_ff),
-        'active': L*d*n_norm*(b_norm + 1) + L*i_rel*(d*d_qk*h + 2*d_qk*h) + L*(b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + L*(b_o*d + d*d_v*h) + L*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + L_moe*k*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + L_moe*(E*b_router + E*d) + L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + P*d + V*b_lm + V*d*(1 - i_tied) + V*d + d*i_norm_emb*(b_norm + 1) + d*i_norm_final*(b_norm + 1) + (L - L_moe)*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + (L - L_moe)*(b_ff*d + d*d_ff),
-        'mtp': 2*M*d**2 + 3*M*d*(b_norm + 1) + M*(b_o*d + b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*d_qk*h*(1 - i_mla) + d*d_v*h + d*h_kv*(1 - i_mla)*(d_qk + d_v) + d*n_norm*(b_norm + 1) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q)) + i_moe*(E*b_router + E*d + E*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + i_rel*(d*d_qk*h + 2*d_qk*h) + (1 - i_moe)*(b_ff*d + d*d_ff + (i_glu + 1)*(b_ff*d_ff + d*d_ff)) + (b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))),
+        'total': _t28 + _t31,
+        'embedding': _t30,
+        'non_embedding': _t28,
+        'active': L_moe*_t2*k + _t27 + _t31,
+        'mtp': 3*M*_t24 + 2*M*d**2 + M*(_t12 + _t16 + _t22 + _t23 + _t26 + _t5 + i_moe*(_t17 + _t18 + _t3) + (1 - i_moe)*(_t21 + _t25)),
     }
 
 
 def flops_forward_components(s):
     E, E_s, L, L_moe, V, d, d_e, d_ff, d_qk, d_rope, d_s, d_v, h, h_kv, i_glu, i_mla, i_qlora, i_shared_gate, k, r_kv, r_q = s['E'], s['E_s'], s['L'], s['L_moe'], s['V'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_glu'], s['i_mla'], s['i_qlora'], s['i_shared_gate'], s['k'], s['r_kv'], s['r_q']
+    _t0 = 1 - i_mla
+    _t1 = d_qk*h
+    _t2 = _t1*d
+    _t3 = 2*L
+    _t4 = d_qk + d_v
+    _t5 = 2*L_moe
+    _t6 = d*(i_glu + 2)
     return {
-        'attention/q': 2*L*(d*d_qk*h*(1 - i_mla) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))),
-        'attention/kv': 2*L*(d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))),
-        'attention/o': 2*L*d*d_v*h,
-        'mlp': d*d_ff*(2*L - 2*L_moe)*(i_glu + 2),
-        'moe/router': 2*E*L_moe*d,
-        'moe/experts': 2*L_moe*d*d_e*k*(i_glu + 2),
-        'moe/shared': 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate),
+        'attention/q': _t3*(_t0*_t2 + i_mla*(_t2*(1 - i_qlora) + i_qlora*(_t1*r_q + d*r_q))),
+        'attention/kv': _t3*(_t0*_t4*d*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t4 - d_rope))),
+        'attention/o': _t3*d*d_v*h,
+        'mlp': _t6*d_ff*(_t3 - _t5),
+        'moe/router': E*_t5*d,
+        'moe/experts': _t5*_t6*d_e*k,
+        'moe/shared': _t5*(E_s*_t6*d_s + d*i_shared_gate),
         'lm_head': 2*V*d,
     }
 
 
 def flops(s):
     E, E_s, L, L_loc, L_moe, T, V, d, d_e, d_ff, d_qk, d_rope, d_s, d_v, h, h_kv, i_causal, i_glu, i_mla, i_qlora, i_rel, i_shared_gate, k, r_kv, r_q, w = s['E'], s['E_s'], s['L'], s['L_loc'], s['L_moe'], s['T'], s['V'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_causal'], s['i_glu'], s['i_mla'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['k'], s['r_kv'], s['r_q'], s['w']
+    _t0 = 2*L_moe
+    _t1 = 2*L
+    _t2 = d*(i_glu + 2)
+    _t3 = d_qk + d_v
+    _t4 = d*(1 - i_mla)
+    _t5 = d_qk*h
     return {
-        'weights_per_token': 2*E*L_moe*d + 2*L*d*d_v*h + 2*L*(d*d_qk*h*(1 - i_mla) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + 2*L*(d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + 2*L_moe*d*d_e*k*(i_glu + 2) + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 2*V*d + d*d_ff*(2*L - 2*L_moe)*(i_glu + 2),
+        'weights_per_token': E*_t0*d + 2*V*d + _t0*_t2*d_e*k + _t0*(E_s*_t2*d_s + d*i_shared_gate) + _t1*d*d_v*h + _t1*(_t4*_t5 + i_mla*(_t5*d*(1 - i_qlora) + i_qlora*(_t5*r_q + d*r_q))) + _t1*(_t3*_t4*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t3 - d_rope))) + _t2*d_ff*(-_t0 + _t1),
         'attention_per_sequence': h*(L_loc*(2*T*(1 - i_causal)*_minimum(T, w) + i_causal*((2*T - 2*_minimum(T, w))*_minimum(T, w) + (_minimum(T, w) + 1)*_minimum(T, w))) + (L - L_loc)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1)))*(d_qk*i_rel + d_qk + d_v),
         'inference_attention_per_token': 2*h*(L_loc*_minimum(T, w) + T*(L - L_loc))*(d_qk*i_rel + d_qk + d_v),
     }
@@ -112,12 +185,37 @@ def flops(s):
 
 def rules_train_per_token(s):
     E, E_s, L, L_moe, P, T, V, b_ff, b_lm, b_norm, b_o, b_qkv, b_router, d, d_e, d_ff, d_qk, d_rope, d_s, d_v, h, h_kv, i_glu, i_mla, i_norm_emb, i_norm_final, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_tied, k, n_norm, r_kv, r_q = s['E'], s['E_s'], s['L'], s['L_moe'], s['P'], s['T'], s['V'], s['b_ff'], s['b_lm'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_glu'], s['i_mla'], s['i_norm_emb'], s['i_norm_final'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_tied'], s['k'], s['n_norm'], s['r_kv'], s['r_q']
+    _t0 = 6*d
+    _t1 = V*_t0
+    _t2 = d*h
+    _t3 = 6*L
+    _t4 = b_norm + 1
+    _t5 = _t4*i_mla
+    _t6 = d_qk + d_v
+    _t7 = 1 - i_mla
+    _t8 = _t6*_t7*h_kv
+    _t9 = d_rope + r_kv
+    _t10 = i_qlora*r_q
+    _t11 = _t2*d_qk
+    _t12 = d_qk*h
+    _t13 = 6*L_moe
+    _t14 = d*(i_glu + 2)
+    _t15 = i_glu + 1
+    _t16 = d*d_ff
+    _t17 = L - L_moe
+    _t18 = 6*_t17
+    _t19 = _t3*_t4
+    _t20 = _t0*_t4
+    _t21 = _t13*k*(_t14*d_e + b_ff*(_t15*d_e + d)) + _t13*(E*b_router + E*d) + _t13*(E_s*(_t14*d_s + b_ff*(_t15*d_s + d)) + d*i_shared_gate) + _t15*_t18*(_t16 + b_ff*d_ff) + _t18*(_t16 + b_ff*d) + _t19*d*n_norm + _t19*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + _t20*i_norm_emb + _t20*i_norm_final + _t3*i_rel*(_t11 + 2*_t12) + _t3*(_t2*d_v + b_o*d) + _t3*(_t10*_t5 + _t11*_t7 + b_qkv*(_t10*i_mla + _t12*_t7) + i_mla*(_t11*(1 - i_qlora) + i_qlora*(_t12*r_q + d*r_q))) + _t3*(_t5*r_kv + _t8*d + b_qkv*(_t8 + _t9*i_mla) + i_mla*(_t9*d + h*r_kv*(_t6 - d_rope)))
+    _t22 = 6*V*b_lm + _t1*(1 - i_tied) + _t1 + _t21
+    _t23 = T*_t12
+    _t24 = 12*d
     return {
-        '6N': 6*L*d*n_norm*(b_norm + 1) + 6*L*i_rel*(d*d_qk*h + 2*d_qk*h) + 6*L*(b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + 6*L*(b_o*d + d*d_v*h) + 6*L*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + 6*L*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + 6*L_moe*k*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + 6*L_moe*(E*b_router + E*d) + 6*L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + 6*P*d + 6*V*b_lm + 6*V*d*(1 - i_tied) + 6*V*d + 6*d*i_norm_emb*(b_norm + 1) + 6*d*i_norm_final*(b_norm + 1) + 6*(L - L_moe)*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + 6*(L - L_moe)*(b_ff*d + d*d_ff),
-        'kaplan': 6*L*T*d_qk*h + 6*L*d*n_norm*(b_norm + 1) + 6*L*i_rel*(d*d_qk*h + 2*d_qk*h) + 6*L*(b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + 6*L*(b_o*d + d*d_v*h) + 6*L*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + 6*L*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + 6*L_moe*k*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + 6*L_moe*(E*b_router + E*d) + 6*L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + 6*d*i_norm_emb*(b_norm + 1) + 6*d*i_norm_final*(b_norm + 1) + 6*(L - L_moe)*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + 6*(L - L_moe)*(b_ff*d + d*d_ff),
-        'palm': 12*L*T*d_qk*h + 6*L*d*n_norm*(b_norm + 1) + 6*L*i_rel*(d*d_qk*h + 2*d_qk*h) + 6*L*(b_norm + 1)*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + 6*L*(b_o*d + d*d_v*h) + 6*L*(b_qkv*(d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q) + d*d_qk*h*(1 - i_mla) + i_mla*i_qlora*r_q*(b_norm + 1) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + 6*L*(b_qkv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*r_kv*(b_norm + 1) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + 6*L_moe*k*(b_ff*(d + d_e*(i_glu + 1)) + d*d_e*(i_glu + 2)) + 6*L_moe*(E*b_router + E*d) + 6*L_moe*(E_s*(b_ff*(d + d_s*(i_glu + 1)) + d*d_s*(i_glu + 2)) + d*i_shared_gate) + 6*V*b_lm + 6*V*d*(1 - i_tied) + 6*V*d + 6*d*i_norm_emb*(b_norm + 1) + 6*d*i_norm_final*(b_norm + 1) + 6*(L - L_moe)*(i_glu + 1)*(b_ff*d_ff + d*d_ff) + 6*(L - L_moe)*(b_ff*d + d*d_ff),
+        '6N': P*_t0 + _t22,
+        'kaplan': _t21 + _t23*_t3,
+        'palm': 12*L*_t23 + _t22,
         'megatron': 6*L*T*d_qk*h + 12*L*d*d_qk*h*(1 + h_kv/h) + 6*V*d + 6*d*(i_glu + 2)*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L - L_moe)),
-        'chinchilla': 3*L*(4*T*d_qk*h + 3*T*h + 8*d*d_qk*h) + 12*V*d + 12*d*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L - L_moe)),
+        'chinchilla': 3*L*(3*T*h + 8*_t11 + 4*_t23) + V*_t24 + _t24*(L_moe*(E_s*d_s + d_e*k) + _t17*d_ff),
     }
 
 

@@ -69,15 +69,37 @@ class _Printer(PythonCodePrinter):
         return super()._print_Pow(expr, rational=True)
 
 
+def _integer_polynomial(expr: sympy.Expr) -> bool:
+    """A polynomial with integer coefficients: exact in any evaluation order."""
+    symbols = sorted(expr.free_symbols, key=str)
+    if not symbols:
+        return expr.is_Integer
+    if not expr.is_polynomial(*symbols):
+        return False
+    return all(c.is_Integer for c in sympy.Poly(expr, *symbols).coeffs())
+
+
 def _function(name: str, exprs: dict[str, sympy.Expr]) -> str:
+    """A function returning every expression of a group. Integer polynomials share their common
+    subexpressions (sympy.cse), computed once: the parameter totals and the rules repeat the
+    same per-layer terms, and calc.estimate evaluates them on every call. Other expressions
+    (floats, min/max) are printed whole, so their operations keep the order that fixes their
+    rounding."""
     printer = _Printer({"fully_qualified_modules": False})
     used = sorted({str(s) for e in exprs.values() for s in e.free_symbols})
     lines = [f"def {name}(s):"]
     if used:
         lines.append(f"    {', '.join(used)}{',' if len(used) == 1 else ''} = "
                      f"{', '.join(f's[{n!r}]' for n in used)}")
+    shared = [key for key, expr in exprs.items() if _integer_polynomial(expr)]
+    printed = {key: printer.doprint(expr) for key, expr in exprs.items() if key not in shared}
+    if shared:
+        temporaries, reduced = sympy.cse([exprs[key] for key in shared],
+                                         symbols=sympy.numbered_symbols("_t"))
+        lines += [f"    {t} = {printer.doprint(value)}" for t, value in temporaries]
+        printed |= {key: printer.doprint(expr) for key, expr in zip(shared, reduced, strict=True)}
     lines.append("    return {")
-    lines += [f"        {key!r}: {printer.doprint(expr)}," for key, expr in exprs.items()]
+    lines += [f"        {key!r}: {printed[key]}," for key in exprs]
     lines.append("    }")
     return "\n".join(lines)
 

@@ -266,7 +266,7 @@ def _modelnumbers(s: dict[str, Any], n: int) -> tuple[dict[str, Maker], dict[str
         def chunk(lo: int, hi: int) -> None:  # in cache-sized blocks, like the formulas
             part, t = slice(lo, hi), t_of(slice(lo, hi))
             if per_seq.dtype == np.int64:  # forward = weights + per_sequence / T, exactly
-                whole, rest = np.divmod(per_seq[part], t)  # as calc.evaluate's Fraction rounds
+                whole, rest = np.divmod(per_seq[part], t)  # as calc.evaluate rounds it
                 out[part] = (weights[part] + whole).astype(np.float64) + rest / t
             else:
                 out[part] = weights[part] + per_seq[part] / t
