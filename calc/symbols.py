@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import sympy
 
+from calc.counting import TOKENS_PER_PARAMETER
+
 
 @dataclass(frozen=True)
 class SymbolInfo:
@@ -123,7 +125,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "inference"),
     # compute-optimal scaling (Hoffmann et al. 2022)
     SymbolInfo("C", "C", "training compute budget, FLOPs", "scaling"),
-    SymbolInfo("rho", r"\rho", "training tokens per parameter (Chinchilla rule: 20)",
+    SymbolInfo("rho", r"\rho",
+               f"training tokens per parameter (Chinchilla rule: {TOKENS_PER_PARAMETER})",
                "scaling"),
     SymbolInfo("E_irr", "E", "irreducible loss of the fitted law", "scaling"),
     SymbolInfo("A_fit", "A", "fitted coefficient of the parameter term", "scaling"),

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import sympy
 
+from calc.counting import HOURS_PER_DAY, SECONDS_PER_HOUR
 from calc.symbols import D, F, K, R, u
-
-SECONDS_PER_HOUR = 3600
-HOURS_PER_DAY = 24
 
 TRAINING_FLOPS = F * D  # F: training FLOPs per token (3 × forward), D: tokens
 GPU_HOURS = TRAINING_FLOPS / (R * u * SECONDS_PER_HOUR)

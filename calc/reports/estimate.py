@@ -136,7 +136,7 @@ def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int,
 def implied_mfu(flops: float, gpu_hours: float, peak_flops: float) -> float:
     """The MFU at which `flops` take `gpu_hours` on GPUs of dense peak `peak_flops` FLOP/s:
     GPU-hours = FLOPs / (peak × MFU) / 3600 (calc.formulas.training) solved for MFU."""
-    return flops / (gpu_hours * 3600 * peak_flops)
+    return flops / (gpu_hours * counting.SECONDS_PER_HOUR * peak_flops)
 
 
 def _published(run: PublishedRun | None, gpu: str | None, tokens: float, flops: float,

@@ -330,7 +330,8 @@ def _notes(attention: list[str], dropped: dict[str, int], dtypes: dict[str, str]
     if gpus:
         source = "given" if mfu_given else f"default {DEFAULT_MFU:g}"
         lines.append(f"GPU-hours = training FLOPs / (dense {dtype} peak of the row's GPU × MFU "
-                     f"[{source}]) / 3600; days = GPU-hours / (GPUs × 24).")
+                     f"[{source}]) / {counting.SECONDS_PER_HOUR}; days = GPU-hours / (GPUs × "
+                     f"{counting.HOURS_PER_DAY}).")
     lines.append(counting.UNITS)
     floats = [name for name, kind in dtypes.items()
               if kind == "float64" and name.startswith(("params_", "flops_weights",
