@@ -15,9 +15,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN = ("../" + "shared", "shared/" + "reference", "source " + "chapter")
-# Files another open change rewrites, citations included; each must leave this set when it lands
-# (the test fails while a listed file is clean, so the exception cannot outlive its reason).
-PENDING = {"presets/gpus.toml"}
 
 
 def tracked_files() -> list[str]:
@@ -37,7 +34,4 @@ def test_no_tracked_file_cites_outside_the_repository():
         found = [phrase for phrase in FORBIDDEN if phrase in text]
         if found:
             offenders[name] = ", ".join(found)
-    assert set(offenders) == PENDING, (
-        f"cite the primary source instead: {offenders}" if set(offenders) - PENDING else
-        f"{sorted(PENDING - set(offenders))} no longer cite(s) outside the repository: "
-        f"drop them from PENDING")
+    assert not offenders, f"cite the primary source instead: {offenders}"
