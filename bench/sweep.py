@@ -95,7 +95,7 @@ def _llama_family(spec: calc.ModelSpec) -> tuple[int, int]:
     return spec.vocab_size, spec.context_length
 
 
-def _closed_form(d, L, h, h_kv, d_ff, V, T):  # noqa: ANN001, ANN202 (arrays that broadcast)
+def _closed_form(d, L, h, h_kv, d_ff, V, T):  # arrays that broadcast
     """Parameters and training FLOPs per token of a Llama-style model, by hand: per layer
     W_q, W_o d·d; W_k, W_v d·h_kv·d/h; SwiGLU 3·d·d_ff; two RMSNorms d; plus embedding, untied
     head and final norm. Causal attention: QKᵀ and A·V cost 2·h·T(T+1)·(d/h) per layer and
@@ -108,7 +108,7 @@ def _closed_form(d, L, h, h_kv, d_ff, V, T):  # noqa: ANN001, ANN202 (arrays tha
     return total, 3 * (weights + per_sequence / T)
 
 
-def _gpu_hours(tokens, train, rate):  # noqa: ANN001, ANN202 (arrays that broadcast)
+def _gpu_hours(tokens, train, rate):  # arrays that broadcast
     """tokens × train FLOPs per token / (peak × MFU) / 3600, in the order calc._compiled
     evaluates it, so that the baseline does the same arithmetic and agrees to the bit."""
     return (1 / 3600) * tokens * train / rate

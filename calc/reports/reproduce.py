@@ -163,8 +163,9 @@ CONVENTIONS = [
     f"{SECONDS_PER_HOUR}: at calc's default MFU ({DEFAULT_MFU_NOTE}) and at the run's published "
     "MFU.",
     "ratio = calc's estimate / the published figure. Implied MFU = FLOPs / (published GPU-hours "
-    f"× {SECONDS_PER_HOUR} × dense peak), exact and 6ND; it includes everything the published hours include "
-    "(restarts, evaluation, long-context stages), so it is a lower bound on the MFU in the run.",
+    f"× {SECONDS_PER_HOUR} × dense peak), exact and 6ND; it includes everything the published "
+    "hours include (restarts, evaluation, long-context stages), so it is a lower bound on the "
+    "MFU in the run.",
     UNITS,
 ]
 

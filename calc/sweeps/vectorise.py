@@ -242,7 +242,7 @@ class Deferred:
     are computed, each operation in the formula's own order, so every float rounds as it does in
     calc.estimate."""
 
-    __slots__ = ("op", "args")
+    __slots__ = ("args", "op")
 
     def __init__(self, op: str, args: tuple[Any, ...]):
         self.op, self.args = op, args
