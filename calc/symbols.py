@@ -1,9 +1,10 @@
 """Every sympy symbol calc's formulas use, defined once, in paper notation, with its LaTeX name.
 
-Sizes follow the source chapter ("1.3 Transformer": V, d, L, T, h, d_h) and Kaplan et al. 2020.
+Sizes follow Vaswani et al. 2017 (d for d_model, h heads of d_h = d_k) and Kaplan et al. 2020
+Table 1 (L for n_layer, T for n_ctx, V for n_vocab).
 Structure enters the formulas as 0/1 indicator symbols (`i_*` for a part being present, `b_*` for
 a bias), so one expression covers every architecture and one compiled function can evaluate
-millions of mixed configurations at once (DESIGN.md, "Formulas").
+millions of mixed configurations at once (calc.sweeps.vectorise).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy
+
+from calc.counting import TOKENS_PER_PARAMETER
 
 
 @dataclass(frozen=True)
@@ -126,7 +129,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "inference"),
     # compute-optimal scaling (Hoffmann et al. 2022)
     SymbolInfo("C", "C", "training compute budget, FLOPs", "scaling"),
-    SymbolInfo("rho", r"\rho", "training tokens per parameter (Chinchilla rule: 20)",
+    SymbolInfo("rho", r"\rho",
+               f"training tokens per parameter (Chinchilla rule: {TOKENS_PER_PARAMETER})",
                "scaling"),
     SymbolInfo("E_irr", "E", "irreducible loss of the fitted law", "scaling"),
     SymbolInfo("A_fit", "A", "fitted coefficient of the parameter term", "scaling"),

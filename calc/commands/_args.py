@@ -8,6 +8,7 @@ import json
 import math
 from typing import get_args
 
+from calc.counting import DEFAULT_MFU
 from calc.errors import CalcError
 from calc.spec.memory import Recompute
 from calc.tables import FORMATS
@@ -58,7 +59,7 @@ def fraction(text: str) -> float:
             f"{text!r} is not a number; expected a value in (0, 1]") from None
     if not (0 < value <= 1):  # also rejects NaN
         raise argparse.ArgumentTypeError(
-            f"{text!r} is outside (0, 1]; MFU is a fraction of peak, e.g. 0.4")
+            f"{text!r} is outside (0, 1]; MFU is a fraction of peak, e.g. {DEFAULT_MFU:g}")
     return value
 
 
@@ -97,7 +98,7 @@ def add_workload(parser: argparse.ArgumentParser) -> None:
                         help="GPUs the run is spread over (for days)")
     mfu = parser.add_mutually_exclusive_group()
     mfu.add_argument("--mfu", type=fraction,
-                     help="model FLOPs utilisation in (0, 1] (default 0.4)")
+                     help=f"model FLOPs utilisation in (0, 1] (default {DEFAULT_MFU:g})")
     mfu.add_argument("--mfu-from", metavar="BENCH_JSON",
                      help="use the MFU measured by `python -m calc bench --save BENCH_JSON`")
     parser.add_argument("--seq-len", type=positive_int,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from calc.counting import TRAIN_PER_FORWARD
 from calc.document import Document, pandas
 from calc.errors import CalcError
 from calc.presets import Preset
@@ -121,7 +122,7 @@ ROW_GROUPS: list[RowGroup] = [
     RowGroup("flops", "FLOPs per token", (
         RowSpec("flops_per_token.seq_len", "at sequence length T", "int"),
         RowSpec("flops_per_token.forward", "forward", "int"),
-        RowSpec("flops_per_token.train", "train (3 × forward)", "int"),
+        RowSpec("flops_per_token.train", f"train ({TRAIN_PER_FORWARD} × forward)", "int"),
         RowSpec("flops_per_token.attention_share", "attention share of forward", "pct"),
         RowSpec("flops_per_token.six_n_ratio", "6N / exact train", "ratio", _six_n_ratio),
     )),

@@ -1,11 +1,12 @@
 """The main report: parameters, FLOPs per token and training cost of one model.
 
 `estimate()` is the library's front door (`calc.estimate("llama2-7b", tokens=2e12, gpu="a100")`);
-the CLI renders what it returns. `Report.to_dict()` is the JSON contract of DESIGN.md.
+the CLI renders what it returns. `Report.to_dict()` is the JSON contract (tests/test_cli.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field, ValidationError
@@ -14,7 +15,7 @@ from calc import counting
 from calc.counting import DEFAULT_MFU, TOKENS_PER_PARAMETER
 from calc.document import Document
 from calc.errors import CalcError, one_line
-from calc.evaluate import count_flops, count_params, rule_flops, training_cost
+from calc.evaluate import count_flops, count_params, rule_flops, symbol_values, training_cost
 from calc.presets import Preset, PublishedRun, get_gpu, resolve, sequence_length
 from calc.spec import ModelSpec, Workload
 from calc.spec.layout import Layout
@@ -115,9 +116,9 @@ class Report(Document):
     conventions: list[str]
 
 
-def _params_report(preset: Preset) -> ParamsReport:
+def _params_report(preset: Preset, symbols: Mapping[str, int]) -> ParamsReport:
     spec = preset.spec
-    counts = count_params(spec)
+    counts = count_params(spec, symbols)
     layers = {key: spec.n_layers for key in counts.per_layer}
     layers |= {key: spec.n_layers - spec.n_moe_layers for key in counts.per_dense_ffn}
     layers |= {key: spec.n_moe_layers for key in counts.per_moe_ffn}
@@ -136,8 +137,9 @@ def _params_report(preset: Preset) -> ParamsReport:
     )
 
 
-def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int) -> FlopsReport:
-    flops = count_flops(spec, seq_len, attention)
+def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int,
+                  symbols: Mapping[str, int]) -> FlopsReport:
+    flops = count_flops(spec, seq_len, attention, symbols)
     return FlopsReport(
         seq_len=seq_len, attention=attention,
         forward=flops.forward, backward=flops.backward, train=flops.train,
@@ -145,14 +147,14 @@ def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int) ->
         components={k: v for k, v in flops.components.items() if v},
         six_n=counting.FLOPS_PER_MULTIPLY_ADD * counting.TRAIN_PER_FORWARD * active,
         two_n=counting.FLOPS_PER_MULTIPLY_ADD * active,
-        rules=rule_flops(spec, seq_len),
+        rules=rule_flops(spec, seq_len, symbols),
     )
 
 
 def implied_mfu(flops: float, gpu_hours: float, peak_flops: float) -> float:
     """The MFU at which `flops` take `gpu_hours` on GPUs of dense peak `peak_flops` FLOP/s:
     GPU-hours = FLOPs / (peak × MFU) / 3600 (calc.formulas.training) solved for MFU."""
-    return flops / (gpu_hours * 3600 * peak_flops)
+    return flops / (gpu_hours * counting.SECONDS_PER_HOUR * peak_flops)
 
 
 def _published(run: PublishedRun | None, gpu: str | None, tokens: float, flops: float,
@@ -239,8 +241,9 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     except ValidationError as error:
         raise CalcError(one_line(error)) from None
     t = sequence_length(spec, workload.seq_len)
-    params = _params_report(preset)
-    flops = _flops_report(spec, t, workload.attention, params.active)
+    symbols = symbol_values(spec)  # once: the three counts below share it
+    params = _params_report(preset, symbols)
+    flops = _flops_report(spec, t, workload.attention, params.active, symbols)
     source = mfu_source or ("default" if mfu is None else "flag")
     training = (_training_report(preset, workload, flops, source)
                 if workload.tokens is not None else None)

@@ -20,7 +20,8 @@ class ComputeBudget(Frozen):
     dtype: Dtype = Field("bf16", description="dtype whose dense peak is used")
     tokens_per_parameter: float = Field(
         TOKENS_PER_PARAMETER, gt=0, le=1e6,
-        description="tokens per parameter of the rule of thumb (Chinchilla: 20)")
+        description=f"tokens per parameter of the rule of thumb (Chinchilla's: "
+                    f"{TOKENS_PER_PARAMETER})")
 
     @model_validator(mode="after")
     def _one_route(self) -> ComputeBudget:

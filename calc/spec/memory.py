@@ -1,7 +1,8 @@
 """Training-memory options: precision recipe, optimizer, ZeRO stage, parallelism, recomputation.
 
 The recipes and optimizers are data: bytes per parameter for each piece of the model states, each
-with the source that publishes it (published.json "bytes_per_param_variants", "zero_model_states").
+with the source that publishes it (its `source`: ZeRO §3.1, the Megatron-LM README, Hugging Face's
+docs and Ultra-Scale Playbook).
 """
 
 from __future__ import annotations
