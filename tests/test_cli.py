@@ -22,7 +22,7 @@ def test_main_command_text(cli):
 
 
 def test_json_contract(cli):
-    """DESIGN.md 'Output contract': these keys, with these values, for the main command."""
+    """The JSON contract of the main command: these keys, with these values."""
     data = cli(*MAIN, "--format", "json").json()
     p, f, t = data["params"], data["flops_per_token"], data["training"]
     assert p["total"] == 6_738_415_616 and p["active"] == p["total"]

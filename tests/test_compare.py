@@ -42,7 +42,7 @@ def test_every_cell_equals_the_models_own_report():
         f = report.flops_per_token
         assert comparison.value("flops_per_token.six_n_ratio", model) == f.six_n / f.train
     assert checked == len(MODELS) * 12  # 4 parameter, 4 FLOPs and 4 training rows
-    # spot checks against published and chapter numbers (tests/test_cli.py, the README)
+    # spot checks against published and hand-counted numbers (tests/test_cli.py, the README)
     assert comparison.value("params.total", "llama2-7b") == 6_738_415_616
     assert comparison.value("params.active", "mixtral-8x7b") == 12_879_925_248
     assert comparison.value("spec.experts_per_token", "deepseek-v3") == "8 of 256"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import sympy
 from hypothesis import given, settings
@@ -72,7 +74,7 @@ def _brute_force_pairs(spec: calc.ModelSpec, seq_len: int, causal: bool) -> int:
 @settings(max_examples=150, deadline=None)
 @given(spec=model_specs(), seq_len=st.integers(1, 60), causal=st.booleans())
 def test_attention_scores_against_brute_force(spec, seq_len, causal):
-    """QKᵀ costs 2·d_qk and A·V 2·d_v per head per (query, key) pair (DESIGN.md)."""
+    """QKᵀ costs 2·d_qk and A·V 2·d_v per head per (query, key) pair (calc.formulas.flops)."""
     flops_ = count_flops(spec, seq_len, "causal" if causal else "full")
     # relative positions (Transformer-XL): one more product per pair, (q + v)·W_R r, 2·d_qk
     relative = spec.head_dim_qk if spec.position.kind == "relative" else 0
@@ -153,3 +155,19 @@ def test_deepseek_v3_mtp_module_is_counted_apart():
     assert c.mtp == 2 * 7168 * 7168 + 3 * 7168 + block
     assert c.total == 671_026_419_200
     assert count_params(spec.updated(mtp_modules=0)).total == c.total
+
+
+def test_layer_counts_equal_the_per_layer_definitions():
+    """n_moe_layers and n_local_layers are counted in closed form; they must equal the per-layer
+    tuples they summarise for every depth, dense prefix, MoE period and window pattern."""
+    moe_spec = calc.load_preset("deepseek-v3").spec
+    for n, first, every in itertools.product(range(1, 25), range(0, 6), range(1, 5)):
+        moe = moe_spec.moe.model_copy(update={"first_dense_layers": first, "every": every})
+        spec = moe_spec.model_copy(update={"n_layers": n, "moe": moe})
+        assert spec.n_moe_layers == sum(spec.moe_layers)
+    window_spec = calc.load_preset("mistral-7b").spec
+    patterns = [None, ("local", "global"), ("global", "local", "local"), ("global",)]
+    for n, pattern in itertools.product(range(1, 25), patterns):
+        attention = window_spec.attention.model_copy(update={"layer_pattern": pattern})
+        spec = window_spec.model_copy(update={"n_layers": n, "attention": attention})
+        assert spec.n_local_layers == spec.layer_kinds.count("local")

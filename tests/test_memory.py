@@ -92,7 +92,7 @@ def test_korthikanti_per_layer_symbolically(case):
            S["i_drop"]: int(opts.dropout), S["n_tp"]: opts.tp,
            S["i_sp"]: int(opts.sequence_parallel),
            S["i_scores"]: int(opts.recompute == "none" and not opts.flash_attention),
-           S["i_full"]: int(opts.recompute == "full")}
+           S["i_full"]: int(opts.recompute == "full"), S["n_cp"]: 1}
     ours = M.ACTIVATIONS_PER_LAYER.subs(gpt).subs({S["T"]: s_, S["b"]: b_, S["d"]: h_,
                                                    S["h"]: a_})
     assert sympy.simplify(ours - expected.subs(t_, opts.tp)) == 0

@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
+from typing import get_args
 
+from calc.counting import DEFAULT_MFU
 from calc.errors import CalcError, install
 from calc.numbers import quantity
+from calc.spec.memory import Recompute
 from calc.tables import FORMATS
 
 
@@ -84,7 +87,8 @@ def add_workload(parser: argparse.ArgumentParser) -> None:
                         help="GPUs the run is spread over (for days)")
     mfu = parser.add_mutually_exclusive_group()
     mfu.add_argument("--mfu", type=number("mfu"),
-                     help="model FLOPs utilisation, a fraction of the dense peak (default 0.4)")
+                     help=f"model FLOPs utilisation, a fraction of the dense peak (default "
+                          f"{DEFAULT_MFU:g})")
     mfu.add_argument("--mfu-from", metavar="BENCH_JSON",
                      help="use the MFU measured by `python -m calc bench --save BENCH_JSON`")
     parser.add_argument("--seq-len", type=positive_int,
@@ -111,10 +115,6 @@ def workload(args: argparse.Namespace) -> dict[str, object]:
 def add_activations(parser: argparse.ArgumentParser) -> None:
     """The flags that set the stored activations of one micro-batch (calc.memory's options);
     `activations(args)` reads them back."""
-    from typing import get_args
-
-    from calc.spec.memory import Recompute
-
     parser.add_argument("--micro-batch", type=positive_int, default=1,
                         help="sequences per micro-batch b (default 1)")
     parser.add_argument("--recompute", default="none", choices=get_args(Recompute),
@@ -139,6 +139,44 @@ def activations(args: argparse.Namespace) -> dict[str, object]:
         if getattr(args, key) is not None:
             chosen[key] = getattr(args, key)
     return {"micro_batch": args.micro_batch, "recompute": args.recompute, **chosen}
+
+
+def add_layout(parser: argparse.ArgumentParser, seq_len: bool = True) -> None:
+    """The layout flags (calc.spec.layout.Layout's fields) that step and the main report share
+    (`seq_len=False` where the command has its own --seq-len); `layout_fields(args)` reads them
+    back."""
+    for flag, name in (("--tp", "tensor"), ("--pp", "pipeline"), ("--cp", "context"),
+                       ("--ep", "expert")):
+        parser.add_argument(flag, type=positive_int, help=f"{name}-parallel degree (default 1)")
+    parser.add_argument("--dp", type=positive_int,
+                        help="data-parallel degree (default: gpus / (tp × pp × cp))")
+    parser.add_argument("--vpp", type=positive_int,
+                        help="virtual pipeline stages per GPU (interleaved 1F1B; default 1)")
+    parser.add_argument("--micro-batch", type=positive_int, help="sequences per micro-batch")
+    parser.add_argument("--global-batch", type=positive_int,
+                        help="sequences per step (default dp × micro-batch without a pipeline)")
+    if seq_len:
+        parser.add_argument("--seq-len", type=positive_int,
+                            help="sequence length (default: the model's training context)")
+    parser.add_argument("--recompute", choices=get_args(Recompute),
+                        help="activation recomputation (default none)")
+    parser.add_argument("--zero", type=int, choices=(0, 1, 2, 3),
+                        help="ZeRO stage over the data-parallel ranks (default 0)")
+    parser.add_argument("--sequence-parallel", action="store_true", default=None,
+                        help="split norms and dropouts along the sequence over the tp ranks")
+    parser.add_argument("--flash-attention", action="store_true", default=None,
+                        help="an attention kernel that stores no s×s scores")
+    parser.add_argument("--no-dropout", dest="dropout", action="store_false", default=None,
+                        help="no dropout (most current LLMs train without it)")
+
+
+def layout_fields(args: argparse.Namespace) -> dict[str, object]:
+    """The Layout fields add_layout's flags set (unset flags keep the Layout's defaults)."""
+    names = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "global_batch", "seq_len",
+             "recompute", "zero", "sequence_parallel", "flash_attention", "dropout", "dtype",
+             "framework")
+    return {name: getattr(args, name) for name in names
+            if getattr(args, name, None) is not None}
 
 
 def add_formula(parser: argparse.ArgumentParser) -> None:

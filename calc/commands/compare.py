@@ -10,6 +10,7 @@ from calc.commands._args import (
     add_activations,
     add_format,
     add_workload,
+    positive_int,
     workload,
 )
 from calc.views import render
@@ -33,13 +34,22 @@ def run(argv: Sequence[str]) -> int:
                         help="one row per model instead of one column (a catalogue)")
     add_workload(parser)
     add_activations(parser)
+    parser.add_argument("--search-layout", action="store_true",
+                        help="also price the tokens at the MFU calc step predicts for each "
+                             "model's fastest layout that fits (calc layout)")
+    parser.add_argument("--global-batch", type=positive_int,
+                        help="with --search-layout: sequences per step (default: one per GPU)")
+    parser.add_argument("--system", help="named system for the predicted step time")
     add_format(parser)
     args = parser.parse_args(argv)
     if args.all == bool(args.models):
         parser.error("MODEL: give models to compare, or --all (not both)")
     models = args.models or _by_size(list_presets())
+    parallel = {"global_batch": args.global_batch} if args.global_batch else None
     comparison = compare(models, groups=args.groups, layout="rows" if args.rows else "columns",
-                         memory=activations(args), **workload(args))
+                         system=args.system, parallel=parallel,
+                         search_layout=args.search_layout, memory=activations(args),
+                         **workload(args))
     print(render(comparison, args.format, args.table), end="")
     return 0
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import get_args
 
 from calc import __version__
 from calc.commands import EXAMPLES, verbs
@@ -11,11 +12,14 @@ from calc.commands._args import (
     Parser,
     add_format,
     add_formula,
+    add_layout,
     add_model,
     add_workload,
     assignment,
+    layout_fields,
     workload,
 )
+from calc.spec.layout import Framework
 from calc.views import render
 
 
@@ -29,6 +33,14 @@ def _report_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"calc {__version__}")
     add_model(parser)
     add_workload(parser)
+    add_layout(parser, seq_len=False)
+    parser.add_argument("--system", help="named system for the predicted step time (default: "
+                                         "the GPU's reference system)")
+    parser.add_argument("--framework", choices=get_args(Framework),
+                        help="software stack of the predicted step time (default megatron)")
+    parser.add_argument("--search-layout", action="store_true",
+                        help="price the tokens at the MFU calc step predicts for the fastest "
+                             "layout that fits (calc layout), beside the default MFU")
     parser.add_argument("--set", dest="changes", action="append", type=assignment,
                         default=[], metavar="KEY=VALUE",
                         help="change a spec field, e.g. vocab_size=65 or attention.n_heads=16")
@@ -54,6 +66,9 @@ def run(argv: Sequence[str]) -> int:
 
         print(render(model_formulas(preset), args.format, args.table), end="")
         return 0
-    report = estimate(preset, **workload(args))
+    fields = layout_fields(args)
+    parallel = {k: v for k, v in fields.items() if k not in ("dtype", "seq_len")} or None
+    report = estimate(preset, **workload(args), system=args.system, parallel=parallel,
+                      search_layout=args.search_layout)
     print(render(report, args.format, args.table), end="")
     return 0

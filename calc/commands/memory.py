@@ -38,9 +38,17 @@ def _parser() -> Parser:
                         help="optimizer whose states are kept (default adamw)")
     parser.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3),
                         help="ZeRO stage over the data-parallel ranks (default 0)")
-    parser.add_argument("--dp", type=positive_int, default=1, help="data-parallel degree")
+    parser.add_argument("--gpus", type=positive_int,
+                        help="GPUs of the run: dp defaults to gpus / (tp × pp × cp)")
+    parser.add_argument("--dp", type=positive_int, help="data-parallel degree (default 1)")
     parser.add_argument("--tp", type=positive_int, default=1, help="tensor-parallel degree")
     parser.add_argument("--pp", type=positive_int, default=1, help="pipeline-parallel degree")
+    parser.add_argument("--cp", type=positive_int, default=1,
+                        help="context-parallel degree: each GPU holds s/cp of a sequence")
+    parser.add_argument("--ep", type=positive_int, default=1,
+                        help="expert-parallel degree: routed experts split ep ways")
+    parser.add_argument("--vpp", type=positive_int, default=1,
+                        help="virtual pipeline stages per GPU (interleaved 1F1B)")
     parser.add_argument("--sequence-parallel", action="store_true",
                         help="split norms and dropouts along the sequence over the tp ranks")
     add_activations(parser)
@@ -51,14 +59,21 @@ def _parser() -> Parser:
 
 def run(argv: Sequence[str]) -> int:
     from calc.reports.memory import memory
+    from calc.spec.layout import make_layout
 
     args = _parser().parse_args(argv)
     if show_formulas("memory", args):
         return 0
+    dp = args.dp
+    if dp is None:  # the same rule as step's: the GPUs left after tp, pp and cp
+        dp = make_layout(args.gpus, tp=args.tp, pp=args.pp, cp=args.cp,
+                         global_batch=args.gpus or 1).dp
+    elif args.gpus is not None:
+        make_layout(args.gpus, tp=args.tp, pp=args.pp, cp=args.cp, dp=dp, global_batch=dp)
     report = memory(args.model, gpu=args.gpu, seq_len=args.seq_len,
                     dtype=args.dtype, recipe=args.recipe,
-                    optimizer=args.optimizer, zero=args.zero, dp=args.dp, tp=args.tp,
-                    pp=args.pp, sequence_parallel=args.sequence_parallel,
-                    **activations(args))
+                    optimizer=args.optimizer, zero=args.zero, dp=dp, tp=args.tp,
+                    pp=args.pp, cp=args.cp, ep=args.ep, vpp=args.vpp,
+                    sequence_parallel=args.sequence_parallel, **activations(args))
     print(render(report, args.format, args.table), end="")
     return 0

@@ -1,11 +1,11 @@
 """Inference: weights and KV cache in memory; prefill and decode time on a roofline.
 
 KV cache: every layer keeps, per token, the keys and values of its h_kv heads, h_kv·(d_qk + d_v)
-elements (GQA: Ainslie et al. 2023; MQA h_kv = 1); published.json "inference_per_token":
-2·n_layer·n_kv_heads·d_head·bytes. MLA caches the joint latent r_kv and the one RoPE key d_rope
-shared by all heads (DeepSeek-V2 §2.1.2; Zhao et al. 2025, ISCA'25, Table 1: 70.272 KB per token
-for DeepSeek-V3 in BF16). A sliding-window layer keeps at most w tokens (Mistral 7B §2, "rolling
-buffer cache").
+elements (GQA: Ainslie et al. 2023; MQA h_kv = 1): 2 × 126 × 8 × 128 × 2 bytes = 516.096 KB per
+token for LLaMA-3.1 405B in BF16 (Zhao et al. 2025, ISCA'25, Table 1). MLA caches the joint
+latent r_kv and the one RoPE key d_rope shared by all heads (DeepSeek-V2 §2.1.2; the same table:
+70.272 KB per token for DeepSeek-V3 in BF16). A sliding-window layer keeps at most w tokens
+(Mistral 7B §2, "rolling buffer cache").
 
 Time (the roofline of Williams et al. 2009): a step takes the longer of its FLOPs at the dense
 peak R and its bytes at the bandwidth BW, each derated by a utilisation (u, u_bw; 1 = the bound

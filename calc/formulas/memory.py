@@ -17,6 +17,13 @@ The first stage holds L_s = ⌈L/p⌉ layers: when p does not divide L the first
 holds h_t = ⌈h_kv/t⌉ key/value heads: with t > h_kv a KV head cannot be split, so its K and V
 projections and activations are replicated t/h_kv times (vLLM's QKVParallelLinear:
 num_kv_heads = 1, num_kv_head_replicas = t / h_kv when t >= h_kv).
+Expert parallelism (e, carved out of the data-parallel ranks) splits the routed experts e ways
+more (Lepikhin et al. 2021, GShard §2.2); ZeRO then shards them over the N_d·c/e ranks that hold
+the same experts, the rest over all N_d·c data- and context-parallel ranks (Megatron-LM's
+distributed optimizer shards over both). Context parallelism (c) gives each GPU s/c of every
+sequence's tokens, so activations shrink c ways; the interleaved schedule keeps
+1 + (p − 1)/(p·v) times more in flight (theoretical_memory_usage.py, "interleaved schedule
+memory penalty").
 
 Activations follow Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
 Transformer Models", §4, Table 2): per layer s·b·h·(34 + 5·a·s/h) bytes with 2-byte activations,
@@ -43,6 +50,7 @@ from calc.symbols import (
     L_sm,
     M_gib,
     N,
+    N_e,
     N_emb,
     N_head,
     T,
@@ -66,14 +74,18 @@ from calc.symbols import (
     i_qlora,
     i_scores,
     i_sp,
+    i_vp,
     i_z1,
     i_z2,
     i_z3,
     k,
+    n_cp,
     n_dp,
+    n_ep,
     n_norm,
     n_pp,
     n_tp,
+    n_vp,
     q_a,
     q_g,
     q_gc,
@@ -90,17 +102,26 @@ GIB = 2**30  # vendors' "80GB" of HBM is 80 GiB (calc.spec.GPU.memory_gib)
 # ---- model states --------------------------------------------------------------------------
 # Parameters on the most loaded GPU: the first stage's L_s layers (each the mean of all layers,
 # exact when the layers are alike), the embedding, the untied head when the pipeline has one
-# stage; all split t ways. Plus, with t > h_kv, the replicated share of the K and V
-# projections (weights and biases) of its layers beyond the even split.
-LAYERS_PER_GPU = (N - N_emb - N_head) * L_s / L
+# stage; all split t ways, the routed experts e ways more. Plus, with t > h_kv, the replicated
+# share of the K and V projections (weights and biases) of its layers beyond the even split.
 KV_REPLICATED = (1 - i_mla) * L_s * (h_t - h_kv / n_tp) * (d_qk + d_v) * (d + b_qkv)
-PARAMS_PER_GPU = (LAYERS_PER_GPU + N_emb + i_pp1 * N_head) / n_tp + KV_REPLICATED
+DENSE_PER_GPU = (((N - N_emb - N_head - N_e) * L_s / L + N_emb + i_pp1 * N_head) / n_tp
+                 + KV_REPLICATED)
+EXPERTS_PER_GPU = N_e * L_s / (L * n_tp * n_ep)
+PARAMS_PER_GPU = DENSE_PER_GPU + EXPERTS_PER_GPU
+
+
+def _sharded(stage: sympy.Expr) -> sympy.Expr:
+    """Parameters per GPU after ZeRO (stage = its 0/1 indicator) shards them over the ranks that
+    hold the same ones: N_d·c for the dense part, N_d·c/e for the routed experts."""
+    return DENSE_PER_GPU / (n_dp * n_cp)**stage + EXPERTS_PER_GPU / (n_dp * n_cp / n_ep)**stage
+
 
 MODEL_STATES: dict[str, sympy.Expr] = {
     "params_per_gpu": PARAMS_PER_GPU,
-    "weights": q_w * PARAMS_PER_GPU / n_dp**i_z3,
-    "gradients": q_g * PARAMS_PER_GPU / n_dp**i_z2 + q_gc * PARAMS_PER_GPU / n_dp**i_z1,
-    "optimizer": (q_m + q_o) * PARAMS_PER_GPU / n_dp**i_z1,
+    "weights": q_w * _sharded(i_z3),
+    "gradients": q_g * _sharded(i_z2) + q_gc * _sharded(i_z1),
+    "optimizer": (q_m + q_o) * _sharded(i_z1),
 }
 
 # ---- activations, bytes per token of one layer (Korthikanti et al. 2022 §4.1) ----------------
@@ -130,16 +151,21 @@ STORED_PER_TOKEN = n_pp * (
 # full recomputation: each layer's input
 CHECKPOINT_PER_TOKEN = n_pp * L_s * d * q_a / n_tp**i_sp
 
+# Tokens of one micro-batch on one GPU (context parallelism splits the sequence), and the
+# interleaved schedule's extra micro-batches in flight.
+TOKENS = T * b / n_cp
+INTERLEAVED = 1 + i_vp * (n_pp - 1) / (n_pp * n_vp)
 ACTIVATIONS: dict[str, sympy.Expr] = {
-    "layers": T * b * ((1 - i_full) * STORED_PER_TOKEN + i_full * CHECKPOINT_PER_TOKEN),
+    "layers": INTERLEAVED * TOKENS * ((1 - i_full) * STORED_PER_TOKEN
+                                      + i_full * CHECKPOINT_PER_TOKEN),
     # Megatron-LM theoretical_memory_usage.py: int64 token ids and the embedding dropout mask
     # for p micro-batches in flight; the output layer's input and fp32 logits for the loss,
     # 4·s·b·h·(1 + V/h), on a one-stage pipeline (else the first stage is the larger).
-    "embedding": n_pp * T * b * (8 + i_drop * MASK_BYTES * d) / n_tp**i_sp,
-    "output": i_pp1 * 4 * T * b * (d + V) / n_tp,
+    "embedding": INTERLEAVED * n_pp * TOKENS * (8 + i_drop * MASK_BYTES * d) / n_tp**i_sp,
+    "output": i_pp1 * 4 * TOKENS * (d + V) / n_tp,
 }
 # One layer for one micro-batch, as Korthikanti et al. tabulate it (a dense layer).
-ACTIVATIONS_PER_LAYER = T * b * (
+ACTIVATIONS_PER_LAYER = TOKENS * (
     (1 - i_full) * (OUTSIDE / n_tp**i_sp + ATTENTION_PER_RANK
                     + (i_scores * SCORES + MLP_DENSE) / n_tp)
     + i_full * d * q_a / n_tp**i_sp)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from calc.counting import TRAIN_PER_FORWARD
 from calc.document import Document, frame
 from calc.errors import CalcError
 from calc.presets import Preset
@@ -80,6 +81,11 @@ def _published_ratio(report: Report, options: Options) -> float | None:
     return published.ratio if published else None
 
 
+def _predicted_layout(report: Report, options: Options) -> str | None:
+    predicted = report.training.predicted if report.training else None
+    return predicted.layout.label if predicted else None
+
+
 @lru_cache(maxsize=64)
 def _memory(spec: ModelSpec, gpu: str | None, seq_len: int,
             options: tuple[tuple[str, Any], ...]) -> MemoryBlock:
@@ -120,7 +126,7 @@ ROW_GROUPS: list[RowGroup] = [
     RowGroup("flops", "FLOPs per token", (
         RowSpec("flops_per_token.seq_len", "at sequence length T", "int"),
         RowSpec("flops_per_token.forward", "forward", "int"),
-        RowSpec("flops_per_token.train", "train (3 × forward)", "int"),
+        RowSpec("flops_per_token.train", f"train ({TRAIN_PER_FORWARD} × forward)", "int"),
         RowSpec("flops_per_token.attention_share", "attention share of forward", "pct"),
         RowSpec("flops_per_token.six_n_ratio", "6N / exact train", "ratio", _six_n_ratio),
     )),
@@ -133,6 +139,11 @@ ROW_GROUPS: list[RowGroup] = [
                 "hours", _published_hours),
         RowSpec("training.published_ratio", "estimate / published", "ratio",
                 _published_ratio),
+        RowSpec("training.predicted.mfu", "MFU predicted by calc step", "pct"),
+        RowSpec("training.predicted.layout", "  its layout (calc step / calc layout)", "text",
+                _predicted_layout),
+        RowSpec("training.predicted.gpu_hours", "GPU-hours at the predicted MFU", "hours"),
+        RowSpec("training.predicted.days", "days at the predicted MFU", "hours"),
     )),
     RowGroup("memory", "Training memory, one GPU, no sharding (calc.memory)", (
         RowSpec("memory.weights_bytes", "weights", "bytes", _memory_of("weights_bytes")),
@@ -187,9 +198,9 @@ def compare(models: Models, *, groups: Sequence[str] | None = None,
             layout: str = "columns", memory: dict[str, Any] | None = None,
             **workload: Any) -> Comparison:
     """The models' reports side by side; `workload` is calc.estimate's keyword arguments
-    (tokens, gpu, gpus, seq_len, attention, dtype, mfu, mfu_source), `memory` calc.memory's
-    activation options for the memory rows (micro_batch, recompute, flash_attention,
-    dropout)."""
+    (tokens, gpu, gpus, seq_len, attention, dtype, mfu, mfu_source, system, parallel,
+    search_layout), `memory` calc.memory's activation options for the memory rows (micro_batch,
+    recompute, flash_attention, dropout)."""
     known = {group.key: group for group in ROW_GROUPS}
     if isinstance(groups, str):  # one group, not its letters
         groups = [groups]

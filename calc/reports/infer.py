@@ -18,10 +18,22 @@ from calc.counting import Bytes, whole
 from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, symbol_values
-from calc.presets import Preset, context_note, get_gpu, resolve, sequence_length
-from calc.spec import BYTES_PER_ELEMENT, ModelSpec
+from calc.presets import (
+    Preset,
+    context_note,
+    get_gpu,
+    get_system,
+    resolve,
+    sequence_length,
+    system_for_gpu,
+)
+from calc.spec import BYTES_PER_ELEMENT, GPU, ModelSpec
 from calc.spec.inference import MAX_BATCH, InferenceWorkload
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
+from calc.timing.collectives import all_reduce
+from calc.timing.constants import load_constants
+from calc.timing.network import network_for
+from calc.timing.operators import ACTIVATION_BYTES
 
 Bound = Literal["compute", "memory"]
 
@@ -54,7 +66,17 @@ class InferenceBlock(Frozen):
                                                         "sequence of the batch")
     decode_bound: Bound
     decode_weights_seconds: float = Field(description="reading the weights alone, one step")
-    tokens_per_second: float = Field(description="batch / decode step")
+    tokens_per_second: float = Field(description="batch / decode step with communication")
+    communication_link: str | None = Field(
+        description="the link the tensor-parallel all-reduces cross (None: one GPU, or a GPU "
+                    "without a catalogued system)")
+    prefill_communication_seconds: float | None = Field(
+        description="tensor-parallel all-reduces of prefill, on communication_link")
+    decode_communication_seconds: float | None = Field(
+        description="tensor-parallel all-reduces of one decode step")
+    prefill_seconds_with_communication: float
+    decode_seconds_with_communication: float
+    communication_share: float = Field(description="all-reduces / decode step with them")
     compute_bound_batch: int | None = Field(
         description="smallest batch whose decode step is compute-bound; None when reading the "
                     "KV cache grows as fast as the FLOPs (never)")
@@ -96,9 +118,30 @@ def _last_true(predicate: Callable[[int], bool], low: int, high: int) -> int:
     return low
 
 
-def infer(model: str | ModelSpec | Preset, *, gpu: str, **options: Any) -> InferenceReport:
+def tensor_parallel_seconds(spec: ModelSpec, gpu: GPU, gpus: int, tokens: int,
+                            system: str | None) -> tuple[float, str] | None:
+    """The all-reduces of one forward pass over `tokens` tokens with the weights split over
+    `gpus` GPUs by tensor parallelism: two per layer (one for a parallel block) of tokens × d
+    16-bit activations (Shoeybi et al. 2019 §3), on the link the group crosses
+    (calc.timing: NCCL ring or tree, the system's bandwidth and latency). None when the GPU
+    has no catalogued system to price them on."""
+    if gpus == 1:
+        return 0.0, "none (one GPU)"
+    if system is None and gpu.system is None:
+        return None
+    platform = get_system(system) if system else system_for_gpu(gpu.name)
+    link = network_for(platform, load_constants().network).link(1, gpus)
+    per_layer = 1 if spec.parallel_block else 2
+    size = tokens * spec.d_model * ACTIVATION_BYTES
+    return per_layer * spec.n_layers * all_reduce(size, gpus, link), link.name
+
+
+def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None,
+          **options: Any) -> InferenceReport:
     """Serving `model` on `gpu`; `options` are the fields of calc.spec.InferenceWorkload
-    (gpus, context, batch, dtype, kv_dtype, compute_dtype, mfu, mbu)."""
+    (gpus, context, batch, dtype, kv_dtype, compute_dtype, mfu, mbu). With several GPUs the
+    weights are split by tensor parallelism and its all-reduces are priced on `system`'s
+    links (default: the GPU's reference system)."""
     preset = resolve(model)
     spec = preset.spec
     opts = _options(spec, gpu, options)
@@ -141,6 +184,12 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, **options: Any) -> Infer
     if compute_bound(MAX_BATCH):
         crossover = 1 if compute_bound(1) else 1 + _last_true(
             lambda n: not compute_bound(n), 1, MAX_BATCH)
+    prefill_comm = tensor_parallel_seconds(spec, device, opts.gpus,
+                                           opts.batch * opts.context, system)
+    decode_comm = tensor_parallel_seconds(spec, device, opts.gpus, opts.batch, system)
+    prefill_extra = prefill_comm[0] if prefill_comm else 0.0
+    decode_extra = decode_comm[0] if decode_comm else 0.0
+    decode_total = here["decode_seconds"] + decode_extra
     block = InferenceBlock(
         options=opts, gpu_title=device.title, peak_flops=peak,
         bandwidth_gb_s=device.bandwidth_gb_s, params=counts.total,
@@ -159,7 +208,13 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, **options: Any) -> Infer
         decode_seconds_per_token=here["decode_seconds"],
         decode_bound=_bound(here["decode_compute_seconds"], here["decode_memory_seconds"]),
         decode_weights_seconds=here["decode_weights_seconds"],
-        tokens_per_second=here["tokens_per_second"], compute_bound_batch=crossover,
+        tokens_per_second=opts.batch / decode_total, compute_bound_batch=crossover,
+        communication_link=decode_comm[1] if decode_comm else None,
+        prefill_communication_seconds=prefill_comm[0] if prefill_comm else None,
+        decode_communication_seconds=decode_comm[0] if decode_comm else None,
+        prefill_seconds_with_communication=here["prefill_seconds"] + prefill_extra,
+        decode_seconds_with_communication=decode_total,
+        communication_share=decode_extra / decode_total,
     )
     notes = [*preset.notes, *filter(None, [context_note(spec, opts.context)])]
     if max_context is not None and max_context > max(opts.context, spec.context_length):
@@ -168,6 +223,20 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, **options: Any) -> Infer
                      f"{spec.name} was trained for: memory allows it, the model may not.")
     return InferenceReport(model=preset.name, title=preset.title, source=preset.source,
                            inference=block, conventions=[*notes, *conventions(spec, block)])
+
+
+def _communication_sentence(block: InferenceBlock) -> str:
+    o = block.options
+    if o.gpus == 1:
+        return "Communication: none, one GPU."
+    if block.communication_link is None:
+        return (f"Communication: not priced — {o.gpu} has no catalogued system whose links "
+                f"would carry the tensor-parallel all-reduces (give --system).")
+    return (f"Communication: tensor parallelism over {o.gpus:,} GPUs, two all-reduces of the "
+            f"tokens' 16-bit activations per layer (Shoeybi et al. 2019 §3) on the "
+            f"{block.communication_link} link, NCCL's ring or tree, whichever is faster "
+            f"(docs/step-time.md); not overlapped with compute, and added to the roofline "
+            f"step: {block.communication_share:.1%} of the decode step.")
 
 
 def _bound(compute: float, memory: float) -> Bound:
@@ -208,8 +277,9 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
         f"once. Decode: one token for each of the b sequences per step, attending to T cached "
         f"keys and reading the weights and the whole cache once{moe}.",
         f"Memory: {o.gpus:,} × the catalogue memory_gib × 2^30 bytes; weights are split "
-        f"evenly over the GPUs with no communication time; the cache by whole KV heads: "
-        f"{kv_split}. Activations, CUDA graphs and allocator overhead are not counted.",
+        f"evenly over the GPUs; the cache by whole KV heads: {kv_split}. Activations, CUDA "
+        f"graphs and allocator overhead are not counted.",
+        _communication_sentence(block),
         "Units: bytes (GB = 1e9, GiB = 2^30); bandwidth in decimal GB/s as datasheets print it; "
         "seconds.",
     ]

@@ -16,7 +16,7 @@ from calc import _compiled
 from calc.counting import Bytes, whole
 from calc.document import Document
 from calc.errors import CalcError, one_line
-from calc.evaluate import count_params, symbol_values
+from calc.evaluate import count_params, stage_values, symbol_values
 from calc.presets import Preset, context_note, get_gpu, resolve, sequence_length
 from calc.spec import BYTES_PER_ELEMENT, GPU, OPTIMIZERS, RECIPES, ModelSpec, TrainingMemory
 from calc.spec.model import Frozen
@@ -61,7 +61,7 @@ class MemoryBlock(Frozen):
     fixes: list[Fix] = Field(
         default_factory=list,
         description="when it does not fit: for each kind of change (FIXES: recompute, tp, pp, "
-                    "ZeRO, ZeRO-3 over more dp ranks) the smallest that fits")
+                    "cp, ZeRO, ZeRO-3 over more dp ranks) the smallest that fits")
 
 
 class MemoryReport(Document):
@@ -89,7 +89,19 @@ def _options(spec: ModelSpec, gpu: str | None, options: dict[str, Any]) -> Train
     if parsed.pp > spec.n_layers:
         raise CalcError(f"pp={parsed.pp} exceeds n_layers={spec.n_layers} of {spec.name} "
                         f"(each pipeline stage needs a layer)")
+    if parsed.vpp > 1 and parsed.pp == 1:
+        raise CalcError(f"vpp={parsed.vpp} needs pp > 1 (virtual stages interleave a pipeline)")
+    if parsed.ep > 1:
+        experts = spec.moe.n_experts if spec.moe else 0
+        if experts % parsed.ep or not experts:
+            raise CalcError(f"ep={parsed.ep} must divide moe.n_experts={experts} of {spec.name}")
+        if parsed.dp % parsed.ep:
+            raise CalcError(f"ep={parsed.ep} must divide dp={parsed.dp} (expert parallelism is "
+                            f"carved out of the data-parallel ranks)")
     seq_len = sequence_length(spec, parsed.seq_len)
+    if seq_len % parsed.cp:
+        raise CalcError(f"cp={parsed.cp} must divide seq_len={seq_len} (each GPU holds s/cp "
+                        f"tokens of a sequence)")
     return parsed.model_copy(update={"recipe": parsed.recipe_name, "seq_len": seq_len})
 
 
@@ -98,13 +110,13 @@ def symbol_values_for(spec: ModelSpec, options: TrainingMemory,
     """Every symbol calc.formulas.memory uses, for `spec` trained with resolved `options`."""
     counts = count_params(spec)
     recipe, optimizer = RECIPES[options.recipe_name], OPTIMIZERS[options.optimizer]
-    first_stage = -(-spec.n_layers // options.pp)  # ⌈L/p⌉: the first stages take the remainder
     return {
         **symbol_values(spec), "T": options.seq_len, "b": options.micro_batch,
-        "L_s": first_stage, "L_sm": sum(spec.moe_layers[:first_stage]),
-        "h_t": -(-spec.n_kv_heads // options.tp),
+        **stage_values(spec, options.tp, options.pp),
         "N": counts.total, "N_emb": counts.embedding, "N_head": counts.components["lm_head"],
-        "n_tp": options.tp, "n_pp": options.pp, "n_dp": options.dp,
+        "N_e": counts.components["moe/experts"],
+        "n_tp": options.tp, "n_pp": options.pp, "n_dp": options.dp, "n_cp": options.cp,
+        "n_ep": options.ep, "n_vp": options.vpp, "i_vp": int(options.vpp > 1),
         "i_z1": int(options.zero >= 1), "i_z2": int(options.zero >= 2),
         "i_z3": int(options.zero >= 3), "i_pp1": int(options.pp == 1),
         "q_w": recipe.weights, "q_g": recipe.gradients, "q_gc": recipe.gradient_copy,
@@ -170,6 +182,7 @@ FIXES: dict[str, tuple[dict[str, int | str], ...]] = {
     "recompute": ({"recompute": "selective"}, {"recompute": "full"}),
     "tp": tuple({"tp": n} for n in _POWERS[:6]),
     "pp": tuple({"pp": n} for n in _POWERS[:7]),
+    "cp": tuple({"cp": n} for n in _POWERS[:6]),
     "zero": tuple({"zero": n} for n in (1, 2, 3)),
     "zero-3 dp": tuple({"zero": 3, "dp": n} for n in _POWERS),
 }
@@ -234,8 +247,12 @@ def conventions(block: MemoryBlock) -> list[str]:
         f"{zero.format(dp=o.dp)} (Rajbhandari et al. 2020 §5, Fig. 1).",
         f"Parallelism: the most loaded GPU holds the first pipeline stage's "
         f"{block.stage_layers} = ⌈L/p⌉ of the {block.layers} layers and the embedding (and "
-        f"an untied LM head when p = 1), split t = {o.tp} ways (Megatron-LM "
-        f"theoretical_memory_usage.py); {kv}; expert parallelism is not modelled.",
+        f"an untied LM head when p = 1), split t = {o.tp} ways, routed experts e = {o.ep} ways "
+        f"more (Megatron-LM theoretical_memory_usage.py); {kv}; ZeRO shards over the "
+        f"N_d·c = {o.dp * o.cp} data- and context-parallel ranks (experts over N_d·c/e); "
+        f"context parallelism keeps s/c = {o.seq_len // o.cp:,} tokens of each sequence per GPU"
+        + (f"; the interleaved schedule (v = {o.vpp}) keeps 1 + (p − 1)/(p·v) times the "
+           f"activations in flight" if o.vpp > 1 else "") + ".",
         f"Activations after Korthikanti et al. 2022 §4 (s·b·h·(34 + 5·a·s/h) per layer for "
         f"2-byte activations, 1-byte dropout masks, a 4h GeLU MLP), each tensor at this "
         f"model's widths: {kept[o.recompute]}; "

@@ -25,7 +25,8 @@ class ComputeBudget(Frozen):
     dtype: Dtype = Field("bf16", description="dtype whose dense peak is used")
     tokens_per_parameter: TokensPerParameter = Field(
         TOKENS_PER_PARAMETER,
-        description="tokens per parameter of the rule of thumb (Chinchilla: 20)")
+        description=f"tokens per parameter of the rule of thumb (Chinchilla's: "
+                    f"{TOKENS_PER_PARAMETER})")
 
     @model_validator(mode="after")
     def _one_route(self) -> ComputeBudget:

@@ -1,7 +1,8 @@
 """Training-memory options: precision recipe, optimizer, ZeRO stage, parallelism, recomputation.
 
 The recipes and optimizers are data: bytes per parameter for each piece of the model states, each
-with the source that publishes it (published.json "bytes_per_param_variants", "zero_model_states").
+with the source that publishes it (its `source`: ZeRO §3.1, the Megatron-LM README, Hugging Face's
+docs and Ultra-Scale Playbook).
 """
 
 from __future__ import annotations
@@ -90,6 +91,12 @@ class TrainingMemory(Frozen):
     dp: int = Field(1, ge=1, le=MAX_DEGREE, description="data-parallel degree N_d")
     tp: int = Field(1, ge=1, le=MAX_DEGREE, description="tensor-parallel degree t")
     pp: int = Field(1, ge=1, le=MAX_DEGREE, description="pipeline-parallel degree p")
+    cp: int = Field(1, ge=1, le=MAX_DEGREE,
+                    description="context-parallel degree c: each GPU holds s/c of a sequence")
+    ep: int = Field(1, ge=1, le=MAX_DEGREE,
+                    description="expert-parallel degree e: routed experts split e ways")
+    vpp: int = Field(1, ge=1, le=1024,
+                     description="virtual pipeline stages per GPU v (interleaved 1F1B)")
     recompute: Recompute = Field(
         "none", description="activation recomputation: none, selective (attention core) or "
                             "full (keep only each layer's input)")

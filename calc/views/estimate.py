@@ -87,6 +87,15 @@ def _training_table(report: Report) -> Table:
                   _amount(t.days * t.gpu_hours_6nd / t.gpu_hours))
     else:
         table.add("GPU-hours", "give --gpu for GPU-hours", "")
+    if t.predicted is not None:
+        p = t.predicted
+        fits = "" if p.fits else " (does NOT fit in memory)"
+        table.add("MFU predicted by calc step", f"{p.mfu:.3g} ({p.step_time_s:,.3g} s per step)",
+                  "")
+        table.add(f"  {'searched best layout' if p.searched else 'layout'}",
+                  p.layout.label + fits, "")
+        table.add("GPU-hours at the predicted MFU", _amount(p.gpu_hours), "")
+        table.add(f"days on {t.gpus:,} GPUs at the predicted MFU", _amount(p.days), "")
     pub = t.published
     if pub is not None:
         hours = _amount(pub.gpu_hours) if pub.gpu_hours else "not published"

@@ -34,6 +34,18 @@ def view(report: InferenceReport) -> View:
     time.add("decode: one step (a token per sequence)", _seconds(i.decode_seconds_per_token),
              i.decode_bound)
     time.add("decode: reading the weights alone", _seconds(i.decode_weights_seconds), "memory")
+    if i.decode_communication_seconds is not None and o.gpus > 1:
+        assert i.prefill_communication_seconds is not None
+        link = i.communication_link
+        time.add(f"prefill: tensor-parallel all-reduces ({link})",
+                 _seconds(i.prefill_communication_seconds), "network")
+        time.add("prefill with communication", _seconds(i.prefill_seconds_with_communication),
+                 "")
+        time.add(f"decode: tensor-parallel all-reduces ({link})",
+                 _seconds(i.decode_communication_seconds),
+                 f"{i.communication_share:.1%} of the step")
+        time.add("decode step with communication",
+                 _seconds(i.decode_seconds_with_communication), "")
     time.add("decode throughput", f"{i.tokens_per_second:,.1f} tokens/s", "")
     crossover = i.compute_bound_batch
     time.add("batch where decode turns compute-bound",

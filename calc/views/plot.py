@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from calc.counting import TOKENS_PER_PARAMETER
 from calc.errors import CalcError, install
 from calc.files import output_path, write_atomic
 from calc.presets import load_model
@@ -163,7 +164,7 @@ def _mfu(figure_class: Any, names: list[str], tokens: float | None, gpus: list[s
                             (100 * implied.implied_mfu, run.gpu_hours), va="bottom",
                             fontsize="small")
         where = "published run" if run and run.tokens == count else (
-            "given" if tokens else "20 per parameter")
+            "given" if tokens else f"{TOKENS_PER_PARAMETER} per parameter")
         ax.set(yscale="log", xlabel="MFU (%)", ylabel=f"GPU-hours ({dtype} dense peak)",
                title=f"{name}: {count:.3g} tokens ({where})")
         ax.grid(True, which="both", alpha=0.3)
