@@ -104,6 +104,11 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_z3", r"\mathbb{1}_{ZeRO\geq 3}", "ZeRO shards parameters", "memory"),
     SymbolInfo("i_pp1", r"\mathbb{1}_{p=1}", "one pipeline stage (first stage is also last)",
                "memory"),
+    SymbolInfo("L_s", "L_{s}", "layers on the most loaded (first) pipeline stage: ⌈L/p⌉",
+               "memory"),
+    SymbolInfo("L_sm", "L_{s,moe}", "MoE layers among the first stage's L_s", "memory"),
+    SymbolInfo("h_t", "h_{t}", "key/value heads one tensor-parallel rank holds: ⌈h_kv/t⌉ "
+               "(1, replicated, when t > h_kv; h/t under MLA)", "memory"),
     SymbolInfo("q_w", "q_{w}", "bytes per working weight (bf16: 2; int4: 0.5)", "memory"),
     SymbolInfo("q_g", "q_{g}", "bytes per gradient", "memory"),
     SymbolInfo("q_gc", "q_{gc}", "bytes per parameter of an fp32 gradient copy", "memory"),
@@ -123,6 +128,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("BW", r"\mathrm{BW}", "memory bandwidth of one GPU, GB/s (1e9 bytes/s)",
                "inference"),
     SymbolInfo("u_bw", "u_{bw}", "memory-bandwidth utilisation", "inference"),
+    SymbolInfo("h_g", "h_{g}", "key/value heads one GPU caches: ⌈h_kv/K⌉ (1, replicated, when "
+               "K > h_kv; MLA's one latent on every GPU)", "inference"),
     SymbolInfo("F_p", "F_{p}", "forward FLOPs per prompt token at context T (prefill)",
                "inference"),
     SymbolInfo("F_d", "F_{d}", "forward FLOPs of one generated token at context T (decode)",
@@ -167,6 +174,7 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
     "q_w", "q_g", "q_gc", "q_m", "q_o", "q_a", "q_kv", "i_drop", "i_sp", "i_scores", "i_full",
     "M_gib"))
 n_cp, n_ep, n_vp, i_vp = (SYMBOLS[n] for n in ("n_cp", "n_ep", "n_vp", "i_vp"))
-BW, u_bw, F_p, F_d = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d"))
+L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
+BW, u_bw, F_p, F_d, h_g = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d", "h_g"))
 C, rho, E_irr, A_fit, B_fit, alpha, beta, r, t_days = (SYMBOLS[n] for n in (
     "C", "rho", "E_irr", "A_fit", "B_fit", "alpha", "beta", "r", "t_days"))

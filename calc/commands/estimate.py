@@ -6,7 +6,8 @@ import argparse
 from collections.abc import Sequence
 from typing import get_args
 
-from calc.commands import verbs
+from calc import __version__
+from calc.commands import EXAMPLES, verbs
 from calc.commands._args import (
     Parser,
     add_format,
@@ -26,7 +27,10 @@ def _report_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="python -m calc",
         description="Parameters, FLOPs per token and training cost of a Transformer LM. "
-                    f"Other commands: {', '.join(v for v in verbs() if v != 'estimate')}.")
+                    f"Other commands: {', '.join(v for v in verbs() if v != 'estimate')}.",
+        epilog="\n".join(f"  {command}" for command, _ in EXAMPLES),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"calc {__version__}")
     add_model(parser)
     add_workload(parser)
     add_layout(parser, seq_len=False)
@@ -55,15 +59,16 @@ def run(argv: Sequence[str]) -> int:
         changes = dict(args.changes)
         described = ", ".join(f"{k}={v}" for k, v in changes.items())
         preset = Preset(name=preset.name, title=f"{preset.title} with {described}",
-                        source=preset.source, spec=preset.spec.updated(**changes))
+                        source=preset.source, spec=preset.spec.updated(**changes),
+                        notes=preset.notes)
     if args.formula:
         from calc.reports.formulas import model_formulas  # sympy: only when asked
 
-        print(render(model_formulas(preset), args.format), end="")
+        print(render(model_formulas(preset), args.format, args.table), end="")
         return 0
     fields = layout_fields(args)
     parallel = {k: v for k, v in fields.items() if k not in ("dtype", "seq_len")} or None
     report = estimate(preset, **workload(args), system=args.system, parallel=parallel,
                       search_layout=args.search_layout)
-    print(render(report, args.format), end="")
+    print(render(report, args.format, args.table), end="")
     return 0

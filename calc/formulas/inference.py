@@ -14,7 +14,10 @@ step makes one token for each of b sequences and reads every weight it uses and 
 cache once: bandwidth-bound until b is large. An MoE step touches, per MoE layer,
 E·(1 − (1 − k/E)^b) distinct routed experts in expectation when b tokens each pick k of E
 uniformly (derived here); at b = 1 that is k, the active parameters. K GPUs split weights,
-cache, FLOPs and bytes evenly (ideal tensor parallelism: no communication time).
+cache, FLOPs and bytes evenly (ideal tensor parallelism: no communication time), except that a
+key/value head cannot be split: each GPU caches h_g = ⌈h_kv/K⌉ heads, so with K > h_kv every
+head is replicated K/h_kv times (vLLM's QKVParallelLinear, num_kv_head_replicas), and MLA's one
+latent, which every head reads, is on every GPU.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from calc.symbols import (
     d_qk,
     d_rope,
     d_v,
+    h_g,
     h_kv,
     i_mla,
     k,
@@ -58,7 +62,10 @@ KV_WIDTH = (1 - i_mla) * h_kv * (d_qk + d_v) + i_mla * (r_kv + d_rope)
 KV_TOKEN_LAYERS = (L - L_loc) * T + L_loc * sympy.Min(T, w)
 
 WEIGHTS = q_w * N
-KV_CACHE = q_kv * KV_WIDTH * b * KV_TOKEN_LAYERS  # b sequences at context T
+# Copies of the cache over the K GPUs: K·h_g heads held where the model has h_kv (MLA: 1).
+KV_COPIES = K * h_g / ((1 - i_mla) * h_kv + i_mla)
+# b sequences at context T, over all K GPUs (each GPU holds 1/K of it)
+KV_CACHE = q_kv * KV_WIDTH * b * KV_TOKEN_LAYERS * KV_COPIES
 GPU_BYTES = K * M_gib * GIB
 # Weights one decode step reads: all but the routed experts, and the experts its b tokens touch.
 WEIGHTS_READ = q_w * (N - N_e + sympy.Piecewise((N_e * (1 - (1 - k / E) ** b), E > 0),

@@ -13,8 +13,7 @@ from calc.presets import list_presets, load_gpus, load_preset, load_systems
 from calc.spec import DTYPES
 from calc.spec.model import Frozen
 
-# The catalogue's peak columns: every dtype but fp64, which no model here trains in.
-PEAK_DTYPES = tuple(dtype for dtype in DTYPES if dtype != "fp64")
+PEAK_DTYPES = DTYPES  # every dtype a GPU's peak can be asked for (--dtype)
 
 
 class PresetRow(Frozen):

@@ -16,7 +16,14 @@ from calc.counting import DEFAULT_MFU, TOKENS_PER_PARAMETER
 from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, rule_flops, symbol_values, training_cost
-from calc.presets import Preset, PublishedRun, get_gpu, resolve, sequence_length
+from calc.presets import (
+    Preset,
+    PublishedRun,
+    context_note,
+    get_gpu,
+    resolve,
+    sequence_length,
+)
 from calc.spec import ModelSpec, Workload
 from calc.spec.layout import Layout
 from calc.spec.model import Frozen
@@ -66,6 +73,11 @@ class PublishedComparison(Frozen):
     gpus: int | None
     scope: str
     source: str
+    same_run: bool = Field(
+        True, description="the estimate is of the published run: its tokens, GPU, training "
+                          "context and causal attention; ratio and implied MFU only then")
+    differs: list[str] = Field(default_factory=list,
+                               description="what the estimate changes from the published run")
     ratio: float | None = Field(description="calc's GPU-hours / the published GPU-hours")
     implied_mfu: float | None = Field(
         description="the MFU at which calc's exact FLOPs take the published GPU-hours")
@@ -113,6 +125,11 @@ class Report(Document):
     params: ParamsReport
     flops_per_token: FlopsReport
     training: TrainingReport | None = None
+    notes: list[str] = Field(
+        default_factory=list,
+        description="what this report assumes beyond the conventions: how the model's source "
+                    "was read (context, defaulted fields), a context past the trained one, "
+                    "options given that changed nothing")
     conventions: list[str]
 
 
@@ -158,17 +175,24 @@ def implied_mfu(flops: float, gpu_hours: float, peak_flops: float) -> float:
 
 
 def _published(run: PublishedRun | None, gpu: str | None, tokens: float, flops: float,
-               flops_6nd: float, gpu_hours: float | None,
-               peak: float | None) -> PublishedComparison | None:
-    """The published run beside the estimate; a ratio only when tokens and GPU are the same."""
+               flops_6nd: float, gpu_hours: float | None, peak: float | None,
+               seq_len: int, context: int, attention: str) -> PublishedComparison | None:
+    """The published run beside the estimate; a ratio and an implied MFU only when the
+    estimate is that run: its tokens and GPU, at the model's training context (the published
+    run's), attention counted causally."""
     if run is None:
         return None
-    same = gpu is not None and gpu == run.gpu and tokens == run.tokens
+    differs = [what for what, same in (
+        ("tokens", tokens == run.tokens), ("GPU", gpu is not None and gpu == run.gpu),
+        ("sequence length", seq_len == context), ("attention", attention == "causal"))
+        if not same]
+    same = not differs
     ratio = gpu_hours / run.gpu_hours if same and gpu_hours and run.gpu_hours else None
     priced = same and run.gpu_hours and peak
     return PublishedComparison(
         gpu_hours=run.gpu_hours, flops=run.flops, mfu=run.mfu, tokens=run.tokens, gpu=run.gpu,
-        gpus=run.gpus, scope=run.scope, source=run.source, ratio=ratio,
+        gpus=run.gpus, scope=run.scope, source=run.source, same_run=same, differs=differs,
+        ratio=ratio,
         implied_mfu=implied_mfu(flops, run.gpu_hours, peak) if priced else None,
         implied_mfu_6nd=implied_mfu(flops_6nd, run.gpu_hours, peak) if priced else None)
 
@@ -187,7 +211,8 @@ def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
         gpus=workload.gpus, gpu_hours=exact.gpu_hours, gpu_hours_6nd=rule.gpu_hours,
         days=exact.days,
         published=_published(preset.training, gpu.name if gpu else None, workload.tokens,
-                              exact.flops, rule.flops, exact.gpu_hours, peak),
+                              exact.flops, rule.flops, exact.gpu_hours, peak, flops.seq_len,
+                              preset.spec.context_length, flops.attention),
     )
 
 
@@ -263,9 +288,16 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
             dtype=workload.dtype, system=system, parallel=parallel,
             search_layout=search_layout)
         training = training.model_copy(update={"predicted": predicted})
+    notes = [*preset.notes, *filter(None, [context_note(spec, t)])]
+    unused = [f"{name}={value!r}" for name, value, given in (
+        ("gpu", gpu, gpu), ("gpus", gpus, gpus != 1), ("mfu", mfu, mfu is not None)) if given]
+    if training is None and unused:
+        notes.append(f"{', '.join(unused)} given without tokens: they price a training run, "
+                     f"so nothing used them; give tokens (--tokens 2e12) for GPU-hours and "
+                     f"days.")
     return Report(
         model=preset.name, title=preset.title, source=preset.source, spec=spec,
-        params=params, flops_per_token=flops, training=training,
+        params=params, flops_per_token=flops, training=training, notes=notes,
         conventions=_conventions(flops.attention, training),
     )
 

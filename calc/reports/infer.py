@@ -18,7 +18,15 @@ from calc.counting import Bytes, whole
 from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, symbol_values
-from calc.presets import Preset, get_gpu, get_system, resolve, sequence_length, system_for_gpu
+from calc.presets import (
+    Preset,
+    context_note,
+    get_gpu,
+    get_system,
+    resolve,
+    sequence_length,
+    system_for_gpu,
+)
 from calc.spec import BYTES_PER_ELEMENT, GPU, ModelSpec
 from calc.spec.inference import MAX_BATCH, InferenceWorkload
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
@@ -38,7 +46,10 @@ class InferenceBlock(Frozen):
     params: int
     weights_bytes: Bytes
     kv_cache_bytes_per_token: Bytes = Field(description="one token, all layers, no window cap")
-    kv_cache_bytes: Bytes = Field(description="batch × context, sliding windows capped")
+    kv_cache_bytes: Bytes = Field(description="batch × context, sliding windows capped, over "
+                                              "all GPUs with its replicas")
+    kv_cache_copies: float = Field(description="copies of each KV head over the GPUs: 1 when "
+                                               "the GPUs split the heads, K/h_kv when K > h_kv")
     total_bytes: Bytes = Field(description="weights + KV cache")
     gpu_bytes: int = Field(description="gpus × memory_gib × 2^30")
     fits: bool
@@ -87,6 +98,12 @@ def _options(spec: ModelSpec, gpu: str, options: dict[str, Any]) -> InferenceWor
     context = sequence_length(spec, parsed.context, "--context")
     return parsed.model_copy(update={"context": context, "kv_dtype": parsed.kv_dtype_name,
                                      "compute_dtype": parsed.compute_dtype_name})
+
+
+def kv_heads_per_gpu(spec: ModelSpec, gpus: int) -> int:
+    """Key/value heads one GPU caches, h_g: ⌈h_kv/K⌉, at least a whole head (replicated when K
+    exceeds the heads); MLA's one latent serves every head, so each GPU keeps it whole."""
+    return 1 if spec.attention.mla else -(-spec.n_kv_heads // gpus)
 
 
 def _last_true(predicate: Callable[[int], bool], low: int, high: int) -> int:
@@ -138,7 +155,8 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = Non
     base = {
         **symbol_values(spec), "N": counts.total, "N_e": counts.components["moe/experts"],
         "q_w": BYTES_PER_ELEMENT[opts.dtype], "q_kv": BYTES_PER_ELEMENT[opts.kv_dtype_name],
-        "K": opts.gpus, "M_gib": device.memory_gib, "R": peak, "u": opts.mfu,
+        "K": opts.gpus, "h_g": kv_heads_per_gpu(spec, opts.gpus),
+        "M_gib": device.memory_gib, "R": peak, "u": opts.mfu,
         "BW": device.bandwidth_gb_s, "u_bw": opts.mbu,
         "F_p": flops.forward, "F_d": flops.inference_per_token,
     }
@@ -178,6 +196,8 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = Non
         weights_bytes=whole(here["weights"]),
         kv_cache_bytes_per_token=whole(here["kv_cache_per_token"]),
         kv_cache_bytes=whole(here["kv_cache"]), total_bytes=whole(here["total"]),
+        kv_cache_copies=whole(opts.gpus * base["h_g"] / (1 if spec.attention.mla
+                                                         else spec.n_kv_heads)),
         gpu_bytes=whole(here["gpu"]),
         fits=here["kv_cache"] <= room, max_batch=max(0, math.floor(here["batch_room"])),
         max_context=max_context,
@@ -196,8 +216,13 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = Non
         decode_seconds_with_communication=decode_total,
         communication_share=decode_extra / decode_total,
     )
+    notes = [*preset.notes, *filter(None, [context_note(spec, opts.context)])]
+    if max_context is not None and max_context > max(opts.context, spec.context_length):
+        notes.append(f"The largest context that fits at batch {opts.batch:,}, {max_context:,} "
+                     f"tokens, is past the {spec.context_length:,}-token context "
+                     f"{spec.name} was trained for: memory allows it, the model may not.")
     return InferenceReport(model=preset.name, title=preset.title, source=preset.source,
-                           inference=block, conventions=conventions(spec, block))
+                           inference=block, conventions=[*notes, *conventions(spec, block)])
 
 
 def _communication_sentence(block: InferenceBlock) -> str:
@@ -229,6 +254,14 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
     moe = ("; an MoE decode step reads the routed experts its b tokens touch, "
            "E·(1 − (1 − k/E)^b) per layer in expectation under uniform routing (derived)"
            if spec.moe else "")
+    if spec.attention.mla:
+        kv_split = (f"MLA's latent, which every head reads, is on each of the {o.gpus:,} GPUs"
+                    if o.gpus > 1 else "one GPU holds it all")
+    elif block.kv_cache_copies > 1:
+        kv_split = (f"{o.gpus:,} GPUs for {spec.n_kv_heads} KV heads replicate each head "
+                    f"{block.kv_cache_copies:g} times (vLLM's QKVParallelLinear)")
+    else:
+        kv_split = f"the {spec.n_kv_heads} KV heads split {o.gpus:,} ways"
     return [
         f"Weights: all {block.params:,} parameters at {o.dtype}, "
         f"{BYTES_PER_ELEMENT[o.dtype]:g} B each (quantisation scales not counted).",
@@ -243,9 +276,9 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
         f"matrix products, 2 per multiply-add), reading the weights and writing the cache "
         f"once. Decode: one token for each of the b sequences per step, attending to T cached "
         f"keys and reading the weights and the whole cache once{moe}.",
-        f"Memory: {o.gpus:,} × the catalogue memory_gib × 2^30 bytes; weights and cache are "
-        f"split evenly over the GPUs; activations, CUDA graphs and allocator overhead are not "
-        f"counted.",
+        f"Memory: {o.gpus:,} × the catalogue memory_gib × 2^30 bytes; weights are split "
+        f"evenly over the GPUs; the cache by whole KV heads: {kv_split}. Activations, CUDA "
+        f"graphs and allocator overhead are not counted.",
         _communication_sentence(block),
         "Units: bytes (GB = 1e9, GiB = 2^30); bandwidth in decimal GB/s as datasheets print it; "
         "seconds.",

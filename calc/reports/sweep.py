@@ -28,10 +28,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from calc.errors import install
+
 try:
     import numpy as np
 except ModuleNotFoundError:  # numpy is the `sweep` extra, not a core dependency
-    raise ModuleNotFoundError('calc.sweep needs numpy: pip install "calc[sweep]"') from None
+    raise ModuleNotFoundError(f"calc.sweep needs numpy: {install('sweep')}") from None
 
 from calc import _compiled, counting
 from calc.counting import DEFAULT_MFU
@@ -221,7 +223,8 @@ def _build(presets: list[Preset], axes: dict[str, np.ndarray], work: dict[str, n
     gpus = labels.get("gpu") if "gpu" in work else None
     notes = _notes(used, dropped, dtypes, gpus, dtype, n_grid, n_a, mfu_given)
     if not work:
-        return Sweep(n_a, 1, True, columns, {}, Lazy({}), labels, dtypes, notes, list(columns))
+        return Sweep(n_a, 1, True, columns, {}, Lazy({}), labels, dtypes, notes, list(columns),
+                     dropped, n_grid - n_a)
     if grid:
         n_b, w = rows_of(work, grid=True)
     else:
@@ -235,7 +238,7 @@ def _build(presets: list[Preset], axes: dict[str, np.ndarray], work: dict[str, n
     both = Lazy({}, {name: lambda _, name=name: _training(name, columns, w, n_work)
                      for name in names})
     return Sweep(n_a, n_b, grid, columns, {k: w[k] for k in work}, both, labels, dtypes,
-                 notes, [*inputs, *work, *makers, *names])
+                 notes, [*inputs, *work, *makers, *names], dropped, n_grid - n_a)
 
 
 Maker = Callable[[Lazy], np.ndarray | dict[str, np.ndarray]]

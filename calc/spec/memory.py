@@ -68,6 +68,11 @@ OPTIMIZERS: dict[str, OptimizerInfo] = {
 }
 
 
+# Korthikanti et al. 2022's activations (and Megatron-LM's of that time): eager attention that
+# stores the s×s scores, dropout masks after attention and the MLP.
+PAPER_2022 = {"flash_attention": False, "dropout": True}
+
+
 class TrainingMemory(Frozen):
     """How a model is trained, as far as the memory of one GPU can tell."""
 
@@ -97,8 +102,13 @@ class TrainingMemory(Frozen):
                             "full (keep only each layer's input)")
     sequence_parallel: bool = Field(
         False, description="split norms and dropouts along the sequence over the t ranks")
-    flash_attention: bool = Field(False, description="attention kernel stores no s×s scores")
-    dropout: bool = Field(True, description="dropout masks are stored (Korthikanti et al.)")
+    # Defaults: what current LLM training does. FlashAttention (Dao et al. 2022) keeps no s×s
+    # scores, and current models train without dropout (the config.json of
+    # meta-llama/Llama-3.1-8B, deepseek-ai/DeepSeek-V3, Qwen/Qwen3-4B and
+    # allenai/OLMo-2-0425-1B: "attention_dropout": 0.0). Korthikanti et al. 2022's setting is
+    # PAPER_2022 (`python -m calc memory --paper-2022`).
+    flash_attention: bool = Field(True, description="attention kernel stores no s×s scores")
+    dropout: bool = Field(False, description="dropout masks are stored (Korthikanti et al.)")
 
     @model_validator(mode="after")
     def _recipe_matches_dtype(self) -> TrainingMemory:

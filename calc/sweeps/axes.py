@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from calc.errors import CalcError
+from calc.numbers import parse
 from calc.spec.model import MAX_HEADS, MAX_LAYERS, MAX_TOKENS_CONTEXT, MAX_VOCAB, MAX_WIDTH
 
 # The ranges ModelSpec allows (calc.spec.model), so that every row is a spec it accepts.
@@ -39,6 +40,11 @@ def integers(name: str, value: Any) -> np.ndarray:
 
 def numbers(name: str, value: Any, upper: float | None) -> np.ndarray:
     array = _array(name, value)
+    if array.dtype.kind in "UO":  # "2T" as calc.estimate and the CLI read it
+        try:
+            array = np.array([parse(v) for v in array.tolist()], dtype=np.float64)
+        except ValueError as error:
+            raise CalcError(f"sweep {name}: {error}") from None
     if array.dtype.kind not in "iuf":
         raise CalcError(f"sweep {name}: expected numbers, got {array[:5].tolist()}")
     array = array.astype(np.float64, copy=False)

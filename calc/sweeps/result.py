@@ -58,7 +58,8 @@ class Columns:
     def __init__(self, n_model: int, n_work: int, grid: bool, model: Mapping[str, Any],
                  work: dict[str, Any], both: Mapping[str, np.ndarray],
                  labels: dict[str, list[str]], dtypes: dict[str, str], conventions: list[str],
-                 columns: list[str]):
+                 columns: list[str], dropped: dict[str, int] | None = None,
+                 n_dropped: int = 0):
         self._n_model, self._n_work, self._grid = n_model, n_work, grid
         self.columns = columns  # in display order: inputs, then numbers
         # one row per model shape, one per workload, one per (shape, workload) pair
@@ -67,6 +68,9 @@ class Columns:
         self._cache: dict[str, np.ndarray] = {}
         self.count_dtypes = dtypes  # what the formulas' outputs were evaluated in
         self.conventions = conventions
+        # model shapes no spec allows, left out: how many, and how many break each rule (a
+        # shape may break several)
+        self.n_dropped, self.dropped = n_dropped, dict(dropped or {})
 
     # ---- columns ------------------------------------------------------------------------
     def __len__(self) -> int:

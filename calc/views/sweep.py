@@ -25,5 +25,7 @@ def view(sweep: Sweep) -> View:
     table = Table(f"{len(sweep):,} configurations{more}", columns)
     for row in sweep.head(shown):
         table.add(*(row[name] for name in [*inputs, *numbers]))
-    return View(f"calc sweep: {len(sweep):,} configurations × {len(sweep.columns)} columns",
-                [table], sweep.conventions)
+    left_out = (f" ({sweep.n_dropped:,} model shapes dropped as invalid: "
+                f"{', '.join(sweep.dropped)})" if sweep.n_dropped else "")
+    return View(f"calc sweep: {len(sweep):,} configurations × {len(sweep.columns)} columns"
+                f"{left_out}", [table], sweep.conventions)
