@@ -173,8 +173,8 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
     "N", "N_emb", "N_head", "N_e", "b", "n_tp", "n_pp", "n_dp", "i_z1", "i_z2", "i_z3", "i_pp1",
     "q_w", "q_g", "q_gc", "q_m", "q_o", "q_a", "q_kv", "i_drop", "i_sp", "i_scores", "i_full",
     "M_gib"))
-L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
 n_cp, n_ep, n_vp, i_vp = (SYMBOLS[n] for n in ("n_cp", "n_ep", "n_vp", "i_vp"))
+L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
 BW, u_bw, F_p, F_d, h_g = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d", "h_g"))
 C, rho, E_irr, A_fit, B_fit, alpha, beta, r, t_days = (SYMBOLS[n] for n in (
     "C", "rho", "E_irr", "A_fit", "B_fit", "alpha", "beta", "r", "t_days"))

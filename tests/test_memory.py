@@ -303,3 +303,27 @@ def test_tp_must_split_or_replicate_whole_kv_heads():
     with pytest.raises(calc.CalcError, match="tp=4 and the 6 KV heads of six-kv"):
         calc.memory(spec, tp=4)
     assert calc.memory(spec, tp=12).memory.kv_heads == 6
+
+
+@pytest.mark.parametrize("model", ["llama2-70b", "starcoderbase-15.5b"])
+def test_the_layout_search_prices_memory_as_calc_memory_does(model):
+    """The search's memory of a layout is calc.memory's for the same options, also where the
+    most loaded GPU's share depends on the layout: a pipeline (⌈L/p⌉ layers) and tp beyond the
+    KV heads (StarCoderBase's one KV head, replicated). A search that kept one layout's share
+    for all put every pp > 1 layout of Llama 2 70B at p times its activations."""
+    from calc.reports.layout import search_layouts
+
+    spec = calc.load_preset(model).spec
+    setup, found = search_layouts(spec, gpu="a100", gpus=64, global_batch=64, dropout=False)
+    candidates = [c for c in found.ranked + found.rejected
+                  if c.layout.pp > 1 or c.layout.tp > spec.n_kv_heads]
+    assert any(c.layout.pp > 1 for c in candidates)
+    assert model == "llama2-70b" or any(c.layout.tp > 1 for c in candidates)
+    for candidate in candidates[::max(1, len(candidates) // 30)]:
+        o = candidate.layout
+        own = calc.memory(spec, gpu="a100", seq_len=setup.seq_len, tp=o.tp, pp=o.pp, dp=o.dp,
+                          cp=o.cp, ep=o.ep, vpp=o.vpp, micro_batch=o.micro_batch,
+                          recompute=o.recompute, zero=o.zero,
+                          sequence_parallel=o.sequence_parallel,
+                          flash_attention=o.flash_attention, dropout=o.dropout).memory
+        assert candidate.memory_bytes == pytest.approx(own.total_bytes, rel=1e-12), o

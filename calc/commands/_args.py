@@ -87,8 +87,7 @@ def add_workload(parser: argparse.ArgumentParser) -> None:
                         help="GPUs the run is spread over (for days)")
     mfu = parser.add_mutually_exclusive_group()
     mfu.add_argument("--mfu", type=number("mfu"),
-                     help=f"model FLOPs utilisation, a fraction of the dense peak (default "
-                          f"{DEFAULT_MFU:g})")
+                     help=f"model FLOPs utilisation in (0, 1] (default {DEFAULT_MFU:g})")
     mfu.add_argument("--mfu-from", metavar="BENCH_JSON",
                      help="use the MFU measured by `python -m calc bench --save BENCH_JSON`")
     parser.add_argument("--seq-len", type=positive_int,
@@ -110,35 +109,6 @@ def workload(args: argparse.Namespace) -> dict[str, object]:
     return {"tokens": args.tokens, "gpu": args.gpu, "seq_len": args.seq_len,
             "attention": args.attention, "dtype": args.dtype, "mfu": mfu, "gpus": args.gpus,
             "mfu_source": mfu_source}
-
-
-def add_activations(parser: argparse.ArgumentParser) -> None:
-    """The flags that set the stored activations of one micro-batch (calc.memory's options);
-    `activations(args)` reads them back."""
-    parser.add_argument("--micro-batch", type=positive_int, default=1,
-                        help="sequences per micro-batch b (default 1)")
-    parser.add_argument("--recompute", default="none", choices=get_args(Recompute),
-                        help="activation recomputation (default none)")
-    parser.add_argument("--flash-attention", action=argparse.BooleanOptionalAction,
-                        default=None, help="an attention kernel that stores no s×s scores "
-                                           "(default: on; --no-flash-attention stores them)")
-    parser.add_argument("--dropout", action=argparse.BooleanOptionalAction, default=None,
-                        help="store dropout masks (default: off, as current LLMs train)")
-    parser.add_argument("--paper-2022", action="store_true",
-                        help="Korthikanti et al. 2022's setting: eager attention and dropout "
-                             "(--no-flash-attention --dropout)")
-
-
-def activations(args: argparse.Namespace) -> dict[str, object]:
-    """calc.memory's keyword arguments that add_activations' flags set; an explicit flag wins
-    over --paper-2022, which wins over the defaults."""
-    from calc.spec.memory import PAPER_2022
-
-    chosen: dict[str, object] = dict(PAPER_2022) if args.paper_2022 else {}
-    for key in ("flash_attention", "dropout"):
-        if getattr(args, key) is not None:
-            chosen[key] = getattr(args, key)
-    return {"micro_batch": args.micro_batch, "recompute": args.recompute, **chosen}
 
 
 def add_layout(parser: argparse.ArgumentParser, seq_len: bool = True) -> None:
@@ -177,6 +147,37 @@ def layout_fields(args: argparse.Namespace) -> dict[str, object]:
              "framework")
     return {name: getattr(args, name) for name in names
             if getattr(args, name, None) is not None}
+def add_activations(parser: argparse.ArgumentParser) -> None:
+    """The flags that set the stored activations of one micro-batch (calc.memory's options);
+    `activations(args)` reads them back."""
+    from typing import get_args
+
+    from calc.spec.memory import Recompute
+
+    parser.add_argument("--micro-batch", type=positive_int, default=1,
+                        help="sequences per micro-batch b (default 1)")
+    parser.add_argument("--recompute", default="none", choices=get_args(Recompute),
+                        help="activation recomputation (default none)")
+    parser.add_argument("--flash-attention", action=argparse.BooleanOptionalAction,
+                        default=None, help="an attention kernel that stores no s×s scores "
+                                           "(default: on; --no-flash-attention stores them)")
+    parser.add_argument("--dropout", action=argparse.BooleanOptionalAction, default=None,
+                        help="store dropout masks (default: off, as current LLMs train)")
+    parser.add_argument("--paper-2022", action="store_true",
+                        help="Korthikanti et al. 2022's setting: eager attention and dropout "
+                             "(--no-flash-attention --dropout)")
+
+
+def activations(args: argparse.Namespace) -> dict[str, object]:
+    """calc.memory's keyword arguments that add_activations' flags set; an explicit flag wins
+    over --paper-2022, which wins over the defaults."""
+    from calc.spec.memory import PAPER_2022
+
+    chosen: dict[str, object] = dict(PAPER_2022) if args.paper_2022 else {}
+    for key in ("flash_attention", "dropout"):
+        if getattr(args, key) is not None:
+            chosen[key] = getattr(args, key)
+    return {"micro_batch": args.micro_batch, "recompute": args.recompute, **chosen}
 
 
 def add_formula(parser: argparse.ArgumentParser) -> None:

@@ -33,13 +33,13 @@ def run(argv: Sequence[str]) -> int:
     parser.add_argument("--rows", action="store_true",
                         help="one row per model instead of one column (a catalogue)")
     add_workload(parser)
-    add_activations(parser)
     parser.add_argument("--search-layout", action="store_true",
                         help="also price the tokens at the MFU calc step predicts for each "
                              "model's fastest layout that fits (calc layout)")
     parser.add_argument("--global-batch", type=positive_int,
                         help="with --search-layout: sequences per step (default: one per GPU)")
     parser.add_argument("--system", help="named system for the predicted step time")
+    add_activations(parser)
     add_format(parser)
     args = parser.parse_args(argv)
     if args.all == bool(args.models):

@@ -12,11 +12,6 @@ weights; a piece is divided by N_d^{1[stage ≥ s]}.
 Tensor (t) and pipeline (p) parallelism: the most loaded GPU holds the first stage's layers plus
 the embedding, and the untied LM head too when p = 1, all split t ways (Megatron-LM
 megatron/training/theoretical_memory_usage.py, "most loaded model shard"; norms are split too).
-The first stage holds L_s = ⌈L/p⌉ layers: when p does not divide L the first stages get one more
-(32 layers on 3 stages: 11, 11, 10), so a GPU holds whole layers, never L/p of them. Each rank
-holds h_t = ⌈h_kv/t⌉ key/value heads: with t > h_kv a KV head cannot be split, so its K and V
-projections and activations are replicated t/h_kv times (vLLM's QKVParallelLinear:
-num_kv_heads = 1, num_kv_head_replicas = t / h_kv when t >= h_kv).
 Expert parallelism (e, carved out of the data-parallel ranks) splits the routed experts e ways
 more (Lepikhin et al. 2021, GShard §2.2); ZeRO then shards them over the N_d·c/e ranks that hold
 the same experts, the rest over all N_d·c data- and context-parallel ranks (Megatron-LM's
@@ -24,6 +19,11 @@ distributed optimizer shards over both). Context parallelism (c) gives each GPU 
 sequence's tokens, so activations shrink c ways; the interleaved schedule keeps
 1 + (p − 1)/(p·v) times more in flight (theoretical_memory_usage.py, "interleaved schedule
 memory penalty").
+The first stage holds L_s = ⌈L/p⌉ layers: when p does not divide L the first stages get one more
+(32 layers on 3 stages: 11, 11, 10), so a GPU holds whole layers, never L/p of them. Each rank
+holds h_t = ⌈h_kv/t⌉ key/value heads: with t > h_kv a KV head cannot be split, so its K and V
+projections and activations are replicated t/h_kv times (vLLM's QKVParallelLinear:
+num_kv_heads = 1, num_kv_head_replicas = t / h_kv when t >= h_kv).
 
 Activations follow Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
 Transformer Models", §4, Table 2): per layer s·b·h·(34 + 5·a·s/h) bytes with 2-byte activations,
@@ -45,7 +45,6 @@ import sympy
 from calc.symbols import (
     E_s,
     L,
-    L_moe,
     L_s,
     L_sm,
     M_gib,
@@ -104,9 +103,9 @@ GIB = 2**30  # vendors' "80GB" of HBM is 80 GiB (calc.spec.GPU.memory_gib)
 # exact when the layers are alike), the embedding, the untied head when the pipeline has one
 # stage; all split t ways, the routed experts e ways more. Plus, with t > h_kv, the replicated
 # share of the K and V projections (weights and biases) of its layers beyond the even split.
+LAYERS_PER_GPU = (N - N_emb - N_head - N_e) * L_s / L
 KV_REPLICATED = (1 - i_mla) * L_s * (h_t - h_kv / n_tp) * (d_qk + d_v) * (d + b_qkv)
-DENSE_PER_GPU = (((N - N_emb - N_head - N_e) * L_s / L + N_emb + i_pp1 * N_head) / n_tp
-                 + KV_REPLICATED)
+DENSE_PER_GPU = (LAYERS_PER_GPU + N_emb + i_pp1 * N_head) / n_tp + KV_REPLICATED
 EXPERTS_PER_GPU = N_e * L_s / (L * n_tp * n_ep)
 PARAMS_PER_GPU = DENSE_PER_GPU + EXPERTS_PER_GPU
 

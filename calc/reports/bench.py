@@ -19,7 +19,6 @@ from calc.presets import get_gpu, load_model, sequence_length
 from calc.spec.model import Frozen
 from calc.verify.throughput import DeviceInfo, MatmulResult
 
-
 # A training step in fp32 keeps 4 bytes of weights, 4 of gradients and 8 of AdamW's m and v per
 # parameter (autocast adds 16-bit copies and activations on top): the least it can need.
 TRAINING_BYTES_PER_PARAM = 16

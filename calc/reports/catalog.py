@@ -13,9 +13,7 @@ from calc.presets import list_presets, load_gpus, load_preset, load_systems
 from calc.spec import DTYPES
 from calc.spec.model import Frozen
 
-# The catalogue's peak columns: every dtype --dtype accepts, fp64 too (issue 12: a table that
-# leaves out a dtype the flag takes hides which GPUs have a peak for it).
-PEAK_DTYPES = DTYPES
+PEAK_DTYPES = DTYPES  # every dtype a GPU's peak can be asked for (--dtype)
 
 
 class PresetRow(Frozen):

@@ -199,8 +199,8 @@ def compare(models: Models, *, groups: Sequence[str] | None = None,
             **workload: Any) -> Comparison:
     """The models' reports side by side; `workload` is calc.estimate's keyword arguments
     (tokens, gpu, gpus, seq_len, attention, dtype, mfu, mfu_source, system, parallel,
-    search_layout), `memory` calc.memory's activation options for the memory rows (micro_batch,
-    recompute, flash_attention, dropout)."""
+    search_layout), `memory` calc.memory's activation options for the memory rows
+    (micro_batch, recompute, flash_attention, dropout)."""
     known = {group.key: group for group in ROW_GROUPS}
     if isinstance(groups, str):  # one group, not its letters
         groups = [groups]

@@ -9,7 +9,6 @@ from calc.numbers import annotated
 from calc.spec.hardware import Dtype
 from calc.spec.model import Frozen
 
-
 Flops, Days, MFU = annotated("flops"), annotated("days"), annotated("mfu")
 TokensPerParameter = annotated("tokens_per_parameter")
 
