@@ -13,6 +13,10 @@ from dataclasses import dataclass
 # path, the verifier and the sweeps alike.
 BACKWARD_PER_FORWARD = 2
 TRAIN_PER_FORWARD = 1 + BACKWARD_PER_FORWARD
+# A frozen weight (LoRA, QLoRA) needs only the gradient w.r.t. its input, one forward's worth:
+# Hu et al. 2021 §4.2 ("we do not need to calculate the gradient for the vast majority of the
+# parameters").
+FROZEN_BACKWARD_PER_FORWARD = 1
 # A multiply-add is two FLOPs (what torch's FlopCounterMode counts): a token's forward pass
 # through N weights is 2N FLOPs, its training step 6N (Kaplan et al. 2020 §2.1).
 FLOPS_PER_MULTIPLY_ADD = 2
@@ -64,6 +68,13 @@ ATTENTION = {
 PASSES = (f"Backward = {BACKWARD_PER_FORWARD} × forward (activation and weight gradients); "
           f"train = {TRAIN_PER_FORWARD} × forward. Recomputation (activation checkpointing) is "
           f"hardware FLOPs, not counted.")
+FINETUNE_PASSES = (
+    f"Fine-tuning on a frozen base: a frozen weight's backward is its input gradient only, "
+    f"{FROZEN_BACKWARD_PER_FORWARD} × its forward (no weight gradient); attention's QKᵀ and A·V "
+    f"keep {BACKWARD_PER_FORWARD} × (both operands are activations) and the adapters train in "
+    f"full, so a step = {1 + FROZEN_BACKWARD_PER_FORWARD} × the weights' forward + "
+    f"{TRAIN_PER_FORWARD} × (attention + adapters). The first layer's input gradients, which "
+    f"autograd skips when no adapter lies below them, are counted.")
 UNITS = "Units: decimal — 1 M = 1e6, 1 B = 1e9, 1 T = 1e12; GFLOP = 1e9 FLOPs."
 
 

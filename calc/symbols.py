@@ -18,7 +18,7 @@ class SymbolInfo:
     name: str  # Python identifier, also the key in a values mapping
     latex: str
     meaning: str
-    kind: str  # "size", "indicator", "workload", "memory", "inference" or "scaling"
+    kind: str  # "size", "indicator", "workload", "memory", "finetune", "inference", "scaling"
 
 
 _TABLE: tuple[SymbolInfo, ...] = (
@@ -112,6 +112,31 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "recomputation)", "memory"),
     SymbolInfo("i_full", r"\mathbb{1}_{full}", "full activation recomputation", "memory"),
     SymbolInfo("M_gib", "M", "memory of one GPU in GiB (2^30 bytes)", "memory"),
+    # fine-tuning: low-rank adapters on a frozen base (Hu et al. 2021, LoRA; Dettmers et al.
+    # 2023, QLoRA); the i_keep_* indicators are 1 in full training
+    SymbolInfo("r_a", "r", "LoRA rank of every adapter", "finetune"),
+    SymbolInfo("a_q", r"\mathbb{1}_{A\,q}", "an adapter on W_Q", "finetune"),
+    SymbolInfo("a_k", r"\mathbb{1}_{A\,k}", "an adapter on W_K", "finetune"),
+    SymbolInfo("a_v", r"\mathbb{1}_{A\,v}", "an adapter on W_V", "finetune"),
+    SymbolInfo("a_o", r"\mathbb{1}_{A\,o}", "an adapter on W_O", "finetune"),
+    SymbolInfo("a_up", r"\mathbb{1}_{A\,up}", "an adapter on each FFN/expert W_up", "finetune"),
+    SymbolInfo("a_gate", r"\mathbb{1}_{A\,gate}", "an adapter on each FFN/expert W_gate",
+               "finetune"),
+    SymbolInfo("a_down", r"\mathbb{1}_{A\,down}", "an adapter on each FFN/expert W_down",
+               "finetune"),
+    SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
+               "finetune"),
+    SymbolInfo("q_f", "q_{f}", "bytes per frozen weight of a layer's projections (NF4 with "
+               "its constants: 0.516)", "finetune"),
+    SymbolInfo("i_keep_qkv", r"\mathbb{1}_{x\,qkv}", "the Q/K/V projections' input is stored",
+               "finetune"),
+    SymbolInfo("i_keep_o", r"\mathbb{1}_{x\,o}", "W_O's input is stored", "finetune"),
+    SymbolInfo("i_keep_up", r"\mathbb{1}_{x\,up}", "the FFN's up/gate input is stored",
+               "finetune"),
+    SymbolInfo("i_keep_down", r"\mathbb{1}_{x\,down}", "the FFN's down-projection input is "
+               "stored", "finetune"),
+    SymbolInfo("i_keep_head", r"\mathbb{1}_{x\,head}", "the LM head's input is stored",
+               "finetune"),
     # inference
     SymbolInfo("BW", r"\mathrm{BW}", "memory bandwidth of one GPU, GB/s (1e9 bytes/s)",
                "inference"),
@@ -135,7 +160,7 @@ _TABLE: tuple[SymbolInfo, ...] = (
 
 INFO: dict[str, SymbolInfo] = {info.name: info for info in _TABLE}
 # Real-valued symbols; everything else is a non-negative integer.
-_REAL = {"D", "F", "R", "u", "q_w", "q_kv", "M_gib", "BW", "u_bw", "F_p", "F_d", "C", "rho",
+_REAL = {"D", "F", "R", "u", "q_w", "q_f", "q_o", "q_kv", "M_gib", "BW", "u_bw", "F_p", "F_d", "C", "rho",
          "E_irr", "A_fit", "B_fit", "alpha", "beta", "r", "t_days"}
 SYMBOLS: dict[str, sympy.Symbol] = {
     info.name: sympy.Symbol(info.name, nonnegative=True, integer=info.name not in _REAL)
@@ -158,6 +183,10 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
     "N", "N_emb", "N_head", "N_e", "b", "n_tp", "n_pp", "n_dp", "i_z1", "i_z2", "i_z3", "i_pp1",
     "q_w", "q_g", "q_gc", "q_m", "q_o", "q_a", "q_kv", "i_drop", "i_sp", "i_scores", "i_full",
     "M_gib"))
+(r_a, a_q, a_k, a_v, a_o, a_up, a_gate, a_down, i_frozen, q_f, i_keep_qkv, i_keep_o, i_keep_up,
+ i_keep_down, i_keep_head) = (SYMBOLS[n] for n in (
+    "r_a", "a_q", "a_k", "a_v", "a_o", "a_up", "a_gate", "a_down", "i_frozen", "q_f",
+    "i_keep_qkv", "i_keep_o", "i_keep_up", "i_keep_down", "i_keep_head"))
 BW, u_bw, F_p, F_d = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d"))
 C, rho, E_irr, A_fit, B_fit, alpha, beta, r, t_days = (SYMBOLS[n] for n in (
     "C", "rho", "E_irr", "A_fit", "B_fit", "alpha", "beta", "r", "t_days"))

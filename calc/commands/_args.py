@@ -144,3 +144,27 @@ def require_torch(command: str) -> None:
     if find_spec("torch") is None:
         raise CalcError(f"{command} needs torch: pip install torch==2.13.0 (or pip install -e "
                         f"'.[verify]')")
+
+
+def add_finetune(parser: argparse.ArgumentParser) -> None:
+    """Fine-tuning flags (calc.spec.finetune); `finetune(args)` reads them back."""
+    group = parser.add_argument_group("fine-tuning")
+    group.add_argument("--finetune", default="full", choices=("full", "lora", "qlora"),
+                       help="what trains: every weight, or LoRA adapters on a frozen base "
+                            "(qlora: stored in 4 bits); default full")
+    group.add_argument("--lora-rank", type=positive_int, help="adapter rank r (default 8)")
+    group.add_argument("--lora-targets", metavar="q,k,v,o,up,gate,down|all-linear",
+                       help="projections with an adapter (default q,v)")
+    group.add_argument("--base-dtype", help="QLoRA's 4-bit storage: nf4 (default) or fp4")
+    group.add_argument("--no-double-quant", dest="double_quant", action="store_false",
+                       default=None, help="QLoRA without quantising the block constants")
+    group.add_argument("--paged", action="store_true", default=None,
+                       help="paged optimizer states (bitsandbytes): moved to the host when "
+                            "the GPU runs short")
+
+
+def finetune(args: argparse.Namespace) -> dict[str, object]:
+    """The keyword arguments of calc.memory / calc.estimate that add_finetune's flags set."""
+    return {"finetune": args.finetune, "lora_rank": args.lora_rank,
+            "lora_targets": args.lora_targets, "base_dtype": args.base_dtype,
+            "double_quant": args.double_quant, "paged": args.paged}

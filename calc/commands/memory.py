@@ -7,9 +7,11 @@ from typing import get_args
 
 from calc.commands._args import (
     Parser,
+    add_finetune,
     add_format,
     add_formula,
     add_model,
+    finetune,
     positive_int,
     show_formulas,
 )
@@ -49,6 +51,7 @@ def _parser() -> Parser:
                         help="an attention kernel that stores no s×s scores")
     parser.add_argument("--no-dropout", dest="dropout", action="store_false",
                         help="no dropout masks (most current LLMs train without dropout)")
+    add_finetune(parser)
     add_formula(parser)
     add_format(parser)
     return parser
@@ -65,6 +68,7 @@ def run(argv: Sequence[str]) -> int:
                     optimizer=args.optimizer, zero=args.zero, dp=args.dp, tp=args.tp,
                     pp=args.pp, recompute=args.recompute,
                     sequence_parallel=args.sequence_parallel,
-                    flash_attention=args.flash_attention, dropout=args.dropout)
+                    flash_attention=args.flash_attention, dropout=args.dropout,
+                    **finetune(args))
     print(render(report, args.format), end="")
     return 0

@@ -16,9 +16,16 @@ from calc import _compiled
 from calc.counting import Bytes, whole
 from calc.document import Document
 from calc.errors import CalcError, one_line
-from calc.evaluate import count_params, symbol_values
+from calc.evaluate import count_params, finetune_values, symbol_values
 from calc.presets import Preset, get_gpu, resolve, sequence_length
+from calc.reports._finetune import (
+    FineTuneBlock,
+    finetune_block,
+    finetune_options,
+    finetune_sentences,
+)
 from calc.spec import BYTES_PER_ELEMENT, GPU, OPTIMIZERS, RECIPES, ModelSpec, TrainingMemory
+from calc.spec.finetune import FineTune
 from calc.spec.model import Frozen
 
 
@@ -28,7 +35,8 @@ class MemoryBlock(Frozen):
     params_per_gpu: float = Field(description="parameters on the most loaded GPU (after t, p)")
     bytes_per_param: dict[str, int] = Field(description="model-state bytes per parameter by "
                                                         "piece, before ZeRO sharding")
-    weights_bytes: Bytes
+    weights_bytes: Bytes = Field(description="weights that train (all, or the adapters)")
+    frozen_bytes: Bytes = Field(0, description="the frozen base (LoRA, QLoRA)")
     gradients_bytes: Bytes = Field(description="gradients, and their fp32 copy if any")
     optimizer_bytes: Bytes = Field(description="optimizer states and fp32 master weights "
                                                "(ZeRO's K)")
@@ -36,6 +44,9 @@ class MemoryBlock(Frozen):
     activations: dict[str, Bytes] = Field(description="layers, embedding, output layer")
     activations_per_layer_bytes: Bytes = Field(description="one dense layer, one micro-batch")
     total_bytes: Bytes
+    paged_bytes: Bytes = Field(0, description="optimizer states a paged optimizer may move "
+                                              "to the host; not counted against the GPU")
+    finetune: FineTuneBlock = Field(description="what trains: trainable and frozen parameters")
     gpu: str | None
     gpu_title: str | None = None
     gpu_bytes: int | None = Field(description="memory_gib × 2^30")
@@ -70,12 +81,15 @@ def _options(spec: ModelSpec, gpu: str | None, options: dict[str, Any]) -> Train
     return parsed.model_copy(update={"recipe": parsed.recipe_name, "seq_len": seq_len})
 
 
-def symbol_values_for(spec: ModelSpec, options: TrainingMemory,
-                      gpu: GPU | None) -> dict[str, Any]:
-    """Every symbol calc.formulas.memory uses, for `spec` trained with resolved `options`."""
+def symbol_values_for(spec: ModelSpec, options: TrainingMemory, gpu: GPU | None,
+                      finetune: FineTune | None = None,
+                      targets: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every symbol calc.formulas.memory (and .finetune) uses, for `spec` trained with resolved
+    `options`, fully or as `finetune` with adapters on the resolved `targets`."""
     counts = count_params(spec)
     recipe, optimizer = RECIPES[options.recipe_name], OPTIMIZERS[options.optimizer]
     return {
+        **finetune_values(finetune or FineTune(), targets, recipe.weights),
         **symbol_values(spec), "T": options.seq_len, "b": options.micro_batch,
         "N": counts.total, "N_emb": counts.embedding, "N_head": counts.components["lm_head"],
         "n_tp": options.tp, "n_pp": options.pp, "n_dp": options.dp,
@@ -92,38 +106,60 @@ def symbol_values_for(spec: ModelSpec, options: TrainingMemory,
 
 
 def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
+           finetune: str | FineTune = "full", lora_rank: int | None = None,
+           lora_targets: str | tuple[str, ...] | None = None, base_dtype: str | None = None,
+           double_quant: bool | None = None, paged: bool | None = None,
            **options: Any) -> MemoryReport:
     """Training memory of the most loaded GPU for a preset name, spec file, ModelSpec or Preset.
 
     `options` are the fields of calc.spec.TrainingMemory (seq_len, micro_batch, dtype, recipe,
-    optimizer, zero, dp, tp, pp, recompute, sequence_parallel, flash_attention, dropout). Bad
-    input raises CalcError naming the field, the value and what is allowed.
+    optimizer, zero, dp, tp, pp, recompute, sequence_parallel, flash_attention, dropout).
+    `finetune` is 'full', 'lora' or 'qlora' (or a calc.spec.finetune.FineTune), with the
+    adapters' `lora_rank` and `lora_targets` ('q,v', 'all-linear'), QLoRA's `base_dtype` (nf4,
+    fp4) and `double_quant`, and `paged` optimizer states. Bad input raises CalcError naming
+    the field, the value and what is allowed.
     """
     preset = resolve(model)
     spec = preset.spec
     opts = _options(spec, gpu, options)
+    given = {"lora_rank": lora_rank, "lora_targets": lora_targets, "base_dtype": base_dtype,
+             "double_quant": double_quant, "paged": paged}
+    ft = finetune_options(finetune, **{k: v for k, v in given.items() if v is not None})
+    ft_block, adapters = finetune_block(spec, ft, opts.dtype)
     device = get_gpu(gpu) if gpu else None
-    s = symbol_values_for(spec, opts, device)
-    states = _compiled.memory_states(s)
+    s = symbol_values_for(spec, opts, device, ft, adapters.targets)
     activations = _compiled.memory_activations(s)
     totals = _compiled.memory(s)
+    params_per_gpu = _compiled.memory_states(s)["params_per_gpu"]
+    if ft.frozen_base:  # adapters train, the base is frozen (calc.formulas.finetune)
+        states = _compiled.finetune_states(s)
+        tuned = _compiled.finetune_memory(s)
+        activations = {**activations, "adapters": tuned["adapter_activations"]}
+        totals = {**totals, "total": tuned["total"], "micro_batch_room": tuned["micro_batch_room"]}
+    else:
+        states = {**_compiled.memory_states(s), "frozen": 0}
+    paged_bytes = states["optimizer"] if ft.paged else 0
+    per_micro_batch = sum(activations.values()) / opts.micro_batch
+    room = totals["micro_batch_room"] + paged_bytes / per_micro_batch
+    on_gpu = totals["total"] - paged_bytes
     recipe = RECIPES[opts.recipe_name]
     block = MemoryBlock(
-        options=opts, params=s["N"], params_per_gpu=states["params_per_gpu"],
+        options=opts, params=s["N"], params_per_gpu=params_per_gpu,
         bytes_per_param={"weights": recipe.weights, "gradients": recipe.gradients,
                          "gradient_copy": recipe.gradient_copy, "master": recipe.master,
                          "optimizer_states": OPTIMIZERS[opts.optimizer].state_bytes},
-        weights_bytes=whole(states["weights"]), gradients_bytes=whole(states["gradients"]),
+        weights_bytes=whole(states["weights"]), frozen_bytes=whole(states["frozen"]),
+        gradients_bytes=whole(states["gradients"]),
         optimizer_bytes=whole(states["optimizer"]),
         activations_bytes=whole(sum(activations.values())),
         activations={key: whole(value) for key, value in activations.items()},
         activations_per_layer_bytes=whole(totals["activations_per_layer"]),
-        total_bytes=whole(totals["total"]),
+        total_bytes=whole(totals["total"]), paged_bytes=whole(paged_bytes), finetune=ft_block,
         gpu=device.name if device else None, gpu_title=device.title if device else None,
         gpu_bytes=whole(totals["gpu"]) if device else None,
-        fits=totals["total"] <= totals["gpu"] if device else None,
-        headroom_bytes=whole(totals["gpu"] - totals["total"]) if device else None,
-        max_micro_batch=max(0, math.floor(totals["micro_batch_room"])) if device else None,
+        fits=on_gpu <= totals["gpu"] if device else None,
+        headroom_bytes=whole(totals["gpu"] - on_gpu) if device else None,
+        max_micro_batch=max(0, math.floor(room)) if device else None,
     )
     return MemoryReport(model=preset.name, title=preset.title, source=preset.source,
                         memory=block, conventions=conventions(block))
@@ -148,9 +184,11 @@ def conventions(block: MemoryBlock) -> list[str]:
     sp = ("sequence parallelism splits norm inputs and dropout masks t ways"
           if o.sequence_parallel else
           "norm inputs and dropout masks are replicated on the t ranks (no sequence parallelism)")
+    trained = ("" if block.finetune.method == "full" else
+               " of each trained (adapter) parameter; the frozen base only its weights")
     return [
         f"Model states: recipe {o.recipe_name!r} ({recipe.label}) with {optimizer.label}: "
-        f"{per_param} bytes per parameter before sharding. Sources: {recipe.source}; "
+        f"{per_param} bytes per parameter before sharding{trained}. Sources: {recipe.source}; "
         f"{optimizer.source}.",
         "optimizer_bytes holds the optimizer states and the fp32 master weights (ZeRO's "
         f"K = {block.bytes_per_param['master'] + block.bytes_per_param['optimizer_states']}); "
@@ -166,6 +204,7 @@ def conventions(block: MemoryBlock) -> list[str]:
         f"embedding and output layer as Megatron-LM counts them.",
         "Not counted: temporary buffers (communication buckets, the logits' gradient), memory "
         "fragmentation and the CUDA context, which take a few more GB in practice.",
+        *(finetune_sentences(block.finetune) if block.finetune.method != "full" else []),
         "Units: bytes; GB = 1e9 bytes (the ZeRO paper's unit: 7.5B × 16 bytes = 120 GB), "
         "GiB = 2^30 bytes; a GPU's memory is its catalogue memory_gib × 2^30 (vendors' "
         "'80GB' of HBM is 80 GiB).",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from calc.reports._finetune import FineTuneBlock
 from calc.reports.memory import MemoryReport
 from calc.tables import Column, Table, View, add_bytes, bytes_table, verdict
 
@@ -15,7 +16,12 @@ def view(report: MemoryReport) -> View:
              f"micro-batch {o.micro_batch}, ZeRO {o.zero}, dp {o.dp}, tp {o.tp}, pp {o.pp})")
     table = bytes_table("Memory per GPU")
     per = m.bytes_per_param
-    add_bytes(table, "weights", m.weights_bytes, f"{per['weights']} B/param")
+    ft = m.finetune
+    if ft.method != "full":
+        add_bytes(table, f"frozen base ({ft.frozen_dtype})", m.frozen_bytes,
+                  f"{ft.bytes_per_frozen_weight:.6g} B per projection weight")
+    add_bytes(table, "weights" if ft.method == "full" else "adapter weights", m.weights_bytes,
+              f"{per['weights']} B/param")
     add_bytes(table, "gradients", m.gradients_bytes,
            f"{per['gradients']} B/param" + (f" + fp32 copy {per['gradient_copy']}"
                                              if per["gradient_copy"] else ""))
@@ -26,7 +32,11 @@ def view(report: MemoryReport) -> View:
         add_bytes(table, f"  activations: {key}", value)
     add_bytes(table, "  one dense layer, one micro-batch", m.activations_per_layer_bytes,
            "Korthikanti et al. 2022 §4")
-    add_bytes(table, "total", m.total_bytes, verdict(m.fits))
+    add_bytes(table, "total", m.total_bytes, "" if m.paged_bytes else verdict(m.fits))
+    if m.paged_bytes:
+        add_bytes(table, "  of which paged optimizer states (host when short)", m.paged_bytes)
+        add_bytes(table, "on the GPU (total − paged)", m.total_bytes - m.paged_bytes,
+                  verdict(m.fits))
     if m.gpu is not None:
         add_bytes(table, f"GPU memory ({m.gpu})", m.gpu_bytes, m.gpu_title or "")
         add_bytes(table, "headroom (GPU − total)", m.headroom_bytes)
@@ -39,4 +49,24 @@ def view(report: MemoryReport) -> View:
         if value:
             recipe.add(key.replace("_", " "), value, f"stage {_ZERO_STAGE[key]}")
     recipe.add("total", sum(per.values()), "")
-    return View(title, [table, recipe], [*report.conventions, f"Model: {report.source}."])
+    tables = [table, recipe] + ([finetune_table(ft)] if ft.method != "full" else [])
+    return View(title, tables, [*report.conventions, f"Model: {report.source}."])
+
+
+def finetune_table(ft: FineTuneBlock) -> Table:
+    """Trainable and frozen parameters, by adapter target (the main report shows it too)."""
+    targets = ",".join(ft.targets)
+    table = Table(f"Fine-tuning: {ft.method}, r = {ft.rank} on {targets}",
+                  [Column("parameters"), Column("count", "int"), Column("≈", "count"),
+                   Column("share", "pct")])
+    everything = ft.trainable + ft.frozen
+    for key, value in ft.adapters.items():
+        table.add(f"  adapters: {key.removeprefix('lora/')}", value, value, value / everything)
+    table.add("trainable", ft.trainable, ft.trainable, ft.trainable / everything)
+    table.add("frozen", ft.frozen, ft.frozen, ft.frozen / everything)
+    if ft.quantised:
+        table.add(f"  of which in 4 bits ({ft.frozen_dtype})", ft.quantised, ft.quantised,
+                  ft.quantised / everything)
+    table.add("adapter checkpoint at 16 bits, bytes", ft.checkpoint_bytes, ft.checkpoint_bytes,
+              None)
+    return table
