@@ -8,11 +8,13 @@ from collections.abc import Sequence
 from calc.commands import verbs
 from calc.commands._args import (
     Parser,
+    add_finetune,
     add_format,
     add_formula,
     add_model,
     add_workload,
     assignment,
+    finetune,
     workload,
 )
 from calc.views import render
@@ -28,6 +30,7 @@ def _report_parser() -> argparse.ArgumentParser:
     parser.add_argument("--set", dest="changes", action="append", type=assignment,
                         default=[], metavar="KEY=VALUE",
                         help="change a spec field, e.g. vocab_size=65 or attention.n_heads=16")
+    add_finetune(parser)
     add_formula(parser)
     add_format(parser)
     return parser
@@ -49,6 +52,8 @@ def run(argv: Sequence[str]) -> int:
 
         print(render(model_formulas(preset), args.format), end="")
         return 0
-    report = estimate(preset, **workload(args))
+    options = finetune(args)
+    options.pop("paged"), options.pop("double_quant"), options.pop("base_dtype")  # memory only
+    report = estimate(preset, **workload(args), **options)
     print(render(report, args.format), end="")
     return 0

@@ -6,15 +6,30 @@ the CLI renders what it returns. `Report.to_dict()` is the JSON contract of DESI
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field, ValidationError
 
 from calc import counting
 from calc.counting import DEFAULT_MFU, TOKENS_PER_PARAMETER
 from calc.document import Document
 from calc.errors import CalcError, one_line
-from calc.evaluate import count_flops, count_params, rule_flops, training_cost
+from calc.evaluate import (
+    count_flops,
+    count_params,
+    finetune_train_flops,
+    rule_flops,
+    training_cost,
+)
 from calc.presets import Preset, PublishedRun, get_gpu, resolve, sequence_length
-from calc.spec import ModelSpec, Workload
+from calc.reports._finetune import (
+    FineTuneBlock,
+    finetune_block,
+    finetune_options,
+    finetune_sentences,
+)
+from calc.spec import BYTES_PER_ELEMENT, ModelSpec, Workload
+from calc.spec.finetune import FineTune
 from calc.spec.model import Frozen
 
 MFUSource = str  # "default", "flag", or a measurement's description
@@ -42,8 +57,10 @@ class FlopsReport(Frozen):
     seq_len: int
     attention: str = Field(description="'causal' or 'full' attention counting")
     forward: int | float
+    adapters_forward: int | float = Field(0, description="LoRA adapters' forward FLOPs per token")
     backward: int | float
-    train: int | float
+    train: int | float = Field(description="one training step per token: forward + backward "
+                                           "(frozen weights: input gradients only)")
     inference: int = Field(description="forward FLOPs of one generated token at context seq_len")
     attention_share: float = Field(description="QKᵀ and A·V share of the forward FLOPs")
     components: dict[str, int | float] = Field(description="forward FLOPs per token (non-zero)")
@@ -93,6 +110,7 @@ class Report(Document):
     params: ParamsReport
     flops_per_token: FlopsReport
     training: TrainingReport | None = None
+    finetune: FineTuneBlock | None = Field(None, description="LoRA/QLoRA: what trains")
     conventions: list[str]
 
 
@@ -117,11 +135,15 @@ def _params_report(preset: Preset) -> ParamsReport:
     )
 
 
-def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int) -> FlopsReport:
+def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int,
+                  finetune: FineTune, targets: tuple[str, ...]) -> FlopsReport:
     flops = count_flops(spec, seq_len, attention)
+    adapters, train = 0, flops.train
+    if finetune.frozen_base:  # calc.formulas.finetune: frozen weights skip weight gradients
+        adapters, train = finetune_train_flops(spec, seq_len, attention, finetune, targets)
     return FlopsReport(
-        seq_len=seq_len, attention=attention,
-        forward=flops.forward, backward=flops.backward, train=flops.train,
+        seq_len=seq_len, attention=attention, forward=flops.forward, adapters_forward=adapters,
+        backward=train - flops.forward - adapters, train=train,
         inference=flops.inference_per_token, attention_share=flops.attention_share,
         components={k: v for k, v in flops.components.items() if v},
         six_n=counting.FLOPS_PER_MULTIPLY_ADD * counting.TRAIN_PER_FORWARD * active,
@@ -173,11 +195,16 @@ def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
 def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
              gpu: str | None = None, seq_len: int | None = None, attention: str = "causal",
              dtype: str = "bf16", mfu: float | None = None, gpus: int = 1,
-             mfu_source: MFUSource | None = None) -> Report:
+             mfu_source: MFUSource | None = None, finetune: str | FineTune = "full",
+             lora_rank: int | None = None, lora_targets: str | tuple[str, ...] | None = None,
+             **finetune_extra: Any) -> Report:
     """The full report for a preset name, spec file path, ModelSpec or Preset.
 
     `mfu` defaults to calc.counting.DEFAULT_MFU (labelled "default"); `seq_len` to the model's
-    training context. Bad input raises CalcError naming the field, value and what is allowed.
+    training context. `finetune` 'lora' or 'qlora' trains adapters of `lora_rank` on
+    `lora_targets` beside a frozen base, which changes the step's FLOPs (calc.memory takes the
+    same options for memory). Bad input raises CalcError naming the field, value and what is
+    allowed.
     """
     preset = resolve(model)
     spec = preset.spec
@@ -187,8 +214,11 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     except ValidationError as error:
         raise CalcError(one_line(error)) from None
     t = sequence_length(spec, workload.seq_len)
+    given = {"lora_rank": lora_rank, "lora_targets": lora_targets, **finetune_extra}
+    ft = finetune_options(finetune, **{k: v for k, v in given.items() if v is not None})
+    ft_block, adapters = finetune_block(spec, ft, dtype if dtype in BYTES_PER_ELEMENT else "bf16")
     params = _params_report(preset)
-    flops = _flops_report(spec, t, workload.attention, params.active)
+    flops = _flops_report(spec, t, workload.attention, params.active, ft, adapters.targets)
     source = mfu_source or ("default" if mfu is None else "flag")
     training = (_training_report(preset, workload, flops, source)
                 if workload.tokens is not None else None)
@@ -197,13 +227,17 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     return Report(
         model=preset.name, title=preset.title, source=preset.source, spec=spec,
         params=params, flops_per_token=flops, training=training,
-        conventions=_conventions(flops.attention, training),
+        finetune=ft_block if ft.frozen_base else None,
+        conventions=_conventions(flops.attention, training,
+                                 ft_block if ft.frozen_base else None),
     )
 
 
-def _conventions(attention: str, training: TrainingReport | None) -> list[str]:
+def _conventions(attention: str, training: TrainingReport | None,
+                 finetune: FineTuneBlock | None = None) -> list[str]:
     """The convention sentences of a report counted under `attention`."""
-    lines = [counting.PARAMETERS, counting.FLOPS, counting.ATTENTION[attention], counting.PASSES]
+    lines = [counting.PARAMETERS, counting.FLOPS, counting.ATTENTION[attention]]
+    lines += finetune_sentences(finetune)[:2] if finetune else [counting.PASSES]
     if training is not None and training.peak_flops is not None:
         assert training.gpu is not None
         lines.append(counting.gpu_hours_sentence(training.dtype, training.gpu,

@@ -21,7 +21,6 @@ from calc.errors import CalcError
 from calc.spec.model import MAX_WIDTH, Frozen, ModelSpec
 
 Method = Literal["full", "lora", "qlora"]
-LoraTarget = Literal["q", "k", "v", "o", "up", "gate", "down"]
 LORA_TARGETS: tuple[str, ...] = ("q", "k", "v", "o", "up", "gate", "down")
 ALL_LINEAR = "all-linear"
 BITS_PER_BYTE = 8
@@ -74,7 +73,7 @@ class FineTune(Frozen):
     method: Method = Field("full", description="full, lora or qlora")
     rank: int = Field(8, ge=1, le=MAX_WIDTH,
                       description="LoRA rank r (default 8, PEFT's LoraConfig default)")
-    targets: tuple[LoraTarget, ...] | Literal["all-linear"] = Field(
+    targets: tuple[str, ...] | str = Field(
         ("q", "v"), description="projections with an adapter, or 'all-linear' (every projection "
                                 "the model has); default q,v as Hu et al. 2021 §4.2")
     base_dtype: str | None = Field(
@@ -87,7 +86,15 @@ class FineTune(Frozen):
     @field_validator("targets", mode="before")
     @classmethod
     def _parse(cls, value: object) -> object:
-        return parse_targets(value) if isinstance(value, (str, list, tuple)) else value
+        if not isinstance(value, (str, list, tuple)):
+            return value
+        targets = parse_targets(value)
+        if targets != ALL_LINEAR:
+            for target in targets:
+                if target not in LORA_TARGETS:
+                    raise ValueError(f"lora_targets: {target!r} is not a projection; allowed: "
+                                     f"{', '.join(LORA_TARGETS)} or {ALL_LINEAR}")
+        return targets
 
     @model_validator(mode="after")
     def _consistent(self) -> FineTune:

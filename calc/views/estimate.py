@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from calc.counting import BACKWARD_PER_FORWARD, RULES, TOKENS_PER_PARAMETER, TRAIN_PER_FORWARD
+from calc.counting import (
+    BACKWARD_PER_FORWARD,
+    FROZEN_BACKWARD_PER_FORWARD,
+    RULES,
+    TOKENS_PER_PARAMETER,
+    TRAIN_PER_FORWARD,
+)
 from calc.reports.estimate import Report
 from calc.tables import Column, Table, View
+from calc.views._finetune import finetune_table
 
 
 def _params_table(report: Report) -> Table:
@@ -42,9 +49,18 @@ def _flops_table(report: Report) -> Table:
     for key, value in f.components.items():
         table.add(f"forward: {key}", value, value, value / f.forward)
     table.add("forward", f.forward, f.forward, 1.0)
-    table.add(f"backward ({BACKWARD_PER_FORWARD} × forward)", f.backward, f.backward,
-              f.backward / f.forward)
-    table.add(f"train ({TRAIN_PER_FORWARD} × forward)", f.train, f.train, f.train / f.forward)
+    if report.finetune is None:
+        table.add(f"backward ({BACKWARD_PER_FORWARD} × forward)", f.backward, f.backward,
+                  f.backward / f.forward)
+        table.add(f"train ({TRAIN_PER_FORWARD} × forward)", f.train, f.train,
+                  f.train / f.forward)
+    else:  # calc.formulas.finetune: frozen weights take input gradients only
+        table.add("forward: LoRA adapters", f.adapters_forward, f.adapters_forward,
+                  f.adapters_forward / f.forward)
+        table.add(f"backward (frozen weights {FROZEN_BACKWARD_PER_FORWARD} ×, attention and "
+                  f"adapters {BACKWARD_PER_FORWARD} ×)", f.backward, f.backward,
+                  f.backward / f.forward)
+        table.add(f"train ({report.finetune.method})", f.train, f.train, f.train / f.forward)
     table.add(f"inference: 1 new token at context {f.seq_len:,}", f.inference, f.inference,
               f.inference / f.forward)
     table.add("2N (forward rule)", f.two_n, f.two_n, f.two_n / f.forward)
@@ -56,7 +72,8 @@ def _rules_table(report: Report) -> Table:
     table = Table("Training FLOPs per token: calc's exact count beside the published rules",
                   [Column("rule"), Column("FLOPs per token", "int"), Column("≈", "flops"),
                    Column("rule / exact", "ratio"), Column("assumes")])
-    table.add(f"calc exact ({f.attention})", f.train, f.train, 1.0,
+    step = f", {report.finetune.method} step" if report.finetune else ""
+    table.add(f"calc exact ({f.attention}{step})", f.train, f.train, 1.0,
               "every matmul, attention over the chosen triangle")
     for key, value in f.rules.items():
         rule = RULES[key]
@@ -116,6 +133,8 @@ def _sources(report: Report) -> list[str]:
 
 def view(report: Report) -> View:
     tables = [_params_table(report), _flops_table(report), _rules_table(report)]
+    if report.finetune is not None:
+        tables.insert(1, finetune_table(report.finetune))
     if report.training is not None:
         tables.append(_training_table(report))
     return View(f"{report.model} — {report.title}", tables,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from calc.reports._finetune import FineTuneBlock
 from calc.reports.memory import MemoryReport
 from calc.tables import Column, Table, View, add_bytes, bytes_table, verdict
+from calc.views._finetune import finetune_table
 
 _ZERO_STAGE = {"weights": 3, "gradients": 2, "gradient_copy": 1, "master": 1,
                "optimizer_states": 1}
@@ -52,21 +52,3 @@ def view(report: MemoryReport) -> View:
     tables = [table, recipe] + ([finetune_table(ft)] if ft.method != "full" else [])
     return View(title, tables, [*report.conventions, f"Model: {report.source}."])
 
-
-def finetune_table(ft: FineTuneBlock) -> Table:
-    """Trainable and frozen parameters, by adapter target (the main report shows it too)."""
-    targets = ",".join(ft.targets)
-    table = Table(f"Fine-tuning: {ft.method}, r = {ft.rank} on {targets}",
-                  [Column("parameters"), Column("count", "int"), Column("≈", "count"),
-                   Column("share", "pct")])
-    everything = ft.trainable + ft.frozen
-    for key, value in ft.adapters.items():
-        table.add(f"  adapters: {key.removeprefix('lora/')}", value, value, value / everything)
-    table.add("trainable", ft.trainable, ft.trainable, ft.trainable / everything)
-    table.add("frozen", ft.frozen, ft.frozen, ft.frozen / everything)
-    if ft.quantised:
-        table.add(f"  of which in 4 bits ({ft.frozen_dtype})", ft.quantised, ft.quantised,
-                  ft.quantised / everything)
-    table.add("adapter checkpoint at 16 bits, bytes", ft.checkpoint_bytes, ft.checkpoint_bytes,
-              None)
-    return table
