@@ -204,6 +204,16 @@ def finetune_flops(s):
     }
 
 
+def optimizer_states(s):
+    E, E_s, L, L_moe, N, P, V, a_down, a_gate, a_k, a_o, a_q, a_up, a_v, d, d_e, d_ff, d_qk, d_rope, d_s, d_v, h, h_kv, i_glu, i_mla, i_qlora, i_rel, i_shared_gate, i_tied, r_a, r_kv, r_q = s['E'], s['E_s'], s['L'], s['L_moe'], s['N'], s['P'], s['V'], s['a_down'], s['a_gate'], s['a_k'], s['a_o'], s['a_q'], s['a_up'], s['a_v'], s['d'], s['d_e'], s['d_ff'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_glu'], s['i_mla'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_tied'], s['r_a'], s['r_kv'], s['r_q']
+    return {
+        'adafactor': 4*L*(d + d_v*h + i_mla*(d + d_rope + h*(d_qk - d_rope + d_v) + i_qlora*(d + d_qk*h + 2*r_q) + 2*r_kv + (1 - i_qlora)*(d + d_qk*h)) + i_rel*(d + d_qk*h) + (1 - i_mla)*(3*d + d_qk*h + d_qk*h_kv + d_v*h_kv)) - 4*L*(d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_v*h + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) - 4*L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_moe*(E*(d + d_e)*(i_glu + 2) + E + E_s*(d + d_s)*(i_glu + 2) + d + i_shared_gate*(d + 1)) + 4*N - 4*P*d - 4*V*d*(1 - i_tied) - 4*V*d + 4*V - 4*d*d_ff*(L - L_moe)*(i_glu + 2) + 4*d + 4*(1 - i_tied)*(V + d) + 4*(L - L_moe)*(d + d_ff)*(i_glu + 2) + 4*(P + d)*_minimum(1, P),
+        'muon': -4*L*(d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_v*h + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) - 4*L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 8*N - 4*d*d_ff*(L - L_moe)*(i_glu + 2),
+        'adafactor_adapters': 8*r_a*(L*(a_k + a_o + a_q + a_v) + (L + L_moe*(E + E_s) - L_moe)*(a_down + a_gate*i_glu + a_up)) + 4*(L*a_k*r_a*(d + d_qk*h_kv) + L*a_o*r_a*(d + d_v*h) + L*a_q*r_a*(d + d_qk*h) + L*a_v*r_a*(d + d_v*h_kv) + a_down*r_a*(L_moe*(E*(d + d_e) + E_s*(d + d_s)) + (L - L_moe)*(d + d_ff)) + a_gate*i_glu*r_a*(L_moe*(E*(d + d_e) + E_s*(d + d_s)) + (L - L_moe)*(d + d_ff)) + a_up*r_a*(L_moe*(E*(d + d_e) + E_s*(d + d_s)) + (L - L_moe)*(d + d_ff)))/_maximum(1, r_a),
+        'muon_adapters': 4*L*a_k*r_a*(d + d_qk*h_kv) + 4*L*a_o*r_a*(d + d_v*h) + 4*L*a_q*r_a*(d + d_qk*h) + 4*L*a_v*r_a*(d + d_v*h_kv) + 4*a_down*r_a*(L_moe*(E*(d + d_e) + E_s*(d + d_s)) + (L - L_moe)*(d + d_ff)) + 4*a_gate*i_glu*r_a*(L_moe*(E*(d + d_e) + E_s*(d + d_s)) + (L - L_moe)*(d + d_ff)) + 4*a_up*r_a*(L_moe*(E*(d + d_e) + E_s*(d + d_s)) + (L - L_moe)*(d + d_ff)),
+    }
+
+
 def inference(s):
     BW, E, F_d, F_p, K, L, L_loc, M_gib, N, N_e, R, T, b, d_qk, d_rope, d_v, h_kv, i_mla, k, q_kv, q_w, r_kv, u, u_bw, w = s['BW'], s['E'], s['F_d'], s['F_p'], s['K'], s['L'], s['L_loc'], s['M_gib'], s['N'], s['N_e'], s['R'], s['T'], s['b'], s['d_qk'], s['d_rope'], s['d_v'], s['h_kv'], s['i_mla'], s['k'], s['q_kv'], s['q_w'], s['r_kv'], s['u'], s['u_bw'], s['w']
     return {

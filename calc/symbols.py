@@ -160,8 +160,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
 
 INFO: dict[str, SymbolInfo] = {info.name: info for info in _TABLE}
 # Real-valued symbols; everything else is a non-negative integer.
-_REAL = {"D", "F", "R", "u", "q_w", "q_f", "q_o", "q_kv", "M_gib", "BW", "u_bw", "F_p", "F_d", "C", "rho",
-         "E_irr", "A_fit", "B_fit", "alpha", "beta", "r", "t_days"}
+_REAL = {"D", "F", "R", "u", "q_w", "q_f", "q_o", "q_kv", "M_gib", "BW", "u_bw", "F_p", "F_d", "C",
+         "rho", "E_irr", "A_fit", "B_fit", "alpha", "beta", "r", "t_days"}
 SYMBOLS: dict[str, sympy.Symbol] = {
     info.name: sympy.Symbol(info.name, nonnegative=True, integer=info.name not in _REAL)
     for info in _TABLE

@@ -2,9 +2,10 @@
 
 Modules: `params` (parameter counts), `flops` (FLOPs per token), `rules` (published shortcuts),
 `training` (FLOPs, GPU-hours, days), `memory` (training memory per GPU), `finetune` (LoRA and
-QLoRA: adapters, a frozen base, step FLOPs), `inference` (KV cache, prefill and decode time),
-`scaling` (compute-optimal N and D). `codegen` compiles them into
-calc/_compiled.py, which is what calc evaluates; calc.reports.formulas shows them (text, LaTeX).
+QLoRA: adapters, a frozen base, step FLOPs), `optimizer` (optimizer states that depend on the
+shapes), `inference` (KV cache, prefill and decode time), `scaling` (compute-optimal N and D).
+`codegen` compiles them into calc/_compiled.py, which is what calc evaluates;
+calc.reports.formulas shows them (text, LaTeX).
 
 GROUPS lists every compiled function: its name and the expressions it returns.
 """
@@ -13,7 +14,17 @@ from __future__ import annotations
 
 import sympy
 
-from calc.formulas import finetune, flops, inference, memory, params, rules, scaling, training
+from calc.formulas import (
+    finetune,
+    flops,
+    inference,
+    memory,
+    optimizer,
+    params,
+    rules,
+    scaling,
+    training,
+)
 
 GROUPS: dict[str, dict[str, sympy.Expr]] = {
     "params_per_layer": params.PER_LAYER,
@@ -32,6 +43,7 @@ GROUPS: dict[str, dict[str, sympy.Expr]] = {
     "finetune_states": finetune.STATES,
     "finetune_memory": finetune.MEMORY,
     "finetune_flops": finetune.FLOPS,
+    "optimizer_states": optimizer.OPTIMIZER_STATES,
     "inference": inference.INFERENCE,
     "scaling_budget": scaling.BUDGET,
     "scaling_rule": scaling.RULE,

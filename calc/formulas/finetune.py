@@ -127,10 +127,11 @@ STATES_TOTAL = STATES["frozen"] + STATES["weights"] + STATES["gradients"] + STAT
 # Each adapter keeps x·A (r per token) for B's gradient; its input x is the projection's input,
 # kept through i_keep_* (calc.formulas.memory). Recomputed under full recomputation. Replicated
 # across the t ranks (the rank is small); the 1F1B first stage holds L layers' worth, as there.
-_ATTENTION_COUNT = a_q + a_k + a_v + a_o
-_FFN_COUNT = a_up + a_gate * i_glu + a_down
+ADAPTER_TARGETS_PER_LAYER = a_q + a_k + a_v + a_o  # one layer's attention adapters
+FFN_ADAPTERS_PER_LAYER = a_up + a_gate * i_glu + a_down  # one FFN's or expert's
 ADAPTER_ACTIVATIONS = T * b * (1 - i_full) * r_a * q_a * (
-    L * _ATTENTION_COUNT + (L - L_moe) * _FFN_COUNT + L_moe * (k + E_s) * _FFN_COUNT)
+    L * ADAPTER_TARGETS_PER_LAYER + (L - L_moe) * FFN_ADAPTERS_PER_LAYER
+    + L_moe * (k + E_s) * FFN_ADAPTERS_PER_LAYER)
 
 ACTIVATIONS_TOTAL = memory.ACTIVATIONS_TOTAL + ADAPTER_ACTIVATIONS
 MEMORY: dict[str, sympy.Expr] = {

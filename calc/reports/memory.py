@@ -33,8 +33,8 @@ class MemoryBlock(Frozen):
     options: TrainingMemory = Field(description="the options, recipe and seq_len resolved")
     params: int = Field(description="all parameters of the model")
     params_per_gpu: float = Field(description="parameters on the most loaded GPU (after t, p)")
-    bytes_per_param: dict[str, int] = Field(description="model-state bytes per parameter by "
-                                                        "piece, before ZeRO sharding")
+    bytes_per_param: dict[str, int | float] = Field(
+        description="model-state bytes per (trained) parameter by piece, before ZeRO sharding")
     weights_bytes: Bytes = Field(description="weights that train (all, or the adapters)")
     frozen_bytes: Bytes = Field(0, description="the frozen base (LoRA, QLoRA)")
     gradients_bytes: Bytes = Field(description="gradients, and their fp32 copy if any")
@@ -88,8 +88,9 @@ def symbol_values_for(spec: ModelSpec, options: TrainingMemory, gpu: GPU | None,
     `options`, fully or as `finetune` with adapters on the resolved `targets`."""
     counts = count_params(spec)
     recipe, optimizer = RECIPES[options.recipe_name], OPTIMIZERS[options.optimizer]
-    return {
-        **finetune_values(finetune or FineTune(), targets, recipe.weights),
+    finetune = finetune or FineTune()
+    values = {
+        **finetune_values(finetune, targets, recipe.weights),
         **symbol_values(spec), "T": options.seq_len, "b": options.micro_batch,
         "N": counts.total, "N_emb": counts.embedding, "N_head": counts.components["lm_head"],
         "n_tp": options.tp, "n_pp": options.pp, "n_dp": options.dp,
@@ -103,6 +104,12 @@ def symbol_values_for(spec: ModelSpec, options: TrainingMemory, gpu: GPU | None,
         "i_full": int(options.recompute == "full"),
         "M_gib": gpu.memory_gib if gpu else 0,
     }
+    if optimizer.shaped:  # bytes per trained parameter from the shapes (calc.formulas.optimizer)
+        frozen = finetune.frozen_base
+        key = optimizer.shaped + ("_adapters" if frozen else "")
+        trained = _compiled.finetune_counts(values)["adapters"] if frozen else counts.total
+        values["q_o"] = _compiled.optimizer_states(values)[key] / trained
+    return values
 
 
 def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
@@ -147,7 +154,7 @@ def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
         options=opts, params=s["N"], params_per_gpu=params_per_gpu,
         bytes_per_param={"weights": recipe.weights, "gradients": recipe.gradients,
                          "gradient_copy": recipe.gradient_copy, "master": recipe.master,
-                         "optimizer_states": OPTIMIZERS[opts.optimizer].state_bytes},
+                         "optimizer_states": s["q_o"]},
         weights_bytes=whole(states["weights"]), frozen_bytes=whole(states["frozen"]),
         gradients_bytes=whole(states["gradients"]),
         optimizer_bytes=whole(states["optimizer"]),
@@ -188,10 +195,10 @@ def conventions(block: MemoryBlock) -> list[str]:
                " of each trained (adapter) parameter; the frozen base only its weights")
     return [
         f"Model states: recipe {o.recipe_name!r} ({recipe.label}) with {optimizer.label}: "
-        f"{per_param} bytes per parameter before sharding{trained}. Sources: {recipe.source}; "
+        f"{per_param:.4g} bytes per parameter before sharding{trained}. Sources: {recipe.source}; "
         f"{optimizer.source}.",
         "optimizer_bytes holds the optimizer states and the fp32 master weights (ZeRO's "
-        f"K = {block.bytes_per_param['master'] + block.bytes_per_param['optimizer_states']}); "
+        f"K = {block.bytes_per_param['master'] + block.bytes_per_param['optimizer_states']:.4g}); "
         f"{zero.format(dp=o.dp)} (Rajbhandari et al. 2020 §5, Fig. 1).",
         f"Parallelism: the most loaded GPU holds 1/p = 1/{o.pp} of the layers and the "
         f"embedding (and an untied LM head when p = 1), split t = {o.tp} ways (Megatron-LM "

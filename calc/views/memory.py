@@ -26,7 +26,7 @@ def view(report: MemoryReport) -> View:
            f"{per['gradients']} B/param" + (f" + fp32 copy {per['gradient_copy']}"
                                              if per["gradient_copy"] else ""))
     add_bytes(table, "optimizer states + fp32 master", m.optimizer_bytes,
-           f"{per['optimizer_states']} + {per['master']} B/param")
+           f"{per['optimizer_states']:.4g} + {per['master']} B/param")
     add_bytes(table, "activations", m.activations_bytes, f"recompute {o.recompute}")
     for key, value in m.activations.items():
         add_bytes(table, f"  activations: {key}", value)
