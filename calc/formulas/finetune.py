@@ -16,7 +16,8 @@ the i_keep_* indicators drop those inputs; each adapter also keeps x·A, r wide,
 
 FLOPs: a frozen weight skips its weight gradient, so its backward is one forward (the input
 gradient) instead of two; attention's own products keep both (their operands are activations),
-and the adapters train in full: step = 2 × weights' forward + 3 × (attention + adapters).
+and the adapters train in full: step = 2 × weights' forward + 3 × (attention + adapters), less
+the position-key side of Transformer-XL's relative scores (W_R is frozen).
 """
 
 from __future__ import annotations
@@ -156,9 +157,15 @@ COUNTS: dict[str, sympy.Expr] = {
 ADAPTER_FORWARD_PER_TOKEN = flops.FMA * ADAPTERS_ACTIVE
 WEIGHTS_PASSES = 1 + BACKWARD_PER_FORWARD - i_frozen * (
     BACKWARD_PER_FORWARD - FROZEN_BACKWARD_PER_FORWARD)
+# Transformer-XL's position scores (q + v)·(W_R r)ᵀ: with W_R frozen the position keys take no
+# gradient, so only the query side does (one forward's worth, not two).
+POSITION_SCORES_PER_SEQUENCE = i_rel * h * d_qk * sympy.cancel(
+    flops.ATTENTION_SCORES_PER_SEQUENCE / flops.PAIR)
 FLOPS: dict[str, sympy.Expr] = {
     "adapter_forward_per_token": i_frozen * ADAPTER_FORWARD_PER_TOKEN,
     "train_per_sequence": T * (WEIGHTS_PASSES * flops.WEIGHT_FLOPS_PER_TOKEN
                                + TRAIN_PER_FORWARD * i_frozen * ADAPTER_FORWARD_PER_TOKEN)
-    + TRAIN_PER_FORWARD * flops.ATTENTION_SCORES_PER_SEQUENCE,
+    + TRAIN_PER_FORWARD * flops.ATTENTION_SCORES_PER_SEQUENCE
+    - i_frozen * (BACKWARD_PER_FORWARD - FROZEN_BACKWARD_PER_FORWARD)
+    * POSITION_SCORES_PER_SEQUENCE,
 }
