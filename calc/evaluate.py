@@ -14,6 +14,7 @@ from calc import _compiled
 from calc.counting import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
 from calc.spec import ModelSpec
 from calc.spec.finetune import LORA_TARGETS, FineTune, resolve_targets
+from calc.spec.gemm_precision import GEMM_PRECISIONS
 
 
 def symbol_values(spec: ModelSpec) -> dict[str, int]:
@@ -206,3 +207,23 @@ def finetune_train_flops(spec: ModelSpec, seq_len: int, attention: str, finetune
          **finetune_values(finetune, targets, 0)}
     result = _compiled.finetune_flops(s)
     return result["adapter_forward_per_token"], _exact(result["train_per_sequence"], seq_len)
+
+
+def gemm_values(precision: str, activation_bytes: float) -> dict[str, float]:
+    """q_l and q_8 (calc.symbols) of a GEMM precision recipe (calc.spec.gemm_precision)."""
+    info = GEMM_PRECISIONS[precision]
+    low = float(info.element_bytes) if info.peak else activation_bytes
+    return {"q_l": low, "q_8": float(info.weight_copy_bytes)}
+
+
+def low_precision_train_flops(spec: ModelSpec, finetune: FineTune,
+                              targets: tuple[str, ...]) -> int:
+    """Training FLOPs per token of the projections' GEMMs (calc.formulas.precision)."""
+    s = {**symbol_values(spec), **finetune_values(finetune, targets, 0)}
+    return _compiled.precision(s)["low_precision_train"]
+
+
+def effective_peak(train: float, low_precision: float, peak: float, low_peak: float) -> float:
+    """The peak a step sees when `low_precision` of its `train` FLOPs run at `low_peak`."""
+    s = {"F": train, "F_8": low_precision, "R": peak, "R_8": low_peak}
+    return float(_compiled.precision_time(s)["effective_peak"])

@@ -137,6 +137,11 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "stored", "finetune"),
     SymbolInfo("i_keep_head", r"\mathbb{1}_{x\,head}", "the LM head's input is stored",
                "finetune"),
+    # low-precision GEMMs (calc.spec.gemm_precision)
+    SymbolInfo("q_l", "q_{l}", "bytes per stored projection input (q_a; FP8: 1)", "memory"),
+    SymbolInfo("q_8", "q_{8}", "bytes per projection weight of its FP8/FP4 copies", "memory"),
+    SymbolInfo("F_8", "F_{8}", "training FLOPs per token in FP8/FP4 GEMMs", "workload"),
+    SymbolInfo("R_8", "R_{8}", "dense peak FLOP/s of one GPU in the FP8/FP4 format", "workload"),
     # inference
     SymbolInfo("BW", r"\mathrm{BW}", "memory bandwidth of one GPU, GB/s (1e9 bytes/s)",
                "inference"),
@@ -160,8 +165,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
 
 INFO: dict[str, SymbolInfo] = {info.name: info for info in _TABLE}
 # Real-valued symbols; everything else is a non-negative integer.
-_REAL = {"D", "F", "R", "u", "q_w", "q_f", "q_o", "q_kv", "M_gib", "BW", "u_bw", "F_p", "F_d", "C",
-         "rho", "E_irr", "A_fit", "B_fit", "alpha", "beta", "r", "t_days"}
+_REAL = {"D", "F", "R", "u", "q_w", "q_f", "q_o", "q_l", "q_8", "R_8", "q_kv", "M_gib", "BW",
+         "u_bw", "F_p", "F_d", "C", "rho", "E_irr", "A_fit", "B_fit", "alpha", "beta", "r",
+         "t_days"}
 SYMBOLS: dict[str, sympy.Symbol] = {
     info.name: sympy.Symbol(info.name, nonnegative=True, integer=info.name not in _REAL)
     for info in _TABLE
@@ -187,6 +193,7 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
  i_keep_down, i_keep_head) = (SYMBOLS[n] for n in (
     "r_a", "a_q", "a_k", "a_v", "a_o", "a_up", "a_gate", "a_down", "i_frozen", "q_f",
     "i_keep_qkv", "i_keep_o", "i_keep_up", "i_keep_down", "i_keep_head"))
+q_l, q_8, F_8, R_8 = (SYMBOLS[n] for n in ("q_l", "q_8", "F_8", "R_8"))
 BW, u_bw, F_p, F_d = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d"))
 C, rho, E_irr, A_fit, B_fit, alpha, beta, r, t_days = (SYMBOLS[n] for n in (
     "C", "rho", "E_irr", "A_fit", "B_fit", "alpha", "beta", "r", "t_days"))

@@ -168,3 +168,11 @@ def finetune(args: argparse.Namespace) -> dict[str, object]:
     return {"finetune": args.finetune, "lora_rank": args.lora_rank,
             "lora_targets": args.lora_targets, "base_dtype": args.base_dtype,
             "double_quant": args.double_quant, "paged": args.paged}
+
+
+def add_precision(parser: argparse.ArgumentParser) -> None:
+    from calc.spec.gemm_precision import GEMM_PRECISIONS
+
+    parser.add_argument("--precision", default="bf16", choices=list(GEMM_PRECISIONS),
+                        help="GEMM recipe: the layers' projections in fp8 (Transformer Engine), "
+                             "mxfp8 or nvfp4 (Blackwell); default bf16 (the --dtype)")

@@ -9,6 +9,7 @@ from calc.commands import verbs
 from calc.commands._args import (
     Parser,
     add_finetune,
+    add_precision,
     add_format,
     add_formula,
     add_model,
@@ -31,6 +32,7 @@ def _report_parser() -> argparse.ArgumentParser:
                         default=[], metavar="KEY=VALUE",
                         help="change a spec field, e.g. vocab_size=65 or attention.n_heads=16")
     add_finetune(parser)
+    add_precision(parser)
     add_formula(parser)
     add_format(parser)
     return parser
@@ -54,6 +56,6 @@ def run(argv: Sequence[str]) -> int:
         return 0
     options = finetune(args)
     options.pop("paged"), options.pop("double_quant"), options.pop("base_dtype")  # memory only
-    report = estimate(preset, **workload(args), **options)
+    report = estimate(preset, **workload(args), **options, precision=args.precision)
     print(render(report, args.format), end="")
     return 0

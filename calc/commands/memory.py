@@ -8,6 +8,7 @@ from typing import get_args
 from calc.commands._args import (
     Parser,
     add_finetune,
+    add_precision,
     add_format,
     add_formula,
     add_model,
@@ -52,6 +53,7 @@ def _parser() -> Parser:
     parser.add_argument("--no-dropout", dest="dropout", action="store_false",
                         help="no dropout masks (most current LLMs train without dropout)")
     add_finetune(parser)
+    add_precision(parser)
     add_formula(parser)
     add_format(parser)
     return parser
@@ -69,6 +71,6 @@ def run(argv: Sequence[str]) -> int:
                     pp=args.pp, recompute=args.recompute,
                     sequence_parallel=args.sequence_parallel,
                     flash_attention=args.flash_attention, dropout=args.dropout,
-                    **finetune(args))
+                    precision=args.precision, **finetune(args))
     print(render(report, args.format), end="")
     return 0

@@ -72,6 +72,7 @@ from calc.symbols import (
     q_a,
     q_g,
     q_gc,
+    q_l,
     q_m,
     q_o,
     q_w,
@@ -100,17 +101,18 @@ MODEL_STATES: dict[str, sympy.Expr] = {
 # of the paper's 34). MLA (DeepSeek-V2 §2.1.2) also keeps each latent's norm input and its
 # up-projection input; its down-projections run replicated. A projection's input is kept for its
 # weight gradient: with frozen weights only where an adapter needs it (i_keep_*, 1 in full
-# training; calc.formulas.finetune).
-OUTSIDE = (n_norm * d * q_a + (i_keep_qkv + i_keep_up) * d * q_a + 2 * i_drop * MASK_BYTES * d
-           + i_mla * (1 + i_keep_qkv) * (i_qlora * r_q + r_kv) * q_a)
+# training; calc.formulas.finetune), in q_l bytes (q_a; 1 when the projection runs in FP8,
+# calc.spec.gemm_precision).
+OUTSIDE = (n_norm * d * q_a + (i_keep_qkv + i_keep_up) * d * q_l + 2 * i_drop * MASK_BYTES * d
+           + i_mla * (q_a + i_keep_qkv * q_l) * (i_qlora * r_q + r_kv))
 # Inside: Q and K (for QKᵀ), V (for A·V), the input of W_O (8 of the 34).
-ATTENTION_INSIDE = (h * d_qk + h_kv * d_qk + h_kv * d_v + i_keep_o * h * d_v) * q_a
+ATTENTION_INSIDE = (h * d_qk + h_kv * d_qk + h_kv * d_v) * q_a + i_keep_o * h * d_v * q_l
 # A plain FFN keeps the input and output of its activation (16 of the 34 at d_ff = 4h); a gated
 # one keeps gate and up outputs and their product (Megatron-LM's fused SwiGLU saves its 2·d_ff
 # input, the down projection its d_ff input). An MoE layer: per token, its k routed experts and
 # the shared ones.
-MLP_DENSE = (1 + i_glu + i_keep_down) * d_ff * q_a
-MLP_MOE = (1 + i_glu + i_keep_down) * (k * d_e + E_s * d_s) * q_a
+MLP_DENSE = ((1 + i_glu) * q_a + i_keep_down * q_l) * d_ff
+MLP_MOE = ((1 + i_glu) * q_a + i_keep_down * q_l) * (k * d_e + E_s * d_s)
 # The s×s attention scores per token: softmax output, dropout mask and dropout output (5·a·s);
 # without dropout the softmax output serves A·V too.
 SCORES = h * T * (q_a + i_drop * (MASK_BYTES + q_a))

@@ -17,7 +17,9 @@ from calc.errors import CalcError, one_line
 from calc.evaluate import (
     count_flops,
     count_params,
+    effective_peak,
     finetune_train_flops,
+    low_precision_train_flops,
     rule_flops,
     training_cost,
 )
@@ -30,6 +32,7 @@ from calc.reports._finetune import (
 )
 from calc.spec import BYTES_PER_ELEMENT, ModelSpec, Workload
 from calc.spec.finetune import FineTune
+from calc.spec.gemm_precision import GEMM_PRECISIONS, gemm_peaks, precision_sentence
 from calc.spec.model import Frozen
 
 MFUSource = str  # "default", "flag", or a measurement's description
@@ -92,7 +95,12 @@ class TrainingReport(Frozen):
     gpu: str | None
     gpu_title: str | None = None
     dtype: str
-    peak_flops: float | None = Field(description="dense peak FLOP/s of one GPU at dtype")
+    peak_flops: float | None = Field(description="dense peak FLOP/s of one GPU at dtype "
+                                                  "(with fp8/fp4 GEMMs: the effective peak)")
+    precision: str = Field("bf16", description="GEMM precision recipe (calc.spec.gemm_precision)")
+    low_precision_share: float | None = Field(
+        None, description="share of the training FLOPs in the FP8/FP4 GEMMs")
+    low_precision_peak: float | None = Field(None, description="their dense peak, FLOP/s")
     mfu: float
     mfu_source: MFUSource
     gpus: int
@@ -175,16 +183,23 @@ def _published(run: PublishedRun | None, gpu: str | None, tokens: float, flops: 
 
 
 def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
-                     mfu_source: MFUSource) -> TrainingReport:
+                     mfu_source: MFUSource, precision: str = "bf16",
+                     low_precision: float = 0) -> TrainingReport:
     assert workload.tokens is not None
     gpu = get_gpu(workload.gpu) if workload.gpu else None
     peak = gpu.peak_flops(workload.dtype) if gpu else None
+    low_peak = None
+    if gpu is not None and precision != "bf16":  # calc.formulas.precision
+        low_peak, base = gemm_peaks(gpu, precision, workload.dtype)
+        peak = effective_peak(flops.train, low_precision, base, low_peak)
     exact = training_cost(flops.train, workload.tokens, peak, workload.mfu, workload.gpus)
     rule = training_cost(flops.six_n, workload.tokens, peak, workload.mfu, workload.gpus)
     return TrainingReport(
         tokens=workload.tokens, flops=exact.flops, flops_6nd=rule.flops,
         gpu=gpu.name if gpu else None, gpu_title=gpu.title if gpu else None,
         dtype=workload.dtype, peak_flops=peak, mfu=workload.mfu, mfu_source=mfu_source,
+        precision=precision, low_precision_peak=low_peak,
+        low_precision_share=low_precision / flops.train if low_peak else None,
         gpus=workload.gpus, gpu_hours=exact.gpu_hours, gpu_hours_6nd=rule.gpu_hours,
         days=exact.days,
         published=_published(preset.training, gpu.name if gpu else None, workload.tokens,
@@ -197,14 +212,15 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
              dtype: str = "bf16", mfu: float | None = None, gpus: int = 1,
              mfu_source: MFUSource | None = None, finetune: str | FineTune = "full",
              lora_rank: int | None = None, lora_targets: str | tuple[str, ...] | None = None,
-             **finetune_extra: Any) -> Report:
+             precision: str = "bf16", **finetune_extra: Any) -> Report:
     """The full report for a preset name, spec file path, ModelSpec or Preset.
 
     `mfu` defaults to calc.counting.DEFAULT_MFU (labelled "default"); `seq_len` to the model's
     training context. `finetune` 'lora' or 'qlora' trains adapters of `lora_rank` on
     `lora_targets` beside a frozen base, which changes the step's FLOPs (calc.memory takes the
-    same options for memory). Bad input raises CalcError naming the field, value and what is
-    allowed.
+    same options for memory). `precision` fp8, mxfp8 or nvfp4 runs the layers' projections at
+    that peak (calc.spec.gemm_precision). Bad input raises CalcError naming the field, value and
+    what is allowed.
     """
     preset = resolve(model)
     spec = preset.spec
@@ -220,7 +236,10 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     params = _params_report(preset)
     flops = _flops_report(spec, t, workload.attention, params.active, ft, adapters.targets)
     source = mfu_source or ("default" if mfu is None else "flag")
-    training = (_training_report(preset, workload, flops, source)
+    if precision not in GEMM_PRECISIONS:
+        raise CalcError(f"precision={precision!r}: allowed {', '.join(GEMM_PRECISIONS)}")
+    low = low_precision_train_flops(spec, ft, adapters.targets) if precision != "bf16" else 0
+    training = (_training_report(preset, workload, flops, source, precision, low)
                 if workload.tokens is not None else None)
     if workload.gpu and training is None:
         get_gpu(workload.gpu)  # still reject an unknown GPU
@@ -240,8 +259,14 @@ def _conventions(attention: str, training: TrainingReport | None,
     lines += finetune_sentences(finetune)[:2] if finetune else [counting.PASSES]
     if training is not None and training.peak_flops is not None:
         assert training.gpu is not None
-        lines.append(counting.gpu_hours_sentence(training.dtype, training.gpu,
+        dtype = (training.dtype if training.precision == "bf16" else
+                 f"{training.dtype} + {training.precision} effective")
+        lines.append(counting.gpu_hours_sentence(dtype, training.gpu,
                                                  training.peak_flops, training.mfu,
                                                  training.mfu_source, training.gpus))
+        if training.precision != "bf16":
+            lines.append(precision_sentence(training.precision) + f" The peak above is the "
+                         f"effective one: training FLOPs / (FP8/FP4 FLOPs / their peak + the "
+                         f"rest / the {training.dtype} peak).")
     lines.append(counting.UNITS)
     return lines

@@ -16,7 +16,7 @@ from calc import _compiled
 from calc.counting import Bytes, whole
 from calc.document import Document
 from calc.errors import CalcError, one_line
-from calc.evaluate import count_params, finetune_values, symbol_values
+from calc.evaluate import count_params, finetune_values, gemm_values, symbol_values
 from calc.presets import Preset, get_gpu, resolve, sequence_length
 from calc.reports._finetune import (
     FineTuneBlock,
@@ -25,6 +25,7 @@ from calc.reports._finetune import (
     finetune_sentences,
 )
 from calc.spec import BYTES_PER_ELEMENT, GPU, OPTIMIZERS, RECIPES, ModelSpec, TrainingMemory
+from calc.spec.gemm_precision import gemm_peaks, precision_sentence
 from calc.spec.finetune import FineTune
 from calc.spec.model import Frozen
 
@@ -37,6 +38,7 @@ class MemoryBlock(Frozen):
         description="model-state bytes per (trained) parameter by piece, before ZeRO sharding")
     weights_bytes: Bytes = Field(description="weights that train (all, or the adapters)")
     frozen_bytes: Bytes = Field(0, description="the frozen base (LoRA, QLoRA)")
+    weight_copies_bytes: Bytes = Field(0, description="FP8/FP4 casts of the projection weights")
     gradients_bytes: Bytes = Field(description="gradients, and their fp32 copy if any")
     optimizer_bytes: Bytes = Field(description="optimizer states and fp32 master weights "
                                                "(ZeRO's K)")
@@ -103,6 +105,7 @@ def symbol_values_for(spec: ModelSpec, options: TrainingMemory, gpu: GPU | None,
         "i_scores": int(not options.flash_attention and options.recompute == "none"),
         "i_full": int(options.recompute == "full"),
         "M_gib": gpu.memory_gib if gpu else 0,
+        **gemm_values(options.precision, BYTES_PER_ELEMENT[options.dtype]),
     }
     if optimizer.shaped:  # bytes per trained parameter from the shapes (calc.formulas.optimizer)
         frozen = finetune.frozen_base
@@ -134,6 +137,8 @@ def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
     ft = finetune_options(finetune, **{k: v for k, v in given.items() if v is not None})
     ft_block, adapters = finetune_block(spec, ft, opts.dtype)
     device = get_gpu(gpu) if gpu else None
+    if device is not None:
+        gemm_peaks(device, opts.precision, opts.dtype)  # the GPU runs these GEMMs at all
     s = symbol_values_for(spec, opts, device, ft, adapters.targets)
     activations = _compiled.memory_activations(s)
     totals = _compiled.memory(s)
@@ -145,9 +150,11 @@ def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
         totals = {**totals, "total": tuned["total"], "micro_batch_room": tuned["micro_batch_room"]}
     else:
         states = {**_compiled.memory_states(s), "frozen": 0}
+    copies = _compiled.precision_memory(s)["weight_copies"]
+    totals = {**totals, "total": totals["total"] + copies}
     paged_bytes = states["optimizer"] if ft.paged else 0
     per_micro_batch = sum(activations.values()) / opts.micro_batch
-    room = totals["micro_batch_room"] + paged_bytes / per_micro_batch
+    room = totals["micro_batch_room"] + (paged_bytes - copies) / per_micro_batch
     on_gpu = totals["total"] - paged_bytes
     recipe = RECIPES[opts.recipe_name]
     block = MemoryBlock(
@@ -156,6 +163,7 @@ def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
                          "gradient_copy": recipe.gradient_copy, "master": recipe.master,
                          "optimizer_states": s["q_o"]},
         weights_bytes=whole(states["weights"]), frozen_bytes=whole(states["frozen"]),
+        weight_copies_bytes=whole(copies),
         gradients_bytes=whole(states["gradients"]),
         optimizer_bytes=whole(states["optimizer"]),
         activations_bytes=whole(sum(activations.values())),
@@ -212,6 +220,7 @@ def conventions(block: MemoryBlock) -> list[str]:
         "Not counted: temporary buffers (communication buckets, the logits' gradient), memory "
         "fragmentation and the CUDA context, which take a few more GB in practice.",
         *(finetune_sentences(block.finetune) if block.finetune.method != "full" else []),
+        *([precision_sentence(o.precision)] if o.precision != "bf16" else []),
         "Units: bytes; GB = 1e9 bytes (the ZeRO paper's unit: 7.5B × 16 bytes = 120 GB), "
         "GiB = 2^30 bytes; a GPU's memory is its catalogue memory_gib × 2^30 (vendors' "
         "'80GB' of HBM is 80 GiB).",

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from calc.spec.gemm_precision import GemmPrecision
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
 
 Recipe = Literal["mixed", "mixed-fp32-grads", "mixed-fp32-grad-copy", "fp32", "pure-bf16"]
@@ -115,6 +116,9 @@ class TrainingMemory(Frozen):
     sequence_parallel: bool = Field(
         False, description="split norms and dropouts along the sequence over the t ranks")
     flash_attention: bool = Field(False, description="attention kernel stores no s×s scores")
+    precision: GemmPrecision = Field(
+        "bf16", description="the projections' GEMMs: bf16 (the dtype), or fp8/mxfp8/nvfp4 "
+                            "with cached low-precision weight copies (calc.spec.gemm_precision)")
     dropout: bool = Field(True, description="dropout masks are stored (Korthikanti et al.)")
 
     @model_validator(mode="after")

@@ -94,8 +94,12 @@ def _training_table(report: Report) -> Table:
     table.add("tokens", f"{t.tokens:.4g}", "")
     table.add("training FLOPs", f"{t.flops:.4g}", f"{t.flops_6nd:.4g}")
     if t.gpu is not None:
-        table.add("GPU", f"{t.gpu} ({t.gpu_title}), {t.dtype} dense peak "
+        recipe = t.dtype if t.precision == "bf16" else f"{t.dtype} + {t.precision} effective"
+        table.add("GPU", f"{t.gpu} ({t.gpu_title}), {recipe} dense peak "
                          f"{t.peak_flops / 1e12:g} TFLOP/s", "")
+        if t.low_precision_share is not None:
+            table.add(f"{t.precision} GEMMs", f"{100 * t.low_precision_share:.1f} % of the "
+                      f"FLOPs at {t.low_precision_peak / 1e12:g} TFLOP/s", "")
         table.add("MFU", f"{t.mfu:.3g} ({t.mfu_source})", "")
         table.add("GPU-hours", _amount(t.gpu_hours), _amount(t.gpu_hours_6nd))
         table.add(f"days on {t.gpus:,} GPU{'s' if t.gpus > 1 else ''}", _amount(t.days),

@@ -22,6 +22,9 @@ def view(report: MemoryReport) -> View:
                   f"{ft.bytes_per_frozen_weight:.6g} B per projection weight")
     add_bytes(table, "weights" if ft.method == "full" else "adapter weights", m.weights_bytes,
               f"{per['weights']} B/param")
+    if m.weight_copies_bytes:
+        add_bytes(table, f"{o.precision} weight copies (row- and column-wise)",
+                  m.weight_copies_bytes, "projections only")
     add_bytes(table, "gradients", m.gradients_bytes,
            f"{per['gradients']} B/param" + (f" + fp32 copy {per['gradient_copy']}"
                                              if per["gradient_copy"] else ""))
