@@ -246,6 +246,8 @@ UNEXPORTABLE = {
     "glm-130b": "gpt_neox, cannot hold ffn.activation='geglu'",
     "mpt-7b": "falcon, cannot hold norm.bias=False",  # transformers' mpt is not read by calc.hf
     "starcoderbase-15.5b": "gpt2, cannot hold attention.n_kv_heads=1",  # gpt_bigcode: not read
+    # Squared-ReLU MLP with GQA and no biases; transformers' nemotron is not written by calc.hf.
+    "nemotron-4-340b": "falcon, cannot hold falcon (model_type 'falcon'): num_kv_heads=8",
 }
 
 
