@@ -130,6 +130,15 @@ def training(s):
     }
 
 
+def cost(s):
+    H, I_grid, PUE, W_gpu, c_h = s['H'], s['I_grid'], s['PUE'], s['W_gpu'], s['c_h']
+    return {
+        'cost': H*c_h,
+        'energy_kwh': (1/1000)*H*PUE*W_gpu,
+        'co2e_kg': (1/1000000)*H*I_grid*PUE*W_gpu,
+    }
+
+
 def memory_states(s):
     N, N_emb, N_head, i_pp1, i_z1, i_z2, i_z3, n_dp, n_pp, n_tp, q_g, q_gc, q_m, q_o, q_w = s['N'], s['N_emb'], s['N_head'], s['i_pp1'], s['i_z1'], s['i_z2'], s['i_z3'], s['n_dp'], s['n_pp'], s['n_tp'], s['q_g'], s['q_gc'], s['q_m'], s['q_o'], s['q_w']
     return {

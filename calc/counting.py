@@ -32,6 +32,12 @@ DEFAULT_MFU = 0.4
 DEFAULT_MFU_NOTE = (f"default {100 * DEFAULT_MFU:g} %: large dense runs report 38-46 % "
                     f"(PaLM, Llama 3)")
 
+# Power usage effectiveness when none is given: LLaMA's assumption (Touvron et al. 2023 §6, after
+# Wu et al. 2022); the Uptime Institute's 2023 survey average is 1.58, hyperscale sites ~1.1.
+DEFAULT_PUE = 1.1
+DEFAULT_PUE_NOTE = (f"default {DEFAULT_PUE:g}, LLaMA's (Touvron et al. 2023 §6, after Wu et al. "
+                    f"2022)")
+
 # A count of bytes: an exact int when whole; a float where a division (by a parallel degree, by
 # 2 for int4) leaves a fraction.
 Bytes = int | float
@@ -91,6 +97,17 @@ def gpu_hours_sentence(dtype: str, gpu: str, peak_flops: float, mfu: float, mfu_
     return (f"GPU-hours = training FLOPs / (dense {dtype} peak of one {gpu} = "
             f"{peak_flops / 1e12:g} TFLOP/s × MFU {mfu:.3g} [{mfu_note(mfu_source)}]) / 3600; "
             f"days = GPU-hours / ({gpus:,} GPUs × 24).")
+
+
+def energy_sentence(gpu: str, tdp_w: float, pue: float, pue_source: str,
+                    grid_intensity: float | None) -> str:
+    """Energy = GPU-hours × TDP × PUE (calc.formulas.cost), with this run's terms."""
+    grid = (f"; CO2e = energy × {grid_intensity:g} g/kWh (given)" if grid_intensity is not None
+            else "; give --grid-intensity (g CO2e/kWh) for emissions")
+    return (f"Energy = GPU-hours × {gpu} board power {tdp_w:g} W × PUE {pue:g} [{pue_source}] "
+            f"(Touvron et al. 2023 §6): the GPUs at their rated power all the time, the rest of "
+            f"the data centre only through the PUE{grid}. Cost = GPU-hours × the price given "
+            f"(calc has no built-in prices).")
 
 
 @dataclass(frozen=True)

@@ -227,3 +227,16 @@ def effective_peak(train: float, low_precision: float, peak: float, low_peak: fl
     """The peak a step sees when `low_precision` of its `train` FLOPs run at `low_peak`."""
     s = {"F": train, "F_8": low_precision, "R": peak, "R_8": low_peak}
     return float(_compiled.precision_time(s)["effective_peak"])
+
+
+def run_cost(gpu_hours: float, price: float | None, tdp_w: float | None, pue: float,
+             grid_intensity: float | None) -> dict[str, float | None]:
+    """Money, energy (kWh) and emissions (kg CO2e) of `gpu_hours` (calc.formulas.cost); None
+    where its input is missing."""
+    s = {"H": gpu_hours, "c_h": price or 0.0, "W_gpu": tdp_w or 0.0, "PUE": pue,
+         "I_grid": grid_intensity or 0.0}
+    result = _compiled.cost(s)
+    return {"cost": float(result["cost"]) if price is not None else None,
+            "energy_kwh": float(result["energy_kwh"]) if tdp_w is not None else None,
+            "co2e_kg": (float(result["co2e_kg"])
+                        if tdp_w is not None and grid_intensity is not None else None)}

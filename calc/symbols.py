@@ -82,6 +82,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("R", "R", "dense peak FLOP/s of one GPU at the dtype", "workload"),
     SymbolInfo("u", "u", "model FLOPs utilisation (MFU)", "workload"),
     SymbolInfo("K", "K", "GPUs", "workload"),
+    SymbolInfo("H", "H", "GPU-hours", "workload"),
+    SymbolInfo("c_h", "c_{h}", "price of one GPU-hour", "workload"),
+    SymbolInfo("W_gpu", "W", "board power (TDP) of one GPU, W", "workload"),
+    SymbolInfo("PUE", r"\mathrm{PUE}", "power usage effectiveness of the data centre",
+               "workload"),
+    SymbolInfo("I_grid", "I", "carbon intensity of the grid, g CO2e per kWh", "workload"),
     # memory: model states (ZeRO, Rajbhandari et al. 2020) and activations (Korthikanti 2022)
     SymbolInfo("N", "N", "parameters (all of them, embeddings included)", "memory"),
     SymbolInfo("N_emb", "N_{emb}", "token + learned position embedding parameters", "memory"),
@@ -165,9 +171,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
 
 INFO: dict[str, SymbolInfo] = {info.name: info for info in _TABLE}
 # Real-valued symbols; everything else is a non-negative integer.
-_REAL = {"D", "F", "R", "u", "q_w", "q_f", "q_o", "q_l", "q_8", "R_8", "q_kv", "M_gib", "BW",
-         "u_bw", "F_p", "F_d", "C", "rho", "E_irr", "A_fit", "B_fit", "alpha", "beta", "r",
-         "t_days"}
+_REAL = {"D", "F", "R", "u", "H", "c_h", "W_gpu", "PUE", "I_grid", "q_w", "q_f", "q_o", "q_l",
+         "q_8", "R_8", "q_kv", "M_gib", "BW", "u_bw", "F_p", "F_d", "C", "rho", "E_irr", "A_fit",
+         "B_fit", "alpha", "beta", "r", "t_days"}
 SYMBOLS: dict[str, sympy.Symbol] = {
     info.name: sympy.Symbol(info.name, nonnegative=True, integer=info.name not in _REAL)
     for info in _TABLE
@@ -193,6 +199,7 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
  i_keep_down, i_keep_head) = (SYMBOLS[n] for n in (
     "r_a", "a_q", "a_k", "a_v", "a_o", "a_up", "a_gate", "a_down", "i_frozen", "q_f",
     "i_keep_qkv", "i_keep_o", "i_keep_up", "i_keep_down", "i_keep_head"))
+H, c_h, W_gpu, PUE, I_grid = (SYMBOLS[n] for n in ("H", "c_h", "W_gpu", "PUE", "I_grid"))
 q_l, q_8, F_8, R_8 = (SYMBOLS[n] for n in ("q_l", "q_8", "F_8", "R_8"))
 BW, u_bw, F_p, F_d = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d"))
 C, rho, E_irr, A_fit, B_fit, alpha, beta, r, t_days = (SYMBOLS[n] for n in (

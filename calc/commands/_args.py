@@ -7,6 +7,7 @@ import argparse
 import json
 import math
 
+from calc.counting import DEFAULT_PUE_NOTE
 from calc.errors import CalcError
 from calc.tables import FORMATS
 
@@ -104,6 +105,15 @@ def add_workload(parser: argparse.ArgumentParser) -> None:
                         help="count attention over the causal triangle or the full square")
     parser.add_argument("--dtype", default="bf16", choices=DTYPES,
                         help="compute dtype whose dense peak is used (default bf16)")
+    cost = parser.add_argument_group("cost and energy")
+    cost.add_argument("--price", type=positive_number,
+                      help="price of one GPU-hour (any currency; calc has no built-in prices)")
+    cost.add_argument("--energy", action="store_true",
+                      help="energy from the GPU's TDP × GPU-hours × PUE")
+    cost.add_argument("--pue", type=positive_number,
+                      help=f"power usage effectiveness ({DEFAULT_PUE_NOTE}; implies --energy)")
+    cost.add_argument("--grid-intensity", type=positive_number, metavar="G_PER_KWH",
+                      help="grid carbon intensity, g CO2e per kWh (implies --energy)")
 
 
 def workload(args: argparse.Namespace) -> dict[str, object]:
@@ -116,7 +126,8 @@ def workload(args: argparse.Namespace) -> dict[str, object]:
         mfu, mfu_source = measured.mfu, measured.mfu_source
     return {"tokens": args.tokens, "gpu": args.gpu, "seq_len": args.seq_len,
             "attention": args.attention, "dtype": args.dtype, "mfu": mfu, "gpus": args.gpus,
-            "mfu_source": mfu_source}
+            "mfu_source": mfu_source, "price": args.price, "pue": args.pue,
+            "grid_intensity": args.grid_intensity, "energy": args.energy}
 
 
 def add_formula(parser: argparse.ArgumentParser) -> None:

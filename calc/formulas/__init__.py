@@ -1,11 +1,11 @@
 """Closed-form sympy expressions, one per named component, each citing its source.
 
 Modules: `params` (parameter counts), `flops` (FLOPs per token), `rules` (published shortcuts),
-`training` (FLOPs, GPU-hours, days), `memory` (training memory per GPU), `finetune` (LoRA and
-QLoRA: adapters, a frozen base, step FLOPs), `optimizer` (optimizer states that depend on the
-shapes), `precision` (FP8/FP4 GEMMs), `inference` (KV cache, prefill and decode time),
-`scaling` (compute-optimal N and D). `codegen` compiles them into calc/_compiled.py, which is what
-calc evaluates; calc.reports.formulas shows them (text, LaTeX).
+`training` (FLOPs, GPU-hours, days), `cost` (money, energy, CO2e), `memory` (training memory per
+GPU), `finetune` (LoRA and QLoRA: adapters, a frozen base, step FLOPs), `optimizer` (optimizer
+states that depend on the shapes), `precision` (FP8/FP4 GEMMs), `inference` (KV cache, prefill
+and decode time), `scaling` (compute-optimal N and D). `codegen` compiles them into
+calc/_compiled.py, which is what calc evaluates; calc.reports.formulas shows them (text, LaTeX).
 
 GROUPS lists every compiled function: its name and the expressions it returns.
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 import sympy
 
 from calc.formulas import (
+    cost,
     finetune,
     flops,
     inference,
@@ -37,6 +38,7 @@ GROUPS: dict[str, dict[str, sympy.Expr]] = {
     "flops": flops.FLOPS,
     "rules_train_per_token": rules.TRAIN_PER_TOKEN,
     "training": training.TRAINING,
+    "cost": cost.COST,
     "memory_states": memory.MODEL_STATES,
     "memory_activations": memory.ACTIVATIONS,
     "memory": memory.MEMORY,

@@ -130,6 +130,11 @@ ROW_GROUPS: list[RowGroup] = [
         RowSpec("training.published_ratio", "estimate / published", "ratio",
                 _published_ratio),
     )),
+    RowGroup("cost", "Cost and energy (when asked: --price, --energy, --grid-intensity)", (
+        RowSpec("training.cost", "cost at the price given", "hours"),
+        RowSpec("training.energy_kwh", "energy, kWh", "hours"),
+        RowSpec("training.co2e_kg", "emissions, kg CO2e", "hours"),
+    )),
     RowGroup("memory", "Training memory, one GPU, no sharding (calc.memory defaults)", (
         RowSpec("memory.weights_bytes", "weights", "bytes", _memory_of("weights_bytes")),
         RowSpec("memory.gradients_bytes", "gradients", "bytes",

@@ -11,13 +11,14 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from calc import counting
-from calc.counting import DEFAULT_MFU, TOKENS_PER_PARAMETER
+from calc.counting import DEFAULT_MFU, DEFAULT_PUE, DEFAULT_PUE_NOTE, TOKENS_PER_PARAMETER
 from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import (
     count_flops,
     count_params,
     effective_peak,
+    run_cost,
     finetune_train_flops,
     low_precision_train_flops,
     rule_flops,
@@ -30,7 +31,7 @@ from calc.reports._finetune import (
     finetune_options,
     finetune_sentences,
 )
-from calc.spec import BYTES_PER_ELEMENT, ModelSpec, Workload
+from calc.spec import BYTES_PER_ELEMENT, GPU, ModelSpec, Workload
 from calc.spec.finetune import FineTune
 from calc.spec.gemm_precision import GEMM_PRECISIONS, gemm_peaks, precision_sentence
 from calc.spec.model import Frozen
@@ -107,6 +108,13 @@ class TrainingReport(Frozen):
     gpu_hours: float | None
     gpu_hours_6nd: float | None
     days: float | None = Field(description="wall-clock days on `gpus` GPUs")
+    price: float | None = Field(None, description="price of one GPU-hour (given; no defaults)")
+    cost: float | None = Field(None, description="GPU-hours × price, in the price's currency")
+    pue: float | None = Field(None, description="power usage effectiveness the energy assumes")
+    pue_source: str | None = None
+    energy_kwh: float | None = Field(None, description="GPU-hours × TDP × PUE, kWh")
+    grid_intensity: float | None = Field(None, description="grid carbon intensity, g CO2e/kWh")
+    co2e_kg: float | None = Field(None, description="energy × grid intensity, kg CO2e")
     published: PublishedComparison | None = None
 
 
@@ -184,7 +192,7 @@ def _published(run: PublishedRun | None, gpu: str | None, tokens: float, flops: 
 
 def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
                      mfu_source: MFUSource, precision: str = "bf16",
-                     low_precision: float = 0) -> TrainingReport:
+                     low_precision: float = 0, costing: Costing | None = None) -> TrainingReport:
     assert workload.tokens is not None
     gpu = get_gpu(workload.gpu) if workload.gpu else None
     peak = gpu.peak_flops(workload.dtype) if gpu else None
@@ -194,8 +202,9 @@ def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
         peak = effective_peak(flops.train, low_precision, base, low_peak)
     exact = training_cost(flops.train, workload.tokens, peak, workload.mfu, workload.gpus)
     rule = training_cost(flops.six_n, workload.tokens, peak, workload.mfu, workload.gpus)
+    priced = _priced(costing, gpu, exact.gpu_hours)
     return TrainingReport(
-        tokens=workload.tokens, flops=exact.flops, flops_6nd=rule.flops,
+        **priced, tokens=workload.tokens, flops=exact.flops, flops_6nd=rule.flops,
         gpu=gpu.name if gpu else None, gpu_title=gpu.title if gpu else None,
         dtype=workload.dtype, peak_flops=peak, mfu=workload.mfu, mfu_source=mfu_source,
         precision=precision, low_precision_peak=low_peak,
@@ -207,20 +216,60 @@ def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
     )
 
 
+class Costing(Frozen):
+    """What a run's cost and footprint are asked for: a price, a PUE, a grid intensity."""
+
+    price: float | None = Field(None, gt=0, description="price of one GPU-hour")
+    pue: float | None = Field(None, ge=1, le=10, description="power usage effectiveness")
+    grid_intensity: float | None = Field(None, ge=0, le=10_000, description="g CO2e per kWh")
+    energy: bool = Field(False, description="show energy even without pue or grid_intensity")
+
+
+def _costing(price: float | None, pue: float | None, grid_intensity: float | None,
+             energy: bool) -> Costing | None:
+    try:
+        costing = Costing(price=price, pue=pue, grid_intensity=grid_intensity, energy=energy)
+    except ValidationError as error:
+        raise CalcError(one_line(error)) from None
+    asked = energy or price is not None or pue is not None or grid_intensity is not None
+    return costing if asked else None
+
+
+def _priced(costing: Costing | None, gpu: GPU | None, gpu_hours: float | None) -> dict[str, Any]:
+    """The cost, energy and emissions fields of a TrainingReport (empty when not asked)."""
+    if costing is None or gpu is None or gpu_hours is None:
+        return {}
+    wants_energy = costing.energy or costing.pue is not None or costing.grid_intensity is not None
+    if wants_energy and gpu.tdp_w is None:
+        raise CalcError(f"energy: {gpu.name} has no tdp_w in the GPU catalogue, so its energy "
+                        f"is unknown; leave out pue/grid_intensity/energy")
+    pue = DEFAULT_PUE if costing.pue is None else costing.pue
+    money = run_cost(gpu_hours, costing.price, gpu.tdp_w if wants_energy else None, pue,
+                     costing.grid_intensity)
+    return {"price": costing.price, **money, "grid_intensity": costing.grid_intensity,
+            "pue": pue if wants_energy else None,
+            "pue_source": (DEFAULT_PUE_NOTE if costing.pue is None else "given")
+            if wants_energy else None}
+
+
 def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
              gpu: str | None = None, seq_len: int | None = None, attention: str = "causal",
              dtype: str = "bf16", mfu: float | None = None, gpus: int = 1,
              mfu_source: MFUSource | None = None, finetune: str | FineTune = "full",
              lora_rank: int | None = None, lora_targets: str | tuple[str, ...] | None = None,
-             precision: str = "bf16", **finetune_extra: Any) -> Report:
+             precision: str = "bf16", price: float | None = None, pue: float | None = None,
+             grid_intensity: float | None = None, energy: bool = False,
+             **finetune_extra: Any) -> Report:
     """The full report for a preset name, spec file path, ModelSpec or Preset.
 
     `mfu` defaults to calc.counting.DEFAULT_MFU (labelled "default"); `seq_len` to the model's
     training context. `finetune` 'lora' or 'qlora' trains adapters of `lora_rank` on
     `lora_targets` beside a frozen base, which changes the step's FLOPs (calc.memory takes the
     same options for memory). `precision` fp8, mxfp8 or nvfp4 runs the layers' projections at
-    that peak (calc.spec.gemm_precision). Bad input raises CalcError naming the field, value and
-    what is allowed.
+    that peak (calc.spec.gemm_precision). `price` per GPU-hour gives the cost; `energy` (or a
+    `pue`, default calc.counting.DEFAULT_PUE, or a `grid_intensity` in g CO2e/kWh) the energy from
+    the GPU's TDP, and emissions (calc.formulas.cost). Bad input raises CalcError naming the
+    field, value and what is allowed.
     """
     preset = resolve(model)
     spec = preset.spec
@@ -239,7 +288,8 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     if precision not in GEMM_PRECISIONS:
         raise CalcError(f"precision={precision!r}: allowed {', '.join(GEMM_PRECISIONS)}")
     low = low_precision_train_flops(spec, ft, adapters.targets) if precision != "bf16" else 0
-    training = (_training_report(preset, workload, flops, source, precision, low)
+    costing = _costing(price, pue, grid_intensity, energy)
+    training = (_training_report(preset, workload, flops, source, precision, low, costing)
                 if workload.tokens is not None else None)
     if workload.gpu and training is None:
         get_gpu(workload.gpu)  # still reject an unknown GPU
@@ -264,6 +314,11 @@ def _conventions(attention: str, training: TrainingReport | None,
         lines.append(counting.gpu_hours_sentence(dtype, training.gpu,
                                                  training.peak_flops, training.mfu,
                                                  training.mfu_source, training.gpus))
+        if training.energy_kwh is not None or training.cost is not None:
+            gpu = get_gpu(training.gpu)
+            lines.append(counting.energy_sentence(
+                gpu.name, gpu.tdp_w or 0, training.pue or DEFAULT_PUE,
+                training.pue_source or DEFAULT_PUE_NOTE, training.grid_intensity))
         if training.precision != "bf16":
             lines.append(precision_sentence(training.precision) + f" The peak above is the "
                          f"effective one: training FLOPs / (FP8/FP4 FLOPs / their peak + the "

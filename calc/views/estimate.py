@@ -9,7 +9,7 @@ from calc.counting import (
     TOKENS_PER_PARAMETER,
     TRAIN_PER_FORWARD,
 )
-from calc.reports.estimate import Report
+from calc.reports.estimate import Report, TrainingReport
 from calc.tables import Column, Table, View
 from calc.views._finetune import finetune_table
 
@@ -86,6 +86,19 @@ def _amount(value: float) -> str:
     return f"{value:.4g}" if value >= 1e15 else f"{value:,.0f}" if value >= 100 else f"{value:,.2f}"
 
 
+def _cost_rows(table: Table, t: TrainingReport) -> None:
+    """Cost, energy and emissions when they were asked for (calc.formulas.cost)."""
+    scale = t.gpu_hours_6nd / t.gpu_hours if t.gpu_hours else 1.0
+    if t.cost is not None:
+        table.add(f"cost at {t.price:g} per GPU-hour", _amount(t.cost), _amount(t.cost * scale))
+    if t.energy_kwh is not None:
+        table.add(f"energy, kWh (TDP × PUE {t.pue:g})", _amount(t.energy_kwh),
+                  _amount(t.energy_kwh * scale))
+    if t.co2e_kg is not None:
+        table.add(f"emissions, t CO2e ({t.grid_intensity:g} g/kWh)", _amount(t.co2e_kg / 1000),
+                  _amount(t.co2e_kg / 1000 * scale))
+
+
 def _training_table(report: Report) -> Table:
     t = report.training
     assert t is not None
@@ -104,6 +117,7 @@ def _training_table(report: Report) -> Table:
         table.add("GPU-hours", _amount(t.gpu_hours), _amount(t.gpu_hours_6nd))
         table.add(f"days on {t.gpus:,} GPU{'s' if t.gpus > 1 else ''}", _amount(t.days),
                   _amount(t.days * t.gpu_hours_6nd / t.gpu_hours))
+        _cost_rows(table, t)
     else:
         table.add("GPU-hours", "give --gpu for GPU-hours", "")
     pub = t.published
