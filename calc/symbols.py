@@ -143,6 +143,11 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "stored", "finetune"),
     SymbolInfo("i_keep_head", r"\mathbb{1}_{x\,head}", "the LM head's input is stored",
                "finetune"),
+    # offload (Ren et al. 2021, ZeRO-Offload; Rajbhandari et al. 2021, ZeRO-Infinity)
+    SymbolInfo("i_off_o", r"\mathbb{1}_{off\,opt}", "optimizer side offloaded to CPU or NVMe",
+               "memory"),
+    SymbolInfo("i_off_p", r"\mathbb{1}_{off\,par}", "parameter partitions offloaded (ZeRO-3)",
+               "memory"),
     # low-precision GEMMs (calc.spec.gemm_precision)
     SymbolInfo("q_l", "q_{l}", "bytes per stored projection input (q_a; FP8: 1)", "memory"),
     SymbolInfo("q_8", "q_{8}", "bytes per projection weight of its FP8/FP4 copies", "memory"),
@@ -200,6 +205,7 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
     "r_a", "a_q", "a_k", "a_v", "a_o", "a_up", "a_gate", "a_down", "i_frozen", "q_f",
     "i_keep_qkv", "i_keep_o", "i_keep_up", "i_keep_down", "i_keep_head"))
 H, c_h, W_gpu, PUE, I_grid = (SYMBOLS[n] for n in ("H", "c_h", "W_gpu", "PUE", "I_grid"))
+i_off_o, i_off_p = SYMBOLS["i_off_o"], SYMBOLS["i_off_p"]
 q_l, q_8, F_8, R_8 = (SYMBOLS[n] for n in ("q_l", "q_8", "F_8", "R_8"))
 BW, u_bw, F_p, F_d = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d"))
 C, rho, E_irr, A_fit, B_fit, alpha, beta, r, t_days = (SYMBOLS[n] for n in (

@@ -14,6 +14,7 @@ from calc.commands._args import (
     add_model,
     finetune,
     positive_int,
+    positive_number,
     show_formulas,
 )
 from calc.spec.memory import OPTIMIZERS, RECIPES, Recompute, TrainingDtype
@@ -52,6 +53,18 @@ def _parser() -> Parser:
                         help="an attention kernel that stores no s×s scores")
     parser.add_argument("--no-dropout", dest="dropout", action="store_false",
                         help="no dropout masks (most current LLMs train without dropout)")
+    offload = parser.add_argument_group("offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity)")
+    offload.add_argument("--offload-optimizer", choices=("none", "cpu", "nvme"),
+                         help="fp32 master weights, optimizer states and fp32 gradients off "
+                              "the GPU (needs --zero >= 1)")
+    offload.add_argument("--offload-params", choices=("none", "cpu", "nvme"),
+                         help="the ZeRO-3 parameter partitions off the GPU (needs --zero 3)")
+    offload.add_argument("--system", help="systems-catalogue name whose node host memory "
+                                          "bounds the offload (default: the GPU's system)")
+    offload.add_argument("--host-memory-gib", type=positive_number,
+                         help="host memory per node, GiB (instead of --system)")
+    offload.add_argument("--gpus-per-node", type=positive_int,
+                         help="GPUs sharing a node's host memory (default: the system's, or 8)")
     add_finetune(parser)
     add_precision(parser)
     add_formula(parser)
@@ -71,6 +84,9 @@ def run(argv: Sequence[str]) -> int:
                     pp=args.pp, recompute=args.recompute,
                     sequence_parallel=args.sequence_parallel,
                     flash_attention=args.flash_attention, dropout=args.dropout,
-                    precision=args.precision, **finetune(args))
+                    precision=args.precision, offload_optimizer=args.offload_optimizer,
+                    offload_params=args.offload_params, system=args.system,
+                    host_memory_gib=args.host_memory_gib, gpus_per_node=args.gpus_per_node,
+                    **finetune(args))
     print(render(report, args.format), end="")
     return 0

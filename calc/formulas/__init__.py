@@ -3,9 +3,10 @@
 Modules: `params` (parameter counts), `flops` (FLOPs per token), `rules` (published shortcuts),
 `training` (FLOPs, GPU-hours, days), `cost` (money, energy, CO2e), `memory` (training memory per
 GPU), `finetune` (LoRA and QLoRA: adapters, a frozen base, step FLOPs), `optimizer` (optimizer
-states that depend on the shapes), `precision` (FP8/FP4 GEMMs), `inference` (KV cache, prefill
-and decode time), `scaling` (compute-optimal N and D). `codegen` compiles them into
-calc/_compiled.py, which is what calc evaluates; calc.reports.formulas shows them (text, LaTeX).
+states that depend on the shapes), `offload` (ZeRO-Offload/Infinity), `precision` (FP8/FP4
+GEMMs), `inference` (KV cache, prefill and decode time), `scaling` (compute-optimal N and D).
+`codegen` compiles them into calc/_compiled.py, which is what calc evaluates;
+calc.reports.formulas shows them (text, LaTeX).
 
 GROUPS lists every compiled function: its name and the expressions it returns.
 """
@@ -20,6 +21,7 @@ from calc.formulas import (
     flops,
     inference,
     memory,
+    offload,
     optimizer,
     params,
     precision,
@@ -47,6 +49,7 @@ GROUPS: dict[str, dict[str, sympy.Expr]] = {
     "finetune_memory": finetune.MEMORY,
     "finetune_flops": finetune.FLOPS,
     "optimizer_states": optimizer.OPTIMIZER_STATES,
+    "offload": offload.OFFLOAD,
     "precision": precision.PRECISION,
     "precision_memory": precision.MEMORY,
     "precision_time": precision.TIME,
@@ -63,7 +66,7 @@ GROUPS: dict[str, dict[str, sympy.Expr]] = {
 # The groups each planning command shows with --formula.
 COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
     "memory": ("memory_states", "memory_activations", "memory", "finetune_states",
-               "finetune_memory", "precision_memory"),
+               "finetune_memory", "precision_memory", "offload"),
     "infer": ("inference",),
     "optimal": ("scaling_budget", "scaling_rule", "scaling_fit", "scaling_loss",
                 "scaling_layers", "scaling_width", "scaling_shape_params"),

@@ -18,6 +18,12 @@ from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_params, finetune_values, gemm_values, symbol_values
 from calc.presets import Preset, get_gpu, resolve, sequence_length
+from calc.reports._offload import (
+    OffloadBlock,
+    offload_block,
+    offload_options,
+    offload_sentence,
+)
 from calc.reports._finetune import (
     FineTuneBlock,
     finetune_block,
@@ -49,6 +55,8 @@ class MemoryBlock(Frozen):
     paged_bytes: Bytes = Field(0, description="optimizer states a paged optimizer may move "
                                               "to the host; not counted against the GPU")
     finetune: FineTuneBlock = Field(description="what trains: trainable and frozen parameters")
+    offload: OffloadBlock | None = Field(None, description="ZeRO-Offload/Infinity: what left "
+                                                           "the GPU and where it went")
     gpu: str | None
     gpu_title: str | None = None
     gpu_bytes: int | None = Field(description="memory_gib × 2^30")
@@ -119,15 +127,21 @@ def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
            finetune: str | FineTune = "full", lora_rank: int | None = None,
            lora_targets: str | tuple[str, ...] | None = None, base_dtype: str | None = None,
            double_quant: bool | None = None, paged: bool | None = None,
-           **options: Any) -> MemoryReport:
+           offload_optimizer: str | None = None, offload_params: str | None = None,
+           system: str | None = None, host_memory_gib: float | None = None,
+           gpus_per_node: int | None = None, **options: Any) -> MemoryReport:
     """Training memory of the most loaded GPU for a preset name, spec file, ModelSpec or Preset.
 
     `options` are the fields of calc.spec.TrainingMemory (seq_len, micro_batch, dtype, recipe,
     optimizer, zero, dp, tp, pp, recompute, sequence_parallel, flash_attention, dropout).
     `finetune` is 'full', 'lora' or 'qlora' (or a calc.spec.finetune.FineTune), with the
     adapters' `lora_rank` and `lora_targets` ('q,v', 'all-linear'), QLoRA's `base_dtype` (nf4,
-    fp4) and `double_quant`, and `paged` optimizer states. Bad input raises CalcError naming
-    the field, the value and what is allowed.
+    fp4) and `double_quant`, and `paged` optimizer states. `offload_optimizer` /
+    `offload_params` ('cpu' or 'nvme': DeepSpeed's ZeRO-Offload and ZeRO-Infinity) move the
+    optimizer side and the ZeRO-3 parameter partitions off the GPU, checked against a node's host
+    memory (`system` from the catalogue, default the GPU's own, or `host_memory_gib` with
+    `gpus_per_node`). Bad input raises CalcError naming the field, the value and what is
+    allowed.
     """
     preset = resolve(model)
     spec = preset.spec
@@ -151,10 +165,14 @@ def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
     else:
         states = {**_compiled.memory_states(s), "frozen": 0}
     copies = _compiled.precision_memory(s)["weight_copies"]
-    totals = {**totals, "total": totals["total"] + copies}
+    off = offload_options(optimizer=offload_optimizer, params=offload_params, system=system,
+                          host_memory_gib=host_memory_gib, gpus_per_node=gpus_per_node)
+    moved = offload_block(off, opts, device, s) if off.active else None
+    change = copies + (moved.gpu_live_bytes - moved.gpu_freed_bytes if moved else 0)
+    totals = {**totals, "total": totals["total"] + change}
     paged_bytes = states["optimizer"] if ft.paged else 0
     per_micro_batch = sum(activations.values()) / opts.micro_batch
-    room = totals["micro_batch_room"] + (paged_bytes - copies) / per_micro_batch
+    room = totals["micro_batch_room"] + (paged_bytes - change) / per_micro_batch
     on_gpu = totals["total"] - paged_bytes
     recipe = RECIPES[opts.recipe_name]
     block = MemoryBlock(
@@ -170,6 +188,7 @@ def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
         activations={key: whole(value) for key, value in activations.items()},
         activations_per_layer_bytes=whole(totals["activations_per_layer"]),
         total_bytes=whole(totals["total"]), paged_bytes=whole(paged_bytes), finetune=ft_block,
+        offload=moved,
         gpu=device.name if device else None, gpu_title=device.title if device else None,
         gpu_bytes=whole(totals["gpu"]) if device else None,
         fits=on_gpu <= totals["gpu"] if device else None,
@@ -221,6 +240,7 @@ def conventions(block: MemoryBlock) -> list[str]:
         "fragmentation and the CUDA context, which take a few more GB in practice.",
         *(finetune_sentences(block.finetune) if block.finetune.method != "full" else []),
         *([precision_sentence(o.precision)] if o.precision != "bf16" else []),
+        *([offload_sentence(block.offload)] if block.offload else []),
         "Units: bytes; GB = 1e9 bytes (the ZeRO paper's unit: 7.5B × 16 bytes = 120 GB), "
         "GiB = 2^30 bytes; a GPU's memory is its catalogue memory_gib × 2^30 (vendors' "
         "'80GB' of HBM is 80 GiB).",

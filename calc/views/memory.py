@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from calc.reports._offload import OffloadBlock
 from calc.reports.memory import MemoryReport
 from calc.tables import Column, Table, View, add_bytes, bytes_table, verdict
 from calc.views._finetune import finetune_table
@@ -35,6 +36,13 @@ def view(report: MemoryReport) -> View:
         add_bytes(table, f"  activations: {key}", value)
     add_bytes(table, "  one dense layer, one micro-batch", m.activations_per_layer_bytes,
            "Korthikanti et al. 2022 §4")
+    off = m.offload
+    if off is not None:
+        add_bytes(table, f"moved off the GPU (optimizer → {off.optimizer}, parameters → "
+                         f"{off.params})", -off.gpu_freed_bytes, "ZeRO-Offload/Infinity")
+        if off.gpu_live_bytes:
+            add_bytes(table, "gathered weights live on the GPU", off.gpu_live_bytes,
+                      "two of the largest modules")
     add_bytes(table, "total", m.total_bytes, "" if m.paged_bytes else verdict(m.fits))
     if m.paged_bytes:
         add_bytes(table, "  of which paged optimizer states (host when short)", m.paged_bytes)
@@ -53,5 +61,27 @@ def view(report: MemoryReport) -> View:
             recipe.add(key.replace("_", " "), value, f"stage {_ZERO_STAGE[key]}")
     recipe.add("total", sum(per.values()), "")
     tables = [table, recipe] + ([finetune_table(ft)] if ft.method != "full" else [])
+    if off is not None:
+        tables.append(_offload_table(off))
     return View(title, tables, [*report.conventions, f"Model: {report.source}."])
 
+
+
+def _offload_table(off: OffloadBlock) -> Table:
+    table = bytes_table("Offload: host memory and host-link traffic")
+    add_bytes(table, "on the host (CPU memory), per GPU", off.host_bytes_per_gpu)
+    if off.nvme_bytes_per_gpu:
+        add_bytes(table, "on NVMe, per GPU", off.nvme_bytes_per_gpu)
+    add_bytes(table, f"on the host, per node ({off.gpus_per_node} GPUs)",
+              off.host_bytes_per_node)
+    add_bytes(table, "host memory of the node", off.host_memory_bytes,
+              off.host_memory_source or "")
+    link = f"at {off.host_link_gb_s:g} GB/s: " if off.host_link_gb_s else ""
+    seconds = off.transfer_per_step_seconds
+    add_bytes(table, "host link per optimizer step (grads down, weights up)",
+              off.transfer_per_step_bytes, f"{link}{seconds:.3g} s" if seconds else "")
+    seconds = off.transfer_per_micro_batch_seconds
+    if off.transfer_per_micro_batch_bytes:
+        add_bytes(table, "host link per micro-batch (partitions up, fwd + bwd)",
+                  off.transfer_per_micro_batch_bytes, f"{link}{seconds:.3g} s" if seconds else "")
+    return table
