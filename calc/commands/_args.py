@@ -74,8 +74,8 @@ def assignment(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
-def add_model(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", metavar="MODEL",
+def add_model(parser: argparse.ArgumentParser, optional: bool = False) -> None:
+    parser.add_argument("model", metavar="MODEL", nargs="?" if optional else None,
                         help="a preset name (python -m calc list), a spec file (TOML/JSON) "
                              "or a Hugging Face config.json")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from typing import get_args
 
@@ -27,7 +28,12 @@ def _parser() -> Parser:
         description="Training memory of the most loaded GPU: weights, gradients, optimizer "
                     "states (by precision recipe and ZeRO stage), activations (Korthikanti et al. "
                     "2022), against the GPU's memory, with the largest micro-batch that fits.")
-    add_model(parser)
+    add_model(parser, optional=True)
+    parser.add_argument("--from", dest="from_file", metavar="FILE",
+                        help="a trainer config: DeepSpeed JSON, Megatron-LM arguments, "
+                             "torchtitan TOML, axolotl YAML or transformers TrainingArguments "
+                             "JSON; its settings are echoed, the ignored ones listed, and flags "
+                             "given here override them")
     parser.add_argument("--gpu", help="GPU catalogue name whose memory is the budget")
     parser.add_argument("--seq-len", type=positive_int,
                         help="sequence length s (default: the model's training context)")
@@ -72,21 +78,32 @@ def _parser() -> Parser:
     return parser
 
 
+def _options(args: argparse.Namespace) -> dict[str, object]:
+    """calc.memory's keyword arguments from the flags."""
+    return dict(gpu=args.gpu, seq_len=args.seq_len, micro_batch=args.micro_batch,
+                dtype=args.dtype, recipe=args.recipe, optimizer=args.optimizer, zero=args.zero,
+                dp=args.dp, tp=args.tp, pp=args.pp, recompute=args.recompute,
+                sequence_parallel=args.sequence_parallel,
+                flash_attention=args.flash_attention, dropout=args.dropout,
+                precision=args.precision, offload_optimizer=args.offload_optimizer,
+                offload_params=args.offload_params, system=args.system,
+                host_memory_gib=args.host_memory_gib, gpus_per_node=args.gpus_per_node,
+                **finetune(args))
+
+
 def run(argv: Sequence[str]) -> int:
     from calc.reports.memory import memory
 
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     if show_formulas("memory", args):
         return 0
-    report = memory(args.model, gpu=args.gpu, seq_len=args.seq_len,
-                    micro_batch=args.micro_batch, dtype=args.dtype, recipe=args.recipe,
-                    optimizer=args.optimizer, zero=args.zero, dp=args.dp, tp=args.tp,
-                    pp=args.pp, recompute=args.recompute,
-                    sequence_parallel=args.sequence_parallel,
-                    flash_attention=args.flash_attention, dropout=args.dropout,
-                    precision=args.precision, offload_optimizer=args.offload_optimizer,
-                    offload_params=args.offload_params, system=args.system,
-                    host_memory_gib=args.host_memory_gib, gpus_per_node=args.gpus_per_node,
-                    **finetune(args))
+    options = _options(args)
+    if args.from_file:  # the file's settings, overridden only by the flags given
+        defaults = _options(parser.parse_args([]))
+        options = {k: v for k, v in options.items() if v != defaults[k] or k == "gpu"}
+    elif args.model is None:
+        parser.error("MODEL: give a model, or --from a trainer config that names one")
+    report = memory(args.model, from_file=args.from_file, **options)
     print(render(report, args.format), end="")
     return 0

@@ -34,6 +34,7 @@ from calc.spec import BYTES_PER_ELEMENT, GPU, OPTIMIZERS, RECIPES, ModelSpec, Tr
 from calc.spec.gemm_precision import gemm_peaks, precision_sentence
 from calc.spec.finetune import FineTune
 from calc.spec.model import Frozen
+from calc.trainers import read_trainer_config
 
 
 class MemoryBlock(Frozen):
@@ -66,11 +67,22 @@ class MemoryBlock(Frozen):
                                                     "the model states alone do not")
 
 
+class ConfigEcho(Frozen):
+    """A trainer config read with --from: every setting read and what it became, every one
+    ignored (calc.trainers)."""
+
+    format: str
+    path: str
+    read: list[dict[str, Any]] = Field(description="key, value and what calc took from it")
+    ignored: list[str] = Field(description="settings calc does not model")
+
+
 class MemoryReport(Document):
     model: str
     title: str
     source: str
     memory: MemoryBlock
+    config: ConfigEcho | None = Field(None, description="the trainer config read (--from)")
     conventions: list[str]
 
 
@@ -123,32 +135,50 @@ def symbol_values_for(spec: ModelSpec, options: TrainingMemory, gpu: GPU | None,
     return values
 
 
-def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
-           finetune: str | FineTune = "full", lora_rank: int | None = None,
-           lora_targets: str | tuple[str, ...] | None = None, base_dtype: str | None = None,
-           double_quant: bool | None = None, paged: bool | None = None,
-           offload_optimizer: str | None = None, offload_params: str | None = None,
-           system: str | None = None, host_memory_gib: float | None = None,
-           gpus_per_node: int | None = None, **options: Any) -> MemoryReport:
+FINETUNE_OPTIONS = ("finetune", "lora_rank", "lora_targets", "base_dtype", "double_quant",
+                    "paged")
+OFFLOAD_OPTIONS = {"offload_optimizer": "optimizer", "offload_params": "params",
+                   "system": "system", "host_memory_gib": "host_memory_gib",
+                   "gpus_per_node": "gpus_per_node"}
+
+
+def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = None,
+           from_file: str | None = None, **options: Any) -> MemoryReport:
     """Training memory of the most loaded GPU for a preset name, spec file, ModelSpec or Preset.
 
     `options` are the fields of calc.spec.TrainingMemory (seq_len, micro_batch, dtype, recipe,
-    optimizer, zero, dp, tp, pp, recompute, sequence_parallel, flash_attention, dropout).
-    `finetune` is 'full', 'lora' or 'qlora' (or a calc.spec.finetune.FineTune), with the
-    adapters' `lora_rank` and `lora_targets` ('q,v', 'all-linear'), QLoRA's `base_dtype` (nf4,
-    fp4) and `double_quant`, and `paged` optimizer states. `offload_optimizer` /
-    `offload_params` ('cpu' or 'nvme': DeepSpeed's ZeRO-Offload and ZeRO-Infinity) move the
-    optimizer side and the ZeRO-3 parameter partitions off the GPU, checked against a node's host
-    memory (`system` from the catalogue, default the GPU's own, or `host_memory_gib` with
-    `gpus_per_node`). Bad input raises CalcError naming the field, the value and what is
-    allowed.
+    optimizer, zero, dp, tp, pp, recompute, sequence_parallel, flash_attention, dropout,
+    precision); `finetune` 'full', 'lora' or 'qlora' (or a calc.spec.finetune.FineTune), with
+    the adapters' `lora_rank` and `lora_targets` ('q,v', 'all-linear'), QLoRA's `base_dtype`
+    (nf4, fp4) and `double_quant`, and `paged` optimizer states; `offload_optimizer` /
+    `offload_params` ('cpu' or 'nvme': DeepSpeed's ZeRO-Offload and ZeRO-Infinity), checked
+    against a node's host memory (`system` from the catalogue, default the GPU's own, or
+    `host_memory_gib` with `gpus_per_node`). `from_file` reads a trainer config (DeepSpeed,
+    Megatron-LM, torchtitan, axolotl, transformers; calc.trainers) whose settings the options
+    given here override, and whose model is used when `model` is None. Bad input raises
+    CalcError naming the field, the value and what is allowed.
     """
+    given = {key: value for key, value in options.items() if value is not None}
+    echo = None
+    if from_file is not None:
+        config = read_trainer_config(from_file)
+        given = {**config.options, **given}
+        model = model if model is not None else config.model
+        echo = ConfigEcho(format=config.format, path=config.path, ignored=config.ignored,
+                          read=[{"key": x.key, "value": x.value, "meaning": x.meaning}
+                                for x in config.read])
+    if model is None:
+        raise CalcError(f"model: {from_file} names no model calc knows; give a preset name, "
+                        f"spec file or config.json as MODEL")
+    finetune = given.pop("finetune", "full")
+    ft = finetune_options(finetune, **{k: given.pop(k) for k in FINETUNE_OPTIONS[1:]
+                                       if k in given})
+    off = offload_options(**{OFFLOAD_OPTIONS[k]: given.pop(k) for k in list(given)
+                             if k in OFFLOAD_OPTIONS})
+    options = given
     preset = resolve(model)
     spec = preset.spec
     opts = _options(spec, gpu, options)
-    given = {"lora_rank": lora_rank, "lora_targets": lora_targets, "base_dtype": base_dtype,
-             "double_quant": double_quant, "paged": paged}
-    ft = finetune_options(finetune, **{k: v for k, v in given.items() if v is not None})
     ft_block, adapters = finetune_block(spec, ft, opts.dtype)
     device = get_gpu(gpu) if gpu else None
     if device is not None:
@@ -165,8 +195,6 @@ def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
     else:
         states = {**_compiled.memory_states(s), "frozen": 0}
     copies = _compiled.precision_memory(s)["weight_copies"]
-    off = offload_options(optimizer=offload_optimizer, params=offload_params, system=system,
-                          host_memory_gib=host_memory_gib, gpus_per_node=gpus_per_node)
     moved = offload_block(off, opts, device, s) if off.active else None
     change = copies + (moved.gpu_live_bytes - moved.gpu_freed_bytes if moved else 0)
     totals = {**totals, "total": totals["total"] + change}
@@ -196,7 +224,7 @@ def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
         max_micro_batch=max(0, math.floor(room)) if device else None,
     )
     return MemoryReport(model=preset.name, title=preset.title, source=preset.source,
-                        memory=block, conventions=conventions(block))
+                        memory=block, config=echo, conventions=conventions(block))
 
 
 def conventions(block: MemoryBlock) -> list[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from calc.reports._offload import OffloadBlock
-from calc.reports.memory import MemoryReport
+from calc.reports.memory import ConfigEcho, MemoryReport
 from calc.tables import Column, Table, View, add_bytes, bytes_table, verdict
 from calc.views._finetune import finetune_table
 
@@ -63,7 +63,13 @@ def view(report: MemoryReport) -> View:
     tables = [table, recipe] + ([finetune_table(ft)] if ft.method != "full" else [])
     if off is not None:
         tables.append(_offload_table(off))
-    return View(title, tables, [*report.conventions, f"Model: {report.source}."])
+    notes = [*report.conventions, f"Model: {report.source}."]
+    if report.config is not None:
+        tables.insert(0, _config_table(report.config))
+        ignored = ", ".join(report.config.ignored) or "none"
+        notes.insert(0, f"Ignored from {report.config.path} (calc does not model them): "
+                        f"{ignored}.")
+    return View(title, tables, notes)
 
 
 
@@ -84,4 +90,12 @@ def _offload_table(off: OffloadBlock) -> Table:
     if off.transfer_per_micro_batch_bytes:
         add_bytes(table, "host link per micro-batch (partitions up, fwd + bwd)",
                   off.transfer_per_micro_batch_bytes, f"{link}{seconds:.3g} s" if seconds else "")
+    return table
+
+
+def _config_table(config: ConfigEcho) -> Table:
+    table = Table(f"Settings read from {config.path} ({config.format})",
+                  [Column("setting"), Column("value", "text"), Column("taken as")])
+    for setting in config.read:
+        table.add(setting["key"], str(setting["value"]), setting["meaning"])
     return table
