@@ -122,3 +122,19 @@ def test_flags_override_the_file(cli):
 def test_bad_configs(cli, argv, message):
     result = cli(*argv)
     assert result.code == 2 and message in result.err
+
+
+def test_memory_paths_import_no_sympy():
+    """The memory report with fine-tuning, offload, FP8 and a trainer config evaluates compiled
+    formulas only (calc._compiled): no sympy, numpy or torch on its path."""
+    import subprocess
+    import sys
+
+    code = ("import sys, calc; "
+            "calc.memory('llama2-7b', finetune='qlora', zero=1, offload_optimizer='cpu', "
+            "precision='fp8', gpu='h100'); "
+            f"calc.memory(from_file={str(CONFIGS / 'torchtitan_llama3_70b.toml')!r}); "
+            "print(sorted(m for m in ('sympy', 'numpy', 'torch') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=Path(__file__).parents[1], check=True)
+    assert result.stdout.strip() == "[]"

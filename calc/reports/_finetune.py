@@ -104,5 +104,6 @@ def finetune_sentences(block: FineTuneBlock) -> list[str]:
     if block.paged:
         lines.append("Paged optimizer (bitsandbytes; Dettmers et al. 2023 §3): the optimizer "
                      "states live in unified memory and move to the host when the GPU runs "
-                     "short, so the verdict counts them only against host memory.")
+                     "short, so the fits verdict leaves them out (they need host memory "
+                     "instead, not checked here).")
     return lines

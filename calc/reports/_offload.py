@@ -10,7 +10,7 @@ from pydantic import Field, ValidationError
 from calc import _compiled
 from calc.counting import Bytes, whole
 from calc.errors import CalcError, one_line
-from calc.formulas.memory import GIB
+from calc.tables import GIB
 from calc.presets import get_system
 from calc.spec import GPU, TrainingMemory
 from calc.spec.model import Frozen
