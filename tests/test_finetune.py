@@ -102,9 +102,9 @@ def test_lora_drops_the_inputs_of_frozen_projections():
     """Korthikanti et al.'s 34·s·b·h per GPT-3 layer keeps the W_O input (2sbh), the MLP's up
     input (2sbh) and down input (8sbh) for weight gradients; with adapters on q and v only they
     go, and each adapter keeps x·A (2 bytes × r per token)."""
-    full = calc.memory("gpt3-175b", flash_attention=True).memory
-    lora = calc.memory("gpt3-175b", flash_attention=True, finetune="lora", lora_rank=4,
-                       lora_targets="q,v").memory
+    full = calc.memory("gpt3-175b", flash_attention=True, dropout=True).memory
+    lora = calc.memory("gpt3-175b", flash_attention=True, dropout=True, finetune="lora",
+                       lora_rank=4, lora_targets="q,v").memory
     s, h = 2048, 12288
     assert full.activations_per_layer_bytes == 34 * s * h
     assert lora.activations_per_layer_bytes == 22 * s * h

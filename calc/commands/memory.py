@@ -103,7 +103,8 @@ def run(argv: Sequence[str]) -> int:
         defaults = _options(parser.parse_args([]))
         options = {k: v for k, v in options.items() if v != defaults[k] or k == "gpu"}
     elif args.model is None:
-        parser.error("MODEL: give a model, or --from a trainer config that names one")
+        parser.error("the following arguments are required: MODEL (or --from a trainer "
+                     "config that names one)")
     report = memory(args.model, from_file=args.from_file, **options)
     print(render(report, args.format), end="")
     return 0
