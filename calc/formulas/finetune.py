@@ -31,6 +31,7 @@ from calc.symbols import (
     E_s,
     L,
     L_moe,
+    L_s,
     N,
     T,
     a_down,
@@ -58,8 +59,9 @@ from calc.symbols import (
     i_z2,
     i_z3,
     k,
+    n_cp,
     n_dp,
-    n_pp,
+    n_ep,
     n_tp,
     q_a,
     q_f,
@@ -81,6 +83,7 @@ ATTENTION_ADAPTERS: dict[str, sympy.Expr] = {
 }
 # One FFN of hidden width `width`: up and gate are d × width, down is width × d.
 FFN_TARGETS = {"lora/up": a_up, "lora/gate": a_gate * i_glu, "lora/down": a_down}
+FFN_TARGETS_ON = sympy.Add(*FFN_TARGETS.values())
 
 
 def _ffn_adapters(experts: sympy.Expr) -> dict[str, sympy.Expr]:
@@ -107,20 +110,34 @@ QUANTISED = (L * (sympy.Add(*params.ATTENTION_WEIGHTS.values()) + i_rel * d * h 
                         + E_s * params.ffn_weights(d_s) + i_shared_gate * d))
 
 # ---- model states of the most loaded GPU ------------------------------------------------------
-# Layers' parameters split over p stages and t ranks (calc.formulas.memory.PARAMS_PER_GPU); the
-# adapters and quantised projections all sit in layers.
+# The first stage's L_s of the L layers, split t ways, routed experts e ways more, as
+# calc.formulas.memory.PARAMS_PER_GPU holds them (its replicated K/V heads are not adapted
+# apart); the adapters and quantised projections all sit in layers. ZeRO shards over the N_d·c
+# data- and context-parallel ranks (experts' states over N_d·c/e there; here over N_d·c too).
 PARAMS_PER_GPU = memory.PARAMS_PER_GPU
-ADAPTERS_PER_GPU = ADAPTERS_TOTAL / (n_pp * n_tp)
-QUANTISED_PER_GPU = QUANTISED / (n_pp * n_tp)
+EXPERT_ADAPTERS = FFN_TARGETS_ON * r_a * L_moe * E * (d + d_e)
+ADAPTERS_PER_GPU = (ADAPTERS_TOTAL - EXPERT_ADAPTERS + EXPERT_ADAPTERS / n_ep) * L_s / (L * n_tp)
+EXPERT_WEIGHTS = L_moe * E * params.ffn_weights(d_e)
+QUANTISED_PER_GPU = (QUANTISED - EXPERT_WEIGHTS + EXPERT_WEIGHTS / n_ep) * L_s / (L * n_tp)
 TRAINED_PER_GPU = (1 - i_frozen) * PARAMS_PER_GPU + i_frozen * ADAPTERS_PER_GPU
 FROZEN_BYTES = i_frozen * (q_w * PARAMS_PER_GPU + (q_f - q_w) * QUANTISED_PER_GPU)
+RANKS = n_dp * n_cp
+
+
+
+def _trained(stage: sympy.Expr) -> sympy.Expr:
+    """Trained parameters per GPU after ZeRO (stage: its 0/1 indicator): the whole model as
+    calc.formulas.memory shards it, or the adapters."""
+    return ((1 - i_frozen) * memory._sharded(stage)
+            + i_frozen * ADAPTERS_PER_GPU / RANKS**stage)
+
 
 STATES: dict[str, sympy.Expr] = {
     "trained_per_gpu": TRAINED_PER_GPU,
-    "frozen": FROZEN_BYTES / n_dp**i_z3,
-    "weights": q_w * TRAINED_PER_GPU / n_dp**i_z3,
-    "gradients": q_g * TRAINED_PER_GPU / n_dp**i_z2 + q_gc * TRAINED_PER_GPU / n_dp**i_z1,
-    "optimizer": (q_m + q_o) * TRAINED_PER_GPU / n_dp**i_z1,
+    "frozen": FROZEN_BYTES / RANKS**i_z3,
+    "weights": q_w * _trained(i_z3),
+    "gradients": q_g * _trained(i_z2) + q_gc * _trained(i_z1),
+    "optimizer": (q_m + q_o) * _trained(i_z1),
 }
 STATES_TOTAL = STATES["frozen"] + STATES["weights"] + STATES["gradients"] + STATES["optimizer"]
 

@@ -20,17 +20,15 @@ from __future__ import annotations
 
 import sympy
 
-from calc.formulas.finetune import FROZEN_BYTES, TRAINED_PER_GPU
+from calc.formulas.finetune import FROZEN_BYTES, RANKS, TRAINED_PER_GPU
 from calc.symbols import (
-    L,
+    L_s,
     N_emb,
     i_off_o,
     i_off_p,
     i_z1,
     i_z2,
     i_z3,
-    n_dp,
-    n_pp,
     n_tp,
     q_g,
     q_gc,
@@ -43,18 +41,18 @@ FP32_GRADIENT = 4  # the host's fp32 gradient copy, per trained parameter
 LIVE_LAYERS = 2  # gathered on the GPU at once under parameter offload
 
 WEIGHT_BYTES = q_w * TRAINED_PER_GPU + FROZEN_BYTES  # 16-bit (or 4-bit frozen) weights per GPU
-OPTIMIZER_SIDE = (q_m + q_o) * TRAINED_PER_GPU / n_dp**i_z1
+OPTIMIZER_SIDE = (q_m + q_o) * TRAINED_PER_GPU / RANKS**i_z1
 
 OFFLOAD: dict[str, sympy.Expr] = {
-    "optimizer_host": i_off_o * (q_m + q_o + FP32_GRADIENT) * TRAINED_PER_GPU / n_dp**i_z1,
-    "optimizer_gpu_freed": i_off_o * (OPTIMIZER_SIDE + q_gc * TRAINED_PER_GPU / n_dp**i_z1
-                                      + i_z2 * q_g * TRAINED_PER_GPU / n_dp**i_z2),
-    "params_host": i_off_p * WEIGHT_BYTES / n_dp**i_z3,
-    "params_gpu_freed": i_off_p * WEIGHT_BYTES / n_dp**i_z3,
-    "params_gpu_live": i_off_p * LIVE_LAYERS * sympy.Max(WEIGHT_BYTES * n_pp / L,
+    "optimizer_host": i_off_o * (q_m + q_o + FP32_GRADIENT) * TRAINED_PER_GPU / RANKS**i_z1,
+    "optimizer_gpu_freed": i_off_o * (OPTIMIZER_SIDE + q_gc * TRAINED_PER_GPU / RANKS**i_z1
+                                      + i_z2 * q_g * TRAINED_PER_GPU / RANKS**i_z2),
+    "params_host": i_off_p * WEIGHT_BYTES / RANKS**i_z3,
+    "params_gpu_freed": i_off_p * WEIGHT_BYTES / RANKS**i_z3,
+    "params_gpu_live": i_off_p * LIVE_LAYERS * sympy.Max(WEIGHT_BYTES / L_s,
                                                          q_w * N_emb / n_tp),
     # over the host link, per GPU
-    "optimizer_transfer_per_step": i_off_o * (q_g / n_dp**i_z2 + q_w / n_dp**i_z1)
+    "optimizer_transfer_per_step": i_off_o * (q_g / RANKS**i_z2 + q_w / RANKS**i_z1)
     * TRAINED_PER_GPU,
-    "params_transfer_per_micro_batch": i_off_p * 2 * WEIGHT_BYTES / n_dp**i_z3,
+    "params_transfer_per_micro_batch": i_off_p * 2 * WEIGHT_BYTES / RANKS**i_z3,
 }

@@ -1,11 +1,12 @@
 """The main report: parameters, FLOPs per token and training cost of one model.
 
 `estimate()` is the library's front door (`calc.estimate("llama2-7b", tokens=2e12, gpu="a100")`);
-the CLI renders what it returns. `Report.to_dict()` is the JSON contract of DESIGN.md.
+the CLI renders what it returns. `Report.to_dict()` is the JSON contract (tests/test_cli.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field, ValidationError
@@ -18,25 +19,35 @@ from calc.evaluate import (
     count_flops,
     count_params,
     effective_peak,
-    run_cost,
     finetune_train_flops,
     low_precision_train_flops,
     rule_flops,
+    symbol_values,
     training_cost,
 )
-from calc.presets import Preset, PublishedRun, get_gpu, resolve, sequence_length
+from calc.presets import (
+    Preset,
+    PublishedRun,
+    context_note,
+    get_gpu,
+    resolve,
+    sequence_length,
+)
+from calc.reports._cost import Costing, costing, priced
 from calc.reports._finetune import (
     FineTuneBlock,
     finetune_block,
     finetune_options,
     finetune_sentences,
 )
-from calc.spec import BYTES_PER_ELEMENT, GPU, ModelSpec, Workload
+from calc.spec import BYTES_PER_ELEMENT, ModelSpec, Workload
 from calc.spec.finetune import FineTune
 from calc.spec.gemm_precision import GEMM_PRECISIONS, gemm_peaks, precision_sentence
+from calc.spec.layout import Layout
 from calc.spec.model import Frozen
 
 MFUSource = str  # "default", "flag", or a measurement's description
+SEARCH_SETTINGS = ("global_batch", "framework", "dropout")  # what a layout search is told
 
 
 class ParamsReport(Frozen):
@@ -82,11 +93,29 @@ class PublishedComparison(Frozen):
     gpus: int | None
     scope: str
     source: str
+    same_run: bool = Field(
+        True, description="the estimate is of the published run: its tokens, GPU, training "
+                          "context and causal attention; ratio and implied MFU only then")
+    differs: list[str] = Field(default_factory=list,
+                               description="what the estimate changes from the published run")
     ratio: float | None = Field(description="calc's GPU-hours / the published GPU-hours")
     implied_mfu: float | None = Field(
         description="the MFU at which calc's exact FLOPs take the published GPU-hours")
     implied_mfu_6nd: float | None = Field(
         None, description="the MFU at which 6·N·D takes the published GPU-hours")
+
+
+class PredictedTraining(Frozen):
+    """GPU-hours at the MFU the step-time model predicts for a layout (calc.step)."""
+
+    layout: Layout = Field(description="the layout priced: given by flags, or the searched best")
+    searched: bool = Field(description="the layout search's best rather than a given layout")
+    step_time_s: float
+    tokens_per_s_per_gpu: float
+    mfu: float = Field(description="predicted MFU (calc's exact FLOPs)")
+    gpu_hours: float = Field(description="tokens / (predicted tokens/s per GPU) / 3600")
+    days: float
+    fits: bool = Field(description="the layout fits in memory (calc.memory)")
 
 
 class TrainingReport(Frozen):
@@ -116,6 +145,8 @@ class TrainingReport(Frozen):
     grid_intensity: float | None = Field(None, description="grid carbon intensity, g CO2e/kWh")
     co2e_kg: float | None = Field(None, description="energy × grid intensity, kg CO2e")
     published: PublishedComparison | None = None
+    predicted: PredictedTraining | None = Field(
+        None, description="the same tokens at the MFU calc step predicts for a layout")
 
 
 class Report(Document):
@@ -127,12 +158,17 @@ class Report(Document):
     flops_per_token: FlopsReport
     training: TrainingReport | None = None
     finetune: FineTuneBlock | None = Field(None, description="LoRA/QLoRA: what trains")
+    notes: list[str] = Field(
+        default_factory=list,
+        description="what this report assumes beyond the conventions: how the model's source "
+                    "was read (context, defaulted fields), a context past the trained one, "
+                    "options given that changed nothing")
     conventions: list[str]
 
 
-def _params_report(preset: Preset) -> ParamsReport:
+def _params_report(preset: Preset, symbols: Mapping[str, int]) -> ParamsReport:
     spec = preset.spec
-    counts = count_params(spec)
+    counts = count_params(spec, symbols)
     layers = {key: spec.n_layers for key in counts.per_layer}
     layers |= {key: spec.n_layers - spec.n_moe_layers for key in counts.per_dense_ffn}
     layers |= {key: spec.n_moe_layers for key in counts.per_moe_ffn}
@@ -152,8 +188,9 @@ def _params_report(preset: Preset) -> ParamsReport:
 
 
 def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int,
-                  finetune: FineTune, targets: tuple[str, ...]) -> FlopsReport:
-    flops = count_flops(spec, seq_len, attention)
+                  symbols: Mapping[str, int], finetune: FineTune,
+                  targets: tuple[str, ...]) -> FlopsReport:
+    flops = count_flops(spec, seq_len, attention, symbols)
     adapters, train = 0, flops.train
     if finetune.frozen_base:  # calc.formulas.finetune: frozen weights skip weight gradients
         adapters, train = finetune_train_flops(spec, seq_len, attention, finetune, targets)
@@ -164,35 +201,42 @@ def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int,
         components={k: v for k, v in flops.components.items() if v},
         six_n=counting.FLOPS_PER_MULTIPLY_ADD * counting.TRAIN_PER_FORWARD * active,
         two_n=counting.FLOPS_PER_MULTIPLY_ADD * active,
-        rules=rule_flops(spec, seq_len),
+        rules=rule_flops(spec, seq_len, symbols),
     )
 
 
 def implied_mfu(flops: float, gpu_hours: float, peak_flops: float) -> float:
     """The MFU at which `flops` take `gpu_hours` on GPUs of dense peak `peak_flops` FLOP/s:
     GPU-hours = FLOPs / (peak × MFU) / 3600 (calc.formulas.training) solved for MFU."""
-    return flops / (gpu_hours * 3600 * peak_flops)
+    return flops / (gpu_hours * counting.SECONDS_PER_HOUR * peak_flops)
 
 
 def _published(run: PublishedRun | None, gpu: str | None, tokens: float, flops: float,
-               flops_6nd: float, gpu_hours: float | None,
-               peak: float | None) -> PublishedComparison | None:
-    """The published run beside the estimate; a ratio only when tokens and GPU are the same."""
+               flops_6nd: float, gpu_hours: float | None, peak: float | None,
+               seq_len: int, context: int, attention: str) -> PublishedComparison | None:
+    """The published run beside the estimate; a ratio and an implied MFU only when the
+    estimate is that run: its tokens and GPU, at the model's training context (the published
+    run's), attention counted causally."""
     if run is None:
         return None
-    same = gpu is not None and gpu == run.gpu and tokens == run.tokens
+    differs = [what for what, same in (
+        ("tokens", tokens == run.tokens), ("GPU", gpu is not None and gpu == run.gpu),
+        ("sequence length", seq_len == context), ("attention", attention == "causal"))
+        if not same]
+    same = not differs
     ratio = gpu_hours / run.gpu_hours if same and gpu_hours and run.gpu_hours else None
     priced = same and run.gpu_hours and peak
     return PublishedComparison(
         gpu_hours=run.gpu_hours, flops=run.flops, mfu=run.mfu, tokens=run.tokens, gpu=run.gpu,
-        gpus=run.gpus, scope=run.scope, source=run.source, ratio=ratio,
+        gpus=run.gpus, scope=run.scope, source=run.source, same_run=same, differs=differs,
+        ratio=ratio,
         implied_mfu=implied_mfu(flops, run.gpu_hours, peak) if priced else None,
         implied_mfu_6nd=implied_mfu(flops_6nd, run.gpu_hours, peak) if priced else None)
 
 
 def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
-                     mfu_source: MFUSource, precision: str = "bf16",
-                     low_precision: float = 0, costing: Costing | None = None) -> TrainingReport:
+                     mfu_source: MFUSource, precision: str = "bf16", low_precision: float = 0,
+                     asked: Costing | None = None) -> TrainingReport:
     assert workload.tokens is not None
     gpu = get_gpu(workload.gpu) if workload.gpu else None
     peak = gpu.peak_flops(workload.dtype) if gpu else None
@@ -202,73 +246,71 @@ def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
         peak = effective_peak(flops.train, low_precision, base, low_peak)
     exact = training_cost(flops.train, workload.tokens, peak, workload.mfu, workload.gpus)
     rule = training_cost(flops.six_n, workload.tokens, peak, workload.mfu, workload.gpus)
-    priced = _priced(costing, gpu, exact.gpu_hours)
     return TrainingReport(
-        **priced, tokens=workload.tokens, flops=exact.flops, flops_6nd=rule.flops,
+        **priced(asked, gpu, exact.gpu_hours), precision=precision, low_precision_peak=low_peak,
+        low_precision_share=low_precision / flops.train if low_peak else None,
+        tokens=workload.tokens, flops=exact.flops, flops_6nd=rule.flops,
         gpu=gpu.name if gpu else None, gpu_title=gpu.title if gpu else None,
         dtype=workload.dtype, peak_flops=peak, mfu=workload.mfu, mfu_source=mfu_source,
-        precision=precision, low_precision_peak=low_peak,
-        low_precision_share=low_precision / flops.train if low_peak else None,
         gpus=workload.gpus, gpu_hours=exact.gpu_hours, gpu_hours_6nd=rule.gpu_hours,
         days=exact.days,
         published=_published(preset.training, gpu.name if gpu else None, workload.tokens,
-                              exact.flops, rule.flops, exact.gpu_hours, peak),
+                              exact.flops, rule.flops, exact.gpu_hours, peak, flops.seq_len,
+                              preset.spec.context_length, flops.attention),
     )
 
 
-class Costing(Frozen):
-    """What a run's cost and footprint are asked for: a price, a PUE, a grid intensity."""
+def predicted_training(preset: Preset, *, tokens: float, gpu: str, gpus: int, seq_len: int,
+                       dtype: str, system: str | None, parallel: dict[str, Any] | None,
+                       search_layout: bool) -> PredictedTraining:
+    """`tokens` at the step time calc.step predicts: for the given layout fields (`parallel`),
+    or for the layout search's best on `gpus` GPUs (global batch: parallel's `global_batch`,
+    default one sequence per GPU)."""
+    from calc.reports.layout import search_layouts  # the timing model: only when asked
+    from calc.reports.step import step
 
-    price: float | None = Field(None, gt=0, description="price of one GPU-hour")
-    pue: float | None = Field(None, ge=1, le=10, description="power usage effectiveness")
-    grid_intensity: float | None = Field(None, ge=0, le=10_000, description="g CO2e per kWh")
-    energy: bool = Field(False, description="show energy even without pue or grid_intensity")
-
-
-def _costing(price: float | None, pue: float | None, grid_intensity: float | None,
-             energy: bool) -> Costing | None:
-    try:
-        costing = Costing(price=price, pue=pue, grid_intensity=grid_intensity, energy=energy)
-    except ValidationError as error:
-        raise CalcError(one_line(error)) from None
-    asked = energy or price is not None or pue is not None or grid_intensity is not None
-    return costing if asked else None
-
-
-def _priced(costing: Costing | None, gpu: GPU | None, gpu_hours: float | None) -> dict[str, Any]:
-    """The cost, energy and emissions fields of a TrainingReport (empty when not asked)."""
-    if costing is None or gpu is None or gpu_hours is None:
-        return {}
-    wants_energy = costing.energy or costing.pue is not None or costing.grid_intensity is not None
-    if wants_energy and gpu.tdp_w is None:
-        raise CalcError(f"energy: {gpu.name} has no tdp_w in the GPU catalogue, so its energy "
-                        f"is unknown; leave out pue/grid_intensity/energy")
-    pue = DEFAULT_PUE if costing.pue is None else costing.pue
-    money = run_cost(gpu_hours, costing.price, gpu.tdp_w if wants_energy else None, pue,
-                     costing.grid_intensity)
-    return {"price": costing.price, **money, "grid_intensity": costing.grid_intensity,
-            "pue": pue if wants_energy else None,
-            "pue_source": (DEFAULT_PUE_NOTE if costing.pue is None else "given")
-            if wants_energy else None}
+    fields = dict(parallel or {})
+    fields.setdefault("dtype", dtype)
+    fields["seq_len"] = seq_len
+    if search_layout:
+        batch = int(fields.pop("global_batch", gpus))
+        fixed = {k: fields[k] for k in ("dtype", *SEARCH_SETTINGS[1:]) if k in fields}
+        _, found = search_layouts(preset.spec, gpu=gpu, gpus=gpus, global_batch=batch,
+                                  seq_len=seq_len, system=system, price_rejected=False,
+                                  **fixed)
+        if not found.ranked:
+            raise CalcError(f"no layout of {preset.name} on {gpus:,} × {gpu} with global batch "
+                            f"{batch} fits in memory (calc layout shows the closest)")
+        fields = found.ranked[0].layout.model_dump()
+    report = step(preset, gpu=gpu, system=system, gpus=gpus, tokens=tokens, **fields)
+    assert report.gpu_hours is not None and report.days is not None
+    return PredictedTraining(layout=report.layout, searched=search_layout,
+                             step_time_s=report.step_time_s,
+                             tokens_per_s_per_gpu=report.tokens_per_s_per_gpu, mfu=report.mfu,
+                             gpu_hours=report.gpu_hours, days=report.days, fits=report.fits)
 
 
 def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
              gpu: str | None = None, seq_len: int | None = None, attention: str = "causal",
              dtype: str = "bf16", mfu: float | None = None, gpus: int = 1,
-             mfu_source: MFUSource | None = None, finetune: str | FineTune = "full",
-             lora_rank: int | None = None, lora_targets: str | tuple[str, ...] | None = None,
-             precision: str = "bf16", price: float | None = None, pue: float | None = None,
+             mfu_source: MFUSource | None = None, system: str | None = None,
+             parallel: dict[str, Any] | None = None, search_layout: bool = False,
+             finetune: str | FineTune = "full", lora_rank: int | None = None,
+             lora_targets: str | tuple[str, ...] | None = None, precision: str = "bf16",
+             price: float | None = None, pue: float | None = None,
              grid_intensity: float | None = None, energy: bool = False,
              **finetune_extra: Any) -> Report:
     """The full report for a preset name, spec file path, ModelSpec or Preset.
 
     `mfu` defaults to calc.counting.DEFAULT_MFU (labelled "default"); `seq_len` to the model's
-    training context. `finetune` 'lora' or 'qlora' trains adapters of `lora_rank` on
-    `lora_targets` beside a frozen base, which changes the step's FLOPs (calc.memory takes the
-    same options for memory). `precision` fp8, mxfp8 or nvfp4 runs the layers' projections at
-    that peak (calc.spec.gemm_precision). `price` per GPU-hour gives the cost; `energy` (or a
-    `pue`, default calc.counting.DEFAULT_PUE, or a `grid_intensity` in g CO2e/kWh) the energy from
-    the GPU's TDP, and emissions (calc.formulas.cost). Bad input raises CalcError naming the
+    training context. With `parallel` (calc.spec.layout.Layout's fields) or `search_layout`, the
+    training block also prices the tokens at the MFU calc.step predicts (`training.predicted`).
+    `finetune` 'lora' or 'qlora' trains adapters of `lora_rank` on `lora_targets` beside a
+    frozen base, which changes the step's FLOPs (calc.memory takes the same options for memory);
+    `precision` fp8, mxfp8 or nvfp4 runs the layers' projections at that peak
+    (calc.spec.gemm_precision); `price` per GPU-hour gives the cost, `energy` (or a `pue`,
+    default calc.counting.DEFAULT_PUE, or a `grid_intensity` in g CO2e/kWh) the energy from the
+    GPU's TDP and the emissions (calc.formulas.cost). Bad input raises CalcError naming the
     field, value and what is allowed.
     """
     preset = resolve(model)
@@ -279,23 +321,46 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     except ValidationError as error:
         raise CalcError(one_line(error)) from None
     t = sequence_length(spec, workload.seq_len)
+    symbols = symbol_values(spec)  # once: the three counts below share it
     given = {"lora_rank": lora_rank, "lora_targets": lora_targets, **finetune_extra}
     ft = finetune_options(finetune, **{k: v for k, v in given.items() if v is not None})
     ft_block, adapters = finetune_block(spec, ft, dtype if dtype in BYTES_PER_ELEMENT else "bf16")
-    params = _params_report(preset)
-    flops = _flops_report(spec, t, workload.attention, params.active, ft, adapters.targets)
+    params = _params_report(preset, symbols)
+    flops = _flops_report(spec, t, workload.attention, params.active, symbols, ft,
+                          adapters.targets)
     source = mfu_source or ("default" if mfu is None else "flag")
     if precision not in GEMM_PRECISIONS:
         raise CalcError(f"precision={precision!r}: allowed {', '.join(GEMM_PRECISIONS)}")
     low = low_precision_train_flops(spec, ft, adapters.targets) if precision != "bf16" else 0
-    costing = _costing(price, pue, grid_intensity, energy)
-    training = (_training_report(preset, workload, flops, source, precision, low, costing)
+    asked = costing(price, pue, grid_intensity, energy)
+    training = (_training_report(preset, workload, flops, source, precision, low, asked)
                 if workload.tokens is not None else None)
     if workload.gpu and training is None:
         get_gpu(workload.gpu)  # still reject an unknown GPU
+    if parallel is not None or search_layout:
+        if training is None or workload.gpu is None:
+            raise CalcError("a layout (or --search-layout) prices GPU-hours: give --tokens and "
+                            "--gpu too")
+        chosen = set(parallel or ()) - set(SEARCH_SETTINGS)
+        if search_layout and chosen:
+            raise CalcError(f"layout fields {', '.join(sorted(chosen))} and search_layout: the "
+                            f"search chooses every degree; only "
+                            f"{', '.join(SEARCH_SETTINGS)} go with it")
+        predicted = predicted_training(
+            preset, tokens=training.tokens, gpu=workload.gpu, gpus=workload.gpus, seq_len=t,
+            dtype=workload.dtype, system=system, parallel=parallel,
+            search_layout=search_layout)
+        training = training.model_copy(update={"predicted": predicted})
+    notes = [*preset.notes, *filter(None, [context_note(spec, t)])]
+    unused = [f"{name}={value!r}" for name, value, given in (
+        ("gpu", gpu, gpu), ("gpus", gpus, gpus != 1), ("mfu", mfu, mfu is not None)) if given]
+    if training is None and unused:
+        notes.append(f"{', '.join(unused)} given without tokens: they price a training run, "
+                     f"so nothing used them; give tokens (--tokens 2e12) for GPU-hours and "
+                     f"days.")
     return Report(
         model=preset.name, title=preset.title, source=preset.source, spec=spec,
-        params=params, flops_per_token=flops, training=training,
+        params=params, flops_per_token=flops, training=training, notes=notes,
         finetune=ft_block if ft.frozen_base else None,
         conventions=_conventions(flops.attention, training,
                                  ft_block if ft.frozen_base else None),
@@ -311,17 +376,19 @@ def _conventions(attention: str, training: TrainingReport | None,
         assert training.gpu is not None
         dtype = (training.dtype if training.precision == "bf16" else
                  f"{training.dtype} + {training.precision} effective")
-        lines.append(counting.gpu_hours_sentence(dtype, training.gpu,
-                                                 training.peak_flops, training.mfu,
-                                                 training.mfu_source, training.gpus))
+        lines.append(counting.gpu_hours_sentence(dtype, training.gpu, training.peak_flops,
+                                                 training.mfu, training.mfu_source,
+                                                 training.gpus))
         if training.energy_kwh is not None or training.cost is not None:
             gpu = get_gpu(training.gpu)
             lines.append(counting.energy_sentence(
                 gpu.name, gpu.tdp_w or 0, training.pue or DEFAULT_PUE,
                 training.pue_source or DEFAULT_PUE_NOTE, training.grid_intensity))
         if training.precision != "bf16":
-            lines.append(precision_sentence(training.precision) + f" The peak above is the "
-                         f"effective one: training FLOPs / (FP8/FP4 FLOPs / their peak + the "
+            lines.append(precision_sentence(training.precision) + " The peak above is the "
+                         "effective one: training FLOPs / (FP8/FP4 FLOPs / their peak + the "
                          f"rest / the {training.dtype} peak).")
+    if training is not None and training.predicted is not None:
+        lines.append(counting.PREDICTED_MFU)
     lines.append(counting.UNITS)
     return lines
