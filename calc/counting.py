@@ -13,6 +13,10 @@ from dataclasses import dataclass
 # path, the verifier and the sweeps alike.
 BACKWARD_PER_FORWARD = 2
 TRAIN_PER_FORWARD = 1 + BACKWARD_PER_FORWARD
+# A frozen weight (LoRA, QLoRA) needs only the gradient w.r.t. its input, one forward's worth:
+# Hu et al. 2021 §4.2 ("we do not need to calculate the gradient for the vast majority of the
+# parameters").
+FROZEN_BACKWARD_PER_FORWARD = 1
 # A multiply-add is two FLOPs (what torch's FlopCounterMode counts): a token's forward pass
 # through N weights is 2N FLOPs, its training step 6N (Kaplan et al. 2020 §2.1).
 FLOPS_PER_MULTIPLY_ADD = 2
@@ -31,6 +35,12 @@ HOURS_PER_DAY = 24
 DEFAULT_MFU = 0.4
 DEFAULT_MFU_NOTE = (f"default {100 * DEFAULT_MFU:g} %: large dense runs report 38-46 % "
                     f"(PaLM, Llama 3)")
+
+# Power usage effectiveness when none is given: LLaMA's assumption (Touvron et al. 2023 §6, after
+# Wu et al. 2022); the Uptime Institute's 2023 survey average is 1.58, hyperscale sites ~1.1.
+DEFAULT_PUE = 1.1
+DEFAULT_PUE_NOTE = (f"default {DEFAULT_PUE:g}, LLaMA's (Touvron et al. 2023 §6, after Wu et al. "
+                    f"2022)")
 
 # A count of bytes: an exact int when whole; a float where a division (by a parallel degree, by
 # 2 for int4) leaves a fraction.
@@ -68,6 +78,13 @@ ATTENTION = {
 PASSES = (f"Backward = {BACKWARD_PER_FORWARD} × forward (activation and weight gradients); "
           f"train = {TRAIN_PER_FORWARD} × forward. Recomputation (activation checkpointing) is "
           f"hardware FLOPs, not counted.")
+FINETUNE_PASSES = (
+    f"Fine-tuning on a frozen base: a frozen weight's backward is its input gradient only, "
+    f"{FROZEN_BACKWARD_PER_FORWARD} × its forward (no weight gradient); attention's QKᵀ and A·V "
+    f"keep {BACKWARD_PER_FORWARD} × (both operands are activations) and the adapters train in "
+    f"full, so a step = {1 + FROZEN_BACKWARD_PER_FORWARD} × the weights' forward + "
+    f"{TRAIN_PER_FORWARD} × (attention + adapters). The first layer's input gradients, which "
+    f"autograd skips when no adapter lies below them, are counted.")
 UNITS = "Units: decimal — 1 M = 1e6, 1 B = 1e9, 1 T = 1e12; GFLOP = 1e9 FLOPs."
 
 
@@ -91,6 +108,17 @@ def gpu_hours_sentence(dtype: str, gpu: str, peak_flops: float, mfu: float, mfu_
     return (f"GPU-hours = training FLOPs / (dense {dtype} peak of one {gpu} = "
             f"{peak_flops / 1e12:g} TFLOP/s × MFU {mfu:.3g} [{mfu_note(mfu_source)}]) / "
             f"{SECONDS_PER_HOUR}; days = GPU-hours / ({gpus:,} GPUs × {HOURS_PER_DAY}).")
+
+
+def energy_sentence(gpu: str, tdp_w: float, pue: float, pue_source: str,
+                    grid_intensity: float | None) -> str:
+    """Energy = GPU-hours × TDP × PUE (calc.formulas.cost), with this run's terms."""
+    grid = (f"; CO2e = energy × {grid_intensity:g} g/kWh (given)" if grid_intensity is not None
+            else "; give --grid-intensity (g CO2e/kWh) for emissions")
+    return (f"Energy = GPU-hours × {gpu} board power {tdp_w:g} W × PUE {pue:g} [{pue_source}] "
+            f"(Touvron et al. 2023 §6): the GPUs at their rated power all the time, the rest of "
+            f"the data centre only through the PUE{grid}. Cost = GPU-hours × the price given "
+            f"(calc has no built-in prices).")
 
 
 @dataclass(frozen=True)

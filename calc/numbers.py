@@ -52,6 +52,11 @@ RANGES: dict[str, Range] = {
     "flops": Range(1, 1e40, example="5.76e23"),
     "days": Range(0, 1e6, open_low=True, example="30"),
     "tokens_per_parameter": Range(0, 1e6, open_low=True, example="20"),
+    # cost and energy (calc.formulas.cost); host memory of a node for offload, GiB
+    "price": Range(0, 1e6, open_low=True, example="2.5 (per GPU-hour)"),
+    "pue": Range(1, 10, example="1.1"),
+    "grid_intensity": Range(0, 1e4, example="385 (g CO2e per kWh)"),
+    "host_memory_gib": Range(0, 1 << 24, open_low=True, example="2048"),
 }
 
 

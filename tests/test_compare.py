@@ -50,7 +50,7 @@ def test_every_cell_equals_the_models_own_report():
 
 
 def test_groups_and_rows_present():
-    comparison = calc.compare(["llama2-7b"], tokens=2e12, gpu="a100")
+    comparison = calc.compare(["llama2-7b"], tokens=2e12, gpu="a100", price=2, energy=True)
     groups = {row.group for row in comparison.rows}
     assert groups == {group.title for group in ROW_GROUPS}
     # published hours only when the run compared is the one published (2T on A100)

@@ -89,10 +89,12 @@ def test_korthikanti_per_layer_symbolically(case):
     gpt = {S["i_glu"]: 0, S["d_ff"]: 4 * S["d"], S["h_kv"]: S["h"], S["h_t"]: S["h"] / opts.tp,
            S["d_qk"]: S["d"] / S["h"],
            S["d_v"]: S["d"] / S["h"], S["n_norm"]: 2, S["i_mla"]: 0, S["q_a"]: 2,
-           S["i_drop"]: int(opts.dropout), S["n_tp"]: opts.tp,
+           S["q_l"]: 2, S["i_drop"]: int(opts.dropout), S["n_tp"]: opts.tp,
            S["i_sp"]: int(opts.sequence_parallel),
            S["i_scores"]: int(opts.recompute == "none" and not opts.flash_attention),
-           S["i_full"]: int(opts.recompute == "full"), S["n_cp"]: 1}
+           S["i_full"]: int(opts.recompute == "full"), S["n_cp"]: 1,
+           # full training: every projection's input is kept for its weight gradient
+           **{S[f"i_keep_{x}"]: 1 for x in ("qkv", "o", "up", "down", "head")}}
     ours = M.ACTIVATIONS_PER_LAYER.subs(gpt).subs({S["T"]: s_, S["b"]: b_, S["d"]: h_,
                                                    S["h"]: a_})
     assert sympy.simplify(ours - expected.subs(t_, opts.tp)) == 0

@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from typing import get_args
 
-from calc.counting import DEFAULT_MFU
+from calc.counting import DEFAULT_MFU, DEFAULT_PUE_NOTE
 from calc.errors import CalcError, install
 from calc.numbers import quantity
 from calc.spec.memory import Recompute
@@ -61,8 +61,8 @@ def assignment(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
-def add_model(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", metavar="MODEL",
+def add_model(parser: argparse.ArgumentParser, optional: bool = False) -> None:
+    parser.add_argument("model", metavar="MODEL", nargs="?" if optional else None,
                         help="a preset name (python -m calc list), a spec file (TOML/JSON) "
                              "or a Hugging Face config.json")
 
@@ -96,6 +96,15 @@ def add_workload(parser: argparse.ArgumentParser) -> None:
                         help="count attention over the causal triangle or the full square")
     parser.add_argument("--dtype", default="bf16", choices=DTYPES,
                         help="compute dtype whose dense peak is used (default bf16)")
+    cost = parser.add_argument_group("cost and energy")
+    cost.add_argument("--price", type=number("price"),
+                      help="price of one GPU-hour (any currency; calc has no built-in prices)")
+    cost.add_argument("--energy", action="store_true",
+                      help="energy from the GPU's TDP × GPU-hours × PUE")
+    cost.add_argument("--pue", type=number("pue"),
+                      help=f"power usage effectiveness ({DEFAULT_PUE_NOTE}; implies --energy)")
+    cost.add_argument("--grid-intensity", type=number("grid_intensity"), metavar="G_PER_KWH",
+                      help="grid carbon intensity, g CO2e per kWh (implies --energy)")
 
 
 def workload(args: argparse.Namespace) -> dict[str, object]:
@@ -108,7 +117,8 @@ def workload(args: argparse.Namespace) -> dict[str, object]:
         mfu, mfu_source = measured_mfu(measured, args.gpu), measured.mfu_source
     return {"tokens": args.tokens, "gpu": args.gpu, "seq_len": args.seq_len,
             "attention": args.attention, "dtype": args.dtype, "mfu": mfu, "gpus": args.gpus,
-            "mfu_source": mfu_source}
+            "mfu_source": mfu_source, "price": args.price, "pue": args.pue,
+            "grid_intensity": args.grid_intensity, "energy": args.energy}
 
 
 def add_layout(parser: argparse.ArgumentParser, seq_len: bool = True) -> None:
@@ -207,3 +217,36 @@ def require_torch(command: str) -> None:
     if find_spec("torch") is None:
         raise CalcError(f"{command} needs torch: {install(command)} (or pip install "
                         f"torch==2.13.0)")
+
+
+
+def add_finetune(parser: argparse.ArgumentParser) -> None:
+    """Fine-tuning flags (calc.spec.finetune); `finetune(args)` reads them back."""
+    group = parser.add_argument_group("fine-tuning")
+    group.add_argument("--finetune", default="full", choices=("full", "lora", "qlora"),
+                       help="what trains: every weight, or LoRA adapters on a frozen base "
+                            "(qlora: stored in 4 bits); default full")
+    group.add_argument("--lora-rank", type=positive_int, help="adapter rank r (default 8)")
+    group.add_argument("--lora-targets", metavar="q,k,v,o,up,gate,down|all-linear",
+                       help="projections with an adapter (default q,v)")
+    group.add_argument("--base-dtype", help="QLoRA's 4-bit storage: nf4 (default) or fp4")
+    group.add_argument("--no-double-quant", dest="double_quant", action="store_false",
+                       default=None, help="QLoRA without quantising the block constants")
+    group.add_argument("--paged", action="store_true", default=None,
+                       help="paged optimizer states (bitsandbytes): moved to the host when "
+                            "the GPU runs short")
+
+
+def finetune(args: argparse.Namespace) -> dict[str, object]:
+    """The keyword arguments of calc.memory / calc.estimate that add_finetune's flags set."""
+    return {"finetune": args.finetune, "lora_rank": args.lora_rank,
+            "lora_targets": args.lora_targets, "base_dtype": args.base_dtype,
+            "double_quant": args.double_quant, "paged": args.paged}
+
+
+def add_precision(parser: argparse.ArgumentParser) -> None:
+    from calc.spec.gemm_precision import GEMM_PRECISIONS
+
+    parser.add_argument("--precision", default="bf16", choices=list(GEMM_PRECISIONS),
+                        help="GEMM recipe: the layers' projections in fp8 (Transformer Engine), "
+                             "mxfp8 or nvfp4 (Blackwell); default bf16 (the --dtype)")

@@ -10,12 +10,15 @@ from calc import __version__
 from calc.commands import EXAMPLES, verbs
 from calc.commands._args import (
     Parser,
+    add_finetune,
     add_format,
     add_formula,
     add_layout,
     add_model,
+    add_precision,
     add_workload,
     assignment,
+    finetune,
     layout_fields,
     workload,
 )
@@ -44,6 +47,8 @@ def _report_parser() -> argparse.ArgumentParser:
     parser.add_argument("--set", dest="changes", action="append", type=assignment,
                         default=[], metavar="KEY=VALUE",
                         help="change a spec field, e.g. vocab_size=65 or attention.n_heads=16")
+    add_finetune(parser)
+    add_precision(parser)
     add_formula(parser)
     add_format(parser)
     return parser
@@ -68,7 +73,9 @@ def run(argv: Sequence[str]) -> int:
         return 0
     fields = layout_fields(args)
     parallel = {k: v for k, v in fields.items() if k not in ("dtype", "seq_len")} or None
+    options = finetune(args)
+    options.pop("paged"), options.pop("double_quant"), options.pop("base_dtype")  # memory only
     report = estimate(preset, **workload(args), system=args.system, parallel=parallel,
-                      search_layout=args.search_layout)
+                      search_layout=args.search_layout, precision=args.precision, **options)
     print(render(report, args.format, args.table), end="")
     return 0

@@ -68,6 +68,11 @@ from calc.symbols import (
     i_drop,
     i_full,
     i_glu,
+    i_keep_down,
+    i_keep_head,
+    i_keep_o,
+    i_keep_qkv,
+    i_keep_up,
     i_mla,
     i_pp1,
     i_qlora,
@@ -88,6 +93,7 @@ from calc.symbols import (
     q_a,
     q_g,
     q_gc,
+    q_l,
     q_m,
     q_o,
     q_w,
@@ -127,18 +133,22 @@ MODEL_STATES: dict[str, sympy.Expr] = {
 # Outside the tensor-parallel region: the input of every norm, the inputs of the Q/K/V and up
 # projections (the norms' outputs), a dropout mask after attention and after the MLP (4 + 4 + 2
 # of the paper's 34). MLA (DeepSeek-V2 §2.1.2) also keeps each latent's norm input and its
-# up-projection input; its down-projections run replicated.
-OUTSIDE = (n_norm * d * q_a + 2 * d * q_a + 2 * i_drop * MASK_BYTES * d
-           + i_mla * 2 * (i_qlora * r_q + r_kv) * q_a)
+# up-projection input; its down-projections run replicated. A projection's input is kept for its
+# weight gradient: with frozen weights only where an adapter needs it (i_keep_*, 1 in full
+# training; calc.formulas.finetune), in q_l bytes (q_a; 1 when the projection runs in FP8,
+# calc.spec.gemm_precision).
+OUTSIDE = (n_norm * d * q_a + (i_keep_qkv + i_keep_up) * d * q_l + 2 * i_drop * MASK_BYTES * d
+           + i_mla * (q_a + i_keep_qkv * q_l) * (i_qlora * r_q + r_kv))
 # Inside: Q and K (for QKᵀ), V (for A·V), the input of W_O (8 of the 34), on one of the t
 # ranks: h/t query heads and h_t key/value heads.
-ATTENTION_PER_RANK = (h * (d_qk + d_v) / n_tp + h_t * (d_qk + d_v)) * q_a
+ATTENTION_PER_RANK = ((h * d_qk / n_tp + h_t * (d_qk + d_v)) * q_a
+                      + i_keep_o * h * d_v / n_tp * q_l)
 # A plain FFN keeps the input and output of its activation (16 of the 34 at d_ff = 4h); a gated
 # one keeps gate and up outputs and their product (Megatron-LM's fused SwiGLU saves its 2·d_ff
 # input, the down projection its d_ff input). An MoE layer: per token, its k routed experts and
 # the shared ones.
-MLP_DENSE = (2 + i_glu) * d_ff * q_a
-MLP_MOE = (2 + i_glu) * (k * d_e + E_s * d_s) * q_a
+MLP_DENSE = ((1 + i_glu) * q_a + i_keep_down * q_l) * d_ff
+MLP_MOE = ((1 + i_glu) * q_a + i_keep_down * q_l) * (k * d_e + E_s * d_s)
 # The s×s attention scores per token: softmax output, dropout mask and dropout output (5·a·s);
 # without dropout the softmax output serves A·V too.
 SCORES = h * T * (q_a + i_drop * (MASK_BYTES + q_a))
@@ -161,7 +171,7 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
     # for p micro-batches in flight; the output layer's input and fp32 logits for the loss,
     # 4·s·b·h·(1 + V/h), on a one-stage pipeline (else the first stage is the larger).
     "embedding": INTERLEAVED * n_pp * TOKENS * (8 + i_drop * MASK_BYTES * d) / n_tp**i_sp,
-    "output": i_pp1 * 4 * TOKENS * (d + V) / n_tp,
+    "output": i_pp1 * 4 * TOKENS * (i_keep_head * d + V) / n_tp,
 }
 # One layer for one micro-batch, as Korthikanti et al. tabulate it (a dense layer).
 ACTIVATIONS_PER_LAYER = TOKENS * (

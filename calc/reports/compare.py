@@ -145,6 +145,11 @@ ROW_GROUPS: list[RowGroup] = [
         RowSpec("training.predicted.gpu_hours", "GPU-hours at the predicted MFU", "hours"),
         RowSpec("training.predicted.days", "days at the predicted MFU", "hours"),
     )),
+    RowGroup("cost", "Cost and energy (when asked: --price, --energy, --grid-intensity)", (
+        RowSpec("training.cost", "cost at the price given", "hours"),
+        RowSpec("training.energy_kwh", "energy, kWh", "hours"),
+        RowSpec("training.co2e_kg", "emissions, kg CO2e", "hours"),
+    )),
     RowGroup("memory", "Training memory, one GPU, no sharding (calc.memory)", (
         RowSpec("memory.weights_bytes", "weights", "bytes", _memory_of("weights_bytes")),
         RowSpec("memory.gradients_bytes", "gradients", "bytes",

@@ -8,6 +8,7 @@ calc.formulas.memory; this module maps the options onto their symbols and labels
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
@@ -16,10 +17,22 @@ from calc import _compiled
 from calc.counting import Bytes, whole
 from calc.document import Document
 from calc.errors import CalcError, one_line
-from calc.evaluate import count_params, stage_values, symbol_values
+from calc.evaluate import (
+    count_params,
+    finetune_values,
+    gemm_values,
+    stage_values,
+    symbol_values,
+)
 from calc.presets import Preset, context_note, get_gpu, resolve, sequence_length
+from calc.reports._finetune import FineTuneBlock, finetune_block, finetune_sentences
+from calc.reports._memory_options import ConfigEcho, split_options
+from calc.reports._offload import OffloadBlock, offload_block, offload_sentence
 from calc.spec import BYTES_PER_ELEMENT, GPU, OPTIMIZERS, RECIPES, ModelSpec, TrainingMemory
+from calc.spec.finetune import FineTune
+from calc.spec.gemm_precision import gemm_peaks, precision_sentence
 from calc.spec.model import Frozen
+from calc.spec.offload import Offload
 
 
 class Fix(Frozen):
@@ -34,9 +47,11 @@ class MemoryBlock(Frozen):
     options: TrainingMemory = Field(description="the options, recipe and seq_len resolved")
     params: int = Field(description="all parameters of the model")
     params_per_gpu: float = Field(description="parameters on the most loaded GPU (after t, p)")
-    bytes_per_param: dict[str, int] = Field(description="model-state bytes per parameter by "
-                                                        "piece, before ZeRO sharding")
-    weights_bytes: Bytes
+    bytes_per_param: dict[str, int | float] = Field(
+        description="model-state bytes per (trained) parameter by piece, before ZeRO sharding")
+    weights_bytes: Bytes = Field(description="weights that train (all, or the adapters)")
+    frozen_bytes: Bytes = Field(0, description="the frozen base (LoRA, QLoRA)")
+    weight_copies_bytes: Bytes = Field(0, description="FP8/FP4 casts of the projection weights")
     gradients_bytes: Bytes = Field(description="gradients, and their fp32 copy if any")
     optimizer_bytes: Bytes = Field(description="optimizer states and fp32 master weights "
                                                "(ZeRO's K)")
@@ -44,6 +59,11 @@ class MemoryBlock(Frozen):
     activations: dict[str, Bytes] = Field(description="layers, embedding, output layer")
     activations_per_layer_bytes: Bytes = Field(description="one dense layer, one micro-batch")
     total_bytes: Bytes
+    paged_bytes: Bytes = Field(0, description="optimizer states a paged optimizer may move "
+                                              "to the host; not counted against the GPU")
+    finetune: FineTuneBlock = Field(description="what trains: trainable and frozen parameters")
+    offload: OffloadBlock | None = Field(None, description="ZeRO-Offload/Infinity: what left "
+                                                           "the GPU and where it went")
     gpu: str | None
     gpu_title: str | None = None
     gpu_bytes: int | None = Field(description="memory_gib × 2^30")
@@ -51,7 +71,8 @@ class MemoryBlock(Frozen):
     headroom_bytes: Bytes | None = Field(description="gpu_bytes − total_bytes (< 0: short)")
     max_micro_batch: int | None = Field(description="largest micro-batch that fits; 0 when "
                                                     "not even one does")
-    states_bytes: Bytes = Field(description="weights + gradients + optimizer states")
+    states_bytes: Bytes = Field(description="weights (frozen ones too) + gradients + "
+                                            "optimizer states, on the GPU")
     layers: int = Field(description="the model's layers L")
     stage_layers: int = Field(description="layers on the most loaded GPU: ⌈L/p⌉")
     kv_heads: int = Field(description="the model's key/value heads (MLA: its query heads)")
@@ -69,6 +90,7 @@ class MemoryReport(Document):
     title: str
     source: str
     memory: MemoryBlock
+    config: ConfigEcho | None = Field(None, description="the trainer config read (--from)")
     conventions: list[str]
 
 
@@ -105,12 +127,17 @@ def _options(spec: ModelSpec, gpu: str | None, options: dict[str, Any]) -> Train
     return parsed.model_copy(update={"recipe": parsed.recipe_name, "seq_len": seq_len})
 
 
-def symbol_values_for(spec: ModelSpec, options: TrainingMemory,
-                      gpu: GPU | None) -> dict[str, Any]:
-    """Every symbol calc.formulas.memory uses, for `spec` trained with resolved `options`."""
+def symbol_values_for(spec: ModelSpec, options: TrainingMemory, gpu: GPU | None,
+                      finetune: FineTune | None = None,
+                      targets: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every symbol calc.formulas.memory (and .finetune, .precision, .offload) uses, for `spec`
+    trained with resolved `options`, fully or as `finetune` with adapters on `targets`."""
     counts = count_params(spec)
     recipe, optimizer = RECIPES[options.recipe_name], OPTIMIZERS[options.optimizer]
-    return {
+    finetune = finetune or FineTune()
+    values = {
+        **finetune_values(finetune, targets, recipe.weights),
+        **gemm_values(options.precision, BYTES_PER_ELEMENT[options.dtype]),
         **symbol_values(spec), "T": options.seq_len, "b": options.micro_batch,
         **stage_values(spec, options.tp, options.pp),
         "N": counts.total, "N_emb": counts.embedding, "N_head": counts.components["lm_head"],
@@ -127,51 +154,114 @@ def symbol_values_for(spec: ModelSpec, options: TrainingMemory,
         "i_full": int(options.recompute == "full"),
         "M_gib": gpu.memory_gib if gpu else 0,
     }
+    if optimizer.shaped:  # bytes per trained parameter from the shapes (calc.formulas.optimizer)
+        frozen = finetune.frozen_base
+        key = optimizer.shaped + ("_adapters" if frozen else "")
+        trained = _compiled.finetune_counts(values)["adapters"] if frozen else counts.total
+        values["q_o"] = _compiled.optimizer_states(values)[key] / trained
+    return values
 
 
-def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
-           **options: Any) -> MemoryReport:
+@dataclass(frozen=True)
+class _Evaluated:
+    """The memory of one set of options, fine-tuning, precision and offload folded in."""
+
+    s: dict[str, Any]
+    states: dict[str, Any]  # weights, frozen, gradients, optimizer
+    activations: dict[str, Any]
+    per_layer: float
+    copies: float  # FP8/FP4 weight casts
+    moved: OffloadBlock | None
+    paged: float  # optimizer states a paged optimizer may move to the host
+    total: float  # everything on the GPU, paged states included
+    gpu: float
+    room: float  # micro-batches the memory holds (paged states evicted)
+
+    @property
+    def on_gpu(self) -> float:
+        return self.total - self.paged
+
+
+def _evaluate(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: FineTune,
+              targets: tuple[str, ...], off: Offload) -> _Evaluated:
+    s = symbol_values_for(spec, opts, device, ft, targets)
+    activations = _compiled.memory_activations(s)
+    totals = _compiled.memory(s)
+    if ft.frozen_base:  # adapters train, the base is frozen (calc.formulas.finetune)
+        states = _compiled.finetune_states(s)
+        tuned = _compiled.finetune_memory(s)
+        activations = {**activations, "adapters": tuned["adapter_activations"]}
+        total, room = tuned["total"], tuned["micro_batch_room"]
+    else:
+        states = {**_compiled.memory_states(s), "frozen": 0}
+        total, room = totals["total"], totals["micro_batch_room"]
+    copies = _compiled.precision_memory(s)["weight_copies"]
+    moved = offload_block(off, opts, device, s) if off.active else None
+    change = copies + (moved.gpu_live_bytes - moved.gpu_freed_bytes if moved else 0)
+    paged = states["optimizer"] if ft.paged else 0
+    per_micro_batch = sum(activations.values()) / opts.micro_batch
+    return _Evaluated(s, states, activations, totals["activations_per_layer"], copies, moved,
+                      paged, total + change, totals["gpu"],
+                      room + (paged - change) / per_micro_batch)
+
+
+def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = None,
+           from_file: str | None = None, **options: Any) -> MemoryReport:
     """Training memory of the most loaded GPU for a preset name, spec file, ModelSpec or Preset.
 
     `options` are the fields of calc.spec.TrainingMemory (seq_len, micro_batch, dtype, recipe,
-    optimizer, zero, dp, tp, pp, recompute, sequence_parallel, flash_attention, dropout). Bad
-    input raises CalcError naming the field, the value and what is allowed.
+    optimizer, zero, dp, tp, pp, cp, ep, vpp, recompute, sequence_parallel, flash_attention,
+    dropout, precision); `finetune` 'full', 'lora' or 'qlora' (or a calc.spec.finetune.FineTune)
+    with the adapters' `lora_rank` and `lora_targets` ('q,v', 'all-linear'), QLoRA's
+    `base_dtype` (nf4, fp4) and `double_quant`, and `paged` optimizer states;
+    `offload_optimizer` / `offload_params` ('cpu' or 'nvme': ZeRO-Offload, ZeRO-Infinity),
+    checked against a node's host memory (`system`, default the GPU's own, or
+    `host_memory_gib` with `gpus_per_node`). `from_file` reads a trainer config (DeepSpeed,
+    Megatron-LM, torchtitan, axolotl, transformers; calc.trainers) whose settings the options
+    given here override, and whose model is used when `model` is None. Bad input raises
+    CalcError naming the field, the value and what is allowed.
     """
+    model, options, ft, off, echo = split_options(model, from_file, options)
     preset = resolve(model)
     spec = preset.spec
     opts = _options(spec, gpu, options)
+    ft_block, adapters = finetune_block(spec, ft, opts.dtype)
     device = get_gpu(gpu) if gpu else None
-    s = symbol_values_for(spec, opts, device)
-    states = _compiled.memory_states(s)
-    activations = _compiled.memory_activations(s)
-    totals = _compiled.memory(s)
+    if device is not None:
+        gemm_peaks(device, opts.precision, opts.dtype)  # the GPU runs these GEMMs at all
+    e = _evaluate(spec, opts, device, ft, adapters.targets, off)
     recipe = RECIPES[opts.recipe_name]
-    states_total = states["weights"] + states["gradients"] + states["optimizer"]
-    fits = totals["total"] <= totals["gpu"] if device else None
+    states = e.states
+    states_total = e.on_gpu - sum(e.activations.values())  # offload, copies, paging folded in
+    fits = e.on_gpu <= e.gpu if device else None
     short = None if fits is not False else (
-        "model states" if states_total > totals["gpu"] else "activations")
+        "model states" if states_total > e.gpu else "activations")
     block = MemoryBlock(
-        options=opts, params=s["N"], params_per_gpu=states["params_per_gpu"],
+        options=opts, params=e.s["N"],
+        params_per_gpu=_compiled.memory_states(e.s)["params_per_gpu"],
         bytes_per_param={"weights": recipe.weights, "gradients": recipe.gradients,
                          "gradient_copy": recipe.gradient_copy, "master": recipe.master,
-                         "optimizer_states": OPTIMIZERS[opts.optimizer].state_bytes},
-        weights_bytes=whole(states["weights"]), gradients_bytes=whole(states["gradients"]),
+                         "optimizer_states": e.s["q_o"]},
+        weights_bytes=whole(states["weights"]), frozen_bytes=whole(states["frozen"]),
+        weight_copies_bytes=whole(e.copies), gradients_bytes=whole(states["gradients"]),
         optimizer_bytes=whole(states["optimizer"]),
-        activations_bytes=whole(sum(activations.values())),
-        activations={key: whole(value) for key, value in activations.items()},
-        activations_per_layer_bytes=whole(totals["activations_per_layer"]),
-        total_bytes=whole(totals["total"]),
+        activations_bytes=whole(sum(e.activations.values())),
+        activations={key: whole(value) for key, value in e.activations.items()},
+        activations_per_layer_bytes=whole(e.per_layer),
+        total_bytes=whole(e.total), paged_bytes=whole(e.paged), finetune=ft_block,
+        offload=e.moved,
         gpu=device.name if device else None, gpu_title=device.title if device else None,
-        gpu_bytes=whole(totals["gpu"]) if device else None,
-        fits=fits, headroom_bytes=whole(totals["gpu"] - totals["total"]) if device else None,
-        max_micro_batch=max(0, math.floor(totals["micro_batch_room"])) if device else None,
+        gpu_bytes=whole(e.gpu) if device else None,
+        fits=fits, headroom_bytes=whole(e.gpu - e.on_gpu) if device else None,
+        max_micro_batch=max(0, math.floor(e.room)) if device else None,
         states_bytes=whole(states_total), short=short, layers=spec.n_layers,
-        stage_layers=s["L_s"], kv_heads=spec.n_kv_heads,
-        fixes=_fixes(spec, opts, device) if device and not fits else [],
+        stage_layers=e.s["L_s"], kv_heads=spec.n_kv_heads,
+        fixes=_fixes(spec, opts, device, ft, adapters.targets, off) if device and not fits
+        else [],
     )
     notes = [*preset.notes, *filter(None, [context_note(spec, opts.seq_len, "s")])]
     return MemoryReport(model=preset.name, title=preset.title, source=preset.source,
-                        memory=block, conventions=[*notes, *conventions(block)])
+                        memory=block, config=echo, conventions=[*notes, *conventions(block)])
 
 
 # What a run that does not fit could change, in the order tried; each group's candidates from
@@ -197,7 +287,8 @@ def _beyond(current: dict[str, Any], changes: dict[str, int | str]) -> bool:
         v != current[k] for k, v in changes.items())
 
 
-def _fixes(spec: ModelSpec, opts: TrainingMemory, device: GPU) -> list[Fix]:
+def _fixes(spec: ModelSpec, opts: TrainingMemory, device: GPU, ft: FineTune,
+           targets: tuple[str, ...], off: Offload) -> list[Fix]:
     """For each group of FIXES, the smallest change in it that makes the run fit."""
     found = []
     current = opts.model_dump(exclude={"gpu"})
@@ -205,12 +296,12 @@ def _fixes(spec: ModelSpec, opts: TrainingMemory, device: GPU) -> list[Fix]:
         for changes in (c for c in candidates if _beyond(current, c)):
             try:
                 changed = _options(spec, device.name, {**current, **changes})
-            except CalcError:  # e.g. a tp that does not divide the heads
+                e = _evaluate(spec, changed, device, ft, targets, off)
+            except CalcError:  # e.g. a tp that does not divide the heads, or no host memory
                 continue
-            totals = _compiled.memory(symbol_values_for(spec, changed, device))
-            if totals["total"] <= totals["gpu"]:
-                found.append(Fix(changes=changes, total_bytes=whole(totals["total"]),
-                                 max_micro_batch=math.floor(totals["micro_batch_room"])))
+            if e.on_gpu <= e.gpu:
+                found.append(Fix(changes=changes, total_bytes=whole(e.total),
+                                 max_micro_batch=math.floor(e.room)))
                 break
     return found
 
@@ -238,12 +329,15 @@ def conventions(block: MemoryBlock) -> list[str]:
     sp = ("sequence parallelism splits norm inputs and dropout masks t ways"
           if o.sequence_parallel else
           "norm inputs and dropout masks are replicated on the t ranks (no sequence parallelism)")
+    trained = ("" if block.finetune.method == "full" else
+               " of each trained (adapter) parameter; the frozen base only its weights")
+    k = block.bytes_per_param["master"] + block.bytes_per_param["optimizer_states"]
     return [
         f"Model states: recipe {o.recipe_name!r} ({recipe.label}) with {optimizer.label}: "
-        f"{per_param} bytes per parameter before sharding. Sources: {recipe.source}; "
-        f"{optimizer.source}.",
-        "optimizer_bytes holds the optimizer states and the fp32 master weights (ZeRO's "
-        f"K = {block.bytes_per_param['master'] + block.bytes_per_param['optimizer_states']}); "
+        f"{per_param:.4g} bytes per parameter before sharding{trained}. Sources: "
+        f"{recipe.source}; {optimizer.source}.",
+        f"optimizer_bytes holds the optimizer states and the fp32 master weights (ZeRO's "
+        f"K = {k:.4g}); "
         f"{zero.format(dp=o.dp)} (Rajbhandari et al. 2020 §5, Fig. 1).",
         f"Parallelism: the most loaded GPU holds the first pipeline stage's "
         f"{block.stage_layers} = ⌈L/p⌉ of the {block.layers} layers and the embedding (and "
@@ -262,6 +356,9 @@ def conventions(block: MemoryBlock) -> list[str]:
         f"embedding and output layer as Megatron-LM counts them.",
         "Not counted: temporary buffers (communication buckets, the logits' gradient), memory "
         "fragmentation and the CUDA context, which take a few more GB in practice.",
+        *(finetune_sentences(block.finetune) if block.finetune.method != "full" else []),
+        *([precision_sentence(o.precision)] if o.precision != "bf16" else []),
+        *([offload_sentence(block.offload)] if block.offload else []),
         "Units: bytes; GB = 1e9 bytes (the ZeRO paper's unit: 7.5B × 16 bytes = 120 GB), "
         "GiB = 2^30 bytes; a GPU's memory is its catalogue memory_gib × 2^30 (vendors' "
         "'80GB' of HBM is 80 GiB).",
