@@ -42,11 +42,20 @@ from calc.hf import read_hf_config
 # the authors' remote modeling code; the cross-check is transformers' own class, never code
 # from the hub.
 _NOT_ARCHITECTURE = ("quantization_config", "auto_map")
+# Dynamic NTK RoPE (InternLM3's rope_scaling) rescales its frequencies from the largest
+# position id, a value (Tensor.item) meta tensors lack. RoPE holds no parameters and no matrix
+# product, so the cross-check builds the model with plain RoPE.
+_ROPE_KEYS = ("rope_scaling", "rope_parameters")
+
+
+def _dynamic_rope(value: Any) -> bool:
+    return isinstance(value, dict) and "dynamic" in (value.get("rope_type"), value.get("type"))
 
 
 def _config_dict(config: dict[str, Any] | str | Path) -> dict[str, Any]:
     data = config if isinstance(config, dict) else read_hf_config(config)
-    return {key: value for key, value in data.items() if key not in _NOT_ARCHITECTURE}
+    return {key: value for key, value in data.items() if key not in _NOT_ARCHITECTURE
+            and not (key in _ROPE_KEYS and _dynamic_rope(value))}
 
 
 def build(config: dict[str, Any] | str | Path) -> nn.Module:
