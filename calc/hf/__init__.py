@@ -3,14 +3,16 @@
     spec = calc.ModelSpec.from_hf_config("Qwen3-0.6B/config.json")
     python -m calc path/to/config.json --tokens 1e12 --gpu h100
 
-Supported: calc.hf.defaults.supported_types() (gpt2, llama, mistral, mixtral, qwen2, qwen2_moe,
-qwen3, qwen3_moe, gemma, gemma2, phi3, olmo2, gpt_neox, falcon, bloom, opt, deepseek_v2,
-deepseek_v3). A field the file leaves out takes transformers' default for that type
-(calc.hf.defaults, with the transformers version it was read from); each type's reader
-(calc.hf.readers) repeats what transformers' modeling code builds from the config. A config the
-spec cannot express exactly, or one transformers itself refuses, is a CalcError naming the
-field: a count is never silently wrong. calc.hf.export writes a spec back as a config. Neither
-torch nor transformers is imported here (calc.verify.hf_reference builds transformers' model).
+Supported: calc.hf.defaults.supported_types(), read by calc.hf.readers and the family modules
+calc/hf/family_*.py. A field the file leaves out takes transformers' default for that type
+(calc.hf.defaults, with the transformers version it was read from); each type's reader repeats
+what transformers' modeling code builds from the config. A config the spec cannot express
+exactly, or one transformers itself refuses, is a CalcError naming the field: a count is never
+silently wrong; an unknown model_type names the closest supported ones (calc.hf.unknown). A
+multimodal config is counted by its language model (calc.hf.multimodal); a quantized one by its
+unquantized model, with the storage of its weights in hf_notes (calc.hf.quantization).
+calc.hf.export writes a spec back as a config. Neither torch nor transformers is imported here
+(calc.verify.hf_reference builds transformers' model).
 """
 
 from __future__ import annotations
@@ -24,11 +26,15 @@ from pydantic import ValidationError
 from calc.errors import CalcError, one_line
 from calc.hf.defaults import supported_types
 from calc.hf.fields import HFConfig
+from calc.hf.multimodal import is_multimodal, language_config
+from calc.hf.quantization import note as quantization_note
+from calc.hf.quantization import quantization
 from calc.hf.readers import READERS
+from calc.hf.unknown import unsupported
 from calc.spec import ModelSpec
 
-__all__ = ["default_name", "hf_config_from_spec", "read_hf_config", "spec_from_hf_config",
-           "supported_types"]
+__all__ = ["default_name", "hf_config_from_spec", "hf_notes", "read_hf_config",
+           "spec_from_hf_config", "supported_types"]
 
 
 def read_hf_config(path: str | Path) -> dict[str, Any]:
@@ -60,10 +66,12 @@ def spec_from_hf_config(config: dict[str, Any] | str | Path, name: str | None = 
         name = name or default_name(config)
         config = read_hf_config(config)
     where = where or "Hugging Face config"
+    if config.get("model_type") not in READERS and is_multimodal(config):
+        config, _ = language_config(config, where)
+        where = f"{where}, text_config"
     model_type = config.get("model_type")
     if model_type not in READERS:
-        raise CalcError(f"{where}: model_type={model_type!r} is not supported; supported: "
-                        f"{', '.join(supported_types())}")
+        raise unsupported(model_type, config, where)
     c = HFConfig(config, where)
     spec = READERS[model_type](c)
     label = name or config.get("_name_or_path") or model_type
@@ -71,6 +79,18 @@ def spec_from_hf_config(config: dict[str, Any] | str | Path, name: str | None = 
         return ModelSpec.model_validate({"name": str(label), **spec})
     except ValidationError as error:
         raise CalcError(one_line(error, f"{c.where}, as calc spec")) from None
+
+
+def hf_notes(config: dict[str, Any]) -> list[str]:
+    """What the report says about a config.json beyond its counts: the towers a multimodal
+    model's count leaves out, and the storage of quantized weights."""
+    notes = []
+    if config.get("model_type") not in READERS and is_multimodal(config):
+        notes.append(language_config(config, "")[1])
+    stored = quantization(config)
+    if stored is not None:
+        notes.append(quantization_note(stored))
+    return notes
 
 
 def hf_config_from_spec(spec: ModelSpec) -> dict[str, Any]:

@@ -49,7 +49,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                       attention_bias=False, mlp_bias=False, head_dim=None),
     "minicpm3": {
         "vocab_size": 73448, "hidden_size": 2560, "intermediate_size": 6400,
-        "num_hidden_layers": 62, "num_attention_heads": 40, "hidden_act": "silu",
+        "num_hidden_layers": 62, "num_attention_heads": 40, "num_key_value_heads": 40,
+        "hidden_act": "silu",
         "max_position_embeddings": 32768, "tie_word_embeddings": True, "attention_bias": False,
         "mlp_bias": False, "q_lora_rank": 768, "kv_lora_rank": 256, "qk_nope_head_dim": 64,
         "qk_rope_head_dim": 32, "v_head_dim": None,

@@ -76,7 +76,7 @@ class _Window:
 
 
 def _gptj(c: HFConfig) -> dict[str, Any]:
-    # modeling_gptj.py / modeling_codegen.py: q, k, v (CodeGen: one fused qkv_proj) and
+    # modeling_gptj.py, modeling_codegen.py: q, k, v (CodeGen: one fused qkv_proj) and
     # out_proj without bias, fc_in and fc_out with; attention and MLP in parallel behind one
     # ln_1; an LM head with bias; n_inner (default 4·n_embd).
     return _gpt(c, "n_inner", "activation_function", position={"kind": "rope"},
@@ -100,8 +100,17 @@ def _openai_gpt(c: HFConfig) -> dict[str, Any]:
     return spec
 
 
-READERS = {"gpt_bigcode": _gpt_bigcode, "gpt_neo": _gpt_neo, "gptj": _gptj, "codegen": _gptj,
-           "openai-gpt": _openai_gpt}
+def _codegen(c: HFConfig) -> dict[str, Any]:
+    # modeling_codegen.py: GPT-J's block; the fused qkv_proj is read as 4 interleaved shards
+    # (mp_num = 4, the model parallelism CodeGen was trained with), so n_embd splits in 4.
+    if c.size("hidden_size") % 4:
+        c.fail(f"n_embd={c['hidden_size']} must be a multiple of 4: CodeGen's qkv_proj is "
+               f"split into the 4 model-parallel shards it was trained with")
+    return _gptj(c)
+
+
+READERS = {"gpt_bigcode": _gpt_bigcode, "gpt_neo": _gpt_neo, "gptj": _gptj,
+           "codegen": _codegen, "openai-gpt": _openai_gpt}
 
 
 # ---- writers ----------------------------------------------------------------------------------

@@ -92,10 +92,13 @@ def _hunyuan_v1_dense(c: HFConfig) -> dict[str, Any]:
 
 def _ministral(c: HFConfig) -> dict[str, Any]:
     # modeling_ministral.py: no biases; configuration_ministral.py: layer_types, else every
-    # layer slides when sliding_window is set.
+    # layer slides. MinistralModel builds the sliding-window mask on every forward, which
+    # fails without a sliding_window even when no layer slides.
     no_null_head_dim(c)
-    layers = c.size("num_hidden_layers")
-    default = ["local" if c.given("sliding_window") else "global"] * layers
+    if not c.given("sliding_window"):
+        c.fail("sliding_window=None: transformers' Ministral builds a sliding-window mask on "
+               "every forward and fails without one")
+    default = ["local"] * c.size("num_hidden_layers")
     return _biased(c, False, False, False,
                    attention=layer_pattern(c, layer_kinds(c, default)))
 
@@ -128,6 +131,10 @@ def _minicpm3(c: HFConfig) -> dict[str, Any]:
     divides(c)
     bias = c.flag("attention_bias")
     h = c.size("num_attention_heads")
+    if c.given("num_key_value_heads") and c["num_key_value_heads"] != h:
+        c.fail(f"num_key_value_heads={c['num_key_value_heads']} must equal num_attention_heads="
+               f"{h}: the latent attention gives every head its keys, and transformers' "
+               f"MiniCPM3 would repeat them num_attention_heads / num_key_value_heads times")
     v_head_dim = c.size("v_head_dim") if c.given("v_head_dim") else c.size("hidden_size") // h
     return decoder(c, {"n_heads": h}, ffn_bias=c.flag("mlp_bias"), attention={
         "qkv_bias": bias, "out_bias": bias, "mla": {
@@ -154,8 +161,10 @@ def _seed_oss_writer(spec: ModelSpec) -> dict[str, Any]:
 
 
 def _ministral_writer(spec: ModelSpec) -> dict[str, Any]:
-    # Any pattern of sliding and global layers without biases.
-    return {**llama_like(spec, "ministral"), "sliding_window": None, **layer_types(spec)}
+    # Any pattern of sliding and global layers without biases (a window even when none slides).
+    kinds = layer_types(spec) or {"sliding_window": spec.context_length,
+                                  "layer_types": ["full_attention"] * spec.n_layers}
+    return {**llama_like(spec, "ministral"), **kinds}
 
 
 def _glm4_writer(spec: ModelSpec) -> dict[str, Any]:
@@ -181,8 +190,8 @@ def _minicpm3_writer(spec: ModelSpec) -> dict[str, Any]:
     mla = spec.attention.mla
     need(mla is not None, "attention.mla=None (minicpm3 uses multi-head latent attention)")
     _divisible(spec, "minicpm3")
-    config = llama_like(spec, "minicpm3")
-    del config["num_key_value_heads"], config["head_dim"]
+    config = llama_like(spec, "minicpm3")  # num_key_value_heads: every head (MLA)
+    del config["head_dim"]
     return {**config, "attention_bias": spec.attention.qkv_bias, "mlp_bias": spec.ffn.bias,
             **mla.model_dump()}
 
