@@ -162,12 +162,30 @@ def _preset_from_hf_config(path: Path, data: dict[str, Any]) -> Preset:
     return Preset(name=name, title=title, source=str(path), spec=spec, hf_config=data)
 
 
+def _preset_from_hub(repo_id: str) -> Preset:
+    from calc.hf import spec_from_hf_config
+    from calc.hf.hub import fetch  # huggingface_hub only on this path
+
+    hub = fetch(repo_id)
+    spec = spec_from_hf_config(hub.config, name=repo_id, where=f"model {repo_id!r} config.json")
+    published = hub.published_params and PublishedParams(value=hub.published_params,
+                                                         source=hub.published_source)
+    title = f"Hugging Face Hub {repo_id}, model_type {hub.config.get('model_type')}"
+    return Preset(name=repo_id, title=title, source=hub.source, spec=spec,
+                  published_params=published, hf_config=hub.config)
+
+
 def load_model(model: str) -> Preset:
-    """A preset by name, a spec file (TOML or JSON) or a Hugging Face config.json by path."""
+    """A preset by name, a spec file (TOML or JSON), a Hugging Face config.json by path, or a
+    Hugging Face Hub model id (org/name, calc.hf.hub)."""
     path = Path(model)
     looks_like_path = path.suffix.lower() in (".toml", ".json") or "/" in model or "\\" in model
     if model in _model_files() and not path.exists():
         return load_preset(model)
+    from calc.hf.hub import is_hub_id  # no huggingface_hub import: a name check
+
+    if is_hub_id(model):
+        return _preset_from_hub(model)
     if path.exists() or looks_like_path:
         data = _read_mapping(path)
         if _is_hf_config(data):
