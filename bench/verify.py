@@ -3,7 +3,7 @@
     python bench/verify.py [MODEL ...] [--seq-len 128]
 
 Target (issue "The verifier"): verifying llama3.1-405b takes seconds, not minutes. Prints the
-wall time of `calc.verify.report.verify` (build + parameter count + forward and backward under
+wall time of `calc.reports.verify.verify` (build + parameter count + forward and backward under
 FlopCounterMode) per model; asserts nothing.
 """
 
@@ -13,7 +13,7 @@ import argparse
 import time
 
 import calc
-from calc.verify.report import verify
+from calc.reports.verify import verify
 
 DEFAULT = ["gpt2", "llama2-7b", "llama2-70b", "mixtral-8x7b", "llama3.1-405b", "deepseek-v3"]
 

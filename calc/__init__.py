@@ -12,16 +12,17 @@ Planning: `calc.memory(model, gpu=..., zero=..., dp=...)` (training memory per G
 `calc.plot(...)` (matplotlib). `calc.reproduce()` sets every published training run beside
 calc's estimate of it. All of these load on first use.
 
-Custom models are `calc.ModelSpec(...)`; presets are listed by `calc.list_presets()`. This
+Custom models are `calc.ModelSpec(...)` or `calc.spec_from_hf_config("config.json")`; presets
+are listed by `calc.list_presets()`. This
 package never imports torch (the verifier, calc.verify, does) and its report path never imports
 sympy (formulas are compiled into calc._compiled).
 """
 
 from calc.errors import CalcError, UnknownNameError
 from calc.evaluate import count_flops, count_params
+from calc.hf import spec_from_hf_config
 from calc.presets import Preset, get_gpu, list_presets, load_gpus, load_model, load_preset
-from calc.render import render
-from calc.report import Report, estimate
+from calc.reports.estimate import Report, estimate
 from calc.spec import (
     GPU,
     AttentionSpec,
@@ -36,28 +37,31 @@ from calc.spec import (
     TrainingMemory,
     Workload,
 )
+from calc.views import render
 
 __version__ = "0.1.0"
 
-# Imported on first use (PEP 562): numpy, pandas, sympy and the planning reports stay off
-# `import calc` and the report's path (bench/startup.py). name -> "module:attribute".
+# Imported on first use (PEP 562): numpy, pandas, sympy and the other reports stay off
+# `import calc` and the report's path (bench/startup.py). name -> "module:attribute". No module
+# directly under calc/ shares one of these names, so importing a report's module never turns
+# calc.<name> into a module (tests/test_layout.py).
 _LAZY = {
-    "memory": "calc.plan.memory:memory",
-    "MemoryReport": "calc.plan.memory:MemoryReport",
-    "infer": "calc.plan.inference:infer",
-    "InferenceReport": "calc.plan.inference:InferenceReport",
-    "optimal": "calc.plan.optimal:optimal",
-    "OptimalReport": "calc.plan.optimal:OptimalReport",
-    "reproduce": "calc.reproduction:reproduce",
-    "ReproduceReport": "calc.reproduction:ReproduceReport",
-    "compare": "calc.comparison:compare",
-    "Comparison": "calc.comparison:Comparison",
-    "conventions_table": "calc.flop_conventions:conventions_table",
-    "ConventionsTable": "calc.flop_conventions:ConventionsTable",
-    "sweep": "calc.sweeps:sweep",
-    "Sweep": "calc.sweeps.result:Sweep",
-    "model_formulas": "calc.formulas.notebook:model_formulas",
-    "plot": "calc.plot:plot",
+    "memory": "calc.reports.memory:memory",
+    "MemoryReport": "calc.reports.memory:MemoryReport",
+    "infer": "calc.reports.infer:infer",
+    "InferenceReport": "calc.reports.infer:InferenceReport",
+    "optimal": "calc.reports.optimal:optimal",
+    "OptimalReport": "calc.reports.optimal:OptimalReport",
+    "reproduce": "calc.reports.reproduce:reproduce",
+    "ReproduceReport": "calc.reports.reproduce:ReproduceReport",
+    "compare": "calc.reports.compare:compare",
+    "Comparison": "calc.reports.compare:Comparison",
+    "conventions_table": "calc.reports.conventions:conventions_table",
+    "ConventionsTable": "calc.reports.conventions:ConventionsTable",
+    "sweep": "calc.reports.sweep:sweep",
+    "Sweep": "calc.reports.sweep:Sweep",
+    "model_formulas": "calc.reports.formulas:model_formulas",
+    "plot": "calc.views.plot:plot",
 }
 
 
@@ -77,5 +81,6 @@ __all__ = [  # the eager names, then the lazy ones
     "MLASpec", "MoESpec", "ModelSpec", "NormSpec", "PositionSpec", "Preset", "Report",
     "TrainingMemory", "UnknownNameError", "Workload", "count_flops", "count_params", "estimate",
     "get_gpu", "list_presets", "load_gpus", "load_model", "load_preset", "render",
+    "spec_from_hf_config",
     *_LAZY,
 ]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from calc import _compiled
-from calc.conventions import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
+from calc.counting import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
 from calc.spec import ModelSpec
 
 

@@ -9,7 +9,6 @@ or JSON holding either the spec's fields at top level or a preset's layout (`[sp
 
 from __future__ import annotations
 
-import json
 import tomllib
 from functools import cache
 from importlib import resources
@@ -19,6 +18,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from calc.errors import CalcError, UnknownNameError, one_line
+from calc.files import read_mapping
 from calc.spec import GPU, Dtype, ModelSpec
 from calc.spec.model import Frozen
 
@@ -35,9 +35,9 @@ class PublishedParams(Frozen):
     source: str = Field(min_length=1)
 
 
-# The confidence tags of ../shared/reference/published.json, strongest first: the figure read in
-# the primary source, in a verbatim transcription, in two secondary sources, in one; derived from
-# published figures; or not confirmed at all.
+# How well a published figure is confirmed, strongest first: read in the primary source, in a
+# verbatim transcription of it, in two secondary sources, in one; derived from published
+# figures; or not confirmed at all.
 Confidence = Literal["confirmed_primary", "confirmed_transcription", "confirmed_secondary",
                      "secondary_single", "derived", "unconfirmed"]
 
@@ -60,7 +60,7 @@ class PublishedRun(Frozen):
     mfu_convention: str = Field("", description="how the reported MFU was counted")
     scope: str = Field("", description="what the GPU-hours cover")
     confidence: Confidence | None = Field(
-        None, description="how well the run's figures are confirmed (published.json's tag)")
+        None, description="how well the run's figures are confirmed")
     source: str = Field(min_length=1)
 
 
@@ -86,6 +86,7 @@ def _data_dir() -> Path:
         return Path(__file__).resolve().parents[1] / "presets"
 
 
+@cache  # a listing per process: estimate() by name must not re-list the folder on every call
 def _model_files() -> dict[str, Path]:
     return {path.stem: path for path in sorted((_data_dir() / "models").glob("*.toml"))}
 
@@ -93,29 +94,6 @@ def _model_files() -> dict[str, Path]:
 def list_presets() -> list[str]:
     """Preset names, sorted."""
     return list(_model_files())
-
-
-def _read_mapping(path: Path) -> dict[str, Any]:
-    """A TOML or JSON file's top-level object; CalcError naming the file on any problem."""
-    if not path.exists():
-        raise CalcError(f"spec file {str(path)!r} does not exist")
-    if path.is_dir():
-        raise CalcError(f"spec file {str(path)!r} is a directory, not a TOML or JSON file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise CalcError(f"spec file {str(path)!r} cannot be read: {error}") from None
-    if not text.strip():
-        raise CalcError(f"spec file {str(path)!r} is empty; expected a TOML or JSON object")
-    try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
-        kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
-        raise CalcError(f"spec file {str(path)!r} is not valid {kind}: {error}") from None
-    if not isinstance(data, dict):
-        raise CalcError(f"spec file {str(path)!r} holds a {type(data).__name__}, "
-                        f"expected an object of spec fields")
-    return data
 
 
 def _preset_from_mapping(name: str, data: dict[str, Any], where: str) -> Preset:
@@ -145,7 +123,7 @@ def load_preset(name: str) -> Preset:
     files = _model_files()
     if name not in files:
         raise UnknownNameError("model", name, files, "python -m calc list")
-    return _preset_from_mapping(name, _read_mapping(files[name]), f"preset {name}")
+    return _preset_from_mapping(name, read_mapping(files[name]), f"preset {name}")
 
 
 def _is_hf_config(data: dict[str, Any]) -> bool:
@@ -175,6 +153,26 @@ def _preset_from_hub(repo_id: str) -> Preset:
                   published_params=published, hf_config=hub.config)
 
 
+def resolve(model: str | ModelSpec | Preset) -> Preset:
+    """A Preset for a preset name, spec file path, ModelSpec or Preset."""
+    if isinstance(model, Preset):
+        return model
+    if isinstance(model, ModelSpec):
+        return Preset(name=model.name, title=model.name, source="custom spec", spec=model)
+    return load_model(model)
+
+
+def sequence_length(spec: ModelSpec, seq_len: int | None, flag: str = "--seq-len") -> int:
+    """`seq_len`, default the model's training context; an error past a learned position table
+    (`flag` names the option to change)."""
+    t = seq_len or spec.context_length
+    if spec.position_table and t > spec.position_table:
+        name = flag.removeprefix("--").replace("-", "_")
+        raise CalcError(f"{name}={t} exceeds {spec.name}'s learned position table of "
+                        f"{spec.position_table} rows; use {flag} <= {spec.position_table}")
+    return t
+
+
 def load_model(model: str) -> Preset:
     """A preset by name, a spec file (TOML or JSON), a Hugging Face config.json by path, or a
     Hugging Face Hub model id (org/name, calc.hf.hub)."""
@@ -187,7 +185,7 @@ def load_model(model: str) -> Preset:
     if is_hub_id(model):
         return _preset_from_hub(model)
     if path.exists() or looks_like_path:
-        data = _read_mapping(path)
+        data = read_mapping(path)
         if _is_hf_config(data):
             return _preset_from_hf_config(path, data)
         return _preset_from_mapping(path.stem, data, f"spec file {str(path)!r}")

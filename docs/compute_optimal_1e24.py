@@ -17,13 +17,13 @@ import argparse
 import numpy as np
 
 import calc
-from calc.render import Column, Table, render_tables
+from calc.counting import TOKENS_PER_PARAMETER  # Chinchilla's rule of thumb, D ≈ 20·N
+from calc.tables import Column, Table, render_tables
 
 BUDGET = 1e24  # training FLOPs
 # Hoffmann et al. 2022 (Chinchilla) §3.3, Approach 3: L(N, D) = E + A/N^α + B/D^β, fitted with
 # N = all parameters, embeddings included (as Pearce & Song 2024 read Chinchilla's counts).
 E, A, B, ALPHA, BETA = 1.69, 406.4, 410.7, 0.34, 0.28
-TOKENS_PER_PARAMETER = 20  # Chinchilla's rule of thumb (calc.report, D ≈ 20·N)
 HEAD_DIM, KV_HEADS, FFN_RATIO = 128, 8, 3.5  # Llama 3 8B: 4096 / 32, 8 KV, 14336 / 4096
 ASPECT = (64, 160)  # d_model / n_layers of GPT-3 175B (128), Llama 2 70B (102), 3.1 405B (130)
 GPU, MFU, GPUS = "h100", 0.4, 4096

@@ -13,7 +13,7 @@ import sympy
 import calc
 from calc.evaluate import count_flops, count_params, training_cost
 from calc.formulas import params as P
-from calc.formulas.display import specialise
+from calc.reports.formulas import specialise
 from calc.symbols import SYMBOLS
 
 LLAMA2_7B = calc.load_preset("llama2-7b").spec
@@ -94,7 +94,7 @@ def test_20_tokens_per_parameter_for_70b():
     """001 'Chinchilla 比例': D ≈ 20·N, 70B → about 1.4T tokens."""
     report = calc.estimate("llama2-70b")
     assert round(report.params.chinchilla_tokens / 1e12, 1) == 1.4
-    assert calc.report.TOKENS_PER_PARAMETER * 70e9 == 1.4e12
+    assert calc.counting.TOKENS_PER_PARAMETER * 70e9 == 1.4e12
 
 
 @pytest.mark.parametrize("vocab, expected", [(65, 842_752)])

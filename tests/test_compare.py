@@ -7,8 +7,8 @@ from functools import reduce
 import pytest
 
 import calc
-from calc.comparison import ROW_GROUPS
 from calc.evaluate import rule_flops
+from calc.reports.compare import ROW_GROUPS
 
 MODELS = ["gpt2", "llama2-7b", "mixtral-8x7b", "deepseek-v3"]
 WORKLOAD = {"tokens": 2e12, "gpu": "a100", "mfu": 0.35, "gpus": 512}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from calc.docs import blocks, body, output, refresh
+from calc.commands.docs import blocks, body, output, refresh
 from calc.errors import CalcError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,7 +55,7 @@ def test_unclosed_marker_is_an_error(tmp_path):
 
 @pytest.mark.parametrize("command, message", [
     ("ls -l", "cannot run"),
-    ("python -m calc no-such-model", "exited 2"),
+    ("python -m calc no-such-model", "docs: `python -m calc no-such-model`: unknown model"),
 ])
 def test_bad_commands(command, message):
     with pytest.raises(CalcError, match=message):

@@ -15,12 +15,12 @@ import pytest
 
 import calc
 from calc.errors import CalcError
-from calc.hf import READERS, spec_from_hf_config
+from calc.hf import spec_from_hf_config
 from calc.hf.defaults import supported_types
 from calc.hf.export import WRITERS, buffer_params, hf_config_from_spec, shape
 from calc.hf.families import COVERED_BY
+from calc.hf.readers import READERS
 from tests.hf_released import CONFIGS, REAL, REFUSED
-
 
 
 def config(name: str, **changes) -> dict:
@@ -58,12 +58,12 @@ def test_every_supported_type_has_a_released_config():
 @pytest.mark.parametrize("name", sorted(REFUSED))
 def test_released_configs_calc_refuses_name_the_field(name):
     with pytest.raises(CalcError, match=REFUSED[name]):
-        calc.ModelSpec.from_hf_config(CONFIGS / f"{name}.json")
+        calc.spec_from_hf_config(CONFIGS / f"{name}.json")
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda path: path.stem)
 def test_released_configs_import(path):
-    spec = calc.ModelSpec.from_hf_config(path)
+    spec = calc.spec_from_hf_config(path)
     assert spec.name == path.stem and calc.count_params(spec).total > 0
 
 
@@ -253,7 +253,7 @@ def test_cli_refuses_bad_configs_in_one_line(cli, tmp_path, content, message):
 
 
 def test_import_needs_neither_torch_nor_transformers():
-    code = ("import sys, calc.hf.export; calc.ModelSpec.from_hf_config(sys.argv[1]); "
+    code = ("import sys, calc.hf.export; calc.spec_from_hf_config(sys.argv[1]); "
             "calc.hf.export.hf_config_from_spec(calc.load_preset('llama2-7b').spec); "
             "bad = {'torch', 'transformers'} & set(sys.modules); assert not bad, bad")
     subprocess.run([sys.executable, "-c", code, str(CONFIGS / "deepseek-v3.json")], check=True)
@@ -305,7 +305,7 @@ def test_deepseek_v3_routing_bias_is_the_named_buffer_difference():
 
 @pytest.mark.parametrize("path", REAL, ids=lambda path: path.stem)
 def test_released_configs_export_back_to_the_same_model(path):
-    spec = calc.ModelSpec.from_hf_config(path)
+    spec = calc.spec_from_hf_config(path)
     assert shape(spec_from_hf_config(hf_config_from_spec(spec))) == shape(spec)
 
 

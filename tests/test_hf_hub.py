@@ -67,7 +67,7 @@ def test_a_hub_id_works_where_a_config_path_does(cli, hub_cache):
     data = result.json()
     assert data["model"] == "meta-llama/Llama-3.1-8B"
     # the same file by path: the same model
-    by_path = calc.count_params(calc.ModelSpec.from_hf_config(CONFIGS / "llama-3.1-8b.json"))
+    by_path = calc.count_params(calc.spec_from_hf_config(CONFIGS / "llama-3.1-8b.json"))
     assert data["params"]["total"] == by_path.total == 8_030_261_248
     assert data["params"]["published"] == INDEX_TOTAL
     assert "model.safetensors.index.json" in data["params"]["published_source"]

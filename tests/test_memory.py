@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import calc
 from calc import _compiled
 from calc.formulas import memory as M
-from calc.plan.memory import symbol_values_for
+from calc.reports.memory import symbol_values_for
 from calc.spec import TrainingMemory
 from calc.symbols import SYMBOLS
 from tests.strategies import model_specs

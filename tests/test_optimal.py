@@ -10,7 +10,7 @@ import pytest
 import calc
 from calc import _compiled
 from calc.evaluate import training_cost
-from calc.plan.optimal import CHINCHILLA
+from calc.reports.optimal import CHINCHILLA
 
 
 def test_chinchilla_70b_14t_576e23():

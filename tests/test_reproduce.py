@@ -12,10 +12,10 @@ import io
 import pytest
 
 import calc
-from calc import reproduction
 from calc.presets import Preset, PublishedRun
-from calc.report import estimate, implied_mfu
-from calc.reproduction import ReproducedRun, reproduce, reproduce_run
+from calc.reports import reproduce as reproduction
+from calc.reports.estimate import estimate, implied_mfu
+from calc.reports.reproduce import ReproducedRun, reproduce, reproduce_run
 
 REPORT = reproduce()
 ROWS = {row.model: row for row in REPORT.runs}
@@ -111,7 +111,7 @@ def test_rows_are_calc_estimates(row: ReproducedRun):
     assert report.flops_per_token.seq_len == row.seq_len and row.attention == "causal"
     assert (row.flops, row.flops_6nd, row.gpu_hours) == (
         training.flops, training.flops_6nd, training.gpu_hours)
-    assert row.default_mfu == calc.spec.DEFAULT_MFU == 0.4
+    assert row.default_mfu == calc.counting.DEFAULT_MFU == 0.4
     assert (row.implied_mfu, row.implied_mfu_6nd) == (training.published.implied_mfu,
                                                       training.published.implied_mfu_6nd)
     if row.published_gpu_hours is not None:

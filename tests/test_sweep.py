@@ -16,7 +16,7 @@ import calc
 from calc import _compiled
 from calc.errors import CalcError
 from calc.evaluate import count_flops, count_params
-from calc.sweeps import sweep
+from calc.reports.sweep import sweep
 from calc.sweeps.vectorise import Plan
 from tests.strategies import model_specs
 

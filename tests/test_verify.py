@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import calc  # noqa: E402
-from calc.verify.report import verify  # noqa: E402
+from calc.reports.verify import verify  # noqa: E402
 from tests.strategies import model_specs  # noqa: E402
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from calc.cli import Parser, add_format, positive_int
-from calc.render import render, render_json
+from calc.commands._args import Parser, add_format, positive_int, require_torch
+from calc.tables import render_json
+from calc.views import render
 
 
 def run(argv: Sequence[str]) -> int:
@@ -26,10 +27,8 @@ def run(argv: Sequence[str]) -> int:
     parser.add_argument("--save", metavar="PATH", help="also write the result as JSON")
     add_format(parser)
     args = parser.parse_args(argv)
-    from calc.commands.verify import require_torch
-
-    require_torch()
-    from calc.verify.throughput import bench
+    require_torch("bench")
+    from calc.reports.bench import bench
 
     report = bench(args.device, args.dtype, args.model, args.batch, args.seq_len,
                    args.matmul_size)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.cli import Parser, add_format, add_workload, workload
-from calc.render import render
+from calc.commands._args import Parser, add_format, add_workload, workload
+from calc.views import render
 
 
 def run(argv: Sequence[str]) -> int:
-    from calc.comparison import ROW_GROUPS, compare
     from calc.presets import list_presets
+    from calc.reports.compare import ROW_GROUPS, compare
 
     groups = ", ".join(group.key for group in ROW_GROUPS)
     parser = Parser(prog="python -m calc compare",
@@ -37,7 +37,7 @@ def run(argv: Sequence[str]) -> int:
 
 
 def _by_size(names: list[str]) -> list[str]:
-    from calc.catalog import preset_catalogue
+    from calc.reports.catalog import preset_catalogue
 
     order = [row.name for row in preset_catalogue().presets]  # sorted by parameters
     return [name for name in order if name in names]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.cli import Parser, add_format, fraction, positive_int
-from calc.render import render
+from calc.commands._args import Parser, add_format, fraction, positive_int
+from calc.views import render
 
 
 def run(argv: Sequence[str]) -> int:
-    from calc.flop_conventions import conventions_table
+    from calc.reports.conventions import conventions_table
 
     parser = Parser(prog="python -m calc conventions",
                     description="One model's training FLOPs per token under every published "

@@ -1,16 +1,138 @@
-"""`python -m calc docs [--check]`: regenerate the tables in README.md and docs/*.md."""
+"""Generated blocks in markdown: what a command prints, kept between two markers.
+
+    <!-- output: python -m calc compare gpt2 llama2-7b --format markdown -->
+    ...what the command prints...
+    <!-- /output -->
+
+`python -m calc docs` rewrites every such block in README.md and docs/*.md under the current
+folder; `--check` rewrites nothing and fails when a block is stale (tests/test_docs.py runs it,
+so a stale committed table fails the tests). Adding a table is one line — an opening and a
+closing marker, even on the same line — and a run of `python -m calc docs`. A marker counts
+only at the start of a line, so prose can quote one.
+
+A command is `python -m calc ARGS` (run in-process through calc.commands.run) or `python FILE.py
+ARGS` (a script under the root, run with runpy). Markdown and HTML output goes in as it is;
+other formats go in a fenced block (```text, ```json, ...).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import re
+import runpy
+import shlex
+import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from calc.cli import Parser
+from calc.commands import run as run_command
+from calc.commands._args import Parser
+from calc.errors import CalcError
+
+OPEN, CLOSE = "<!-- output: ", "<!-- /output -->"
+_OPENING = re.compile(r"^" + re.escape(OPEN), re.MULTILINE)  # at a line's start: not in prose
+FILES = ("README.md", "docs/*.md")
+RAW_FORMATS = ("markdown", "html")
+
+
+@dataclass(frozen=True)
+class Block:
+    path: Path
+    command: str
+    start: int  # where the body starts (just after the opening marker)
+    end: int  # where the closing marker starts
+    body: str
+
+
+def blocks(path: Path, text: str) -> list[Block]:
+    """The marked blocks of one file, in order; CalcError on a marker without its pair."""
+    found = []
+    position = 0
+    while match := _OPENING.search(text, position):
+        opening = match.start()
+        head_end = text.find("-->", opening + len(OPEN))
+        closing = text.find(CLOSE, head_end)
+        nested = _OPENING.search(text, head_end)
+        if head_end < 0 or closing < 0 or (nested and nested.start() < closing):
+            line = text.count("\n", 0, opening) + 1
+            raise CalcError(f"{path}:{line}: {OPEN.strip()} has no {CLOSE} after it")
+        command = text[opening + len(OPEN):head_end].strip()
+        start = head_end + len("-->")
+        found.append(Block(path, command, start, closing, text[start:closing]))
+        position = closing + len(CLOSE)
+    return found
+
+
+def output(command: str, root: Path) -> str:
+    """What `command` prints, run in this process."""
+    argv = shlex.split(command)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        if argv[:3] == ["python", "-m", "calc"]:
+            try:
+                code = run_command(argv[3:])
+            except CalcError as error:
+                raise CalcError(f"docs: `{command}`: {error}") from None
+        elif len(argv) >= 2 and argv[0] == "python" and argv[1].endswith(".py"):
+            code = _script(root / argv[1], argv[1:])
+        else:
+            raise CalcError(f"docs: cannot run {command!r}; a block's command is "
+                            f"`python -m calc ARGS` or `python SCRIPT.py ARGS`")
+    if code:
+        raise CalcError(f"docs: `{command}` exited {code}: {err.getvalue().strip()}")
+    return out.getvalue()
+
+
+def _script(path: Path, argv: list[str]) -> int:
+    saved = sys.argv
+    sys.argv = [str(path), *argv[1:]]
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        sys.argv = saved
+    return 0
+
+
+def body(command: str, text: str) -> str:
+    """A block's body: the output as it is (markdown, html) or in a fence named by format."""
+    argv = shlex.split(command)
+    fmt = argv[argv.index("--format") + 1] if "--format" in argv[:-1] else "text"
+    if fmt in RAW_FORMATS:
+        return f"\n{text}"
+    return f"\n```{fmt}\n{text}```\n"
+
+
+def files(root: Path) -> list[Path]:
+    return sorted({p for pattern in FILES for p in root.glob(pattern) if p.is_file()})
+
+
+def refresh(root: Path, check: bool = False) -> tuple[int, list[Block]]:
+    """Rewrite (or with `check`, only compare) every block; (blocks seen, stale blocks)."""
+    seen, stale = 0, []
+    for path in files(root):
+        text = path.read_text(encoding="utf-8")
+        found = blocks(path.relative_to(root), text)
+        seen += len(found)
+        new_text, last = [], 0
+        for block in found:
+            fresh = body(block.command, output(block.command, root))
+            if fresh != block.body:
+                stale.append(block)
+            new_text += [text[last:block.start], fresh]
+            last = block.end
+        new_text.append(text[last:])
+        if not check and found:
+            rewritten = "".join(new_text)
+            if rewritten != text:
+                path.write_text(rewritten, encoding="utf-8")
+    return seen, stale
 
 
 def run(argv: Sequence[str]) -> int:
-    from calc.docs import FILES, refresh
-
     parser = Parser(prog="python -m calc docs",
                     description=f"Rewrite every <!-- output: COMMAND --> block in "
                                 f"{' and '.join(FILES)} with what COMMAND prints now.")

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.cli import Parser, add_format, add_formula, add_model, fraction, positive_int
-from calc.commands import show_formulas
-from calc.render import render
+from calc.commands._args import (
+    Parser,
+    add_format,
+    add_formula,
+    add_model,
+    fraction,
+    positive_int,
+    show_formulas,
+)
 from calc.spec import DTYPES, STORAGE_DTYPES
+from calc.views import render
 
 
 def _parser() -> Parser:
@@ -41,7 +48,7 @@ def _parser() -> Parser:
 
 
 def run(argv: Sequence[str]) -> int:
-    from calc.plan.inference import infer
+    from calc.reports.infer import infer
 
     args = _parser().parse_args(argv)
     if show_formulas("infer", args):

@@ -5,10 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import get_args
 
-from calc.cli import Parser, add_format, add_formula, add_model, positive_int
-from calc.commands import show_formulas
-from calc.render import render
+from calc.commands._args import (
+    Parser,
+    add_format,
+    add_formula,
+    add_model,
+    positive_int,
+    show_formulas,
+)
 from calc.spec.memory import OPTIMIZERS, RECIPES, Recompute, TrainingDtype
+from calc.views import render
 
 
 def _parser() -> Parser:
@@ -49,7 +55,7 @@ def _parser() -> Parser:
 
 
 def run(argv: Sequence[str]) -> int:
-    from calc.plan.memory import memory
+    from calc.reports.memory import memory
 
     args = _parser().parse_args(argv)
     if show_formulas("memory", args):

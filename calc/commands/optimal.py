@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.cli import Parser, add_format, add_formula, fraction, positive_int, positive_number
-from calc.commands import show_formulas
-from calc.render import render
+from calc.commands._args import (
+    Parser,
+    add_format,
+    add_formula,
+    fraction,
+    positive_int,
+    positive_number,
+    show_formulas,
+)
 from calc.spec import DTYPES
+from calc.views import render
 
 
 def _parser() -> Parser:
@@ -32,7 +39,7 @@ def _parser() -> Parser:
 
 
 def run(argv: Sequence[str]) -> int:
-    from calc.plan.optimal import optimal
+    from calc.reports.optimal import optimal
 
     args = _parser().parse_args(argv)
     if show_formulas("optimal", args):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from calc.cli import Parser, positive_number
+from calc.commands._args import Parser, positive_number
 
 
 def run(argv: Sequence[str]) -> int:
-    from calc.plot import DEFAULT_GPUS, KINDS, plot
     from calc.spec import DTYPES
+    from calc.views.plot import DEFAULT_GPUS, KINDS, plot
 
     parser = Parser(prog="python -m calc plot",
                     description="context: FLOPs per token against context length, with the "

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.cli import Parser, add_format
-from calc.render import render
+from calc.commands._args import Parser, add_format
+from calc.views import render
 
 
 def run(argv: Sequence[str]) -> int:
-    from calc.reproduction import reproduce
+    from calc.reports.reproduce import reproduce
 
     parser = Parser(prog="python -m calc reproduce",
                     description="Published training runs (tokens, GPUs, GPU-hours, FLOPs, MFU) "

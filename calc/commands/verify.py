@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.cli import Parser, add_format, add_model, positive_int
-from calc.render import render
+from calc.commands._args import Parser, add_format, add_model, positive_int, require_torch
+from calc.views import render
 
 
 def run(argv: Sequence[str]) -> int:
-    from calc.presets import load_model
-    from calc.verify.report import verify
+    from calc.presets import load_model, sequence_length
+    from calc.reports.verify import verify
 
     parser = Parser(prog="python -m calc verify",
                     description="Build MODEL in PyTorch and check calc's parameter and FLOP "
@@ -28,25 +28,12 @@ def run(argv: Sequence[str]) -> int:
                              "and compare parameters and forward FLOPs")
     add_format(parser)
     args = parser.parse_args(argv)
-    require_torch()
+    require_torch("verify")
     preset = load_model(args.model)
     spec = preset.spec
-    if args.seq_len and spec.position_table and args.seq_len > spec.position_table:
-        from calc.errors import CalcError
-
-        raise CalcError(f"--seq-len: {args.seq_len} exceeds {spec.name}'s learned position "
-                        f"table of {spec.position_table}")
+    if args.seq_len:
+        sequence_length(spec, args.seq_len)  # refused past a learned position table
     report = verify(spec, args.seq_len, batch=args.batch, device=args.device, hf=args.hf,
                     hf_config=preset.hf_config)
     print(render(report, args.format), end="")
     return 0 if report.ok else 1
-
-
-def require_torch() -> None:
-    from importlib.util import find_spec
-
-    from calc.errors import CalcError
-
-    if find_spec("torch") is None:
-        raise CalcError("verify needs torch: pip install torch==2.13.0 (or pip install -e "
-                        "'.[verify]')")

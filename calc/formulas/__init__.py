@@ -3,7 +3,7 @@
 Modules: `params` (parameter counts), `flops` (FLOPs per token), `rules` (published shortcuts),
 `training` (FLOPs, GPU-hours, days), `memory` (training memory per GPU), `inference` (KV cache,
 prefill and decode time), `scaling` (compute-optimal N and D). `codegen` compiles them into
-calc/_compiled.py, which is what calc evaluates; `display` renders them as text and LaTeX.
+calc/_compiled.py, which is what calc evaluates; calc.reports.formulas shows them (text, LaTeX).
 
 GROUPS lists every compiled function: its name and the expressions it returns.
 """

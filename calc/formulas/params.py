@@ -4,7 +4,7 @@ A Linear(n_in, n_out) holds n_in·n_out weights (+ n_out with a bias); a LayerNo
 n·(1 + b_norm) (γ, and β when present), an RMSNorm n (source chapter 1.3, §7; CS336 lecture 3,
 "归一化"). Keys are hierarchical (`attention/q`), as in nanoGPT's sizing notebook, and a total is
 the plain sum of its named terms. Structure enters through 0/1 indicators (calc.symbols), so each
-term is one general expression; `specialise` in calc.formulas.display shows a model's own form.
+term is one general expression; `specialise` in calc.reports.formulas shows a model's own form.
 """
 
 from __future__ import annotations

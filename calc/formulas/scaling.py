@@ -6,7 +6,7 @@ Both routes spend the budget as C = 6·N·D (Kaplan et al. 2020 §2.1; Hoffmann 
   as CS336 lecture 3 summarises it: 70B → 1.4T), hence N = √(C / 6ρ);
 - approach 3's fitted loss L(N, D) = E + A/N^α + B/D^β (§3.3, Eq. 2 and Eq. 4): minimised under
   C = 6ND it gives N_opt = G·(C/6)^(β/(α+β)), D_opt = G⁻¹·(C/6)^(α/(α+β)),
-  G = (αA / βB)^(1/(α+β)). The constants are in calc.plan.optimal with their source.
+  G = (αA / βB)^(1/(α+β)). The constants are in calc.reports.optimal with their source.
 
 A budget in GPU-days inverts calc.formulas.training: C = K·t·86400·R·u (K GPUs, t days, dense
 peak R, MFU u). A shape for N follows Kaplan et al. 2020 Eq. 2.1, N ≈ 12·L·d² (non-embedding,

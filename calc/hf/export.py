@@ -16,7 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from calc.errors import CalcError
-from calc.hf import families, spec_from_hf_config
+from calc.hf import families
+from calc.hf.config import spec_from_hf_config
 from calc.hf.writing import NO_TOKENS as _NO_TOKENS
 from calc.hf.writing import Unexpressible
 from calc.hf.writing import base as _base

@@ -14,11 +14,10 @@ from calc.spec.model import (
     PositionSpec,
 )
 from calc.spec.precision import BYTES_PER_ELEMENT, STORAGE_DTYPES, StorageDtype
-from calc.spec.workload import DEFAULT_MFU, AttentionConvention, Workload
+from calc.spec.workload import AttentionConvention, Workload
 
 __all__ = [
     "BYTES_PER_ELEMENT",
-    "DEFAULT_MFU",
     "DTYPES",
     "GPU",
     "OPTIMIZERS",

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
+from calc.counting import DEFAULT_MFU, TOKENS_PER_PARAMETER
 from calc.spec.hardware import Dtype
 from calc.spec.model import Frozen
-from calc.spec.workload import DEFAULT_MFU
-
-# Chinchilla's rule of thumb, D ≈ 20·N (Hoffmann et al. 2022; CS336 lecture 3).
-DEFAULT_TOKENS_PER_PARAMETER = 20.0
 
 
 class ComputeBudget(Frozen):
@@ -22,7 +19,7 @@ class ComputeBudget(Frozen):
     mfu: float = Field(DEFAULT_MFU, gt=0, le=1, description="model FLOPs utilisation u")
     dtype: Dtype = Field("bf16", description="dtype whose dense peak is used")
     tokens_per_parameter: float = Field(
-        DEFAULT_TOKENS_PER_PARAMETER, gt=0, le=1e6,
+        TOKENS_PER_PARAMETER, gt=0, le=1e6,
         description="tokens per parameter of the rule of thumb (Chinchilla: 20)")
 
     @model_validator(mode="after")

@@ -9,7 +9,6 @@ fields; derived values (head width, MoE layer count, ...) are plain properties.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -309,15 +308,6 @@ class ModelSpec(Frozen):
         if self.parallel_block:
             return self.parallel_norms
         return 4 if self.norm.placement == "sandwich" else 2
-
-    # ---- constructors ---------------------------------------------------------------------
-    @classmethod
-    def from_hf_config(cls, config: dict[str, Any] | str | Path,
-                       name: str | None = None) -> ModelSpec:
-        """The spec of a Hugging Face config.json (its dict, or its path); see calc.hf."""
-        from calc.hf import spec_from_hf_config  # calc.hf imports this module
-
-        return spec_from_hf_config(config, name=name)
 
     def updated(self, **changes: Any) -> ModelSpec:
         """A re-validated copy with top-level or dotted (`attention.n_heads`) fields changed.

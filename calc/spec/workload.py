@@ -6,14 +6,11 @@ from typing import Literal
 
 from pydantic import Field
 
+from calc.counting import DEFAULT_MFU
 from calc.spec.hardware import Dtype
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
 
 AttentionConvention = Literal["causal", "full"]
-
-# The source chapter's "realistic 40 % utilisation" for A100 training (1.3 Transformer, worked
-# example "训练成本"); a default, always labelled as one.
-DEFAULT_MFU = 0.4
 
 
 class Workload(Frozen):

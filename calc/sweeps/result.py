@@ -1,10 +1,11 @@
-"""A sweep's result: named numpy columns, one row per configuration (calc.sweep builds it).
+"""A sweep's columns: named numpy arrays, one row per configuration (calc.sweep builds them;
+calc.reports.sweep.Sweep is these columns as a report).
 
 A grid's columns are kept factored — the model part (one row per model shape) and the workload
 part (tokens × GPUs × ...) — and expanded to full length only when a column is read, so a
 ten-million-row grid costs memory only for what is used. `to_dataframe()` needs pandas (not a
 dependency of calc); the text columns (model, attention, gpu) become categoricals there.
-numpy is imported inside the methods: calc.views imports this module on the report's path.
+numpy is imported inside the methods.
 """
 
 from __future__ import annotations
@@ -12,13 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from calc.render import Shown
-
 if TYPE_CHECKING:
     import numpy as np
 
 
-class Sweep(Shown):
+class Columns:
     """Columns of parameters, FLOPs and training cost: `sweep["gpu_hours"]` is a numpy array.
 
     Inputs: model, d_model, n_layers, n_heads, n_kv_heads, head_dim, d_ff, vocab_size,
@@ -128,7 +127,7 @@ class Sweep(Shown):
 
     def to_dataframe(self) -> Any:
         """A pandas DataFrame of every column (pandas must be installed)."""
-        from calc.frames import pandas as load_pandas
+        from calc.document import pandas as load_pandas
 
         pandas = load_pandas()
         data = {name: pandas.Categorical.from_codes(self._codes(name), self._labels[name])

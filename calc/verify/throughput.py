@@ -5,12 +5,11 @@ inputs (never zeros) every repeat, CUDA events with synchronisation on a GPU, th
 repeats. Achieved FLOP/s of the training step uses calc's own analytic training FLOPs (causal
 attention, model FLOPs as PaLM defines MFU), so the measured MFU can be fed back into calc's
 GPU-hour estimates (`python -m calc MODEL --mfu-from bench.json`). torch is imported inside the
-measuring functions only; the report models need none.
+measuring functions only. calc.reports.bench turns these measurements into the bench report.
 """
 
 from __future__ import annotations
 
-import datetime
 import os
 import platform
 import statistics
@@ -20,10 +19,7 @@ from typing import Any
 
 from pydantic import Field
 
-from calc.errors import CalcError
-from calc.evaluate import count_flops, count_params
-from calc.presets import get_gpu, load_model
-from calc.report import Document
+from calc.presets import load_model
 from calc.spec.model import Frozen
 
 # CUDA device names → catalogue names, most specific first (names as torch reports them,
@@ -61,48 +57,6 @@ class MatmulResult(Frozen):
     flops: float = Field(description="2·n³ per product")
     flops_per_second: float
 
-
-class StepResult(Frozen):
-    model: str
-    params: int
-    batch: int
-    seq_len: int
-    repeats: int
-    median_seconds: float
-    tokens_per_second: float
-    model_flops: float = Field(description="calc's training FLOPs of one step (causal)")
-    executed_flops: float = Field(description="the same under the full attention convention, "
-                                              "what the step's matmuls compute")
-    achieved_flops_per_second: float = Field(description="model FLOPs / measured seconds")
-    mfu_vs_peak: float | None = Field(description="against the catalogue's dense peak")
-    mfu_vs_ceiling: float = Field(description="against the measured matmul ceiling")
-    predicted_seconds_at_peak: float | None = Field(
-        description="model FLOPs / (dense peak × default MFU 0.4)")
-    predicted_seconds_at_ceiling: float = Field(
-        description="model FLOPs / measured ceiling: the fastest the step could be")
-
-
-class BenchReport(Document):
-    device: DeviceInfo
-    dtype: str
-    peak_flops: float | None = Field(description="catalogue dense peak at dtype, when known")
-    matmul: MatmulResult
-    step: StepResult
-    date: str
-    torch_version: str
-    conventions: list[str]
-
-    @property
-    def mfu(self) -> float:
-        """The MFU to feed back: against the catalogue peak when known, else the ceiling."""
-        return self.step.mfu_vs_peak or self.step.mfu_vs_ceiling
-
-    @property
-    def mfu_source(self) -> str:
-        against = (f"the {self.device.gpu} dense {self.dtype} peak" if self.step.mfu_vs_peak
-                   else "its measured matmul ceiling")
-        return (f"measured {self.date} on {self.device.name}: {self.step.model} training "
-                f"step, against {against}")
 
 def _median_seconds(run: Callable[[], None], sync: Callable[[], None], repeats: int,
                     warmup: int, timer: Callable[[Callable[[], None]], float]) -> float:
@@ -221,69 +175,3 @@ def training_step(model_name: str, device: str, dtype: str, batch: int, seq_len:
 
     seconds = _median_seconds(step, sync, repeats, warmup=2, timer=timer)
     return seconds, sum(p.numel() for p in model.parameters())
-
-
-def bench(device: str = "cpu", dtype: str | None = None, model: str | None = None,
-          batch: int | None = None, seq_len: int | None = None,
-          matmul_size: int | None = None) -> BenchReport:
-    """Measure the device: its matmul ceiling and a real training step of `model`."""
-    import torch
-
-    if device == "cuda" and not torch.cuda.is_available():
-        raise CalcError("--device: 'cuda' is not available here (torch sees no CUDA device); "
-                        "use --device cpu")
-    dtype = dtype or ("bf16" if device == "cuda" else "fp32")
-    name = model or DEFAULT_MODEL[device]
-    spec = load_model(name).spec
-    default_batch, default_len = DEFAULT_SHAPE[device]
-    b = batch or default_batch
-    t = seq_len or min(default_len, spec.context_length)
-    if spec.position_table and t > spec.position_table:
-        raise CalcError(f"--seq-len: {t} exceeds {name}'s learned position table of "
-                        f"{spec.position_table}")
-    info = describe_device(device)
-    peak = get_gpu(info.gpu).peak_flops(dtype) if info.gpu else None
-    ceiling = matmul_ceiling(device, dtype, matmul_size)
-    seconds, params = training_step(name, device, dtype, b, t, STEP_REPEATS)
-    assert params == count_params(spec).total + count_params(spec).mtp  # the model calc counts
-    tokens = b * t
-    model_flops = float(count_flops(spec, t, "causal").train) * tokens
-    executed = float(count_flops(spec, t, "full").train) * tokens
-    achieved = model_flops / seconds
-    step = StepResult(
-        model=name, params=params, batch=b, seq_len=t, repeats=STEP_REPEATS,
-        median_seconds=seconds,
-        tokens_per_second=tokens / seconds, model_flops=model_flops, executed_flops=executed,
-        achieved_flops_per_second=achieved,
-        mfu_vs_peak=achieved / peak if peak else None,
-        mfu_vs_ceiling=achieved / ceiling.flops_per_second,
-        predicted_seconds_at_peak=model_flops / (peak * 0.4) if peak else None,
-        predicted_seconds_at_ceiling=model_flops / ceiling.flops_per_second)
-    return BenchReport(
-        device=info, dtype=dtype, peak_flops=peak, matmul=ceiling, step=step,
-        date=datetime.date.today().isoformat(), torch_version=torch.__version__,
-        conventions=[
-            "Matmul ceiling: median of torch.mm on fresh random n×n operands after warm-up; "
-            "2·n³ FLOPs each; CUDA timed with events and synchronisation.",
-            "Training step: forward, cross-entropy, backward and AdamW step of calc's "
-            f"reference model on random tokens; median of {STEP_REPEATS} after 2 warm-up steps; "
-            f"{'autocast ' + dtype if dtype != 'fp32' else 'fp32'}.",
-            "Model FLOPs: calc's exact training FLOPs (3 × forward, causal attention) per "
-            "step; executed FLOPs count the full T×T attention the step computes.",
-            "MFU = model FLOPs / measured seconds / peak; against the catalogue's dense peak "
-            "when the device is in it, and against the measured matmul ceiling.",
-        ])
-
-
-def load_bench(path: str) -> BenchReport:
-    """A saved `python -m calc bench --save PATH` result."""
-    import json
-
-    try:
-        with open(path, encoding="utf-8") as file:
-            return BenchReport.model_validate(json.load(file))
-    except FileNotFoundError:
-        raise CalcError(f"--mfu-from: {path!r} does not exist") from None
-    except (OSError, ValueError) as error:
-        raise CalcError(f"--mfu-from: {path!r} is not a saved bench result "
-                        f"(python -m calc bench --save {path}): {str(error)[:120]}") from None

@@ -1,47 +1,40 @@
-"""Table views of calc's report objects: what render() prints for each kind of report.
+"""How each report prints: calc.views.<X> shows the reports of calc.reports.<X>.
 
-`view(report)` dispatches on the report's type; each module below registers the views of one
-family of reports. Add a module and name it in MODULES.
+`render(report, fmt)` is the one output path of every command and notebook: JSON straight from
+`report.to_dict()`, every other format from the report's view (a title, tables and notes) through
+calc.tables. A view module has one function, `view(report) -> View`; only the module of the
+report at hand is imported, so the main report's path loads calc.views.estimate alone.
 """
 
 from __future__ import annotations
 
 import importlib
-from functools import singledispatch
 from typing import Any
 
-from calc.render import View
+from calc import document
+from calc.errors import CalcError
+from calc.tables import FORMATS, View, render_json, render_tables
 
-MODULES = (
-    "calc.views.estimate",
-    "calc.views.catalog",
-    "calc.views.verify",
-    "calc.views.bench",
-    "calc.views.reproduce",
-    "calc.views.plan",
-    "calc.views.sweep",
-    "calc.views.comparison",
-    "calc.views.flop_conventions",
-)
-
-
-@singledispatch
-def _dispatch(report: Any) -> View:
-    raise TypeError(f"no table view for {type(report).__name__}")
+_REPORTS = "calc.reports."
 
 
 def view(report: Any) -> View:
-    """The title, tables and notes that show `report`.
-
-    View modules are imported in order until one has registered the report's type, so the
-    main report's path imports only calc.views.estimate (start-up time, bench/startup.py).
-    """
-    fallback = _dispatch.registry[object]
-    for module in MODULES:
-        if _dispatch.dispatch(type(report)) is not fallback:
-            break
-        importlib.import_module(module)
-    return _dispatch(report)
+    """The title, tables and notes that show `report` (a report of calc.reports.<X>)."""
+    module = type(report).__module__
+    if not module.startswith(_REPORTS):
+        raise TypeError(f"no view for {type(report).__name__}: reports live in calc.reports")
+    name = module.removeprefix(_REPORTS)
+    return importlib.import_module(f"calc.views.{name}").view(report)
 
 
-register = _dispatch.register
+def render(report: Any, fmt: str = "text") -> str:
+    """A calc report in one of calc.tables.FORMATS."""
+    if fmt not in FORMATS:
+        raise CalcError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if fmt == "json":
+        return render_json(report.to_dict())
+    shown = view(report)
+    return render_tables(shown.title, shown.tables, shown.notes, fmt)
+
+
+document.renderer = render

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from calc.render import Column, Table, View, human
-from calc.verify.throughput import BenchReport
-from calc.views import register
+from calc.reports.bench import BenchReport
+from calc.tables import Column, Table, View, human
 
 
-@register
-def _(report: BenchReport) -> View:
+def view(report: BenchReport) -> View:
     d, m, s = report.device, report.matmul, report.step
     device = Table("Device", [Column("quantity"), Column("value")])
     device.add("device", f"{d.kind}: {d.name}")

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from calc.catalog import PEAK_DTYPES, GPUCatalogue, PresetCatalogue
-from calc.render import Column, Table, View
-from calc.views import register
+from calc.reports.catalog import PEAK_DTYPES, GPUCatalogue, PresetCatalogue
+from calc.tables import Column, Table, View
 
 
-@register
-def _(catalogue: PresetCatalogue) -> View:
+def _presets(catalogue: PresetCatalogue) -> View:
     table = Table("Presets", [Column("name"), Column("title"), Column("params", "int"),
                               Column("≈", "count"), Column("active", "count"),
                               Column("layers", "int"), Column("d_model", "int"),
@@ -23,8 +21,7 @@ def _g(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
 
-@register
-def _(catalogue: GPUCatalogue) -> View:
+def _gpus(catalogue: GPUCatalogue) -> View:
     table = Table("GPUs: dense peak TFLOP/s by dtype",
                   [Column("name"), Column("title")]
                   + [Column(dtype, "text") for dtype in PEAK_DTYPES]
@@ -38,3 +35,7 @@ def _(catalogue: GPUCatalogue) -> View:
         caveat = f" — {gpu['notes']}" if gpu["notes"] else ""
         notes.append(f"{gpu['name']}: {gpu['source']}{caveat}")
     return View("calc GPU catalogue", [table], notes)
+
+
+def view(catalogue: PresetCatalogue | GPUCatalogue) -> View:
+    return _presets(catalogue) if isinstance(catalogue, PresetCatalogue) else _gpus(catalogue)

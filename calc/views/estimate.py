@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from calc.conventions import RULES
-from calc.render import Column, Table, View
-from calc.report import Report
-from calc.views import register
+from calc.counting import BACKWARD_PER_FORWARD, RULES, TOKENS_PER_PARAMETER, TRAIN_PER_FORWARD
+from calc.reports.estimate import Report
+from calc.tables import Column, Table, View
 
 
 def _params_table(report: Report) -> Table:
@@ -29,8 +28,8 @@ def _params_table(report: Report) -> Table:
         extra = f"; incl. {p.published_buffers:,} buffer values" if p.published_buffers else ""
         table.add(f"published (calc / published = {ratio:.4f}{extra})", None, None,
                   p.published, p.published, None)
-    table.add("Chinchilla tokens (20 per parameter)", None, None, p.chinchilla_tokens,
-              p.chinchilla_tokens, None)
+    table.add(f"Chinchilla tokens ({TOKENS_PER_PARAMETER} per parameter)", None, None,
+              p.chinchilla_tokens, p.chinchilla_tokens, None)
     return table
 
 
@@ -43,8 +42,9 @@ def _flops_table(report: Report) -> Table:
     for key, value in f.components.items():
         table.add(f"forward: {key}", value, value, value / f.forward)
     table.add("forward", f.forward, f.forward, 1.0)
-    table.add("backward (2 × forward)", f.backward, f.backward, 2.0)
-    table.add("train (3 × forward)", f.train, f.train, 3.0)
+    table.add(f"backward ({BACKWARD_PER_FORWARD} × forward)", f.backward, f.backward,
+              f.backward / f.forward)
+    table.add(f"train ({TRAIN_PER_FORWARD} × forward)", f.train, f.train, f.train / f.forward)
     table.add(f"inference: 1 new token at context {f.seq_len:,}", f.inference, f.inference,
               f.inference / f.forward)
     table.add("2N (forward rule)", f.two_n, f.two_n, f.two_n / f.forward)
@@ -114,8 +114,7 @@ def _sources(report: Report) -> list[str]:
     return lines
 
 
-@register
-def _(report: Report) -> View:
+def view(report: Report) -> View:
     tables = [_params_table(report), _flops_table(report), _rules_table(report)]
     if report.training is not None:
         tables.append(_training_table(report))

@@ -3,9 +3,8 @@ FLOPs, GPU-hours and implied MFU beside them; sources, scopes and exclusions und
 
 from __future__ import annotations
 
-from calc.render import Column, Table, View
-from calc.reproduction import ReproduceReport
-from calc.views import register
+from calc.reports.reproduce import ReproduceReport
+from calc.tables import Column, Table, View
 
 
 def _published_table(report: ReproduceReport) -> Table:
@@ -51,7 +50,6 @@ def _notes(report: ReproduceReport) -> list[str]:
     return notes
 
 
-@register
-def _(report: ReproduceReport) -> View:
+def view(report: ReproduceReport) -> View:
     return View(f"calc reproduce: {len(report.runs)} published training runs",
                 [_published_table(report), _calc_table(report)], _notes(report))

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from calc.render import Column, Table, View
-from calc.sweeps.result import Sweep
-from calc.views import register
+from calc.reports.sweep import Sweep
+from calc.tables import Column, Table, View
 
 SHOWN = 10  # rows a notebook shows; .to_dataframe() has them all
 _NUMBERS = {"params_total": ("params", "int"), "params_active": ("active", "count"),
@@ -13,8 +12,7 @@ _NUMBERS = {"params_total": ("params", "int"), "params_active": ("active", "coun
 _TEXT = ("model", "attention", "gpu")
 
 
-@register
-def _(sweep: Sweep) -> View:
+def view(sweep: Sweep) -> View:
     numbers = [name for name in _NUMBERS if name in sweep.columns]
     inputs = [name for name in sweep.columns if name not in numbers and sweep.varies(name)
               and not name.startswith(("params_", "flops_", "attention_share", "days"))]

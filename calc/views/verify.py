@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from calc.render import Column, Table, View
-from calc.verify.report import Check, VerifyReport
-from calc.views import register
+from calc.reports.verify import Check, VerifyReport
+from calc.tables import Column, Table, View
 
 
 def _table(title: str, checks: list[Check]) -> Table:
@@ -15,8 +14,7 @@ def _table(title: str, checks: list[Check]) -> Table:
     return table
 
 
-@register
-def _(report: VerifyReport) -> View:
+def view(report: VerifyReport) -> View:
     where = (f"{report.batch} × {report.seq_len:,} tokens on {report.device}, "
              f"{report.seconds:.2f} s")
     tables = [

@@ -13,11 +13,11 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from calc import _compiled
+from calc.counting import Bytes, whole
+from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_params, symbol_values
-from calc.plan import Bytes, whole
-from calc.presets import Preset, get_gpu
-from calc.report import Document, resolve, sequence_length
+from calc.presets import Preset, get_gpu, resolve, sequence_length
 from calc.spec import BYTES_PER_ELEMENT, GPU, OPTIMIZERS, RECIPES, ModelSpec, TrainingMemory
 from calc.spec.model import Frozen
 

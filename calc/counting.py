@@ -1,19 +1,48 @@
-"""The counting conventions: their named factors and the sentences printed under every table
-(DESIGN.md, "Counting conventions")."""
+"""The counting conventions, once: their named factors and constants, and the sentences printed
+under every table (each number in a sentence formatted from its constant).
+
+Everything else in calc imports these; this module imports nothing of calc.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from calc.report import TrainingReport
 
 # Named factors (Kaplan et al. 2020 §2.1): gradients w.r.t. activations and w.r.t. weights each
 # cost about one forward pass; training = forward + backward. Used by the formulas, the numeric
-# path and the sweeps alike.
+# path, the verifier and the sweeps alike.
 BACKWARD_PER_FORWARD = 2
 TRAIN_PER_FORWARD = 1 + BACKWARD_PER_FORWARD
+# A multiply-add is two FLOPs (what torch's FlopCounterMode counts): a token's forward pass
+# through N weights is 2N FLOPs, its training step 6N (Kaplan et al. 2020 §2.1).
+FLOPS_PER_MULTIPLY_ADD = 2
+
+# Chinchilla's rule of thumb D ≈ 20·N (Hoffmann et al. 2022 Table 3: 70B parameters on 1.4T
+# tokens; §3.4). N is the total parameter count, as in the paper's dense models.
+TOKENS_PER_PARAMETER = 20
+
+# The MFU assumed when none is given or measured, always labelled as a default: large dense runs
+# report 38-46 % (PaLM 540B 46.2 %, Chowdhery et al. 2022 Table 3; Llama 3 405B 38-43 % BF16 MFU,
+# Dubey et al. 2024 Table 4).
+DEFAULT_MFU = 0.4
+DEFAULT_MFU_NOTE = (f"default {100 * DEFAULT_MFU:g} %: large dense runs report 38-46 % "
+                    f"(PaLM, Llama 3)")
+
+# A count of bytes: an exact int when whole; a float where a division (by a parallel degree, by
+# 2 for int4) leaves a fraction.
+Bytes = int | float
+
+# Below this, a float count of bytes or FLOPs is still an exact integer (2^53).
+_EXACT_FLOAT = 2**53
+
+
+def whole(value: int | float) -> int | float:
+    """An integral float as an int (JSON prints 120000000000, not 120000000000.0); others as
+    they are. Only below 2^53, where a float still holds the exact integer."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < _EXACT_FLOAT:
+        return int(value)
+    return value
+
 
 PARAMETERS = (
     "Parameters: unique tensors, a tied weight counted once. non-embedding = total − token and "
@@ -32,24 +61,25 @@ ATTENTION = {
             "an explicit matmul), at most w in a sliding-window layer; GQA/MQA do not reduce "
             "score FLOPs. Inference: one new token attends to all T (or w) cached keys.",
 }
-PASSES = ("Backward = 2 × forward (activation and weight gradients); train = 3 × forward. "
-          "Recomputation (activation checkpointing) is hardware FLOPs, not counted.")
+PASSES = (f"Backward = {BACKWARD_PER_FORWARD} × forward (activation and weight gradients); "
+          f"train = {TRAIN_PER_FORWARD} × forward. Recomputation (activation checkpointing) is "
+          f"hardware FLOPs, not counted.")
 UNITS = "Units: decimal — 1 M = 1e6, 1 B = 1e9, 1 T = 1e12; GFLOP = 1e9 FLOPs."
 
 
-def describe(attention: str, training: TrainingReport | None) -> list[str]:
-    """The convention sentences for a report counted under `attention`."""
-    lines = [PARAMETERS, FLOPS, ATTENTION[attention], PASSES]
-    if training is not None and training.peak_flops is not None:
-        mfu_note = {"default": "default: the source chapter's realistic 40 %",
-                    "flag": "given with --mfu"}.get(training.mfu_source, training.mfu_source)
-        lines.append(
-            f"GPU-hours = training FLOPs / (dense {training.dtype} peak of one "
-            f"{training.gpu} = {training.peak_flops / 1e12:g} TFLOP/s × MFU "
-            f"{training.mfu:.3g} [{mfu_note}]) / 3600; days = GPU-hours / ({training.gpus:,} "
-            f"GPUs × 24).")
-    lines.append(UNITS)
-    return lines
+
+
+def mfu_note(source: str) -> str:
+    """How an MFU was chosen: the default, --mfu, or a measurement's description."""
+    return {"default": DEFAULT_MFU_NOTE, "flag": "given with --mfu"}.get(source, source)
+
+
+def gpu_hours_sentence(dtype: str, gpu: str, peak_flops: float, mfu: float, mfu_source: str,
+                       gpus: int) -> str:
+    """GPU-hours = FLOPs / (peak × MFU) / 3600 (calc.formulas.training), with this run's terms."""
+    return (f"GPU-hours = training FLOPs / (dense {dtype} peak of one {gpu} = "
+            f"{peak_flops / 1e12:g} TFLOP/s × MFU {mfu:.3g} [{mfu_note(mfu_source)}]) / 3600; "
+            f"days = GPU-hours / ({gpus:,} GPUs × 24).")
 
 
 @dataclass(frozen=True)

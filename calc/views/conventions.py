@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from calc.flop_conventions import ConventionsTable
-from calc.render import Column, Table, View
-from calc.views import register
+from calc.reports.conventions import ConventionsTable
+from calc.tables import Column, Table, View
 
 
-@register
-def _(table: ConventionsTable) -> View:
+def view(table: ConventionsTable) -> View:
     out = Table(
         f"Training FLOPs per token at T = {table.seq_len:,} (forward = ÷ 3); "
         f"spread {table.spread:.3f}×",

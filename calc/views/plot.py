@@ -5,7 +5,7 @@
 
 Kinds:
 - context: forward FLOPs per token against context length T, with the attention share.
-- params: where the parameters sit (attention, FFN, experts, embeddings, LM head, norms).
+- params: where the parameters sit, by component prefix (attention, mlp, moe, embedding, ...).
 - mfu: GPU-hours against MFU for several GPUs, with the published GPU-hours when known.
 
 Each returns a matplotlib Figure (shown inline by Jupyter) and saves it when given a path.
@@ -20,20 +20,22 @@ from typing import Any
 
 from calc.errors import CalcError
 from calc.presets import load_model
-from calc.report import estimate
+from calc.reports.estimate import estimate
 
 KINDS = ("context", "params", "mfu")
 DEFAULT_GPUS = ("v100", "a100", "h100", "b200", "mi300x")
-# Component keys (calc.formulas.params) grouped into what a reader asks about.
-PARTS = {
-    "attention": ("attention/q", "attention/kv", "attention/o", "attention/qk_norm"),
-    "FFN (dense)": ("mlp/up", "mlp/down"),
-    "routed experts": ("moe/experts",),
-    "shared experts + router": ("moe/shared", "moe/router"),
-    "embeddings": ("embedding/token", "embedding/position", "embedding/norm"),
-    "LM head": ("lm_head",),
-    "norms": ("norms", "final_norm"),
-}
+COLOURS = ("#4C72B0", "#DD8452", "#C44E52", "#8172B3", "#55A868", "#937860", "#8C8C8C",
+           "#DA8BC3", "#CCB974", "#64B5CD")
+
+
+def parts(components: dict[str, int]) -> dict[str, int]:
+    """Parameters by part: the component keys (calc.formulas.params, "attention/q") grouped by
+    their prefix ("attention"), so a new component lands in its part without a list to edit."""
+    grouped: dict[str, int] = {}
+    for key, count in components.items():
+        part = key.partition("/")[0]
+        grouped[part] = grouped.get(part, 0) + count
+    return grouped
 
 
 def _matplotlib() -> Any:
@@ -68,7 +70,7 @@ def plot(kind: str, models: str | Sequence[str], path: str | Path | None = None,
 def _context(figure_class: Any, names: list[str], attention: str) -> Any:
     import numpy as np
 
-    from calc.sweeps import sweep
+    from calc.reports.sweep import sweep
 
     figure = figure_class(figsize=(8, 6.5), layout="constrained")
     flops_ax, share_ax = figure.subplots(2, 1, sharex=True, height_ratios=(3, 2))
@@ -97,14 +99,16 @@ def _context(figure_class: Any, names: list[str], attention: str) -> Any:
 
 def _params(figure_class: Any, names: list[str]) -> Any:
     reports = [estimate(name) for name in names]
+    grouped = [parts(report.params.components) for report in reports]
+    order = list(dict.fromkeys(part for counts in grouped for part in counts))
+    colour = {part: COLOURS[i % len(COLOURS)] for i, part in enumerate(order)}
     figure = figure_class(figsize=(9, 1.2 + 0.55 * len(names)), layout="constrained")
     ax = figure.subplots()
-    colours = ["#4C72B0", "#DD8452", "#C44E52", "#8172B3", "#55A868", "#937860", "#8C8C8C"]
-    for row, report in enumerate(reports):
-        components, left = report.params.components, 0.0
-        for (part, keys), colour in zip(PARTS.items(), colours, strict=True):
-            share = sum(components.get(k, 0) for k in keys) / report.params.total
-            ax.barh(row, 100 * share, left=left, color=colour,
+    for row, (report, counts) in enumerate(zip(reports, grouped, strict=True)):
+        left = 0.0
+        for part in order:
+            share = counts.get(part, 0) / report.params.total
+            ax.barh(row, 100 * share, left=left, color=colour[part],
                     label=part if row == 0 else None)
             left += 100 * share
         p = report.params
@@ -125,7 +129,7 @@ def _mfu(figure_class: Any, names: list[str], tokens: float | None, gpus: list[s
     import numpy as np
 
     from calc.presets import get_gpu
-    from calc.sweeps import sweep
+    from calc.reports.sweep import sweep
 
     usable = [g for g in gpus if dtype in get_gpu(g).peak_tflops]  # V100 has no bf16 peak
     if not usable:

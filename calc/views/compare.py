@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from calc.comparison import Comparison, ComparisonRow
-from calc.render import Cell, Column, Table, View
-from calc.views import register
+from calc.reports.compare import Comparison, ComparisonRow
+from calc.tables import Cell, Column, Table, View
 
 
 def _groups(comparison: Comparison) -> dict[str, list[ComparisonRow]]:
@@ -14,8 +13,7 @@ def _groups(comparison: Comparison) -> dict[str, list[ComparisonRow]]:
     return groups
 
 
-@register
-def _(comparison: Comparison) -> View:
+def view(comparison: Comparison) -> View:
     tables = []
     for title, rows in _groups(comparison).items():
         if comparison.layout == "rows":  # a catalogue: one row per model

@@ -6,9 +6,10 @@ from typing import Any
 
 from pydantic import Field
 
+from calc.counting import UNITS
+from calc.document import Document
 from calc.evaluate import count_params
 from calc.presets import list_presets, load_gpus, load_preset
-from calc.report import Document
 from calc.spec.model import Frozen
 
 PEAK_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
@@ -30,7 +31,7 @@ class PresetCatalogue(Document):
     presets: list[PresetRow]
     conventions: list[str] = Field(default_factory=lambda: [
         "params: exact total, a tied weight counted once; active: per token (MoE top-k).",
-        "Units: decimal — 1 M = 1e6, 1 B = 1e9."])
+        UNITS])
 
 
 class GPUCatalogue(Document):

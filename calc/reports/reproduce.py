@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from calc.counting import DEFAULT_MFU, DEFAULT_MFU_NOTE, UNITS
+from calc.document import Document
 from calc.evaluate import count_params
 from calc.presets import Preset, PublishedRun, list_presets, load_preset, load_unreproduced
-from calc.report import Document, estimate
-from calc.spec import DEFAULT_MFU
+from calc.reports.estimate import estimate
 from calc.spec.model import Frozen
 
 ATTENTION = "causal"  # the convention every row is counted under (DESIGN.md, "Counting")
@@ -150,11 +151,11 @@ CONVENTIONS = [
     "multiply-add = 2 FLOPs, LM head included), counted at the model's pre-training context T "
     "with causal attention (query i scores i keys); 6ND = 6 × active parameters × tokens.",
     "GPU-hours = FLOPs / (dense peak of the catalogue GPU at the run's dtype × MFU) / 3600: at "
-    "calc's default MFU (the source chapter's realistic 40 %) and at the run's published MFU.",
+    f"calc's default MFU ({DEFAULT_MFU_NOTE}) and at the run's published MFU.",
     "ratio = calc's estimate / the published figure. Implied MFU = FLOPs / (published GPU-hours "
     "× 3600 × dense peak), exact and 6ND; it includes everything the published hours include "
     "(restarts, evaluation, long-context stages), so it is a lower bound on the MFU in the run.",
-    "Units: decimal — 1 M = 1e6, 1 B = 1e9, 1 T = 1e12.",
+    UNITS,
 ]
 
 

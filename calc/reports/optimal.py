@@ -14,10 +14,11 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from calc import _compiled
+from calc.counting import UNITS, mfu_note
+from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_params
 from calc.presets import get_gpu, list_presets, load_preset
-from calc.report import Document
 from calc.spec import ComputeBudget
 from calc.spec.model import Frozen
 
@@ -168,8 +169,8 @@ def conventions(block: OptimalBlock) -> list[str]:
     lines = [
         "Both routes spend C = 6·N·D (Kaplan et al. 2020 §2.1; Hoffmann et al. 2022 §3), "
         "N counting all parameters and D training tokens.",
-        f"Rule of thumb: D = {block.tokens_per_parameter:g}·N (Hoffmann et al. 2022 Table 3, as "
-        f"CS336 lecture 3 puts it: 70B → 1.4T), N = √(C / 6·{block.tokens_per_parameter:g}).",
+        f"Rule of thumb: D = {block.tokens_per_parameter:g}·N (Hoffmann et al. 2022 Table 3: "
+        f"70B → 1.4T), N = √(C / 6·{block.tokens_per_parameter:g}).",
         f"Fitted law: L(N, D) = {fit.E} + {fit.A}/N^{fit.alpha} + {fit.B}/D^{fit.beta} "
         f"({fit.source}), minimised under C = 6ND: N_opt = G·(C/6)^(β/(α+β)), "
         f"D_opt = (C/6)^(α/(α+β))/G, G = (αA/βB)^(1/(α+β)). Its loss is also shown at the "
@@ -177,13 +178,11 @@ def conventions(block: OptimalBlock) -> list[str]:
         "Shape: L = (N / 12r²)^(1/3) at the aspect ratio r = d/L of the dense preset nearest in "
         "parameters, then d = √(N / 12L) rounded to a multiple of 64; 12·L·d² is the shape's "
         "non-embedding count (Kaplan et al. 2020 Eq. 2.1), embeddings not included.",
-        "Units: decimal — FLOPs, parameters and tokens as plain counts (1 B = 1e9, 1 T = 1e12).",
+        UNITS,
     ]
     if block.budget is not None:
         b = block.budget
-        mfu_note = ("default: the source chapter's realistic 40 %" if b.mfu_source == "default"
-                    else "given")
         lines.insert(0, f"Budget: C = {b.gpus:,} GPUs × {b.days:g} days × 86,400 s × dense "
                         f"{b.dtype} peak {b.peak_flops / 1e12:g} TFLOP/s of one {b.gpu} × MFU "
-                        f"{b.mfu:g} ({mfu_note}); the inverse of calc's GPU-days.")
+                        f"{b.mfu:g} ({mfu_note(b.mfu_source)}); the inverse of calc's GPU-days.")
     return lines

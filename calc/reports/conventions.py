@@ -3,7 +3,7 @@
 `calc.conventions_table("llama2-7b")` — the table that ends arguments about MFU: the same run,
 at the same tokens per second, reports an MFU that scales with the FLOPs-per-token rule it is
 divided by. Rows: calc's exact count under the causal and the full attention convention, then
-each rule of calc.formulas.rules (labels, assumptions and sources in calc.conventions.RULES).
+each rule of calc.formulas.rules (labels, assumptions and sources in calc.counting.RULES).
 Every number is read from calc.estimate's reports, never re-derived.
 """
 
@@ -13,10 +13,12 @@ from typing import Any
 
 from pydantic import Field
 
-from calc import conventions
+from calc import counting
+from calc.counting import DEFAULT_MFU
+from calc.document import Document, pandas
 from calc.presets import Preset
-from calc.report import Document, estimate
-from calc.spec import DEFAULT_MFU, ModelSpec
+from calc.reports.estimate import estimate
+from calc.spec import ModelSpec
 from calc.spec.model import Frozen
 
 EXACT = {
@@ -30,7 +32,7 @@ EXACT = {
 
 
 class RuleRow(Frozen):
-    key: str = Field(description="'exact-causal', 'exact-full' or a calc.conventions.RULES key")
+    key: str = Field(description="'exact-causal', 'exact-full' or a calc.counting.RULES key")
     label: str
     train: int | float = Field(description="training FLOPs per token (forward = train / 3)")
     vs_causal: float = Field(description="train / calc's exact causal train")
@@ -54,7 +56,6 @@ class ConventionsTable(Document):
 
     def to_dataframe(self) -> Any:
         """One row per rule (pandas must be installed)."""
-        from calc.frames import pandas
 
         return pandas().DataFrame([row.model_dump() for row in self.rows]).set_index("key")
 
@@ -68,7 +69,7 @@ def conventions_table(model: str | ModelSpec | Preset, *, seq_len: int | None = 
     values = {f"exact-{kind}": (*EXACT[kind], reports[kind].flops_per_token.train)
               for kind in EXACT}
     for key, value in reports["causal"].flops_per_token.rules.items():
-        rule = conventions.RULES[key]
+        rule = counting.RULES[key]
         values[key] = (rule.label, rule.assumes, rule.source, value)
     rows = [RuleRow(key=key, label=label, train=train, vs_causal=train / causal,
                     vs_full=train / full, mfu=base * train / causal, assumes=assumes,
@@ -77,13 +78,13 @@ def conventions_table(model: str | ModelSpec | Preset, *, seq_len: int | None = 
     high = max(rows, key=lambda r: r.train)
     low = min(rows, key=lambda r: r.train)
     report = reports["causal"]
-    notes = [conventions.FLOPS, conventions.ATTENTION["causal"], conventions.ATTENTION["full"],
-             conventions.PASSES,
+    notes = [counting.FLOPS, counting.ATTENTION["causal"], counting.ATTENTION["full"],
+             counting.PASSES,
              f"MFU = achieved tokens/s × FLOPs per token / peak FLOP/s: the same run, at the "
              f"same tokens/s, reports an MFU proportional to the rule it uses. The MFU column "
              f"takes a run at {base:g} by calc's exact causal count (--mfu to change it).",
              f"Spread: {high.label} / {low.label} = {high.train / low.train:.3f}.",
-             conventions.UNITS, f"Source of the model: {report.source}."]
+             counting.UNITS, f"Source of the model: {report.source}."]
     notes += [f"{row.label}: {row.source}." for row in rows[2:]]
     return ConventionsTable(
         model=report.model, title=report.title, seq_len=report.flops_per_token.seq_len,

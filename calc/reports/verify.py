@@ -2,21 +2,24 @@
 
 Parameters are compared per component; forward FLOPs per component and per operator under the
 `full` attention convention (what FlopCounterMode sees: every computed product); backward must
-be exactly 2 × forward. With `hf=True` the same config also goes through transformers' own
-implementation (calc.verify.hf_reference), the count nobody here wrote. The report model needs
+be exactly calc.counting.BACKWARD_PER_FORWARD × forward. With `hf=True` the same config also
+goes through transformers' own implementation (calc.verify.hf_reference), the count nobody here
+wrote. The report model needs
 no torch; building and counting import it.
 """
 
 from __future__ import annotations
 
 import time
+from importlib.util import find_spec
 from typing import Any
 
 from pydantic import Field
 
-from calc.conventions import BACKWARD_PER_FORWARD
+from calc.counting import BACKWARD_PER_FORWARD
+from calc.document import Document
+from calc.errors import CalcError
 from calc.evaluate import count_flops, count_params
-from calc.report import Document
 from calc.spec import ModelSpec
 from calc.spec.model import Frozen
 
@@ -26,7 +29,8 @@ CONVENTIONS = [
     "FLOPs: torch.utils.flop_counter.FlopCounterMode over one forward pass of `batch` "
     "sequences of `seq_len` tokens on the chosen device; calc's side is the full attention "
     "convention (every computed QKᵀ and A·V product), per token × seq_len × batch.",
-    "Backward: FlopCounterMode over loss.backward(); it must be exactly 2 × forward.",
+    f"Backward: FlopCounterMode over loss.backward(); it must be exactly "
+    f"{BACKWARD_PER_FORWARD} × forward.",
     "MoE: each token goes to exactly top-k experts (the router's top-k on real tensors, a "
     "balanced assignment on the meta device, which has no values).",
 ]
@@ -104,15 +108,47 @@ def verify(spec: ModelSpec, seq_len: int | None = None, *, batch: int = 1,
     analytic_flops = {k: v * t * batch for k, v in flops.components.items() if v}
     flop_checks = _checks(analytic_flops, counted.forward_by_component, "forward")
     backward = BACKWARD_PER_FORWARD * counted.forward
-    flop_checks.append(Check(quantity="backward (2 × forward)", calc=backward,
+    flop_checks.append(Check(quantity=f"backward ({BACKWARD_PER_FORWARD} × forward)", calc=backward,
                              torch=counted.backward, match=backward == counted.backward))
     comparison = None
     if hf:
-        from calc.verify.hf_compare import compare_with_transformers
-
         comparison = compare_with_transformers(spec, t, hf_config)
     return VerifyReport(
         model=spec.name, seq_len=t, batch=batch, device=device,
         params=param_checks,
         flops=flop_checks, operators=counted.forward_by_operator, hf=comparison,
         seconds=time.perf_counter() - start)
+
+
+def hf_seq_len(spec: ModelSpec, seq_len: int) -> int:
+    """transformers' eager attention computes the whole masked T×T square even in a sliding-
+    window layer, where calc's full convention counts w keys: compare where the two agree."""
+    window = spec.attention.sliding_window
+    return min(seq_len, window) if window and spec.n_local_layers else seq_len
+
+
+def compare_with_transformers(spec: ModelSpec, seq_len: int,
+                              hf_config: dict[str, Any] | None = None) -> HFComparison:
+    if find_spec("transformers") is None:
+        raise CalcError("--hf needs transformers: pip install -e '.[hf]'")
+    from calc.hf.export import buffer_params, hf_config_from_spec
+    from calc.verify.hf_reference import count
+
+    buffers = 0
+    if hf_config is None:
+        try:
+            hf_config = hf_config_from_spec(spec)
+        except CalcError as error:
+            return HFComparison(compared=False, reason=str(error))
+        buffers = buffer_params(spec)
+    t = hf_seq_len(spec, seq_len)
+    counted = count(hf_config, t)
+    params = count_params(spec).total - buffers
+    label = "parameters" + (f" (less {buffers:,} kept as buffers)" if buffers else "")
+    forward = count_flops(spec, t, "full").forward * t
+    return HFComparison(
+        compared=True, model_type=counted.model_type, seq_len=t,
+        checks=[Check(quantity=label, calc=params, torch=counted.params,
+                      match=params == counted.params),
+                Check(quantity=f"forward FLOPs (1 × {t} tokens)", calc=forward,
+                      torch=counted.forward, match=forward == counted.forward)])

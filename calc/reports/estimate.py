@@ -1,4 +1,4 @@
-"""The report: parameters, FLOPs per token and training cost of one model, as pydantic models.
+"""The main report: parameters, FLOPs per token and training cost of one model.
 
 `estimate()` is the library's front door (`calc.estimate("llama2-7b", tokens=2e12, gpu="a100")`);
 the CLI renders what it returns. `Report.to_dict()` is the JSON contract of DESIGN.md.
@@ -6,21 +6,18 @@ the CLI renders what it returns. `Report.to_dict()` is the JSON contract of DESI
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field, ValidationError
 
-from calc import conventions
+from calc import counting
+from calc.counting import DEFAULT_MFU, TOKENS_PER_PARAMETER
+from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, rule_flops, training_cost
-from calc.presets import Preset, PublishedRun, get_gpu, load_model
-from calc.render import Shown
-from calc.spec import DEFAULT_MFU, ModelSpec, Workload
+from calc.presets import Preset, PublishedRun, get_gpu, resolve, sequence_length
+from calc.spec import ModelSpec, Workload
 from calc.spec.model import Frozen
 
 MFUSource = str  # "default", "flag", or a measurement's description
-# Chinchilla's rule of thumb, D ≈ 20·N (Hoffmann et al. 2022; CS336 lecture 3, "Chinchilla 比例").
-TOKENS_PER_PARAMETER = 20
 
 
 class ParamsReport(Frozen):
@@ -37,8 +34,8 @@ class ParamsReport(Frozen):
     published_buffers: int = Field(0, description="non-parameter values in the published total")
     published_source: str | None = None
     chinchilla_tokens: int = Field(
-        description="compute-optimal training tokens at 20 per parameter (Hoffmann et al. "
-                    "2022, as CS336 lecture 3 summarises it: 70B → 1.4T)")
+        description=f"compute-optimal training tokens at {TOKENS_PER_PARAMETER} per parameter "
+                    f"(Hoffmann et al. 2022 Table 3: 70B → 1.4T)")
 
 
 class FlopsReport(Frozen):
@@ -88,17 +85,6 @@ class TrainingReport(Frozen):
     published: PublishedComparison | None = None
 
 
-class Document(Shown, Frozen):
-    """Base of calc's reports: JSON through `to_dict()`, tables in notebooks (calc.views), and
-    a pandas DataFrame of every number."""
-
-    def to_dataframe(self) -> Any:
-        """Every number, indexed by its JSON key ("params.total"); needs pandas installed."""
-        from calc.frames import report_frame
-
-        return report_frame(self)
-
-
 class Report(Document):
     model: str
     title: str
@@ -138,7 +124,8 @@ def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int) ->
         forward=flops.forward, backward=flops.backward, train=flops.train,
         inference=flops.inference_per_token, attention_share=flops.attention_share,
         components={k: v for k, v in flops.components.items() if v},
-        six_n=6 * active, two_n=2 * active,
+        six_n=counting.FLOPS_PER_MULTIPLY_ADD * counting.TRAIN_PER_FORWARD * active,
+        two_n=counting.FLOPS_PER_MULTIPLY_ADD * active,
         rules=rule_flops(spec, seq_len),
     )
 
@@ -183,33 +170,13 @@ def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
     )
 
 
-def resolve(model: str | ModelSpec | Preset) -> Preset:
-    """A Preset for a preset name, spec file path, ModelSpec or Preset."""
-    if isinstance(model, Preset):
-        return model
-    if isinstance(model, ModelSpec):
-        return Preset(name=model.name, title=model.name, source="custom spec", spec=model)
-    return load_model(model)
-
-
-def sequence_length(spec: ModelSpec, seq_len: int | None, flag: str = "--seq-len") -> int:
-    """`seq_len`, default the model's training context; an error past a learned position table
-    (`flag` names the option to change)."""
-    t = seq_len or spec.context_length
-    if spec.position_table and t > spec.position_table:
-        name = flag.removeprefix("--").replace("-", "_")
-        raise CalcError(f"{name}={t} exceeds {spec.name}'s learned position table of "
-                        f"{spec.position_table} rows; use {flag} <= {spec.position_table}")
-    return t
-
-
 def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
              gpu: str | None = None, seq_len: int | None = None, attention: str = "causal",
              dtype: str = "bf16", mfu: float | None = None, gpus: int = 1,
              mfu_source: MFUSource | None = None) -> Report:
     """The full report for a preset name, spec file path, ModelSpec or Preset.
 
-    `mfu` defaults to calc.spec.DEFAULT_MFU (labelled "default"); `seq_len` to the model's
+    `mfu` defaults to calc.counting.DEFAULT_MFU (labelled "default"); `seq_len` to the model's
     training context. Bad input raises CalcError naming the field, value and what is allowed.
     """
     preset = resolve(model)
@@ -230,5 +197,17 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     return Report(
         model=preset.name, title=preset.title, source=preset.source, spec=spec,
         params=params, flops_per_token=flops, training=training,
-        conventions=conventions.describe(flops.attention, training),
+        conventions=_conventions(flops.attention, training),
     )
+
+
+def _conventions(attention: str, training: TrainingReport | None) -> list[str]:
+    """The convention sentences of a report counted under `attention`."""
+    lines = [counting.PARAMETERS, counting.FLOPS, counting.ATTENTION[attention], counting.PASSES]
+    if training is not None and training.peak_flops is not None:
+        assert training.gpu is not None
+        lines.append(counting.gpu_hours_sentence(training.dtype, training.gpu,
+                                                 training.peak_flops, training.mfu,
+                                                 training.mfu_source, training.gpus))
+    lines.append(counting.UNITS)
+    return lines

@@ -14,11 +14,11 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from calc import _compiled
+from calc.counting import Bytes, whole
+from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, symbol_values
-from calc.plan import Bytes, whole
-from calc.presets import Preset, get_gpu
-from calc.report import Document, resolve, sequence_length
+from calc.presets import Preset, get_gpu, resolve, sequence_length
 from calc.spec import BYTES_PER_ELEMENT, ModelSpec
 from calc.spec.inference import MAX_BATCH, InferenceWorkload
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen

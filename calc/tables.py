@@ -1,4 +1,4 @@
-"""Tables → text / markdown / latex / html / csv; reports → tables; anything → json.
+"""Tables → text / markdown / latex / html / csv, and JSON: the output formats of every report.
 
 A `Table` holds raw values and a kind per column; text formats print the kind's human form
 (thousands separators, decimal prefixes, percentages), CSV keeps the raw numbers. Every format
@@ -52,6 +52,8 @@ def _format(value: Any, kind: str) -> str:
         value, kind = value.value, value.kind
     if value is None or value == "":
         return ""
+    if kind == "formula":  # (text, LaTeX): render_tables shows the LaTeX where it can
+        return str(value[0])
     if isinstance(value, str) or kind in ("text", "latex"):
         return str(value)
     if kind == "int":
@@ -82,7 +84,9 @@ def _latex_escape(text: str) -> str:
 @dataclass(frozen=True)
 class Column:
     name: str
-    kind: str = "text"  # text | latex | int | count | flops | sci | pct | ratio | hours | bytes
+    # text | latex | formula (a (text, LaTeX) pair) | int | count | flops | sci | pct | ratio
+    # | hours | bytes
+    kind: str = "text"
 
 
 @dataclass
@@ -100,13 +104,21 @@ class Table:
                 for row in self.rows]
 
 
+def _raw(value: Any, kind: str) -> Any:
+    """A cell's value as CSV keeps it: the number, or a formula's text form."""
+    if isinstance(value, Cell):
+        return value.value
+    return value[0] if kind == "formula" else value
+
+
 def _csv(tables: list[Table], notes: list[str]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     for table in tables:
         writer.writerow([table.title])
         writer.writerow([c.name for c in table.columns])
-        raw = ([v.value if isinstance(v, Cell) else v for v in row] for row in table.rows)
+        raw = ([_raw(v, c.kind) for v, c in zip(row, table.columns, strict=True)]
+               for row in table.rows)
         writer.writerows(["" if v is None else v for v in row] for row in raw)
         writer.writerow([])
     writer.writerows(["convention", note] for note in notes)
@@ -138,8 +150,14 @@ def render_tables(title: str, tables: list[Table], notes: list[str], fmt: str) -
     for table in tables:
         name = html.escape(table.title) if fmt == "html" else table.title
         rows = table.formatted()
+        if fmt != "text":  # formulas as inline maths: $...$ compiles in LaTeX and renders in
+            # Jupyter's markdown and html
+            for i, column in enumerate(table.columns):
+                if column.kind == "formula":
+                    for row, raw in zip(rows, table.rows, strict=True):
+                        row[i] = f"${raw[i][1]}$"
         if fmt == "latex":  # cells are text, except columns that already hold LaTeX
-            latex = [c.kind == "latex" for c in table.columns]
+            latex = [c.kind in ("latex", "formula") for c in table.columns]
             rows = [[cell if latex[i] else _latex_escape(cell) for i, cell in enumerate(row)]
                     for row in rows]
         if fmt == "text":  # wrap long prose cells (not the first column) to keep lines short
@@ -180,24 +198,21 @@ class View:
     notes: list[str]
 
 
-class Shown:
-    """For pydantic report objects: `to_dict()` (JSON-ready) and tables in Jupyter."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")  # type: ignore[attr-defined]
-
-    def _repr_markdown_(self) -> str:
-        return render(self, "markdown")
-
-    def _repr_html_(self) -> str:
-        return render(self, "html")
+# ---- byte quantities: both units side by side, always labelled ---------------------------
+GB, GIB = 1e9, 2**30
 
 
-def render(report: Any, fmt: str = "text") -> str:
-    """A calc report (anything with `to_dict()` and a view in calc.views) in one of FORMATS."""
-    if fmt == "json":
-        return render_json(report.to_dict())
-    from calc.views import view
+def bytes_table(title: str) -> Table:
+    """A table of byte quantities: exact bytes, GB (1e9) and GiB (2^30), and a note."""
+    return Table(title, [Column("quantity"), Column("bytes", "int"), Column("GB (1e9)", "ratio"),
+                         Column("GiB (2^30)", "ratio"), Column("note")])
 
-    document = view(report)
-    return render_tables(document.title, document.tables, document.notes, fmt)
+
+def add_bytes(table: Table, label: str, value: float | None, note: str = "") -> None:
+    """A row of `bytes_table` (nothing when the value is unknown)."""
+    if value is not None:
+        table.add(label, value, value / GB, value / GIB, note)
+
+
+def verdict(fits: bool | None) -> str:
+    return "" if fits is None else ("fits" if fits else "does NOT fit")

@@ -16,14 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from calc.document import Document, pandas
 from calc.errors import CalcError
 from calc.presets import Preset
-from calc.report import Document, Report, estimate
+from calc.reports.estimate import Report, estimate
 from calc.spec import ModelSpec
 from calc.spec.model import Frozen
 
 if TYPE_CHECKING:
-    from calc.plan.memory import MemoryBlock
+    from calc.reports.memory import MemoryBlock
 
 Value = int | float | str | None
 
@@ -34,7 +35,7 @@ class RowSpec:
 
     key: str  # "params.total": the Report attribute path (its JSON key); a name when `read`
     label: str
-    kind: str  # a calc.render kind: int, count, flops, sci, pct, ratio, hours, text
+    kind: str  # a calc.tables kind: int, count, flops, sci, pct, ratio, hours, text
     read: Callable[[Report], Value] | None = None
 
     def value(self, report: Report) -> Value:
@@ -81,7 +82,7 @@ def _published_ratio(report: Report) -> float | None:
 def _memory(spec: ModelSpec, gpu: str | None, seq_len: int) -> MemoryBlock:
     """The model's own memory report (calc.memory) at calc.memory's defaults — one GPU, no
     sharding, micro-batch 1, mixed-precision AdamW — at the comparison's GPU and T."""
-    from calc.plan.memory import memory
+    from calc.reports.memory import memory
 
     return memory(spec, gpu=gpu, seq_len=seq_len).memory
 
@@ -147,7 +148,7 @@ class ComparisonRow(Frozen):
     group: str
     key: str = Field(description="the Report attribute path the values come from")
     label: str
-    kind: str = Field(description="how text formats show the values (calc.render kinds)")
+    kind: str = Field(description="how text formats show the values (calc.tables kinds)")
     values: list[Value] = Field(description="one value per model, in `models` order")
 
 
@@ -167,10 +168,14 @@ class Comparison(Document):
         return row.values[self.models.index(model)]
 
     def to_dataframe(self) -> Any:
-        """Rows × models as a pandas DataFrame (the transpose with layout='rows')."""
-        from calc.frames import comparison_frame
-
-        return comparison_frame(self)
+        """Quantities × models (models × quantities with layout='rows'), indexed by each row's
+        unique key ("params.total", "memory.total_bytes"): labels repeat across groups."""
+        pd = pandas()
+        frame = pd.DataFrame(
+            {model: [row.values[i] for row in self.rows]
+             for i, model in enumerate(self.models)}, dtype=object,  # exact integers
+            index=pd.Index([row.key for row in self.rows], name="quantity"))
+        return frame.T if self.layout == "rows" else frame
 
 
 def compare(models: Sequence[str | ModelSpec | Preset], *, groups: Sequence[str] | None = None,

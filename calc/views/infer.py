@@ -1,0 +1,41 @@
+"""The serving report (calc.infer) as tables."""
+
+from __future__ import annotations
+
+from calc.reports.infer import InferenceReport
+from calc.tables import Column, Table, View, add_bytes, bytes_table, verdict
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1e3:,.3f} ms" if value < 1 else f"{value:,.3f} s"
+
+
+def view(report: InferenceReport) -> View:
+    i, o = report.inference, report.inference.options
+    title = (f"{report.model} — inference on {o.gpus:,} × {o.gpu} (context {o.context:,}, "
+             f"batch {o.batch:,}, weights {o.dtype}, KV cache {o.kv_dtype})")
+    memory = bytes_table("Memory")
+    add_bytes(memory, "weights", i.weights_bytes, f"{i.params:,} parameters")
+    add_bytes(memory, "KV cache per token", i.kv_cache_bytes_per_token, "all layers, no window")
+    add_bytes(memory, f"KV cache, {o.batch:,} × {o.context:,} tokens", i.kv_cache_bytes)
+    add_bytes(memory, "total", i.total_bytes, verdict(i.fits))
+    add_bytes(memory, "GPU memory", i.gpu_bytes, f"{o.gpus:,} × {i.gpu_title}")
+    memory.add(f"largest batch at context {o.context:,}", i.max_batch, None, None,
+               "the weights alone do not fit" if i.weights_bytes > i.gpu_bytes else "")
+    memory.add(f"largest context at batch {o.batch:,}",
+               i.max_context, None, None,
+               "no memory limit: sliding windows cap every layer" if i.max_context is None
+               else "")
+    time = Table("Time on a roofline", [Column("quantity"), Column("value", "text"),
+                                        Column("bound")])
+    time.add(f"prefill: {o.batch:,} × {o.context:,} prompt tokens", _seconds(i.prefill_seconds),
+             i.prefill_bound)
+    time.add("decode: one step (a token per sequence)", _seconds(i.decode_seconds_per_token),
+             i.decode_bound)
+    time.add("decode: reading the weights alone", _seconds(i.decode_weights_seconds), "memory")
+    time.add("decode throughput", f"{i.tokens_per_second:,.1f} tokens/s", "")
+    crossover = i.compute_bound_batch
+    time.add("batch where decode turns compute-bound",
+             "never (the KV cache read grows with the FLOPs)" if crossover is None
+             else f"{crossover:,}", "")
+    return View(title, [memory, time], [*report.conventions, f"Model: {report.source}."])
