@@ -19,7 +19,7 @@ from pydantic import Field, ValidationError
 
 from calc.errors import CalcError, UnknownNameError, one_line
 from calc.files import read_mapping
-from calc.spec import GPU, Dtype, ModelSpec
+from calc.spec import GPU, Dtype, ModelSpec, StorageDtype
 from calc.spec.model import Frozen
 
 DATA_PACKAGE = "calc.preset_data"  # the top-level presets/ folder, shipped as package data
@@ -75,6 +75,14 @@ class Preset(Frozen):
     training: PublishedRun | None = None
     hf_config: dict[str, Any] | None = Field(
         None, description="the Hugging Face config.json it was read from, if any")
+    notes: tuple[str, ...] = Field(
+        (), description="what reports say about the model beyond its counts (a multimodal "
+                        "model's towers left out, a quantized checkpoint's storage)")
+    weights_dtype: StorageDtype | None = Field(
+        None, description="how the checkpoint stores its weights (its quantization_config); "
+                          "infer's default weight dtype")
+    weights_compute_dtype: Dtype | None = Field(
+        None, description="the dtype whose peak runs those weights' matmuls (dequantized: bf16)")
 
 
 def _data_dir() -> Path:
@@ -131,13 +139,24 @@ def _is_hf_config(data: dict[str, Any]) -> bool:
     return "model_type" in data and "spec" not in data
 
 
+def _hf_facts(config: dict[str, Any]) -> dict[str, Any]:
+    """A config.json's notes and its weights' storage, as Preset fields."""
+    from calc.hf import hf_notes
+    from calc.hf.quantization import quantization
+
+    stored = quantization(config)
+    return {"hf_config": config, "notes": tuple(hf_notes(config)),
+            "weights_dtype": stored and stored.dtype,
+            "weights_compute_dtype": stored and stored.dtype and stored.compute}
+
+
 def _preset_from_hf_config(path: Path, data: dict[str, Any]) -> Preset:
     from calc.hf import default_name, spec_from_hf_config  # only when such a file is given
 
     name = default_name(path)
     spec = spec_from_hf_config(data, name=name, where=f"config file {str(path)!r}")
     title = f"Hugging Face config.json, model_type {data['model_type']}"
-    return Preset(name=name, title=title, source=str(path), spec=spec, hf_config=data)
+    return Preset(name=name, title=title, source=str(path), spec=spec, **_hf_facts(data))
 
 
 def _preset_from_hub(repo_id: str) -> Preset:
@@ -150,7 +169,7 @@ def _preset_from_hub(repo_id: str) -> Preset:
                                                          source=hub.published_source)
     title = f"Hugging Face Hub {repo_id}, model_type {hub.config.get('model_type')}"
     return Preset(name=repo_id, title=title, source=hub.source, spec=spec,
-                  published_params=published, hf_config=hub.config)
+                  published_params=published, **_hf_facts(hub.config))
 
 
 def resolve(model: str | ModelSpec | Preset) -> Preset:

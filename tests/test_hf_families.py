@@ -251,3 +251,30 @@ def test_family_specs_export_to_their_own_writers():
                              ("gpt-neo-125m", "gpt_neo"), ("command-r-08-2024", "cohere"),
                              ("minicpm3-4b", "minicpm3"), ("starcoder2-3b", "starcoder2")]:
         assert hf_config_from_spec(spec_of(name))["model_type"] == model_type, name
+
+
+# ---- what the reports say and do with them ---------------------------------------------------
+def test_infer_stores_a_quantized_checkpoint_at_its_own_dtype(cli, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config("llama-3.1-8b", quantization_config={
+        "quant_method": "gptq", "bits": 4, "group_size": 128})))
+    data = cli("infer", str(path), "--gpu", "h100", "--format", "json").json()
+    block = data["inference"]
+    assert (block["options"]["dtype"], block["options"]["compute_dtype"]) == ("int4", "bf16")
+    assert block["weights_bytes"] == block["params"] // 2  # 0.5 B a weight
+    assert any("gptq, 4-bit weights" in line for line in data["conventions"])
+    chosen = cli("infer", str(path), "--gpu", "h100", "--dtype", "bf16", "--format", "json")
+    assert chosen.json()["inference"]["weights_bytes"] == 2 * block["params"]
+
+
+def test_infer_of_an_unquantized_config_keeps_bf16(cli):
+    data = cli("infer", str(CONFIGS / "llama-3.1-8b.json"), "--gpu", "h100",
+               "--format", "json").json()
+    assert data["inference"]["options"]["dtype"] == "bf16"
+
+
+def test_the_estimate_says_what_a_multimodal_count_leaves_out(cli):
+    data = cli(str(CONFIGS / "llava-1.5-7b-hf.json"), "--format", "json").json()
+    assert data["params"]["total"] == 6_738_939_904
+    assert any("vision tower (vision_config) and the projector are not counted" in line
+               for line in data["conventions"])

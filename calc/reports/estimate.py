@@ -197,7 +197,7 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     return Report(
         model=preset.name, title=preset.title, source=preset.source, spec=spec,
         params=params, flops_per_token=flops, training=training,
-        conventions=_conventions(flops.attention, training),
+        conventions=[*_conventions(flops.attention, training), *preset.notes],
     )
 
 

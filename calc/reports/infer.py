@@ -92,7 +92,7 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, **options: Any) -> Infer
     (gpus, context, batch, dtype, kv_dtype, compute_dtype, mfu, mbu)."""
     preset = resolve(model)
     spec = preset.spec
-    opts = _options(spec, gpu, options)
+    opts = _options(spec, gpu, _checkpoint_dtypes(preset, options))
     device = get_gpu(gpu)
     peak = device.peak_flops(opts.compute_dtype_name)
     if device.bandwidth_gb_s is None:
@@ -150,7 +150,20 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, **options: Any) -> Infer
         tokens_per_second=here["tokens_per_second"], compute_bound_batch=crossover,
     )
     return InferenceReport(model=preset.name, title=preset.title, source=preset.source,
-                           inference=block, conventions=conventions(spec, block))
+                           inference=block,
+                           conventions=[*conventions(spec, block), *preset.notes])
+
+
+def _checkpoint_dtypes(preset: Preset, options: dict[str, Any]) -> dict[str, Any]:
+    """`options` with the weights' dtype, when none is given, as the checkpoint stores them
+    (a quantized config.json: calc.hf.quantization), else InferenceWorkload's default."""
+    options = {key: value for key, value in options.items()
+               if not (key in ("dtype", "compute_dtype") and value is None)}
+    if "dtype" not in options and preset.weights_dtype is not None:
+        options["dtype"] = preset.weights_dtype
+        if "compute_dtype" not in options and preset.weights_compute_dtype is not None:
+            options["compute_dtype"] = preset.weights_compute_dtype
+    return options
 
 
 def _bound(compute: float, memory: float) -> Bound:
