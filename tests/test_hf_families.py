@@ -278,3 +278,12 @@ def test_the_estimate_says_what_a_multimodal_count_leaves_out(cli):
     assert data["params"]["total"] == 6_738_939_904
     assert any("vision tower (vision_config) and the projector are not counted" in line
                for line in data["conventions"])
+
+
+def test_the_refusal_docs_quote_is_what_calc_says():
+    """docs/custom-models.md quotes the line an unknown model_type gets (wrapped at 100)."""
+    page = (CONFIGS.parents[2] / "docs" / "custom-models.md").read_text()
+    quoted = page.split("```text\n", 1)[1].split("```", 1)[0]
+    with pytest.raises(CalcError) as error:
+        spec_from_hf_config({"model_type": "internlm2"}, where="config file 'config.json'")
+    assert " ".join(quoted.split()) == str(error.value)
