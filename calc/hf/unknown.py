@@ -16,9 +16,15 @@ from calc.errors import CalcError
 from calc.hf.defaults import supported_types
 
 # Model types transformers builds that the spec cannot express exactly, and the missing feature.
+_XIELU = "an activation with learned parameters (xIELU's alpha_p and alpha_n in every MLP)"
+_SINKS = "attention sinks (one learned logit per head in every layer)"
 NEEDS = {
     "olmo": "LayerNorms without weights (OLMo 1's non-parametric LayerNorm)",
-    "apertus": "an activation with learned parameters (xIELU's alpha_p and alpha_n in every MLP)",
+    "nanochat": "RMSNorms without weights and a squared-ReLU MLP",
+    "apertus": _XIELU, "apertus1p5_text": _XIELU,
+    "granite_swa": _SINKS, "flint": _SINKS,
+    "laguna": "a learned gate on each attention head's output (g_proj)",
+    "doge": "dynamic-mask attention (A, dt_proj) and learned residual scales",
     "mllama": "cross-attention layers to the image features between the self-attention layers",
 }
 SPEC_FILE = ("write the model as a spec file (TOML, docs/custom-models.md) and pass its path "
