@@ -273,3 +273,15 @@ def test_wrapper_table_is_transformers(wrapper):
         if top is not None:
             config["tie_word_embeddings"] = top
         assert_matches(spec_from_hf_config(config), config, 8)
+
+
+@pytest.mark.parametrize("name, model_type", [("gpt-neo-125m", "gpt_neo"),
+                                              ("llava-1.5-7b-hf", "llava")])
+def test_verify_hf_takes_family_and_multimodal_configs(cli, name, model_type):
+    """`verify --hf CONFIG` builds transformers' model of the file itself (a multimodal one:
+    its language model) and compares."""
+    result = cli("verify", str(CONFIGS / f"{name}.json"), "--hf", "--seq-len", "32",
+                 "--format", "json")
+    data = result.json()
+    assert result.code == 0 and data["ok"] and data["hf"]["model_type"] == model_type
+    assert [check["match"] for check in data["hf"]["checks"]] == [True, True]
