@@ -68,7 +68,8 @@ def _llama_family(draw, model_type: str, window: int) -> dict:
             st.sampled_from(["full_attention", "sliding_attention"]),
             min_size=config["num_hidden_layers"], max_size=config["num_hidden_layers"]))
     if model_type == "minicpm3":  # every head has its keys: as many K/V heads as queries
-        config.update(num_key_value_heads=config["num_attention_heads"],q_lora_rank=draw(st.none() | st.integers(1, 8)),
+        config.update(num_key_value_heads=config["num_attention_heads"],
+                      q_lora_rank=draw(st.none() | st.integers(1, 8)),
                       kv_lora_rank=draw(st.sampled_from([2, 4, 8])),
                       qk_nope_head_dim=draw(st.sampled_from([0, 2, 4])),
                       qk_rope_head_dim=draw(st.sampled_from([2, 4])),
