@@ -19,8 +19,9 @@ from pydantic import Field, ValidationError
 
 from calc.errors import CalcError, UnknownNameError, one_line
 from calc.files import read_mapping
-from calc.spec import GPU, Dtype, ModelSpec, StorageDtype
+from calc.spec import GPU, Dtype, ModelSpec, StorageDtype, System
 from calc.spec.model import Frozen
+from calc.spec.throughput import PublishedThroughput
 
 DATA_PACKAGE = "calc.preset_data"  # the top-level presets/ folder, shipped as package data
 
@@ -232,9 +233,57 @@ def load_gpus() -> dict[str, GPU]:
     return {name: GPU.model_validate({"name": name, **entry}) for name, entry in data.items()}
 
 
+def gpu_for_device(device_name: str) -> GPU | None:
+    """The catalogue GPU whose `device_name` words all appear in `device_name` (the most
+    specific such entry), or None."""
+    upper = device_name.upper()
+    matches = [gpu for gpu in load_gpus().values()
+               if gpu.device_name and all(w.upper() in upper for w in gpu.device_name)]
+    return max(matches, key=lambda gpu: (len(gpu.device_name), sum(map(len, gpu.device_name))),
+               default=None)
+
+
 def get_gpu(name: str) -> GPU:
     gpus = load_gpus()
     key = name.lower()
     if key not in gpus:
         raise UnknownNameError("GPU", name, gpus, "python -m calc gpus")
     return gpus[key]
+
+
+@cache
+def load_systems() -> dict[str, System]:
+    """presets/systems.toml: named platforms (DGX H100, GB200 NVL72, TPU pods) by key."""
+    data = tomllib.loads((_data_dir() / "systems.toml").read_text(encoding="utf-8"))
+    return {name: System.model_validate({"name": name, **entry}) for name, entry in data.items()}
+
+
+def get_system(name: str) -> System:
+    systems = load_systems()
+    key = name.lower()
+    if key not in systems:
+        raise UnknownNameError("system", name, systems, "python -m calc gpus")
+    return systems[key]
+
+
+def system_for_gpu(gpu_name: str) -> System:
+    """The reference platform a GPU entry names in its `system` field (a100 → dgx-a100)."""
+    gpu = get_gpu(gpu_name)
+    if gpu.system is None:
+        raise CalcError(f"gpu {gpu.name!r} has no reference system in the catalogue; name one "
+                        f"with --system (python -m calc gpus lists them)")
+    return get_system(gpu.system)
+
+
+@cache
+def load_throughput_runs() -> dict[str, PublishedThroughput]:
+    """presets/throughput.toml: published runs with their layout and measured throughput."""
+    path = _data_dir() / "throughput.toml"
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    runs = {}
+    for name, entry in data.items():
+        try:
+            runs[name] = PublishedThroughput.model_validate({"name": name, **entry})
+        except ValidationError as error:
+            raise CalcError(one_line(error, f"throughput run {name}")) from None
+    return runs

@@ -9,7 +9,7 @@ from pydantic import Field
 from calc.counting import UNITS
 from calc.document import Document
 from calc.evaluate import count_params
-from calc.presets import list_presets, load_gpus, load_preset
+from calc.presets import list_presets, load_gpus, load_preset, load_systems
 from calc.spec.model import Frozen
 
 PEAK_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
@@ -36,9 +36,16 @@ class PresetCatalogue(Document):
 
 class GPUCatalogue(Document):
     gpus: list[dict[str, Any]]
+    systems: list[dict[str, Any]] = Field(default_factory=list)
     conventions: list[str] = Field(default_factory=lambda: [
         "Dense peaks in TFLOP/s (int8: TOP/s), never the 2× 'with sparsity' figures.",
-        "memory in GiB as the vendor labels it; bandwidth in GB/s."])
+        "memory in GiB as the vendor labels it; bandwidth in GB/s.",
+        "Links per direction in GB/s (decimal), half the both-ways figure datasheets print; "
+        "NVLink: the chip's scale-up link (AMD: Infinity Fabric); system: its reference "
+        "platform below.",
+        "Systems: a node is the scale-up domain (chips one NVLink, Infinity Fabric or ICI fabric "
+        "joins all-to-all); across nodes = the GPU's NIC line rate in Gb/s ÷ 8; latency per "
+        "ring step."])
 
 
 def preset_catalogue() -> PresetCatalogue:
@@ -57,4 +64,6 @@ def preset_catalogue() -> PresetCatalogue:
 
 
 def gpu_catalogue() -> GPUCatalogue:
-    return GPUCatalogue(gpus=[gpu.model_dump(mode="json") for gpu in load_gpus().values()])
+    return GPUCatalogue(
+        gpus=[gpu.model_dump(mode="json") for gpu in load_gpus().values()],
+        systems=[system.model_dump(mode="json") for system in load_systems().values()])

@@ -1,7 +1,7 @@
 """Validated, frozen input schemas: the model, the accelerator and the workloads."""
 
 from calc.spec.budget import ComputeBudget
-from calc.spec.hardware import DTYPES, GPU, Dtype
+from calc.spec.hardware import DTYPES, GPU, Dtype, System
 from calc.spec.inference import InferenceWorkload
 from calc.spec.memory import OPTIMIZERS, RECIPES, TrainingMemory
 from calc.spec.model import (
@@ -35,6 +35,7 @@ __all__ = [
     "NormSpec",
     "PositionSpec",
     "StorageDtype",
+    "System",
     "TrainingMemory",
     "Workload",
 ]

@@ -19,18 +19,9 @@ from typing import Any
 
 from pydantic import Field
 
-from calc.presets import load_model
+from calc.presets import gpu_for_device, load_model
 from calc.spec.model import Frozen
 
-# CUDA device names → catalogue names, most specific first (names as torch reports them,
-# e.g. "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-40GB", "NVIDIA H100 PCIe").
-CUDA_NAMES: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("H100", "PCIE"), "h100-pcie"), (("H100",), "h100"), (("H200",), "h200"),
-    (("H800",), "h800"), (("GB200",), "gb200"), (("B200",), "b200"),
-    (("A100", "40GB"), "a100-40gb"), (("A100",), "a100"), (("V100",), "v100"),
-    (("L40S",), "l40s"), (("L4",), "l4"), (("4090",), "rtx4090"),
-    (("MI300X",), "mi300x"), (("MI250X",), "mi250x"),
-)
 # The defaults: a model whose step takes well under a second on this project's 2-core CPU, and
 # a ~1B-parameter GPT-3-XL-shaped model on a GPU.
 DEFAULT_MODEL = {"cpu": "chapter-char-gpt", "cuda": "gpt3-1.3b"}
@@ -87,9 +78,9 @@ def _timers(device: str) -> tuple[Callable[[], None], Callable[[Callable[[], Non
 
 
 def catalogue_name(cuda_name: str) -> str | None:
-    """The GPU catalogue entry a CUDA device name maps to, or None."""
-    upper = cuda_name.upper()
-    return next((key for words, key in CUDA_NAMES if all(w in upper for w in words)), None)
+    """The GPU catalogue entry a CUDA device name maps to (its `device_name` words), or None."""
+    gpu = gpu_for_device(cuda_name)
+    return gpu.name if gpu else None
 
 
 def describe_device(device: str) -> DeviceInfo:

@@ -26,15 +26,29 @@ def _gpus(catalogue: GPUCatalogue) -> View:
                   [Column("name"), Column("title")]
                   + [Column(dtype, "text") for dtype in PEAK_DTYPES]
                   + [Column("memory GiB", "text"), Column("GB/s", "text"),
-                     Column("TDP W", "text")])
+                     Column("TDP W", "text"), Column("NVLink GB/s", "text"),
+                     Column("PCIe GB/s", "text"), Column("system")])
     notes = list(catalogue.conventions)
     for gpu in catalogue.gpus:
         peaks = gpu["peak_tflops"]
         table.add(gpu["name"], gpu["title"], *(_g(peaks.get(d)) for d in PEAK_DTYPES),
-                  _g(gpu["memory_gib"]), _g(gpu["bandwidth_gb_s"]), _g(gpu["tdp_w"]))
+                  _g(gpu["memory_gib"]), _g(gpu["bandwidth_gb_s"]), _g(gpu["tdp_w"]),
+                  _g(gpu["nvlink_gb_s"]), _g(gpu["pcie_gb_s"]), gpu["system"] or "")
         caveat = f" — {gpu['notes']}" if gpu["notes"] else ""
         notes.append(f"{gpu['name']}: {gpu['source']}{caveat}")
-    return View("calc GPU catalogue", [table], notes)
+    systems = Table("Systems: links per GPU, per direction",
+                    [Column("name"), Column("title"), Column("gpu"), Column("GPUs/node", "int"),
+                     Column("intra GB/s", "text"), Column("inter GB/s", "text"),
+                     Column("intra µs", "text"), Column("inter µs", "text"),
+                     Column("host GiB", "text")])
+    for system in catalogue.systems:
+        systems.add(system["name"], system["title"], system["gpu"], system["gpus_per_node"],
+                    _g(system["intra_node_gb_s"]), _g(system["inter_node_gb_s"]),
+                    _g(system["intra_node_latency_us"]), _g(system["inter_node_latency_us"]),
+                    _g(system["host_memory_gib"]))
+        caveat = f" — {system['notes']}" if system["notes"] else ""
+        notes.append(f"{system['name']}: {system['source']}{caveat}")
+    return View("calc GPU catalogue", [table, systems], notes)
 
 
 def view(catalogue: PresetCatalogue | GPUCatalogue) -> View:

@@ -1,0 +1,103 @@
+"""A published throughput measurement: a training run's stated layout and what it achieved.
+
+One entry of presets/throughput.toml. The figures are kept exactly as printed (TFLOP/s per GPU,
+MFU, HFU, tokens/s, seconds per step) together with `flop_convention`, the rule the source used
+to count FLOPs, so a model of step time can turn the source's TFLOP/s or MFU back into seconds
+with the source's own formula (calc.source_flops), and compare time — which needs no convention.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from calc.spec.hardware import Dtype
+from calc.spec.model import Frozen
+
+Recompute = Literal["none", "selective", "full"]
+Framework = Literal["megatron", "deepspeed", "torchtitan", "foundry", "jax", "other"]
+FlopConvention = Literal["megatron-eq3", "megatron-model", "megatron-selective-hw",
+                         "megatron-core-2024", "palm", "6N", "unstated"]
+
+# Layout fields a source may leave unprinted; `assumed` names those calc filled in.
+ASSUMABLE = ("micro_batch", "vpp", "recompute", "sequence_parallel", "zero", "flash_attention",
+             "flop_convention", "dtype")
+MAX_GPUS = 1 << 20
+MAX_DEGREE = 1 << 16
+
+
+class PublishedThroughput(Frozen):
+    """A run that states its layout and its measured throughput, with where both come from."""
+
+    name: str = Field(min_length=1, description="catalogue key, e.g. 'narayanan2021-145b'")
+    model: str = Field(min_length=1, description="preset name in presets/models/")
+    gpu: str = Field(min_length=1, description="GPU-catalogue key of the chips measured")
+    system: str | None = Field(
+        None, min_length=1, description="systems-catalogue key of the platform, if it is one")
+    gpus: int = Field(ge=1, le=MAX_GPUS, description="GPUs in the job")
+    tp: int = Field(1, ge=1, le=MAX_DEGREE, description="tensor-parallel degree")
+    pp: int = Field(1, ge=1, le=MAX_DEGREE, description="pipeline-parallel degree")
+    dp: int = Field(ge=1, le=MAX_GPUS, description="data-parallel degree (FSDP shards included)")
+    cp: int = Field(1, ge=1, le=MAX_DEGREE, description="context-parallel degree")
+    ep: int = Field(1, ge=1, le=MAX_DEGREE, description="expert-parallel degree (within dp·cp)")
+    vpp: int = Field(1, ge=1, le=MAX_DEGREE,
+                     description="virtual pipeline stages per GPU (interleaved 1F1B); 1 = plain")
+    micro_batch: int = Field(ge=1, le=MAX_GPUS, description="sequences per micro-batch")
+    global_batch: int = Field(ge=1, description="sequences per optimizer step")
+    seq_len: int = Field(ge=1, description="tokens per sequence")
+    recompute: Recompute = Field(description="activation recomputation")
+    sequence_parallel: bool = Field(description="Megatron sequence parallelism on the TP group")
+    zero: int = Field(ge=0, le=3, description="ZeRO stage (FSDP full shard = 3; Megatron's "
+                                              "distributed optimizer = 1)")
+    flash_attention: bool = Field(description="fused (flash) attention rather than eager")
+    dtype: Dtype = Field(description="matmul precision of the run (bf16, fp16, fp8)")
+    framework: Framework = Field(description="software stack; NeMo counts as megatron")
+    tflops_per_gpu: float | None = Field(None, gt=0, description="TFLOP/s per GPU as printed")
+    mfu: float | None = Field(None, gt=0, le=1, description="MFU as printed, a fraction")
+    hfu: float | None = Field(None, gt=0, le=1, description="HFU as printed, a fraction")
+    tokens_per_s: float | None = Field(None, gt=0, description="tokens/s of the whole job")
+    tokens_per_s_per_gpu: float | None = Field(None, gt=0, description="tokens/s per GPU")
+    step_time_s: float | None = Field(None, gt=0, description="seconds per optimizer step")
+    flop_convention: FlopConvention = Field(
+        description="how the source counted the FLOPs behind its TFLOP/s and MFU "
+                    "(calc.source_flops.CONVENTIONS)")
+    hfu_convention: FlopConvention | None = Field(
+        None, description="how the source counted the FLOPs behind its HFU, when it prints one")
+    assumed: tuple[str, ...] = Field(
+        (), description="layout fields the source does not print, filled in by calc (notes say "
+                        "how)")
+    fit: bool = Field(description="true: used to fit the step-time model's global constants; "
+                                  "false: held out to measure its error")
+    source: str = Field(min_length=1, description="paper and table (or page) of the figures")
+    notes: str = Field("", description="what is uncertain, derived or assumed")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PublishedThroughput:
+        product = self.tp * self.pp * self.dp * self.cp
+        if product != self.gpus:
+            raise ValueError(f"gpus: {self.gpus} is not tp·pp·dp·cp = {self.tp}·{self.pp}·"
+                             f"{self.dp}·{self.cp} = {product}")
+        per_step = self.dp * self.micro_batch
+        if self.global_batch % per_step:
+            raise ValueError(f"global_batch: {self.global_batch} is not a multiple of "
+                             f"dp·micro_batch = {self.dp}·{self.micro_batch} = {per_step}")
+        if (self.dp * self.cp) % self.ep:
+            raise ValueError(f"ep: {self.ep} does not divide dp·cp = {self.dp * self.cp}")
+        figures = (self.tflops_per_gpu, self.mfu, self.hfu, self.tokens_per_s,
+                   self.tokens_per_s_per_gpu, self.step_time_s)
+        if all(value is None for value in figures):
+            raise ValueError("a run needs a published figure: tflops_per_gpu, mfu, hfu, "
+                             "tokens_per_s, tokens_per_s_per_gpu or step_time_s")
+        unknown = sorted(set(self.assumed) - set(ASSUMABLE))
+        if unknown:
+            raise ValueError(f"assumed: {unknown} are not layout fields calc may assume "
+                             f"(allowed: {', '.join(ASSUMABLE)})")
+        if self.hfu is not None and self.hfu_convention is None:
+            raise ValueError("hfu_convention: required when hfu is given")
+        return self
+
+    @property
+    def tokens_per_step(self) -> int:
+        """Tokens per optimizer step: global batch × sequence length."""
+        return self.global_batch * self.seq_len
