@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from calc.hf.families import READERS
 
 FAMILY_TYPES = tuple(sorted(READERS))
-_PLAIN = ["gelu", "relu", "silu"]
+_PLAIN = ["gelu", "relu", "silu", "relu2"]
 _GATED = ["silu", "gelu_pytorch_tanh", "relu"]
 _PARTIAL_ROTARY = ("glm", "glm4", "stablelm", "persimmon", "phi", "nemotron")
 

@@ -29,7 +29,7 @@ from calc.hf.export import buffer_params, hf_config_from_spec, shape  # noqa: E4
 from calc.hf.multimodal import WRAPPERS  # noqa: E402
 from calc.verify import hf_reference  # noqa: E402
 from tests.hf_family_strategies import FAMILY_TYPES, family_config  # noqa: E402
-from tests.hf_released import CONFIGS, RELU2, REAL  # noqa: E402
+from tests.hf_released import CONFIGS, REAL  # noqa: E402
 from tests.hf_strategies import MIN_WINDOW, hf_configs  # noqa: E402
 from tests.strategies import model_specs  # noqa: E402
 
@@ -92,20 +92,18 @@ def test_quirk_variants_match_transformers(name):
     assert_matches(spec_from_hf_config(config), config, 32)
 
 
-# Default configs calc refuses, and the words it refuses them with. Those transformers itself
-# cannot build are checked to fail there too; relu2 defaults wait for the spec's squared ReLU.
+# Default configs calc refuses, and the words it refuses them with: transformers itself cannot
+# build them either.
 DEFAULTS_REFUSED_BY_BOTH = {
     "deepseek_v2": "num_experts_per_tok=None",
     "hunyuan_v1_dense": "head_dim=None",
     "ministral": "head_dim=None",
     "nemotron": "num_key_value_heads=None",
 }
-DEFAULTS_RELU2 = () if RELU2 else ("arcee", "persimmon")
 
 
 @pytest.mark.parametrize("model_type", sorted(set(supported_types())
-                                              - set(DEFAULTS_REFUSED_BY_BOTH)
-                                              - set(DEFAULTS_RELU2)))
+                                              - set(DEFAULTS_REFUSED_BY_BOTH)))
 def test_an_empty_config_is_transformers_default_model(model_type):
     """calc.hf.defaults against the classes themselves: every default calc reads, at once."""
     config = {"model_type": model_type}
@@ -118,12 +116,6 @@ def test_default_configs_transformers_cannot_build_are_refused(model_type):
         spec_from_hf_config({"model_type": model_type})
     with pytest.raises((TypeError, ValueError)):
         hf_reference.count({"model_type": model_type, "num_hidden_layers": 1}, 4)
-
-
-@pytest.mark.parametrize("model_type", DEFAULTS_RELU2)
-def test_relu2_defaults_wait_for_the_spec(model_type):
-    with pytest.raises(CalcError, match="hidden_act='relu2' is not an activation"):
-        spec_from_hf_config({"model_type": model_type})
 
 
 def test_deepseek_v2_default_top_k_is_refused_by_both():
@@ -208,12 +200,12 @@ def test_parameters_by_module_count_a_tied_head_once():
 
 # ---- the family readers (calc/hf/family_*.py) ------------------------------------------------
 FAMILY_VARIANTS = {
-    # The squared-ReLU readers, proven with another plain activation until the spec has relu2.
-    "persimmon, gelu": ("persimmon-8b-base", {"hidden_act": "gelu", "num_hidden_layers": 2}),
-    "nemotron": (None, {"model_type": "nemotron", "num_key_value_heads": 8, "hidden_act": "relu",
+    # Squared ReLU in Nemotron (LayerNorm1P, GQA) and Arcee (RMSNorm, plain MLP).
+    "nemotron": (None, {"model_type": "nemotron", "num_key_value_heads": 8, "hidden_act": "relu2",
                         "num_hidden_layers": 2, "attention_bias": True}),
-    "arcee": (None, {"model_type": "arcee", "hidden_act": "silu", "num_hidden_layers": 2,
-                     "mlp_bias": True}),
+    "arcee": (None, {"model_type": "arcee", "num_hidden_layers": 2, "mlp_bias": True}),
+    "persimmon without qk norms": ("persimmon-8b-base", {"qk_layernorm": False,
+                                                         "num_hidden_layers": 2}),
     "phi qk_layernorm": ("phi-2", {"qk_layernorm": True, "num_hidden_layers": 2}),
     "command r+ qk norm": ("command-r-08-2024", {"use_qk_norm": True, "num_hidden_layers": 2}),
     "stablelm parallel": ("stablelm-2-1_6b", {"use_parallel_residual": True,

@@ -13,7 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from calc.hf.defaults import DEFAULTS
-from calc.hf.fields import HFConfig, decoder, divides, heads, layer_kinds, layer_pattern
+from calc.hf.fields import (
+    HFConfig,
+    decoder,
+    divides,
+    heads,
+    layer_kinds,
+    layer_pattern,
+    layernorm_decoder,
+)
 from calc.hf.writing import base, layer_types, llama_like, need, plain
 from calc.spec import ModelSpec
 
@@ -118,10 +126,12 @@ def _arcee(c: HFConfig) -> dict[str, Any]:
     # modeling_arcee.py: LlamaAttention (attention_bias on q, k, v, o) and a plain MLP
     # up_proj → act → down_proj with mlp_bias; validate_architecture as Llama's.
     divides(c)
-    bias = c.flag("attention_bias")
-    return _biased(c, bias, bias, False, ffn={
-        "activation": c.activation("hidden_act", gated=False),
-        "d_ff": c["intermediate_size"], "bias": c.flag("mlp_bias")})
+    spec = layernorm_decoder(c, heads(c), c.size("intermediate_size"),
+                             c.activation("hidden_act", gated=False), c.flag("attention_bias"),
+                             norm={"kind": "rmsnorm", "placement": "pre"},
+                             position={"kind": "rope"})
+    spec["ffn"]["bias"] = c.flag("mlp_bias")
+    return spec
 
 
 def _minicpm3(c: HFConfig) -> dict[str, Any]:
