@@ -7,10 +7,13 @@
 
 Planning: `calc.memory(model, gpu=..., zero=..., dp=...)` (training memory per GPU),
 `calc.infer(model, gpu=..., context=..., batch=...)` (KV cache, prefill and decode time) and
-`calc.optimal(flops=...)` (compute-optimal N and D). Tables and notebooks: `calc.compare(...)`,
+`calc.optimal(flops=...)` (compute-optimal N and D); `calc.step(model, gpu=..., gpus=..., tp=...)`
+(predicted step time, MFU and GPU-hours of a parallel layout) and `calc.layout(...)` (the
+fastest layouts that fit). Tables and notebooks: `calc.compare(...)`,
 `calc.conventions_table(...)`, `calc.sweep(...)` (numpy), `calc.model_formulas(...)` (LaTeX),
 `calc.plot(...)` (matplotlib). `calc.reproduce()` sets every published training run beside
-calc's estimate of it. All of these load on first use.
+calc's estimate of it, `calc.reproduce_throughput()` every published throughput measurement
+beside the step-time model. All of these load on first use.
 
 Custom models are `calc.ModelSpec(...)` or `calc.spec_from_hf_config("config.json")`; presets
 are listed by `calc.list_presets()`. This
@@ -54,6 +57,12 @@ _LAZY = {
     "OptimalReport": "calc.reports.optimal:OptimalReport",
     "reproduce": "calc.reports.reproduce:reproduce",
     "ReproduceReport": "calc.reports.reproduce:ReproduceReport",
+    "reproduce_throughput": "calc.reports.throughput:reproduce_throughput",
+    "ThroughputReport": "calc.reports.throughput:ThroughputReport",
+    "step": "calc.reports.step:step",
+    "StepReport": "calc.reports.step:StepReport",
+    "layout": "calc.reports.layout:layout",
+    "LayoutReport": "calc.reports.layout:LayoutReport",
     "compare": "calc.reports.compare:compare",
     "Comparison": "calc.reports.compare:Comparison",
     "conventions_table": "calc.reports.conventions:conventions_table",

@@ -21,6 +21,10 @@ FLOPS_PER_MULTIPLY_ADD = 2
 # tokens; §3.4). N is the total parameter count, as in the paper's dense models.
 TOKENS_PER_PARAMETER = 20
 
+# GPU-hours and days from seconds of compute (calc.formulas.training and every sentence about it).
+SECONDS_PER_HOUR = 3600
+HOURS_PER_DAY = 24
+
 # The MFU assumed when none is given or measured, always labelled as a default: large dense runs
 # report 38-46 % (PaLM 540B 46.2 %, Chowdhery et al. 2022 Table 3; Llama 3 405B 38-43 % BF16 MFU,
 # Dubey et al. 2024 Table 4).
@@ -74,12 +78,19 @@ def mfu_note(source: str) -> str:
     return {"default": DEFAULT_MFU_NOTE, "flag": "given with --mfu"}.get(source, source)
 
 
+PREDICTED_MFU = (
+    "Predicted GPU-hours: tokens ÷ (tokens/s per GPU that `calc step` predicts for the layout "
+    "shown) ÷ 3600, i.e. at the MFU of that prediction — a model of step time with global "
+    "constants fitted on published runs (docs/step-time.md, docs/throughput.md), not a "
+    "measurement; it leaves out restarts, evaluation and data loading.")
+
+
 def gpu_hours_sentence(dtype: str, gpu: str, peak_flops: float, mfu: float, mfu_source: str,
                        gpus: int) -> str:
     """GPU-hours = FLOPs / (peak × MFU) / 3600 (calc.formulas.training), with this run's terms."""
     return (f"GPU-hours = training FLOPs / (dense {dtype} peak of one {gpu} = "
-            f"{peak_flops / 1e12:g} TFLOP/s × MFU {mfu:.3g} [{mfu_note(mfu_source)}]) / 3600; "
-            f"days = GPU-hours / ({gpus:,} GPUs × 24).")
+            f"{peak_flops / 1e12:g} TFLOP/s × MFU {mfu:.3g} [{mfu_note(mfu_source)}]) / "
+            f"{SECONDS_PER_HOUR}; days = GPU-hours / ({gpus:,} GPUs × {HOURS_PER_DAY}).")
 
 
 @dataclass(frozen=True)
@@ -97,7 +108,7 @@ class RuleInfo:
 RULES: dict[str, RuleInfo] = {
     "6N": RuleInfo(
         "6N", "N = all (active) parameters, embeddings included; attention ignored",
-        "Kaplan et al. 2020 §2.1 (C ≈ 6N); chapter 1.3: each parameter one multiply-add"),
+        "Kaplan et al. 2020 §2.1 (C ≈ 6N: 2N forward, one multiply-add per parameter)"),
     "kaplan": RuleInfo(
         "Kaplan 3·(2N + 2·L·T·d_attn)",
         "N non-embedding; one T×d_attn score term per layer (the 'Mask' row); no LM head",

@@ -7,8 +7,8 @@ a per-sequence integer divided by T, kept integral when it divides.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 
 from calc import _compiled
 from calc.counting import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
@@ -59,8 +59,9 @@ class ParamCounts:
     mtp: int  # multi-token-prediction modules, not part of total
 
 
-def count_params(spec: ModelSpec) -> ParamCounts:
-    s = symbol_values(spec)
+def count_params(spec: ModelSpec, symbols: Mapping[str, int] | None = None) -> ParamCounts:
+    """`symbols`: symbol_values(spec) when the caller has it already (calc.estimate)."""
+    s = symbol_values(spec) if symbols is None else symbols
     summary = _compiled.params_summary(s)
     return ParamCounts(
         per_layer=_compiled.params_per_layer(s),
@@ -72,9 +73,10 @@ def count_params(spec: ModelSpec) -> ParamCounts:
 
 
 def _exact(numerator: int, denominator: int) -> int | float:
-    """numerator / denominator: an int when it divides, else the nearest float."""
-    q = Fraction(numerator, denominator)
-    return q.numerator if q.denominator == 1 else float(q)
+    """numerator / denominator: an int when it divides, else the nearest float (Python's int
+    division rounds correctly, as float(Fraction(...)) does, without building a Fraction)."""
+    whole, rest = divmod(numerator, denominator)
+    return whole if rest == 0 else numerator / denominator
 
 
 @dataclass(frozen=True)
@@ -101,8 +103,11 @@ class FlopCounts:
         return float(self.components["attention/scores"] / self.forward)
 
 
-def count_flops(spec: ModelSpec, seq_len: int, attention: str = "causal") -> FlopCounts:
-    s = {**symbol_values(spec), "T": seq_len, "i_causal": int(attention == "causal")}
+def count_flops(spec: ModelSpec, seq_len: int, attention: str = "causal",
+                symbols: Mapping[str, int] | None = None) -> FlopCounts:
+    """`symbols`: symbol_values(spec) when the caller has it already (calc.estimate)."""
+    s = {**(symbol_values(spec) if symbols is None else symbols), "T": seq_len,
+         "i_causal": int(attention == "causal")}
     flops = _compiled.flops(s)
     per_sequence = flops["attention_per_sequence"]
     weights = flops["weights_per_token"]
@@ -121,9 +126,10 @@ def count_flops(spec: ModelSpec, seq_len: int, attention: str = "causal") -> Flo
     )
 
 
-def rule_flops(spec: ModelSpec, seq_len: int) -> dict[str, float]:
+def rule_flops(spec: ModelSpec, seq_len: int,
+               symbols: Mapping[str, int] | None = None) -> dict[str, float]:
     """Training FLOPs per token under each published rule (calc.formulas.rules)."""
-    s = {**symbol_values(spec), "T": seq_len}
+    s = {**(symbol_values(spec) if symbols is None else symbols), "T": seq_len}
     return {key: float(value) for key, value in _compiled.rules_train_per_token(s).items()}
 
 

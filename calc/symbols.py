@@ -1,9 +1,10 @@
 """Every sympy symbol calc's formulas use, defined once, in paper notation, with its LaTeX name.
 
-Sizes follow the source chapter ("1.3 Transformer": V, d, L, T, h, d_h) and Kaplan et al. 2020.
+Sizes follow Vaswani et al. 2017 (d for d_model, h heads of d_h = d_k) and Kaplan et al. 2020
+Table 1 (L for n_layer, T for n_ctx, V for n_vocab).
 Structure enters the formulas as 0/1 indicator symbols (`i_*` for a part being present, `b_*` for
 a bias), so one expression covers every architecture and one compiled function can evaluate
-millions of mixed configurations at once (DESIGN.md, "Formulas").
+millions of mixed configurations at once (calc.sweeps.vectorise).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy
+
+from calc.counting import TOKENS_PER_PARAMETER
 
 
 @dataclass(frozen=True)
@@ -92,11 +95,20 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("n_tp", "t", "tensor-parallel degree", "memory"),
     SymbolInfo("n_pp", "p", "pipeline-parallel degree", "memory"),
     SymbolInfo("n_dp", "N_{d}", "data-parallel degree", "memory"),
+    SymbolInfo("n_cp", "c", "context-parallel degree (the sequence split c ways)", "memory"),
+    SymbolInfo("n_ep", "e", "expert-parallel degree (routed experts split e ways)", "memory"),
+    SymbolInfo("n_vp", "v", "virtual pipeline stages per GPU (interleaved 1F1B)", "memory"),
+    SymbolInfo("i_vp", r"\mathbb{1}_{v>1}", "an interleaved pipeline schedule", "memory"),
     SymbolInfo("i_z1", r"\mathbb{1}_{ZeRO\geq 1}", "ZeRO shards optimizer states", "memory"),
     SymbolInfo("i_z2", r"\mathbb{1}_{ZeRO\geq 2}", "ZeRO shards gradients", "memory"),
     SymbolInfo("i_z3", r"\mathbb{1}_{ZeRO\geq 3}", "ZeRO shards parameters", "memory"),
     SymbolInfo("i_pp1", r"\mathbb{1}_{p=1}", "one pipeline stage (first stage is also last)",
                "memory"),
+    SymbolInfo("L_s", "L_{s}", "layers on the most loaded (first) pipeline stage: ⌈L/p⌉",
+               "memory"),
+    SymbolInfo("L_sm", "L_{s,moe}", "MoE layers among the first stage's L_s", "memory"),
+    SymbolInfo("h_t", "h_{t}", "key/value heads one tensor-parallel rank holds: ⌈h_kv/t⌉ "
+               "(1, replicated, when t > h_kv; h/t under MLA)", "memory"),
     SymbolInfo("q_w", "q_{w}", "bytes per working weight (bf16: 2; int4: 0.5)", "memory"),
     SymbolInfo("q_g", "q_{g}", "bytes per gradient", "memory"),
     SymbolInfo("q_gc", "q_{gc}", "bytes per parameter of an fp32 gradient copy", "memory"),
@@ -116,13 +128,16 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("BW", r"\mathrm{BW}", "memory bandwidth of one GPU, GB/s (1e9 bytes/s)",
                "inference"),
     SymbolInfo("u_bw", "u_{bw}", "memory-bandwidth utilisation", "inference"),
+    SymbolInfo("h_g", "h_{g}", "key/value heads one GPU caches: ⌈h_kv/K⌉ (1, replicated, when "
+               "K > h_kv; MLA's one latent on every GPU)", "inference"),
     SymbolInfo("F_p", "F_{p}", "forward FLOPs per prompt token at context T (prefill)",
                "inference"),
     SymbolInfo("F_d", "F_{d}", "forward FLOPs of one generated token at context T (decode)",
                "inference"),
     # compute-optimal scaling (Hoffmann et al. 2022)
     SymbolInfo("C", "C", "training compute budget, FLOPs", "scaling"),
-    SymbolInfo("rho", r"\rho", "training tokens per parameter (Chinchilla rule: 20)",
+    SymbolInfo("rho", r"\rho",
+               f"training tokens per parameter (Chinchilla rule: {TOKENS_PER_PARAMETER})",
                "scaling"),
     SymbolInfo("E_irr", "E", "irreducible loss of the fitted law", "scaling"),
     SymbolInfo("A_fit", "A", "fitted coefficient of the parameter term", "scaling"),
@@ -158,6 +173,8 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
     "N", "N_emb", "N_head", "N_e", "b", "n_tp", "n_pp", "n_dp", "i_z1", "i_z2", "i_z3", "i_pp1",
     "q_w", "q_g", "q_gc", "q_m", "q_o", "q_a", "q_kv", "i_drop", "i_sp", "i_scores", "i_full",
     "M_gib"))
-BW, u_bw, F_p, F_d = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d"))
+n_cp, n_ep, n_vp, i_vp = (SYMBOLS[n] for n in ("n_cp", "n_ep", "n_vp", "i_vp"))
+L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
+BW, u_bw, F_p, F_d, h_g = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d", "h_g"))
 C, rho, E_irr, A_fit, B_fit, alpha, beta, r, t_days = (SYMBOLS[n] for n in (
     "C", "rho", "E_irr", "A_fit", "B_fit", "alpha", "beta", "r", "t_days"))

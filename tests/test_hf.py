@@ -173,7 +173,7 @@ def test_deepseek_mla_dense_layers_and_mtp():
 
 
 def test_deepseek_v3_is_transformers_count_not_the_published_one():
-    """DESIGN.md 'Verification': HF keeps e_score_correction_bias (58 × 256) as buffers."""
+    """transformers keeps DeepSeek-V3's e_score_correction_bias (58 × 256) as buffers."""
     spec = spec_of("deepseek-v3")
     assert calc.count_params(spec).total == 671_026_419_200 - 58 * 256
     assert calc.count_params(calc.load_preset("deepseek-v3").spec).total == 671_026_419_200

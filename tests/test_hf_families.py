@@ -278,7 +278,7 @@ def test_the_estimate_says_what_a_multimodal_count_leaves_out(cli):
     data = cli(str(CONFIGS / "llava-1.5-7b-hf.json"), "--format", "json").json()
     assert data["params"]["total"] == 6_738_939_904
     assert any("vision tower (vision_config) and the projector are not counted" in line
-               for line in data["conventions"])
+               for line in data["notes"])
 
 
 def test_the_refusal_docs_quote_is_what_calc_says():

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
+from collections.abc import Callable
+from typing import get_args
 
-from calc.errors import CalcError
+from calc.counting import DEFAULT_MFU
+from calc.errors import CalcError, install
+from calc.numbers import quantity
+from calc.spec.memory import Recompute
 from calc.tables import FORMATS
-
-_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
 
 
 class Parser(argparse.ArgumentParser):
@@ -21,20 +23,18 @@ class Parser(argparse.ArgumentParser):
 
 
 # ---- value types: argparse puts the flag in front of each message ---------------------------
-def positive_number(text: str) -> float:
-    """A positive finite number; k, M, B (or G), T, P suffixes are decimal (2T = 2e12)."""
-    raw = text.strip()
-    scale = _SUFFIXES.get(raw[-1:].lower(), 1.0) if raw[-1:].isalpha() else 1.0
-    try:
-        value = float(raw[:-1] if scale != 1.0 else raw) * scale
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number; expected a positive finite number such as 2e12 "
-            f"or 2T") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not allowed; expected a positive finite number")
-    return value
+def number(kind: str) -> Callable[[str], float]:
+    """An argparse type for a calc.numbers.RANGES quantity, read by the library's own parser
+    (k, M, B or G, T, P suffixes are decimal: 2T = 2e12)."""
+
+    def read(text: str) -> float:
+        try:
+            return quantity(text, "", kind)
+        except CalcError as error:
+            raise argparse.ArgumentTypeError(str(error).removeprefix(": ")) from None
+
+    read.__name__ = kind  # argparse names the type in some messages
+    return read
 
 
 def positive_int(text: str) -> int:
@@ -45,18 +45,6 @@ def positive_int(text: str) -> int:
             f"{text!r} is not a whole number; expected an integer >= 1") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected an integer >= 1")
-    return value
-
-
-def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number; expected a value in (0, 1]") from None
-    if not (0 < value <= 1):  # also rejects NaN
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is outside (0, 1]; MFU is a fraction of peak, e.g. 0.4")
     return value
 
 
@@ -81,21 +69,25 @@ def add_model(parser: argparse.ArgumentParser) -> None:
 
 def add_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="text", choices=FORMATS,
-                        help="output format (default: text)")
+                        help="output format (default: text); csv is one tidy table: table, "
+                             "row, column, value")
+    parser.add_argument("--table", metavar="NAME",
+                        help="only the table NAME (its title's first words, e.g. parameters), "
+                             "in csv as it prints: a header and one line per row")
 
 
 def add_workload(parser: argparse.ArgumentParser) -> None:
     """The flags of calc.estimate's workload; `workload(args)` reads them back."""
     from calc.spec import DTYPES
 
-    parser.add_argument("--tokens", type=positive_number,
+    parser.add_argument("--tokens", type=number("tokens"),
                         help="training tokens, e.g. 2e12 or 2T")
     parser.add_argument("--gpu", help="GPU catalogue name (python -m calc gpus)")
     parser.add_argument("--gpus", type=positive_int, default=1,
                         help="GPUs the run is spread over (for days)")
     mfu = parser.add_mutually_exclusive_group()
-    mfu.add_argument("--mfu", type=fraction,
-                     help="model FLOPs utilisation in (0, 1] (default 0.4)")
+    mfu.add_argument("--mfu", type=number("mfu"),
+                     help=f"model FLOPs utilisation in (0, 1] (default {DEFAULT_MFU:g})")
     mfu.add_argument("--mfu-from", metavar="BENCH_JSON",
                      help="use the MFU measured by `python -m calc bench --save BENCH_JSON`")
     parser.add_argument("--seq-len", type=positive_int,
@@ -110,13 +102,82 @@ def workload(args: argparse.Namespace) -> dict[str, object]:
     """The keyword arguments of calc.estimate that add_workload's flags set."""
     mfu, mfu_source = args.mfu, None
     if args.mfu_from:  # a saved measurement (calc.verify.throughput; no torch needed to read)
-        from calc.reports.bench import load_bench
+        from calc.reports.bench import load_bench, measured_mfu
 
         measured = load_bench(args.mfu_from)
-        mfu, mfu_source = measured.mfu, measured.mfu_source
+        mfu, mfu_source = measured_mfu(measured, args.gpu), measured.mfu_source
     return {"tokens": args.tokens, "gpu": args.gpu, "seq_len": args.seq_len,
             "attention": args.attention, "dtype": args.dtype, "mfu": mfu, "gpus": args.gpus,
             "mfu_source": mfu_source}
+
+
+def add_layout(parser: argparse.ArgumentParser, seq_len: bool = True) -> None:
+    """The layout flags (calc.spec.layout.Layout's fields) that step and the main report share
+    (`seq_len=False` where the command has its own --seq-len); `layout_fields(args)` reads them
+    back."""
+    for flag, name in (("--tp", "tensor"), ("--pp", "pipeline"), ("--cp", "context"),
+                       ("--ep", "expert")):
+        parser.add_argument(flag, type=positive_int, help=f"{name}-parallel degree (default 1)")
+    parser.add_argument("--dp", type=positive_int,
+                        help="data-parallel degree (default: gpus / (tp × pp × cp))")
+    parser.add_argument("--vpp", type=positive_int,
+                        help="virtual pipeline stages per GPU (interleaved 1F1B; default 1)")
+    parser.add_argument("--micro-batch", type=positive_int, help="sequences per micro-batch")
+    parser.add_argument("--global-batch", type=positive_int,
+                        help="sequences per step (default dp × micro-batch without a pipeline)")
+    if seq_len:
+        parser.add_argument("--seq-len", type=positive_int,
+                            help="sequence length (default: the model's training context)")
+    parser.add_argument("--recompute", choices=get_args(Recompute),
+                        help="activation recomputation (default none)")
+    parser.add_argument("--zero", type=int, choices=(0, 1, 2, 3),
+                        help="ZeRO stage over the data-parallel ranks (default 0)")
+    parser.add_argument("--sequence-parallel", action="store_true", default=None,
+                        help="split norms and dropouts along the sequence over the tp ranks")
+    parser.add_argument("--flash-attention", action="store_true", default=None,
+                        help="an attention kernel that stores no s×s scores")
+    parser.add_argument("--no-dropout", dest="dropout", action="store_false", default=None,
+                        help="no dropout (most current LLMs train without it)")
+
+
+def layout_fields(args: argparse.Namespace) -> dict[str, object]:
+    """The Layout fields add_layout's flags set (unset flags keep the Layout's defaults)."""
+    names = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "global_batch", "seq_len",
+             "recompute", "zero", "sequence_parallel", "flash_attention", "dropout", "dtype",
+             "framework")
+    return {name: getattr(args, name) for name in names
+            if getattr(args, name, None) is not None}
+def add_activations(parser: argparse.ArgumentParser) -> None:
+    """The flags that set the stored activations of one micro-batch (calc.memory's options);
+    `activations(args)` reads them back."""
+    from typing import get_args
+
+    from calc.spec.memory import Recompute
+
+    parser.add_argument("--micro-batch", type=positive_int, default=1,
+                        help="sequences per micro-batch b (default 1)")
+    parser.add_argument("--recompute", default="none", choices=get_args(Recompute),
+                        help="activation recomputation (default none)")
+    parser.add_argument("--flash-attention", action=argparse.BooleanOptionalAction,
+                        default=None, help="an attention kernel that stores no s×s scores "
+                                           "(default: on; --no-flash-attention stores them)")
+    parser.add_argument("--dropout", action=argparse.BooleanOptionalAction, default=None,
+                        help="store dropout masks (default: off, as current LLMs train)")
+    parser.add_argument("--paper-2022", action="store_true",
+                        help="Korthikanti et al. 2022's setting: eager attention and dropout "
+                             "(--no-flash-attention --dropout)")
+
+
+def activations(args: argparse.Namespace) -> dict[str, object]:
+    """calc.memory's keyword arguments that add_activations' flags set; an explicit flag wins
+    over --paper-2022, which wins over the defaults."""
+    from calc.spec.memory import PAPER_2022
+
+    chosen: dict[str, object] = dict(PAPER_2022) if args.paper_2022 else {}
+    for key in ("flash_attention", "dropout"):
+        if getattr(args, key) is not None:
+            chosen[key] = getattr(args, key)
+    return {"micro_batch": args.micro_batch, "recompute": args.recompute, **chosen}
 
 
 def add_formula(parser: argparse.ArgumentParser) -> None:
@@ -133,14 +194,16 @@ def show_formulas(command: str, args: argparse.Namespace) -> bool:
     from calc.reports.formulas import command_formulas  # sympy: only when asked
     from calc.views import render
 
-    print(render(command_formulas(command, getattr(args, "model", None)), args.format), end="")
+    formulas = command_formulas(command, getattr(args, "model", None))
+    print(render(formulas, args.format, args.table), end="")
     return True
 
 
 def require_torch(command: str) -> None:
-    """One line, not a traceback, when a command that builds models in torch runs without it."""
+    """One line, not a traceback, when a command that builds models in torch runs without it;
+    each such command (verify, bench) is also the name of the extra that installs torch."""
     from importlib.util import find_spec
 
     if find_spec("torch") is None:
-        raise CalcError(f"{command} needs torch: pip install torch==2.13.0 (or pip install -e "
-                        f"'.[verify]')")
+        raise CalcError(f"{command} needs torch: {install(command)} (or pip install "
+                        f"torch==2.13.0)")

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.commands._args import Parser, add_format, add_workload, workload
+from calc.commands._args import (
+    Parser,
+    activations,
+    add_activations,
+    add_format,
+    add_workload,
+    positive_int,
+    workload,
+)
 from calc.views import render
 
 
@@ -25,14 +33,24 @@ def run(argv: Sequence[str]) -> int:
     parser.add_argument("--rows", action="store_true",
                         help="one row per model instead of one column (a catalogue)")
     add_workload(parser)
+    parser.add_argument("--search-layout", action="store_true",
+                        help="also price the tokens at the MFU calc step predicts for each "
+                             "model's fastest layout that fits (calc layout)")
+    parser.add_argument("--global-batch", type=positive_int,
+                        help="with --search-layout: sequences per step (default: one per GPU)")
+    parser.add_argument("--system", help="named system for the predicted step time")
+    add_activations(parser)
     add_format(parser)
     args = parser.parse_args(argv)
     if args.all == bool(args.models):
         parser.error("MODEL: give models to compare, or --all (not both)")
     models = args.models or _by_size(list_presets())
+    parallel = {"global_batch": args.global_batch} if args.global_batch else None
     comparison = compare(models, groups=args.groups, layout="rows" if args.rows else "columns",
+                         system=args.system, parallel=parallel,
+                         search_layout=args.search_layout, memory=activations(args),
                          **workload(args))
-    print(render(comparison, args.format), end="")
+    print(render(comparison, args.format, args.table), end="")
     return 0
 
 

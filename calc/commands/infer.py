@@ -9,7 +9,7 @@ from calc.commands._args import (
     add_format,
     add_formula,
     add_model,
-    fraction,
+    number,
     positive_int,
     show_formulas,
 )
@@ -25,6 +25,9 @@ def _parser() -> Parser:
                     "and the batch where decoding turns compute-bound.")
     add_model(parser)
     parser.add_argument("--gpu", required=True, help="GPU catalogue name (python -m calc gpus)")
+    parser.add_argument("--system",
+                        help="named system whose links carry the tensor-parallel all-reduces "
+                             "(default: the GPU's reference system)")
     parser.add_argument("--gpus", type=positive_int, default=1,
                         help="GPUs the weights and cache are split over (default 1)")
     parser.add_argument("--context", type=positive_int,
@@ -39,9 +42,9 @@ def _parser() -> Parser:
     parser.add_argument("--compute-dtype", choices=DTYPES,
                         help="dtype whose dense peak runs the matmuls (default: the weights'; "
                              "int4: bf16)")
-    parser.add_argument("--mfu", type=fraction, default=1.0,
+    parser.add_argument("--mfu", type=number("mfu"), default=1.0,
                         help="fraction of the dense peak reached (default 1: the roofline)")
-    parser.add_argument("--mbu", type=fraction, default=1.0,
+    parser.add_argument("--mbu", type=number("mbu"), default=1.0,
                         help="fraction of the memory bandwidth reached (default 1)")
     add_formula(parser)
     add_format(parser)
@@ -54,8 +57,9 @@ def run(argv: Sequence[str]) -> int:
     args = _parser().parse_args(argv)
     if show_formulas("infer", args):
         return 0
-    report = infer(args.model, gpu=args.gpu, gpus=args.gpus, context=args.context,
-                   batch=args.batch, dtype=args.dtype, kv_dtype=args.kv_dtype,
+    report = infer(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
+                   context=args.context, batch=args.batch, dtype=args.dtype,
+                   kv_dtype=args.kv_dtype,
                    compute_dtype=args.compute_dtype, mfu=args.mfu, mbu=args.mbu)
-    print(render(report, args.format), end="")
+    print(render(report, args.format, args.table), end="")
     return 0

@@ -7,13 +7,15 @@ from typing import get_args
 
 from calc.commands._args import (
     Parser,
+    activations,
+    add_activations,
     add_format,
     add_formula,
     add_model,
     positive_int,
     show_formulas,
 )
-from calc.spec.memory import OPTIMIZERS, RECIPES, Recompute, TrainingDtype
+from calc.spec.memory import OPTIMIZERS, RECIPES, TrainingDtype
 from calc.views import render
 
 
@@ -27,8 +29,6 @@ def _parser() -> Parser:
     parser.add_argument("--gpu", help="GPU catalogue name whose memory is the budget")
     parser.add_argument("--seq-len", type=positive_int,
                         help="sequence length s (default: the model's training context)")
-    parser.add_argument("--micro-batch", type=positive_int, default=1,
-                        help="sequences per micro-batch b (default 1)")
     parser.add_argument("--dtype", default="bf16", choices=get_args(TrainingDtype),
                         help="activation (and mixed-precision weight) dtype (default bf16)")
     parser.add_argument("--recipe", choices=list(RECIPES),
@@ -38,17 +38,20 @@ def _parser() -> Parser:
                         help="optimizer whose states are kept (default adamw)")
     parser.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3),
                         help="ZeRO stage over the data-parallel ranks (default 0)")
-    parser.add_argument("--dp", type=positive_int, default=1, help="data-parallel degree")
+    parser.add_argument("--gpus", type=positive_int,
+                        help="GPUs of the run: dp defaults to gpus / (tp × pp × cp)")
+    parser.add_argument("--dp", type=positive_int, help="data-parallel degree (default 1)")
     parser.add_argument("--tp", type=positive_int, default=1, help="tensor-parallel degree")
     parser.add_argument("--pp", type=positive_int, default=1, help="pipeline-parallel degree")
-    parser.add_argument("--recompute", default="none", choices=get_args(Recompute),
-                        help="activation recomputation (default none)")
+    parser.add_argument("--cp", type=positive_int, default=1,
+                        help="context-parallel degree: each GPU holds s/cp of a sequence")
+    parser.add_argument("--ep", type=positive_int, default=1,
+                        help="expert-parallel degree: routed experts split ep ways")
+    parser.add_argument("--vpp", type=positive_int, default=1,
+                        help="virtual pipeline stages per GPU (interleaved 1F1B)")
     parser.add_argument("--sequence-parallel", action="store_true",
                         help="split norms and dropouts along the sequence over the tp ranks")
-    parser.add_argument("--flash-attention", action="store_true",
-                        help="an attention kernel that stores no s×s scores")
-    parser.add_argument("--no-dropout", dest="dropout", action="store_false",
-                        help="no dropout masks (most current LLMs train without dropout)")
+    add_activations(parser)
     add_formula(parser)
     add_format(parser)
     return parser
@@ -56,15 +59,21 @@ def _parser() -> Parser:
 
 def run(argv: Sequence[str]) -> int:
     from calc.reports.memory import memory
+    from calc.spec.layout import make_layout
 
     args = _parser().parse_args(argv)
     if show_formulas("memory", args):
         return 0
+    dp = args.dp
+    if dp is None:  # the same rule as step's: the GPUs left after tp, pp and cp
+        dp = make_layout(args.gpus, tp=args.tp, pp=args.pp, cp=args.cp,
+                         global_batch=args.gpus or 1).dp
+    elif args.gpus is not None:
+        make_layout(args.gpus, tp=args.tp, pp=args.pp, cp=args.cp, dp=dp, global_batch=dp)
     report = memory(args.model, gpu=args.gpu, seq_len=args.seq_len,
-                    micro_batch=args.micro_batch, dtype=args.dtype, recipe=args.recipe,
-                    optimizer=args.optimizer, zero=args.zero, dp=args.dp, tp=args.tp,
-                    pp=args.pp, recompute=args.recompute,
-                    sequence_parallel=args.sequence_parallel,
-                    flash_attention=args.flash_attention, dropout=args.dropout)
-    print(render(report, args.format), end="")
+                    dtype=args.dtype, recipe=args.recipe,
+                    optimizer=args.optimizer, zero=args.zero, dp=dp, tp=args.tp,
+                    pp=args.pp, cp=args.cp, ep=args.ep, vpp=args.vpp,
+                    sequence_parallel=args.sequence_parallel, **activations(args))
+    print(render(report, args.format, args.table), end="")
     return 0

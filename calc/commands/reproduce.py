@@ -1,5 +1,6 @@
-"""`python -m calc reproduce [--format ...]`: every published training run calc knows beside
-calc's FLOPs, GPU-hours and the MFU the published hours imply."""
+"""`python -m calc reproduce [--throughput] [--format ...]`: every published training run calc
+knows beside calc's FLOPs, GPU-hours and the MFU the published hours imply; with --throughput,
+every published throughput measurement beside calc's step-time model."""
 
 from __future__ import annotations
 
@@ -10,12 +11,24 @@ from calc.views import render
 
 
 def run(argv: Sequence[str]) -> int:
-    from calc.reports.reproduce import reproduce
-
     parser = Parser(prog="python -m calc reproduce",
                     description="Published training runs (tokens, GPUs, GPU-hours, FLOPs, MFU) "
-                                "beside calc's estimates of them, with sources.")
+                                "beside calc's estimates of them, with sources; --throughput: "
+                                "published step times and throughput beside calc's step-time "
+                                "model, and the layout search against the authors' layouts.")
+    parser.add_argument("--throughput", action="store_true",
+                        help="published throughput runs beside the step-time model")
+    parser.add_argument("--no-search", dest="search", action="store_false",
+                        help="with --throughput: skip the layout search for each run")
     add_format(parser)
     args = parser.parse_args(argv)
-    print(render(reproduce(), args.format), end="")
+    if args.throughput:
+        from calc.reports.throughput import reproduce_throughput
+
+        report = reproduce_throughput(search=args.search)
+    else:
+        from calc.reports.reproduce import reproduce
+
+        report = reproduce()
+    print(render(report, args.format, args.table), end="")
     return 0

@@ -1,12 +1,13 @@
 """FLOPs per token: matrix products only, a multiply-add counted as 2 FLOPs.
 
-The convention is the one torch's FlopCounterMode counts (DESIGN.md, "Counting conventions"):
+The convention is the one torch's FlopCounterMode counts (calc.counting.FLOPS, under every table):
 a token multiplied through a d_in × d_out weight costs 2·d_in·d_out; the embedding lookup,
 norms, softmax, activations, biases and RoPE cost nothing. The LM head is counted even when tied
 (its product is still done); only the k routed experts a token uses are counted.
 
 Attention's own products, QKᵀ and A·V, cost 2·d_qk and 2·d_v per head per key a query sees
-(chapter 1.3, "每个 token 的 FLOPs": ≈ 4·L·T·d per token at full context). Under the causal
+(4·L·T·H·Q per token at full context: Chowdhery et al. 2022, PaLM, Appendix B's 12·L·H·Q·T
+for training, ÷ 3). Under the causal
 convention query i (1-based) sees i keys, under the full convention all T; a sliding window of w
 caps both at w. GQA/MQA share keys but every query head still scores them, so h (not h_kv) heads
 count. Relative positions (Transformer-XL) add a second score product per pair,

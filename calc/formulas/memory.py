@@ -9,9 +9,21 @@ grads" 20 bytes → 4 + 16/d; "bf16 param, fp32 grads" 18 → 6 + 12/d). ZeRO st
 the optimizer side over the N_d data-parallel ranks, stage 2 also the gradients, stage 3 also the
 weights; a piece is divided by N_d^{1[stage ≥ s]}.
 
-Tensor (t) and pipeline (p) parallelism: the most loaded GPU holds 1/p of the layers plus the
-embedding, and the untied LM head too when p = 1, all split t ways (Megatron-LM
+Tensor (t) and pipeline (p) parallelism: the most loaded GPU holds the first stage's layers plus
+the embedding, and the untied LM head too when p = 1, all split t ways (Megatron-LM
 megatron/training/theoretical_memory_usage.py, "most loaded model shard"; norms are split too).
+Expert parallelism (e, carved out of the data-parallel ranks) splits the routed experts e ways
+more (Lepikhin et al. 2021, GShard §2.2); ZeRO then shards them over the N_d·c/e ranks that hold
+the same experts, the rest over all N_d·c data- and context-parallel ranks (Megatron-LM's
+distributed optimizer shards over both). Context parallelism (c) gives each GPU s/c of every
+sequence's tokens, so activations shrink c ways; the interleaved schedule keeps
+1 + (p − 1)/(p·v) times more in flight (theoretical_memory_usage.py, "interleaved schedule
+memory penalty").
+The first stage holds L_s = ⌈L/p⌉ layers: when p does not divide L the first stages get one more
+(32 layers on 3 stages: 11, 11, 10), so a GPU holds whole layers, never L/p of them. Each rank
+holds h_t = ⌈h_kv/t⌉ key/value heads: with t > h_kv a KV head cannot be split, so its K and V
+projections and activations are replicated t/h_kv times (vLLM's QKVParallelLinear:
+num_kv_heads = 1, num_kv_head_replicas = t / h_kv when t >= h_kv).
 
 Activations follow Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
 Transformer Models", §4, Table 2): per layer s·b·h·(34 + 5·a·s/h) bytes with 2-byte activations,
@@ -22,7 +34,8 @@ the right term; with the paper's architecture the expression reduces to the pape
 split t ways only under sequence parallelism; tensors inside the tensor-parallel region always
 are. Flash attention and selective recomputation both drop the stored s×s scores (5·a·s/h);
 full recomputation keeps only each layer's input, s·b·h·q_a. With the 1F1B schedule the first
-pipeline stage holds L/p layers for p micro-batches in flight, i.e. L layers' worth (§4.2.3).
+pipeline stage holds its L_s layers for p micro-batches in flight (§4.2.3): L layers' worth when
+p divides L, p·⌈L/p⌉ otherwise.
 """
 
 from __future__ import annotations
@@ -32,14 +45,17 @@ import sympy
 from calc.symbols import (
     E_s,
     L,
-    L_moe,
+    L_s,
+    L_sm,
     M_gib,
     N,
+    N_e,
     N_emb,
     N_head,
     T,
     V,
     b,
+    b_qkv,
     d,
     d_e,
     d_ff,
@@ -48,6 +64,7 @@ from calc.symbols import (
     d_v,
     h,
     h_kv,
+    h_t,
     i_drop,
     i_full,
     i_glu,
@@ -56,14 +73,18 @@ from calc.symbols import (
     i_qlora,
     i_scores,
     i_sp,
+    i_vp,
     i_z1,
     i_z2,
     i_z3,
     k,
+    n_cp,
     n_dp,
+    n_ep,
     n_norm,
     n_pp,
     n_tp,
+    n_vp,
     q_a,
     q_g,
     q_gc,
@@ -78,15 +99,28 @@ MASK_BYTES = 1  # a dropout mask element (Korthikanti et al. 2022 §4.1: "a byte
 GIB = 2**30  # vendors' "80GB" of HBM is 80 GiB (calc.spec.GPU.memory_gib)
 
 # ---- model states --------------------------------------------------------------------------
-# Parameters on the most loaded GPU: its 1/p of the layers, the embedding, the untied head when
-# the pipeline has one stage; all split t ways.
-PARAMS_PER_GPU = ((N - N_emb - N_head) / n_pp + N_emb + i_pp1 * N_head) / n_tp
+# Parameters on the most loaded GPU: the first stage's L_s layers (each the mean of all layers,
+# exact when the layers are alike), the embedding, the untied head when the pipeline has one
+# stage; all split t ways, the routed experts e ways more. Plus, with t > h_kv, the replicated
+# share of the K and V projections (weights and biases) of its layers beyond the even split.
+LAYERS_PER_GPU = (N - N_emb - N_head - N_e) * L_s / L
+KV_REPLICATED = (1 - i_mla) * L_s * (h_t - h_kv / n_tp) * (d_qk + d_v) * (d + b_qkv)
+DENSE_PER_GPU = (LAYERS_PER_GPU + N_emb + i_pp1 * N_head) / n_tp + KV_REPLICATED
+EXPERTS_PER_GPU = N_e * L_s / (L * n_tp * n_ep)
+PARAMS_PER_GPU = DENSE_PER_GPU + EXPERTS_PER_GPU
+
+
+def _sharded(stage: sympy.Expr) -> sympy.Expr:
+    """Parameters per GPU after ZeRO (stage = its 0/1 indicator) shards them over the ranks that
+    hold the same ones: N_d·c for the dense part, N_d·c/e for the routed experts."""
+    return DENSE_PER_GPU / (n_dp * n_cp)**stage + EXPERTS_PER_GPU / (n_dp * n_cp / n_ep)**stage
+
 
 MODEL_STATES: dict[str, sympy.Expr] = {
     "params_per_gpu": PARAMS_PER_GPU,
-    "weights": q_w * PARAMS_PER_GPU / n_dp**i_z3,
-    "gradients": q_g * PARAMS_PER_GPU / n_dp**i_z2 + q_gc * PARAMS_PER_GPU / n_dp**i_z1,
-    "optimizer": (q_m + q_o) * PARAMS_PER_GPU / n_dp**i_z1,
+    "weights": q_w * _sharded(i_z3),
+    "gradients": q_g * _sharded(i_z2) + q_gc * _sharded(i_z1),
+    "optimizer": (q_m + q_o) * _sharded(i_z1),
 }
 
 # ---- activations, bytes per token of one layer (Korthikanti et al. 2022 §4.1) ----------------
@@ -96,8 +130,9 @@ MODEL_STATES: dict[str, sympy.Expr] = {
 # up-projection input; its down-projections run replicated.
 OUTSIDE = (n_norm * d * q_a + 2 * d * q_a + 2 * i_drop * MASK_BYTES * d
            + i_mla * 2 * (i_qlora * r_q + r_kv) * q_a)
-# Inside: Q and K (for QKᵀ), V (for A·V), the input of W_O (8 of the 34).
-ATTENTION_INSIDE = (h * d_qk + h_kv * d_qk + h_kv * d_v + h * d_v) * q_a
+# Inside: Q and K (for QKᵀ), V (for A·V), the input of W_O (8 of the 34), on one of the t
+# ranks: h/t query heads and h_t key/value heads.
+ATTENTION_PER_RANK = (h * (d_qk + d_v) / n_tp + h_t * (d_qk + d_v)) * q_a
 # A plain FFN keeps the input and output of its activation (16 of the 34 at d_ff = 4h); a gated
 # one keeps gate and up outputs and their product (Megatron-LM's fused SwiGLU saves its 2·d_ff
 # input, the down projection its d_ff input). An MoE layer: per token, its k routed experts and
@@ -108,22 +143,30 @@ MLP_MOE = (2 + i_glu) * (k * d_e + E_s * d_s) * q_a
 # without dropout the softmax output serves A·V too.
 SCORES = h * T * (q_a + i_drop * (MASK_BYTES + q_a))
 
-STORED_PER_TOKEN = (L * (OUTSIDE / n_tp**i_sp + (ATTENTION_INSIDE + i_scores * SCORES) / n_tp)
-                    + ((L - L_moe) * MLP_DENSE + L_moe * MLP_MOE) / n_tp)
-CHECKPOINT_PER_TOKEN = L * d * q_a / n_tp**i_sp  # full recomputation: each layer's input
+# The first stage: p micro-batches in flight through its L_s layers, L_sm of them MoE.
+STORED_PER_TOKEN = n_pp * (
+    L_s * (OUTSIDE / n_tp**i_sp + ATTENTION_PER_RANK + i_scores * SCORES / n_tp)
+    + ((L_s - L_sm) * MLP_DENSE + L_sm * MLP_MOE) / n_tp)
+# full recomputation: each layer's input
+CHECKPOINT_PER_TOKEN = n_pp * L_s * d * q_a / n_tp**i_sp
 
+# Tokens of one micro-batch on one GPU (context parallelism splits the sequence), and the
+# interleaved schedule's extra micro-batches in flight.
+TOKENS = T * b / n_cp
+INTERLEAVED = 1 + i_vp * (n_pp - 1) / (n_pp * n_vp)
 ACTIVATIONS: dict[str, sympy.Expr] = {
-    "layers": T * b * ((1 - i_full) * STORED_PER_TOKEN + i_full * CHECKPOINT_PER_TOKEN),
+    "layers": INTERLEAVED * TOKENS * ((1 - i_full) * STORED_PER_TOKEN
+                                      + i_full * CHECKPOINT_PER_TOKEN),
     # Megatron-LM theoretical_memory_usage.py: int64 token ids and the embedding dropout mask
     # for p micro-batches in flight; the output layer's input and fp32 logits for the loss,
     # 4·s·b·h·(1 + V/h), on a one-stage pipeline (else the first stage is the larger).
-    "embedding": n_pp * T * b * (8 + i_drop * MASK_BYTES * d) / n_tp**i_sp,
-    "output": i_pp1 * 4 * T * b * (d + V) / n_tp,
+    "embedding": INTERLEAVED * n_pp * TOKENS * (8 + i_drop * MASK_BYTES * d) / n_tp**i_sp,
+    "output": i_pp1 * 4 * TOKENS * (d + V) / n_tp,
 }
 # One layer for one micro-batch, as Korthikanti et al. tabulate it (a dense layer).
-ACTIVATIONS_PER_LAYER = T * b * (
-    (1 - i_full) * (OUTSIDE / n_tp**i_sp + (ATTENTION_INSIDE + i_scores * SCORES + MLP_DENSE)
-                    / n_tp)
+ACTIVATIONS_PER_LAYER = TOKENS * (
+    (1 - i_full) * (OUTSIDE / n_tp**i_sp + ATTENTION_PER_RANK
+                    + (i_scores * SCORES + MLP_DENSE) / n_tp)
     + i_full * d * q_a / n_tp**i_sp)
 
 STATES_TOTAL = MODEL_STATES["weights"] + MODEL_STATES["gradients"] + MODEL_STATES["optimizer"]

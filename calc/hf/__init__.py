@@ -20,11 +20,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from calc.hf.config import default_name, hf_notes, read_hf_config, spec_from_hf_config
+from calc.hf.config import (
+    HFModel,
+    default_name,
+    hf_notes,
+    read_hf,
+    read_hf_config,
+    spec_from_hf_config,
+)
 from calc.hf.defaults import supported_types
 from calc.spec import ModelSpec
 
-__all__ = ["default_name", "hf_config_from_spec", "hf_notes", "read_hf_config",
+__all__ = ["HFModel", "default_name", "hf_config_from_spec", "hf_notes", "read_hf",
+           "read_hf_config",
            "spec_from_hf_config", "supported_types"]
 
 

@@ -1,10 +1,13 @@
 """The main report: parameters, FLOPs per token and training cost of one model.
 
 `estimate()` is the library's front door (`calc.estimate("llama2-7b", tokens=2e12, gpu="a100")`);
-the CLI renders what it returns. `Report.to_dict()` is the JSON contract of DESIGN.md.
+the CLI renders what it returns. `Report.to_dict()` is the JSON contract (tests/test_cli.py).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from pydantic import Field, ValidationError
 
@@ -12,12 +15,21 @@ from calc import counting
 from calc.counting import DEFAULT_MFU, TOKENS_PER_PARAMETER
 from calc.document import Document
 from calc.errors import CalcError, one_line
-from calc.evaluate import count_flops, count_params, rule_flops, training_cost
-from calc.presets import Preset, PublishedRun, get_gpu, resolve, sequence_length
+from calc.evaluate import count_flops, count_params, rule_flops, symbol_values, training_cost
+from calc.presets import (
+    Preset,
+    PublishedRun,
+    context_note,
+    get_gpu,
+    resolve,
+    sequence_length,
+)
 from calc.spec import ModelSpec, Workload
+from calc.spec.layout import Layout
 from calc.spec.model import Frozen
 
 MFUSource = str  # "default", "flag", or a measurement's description
+SEARCH_SETTINGS = ("global_batch", "framework", "dropout")  # what a layout search is told
 
 
 class ParamsReport(Frozen):
@@ -61,11 +73,29 @@ class PublishedComparison(Frozen):
     gpus: int | None
     scope: str
     source: str
+    same_run: bool = Field(
+        True, description="the estimate is of the published run: its tokens, GPU, training "
+                          "context and causal attention; ratio and implied MFU only then")
+    differs: list[str] = Field(default_factory=list,
+                               description="what the estimate changes from the published run")
     ratio: float | None = Field(description="calc's GPU-hours / the published GPU-hours")
     implied_mfu: float | None = Field(
         description="the MFU at which calc's exact FLOPs take the published GPU-hours")
     implied_mfu_6nd: float | None = Field(
         None, description="the MFU at which 6·N·D takes the published GPU-hours")
+
+
+class PredictedTraining(Frozen):
+    """GPU-hours at the MFU the step-time model predicts for a layout (calc.step)."""
+
+    layout: Layout = Field(description="the layout priced: given by flags, or the searched best")
+    searched: bool = Field(description="the layout search's best rather than a given layout")
+    step_time_s: float
+    tokens_per_s_per_gpu: float
+    mfu: float = Field(description="predicted MFU (calc's exact FLOPs)")
+    gpu_hours: float = Field(description="tokens / (predicted tokens/s per GPU) / 3600")
+    days: float
+    fits: bool = Field(description="the layout fits in memory (calc.memory)")
 
 
 class TrainingReport(Frozen):
@@ -83,6 +113,8 @@ class TrainingReport(Frozen):
     gpu_hours_6nd: float | None
     days: float | None = Field(description="wall-clock days on `gpus` GPUs")
     published: PublishedComparison | None = None
+    predicted: PredictedTraining | None = Field(
+        None, description="the same tokens at the MFU calc step predicts for a layout")
 
 
 class Report(Document):
@@ -93,12 +125,17 @@ class Report(Document):
     params: ParamsReport
     flops_per_token: FlopsReport
     training: TrainingReport | None = None
+    notes: list[str] = Field(
+        default_factory=list,
+        description="what this report assumes beyond the conventions: how the model's source "
+                    "was read (context, defaulted fields), a context past the trained one, "
+                    "options given that changed nothing")
     conventions: list[str]
 
 
-def _params_report(preset: Preset) -> ParamsReport:
+def _params_report(preset: Preset, symbols: Mapping[str, int]) -> ParamsReport:
     spec = preset.spec
-    counts = count_params(spec)
+    counts = count_params(spec, symbols)
     layers = {key: spec.n_layers for key in counts.per_layer}
     layers |= {key: spec.n_layers - spec.n_moe_layers for key in counts.per_dense_ffn}
     layers |= {key: spec.n_moe_layers for key in counts.per_moe_ffn}
@@ -117,8 +154,9 @@ def _params_report(preset: Preset) -> ParamsReport:
     )
 
 
-def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int) -> FlopsReport:
-    flops = count_flops(spec, seq_len, attention)
+def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int,
+                  symbols: Mapping[str, int]) -> FlopsReport:
+    flops = count_flops(spec, seq_len, attention, symbols)
     return FlopsReport(
         seq_len=seq_len, attention=attention,
         forward=flops.forward, backward=flops.backward, train=flops.train,
@@ -126,28 +164,35 @@ def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int) ->
         components={k: v for k, v in flops.components.items() if v},
         six_n=counting.FLOPS_PER_MULTIPLY_ADD * counting.TRAIN_PER_FORWARD * active,
         two_n=counting.FLOPS_PER_MULTIPLY_ADD * active,
-        rules=rule_flops(spec, seq_len),
+        rules=rule_flops(spec, seq_len, symbols),
     )
 
 
 def implied_mfu(flops: float, gpu_hours: float, peak_flops: float) -> float:
     """The MFU at which `flops` take `gpu_hours` on GPUs of dense peak `peak_flops` FLOP/s:
     GPU-hours = FLOPs / (peak × MFU) / 3600 (calc.formulas.training) solved for MFU."""
-    return flops / (gpu_hours * 3600 * peak_flops)
+    return flops / (gpu_hours * counting.SECONDS_PER_HOUR * peak_flops)
 
 
 def _published(run: PublishedRun | None, gpu: str | None, tokens: float, flops: float,
-               flops_6nd: float, gpu_hours: float | None,
-               peak: float | None) -> PublishedComparison | None:
-    """The published run beside the estimate; a ratio only when tokens and GPU are the same."""
+               flops_6nd: float, gpu_hours: float | None, peak: float | None,
+               seq_len: int, context: int, attention: str) -> PublishedComparison | None:
+    """The published run beside the estimate; a ratio and an implied MFU only when the
+    estimate is that run: its tokens and GPU, at the model's training context (the published
+    run's), attention counted causally."""
     if run is None:
         return None
-    same = gpu is not None and gpu == run.gpu and tokens == run.tokens
+    differs = [what for what, same in (
+        ("tokens", tokens == run.tokens), ("GPU", gpu is not None and gpu == run.gpu),
+        ("sequence length", seq_len == context), ("attention", attention == "causal"))
+        if not same]
+    same = not differs
     ratio = gpu_hours / run.gpu_hours if same and gpu_hours and run.gpu_hours else None
     priced = same and run.gpu_hours and peak
     return PublishedComparison(
         gpu_hours=run.gpu_hours, flops=run.flops, mfu=run.mfu, tokens=run.tokens, gpu=run.gpu,
-        gpus=run.gpus, scope=run.scope, source=run.source, ratio=ratio,
+        gpus=run.gpus, scope=run.scope, source=run.source, same_run=same, differs=differs,
+        ratio=ratio,
         implied_mfu=implied_mfu(flops, run.gpu_hours, peak) if priced else None,
         implied_mfu_6nd=implied_mfu(flops_6nd, run.gpu_hours, peak) if priced else None)
 
@@ -166,18 +211,52 @@ def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
         gpus=workload.gpus, gpu_hours=exact.gpu_hours, gpu_hours_6nd=rule.gpu_hours,
         days=exact.days,
         published=_published(preset.training, gpu.name if gpu else None, workload.tokens,
-                              exact.flops, rule.flops, exact.gpu_hours, peak),
+                              exact.flops, rule.flops, exact.gpu_hours, peak, flops.seq_len,
+                              preset.spec.context_length, flops.attention),
     )
+
+
+def predicted_training(preset: Preset, *, tokens: float, gpu: str, gpus: int, seq_len: int,
+                       dtype: str, system: str | None, parallel: dict[str, Any] | None,
+                       search_layout: bool) -> PredictedTraining:
+    """`tokens` at the step time calc.step predicts: for the given layout fields (`parallel`),
+    or for the layout search's best on `gpus` GPUs (global batch: parallel's `global_batch`,
+    default one sequence per GPU)."""
+    from calc.reports.layout import search_layouts  # the timing model: only when asked
+    from calc.reports.step import step
+
+    fields = dict(parallel or {})
+    fields.setdefault("dtype", dtype)
+    fields["seq_len"] = seq_len
+    if search_layout:
+        batch = int(fields.pop("global_batch", gpus))
+        fixed = {k: fields[k] for k in ("dtype", *SEARCH_SETTINGS[1:]) if k in fields}
+        _, found = search_layouts(preset.spec, gpu=gpu, gpus=gpus, global_batch=batch,
+                                  seq_len=seq_len, system=system, price_rejected=False,
+                                  **fixed)
+        if not found.ranked:
+            raise CalcError(f"no layout of {preset.name} on {gpus:,} × {gpu} with global batch "
+                            f"{batch} fits in memory (calc layout shows the closest)")
+        fields = found.ranked[0].layout.model_dump()
+    report = step(preset, gpu=gpu, system=system, gpus=gpus, tokens=tokens, **fields)
+    assert report.gpu_hours is not None and report.days is not None
+    return PredictedTraining(layout=report.layout, searched=search_layout,
+                             step_time_s=report.step_time_s,
+                             tokens_per_s_per_gpu=report.tokens_per_s_per_gpu, mfu=report.mfu,
+                             gpu_hours=report.gpu_hours, days=report.days, fits=report.fits)
 
 
 def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
              gpu: str | None = None, seq_len: int | None = None, attention: str = "causal",
              dtype: str = "bf16", mfu: float | None = None, gpus: int = 1,
-             mfu_source: MFUSource | None = None) -> Report:
+             mfu_source: MFUSource | None = None, system: str | None = None,
+             parallel: dict[str, Any] | None = None, search_layout: bool = False) -> Report:
     """The full report for a preset name, spec file path, ModelSpec or Preset.
 
     `mfu` defaults to calc.counting.DEFAULT_MFU (labelled "default"); `seq_len` to the model's
-    training context. Bad input raises CalcError naming the field, value and what is allowed.
+    training context. With `parallel` (calc.spec.layout.Layout's fields) or `search_layout`, the
+    training block also prices the tokens at the MFU calc.step predicts (`training.predicted`).
+    Bad input raises CalcError naming the field, value and what is allowed.
     """
     preset = resolve(model)
     spec = preset.spec
@@ -187,17 +266,39 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     except ValidationError as error:
         raise CalcError(one_line(error)) from None
     t = sequence_length(spec, workload.seq_len)
-    params = _params_report(preset)
-    flops = _flops_report(spec, t, workload.attention, params.active)
+    symbols = symbol_values(spec)  # once: the three counts below share it
+    params = _params_report(preset, symbols)
+    flops = _flops_report(spec, t, workload.attention, params.active, symbols)
     source = mfu_source or ("default" if mfu is None else "flag")
     training = (_training_report(preset, workload, flops, source)
                 if workload.tokens is not None else None)
     if workload.gpu and training is None:
         get_gpu(workload.gpu)  # still reject an unknown GPU
+    if parallel is not None or search_layout:
+        if training is None or workload.gpu is None:
+            raise CalcError("a layout (or --search-layout) prices GPU-hours: give --tokens and "
+                            "--gpu too")
+        chosen = set(parallel or ()) - set(SEARCH_SETTINGS)
+        if search_layout and chosen:
+            raise CalcError(f"layout fields {', '.join(sorted(chosen))} and search_layout: the "
+                            f"search chooses every degree; only "
+                            f"{', '.join(SEARCH_SETTINGS)} go with it")
+        predicted = predicted_training(
+            preset, tokens=training.tokens, gpu=workload.gpu, gpus=workload.gpus, seq_len=t,
+            dtype=workload.dtype, system=system, parallel=parallel,
+            search_layout=search_layout)
+        training = training.model_copy(update={"predicted": predicted})
+    notes = [*preset.notes, *filter(None, [context_note(spec, t)])]
+    unused = [f"{name}={value!r}" for name, value, given in (
+        ("gpu", gpu, gpu), ("gpus", gpus, gpus != 1), ("mfu", mfu, mfu is not None)) if given]
+    if training is None and unused:
+        notes.append(f"{', '.join(unused)} given without tokens: they price a training run, "
+                     f"so nothing used them; give tokens (--tokens 2e12) for GPU-hours and "
+                     f"days.")
     return Report(
         model=preset.name, title=preset.title, source=preset.source, spec=spec,
-        params=params, flops_per_token=flops, training=training,
-        conventions=[*_conventions(flops.attention, training), *preset.notes],
+        params=params, flops_per_token=flops, training=training, notes=notes,
+        conventions=_conventions(flops.attention, training),
     )
 
 
@@ -209,5 +310,7 @@ def _conventions(attention: str, training: TrainingReport | None) -> list[str]:
         lines.append(counting.gpu_hours_sentence(training.dtype, training.gpu,
                                                  training.peak_flops, training.mfu,
                                                  training.mfu_source, training.gpus))
+    if training is not None and training.predicted is not None:
+        lines.append(counting.PREDICTED_MFU)
     lines.append(counting.UNITS)
     return lines

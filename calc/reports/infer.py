@@ -18,10 +18,22 @@ from calc.counting import Bytes, whole
 from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, symbol_values
-from calc.presets import Preset, get_gpu, resolve, sequence_length
-from calc.spec import BYTES_PER_ELEMENT, ModelSpec
+from calc.presets import (
+    Preset,
+    context_note,
+    get_gpu,
+    get_system,
+    resolve,
+    sequence_length,
+    system_for_gpu,
+)
+from calc.spec import BYTES_PER_ELEMENT, GPU, ModelSpec
 from calc.spec.inference import MAX_BATCH, InferenceWorkload
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
+from calc.timing.collectives import all_reduce
+from calc.timing.constants import load_constants
+from calc.timing.network import network_for
+from calc.timing.operators import ACTIVATION_BYTES
 
 Bound = Literal["compute", "memory"]
 
@@ -34,7 +46,10 @@ class InferenceBlock(Frozen):
     params: int
     weights_bytes: Bytes
     kv_cache_bytes_per_token: Bytes = Field(description="one token, all layers, no window cap")
-    kv_cache_bytes: Bytes = Field(description="batch × context, sliding windows capped")
+    kv_cache_bytes: Bytes = Field(description="batch × context, sliding windows capped, over "
+                                              "all GPUs with its replicas")
+    kv_cache_copies: float = Field(description="copies of each KV head over the GPUs: 1 when "
+                                               "the GPUs split the heads, K/h_kv when K > h_kv")
     total_bytes: Bytes = Field(description="weights + KV cache")
     gpu_bytes: int = Field(description="gpus × memory_gib × 2^30")
     fits: bool
@@ -51,7 +66,17 @@ class InferenceBlock(Frozen):
                                                         "sequence of the batch")
     decode_bound: Bound
     decode_weights_seconds: float = Field(description="reading the weights alone, one step")
-    tokens_per_second: float = Field(description="batch / decode step")
+    tokens_per_second: float = Field(description="batch / decode step with communication")
+    communication_link: str | None = Field(
+        description="the link the tensor-parallel all-reduces cross (None: one GPU, or a GPU "
+                    "without a catalogued system)")
+    prefill_communication_seconds: float | None = Field(
+        description="tensor-parallel all-reduces of prefill, on communication_link")
+    decode_communication_seconds: float | None = Field(
+        description="tensor-parallel all-reduces of one decode step")
+    prefill_seconds_with_communication: float
+    decode_seconds_with_communication: float
+    communication_share: float = Field(description="all-reduces / decode step with them")
     compute_bound_batch: int | None = Field(
         description="smallest batch whose decode step is compute-bound; None when reading the "
                     "KV cache grows as fast as the FLOPs (never)")
@@ -75,6 +100,12 @@ def _options(spec: ModelSpec, gpu: str, options: dict[str, Any]) -> InferenceWor
                                      "compute_dtype": parsed.compute_dtype_name})
 
 
+def kv_heads_per_gpu(spec: ModelSpec, gpus: int) -> int:
+    """Key/value heads one GPU caches, h_g: ⌈h_kv/K⌉, at least a whole head (replicated when K
+    exceeds the heads); MLA's one latent serves every head, so each GPU keeps it whole."""
+    return 1 if spec.attention.mla else -(-spec.n_kv_heads // gpus)
+
+
 def _last_true(predicate: Callable[[int], bool], low: int, high: int) -> int:
     """The largest n in [low, high] with predicate(n), for a predicate true up to some point
     (predicate(low) must hold)."""
@@ -87,9 +118,30 @@ def _last_true(predicate: Callable[[int], bool], low: int, high: int) -> int:
     return low
 
 
-def infer(model: str | ModelSpec | Preset, *, gpu: str, **options: Any) -> InferenceReport:
+def tensor_parallel_seconds(spec: ModelSpec, gpu: GPU, gpus: int, tokens: int,
+                            system: str | None) -> tuple[float, str] | None:
+    """The all-reduces of one forward pass over `tokens` tokens with the weights split over
+    `gpus` GPUs by tensor parallelism: two per layer (one for a parallel block) of tokens × d
+    16-bit activations (Shoeybi et al. 2019 §3), on the link the group crosses
+    (calc.timing: NCCL ring or tree, the system's bandwidth and latency). None when the GPU
+    has no catalogued system to price them on."""
+    if gpus == 1:
+        return 0.0, "none (one GPU)"
+    if system is None and gpu.system is None:
+        return None
+    platform = get_system(system) if system else system_for_gpu(gpu.name)
+    link = network_for(platform, load_constants().network).link(1, gpus)
+    per_layer = 1 if spec.parallel_block else 2
+    size = tokens * spec.d_model * ACTIVATION_BYTES
+    return per_layer * spec.n_layers * all_reduce(size, gpus, link), link.name
+
+
+def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None,
+          **options: Any) -> InferenceReport:
     """Serving `model` on `gpu`; `options` are the fields of calc.spec.InferenceWorkload
-    (gpus, context, batch, dtype, kv_dtype, compute_dtype, mfu, mbu)."""
+    (gpus, context, batch, dtype, kv_dtype, compute_dtype, mfu, mbu). With several GPUs the
+    weights are split by tensor parallelism and its all-reduces are priced on `system`'s
+    links (default: the GPU's reference system)."""
     preset = resolve(model)
     spec = preset.spec
     opts = _options(spec, gpu, _checkpoint_dtypes(preset, options))
@@ -103,7 +155,8 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, **options: Any) -> Infer
     base = {
         **symbol_values(spec), "N": counts.total, "N_e": counts.components["moe/experts"],
         "q_w": BYTES_PER_ELEMENT[opts.dtype], "q_kv": BYTES_PER_ELEMENT[opts.kv_dtype_name],
-        "K": opts.gpus, "M_gib": device.memory_gib, "R": peak, "u": opts.mfu,
+        "K": opts.gpus, "h_g": kv_heads_per_gpu(spec, opts.gpus),
+        "M_gib": device.memory_gib, "R": peak, "u": opts.mfu,
         "BW": device.bandwidth_gb_s, "u_bw": opts.mbu,
         "F_p": flops.forward, "F_d": flops.inference_per_token,
     }
@@ -131,12 +184,20 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, **options: Any) -> Infer
     if compute_bound(MAX_BATCH):
         crossover = 1 if compute_bound(1) else 1 + _last_true(
             lambda n: not compute_bound(n), 1, MAX_BATCH)
+    prefill_comm = tensor_parallel_seconds(spec, device, opts.gpus,
+                                           opts.batch * opts.context, system)
+    decode_comm = tensor_parallel_seconds(spec, device, opts.gpus, opts.batch, system)
+    prefill_extra = prefill_comm[0] if prefill_comm else 0.0
+    decode_extra = decode_comm[0] if decode_comm else 0.0
+    decode_total = here["decode_seconds"] + decode_extra
     block = InferenceBlock(
         options=opts, gpu_title=device.title, peak_flops=peak,
         bandwidth_gb_s=device.bandwidth_gb_s, params=counts.total,
         weights_bytes=whole(here["weights"]),
         kv_cache_bytes_per_token=whole(here["kv_cache_per_token"]),
         kv_cache_bytes=whole(here["kv_cache"]), total_bytes=whole(here["total"]),
+        kv_cache_copies=whole(opts.gpus * base["h_g"] / (1 if spec.attention.mla
+                                                         else spec.n_kv_heads)),
         gpu_bytes=whole(here["gpu"]),
         fits=here["kv_cache"] <= room, max_batch=max(0, math.floor(here["batch_room"])),
         max_context=max_context,
@@ -147,11 +208,35 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, **options: Any) -> Infer
         decode_seconds_per_token=here["decode_seconds"],
         decode_bound=_bound(here["decode_compute_seconds"], here["decode_memory_seconds"]),
         decode_weights_seconds=here["decode_weights_seconds"],
-        tokens_per_second=here["tokens_per_second"], compute_bound_batch=crossover,
+        tokens_per_second=opts.batch / decode_total, compute_bound_batch=crossover,
+        communication_link=decode_comm[1] if decode_comm else None,
+        prefill_communication_seconds=prefill_comm[0] if prefill_comm else None,
+        decode_communication_seconds=decode_comm[0] if decode_comm else None,
+        prefill_seconds_with_communication=here["prefill_seconds"] + prefill_extra,
+        decode_seconds_with_communication=decode_total,
+        communication_share=decode_extra / decode_total,
     )
+    notes = [*preset.notes, *filter(None, [context_note(spec, opts.context)])]
+    if max_context is not None and max_context > max(opts.context, spec.context_length):
+        notes.append(f"The largest context that fits at batch {opts.batch:,}, {max_context:,} "
+                     f"tokens, is past the {spec.context_length:,}-token context "
+                     f"{spec.name} was trained for: memory allows it, the model may not.")
     return InferenceReport(model=preset.name, title=preset.title, source=preset.source,
-                           inference=block,
-                           conventions=[*conventions(spec, block), *preset.notes])
+                           inference=block, conventions=[*notes, *conventions(spec, block)])
+
+
+def _communication_sentence(block: InferenceBlock) -> str:
+    o = block.options
+    if o.gpus == 1:
+        return "Communication: none, one GPU."
+    if block.communication_link is None:
+        return (f"Communication: not priced — {o.gpu} has no catalogued system whose links "
+                f"would carry the tensor-parallel all-reduces (give --system).")
+    return (f"Communication: tensor parallelism over {o.gpus:,} GPUs, two all-reduces of the "
+            f"tokens' 16-bit activations per layer (Shoeybi et al. 2019 §3) on the "
+            f"{block.communication_link} link, NCCL's ring or tree, whichever is faster "
+            f"(docs/step-time.md); not overlapped with compute, and added to the roofline "
+            f"step: {block.communication_share:.1%} of the decode step.")
 
 
 def _checkpoint_dtypes(preset: Preset, options: dict[str, Any]) -> dict[str, Any]:
@@ -181,6 +266,14 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
     moe = ("; an MoE decode step reads the routed experts its b tokens touch, "
            "E·(1 − (1 − k/E)^b) per layer in expectation under uniform routing (derived)"
            if spec.moe else "")
+    if spec.attention.mla:
+        kv_split = (f"MLA's latent, which every head reads, is on each of the {o.gpus:,} GPUs"
+                    if o.gpus > 1 else "one GPU holds it all")
+    elif block.kv_cache_copies > 1:
+        kv_split = (f"{o.gpus:,} GPUs for {spec.n_kv_heads} KV heads replicate each head "
+                    f"{block.kv_cache_copies:g} times (vLLM's QKVParallelLinear)")
+    else:
+        kv_split = f"the {spec.n_kv_heads} KV heads split {o.gpus:,} ways"
     return [
         f"Weights: all {block.params:,} parameters at {o.dtype}, "
         f"{BYTES_PER_ELEMENT[o.dtype]:g} B each (quantisation scales not counted).",
@@ -195,9 +288,10 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
         f"matrix products, 2 per multiply-add), reading the weights and writing the cache "
         f"once. Decode: one token for each of the b sequences per step, attending to T cached "
         f"keys and reading the weights and the whole cache once{moe}.",
-        f"Memory: {o.gpus:,} × the catalogue memory_gib × 2^30 bytes; weights and cache are "
-        f"split evenly over the GPUs with no communication time; activations, CUDA graphs and "
-        f"allocator overhead are not counted.",
+        f"Memory: {o.gpus:,} × the catalogue memory_gib × 2^30 bytes; weights are split "
+        f"evenly over the GPUs; the cache by whole KV heads: {kv_split}. Activations, CUDA "
+        f"graphs and allocator overhead are not counted.",
+        _communication_sentence(block),
         "Units: bytes (GB = 1e9, GiB = 2^30); bandwidth in decimal GB/s as datasheets print it; "
         "seconds.",
     ]

@@ -1,7 +1,8 @@
 """Training-memory options: precision recipe, optimizer, ZeRO stage, parallelism, recomputation.
 
 The recipes and optimizers are data: bytes per parameter for each piece of the model states, each
-with the source that publishes it (published.json "bytes_per_param_variants", "zero_model_states").
+with the source that publishes it (its `source`: ZeRO §3.1, the Megatron-LM README, Hugging Face's
+docs and Ultra-Scale Playbook).
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ OPTIMIZERS: dict[str, OptimizerInfo] = {
 }
 
 
+# Korthikanti et al. 2022's activations (and Megatron-LM's of that time): eager attention that
+# stores the s×s scores, dropout masks after attention and the MLP.
+PAPER_2022 = {"flash_attention": False, "dropout": True}
+
+
 class TrainingMemory(Frozen):
     """How a model is trained, as far as the memory of one GPU can tell."""
 
@@ -85,13 +91,24 @@ class TrainingMemory(Frozen):
     dp: int = Field(1, ge=1, le=MAX_DEGREE, description="data-parallel degree N_d")
     tp: int = Field(1, ge=1, le=MAX_DEGREE, description="tensor-parallel degree t")
     pp: int = Field(1, ge=1, le=MAX_DEGREE, description="pipeline-parallel degree p")
+    cp: int = Field(1, ge=1, le=MAX_DEGREE,
+                    description="context-parallel degree c: each GPU holds s/c of a sequence")
+    ep: int = Field(1, ge=1, le=MAX_DEGREE,
+                    description="expert-parallel degree e: routed experts split e ways")
+    vpp: int = Field(1, ge=1, le=1024,
+                     description="virtual pipeline stages per GPU v (interleaved 1F1B)")
     recompute: Recompute = Field(
         "none", description="activation recomputation: none, selective (attention core) or "
                             "full (keep only each layer's input)")
     sequence_parallel: bool = Field(
         False, description="split norms and dropouts along the sequence over the t ranks")
-    flash_attention: bool = Field(False, description="attention kernel stores no s×s scores")
-    dropout: bool = Field(True, description="dropout masks are stored (Korthikanti et al.)")
+    # Defaults: what current LLM training does. FlashAttention (Dao et al. 2022) keeps no s×s
+    # scores, and current models train without dropout (the config.json of
+    # meta-llama/Llama-3.1-8B, deepseek-ai/DeepSeek-V3, Qwen/Qwen3-4B and
+    # allenai/OLMo-2-0425-1B: "attention_dropout": 0.0). Korthikanti et al. 2022's setting is
+    # PAPER_2022 (`python -m calc memory --paper-2022`).
+    flash_attention: bool = Field(True, description="attention kernel stores no s×s scores")
+    dropout: bool = Field(False, description="dropout masks are stored (Korthikanti et al.)")
 
     @model_validator(mode="after")
     def _recipe_matches_dtype(self) -> TrainingMemory:

@@ -6,8 +6,8 @@ about a second), parameters counted by `numel` (a tied tensor once), forward FLO
 `torch.utils.flop_counter.FlopCounterMode` over input_ids of shape [1, T]. Two switches make
 the forward countable, both as of transformers 5.24.0:
 
-- `attn_implementation="eager"`: attention as explicit matmuls (SDPA's fused CPU kernel counts
-  0; DESIGN.md "Verification").
+- `attn_implementation="eager"`: attention as explicit matmuls (FlopCounterMode has no formula
+  for SDPA's fused CPU kernel and counts it 0).
 - `experts_implementation="batched_mm"`: the default "grouped_mm" path
   (transformers/integrations/moe.py) calls torch._grouped_mm, which FlopCounterMode has no
   formula for, so expert FLOPs vanish; "eager" loops over the experts a token hit, which needs

@@ -28,8 +28,10 @@ def _params_table(report: Report) -> Table:
         extra = f"; incl. {p.published_buffers:,} buffer values" if p.published_buffers else ""
         table.add(f"published (calc / published = {ratio:.4f}{extra})", None, None,
                   p.published, p.published, None)
-    table.add(f"Chinchilla tokens ({TOKENS_PER_PARAMETER} per parameter)", None, None,
-              p.chinchilla_tokens, p.chinchilla_tokens, None)
+    rule = (f"Chinchilla tokens ({TOKENS_PER_PARAMETER} per parameter)" if p.active == p.total
+            else f"Chinchilla tokens ({TOKENS_PER_PARAMETER} × all parameters: a rule fitted "
+                 f"on dense models, not one for MoE)")
+    table.add(rule, None, None, p.chinchilla_tokens, p.chinchilla_tokens, None)
     return table
 
 
@@ -85,11 +87,21 @@ def _training_table(report: Report) -> Table:
                   _amount(t.days * t.gpu_hours_6nd / t.gpu_hours))
     else:
         table.add("GPU-hours", "give --gpu for GPU-hours", "")
+    if t.predicted is not None:
+        p = t.predicted
+        fits = "" if p.fits else " (does NOT fit in memory)"
+        table.add("MFU predicted by calc step", f"{p.mfu:.3g} ({p.step_time_s:,.3g} s per step)",
+                  "")
+        table.add(f"  {'searched best layout' if p.searched else 'layout'}",
+                  p.layout.label + fits, "")
+        table.add("GPU-hours at the predicted MFU", _amount(p.gpu_hours), "")
+        table.add(f"days on {t.gpus:,} GPUs at the predicted MFU", _amount(p.days), "")
     pub = t.published
     if pub is not None:
         hours = _amount(pub.gpu_hours) if pub.gpu_hours else "not published"
-        table.add(f"published ({pub.tokens:.3g} tokens on {pub.gpu or 'unpublished hardware'})",
-                  f"{hours} GPU-hours", "")
+        other = f"; a different run: {', '.join(pub.differs)} differ" if pub.differs else ""
+        table.add(f"published ({pub.tokens:.3g} tokens on {pub.gpu or 'unpublished hardware'}"
+                  f"{other})", f"{hours} GPU-hours", "")
         if pub.ratio is not None:
             table.add("estimate / published", f"{pub.ratio:.3f}",
                       f"{t.gpu_hours_6nd / pub.gpu_hours:.3f}")
@@ -119,4 +131,4 @@ def view(report: Report) -> View:
     if report.training is not None:
         tables.append(_training_table(report))
     return View(f"{report.model} — {report.title}", tables,
-                report.conventions + _sources(report))
+                report.notes + report.conventions + _sources(report))

@@ -17,7 +17,8 @@ def view(report: InferenceReport) -> View:
     memory = bytes_table("Memory")
     add_bytes(memory, "weights", i.weights_bytes, f"{i.params:,} parameters")
     add_bytes(memory, "KV cache per token", i.kv_cache_bytes_per_token, "all layers, no window")
-    add_bytes(memory, f"KV cache, {o.batch:,} × {o.context:,} tokens", i.kv_cache_bytes)
+    add_bytes(memory, f"KV cache, {o.batch:,} × {o.context:,} tokens", i.kv_cache_bytes,
+              f"{i.kv_cache_copies:g} copies over the GPUs" if i.kv_cache_copies > 1 else "")
     add_bytes(memory, "total", i.total_bytes, verdict(i.fits))
     add_bytes(memory, "GPU memory", i.gpu_bytes, f"{o.gpus:,} × {i.gpu_title}")
     memory.add(f"largest batch at context {o.context:,}", i.max_batch, None, None,
@@ -33,6 +34,18 @@ def view(report: InferenceReport) -> View:
     time.add("decode: one step (a token per sequence)", _seconds(i.decode_seconds_per_token),
              i.decode_bound)
     time.add("decode: reading the weights alone", _seconds(i.decode_weights_seconds), "memory")
+    if i.decode_communication_seconds is not None and o.gpus > 1:
+        assert i.prefill_communication_seconds is not None
+        link = i.communication_link
+        time.add(f"prefill: tensor-parallel all-reduces ({link})",
+                 _seconds(i.prefill_communication_seconds), "network")
+        time.add("prefill with communication", _seconds(i.prefill_seconds_with_communication),
+                 "")
+        time.add(f"decode: tensor-parallel all-reduces ({link})",
+                 _seconds(i.decode_communication_seconds),
+                 f"{i.communication_share:.1%} of the step")
+        time.add("decode step with communication",
+                 _seconds(i.decode_seconds_with_communication), "")
     time.add("decode throughput", f"{i.tokens_per_second:,.1f} tokens/s", "")
     crossover = i.compute_bound_batch
     time.add("batch where decode turns compute-bound",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from calc.reports.memory import MemoryReport
-from calc.tables import Column, Table, View, add_bytes, bytes_table, verdict
+from calc.reports.memory import FIXES, MemoryReport
+from calc.tables import GIB, Column, Table, View, add_bytes, bytes_table, verdict
 
 _ZERO_STAGE = {"weights": 3, "gradients": 2, "gradient_copy": 1, "master": 1,
                "optimizer_states": 1}
@@ -31,7 +31,7 @@ def view(report: MemoryReport) -> View:
         add_bytes(table, f"GPU memory ({m.gpu})", m.gpu_bytes, m.gpu_title or "")
         add_bytes(table, "headroom (GPU − total)", m.headroom_bytes)
         table.add("largest micro-batch that fits", m.max_micro_batch, None, None,
-                  "model states alone do not fit" if m.max_micro_batch == 0 else "")
+                  _short(report) if m.max_micro_batch == 0 else "")
     recipe = Table(f"Bytes per parameter (recipe {o.recipe!r}, optimizer {o.optimizer!r}), "
                    f"before sharding",
                    [Column("piece"), Column("bytes", "int"), Column("split over dp from ZeRO")])
@@ -39,4 +39,35 @@ def view(report: MemoryReport) -> View:
         if value:
             recipe.add(key.replace("_", " "), value, f"stage {_ZERO_STAGE[key]}")
     recipe.add("total", sum(per.values()), "")
-    return View(title, [table, recipe], [*report.conventions, f"Model: {report.source}."])
+    tables = [table, recipe]
+    if m.short is not None:
+        tables.append(_fixes(report))
+    return View(title, tables, [*report.conventions, f"Model: {report.source}."])
+
+
+def _short(report: MemoryReport) -> str:
+    """What does not fit, in one cell."""
+    m = report.memory
+    if m.short == "model states":
+        return f"the model states alone ({m.states_bytes / GIB:,.1f} GiB) do not fit"
+    layers = m.activations_bytes / m.options.micro_batch
+    return (f"the model states fit ({m.states_bytes / GIB:,.1f} GiB); one micro-batch of "
+            f"activations ({layers / GIB:,.1f} GiB) does not")
+
+
+def _flags(changes: dict[str, int | str]) -> str:
+    return " ".join(f"--{key.replace('_', '-')} {value}" for key, value in changes.items())
+
+
+def _fixes(report: MemoryReport) -> Table:
+    """What would make it fit: the smallest change of each kind that does."""
+    m = report.memory
+    table = Table("What would make it fit: the smallest change of each kind, alone",
+                  [Column("change"), Column("total per GPU", "bytes"),
+                   Column("largest micro-batch", "int")])
+    for fix in m.fixes:
+        table.add(_flags(fix.changes), fix.total_bytes, fix.max_micro_batch)
+    if not m.fixes:
+        table.add(f"none alone ({', '.join(FIXES)}); combine them or use more GPUs",
+                  None, None)
+    return table

@@ -1,0 +1,46 @@
+"""Layout search: `python -m calc layout MODEL --gpu G --gpus N --global-batch B [--seq-len T]`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import get_args
+
+from calc.commands._args import Parser, add_format, add_model, positive_int
+from calc.spec.layout import Framework, LayoutDtype
+from calc.views import render
+
+
+def _parser() -> Parser:
+    parser = Parser(
+        prog="python -m calc layout",
+        description="Every valid parallel layout (tp, pp, vpp, dp, cp, ep, micro-batch, "
+                    "recomputation, ZeRO stage, sequence parallelism) of a model on N GPUs "
+                    "that fits in memory, ranked by predicted step time; the top ten with "
+                    "their largest parts, and the faster layouts that do not fit.")
+    add_model(parser)
+    parser.add_argument("--gpu", required=True, help="GPU catalogue name (python -m calc gpus)")
+    parser.add_argument("--system", help="named system (default: the GPU's reference system)")
+    parser.add_argument("--gpus", type=positive_int, required=True, help="GPUs of the run")
+    parser.add_argument("--global-batch", type=positive_int, required=True,
+                        help="sequences per step")
+    parser.add_argument("--seq-len", type=positive_int,
+                        help="sequence length (default: the model's training context)")
+    parser.add_argument("--dtype", default="bf16", choices=get_args(LayoutDtype),
+                        help="dtype of the matrix products (default bf16)")
+    parser.add_argument("--framework", default="megatron", choices=get_args(Framework),
+                        help="software stack whose constants apply (default megatron)")
+    parser.add_argument("--no-dropout", dest="dropout", action="store_false",
+                        help="no dropout (most current LLMs train without it)")
+    add_format(parser)
+    return parser
+
+
+def run(argv: Sequence[str]) -> int:
+    from calc.reports.layout import layout
+
+    args = _parser().parse_args(argv)
+    report = layout(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
+                    global_batch=args.global_batch, seq_len=args.seq_len, dtype=args.dtype,
+                    framework=args.framework, dropout=args.dropout)
+    print(render(report, args.format), end="")
+    return 0

@@ -1,0 +1,51 @@
+"""Training step time: `python -m calc step MODEL --gpu G --gpus N [--tp 8 --pp 4 ...]`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import get_args
+
+from calc.commands._args import (
+    Parser,
+    add_format,
+    add_layout,
+    add_model,
+    layout_fields,
+    number,
+    positive_int,
+)
+from calc.spec.layout import Framework, LayoutDtype
+from calc.views import render
+
+
+def _parser() -> Parser:
+    parser = Parser(
+        prog="python -m calc step",
+        description="Predicted time of one training step of a parallel layout: compute as "
+                    "operators, each exposed communication on the link it crosses, the "
+                    "pipeline bubble and the optimizer; tokens/s, TFLOP/s, MFU and HFU per "
+                    "GPU, GPU-hours for --tokens, and whether it fits in memory.")
+    add_model(parser)
+    parser.add_argument("--gpu", required=True, help="GPU catalogue name (python -m calc gpus)")
+    parser.add_argument("--system", help="named system (default: the GPU's reference system)")
+    parser.add_argument("--gpus", type=positive_int,
+                        help="GPUs of the run (default tp × pp × dp × cp)")
+    add_layout(parser)
+    parser.add_argument("--dtype", choices=get_args(LayoutDtype),
+                        help="dtype of the matrix products (default bf16)")
+    parser.add_argument("--framework", choices=get_args(Framework),
+                        help="software stack whose constants apply (default megatron)")
+    parser.add_argument("--tokens", type=number("tokens"),
+                        help="training tokens, for GPU-hours and days (e.g. 2e12 or 2T)")
+    add_format(parser)
+    return parser
+
+
+def run(argv: Sequence[str]) -> int:
+    from calc.reports.step import step
+
+    args = _parser().parse_args(argv)
+    report = step(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
+                  tokens=args.tokens, **layout_fields(args))
+    print(render(report, args.format), end="")
+    return 0

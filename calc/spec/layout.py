@@ -1,0 +1,193 @@
+"""Layout: how one training step is spread over GPUs — the parallel degrees, the batch, the
+memory-saving choices and the software stack.
+
+Rank order (Megatron-LM's parallel_state: tensor innermost, then context, expert, data,
+pipeline) decides which groups stay inside a node (`Layout.stride`).
+Expert parallelism is carved out of data parallelism (Megatron-LM, expert_model_parallel_size
+divides the data-parallel size), so gpus = tp·pp·dp·cp. Rules that need only the layout are
+validators; rules that need the model (heads, layers, experts, sequence) are in `check`, which
+returns the notes a valid but unusual layout deserves (replicated KV heads, uneven stages).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from calc.errors import CalcError, one_line
+from calc.spec.memory import MAX_DEGREE, Recompute
+from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen, ModelSpec
+
+Framework = Literal["megatron", "deepspeed", "torchtitan", "foundry"]
+LayoutDtype = Literal["bf16", "fp16", "fp8"]
+MAX_BATCH = 1 << 30
+
+
+class Layout(Frozen):
+    """One training step's parallel layout and batch (Narayanan et al. 2021 §2-3 notation:
+    t, p, d, b, B, v; m = B / (d·b) micro-batches per pipeline)."""
+
+    tp: int = Field(1, ge=1, le=MAX_DEGREE, description="tensor-parallel degree t")
+    pp: int = Field(1, ge=1, le=MAX_DEGREE, description="pipeline-parallel degree p")
+    dp: int = Field(1, ge=1, le=MAX_DEGREE, description="data-parallel degree d")
+    cp: int = Field(1, ge=1, le=MAX_DEGREE,
+                    description="context-parallel degree: the sequence split over cp ranks")
+    ep: int = Field(1, ge=1, le=MAX_DEGREE,
+                    description="expert-parallel degree: experts split over ep of the d ranks")
+    vpp: int = Field(1, ge=1, le=1024,
+                     description="virtual pipeline stages per GPU v (interleaved 1F1B)")
+    micro_batch: int = Field(1, ge=1, le=MAX_BATCH, description="sequences per micro-batch b")
+    global_batch: int = Field(1, ge=1, le=MAX_BATCH, description="sequences per step B")
+    seq_len: int | None = Field(None, ge=1, le=MAX_TOKENS_CONTEXT,
+                                description="sequence length s; default the model's context")
+    recompute: Recompute = Field("none", description="activation recomputation")
+    zero: Literal[0, 1, 2, 3] = Field(0, description="ZeRO stage over the d data-parallel ranks")
+    sequence_parallel: bool = Field(False, description="norms and dropouts split over t ranks")
+    flash_attention: bool = Field(False, description="fused attention that stores no s×s scores")
+    dropout: bool = Field(True, description="dropout after attention and MLP (and on scores)")
+    dtype: LayoutDtype = Field("bf16", description="dtype of the matrix products")
+    framework: Framework = Field("megatron", description="software stack of the run")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Layout:
+        if self.vpp > 1 and self.pp == 1:
+            raise ValueError(f"vpp={self.vpp} needs pp > 1 (virtual stages interleave a "
+                             f"pipeline; pp=1 has none)")
+        if self.dp % self.ep:
+            raise ValueError(f"ep={self.ep} must divide dp={self.dp} (expert parallelism is "
+                             f"carved out of the data-parallel ranks)")
+        per_step = self.dp * self.micro_batch
+        if self.global_batch % per_step:
+            raise ValueError(
+                f"global_batch={self.global_batch} is not divisible by dp × micro_batch = "
+                f"{self.dp} × {self.micro_batch} = {per_step}")
+        if self.vpp > 1 and self.micro_batches % self.pp:
+            raise ValueError(
+                f"the interleaved schedule (vpp={self.vpp}) needs micro-batches per step "
+                f"m = global_batch / (dp × micro_batch) = {self.micro_batches} divisible by "
+                f"pp={self.pp}")
+        return self
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * self.dp * self.cp
+
+    @property
+    def label(self) -> str:
+        """The layout in a line: degrees, batch, memory choices, dtype, stack."""
+        degrees = f"tp {self.tp} · pp {self.pp}" + (f"×{self.vpp}" if self.vpp > 1 else "")
+        degrees += f" · dp {self.dp}" + (f" · cp {self.cp}" if self.cp > 1 else "")
+        degrees += f" · ep {self.ep}" if self.ep > 1 else ""
+        extras = [f"micro-batch {self.micro_batch}", f"global batch {self.global_batch}",
+                  f"s {self.seq_len:,}" if self.seq_len else "",
+                  f"recompute {self.recompute}" if self.recompute != "none" else "",
+                  f"ZeRO {self.zero}" if self.zero else "",
+                  "SP" if self.sequence_parallel else "",
+                  "flash" if self.flash_attention else "eager", self.dtype, self.framework]
+        return ", ".join([degrees, *(e for e in extras if e)])
+
+    @property
+    def micro_batches(self) -> int:
+        """m: micro-batches each pipeline runs per step."""
+        return self.global_batch // (self.dp * self.micro_batch)
+
+    def stride(self, group: str) -> int:
+        """Rank distance between neighbours of a group (tp innermost, then cp, ep, dp, pp).
+        ep groups lie inside dp groups; 'edp' is the dp/ep ranks that hold the same experts."""
+        tp_cp = self.tp * self.cp
+        strides = {"tp": 1, "cp": self.tp, "ep": tp_cp, "dp": tp_cp, "edp": tp_cp * self.ep,
+                   "pp": tp_cp * self.dp}
+        return strides[group]
+
+
+def make_layout(gpus: int | None = None, **fields: Any) -> Layout:
+    """A validated Layout; `dp` defaults to gpus / (tp·pp·cp), and a given `gpus` must equal
+    tp·pp·dp·cp. `global_batch` defaults to dp × micro_batch (one micro-batch) without a
+    pipeline; with pp > 1 it must be given (the bubble depends on it)."""
+    fields = {key: value for key, value in fields.items() if value is not None}
+    tp, pp, cp = (int(fields.get(k, 1)) for k in ("tp", "pp", "cp"))
+    if min(tp, pp, cp) < 1:
+        raise CalcError(f"tp, pp and cp must be >= 1 (got tp={tp}, pp={pp}, cp={cp})")
+    model_parallel = tp * pp * cp
+    if "dp" not in fields:
+        if gpus is None:
+            fields["dp"] = 1
+        elif gpus % model_parallel:
+            raise CalcError(f"gpus={gpus} is not divisible by tp × pp × cp = {tp} × {pp} × "
+                            f"{cp} = {model_parallel}")
+        else:
+            fields["dp"] = gpus // model_parallel
+    dp = int(fields["dp"])
+    if gpus is not None and gpus != model_parallel * dp:
+        raise CalcError(f"gpus={gpus} must equal tp × pp × dp × cp = {tp} × {pp} × {dp} × {cp} "
+                        f"= {model_parallel * dp}")
+    if "global_batch" not in fields:
+        if pp > 1:
+            raise CalcError(f"global_batch is needed with pp={pp}: the pipeline bubble "
+                            f"depends on the micro-batches per step")
+        fields["global_batch"] = dp * int(fields.get("micro_batch", 1))
+    try:
+        return Layout(**fields)
+    except ValidationError as error:
+        raise CalcError(one_line(error, "layout")) from None
+
+
+def check(spec: ModelSpec, layout: Layout) -> tuple[Layout, list[str]]:
+    """`layout` with seq_len resolved for `spec`, and notes on valid but unusual choices;
+    CalcError naming the degree, the model field and what is allowed otherwise."""
+    notes: list[str] = []
+    att, tp, name = spec.attention, layout.tp, spec.name
+    if att.n_heads % tp:
+        raise CalcError(f"tp={tp} must divide attention.n_heads={att.n_heads} of {name} "
+                        f"(tensor parallelism splits the heads)")
+    kv = spec.n_kv_heads
+    if att.mla is None and kv % tp:
+        if tp % kv:
+            raise CalcError(f"tp={tp} and n_kv_heads={kv} of {name}: one must divide the other "
+                            f"(KV heads are split t ways, or replicated when t > n_kv_heads)")
+        notes.append(f"tp={tp} > n_kv_heads={kv}: each KV head is replicated on {tp // kv} "
+                     f"tensor-parallel ranks (its projection computed {tp // kv} times)")
+    moe = spec.moe
+    dense = moe is None or moe.first_dense_layers > 0 or moe.every > 1  # any dense FFN layer
+    widths = {"ffn.d_ff": spec.ffn.d_ff} if dense else {}
+    if moe is not None:
+        widths["moe.d_expert"] = moe.d_expert
+    for field, width in widths.items():
+        if width % tp:
+            raise CalcError(f"tp={tp} must divide {field}={width} of {name} (tensor "
+                            f"parallelism splits the FFN's hidden width)")
+    _check_pipeline(spec, layout, notes)
+    if layout.ep > 1:
+        experts = spec.moe.n_experts if spec.moe is not None else 0
+        if spec.moe is None:
+            raise CalcError(f"ep={layout.ep} needs a mixture-of-experts model; {name} has no "
+                            f"moe (use ep=1)")
+        if experts % layout.ep:
+            raise CalcError(f"ep={layout.ep} must divide moe.n_experts={experts} of {name}")
+    seq_len = layout.seq_len if layout.seq_len is not None else spec.context_length
+    if layout.cp > 1 and seq_len % (2 * layout.cp):
+        raise CalcError(f"cp={layout.cp} needs seq_len={seq_len} divisible by 2 × cp = "
+                        f"{2 * layout.cp} (each rank takes two chunks, one from each end, "
+                        f"to balance the causal mask)")
+    if spec.position.kind == "learned" and seq_len > spec.position_table:
+        raise CalcError(f"seq_len={seq_len} exceeds the learned position table of {name} "
+                        f"({spec.position_table} positions)")
+    if layout.seq_len is None:
+        layout = layout.model_copy(update={"seq_len": seq_len})
+    return layout, notes
+
+
+def _check_pipeline(spec: ModelSpec, layout: Layout, notes: list[str]) -> None:
+    layers, pp, vpp = spec.n_layers, layout.pp, layout.vpp
+    if pp > layers:
+        raise CalcError(f"pp={pp} exceeds n_layers={layers} of {spec.name} (each pipeline "
+                        f"stage needs a layer)")
+    if pp * vpp > layers:
+        raise CalcError(f"pp × vpp = {pp * vpp} exceeds n_layers={layers} of {spec.name} "
+                        f"(each virtual stage needs a layer)")
+    chunks = pp * vpp
+    if layers % chunks:
+        notes.append(f"pp × vpp = {chunks} does not divide n_layers={layers}: virtual stages "
+                     f"hold {layers // chunks} or {-(-layers // chunks)} layers and the largest "
+                     f"sets the pace")

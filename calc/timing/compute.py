@@ -1,0 +1,170 @@
+"""Compute time of one micro-batch on the slowest pipeline stage: matrix products, attention,
+element-wise work, the LM head and loss; and the optimizer step.
+
+Matrix products: t = max(FLOPs / (peak × e(M, N, K)), bytes / HBM), a roofline whose compute
+roof is bent by the shape, e(M, N, K) = peak_fraction × Π_x x / (x + half_dim) over the rows M,
+output width N and input width K after the tensor-parallel split (small or skinny products run
+far below peak: a tile that is mostly padding, too few tiles for the SMs). The product form is
+symmetric in M, N, K, so the two backward products (input and weight gradients, the same three
+widths permuted) take twice the forward time, as their FLOPs do (Kaplan et al. 2020 §2.1).
+Attention: flash kernels at flash_fraction of the 16-bit peak on the causal FLOPs, their backward
+doing 5 products for the forward's 2 (Dao 2023 §3.1); eager kernels compute the full s×s square
+as products, their softmax and dropout at HBM bandwidth. Element-wise kernels stream their bytes
+at hbm_fraction of HBM bandwidth; their backward moves twice the bytes (saved input and incoming
+gradient read, one gradient written).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from calc.spec.layout import Layout
+from calc.timing.operators import LOSS_BACKWARD_BYTES, LOSS_FORWARD_BYTES, Matmul, ModelTerms
+
+FLASH_BACKWARD_PER_FORWARD = 5 / 2  # products: QKᵀ, dV, dP, dQ, dK (with QKᵀ recomputed)
+MATMUL_BACKWARD_PER_FORWARD = 2  # input and weight gradients
+ELEMENTWISE_BACKWARD_PER_FORWARD = 2
+GEMM_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}  # bytes of a matrix product's input element
+
+
+@dataclass(frozen=True)
+class Device:
+    """A GPU as the compute model sees it, the generation's constants applied."""
+
+    gemm_peak: float  # dense FLOP/s at the layout's dtype
+    attention_peak: float  # dense 16-bit FLOP/s (attention kernels stay 16-bit)
+    peak_fraction: float
+    half_dim: float
+    flash_fraction: float
+    hbm: float  # bytes/s an element-wise kernel streams
+    gemm_bytes: int
+    compute_efficiency: float  # the framework's factor (1 for megatron)
+
+    def gemm_efficiency(self, rows: float, n: float, k: float) -> float:
+        h = self.half_dim
+        return self.peak_fraction * rows / (rows + h) * n / (n + h) * k / (k + h)
+
+
+@dataclass(frozen=True)
+class ComputeTimes:
+    """Seconds for one micro-batch through the slowest stage (its layers and the LM head)."""
+
+    matmul: float  # the layers' products, forward
+    attention: float  # QKᵀ and A·V (and an eager softmax's products), forward
+    attention_backward: float
+    elementwise: float  # forward
+    head: float  # LM head product and loss, forward
+    head_backward: float
+    recompute: float  # forward work done again in the backward pass
+    recompute_flops: float  # per token of the whole model: what HFU adds
+
+    @property
+    def forward(self) -> float:
+        return self.matmul + self.attention + self.elementwise + self.head
+
+    @property
+    def backward(self) -> float:
+        return (MATMUL_BACKWARD_PER_FORWARD * self.matmul + self.attention_backward
+                + ELEMENTWISE_BACKWARD_PER_FORWARD * self.elementwise + self.head_backward
+                + self.recompute)
+
+
+def stage_layers(terms: ModelTerms, layout: Layout) -> int:
+    """Layers of the largest pipeline stage: v virtual stages of ⌈L/(p·v)⌉ layers (Megatron-LM
+    splits them evenly; an uneven split is paced by its largest chunk)."""
+    return math.ceil(terms.layers / (layout.pp * layout.vpp)) * layout.vpp
+
+
+def tokens_per_micro_batch(terms: ModelTerms, layout: Layout) -> int:
+    """Tokens of one micro-batch on one GPU: context parallelism splits the sequence."""
+    return layout.micro_batch * terms.seq_len // layout.cp
+
+
+def _split(op: Matmul, terms: ModelTerms, tp: int) -> int:
+    if op.split == "none":
+        return 1
+    if op.split == "kv":  # KV heads beyond h_kv are replicated: each rank computes one
+        return min(tp, terms.kv_heads)
+    return tp
+
+
+def matmul_time(op: Matmul, terms: ModelTerms, layout: Layout, device: Device,
+                stage: float) -> float:
+    """Forward time of `op` for one micro-batch over a `stage` share of the model's layers."""
+    tokens = tokens_per_micro_batch(terms, layout)
+    split = _split(op, terms, layout.tp)
+    n = op.n / split if op.split in ("column", "kv") else op.n
+    k = op.k / split if op.split == "row" else op.k
+    rows, calls = float(tokens), op.layers * stage
+    if op.expert:  # each GPU holds E/ep experts; a balanced router sends each k·ep/E of the
+        rows = tokens * terms.top_k * layout.ep / terms.experts  # ep group's tokens
+        calls *= terms.experts / layout.ep
+    flops = op.flops * tokens * stage / split
+    traffic = calls * (rows * k + k * n + rows * n) * device.gemm_bytes
+    return max(flops / (device.gemm_peak * device.gemm_efficiency(rows, n, k)),
+               traffic / device.hbm)
+
+
+def _attention(terms: ModelTerms, layout: Layout, device: Device,
+               stage: float) -> tuple[float, float]:
+    """Forward and backward seconds of QKᵀ and A·V for one micro-batch."""
+    tokens = tokens_per_micro_batch(terms, layout)
+    if layout.flash_attention:
+        flops = terms.attention_causal * tokens * stage / layout.tp
+        forward = flops / (device.attention_peak * device.flash_fraction)
+        return forward, FLASH_BACKWARD_PER_FORWARD * forward
+    flops = terms.attention_full * tokens * stage / layout.tp
+    rows = terms.seq_len / layout.cp  # one head's queries against all s keys, d_qk wide
+    efficiency = device.gemm_efficiency(rows, terms.seq_len, terms.d_qk)
+    forward = flops / (device.attention_peak * efficiency)
+    return forward, MATMUL_BACKWARD_PER_FORWARD * forward
+
+
+def _elementwise(terms: ModelTerms, layout: Layout, device: Device, stage: float,
+                 only: tuple[str, ...] = ()) -> float:
+    """Forward seconds of the element-wise kernels `layout` runs (all, or those in `only`)."""
+    tokens = tokens_per_micro_batch(terms, layout)
+    active = {"", *(["dropout"] if layout.dropout else [])}
+    if not layout.flash_attention:
+        active |= {"eager", *(["eager+dropout"] if layout.dropout else [])}
+    total = 0.0
+    for term in terms.elementwise:
+        if term.when not in active or (only and term.name not in only):
+            continue
+        split = layout.tp if term.region == "tensor" or layout.sequence_parallel else 1
+        total += term.bytes * tokens * stage / split
+    return total / device.hbm
+
+
+def compute_times(terms: ModelTerms, layout: Layout, device: Device) -> ComputeTimes:
+    """One micro-batch through the slowest stage: `stage_layers` layers and the LM head."""
+    stage = stage_layers(terms, layout) / terms.layers
+    tokens = tokens_per_micro_batch(terms, layout)
+    slow = 1 / device.compute_efficiency
+    matmul = sum(matmul_time(op, terms, layout, device, stage) for op in terms.matmuls)
+    attention, attention_backward = _attention(terms, layout, device, stage)
+    elementwise = _elementwise(terms, layout, device, stage)
+    head = matmul_time(terms.head, terms, layout, device, 1.0)
+    logits = terms.vocab / layout.tp * tokens  # vocabulary-parallel: V/t logits per token
+    recompute, recompute_flops = 0.0, 0.0
+    if layout.recompute == "selective":  # the attention core (Korthikanti et al. 2022 §5)
+        recompute = attention + _elementwise(terms, layout, device, stage,
+                                             ("softmax", "attention dropout"))
+        recompute_flops = terms.attention_causal
+    elif layout.recompute == "full":  # every layer's forward again (not the LM head)
+        recompute = matmul + attention + elementwise
+        recompute_flops = terms.forward_flops - terms.head.flops
+    return ComputeTimes(
+        matmul=matmul * slow, attention=attention * slow,
+        attention_backward=attention_backward * slow, elementwise=elementwise * slow,
+        head=(head + LOSS_FORWARD_BYTES * logits / device.hbm) * slow,
+        head_backward=(MATMUL_BACKWARD_PER_FORWARD * head
+                       + LOSS_BACKWARD_BYTES * logits / device.hbm) * slow,
+        recompute=recompute * slow, recompute_flops=recompute_flops)
+
+
+def optimizer_time(params: float, bytes_per_param: float, device: Device) -> float:
+    """The optimizer step streams its states once: `bytes_per_param` read and written for each
+    of the `params` this GPU updates."""
+    return params * bytes_per_param / device.hbm

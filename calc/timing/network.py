@@ -1,0 +1,60 @@
+"""The links a collective crosses: NVLink/NVSwitch inside a node, the network between nodes.
+
+A parallel group of n ranks whose neighbours are `stride` ranks apart (calc.spec.layout's rank
+order, tensor-parallel innermost) stays inside one node when stride × n ≤ GPUs per node; it
+crosses the network otherwise. Across nodes each GPU has its own NIC (a rail-optimised DGX
+fabric), so a ring's slowest hop is one GPU's share of the network, the per-GPU figure the
+system catalogue states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from calc.errors import CalcError
+from calc.timing.constants import NetworkConstants
+
+GB = 1e9  # the catalogue's GB/s are decimal
+MICROSECOND = 1e-6
+
+
+@dataclass(frozen=True)
+class Link:
+    """Bus bandwidth per GPU per direction (bytes/s) and latency (s) of one hop."""
+
+    name: str  # "intra-node" | "inter-node"
+    bandwidth: float
+    latency: float
+
+
+@dataclass(frozen=True)
+class Network:
+    gpus_per_node: int
+    intra: Link
+    inter: Link | None  # None where the system publishes no network between nodes
+    system: str = ""
+
+    def link(self, stride: int, size: int) -> Link:
+        """The link a group of `size` ranks, neighbours `stride` apart, is limited by."""
+        if stride * size <= self.gpus_per_node:
+            return self.intra
+        if self.inter is None:
+            raise CalcError(f"system {self.system!r} publishes no inter-node bandwidth, and a "
+                            f"group of {size} ranks {stride} apart spans more than its "
+                            f"{self.gpus_per_node} GPUs per node; keep the layout in one node")
+        return self.inter
+
+
+def network_for(system: Any, constants: NetworkConstants) -> Network:
+    """A Network from a catalogue system (calc.spec.hardware.System: per-GPU GB/s per
+    direction and µs latencies), at the bus-bandwidth fractions NCCL reaches."""
+    inter = None
+    if system.inter_node_gb_s is not None:
+        inter = Link("inter-node", system.inter_node_gb_s * GB * constants.inter_fraction,
+                     system.inter_node_latency_us * MICROSECOND)
+    return Network(
+        gpus_per_node=system.gpus_per_node,
+        intra=Link("intra-node", system.intra_node_gb_s * GB * constants.intra_fraction,
+                   system.intra_node_latency_us * MICROSECOND),
+        inter=inter, system=getattr(system, "name", ""))

@@ -1,0 +1,141 @@
+"""One training step: micro-batches through a pipeline, the communication left exposed, the
+bubble and the optimizer, as a sum of named parts.
+
+1F1B and interleaved 1F1B (Narayanan et al. 2021 §2.2): a stage runs its m micro-batches in
+m·t_mb and waits (p − 1)/v · t_mb for the pipeline to fill and drain, a bubble of (p − 1)/(v·m)
+of the ideal time, where t_mb is one micro-batch's forward and backward through the stage's
+layers, with whatever communication of it is exposed. Overlap (when the framework does it):
+gradient reduction runs during the last micro-batch's backward (Megatron-LM
+--overlap-grad-reduce, DeepSpeed overlap_comm, FSDP), ZeRO-3 gathers the next weights during the
+current forward/backward and reduce-scatters during the backward; what does not fit in that
+compute is exposed. ZeRO-2 under a pipeline reduces once per step: gradients accumulate unsharded
+over the micro-batches (FSDP's no_sync, as torchtitan's pipeline schedules do), and DeepSpeed
+refuses per-micro-batch reduction with a pipeline. TP, EP and pipeline sends are on the critical
+path and fully exposed; ring attention's exchanges hide behind the attention they feed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from calc.spec.hardware import GPU
+from calc.spec.layout import Layout
+from calc.spec.memory import OPTIMIZERS, RECIPES
+from calc.timing.communication import (
+    GradientCommunication,
+    MicroBatchCommunication,
+    gradient_communication,
+    micro_batch_communication,
+    params_on_gpu,
+)
+from calc.timing.compute import GEMM_BYTES, ComputeTimes, Device, compute_times, optimizer_time
+from calc.timing.constants import FrameworkConstants, TimingConstants
+from calc.timing.network import Network
+from calc.timing.operators import ModelTerms
+
+T = TypeVar("T")
+# Attention kernels stay 16-bit in fp8 recipes (Transformer Engine's default).
+ATTENTION_DTYPE = {"fp8": "bf16"}
+# The parts of a step, in the order they are printed; they sum to the step time.
+PARTS = ("compute", "recompute", "tp_communication", "cp_communication", "ep_communication",
+         "pp_communication", "zero_communication", "pipeline_bubble", "dp_communication",
+         "optimizer")
+
+
+@dataclass(frozen=True)
+class StepTime:
+    step: float  # seconds
+    breakdown: dict[str, float]  # PARTS -> seconds; sums to step
+    micro_batch: float  # t_mb: one micro-batch through the slowest stage, exposed parts in
+    compute: ComputeTimes
+    communication: MicroBatchCommunication
+    gradients: GradientCommunication
+
+
+def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
+               framework: FrameworkConstants) -> Device:
+    _, generation = constants.generation(gpu.name)
+    bandwidth = (gpu.bandwidth_gb_s or 0) * 1e9
+    return Device(
+        gemm_peak=gpu.peak_flops(dtype),
+        attention_peak=gpu.peak_flops(ATTENTION_DTYPE.get(dtype, dtype)),
+        peak_fraction=generation.fp8_fraction if dtype == "fp8" else generation.peak_fraction,
+        half_dim=constants.gemm.half_dim,
+        flash_fraction=generation.flash_fraction,
+        hbm=bandwidth * constants.memory.hbm_fraction, gemm_bytes=GEMM_BYTES[dtype],
+        compute_efficiency=framework.compute_efficiency)
+
+
+def optimizer_bytes_per_param(grad_bytes: int) -> int:
+    """AdamW with mixed precision: read the fp32 master weights, both moments and the gradient;
+    write the master weights, the moments and the 16-bit working copy (ZeRO §3.1's 2 + 2 + 12
+    bytes, each touched once)."""
+    recipe, adam = RECIPES["mixed"], OPTIMIZERS["adamw"]
+    return (recipe.master + adam.state_bytes + grad_bytes) + (recipe.master + adam.state_bytes
+                                                              + recipe.weights)
+
+
+def _micro_batch_key(layout: Layout) -> tuple:
+    """The fields compute and per-micro-batch communication read: layouts equal on these
+    share them (the layout search's cache)."""
+    return (layout.tp, layout.cp, layout.ep, layout.pp, layout.vpp, layout.micro_batch,
+            layout.recompute, layout.sequence_parallel, layout.flash_attention, layout.dropout)
+
+
+def _gradient_key(layout: Layout) -> tuple:
+    return ("dp", layout.tp, layout.pp, layout.cp, layout.ep, layout.dp, layout.zero)
+
+
+def _cached(cache: dict | None, key: tuple, make: Callable[[], T]) -> T:
+    if cache is None:
+        return make()
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
+
+
+def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Network,
+              framework: FrameworkConstants, cache: dict | None = None) -> StepTime:
+    """The step of `layout`; `cache` (the layout search's) reuses the parts that layouts
+    differing only in ZeRO stage or data parallelism share."""
+    work, comm = _cached(cache, _micro_batch_key(layout), lambda: (
+        compute_times(terms, layout, device), micro_batch_communication(terms, layout, network)))
+    grads = _cached(cache, _gradient_key(layout), lambda: gradient_communication(
+        terms, layout, network, framework.grad_reduce_bytes))
+    overlap = framework.overlap_grad_reduce
+    forward, backward = work.forward, work.backward - work.recompute
+
+    def exposed(seconds: float, hidden_by: float) -> float:
+        return max(0.0, seconds - hidden_by) if overlap else seconds
+
+    cp = (max(0.0, comm.cp_forward - work.attention)
+          + max(0.0, comm.cp_backward - work.attention_backward))
+    zero_mb = 0.0  # per micro-batch
+    if layout.zero == 3:
+        zero_mb = (exposed(grads.param_gather, forward)
+                   + exposed(grads.param_gather + grads.grad_reduce, backward + work.recompute))
+    elif layout.zero == 2 and layout.pp == 1:
+        zero_mb = exposed(grads.grad_reduce, backward)
+    per_mb = (forward + backward, work.recompute, comm.tp_forward + comm.tp_backward, cp,
+              comm.ep, comm.pp, zero_mb)
+    micro_batch = sum(per_mb)
+    m = layout.micro_batches
+    dp = 0.0
+    if layout.zero <= 1 or (layout.zero == 2 and layout.pp > 1):
+        dp += exposed(grads.grad_reduce, backward)
+    if layout.zero in (1, 2):  # the updated weights, gathered for the next forward
+        dp += exposed(grads.param_gather, forward)
+    dense, expert = params_on_gpu(terms, layout)
+    if layout.zero >= 1:
+        dense, expert = (dense / (layout.dp * layout.cp),
+                         expert * layout.ep / (layout.dp * layout.cp))
+    optimizer = optimizer_time(dense + expert,
+                               optimizer_bytes_per_param(framework.grad_reduce_bytes), device)
+    breakdown = dict(zip(PARTS[:7], (m * value for value in per_mb), strict=True))
+    breakdown["pipeline_bubble"] = (layout.pp - 1) / layout.vpp * micro_batch
+    breakdown["dp_communication"] = dp
+    breakdown["optimizer"] = optimizer
+    return StepTime(step=sum(breakdown.values()), breakdown=breakdown, micro_batch=micro_batch,
+                    compute=work, communication=comm, gradients=grads)

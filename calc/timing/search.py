@@ -1,0 +1,185 @@
+"""Every layout of a model on N GPUs for a global batch, priced and checked against memory.
+
+The per-model terms (operators, memory symbols) are computed once; each layout is then cheap
+arithmetic: the step-time engine (calc.timing.schedule) and the compiled memory formula
+(calc._compiled.memory). Candidates are proposed from divisors and checked by the same
+validators a user's layout meets (calc.spec.layout), so no rule is written twice.
+
+Axes: tp (a divisor of the heads, within one node), pp (up to the layers), vpp (interleaving
+that divides the layers), cp (powers of two up to 8, for sequences that split), ep (divisors of
+the experts and of dp), the micro-batch (powers of two dividing B/dp), recomputation, ZeRO stage and
+sequence parallelism (with tp > 1). Flash attention is assumed available, dropout as given.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from calc import _compiled
+from calc.errors import CalcError
+from calc.spec import GPU, ModelSpec
+from calc.spec.layout import Layout, check
+from calc.timing.compute import Device
+from calc.timing.constants import FrameworkConstants
+from calc.timing.network import Network
+from calc.timing.operators import ModelTerms
+from calc.timing.schedule import StepTime, step_time
+
+MAX_CP = 8
+MAX_VPP = 8
+RECOMPUTE = ("none", "selective", "full")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    layout: Layout
+    time: StepTime
+    memory_bytes: float
+    fits: bool
+
+
+@dataclass(frozen=True)
+class Search:
+    ranked: list[Candidate]  # layouts that fit, fastest first
+    rejected: list[Candidate]  # layouts that do not fit, fastest first
+    evaluated: int  # layouts priced
+    seconds: float  # wall time of the search
+
+
+def _divisors(n: int) -> list[int]:
+    return [k for k in range(1, n + 1) if n % k == 0]
+
+
+def _powers_of_two(limit: int) -> list[int]:
+    values, k = [], 1
+    while k <= limit:
+        values.append(k)
+        k *= 2
+    return values
+
+
+def proposals(spec: ModelSpec, gpus: int, global_batch: int, seq_len: int,
+              gpus_per_node: int, fixed: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Layout fields to try (the validators decide which are valid)."""
+    heads, layers = spec.attention.n_heads, spec.n_layers
+    experts = spec.moe.n_experts if spec.moe else 1
+    for tp in (t for t in _divisors(gpus) if t <= gpus_per_node and heads % t == 0):
+        splits = [c for c in _powers_of_two(MAX_CP)
+                  if c == 1 or ((gpus // tp) % c == 0 and seq_len % (2 * c) == 0)]
+        for cp in splits:
+            for pp in (p for p in _divisors(gpus // (tp * cp)) if p <= layers):
+                dp = gpus // (tp * pp * cp)
+                if global_batch % dp:
+                    continue
+                per_rank = global_batch // dp
+                # one stage per GPU whatever the split; interleaving where the layers divide
+                vpps = [1, *(v for v in range(2, MAX_VPP + 1) if layers % (pp * v) == 0)] \
+                    if pp > 1 else [1]
+                eps = [e for e in _divisors(dp) if experts % e == 0] if spec.moe else [1]
+                for vpp in vpps:
+                    for ep in eps:
+                        for micro_batch in (b for b in _powers_of_two(per_rank)
+                                            if per_rank % b == 0):
+                            yield {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": ep,
+                                   "vpp": vpp, "micro_batch": micro_batch,
+                                   "global_batch": global_batch, "seq_len": seq_len,
+                                   "flash_attention": True, **fixed}
+
+
+def outside(spec: ModelSpec, layout: Layout, gpus_per_node: int) -> str | None:
+    """Why `proposals` never proposes `layout` (None when it does)."""
+    experts = spec.moe.n_experts if spec.moe else 1
+    per_rank = layout.global_batch // layout.dp
+    reasons = {
+        f"tp {layout.tp} > {gpus_per_node} GPUs per node": layout.tp > gpus_per_node,
+        f"cp {layout.cp} is not a power of two up to {MAX_CP}":
+            layout.cp not in _powers_of_two(MAX_CP),
+        f"vpp {layout.vpp} > {MAX_VPP}": layout.vpp > MAX_VPP,
+        f"pp × vpp = {layout.pp * layout.vpp} does not divide the {spec.n_layers} layers":
+            layout.vpp > 1 and spec.n_layers % (layout.pp * layout.vpp) != 0,
+        f"micro-batch {layout.micro_batch} is not a power of two":
+            layout.micro_batch not in _powers_of_two(per_rank),
+        f"ep {layout.ep} does not divide the {experts} experts": experts % layout.ep != 0,
+        f"ZeRO {layout.zero} with a pipeline": layout.zero >= 2 and layout.pp > 1,
+    }
+    found = [reason for reason, applies in reasons.items() if applies]
+    return "; ".join(found) or None
+
+
+def variants(base: Layout) -> Iterator[Layout]:
+    """`base` with each recomputation, ZeRO stage and sequence-parallel choice. These fields
+    are valid in any combination except ZeRO 2/3 with a pipeline, which is not proposed;
+    model_copy skips re-validating what `base` passed."""
+    for recompute in RECOMPUTE:
+        for zero in ((0, 1, 2, 3) if base.pp == 1 else (0, 1)):
+            for sp in ((False, True) if base.tp > 1 else (False,)):
+                yield base.model_copy(update={"recompute": recompute, "zero": zero,
+                                              "sequence_parallel": sp})
+
+
+def memory_symbols(base: dict[str, Any], layout: Layout) -> dict[str, Any]:
+    """calc.formulas.memory's symbols for `layout`, on top of the model's (`base`)."""
+    return {**base, "b": layout.micro_batch, "n_tp": layout.tp, "n_pp": layout.pp,
+            "n_dp": layout.dp, "n_cp": layout.cp, "n_ep": layout.ep, "n_vp": layout.vpp,
+            "i_vp": int(layout.vpp > 1), "i_z1": int(layout.zero >= 1),
+            "i_z2": int(layout.zero >= 2), "i_z3": int(layout.zero >= 3),
+            "i_pp1": int(layout.pp == 1), "i_sp": int(layout.sequence_parallel),
+            "i_scores": int(not layout.flash_attention and layout.recompute == "none"),
+            "i_full": int(layout.recompute == "full"), "i_drop": int(layout.dropout)}
+
+
+def memory_total(base: dict[str, Any], layout: Layout, cache: dict) -> float:
+    """calc.formulas.memory's total (model states + activations), each part cached by the
+    fields it reads."""
+    states_key = ("states", layout.tp, layout.pp, layout.dp, layout.cp, layout.ep, layout.zero)
+    activations_key = ("activations", layout.tp, layout.pp, layout.cp, layout.vpp,
+                       layout.micro_batch, layout.recompute, layout.sequence_parallel,
+                       layout.flash_attention, layout.dropout)
+    if states_key not in cache or activations_key not in cache:
+        s = memory_symbols(base, layout)
+        states = _compiled.memory_states(s)
+        cache[states_key] = states["weights"] + states["gradients"] + states["optimizer"]
+        cache[activations_key] = sum(_compiled.memory_activations(s).values())
+    return cache[states_key] + cache[activations_key]
+
+
+def _order(candidate: Candidate) -> tuple:
+    """Fastest first; among equal times the simpler layout (lower ZeRO stage, less
+    recomputation, fewer model-parallel ranks)."""
+    o = candidate.layout
+    return (round(candidate.time.step, 9), o.zero, RECOMPUTE.index(o.recompute),
+            o.tp * o.pp * o.cp * o.ep, o.vpp, not o.sequence_parallel)
+
+
+def search(spec: ModelSpec, terms: ModelTerms, gpu: GPU, device: Device, network: Network,
+           framework: FrameworkConstants, base_symbols: dict[str, Any], gpus: int,
+           global_batch: int, fixed: dict[str, Any], price_rejected: bool = True) -> Search:
+    """Price every valid layout; `fixed` pins fields for all (dtype, framework, dropout).
+    Without `price_rejected`, layouts that do not fit are counted but not timed."""
+    start = time.perf_counter()
+    ranked, rejected, evaluated = [], [], 0
+    cache: dict = {}
+    capacity = gpu.memory_gib * 2**30
+    for fields in proposals(spec, gpus, global_batch, terms.seq_len, network.gpus_per_node,
+                            fixed):
+        try:
+            base, _ = check(spec, Layout(**fields))
+        except (ValidationError, CalcError):
+            continue
+        for layout in variants(base):
+            evaluated += 1
+            total = memory_total(base_symbols, layout, cache)
+            fits = total <= capacity
+            if not fits and not price_rejected:
+                continue
+            candidate = Candidate(layout, step_time(terms, layout, device, network, framework,
+                                                    cache), total, fits)
+            (ranked if fits else rejected).append(candidate)
+    ranked.sort(key=_order)
+    rejected.sort(key=_order)
+    return Search(ranked, rejected, evaluated, time.perf_counter() - start)

@@ -1,0 +1,95 @@
+"""A published run (presets/throughput.toml) beside the step-time model: its step time from its
+own figures, and calc's prediction for its stated layout.
+
+Time needs no FLOP convention, so each run becomes seconds per step: printed directly, from
+tokens/s (tokens per step ÷ tokens/s), or from the source's TFLOP/s or MFU through the source's
+own FLOP formula (calc.source_flops): step = source FLOPs per step ÷ (TFLOP/s × GPUs), or ÷ (MFU
+× the dense peak the source divides by × GPUs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from calc.presets import get_gpu, get_system, load_preset, system_for_gpu
+from calc.source_flops import CONVENTIONS, source_flops_per_step
+from calc.spec import ModelSpec
+from calc.spec.layout import Layout, check
+from calc.spec.throughput import PublishedThroughput
+from calc.timing.constants import TimingConstants
+from calc.timing.operators import ModelTerms, model_terms
+from calc.timing.pricing import price
+
+# Frameworks the layout knows; a run on another stack (Meta's, JAX) is priced as Megatron-LM's.
+FRAMEWORK = {"megatron": "megatron", "deepspeed": "deepspeed", "torchtitan": "torchtitan",
+             "foundry": "foundry"}
+DEFAULT_FRAMEWORK = "megatron"
+
+
+@dataclass(frozen=True)
+class Published:
+    seconds: float  # one optimizer step
+    how: str  # the figure and formula it comes from
+
+
+def published_step(run: PublishedThroughput, spec: ModelSpec) -> Published:
+    """The run's seconds per step from its own figures, direct ones first."""
+    tokens = run.tokens_per_step
+    if run.step_time_s is not None:
+        return Published(run.step_time_s, "step time as printed")
+    if run.tokens_per_s_per_gpu is not None:
+        return Published(tokens / (run.tokens_per_s_per_gpu * run.gpus),
+                         f"tokens/step ÷ ({run.tokens_per_s_per_gpu:,.0f} tokens/s/GPU × "
+                         f"{run.gpus:,})")
+    if run.tokens_per_s is not None:
+        return Published(tokens / run.tokens_per_s,
+                         f"tokens/step ÷ {run.tokens_per_s:,.0f} tokens/s")
+    convention = CONVENTIONS[run.flop_convention]
+    flops = source_flops_per_step(run, spec)
+    if run.tflops_per_gpu is not None:
+        return Published(flops / (run.tflops_per_gpu * 1e12 * run.gpus),
+                         f"{convention.formula} ÷ ({run.tflops_per_gpu:g} TFLOP/s × "
+                         f"{run.gpus:,})")
+    assert run.mfu is not None  # PublishedThroughput requires one figure
+    peak = get_gpu(run.gpu).peak_flops(run.dtype)
+    return Published(flops / (run.mfu * peak * run.gpus),
+                     f"{convention.formula} ÷ (MFU {run.mfu:g} × {peak / 1e12:g} TFLOP/s × "
+                     f"{run.gpus:,})")
+
+
+def run_layout(run: PublishedThroughput, spec: ModelSpec) -> Layout:
+    """The run's stated layout as calc's Layout, checked against its model. Dropout is not in
+    the data: the eager-attention runs (Megatron-LM GPT 2021-22, MT-NLG, BLOOM) are taken with
+    Megatron-LM's default dropout 0.1, the flash-attention runs (Llama 3, Nemotron, NeMo
+    recipes) without, as those models train."""
+    layout = Layout(tp=run.tp, pp=run.pp, dp=run.dp, cp=run.cp, ep=run.ep, vpp=run.vpp,
+                    micro_batch=run.micro_batch, global_batch=run.global_batch,
+                    seq_len=run.seq_len, recompute=run.recompute, zero=run.zero,
+                    sequence_parallel=run.sequence_parallel,
+                    flash_attention=run.flash_attention, dtype=run.dtype,
+                    framework=FRAMEWORK.get(run.framework, DEFAULT_FRAMEWORK),
+                    dropout=not run.flash_attention)
+    return check(spec, layout)[0]
+
+
+@dataclass(frozen=True)
+class RunModel:
+    """What pricing a run needs, computed once (the fit prices each run many times)."""
+
+    run: PublishedThroughput
+    spec: ModelSpec
+    terms: ModelTerms
+    layout: Layout
+    published: Published
+
+
+def prepare(run: PublishedThroughput) -> RunModel:
+    spec = load_preset(run.model).spec
+    return RunModel(run, spec, model_terms(spec, run.seq_len), run_layout(run, spec),
+                    published_step(run, spec))
+
+
+def predicted_step(model: RunModel, constants: TimingConstants) -> float:
+    run = model.run
+    system = get_system(run.system) if run.system else system_for_gpu(run.gpu)
+    return price(model.terms, model.layout, get_gpu(run.gpu), system, constants).step

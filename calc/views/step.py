@@ -1,0 +1,47 @@
+"""The step-time report as tables: the step and its rates, then its breakdown by part."""
+
+from __future__ import annotations
+
+from calc.reports.step import StepReport
+from calc.tables import Column, Table, View
+
+GIB = 2**30
+# The parallel group whose link each communication part crosses.
+PART_GROUP = {"tp_communication": "tp", "cp_communication": "cp", "ep_communication": "ep",
+              "pp_communication": "pp", "zero_communication": "dp", "dp_communication": "dp"}
+
+
+def breakdown_table(report: StepReport) -> Table:
+    table = Table("Step time by part", [Column("part"), Column("seconds", "ratio"),
+                                        Column("share", "pct"), Column("link")])
+    for part, seconds in report.breakdown.items():
+        if seconds:
+            link = report.links.get(PART_GROUP.get(part, ""), "")
+            table.add(part.replace("_", " "), seconds, seconds / report.step_time_s, link)
+    table.add("step", report.step_time_s, 1.0, "")
+    return table
+
+
+def view(report: StepReport) -> View:
+    title = (f"{report.model} — predicted training step on {report.gpus:,} × {report.gpu} "
+             f"({report.system}): {report.layout.label}")
+    step = Table("Step", [Column("quantity"), Column("value", "text")])
+    step.add("step time", f"{report.step_time_s:,.3f} s")
+    step.add("micro-batches per step m", f"{report.micro_batches:,}")
+    step.add("pipeline bubble (p − 1)/(v·m)", f"{100 * report.bubble_fraction:.1f} %")
+    step.add("tokens per step", f"{report.tokens_per_step:,}")
+    step.add("tokens/s per GPU", f"{report.tokens_per_s_per_gpu:,.0f}")
+    step.add("model TFLOP/s per GPU", f"{report.tflops_per_gpu:,.1f}")
+    step.add(f"MFU (calc's exact FLOPs, dense {report.layout.dtype} peak "
+             f"{report.peak_flops / 1e12:g} TFLOP/s)", f"{100 * report.mfu:.1f} %")
+    step.add("HFU (recomputation added)", f"{100 * report.hfu:.1f} %")
+    verdict = "fits" if report.fits else "does NOT fit"
+    step.add("memory per GPU (calc.memory)",
+             f"{report.memory_per_gpu_bytes / GIB:,.1f} GiB of "
+             f"{report.gpu_memory_bytes / GIB:,.0f} GiB: {verdict}")
+    if report.gpu_hours is not None and report.days is not None and report.tokens:
+        step.add(f"GPU-hours for {report.tokens:.4g} tokens (predicted MFU)",
+                 f"{report.gpu_hours:,.0f}")
+        step.add(f"days on {report.gpus:,} GPUs", f"{report.days:,.1f}")
+    return View(title, [step, breakdown_table(report)],
+                [*report.notes, *report.conventions, f"Model: {report.source}."])
