@@ -13,8 +13,11 @@ MTP layers too.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,10 +56,23 @@ def _options() -> dict[str, Any]:
     return {"cache_dir": os.environ.get("HF_HUB_CACHE") or None, "local_files_only": offline}
 
 
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """huggingface_hub logs each retry of an unreachable Hub as a warning; the CalcError below
+    is the one line that says what happened."""
+    disabled = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        yield
+    finally:
+        logging.disable(disabled)
+
+
 def _download(hub: Any, repo_id: str, filename: str) -> Path:
     errors = hub.errors
     try:
-        return Path(hub.hf_hub_download(repo_id, filename, **_options()))
+        with _quiet():
+            return Path(hub.hf_hub_download(repo_id, filename, **_options()))
     except errors.GatedRepoError:
         raise CalcError(f"model {repo_id!r}: the Hub repo is gated; accept its terms on "
                         f"huggingface.co/{repo_id} and log in (hf auth login, or HF_TOKEN)"
