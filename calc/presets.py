@@ -20,7 +20,7 @@ from pydantic import Field, ValidationError
 
 from calc.errors import CalcError, UnknownNameError, one_line
 from calc.files import read_mapping
-from calc.spec import GPU, Dtype, ModelSpec, System
+from calc.spec import GPU, Dtype, ModelSpec, StorageDtype, System
 from calc.spec.model import Frozen
 from calc.spec.throughput import PublishedThroughput
 
@@ -80,7 +80,13 @@ class Preset(Frozen):
     notes: tuple[str, ...] = Field(
         (), description="what reports say about the model beyond its counts: how its source was "
                         "read where that is an assumption (a config.json: the context used and "
-                        "why, the fields transformers' defaults filled)")
+                        "why, the fields transformers' defaults filled, a multimodal model's "
+                        "towers left out, a quantized checkpoint's storage)")
+    weights_dtype: StorageDtype | None = Field(
+        None, description="how the checkpoint stores its weights (its quantization_config); "
+                          "infer's default weight dtype")
+    weights_compute_dtype: Dtype | None = Field(
+        None, description="the dtype whose peak runs those weights' matmuls (dequantized: bf16)")
 
 
 def _data_dir() -> Path:
@@ -147,14 +153,36 @@ def _is_hf_config(data: dict[str, Any]) -> bool:
     return "model_type" in data and "spec" not in data
 
 
+def _storage(config: dict[str, Any]) -> dict[str, Any]:
+    """How a config.json's checkpoint stores its weights, as Preset fields."""
+    from calc.hf.quantization import quantization
+
+    stored = quantization(config)
+    return {"hf_config": config, "weights_dtype": stored and stored.dtype,
+            "weights_compute_dtype": stored and stored.dtype and stored.compute}
+
+
 def _preset_from_hf_config(path: Path, data: dict[str, Any]) -> Preset:
     from calc.hf import default_name, read_hf  # only when such a file is given
 
     name = default_name(path)
     read = read_hf(data, name=name, where=f"config file {str(path)!r}")
     title = f"Hugging Face config.json, model_type {data['model_type']}"
-    return Preset(name=name, title=title, source=str(path), spec=read.spec, hf_config=data,
-                  notes=read.notes)
+    return Preset(name=name, title=title, source=str(path), spec=read.spec, notes=read.notes,
+                  **_storage(data))
+
+
+def _preset_from_hub(repo_id: str) -> Preset:
+    from calc.hf import read_hf
+    from calc.hf.hub import fetch  # huggingface_hub only on this path
+
+    hub = fetch(repo_id)
+    read = read_hf(hub.config, name=repo_id, where=f"model {repo_id!r} config.json")
+    published = hub.published_params and PublishedParams(value=hub.published_params,
+                                                         source=hub.published_source)
+    title = f"Hugging Face Hub {repo_id}, model_type {hub.config.get('model_type')}"
+    return Preset(name=repo_id, title=title, source=hub.source, spec=read.spec,
+                  published_params=published, notes=read.notes, **_storage(hub.config))
 
 
 def resolve(model: str | os.PathLike[str] | ModelSpec | Preset) -> Preset:
@@ -190,7 +218,8 @@ def context_note(spec: ModelSpec, t: int, what: str = "T") -> str | None:
 
 
 def load_model(model: str) -> Preset:
-    """A preset by name, a spec file (TOML or JSON) or a Hugging Face config.json by path."""
+    """A preset by name, a spec file (TOML or JSON), a Hugging Face config.json by path, or a
+    Hugging Face Hub model id (org/name, calc.hf.hub)."""
     if isinstance(model, os.PathLike):
         model = os.fspath(model)
     if not isinstance(model, str) or not model.strip():
@@ -200,6 +229,10 @@ def load_model(model: str) -> Preset:
     looks_like_path = path.suffix.lower() in (".toml", ".json") or "/" in model or "\\" in model
     if _preset_name(model) in _model_files() and not path.exists():
         return load_preset(model)
+    from calc.hf.hub import is_hub_id  # no huggingface_hub import: a name check
+
+    if is_hub_id(model):
+        return _preset_from_hub(model)
     if path.exists() or looks_like_path:
         data = read_mapping(path)
         if _is_hf_config(data):

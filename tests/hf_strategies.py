@@ -11,6 +11,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from calc.hf.defaults import supported_types
+from tests.hf_family_strategies import FAMILY_TYPES, family_config
 
 MIN_WINDOW = 8  # the sequence length the property test runs at
 LLAMA_LIKE = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
@@ -126,7 +127,9 @@ def _layernorm_types(draw, model_type: str) -> dict:
 def hf_configs(draw) -> dict:
     """A small config.json dict of a random supported model type."""
     model_type = draw(st.sampled_from(supported_types()))
-    if model_type in LLAMA_LIKE:
+    if model_type in FAMILY_TYPES:  # calc/hf/family_*.py
+        fields = draw(family_config(model_type, MIN_WINDOW))
+    elif model_type in LLAMA_LIKE:
         fields = draw(_llama_like(model_type))
     elif model_type.startswith("deepseek"):
         fields = draw(_deepseek(model_type))

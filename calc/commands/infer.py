@@ -34,8 +34,9 @@ def _parser() -> Parser:
                         help="tokens of context per sequence (default: the model's context)")
     parser.add_argument("--batch", type=positive_int, default=1,
                         help="sequences decoded together (default 1)")
-    parser.add_argument("--dtype", default="bf16", choices=STORAGE_DTYPES,
-                        help="weight storage dtype (default bf16)")
+    parser.add_argument("--dtype", choices=STORAGE_DTYPES,
+                        help="weight storage dtype (default: a quantized config.json's, else "
+                             "bf16)")
     parser.add_argument("--kv-dtype", choices=STORAGE_DTYPES,
                         help="KV-cache dtype (default: the weights' if 16/32-bit, else bf16)")
     parser.add_argument("--compute-dtype", choices=DTYPES,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sympy
 
 from calc.formulas import finetune, flops, params
-from calc.symbols import F, F_8, L_moe, R, R_8, V, d, i_z3, n_dp, n_pp, n_tp, q_8
+from calc.symbols import F_8, R_8, F, L_moe, R, V, d, i_z3, n_dp, q_8
 
 PROJECTIONS_PER_TOKEN = (flops.WEIGHT_FLOPS_PER_TOKEN - flops.FMA * V * d
                          - flops.FMA * L_moe * params.ROUTER_WEIGHTS)

@@ -3,7 +3,9 @@
 Every reader (calc.hf.readers, calc.hf.family_*) goes through `read_hf`, which also settles,
 once for all of them, what a config leaves to assumption and says so in `HFModel.notes`: the
 context T calc uses and why (a long-context config's max_position_embeddings is not the context
-it was pre-trained at), and every field the file leaves out that transformers' default filled.
+it was pre-trained at), every field the file leaves out that transformers' default filled, the
+towers a multimodal model's count leaves out (calc.hf.multimodal) and the storage of quantized
+weights (calc.hf.quantization). An unknown model_type gets calc.hf.unknown's one line.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ from pydantic import ValidationError
 
 from calc.errors import CalcError, one_line
 from calc.files import read_mapping
-from calc.hf.defaults import supported_types
 from calc.hf.fields import HFConfig
+from calc.hf.multimodal import is_multimodal, language_config
+from calc.hf.quantization import note as quantization_note
+from calc.hf.quantization import quantization
 from calc.hf.readers import READERS
+from calc.hf.unknown import unsupported
 from calc.spec import ModelSpec
 
 
@@ -55,10 +60,13 @@ def read_hf(config: dict[str, Any] | str | Path, name: str | None = None,
         name = name or default_name(config)
         config = read_hf_config(config)
     where = where or "Hugging Face config"
+    original = config
+    if config.get("model_type") not in READERS and is_multimodal(config):
+        config, _ = language_config(config, where)
+        where = f"{where}, text_config"
     model_type = config.get("model_type")
     if model_type not in READERS:
-        raise CalcError(f"{where}: model_type={model_type!r} is not supported; supported: "
-                        f"{', '.join(supported_types())}")
+        raise unsupported(model_type, config, where)
     c = HFConfig(config, where)
     spec = READERS[model_type](c)
     context = training_context(c, spec)
@@ -67,7 +75,7 @@ def read_hf(config: dict[str, Any] | str | Path, name: str | None = None,
         built = ModelSpec.model_validate({"name": str(label), **spec})
     except ValidationError as error:
         raise CalcError(one_line(error, f"{c.where}, as calc spec")) from None
-    return HFModel(built, (context, *c.defaulted_note()))
+    return HFModel(built, (context, *c.defaulted_note(), *hf_notes(original)))
 
 
 # RoPE types whose parameters name the pre-training length: transformers'
@@ -134,3 +142,15 @@ def training_context(c: HFConfig, spec: dict[str, Any]) -> str:
         return f"Context T = {given:,}: {source}; --seq-len sets another."
     return f"Context T = {given:,}: the config's {key}, {_CONTEXT_KEYS[key]} (--seq-len sets " \
         f"another)."
+
+
+def hf_notes(config: dict[str, Any]) -> list[str]:
+    """What the report says about a config.json beyond its counts: the towers a multimodal
+    model's count leaves out, and the storage of quantized weights."""
+    notes = []
+    if config.get("model_type") not in READERS and is_multimodal(config):
+        notes.append(language_config(config, "")[1])
+    stored = quantization(config)
+    if stored is not None:
+        notes.append(quantization_note(stored))
+    return notes

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from calc.hf import family_defaults
+
 TRANSFORMERS_VERSION = "5.24.0"
 
 # Fields every decoder-only type shares, with the values most types use; DEFAULTS overrides them.
@@ -163,6 +165,12 @@ LEGACY_KWARGS: dict[str, dict[str, str]] = {
     "bloom": {"n_embed": "hidden_size"},
     "falcon": {"n_embed": "hidden_size"},
 }
+
+
+# The types calc/hf/family_*.py read keep their table in calc.hf.family_defaults.
+DEFAULTS.update(family_defaults.DEFAULTS)
+EXTRA_ATTRIBUTES.update(family_defaults.EXTRA_ATTRIBUTES)
+ALIASES.update(family_defaults.ALIASES)
 
 
 def supported_types() -> list[str]:

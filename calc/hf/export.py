@@ -16,18 +16,17 @@ from collections.abc import Callable
 from typing import Any
 
 from calc.errors import CalcError
+from calc.hf import families
 from calc.hf.config import spec_from_hf_config
+from calc.hf.writing import NO_TOKENS as _NO_TOKENS
+from calc.hf.writing import Unexpressible
+from calc.hf.writing import base as _base
+from calc.hf.writing import gated as _gated
+from calc.hf.writing import layer_types as _layer_types
+from calc.hf.writing import llama_like as _llama_like
+from calc.hf.writing import need as _need
+from calc.hf.writing import plain as _plain
 from calc.spec import ModelSpec
-
-# Token ids left unset: a spec has no tokenizer, and transformers' defaults (e.g. Phi-3's
-# pad_token_id 32000) can fall outside a small vocabulary.
-_NO_TOKENS = {"pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
-_GATED_ACT = {"swiglu": "silu", "geglu": "gelu_pytorch_tanh", "reglu": "relu"}
-_PLAIN_ACT = {"gelu": "gelu", "relu": "relu", "silu": "silu"}
-
-
-class Unexpressible(Exception):
-    """An architecture cannot hold this spec; the message names the field and why."""
 
 
 def shape(spec: ModelSpec) -> dict[str, Any]:
@@ -71,46 +70,6 @@ def buffer_params(spec: ModelSpec) -> int:
 
 
 # ---- writers --------------------------------------------------------------------------------
-def _need(condition: bool, message: str) -> None:
-    if not condition:
-        raise Unexpressible(message)
-
-
-def _gated(spec: ModelSpec, arch: str) -> str:
-    _need(spec.ffn.gated, f"ffn.activation={spec.ffn.activation!r} ({arch}'s FFN is gated)")
-    return _GATED_ACT[spec.ffn.activation]
-
-
-def _plain(spec: ModelSpec, arch: str) -> str:
-    _need(not spec.ffn.gated, f"ffn.activation={spec.ffn.activation!r} ({arch}'s FFN is not "
-                              f"gated)")
-    return _PLAIN_ACT[spec.ffn.activation]
-
-
-def _base(spec: ModelSpec, model_type: str) -> dict[str, Any]:
-    return {"model_type": model_type, "vocab_size": spec.vocab_size,
-            "hidden_size": spec.d_model, "num_hidden_layers": spec.n_layers,
-            "num_attention_heads": spec.attention.n_heads,
-            "tie_word_embeddings": spec.tie_embeddings, **_NO_TOKENS}
-
-
-def _layer_types(spec: ModelSpec) -> dict[str, Any]:
-    kinds = spec.layer_kinds
-    if "local" not in kinds:
-        return {}
-    return {"sliding_window": spec.attention.sliding_window,
-            "layer_types": ["sliding_attention" if k == "local" else "full_attention"
-                            for k in kinds]}
-
-
-def _llama_like(spec: ModelSpec, model_type: str) -> dict[str, Any]:
-    """Fields every Llama-shaped type shares (RMSNorm, RoPE, gated FFN, GQA)."""
-    return {**_base(spec, model_type), "num_key_value_heads": spec.n_kv_heads,
-            "head_dim": spec.head_dim_qk, "intermediate_size": spec.ffn.d_ff,
-            "hidden_act": _gated(spec, model_type),
-            "max_position_embeddings": spec.context_length}
-
-
 def _llama(spec: ModelSpec) -> dict[str, Any]:
     _need(spec.d_model % spec.attention.n_heads == 0,
           f"attention.n_heads={spec.attention.n_heads} with d_model={spec.d_model} "
@@ -264,6 +223,7 @@ WRITERS: dict[str, Callable[[ModelSpec], dict[str, Any]]] = {
     "qwen2_moe": _qwen2_moe, "deepseek_v3": _deepseek_v3, "deepseek_v2": _deepseek_v2,
     "gpt2": _gpt2, "opt": _opt, "gpt_neox": _gpt_neox, "falcon": _falcon, "bloom": _bloom,
 }
+WRITERS.update(families.WRITERS)  # calc/hf/family_*.py, after the types above
 
 
 # What each architecture is, in the few fields that tell families apart: when no writer fits,
@@ -283,6 +243,7 @@ _FAMILY: dict[str, dict[str, Any]] = {
     "falcon": {**_LN_PLAIN, "position.kind": ("rope", "alibi"), "moe": False, "mla": False},
     "bloom": {**_LN_PLAIN, "position.kind": ("alibi",), "moe": False, "mla": False},
 }
+_FAMILY.update(families.TRAITS)
 
 
 def _unlike(spec: ModelSpec, model_type: str) -> int:

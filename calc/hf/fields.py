@@ -22,7 +22,10 @@ from calc.hf.defaults import (
 # transformers' activation names (transformers/activations.py ACT2CLS) → calc's: a gated FFN
 # (Llama's gate_proj/up_proj/down_proj) or a plain one (GPT-2's c_fc/c_proj).
 _GATED = {"silu": "swiglu", "swish": "swiglu", "relu": "reglu"}
-_PLAIN = {"silu": "silu", "swish": "silu", "relu": "relu"}
+_PLAIN = {"silu": "silu", "swish": "silu", "relu": "relu",
+          # Squared ReLU (Persimmon, Nemotron, Arcee) has ReLU's parameters and matrix products:
+          # written relu, as presets/models/nemotron-4-340b.toml does.
+          "relu2": "relu"}
 _GELUS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_python", "gelu_accurate",
           "gelu_10", "quick_gelu")
 _LAYER_KINDS = {"full_attention": "global", "sliding_attention": "local"}

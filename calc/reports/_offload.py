@@ -10,11 +10,11 @@ from pydantic import Field, ValidationError
 from calc import _compiled
 from calc.counting import Bytes, whole
 from calc.errors import CalcError, one_line
-from calc.tables import GIB
 from calc.presets import get_system
 from calc.spec import GPU, TrainingMemory
 from calc.spec.model import Frozen
 from calc.spec.offload import Offload
+from calc.tables import GIB
 
 DEFAULT_GPUS_PER_NODE = 8  # an HGX/DGX board, when neither a system nor a count is given
 

@@ -144,7 +144,7 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = Non
     links (default: the GPU's reference system)."""
     preset = resolve(model)
     spec = preset.spec
-    opts = _options(spec, gpu, options)
+    opts = _options(spec, gpu, _checkpoint_dtypes(preset, options))
     device = get_gpu(gpu)
     peak = device.peak_flops(opts.compute_dtype_name)
     if device.bandwidth_gb_s is None:
@@ -237,6 +237,18 @@ def _communication_sentence(block: InferenceBlock) -> str:
             f"{block.communication_link} link, NCCL's ring or tree, whichever is faster "
             f"(docs/step-time.md); not overlapped with compute, and added to the roofline "
             f"step: {block.communication_share:.1%} of the decode step.")
+
+
+def _checkpoint_dtypes(preset: Preset, options: dict[str, Any]) -> dict[str, Any]:
+    """`options` with the weights' dtype, when none is given, as the checkpoint stores them
+    (a quantized config.json: calc.hf.quantization), else InferenceWorkload's default."""
+    options = {key: value for key, value in options.items()
+               if not (key in ("dtype", "compute_dtype") and value is None)}
+    if "dtype" not in options and preset.weights_dtype is not None:
+        options["dtype"] = preset.weights_dtype
+        if "compute_dtype" not in options and preset.weights_compute_dtype is not None:
+            options["compute_dtype"] = preset.weights_compute_dtype
+    return options
 
 
 def _bound(compute: float, memory: float) -> Bound:

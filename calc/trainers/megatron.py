@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 

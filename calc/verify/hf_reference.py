@@ -36,27 +36,57 @@ from torch.utils.flop_counter import FlopCounterMode
 from transformers import masking_utils
 
 from calc.hf import read_hf_config
+from calc.hf.multimodal import is_multimodal
 
 # Keys dropped before building. quantization_config: from_config does not quantise, and the
 # key would only make transformers look for kernels (DeepSeek-V3 ships fp8). auto_map: names
 # the authors' remote modeling code; the cross-check is transformers' own class, never code
 # from the hub.
 _NOT_ARCHITECTURE = ("quantization_config", "auto_map")
+# Dynamic NTK RoPE (InternLM3's rope_scaling) rescales its frequencies from the largest
+# position id, a value (Tensor.item) meta tensors lack. RoPE holds no parameters and no matrix
+# product, so the cross-check builds the model with plain RoPE.
+_ROPE_KEYS = ("rope_scaling", "rope_parameters")
+
+
+def _dynamic_rope(value: Any) -> bool:
+    return isinstance(value, dict) and "dynamic" in (value.get("rope_type"), value.get("type"))
 
 
 def _config_dict(config: dict[str, Any] | str | Path) -> dict[str, Any]:
     data = config if isinstance(config, dict) else read_hf_config(config)
-    return {key: value for key, value in data.items() if key not in _NOT_ARCHITECTURE}
+    return {key: value for key, value in data.items() if key not in _NOT_ARCHITECTURE
+            and not (key in _ROPE_KEYS and _dynamic_rope(value))}
+
+
+class LanguageModel(nn.Module):
+    """A multimodal model's language model and LM head, the part calc counts
+    (calc.hf.multimodal): input_ids → logits without the vision or audio towers."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        inner = model.model
+        self.language_model = getattr(inner, "language_model", None) or inner.text_model
+        self.lm_head = model.lm_head
+
+    def forward(self, input_ids: torch.Tensor, use_cache: bool = False) -> torch.Tensor:
+        hidden = self.language_model(input_ids=input_ids, use_cache=use_cache).last_hidden_state
+        return self.lm_head(hidden)
 
 
 def build(config: dict[str, Any] | str | Path) -> nn.Module:
-    """transformers' causal LM for `config` (a config.json dict or path), on the meta device."""
+    """transformers' causal LM for `config` (a config.json dict or path), on the meta device;
+    for a multimodal config, its LanguageModel."""
     data = _config_dict(config)
     model_type = data.pop("model_type")
     hf_config = transformers.AutoConfig.for_model(model_type, **data)
+    multimodal = is_multimodal(data)
+    auto = (transformers.AutoModelForImageTextToText if multimodal
+            else transformers.AutoModelForCausalLM)
     with torch.device("meta"):
-        return transformers.AutoModelForCausalLM.from_config(
-            hf_config, attn_implementation="eager", experts_implementation="batched_mm")
+        model = auto.from_config(hf_config, attn_implementation="eager",
+                                 experts_implementation="batched_mm")
+    return LanguageModel(model) if multimodal else model
 
 
 def parameters_by_module(model: nn.Module) -> dict[str, int]:
