@@ -329,3 +329,14 @@ def test_the_layout_search_prices_memory_as_calc_memory_does(model):
                           sequence_parallel=o.sequence_parallel,
                           flash_attention=o.flash_attention, dropout=o.dropout).memory
         assert candidate.memory_bytes == pytest.approx(own.total_bytes, rel=1e-12), o
+
+
+def test_a_long_context_is_made_to_fit_by_context_parallelism():
+    """At 131,072 tokens Llama 3 8B's activations do not fit an H100; splitting the sequence
+    (cp) is the change that does, and the smallest such cp is offered."""
+    options = dict(gpu="h100", seq_len=131_072, zero=3, dp=64)
+    m = calc.memory("llama3-8b", **options).memory
+    assert m.short == "activations"
+    fix = next(f for f in m.fixes if set(f.changes) == {"cp"})
+    assert calc.memory("llama3-8b", **options, **fix.changes).memory.fits
+    assert not calc.memory("llama3-8b", **options, cp=fix.changes["cp"] // 2).memory.fits
