@@ -13,6 +13,10 @@ from dataclasses import dataclass
 # path, the verifier and the sweeps alike.
 BACKWARD_PER_FORWARD = 2
 TRAIN_PER_FORWARD = 1 + BACKWARD_PER_FORWARD
+# A frozen weight (LoRA, QLoRA) needs only the gradient w.r.t. its input, one forward's worth:
+# Hu et al. 2021 §4.2 ("we do not need to calculate the gradient for the vast majority of the
+# parameters").
+FROZEN_BACKWARD_PER_FORWARD = 1
 # A multiply-add is two FLOPs (what torch's FlopCounterMode counts): a token's forward pass
 # through N weights is 2N FLOPs, its training step 6N (Kaplan et al. 2020 §2.1).
 FLOPS_PER_MULTIPLY_ADD = 2
@@ -21,12 +25,22 @@ FLOPS_PER_MULTIPLY_ADD = 2
 # tokens; §3.4). N is the total parameter count, as in the paper's dense models.
 TOKENS_PER_PARAMETER = 20
 
+# GPU-hours and days from seconds of compute (calc.formulas.training and every sentence about it).
+SECONDS_PER_HOUR = 3600
+HOURS_PER_DAY = 24
+
 # The MFU assumed when none is given or measured, always labelled as a default: large dense runs
 # report 38-46 % (PaLM 540B 46.2 %, Chowdhery et al. 2022 Table 3; Llama 3 405B 38-43 % BF16 MFU,
 # Dubey et al. 2024 Table 4).
 DEFAULT_MFU = 0.4
 DEFAULT_MFU_NOTE = (f"default {100 * DEFAULT_MFU:g} %: large dense runs report 38-46 % "
                     f"(PaLM, Llama 3)")
+
+# Power usage effectiveness when none is given: LLaMA's assumption (Touvron et al. 2023 §6, after
+# Wu et al. 2022); the Uptime Institute's 2023 survey average is 1.58, hyperscale sites ~1.1.
+DEFAULT_PUE = 1.1
+DEFAULT_PUE_NOTE = (f"default {DEFAULT_PUE:g}, LLaMA's (Touvron et al. 2023 §6, after Wu et al. "
+                    f"2022)")
 
 # A count of bytes: an exact int when whole; a float where a division (by a parallel degree, by
 # 2 for int4) leaves a fraction.
@@ -70,6 +84,13 @@ SCANS = (
 PASSES = (f"Backward = {BACKWARD_PER_FORWARD} × forward (activation and weight gradients); "
           f"train = {TRAIN_PER_FORWARD} × forward. Recomputation (activation checkpointing) is "
           f"hardware FLOPs, not counted.")
+FINETUNE_PASSES = (
+    f"Fine-tuning on a frozen base: a frozen weight's backward is its input gradient only, "
+    f"{FROZEN_BACKWARD_PER_FORWARD} × its forward (no weight gradient); attention's QKᵀ and A·V "
+    f"keep {BACKWARD_PER_FORWARD} × (both operands are activations) and the adapters train in "
+    f"full, so a step = {1 + FROZEN_BACKWARD_PER_FORWARD} × the weights' forward + "
+    f"{TRAIN_PER_FORWARD} × (attention + adapters). The first layer's input gradients, which "
+    f"autograd skips when no adapter lies below them, are counted.")
 UNITS = "Units: decimal — 1 M = 1e6, 1 B = 1e9, 1 T = 1e12; GFLOP = 1e9 FLOPs."
 
 
@@ -91,8 +112,19 @@ def gpu_hours_sentence(dtype: str, gpu: str, peak_flops: float, mfu: float, mfu_
                        gpus: int) -> str:
     """GPU-hours = FLOPs / (peak × MFU) / 3600 (calc.formulas.training), with this run's terms."""
     return (f"GPU-hours = training FLOPs / (dense {dtype} peak of one {gpu} = "
-            f"{peak_flops / 1e12:g} TFLOP/s × MFU {mfu:.3g} [{mfu_note(mfu_source)}]) / 3600; "
-            f"days = GPU-hours / ({gpus:,} GPUs × 24).")
+            f"{peak_flops / 1e12:g} TFLOP/s × MFU {mfu:.3g} [{mfu_note(mfu_source)}]) / "
+            f"{SECONDS_PER_HOUR}; days = GPU-hours / ({gpus:,} GPUs × {HOURS_PER_DAY}).")
+
+
+def energy_sentence(gpu: str, tdp_w: float, pue: float, pue_source: str,
+                    grid_intensity: float | None) -> str:
+    """Energy = GPU-hours × TDP × PUE (calc.formulas.cost), with this run's terms."""
+    grid = (f"; CO2e = energy × {grid_intensity:g} g/kWh (given)" if grid_intensity is not None
+            else "; give --grid-intensity (g CO2e/kWh) for emissions")
+    return (f"Energy = GPU-hours × {gpu} board power {tdp_w:g} W × PUE {pue:g} [{pue_source}] "
+            f"(Touvron et al. 2023 §6): the GPUs at their rated power all the time, the rest of "
+            f"the data centre only through the PUE{grid}. Cost = GPU-hours × the price given "
+            f"(calc has no built-in prices).")
 
 
 @dataclass(frozen=True)
@@ -110,7 +142,7 @@ class RuleInfo:
 RULES: dict[str, RuleInfo] = {
     "6N": RuleInfo(
         "6N", "N = all (active) parameters, embeddings included; attention ignored",
-        "Kaplan et al. 2020 §2.1 (C ≈ 6N); chapter 1.3: each parameter one multiply-add"),
+        "Kaplan et al. 2020 §2.1 (C ≈ 6N: 2N forward, one multiply-add per parameter)"),
     "kaplan": RuleInfo(
         "Kaplan 3·(2N + 2·L·T·d_attn)",
         "N non-embedding; one T×d_attn score term per layer (the 'Mask' row); no LM head",

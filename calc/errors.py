@@ -30,6 +30,11 @@ class UnknownNameError(CalcError, KeyError):
         return self.args[0]
 
 
+def install(extra: str) -> str:
+    """How to install an optional part of calc, the way the README does it (from a checkout)."""
+    return f'pip install -e ".[{extra}]"'
+
+
 def one_line(error: Exception, context: str = "") -> str:
     """A pydantic ValidationError (or any error) as one line naming each bad field and value."""
     errors = getattr(error, "errors", None)

@@ -7,12 +7,14 @@ a per-sequence integer divided by T, kept integral when it divides.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 
 from calc import _compiled
 from calc.counting import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
 from calc.spec import ModelSpec
+from calc.spec.finetune import LORA_TARGETS, FineTune, resolve_targets
+from calc.spec.gemm_precision import GEMM_PRECISIONS
 
 # The symbol of each layer count (calc.formulas.params, PARTS) and the spec's name for it.
 LAYER_COUNTS = {"L_att": "attention", "L_loc": "local", "L_chk": "chunked", "L_ssm": "mamba",
@@ -95,8 +97,18 @@ class ParamCounts:
     mtp: int  # multi-token-prediction modules, not part of total
 
 
-def count_params(spec: ModelSpec) -> ParamCounts:
-    s = symbol_values(spec)
+def stage_values(spec: ModelSpec, tp: int, pp: int) -> dict[str, int]:
+    """What of `spec` the most loaded GPU holds (calc.formulas.memory): L_s = ⌈L/p⌉ layers of
+    the first pipeline stage (the first stages take the remainder), L_sm of them MoE, and
+    h_t = ⌈h_kv/t⌉ whole key/value heads on one tensor-parallel rank."""
+    first = -(-spec.n_layers // pp)
+    return {"L_s": first, "L_sm": sum(spec.moe_layers[:first]),
+            "h_t": -(-spec.n_kv_heads // tp)}
+
+
+def count_params(spec: ModelSpec, symbols: Mapping[str, int] | None = None) -> ParamCounts:
+    """`symbols`: symbol_values(spec) when the caller has it already (calc.estimate)."""
+    s = symbol_values(spec) if symbols is None else symbols
     summary = _compiled.params_summary(s)
     return ParamCounts(
         per_layer=_compiled.params_per_layer(s),
@@ -110,9 +122,10 @@ def count_params(spec: ModelSpec) -> ParamCounts:
 
 
 def _exact(numerator: int, denominator: int) -> int | float:
-    """numerator / denominator: an int when it divides, else the nearest float."""
-    q = Fraction(numerator, denominator)
-    return q.numerator if q.denominator == 1 else float(q)
+    """numerator / denominator: an int when it divides, else the nearest float (Python's int
+    division rounds correctly, as float(Fraction(...)) does, without building a Fraction)."""
+    whole, rest = divmod(numerator, denominator)
+    return whole if rest == 0 else numerator / denominator
 
 
 @dataclass(frozen=True)
@@ -139,8 +152,11 @@ class FlopCounts:
         return float(self.components["attention/scores"] / self.forward)
 
 
-def count_flops(spec: ModelSpec, seq_len: int, attention: str = "causal") -> FlopCounts:
-    s = {**symbol_values(spec), "T": seq_len, "i_causal": int(attention == "causal")}
+def count_flops(spec: ModelSpec, seq_len: int, attention: str = "causal",
+                symbols: Mapping[str, int] | None = None) -> FlopCounts:
+    """`symbols`: symbol_values(spec) when the caller has it already (calc.estimate)."""
+    s = {**(symbol_values(spec) if symbols is None else symbols), "T": seq_len,
+         "i_causal": int(attention == "causal")}
     flops = _compiled.flops(s)
     per_sequence = flops["attention_per_sequence"]
     weights = flops["weights_per_token"]
@@ -159,9 +175,10 @@ def count_flops(spec: ModelSpec, seq_len: int, attention: str = "causal") -> Flo
     )
 
 
-def rule_flops(spec: ModelSpec, seq_len: int) -> dict[str, float]:
+def rule_flops(spec: ModelSpec, seq_len: int,
+               symbols: Mapping[str, int] | None = None) -> dict[str, float]:
     """Training FLOPs per token under each published rule (calc.formulas.rules)."""
-    s = {**symbol_values(spec), "T": seq_len}
+    s = {**(symbol_values(spec) if symbols is None else symbols), "T": seq_len}
     return {key: float(value) for key, value in _compiled.rules_train_per_token(s).items()}
 
 
@@ -180,3 +197,99 @@ def training_cost(train_per_token: float, tokens: float, peak_flops: float | Non
     if peak_flops is None:
         return TrainingCost(flops=float(cost["flops"]), gpu_hours=None, days=None)
     return TrainingCost(float(cost["flops"]), float(cost["gpu_hours"]), float(cost["days"]))
+
+
+# ---- fine-tuning (calc.formulas.finetune) ------------------------------------------------------
+@dataclass(frozen=True)
+class AdapterCounts:
+    """Exact parameter counts of a fine-tuning setup (LoRA adapters on a frozen base)."""
+
+    targets: tuple[str, ...]  # resolved against the model ('all-linear' expanded)
+    by_target: dict[str, int]  # 'lora/q', ... (non-zero)
+    adapters: int
+    adapters_active: int  # adapter parameters one token runs through (top-k experts)
+    trainable: int
+    frozen: int
+    quantised: int  # frozen projections stored in 4 bits (QLoRA), else 0
+
+
+def finetune_values(finetune: FineTune, targets: tuple[str, ...],
+                    weight_bytes: float) -> dict[str, int | float]:
+    """The fine-tuning symbols (calc.symbols, kind 'finetune'): full training sets no adapter,
+    nothing frozen and every projection input kept. `weight_bytes` is q_w, a 16-bit frozen
+    weight under LoRA."""
+    frozen, on = finetune.frozen_base, set(targets)
+    quant = finetune.quant()
+
+    def kept(*names: str) -> int:  # an input is stored when its weight or an adapter trains
+        return int(not frozen or bool(on.intersection(names)))
+
+    return {
+        "r_a": finetune.rank if frozen else 0,
+        **{f"a_{target}": int(target in on) for target in LORA_TARGETS},
+        "i_frozen": int(frozen),
+        "q_f": float(quant.bytes_per_weight(finetune.double_quant)) if quant else weight_bytes,
+        "i_keep_qkv": kept("q", "k", "v"), "i_keep_o": kept("o"),
+        "i_keep_up": kept("up", "gate"), "i_keep_down": kept("down"),
+        "i_keep_head": int(not frozen),
+    }
+
+
+def count_adapters(spec: ModelSpec, finetune: FineTune) -> AdapterCounts:
+    """Trainable and frozen parameters of `spec` fine-tuned as `finetune` (checked targets)."""
+    targets = resolve_targets(spec, finetune)
+    total = count_params(spec).total
+    s = {**symbol_values(spec), "N": total, **finetune_values(finetune, targets, 0)}
+    counts = _compiled.finetune_counts(s)
+    by_target = {key: value for key, value in counts.items()
+                 if key.startswith("lora/") and value}
+    adapters = counts["adapters"] if finetune.frozen_base else 0
+    return AdapterCounts(
+        targets=targets, by_target=by_target, adapters=adapters,
+        adapters_active=counts["adapters_active"] if finetune.frozen_base else 0,
+        trainable=adapters if finetune.frozen_base else total,
+        frozen=total if finetune.frozen_base else 0,
+        quantised=counts["quantised"] if finetune.method == "qlora" else 0)
+
+
+def finetune_train_flops(spec: ModelSpec, seq_len: int, attention: str, finetune: FineTune,
+                         targets: tuple[str, ...]) -> tuple[int | float, int | float]:
+    """(adapters' forward FLOPs per token, a training step's FLOPs per token) on a frozen base;
+    full training gives (0, 3 × forward)."""
+    s = {**symbol_values(spec), "T": seq_len, "i_causal": int(attention == "causal"),
+         **finetune_values(finetune, targets, 0)}
+    result = _compiled.finetune_flops(s)
+    return result["adapter_forward_per_token"], _exact(result["train_per_sequence"], seq_len)
+
+
+def gemm_values(precision: str, activation_bytes: float) -> dict[str, float]:
+    """q_l and q_8 (calc.symbols) of a GEMM precision recipe (calc.spec.gemm_precision)."""
+    info = GEMM_PRECISIONS[precision]
+    low = float(info.element_bytes) if info.peak else activation_bytes
+    return {"q_l": low, "q_8": float(info.weight_copy_bytes)}
+
+
+def low_precision_train_flops(spec: ModelSpec, finetune: FineTune,
+                              targets: tuple[str, ...]) -> int:
+    """Training FLOPs per token of the projections' GEMMs (calc.formulas.precision)."""
+    s = {**symbol_values(spec), **finetune_values(finetune, targets, 0)}
+    return _compiled.precision(s)["low_precision_train"]
+
+
+def effective_peak(train: float, low_precision: float, peak: float, low_peak: float) -> float:
+    """The peak a step sees when `low_precision` of its `train` FLOPs run at `low_peak`."""
+    s = {"F": train, "F_8": low_precision, "R": peak, "R_8": low_peak}
+    return float(_compiled.precision_time(s)["effective_peak"])
+
+
+def run_cost(gpu_hours: float, price: float | None, tdp_w: float | None, pue: float,
+             grid_intensity: float | None) -> dict[str, float | None]:
+    """Money, energy (kWh) and emissions (kg CO2e) of `gpu_hours` (calc.formulas.cost); None
+    where its input is missing."""
+    s = {"H": gpu_hours, "c_h": price or 0.0, "W_gpu": tdp_w or 0.0, "PUE": pue,
+         "I_grid": grid_intensity or 0.0}
+    result = _compiled.cost(s)
+    return {"cost": float(result["cost"]) if price is not None else None,
+            "energy_kwh": float(result["energy_kwh"]) if tdp_w is not None else None,
+            "co2e_kg": (float(result["co2e_kg"])
+                        if tdp_w is not None and grid_intensity is not None else None)}

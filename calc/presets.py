@@ -9,6 +9,7 @@ or JSON holding either the spec's fields at top level or a preset's layout (`[sp
 
 from __future__ import annotations
 
+import os
 import tomllib
 from functools import cache
 from importlib import resources
@@ -19,7 +20,7 @@ from pydantic import Field, ValidationError
 
 from calc.errors import CalcError, UnknownNameError, one_line
 from calc.files import read_mapping
-from calc.spec import GPU, Dtype, ModelSpec, System
+from calc.spec import GPU, Dtype, ModelSpec, StorageDtype, System
 from calc.spec.model import Frozen
 from calc.spec.throughput import PublishedThroughput
 
@@ -76,6 +77,16 @@ class Preset(Frozen):
     training: PublishedRun | None = None
     hf_config: dict[str, Any] | None = Field(
         None, description="the Hugging Face config.json it was read from, if any")
+    notes: tuple[str, ...] = Field(
+        (), description="what reports say about the model beyond its counts: how its source was "
+                        "read where that is an assumption (a config.json: the context used and "
+                        "why, the fields transformers' defaults filled, a multimodal model's "
+                        "towers left out, a quantized checkpoint's storage)")
+    weights_dtype: StorageDtype | None = Field(
+        None, description="how the checkpoint stores its weights (its quantization_config); "
+                          "infer's default weight dtype")
+    weights_compute_dtype: Dtype | None = Field(
+        None, description="the dtype whose peak runs those weights' matmuls (dequantized: bf16)")
 
 
 def _data_dir() -> Path:
@@ -119,9 +130,19 @@ def _preset_from_mapping(name: str, data: dict[str, Any], where: str) -> Preset:
         raise CalcError(f"{where}: 'published' must be a table") from None
 
 
+def _preset_name(name: str) -> str:
+    """The preset `name` means, matched without case like GPU names (Llama2-7B → llama2-7b);
+    `name` itself when none matches."""
+    files = _model_files()
+    if name in files:
+        return name
+    return {stem.lower(): stem for stem in files}.get(name.lower(), name)
+
+
 @cache
 def load_preset(name: str) -> Preset:
     files = _model_files()
+    name = _preset_name(name)
     if name not in files:
         raise UnknownNameError("model", name, files, "python -m calc list")
     return _preset_from_mapping(name, read_mapping(files[name]), f"preset {name}")
@@ -132,22 +153,45 @@ def _is_hf_config(data: dict[str, Any]) -> bool:
     return "model_type" in data and "spec" not in data
 
 
+def _storage(config: dict[str, Any]) -> dict[str, Any]:
+    """How a config.json's checkpoint stores its weights, as Preset fields."""
+    from calc.hf.quantization import quantization
+
+    stored = quantization(config)
+    return {"hf_config": config, "weights_dtype": stored and stored.dtype,
+            "weights_compute_dtype": stored and stored.dtype and stored.compute}
+
+
 def _preset_from_hf_config(path: Path, data: dict[str, Any]) -> Preset:
-    from calc.hf import default_name, spec_from_hf_config  # only when such a file is given
+    from calc.hf import default_name, read_hf  # only when such a file is given
 
     name = default_name(path)
-    spec = spec_from_hf_config(data, name=name, where=f"config file {str(path)!r}")
+    read = read_hf(data, name=name, where=f"config file {str(path)!r}")
     title = f"Hugging Face config.json, model_type {data['model_type']}"
-    return Preset(name=name, title=title, source=str(path), spec=spec, hf_config=data)
+    return Preset(name=name, title=title, source=str(path), spec=read.spec, notes=read.notes,
+                  **_storage(data))
 
 
-def resolve(model: str | ModelSpec | Preset) -> Preset:
+def _preset_from_hub(repo_id: str) -> Preset:
+    from calc.hf import read_hf
+    from calc.hf.hub import fetch  # huggingface_hub only on this path
+
+    hub = fetch(repo_id)
+    read = read_hf(hub.config, name=repo_id, where=f"model {repo_id!r} config.json")
+    published = hub.published_params and PublishedParams(value=hub.published_params,
+                                                         source=hub.published_source)
+    title = f"Hugging Face Hub {repo_id}, model_type {hub.config.get('model_type')}"
+    return Preset(name=repo_id, title=title, source=hub.source, spec=read.spec,
+                  published_params=published, notes=read.notes, **_storage(hub.config))
+
+
+def resolve(model: str | os.PathLike[str] | ModelSpec | Preset) -> Preset:
     """A Preset for a preset name, spec file path, ModelSpec or Preset."""
     if isinstance(model, Preset):
         return model
     if isinstance(model, ModelSpec):
         return Preset(name=model.name, title=model.name, source="custom spec", spec=model)
-    return load_model(model)
+    return load_model(model)  # which refuses what is not a name or a path
 
 
 def sequence_length(spec: ModelSpec, seq_len: int | None, flag: str = "--seq-len") -> int:
@@ -161,12 +205,34 @@ def sequence_length(spec: ModelSpec, seq_len: int | None, flag: str = "--seq-len
     return t
 
 
+def context_note(spec: ModelSpec, t: int, what: str = "T") -> str | None:
+    """A sentence when context `t` is past the context the model was trained for (its
+    context_length), else None: the arithmetic holds at any T, the model was not made for it."""
+    if t <= spec.context_length:
+        return None
+    ratio = t / spec.context_length
+    times = f"{ratio:,.0f}" if ratio >= 10 else f"{ratio:.2g}"
+    return (f"{what} = {t:,} is {times}× the {spec.context_length:,}-"
+            f"token context {spec.name} was trained for: calc counts the arithmetic at any T, "
+            f"but the model was not trained to work there.")
+
+
 def load_model(model: str) -> Preset:
-    """A preset by name, a spec file (TOML or JSON) or a Hugging Face config.json by path."""
+    """A preset by name, a spec file (TOML or JSON), a Hugging Face config.json by path, or a
+    Hugging Face Hub model id (org/name, calc.hf.hub)."""
+    if isinstance(model, os.PathLike):
+        model = os.fspath(model)
+    if not isinstance(model, str) or not model.strip():
+        raise CalcError(f"model={model!r}: expected a preset name (python -m calc list), a spec "
+                        f"or config.json path, a ModelSpec or a Preset")
     path = Path(model)
     looks_like_path = path.suffix.lower() in (".toml", ".json") or "/" in model or "\\" in model
-    if model in _model_files() and not path.exists():
+    if _preset_name(model) in _model_files() and not path.exists():
         return load_preset(model)
+    from calc.hf.hub import is_hub_id  # no huggingface_hub import: a name check
+
+    if is_hub_id(model):
+        return _preset_from_hub(model)
     if path.exists() or looks_like_path:
         data = read_mapping(path)
         if _is_hf_config(data):
@@ -208,6 +274,8 @@ def gpu_for_device(device_name: str) -> GPU | None:
 
 def get_gpu(name: str) -> GPU:
     gpus = load_gpus()
+    if not isinstance(name, str):
+        raise CalcError(f"gpu={name!r}: expected a GPU catalogue name (python -m calc gpus)")
     key = name.lower()
     if key not in gpus:
         raise UnknownNameError("GPU", name, gpus, "python -m calc gpus")

@@ -1,9 +1,10 @@
 """Every sympy symbol calc's formulas use, defined once, in paper notation, with its LaTeX name.
 
-Sizes follow the source chapter ("1.3 Transformer": V, d, L, T, h, d_h) and Kaplan et al. 2020.
+Sizes follow Vaswani et al. 2017 (d for d_model, h heads of d_h = d_k) and Kaplan et al. 2020
+Table 1 (L for n_layer, T for n_ctx, V for n_vocab).
 Structure enters the formulas as 0/1 indicator symbols (`i_*` for a part being present, `b_*` for
 a bias), so one expression covers every architecture and one compiled function can evaluate
-millions of mixed configurations at once (DESIGN.md, "Formulas").
+millions of mixed configurations at once (calc.sweeps.vectorise).
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ from dataclasses import dataclass
 
 import sympy
 
+from calc.counting import TOKENS_PER_PARAMETER
+
 
 @dataclass(frozen=True)
 class SymbolInfo:
     name: str  # Python identifier, also the key in a values mapping
     latex: str
     meaning: str
-    kind: str  # "size", "indicator", "workload", "memory", "inference" or "scaling"
+    kind: str  # "size", "indicator", "workload", "memory", "finetune", "inference", "scaling"
 
 
 _TABLE: tuple[SymbolInfo, ...] = (
@@ -122,6 +125,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("R", "R", "dense peak FLOP/s of one GPU at the dtype", "workload"),
     SymbolInfo("u", "u", "model FLOPs utilisation (MFU)", "workload"),
     SymbolInfo("K", "K", "GPUs", "workload"),
+    SymbolInfo("H", "H", "GPU-hours", "workload"),
+    SymbolInfo("c_h", "c_{h}", "price of one GPU-hour", "workload"),
+    SymbolInfo("W_gpu", "W", "board power (TDP) of one GPU, W", "workload"),
+    SymbolInfo("PUE", r"\mathrm{PUE}", "power usage effectiveness of the data centre",
+               "workload"),
+    SymbolInfo("I_grid", "I", "carbon intensity of the grid, g CO2e per kWh", "workload"),
     # memory: model states (ZeRO, Rajbhandari et al. 2020) and activations (Korthikanti 2022)
     SymbolInfo("N", "N", "parameters (all of them, embeddings included)", "memory"),
     SymbolInfo("N_emb", "N_{emb}", "token + learned position embedding parameters", "memory"),
@@ -141,6 +150,11 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_z3", r"\mathbb{1}_{ZeRO\geq 3}", "ZeRO shards parameters", "memory"),
     SymbolInfo("i_pp1", r"\mathbb{1}_{p=1}", "one pipeline stage (first stage is also last)",
                "memory"),
+    SymbolInfo("L_s", "L_{s}", "layers on the most loaded (first) pipeline stage: ⌈L/p⌉",
+               "memory"),
+    SymbolInfo("L_sm", "L_{s,moe}", "MoE layers among the first stage's L_s", "memory"),
+    SymbolInfo("h_t", "h_{t}", "key/value heads one tensor-parallel rank holds: ⌈h_kv/t⌉ "
+               "(1, replicated, when t > h_kv; h/t under MLA)", "memory"),
     SymbolInfo("q_w", "q_{w}", "bytes per working weight (bf16: 2; int4: 0.5)", "memory"),
     SymbolInfo("q_g", "q_{g}", "bytes per gradient", "memory"),
     SymbolInfo("q_gc", "q_{gc}", "bytes per parameter of an fp32 gradient copy", "memory"),
@@ -156,17 +170,55 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "recomputation)", "memory"),
     SymbolInfo("i_full", r"\mathbb{1}_{full}", "full activation recomputation", "memory"),
     SymbolInfo("M_gib", "M", "memory of one GPU in GiB (2^30 bytes)", "memory"),
+    # fine-tuning: low-rank adapters on a frozen base (Hu et al. 2021, LoRA; Dettmers et al.
+    # 2023, QLoRA); the i_keep_* indicators are 1 in full training
+    SymbolInfo("r_a", "r", "LoRA rank of every adapter", "finetune"),
+    SymbolInfo("a_q", r"\mathbb{1}_{A\,q}", "an adapter on W_Q", "finetune"),
+    SymbolInfo("a_k", r"\mathbb{1}_{A\,k}", "an adapter on W_K", "finetune"),
+    SymbolInfo("a_v", r"\mathbb{1}_{A\,v}", "an adapter on W_V", "finetune"),
+    SymbolInfo("a_o", r"\mathbb{1}_{A\,o}", "an adapter on W_O", "finetune"),
+    SymbolInfo("a_up", r"\mathbb{1}_{A\,up}", "an adapter on each FFN/expert W_up", "finetune"),
+    SymbolInfo("a_gate", r"\mathbb{1}_{A\,gate}", "an adapter on each FFN/expert W_gate",
+               "finetune"),
+    SymbolInfo("a_down", r"\mathbb{1}_{A\,down}", "an adapter on each FFN/expert W_down",
+               "finetune"),
+    SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
+               "finetune"),
+    SymbolInfo("q_f", "q_{f}", "bytes per frozen weight of a layer's projections (NF4 with "
+               "its constants: 0.516)", "finetune"),
+    SymbolInfo("i_keep_qkv", r"\mathbb{1}_{x\,qkv}", "the Q/K/V projections' input is stored",
+               "finetune"),
+    SymbolInfo("i_keep_o", r"\mathbb{1}_{x\,o}", "W_O's input is stored", "finetune"),
+    SymbolInfo("i_keep_up", r"\mathbb{1}_{x\,up}", "the FFN's up/gate input is stored",
+               "finetune"),
+    SymbolInfo("i_keep_down", r"\mathbb{1}_{x\,down}", "the FFN's down-projection input is "
+               "stored", "finetune"),
+    SymbolInfo("i_keep_head", r"\mathbb{1}_{x\,head}", "the LM head's input is stored",
+               "finetune"),
+    # offload (Ren et al. 2021, ZeRO-Offload; Rajbhandari et al. 2021, ZeRO-Infinity)
+    SymbolInfo("i_off_o", r"\mathbb{1}_{off\,opt}", "optimizer side offloaded to CPU or NVMe",
+               "memory"),
+    SymbolInfo("i_off_p", r"\mathbb{1}_{off\,par}", "parameter partitions offloaded (ZeRO-3)",
+               "memory"),
+    # low-precision GEMMs (calc.spec.gemm_precision)
+    SymbolInfo("q_l", "q_{l}", "bytes per stored projection input (q_a; FP8: 1)", "memory"),
+    SymbolInfo("q_8", "q_{8}", "bytes per projection weight of its FP8/FP4 copies", "memory"),
+    SymbolInfo("F_8", "F_{8}", "training FLOPs per token in FP8/FP4 GEMMs", "workload"),
+    SymbolInfo("R_8", "R_{8}", "dense peak FLOP/s of one GPU in the FP8/FP4 format", "workload"),
     # inference
     SymbolInfo("BW", r"\mathrm{BW}", "memory bandwidth of one GPU, GB/s (1e9 bytes/s)",
                "inference"),
     SymbolInfo("u_bw", "u_{bw}", "memory-bandwidth utilisation", "inference"),
+    SymbolInfo("h_g", "h_{g}", "key/value heads one GPU caches: ⌈h_kv/K⌉ (1, replicated, when "
+               "K > h_kv; MLA's one latent on every GPU)", "inference"),
     SymbolInfo("F_p", "F_{p}", "forward FLOPs per prompt token at context T (prefill)",
                "inference"),
     SymbolInfo("F_d", "F_{d}", "forward FLOPs of one generated token at context T (decode)",
                "inference"),
     # compute-optimal scaling (Hoffmann et al. 2022)
     SymbolInfo("C", "C", "training compute budget, FLOPs", "scaling"),
-    SymbolInfo("rho", r"\rho", "training tokens per parameter (Chinchilla rule: 20)",
+    SymbolInfo("rho", r"\rho",
+               f"training tokens per parameter (Chinchilla rule: {TOKENS_PER_PARAMETER})",
                "scaling"),
     SymbolInfo("E_irr", "E", "irreducible loss of the fitted law", "scaling"),
     SymbolInfo("A_fit", "A", "fitted coefficient of the parameter term", "scaling"),
@@ -179,8 +231,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
 
 INFO: dict[str, SymbolInfo] = {info.name: info for info in _TABLE}
 # Real-valued symbols; everything else is a non-negative integer.
-_REAL = {"D", "F", "R", "u", "q_w", "q_kv", "M_gib", "BW", "u_bw", "F_p", "F_d", "C", "rho",
-         "E_irr", "A_fit", "B_fit", "alpha", "beta", "r", "t_days"}
+_REAL = {"D", "F", "R", "u", "H", "c_h", "W_gpu", "PUE", "I_grid", "q_w", "q_f", "q_o", "q_l",
+         "q_8", "R_8", "q_kv", "M_gib", "BW", "u_bw", "F_p", "F_d", "C", "rho", "E_irr", "A_fit",
+         "B_fit", "alpha", "beta", "r", "t_days"}
 SYMBOLS: dict[str, sympy.Symbol] = {
     info.name: sympy.Symbol(info.name, nonnegative=True, integer=info.name not in _REAL)
     for info in _TABLE
@@ -209,7 +262,15 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
     "N", "N_emb", "N_head", "N_e", "b", "n_tp", "n_pp", "n_dp", "i_z1", "i_z2", "i_z3", "i_pp1",
     "q_w", "q_g", "q_gc", "q_m", "q_o", "q_a", "q_kv", "i_drop", "i_sp", "i_scores", "i_full",
     "M_gib"))
+(r_a, a_q, a_k, a_v, a_o, a_up, a_gate, a_down, i_frozen, q_f, i_keep_qkv, i_keep_o, i_keep_up,
+ i_keep_down, i_keep_head) = (SYMBOLS[n] for n in (
+    "r_a", "a_q", "a_k", "a_v", "a_o", "a_up", "a_gate", "a_down", "i_frozen", "q_f",
+    "i_keep_qkv", "i_keep_o", "i_keep_up", "i_keep_down", "i_keep_head"))
+H, c_h, W_gpu, PUE, I_grid = (SYMBOLS[n] for n in ("H", "c_h", "W_gpu", "PUE", "I_grid"))
+i_off_o, i_off_p = SYMBOLS["i_off_o"], SYMBOLS["i_off_p"]
+q_l, q_8, F_8, R_8 = (SYMBOLS[n] for n in ("q_l", "q_8", "F_8", "R_8"))
 n_cp, n_ep, n_vp, i_vp = (SYMBOLS[n] for n in ("n_cp", "n_ep", "n_vp", "i_vp"))
-BW, u_bw, F_p, F_d = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d"))
+L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
+BW, u_bw, F_p, F_d, h_g = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d", "h_g"))
 C, rho, E_irr, A_fit, B_fit, alpha, beta, r, t_days = (SYMBOLS[n] for n in (
     "C", "rho", "E_irr", "A_fit", "B_fit", "alpha", "beta", "r", "t_days"))

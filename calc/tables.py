@@ -12,11 +12,18 @@ import html
 import io
 import json
 import math
+import re
+import shutil
+import sys
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
+from calc.errors import CalcError
+
 FORMATS = ("text", "markdown", "json", "csv", "latex", "html")
+# Text output: the width when stdout is not a terminal, and how prose columns wrap.
+TEXT_WIDTH, WRAP, MIN_WRAP = 100, 60, 16
 _TABULATE = {"text": "simple", "markdown": "github", "latex": "latex_raw", "html": "html"}
 _LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}",
                                                     "^": r"\textasciicircum{}",
@@ -52,6 +59,8 @@ def _format(value: Any, kind: str) -> str:
         value, kind = value.value, value.kind
     if value is None or value == "":
         return ""
+    if kind == "bool":
+        return "yes" if value else "no"
     if kind == "formula":  # (text, LaTeX): render_tables shows the LaTeX where it can
         return str(value[0])
     if isinstance(value, str) or kind in ("text", "latex"):
@@ -77,15 +86,44 @@ def _format(value: Any, kind: str) -> str:
     return str(value)
 
 
+# Characters the reports print that plain pdflatex has no glyph for, in a form it compiles
+# (the output is ASCII, so any engine and input encoding reads it).
+_LATEX_UNICODE = {
+    "≈": r"$\approx$", "×": r"$\times$", "·": r"$\cdot$", "—": "---", "–": "--",
+    "−": "$-$", "→": r"$\rightarrow$", "≤": r"$\leq$", "≥": r"$\geq$", "ᵀ": r"$^{\top}$",
+    "²": "$^2$", "³": "$^3$", "⁶": "$^6$", "⁻": "$^-$", "¹": "$^1$",
+    "⌈": r"$\lceil$", "⌉": r"$\rceil$", "…": r"\ldots{}", "•": r"$\bullet$", "✓": "yes",
+    "Σ": r"$\Sigma$", "Ψ": r"$\Psi$", "α": r"$\alpha$", "β": r"$\beta$", "γ": r"$\gamma$",
+    "φ": r"$\varphi$", "ρ": r"$\rho$", "µ": r"$\mu$", "μ": r"$\mu$", "∞": r"$\infty$",
+    "⊙": r"$\odot$", "√": r"$\surd$", "≠": r"$\neq$", "±": r"$\pm$", "°": r"$^\circ$",
+    "‘": "`", "’": "'", "“": "``", "”": "''", "é": r"\'e", "ö": r"\"o", "ü": r"\"u",
+    "⅔": "2/3", "½": "1/2", "\u00a0": "~",
+}
+
+
+def _latex_char(ch: str) -> str:
+    """One character as LaTeX text: escaped, mapped, or (unknown non-ASCII) its code point."""
+    if ch in _LATEX_SPECIAL:
+        return _LATEX_SPECIAL[ch]
+    if ch.isascii():
+        return ch
+    return _LATEX_UNICODE.get(ch, f"[U+{ord(ch):04X}]")
+
+
 def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+    return "".join(_latex_char(ch) for ch in text)
+
+
+def _latex_text(text: str) -> str:
+    """A comment line's text: ASCII, the LaTeX specials as they are (a comment ignores them)."""
+    return "".join(ch if ch.isascii() else _latex_char(ch) for ch in text)
 
 
 @dataclass(frozen=True)
 class Column:
     name: str
     # text | latex | formula (a (text, LaTeX) pair) | int | count | flops | sci | pct | ratio
-    # | hours | bytes
+    # | hours | bytes | bool (yes/no)
     kind: str = "text"
 
 
@@ -111,30 +149,129 @@ def _raw(value: Any, kind: str) -> Any:
     return value[0] if kind == "formula" else value
 
 
+def table_key(title: str) -> str:
+    """A table's short name: its title's words before any "(" or ":", lowercased and joined by
+    "-" ("FLOPs per token (T = 4,096, ...)" → "flops-per-token")."""
+    head = re.split(r"[(:]", title, maxsplit=1)[0]
+    return "-".join(re.findall(r"[a-z0-9.]+", head.lower())) or "table"
+
+
+def _keys(tables: list[Table]) -> list[str]:
+    """Each table's table_key, numbered where two titles start alike."""
+    keys = [table_key(table.title) for table in tables]
+    return [key if keys.count(key) == 1 else f"{key}-{keys[:i].count(key) + 1}"
+            for i, key in enumerate(keys)]
+
+
+def select(tables: list[Table], name: str) -> Table:
+    """The table whose key is `name` (case and spaces aside); CalcError listing the names."""
+    keys = _keys(tables)
+    wanted = "-".join(name.lower().split())
+    if wanted not in keys:
+        raise CalcError(f"--table {name!r}: this report's tables are {', '.join(keys)}")
+    return tables[keys.index(wanted)]
+
+
+def _raw_rows(table: Table) -> list[list[Any]]:
+    return [["" if v is None else v
+             for v in (_raw(v, c.kind) for v, c in zip(row, table.columns, strict=True))]
+            for row in table.rows]
+
+
 def _csv(tables: list[Table], notes: list[str]) -> str:
+    """One tidy table: a line per cell, `table, row, column, value` (the row named by its first
+    cell), the raw numbers; the notes as table "notes", column "note"."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    for table in tables:
-        writer.writerow([table.title])
-        writer.writerow([c.name for c in table.columns])
-        raw = ([_raw(v, c.kind) for v, c in zip(row, table.columns, strict=True)]
-               for row in table.rows)
-        writer.writerows(["" if v is None else v for v in row] for row in raw)
-        writer.writerow([])
-    writer.writerows(["convention", note] for note in notes)
+    writer.writerow(["table", "row", "column", "value"])
+    for key, table in zip(_keys(tables), tables, strict=True):
+        for row in _raw_rows(table):
+            writer.writerows([key, row[0], column.name, value]
+                             for column, value in zip(table.columns[1:], row[1:], strict=True)
+                             if value != "")
+    writer.writerows(["notes", i, "note", note] for i, note in enumerate(notes, 1))
     return out.getvalue()
+
+
+def _csv_table(table: Table) -> str:
+    """One table as it prints: a header, then a line per row, the raw numbers."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([c.name for c in table.columns])
+    writer.writerows(_raw_rows(table))
+    return out.getvalue()
+
+
+def text_width() -> int:
+    """Columns text output may take: the terminal's when stdout is one, else TEXT_WIDTH (so
+    files, pipes, notebooks and the generated docs do not depend on a window's size)."""
+    if sys.stdout is not None and sys.stdout.isatty():
+        return max(40, shutil.get_terminal_size((TEXT_WIDTH, 24)).columns)
+    return TEXT_WIDTH
+
+
+def _wrap(text: str, width: int) -> str:
+    """Lines of at most `width` where the words allow: a name (confirmed_secondary) stays
+    whole."""
+    return textwrap.fill(text, width, break_long_words=False)
+
+
+def _fitted(rows: list[list[str]], headers: list[str], table: Table, width: int) -> str:
+    """The text table, fitted to `width` as far as wrapping goes: prose columns wrap at 60,
+    headers to their column's cells, then the widest prose column narrows, again and again
+    (row names to no less than 32, others to 16). Numbers never wrap."""
+    from tabulate import tabulate
+
+    prose = [i for i, c in enumerate(table.columns) if c.kind == "text"]
+    cells = [max([len(line) for row in rows for line in row[i].splitlines()] + [MIN_WRAP])
+             for i in range(len(headers))]
+    limits = {i: min(cells[i], WRAP) if i else cells[i] for i in prose}
+    floor = {i: 2 * MIN_WRAP if i == 0 else MIN_WRAP for i in prose}
+
+    def draw(heads: list[str]) -> str:
+        wrapped = [[_wrap(cell, limits[i]) if i in limits else cell
+                    for i, cell in enumerate(row)] for row in rows]
+        return tabulate(wrapped, headers=heads, tablefmt="simple",
+                        colalign=_align(table), disable_numparse=True)
+
+    def too_wide(body: str) -> bool:
+        return max(map(len, body.splitlines()), default=0) > width
+
+    body = draw(headers)
+    if not too_wide(body):
+        return body
+    heads = [_wrap(h, min(cells[i], WRAP)) for i, h in enumerate(headers)]
+    body = draw(heads)
+    while too_wide(body):
+        narrowable = [i for i in limits if limits[i] > floor[i]]
+        if not narrowable:  # as narrow as wrapping makes it
+            break
+        widest = max(narrowable, key=lambda i: limits[i])
+        limits[widest] = max(floor[widest], limits[widest] * 4 // 5)
+        heads = [_wrap(h, min(cells[i], limits[i])) if i in limits else heads[i]
+                 for i, h in enumerate(headers)]
+        body = draw(heads)
+    return body
 
 
 def _align(table: Table) -> list[str]:
     return ["left" if c.kind in ("text", "latex") else "right" for c in table.columns]
 
 
-def render_tables(title: str, tables: list[Table], notes: list[str], fmt: str) -> str:
-    """One document in `fmt` (not json): a title, the tables, then the notes."""
+def render_tables(title: str, tables: list[Table], notes: list[str], fmt: str,
+                  only: str | None = None) -> str:
+    """One document in `fmt` (not json): a title, the tables, then the notes; with `only` (a
+    table_key), that table alone (csv: its header and rows)."""
     from tabulate import tabulate  # imported here: json output does not need it
 
+    if only is not None:
+        chosen = select(tables, only)
+        if fmt == "csv":
+            return _csv_table(chosen)
+        title, tables = chosen.title, [chosen]
     if fmt == "csv":
         return _csv(tables, notes)
+    width = text_width()
     parts: list[str] = []
     style = _TABULATE[fmt]
     heading = {"text": "{}", "markdown": "### {}", "latex": "% {}",
@@ -144,11 +281,12 @@ def render_tables(title: str, tables: list[Table], notes: list[str], fmt: str) -
     elif fmt == "html":
         parts.append(f"<h2>{html.escape(title)}</h2>")
     elif fmt == "latex":
-        parts.append(f"% {title}")
+        parts.append(f"% {_latex_text(title)}")
     else:
         parts.append(title)
     for table in tables:
         name = html.escape(table.title) if fmt == "html" else table.title
+        name = _latex_text(name) if fmt == "latex" else name
         rows = table.formatted()
         if fmt != "text":  # formulas as inline maths: $...$ compiles in LaTeX and renders in
             # Jupyter's markdown and html
@@ -160,27 +298,26 @@ def render_tables(title: str, tables: list[Table], notes: list[str], fmt: str) -
             latex = [c.kind in ("latex", "formula") for c in table.columns]
             rows = [[cell if latex[i] else _latex_escape(cell) for i, cell in enumerate(row)]
                     for row in rows]
-        if fmt == "text":  # wrap long prose cells (not the first column) to keep lines short
-            wide = [i for i, c in enumerate(table.columns) if i and c.kind == "text"]
-            rows = [[textwrap.fill(cell, 60) if i in wide else cell
-                     for i, cell in enumerate(row)] for row in rows]
         headers = [c.name for c in table.columns]
         if fmt == "latex":
             headers = [_latex_escape(h) for h in headers]
-        body = tabulate(rows, headers=headers, tablefmt=style,
-                        colalign=_align(table), disable_numparse=True)
+        if fmt == "text":  # prose columns wrapped to fit the terminal
+            body = _fitted(rows, headers, table, width)
+        else:
+            body = tabulate(rows, headers=headers, tablefmt=style,
+                            colalign=_align(table), disable_numparse=True)
         parts.append(f"{heading.format(name)}\n{body}")
     if notes:
         if fmt == "html":
             items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
             parts.append(f"<ul class=\"conventions\">{items}</ul>")
         elif fmt == "latex":
-            parts.append("\n".join(f"% {n}" for n in notes))
+            parts.append("\n".join(f"% {_latex_text(n)}" for n in notes))
         elif fmt == "markdown":
             parts.append("\n".join(f"- {n}" for n in notes))
         else:
-            wrapped = (textwrap.fill(n, 100, initial_indent="- ", subsequent_indent="  ")
-                       for n in notes)
+            wrapped = (textwrap.fill(n, min(width, TEXT_WIDTH), initial_indent="- ",
+                                     subsequent_indent="  ") for n in notes)
             parts.append("Notes:\n" + "\n".join(wrapped))
     return "\n\n".join(parts) + "\n"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from calc.hf.defaults import supported_types
+from tests.hf_family_strategies import FAMILY_TYPES, family_config
 
 MIN_WINDOW = 8  # the sequence length the property test runs at
 LLAMA_LIKE = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
@@ -249,20 +250,16 @@ def _per_layer_types(draw, model_type: str) -> dict:
 PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe", "mamba",
                    "mamba2", "olmo3", "smollm3", "cohere2", "exaone4", "vaultgemma", "bitnet",
                    "glm4_moe", "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2")
-TEXT_OF = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
 
 
 @st.composite
 def hf_configs(draw) -> dict:
     """A small config.json dict of a random supported model type."""
     model_type = draw(st.sampled_from(supported_types()))
-    if model_type in TEXT_OF:  # a multimodal config: its language model's fields
-        text = draw(_per_layer_types(TEXT_OF[model_type]))
-        return {"model_type": model_type, "text_config": {
-            "model_type": TEXT_OF[model_type], "vocab_size": draw(st.integers(1, 50)), **text,
-            **_NO_TOKENS}}
     if model_type in PER_LAYER_TYPES:
         fields = draw(_per_layer_types(model_type))
+    elif model_type in FAMILY_TYPES:  # calc/hf/family_*.py
+        fields = draw(family_config(model_type, MIN_WINDOW))
     elif model_type in LLAMA_LIKE:
         fields = draw(_llama_like(model_type))
     elif model_type.startswith("deepseek"):

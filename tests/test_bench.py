@@ -31,12 +31,33 @@ def test_cpu_figures_are_sane(cpu_bench):
 
 
 def test_saved_bench_feeds_the_report(cli, cpu_bench, tmp_path):
+    """A bench measured on an A100 prices an A100 run (the file says where it was measured)."""
     path = tmp_path / "bench.json"
-    path.write_text(cpu_bench.model_dump_json())
-    data = cli("llama2-7b", "--tokens", "2e12", "--gpu", "a100", "--mfu-from", str(path),
+    on_a100 = cpu_bench.model_copy(update={"device": cpu_bench.device.model_copy(
+        update={"kind": "cuda", "name": "NVIDIA A100-SXM4-80GB", "gpu": "a100"})})
+    path.write_text(on_a100.model_dump_json())
+    data = cli("llama2-7b", "--tokens", "2e12", "--gpu", "A100", "--mfu-from", str(path),
                "--format", "json").json()
     assert data["training"]["mfu"] == pytest.approx(cpu_bench.step.mfu_vs_ceiling)
     assert data["training"]["mfu_source"].startswith("measured ")
+
+
+def test_a_cpu_bench_does_not_price_a_gpu(cli, cpu_bench, tmp_path):
+    """Issue 12: a CPU's MFU silently became an H100 estimate (171,873 GPU-hours)."""
+    path = tmp_path / "bench.json"
+    path.write_text(cpu_bench.model_dump_json())
+    result = cli("llama2-7b", "--tokens", "2e12", "--gpu", "h100", "--mfu-from", str(path))
+    assert result.code == 2 and "measured on cpu" in result.err and "not on h100" in result.err
+    assert result.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("text", ['{"device": {}}', "[1, 2]", "{", ""])
+def test_a_malformed_bench_file_is_one_line(cli, tmp_path, text):
+    path = tmp_path / "bench.json"
+    path.write_text(text)
+    result = cli("llama2-7b", "--tokens", "2e12", "--gpu", "a100", "--mfu-from", str(path))
+    assert result.code == 2 and "not a saved bench result" in result.err
+    assert result.err.count("\n") == 1
 
 
 def test_bench_command_json_and_bad_input(cli, tmp_path):

@@ -22,7 +22,7 @@ def test_main_command_text(cli):
 
 
 def test_json_contract(cli):
-    """DESIGN.md 'Output contract': these keys, with these values, for the main command."""
+    """The JSON contract of the main command: these keys, with these values."""
     data = cli(*MAIN, "--format", "json").json()
     p, f, t = data["params"], data["flops_per_token"], data["training"]
     assert p["total"] == 6_738_415_616 and p["active"] == p["total"]
@@ -68,10 +68,61 @@ def test_formats(cli, fmt, marker):
     assert result.code == 0 and marker in result.out
 
 
-def test_csv_is_parseable(cli):
-    rows = list(csv.reader(io.StringIO(cli(*MAIN, "--format", "csv").out)))
-    totals = [row for row in rows if row and row[0] == "total"]
-    assert totals and totals[0][3] == "6738415616"
+def test_csv_is_one_tidy_table(cli):
+    """Issue 12: CSV was several tables in one stream; now one table, a line per value."""
+    rows = list(csv.DictReader(io.StringIO(cli(*MAIN, "--format", "csv").out)))
+    assert rows and all(set(row) == {"table", "row", "column", "value"} for row in rows)
+    total = [r for r in rows if (r["table"], r["row"], r["column"]) ==
+             ("parameters", "total", "total")]
+    assert [r["value"] for r in total] == ["6738415616"]
+    assert {r["table"] for r in rows} >= {"parameters", "flops-per-token", "training", "notes"}
+    hours = next(r for r in rows if r["table"] == "training" and r["row"] == "GPU-hours")
+    assert hours["column"] == "value"
+
+
+def test_one_table_by_name(cli):
+    only = cli(*MAIN, "--format", "csv", "--table", "parameters").out
+    rows = list(csv.reader(io.StringIO(only)))
+    assert rows[0] == ["component", "per layer", "layers", "total", "≈", "share"]
+    assert ["total", "", "", "6738415616", "6738415616", "1.0"] in rows
+    text = cli(*MAIN, "--table", "Flops per token").out
+    assert text.startswith("FLOPs per token (T = 4,096") and "\nattention/kv " not in text
+    bad = cli(*MAIN, "--table", "nope")
+    assert bad.code == 2 and "parameters, flops-per-token, training-flops-per-token, training" \
+        in bad.err
+    assert cli(*MAIN, "--format", "json", "--table", "parameters").code == 2
+
+
+def test_latex_is_ascii_and_balanced(cli):
+    """Issue 12: --format latex must compile: formulas in $...$, every other character escaped
+    or spelled in LaTeX (×, ≈, · have no glyph in plain pdflatex)."""
+    for argv in (MAIN, ("llama2-7b", "--formula"), ("memory", "deepseek-v3", "--gpu", "h100"),
+                 ("infer", "llama3.1-405b", "--gpu", "h100", "--gpus", "16"),
+                 ("compare", "gpt2", "mixtral-8x7b"), ("gpus",), ("conventions", "gpt2")):
+        out = cli(*argv, "--format", "latex").out
+        assert out.isascii(), [ch for ch in out if not ch.isascii()][:5]
+        body = "\n".join(line for line in out.splitlines() if not line.startswith("%"))
+        assert body.count("\\begin{tabular}") == body.count("\\end{tabular}") >= 1
+        unescaped = body.replace("\\$", "")
+        assert unescaped.count("$") % 2 == 0
+        assert unescaped.count("{") - unescaped.count("\\{") == \
+            unescaped.count("}") - unescaped.count("\\}")
+
+
+def test_text_fits_the_terminal(cli, monkeypatch):
+    """Issue 12: tables reached 190 columns; prose columns (the rules' "assumes", notes) now
+    wrap to the terminal's width, 100 when stdout is not a terminal."""
+    import calc.tables
+
+    def widest(argv: tuple[str, ...]) -> int:
+        return max(len(line) for line in cli(*argv).out.splitlines())
+
+    assert widest(MAIN) <= 100
+    monkeypatch.setattr(calc.tables, "text_width", lambda: 80)
+    narrow = cli(*MAIN).out
+    assert widest(MAIN) < 100
+    notes = narrow[narrow.index("Notes:"):].splitlines()
+    assert max(len(line) for line in notes) <= 80
 
 
 def test_list_and_gpus(cli):
@@ -115,7 +166,27 @@ BAD = [
     (("mixtral-8x7b", "--set", "moe.top_k=9"), "top_k=9 must not exceed"),
     (("llama2-7b", "--set", "d_model=-4"), "d_model"),
     (("llama2-7b", "--set", "nonsense"), "KEY=VALUE"),
-    ((), "MODEL"),
+    (("llama2-7b", "--tokens", "2e12", "--gpu", "a100", "--mfu", "1e-300"),
+     "--mfu: '1e-300' is outside [0.001, 1]"),
+    (("llama2-7b", "--tokens", "2e12", "--gpu", "a100", "--mfu", "1e-320"), "--mfu"),
+    (("llama2-7b", "--tokens", "1e-5"), "--tokens: '1e-5' is outside [1, 1e18]"),
+    (("llama2-7b", "--tokens", "1e300"), "--tokens"),
+    (("llama2-7b", "--tokens", "2X"), "--tokens: '2X' is not a number"),
+    (("optimal", "--flops", "abc"), "--flops: 'abc' is not a number"),
+    (("optimal", "--gpu", "h100", "--days", "0"), "--days"),
+    (("infer", "llama2-7b", "--gpu", "h100", "--mbu", "0"), "--mbu"),
+    (("infer", "llama2-7b", "--gpu", "h100", "--mfu", "2"), "--mfu"),
+    (("--tokens", "2e12"), "MODEL"),
+    (("llama2-7b", "--table", "nope"), "--table 'nope': this report's tables are parameters"),
+    (("memory", "llama2-7b", "--tp", "3"), "tp=3 must divide attention.n_heads=32"),
+    (("memory", "llama2-7b", "--no-such-flag"), "unrecognized arguments: --no-such-flag"),
+    (("infer", "llama2-7b", "--gpu", "h100", "--context", "0"), "--context"),
+    (("compare", "gpt2", "--groups", "shapes"), "groups: unknown 'shapes'"),
+    (("verify", "llama2-7b", "--device", "gpu"), "--device: invalid choice"),
+    (("plot", "params", "gpt2", "-o", "/nonexistent/x.png"), "does not exist"),
+    (("bench", "--save", "/nonexistent/x.json"), "does not exist"),
+    (("docs", "--root", "/nonexistent"), "no <!-- output: blocks"),
+    (("LLAMA2-7", "--tokens", "2e12"), "did you mean llama2-7b"),
 ]
 
 
@@ -164,3 +235,58 @@ def test_spec_file_in_preset_layout(cli, tmp_path):
 def test_module_entry_point_runs_without_torch_or_sympy():
     """`python -m calc` as a user runs it: the report path imports neither torch nor sympy."""
     assert heavy_imports(MAIN) == []
+
+
+def test_no_arguments_print_usage_with_examples_that_run(cli):
+    """Issue 12: `python -m calc` alone was an error; it shows what to type, and every example
+    it shows runs."""
+    from calc.commands import EXAMPLES, verbs
+
+    result = cli()
+    assert result.code == 0 and result.out.startswith("usage: python -m calc MODEL")
+    for verb in verbs():
+        assert verb == "estimate" or verb in result.out
+    for command, _ in EXAMPLES:
+        assert command in result.out
+        ran = cli(*command.split()[3:])
+        assert ran.code == 0 and ran.err == "", command
+
+
+def test_version(cli):
+    assert cli("--version").out == f"calc {calc.__version__}\n"
+    assert cli("-V").code == 0
+
+
+def test_preset_names_ignore_case_like_gpu_names(cli):
+    data = cli("Llama2-7B", "--gpu", "A100", "--tokens", "2T", "--format", "json").json()
+    assert data["model"] == "llama2-7b" and data["training"]["gpu"] == "a100"
+    assert calc.load_preset("MISTRAL-7B").name == "mistral-7b"
+
+
+def test_gpus_table_shows_every_dtype_a_peak_can_be_asked_for(cli):
+    """Issue 12: the table left out fp64, which --dtype accepts."""
+    from calc.spec import DTYPES
+
+    out = cli("gpus", "--format", "csv", "--table", "gpus").out
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert set(DTYPES) <= set(rows[0])
+    v100 = calc.get_gpu("v100")
+    assert next(r for r in rows if r["name"] == "v100")["fp64"] == f"{v100.peak_tflops['fp64']:g}"
+
+
+@pytest.mark.parametrize("command", ["bench", "verify"])
+def test_commands_without_torch_name_their_own_extra(cli, monkeypatch, command):
+    """Issue 12: `bench` without torch pointed at the verifier; each command names the extra
+    that installs what it needs, as the README writes it (pip install -e ".[x]")."""
+    import importlib.util
+    import tomllib
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "torch" else real(name, *a))
+    argv = [command] + (["gpt2"] if command == "verify" else [])
+    result = cli(*argv)
+    assert result.code == 2
+    assert f'{command} needs torch: pip install -e ".[{command}]"' in result.err
+    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert command in extras["project"]["optional-dependencies"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from functools import reduce
 
 import pytest
@@ -40,7 +42,7 @@ def test_every_cell_equals_the_models_own_report():
         f = report.flops_per_token
         assert comparison.value("flops_per_token.six_n_ratio", model) == f.six_n / f.train
     assert checked == len(MODELS) * 12  # 4 parameter, 4 FLOPs and 4 training rows
-    # spot checks against published and chapter numbers (tests/test_cli.py, the README)
+    # spot checks against published and hand-counted numbers (tests/test_cli.py, the README)
     assert comparison.value("params.total", "llama2-7b") == 6_738_415_616
     assert comparison.value("params.active", "mixtral-8x7b") == 12_879_925_248
     assert comparison.value("spec.experts_per_token", "deepseek-v3") == "8 of 256"
@@ -48,7 +50,7 @@ def test_every_cell_equals_the_models_own_report():
 
 
 def test_groups_and_rows_present():
-    comparison = calc.compare(["llama2-7b"], tokens=2e12, gpu="a100")
+    comparison = calc.compare(["llama2-7b"], tokens=2e12, gpu="a100", price=2, energy=True)
     groups = {row.group for row in comparison.rows}
     assert groups == {group.title for group in ROW_GROUPS}
     # published hours only when the run compared is the one published (2T on A100)
@@ -68,7 +70,7 @@ def test_cli_json_equals_library(cli):
 
 @pytest.mark.parametrize("fmt, marker", [("text", "Parameters"), ("markdown", "| total"),
                                          ("latex", r"\begin{tabular}"), ("html", "<table>"),
-                                         ("csv", "total,124439808,6738415616")])
+                                         ("csv", "parameters,total,llama2-7b,6738415616")])
 def test_compare_formats(cli, fmt, marker):
     result = cli("compare", "gpt2", "llama2-7b", "--format", fmt)
     assert result.code == 0 and marker in result.out
@@ -76,9 +78,9 @@ def test_compare_formats(cli, fmt, marker):
 
 
 def test_all_presets_as_rows(cli):
-    result = cli("compare", "--all", "--rows", "--groups", "params", "--format", "csv")
-    lines = [line for line in result.out.splitlines() if line and line[0].isalpha()]
-    names = [line.split(",")[0] for line in lines if "," in line]
+    result = cli("compare", "--all", "--rows", "--groups", "params", "--format", "csv",
+                 "--table", "parameters")
+    names = [row["model"] for row in csv.DictReader(io.StringIO(result.out))]
     for name in calc.list_presets():
         assert name in names
     assert names.index("gpt2") < names.index("llama3.1-405b")  # smallest first
@@ -142,4 +144,34 @@ def test_memory_rows_are_the_memory_reports():
         spec = calc.load_preset(name).spec
         own = calc.memory(name, gpu="h100", seq_len=spec.context_length).memory
         assert comparison.value("memory.total_bytes", name) == own.total_bytes
-        assert comparison.value("memory.fits", name) == ("yes" if own.fits else "no")
+        assert comparison.value("memory.fits", name) is own.fits
+
+
+def test_compare_takes_the_memory_flags(cli):
+    """Issue 12: compare's memory rows were fixed at 2022's eager attention and dropout
+    (llama3-8b: 360 GiB of activations) and no flag could change them."""
+    spec = calc.load_preset("llama3-8b").spec
+    modern = calc.memory("llama3-8b", seq_len=spec.context_length).memory
+    paper = calc.memory("llama3-8b", seq_len=spec.context_length, flash_attention=False,
+                        dropout=True).memory
+    assert paper.activations_bytes > 9 * modern.activations_bytes
+    data = cli("compare", "llama3-8b", "--groups", "memory", "--format", "json").json()
+    assert _row(data, "memory.activations_bytes") == [modern.activations_bytes]
+    for flags in (["--paper-2022"], ["--no-flash-attention", "--dropout"]):
+        data = cli("compare", "llama3-8b", "--groups", "memory", *flags, "--format",
+                   "json").json()
+        assert _row(data, "memory.activations_bytes") == [paper.activations_bytes]
+    full = cli("compare", "llama3-8b", "--groups", "memory", "--recompute", "full",
+               "--micro-batch", "2", "--format", "json").json()
+    own = calc.memory("llama3-8b", seq_len=spec.context_length, recompute="full",
+                      micro_batch=2).memory
+    assert _row(full, "memory.activations_bytes") == [own.activations_bytes]
+
+
+def test_compare_gpu_without_tokens_still_says_whether_it_fits():
+    comparison = calc.compare(["gpt2", "llama3-8b"], gpu="h100", groups=["memory"])
+    assert [comparison.value("memory.fits", m) for m in ("gpt2", "llama3-8b")] == [True, False]
+
+
+def _row(data: dict, key: str) -> list:
+    return next(row["values"] for row in data["rows"] if row["key"] == key)

@@ -8,8 +8,8 @@ transformers' forward, exactly. Configs: tests/data/hf_configs (README.md cites 
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from pathlib import Path
 
 import pytest
 
@@ -17,21 +17,24 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING  # noqa: E402
 
 import calc  # noqa: E402
 from calc.errors import CalcError  # noqa: E402
 from calc.hf import spec_from_hf_config  # noqa: E402
 from calc.hf.defaults import supported_types  # noqa: E402
-from calc.hf.export import buffer_params, hf_config_from_spec  # noqa: E402
+from calc.hf.export import buffer_params, hf_config_from_spec, shape  # noqa: E402
+from calc.hf.multimodal import WRAPPERS  # noqa: E402
 from calc.reports.verify import hf_seq_len  # noqa: E402
 from calc.verify import hf_reference  # noqa: E402
 from calc.verify.hf_implementation import transformers_flops  # noqa: E402
+from tests.hf_family_strategies import FAMILY_TYPES, family_config  # noqa: E402
+from tests.hf_released import CONFIGS, REAL  # noqa: E402
 from tests.hf_strategies import MIN_WINDOW, hf_configs  # noqa: E402
 from tests.strategies import model_specs  # noqa: E402
 
-CONFIGS = Path(__file__).parent / "data" / "hf_configs"
-REAL = sorted(CONFIGS.glob("*.json"))
 T = 128
 
 
@@ -100,11 +103,30 @@ def test_quirk_variants_match_transformers(name):
     assert_matches(spec_from_hf_config(config), config, 32)
 
 
-@pytest.mark.parametrize("model_type", sorted(set(supported_types()) - {"deepseek_v2"}))
+# Default configs calc refuses, and the words it refuses them with: transformers itself cannot
+# build them either.
+DEFAULTS_REFUSED_BY_BOTH = {
+    "deepseek_v2": "num_experts_per_tok=None",
+    "hunyuan_v1_dense": "head_dim=None",
+    "ministral": "head_dim=None",
+    "nemotron": "num_key_value_heads=None",
+}
+
+
+@pytest.mark.parametrize("model_type", sorted(set(supported_types())
+                                              - set(DEFAULTS_REFUSED_BY_BOTH)))
 def test_an_empty_config_is_transformers_default_model(model_type):
     """calc.hf.defaults against the classes themselves: every default calc reads, at once."""
     config = {"model_type": model_type}
     assert_matches(spec_from_hf_config(config), config, 16)
+
+
+@pytest.mark.parametrize("model_type", sorted(DEFAULTS_REFUSED_BY_BOTH))
+def test_default_configs_transformers_cannot_build_are_refused(model_type):
+    with pytest.raises(CalcError, match=DEFAULTS_REFUSED_BY_BOTH[model_type]):
+        spec_from_hf_config({"model_type": model_type})
+    with pytest.raises((TypeError, ValueError)):
+        hf_reference.count({"model_type": model_type, "num_hidden_layers": 1}, 4)
 
 
 def test_deepseek_v2_default_top_k_is_refused_by_both():
@@ -116,7 +138,8 @@ def test_deepseek_v2_default_top_k_is_refused_by_both():
 
 
 @pytest.mark.parametrize("name", ["gpt2", "chapter-char-gpt", "llama3-8b", "mistral-7b",
-                                  "mixtral-8x7b", "deepseek-v3"])
+                                  "mixtral-8x7b", "deepseek-v3", "mpt-7b", "starcoderbase-15.5b",
+                                  "palm-540b"])
 def test_presets_match_transformers(name):
     """What `verify --hf` checks for every preset, here one per architecture (test_hf.py
     round-trips them all). DeepSeek-V3 differs by its 58 × 256 routing biases only, which
@@ -184,3 +207,84 @@ def test_parameters_by_module_count_a_tied_head_once():
     assert by_module["transformer.wte"] == 50257 * 768
     assert by_module["transformer.h.attn.c_attn"] == 12 * (768 * 3 * 768 + 3 * 768)
     assert sum(by_module.values()) == 124_439_808
+
+
+# ---- the family readers (calc/hf/family_*.py) ------------------------------------------------
+FAMILY_VARIANTS = {
+    # Squared ReLU in Nemotron (LayerNorm1P, GQA) and Arcee (RMSNorm, plain MLP).
+    "nemotron": (None, {"model_type": "nemotron", "num_key_value_heads": 8, "hidden_act": "relu2",
+                        "num_hidden_layers": 2, "attention_bias": True}),
+    "arcee": (None, {"model_type": "arcee", "num_hidden_layers": 2, "mlp_bias": True}),
+    "persimmon without qk norms": ("persimmon-8b-base", {"qk_layernorm": False,
+                                                         "num_hidden_layers": 2}),
+    "phi qk_layernorm": ("phi-2", {"qk_layernorm": True, "num_hidden_layers": 2}),
+    "command r+ qk norm": ("command-r-08-2024", {"use_qk_norm": True, "num_hidden_layers": 2}),
+    "stablelm parallel": ("stablelm-2-1_6b", {"use_parallel_residual": True,
+                                              "num_hidden_layers": 2}),
+    "gpt_bigcode multi-head": ("santacoder", {"multi_query": False, "n_layer": 2}),
+    "starcoder2 no window": ("starcoder2-3b", {"sliding_window": None, "num_hidden_layers": 2}),
+    "minicpm3 q_lora off": ("minicpm3-4b", {"q_lora_rank": None, "attention_bias": True,
+                                            "num_hidden_layers": 2}),
+}
+
+
+@pytest.mark.parametrize("name", FAMILY_VARIANTS)
+def test_family_variants_match_transformers(name):
+    base, changes = FAMILY_VARIANTS[name]
+    config = released(base, **changes) if base else changes
+    assert_matches(spec_from_hf_config(config), config, 32)
+
+
+@st.composite
+def _family_configs(draw) -> dict:
+    model_type = draw(st.sampled_from(FAMILY_TYPES))
+    return {"model_type": model_type, "vocab_size": draw(st.integers(1, 50)),
+            **draw(family_config(model_type, MIN_WINDOW)),
+            "pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_family_configs())
+def test_random_family_configs_match_transformers_and_export_back(config):
+    """Every family reader against transformers, and its spec written back as a config that
+    reads the same (the family writers, or the writer COVERED_BY names)."""
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    assert shape(spec_from_hf_config(hf_config_from_spec(spec))) == shape(spec)
+
+
+# ---- multimodal wrappers (calc.hf.multimodal) ------------------------------------------------
+_TINY_TEXT = {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+              "head_dim": 16}
+
+
+@pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
+def test_wrapper_table_is_transformers(wrapper):
+    """Each wrapper's default text model, default tie and tie rule, from its classes: with
+    text_config tied and the wrapper's flag false, only "either" ties the head."""
+    text_type, rule, tied = WRAPPERS[wrapper]
+    config_class = CONFIG_MAPPING[wrapper]
+    assert config_class().text_config.model_type == text_type
+    defaults = {f.name: f.default for f in dataclasses.fields(config_class)}
+    assert defaults["tie_word_embeddings"] is tied
+    if text_type not in supported_types():
+        return  # a text model the other readers own: the table is checked, not the count
+    for top, text in ((False, True), (None, False)):
+        inner = {"model_type": text_type, **_TINY_TEXT, "tie_word_embeddings": text}
+        config = {"model_type": wrapper, "text_config": inner}
+        if top is not None:
+            config["tie_word_embeddings"] = top
+        assert_matches(spec_from_hf_config(config), config, 8)
+
+
+@pytest.mark.parametrize("name, model_type", [("gpt-neo-125m", "gpt_neo"),
+                                              ("llava-1.5-7b-hf", "llava")])
+def test_verify_hf_takes_family_and_multimodal_configs(cli, name, model_type):
+    """`verify --hf CONFIG` builds transformers' model of the file itself (a multimodal one:
+    its language model) and compares."""
+    result = cli("verify", str(CONFIGS / f"{name}.json"), "--hf", "--seq-len", "32",
+                 "--format", "json")
+    data = result.json()
+    assert result.code == 0 and data["ok"] and data["hf"]["model_type"] == model_type
+    assert [check["match"] for check in data["hf"]["checks"]] == [True, True]

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import calc
 from calc import _compiled
 from calc.formulas import inference as I
+from calc.reports.infer import kv_heads_per_gpu
 from calc.symbols import SYMBOLS
 
 # Qwen-2.5 72B (Qwen/Qwen2.5-72B config.json: 80 layers, d 8192, 64 heads, 8 KV heads, FFN
@@ -139,9 +140,28 @@ def test_compiled_inference_equals_sympy(context, batch, name):
     counts = calc.count_params(spec)
     values = {**calc.evaluate.symbol_values(spec), "T": context, "b": batch,
               "N": counts.total, "N_e": counts.components["moe/experts"], "q_w": 2, "q_kv": 1,
-              "K": 2, "M_gib": 80, "R": 989.4e12, "u": 0.5, "BW": 3350, "u_bw": 0.8,
+              "K": 2, "h_g": kv_heads_per_gpu(spec, 2), "M_gib": 80, "R": 989.4e12, "u": 0.5,
+              "BW": 3350, "u_bw": 0.8,
               "F_p": 1.5e10, "F_d": 1.4e10}
     compiled = _compiled.inference(values)
     subs = {SYMBOLS[k]: v for k, v in values.items()}
     for key, expr in I.INFERENCE.items():
         assert compiled[key] == pytest.approx(float(expr.xreplace(subs)), rel=1e-9), key
+
+
+@pytest.mark.parametrize("gpus, copies", [(1, 1), (4, 1), (8, 1), (16, 2), (32, 4)])
+def test_kv_heads_are_replicated_past_their_count(gpus, copies):
+    """Issue 12: Llama 3.1 405B has 8 KV heads; on 16 GPUs each holds a whole head, so the cache
+    is held twice (vLLM's QKVParallelLinear: num_kv_head_replicas = tp / num_kv_heads)."""
+    one = calc.infer("llama3.1-405b", gpu="h100", context=8192).inference
+    many = calc.infer("llama3.1-405b", gpu="h100", gpus=gpus, context=8192).inference
+    assert many.kv_cache_copies == copies
+    assert many.kv_cache_bytes == copies * one.kv_cache_bytes
+    per_gpu = many.kv_cache_bytes / gpus
+    assert per_gpu == one.kv_cache_bytes / min(gpus, 8)  # never less than one head's share
+
+
+def test_mla_latent_is_on_every_gpu():
+    one = calc.infer("deepseek-v3", gpu="h200", context=4096).inference
+    eight = calc.infer("deepseek-v3", gpu="h200", gpus=8, context=4096).inference
+    assert eight.kv_cache_copies == 8 and eight.kv_cache_bytes == 8 * one.kv_cache_bytes

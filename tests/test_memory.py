@@ -13,6 +13,7 @@ from calc import _compiled
 from calc.formulas import memory as M
 from calc.reports.memory import symbol_values_for
 from calc.spec import TrainingMemory
+from calc.spec.memory import PAPER_2022
 from calc.symbols import SYMBOLS
 from tests.strategies import model_specs
 
@@ -66,14 +67,15 @@ def test_optimizer_states_hf_docs(optimizer, per_param):
 # Korthikanti et al. 2022 §4 and Table 2, per layer (s sequence, b micro-batch, h hidden size,
 # a heads, t tensor-parallel size), 16-bit activations.
 s_, b_, h_, a_, t_ = sympy.symbols("s b h a t", positive=True)
-KORTHIKANTI = {
-    "none": (dict(tp=1), s_ * b_ * h_ * (34 + 5 * a_ * s_ / h_)),
-    "tensor": (dict(tp=8), s_ * b_ * h_ * (10 + 24 / t_ + 5 * a_ * s_ / (h_ * t_))),
-    "tensor+sequence": (dict(tp=8, sequence_parallel=True),
+KORTHIKANTI = {  # the paper's setting: eager attention, dropout (PAPER_2022)
+    "none": (dict(tp=1, **PAPER_2022), s_ * b_ * h_ * (34 + 5 * a_ * s_ / h_)),
+    "tensor": (dict(tp=8, **PAPER_2022),
+               s_ * b_ * h_ * (10 + 24 / t_ + 5 * a_ * s_ / (h_ * t_))),
+    "tensor+sequence": (dict(tp=8, sequence_parallel=True, **PAPER_2022),
                         s_ * b_ * h_ / t_ * (34 + 5 * a_ * s_ / h_)),
-    "tensor+sequence+selective": (dict(tp=8, sequence_parallel=True, recompute="selective"),
-                                  34 * s_ * b_ * h_ / t_),
-    "full recompute": (dict(recompute="full"), 2 * s_ * b_ * h_),
+    "tensor+sequence+selective": (dict(tp=8, sequence_parallel=True, recompute="selective",
+                                       **PAPER_2022), 34 * s_ * b_ * h_ / t_),
+    "full recompute": (dict(recompute="full", **PAPER_2022), 2 * s_ * b_ * h_),
 }
 
 
@@ -84,11 +86,15 @@ def test_korthikanti_per_layer_symbolically(case):
     options, expected = KORTHIKANTI[case]
     opts = TrainingMemory(**options)
     S = SYMBOLS
-    gpt = {S["i_glu"]: 0, S["d_ff"]: 4 * S["d"], S["h_kv"]: S["h"], S["d_qk"]: S["d"] / S["h"],
+    gpt = {S["i_glu"]: 0, S["d_ff"]: 4 * S["d"], S["h_kv"]: S["h"], S["h_t"]: S["h"] / opts.tp,
+           S["d_qk"]: S["d"] / S["h"],
            S["d_v"]: S["d"] / S["h"], S["n_norm"]: 2, S["i_mla"]: 0, S["q_a"]: 2,
-           S["i_drop"]: 1, S["n_tp"]: opts.tp, S["i_sp"]: int(opts.sequence_parallel),
-           S["i_scores"]: int(opts.recompute == "none"),
-           S["i_full"]: int(opts.recompute == "full"), S["n_cp"]: 1}
+           S["q_l"]: 2, S["i_drop"]: int(opts.dropout), S["n_tp"]: opts.tp,
+           S["i_sp"]: int(opts.sequence_parallel),
+           S["i_scores"]: int(opts.recompute == "none" and not opts.flash_attention),
+           S["i_full"]: int(opts.recompute == "full"), S["n_cp"]: 1,
+           # full training: every projection's input is kept for its weight gradient
+           **{S[f"i_keep_{x}"]: 1 for x in ("qkv", "o", "up", "down", "head")}}
     ours = M.ACTIVATIONS_PER_LAYER.subs(gpt).subs({S["T"]: s_, S["b"]: b_, S["d"]: h_,
                                                    S["h"]: a_})
     assert sympy.simplify(ours - expected.subs(t_, opts.tp)) == 0
@@ -105,8 +111,8 @@ def test_korthikanti_per_layer_gpt3_175b(case):
 
 
 def test_activations_scale_with_layers_and_micro_batch():
-    one = calc.memory("gpt3-175b", micro_batch=1).memory
-    four = calc.memory("gpt3-175b", micro_batch=4).memory
+    one = calc.memory("gpt3-175b", micro_batch=1, **PAPER_2022).memory
+    four = calc.memory("gpt3-175b", micro_batch=4, **PAPER_2022).memory
     assert one.activations["layers"] == 96 * one.activations_per_layer_bytes
     assert four.activations_bytes == 4 * one.activations_bytes
     assert four.weights_bytes == one.weights_bytes
@@ -114,8 +120,9 @@ def test_activations_scale_with_layers_and_micro_batch():
 
 def test_flash_attention_equals_selective_in_memory():
     flash = calc.memory("llama2-7b", flash_attention=True).memory.activations_bytes
-    selective = calc.memory("llama2-7b", recompute="selective").memory.activations_bytes
-    eager = calc.memory("llama2-7b").memory.activations_bytes
+    selective = calc.memory("llama2-7b", recompute="selective",
+                            flash_attention=False).memory.activations_bytes
+    eager = calc.memory("llama2-7b", flash_attention=False).memory.activations_bytes
     assert flash == selective < eager
 
 
@@ -197,3 +204,139 @@ def test_compiled_memory_equals_sympy(spec, seq_len, micro_batch, zero, tp, reco
         compiled = getattr(_compiled, group)(values)
         for key, expr in exprs.items():
             assert compiled[key] == pytest.approx(float(expr.xreplace(subs)), rel=1e-12), key
+
+
+# ---- issue 12: defaults, what does not fit, the most loaded GPU -------------------------------
+def _cells(report) -> list[str]:
+    """Every text cell the report prints, unwrapped."""
+    from calc.views import view
+
+    return [cell for table in view(report).tables for row in table.rows for cell in row
+            if isinstance(cell, str)]
+
+
+def test_defaults_are_current_training(cli):
+    """Flash attention and no dropout by default; the paper's setting one flag away, and the
+    old flags still accepted."""
+    default = calc.memory("llama2-70b", gpu="h100", zero=3, dp=64).memory
+    assert default.options.flash_attention and not default.options.dropout
+    # README: 542.7 GB per GPU under 2022's eager attention with dropout; 107.8 GB today
+    assert round(default.total_bytes / 1e9, 1) == 107.8
+    paper = calc.memory("llama2-70b", gpu="h100", zero=3, dp=64, **PAPER_2022).memory
+    assert round(paper.total_bytes / 1e9, 1) == 542.7
+    base = ("memory", "llama2-70b", "--gpu", "h100", "--zero", "3", "--dp", "64",
+            "--format", "json")
+    total = [cli(*base, *flags).json()["memory"]["total_bytes"] for flags in (
+        [], ["--flash-attention", "--no-dropout"], ["--paper-2022"],
+        ["--no-flash-attention", "--dropout"], ["--paper-2022", "--flash-attention"])]
+    assert total[0] == total[1] == default.total_bytes
+    assert total[2] == total[3] == paper.total_bytes
+    flash_dropout = calc.memory("llama2-70b", gpu="h100", zero=3, dp=64, dropout=True)
+    assert total[4] == flash_dropout.memory.total_bytes  # an explicit flag beats the switch
+
+
+def test_it_says_what_does_not_fit_and_what_would():
+    """Issue 12: 'model states alone do not fit' when 17 GB of states fit and one micro-batch of
+    activations (90.6 GB) did not."""
+    m = calc.memory("llama2-70b", gpu="h100", zero=3, dp=64).memory
+    assert m.short == "activations" and round(m.states_bytes / 1e9, 1) == 17.2
+    assert round(m.activations_bytes / 1e9, 1) == 90.6 and m.max_micro_batch == 0
+    cells = _cells(calc.memory("llama2-70b", gpu="h100", zero=3, dp=64))
+    assert not any("model states alone" in cell for cell in cells)
+    assert any("one micro-batch of activations (84.4 GiB) does not" in cell for cell in cells)
+    assert "--recompute full" in cells and "--tp 2" in cells
+    options = dict(gpu="h100", zero=3, dp=64)
+    for fix in m.fixes:
+        assert calc.memory("llama2-70b", **options, **fix.changes).memory.fits
+    assert {tuple(f.changes.items()) for f in m.fixes} >= {(("recompute", "full"),),
+                                                            (("tp", 2),)}
+    assert not calc.memory("llama2-70b", **options, recompute="selective").memory.fits
+    states = calc.memory("llama3.1-405b", gpu="a100").memory
+    assert states.short == "model states" and states.states_bytes > states.gpu_bytes
+    cells = _cells(calc.memory("llama3.1-405b", gpu="a100"))
+    assert any("the model states alone" in cell for cell in cells)
+    assert calc.memory("gpt2", gpu="h100").memory.short is None
+
+
+def test_zero_3_over_more_ranks_is_offered_for_states():
+    m = calc.memory("llama2-70b", gpu="h100", recompute="full").memory
+    assert m.short == "model states"
+    fix = next(f for f in m.fixes if set(f.changes) == {"zero", "dp"})
+    assert calc.memory("llama2-70b", gpu="h100", recompute="full", **fix.changes).memory.fits
+    smaller = {"zero": 3, "dp": fix.changes["dp"] // 2}
+    assert not calc.memory("llama2-70b", gpu="h100", recompute="full", **smaller).memory.fits
+
+
+def test_uneven_pipeline_holds_whole_layers():
+    """Issue 12: pp 3 on 32 layers: the most loaded GPU holds the 11-layer stage, not 10⅔."""
+    counts = calc.count_params(LLAMA2_7B)
+    head = counts.components["lm_head"]
+    layers = counts.total - counts.embedding - head
+    m = calc.memory("llama2-7b", pp=3).memory
+    assert m.stage_layers == 11
+    assert m.params_per_gpu == pytest.approx(layers * 11 / 32 + counts.embedding, rel=1e-15)
+    one = calc.memory("llama2-7b").memory
+    # 3 micro-batches in flight through 11 layers: 33 layers' worth, not 32
+    assert m.activations["layers"] == pytest.approx(one.activations["layers"] * 33 / 32,
+                                                    rel=1e-12)
+
+
+def test_kv_heads_are_replicated_when_tp_exceeds_them():
+    """Issue 12: tp 16 on Llama 2 70B's 8 KV heads: each rank holds one whole head."""
+    spec = calc.load_preset("llama2-70b").spec
+    counts = calc.count_params(spec)
+    even = (counts.total - counts.embedding - counts.components["lm_head"]
+            + counts.embedding + counts.components["lm_head"]) / 16
+    m16 = calc.memory("llama2-70b", tp=16).memory
+    width = spec.head_dim_qk + spec.head_dim_v
+    extra = 80 * (1 - 8 / 16) * width * spec.d_model  # K, V weights beyond 1/16 of 8 heads
+    assert m16.params_per_gpu == pytest.approx(even + extra, rel=1e-12)
+    m8 = calc.memory("llama2-70b", tp=8).memory
+    assert m8.params_per_gpu == pytest.approx(counts.total / 8, rel=1e-12)
+    assert "replicated t/8 = 2 times" in " ".join(calc.memory("llama2-70b",
+                                                             tp=16).conventions)
+
+
+def test_tp_must_split_or_replicate_whole_kv_heads():
+    spec = calc.ModelSpec(name="six-kv", vocab_size=1000, d_model=768, n_layers=2,
+                          context_length=128, attention={"n_heads": 48, "n_kv_heads": 6},
+                          ffn={"activation": "swiglu", "d_ff": 2048},
+                          norm={"kind": "rmsnorm"}, position={"kind": "rope"})
+    with pytest.raises(calc.CalcError, match="tp=4 and the 6 KV heads of six-kv"):
+        calc.memory(spec, tp=4)
+    assert calc.memory(spec, tp=12).memory.kv_heads == 6
+
+
+@pytest.mark.parametrize("model", ["llama2-70b", "starcoderbase-15.5b"])
+def test_the_layout_search_prices_memory_as_calc_memory_does(model):
+    """The search's memory of a layout is calc.memory's for the same options, also where the
+    most loaded GPU's share depends on the layout: a pipeline (⌈L/p⌉ layers) and tp beyond the
+    KV heads (StarCoderBase's one KV head, replicated). A search that kept one layout's share
+    for all put every pp > 1 layout of Llama 2 70B at p times its activations."""
+    from calc.reports.layout import search_layouts
+
+    spec = calc.load_preset(model).spec
+    setup, found = search_layouts(spec, gpu="a100", gpus=64, global_batch=64, dropout=False)
+    candidates = [c for c in found.ranked + found.rejected
+                  if c.layout.pp > 1 or c.layout.tp > spec.n_kv_heads]
+    assert any(c.layout.pp > 1 for c in candidates)
+    assert model == "llama2-70b" or any(c.layout.tp > 1 for c in candidates)
+    for candidate in candidates[::max(1, len(candidates) // 30)]:
+        o = candidate.layout
+        own = calc.memory(spec, gpu="a100", seq_len=setup.seq_len, tp=o.tp, pp=o.pp, dp=o.dp,
+                          cp=o.cp, ep=o.ep, vpp=o.vpp, micro_batch=o.micro_batch,
+                          recompute=o.recompute, zero=o.zero,
+                          sequence_parallel=o.sequence_parallel,
+                          flash_attention=o.flash_attention, dropout=o.dropout).memory
+        assert candidate.memory_bytes == pytest.approx(own.total_bytes, rel=1e-12), o
+
+
+def test_a_long_context_is_made_to_fit_by_context_parallelism():
+    """At 131,072 tokens Llama 3 8B's activations do not fit an H100; splitting the sequence
+    (cp) is the change that does, and the smallest such cp is offered."""
+    options = dict(gpu="h100", seq_len=131_072, zero=3, dp=64)
+    m = calc.memory("llama3-8b", **options).memory
+    assert m.short == "activations"
+    fix = next(f for f in m.fixes if set(f.changes) == {"cp"})
+    assert calc.memory("llama3-8b", **options, **fix.changes).memory.fits
+    assert not calc.memory("llama3-8b", **options, cp=fix.changes["cp"] // 2).memory.fits

@@ -58,12 +58,25 @@ def test_dataframes():
     pandas = pytest.importorskip("pandas")
     report = calc.estimate("llama2-7b", tokens=2e12, gpu="a100")
     frame = report.to_dataframe()
-    assert frame.loc["params.total", "value"] == 6_738_415_616
-    assert frame.loc["training.gpu_hours", "value"] == report.training.gpu_hours
-    comparison = calc.compare(["gpt2", "llama2-7b"])
+    assert frame.loc["llama2-7b", "params.total"] == 6_738_415_616
+    assert frame.loc["llama2-7b", "training.gpu_hours"] == report.training.gpu_hours
+    # issue 12: every column was `object`, with "yes"/"no" strings; now each has its type
+    assert frame["params.total"].dtype == "int64"
+    assert frame["training.gpu_hours"].dtype == "float64"
+    assert frame["spec.tie_embeddings"].dtype == "bool"
+    assert str(frame["model"].dtype) == "string"
+    both = pandas.concat([report.to_dataframe(), calc.estimate("gpt2").to_dataframe()])
+    assert list(both.index) == ["llama2-7b", "gpt2"]
+    assert both["params.total"].dtype == "int64"
+    comparison = calc.compare(["gpt2", "llama2-7b"], gpu="h100")
     table = comparison.to_dataframe()
-    assert table.loc["params.total", "llama2-7b"] == 6_738_415_616
-    assert isinstance(table, pandas.DataFrame)
+    assert table.loc["llama2-7b", "params.total"] == 6_738_415_616
+    assert isinstance(table, pandas.DataFrame) and table.index.name == "model"
+    assert table["params.total"].dtype == "int64"
+    assert table["memory.fits"].dtype == "bool"
+    moe = calc.compare(["gpt2", "mixtral-8x7b"]).to_dataframe()  # a dense model has no experts
+    assert str(moe["spec.experts_per_token"].dtype) == "string"
+    assert list(table["memory.fits"]) == [True, False]
     rows = calc.compare(["gpt2", "llama2-7b"], layout="rows").to_dataframe()
     assert rows.loc["gpt2", "params.total"] == 124_439_808
     rules = calc.conventions_table("llama2-7b").to_dataframe()

@@ -23,10 +23,19 @@ def test_catalogue_has_the_required_presets():
     assert REQUIRED <= set(PRESETS)
 
 
-@pytest.mark.parametrize("name", PRESETS)
+# Presets whose count nobody published, and where their count is checked instead.
+UNPUBLISHED = {"chapter-char-gpt": "a hand count in tests/test_worked_examples.py"}
+
+
+def test_every_preset_but_the_unpublished_has_a_published_count():
+    missing = {name for name in PRESETS if calc.load_preset(name).published_params is None}
+    assert missing == set(UNPUBLISHED)
+
+
+@pytest.mark.parametrize("name", [n for n in PRESETS if n not in UNPUBLISHED])
 def test_parameter_count_matches_the_published_count(name):
     """Exact where the source is exact (checkpoint numel); within the source's rounding where
-    it rounds (GPT-3 Table 2.1, the chapter's 'about 0.84M'). Sources are in each preset file."""
+    it rounds (GPT-3 Table 2.1). Sources are in each preset file."""
     preset = calc.load_preset(name)
     published = preset.published_params
     assert published is not None and published.source, f"{name} has no published count"

@@ -76,8 +76,10 @@ def test_search_memory_is_calc_memory():
     setup, found = search_layouts(load_preset("llama2-13b").spec, gpu="a100", gpus=32,
                                   global_batch=64)
     for candidate in found.ranked[::97] + found.rejected[::97]:
-        total = _compiled.memory(memory_symbols(setup.base_symbols, candidate.layout))["total"]
-        assert memory_total(setup.base_symbols, candidate.layout, {}) == pytest.approx(total)
+        symbols = memory_symbols(setup.spec, setup.base_symbols, candidate.layout)
+        total = _compiled.memory(symbols)["total"]
+        assert memory_total(setup.spec, setup.base_symbols, candidate.layout, {}) == \
+            pytest.approx(total)
         assert candidate.memory_bytes == pytest.approx(total)
 
 

@@ -198,3 +198,25 @@ def test_renders_in_notebooks():
     markdown = result._repr_markdown_()
     assert "n_layers" in markdown and "39 configurations" in markdown
     assert "<table>" in result._repr_html_()
+
+
+def test_a_sweep_says_how_many_shapes_it_dropped_and_why():
+    """Issue 12: invalid combinations leave the grid silently unless the sweep says so."""
+    result = sweep("llama3-8b", d_model=range(2048, 8193, 1024), n_heads=range(8, 65, 8),
+                   n_layers=[16, 32])
+    assert result.n_dropped == 7 * 8 * 2 - len(result) > 0
+    assert result.dropped == {"n_heads does not divide d_model": result.n_dropped}
+    assert (f"{result.n_dropped:,} model shapes dropped as invalid: n_heads does not divide "
+            f"d_model") in calc.render(result).splitlines()[0]
+    whole = sweep("llama3-8b", n_layers=[16, 32])
+    assert whole.n_dropped == 0 and whole.dropped == {} and "dropped" not in calc.render(whole)
+
+
+def test_zipped_widths_keep_the_head_width():
+    """The README's example: heads that follow the width stay 128 wide."""
+    d, layers = np.meshgrid(range(2048, 8193, 1024), range(16, 81, 4))
+    result = sweep("llama3-8b", d_model=d.ravel(), n_heads=d.ravel() // 128, ffn_ratio=3.5,
+                   n_layers=layers.ravel(), grid=False)
+    assert len(result) == d.size and result.n_dropped == 0
+    assert set((result["d_model"] // result["n_heads"]).tolist()) == {128}
+    assert set(result["head_dim"].tolist()) == {128}

@@ -79,6 +79,9 @@ def test_verify_says_why_transformers_was_not_compared():
     pytest.importorskip("transformers")
     report = verify(calc.load_preset("gpt3-13b").spec, 16, hf=True)
     assert report.ok and not report.hf.compared and "head_dim=128" in report.hf.reason
+    # issue 12: the headline said "everything matches" when transformers was not compared
+    headline = calc.render(report).splitlines()[0]
+    assert "transformers NOT compared" in headline and "everything matches" not in headline
 
 
 def test_verify_a_config_json_with_hf(cli):

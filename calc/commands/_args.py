@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
+from collections.abc import Callable
 from typing import get_args
 
-from calc.errors import CalcError
+from calc.counting import DEFAULT_MFU, DEFAULT_PUE_NOTE
+from calc.errors import CalcError, install
+from calc.numbers import quantity
 from calc.spec.memory import Recompute
 from calc.tables import FORMATS
-
-_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
 
 
 class Parser(argparse.ArgumentParser):
@@ -23,20 +23,18 @@ class Parser(argparse.ArgumentParser):
 
 
 # ---- value types: argparse puts the flag in front of each message ---------------------------
-def positive_number(text: str) -> float:
-    """A positive finite number; k, M, B (or G), T, P suffixes are decimal (2T = 2e12)."""
-    raw = text.strip()
-    scale = _SUFFIXES.get(raw[-1:].lower(), 1.0) if raw[-1:].isalpha() else 1.0
-    try:
-        value = float(raw[:-1] if scale != 1.0 else raw) * scale
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number; expected a positive finite number such as 2e12 "
-            f"or 2T") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not allowed; expected a positive finite number")
-    return value
+def number(kind: str) -> Callable[[str], float]:
+    """An argparse type for a calc.numbers.RANGES quantity, read by the library's own parser
+    (k, M, B or G, T, P suffixes are decimal: 2T = 2e12)."""
+
+    def read(text: str) -> float:
+        try:
+            return quantity(text, "", kind)
+        except CalcError as error:
+            raise argparse.ArgumentTypeError(str(error).removeprefix(": ")) from None
+
+    read.__name__ = kind  # argparse names the type in some messages
+    return read
 
 
 def positive_int(text: str) -> int:
@@ -47,18 +45,6 @@ def positive_int(text: str) -> int:
             f"{text!r} is not a whole number; expected an integer >= 1") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed; expected an integer >= 1")
-    return value
-
-
-def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number; expected a value in (0, 1]") from None
-    if not (0 < value <= 1):  # also rejects NaN
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is outside (0, 1]; MFU is a fraction of peak, e.g. 0.4")
     return value
 
 
@@ -75,29 +61,33 @@ def assignment(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
-def add_model(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", metavar="MODEL",
+def add_model(parser: argparse.ArgumentParser, optional: bool = False) -> None:
+    parser.add_argument("model", metavar="MODEL", nargs="?" if optional else None,
                         help="a preset name (python -m calc list), a spec file (TOML/JSON) "
                              "or a Hugging Face config.json")
 
 
 def add_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="text", choices=FORMATS,
-                        help="output format (default: text)")
+                        help="output format (default: text); csv is one tidy table: table, "
+                             "row, column, value")
+    parser.add_argument("--table", metavar="NAME",
+                        help="only the table NAME (its title's first words, e.g. parameters), "
+                             "in csv as it prints: a header and one line per row")
 
 
 def add_workload(parser: argparse.ArgumentParser) -> None:
     """The flags of calc.estimate's workload; `workload(args)` reads them back."""
     from calc.spec import DTYPES
 
-    parser.add_argument("--tokens", type=positive_number,
+    parser.add_argument("--tokens", type=number("tokens"),
                         help="training tokens, e.g. 2e12 or 2T")
     parser.add_argument("--gpu", help="GPU catalogue name (python -m calc gpus)")
     parser.add_argument("--gpus", type=positive_int, default=1,
                         help="GPUs the run is spread over (for days)")
     mfu = parser.add_mutually_exclusive_group()
-    mfu.add_argument("--mfu", type=fraction,
-                     help="model FLOPs utilisation in (0, 1] (default 0.4)")
+    mfu.add_argument("--mfu", type=number("mfu"),
+                     help=f"model FLOPs utilisation in (0, 1] (default {DEFAULT_MFU:g})")
     mfu.add_argument("--mfu-from", metavar="BENCH_JSON",
                      help="use the MFU measured by `python -m calc bench --save BENCH_JSON`")
     parser.add_argument("--seq-len", type=positive_int,
@@ -106,19 +96,29 @@ def add_workload(parser: argparse.ArgumentParser) -> None:
                         help="count attention over the causal triangle or the full square")
     parser.add_argument("--dtype", default="bf16", choices=DTYPES,
                         help="compute dtype whose dense peak is used (default bf16)")
+    cost = parser.add_argument_group("cost and energy")
+    cost.add_argument("--price", type=number("price"),
+                      help="price of one GPU-hour (any currency; calc has no built-in prices)")
+    cost.add_argument("--energy", action="store_true",
+                      help="energy from the GPU's TDP × GPU-hours × PUE")
+    cost.add_argument("--pue", type=number("pue"),
+                      help=f"power usage effectiveness ({DEFAULT_PUE_NOTE}; implies --energy)")
+    cost.add_argument("--grid-intensity", type=number("grid_intensity"), metavar="G_PER_KWH",
+                      help="grid carbon intensity, g CO2e per kWh (implies --energy)")
 
 
 def workload(args: argparse.Namespace) -> dict[str, object]:
     """The keyword arguments of calc.estimate that add_workload's flags set."""
     mfu, mfu_source = args.mfu, None
     if args.mfu_from:  # a saved measurement (calc.verify.throughput; no torch needed to read)
-        from calc.reports.bench import load_bench
+        from calc.reports.bench import load_bench, measured_mfu
 
         measured = load_bench(args.mfu_from)
-        mfu, mfu_source = measured.mfu, measured.mfu_source
+        mfu, mfu_source = measured_mfu(measured, args.gpu), measured.mfu_source
     return {"tokens": args.tokens, "gpu": args.gpu, "seq_len": args.seq_len,
             "attention": args.attention, "dtype": args.dtype, "mfu": mfu, "gpus": args.gpus,
-            "mfu_source": mfu_source}
+            "mfu_source": mfu_source, "price": args.price, "pue": args.pue,
+            "grid_intensity": args.grid_intensity, "energy": args.energy}
 
 
 def add_layout(parser: argparse.ArgumentParser, seq_len: bool = True) -> None:
@@ -157,6 +157,37 @@ def layout_fields(args: argparse.Namespace) -> dict[str, object]:
              "framework")
     return {name: getattr(args, name) for name in names
             if getattr(args, name, None) is not None}
+def add_activations(parser: argparse.ArgumentParser) -> None:
+    """The flags that set the stored activations of one micro-batch (calc.memory's options);
+    `activations(args)` reads them back."""
+    from typing import get_args
+
+    from calc.spec.memory import Recompute
+
+    parser.add_argument("--micro-batch", type=positive_int, default=1,
+                        help="sequences per micro-batch b (default 1)")
+    parser.add_argument("--recompute", default="none", choices=get_args(Recompute),
+                        help="activation recomputation (default none)")
+    parser.add_argument("--flash-attention", action=argparse.BooleanOptionalAction,
+                        default=None, help="an attention kernel that stores no s×s scores "
+                                           "(default: on; --no-flash-attention stores them)")
+    parser.add_argument("--dropout", action=argparse.BooleanOptionalAction, default=None,
+                        help="store dropout masks (default: off, as current LLMs train)")
+    parser.add_argument("--paper-2022", action="store_true",
+                        help="Korthikanti et al. 2022's setting: eager attention and dropout "
+                             "(--no-flash-attention --dropout)")
+
+
+def activations(args: argparse.Namespace) -> dict[str, object]:
+    """calc.memory's keyword arguments that add_activations' flags set; an explicit flag wins
+    over --paper-2022, which wins over the defaults."""
+    from calc.spec.memory import PAPER_2022
+
+    chosen: dict[str, object] = dict(PAPER_2022) if args.paper_2022 else {}
+    for key in ("flash_attention", "dropout"):
+        if getattr(args, key) is not None:
+            chosen[key] = getattr(args, key)
+    return {"micro_batch": args.micro_batch, "recompute": args.recompute, **chosen}
 
 
 def add_formula(parser: argparse.ArgumentParser) -> None:
@@ -173,14 +204,49 @@ def show_formulas(command: str, args: argparse.Namespace) -> bool:
     from calc.reports.formulas import command_formulas  # sympy: only when asked
     from calc.views import render
 
-    print(render(command_formulas(command, getattr(args, "model", None)), args.format), end="")
+    formulas = command_formulas(command, getattr(args, "model", None))
+    print(render(formulas, args.format, args.table), end="")
     return True
 
 
 def require_torch(command: str) -> None:
-    """One line, not a traceback, when a command that builds models in torch runs without it."""
+    """One line, not a traceback, when a command that builds models in torch runs without it;
+    each such command (verify, bench) is also the name of the extra that installs torch."""
     from importlib.util import find_spec
 
     if find_spec("torch") is None:
-        raise CalcError(f"{command} needs torch: pip install torch==2.13.0 (or pip install -e "
-                        f"'.[verify]')")
+        raise CalcError(f"{command} needs torch: {install(command)} (or pip install "
+                        f"torch==2.13.0)")
+
+
+
+def add_finetune(parser: argparse.ArgumentParser) -> None:
+    """Fine-tuning flags (calc.spec.finetune); `finetune(args)` reads them back."""
+    group = parser.add_argument_group("fine-tuning")
+    group.add_argument("--finetune", default="full", choices=("full", "lora", "qlora"),
+                       help="what trains: every weight, or LoRA adapters on a frozen base "
+                            "(qlora: stored in 4 bits); default full")
+    group.add_argument("--lora-rank", type=positive_int, help="adapter rank r (default 8)")
+    group.add_argument("--lora-targets", metavar="q,k,v,o,up,gate,down|all-linear",
+                       help="projections with an adapter (default q,v)")
+    group.add_argument("--base-dtype", help="QLoRA's 4-bit storage: nf4 (default) or fp4")
+    group.add_argument("--no-double-quant", dest="double_quant", action="store_false",
+                       default=None, help="QLoRA without quantising the block constants")
+    group.add_argument("--paged", action="store_true", default=None,
+                       help="paged optimizer states (bitsandbytes): moved to the host when "
+                            "the GPU runs short")
+
+
+def finetune(args: argparse.Namespace) -> dict[str, object]:
+    """The keyword arguments of calc.memory / calc.estimate that add_finetune's flags set."""
+    return {"finetune": args.finetune, "lora_rank": args.lora_rank,
+            "lora_targets": args.lora_targets, "base_dtype": args.base_dtype,
+            "double_quant": args.double_quant, "paged": args.paged}
+
+
+def add_precision(parser: argparse.ArgumentParser) -> None:
+    from calc.spec.gemm_precision import GEMM_PRECISIONS
+
+    parser.add_argument("--precision", default="bf16", choices=list(GEMM_PRECISIONS),
+                        help="GEMM recipe: the layers' projections in fp8 (Transformer Engine), "
+                             "mxfp8 or nvfp4 (Blackwell); default bf16 (the --dtype)")

@@ -4,9 +4,9 @@ measure the matmul ceiling and a training step here; save the result for --mfu-f
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from calc.commands._args import Parser, add_format, positive_int, require_torch
+from calc.files import output_path, write_atomic
 from calc.tables import render_json
 from calc.views import render
 
@@ -25,14 +25,18 @@ def run(argv: Sequence[str]) -> int:
     parser.add_argument("--seq-len", type=positive_int, help="tokens per sequence")
     parser.add_argument("--matmul-size", type=positive_int, help="n of the n×n products")
     parser.add_argument("--save", metavar="PATH", help="also write the result as JSON")
+    parser.add_argument("--force", action="store_true",
+                        help="let --save overwrite an existing file")
     add_format(parser)
     args = parser.parse_args(argv)
+    # the output is checked before minutes of measuring, not after
+    save = output_path(args.save, "--save", force=args.force) if args.save else None
     require_torch("bench")
     from calc.reports.bench import bench
 
     report = bench(args.device, args.dtype, args.model, args.batch, args.seq_len,
                    args.matmul_size)
-    if args.save:
-        Path(args.save).write_text(render_json(report.to_dict()), encoding="utf-8")
-    print(render(report, args.format), end="")
+    if save is not None:
+        write_atomic(save, render_json(report.to_dict()))
+    print(render(report, args.format, args.table), end="")
     return 0

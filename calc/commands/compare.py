@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.commands._args import Parser, add_format, add_workload, positive_int, workload
+from calc.commands._args import (
+    Parser,
+    activations,
+    add_activations,
+    add_format,
+    add_workload,
+    positive_int,
+    workload,
+)
 from calc.views import render
 
 
@@ -31,6 +39,7 @@ def run(argv: Sequence[str]) -> int:
     parser.add_argument("--global-batch", type=positive_int,
                         help="with --search-layout: sequences per step (default: one per GPU)")
     parser.add_argument("--system", help="named system for the predicted step time")
+    add_activations(parser)
     add_format(parser)
     args = parser.parse_args(argv)
     if args.all == bool(args.models):
@@ -39,8 +48,9 @@ def run(argv: Sequence[str]) -> int:
     parallel = {"global_batch": args.global_batch} if args.global_batch else None
     comparison = compare(models, groups=args.groups, layout="rows" if args.rows else "columns",
                          system=args.system, parallel=parallel,
-                         search_layout=args.search_layout, **workload(args))
-    print(render(comparison, args.format), end="")
+                         search_layout=args.search_layout, memory=activations(args),
+                         **workload(args))
+    print(render(comparison, args.format, args.table), end="")
     return 0
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.commands._args import Parser, add_format, fraction, positive_int
+from calc.commands._args import Parser, add_format, number, positive_int
+from calc.counting import DEFAULT_MFU
 from calc.views import render
 
 
@@ -20,10 +21,11 @@ def run(argv: Sequence[str]) -> int:
                         help="a preset name (python -m calc list) or a spec file")
     parser.add_argument("--seq-len", type=positive_int,
                         help="context T (default: the model's training context)")
-    parser.add_argument("--mfu", type=fraction,
-                        help="the run's MFU by calc's exact causal count (default 0.4)")
+    parser.add_argument("--mfu", type=number("mfu"),
+                        help=f"the run's MFU by calc's exact causal count (default "
+                             f"{DEFAULT_MFU:g})")
     add_format(parser)
     args = parser.parse_args(argv)
     table = conventions_table(args.model, seq_len=args.seq_len, mfu=args.mfu)
-    print(render(table, args.format), end="")
+    print(render(table, args.format, args.table), end="")
     return 0

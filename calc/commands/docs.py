@@ -30,6 +30,7 @@ from pathlib import Path
 from calc.commands import run as run_command
 from calc.commands._args import Parser
 from calc.errors import CalcError
+from calc.files import write_atomic
 
 OPEN, CLOSE = "<!-- output: ", "<!-- /output -->"
 _OPENING = re.compile(r"^" + re.escape(OPEN), re.MULTILINE)  # at a line's start: not in prose
@@ -127,8 +128,12 @@ def refresh(root: Path, check: bool = False) -> tuple[int, list[Block]]:
         new_text.append(text[last:])
         if not check and found:
             rewritten = "".join(new_text)
-            if rewritten != text:
-                path.write_text(rewritten, encoding="utf-8")
+            if rewritten != text:  # all or nothing: an interrupted run keeps the old file
+                write_atomic(path, rewritten)
+    if not seen:
+        where = f"{' or '.join(FILES)} under {str(root)!r}"
+        raise CalcError(f"docs: no {OPEN.strip()} blocks in {where}; run it from calc's "
+                        f"repository root or give --root")
     return seen, stale
 
 

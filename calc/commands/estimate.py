@@ -6,15 +6,19 @@ import argparse
 from collections.abc import Sequence
 from typing import get_args
 
-from calc.commands import verbs
+from calc import __version__
+from calc.commands import EXAMPLES, verbs
 from calc.commands._args import (
     Parser,
+    add_finetune,
     add_format,
     add_formula,
     add_layout,
     add_model,
+    add_precision,
     add_workload,
     assignment,
+    finetune,
     layout_fields,
     workload,
 )
@@ -26,7 +30,10 @@ def _report_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="python -m calc",
         description="Parameters, FLOPs per token and training cost of a Transformer LM. "
-                    f"Other commands: {', '.join(v for v in verbs() if v != 'estimate')}.")
+                    f"Other commands: {', '.join(v for v in verbs() if v != 'estimate')}.",
+        epilog="\n".join(f"  {command}" for command, _ in EXAMPLES),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"calc {__version__}")
     add_model(parser)
     add_workload(parser)
     add_layout(parser, seq_len=False)
@@ -40,6 +47,8 @@ def _report_parser() -> argparse.ArgumentParser:
     parser.add_argument("--set", dest="changes", action="append", type=assignment,
                         default=[], metavar="KEY=VALUE",
                         help="change a spec field, e.g. vocab_size=65 or attention.n_heads=16")
+    add_finetune(parser)
+    add_precision(parser)
     add_formula(parser)
     add_format(parser)
     return parser
@@ -55,15 +64,18 @@ def run(argv: Sequence[str]) -> int:
         changes = dict(args.changes)
         described = ", ".join(f"{k}={v}" for k, v in changes.items())
         preset = Preset(name=preset.name, title=f"{preset.title} with {described}",
-                        source=preset.source, spec=preset.spec.updated(**changes))
+                        source=preset.source, spec=preset.spec.updated(**changes),
+                        notes=preset.notes)
     if args.formula:
         from calc.reports.formulas import model_formulas  # sympy: only when asked
 
-        print(render(model_formulas(preset), args.format), end="")
+        print(render(model_formulas(preset), args.format, args.table), end="")
         return 0
     fields = layout_fields(args)
     parallel = {k: v for k, v in fields.items() if k not in ("dtype", "seq_len")} or None
+    options = finetune(args)
+    options.pop("paged"), options.pop("double_quant"), options.pop("base_dtype")  # memory only
     report = estimate(preset, **workload(args), system=args.system, parallel=parallel,
-                      search_layout=args.search_layout)
-    print(render(report, args.format), end="")
+                      search_layout=args.search_layout, precision=args.precision, **options)
+    print(render(report, args.format, args.table), end="")
     return 0

@@ -15,5 +15,5 @@ def run(argv: Sequence[str]) -> int:
                      description="The GPU catalogue: dense peaks per dtype, with sources.")
     add_format(parser)
     args = parser.parse_args(argv)
-    print(render(gpu_catalogue(), args.format), end="")
+    print(render(gpu_catalogue(), args.format, args.table), end="")
     return 0

@@ -9,7 +9,7 @@ from calc.commands._args import (
     add_format,
     add_formula,
     add_model,
-    fraction,
+    number,
     positive_int,
     show_formulas,
 )
@@ -34,16 +34,17 @@ def _parser() -> Parser:
                         help="tokens of context per sequence (default: the model's context)")
     parser.add_argument("--batch", type=positive_int, default=1,
                         help="sequences decoded together (default 1)")
-    parser.add_argument("--dtype", default="bf16", choices=STORAGE_DTYPES,
-                        help="weight storage dtype (default bf16)")
+    parser.add_argument("--dtype", choices=STORAGE_DTYPES,
+                        help="weight storage dtype (default: a quantized config.json's, else "
+                             "bf16)")
     parser.add_argument("--kv-dtype", choices=STORAGE_DTYPES,
                         help="KV-cache dtype (default: the weights' if 16/32-bit, else bf16)")
     parser.add_argument("--compute-dtype", choices=DTYPES,
                         help="dtype whose dense peak runs the matmuls (default: the weights'; "
                              "int4: bf16)")
-    parser.add_argument("--mfu", type=fraction, default=1.0,
+    parser.add_argument("--mfu", type=number("mfu"), default=1.0,
                         help="fraction of the dense peak reached (default 1: the roofline)")
-    parser.add_argument("--mbu", type=fraction, default=1.0,
+    parser.add_argument("--mbu", type=number("mbu"), default=1.0,
                         help="fraction of the memory bandwidth reached (default 1)")
     add_formula(parser)
     add_format(parser)
@@ -60,5 +61,5 @@ def run(argv: Sequence[str]) -> int:
                    context=args.context, batch=args.batch, dtype=args.dtype,
                    kv_dtype=args.kv_dtype,
                    compute_dtype=args.compute_dtype, mfu=args.mfu, mbu=args.mbu)
-    print(render(report, args.format), end="")
+    print(render(report, args.format, args.table), end="")
     return 0

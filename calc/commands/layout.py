@@ -42,5 +42,5 @@ def run(argv: Sequence[str]) -> int:
     report = layout(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
                     global_batch=args.global_batch, seq_len=args.seq_len, dtype=args.dtype,
                     framework=args.framework, dropout=args.dropout)
-    print(render(report, args.format), end="")
+    print(render(report, args.format, args.table), end="")
     return 0

@@ -14,5 +14,5 @@ def run(argv: Sequence[str]) -> int:
     parser = Parser(prog="python -m calc list", description="The model presets, with sizes.")
     add_format(parser)
     args = parser.parse_args(argv)
-    print(render(preset_catalogue(), args.format), end="")
+    print(render(preset_catalogue(), args.format, args.table), end="")
     return 0

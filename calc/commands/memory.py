@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from typing import get_args
 
 from calc.commands._args import (
     Parser,
+    activations,
+    add_activations,
+    add_finetune,
     add_format,
     add_formula,
     add_model,
+    add_precision,
+    finetune,
+    number,
     positive_int,
     show_formulas,
 )
-from calc.spec.memory import OPTIMIZERS, RECIPES, Recompute, TrainingDtype
+from calc.spec.memory import OPTIMIZERS, RECIPES, TrainingDtype
 from calc.views import render
 
 
@@ -23,12 +30,15 @@ def _parser() -> Parser:
         description="Training memory of the most loaded GPU: weights, gradients, optimizer "
                     "states (by precision recipe and ZeRO stage), activations (Korthikanti et al. "
                     "2022), against the GPU's memory, with the largest micro-batch that fits.")
-    add_model(parser)
+    add_model(parser, optional=True)
+    parser.add_argument("--from", dest="from_file", metavar="FILE",
+                        help="a trainer config: DeepSpeed JSON, Megatron-LM arguments, "
+                             "torchtitan TOML, axolotl YAML or transformers TrainingArguments "
+                             "JSON; its settings are echoed, the ignored ones listed, and flags "
+                             "given here override them")
     parser.add_argument("--gpu", help="GPU catalogue name whose memory is the budget")
     parser.add_argument("--seq-len", type=positive_int,
                         help="sequence length s (default: the model's training context)")
-    parser.add_argument("--micro-batch", type=positive_int, default=1,
-                        help="sequences per micro-batch b (default 1)")
     parser.add_argument("--dtype", default="bf16", choices=get_args(TrainingDtype),
                         help="activation (and mixed-precision weight) dtype (default bf16)")
     parser.add_argument("--recipe", choices=list(RECIPES),
@@ -49,38 +59,61 @@ def _parser() -> Parser:
                         help="expert-parallel degree: routed experts split ep ways")
     parser.add_argument("--vpp", type=positive_int, default=1,
                         help="virtual pipeline stages per GPU (interleaved 1F1B)")
-    parser.add_argument("--recompute", default="none", choices=get_args(Recompute),
-                        help="activation recomputation (default none)")
     parser.add_argument("--sequence-parallel", action="store_true",
                         help="split norms and dropouts along the sequence over the tp ranks")
-    parser.add_argument("--flash-attention", action="store_true",
-                        help="an attention kernel that stores no s×s scores")
-    parser.add_argument("--no-dropout", dest="dropout", action="store_false",
-                        help="no dropout masks (most current LLMs train without dropout)")
+    add_activations(parser)
+    offload = parser.add_argument_group("offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity)")
+    offload.add_argument("--offload-optimizer", choices=("none", "cpu", "nvme"),
+                         help="fp32 master weights, optimizer states and fp32 gradients off "
+                              "the GPU (needs --zero >= 1)")
+    offload.add_argument("--offload-params", choices=("none", "cpu", "nvme"),
+                         help="the ZeRO-3 parameter partitions off the GPU (needs --zero 3)")
+    offload.add_argument("--system", help="systems-catalogue name whose node host memory "
+                                          "bounds the offload (default: the GPU's system)")
+    offload.add_argument("--host-memory-gib", type=number("host_memory_gib"),
+                         help="host memory per node, GiB (instead of --system)")
+    offload.add_argument("--gpus-per-node", type=positive_int,
+                         help="GPUs sharing a node's host memory (default: the system's, or 8)")
+    add_finetune(parser)
+    add_precision(parser)
     add_formula(parser)
     add_format(parser)
     return parser
+
+
+def _options(args: argparse.Namespace, dp: int | None) -> dict[str, object]:
+    """calc.memory's keyword arguments from the flags."""
+    return dict(gpu=args.gpu, seq_len=args.seq_len, dtype=args.dtype, recipe=args.recipe,
+                optimizer=args.optimizer, zero=args.zero, dp=dp, tp=args.tp, pp=args.pp,
+                cp=args.cp, ep=args.ep, vpp=args.vpp, sequence_parallel=args.sequence_parallel,
+                precision=args.precision, offload_optimizer=args.offload_optimizer,
+                offload_params=args.offload_params, system=args.system,
+                host_memory_gib=args.host_memory_gib, gpus_per_node=args.gpus_per_node,
+                **activations(args), **finetune(args))
 
 
 def run(argv: Sequence[str]) -> int:
     from calc.reports.memory import memory
     from calc.spec.layout import make_layout
 
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     if show_formulas("memory", args):
         return 0
+    if args.model is None and not args.from_file:
+        parser.error("the following arguments are required: MODEL (or --from a trainer "
+                     "config that names one)")
     dp = args.dp
-    if dp is None:  # the same rule as step's: the GPUs left after tp, pp and cp
+    if dp is None and (args.gpus is not None or not args.from_file):
+        # the same rule as step's: the GPUs left after tp, pp and cp
         dp = make_layout(args.gpus, tp=args.tp, pp=args.pp, cp=args.cp,
                          global_batch=args.gpus or 1).dp
-    elif args.gpus is not None:
+    elif dp is not None and args.gpus is not None:
         make_layout(args.gpus, tp=args.tp, pp=args.pp, cp=args.cp, dp=dp, global_batch=dp)
-    report = memory(args.model, gpu=args.gpu, seq_len=args.seq_len,
-                    micro_batch=args.micro_batch, dtype=args.dtype, recipe=args.recipe,
-                    optimizer=args.optimizer, zero=args.zero, dp=dp, tp=args.tp,
-                    pp=args.pp, cp=args.cp, ep=args.ep, vpp=args.vpp,
-                    recompute=args.recompute,
-                    sequence_parallel=args.sequence_parallel,
-                    flash_attention=args.flash_attention, dropout=args.dropout)
-    print(render(report, args.format), end="")
+    options = _options(args, dp)
+    if args.from_file:  # the file's settings, overridden only by the flags given
+        defaults = _options(parser.parse_args([]), None)
+        options = {k: v for k, v in options.items() if v != defaults[k] or k == "gpu"}
+    report = memory(args.model, from_file=args.from_file, **options)
+    print(render(report, args.format, args.table), end="")
     return 0

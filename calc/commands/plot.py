@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from calc.commands._args import Parser, positive_number
+from calc.commands._args import Parser, number
+from calc.files import output_path
 
 
 def run(argv: Sequence[str]) -> int:
     from calc.spec import DTYPES
-    from calc.views.plot import DEFAULT_GPUS, KINDS, plot
+    from calc.views.plot import DEFAULT_GPUS, KINDS, SUFFIXES, plot
 
     parser = Parser(prog="python -m calc plot",
                     description="context: FLOPs per token against context length, with the "
@@ -20,8 +21,9 @@ def run(argv: Sequence[str]) -> int:
     parser.add_argument("models", metavar="MODEL", nargs="+",
                         help="preset names (python -m calc list) or spec files")
     parser.add_argument("-o", "--output", type=Path, required=True,
-                        help="the image to write (.png, .svg or .pdf)")
-    parser.add_argument("--tokens", type=positive_number,
+                        help=f"the image to write ({', '.join(SUFFIXES)}; none: .png)")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing image")
+    parser.add_argument("--tokens", type=number("tokens"),
                         help="mfu: training tokens (default: the published run's, else 20 "
                              "per parameter)")
     parser.add_argument("--gpu", default=",".join(DEFAULT_GPUS),
@@ -29,8 +31,9 @@ def run(argv: Sequence[str]) -> int:
     parser.add_argument("--attention", default="causal", choices=("causal", "full"))
     parser.add_argument("--dtype", default="bf16", choices=DTYPES)
     args = parser.parse_args(argv)
-    plot(args.kind, args.models, args.output, tokens=args.tokens,
+    path = output_path(args.output, "-o", force=args.force, suffixes=SUFFIXES)
+    plot(args.kind, args.models, path, tokens=args.tokens,
          gpus=[g.strip() for g in args.gpu.split(",") if g.strip()],
-         attention=args.attention, dtype=args.dtype)
-    print(f"wrote {args.output}")
+         attention=args.attention, dtype=args.dtype, force=args.force)
+    print(f"wrote {path}")
     return 0

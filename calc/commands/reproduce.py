@@ -30,5 +30,5 @@ def run(argv: Sequence[str]) -> int:
         from calc.reports.reproduce import reproduce
 
         report = reproduce()
-    print(render(report, args.format), end="")
+    print(render(report, args.format, args.table), end="")
     return 0

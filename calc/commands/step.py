@@ -11,8 +11,8 @@ from calc.commands._args import (
     add_layout,
     add_model,
     layout_fields,
+    number,
     positive_int,
-    positive_number,
 )
 from calc.spec.layout import Framework, LayoutDtype
 from calc.views import render
@@ -35,7 +35,7 @@ def _parser() -> Parser:
                         help="dtype of the matrix products (default bf16)")
     parser.add_argument("--framework", choices=get_args(Framework),
                         help="software stack whose constants apply (default megatron)")
-    parser.add_argument("--tokens", type=positive_number,
+    parser.add_argument("--tokens", type=number("tokens"),
                         help="training tokens, for GPU-hours and days (e.g. 2e12 or 2T)")
     add_format(parser)
     return parser
@@ -47,5 +47,5 @@ def run(argv: Sequence[str]) -> int:
     args = _parser().parse_args(argv)
     report = step(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
                   tokens=args.tokens, **layout_fields(args))
-    print(render(report, args.format), end="")
+    print(render(report, args.format, args.table), end="")
     return 0

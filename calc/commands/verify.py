@@ -35,5 +35,5 @@ def run(argv: Sequence[str]) -> int:
         sequence_length(spec, args.seq_len)  # refused past a learned position table
     report = verify(spec, args.seq_len, batch=args.batch, device=args.device, hf=args.hf,
                     hf_config=preset.hf_config)
-    print(render(report, args.format), end="")
+    print(render(report, args.format, args.table), end="")
     return 0 if report.ok else 1

@@ -1,11 +1,13 @@
 """Closed-form sympy expressions, one per named component, each citing its source.
 
-Modules: `params` (parameter counts), `mixers` (Mamba, gated DeltaNet and short-convolution layers:
-parameters, weights, convolution and scan FLOPs), `flops` (FLOPs per token), `rules` (published
-shortcuts), `training` (FLOPs, GPU-hours, days), `memory` (training memory per GPU), `inference`
-(KV cache, prefill and decode time), `scaling` (compute-optimal N and D). `codegen` compiles them
-into calc/_compiled.py, which is what calc evaluates; calc.reports.formulas shows them (text,
-LaTeX).
+Modules: `params` (parameter counts), `mixers` (Mamba, gated DeltaNet and short-convolution
+layers: parameters, weights, convolution and scan FLOPs), `flops` (FLOPs per token), `rules`
+(published shortcuts), `training` (FLOPs, GPU-hours, days), `cost` (money, energy, CO2e),
+`memory` (training memory per GPU), `finetune` (LoRA and QLoRA: adapters, a frozen base, step
+FLOPs), `optimizer` (optimizer states that depend on the shapes), `offload`
+(ZeRO-Offload/Infinity), `precision` (FP8/FP4 GEMMs), `inference` (KV cache, prefill and decode
+time), `scaling` (compute-optimal N and D). `codegen` compiles them into calc/_compiled.py,
+which is what calc evaluates; calc.reports.formulas shows them (text, LaTeX).
 
 GROUPS lists every compiled function: its name and the expressions it returns.
 """
@@ -14,7 +16,21 @@ from __future__ import annotations
 
 import sympy
 
-from calc.formulas import flops, inference, memory, mixers, params, rules, scaling, training
+from calc.formulas import (
+    cost,
+    finetune,
+    flops,
+    inference,
+    memory,
+    mixers,
+    offload,
+    optimizer,
+    params,
+    precision,
+    rules,
+    scaling,
+    training,
+)
 
 GROUPS: dict[str, dict[str, sympy.Expr]] = {
     "params_per_layer": params.PER_LAYER,
@@ -29,9 +45,19 @@ GROUPS: dict[str, dict[str, sympy.Expr]] = {
     "flops": flops.FLOPS,
     "rules_train_per_token": rules.TRAIN_PER_TOKEN,
     "training": training.TRAINING,
+    "cost": cost.COST,
     "memory_states": memory.MODEL_STATES,
     "memory_activations": memory.ACTIVATIONS,
     "memory": memory.MEMORY,
+    "finetune_counts": finetune.COUNTS,
+    "finetune_states": finetune.STATES,
+    "finetune_memory": finetune.MEMORY,
+    "finetune_flops": finetune.FLOPS,
+    "optimizer_states": optimizer.OPTIMIZER_STATES,
+    "offload": offload.OFFLOAD,
+    "precision": precision.PRECISION,
+    "precision_memory": precision.MEMORY,
+    "precision_time": precision.TIME,
     "inference": inference.INFERENCE,
     "scaling_budget": scaling.BUDGET,
     "scaling_rule": scaling.RULE,
@@ -44,7 +70,8 @@ GROUPS: dict[str, dict[str, sympy.Expr]] = {
 
 # The groups each planning command shows with --formula.
 COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
-    "memory": ("memory_states", "memory_activations", "memory"),
+    "memory": ("memory_states", "memory_activations", "memory", "finetune_states",
+               "finetune_memory", "precision_memory", "offload"),
     "infer": ("inference",),
     "optimal": ("scaling_budget", "scaling_rule", "scaling_fit", "scaling_loss",
                 "scaling_layers", "scaling_width", "scaling_shape_params"),

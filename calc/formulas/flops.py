@@ -1,21 +1,21 @@
 """FLOPs per token: matrix products only, a multiply-add counted as 2 FLOPs.
 
-The convention is the one torch's FlopCounterMode counts (DESIGN.md, "Counting conventions"):
+The convention is the one torch's FlopCounterMode counts (calc.counting.FLOPS, under every table):
 a token multiplied through a d_in × d_out weight costs 2·d_in·d_out; the embedding lookup,
 norms, softmax, activations, biases and RoPE cost nothing. The LM head is counted even when tied
 (its product is still done); only the k routed experts a token uses are counted.
 
 Attention's own products, QKᵀ and A·V, cost 2·d_qk and 2·d_v per head per key a query sees
-(chapter 1.3, "每个 token 的 FLOPs": ≈ 4·L·T·d per token at full context). Under the causal
-convention query i (1-based) sees i keys, under the full convention all T; a sliding window of
-w caps both at w; a chunked layer limits each query to its own chunk of c tokens. GQA/MQA share
-keys but every query head still scores them, so h (not h_kv) heads count. Relative positions
-(Transformer-XL) add a second score product per pair, (q + v)·W_R r_{i−j}, 2·d_qk per head; the
-projection W_R r of the distances depends on positions only, one product per batch whatever its
-size (Dai et al. compute it once), so it counts 0 per token, like the embedding lookup. Only
-attention layers score keys (L_att of the L layers); the other mixers' convolutions and scans
-are counted by their own convention (calc.formulas.mixers). Backward = 2 × forward; training =
-3 × forward (Kaplan et al. 2020 §2.1).
+(4·L·T·H·Q per token at full context: Chowdhery et al. 2022, PaLM, Appendix B's 12·L·H·Q·T
+for training, ÷ 3). Under the causal convention query i (1-based) sees i keys, under the full
+convention all T; a sliding window of w caps both at w; a chunked layer limits each query to its
+own chunk of c tokens. GQA/MQA share keys but every query head still scores them, so h (not
+h_kv) heads count. Relative positions (Transformer-XL) add a second score product per pair,
+(q + v)·W_R r_{i−j}, 2·d_qk per head; the projection W_R r of the distances depends on positions
+only, one product per batch whatever its size (Dai et al. compute it once), so it counts 0 per
+token, like the embedding lookup. Only attention layers score keys (L_att of the L layers); the
+other mixers' convolutions and scans are counted by their own convention (calc.formulas.mixers).
+Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020 §2.1).
 """
 
 from __future__ import annotations

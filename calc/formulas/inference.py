@@ -1,13 +1,13 @@
 """Inference: weights and KV cache in memory; prefill and decode time on a roofline.
 
 KV cache: every layer keeps, per token, the keys and values of its h_kv heads, h_kv·(d_qk + d_v)
-elements (GQA: Ainslie et al. 2023; MQA h_kv = 1); published.json "inference_per_token":
-2·n_layer·n_kv_heads·d_head·bytes. MLA caches the joint latent r_kv and the one RoPE key d_rope
-shared by all heads (DeepSeek-V2 §2.1.2; Zhao et al. 2025, ISCA'25, Table 1: 70.272 KB per token
-for DeepSeek-V3 in BF16). A sliding-window layer keeps at most w tokens (Mistral 7B §2, "rolling
-buffer cache"), a chunked one at most a chunk. Mamba, gated DeltaNet and short-convolution layers
-keep no keys but a fixed state per sequence (Gu & Dao 2023 §3.3: "the recurrent state"), which
-the cache holds at the same bytes per element.
+elements (GQA: Ainslie et al. 2023; MQA h_kv = 1): 2 × 126 × 8 × 128 × 2 bytes = 516.096 KB per
+token for LLaMA-3.1 405B in BF16 (Zhao et al. 2025, ISCA'25, Table 1). MLA caches the joint
+latent r_kv and the one RoPE key d_rope shared by all heads (DeepSeek-V2 §2.1.2; the same table:
+70.272 KB per token for DeepSeek-V3 in BF16). A sliding-window layer keeps at most w tokens
+(Mistral 7B §2, "rolling buffer cache"), a chunked one at most a chunk. Mamba, gated DeltaNet and
+short-convolution layers keep no keys but a fixed state per sequence (Gu & Dao 2023 §3.3: "the
+recurrent state"), which the cache holds at the same bytes per element, split over the K GPUs.
 
 Time (the roofline of Williams et al. 2009): a step takes the longer of its FLOPs at the dense
 peak R and its bytes at the bandwidth BW, each derated by a utilisation (u, u_bw; 1 = the bound
@@ -16,7 +16,10 @@ step makes one token for each of b sequences and reads every weight it uses and 
 cache once: bandwidth-bound until b is large. An MoE step touches, per MoE layer,
 E·(1 − (1 − k/E)^b) distinct routed experts in expectation when b tokens each pick k of E
 uniformly (derived here); at b = 1 that is k, the active parameters. K GPUs split weights,
-cache, FLOPs and bytes evenly (ideal tensor parallelism: no communication time).
+cache, FLOPs and bytes evenly (ideal tensor parallelism: no communication time), except that a
+key/value head cannot be split: each GPU caches h_g = ⌈h_kv/K⌉ heads, so with K > h_kv every
+head is replicated K/h_kv times (vLLM's QKVParallelLinear, num_kv_head_replicas), and MLA's one
+latent, which every head reads, is on every GPU.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from calc.symbols import (
     d_qk,
     d_rope,
     d_v,
+    h_g,
     h_kv,
     i_mla,
     k,
@@ -82,8 +86,11 @@ STATE_ELEMENTS = (L_ssm * (d_in * N_s + (k_s - 1) * mixers.CONV_CHANNELS)
                   + L_sc * (k_sc - 1) * d)
 
 WEIGHTS = q_w * N
-# b sequences at context T: keys and values, and the recurrent states (at the same bytes each)
-KV_CACHE = q_kv * b * (KV_WIDTH * KV_TOKEN_LAYERS + STATE_ELEMENTS)
+# Copies of the cache over the K GPUs: K·h_g heads held where the model has h_kv (MLA: 1).
+KV_COPIES = K * h_g / ((1 - i_mla) * h_kv + i_mla)
+# b sequences at context T, over all K GPUs (each GPU holds 1/K of it): keys and values, and
+# the recurrent states (at the same bytes each)
+KV_CACHE = q_kv * b * (KV_WIDTH * KV_TOKEN_LAYERS * KV_COPIES + STATE_ELEMENTS)
 GPU_BYTES = K * M_gib * GIB
 # Weights one decode step reads: all but the routed experts, and the experts its b tokens touch.
 WEIGHTS_READ = q_w * (N - N_e + sympy.Piecewise((N_e * (1 - (1 - k / E) ** b), E > 0),

@@ -9,8 +9,8 @@ grads" 20 bytes → 4 + 16/d; "bf16 param, fp32 grads" 18 → 6 + 12/d). ZeRO st
 the optimizer side over the N_d data-parallel ranks, stage 2 also the gradients, stage 3 also the
 weights; a piece is divided by N_d^{1[stage ≥ s]}.
 
-Tensor (t) and pipeline (p) parallelism: the most loaded GPU holds 1/p of the layers plus the
-embedding, and the untied LM head too when p = 1, all split t ways (Megatron-LM
+Tensor (t) and pipeline (p) parallelism: the most loaded GPU holds the first stage's layers plus
+the embedding, and the untied LM head too when p = 1, all split t ways (Megatron-LM
 megatron/training/theoretical_memory_usage.py, "most loaded model shard"; norms are split too).
 Expert parallelism (e, carved out of the data-parallel ranks) splits the routed experts e ways
 more (Lepikhin et al. 2021, GShard §2.2); ZeRO then shards them over the N_d·c/e ranks that hold
@@ -19,6 +19,11 @@ distributed optimizer shards over both). Context parallelism (c) gives each GPU 
 sequence's tokens, so activations shrink c ways; the interleaved schedule keeps
 1 + (p − 1)/(p·v) times more in flight (theoretical_memory_usage.py, "interleaved schedule
 memory penalty").
+The first stage holds L_s = ⌈L/p⌉ layers: when p does not divide L the first stages get one more
+(32 layers on 3 stages: 11, 11, 10), so a GPU holds whole layers, never L/p of them. Each rank
+holds h_t = ⌈h_kv/t⌉ key/value heads: with t > h_kv a KV head cannot be split, so its K and V
+projections and activations are replicated t/h_kv times (vLLM's QKVParallelLinear:
+num_kv_heads = 1, num_kv_head_replicas = t / h_kv when t >= h_kv).
 
 Activations follow Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
 Transformer Models", §4, Table 2): per layer s·b·h·(34 + 5·a·s/h) bytes with 2-byte activations,
@@ -29,7 +34,8 @@ the right term; with the paper's architecture the expression reduces to the pape
 split t ways only under sequence parallelism; tensors inside the tensor-parallel region always
 are. Flash attention and selective recomputation both drop the stored s×s scores (5·a·s/h);
 full recomputation keeps only each layer's input, s·b·h·q_a. With the 1F1B schedule the first
-pipeline stage holds L/p layers for p micro-batches in flight, i.e. L layers' worth (§4.2.3).
+pipeline stage holds its L_s layers for p micro-batches in flight (§4.2.3): L layers' worth when
+p divides L, p·⌈L/p⌉ otherwise.
 """
 
 from __future__ import annotations
@@ -39,9 +45,8 @@ import sympy
 from calc.symbols import (
     E_s,
     L,
-    L_att,
-    L_dense,
-    L_moe,
+    L_s,
+    L_sm,
     M_gib,
     N,
     N_e,
@@ -50,6 +55,7 @@ from calc.symbols import (
     T,
     V,
     b,
+    b_qkv,
     d,
     d_e,
     d_ff,
@@ -58,9 +64,15 @@ from calc.symbols import (
     d_v,
     h,
     h_kv,
+    h_t,
     i_drop,
     i_full,
     i_glu,
+    i_keep_down,
+    i_keep_head,
+    i_keep_o,
+    i_keep_qkv,
+    i_keep_up,
     i_mla,
     i_pp1,
     i_qlora,
@@ -81,6 +93,7 @@ from calc.symbols import (
     q_a,
     q_g,
     q_gc,
+    q_l,
     q_m,
     q_o,
     q_w,
@@ -92,10 +105,14 @@ MASK_BYTES = 1  # a dropout mask element (Korthikanti et al. 2022 §4.1: "a byte
 GIB = 2**30  # vendors' "80GB" of HBM is 80 GiB (calc.spec.GPU.memory_gib)
 
 # ---- model states --------------------------------------------------------------------------
-# Parameters on the most loaded GPU: its 1/p of the layers, the embedding, the untied head when
-# the pipeline has one stage; all split t ways, the routed experts e ways more.
-DENSE_PER_GPU = ((N - N_emb - N_head - N_e) / n_pp + N_emb + i_pp1 * N_head) / n_tp
-EXPERTS_PER_GPU = N_e / (n_pp * n_tp * n_ep)
+# Parameters on the most loaded GPU: the first stage's L_s layers (each the mean of all layers,
+# exact when the layers are alike), the embedding, the untied head when the pipeline has one
+# stage; all split t ways, the routed experts e ways more. Plus, with t > h_kv, the replicated
+# share of the K and V projections (weights and biases) of its layers beyond the even split.
+LAYERS_PER_GPU = (N - N_emb - N_head - N_e) * L_s / L
+KV_REPLICATED = (1 - i_mla) * L_s * (h_t - h_kv / n_tp) * (d_qk + d_v) * (d + b_qkv)
+DENSE_PER_GPU = (LAYERS_PER_GPU + N_emb + i_pp1 * N_head) / n_tp + KV_REPLICATED
+EXPERTS_PER_GPU = N_e * L_s / (L * n_tp * n_ep)
 PARAMS_PER_GPU = DENSE_PER_GPU + EXPERTS_PER_GPU
 
 
@@ -116,24 +133,32 @@ MODEL_STATES: dict[str, sympy.Expr] = {
 # Outside the tensor-parallel region: the input of every norm, the inputs of the Q/K/V and up
 # projections (the norms' outputs), a dropout mask after attention and after the MLP (4 + 4 + 2
 # of the paper's 34). MLA (DeepSeek-V2 §2.1.2) also keeps each latent's norm input and its
-# up-projection input; its down-projections run replicated.
-OUTSIDE = (n_norm * d * q_a + 2 * d * q_a + 2 * i_drop * MASK_BYTES * d
-           + i_mla * 2 * (i_qlora * r_q + r_kv) * q_a)
-# Inside: Q and K (for QKᵀ), V (for A·V), the input of W_O (8 of the 34).
-ATTENTION_INSIDE = (h * d_qk + h_kv * d_qk + h_kv * d_v + h * d_v) * q_a
+# up-projection input; its down-projections run replicated. A projection's input is kept for its
+# weight gradient: with frozen weights only where an adapter needs it (i_keep_*, 1 in full
+# training; calc.formulas.finetune), in q_l bytes (q_a; 1 when the projection runs in FP8,
+# calc.spec.gemm_precision).
+OUTSIDE = (n_norm * d * q_a + (i_keep_qkv + i_keep_up) * d * q_l + 2 * i_drop * MASK_BYTES * d
+           + i_mla * (q_a + i_keep_qkv * q_l) * (i_qlora * r_q + r_kv))
+# Inside: Q and K (for QKᵀ), V (for A·V), the input of W_O (8 of the 34), on one of the t
+# ranks: h/t query heads and h_t key/value heads.
+ATTENTION_PER_RANK = ((h * d_qk / n_tp + h_t * (d_qk + d_v)) * q_a
+                      + i_keep_o * h * d_v / n_tp * q_l)
 # A plain FFN keeps the input and output of its activation (16 of the 34 at d_ff = 4h); a gated
 # one keeps gate and up outputs and their product (Megatron-LM's fused SwiGLU saves its 2·d_ff
 # input, the down projection its d_ff input). An MoE layer: per token, its k routed experts and
 # the shared ones.
-MLP_DENSE = (2 + i_glu) * d_ff * q_a
-MLP_MOE = (2 + i_glu) * (k * d_e + E_s * d_s) * q_a
+MLP_DENSE = ((1 + i_glu) * q_a + i_keep_down * q_l) * d_ff
+MLP_MOE = ((1 + i_glu) * q_a + i_keep_down * q_l) * (k * d_e + E_s * d_s)
 # The s×s attention scores per token: softmax output, dropout mask and dropout output (5·a·s);
 # without dropout the softmax output serves A·V too.
 SCORES = h * T * (q_a + i_drop * (MASK_BYTES + q_a))
 
-STORED_PER_TOKEN = (L * OUTSIDE / n_tp**i_sp + L_att * (ATTENTION_INSIDE + i_scores * SCORES) / n_tp
-                    + (L_dense * MLP_DENSE + L_moe * MLP_MOE) / n_tp)
-CHECKPOINT_PER_TOKEN = L * d * q_a / n_tp**i_sp  # full recomputation: each layer's input
+# The first stage: p micro-batches in flight through its L_s layers, L_sm of them MoE.
+STORED_PER_TOKEN = n_pp * (
+    L_s * (OUTSIDE / n_tp**i_sp + ATTENTION_PER_RANK + i_scores * SCORES / n_tp)
+    + ((L_s - L_sm) * MLP_DENSE + L_sm * MLP_MOE) / n_tp)
+# full recomputation: each layer's input
+CHECKPOINT_PER_TOKEN = n_pp * L_s * d * q_a / n_tp**i_sp
 
 # Tokens of one micro-batch on one GPU (context parallelism splits the sequence), and the
 # interleaved schedule's extra micro-batches in flight.
@@ -146,12 +171,12 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
     # for p micro-batches in flight; the output layer's input and fp32 logits for the loss,
     # 4·s·b·h·(1 + V/h), on a one-stage pipeline (else the first stage is the larger).
     "embedding": INTERLEAVED * n_pp * TOKENS * (8 + i_drop * MASK_BYTES * d) / n_tp**i_sp,
-    "output": i_pp1 * 4 * TOKENS * (d + V) / n_tp,
+    "output": i_pp1 * 4 * TOKENS * (i_keep_head * d + V) / n_tp,
 }
 # One layer for one micro-batch, as Korthikanti et al. tabulate it (a dense layer).
 ACTIVATIONS_PER_LAYER = TOKENS * (
-    (1 - i_full) * (OUTSIDE / n_tp**i_sp + (ATTENTION_INSIDE + i_scores * SCORES + MLP_DENSE)
-                    / n_tp)
+    (1 - i_full) * (OUTSIDE / n_tp**i_sp + ATTENTION_PER_RANK
+                    + (i_scores * SCORES + MLP_DENSE) / n_tp)
     + i_full * d * q_a / n_tp**i_sp)
 
 STATES_TOTAL = MODEL_STATES["weights"] + MODEL_STATES["gradients"] + MODEL_STATES["optimizer"]

@@ -1,8 +1,9 @@
 """Parameter counts: one closed-form expression per named component.
 
 A Linear(n_in, n_out) holds n_in·n_out weights (+ n_out with a bias); a LayerNorm of width n holds
-n·(g_norm + b_norm) (γ, and β when present), an RMSNorm n (source chapter 1.3, §7; CS336 lecture
-3, "归一化"). Keys are hierarchical (`attention/q`), as in nanoGPT's sizing notebook, and a total is
+n·(g_norm + b_norm) (γ, and β when present: Ba et al. 2016; OLMo's non-parametric LayerNorm has
+neither: Groeneveld et al. 2024 §2.1), an RMSNorm n (γ only: Zhang & Sennrich 2019). Keys are
+hierarchical (`attention/q`), as in nanoGPT's sizing notebook, and a total is
 the plain sum of its named terms. Structure enters through 0/1 indicators (calc.symbols), so each
 term is one general expression; `specialise` in calc.reports.formulas shows a model's own form.
 
@@ -135,8 +136,8 @@ NORMS: dict[str, sympy.Expr] = {"norms": LAYER_NORMS}  # every layer's, × L
 PER_LAYER: dict[str, sympy.Expr] = {**ATTENTION, **NORMS}
 
 # ---- feed-forward, per dense layer ----------------------------------------------------------
-# Plain: W_1 d × d_ff, W_2 d_ff × d (chapter 1.3 §5); gated adds W_gate d × d_ff
-# (Shazeer 2020, "GLU Variants Improve Transformer"; CS336 lecture 3, "SwiGLU").
+# Plain: W_1 d × d_ff, W_2 d_ff × d (Vaswani et al. 2017 §3.3); gated adds W_gate d × d_ff
+# (Shazeer 2020, "GLU Variants Improve Transformer", §2).
 DENSE_FFN: dict[str, sympy.Expr] = {
     "mlp/up": (1 + i_glu) * (d * d_ff + b_ff * d_ff),
     "mlp/down": d_ff * d + b_ff * d,
@@ -162,12 +163,13 @@ MOE_FFN: dict[str, sympy.Expr] = {
     "moe/experts": E * EXPERT,
     "moe/shared": E_s * SHARED_EXPERT + i_shared_gate * d,
 }
-# Active per token: only k of the E routed experts (DESIGN.md, "Counting conventions").
+# Active per token: only k of the E routed experts (calc.counting.PARAMETERS says so in reports).
 MOE_ACTIVE: dict[str, sympy.Expr] = {**MOE_FFN, "moe/experts": k * EXPERT}
 
 # ---- once per model ------------------------------------------------------------------------
 ONCE: dict[str, sympy.Expr] = {
-    "embedding/token": V * d_emb,  # E ∈ R^{V×d_emb} (chapter 1.3 §1; d_emb = d but in OPT-350m)
+    "embedding/token": V * d_emb,  # E ∈ R^{V×d_emb} (Vaswani et al. 2017 §3.4; d_emb = d but
+    # in OPT-350m)
     "embedding/position": P * d,  # learned table P ∈ R^{P×d} (GPT-2); 0 for RoPE/ALiBi/none
     "embedding/norm": i_norm_emb * NORM * d,  # BLOOM's word_embeddings_layernorm
     # OPT (modeling_opt.py): project_in d_emb → d after the embedding, project_out d → d_emb

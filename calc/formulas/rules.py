@@ -1,10 +1,9 @@
 """Published rules for training FLOPs per token, shown beside calc's exact count.
 
 Each rule is written as its source writes it, with that source's own assumptions (stated in
-calc.conventions.RULES, with labels and sources); calc only substitutes the model's sizes.
+calc.counting.RULES, with labels and sources); calc only substitutes the model's sizes.
 For a mixture of experts every rule gets the active parameters and the active FFN width (top-k
-routed + shared experts), the way MoE papers apply them. The formulas as published are
-collected, with sources, in ../shared/reference/published.json (`formulas`).
+routed + shared experts), the way MoE papers apply them.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Both routes spend the budget as C = 6·N·D (Kaplan et al. 2020 §2.1; Hoffmann et al. 2022 §3,
 "C ≈ 6ND"):
-- the rule of thumb D = ρ·N with ρ = 20 tokens per parameter (Hoffmann et al. 2022 Table 3,
-  as CS336 lecture 3 summarises it: 70B → 1.4T), hence N = √(C / 6ρ);
+- the rule of thumb D = ρ·N, ρ tokens per parameter (calc.counting.TOKENS_PER_PARAMETER, from
+  Hoffmann et al. 2022 Table 3; Chinchilla itself: 70B on 1.4T), hence N = √(C / 6ρ);
 - approach 3's fitted loss L(N, D) = E + A/N^α + B/D^β (§3.3, Eq. 2 and Eq. 4): minimised under
   C = 6ND it gives N_opt = G·(C/6)^(β/(α+β)), D_opt = G⁻¹·(C/6)^(α/(α+β)),
   G = (αA / βB)^(1/(α+β)). The constants are in calc.reports.optimal with their source.

@@ -1,19 +1,16 @@
-"""Training cost: total FLOPs, GPU-hours and days (DESIGN.md, "Counting conventions").
+"""Training cost: total FLOPs, GPU-hours and days (calc.counting.gpu_hours_sentence prints it).
 
-GPU-hours = training FLOPs / (dense peak of the GPU at the dtype × MFU) / 3600 — the source
-chapter's worked example (1.3, "训练成本": 8.1e22 / (312e12 × 0.4) ≈ 6.5e8 GPU-seconds ≈ 180,000
-GPU-hours for Llama 2 7B). MFU is model FLOPs utilisation as PaLM defines it (Chowdhery et al.
-2022, Appendix B): model FLOPs achieved over peak, recomputation excluded.
+GPU-hours = training FLOPs / (dense peak of the GPU at the dtype × MFU) / 3600: the definition of
+MFU solved for time. MFU is model FLOPs utilisation as PaLM defines it (Chowdhery et al. 2022,
+Appendix B): model FLOPs achieved over peak, recomputation excluded.
 """
 
 from __future__ import annotations
 
 import sympy
 
+from calc.counting import HOURS_PER_DAY, SECONDS_PER_HOUR
 from calc.symbols import D, F, K, R, u
-
-SECONDS_PER_HOUR = 3600
-HOURS_PER_DAY = 24
 
 TRAINING_FLOPS = F * D  # F: training FLOPs per token (3 × forward), D: tokens
 GPU_HOURS = TRAINING_FLOPS / (R * u * SECONDS_PER_HOUR)

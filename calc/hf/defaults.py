@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from calc.hf import defaults_layers as _layers
+from calc.hf import family_defaults
 
 TRANSFORMERS_VERSION = "5.24.0"
 
@@ -167,10 +168,12 @@ LEGACY_KWARGS: dict[str, dict[str, str]] = {
 }
 
 
-# The model types with per-layer structure keep their tables in calc.hf.defaults_layers.
-DEFAULTS.update(_layers.DEFAULTS)
-EXTRA_ATTRIBUTES.update(_layers.EXTRA_ATTRIBUTES)
-ALIASES.update(_layers.ALIASES)
+# The model types with per-layer structure keep their tables in calc.hf.defaults_layers, the
+# types calc/hf/family_*.py read theirs in calc.hf.family_defaults.
+for _table in (_layers, family_defaults):
+    DEFAULTS.update(_table.DEFAULTS)
+    EXTRA_ATTRIBUTES.update(_table.EXTRA_ATTRIBUTES)
+    ALIASES.update(_table.ALIASES)
 
 
 def supported_types() -> list[str]:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-_TEXT = {"text_config": None}  # a multimodal config: its language model's own config
-
 DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3_text": {
         "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216,
@@ -17,7 +15,6 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "max_position_embeddings": 131072, "tie_word_embeddings": True, "attention_bias": False,
         "sliding_window": 4096, "layer_types": None, "use_bidirectional_attention": False,
     },
-    "gemma3": _TEXT,
     "gpt_oss": {
         "vocab_size": 201088, "hidden_size": 2880, "intermediate_size": 2880,
         "num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8,
@@ -35,7 +32,6 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "no_rope_layers": None, "no_rope_layer_interval": 4, "attention_chunk_size": 8192,
         "layer_types": None,
     },
-    "llama4": _TEXT,
     "qwen3_next": {
         "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632,
         "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2,

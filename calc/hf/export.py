@@ -16,12 +16,13 @@ from collections.abc import Callable
 from typing import Any
 
 from calc.errors import CalcError
-from calc.hf import export_layers
+from calc.hf import export_layers, families
 from calc.hf.config import spec_from_hf_config
 from calc.hf.writing import NO_TOKENS as _NO_TOKENS
 from calc.hf.writing import Unexpressible
 from calc.hf.writing import base as _base
 from calc.hf.writing import gated as _gated
+from calc.hf.writing import layer_types as _layer_types
 from calc.hf.writing import llama_like as _llama_like
 from calc.hf.writing import need as _need
 from calc.hf.writing import plain as _plain
@@ -79,15 +80,6 @@ def buffer_params(spec: ModelSpec, model_type: str = "deepseek_v3") -> int:
 
 
 # ---- writers --------------------------------------------------------------------------------
-def _layer_types(spec: ModelSpec) -> dict[str, Any]:
-    kinds = spec.layer_kinds
-    if "local" not in kinds:
-        return {}
-    return {"sliding_window": spec.attention.sliding_window,
-            "layer_types": ["sliding_attention" if k == "local" else "full_attention"
-                            for k in kinds]}
-
-
 def _llama(spec: ModelSpec) -> dict[str, Any]:
     _need(spec.d_model % spec.attention.n_heads == 0,
           f"attention.n_heads={spec.attention.n_heads} with d_model={spec.d_model} "
@@ -241,8 +233,9 @@ WRITERS: dict[str, Callable[[ModelSpec], dict[str, Any]]] = {
     "gemma2": _gemma2, "olmo2": _olmo2, "mixtral": _mixtral, "qwen3_moe": _qwen3_moe,
     "qwen2_moe": _qwen2_moe, "deepseek_v3": _deepseek_v3, "deepseek_v2": _deepseek_v2,
     "gpt2": _gpt2, "opt": _opt, "gpt_neox": _gpt_neox, "falcon": _falcon, "bloom": _bloom,
-    **export_layers.WRITERS,
 }
+WRITERS.update(families.WRITERS)  # calc/hf/family_*.py, after the types above
+WRITERS.update(export_layers.WRITERS)  # the per-layer types: last, so a uniform spec keeps its own
 
 
 # What each architecture is, in the few fields that tell families apart: when no writer fits,
@@ -261,8 +254,9 @@ _FAMILY: dict[str, dict[str, Any]] = {
     "gpt_neox": {**_LN_PLAIN, "position.kind": ("rope",), "moe": False, "mla": False},
     "falcon": {**_LN_PLAIN, "position.kind": ("rope", "alibi"), "moe": False, "mla": False},
     "bloom": {**_LN_PLAIN, "position.kind": ("alibi",), "moe": False, "mla": False},
-    **export_layers.FAMILY,
 }
+_FAMILY.update(families.TRAITS)
+_FAMILY.update(export_layers.FAMILY)
 
 
 def _unlike(spec: ModelSpec, model_type: str) -> int:

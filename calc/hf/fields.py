@@ -11,7 +11,13 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from calc.errors import CalcError
-from calc.hf.defaults import ALIASES, DEFAULTS, EXTRA_ATTRIBUTES, LEGACY_KWARGS
+from calc.hf.defaults import (
+    ALIASES,
+    DEFAULTS,
+    EXTRA_ATTRIBUTES,
+    LEGACY_KWARGS,
+    TRANSFORMERS_VERSION,
+)
 
 # transformers' activation names (transformers/activations.py ACT2CLS) → calc's: a gated FFN
 # (Llama's gate_proj/up_proj/down_proj) or a plain one (GPT-2's c_fc/c_proj).
@@ -23,13 +29,20 @@ _LAYER_KINDS = {"full_attention": "global", "sliding_attention": "local"}
 
 
 class HFConfig:
-    """A config.json read as transformers reads it: the file's value, else the type's default."""
+    """A config.json read as transformers reads it: the file's value, else the type's default.
+
+    Every default it hands out is remembered (`defaulted`), so the report can list what the
+    file left to transformers; a key one edit away from a field calc reads (`hiden_size`), while
+    that field is missing, is refused: transformers would silently use its default instead.
+    """
 
     def __init__(self, raw: dict[str, Any], where: str):
         self.type = raw["model_type"]
         self.where = f"{where} (model_type {self.type!r})"
         self.values = dict(raw)
         self.aliases = {**ALIASES.get(self.type, {}), **LEGACY_KWARGS.get(self.type, {})}
+        self.defaulted: dict[str, Any] = {}
+        self._refuse_misspellings(raw)
         for alias, field in self.aliases.items():
             if alias in raw:
                 if field in raw and raw[field] != raw[alias]:
@@ -43,13 +56,44 @@ class HFConfig:
     def fail(self, message: str) -> NoReturn:
         raise CalcError(f"{self.where}: {message}")
 
+    def known(self) -> set[str]:
+        """Every key calc reads for this model type, aliases included."""
+        return {*DEFAULTS[self.type], *self.aliases, *EXTRA_ATTRIBUTES.get(self.type, ())}
+
+    def _refuse_misspellings(self, raw: dict[str, Any]) -> None:
+        known = self.known()
+        present = {self.aliases.get(key, key) for key in raw}
+        for key in raw:
+            if key in known:
+                continue
+            near = sorted(field for field in known - {key} if one_edit(key, field)
+                          and self.aliases.get(field, field) not in present)
+            if near:
+                field = self.aliases.get(near[0], near[0])
+                default = DEFAULTS[self.type].get(field)
+                instead = (f"transformers would use its default {field}={default!r} instead"
+                           if default is not None else f"transformers would derive {field}")
+                self.fail(f"{key!r} is not a field of {self.type} configs; did you mean "
+                          f"{' or '.join(map(repr, near))}? ({instead})")
+
     def __getitem__(self, key: str) -> Any:
         key = self.aliases.get(key, key)
         if key in self.values:
             return self.values[key]
         if key in EXTRA_ATTRIBUTES.get(self.type, ()):
             return None
-        return DEFAULTS[self.type][key]  # a KeyError here is a field missing from the table
+        value = DEFAULTS[self.type][key]  # a KeyError here is a field missing from the table
+        if value is not None:  # None: derived from other fields, which the reader does
+            self.defaulted[key] = value
+        return value
+
+    def defaulted_note(self) -> list[str]:
+        """The sentence listing the fields the file left out (none: no sentence)."""
+        if not self.defaulted:
+            return []
+        shown = ", ".join(f"{key}={value!r}" for key, value in self.defaulted.items())
+        return [f"Not in the config, so transformers {TRANSFORMERS_VERSION}'s {self.type} "
+                f"defaults were used: {shown}."]
 
     def given(self, key: str) -> bool:
         return self[key] is not None
@@ -78,6 +122,21 @@ class HFConfig:
             self.fail(f"{key}={name!r} is not an activation calc knows; use one of "
                       f"{', '.join(sorted({*table, *_GELUS}))}")
         return table[name]
+
+
+def one_edit(a: str, b: str) -> bool:
+    """Whether b is a within one insertion, deletion, substitution or swap of two neighbours
+    (hiden_size, hidden_szie, hiddensize → hidden_size)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    i = next((i for i, (x, y) in enumerate(zip(short, long, strict=False)) if x != y),
+             len(short))
+    return short[i:] == long[i + 1:]
 
 
 # ---- checks several types share -------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from calc.hf import readers_attention, readers_hybrid, readers_moe
+from calc.hf import families, readers_attention, readers_hybrid, readers_moe
 from calc.hf.defaults import supported_types
 from calc.hf.fields import (
     HFConfig,
@@ -310,4 +310,5 @@ READERS: dict[str, Callable[[HFConfig], dict[str, Any]]] = {
     "deepseek_v2": lambda c: _deepseek(c, v3=False),
     "deepseek_v3": lambda c: _deepseek(c, v3=True),
 }
+READERS.update(families.READERS)  # calc/hf/family_*.py
 assert sorted(READERS) == supported_types()

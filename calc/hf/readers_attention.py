@@ -1,6 +1,6 @@
 """Readers for the attention decoders the uniform spec could not hold: Gemma 3, gpt-oss,
-Llama 4 (and the language model inside the multimodal Gemma 3 and Llama 4 configs), OLMo 3,
-SmolLM3, Command R7B/A (cohere2), EXAONE 4, VaultGemma and BitNet.
+Llama 4, OLMo 3, SmolLM3, Command R7B/A (cohere2), EXAONE 4, VaultGemma and BitNet (the
+multimodal Gemma 3 and Llama 4 configs are their language models: calc.hf.multimodal).
 
 Each repeats what transformers/models/<type>/modeling_<type>.py (calc.hf.defaults'
 TRANSFORMERS_VERSION) builds per layer; calc.hf.layout writes the per-layer lists compactly.
@@ -13,17 +13,6 @@ from typing import Any
 
 from calc.hf.fields import HFConfig, decoder, divides, heads, top_k
 from calc.hf.layout import ffn_kinds, kinds_of, merge, per_layer
-
-
-def text_model(c: HFConfig, model_type: str, read: Callable[[HFConfig], dict[str, Any]]
-               ) -> dict[str, Any]:
-    """The language model of a multimodal config: its text_config (transformers' defaults when
-    absent), read as `model_type`. The vision tower is not counted."""
-    text = c["text_config"] or {}
-    if not isinstance(text, dict):
-        c.fail(f"text_config={text!r} must be an object")
-    return read(HFConfig({**text, "model_type": text.get("model_type") or model_type},
-                         f"{c.where}, text_config"))
 
 
 # ---- Gemma 3 --------------------------------------------------------------------------------
@@ -214,8 +203,6 @@ READERS: dict[str, Callable[[HFConfig], dict[str, Any]]] = {
     "olmo3": _olmo3, "smollm3": _smollm3, "cohere2": _cohere2, "exaone4": _exaone4,
     "vaultgemma": _vaultgemma, "bitnet": _bitnet,
     "gemma3_text": _gemma3_text,
-    "gemma3": lambda c: text_model(c, "gemma3_text", _gemma3_text),
     "gpt_oss": _gpt_oss,
     "llama4_text": _llama4_text,
-    "llama4": lambda c: text_model(c, "llama4_text", _llama4_text),
 }

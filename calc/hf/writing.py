@@ -1,5 +1,9 @@
-"""What every config writer (calc.hf.export, calc.hf.export_layers) shares: the refusal a writer
-raises, and the fields most architectures spell alike."""
+"""What every writer of a transformers config (calc.hf.export, calc.hf.export_layers and the
+family modules) shares.
+
+A writer maps a ModelSpec onto one architecture's config.json fields, or raises Unexpressible
+naming the spec field that architecture cannot hold; calc.hf.export tries them in turn.
+"""
 
 from __future__ import annotations
 
@@ -47,6 +51,15 @@ def base(spec: ModelSpec, model_type: str) -> dict[str, Any]:
             "hidden_size": spec.d_model, "num_hidden_layers": spec.n_layers,
             "num_attention_heads": spec.attention.n_heads,
             "tie_word_embeddings": spec.tie_embeddings, **NO_TOKENS}
+
+
+def layer_types(spec: ModelSpec) -> dict[str, Any]:
+    kinds = spec.layer_kinds
+    if "local" not in kinds:
+        return {}
+    return {"sliding_window": spec.attention.sliding_window,
+            "layer_types": ["sliding_attention" if k == "local" else "full_attention"
+                            for k in kinds]}
 
 
 def llama_like(spec: ModelSpec, model_type: str) -> dict[str, Any]:

@@ -8,15 +8,20 @@ from __future__ import annotations
 
 import datetime
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from calc.counting import DEFAULT_MFU, TRAIN_PER_FORWARD
 from calc.document import Document
-from calc.errors import CalcError
+from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params
+from calc.host import memory_errors, require_memory
 from calc.presets import get_gpu, load_model, sequence_length
 from calc.spec.model import Frozen
 from calc.verify.throughput import DeviceInfo, MatmulResult
+
+# A training step in fp32 keeps 4 bytes of weights, 4 of gradients and 8 of AdamW's m and v per
+# parameter (autocast adds 16-bit copies and activations on top): the least it can need.
+TRAINING_BYTES_PER_PARAM = 16
 
 
 class StepResult(Frozen):
@@ -83,14 +88,25 @@ def bench(device: str = "cpu", dtype: str | None = None, model: str | None = Non
     dtype = dtype or ("bf16" if device == "cuda" else "fp32")
     name = model or DEFAULT_MODEL[device]
     spec = load_model(name).spec
+    counts = count_params(spec)
+    free = torch.cuda.mem_get_info()[0] if device == "cuda" else None
+    require_memory(  # before building: a model too big for the machine is one line, not a kill
+        TRAINING_BYTES_PER_PARAM * (counts.total + counts.mtp),
+        f"bench: a training step of {name} ({counts.total + counts.mtp:,} parameters, "
+        f"{TRAINING_BYTES_PER_PARAM} bytes each for fp32 weights, gradients and AdamW's two "
+        f"states, before activations)",
+        f"bench a smaller model (the default is {DEFAULT_MODEL[device]}); `python -m calc "
+        f"verify {name}` counts it on the meta device without memory", free)
     default_batch, default_len = DEFAULT_SHAPE[device]
     b = batch or default_batch
     t = sequence_length(spec, seq_len or min(default_len, spec.context_length))
     info = describe_device(device)
     peak = get_gpu(info.gpu).peak_flops(dtype) if info.gpu else None
     ceiling = matmul_ceiling(device, dtype, matmul_size)
-    seconds, params = training_step(name, device, dtype, b, t, STEP_REPEATS)
-    assert params == count_params(spec).total + count_params(spec).mtp  # the model calc counts
+    with memory_errors(f"bench: the training step of {name} (batch {b} × {t} tokens)",
+                       "give a smaller --batch or --seq-len, or a smaller model"):
+        seconds, params = training_step(name, device, dtype, b, t, STEP_REPEATS)
+    assert params == counts.total + counts.mtp  # the model calc counts
     tokens = b * t
     model_flops = float(count_flops(spec, t, "causal").train) * tokens
     executed = float(count_flops(spec, t, "full").train) * tokens
@@ -122,14 +138,33 @@ def bench(device: str = "cpu", dtype: str | None = None, model: str | None = Non
 
 
 def load_bench(path: str) -> BenchReport:
-    """A saved `python -m calc bench --save PATH` result."""
+    """A saved `python -m calc bench --save PATH` result; CalcError in one line otherwise."""
     import json
 
+    name = f"--mfu-from: {path!r}"
     try:
         with open(path, encoding="utf-8") as file:
             return BenchReport.model_validate(json.load(file))
     except FileNotFoundError:
-        raise CalcError(f"--mfu-from: {path!r} does not exist") from None
+        raise CalcError(f"{name} does not exist") from None
+    except IsADirectoryError:
+        raise CalcError(f"{name} is a directory, not a saved bench result") from None
+    except ValidationError as error:
+        raise CalcError(one_line(error, f"{name} is not a saved bench result "
+                                        f"(python -m calc bench --save PATH)")[:300]) from None
     except (OSError, ValueError) as error:
-        raise CalcError(f"--mfu-from: {path!r} is not a saved bench result "
-                        f"(python -m calc bench --save {path}): {str(error)[:120]}") from None
+        raise CalcError(f"{name} is not a saved bench result (python -m calc bench --save "
+                        f"PATH): {' '.join(str(error).split())[:120]}") from None
+
+
+def measured_mfu(measured: BenchReport, gpu: str | None) -> float:
+    """The MFU a bench file measured, for an estimate on `gpu`: refused when it was measured on
+    another device (a CPU's MFU says nothing about an H100's)."""
+    where = measured.device.gpu or f"{measured.device.kind} ({measured.device.name})"
+    if gpu is None:
+        return measured.mfu
+    asked = get_gpu(gpu).name
+    if measured.device.gpu != asked:
+        raise CalcError(f"--mfu-from: measured on {where}, not on {asked}; an MFU does not carry "
+                        f"from one device to another: bench on a {asked}, or give --mfu")
+    return measured.mfu

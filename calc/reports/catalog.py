@@ -10,9 +10,10 @@ from calc.counting import UNITS
 from calc.document import Document
 from calc.evaluate import count_params
 from calc.presets import list_presets, load_gpus, load_preset, load_systems
+from calc.spec import DTYPES
 from calc.spec.model import Frozen
 
-PEAK_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+PEAK_DTYPES = DTYPES  # every dtype a GPU's peak can be asked for (--dtype)
 
 
 class PresetRow(Frozen):

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from calc.document import Document, pandas
+from calc.counting import TRAIN_PER_FORWARD
+from calc.document import Document, frame
 from calc.errors import CalcError
 from calc.presets import Preset
 from calc.reports.estimate import Report, estimate
@@ -26,7 +27,8 @@ from calc.spec.model import Frozen
 if TYPE_CHECKING:
     from calc.reports.memory import MemoryBlock
 
-Value = int | float | str | None
+Value = int | float | str | bool | None
+Options = dict[str, Any]  # the comparison's options a row may need: memory=..., gpu=...
 
 
 @dataclass(frozen=True)
@@ -36,11 +38,12 @@ class RowSpec:
     key: str  # "params.total": the Report attribute path (its JSON key); a name when `read`
     label: str
     kind: str  # a calc.tables kind: int, count, flops, sci, pct, ratio, hours, text
-    read: Callable[[Report], Value] | None = None
+    read: Callable[[Report, Options], Value] | None = None
 
-    def value(self, report: Report) -> Value:
+    def value(self, report: Report, options: Options) -> Value:
+        """This row's value for `report`; `options` are the comparison's own (memory=...)."""
         if self.read is not None:
-            return self.read(report)
+            return self.read(report, options)
         value: Any = report
         for part in self.key.split("."):
             if value is None:
@@ -56,47 +59,49 @@ class RowGroup:
     rows: tuple[RowSpec, ...]
 
 
-def _experts(report: Report) -> str | None:
+def _experts(report: Report, options: Options) -> str | None:
     moe = report.spec.moe
     return f"{moe.top_k} of {moe.n_experts}" if moe else None
 
 
-def _six_n_ratio(report: Report) -> float:
+def _six_n_ratio(report: Report, options: Options) -> float:
     flops = report.flops_per_token
     return flops.six_n / flops.train
 
 
-def _published_hours(report: Report) -> float | None:
+def _published_hours(report: Report, options: Options) -> float | None:
     """The published GPU-hours, only when the run compared is the one published."""
     training = report.training
     published = training.published if training else None
     return published.gpu_hours if published and published.ratio is not None else None
 
 
-def _published_ratio(report: Report) -> float | None:
+def _published_ratio(report: Report, options: Options) -> float | None:
     published = report.training.published if report.training else None
     return published.ratio if published else None
 
 
-def _predicted_layout(report: Report) -> str | None:
+def _predicted_layout(report: Report, options: Options) -> str | None:
     predicted = report.training.predicted if report.training else None
     return predicted.layout.label if predicted else None
 
 
 @lru_cache(maxsize=64)
-def _memory(spec: ModelSpec, gpu: str | None, seq_len: int) -> MemoryBlock:
-    """The model's own memory report (calc.memory) at calc.memory's defaults — one GPU, no
-    sharding, micro-batch 1, mixed-precision AdamW — at the comparison's GPU and T."""
+def _memory(spec: ModelSpec, gpu: str | None, seq_len: int,
+            options: tuple[tuple[str, Any], ...]) -> MemoryBlock:
+    """The model's own memory report (calc.memory) on one GPU without sharding, mixed-precision
+    AdamW, at the comparison's GPU and T and the activation `options` (micro-batch,
+    recomputation, flash attention, dropout; calc.memory's defaults where not given)."""
     from calc.reports.memory import memory
 
-    return memory(spec, gpu=gpu, seq_len=seq_len).memory
+    return memory(spec, gpu=gpu, seq_len=seq_len, **dict(options)).memory
 
 
-def _memory_of(field: str) -> Callable[[Report], Value]:
-    def read(report: Report) -> Value:
-        gpu = report.training.gpu if report.training else None
-        value = getattr(_memory(report.spec, gpu, report.flops_per_token.seq_len), field)
-        return {True: "yes", False: "no"}.get(value, value) if field == "fits" else value
+def _memory_of(field: str) -> Callable[[Report, Options], Value]:
+    def read(report: Report, options: Options) -> Value:
+        block = _memory(report.spec, options.get("gpu"), report.flops_per_token.seq_len,
+                        tuple(sorted(options.get("memory", {}).items())))
+        return getattr(block, field)
     return read
 
 
@@ -121,7 +126,7 @@ ROW_GROUPS: list[RowGroup] = [
     RowGroup("flops", "FLOPs per token", (
         RowSpec("flops_per_token.seq_len", "at sequence length T", "int"),
         RowSpec("flops_per_token.forward", "forward", "int"),
-        RowSpec("flops_per_token.train", "train (3 × forward)", "int"),
+        RowSpec("flops_per_token.train", f"train ({TRAIN_PER_FORWARD} × forward)", "int"),
         RowSpec("flops_per_token.attention_share", "attention share of forward", "pct"),
         RowSpec("flops_per_token.six_n_ratio", "6N / exact train", "ratio", _six_n_ratio),
     )),
@@ -140,7 +145,12 @@ ROW_GROUPS: list[RowGroup] = [
         RowSpec("training.predicted.gpu_hours", "GPU-hours at the predicted MFU", "hours"),
         RowSpec("training.predicted.days", "days at the predicted MFU", "hours"),
     )),
-    RowGroup("memory", "Training memory, one GPU, no sharding (calc.memory defaults)", (
+    RowGroup("cost", "Cost and energy (when asked: --price, --energy, --grid-intensity)", (
+        RowSpec("training.cost", "cost at the price given", "hours"),
+        RowSpec("training.energy_kwh", "energy, kWh", "hours"),
+        RowSpec("training.co2e_kg", "emissions, kg CO2e", "hours"),
+    )),
+    RowGroup("memory", "Training memory, one GPU, no sharding (calc.memory)", (
         RowSpec("memory.weights_bytes", "weights", "bytes", _memory_of("weights_bytes")),
         RowSpec("memory.gradients_bytes", "gradients", "bytes",
                 _memory_of("gradients_bytes")),
@@ -149,7 +159,7 @@ ROW_GROUPS: list[RowGroup] = [
         RowSpec("memory.activations_bytes", "activations, micro-batch 1 at T", "bytes",
                 _memory_of("activations_bytes")),
         RowSpec("memory.total_bytes", "total", "bytes", _memory_of("total_bytes")),
-        RowSpec("memory.fits", "fits the GPU", "text", _memory_of("fits")),
+        RowSpec("memory.fits", "fits the GPU", "bool", _memory_of("fits")),
     )),
 ]
 
@@ -178,22 +188,27 @@ class Comparison(Document):
         return row.values[self.models.index(model)]
 
     def to_dataframe(self) -> Any:
-        """Quantities × models (models × quantities with layout='rows'), indexed by each row's
-        unique key ("params.total", "memory.total_bytes"): labels repeat across groups."""
-        pd = pandas()
-        frame = pd.DataFrame(
-            {model: [row.values[i] for row in self.rows]
-             for i, model in enumerate(self.models)}, dtype=object,  # exact integers
-            index=pd.Index([row.key for row in self.rows], name="quantity"))
-        return frame.T if self.layout == "rows" else frame
+        """Models × quantities, whatever the printed layout: a row per model, a column per
+        quantity named by its unique key ("params.total", "memory.fits"), each column in its
+        own dtype (int, float, bool, string)."""
+        table = frame({row.key: list(row.values) for row in self.rows}, index=self.models)
+        table.index.name = "model"
+        return table
 
 
-def compare(models: Sequence[str | ModelSpec | Preset], *, groups: Sequence[str] | None = None,
-            layout: str = "columns", **workload: Any) -> Comparison:
+Models = str | ModelSpec | Preset | Sequence[str | ModelSpec | Preset]
+
+
+def compare(models: Models, *, groups: Sequence[str] | None = None,
+            layout: str = "columns", memory: dict[str, Any] | None = None,
+            **workload: Any) -> Comparison:
     """The models' reports side by side; `workload` is calc.estimate's keyword arguments
     (tokens, gpu, gpus, seq_len, attention, dtype, mfu, mfu_source, system, parallel,
-    search_layout)."""
+    search_layout), `memory` calc.memory's activation options for the memory rows
+    (micro_batch, recompute, flash_attention, dropout)."""
     known = {group.key: group for group in ROW_GROUPS}
+    if isinstance(groups, str):  # one group, not its letters
+        groups = [groups]
     chosen = list(groups) if groups else list(known)
     unknown = [g for g in chosen if g not in known]
     if unknown:
@@ -201,17 +216,30 @@ def compare(models: Sequence[str | ModelSpec | Preset], *, groups: Sequence[str]
                         f"{', '.join(known)}")
     if layout not in ("columns", "rows"):
         raise CalcError(f"layout={layout!r}: expected 'columns' or 'rows'")
+    if isinstance(models, str | ModelSpec | Preset):  # one model, not its characters
+        models = [models]
     if not models:
         raise CalcError("models: give at least one preset name or spec")
     reports = [estimate(m, **workload) for m in models]
+    context = {"memory": memory or {}, "gpu": workload.get("gpu")}
     rows = []
     for key in chosen:
         for spec in known[key].rows:
-            values = [spec.value(report) for report in reports]
+            values = [spec.value(report, context) for report in reports]
             if any(v is not None for v in values):
                 rows.append(ComparisonRow(group=known[key].title, key=spec.key,
                                           label=spec.label, kind=spec.kind, values=values))
-    notes = list(reports[0].conventions)  # the same workload: the same conventions
+    notes = [f"{r.model}: {note}" for r in reports for note in r.notes]
+    notes += reports[0].conventions  # the same workload: the same conventions
+    if "memory" in chosen:
+        o = _memory(reports[0].spec, None, reports[0].flops_per_token.seq_len,
+                    tuple(sorted((memory or {}).items()))).options
+        notes.append(
+            f"Memory rows: calc.memory on one GPU without sharding, recipe {o.recipe!r} with "
+            f"{o.optimizer}, micro-batch {o.micro_batch}, recomputation {o.recompute}, "
+            f"{'flash' if o.flash_attention else 'eager'} attention, "
+            f"{'with' if o.dropout else 'no'} dropout (python -m calc memory MODEL for the "
+            f"rest).")
     notes += [f"Source of {r.model}: {r.source}." for r in reports]
     return Comparison(models=[r.model for r in reports], titles=[r.title for r in reports],
                       rows=rows, layout=layout, conventions=notes)

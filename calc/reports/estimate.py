@@ -1,22 +1,48 @@
 """The main report: parameters, FLOPs per token and training cost of one model.
 
 `estimate()` is the library's front door (`calc.estimate("llama2-7b", tokens=2e12, gpu="a100")`);
-the CLI renders what it returns. `Report.to_dict()` is the JSON contract of DESIGN.md.
+the CLI renders what it returns. `Report.to_dict()` is the JSON contract (tests/test_cli.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field, ValidationError
 
 from calc import counting
-from calc.counting import DEFAULT_MFU, TOKENS_PER_PARAMETER
+from calc.counting import DEFAULT_MFU, DEFAULT_PUE, DEFAULT_PUE_NOTE, TOKENS_PER_PARAMETER
 from calc.document import Document
 from calc.errors import CalcError, one_line
-from calc.evaluate import count_flops, count_params, rule_flops, training_cost
-from calc.presets import Preset, PublishedRun, get_gpu, resolve, sequence_length
-from calc.spec import ModelSpec, Workload
+from calc.evaluate import (
+    count_flops,
+    count_params,
+    effective_peak,
+    finetune_train_flops,
+    low_precision_train_flops,
+    rule_flops,
+    symbol_values,
+    training_cost,
+)
+from calc.presets import (
+    Preset,
+    PublishedRun,
+    context_note,
+    get_gpu,
+    resolve,
+    sequence_length,
+)
+from calc.reports._cost import Costing, costing, priced
+from calc.reports._finetune import (
+    FineTuneBlock,
+    finetune_block,
+    finetune_options,
+    finetune_sentences,
+)
+from calc.spec import BYTES_PER_ELEMENT, ModelSpec, Workload
+from calc.spec.finetune import FineTune
+from calc.spec.gemm_precision import GEMM_PRECISIONS, gemm_peaks, precision_sentence
 from calc.spec.layout import Layout
 from calc.spec.model import Frozen
 
@@ -46,8 +72,10 @@ class FlopsReport(Frozen):
     seq_len: int
     attention: str = Field(description="'causal' or 'full' attention counting")
     forward: int | float
+    adapters_forward: int | float = Field(0, description="LoRA adapters' forward FLOPs per token")
     backward: int | float
-    train: int | float
+    train: int | float = Field(description="one training step per token: forward + backward "
+                                           "(frozen weights: input gradients only)")
     inference: int = Field(description="forward FLOPs of one generated token at context seq_len")
     attention_share: float = Field(description="QKᵀ and A·V share of the forward FLOPs")
     components: dict[str, int | float] = Field(description="forward FLOPs per token (non-zero)")
@@ -65,6 +93,11 @@ class PublishedComparison(Frozen):
     gpus: int | None
     scope: str
     source: str
+    same_run: bool = Field(
+        True, description="the estimate is of the published run: its tokens, GPU, training "
+                          "context and causal attention; ratio and implied MFU only then")
+    differs: list[str] = Field(default_factory=list,
+                               description="what the estimate changes from the published run")
     ratio: float | None = Field(description="calc's GPU-hours / the published GPU-hours")
     implied_mfu: float | None = Field(
         description="the MFU at which calc's exact FLOPs take the published GPU-hours")
@@ -92,13 +125,25 @@ class TrainingReport(Frozen):
     gpu: str | None
     gpu_title: str | None = None
     dtype: str
-    peak_flops: float | None = Field(description="dense peak FLOP/s of one GPU at dtype")
+    peak_flops: float | None = Field(description="dense peak FLOP/s of one GPU at dtype "
+                                                  "(with fp8/fp4 GEMMs: the effective peak)")
+    precision: str = Field("bf16", description="GEMM precision recipe (calc.spec.gemm_precision)")
+    low_precision_share: float | None = Field(
+        None, description="share of the training FLOPs in the FP8/FP4 GEMMs")
+    low_precision_peak: float | None = Field(None, description="their dense peak, FLOP/s")
     mfu: float
     mfu_source: MFUSource
     gpus: int
     gpu_hours: float | None
     gpu_hours_6nd: float | None
     days: float | None = Field(description="wall-clock days on `gpus` GPUs")
+    price: float | None = Field(None, description="price of one GPU-hour (given; no defaults)")
+    cost: float | None = Field(None, description="GPU-hours × price, in the price's currency")
+    pue: float | None = Field(None, description="power usage effectiveness the energy assumes")
+    pue_source: str | None = None
+    energy_kwh: float | None = Field(None, description="GPU-hours × TDP × PUE, kWh")
+    grid_intensity: float | None = Field(None, description="grid carbon intensity, g CO2e/kWh")
+    co2e_kg: float | None = Field(None, description="energy × grid intensity, kg CO2e")
     published: PublishedComparison | None = None
     predicted: PredictedTraining | None = Field(
         None, description="the same tokens at the MFU calc step predicts for a layout")
@@ -112,12 +157,18 @@ class Report(Document):
     params: ParamsReport
     flops_per_token: FlopsReport
     training: TrainingReport | None = None
+    finetune: FineTuneBlock | None = Field(None, description="LoRA/QLoRA: what trains")
+    notes: list[str] = Field(
+        default_factory=list,
+        description="what this report assumes beyond the conventions: how the model's source "
+                    "was read (context, defaulted fields), a context past the trained one, "
+                    "options given that changed nothing")
     conventions: list[str]
 
 
-def _params_report(preset: Preset) -> ParamsReport:
+def _params_report(preset: Preset, symbols: Mapping[str, int]) -> ParamsReport:
     spec = preset.spec
-    counts = count_params(spec)
+    counts = count_params(spec, symbols)
     n = spec.layer_counts  # layers of each kind: a key's per-layer count × its layers
     layers = {key: n["attention"] for key in counts.per_layer}
     layers["norms"] = spec.n_layers
@@ -140,56 +191,76 @@ def _params_report(preset: Preset) -> ParamsReport:
     )
 
 
-def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int) -> FlopsReport:
-    flops = count_flops(spec, seq_len, attention)
+def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int,
+                  symbols: Mapping[str, int], finetune: FineTune,
+                  targets: tuple[str, ...]) -> FlopsReport:
+    flops = count_flops(spec, seq_len, attention, symbols)
+    adapters, train = 0, flops.train
+    if finetune.frozen_base:  # calc.formulas.finetune: frozen weights skip weight gradients
+        adapters, train = finetune_train_flops(spec, seq_len, attention, finetune, targets)
     return FlopsReport(
-        seq_len=seq_len, attention=attention,
-        forward=flops.forward, backward=flops.backward, train=flops.train,
+        seq_len=seq_len, attention=attention, forward=flops.forward, adapters_forward=adapters,
+        backward=train - flops.forward - adapters, train=train,
         inference=flops.inference_per_token, attention_share=flops.attention_share,
         components={k: v for k, v in flops.components.items() if v},
         six_n=counting.FLOPS_PER_MULTIPLY_ADD * counting.TRAIN_PER_FORWARD * active,
         two_n=counting.FLOPS_PER_MULTIPLY_ADD * active,
-        rules=rule_flops(spec, seq_len),
+        rules=rule_flops(spec, seq_len, symbols),
     )
 
 
 def implied_mfu(flops: float, gpu_hours: float, peak_flops: float) -> float:
     """The MFU at which `flops` take `gpu_hours` on GPUs of dense peak `peak_flops` FLOP/s:
     GPU-hours = FLOPs / (peak × MFU) / 3600 (calc.formulas.training) solved for MFU."""
-    return flops / (gpu_hours * 3600 * peak_flops)
+    return flops / (gpu_hours * counting.SECONDS_PER_HOUR * peak_flops)
 
 
 def _published(run: PublishedRun | None, gpu: str | None, tokens: float, flops: float,
-               flops_6nd: float, gpu_hours: float | None,
-               peak: float | None) -> PublishedComparison | None:
-    """The published run beside the estimate; a ratio only when tokens and GPU are the same."""
+               flops_6nd: float, gpu_hours: float | None, peak: float | None,
+               seq_len: int, context: int, attention: str) -> PublishedComparison | None:
+    """The published run beside the estimate; a ratio and an implied MFU only when the
+    estimate is that run: its tokens and GPU, at the model's training context (the published
+    run's), attention counted causally."""
     if run is None:
         return None
-    same = gpu is not None and gpu == run.gpu and tokens == run.tokens
+    differs = [what for what, same in (
+        ("tokens", tokens == run.tokens), ("GPU", gpu is not None and gpu == run.gpu),
+        ("sequence length", seq_len == context), ("attention", attention == "causal"))
+        if not same]
+    same = not differs
     ratio = gpu_hours / run.gpu_hours if same and gpu_hours and run.gpu_hours else None
     priced = same and run.gpu_hours and peak
     return PublishedComparison(
         gpu_hours=run.gpu_hours, flops=run.flops, mfu=run.mfu, tokens=run.tokens, gpu=run.gpu,
-        gpus=run.gpus, scope=run.scope, source=run.source, ratio=ratio,
+        gpus=run.gpus, scope=run.scope, source=run.source, same_run=same, differs=differs,
+        ratio=ratio,
         implied_mfu=implied_mfu(flops, run.gpu_hours, peak) if priced else None,
         implied_mfu_6nd=implied_mfu(flops_6nd, run.gpu_hours, peak) if priced else None)
 
 
 def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
-                     mfu_source: MFUSource) -> TrainingReport:
+                     mfu_source: MFUSource, precision: str = "bf16", low_precision: float = 0,
+                     asked: Costing | None = None) -> TrainingReport:
     assert workload.tokens is not None
     gpu = get_gpu(workload.gpu) if workload.gpu else None
     peak = gpu.peak_flops(workload.dtype) if gpu else None
+    low_peak = None
+    if gpu is not None and precision != "bf16":  # calc.formulas.precision
+        low_peak, base = gemm_peaks(gpu, precision, workload.dtype)
+        peak = effective_peak(flops.train, low_precision, base, low_peak)
     exact = training_cost(flops.train, workload.tokens, peak, workload.mfu, workload.gpus)
     rule = training_cost(flops.six_n, workload.tokens, peak, workload.mfu, workload.gpus)
     return TrainingReport(
+        **priced(asked, gpu, exact.gpu_hours), precision=precision, low_precision_peak=low_peak,
+        low_precision_share=low_precision / flops.train if low_peak else None,
         tokens=workload.tokens, flops=exact.flops, flops_6nd=rule.flops,
         gpu=gpu.name if gpu else None, gpu_title=gpu.title if gpu else None,
         dtype=workload.dtype, peak_flops=peak, mfu=workload.mfu, mfu_source=mfu_source,
         gpus=workload.gpus, gpu_hours=exact.gpu_hours, gpu_hours_6nd=rule.gpu_hours,
         days=exact.days,
         published=_published(preset.training, gpu.name if gpu else None, workload.tokens,
-                              exact.flops, rule.flops, exact.gpu_hours, peak),
+                              exact.flops, rule.flops, exact.gpu_hours, peak, flops.seq_len,
+                              preset.spec.context_length, flops.attention),
     )
 
 
@@ -227,13 +298,24 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
              gpu: str | None = None, seq_len: int | None = None, attention: str = "causal",
              dtype: str = "bf16", mfu: float | None = None, gpus: int = 1,
              mfu_source: MFUSource | None = None, system: str | None = None,
-             parallel: dict[str, Any] | None = None, search_layout: bool = False) -> Report:
+             parallel: dict[str, Any] | None = None, search_layout: bool = False,
+             finetune: str | FineTune = "full", lora_rank: int | None = None,
+             lora_targets: str | tuple[str, ...] | None = None, precision: str = "bf16",
+             price: float | None = None, pue: float | None = None,
+             grid_intensity: float | None = None, energy: bool = False,
+             **finetune_extra: Any) -> Report:
     """The full report for a preset name, spec file path, ModelSpec or Preset.
 
     `mfu` defaults to calc.counting.DEFAULT_MFU (labelled "default"); `seq_len` to the model's
     training context. With `parallel` (calc.spec.layout.Layout's fields) or `search_layout`, the
     training block also prices the tokens at the MFU calc.step predicts (`training.predicted`).
-    Bad input raises CalcError naming the field, value and what is allowed.
+    `finetune` 'lora' or 'qlora' trains adapters of `lora_rank` on `lora_targets` beside a
+    frozen base, which changes the step's FLOPs (calc.memory takes the same options for memory);
+    `precision` fp8, mxfp8 or nvfp4 runs the layers' projections at that peak
+    (calc.spec.gemm_precision); `price` per GPU-hour gives the cost, `energy` (or a `pue`,
+    default calc.counting.DEFAULT_PUE, or a `grid_intensity` in g CO2e/kWh) the energy from the
+    GPU's TDP and the emissions (calc.formulas.cost). Bad input raises CalcError naming the
+    field, value and what is allowed.
     """
     preset = resolve(model)
     spec = preset.spec
@@ -243,10 +325,19 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     except ValidationError as error:
         raise CalcError(one_line(error)) from None
     t = sequence_length(spec, workload.seq_len)
-    params = _params_report(preset)
-    flops = _flops_report(spec, t, workload.attention, params.active)
+    symbols = symbol_values(spec)  # once: the three counts below share it
+    given = {"lora_rank": lora_rank, "lora_targets": lora_targets, **finetune_extra}
+    ft = finetune_options(finetune, **{k: v for k, v in given.items() if v is not None})
+    ft_block, adapters = finetune_block(spec, ft, dtype if dtype in BYTES_PER_ELEMENT else "bf16")
+    params = _params_report(preset, symbols)
+    flops = _flops_report(spec, t, workload.attention, params.active, symbols, ft,
+                          adapters.targets)
     source = mfu_source or ("default" if mfu is None else "flag")
-    training = (_training_report(preset, workload, flops, source)
+    if precision not in GEMM_PRECISIONS:
+        raise CalcError(f"precision={precision!r}: allowed {', '.join(GEMM_PRECISIONS)}")
+    low = low_precision_train_flops(spec, ft, adapters.targets) if precision != "bf16" else 0
+    asked = costing(price, pue, grid_intensity, energy)
+    training = (_training_report(preset, workload, flops, source, precision, low, asked)
                 if workload.tokens is not None else None)
     if workload.gpu and training is None:
         get_gpu(workload.gpu)  # still reject an unknown GPU
@@ -264,25 +355,46 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
             dtype=workload.dtype, system=system, parallel=parallel,
             search_layout=search_layout)
         training = training.model_copy(update={"predicted": predicted})
+    notes = [*preset.notes, *filter(None, [context_note(spec, t)])]
+    unused = [f"{name}={value!r}" for name, value, given in (
+        ("gpu", gpu, gpu), ("gpus", gpus, gpus != 1), ("mfu", mfu, mfu is not None)) if given]
+    if training is None and unused:
+        notes.append(f"{', '.join(unused)} given without tokens: they price a training run, "
+                     f"so nothing used them; give tokens (--tokens 2e12) for GPU-hours and "
+                     f"days.")
     return Report(
         model=preset.name, title=preset.title, source=preset.source, spec=spec,
-        params=params, flops_per_token=flops, training=training,
+        params=params, flops_per_token=flops, training=training, notes=notes,
+        finetune=ft_block if ft.frozen_base else None,
         conventions=_conventions(flops.attention, training,
+                                 ft_block if ft.frozen_base else None,
                                  scans=set(spec.mixer_kinds) != {"attention"}),
     )
 
 
 def _conventions(attention: str, training: TrainingReport | None,
-                 scans: bool = False) -> list[str]:
+                 finetune: FineTuneBlock | None = None, scans: bool = False) -> list[str]:
     """The convention sentences of a report counted under `attention` (and `scans`: the model
     has Mamba, gated DeltaNet or short-convolution layers)."""
     lines = [counting.PARAMETERS, counting.FLOPS, counting.ATTENTION[attention],
-             *([counting.SCANS] if scans else []), counting.PASSES]
+             *([counting.SCANS] if scans else [])]
+    lines += finetune_sentences(finetune)[:2] if finetune else [counting.PASSES]
     if training is not None and training.peak_flops is not None:
         assert training.gpu is not None
-        lines.append(counting.gpu_hours_sentence(training.dtype, training.gpu,
-                                                 training.peak_flops, training.mfu,
-                                                 training.mfu_source, training.gpus))
+        dtype = (training.dtype if training.precision == "bf16" else
+                 f"{training.dtype} + {training.precision} effective")
+        lines.append(counting.gpu_hours_sentence(dtype, training.gpu, training.peak_flops,
+                                                 training.mfu, training.mfu_source,
+                                                 training.gpus))
+        if training.energy_kwh is not None or training.cost is not None:
+            gpu = get_gpu(training.gpu)
+            lines.append(counting.energy_sentence(
+                gpu.name, gpu.tdp_w or 0, training.pue or DEFAULT_PUE,
+                training.pue_source or DEFAULT_PUE_NOTE, training.grid_intensity))
+        if training.precision != "bf16":
+            lines.append(precision_sentence(training.precision) + " The peak above is the "
+                         "effective one: training FLOPs / (FP8/FP4 FLOPs / their peak + the "
+                         f"rest / the {training.dtype} peak).")
     if training is not None and training.predicted is not None:
         lines.append(counting.PREDICTED_MFU)
     lines.append(counting.UNITS)

@@ -18,7 +18,15 @@ from calc.counting import Bytes, whole
 from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, symbol_values
-from calc.presets import Preset, get_gpu, get_system, resolve, sequence_length, system_for_gpu
+from calc.presets import (
+    Preset,
+    context_note,
+    get_gpu,
+    get_system,
+    resolve,
+    sequence_length,
+    system_for_gpu,
+)
 from calc.spec import BYTES_PER_ELEMENT, GPU, ModelSpec
 from calc.spec.inference import MAX_BATCH, InferenceWorkload
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
@@ -38,7 +46,10 @@ class InferenceBlock(Frozen):
     params: int
     weights_bytes: Bytes
     kv_cache_bytes_per_token: Bytes = Field(description="one token, all layers, no window cap")
-    kv_cache_bytes: Bytes = Field(description="batch × context, sliding windows capped")
+    kv_cache_bytes: Bytes = Field(description="batch × context, sliding windows capped, over "
+                                              "all GPUs with its replicas")
+    kv_cache_copies: float = Field(description="copies of each KV head over the GPUs: 1 when "
+                                               "the GPUs split the heads, K/h_kv when K > h_kv")
     total_bytes: Bytes = Field(description="weights + KV cache")
     gpu_bytes: int = Field(description="gpus × memory_gib × 2^30")
     fits: bool
@@ -89,6 +100,12 @@ def _options(spec: ModelSpec, gpu: str, options: dict[str, Any]) -> InferenceWor
                                      "compute_dtype": parsed.compute_dtype_name})
 
 
+def kv_heads_per_gpu(spec: ModelSpec, gpus: int) -> int:
+    """Key/value heads one GPU caches, h_g: ⌈h_kv/K⌉, at least a whole head (replicated when K
+    exceeds the heads); MLA's one latent serves every head, so each GPU keeps it whole."""
+    return 1 if spec.attention.mla else -(-spec.n_kv_heads // gpus)
+
+
 def _last_true(predicate: Callable[[int], bool], low: int, high: int) -> int:
     """The largest n in [low, high] with predicate(n), for a predicate true up to some point
     (predicate(low) must hold)."""
@@ -127,7 +144,7 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = Non
     links (default: the GPU's reference system)."""
     preset = resolve(model)
     spec = preset.spec
-    opts = _options(spec, gpu, options)
+    opts = _options(spec, gpu, _checkpoint_dtypes(preset, options))
     device = get_gpu(gpu)
     peak = device.peak_flops(opts.compute_dtype_name)
     if device.bandwidth_gb_s is None:
@@ -138,7 +155,8 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = Non
     base = {
         **symbol_values(spec), "N": counts.total, "N_e": counts.components["moe/experts"],
         "q_w": BYTES_PER_ELEMENT[opts.dtype], "q_kv": BYTES_PER_ELEMENT[opts.kv_dtype_name],
-        "K": opts.gpus, "M_gib": device.memory_gib, "R": peak, "u": opts.mfu,
+        "K": opts.gpus, "h_g": kv_heads_per_gpu(spec, opts.gpus),
+        "M_gib": device.memory_gib, "R": peak, "u": opts.mfu,
         "BW": device.bandwidth_gb_s, "u_bw": opts.mbu,
         "F_p": flops.forward, "F_d": flops.inference_per_token,
     }
@@ -179,6 +197,8 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = Non
         weights_bytes=whole(here["weights"]),
         kv_cache_bytes_per_token=whole(here["kv_cache_per_token"]),
         kv_cache_bytes=whole(here["kv_cache"]), total_bytes=whole(here["total"]),
+        kv_cache_copies=whole(opts.gpus * base["h_g"] / (1 if spec.attention.mla
+                                                         else spec.n_kv_heads)),
         gpu_bytes=whole(here["gpu"]),
         fits=here["kv_cache"] <= room, max_batch=max(0, math.floor(here["batch_room"])),
         max_context=max_context,
@@ -197,8 +217,13 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = Non
         decode_seconds_with_communication=decode_total,
         communication_share=decode_extra / decode_total,
     )
+    notes = [*preset.notes, *filter(None, [context_note(spec, opts.context)])]
+    if max_context is not None and max_context > max(opts.context, spec.context_length):
+        notes.append(f"The largest context that fits at batch {opts.batch:,}, {max_context:,} "
+                     f"tokens, is past the {spec.context_length:,}-token context "
+                     f"{spec.name} was trained for: memory allows it, the model may not.")
     return InferenceReport(model=preset.name, title=preset.title, source=preset.source,
-                           inference=block, conventions=conventions(spec, block))
+                           inference=block, conventions=[*notes, *conventions(spec, block)])
 
 
 def _communication_sentence(block: InferenceBlock) -> str:
@@ -213,6 +238,18 @@ def _communication_sentence(block: InferenceBlock) -> str:
             f"{block.communication_link} link, NCCL's ring or tree, whichever is faster "
             f"(docs/step-time.md); not overlapped with compute, and added to the roofline "
             f"step: {block.communication_share:.1%} of the decode step.")
+
+
+def _checkpoint_dtypes(preset: Preset, options: dict[str, Any]) -> dict[str, Any]:
+    """`options` with the weights' dtype, when none is given, as the checkpoint stores them
+    (a quantized config.json: calc.hf.quantization), else InferenceWorkload's default."""
+    options = {key: value for key, value in options.items()
+               if not (key in ("dtype", "compute_dtype") and value is None)}
+    if "dtype" not in options and preset.weights_dtype is not None:
+        options["dtype"] = preset.weights_dtype
+        if "compute_dtype" not in options and preset.weights_compute_dtype is not None:
+            options["compute_dtype"] = preset.weights_compute_dtype
+    return options
 
 
 def _bound(compute: float, memory: float) -> Bound:
@@ -238,6 +275,14 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
     moe = ("; an MoE decode step reads the routed experts its b tokens touch, "
            "E·(1 − (1 − k/E)^b) per layer in expectation under uniform routing (derived)"
            if spec.moe else "")
+    if spec.attention.mla:
+        kv_split = (f"MLA's latent, which every head reads, is on each of the {o.gpus:,} GPUs"
+                    if o.gpus > 1 else "one GPU holds it all")
+    elif block.kv_cache_copies > 1:
+        kv_split = (f"{o.gpus:,} GPUs for {spec.n_kv_heads} KV heads replicate each head "
+                    f"{block.kv_cache_copies:g} times (vLLM's QKVParallelLinear)")
+    else:
+        kv_split = f"the {spec.n_kv_heads} KV heads split {o.gpus:,} ways"
     return [
         f"Weights: all {block.params:,} parameters at {o.dtype}, "
         f"{BYTES_PER_ELEMENT[o.dtype]:g} B each (quantisation scales not counted).",
@@ -252,9 +297,9 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
         f"matrix products, 2 per multiply-add), reading the weights and writing the cache "
         f"once. Decode: one token for each of the b sequences per step, attending to T cached "
         f"keys and reading the weights and the whole cache once{moe}.",
-        f"Memory: {o.gpus:,} × the catalogue memory_gib × 2^30 bytes; weights and cache are "
-        f"split evenly over the GPUs; activations, CUDA graphs and allocator overhead are not "
-        f"counted.",
+        f"Memory: {o.gpus:,} × the catalogue memory_gib × 2^30 bytes; weights are split "
+        f"evenly over the GPUs; the cache by whole KV heads: {kv_split}. Activations, CUDA "
+        f"graphs and allocator overhead are not counted.",
         _communication_sentence(block),
         "Units: bytes (GB = 1e9, GiB = 2^30); bandwidth in decimal GB/s as datasheets print it; "
         "seconds.",

@@ -8,7 +8,8 @@ calc.formulas.memory; this module maps the options onto their symbols and labels
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
@@ -16,19 +17,41 @@ from calc import _compiled
 from calc.counting import Bytes, whole
 from calc.document import Document
 from calc.errors import CalcError, one_line
-from calc.evaluate import count_params, symbol_values
-from calc.presets import Preset, get_gpu, resolve, sequence_length
+from calc.evaluate import (
+    count_params,
+    finetune_values,
+    gemm_values,
+    stage_values,
+    symbol_values,
+)
+from calc.presets import Preset, context_note, get_gpu, resolve, sequence_length
+from calc.reports._finetune import FineTuneBlock, finetune_block, finetune_sentences
+from calc.reports._memory_options import ConfigEcho, split_options
+from calc.reports._offload import OffloadBlock, offload_block, offload_sentence
 from calc.spec import BYTES_PER_ELEMENT, GPU, OPTIMIZERS, RECIPES, ModelSpec, TrainingMemory
+from calc.spec.finetune import FineTune
+from calc.spec.gemm_precision import gemm_peaks, precision_sentence
 from calc.spec.model import Frozen
+from calc.spec.offload import Offload
+
+
+class Fix(Frozen):
+    """A change of the options that makes the run fit: the smallest of its kind (FIXES)."""
+
+    changes: dict[str, int | str] = Field(description="TrainingMemory fields and new values")
+    total_bytes: Bytes
+    max_micro_batch: int
 
 
 class MemoryBlock(Frozen):
     options: TrainingMemory = Field(description="the options, recipe and seq_len resolved")
     params: int = Field(description="all parameters of the model")
     params_per_gpu: float = Field(description="parameters on the most loaded GPU (after t, p)")
-    bytes_per_param: dict[str, int] = Field(description="model-state bytes per parameter by "
-                                                        "piece, before ZeRO sharding")
-    weights_bytes: Bytes
+    bytes_per_param: dict[str, int | float] = Field(
+        description="model-state bytes per (trained) parameter by piece, before ZeRO sharding")
+    weights_bytes: Bytes = Field(description="weights that train (all, or the adapters)")
+    frozen_bytes: Bytes = Field(0, description="the frozen base (LoRA, QLoRA)")
+    weight_copies_bytes: Bytes = Field(0, description="FP8/FP4 casts of the projection weights")
     gradients_bytes: Bytes = Field(description="gradients, and their fp32 copy if any")
     optimizer_bytes: Bytes = Field(description="optimizer states and fp32 master weights "
                                                "(ZeRO's K)")
@@ -36,13 +59,30 @@ class MemoryBlock(Frozen):
     activations: dict[str, Bytes] = Field(description="layers, embedding, output layer")
     activations_per_layer_bytes: Bytes = Field(description="one dense layer, one micro-batch")
     total_bytes: Bytes
+    paged_bytes: Bytes = Field(0, description="optimizer states a paged optimizer may move "
+                                              "to the host; not counted against the GPU")
+    finetune: FineTuneBlock = Field(description="what trains: trainable and frozen parameters")
+    offload: OffloadBlock | None = Field(None, description="ZeRO-Offload/Infinity: what left "
+                                                           "the GPU and where it went")
     gpu: str | None
     gpu_title: str | None = None
     gpu_bytes: int | None = Field(description="memory_gib × 2^30")
     fits: bool | None
     headroom_bytes: Bytes | None = Field(description="gpu_bytes − total_bytes (< 0: short)")
     max_micro_batch: int | None = Field(description="largest micro-batch that fits; 0 when "
-                                                    "the model states alone do not")
+                                                    "not even one does")
+    states_bytes: Bytes = Field(description="weights (frozen ones too) + gradients + "
+                                            "optimizer states, on the GPU")
+    layers: int = Field(description="the model's layers L")
+    stage_layers: int = Field(description="layers on the most loaded GPU: ⌈L/p⌉")
+    kv_heads: int = Field(description="the model's key/value heads (MLA: its query heads)")
+    short: Literal["model states", "activations"] | None = Field(
+        None, description="what does not fit: the model states alone, or the activations of "
+                          "one micro-batch beside them; None when it fits or without a GPU")
+    fixes: list[Fix] = Field(
+        default_factory=list,
+        description="when it does not fit: for each kind of change (FIXES: recompute, tp, pp, "
+                    "cp, ZeRO, ZeRO-3 over more dp ranks) the smallest that fits")
 
 
 class MemoryReport(Document):
@@ -50,6 +90,7 @@ class MemoryReport(Document):
     title: str
     source: str
     memory: MemoryBlock
+    config: ConfigEcho | None = Field(None, description="the trainer config read (--from)")
     conventions: list[str]
 
 
@@ -63,6 +104,10 @@ def _options(spec: ModelSpec, gpu: str | None, options: dict[str, Any]) -> Train
     if heads % parsed.tp:
         raise CalcError(f"tp={parsed.tp} must divide attention.n_heads={heads} of {spec.name} "
                         f"(tensor parallelism splits the heads)")
+    kv = spec.n_kv_heads
+    if spec.attention.mla is None and kv % parsed.tp and parsed.tp % kv:
+        raise CalcError(f"tp={parsed.tp} and the {kv} KV heads of {spec.name}: one must divide "
+                        f"the other (each rank holds whole KV heads, split or replicated)")
     if parsed.pp > spec.n_layers:
         raise CalcError(f"pp={parsed.pp} exceeds n_layers={spec.n_layers} of {spec.name} "
                         f"(each pipeline stage needs a layer)")
@@ -82,13 +127,19 @@ def _options(spec: ModelSpec, gpu: str | None, options: dict[str, Any]) -> Train
     return parsed.model_copy(update={"recipe": parsed.recipe_name, "seq_len": seq_len})
 
 
-def symbol_values_for(spec: ModelSpec, options: TrainingMemory,
-                      gpu: GPU | None) -> dict[str, Any]:
-    """Every symbol calc.formulas.memory uses, for `spec` trained with resolved `options`."""
+def symbol_values_for(spec: ModelSpec, options: TrainingMemory, gpu: GPU | None,
+                      finetune: FineTune | None = None,
+                      targets: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every symbol calc.formulas.memory (and .finetune, .precision, .offload) uses, for `spec`
+    trained with resolved `options`, fully or as `finetune` with adapters on `targets`."""
     counts = count_params(spec)
     recipe, optimizer = RECIPES[options.recipe_name], OPTIMIZERS[options.optimizer]
-    return {
+    finetune = finetune or FineTune()
+    values = {
+        **finetune_values(finetune, targets, recipe.weights),
+        **gemm_values(options.precision, BYTES_PER_ELEMENT[options.dtype]),
         **symbol_values(spec), "T": options.seq_len, "b": options.micro_batch,
+        **stage_values(spec, options.tp, options.pp),
         "N": counts.total, "N_emb": counts.embedding, "N_head": counts.components["lm_head"],
         "N_e": counts.components["moe/experts"],
         "n_tp": options.tp, "n_pp": options.pp, "n_dp": options.dp, "n_cp": options.cp,
@@ -103,16 +154,74 @@ def symbol_values_for(spec: ModelSpec, options: TrainingMemory,
         "i_full": int(options.recompute == "full"),
         "M_gib": gpu.memory_gib if gpu else 0,
     }
+    if optimizer.shaped:  # bytes per trained parameter from the shapes (calc.formulas.optimizer)
+        frozen = finetune.frozen_base
+        key = optimizer.shaped + ("_adapters" if frozen else "")
+        trained = _compiled.finetune_counts(values)["adapters"] if frozen else counts.total
+        values["q_o"] = _compiled.optimizer_states(values)[key] / trained
+    return values
 
 
-def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
-           **options: Any) -> MemoryReport:
+@dataclass(frozen=True)
+class _Evaluated:
+    """The memory of one set of options, fine-tuning, precision and offload folded in."""
+
+    s: dict[str, Any]
+    states: dict[str, Any]  # weights, frozen, gradients, optimizer
+    activations: dict[str, Any]
+    per_layer: float
+    copies: float  # FP8/FP4 weight casts
+    moved: OffloadBlock | None
+    paged: float  # optimizer states a paged optimizer may move to the host
+    total: float  # everything on the GPU, paged states included
+    gpu: float
+    room: float  # micro-batches the memory holds (paged states evicted)
+
+    @property
+    def on_gpu(self) -> float:
+        return self.total - self.paged
+
+
+def _evaluate(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: FineTune,
+              targets: tuple[str, ...], off: Offload) -> _Evaluated:
+    s = symbol_values_for(spec, opts, device, ft, targets)
+    activations = _compiled.memory_activations(s)
+    totals = _compiled.memory(s)
+    if ft.frozen_base:  # adapters train, the base is frozen (calc.formulas.finetune)
+        states = _compiled.finetune_states(s)
+        tuned = _compiled.finetune_memory(s)
+        activations = {**activations, "adapters": tuned["adapter_activations"]}
+        total, room = tuned["total"], tuned["micro_batch_room"]
+    else:
+        states = {**_compiled.memory_states(s), "frozen": 0}
+        total, room = totals["total"], totals["micro_batch_room"]
+    copies = _compiled.precision_memory(s)["weight_copies"]
+    moved = offload_block(off, opts, device, s) if off.active else None
+    change = copies + (moved.gpu_live_bytes - moved.gpu_freed_bytes if moved else 0)
+    paged = states["optimizer"] if ft.paged else 0
+    per_micro_batch = sum(activations.values()) / opts.micro_batch
+    return _Evaluated(s, states, activations, totals["activations_per_layer"], copies, moved,
+                      paged, total + change, totals["gpu"],
+                      room + (paged - change) / per_micro_batch)
+
+
+def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = None,
+           from_file: str | None = None, **options: Any) -> MemoryReport:
     """Training memory of the most loaded GPU for a preset name, spec file, ModelSpec or Preset.
 
     `options` are the fields of calc.spec.TrainingMemory (seq_len, micro_batch, dtype, recipe,
-    optimizer, zero, dp, tp, pp, recompute, sequence_parallel, flash_attention, dropout). Bad
-    input raises CalcError naming the field, the value and what is allowed.
+    optimizer, zero, dp, tp, pp, cp, ep, vpp, recompute, sequence_parallel, flash_attention,
+    dropout, precision); `finetune` 'full', 'lora' or 'qlora' (or a calc.spec.finetune.FineTune)
+    with the adapters' `lora_rank` and `lora_targets` ('q,v', 'all-linear'), QLoRA's
+    `base_dtype` (nf4, fp4) and `double_quant`, and `paged` optimizer states;
+    `offload_optimizer` / `offload_params` ('cpu' or 'nvme': ZeRO-Offload, ZeRO-Infinity),
+    checked against a node's host memory (`system`, default the GPU's own, or
+    `host_memory_gib` with `gpus_per_node`). `from_file` reads a trainer config (DeepSpeed,
+    Megatron-LM, torchtitan, axolotl, transformers; calc.trainers) whose settings the options
+    given here override, and whose model is used when `model` is None. Bad input raises
+    CalcError naming the field, the value and what is allowed.
     """
+    model, options, ft, off, echo = split_options(model, from_file, options)
     preset = resolve(model)
     spec = preset.spec
     other = sorted(set(spec.mixer_kinds) - {"attention"})
@@ -121,31 +230,85 @@ def memory(model: str | ModelSpec | Preset, *, gpu: str | None = None,
                         f"is not modelled (Korthikanti et al. 2022 accounts for attention "
                         f"blocks); parameters, FLOPs and `infer` work for this model")
     opts = _options(spec, gpu, options)
+    ft_block, adapters = finetune_block(spec, ft, opts.dtype)
     device = get_gpu(gpu) if gpu else None
-    s = symbol_values_for(spec, opts, device)
-    states = _compiled.memory_states(s)
-    activations = _compiled.memory_activations(s)
-    totals = _compiled.memory(s)
+    if device is not None:
+        gemm_peaks(device, opts.precision, opts.dtype)  # the GPU runs these GEMMs at all
+    e = _evaluate(spec, opts, device, ft, adapters.targets, off)
     recipe = RECIPES[opts.recipe_name]
+    states = e.states
+    states_total = e.on_gpu - sum(e.activations.values())  # offload, copies, paging folded in
+    fits = e.on_gpu <= e.gpu if device else None
+    short = None if fits is not False else (
+        "model states" if states_total > e.gpu else "activations")
     block = MemoryBlock(
-        options=opts, params=s["N"], params_per_gpu=states["params_per_gpu"],
+        options=opts, params=e.s["N"],
+        params_per_gpu=_compiled.memory_states(e.s)["params_per_gpu"],
         bytes_per_param={"weights": recipe.weights, "gradients": recipe.gradients,
                          "gradient_copy": recipe.gradient_copy, "master": recipe.master,
-                         "optimizer_states": OPTIMIZERS[opts.optimizer].state_bytes},
-        weights_bytes=whole(states["weights"]), gradients_bytes=whole(states["gradients"]),
+                         "optimizer_states": e.s["q_o"]},
+        weights_bytes=whole(states["weights"]), frozen_bytes=whole(states["frozen"]),
+        weight_copies_bytes=whole(e.copies), gradients_bytes=whole(states["gradients"]),
         optimizer_bytes=whole(states["optimizer"]),
-        activations_bytes=whole(sum(activations.values())),
-        activations={key: whole(value) for key, value in activations.items()},
-        activations_per_layer_bytes=whole(totals["activations_per_layer"]),
-        total_bytes=whole(totals["total"]),
+        activations_bytes=whole(sum(e.activations.values())),
+        activations={key: whole(value) for key, value in e.activations.items()},
+        activations_per_layer_bytes=whole(e.per_layer),
+        total_bytes=whole(e.total), paged_bytes=whole(e.paged), finetune=ft_block,
+        offload=e.moved,
         gpu=device.name if device else None, gpu_title=device.title if device else None,
-        gpu_bytes=whole(totals["gpu"]) if device else None,
-        fits=totals["total"] <= totals["gpu"] if device else None,
-        headroom_bytes=whole(totals["gpu"] - totals["total"]) if device else None,
-        max_micro_batch=max(0, math.floor(totals["micro_batch_room"])) if device else None,
+        gpu_bytes=whole(e.gpu) if device else None,
+        fits=fits, headroom_bytes=whole(e.gpu - e.on_gpu) if device else None,
+        max_micro_batch=max(0, math.floor(e.room)) if device else None,
+        states_bytes=whole(states_total), short=short, layers=spec.n_layers,
+        stage_layers=e.s["L_s"], kv_heads=spec.n_kv_heads,
+        fixes=_fixes(spec, opts, device, ft, adapters.targets, off) if device and not fits
+        else [],
     )
+    notes = [*preset.notes, *filter(None, [context_note(spec, opts.seq_len, "s")])]
     return MemoryReport(model=preset.name, title=preset.title, source=preset.source,
-                        memory=block, conventions=conventions(block))
+                        memory=block, config=echo, conventions=[*notes, *conventions(block)])
+
+
+# What a run that does not fit could change, in the order tried; each group's candidates from
+# the least change to the most (degrees by powers of two, as layouts are chosen). The last group
+# shards the model states over more data-parallel ranks, which only ZeRO-3 does fully.
+_POWERS = tuple(2**i for i in range(1, 17))
+FIXES: dict[str, tuple[dict[str, int | str], ...]] = {
+    "recompute": ({"recompute": "selective"}, {"recompute": "full"}),
+    "tp": tuple({"tp": n} for n in _POWERS[:6]),
+    "pp": tuple({"pp": n} for n in _POWERS[:7]),
+    "cp": tuple({"cp": n} for n in _POWERS[:6]),
+    "zero": tuple({"zero": n} for n in (1, 2, 3)),
+    "zero-3 dp": tuple({"zero": 3, "dp": n} for n in _POWERS),
+}
+_RECOMPUTE = ("none", "selective", "full")
+
+
+def _beyond(current: dict[str, Any], changes: dict[str, int | str]) -> bool:
+    """Whether `changes` go further than `current` in every option they name."""
+    def rank(key: str, value: int | str) -> int:
+        return _RECOMPUTE.index(value) if key == "recompute" else int(value)
+    return all(rank(k, v) >= rank(k, current[k]) for k, v in changes.items()) and any(
+        v != current[k] for k, v in changes.items())
+
+
+def _fixes(spec: ModelSpec, opts: TrainingMemory, device: GPU, ft: FineTune,
+           targets: tuple[str, ...], off: Offload) -> list[Fix]:
+    """For each group of FIXES, the smallest change in it that makes the run fit."""
+    found = []
+    current = opts.model_dump(exclude={"gpu"})
+    for candidates in FIXES.values():
+        for changes in (c for c in candidates if _beyond(current, c)):
+            try:
+                changed = _options(spec, device.name, {**current, **changes})
+                e = _evaluate(spec, changed, device, ft, targets, off)
+            except CalcError:  # e.g. a tp that does not divide the heads, or no host memory
+                continue
+            if e.on_gpu <= e.gpu:
+                found.append(Fix(changes=changes, total_bytes=whole(e.total),
+                                 max_micro_batch=math.floor(e.room)))
+                break
+    return found
 
 
 def conventions(block: MemoryBlock) -> list[str]:
@@ -164,19 +327,27 @@ def conventions(block: MemoryBlock) -> list[str]:
             "selective": "selective recomputation recomputes the attention core (no s×s "
                          "scores kept)",
             "full": "full recomputation keeps only each layer's input, s·b·h·q_a bytes"}
+    kv_heads = block.kv_heads
+    kv = (f"with t > {kv_heads} KV heads each rank holds one whole KV head, each head "
+          f"replicated t/{kv_heads} = {o.tp // kv_heads} times (as vLLM's QKVParallelLinear "
+          f"does)" if o.tp > kv_heads else f"the {kv_heads} KV heads split t ways")
     sp = ("sequence parallelism splits norm inputs and dropout masks t ways"
           if o.sequence_parallel else
           "norm inputs and dropout masks are replicated on the t ranks (no sequence parallelism)")
+    trained = ("" if block.finetune.method == "full" else
+               " of each trained (adapter) parameter; the frozen base only its weights")
+    k = block.bytes_per_param["master"] + block.bytes_per_param["optimizer_states"]
     return [
         f"Model states: recipe {o.recipe_name!r} ({recipe.label}) with {optimizer.label}: "
-        f"{per_param} bytes per parameter before sharding. Sources: {recipe.source}; "
-        f"{optimizer.source}.",
-        "optimizer_bytes holds the optimizer states and the fp32 master weights (ZeRO's "
-        f"K = {block.bytes_per_param['master'] + block.bytes_per_param['optimizer_states']}); "
+        f"{per_param:.4g} bytes per parameter before sharding{trained}. Sources: "
+        f"{recipe.source}; {optimizer.source}.",
+        f"optimizer_bytes holds the optimizer states and the fp32 master weights (ZeRO's "
+        f"K = {k:.4g}); "
         f"{zero.format(dp=o.dp)} (Rajbhandari et al. 2020 §5, Fig. 1).",
-        f"Parallelism: the most loaded GPU holds 1/p = 1/{o.pp} of the layers and the "
-        f"embedding (and an untied LM head when p = 1), split t = {o.tp} ways, routed experts "
-        f"e = {o.ep} ways more (Megatron-LM theoretical_memory_usage.py); ZeRO shards over the "
+        f"Parallelism: the most loaded GPU holds the first pipeline stage's "
+        f"{block.stage_layers} = ⌈L/p⌉ of the {block.layers} layers and the embedding (and "
+        f"an untied LM head when p = 1), split t = {o.tp} ways, routed experts e = {o.ep} ways "
+        f"more (Megatron-LM theoretical_memory_usage.py); {kv}; ZeRO shards over the "
         f"N_d·c = {o.dp * o.cp} data- and context-parallel ranks (experts over N_d·c/e); "
         f"context parallelism keeps s/c = {o.seq_len // o.cp:,} tokens of each sequence per GPU"
         + (f"; the interleaved schedule (v = {o.vpp}) keeps 1 + (p − 1)/(p·v) times the "
@@ -184,11 +355,15 @@ def conventions(block: MemoryBlock) -> list[str]:
         f"Activations after Korthikanti et al. 2022 §4 (s·b·h·(34 + 5·a·s/h) per layer for "
         f"2-byte activations, 1-byte dropout masks, a 4h GeLU MLP), each tensor at this "
         f"model's widths: {kept[o.recompute]}; "
-        f"{'dropout masks stored' if o.dropout else 'no dropout'}; {sp}. The first pipeline "
-        f"stage holds L/p layers for p micro-batches in flight (1F1B), L layers' worth; the "
+        f"{'dropout masks stored' if o.dropout else 'no dropout'}; {sp}. Defaults are current "
+        f"practice (flash attention, no dropout); the paper's setting is --paper-2022. The "
+        f"first pipeline stage holds its layers for p micro-batches in flight (1F1B); the "
         f"embedding and output layer as Megatron-LM counts them.",
         "Not counted: temporary buffers (communication buckets, the logits' gradient), memory "
         "fragmentation and the CUDA context, which take a few more GB in practice.",
+        *(finetune_sentences(block.finetune) if block.finetune.method != "full" else []),
+        *([precision_sentence(o.precision)] if o.precision != "bf16" else []),
+        *([offload_sentence(block.offload)] if block.offload else []),
         "Units: bytes; GB = 1e9 bytes (the ZeRO paper's unit: 7.5B × 16 bytes = 120 GB), "
         "GiB = 2^30 bytes; a GPU's memory is its catalogue memory_gib × 2^30 (vendors' "
         "'80GB' of HBM is 80 GiB).",

@@ -35,7 +35,7 @@ class ScalingFit(Frozen):
 
 
 # Hoffmann et al. 2022 §3.3 (approach 3) and App. D.2, Eq. 10: L̂ = 1.69 + 406.4/N^0.34 +
-# 410.7/D^0.28 (published.json "chinchilla_appendix_f").
+# 410.7/D^0.28.
 CHINCHILLA = ScalingFit(
     E=1.69, A=406.4, B=410.7, alpha=0.34, beta=0.28,
     source="Hoffmann et al. 2022 (arXiv:2203.15556) §3.3 approach 3, App. D.2 Eq. 10")

@@ -18,14 +18,22 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from calc.counting import DEFAULT_MFU, DEFAULT_MFU_NOTE, UNITS
+from calc.counting import (
+    DEFAULT_MFU,
+    DEFAULT_MFU_NOTE,
+    FLOPS_PER_MULTIPLY_ADD,
+    HOURS_PER_DAY,
+    SECONDS_PER_HOUR,
+    TRAIN_PER_FORWARD,
+    UNITS,
+)
 from calc.document import Document
 from calc.evaluate import count_params
 from calc.presets import Preset, PublishedRun, list_presets, load_preset, load_unreproduced
 from calc.reports.estimate import estimate
 from calc.spec.model import Frozen
 
-ATTENTION = "causal"  # the convention every row is counted under (DESIGN.md, "Counting")
+ATTENTION = "causal"  # the convention every row is counted under (calc.counting.ATTENTION)
 
 
 class ReproducedRun(Frozen):
@@ -47,8 +55,8 @@ class ReproducedRun(Frozen):
     published_flops: float | None = Field(description="total training FLOPs as published")
     published_mfu: float | None = Field(description="MFU as published")
     published_mfu_convention: str = Field(description="how the published MFU was counted")
-    flops: float = Field(description="calc's exact training FLOPs: tokens × 3 × forward "
-                                     "FLOPs per token at seq_len")
+    flops: float = Field(description=f"calc's exact training FLOPs: tokens × "
+                                     f"{TRAIN_PER_FORWARD} × forward FLOPs per token at seq_len")
     flops_6nd: float = Field(description="6·N·D, N = active parameters")
     flops_ratio: float | None = Field(description="flops / published_flops")
     flops_6nd_ratio: float | None = Field(description="flops_6nd / published_flops")
@@ -60,11 +68,11 @@ class ReproducedRun(Frozen):
     ratio_at_published_mfu: float | None = Field(
         description="gpu_hours_at_published_mfu / published_gpu_hours")
     implied_mfu: float | None = Field(
-        description="flops / (published_gpu_hours × 3600 × peak_flops)")
+        description=f"flops / (published_gpu_hours × {SECONDS_PER_HOUR} × peak_flops)")
     implied_mfu_6nd: float | None = Field(
-        description="flops_6nd / (published_gpu_hours × 3600 × peak_flops)")
+        description=f"flops_6nd / (published_gpu_hours × {SECONDS_PER_HOUR} × peak_flops)")
     confidence: str | None = Field(description="how well the published figures are confirmed "
-                                               "(tags of ../shared/reference/published.json)")
+                                               "(calc.presets.Confidence)")
     source: str = Field(description="where the published figures come from")
 
 
@@ -146,15 +154,18 @@ def _order(preset: Preset) -> tuple[str, int]:
 
 CONVENTIONS = [
     "Tokens, GPUs, GPU-hours, FLOPs and MFU as published, each with its source and scope below; "
-    "GPU-hours 'derived' are GPUs × days × 24 from the source's own words.",
-    "calc's FLOPs: exact = tokens × 3 × forward FLOPs per token (every matrix product, a "
-    "multiply-add = 2 FLOPs, LM head included), counted at the model's pre-training context T "
-    "with causal attention (query i scores i keys); 6ND = 6 × active parameters × tokens.",
-    "GPU-hours = FLOPs / (dense peak of the catalogue GPU at the run's dtype × MFU) / 3600: at "
-    f"calc's default MFU ({DEFAULT_MFU_NOTE}) and at the run's published MFU.",
+    f"GPU-hours 'derived' are GPUs × days × {HOURS_PER_DAY} from the source's own words.",
+    f"calc's FLOPs: exact = tokens × {TRAIN_PER_FORWARD} × forward FLOPs per token (every "
+    f"matrix product, a multiply-add = {FLOPS_PER_MULTIPLY_ADD} FLOPs, LM head included), "
+    "counted at the model's pre-training context T with causal attention (query i scores i "
+    "keys); 6ND = 6 × active parameters × tokens.",
+    "GPU-hours = FLOPs / (dense peak of the catalogue GPU at the run's dtype × MFU) / "
+    f"{SECONDS_PER_HOUR}: at calc's default MFU ({DEFAULT_MFU_NOTE}) and at the run's published "
+    "MFU.",
     "ratio = calc's estimate / the published figure. Implied MFU = FLOPs / (published GPU-hours "
-    "× 3600 × dense peak), exact and 6ND; it includes everything the published hours include "
-    "(restarts, evaluation, long-context stages), so it is a lower bound on the MFU in the run.",
+    f"× {SECONDS_PER_HOUR} × dense peak), exact and 6ND; it includes everything the published "
+    "hours include (restarts, evaluation, long-context stages), so it is a lower bound on the "
+    "MFU in the run.",
     UNITS,
 ]
 

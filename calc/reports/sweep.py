@@ -25,13 +25,15 @@ they could pass 2⁶³ (the notes say which). numpy is imported here, never on t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+from calc.errors import install
 
 try:
     import numpy as np
 except ModuleNotFoundError:  # numpy is the `sweep` extra, not a core dependency
-    raise ModuleNotFoundError('calc.sweep needs numpy: pip install "calc[sweep]"') from None
+    raise ModuleNotFoundError(f"calc.sweep needs numpy: {install('sweep')}") from None
 
 from calc import _compiled, counting
 from calc.counting import DEFAULT_MFU
@@ -39,15 +41,20 @@ from calc.document import Shown
 from calc.errors import CalcError
 from calc.evaluate import LAYER_COUNTS, layer_count_values, symbol_values
 from calc.presets import Preset, get_gpu, resolve
-from calc.spec import DTYPES, ModelSpec
+from calc.spec import DTYPES, LayersSpec, ModelSpec
 from calc.sweeps.axes import LIMITS, integers, names_and_codes, numbers, rows_of
-from calc.sweeps.result import Columns
-from calc.sweeps.vectorise import CHUNK, Plan, each_chunk
+from calc.sweeps.result import Columns, Lazy
+from calc.sweeps.vectorise import FLOAT_CHUNK, Deferred, Plan, each_chunk
 from calc.symbols import INFO
 
 _OUTPUTS = {"total": "params_total", "embedding": "params_embedding",
             "non_embedding": "params_non_embedding", "active": "params_active",
             "weights_per_token": "flops_weights", "attention_per_sequence": "flops_attention_seq"}
+# calc._compiled.training recorded once on placeholders: each output is evaluated on its own,
+# and only when its column is read.
+_TRAINING_OUTPUTS = {"flops": "training_flops", "gpu_hours": "gpu_hours", "days": "days"}
+_TRAINING = {_TRAINING_OUTPUTS[key]: formula for key, formula in _compiled.training(
+    {name: Deferred.leaf(name) for name in ("F", "D", "u", "K", "R")}).items()}
 Models = str | ModelSpec | Preset | Sequence[str | ModelSpec | Preset]
 
 
@@ -111,6 +118,12 @@ def _where(condition: Any, a: Any, b: Any) -> Any:
     return np.where(condition, a, b)
 
 
+def _uniform(spec: ModelSpec) -> bool:
+    """Every layer global attention and a dense FFN, whatever the depth."""
+    return (spec.moe is None and spec.ffn is not None and spec.layers == LayersSpec()
+            and set(spec.attention_kinds) == {"global"})
+
+
 def _layer_counts(spec: ModelSpec, n_layers: int) -> tuple[int, ...]:
     """The layers of each kind (LAYER_COUNTS) of `spec` with n_layers layers (its patterns
     re-applied; an exception beyond the new depth is dropped)."""
@@ -137,16 +150,19 @@ def _symbols(presets: list[Preset], rows: dict[str, Any], axes: dict[str, np.nda
         s["d_emb"] = _where(projected, s["d_emb"], s["d"])
     if "n_layers" in rows:
         s["L"] = rows["n_layers"]
-        present = np.zeros(int(axes["n_layers"].max()) + 1, dtype=bool)
-        present[axes["n_layers"]] = True  # the distinct depths, without sorting every row
-        table = np.array([[_layer_counts(spec, n) for n in np.flatnonzero(present)]
-                          for spec in specs])
-        for column, name in enumerate(LAYER_COUNTS):
-            counts = table[:, :, column]
-            if counts.min() == counts.max():  # no such layer: the same for every depth
-                s[name] = int(counts.flat[0])
-            else:
-                s[name] = counts[model, (np.cumsum(present) - 1)[s["L"]]]
+        if all(_uniform(spec) for spec in specs):  # every layer attention and a dense FFN
+            s["L_att"] = s["L_dense"] = s["L"]  # the other counts are 0 at every depth
+        else:
+            present = np.zeros(int(axes["n_layers"].max()) + 1, dtype=bool)
+            present[axes["n_layers"]] = True  # the distinct depths, without sorting every row
+            table = np.array([[_layer_counts(spec, n) for n in np.flatnonzero(present)]
+                              for spec in specs])
+            for column, name in enumerate(LAYER_COUNTS):
+                counts = table[:, :, column]
+                if counts.min() == counts.max():  # the same for every depth
+                    s[name] = int(counts.flat[0])
+                else:
+                    s[name] = counts[model, (np.cumsum(present) - 1)[s["L"]]]
         checks["no MoE layer left"] = _where(
             _per_model([spec.moe is not None for spec in specs], model), s["L_moe"] > 0, True)
     if "n_heads" in rows:
@@ -168,9 +184,9 @@ def _symbols(presets: list[Preset], rows: dict[str, Any], axes: dict[str, np.nda
     elif "d_model" in rows or "n_heads" in rows:
         fixed = _per_model([spec.attention.mla is not None or spec.attention.head_dim is not None
                             for spec in specs], model)
-        width = s["d"] // s["h"]
+        width, rest = np.divmod(s["d"], s["h"])  # one pass for both
         s["d_qk"], s["d_v"] = _where(fixed, s["d_qk"], width), _where(fixed, s["d_v"], width)
-        checks["n_heads does not divide d_model"] = fixed | (s["d"] % s["h"] == 0)
+        checks["n_heads does not divide d_model"] = fixed | (rest == 0)
     if "d_ff" in rows:
         s["d_ff"] = rows["d_ff"]
     elif "ffn_ratio" in rows:
@@ -181,7 +197,8 @@ def _symbols(presets: list[Preset], rows: dict[str, Any], axes: dict[str, np.nda
         s["V"] = rows["vocab_size"]
     s["T"] = rows["seq_len"] if "seq_len" in rows else _per_model(
         [spec.context_length for spec in specs], model)
-    checks["seq_len beyond the learned position table"] = (s["P"] == 0) | (s["T"] <= s["P"])
+    if np.any(s["P"]):  # only a learned position table can be run past
+        checks["seq_len beyond the learned position table"] = (s["P"] == 0) | (s["T"] <= s["P"])
     s["i_causal"] = 1 - rows["attention"]  # codes: 0 causal, 1 full
     return s, model, checks
 
@@ -214,13 +231,14 @@ def _build(presets: list[Preset], axes: dict[str, np.ndarray], work: dict[str, n
     inputs = {"model": pick(model), "d_model": s["d"], "n_layers": s["L"], "n_heads": s["h"],
               "n_kv_heads": s["h_kv"], "head_dim": s["d_qk"], "d_ff": s["d_ff"],
               "vocab_size": s["V"], "seq_len": s["T"], "attention": 1 - s["i_causal"]}
-    columns, dtypes = _modelnumbers(s, n_a)
+    makers, dtypes = _modelnumbers(s, n_a)
+    columns = Lazy(inputs, makers)  # a number is computed when its column is first read
     used = [labels["attention"][code] for code in np.unique(axes["attention"])]
     gpus = labels.get("gpu") if "gpu" in work else None
     notes = _notes(used, dropped, dtypes, gpus, dtype, n_grid, n_a, mfu_given)
     if not work:
-        return Sweep(n_a, 1, True, {**inputs, **columns}, {}, None, labels, dtypes, notes,
-                     [*inputs, *columns])
+        return Sweep(n_a, 1, True, columns, {}, Lazy({}), labels, dtypes, notes, list(columns),
+                     dropped, n_grid - n_a)
     if grid:
         n_b, w = rows_of(work, grid=True)
     else:
@@ -229,71 +247,94 @@ def _build(presets: list[Preset], axes: dict[str, np.ndarray], work: dict[str, n
     if "gpu" in w:
         peaks = np.array([get_gpu(name).peak_flops(dtype) for name in labels["gpu"]])
         w["R"] = peaks[w["gpu"]]
-    train = columns["flops_train"]
-    both = ["training_flops", *(["gpu_hours", "days"] if "R" in w else [])]
-    return Sweep(n_a, n_b, grid, {**inputs, **columns}, {k: w[k] for k in work},
-                 lambda: _training(train, w, n_b if grid else 0), labels, dtypes, notes,
-                 [*inputs, *work, *columns, *both])
+    names = ["training_flops", *(["gpu_hours", "days"] if "R" in w else [])]
+    n_work = n_b if grid else 0
+    both = Lazy({}, {name: lambda _, name=name: _training(name, columns, w, n_work)
+                     for name in names})
+    return Sweep(n_a, n_b, grid, columns, {k: w[k] for k in work}, both, labels, dtypes,
+                 notes, [*inputs, *work, *makers, *names], dropped, n_grid - n_a)
 
 
-def _modelnumbers(s: dict[str, Any], n: int) -> tuple[dict[str, Any], dict[str, str]]:
-    """Parameters and FLOPs per token of every row (the compiled formulas, traced)."""
+Maker = Callable[[Lazy], np.ndarray | dict[str, np.ndarray]]
+
+
+def _modelnumbers(s: dict[str, Any], n: int) -> tuple[dict[str, Maker], dict[str, str]]:
+    """How to compute each number column of the rows (the compiled formulas, traced), and the
+    dtype each has; nothing is computed until a column is read."""
     varying = {name: INFO[name].kind == "indicator" or name == "i_causal"
                for name, v in s.items() if isinstance(v, np.ndarray)}
     constants = {name: int(v) for name, v in s.items() if not isinstance(v, np.ndarray)}
     plan = Plan.trace([_compiled.params_summary, _compiled.flops], constants, varying,
                       keep=set(_OUTPUTS))
     arrays = {name: np.ascontiguousarray(s[name], dtype=np.int64) for name in varying}
-    raw = plan.run(arrays, n)
-    out = {_OUTPUTS[key]: value for key, value in raw.items()}
-    derived = {name: np.empty(n) for name in ("flops_forward", "flops_train", "attention_share")}
+    kinds = plan.dtypes(arrays)  # bounds only: no formula is run here
 
-    def chunk(lo: int, hi: int) -> None:  # in cache-sized blocks, like the formulas themselves
-        part = slice(lo, hi)
-        t = s["T"][part] if isinstance(s["T"], np.ndarray) else s["T"]
-        weights, per_sequence = out["flops_weights"][part], out["flops_attention_seq"][part]
-        if per_sequence.dtype == np.int64:  # forward = weights + per_sequence / T, exactly
-            whole, rest = np.divmod(per_sequence, t)  # as calc.evaluate's Fraction rounds it
-            forward = (weights + whole).astype(np.float64) + rest / t
-        else:
-            forward = weights + per_sequence / t
-        derived["flops_forward"][part] = forward
-        derived["flops_train"][part] = counting.TRAIN_PER_FORWARD * forward
-        derived["attention_share"][part] = per_sequence / t / forward
+    def polynomial(*keys: str) -> Maker:  # outputs run together share their products
+        return lambda _: {_OUTPUTS[key]: value for key, value in
+                          plan.run(arrays, n, keys=set(keys), dtypes=kinds).items()}
 
-    each_chunk(n, CHUNK, chunk)
-    out.update(derived)
-    return out, {name: str(value.dtype) for name, value in out.items()}
+    def t_of(part: slice) -> Any:
+        return s["T"][part] if isinstance(s["T"], np.ndarray) else s["T"]
+
+    def forward(columns: Lazy) -> np.ndarray:
+        weights, per_seq = columns["flops_weights"], columns["flops_attention_seq"]
+        out = np.empty(n)
+
+        def chunk(lo: int, hi: int) -> None:  # in cache-sized blocks, like the formulas
+            part, t = slice(lo, hi), t_of(slice(lo, hi))
+            if per_seq.dtype == np.int64:  # forward = weights + per_sequence / T, exactly
+                whole, rest = np.divmod(per_seq[part], t)  # as calc.evaluate rounds it
+                out[part] = (weights[part] + whole).astype(np.float64) + rest / t
+            else:
+                out[part] = weights[part] + per_seq[part] / t
+
+        each_chunk(n, FLOAT_CHUNK, chunk)
+        return out
+
+    def share(columns: Lazy) -> np.ndarray:
+        per_seq, forward_ = columns["flops_attention_seq"], columns["flops_forward"]
+        out = np.empty(n)
+
+        def chunk(lo: int, hi: int) -> None:
+            part = slice(lo, hi)
+            out[part] = per_seq[part] / t_of(part) / forward_[part]
+
+        each_chunk(n, FLOAT_CHUNK, chunk)
+        return out
+
+    # Forward FLOPs need both FLOP polynomials; a parameter count is read on its own.
+    flops_ = ("weights_per_token", "attention_per_sequence")
+    makers: dict[str, Maker] = {_OUTPUTS[key]: polynomial(*(flops_ if key in flops_ else [key]))
+                                for key in plan.outputs}
+    makers["flops_forward"] = forward
+    makers["flops_train"] = lambda columns: counting.TRAIN_PER_FORWARD * columns["flops_forward"]
+    makers["attention_share"] = share
+    dtypes = {_OUTPUTS[key]: np.dtype(kind).name for key, kind in kinds.items()}
+    dtypes |= {name: "float64" for name in ("flops_forward", "flops_train", "attention_share")}
+    return makers, dtypes
 
 
-def _training(train: np.ndarray, w: dict[str, np.ndarray], n_work: int
-              ) -> dict[str, np.ndarray]:
-    """Training FLOPs, GPU-hours and days (calc._compiled.training) of every configuration.
+def _training(name: str, columns: Lazy, w: dict[str, np.ndarray], n_work: int) -> np.ndarray:
+    """Training FLOPs, GPU-hours or days (calc._compiled.training) of every configuration.
 
     `n_work` > 0: a grid, every model row × every workload row; 0: rows zipped. Computed in
     blocks that fit in the cache, which is several times faster than whole-array temporaries.
     """
-    n = len(train) * max(n_work, 1)
-    names = {"flops": "training_flops", "gpu_hours": "gpu_hours", "days": "days"}
-    if "R" not in w:
-        del names["gpu_hours"], names["days"]
-    out = {name: np.empty(n) for name in names.values()}
+    train, formula = columns["flops_train"], _TRAINING[name]
+    out = np.empty(len(train) * max(n_work, 1))
 
     def chunk(lo: int, hi: int) -> None:
         if n_work:
             work = {k: v[None, :] for k, v in w.items()}
-            where = slice(lo * n_work, hi * n_work)
-            values = {"F": train[lo:hi, None]}
+            values, dest = {"F": train[lo:hi, None]}, out[lo * n_work:hi * n_work]
+            dest = dest.reshape(hi - lo, n_work)
         else:
             work = {k: v[lo:hi] for k, v in w.items()}
-            where = slice(lo, hi)
-            values = {"F": train[lo:hi]}
+            values, dest = {"F": train[lo:hi]}, out[lo:hi]
         values.update(D=work["tokens"], u=work["mfu"], K=work["gpus"], R=work.get("R", 1.0))
-        cost = _compiled.training(values)
-        for key, name in names.items():
-            out[name][where] = np.ravel(cost[key])
+        formula.evaluate(values, out=dest)
 
-    each_chunk(len(train), max(1, CHUNK // n_work) if n_work else CHUNK, chunk)
+    each_chunk(len(train), max(1, FLOAT_CHUNK // n_work) if n_work else FLOAT_CHUNK, chunk)
     return out
 
 
@@ -306,7 +347,8 @@ def _notes(attention: list[str], dropped: dict[str, int], dtypes: dict[str, str]
     if gpus:
         source = "given" if mfu_given else f"default {DEFAULT_MFU:g}"
         lines.append(f"GPU-hours = training FLOPs / (dense {dtype} peak of the row's GPU × MFU "
-                     f"[{source}]) / 3600; days = GPU-hours / (GPUs × 24).")
+                     f"[{source}]) / {counting.SECONDS_PER_HOUR}; days = GPU-hours / (GPUs × "
+                     f"{counting.HOURS_PER_DAY}).")
     lines.append(counting.UNITS)
     floats = [name for name, kind in dtypes.items()
               if kind == "float64" and name.startswith(("params_", "flops_weights",

@@ -93,7 +93,7 @@ def _search(model: RunModel, predicted: float) -> tuple[float | None, Layout | N
             f"search at least as fast ({predicted / best.time.step:.2f}× the authors' "
             f"predicted speed)")
     reasons = []
-    theirs = memory_total(setup.base_symbols, layout, {})
+    theirs = memory_total(model.spec, setup.base_symbols, layout, {})
     if theirs > setup.capacity:
         reasons.append(f"calc.memory puts the authors' layout at {theirs / 2**30:,.0f} GiB > "
                        f"{setup.capacity / 2**30:,.0f} GiB")

@@ -18,8 +18,9 @@ from pydantic import Field
 
 from calc.counting import BACKWARD_PER_FORWARD
 from calc.document import Document
-from calc.errors import CalcError
+from calc.errors import CalcError, install
 from calc.evaluate import count_flops, count_params
+from calc.host import memory_errors, require_memory
 from calc.spec import ModelSpec
 from calc.spec.model import Frozen
 
@@ -38,6 +39,11 @@ CONVENTIONS = [
     "MoE: each token goes to exactly top-k experts (the router's top-k on real tensors, a "
     "balanced assignment on the meta device, which has no values).",
 ]
+
+
+# Counting FLOPs runs a forward and a backward pass: fp32 weights and their gradients, 4 + 4
+# bytes per parameter, before any activation.
+VERIFY_BYTES_PER_PARAM = 8
 
 
 class Check(Frozen):
@@ -96,11 +102,19 @@ def verify(spec: ModelSpec, seq_len: int | None = None, *, batch: int = 1,
     from calc.verify.model import build
 
     t = seq_len or min(spec.context_length, 128)
-    start = time.perf_counter()
-    model = build(spec, device)
-    counted_params = count_parameters(model)
-    counted = torch_flops(model, t, batch)
     analytic = count_params(spec)
+    if device != "meta":  # real tensors: refuse before building what the machine cannot hold
+        n = analytic.total + analytic.mtp
+        require_memory(VERIFY_BYTES_PER_PARAM * n,
+                       f"verify on {device}: {spec.name}'s {n:,} fp32 parameters and their "
+                       f"gradients", "use --device meta (the default), which counts any size "
+                       "without memory")
+    start = time.perf_counter()
+    with memory_errors(f"verify {spec.name} on {device} ({batch} × {t} tokens)",
+                       "use --device meta, or a smaller --batch or --seq-len"):
+        model = build(spec, device)
+        counted_params = count_parameters(model)
+        counted = torch_flops(model, t, batch)
     counted_mtp = sum(v for k, v in counted_params.items() if k.startswith("mtp/"))
     param_checks = _checks({k: v for k, v in analytic.components.items() if v},
                            {k: v for k, v in counted_params.items() if not k.startswith("mtp/")},
@@ -152,7 +166,7 @@ def compare_with_transformers(spec: ModelSpec, seq_len: int,
     where transformers runs a part another way (calc.verify.hf_implementation) that part as it
     runs."""
     if find_spec("transformers") is None:
-        raise CalcError("--hf needs transformers: pip install -e '.[hf]'")
+        raise CalcError(f"--hf needs transformers: {install('hf')}")
     from calc.hf.export import buffer_params, hf_config_from_spec
     from calc.verify.hf_implementation import transformers_flops
     from calc.verify.hf_reference import count

@@ -5,22 +5,27 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from calc.counting import DEFAULT_MFU, TOKENS_PER_PARAMETER
+from calc.numbers import annotated
 from calc.spec.hardware import Dtype
 from calc.spec.model import Frozen
+
+Flops, Days, MFU = annotated("flops"), annotated("days"), annotated("mfu")
+TokensPerParameter = annotated("tokens_per_parameter")
 
 
 class ComputeBudget(Frozen):
     """Either `flops`, or `gpu` with `days` (and `gpus`, `mfu`, `dtype`)."""
 
-    flops: float | None = Field(None, gt=0, le=1e40, description="training FLOPs C")
+    flops: Flops | None = Field(None, description="training FLOPs C")
     gpu: str | None = Field(None, min_length=1, description="GPU catalogue name")
     gpus: int = Field(1, ge=1, le=10_000_000, description="GPUs K")
-    days: float | None = Field(None, gt=0, le=1e6, description="wall-clock days t")
-    mfu: float = Field(DEFAULT_MFU, gt=0, le=1, description="model FLOPs utilisation u")
+    days: Days | None = Field(None, description="wall-clock days t")
+    mfu: MFU = Field(DEFAULT_MFU, description="model FLOPs utilisation u")
     dtype: Dtype = Field("bf16", description="dtype whose dense peak is used")
-    tokens_per_parameter: float = Field(
-        TOKENS_PER_PARAMETER, gt=0, le=1e6,
-        description="tokens per parameter of the rule of thumb (Chinchilla: 20)")
+    tokens_per_parameter: TokensPerParameter = Field(
+        TOKENS_PER_PARAMETER,
+        description=f"tokens per parameter of the rule of thumb (Chinchilla's: "
+                    f"{TOKENS_PER_PARAMETER})")
 
     @model_validator(mode="after")
     def _one_route(self) -> ComputeBudget:

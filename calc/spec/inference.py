@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from calc.numbers import annotated
 from calc.spec.hardware import Dtype
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
 from calc.spec.precision import StorageDtype
@@ -16,6 +17,9 @@ DEFAULT_COMPUTE = {"int4": "bf16"}
 # The KV cache stays in the activations' 16-bit dtype unless --kv-dtype says otherwise (vLLM's
 # kv_cache_dtype "auto").
 WIDE = ("fp32", "bf16", "fp16")
+
+
+MFU, MBU = annotated("mfu"), annotated("mbu")
 
 
 class InferenceWorkload(Frozen):
@@ -35,8 +39,8 @@ class InferenceWorkload(Frozen):
     compute_dtype: Dtype | None = Field(
         None, description="dtype whose dense peak runs the matmuls; default the weights' dtype "
                           "(int4: bf16)")
-    mfu: float = Field(1.0, gt=0, le=1, description="fraction of the dense peak reached")
-    mbu: float = Field(1.0, gt=0, le=1, description="fraction of the memory bandwidth reached")
+    mfu: MFU = Field(1.0, description="fraction of the dense peak reached")
+    mbu: MBU = Field(1.0, description="fraction of the memory bandwidth reached")
 
     @property
     def kv_dtype_name(self) -> str:

@@ -1,7 +1,8 @@
 """Training-memory options: precision recipe, optimizer, ZeRO stage, parallelism, recomputation.
 
 The recipes and optimizers are data: bytes per parameter for each piece of the model states, each
-with the source that publishes it (published.json "bytes_per_param_variants", "zero_model_states").
+with the source that publishes it (its `source`: ZeRO §3.1, the Megatron-LM README, Hugging Face's
+docs and Ultra-Scale Playbook).
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from calc.spec.gemm_precision import GemmPrecision
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
 
-Recipe = Literal["mixed", "mixed-fp32-grads", "mixed-fp32-grad-copy", "fp32"]
-Optimizer = Literal["adamw", "sgd", "adam8bit"]
+Recipe = Literal["mixed", "mixed-fp32-grads", "mixed-fp32-grad-copy", "fp32", "pure-bf16"]
+Optimizer = Literal["adamw", "adam8bit", "sgd", "lion", "adafactor", "muon"]
 Recompute = Literal["none", "selective", "full"]
 TrainingDtype = Literal["bf16", "fp16", "fp32"]
 MAX_DEGREE = 10_000_000  # GPUs in one parallel dimension (calc.spec.Workload.gpus allows as many)
@@ -37,7 +39,8 @@ RECIPES: dict[str, RecipeInfo] = {
         2, 2, 0, 4, "16-bit weights and gradients, fp32 master weights",
         "Rajbhandari et al. 2020 (ZeRO) §3.1: 2Ψ + 2Ψ + KΨ, K = 12 with Adam → 16 bytes"),
     "mixed-fp32-grads": RecipeInfo(
-        2, 4, 0, 4, "16-bit weights, fp32 gradients, fp32 master weights",
+        2, 4, 0, 4, "16-bit weights, fp32 gradients (bf16 with fp32 gradient accumulation), "
+        "fp32 master weights",
         "Hugging Face Transformers docs, model_memory_anatomy (weights 6 = 2 + 4, gradients 4, "
         "AdamW 8 → 18); Megatron-LM README, 'bf16 param, fp32 grads' 18 → 6 + 12/d"),
     "mixed-fp32-grad-copy": RecipeInfo(
@@ -47,24 +50,52 @@ RECIPES: dict[str, RecipeInfo] = {
     "fp32": RecipeInfo(
         4, 4, 0, 0, "fp32 weights and gradients, no master copy",
         "Megatron-LM README, 'fp32 param, fp32 grads' 16 → 8 + 8/d"),
+    "pure-bf16": RecipeInfo(
+        2, 2, 0, 0, "16-bit weights and gradients, no fp32 master copy (optimizer states fp32)",
+        "Dettmers et al. 2023 (QLoRA) §1: regular 16-bit fine-tuning of a 65B model needs "
+        ">780 GB, 12 bytes per parameter (2 + 2 + Adam's 8)"),
 }
 
 
 @dataclass(frozen=True)
 class OptimizerInfo:
-    state_bytes: int  # per parameter
+    state_bytes: float  # per parameter; for a shaped optimizer, per parameter of a hidden matrix
     label: str
     source: str
+    # Optimizers whose states depend on the shapes: the key of their bytes in
+    # calc.formulas.optimizer.OPTIMIZER_STATES (the whole model; "<key>_adapters" under LoRA).
+    shaped: str | None = None
 
 
 OPTIMIZERS: dict[str, OptimizerInfo] = {
     "adamw": OptimizerInfo(8, "AdamW: fp32 m and v",
                            "Hugging Face Transformers docs, model_memory_anatomy: 8 bytes"),
-    "adam8bit": OptimizerInfo(2, "8-bit AdamW (bitsandbytes): 1-byte m and v",
-                              "Hugging Face Transformers docs, model_memory_anatomy: 2 bytes"),
+    "adam8bit": OptimizerInfo(
+        2, "8-bit AdamW (bitsandbytes): 1-byte m and v",
+        "Hugging Face Transformers docs, model_memory_anatomy: 2 bytes; Dettmers et al. 2022 "
+        "(8-bit Optimizers via Block-wise Quantization) §2: one fp32 absmax per block of 2048 "
+        "values, +0.2 %, not counted"),
     "sgd": OptimizerInfo(4, "SGD with momentum: one fp32 state",
                          "Hugging Face Transformers docs, model_memory_anatomy: 4 bytes"),
+    "lion": OptimizerInfo(4, "Lion: one fp32 momentum",
+                          "Chen et al. 2023 (Symbolic Discovery of Optimization Algorithms) §2: "
+                          "Lion keeps only the momentum, half of AdamW's states"),
+    "adafactor": OptimizerInfo(
+        0, "Adafactor: factored fp32 second moment, no first moment",
+        "Shazeer & Stern 2018 (Adafactor) §3: n + m values for an n × m matrix, a full second "
+        "moment for vectors; Hugging Face's Adafactor default beta1=None (no momentum)",
+        shaped="adafactor"),
+    "muon": OptimizerInfo(
+        4, "Muon: one fp32 momentum per hidden matrix, AdamW's 8 bytes elsewhere",
+        "Jordan et al. 2024 (Muon: an optimizer for hidden layers); Liu et al. 2025 (Muon is "
+        "Scalable for LLM Training) §2: embeddings, LM head and vectors keep AdamW",
+        shaped="muon"),
 }
+
+
+# Korthikanti et al. 2022's activations (and Megatron-LM's of that time): eager attention that
+# stores the s×s scores, dropout masks after attention and the MLP.
+PAPER_2022 = {"flash_attention": False, "dropout": True}
 
 
 class TrainingMemory(Frozen):
@@ -96,8 +127,16 @@ class TrainingMemory(Frozen):
                             "full (keep only each layer's input)")
     sequence_parallel: bool = Field(
         False, description="split norms and dropouts along the sequence over the t ranks")
-    flash_attention: bool = Field(False, description="attention kernel stores no s×s scores")
-    dropout: bool = Field(True, description="dropout masks are stored (Korthikanti et al.)")
+    # Defaults: what current LLM training does. FlashAttention (Dao et al. 2022) keeps no s×s
+    # scores, and current models train without dropout (the config.json of
+    # meta-llama/Llama-3.1-8B, deepseek-ai/DeepSeek-V3, Qwen/Qwen3-4B and
+    # allenai/OLMo-2-0425-1B: "attention_dropout": 0.0). Korthikanti et al. 2022's setting is
+    # PAPER_2022 (`python -m calc memory --paper-2022`).
+    flash_attention: bool = Field(True, description="attention kernel stores no s×s scores")
+    dropout: bool = Field(False, description="dropout masks are stored (Korthikanti et al.)")
+    precision: GemmPrecision = Field(
+        "bf16", description="the projections' GEMMs: bf16 (the dtype), or fp8/mxfp8/nvfp4 "
+                            "with cached low-precision weight copies (calc.spec.gemm_precision)")
 
     @model_validator(mode="after")
     def _recipe_matches_dtype(self) -> TrainingMemory:

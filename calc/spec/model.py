@@ -3,10 +3,10 @@
 One frozen pydantic model with parts for attention (MHA/GQA/MQA, MLA, QK-norm, sliding windows;
 calc.spec.attention), the feed-forward network (plain or gated), mixture-of-experts,
 normalisation, positions, and the per-layer structure with the other mixers (Mamba, gated
-DeltaNet, short convolutions; calc.spec.layers). The
-names follow the two source chapters (../shared/seeds: "1.3 Transformer", CS336 lecture 3) and the
-Hugging Face config fields they map to. Cross-field rules are validators whose messages name the
-fields; derived values (head width, MoE layer count, ...) are plain properties.
+DeltaNet, short convolutions; calc.spec.layers). The names follow the papers (d_model, d_ff,
+n_heads: Vaswani et al. 2017 §3; n_layers, context_length as n_ctx: Kaplan et al. 2020 Table 1)
+and the Hugging Face config fields they map to. Cross-field rules are validators whose messages
+name the fields; derived values (head width, MoE layer count, ...) are plain properties.
 """
 
 from __future__ import annotations
@@ -354,7 +354,13 @@ class ModelSpec(Frozen):
 
     @property
     def n_local_layers(self) -> int:
-        return self.layer_counts["local"]
+        """layer_kinds.count("local"); with attention on every layer and no exceptions, counted
+        per repeat of the pattern (no per-layer tuple: calc.estimate reads it on every call)."""
+        if self.layers.exceptions or self.layers.mixer_pattern != ("attention",):
+            return self.layer_counts["local"]
+        pattern = self.attention.pattern
+        whole, rest = divmod(self.n_layers, len(pattern))
+        return whole * pattern.count("local") + pattern[:rest].count("local")
 
     @property
     def moe_layers(self) -> tuple[bool, ...]:
@@ -363,7 +369,15 @@ class ModelSpec(Frozen):
 
     @property
     def n_moe_layers(self) -> int:
-        return sum(self.moe_layers)
+        """sum(moe_layers); without an FFN pattern or exceptions, without the per-layer tuple:
+        layer i is MoE when i >= first_dense_layers and every divides i + 1, so the MoE layers
+        are the multiples of `every` in (first_dense_layers, n_layers]."""
+        moe = self.moe
+        if moe is None:
+            return 0
+        if self.layers.ffn_pattern or self.layers.at("ffn"):
+            return sum(self.moe_layers)
+        return max(0, self.n_layers // moe.every - moe.first_dense_layers // moe.every)
 
     @property
     def has_ffn(self) -> bool:

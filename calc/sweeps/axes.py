@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from calc.errors import CalcError
+from calc.numbers import parse
 from calc.spec.model import MAX_HEADS, MAX_LAYERS, MAX_TOKENS_CONTEXT, MAX_VOCAB, MAX_WIDTH
 
 # The ranges ModelSpec allows (calc.spec.model), so that every row is a spec it accepts.
@@ -39,10 +40,16 @@ def integers(name: str, value: Any) -> np.ndarray:
 
 def numbers(name: str, value: Any, upper: float | None) -> np.ndarray:
     array = _array(name, value)
+    if array.dtype.kind in "UO":  # "2T" as calc.estimate and the CLI read it
+        try:
+            array = np.array([parse(v) for v in array.tolist()], dtype=np.float64)
+        except ValueError as error:
+            raise CalcError(f"sweep {name}: {error}") from None
     if array.dtype.kind not in "iuf":
         raise CalcError(f"sweep {name}: expected numbers, got {array[:5].tolist()}")
     array = array.astype(np.float64, copy=False)
-    if not np.all(np.isfinite(array)) or array.min() <= 0 or (upper and array.max() > upper):
+    low, high = array.min(), array.max()  # NaN and ±inf show in these: no third pass
+    if not (np.isfinite(low) and np.isfinite(high)) or low <= 0 or (upper and high > upper):
         allowed = f"in (0, {upper:g}]" if upper else "positive and finite"
         raise CalcError(f"sweep {name}: expected numbers {allowed}, got {array[:5].tolist()}")
     return array
@@ -58,7 +65,7 @@ def names_and_codes(name: str, value: Any, allowed: list[str] | None
         raise CalcError(f"sweep {name}: expected a name or a list of names, got {value!r}")
     names, codes = _factorise(array)
     if allowed is None:
-        return names.tolist(), codes.astype(np.int64)
+        return names.tolist(), codes.astype(np.int64, copy=False)
     for v in names.tolist():
         if v not in allowed:
             raise CalcError(f"sweep {name}={v!r}: expected one of {', '.join(allowed)}")
@@ -69,13 +76,27 @@ def _factorise(array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct strings and each one's index: sorting millions of strings is slow, so the
     names are taken from a sample and matched by comparison, sorting only if some are missed."""
     names = np.unique(array[:: max(1, len(array) // 4096)])
-    codes = np.full(len(array), -1, dtype=np.int64)
-    if len(names) <= 64:
-        for i, name in enumerate(names):
-            codes[array == name] = i
-    if codes.min() < 0:
-        names, codes = np.unique(array, return_inverse=True)
-    return names, codes
+    if len(names) <= 64:  # small codes summed (a masked assignment costs more than a compare)
+        words, name_words = _words(array), _words(names.astype(array.dtype))
+        codes = np.zeros(len(array), dtype=np.uint8)
+        matched = np.zeros(len(array), dtype=bool)
+        for i, name in enumerate(name_words):
+            same = words[:, 0] == name[0]
+            for column in range(1, words.shape[1]):
+                same &= words[:, column] == name[column]
+            codes += same.view(np.uint8) * np.uint8(i)
+            matched |= same
+        if matched.all():
+            return names, codes.astype(np.int64)
+    return np.unique(array, return_inverse=True)
+
+
+def _words(array: np.ndarray) -> np.ndarray:
+    """Fixed-width strings as rows of machine words: comparing a few words is several times
+    faster than numpy's character-by-character string comparison, and as exact."""
+    size = array.dtype.itemsize  # 4 bytes per character, zero-padded
+    word = np.uint64 if size % 8 == 0 else np.uint32
+    return np.ascontiguousarray(array).view(word).reshape(len(array), -1)
 
 
 def rows_of(axes: dict[str, np.ndarray], grid: bool, n: int | None = None

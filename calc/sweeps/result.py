@@ -3,18 +3,45 @@ calc.reports.sweep.Sweep is these columns as a report).
 
 A grid's columns are kept factored — the model part (one row per model shape) and the workload
 part (tokens × GPUs × ...) — and expanded to full length only when a column is read, so a
-ten-million-row grid costs memory only for what is used. `to_dataframe()` needs pandas (not a
-dependency of calc); the text columns (model, attention, gpu) become categoricals there.
-numpy is imported inside the methods.
+ten-million-row grid costs memory only for what is used. A computed column is computed when it
+is first read (`Lazy`), so reading one column costs only that column and what it is made from.
+`to_dataframe()` needs pandas (not a dependency of calc); the text columns (model, attention,
+gpu) become categoricals there. numpy is imported inside the methods.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
+
+
+class Lazy(Mapping[str, Any]):
+    """Columns by name, each made on first read and kept; `ready` columns are there from the
+    start. A maker gets this mapping (a column can be made from others) and returns the column,
+    or a dict of columns made together (its own and others it costs nothing more to keep)."""
+
+    def __init__(self, ready: Mapping[str, Any],
+                 make: Mapping[str, Callable[[Lazy], Any]] | None = None):
+        self._values = dict(ready)
+        self._make = dict(make or {})
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._values:
+            made = self._make[name](self)  # KeyError for an unknown name
+            self._values.update(made if isinstance(made, dict) else {name: made})
+        return self._values[name]
+
+    def __contains__(self, name: object) -> bool:  # without making the column
+        return name in self._values or name in self._make
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**dict.fromkeys(self._values), **dict.fromkeys(self._make)})
+
+    def __len__(self) -> int:
+        return len(self._values.keys() | self._make.keys())
 
 
 class Columns:
@@ -28,18 +55,22 @@ class Columns:
     training_flops, gpu_hours and days.
     """
 
-    def __init__(self, n_model: int, n_work: int, grid: bool, model: dict[str, Any],
-                 work: dict[str, Any], both: Callable[[], dict[str, np.ndarray]] | None,
+    def __init__(self, n_model: int, n_work: int, grid: bool, model: Mapping[str, Any],
+                 work: dict[str, Any], both: Mapping[str, np.ndarray],
                  labels: dict[str, list[str]], dtypes: dict[str, str], conventions: list[str],
-                 columns: list[str]):
+                 columns: list[str], dropped: dict[str, int] | None = None,
+                 n_dropped: int = 0):
         self._n_model, self._n_work, self._grid = n_model, n_work, grid
         self.columns = columns  # in display order: inputs, then numbers
-        self._model, self._work = model, work
-        self._compute_both, self._computed = both, None
+        # one row per model shape, one per workload, one per (shape, workload) pair
+        self._model, self._work, self._both = model, work, both
         self._labels = labels
         self._cache: dict[str, np.ndarray] = {}
         self.count_dtypes = dtypes  # what the formulas' outputs were evaluated in
         self.conventions = conventions
+        # model shapes no spec allows, left out: how many, and how many break each rule (a
+        # shape may break several)
+        self.n_dropped, self.dropped = n_dropped, dict(dropped or {})
 
     # ---- columns ------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -56,13 +87,6 @@ class Columns:
             self._cache[name] = (np.asarray(self._labels[name])[codes]
                                  if name in self._labels else codes)
         return self._cache[name]
-
-    @property
-    def _both(self) -> dict[str, np.ndarray]:
-        """Columns of every (model, workload) pair, computed on first use."""
-        if self._computed is None:
-            self._computed = self._compute_both() if self._compute_both else {}
-        return self._computed
 
     def _codes(self, name: str) -> np.ndarray:
         """The column at full length (codes for a text column)."""

@@ -18,8 +18,9 @@ at T = 1M), so a column's dtype says whether it is exact.
 from __future__ import annotations
 
 import os
+import threading
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -29,20 +30,29 @@ import numpy as np
 Monomial = tuple[int, ...]  # atom ids, sorted, with repetition (T·T = (t, t))
 INT64_MAX = (1 << 63) - 1
 CHUNK = 16384  # rows per chunk: a few int64 temporaries of this length stay in L2
+# Float formulas (forward FLOPs, training cost) keep one temporary per operation: blocks four
+# times larger still fit in L2 and halve the dispatches, which dominate at 16,384 (measured).
+FLOAT_CHUNK = 4 * CHUNK
 # numpy releases the GIL inside each operation, so chunks run on every core at once.
 WORKERS = min(4, os.cpu_count() or 1)
+
+
+_POOL: list[ThreadPoolExecutor] = []  # one pool per process: starting threads costs more than
+_POOL_NAME = "calc-sweep"  # a column's chunks on a busy machine (measured, bench/sweep.py)
 
 
 def each_chunk(n: int, step: int, job: Callable[[int, int], None]) -> None:
     """job(lo, hi) for every chunk of range(n), on WORKERS threads when there is enough."""
     starts = range(0, n, step)
-    if WORKERS == 1 or len(starts) < 4:
+    inside = threading.current_thread().name.startswith(_POOL_NAME)  # a job's own chunks
+    if WORKERS == 1 or len(starts) < 4 or inside:
         for lo in starts:
             job(lo, min(n, lo + step))
         return
-    with ThreadPoolExecutor(WORKERS) as pool:
-        for future in [pool.submit(job, lo, min(n, lo + step)) for lo in starts]:
-            future.result()  # re-raise a chunk's error here
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(WORKERS, thread_name_prefix=_POOL_NAME))
+    for future in [_POOL[0].submit(job, lo, min(n, lo + step)) for lo in starts]:
+        future.result()  # re-raise a chunk's error here
 
 
 # Operations whose results are atoms of their own: min(a, b) and ⌊a/b⌋ (chunked attention).
@@ -203,11 +213,15 @@ class Plan:
                 for key, poly in self.outputs.items()}
 
     # ---- evaluation ---------------------------------------------------------------------
-    def run(self, arrays: Mapping[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
-        """Every output over `n` rows; `arrays` holds each varying symbol's int64 values."""
-        dtypes = self.dtypes(arrays)
-        order = _atom_order(self.outputs.values())  # one order: outputs share products
-        outputs = {key: _terms(poly, order) for key, poly in self.outputs.items()}
+    def run(self, arrays: Mapping[str, np.ndarray], n: int, keys: Collection[str] | None = None,
+            dtypes: Mapping[str, type] | None = None) -> dict[str, np.ndarray]:
+        """The outputs `keys` (default all) over `n` rows; `arrays` holds each varying symbol's
+        int64 values, `dtypes` the outputs' `self.dtypes(arrays)` when already known. Outputs run
+        together share their products."""
+        wanted = {key: poly for key, poly in self.outputs.items() if keys is None or key in keys}
+        dtypes = self.dtypes(arrays) if dtypes is None else dtypes
+        order = _atom_order(wanted.values())  # one order: outputs share products
+        outputs = {key: _terms(poly, order) for key, poly in wanted.items()}
         minima = {atom: [_terms(side, _atom_order([side])) for side in sides]
                   for atom, sides in self.space.minima.items()}
         results = {key: np.empty(n, dtype=dtypes[key]) for key in outputs}
@@ -230,6 +244,61 @@ class Plan:
 
         each_chunk(n, CHUNK, chunk)
         return results
+
+
+_OPS: dict[str, Callable[..., Any]] = {"+": np.add, "-": np.subtract, "*": np.multiply,
+                                       "/": np.true_divide}
+
+
+class Deferred:
+    """Arithmetic on named arrays, recorded when a compiled float formula (calc._compiled's
+    `training`) runs on placeholders and evaluated later, chunk by chunk: only the outputs read
+    are computed, each operation in the formula's own order, so every float rounds as it does in
+    calc.estimate."""
+
+    __slots__ = ("args", "op")
+
+    def __init__(self, op: str, args: tuple[Any, ...]):
+        self.op, self.args = op, args
+
+    @classmethod
+    def leaf(cls, name: str) -> Deferred:
+        return cls("leaf", (name,))
+
+    def __add__(self, other: Any) -> Deferred:
+        return Deferred("+", (self, other))
+
+    def __radd__(self, other: Any) -> Deferred:
+        return Deferred("+", (other, self))
+
+    def __sub__(self, other: Any) -> Deferred:
+        return Deferred("-", (self, other))
+
+    def __rsub__(self, other: Any) -> Deferred:
+        return Deferred("-", (other, self))
+
+    def __mul__(self, other: Any) -> Deferred:
+        return Deferred("*", (self, other))
+
+    def __rmul__(self, other: Any) -> Deferred:
+        return Deferred("*", (other, self))
+
+    def __truediv__(self, other: Any) -> Deferred:
+        return Deferred("/", (self, other))
+
+    def __rtruediv__(self, other: Any) -> Deferred:
+        return Deferred("/", (other, self))
+
+    def evaluate(self, values: Mapping[str, Any], out: np.ndarray | None = None) -> Any:
+        """The value over `values` (name → array or number), written into `out` if given."""
+        if self.op == "leaf":
+            value = values[self.args[0]]
+            if out is None:
+                return value
+            out[...] = value
+            return out
+        a, b = (x.evaluate(values) if isinstance(x, Deferred) else x for x in self.args)
+        return _OPS[self.op](a, b) if out is None else _OPS[self.op](a, b, out=out)
 
 
 def _terms(poly: Poly, order: dict[int, tuple[int, int]]) -> list[tuple[int, Monomial]]:

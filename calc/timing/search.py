@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from calc import _compiled
 from calc.errors import CalcError
+from calc.evaluate import stage_values
 from calc.spec import GPU, ModelSpec
 from calc.spec.layout import Layout, check
 from calc.timing.compute import Device
@@ -122,9 +123,11 @@ def variants(base: Layout) -> Iterator[Layout]:
                                               "sequence_parallel": sp})
 
 
-def memory_symbols(base: dict[str, Any], layout: Layout) -> dict[str, Any]:
-    """calc.formulas.memory's symbols for `layout`, on top of the model's (`base`)."""
-    return {**base, "b": layout.micro_batch, "n_tp": layout.tp, "n_pp": layout.pp,
+def memory_symbols(spec: ModelSpec, base: dict[str, Any], layout: Layout) -> dict[str, Any]:
+    """calc.formulas.memory's symbols for `layout`, on top of the model's (`base`): the most
+    loaded GPU's layers and KV heads follow the layout's tp and pp."""
+    return {**base, **stage_values(spec, layout.tp, layout.pp), "b": layout.micro_batch,
+            "n_tp": layout.tp, "n_pp": layout.pp,
             "n_dp": layout.dp, "n_cp": layout.cp, "n_ep": layout.ep, "n_vp": layout.vpp,
             "i_vp": int(layout.vpp > 1), "i_z1": int(layout.zero >= 1),
             "i_z2": int(layout.zero >= 2), "i_z3": int(layout.zero >= 3),
@@ -133,7 +136,7 @@ def memory_symbols(base: dict[str, Any], layout: Layout) -> dict[str, Any]:
             "i_full": int(layout.recompute == "full"), "i_drop": int(layout.dropout)}
 
 
-def memory_total(base: dict[str, Any], layout: Layout, cache: dict) -> float:
+def memory_total(spec: ModelSpec, base: dict[str, Any], layout: Layout, cache: dict) -> float:
     """calc.formulas.memory's total (model states + activations), each part cached by the
     fields it reads."""
     states_key = ("states", layout.tp, layout.pp, layout.dp, layout.cp, layout.ep, layout.zero)
@@ -141,7 +144,7 @@ def memory_total(base: dict[str, Any], layout: Layout, cache: dict) -> float:
                        layout.micro_batch, layout.recompute, layout.sequence_parallel,
                        layout.flash_attention, layout.dropout)
     if states_key not in cache or activations_key not in cache:
-        s = memory_symbols(base, layout)
+        s = memory_symbols(spec, base, layout)
         states = _compiled.memory_states(s)
         cache[states_key] = states["weights"] + states["gradients"] + states["optimizer"]
         cache[activations_key] = sum(_compiled.memory_activations(s).values())
@@ -173,7 +176,7 @@ def search(spec: ModelSpec, terms: ModelTerms, gpu: GPU, device: Device, network
             continue
         for layout in variants(base):
             evaluated += 1
-            total = memory_total(base_symbols, layout, cache)
+            total = memory_total(spec, base_symbols, layout, cache)
             fits = total <= capacity
             if not fits and not price_rejected:
                 continue

@@ -6,8 +6,8 @@ about a second), parameters counted by `numel` (a tied tensor once), forward FLO
 `torch.utils.flop_counter.FlopCounterMode` over input_ids of shape [1, T]. Two switches make
 the forward countable, both as of transformers 5.24.0:
 
-- `attn_implementation="eager"`: attention as explicit matmuls (SDPA's fused CPU kernel counts
-  0; DESIGN.md "Verification").
+- `attn_implementation="eager"`: attention as explicit matmuls (FlopCounterMode has no formula
+  for SDPA's fused CPU kernel and counts it 0).
 - `experts_implementation="batched_mm"`: the default "grouped_mm" path
   (transformers/integrations/moe.py) calls torch._grouped_mm, which FlopCounterMode has no
   formula for, so expert FLOPs vanish; "eager" loops over the experts a token hit, which needs
@@ -36,41 +36,59 @@ from torch.utils.flop_counter import FlopCounterMode
 from transformers import masking_utils
 
 from calc.hf import read_hf_config
+from calc.hf.multimodal import is_multimodal
 
 # Keys dropped before building. quantization_config: from_config does not quantise, and the
 # key would only make transformers look for kernels (DeepSeek-V3 ships fp8). auto_map: names
 # the authors' remote modeling code; the cross-check is transformers' own class, never code
 # from the hub.
 _NOT_ARCHITECTURE = ("quantization_config", "auto_map")
+# Dynamic NTK RoPE (InternLM3's rope_scaling) rescales its frequencies from the largest
+# position id, a value (Tensor.item) meta tensors lack. RoPE holds no parameters and no matrix
+# product, so the cross-check builds the model with plain RoPE.
+_ROPE_KEYS = ("rope_scaling", "rope_parameters")
+
+
+def _dynamic_rope(value: Any) -> bool:
+    return isinstance(value, dict) and "dynamic" in (value.get("rope_type"), value.get("type"))
 
 
 def _config_dict(config: dict[str, Any] | str | Path) -> dict[str, Any]:
     data = config if isinstance(config, dict) else read_hf_config(config)
-    return {key: value for key, value in data.items() if key not in _NOT_ARCHITECTURE}
+    return {key: value for key, value in data.items() if key not in _NOT_ARCHITECTURE
+            and not (key in _ROPE_KEYS and _dynamic_rope(value))}
 
 
-# Multimodal configs whose language model calc counts: built from their text_config alone
-# (the vision tower is not counted), as the text model type.
-TEXT_MODELS = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
+class LanguageModel(nn.Module):
+    """A multimodal model's language model and LM head, the part calc counts
+    (calc.hf.multimodal): input_ids → logits without the vision or audio towers."""
 
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        inner = model.model
+        self.language_model = getattr(inner, "language_model", None) or inner.text_model
+        self.lm_head = model.lm_head
 
-def language_model_config(data: dict[str, Any]) -> dict[str, Any]:
-    """The config of the language model calc counts: `data` itself, or a multimodal config's
-    text_config."""
-    if data.get("model_type") not in TEXT_MODELS:
-        return data
-    text = data.get("text_config") or {}
-    return {**text, "model_type": text.get("model_type") or TEXT_MODELS[data["model_type"]]}
+    def forward(self, input_ids: torch.Tensor, use_cache: bool = False) -> torch.Tensor:
+        hidden = self.language_model(input_ids=input_ids, use_cache=use_cache).last_hidden_state
+        return self.lm_head(hidden)
 
 
 def build(config: dict[str, Any] | str | Path) -> nn.Module:
-    """transformers' causal LM for `config` (a config.json dict or path), on the meta device."""
-    data = language_model_config(_config_dict(config))
+    """transformers' causal LM for `config` (a config.json dict or path), on the meta device;
+    for a multimodal config, its LanguageModel."""
+    data = _config_dict(config)
     model_type = data.pop("model_type")
     hf_config = transformers.AutoConfig.for_model(model_type, **data)
+    multimodal = is_multimodal(data)
+    auto = (transformers.AutoModelForImageTextToText if multimodal
+            else transformers.AutoModelForCausalLM)
     with torch.device("meta"):
-        return transformers.AutoModelForCausalLM.from_config(
-            hf_config, attn_implementation="eager", experts_implementation="batched_mm")
+        model = auto.from_config(hf_config, attn_implementation="eager",
+                                 experts_implementation="batched_mm")
+    if multimodal and not hasattr(model, "model"):  # Llama 4: the wrapper holds a causal LM
+        return model.language_model
+    return LanguageModel(model) if multimodal else model
 
 
 def parameters_by_module(model: nn.Module) -> dict[str, int]:

@@ -22,19 +22,24 @@ def view(report: Any) -> View:
     """The title, tables and notes that show `report` (a report of calc.reports.<X>)."""
     module = type(report).__module__
     if not module.startswith(_REPORTS):
-        raise TypeError(f"no view for {type(report).__name__}: reports live in calc.reports")
+        raise CalcError(f"render: {type(report).__name__} is not a calc report (what "
+                        f"calc.estimate, calc.memory, calc.compare ... return)")
     name = module.removeprefix(_REPORTS)
     return importlib.import_module(f"calc.views.{name}").view(report)
 
 
-def render(report: Any, fmt: str = "text") -> str:
-    """A calc report in one of calc.tables.FORMATS."""
+def render(report: Any, fmt: str = "text", table: str | None = None) -> str:
+    """A calc report in one of calc.tables.FORMATS; `table` keeps one of its tables (named by
+    calc.tables.table_key; not with json, whose keys are the report's own)."""
     if fmt not in FORMATS:
         raise CalcError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
     if fmt == "json":
+        if table is not None:
+            raise CalcError("--table picks a printed table; with --format json every value is "
+                            "already under its own key")
         return render_json(report.to_dict())
     shown = view(report)
-    return render_tables(shown.title, shown.tables, shown.notes, fmt)
+    return render_tables(shown.title, shown.tables, shown.notes, fmt, table)
 
 
 document.renderer = render

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from calc.counting import DEFAULT_MFU
 from calc.reports.bench import BenchReport
 from calc.tables import Column, Table, View, human
 
@@ -35,7 +36,8 @@ def view(report: BenchReport) -> View:
         step.add("MFU vs dense peak", f"{100 * s.mfu_vs_peak:.2f} %")
     step.add("MFU vs measured matmul ceiling", f"{100 * s.mfu_vs_ceiling:.2f} %")
     if s.predicted_seconds_at_peak is not None:
-        step.add("predicted seconds at peak × MFU 0.4", f"{s.predicted_seconds_at_peak:.4g}")
+        step.add(f"predicted seconds at peak × MFU {DEFAULT_MFU:g}",
+                 f"{s.predicted_seconds_at_peak:.4g}")
     step.add("predicted seconds at the ceiling (lower bound)",
              f"{s.predicted_seconds_at_ceiling:.4g}")
     notes = [*report.conventions, *([d.note] if d.note else [])]

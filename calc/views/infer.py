@@ -17,7 +17,8 @@ def view(report: InferenceReport) -> View:
     memory = bytes_table("Memory")
     add_bytes(memory, "weights", i.weights_bytes, f"{i.params:,} parameters")
     add_bytes(memory, "KV cache per token", i.kv_cache_bytes_per_token, "all layers, no window")
-    add_bytes(memory, f"KV cache, {o.batch:,} × {o.context:,} tokens", i.kv_cache_bytes)
+    add_bytes(memory, f"KV cache, {o.batch:,} × {o.context:,} tokens", i.kv_cache_bytes,
+              f"{i.kv_cache_copies:g} copies over the GPUs" if i.kv_cache_copies > 1 else "")
     add_bytes(memory, "total", i.total_bytes, verdict(i.fits))
     add_bytes(memory, "GPU memory", i.gpu_bytes, f"{o.gpus:,} × {i.gpu_title}")
     memory.add(f"largest batch at context {o.context:,}", i.max_batch, None, None,

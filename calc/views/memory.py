@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from calc.reports.memory import MemoryReport
-from calc.tables import Column, Table, View, add_bytes, bytes_table, verdict
+from calc.reports._memory_options import ConfigEcho
+from calc.reports._offload import OffloadBlock
+from calc.reports.memory import FIXES, MemoryReport
+from calc.tables import GIB, Column, Table, View, add_bytes, bytes_table, verdict
+from calc.views._finetune import finetune_table
 
 _ZERO_STAGE = {"weights": 3, "gradients": 2, "gradient_copy": 1, "master": 1,
                "optimizer_states": 1}
@@ -15,23 +18,42 @@ def view(report: MemoryReport) -> View:
              f"micro-batch {o.micro_batch}, ZeRO {o.zero}, dp {o.dp}, tp {o.tp}, pp {o.pp})")
     table = bytes_table("Memory per GPU")
     per = m.bytes_per_param
-    add_bytes(table, "weights", m.weights_bytes, f"{per['weights']} B/param")
+    ft = m.finetune
+    if ft.method != "full":
+        add_bytes(table, f"frozen base ({ft.frozen_dtype})", m.frozen_bytes,
+                  f"{ft.bytes_per_frozen_weight:.6g} B per projection weight")
+    add_bytes(table, "weights" if ft.method == "full" else "adapter weights", m.weights_bytes,
+              f"{per['weights']} B/param")
+    if m.weight_copies_bytes:
+        add_bytes(table, f"{o.precision} weight copies (row- and column-wise)",
+                  m.weight_copies_bytes, "projections only")
     add_bytes(table, "gradients", m.gradients_bytes,
            f"{per['gradients']} B/param" + (f" + fp32 copy {per['gradient_copy']}"
                                              if per["gradient_copy"] else ""))
     add_bytes(table, "optimizer states + fp32 master", m.optimizer_bytes,
-           f"{per['optimizer_states']} + {per['master']} B/param")
+           f"{per['optimizer_states']:.4g} + {per['master']} B/param")
     add_bytes(table, "activations", m.activations_bytes, f"recompute {o.recompute}")
     for key, value in m.activations.items():
         add_bytes(table, f"  activations: {key}", value)
     add_bytes(table, "  one dense layer, one micro-batch", m.activations_per_layer_bytes,
            "Korthikanti et al. 2022 §4")
-    add_bytes(table, "total", m.total_bytes, verdict(m.fits))
+    off = m.offload
+    if off is not None:
+        add_bytes(table, f"moved off the GPU (optimizer → {off.optimizer}, parameters → "
+                         f"{off.params})", -off.gpu_freed_bytes, "ZeRO-Offload/Infinity")
+        if off.gpu_live_bytes:
+            add_bytes(table, "gathered weights live on the GPU", off.gpu_live_bytes,
+                      "two of the largest modules")
+    add_bytes(table, "total", m.total_bytes, "" if m.paged_bytes else verdict(m.fits))
+    if m.paged_bytes:
+        add_bytes(table, "  of which paged optimizer states (host when short)", m.paged_bytes)
+        add_bytes(table, "on the GPU (total − paged)", m.total_bytes - m.paged_bytes,
+                  verdict(m.fits))
     if m.gpu is not None:
         add_bytes(table, f"GPU memory ({m.gpu})", m.gpu_bytes, m.gpu_title or "")
         add_bytes(table, "headroom (GPU − total)", m.headroom_bytes)
         table.add("largest micro-batch that fits", m.max_micro_batch, None, None,
-                  "model states alone do not fit" if m.max_micro_batch == 0 else "")
+                  _short(report) if m.max_micro_batch == 0 else "")
     recipe = Table(f"Bytes per parameter (recipe {o.recipe!r}, optimizer {o.optimizer!r}), "
                    f"before sharding",
                    [Column("piece"), Column("bytes", "int"), Column("split over dp from ZeRO")])
@@ -39,4 +61,71 @@ def view(report: MemoryReport) -> View:
         if value:
             recipe.add(key.replace("_", " "), value, f"stage {_ZERO_STAGE[key]}")
     recipe.add("total", sum(per.values()), "")
-    return View(title, [table, recipe], [*report.conventions, f"Model: {report.source}."])
+    tables = [table, recipe] + ([finetune_table(ft)] if ft.method != "full" else [])
+    if off is not None:
+        tables.append(_offload_table(off))
+    if m.short is not None:
+        tables.append(_fixes(report))
+    notes = [*report.conventions, f"Model: {report.source}."]
+    if report.config is not None:
+        tables.insert(0, _config_table(report.config))
+        ignored = ", ".join(report.config.ignored) or "none"
+        notes.insert(0, f"Ignored from {report.config.path} (calc does not model them): "
+                        f"{ignored}.")
+    return View(title, tables, notes)
+
+
+def _short(report: MemoryReport) -> str:
+    """What does not fit, in one cell."""
+    m = report.memory
+    if m.short == "model states":
+        return f"the model states alone ({m.states_bytes / GIB:,.1f} GiB) do not fit"
+    layers = m.activations_bytes / m.options.micro_batch
+    return (f"the model states fit ({m.states_bytes / GIB:,.1f} GiB); one micro-batch of "
+            f"activations ({layers / GIB:,.1f} GiB) does not")
+
+
+def _flags(changes: dict[str, int | str]) -> str:
+    return " ".join(f"--{key.replace('_', '-')} {value}" for key, value in changes.items())
+
+
+def _fixes(report: MemoryReport) -> Table:
+    """What would make it fit: the smallest change of each kind that does."""
+    m = report.memory
+    table = Table("What would make it fit: the smallest change of each kind, alone",
+                  [Column("change"), Column("total per GPU", "bytes"),
+                   Column("largest micro-batch", "int")])
+    for fix in m.fixes:
+        table.add(_flags(fix.changes), fix.total_bytes, fix.max_micro_batch)
+    if not m.fixes:
+        table.add(f"none alone ({', '.join(FIXES)}); combine them or use more GPUs",
+                  None, None)
+    return table
+
+
+def _offload_table(off: OffloadBlock) -> Table:
+    table = bytes_table("Offload: host memory and host-link traffic")
+    add_bytes(table, "on the host (CPU memory), per GPU", off.host_bytes_per_gpu)
+    if off.nvme_bytes_per_gpu:
+        add_bytes(table, "on NVMe, per GPU", off.nvme_bytes_per_gpu)
+    add_bytes(table, f"on the host, per node ({off.gpus_per_node} GPUs)",
+              off.host_bytes_per_node)
+    add_bytes(table, "host memory of the node", off.host_memory_bytes,
+              off.host_memory_source or "")
+    link = f"at {off.host_link_gb_s:g} GB/s: " if off.host_link_gb_s else ""
+    seconds = off.transfer_per_step_seconds
+    add_bytes(table, "host link per optimizer step (grads down, weights up)",
+              off.transfer_per_step_bytes, f"{link}{seconds:.3g} s" if seconds else "")
+    seconds = off.transfer_per_micro_batch_seconds
+    if off.transfer_per_micro_batch_bytes:
+        add_bytes(table, "host link per micro-batch (partitions up, fwd + bwd)",
+                  off.transfer_per_micro_batch_bytes, f"{link}{seconds:.3g} s" if seconds else "")
+    return table
+
+
+def _config_table(config: ConfigEcho) -> Table:
+    table = Table(f"Settings read from {config.path} ({config.format})",
+                  [Column("setting"), Column("value", "text"), Column("taken as")])
+    for setting in config.read:
+        table.add(setting["key"], str(setting["value"]), setting["meaning"])
+    return table

@@ -1,4 +1,4 @@
-"""Plots (the optional `plot` extra: pip install "calc[plot]"); matplotlib is imported here only.
+"""Plots (the optional `plot` extra: pip install -e ".[plot]"); matplotlib is imported here only.
 
     calc.plot("context", ["llama2-7b", "mistral-7b"], "context.png")
     python -m calc plot context llama2-7b mistral-7b -o context.png
@@ -18,11 +18,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from calc.errors import CalcError
+from calc.counting import TOKENS_PER_PARAMETER
+from calc.errors import CalcError, install
+from calc.files import output_path, write_atomic
 from calc.presets import load_model
 from calc.reports.estimate import estimate
 
 KINDS = ("context", "params", "mfu")
+SUFFIXES = (".png", ".svg", ".pdf")  # the formats a path's suffix picks; none means .png
 DEFAULT_GPUS = ("v100", "a100", "h100", "b200", "mi300x")
 COLOURS = ("#4C72B0", "#DD8452", "#C44E52", "#8172B3", "#55A868", "#937860", "#8C8C8C",
            "#DA8BC3", "#CCB974", "#64B5CD")
@@ -42,16 +45,19 @@ def _matplotlib() -> Any:
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise CalcError("plots need matplotlib: pip install \"calc[plot]\"") from None
+        raise CalcError(f"plots need matplotlib: {install('plot')}") from None
     return Figure
 
 
 def plot(kind: str, models: str | Sequence[str], path: str | Path | None = None, *,
          tokens: float | None = None, gpus: Sequence[str] = DEFAULT_GPUS,
-         attention: str = "causal", dtype: str = "bf16") -> Any:
-    """A Figure of `kind` (KINDS) for `models`; saved as PNG (or by suffix) when `path`."""
+         attention: str = "causal", dtype: str = "bf16", force: bool = False) -> Any:
+    """A Figure of `kind` (KINDS) for `models`; saved when `path` is given, in the format its
+    suffix names (SUFFIXES; none: .png), never over an existing file unless `force`."""
     if kind not in KINDS:
         raise CalcError(f"plot kind {kind!r}: expected one of {', '.join(KINDS)}")
+    if path is not None:  # checked before the work
+        path = output_path(path, "plot path", force=force, suffixes=SUFFIXES, flag="force=True")
     names = [models] if isinstance(models, str) else list(models)
     if not names:
         raise CalcError("plot: give at least one model")
@@ -63,7 +69,8 @@ def plot(kind: str, models: str | Sequence[str], path: str | Path | None = None,
     else:
         figure = _mfu(figure_class, names, tokens, list(gpus), dtype, attention)
     if path is not None:
-        figure.savefig(path, dpi=120)
+        fmt = Path(path).suffix[1:].lower()
+        write_atomic(path, lambda temporary: figure.savefig(temporary, dpi=120, format=fmt))
     return figure
 
 
@@ -157,7 +164,7 @@ def _mfu(figure_class: Any, names: list[str], tokens: float | None, gpus: list[s
                             (100 * implied.implied_mfu, run.gpu_hours), va="bottom",
                             fontsize="small")
         where = "published run" if run and run.tokens == count else (
-            "given" if tokens else "20 per parameter")
+            "given" if tokens else f"{TOKENS_PER_PARAMETER} per parameter")
         ax.set(yscale="log", xlabel="MFU (%)", ylabel=f"GPU-hours ({dtype} dense peak)",
                title=f"{name}: {count:.3g} tokens ({where})")
         ax.grid(True, which="both", alpha=0.3)

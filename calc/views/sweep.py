@@ -14,8 +14,9 @@ _TEXT = ("model", "attention", "gpu")
 
 def view(sweep: Sweep) -> View:
     numbers = [name for name in _NUMBERS if name in sweep.columns]
-    inputs = [name for name in sweep.columns if name not in numbers and sweep.varies(name)
-              and not name.startswith(("params_", "flops_", "attention_share", "days"))]
+    inputs = [name for name in sweep.columns if name not in numbers  # numbers stay unread
+              and not name.startswith(("params_", "flops_", "attention_share", "days"))
+              and sweep.varies(name)]
     columns = [Column(name, "text" if name in _TEXT else "sci" if name == "tokens" else
                       "ratio" if name == "mfu" else "int") for name in inputs]
     columns += [Column(*_NUMBERS[name]) for name in numbers]
@@ -24,5 +25,7 @@ def view(sweep: Sweep) -> View:
     table = Table(f"{len(sweep):,} configurations{more}", columns)
     for row in sweep.head(shown):
         table.add(*(row[name] for name in [*inputs, *numbers]))
-    return View(f"calc sweep: {len(sweep):,} configurations × {len(sweep.columns)} columns",
-                [table], sweep.conventions)
+    left_out = (f" ({sweep.n_dropped:,} model shapes dropped as invalid: "
+                f"{', '.join(sweep.dropped)})" if sweep.n_dropped else "")
+    return View(f"calc sweep: {len(sweep):,} configurations × {len(sweep.columns)} columns"
+                f"{left_out}", [table], sweep.conventions)

@@ -34,4 +34,6 @@ def view(report: VerifyReport) -> View:
             report = report.model_copy(update={"conventions": [
                 *report.conventions, f"transformers: not compared — {report.hf.reason}"]})
     verdict = "everything matches" if report.ok else "MISMATCH"
+    if report.ok and report.hf is not None and not report.hf.compared:
+        verdict = "torch matches; transformers NOT compared (see the notes)"
     return View(f"verify {report.model}: {verdict}", tables, report.conventions)

@@ -1,0 +1,82 @@
+"""Low-precision training recipes: which GEMMs run in FP8 or FP4, and what they add to memory.
+
+Transformer Engine style (NVIDIA Transformer Engine docs, "Using FP8 with Transformer Engine";
+Micikevicius et al. 2022, "FP8 Formats for Deep Learning" §4): the layers' linear projections run
+their three GEMMs (forward, input gradient, weight gradient) in the low-precision format; the
+attention products QKᵀ and A·V, the LM head, norms and softmax stay in 16 bits, and so do the
+master weights, gradients and optimizer states of the model-state recipe. Each weight is cast
+once per step and the copy kept for the micro-batches that follow, row-wise for the forward and
+column-wise (transposed) for the input gradient: two copies per weight. A projection saves its
+input for the weight gradient in the low-precision format. Block-scaled formats add a scale per
+block: MXFP8 one 8-bit E8M0 scale per 32 values (OCP Microscaling Formats (MX) Specification
+v1.0 §5), NVFP4 one FP8 E4M3 scale per 16 values plus one fp32 scale per tensor (NVIDIA,
+"Introducing NVFP4 for Efficient and Accurate Low-Precision Inference", 2025). Per-tensor
+scaling state (amax history and scales, a few KB per projection) is not counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal
+
+from calc.errors import CalcError
+from calc.spec.hardware import GPU
+
+GemmPrecision = Literal["bf16", "fp8", "mxfp8", "nvfp4"]
+COPIES_PER_WEIGHT = 2  # row-wise and column-wise (transposed) casts of each weight
+
+
+@dataclass(frozen=True)
+class GemmPrecisionInfo:
+    peak: str | None  # the datasheet peak the projections' GEMMs run at (None: the dtype's)
+    element_bytes: Fraction  # one stored value, its share of block scales included
+    needs: str | None  # a peak the GPU's datasheet must list (the hardware path exists)
+    label: str
+    source: str
+
+    @property
+    def weight_copy_bytes(self) -> Fraction:
+        """Bytes per projection weight of the cached low-precision copies."""
+        return COPIES_PER_WEIGHT * self.element_bytes if self.peak else Fraction(0)
+
+
+_TE = "NVIDIA Transformer Engine docs ('Using FP8 with Transformer Engine')"
+GEMM_PRECISIONS: dict[str, GemmPrecisionInfo] = {
+    "bf16": GemmPrecisionInfo(None, Fraction(0), None, "every GEMM in the training dtype",
+                              "the model-state recipe"),
+    "fp8": GemmPrecisionInfo(
+        "fp8", Fraction(1), "fp8", "projections' GEMMs in FP8 (E4M3/E5M2, per-tensor scales)",
+        f"{_TE}; Micikevicius et al. 2022 §4"),
+    "mxfp8": GemmPrecisionInfo(
+        "fp8", 1 + Fraction(1, 32), "fp4",
+        "projections' GEMMs in MXFP8 (one E8M0 scale per 32 values)",
+        f"{_TE}; OCP MX Specification v1.0 §5; MX GEMMs run at the FP8 rate on 5th-generation "
+        f"tensor cores (Blackwell), the GPUs whose datasheet lists FP4"),
+    "nvfp4": GemmPrecisionInfo(
+        "fp4", Fraction(1, 2) + Fraction(1, 16), "fp4",
+        "projections' GEMMs in NVFP4 (one E4M3 scale per 16 values)",
+        f"{_TE}; NVIDIA 2025, 'Introducing NVFP4' (16-value blocks, E4M3 scales)"),
+}
+
+
+def gemm_peaks(gpu: GPU, precision: str, dtype: str) -> tuple[float, float]:
+    """(the low-precision GEMMs' peak, the training dtype's peak) of `gpu`, FLOP/s; one line
+    naming what is missing when the GPU has no such path."""
+    info = GEMM_PRECISIONS[precision]
+    if info.needs is not None and info.needs not in gpu.peak_tflops:
+        raise CalcError(f"precision={precision!r}: {gpu.name} has no {info.needs} peak in its "
+                        f"datasheet, so it has no {precision} tensor-core path ({info.source})")
+    base = gpu.peak_flops(dtype)
+    return (gpu.peak_flops(info.peak) if info.peak else base), base
+
+
+def precision_sentence(precision: str) -> str:
+    """What a low-precision recipe runs where, and what it stores."""
+    info = GEMM_PRECISIONS[precision]
+    return (f"Precision {precision}: {info.label} — the layers' projections, forward and both "
+            f"gradients, at the {info.peak} peak; attention's QKᵀ and A·V, the LM head, routers "
+            f"and adapters at the training dtype. Memory: {COPIES_PER_WEIGHT} cached casts per "
+            f"projection weight ({float(info.weight_copy_bytes):g} bytes) and each projection's "
+            f"input saved at {float(info.element_bytes):g} bytes; scaling state not counted. "
+            f"Source: {info.source}.")

@@ -1,0 +1,69 @@
+"""What every trainer-config reader returns, and the helpers they share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from calc.errors import CalcError
+from calc.presets import list_presets, load_preset
+from calc.spec import ModelSpec
+
+# Values that mean "decided elsewhere" (the launcher, the Trainer, the hardware).
+UNDECIDED = ("auto", None, "")
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str  # as the file spells it (nested keys joined by '.')
+    value: Any
+    meaning: str  # what calc took from it, or why it leaves it to its default
+
+
+@dataclass
+class TrainerConfig:
+    format: str
+    path: str
+    model: str | ModelSpec | None = None  # a preset, a spec built from the file, or None
+    options: dict[str, Any] = field(default_factory=dict)  # calc.memory's keyword arguments
+    read: list[Setting] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+
+    def take(self, key: str, value: Any, meaning: str, **options: Any) -> None:
+        """Record `key` as read and what it sets."""
+        self.read.append(Setting(key, value, meaning))
+        self.options.update(options)
+
+
+def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{'a': {'b': 1}} → {'a.b': 1}; lists stay values."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            flat.update(flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def preset_for_hub_id(model_id: str) -> str | None:
+    """The preset whose source names the Hugging Face checkpoint `model_id` ('org/name'), or
+    one of the same name under another organisation (a mirror such as NousResearch's)."""
+    wanted = model_id.strip().lower()
+    name = wanted.rpartition("/")[2]
+    mirror = None
+    for preset in list_presets():
+        source = load_preset(preset).source.lower()
+        if f"{wanted} config.json" in source:
+            return preset
+        if mirror is None and f"/{name} config.json" in source:
+            mirror = preset
+    return mirror
+
+
+def number(key: str, value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise CalcError(f"{key}={value!r}: expected a number") from None

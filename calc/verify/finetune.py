@@ -1,0 +1,107 @@
+"""LoRA on the reference model, counted by torch: trainable parameters by numel and a training
+step's FLOPs by FlopCounterMode, against calc.formulas.finetune.
+
+Each adapted projection gets A (n_in × r) and B (r × n_out) beside its frozen weight (Hu et al.
+2021 §4.1); the reference model's fused K|V projection gets one adapter per part. Every base
+parameter is frozen. The token embedding's output is made to require a gradient so the first
+layer's input gradients are computed too, as calc's convention counts them (autograd would
+otherwise skip the products whose inputs need no gradient).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+from torch.utils.flop_counter import FlopCounterMode
+
+from calc.spec import ModelSpec
+from calc.spec.finetune import FineTune, resolve_targets
+from calc.verify.model import Attention, FeedForward, build
+
+
+class LoRA(nn.Module):
+    """x ↦ (x·A)·B, rank r (the α/r scale is elementwise and counts no FLOPs)."""
+
+    def __init__(self, n_in: int, n_out: int, rank: int, like: Tensor):
+        super().__init__()
+        options = {"device": like.device, "dtype": like.dtype}
+        self.a = nn.Linear(n_in, rank, bias=False, **options)
+        self.b = nn.Linear(rank, n_out, bias=False, **options)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.b(self.a(x))
+
+
+class Adapted(nn.Module):
+    """A frozen linear plus adapters on slices of its output (None: that slice has none)."""
+
+    def __init__(self, base: nn.Linear, parts: list[tuple[int, LoRA | None]]):
+        super().__init__()
+        self.base = base
+        self.widths = [width for width, _ in parts]
+        self.adapters = nn.ModuleList(adapter or nn.Identity() for _, adapter in parts)
+        self.on = [adapter is not None for _, adapter in parts]
+
+    def forward(self, x: Tensor) -> Tensor:
+        pieces = [adapter(x) if on else x.new_zeros(*x.shape[:-1], width)
+                  for adapter, on, width in zip(self.adapters, self.on, self.widths, strict=True)]
+        return self.base(x) + torch.cat(pieces, dim=-1)
+
+
+def _adapt(base: nn.Linear, widths: list[int], on: list[bool], rank: int) -> Adapted:
+    parts = [(width, LoRA(base.in_features, width, rank, base.weight) if wanted else None)
+             for width, wanted in zip(widths, on, strict=True)]
+    return Adapted(base, parts)
+
+
+def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Module:
+    """Freeze `model` (built from `spec`) and attach the adapters `finetune` names, in place."""
+    targets = set(resolve_targets(spec, finetune))
+    if spec.moe is not None and targets & {"up", "gate", "down"}:
+        raise NotImplementedError("adapters on stacked expert weights are not built here")
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    r = finetune.rank
+    kv_widths = [spec.n_kv_heads * spec.head_dim_qk, spec.n_kv_heads * spec.head_dim_v]
+    for module in list(model.layers.modules()):  # not the MTP blocks, which calc counts apart
+        if isinstance(module, Attention):
+            if "q" in targets:
+                module.q = _adapt(module.q, [module.q.out_features], [True], r)
+            if targets & {"k", "v"}:
+                module.kv = _adapt(module.kv, kv_widths, ["k" in targets, "v" in targets], r)
+            if "o" in targets:
+                module.o = _adapt(module.o, [module.o.out_features], [True], r)
+        elif isinstance(module, FeedForward):
+            for name in ("up", "gate", "down"):
+                linear = getattr(module, name)
+                if name in targets and linear is not None:
+                    setattr(module, name, _adapt(linear, [linear.out_features], [True], r))
+    return model
+
+
+@dataclass(frozen=True)
+class FineTuneCount:
+    trainable: int
+    frozen: int
+    forward: int
+    backward: int
+
+
+def count_finetune(spec: ModelSpec, finetune: FineTune, seq_len: int,
+                   device: str = "meta") -> FineTuneCount:
+    """Trainable/frozen numel and one step's FLOPs (full T×T attention, torch's count)."""
+    model = add_adapters(build(spec, device), spec, finetune)
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
+    hook = model.token.register_forward_hook(
+        lambda _module, _inputs, output: output.detach().requires_grad_(True))
+    ids = torch.zeros(1, seq_len, dtype=torch.long, device=device)
+    with FlopCounterMode(display=False) as forward:
+        logits = model(ids)
+    with FlopCounterMode(display=False) as backward:
+        logits.float().sum().backward()
+    hook.remove()
+    return FineTuneCount(trainable, frozen, forward.get_total_flops(),
+                         backward.get_total_flops())

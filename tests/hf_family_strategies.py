@@ -1,0 +1,143 @@
+"""Hypothesis strategies: small random config.json dicts of the types calc/hf/family_*.py read.
+
+As tests/hf_strategies.py: each draws the fields its reader uses, small enough to build in
+milliseconds on the meta device. Head widths are multiples of 8 where a type rotates only part
+of each head (partial_rotary_factor 0.25 or 0.5 of an even width), and explicit where the class
+default (128) would make the model large.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from calc.hf.families import READERS
+
+FAMILY_TYPES = tuple(sorted(READERS))
+_PLAIN = ["gelu", "relu", "silu", "relu2"]
+_GATED = ["silu", "gelu_pytorch_tanh", "relu"]
+_PARTIAL_ROTARY = ("glm", "glm4", "stablelm", "persimmon", "phi", "nemotron")
+
+
+def _divisors(n: int) -> list[int]:
+    return [k for k in range(1, n + 1) if n % k == 0]
+
+
+@st.composite
+def _common(draw, model_type: str, window: int) -> dict:
+    heads = draw(st.integers(1, 4))
+    widths = [8, 16] if model_type in _PARTIAL_ROTARY else [2, 4, 8]
+    head_dim = draw(st.sampled_from(widths))
+    config = {"num_attention_heads": heads, "hidden_size": heads * head_dim,
+              "num_key_value_heads": draw(st.sampled_from(_divisors(heads))),
+              "num_hidden_layers": draw(st.integers(1, 3)),
+              "intermediate_size": draw(st.integers(1, 24)),
+              "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64}
+    # An explicit head width other than hidden_size / heads where the type allows one.
+    if model_type in ("granite", "seed_oss", "ernie4_5", "hunyuan_v1_dense", "ministral",
+                      "glm", "glm4", "exaone", "arcee", "starcoder2", "nemotron", "cohere",
+                      "internlm3"):
+        free = model_type not in ("exaone", "arcee", "internlm3")  # these keep d % h == 0
+        config["head_dim"] = draw(st.sampled_from(widths)) if free else head_dim
+    if model_type == "helium":
+        config["head_dim"] = head_dim  # o_proj maps hidden_size to hidden_size
+    if model_type == "starcoder2":
+        config["sliding_window"] = draw(st.none() | st.integers(window, 32))
+    if model_type == "ministral":  # transformers' Ministral needs a window
+        config["sliding_window"] = draw(st.integers(window, 32))
+    return config
+
+
+@st.composite
+def _llama_family(draw, model_type: str, window: int) -> dict:
+    config = draw(_common(model_type, window))
+    plain = model_type == "arcee"
+    config["hidden_act"] = draw(st.sampled_from(_PLAIN if plain else _GATED))
+    flags = {"granite": ("attention_bias", "mlp_bias"), "exaone": ("attention_bias",
+             "mlp_bias"), "helium": ("attention_bias", "mlp_bias"),
+             "seed_oss": ("attention_bias", "attention_out_bias", "mlp_bias"),
+             "ernie4_5": ("use_bias",), "hunyuan_v1_dense": ("attention_bias",),
+             "glm": ("attention_bias",), "glm4": ("attention_bias",),
+             "arcee": ("attention_bias", "mlp_bias"), "minicpm3": ("attention_bias",
+                                                                    "mlp_bias")}
+    for flag in flags.get(model_type, ()):
+        config[flag] = draw(st.booleans())
+    if model_type == "internlm3":
+        config["qkv_bias"] = config["bias"] = draw(st.booleans())
+    if model_type == "ministral" and draw(st.booleans()):
+        config["layer_types"] = draw(st.lists(
+            st.sampled_from(["full_attention", "sliding_attention"]),
+            min_size=config["num_hidden_layers"], max_size=config["num_hidden_layers"]))
+    if model_type == "minicpm3":  # every head has its keys: as many K/V heads as queries
+        config.update(num_key_value_heads=config["num_attention_heads"],
+                      q_lora_rank=draw(st.none() | st.integers(1, 8)),
+                      kv_lora_rank=draw(st.sampled_from([2, 4, 8])),
+                      qk_nope_head_dim=draw(st.sampled_from([0, 2, 4])),
+                      qk_rope_head_dim=draw(st.sampled_from([2, 4])),
+                      v_head_dim=draw(st.integers(1, 4)))
+    return config
+
+
+@st.composite
+def _layernorm_family(draw, model_type: str, window: int) -> dict:
+    if model_type == "mpt":
+        heads = draw(st.integers(1, 4))
+        return {"n_heads": heads, "d_model": heads * draw(st.sampled_from([2, 4, 8])),
+                "n_layers": draw(st.integers(1, 3)), "max_seq_len": 16,
+                "tie_word_embeddings": draw(st.booleans())}
+    config = draw(_common(model_type, window))
+    gated = model_type in ("stablelm", "cohere")
+    config["hidden_act"] = draw(st.sampled_from(_GATED if gated else _PLAIN))
+    for flag in {"starcoder2": ("use_bias",), "nemotron": ("attention_bias", "mlp_bias"),
+                 "cohere": ("attention_bias", "use_qk_norm"),
+                 "stablelm": ("use_qkv_bias", "use_parallel_residual"),
+                 "persimmon": ("qk_layernorm",), "phi": ("qk_layernorm",)}[model_type]:
+        config[flag] = draw(st.booleans())
+    if model_type == "persimmon":  # one fused query_key_value: as many K/V heads as queries
+        config["num_key_value_heads"] = config["num_attention_heads"]
+    return config
+
+
+@st.composite
+def _gpt_family(draw, model_type: str, window: int) -> dict:
+    heads = draw(st.integers(1, 4))
+    # CodeGen splits its fused qkv_proj into 4 shards: n_embd a multiple of 4.
+    d = heads * draw(st.sampled_from([4, 8] if model_type == "codegen" else [2, 4, 8]))
+    layers = draw(st.integers(1, 3))
+    tie = draw(st.booleans())
+    if model_type == "gpt_neo":
+        kinds = draw(st.lists(st.sampled_from(["global", "local"]), min_size=layers,
+                              max_size=layers))
+        return {"hidden_size": d, "num_heads": heads, "num_layers": layers,
+                "max_position_embeddings": 16, "window_size": draw(st.integers(window, 32)),
+                "attention_types": [[[kind], 1] for kind in kinds],
+                "intermediate_size": draw(st.none() | st.integers(1, 24)),
+                "activation_function": draw(st.sampled_from(_PLAIN)),
+                "tie_word_embeddings": tie}
+    config = {"n_embd": d, "n_head": heads, "n_layer": layers, "n_positions": 16,
+              "tie_word_embeddings": tie}
+    if model_type == "openai-gpt":
+        return {**config, "afn": draw(st.sampled_from(["gelu", "relu", "silu", "swish"]))}
+    config.update(n_inner=draw(st.none() | st.integers(1, 24)),
+                  activation_function=draw(st.sampled_from(_PLAIN)))
+    if model_type == "gpt_bigcode":
+        config["multi_query"] = draw(st.booleans())
+    else:  # gptj, codegen: rotate the whole (small) head
+        config["rotary_dim"] = d // heads
+    return config
+
+
+_FAMILY_OF = {
+    **{t: _llama_family for t in ("granite", "internlm3", "exaone", "helium", "seed_oss",
+                                  "ernie4_5", "hunyuan_v1_dense", "ministral", "glm", "glm4",
+                                  "arcee", "minicpm3")},
+    **{t: _layernorm_family for t in ("starcoder2", "stablelm", "persimmon", "phi",
+                                      "nemotron", "cohere", "mpt")},
+    **{t: _gpt_family for t in ("gpt_bigcode", "gpt_neo", "gptj", "codegen", "openai-gpt")},
+}
+assert set(_FAMILY_OF) == set(FAMILY_TYPES)
+
+
+def family_config(model_type: str, window: int) -> st.SearchStrategy[dict]:
+    """The fields of a small random config of `model_type` (no model_type, vocab or token ids);
+    sliding windows at least `window`."""
+    return _FAMILY_OF[model_type](model_type, window)

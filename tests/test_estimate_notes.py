@@ -1,0 +1,64 @@
+"""The main report labels what it assumes (issue 12): Chinchilla's dense-model rule on an MoE,
+a published run set beside an estimate of a different run, options given that priced nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+import calc
+
+
+def _text(report) -> str:
+    return " ".join(calc.render(report).split())
+
+
+def _labels(report) -> list[str]:
+    """The first cell of every row the report prints."""
+    from calc.views import view
+
+    return [row[0] for table in view(report).tables for row in table.rows]
+
+
+def test_chinchilla_tokens_of_an_moe_are_labelled():
+    """DeepSeek-V3: 20 × 671 B total parameters = 13.4 T, a rule fitted on dense models."""
+    moe = calc.estimate("deepseek-v3")
+    assert moe.params.chinchilla_tokens == 20 * moe.params.total
+    assert round(moe.params.chinchilla_tokens / 1e12, 1) == 13.4
+    assert "a rule fitted on dense models, not one for MoE" in _text(moe)
+    assert "not one for MoE" not in _text(calc.estimate("llama2-7b"))
+
+
+@pytest.mark.parametrize("changes, differs", [
+    ({}, []),
+    ({"seq_len": 2048}, ["sequence length"]),
+    ({"attention": "full"}, ["attention"]),
+    ({"seq_len": 8192, "attention": "full"}, ["sequence length", "attention"]),
+    ({"tokens": 1e12}, ["tokens"]),
+])
+def test_the_published_run_is_compared_only_when_it_is_the_run(changes, differs):
+    """Issue 12: the ratio and implied MFU printed when --seq-len/--attention differed from
+    the published run's."""
+    workload = {"tokens": 2e12, "gpu": "a100", **changes}
+    report = calc.estimate("llama2-7b", **workload)
+    pub = report.training.published
+    assert pub.differs == differs and pub.same_run == (not differs)
+    if differs:
+        assert pub.ratio is None and pub.implied_mfu is None and pub.implied_mfu_6nd is None
+        assert any(f"a different run: {', '.join(differs)} differ" in label
+                   for label in _labels(report))
+        assert "MFU the published hours imply" not in _labels(report)
+    else:
+        assert pub.ratio == pytest.approx(report.training.gpu_hours / 184_320)
+        assert round(pub.implied_mfu, 3) == 0.414  # README
+
+
+def test_options_without_tokens_are_named():
+    report = calc.estimate("llama2-7b", gpu="a100", gpus=8, mfu=0.5)
+    assert report.training is None
+    assert "gpu='a100', gpus=8, mfu=0.5 given without tokens" in " ".join(report.notes)
+    assert not calc.estimate("llama2-7b").notes
+
+
+def test_the_hint_reaches_the_cli(cli):
+    result = cli("llama2-7b", "--gpu", "a100")
+    assert result.code == 0 and "given without tokens" in " ".join(result.out.split())

@@ -1,0 +1,291 @@
+"""The family readers (calc/hf/family_*.py), multimodal and quantized configs, and the refusal of
+unknown model types, without torch.
+
+Released configs: tests/data/hf_configs (README.md cites each). Their counts against
+transformers' own models are in test_hf_reference.py; here, the quirks each reader must get
+right and the one-line refusals.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import calc
+from calc.errors import CalcError
+from calc.hf import hf_notes, spec_from_hf_config
+from calc.hf.export import hf_config_from_spec
+from calc.hf.quantization import quantization
+from tests.hf_released import CONFIGS
+
+
+def config(name: str, **changes) -> dict:
+    return {**json.loads((CONFIGS / f"{name}.json").read_text()), **changes}
+
+
+def spec_of(name: str, **changes) -> calc.ModelSpec:
+    return spec_from_hf_config(config(name, **changes), name=name)
+
+
+# ---- each family type's quirks --------------------------------------------------------------
+def test_starcoder2_layernorm_biases_and_one_window():
+    spec = spec_of("starcoder2-3b")
+    assert spec.norm.kind == "layernorm" and spec.norm.has_bias
+    assert spec.attention.qkv_bias and spec.attention.out_bias and spec.ffn.bias
+    assert spec.n_kv_heads == 2 and spec.n_local_layers == 30
+    assert spec.attention.sliding_window == 4096 and spec.tie_embeddings
+
+
+def test_gpt_bigcode_multi_query_learned_positions():
+    spec = spec_of("santacoder")
+    assert spec.n_kv_heads == 1 and spec.position_table == 2048 and spec.ffn.d_ff == 8192
+    assert spec_of("santacoder", multi_query=False).n_kv_heads == 16
+
+
+def test_gpt_neo_expands_attention_types_into_alternating_windows():
+    spec = spec_of("gpt-neo-125m")
+    assert spec.attention.layer_pattern == ("global", "local")
+    assert spec.attention.sliding_window == 256 and spec.n_local_layers == 6
+    assert (spec.attention.qkv_bias, spec.attention.out_bias) == (False, True)
+
+
+def test_gptj_parallel_block_and_biased_head():
+    spec = spec_of("gpt-j-6b")
+    assert spec.parallel_block and spec.norms_per_layer == 1 and spec.lm_head_bias
+    assert not spec.attention.qkv_bias and spec.ffn.bias and spec.ffn.d_ff == 4 * 4096
+
+
+def test_openai_gpt_is_post_layernorm_without_final_norm():
+    spec = spec_of("openai-gpt")
+    assert (spec.norm.placement, spec.norm.final) == ("post", False)
+    assert spec.position_table == 512 and spec.tie_embeddings
+
+
+def test_phi_parallel_block_qk_layernorm_and_head_bias():
+    spec = spec_of("phi-2")
+    assert spec.parallel_block and spec.lm_head_bias and spec.attention.qk_norm == "none"
+    assert spec_of("phi-2", qk_layernorm=True).attention.qk_norm == "head"
+
+
+def test_cohere_parallel_layernorm_without_bias_and_per_head_qk_norm_weights():
+    spec = spec_of("command-r-08-2024")
+    assert spec.parallel_block and spec.norm.kind == "layernorm" and not spec.norm.has_bias
+    plus = spec_of("command-r-08-2024", use_qk_norm=True)
+    # CohereLayerNorm((heads, head_dim)): γ of (64 + 8) heads × 128, no β, in each of 40 layers
+    norms = calc.count_params(plus).components["attention/qk_norm"]
+    assert norms == 40 * (64 + 8) * 128
+
+
+def test_stablelm_parallel_residual_shares_one_norm():
+    spec = spec_of("stablelm-2-1_6b")
+    assert spec.attention.qkv_bias and not spec.attention.out_bias and spec.ffn.gated
+    assert spec.norms_per_layer == 2
+    assert spec_of("stablelm-2-1_6b", use_parallel_residual=True).norms_per_layer == 1
+
+
+def test_mpt_alibi_no_biases_and_a_four_times_mlp():
+    spec = spec_of("mpt-7b")
+    assert spec.position.kind == "alibi" and not spec.norm.has_bias and not spec.ffn.bias
+    assert spec.ffn.d_ff == 4 * 4096
+    preset = calc.load_preset("mpt-7b").spec
+    assert calc.count_params(spec).total == calc.count_params(preset).total == 6_649_286_656
+
+
+def test_minicpm3_dense_mla_with_v_head_dim_from_the_width():
+    spec = spec_of("minicpm3-4b")
+    mla = spec.attention.mla
+    assert (mla.q_lora_rank, mla.kv_lora_rank, mla.v_head_dim) == (768, 256, 2560 // 40)
+    assert spec.moe is None and spec.tie_embeddings
+
+
+def test_glm4_sandwich_norms_and_glm_query_key_value_biases():
+    glm4 = spec_from_hf_config({"model_type": "glm4"})
+    glm = spec_from_hf_config({"model_type": "glm"})
+    assert glm4.norm.placement == "sandwich" and glm.norm.placement == "pre"
+    assert (glm.attention.qkv_bias, glm.attention.out_bias) == (True, False)
+
+
+@pytest.mark.parametrize("name, qkv, out, mlp", [
+    ("seed-oss-36b-instruct", True, False, False), ("helium-1-preview-2b", False, False, False),
+    ("ernie-4.5-0.3b-pt", False, False, False), ("granite-3.3-8b-instruct", False, False, False),
+])
+def test_llama_shaped_bias_switches(name, qkv, out, mlp):
+    spec = spec_of(name)
+    assert (spec.attention.qkv_bias, spec.attention.out_bias, spec.ffn.bias) == (qkv, out, mlp)
+
+
+def test_hunyuan_per_head_qk_norm():
+    assert spec_of("hy-mt2-7b").attention.qk_norm == "head"
+
+
+def test_ministral_layer_types_become_a_pattern():
+    spec = spec_from_hf_config({"model_type": "ministral", "head_dim": 128, "num_hidden_layers": 4,
+                                "layer_types": ["sliding_attention"] * 3 + ["full_attention"]})
+    assert spec.attention.layer_pattern == ("local", "local", "local", "global")
+
+
+def test_exaone_reads_its_gpt_style_aliases():
+    spec = spec_of("exaone-3.0-7.8b-instruct")  # num_layers, activation_function
+    assert spec.n_layers == 32 and spec.ffn.activation == "swiglu"
+
+
+# ---- refused: one line naming the field ------------------------------------------------------
+BAD = [
+    (config("hy-mt2-7b", use_cla=True), "use_cla=True: transformers' hunyuan_v1_dense does not"),
+    (config("hy-mt2-7b", use_qk_norm=False), "use_qk_norm=False: transformers' hunyuan_v1_dense"),
+    ({"model_type": "hunyuan_v1_dense"}, "head_dim=None: transformers' hunyuan_v1_dense"),
+    ({"model_type": "ministral", "head_dim": 64, "sliding_window": None}, "sliding_window=None"),
+    (config("internlm3-8b-instruct", qkv_bias=True), "qkv_bias=True with bias=False"),
+    (config("helium-1-preview-2b", head_dim=64), "num_attention_heads=20 × head_dim=64 must"),
+    (config("stablelm-2-1_6b", qk_layernorm=True), "qk_layernorm=true adds per-head LayerNorms"),
+    (config("mpt-7b", expansion_ratio=8), "expansion_ratio=8: transformers' MPT always builds"),
+    (config("mpt-7b", no_bias=False), "no_bias=False: transformers' MPT always builds"),
+    (config("mpt-7b", attn_config={"alibi": False}), "attn_config.alibi=False: transformers'"),
+    (config("mpt-7b", attn_config={"attn_type": "grouped_query_attention"}), "attn_type="),
+    ({"model_type": "codegen", "n_embd": 1026, "n_head": 1}, "n_embd=1026 must be a multiple"),
+    ({"model_type": "nemotron"}, "num_key_value_heads=None: transformers' Nemotron"),
+    (config("openai-gpt", afn="gelu_new"), "afn='gelu_new': openai-gpt accepts relu, silu"),
+    (config("gpt-neo-125m", attention_types=[[["global"], 5]]), "for each of the 12 layers"),
+    (config("santacoder", add_cross_attention=True), "add_cross_attention=true"),
+    (config("phi-2", qk_layernorm=True, head_dim=64), "head_dim=64 with qk_layernorm=true"),
+    (config("minicpm3-4b", num_key_value_heads=8), "num_key_value_heads=8 must equal num_att"),
+    ({"model_type": "olmo"}, "'olmo' needs LayerNorms without weights"),
+    ({"model_type": "apertus"}, "xIELU's alpha_p and alpha_n"),
+    ({"model_type": "nemotron_h"},
+     "model_type='nemotron_h' is not supported (closest supported: nemotron)"),
+    ({"model_type": "my_llama", "architectures": ["LlamaForCausalLM"]}, "closest supported: l"),
+    ({"model_type": "t5"}, "write the model as a spec file (TOML, docs/custom-models.md)"),
+    ({"model_type": "my_vlm", "text_config": {"hidden_size": 8}}, "text_config has no model_t"),
+    ({"model_type": "my_vlm", "tie_word_embeddings": True,
+      "text_config": {"model_type": "llama", "tie_word_embeddings": False}},
+     "tie_word_embeddings=True and text_config.tie_word_embeddings=False"),
+]
+
+
+@pytest.mark.parametrize("bad, message", BAD, ids=[message for _, message in BAD])
+def test_bad_configs_name_the_field(bad, message):
+    with pytest.raises(CalcError) as error:
+        spec_from_hf_config(bad)
+    text = str(error.value)
+    assert message in text and "\n" not in text
+
+
+def test_cli_refuses_an_unknown_type_naming_the_closest(cli, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "qwen3_5"}))
+    result = cli(str(path), "--format", "json")
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert "closest supported: qwen3, qwen2, qwen3_moe" in result.err
+    assert "docs/custom-models.md" in result.err
+
+
+# ---- multimodal: the language model is counted, the towers are named -------------------------
+def test_llava_counts_its_language_model_and_names_the_tower():
+    spec = spec_of("llava-1.5-7b-hf")
+    vicuna = spec_from_hf_config({"model_type": "llama", "vocab_size": 32064,
+                                  "max_position_embeddings": 4096})
+    assert calc.count_params(spec).total == calc.count_params(vicuna).total
+    assert hf_notes(config("llava-1.5-7b-hf")) == [
+        "llava is multimodal: the counts are its language model (text_config, model_type "
+        "llama); the vision tower (vision_config) and the projector are not counted."]
+
+
+@pytest.mark.parametrize("wrapper, top, text, tied", [
+    ("llava", None, True, True),  # either flag ties LLaVA's head
+    ("llava", False, False, False),
+    ("mistral3", None, False, True),  # Mistral 3 follows its own flag, default tied
+    ("mistral3", False, True, False),
+    ("llava_next", None, True, False),
+])
+def test_the_wrapper_decides_how_the_head_is_tied(wrapper, top, text, tied):
+    inner = {"model_type": "mistral" if wrapper == "mistral3" else "llama",
+             "tie_word_embeddings": text}
+    wrapped = {"model_type": wrapper, "text_config": inner, "vision_config": {}}
+    if top is not None:
+        wrapped["tie_word_embeddings"] = top
+    assert spec_from_hf_config(wrapped).tie_embeddings == tied
+
+
+def test_a_multimodal_text_type_calc_does_not_read_is_named():
+    with pytest.raises(CalcError, match="text_config: model_type='siglip_text' is not supported"):
+        spec_from_hf_config({"model_type": "llava", "text_config": {"model_type": "siglip_text"}})
+
+
+# ---- quantized: counts of the unquantized model, memory at the quantized bytes ---------------
+@pytest.mark.parametrize("quantization_config, dtype, compute", [
+    ({"quant_method": "gptq", "bits": 4}, "int4", "bf16"),
+    ({"quant_method": "awq", "bits": 4}, "int4", "bf16"),
+    ({"quant_method": "gptq", "bits": 8}, "int8", "bf16"),
+    ({"quant_method": "gptq", "bits": 3}, None, "bf16"),
+    ({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"},
+     "int4", "bf16"),
+    ({"quant_method": "bitsandbytes", "load_in_8bit": True}, "int8", None),
+    ({"quant_method": "fp8", "activation_scheme": "dynamic"}, "fp8", None),
+    ({"quant_method": "mxfp4"}, "fp4", "bf16"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {
+        "weights": {"num_bits": 4, "type": "int"}, "input_activations": None}}}, "int4", "bf16"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {
+        "weights": {"num_bits": 8, "type": "float"},
+        "input_activations": {"num_bits": 8, "type": "float"}}}}, "fp8", None),
+    ({"quant_method": "hqq"}, None, None),
+])
+def test_quantization_configs_give_the_storage_of_the_weights(quantization_config, dtype,
+                                                              compute):
+    stored = quantization({"model_type": "llama", "quantization_config": quantization_config})
+    assert (stored.dtype, stored.compute) == (dtype, compute)
+
+
+def test_a_quantized_config_counts_the_unquantized_model_and_says_so():
+    quantized = config("deepseek-v3")  # the release's block fp8
+    plain = {key: value for key, value in quantized.items() if key != "quantization_config"}
+    assert calc.count_params(spec_from_hf_config(quantized)).total \
+        == calc.count_params(spec_from_hf_config(plain)).total
+    (note,) = hf_notes(quantized)
+    assert note.startswith("quantization_config (fp8, 8-bit float weights): parameter and FLOP "
+                           "counts are of the unquantized model; infer stores the weights at fp8")
+    assert hf_notes(plain) == []
+
+
+def test_family_specs_export_to_their_own_writers():
+    # The first writer that round-trips wins: these need a family writer of their own.
+    for name, model_type in [("mpt-7b", "mpt"), ("santacoder", "gpt_bigcode"),
+                             ("gpt-neo-125m", "gpt_neo"), ("command-r-08-2024", "cohere"),
+                             ("minicpm3-4b", "minicpm3"), ("starcoder2-3b", "starcoder2")]:
+        assert hf_config_from_spec(spec_of(name))["model_type"] == model_type, name
+
+
+# ---- what the reports say and do with them ---------------------------------------------------
+def test_infer_stores_a_quantized_checkpoint_at_its_own_dtype(cli, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config("llama-3.1-8b", quantization_config={
+        "quant_method": "gptq", "bits": 4, "group_size": 128})))
+    data = cli("infer", str(path), "--gpu", "h100", "--format", "json").json()
+    block = data["inference"]
+    assert (block["options"]["dtype"], block["options"]["compute_dtype"]) == ("int4", "bf16")
+    assert block["weights_bytes"] == block["params"] // 2  # 0.5 B a weight
+    assert any("gptq, 4-bit weights" in line for line in data["conventions"])
+    chosen = cli("infer", str(path), "--gpu", "h100", "--dtype", "bf16", "--format", "json")
+    assert chosen.json()["inference"]["weights_bytes"] == 2 * block["params"]
+
+
+def test_infer_of_an_unquantized_config_keeps_bf16(cli):
+    data = cli("infer", str(CONFIGS / "llama-3.1-8b.json"), "--gpu", "h100",
+               "--format", "json").json()
+    assert data["inference"]["options"]["dtype"] == "bf16"
+
+
+def test_the_estimate_says_what_a_multimodal_count_leaves_out(cli):
+    data = cli(str(CONFIGS / "llava-1.5-7b-hf.json"), "--format", "json").json()
+    assert data["params"]["total"] == 6_738_939_904
+    assert any("vision tower (vision_config) and the projector are not counted" in line
+               for line in data["notes"])
+
+
+def test_the_refusal_docs_quote_is_what_calc_says():
+    """docs/custom-models.md quotes the line an unknown model_type gets (wrapped at 100)."""
+    page = (CONFIGS.parents[2] / "docs" / "custom-models.md").read_text()
+    quoted = page.split("```text\n", 1)[1].split("```", 1)[0]
+    with pytest.raises(CalcError) as error:
+        spec_from_hf_config({"model_type": "internlm2"}, where="config file 'config.json'")
+    assert " ".join(quoted.split()) == str(error.value)
