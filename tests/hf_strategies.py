@@ -244,12 +244,25 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "block_auto_adjust_ff_dim": draw(st.booleans()),
                 "block_ffn_dim_multiplier": draw(st.sampled_from([1, 1.0, 1.5])),
                 "block_multiple_of": draw(st.integers(1, 4))}
+    if model_type == "falcon_h1":
+        m_heads = draw(st.integers(1, 3))
+        bias = draw(st.booleans())
+        return {**config, "head_dim": draw(st.sampled_from([2, 4])),
+                "mlp_bias": draw(st.booleans()), "mamba_n_heads": m_heads,
+                "mamba_d_ssm": m_heads * draw(st.integers(1, 3)), "mamba_d_head": "auto",
+                "mamba_n_groups": draw(st.sampled_from([g for g in (1, 3) if m_heads % g == 0])),
+                "mamba_d_state": draw(st.integers(1, 4)), "mamba_d_conv": draw(st.integers(1, 4)),
+                "mamba_chunk_size": draw(st.sampled_from([2, 4, 256])),
+                "mamba_conv_bias": draw(st.booleans()), "mamba_proj_bias": bias,
+                "projectors_bias": bias, "mamba_rms_norm": draw(st.booleans()),
+                "mamba_norm_before_gate": draw(st.booleans())}
     return {**config, **moe, "num_experts": experts}  # olmoe
 
 
 PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe", "mamba",
                    "mamba2", "olmo3", "smollm3", "cohere2", "exaone4", "vaultgemma", "bitnet",
-                   "glm4_moe", "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2")
+                   "glm4_moe", "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2",
+                   "falcon_h1")
 
 
 @st.composite

@@ -155,10 +155,21 @@ DEFAULTS.update({
     },
 })
 
+DEFAULTS["falcon_h1"] = {
+    "vocab_size": 128000, "tie_word_embeddings": False, "hidden_size": 4096,
+    "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "hidden_act": "silu", "max_position_embeddings": 8192,
+    "mamba_d_ssm": 1024, "mamba_n_heads": 128, "mamba_d_head": "auto", "mamba_n_groups": 1,
+    "mamba_d_state": 256, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_conv_bias": True,
+    "mamba_proj_bias": False, "mamba_rms_norm": False, "projectors_bias": False,
+    "attention_bias": False, "mlp_bias": False,
+}
+
 # The modeling code reads them with getattr(config, "head_dim", hidden_size // heads).
 EXTRA_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     t: ("head_dim",) for t in ("olmoe", "olmo3", "smollm3", "exaone4", "bitnet", "glm4_moe",
-                               "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2")}
+                               "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2",
+                               "falcon_h1")}
 
 ALIASES: dict[str, dict[str, str]] = {
     "gpt_oss": {"num_experts": "num_local_experts"},

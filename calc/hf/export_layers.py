@@ -231,13 +231,29 @@ def _lfm2(spec: ModelSpec) -> dict[str, Any]:
     return config
 
 
+def _falcon_h1(spec: ModelSpec) -> dict[str, Any]:
+    m, att, ffn = spec.mamba, spec.attention, spec.ffn
+    need(set(spec.mixer_kinds) == {"attention+mamba"},
+         "layers other than attention+mamba (falcon_h1 runs both in every layer)")
+    need(m is not None and m.version == 2, "a mamba other than Mamba-2 (falcon_h1's)")
+    need(att.qkv_bias == att.out_bias, f"attention.qkv_bias={att.qkv_bias} with out_bias="
+                                       f"{att.out_bias} (falcon_h1's attention_bias is both)")
+    assert m is not None and m.n_heads is not None and ffn is not None
+    return {**llama_like(spec, "falcon_h1"), "attention_bias": att.qkv_bias,
+            "mlp_bias": ffn.bias, "mamba_d_ssm": m.d_inner, "mamba_n_heads": m.n_heads,
+            "mamba_d_head": m.d_inner // m.n_heads, "mamba_n_groups": m.n_groups,
+            "mamba_d_state": m.d_state, "mamba_d_conv": m.d_conv,
+            "mamba_conv_bias": m.conv_bias, "mamba_proj_bias": m.bias, "projectors_bias": m.bias,
+            "mamba_rms_norm": m.has_gated_norm}
+
+
 WITHOUT_FFN = ("mamba", "mamba2")  # the writers whose layers have no FFN
 WRITERS: dict[str, Callable[[ModelSpec], dict[str, Any]]] = {
     "gemma3_text": _gemma3_text, "olmoe": _olmoe, "gpt_oss": _gpt_oss,
     "llama4_text": _llama4_text, "qwen3_next": _qwen3_next, "mamba": _mamba, "mamba2": _mamba2,
     "olmo3": _olmo3, "exaone4": _exaone4, "vaultgemma": _vaultgemma, "cohere2": _cohere2,
     "bitnet": _bitnet, "glm4_moe": _glm4_moe, "phimoe": _phimoe, "ernie4_5_moe": _ernie4_5_moe,
-    "jamba": _jamba, "lfm2": _lfm2,
+    "jamba": _jamba, "lfm2": _lfm2, "falcon_h1": _falcon_h1,
 }
 
 # Family traits (calc.hf.export._FAMILY) of these writers, for the closest-architecture message.
@@ -257,4 +273,5 @@ FAMILY: dict[str, dict[str, Any]] = {
                "ssm": True},
     "jamba": {**_ATTENTION, "position.kind": ("none",), "moe": True, "ssm": True},
     "lfm2": {**_ATTENTION, "moe": False},
+    "falcon_h1": {**_ATTENTION, "moe": False, "ssm": True},
 }

@@ -1,6 +1,6 @@
 """Readers for models whose layers are not all attention: Mamba, Mamba-2, Qwen3-Next's gated
-DeltaNet hybrid, Jamba (Mamba and attention, MoE every other layer) and LFM2 (short
-convolutions and attention).
+DeltaNet hybrid, Jamba (Mamba and attention, MoE every other layer), LFM2 (short
+convolutions and attention) and Falcon-H1 (attention and Mamba-2 side by side in every layer).
 
 Each repeats what transformers/models/<type>/modeling_<type>.py (calc.hf.defaults'
 TRANSFORMERS_VERSION) builds per layer; calc.hf.layout writes the per-layer lists compactly.
@@ -174,7 +174,36 @@ def _lfm2(c: HFConfig) -> dict[str, Any]:
     return merge(spec, per_layer(c, mixers=mixers, attention=kinds))
 
 
+def _falcon_h1(c: HFConfig) -> dict[str, Any]:
+    # modeling_falcon_h1.py, FalconH1DecoderLayer: attention and a Mamba-2 mixer read the same
+    # input_layernorm output and their outputs add (every layer: layers_block_type "hybrid"),
+    # then pre_ff_layernorm and a gated MLP (mlp_bias). FalconH1Mixer: mamba_d_ssm channels
+    # (else mamba_expand × hidden_size) in mamba_n_heads heads of mamba_d_head, in_proj with
+    # mamba_proj_bias, out_proj with projectors_bias, the gated RMSNorm when mamba_rms_norm.
+    # The µP multipliers scale activations and hold no parameters.
+    inner = (c.size("mamba_d_ssm") if c.given("mamba_d_ssm")
+             else int(c["mamba_expand"] * c.size("hidden_size")))
+    n = c.size("mamba_n_heads")
+    width = inner // n if c["mamba_d_head"] == "auto" else c.size("mamba_d_head")
+    if inner % n or width * n != inner:  # configuration_falcon_h1.py, validate_architecture
+        c.fail(f"mamba_n_heads={n} × mamba_d_head={c['mamba_d_head']} must equal the Mamba "
+               f"width {inner}")
+    if c.flag("mamba_proj_bias") != c.flag("projectors_bias"):
+        c.fail(f"mamba_proj_bias={c['mamba_proj_bias']} and projectors_bias="
+               f"{c['projectors_bias']} differ; calc's mamba.bias is on both projections")
+    bias = c.flag("attention_bias")
+    spec = decoder(c, heads(c), ffn_bias=c.flag("mlp_bias"),
+                   attention={"qkv_bias": bias, "out_bias": bias},
+                   mamba={"version": 2, "d_inner": inner, "d_state": c.size("mamba_d_state"),
+                          "d_conv": c.size("mamba_d_conv"), "n_heads": n,
+                          "n_groups": c.size("mamba_n_groups"),
+                          "conv_bias": c.flag("mamba_conv_bias"),
+                          "bias": c.flag("mamba_proj_bias"),
+                          "gated_norm": c.flag("mamba_rms_norm")})
+    return {**spec, "layers": {"mixer_pattern": ["attention+mamba"]}}
+
+
 READERS: dict[str, Callable[[HFConfig], dict[str, Any]]] = {
     "mamba": _mamba, "mamba2": _mamba2, "qwen3_next": _qwen3_next, "jamba": _jamba,
-    "lfm2": _lfm2,
+    "lfm2": _lfm2, "falcon_h1": _falcon_h1,
 }

@@ -105,7 +105,8 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
             total += n["mamba"] * FMA * m.d_inner * m.d_state * t
             changed.append("Mamba scan: one bmm read per token")
         else:
-            chunk = int(hf_config.get("chunk_size") or 256)
+            # mamba2's chunk_size, Falcon-H1's mamba_chunk_size (both default 256)
+            chunk = int(hf_config.get("chunk_size") or hf_config.get("mamba_chunk_size") or 256)
             total += n["mamba"] * _ssd(spec, t, chunk)
             changed.append(f"Mamba-2 scan: chunked SSD einsums (chunk {chunk})")
     if n["deltanet"]:
