@@ -244,6 +244,16 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "block_auto_adjust_ff_dim": draw(st.booleans()),
                 "block_ffn_dim_multiplier": draw(st.sampled_from([1, 1.0, 1.5])),
                 "block_multiple_of": draw(st.integers(1, 4))}
+    if model_type == "dots1":  # group routing sums each group's top 2 scores
+        experts = max(2, experts)
+        config["layer_types"] = _layer_types(draw, layers, ["full_attention",
+                                                             "sliding_attention"])
+        return {**config, **moe, "n_routed_experts": experts, "n_group": 1, "topk_group": 1,
+                "moe_intermediate_size": draw(st.integers(1, 8)),
+                "n_shared_experts": draw(st.integers(0, 2)),
+                "first_k_dense_replace": draw(st.integers(0, layers)),
+                "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
+                "head_dim": draw(st.sampled_from([2, 4]))}
     if model_type == "falcon_h1":
         m_heads = draw(st.integers(1, 3))
         bias = draw(st.booleans())
@@ -262,7 +272,7 @@ def _per_layer_types(draw, model_type: str) -> dict:
 PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe", "mamba",
                    "mamba2", "olmo3", "smollm3", "cohere2", "exaone4", "vaultgemma", "bitnet",
                    "glm4_moe", "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2",
-                   "falcon_h1")
+                   "falcon_h1", "dots1")
 
 
 @st.composite

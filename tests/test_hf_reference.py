@@ -107,6 +107,7 @@ def test_quirk_variants_match_transformers(name):
 # build them either.
 DEFAULTS_REFUSED_BY_BOTH = {
     "deepseek_v2": "num_experts_per_tok=None",
+    "dots1": "n_routed_experts=None",
     "hunyuan_v1_dense": "head_dim=None",
     "ministral": "head_dim=None",
     "nemotron": "num_key_value_heads=None",

@@ -165,11 +165,20 @@ DEFAULTS["falcon_h1"] = {
     "attention_bias": False, "mlp_bias": False,
 }
 
+DEFAULTS["dots1"] = {
+    "vocab_size": 152064, "hidden_size": 4608, "intermediate_size": 10944,
+    "moe_intermediate_size": 1408, "num_hidden_layers": 62, "num_attention_heads": 32,
+    "num_key_value_heads": 32, "n_shared_experts": None, "n_routed_experts": None,
+    "num_experts_per_tok": None, "first_k_dense_replace": 0, "hidden_act": "silu",
+    "max_position_embeddings": 2048, "tie_word_embeddings": False, "attention_bias": False,
+    "sliding_window": 4096, "max_window_layers": 62, "layer_types": None,
+}
+
 # The modeling code reads them with getattr(config, "head_dim", hidden_size // heads).
 EXTRA_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     t: ("head_dim",) for t in ("olmoe", "olmo3", "smollm3", "exaone4", "bitnet", "glm4_moe",
                                "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2",
-                               "falcon_h1")}
+                               "falcon_h1", "dots1")}
 
 ALIASES: dict[str, dict[str, str]] = {
     "gpt_oss": {"num_experts": "num_local_experts"},
@@ -178,4 +187,5 @@ ALIASES: dict[str, dict[str, str]] = {
                  "num_nextn_predict_layers": "num_mtp_layers"},
     "ernie4_5_moe": {"num_experts": "moe_num_experts", "num_experts_per_tok": "moe_k"},
     "jamba": {"num_local_experts": "num_experts"},
+    "dots1": {"num_local_experts": "n_routed_experts"},
 }

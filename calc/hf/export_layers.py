@@ -167,6 +167,17 @@ def _glm4_moe(spec: ModelSpec) -> dict[str, Any]:
             "num_nextn_predict_layers": spec.mtp_modules}
 
 
+def _dots1(spec: ModelSpec) -> dict[str, Any]:
+    moe, att = _experts(spec, "dots1"), spec.attention
+    need(att.qkv_bias == att.out_bias, f"attention.qkv_bias={att.qkv_bias} with out_bias="
+                                       f"{att.out_bias} (dots1's attention_bias is both)")
+    return {**llama_like(spec, "dots1"), "attention_bias": att.qkv_bias,
+            **_sliding(spec, "dots1"), "n_routed_experts": moe.n_experts,
+            "num_experts_per_tok": moe.top_k, "moe_intermediate_size": moe.d_expert,
+            "n_shared_experts": moe.n_shared_experts,
+            "first_k_dense_replace": moe.first_dense_layers, "n_group": 1, "topk_group": 1}
+
+
 def _phimoe(spec: ModelSpec) -> dict[str, Any]:
     moe = _experts(spec, "phimoe")
     window = spec.attention.sliding_window if spec.n_local_layers else None
@@ -253,7 +264,7 @@ WRITERS: dict[str, Callable[[ModelSpec], dict[str, Any]]] = {
     "llama4_text": _llama4_text, "qwen3_next": _qwen3_next, "mamba": _mamba, "mamba2": _mamba2,
     "olmo3": _olmo3, "exaone4": _exaone4, "vaultgemma": _vaultgemma, "cohere2": _cohere2,
     "bitnet": _bitnet, "glm4_moe": _glm4_moe, "phimoe": _phimoe, "ernie4_5_moe": _ernie4_5_moe,
-    "jamba": _jamba, "lfm2": _lfm2, "falcon_h1": _falcon_h1,
+    "jamba": _jamba, "lfm2": _lfm2, "falcon_h1": _falcon_h1, "dots1": _dots1,
 }
 
 # Family traits (calc.hf.export._FAMILY) of these writers, for the closest-architecture message.
@@ -274,4 +285,5 @@ FAMILY: dict[str, dict[str, Any]] = {
     "jamba": {**_ATTENTION, "position.kind": ("none",), "moe": True, "ssm": True},
     "lfm2": {**_ATTENTION, "moe": False},
     "falcon_h1": {**_ATTENTION, "moe": False, "ssm": True},
+    "dots1": {**_ATTENTION, "moe": True},
 }

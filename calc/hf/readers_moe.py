@@ -1,5 +1,5 @@
 """Readers for mixture-of-experts decoders: OLMoE, GLM-4.5 (glm4_moe), Granite MoE, Phi-3.5-MoE
-(phimoe) and ERNIE 4.5 MoE.
+(phimoe), ERNIE 4.5 MoE and dots.llm1 (dots1).
 
 Each repeats what transformers/models/<type>/modeling_<type>.py (calc.hf.defaults'
 TRANSFORMERS_VERSION) builds; calc.hf.layout writes per-layer lists compactly.
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from calc.hf.fields import HFConfig, decoder, heads, top_k
-from calc.hf.layout import moe_layout
+from calc.hf.fields import HFConfig, decoder, heads, layer_kinds, top_k
+from calc.hf.layout import merge, moe_layout, per_layer
 
 
 def _olmoe(c: HFConfig) -> dict[str, Any]:
@@ -104,7 +104,28 @@ def _ernie4_5_moe(c: HFConfig) -> dict[str, Any]:
     return decoder(c, heads(c), moe=moe or None, **placed)
 
 
+def _dots1(c: HFConfig) -> dict[str, Any]:
+    # modeling_dots1.py: attention_bias on q, k, v and o, per-head q/k RMSNorms; layer_types,
+    # else the sliding window from layer max_window_layers on (configuration_dots1.py); from
+    # first_k_dense_replace on, the MoE: a router without bias (e_score_correction_bias is a
+    # buffer), n_shared_experts shared experts as one MLP of n_shared × moe_intermediate_size;
+    # before it, the dense MLP of intermediate_size.
+    layers, first = c.size("num_hidden_layers"), c.size("first_k_dense_replace", minimum=0)
+    start, window = c.size("max_window_layers", minimum=0), c["sliding_window"]
+    kinds = layer_kinds(c, ["local" if window is not None and i >= start else "global"
+                            for i in range(layers)])
+    experts = c.size("n_routed_experts")
+    moe = first < layers and {
+        "n_experts": experts, "d_expert": c.size("moe_intermediate_size"),
+        "top_k": top_k(c, "num_experts_per_tok", experts, "n_routed_experts"),
+        "n_shared_experts": c.size("n_shared_experts", minimum=0), "first_dense_layers": first}
+    bias = c.flag("attention_bias")
+    spec = decoder(c, heads(c), moe=moe or None,
+                   attention={"qkv_bias": bias, "out_bias": bias, "qk_norm": "head"})
+    return merge(spec, per_layer(c, attention=kinds))
+
+
 READERS: dict[str, Callable[[HFConfig], dict[str, Any]]] = {
     "olmoe": _olmoe, "glm4_moe": _glm4_moe, "granitemoe": _granitemoe, "phimoe": _phimoe,
-    "ernie4_5_moe": _ernie4_5_moe,
+    "ernie4_5_moe": _ernie4_5_moe, "dots1": _dots1,
 }
