@@ -254,6 +254,11 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "first_k_dense_replace": draw(st.integers(0, layers)),
                 "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
                 "head_dim": draw(st.sampled_from([2, 4]))}
+    if model_type == "hunyuan_v1_moe":
+        layer_topk = [moe["num_experts_per_tok"]] * layers
+        return {**config, "num_experts": experts, "head_dim": draw(st.sampled_from([2, 4, 8])),
+                "moe_topk": draw(st.sampled_from([layer_topk, layer_topk[0]])),
+                "eod_token_id": None, "sep_token_id": None}
     if model_type == "falcon_h1":
         m_heads = draw(st.integers(1, 3))
         bias = draw(st.booleans())
@@ -272,7 +277,7 @@ def _per_layer_types(draw, model_type: str) -> dict:
 PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe", "mamba",
                    "mamba2", "olmo3", "smollm3", "cohere2", "exaone4", "vaultgemma", "bitnet",
                    "glm4_moe", "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2",
-                   "falcon_h1", "dots1")
+                   "falcon_h1", "dots1", "hunyuan_v1_moe")
 
 
 @st.composite

@@ -109,6 +109,7 @@ DEFAULTS_REFUSED_BY_BOTH = {
     "deepseek_v2": "num_experts_per_tok=None",
     "dots1": "n_routed_experts=None",
     "hunyuan_v1_dense": "head_dim=None",
+    "hunyuan_v1_moe": "head_dim=None",
     "ministral": "head_dim=None",
     "nemotron": "num_key_value_heads=None",
 }

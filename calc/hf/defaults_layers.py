@@ -174,6 +174,13 @@ DEFAULTS["dots1"] = {
     "sliding_window": 4096, "max_window_layers": 62, "layer_types": None,
 }
 
+DEFAULTS["hunyuan_v1_moe"] = {
+    "vocab_size": 290943, "hidden_size": 4096, "intermediate_size": 11008,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": None,
+    "hidden_act": "silu", "max_position_embeddings": 2048, "tie_word_embeddings": False,
+    "attention_bias": False, "num_experts": 1, "moe_topk": 1, "head_dim": None,
+}
+
 # The modeling code reads them with getattr(config, "head_dim", hidden_size // heads).
 EXTRA_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     t: ("head_dim",) for t in ("olmoe", "olmo3", "smollm3", "exaone4", "bitnet", "glm4_moe",
@@ -188,4 +195,5 @@ ALIASES: dict[str, dict[str, str]] = {
     "ernie4_5_moe": {"num_experts": "moe_num_experts", "num_experts_per_tok": "moe_k"},
     "jamba": {"num_local_experts": "num_experts"},
     "dots1": {"num_local_experts": "n_routed_experts"},
+    "hunyuan_v1_moe": {"num_experts_per_tok": "moe_topk", "num_local_experts": "num_experts"},
 }

@@ -178,6 +178,15 @@ def _dots1(spec: ModelSpec) -> dict[str, Any]:
             "first_k_dense_replace": moe.first_dense_layers, "n_group": 1, "topk_group": 1}
 
 
+def _hunyuan_v1_moe(spec: ModelSpec) -> dict[str, Any]:
+    moe, att = _experts(spec, "hunyuan_v1_moe"), spec.attention
+    need(att.qkv_bias == att.out_bias, f"attention.qkv_bias={att.qkv_bias} with out_bias="
+                                       f"{att.out_bias} (hunyuan_v1_moe's attention_bias is both)")
+    return {**llama_like(spec, "hunyuan_v1_moe"), "attention_bias": att.qkv_bias,
+            "intermediate_size": moe.d_expert, "num_experts": moe.n_experts,
+            "moe_topk": moe.top_k}
+
+
 def _phimoe(spec: ModelSpec) -> dict[str, Any]:
     moe = _experts(spec, "phimoe")
     window = spec.attention.sliding_window if spec.n_local_layers else None
@@ -265,6 +274,7 @@ WRITERS: dict[str, Callable[[ModelSpec], dict[str, Any]]] = {
     "olmo3": _olmo3, "exaone4": _exaone4, "vaultgemma": _vaultgemma, "cohere2": _cohere2,
     "bitnet": _bitnet, "glm4_moe": _glm4_moe, "phimoe": _phimoe, "ernie4_5_moe": _ernie4_5_moe,
     "jamba": _jamba, "lfm2": _lfm2, "falcon_h1": _falcon_h1, "dots1": _dots1,
+    "hunyuan_v1_moe": _hunyuan_v1_moe,
 }
 
 # Family traits (calc.hf.export._FAMILY) of these writers, for the closest-architecture message.
@@ -285,5 +295,5 @@ FAMILY: dict[str, dict[str, Any]] = {
     "jamba": {**_ATTENTION, "position.kind": ("none",), "moe": True, "ssm": True},
     "lfm2": {**_ATTENTION, "moe": False},
     "falcon_h1": {**_ATTENTION, "moe": False, "ssm": True},
-    "dots1": {**_ATTENTION, "moe": True},
+    "dots1": {**_ATTENTION, "moe": True}, "hunyuan_v1_moe": {**_ATTENTION, "moe": True},
 }

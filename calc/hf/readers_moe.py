@@ -1,5 +1,5 @@
 """Readers for mixture-of-experts decoders: OLMoE, GLM-4.5 (glm4_moe), Granite MoE, Phi-3.5-MoE
-(phimoe), ERNIE 4.5 MoE and dots.llm1 (dots1).
+(phimoe), ERNIE 4.5 MoE, dots.llm1 (dots1) and Hunyuan-A13B (hunyuan_v1_moe).
 
 Each repeats what transformers/models/<type>/modeling_<type>.py (calc.hf.defaults'
 TRANSFORMERS_VERSION) builds; calc.hf.layout writes per-layer lists compactly.
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from calc.hf.family_llama import no_null_head_dim
 from calc.hf.fields import HFConfig, decoder, heads, layer_kinds, top_k
 from calc.hf.layout import merge, moe_layout, per_layer
 
@@ -125,7 +126,52 @@ def _dots1(c: HFConfig) -> dict[str, Any]:
     return merge(spec, per_layer(c, attention=kinds))
 
 
+def _one_value(c: HFConfig, key: str) -> Any:
+    """A field the checkpoint's code may list per layer: its one value."""
+    value = c[key]
+    if isinstance(value, list):
+        if len(value) != c.size("num_hidden_layers") or len(set(value)) != 1:
+            c.fail(f"{key}={value!r} must list one equal value per layer: calc's MoE has one "
+                   f"value for every layer")
+        value = value[0]
+    return value
+
+
+def _hunyuan_v1_moe(c: HFConfig) -> dict[str, Any]:
+    # modeling_hunyuan_v1_moe.py: attention as hunyuan_v1_dense's (attention_bias on q, k, v,
+    # o; RMSNorms over each head's queries and keys); every layer's MLP the MoE: a router
+    # Linear(d, E) without bias, num_experts experts and one shared MLP, all of
+    # intermediate_size, the shared one added ungated. The gate reads moe_topk per layer; the
+    # experts read num_experts whole. moe_intermediate_size and num_shared_expert are the
+    # checkpoint's own code's fields, which transformers does not read: a file whose values
+    # would make that code build another model is refused, as use_cla is for the dense model.
+    no_null_head_dim(c)
+    width = c.size("intermediate_size")
+    if "moe_intermediate_size" in c.values and _one_value(c, "moe_intermediate_size") != width:
+        c.fail(f"moe_intermediate_size={c['moe_intermediate_size']!r}: transformers' "
+               f"hunyuan_v1_moe builds its experts intermediate_size={width} wide")
+    if "num_shared_expert" in c.values and _one_value(c, "num_shared_expert") != 1:
+        c.fail(f"num_shared_expert={c['num_shared_expert']!r}: transformers' hunyuan_v1_moe "
+               f"builds one shared MLP")
+    for key, built in (("use_cla", False), ("use_qk_norm", True), ("use_mixed_mlp_moe", True)):
+        if c.values.get(key, built) is not built:
+            c.fail(f"{key}={c.values[key]!r}: transformers' hunyuan_v1_moe builds the model "
+                   f"with {key}={built}; the checkpoint's own code would count differently")
+    if isinstance(c["num_experts"], list):
+        c.fail(f"num_experts={c['num_experts']!r}: transformers' hunyuan_v1_moe experts read "
+               f"one number")
+    experts = c.size("num_experts")
+    chosen = _one_value(c, "moe_topk")
+    if isinstance(chosen, bool) or not isinstance(chosen, int) or not 1 <= chosen <= experts:
+        c.fail(f"moe_topk={c['moe_topk']!r} must be a whole number from 1 to "
+               f"num_experts={experts}")
+    bias = c.flag("attention_bias")
+    return decoder(c, heads(c), attention={"qkv_bias": bias, "out_bias": bias, "qk_norm": "head"},
+                   moe={"n_experts": experts, "d_expert": width, "top_k": chosen,
+                        "n_shared_experts": 1})
+
+
 READERS: dict[str, Callable[[HFConfig], dict[str, Any]]] = {
     "olmoe": _olmoe, "glm4_moe": _glm4_moe, "granitemoe": _granitemoe, "phimoe": _phimoe,
-    "ernie4_5_moe": _ernie4_5_moe, "dots1": _dots1,
+    "ernie4_5_moe": _ernie4_5_moe, "dots1": _dots1, "hunyuan_v1_moe": _hunyuan_v1_moe,
 }
