@@ -254,6 +254,14 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "first_k_dense_replace": draw(st.integers(0, layers)),
                 "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
                 "head_dim": draw(st.sampled_from([2, 4]))}
+    if model_type == "dbrx":
+        return {"d_model": config["hidden_size"], "n_heads": config["num_attention_heads"],
+                "n_layers": layers, "max_seq_len": 64, "tie_word_embeddings": False,
+                "attn_config": {"kv_n_heads": config["num_key_value_heads"], "rope_theta": 1e4,
+                                "clip_qkv": 8.0},
+                "ffn_config": {"ffn_hidden_size": draw(st.integers(1, 16)),
+                               "moe_num_experts": experts, "moe_top_k": moe["num_experts_per_tok"],
+                               "ffn_act_fn": {"name": draw(st.sampled_from(["silu", "gelu"]))}}}
     if model_type == "hunyuan_v1_moe":
         layer_topk = [moe["num_experts_per_tok"]] * layers
         return {**config, "num_experts": experts, "head_dim": draw(st.sampled_from([2, 4, 8])),
@@ -277,7 +285,7 @@ def _per_layer_types(draw, model_type: str) -> dict:
 PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe", "mamba",
                    "mamba2", "olmo3", "smollm3", "cohere2", "exaone4", "vaultgemma", "bitnet",
                    "glm4_moe", "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2",
-                   "falcon_h1", "dots1", "hunyuan_v1_moe")
+                   "falcon_h1", "dots1", "hunyuan_v1_moe", "dbrx")
 
 
 @st.composite

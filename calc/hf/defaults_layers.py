@@ -181,6 +181,11 @@ DEFAULTS["hunyuan_v1_moe"] = {
     "attention_bias": False, "num_experts": 1, "moe_topk": 1, "head_dim": None,
 }
 
+DEFAULTS["dbrx"] = {
+    "d_model": 2048, "n_heads": 16, "n_layers": 24, "max_seq_len": 2048, "vocab_size": 32000,
+    "attn_config": None, "ffn_config": None, "tie_word_embeddings": False,
+}
+
 # The modeling code reads them with getattr(config, "head_dim", hidden_size // heads).
 EXTRA_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     t: ("head_dim",) for t in ("olmoe", "olmo3", "smollm3", "exaone4", "bitnet", "glm4_moe",
@@ -196,4 +201,6 @@ ALIASES: dict[str, dict[str, str]] = {
     "jamba": {"num_local_experts": "num_experts"},
     "dots1": {"num_local_experts": "n_routed_experts"},
     "hunyuan_v1_moe": {"num_experts_per_tok": "moe_topk", "num_local_experts": "num_experts"},
+    "dbrx": {"hidden_size": "d_model", "num_attention_heads": "n_heads",
+             "num_hidden_layers": "n_layers", "max_position_embeddings": "max_seq_len"},
 }

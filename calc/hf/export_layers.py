@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from calc.hf.writing import NO_TOKENS, llama_like, need
+from calc.hf.writing import NO_TOKENS, gated, llama_like, need
 from calc.spec import ModelSpec
 
 # (mixer, attention kind) → layer_types entry
@@ -187,6 +187,20 @@ def _hunyuan_v1_moe(spec: ModelSpec) -> dict[str, Any]:
             "moe_topk": moe.top_k}
 
 
+def _dbrx(spec: ModelSpec) -> dict[str, Any]:
+    moe = _experts(spec, "dbrx")
+    need(not spec.tie_embeddings, "tie_embeddings=True (DbrxConfig refuses tied embeddings)")
+    return {"model_type": "dbrx", "vocab_size": spec.vocab_size, "d_model": spec.d_model,
+            "n_heads": spec.attention.n_heads, "n_layers": spec.n_layers,
+            "max_seq_len": spec.context_length, "tie_word_embeddings": False,
+            # transformers' DbrxAttention needs both; neither changes a count (DBRX's values)
+            "attn_config": {"kv_n_heads": spec.n_kv_heads, "rope_theta": 500000.0,
+                            "clip_qkv": 8.0},
+            "ffn_config": {"ffn_hidden_size": moe.d_expert, "moe_num_experts": moe.n_experts,
+                           "moe_top_k": moe.top_k, "ffn_act_fn": {"name": gated(spec, "dbrx")}},
+            **NO_TOKENS}
+
+
 def _phimoe(spec: ModelSpec) -> dict[str, Any]:
     moe = _experts(spec, "phimoe")
     window = spec.attention.sliding_window if spec.n_local_layers else None
@@ -274,7 +288,7 @@ WRITERS: dict[str, Callable[[ModelSpec], dict[str, Any]]] = {
     "olmo3": _olmo3, "exaone4": _exaone4, "vaultgemma": _vaultgemma, "cohere2": _cohere2,
     "bitnet": _bitnet, "glm4_moe": _glm4_moe, "phimoe": _phimoe, "ernie4_5_moe": _ernie4_5_moe,
     "jamba": _jamba, "lfm2": _lfm2, "falcon_h1": _falcon_h1, "dots1": _dots1,
-    "hunyuan_v1_moe": _hunyuan_v1_moe,
+    "hunyuan_v1_moe": _hunyuan_v1_moe, "dbrx": _dbrx,
 }
 
 # Family traits (calc.hf.export._FAMILY) of these writers, for the closest-architecture message.
@@ -296,4 +310,5 @@ FAMILY: dict[str, dict[str, Any]] = {
     "lfm2": {**_ATTENTION, "moe": False},
     "falcon_h1": {**_ATTENTION, "moe": False, "ssm": True},
     "dots1": {**_ATTENTION, "moe": True}, "hunyuan_v1_moe": {**_ATTENTION, "moe": True},
+    "dbrx": {**_ATTENTION, "norm.kind": "layernorm", "moe": True},
 }

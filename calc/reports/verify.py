@@ -57,7 +57,7 @@ class HFComparison(Frozen):
     """calc against transformers' own model built from the same config (meta device)."""
 
     compared: bool
-    reason: str = Field("", description="why not compared, when not")
+    reason: str = Field("", description="why not compared (or what was not), when not")
     model_type: str | None = None
     seq_len: int | None = None
     checks: list[Check] = Field(default_factory=list)
@@ -169,7 +169,7 @@ def compare_with_transformers(spec: ModelSpec, seq_len: int,
         raise CalcError(f"--hf needs transformers: {install('hf')}")
     from calc.hf.export import buffer_params, hf_config_from_spec
     from calc.verify.hf_implementation import transformers_flops
-    from calc.verify.hf_reference import count
+    from calc.verify.hf_reference import META_FORWARD_UNRUNNABLE, count
 
     buffers = 0
     if hf_config is None:
@@ -187,11 +187,16 @@ def compare_with_transformers(spec: ModelSpec, seq_len: int,
     counted = count(hf_config, t)
     params = count_params(spec).total - buffers
     label = "parameters" + (f" (less {buffers:,} kept as buffers)" if buffers else "")
+    checks = [Check(quantity=label, calc=params, torch=counted.params,
+                    match=params == counted.params)]
+    if counted.forward is None:  # calc.verify.hf_reference.META_FORWARD_UNRUNNABLE
+        return HFComparison(compared=True, model_type=counted.model_type, seq_len=t,
+                            checks=checks, reason=(
+                                f"forward FLOPs not run on the meta device: "
+                                f"{META_FORWARD_UNRUNNABLE[counted.model_type]}"))
     forward, differences = transformers_flops(spec, hf_config, t)
     as_run = f"; as transformers runs {', '.join(differences)}" if differences else ""
-    return HFComparison(
-        compared=True, model_type=counted.model_type, seq_len=t,
-        checks=[Check(quantity=label, calc=params, torch=counted.params,
-                      match=params == counted.params),
-                Check(quantity=f"forward FLOPs (1 × {t} tokens{as_run})", calc=forward,
-                      torch=counted.forward, match=forward == counted.forward)])
+    checks.append(Check(quantity=f"forward FLOPs (1 × {t} tokens{as_run})", calc=forward,
+                        torch=counted.forward, match=forward == counted.forward))
+    return HFComparison(compared=True, model_type=counted.model_type, seq_len=t,
+                        checks=checks)

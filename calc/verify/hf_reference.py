@@ -74,16 +74,25 @@ class LanguageModel(nn.Module):
         return self.lm_head(hidden)
 
 
-def build(config: dict[str, Any] | str | Path) -> nn.Module:
-    """transformers' causal LM for `config` (a config.json dict or path), on the meta device;
-    for a multimodal config, its LanguageModel."""
+# Types whose forward transformers cannot run on the meta device, and why: their FLOPs are
+# compared on small configs with real tensors (device "cpu").
+META_FORWARD_UNRUNNABLE = {
+    "dbrx": "DbrxExperts loops over the experts its tokens picked (torch.nonzero), whose size "
+            "the meta device cannot know",
+}
+
+
+def build(config: dict[str, Any] | str | Path, device: str = "meta") -> nn.Module:
+    """transformers' causal LM for `config` (a config.json dict or path), on the meta device
+    (or, for a small config, with real tensors on "cpu"); for a multimodal config, its
+    LanguageModel."""
     data = _config_dict(config)
     model_type = data.pop("model_type")
     hf_config = transformers.AutoConfig.for_model(model_type, **data)
     multimodal = is_multimodal(data)
     auto = (transformers.AutoModelForImageTextToText if multimodal
             else transformers.AutoModelForCausalLM)
-    with torch.device("meta"):
+    with torch.device(device):
         model = auto.from_config(hf_config, attn_implementation="eager",
                                  experts_implementation="batched_mm")
     if multimodal and not hasattr(model, "model"):  # Llama 4: the wrapper holds a causal LM
@@ -103,7 +112,10 @@ def parameters_by_module(model: nn.Module) -> dict[str, int]:
 
 def forward_flops(model: nn.Module, seq_len: int) -> tuple[int, dict[str, int]]:
     """FlopCounterMode over one forward of input_ids [1, seq_len]: (total, {operator: FLOPs})."""
-    ids = torch.zeros(1, seq_len, dtype=torch.long, device="meta")
+    ids = torch.zeros(1, seq_len, dtype=torch.long, device=next(model.parameters()).device)
+    # Parameter views taken under no_grad (DbrxExperts') would still require grad on real
+    # tensors, and FlopCounterMode's module tracker fails on them: nothing here trains.
+    model.requires_grad_(False)
     not_packed = mock.patch.object(masking_utils, "find_packed_sequence_indices",
                                    lambda position_ids: None)
     with not_packed, torch.no_grad(), FlopCounterMode(display=False) as counter:
@@ -120,20 +132,26 @@ class HFCount:
     params: int
     params_by_module: dict[str, int]
     seq_len: int
-    forward: int  # FLOPs of one forward over seq_len tokens
+    forward: int | None  # FLOPs of one forward over seq_len tokens (None: not run)
     forward_by_operator: dict[str, int]
     build_seconds: float
     count_seconds: float
 
 
-def count(config: dict[str, Any] | str | Path, seq_len: int = 128) -> HFCount:
-    """Build transformers' model of `config` on meta and count parameters and forward FLOPs."""
+def count(config: dict[str, Any] | str | Path, seq_len: int = 128,
+          device: str = "meta") -> HFCount:
+    """Build transformers' model of `config` on `device` and count parameters and forward
+    FLOPs (on meta, no forward for META_FORWARD_UNRUNNABLE's types: forward None)."""
     data = _config_dict(config)
     start = time.perf_counter()
-    model = build(data)
+    model = build(data, device)
     built = time.perf_counter()
     by_module = parameters_by_module(model)
-    total, by_operator = forward_flops(model, seq_len)
+    total: int | None
+    if device == "meta" and data["model_type"] in META_FORWARD_UNRUNNABLE:
+        total, by_operator = None, {}
+    else:
+        total, by_operator = forward_flops(model, seq_len)
     return HFCount(data["model_type"], sum(by_module.values()), by_module, seq_len, total,
                    by_operator, built - start, time.perf_counter() - built)
 

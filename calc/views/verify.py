@@ -30,10 +30,12 @@ def view(report: VerifyReport) -> View:
         if report.hf.compared:
             tables.append(_table(f"Against transformers ({report.hf.model_type}, meta device, "
                                  f"eager attention)", report.hf.checks))
-        else:
+        if report.hf.reason:
             report = report.model_copy(update={"conventions": [
                 *report.conventions, f"transformers: not compared — {report.hf.reason}"]})
     verdict = "everything matches" if report.ok else "MISMATCH"
     if report.ok and report.hf is not None and not report.hf.compared:
         verdict = "torch matches; transformers NOT compared (see the notes)"
+    elif report.ok and report.hf is not None and report.hf.reason:
+        verdict = "torch matches; transformers' parameters match, its FLOPs NOT compared"
     return View(f"verify {report.model}: {verdict}", tables, report.conventions)
