@@ -24,21 +24,27 @@ def test_cpu_figures_are_sane(cpu_bench):
     spec = calc.load_preset("chapter-char-gpt").spec
     assert s.model_flops == calc.count_flops(spec, 32).train * 64  # calc's own causal count
     assert s.executed_flops >= s.model_flops
-    assert 0 < s.mfu_vs_ceiling <= 1
+    achieved = s.model_flops / s.median_seconds
+    assert s.mfu_vs_ceiling == pytest.approx(achieved / m.flops_per_second)
+    assert s.mfu_vs_ceiling > 0
     assert s.mfu_vs_peak is None and cpu_bench.peak_flops is None  # no CPU peak in the catalogue
-    # consistent: no step beats the matmul ceiling
-    assert s.predicted_seconds_at_ceiling <= s.median_seconds
+    # The ceiling and the step are timed apart on a shared machine, so a step may beat a noisy
+    # ceiling: only the identity between the two figures is checked, not their order.
+    assert s.predicted_seconds_at_ceiling == pytest.approx(s.model_flops / m.flops_per_second)
 
 
 def test_saved_bench_feeds_the_report(cli, cpu_bench, tmp_path):
     """A bench measured on an A100 prices an A100 run (the file says where it was measured)."""
     path = tmp_path / "bench.json"
-    on_a100 = cpu_bench.model_copy(update={"device": cpu_bench.device.model_copy(
-        update={"kind": "cuda", "name": "NVIDIA A100-SXM4-80GB", "gpu": "a100"})})
+    # An MFU of 0.37 as an A100 would measure it: the CPU's own figure can pass 1 (see above).
+    on_a100 = cpu_bench.model_copy(update={
+        "device": cpu_bench.device.model_copy(
+            update={"kind": "cuda", "name": "NVIDIA A100-SXM4-80GB", "gpu": "a100"}),
+        "step": cpu_bench.step.model_copy(update={"mfu_vs_ceiling": 0.37})})
     path.write_text(on_a100.model_dump_json())
     data = cli("llama2-7b", "--tokens", "2e12", "--gpu", "A100", "--mfu-from", str(path),
                "--format", "json").json()
-    assert data["training"]["mfu"] == pytest.approx(cpu_bench.step.mfu_vs_ceiling)
+    assert data["training"]["mfu"] == pytest.approx(0.37)
     assert data["training"]["mfu_source"].startswith("measured ")
 
 
