@@ -14,6 +14,9 @@ from calc import _compiled
 from calc.counting import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
 from calc.spec import ModelSpec
 from calc.spec.finetune import LORA_TARGETS, FineTune, resolve_targets
+
+# The adapters whose input is a mixer's in_proj input (calc.formulas.memory, i_keep_mix).
+MIXER_INPUT_TARGETS = ("in_proj", "in_proj_qkvz", "in_proj_ba")
 from calc.spec.gemm_precision import GEMM_PRECISIONS
 
 # The symbol of each layer count (calc.formulas.params, PARTS) and the spec's name for it.
@@ -99,10 +102,15 @@ class ParamCounts:
 
 def stage_values(spec: ModelSpec, tp: int, pp: int) -> dict[str, int]:
     """What of `spec` the most loaded GPU holds (calc.formulas.memory): L_s = ⌈L/p⌉ layers of
-    the first pipeline stage (the first stages take the remainder), L_sm of them MoE, and
-    h_t = ⌈h_kv/t⌉ whole key/value heads on one tensor-parallel rank."""
+    the first pipeline stage (the first stages take the remainder), how many of them have each
+    mixer and FFN kind (L_sm MoE, L_s_att attention, ...), and h_t = ⌈h_kv/t⌉ whole key/value
+    heads on one tensor-parallel rank."""
     first = -(-spec.n_layers // pp)
-    return {"L_s": first, "L_sm": sum(spec.moe_layers[:first]),
+    mixers, ffns = spec.mixer_kinds[:first], spec.ffn_kinds[:first]
+    return {"L_s": first, "L_sm": ffns.count("moe"), "L_s_dense": ffns.count("dense"),
+            "L_s_att": sum("attention" in m for m in mixers),
+            "L_s_ssm": sum("mamba" in m for m in mixers),
+            "L_s_dn": mixers.count("deltanet"), "L_s_sc": mixers.count("conv"),
             "h_t": -(-spec.n_kv_heads // tp)}
 
 
@@ -231,6 +239,7 @@ def finetune_values(finetune: FineTune, targets: tuple[str, ...],
         "q_f": float(quant.bytes_per_weight(finetune.double_quant)) if quant else weight_bytes,
         "i_keep_qkv": kept("q", "k", "v"), "i_keep_o": kept("o"),
         "i_keep_up": kept("up", "gate"), "i_keep_down": kept("down"),
+        "i_keep_mix": kept(*MIXER_INPUT_TARGETS),
         "i_keep_head": int(not frozen),
     }
 

@@ -153,6 +153,15 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("L_s", "L_{s}", "layers on the most loaded (first) pipeline stage: ⌈L/p⌉",
                "memory"),
     SymbolInfo("L_sm", "L_{s,moe}", "MoE layers among the first stage's L_s", "memory"),
+    SymbolInfo("L_s_att", "L_{s,att}", "attention layers among the first stage's L_s",
+               "memory"),
+    SymbolInfo("L_s_dense", "L_{s,dense}", "dense-FFN layers among the first stage's L_s",
+               "memory"),
+    SymbolInfo("L_s_ssm", "L_{s,ssm}", "Mamba layers among the first stage's L_s", "memory"),
+    SymbolInfo("L_s_dn", "L_{s,dn}", "gated DeltaNet layers among the first stage's L_s",
+               "memory"),
+    SymbolInfo("L_s_sc", "L_{s,sc}", "short-convolution layers among the first stage's L_s",
+               "memory"),
     SymbolInfo("h_t", "h_{t}", "key/value heads one tensor-parallel rank holds: ⌈h_kv/t⌉ "
                "(1, replicated, when t > h_kv; h/t under MLA)", "memory"),
     SymbolInfo("q_w", "q_{w}", "bytes per working weight (bf16: 2; int4: 0.5)", "memory"),
@@ -193,6 +202,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "finetune"),
     SymbolInfo("i_keep_down", r"\mathbb{1}_{x\,down}", "the FFN's down-projection input is "
                "stored", "finetune"),
+    SymbolInfo("i_keep_mix", r"\mathbb{1}_{x\,mix}", "the input of a Mamba, gated DeltaNet or "
+               "short-convolution in_proj is stored", "finetune"),
     SymbolInfo("i_keep_head", r"\mathbb{1}_{x\,head}", "the LM head's input is stored",
                "finetune"),
     # offload (Ren et al. 2021, ZeRO-Offload; Rajbhandari et al. 2021, ZeRO-Infinity)
@@ -263,14 +274,16 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
     "q_w", "q_g", "q_gc", "q_m", "q_o", "q_a", "q_kv", "i_drop", "i_sp", "i_scores", "i_full",
     "M_gib"))
 (r_a, a_q, a_k, a_v, a_o, a_up, a_gate, a_down, i_frozen, q_f, i_keep_qkv, i_keep_o, i_keep_up,
- i_keep_down, i_keep_head) = (SYMBOLS[n] for n in (
+ i_keep_down, i_keep_head, i_keep_mix) = (SYMBOLS[n] for n in (
     "r_a", "a_q", "a_k", "a_v", "a_o", "a_up", "a_gate", "a_down", "i_frozen", "q_f",
-    "i_keep_qkv", "i_keep_o", "i_keep_up", "i_keep_down", "i_keep_head"))
+    "i_keep_qkv", "i_keep_o", "i_keep_up", "i_keep_down", "i_keep_head", "i_keep_mix"))
 H, c_h, W_gpu, PUE, I_grid = (SYMBOLS[n] for n in ("H", "c_h", "W_gpu", "PUE", "I_grid"))
 i_off_o, i_off_p = SYMBOLS["i_off_o"], SYMBOLS["i_off_p"]
 q_l, q_8, F_8, R_8 = (SYMBOLS[n] for n in ("q_l", "q_8", "F_8", "R_8"))
 n_cp, n_ep, n_vp, i_vp = (SYMBOLS[n] for n in ("n_cp", "n_ep", "n_vp", "i_vp"))
 L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
+L_s_att, L_s_dense, L_s_ssm, L_s_dn, L_s_sc = (SYMBOLS[n] for n in (
+    "L_s_att", "L_s_dense", "L_s_ssm", "L_s_dn", "L_s_sc"))
 BW, u_bw, F_p, F_d, h_g = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d", "h_g"))
 C, rho, E_irr, A_fit, B_fit, alpha, beta, r, t_days = (SYMBOLS[n] for n in (
     "C", "rho", "E_irr", "A_fit", "B_fit", "alpha", "beta", "r", "t_days"))

@@ -107,6 +107,8 @@ INFERENCE: dict[str, sympy.Expr] = {
     "weights": WEIGHTS,
     "kv_cache_per_token": q_kv * L_att * KV_WIDTH,  # before any window caps it
     "kv_cache": KV_CACHE,
+    # the recurrent states among it, the same at any context
+    "state_cache": q_kv * b * STATE_ELEMENTS,
     "total": WEIGHTS + KV_CACHE,
     "gpu": GPU_BYTES,
     # Sequences at context T whose cache fits beside the weights (KV_CACHE is linear in b).

@@ -42,10 +42,16 @@ from __future__ import annotations
 
 import sympy
 
+from calc.formulas import mixers
 from calc.symbols import (
     E_s,
     L,
     L_s,
+    L_s_att,
+    L_s_dense,
+    L_s_dn,
+    L_s_sc,
+    L_s_ssm,
     L_sm,
     M_gib,
     N,
@@ -70,6 +76,7 @@ from calc.symbols import (
     i_glu,
     i_keep_down,
     i_keep_head,
+    i_keep_mix,
     i_keep_o,
     i_keep_qkv,
     i_keep_up,
@@ -110,7 +117,7 @@ GIB = 2**30  # vendors' "80GB" of HBM is 80 GiB (calc.spec.GPU.memory_gib)
 # stage; all split t ways, the routed experts e ways more. Plus, with t > h_kv, the replicated
 # share of the K and V projections (weights and biases) of its layers beyond the even split.
 LAYERS_PER_GPU = (N - N_emb - N_head - N_e) * L_s / L
-KV_REPLICATED = (1 - i_mla) * L_s * (h_t - h_kv / n_tp) * (d_qk + d_v) * (d + b_qkv)
+KV_REPLICATED = (1 - i_mla) * L_s_att * (h_t - h_kv / n_tp) * (d_qk + d_v) * (d + b_qkv)
 DENSE_PER_GPU = (LAYERS_PER_GPU + N_emb + i_pp1 * N_head) / n_tp + KV_REPLICATED
 EXPERTS_PER_GPU = N_e * L_s / (L * n_tp * n_ep)
 PARAMS_PER_GPU = DENSE_PER_GPU + EXPERTS_PER_GPU
@@ -136,9 +143,16 @@ MODEL_STATES: dict[str, sympy.Expr] = {
 # up-projection input; its down-projections run replicated. A projection's input is kept for its
 # weight gradient: with frozen weights only where an adapter needs it (i_keep_*, 1 in full
 # training; calc.formulas.finetune), in q_l bytes (q_a; 1 when the projection runs in FP8,
-# calc.spec.gemm_precision).
-OUTSIDE = (n_norm * d * q_a + (i_keep_qkv + i_keep_up) * d * q_l + 2 * i_drop * MASK_BYTES * d
-           + i_mla * (q_a + i_keep_qkv * q_l) * (i_qlora * r_q + r_kv))
+# calc.spec.gemm_precision). Per layer (norms), per sublayer (a dropout mask after the mixer and
+# after the FFN), per attention layer, per FFN, and per layer of another mixer (its in_proj
+# input; in a layer with attention beside Mamba, Falcon-H1's, that input is Q/K/V's).
+NORM_INPUTS = n_norm * d * q_a
+DROPOUT_MASK = i_drop * MASK_BYTES * d
+ATTENTION_OUTSIDE = (i_keep_qkv * d * q_l
+                     + i_mla * (q_a + i_keep_qkv * q_l) * (i_qlora * r_q + r_kv))
+FFN_OUTSIDE = i_keep_up * d * q_l
+MIXER_OUTSIDE = i_keep_mix * d * q_l
+OUTSIDE = NORM_INPUTS + ATTENTION_OUTSIDE + FFN_OUTSIDE + 2 * DROPOUT_MASK  # an attention + FFN
 # Inside: Q and K (for QKᵀ), V (for A·V), the input of W_O (8 of the 34), on one of the t
 # ranks: h/t query heads and h_t key/value heads.
 ATTENTION_PER_RANK = ((h * d_qk / n_tp + h_t * (d_qk + d_v)) * q_a
@@ -152,11 +166,27 @@ MLP_MOE = ((1 + i_glu) * q_a + i_keep_down * q_l) * (k * d_e + E_s * d_s)
 # The s×s attention scores per token: softmax output, dropout mask and dropout output (5·a·s);
 # without dropout the softmax output serves A·V too.
 SCORES = h * T * (q_a + i_drop * (MASK_BYTES + q_a))
+# The other mixers (calc.formulas.mixers: what their kernels save). Tensor parallelism splits
+# them by heads or channels, as attention by heads (Megatron-LM's MambaMixer and GatedDeltaNet;
+# vLLM's MambaMixer and ShortConv for Mamba-1 and LFM2): in_proj column-parallel, the conv, the
+# scan and the norm on each rank's own channels, out_proj row-parallel.
+MIXERS_PER_RANK = {
+    "mamba": (mixers.MAMBA_STORED_SPLIT / n_tp + mixers.MAMBA_STORED_REPLICATED) * q_a,
+    "deltanet": mixers.DELTANET_STORED_SPLIT / n_tp * q_a,
+    "conv": mixers.SHORT_CONV_STORED_SPLIT / n_tp * q_a,
+}
+FFN_LAYERS_S = L_s_dense + L_sm  # the first stage's layers with an FFN
 
-# The first stage: p micro-batches in flight through its L_s layers, L_sm of them MoE.
+# The first stage: p micro-batches in flight through its L_s layers: L_s_att with attention,
+# L_s_dense and L_sm with a dense or an MoE FFN, L_s_ssm, L_s_dn, L_s_sc with another mixer.
 STORED_PER_TOKEN = n_pp * (
-    L_s * (OUTSIDE / n_tp**i_sp + ATTENTION_PER_RANK + i_scores * SCORES / n_tp)
-    + ((L_s - L_sm) * MLP_DENSE + L_sm * MLP_MOE) / n_tp)
+    (L_s * (NORM_INPUTS + DROPOUT_MASK) + L_s_att * ATTENTION_OUTSIDE
+     + FFN_LAYERS_S * (FFN_OUTSIDE + DROPOUT_MASK) + (L_s - L_s_att) * MIXER_OUTSIDE)
+    / n_tp**i_sp
+    + L_s_att * (ATTENTION_PER_RANK + i_scores * SCORES / n_tp)
+    + (L_s_dense * MLP_DENSE + L_sm * MLP_MOE) / n_tp
+    + L_s_ssm * MIXERS_PER_RANK["mamba"] + L_s_dn * MIXERS_PER_RANK["deltanet"]
+    + L_s_sc * MIXERS_PER_RANK["conv"])
 # full recomputation: each layer's input
 CHECKPOINT_PER_TOKEN = n_pp * L_s * d * q_a / n_tp**i_sp
 
@@ -178,6 +208,10 @@ ACTIVATIONS_PER_LAYER = TOKENS * (
     (1 - i_full) * (OUTSIDE / n_tp**i_sp + ATTENTION_PER_RANK
                     + (i_scores * SCORES + MLP_DENSE) / n_tp)
     + i_full * d * q_a / n_tp**i_sp)
+# One mixer of each other kind for one micro-batch (its in_proj input included; its norm, FFN
+# and dropout masks not), without recomputation.
+ACTIVATIONS_PER_MIXER = {f"activations_per_{kind}": TOKENS * (1 - i_full) * (
+    MIXER_OUTSIDE / n_tp**i_sp + stored) for kind, stored in MIXERS_PER_RANK.items()}
 
 STATES_TOTAL = MODEL_STATES["weights"] + MODEL_STATES["gradients"] + MODEL_STATES["optimizer"]
 ACTIVATIONS_TOTAL = sympy.Add(*ACTIVATIONS.values())
@@ -185,6 +219,7 @@ GPU_BYTES = M_gib * GIB
 
 MEMORY: dict[str, sympy.Expr] = {
     "activations_per_layer": ACTIVATIONS_PER_LAYER,
+    **ACTIVATIONS_PER_MIXER,
     "total": STATES_TOTAL + ACTIVATIONS_TOTAL,
     "gpu": GPU_BYTES,
     # Activations grow linearly in b: the micro-batches the memory left by the states holds.

@@ -106,3 +106,33 @@ MAMBA_SCAN = (DECAY + WRITE + READ) * d_in * N_s
 DELTANET_CONV = TAP * k_dn * (2 * DN_KEYS + DN_VALUES)
 DELTANET_SCAN = (DECAY + READ + WRITE + READ) * H_v * d_lk * d_lv
 SHORT_CONV_CONV = TAP * k_sc * d
+
+# ---- activations a layer keeps for its backward pass, elements per token ---------------------
+# What the fused training kernels save (each tensor once, at the activation dtype); the scan's
+# states are never stored but recomputed in the backward pass, from the saved inputs (Gu & Dao
+# 2023 §3.3.2, "recomputation"; Dao & Gu 2024 §6 for SSD's chunk states). Split: inside the
+# tensor-parallel region (one rank holds 1/t); replicated: every rank holds all of it. The
+# in_proj input (the norm's output, d) is counted by calc.formulas.memory with the layer's other
+# projection inputs.
+# Mamba-1 (state-spaces/mamba, mamba_ssm/ops/selective_scan_interface.py, MambaInnerFn with its
+# default checkpoint_lvl=1, which recomputes the conv output and Δ): xz (2D), the scan output
+# (D); x_dbl (R + 2N) and contiguous copies of B and C (2N), which follow x_proj's all-reduce
+# and so are replicated (vLLM's MambaMixer: x_proj is row-parallel). The states at the scan's
+# 2048-token chunk boundaries (2·D·N per chunk) are not counted.
+# Mamba-2 (mamba_ssm/ops/triton/ssd_combined.py, MambaSplitConv1dScanCombinedFn, which
+# Megatron-LM's MambaMixer runs): zxbcdt (2D + 2GN + H) and the scan output (D); the conv, the
+# states and the gated norm are recomputed (the norm's fp32 1/rms per group is not counted).
+MAMBA_STORED_SPLIT = 3 * d_in + i_m2 * (2 * G_s * N_s + H_s)
+MAMBA_STORED_REPLICATED = M1 * (R_dt + 4 * N_s)
+# Gated DeltaNet (Megatron-LM's GatedDeltaNet and transformers' Qwen3NextGatedDeltaNet around
+# flash-linear-attention's chunk_gated_delta_rule): the conv's input (q, k, v: the conv output
+# is recomputed by causal_conv1d's backward), the kernel's q, k and v (at key-head width; code
+# that repeats q and k to H_v heads keeps H_v/H_k times more), β and the decay g per value head,
+# the WY matrix of each 64-token chunk (64 per value head and token; fla's chunk size), the gated
+# norm's input and gate, and out_proj's input.
+FLA_CHUNK = 64
+DELTANET_STORED_SPLIT = (2 * (2 * DN_KEYS + DN_VALUES) + (2 + FLA_CHUNK) * H_v
+                         + 3 * DN_VALUES)
+# Short convolution (transformers' Lfm2ShortConv, plain autograd): B, C, x (3d), B ⊙ x (the
+# conv's input), the conv's output (for C ⊙ ·) and out_proj's input: 6d.
+SHORT_CONV_STORED_SPLIT = 6 * d

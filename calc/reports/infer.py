@@ -33,6 +33,7 @@ from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
 from calc.timing.collectives import all_reduce
 from calc.timing.constants import load_constants
 from calc.timing.network import network_for
+from calc.timing.mixers import tp_reductions
 from calc.timing.operators import ACTIVATION_BYTES
 
 Bound = Literal["compute", "memory"]
@@ -48,6 +49,10 @@ class InferenceBlock(Frozen):
     kv_cache_bytes_per_token: Bytes = Field(description="one token, all layers, no window cap")
     kv_cache_bytes: Bytes = Field(description="batch × context, sliding windows capped, over "
                                               "all GPUs with its replicas")
+    state_cache_bytes: Bytes = Field(
+        0, description="of kv_cache_bytes, the recurrent states of the Mamba, gated DeltaNet "
+                       "and short-convolution layers: SSM states and conv windows, the same at "
+                       "any context")
     kv_cache_copies: float = Field(description="copies of each KV head over the GPUs: 1 when "
                                                "the GPUs split the heads, K/h_kv when K > h_kv")
     total_bytes: Bytes = Field(description="weights + KV cache")
@@ -121,8 +126,9 @@ def _last_true(predicate: Callable[[int], bool], low: int, high: int) -> int:
 def tensor_parallel_seconds(spec: ModelSpec, gpu: GPU, gpus: int, tokens: int,
                             system: str | None) -> tuple[float, str] | None:
     """The all-reduces of one forward pass over `tokens` tokens with the weights split over
-    `gpus` GPUs by tensor parallelism: two per layer (one for a parallel block) of tokens × d
-    16-bit activations (Shoeybi et al. 2019 §3), on the link the group crosses
+    `gpus` GPUs by tensor parallelism: one after each sublayer (one per parallel block; Mamba-1
+    adds x_proj's, calc.timing.mixers) of tokens × d 16-bit activations (Shoeybi et al. 2019
+    §3), on the link the group crosses
     (calc.timing: NCCL ring or tree, the system's bandwidth and latency). None when the GPU
     has no catalogued system to price them on."""
     if gpus == 1:
@@ -131,9 +137,11 @@ def tensor_parallel_seconds(spec: ModelSpec, gpu: GPU, gpus: int, tokens: int,
         return None
     platform = get_system(system) if system else system_for_gpu(gpu.name)
     link = network_for(platform, load_constants().network).link(1, gpus)
-    per_layer = 1 if spec.parallel_block else 2
-    size = tokens * spec.d_model * ACTIVATION_BYTES
-    return per_layer * spec.n_layers * all_reduce(size, gpus, link), link.name
+    seconds = 0.0
+    for per_layer, width in tp_reductions(spec):
+        size = tokens * width * ACTIVATION_BYTES
+        seconds += per_layer * spec.n_layers * all_reduce(size, gpus, link)
+    return seconds, link.name
 
 
 def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None,
@@ -197,6 +205,7 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = Non
         weights_bytes=whole(here["weights"]),
         kv_cache_bytes_per_token=whole(here["kv_cache_per_token"]),
         kv_cache_bytes=whole(here["kv_cache"]), total_bytes=whole(here["total"]),
+        state_cache_bytes=whole(here["state_cache"]),
         kv_cache_copies=whole(opts.gpus * base["h_g"] / (1 if spec.attention.mla
                                                          else spec.n_kv_heads)),
         gpu_bytes=whole(here["gpu"]),
@@ -233,8 +242,9 @@ def _communication_sentence(block: InferenceBlock) -> str:
     if block.communication_link is None:
         return (f"Communication: not priced — {o.gpu} has no catalogued system whose links "
                 f"would carry the tensor-parallel all-reduces (give --system).")
-    return (f"Communication: tensor parallelism over {o.gpus:,} GPUs, two all-reduces of the "
-            f"tokens' 16-bit activations per layer (Shoeybi et al. 2019 §3) on the "
+    return (f"Communication: tensor parallelism over {o.gpus:,} GPUs, an all-reduce of the "
+            f"tokens' 16-bit activations after each sublayer, two per Transformer layer "
+            f"(Shoeybi et al. 2019 §3), on the "
             f"{block.communication_link} link, NCCL's ring or tree, whichever is faster "
             f"(docs/step-time.md); not overlapped with compute, and added to the roofline "
             f"step: {block.communication_share:.1%} of the decode step.")
@@ -270,8 +280,12 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
                    f"{spec.attention.chunk_size:,} tokens")
     if n["attention"] < spec.n_layers:
         window += (f"; the {spec.n_layers - n['attention']} layers without attention keep a "
-                   f"fixed recurrent state per sequence instead (Mamba: D × N and the conv's "
-                   f"last k − 1 inputs), counted at the same bytes")
+                   f"fixed recurrent state per sequence instead, the same at any context "
+                   f"(state_cache_bytes: Mamba D × N and its conv's last k − 1 inputs over "
+                   f"D + 2GN channels; gated DeltaNet d_k × d_v per value head and its conv's "
+                   f"last k − 1 q, k, v inputs; a short convolution its last k − 1 inputs), "
+                   f"counted at the same bytes (vLLM's CacheConfig.mamba_cache_dtype 'auto' "
+                   f"keeps the model's dtype)")
     moe = ("; an MoE decode step reads the routed experts its b tokens touch, "
            "E·(1 − (1 − k/E)^b) per layer in expectation under uniform routing (derived)"
            if spec.moe else "")

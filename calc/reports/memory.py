@@ -31,6 +31,8 @@ from calc.reports._offload import OffloadBlock, offload_block, offload_sentence
 from calc.spec import BYTES_PER_ELEMENT, GPU, OPTIMIZERS, RECIPES, ModelSpec, TrainingMemory
 from calc.spec.finetune import FineTune
 from calc.spec.gemm_precision import gemm_peaks, precision_sentence
+from calc.spec.layers import MIXER_NAMES
+from calc.spec.layout import check_splits
 from calc.spec.model import Frozen
 from calc.spec.offload import Offload
 
@@ -57,7 +59,12 @@ class MemoryBlock(Frozen):
                                                "(ZeRO's K)")
     activations_bytes: Bytes = Field(description="stored for the backward pass, first stage")
     activations: dict[str, Bytes] = Field(description="layers, embedding, output layer")
-    activations_per_layer_bytes: Bytes = Field(description="one dense layer, one micro-batch")
+    activations_per_layer_bytes: Bytes | None = Field(
+        description="one attention layer with a dense FFN, one micro-batch (None without "
+                    "attention layers)")
+    activations_per_mixer_bytes: dict[str, Bytes] = Field(
+        default_factory=dict, description="one Mamba, gated DeltaNet or short-convolution "
+                                          "mixer (the kinds the model has), one micro-batch")
     total_bytes: Bytes
     paged_bytes: Bytes = Field(0, description="optimizer states a paged optimizer may move "
                                               "to the host; not counted against the GPU")
@@ -100,14 +107,7 @@ def _options(spec: ModelSpec, gpu: str | None, options: dict[str, Any]) -> Train
         parsed = TrainingMemory(gpu=gpu, **options)
     except ValidationError as error:
         raise CalcError(one_line(error)) from None
-    heads = spec.attention.n_heads
-    if heads % parsed.tp:
-        raise CalcError(f"tp={parsed.tp} must divide attention.n_heads={heads} of {spec.name} "
-                        f"(tensor parallelism splits the heads)")
-    kv = spec.n_kv_heads
-    if spec.attention.mla is None and kv % parsed.tp and parsed.tp % kv:
-        raise CalcError(f"tp={parsed.tp} and the {kv} KV heads of {spec.name}: one must divide "
-                        f"the other (each rank holds whole KV heads, split or replicated)")
+    check_splits(spec, parsed.tp, parsed.cp, ffn=False)
     if parsed.pp > spec.n_layers:
         raise CalcError(f"pp={parsed.pp} exceeds n_layers={spec.n_layers} of {spec.name} "
                         f"(each pipeline stage needs a layer)")
@@ -170,6 +170,7 @@ class _Evaluated:
     states: dict[str, Any]  # weights, frozen, gradients, optimizer
     activations: dict[str, Any]
     per_layer: float
+    per_mixer: dict[str, float]  # 'mamba', 'deltanet', 'conv' -> one mixer, one micro-batch
     copies: float  # FP8/FP4 weight casts
     moved: OffloadBlock | None
     paged: float  # optimizer states a paged optimizer may move to the host
@@ -200,7 +201,10 @@ def _evaluate(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: Fin
     change = copies + (moved.gpu_live_bytes - moved.gpu_freed_bytes if moved else 0)
     paged = states["optimizer"] if ft.paged else 0
     per_micro_batch = sum(activations.values()) / opts.micro_batch
-    return _Evaluated(s, states, activations, totals["activations_per_layer"], copies, moved,
+    per_mixer = {key.removeprefix("activations_per_"): value for key, value in totals.items()
+                 if key.startswith("activations_per_") and key != "activations_per_layer"}
+    return _Evaluated(s, states, activations, totals["activations_per_layer"], per_mixer,
+                      copies, moved,
                       paged, total + change, totals["gpu"],
                       room + (paged - change) / per_micro_batch)
 
@@ -224,11 +228,6 @@ def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = N
     model, options, ft, off, echo = split_options(model, from_file, options)
     preset = resolve(model)
     spec = preset.spec
-    other = sorted(set(spec.mixer_kinds) - {"attention"})
-    if other:  # Korthikanti et al. 2022 account for attention blocks only
-        raise CalcError(f"{spec.name}: training activation memory of {', '.join(other)} layers "
-                        f"is not modelled (Korthikanti et al. 2022 accounts for attention "
-                        f"blocks); parameters, FLOPs and `infer` work for this model")
     opts = _options(spec, gpu, options)
     ft_block, adapters = finetune_block(spec, ft, opts.dtype)
     device = get_gpu(gpu) if gpu else None
@@ -252,7 +251,9 @@ def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = N
         optimizer_bytes=whole(states["optimizer"]),
         activations_bytes=whole(sum(e.activations.values())),
         activations={key: whole(value) for key, value in e.activations.items()},
-        activations_per_layer_bytes=whole(e.per_layer),
+        activations_per_layer_bytes=whole(e.per_layer) if spec.n_attention_layers else None,
+        activations_per_mixer_bytes={kind: whole(value) for kind, value in e.per_mixer.items()
+                                     if spec.layer_counts[kind]},
         total_bytes=whole(e.total), paged_bytes=whole(e.paged), finetune=ft_block,
         offload=e.moved,
         gpu=device.name if device else None, gpu_title=device.title if device else None,
@@ -267,6 +268,18 @@ def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = N
     notes = [*preset.notes, *filter(None, [context_note(spec, opts.seq_len, "s")])]
     return MemoryReport(model=preset.name, title=preset.title, source=preset.source,
                         memory=block, config=echo, conventions=[*notes, *conventions(block)])
+
+
+MIXERS_SENTENCE = (
+    "{kinds} layers keep what their fused kernels save for the backward pass (the scan's "
+    "states are recomputed from the saved inputs: Gu & Dao 2023 §3.3.2; Dao & Gu 2024 §6): "
+    "Mamba-1 xz, the scan output, x_dbl and B, C (state-spaces/mamba MambaInnerFn); Mamba-2 "
+    "zxbcdt and the scan output (MambaSplitConv1dScanCombinedFn); gated DeltaNet the conv "
+    "input, q, k, v, β, g, the 64-token chunks' WY matrices and the gated norm's inputs "
+    "(flash-linear-attention chunk_gated_delta_rule); a short convolution B, C, x, B⊙x, the "
+    "conv output and out_proj's input; split t ways by heads or channels as Megatron-LM's "
+    "MambaMixer and GatedDeltaNet and vLLM's MambaMixer and ShortConv split them "
+    "(calc.formulas.mixers).")
 
 
 # What a run that does not fit could change, in the order tried; each group's candidates from
@@ -359,6 +372,9 @@ def conventions(block: MemoryBlock) -> list[str]:
         f"practice (flash attention, no dropout); the paper's setting is --paper-2022. The "
         f"first pipeline stage holds its layers for p micro-batches in flight (1F1B); the "
         f"embedding and output layer as Megatron-LM counts them.",
+        *([MIXERS_SENTENCE.format(kinds=", ".join(MIXER_NAMES[kind] for kind in
+                                                  block.activations_per_mixer_bytes))]
+          if block.activations_per_mixer_bytes else []),
         "Not counted: temporary buffers (communication buckets, the logits' gradient), memory "
         "fragmentation and the CUDA context, which take a few more GB in practice.",
         *(finetune_sentences(block.finetune) if block.finetune.method != "full" else []),

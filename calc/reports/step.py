@@ -155,7 +155,15 @@ def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[
     recompute = {"none": "no recomputation",
                  "selective": "selective recomputation adds the attention core's forward",
                  "full": "full recomputation adds every layer's forward"}[layout.recompute]
+    work = time.compute
+    scans = work.scan + work.scan_backward
     return [
+        *([f"Scans and convolutions of the non-attention mixers: {scans:.4g} s of each "
+           f"micro-batch's {work.forward + work.backward:.4g} s of compute, each the slower of "
+           f"its FLOPs (calc's convention; fp32 CUDA-core peak, or flash_fraction of the "
+           f"16-bit peak for the chunked SSD and gated-delta kernels) and the bytes its fused "
+           f"kernel reads and writes; backward 3 × forward for the scans (states recomputed) "
+           f"(calc/timing/mixers.py)."] if scans else []),
         f"MFU = calc's exact training FLOPs of the step ({TRAIN_PER_FORWARD} × forward: causal "
         f"attention, top-k experts, the LM head) / (step time × GPUs × dense {layout.dtype} "
         f"peak). HFU adds the recomputed FLOPs ({recompute}); flash attention's own backward "

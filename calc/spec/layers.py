@@ -29,6 +29,8 @@ MixerKind = Literal["attention", "mamba", "deltanet", "conv", "attention+mamba"]
 # without any position encoding (nope: Llama 4's no_rope_layers, SmolLM3, Cohere 2).
 AttentionKind = Literal["global", "local", "chunked", "nope"]
 FFNKind = Literal["dense", "moe", "none"]
+# The mixers other than attention, by the name layer_counts gives them, as reports print them.
+MIXER_NAMES = {"mamba": "Mamba", "deltanet": "gated DeltaNet", "conv": "short-convolution"}
 MAX_PATTERN = 1024
 
 

@@ -136,27 +136,7 @@ def make_layout(gpus: int | None = None, **fields: Any) -> Layout:
 def check(spec: ModelSpec, layout: Layout) -> tuple[Layout, list[str]]:
     """`layout` with seq_len resolved for `spec`, and notes on valid but unusual choices;
     CalcError naming the degree, the model field and what is allowed otherwise."""
-    notes: list[str] = []
-    att, tp, name = spec.attention, layout.tp, spec.name
-    if att.n_heads % tp:
-        raise CalcError(f"tp={tp} must divide attention.n_heads={att.n_heads} of {name} "
-                        f"(tensor parallelism splits the heads)")
-    kv = spec.n_kv_heads
-    if att.mla is None and kv % tp:
-        if tp % kv:
-            raise CalcError(f"tp={tp} and n_kv_heads={kv} of {name}: one must divide the other "
-                            f"(KV heads are split t ways, or replicated when t > n_kv_heads)")
-        notes.append(f"tp={tp} > n_kv_heads={kv}: each KV head is replicated on {tp // kv} "
-                     f"tensor-parallel ranks (its projection computed {tp // kv} times)")
-    moe = spec.moe
-    dense = moe is None or moe.first_dense_layers > 0 or moe.every > 1  # any dense FFN layer
-    widths = {"ffn.d_ff": spec.ffn.d_ff} if dense else {}
-    if moe is not None:
-        widths["moe.d_expert"] = moe.d_expert
-    for field, width in widths.items():
-        if width % tp:
-            raise CalcError(f"tp={tp} must divide {field}={width} of {name} (tensor "
-                            f"parallelism splits the FFN's hidden width)")
+    notes, name = check_splits(spec, layout.tp, layout.cp), spec.name
     _check_pipeline(spec, layout, notes)
     if layout.ep > 1:
         experts = spec.moe.n_experts if spec.moe is not None else 0
@@ -176,6 +156,55 @@ def check(spec: ModelSpec, layout: Layout) -> tuple[Layout, list[str]]:
     if layout.seq_len is None:
         layout = layout.model_copy(update={"seq_len": seq_len})
     return layout, notes
+
+
+def check_splits(spec: ModelSpec, tp: int, cp: int, ffn: bool = True) -> list[str]:
+    """The tensor- and context-parallel degrees checked against `spec`'s heads and widths
+    (CalcError naming the field otherwise); notes on KV heads replicated. Without `ffn` the FFN
+    widths are not checked (calc.memory counts a fractional split of them)."""
+    notes, name = [], spec.name
+    for field, units, what in tensor_parallel_units(spec, ffn):
+        if units % tp:
+            raise CalcError(f"tp={tp} must divide {field}={units} of {name} (tensor "
+                            f"parallelism splits {what})")
+    kv = spec.n_kv_heads
+    if spec.n_attention_layers and spec.attention.mla is None and kv % tp:
+        if tp % kv:
+            raise CalcError(f"tp={tp} and the {kv} KV heads of {name}: one must divide the other "
+                            f"(KV heads are split t ways, or replicated when t > n_kv_heads)")
+        notes.append(f"tp={tp} > n_kv_heads={kv}: each KV head is replicated on {tp // kv} "
+                     f"tensor-parallel ranks (its projection computed {tp // kv} times)")
+    others = sorted(set(spec.mixer_kinds) - {"attention"})
+    if cp > 1 and others:
+        raise CalcError(f"cp={cp}: context parallelism of {name}'s {', '.join(others)} layers "
+                        f"is not modelled (ring attention splits attention layers); use cp=1")
+    return notes
+
+
+def tensor_parallel_units(spec: ModelSpec, ffn: bool = True) -> list[tuple[str, int, str]]:
+    """(field, value, what) that the tensor-parallel degree must divide: attention heads, FFN
+    and expert widths, and the heads or channels of the other mixers, split as Megatron-LM's
+    MambaMixer (Mamba-2: heads and groups) and GatedDeltaNet (heads), and vLLM's MambaMixer
+    (Mamba-1: channels) and ShortConv (channels) split them."""
+    units = []
+    if spec.n_attention_layers:
+        units.append(("attention.n_heads", spec.attention.n_heads, "the heads"))
+    counts = spec.layer_counts
+    if counts["dense"] and ffn:
+        units.append(("ffn.d_ff", spec.ffn.d_ff, "the FFN's hidden width"))
+    if counts["moe"] and ffn:
+        units.append(("moe.d_expert", spec.moe.d_expert, "the FFN's hidden width"))
+    mamba, dn = spec.mamba, spec.deltanet
+    if mamba is not None and mamba.version == 2:
+        units += [("mamba.n_heads", mamba.n_heads, "the Mamba-2 heads"),
+                  ("mamba.n_groups", mamba.n_groups, "the groups of B and C")]
+    elif mamba is not None:
+        units.append(("mamba.d_inner", mamba.d_inner, "the scan's channels"))
+    if dn is not None:
+        units.append(("deltanet.n_k_heads", dn.n_k_heads, "the DeltaNet heads"))
+    if spec.short_conv is not None:
+        units.append(("d_model", spec.d_model, "the convolution's channels"))
+    return units
 
 
 def _check_pipeline(spec: ModelSpec, layout: Layout, notes: list[str]) -> None:

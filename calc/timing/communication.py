@@ -78,11 +78,14 @@ def micro_batch_communication(terms: ModelTerms, layout: Layout,
     layers = stage_layers(terms, layout)
     activation = tokens * terms.d * ACTIVATION_BYTES
 
-    per_layer = 1 if terms.parallel_block else 2
     one = _tp_collective(activation, layout, network)
-    recompute = per_layer * layers * one if layout.recompute == "full" else 0.0
-    tp_forward = per_layer * layers * one
-    tp_backward = per_layer * layers * one + one + recompute  # + the LM head's input gradient
+    tp_forward = 0.0
+    for per_layer, width in terms.tp_reductions:  # after each sublayer (and Mamba's x_proj)
+        size = one if width == terms.d else _tp_collective(tokens * width * ACTIVATION_BYTES,
+                                                           layout, network)
+        tp_forward += per_layer * layers * size
+    recompute = tp_forward if layout.recompute == "full" else 0.0
+    tp_backward = tp_forward + one + recompute  # + the LM head's input gradient
 
     cp_forward = cp_backward = 0.0
     if layout.cp > 1:

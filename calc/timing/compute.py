@@ -11,7 +11,10 @@ Attention: flash kernels at flash_fraction of the 16-bit peak on the causal FLOP
 doing 5 products for the forward's 2 (Dao 2023 §3.1); eager kernels compute the full s×s square
 as products, their softmax and dropout at HBM bandwidth. Element-wise kernels stream their bytes
 at hbm_fraction of HBM bandwidth; their backward moves twice the bytes (saved input and incoming
-gradient read, one gradient written).
+gradient read, one gradient written). Scans and convolutions of the other mixers
+(calc.timing.mixers) take max(FLOPs at the CUDA-core fp32 peak or at flash_fraction of the
+16-bit peak for chunked tensor-core kernels, bytes at HBM bandwidth), their backward a stated
+multiple of their forward.
 """
 
 from __future__ import annotations
@@ -20,7 +23,14 @@ import math
 from dataclasses import dataclass
 
 from calc.spec.layout import Layout
-from calc.timing.operators import LOSS_BACKWARD_BYTES, LOSS_FORWARD_BYTES, Matmul, ModelTerms
+from calc.errors import CalcError
+from calc.timing.operators import (
+    LOSS_BACKWARD_BYTES,
+    LOSS_FORWARD_BYTES,
+    Matmul,
+    ModelTerms,
+    Recurrence,
+)
 
 FLASH_BACKWARD_PER_FORWARD = 5 / 2  # products: QKᵀ, dV, dP, dQ, dK (with QKᵀ recomputed)
 MATMUL_BACKWARD_PER_FORWARD = 2  # input and weight gradients
@@ -40,6 +50,7 @@ class Device:
     hbm: float  # bytes/s an element-wise kernel streams
     gemm_bytes: int
     compute_efficiency: float  # the framework's factor (1 for megatron)
+    vector_peak: float = 0.0  # fp32 FLOP/s on CUDA cores (0: the datasheet gives none)
 
     def gemm_efficiency(self, rows: float, n: float, k: float) -> float:
         h = self.half_dim
@@ -58,16 +69,18 @@ class ComputeTimes:
     head_backward: float
     recompute: float  # forward work done again in the backward pass
     recompute_flops: float  # per token of the whole model: what HFU adds
+    scan: float = 0.0  # the other mixers' scans and convolutions, forward
+    scan_backward: float = 0.0
 
     @property
     def forward(self) -> float:
-        return self.matmul + self.attention + self.elementwise + self.head
+        return self.matmul + self.attention + self.elementwise + self.head + self.scan
 
     @property
     def backward(self) -> float:
         return (MATMUL_BACKWARD_PER_FORWARD * self.matmul + self.attention_backward
                 + ELEMENTWISE_BACKWARD_PER_FORWARD * self.elementwise + self.head_backward
-                + self.recompute)
+                + self.scan_backward + self.recompute)
 
 
 def stage_layers(terms: ModelTerms, layout: Layout) -> int:
@@ -137,6 +150,21 @@ def _elementwise(terms: ModelTerms, layout: Layout, device: Device, stage: float
     return total / device.hbm
 
 
+def recurrence_time(op: Recurrence, terms: ModelTerms, layout: Layout, device: Device,
+                    stage: float) -> float:
+    """Forward time of a scan or convolution for one micro-batch over a `stage` share of the
+    layers: the slower of its FLOPs and its bytes, split t ways by heads or channels."""
+    share = tokens_per_micro_batch(terms, layout) * stage / layout.tp
+    if op.unit == "tensor":
+        peak = device.attention_peak * device.flash_fraction
+    elif device.vector_peak:
+        peak = device.vector_peak
+    else:
+        raise CalcError(f"{op.name}: the GPU's datasheet gives no fp32 peak, which prices the "
+                        f"scans and convolutions that run on CUDA cores")
+    return max(op.flops * share / peak, op.bytes * share / device.hbm)
+
+
 def compute_times(terms: ModelTerms, layout: Layout, device: Device) -> ComputeTimes:
     """One micro-batch through the slowest stage: `stage_layers` layers and the LM head."""
     stage = stage_layers(terms, layout) / terms.layers
@@ -145,6 +173,9 @@ def compute_times(terms: ModelTerms, layout: Layout, device: Device) -> ComputeT
     matmul = sum(matmul_time(op, terms, layout, device, stage) for op in terms.matmuls)
     attention, attention_backward = _attention(terms, layout, device, stage)
     elementwise = _elementwise(terms, layout, device, stage)
+    scans = [(recurrence_time(op, terms, layout, device, stage), op.backward)
+             for op in terms.recurrences]
+    scan = sum(seconds for seconds, _ in scans)
     head = matmul_time(terms.head, terms, layout, device, 1.0)
     logits = terms.vocab / layout.tp * tokens  # vocabulary-parallel: V/t logits per token
     recompute, recompute_flops = 0.0, 0.0
@@ -153,7 +184,7 @@ def compute_times(terms: ModelTerms, layout: Layout, device: Device) -> ComputeT
                                              ("softmax", "attention dropout"))
         recompute_flops = terms.attention_causal
     elif layout.recompute == "full":  # every layer's forward again (not the LM head)
-        recompute = matmul + attention + elementwise
+        recompute = matmul + attention + elementwise + scan
         recompute_flops = terms.forward_flops - terms.head.flops
     return ComputeTimes(
         matmul=matmul * slow, attention=attention * slow,
@@ -161,7 +192,8 @@ def compute_times(terms: ModelTerms, layout: Layout, device: Device) -> ComputeT
         head=(head + LOSS_FORWARD_BYTES * logits / device.hbm) * slow,
         head_backward=(MATMUL_BACKWARD_PER_FORWARD * head
                        + LOSS_BACKWARD_BYTES * logits / device.hbm) * slow,
-        recompute=recompute * slow, recompute_flops=recompute_flops)
+        recompute=recompute * slow, recompute_flops=recompute_flops, scan=scan * slow,
+        scan_backward=sum(seconds * backward for seconds, backward in scans) * slow)
 
 
 def optimizer_time(params: float, bytes_per_param: float, device: Device) -> float:

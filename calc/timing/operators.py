@@ -11,40 +11,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calc.errors import CalcError
 from calc.evaluate import count_flops, count_params
 from calc.spec import ModelSpec
+from calc.timing.kernels import (
+    ACTIVATION_BYTES,
+    MASK_BYTES,
+    ElementWise,
+    Matmul,
+    Recurrence,
+)
+from calc.timing.mixers import mixer_elementwise, mixer_matmuls, recurrences, tp_reductions
 
-ACTIVATION_BYTES = 2  # activations stay 16-bit outside the matrix products, fp8 runs included
-MASK_BYTES = 1  # a dropout mask element (Korthikanti et al. 2022 §4.1)
+__all__ = ["ACTIVATION_BYTES", "MASK_BYTES", "ElementWise", "Matmul", "ModelTerms",
+           "Recurrence", "model_terms"]
 # Cross-entropy over vocabulary-parallel logits, bytes per logit: the forward casts them to fp32
 # (read 2, write 4) and reduces them (read 4); the backward reads the fp32 softmax and writes a
 # 16-bit gradient (read 4, write 2). Megatron-LM's fused vocab-parallel cross-entropy, by hand.
 LOSS_FORWARD_BYTES = 10
 LOSS_BACKWARD_BYTES = 6
-
-
-@dataclass(frozen=True)
-class Matmul:
-    """One matrix product of a layer (or the LM head) for every token."""
-
-    name: str  # calc's component key, with /up or /down where the FFN is split in two
-    flops: float  # forward FLOPs per token, every layer that has it (calc's exact count)
-    n: int  # output width of one instance before tensor parallelism
-    k: int  # input width before tensor parallelism
-    layers: int  # layers that run it (the LM head: 1)
-    split: str  # column (n / t), row (k / t), kv (n / min(t, h_kv)), none (replicated)
-    expert: bool = False  # rows are the tokens routed to one expert
-
-
-@dataclass(frozen=True)
-class ElementWise:
-    """Bytes an element-wise kernel moves per token, all layers, forward pass."""
-
-    name: str
-    bytes: float
-    region: str  # replicated (split t ways only by sequence parallelism) | tensor (always)
-    when: str = ""  # "", "dropout", "eager", "eager+dropout": the layout choices it needs
 
 
 @dataclass(frozen=True)
@@ -61,12 +45,13 @@ class ModelTerms:
     d_v: int
     experts: int
     top_k: int
-    parallel_block: bool  # attention and MLP side by side: one TP all-reduce per layer
+    tp_reductions: tuple[tuple[float, int], ...]  # TP all-reduces per layer: (count, width)
     matmuls: tuple[Matmul, ...]
     head: Matmul
     attention_causal: float  # QKᵀ and A·V forward FLOPs per token, causal, all layers
     attention_full: float  # the same over the full square (what an eager kernel computes)
     elementwise: tuple[ElementWise, ...]
+    recurrences: tuple[Recurrence, ...]  # the other mixers' scans and convolutions
     forward_flops: float  # calc's forward FLOPs per token, the sum of its components
     layer_params: int  # all layers' parameters except routed experts
     expert_params: int  # routed experts, all layers
@@ -84,23 +69,28 @@ def _ffn(prefix: str, flops: float, width: int, d: int, gated: bool, layers: int
 
 def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
     """Every operator of `spec` at sequence length `seq_len`, from calc's exact counts."""
-    other = sorted(set(spec.mixer_kinds) - {"attention"})
-    if other or spec.ffn is None:  # the operators below are an attention block's and an FFN's
-        raise CalcError(f"{spec.name}: the step-time model prices attention layers with an "
-                        f"FFN; its {', '.join(other) or 'FFN-less'} layers are not modelled")
     causal = count_flops(spec, seq_len, "causal")
     full = count_flops(spec, seq_len, "full")
     flops, params = causal.components, count_params(spec)
     att, moe, d, layers = spec.attention, spec.moe, spec.d_model, spec.n_layers
     h, kv, d_qk, d_v = att.n_heads, spec.n_kv_heads, spec.head_dim_qk, spec.head_dim_v
-    dense, n_moe, gated = layers - spec.n_moe_layers, spec.n_moe_layers, spec.ffn.gated
+    counts = spec.layer_counts
+    n_att, dense, n_moe = counts["attention"], counts["dense"], counts["moe"]
     matmuls = [
-        Matmul("attention/q", flops["attention/q"], h * d_qk, d, layers, "column"),
-        Matmul("attention/kv", flops["attention/kv"], kv * (d_qk + d_v), d, layers,
+        Matmul("attention/q", flops["attention/q"], h * d_qk, d, n_att, "column"),
+        Matmul("attention/kv", flops["attention/kv"], kv * (d_qk + d_v), d, n_att,
                "column" if att.mla else "kv"),
-        Matmul("attention/o", flops["attention/o"], d, h * d_v, layers, "row"),
-        *_ffn("mlp", flops["mlp"], spec.ffn.d_ff, d, gated, dense),
+        Matmul("attention/o", flops["attention/o"], d, h * d_v, n_att, "row"),
+        # Qwen3-Next's output gate, projected beside W_Q: column-parallel like it
+        Matmul("attention/gate", flops["attention/gate"], h * d_v, d, n_att, "column"),
+        *mixer_matmuls(spec, flops),
+        # OPT-350m's project_in and project_out, d_emb ↔ d once each, replicated
+        Matmul("embedding_projection", flops["embedding_projection"], d,
+               spec.embedding_width, 1, "none"),
     ]
+    gated = spec.ffn is not None and spec.ffn.gated
+    if spec.ffn is not None:
+        matmuls += _ffn("mlp", flops["mlp"], spec.ffn.d_ff, d, gated, dense)
     if moe is not None:
         matmuls += [
             Matmul("moe/router", flops["moe/router"], moe.n_experts, d, n_moe, "none"),
@@ -115,12 +105,13 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         name=spec.name, seq_len=seq_len, layers=layers, moe_layers=n_moe, d=d,
         vocab=spec.vocab_size, heads=h, kv_heads=0 if att.mla else kv, d_qk=d_qk, d_v=d_v,
         experts=moe.n_experts if moe else 0, top_k=moe.top_k if moe else 0,
-        parallel_block=spec.parallel_block,
+        tp_reductions=tp_reductions(spec),
         matmuls=tuple(m for m in matmuls if m.flops),
         head=Matmul("lm_head", flops["lm_head"], spec.vocab_size, d, 1, "column"),
         attention_causal=flops["attention/scores"],
         attention_full=full.components["attention/scores"],
         elementwise=_elementwise(spec, seq_len),
+        recurrences=tuple(op for op in recurrences(spec, flops) if op.flops or op.bytes),
         forward_flops=causal.forward,
         layer_params=params.total - embedding - params.components["lm_head"] - expert_params
         - params.components.get("final_norm", 0) - params.components.get("embedding/norm", 0),
@@ -138,34 +129,37 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
     q, d, layers = ACTIVATION_BYTES, spec.d_model, spec.n_layers
     att, moe, mla = spec.attention, spec.moe, spec.attention.mla
     h, kv = att.n_heads, spec.n_kv_heads
-    glu = int(spec.ffn.gated)
-    dense, n_moe = layers - spec.n_moe_layers, spec.n_moe_layers
+    counts = spec.layer_counts
+    n_att, dense, n_moe = counts["attention"], counts["dense"], counts["moe"]
+    glu = int(spec.ffn is not None and spec.ffn.gated)
+    ffns = dense + n_moe  # layers with an FFN
     latents = (mla.kv_lora_rank + (mla.q_lora_rank or 0)) if mla else 0
     rotary = 0
     if mla is not None:
         rotary = (h + 1) * mla.qk_rope_head_dim  # queries' RoPE part and the one shared key
     elif spec.position.kind == "rope":
         rotary = (h + kv) * spec.head_dim_qk
-    ffn_widths = dense * spec.ffn.d_ff
+    ffn_widths = dense * spec.ffn.d_ff if spec.ffn is not None else 0
     if moe is not None:
         ffn_widths += n_moe * (moe.top_k * moe.d_expert + moe.n_shared_experts * moe.shared_width)
-    # x + F(x) twice (read 2, write 1 each); a parallel block adds both branches at once
-    residual = 4 * d if spec.parallel_block else 2 * 3 * d
+    # x + F(x) after each sublayer (read 2, write 1); a parallel block adds both branches at once
+    residual = layers * 4 * d if spec.parallel_block else (layers + ffns) * 3 * d
     terms = [
         # each norm reads and writes d (the MLA latents' norms their rank)
-        ElementWise("norms", layers * (spec.norms_per_layer * 2 * d + 2 * latents) * q,
+        ElementWise("norms", (layers * spec.norms_per_layer * 2 * d + n_att * 2 * latents) * q,
                     "replicated"),
-        ElementWise("residual", layers * residual * q, "replicated"),
-        # dropout after attention and after the MLP: read, write, and a 1-byte mask
-        ElementWise("dropout", layers * 2 * (2 * d * q + d * MASK_BYTES), "replicated",
+        ElementWise("residual", residual * q, "replicated"),
+        # dropout after each sublayer: read, write, and a 1-byte mask
+        ElementWise("dropout", (layers + ffns) * (2 * d * q + d * MASK_BYTES), "replicated",
                     "dropout"),
-        ElementWise("rope", layers * 2 * rotary * q, "tensor"),
+        ElementWise("rope", n_att * 2 * rotary * q, "tensor"),
         # φ(gate) ⊙ up reads 2 widths and writes 1; a plain activation reads and writes 1
         ElementWise("activation", ffn_widths * (2 + glu) * q, "tensor"),
         # eager attention: one fused scale-mask-softmax over the full s×s square per head
-        ElementWise("softmax", layers * 2 * h * seq_len * q, "tensor", "eager"),
-        ElementWise("attention dropout", layers * h * seq_len * (2 * q + MASK_BYTES), "tensor",
+        ElementWise("softmax", n_att * 2 * h * seq_len * q, "tensor", "eager"),
+        ElementWise("attention dropout", n_att * h * seq_len * (2 * q + MASK_BYTES), "tensor",
                     "eager+dropout"),
+        *mixer_elementwise(spec),
     ]
     if moe is not None:  # token permutation: k copies out (dispatch) and back (combine)
         terms.append(ElementWise("moe permute", n_moe * 4 * moe.top_k * d * q, "replicated"))

@@ -65,7 +65,8 @@ def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
         half_dim=constants.gemm.half_dim,
         flash_fraction=generation.flash_fraction,
         hbm=bandwidth * constants.memory.hbm_fraction, gemm_bytes=GEMM_BYTES[dtype],
-        compute_efficiency=framework.compute_efficiency)
+        compute_efficiency=framework.compute_efficiency,
+        vector_peak=gpu.peak_tflops.get("fp32", 0.0) * 1e12)
 
 
 def optimizer_bytes_per_param(grad_bytes: int) -> int:

@@ -5,8 +5,9 @@ arithmetic: the step-time engine (calc.timing.schedule) and the compiled memory 
 (calc._compiled.memory). Candidates are proposed from divisors and checked by the same
 validators a user's layout meets (calc.spec.layout), so no rule is written twice.
 
-Axes: tp (a divisor of the heads, within one node), pp (up to the layers), vpp (interleaving
-that divides the layers), cp (powers of two up to 8, for sequences that split), ep (divisors of
+Axes: tp (a divisor of the heads and widths it splits, within one node), pp (up to the layers),
+vpp (interleaving that divides the layers), cp (powers of two up to 8, for sequences that split;
+1 for models with other mixers than attention), ep (divisors of
 the experts and of dp), the micro-batch (powers of two dividing B/dp), recomputation, ZeRO stage and
 sequence parallelism (with tp > 1). Flash attention is assumed available, dropout as given.
 """
@@ -24,7 +25,7 @@ from calc import _compiled
 from calc.errors import CalcError
 from calc.evaluate import stage_values
 from calc.spec import GPU, ModelSpec
-from calc.spec.layout import Layout, check
+from calc.spec.layout import Layout, check, tensor_parallel_units
 from calc.timing.compute import Device
 from calc.timing.constants import FrameworkConstants
 from calc.timing.network import Network
@@ -67,10 +68,13 @@ def _powers_of_two(limit: int) -> list[int]:
 def proposals(spec: ModelSpec, gpus: int, global_batch: int, seq_len: int,
               gpus_per_node: int, fixed: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Layout fields to try (the validators decide which are valid)."""
-    heads, layers = spec.attention.n_heads, spec.n_layers
+    layers = spec.n_layers
     experts = spec.moe.n_experts if spec.moe else 1
-    for tp in (t for t in _divisors(gpus) if t <= gpus_per_node and heads % t == 0):
-        splits = [c for c in _powers_of_two(MAX_CP)
+    units = [value for _, value, _ in tensor_parallel_units(spec)]
+    max_cp = MAX_CP if set(spec.mixer_kinds) == {"attention"} else 1  # ring attention only
+    for tp in (t for t in _divisors(gpus)
+               if t <= gpus_per_node and all(value % t == 0 for value in units)):
+        splits = [c for c in _powers_of_two(max_cp)
                   if c == 1 or ((gpus // tp) % c == 0 and seq_len % (2 * c) == 0)]
         for cp in splits:
             for pp in (p for p in _divisors(gpus // (tp * cp)) if p <= layers):

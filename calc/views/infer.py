@@ -19,14 +19,17 @@ def view(report: InferenceReport) -> View:
     add_bytes(memory, "KV cache per token", i.kv_cache_bytes_per_token, "all layers, no window")
     add_bytes(memory, f"KV cache, {o.batch:,} × {o.context:,} tokens", i.kv_cache_bytes,
               f"{i.kv_cache_copies:g} copies over the GPUs" if i.kv_cache_copies > 1 else "")
+    if i.state_cache_bytes:
+        add_bytes(memory, "  of which recurrent states", i.state_cache_bytes,
+                  "the same at any context")
     add_bytes(memory, "total", i.total_bytes, verdict(i.fits))
     add_bytes(memory, "GPU memory", i.gpu_bytes, f"{o.gpus:,} × {i.gpu_title}")
     memory.add(f"largest batch at context {o.context:,}", i.max_batch, None, None,
                "the weights alone do not fit" if i.weights_bytes > i.gpu_bytes else "")
     memory.add(f"largest context at batch {o.batch:,}",
                i.max_context, None, None,
-               "no memory limit: sliding windows cap every layer" if i.max_context is None
-               else "")
+               "no memory limit: no layer's cache grows past a window or a state"
+               if i.max_context is None else "")
     time = Table("Time on a roofline", [Column("quantity"), Column("value", "text"),
                                         Column("bound")])
     time.add(f"prefill: {o.batch:,} × {o.context:,} prompt tokens", _seconds(i.prefill_seconds),

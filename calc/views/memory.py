@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from calc.reports._memory_options import ConfigEcho
 from calc.reports._offload import OffloadBlock
-from calc.reports.memory import FIXES, MemoryReport
+from calc.reports.memory import FIXES, MIXER_NAMES, MemoryReport
 from calc.tables import GIB, Column, Table, View, add_bytes, bytes_table, verdict
 from calc.views._finetune import finetune_table
 
@@ -35,8 +35,12 @@ def view(report: MemoryReport) -> View:
     add_bytes(table, "activations", m.activations_bytes, f"recompute {o.recompute}")
     for key, value in m.activations.items():
         add_bytes(table, f"  activations: {key}", value)
-    add_bytes(table, "  one dense layer, one micro-batch", m.activations_per_layer_bytes,
-           "Korthikanti et al. 2022 §4")
+    if m.activations_per_layer_bytes is not None:
+        add_bytes(table, "  one dense layer, one micro-batch", m.activations_per_layer_bytes,
+                  "Korthikanti et al. 2022 §4")
+    for kind, value in m.activations_per_mixer_bytes.items():
+        add_bytes(table, f"  one {MIXER_NAMES[kind]} mixer, one micro-batch", value,
+                  "what its kernels save")
     off = m.offload
     if off is not None:
         add_bytes(table, f"moved off the GPU (optimizer → {off.optimizer}, parameters → "

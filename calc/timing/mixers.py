@@ -1,0 +1,127 @@
+"""The step-time model's work for the mixers other than attention: their projections as matrix
+products, their scans and convolutions as recurrences, their gates as element-wise kernels.
+
+Tensor parallelism splits each mixer by heads or channels, as attention by heads: in_proj is
+column-parallel, out_proj row-parallel, the convolution, the scan and the gated norm run on a
+rank's own channels (Megatron-LM megatron/core/ssm/mamba_mixer.py and gated_delta_net.py for
+Mamba-2 and gated DeltaNet; vLLM vllm/model_executor/layers/mamba/mamba_mixer.py and
+short_conv.py for Mamba-1 and LFM2's short convolution). Mamba-1's x_proj reads a rank's channels
+and is row-parallel, so its R + 2N outputs are all-reduced (vLLM's MambaMixer); dt_proj is
+column-parallel.
+
+Kernels (the bytes of calc.timing.kernels.Recurrence, 16-bit activations):
+- Mamba-1's selective scan (Gu & Dao 2023 §3.3.2: fused, the state kept in SRAM, on CUDA
+  cores) reads x, Δ, z (3D), B and C (2N), writes y and the gated y·SiLU(z) (2D); its backward
+  recomputes the states: 2 + 1 forwards. The causal conv1d (causal-conv1d, CUDA cores) reads
+  and writes its channels; Mamba's fused backward recomputes it (MambaInnerFn checkpoint_lvl=1,
+  mamba_split_conv1d_scan_combined): 2 + 1.
+- Mamba-2's SSD (Dao & Gu 2024 §6: chunked, its work matrix products on tensor cores) reads x
+  (D), Δ (H), B and C (2GN) and writes y (D); its gated RMSNorm reads y and z and writes D.
+- Gated DeltaNet's chunked delta rule (flash-linear-attention chunk_gated_delta_rule, tensor
+  cores; Yang et al. 2025 §3) reads q, k, v, g, β and writes o; its gated norm 3 value widths.
+  Its conv (causal_conv1d) keeps its input: backward 2.
+- The short convolution (LFM2) reads and writes d channels; B ⊙ x and C ⊙ conv(·) read 2d and
+  write d each.
+Not counted: Jamba's Δ/B/C norms, DeltaNet's q/k L2 norms, softplus and exp of Δ (small, fused in
+practice), and the chunked kernels' own extra reads (SSD and fla read x and B again per pass).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from calc.spec import ModelSpec
+from calc.timing.kernels import ACTIVATION_BYTES, ElementWise, Matmul, Recurrence
+
+SCAN_BACKWARD = 2 + 1  # input and parameter gradients, and the states recomputed
+CONV_BACKWARD = 2
+CONV_RECOMPUTED_BACKWARD = 2 + 1  # Mamba's fused backward runs the conv forward again
+
+
+def mixer_matmuls(spec: ModelSpec, flops: Mapping[str, float]) -> list[Matmul]:
+    """The projections of the Mamba, gated DeltaNet and short-convolution layers."""
+    counts, d = spec.layer_counts, spec.d_model
+    ops: list[Matmul] = []
+    mamba, dn = spec.mamba, spec.deltanet
+    if mamba is not None:
+        n, D, N = counts["mamba"], mamba.d_inner, mamba.d_state
+        in_width = 2 * D + (2 * mamba.n_groups * N + (mamba.n_heads or 0)
+                            if mamba.version == 2 else 0)
+        ops.append(Matmul("mamba/in", flops["mamba/in"], in_width, d, n, "column"))
+        if mamba.version == 1:
+            rank = mamba.dt_rank or 0
+            ops += [Matmul("mamba/x", flops["mamba/x"], rank + 2 * N, D, n, "row"),
+                    Matmul("mamba/dt", flops["mamba/dt"], D, rank, n, "column")]
+        ops.append(Matmul("mamba/out", flops["mamba/out"], d, D, n, "row"))
+    if dn is not None:
+        n, keys, values = counts["deltanet"], dn.n_k_heads * dn.d_k, dn.n_v_heads * dn.d_v
+        ops += [Matmul("deltanet/in", flops["deltanet/in"],
+                       2 * keys + 2 * values + 2 * dn.n_v_heads, d, n, "column"),
+                Matmul("deltanet/out", flops["deltanet/out"], d, values, n, "row")]
+    if spec.short_conv is not None:
+        n = counts["conv"]
+        ops += [Matmul("conv/in", flops["conv/in"], 3 * d, d, n, "column"),
+                Matmul("conv/out", flops["conv/out"], d, d, n, "row")]
+    return ops
+
+
+def recurrences(spec: ModelSpec, flops: Mapping[str, float]) -> list[Recurrence]:
+    """The scans and convolutions, FLOPs from calc's counts, bytes from their kernels' IO."""
+    counts, d, q = spec.layer_counts, spec.d_model, ACTIVATION_BYTES
+    ops: list[Recurrence] = []
+    mamba, dn = spec.mamba, spec.deltanet
+    if mamba is not None:
+        n, D, N = counts["mamba"], mamba.d_inner, mamba.d_state
+        bc = 2 * N * (mamba.n_groups if mamba.version == 2 else 1)  # B and C
+        channels = D + (bc if mamba.version == 2 else 0)  # the conv's
+        ops.append(Recurrence("mamba/conv", flops["mamba/conv"], n * 2 * channels * q,
+                              "vector", CONV_RECOMPUTED_BACKWARD))
+        if mamba.version == 1:
+            ops.append(Recurrence("mamba/scan", flops["mamba/scan"], n * (5 * D + bc) * q,
+                                  "vector", SCAN_BACKWARD))
+        else:
+            heads = mamba.n_heads or 0
+            ops.append(Recurrence("mamba/scan", flops["mamba/scan"],
+                                  n * (2 * D + heads + bc) * q, "tensor", SCAN_BACKWARD))
+    if dn is not None:
+        n, keys, values = counts["deltanet"], dn.n_k_heads * dn.d_k, dn.n_v_heads * dn.d_v
+        ops += [Recurrence("deltanet/conv", flops["deltanet/conv"],
+                           n * 2 * (2 * keys + values) * q, "vector", CONV_BACKWARD),
+                Recurrence("deltanet/scan", flops["deltanet/scan"],
+                           n * (2 * keys + 2 * values + 2 * dn.n_v_heads) * q, "tensor",
+                           SCAN_BACKWARD)]
+    if spec.short_conv is not None:
+        ops.append(Recurrence("conv/conv", flops["conv/conv"], counts["conv"] * 2 * d * q,
+                              "vector", CONV_BACKWARD))
+    return ops
+
+
+def mixer_elementwise(spec: ModelSpec) -> list[ElementWise]:
+    """The mixers' gates (inside the tensor-parallel region), bytes per token, all layers."""
+    counts, q = spec.layer_counts, ACTIVATION_BYTES
+    gates = 0
+    if spec.mamba is not None and spec.mamba.version == 2:  # gated RMSNorm: y, z → out
+        gates += counts["mamba"] * 3 * spec.mamba.d_inner
+    if spec.deltanet is not None:
+        gates += counts["deltanet"] * 3 * spec.deltanet.n_v_heads * spec.deltanet.d_v
+    if spec.short_conv is not None:  # B ⊙ x and C ⊙ conv(B ⊙ x)
+        gates += counts["conv"] * 2 * 3 * spec.d_model
+    return [ElementWise("mixer gates", gates * q, "tensor")] if gates else []
+
+
+def tp_reductions(spec: ModelSpec) -> tuple[tuple[float, int], ...]:
+    """Tensor-parallel all-reduces of the forward pass, per layer on average: (how many,
+    elements per token). One after each sublayer (the mixer, the FFN), one for a parallel
+    block or for attention and Mamba side by side (their partial sums add before one
+    reduction); Mamba-1's x_proj adds one of R + 2N."""
+    layers = spec.n_layers
+    if spec.parallel_block:
+        sublayers = layers
+    else:
+        sublayers = layers + sum(kind != "none" for kind in spec.ffn_kinds)
+    reductions: list[tuple[float, int]] = [(sublayers / layers, spec.d_model)]
+    mamba = spec.mamba
+    if mamba is not None and mamba.version == 1:
+        width = (mamba.dt_rank or 0) + 2 * mamba.d_state
+        reductions.append((spec.layer_counts["mamba"] / layers, width))
+    return tuple(reductions)
