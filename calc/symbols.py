@@ -191,6 +191,22 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "finetune"),
     SymbolInfo("a_down", r"\mathbb{1}_{A\,down}", "an adapter on each FFN/expert W_down",
                "finetune"),
+    SymbolInfo("a_experts", r"\mathbb{1}_{A\,exp}", "adapters on each routed expert's up, gate "
+               "and down", "finetune"),
+    SymbolInfo("a_shared_expert_gate", r"\mathbb{1}_{A\,sg}", "an adapter on the shared "
+               "experts' gate", "finetune"),
+    SymbolInfo("a_in_proj", r"\mathbb{1}_{A\,in}", "an adapter on each Mamba or short-"
+               "convolution in_proj", "finetune"),
+    SymbolInfo("a_x_proj", r"\mathbb{1}_{A\,x}", "an adapter on each Mamba-1 x_proj",
+               "finetune"),
+    SymbolInfo("a_dt_proj", r"\mathbb{1}_{A\,dt}", "an adapter on each Mamba-1 dt_proj",
+               "finetune"),
+    SymbolInfo("a_out_proj", r"\mathbb{1}_{A\,out}", "an adapter on each Mamba, gated "
+               "DeltaNet or short-convolution out_proj", "finetune"),
+    SymbolInfo("a_in_proj_qkvz", r"\mathbb{1}_{A\,qkvz}", "an adapter on each gated DeltaNet "
+               "in_proj_qkvz", "finetune"),
+    SymbolInfo("a_in_proj_ba", r"\mathbb{1}_{A\,ba}", "an adapter on each gated DeltaNet "
+               "in_proj_ba", "finetune"),
     SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
                "finetune"),
     SymbolInfo("q_f", "q_{f}", "bytes per frozen weight of a layer's projections (NF4 with "
@@ -202,6 +218,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "finetune"),
     SymbolInfo("i_keep_down", r"\mathbb{1}_{x\,down}", "the FFN's down-projection input is "
                "stored", "finetune"),
+    SymbolInfo("i_keep_exp", r"\mathbb{1}_{x\,exp}", "the routed experts' down-projection "
+               "input is stored", "finetune"),
     SymbolInfo("i_keep_mix", r"\mathbb{1}_{x\,mix}", "the input of a Mamba, gated DeltaNet or "
                "short-convolution in_proj is stored", "finetune"),
     SymbolInfo("i_keep_head", r"\mathbb{1}_{x\,head}", "the LM head's input is stored",
@@ -274,9 +292,14 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
     "q_w", "q_g", "q_gc", "q_m", "q_o", "q_a", "q_kv", "i_drop", "i_sp", "i_scores", "i_full",
     "M_gib"))
 (r_a, a_q, a_k, a_v, a_o, a_up, a_gate, a_down, i_frozen, q_f, i_keep_qkv, i_keep_o, i_keep_up,
- i_keep_down, i_keep_head, i_keep_mix) = (SYMBOLS[n] for n in (
+ i_keep_down, i_keep_head, i_keep_mix, i_keep_exp) = (SYMBOLS[n] for n in (
     "r_a", "a_q", "a_k", "a_v", "a_o", "a_up", "a_gate", "a_down", "i_frozen", "q_f",
-    "i_keep_qkv", "i_keep_o", "i_keep_up", "i_keep_down", "i_keep_head", "i_keep_mix"))
+    "i_keep_qkv", "i_keep_o", "i_keep_up", "i_keep_down", "i_keep_head", "i_keep_mix",
+    "i_keep_exp"))
+(a_experts, a_shared_expert_gate, a_in_proj, a_x_proj, a_dt_proj, a_out_proj, a_in_proj_qkvz,
+ a_in_proj_ba) = (SYMBOLS[n] for n in (
+    "a_experts", "a_shared_expert_gate", "a_in_proj", "a_x_proj", "a_dt_proj", "a_out_proj",
+    "a_in_proj_qkvz", "a_in_proj_ba"))
 H, c_h, W_gpu, PUE, I_grid = (SYMBOLS[n] for n in ("H", "c_h", "W_gpu", "PUE", "I_grid"))
 i_off_o, i_off_p = SYMBOLS["i_off_o"], SYMBOLS["i_off_p"]
 q_l, q_8, F_8, R_8 = (SYMBOLS[n] for n in ("q_l", "q_8", "F_8", "R_8"))

@@ -227,8 +227,10 @@ def add_finetune(parser: argparse.ArgumentParser) -> None:
                        help="what trains: every weight, or LoRA adapters on a frozen base "
                             "(qlora: stored in 4 bits); default full")
     group.add_argument("--lora-rank", type=positive_int, help="adapter rank r (default 8)")
-    group.add_argument("--lora-targets", metavar="q,k,v,o,up,gate,down|all-linear",
-                       help="projections with an adapter (default q,v)")
+    group.add_argument("--lora-targets", metavar="TARGETS|all-linear",
+                       help="projections with an adapter, comma-separated: q, k, v, o, up, "
+                            "gate, down, experts, shared_expert_gate, in_proj, x_proj, "
+                            "dt_proj, out_proj, in_proj_qkvz, in_proj_ba (default q,v)")
     group.add_argument("--base-dtype", help="QLoRA's 4-bit storage: nf4 (default) or fp4")
     group.add_argument("--no-double-quant", dest="double_quant", action="store_false",
                        default=None, help="QLoRA without quantising the block constants")

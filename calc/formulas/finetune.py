@@ -2,8 +2,9 @@
 
 LoRA (Hu et al. 2021 §4.1) adds beside a frozen W ∈ R^{n_in×n_out} the product of A ∈ R^{n_in×r}
 and B ∈ R^{r×n_out}: r·(n_in + n_out) parameters, and 2·r·(n_in + n_out) FLOPs per token (x·A,
-then (xA)·B). A target on the FFN adapts that projection in every dense layer and in every routed
-and shared expert of an MoE layer (a token runs through the adapters of its k experts).
+then (xA)·B). A target names modules as PEFT's target_modules do (TARGET_MATRICES below): an FFN
+target adapts that projection in every dense layer and in the shared experts' MLP; `experts`
+adapts every routed expert (a token runs through the adapters of its k experts).
 
 Memory (calc.formulas.memory, per GPU): the frozen base in its storage dtype: QLoRA's 4-bit
 projections at q_f bytes per weight with their block constants (Dettmers et al. 2023 §3), the rest
@@ -25,26 +26,30 @@ from __future__ import annotations
 import sympy
 
 from calc.counting import BACKWARD_PER_FORWARD, FROZEN_BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
-from calc.formulas import flops, memory, params
+from calc.formulas import flops, memory, mixers, params
+from calc.formulas.mixers import M1
 from calc.symbols import (
+    SYMBOLS,
     E,
     E_s,
+    H_v,
     L,
+    L_att,
+    L_dense,
+    L_dn,
     L_moe,
     L_s,
+    L_sc,
+    L_ssm,
     N,
+    N_s,
+    R_dt,
     T,
-    a_down,
-    a_gate,
-    a_k,
-    a_o,
-    a_q,
-    a_up,
-    a_v,
     b,
     d,
     d_e,
     d_ff,
+    d_in,
     d_qk,
     d_s,
     d_v,
@@ -52,6 +57,7 @@ from calc.symbols import (
     h_kv,
     i_frozen,
     i_full,
+    i_gate,
     i_glu,
     i_rel,
     i_shared_gate,
@@ -74,40 +80,70 @@ from calc.symbols import (
 )
 
 # ---- adapter parameters -----------------------------------------------------------------------
-# Attention (MHA/GQA/MQA widths of calc.formulas.params; MLA is refused in calc.spec.finetune).
-ATTENTION_ADAPTERS: dict[str, sympy.Expr] = {
-    "lora/q": a_q * r_a * (d + h * d_qk),
-    "lora/k": a_k * r_a * (d + h_kv * d_qk),
-    "lora/v": a_v * r_a * (d + h_kv * d_v),
-    "lora/o": a_o * r_a * (h * d_v + d),
+# Each target (calc.spec.finetune.LORA_TARGETS, the modules PEFT's target_modules name) and the
+# matrices it adapts: (how many in the model, n_in + n_out of each, how many a token runs
+# through). Attention: MHA/GQA/MQA widths of calc.formulas.params (q_proj also yields Qwen3-Next's
+# output gate; MLA is refused in calc.spec.finetune). FFN targets: the dense layers' FFN and the
+# shared experts, which transformers builds as one MLP of width E_s·d_s (Qwen2MoeSparseMoeBlock,
+# DeepseekV3MoE); `experts`: up, gate and down of each routed expert (k of E per token). The
+# other mixers: calc.formulas.mixers's projections (Mamba's in_proj d → 2D (+ 2GN + H), x_proj,
+# dt_proj, out_proj; gated DeltaNet's in_proj_qkvz, in_proj_ba, out_proj; the short
+# convolution's in_proj d → 3d and out_proj), one of each per layer.
+HAS_SHARED = sympy.Min(E_s, 1)  # the MoE layers have a shared-expert MLP
+SHARED_WIDTH = E_s * d_s
+
+
+# An FFN target's matrix in the dense layers and in the shared experts' MLP (up and gate are
+# d × width, down width × d: n_in + n_out alike).
+FFN_MATRICES = ((L_dense, d + d_ff, L_dense),
+                (L_moe * HAS_SHARED, d + SHARED_WIDTH, L_moe * HAS_SHARED))
+
+
+TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]] = {
+    "q": ((L_att, d + h * d_qk + i_gate * h * d_v, L_att),),
+    "k": ((L_att, d + h_kv * d_qk, L_att),),
+    "v": ((L_att, d + h_kv * d_v, L_att),),
+    "o": ((L_att, h * d_v + d, L_att),),
+    "up": FFN_MATRICES,
+    "gate": tuple((i_glu * n, sides, i_glu * per) for n, sides, per in FFN_MATRICES),
+    "down": FFN_MATRICES,
+    "experts": ((L_moe * E * (2 + i_glu), d + d_e, L_moe * k * (2 + i_glu)),),
+    "shared_expert_gate": ((i_shared_gate * L_moe, d + 1, i_shared_gate * L_moe),),
+    "in_proj": ((L_ssm, d + mixers.IN_WIDTH, L_ssm), (L_sc, d + 3 * d, L_sc)),
+    "x_proj": ((M1 * L_ssm, d_in + R_dt + 2 * N_s, M1 * L_ssm),),
+    "dt_proj": ((M1 * L_ssm, R_dt + d_in, M1 * L_ssm),),
+    "out_proj": ((L_ssm, d_in + d, L_ssm), (L_dn, mixers.DN_VALUES + d, L_dn),
+                 (L_sc, d + d, L_sc)),
+    "in_proj_qkvz": ((L_dn, d + 2 * mixers.DN_KEYS + 2 * mixers.DN_VALUES, L_dn),),
+    "in_proj_ba": ((L_dn, d + 2 * H_v, L_dn),),
 }
-# One FFN of hidden width `width`: up and gate are d × width, down is width × d.
-FFN_TARGETS = {"lora/up": a_up, "lora/gate": a_gate * i_glu, "lora/down": a_down}
-FFN_TARGETS_ON = sympy.Add(*FFN_TARGETS.values())
-
-
-def _ffn_adapters(experts: sympy.Expr) -> dict[str, sympy.Expr]:
-    """FFN adapters of the whole model: dense layers, and `experts` routed experts (E for the
-    parameters, k for a token's FLOPs) plus the shared ones in each MoE layer."""
-    return {key: on * r_a * ((L - L_moe) * (d + d_ff)
-                             + L_moe * (experts * (d + d_e) + E_s * (d + d_s)))
-            for key, on in FFN_TARGETS.items()}
-
+ON = {target: SYMBOLS[f"a_{target}"] for target in TARGET_MATRICES}
 
 ADAPTERS: dict[str, sympy.Expr] = {
-    **{key: L * expr for key, expr in ATTENTION_ADAPTERS.items()}, **_ffn_adapters(E)}
+    f"lora/{target}": ON[target] * r_a * sympy.Add(*(n * sides for n, sides, _ in matrices))
+    for target, matrices in TARGET_MATRICES.items()}
 ADAPTERS_TOTAL = sympy.Add(*ADAPTERS.values())
-ADAPTERS_ACTIVE = sympy.Add(*(L * expr for expr in ATTENTION_ADAPTERS.values()),
-                            *_ffn_adapters(k).values())
+ADAPTERS_ACTIVE = sympy.Add(*(ON[target] * r_a * sympy.Add(*(per * sides
+                                                             for _, sides, per in matrices))
+                              for target, matrices in TARGET_MATRICES.items()))
+# Adapter pairs (A, B): in the model, and those one token runs through (each keeps its x·A).
+ADAPTER_PAIRS = sympy.Add(*(ON[target] * sympy.Add(*(n for n, _, _ in matrices))
+                            for target, matrices in TARGET_MATRICES.items()))
+ADAPTER_PAIRS_PER_TOKEN = sympy.Add(*(ON[target] * sympy.Add(*(per for _, _, per in matrices))
+                                      for target, matrices in TARGET_MATRICES.items()))
 
 # ---- the projections QLoRA stores in 4 bits ---------------------------------------------------
 # bitsandbytes quantises the weight of every nn.Linear but the output layer (transformers keeps
 # lm_head in 16 bits): each layer's attention projections, Transformer-XL's W_R, FFNs, routers and
-# experts. Embeddings, the LM head, norms and biases stay at q_w.
-QUANTISED = (L * (sympy.Add(*params.ATTENTION_WEIGHTS.values()) + i_rel * d * h * d_qk)
-             + (L - L_moe) * params.ffn_weights(d_ff)
+# experts, the other mixers' projections (not their conv1d kernels, A, D or Δ biases).
+# Embeddings, the LM head, norms and biases stay at q_w.
+QUANTISED = (L_att * (sympy.Add(*params.ATTENTION_WEIGHTS.values()) + i_rel * d * h * d_qk)
+             + L_dense * params.ffn_weights(d_ff)
              + L_moe * (params.ROUTER_WEIGHTS + E * params.ffn_weights(d_e)
-                        + E_s * params.ffn_weights(d_s) + i_shared_gate * d))
+                        + E_s * params.ffn_weights(d_s) + i_shared_gate * d)
+             + L_ssm * sympy.Add(*mixers.MAMBA_WEIGHTS.values())
+             + L_dn * sympy.Add(*mixers.DELTANET_WEIGHTS.values())
+             + L_sc * sympy.Add(*mixers.SHORT_CONV_WEIGHTS.values()))
 
 # ---- model states of the most loaded GPU ------------------------------------------------------
 # The first stage's L_s of the L layers, split t ways, routed experts e ways more, as
@@ -115,7 +151,7 @@ QUANTISED = (L * (sympy.Add(*params.ATTENTION_WEIGHTS.values()) + i_rel * d * h 
 # apart); the adapters and quantised projections all sit in layers. ZeRO shards over the N_d·c
 # data- and context-parallel ranks (experts' states over N_d·c/e there; here over N_d·c too).
 PARAMS_PER_GPU = memory.PARAMS_PER_GPU
-EXPERT_ADAPTERS = FFN_TARGETS_ON * r_a * L_moe * E * (d + d_e)
+EXPERT_ADAPTERS = ADAPTERS["lora/experts"]
 ADAPTERS_PER_GPU = (ADAPTERS_TOTAL - EXPERT_ADAPTERS + EXPERT_ADAPTERS / n_ep) * L_s / (L * n_tp)
 EXPERT_WEIGHTS = L_moe * E * params.ffn_weights(d_e)
 QUANTISED_PER_GPU = (QUANTISED - EXPERT_WEIGHTS + EXPERT_WEIGHTS / n_ep) * L_s / (L * n_tp)
@@ -145,11 +181,7 @@ STATES_TOTAL = STATES["frozen"] + STATES["weights"] + STATES["gradients"] + STAT
 # Each adapter keeps x·A (r per token) for B's gradient; its input x is the projection's input,
 # kept through i_keep_* (calc.formulas.memory). Recomputed under full recomputation. Replicated
 # across the t ranks (the rank is small); the 1F1B first stage holds L layers' worth, as there.
-ADAPTER_TARGETS_PER_LAYER = a_q + a_k + a_v + a_o  # one layer's attention adapters
-FFN_ADAPTERS_PER_LAYER = a_up + a_gate * i_glu + a_down  # one FFN's or expert's
-ADAPTER_ACTIVATIONS = T * b * (1 - i_full) * r_a * q_a * (
-    L * ADAPTER_TARGETS_PER_LAYER + (L - L_moe) * FFN_ADAPTERS_PER_LAYER
-    + L_moe * (k + E_s) * FFN_ADAPTERS_PER_LAYER)
+ADAPTER_ACTIVATIONS = T * b * (1 - i_full) * r_a * q_a * ADAPTER_PAIRS_PER_TOKEN
 
 ACTIVATIONS_TOTAL = memory.ACTIVATIONS_TOTAL + ADAPTER_ACTIVATIONS
 MEMORY: dict[str, sympy.Expr] = {
@@ -169,8 +201,9 @@ COUNTS: dict[str, sympy.Expr] = {
 }
 
 # ---- FLOPs of one training step, per sequence (exact integers; ÷ T per token) -----------------
-# Weights: forward + input gradient + (trained only) weight gradient; attention's QKᵀ and A·V:
-# forward + both operands' gradients; adapters: trained, 3 × their forward.
+# Weights: forward + input gradient + (trained only) weight gradient; attention's QKᵀ and A·V
+# and the scans' recurrences (their operands are activations): forward + both operands'
+# gradients; adapters: trained, 3 × their forward.
 ADAPTER_FORWARD_PER_TOKEN = flops.FMA * ADAPTERS_ACTIVE
 WEIGHTS_PASSES = 1 + BACKWARD_PER_FORWARD - i_frozen * (
     BACKWARD_PER_FORWARD - FROZEN_BACKWARD_PER_FORWARD)
@@ -180,8 +213,10 @@ POSITION_SCORES_PER_SEQUENCE = i_rel * h * d_qk * sympy.cancel(
     flops.ATTENTION_SCORES_PER_SEQUENCE / flops.PAIR)
 FLOPS: dict[str, sympy.Expr] = {
     "adapter_forward_per_token": i_frozen * ADAPTER_FORWARD_PER_TOKEN,
-    "train_per_sequence": T * (WEIGHTS_PASSES * flops.WEIGHT_FLOPS_PER_TOKEN
-                               + TRAIN_PER_FORWARD * i_frozen * ADAPTER_FORWARD_PER_TOKEN)
+    "train_per_sequence": T * (WEIGHTS_PASSES * (flops.WEIGHT_FLOPS_PER_TOKEN
+                                                 - flops.SCANS_PER_TOKEN)
+                               + TRAIN_PER_FORWARD * (flops.SCANS_PER_TOKEN
+                                                      + i_frozen * ADAPTER_FORWARD_PER_TOKEN))
     + TRAIN_PER_FORWARD * flops.ATTENTION_SCORES_PER_SEQUENCE
     - i_frozen * (BACKWARD_PER_FORWARD - FROZEN_BACKWARD_PER_FORWARD)
     * POSITION_SCORES_PER_SEQUENCE,

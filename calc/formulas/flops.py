@@ -122,6 +122,11 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     "lm_head": FMA * MATMUL_LM_HEAD,
 }
 WEIGHT_FLOPS_PER_TOKEN = sympy.Add(*FORWARD_PER_TOKEN.values())
+# Of those, the recurrences (whose operands are activations, like QKᵀ's) and the convolutions
+# (whose kernels are weights): not matrix products.
+SCANS_PER_TOKEN = FORWARD_PER_TOKEN["mamba/scan"] + FORWARD_PER_TOKEN["deltanet/scan"]
+CONVS_PER_TOKEN = (FORWARD_PER_TOKEN["mamba/conv"] + FORWARD_PER_TOKEN["deltanet/conv"]
+                   + FORWARD_PER_TOKEN["conv/conv"])
 
 FLOPS: dict[str, sympy.Expr] = {
     "weights_per_token": WEIGHT_FLOPS_PER_TOKEN,

@@ -75,6 +75,7 @@ from calc.symbols import (
     i_full,
     i_glu,
     i_keep_down,
+    i_keep_exp,
     i_keep_head,
     i_keep_mix,
     i_keep_o,
@@ -162,7 +163,8 @@ ATTENTION_PER_RANK = ((h * d_qk / n_tp + h_t * (d_qk + d_v)) * q_a
 # input, the down projection its d_ff input). An MoE layer: per token, its k routed experts and
 # the shared ones.
 MLP_DENSE = ((1 + i_glu) * q_a + i_keep_down * q_l) * d_ff
-MLP_MOE = ((1 + i_glu) * q_a + i_keep_down * q_l) * (k * d_e + E_s * d_s)
+MLP_MOE = ((1 + i_glu) * q_a * (k * d_e + E_s * d_s)
+           + (i_keep_exp * k * d_e + i_keep_down * E_s * d_s) * q_l)
 # The s×s attention scores per token: softmax output, dropout mask and dropout output (5·a·s);
 # without dropout the softmax output serves A·V too.
 SCORES = h * T * (q_a + i_drop * (MASK_BYTES + q_a))

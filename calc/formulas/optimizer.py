@@ -6,31 +6,35 @@ first moment by default (beta1=None). Muon (Jordan et al. 2024; Liu et al. 2025,
 Scalable for LLM Training", §2) orthogonalises the update of each hidden-layer matrix and keeps
 one momentum for it; embeddings, the LM head and the vectors take AdamW. Here "hidden matrices"
 are the weight matrices inside the layers (calc.formulas.finetune.QUANTISED: projections,
-routers, experts), "2-D" adds the embedding tables and an untied LM head. Adapters (LoRA) are
-matrices too: A is n_in × r, B is r × n_out, so Adafactor keeps n_in + n_out + 2r for a pair.
+routers, experts, the other mixers' projections), "2-D" adds the embedding tables and an
+untied LM head. Adapters (LoRA) are matrices too: A is n_in × r, B is r × n_out, so Adafactor keeps n_in + n_out + 2r for a pair.
 """
 
 from __future__ import annotations
 
 import sympy
 
-from calc.formulas.finetune import (
-    ADAPTER_TARGETS_PER_LAYER,
-    ADAPTERS_TOTAL,
-    FFN_ADAPTERS_PER_LAYER,
-    QUANTISED,
-)
+from calc.formulas import mixers
+from calc.formulas.finetune import ADAPTER_PAIRS, ADAPTERS_TOTAL, QUANTISED
 from calc.symbols import (
     E,
     E_s,
-    L,
+    H_v,
+    L_att,
+    L_dense,
+    L_dn,
     L_moe,
+    L_sc,
+    L_ssm,
     N,
+    N_s,
     P,
+    R_dt,
     V,
     d,
     d_e,
     d_ff,
+    d_in,
     d_qk,
     d_rope,
     d_s,
@@ -62,13 +66,18 @@ LAYER_SIDES = (
     + i_mla * (i_qlora * ((d + r_q) + (r_q + h * d_qk)) + (1 - i_qlora) * (d + h * d_qk)
                + (d + r_kv + d_rope) + (r_kv + h * (d_qk - d_rope + d_v)))
     + (h * d_v + d) + i_rel * (d + h * d_qk))
-SIDES = (L * LAYER_SIDES + (L - L_moe) * _ffn_sides(d_ff)
+# The other mixers' projections (calc.formulas.mixers); their conv kernels, A, D and Δ biases are
+# vectors here (a full second moment).
+MIXER_SIDES = (L_ssm * ((d + mixers.IN_WIDTH) + mixers.M1 * ((d_in + R_dt + 2 * N_s)
+                                                            + (R_dt + d_in)) + (d_in + d))
+               + L_dn * ((d + 2 * mixers.DN_KEYS + 2 * mixers.DN_VALUES) + (d + 2 * H_v)
+                         + (mixers.DN_VALUES + d))
+               + L_sc * ((d + 3 * d) + (d + d)))
+SIDES = (L_att * LAYER_SIDES + L_dense * _ffn_sides(d_ff)
          + L_moe * ((d + E) + E * _ffn_sides(d_e) + E_s * _ffn_sides(d_s)
                     + i_shared_gate * (d + 1))
-         + (V + d) + sympy.Min(P, 1) * (P + d) + (1 - i_tied) * (V + d))
+         + MIXER_SIDES + (V + d) + sympy.Min(P, 1) * (P + d) + (1 - i_tied) * (V + d))
 TWO_D = QUANTISED + V * d + P * d + (1 - i_tied) * V * d
-ADAPTER_COUNT = (L * ADAPTER_TARGETS_PER_LAYER
-                 + FFN_ADAPTERS_PER_LAYER * ((L - L_moe) + L_moe * (E + E_s)))
 
 FP32 = 4  # bytes of one optimizer-state value
 ADAMW = 2 * FP32  # m and v
@@ -77,6 +86,6 @@ ADAMW = 2 * FP32  # m and v
 OPTIMIZER_STATES: dict[str, sympy.Expr] = {
     "adafactor": FP32 * (SIDES + (N - TWO_D)),
     "muon": FP32 * QUANTISED + ADAMW * (N - QUANTISED),
-    "adafactor_adapters": FP32 * (ADAPTERS_TOTAL / sympy.Max(r_a, 1) + 2 * r_a * ADAPTER_COUNT),
+    "adafactor_adapters": FP32 * (ADAPTERS_TOTAL / sympy.Max(r_a, 1) + 2 * r_a * ADAPTER_PAIRS),
     "muon_adapters": FP32 * ADAPTERS_TOTAL,
 }

@@ -3,7 +3,8 @@ the peak a training step sees.
 
 The layers' projections run all their GEMMs in the low-precision format: forward, input gradient
 and (for trained weights) weight gradient, WEIGHTS_PASSES of calc.formulas.finetune. The LM head,
-the routers, attention's QKᵀ and A·V and the LoRA adapters stay at the training dtype. A step of
+the routers, attention's QKᵀ and A·V, the other mixers' scans and convolutions and the LoRA
+adapters stay at the training dtype. A step of
 F FLOPs, F_8 of them at peak R_8 and the rest at R, takes F_8/R_8 + (F − F_8)/R seconds at full
 utilisation: the effective peak is F over that (a harmonic mean weighted by FLOPs).
 """
@@ -16,7 +17,8 @@ from calc.formulas import finetune, flops, params
 from calc.symbols import F_8, R_8, F, L_moe, R, V, d, i_z3, n_dp, q_8
 
 PROJECTIONS_PER_TOKEN = (flops.WEIGHT_FLOPS_PER_TOKEN - flops.FMA * V * d
-                         - flops.FMA * L_moe * params.ROUTER_WEIGHTS)
+                         - flops.FMA * L_moe * params.ROUTER_WEIGHTS
+                         - flops.SCANS_PER_TOKEN - flops.CONVS_PER_TOKEN)
 
 PRECISION: dict[str, sympy.Expr] = {
     # forward FLOPs per token of the projections that run in the low-precision format

@@ -85,9 +85,12 @@ def finetune_sentences(block: FineTuneBlock) -> list[str]:
     lines = [
         f"Fine-tuning: {block.method}, rank r = {block.rank} on {', '.join(block.targets)}: an "
         f"adapter A·B beside each frozen n_in × n_out projection holds r·(n_in + n_out) "
-        f"parameters (Hu et al. 2021 §4.1), in every dense layer and every routed and shared "
-        f"expert; q, k, v are separate matrices (a fused QKV's adapter, r·(d + 3d), is "
-        f"smaller); no bias or extra module trains (PEFT's bias='none'); lora_dropout 0.",
+        f"parameters (Hu et al. 2021 §4.1), on the nn.Linear modules transformers names so "
+        f"(PEFT's target_modules; all-linear: every one but the LM head): an FFN target in the "
+        f"dense layers and the shared experts' MLP, `experts` in every routed expert (fused "
+        f"parameters in transformers 5, which all-linear leaves); q, k, v are separate "
+        f"matrices (a fused QKV's adapter, r·(d + 3d), is smaller); no bias or extra module "
+        f"trains (PEFT's bias='none'); lora_dropout 0.",
         FINETUNE_PASSES,
         "Activations: a frozen projection's backward needs its weight, not its input, so only "
         "inputs an adapter needs are stored; each adapter adds x·A, r per token.",

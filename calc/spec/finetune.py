@@ -21,7 +21,19 @@ from calc.errors import CalcError
 from calc.spec.model import MAX_WIDTH, Frozen, ModelSpec
 
 Method = Literal["full", "lora", "qlora"]
-LORA_TARGETS: tuple[str, ...] = ("q", "k", "v", "o", "up", "gate", "down")
+# The projections an adapter can sit on, named as the modules transformers builds (PEFT's
+# target_modules select them by name): attention (q_proj, k_proj, v_proj, o_proj), the FFN of
+# dense layers and the shared experts (up_proj, gate_proj, down_proj; LFM2's w3, w1, w2),
+# Qwen2-MoE's and Qwen3-Next's shared_expert_gate, the Mamba mixer (in_proj, x_proj, dt_proj,
+# out_proj), gated DeltaNet's (in_proj_qkvz, in_proj_ba, out_proj) and the short convolution's
+# (in_proj, out_proj). `experts`: each routed expert's up, gate and down matrices, which
+# transformers 5 stores fused as parameters (gate_up_proj, down_proj), not as nn.Linear modules
+# (PEFT's target_parameters adapts them).
+ATTENTION_TARGETS = ("q", "k", "v", "o")
+FFN_TARGETS = ("up", "gate", "down")
+MIXER_TARGETS = ("in_proj", "x_proj", "dt_proj", "out_proj", "in_proj_qkvz", "in_proj_ba")
+LORA_TARGETS: tuple[str, ...] = (*ATTENTION_TARGETS, *FFN_TARGETS, "experts",
+                                 "shared_expert_gate", *MIXER_TARGETS)
 ALL_LINEAR = "all-linear"
 BITS_PER_BYTE = 8
 
@@ -74,8 +86,10 @@ class FineTune(Frozen):
     rank: int = Field(8, ge=1, le=MAX_WIDTH,
                       description="LoRA rank r (default 8, PEFT's LoraConfig default)")
     targets: tuple[str, ...] | str = Field(
-        ("q", "v"), description="projections with an adapter, or 'all-linear' (every projection "
-                                "the model has); default q,v as Hu et al. 2021 §4.2")
+        ("q", "v"), description="projections with an adapter, or 'all-linear' (every nn.Linear "
+                                "of the layers, PEFT's definition: routed experts are not "
+                                "nn.Linear in transformers 5); default q,v as Hu et al. 2021 "
+                                "§4.2")
     base_dtype: str | None = Field(
         None, description="QLoRA's 4-bit storage of the frozen projections, nf4 (default) or "
                           "fp4; LoRA keeps them in the training dtype")
@@ -124,71 +138,114 @@ class FineTune(Frozen):
 
 @dataclass(frozen=True)
 class TargetShape:
-    """One adapted projection: n_in × n_out, in dense layers and per expert in MoE layers."""
+    """One adapted projection: each matrix it names (n_in × n_out) and the layers that have it.
 
-    dense: tuple[int, int] | None  # attention, or a dense FFN; None without dense FFN layers
-    expert: tuple[int, int] | None  # a routed expert's matrix (MoE layers)
-    shared: tuple[int, int] | None  # a shared expert's matrix
+    `matrices` are per layer: a target may name several (the Mamba and short-convolution
+    in_proj; out_proj of every mixer), each in its own layers."""
+
+    matrices: tuple[tuple[int, int], ...]
+
+
+def _ffn_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
+    """up, gate, down of the dense FFNs and the shared experts (transformers builds the E_s
+    shared experts as one MLP of width E_s·d_s); the routed experts apart (`experts`)."""
+    d, moe, counts = spec.d_model, spec.moe, spec.layer_counts
+    widths = [spec.ffn.d_ff] if counts["dense"] else []
+    if moe is not None and counts["moe"] and moe.n_shared_experts:
+        widths.append(moe.n_shared_experts * moe.shared_width)
+    shapes = {}
+    for name in FFN_TARGETS:
+        if widths and (name != "gate" or spec.ffn.gated):
+            shapes[name] = TargetShape(tuple((w, d) if name == "down" else (d, w)
+                                             for w in widths))
+    if moe is not None and counts["moe"]:
+        shapes["experts"] = TargetShape(((d, moe.d_expert), (moe.d_expert, d)))
+        if moe.shared_expert_gate:
+            shapes["shared_expert_gate"] = TargetShape(((d, 1),))
+    return shapes
+
+
+def _mixer_shapes(spec: ModelSpec) -> dict[str, list[tuple[int, int]]]:
+    """The projections of the Mamba, gated DeltaNet and short-convolution mixers."""
+    d, mamba, dn = spec.d_model, spec.mamba, spec.deltanet
+    shapes: dict[str, list[tuple[int, int]]] = {}
+    if mamba is not None:
+        inner, n = mamba.d_inner, mamba.d_state
+        extra = 2 * mamba.n_groups * n + (mamba.n_heads or 0) if mamba.version == 2 else 0
+        shapes.setdefault("in_proj", []).append((d, 2 * inner + extra))
+        if mamba.version == 1:
+            rank = mamba.dt_rank or 0
+            shapes["x_proj"] = [(inner, rank + 2 * n)]
+            shapes["dt_proj"] = [(rank, inner)]
+        shapes.setdefault("out_proj", []).append((inner, d))
+    if dn is not None:
+        keys, values = dn.n_k_heads * dn.d_k, dn.n_v_heads * dn.d_v
+        shapes["in_proj_qkvz"] = [(d, 2 * keys + 2 * values)]
+        shapes["in_proj_ba"] = [(d, 2 * dn.n_v_heads)]
+        shapes.setdefault("out_proj", []).append((values, d))
+    if spec.short_conv is not None:
+        shapes.setdefault("in_proj", []).append((d, 3 * d))
+        shapes.setdefault("out_proj", []).append((d, d))
+    return shapes
 
 
 def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
     """The matrices each target names in `spec`; a target the model lacks is absent."""
     d, h, h_kv = spec.d_model, spec.attention.n_heads, spec.n_kv_heads
     shapes: dict[str, TargetShape] = {}
-    if spec.attention.mla is None:  # MLA has q_a/q_b/kv_a/kv_b projections instead
-        shapes["q"] = TargetShape((d, h * spec.head_dim_qk), None, None)
-        shapes["k"] = TargetShape((d, h_kv * spec.head_dim_qk), None, None)
-        shapes["v"] = TargetShape((d, h_kv * spec.head_dim_v), None, None)
-    shapes["o"] = TargetShape((h * spec.head_dim_v, d), None, None)
-    moe = spec.moe
-    dense = spec.n_layers > spec.n_moe_layers
-    for name in ("up", "gate", "down"):
-        if name == "gate" and not spec.ffn.gated:
-            continue
-
-        def oriented(width: int, name: str = name) -> tuple[int, int]:
-            return (width, d) if name == "down" else (d, width)
-
-        shapes[name] = TargetShape(
-            oriented(spec.ffn.d_ff) if dense else None,
-            oriented(moe.d_expert) if moe and spec.n_moe_layers else None,
-            oriented(moe.shared_width) if moe and spec.n_moe_layers and moe.n_shared_experts
-            else None)
+    if spec.n_attention_layers:
+        if spec.attention.mla is None:  # MLA has q_a/q_b/kv_a/kv_b projections instead
+            gate = h * spec.head_dim_v if spec.attention.output_gate else 0  # in q_proj
+            shapes["q"] = TargetShape(((d, h * spec.head_dim_qk + gate),))
+            shapes["k"] = TargetShape(((d, h_kv * spec.head_dim_qk),))
+            shapes["v"] = TargetShape(((d, h_kv * spec.head_dim_v),))
+        shapes["o"] = TargetShape(((h * spec.head_dim_v, d),))
+    if spec.ffn is not None:
+        shapes.update(_ffn_shapes(spec))
+    shapes.update({name: TargetShape(tuple(matrices))
+                   for name, matrices in _mixer_shapes(spec).items()})
     return shapes
 
 
+def _lacks(spec: ModelSpec, target: str) -> str:
+    """Why `spec` has no `target` projection."""
+    if target in ATTENTION_TARGETS:
+        return ("its attention is MLA (no separate W_Q, W_K, W_V)" if spec.n_attention_layers
+                else "it has no attention layers")
+    if target == "gate" and spec.ffn is not None and not spec.ffn.gated:
+        return "its FFN is not gated"
+    if target in (*FFN_TARGETS, "experts", "shared_expert_gate"):
+        return "no FFN of that kind"
+    return "no mixer with that projection"
+
+
 def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
-    """The adapted targets of `spec`, checked: each exists, and r ≤ each matrix's smaller side."""
+    """The adapted targets of `spec`, checked: each exists, and r is at most the larger side of
+    each matrix (PEFT builds an adapter whose r exceeds the smaller side, as for Mamba's dt_proj
+    or the shared experts' gate d × 1, but one past both sides is a mistake).
+
+    all-linear is PEFT's: every nn.Linear of the layers transformers builds, which is every
+    target but the routed experts (fused parameters in transformers 5)."""
     if not finetune.frozen_base:
         return ()
-    other = sorted(set(spec.mixer_kinds) - {"attention"}) + (
-        ["FFN-less"] if "none" in spec.ffn_kinds else [])
-    if other:  # calc.formulas.finetune adapts every layer's attention and FFN projections
-        raise CalcError(f"finetune={finetune.method}: {spec.name} has {', '.join(other)} "
-                        f"layers, whose adapters and frozen weights calc does not model "
-                        f"(it adapts attention and FFN projections on every layer); full "
-                        f"fine-tuning works")
     shapes = target_shapes(spec)
     if finetune.targets == ALL_LINEAR:
-        if spec.attention.mla is not None:
+        if spec.attention.mla is not None and spec.n_attention_layers:
             raise CalcError(
                 f"lora_targets=all-linear: {spec.name} uses multi-head latent attention, whose "
                 f"q_a/q_b/kv_a/kv_b projections calc does not adapt; name targets from "
                 f"{', '.join(shapes)}")
-        targets = tuple(shapes)
+        targets = tuple(name for name in shapes if name != "experts")
     else:
         targets = tuple(finetune.targets)
     for target in targets:
         if target not in shapes:
-            why = ("its attention is MLA (no separate W_Q, W_K, W_V)" if target in "qkv"
-                   else "its FFN is not gated")
-            raise CalcError(f"lora_targets: {spec.name} has no {target!r} projection ({why}); "
-                            f"it has {', '.join(shapes)}")
-        shape = shapes[target]
-        for matrix in (shape.dense, shape.expert, shape.shared):
-            if matrix is not None and finetune.rank > min(matrix):
+            raise CalcError(f"lora_targets: {spec.name} has no {target!r} projection "
+                            f"({_lacks(spec, target)}); it has {', '.join(shapes)}")
+        for matrix in shapes[target].matrices:
+            if finetune.rank > max(matrix):
                 raise CalcError(
                     f"lora_rank={finetune.rank} exceeds the {target!r} projection of "
                     f"{spec.name} ({matrix[0]:,} × {matrix[1]:,}): r must be at most "
-                    f"{min(matrix):,}")
+                    f"{max(matrix):,}")
     return targets

@@ -18,7 +18,12 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from calc.spec import ModelSpec
 from calc.spec.finetune import FineTune, resolve_targets
+from calc.verify.count import StateCounter
+from calc.verify.mixers import DeltaNet, Mamba, ShortConv
 from calc.verify.model import Attention, FeedForward, build
+
+# The reference mixers' projections and the targets that name them (calc.spec.finetune).
+MIXER_PROJECTIONS = {"inp": "in_proj", "x": "x_proj", "dt": "dt_proj", "out": "out_proj"}
 
 
 class LoRA(nn.Module):
@@ -44,6 +49,10 @@ class Adapted(nn.Module):
         self.adapters = nn.ModuleList(adapter or nn.Identity() for _, adapter in parts)
         self.on = [adapter is not None for _, adapter in parts]
 
+    @property
+    def out_features(self) -> int:  # read by the reference Mamba's split
+        return self.base.out_features
+
     def forward(self, x: Tensor) -> Tensor:
         pieces = [adapter(x) if on else x.new_zeros(*x.shape[:-1], width)
                   for adapter, on, width in zip(self.adapters, self.on, self.widths, strict=True)]
@@ -59,8 +68,12 @@ def _adapt(base: nn.Linear, widths: list[int], on: list[bool], rank: int) -> Ada
 def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Module:
     """Freeze `model` (built from `spec`) and attach the adapters `finetune` names, in place."""
     targets = set(resolve_targets(spec, finetune))
-    if spec.moe is not None and targets & {"up", "gate", "down"}:
+    if spec.moe is not None and targets & {"up", "gate", "down", "experts",
+                                           "shared_expert_gate"}:
         raise NotImplementedError("adapters on stacked expert weights are not built here")
+    if spec.attention.output_gate and "q" in targets:
+        raise NotImplementedError("transformers fuses the output gate into q_proj; the "
+                                  "reference model keeps it apart")
     for parameter in model.parameters():
         parameter.requires_grad_(False)
     r = finetune.rank
@@ -78,6 +91,18 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
                 linear = getattr(module, name)
                 if name in targets and linear is not None:
                     setattr(module, name, _adapt(linear, [linear.out_features], [True], r))
+        elif isinstance(module, DeltaNet):  # one fused in_proj: q, k, v, z | β, α
+            qkvz, ba = sum(module.widths[:4]), sum(module.widths[4:])
+            if targets & {"in_proj_qkvz", "in_proj_ba"}:
+                module.inp = _adapt(module.inp, [qkvz, ba], ["in_proj_qkvz" in targets,
+                                                             "in_proj_ba" in targets], r)
+            if "out_proj" in targets:
+                module.out = _adapt(module.out, [module.out.out_features], [True], r)
+        elif isinstance(module, (Mamba, ShortConv)):
+            for name, target in MIXER_PROJECTIONS.items():
+                linear = getattr(module, name, None)
+                if target in targets and isinstance(linear, nn.Linear):
+                    setattr(module, name, _adapt(linear, [linear.out_features], [True], r))
     return model
 
 
@@ -85,8 +110,8 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
 class FineTuneCount:
     trainable: int
     frozen: int
-    forward: int
-    backward: int
+    forward: int  # matrix products, convolutions and a scan's state arithmetic (StateCounter)
+    backward: int  # FlopCounterMode's: matrix products and convolutions only
 
 
 def count_finetune(spec: ModelSpec, finetune: FineTune, seq_len: int,
@@ -98,10 +123,10 @@ def count_finetune(spec: ModelSpec, finetune: FineTune, seq_len: int,
     hook = model.token.register_forward_hook(
         lambda _module, _inputs, output: output.detach().requires_grad_(True))
     ids = torch.zeros(1, seq_len, dtype=torch.long, device=device)
-    with FlopCounterMode(display=False) as forward:
+    with FlopCounterMode(display=False) as forward, StateCounter() as state:
         logits = model(ids)
     with FlopCounterMode(display=False) as backward:
         logits.float().sum().backward()
     hook.remove()
-    return FineTuneCount(trainable, frozen, forward.get_total_flops(),
+    return FineTuneCount(trainable, frozen, forward.get_total_flops() + sum(state.counts.values()),
                          backward.get_total_flops())

@@ -165,3 +165,17 @@ def hf_forward_flops(config: dict[str, Any] | str | Path,
                      seq_len: int = 128) -> tuple[int, dict[str, int]]:
     """FlopCounterMode's forward FLOPs of transformers' model: (total, {operator: FLOPs})."""
     return forward_flops(build(config), seq_len)
+
+
+def lora_parameters(model: nn.Module, rank: int, pattern: str | None = None) -> int:
+    """LoRA's trainable parameters on transformers' model, as PEFT builds them: r·(in + out)
+    for each nn.Linear whose name `pattern` (a regular expression) matches; without a pattern,
+    PEFT's `all-linear`: every nn.Linear but the output layer (get_output_embeddings)."""
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    total = 0
+    for name, module in model.named_modules():
+        if not isinstance(module, nn.Linear) or module is head:
+            continue
+        if pattern is None or re.search(pattern, name):
+            total += rank * (module.in_features + module.out_features)
+    return total

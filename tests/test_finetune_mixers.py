@@ -1,0 +1,121 @@
+"""LoRA on every kind of layer, exact against transformers: the released configs of
+tests/data/hf_configs (README.md cites each) built by transformers 5.24.0 on the meta device,
+and r·(n_in + n_out) summed over the nn.Linear modules a target selects, as PEFT builds its
+adapters (all-linear: every nn.Linear but the LM head, PEFT's definition)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import calc
+from calc.evaluate import count_adapters
+from calc.presets import resolve
+from calc.spec.finetune import FineTune
+from tests.hf_released import CONFIGS
+
+ATTENTION = {"q": r"self_attn\.q_proj$", "k": r"self_attn\.k_proj$",
+             "v": r"self_attn\.v_proj$", "o": r"self_attn\.o_proj$"}
+MAMBA = {name: rf"(mixer|mamba)\.{name}$" for name in ("in_proj", "x_proj", "dt_proj",
+                                                         "out_proj")}
+# calc's targets → the modules transformers names them (a regular expression on the name)
+TARGETS: dict[str, dict[str, str]] = {
+    "mamba-130m-hf": MAMBA,
+    "mamba-codestral-7b-v0.1": {k: MAMBA[k] for k in ("in_proj", "out_proj")},
+    "ai21-jamba-1.5-mini": {**ATTENTION, **MAMBA, "up": r"feed_forward\.up_proj$",
+                            "gate": r"feed_forward\.gate_proj$",
+                            "down": r"feed_forward\.down_proj$"},
+    "falcon-h1-0.5b-base": {**ATTENTION, "in_proj": MAMBA["in_proj"],
+                            "out_proj": MAMBA["out_proj"], "up": r"feed_forward\.up_proj$",
+                            "gate": r"feed_forward\.gate_proj$",
+                            "down": r"feed_forward\.down_proj$"},
+    "qwen3-next-80b-a3b-instruct": {
+        **ATTENTION, "up": r"shared_expert\.up_proj$", "gate": r"shared_expert\.gate_proj$",
+        "down": r"shared_expert\.down_proj$", "shared_expert_gate": r"shared_expert_gate$",
+        "in_proj_qkvz": r"in_proj_qkvz$", "in_proj_ba": r"in_proj_ba$",
+        "out_proj": r"linear_attn\.out_proj$"},
+    "lfm2-1.2b": {**ATTENTION, "o": r"self_attn\.out_proj$", "up": r"feed_forward\.w3$",
+                  "gate": r"feed_forward\.w1$", "down": r"feed_forward\.w2$",
+                  "in_proj": r"conv\.in_proj$", "out_proj": r"conv\.out_proj$"},
+    "qwen1.5-moe-a2.7b": {**ATTENTION, "up": r"shared_expert\.up_proj$",
+                          "shared_expert_gate": r"shared_expert_gate$"},
+    # two shared experts, one MLP of twice the width; a dense first layer
+    "deepseek-v2-lite": {"o": ATTENTION["o"], "down": r"(mlp|shared_experts)\.down_proj$"},
+    "llama-3.1-8b": {**ATTENTION, "up": r"mlp\.up_proj$", "down": r"mlp\.down_proj$"},
+}
+RANK = 16
+
+
+@pytest.fixture(scope="module")
+def transformers_models():
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.verify.hf_reference import build
+
+    return {name: build(CONFIGS / f"{name}.json") for name in TARGETS}
+
+
+def _spec(name: str):
+    return resolve(str(CONFIGS / f"{name}.json")).spec
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_each_target_is_peft_on_transformers(name, transformers_models):
+    from calc.verify.hf_reference import lora_parameters
+
+    spec, model = _spec(name), transformers_models[name]
+    for target, pattern in TARGETS[name].items():
+        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
+        assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}, \
+            target
+
+
+@pytest.mark.parametrize("name", sorted(set(TARGETS) - {"deepseek-v2-lite"}))
+def test_all_linear_is_every_linear_but_the_head(name, transformers_models):
+    from calc.verify.hf_reference import lora_parameters
+
+    counts = count_adapters(_spec(name), FineTune(method="qlora", rank=RANK,
+                                                  targets="all-linear"))
+    assert counts.trainable == lora_parameters(transformers_models[name], RANK)
+    named = {target for pattern in [TARGETS[name]] for target in pattern}
+    assert named <= set(counts.targets)
+
+
+def test_routed_experts_are_a_target_of_their_own():
+    """transformers 5 keeps routed experts as fused parameters, not nn.Linear: all-linear
+    leaves them; `experts` adapts each one's up, gate and down (k of E per token)."""
+    spec = _spec("qwen3-next-80b-a3b-instruct")
+    moe, d, layers = spec.moe, spec.d_model, spec.layer_counts["moe"]
+    counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="experts"))
+    assert counts.trainable == layers * moe.n_experts * 3 * RANK * (d + moe.d_expert)
+    assert counts.adapters_active == layers * moe.top_k * 3 * RANK * (d + moe.d_expert)
+    assert "experts" not in count_adapters(
+        spec, FineTune(method="lora", rank=RANK, targets="all-linear")).targets
+
+
+@pytest.mark.parametrize(("name", "targets", "message"), [
+    ("mamba-130m-hf", "q,v", "has no 'q' projection (it has no attention layers)"),
+    ("mamba-codestral-7b-v0.1", "x_proj", "has no 'x_proj' projection"),
+    ("llama-3.1-8b", "in_proj", "has no 'in_proj' projection"),
+    ("lfm2-1.2b", "experts", "has no 'experts' projection"),
+])
+def test_a_target_the_model_lacks_is_one_line(name, targets, message):
+    with pytest.raises(calc.CalcError, match=re.escape(message)) as error:
+        calc.memory(_spec(name), finetune="lora", lora_targets=targets)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("name", ["mamba-130m-hf", "qwen3-next-80b-a3b-instruct",
+                                  "ai21-jamba-1.5-mini"])
+def test_qlora_on_mixer_layers_fits_and_quantises_their_projections(name):
+    spec = _spec(name)
+    m = calc.memory(spec, gpu="h100", finetune="qlora", lora_rank=RANK,
+                    lora_targets="all-linear", seq_len=2048, recompute="full").memory
+    full = calc.memory(spec, gpu="h100", seq_len=2048, recompute="full").memory
+    assert m.finetune.quantised > 0 and m.total_bytes < full.total_bytes
+    # the mixers' projections are among the 4-bit weights: everything but embeddings, head,
+    # norms, biases, conv kernels and the scan's A, D and Δ biases
+    counts = calc.count_params(spec)
+    assert m.finetune.quantised > 0.9 * (counts.total - counts.embedding
+                                         - counts.components["lm_head"])
