@@ -7,7 +7,8 @@ Scalable for LLM Training", §2) orthogonalises the update of each hidden-layer 
 one momentum for it; embeddings, the LM head and the vectors take AdamW. Here "hidden matrices"
 are the weight matrices inside the layers (calc.formulas.finetune.QUANTISED: projections,
 routers, experts, the other mixers' projections), "2-D" adds the embedding tables and an
-untied LM head. Adapters (LoRA) are matrices too: A is n_in × r, B is r × n_out, so Adafactor keeps n_in + n_out + 2r for a pair.
+untied LM head. Adapters (LoRA) are matrices too: A is n_in × r, B is r × n_out, so Adafactor
+keeps n_in + n_out + 2r for a pair.
 """
 
 from __future__ import annotations
