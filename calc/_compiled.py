@@ -35,27 +35,31 @@ def _floordiv(a, b):
 
 
 def params_per_layer(s):
-    b_norm, b_o, b_qkv, d, d_qk, d_rope, d_v, g_norm, h, h_kv, i_gate, i_mla, i_qk_head, i_qk_proj, i_qlora, i_rel, i_sink, i_sub, n_norm, r_kv, r_q = s['b_norm'], s['b_o'], s['b_qkv'], s['d'], s['d_qk'], s['d_rope'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_gate'], s['i_mla'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_sink'], s['i_sub'], s['n_norm'], s['r_kv'], s['r_q']
+    E_a, b_norm, b_o, b_qkv, d, d_qk, d_rope, d_v, g_norm, h, h_kv, i_gate, i_mla, i_moa, i_qk_head, i_qk_proj, i_qlora, i_rel, i_sink, i_sub, n_norm, r_kv, r_q = s['E_a'], s['b_norm'], s['b_o'], s['b_qkv'], s['d'], s['d_qk'], s['d_rope'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_gate'], s['i_mla'], s['i_moa'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_sink'], s['i_sub'], s['n_norm'], s['r_kv'], s['r_q']
     _t0 = b_norm + g_norm
     _t1 = i_mla*i_qlora*r_q
     _t2 = 1 - i_mla
     _t3 = d_qk*h
     _t4 = _t2*_t3
-    _t5 = _t3*d
-    _t6 = d_qk + d_v
-    _t7 = _t2*_t6*h_kv
-    _t8 = d_rope + r_kv
-    _t9 = d_v*h
-    _t10 = _t9*d
+    _t5 = E_a*h_kv - h
+    _t6 = d*i_moa
+    _t7 = _t3*d
+    _t8 = d_qk + d_v
+    _t9 = _t2*_t8*h_kv
+    _t10 = d_rope + r_kv
+    _t11 = d*d_v
+    _t12 = _t11*h
+    _t13 = d_v*h
     return {
-        'attention/q': _t0*_t1 + _t4*d + b_qkv*(_t1 + _t4) + i_mla*(_t5*(1 - i_qlora) + i_qlora*(_t3*r_q + d*r_q)),
-        'attention/kv': _t0*i_mla*r_kv + _t7*d + b_qkv*(_t7 + _t8*i_mla) + i_mla*(_t8*d + h*r_kv*(_t6 - d_rope)),
-        'attention/o': _t10 + b_o*d,
-        'attention/gate': _t10*i_gate + _t9*b_qkv*i_gate,
-        'attention/position': i_rel*(2*_t3 + _t5),
+        'attention/q': _t0*_t1 + _t4*d + _t5*_t6*d_qk + b_qkv*(_t1 + _t4) + i_mla*(_t7*(1 - i_qlora) + i_qlora*(_t3*r_q + d*r_q)),
+        'attention/kv': _t0*i_mla*r_kv + _t9*d + b_qkv*(_t10*i_mla + _t9) + i_mla*(_t10*d + h*r_kv*(_t8 - d_rope)),
+        'attention/o': _t11*_t5*i_moa + _t12 + b_o*d,
+        'attention/gate': _t12*i_gate + _t13*b_qkv*i_gate,
+        'attention/router': E_a*_t6,
+        'attention/position': i_rel*(2*_t3 + _t7),
         'attention/qk_norm': _t0*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
         'attention/sinks': h*i_sink,
-        'attention/sub_norm': _t0*_t9*i_sub,
+        'attention/sub_norm': _t0*_t13*i_sub,
         'norms': _t0*d*n_norm,
     }
 
@@ -71,13 +75,14 @@ def params_dense_ffn(s):
 
 
 def params_moe_ffn(s):
-    E, E_s, b_ff, b_router, d, d_e, d_s, i_glu, i_shared_gate = s['E'], s['E_s'], s['b_ff'], s['b_router'], s['d'], s['d_e'], s['d_s'], s['i_glu'], s['i_shared_gate']
+    E, E_s, b_ff, b_moe, b_router, d, d_e, d_s, i_glu, i_shared_gate = s['E'], s['E_s'], s['b_ff'], s['b_moe'], s['b_router'], s['d'], s['d_e'], s['d_s'], s['i_glu'], s['i_shared_gate']
     _t0 = d*(i_glu + 2)
     _t1 = i_glu + 1
     return {
         'moe/router': E*b_router + E*d,
         'moe/experts': E*(_t0*d_e + b_ff*(_t1*d_e + d)),
         'moe/shared': E_s*(_t0*d_s + b_ff*(_t1*d_s + d)) + d*i_shared_gate,
+        'moe/bias': b_moe*d,
     }
 
 
@@ -127,217 +132,230 @@ def params_short_conv(s):
 
 
 def params_components(s):
-    E, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, P, R_dt, V, b_cs, b_ff, b_lm, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k_dn, k_s, k_sc, n_norm, r_kv, r_q = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['P'], s['R_dt'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k_dn'], s['k_s'], s['k_sc'], s['n_norm'], s['r_kv'], s['r_q']
+    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, P, R_dt, V, b_cs, b_ff, b_lm, b_moe, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_moa, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k_dn, k_s, k_sc, n_norm, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['P'], s['R_dt'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_moe'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k_dn'], s['k_s'], s['k_sc'], s['n_norm'], s['r_kv'], s['r_q']
     _t0 = b_norm + g_norm
     _t1 = i_mla*i_qlora*r_q
     _t2 = 1 - i_mla
     _t3 = d_qk*h
     _t4 = _t2*_t3
-    _t5 = _t3*d
-    _t6 = d_qk + d_v
-    _t7 = _t2*_t6*h_kv
-    _t8 = d_rope + r_kv
-    _t9 = d_v*h
-    _t10 = _t9*d
-    _t11 = L_att*_t0
-    _t12 = _t0*d
-    _t13 = 2*N_s
-    _t14 = G_s*_t13
-    _t15 = 2*d_in + i_m2*(H_s + _t14)
-    _t16 = R_dt + _t13
-    _t17 = 1 - i_m2
-    _t18 = _t17*d_in
-    _t19 = H_s*i_m2
-    _t20 = 2*H_v
-    _t21 = 2*H_k*d_lk
-    _t22 = L_dn*d
-    _t23 = H_v*d_lv
-    _t24 = b_sc*d
-    _t25 = d**2
-    _t26 = i_glu + 1
-    _t27 = d*d_ff
-    _t28 = d*(i_glu + 2)
-    _t29 = V*d_emb
+    _t5 = i_moa*(E_a*h_kv - h)
+    _t6 = _t3*d
+    _t7 = d_qk + d_v
+    _t8 = _t2*_t7*h_kv
+    _t9 = d_rope + r_kv
+    _t10 = d*d_v
+    _t11 = _t10*h
+    _t12 = d_v*h
+    _t13 = L_att*_t0
+    _t14 = _t0*d
+    _t15 = 2*N_s
+    _t16 = G_s*_t15
+    _t17 = 2*d_in + i_m2*(H_s + _t16)
+    _t18 = R_dt + _t15
+    _t19 = 1 - i_m2
+    _t20 = _t19*d_in
+    _t21 = H_s*i_m2
+    _t22 = 2*H_v
+    _t23 = 2*H_k*d_lk
+    _t24 = L_dn*d
+    _t25 = H_v*d_lv
+    _t26 = b_sc*d
+    _t27 = d**2
+    _t28 = i_glu + 1
+    _t29 = d*d_ff
+    _t30 = d*(i_glu + 2)
+    _t31 = V*d_emb
     return {
-        'attention/q': L_att*(_t0*_t1 + _t4*d + b_qkv*(_t1 + _t4) + i_mla*(_t5*(1 - i_qlora) + i_qlora*(_t3*r_q + d*r_q))),
-        'attention/kv': L_att*(_t0*i_mla*r_kv + _t7*d + b_qkv*(_t7 + _t8*i_mla) + i_mla*(_t8*d + h*r_kv*(_t6 - d_rope))),
-        'attention/o': L_att*(_t10 + b_o*d),
-        'attention/gate': L_att*(_t10*i_gate + _t9*b_qkv*i_gate),
-        'attention/position': L_att*i_rel*(2*_t3 + _t5),
-        'attention/qk_norm': _t11*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
+        'attention/q': L_att*(_t0*_t1 + _t4*d + _t5*d*d_qk + b_qkv*(_t1 + _t4) + i_mla*(_t6*(1 - i_qlora) + i_qlora*(_t3*r_q + d*r_q))),
+        'attention/kv': L_att*(_t0*i_mla*r_kv + _t8*d + b_qkv*(_t8 + _t9*i_mla) + i_mla*(_t9*d + h*r_kv*(_t7 - d_rope))),
+        'attention/o': L_att*(_t10*_t5 + _t11 + b_o*d),
+        'attention/gate': L_att*(_t11*i_gate + _t12*b_qkv*i_gate),
+        'attention/router': E_a*L_att*d*i_moa,
+        'attention/position': L_att*i_rel*(2*_t3 + _t6),
+        'attention/qk_norm': _t13*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
         'attention/sinks': L_att*h*i_sink,
-        'attention/sub_norm': _t11*_t9*i_sub,
-        'norms': L*_t12*n_norm,
-        'mamba/in': L_ssm*(_t15*b_ssm + _t15*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t14*i_m2 + d_in),
-        'mamba/x': L_ssm*_t16*_t18,
-        'mamba/dt': L_ssm*(R_dt*_t18 + _t18 + _t19),
-        'mamba/ssm': L_ssm*(_t17*(N_s*d_in + d_in) + 2*_t19),
-        'mamba/norm': L_ssm*(_t16*_t17*i_dtn + d_in*i_gn*i_m2),
+        'attention/sub_norm': _t12*_t13*i_sub,
+        'norms': L*_t14*n_norm,
+        'mamba/in': L_ssm*(_t17*b_ssm + _t17*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t16*i_m2 + d_in),
+        'mamba/x': L_ssm*_t18*_t20,
+        'mamba/dt': L_ssm*(R_dt*_t20 + _t20 + _t21),
+        'mamba/ssm': L_ssm*(_t19*(N_s*d_in + d_in) + 2*_t21),
+        'mamba/norm': L_ssm*(_t18*_t19*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t22*(_t20*d_lv + _t20 + _t21),
-        'deltanet/conv': L_dn*k_dn*(_t21 + _t23),
-        'deltanet/gates': L_dn*_t20,
+        'deltanet/in': _t24*(_t22*d_lv + _t22 + _t23),
+        'deltanet/conv': L_dn*k_dn*(_t23 + _t25),
+        'deltanet/gates': L_dn*_t22,
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t22*_t23,
-        'conv/in': L_sc*(3*_t24 + 3*_t25),
+        'deltanet/out': _t24*_t25,
+        'conv/in': L_sc*(3*_t26 + 3*_t27),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t24 + _t25),
-        'mlp/up': L_dense*_t26*(_t27 + b_ff*d_ff),
-        'mlp/down': L_dense*(_t27 + b_ff*d),
+        'conv/out': L_sc*(_t26 + _t27),
+        'mlp/up': L_dense*_t28*(_t29 + b_ff*d_ff),
+        'mlp/down': L_dense*(_t29 + b_ff*d),
         'mlp/sub_norm': L_dense*_t0*d_ff*i_sub,
         'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t28*d_e + b_ff*(_t26*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t28*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate),
-        'embedding/token': _t29,
+        'moe/experts': E*L_moe*(_t30*d_e + b_ff*(_t28*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t30*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate),
+        'moe/bias': L_moe*b_moe*d,
+        'embedding/token': _t31,
         'embedding/position': P*d,
-        'embedding/norm': _t12*i_norm_emb,
+        'embedding/norm': _t14*i_norm_emb,
         'embedding_projection': 2*d*d_emb*i_proj,
-        'final_norm': _t12*i_norm_final,
-        'lm_head': V*b_lm + _t29*(1 - i_tied),
+        'final_norm': _t14*i_norm_final,
+        'lm_head': V*b_lm + _t31*(1 - i_tied),
     }
 
 
 def params_summary(s):
-    E, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, M, N_s, P, R_dt, V, b_cs, b_ff, b_lm, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_moe, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k, k_dn, k_s, k_sc, n_norm, r_kv, r_q = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['M'], s['N_s'], s['P'], s['R_dt'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_moe'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['n_norm'], s['r_kv'], s['r_q']
-    _t0 = d*(i_glu + 2)
-    _t1 = i_glu + 1
-    _t2 = _t0*d_e + b_ff*(_t1*d_e + d)
-    _t3 = E*_t2
-    _t4 = d*h
-    _t5 = _t4*d_v
-    _t6 = _t5 + b_o*d
-    _t7 = d_v*h
-    _t8 = _t5*i_gate + _t7*b_qkv*i_gate
-    _t9 = b_norm + g_norm
-    _t10 = _t9*i_mla
-    _t11 = d_qk + d_v
-    _t12 = 1 - i_mla
-    _t13 = _t11*_t12*h_kv
-    _t14 = d_rope + r_kv
-    _t15 = _t10*r_kv + _t13*d + b_qkv*(_t13 + _t14*i_mla) + i_mla*(_t14*d + h*r_kv*(_t11 - d_rope))
-    _t16 = i_qlora*r_q
-    _t17 = _t4*d_qk
-    _t18 = d_qk*h
-    _t19 = _t10*_t16 + _t12*_t17 + b_qkv*(_t12*_t18 + _t16*i_mla) + i_mla*(_t17*(1 - i_qlora) + i_qlora*(_t18*r_q + d*r_q))
-    _t20 = d*d_ff
-    _t21 = _t20 + b_ff*d
-    _t22 = L_dn*d_lv
-    _t23 = E*b_router + E*d
-    _t24 = E_s*(_t0*d_s + b_ff*(_t1*d_s + d)) + d*i_shared_gate
-    _t25 = d**2
-    _t26 = b_sc*d
-    _t27 = 2*N_s
-    _t28 = G_s*_t27
-    _t29 = 2*d_in + i_m2*(H_s + _t28)
-    _t30 = H_s*i_m2
-    _t31 = 1 - i_m2
-    _t32 = R_dt + _t27
-    _t33 = _t31*d_in
-    _t34 = 2*H_v
-    _t35 = h*i_sink
-    _t36 = i_rel*(_t17 + 2*_t18)
-    _t37 = _t9*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
-    _t38 = _t1*(_t20 + b_ff*d_ff)
-    _t39 = 2*H_k*d_lk
-    _t40 = _t9*d
-    _t41 = _t40*n_norm
-    _t42 = _t9*i_sub
-    _t43 = _t42*d_ff
-    _t44 = _t42*_t7
-    _t45 = H_v*_t22*d + L*_t41 + L_att*_t15 + L_att*_t19 + L_att*_t35 + L_att*_t36 + L_att*_t37 + L_att*_t44 + L_att*_t6 + L_att*_t8 + L_dense*_t21 + L_dense*_t38 + L_dense*_t43 + L_dn*_t34 + L_dn*d*(_t34*d_lv + _t34 + _t39) + L_dn*k_dn*(H_v*d_lv + _t39) + L_moe*_t23 + L_moe*_t24 + L_sc*d*(b_sc + k_sc) + L_sc*(_t25 + _t26) + L_sc*(3*_t25 + 3*_t26) + L_ssm*_t32*_t33 + L_ssm*(2*_t30 + _t31*(N_s*d_in + d_in)) + L_ssm*(b_cs + k_s)*(_t28*i_m2 + d_in) + L_ssm*(_t29*b_ssm + _t29*d) + L_ssm*(b_ssm*d + d*d_in) + L_ssm*(_t31*_t32*i_dtn + d_in*i_gn*i_m2) + L_ssm*(R_dt*_t33 + _t30 + _t33) + _t22 + _t40*i_norm_emb + _t40*i_norm_final + 2*d*d_emb*i_proj
-    _t46 = L_moe*_t3 + _t45
-    _t47 = V*d_emb
-    _t48 = P*d + _t47
-    _t49 = V*b_lm + _t47*(1 - i_tied) + _t48
+    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, M, N_s, P, R_dt, V, b_cs, b_ff, b_lm, b_moe, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_moa, i_moe, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k, k_dn, k_s, k_sc, n_norm, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['M'], s['N_s'], s['P'], s['R_dt'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_moe'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_moe'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['n_norm'], s['r_kv'], s['r_q']
+    _t0 = d*i_moa
+    _t1 = _t0*(E_a*h_kv - h)
+    _t2 = d*h
+    _t3 = _t2*d_v
+    _t4 = _t3 + b_o*d
+    _t5 = _t1*d_v + _t4
+    _t6 = b_norm + g_norm
+    _t7 = _t6*i_mla
+    _t8 = i_qlora*r_q
+    _t9 = 1 - i_mla
+    _t10 = _t2*d_qk
+    _t11 = d_qk*h
+    _t12 = _t10*_t9 + _t7*_t8 + b_qkv*(_t11*_t9 + _t8*i_mla) + i_mla*(_t10*(1 - i_qlora) + i_qlora*(_t11*r_q + d*r_q))
+    _t13 = _t1*d_qk + _t12
+    _t14 = d*(i_glu + 2)
+    _t15 = i_glu + 1
+    _t16 = _t14*d_e + b_ff*(_t15*d_e + d)
+    _t17 = E*_t16
+    _t18 = d_v*h
+    _t19 = _t18*b_qkv*i_gate + _t3*i_gate
+    _t20 = d_qk + d_v
+    _t21 = _t20*_t9*h_kv
+    _t22 = d_rope + r_kv
+    _t23 = _t21*d + _t7*r_kv + b_qkv*(_t21 + _t22*i_mla) + i_mla*(_t22*d + h*r_kv*(_t20 - d_rope))
+    _t24 = d*d_ff
+    _t25 = _t24 + b_ff*d
+    _t26 = L_dn*d_lv
+    _t27 = E*b_router + E*d
+    _t28 = E_s*(_t14*d_s + b_ff*(_t15*d_s + d)) + d*i_shared_gate
+    _t29 = d**2
+    _t30 = b_sc*d
+    _t31 = 2*N_s
+    _t32 = G_s*_t31
+    _t33 = 2*d_in + i_m2*(H_s + _t32)
+    _t34 = H_s*i_m2
+    _t35 = 1 - i_m2
+    _t36 = R_dt + _t31
+    _t37 = _t35*d_in
+    _t38 = 2*H_v
+    _t39 = h*i_sink
+    _t40 = i_rel*(_t10 + 2*_t11)
+    _t41 = _t6*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
+    _t42 = _t15*(_t24 + b_ff*d_ff)
+    _t43 = 2*H_k*d_lk
+    _t44 = b_moe*d
+    _t45 = _t6*d
+    _t46 = E_a*_t0
+    _t47 = _t45*n_norm
+    _t48 = _t6*i_sub
+    _t49 = _t48*d_ff
+    _t50 = _t18*_t48
+    _t51 = H_v*_t26*d + L*_t47 + L_att*_t19 + L_att*_t23 + L_att*_t39 + L_att*_t40 + L_att*_t41 + L_att*_t46 + L_att*_t50 + L_dense*_t25 + L_dense*_t42 + L_dense*_t49 + L_dn*_t38 + L_dn*d*(_t38*d_lv + _t38 + _t43) + L_dn*k_dn*(H_v*d_lv + _t43) + L_moe*_t27 + L_moe*_t28 + L_moe*_t44 + L_sc*d*(b_sc + k_sc) + L_sc*(_t29 + _t30) + L_sc*(3*_t29 + 3*_t30) + L_ssm*_t36*_t37 + L_ssm*(2*_t34 + _t35*(N_s*d_in + d_in)) + L_ssm*(b_cs + k_s)*(_t32*i_m2 + d_in) + L_ssm*(_t33*b_ssm + _t33*d) + L_ssm*(b_ssm*d + d*d_in) + L_ssm*(_t35*_t36*i_dtn + d_in*i_gn*i_m2) + L_ssm*(R_dt*_t37 + _t34 + _t37) + _t26 + _t45*i_norm_emb + _t45*i_norm_final + 2*d*d_emb*i_proj
+    _t52 = L_att*_t13 + L_att*_t5 + L_moe*_t17 + _t51
+    _t53 = V*d_emb
+    _t54 = P*d + _t53
+    _t55 = V*b_lm + _t53*(1 - i_tied) + _t54
     return {
-        'total': _t46 + _t49,
-        'embedding': _t48,
-        'non_embedding': _t46,
-        'active': L_moe*_t2*k + _t45 + _t49,
-        'mtp': 2*M*_t25 + 3*M*_t40 + M*(_t15 + _t19 + _t35 + _t36 + _t37 + _t41 + _t44 + _t6 + _t8 + i_moe*(_t23 + _t24 + _t3) + (1 - i_moe)*(_t21 + _t38 + _t43)),
+        'total': _t52 + _t55,
+        'embedding': _t54,
+        'non_embedding': _t52,
+        'active': L_att*_t12 + L_att*_t4 + L_moe*_t16*k + _t51 + _t55,
+        'mtp': 2*M*_t29 + 3*M*_t45 + M*(_t13 + _t19 + _t23 + _t39 + _t40 + _t41 + _t46 + _t47 + _t5 + _t50 + i_moe*(_t17 + _t27 + _t28 + _t44) + (1 - i_moe)*(_t25 + _t42 + _t49)),
     }
 
 
 def flops_forward_components(s):
-    E, E_s, G_s, H_k, H_s, H_v, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, R_dt, V, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_gate, i_glu, i_m2, i_mla, i_proj, i_qlora, i_shared_gate, k, k_dn, k_s, k_sc, r_kv, r_q = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['V'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_proj'], s['i_qlora'], s['i_shared_gate'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['r_kv'], s['r_q']
+    E, E_a, E_s, G_s, H_k, H_s, H_v, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, R_dt, V, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_gate, i_glu, i_m2, i_mla, i_moa, i_proj, i_qlora, i_shared_gate, k, k_dn, k_s, k_sc, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['V'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_proj'], s['i_qlora'], s['i_shared_gate'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['r_kv'], s['r_q']
     _t0 = 1 - i_mla
     _t1 = d_qk*h
     _t2 = _t1*d
     _t3 = 2*L_att
     _t4 = d_qk + d_v
-    _t5 = _t3*d*d_v*h
-    _t6 = 2*d_in
-    _t7 = 2*N_s
-    _t8 = G_s*_t7
-    _t9 = L_ssm*d
-    _t10 = L_ssm*_t6*(1 - i_m2)
-    _t11 = 2*H_v
-    _t12 = 2*H_k*d_lk
-    _t13 = _t11*d_lv
-    _t14 = 2*L_dn
-    _t15 = H_v*d_lv
-    _t16 = L_sc*d**2
-    _t17 = 2*d
-    _t18 = i_glu + 2
-    _t19 = 2*L_moe
-    _t20 = _t19*d
+    _t5 = _t3*d
+    _t6 = _t5*d_v*h
+    _t7 = 2*d_in
+    _t8 = 2*N_s
+    _t9 = G_s*_t8
+    _t10 = L_ssm*d
+    _t11 = L_ssm*_t7*(1 - i_m2)
+    _t12 = 2*H_v
+    _t13 = 2*H_k*d_lk
+    _t14 = _t12*d_lv
+    _t15 = 2*L_dn
+    _t16 = H_v*d_lv
+    _t17 = L_sc*d**2
+    _t18 = 2*d
+    _t19 = i_glu + 2
+    _t20 = 2*L_moe
+    _t21 = _t20*d
     return {
         'attention/q': _t3*(_t0*_t2 + i_mla*(_t2*(1 - i_qlora) + i_qlora*(_t1*r_q + d*r_q))),
         'attention/kv': _t3*(_t0*_t4*d*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t4 - d_rope))),
-        'attention/o': _t5,
-        'attention/gate': _t5*i_gate,
-        'mamba/in': 2*_t9*(_t6 + i_m2*(H_s + _t8)),
-        'mamba/x': _t10*(R_dt + _t7),
-        'mamba/dt': R_dt*_t10,
-        'mamba/out': _t6*_t9,
-        'mamba/conv': 2*L_ssm*k_s*(_t8*i_m2 + d_in),
+        'attention/o': _t6,
+        'attention/gate': _t6*i_gate,
+        'attention/router': E_a*_t5*i_moa,
+        'mamba/in': 2*_t10*(_t7 + i_m2*(H_s + _t9)),
+        'mamba/x': _t11*(R_dt + _t8),
+        'mamba/dt': R_dt*_t11,
+        'mamba/out': _t10*_t7,
+        'mamba/conv': 2*L_ssm*k_s*(_t9*i_m2 + d_in),
         'mamba/scan': 5*L_ssm*N_s*d_in,
-        'deltanet/in': _t14*d*(_t11 + _t12 + _t13),
-        'deltanet/out': L_dn*_t13*d,
-        'deltanet/conv': _t14*k_dn*(_t12 + _t15),
-        'deltanet/scan': 7*L_dn*_t15*d_lk,
-        'conv/in': 6*_t16,
-        'conv/out': 2*_t16,
-        'conv/conv': L_sc*_t17*k_sc,
-        'mlp': L_dense*_t17*_t18*d_ff,
-        'moe/router': E*_t20,
-        'moe/experts': _t18*_t20*d_e*k,
-        'moe/shared': _t19*(E_s*_t18*d*d_s + d*i_shared_gate),
+        'deltanet/in': _t15*d*(_t12 + _t13 + _t14),
+        'deltanet/out': L_dn*_t14*d,
+        'deltanet/conv': _t15*k_dn*(_t13 + _t16),
+        'deltanet/scan': 7*L_dn*_t16*d_lk,
+        'conv/in': 6*_t17,
+        'conv/out': 2*_t17,
+        'conv/conv': L_sc*_t18*k_sc,
+        'mlp': L_dense*_t18*_t19*d_ff,
+        'moe/router': E*_t21,
+        'moe/experts': _t19*_t21*d_e*k,
+        'moe/shared': _t20*(E_s*_t19*d*d_s + d*i_shared_gate),
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V*d_emb,
     }
 
 
 def flops(s):
-    E, E_s, G_s, H_k, H_s, H_v, L_att, L_chk, L_dense, L_dn, L_loc, L_moe, L_sc, L_ssm, N_s, R_dt, T, V, c, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_causal, i_gate, i_glu, i_m2, i_mla, i_proj, i_qlora, i_rel, i_shared_gate, k, k_dn, k_s, k_sc, r_kv, r_q, w = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_chk'], s['L_dense'], s['L_dn'], s['L_loc'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['T'], s['V'], s['c'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_causal'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['r_kv'], s['r_q'], s['w']
+    E, E_a, E_s, G_s, H_k, H_s, H_v, L_att, L_chk, L_dense, L_dn, L_loc, L_moe, L_sc, L_ssm, N_s, R_dt, T, V, c, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_causal, i_gate, i_glu, i_m2, i_mla, i_moa, i_proj, i_qlora, i_rel, i_shared_gate, k, k_dn, k_s, k_sc, r_kv, r_q, w = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_chk'], s['L_dense'], s['L_dn'], s['L_loc'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['T'], s['V'], s['c'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_causal'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['r_kv'], s['r_q'], s['w']
     _t0 = 2*L_moe
     _t1 = 2*d
     _t2 = 2*d_in
     _t3 = L_ssm*_t2
-    _t4 = 2*H_v
-    _t5 = _t4*d_lv
-    _t6 = H_v*d_lv
-    _t7 = 2*L_att
-    _t8 = _t7*d*d_v*h
-    _t9 = d*(i_glu + 2)
-    _t10 = _t3*(1 - i_m2)
-    _t11 = 2*N_s
-    _t12 = G_s*_t11
-    _t13 = 2*H_k*d_lk
-    _t14 = 2*L_dn
-    _t15 = d_qk + d_v
-    _t16 = d*(1 - i_mla)
-    _t17 = d_qk*h
+    _t4 = 2*L_att
+    _t5 = _t4*d
+    _t6 = 2*H_v
+    _t7 = _t6*d_lv
+    _t8 = H_v*d_lv
+    _t9 = _t5*d_v*h
+    _t10 = d*(i_glu + 2)
+    _t11 = _t3*(1 - i_m2)
+    _t12 = 2*N_s
+    _t13 = G_s*_t12
+    _t14 = 2*H_k*d_lk
+    _t15 = 2*L_dn
+    _t16 = d_qk + d_v
+    _t17 = d*(1 - i_mla)
+    _t18 = d_qk*h
     return {
-        'weights_per_token': E*_t0*d + 2*L_dense*_t9*d_ff + L_dn*_t5*d + 7*L_dn*_t6*d_lk + L_sc*_t1*k_sc + 8*L_sc*d**2 + 5*L_ssm*N_s*d_in + L_ssm*_t1*(_t2 + i_m2*(H_s + _t12)) + 2*L_ssm*k_s*(_t12*i_m2 + d_in) + R_dt*_t10 + 2*V*d_emb + _t0*_t9*d_e*k + _t0*(E_s*_t9*d_s + d*i_shared_gate) + _t10*(R_dt + _t11) + _t14*d*(_t13 + _t4 + _t5) + _t14*k_dn*(_t13 + _t6) + _t3*d + _t7*(_t16*_t17 + i_mla*(_t17*d*(1 - i_qlora) + i_qlora*(_t17*r_q + d*r_q))) + _t7*(_t15*_t16*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t15 - d_rope))) + _t8*i_gate + _t8 + 4*d*d_emb*i_proj,
+        'weights_per_token': E*_t0*d + E_a*_t5*i_moa + 2*L_dense*_t10*d_ff + L_dn*_t7*d + 7*L_dn*_t8*d_lk + L_sc*_t1*k_sc + 8*L_sc*d**2 + 5*L_ssm*N_s*d_in + L_ssm*_t1*(_t2 + i_m2*(H_s + _t13)) + 2*L_ssm*k_s*(_t13*i_m2 + d_in) + R_dt*_t11 + 2*V*d_emb + _t0*_t10*d_e*k + _t0*(E_s*_t10*d_s + d*i_shared_gate) + _t11*(R_dt + _t12) + _t15*d*(_t14 + _t6 + _t7) + _t15*k_dn*(_t14 + _t8) + _t3*d + _t4*(_t17*_t18 + i_mla*(_t18*d*(1 - i_qlora) + i_qlora*(_t18*r_q + d*r_q))) + _t4*(_t16*_t17*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t16 - d_rope))) + _t9*i_gate + _t9 + 4*d*d_emb*i_proj,
         'attention_per_sequence': h*(L_chk*(i_causal*(c*(c + 1)*_floordiv(T, c) + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)) + (2 - 2*i_causal)*(c**2*_floordiv(T, c) + (T - c*_floordiv(T, c))**2)) + L_loc*(2*T*(1 - i_causal)*_minimum(T, w) + i_causal*((2*T - 2*_minimum(T, w))*_minimum(T, w) + (_minimum(T, w) + 1)*_minimum(T, w))) + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(L_att - L_chk - L_loc))*(d_qk*i_rel + d_qk + d_v),
         'inference_attention_per_token': 2*h*(L_chk*(T - c*_floordiv(T - 1, c)) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))*(d_qk*i_rel + d_qk + d_v),
     }
 
 
 def rules_train_per_token(s):
-    E, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, P, R_dt, T, V, b_cs, b_ff, b_lm, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k, k_dn, k_s, k_sc, n_norm, r_kv, r_q = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['P'], s['R_dt'], s['T'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['n_norm'], s['r_kv'], s['r_q']
+    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, P, R_dt, T, V, b_cs, b_ff, b_lm, b_moe, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_moa, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k, k_dn, k_s, k_sc, n_norm, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['P'], s['R_dt'], s['T'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_moe'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['n_norm'], s['r_kv'], s['r_q']
     _t0 = 6*d
     _t1 = 6*V
     _t2 = _t1*d_emb
@@ -379,7 +397,7 @@ def rules_train_per_token(s):
     _t38 = _t0*_t7
     _t39 = 12*d
     _t40 = L_dense*d_ff
-    _t41 = 12*H_v*L_dn + L*_t38*n_norm + _t17*_t21*(_t16 + b_ff*d_ff) + _t17*(_t16 + b_ff*d) + _t18*d_lv + _t18*k_dn*(_t35 + _t37) + _t19*k*(_t20*d_e + b_ff*(_t21*d_e + d)) + _t19*(E*b_router + E*d) + _t19*(E_s*(_t20*d_s + b_ff*(_t21*d_s + d)) + d*i_shared_gate) + _t24*d*(b_sc + k_sc) + _t24*(_t22 + _t23) + _t24*(3*_t22 + 3*_t23) + _t25*_t31*_t32 + _t25*(2*_t29 + _t30*(N_s*d_in + d_in)) + _t25*(b_cs + k_s)*(_t27*i_m2 + d_in) + _t25*(_t28*b_ssm + _t28*d) + _t25*(b_ssm*d + d*d_in) + _t25*(_t30*_t31*i_dtn + d_in*i_gn*i_m2) + _t25*(R_dt*_t32 + _t29 + _t32) + _t33*_t6*i_sub + _t33*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + _t36*_t37 + _t36*(_t34*d_lv + _t34 + _t35) + _t38*i_norm_emb + _t38*i_norm_final + _t39*d_emb*i_proj + 6*_t40*_t7*i_sub + _t5*h*i_sink + _t5*i_rel*(_t14 + 2*_t15) + _t5*(_t4 + b_o*d) + _t5*(_t4*i_gate + _t6*b_qkv*i_gate) + _t5*(_t10*_t14 + _t13*_t8 + b_qkv*(_t10*_t15 + _t13*i_mla) + i_mla*(_t14*(1 - i_qlora) + i_qlora*(_t15*r_q + d*r_q))) + _t5*(_t11*d + _t8*r_kv + b_qkv*(_t11 + _t12*i_mla) + i_mla*(_t12*d + h*r_kv*(_t9 - d_rope)))
+    _t41 = E_a*_t5*d*i_moa + 12*H_v*L_dn + L*_t38*n_norm + _t17*_t21*(_t16 + b_ff*d_ff) + _t17*(_t16 + b_ff*d) + _t18*d_lv + _t18*k_dn*(_t35 + _t37) + _t19*b_moe*d + _t19*k*(_t20*d_e + b_ff*(_t21*d_e + d)) + _t19*(E*b_router + E*d) + _t19*(E_s*(_t20*d_s + b_ff*(_t21*d_s + d)) + d*i_shared_gate) + _t24*d*(b_sc + k_sc) + _t24*(_t22 + _t23) + _t24*(3*_t22 + 3*_t23) + _t25*_t31*_t32 + _t25*(2*_t29 + _t30*(N_s*d_in + d_in)) + _t25*(b_cs + k_s)*(_t27*i_m2 + d_in) + _t25*(_t28*b_ssm + _t28*d) + _t25*(b_ssm*d + d*d_in) + _t25*(_t30*_t31*i_dtn + d_in*i_gn*i_m2) + _t25*(R_dt*_t32 + _t29 + _t32) + _t33*_t6*i_sub + _t33*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + _t36*_t37 + _t36*(_t34*d_lv + _t34 + _t35) + _t38*i_norm_emb + _t38*i_norm_final + _t39*d_emb*i_proj + 6*_t40*_t7*i_sub + _t5*h*i_sink + _t5*i_rel*(_t14 + 2*_t15) + _t5*(_t4 + b_o*d) + _t5*(_t4*i_gate + _t6*b_qkv*i_gate) + _t5*(_t10*_t14 + _t13*_t8 + b_qkv*(_t10*_t15 + _t13*i_mla) + i_mla*(_t14*(1 - i_qlora) + i_qlora*(_t15*r_q + d*r_q))) + _t5*(_t11*d + _t8*r_kv + b_qkv*(_t11 + _t12*i_mla) + i_mla*(_t12*d + h*r_kv*(_t9 - d_rope)))
     _t42 = _t1*b_lm + _t2*(1 - i_tied) + _t2 + _t41
     _t43 = T*_t15
     return {
@@ -442,7 +460,7 @@ def memory(s):
 
 
 def finetune_counts(s):
-    E, E_s, G_s, H_k, H_s, H_v, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N, N_s, R_dt, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_gate, i_glu, i_m2, i_mla, i_qlora, i_rel, i_shared_gate, k, r_a, r_kv, r_q = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N'], s['N_s'], s['R_dt'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['k'], s['r_a'], s['r_kv'], s['r_q']
+    E, E_a, E_s, G_s, H_k, H_s, H_v, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N, N_s, R_dt, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_gate, i_glu, i_m2, i_mla, i_moa, i_qlora, i_rel, i_shared_gate, k, r_a, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N'], s['N_s'], s['R_dt'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['k'], s['r_a'], s['r_kv'], s['r_q']
     _t0 = d_qk*h
     _t1 = d_v*h
     _t2 = _t1*i_gate
@@ -462,10 +480,12 @@ def finetune_counts(s):
     _t16 = _t4*d
     _t17 = E*d
     _t18 = _t10*d_in
-    _t19 = _t0*d
-    _t20 = 1 - i_mla
-    _t21 = d_qk + d_v
-    _t22 = L_att*(_t1*d + _t19*_t20 + _t19*i_rel + _t2*d + _t20*_t21*d*h_kv + i_mla*(_t19*(1 - i_qlora) + i_qlora*(_t0*r_q + d*r_q)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t21 - d_rope))) + L_dense*_t16*d_ff + L_dn*(_t12*d + d*(_t13 + _t15)) + L_moe*(E_s*_t16*d_s + _t17*_t4*d_e + _t17 + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*_t18 + _t18*(R_dt + _t7) + _t8*d + d*d_in)
+    _t19 = d*i_moa
+    _t20 = _t0*d
+    _t21 = 1 - i_mla
+    _t22 = _t19*(E_a*h_kv - h)
+    _t23 = d_qk + d_v
+    _t24 = L_att*(E_a*_t19 + _t1*d + _t2*d + _t20*_t21 + _t20*i_rel + _t21*_t23*d*h_kv + _t22*d_qk + _t22*d_v + i_mla*(_t20*(1 - i_qlora) + i_qlora*(_t0*r_q + d*r_q)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t23 - d_rope))) + L_dense*_t16*d_ff + L_dn*(_t12*d + d*(_t13 + _t15)) + L_moe*(E_s*_t16*d_s + _t17*_t4*d_e + _t17 + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*_t18 + _t18*(R_dt + _t7) + _t8*d + d*d_in)
     return {
         'lora/q': _t3*a_q*(_t0 + _t2 + d),
         'lora/k': _t3*a_k*(d + d_qk*h_kv),
@@ -484,16 +504,16 @@ def finetune_counts(s):
         'lora/in_proj_ba': _t14*a_in_proj_ba*(_t15 + d),
         'adapters': E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2) + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)),
         'adapters_active': L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)),
-        'quantised': _t22,
-        'unquantised': N - _t22,
+        'quantised': _t24,
+        'unquantised': N - _t24,
     }
 
 
 def finetune_states(s):
-    E, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_s, L_s_att, L_sc, L_ssm, N, N_e, N_emb, N_head, N_s, R_dt, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, b_qkv, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, h_t, i_frozen, i_gate, i_glu, i_m2, i_mla, i_pp1, i_qlora, i_rel, i_shared_gate, i_z1, i_z2, i_z3, n_cp, n_dp, n_ep, n_tp, q_f, q_g, q_gc, q_m, q_o, q_w, r_a, r_kv, r_q = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_s'], s['L_s_att'], s['L_sc'], s['L_ssm'], s['N'], s['N_e'], s['N_emb'], s['N_head'], s['N_s'], s['R_dt'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['b_qkv'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['h_t'], s['i_frozen'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_pp1'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_z1'], s['i_z2'], s['i_z3'], s['n_cp'], s['n_dp'], s['n_ep'], s['n_tp'], s['q_f'], s['q_g'], s['q_gc'], s['q_m'], s['q_o'], s['q_w'], s['r_a'], s['r_kv'], s['r_q']
+    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_s, L_s_att, L_sc, L_ssm, N, N_e, N_emb, N_head, N_s, R_dt, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, b_qkv, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, h_t, i_frozen, i_gate, i_glu, i_m2, i_mla, i_moa, i_pp1, i_qlora, i_rel, i_shared_gate, i_z1, i_z2, i_z3, n_cp, n_dp, n_ep, n_tp, q_f, q_g, q_gc, q_m, q_o, q_w, r_a, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_s'], s['L_s_att'], s['L_sc'], s['L_ssm'], s['N'], s['N_e'], s['N_emb'], s['N_head'], s['N_s'], s['R_dt'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['b_qkv'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['h_t'], s['i_frozen'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_pp1'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_z1'], s['i_z2'], s['i_z3'], s['n_cp'], s['n_dp'], s['n_ep'], s['n_tp'], s['q_f'], s['q_g'], s['q_gc'], s['q_m'], s['q_o'], s['q_w'], s['r_a'], s['r_kv'], s['r_q']
     return {
         'trained_per_gpu': (1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp),
-        'frozen': i_frozen*(n_cp*n_dp)**(-i_z3)*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_v*h*i_gate + d*d_v*h + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)),
+        'frozen': i_frozen*(n_cp*n_dp)**(-i_z3)*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)),
         'weights': q_w*((1 - i_frozen)*((n_cp*n_dp)**(-i_z3)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z3)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)),
         'gradients': q_g*((1 - i_frozen)*((n_cp*n_dp)**(-i_z2)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z2)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) + q_gc*((1 - i_frozen)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)),
         'optimizer': (q_m + q_o)*((1 - i_frozen)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)),
@@ -501,84 +521,87 @@ def finetune_states(s):
 
 
 def finetune_memory(s):
-    E, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_s, L_s_att, L_s_dense, L_s_dn, L_s_sc, L_s_ssm, L_sc, L_sm, L_ssm, M_gib, N, N_e, N_emb, N_head, N_s, R_dt, T, V, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, b, b_qkv, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, h_t, i_drop, i_frozen, i_full, i_gate, i_glu, i_keep_down, i_keep_exp, i_keep_head, i_keep_mix, i_keep_o, i_keep_qkv, i_keep_up, i_m2, i_mla, i_pp1, i_qlora, i_rel, i_scores, i_shared_gate, i_sp, i_vp, i_z1, i_z2, i_z3, k, n_cp, n_dp, n_ep, n_norm, n_pp, n_tp, n_vp, q_a, q_f, q_g, q_gc, q_l, q_m, q_o, q_w, r_a, r_kv, r_q = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_s'], s['L_s_att'], s['L_s_dense'], s['L_s_dn'], s['L_s_sc'], s['L_s_ssm'], s['L_sc'], s['L_sm'], s['L_ssm'], s['M_gib'], s['N'], s['N_e'], s['N_emb'], s['N_head'], s['N_s'], s['R_dt'], s['T'], s['V'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['b'], s['b_qkv'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['h_t'], s['i_drop'], s['i_frozen'], s['i_full'], s['i_gate'], s['i_glu'], s['i_keep_down'], s['i_keep_exp'], s['i_keep_head'], s['i_keep_mix'], s['i_keep_o'], s['i_keep_qkv'], s['i_keep_up'], s['i_m2'], s['i_mla'], s['i_pp1'], s['i_qlora'], s['i_rel'], s['i_scores'], s['i_shared_gate'], s['i_sp'], s['i_vp'], s['i_z1'], s['i_z2'], s['i_z3'], s['k'], s['n_cp'], s['n_dp'], s['n_ep'], s['n_norm'], s['n_pp'], s['n_tp'], s['n_vp'], s['q_a'], s['q_f'], s['q_g'], s['q_gc'], s['q_l'], s['q_m'], s['q_o'], s['q_w'], s['r_a'], s['r_kv'], s['r_q']
+    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_s, L_s_att, L_s_dense, L_s_dn, L_s_sc, L_s_ssm, L_sc, L_sm, L_ssm, M_gib, N, N_e, N_emb, N_head, N_s, R_dt, T, V, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, b, b_qkv, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, h_t, i_drop, i_frozen, i_full, i_gate, i_glu, i_keep_down, i_keep_exp, i_keep_head, i_keep_mix, i_keep_o, i_keep_qkv, i_keep_up, i_m2, i_mla, i_moa, i_pp1, i_qlora, i_rel, i_scores, i_shared_gate, i_sp, i_vp, i_z1, i_z2, i_z3, k, n_cp, n_dp, n_ep, n_norm, n_pp, n_tp, n_vp, q_a, q_f, q_g, q_gc, q_l, q_m, q_o, q_w, r_a, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_s'], s['L_s_att'], s['L_s_dense'], s['L_s_dn'], s['L_s_sc'], s['L_s_ssm'], s['L_sc'], s['L_sm'], s['L_ssm'], s['M_gib'], s['N'], s['N_e'], s['N_emb'], s['N_head'], s['N_s'], s['R_dt'], s['T'], s['V'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['b'], s['b_qkv'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['h_t'], s['i_drop'], s['i_frozen'], s['i_full'], s['i_gate'], s['i_glu'], s['i_keep_down'], s['i_keep_exp'], s['i_keep_head'], s['i_keep_mix'], s['i_keep_o'], s['i_keep_qkv'], s['i_keep_up'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_pp1'], s['i_qlora'], s['i_rel'], s['i_scores'], s['i_shared_gate'], s['i_sp'], s['i_vp'], s['i_z1'], s['i_z2'], s['i_z3'], s['k'], s['n_cp'], s['n_dp'], s['n_ep'], s['n_norm'], s['n_pp'], s['n_tp'], s['n_vp'], s['q_a'], s['q_f'], s['q_g'], s['q_gc'], s['q_l'], s['q_m'], s['q_o'], s['q_w'], s['r_a'], s['r_kv'], s['r_q']
     return {
         'adapter_activations': T*b*q_a*r_a*(1 - i_full)*(L_att*a_k + L_att*a_o + L_att*a_q + L_att*a_v + L_dn*a_in_proj_ba + L_dn*a_in_proj_qkvz + L_moe*a_experts*k*(i_glu + 2) + L_moe*a_shared_expert_gate*i_shared_gate + L_ssm*a_dt_proj*(1 - i_m2) + L_ssm*a_x_proj*(1 - i_m2) + a_down*(L_dense + L_moe*_minimum(1, E_s)) + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s)) + a_in_proj*(L_sc + L_ssm) + a_out_proj*(L_dn + L_sc + L_ssm) + a_up*(L_dense + L_moe*_minimum(1, E_s))),
-        'total': 4*T*b*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp) + T*b*q_a*r_a*(1 - i_full)*(L_att*a_k + L_att*a_o + L_att*a_q + L_att*a_v + L_dn*a_in_proj_ba + L_dn*a_in_proj_qkvz + L_moe*a_experts*k*(i_glu + 2) + L_moe*a_shared_expert_gate*i_shared_gate + L_ssm*a_dt_proj*(1 - i_m2) + L_ssm*a_x_proj*(1 - i_m2) + a_down*(L_dense + L_moe*_minimum(1, E_s)) + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s)) + a_in_proj*(L_sc + L_ssm) + a_out_proj*(L_dn + L_sc + L_ssm) + a_up*(L_dense + L_moe*_minimum(1, E_s))) + T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a + n_pp*(1 - i_full)*(L_s_att*(T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp + d_v*h*i_keep_o*q_l/n_tp + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))) + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp + 6*L_s_sc*d*q_a/n_tp + L_s_ssm*q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp) + n_tp**(-i_sp)*(L_s*(d*i_drop + d*n_norm*q_a) + L_s_att*(d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)) + d*i_keep_mix*q_l*(L_s - L_s_att) + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)) + (L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1)) + L_sm*(q_a*(i_glu + 1)*(E_s*d_s + d_e*k) + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)))/n_tp))/n_cp + i_frozen*(n_cp*n_dp)**(-i_z3)*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_v*h*i_gate + d*d_v*h + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) + q_g*((1 - i_frozen)*((n_cp*n_dp)**(-i_z2)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z2)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) + q_gc*((1 - i_frozen)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) + q_w*((1 - i_frozen)*((n_cp*n_dp)**(-i_z3)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z3)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) + (q_m + q_o)*((1 - i_frozen)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)),
-        'micro_batch_room': (1073741824*M_gib - i_frozen*(n_cp*n_dp)**(-i_z3)*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_v*h*i_gate + d*d_v*h + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) - q_g*((1 - i_frozen)*((n_cp*n_dp)**(-i_z2)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z2)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) - q_gc*((1 - i_frozen)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) - q_w*((1 - i_frozen)*((n_cp*n_dp)**(-i_z3)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z3)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) - (q_m + q_o)*((1 - i_frozen)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)))/(4*T*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp) + T*q_a*r_a*(1 - i_full)*(L_att*a_k + L_att*a_o + L_att*a_q + L_att*a_v + L_dn*a_in_proj_ba + L_dn*a_in_proj_qkvz + L_moe*a_experts*k*(i_glu + 2) + L_moe*a_shared_expert_gate*i_shared_gate + L_ssm*a_dt_proj*(1 - i_m2) + L_ssm*a_x_proj*(1 - i_m2) + a_down*(L_dense + L_moe*_minimum(1, E_s)) + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s)) + a_in_proj*(L_sc + L_ssm) + a_out_proj*(L_dn + L_sc + L_ssm) + a_up*(L_dense + L_moe*_minimum(1, E_s))) + T*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a + n_pp*(1 - i_full)*(L_s_att*(T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp + d_v*h*i_keep_o*q_l/n_tp + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))) + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp + 6*L_s_sc*d*q_a/n_tp + L_s_ssm*q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp) + n_tp**(-i_sp)*(L_s*(d*i_drop + d*n_norm*q_a) + L_s_att*(d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)) + d*i_keep_mix*q_l*(L_s - L_s_att) + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)) + (L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1)) + L_sm*(q_a*(i_glu + 1)*(E_s*d_s + d_e*k) + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)))/n_tp))/n_cp),
+        'total': 4*T*b*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp) + T*b*q_a*r_a*(1 - i_full)*(L_att*a_k + L_att*a_o + L_att*a_q + L_att*a_v + L_dn*a_in_proj_ba + L_dn*a_in_proj_qkvz + L_moe*a_experts*k*(i_glu + 2) + L_moe*a_shared_expert_gate*i_shared_gate + L_ssm*a_dt_proj*(1 - i_m2) + L_ssm*a_x_proj*(1 - i_m2) + a_down*(L_dense + L_moe*_minimum(1, E_s)) + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s)) + a_in_proj*(L_sc + L_ssm) + a_out_proj*(L_dn + L_sc + L_ssm) + a_up*(L_dense + L_moe*_minimum(1, E_s))) + T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a + n_pp*(1 - i_full)*(L_s_att*(T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp + d_v*h*i_keep_o*q_l/n_tp + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))) + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp + 6*L_s_sc*d*q_a/n_tp + L_s_ssm*q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp) + n_tp**(-i_sp)*(L_s*(d*i_drop + d*n_norm*q_a) + L_s_att*(d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)) + d*i_keep_mix*q_l*(L_s - L_s_att) + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)) + (L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1)) + L_sm*(q_a*(i_glu + 1)*(E_s*d_s + d_e*k) + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)))/n_tp))/n_cp + i_frozen*(n_cp*n_dp)**(-i_z3)*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) + q_g*((1 - i_frozen)*((n_cp*n_dp)**(-i_z2)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z2)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) + q_gc*((1 - i_frozen)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) + q_w*((1 - i_frozen)*((n_cp*n_dp)**(-i_z3)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z3)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) + (q_m + q_o)*((1 - i_frozen)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)),
+        'micro_batch_room': (1073741824*M_gib - i_frozen*(n_cp*n_dp)**(-i_z3)*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) - q_g*((1 - i_frozen)*((n_cp*n_dp)**(-i_z2)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z2)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) - q_gc*((1 - i_frozen)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) - q_w*((1 - i_frozen)*((n_cp*n_dp)**(-i_z3)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z3)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) - (q_m + q_o)*((1 - i_frozen)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)))/(4*T*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp) + T*q_a*r_a*(1 - i_full)*(L_att*a_k + L_att*a_o + L_att*a_q + L_att*a_v + L_dn*a_in_proj_ba + L_dn*a_in_proj_qkvz + L_moe*a_experts*k*(i_glu + 2) + L_moe*a_shared_expert_gate*i_shared_gate + L_ssm*a_dt_proj*(1 - i_m2) + L_ssm*a_x_proj*(1 - i_m2) + a_down*(L_dense + L_moe*_minimum(1, E_s)) + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s)) + a_in_proj*(L_sc + L_ssm) + a_out_proj*(L_dn + L_sc + L_ssm) + a_up*(L_dense + L_moe*_minimum(1, E_s))) + T*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a + n_pp*(1 - i_full)*(L_s_att*(T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp + d_v*h*i_keep_o*q_l/n_tp + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))) + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp + 6*L_s_sc*d*q_a/n_tp + L_s_ssm*q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp) + n_tp**(-i_sp)*(L_s*(d*i_drop + d*n_norm*q_a) + L_s_att*(d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)) + d*i_keep_mix*q_l*(L_s - L_s_att) + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)) + (L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1)) + L_sm*(q_a*(i_glu + 1)*(E_s*d_s + d_e*k) + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)))/n_tp))/n_cp),
     }
 
 
 def finetune_flops(s):
-    E, E_s, G_s, H_k, H_s, H_v, L_att, L_chk, L_dense, L_dn, L_loc, L_moe, L_sc, L_ssm, N_s, R_dt, T, V, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, c, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_causal, i_frozen, i_gate, i_glu, i_m2, i_mla, i_proj, i_qlora, i_rel, i_shared_gate, k, k_dn, k_s, k_sc, r_a, r_kv, r_q, w = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_chk'], s['L_dense'], s['L_dn'], s['L_loc'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['T'], s['V'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['c'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_causal'], s['i_frozen'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['r_a'], s['r_kv'], s['r_q'], s['w']
+    E, E_a, E_s, G_s, H_k, H_s, H_v, L_att, L_chk, L_dense, L_dn, L_loc, L_moe, L_sc, L_ssm, N_s, R_dt, T, V, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, c, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_causal, i_frozen, i_gate, i_glu, i_m2, i_mla, i_moa, i_proj, i_qlora, i_rel, i_shared_gate, k, k_dn, k_s, k_sc, r_a, r_kv, r_q, w = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_chk'], s['L_dense'], s['L_dn'], s['L_loc'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['T'], s['V'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['c'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_causal'], s['i_frozen'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['r_a'], s['r_kv'], s['r_q'], s['w']
     return {
         'adapter_forward_per_token': i_frozen*(2*L_att*a_k*r_a*(d + d_qk*h_kv) + 2*L_att*a_o*r_a*(d + d_v*h) + 2*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + 2*L_att*a_v*r_a*(d + d_v*h_kv) + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d) + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2) + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + 2*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + 2*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + 2*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + 2*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))),
-        'train_per_sequence': T*(21*H_v*L_dn*d_lk*d_lv + 15*L_ssm*N_s*d_in + 3*i_frozen*(2*L_att*a_k*r_a*(d + d_qk*h_kv) + 2*L_att*a_o*r_a*(d + d_v*h) + 2*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + 2*L_att*a_v*r_a*(d + d_v*h_kv) + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d) + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2) + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + 2*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + 2*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + 2*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + 2*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))) + (3 - i_frozen)*(2*E*L_moe*d + 2*H_v*L_dn*d*d_lv + 2*L_att*d*d_v*h*i_gate + 2*L_att*d*d_v*h + 2*L_att*(d*d_qk*h*(1 - i_mla) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + 2*L_att*(d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + 2*L_dense*d*d_ff*(i_glu + 2) + 2*L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v) + 2*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv) + 2*L_moe*d*d_e*k*(i_glu + 2) + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 8*L_sc*d**2 + 2*L_sc*d*k_sc + 2*L_ssm*R_dt*d_in*(1 - i_m2) + 2*L_ssm*d*d_in + 2*L_ssm*d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + 2*L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt) + 2*L_ssm*k_s*(2*G_s*N_s*i_m2 + d_in) + 2*V*d_emb + 4*d*d_emb*i_proj)) - d_qk*h*i_frozen*i_rel*(-L_att*T**2*i_causal + 2*L_att*T**2 + L_att*T*i_causal + 2*L_chk*T*c*i_causal*_floordiv(T, c) - 4*L_chk*T*c*_floordiv(T, c) - L_chk*c**2*i_causal*_floordiv(T, c)**2 - L_chk*c**2*i_causal*_floordiv(T, c) + 2*L_chk*c**2*_floordiv(T, c)**2 + 2*L_chk*c**2*_floordiv(T, c) + L_loc*T**2*i_causal - 2*L_loc*T**2 - L_loc*T*i_causal + 2*L_loc*T*_minimum(T, w) - L_loc*i_causal*_minimum(T, w)**2 + L_loc*i_causal*_minimum(T, w)) + 3*h*(L_chk*(i_causal*(c*(c + 1)*_floordiv(T, c) + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)) + (2 - 2*i_causal)*(c**2*_floordiv(T, c) + (T - c*_floordiv(T, c))**2)) + L_loc*(2*T*(1 - i_causal)*_minimum(T, w) + i_causal*((2*T - 2*_minimum(T, w))*_minimum(T, w) + (_minimum(T, w) + 1)*_minimum(T, w))) + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(L_att - L_chk - L_loc))*(d_qk*i_rel + d_qk + d_v),
+        'train_per_sequence': T*(21*H_v*L_dn*d_lk*d_lv + 15*L_ssm*N_s*d_in + 3*i_frozen*(2*L_att*a_k*r_a*(d + d_qk*h_kv) + 2*L_att*a_o*r_a*(d + d_v*h) + 2*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + 2*L_att*a_v*r_a*(d + d_v*h_kv) + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d) + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2) + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + 2*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + 2*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + 2*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + 2*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))) + (3 - i_frozen)*(2*E*L_moe*d + 2*E_a*L_att*d*i_moa + 2*H_v*L_dn*d*d_lv + 2*L_att*d*d_v*h*i_gate + 2*L_att*d*d_v*h + 2*L_att*(d*d_qk*h*(1 - i_mla) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + 2*L_att*(d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + 2*L_dense*d*d_ff*(i_glu + 2) + 2*L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v) + 2*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv) + 2*L_moe*d*d_e*k*(i_glu + 2) + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 8*L_sc*d**2 + 2*L_sc*d*k_sc + 2*L_ssm*R_dt*d_in*(1 - i_m2) + 2*L_ssm*d*d_in + 2*L_ssm*d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + 2*L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt) + 2*L_ssm*k_s*(2*G_s*N_s*i_m2 + d_in) + 2*V*d_emb + 4*d*d_emb*i_proj)) - d_qk*h*i_frozen*i_rel*(-L_att*T**2*i_causal + 2*L_att*T**2 + L_att*T*i_causal + 2*L_chk*T*c*i_causal*_floordiv(T, c) - 4*L_chk*T*c*_floordiv(T, c) - L_chk*c**2*i_causal*_floordiv(T, c)**2 - L_chk*c**2*i_causal*_floordiv(T, c) + 2*L_chk*c**2*_floordiv(T, c)**2 + 2*L_chk*c**2*_floordiv(T, c) + L_loc*T**2*i_causal - 2*L_loc*T**2 - L_loc*T*i_causal + 2*L_loc*T*_minimum(T, w) - L_loc*i_causal*_minimum(T, w)**2 + L_loc*i_causal*_minimum(T, w)) + 3*h*(L_chk*(i_causal*(c*(c + 1)*_floordiv(T, c) + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)) + (2 - 2*i_causal)*(c**2*_floordiv(T, c) + (T - c*_floordiv(T, c))**2)) + L_loc*(2*T*(1 - i_causal)*_minimum(T, w) + i_causal*((2*T - 2*_minimum(T, w))*_minimum(T, w) + (_minimum(T, w) + 1)*_minimum(T, w))) + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(L_att - L_chk - L_loc))*(d_qk*i_rel + d_qk + d_v),
     }
 
 
 def optimizer_states(s):
-    E, E_s, G_s, H_k, H_s, H_v, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N, N_s, P, R_dt, V, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_gate, i_glu, i_m2, i_mla, i_qlora, i_rel, i_shared_gate, i_tied, r_a, r_kv, r_q = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N'], s['N_s'], s['P'], s['R_dt'], s['V'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_tied'], s['r_a'], s['r_kv'], s['r_q']
+    E, E_a, E_s, G_s, H_k, H_s, H_v, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N, N_s, P, R_dt, V, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_gate, i_glu, i_m2, i_mla, i_moa, i_qlora, i_rel, i_shared_gate, i_tied, r_a, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N'], s['N_s'], s['P'], s['R_dt'], s['V'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_tied'], s['r_a'], s['r_kv'], s['r_q']
     _t0 = i_glu + 2
     _t1 = _t0*d
     _t2 = 2*H_v
     _t3 = E*d
     _t4 = d_in*(1 - i_m2)
     _t5 = 2*N_s
-    _t6 = d*d_v*h
-    _t7 = d_qk*h
-    _t8 = _t7*d
-    _t9 = 1 - i_mla
-    _t10 = d_qk + d_v
+    _t6 = d*i_moa
+    _t7 = d*d_v*h
+    _t8 = d_qk*h
+    _t9 = _t8*d
+    _t10 = 1 - i_mla
+    _t11 = _t6*(E_a*h_kv - h)
+    _t12 = d_qk + d_v
     return {
-        'adafactor': 4*L_att*(d + d_v*h + i_mla*(d + d_rope + h*(d_qk - d_rope + d_v) + i_qlora*(d + d_qk*h + 2*r_q) + 2*r_kv + (1 - i_qlora)*(d + d_qk*h)) + i_rel*(d + d_qk*h) + (1 - i_mla)*(3*d + d_qk*h + d_qk*h_kv + d_v*h_kv)) - 4*L_att*(d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_v*h*i_gate + d*d_v*h + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) - 4*L_dense*d*d_ff*(i_glu + 2) + 4*L_dense*(d + d_ff)*(i_glu + 2) - 4*L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + 4*L_dn*(2*H_k*d_lk + 3*H_v*d_lv + 2*H_v + 3*d) - 4*L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_moe*(E*(d + d_e)*(i_glu + 2) + E + E_s*(d + d_s)*(i_glu + 2) + d + i_shared_gate*(d + 1)) - 16*L_sc*d**2 + 24*L_sc*d + 4*L_ssm*(2*d + 3*d_in + i_m2*(2*G_s*N_s + H_s) + (1 - i_m2)*(2*N_s + 2*R_dt + 2*d_in)) - 4*L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)) + 4*N - 4*P*d - 4*V*d*(1 - i_tied) - 4*V*d + 4*V + 4*d + 4*(1 - i_tied)*(V + d) + 4*(P + d)*_minimum(1, P),
-        'muon': -4*L_att*(_t10*_t9*d*h_kv + _t6*i_gate + _t6 + _t8*_t9 + _t8*i_rel + i_mla*(_t8*(1 - i_qlora) + i_qlora*(_t7*r_q + d*r_q)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t10 - d_rope))) - 4*L_dense*_t1*d_ff - 4*L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + _t2*d_lv + _t2)) - 4*L_moe*(E_s*_t1*d_s + _t0*_t3*d_e + _t3 + d*i_shared_gate) - 16*L_sc*d**2 - 4*L_ssm*(R_dt*_t4 + _t4*(R_dt + _t5) + d*d_in + d*(2*d_in + i_m2*(G_s*_t5 + H_s))) + 8*N,
+        'adafactor': 4*L_att*(d + d_v*h + i_mla*(d + d_rope + h*(d_qk - d_rope + d_v) + i_qlora*(d + d_qk*h + 2*r_q) + 2*r_kv + (1 - i_qlora)*(d + d_qk*h)) + i_rel*(d + d_qk*h) + (1 - i_mla)*(3*d + d_qk*h + d_qk*h_kv + d_v*h_kv)) - 4*L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) - 4*L_dense*d*d_ff*(i_glu + 2) + 4*L_dense*(d + d_ff)*(i_glu + 2) - 4*L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + 4*L_dn*(2*H_k*d_lk + 3*H_v*d_lv + 2*H_v + 3*d) - 4*L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_moe*(E*(d + d_e)*(i_glu + 2) + E + E_s*(d + d_s)*(i_glu + 2) + d + i_shared_gate*(d + 1)) - 16*L_sc*d**2 + 24*L_sc*d + 4*L_ssm*(2*d + 3*d_in + i_m2*(2*G_s*N_s + H_s) + (1 - i_m2)*(2*N_s + 2*R_dt + 2*d_in)) - 4*L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)) + 4*N - 4*P*d - 4*V*d*(1 - i_tied) - 4*V*d + 4*V + 4*d + 4*(1 - i_tied)*(V + d) + 4*(P + d)*_minimum(1, P),
+        'muon': -4*L_att*(E_a*_t6 + _t10*_t12*d*h_kv + _t10*_t9 + _t11*d_qk + _t11*d_v + _t7*i_gate + _t7 + _t9*i_rel + i_mla*(_t9*(1 - i_qlora) + i_qlora*(_t8*r_q + d*r_q)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t12 - d_rope))) - 4*L_dense*_t1*d_ff - 4*L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + _t2*d_lv + _t2)) - 4*L_moe*(E_s*_t1*d_s + _t0*_t3*d_e + _t3 + d*i_shared_gate) - 16*L_sc*d**2 - 4*L_ssm*(R_dt*_t4 + _t4*(R_dt + _t5) + d*d_in + d*(2*d_in + i_m2*(G_s*_t5 + H_s))) + 8*N,
         'adafactor_adapters': 8*r_a*(E*L_moe*a_experts*(i_glu + 2) + L_att*a_k + L_att*a_o + L_att*a_q + L_att*a_v + L_dn*a_in_proj_ba + L_dn*a_in_proj_qkvz + L_moe*a_shared_expert_gate*i_shared_gate + L_ssm*a_dt_proj*(1 - i_m2) + L_ssm*a_x_proj*(1 - i_m2) + a_down*(L_dense + L_moe*_minimum(1, E_s)) + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s)) + a_in_proj*(L_sc + L_ssm) + a_out_proj*(L_dn + L_sc + L_ssm) + a_up*(L_dense + L_moe*_minimum(1, E_s))) + 4*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2) + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/_maximum(1, r_a),
         'muon_adapters': 4*E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2) + 4*L_att*a_k*r_a*(d + d_qk*h_kv) + 4*L_att*a_o*r_a*(d + d_v*h) + 4*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + 4*L_att*a_v*r_a*(d + d_v*h_kv) + 4*L_dn*a_in_proj_ba*r_a*(2*H_v + d) + 4*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + 4*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + 4*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + 4*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + 4*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + 4*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + 4*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + 4*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + 4*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)),
     }
 
 
 def offload(s):
-    E, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_s, L_s_att, L_sc, L_ssm, N, N_e, N_emb, N_head, N_s, R_dt, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, b_qkv, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, h_t, i_frozen, i_gate, i_glu, i_m2, i_mla, i_off_o, i_off_p, i_pp1, i_qlora, i_rel, i_shared_gate, i_z1, i_z2, i_z3, n_cp, n_dp, n_ep, n_tp, q_f, q_g, q_gc, q_m, q_o, q_w, r_a, r_kv, r_q = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_s'], s['L_s_att'], s['L_sc'], s['L_ssm'], s['N'], s['N_e'], s['N_emb'], s['N_head'], s['N_s'], s['R_dt'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['b_qkv'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['h_t'], s['i_frozen'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_off_o'], s['i_off_p'], s['i_pp1'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_z1'], s['i_z2'], s['i_z3'], s['n_cp'], s['n_dp'], s['n_ep'], s['n_tp'], s['q_f'], s['q_g'], s['q_gc'], s['q_m'], s['q_o'], s['q_w'], s['r_a'], s['r_kv'], s['r_q']
+    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_s, L_s_att, L_sc, L_ssm, N, N_e, N_emb, N_head, N_s, R_dt, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, b_qkv, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, h_t, i_frozen, i_gate, i_glu, i_m2, i_mla, i_moa, i_off_o, i_off_p, i_pp1, i_qlora, i_rel, i_shared_gate, i_z1, i_z2, i_z3, n_cp, n_dp, n_ep, n_tp, q_f, q_g, q_gc, q_m, q_o, q_w, r_a, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_s'], s['L_s_att'], s['L_sc'], s['L_ssm'], s['N'], s['N_e'], s['N_emb'], s['N_head'], s['N_s'], s['R_dt'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['b_qkv'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['h_t'], s['i_frozen'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_off_o'], s['i_off_p'], s['i_pp1'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_z1'], s['i_z2'], s['i_z3'], s['n_cp'], s['n_dp'], s['n_ep'], s['n_tp'], s['q_f'], s['q_g'], s['q_gc'], s['q_m'], s['q_o'], s['q_w'], s['r_a'], s['r_kv'], s['r_q']
     return {
         'optimizer_host': i_off_o*(n_cp*n_dp)**(-i_z1)*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp))*(q_m + q_o + 4),
         'optimizer_gpu_freed': i_off_o*(i_z2*q_g*(n_cp*n_dp)**(-i_z2)*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) + q_gc*(n_cp*n_dp)**(-i_z1)*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) + (n_cp*n_dp)**(-i_z1)*(q_m + q_o)*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp))),
-        'params_host': i_off_p*(n_cp*n_dp)**(-i_z3)*(i_frozen*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_v*h*i_gate + d*d_v*h + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) + q_w*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp))),
-        'params_gpu_freed': i_off_p*(n_cp*n_dp)**(-i_z3)*(i_frozen*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_v*h*i_gate + d*d_v*h + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) + q_w*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp))),
-        'params_gpu_live': 2*i_off_p*_maximum(N_emb*q_w/n_tp, (i_frozen*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_v*h*i_gate + d*d_v*h + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) + q_w*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)))/L_s),
+        'params_host': i_off_p*(n_cp*n_dp)**(-i_z3)*(i_frozen*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) + q_w*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp))),
+        'params_gpu_freed': i_off_p*(n_cp*n_dp)**(-i_z3)*(i_frozen*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) + q_w*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp))),
+        'params_gpu_live': 2*i_off_p*_maximum(N_emb*q_w/n_tp, (i_frozen*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) + q_w*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)))/L_s),
         'optimizer_transfer_per_step': i_off_o*(q_g*(n_cp*n_dp)**(-i_z2) + q_w*(n_cp*n_dp)**(-i_z1))*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)),
-        'params_transfer_per_micro_batch': 2*i_off_p*(n_cp*n_dp)**(-i_z3)*(i_frozen*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_v*h*i_gate + d*d_v*h + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) + q_w*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp))),
+        'params_transfer_per_micro_batch': 2*i_off_p*(n_cp*n_dp)**(-i_z3)*(i_frozen*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) + q_w*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp))),
     }
 
 
 def precision(s):
-    E_s, G_s, H_k, H_s, H_v, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, R_dt, V, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_frozen, i_gate, i_glu, i_m2, i_mla, i_proj, i_qlora, i_shared_gate, k, r_kv, r_q = s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['V'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_frozen'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_proj'], s['i_qlora'], s['i_shared_gate'], s['k'], s['r_kv'], s['r_q']
+    E_a, E_s, G_s, H_k, H_s, H_v, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, R_dt, V, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_frozen, i_gate, i_glu, i_m2, i_mla, i_moa, i_proj, i_qlora, i_shared_gate, k, r_kv, r_q = s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['V'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_frozen'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_proj'], s['i_qlora'], s['i_shared_gate'], s['k'], s['r_kv'], s['r_q']
     _t0 = 2*V
     _t1 = 2*d_in
     _t2 = L_ssm*_t1
-    _t3 = 2*H_v
-    _t4 = _t3*d_lv
-    _t5 = 2*L_att
-    _t6 = _t5*d*d_v*h
-    _t7 = d*(i_glu + 2)
-    _t8 = 2*L_moe
-    _t9 = _t2*(1 - i_m2)
-    _t10 = 2*N_s
-    _t11 = 2*d
-    _t12 = d_qk + d_v
-    _t13 = d*(1 - i_mla)
-    _t14 = d_qk*h
-    _t15 = 2*L_dense*_t7*d_ff + L_dn*_t11*(2*H_k*d_lk + _t3 + _t4) + L_dn*_t4*d + 8*L_sc*d**2 + L_ssm*_t11*(_t1 + i_m2*(G_s*_t10 + H_s)) + R_dt*_t9 - _t0*d + _t0*d_emb + _t2*d + _t5*(_t13*_t14 + i_mla*(_t14*d*(1 - i_qlora) + i_qlora*(_t14*r_q + d*r_q))) + _t5*(_t12*_t13*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t12 - d_rope))) + _t6*i_gate + _t6 + _t7*_t8*d_e*k + _t8*(E_s*_t7*d_s + d*i_shared_gate) + _t9*(R_dt + _t10) + 4*d*d_emb*i_proj
+    _t3 = 2*L_att
+    _t4 = _t3*d
+    _t5 = 2*H_v
+    _t6 = _t5*d_lv
+    _t7 = _t4*d_v*h
+    _t8 = d*(i_glu + 2)
+    _t9 = 2*L_moe
+    _t10 = _t2*(1 - i_m2)
+    _t11 = 2*N_s
+    _t12 = 2*d
+    _t13 = d_qk + d_v
+    _t14 = d*(1 - i_mla)
+    _t15 = d_qk*h
+    _t16 = E_a*_t4*i_moa + 2*L_dense*_t8*d_ff + L_dn*_t12*(2*H_k*d_lk + _t5 + _t6) + L_dn*_t6*d + 8*L_sc*d**2 + L_ssm*_t12*(_t1 + i_m2*(G_s*_t11 + H_s)) + R_dt*_t10 - _t0*d + _t0*d_emb + _t10*(R_dt + _t11) + _t2*d + _t3*(_t14*_t15 + i_mla*(_t15*d*(1 - i_qlora) + i_qlora*(_t15*r_q + d*r_q))) + _t3*(_t13*_t14*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t13 - d_rope))) + _t7*i_gate + _t7 + _t8*_t9*d_e*k + _t9*(E_s*_t8*d_s + d*i_shared_gate) + 4*d*d_emb*i_proj
     return {
-        'low_precision_forward': _t15,
-        'low_precision_train': _t15*(3 - i_frozen),
+        'low_precision_forward': _t16,
+        'low_precision_train': _t16*(3 - i_frozen),
     }
 
 
 def precision_memory(s):
-    E, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_s, L_sc, L_ssm, N_s, R_dt, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_gate, i_glu, i_m2, i_mla, i_qlora, i_rel, i_shared_gate, i_z3, n_dp, n_ep, n_tp, q_8, r_kv, r_q = s['E'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_s'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_z3'], s['n_dp'], s['n_ep'], s['n_tp'], s['q_8'], s['r_kv'], s['r_q']
+    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_s, L_sc, L_ssm, N_s, R_dt, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_gate, i_glu, i_m2, i_mla, i_moa, i_qlora, i_rel, i_shared_gate, i_z3, n_dp, n_ep, n_tp, q_8, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_s'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_z3'], s['n_dp'], s['n_ep'], s['n_tp'], s['q_8'], s['r_kv'], s['r_q']
     return {
-        'weight_copies': L_s*n_dp**(-i_z3)*q_8*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_v*h*i_gate + d*d_v*h + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp),
+        'weight_copies': L_s*n_dp**(-i_z3)*q_8*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp),
     }
 
 

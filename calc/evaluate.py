@@ -66,6 +66,8 @@ def symbol_values(spec: ModelSpec) -> dict[str, int]:
         "E_s": moe.n_shared_experts if moe else 0, "d_s": moe.shared_width if moe else 0,
         "r_q": (mla.q_lora_rank or 0) if mla else 0, "r_kv": mla.kv_lora_rank if mla else 0,
         "d_rope": mla.qk_rope_head_dim if mla else 0, "M": spec.mtp_modules,
+        "E_a": att.experts or 0, "i_moa": int(att.experts is not None),
+        "b_moe": int(bool(moe and moe.output_bias)),
         "d_emb": spec.embedding_width, "i_proj": int(spec.embedding_width != spec.d_model),
         **_mixer_values(spec),
         "i_glu": int(bool(ffn and ffn.gated)), "i_mla": int(mla is not None),

@@ -49,6 +49,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("d_rope", "d_{rope}", "MLA RoPE part of d_qk (its key part shared by heads)",
                "size"),
     SymbolInfo("M", "M", "multi-token-prediction modules (counted apart)", "size"),
+    SymbolInfo("E_a", "E_{a}", "attention experts of a mixture of attention heads (JetMoE; 0 "
+               "without)", "size"),
     # layers of each kind (calc.spec.layers): mixers, attention kinds, FFNs
     SymbolInfo("L_att", "L_{att}", "layers with attention (all of them in a Transformer)",
                "size"),
@@ -100,6 +102,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_proj", r"\mathbb{1}_{proj}", "embedding projected d_emb → d and back (OPT)",
                "indicator"),
     SymbolInfo("i_m2", r"\mathbb{1}_{m2}", "the Mamba mixer is Mamba-2", "indicator"),
+    SymbolInfo("i_moa", r"\mathbb{1}_{moa}", "W_Q and W_O are a mixture of attention heads "
+               "(JetMoE)", "indicator"),
     SymbolInfo("i_gn", r"\mathbb{1}_{gn}", "Mamba-2: gated RMSNorm before out_proj",
                "indicator"),
     SymbolInfo("i_dtn", r"\mathbb{1}_{dtn}", "Mamba: RMSNorms on Δ, B, C (Jamba)", "indicator"),
@@ -112,6 +116,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("b_norm", "b_{norm}", "LayerNorm bias β", "indicator"),
     SymbolInfo("b_lm", "b_{lm}", "bias on the LM head", "indicator"),
     SymbolInfo("b_router", "b_{router}", "bias per routed expert", "indicator"),
+    SymbolInfo("b_moe", "b_{moe}", "one bias on an MoE layer's combined output (JetMoE)",
+               "indicator"),
     SymbolInfo("b_ssm", "b_{ssm}", "Mamba: biases on in_proj and out_proj", "indicator"),
     SymbolInfo("b_cs", "b_{cs}", "Mamba: bias on the conv1d", "indicator"),
     SymbolInfo("b_sc", "b_{sc}", "short convolution: biases on projections and conv",
@@ -285,6 +291,7 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
 (i_sink, i_gate, i_sub, i_proj, i_m2, i_gn, i_dtn, g_norm, b_ssm, b_cs, b_sc) = (
     SYMBOLS[n] for n in ("i_sink", "i_gate", "i_sub", "i_proj", "i_m2", "i_gn", "i_dtn",
                          "g_norm", "b_ssm", "b_cs", "b_sc"))
+E_a, i_moa, b_moe = SYMBOLS["E_a"], SYMBOLS["i_moa"], SYMBOLS["b_moe"]
 T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R", "u", "K"))
 (N, N_emb, N_head, N_e, b, n_tp, n_pp, n_dp, i_z1, i_z2, i_z3, i_pp1, q_w, q_g, q_gc, q_m, q_o,
  q_a, q_kv, i_drop, i_sp, i_scores, i_full, M_gib) = (SYMBOLS[n] for n in (

@@ -262,6 +262,15 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "ffn_config": {"ffn_hidden_size": draw(st.integers(1, 16)),
                                "moe_num_experts": experts, "moe_top_k": moe["num_experts_per_tok"],
                                "ffn_act_fn": {"name": draw(st.sampled_from(["silu", "gelu"]))}}}
+    if model_type == "jetmoe":  # its query heads are num_key_value_heads × top-k
+        return {"hidden_size": config["hidden_size"], "num_hidden_layers": layers,
+                "num_key_value_heads": config["num_key_value_heads"],
+                "kv_channels": draw(st.sampled_from([2, 4, 8])),
+                "intermediate_size": config["intermediate_size"], "num_local_experts": experts,
+                "num_experts_per_tok": moe["num_experts_per_tok"],
+                "max_position_embeddings": 64,
+                "tie_word_embeddings": config["tie_word_embeddings"],
+                "activation_function": draw(st.sampled_from(["silu", "gelu"]))}
     if model_type == "hunyuan_v1_moe":
         layer_topk = [moe["num_experts_per_tok"]] * layers
         return {**config, "num_experts": experts, "head_dim": draw(st.sampled_from([2, 4, 8])),
@@ -285,7 +294,7 @@ def _per_layer_types(draw, model_type: str) -> dict:
 PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe", "mamba",
                    "mamba2", "olmo3", "smollm3", "cohere2", "exaone4", "vaultgemma", "bitnet",
                    "glm4_moe", "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2",
-                   "falcon_h1", "dots1", "hunyuan_v1_moe", "dbrx")
+                   "falcon_h1", "dots1", "hunyuan_v1_moe", "dbrx", "jetmoe")
 
 
 @st.composite

@@ -50,6 +50,10 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             st.sampled_from(kinds), min_size=1, max_size=3).map(tuple))
     attention["sinks"] = draw(st.booleans())
     attention["output_gate"] = not mla and draw(st.booleans())
+    if not mla and not attention["output_gate"] and not attention["qkv_bias"] and draw(
+            st.booleans()):  # JetMoE's mixture of attention heads: k of E experts per token
+        per_token = n_heads // attention["n_kv_heads"]
+        attention["experts"] = draw(st.integers(per_token, per_token + 2))
     attention["qk_norm_weights"] = draw(st.booleans())
     mixers = draw(_mixers(n_layers))
     activation = draw(st.sampled_from(["relu", "gelu", "silu", "relu2", "swiglu", "geglu",
@@ -71,6 +75,7 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             "d_shared": draw(st.none() | st.integers(1, 2 * max_width)),
             "shared_expert_gate": shared > 0 and draw(st.booleans()),
             "router_bias": draw(st.booleans()),
+            "output_bias": draw(st.booleans()),
             "first_dense_layers": first_dense,
             "every": draw(st.integers(1, max(1, n_layers - first_dense))),
         }

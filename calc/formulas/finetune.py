@@ -137,7 +137,8 @@ ADAPTER_PAIRS_PER_TOKEN = sympy.Add(*(ON[target] * sympy.Add(*(per for _, _, per
 # lm_head in 16 bits): each layer's attention projections, Transformer-XL's W_R, FFNs, routers and
 # experts, the other mixers' projections (not their conv1d kernels, A, D or Δ biases).
 # Embeddings, the LM head, norms and biases stay at q_w.
-QUANTISED = (L_att * (sympy.Add(*params.ATTENTION_WEIGHTS.values()) + i_rel * d * h * d_qk)
+QUANTISED = (L_att * (sympy.Add(*params.ATTENTION_WEIGHTS.values(), *params.MOA_IDLE.values())
+                      + i_rel * d * h * d_qk)
              + L_dense * params.ffn_weights(d_ff)
              + L_moe * (params.ROUTER_WEIGHTS + E * params.ffn_weights(d_e)
                         + E_s * params.ffn_weights(d_s) + i_shared_gate * d)

@@ -20,6 +20,7 @@ import sympy
 from calc.formulas import mixers
 from calc.symbols import (
     E,
+    E_a,
     E_s,
     L,
     L_att,
@@ -33,6 +34,7 @@ from calc.symbols import (
     V,
     b_ff,
     b_lm,
+    b_moe,
     b_norm,
     b_o,
     b_qkv,
@@ -51,6 +53,7 @@ from calc.symbols import (
     i_gate,
     i_glu,
     i_mla,
+    i_moa,
     i_moe,
     i_norm_emb,
     i_norm_final,
@@ -88,7 +91,14 @@ ATTENTION_WEIGHTS: dict[str, sympy.Expr] = {
     # Qwen3-Next's output gate: W_Q also yields sigmoid gates for each head's output, h·d_v
     # (modeling_qwen3_next.py, Qwen3NextAttention: q_proj of 2·h·d_h)
     "attention/gate": i_gate * d * h * d_v,
+    # JetMoE's mixture of attention heads (modeling_jetmoe.py, JetMoeMoA): a router
+    # Linear(d, E_a) without bias picks the h/h_kv experts whose W_Q and W_O a token uses
+    "attention/router": i_moa * d * E_a,
 }
+# The other E_a − h/h_kv attention experts' W_Q and W_O (h_kv heads each): parameters a token
+# does not use, as the routed experts of an MoE FFN.
+MOA_IDLE = {"attention/q": i_moa * (E_a * h_kv - h) * d * d_qk,
+            "attention/o": i_moa * (E_a * h_kv - h) * d_v * d}
 
 
 def ffn_weights(width: sympy.Expr) -> sympy.Expr:
@@ -122,15 +132,18 @@ LAYER_NORMS = n_norm * NORM * d
 
 # One attention layer's attention: every key is multiplied by L_att in the totals.
 ATTENTION: dict[str, sympy.Expr] = {
-    "attention/q": ATTENTION_Q,
+    "attention/q": ATTENTION_Q + MOA_IDLE["attention/q"],
     "attention/kv": ATTENTION_KV,
-    "attention/o": ATTENTION_O,
+    "attention/o": ATTENTION_O + MOA_IDLE["attention/o"],
     "attention/gate": ATTENTION_GATE,
+    "attention/router": ATTENTION_WEIGHTS["attention/router"],
     "attention/position": ATTENTION_POSITION,
     "attention/qk_norm": ATTENTION_QK_NORM,
     "attention/sinks": ATTENTION_SINKS,
     "attention/sub_norm": ATTENTION_SUB_NORM,
 }
+# Active per token: the h/h_kv attention experts it is routed to.
+ATTENTION_ACTIVE = {key: expr - MOA_IDLE.get(key, 0) for key, expr in ATTENTION.items()}
 NORMS: dict[str, sympy.Expr] = {"norms": LAYER_NORMS}  # every layer's, × L
 # One Transformer layer without its FFN: attention and the layer's norms.
 PER_LAYER: dict[str, sympy.Expr] = {**ATTENTION, **NORMS}
@@ -162,6 +175,7 @@ MOE_FFN: dict[str, sympy.Expr] = {
     "moe/router": ROUTER_WEIGHTS + b_router * E,
     "moe/experts": E * EXPERT,
     "moe/shared": E_s * SHARED_EXPERT + i_shared_gate * d,
+    "moe/bias": b_moe * d,  # JetMoE: one bias on the combined output (JetMoeMoE.bias)
 }
 # Active per token: only k of the E routed experts (calc.counting.PARAMETERS says so in reports).
 MOE_ACTIVE: dict[str, sympy.Expr] = {**MOE_FFN, "moe/experts": k * EXPERT}
@@ -187,11 +201,13 @@ PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
 )
 
 
-def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN) -> dict[str, sympy.Expr]:
-    """Totals over the whole model: each part's per-layer terms × the layers that have it, the
-    MoE terms × L_moe, and the once-per-model terms."""
+def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
+               attention: dict[str, sympy.Expr] = ATTENTION) -> dict[str, sympy.Expr]:
+    """Totals over the whole model: each part's per-layer terms × the layers that have it (the
+    attention layers' `attention`), the MoE terms × L_moe, and the once-per-model terms."""
+    parts = ((L_att, attention), *PARTS[1:])
     return {
-        **{key: count * expr for count, part in PARTS for key, expr in part.items()},
+        **{key: count * expr for count, part in parts for key, expr in part.items()},
         **{key: L_moe * expr for key, expr in per_moe_layer.items()},
         **ONCE,
     }
@@ -202,7 +218,7 @@ TOTAL = sympy.Add(*COMPONENTS.values())
 EMBEDDING = sympy.Add(*(ONCE[key] for key in EMBEDDING_KEYS))
 # Kaplan et al. 2020 §2.1: N excludes embeddings; an untied LM head is an embedding too.
 NON_EMBEDDING = TOTAL - EMBEDDING - ONCE["lm_head"]
-ACTIVE = sympy.Add(*components(MOE_ACTIVE).values())
+ACTIVE = sympy.Add(*components(MOE_ACTIVE, ATTENTION_ACTIVE).values())
 
 # ---- multi-token prediction, counted apart ---------------------------------------------------
 # DeepSeek-V3 §2.2: module k keeps the shared embedding and output head and adds two RMSNorms on

@@ -186,6 +186,13 @@ DEFAULTS["dbrx"] = {
     "attn_config": None, "ffn_config": None, "tie_word_embeddings": False,
 }
 
+DEFAULTS["jetmoe"] = {
+    "vocab_size": 32000, "hidden_size": 2048, "num_hidden_layers": 12, "num_key_value_heads": 16,
+    "kv_channels": 128, "intermediate_size": 5632, "max_position_embeddings": 4096,
+    "activation_function": "silu", "num_local_experts": 8, "num_experts_per_tok": 2,
+    "tie_word_embeddings": True,
+}
+
 # The modeling code reads them with getattr(config, "head_dim", hidden_size // heads).
 EXTRA_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     t: ("head_dim",) for t in ("olmoe", "olmo3", "smollm3", "exaone4", "bitnet", "glm4_moe",
@@ -201,6 +208,7 @@ ALIASES: dict[str, dict[str, str]] = {
     "jamba": {"num_local_experts": "num_experts"},
     "dots1": {"num_local_experts": "n_routed_experts"},
     "hunyuan_v1_moe": {"num_experts_per_tok": "moe_topk", "num_local_experts": "num_experts"},
+    "jetmoe": {"head_dim": "kv_channels"},
     "dbrx": {"hidden_size": "d_model", "num_attention_heads": "n_heads",
              "num_hidden_layers": "n_layers", "max_position_embeddings": "max_seq_len"},
 }

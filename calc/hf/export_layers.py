@@ -201,6 +201,21 @@ def _dbrx(spec: ModelSpec) -> dict[str, Any]:
             **NO_TOKENS}
 
 
+def _jetmoe(spec: ModelSpec) -> dict[str, Any]:
+    moe, att = _experts(spec, "jetmoe"), spec.attention
+    need(att.experts == moe.n_experts, f"attention.experts={att.experts} ≠ moe.n_experts="
+                                       f"{moe.n_experts} (jetmoe's num_local_experts is both)")
+    need(att.n_heads == spec.n_kv_heads * moe.top_k,
+         f"attention.n_heads={att.n_heads} ≠ n_kv_heads × moe.top_k (jetmoe routes a token to "
+         f"num_experts_per_tok attention and MLP experts alike)")
+    config = {**llama_like(spec, "jetmoe"), "kv_channels": spec.head_dim_qk,
+              "num_local_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
+              "intermediate_size": moe.d_expert}
+    config["activation_function"] = config.pop("hidden_act")
+    del config["head_dim"], config["num_attention_heads"]  # kv_channels; h_kv × top-k
+    return config
+
+
 def _phimoe(spec: ModelSpec) -> dict[str, Any]:
     moe = _experts(spec, "phimoe")
     window = spec.attention.sliding_window if spec.n_local_layers else None
@@ -288,7 +303,7 @@ WRITERS: dict[str, Callable[[ModelSpec], dict[str, Any]]] = {
     "olmo3": _olmo3, "exaone4": _exaone4, "vaultgemma": _vaultgemma, "cohere2": _cohere2,
     "bitnet": _bitnet, "glm4_moe": _glm4_moe, "phimoe": _phimoe, "ernie4_5_moe": _ernie4_5_moe,
     "jamba": _jamba, "lfm2": _lfm2, "falcon_h1": _falcon_h1, "dots1": _dots1,
-    "hunyuan_v1_moe": _hunyuan_v1_moe, "dbrx": _dbrx,
+    "hunyuan_v1_moe": _hunyuan_v1_moe, "dbrx": _dbrx, "jetmoe": _jetmoe,
 }
 
 # Family traits (calc.hf.export._FAMILY) of these writers, for the closest-architecture message.
@@ -311,4 +326,5 @@ FAMILY: dict[str, dict[str, Any]] = {
     "falcon_h1": {**_ATTENTION, "moe": False, "ssm": True},
     "dots1": {**_ATTENTION, "moe": True}, "hunyuan_v1_moe": {**_ATTENTION, "moe": True},
     "dbrx": {**_ATTENTION, "norm.kind": "layernorm", "moe": True},
+    "jetmoe": {**_ATTENTION, "moe": True},
 }

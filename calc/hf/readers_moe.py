@@ -1,5 +1,5 @@
 """Readers for mixture-of-experts decoders: OLMoE, GLM-4.5 (glm4_moe), Granite MoE, Phi-3.5-MoE
-(phimoe), ERNIE 4.5 MoE, dots.llm1 (dots1), Hunyuan-A13B (hunyuan_v1_moe) and DBRX.
+(phimoe), ERNIE 4.5 MoE, dots.llm1 (dots1), Hunyuan-A13B (hunyuan_v1_moe), DBRX and JetMoE.
 
 Each repeats what transformers/models/<type>/modeling_<type>.py (calc.hf.defaults'
 TRANSFORMERS_VERSION) builds; calc.hf.layout writes per-layer lists compactly.
@@ -229,8 +229,43 @@ def _dbrx(c: HFConfig) -> dict[str, Any]:
     }
 
 
+# The names of JetMoE's release (its own configuration_jetmoe.py, which the jetmoe/jetmoe-8b
+# config.json uses) and the fields transformers' JetMoeConfig reads in their place; it ignores
+# the old names, so where both are given they must agree.
+_JETMOE_OLD_NAMES = {"ffn_hidden_size": "intermediate_size",
+                     "moe_num_experts": "num_local_experts", "moe_top_k": "num_experts_per_tok"}
+
+
+def _jetmoe(c: HFConfig) -> dict[str, Any]:
+    # modeling_jetmoe.py: a mixture of attention heads (JetMoeMoA: num_local_experts experts,
+    # each a W_Q of num_key_value_heads heads of kv_channels and a W_O; a router Linear without
+    # bias; one bias of hidden_size on the merged output) beside one kv_proj d → 2·h_kv·d_h;
+    # num_experts_per_tok experts per token, so num_attention_heads = h_kv × top-k
+    # (JetMoeConfig.__post_init__). Every FFN is the MoE (JetMoeMoE): GLU experts of
+    # intermediate_size, a router without bias, one bias on the merged output. RMSNorms, RoPE.
+    for old, new in _JETMOE_OLD_NAMES.items():
+        if old in c.values and c.values[old] != c[new]:
+            c.fail(f"{old}={c.values[old]!r}: transformers' JetMoeConfig reads {new} "
+                   f"({c[new]!r}) instead")
+    for old in ("glu", "bias"):  # the release's switches; transformers builds both always
+        if c.values.get(old, True) is not True:
+            c.fail(f"{old}={c.values[old]!r}: transformers' JetMoe builds GLU experts and the "
+                   f"output biases whatever this says")
+    kv, experts = c.size("num_key_value_heads"), c.size("num_local_experts")
+    chosen = top_k(c, "num_experts_per_tok", experts, "num_local_experts")
+    stated = c.values.get("num_attention_heads")
+    if stated is not None and stated != kv * chosen:
+        c.fail(f"num_attention_heads={stated!r}: JetMoeConfig sets it to num_key_value_heads × "
+               f"num_experts_per_tok = {kv * chosen}")
+    return decoder(c, {"n_heads": kv * chosen, "n_kv_heads": kv,
+                       "head_dim": c.size("kv_channels"), "experts": experts},
+                   act_key="activation_function", attention={"out_bias": True},
+                   moe={"n_experts": experts, "d_expert": c.size("intermediate_size"),
+                        "top_k": chosen, "output_bias": True})
+
+
 READERS: dict[str, Callable[[HFConfig], dict[str, Any]]] = {
     "olmoe": _olmoe, "glm4_moe": _glm4_moe, "granitemoe": _granitemoe, "phimoe": _phimoe,
     "ernie4_5_moe": _ernie4_5_moe, "dots1": _dots1, "hunyuan_v1_moe": _hunyuan_v1_moe,
-    "dbrx": _dbrx,
+    "dbrx": _dbrx, "jetmoe": _jetmoe,
 }

@@ -68,6 +68,12 @@ class AttentionSpec(Frozen):
         False, description="each head's output is gated by sigmoid(x W_G), W_G d × h·d_v, "
                            "projected together with W_Q (Qwen3-Next)")
     mla: MLASpec | None = Field(None, description="multi-head latent attention instead of MHA")
+    experts: int | None = Field(
+        None, ge=1, le=MAX_HEADS,
+        description="mixture of attention heads (JetMoE: Shen et al. 2024 §2.2, after "
+                    "ModuleFormer): W_Q and W_O are `experts` experts of n_kv_heads heads "
+                    "each, sharing one K/V projection; a router Linear(d, experts) without bias "
+                    "picks n_heads / n_kv_heads of them per token")
 
     @model_validator(mode="after")
     def _consistent(self) -> AttentionSpec:
@@ -86,6 +92,8 @@ class AttentionSpec(Frozen):
         elif kv is not None and self.n_heads % kv:
             raise ValueError(f"attention.n_kv_heads={kv} must divide attention.n_heads="
                              f"{self.n_heads}")
+        if self.experts is not None:
+            self._check_experts()
         if self.layer_pattern is None and self.sliding_window and self.chunk_size:
             raise ValueError("attention.sliding_window and attention.chunk_size are both set: "
                              "give attention.layer_pattern to say which layers use which")
@@ -94,6 +102,19 @@ class AttentionSpec(Frozen):
                 raise ValueError(f"attention.layer_pattern has {kind} layers but "
                                  f"attention.{size} is not set")
         return self
+
+    def _check_experts(self) -> None:
+        """A mixture of attention heads: each expert holds n_kv_heads query heads."""
+        if self.mla is not None or self.output_gate or self.qkv_bias:
+            raise ValueError("attention.experts (a mixture of attention heads) is not defined "
+                             "with attention.mla, attention.output_gate or attention.qkv_bias")
+        if self.n_kv_heads is None:
+            raise ValueError("attention.experts needs attention.n_kv_heads: the query heads of "
+                             "one expert")
+        if self.n_heads // self.n_kv_heads > self.experts:
+            raise ValueError(f"attention.n_heads / n_kv_heads = "
+                             f"{self.n_heads // self.n_kv_heads} experts per token exceed "
+                             f"attention.experts={self.experts}")
 
     @property
     def pattern(self) -> tuple[AttentionKind, ...]:

@@ -193,6 +193,7 @@ def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
     """The matrices each target names in `spec`; a target the model lacks is absent."""
     d, h, h_kv = spec.d_model, spec.attention.n_heads, spec.n_kv_heads
     shapes: dict[str, TargetShape] = {}
+    moa = spec.attention.experts is not None  # JetMoE: W_Q, W_O are experts, not nn.Linear
     if spec.n_attention_layers:
         if spec.attention.mla is None:  # MLA has q_a/q_b/kv_a/kv_b projections instead
             gate = h * spec.head_dim_v if spec.attention.output_gate else 0  # in q_proj
@@ -200,6 +201,8 @@ def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
             shapes["k"] = TargetShape(((d, h_kv * spec.head_dim_qk),))
             shapes["v"] = TargetShape(((d, h_kv * spec.head_dim_v),))
         shapes["o"] = TargetShape(((h * spec.head_dim_v, d),))
+        if moa:
+            del shapes["q"], shapes["o"]
     if spec.ffn is not None:
         shapes.update(_ffn_shapes(spec))
     shapes.update({name: TargetShape(tuple(matrices))
@@ -210,6 +213,8 @@ def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
 def _lacks(spec: ModelSpec, target: str) -> str:
     """Why `spec` has no `target` projection."""
     if target in ATTENTION_TARGETS:
+        if spec.attention.experts is not None:
+            return "its W_Q and W_O are attention experts, not nn.Linear modules"
         return ("its attention is MLA (no separate W_Q, W_K, W_V)" if spec.n_attention_layers
                 else "it has no attention layers")
     if target == "gate" and spec.ffn is not None and not spec.ffn.gated:
@@ -234,6 +239,11 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
             raise CalcError(
                 f"lora_targets=all-linear: {spec.name} uses multi-head latent attention, whose "
                 f"q_a/q_b/kv_a/kv_b projections calc does not adapt; name targets from "
+                f"{', '.join(shapes)}")
+        if spec.attention.experts is not None and spec.n_attention_layers:
+            raise CalcError(
+                f"lora_targets=all-linear: {spec.name}'s nn.Linear modules are its fused kv_proj "
+                f"and its routers, which calc does not adapt; name targets from "
                 f"{', '.join(shapes)}")
         targets = tuple(name for name in shapes if name != "experts")
     else:

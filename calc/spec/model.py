@@ -81,6 +81,9 @@ class MoESpec(Frozen):
     router_bias: bool = Field(
         False, description="one learned bias per routed expert (DeepSeek-V3 "
                            "e_score_correction_bias, which its release counts as parameters)")
+    output_bias: bool = Field(
+        False, description="one bias of width d on the layer's combined output, not per "
+                           "expert (JetMoE's JetMoeMoE.bias)")
     first_dense_layers: int = Field(0, ge=0, le=MAX_LAYERS,
                                     description="leading layers with a dense FFN (DeepSeek: 3)")
     every: int = Field(1, ge=1, le=MAX_LAYERS,

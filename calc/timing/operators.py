@@ -83,6 +83,9 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         Matmul("attention/o", flops["attention/o"], d, h * d_v, n_att, "row"),
         # Qwen3-Next's output gate, projected beside W_Q: column-parallel like it
         Matmul("attention/gate", flops["attention/gate"], h * d_v, d, n_att, "column"),
+        # JetMoE's attention-expert router, replicated like an MoE router
+        Matmul("attention/router", flops["attention/router"], att.experts or 0, d, n_att,
+               "none"),
         *mixer_matmuls(spec, flops),
         # OPT-350m's project_in and project_out, d_emb ↔ d once each, replicated
         Matmul("embedding_projection", flops["embedding_projection"], d,

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from calc.spec import ModelSpec
+from calc.verify.moa import ExpertOutputs, ExpertQueries
 from calc.verify.parts import alibi_slopes, linear, make_norm, rope, sinusoids, tag
 
 
@@ -57,8 +58,11 @@ class Attention(nn.Module):
                          if spec.position.kind == "relative" else None)
         self.d = d
         self.mla = att.mla
+        self.expert_q = ExpertQueries(spec) if att.experts else None  # JetMoE's W_Q, W_O
+        self.expert_o = ExpertOutputs(spec) if att.experts else None
         if att.mla is None:
-            self.q = linear(d, self.h * self.d_qk, att.qkv_bias, "attention/q")
+            self.q = (None if att.experts else
+                      linear(d, self.h * self.d_qk, att.qkv_bias, "attention/q"))
             self.kv = linear(d, self.h_kv * (self.d_qk + self.d_v), att.qkv_bias, "attention/kv")
         else:
             mla = att.mla
@@ -76,7 +80,8 @@ class Attention(nn.Module):
             self.kv_b = linear(mla.kv_lora_rank,
                                self.h * (self.d_qk - self.d_rope + self.d_v), False,
                                "attention/kv")
-        self.o = linear(self.h * self.d_v, d, att.out_bias, "attention/o")
+        self.o = (None if att.experts else
+                  linear(self.h * self.d_v, d, att.out_bias, "attention/o"))
         self.gate = (linear(d, self.h * self.d_v, att.qkv_bias, "attention/gate")
                      if att.output_gate else None)
         self.sinks = (tag(SinkLogits(self.h), "attention/sinks") if att.sinks else None)
@@ -96,7 +101,11 @@ class Attention(nn.Module):
         return x.view(b, t, n, -1).transpose(1, 2)  # [B, n, T, width]
 
     def _mha(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        q, kv = self.q(x), self.kv(x)
+        if self.expert_q is not None:
+            q, self._routing = self.expert_q(x)
+        else:
+            q = self.q(x)
+        kv = self.kv(x)
         k, v = kv.split((self.h_kv * self.d_qk, self.h_kv * self.d_v), dim=-1)
         if self.qk_norm == "projection":
             q, k = self.q_norm(q), self.k_norm(k)
@@ -206,6 +215,8 @@ class Attention(nn.Module):
             out = out * torch.sigmoid(self.gate(x))
         if self.sub_norm is not None:
             out = self.sub_norm(out)
+        if self.expert_o is not None:
+            return self.expert_o(out, self._routing)
         return self.o(out)
 
 

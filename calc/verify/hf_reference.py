@@ -14,13 +14,17 @@ the forward countable, both as of transformers 5.24.0:
   real routing values. batched_mm gathers each token's top-k experts' weights and runs one
   bmm per projection: exactly top-k experts per token, counted as bmm.
 
-One guard: transformers' packed-sequence check (masking_utils.find_packed_sequence_indices)
-reads a tensor's value, which meta tensors do not have. For one unpadded sequence with positions
-0..T-1 its answer is always "not packed" (None), so that answer is given directly.
+Two guards, for values meta tensors do not have. transformers' packed-sequence check
+(masking_utils.find_packed_sequence_indices) reads a tensor's value; for one unpadded sequence
+with positions 0..T-1 its answer is always "not packed" (None), so that answer is given directly.
+JetMoE's router (JetMoeTopKGating) turns its choice into a Python list of tokens per expert; on
+meta it is given a balanced choice (slot j of token t to expert (t·k + j) mod E: exactly k
+experts a token, as calc.verify.model routes on meta), after its own router product.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections import defaultdict
@@ -110,16 +114,41 @@ def parameters_by_module(model: nn.Module) -> dict[str, int]:
     return dict(counts)
 
 
+def _balanced_gating(gating: nn.Module, hidden_states: torch.Tensor) -> tuple:
+    """JetMoeTopKGating.forward on the meta device: its router product, then exactly top_k
+    experts a token, balanced over the experts (the shapes its callers need)."""
+    logits = gating.layer(hidden_states).float()
+    slots = hidden_states.shape[0] * gating.top_k
+    loads = [slots // gating.num_experts + (e < slots % gating.num_experts)
+             for e in range(gating.num_experts)]
+    order = torch.empty(slots, dtype=torch.long, device=hidden_states.device)
+    gates = torch.empty(slots, dtype=hidden_states.dtype, device=hidden_states.device)
+    return order, order, gates, loads, logits
+
+
+def _meta_guards(model: nn.Module) -> list[Any]:
+    """The patches a forward on the meta device needs (module docstring)."""
+    guards = [mock.patch.object(masking_utils, "find_packed_sequence_indices",
+                                lambda position_ids: None)]
+    if next(model.parameters()).is_meta:
+        from transformers.models.jetmoe import modeling_jetmoe
+
+        guards.append(mock.patch.object(modeling_jetmoe.JetMoeTopKGating, "forward",
+                                        _balanced_gating))
+    return guards
+
+
 def forward_flops(model: nn.Module, seq_len: int) -> tuple[int, dict[str, int]]:
     """FlopCounterMode over one forward of input_ids [1, seq_len]: (total, {operator: FLOPs})."""
     ids = torch.zeros(1, seq_len, dtype=torch.long, device=next(model.parameters()).device)
     # Parameter views taken under no_grad (DbrxExperts') would still require grad on real
     # tensors, and FlopCounterMode's module tracker fails on them: nothing here trains.
     model.requires_grad_(False)
-    not_packed = mock.patch.object(masking_utils, "find_packed_sequence_indices",
-                                   lambda position_ids: None)
-    with not_packed, torch.no_grad(), FlopCounterMode(display=False) as counter:
-        model(input_ids=ids, use_cache=False)
+    with contextlib.ExitStack() as stack:
+        for guard in _meta_guards(model):
+            stack.enter_context(guard)
+        with torch.no_grad(), FlopCounterMode(display=False) as counter:
+            model(input_ids=ids, use_cache=False)
     by_operator = {str(op): int(n) for op, n in counter.get_flop_counts()["Global"].items()}
     return int(counter.get_total_flops()), by_operator
 

@@ -92,6 +92,7 @@ class MixtureOfExperts(nn.Module):
             for _ in range(moe.n_shared_experts))
         self.shared_gate = (linear(spec.d_model, 1, False, "moe/shared")
                             if moe.shared_expert_gate else None)
+        self.bias = tag(OutputBias(spec.d_model), "moe/bias") if moe.output_bias else None
 
     def _route(self, probs: Tensor) -> tuple[Tensor, Tensor, list[int]]:
         """(token of each assignment, its gate weight, tokens per expert), sorted by expert.
@@ -135,7 +136,18 @@ class MixtureOfExperts(nn.Module):
             if self.shared_gate is not None:
                 shared = torch.sigmoid(self.shared_gate(flat)) * shared
             combined = combined + shared
+        if self.bias is not None:
+            combined = combined + self.bias.values
         return combined.view(b, t, d)
+
+
+class OutputBias(nn.Module):
+    """JetMoE's one bias on an MoE layer's combined output, under a module of its own so it
+    carries its component's tag."""
+
+    def __init__(self, width: int):
+        super().__init__()
+        self.values = nn.Parameter(torch.zeros(width))
 
 
 # ---- blocks and model -----------------------------------------------------------------------
