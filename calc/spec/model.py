@@ -1,11 +1,12 @@
 """ModelSpec: every architecture choice of a decoder-only Transformer that changes a count.
 
-One frozen pydantic model with parts for attention (MHA/GQA/MQA, MLA, QK-norm, sliding windows;
-calc.spec.attention), the feed-forward network (plain or gated), mixture-of-experts,
-normalisation, positions, and the per-layer structure with the other mixers (Mamba, gated
-DeltaNet, short convolutions; calc.spec.layers). The names follow the papers (d_model, d_ff,
-n_heads: Vaswani et al. 2017 §3; n_layers, context_length as n_ctx: Kaplan et al. 2020 Table 1)
-and the Hugging Face config fields they map to. Cross-field rules are validators whose messages
+One frozen pydantic model with parts for attention (MHA/GQA/MQA, MLA, QK-norm, sliding windows,
+mixtures of heads; calc.spec.attention), the feed-forward network and mixture of experts
+(calc.spec.ffn), normalisation (calc.spec.norm), positions (calc.spec.position), and the
+per-layer structure with the other mixers (Mamba, gated DeltaNet, short convolutions;
+calc.spec.layers). The names follow the papers (d_model, d_ff, n_heads: Vaswani et al. 2017 §3;
+n_layers, context_length as n_ctx: Kaplan et al. 2020 Table 1) and the Hugging Face config
+fields they map to. Cross-field rules are validators whose messages
 name the fields; derived values (head width, MoE layer count, ...) are plain properties.
 """
 
@@ -18,7 +19,6 @@ from pydantic import Field, ValidationError, model_validator
 from calc.errors import CalcError, one_line
 from calc.spec.attention import AttentionSpec, MLASpec
 from calc.spec.base import (
-    MAX_EXPERTS,
     MAX_HEADS,
     MAX_LAYERS,
     MAX_TOKENS_CONTEXT,
@@ -26,9 +26,13 @@ from calc.spec.base import (
     MAX_WIDTH,
     Frozen,
 )
+from calc.spec.ffn import GATED, FFNSpec, MoESpec
 from calc.spec.layers import DeltaNetSpec, LayersSpec, MambaSpec, ShortConvSpec, repeat
+from calc.spec.norm import NormSpec
+from calc.spec.position import PositionSpec
 
 __all__ = [
+    "GATED",
     "MAX_HEADS",
     "MAX_LAYERS",
     "MAX_TOKENS_CONTEXT",
@@ -43,124 +47,6 @@ __all__ = [
     "NormSpec",
     "PositionSpec",
 ]
-
-Activation = Literal["relu", "gelu", "silu", "relu2", "swiglu", "geglu", "reglu", "relu2glu"]
-# relu2 is squared ReLU (So et al. 2021, Primer §3); relu2glu gates with it (BitNet b1.58 2B4T).
-GATED: dict[str, bool] = {
-    "relu": False, "gelu": False, "silu": False, "relu2": False,  # FFN(x) = W2 φ(W1 x)
-    # FFN(x) = W_down (φ(W_gate x) ⊙ W_up x)
-    "swiglu": True, "geglu": True, "reglu": True, "relu2glu": True,
-}
-
-
-class FFNSpec(Frozen):
-    """The position-wise feed-forward network of a dense layer (and the shape of each expert)."""
-
-    activation: Activation = Field(
-        description="relu/gelu/silu: two matrices; swiglu/geglu/reglu: gated, three matrices")
-    d_ff: int = Field(ge=1, le=MAX_WIDTH * 16, description="hidden width of a dense layer's FFN")
-    bias: bool = Field(False, description="biases on the FFN (and expert) projections")
-
-    @property
-    def gated(self) -> bool:
-        return GATED[self.activation]
-
-
-class MoESpec(Frozen):
-    """Mixture-of-experts FFN (Switch/GShard style) with optional shared experts."""
-
-    n_experts: int = Field(ge=1, le=MAX_EXPERTS, description="routed experts E per MoE layer")
-    top_k: int = Field(ge=1, le=MAX_EXPERTS, description="routed experts each token uses")
-    d_expert: int = Field(ge=1, le=MAX_WIDTH * 16, description="hidden width of one expert")
-    n_shared_experts: int = Field(0, ge=0, le=MAX_EXPERTS,
-                                  description="experts every token uses (DeepSeek, Qwen2-MoE)")
-    d_shared: int | None = Field(None, ge=1, le=MAX_WIDTH * 16,
-                                 description="hidden width of one shared expert; default d_expert")
-    shared_expert_gate: bool = Field(
-        False, description="a learned scalar gate Linear(d, 1) on the shared experts (Qwen2-MoE)")
-    router_bias: bool = Field(
-        False, description="one learned bias per routed expert (DeepSeek-V3 "
-                           "e_score_correction_bias, which its release counts as parameters)")
-    output_bias: bool = Field(
-        False, description="one bias of width d on the layer's combined output, not per "
-                           "expert (JetMoE's JetMoeMoE.bias)")
-    first_dense_layers: int = Field(0, ge=0, le=MAX_LAYERS,
-                                    description="leading layers with a dense FFN (DeepSeek: 3)")
-    every: int = Field(1, ge=1, le=MAX_LAYERS,
-                       description="after those, MoE on every k-th layer (layers k-1, 2k-1, ...)")
-
-    @model_validator(mode="after")
-    def _top_k(self) -> MoESpec:
-        if self.top_k > self.n_experts:
-            raise ValueError(f"moe.top_k={self.top_k} must not exceed moe.n_experts="
-                             f"{self.n_experts}")
-        if self.shared_expert_gate and not self.n_shared_experts:
-            raise ValueError("moe.shared_expert_gate=True needs moe.n_shared_experts >= 1 "
-                             "(it gates the shared experts' output)")
-        return self
-
-    @property
-    def shared_width(self) -> int:
-        return self.d_shared if self.d_shared is not None else self.d_expert
-
-    def is_moe_layer(self, index: int) -> bool:
-        """Whether layer `index` (0-based) has an MoE FFN rather than a dense one."""
-        return index >= self.first_dense_layers and (index + 1) % self.every == 0
-
-
-class NormSpec(Frozen):
-    """Normalisation kind and where it sits around each sublayer."""
-
-    kind: Literal["layernorm", "rmsnorm"] = Field(
-        "layernorm", description="LayerNorm (γ, β) or RMSNorm (γ only)")
-    bias: bool | None = Field(
-        None, description="LayerNorm's β; default True for layernorm; rmsnorm has none")
-    placement: Literal["pre", "post", "sandwich", "reordered"] = Field(
-        "pre",
-        description="pre: x + F(N(x)) (GPT-2); post: N(x + F(x)) (Vaswani 2017); sandwich: "
-                    "x + N(F(N(x))) (Gemma 2); reordered: x + N(F(x)) (OLMo 2)")
-    final: bool = Field(True, description="a norm after the last layer, before the LM head")
-    embedding: bool = Field(False, description="a norm right after the embedding (BLOOM)")
-    weights: bool = Field(
-        True, description="norms carry a learned γ (and β); false: OLMo 1's LayerNorms "
-                          "without parameters (elementwise_affine=False)")
-    sub_norms: bool = Field(
-        False, description="one more norm inside each sublayer: before W_O (width h·d_v) and "
-                           "before the FFN's down projection (width d_ff) (BitNet)")
-
-    @model_validator(mode="after")
-    def _bias(self) -> NormSpec:
-        if self.kind == "rmsnorm" and self.bias:
-            raise ValueError("norm.bias=True is not allowed with norm.kind='rmsnorm' "
-                             "(RMSNorm has no β)")
-        if not self.weights and self.bias:
-            raise ValueError("norm.bias=True is not allowed with norm.weights=False "
-                             "(a norm without parameters has no β)")
-        return self
-
-    @property
-    def has_bias(self) -> bool:
-        return self.kind == "layernorm" and self.bias is not False and self.weights
-
-
-class PositionSpec(Frozen):
-    """How token order enters the model."""
-
-    kind: Literal["learned", "sinusoidal", "rope", "alibi", "relative", "none"] = Field(
-        description="learned table (GPT-2), fixed sinusoids (Vaswani), RoPE, ALiBi, relative "
-                    "(Transformer-XL, Dai et al. 2019 §3.3: per layer a projection W_R of the "
-                    "sinusoidal relative positions and biases u, v; Gopher, Chinchilla) or none")
-    max_positions: int | None = Field(
-        None, ge=1, le=MAX_TOKENS_CONTEXT,
-        description="rows of the learned position table; default context_length "
-                    "(OPT stores 2 more)")
-
-    @model_validator(mode="after")
-    def _table(self) -> PositionSpec:
-        if self.max_positions is not None and self.kind != "learned":
-            raise ValueError(f"position.max_positions is only for position.kind='learned', "
-                             f"not {self.kind!r}")
-        return self
 
 
 class ModelSpec(Frozen):

@@ -1,0 +1,44 @@
+"""Normalisation: its kind, its parameters and where it sits around each sublayer."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from calc.spec.base import Frozen
+
+
+class NormSpec(Frozen):
+    """Normalisation kind and where it sits around each sublayer."""
+
+    kind: Literal["layernorm", "rmsnorm"] = Field(
+        "layernorm", description="LayerNorm (γ, β) or RMSNorm (γ only)")
+    bias: bool | None = Field(
+        None, description="LayerNorm's β; default True for layernorm; rmsnorm has none")
+    placement: Literal["pre", "post", "sandwich", "reordered"] = Field(
+        "pre",
+        description="pre: x + F(N(x)) (GPT-2); post: N(x + F(x)) (Vaswani 2017); sandwich: "
+                    "x + N(F(N(x))) (Gemma 2); reordered: x + N(F(x)) (OLMo 2)")
+    final: bool = Field(True, description="a norm after the last layer, before the LM head")
+    embedding: bool = Field(False, description="a norm right after the embedding (BLOOM)")
+    weights: bool = Field(
+        True, description="norms carry a learned γ (and β); false: OLMo 1's LayerNorms "
+                          "without parameters (elementwise_affine=False)")
+    sub_norms: bool = Field(
+        False, description="one more norm inside each sublayer: before W_O (width h·d_v) and "
+                           "before the FFN's down projection (width d_ff) (BitNet)")
+
+    @model_validator(mode="after")
+    def _bias(self) -> NormSpec:
+        if self.kind == "rmsnorm" and self.bias:
+            raise ValueError("norm.bias=True is not allowed with norm.kind='rmsnorm' "
+                             "(RMSNorm has no β)")
+        if not self.weights and self.bias:
+            raise ValueError("norm.bias=True is not allowed with norm.weights=False "
+                             "(a norm without parameters has no β)")
+        return self
+
+    @property
+    def has_bias(self) -> bool:
+        return self.kind == "layernorm" and self.bias is not False and self.weights
