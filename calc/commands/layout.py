@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import get_args
 
-from calc.commands._args import Parser, add_format, add_model, positive_int
+from calc.commands._args import (
+    Parser,
+    add_format,
+    add_model,
+    add_offload,
+    offload,
+    positive_int,
+)
 from calc.spec.layout import Framework, LayoutDtype
 from calc.views import render
 
@@ -31,6 +38,7 @@ def _parser() -> Parser:
                         help="software stack whose constants apply (default megatron)")
     parser.add_argument("--no-dropout", dest="dropout", action="store_false",
                         help="no dropout (most current LLMs train without it)")
+    add_offload(parser, timing=True)
     add_format(parser)
     return parser
 
@@ -41,6 +49,7 @@ def run(argv: Sequence[str]) -> int:
     args = _parser().parse_args(argv)
     report = layout(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
                     global_batch=args.global_batch, seq_len=args.seq_len, dtype=args.dtype,
-                    framework=args.framework, dropout=args.dropout)
+                    framework=args.framework, dropout=args.dropout,
+                    **{k: v for k, v in offload(args).items() if v is not None})
     print(render(report, args.format, args.table), end="")
     return 0

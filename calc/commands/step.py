@@ -10,8 +10,10 @@ from calc.commands._args import (
     add_format,
     add_layout,
     add_model,
+    add_offload,
     layout_fields,
     number,
+    offload,
     positive_int,
 )
 from calc.spec.layout import Framework, LayoutDtype
@@ -37,6 +39,7 @@ def _parser() -> Parser:
                         help="software stack whose constants apply (default megatron)")
     parser.add_argument("--tokens", type=number("tokens"),
                         help="training tokens, for GPU-hours and days (e.g. 2e12 or 2T)")
+    add_offload(parser, timing=True)
     add_format(parser)
     return parser
 
@@ -46,6 +49,6 @@ def run(argv: Sequence[str]) -> int:
 
     args = _parser().parse_args(argv)
     report = step(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
-                  tokens=args.tokens, **layout_fields(args))
+                  tokens=args.tokens, **offload(args), **layout_fields(args))
     print(render(report, args.format, args.table), end="")
     return 0

@@ -17,6 +17,7 @@ from calc.spec.finetune import FineTune
 from calc.spec.model import Frozen
 from calc.spec.offload import Offload
 from calc.trainers import read_trainer_config
+from calc.trainers.base import STEP_ONLY
 
 FINETUNE_OPTIONS = ("lora_rank", "lora_targets", "base_dtype", "double_quant", "paged")
 OFFLOAD_OPTIONS = {"offload_optimizer": "optimizer", "offload_params": "params",
@@ -42,7 +43,7 @@ def split_options(model: str | ModelSpec | Preset | None, from_file: str | None,
     echo = None
     if from_file is not None:
         config = read_trainer_config(from_file)
-        given = {**config.options, **given}
+        given = {**{k: v for k, v in config.options.items() if k not in STEP_ONLY}, **given}
         model = model if model is not None else config.model
         echo = ConfigEcho(format=config.format, path=config.path, ignored=config.ignored,
                           read=[{"key": x.key, "value": x.value, "meaning": x.meaning}

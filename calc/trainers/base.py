@@ -11,6 +11,10 @@ from calc.spec import ModelSpec
 
 # Values that mean "decided elsewhere" (the launcher, the Trainer, the hardware).
 UNDECIDED = ("auto", None, "")
+# Options a reader may set that only the step time uses (calc.step): the batch per step, as a
+# count of sequences or of micro-batches accumulated per data-parallel rank. calc.memory, whose
+# activations depend on the micro-batch alone, leaves them out.
+STEP_ONLY = ("global_batch", "gradient_accumulation")
 
 
 @dataclass(frozen=True)
@@ -25,7 +29,8 @@ class TrainerConfig:
     format: str
     path: str
     model: str | ModelSpec | None = None  # a preset, a spec built from the file, or None
-    options: dict[str, Any] = field(default_factory=dict)  # calc.memory's keyword arguments
+    options: dict[str, Any] = field(default_factory=dict)  # calc.memory's keyword arguments,
+    # and the STEP_ONLY ones
     read: list[Setting] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
 
