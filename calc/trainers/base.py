@@ -22,6 +22,7 @@ class Setting:
     key: str  # as the file spells it (nested keys joined by '.')
     value: Any
     meaning: str  # what calc took from it, or why it leaves it to its default
+    options: tuple[str, ...] = ()  # the options it set
 
 
 @dataclass
@@ -36,7 +37,7 @@ class TrainerConfig:
 
     def take(self, key: str, value: Any, meaning: str, **options: Any) -> None:
         """Record `key` as read and what it sets."""
-        self.read.append(Setting(key, value, meaning))
+        self.read.append(Setting(key, value, meaning, tuple(options)))
         self.options.update(options)
 
 

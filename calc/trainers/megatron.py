@@ -117,7 +117,8 @@ def _take(config: TrainerConfig, flag: str, values: list[str]) -> bool:
         return False  # a shell variable the script does not assign
     if flag in simple:
         n = _int(flag, values)
-        config.take(flag, shown, f"{simple[flag]} {n}", **{simple[flag]: n})
+        word = simple[flag].replace("_", "-" if simple[flag] == "micro_batch" else " ")
+        config.take(flag, shown, f"{word} {n}", **{simple[flag]: n})
     elif flag in ("--bf16", "--fp16"):
         config.take(flag, shown, f"dtype {flag[2:]}, mixed precision", dtype=flag[2:])
     elif flag == "--sequence-parallel":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from calc.reports.step import StepReport
 from calc.timing.offload import PART_LINK
+from calc.views._config import config_notes, config_table
 from calc.tables import Column, Table, View
 
 GIB = 2**30
@@ -56,5 +57,9 @@ def view(report: StepReport) -> View:
         step.add(f"GPU-hours for {report.tokens:.4g} tokens (predicted MFU)",
                  f"{report.gpu_hours:,.0f}")
         step.add(f"days on {report.gpus:,} GPUs", f"{report.days:,.1f}")
-    return View(title, [step, breakdown_table(report)],
-                [*report.notes, *report.conventions, f"Model: {report.source}."])
+    tables = [step, breakdown_table(report)]
+    notes = [*report.notes, *report.conventions, f"Model: {report.source}."]
+    if report.config is not None:
+        tables.insert(0, config_table(report.config))
+        notes[:0] = config_notes(report.config)
+    return View(title, tables, notes)
