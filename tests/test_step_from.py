@@ -121,3 +121,22 @@ def test_bad_files_are_one_line(cli, argv, message):
     result = cli("step", "--gpu", "a100", *argv)
     assert result.code == 2 and message in result.err, result.err
     assert result.err.count("\n") == 1
+
+
+def test_layout_from_takes_the_run_and_searches_the_degrees():
+    """`layout --from`: torchtitan's 70B preset fixes the model, 8 sequences of 8,192 tokens
+    per data-parallel rank (64 on its 64 GPUs) and torchtitan's constants; the degrees are
+    searched, so the best layout need not be the file's."""
+    from calc.reports.layout import layout
+
+    data = tomllib.loads(TORCHTITAN.read_text())
+    report = layout(from_file=str(TORCHTITAN), gpu="a100", gpus=64)
+    tp = data["parallelism"]["tensor_parallel_degree"]
+    assert report.global_batch == data["training"]["batch_size"] * 64 // tp
+    assert report.seq_len == data["training"]["seq_len"] and report.model == "llama3-70b"
+    assert {row.layout.framework for row in report.best} == {"torchtitan"}
+    assert report.config.format == "torchtitan"
+    assert len({(row.layout.tp, row.layout.zero) for row in report.best}) > 1
+    flagged = layout(from_file=str(TORCHTITAN), gpu="a100", gpus=64, global_batch=128)
+    assert flagged.global_batch == 128
+    assert flagged.config.overrides == []  # the file's 64 is derived, not one of its keys

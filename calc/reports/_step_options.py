@@ -3,10 +3,11 @@ same readers as `memory --from`), with the flags given over them: the layout, th
 options only calc.memory's verdict needs, and the echo of what was read, ignored and overridden.
 
 The batch per step is the file's global batch (Megatron-LM --global-batch-size, DeepSpeed
-train_batch_size), or micro-batch × accumulation steps × data-parallel ranks (DeepSpeed,
-transformers, axolotl gradient_accumulation_steps; one micro-batch per step when the file has
-none); the data-parallel ranks are the GPUs left after tp, pp and cp, so a file that does not say
-how many GPUs it runs on needs --gpus.
+train_batch_size, torchtitan global_batch_size), or micro-batch × accumulation steps ×
+data-parallel ranks, each stack's own default (DeepSpeed, transformers, axolotl
+gradient_accumulation_steps; one micro-batch per step when the file has none); the data-parallel
+ranks are the GPUs left after tp, pp and cp, so a file that does not say how many GPUs it runs
+on needs --gpus.
 """
 
 from __future__ import annotations
@@ -91,10 +92,10 @@ def _batch(layout: dict[str, Any], accumulation: int | None, gpus: int | None,
                         f"give --gpus (or --dp)")
     model_parallel = layout.get("tp", 1) * layout.get("pp", 1) * layout.get("cp", 1)
     dp = layout.get("dp") or (gpus // model_parallel if gpus else 1)
-    if accumulation is None:
+    if "global_batch" not in layout:  # each stack's own default (Megatron-LM, torchtitan too)
+        layout["global_batch"] = layout.get("micro_batch", 1) * (accumulation or 1) * dp
         return
-    if "global_batch" not in layout:
-        layout["global_batch"] = layout.get("micro_batch", 1) * accumulation * dp
+    if accumulation is None:
         return
     per_rank = layout["global_batch"] // (accumulation * dp) if dp else 0
     micro = layout.setdefault("micro_batch", max(per_rank, 1))

@@ -22,7 +22,9 @@ from calc.presets import (
     sequence_length,
     system_for_gpu,
 )
+from calc.reports._memory_options import ConfigEcho
 from calc.reports._step_offload import host_side
+from calc.reports._step_options import step_config
 from calc.reports.memory import symbol_values_for
 from calc.spec import GPU, ModelSpec, System, TrainingMemory
 from calc.spec.layout import Layout, make_layout
@@ -73,6 +75,7 @@ class LayoutReport(Document):
     best: list[RankedLayout] = Field(description="the fastest layouts that fit, best first")
     rejected: list[RankedLayout] = Field(description="faster layouts that do not fit")
     conventions: list[str]
+    config: ConfigEcho | None = Field(None, description="the trainer config read (--from)")
 
 
 def _placement(candidate: Candidate) -> str:
@@ -194,22 +197,47 @@ def _distinct(candidates: list[Candidate], limit: int,
     return shown
 
 
-def layout(model: str | ModelSpec | Preset, *, gpu: str, gpus: int, global_batch: int,
-           seq_len: int | None = None, system: str | None = None, dtype: str = "bf16",
-           framework: str = "megatron", dropout: bool = True,
+def layout(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int,
+           global_batch: int | None = None, seq_len: int | None = None,
+           system: str | None = None, dtype: str | None = None, framework: str | None = None,
+           dropout: bool | None = None, from_file: str | None = None,
            **offload: Any) -> LayoutReport:
-    """Rank every valid layout of `model` on `gpus` GPUs for `global_batch` sequences.
-    `offload` (offload_optimizer, offload_params: 'cpu' or 'nvme'; host_memory_gib,
-    gpus_per_node, nvme_read_gb_s, nvme_write_gb_s) also prices each layout offloaded where its
-    ZeRO stage allows (calc.step's offload)."""
+    """Rank every valid layout of `model` on `gpus` GPUs for `global_batch` sequences (dtype
+    default bf16, framework megatron, dropout on). `offload` (offload_optimizer,
+    offload_params: 'cpu' or 'nvme'; host_memory_gib, gpus_per_node, nvme_read_gb_s,
+    nvme_write_gb_s) also prices each layout offloaded where its ZeRO stage allows (calc.step's
+    offload). `from_file` takes the model, batch, sequence, dtype, stack, dropout and offload
+    from a trainer config (as calc.step does), the arguments given here over it; its parallel
+    degrees are searched over, not fixed."""
     unknown = sorted(set(offload) - set(OFFLOAD_OPTIONS))
     if unknown:
         raise CalcError(f"layout: unknown option(s) {', '.join(unknown)} (offload options: "
                         f"{', '.join(OFFLOAD_OPTIONS)})")
+    fixed = {"global_batch": global_batch, "seq_len": seq_len, "dtype": dtype,
+             "framework": framework, "dropout": dropout}
+    echo, notes = None, []
+    if from_file is not None:
+        config = step_config(from_file, model, gpus, {**fixed, **offload})
+        model, echo = config.model, config.echo
+        fixed = {key: config.layout.get(key) for key in fixed}
+        offload = config.offload
+        notes = [f"From {from_file}: the model, batch, sequence length, dtype, stack, dropout "
+                 f"and offload; its parallel degrees, micro-batch, recomputation and ZeRO stage "
+                 f"are searched over, not fixed (`calc step --from` prices its own layout).",
+                 *config.notes]
+    if model is None:
+        raise CalcError(f"model: {from_file} names no model calc knows; give a preset name, "
+                        f"spec file or config.json as MODEL")
+    if fixed["global_batch"] is None:
+        raise CalcError("global_batch: the search needs the sequences per step (--global-batch)")
+    global_batch = int(fixed["global_batch"])
+    dtype = fixed["dtype"] or "bf16"
     preset = resolve(model)
     setup, found = search_layouts(preset.spec, gpu=gpu, gpus=gpus, global_batch=global_batch,
-                                  seq_len=seq_len, system=system, dtype=dtype,
-                                  framework=framework, dropout=dropout, offload=offload)
+                                  seq_len=fixed["seq_len"], system=system, dtype=dtype,
+                                  framework=fixed["framework"] or "megatron",
+                                  dropout=True if fixed["dropout"] is None else fixed["dropout"],
+                                  offload=offload)
     t = setup.seq_len
     flops = TRAIN_PER_FORWARD * count_flops(setup.spec, t).forward * global_batch * t
     best = found.ranked[0] if found.ranked else None
@@ -235,7 +263,9 @@ def layout(model: str | ModelSpec | Preset, *, gpu: str, gpus: int, global_batch
             "Ranked by the step-time model of `calc step` (docs/step-time.md): the same "
             "constants for every layout, so the order is only as good as that model.",
             *([_offload_sentence(offload)] if _offload_asked(offload) else []),
+            *notes,
         ],
+        config=echo,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from calc.reports.layout import LayoutReport, RankedLayout
 from calc.tables import Column, Table, View
+from calc.views._config import config_notes, config_table
 
 GIB = 2**30
 
@@ -37,4 +38,8 @@ def view(report: LayoutReport) -> View:
     if report.rejected:
         tables.append(_table("Faster layouts that do not fit in memory", report.rejected,
                              offload))
-    return View(title, tables, [*report.conventions, f"Model: {report.source}."])
+    notes = [*report.conventions, f"Model: {report.source}."]
+    if report.config is not None:
+        tables.insert(0, config_table(report.config))
+        notes[:0] = config_notes(report.config)
+    return View(title, tables, notes)
