@@ -49,7 +49,8 @@ def view(report: StepReport) -> View:
     off = report.offload
     if off is not None:
         where = off.host_memory_source or "not checked: no host memory known"
-        step.add(f"host memory per node ({off.gpus_per_node} GPUs' offloaded states)",
+        gpus = f"{off.gpus_per_node} GPU" + ("s'" if off.gpus_per_node > 1 else "'s")
+        step.add(f"host memory per node ({gpus} offloaded states)",
                  f"{off.host_bytes_per_node / GIB:,.1f} GiB of "
                  + (f"{off.host_memory_bytes / GIB:,.0f} GiB ({where})"
                     if off.host_memory_bytes else where))
