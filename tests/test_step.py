@@ -132,6 +132,10 @@ def test_throughput_errors_are_reported_by_role(cli):
     held = [abs(r["ratio"] - 1) for r in data["rows"] if r["role"] == "held out"]
     assert roles["held out"]["worst"] == pytest.approx(max(held))
     assert math.isfinite(roles["held out"]["median"])
+    # Issue 10's targets on the runs not fitted: median |predicted/published − 1| ≤ 10 %,
+    # worst ≤ 25 %. A change to the model or the data that breaks them fails here.
+    assert roles["held out"]["median"] <= 0.10
+    assert roles["held out"]["worst"] <= 0.25
 
 
 @pytest.mark.parametrize("name", ["bigscience2022-bloom-176b", "narayanan2021-76b"])

@@ -132,6 +132,9 @@ def add_layout(parser: argparse.ArgumentParser, seq_len: bool = True) -> None:
                         help="data-parallel degree (default: gpus / (tp × pp × cp))")
     parser.add_argument("--vpp", type=positive_int,
                         help="virtual pipeline stages per GPU (interleaved 1F1B; default 1)")
+    parser.add_argument("--split-embedding-loss", action="store_true", default=None,
+                        help="count the embedding and the loss as one layer each in the "
+                             "pipeline split (first and last stage hold a layer fewer)")
     parser.add_argument("--micro-batch", type=positive_int, help="sequences per micro-batch")
     parser.add_argument("--global-batch", type=positive_int,
                         help="sequences per step (default dp × micro-batch without a pipeline)")
@@ -152,8 +155,8 @@ def add_layout(parser: argparse.ArgumentParser, seq_len: bool = True) -> None:
 
 def layout_fields(args: argparse.Namespace) -> dict[str, object]:
     """The Layout fields add_layout's flags set (unset flags keep the Layout's defaults)."""
-    names = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "global_batch", "seq_len",
-             "recompute", "zero", "sequence_parallel", "flash_attention", "dropout", "dtype",
+    names = ("tp", "pp", "dp", "cp", "ep", "vpp", "split_embedding_loss", "micro_batch",
+             "global_batch", "seq_len", "recompute", "zero", "sequence_parallel", "flash_attention", "dropout", "dtype",
              "framework")
     return {name: getattr(args, name) for name in names
             if getattr(args, name, None) is not None}
