@@ -147,10 +147,18 @@ def add_layout(parser: argparse.ArgumentParser, seq_len: bool = True) -> None:
                         help="ZeRO stage over the data-parallel ranks (default 0)")
     parser.add_argument("--sequence-parallel", action="store_true", default=None,
                         help="split norms and dropouts along the sequence over the tp ranks")
-    parser.add_argument("--flash-attention", action="store_true", default=None,
-                        help="an attention kernel that stores no s×s scores")
-    parser.add_argument("--no-dropout", dest="dropout", action="store_false", default=None,
-                        help="no dropout (most current LLMs train without it)")
+    _add_attention_dropout(parser)
+
+
+def _add_attention_dropout(parser: argparse.ArgumentParser) -> None:
+    """--flash-attention and --dropout, each with its --no- form; unset keeps the default,
+    current practice (calc.spec.memory.CURRENT_PRACTICE: flash attention, no dropout)."""
+    parser.add_argument("--flash-attention", action=argparse.BooleanOptionalAction,
+                        default=None, help="an attention kernel that stores no s×s scores "
+                                           "(default: on; --no-flash-attention stores them)")
+    parser.add_argument("--dropout", action=argparse.BooleanOptionalAction, default=None,
+                        help="dropout after attention and the MLP (default: off, as current "
+                             "LLMs train)")
 
 
 def layout_fields(args: argparse.Namespace) -> dict[str, object]:
@@ -171,11 +179,7 @@ def add_activations(parser: argparse.ArgumentParser) -> None:
                         help="sequences per micro-batch b (default 1)")
     parser.add_argument("--recompute", default="none", choices=get_args(Recompute),
                         help="activation recomputation (default none)")
-    parser.add_argument("--flash-attention", action=argparse.BooleanOptionalAction,
-                        default=None, help="an attention kernel that stores no s×s scores "
-                                           "(default: on; --no-flash-attention stores them)")
-    parser.add_argument("--dropout", action=argparse.BooleanOptionalAction, default=None,
-                        help="store dropout masks (default: off, as current LLMs train)")
+    _add_attention_dropout(parser)
     parser.add_argument("--paper-2022", action="store_true",
                         help="Korthikanti et al. 2022's setting: eager attention and dropout "
                              "(--no-flash-attention --dropout)")

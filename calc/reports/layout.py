@@ -115,7 +115,7 @@ class SearchSetup:
 
 def search_layouts(spec: ModelSpec, *, gpu: str, gpus: int, global_batch: int,
                    seq_len: int | None = None, system: str | None = None, dtype: str = "bf16",
-                   framework: str = "megatron", dropout: bool = True,
+                   framework: str = "megatron", dropout: bool = False,
                    flash_attention: bool = True,
                    price_rejected: bool = True) -> tuple[SearchSetup, Search]:
     """Every valid layout of `spec` priced (calc.timing.search), with what priced them."""
@@ -158,7 +158,7 @@ def _distinct(candidates: list[Candidate], limit: int,
 
 def layout(model: str | ModelSpec | Preset, *, gpu: str, gpus: int, global_batch: int,
            seq_len: int | None = None, system: str | None = None, dtype: str = "bf16",
-           framework: str = "megatron", dropout: bool = True) -> LayoutReport:
+           framework: str = "megatron", dropout: bool = False) -> LayoutReport:
     """Rank every valid layout of `model` on `gpus` GPUs for `global_batch` sequences."""
     preset = resolve(model)
     setup, found = search_layouts(preset.spec, gpu=gpu, gpus=gpus, global_batch=global_batch,

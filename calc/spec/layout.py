@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from calc.errors import CalcError, one_line
-from calc.spec.memory import MAX_DEGREE, Recompute
+from calc.spec.memory import CURRENT_PRACTICE, MAX_DEGREE, Recompute
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen, ModelSpec
 
 Framework = Literal["megatron", "deepspeed", "torchtitan", "foundry"]
@@ -47,8 +47,10 @@ class Layout(Frozen):
     recompute: Recompute = Field("none", description="activation recomputation")
     zero: Literal[0, 1, 2, 3] = Field(0, description="ZeRO stage over the d data-parallel ranks")
     sequence_parallel: bool = Field(False, description="norms and dropouts split over t ranks")
-    flash_attention: bool = Field(False, description="fused attention that stores no s×s scores")
-    dropout: bool = Field(True, description="dropout after attention and MLP (and on scores)")
+    flash_attention: bool = Field(CURRENT_PRACTICE["flash_attention"],
+                                  description="fused attention that stores no s×s scores")
+    dropout: bool = Field(CURRENT_PRACTICE["dropout"],
+                          description="dropout after attention and MLP (and on scores)")
     dtype: LayoutDtype = Field("bf16", description="dtype of the matrix products")
     framework: Framework = Field("megatron", description="software stack of the run")
 
