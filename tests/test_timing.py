@@ -114,9 +114,8 @@ def test_interleaving_hides_more_of_the_gradient_reduction(vpp):
     """The v chunks reduce their gradients one after another, p chunk-backwards apart: the
     exposed data-parallel time is max(C/v − c, C − c − (v−1)·p·c, 0), c = backward / v; at
     v = 1 the last micro-batch's backward alone hides it."""
-    step, layout = _step("llama2-70b", 256, tp=8, pp=4, vpp=vpp, global_batch=128,
-                         flash_attention=True, sequence_parallel=True, dropout=False,
-                         zero=0)
+    step, _ = _step("llama2-70b", 256, tp=8, pp=4, vpp=vpp, global_batch=128,
+                    flash_attention=True, sequence_parallel=True, dropout=False, zero=0)
     reduce = step.gradients.grad_reduce
     chunk = (step.compute.backward - step.compute.recompute
              + step.communication.tp_backward) / vpp

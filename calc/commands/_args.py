@@ -164,8 +164,8 @@ def _add_attention_dropout(parser: argparse.ArgumentParser) -> None:
 def layout_fields(args: argparse.Namespace) -> dict[str, object]:
     """The Layout fields add_layout's flags set (unset flags keep the Layout's defaults)."""
     names = ("tp", "pp", "dp", "cp", "ep", "vpp", "split_embedding_loss", "micro_batch",
-             "global_batch", "seq_len", "recompute", "zero", "sequence_parallel", "flash_attention", "dropout", "dtype",
-             "framework")
+             "global_batch", "seq_len", "recompute", "zero", "sequence_parallel",
+             "flash_attention", "dropout", "dtype", "framework")
     return {name: getattr(args, name) for name in names
             if getattr(args, name, None) is not None}
 def add_activations(parser: argparse.ArgumentParser) -> None:

@@ -12,8 +12,9 @@ an interleaved pipeline each of the v model chunks reduces its gradients once it
 backward is done, and the chunks finish one after another, p chunk-backwards apart (the
 schedule runs micro-batches in groups of p per chunk, Narayanan et al. 2021 §2.2.2): the
 reductions queue on the link while the later chunks still compute, and only what outruns them is
-exposed (the gathers mirror this in the next step's warm-up). ZeRO-3 gathers the next weights during the
-current forward/backward and reduce-scatters during the backward; what does not fit in that
+exposed (the gathers mirror this in the next step's warm-up). ZeRO-3 gathers the next weights
+during the current forward/backward and reduce-scatters during the backward; what does not fit in
+that
 compute is exposed. ZeRO-2 under a pipeline reduces once per step: gradients accumulate unsharded
 over the micro-batches (FSDP's no_sync, as torchtitan's pipeline schedules do), and DeepSpeed
 refuses per-micro-batch reduction with a pipeline. TP, EP and pipeline sends are on the critical
