@@ -9,8 +9,9 @@ from types import SimpleNamespace
 import pytest
 
 from calc.errors import CalcError
-from calc.evaluate import count_flops
+from calc.evaluate import count_flops, count_params, stage_values
 from calc.presets import get_gpu, load_preset
+from calc.reports.memory import memory
 from calc.spec.layout import check, make_layout
 from calc.timing.collectives import all_gather, all_reduce, all_to_all, p2p, ring_all_reduce
 from calc.timing.communication import links
@@ -226,3 +227,21 @@ def test_replicated_kv_heads_are_a_note_not_an_error():
     spec = load_preset("llama2-70b").spec  # 8 KV heads
     _, notes = check(spec, make_layout(16, tp=16, global_batch=16))
     assert any("replicated" in note for note in notes)
+
+
+def test_embedding_and_loss_as_layers_lighten_the_first_stage_in_memory():
+    """With the split, the first of 16 stages holds ⌈128/16⌉ − 1 = 7 of Llama 3's 126 layers
+    (and the embedding) where an even split of the layers holds 8; pp = 1 has nothing to split."""
+    spec = load_preset("llama3.1-405b").spec
+    assert stage_values(spec, 8, 16)["L_s"] == 8
+    assert stage_values(spec, 8, 16, split_embedding_loss=True)["L_s"] == 7
+    kw = dict(gpu="h100", tp=8, pp=16, vpp=8, dp=64, zero=1, sequence_parallel=True)
+    plain = memory("llama3.1-405b", **kw).memory
+    split = memory("llama3.1-405b", split_embedding_loss=True, **kw).memory
+    layer = plain.params_per_gpu - split.params_per_gpu
+    counts = count_params(spec)
+    one_layer = sum(counts.per_layer.values()) + sum(counts.per_dense_ffn.values())
+    # one layer over 8 tensor ranks (and its 1/126 share of the final norm, 16 parameters)
+    assert layer == pytest.approx(one_layer / 8, rel=1e-7)
+    with pytest.raises(CalcError, match="split_embedding_loss needs pp > 1"):
+        memory("llama3.1-405b", gpu="h100", split_embedding_loss=True)

@@ -35,7 +35,9 @@ from calc.timing.search import Candidate, Search, search
 TOP = 10
 REJECTED = 5
 MEMORY_DTYPE = {"fp8": "bf16"}
-SEARCHED = ("Searched: tp within a node dividing the heads, pp up to the layers, vpp up to 8, "
+SEARCHED = ("Searched: tp within a node dividing the heads, pp up to the layers, vpp up to 8 "
+            "(e+l: the embedding and the loss split as two more layers, where the layers alone "
+            "do not divide), "
             "cp in powers of two up to 8, ep dividing experts and dp, micro-batches in powers "
             "of two dividing B/dp, recompute none/selective/full, ZeRO 0-3 (0-1 with pp > 1), "
             "sequence parallelism with tp > 1; flash attention (on unless told otherwise), dtype, "

@@ -127,6 +127,9 @@ class TrainingMemory(Frozen):
                     description="expert-parallel degree e: routed experts split e ways")
     vpp: int = Field(1, ge=1, le=1024,
                      description="virtual pipeline stages per GPU v (interleaved 1F1B)")
+    split_embedding_loss: bool = Field(
+        False, description="the pipeline split counts the embedding and the loss as one layer "
+                           "each, so the first stage holds one layer fewer")
     recompute: Recompute = Field(
         "none", description="activation recomputation: none, selective (attention core) or "
                             "full (keep only each layer's input)")

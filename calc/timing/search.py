@@ -143,8 +143,8 @@ def variants(base: Layout) -> Iterator[Layout]:
 def memory_symbols(spec: ModelSpec, base: dict[str, Any], layout: Layout) -> dict[str, Any]:
     """calc.formulas.memory's symbols for `layout`, on top of the model's (`base`): the most
     loaded GPU's layers and KV heads follow the layout's tp and pp."""
-    return {**base, **stage_values(spec, layout.tp, layout.pp), "b": layout.micro_batch,
-            "n_tp": layout.tp, "n_pp": layout.pp,
+    stage = stage_values(spec, layout.tp, layout.pp, layout.split_embedding_loss)
+    return {**base, **stage, "b": layout.micro_batch, "n_tp": layout.tp, "n_pp": layout.pp,
             "n_dp": layout.dp, "n_cp": layout.cp, "n_ep": layout.ep, "n_vp": layout.vpp,
             "i_vp": int(layout.vpp > 1), "i_z1": int(layout.zero >= 1),
             "i_z2": int(layout.zero >= 2), "i_z3": int(layout.zero >= 3),
@@ -156,8 +156,10 @@ def memory_symbols(spec: ModelSpec, base: dict[str, Any], layout: Layout) -> dic
 def memory_total(spec: ModelSpec, base: dict[str, Any], layout: Layout, cache: dict) -> float:
     """calc.formulas.memory's total (model states + activations), each part cached by the
     fields it reads."""
-    states_key = ("states", layout.tp, layout.pp, layout.dp, layout.cp, layout.ep, layout.zero)
-    activations_key = ("activations", layout.tp, layout.pp, layout.cp, layout.vpp,
+    states_key = ("states", layout.tp, layout.pp, layout.split_embedding_loss, layout.dp,
+                  layout.cp, layout.ep, layout.zero)
+    activations_key = ("activations", layout.tp, layout.pp, layout.split_embedding_loss,
+                       layout.cp, layout.vpp,
                        layout.micro_batch, layout.recompute, layout.sequence_parallel,
                        layout.flash_attention, layout.dropout)
     if states_key not in cache or activations_key not in cache:
