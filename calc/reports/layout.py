@@ -28,6 +28,7 @@ from calc.reports._step_options import step_config
 from calc.reports.memory import symbol_values_for
 from calc.spec import GPU, ModelSpec, System, TrainingMemory
 from calc.spec.layout import Layout, make_layout
+from calc.spec.memory import CURRENT_PRACTICE
 from calc.spec.model import Frozen
 from calc.timing.constants import TimingConstants, load_constants
 from calc.timing.network import network_for
@@ -41,7 +42,9 @@ REJECTED = 5
 OFFLOAD_OPTIONS = ("offload_optimizer", "offload_params", "host_memory_gib", "gpus_per_node",
                    "nvme_read_gb_s", "nvme_write_gb_s")
 MEMORY_DTYPE = {"fp8": "bf16"}
-SEARCHED = ("Searched: tp within a node dividing the heads, pp up to the layers, vpp up to 8, "
+SEARCHED = ("Searched: tp within a node dividing the heads, pp up to the layers, vpp up to 8 "
+            "(e+l: the embedding and the loss split as two more layers, where the layers alone "
+            "do not divide), "
             "cp in powers of two up to 8, ep dividing experts and dp, micro-batches in powers "
             "of two dividing B/dp, recompute none/selective/full, ZeRO 0-3 (0-1 with pp > 1), "
             "sequence parallelism with tp > 1; flash attention (on unless told otherwise), dtype, "
@@ -138,7 +141,7 @@ class SearchSetup:
 
 def search_layouts(spec: ModelSpec, *, gpu: str, gpus: int, global_batch: int,
                    seq_len: int | None = None, system: str | None = None, dtype: str = "bf16",
-                   framework: str = "megatron", dropout: bool = True,
+                   framework: str = "megatron", dropout: bool = False,
                    flash_attention: bool = True, price_rejected: bool = True,
                    offload: dict[str, Any] | None = None) -> tuple[SearchSetup, Search]:
     """Every valid layout of `spec` priced (calc.timing.search), with what priced them;
@@ -203,7 +206,7 @@ def layout(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int
            dropout: bool | None = None, from_file: str | None = None,
            **offload: Any) -> LayoutReport:
     """Rank every valid layout of `model` on `gpus` GPUs for `global_batch` sequences (dtype
-    default bf16, framework megatron, dropout on). `offload` (offload_optimizer,
+    default bf16, framework megatron, dropout as current practice: off). `offload` (offload_optimizer,
     offload_params: 'cpu' or 'nvme'; host_memory_gib, gpus_per_node, nvme_read_gb_s,
     nvme_write_gb_s) also prices each layout offloaded where its ZeRO stage allows (calc.step's
     offload). `from_file` takes the model, batch, sequence, dtype, stack, dropout and offload
@@ -236,7 +239,8 @@ def layout(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int
     setup, found = search_layouts(preset.spec, gpu=gpu, gpus=gpus, global_batch=global_batch,
                                   seq_len=fixed["seq_len"], system=system, dtype=dtype,
                                   framework=fixed["framework"] or "megatron",
-                                  dropout=True if fixed["dropout"] is None else fixed["dropout"],
+                                  dropout=CURRENT_PRACTICE["dropout"] if fixed["dropout"] is None
+                                  else fixed["dropout"],
                                   offload=offload)
     t = setup.seq_len
     flops = TRAIN_PER_FORWARD * count_flops(setup.spec, t).forward * global_batch * t

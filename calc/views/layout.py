@@ -18,7 +18,8 @@ def _table(title: str, rows: list[RankedLayout], offload: bool) -> Table:
                           Column("memory GiB", "ratio"), Column("why")])
     for rank, row in enumerate(rows, 1):
         o = row.layout
-        table.add(rank, str(o.tp), str(o.pp), str(o.vpp), str(o.dp), str(o.cp), str(o.ep),
+        vpp = f"{o.vpp} (e+l)" if o.split_embedding_loss else str(o.vpp)
+        table.add(rank, str(o.tp), str(o.pp), vpp, str(o.dp), str(o.cp), str(o.ep),
                   str(o.micro_batch), o.recompute, str(o.zero),
                   "yes" if o.sequence_parallel else "",
                   *([row.offload if row.offload != "none" else ""] if offload else []),
