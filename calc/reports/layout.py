@@ -206,10 +206,10 @@ def layout(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int
            dropout: bool | None = None, from_file: str | None = None,
            **offload: Any) -> LayoutReport:
     """Rank every valid layout of `model` on `gpus` GPUs for `global_batch` sequences (dtype
-    default bf16, framework megatron, dropout as current practice: off). `offload` (offload_optimizer,
-    offload_params: 'cpu' or 'nvme'; host_memory_gib, gpus_per_node, nvme_read_gb_s,
-    nvme_write_gb_s) also prices each layout offloaded where its ZeRO stage allows (calc.step's
-    offload). `from_file` takes the model, batch, sequence, dtype, stack, dropout and offload
+    default bf16, framework megatron, dropout as current practice: off). `offload`
+    (offload_optimizer, offload_params: 'cpu' or 'nvme'; host_memory_gib, gpus_per_node,
+    nvme_read_gb_s, nvme_write_gb_s) also prices each layout offloaded where its ZeRO stage
+    allows (calc.step's offload). `from_file` takes the model, batch, sequence, dtype, stack, dropout and offload
     from a trainer config (as calc.step does), the arguments given here over it; its parallel
     degrees are searched over, not fixed."""
     unknown = sorted(set(offload) - set(OFFLOAD_OPTIONS))
