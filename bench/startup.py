@@ -8,7 +8,7 @@ sympy imported (issue "The calculator"), and in at most 4 times a bare interpret
 measured in the same run (issue 9).
 
 The floor rows import, in a bare interpreter, what the main command cannot do without. The
-modules it imports are read from its `python -X importtime` log, so the rows follow the code:
+modules it imports are read from its sys.modules when it ends, so the rows follow the code:
 - the standard-library modules calc's own modules on that path import at their top (argparse,
   tomllib, ...): the floor of calc's code whatever its dependencies are;
 - every module the command imports but calc's: the standard library's and the third-party
@@ -42,13 +42,20 @@ TARGET_SECONDS, TARGET_RATIO = 0.300, 4.0
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def imported(argv: list[str]) -> list[str]:
-    """The modules `argv` (a Python command) imports, in the order -X importtime logs them."""
-    log = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], check=True, env=ENV,
-                         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         text=True).stderr
-    return [line.rpartition("|")[2].strip() for line in log.splitlines()
-            if line.startswith("import time:") and not line.endswith("imported package")]
+def loaded(code: str = "") -> list[str]:
+    """The modules `python -c code` has loaded when it ends, in the order it loaded them
+    (sys.modules: -X importtime would miss what importlib.import_module loads)."""
+    code += "\nimport sys\nprint(repr(list(sys.modules)), file=sys.stderr)"
+    out = subprocess.run([sys.executable, "-c", code], check=True, env=ENV, cwd=ROOT,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True).stderr
+    return [m for m in ast.literal_eval(out.splitlines()[-1]) if m != "__main__"]
+
+
+def running(module_argv: list[str]) -> str:
+    """Code that runs `python -m *module_argv` and goes on after it exits."""
+    return (f"import runpy, sys\nsys.argv = {module_argv!r}\ntry:\n"
+            f" runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)\n"
+            f"except SystemExit:\n pass")
 
 
 def stdlib(name: str) -> bool:
@@ -67,8 +74,7 @@ def top_imports(module: str) -> list[str]:
 
 
 def importing(names: list[str]) -> list[str]:
-    """A command that imports `names` in turn (a name the log shows failing, nt on Linux,
-    fails here too)."""
+    """A command that imports `names` in turn."""
     return [sys.executable, "-c",
             f"for m in {names!r}:\n try: __import__(m)\n except ImportError: pass"]
 
@@ -105,7 +111,7 @@ def main() -> None:
     runs = parser.parse_args().runs
     run(MAIN)  # write the .pyc files before the import log is read
     bare, main_name = "python -c pass", " ".join(["python", *MAIN[1:]])
-    found = floors(imported(MAIN), imported([sys.executable, "-c", "pass"]))
+    found = floors(loaded(running(MAIN[2:])), loaded())
     commands = {bare: [sys.executable, "-c", "pass"],
                 **{name: argv for name, (argv, _) in found.items()},
                 "python -c 'import calc'": [sys.executable, "-c", "import calc"],
