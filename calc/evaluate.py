@@ -97,11 +97,14 @@ class ParamCounts:
     mtp: int  # multi-token-prediction modules, not part of total
 
 
-def stage_values(spec: ModelSpec, tp: int, pp: int) -> dict[str, int]:
+def stage_values(spec: ModelSpec, tp: int, pp: int,
+                 split_embedding_loss: bool = False) -> dict[str, int]:
     """What of `spec` the most loaded GPU holds (calc.formulas.memory): L_s = ⌈L/p⌉ layers of
-    the first pipeline stage (the first stages take the remainder), L_sm of them MoE, and
-    h_t = ⌈h_kv/t⌉ whole key/value heads on one tensor-parallel rank."""
-    first = -(-spec.n_layers // pp)
+    the first pipeline stage (the first stages take the remainder; ⌈(L+2)/p⌉ − 1 where the
+    split counts the embedding and the loss as layers), L_sm of them MoE, and h_t = ⌈h_kv/t⌉
+    whole key/value heads on one tensor-parallel rank."""
+    first = (-(-(spec.n_layers + 2) // pp) - 1 if split_embedding_loss and pp > 1
+             else -(-spec.n_layers // pp))
     return {"L_s": first, "L_sm": sum(spec.moe_layers[:first]),
             "h_t": -(-spec.n_kv_heads // tp)}
 

@@ -34,7 +34,9 @@ def human(value: float, unit: str = "") -> str:
     """A decimal-prefixed short form: 6.74 B, 14.3 GFLOP (G for FLOPs, B for counts)."""
     if value is None or not math.isfinite(value):
         return "" if value is None else str(value)
-    magnitude = abs(value)
+    # Round to the 3 significant digits shown before choosing the prefix: 999,885,952 is
+    # "1 B", not "1e+03 M".
+    magnitude = abs(float(f"{value:.3g}"))
     if magnitude >= 1e27:
         return f"{value:.3g}".replace("e+", "e") + (f" {unit}" if unit else "")
     for scale, prefix in _PREFIXES:

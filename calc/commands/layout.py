@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from typing import get_args
 
@@ -29,8 +30,9 @@ def _parser() -> Parser:
                         help="dtype of the matrix products (default bf16)")
     parser.add_argument("--framework", default="megatron", choices=get_args(Framework),
                         help="software stack whose constants apply (default megatron)")
-    parser.add_argument("--no-dropout", dest="dropout", action="store_false",
-                        help="no dropout (most current LLMs train without it)")
+    parser.add_argument("--dropout", action=argparse.BooleanOptionalAction, default=False,
+                        help="dropout after attention and the MLP (default: off, as current "
+                             "LLMs train)")
     add_format(parser)
     return parser
 

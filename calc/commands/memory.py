@@ -59,6 +59,9 @@ def _parser() -> Parser:
                         help="expert-parallel degree: routed experts split ep ways")
     parser.add_argument("--vpp", type=positive_int, default=1,
                         help="virtual pipeline stages per GPU (interleaved 1F1B)")
+    parser.add_argument("--split-embedding-loss", action="store_true",
+                        help="count the embedding and the loss as one layer each in the "
+                             "pipeline split (first and last stage hold a layer fewer)")
     parser.add_argument("--sequence-parallel", action="store_true",
                         help="split norms and dropouts along the sequence over the tp ranks")
     add_activations(parser)
@@ -85,7 +88,9 @@ def _options(args: argparse.Namespace, dp: int | None) -> dict[str, object]:
     """calc.memory's keyword arguments from the flags."""
     return dict(gpu=args.gpu, seq_len=args.seq_len, dtype=args.dtype, recipe=args.recipe,
                 optimizer=args.optimizer, zero=args.zero, dp=dp, tp=args.tp, pp=args.pp,
-                cp=args.cp, ep=args.ep, vpp=args.vpp, sequence_parallel=args.sequence_parallel,
+                cp=args.cp, ep=args.ep, vpp=args.vpp,
+                split_embedding_loss=args.split_embedding_loss,
+                sequence_parallel=args.sequence_parallel,
                 precision=args.precision, offload_optimizer=args.offload_optimizer,
                 offload_params=args.offload_params, system=args.system,
                 host_memory_gib=args.host_memory_gib, gpus_per_node=args.gpus_per_node,

@@ -35,7 +35,9 @@ from calc.timing.search import Candidate, Search, search
 TOP = 10
 REJECTED = 5
 MEMORY_DTYPE = {"fp8": "bf16"}
-SEARCHED = ("Searched: tp within a node dividing the heads, pp up to the layers, vpp up to 8, "
+SEARCHED = ("Searched: tp within a node dividing the heads, pp up to the layers, vpp up to 8 "
+            "(e+l: the embedding and the loss split as two more layers, where the layers alone "
+            "do not divide), "
             "cp in powers of two up to 8, ep dividing experts and dp, micro-batches in powers "
             "of two dividing B/dp, recompute none/selective/full, ZeRO 0-3 (0-1 with pp > 1), "
             "sequence parallelism with tp > 1; flash attention (on unless told otherwise), dtype, "
@@ -115,7 +117,7 @@ class SearchSetup:
 
 def search_layouts(spec: ModelSpec, *, gpu: str, gpus: int, global_batch: int,
                    seq_len: int | None = None, system: str | None = None, dtype: str = "bf16",
-                   framework: str = "megatron", dropout: bool = True,
+                   framework: str = "megatron", dropout: bool = False,
                    flash_attention: bool = True,
                    price_rejected: bool = True) -> tuple[SearchSetup, Search]:
     """Every valid layout of `spec` priced (calc.timing.search), with what priced them."""
@@ -158,7 +160,7 @@ def _distinct(candidates: list[Candidate], limit: int,
 
 def layout(model: str | ModelSpec | Preset, *, gpu: str, gpus: int, global_batch: int,
            seq_len: int | None = None, system: str | None = None, dtype: str = "bf16",
-           framework: str = "megatron", dropout: bool = True) -> LayoutReport:
+           framework: str = "megatron", dropout: bool = False) -> LayoutReport:
     """Rank every valid layout of `model` on `gpus` GPUs for `global_batch` sequences."""
     preset = resolve(model)
     setup, found = search_layouts(preset.spec, gpu=gpu, gpus=gpus, global_batch=global_batch,

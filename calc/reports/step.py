@@ -123,7 +123,7 @@ def step(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None
     mem = memory(preset, gpu=device.name, seq_len=lay.seq_len, micro_batch=lay.micro_batch,
                  dtype=MEMORY_DTYPE.get(lay.dtype, lay.dtype), zero=lay.zero, dp=lay.dp,
                  tp=lay.tp, pp=lay.pp, cp=lay.cp, ep=lay.ep, vpp=lay.vpp,
-                 recompute=lay.recompute, sequence_parallel=lay.sequence_parallel,
+                 split_embedding_loss=lay.split_embedding_loss, recompute=lay.recompute, sequence_parallel=lay.sequence_parallel,
                  flash_attention=lay.flash_attention, dropout=lay.dropout).memory
     return StepReport(
         model=preset.name, title=preset.title, source=preset.source, gpu=device.name,

@@ -78,18 +78,34 @@ def proposals(spec: ModelSpec, gpus: int, global_batch: int, seq_len: int,
                 if global_batch % dp:
                     continue
                 per_rank = global_batch // dp
-                # one stage per GPU whatever the split; interleaving where the layers divide
-                vpps = [1, *(v for v in range(2, MAX_VPP + 1) if layers % (pp * v) == 0)] \
-                    if pp > 1 else [1]
                 eps = [e for e in _divisors(dp) if experts % e == 0] if spec.moe else [1]
-                for vpp in vpps:
+                for vpp, split in _pipeline_splits(layers, pp):
                     for ep in eps:
                         for micro_batch in (b for b in _powers_of_two(per_rank)
                                             if per_rank % b == 0):
                             yield {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": ep,
-                                   "vpp": vpp, "micro_batch": micro_batch,
+                                   "vpp": vpp, "split_embedding_loss": split,
+                                   "micro_batch": micro_batch,
                                    "global_batch": global_batch, "seq_len": seq_len,
                                    "flash_attention": True, **fixed}
+
+
+def _pipeline_splits(layers: int, pp: int) -> list[tuple[int, bool]]:
+    """(vpp, split_embedding_loss) pairs to try (`_even`), up to MAX_VPP chunks per GPU."""
+    if pp == 1:
+        return [(1, False)]
+    return [(vpp, split) for vpp in range(1, MAX_VPP + 1) for split in (False, True)
+            if _even(layers, pp, vpp, split)]
+
+
+def _even(layers: int, pp: int, vpp: int, split: bool) -> bool:
+    """One stage per GPU whatever the split; interleaving where the chunks divide the layers,
+    or the layers with the embedding and the loss counted as two more where the layers alone
+    do not divide (Llama 3's 126 layers in 16 × 8 chunks)."""
+    chunks = pp * vpp
+    if split:
+        return layers % chunks != 0 and (layers + 2) % chunks == 0
+    return vpp == 1 or layers % chunks == 0
 
 
 def outside(spec: ModelSpec, layout: Layout, gpus_per_node: int) -> str | None:
@@ -101,8 +117,9 @@ def outside(spec: ModelSpec, layout: Layout, gpus_per_node: int) -> str | None:
         f"cp {layout.cp} is not a power of two up to {MAX_CP}":
             layout.cp not in _powers_of_two(MAX_CP),
         f"vpp {layout.vpp} > {MAX_VPP}": layout.vpp > MAX_VPP,
-        f"pp × vpp = {layout.pp * layout.vpp} does not divide the {spec.n_layers} layers":
-            layout.vpp > 1 and spec.n_layers % (layout.pp * layout.vpp) != 0,
+        f"pp × vpp = {layout.pp * layout.vpp} does not divide the {spec.n_layers} layers"
+        + (" + embedding + loss" if layout.split_embedding_loss else ""):
+            not _even(spec.n_layers, layout.pp, layout.vpp, layout.split_embedding_loss),
         f"micro-batch {layout.micro_batch} is not a power of two":
             layout.micro_batch not in _powers_of_two(per_rank),
         f"ep {layout.ep} does not divide the {experts} experts": experts % layout.ep != 0,
@@ -126,8 +143,8 @@ def variants(base: Layout) -> Iterator[Layout]:
 def memory_symbols(spec: ModelSpec, base: dict[str, Any], layout: Layout) -> dict[str, Any]:
     """calc.formulas.memory's symbols for `layout`, on top of the model's (`base`): the most
     loaded GPU's layers and KV heads follow the layout's tp and pp."""
-    return {**base, **stage_values(spec, layout.tp, layout.pp), "b": layout.micro_batch,
-            "n_tp": layout.tp, "n_pp": layout.pp,
+    stage = stage_values(spec, layout.tp, layout.pp, layout.split_embedding_loss)
+    return {**base, **stage, "b": layout.micro_batch, "n_tp": layout.tp, "n_pp": layout.pp,
             "n_dp": layout.dp, "n_cp": layout.cp, "n_ep": layout.ep, "n_vp": layout.vpp,
             "i_vp": int(layout.vpp > 1), "i_z1": int(layout.zero >= 1),
             "i_z2": int(layout.zero >= 2), "i_z3": int(layout.zero >= 3),
@@ -139,8 +156,10 @@ def memory_symbols(spec: ModelSpec, base: dict[str, Any], layout: Layout) -> dic
 def memory_total(spec: ModelSpec, base: dict[str, Any], layout: Layout, cache: dict) -> float:
     """calc.formulas.memory's total (model states + activations), each part cached by the
     fields it reads."""
-    states_key = ("states", layout.tp, layout.pp, layout.dp, layout.cp, layout.ep, layout.zero)
-    activations_key = ("activations", layout.tp, layout.pp, layout.cp, layout.vpp,
+    states_key = ("states", layout.tp, layout.pp, layout.split_embedding_loss, layout.dp,
+                  layout.cp, layout.ep, layout.zero)
+    activations_key = ("activations", layout.tp, layout.pp, layout.split_embedding_loss,
+                       layout.cp, layout.vpp,
                        layout.micro_batch, layout.recompute, layout.sequence_parallel,
                        layout.flash_attention, layout.dropout)
     if states_key not in cache or activations_key not in cache:

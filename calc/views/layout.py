@@ -16,7 +16,8 @@ def _table(title: str, rows: list[RankedLayout]) -> Table:
                           Column("memory GiB", "ratio"), Column("why")])
     for rank, row in enumerate(rows, 1):
         o = row.layout
-        table.add(rank, str(o.tp), str(o.pp), str(o.vpp), str(o.dp), str(o.cp), str(o.ep),
+        vpp = f"{o.vpp} (e+l)" if o.split_embedding_loss else str(o.vpp)
+        table.add(rank, str(o.tp), str(o.pp), vpp, str(o.dp), str(o.cp), str(o.ep),
                   str(o.micro_batch), o.recompute, str(o.zero),
                   "yes" if o.sequence_parallel else "", row.step_time_s, row.mfu,
                   row.memory_per_gpu_bytes / GIB, row.why)
