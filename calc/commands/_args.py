@@ -257,3 +257,35 @@ def add_precision(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--precision", default="bf16", choices=list(GEMM_PRECISIONS),
                         help="GEMM recipe: the layers' projections in fp8 (Transformer Engine), "
                              "mxfp8 or nvfp4 (Blackwell); default bf16 (the --dtype)")
+
+
+def add_offload(parser: argparse.ArgumentParser, system: bool = False,
+                timing: bool = False) -> None:
+    """ZeRO-Offload / ZeRO-Infinity flags (calc.spec.offload) that memory, step and layout
+    share (`system=True` adds --system to the group, for a command without one; `timing=True`
+    the NVMe rates the step time needs); `offload(args)` reads them back."""
+    group = parser.add_argument_group("offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity)")
+    group.add_argument("--offload-optimizer", choices=("none", "cpu", "nvme"),
+                       help="fp32 master weights, optimizer states and fp32 gradients off "
+                            "the GPU (needs --zero >= 1)")
+    group.add_argument("--offload-params", choices=("none", "cpu", "nvme"),
+                       help="the ZeRO-3 parameter partitions off the GPU (needs --zero 3)")
+    if system:
+        group.add_argument("--system", help="systems-catalogue name whose node host memory "
+                                            "bounds the offload (default: the GPU's system)")
+    group.add_argument("--host-memory-gib", type=number("host_memory_gib"),
+                       help="host memory per node, GiB (instead of the system's)")
+    group.add_argument("--gpus-per-node", type=positive_int,
+                       help="GPUs sharing a node's host memory (default: the system's, or 8)")
+    if timing:
+        for way in ("read", "write"):
+            group.add_argument(f"--nvme-{way}-gb-s", type=number("nvme_gb_s"),
+                               help=f"the node's NVMe {way} bandwidth, GB/s, drives together "
+                                    f"(default: the system's, where published)")
+
+
+def offload(args: argparse.Namespace) -> dict[str, object]:
+    """The keyword arguments add_offload's flags set (None where not given)."""
+    names = ("offload_optimizer", "offload_params", "host_memory_gib", "gpus_per_node",
+             "nvme_read_gb_s", "nvme_write_gb_s")
+    return {name: getattr(args, name) for name in names if hasattr(args, name)}

@@ -14,9 +14,11 @@ from calc.commands._args import (
     add_format,
     add_formula,
     add_model,
+    add_offload,
     add_precision,
     finetune,
     number,
+    offload,
     positive_int,
     show_formulas,
 )
@@ -65,18 +67,7 @@ def _parser() -> Parser:
     parser.add_argument("--sequence-parallel", action="store_true",
                         help="split norms and dropouts along the sequence over the tp ranks")
     add_activations(parser)
-    offload = parser.add_argument_group("offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity)")
-    offload.add_argument("--offload-optimizer", choices=("none", "cpu", "nvme"),
-                         help="fp32 master weights, optimizer states and fp32 gradients off "
-                              "the GPU (needs --zero >= 1)")
-    offload.add_argument("--offload-params", choices=("none", "cpu", "nvme"),
-                         help="the ZeRO-3 parameter partitions off the GPU (needs --zero 3)")
-    offload.add_argument("--system", help="systems-catalogue name whose node host memory "
-                                          "bounds the offload (default: the GPU's system)")
-    offload.add_argument("--host-memory-gib", type=number("host_memory_gib"),
-                         help="host memory per node, GiB (instead of --system)")
-    offload.add_argument("--gpus-per-node", type=positive_int,
-                         help="GPUs sharing a node's host memory (default: the system's, or 8)")
+    add_offload(parser, system=True)
     add_finetune(parser)
     add_precision(parser)
     add_formula(parser)
@@ -91,9 +82,7 @@ def _options(args: argparse.Namespace, dp: int | None) -> dict[str, object]:
                 cp=args.cp, ep=args.ep, vpp=args.vpp,
                 split_embedding_loss=args.split_embedding_loss,
                 sequence_parallel=args.sequence_parallel,
-                precision=args.precision, offload_optimizer=args.offload_optimizer,
-                offload_params=args.offload_params, system=args.system,
-                host_memory_gib=args.host_memory_gib, gpus_per_node=args.gpus_per_node,
+                precision=args.precision, system=args.system, **offload(args),
                 **activations(args), **finetune(args))
 
 

@@ -84,6 +84,16 @@ def optimizer_bytes_per_param(grad_bytes: int) -> int:
                                                               + recipe.weights)
 
 
+def updated_params(terms: ModelTerms, layout: Layout) -> float:
+    """Parameters one GPU's optimizer step updates: those it holds, its 1/(d·cp) partition of
+    them under ZeRO ≥ 1 (experts: over the d·cp/ep ranks that share them)."""
+    dense, expert = params_on_gpu(terms, layout)
+    if layout.zero >= 1:
+        dense, expert = (dense / (layout.dp * layout.cp),
+                         expert * layout.ep / (layout.dp * layout.cp))
+    return dense + expert
+
+
 def _micro_batch_key(layout: Layout) -> tuple:
     """The fields compute and per-micro-batch communication read: layouts equal on these
     share them (the layout search's cache)."""
@@ -145,11 +155,7 @@ def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Networ
         dp += exposed_by_chunk(grads.grad_reduce, backward + comm.tp_backward)
     if layout.zero in (1, 2):  # the updated weights, gathered for the next forward
         dp += exposed_by_chunk(grads.param_gather, forward + comm.tp_forward)
-    dense, expert = params_on_gpu(terms, layout)
-    if layout.zero >= 1:
-        dense, expert = (dense / (layout.dp * layout.cp),
-                         expert * layout.ep / (layout.dp * layout.cp))
-    optimizer = optimizer_time(dense + expert,
+    optimizer = optimizer_time(updated_params(terms, layout),
                                optimizer_bytes_per_param(framework.grad_reduce_bytes), device)
     breakdown = dict(zip(PARTS[:7], (m * value for value in per_mb), strict=True))
     breakdown["pipeline_bubble"] = (layout.pp - 1) / layout.vpp * micro_batch

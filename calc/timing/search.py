@@ -7,8 +7,9 @@ validators a user's layout meets (calc.spec.layout), so no rule is written twice
 
 Axes: tp (a divisor of the heads, within one node), pp (up to the layers), vpp (interleaving
 that divides the layers), cp (powers of two up to 8, for sequences that split), ep (divisors of
-the experts and of dp), the micro-batch (powers of two dividing B/dp), recomputation, ZeRO stage and
-sequence parallelism (with tp > 1). Flash attention is assumed available, dropout as given.
+the experts and of dp), the micro-batch (powers of two dividing B/dp), recomputation, ZeRO stage
+and sequence parallelism (with tp > 1), and when asked the offload of the optimizer (ZeRO ≥ 1)
+and of the parameters (ZeRO 3). Flash attention is assumed available, dropout as given.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from calc.timing.compute import Device
 from calc.timing.constants import FrameworkConstants
 from calc.timing.network import Network
 from calc.timing.operators import ModelTerms
-from calc.timing.schedule import StepTime, step_time
+from calc.timing.offload import HostSide, offload_traffic, with_offload
+from calc.timing.schedule import StepTime, step_time, updated_params
 
 MAX_CP = 8
 MAX_VPP = 8
@@ -42,6 +44,28 @@ class Candidate:
     time: StepTime
     memory_bytes: float
     fits: bool
+    offload: tuple[str, str] = ("none", "none")  # (optimizer, parameters): none, cpu or nvme
+    host_bytes_per_node: float = 0.0  # offloaded states in one node's host memory
+
+
+@dataclass(frozen=True)
+class OffloadChoice:
+    """Offload the search also tries (calc.timing.offload), and the host that bounds it."""
+
+    optimizer: str  # cpu | nvme | none
+    params: str
+    host: HostSide
+    host_memory: float | None  # bytes per node; None: not checked
+    overlap: bool  # gradient copies hidden behind the backward (the framework's overlap)
+
+    def placements(self, layout: Layout) -> list[tuple[str, str]]:
+        """(optimizer, parameters) placements valid for `layout`'s ZeRO stage, none first."""
+        found = [("none", "none")]
+        if layout.zero >= 1 and self.optimizer != "none":
+            found.append((self.optimizer, "none"))
+        if layout.zero == 3 and self.params != "none":
+            found.append((self.optimizer, self.params))
+        return found
 
 
 @dataclass(frozen=True)
@@ -170,19 +194,40 @@ def memory_total(spec: ModelSpec, base: dict[str, Any], layout: Layout, cache: d
     return cache[states_key] + cache[activations_key]
 
 
+def offloaded(spec: ModelSpec, base: dict[str, Any], layout: Layout, time: StepTime,
+              total: float, placement: tuple[str, str], choice: OffloadChoice,
+              terms: ModelTerms) -> tuple[StepTime, float, float]:
+    """(step time, GPU memory, host memory per node) of `layout` with `placement`:
+    calc.formulas.offload's bytes, priced by calc.timing.offload."""
+    optimizer, params = placement
+    s = memory_symbols(spec, base, layout)
+    values = _compiled.offload({**s, "i_off_o": int(optimizer != "none"),
+                                "i_off_p": int(params != "none")})
+    host = (values["optimizer_host"] * (optimizer == "cpu")
+            + values["params_host"] * (params == "cpu")) * choice.host.gpus_per_node
+    gpu = total + values["params_gpu_live"] - values["optimizer_gpu_freed"] \
+        - values["params_gpu_freed"]
+    priced = with_offload(time, layout, offload_traffic(values, optimizer, params), choice.host,
+                          updated_params(terms, layout), choice.overlap)
+    return priced, gpu, host
+
+
 def _order(candidate: Candidate) -> tuple:
     """Fastest first; among equal times the simpler layout (lower ZeRO stage, less
     recomputation, fewer model-parallel ranks)."""
     o = candidate.layout
-    return (round(candidate.time.step, 9), o.zero, RECOMPUTE.index(o.recompute),
-            o.tp * o.pp * o.cp * o.ep, o.vpp, not o.sequence_parallel)
+    return (round(candidate.time.step, 9), o.zero, candidate.offload != ("none", "none"),
+            RECOMPUTE.index(o.recompute), o.tp * o.pp * o.cp * o.ep, o.vpp,
+            not o.sequence_parallel)
 
 
 def search(spec: ModelSpec, terms: ModelTerms, gpu: GPU, device: Device, network: Network,
            framework: FrameworkConstants, base_symbols: dict[str, Any], gpus: int,
-           global_batch: int, fixed: dict[str, Any], price_rejected: bool = True) -> Search:
+           global_batch: int, fixed: dict[str, Any], price_rejected: bool = True,
+           offload: OffloadChoice | None = None) -> Search:
     """Price every valid layout; `fixed` pins fields for all (dtype, framework, dropout).
-    Without `price_rejected`, layouts that do not fit are counted but not timed."""
+    Without `price_rejected`, layouts that do not fit are counted but not timed. With
+    `offload`, each layout whose ZeRO stage allows it is also priced offloaded."""
     start = time.perf_counter()
     ranked, rejected, evaluated = [], [], 0
     cache: dict = {}
@@ -194,14 +239,24 @@ def search(spec: ModelSpec, terms: ModelTerms, gpu: GPU, device: Device, network
         except (ValidationError, CalcError):
             continue
         for layout in variants(base):
-            evaluated += 1
             total = memory_total(spec, base_symbols, layout, cache)
-            fits = total <= capacity
-            if not fits and not price_rejected:
-                continue
-            candidate = Candidate(layout, step_time(terms, layout, device, network, framework,
-                                                    cache), total, fits)
-            (ranked if fits else rejected).append(candidate)
+            for placement in offload.placements(layout) if offload else [("none", "none")]:
+                evaluated += 1
+                memory, host = total, 0.0
+                if placement != ("none", "none"):
+                    assert offload is not None
+                    priced, memory, host = offloaded(
+                        spec, base_symbols, layout, step_time(terms, layout, device, network,
+                                                              framework, cache),
+                        total, placement, offload, terms)
+                fits = memory <= capacity and (offload is None or offload.host_memory is None
+                                               or host <= offload.host_memory)
+                if not fits and not price_rejected:
+                    continue
+                if placement == ("none", "none"):
+                    priced = step_time(terms, layout, device, network, framework, cache)
+                candidate = Candidate(layout, priced, memory, fits, placement, host)
+                (ranked if fits else rejected).append(candidate)
     ranked.sort(key=_order)
     rejected.sort(key=_order)
     return Search(ranked, rejected, evaluated, time.perf_counter() - start)
