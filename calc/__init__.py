@@ -21,34 +21,42 @@ package never imports torch (the verifier, calc.verify, does) and its report pat
 sympy (formulas are compiled into calc._compiled).
 """
 
-from calc.errors import CalcError, UnknownNameError
-from calc.evaluate import count_flops, count_params
-from calc.hf import spec_from_hf_config
-from calc.presets import Preset, get_gpu, list_presets, load_gpus, load_model, load_preset
-from calc.reports.estimate import Report, estimate
-from calc.spec import (
-    GPU,
-    AttentionSpec,
-    ComputeBudget,
-    FFNSpec,
-    InferenceWorkload,
-    MLASpec,
-    ModelSpec,
-    MoESpec,
-    NormSpec,
-    PositionSpec,
-    TrainingMemory,
-    Workload,
-)
-from calc.views import render
+from calc.lazy import lazy_getattr
+from calc.views import render  # and with it calc.document.renderer: reports show in notebooks
 
 __version__ = "0.1.0"
 
-# Imported on first use (PEP 562): numpy, pandas, sympy and the other reports stay off
-# `import calc` and the report's path (bench/startup.py). name -> "module:attribute". No module
-# directly under calc/ shares one of these names, so importing a report's module never turns
-# calc.<name> into a module (tests/test_layout.py).
+# Every name loads on first use (PEP 562, calc.lazy): `python -m calc` imports this package before
+# any command runs, so what it imports every command pays for (bench/startup.py); numpy, pandas,
+# sympy, torch, pydantic and the reports stay off `import calc`. name -> "module:attribute". No
+# module directly under calc/ shares one of these names, so importing a report's module never
+# turns calc.<name> into a module (tests/test_layout.py).
 _LAZY = {
+    "CalcError": "calc.errors:CalcError",
+    "UnknownNameError": "calc.errors:UnknownNameError",
+    "count_flops": "calc.evaluate:count_flops",
+    "count_params": "calc.evaluate:count_params",
+    "spec_from_hf_config": "calc.hf:spec_from_hf_config",
+    "Preset": "calc.presets:Preset",
+    "get_gpu": "calc.presets:get_gpu",
+    "list_presets": "calc.presets:list_presets",
+    "load_gpus": "calc.presets:load_gpus",
+    "load_model": "calc.presets:load_model",
+    "load_preset": "calc.presets:load_preset",
+    "estimate": "calc.reports.estimate:estimate",
+    "Report": "calc.reports.estimate:Report",
+    "GPU": "calc.spec.hardware:GPU",
+    "AttentionSpec": "calc.spec.model:AttentionSpec",
+    "ComputeBudget": "calc.spec.budget:ComputeBudget",
+    "FFNSpec": "calc.spec.model:FFNSpec",
+    "InferenceWorkload": "calc.spec.inference:InferenceWorkload",
+    "MLASpec": "calc.spec.model:MLASpec",
+    "ModelSpec": "calc.spec.model:ModelSpec",
+    "MoESpec": "calc.spec.model:MoESpec",
+    "NormSpec": "calc.spec.model:NormSpec",
+    "PositionSpec": "calc.spec.model:PositionSpec",
+    "TrainingMemory": "calc.spec.memory:TrainingMemory",
+    "Workload": "calc.spec.workload:Workload",
     "memory": "calc.reports.memory:memory",
     "MemoryReport": "calc.reports.memory:MemoryReport",
     "infer": "calc.reports.infer:infer",
@@ -72,24 +80,6 @@ _LAZY = {
     "model_formulas": "calc.reports.formulas:model_formulas",
     "plot": "calc.views.plot:plot",
 }
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
-
-def __getattr__(name: str) -> object:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'calc' has no attribute {name!r}")
-    import importlib
-
-    module, _, attribute = _LAZY[name].partition(":")
-    value = getattr(importlib.import_module(module), attribute)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
-
-
-__all__ = [  # the eager names, then the lazy ones
-    "GPU", "AttentionSpec", "CalcError", "ComputeBudget", "FFNSpec", "InferenceWorkload",
-    "MLASpec", "MoESpec", "ModelSpec", "NormSpec", "PositionSpec", "Preset", "Report",
-    "TrainingMemory", "UnknownNameError", "Workload", "count_flops", "count_params", "estimate",
-    "get_gpu", "list_presets", "load_gpus", "load_model", "load_preset", "render",
-    "spec_from_hf_config",
-    *_LAZY,
-]
+__all__ = ["render", *_LAZY]

@@ -6,7 +6,6 @@ Every error a user can cause is a `CalcError`; the CLI prints `str(error)` as on
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
@@ -18,6 +17,8 @@ class UnknownNameError(CalcError, KeyError):
     """An unknown preset, GPU or other catalogue name; suggests the closest known ones."""
 
     def __init__(self, kind: str, name: str, known: Iterable[str], listing: str = ""):
+        import difflib  # only when a name is wrong: not on every command's path
+
         known = sorted(known)
         close = difflib.get_close_matches(name.lower(), known, n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else ""

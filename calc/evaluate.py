@@ -102,12 +102,15 @@ class ParamCounts:
     mtp: int  # multi-token-prediction modules, not part of total
 
 
-def stage_values(spec: ModelSpec, tp: int, pp: int) -> dict[str, int]:
+def stage_values(spec: ModelSpec, tp: int, pp: int,
+                 split_embedding_loss: bool = False) -> dict[str, int]:
     """What of `spec` the most loaded GPU holds (calc.formulas.memory): L_s = ⌈L/p⌉ layers of
-    the first pipeline stage (the first stages take the remainder), how many of them have each
-    mixer and FFN kind (L_sm MoE, L_s_att attention, ...), and h_t = ⌈h_kv/t⌉ whole key/value
-    heads on one tensor-parallel rank."""
-    first = -(-spec.n_layers // pp)
+    the first pipeline stage (the first stages take the remainder; ⌈(L+2)/p⌉ − 1 where the
+    split counts the embedding and the loss as layers), how many of them have each mixer and
+    FFN kind (L_sm MoE, L_s_att attention, ...), and h_t = ⌈h_kv/t⌉ whole key/value heads on
+    one tensor-parallel rank."""
+    first = (-(-(spec.n_layers + 2) // pp) - 1 if split_embedding_loss and pp > 1
+             else -(-spec.n_layers // pp))
     mixers, ffns = spec.mixer_kinds[:first], spec.ffn_kinds[:first]
     return {"L_s": first, "L_sm": ffns.count("moe"), "L_s_dense": ffns.count("dense"),
             "L_s_att": sum("attention" in m for m in mixers),

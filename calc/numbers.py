@@ -57,6 +57,8 @@ RANGES: dict[str, Range] = {
     "pue": Range(1, 10, example="1.1"),
     "grid_intensity": Range(0, 1e4, example="385 (g CO2e per kWh)"),
     "host_memory_gib": Range(0, 1 << 24, open_low=True, example="2048"),
+    # a node's NVMe drives together (ZeRO-Infinity), GB/s
+    "nvme_gb_s": Range(0, 1e5, open_low=True, example="10 (four PCIe Gen4 drives read)"),
 }
 
 

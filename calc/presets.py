@@ -14,7 +14,7 @@ import tomllib
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationError
 
@@ -22,7 +22,9 @@ from calc.errors import CalcError, UnknownNameError, one_line
 from calc.files import read_mapping
 from calc.spec import GPU, Dtype, ModelSpec, StorageDtype, System
 from calc.spec.model import Frozen
-from calc.spec.throughput import PublishedThroughput
+
+if TYPE_CHECKING:  # the throughput schema loads with the runs, not with every preset
+    from calc.spec.throughput import PublishedThroughput
 
 DATA_PACKAGE = "calc.preset_data"  # the top-level presets/ folder, shipped as package data
 
@@ -309,6 +311,8 @@ def system_for_gpu(gpu_name: str) -> System:
 @cache
 def load_throughput_runs() -> dict[str, PublishedThroughput]:
     """presets/throughput.toml: published runs with their layout and measured throughput."""
+    from calc.spec.throughput import PublishedThroughput
+
     path = _data_dir() / "throughput.toml"
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     runs = {}

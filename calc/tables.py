@@ -7,8 +7,6 @@ ends with the conventions the numbers were counted under.
 
 from __future__ import annotations
 
-import csv
-import html
 import io
 import json
 import math
@@ -24,7 +22,7 @@ from calc.errors import CalcError
 FORMATS = ("text", "markdown", "json", "csv", "latex", "html")
 # Text output: the width when stdout is not a terminal, and how prose columns wrap.
 TEXT_WIDTH, WRAP, MIN_WRAP = 100, 60, 16
-_TABULATE = {"text": "simple", "markdown": "github", "latex": "latex_raw", "html": "html"}
+_TABULATE = {"markdown": "github", "latex": "latex_raw", "html": "html"}  # text: simple_table
 _LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}",
                                                     "^": r"\textasciicircum{}",
                                                     "\\": r"\textbackslash{}"}
@@ -36,7 +34,9 @@ def human(value: float, unit: str = "") -> str:
     """A decimal-prefixed short form: 6.74 B, 14.3 GFLOP (G for FLOPs, B for counts)."""
     if value is None or not math.isfinite(value):
         return "" if value is None else str(value)
-    magnitude = abs(value)
+    # Round to the 3 significant digits shown before choosing the prefix: 999,885,952 is
+    # "1 B", not "1e+03 M".
+    magnitude = abs(float(f"{value:.3g}"))
     if magnitude >= 1e27:
         return f"{value:.3g}".replace("e+", "e") + (f" {unit}" if unit else "")
     for scale, prefix in _PREFIXES:
@@ -181,6 +181,8 @@ def _raw_rows(table: Table) -> list[list[Any]]:
 def _csv(tables: list[Table], notes: list[str]) -> str:
     """One tidy table: a line per cell, `table, row, column, value` (the row named by its first
     cell), the raw numbers; the notes as table "notes", column "note"."""
+    import csv  # the csv format's own module: not on the text path (bench/startup.py)
+
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["table", "row", "column", "value"])
@@ -195,6 +197,8 @@ def _csv(tables: list[Table], notes: list[str]) -> str:
 
 def _csv_table(table: Table) -> str:
     """One table as it prints: a header, then a line per row, the raw numbers."""
+    import csv
+
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([c.name for c in table.columns])
@@ -220,8 +224,6 @@ def _fitted(rows: list[list[str]], headers: list[str], table: Table, width: int)
     """The text table, fitted to `width` as far as wrapping goes: prose columns wrap at 60,
     headers to their column's cells, then the widest prose column narrows, again and again
     (row names to no less than 32, others to 16). Numbers never wrap."""
-    from tabulate import tabulate
-
     prose = [i for i, c in enumerate(table.columns) if c.kind == "text"]
     cells = [max([len(line) for row in rows for line in row[i].splitlines()] + [MIN_WRAP])
              for i in range(len(headers))]
@@ -231,8 +233,7 @@ def _fitted(rows: list[list[str]], headers: list[str], table: Table, width: int)
     def draw(heads: list[str]) -> str:
         wrapped = [[_wrap(cell, limits[i]) if i in limits else cell
                     for i, cell in enumerate(row)] for row in rows]
-        return tabulate(wrapped, headers=heads, tablefmt="simple",
-                        colalign=_align(table), disable_numparse=True)
+        return simple_table(wrapped, heads, _align(table))
 
     def too_wide(body: str) -> bool:
         return max(map(len, body.splitlines()), default=0) > width
@@ -254,6 +255,49 @@ def _fitted(rows: list[list[str]], headers: list[str], table: Table, width: int)
     return body
 
 
+def simple_table(rows: list[list[str]], headers: list[str], aligns: list[str]) -> str:
+    """The text format's table, exactly as tabulate draws it with tablefmt="simple", colalign=
+    `aligns` ("left"/"right") and disable_numparse=True (tests/test_tables.py compares them):
+    each column as wide as its widest line or its header + 2, cells stripped and padded, columns
+    two spaces apart, a row of dashes under the headers, trailing spaces cut. A cell or header
+    with "\n" spans lines; widths are len() (no wide or ANSI-coloured characters), no "\r".
+    Drawn here rather than by tabulate: importing tabulate reads its package metadata, which
+    costs more than the main report takes to draw its tables (bench/startup.py)."""
+    if not rows:  # tabulate aligns the headers of a table without rows to the left
+        aligns = ["left"] * len(headers)
+    multiline = any("\n" in cell for row in [headers, *rows] for cell in row)  # before strip
+    rows = [[cell.strip() for cell in row] for row in rows]
+    widths = [max([_width(head) + 2, *(_width(row[i]) for row in rows)])
+              for i, head in enumerate(headers)]
+
+    def lines(cells: list[str], header: bool = False) -> list[str]:
+        # each cell's lines padded to its column, a short cell filled with blanks; as in
+        # tabulate, an empty cell of a multi-line table has no line (a row of them none)
+        split = [cell.split("\n") if cell or header or not multiline else [] for cell in cells]
+        out = []
+        for k in range(max(map(len, split), default=0)):
+            parts = [part[k] if k < len(part) else "" for part in split]
+            out.append("  ".join(part.rjust(width) if align == "right" else part.ljust(width)
+                                 for part, width, align in zip(parts, widths, aligns, strict=True))
+                       .rstrip())
+        return out
+
+    drawn = [*lines(headers, header=True), "  ".join("-" * width for width in widths)]
+    for row in rows:
+        drawn += lines(row)
+    return "\n".join(drawn)
+
+
+def _width(text: str) -> int:
+    return max(len(line) for line in text.split("\n"))
+
+
+def _html_escape(text: str) -> str:
+    import html  # its entity table loads with the html format, not on the text path
+
+    return html.escape(text)
+
+
 def _align(table: Table) -> list[str]:
     return ["left" if c.kind in ("text", "latex") else "right" for c in table.columns]
 
@@ -262,8 +306,6 @@ def render_tables(title: str, tables: list[Table], notes: list[str], fmt: str,
                   only: str | None = None) -> str:
     """One document in `fmt` (not json): a title, the tables, then the notes; with `only` (a
     table_key), that table alone (csv: its header and rows)."""
-    from tabulate import tabulate  # imported here: json output does not need it
-
     if only is not None:
         chosen = select(tables, only)
         if fmt == "csv":
@@ -273,19 +315,18 @@ def render_tables(title: str, tables: list[Table], notes: list[str], fmt: str,
         return _csv(tables, notes)
     width = text_width()
     parts: list[str] = []
-    style = _TABULATE[fmt]
     heading = {"text": "{}", "markdown": "### {}", "latex": "% {}",
                "html": "<h3>{}</h3>"}[fmt]
     if fmt == "markdown":
         parts.append(f"## {title}")
     elif fmt == "html":
-        parts.append(f"<h2>{html.escape(title)}</h2>")
+        parts.append(f"<h2>{_html_escape(title)}</h2>")
     elif fmt == "latex":
         parts.append(f"% {_latex_text(title)}")
     else:
         parts.append(title)
     for table in tables:
-        name = html.escape(table.title) if fmt == "html" else table.title
+        name = _html_escape(table.title) if fmt == "html" else table.title
         name = _latex_text(name) if fmt == "latex" else name
         rows = table.formatted()
         if fmt != "text":  # formulas as inline maths: $...$ compiles in LaTeX and renders in
@@ -304,12 +345,14 @@ def render_tables(title: str, tables: list[Table], notes: list[str], fmt: str,
         if fmt == "text":  # prose columns wrapped to fit the terminal
             body = _fitted(rows, headers, table, width)
         else:
-            body = tabulate(rows, headers=headers, tablefmt=style,
+            from tabulate import tabulate  # markdown, latex and html tables
+
+            body = tabulate(rows, headers=headers, tablefmt=_TABULATE[fmt],
                             colalign=_align(table), disable_numparse=True)
         parts.append(f"{heading.format(name)}\n{body}")
     if notes:
         if fmt == "html":
-            items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+            items = "".join(f"<li>{_html_escape(n)}</li>" for n in notes)
             parts.append(f"<ul class=\"conventions\">{items}</ul>")
         elif fmt == "latex":
             parts.append("\n".join(f"% {_latex_text(n)}" for n in notes))

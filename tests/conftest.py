@@ -34,9 +34,13 @@ def cli(capsys):
     return run
 
 
-def heavy_imports(argv: tuple[str, ...]) -> list[str]:
-    """Run `python -m calc *argv` in a fresh interpreter (it must exit 0) and return the torch,
-    sympy and numpy modules it imported: the CLI's hot path should import none."""
+HEAVY = ("torch", "sympy", "numpy")
+
+
+def heavy_imports(argv: tuple[str, ...], heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    """Run `python -m calc *argv` in a fresh interpreter (it must exit 0) and return the modules
+    it imported that are one of `heavy` or inside one (default torch, sympy and numpy: the CLI's
+    hot path should import none)."""
     code = "\n".join([
         "import json, runpy, sys",
         f"sys.argv = ['calc', *{argv!r}]",
@@ -44,7 +48,8 @@ def heavy_imports(argv: tuple[str, ...]) -> list[str]:
         "    runpy.run_module('calc', run_name='__main__')",
         "except SystemExit as exit_:",
         "    assert exit_.code == 0",
-        "heavy = [m for m in sys.modules if m.split('.')[0] in ('torch', 'sympy', 'numpy')]",
+        f"heavy = [m for m in sys.modules if any(m == h or m.startswith(h + '.') "
+        f"for h in {heavy!r})]",
         "print(json.dumps(heavy))",
     ])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -9,11 +9,13 @@ from types import SimpleNamespace
 import pytest
 
 from calc.errors import CalcError
-from calc.evaluate import count_flops
+from calc.evaluate import count_flops, count_params, stage_values
 from calc.presets import get_gpu, load_preset
+from calc.reports.memory import memory
 from calc.spec.layout import check, make_layout
 from calc.timing.collectives import all_gather, all_reduce, all_to_all, p2p, ring_all_reduce
 from calc.timing.communication import links
+from calc.timing.compute import stage_layers
 from calc.timing.constants import load_constants
 from calc.timing.network import Link, network_for
 from calc.timing.operators import model_terms
@@ -87,6 +89,47 @@ def test_bubble_is_p_minus_1_over_v_m_of_the_ideal(pp, vpp, batch):
     m = layout.micro_batches
     ideal = m * step.micro_batch
     assert step.breakdown["pipeline_bubble"] == pytest.approx((pp - 1) / (vpp * m) * ideal)
+
+
+def test_embedding_and_loss_as_layers_balance_llama3s_pipeline():
+    """Llama 3 §3.3.2: 126 layers, one fewer on the first and the last of 16 stages, one layer
+    per chunk, so V = 8. Refused without the split (128 chunks > 126 layers); with it every
+    middle stage holds 8 layers and the last 7 and the head, and the bubble is (p−1)/v."""
+    fields = dict(tp=8, pp=16, vpp=8, global_batch=16 * 64, micro_batch=1, seq_len=8192,
+                  flash_attention=True, sequence_parallel=True, dropout=False)
+    with pytest.raises(CalcError, match="exceeds n_layers=126"):
+        _step("llama3.1-405b", 8192, gpu="h100", **fields)
+    split, layout = _step("llama3.1-405b", 8192, gpu="h100", split_embedding_loss=True,
+                          **fields)
+    plain, _ = _step("llama3.1-405b", 8192, gpu="h100", **{**fields, "vpp": 1})
+    terms = model_terms(load_preset("llama3.1-405b").spec, 8192)
+    assert stage_layers(terms, layout) == 8
+    # a middle stage paces it: no LM head on the slowest stage, 8 layers as without the split
+    assert split.compute.head == 0 and plain.compute.head > 0
+    assert split.compute.matmul == pytest.approx(plain.compute.matmul)
+    assert split.breakdown["pipeline_bubble"] == pytest.approx(15 / 8 * split.micro_batch)
+
+
+@pytest.mark.parametrize("vpp", [1, 2, 4])
+def test_interleaving_hides_more_of_the_gradient_reduction(vpp):
+    """The v chunks reduce their gradients one after another, p chunk-backwards apart: the
+    exposed data-parallel time is max(C/v − c, C − c − (v−1)·p·c, 0), c = backward / v; at
+    v = 1 the last micro-batch's backward alone hides it."""
+    step, _ = _step("llama2-70b", 256, tp=8, pp=4, vpp=vpp, global_batch=128,
+                    flash_attention=True, sequence_parallel=True, dropout=False, zero=0)
+    reduce = step.gradients.grad_reduce
+    chunk = (step.compute.backward - step.compute.recompute
+             + step.communication.tp_backward) / vpp
+    expected = max(0.0, reduce / vpp - chunk, reduce - chunk - (vpp - 1) * 4 * chunk)
+    assert step.breakdown["dp_communication"] == pytest.approx(expected)
+    assert reduce > 0
+
+
+def test_interleaving_never_exposes_more_data_parallel_time():
+    times = [_step("llama2-70b", 256, tp=8, pp=4, vpp=v, global_batch=128, zero=1,
+                   flash_attention=True, dropout=False)[0].breakdown["dp_communication"]
+             for v in (1, 2, 4)]
+    assert times[0] > times[1] >= times[2]
 
 
 def test_tensor_parallel_across_nodes_is_slower_than_inside():
@@ -184,3 +227,21 @@ def test_replicated_kv_heads_are_a_note_not_an_error():
     spec = load_preset("llama2-70b").spec  # 8 KV heads
     _, notes = check(spec, make_layout(16, tp=16, global_batch=16))
     assert any("replicated" in note for note in notes)
+
+
+def test_embedding_and_loss_as_layers_lighten_the_first_stage_in_memory():
+    """With the split, the first of 16 stages holds ⌈128/16⌉ − 1 = 7 of Llama 3's 126 layers
+    (and the embedding) where an even split of the layers holds 8; pp = 1 has nothing to split."""
+    spec = load_preset("llama3.1-405b").spec
+    assert stage_values(spec, 8, 16)["L_s"] == 8
+    assert stage_values(spec, 8, 16, split_embedding_loss=True)["L_s"] == 7
+    kw = dict(gpu="h100", tp=8, pp=16, vpp=8, dp=64, zero=1, sequence_parallel=True)
+    plain = memory("llama3.1-405b", **kw).memory
+    split = memory("llama3.1-405b", split_embedding_loss=True, **kw).memory
+    layer = plain.params_per_gpu - split.params_per_gpu
+    counts = count_params(spec)
+    one_layer = sum(counts.per_layer.values()) + sum(counts.per_dense_ffn.values())
+    # one layer over 8 tensor ranks (and its 1/126 share of the final norm, 16 parameters)
+    assert layer == pytest.approx(one_layer / 8, rel=1e-7)
+    with pytest.raises(CalcError, match="split_embedding_loss needs pp > 1"):
+        memory("llama3.1-405b", gpu="h100", split_embedding_loss=True)

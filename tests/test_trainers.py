@@ -87,7 +87,7 @@ def test_axolotl_llama3_qlora():
     assert config.options == {
         "finetune": "qlora", "seq_len": 4096, "lora_rank": 32, "lora_targets": "all-linear",
         "micro_batch": 2, "optimizer": "adamw", "paged": True, "recompute": "full",
-        "flash_attention": True}
+        "flash_attention": True, "gradient_accumulation": 4}
     assert {"datasets", "lora_alpha", "learning_rate", "wandb_project"} <= set(config.ignored)
     m = calc.memory(from_file=str(CONFIGS / "axolotl_llama3_qlora.yml"), gpu="l4").memory
     assert m.finetune.method == "qlora" and m.finetune.rank == 32 and m.fits
@@ -97,7 +97,8 @@ def test_transformers_training_arguments():
     """transformers' run_clm.py README example as a TrainingArguments JSON."""
     config = _read("transformers_run_clm.json")
     assert config.format == "transformers" and config.model == "gpt2"
-    assert config.options == {"micro_batch": 8, "optimizer": "adamw"}
+    assert config.options == {"micro_batch": 8, "optimizer": "adamw",
+                              "gradient_accumulation": 1}
     assert {"learning_rate", "output_dir", "num_train_epochs"} <= set(config.ignored)
     assert len(config.read) + len(config.ignored) == 117  # every key of the file
 

@@ -132,6 +132,9 @@ def add_layout(parser: argparse.ArgumentParser, seq_len: bool = True) -> None:
                         help="data-parallel degree (default: gpus / (tp × pp × cp))")
     parser.add_argument("--vpp", type=positive_int,
                         help="virtual pipeline stages per GPU (interleaved 1F1B; default 1)")
+    parser.add_argument("--split-embedding-loss", action="store_true", default=None,
+                        help="count the embedding and the loss as one layer each in the "
+                             "pipeline split (first and last stage hold a layer fewer)")
     parser.add_argument("--micro-batch", type=positive_int, help="sequences per micro-batch")
     parser.add_argument("--global-batch", type=positive_int,
                         help="sequences per step (default dp × micro-batch without a pipeline)")
@@ -144,17 +147,25 @@ def add_layout(parser: argparse.ArgumentParser, seq_len: bool = True) -> None:
                         help="ZeRO stage over the data-parallel ranks (default 0)")
     parser.add_argument("--sequence-parallel", action="store_true", default=None,
                         help="split norms and dropouts along the sequence over the tp ranks")
-    parser.add_argument("--flash-attention", action="store_true", default=None,
-                        help="an attention kernel that stores no s×s scores")
-    parser.add_argument("--no-dropout", dest="dropout", action="store_false", default=None,
-                        help="no dropout (most current LLMs train without it)")
+    _add_attention_dropout(parser)
+
+
+def _add_attention_dropout(parser: argparse.ArgumentParser) -> None:
+    """--flash-attention and --dropout, each with its --no- form; unset keeps the default,
+    current practice (calc.spec.memory.CURRENT_PRACTICE: flash attention, no dropout)."""
+    parser.add_argument("--flash-attention", action=argparse.BooleanOptionalAction,
+                        default=None, help="an attention kernel that stores no s×s scores "
+                                           "(default: on; --no-flash-attention stores them)")
+    parser.add_argument("--dropout", action=argparse.BooleanOptionalAction, default=None,
+                        help="dropout after attention and the MLP (default: off, as current "
+                             "LLMs train)")
 
 
 def layout_fields(args: argparse.Namespace) -> dict[str, object]:
     """The Layout fields add_layout's flags set (unset flags keep the Layout's defaults)."""
-    names = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "global_batch", "seq_len",
-             "recompute", "zero", "sequence_parallel", "flash_attention", "dropout", "dtype",
-             "framework")
+    names = ("tp", "pp", "dp", "cp", "ep", "vpp", "split_embedding_loss", "micro_batch",
+             "global_batch", "seq_len", "recompute", "zero", "sequence_parallel",
+             "flash_attention", "dropout", "dtype", "framework")
     return {name: getattr(args, name) for name in names
             if getattr(args, name, None) is not None}
 def add_activations(parser: argparse.ArgumentParser) -> None:
@@ -168,11 +179,7 @@ def add_activations(parser: argparse.ArgumentParser) -> None:
                         help="sequences per micro-batch b (default 1)")
     parser.add_argument("--recompute", default="none", choices=get_args(Recompute),
                         help="activation recomputation (default none)")
-    parser.add_argument("--flash-attention", action=argparse.BooleanOptionalAction,
-                        default=None, help="an attention kernel that stores no s×s scores "
-                                           "(default: on; --no-flash-attention stores them)")
-    parser.add_argument("--dropout", action=argparse.BooleanOptionalAction, default=None,
-                        help="store dropout masks (default: off, as current LLMs train)")
+    _add_attention_dropout(parser)
     parser.add_argument("--paper-2022", action="store_true",
                         help="Korthikanti et al. 2022's setting: eager attention and dropout "
                              "(--no-flash-attention --dropout)")
@@ -252,3 +259,35 @@ def add_precision(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--precision", default="bf16", choices=list(GEMM_PRECISIONS),
                         help="GEMM recipe: the layers' projections in fp8 (Transformer Engine), "
                              "mxfp8 or nvfp4 (Blackwell); default bf16 (the --dtype)")
+
+
+def add_offload(parser: argparse.ArgumentParser, system: bool = False,
+                timing: bool = False) -> None:
+    """ZeRO-Offload / ZeRO-Infinity flags (calc.spec.offload) that memory, step and layout
+    share (`system=True` adds --system to the group, for a command without one; `timing=True`
+    the NVMe rates the step time needs); `offload(args)` reads them back."""
+    group = parser.add_argument_group("offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity)")
+    group.add_argument("--offload-optimizer", choices=("none", "cpu", "nvme"),
+                       help="fp32 master weights, optimizer states and fp32 gradients off "
+                            "the GPU (needs --zero >= 1)")
+    group.add_argument("--offload-params", choices=("none", "cpu", "nvme"),
+                       help="the ZeRO-3 parameter partitions off the GPU (needs --zero 3)")
+    if system:
+        group.add_argument("--system", help="systems-catalogue name whose node host memory "
+                                            "bounds the offload (default: the GPU's system)")
+    group.add_argument("--host-memory-gib", type=number("host_memory_gib"),
+                       help="host memory per node, GiB (instead of the system's)")
+    group.add_argument("--gpus-per-node", type=positive_int,
+                       help="GPUs sharing a node's host memory (default: the system's, or 8)")
+    if timing:
+        for way in ("read", "write"):
+            group.add_argument(f"--nvme-{way}-gb-s", type=number("nvme_gb_s"),
+                               help=f"the node's NVMe {way} bandwidth, GB/s, drives together "
+                                    f"(default: the system's, where published)")
+
+
+def offload(args: argparse.Namespace) -> dict[str, object]:
+    """The keyword arguments add_offload's flags set (None where not given)."""
+    names = ("offload_optimizer", "offload_params", "host_memory_gib", "gpus_per_node",
+             "nvme_read_gb_s", "nvme_write_gb_s")
+    return {name: getattr(args, name) for name in names if hasattr(args, name)}

@@ -14,9 +14,11 @@ from calc.commands._args import (
     add_format,
     add_formula,
     add_model,
+    add_offload,
     add_precision,
     finetune,
     number,
+    offload,
     positive_int,
     show_formulas,
 )
@@ -59,21 +61,13 @@ def _parser() -> Parser:
                         help="expert-parallel degree: routed experts split ep ways")
     parser.add_argument("--vpp", type=positive_int, default=1,
                         help="virtual pipeline stages per GPU (interleaved 1F1B)")
+    parser.add_argument("--split-embedding-loss", action="store_true",
+                        help="count the embedding and the loss as one layer each in the "
+                             "pipeline split (first and last stage hold a layer fewer)")
     parser.add_argument("--sequence-parallel", action="store_true",
                         help="split norms and dropouts along the sequence over the tp ranks")
     add_activations(parser)
-    offload = parser.add_argument_group("offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity)")
-    offload.add_argument("--offload-optimizer", choices=("none", "cpu", "nvme"),
-                         help="fp32 master weights, optimizer states and fp32 gradients off "
-                              "the GPU (needs --zero >= 1)")
-    offload.add_argument("--offload-params", choices=("none", "cpu", "nvme"),
-                         help="the ZeRO-3 parameter partitions off the GPU (needs --zero 3)")
-    offload.add_argument("--system", help="systems-catalogue name whose node host memory "
-                                          "bounds the offload (default: the GPU's system)")
-    offload.add_argument("--host-memory-gib", type=number("host_memory_gib"),
-                         help="host memory per node, GiB (instead of --system)")
-    offload.add_argument("--gpus-per-node", type=positive_int,
-                         help="GPUs sharing a node's host memory (default: the system's, or 8)")
+    add_offload(parser, system=True)
     add_finetune(parser)
     add_precision(parser)
     add_formula(parser)
@@ -85,10 +79,10 @@ def _options(args: argparse.Namespace, dp: int | None) -> dict[str, object]:
     """calc.memory's keyword arguments from the flags."""
     return dict(gpu=args.gpu, seq_len=args.seq_len, dtype=args.dtype, recipe=args.recipe,
                 optimizer=args.optimizer, zero=args.zero, dp=dp, tp=args.tp, pp=args.pp,
-                cp=args.cp, ep=args.ep, vpp=args.vpp, sequence_parallel=args.sequence_parallel,
-                precision=args.precision, offload_optimizer=args.offload_optimizer,
-                offload_params=args.offload_params, system=args.system,
-                host_memory_gib=args.host_memory_gib, gpus_per_node=args.gpus_per_node,
+                cp=args.cp, ep=args.ep, vpp=args.vpp,
+                split_embedding_loss=args.split_embedding_loss,
+                sequence_parallel=args.sequence_parallel,
+                precision=args.precision, system=args.system, **offload(args),
                 **activations(args), **finetune(args))
 
 

@@ -10,8 +10,10 @@ from calc.commands._args import (
     add_format,
     add_layout,
     add_model,
+    add_offload,
     layout_fields,
     number,
+    offload,
     positive_int,
 )
 from calc.spec.layout import Framework, LayoutDtype
@@ -25,7 +27,12 @@ def _parser() -> Parser:
                     "operators, each exposed communication on the link it crosses, the "
                     "pipeline bubble and the optimizer; tokens/s, TFLOP/s, MFU and HFU per "
                     "GPU, GPU-hours for --tokens, and whether it fits in memory.")
-    add_model(parser)
+    add_model(parser, optional=True)
+    parser.add_argument("--from", dest="from_file", metavar="FILE",
+                        help="a trainer config (DeepSpeed JSON, Megatron-LM arguments, "
+                             "torchtitan TOML, axolotl YAML, transformers TrainingArguments "
+                             "JSON): its model and layout; every setting is echoed, the ignored "
+                             "ones listed, and the flags given here override it and say so")
     parser.add_argument("--gpu", required=True, help="GPU catalogue name (python -m calc gpus)")
     parser.add_argument("--system", help="named system (default: the GPU's reference system)")
     parser.add_argument("--gpus", type=positive_int,
@@ -37,6 +44,7 @@ def _parser() -> Parser:
                         help="software stack whose constants apply (default megatron)")
     parser.add_argument("--tokens", type=number("tokens"),
                         help="training tokens, for GPU-hours and days (e.g. 2e12 or 2T)")
+    add_offload(parser, timing=True)
     add_format(parser)
     return parser
 
@@ -44,8 +52,13 @@ def _parser() -> Parser:
 def run(argv: Sequence[str]) -> int:
     from calc.reports.step import step
 
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.model is None and not args.from_file:
+        parser.error("the following arguments are required: MODEL (or --from a trainer "
+                     "config that names one)")
     report = step(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
-                  tokens=args.tokens, **layout_fields(args))
+                  tokens=args.tokens, from_file=args.from_file, **offload(args),
+                  **layout_fields(args))
     print(render(report, args.format, args.table), end="")
     return 0

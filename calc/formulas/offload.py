@@ -13,7 +13,7 @@ token embedding (the one running and the one prefetched; DeepSpeed's stage3_pref
 and stage3_max_live_parameters bound it in practice). Bytes over the host link (PCIe) per GPU:
 the rank's 16-bit gradients down and updated 16-bit weights up once per optimizer step; with
 offloaded parameters, every partition up for the forward and again for the backward of each
-micro-batch.
+micro-batch, and no weights up after the step (the host's partition is updated in place).
 """
 
 from __future__ import annotations
@@ -51,8 +51,13 @@ OFFLOAD: dict[str, sympy.Expr] = {
     "params_gpu_freed": i_off_p * WEIGHT_BYTES / RANKS**i_z3,
     "params_gpu_live": i_off_p * LIVE_LAYERS * sympy.Max(WEIGHT_BYTES / L_s,
                                                          q_w * N_emb / n_tp),
-    # over the host link, per GPU
-    "optimizer_transfer_per_step": i_off_o * (q_g / RANKS**i_z2 + q_w / RANKS**i_z1)
+    # over the host link, per GPU: gradients down; the updated 16-bit weights back up, unless
+    # the parameters live on the host too (ZeRO-Infinity updates them there in place)
+    "gradients_to_host_per_step": i_off_o * q_g / RANKS**i_z2 * TRAINED_PER_GPU,
+    "weights_from_host_per_step": i_off_o * (1 - i_off_p) * q_w / RANKS**i_z1
+    * TRAINED_PER_GPU,
+    "optimizer_transfer_per_step": i_off_o * (q_g / RANKS**i_z2
+                                              + (1 - i_off_p) * q_w / RANKS**i_z1)
     * TRAINED_PER_GPU,
     "params_transfer_per_micro_batch": i_off_p * 2 * WEIGHT_BYTES / RANKS**i_z3,
 }

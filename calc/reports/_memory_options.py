@@ -16,7 +16,8 @@ from calc.spec import ModelSpec
 from calc.spec.finetune import FineTune
 from calc.spec.model import Frozen
 from calc.spec.offload import Offload
-from calc.trainers import read_trainer_config
+from calc.trainers import Setting, TrainerConfig, read_trainer_config
+from calc.trainers.base import STEP_ONLY
 
 FINETUNE_OPTIONS = ("lora_rank", "lora_targets", "base_dtype", "double_quant", "paged")
 OFFLOAD_OPTIONS = {"offload_optimizer": "optimizer", "offload_params": "params",
@@ -32,6 +33,26 @@ class ConfigEcho(Frozen):
     path: str
     read: list[dict[str, Any]] = Field(description="key, value and what calc took from it")
     ignored: list[str] = Field(description="settings calc does not model")
+    overrides: list[dict[str, Any]] = Field(
+        default_factory=list, description="options the file sets and a flag (or keyword) "
+                                          "set otherwise: option, file value, value used")
+
+
+def config_echo(config: TrainerConfig, given: dict[str, Any],
+                ignored: list[str] | None = None, read: list[Setting] | None = None,
+                options: dict[str, Any] | None = None) -> ConfigEcho:
+    """The echo of `config` with `given` (flags, keywords) over its `options` (default the
+    reader's): every setting read (`read`, default all), every one ignored, every option a flag
+    overrode."""
+    options = config.options if options is None else options
+    overrides = [{"option": key, "file": options[key], "used": value}
+                 for key, value in given.items()
+                 if key in options and value is not None and value != options[key]]
+    return ConfigEcho(format=config.format, path=config.path,
+                      ignored=config.ignored if ignored is None else ignored,
+                      read=[{"key": x.key, "value": x.value, "meaning": x.meaning}
+                            for x in (config.read if read is None else read)],
+                      overrides=overrides)
 
 
 def split_options(model: str | ModelSpec | Preset | None, from_file: str | None,
@@ -42,11 +63,9 @@ def split_options(model: str | ModelSpec | Preset | None, from_file: str | None,
     echo = None
     if from_file is not None:
         config = read_trainer_config(from_file)
-        given = {**config.options, **given}
+        echo = config_echo(config, given)
+        given = {**{k: v for k, v in config.options.items() if k not in STEP_ONLY}, **given}
         model = model if model is not None else config.model
-        echo = ConfigEcho(format=config.format, path=config.path, ignored=config.ignored,
-                          read=[{"key": x.key, "value": x.value, "meaning": x.meaning}
-                                for x in config.read])
     if model is None:
         raise CalcError(f"model: {from_file} names no model calc knows; give a preset name, "
                         f"spec file or config.json as MODEL")

@@ -33,6 +33,14 @@ class OffloadBlock(Frozen):
     host_memory_source: str | None = None
     transfer_per_step_bytes: Bytes = Field(description="host link, per GPU, per optimizer "
                                                        "step: gradients down, weights up")
+    gradients_to_host_bytes: Bytes = Field(description="of it, the 16-bit gradients down")
+    weights_from_host_bytes: Bytes = Field(description="of it, the updated 16-bit weights up "
+                                                       "(none when the parameters live off "
+                                                       "the GPU)")
+    optimizer_offloaded_bytes: Bytes = Field(description="optimizer side held off the GPU, "
+                                                         "per GPU (CPU or NVMe)")
+    params_offloaded_bytes: Bytes = Field(description="parameter partitions held off the GPU, "
+                                                      "per GPU (CPU or NVMe)")
     transfer_per_micro_batch_bytes: Bytes = Field(
         description="host link, per GPU, per micro-batch: parameter partitions up, twice")
     host_link_gb_s: float | None = Field(description="the GPU's host link per direction")
@@ -91,6 +99,10 @@ def offload_block(offload: Offload, options: TrainingMemory, gpu: GPU | None,
         gpu_live_bytes=whole(values["params_gpu_live"]), gpus_per_node=per_node,
         host_bytes_per_node=whole(host * per_node), host_memory_bytes=memory,
         host_memory_source=source, transfer_per_step_bytes=whole(step),
+        gradients_to_host_bytes=whole(values["gradients_to_host_per_step"]),
+        weights_from_host_bytes=whole(values["weights_from_host_per_step"]),
+        optimizer_offloaded_bytes=whole(values["optimizer_host"]),
+        params_offloaded_bytes=whole(values["params_host"]),
         transfer_per_micro_batch_bytes=whole(micro), host_link_gb_s=link,
         transfer_per_step_seconds=step / (link * 1e9) if link else None,
         transfer_per_micro_batch_seconds=micro / (link * 1e9) if link else None)
@@ -107,6 +119,7 @@ def offload_sentence(block: OffloadBlock) -> str:
         f"embedding) live on the GPU (an assumption; DeepSpeed's prefetch and live-parameter "
         f"limits set it). Host memory per "
         f"node: {block.gpus_per_node} GPUs × the per-GPU share, against {where}. Host-link "
-        f"traffic (for the step time, at the GPU's PCIe rate, not overlapped): gradients down "
-        f"and weights up once per optimizer step; parameter partitions up for the forward and "
-        f"the backward of every micro-batch. The CPU optimizer step's own time is not modelled.")
+        f"traffic: gradients down and weights up once per optimizer step (no weights up when "
+        f"the parameters live off the GPU); parameter partitions up for the forward and the "
+        f"backward of every micro-batch. Their time, the CPU optimizer step and NVMe swapping "
+        f"are parts of `calc step --offload-optimizer/--offload-params` (docs/step-time.md).")

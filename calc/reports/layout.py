@@ -22,20 +22,29 @@ from calc.presets import (
     sequence_length,
     system_for_gpu,
 )
+from calc.reports._memory_options import ConfigEcho
+from calc.reports._step_offload import host_side
+from calc.reports._step_options import step_config
 from calc.reports.memory import symbol_values_for
 from calc.spec import GPU, ModelSpec, System, TrainingMemory
 from calc.spec.layout import Layout, make_layout
+from calc.spec.memory import CURRENT_PRACTICE
 from calc.spec.model import Frozen
-from calc.timing.constants import load_constants
+from calc.timing.constants import TimingConstants, load_constants
 from calc.timing.network import network_for
 from calc.timing.operators import model_terms
+from calc.timing.offload import PARTS as OFFLOAD_PARTS
 from calc.timing.schedule import PARTS, device_for
-from calc.timing.search import Candidate, Search, search
+from calc.timing.search import Candidate, OffloadChoice, Search, search
 
 TOP = 10
 REJECTED = 5
+OFFLOAD_OPTIONS = ("offload_optimizer", "offload_params", "host_memory_gib", "gpus_per_node",
+                   "nvme_read_gb_s", "nvme_write_gb_s")
 MEMORY_DTYPE = {"fp8": "bf16"}
-SEARCHED = ("Searched: tp within a node dividing the heads, pp up to the layers, vpp up to 8, "
+SEARCHED = ("Searched: tp within a node dividing the heads, pp up to the layers, vpp up to 8 "
+            "(e+l: the embedding and the loss split as two more layers, where the layers alone "
+            "do not divide), "
             "cp in powers of two up to 8, ep dividing experts and dp, micro-batches in powers "
             "of two dividing B/dp, recompute none/selective/full, ZeRO 0-3 (0-1 with pp > 1), "
             "sequence parallelism with tp > 1; flash attention (on unless told otherwise), dtype, "
@@ -44,6 +53,7 @@ SEARCHED = ("Searched: tp within a node dividing the heads, pp up to the layers,
 
 class RankedLayout(Frozen):
     layout: Layout
+    offload: str = Field("none", description="what lives off the GPU (calc.timing.offload)")
     step_time_s: float
     mfu: float
     tokens_per_s_per_gpu: float
@@ -68,15 +78,30 @@ class LayoutReport(Document):
     best: list[RankedLayout] = Field(description="the fastest layouts that fit, best first")
     rejected: list[RankedLayout] = Field(description="faster layouts that do not fit")
     conventions: list[str]
+    config: ConfigEcho | None = Field(None, description="the trainer config read (--from)")
+
+
+def _placement(candidate: Candidate) -> str:
+    optimizer, params = candidate.offload
+    if (optimizer, params) == ("none", "none"):
+        return "none"
+    return ", ".join(f"{what} → {where}" for what, where in
+                     (("optimizer", optimizer), ("parameters", params)) if where != "none")
 
 
 def _why(candidate: Candidate, best: Candidate | None, capacity: float) -> str:
     if not candidate.fits:
+        if candidate.memory_bytes <= capacity:
+            return (f"host memory: {candidate.host_bytes_per_node / 2**30:,.0f} GiB of "
+                    f"offloaded states per node")
         return (f"memory: {candidate.memory_bytes / 2**30:,.1f} GiB > "
                 f"{capacity / 2**30:,.0f} GiB")
     if best is None or candidate is best:
         return "fastest"
-    extra = {part: candidate.time.breakdown[part] - best.time.breakdown[part] for part in PARTS}
+    parts = [*PARTS, *(p for p in OFFLOAD_PARTS if p in candidate.time.breakdown
+                       or p in best.time.breakdown)]
+    extra = {part: candidate.time.breakdown.get(part, 0.0) - best.time.breakdown.get(part, 0.0)
+             for part in parts}
     worst = sorted((value, part) for part, value in extra.items() if value > 1e-9)[-2:]
     if not worst:
         return "as fast as the best"
@@ -88,7 +113,8 @@ def _ranked(candidate: Candidate, best: Candidate | None, capacity: float, flops
             gpus: int, peak: float, tokens: int, ties: int = 0) -> RankedLayout:
     step = candidate.time.step
     why = _why(candidate, best, capacity)
-    return RankedLayout(layout=candidate.layout, step_time_s=step,
+    return RankedLayout(layout=candidate.layout, offload=_placement(candidate),
+                        step_time_s=step,
                         mfu=flops / (step * gpus * peak),
                         tokens_per_s_per_gpu=tokens / step / gpus,
                         memory_per_gpu_bytes=candidate.memory_bytes,
@@ -115,10 +141,11 @@ class SearchSetup:
 
 def search_layouts(spec: ModelSpec, *, gpu: str, gpus: int, global_batch: int,
                    seq_len: int | None = None, system: str | None = None, dtype: str = "bf16",
-                   framework: str = "megatron", dropout: bool = True,
-                   flash_attention: bool = True,
-                   price_rejected: bool = True) -> tuple[SearchSetup, Search]:
-    """Every valid layout of `spec` priced (calc.timing.search), with what priced them."""
+                   framework: str = "megatron", dropout: bool = False,
+                   flash_attention: bool = True, price_rejected: bool = True,
+                   offload: dict[str, Any] | None = None) -> tuple[SearchSetup, Search]:
+    """Every valid layout of `spec` priced (calc.timing.search), with what priced them;
+    `offload` (calc.layout's offload keyword arguments) adds the offloaded variants."""
     t = sequence_length(spec, seq_len)
     fixed = {"dtype": dtype, "framework": framework, "dropout": dropout,
              "flash_attention": flash_attention}
@@ -135,9 +162,26 @@ def search_layouts(spec: ModelSpec, *, gpu: str, gpus: int, global_batch: int,
     except ValidationError as error:
         raise CalcError(one_line(error)) from None
     base = symbol_values_for(spec, options, device_spec)
+    choice = _offload_choice(offload or {}, device_spec, platform, gpus, constants,
+                             framework_constants.overlap_grad_reduce)
     found = search(spec, model_terms(spec, t), device_spec, device, network,
-                   framework_constants, base, gpus, global_batch, fixed, price_rejected)
+                   framework_constants, base, gpus, global_batch, fixed, price_rejected,
+                   choice)
     return SearchSetup(spec, device_spec, platform, t, fixed, base, network.gpus_per_node), found
+
+
+def _offload_choice(given: dict[str, Any], gpu: GPU, system: System, gpus: int,
+                    constants: TimingConstants, overlap: bool) -> OffloadChoice | None:
+    """What offload the search tries (None: none asked), with the node it runs on."""
+    optimizer = given.get("offload_optimizer") or "none"
+    params = given.get("offload_params") or "none"
+    if (optimizer, params) == ("none", "none"):
+        return None
+    per_node = given.get("gpus_per_node") or min(gpus, system.gpus_per_node)
+    host, _ = host_side(optimizer, params, gpu, system, constants.offload, per_node,
+                        given.get("nvme_read_gb_s"), given.get("nvme_write_gb_s"))
+    memory = given.get("host_memory_gib") or system.host_memory_gib
+    return OffloadChoice(optimizer, params, host, memory * 2**30 if memory else None, overlap)
 
 
 def _distinct(candidates: list[Candidate], limit: int,
@@ -156,14 +200,48 @@ def _distinct(candidates: list[Candidate], limit: int,
     return shown
 
 
-def layout(model: str | ModelSpec | Preset, *, gpu: str, gpus: int, global_batch: int,
-           seq_len: int | None = None, system: str | None = None, dtype: str = "bf16",
-           framework: str = "megatron", dropout: bool = True) -> LayoutReport:
-    """Rank every valid layout of `model` on `gpus` GPUs for `global_batch` sequences."""
+def layout(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int,
+           global_batch: int | None = None, seq_len: int | None = None,
+           system: str | None = None, dtype: str | None = None, framework: str | None = None,
+           dropout: bool | None = None, from_file: str | None = None,
+           **offload: Any) -> LayoutReport:
+    """Rank every valid layout of `model` on `gpus` GPUs for `global_batch` sequences (dtype
+    default bf16, framework megatron, dropout as current practice: off). `offload`
+    (offload_optimizer, offload_params: 'cpu' or 'nvme'; host_memory_gib, gpus_per_node,
+    nvme_read_gb_s, nvme_write_gb_s) also prices each layout offloaded where its ZeRO stage
+    allows (calc.step's offload). `from_file` takes the model, batch, sequence, dtype, stack, dropout and offload
+    from a trainer config (as calc.step does), the arguments given here over it; its parallel
+    degrees are searched over, not fixed."""
+    unknown = sorted(set(offload) - set(OFFLOAD_OPTIONS))
+    if unknown:
+        raise CalcError(f"layout: unknown option(s) {', '.join(unknown)} (offload options: "
+                        f"{', '.join(OFFLOAD_OPTIONS)})")
+    fixed = {"global_batch": global_batch, "seq_len": seq_len, "dtype": dtype,
+             "framework": framework, "dropout": dropout}
+    echo, notes = None, []
+    if from_file is not None:
+        config = step_config(from_file, model, gpus, {**fixed, **offload})
+        model, echo = config.model, config.echo
+        fixed = {key: config.layout.get(key) for key in fixed}
+        offload = config.offload
+        notes = [f"From {from_file}: the model, batch, sequence length, dtype, stack, dropout "
+                 f"and offload; its parallel degrees, micro-batch, recomputation and ZeRO stage "
+                 f"are searched over, not fixed (`calc step --from` prices its own layout).",
+                 *config.notes]
+    if model is None:
+        raise CalcError(f"model: {from_file} names no model calc knows; give a preset name, "
+                        f"spec file or config.json as MODEL")
+    if fixed["global_batch"] is None:
+        raise CalcError("global_batch: the search needs the sequences per step (--global-batch)")
+    global_batch = int(fixed["global_batch"])
+    dtype = fixed["dtype"] or "bf16"
     preset = resolve(model)
     setup, found = search_layouts(preset.spec, gpu=gpu, gpus=gpus, global_batch=global_batch,
-                                  seq_len=seq_len, system=system, dtype=dtype,
-                                  framework=framework, dropout=dropout)
+                                  seq_len=fixed["seq_len"], system=system, dtype=dtype,
+                                  framework=fixed["framework"] or "megatron",
+                                  dropout=CURRENT_PRACTICE["dropout"] if fixed["dropout"] is None
+                                  else fixed["dropout"],
+                                  offload=offload)
     t = setup.seq_len
     flops = TRAIN_PER_FORWARD * count_flops(setup.spec, t).forward * global_batch * t
     best = found.ranked[0] if found.ranked else None
@@ -188,5 +266,22 @@ def layout(model: str | ModelSpec | Preset, *, gpu: str, gpus: int, global_batch
             SEARCHED,
             "Ranked by the step-time model of `calc step` (docs/step-time.md): the same "
             "constants for every layout, so the order is only as good as that model.",
+            *([_offload_sentence(offload)] if _offload_asked(offload) else []),
+            *notes,
         ],
+        config=echo,
     )
+
+
+def _offload_asked(offload: dict[str, Any]) -> bool:
+    return bool({offload.get("offload_optimizer"), offload.get("offload_params")}
+                - {None, "none"})
+
+
+def _offload_sentence(offload: dict[str, Any]) -> str:
+    optimizer = offload.get("offload_optimizer") or "none"
+    params = offload.get("offload_params") or "none"
+    return (f"Offload also tried: the optimizer → {optimizer} on every layout with ZeRO ≥ 1"
+            + (f", the parameters → {params} with ZeRO 3" if params != "none" else "")
+            + "; priced as `calc step --offload-optimizer/--offload-params` prices it, each "
+              "layout against the node's host memory.")

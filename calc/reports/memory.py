@@ -113,6 +113,8 @@ def _options(spec: ModelSpec, gpu: str | None, options: dict[str, Any]) -> Train
                         f"(each pipeline stage needs a layer)")
     if parsed.vpp > 1 and parsed.pp == 1:
         raise CalcError(f"vpp={parsed.vpp} needs pp > 1 (virtual stages interleave a pipeline)")
+    if parsed.split_embedding_loss and parsed.pp == 1:
+        raise CalcError("split_embedding_loss needs pp > 1 (it balances pipeline stages)")
     if parsed.ep > 1:
         experts = spec.moe.n_experts if spec.moe else 0
         if experts % parsed.ep or not experts:
@@ -139,7 +141,7 @@ def symbol_values_for(spec: ModelSpec, options: TrainingMemory, gpu: GPU | None,
         **finetune_values(finetune, targets, recipe.weights),
         **gemm_values(options.precision, BYTES_PER_ELEMENT[options.dtype]),
         **symbol_values(spec), "T": options.seq_len, "b": options.micro_batch,
-        **stage_values(spec, options.tp, options.pp),
+        **stage_values(spec, options.tp, options.pp, options.split_embedding_loss),
         "N": counts.total, "N_emb": counts.embedding, "N_head": counts.components["lm_head"],
         "N_e": counts.components["moe/experts"],
         "n_tp": options.tp, "n_pp": options.pp, "n_dp": options.dp, "n_cp": options.cp,
@@ -214,8 +216,8 @@ def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = N
     """Training memory of the most loaded GPU for a preset name, spec file, ModelSpec or Preset.
 
     `options` are the fields of calc.spec.TrainingMemory (seq_len, micro_batch, dtype, recipe,
-    optimizer, zero, dp, tp, pp, cp, ep, vpp, recompute, sequence_parallel, flash_attention,
-    dropout, precision); `finetune` 'full', 'lora' or 'qlora' (or a calc.spec.finetune.FineTune)
+    optimizer, zero, dp, tp, pp, cp, ep, vpp, split_embedding_loss, recompute,
+    sequence_parallel, flash_attention, dropout, precision); `finetune` 'full', 'lora' or 'qlora' (or a calc.spec.finetune.FineTune)
     with the adapters' `lora_rank` and `lora_targets` ('q,v', 'all-linear'), QLoRA's
     `base_dtype` (nf4, fp4) and `double_quant`, and `paged` optimizer states;
     `offload_optimizer` / `offload_params` ('cpu' or 'nvme': ZeRO-Offload, ZeRO-Infinity),

@@ -16,6 +16,10 @@ from calc.counting import TRAIN_PER_FORWARD
 from calc.document import Document
 from calc.evaluate import count_flops
 from calc.presets import Preset, get_gpu, get_system, resolve, system_for_gpu
+from calc.errors import CalcError
+from calc.reports._memory_options import ConfigEcho
+from calc.reports._step_offload import StepOffload, offload_sentence, offloaded_step
+from calc.reports._step_options import LAYOUT, OFFLOAD, step_config
 from calc.reports.memory import memory
 from calc.spec import GPU, ModelSpec, System
 from calc.spec.layout import Layout, check, make_layout
@@ -23,8 +27,10 @@ from calc.timing.communication import links
 from calc.timing.constants import load_constants
 from calc.timing.fit import fitted_constants
 from calc.timing.network import network_for
+from calc.timing.offload import PART_LINK
+from calc.timing.operators import model_terms
 from calc.timing.pricing import price
-from calc.timing.schedule import StepTime
+from calc.timing.schedule import StepTime, updated_params
 
 SECONDS_PER_HOUR = 3600
 MEMORY_DTYPE = {"fp8": "bf16"}  # fp8 recipes keep 16-bit activations and weights (memory)
@@ -57,9 +63,13 @@ class StepReport(Document):
     mfu: float = Field(description="model FLOPs / (step time × GPUs × peak)")
     hfu: float = Field(description="hardware FLOPs / (step time × GPUs × peak)")
     links: dict[str, str] = Field(description="parallel group → the link it crosses")
-    fits: bool
+    fits: bool = Field(description="the most loaded GPU's memory fits, and so do the "
+                                   "offloaded states in the node's host memory")
     memory_per_gpu_bytes: float = Field(description="calc.memory's total, most loaded GPU")
     gpu_memory_bytes: int
+    offload: StepOffload | None = Field(None, description="ZeRO-Offload/Infinity: the host "
+                                                          "resources that priced it")
+    config: ConfigEcho | None = Field(None, description="the trainer config read (--from)")
     tokens: float | None = None
     gpu_hours: float | None = Field(None, description="tokens / (tokens/s per GPU) / 3600")
     days: float | None = Field(None, description="gpu_hours / (gpus × 24)")
@@ -99,20 +109,72 @@ def predict(spec: ModelSpec, layout: Layout, gpu: str, system: str | None = None
                       links=links(layout, network_for(platform, constants.network)))
 
 
-def step(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None,
-         gpus: int | None = None, tokens: float | None = None, **layout: Any) -> StepReport:
-    """Predicted training step of `model` on `gpus` GPUs laid out by `layout` (the fields of
-    calc.spec.layout.Layout: tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, seq_len,
-    recompute, zero, sequence_parallel, flash_attention, dropout, dtype, framework).
+def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
+         system: str | None = None, gpus: int | None = None, tokens: float | None = None,
+         from_file: str | None = None, **options: Any) -> StepReport:
+    """Predicted training step of `model` on `gpus` GPUs laid out by `options`: the fields of
+    calc.spec.layout.Layout (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, seq_len,
+    recompute, zero, sequence_parallel, flash_attention, dropout, dtype, framework) and offload.
 
+    `offload_optimizer` / `offload_params` ('cpu' or 'nvme') move the optimizer step and the
+    ZeRO-3 partitions to the host (calc.timing.offload), checked against the node's host memory
+    (`host_memory_gib`, default the system's) shared by `gpus_per_node` GPUs (default the run's
+    GPUs on one node); NVMe at the system's rates or `nvme_read_gb_s` / `nvme_write_gb_s`.
+    `from_file` reads a trainer config (calc.trainers: DeepSpeed, Megatron-LM, torchtitan,
+    axolotl, transformers) for the model (when `model` is None) and the layout; the options
+    given here override it, and the report echoes what was read, ignored and overridden.
     dp defaults to gpus / (tp·pp·cp). Bad input raises CalcError naming the field and value.
     """
+    unknown = sorted(set(options) - set(LAYOUT) - set(OFFLOAD))
+    if unknown:
+        raise CalcError(f"step: unknown option(s) {', '.join(unknown)} (layout: "
+                        f"{', '.join(LAYOUT)}; offload: {', '.join(OFFLOAD)})")
+    extra: dict[str, Any] = {}
+    echo, file_notes = None, []
+    if from_file is not None:
+        config = step_config(from_file, model, gpus, options)
+        model, echo, file_notes, extra = config.model, config.echo, config.notes, config.memory
+        options = {**config.layout, **config.offload}
+    if model is None:
+        raise CalcError(f"model: {from_file} names no model calc knows; give a preset name, "
+                        f"spec file or config.json as MODEL")
+    offload = {k: options.pop(k) for k in OFFLOAD if k in options}
     preset = resolve(model)
     spec = preset.spec
-    prediction = predict(spec, make_layout(gpus, **layout), gpu, system)
+    try:
+        chosen = make_layout(gpus, **options)
+    except CalcError as error:
+        if from_file is None:
+            raise
+        raise CalcError(f"--from {from_file}: {error} (the file's layout with the flags "
+                        f"given)") from None
+    prediction = predict(spec, chosen, gpu, system)
     lay, time = prediction.layout, prediction.time
     device, platform = prediction.gpu, prediction.system
     assert lay.seq_len is not None
+    offloaded: dict[str, Any] = {}
+    if {offload.get("offload_optimizer"), offload.get("offload_params")} - {None, "none"}:
+        offloaded = {"offload_optimizer": offload.get("offload_optimizer"),
+                     "offload_params": offload.get("offload_params"),
+                     "system": platform.name, "host_memory_gib": offload.get("host_memory_gib"),
+                     "gpus_per_node": offload.get("gpus_per_node")
+                     or min(lay.gpus, platform.gpus_per_node)}
+    mem = memory(preset, gpu=device.name, seq_len=lay.seq_len, micro_batch=lay.micro_batch,
+                 dtype=MEMORY_DTYPE.get(lay.dtype, lay.dtype), zero=lay.zero, dp=lay.dp,
+                 tp=lay.tp, pp=lay.pp, cp=lay.cp, ep=lay.ep, vpp=lay.vpp,
+                 split_embedding_loss=lay.split_embedding_loss, recompute=lay.recompute,
+                 sequence_parallel=lay.sequence_parallel,
+                 flash_attention=lay.flash_attention, dropout=lay.dropout,
+                 **offloaded, **extra).memory
+    block, links_ = None, prediction.links
+    if mem.offload is not None:
+        constants = load_constants()
+        time, block = offloaded_step(
+            time, lay, mem.offload, device, platform, constants.offload,
+            updated_params(model_terms(spec, lay.seq_len), lay),
+            constants.framework(lay.framework).overlap_grad_reduce,
+            offload.get("nvme_read_gb_s"), offload.get("nvme_write_gb_s"))
+        links_ = {**links_, **PART_LINK}
     tokens_per_step = lay.global_batch * lay.seq_len
     forward = count_flops(spec, lay.seq_len).forward
     model_flops = TRAIN_PER_FORWARD * forward * tokens_per_step
@@ -120,11 +182,7 @@ def step(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None
     capacity = time.step * lay.gpus * prediction.peak_flops
     per_gpu = tokens_per_step / time.step / lay.gpus
     gpu_hours = tokens / per_gpu / SECONDS_PER_HOUR if tokens else None
-    mem = memory(preset, gpu=device.name, seq_len=lay.seq_len, micro_batch=lay.micro_batch,
-                 dtype=MEMORY_DTYPE.get(lay.dtype, lay.dtype), zero=lay.zero, dp=lay.dp,
-                 tp=lay.tp, pp=lay.pp, cp=lay.cp, ep=lay.ep, vpp=lay.vpp,
-                 recompute=lay.recompute, sequence_parallel=lay.sequence_parallel,
-                 flash_attention=lay.flash_attention, dropout=lay.dropout).memory
+    offload_note = [offload_sentence(block)] if block else []
     return StepReport(
         model=preset.name, title=preset.title, source=preset.source, gpu=device.name,
         gpu_title=device.title, system=platform.name, system_title=platform.title,
@@ -137,11 +195,13 @@ def step(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None
         hardware_flops_per_step=hardware_flops,
         tflops_per_gpu=model_flops / time.step / lay.gpus / 1e12,
         mfu=model_flops / capacity, hfu=hardware_flops / capacity,
-        links=prediction.links, fits=bool(mem.fits),
+        links=links_, fits=bool(mem.fits) and (block is None or block.host_fits),
         memory_per_gpu_bytes=mem.total_bytes, gpu_memory_bytes=int(mem.gpu_bytes or 0),
+        offload=block, config=echo,
         tokens=tokens, gpu_hours=gpu_hours,
         days=gpu_hours / lay.gpus / 24 if gpu_hours else None,
-        notes=prediction.notes, conventions=conventions(lay, prediction, time),
+        notes=[*file_notes, *prediction.notes],
+        conventions=[*conventions(lay, prediction, time), *offload_note],
     )
 
 

@@ -1,47 +1,38 @@
-"""Validated, frozen input schemas: the model, the accelerator and the workloads."""
+"""Validated, frozen input schemas: the model, the accelerator and the workloads.
 
-from calc.spec.budget import ComputeBudget
-from calc.spec.hardware import DTYPES, GPU, Dtype, System
-from calc.spec.inference import InferenceWorkload
-from calc.spec.layers import DeltaNetSpec, LayerAt, LayersSpec, MambaSpec, ShortConvSpec
-from calc.spec.memory import OPTIMIZERS, RECIPES, TrainingMemory
-from calc.spec.model import (
-    AttentionSpec,
-    FFNSpec,
-    MLASpec,
-    ModelSpec,
-    MoESpec,
-    NormSpec,
-    PositionSpec,
-)
-from calc.spec.precision import BYTES_PER_ELEMENT, STORAGE_DTYPES, StorageDtype
-from calc.spec.workload import AttentionConvention, Workload
+Each name loads its module on first use (calc.lazy), so that `from calc.spec.model import
+ModelSpec` or `from calc.spec import GPU` builds only the schemas it needs, not all of them.
+"""
 
-__all__ = [
-    "BYTES_PER_ELEMENT",
-    "DTYPES",
-    "GPU",
-    "OPTIMIZERS",
-    "RECIPES",
-    "STORAGE_DTYPES",
-    "AttentionConvention",
-    "AttentionSpec",
-    "ComputeBudget",
-    "DeltaNetSpec",
-    "Dtype",
-    "FFNSpec",
-    "InferenceWorkload",
-    "LayerAt",
-    "LayersSpec",
-    "MLASpec",
-    "MambaSpec",
-    "MoESpec",
-    "ModelSpec",
-    "NormSpec",
-    "PositionSpec",
-    "ShortConvSpec",
-    "StorageDtype",
-    "System",
-    "TrainingMemory",
-    "Workload",
-]
+from calc.lazy import lazy_getattr
+
+_LAZY = {
+    "BYTES_PER_ELEMENT": "calc.spec.precision:BYTES_PER_ELEMENT",
+    "DTYPES": "calc.spec.hardware:DTYPES",
+    "GPU": "calc.spec.hardware:GPU",
+    "OPTIMIZERS": "calc.spec.memory:OPTIMIZERS",
+    "RECIPES": "calc.spec.memory:RECIPES",
+    "STORAGE_DTYPES": "calc.spec.precision:STORAGE_DTYPES",
+    "AttentionConvention": "calc.spec.workload:AttentionConvention",
+    "AttentionSpec": "calc.spec.attention:AttentionSpec",
+    "ComputeBudget": "calc.spec.budget:ComputeBudget",
+    "DeltaNetSpec": "calc.spec.layers:DeltaNetSpec",
+    "Dtype": "calc.spec.hardware:Dtype",
+    "FFNSpec": "calc.spec.ffn:FFNSpec",
+    "InferenceWorkload": "calc.spec.inference:InferenceWorkload",
+    "LayerAt": "calc.spec.layers:LayerAt",
+    "LayersSpec": "calc.spec.layers:LayersSpec",
+    "MLASpec": "calc.spec.attention:MLASpec",
+    "MambaSpec": "calc.spec.layers:MambaSpec",
+    "MoESpec": "calc.spec.ffn:MoESpec",
+    "ModelSpec": "calc.spec.model:ModelSpec",
+    "NormSpec": "calc.spec.norm:NormSpec",
+    "PositionSpec": "calc.spec.position:PositionSpec",
+    "ShortConvSpec": "calc.spec.layers:ShortConvSpec",
+    "StorageDtype": "calc.spec.precision:StorageDtype",
+    "System": "calc.spec.hardware:System",
+    "TrainingMemory": "calc.spec.memory:TrainingMemory",
+    "Workload": "calc.spec.workload:Workload",
+}
+__getattr__ = lazy_getattr(__name__, _LAZY)
+__all__ = [*_LAZY]

@@ -8,7 +8,8 @@ the sum of both directions (A100: "NVLink 600 GB/s", which is 300 GB/s each way)
 
 `System`: a named platform (DGX H100, GB200 NVL72, a TPU v5p pod): how many chips share the
 scale-up domain (a "node"), the bandwidth per GPU inside it and across nodes (the NIC line rate
-÷ 8), a per-step collective latency on each, and the host memory CPU offload can use.
+÷ 8), a per-step collective latency on each, and the host memory and NVMe bandwidth that
+ZeRO-Offload and ZeRO-Infinity use.
 
 Every entry in presets/gpus.toml and presets/systems.toml carries its source.
 """
@@ -109,6 +110,13 @@ class System(Frozen):
     host_memory_gib: float | None = Field(
         None, gt=0, description="CPU memory per node, GiB as the vendor labels it (for CPU "
                                 "offload); None when the platform leaves it to the builder")
+    nvme_read_gb_s: float | None = Field(
+        None, gt=0, le=MAX_LINK_GB_S,
+        description="sequential read bandwidth of the node's local NVMe drives together, GB/s "
+                    "(ZeRO-Infinity's NVMe offload); None when no measurement is published")
+    nvme_write_gb_s: float | None = Field(
+        None, gt=0, le=MAX_LINK_GB_S,
+        description="sequential write bandwidth of the node's local NVMe drives together, GB/s")
     source: str = Field(min_length=1, description="system datasheet or page the figures come from")
     notes: str = Field("", description="what is derived, assumed or unconfirmed, and why")
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from calc.errors import CalcError, one_line
-from calc.spec.memory import MAX_DEGREE, Recompute
+from calc.spec.memory import CURRENT_PRACTICE, MAX_DEGREE, Recompute
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen, ModelSpec
 
 Framework = Literal["megatron", "deepspeed", "torchtitan", "foundry"]
@@ -37,6 +37,9 @@ class Layout(Frozen):
                     description="expert-parallel degree: experts split over ep of the d ranks")
     vpp: int = Field(1, ge=1, le=1024,
                      description="virtual pipeline stages per GPU v (interleaved 1F1B)")
+    split_embedding_loss: bool = Field(
+        False, description="the pipeline split counts the embedding and the loss as one layer "
+                           "each, so the first and last stages hold one layer fewer")
     micro_batch: int = Field(1, ge=1, le=MAX_BATCH, description="sequences per micro-batch b")
     global_batch: int = Field(1, ge=1, le=MAX_BATCH, description="sequences per step B")
     seq_len: int | None = Field(None, ge=1, le=MAX_TOKENS_CONTEXT,
@@ -44,8 +47,10 @@ class Layout(Frozen):
     recompute: Recompute = Field("none", description="activation recomputation")
     zero: Literal[0, 1, 2, 3] = Field(0, description="ZeRO stage over the d data-parallel ranks")
     sequence_parallel: bool = Field(False, description="norms and dropouts split over t ranks")
-    flash_attention: bool = Field(False, description="fused attention that stores no s×s scores")
-    dropout: bool = Field(True, description="dropout after attention and MLP (and on scores)")
+    flash_attention: bool = Field(CURRENT_PRACTICE["flash_attention"],
+                                  description="fused attention that stores no s×s scores")
+    dropout: bool = Field(CURRENT_PRACTICE["dropout"],
+                          description="dropout after attention and MLP (and on scores)")
     dtype: LayoutDtype = Field("bf16", description="dtype of the matrix products")
     framework: Framework = Field("megatron", description="software stack of the run")
 
@@ -54,6 +59,9 @@ class Layout(Frozen):
         if self.vpp > 1 and self.pp == 1:
             raise ValueError(f"vpp={self.vpp} needs pp > 1 (virtual stages interleave a "
                              f"pipeline; pp=1 has none)")
+        if self.split_embedding_loss and self.pp == 1:
+            raise ValueError("split_embedding_loss needs pp > 1 (it balances pipeline stages; "
+                             "pp=1 has one)")
         if self.dp % self.ep:
             raise ValueError(f"ep={self.ep} must divide dp={self.dp} (expert parallelism is "
                              f"carved out of the data-parallel ranks)")
@@ -77,6 +85,7 @@ class Layout(Frozen):
     def label(self) -> str:
         """The layout in a line: degrees, batch, memory choices, dtype, stack."""
         degrees = f"tp {self.tp} · pp {self.pp}" + (f"×{self.vpp}" if self.vpp > 1 else "")
+        degrees += " (embedding, loss as layers)" if self.split_embedding_loss else ""
         degrees += f" · dp {self.dp}" + (f" · cp {self.cp}" if self.cp > 1 else "")
         degrees += f" · ep {self.ep}" if self.ep > 1 else ""
         extras = [f"micro-batch {self.micro_batch}", f"global batch {self.global_batch}",
@@ -207,16 +216,27 @@ def tensor_parallel_units(spec: ModelSpec, ffn: bool = True) -> list[tuple[str, 
     return units
 
 
+def pipeline_slots(n_layers: int, layout: Layout) -> int:
+    """What the pipeline split divides among the pp × vpp chunks: the layers, plus the embedding
+    and the loss as one slot each under `split_embedding_loss` (Megatron-LM's
+    --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split; Llama 3,
+    arXiv:2407.21783 §3.3.2, removes one layer from the first and the last stage)."""
+    return n_layers + 2 * layout.split_embedding_loss
+
+
 def _check_pipeline(spec: ModelSpec, layout: Layout, notes: list[str]) -> None:
     layers, pp, vpp = spec.n_layers, layout.pp, layout.vpp
+    slots = pipeline_slots(layers, layout)
+    what = (f"n_layers + 2 = {slots} (the embedding and the loss count as layers)"
+            if layout.split_embedding_loss else f"n_layers={layers}")
     if pp > layers:
         raise CalcError(f"pp={pp} exceeds n_layers={layers} of {spec.name} (each pipeline "
                         f"stage needs a layer)")
-    if pp * vpp > layers:
-        raise CalcError(f"pp × vpp = {pp * vpp} exceeds n_layers={layers} of {spec.name} "
-                        f"(each virtual stage needs a layer)")
+    if pp * vpp > slots:
+        raise CalcError(f"pp × vpp = {pp * vpp} exceeds {what} of {spec.name} (each virtual "
+                        f"stage needs a layer)")
     chunks = pp * vpp
-    if layers % chunks:
-        notes.append(f"pp × vpp = {chunks} does not divide n_layers={layers}: virtual stages "
-                     f"hold {layers // chunks} or {-(-layers // chunks)} layers and the largest "
-                     f"sets the pace")
+    if slots % chunks:
+        notes.append(f"pp × vpp = {chunks} does not divide {what}: virtual stages hold "
+                     f"{slots // chunks} or {-(-slots // chunks)} layers and the largest sets "
+                     f"the pace")

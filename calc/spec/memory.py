@@ -96,6 +96,11 @@ OPTIMIZERS: dict[str, OptimizerInfo] = {
 # Korthikanti et al. 2022's activations (and Megatron-LM's of that time): eager attention that
 # stores the s×s scores, dropout masks after attention and the MLP.
 PAPER_2022 = {"flash_attention": False, "dropout": True}
+# What current LLM training does, the default of calc.memory and of a step's Layout.
+# FlashAttention (Dao et al. 2022) keeps no s×s scores, and current models train without dropout
+# (the config.json of meta-llama/Llama-3.1-8B, deepseek-ai/DeepSeek-V3, Qwen/Qwen3-4B and
+# allenai/OLMo-2-0425-1B: "attention_dropout": 0.0).
+CURRENT_PRACTICE = {"flash_attention": True, "dropout": False}
 
 
 class TrainingMemory(Frozen):
@@ -122,18 +127,20 @@ class TrainingMemory(Frozen):
                     description="expert-parallel degree e: routed experts split e ways")
     vpp: int = Field(1, ge=1, le=1024,
                      description="virtual pipeline stages per GPU v (interleaved 1F1B)")
+    split_embedding_loss: bool = Field(
+        False, description="the pipeline split counts the embedding and the loss as one layer "
+                           "each, so the first stage holds one layer fewer")
     recompute: Recompute = Field(
         "none", description="activation recomputation: none, selective (attention core) or "
                             "full (keep only each layer's input)")
     sequence_parallel: bool = Field(
         False, description="split norms and dropouts along the sequence over the t ranks")
-    # Defaults: what current LLM training does. FlashAttention (Dao et al. 2022) keeps no s×s
-    # scores, and current models train without dropout (the config.json of
-    # meta-llama/Llama-3.1-8B, deepseek-ai/DeepSeek-V3, Qwen/Qwen3-4B and
-    # allenai/OLMo-2-0425-1B: "attention_dropout": 0.0). Korthikanti et al. 2022's setting is
-    # PAPER_2022 (`python -m calc memory --paper-2022`).
-    flash_attention: bool = Field(True, description="attention kernel stores no s×s scores")
-    dropout: bool = Field(False, description="dropout masks are stored (Korthikanti et al.)")
+    # Defaults: CURRENT_PRACTICE; Korthikanti et al. 2022's setting is PAPER_2022
+    # (`python -m calc memory --paper-2022`).
+    flash_attention: bool = Field(CURRENT_PRACTICE["flash_attention"],
+                                  description="attention kernel stores no s×s scores")
+    dropout: bool = Field(CURRENT_PRACTICE["dropout"],
+                          description="dropout masks are stored (Korthikanti et al.)")
     precision: GemmPrecision = Field(
         "bf16", description="the projections' GEMMs: bf16 (the dtype), or fp8/mxfp8/nvfp4 "
                             "with cached low-precision weight copies (calc.spec.gemm_precision)")

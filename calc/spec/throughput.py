@@ -43,6 +43,8 @@ class PublishedThroughput(Frozen):
     ep: int = Field(1, ge=1, le=MAX_DEGREE, description="expert-parallel degree (within dp·cp)")
     vpp: int = Field(1, ge=1, le=MAX_DEGREE,
                      description="virtual pipeline stages per GPU (interleaved 1F1B); 1 = plain")
+    split_embedding_loss: bool = Field(
+        False, description="the pipeline split counts the embedding and the loss as layers")
     micro_batch: int = Field(ge=1, le=MAX_GPUS, description="sequences per micro-batch")
     global_batch: int = Field(ge=1, description="sequences per optimizer step")
     seq_len: int = Field(ge=1, description="tokens per sequence")

@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from calc.spec.layout import Layout
 from calc.errors import CalcError
+from calc.spec.layout import Layout, pipeline_slots
 from calc.timing.operators import (
     LOSS_BACKWARD_BYTES,
     LOSS_FORWARD_BYTES,
@@ -85,8 +85,10 @@ class ComputeTimes:
 
 def stage_layers(terms: ModelTerms, layout: Layout) -> int:
     """Layers of the largest pipeline stage: v virtual stages of ⌈L/(p·v)⌉ layers (Megatron-LM
-    splits them evenly; an uneven split is paced by its largest chunk)."""
-    return math.ceil(terms.layers / (layout.pp * layout.vpp)) * layout.vpp
+    splits them evenly; an uneven split is paced by its largest chunk). Where the split counts
+    the embedding and the loss as layers, L + 2 slots are split and a middle stage is largest."""
+    slots = pipeline_slots(terms.layers, layout)
+    return math.ceil(slots / (layout.pp * layout.vpp)) * layout.vpp
 
 
 def tokens_per_micro_batch(terms: ModelTerms, layout: Layout) -> int:
@@ -166,8 +168,21 @@ def recurrence_time(op: Recurrence, terms: ModelTerms, layout: Layout, device: D
 
 
 def compute_times(terms: ModelTerms, layout: Layout, device: Device) -> ComputeTimes:
-    """One micro-batch through the slowest stage: `stage_layers` layers and the LM head."""
-    stage = stage_layers(terms, layout) / terms.layers
+    """One micro-batch through the slowest stage: the last, with `stage_layers` layers and the
+    LM head; where the split counts the loss as a layer, the last stage holds one layer fewer
+    and a middle stage (from pp = 3) may be slower."""
+    largest = stage_layers(terms, layout)
+    last = _stage_times(terms, layout, device, largest - layout.split_embedding_loss, True)
+    if not layout.split_embedding_loss or layout.pp < 3:
+        return last
+    middle = _stage_times(terms, layout, device, largest, False)
+    return max(last, middle, key=lambda times: times.forward + times.backward)
+
+
+def _stage_times(terms: ModelTerms, layout: Layout, device: Device, layers: int,
+                 with_head: bool) -> ComputeTimes:
+    """One micro-batch through a stage of `layers` layers, with or without the LM head."""
+    stage = layers / terms.layers
     tokens = tokens_per_micro_batch(terms, layout)
     slow = 1 / device.compute_efficiency
     matmul = sum(matmul_time(op, terms, layout, device, stage) for op in terms.matmuls)
@@ -176,8 +191,9 @@ def compute_times(terms: ModelTerms, layout: Layout, device: Device) -> ComputeT
     scans = [(recurrence_time(op, terms, layout, device, stage), op.backward)
              for op in terms.recurrences]
     scan = sum(seconds for seconds, _ in scans)
-    head = matmul_time(terms.head, terms, layout, device, 1.0)
-    logits = terms.vocab / layout.tp * tokens  # vocabulary-parallel: V/t logits per token
+    head = matmul_time(terms.head, terms, layout, device, 1.0) if with_head else 0.0
+    # vocabulary-parallel: V/t logits per token
+    logits = terms.vocab / layout.tp * tokens if with_head else 0.0
     recompute, recompute_flops = 0.0, 0.0
     if layout.recompute == "selective":  # the attention core (Korthikanti et al. 2022 §5)
         recompute = attention + _elementwise(terms, layout, device, stage,

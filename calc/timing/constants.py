@@ -1,5 +1,6 @@
 """The step-time model's global constants (presets/timing.toml): efficiency per GPU generation,
-memory-bound and network fractions, per-framework factors, and the rows they were fitted on.
+memory-bound and network fractions, per-framework factors, the CPU optimizer's throughput under
+offload, and the rows they were fitted on.
 
 They are data, never per-run factors: every prediction uses the same numbers.
 """
@@ -54,6 +55,21 @@ class FrameworkConstants(Frozen):
     source: str = Field(min_length=1)
 
 
+class OffloadConstants(Frozen):
+    """ZeRO-Offload's optimizer step on the host CPU, as one published measurement."""
+
+    cpu_adam_params: float = Field(gt=0, le=1e15, description="parameters one CPU-Adam step "
+                                                              "updated in the measurement")
+    cpu_adam_seconds: float = Field(gt=0, le=1e4, description="seconds that step took")
+    source: str = Field(min_length=1)
+    notes: str = Field("", description="what the measurement covers and what is assumed")
+
+    @property
+    def cpu_adam_params_per_s(self) -> float:
+        """Parameters a node's CPUs update per second (the measured node's)."""
+        return self.cpu_adam_params / self.cpu_adam_seconds
+
+
 class FitRecord(Frozen):
     rows: tuple[str, ...] = Field(description="presets/throughput.toml rows fitted on")
     method: str = Field(description="what was minimised, over which constants")
@@ -65,6 +81,7 @@ class TimingConstants(Frozen):
     memory: MemoryConstants
     network: NetworkConstants
     frameworks: dict[str, FrameworkConstants]
+    offload: OffloadConstants
     fit: FitRecord
 
     def generation(self, gpu: str) -> tuple[str, Generation]:

@@ -6,8 +6,15 @@ m·t_mb and waits (p − 1)/v · t_mb for the pipeline to fill and drain, a bubb
 of the ideal time, where t_mb is one micro-batch's forward and backward through the stage's
 layers, with whatever communication of it is exposed. Overlap (when the framework does it):
 gradient reduction runs during the last micro-batch's backward (Megatron-LM
---overlap-grad-reduce, DeepSpeed overlap_comm, FSDP), ZeRO-3 gathers the next weights during the
-current forward/backward and reduce-scatters during the backward; what does not fit in that
+--overlap-grad-reduce, DeepSpeed overlap_comm, FSDP); the updated weights' gather (ZeRO-1/2,
+Megatron's distributed optimizer with --overlap-param-gather) during the next first forward. In
+an interleaved pipeline each of the v model chunks reduces its gradients once its own last
+backward is done, and the chunks finish one after another, p chunk-backwards apart (the
+schedule runs micro-batches in groups of p per chunk, Narayanan et al. 2021 §2.2.2): the
+reductions queue on the link while the later chunks still compute, and only what outruns them is
+exposed (the gathers mirror this in the next step's warm-up). ZeRO-3 gathers the next weights
+during the current forward/backward and reduce-scatters during the backward; what does not fit in
+that
 compute is exposed. ZeRO-2 under a pipeline reduces once per step: gradients accumulate unsharded
 over the micro-batches (FSDP's no_sync, as torchtitan's pipeline schedules do), and DeepSpeed
 refuses per-micro-batch reduction with a pipeline. TP, EP and pipeline sends are on the critical
@@ -78,11 +85,22 @@ def optimizer_bytes_per_param(grad_bytes: int) -> int:
                                                               + recipe.weights)
 
 
+def updated_params(terms: ModelTerms, layout: Layout) -> float:
+    """Parameters one GPU's optimizer step updates: those it holds, its 1/(d·cp) partition of
+    them under ZeRO ≥ 1 (experts: over the d·cp/ep ranks that share them)."""
+    dense, expert = params_on_gpu(terms, layout)
+    if layout.zero >= 1:
+        dense, expert = (dense / (layout.dp * layout.cp),
+                         expert * layout.ep / (layout.dp * layout.cp))
+    return dense + expert
+
+
 def _micro_batch_key(layout: Layout) -> tuple:
     """The fields compute and per-micro-batch communication read: layouts equal on these
     share them (the layout search's cache)."""
-    return (layout.tp, layout.cp, layout.ep, layout.pp, layout.vpp, layout.micro_batch,
-            layout.recompute, layout.sequence_parallel, layout.flash_attention, layout.dropout)
+    return (layout.tp, layout.cp, layout.ep, layout.pp, layout.vpp, layout.split_embedding_loss,
+            layout.micro_batch, layout.recompute, layout.sequence_parallel,
+            layout.flash_attention, layout.dropout)
 
 
 def _gradient_key(layout: Layout) -> tuple:
@@ -111,6 +129,16 @@ def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Networ
     def exposed(seconds: float, hidden_by: float) -> float:
         return max(0.0, seconds - hidden_by) if overlap else seconds
 
+    def exposed_by_chunk(seconds: float, micro_batch_pass: float) -> float:
+        """Per-step collective of `seconds` over v chunks whose last passes (each
+        micro_batch_pass / v long, tensor-parallel exchanges included: they run on NVLink,
+        these on the data-parallel link) end p chunk-passes apart."""
+        if not overlap:
+            return seconds
+        v, chunk = layout.vpp, micro_batch_pass / layout.vpp
+        apart = (v - 1) * layout.pp * chunk
+        return max(0.0, seconds / v - chunk, seconds - chunk - apart)
+
     cp = (max(0.0, comm.cp_forward - work.attention)
           + max(0.0, comm.cp_backward - work.attention_backward))
     zero_mb = 0.0  # per micro-batch
@@ -125,14 +153,10 @@ def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Networ
     m = layout.micro_batches
     dp = 0.0
     if layout.zero <= 1 or (layout.zero == 2 and layout.pp > 1):
-        dp += exposed(grads.grad_reduce, backward)
+        dp += exposed_by_chunk(grads.grad_reduce, backward + comm.tp_backward)
     if layout.zero in (1, 2):  # the updated weights, gathered for the next forward
-        dp += exposed(grads.param_gather, forward)
-    dense, expert = params_on_gpu(terms, layout)
-    if layout.zero >= 1:
-        dense, expert = (dense / (layout.dp * layout.cp),
-                         expert * layout.ep / (layout.dp * layout.cp))
-    optimizer = optimizer_time(dense + expert,
+        dp += exposed_by_chunk(grads.param_gather, forward + comm.tp_forward)
+    optimizer = optimizer_time(updated_params(terms, layout),
                                optimizer_bytes_per_param(framework.grad_reduce_bytes), device)
     breakdown = dict(zip(PARTS[:7], (m * value for value in per_mb), strict=True))
     breakdown["pipeline_bubble"] = (layout.pp - 1) / layout.vpp * micro_batch

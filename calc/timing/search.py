@@ -7,9 +7,10 @@ validators a user's layout meets (calc.spec.layout), so no rule is written twice
 
 Axes: tp (a divisor of the heads and widths it splits, within one node), pp (up to the layers),
 vpp (interleaving that divides the layers), cp (powers of two up to 8, for sequences that split;
-1 for models with other mixers than attention), ep (divisors of
-the experts and of dp), the micro-batch (powers of two dividing B/dp), recomputation, ZeRO stage and
-sequence parallelism (with tp > 1). Flash attention is assumed available, dropout as given.
+1 for models with other mixers than attention), ep (divisors of the experts and of dp), the
+micro-batch (powers of two dividing B/dp), recomputation, ZeRO stage and sequence parallelism
+(with tp > 1), and when asked the offload of the optimizer (ZeRO ≥ 1) and of the parameters
+(ZeRO 3). Flash attention is assumed available, dropout as given.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from calc.timing.compute import Device
 from calc.timing.constants import FrameworkConstants
 from calc.timing.network import Network
 from calc.timing.operators import ModelTerms
-from calc.timing.schedule import StepTime, step_time
+from calc.timing.offload import HostSide, offload_traffic, with_offload
+from calc.timing.schedule import StepTime, step_time, updated_params
 
 MAX_CP = 8
 MAX_VPP = 8
@@ -43,6 +45,28 @@ class Candidate:
     time: StepTime
     memory_bytes: float
     fits: bool
+    offload: tuple[str, str] = ("none", "none")  # (optimizer, parameters): none, cpu or nvme
+    host_bytes_per_node: float = 0.0  # offloaded states in one node's host memory
+
+
+@dataclass(frozen=True)
+class OffloadChoice:
+    """Offload the search also tries (calc.timing.offload), and the host that bounds it."""
+
+    optimizer: str  # cpu | nvme | none
+    params: str
+    host: HostSide
+    host_memory: float | None  # bytes per node; None: not checked
+    overlap: bool  # gradient copies hidden behind the backward (the framework's overlap)
+
+    def placements(self, layout: Layout) -> list[tuple[str, str]]:
+        """(optimizer, parameters) placements valid for `layout`'s ZeRO stage, none first."""
+        found = [("none", "none")]
+        if layout.zero >= 1 and self.optimizer != "none":
+            found.append((self.optimizer, "none"))
+        if layout.zero == 3 and self.params != "none":
+            found.append((self.optimizer, self.params))
+        return found
 
 
 @dataclass(frozen=True)
@@ -82,18 +106,34 @@ def proposals(spec: ModelSpec, gpus: int, global_batch: int, seq_len: int,
                 if global_batch % dp:
                     continue
                 per_rank = global_batch // dp
-                # one stage per GPU whatever the split; interleaving where the layers divide
-                vpps = [1, *(v for v in range(2, MAX_VPP + 1) if layers % (pp * v) == 0)] \
-                    if pp > 1 else [1]
                 eps = [e for e in _divisors(dp) if experts % e == 0] if spec.moe else [1]
-                for vpp in vpps:
+                for vpp, split in _pipeline_splits(layers, pp):
                     for ep in eps:
                         for micro_batch in (b for b in _powers_of_two(per_rank)
                                             if per_rank % b == 0):
                             yield {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": ep,
-                                   "vpp": vpp, "micro_batch": micro_batch,
+                                   "vpp": vpp, "split_embedding_loss": split,
+                                   "micro_batch": micro_batch,
                                    "global_batch": global_batch, "seq_len": seq_len,
                                    "flash_attention": True, **fixed}
+
+
+def _pipeline_splits(layers: int, pp: int) -> list[tuple[int, bool]]:
+    """(vpp, split_embedding_loss) pairs to try (`_even`), up to MAX_VPP chunks per GPU."""
+    if pp == 1:
+        return [(1, False)]
+    return [(vpp, split) for vpp in range(1, MAX_VPP + 1) for split in (False, True)
+            if _even(layers, pp, vpp, split)]
+
+
+def _even(layers: int, pp: int, vpp: int, split: bool) -> bool:
+    """One stage per GPU whatever the split; interleaving where the chunks divide the layers,
+    or the layers with the embedding and the loss counted as two more where the layers alone
+    do not divide (Llama 3's 126 layers in 16 × 8 chunks)."""
+    chunks = pp * vpp
+    if split:
+        return layers % chunks != 0 and (layers + 2) % chunks == 0
+    return vpp == 1 or layers % chunks == 0
 
 
 def outside(spec: ModelSpec, layout: Layout, gpus_per_node: int) -> str | None:
@@ -105,8 +145,9 @@ def outside(spec: ModelSpec, layout: Layout, gpus_per_node: int) -> str | None:
         f"cp {layout.cp} is not a power of two up to {MAX_CP}":
             layout.cp not in _powers_of_two(MAX_CP),
         f"vpp {layout.vpp} > {MAX_VPP}": layout.vpp > MAX_VPP,
-        f"pp × vpp = {layout.pp * layout.vpp} does not divide the {spec.n_layers} layers":
-            layout.vpp > 1 and spec.n_layers % (layout.pp * layout.vpp) != 0,
+        f"pp × vpp = {layout.pp * layout.vpp} does not divide the {spec.n_layers} layers"
+        + (" + embedding + loss" if layout.split_embedding_loss else ""):
+            not _even(spec.n_layers, layout.pp, layout.vpp, layout.split_embedding_loss),
         f"micro-batch {layout.micro_batch} is not a power of two":
             layout.micro_batch not in _powers_of_two(per_rank),
         f"ep {layout.ep} does not divide the {experts} experts": experts % layout.ep != 0,
@@ -130,8 +171,8 @@ def variants(base: Layout) -> Iterator[Layout]:
 def memory_symbols(spec: ModelSpec, base: dict[str, Any], layout: Layout) -> dict[str, Any]:
     """calc.formulas.memory's symbols for `layout`, on top of the model's (`base`): the most
     loaded GPU's layers and KV heads follow the layout's tp and pp."""
-    return {**base, **stage_values(spec, layout.tp, layout.pp), "b": layout.micro_batch,
-            "n_tp": layout.tp, "n_pp": layout.pp,
+    stage = stage_values(spec, layout.tp, layout.pp, layout.split_embedding_loss)
+    return {**base, **stage, "b": layout.micro_batch, "n_tp": layout.tp, "n_pp": layout.pp,
             "n_dp": layout.dp, "n_cp": layout.cp, "n_ep": layout.ep, "n_vp": layout.vpp,
             "i_vp": int(layout.vpp > 1), "i_z1": int(layout.zero >= 1),
             "i_z2": int(layout.zero >= 2), "i_z3": int(layout.zero >= 3),
@@ -143,8 +184,10 @@ def memory_symbols(spec: ModelSpec, base: dict[str, Any], layout: Layout) -> dic
 def memory_total(spec: ModelSpec, base: dict[str, Any], layout: Layout, cache: dict) -> float:
     """calc.formulas.memory's total (model states + activations), each part cached by the
     fields it reads."""
-    states_key = ("states", layout.tp, layout.pp, layout.dp, layout.cp, layout.ep, layout.zero)
-    activations_key = ("activations", layout.tp, layout.pp, layout.cp, layout.vpp,
+    states_key = ("states", layout.tp, layout.pp, layout.split_embedding_loss, layout.dp,
+                  layout.cp, layout.ep, layout.zero)
+    activations_key = ("activations", layout.tp, layout.pp, layout.split_embedding_loss,
+                       layout.cp, layout.vpp,
                        layout.micro_batch, layout.recompute, layout.sequence_parallel,
                        layout.flash_attention, layout.dropout)
     if states_key not in cache or activations_key not in cache:
@@ -155,19 +198,40 @@ def memory_total(spec: ModelSpec, base: dict[str, Any], layout: Layout, cache: d
     return cache[states_key] + cache[activations_key]
 
 
+def offloaded(spec: ModelSpec, base: dict[str, Any], layout: Layout, time: StepTime,
+              total: float, placement: tuple[str, str], choice: OffloadChoice,
+              terms: ModelTerms) -> tuple[StepTime, float, float]:
+    """(step time, GPU memory, host memory per node) of `layout` with `placement`:
+    calc.formulas.offload's bytes, priced by calc.timing.offload."""
+    optimizer, params = placement
+    s = memory_symbols(spec, base, layout)
+    values = _compiled.offload({**s, "i_off_o": int(optimizer != "none"),
+                                "i_off_p": int(params != "none")})
+    host = (values["optimizer_host"] * (optimizer == "cpu")
+            + values["params_host"] * (params == "cpu")) * choice.host.gpus_per_node
+    gpu = total + values["params_gpu_live"] - values["optimizer_gpu_freed"] \
+        - values["params_gpu_freed"]
+    priced = with_offload(time, layout, offload_traffic(values, optimizer, params), choice.host,
+                          updated_params(terms, layout), choice.overlap)
+    return priced, gpu, host
+
+
 def _order(candidate: Candidate) -> tuple:
     """Fastest first; among equal times the simpler layout (lower ZeRO stage, less
     recomputation, fewer model-parallel ranks)."""
     o = candidate.layout
-    return (round(candidate.time.step, 9), o.zero, RECOMPUTE.index(o.recompute),
-            o.tp * o.pp * o.cp * o.ep, o.vpp, not o.sequence_parallel)
+    return (round(candidate.time.step, 9), o.zero, candidate.offload != ("none", "none"),
+            RECOMPUTE.index(o.recompute), o.tp * o.pp * o.cp * o.ep, o.vpp,
+            not o.sequence_parallel)
 
 
 def search(spec: ModelSpec, terms: ModelTerms, gpu: GPU, device: Device, network: Network,
            framework: FrameworkConstants, base_symbols: dict[str, Any], gpus: int,
-           global_batch: int, fixed: dict[str, Any], price_rejected: bool = True) -> Search:
+           global_batch: int, fixed: dict[str, Any], price_rejected: bool = True,
+           offload: OffloadChoice | None = None) -> Search:
     """Price every valid layout; `fixed` pins fields for all (dtype, framework, dropout).
-    Without `price_rejected`, layouts that do not fit are counted but not timed."""
+    Without `price_rejected`, layouts that do not fit are counted but not timed. With
+    `offload`, each layout whose ZeRO stage allows it is also priced offloaded."""
     start = time.perf_counter()
     ranked, rejected, evaluated = [], [], 0
     cache: dict = {}
@@ -179,14 +243,24 @@ def search(spec: ModelSpec, terms: ModelTerms, gpu: GPU, device: Device, network
         except (ValidationError, CalcError):
             continue
         for layout in variants(base):
-            evaluated += 1
             total = memory_total(spec, base_symbols, layout, cache)
-            fits = total <= capacity
-            if not fits and not price_rejected:
-                continue
-            candidate = Candidate(layout, step_time(terms, layout, device, network, framework,
-                                                    cache), total, fits)
-            (ranked if fits else rejected).append(candidate)
+            for placement in offload.placements(layout) if offload else [("none", "none")]:
+                evaluated += 1
+                memory, host = total, 0.0
+                if placement != ("none", "none"):
+                    assert offload is not None
+                    priced, memory, host = offloaded(
+                        spec, base_symbols, layout, step_time(terms, layout, device, network,
+                                                              framework, cache),
+                        total, placement, offload, terms)
+                fits = memory <= capacity and (offload is None or offload.host_memory is None
+                                               or host <= offload.host_memory)
+                if not fits and not price_rejected:
+                    continue
+                if placement == ("none", "none"):
+                    priced = step_time(terms, layout, device, network, framework, cache)
+                candidate = Candidate(layout, priced, memory, fits, placement, host)
+                (ranked if fits else rejected).append(candidate)
     ranked.sort(key=_order)
     rejected.sort(key=_order)
     return Search(ranked, rejected, evaluated, time.perf_counter() - start)

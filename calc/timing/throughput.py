@@ -63,6 +63,7 @@ def run_layout(run: PublishedThroughput, spec: ModelSpec) -> Layout:
     Megatron-LM's default dropout 0.1, the flash-attention runs (Llama 3, Nemotron, NeMo
     recipes) without, as those models train."""
     layout = Layout(tp=run.tp, pp=run.pp, dp=run.dp, cp=run.cp, ep=run.ep, vpp=run.vpp,
+                    split_embedding_loss=run.split_embedding_loss,
                     micro_batch=run.micro_batch, global_batch=run.global_batch,
                     seq_len=run.seq_len, recompute=run.recompute, zero=run.zero,
                     sequence_parallel=run.sequence_parallel,

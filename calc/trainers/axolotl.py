@@ -53,6 +53,9 @@ def _take(config: TrainerConfig, key: str, value: Any, data: dict[str, Any]) -> 
                 return False
             targets = ",".join(MODULES[m] for m in value)
             config.take(key, value, f"adapters on {targets}", lora_targets=targets)
+    elif key == "gradient_accumulation_steps" and value not in UNDECIDED:
+        config.take(key, value, f"{int(value)} micro-batches accumulated per step (step)",
+                    gradient_accumulation=int(value))
     elif key == "micro_batch_size":
         config.take(key, value, f"micro-batch {int(value)}", micro_batch=int(value))
     elif key == "sequence_len":

@@ -11,6 +11,10 @@ from calc.spec import ModelSpec
 
 # Values that mean "decided elsewhere" (the launcher, the Trainer, the hardware).
 UNDECIDED = ("auto", None, "")
+# Options a reader may set that only the step time uses (calc.step): the batch per step, as a
+# count of sequences or of micro-batches accumulated per data-parallel rank. calc.memory, whose
+# activations depend on the micro-batch alone, leaves them out.
+STEP_ONLY = ("global_batch", "gradient_accumulation")
 
 
 @dataclass(frozen=True)
@@ -18,6 +22,7 @@ class Setting:
     key: str  # as the file spells it (nested keys joined by '.')
     value: Any
     meaning: str  # what calc took from it, or why it leaves it to its default
+    options: tuple[str, ...] = ()  # the options it set
 
 
 @dataclass
@@ -25,13 +30,14 @@ class TrainerConfig:
     format: str
     path: str
     model: str | ModelSpec | None = None  # a preset, a spec built from the file, or None
-    options: dict[str, Any] = field(default_factory=dict)  # calc.memory's keyword arguments
+    options: dict[str, Any] = field(default_factory=dict)  # calc.memory's keyword arguments,
+    # and the STEP_ONLY ones
     read: list[Setting] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
 
     def take(self, key: str, value: Any, meaning: str, **options: Any) -> None:
         """Record `key` as read and what it sets."""
-        self.read.append(Setting(key, value, meaning))
+        self.read.append(Setting(key, value, meaning, tuple(options)))
         self.options.update(options)
 
 

@@ -51,6 +51,20 @@ def _take(config: TrainerConfig, key: str, value: Any) -> bool:
         else:
             config.take(key, value, f"micro-batch {int(value)}", micro_batch=int(value))
         return True
+    if key in ("train_batch_size", "gradient_accumulation_steps"):
+        if value in UNDECIDED:
+            config.take(key, value, "decided by the Trainer: calc's --global-batch applies")
+        elif key == "train_batch_size":
+            config.take(key, value, f"global batch {int(value)} sequences (step)",
+                        global_batch=int(value))
+        else:
+            config.take(key, value, f"{int(value)} micro-batches accumulated per step (step)",
+                        gradient_accumulation=int(value))
+        return True
+    if key == "zero_optimization.cpu_offload":  # DeepSpeed ≤ 0.3's name for offload_optimizer
+        config.take(key, value, "optimizer offloaded to cpu (the old cpu_offload key)"
+                    if value else "no offload", **({"offload_optimizer": "cpu"} if value else {}))
+        return True
     if key == "zero_optimization.stage":
         config.take(key, value, f"ZeRO stage {int(value)}", zero=int(value))
         return True

@@ -6,6 +6,7 @@ vocabulary padded to a multiple of 128 × t)."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 
@@ -28,10 +29,35 @@ SHAPE = ("--num-layers", "--hidden-size", "--num-attention-heads", "--ffn-hidden
          "--hidden-dropout", "--attention-dropout", "--seq-length")
 
 
+# A shell assignment of a literal (MP_SIZE=1, GPUS_PER_NODE=8): launch scripts name the values
+# they pass as flags (DeepSpeedExamples' `--model-parallel-size ${MP_SIZE}`).
+ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=([\w.+-]+)\s*(?:#.*)?$", re.M)
+
+
+def _substitute(text: str) -> str:
+    """`text` with $NAME and ${NAME} replaced where the script assigns NAME a literal."""
+    values = dict(ASSIGNMENT.findall(text))
+    return re.sub(r"\$\{(\w+)\}|\$(\w+)",
+                  lambda m: values.get(m.group(1) or m.group(2), m.group(0)), text)
+
+
+def _tokens(text: str) -> list[str]:
+    """The words of `text`; a quoted string of flags (gpt_options=" --num-layers 50 ...") is
+    split into its own words."""
+    words = []
+    for token in shlex.split(text, posix=True):
+        if " --" in f" {token}" and any(c.isspace() for c in token):
+            words.extend(_tokens(token))
+        else:
+            words.append(token)
+    return words
+
+
 def arguments(text: str) -> dict[str, list[str]]:
-    """Every `--flag value...` in `text`, comments dropped (a shell script or one line)."""
-    lines = [line.split("#", 1)[0] for line in text.splitlines()]
-    tokens = shlex.split(" ".join(lines).replace("\\", " "), posix=True)
+    """Every `--flag value...` in `text`, comments dropped (a shell script or one line), the
+    script's literal shell variables substituted."""
+    lines = [line.split("#", 1)[0] for line in _substitute(text).splitlines()]
+    tokens = _tokens(" ".join(lines).replace("\\", " "))
     flags: dict[str, list[str]] = {}
     current = None
     for token in tokens:
@@ -82,10 +108,17 @@ def _int(flag: str, values: list[str]) -> int:
 def _take(config: TrainerConfig, flag: str, values: list[str]) -> bool:
     shown = " ".join(values)
     simple = {"--tensor-model-parallel-size": "tp", "--pipeline-model-parallel-size": "pp",
-              "--micro-batch-size": "micro_batch"}
+              "--micro-batch-size": "micro_batch", "--global-batch-size": "global_batch",
+              "--context-parallel-size": "cp", "--expert-model-parallel-size": "ep",
+              # Megatron-LM v1 (and DeepSpeedExamples' fork of it): tensor parallelism and the
+              # per-GPU batch under their old names
+              "--model-parallel-size": "tp", "--batch-size": "micro_batch"}
+    if values and values[0].startswith("$"):
+        return False  # a shell variable the script does not assign
     if flag in simple:
         n = _int(flag, values)
-        config.take(flag, shown, f"{simple[flag]} {n}", **{simple[flag]: n})
+        word = simple[flag].replace("_", "-" if simple[flag] == "micro_batch" else " ")
+        config.take(flag, shown, f"{word} {n}", **{simple[flag]: n})
     elif flag in ("--bf16", "--fp16"):
         config.take(flag, shown, f"dtype {flag[2:]}, mixed precision", dtype=flag[2:])
     elif flag == "--sequence-parallel":
@@ -93,6 +126,8 @@ def _take(config: TrainerConfig, flag: str, values: list[str]) -> bool:
     elif flag == "--use-distributed-optimizer":
         config.take(flag, shown, "optimizer states sharded over data parallelism: ZeRO 1",
                     zero=1)
+    elif flag == "--checkpoint-activations":  # Megatron-LM v1: every layer's input kept
+        config.take(flag, shown, "full recomputation (Megatron-LM v1 flag)", recompute="full")
     elif flag == "--recompute-activations":
         config.take(flag, shown, "selective recomputation", recompute="selective")
     elif flag == "--recompute-granularity":

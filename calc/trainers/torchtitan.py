@@ -57,6 +57,9 @@ def _take(config: TrainerConfig, key: str, value: Any) -> bool:
     elif key in ("training.batch_size", "training.local_batch_size"):
         config.take(key, value, f"micro-batch {int(value)} (per data-parallel rank)",
                     micro_batch=int(value))
+    elif key == "training.global_batch_size" and int(value) > 0:  # -1: local × dp
+        config.take(key, value, f"global batch {int(value)} sequences (step)",
+                    global_batch=int(value))
     elif key == "training.seq_len":
         config.take(key, value, f"sequence length {int(value)}", seq_len=int(value))
     elif key == "activation_checkpoint.mode" and str(value) in RECOMPUTE:

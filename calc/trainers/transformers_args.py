@@ -47,6 +47,10 @@ def _take(config: TrainerConfig, key: str, value: Any) -> bool:
         config.take(key, value, f"dtype {key}, mixed precision" if value else f"{key} off",
                     **({"dtype": key} if value else {}))
         return True
+    if key == "gradient_accumulation_steps" and value not in UNDECIDED:
+        config.take(key, value, f"{int(value)} micro-batches accumulated per step (step)",
+                    gradient_accumulation=int(value))
+        return True
     if key == "per_device_train_batch_size":
         config.take(key, value, f"micro-batch {int(value)}", micro_batch=int(value))
         return True

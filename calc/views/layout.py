@@ -4,21 +4,26 @@ from __future__ import annotations
 
 from calc.reports.layout import LayoutReport, RankedLayout
 from calc.tables import Column, Table, View
+from calc.views._config import config_notes, config_table
 
 GIB = 2**30
 
 
-def _table(title: str, rows: list[RankedLayout]) -> Table:
+def _table(title: str, rows: list[RankedLayout], offload: bool) -> Table:
     table = Table(title, [Column("#", "int"), Column("tp"), Column("pp"), Column("vpp"),
                           Column("dp"), Column("cp"), Column("ep"), Column("mb"),
                           Column("recompute"), Column("ZeRO"), Column("SP"),
+                          *([Column("offload")] if offload else []),
                           Column("step s", "ratio"), Column("MFU", "pct"),
                           Column("memory GiB", "ratio"), Column("why")])
     for rank, row in enumerate(rows, 1):
         o = row.layout
-        table.add(rank, str(o.tp), str(o.pp), str(o.vpp), str(o.dp), str(o.cp), str(o.ep),
+        vpp = f"{o.vpp} (e+l)" if o.split_embedding_loss else str(o.vpp)
+        table.add(rank, str(o.tp), str(o.pp), vpp, str(o.dp), str(o.cp), str(o.ep),
                   str(o.micro_batch), o.recompute, str(o.zero),
-                  "yes" if o.sequence_parallel else "", row.step_time_s, row.mfu,
+                  "yes" if o.sequence_parallel else "",
+                  *([row.offload if row.offload != "none" else ""] if offload else []),
+                  row.step_time_s, row.mfu,
                   row.memory_per_gpu_bytes / GIB, row.why)
     return table
 
@@ -27,8 +32,15 @@ def view(report: LayoutReport) -> View:
     title = (f"{report.model} — fastest layouts on {report.gpus:,} × {report.gpu} "
              f"({report.system}), global batch {report.global_batch:,} × s "
              f"{report.seq_len:,}")
+    offload = any(row.offload != "none" for row in [*report.best, *report.rejected])
     tables = [_table(f"Top {len(report.best)} of {report.fitting:,} layouts that fit "
-                     f"({report.gpu_memory_bytes / GIB:,.0f} GiB per GPU)", report.best)]
+                     f"({report.gpu_memory_bytes / GIB:,.0f} GiB per GPU)", report.best,
+                     offload)]
     if report.rejected:
-        tables.append(_table("Faster layouts that do not fit in memory", report.rejected))
-    return View(title, tables, [*report.conventions, f"Model: {report.source}."])
+        tables.append(_table("Faster layouts that do not fit in memory", report.rejected,
+                             offload))
+    notes = [*report.conventions, f"Model: {report.source}."]
+    if report.config is not None:
+        tables.insert(0, config_table(report.config))
+        notes[:0] = config_notes(report.config)
+    return View(title, tables, notes)

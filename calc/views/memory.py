@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from calc.reports._memory_options import ConfigEcho
 from calc.reports._offload import OffloadBlock
 from calc.reports.memory import FIXES, MIXER_NAMES, MemoryReport
 from calc.tables import GIB, Column, Table, View, add_bytes, bytes_table, verdict
+from calc.views._config import config_notes, config_table
 from calc.views._finetune import finetune_table
 
 _ZERO_STAGE = {"weights": 3, "gradients": 2, "gradient_copy": 1, "master": 1,
@@ -72,10 +72,8 @@ def view(report: MemoryReport) -> View:
         tables.append(_fixes(report))
     notes = [*report.conventions, f"Model: {report.source}."]
     if report.config is not None:
-        tables.insert(0, _config_table(report.config))
-        ignored = ", ".join(report.config.ignored) or "none"
-        notes.insert(0, f"Ignored from {report.config.path} (calc does not model them): "
-                        f"{ignored}.")
+        tables.insert(0, config_table(report.config))
+        notes[:0] = config_notes(report.config)
     return View(title, tables, notes)
 
 
@@ -124,12 +122,4 @@ def _offload_table(off: OffloadBlock) -> Table:
     if off.transfer_per_micro_batch_bytes:
         add_bytes(table, "host link per micro-batch (partitions up, fwd + bwd)",
                   off.transfer_per_micro_batch_bytes, f"{link}{seconds:.3g} s" if seconds else "")
-    return table
-
-
-def _config_table(config: ConfigEcho) -> Table:
-    table = Table(f"Settings read from {config.path} ({config.format})",
-                  [Column("setting"), Column("value", "text"), Column("taken as")])
-    for setting in config.read:
-        table.add(setting["key"], str(setting["value"]), setting["meaning"])
     return table

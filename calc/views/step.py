@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from calc.reports.step import StepReport
+from calc.timing.offload import PART_LINK
+from calc.views._config import config_notes, config_table
 from calc.tables import Column, Table, View
 
 GIB = 2**30
 # The parallel group whose link each communication part crosses.
 PART_GROUP = {"tp_communication": "tp", "cp_communication": "cp", "ep_communication": "ep",
-              "pp_communication": "pp", "zero_communication": "dp", "dp_communication": "dp"}
+              "pp_communication": "pp", "zero_communication": "dp", "dp_communication": "dp",
+              **{part: part for part in PART_LINK}}
 
 
 def breakdown_table(report: StepReport) -> Table:
@@ -25,6 +28,10 @@ def breakdown_table(report: StepReport) -> Table:
 def view(report: StepReport) -> View:
     title = (f"{report.model} — predicted training step on {report.gpus:,} × {report.gpu} "
              f"({report.system}): {report.layout.label}")
+    if report.offload is not None:
+        moved = [f"{what} → {where}" for what, where in (("optimizer", report.offload.optimizer),
+                 ("parameters", report.offload.params)) if where != "none"]
+        title += f", offload {', '.join(moved)}"
     step = Table("Step", [Column("quantity"), Column("value", "text")])
     step.add("step time", f"{report.step_time_s:,.3f} s")
     step.add("micro-batches per step m", f"{report.micro_batches:,}")
@@ -39,9 +46,21 @@ def view(report: StepReport) -> View:
     step.add("memory per GPU (calc.memory)",
              f"{report.memory_per_gpu_bytes / GIB:,.1f} GiB of "
              f"{report.gpu_memory_bytes / GIB:,.0f} GiB: {verdict}")
+    off = report.offload
+    if off is not None:
+        where = off.host_memory_source or "not checked: no host memory known"
+        gpus = f"{off.gpus_per_node} GPU" + ("s'" if off.gpus_per_node > 1 else "'s")
+        step.add(f"host memory per node ({gpus} offloaded states)",
+                 f"{off.host_bytes_per_node / GIB:,.1f} GiB of "
+                 + (f"{off.host_memory_bytes / GIB:,.0f} GiB ({where})"
+                    if off.host_memory_bytes else where))
     if report.gpu_hours is not None and report.days is not None and report.tokens:
         step.add(f"GPU-hours for {report.tokens:.4g} tokens (predicted MFU)",
                  f"{report.gpu_hours:,.0f}")
         step.add(f"days on {report.gpus:,} GPUs", f"{report.days:,.1f}")
-    return View(title, [step, breakdown_table(report)],
-                [*report.notes, *report.conventions, f"Model: {report.source}."])
+    tables = [step, breakdown_table(report)]
+    notes = [*report.notes, *report.conventions, f"Model: {report.source}."]
+    if report.config is not None:
+        tables.insert(0, config_table(report.config))
+        notes[:0] = config_notes(report.config)
+    return View(title, tables, notes)

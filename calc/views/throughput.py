@@ -11,7 +11,9 @@ from calc.tables import Column, Table, View
 def short(layout: Layout) -> str:
     """tp·pp(×v)·dp(·cp)(·ep), micro-batch, recomputation, ZeRO, SP, dtype in a few characters."""
     o = layout
-    parts = [f"t{o.tp}", f"p{o.pp}" + (f"v{o.vpp}" if o.vpp > 1 else ""), f"d{o.dp}"]
+    pipeline = f"p{o.pp}" + (f"v{o.vpp}" if o.vpp > 1 else "")
+    pipeline += "(e+l)" if o.split_embedding_loss else ""  # embedding and loss as layers
+    parts = [f"t{o.tp}", pipeline, f"d{o.dp}"]
     parts += [f"c{o.cp}"] if o.cp > 1 else []
     parts += [f"e{o.ep}"] if o.ep > 1 else []
     flags = [f"b{o.micro_batch}", {"none": "", "selective": "sel", "full": "full"}[o.recompute],

@@ -1,0 +1,28 @@
+"""Names a package offers but imports on first use (PEP 562).
+
+`python -m calc` imports the package `calc` before any command runs, and `from calc.spec.model
+import ...` imports the package `calc.spec` first, so whatever a package's `__init__` imports,
+every command and every import pays for (bench/startup.py). A package lists its public names as
+"module:attribute" strings and lets this module's `__getattr__` import each on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Mapping
+
+
+def lazy_getattr(package: str, table: Mapping[str, str]) -> Callable[[str], object]:
+    """A module `__getattr__` for `package`: `table` maps a name to "module:attribute", imported
+    on first access and then stored in the package, so later lookups skip this function."""
+
+    def __getattr__(name: str) -> object:
+        if name not in table:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        module, _, attribute = table[name].partition(":")
+        value = getattr(importlib.import_module(module), attribute)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return __getattr__
