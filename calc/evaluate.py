@@ -14,10 +14,10 @@ from calc import _compiled
 from calc.counting import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
 from calc.spec import ModelSpec
 from calc.spec.finetune import LORA_TARGETS, FineTune, resolve_targets
+from calc.spec.gemm_precision import GEMM_PRECISIONS
 
 # The adapters whose input is a mixer's in_proj input (calc.formulas.memory, i_keep_mix).
 MIXER_INPUT_TARGETS = ("in_proj", "in_proj_qkvz", "in_proj_ba")
-from calc.spec.gemm_precision import GEMM_PRECISIONS
 
 # The symbol of each layer count (calc.formulas.params, PARTS) and the spec's name for it.
 LAYER_COUNTS = {"L_att": "attention", "L_loc": "local", "L_chk": "chunked", "L_ssm": "mamba",

@@ -271,7 +271,7 @@ _TINY_TEXT = {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2
 def test_wrapper_table_is_transformers(wrapper):
     """Each wrapper's default text model, default tie and tie rule, from its classes: with
     text_config tied and the wrapper's flag false, only "either" ties the head."""
-    text_type, rule, tied = WRAPPERS[wrapper]
+    text_type, _, tied = WRAPPERS[wrapper]
     config_class = CONFIG_MAPPING[wrapper]
     assert config_class().text_config.model_type == text_type
     defaults = {f.name: f.default for f in dataclasses.fields(config_class)}

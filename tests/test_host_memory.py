@@ -63,5 +63,5 @@ def test_this_machine_reports_some_memory():
     left = available_memory()
     assert left is None or left > 0
     require_memory(1, "one byte", "")  # never refused
-    with pytest.raises(CalcError, match="needs at least 2.0 GiB but this machine has 1.0 GiB"):
+    with pytest.raises(CalcError, match=r"needs at least 2\.0 GiB but this machine has 1\.0 GiB"):
         require_memory(2 * GIB, "x", "y", available=GIB)

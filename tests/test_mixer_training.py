@@ -105,8 +105,8 @@ def test_memory_step_layout_and_infer_price_every_mixer(name):
 @pytest.mark.parametrize("name", ["ai21-jamba-1.5-mini", "lfm2-1.2b"])
 def test_the_layout_search_prices_hybrids_as_memory_does(name):
     spec = _preset(name).spec
-    setup, found = search_layouts(spec, gpu="h100", gpus=16, global_batch=64, seq_len=4096,
-                                  dropout=False)
+    _, found = search_layouts(spec, gpu="h100", gpus=16, global_batch=64, seq_len=4096,
+                              dropout=False)
     assert found.ranked, "some layout of a 16-GPU node pair fits"
     best = found.ranked[0].layout
     assert best.cp == 1  # ring attention does not split the other mixers: cp is not proposed

@@ -67,6 +67,15 @@ def add_model(parser: argparse.ArgumentParser, optional: bool = False) -> None:
                              "or a Hugging Face config.json")
 
 
+def add_from(parser: argparse.ArgumentParser, takes: str) -> None:
+    """--from FILE: a trainer config (calc.trainers reads them) whose settings `takes` names."""
+    parser.add_argument("--from", dest="from_file", metavar="FILE",
+                        help="a trainer config (DeepSpeed JSON, Megatron-LM arguments, "
+                             f"torchtitan TOML, axolotl YAML, transformers TrainingArguments "
+                             f"JSON): its {takes}; every setting is echoed, the ignored ones "
+                             f"listed, and the flags given here override it and say so")
+
+
 def add_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="text", choices=FORMATS,
                         help="output format (default: text); csv is one tidy table: table, "

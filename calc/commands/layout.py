@@ -9,6 +9,7 @@ from typing import get_args
 from calc.commands._args import (
     Parser,
     add_format,
+    add_from,
     add_model,
     add_offload,
     offload,
@@ -26,9 +27,7 @@ def _parser() -> Parser:
                     "that fits in memory, ranked by predicted step time; the top ten with "
                     "their largest parts, and the faster layouts that do not fit.")
     add_model(parser, optional=True)
-    parser.add_argument("--from", dest="from_file", metavar="FILE",
-                        help="a trainer config (as step --from): its model, batch, sequence "
-                             "length, dtype, stack, dropout and offload; flags override it")
+    add_from(parser, "model, batch, sequence length, dtype, stack, dropout and offload")
     parser.add_argument("--gpu", required=True, help="GPU catalogue name (python -m calc gpus)")
     parser.add_argument("--system", help="named system (default: the GPU's reference system)")
     parser.add_argument("--gpus", type=positive_int, required=True, help="GPUs of the run")

@@ -13,11 +13,11 @@ from calc.commands._args import (
     add_finetune,
     add_format,
     add_formula,
+    add_from,
     add_model,
     add_offload,
     add_precision,
     finetune,
-    number,
     offload,
     positive_int,
     show_formulas,
@@ -33,11 +33,7 @@ def _parser() -> Parser:
                     "states (by precision recipe and ZeRO stage), activations (Korthikanti et al. "
                     "2022), against the GPU's memory, with the largest micro-batch that fits.")
     add_model(parser, optional=True)
-    parser.add_argument("--from", dest="from_file", metavar="FILE",
-                        help="a trainer config: DeepSpeed JSON, Megatron-LM arguments, "
-                             "torchtitan TOML, axolotl YAML or transformers TrainingArguments "
-                             "JSON; its settings are echoed, the ignored ones listed, and flags "
-                             "given here override them")
+    add_from(parser, "model, layout, recipe, fine-tuning and offload")
     parser.add_argument("--gpu", help="GPU catalogue name whose memory is the budget")
     parser.add_argument("--seq-len", type=positive_int,
                         help="sequence length s (default: the model's training context)")

@@ -8,6 +8,7 @@ from typing import get_args
 from calc.commands._args import (
     Parser,
     add_format,
+    add_from,
     add_layout,
     add_model,
     add_offload,
@@ -28,11 +29,7 @@ def _parser() -> Parser:
                     "pipeline bubble and the optimizer; tokens/s, TFLOP/s, MFU and HFU per "
                     "GPU, GPU-hours for --tokens, and whether it fits in memory.")
     add_model(parser, optional=True)
-    parser.add_argument("--from", dest="from_file", metavar="FILE",
-                        help="a trainer config (DeepSpeed JSON, Megatron-LM arguments, "
-                             "torchtitan TOML, axolotl YAML, transformers TrainingArguments "
-                             "JSON): its model and layout; every setting is echoed, the ignored "
-                             "ones listed, and the flags given here override it and say so")
+    add_from(parser, "model, layout, batch, offload and stack")
     parser.add_argument("--gpu", required=True, help="GPU catalogue name (python -m calc gpus)")
     parser.add_argument("--system", help="named system (default: the GPU's reference system)")
     parser.add_argument("--gpus", type=positive_int,

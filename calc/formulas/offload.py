@@ -6,14 +6,15 @@ optimizer states and an fp32 copy of the gradients live, and the updated 16-bit 
 back: the GPU keeps its weights, and from stage 2 on its 16-bit gradients stream to the host in
 buckets as the backward makes them (the buckets are not counted); the host keeps (q_m + q_o + 4)
 bytes per trained parameter of the rank's ZeRO partition (DeepSpeed's fp32 partitions of the
-weights and gradients, and the optimizer states). ZeRO-Infinity (Rajbhandari et al. 2021 §5) also puts the
-stage-3 parameter partitions on the host or NVMe and fetches each layer when it runs; the GPU
-then holds a working set, taken here as two of its largest gathered modules, a layer or the
-token embedding (the one running and the one prefetched; DeepSpeed's stage3_prefetch_bucket_size
-and stage3_max_live_parameters bound it in practice). Bytes over the host link (PCIe) per GPU:
-the rank's 16-bit gradients down and updated 16-bit weights up once per optimizer step; with
-offloaded parameters, every partition up for the forward and again for the backward of each
-micro-batch, and no weights up after the step (the host's partition is updated in place).
+weights and gradients, and the optimizer states). ZeRO-Infinity (Rajbhandari et al. 2021 §5)
+also puts the stage-3 parameter partitions on the host or NVMe and fetches each layer when it
+runs; the GPU then holds a working set, taken here as two of its largest gathered modules, a
+layer or the token embedding (the one running and the one prefetched; DeepSpeed's
+stage3_prefetch_bucket_size and stage3_max_live_parameters bound it in practice). Bytes over
+the host link (PCIe) per GPU: the rank's 16-bit gradients down and updated 16-bit weights up once
+per optimizer step; with offloaded parameters, every partition up for the forward and again for
+the backward of each micro-batch, and no weights up after the step (the host's partition is
+updated in place).
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ from calc.spec.inference import MAX_BATCH, InferenceWorkload
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
 from calc.timing.collectives import all_reduce
 from calc.timing.constants import load_constants
-from calc.timing.network import network_for
 from calc.timing.mixers import tp_reductions
+from calc.timing.network import network_for
 from calc.timing.operators import ACTIVATION_BYTES
 
 Bound = Literal["compute", "memory"]

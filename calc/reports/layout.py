@@ -32,8 +32,8 @@ from calc.spec.memory import CURRENT_PRACTICE
 from calc.spec.model import Frozen
 from calc.timing.constants import TimingConstants, load_constants
 from calc.timing.network import network_for
-from calc.timing.operators import model_terms
 from calc.timing.offload import PARTS as OFFLOAD_PARTS
+from calc.timing.operators import model_terms
 from calc.timing.schedule import PARTS, device_for
 from calc.timing.search import Candidate, OffloadChoice, Search, search
 
@@ -209,9 +209,9 @@ def layout(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int
     default bf16, framework megatron, dropout as current practice: off). `offload`
     (offload_optimizer, offload_params: 'cpu' or 'nvme'; host_memory_gib, gpus_per_node,
     nvme_read_gb_s, nvme_write_gb_s) also prices each layout offloaded where its ZeRO stage
-    allows (calc.step's offload). `from_file` takes the model, batch, sequence, dtype, stack, dropout and offload
-    from a trainer config (as calc.step does), the arguments given here over it; its parallel
-    degrees are searched over, not fixed."""
+    allows (calc.step's offload). `from_file` takes the model, batch, sequence, dtype, stack,
+    dropout and offload from a trainer config (as calc.step does), the arguments given here over
+    it; its parallel degrees are searched over, not fixed."""
     unknown = sorted(set(offload) - set(OFFLOAD_OPTIONS))
     if unknown:
         raise CalcError(f"layout: unknown option(s) {', '.join(unknown)} (offload options: "

@@ -217,9 +217,10 @@ def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = N
 
     `options` are the fields of calc.spec.TrainingMemory (seq_len, micro_batch, dtype, recipe,
     optimizer, zero, dp, tp, pp, cp, ep, vpp, split_embedding_loss, recompute,
-    sequence_parallel, flash_attention, dropout, precision); `finetune` 'full', 'lora' or 'qlora' (or a calc.spec.finetune.FineTune)
-    with the adapters' `lora_rank` and `lora_targets` ('q,v', 'all-linear'), QLoRA's
-    `base_dtype` (nf4, fp4) and `double_quant`, and `paged` optimizer states;
+    sequence_parallel, flash_attention, dropout, precision); `finetune` 'full', 'lora' or
+    'qlora' (or a calc.spec.finetune.FineTune) with the adapters' `lora_rank` and
+    `lora_targets` ('q,v', 'all-linear'), QLoRA's `base_dtype` (nf4, fp4) and `double_quant`,
+    and `paged` optimizer states;
     `offload_optimizer` / `offload_params` ('cpu' or 'nvme': ZeRO-Offload, ZeRO-Infinity),
     checked against a node's host memory (`system`, default the GPU's own, or
     `host_memory_gib` with `gpus_per_node`). `from_file` reads a trainer config (DeepSpeed,

@@ -14,9 +14,9 @@ from pydantic import Field
 
 from calc.counting import TRAIN_PER_FORWARD
 from calc.document import Document
+from calc.errors import CalcError
 from calc.evaluate import count_flops
 from calc.presets import Preset, get_gpu, get_system, resolve, system_for_gpu
-from calc.errors import CalcError
 from calc.reports._memory_options import ConfigEcho
 from calc.reports._step_offload import StepOffload, offload_sentence, offloaded_step
 from calc.reports._step_options import LAYOUT, OFFLOAD, step_config

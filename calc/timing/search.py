@@ -30,8 +30,8 @@ from calc.spec.layout import Layout, check, tensor_parallel_units
 from calc.timing.compute import Device
 from calc.timing.constants import FrameworkConstants
 from calc.timing.network import Network
-from calc.timing.operators import ModelTerms
 from calc.timing.offload import HostSide, offload_traffic, with_offload
+from calc.timing.operators import ModelTerms
 from calc.timing.schedule import StepTime, step_time, updated_params
 
 MAX_CP = 8

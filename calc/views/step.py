@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from calc.reports.step import StepReport
+from calc.tables import Column, Table, View
 from calc.timing.offload import PART_LINK
 from calc.views._config import config_notes, config_table
-from calc.tables import Column, Table, View
 
 GIB = 2**30
 # The parallel group whose link each communication part crosses.
