@@ -35,7 +35,7 @@ def _common(draw, model_type: str, window: int) -> dict:
     # An explicit head width other than hidden_size / heads where the type allows one.
     if model_type in ("granite", "seed_oss", "ernie4_5", "hunyuan_v1_dense", "ministral",
                       "glm", "glm4", "exaone", "arcee", "starcoder2", "nemotron", "cohere",
-                      "internlm3"):
+                      "internlm3", "olmo"):
         free = model_type not in ("exaone", "arcee", "internlm3")  # these keep d % h == 0
         config["head_dim"] = draw(st.sampled_from(widths)) if free else head_dim
     if model_type == "helium":
@@ -85,12 +85,13 @@ def _layernorm_family(draw, model_type: str, window: int) -> dict:
                 "n_layers": draw(st.integers(1, 3)), "max_seq_len": 16,
                 "tie_word_embeddings": draw(st.booleans())}
     config = draw(_common(model_type, window))
-    gated = model_type in ("stablelm", "cohere")
+    gated = model_type in ("stablelm", "cohere", "olmo")
     config["hidden_act"] = draw(st.sampled_from(_GATED if gated else _PLAIN))
     for flag in {"starcoder2": ("use_bias",), "nemotron": ("attention_bias", "mlp_bias"),
                  "cohere": ("attention_bias", "use_qk_norm"),
                  "stablelm": ("use_qkv_bias", "use_parallel_residual"),
-                 "persimmon": ("qk_layernorm",), "phi": ("qk_layernorm",)}[model_type]:
+                 "persimmon": ("qk_layernorm",), "phi": ("qk_layernorm",),
+                 "olmo": ("attention_bias",)}[model_type]:
         config[flag] = draw(st.booleans())
     if model_type == "persimmon":  # one fused query_key_value: as many K/V heads as queries
         config["num_key_value_heads"] = config["num_attention_heads"]
@@ -131,7 +132,7 @@ _FAMILY_OF = {
                                   "ernie4_5", "hunyuan_v1_dense", "ministral", "glm", "glm4",
                                   "arcee", "minicpm3")},
     **{t: _layernorm_family for t in ("starcoder2", "stablelm", "persimmon", "phi",
-                                      "nemotron", "cohere", "mpt")},
+                                      "nemotron", "cohere", "mpt", "olmo")},
     **{t: _gpt_family for t in ("gpt_bigcode", "gpt_neo", "gptj", "codegen", "openai-gpt")},
 }
 assert set(_FAMILY_OF) == set(FAMILY_TYPES)

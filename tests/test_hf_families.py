@@ -62,6 +62,19 @@ def test_openai_gpt_is_post_layernorm_without_final_norm():
     assert spec.position_table == 512 and spec.tie_embeddings
 
 
+def test_olmo_layernorms_have_no_parameters():
+    # OLMo 1's non-parametric LayerNorm (Groeneveld et al. 2024, §2.1): no γ, no β anywhere.
+    spec = spec_of("olmo-1b-hf")
+    assert (spec.norm.kind, spec.norm.weights, spec.norm.has_bias) == ("layernorm", False, False)
+    assert spec.ffn.gated and not spec.ffn.bias and spec.tie_embeddings
+    params = calc.count_params(spec)
+    assert not any(value for part, value in params.components.items() if "norm" in part)
+    # the same shape with weighted LayerNorms carries 2·d per norm: 2 a layer and the final one
+    weighted = spec.model_copy(update={"norm": spec.norm.model_copy(
+        update={"weights": True, "bias": True})})
+    assert calc.count_params(weighted).total - params.total == 2 * 2048 * (2 * 16 + 1)
+
+
 def test_phi_parallel_block_qk_layernorm_and_head_bias():
     spec = spec_of("phi-2")
     assert spec.parallel_block and spec.lm_head_bias and spec.attention.qk_norm == "none"
@@ -150,7 +163,7 @@ BAD = [
     (config("santacoder", add_cross_attention=True), "add_cross_attention=true"),
     (config("phi-2", qk_layernorm=True, head_dim=64), "head_dim=64 with qk_layernorm=true"),
     (config("minicpm3-4b", num_key_value_heads=8), "num_key_value_heads=8 must equal num_att"),
-    ({"model_type": "olmo"}, "'olmo' needs LayerNorms without weights"),
+    (config("olmo-1b-hf", head_dim=None), "head_dim=None: transformers' olmo attention"),
     ({"model_type": "apertus"}, "xIELU's alpha_p and alpha_n"),
     ({"model_type": "nemotron_h"},
      "model_type='nemotron_h' is not supported (closest supported: nemotron)"),
@@ -251,7 +264,8 @@ def test_family_specs_export_to_their_own_writers():
     # The first writer that round-trips wins: these need a family writer of their own.
     for name, model_type in [("mpt-7b", "mpt"), ("santacoder", "gpt_bigcode"),
                              ("gpt-neo-125m", "gpt_neo"), ("command-r-08-2024", "cohere"),
-                             ("minicpm3-4b", "minicpm3"), ("starcoder2-3b", "starcoder2")]:
+                             ("minicpm3-4b", "minicpm3"), ("starcoder2-3b", "starcoder2"),
+                             ("olmo-1b-hf", "olmo")]:
         assert hf_config_from_spec(spec_of(name))["model_type"] == model_type, name
 
 

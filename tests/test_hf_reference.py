@@ -231,6 +231,9 @@ FAMILY_VARIANTS = {
                                               "num_hidden_layers": 2}),
     "gpt_bigcode multi-head": ("santacoder", {"multi_query": False, "n_layer": 2}),
     "starcoder2 no window": ("starcoder2-3b", {"sliding_window": None, "num_hidden_layers": 2}),
+    "olmo biases, GQA, clip_qkv": ("olmo-1b-hf", {"attention_bias": True, "clip_qkv": 8.0,
+                                                   "num_key_value_heads": 4, "head_dim": 64,
+                                                   "num_hidden_layers": 2}),
     "minicpm3 q_lora off": ("minicpm3-4b", {"q_lora_rank": None, "attention_bias": True,
                                             "num_hidden_layers": 2}),
 }

@@ -66,6 +66,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                          attention_bias=False, mlp_bias=False, head_dim=None),
     "cohere": _decoder(256000, 8192, 22528, 40, 64, None, "silu", 8192, True,
                        attention_bias=False, use_qk_norm=False),
+    "olmo": _decoder(50304, 4096, 11008, 32, 32, None, "silu", 2048, False,
+                     attention_bias=False),
     "persimmon": {
         "vocab_size": 262144, "hidden_size": 4096, "intermediate_size": 16384,
         "num_hidden_layers": 36, "num_attention_heads": 64, "hidden_act": "relu2",
@@ -104,7 +106,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 # Read by the modeling code with getattr and a fallback, not class fields (calc.hf.defaults).
 EXTRA_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "granite": ("head_dim",), "cohere": ("head_dim",), "starcoder2": ("head_dim",),
-    "phi": ("head_dim",),
+    "phi": ("head_dim",), "olmo": ("head_dim",),
 }
 
 # attribute_map entries of the classes: {name in the file: name calc reads}.

@@ -1,5 +1,5 @@
 """LayerNorm decoders with rotary positions (or ALiBi): StarCoder2, StableLM, Persimmon, Phi,
-Nemotron, Command R (cohere) and MPT.
+Nemotron, Command R (cohere), MPT and OLMo 1.
 
 Each reader repeats what transformers' modeling_<type>.py builds from the config
 (calc.hf.defaults.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config for
@@ -144,8 +144,24 @@ def _mpt(c: HFConfig) -> dict[str, Any]:
     }
 
 
+def _olmo(c: HFConfig) -> dict[str, Any]:
+    # modeling_olmo.py: OlmoLayerNorm is F.layer_norm without γ or β (Groeneveld et al. 2024,
+    # OLMo, §2.1 "non-parametric layer norm") before each sublayer and after the last layer;
+    # Llama's attention (attention_bias on q, k, v, o) and SwiGLU-style MLP without bias.
+    # clip_qkv clamps the projections' outputs: no parameter, no matrix product.
+    no_null_head_dim(c)
+    bias = c.flag("attention_bias")
+    spec = layernorm_decoder(c, heads(c), c.size("intermediate_size"),
+                             c.activation("hidden_act", gated=True), bias,
+                             position={"kind": "rope"},
+                             norm={"kind": "layernorm", "weights": False, "bias": False,
+                                   "placement": "pre"})
+    spec["ffn"]["bias"] = False
+    return spec
+
+
 READERS = {"starcoder2": _starcoder2, "stablelm": _stablelm, "persimmon": _persimmon,
-           "phi": _phi, "nemotron": _nemotron, "cohere": _cohere, "mpt": _mpt}
+           "phi": _phi, "nemotron": _nemotron, "cohere": _cohere, "mpt": _mpt, "olmo": _olmo}
 
 
 # ---- writers ----------------------------------------------------------------------------------
@@ -201,6 +217,12 @@ def _cohere_writer(spec: ModelSpec) -> dict[str, Any]:
             "use_qk_norm": spec.attention.qk_norm == "projection"}
 
 
+def _olmo_writer(spec: ModelSpec) -> dict[str, Any]:
+    # The one rotary type whose LayerNorms have no parameters (the round trip refuses others).
+    return {**_rope_layernorm(spec, "olmo", gated(spec, "olmo")),
+            "attention_bias": spec.attention.qkv_bias}
+
+
 def _mpt_writer(spec: ModelSpec) -> dict[str, Any]:
     return {"model_type": "mpt", "vocab_size": spec.vocab_size, "d_model": spec.d_model,
             "n_heads": spec.attention.n_heads, "n_layers": spec.n_layers,
@@ -210,13 +232,13 @@ def _mpt_writer(spec: ModelSpec) -> dict[str, Any]:
 
 WRITERS = {"starcoder2": _starcoder2_writer, "nemotron": _nemotron_writer,
            "stablelm": _stablelm_writer, "persimmon": _persimmon_writer, "phi": _phi_writer,
-           "cohere": _cohere_writer, "mpt": _mpt_writer}
+           "cohere": _cohere_writer, "mpt": _mpt_writer, "olmo": _olmo_writer}
 COVERED_BY: dict[str, str] = {}
 _LN = {"norm.kind": "layernorm", "moe": False, "mla": False}
 TRAITS = {
     **{arch: {**_LN, "gated": False, "position.kind": ("rope",)}
        for arch in ("starcoder2", "nemotron", "persimmon", "phi")},
-    **{arch: {**_LN, "gated": True, "position.kind": ("rope",)} for arch in ("stablelm",
-                                                                               "cohere")},
+    **{arch: {**_LN, "gated": True, "position.kind": ("rope",)}
+       for arch in ("stablelm", "cohere", "olmo")},
     "mpt": {**_LN, "gated": False, "position.kind": ("alibi",)},
 }

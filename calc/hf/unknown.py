@@ -19,7 +19,6 @@ from calc.hf.defaults import supported_types
 _XIELU = "an activation with learned parameters (xIELU's alpha_p and alpha_n in every MLP)"
 _SINKS = "attention sinks (one learned logit per head in every layer)"
 NEEDS = {
-    "olmo": "LayerNorms without weights (OLMo 1's non-parametric LayerNorm)",
     "nanochat": "RMSNorms without weights",
     "apertus": _XIELU, "apertus1p5_text": _XIELU,
     "granite_swa": _SINKS, "flint": _SINKS,
