@@ -65,11 +65,12 @@ def params_per_layer(s):
 
 
 def params_dense_ffn(s):
-    b_ff, b_norm, d, d_ff, g_norm, i_glu, i_sub = s['b_ff'], s['b_norm'], s['d'], s['d_ff'], s['g_norm'], s['i_glu'], s['i_sub']
+    b_ff, b_norm, d, d_ff, g_norm, i_glu, i_sub, n_act = s['b_ff'], s['b_norm'], s['d'], s['d_ff'], s['g_norm'], s['i_glu'], s['i_sub'], s['n_act']
     _t0 = d*d_ff
     return {
         'mlp/up': (_t0 + b_ff*d_ff)*(i_glu + 1),
         'mlp/down': _t0 + b_ff*d,
+        'mlp/act': n_act,
         'mlp/sub_norm': d_ff*i_sub*(b_norm + g_norm),
     }
 
@@ -132,7 +133,7 @@ def params_short_conv(s):
 
 
 def params_components(s):
-    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, P, R_dt, V, b_cs, b_ff, b_lm, b_moe, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_moa, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k_dn, k_s, k_sc, n_norm, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['P'], s['R_dt'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_moe'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k_dn'], s['k_s'], s['k_sc'], s['n_norm'], s['r_kv'], s['r_q']
+    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, P, R_dt, V, b_cs, b_ff, b_lm, b_moe, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_moa, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k_dn, k_s, k_sc, n_act, n_norm, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['P'], s['R_dt'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_moe'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k_dn'], s['k_s'], s['k_sc'], s['n_act'], s['n_norm'], s['r_kv'], s['r_q']
     _t0 = b_norm + g_norm
     _t1 = i_mla*i_qlora*r_q
     _t2 = 1 - i_mla
@@ -193,6 +194,7 @@ def params_components(s):
         'conv/out': L_sc*(_t26 + _t27),
         'mlp/up': L_dense*_t28*(_t29 + b_ff*d_ff),
         'mlp/down': L_dense*(_t29 + b_ff*d),
+        'mlp/act': L_dense*n_act,
         'mlp/sub_norm': L_dense*_t0*d_ff*i_sub,
         'moe/router': L_moe*(E*b_router + E*d),
         'moe/experts': E*L_moe*(_t30*d_e + b_ff*(_t28*d_e + d)),
@@ -208,7 +210,7 @@ def params_components(s):
 
 
 def params_summary(s):
-    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, M, N_s, P, R_dt, V, b_cs, b_ff, b_lm, b_moe, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_moa, i_moe, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k, k_dn, k_s, k_sc, n_norm, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['M'], s['N_s'], s['P'], s['R_dt'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_moe'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_moe'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['n_norm'], s['r_kv'], s['r_q']
+    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, M, N_s, P, R_dt, V, b_cs, b_ff, b_lm, b_moe, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_moa, i_moe, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k, k_dn, k_s, k_sc, n_act, n_norm, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['M'], s['N_s'], s['P'], s['R_dt'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_moe'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_moe'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['n_act'], s['n_norm'], s['r_kv'], s['r_q']
     _t0 = d*i_moa
     _t1 = _t0*(E_a*h_kv - h)
     _t2 = d*h
@@ -260,7 +262,7 @@ def params_summary(s):
     _t48 = _t6*i_sub
     _t49 = _t48*d_ff
     _t50 = _t18*_t48
-    _t51 = H_v*_t26*d + L*_t47 + L_att*_t19 + L_att*_t23 + L_att*_t39 + L_att*_t40 + L_att*_t41 + L_att*_t46 + L_att*_t50 + L_dense*_t25 + L_dense*_t42 + L_dense*_t49 + L_dn*_t38 + L_dn*d*(_t38*d_lv + _t38 + _t43) + L_dn*k_dn*(H_v*d_lv + _t43) + L_moe*_t27 + L_moe*_t28 + L_moe*_t44 + L_sc*d*(b_sc + k_sc) + L_sc*(_t29 + _t30) + L_sc*(3*_t29 + 3*_t30) + L_ssm*_t36*_t37 + L_ssm*(2*_t34 + _t35*(N_s*d_in + d_in)) + L_ssm*(b_cs + k_s)*(_t32*i_m2 + d_in) + L_ssm*(_t33*b_ssm + _t33*d) + L_ssm*(b_ssm*d + d*d_in) + L_ssm*(_t35*_t36*i_dtn + d_in*i_gn*i_m2) + L_ssm*(R_dt*_t37 + _t34 + _t37) + _t26 + _t45*i_norm_emb + _t45*i_norm_final + 2*d*d_emb*i_proj
+    _t51 = H_v*_t26*d + L*_t47 + L_att*_t19 + L_att*_t23 + L_att*_t39 + L_att*_t40 + L_att*_t41 + L_att*_t46 + L_att*_t50 + L_dense*_t25 + L_dense*_t42 + L_dense*_t49 + L_dense*n_act + L_dn*_t38 + L_dn*d*(_t38*d_lv + _t38 + _t43) + L_dn*k_dn*(H_v*d_lv + _t43) + L_moe*_t27 + L_moe*_t28 + L_moe*_t44 + L_sc*d*(b_sc + k_sc) + L_sc*(_t29 + _t30) + L_sc*(3*_t29 + 3*_t30) + L_ssm*_t36*_t37 + L_ssm*(2*_t34 + _t35*(N_s*d_in + d_in)) + L_ssm*(b_cs + k_s)*(_t32*i_m2 + d_in) + L_ssm*(_t33*b_ssm + _t33*d) + L_ssm*(b_ssm*d + d*d_in) + L_ssm*(_t35*_t36*i_dtn + d_in*i_gn*i_m2) + L_ssm*(R_dt*_t37 + _t34 + _t37) + _t26 + _t45*i_norm_emb + _t45*i_norm_final + 2*d*d_emb*i_proj
     _t52 = L_att*_t13 + L_att*_t5 + L_moe*_t17 + _t51
     _t53 = V*d_emb
     _t54 = P*d + _t53
@@ -270,7 +272,7 @@ def params_summary(s):
         'embedding': _t54,
         'non_embedding': _t52,
         'active': L_att*_t12 + L_att*_t4 + L_moe*_t16*k + _t51 + _t55,
-        'mtp': 2*M*_t29 + 3*M*_t45 + M*(_t13 + _t19 + _t23 + _t39 + _t40 + _t41 + _t46 + _t47 + _t5 + _t50 + i_moe*(_t17 + _t27 + _t28 + _t44) + (1 - i_moe)*(_t25 + _t42 + _t49)),
+        'mtp': 2*M*_t29 + 3*M*_t45 + M*(_t13 + _t19 + _t23 + _t39 + _t40 + _t41 + _t46 + _t47 + _t5 + _t50 + i_moe*(_t17 + _t27 + _t28 + _t44) + (1 - i_moe)*(_t25 + _t42 + _t49 + n_act)),
     }
 
 
@@ -355,7 +357,7 @@ def flops(s):
 
 
 def rules_train_per_token(s):
-    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, P, R_dt, T, V, b_cs, b_ff, b_lm, b_moe, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_moa, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k, k_dn, k_s, k_sc, n_norm, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['P'], s['R_dt'], s['T'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_moe'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['n_norm'], s['r_kv'], s['r_q']
+    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, P, R_dt, T, V, b_cs, b_ff, b_lm, b_moe, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_moa, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k, k_dn, k_s, k_sc, n_act, n_norm, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['P'], s['R_dt'], s['T'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_moe'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['n_act'], s['n_norm'], s['r_kv'], s['r_q']
     _t0 = 6*d
     _t1 = 6*V
     _t2 = _t1*d_emb
@@ -372,8 +374,8 @@ def rules_train_per_token(s):
     _t13 = i_qlora*r_q
     _t14 = _t3*d_qk
     _t15 = d_qk*h
-    _t16 = d*d_ff
-    _t17 = 6*L_dense
+    _t16 = 6*L_dense
+    _t17 = d*d_ff
     _t18 = 6*L_dn
     _t19 = 6*L_moe
     _t20 = d*(i_glu + 2)
@@ -397,7 +399,7 @@ def rules_train_per_token(s):
     _t38 = _t0*_t7
     _t39 = 12*d
     _t40 = L_dense*d_ff
-    _t41 = E_a*_t5*d*i_moa + 12*H_v*L_dn + L*_t38*n_norm + _t17*_t21*(_t16 + b_ff*d_ff) + _t17*(_t16 + b_ff*d) + _t18*d_lv + _t18*k_dn*(_t35 + _t37) + _t19*b_moe*d + _t19*k*(_t20*d_e + b_ff*(_t21*d_e + d)) + _t19*(E*b_router + E*d) + _t19*(E_s*(_t20*d_s + b_ff*(_t21*d_s + d)) + d*i_shared_gate) + _t24*d*(b_sc + k_sc) + _t24*(_t22 + _t23) + _t24*(3*_t22 + 3*_t23) + _t25*_t31*_t32 + _t25*(2*_t29 + _t30*(N_s*d_in + d_in)) + _t25*(b_cs + k_s)*(_t27*i_m2 + d_in) + _t25*(_t28*b_ssm + _t28*d) + _t25*(b_ssm*d + d*d_in) + _t25*(_t30*_t31*i_dtn + d_in*i_gn*i_m2) + _t25*(R_dt*_t32 + _t29 + _t32) + _t33*_t6*i_sub + _t33*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + _t36*_t37 + _t36*(_t34*d_lv + _t34 + _t35) + _t38*i_norm_emb + _t38*i_norm_final + _t39*d_emb*i_proj + 6*_t40*_t7*i_sub + _t5*h*i_sink + _t5*i_rel*(_t14 + 2*_t15) + _t5*(_t4 + b_o*d) + _t5*(_t4*i_gate + _t6*b_qkv*i_gate) + _t5*(_t10*_t14 + _t13*_t8 + b_qkv*(_t10*_t15 + _t13*i_mla) + i_mla*(_t14*(1 - i_qlora) + i_qlora*(_t15*r_q + d*r_q))) + _t5*(_t11*d + _t8*r_kv + b_qkv*(_t11 + _t12*i_mla) + i_mla*(_t12*d + h*r_kv*(_t9 - d_rope)))
+    _t41 = E_a*_t5*d*i_moa + 12*H_v*L_dn + L*_t38*n_norm + _t16*_t21*(_t17 + b_ff*d_ff) + _t16*n_act + _t16*(_t17 + b_ff*d) + _t18*d_lv + _t18*k_dn*(_t35 + _t37) + _t19*b_moe*d + _t19*k*(_t20*d_e + b_ff*(_t21*d_e + d)) + _t19*(E*b_router + E*d) + _t19*(E_s*(_t20*d_s + b_ff*(_t21*d_s + d)) + d*i_shared_gate) + _t24*d*(b_sc + k_sc) + _t24*(_t22 + _t23) + _t24*(3*_t22 + 3*_t23) + _t25*_t31*_t32 + _t25*(2*_t29 + _t30*(N_s*d_in + d_in)) + _t25*(b_cs + k_s)*(_t27*i_m2 + d_in) + _t25*(_t28*b_ssm + _t28*d) + _t25*(b_ssm*d + d*d_in) + _t25*(_t30*_t31*i_dtn + d_in*i_gn*i_m2) + _t25*(R_dt*_t32 + _t29 + _t32) + _t33*_t6*i_sub + _t33*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + _t36*_t37 + _t36*(_t34*d_lv + _t34 + _t35) + _t38*i_norm_emb + _t38*i_norm_final + _t39*d_emb*i_proj + 6*_t40*_t7*i_sub + _t5*h*i_sink + _t5*i_rel*(_t14 + 2*_t15) + _t5*(_t4 + b_o*d) + _t5*(_t4*i_gate + _t6*b_qkv*i_gate) + _t5*(_t10*_t14 + _t13*_t8 + b_qkv*(_t10*_t15 + _t13*i_mla) + i_mla*(_t14*(1 - i_qlora) + i_qlora*(_t15*r_q + d*r_q))) + _t5*(_t11*d + _t8*r_kv + b_qkv*(_t11 + _t12*i_mla) + i_mla*(_t12*d + h*r_kv*(_t9 - d_rope)))
     _t42 = _t1*b_lm + _t2*(1 - i_tied) + _t2 + _t41
     _t43 = T*_t15
     return {

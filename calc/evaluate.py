@@ -58,6 +58,7 @@ def symbol_values(spec: ModelSpec) -> dict[str, int]:
         "V": spec.vocab_size, "d": spec.d_model, "L": spec.n_layers,
         "h": att.n_heads, "h_kv": spec.n_kv_heads,
         "d_qk": spec.head_dim_qk, "d_v": spec.head_dim_v, "d_ff": ffn.d_ff if ffn else 0,
+        "n_act": ffn.activation_params if ffn else 0,
         "P": spec.position_table, "n_norm": spec.norms_per_layer,
         **layer_count_values(spec),
         "w": att.sliding_window or 1, "c": att.chunk_size or 1,

@@ -74,6 +74,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("d_lv", "d_{v}^{lin}", "gated DeltaNet: value width per head", "size"),
     SymbolInfo("k_dn", "k_{dn}", "gated DeltaNet: conv1d kernel", "size"),
     SymbolInfo("k_sc", "k_{sc}", "short convolution: kernel", "size"),
+    SymbolInfo("n_act", "n_{act}", "learned parameters of a dense FFN's activation (xIELU: "
+               "α_p, α_n; 0 for the others)", "size"),
     # structure indicators (0 or 1)
     SymbolInfo("i_glu", r"\mathbb{1}_{glu}", "gated FFN (SwiGLU/GeGLU/ReGLU): 3 matrices",
                "indicator"),
@@ -291,7 +293,7 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
 (i_sink, i_gate, i_sub, i_proj, i_m2, i_gn, i_dtn, g_norm, b_ssm, b_cs, b_sc) = (
     SYMBOLS[n] for n in ("i_sink", "i_gate", "i_sub", "i_proj", "i_m2", "i_gn", "i_dtn",
                          "g_norm", "b_ssm", "b_cs", "b_sc"))
-E_a, i_moa, b_moe = SYMBOLS["E_a"], SYMBOLS["i_moa"], SYMBOLS["b_moe"]
+E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R", "u", "K"))
 (N, N_emb, N_head, N_e, b, n_tp, n_pp, n_dp, i_z1, i_z2, i_z3, i_pp1, q_w, q_g, q_gc, q_m, q_o,
  q_a, q_kv, i_drop, i_sp, i_scores, i_full, M_gib) = (SYMBOLS[n] for n in (

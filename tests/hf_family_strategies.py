@@ -35,7 +35,7 @@ def _common(draw, model_type: str, window: int) -> dict:
     # An explicit head width other than hidden_size / heads where the type allows one.
     if model_type in ("granite", "seed_oss", "ernie4_5", "hunyuan_v1_dense", "ministral",
                       "glm", "glm4", "exaone", "arcee", "starcoder2", "nemotron", "cohere",
-                      "internlm3", "olmo"):
+                      "internlm3", "olmo", "apertus"):
         free = model_type not in ("exaone", "arcee", "internlm3")  # these keep d % h == 0
         config["head_dim"] = draw(st.sampled_from(widths)) if free else head_dim
     if model_type == "helium":
@@ -50,15 +50,17 @@ def _common(draw, model_type: str, window: int) -> dict:
 @st.composite
 def _llama_family(draw, model_type: str, window: int) -> dict:
     config = draw(_common(model_type, window))
-    plain = model_type == "arcee"
-    config["hidden_act"] = draw(st.sampled_from(_PLAIN if plain else _GATED))
+    plain = model_type in ("arcee", "apertus")
+    config["hidden_act"] = draw(st.sampled_from(
+        _PLAIN + ["xielu"] * 3 if model_type == "apertus" else _PLAIN if plain else _GATED))
     flags = {"granite": ("attention_bias", "mlp_bias"), "exaone": ("attention_bias",
              "mlp_bias"), "helium": ("attention_bias", "mlp_bias"),
              "seed_oss": ("attention_bias", "attention_out_bias", "mlp_bias"),
              "ernie4_5": ("use_bias",), "hunyuan_v1_dense": ("attention_bias",),
              "glm": ("attention_bias",), "glm4": ("attention_bias",),
              "arcee": ("attention_bias", "mlp_bias"), "minicpm3": ("attention_bias",
-                                                                    "mlp_bias")}
+                                                                    "mlp_bias"),
+             "apertus": ("attention_bias",)}
     for flag in flags.get(model_type, ()):
         config[flag] = draw(st.booleans())
     if model_type == "internlm3":
@@ -130,7 +132,7 @@ def _gpt_family(draw, model_type: str, window: int) -> dict:
 _FAMILY_OF = {
     **{t: _llama_family for t in ("granite", "internlm3", "exaone", "helium", "seed_oss",
                                   "ernie4_5", "hunyuan_v1_dense", "ministral", "glm", "glm4",
-                                  "arcee", "minicpm3")},
+                                  "arcee", "minicpm3", "apertus")},
     **{t: _layernorm_family for t in ("starcoder2", "stablelm", "persimmon", "phi",
                                       "nemotron", "cohere", "mpt", "olmo")},
     **{t: _gpt_family for t in ("gpt_bigcode", "gpt_neo", "gptj", "codegen", "openai-gpt")},

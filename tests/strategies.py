@@ -56,8 +56,8 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         attention["experts"] = draw(st.integers(per_token, per_token + 2))
     attention["qk_norm_weights"] = draw(st.booleans())
     mixers = draw(_mixers(n_layers))
-    activation = draw(st.sampled_from(["relu", "gelu", "silu", "relu2", "swiglu", "geglu",
-                                       "reglu", "relu2glu"]))
+    activation = draw(st.sampled_from(["relu", "gelu", "silu", "relu2", "xielu", "swiglu",
+                                       "geglu", "reglu", "relu2glu"]))
     ffn = {"activation": activation, "d_ff": draw(st.integers(1, 4 * max_width)),
            "bias": draw(st.booleans())}
     moe = None
@@ -65,7 +65,7 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     if no_ffn:
         ffn = None
         mixers["layers"]["ffn_pattern"] = ("none",)
-    elif draw(st.booleans()):
+    elif activation != "xielu" and draw(st.booleans()):  # xIELU: dense FFNs only
         n_experts = draw(st.integers(1, 6))
         first_dense = draw(st.integers(0, n_layers - 1))
         moe = {

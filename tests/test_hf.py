@@ -218,7 +218,7 @@ def test_defaults_follow_transformers():
 
 # ---- refused configs: one line naming the field ---------------------------------------------
 BAD = [
-    ({"model_type": "t5"}, "model_type='t5' is not supported (supported: arcee, "),
+    ({"model_type": "t5"}, "model_type='t5' is not supported (supported: apertus, arcee, "),
     (config("llama-3.1-8b", num_key_value_heads=5), "num_key_value_heads=5 must divide"),
     (config("mistral-7b-v0.1", num_attention_heads=30), "num_attention_heads=30 does not divide"),
     (config("llama-3.1-8b", hidden_size=-4096), "hidden_size=-4096 must be a whole number >= 1"),

@@ -75,6 +75,16 @@ def test_olmo_layernorms_have_no_parameters():
     assert calc.count_params(weighted).total - params.total == 2 * 2048 * (2 * 16 + 1)
 
 
+def test_apertus_xielu_learns_two_scalars_in_every_mlp():
+    spec = spec_of("apertus-8b-2509")
+    assert (spec.ffn.activation, spec.ffn.gated, spec.attention.qk_norm) == ("xielu", False,
+                                                                            "head")
+    params = calc.count_params(spec)
+    assert params.per_dense_ffn["mlp/act"] == 2 and params.components["mlp/act"] == 2 * 32
+    relu2 = calc.count_params(spec_of("apertus-8b-2509", hidden_act="relu2"))
+    assert params.total - relu2.total == 2 * 32
+
+
 def test_phi_parallel_block_qk_layernorm_and_head_bias():
     spec = spec_of("phi-2")
     assert spec.parallel_block and spec.lm_head_bias and spec.attention.qk_norm == "none"
@@ -164,7 +174,9 @@ BAD = [
     (config("phi-2", qk_layernorm=True, head_dim=64), "head_dim=64 with qk_layernorm=true"),
     (config("minicpm3-4b", num_key_value_heads=8), "num_key_value_heads=8 must equal num_att"),
     (config("olmo-1b-hf", head_dim=None), "head_dim=None: transformers' olmo attention"),
-    ({"model_type": "apertus"}, "xIELU's alpha_p and alpha_n"),
+    ({"model_type": "apertus1p5_text"}, "xIELU's alpha_p and alpha_n"),
+    (config("apertus-8b-2509", post_norm=True), "post_norm=True: transformers' apertus always"),
+    (config("apertus-8b-2509", hidden_act="xielu2"), "hidden_act='xielu2' is not an activ"),
     ({"model_type": "nemotron_h"},
      "model_type='nemotron_h' is not supported (closest supported: nemotron)"),
     ({"model_type": "my_llama", "architectures": ["LlamaForCausalLM"]}, "closest supported: l"),
@@ -265,7 +277,7 @@ def test_family_specs_export_to_their_own_writers():
     for name, model_type in [("mpt-7b", "mpt"), ("santacoder", "gpt_bigcode"),
                              ("gpt-neo-125m", "gpt_neo"), ("command-r-08-2024", "cohere"),
                              ("minicpm3-4b", "minicpm3"), ("starcoder2-3b", "starcoder2"),
-                             ("olmo-1b-hf", "olmo")]:
+                             ("olmo-1b-hf", "olmo"), ("apertus-8b-2509", "apertus")]:
         assert hf_config_from_spec(spec_of(name))["model_type"] == model_type, name
 
 

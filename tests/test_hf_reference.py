@@ -234,6 +234,8 @@ FAMILY_VARIANTS = {
     "olmo biases, GQA, clip_qkv": ("olmo-1b-hf", {"attention_bias": True, "clip_qkv": 8.0,
                                                    "num_key_value_heads": 4, "head_dim": 64,
                                                    "num_hidden_layers": 2}),
+    "apertus gelu, biases, head_dim": ("apertus-8b-2509", {
+        "hidden_act": "gelu", "attention_bias": True, "head_dim": 64, "num_hidden_layers": 2}),
     "minicpm3 q_lora off": ("minicpm3-4b", {"q_lora_rank": None, "attention_bias": True,
                                             "num_hidden_layers": 2}),
 }

@@ -67,6 +67,7 @@ from calc.symbols import (
     i_sub,
     i_tied,
     k,
+    n_act,
     n_norm,
     r_kv,
     r_q,
@@ -150,10 +151,12 @@ PER_LAYER: dict[str, sympy.Expr] = {**ATTENTION, **NORMS}
 
 # ---- feed-forward, per dense layer ----------------------------------------------------------
 # Plain: W_1 d × d_ff, W_2 d_ff × d (Vaswani et al. 2017 §3.3); gated adds W_gate d × d_ff
-# (Shazeer 2020, "GLU Variants Improve Transformer", §2).
+# (Shazeer 2020, "GLU Variants Improve Transformer", §2). xIELU (Apertus) learns two scalars in
+# each FFN's activation (transformers' XIELUActivation: alpha_p, alpha_n).
 DENSE_FFN: dict[str, sympy.Expr] = {
     "mlp/up": (1 + i_glu) * (d * d_ff + b_ff * d_ff),
     "mlp/down": d_ff * d + b_ff * d,
+    "mlp/act": n_act,
     "mlp/sub_norm": i_sub * NORM * d_ff,
 }
 

@@ -47,6 +47,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                      attention_bias=True, head_dim=128),
     "arcee": _decoder(32000, 2560, 18432, 32, 32, None, "relu2", 4096, False,
                       attention_bias=False, mlp_bias=False, head_dim=None),
+    "apertus": _decoder(131072, 4096, 14336, 32, 32, None, "xielu", 65536, False,
+                        attention_bias=False),
     "minicpm3": {
         "vocab_size": 73448, "hidden_size": 2560, "intermediate_size": 6400,
         "num_hidden_layers": 62, "num_attention_heads": 40, "num_key_value_heads": 40,
@@ -106,7 +108,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 # Read by the modeling code with getattr and a fallback, not class fields (calc.hf.defaults).
 EXTRA_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "granite": ("head_dim",), "cohere": ("head_dim",), "starcoder2": ("head_dim",),
-    "phi": ("head_dim",), "olmo": ("head_dim",),
+    "phi": ("head_dim",), "olmo": ("head_dim",), "apertus": ("head_dim",),
 }
 
 # attribute_map entries of the classes: {name in the file: name calc reads}.

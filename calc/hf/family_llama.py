@@ -154,11 +154,36 @@ def _minicpm3(c: HFConfig) -> dict[str, Any]:
             "qk_rope_head_dim": c.size("qk_rope_head_dim", minimum=0)}})
 
 
+# Fields of Apertus' release that transformers' ApertusConfig does not read: its model always has
+# per-head q/k norms, pre-norms and an MLP without bias. A file asking otherwise is refused.
+_APERTUS_FIXED = {"qk_norm": True, "post_norm": False, "mlp_bias": False}
+
+
+def _apertus(c: HFConfig) -> dict[str, Any]:
+    # modeling_apertus.py: LlamaAttention (attention_bias on q, k, v, o) with RMSNorm over each
+    # head's queries and keys (q_norm, k_norm of head_dim); a plain MLP up_proj → act →
+    # down_proj without bias; hidden_act xielu is XIELUActivation, whose alpha_p and alpha_n
+    # are parameters of shape (1,) in every MLP (activations.py).
+    no_null_head_dim(c)
+    for key, value in _APERTUS_FIXED.items():
+        if c.values.get(key, value) != value:
+            c.fail(f"{key}={c.values[key]!r}: transformers' apertus always builds "
+                   f"{key}={value!r}; the checkpoint's own code would count differently")
+    act = "xielu" if c["hidden_act"] == "xielu" else c.activation("hidden_act", gated=False)
+    spec = layernorm_decoder(c, heads(c), c.size("intermediate_size"), act,
+                             c.flag("attention_bias"),
+                             norm={"kind": "rmsnorm", "placement": "pre"},
+                             position={"kind": "rope"})
+    spec["ffn"]["bias"] = False
+    spec["attention"]["qk_norm"] = "head"
+    return spec
+
+
 READERS = {
     "granite": _granite, "internlm3": _llama_impl, "exaone": _llama_impl, "helium": _helium,
     "seed_oss": _seed_oss, "ernie4_5": _ernie4_5, "hunyuan_v1_dense": _hunyuan_v1_dense,
     "ministral": _ministral, "glm": _glm, "glm4": _glm, "arcee": _arcee,
-    "minicpm3": _minicpm3,
+    "minicpm3": _minicpm3, "apertus": _apertus,
 }
 
 
@@ -206,8 +231,20 @@ def _minicpm3_writer(spec: ModelSpec) -> dict[str, Any]:
             **mla.model_dump()}
 
 
+def _apertus_writer(spec: ModelSpec) -> dict[str, Any]:
+    # Per-head q/k norms, a plain MLP without bias, xIELU or a fixed activation.
+    need(spec.attention.qk_norm == "head", f"attention.qk_norm={spec.attention.qk_norm!r} "
+         f"(apertus normalises each head's queries and keys)")
+    ffn = spec.ffn
+    act = "xielu" if ffn is not None and ffn.activation == "xielu" else plain(spec, "apertus")
+    return {**base(spec, "apertus"), "num_key_value_heads": spec.n_kv_heads,
+            "head_dim": spec.head_dim_qk, "intermediate_size": spec.ffn.d_ff,
+            "hidden_act": act, "max_position_embeddings": spec.context_length,
+            "attention_bias": spec.attention.qkv_bias}
+
+
 WRITERS = {"seed_oss": _seed_oss_writer, "ministral": _ministral_writer, "glm4": _glm4_writer,
-           "arcee": _arcee_writer, "minicpm3": _minicpm3_writer}
+           "arcee": _arcee_writer, "minicpm3": _minicpm3_writer, "apertus": _apertus_writer}
 # Every spec these types can hold, the named writer (calc.hf.export) writes exactly.
 COVERED_BY = {"internlm3": "llama", "exaone": "llama", "hunyuan_v1_dense": "qwen3",
               "granite": "seed_oss", "ernie4_5": "seed_oss", "helium": "seed_oss",
@@ -218,5 +255,6 @@ TRAITS = {
     "ministral": {**_RMS_ROPE, "gated": True, "mla": False},
     "glm4": {**_RMS_ROPE, "gated": True, "mla": False},
     "arcee": {**_RMS_ROPE, "gated": False, "mla": False},
+    "apertus": {**_RMS_ROPE, "gated": False, "mla": False},
     "minicpm3": {**_RMS_ROPE, "gated": True, "mla": True},
 }

@@ -20,7 +20,7 @@ _XIELU = "an activation with learned parameters (xIELU's alpha_p and alpha_n in 
 _SINKS = "attention sinks (one learned logit per head in every layer)"
 NEEDS = {
     "nanochat": "RMSNorms without weights",
-    "apertus": _XIELU, "apertus1p5_text": _XIELU,
+    "apertus1p5_text": _XIELU,
     "granite_swa": _SINKS, "flint": _SINKS,
     "laguna": "a learned gate on each attention head's output (g_proj)",
     "doge": "dynamic-mask attention (A, dt_proj) and learned residual scales",

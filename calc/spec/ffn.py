@@ -13,26 +13,36 @@ from pydantic import Field, model_validator
 
 from calc.spec.base import MAX_EXPERTS, MAX_LAYERS, MAX_WIDTH, Frozen
 
-Activation = Literal["relu", "gelu", "silu", "relu2", "swiglu", "geglu", "reglu", "relu2glu"]
+Activation = Literal["relu", "gelu", "silu", "relu2", "xielu", "swiglu", "geglu", "reglu",
+                     "relu2glu"]
 # relu2 is squared ReLU (So et al. 2021, Primer §3); relu2glu gates with it (BitNet b1.58 2B4T).
+# xielu is xIELU (Huang & Schlag 2024, arXiv:2411.13010), Apertus' activation: a plain FFN whose
+# activation learns two scalars, α_p and α_n (transformers' XIELUActivation, shape (1,) each).
 GATED: dict[str, bool] = {
-    "relu": False, "gelu": False, "silu": False, "relu2": False,  # FFN(x) = W2 φ(W1 x)
+    "relu": False, "gelu": False, "silu": False, "relu2": False, "xielu": False,  # W2 φ(W1 x)
     # FFN(x) = W_down (φ(W_gate x) ⊙ W_up x)
     "swiglu": True, "geglu": True, "reglu": True, "relu2glu": True,
 }
+# Learned parameters of one FFN's activation (the others have none).
+ACTIVATION_PARAMS: dict[str, int] = {"xielu": 2}
 
 
 class FFNSpec(Frozen):
     """The position-wise feed-forward network of a dense layer (and the shape of each expert)."""
 
     activation: Activation = Field(
-        description="relu/gelu/silu: two matrices; swiglu/geglu/reglu: gated, three matrices")
+        description="relu/gelu/silu/relu2/xielu: two matrices; swiglu/geglu/reglu/relu2glu: "
+                    "gated, three matrices; xielu learns α_p and α_n in each FFN")
     d_ff: int = Field(ge=1, le=MAX_WIDTH * 16, description="hidden width of a dense layer's FFN")
     bias: bool = Field(False, description="biases on the FFN (and expert) projections")
 
     @property
     def gated(self) -> bool:
         return GATED[self.activation]
+
+    @property
+    def activation_params(self) -> int:
+        return ACTIVATION_PARAMS.get(self.activation, 0)
 
 
 class MoESpec(Frozen):

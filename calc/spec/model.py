@@ -120,6 +120,10 @@ class ModelSpec(Frozen):
                              "block with an FFN; the model has no such layers")
         if self.parallel_norms == 2 and not self.parallel_block:
             raise ValueError("parallel_norms=2 needs parallel_block=True")
+        if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
+            raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
+                             f"its learned parameters are counted per dense FFN (no released "
+                             f"mixture of experts uses it)")
         return self
 
     def _check_layers(self) -> None:

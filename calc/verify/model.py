@@ -18,7 +18,7 @@ from torch import Tensor, nn
 from calc.spec import ModelSpec
 from calc.verify.attention import Attention
 from calc.verify.mixers import DeltaNet, Mamba, ShortConv
-from calc.verify.parts import ACTIVATIONS, linear, make_norm, sinusoids, tag
+from calc.verify.parts import ACTIVATIONS, activation, linear, make_norm, sinusoids, tag
 
 
 # ---- feed-forward ---------------------------------------------------------------------------
@@ -30,7 +30,7 @@ class FeedForward(nn.Module):
         super().__init__()
         d, ffn = spec.d_model, spec.ffn
         assert ffn is not None
-        self.act = ACTIVATIONS[ffn.activation]
+        self.act = activation(ffn.activation, "mlp/act" if up == "mlp/up" else up)
         self.up = linear(d, width, ffn.bias, up)
         self.gate = linear(d, width, ffn.bias, up) if ffn.gated else None
         self.sub_norm = (make_norm(spec.norm, width, "mlp/sub_norm")

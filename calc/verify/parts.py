@@ -29,6 +29,27 @@ ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "silu": F.silu, "relu2": _relu2,
                "swiglu": F.silu, "geglu": F.gelu, "reglu": F.relu, "relu2glu": _relu2}
 
 
+class XIELU(nn.Module):
+    """xIELU (Huang & Schlag 2024, arXiv:2411.13010) with its two learned scalars α_p, α_n and
+    the fixed β = 0.5 (as transformers' XIELUActivation); elementwise, so no FLOPs counted."""
+
+    def __init__(self, component: str):
+        super().__init__()
+        self.alpha_p = nn.Parameter(torch.full((1,), 0.8))
+        self.alpha_n = nn.Parameter(torch.full((1,), 0.3))
+        tag(self, component)
+
+    def forward(self, x: Tensor) -> Tensor:
+        alpha_p, alpha_n = F.softplus(self.alpha_p), 0.5 + F.softplus(self.alpha_n)
+        negative = (torch.expm1(torch.clamp(x, max=-1e-6)) - x) * alpha_n
+        return torch.where(x > 0, alpha_p * x * x, negative) + 0.5 * x
+
+
+def activation(name: str, component: str):
+    """The activation function, or the module of one with learned parameters (xIELU)."""
+    return XIELU(component) if name == "xielu" else ACTIVATIONS[name]
+
+
 def tag(module: nn.Module, component: str) -> nn.Module:
     """Mark `module` (and what it owns) as part of `component`."""
     module.component = component  # type: ignore[assignment]
