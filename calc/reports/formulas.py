@@ -35,7 +35,9 @@ def specialise(expr: sympy.Expr, spec: ModelSpec, expand: bool = True) -> sympy.
     values = symbol_values(spec)
     subs: dict[sympy.Symbol, Any] = {}
     for name, value in values.items():
-        if INFO[name].kind == "indicator" or name == "n_norm" or (name in _KEPT and not value):
+        # indicators and fixed per-layer counts (norms a layer, an activation's parameters)
+        fixed = INFO[name].kind == "indicator" or name in ("n_norm", "n_act")
+        if fixed or (name in _KEPT and not value):
             subs[SYMBOLS[name]] = value
     if spec.attention.mla is None:
         subs[SYMBOLS["d_v"]] = SYMBOLS["d_qk"]
