@@ -35,7 +35,7 @@ def _common(draw, model_type: str, window: int) -> dict:
     # An explicit head width other than hidden_size / heads where the type allows one.
     if model_type in ("granite", "seed_oss", "ernie4_5", "hunyuan_v1_dense", "ministral",
                       "glm", "glm4", "exaone", "arcee", "starcoder2", "nemotron", "cohere",
-                      "internlm3", "olmo", "apertus"):
+                      "internlm3", "olmo", "apertus", "nanochat"):
         free = model_type not in ("exaone", "arcee", "internlm3")  # these keep d % h == 0
         config["head_dim"] = draw(st.sampled_from(widths)) if free else head_dim
     if model_type == "helium":
@@ -50,7 +50,7 @@ def _common(draw, model_type: str, window: int) -> dict:
 @st.composite
 def _llama_family(draw, model_type: str, window: int) -> dict:
     config = draw(_common(model_type, window))
-    plain = model_type in ("arcee", "apertus")
+    plain = model_type in ("arcee", "apertus", "nanochat")
     config["hidden_act"] = draw(st.sampled_from(
         _PLAIN + ["xielu"] * 3 if model_type == "apertus" else _PLAIN if plain else _GATED))
     flags = {"granite": ("attention_bias", "mlp_bias"), "exaone": ("attention_bias",
@@ -60,7 +60,7 @@ def _llama_family(draw, model_type: str, window: int) -> dict:
              "glm": ("attention_bias",), "glm4": ("attention_bias",),
              "arcee": ("attention_bias", "mlp_bias"), "minicpm3": ("attention_bias",
                                                                     "mlp_bias"),
-             "apertus": ("attention_bias",)}
+             "apertus": ("attention_bias",), "nanochat": ("attention_bias",)}
     for flag in flags.get(model_type, ()):
         config[flag] = draw(st.booleans())
     if model_type == "internlm3":
@@ -132,7 +132,7 @@ def _gpt_family(draw, model_type: str, window: int) -> dict:
 _FAMILY_OF = {
     **{t: _llama_family for t in ("granite", "internlm3", "exaone", "helium", "seed_oss",
                                   "ernie4_5", "hunyuan_v1_dense", "ministral", "glm", "glm4",
-                                  "arcee", "minicpm3", "apertus")},
+                                  "arcee", "minicpm3", "apertus", "nanochat")},
     **{t: _layernorm_family for t in ("starcoder2", "stablelm", "persimmon", "phi",
                                       "nemotron", "cohere", "mpt", "olmo")},
     **{t: _gpt_family for t in ("gpt_bigcode", "gpt_neo", "gptj", "codegen", "openai-gpt")},

@@ -85,6 +85,19 @@ def test_apertus_xielu_learns_two_scalars_in_every_mlp():
     assert params.total - relu2.total == 2 * 32
 
 
+def test_nanochat_rmsnorms_have_no_weights():
+    # modeling_nanochat.py: weightless RMSNorms after the embedding, before each sublayer, over
+    # each head's queries and keys, and before the head; ReLU² MLP without bias.
+    spec = spec_of("nanochat-d32")
+    assert (spec.norm.kind, spec.norm.weights, spec.norm.embedding) == ("rmsnorm", False, True)
+    assert (spec.attention.qk_norm, spec.attention.qk_norm_weights) == ("head", False)
+    assert spec.ffn.activation == "relu2" and not spec.ffn.bias and not spec.tie_embeddings
+    params = calc.count_params(spec)
+    assert not any(value for part, value in params.components.items() if "norm" in part)
+    # karpathy/nanochat discussion #8: d32 has 1,879,048,192 parameters
+    assert params.total == 1_879_048_192
+
+
 def test_phi_parallel_block_qk_layernorm_and_head_bias():
     spec = spec_of("phi-2")
     assert spec.parallel_block and spec.lm_head_bias and spec.attention.qk_norm == "none"
@@ -175,7 +188,8 @@ BAD = [
     (config("minicpm3-4b", num_key_value_heads=8), "num_key_value_heads=8 must equal num_att"),
     (config("olmo-1b-hf", head_dim=None), "head_dim=None: transformers' olmo attention"),
     ({"model_type": "apertus1p5_text"}, "needs an LM head of output_vocab_size rows"),
-    ({"model_type": "nanochat"}, "'nanochat' is not read yet, though calc's spec has its RMS"),
+    ({"model_type": "laguna"}, "'laguna' is not read yet, though calc's spec has its"),
+    (config("nanochat-d32", head_dim=None), "head_dim=None: transformers' nanochat attention"),
     (config("apertus-8b-2509", post_norm=True), "post_norm=True: transformers' apertus always"),
     (config("apertus-8b-2509", hidden_act="xielu2"), "hidden_act='xielu2' is not an activ"),
     ({"model_type": "nemotron_h"},
@@ -278,7 +292,8 @@ def test_family_specs_export_to_their_own_writers():
     for name, model_type in [("mpt-7b", "mpt"), ("santacoder", "gpt_bigcode"),
                              ("gpt-neo-125m", "gpt_neo"), ("command-r-08-2024", "cohere"),
                              ("minicpm3-4b", "minicpm3"), ("starcoder2-3b", "starcoder2"),
-                             ("olmo-1b-hf", "olmo"), ("apertus-8b-2509", "apertus")]:
+                             ("olmo-1b-hf", "olmo"), ("apertus-8b-2509", "apertus"),
+                             ("nanochat-d32", "nanochat")]:
         assert hf_config_from_spec(spec_of(name))["model_type"] == model_type, name
 
 

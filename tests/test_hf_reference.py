@@ -236,6 +236,9 @@ FAMILY_VARIANTS = {
                                                    "num_hidden_layers": 2}),
     "apertus gelu, biases, head_dim": ("apertus-8b-2509", {
         "hidden_act": "gelu", "attention_bias": True, "head_dim": 64, "num_hidden_layers": 2}),
+    "nanochat biases, GQA, head_dim": ("nanochat-d32", {
+        "attention_bias": True, "num_key_value_heads": 4, "head_dim": 64, "hidden_act": "gelu",
+        "num_hidden_layers": 2}),
     "minicpm3 q_lora off": ("minicpm3-4b", {"q_lora_rank": None, "attention_bias": True,
                                             "num_hidden_layers": 2}),
 }

@@ -49,6 +49,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                       attention_bias=False, mlp_bias=False, head_dim=None),
     "apertus": _decoder(131072, 4096, 14336, 32, 32, None, "xielu", 65536, False,
                         attention_bias=False),
+    "nanochat": _decoder(50304, 768, 8192, 12, 6, None, "relu2", 2048, False,
+                         attention_bias=False),
     "minicpm3": {
         "vocab_size": 73448, "hidden_size": 2560, "intermediate_size": 6400,
         "num_hidden_layers": 62, "num_attention_heads": 40, "num_key_value_heads": 40,
@@ -109,6 +111,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 EXTRA_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "granite": ("head_dim",), "cohere": ("head_dim",), "starcoder2": ("head_dim",),
     "phi": ("head_dim",), "olmo": ("head_dim",), "apertus": ("head_dim",),
+    "nanochat": ("head_dim",),
 }
 
 # attribute_map entries of the classes: {name in the file: name calc reads}.

@@ -179,11 +179,28 @@ def _apertus(c: HFConfig) -> dict[str, Any]:
     return spec
 
 
+def _nanochat(c: HFConfig) -> dict[str, Any]:
+    # modeling_nanochat.py: NanoChatRMSNorm has no weight (x·rsqrt(mean(x²)+ε)); one norm
+    # module serves right after the embedding and before the head, one before each sublayer,
+    # and one over each head's queries and keys after RoPE (q_norm, k_norm). attention_bias on
+    # q, k, v, o; a plain MLP fc1 → act → fc2 without bias. final_logit_softcapping scales
+    # logits elementwise: no parameter, no matrix product.
+    no_null_head_dim(c)
+    spec = layernorm_decoder(c, heads(c), c.size("intermediate_size"),
+                             c.activation("hidden_act", gated=False), c.flag("attention_bias"),
+                             norm={"kind": "rmsnorm", "placement": "pre", "weights": False,
+                                   "embedding": True},
+                             position={"kind": "rope"})
+    spec["ffn"]["bias"] = False
+    spec["attention"].update(qk_norm="head", qk_norm_weights=False)
+    return spec
+
+
 READERS = {
     "granite": _granite, "internlm3": _llama_impl, "exaone": _llama_impl, "helium": _helium,
     "seed_oss": _seed_oss, "ernie4_5": _ernie4_5, "hunyuan_v1_dense": _hunyuan_v1_dense,
     "ministral": _ministral, "glm": _glm, "glm4": _glm, "arcee": _arcee,
-    "minicpm3": _minicpm3, "apertus": _apertus,
+    "minicpm3": _minicpm3, "apertus": _apertus, "nanochat": _nanochat,
 }
 
 
@@ -243,8 +260,23 @@ def _apertus_writer(spec: ModelSpec) -> dict[str, Any]:
             "attention_bias": spec.attention.qkv_bias}
 
 
+def _nanochat_writer(spec: ModelSpec) -> dict[str, Any]:
+    # The one type whose RMSNorms (a norm after the embedding, weightless q/k norms) have no γ.
+    att, norm = spec.attention, spec.norm
+    need(att.qk_norm == "head" and not att.qk_norm_weights,
+         f"attention.qk_norm={att.qk_norm!r} (nanochat normalises each head's queries and keys "
+         f"without weights)")
+    need(att.qkv_bias == att.out_bias, f"attention.out_bias={att.out_bias} with "
+         f"attention.qkv_bias={att.qkv_bias} (nanochat has one attention_bias)")
+    return {**base(spec, "nanochat"), "num_key_value_heads": spec.n_kv_heads,
+            "head_dim": spec.head_dim_qk, "intermediate_size": spec.ffn.d_ff,
+            "hidden_act": plain(spec, "nanochat"),
+            "max_position_embeddings": spec.context_length, "attention_bias": att.qkv_bias}
+
+
 WRITERS = {"seed_oss": _seed_oss_writer, "ministral": _ministral_writer, "glm4": _glm4_writer,
-           "arcee": _arcee_writer, "minicpm3": _minicpm3_writer, "apertus": _apertus_writer}
+           "arcee": _arcee_writer, "minicpm3": _minicpm3_writer, "apertus": _apertus_writer,
+           "nanochat": _nanochat_writer}
 # Every spec these types can hold, the named writer (calc.hf.export) writes exactly.
 COVERED_BY = {"internlm3": "llama", "exaone": "llama", "hunyuan_v1_dense": "qwen3",
               "granite": "seed_oss", "ernie4_5": "seed_oss", "helium": "seed_oss",
@@ -256,5 +288,6 @@ TRAITS = {
     "glm4": {**_RMS_ROPE, "gated": True, "mla": False},
     "arcee": {**_RMS_ROPE, "gated": False, "mla": False},
     "apertus": {**_RMS_ROPE, "gated": False, "mla": False},
+    "nanochat": {**_RMS_ROPE, "gated": False, "mla": False},
     "minicpm3": {**_RMS_ROPE, "gated": True, "mla": True},
 }
