@@ -35,13 +35,15 @@ def _common(draw, model_type: str, window: int) -> dict:
     # An explicit head width other than hidden_size / heads where the type allows one.
     if model_type in ("granite", "seed_oss", "ernie4_5", "hunyuan_v1_dense", "ministral",
                       "glm", "glm4", "exaone", "arcee", "starcoder2", "nemotron", "cohere",
-                      "internlm3", "olmo", "apertus", "nanochat"):
+                      "internlm3", "olmo", "apertus", "nanochat", "granite_swa"):
         free = model_type not in ("exaone", "arcee", "internlm3")  # these keep d % h == 0
         config["head_dim"] = draw(st.sampled_from(widths)) if free else head_dim
     if model_type == "helium":
         config["head_dim"] = head_dim  # o_proj maps hidden_size to hidden_size
     if model_type == "starcoder2":
         config["sliding_window"] = draw(st.none() | st.integers(window, 32))
+    if model_type == "granite_swa":
+        config["sliding_window"] = draw(st.integers(window, 32))
     if model_type == "ministral":  # transformers' Ministral needs a window
         config["sliding_window"] = draw(st.integers(window, 32))
     return config
@@ -60,7 +62,8 @@ def _llama_family(draw, model_type: str, window: int) -> dict:
              "glm": ("attention_bias",), "glm4": ("attention_bias",),
              "arcee": ("attention_bias", "mlp_bias"), "minicpm3": ("attention_bias",
                                                                     "mlp_bias"),
-             "apertus": ("attention_bias",), "nanochat": ("attention_bias",)}
+             "apertus": ("attention_bias",), "nanochat": ("attention_bias",),
+             "granite_swa": ("attention_bias", "mlp_bias")}
     for flag in flags.get(model_type, ()):
         config[flag] = draw(st.booleans())
     if model_type == "internlm3":
@@ -69,6 +72,15 @@ def _llama_family(draw, model_type: str, window: int) -> dict:
         config["layer_types"] = draw(st.lists(
             st.sampled_from(["full_attention", "sliding_attention"]),
             min_size=config["num_hidden_layers"], max_size=config["num_hidden_layers"]))
+    if model_type == "granite_swa":  # full, sliding and NoPE layers (theta 0) in any order
+        layers = config["num_hidden_layers"]
+        if draw(st.booleans()):
+            config["layer_types"] = draw(st.lists(
+                st.sampled_from(["full_attention", "sliding_attention"]),
+                min_size=layers, max_size=layers))
+        if draw(st.booleans()):
+            config["layer_rope_theta"] = draw(st.lists(st.sampled_from([0.0, 10000.0]),
+                                                       min_size=layers, max_size=layers))
     if model_type == "minicpm3":  # every head has its keys: as many K/V heads as queries
         config.update(num_key_value_heads=config["num_attention_heads"],
                       q_lora_rank=draw(st.none() | st.integers(1, 8)),
@@ -132,7 +144,8 @@ def _gpt_family(draw, model_type: str, window: int) -> dict:
 _FAMILY_OF = {
     **{t: _llama_family for t in ("granite", "internlm3", "exaone", "helium", "seed_oss",
                                   "ernie4_5", "hunyuan_v1_dense", "ministral", "glm", "glm4",
-                                  "arcee", "minicpm3", "apertus", "nanochat")},
+                                  "arcee", "minicpm3", "apertus", "nanochat",
+                                  "granite_swa")},
     **{t: _layernorm_family for t in ("starcoder2", "stablelm", "persimmon", "phi",
                                       "nemotron", "cohere", "mpt", "olmo")},
     **{t: _gpt_family for t in ("gpt_bigcode", "gpt_neo", "gptj", "codegen", "openai-gpt")},

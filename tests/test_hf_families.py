@@ -98,6 +98,22 @@ def test_nanochat_rmsnorms_have_no_weights():
     assert params.total == 1_879_048_192
 
 
+def test_granite_swa_sinks_windows_and_nope_layers():
+    spec = spec_of("granite-swash-2b")
+    assert spec.attention.sinks and spec.attention.sliding_window == 128
+    assert spec.attention_kinds == ("global", "local", "local", "local") * 6
+    params = calc.count_params(spec)
+    # one sink logit per head in each of the 24 layers
+    without = spec.model_copy(update={"attention": spec.attention.model_copy(
+        update={"sinks": False})})
+    assert params.total - calc.count_params(without).total == 20 * 24
+    # a full layer whose layer_rope_theta is 0 has no position encoding; a sliding one keeps
+    # its window (RoPE changes no count)
+    thetas = [0.0, 10000.0, 0.0, 10000.0] * 6
+    spec = spec_of("granite-swash-2b", layer_rope_theta=thetas)
+    assert spec.attention_kinds == ("nope", "local", "local", "local") * 6
+
+
 def test_phi_parallel_block_qk_layernorm_and_head_bias():
     spec = spec_of("phi-2")
     assert spec.parallel_block and spec.lm_head_bias and spec.attention.qk_norm == "none"
@@ -188,6 +204,7 @@ BAD = [
     (config("minicpm3-4b", num_key_value_heads=8), "num_key_value_heads=8 must equal num_att"),
     (config("olmo-1b-hf", head_dim=None), "head_dim=None: transformers' olmo attention"),
     ({"model_type": "apertus1p5_text"}, "needs an LM head of output_vocab_size rows"),
+    (config("granite-swash-2b", layer_rope_theta=[0.0]), "layer_rope_theta must list one"),
     ({"model_type": "laguna"}, "'laguna' is not read yet, though calc's spec has its"),
     (config("nanochat-d32", head_dim=None), "head_dim=None: transformers' nanochat attention"),
     (config("apertus-8b-2509", post_norm=True), "post_norm=True: transformers' apertus always"),
@@ -293,7 +310,8 @@ def test_family_specs_export_to_their_own_writers():
                              ("gpt-neo-125m", "gpt_neo"), ("command-r-08-2024", "cohere"),
                              ("minicpm3-4b", "minicpm3"), ("starcoder2-3b", "starcoder2"),
                              ("olmo-1b-hf", "olmo"), ("apertus-8b-2509", "apertus"),
-                             ("nanochat-d32", "nanochat")]:
+                             ("nanochat-d32", "nanochat"),
+                             ("granite-swash-2b", "granite_swa")]:
         assert hf_config_from_spec(spec_of(name))["model_type"] == model_type, name
 
 

@@ -239,6 +239,9 @@ FAMILY_VARIANTS = {
     "nanochat biases, GQA, head_dim": ("nanochat-d32", {
         "attention_bias": True, "num_key_value_heads": 4, "head_dim": 64, "hidden_act": "gelu",
         "num_hidden_layers": 2}),
+    "granite_swa biases, NoPE layers, default layer_types": ("granite-swash-2b", {
+        "attention_bias": True, "mlp_bias": True, "layer_types": None, "num_hidden_layers": 5,
+        "layer_rope_theta": [0.0, 10000.0, 0.0, 10000.0, 0.0]}),
     "minicpm3 q_lora off": ("minicpm3-4b", {"q_lora_rank": None, "attention_bias": True,
                                             "num_hidden_layers": 2}),
 }

@@ -49,6 +49,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                       attention_bias=False, mlp_bias=False, head_dim=None),
     "apertus": _decoder(131072, 4096, 14336, 32, 32, None, "xielu", 65536, False,
                         attention_bias=False),
+    "granite_swa": _decoder(100352, 2560, 8192, 24, 20, 4, "silu", 8192, True,
+                            attention_bias=False, mlp_bias=False, sliding_window=128,
+                            layer_types=None, layer_rope_theta=None),
     "nanochat": _decoder(50304, 768, 8192, 12, 6, None, "relu2", 2048, False,
                          attention_bias=False),
     "minicpm3": {
@@ -111,7 +114,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 EXTRA_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "granite": ("head_dim",), "cohere": ("head_dim",), "starcoder2": ("head_dim",),
     "phi": ("head_dim",), "olmo": ("head_dim",), "apertus": ("head_dim",),
-    "nanochat": ("head_dim",),
+    "nanochat": ("head_dim",), "granite_swa": ("head_dim",),
 }
 
 # attribute_map entries of the classes: {name in the file: name calc reads}.

@@ -22,6 +22,7 @@ from calc.hf.fields import (
     layer_pattern,
     layernorm_decoder,
 )
+from calc.hf.layout import merge, per_layer
 from calc.hf.writing import base, layer_types, llama_like, need, plain
 from calc.spec import ModelSpec
 
@@ -179,6 +180,27 @@ def _apertus(c: HFConfig) -> dict[str, Any]:
     return spec
 
 
+def _granite_swa(c: HFConfig) -> dict[str, Any]:
+    # modeling_granite_swa.py: Granite (attention_bias on q, k, v, o; mlp_bias) with one sink
+    # logit per head in every layer (sinks, num_attention_heads values); configuration_
+    # granite_swa.py: layer_types, else every fourth layer (i % 4 == 0) full and the rest
+    # sliding; layer_rope_theta[i] = 0 drops RoPE on layer i. A full layer without RoPE is
+    # nope; a sliding one stays local, as SmolLM3's (RoPE has no parameter and no matrix
+    # product, so the counts are the same).
+    no_null_head_dim(c)
+    layers = c.size("num_hidden_layers")
+    kinds = layer_kinds(c, ["global" if i % 4 == 0 else "local" for i in range(layers)])
+    if c.given("layer_rope_theta"):
+        thetas = c["layer_rope_theta"]
+        if not isinstance(thetas, list) or len(thetas) != layers:
+            c.fail(f"layer_rope_theta must list one value per layer ({layers}), got {thetas!r}")
+        kinds = [k if theta or k != "global" else "nope"
+                 for k, theta in zip(kinds, thetas, strict=True)]
+    bias = c.flag("attention_bias")
+    spec = _biased(c, bias, bias, c.flag("mlp_bias"), attention={"sinks": True})
+    return merge(spec, per_layer(c, attention=kinds))
+
+
 def _nanochat(c: HFConfig) -> dict[str, Any]:
     # modeling_nanochat.py: NanoChatRMSNorm has no weight (x·rsqrt(mean(x²)+ε)); one norm
     # module serves right after the embedding and before the head, one before each sublayer,
@@ -201,6 +223,7 @@ READERS = {
     "seed_oss": _seed_oss, "ernie4_5": _ernie4_5, "hunyuan_v1_dense": _hunyuan_v1_dense,
     "ministral": _ministral, "glm": _glm, "glm4": _glm, "arcee": _arcee,
     "minicpm3": _minicpm3, "apertus": _apertus, "nanochat": _nanochat,
+    "granite_swa": _granite_swa,
 }
 
 
@@ -274,9 +297,25 @@ def _nanochat_writer(spec: ModelSpec) -> dict[str, Any]:
             "max_position_embeddings": spec.context_length, "attention_bias": att.qkv_bias}
 
 
+def _granite_swa_writer(spec: ModelSpec) -> dict[str, Any]:
+    # The one dense type with attention sinks: any pattern of full, sliding and NoPE layers.
+    att = spec.attention
+    need(att.sinks, "attention.sinks=False (granite_swa has a sink logit per head)")
+    need(att.qkv_bias == att.out_bias, f"attention.out_bias={att.out_bias} with "
+         f"attention.qkv_bias={att.qkv_bias} (granite_swa has one attention_bias)")
+    kinds = spec.attention_kinds
+    need(set(kinds) <= {"global", "local", "nope"}, f"attention kinds {sorted(set(kinds))} "
+         f"(granite_swa builds full, sliding and NoPE attention layers)")
+    return {**llama_like(spec, "granite_swa"), "attention_bias": att.qkv_bias,
+            "mlp_bias": spec.ffn.bias, "sliding_window": att.sliding_window or 128,
+            "layer_types": ["sliding_attention" if k == "local" else "full_attention"
+                            for k in kinds],
+            "layer_rope_theta": [0.0 if k == "nope" else 10000.0 for k in kinds]}
+
+
 WRITERS = {"seed_oss": _seed_oss_writer, "ministral": _ministral_writer, "glm4": _glm4_writer,
            "arcee": _arcee_writer, "minicpm3": _minicpm3_writer, "apertus": _apertus_writer,
-           "nanochat": _nanochat_writer}
+           "nanochat": _nanochat_writer, "granite_swa": _granite_swa_writer}
 # Every spec these types can hold, the named writer (calc.hf.export) writes exactly.
 COVERED_BY = {"internlm3": "llama", "exaone": "llama", "hunyuan_v1_dense": "qwen3",
               "granite": "seed_oss", "ernie4_5": "seed_oss", "helium": "seed_oss",
@@ -289,5 +328,6 @@ TRAITS = {
     "arcee": {**_RMS_ROPE, "gated": False, "mla": False},
     "apertus": {**_RMS_ROPE, "gated": False, "mla": False},
     "nanochat": {**_RMS_ROPE, "gated": False, "mla": False},
+    "granite_swa": {**_RMS_ROPE, "gated": True, "mla": False},
     "minicpm3": {**_RMS_ROPE, "gated": True, "mla": True},
 }
