@@ -276,6 +276,17 @@ def _per_layer_types(draw, model_type: str) -> dict:
         return {**config, "num_experts": experts, "head_dim": draw(st.sampled_from([2, 4, 8])),
                 "moe_topk": draw(st.sampled_from([layer_topk, layer_topk[0]])),
                 "eod_token_id": None, "sep_token_id": None}
+    if model_type == "flint":  # full/sliding layers, MoE outside mlp_only_layers, or none
+        config["layer_types"] = _layer_types(draw, layers, ["full_attention",
+                                                             "sliding_attention"])
+        return {**config, **moe, "num_experts": draw(st.sampled_from([0, experts])),
+                "head_dim": draw(st.sampled_from([2, 4, 8])),
+                "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
+                "moe_intermediate_size": draw(st.integers(1, 8)),
+                "shared_expert_intermediate_size": draw(st.integers(1, 8)),
+                "decoder_sparse_step": draw(st.integers(1, 2)),
+                "mlp_only_layers": draw(st.none() | st.lists(st.integers(0, layers - 1),
+                                                             max_size=2, unique=True))}
     if model_type == "falcon_h1":
         m_heads = draw(st.integers(1, 3))
         bias = draw(st.booleans())
@@ -294,7 +305,7 @@ def _per_layer_types(draw, model_type: str) -> dict:
 PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe", "mamba",
                    "mamba2", "olmo3", "smollm3", "cohere2", "exaone4", "vaultgemma", "bitnet",
                    "glm4_moe", "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2",
-                   "falcon_h1", "dots1", "hunyuan_v1_moe", "dbrx", "jetmoe")
+                   "falcon_h1", "dots1", "hunyuan_v1_moe", "dbrx", "jetmoe", "flint")
 
 
 @st.composite

@@ -344,6 +344,22 @@ def test_published_exact_counts_of_per_layer_models():
     assert calc.count_params(spec_of("mamba-codestral-7b-v0.1")).total == 7_285_403_648
 
 
+def test_flint_sinks_dense_first_layers_and_an_ungated_shared_mlp():
+    # configuration_flint.py defaults: full attention on layers 0, 1, every fourth from 1 and
+    # the last; dense MLPs on mlp_only_layers [0, 1]; modeling_flint.py: the shared MLP is
+    # added without a gate, and each layer has one sink logit per head.
+    spec = spec_of("flint-defaults")
+    full = [i for i, kind in enumerate(spec.attention_kinds) if kind == "global"]
+    assert full == [0, 1, 5, 9, 13, 17, 21, 25, 29, 33, 37, 41, 45, 48]
+    assert spec.moe_layers == (False, False) + (True,) * 47
+    moe = spec.moe
+    assert (moe.n_shared_experts, moe.shared_width, moe.shared_expert_gate) == (1, 1024, False)
+    assert spec.attention.sinks and spec.attention.qk_norm == "head"
+    without = spec.model_copy(update={"attention": spec.attention.model_copy(
+        update={"sinks": False})})
+    assert calc.count_params(spec).total - calc.count_params(without).total == 32 * 49
+
+
 def test_hybrid_layer_placement():
     jamba, lfm2 = spec_of("ai21-jamba-1.5-mini"), spec_of("lfm2-1.2b")
     assert [i for i, m in enumerate(jamba.mixer_kinds) if m == "attention"] == [4, 12, 20, 28]

@@ -95,6 +95,9 @@ VARIANTS = {
     "gemma2 layer_types": ("gemma-2-9b", {"num_hidden_layers": 6, "layer_types":
                                           ["full_attention"] * 2 + ["sliding_attention"] * 4}),
     "deepseek_v2 q_lora": ("deepseek-v2-lite", {"q_lora_rank": 768, "attention_bias": True}),
+    "flint irregular dense layers, biases, sparse step": ("flint-defaults", {
+        "mlp_only_layers": [2], "attention_bias": True, "decoder_sparse_step": 2,
+        "num_experts": 8, "num_hidden_layers": 6}),
     "deepseek_v3 no mtp": ("deepseek-v3", {"num_nextn_predict_layers": 0, "n_group": 1,
                                            "topk_group": 1, "n_routed_experts": 16,
                                            "num_hidden_layers": 5}),

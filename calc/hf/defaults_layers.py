@@ -186,6 +186,15 @@ DEFAULTS["dbrx"] = {
     "attn_config": None, "ffn_config": None, "tie_word_embeddings": False,
 }
 
+DEFAULTS["flint"] = {
+    "vocab_size": 150144, "hidden_size": 2048, "intermediate_size": 6144,
+    "num_hidden_layers": 49, "num_attention_heads": 32, "num_key_value_heads": 4,
+    "hidden_act": "silu", "max_position_embeddings": 262144, "tie_word_embeddings": False,
+    "sliding_window": 513, "decoder_sparse_step": 1, "moe_intermediate_size": 512,
+    "shared_expert_intermediate_size": 1024, "num_experts_per_tok": 6, "num_experts": 256,
+    "mlp_only_layers": None, "layer_types": None, "head_dim": 128, "attention_bias": False,
+}
+
 DEFAULTS["jetmoe"] = {
     "vocab_size": 32000, "hidden_size": 2048, "num_hidden_layers": 12, "num_key_value_heads": 16,
     "kv_channels": 128, "intermediate_size": 5632, "max_position_embeddings": 4096,

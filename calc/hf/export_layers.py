@@ -280,6 +280,28 @@ def _lfm2(spec: ModelSpec) -> dict[str, Any]:
     return config
 
 
+def _flint(spec: ModelSpec) -> dict[str, Any]:
+    # Per-head q/k norms with weights, a sink logit per head, full and sliding layers, and MoE
+    # layers with one ungated shared MLP wherever mlp_only_layers leaves them.
+    att, moe = spec.attention, spec.moe
+    need(att.sinks, "attention.sinks=False (flint has a sink logit per head)")
+    need(att.qk_norm == "head" and att.qk_norm_weights, f"attention.qk_norm={att.qk_norm!r} "
+         f"(flint normalises each head's queries and keys with weights)")
+    need(att.qkv_bias == att.out_bias, f"attention.qkv_bias={att.qkv_bias} with out_bias="
+                                       f"{att.out_bias} (flint's attention_bias is both)")
+    config = {**llama_like(spec, "flint"), **_windows(spec), "attention_bias": att.qkv_bias,
+              "layer_types": _layer_types(spec, "flint", "full_attention", "sliding_attention"),
+              "decoder_sparse_step": 1,
+              "mlp_only_layers": [i for i, sparse in enumerate(spec.moe_layers) if not sparse]}
+    if moe is None:
+        return {**config, "num_experts": 0}
+    need(moe.n_shared_experts == 1, f"moe.n_shared_experts={moe.n_shared_experts} (flint adds "
+                                    f"one shared MLP)")
+    return {**config, "num_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
+            "moe_intermediate_size": moe.d_expert,
+            "shared_expert_intermediate_size": moe.shared_width}
+
+
 def _falcon_h1(spec: ModelSpec) -> dict[str, Any]:
     m, att, ffn = spec.mamba, spec.attention, spec.ffn
     need(set(spec.mixer_kinds) == {"attention+mamba"},
@@ -303,7 +325,7 @@ WRITERS: dict[str, Callable[[ModelSpec], dict[str, Any]]] = {
     "olmo3": _olmo3, "exaone4": _exaone4, "vaultgemma": _vaultgemma, "cohere2": _cohere2,
     "bitnet": _bitnet, "glm4_moe": _glm4_moe, "phimoe": _phimoe, "ernie4_5_moe": _ernie4_5_moe,
     "jamba": _jamba, "lfm2": _lfm2, "falcon_h1": _falcon_h1, "dots1": _dots1,
-    "hunyuan_v1_moe": _hunyuan_v1_moe, "dbrx": _dbrx, "jetmoe": _jetmoe,
+    "hunyuan_v1_moe": _hunyuan_v1_moe, "dbrx": _dbrx, "jetmoe": _jetmoe, "flint": _flint,
 }
 
 # Family traits (calc.hf.export._FAMILY) of these writers, for the closest-architecture message.
@@ -326,5 +348,5 @@ FAMILY: dict[str, dict[str, Any]] = {
     "falcon_h1": {**_ATTENTION, "moe": False, "ssm": True},
     "dots1": {**_ATTENTION, "moe": True}, "hunyuan_v1_moe": {**_ATTENTION, "moe": True},
     "dbrx": {**_ATTENTION, "norm.kind": "layernorm", "moe": True},
-    "jetmoe": {**_ATTENTION, "moe": True},
+    "jetmoe": {**_ATTENTION, "moe": True}, "flint": {**_ATTENTION, "moe": True},
 }

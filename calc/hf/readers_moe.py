@@ -1,5 +1,6 @@
 """Readers for mixture-of-experts decoders: OLMoE, GLM-4.5 (glm4_moe), Granite MoE, Phi-3.5-MoE
-(phimoe), ERNIE 4.5 MoE, dots.llm1 (dots1), Hunyuan-A13B (hunyuan_v1_moe), DBRX and JetMoE.
+(phimoe), ERNIE 4.5 MoE, dots.llm1 (dots1), Hunyuan-A13B (hunyuan_v1_moe), DBRX, JetMoE and
+Flint.
 
 Each repeats what transformers/models/<type>/modeling_<type>.py (calc.hf.defaults'
 TRANSFORMERS_VERSION) builds; calc.hf.layout writes per-layer lists compactly.
@@ -12,7 +13,7 @@ from typing import Any
 
 from calc.hf.family_llama import no_null_head_dim
 from calc.hf.fields import HFConfig, decoder, heads, layer_kinds, top_k
-from calc.hf.layout import merge, moe_layout, per_layer
+from calc.hf.layout import ffn_kinds, merge, moe_layout, per_layer
 
 
 def _olmoe(c: HFConfig) -> dict[str, Any]:
@@ -264,8 +265,35 @@ def _jetmoe(c: HFConfig) -> dict[str, Any]:
                         "top_k": chosen, "output_bias": True})
 
 
+def _flint(c: HFConfig) -> dict[str, Any]:
+    # modeling_flint.py: attention_bias on q, k, v, o, RMSNorm over each head's q and k, one
+    # sink logit per head; configuration_flint.py: layer_types, else full on the first two
+    # layers, every fourth from layer 1 and the last, sliding elsewhere. A layer is the MoE
+    # unless in mlp_only_layers (default [0, 1]), and only every decoder_sparse_step-th one
+    # when num_experts > 0 (Qwen3-MoE's rule): a router Linear(d, E) without bias, experts of
+    # moe_intermediate_size and one shared MLP of shared_expert_intermediate_size added
+    # ungated; the other layers a dense MLP of intermediate_size.
+    layers = c.size("num_hidden_layers")
+    kinds = layer_kinds(c, ["global" if i < 2 or i % 4 == 1 or i == layers - 1 else "local"
+                            for i in range(layers)])
+    only = [0, 1] if c["mlp_only_layers"] is None else c["mlp_only_layers"]
+    if not isinstance(only, list):
+        c.fail(f"mlp_only_layers={only!r} must be a list of layer indices")
+    step, experts = c.size("decoder_sparse_step"), c.size("num_experts", minimum=0)
+    sparse = [i not in only and experts > 0 and (i + 1) % step == 0 for i in range(layers)]
+    bias = c.flag("attention_bias")
+    spec = decoder(c, heads(c), attention={"qkv_bias": bias, "out_bias": bias,
+                                           "qk_norm": "head", "sinks": True},
+                   moe={"n_experts": experts, "d_expert": c.size("moe_intermediate_size"),
+                        "top_k": top_k(c, "num_experts_per_tok", experts, "num_experts"),
+                        "n_shared_experts": 1,
+                        "d_shared": c.size("shared_expert_intermediate_size")}
+                   if any(sparse) else None)
+    return merge(spec, per_layer(c, attention=kinds, ffn=ffn_kinds(sparse)))
+
+
 READERS: dict[str, Callable[[HFConfig], dict[str, Any]]] = {
     "olmoe": _olmoe, "glm4_moe": _glm4_moe, "granitemoe": _granitemoe, "phimoe": _phimoe,
     "ernie4_5_moe": _ernie4_5_moe, "dots1": _dots1, "hunyuan_v1_moe": _hunyuan_v1_moe,
-    "dbrx": _dbrx, "jetmoe": _jetmoe,
+    "dbrx": _dbrx, "jetmoe": _jetmoe, "flint": _flint,
 }

@@ -24,7 +24,6 @@ NEEDS = {
 # Model types whose parts the spec has, but that no reader reads yet (none checked against
 # transformers), with the part a reader would map.
 UNREAD = {
-    "flint": "attention sinks (attention.sinks)",
     "laguna": "a learned gate on each attention head's output (g_proj; attention.output_gate)",
 }
 SPEC_FILE = ("write the model as a spec file (TOML, docs/custom-models.md) and pass its path "
