@@ -206,7 +206,7 @@ BAD = [
     ({"model_type": "apertus1p5_text"}, "needs an LM head of output_vocab_size rows"),
     (config("granite-swash-2b", layer_rope_theta=[0.0]), "layer_rope_theta must list one"),
     (config("flint-defaults", mlp_only_layers=1), "mlp_only_layers=1 must be a list"),
-    ({"model_type": "laguna"}, "'laguna' is not read yet, though calc's spec has its"),
+    ({"model_type": "laguna"}, "'laguna' needs a gate of one value per attention head"),
     (config("nanochat-d32", head_dim=None), "head_dim=None: transformers' nanochat attention"),
     (config("apertus-8b-2509", post_norm=True), "post_norm=True: transformers' apertus always"),
     (config("apertus-8b-2509", hidden_act="xielu2"), "hidden_act='xielu2' is not an activ"),

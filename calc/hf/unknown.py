@@ -3,7 +3,7 @@
 It names the supported types closest to it (by name, and by the transformers class the file's
 `architectures` names) and the way to count the model anyway: a spec file (docs/custom-models.md
 writes one for a model calc does not read). Types whose architecture the spec cannot express say
-which feature is missing; types whose parts it has but no reader reads yet say so.
+which feature is missing.
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ from calc.hf.defaults import supported_types
 NEEDS = {
     "apertus1p5_text": "an LM head of output_vocab_size rows beside an embedding of vocab_size",
     "doge": "dynamic-mask attention (A, dt_proj) and learned residual scales",
+    # modeling_laguna.py: g_proj is Linear(d, heads) by default (gating true or "per-head"), one
+    # softplus gate per head, where attention.output_gate is one gate per channel (d × h·d_v);
+    # and num_attention_heads_per_layer varies the query heads by layer (poolside/Laguna-XS.2:
+    # 48 on its sliding layers, 64 on its full ones).
+    "laguna": "a gate of one value per attention head (g_proj d → heads) and a different number "
+              "of query heads on each layer (num_attention_heads_per_layer)",
     "mllama": "cross-attention layers to the image features between the self-attention layers",
-}
-# Model types whose parts the spec has, but that no reader reads yet (none checked against
-# transformers), with the part a reader would map.
-UNREAD = {
-    "laguna": "a learned gate on each attention head's output (g_proj; attention.output_gate)",
 }
 SPEC_FILE = ("write the model as a spec file (TOML, docs/custom-models.md) and pass its path "
              "instead")
@@ -48,9 +49,6 @@ def _closest(model_type: str, config: dict[str, Any]) -> list[str]:
 
 def unsupported(model_type: Any, config: dict[str, Any], where: str) -> CalcError:
     """The CalcError for a model_type no reader reads."""
-    if model_type in UNREAD:
-        return CalcError(f"{where}: model_type={model_type!r} is not read yet, though calc's "
-                         f"spec has its {UNREAD[model_type]}; {SPEC_FILE}")
     if model_type in NEEDS:
         return CalcError(f"{where}: model_type={model_type!r} needs {NEEDS[model_type]}, which "
                          f"calc's spec cannot express yet; a spec file of the nearest model "
