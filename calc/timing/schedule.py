@@ -14,11 +14,10 @@ schedule runs micro-batches in groups of p per chunk, Narayanan et al. 2021 §2.
 reductions queue on the link while the later chunks still compute, and only what outruns them is
 exposed (the gathers mirror this in the next step's warm-up). ZeRO-3 gathers the next weights
 during the current forward/backward and reduce-scatters during the backward; what does not fit in
-that
-compute is exposed. ZeRO-2 under a pipeline reduces once per step: gradients accumulate unsharded
-over the micro-batches (FSDP's no_sync, as torchtitan's pipeline schedules do), and DeepSpeed
-refuses per-micro-batch reduction with a pipeline. TP, EP and pipeline sends are on the critical
-path and fully exposed; ring attention's exchanges hide behind the attention they feed.
+that compute is exposed. ZeRO-2 under a pipeline reduces once per step: gradients accumulate
+unsharded over the micro-batches (FSDP's no_sync, as torchtitan's pipeline schedules do), and
+DeepSpeed refuses per-micro-batch reduction with a pipeline. TP, EP and pipeline sends are on the
+critical path and fully exposed; ring attention's exchanges hide behind the attention they feed.
 """
 
 from __future__ import annotations
