@@ -285,7 +285,7 @@ def _apertus_writer(spec: ModelSpec) -> dict[str, Any]:
 
 def _nanochat_writer(spec: ModelSpec) -> dict[str, Any]:
     # The one type whose RMSNorms (a norm after the embedding, weightless q/k norms) have no γ.
-    att, norm = spec.attention, spec.norm
+    att = spec.attention
     need(att.qk_norm == "head" and not att.qk_norm_weights,
          f"attention.qk_norm={att.qk_norm!r} (nanochat normalises each head's queries and keys "
          f"without weights)")
