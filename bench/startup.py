@@ -66,6 +66,8 @@ def top_imports(module: str) -> list[str]:
     """The modules calc's `module` imports at its top level (not in functions or branches)."""
     path = ROOT.joinpath(*module.split("."))
     path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    if not path.exists():  # calc.preset_data: presets/ installed as package data, no code
+        return []
     body = ast.parse(path.read_text(encoding="utf-8")).body
     return [name for node in body for name in (
         [a.name for a in node.names] if isinstance(node, ast.Import) else
