@@ -17,6 +17,9 @@ TRAIN_PER_FORWARD = 1 + BACKWARD_PER_FORWARD
 # Hu et al. 2021 §4.2 ("we do not need to calculate the gradient for the vast majority of the
 # parameters").
 FROZEN_BACKWARD_PER_FORWARD = 1
+# A stored dropout mask element is one byte (Korthikanti et al. 2022 §4.1: "a byte"), in the
+# activation memory and in the step-time model's element-wise traffic alike.
+MASK_BYTES = 1
 # A multiply-add is two FLOPs (what torch's FlopCounterMode counts): a token's forward pass
 # through N weights is 2N FLOPs, its training step 6N (Kaplan et al. 2020 §2.1).
 FLOPS_PER_MULTIPLY_ADD = 2

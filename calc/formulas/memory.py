@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import sympy
 
+from calc.counting import MASK_BYTES
 from calc.formulas import mixers
 from calc.symbols import (
     E_s,
@@ -109,7 +110,6 @@ from calc.symbols import (
     r_q,
 )
 
-MASK_BYTES = 1  # a dropout mask element (Korthikanti et al. 2022 §4.1: "a byte")
 GIB = 2**30  # vendors' "80GB" of HBM is 80 GiB (calc.spec.GPU.memory_gib)
 
 # ---- model states --------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from calc.counting import BACKWARD_PER_FORWARD
 from calc.errors import CalcError
 from calc.spec.layout import Layout, pipeline_slots
 from calc.timing.operators import (
@@ -33,7 +34,7 @@ from calc.timing.operators import (
 )
 
 FLASH_BACKWARD_PER_FORWARD = 5 / 2  # products: QKᵀ, dV, dP, dQ, dK (with QKᵀ recomputed)
-MATMUL_BACKWARD_PER_FORWARD = 2  # input and weight gradients
+MATMUL_BACKWARD_PER_FORWARD = BACKWARD_PER_FORWARD  # input and weight gradients
 ELEMENTWISE_BACKWARD_PER_FORWARD = 2
 GEMM_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}  # bytes of a matrix product's input element
 

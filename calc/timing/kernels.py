@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 ACTIVATION_BYTES = 2  # activations stay 16-bit outside the matrix products, fp8 runs included
-MASK_BYTES = 1  # a dropout mask element (Korthikanti et al. 2022 §4.1)
 
 
 @dataclass(frozen=True)

@@ -11,18 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calc.counting import MASK_BYTES
 from calc.evaluate import count_flops, count_params
 from calc.spec import ModelSpec
-from calc.timing.kernels import (
-    ACTIVATION_BYTES,
-    MASK_BYTES,
-    ElementWise,
-    Matmul,
-    Recurrence,
-)
+from calc.timing.kernels import ACTIVATION_BYTES, ElementWise, Matmul, Recurrence
 from calc.timing.mixers import mixer_elementwise, mixer_matmuls, recurrences, tp_reductions
 
-__all__ = ["ACTIVATION_BYTES", "MASK_BYTES", "ElementWise", "Matmul", "ModelTerms",
+__all__ = ["ACTIVATION_BYTES", "ElementWise", "Matmul", "ModelTerms",
            "Recurrence", "model_terms"]
 # Cross-entropy over vocabulary-parallel logits, bytes per logit: the forward casts them to fp32
 # (read 2, write 4) and reduces them (read 4); the backward reads the fp32 softmax and writes a
