@@ -16,13 +16,17 @@ from calc.spec.hardware import Dtype
 from calc.spec.model import Frozen
 
 Recompute = Literal["none", "selective", "full"]
-Framework = Literal["megatron", "deepspeed", "torchtitan", "foundry", "jax", "other"]
+Framework = Literal["megatron", "deepspeed", "torchtitan", "foundry", "fsdp", "jax", "other"]
+PipelineSchedule = Literal["1f1b", "interleaved", "gpipe", "zb-h1", "zbv", "dualpipe",
+                           "looped-bfs"]
+Fp8Recipe = Literal["delayed", "current", "mxfp8", "blockwise"]
 FlopConvention = Literal["megatron-eq3", "megatron-model", "megatron-selective-hw",
                          "megatron-core-2024", "palm", "6N", "unstated"]
 
 # Layout fields a source may leave unprinted; `assumed` names those calc filled in.
 ASSUMABLE = ("micro_batch", "vpp", "recompute", "sequence_parallel", "zero", "flash_attention",
-             "flop_convention", "dtype")
+             "flop_convention", "dtype", "pipeline_schedule", "fp8_recipe", "dp_shard",
+             "split_embedding_loss", "ep", "cp", "tp", "pp", "global_batch", "seq_len")
 MAX_GPUS = 1 << 20
 MAX_DEGREE = 1 << 16
 
@@ -54,7 +58,22 @@ class PublishedThroughput(Frozen):
                                               "distributed optimizer = 1)")
     flash_attention: bool = Field(description="fused (flash) attention rather than eager")
     dtype: Dtype = Field(description="matmul precision of the run (bf16, fp16, fp8)")
-    framework: Framework = Field(description="software stack; NeMo counts as megatron")
+    framework: Framework = Field(description="software stack; NeMo counts as megatron, plain "
+                                             "PyTorch FSDP (no other framework) as fsdp")
+    dp_shard: int | None = Field(
+        None, ge=1, le=MAX_GPUS, description="ranks one FSDP/ZeRO-3 shard group spans when it "
+                                             "is smaller than dp (HSDP: shard inside, replicate "
+                                             "across); None: the whole dp group")
+    pipeline_schedule: PipelineSchedule | None = Field(
+        None, description="pipeline schedule as the source names it; None: 1F1B, interleaved "
+                          "when vpp > 1 (Megatron's default)")
+    fp8_recipe: Fp8Recipe | None = Field(
+        None, description="fp8 scaling recipe of an fp8 run: delayed or current per-tensor "
+                          "scaling, MXFP8 blocks, or DeepSeek-V3-style blockwise")
+    mfu_peak_dtype: Dtype | None = Field(
+        None, description="the dtype whose dense peak the printed MFU (or HFU) divides by, "
+                          "when it is not the run's dtype (fp8 runs printed against bf16)")
+    software: str = Field("", description="framework or container release measured, as printed")
     tflops_per_gpu: float | None = Field(None, gt=0, description="TFLOP/s per GPU as printed")
     mfu: float | None = Field(None, gt=0, le=1, description="MFU as printed, a fraction")
     hfu: float | None = Field(None, gt=0, le=1, description="HFU as printed, a fraction")
@@ -72,6 +91,10 @@ class PublishedThroughput(Frozen):
     fit: bool = Field(description="true: used to fit the step-time model's global constants; "
                                   "false: held out to measure its error")
     source: str = Field(min_length=1, description="paper and table (or page) of the figures")
+    publisher: str = Field(
+        min_length=1, description="the independent source the row belongs to (one paper, or "
+                                  "one framework's or vendor's pages): leave-one-source-out "
+                                  "holds out every row of a publisher at once")
     notes: str = Field("", description="what is uncertain, derived or assumed")
 
     @model_validator(mode="after")
