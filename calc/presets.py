@@ -310,15 +310,18 @@ def system_for_gpu(gpu_name: str) -> System:
 
 @cache
 def load_throughput_runs() -> dict[str, PublishedThroughput]:
-    """presets/throughput.toml: published runs with their layout and measured throughput."""
+    """presets/published/step/*.toml: published runs with their layout and measured throughput,
+    one file per publisher."""
     from calc.spec.throughput import PublishedThroughput
 
-    path = _data_dir() / "throughput.toml"
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
     runs = {}
-    for name, entry in data.items():
-        try:
-            runs[name] = PublishedThroughput.model_validate({"name": name, **entry})
-        except ValidationError as error:
-            raise CalcError(one_line(error, f"throughput run {name}")) from None
+    for path in sorted((_data_dir() / "published" / "step").glob("*.toml")):
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        for name, entry in data.items():
+            if name in runs:
+                raise CalcError(f"throughput run {name}: defined twice ({path.name})")
+            try:
+                runs[name] = PublishedThroughput.model_validate({"name": name, **entry})
+            except ValidationError as error:
+                raise CalcError(one_line(error, f"throughput run {name}")) from None
     return runs

@@ -1,4 +1,4 @@
-"""presets/throughput.toml: every published run loads, its layout is one calc accepts, and each
+"""presets/published/step/: every published run loads, its layout is one calc accepts, and each
 source's own FLOP formula, applied to calc's model, gives back the figures the source printed.
 
 Sources per run in the file (Narayanan et al. 2021 Table 1, Korthikanti et al. 2022 Table 4,

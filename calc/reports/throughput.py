@@ -116,7 +116,7 @@ def _summary(rows: list[ThroughputRow], role: Role) -> ErrorSummary | None:
 
 
 def reproduce_throughput(search: bool = True) -> ThroughputReport:
-    """Every run of presets/throughput.toml beside the step-time model (and, with `search`,
+    """Every run of presets/published/step/ beside the step-time model (and, with `search`,
     the layout search's best layout for it)."""
     constants = load_constants()
     rows = []

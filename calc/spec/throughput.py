@@ -1,6 +1,6 @@
 """A published throughput measurement: a training run's stated layout and what it achieved.
 
-One entry of presets/throughput.toml. The figures are kept exactly as printed (TFLOP/s per GPU,
+One entry of presets/published/step/. The figures are kept exactly as printed (TFLOP/s per GPU,
 MFU, HFU, tokens/s, seconds per step) together with `flop_convention`, the rule the source used
 to count FLOPs, so a model of step time can turn the source's TFLOP/s or MFU back into seconds
 with the source's own formula (calc.source_flops), and compare time — which needs no convention.

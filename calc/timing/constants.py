@@ -71,7 +71,7 @@ class OffloadConstants(Frozen):
 
 
 class FitRecord(Frozen):
-    rows: tuple[str, ...] = Field(description="presets/throughput.toml rows fitted on")
+    rows: tuple[str, ...] = Field(description="presets/published/step/ rows fitted on")
     method: str = Field(description="what was minimised, over which constants")
 
 

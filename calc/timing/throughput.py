@@ -1,4 +1,4 @@
-"""A published run (presets/throughput.toml) beside the step-time model: its step time from its
+"""A published run (presets/published/step/) beside the step-time model: its step time from its
 own figures, and calc's prediction for its stated layout.
 
 Time needs no FLOP convention, so each run becomes seconds per step: printed directly, from
