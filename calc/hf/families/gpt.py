@@ -229,8 +229,12 @@ def _read_gptj(c: HFConfig) -> dict[str, Any]:
 
 
 def _write_gptj(spec: ModelSpec) -> dict[str, Any]:
-    # GPT-J's parallel block with one norm, rotary positions and a biased LM head.
-    return {**_gpt_fields(spec, "gptj", spec.context_length), "rotary_dim": None}
+    # GPT-J's parallel block with one norm, rotary positions and a biased LM head. GPTJConfig
+    # types rotary_dim an int (None is refused) and rotates channel pairs: the even part of
+    # each head (how many channels rotate changes no count).
+    config, width = _gpt_fields(spec, "gptj", spec.context_length), spec.head_dim_qk
+    need(width >= 2, f"attention.head_dim={width} (gptj rotates pairs of each head's channels)")
+    return {**config, "rotary_dim": width - width % 2}
 
 
 _GPTJ_DEFAULTS = {
