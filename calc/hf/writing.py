@@ -98,6 +98,14 @@ def experts(spec: ModelSpec, arch: str) -> Any:
     return spec.moe
 
 
+def one_attention_bias(spec: ModelSpec, arch: str) -> bool:
+    """The attention's bias, for an `arch` whose one attention_bias is on q, k, v and o."""
+    att = spec.attention
+    need(att.qkv_bias == att.out_bias, f"attention.qkv_bias={att.qkv_bias} with out_bias="
+                                       f"{att.out_bias} ({arch}'s attention_bias is both)")
+    return att.qkv_bias
+
+
 def divisible(spec: ModelSpec, arch: str) -> None:
     need(spec.d_model % spec.attention.n_heads == 0,
          f"attention.n_heads={spec.attention.n_heads} with d_model={spec.d_model} ({arch} "

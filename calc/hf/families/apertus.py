@@ -1,8 +1,4 @@
-"""Apertus (Swiss AI): apertus.
-
-The reader repeats what transformers' modeling_apertus.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto an apertus config.
-"""
+"""Apertus (Swiss AI): apertus."""
 
 from __future__ import annotations
 

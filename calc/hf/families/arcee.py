@@ -1,8 +1,4 @@
-"""Arcee (Arcee AI, AFM): arcee.
-
-The reader repeats what transformers' modeling_arcee.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto an arcee config.
-"""
+"""Arcee (Arcee AI, AFM): arcee."""
 
 from __future__ import annotations
 

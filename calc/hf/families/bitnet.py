@@ -1,8 +1,4 @@
-"""BitNet (Microsoft): bitnet.
-
-The reader repeats what transformers' modeling_bitnet.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto a bitnet config.
-"""
+"""BitNet (Microsoft): bitnet."""
 
 from __future__ import annotations
 

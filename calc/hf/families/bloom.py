@@ -1,8 +1,4 @@
-"""BLOOM (BigScience): bloom.
-
-The reader repeats what transformers' modeling_bloom.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto a bloom config.
-"""
+"""BLOOM (BigScience): bloom."""
 
 from __future__ import annotations
 

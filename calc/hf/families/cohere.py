@@ -1,8 +1,6 @@
 """Command R (Cohere): cohere (Command R, R+) and cohere2 (Command R7B, Command A; the
 multimodal cohere2_vision config is read through it: calc.hf.multimodal).
 
-Each reader repeats what transformers' modeling_<type>.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config.
 Logit scales are neither parameters nor matrix products, so they change no count.
 """
 

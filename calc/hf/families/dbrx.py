@@ -1,8 +1,4 @@
-"""DBRX (Databricks): dbrx.
-
-The reader repeats what transformers' modeling_dbrx.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto a dbrx config.
-"""
+"""DBRX (Databricks): dbrx."""
 
 from __future__ import annotations
 

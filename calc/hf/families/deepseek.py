@@ -1,8 +1,5 @@
 """DeepSeek: deepseek_v2 and deepseek_v3 (multi-head latent attention and mixtures of experts
 with shared experts).
-
-Each reader repeats what transformers' modeling_<type>.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config.
 """
 
 from __future__ import annotations

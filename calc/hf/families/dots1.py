@@ -1,8 +1,4 @@
-"""dots.llm1 (rednote hi lab): dots1.
-
-The reader repeats what transformers' modeling_dots1.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto a dots1 config.
-"""
+"""dots.llm1 (rednote hi lab): dots1."""
 
 from __future__ import annotations
 
@@ -11,7 +7,7 @@ from typing import Any
 from calc.hf.fields import HFConfig, decoder, heads, layer_kinds, top_k
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import merge, per_layer
-from calc.hf.writing import experts, full_or_sliding, llama_like, need
+from calc.hf.writing import experts, full_or_sliding, llama_like, one_attention_bias
 from calc.spec import ModelSpec
 
 
@@ -37,10 +33,9 @@ def _read(c: HFConfig) -> dict[str, Any]:
 
 
 def _write(spec: ModelSpec) -> dict[str, Any]:
-    moe, att = experts(spec, "dots1"), spec.attention
-    need(att.qkv_bias == att.out_bias, f"attention.qkv_bias={att.qkv_bias} with out_bias="
-                                       f"{att.out_bias} (dots1's attention_bias is both)")
-    return {**llama_like(spec, "dots1"), "attention_bias": att.qkv_bias,
+    moe = experts(spec, "dots1")
+    bias = one_attention_bias(spec, "dots1")
+    return {**llama_like(spec, "dots1"), "attention_bias": bias,
             **full_or_sliding(spec, "dots1"), "n_routed_experts": moe.n_experts,
             "num_experts_per_tok": moe.top_k, "moe_intermediate_size": moe.d_expert,
             "n_shared_experts": moe.n_shared_experts,

@@ -1,8 +1,4 @@
-"""ERNIE (Baidu): ernie4_5 and ernie4_5_moe.
-
-Each reader repeats what transformers' modeling_<type>.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config.
-"""
+"""ERNIE (Baidu): ernie4_5 and ernie4_5_moe."""
 
 from __future__ import annotations
 

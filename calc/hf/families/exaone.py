@@ -1,8 +1,4 @@
-"""EXAONE (LG AI Research): exaone (EXAONE 3, built as Llama) and exaone4.
-
-Each reader repeats what transformers' modeling_<type>.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config.
-"""
+"""EXAONE (LG AI Research): exaone (EXAONE 3, built as Llama) and exaone4."""
 
 from __future__ import annotations
 

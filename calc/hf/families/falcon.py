@@ -1,8 +1,5 @@
 """Falcon (Technology Innovation Institute): falcon and falcon_h1 (attention and Mamba-2 side by
 side in every layer).
-
-Each reader repeats what transformers' modeling_<type>.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config.
 """
 
 from __future__ import annotations
@@ -11,7 +8,7 @@ from typing import Any
 
 from calc.hf.fields import HFConfig, decoder, divides, heads, layernorm_decoder
 from calc.hf.model_type import ModelType, Traits
-from calc.hf.writing import base, llama_like, need, plain
+from calc.hf.writing import base, llama_like, need, one_attention_bias, plain
 from calc.spec import ModelSpec
 
 
@@ -112,14 +109,13 @@ def _read_falcon_h1(c: HFConfig) -> dict[str, Any]:
 
 
 def _write_falcon_h1(spec: ModelSpec) -> dict[str, Any]:
-    m, att, ffn = spec.mamba, spec.attention, spec.ffn
+    m, ffn = spec.mamba, spec.ffn
     need(set(spec.mixer_kinds) == {"attention+mamba"},
          "layers other than attention+mamba (falcon_h1 runs both in every layer)")
     need(m is not None and m.version == 2, "a mamba other than Mamba-2 (falcon_h1's)")
-    need(att.qkv_bias == att.out_bias, f"attention.qkv_bias={att.qkv_bias} with out_bias="
-                                       f"{att.out_bias} (falcon_h1's attention_bias is both)")
+    bias = one_attention_bias(spec, "falcon_h1")
     assert m is not None and m.n_heads is not None and ffn is not None
-    return {**llama_like(spec, "falcon_h1"), "attention_bias": att.qkv_bias,
+    return {**llama_like(spec, "falcon_h1"), "attention_bias": bias,
             "mlp_bias": ffn.bias, "mamba_d_ssm": m.d_inner, "mamba_n_heads": m.n_heads,
             "mamba_d_head": m.d_inner // m.n_heads, "mamba_n_groups": m.n_groups,
             "mamba_d_state": m.d_state, "mamba_d_conv": m.d_conv,

@@ -1,8 +1,4 @@
-"""Flint: flint (attention sinks, sliding layers, and MoE layers with a shared MLP).
-
-The reader repeats what transformers' modeling_flint.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto a flint config.
-"""
+"""Flint: flint (attention sinks, sliding layers, and MoE layers with a shared MLP)."""
 
 from __future__ import annotations
 
@@ -11,7 +7,7 @@ from typing import Any
 from calc.hf.fields import HFConfig, decoder, heads, layer_kinds, top_k
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import ffn_kinds, merge, per_layer
-from calc.hf.writing import layer_types, llama_like, need, window_field
+from calc.hf.writing import layer_types, llama_like, need, one_attention_bias, window_field
 from calc.spec import ModelSpec
 
 
@@ -49,9 +45,8 @@ def _write(spec: ModelSpec) -> dict[str, Any]:
     need(att.sinks, "attention.sinks=False (flint has a sink logit per head)")
     need(att.qk_norm == "head" and att.qk_norm_weights, f"attention.qk_norm={att.qk_norm!r} "
          f"(flint normalises each head's queries and keys with weights)")
-    need(att.qkv_bias == att.out_bias, f"attention.qkv_bias={att.qkv_bias} with out_bias="
-                                       f"{att.out_bias} (flint's attention_bias is both)")
-    config = {**llama_like(spec, "flint"), **window_field(spec), "attention_bias": att.qkv_bias,
+    bias = one_attention_bias(spec, "flint")
+    config = {**llama_like(spec, "flint"), **window_field(spec), "attention_bias": bias,
               "layer_types": layer_types(spec, "flint", "full_attention", "sliding_attention"),
               "decoder_sparse_step": 1,
               "mlp_only_layers": [i for i, sparse in enumerate(spec.moe_layers) if not sparse]}

@@ -1,8 +1,5 @@
 """Gemma (Google): gemma, gemma2, Gemma 3's language model gemma3_text (the multimodal gemma3
 config is read through it: calc.hf.multimodal) and vaultgemma.
-
-Each reader repeats what transformers' modeling_<type>.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config.
 """
 
 from __future__ import annotations
@@ -12,7 +9,7 @@ from typing import Any
 from calc.hf.fields import HFConfig, decoder, divides, heads, layer_kinds, layer_pattern
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import kinds_of, kinds_or, merge, per_layer
-from calc.hf.writing import full_or_sliding, layer_types, llama_like, sliding_fields, window_field
+from calc.hf.writing import full_or_sliding, llama_like, sliding_fields
 from calc.spec import ModelSpec
 
 
@@ -89,17 +86,17 @@ def _read_gemma3_text(c: HFConfig) -> dict[str, Any]:
     return merge(spec, per_layer(c, attention=kinds))
 
 
-def _write_gemma3_text(spec: ModelSpec) -> dict[str, Any]:
-    config = {**llama_like(spec, "gemma3_text"), **window_field(spec),
-              "layer_types": layer_types(spec, "gemma3_text", "full_attention",
-                                         "sliding_attention"),
+def _write_full_or_sliding(spec: ModelSpec, model_type: str) -> dict[str, Any]:
+    """Gemma 2's fields with layer_types of full and sliding layers (gemma3_text, vaultgemma)."""
+    config = {**llama_like(spec, model_type), **full_or_sliding(spec, model_type),
               "attention_bias": spec.attention.qkv_bias}
     config["hidden_activation"] = config.pop("hidden_act")
     return config
 
 
 GEMMA3_TEXT = ModelType(
-    "gemma3_text", _read_gemma3_text, write=_write_gemma3_text, traits=Traits(),
+    "gemma3_text", _read_gemma3_text, traits=Traits(),
+    write=lambda spec: _write_full_or_sliding(spec, "gemma3_text"),
     defaults={
         "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216,
         "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
@@ -121,15 +118,9 @@ def _read_vaultgemma(c: HFConfig) -> dict[str, Any]:
     return merge(spec, per_layer(c, attention=kinds))
 
 
-def _write_vaultgemma(spec: ModelSpec) -> dict[str, Any]:
-    config = {**llama_like(spec, "vaultgemma"), **full_or_sliding(spec, "vaultgemma"),
-              "attention_bias": spec.attention.qkv_bias}
-    config["hidden_activation"] = config.pop("hidden_act")
-    return config
-
-
 VAULTGEMMA = ModelType(
-    "vaultgemma", _read_vaultgemma, write=_write_vaultgemma, traits=Traits(),
+    "vaultgemma", _read_vaultgemma, traits=Traits(),
+    write=lambda spec: _write_full_or_sliding(spec, "vaultgemma"),
     defaults={
         "vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216,
         "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,

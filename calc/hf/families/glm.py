@@ -1,7 +1,5 @@
 """GLM (Zhipu AI): glm, glm4 and glm4_moe (GLM-4.5).
 
-Each reader repeats what transformers' modeling_<type>.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config.
 Partial rotary embeddings (partial_rotary_factor) change no count.
 """
 

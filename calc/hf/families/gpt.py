@@ -2,8 +2,6 @@
 (SantaCoder, StarCoder), EleutherAI's gpt_neo, gptj and gpt_neox, CodeGen (GPT-J's block) and
 OpenAI's gpt_oss.
 
-Each reader repeats what transformers' modeling_<type>.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config.
 All but gpt_oss use LayerNorms with β and a plain MLP with biases; GPT-J, CodeGen and GPT-NeoX
 rotate only part of each head's width (rotary_dim, rotary_pct), which changes no count.
 """

@@ -1,8 +1,6 @@
 """Granite (IBM): granite, granitemoe and granite_swa (Granite with attention sinks, sliding
 and NoPE layers).
 
-Each reader repeats what transformers' modeling_<type>.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config.
 The embedding, residual and attention multipliers and logits_scaling scale activations: no
 parameter, no matrix product, no count.
 """

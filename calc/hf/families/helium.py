@@ -1,8 +1,4 @@
-"""Helium (Kyutai): helium.
-
-The reader repeats what transformers' modeling_helium.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION).
-"""
+"""Helium (Kyutai): helium."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Hunyuan (Tencent): hunyuan_v1_dense and hunyuan_v1_moe (Hunyuan-A13B).
-
-Each reader repeats what transformers' modeling_<type>.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config.
-"""
+"""Hunyuan (Tencent): hunyuan_v1_dense and hunyuan_v1_moe (Hunyuan-A13B)."""
 
 from __future__ import annotations
 
@@ -17,7 +13,7 @@ from calc.hf.fields import (
     no_null_head_dim,
 )
 from calc.hf.model_type import ModelType, Traits
-from calc.hf.writing import experts, llama_like, need
+from calc.hf.writing import experts, llama_like, one_attention_bias
 from calc.spec import ModelSpec
 
 
@@ -92,10 +88,9 @@ def _read_moe(c: HFConfig) -> dict[str, Any]:
 
 
 def _write_moe(spec: ModelSpec) -> dict[str, Any]:
-    moe, att = experts(spec, "hunyuan_v1_moe"), spec.attention
-    need(att.qkv_bias == att.out_bias, f"attention.qkv_bias={att.qkv_bias} with out_bias="
-                                       f"{att.out_bias} (hunyuan_v1_moe's attention_bias is both)")
-    return {**llama_like(spec, "hunyuan_v1_moe"), "attention_bias": att.qkv_bias,
+    moe = experts(spec, "hunyuan_v1_moe")
+    bias = one_attention_bias(spec, "hunyuan_v1_moe")
+    return {**llama_like(spec, "hunyuan_v1_moe"), "attention_bias": bias,
             "intermediate_size": moe.d_expert, "num_experts": moe.n_experts,
             "moe_topk": moe.top_k}
 

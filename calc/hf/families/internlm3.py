@@ -1,8 +1,4 @@
-"""InternLM3 (Shanghai AI Laboratory): internlm3, built as Llama.
-
-The reader repeats what transformers' configuration_internlm3.py and modeling code build from
-the config (calc.hf.model_type.TRANSFORMERS_VERSION).
-"""
+"""InternLM3 (Shanghai AI Laboratory): internlm3, built as Llama."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
 """Jamba (AI21 Labs): jamba, Mamba and attention layers with a mixture of experts every other
 layer.
-
-The reader repeats what transformers' modeling_jamba.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto a jamba config.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""JetMoE: jetmoe, a mixture of attention heads and of MLP experts.
-
-The reader repeats what transformers' modeling_jetmoe.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto a jetmoe config.
-"""
+"""JetMoE: jetmoe, a mixture of attention heads and of MLP experts."""
 
 from __future__ import annotations
 

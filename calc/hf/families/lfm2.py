@@ -1,8 +1,5 @@
 """LFM2 (Liquid AI): lfm2, short convolutions and attention layers (the multimodal lfm2_vl
 config is read through it: calc.hf.multimodal).
-
-The reader repeats what transformers' modeling_lfm2.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto an lfm2 config.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """Llama (Meta): llama and Llama 4's language model, llama4_text (the multimodal llama4 config
 is read through it: calc.hf.multimodal).
-
-Each reader repeats what transformers' modeling_<type>.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config.
 """
 
 from __future__ import annotations

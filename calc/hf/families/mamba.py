@@ -1,8 +1,6 @@
 """Mamba (state-space models): mamba and mamba2, stacks of Mamba blocks without attention or
 FFNs.
 
-Each reader repeats what transformers' modeling_<type>.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config.
 A pure state-space model has no position limit: its default sequence length is the one its
 paper trained at (Mamba: 2,048, Gu & Dao 2023 §4.2; Mamba-2: 2,048, Dao & Gu 2024 §9.2).
 """

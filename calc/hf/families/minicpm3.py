@@ -1,7 +1,5 @@
 """MiniCPM3 (OpenBMB): minicpm3, DeepSeek-V2's latent attention with dense FFNs.
 
-The reader repeats what transformers' modeling_minicpm3.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto a minicpm3 config.
 scale_emb and scale_depth scale activations: no parameter, no matrix product, no count.
 """
 

@@ -1,8 +1,5 @@
 """Mistral AI: mistral, mixtral (its mixture of experts) and ministral (the Mistral 3
 multimodal config is read through its text model: calc.hf.multimodal).
-
-Each reader repeats what transformers' modeling_<type>.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""MPT (MosaicML): mpt.
-
-The reader repeats what transformers' modeling_mpt.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto an mpt config.
-"""
+"""MPT (MosaicML): mpt."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""nanochat (Andrej Karpathy): nanochat.
-
-The reader repeats what transformers' modeling_nanochat.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto a nanochat config.
-"""
+"""nanochat (Andrej Karpathy): nanochat."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 """Nemotron (NVIDIA): nemotron (Nemotron-4, Minitron).
 
-The reader repeats what transformers' modeling_nemotron.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto a nemotron config.
 Partial rotary embeddings (partial_rotary_factor) change no count.
 """
 

@@ -1,8 +1,4 @@
-"""OLMo (Allen Institute for AI): olmo, olmo2, olmo3 and olmoe (OLMoE).
-
-Each reader repeats what transformers' modeling_<type>.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config.
-"""
+"""OLMo (Allen Institute for AI): olmo, olmo2, olmo3 and olmoe (OLMoE)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""OPT (Meta): opt.
-
-The reader repeats what transformers' modeling_opt.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto an opt config.
-"""
+"""OPT (Meta): opt."""
 
 from __future__ import annotations
 

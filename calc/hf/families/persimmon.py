@@ -1,7 +1,5 @@
 """Persimmon (Adept): persimmon.
 
-The reader repeats what transformers' modeling_persimmon.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto a persimmon config.
 Partial rotary embeddings (partial_rotary_factor) change no count.
 """
 

@@ -1,7 +1,5 @@
 """Phi (Microsoft): phi (Phi-1, Phi-2), phi3 and phimoe (Phi-3.5-MoE).
 
-Each reader repeats what transformers' modeling_<type>.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config.
 Partial rotary embeddings (partial_rotary_factor) change no count.
 """
 

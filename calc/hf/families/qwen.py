@@ -1,8 +1,5 @@
 """Qwen (Alibaba): qwen2, qwen2_moe, qwen3, qwen3_moe and qwen3_next (Qwen3-Next's gated
 DeltaNet hybrid).
-
-Each reader repeats what transformers' modeling_<type>.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); each writer maps a spec onto that type's config.
 """
 
 from __future__ import annotations

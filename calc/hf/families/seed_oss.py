@@ -1,10 +1,5 @@
-"""Seed-OSS (ByteDance Seed): seed_oss.
-
-The reader repeats what transformers' modeling_seed_oss.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer, the one Llama-shaped type with a
-separate bias switch for q/k/v, o and the MLP, also writes the specs of granite, ernie4_5,
-helium and glm.
-"""
+"""Seed-OSS (ByteDance Seed): seed_oss, the one Llama-shaped type with a bias switch each for
+q/k/v, o and the MLP: its writer also writes the specs of granite, ernie4_5, helium and glm."""
 
 from __future__ import annotations
 

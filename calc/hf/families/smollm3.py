@@ -1,8 +1,4 @@
-"""SmolLM3 (Hugging Face): smollm3.
-
-The reader repeats what transformers' modeling_smollm3.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION).
-"""
+"""SmolLM3 (Hugging Face): smollm3."""
 
 from __future__ import annotations
 

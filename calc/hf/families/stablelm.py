@@ -1,7 +1,5 @@
 """StableLM (Stability AI): stablelm.
 
-The reader repeats what transformers' modeling_stablelm.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto a stablelm config.
 Partial rotary embeddings (partial_rotary_factor) change no count.
 """
 

@@ -1,8 +1,4 @@
-"""StarCoder2 (BigCode): starcoder2.
-
-The reader repeats what transformers' modeling_starcoder2.py builds from the config
-(calc.hf.model_type.TRANSFORMERS_VERSION); the writer maps a spec onto a starcoder2 config.
-"""
+"""StarCoder2 (BigCode): starcoder2."""
 
 from __future__ import annotations
 
