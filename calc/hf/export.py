@@ -17,7 +17,7 @@ from typing import Any
 
 from calc.errors import CalcError
 from calc.hf.config import spec_from_hf_config
-from calc.hf.model_type import Traits
+from calc.hf.model_type import ModelType, Traits
 from calc.hf.registry import find, writers
 from calc.hf.writing import Unexpressible
 from calc.spec import ModelSpec
@@ -83,16 +83,15 @@ def _unlike(spec: ModelSpec, traits: Traits) -> int:
     return have.count(False) + ssm
 
 
-def _differences(spec: ModelSpec, model_type: str, config: dict[str, Any]) -> list[str]:
+def _differences(spec: ModelSpec, kind: ModelType, config: dict[str, Any]) -> list[str]:
     try:
-        back = spec_from_hf_config(config, name=spec.name, where=model_type)
+        back = spec_from_hf_config(config, name=spec.name, where=kind.name)
     except CalcError as error:
         return [str(error)]
     want, got = shape(spec), shape(back)
-    kind = find(model_type)
-    if kind is not None and kind.router_bias_buffer and spec.moe is not None:
+    if kind.router_bias_buffer and spec.moe is not None:
         want["moe"] = {**want["moe"], "router_bias": False}  # a buffer there: buffer_params
-    return [f"{key}={want[key]!r} ({model_type} gives {got[key]!r})"
+    return [f"{key}={want[key]!r} ({kind.name} gives {got[key]!r})"
             for key in want if want[key] != got[key]]
 
 
@@ -101,24 +100,23 @@ def hf_config_from_spec(spec: ModelSpec) -> dict[str, Any]:
 
     Only DeepSeek-V3's routing bias differs, and in parameters only: see buffer_params.
     """
-    tried: list[tuple[str, Traits, list[str]]] = []
+    tried: list[tuple[ModelType, Traits, list[str]]] = []
     for kind in writers():
-        assert kind.write is not None and kind.traits is not None
+        assert kind.write is not None and kind.traits is not None  # ModelType checks both
         if spec.ffn is None and kind.traits.ffn:
-            tried.append((kind.name, kind.traits,
-                          ["layers.ffn_pattern none (an FFN on every layer)"]))
+            tried.append((kind, kind.traits, ["layers.ffn_pattern none (an FFN on every layer)"]))
             continue
         try:
             config = kind.write(spec)
         except Unexpressible as reason:
-            tried.append((kind.name, kind.traits, [str(reason)]))
+            tried.append((kind, kind.traits, [str(reason)]))
             continue
-        differences = _differences(spec, kind.name, config)
+        differences = _differences(spec, kind, config)
         if not differences:
             return config
-        tried.append((kind.name, kind.traits, differences))
-    model_type, _, differences = min(tried, key=lambda item: (_unlike(spec, item[1]),
-                                                              len(item[2])))
+        tried.append((kind, kind.traits, differences))
+    closest, _, differences = min(tried, key=lambda item: (_unlike(spec, item[1]),
+                                                           len(item[2])))
     raise CalcError(f"spec {spec.name!r}: no transformers architecture calc writes expresses "
-                    f"it exactly; the closest, {model_type}, cannot hold "
+                    f"it exactly; the closest, {closest.name}, cannot hold "
                     f"{'; '.join(differences[:3])}")
