@@ -23,7 +23,8 @@ from calc.files import read_mapping
 from calc.spec import GPU, Dtype, ModelSpec, StorageDtype, System
 from calc.spec.model import Frozen
 
-if TYPE_CHECKING:  # the throughput schema loads with the runs, not with every preset
+if TYPE_CHECKING:  # the published-run schemas load with their runs, not with every preset
+    from calc.spec.serving import PublishedServing
     from calc.spec.throughput import PublishedThroughput
 
 DATA_PACKAGE = "calc.preset_data"  # the top-level presets/ folder, shipped as package data
@@ -314,14 +315,29 @@ def load_throughput_runs() -> dict[str, PublishedThroughput]:
     one file per publisher."""
     from calc.spec.throughput import PublishedThroughput
 
-    runs = {}
-    for path in sorted((_data_dir() / "published" / "step").glob("*.toml")):
+    return _load_published("step", PublishedThroughput, "throughput run")
+
+
+@cache
+def load_serving_runs() -> dict[str, PublishedServing]:
+    """presets/published/serving/*.toml: published serving benchmarks with their settings and
+    measured figures, one file per publisher."""
+    from calc.spec.serving import PublishedServing
+
+    return _load_published("serving", PublishedServing, "serving run")
+
+
+def _load_published(folder: str, schema: type[Frozen], what: str) -> dict[str, Any]:
+    """Every entry of presets/published/<folder>/*.toml, validated by `schema`, by name; a name
+    defined twice, or an entry the schema refuses, is one clear error naming it."""
+    runs: dict[str, Any] = {}
+    for path in sorted((_data_dir() / "published" / folder).glob("*.toml")):
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         for name, entry in data.items():
             if name in runs:
-                raise CalcError(f"throughput run {name}: defined twice ({path.name})")
+                raise CalcError(f"{what} {name}: defined twice ({path.name})")
             try:
-                runs[name] = PublishedThroughput.model_validate({"name": name, **entry})
+                runs[name] = schema.model_validate({"name": name, **entry})
             except ValidationError as error:
-                raise CalcError(one_line(error, f"throughput run {name}")) from None
+                raise CalcError(one_line(error, f"{what} {name}")) from None
     return runs
