@@ -33,9 +33,9 @@ Feature = Literal["chunked-prefill", "prefix-caching", "speculative-decoding", "
                   "paged-kv-cache"]
 
 # Settings a source may leave unprinted; `assumed` names those calc filled in (notes say how).
-ASSUMABLE = ("model", "tp", "pp", "ep", "dp", "engine_version", "dtype", "compute_dtype",
-             "kv_dtype", "batch", "input_len", "output_len", "total_tokens_per_s",
-             "output_tokens_per_s")
+ASSUMABLE = ("model", "tp", "pp", "ep", "dp", "redundant_experts", "engine_version", "dtype",
+             "compute_dtype", "kv_dtype", "batch", "input_len", "output_len",
+             "total_tokens_per_s", "output_tokens_per_s")
 FIGURES = ("output_tokens_per_s", "output_tokens_per_s_per_gpu", "output_tokens_per_s_per_node",
            "input_tokens_per_s_per_node", "total_tokens_per_s", "requests_per_s",
            "output_tokens_per_s_per_user", "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
@@ -79,6 +79,9 @@ class PublishedServing(Frozen):
                                                   "DP attention, each attention rank)")
     ep: int = Field(1, ge=1, le=MAX_DEGREE,
                     description="expert-parallel degree of the MoE layers (within tp·dp)")
+    redundant_experts: int = Field(
+        0, ge=0, le=MAX_DEGREE, description="extra copies of busy experts the deployment adds "
+                                            "(DeepSeek's EPLB), shared out with the experts")
     phase: Phase = Field("both", description="the phase these GPUs run: both (a whole request), "
                                              "or prefill or decode alone (disaggregated)")
     engine: Engine = Field(description="serving engine; 'other' names it in notes")
@@ -110,9 +113,9 @@ class PublishedServing(Frozen):
         None, gt=0, description="requests/s offered (a rate load, or MLPerf's target_qps)")
     num_requests: int | None = Field(None, ge=1, description="requests in the benchmark run")
     ttft_slo_ms: float | None = Field(
-        None, gt=0, description="the TTFT target the run had to meet (ms, p99 in MLPerf)")
+        None, gt=0, description="the TTFT limit the run had to meet, ms")
     tpot_slo_ms: float | None = Field(
-        None, gt=0, description="the TPOT target the run had to meet (ms, p99 in MLPerf)")
+        None, gt=0, description="the TPOT limit the run had to meet, ms")
     features: tuple[Feature, ...] = Field(
         (), description="engine features the source says were on")
     output_tokens_per_s: float | None = Field(
@@ -153,6 +156,8 @@ class PublishedServing(Frozen):
                              f"{self.dp} = {product}")
         if (self.tp * self.dp) % self.ep:
             raise ValueError(f"ep: {self.ep} does not divide tp·dp = {self.tp * self.dp}")
+        if self.redundant_experts and self.ep == 1:
+            raise ValueError("redundant_experts: expert copies need expert parallelism (ep > 1)")
         if all(getattr(self, figure) is None for figure in FIGURES):
             raise ValueError(f"a run needs a published figure: {', '.join(FIGURES)}")
         per_node = [figure for figure in PER_NODE if getattr(self, figure) is not None]
