@@ -43,7 +43,7 @@ def test_the_collection_is_as_broad_as_the_issue_asks():
     publishers = Counter(run.publisher for run in ALL)
     assert len(ALL) >= 60 and len(publishers) >= 4
     assert {"trtllm-perf", "mlperf-nvidia", "mlperf-amd", "amd-rocm-vllm", "sglang-lmsys",
-            "deepseek", "vllm-blog"} <= set(publishers)
+            "deepseek", "vllm-blog", "dstack"} <= set(publishers)
     gpus = {run.gpu for run in ALL}
     assert {"h100", "h200", "b200", "a100", "mi300x"} <= gpus
     moe = {run.model for run in ALL if load_preset(run.model).spec.moe is not None}
@@ -106,6 +106,17 @@ def test_total_over_output_tokens_is_input_plus_output_over_output(run):
     assert ratio / expected - 1 == pytest.approx(0, abs=tolerance)
 
 
+INPUT_AND_OUTPUT = [r for r in ALL if r.input_tokens_per_s and r.output_tokens_per_s
+                    and r.dataset is None]
+
+
+@pytest.mark.parametrize("run", INPUT_AND_OUTPUT, ids=lambda r: r.name)
+def test_input_over_output_tokens_is_input_over_output_length(run):
+    ratio = run.input_tokens_per_s / run.output_tokens_per_s
+    tolerance = _half_unit(run.input_tokens_per_s) + _half_unit(run.output_tokens_per_s)
+    assert ratio / (run.input_len / run.output_len) - 1 == pytest.approx(0, abs=tolerance)
+
+
 REQUESTS_AND_TOKENS = [r for r in ALL if r.requests_per_s and r.output_tokens_per_s
                        and r.output_len and r.dataset is None]
 # TensorRT-LLM's online table prints request rates to whole requests/s; two of its rows
@@ -124,6 +135,7 @@ def test_requests_times_output_length_is_output_tokens(run):
 
 def test_every_check_above_has_rows_to_check():
     assert len(TOTAL_AND_OUTPUT) >= 50 and len(REQUESTS_AND_TOKENS) >= 50
+    assert len(INPUT_AND_OUTPUT) >= 40
 
 
 def _latencies(run: PublishedServing):

@@ -37,7 +37,8 @@ ASSUMABLE = ("model", "tp", "pp", "ep", "dp", "redundant_experts", "engine_versi
              "compute_dtype", "kv_dtype", "batch", "input_len", "output_len",
              "total_tokens_per_s", "output_tokens_per_s")
 FIGURES = ("output_tokens_per_s", "output_tokens_per_s_per_gpu", "output_tokens_per_s_per_node",
-           "input_tokens_per_s_per_node", "total_tokens_per_s", "requests_per_s",
+           "input_tokens_per_s", "input_tokens_per_s_per_node", "total_tokens_per_s",
+           "requests_per_s",
            "output_tokens_per_s_per_user", "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 PER_NODE = ("output_tokens_per_s_per_node", "input_tokens_per_s_per_node")
 MAX_GPUS = 1 << 20
@@ -124,6 +125,8 @@ class PublishedServing(Frozen):
         None, gt=0, description="generated tokens/s per GPU, as printed")
     output_tokens_per_s_per_node: float | None = Field(
         None, gt=0, description="generated tokens/s per node of `gpus_per_node` GPUs")
+    input_tokens_per_s: float | None = Field(
+        None, gt=0, description="prompt tokens/s of the whole system")
     input_tokens_per_s_per_node: float | None = Field(
         None, gt=0, description="prompt tokens/s per node (a prefill node's throughput)")
     total_tokens_per_s: float | None = Field(
