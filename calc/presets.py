@@ -1,5 +1,5 @@
 """Find, list and load presets (presets/models/*.toml, presets/gpus.toml,
-presets/unreproduced.toml) and spec files.
+presets/unreproduced.toml, published runs in presets/published/) and spec files.
 
 A model is named by a preset (the file stem, e.g. `llama2-7b`) or by a path to a spec file: TOML
 or JSON holding either the spec's fields at top level or a preset's layout (`[spec]` plus

@@ -233,3 +233,11 @@ def test_the_loader_names_a_bad_row_and_a_name_defined_twice(tmp_path, monkeypat
 
 def test_the_data_folder_is_the_one_the_package_ships():
     assert FOLDER == Path(_data_dir()) / "published" / "serving" and FOLDER.is_dir()
+
+
+def test_the_readme_table_counts_every_file_s_rows():
+    readme = (_data_dir() / "published" / "README.md").read_text(encoding="utf-8")
+    listed = {m[1]: int(m[2]) for m in re.finditer(r"^\| `([\w.-]+)\.toml` \|.*\| (\d+) \|$",
+                                                   readme, flags=re.MULTILINE)}
+    counts = Counter(run.publisher for run in ALL)
+    assert listed == dict(counts)
