@@ -38,8 +38,8 @@ ASSUMABLE = ("model", "tp", "pp", "ep", "dp", "redundant_experts", "engine_versi
              "total_tokens_per_s", "output_tokens_per_s")
 FIGURES = ("output_tokens_per_s", "output_tokens_per_s_per_gpu", "output_tokens_per_s_per_node",
            "input_tokens_per_s", "input_tokens_per_s_per_node", "total_tokens_per_s",
-           "requests_per_s",
-           "output_tokens_per_s_per_user", "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
+           "requests_per_s", "output_tokens_per_s_per_user", "ttft_ms", "tpot_ms", "itl_ms",
+           "e2e_ms")
 PER_NODE = ("output_tokens_per_s_per_node", "input_tokens_per_s_per_node")
 MAX_GPUS = 1 << 20
 MAX_DEGREE = 1 << 16
