@@ -97,9 +97,17 @@ def quantity(value: Any, field: str, kind: str | None = None) -> float:
     return number
 
 
+@dataclass(frozen=True)
+class Quantity:
+    """The RANGES key of a field's quantity, kept on its type (calc.commands reads it to give
+    the field's flag the same reader)."""
+
+    kind: str
+
+
 def annotated(kind: str) -> Any:
     """The type of a spec field holding a RANGES[kind] quantity: `tokens: Tokens | None`."""
-    return Annotated[float, BeforeValidator(_validator(kind))]
+    return Annotated[float, BeforeValidator(_validator(kind)), Quantity(kind)]
 
 
 def _validator(kind: str) -> Any:

@@ -14,13 +14,13 @@ from typing import Literal
 from pydantic import Field
 
 from calc.document import Document
+from calc.plan.search import memory_total, outside, search_layouts
 from calc.presets import load_throughput_runs
-from calc.reports.layout import SEARCHED, search_layouts
+from calc.reports.layout import SEARCHED
 from calc.spec.layout import Layout
 from calc.spec.model import Frozen
 from calc.timing.constants import load_constants
 from calc.timing.fit import fitted_on
-from calc.timing.search import memory_total, outside
 from calc.timing.throughput import RunModel, predicted_step, prepare
 
 Role = Literal["fitted", "held out", "fit row, not fitted"]

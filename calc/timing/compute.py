@@ -36,7 +36,6 @@ from calc.timing.operators import (
 FLASH_BACKWARD_PER_FORWARD = 5 / 2  # products: QKᵀ, dV, dP, dQ, dK (with QKᵀ recomputed)
 MATMUL_BACKWARD_PER_FORWARD = BACKWARD_PER_FORWARD  # input and weight gradients
 ELEMENTWISE_BACKWARD_PER_FORWARD = 2
-GEMM_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}  # bytes of a matrix product's input element
 
 
 @dataclass(frozen=True)

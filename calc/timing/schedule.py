@@ -29,6 +29,7 @@ from typing import TypeVar
 from calc.spec.hardware import GPU
 from calc.spec.layout import Layout
 from calc.spec.memory import OPTIMIZERS, RECIPES
+from calc.spec.precision import BYTES_PER_ELEMENT
 from calc.timing.communication import (
     GradientCommunication,
     MicroBatchCommunication,
@@ -36,7 +37,7 @@ from calc.timing.communication import (
     micro_batch_communication,
     params_on_gpu,
 )
-from calc.timing.compute import GEMM_BYTES, ComputeTimes, Device, compute_times, optimizer_time
+from calc.timing.compute import ComputeTimes, Device, compute_times, optimizer_time
 from calc.timing.constants import FrameworkConstants, TimingConstants
 from calc.timing.network import Network
 from calc.timing.operators import ModelTerms
@@ -70,7 +71,7 @@ def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
         peak_fraction=generation.fp8_fraction if dtype == "fp8" else generation.peak_fraction,
         half_dim=constants.gemm.half_dim,
         flash_fraction=generation.flash_fraction,
-        hbm=bandwidth * constants.memory.hbm_fraction, gemm_bytes=GEMM_BYTES[dtype],
+        hbm=bandwidth * constants.memory.hbm_fraction, gemm_bytes=BYTES_PER_ELEMENT[dtype],
         compute_efficiency=framework.compute_efficiency,
         vector_peak=gpu.peak_tflops.get("fp32", 0.0) * 1e12)
 
