@@ -9,6 +9,8 @@ import math
 import pytest
 
 from calc import _compiled
+from calc.calibration.fit import PARAMETERS, _with, fit_models, fitted_on, get, loss
+from calc.calibration.throughput import published_step
 from calc.evaluate import layout_values
 from calc.plan.search import memory_total, search_layouts
 from calc.presets import get_gpu, load_preset, load_throughput_runs
@@ -16,8 +18,6 @@ from calc.reports.layout import layout
 from calc.reports.step import step
 from calc.source_flops import source_flops_per_step
 from calc.timing.constants import load_constants
-from calc.timing.fit import PARAMETERS, _with, fit_models, fitted_on, get, loss
-from calc.timing.throughput import published_step
 
 JSON_KEYS = {"step_time_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu", "hfu",
              "breakdown", "fits", "memory_per_gpu_bytes"}
@@ -123,7 +123,7 @@ def test_published_step_from_tflops_uses_the_sources_formula():
 
 def test_stored_constants_are_the_fit():
     """presets/timing.toml holds the fit's output: its rows are the fitted runs, and no fitted
-    constant moved by ±2 % lowers the loss (a local minimum of calc.timing.fit's objective)."""
+    constant moved by ±2 % lowers the loss (a local minimum of calc.calibration.fit's objective)."""
     constants = load_constants()
     models = fit_models()
     assert sorted(constants.fit.rows) == sorted(m.run.name for m in models)
@@ -157,8 +157,8 @@ def test_throughput_errors_are_reported_by_role(cli):
 def test_the_search_covers_the_authors_layout(name):
     """A published layout inside the searched space (BLOOM's 70 layers over 12 stages,
     Megatron's interleaved 76B) is among the layouts the search prices."""
+    from calc.calibration.throughput import prepare
     from calc.plan.search import outside
-    from calc.timing.throughput import prepare
 
     model = prepare(load_throughput_runs()[name])
     layout, run = model.layout, model.run

@@ -111,7 +111,7 @@ def add_workload(parser: argparse.ArgumentParser) -> None:
 def workload(args: argparse.Namespace) -> dict[str, object]:
     """The keyword arguments of calc.estimate that add_workload's flags set."""
     mfu, mfu_source = args.mfu, None
-    if args.mfu_from:  # a saved measurement (calc.verify.throughput; no torch needed to read)
+    if args.mfu_from:  # a saved measurement (calc.verify.bench; no torch needed to read)
         from calc.reports.bench import load_bench, measured_mfu
 
         measured = load_bench(args.mfu_from)

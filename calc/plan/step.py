@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calc.calibration.fit import fitted_constants
 from calc.counting import TERA, TRAIN_PER_FORWARD
 from calc.evaluate import count_flops
 from calc.plan.finetune import finetune_of
@@ -18,7 +19,6 @@ from calc.spec.layout import Layout, check
 from calc.spec.offload import Offload
 from calc.timing.communication import links
 from calc.timing.constants import load_constants
-from calc.timing.fit import fitted_constants
 from calc.timing.network import network_for
 from calc.timing.offload import PART_LINK
 from calc.timing.operators import model_terms

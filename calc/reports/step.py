@@ -41,7 +41,7 @@ class StepReport(Document):
     peak_flops: float = Field(description="dense peak FLOP/s of one GPU at the layout's dtype")
     generation: str = Field(description="GPU generation whose constants price the products")
     fitted: list[str] = Field(description="that generation's constants fitted on published "
-                                          "runs (calc.timing.fit); the others are priors")
+                                          "runs (calc.calibration.fit); the others are priors")
     micro_batches: int = Field(description="m = global_batch / (dp × micro_batch)")
     tokens_per_step: int
     step_time_s: float
