@@ -15,6 +15,7 @@ from pydantic import Field
 
 from calc.calibration.fit import fitted_on
 from calc.calibration.throughput import RunModel, predicted_step, prepare
+from calc.counting import GIB
 from calc.document import Document
 from calc.plan.search import memory_total, outside, search_layouts
 from calc.presets import load_throughput_runs
@@ -95,8 +96,8 @@ def _search(model: RunModel, predicted: float) -> tuple[float | None, Layout | N
     reasons = []
     theirs = memory_total(model.spec, setup.base_symbols, layout, {})
     if theirs > setup.capacity:
-        reasons.append(f"calc.memory puts the authors' layout at {theirs / 2**30:,.0f} GiB > "
-                       f"{setup.capacity / 2**30:,.0f} GiB")
+        reasons.append(f"calc.memory puts the authors' layout at {theirs / GIB:,.0f} GiB > "
+                       f"{setup.capacity / GIB:,.0f} GiB")
     why = outside(model.spec, layout, setup.gpus_per_node)
     if why:
         reasons.append(f"theirs is outside the searched space ({why})")

@@ -19,7 +19,10 @@ from calc.errors import CalcError, one_line
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen, ModelSpec
 
 Recompute = Literal["none", "selective", "full"]
-Framework = Literal["megatron", "deepspeed", "torchtitan", "foundry"]
+# The software stack of a run, each with its constants in presets/timing.toml [frameworks]:
+# NeMo counts as Megatron-LM; fsdp is plain PyTorch FSDP; jax is MaxText-style XLA; other is an
+# in-house stack a source does not name (Llama 3's, DeepSeek's), priced with Megatron-LM's.
+Framework = Literal["megatron", "deepspeed", "torchtitan", "foundry", "fsdp", "jax", "other"]
 # The dtype of a run's matrix products and activations: fp8 runs keep 16-bit activations
 # and weights (Transformer Engine's recipes), so their memory counts as bf16's.
 TrainingDtype = Literal["bf16", "fp16", "fp32", "fp8"]

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from calc.counting import GIGA, TERA
 from calc.spec.hardware import GPU
 from calc.spec.layout import Layout
 from calc.spec.memory import OPTIMIZERS, RECIPES
@@ -64,7 +65,7 @@ class StepTime:
 def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
                framework: FrameworkConstants) -> Device:
     _, generation = constants.generation(gpu.name)
-    bandwidth = (gpu.bandwidth_gb_s or 0) * 1e9
+    bandwidth = (gpu.bandwidth_gb_s or 0) * GIGA
     return Device(
         gemm_peak=gpu.peak_flops(dtype),
         attention_peak=gpu.peak_flops(ATTENTION_DTYPE.get(dtype, dtype)),
@@ -73,7 +74,7 @@ def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
         flash_fraction=generation.flash_fraction,
         hbm=bandwidth * constants.memory.hbm_fraction, gemm_bytes=BYTES_PER_ELEMENT[dtype],
         compute_efficiency=framework.compute_efficiency,
-        vector_peak=gpu.peak_tflops.get("fp32", 0.0) * 1e12)
+        vector_peak=gpu.peak_tflops.get("fp32", 0.0) * TERA)
 
 
 def optimizer_bytes_per_param(grad_bytes: int) -> int:
