@@ -15,10 +15,11 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
+from calc.counting import GIGA, TERA
 from calc.errors import CalcError
 
 # Decimal suffixes, case-insensitive: 2T = 2e12 (G is B for those who write GFLOP-style).
-SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
+SUFFIXES = {"k": 1e3, "m": 1e6, "b": GIGA, "g": GIGA, "t": TERA, "p": 1e15}
 
 
 @dataclass(frozen=True)
