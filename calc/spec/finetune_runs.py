@@ -44,7 +44,7 @@ Outcome = Literal["ran", "oom"]
 ASSUMABLE = ("gpu", "lora_rank", "lora_alpha", "lora_targets", "quant", "double_quant",
              "precision", "seq_len", "micro_batch", "grad_accumulation", "recompute",
              "optimizer", "sharding", "attention", "fused_loss", "compile", "dataset",
-             "packing", "stack_version", "run_samples")
+             "rows_full", "stack_version", "run_samples", "memory_kind", "tokens_scope")
 MAX_GPUS = 1 << 16
 MAX_SEQ = 1 << 24
 BYTES_PER_UNIT = {"GiB": 1 << 30, "GB": 10**9}
