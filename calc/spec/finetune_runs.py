@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from calc.counting import GIB, GIGA
 from calc.spec.finetune import ALL_LINEAR, LORA_TARGETS, QUANTS, Method, parse_targets
 from calc.spec.model import MAX_WIDTH, Frozen
 
@@ -47,7 +48,7 @@ ASSUMABLE = ("gpu", "lora_rank", "lora_alpha", "lora_targets", "quant", "double_
              "rows_full", "stack_version", "run_samples", "memory_kind", "tokens_scope")
 MAX_GPUS = 1 << 16
 MAX_SEQ = 1 << 24
-BYTES_PER_UNIT = {"GiB": 1 << 30, "GB": 10**9}
+BYTES_PER_UNIT = {"GiB": GIB, "GB": GIGA}
 
 
 class PublishedFinetune(Frozen):
