@@ -13,10 +13,9 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from calc.spec.hardware import Dtype
+from calc.spec.layout import Framework, Recompute
 from calc.spec.model import Frozen
 
-Recompute = Literal["none", "selective", "full"]
-Framework = Literal["megatron", "deepspeed", "torchtitan", "foundry", "fsdp", "jax", "other"]
 PipelineSchedule = Literal["1f1b", "interleaved", "gpipe", "zb-h1", "zbv", "dualpipe",
                            "looped-bfs"]
 Fp8Recipe = Literal["delayed", "current", "mxfp8", "blockwise"]
