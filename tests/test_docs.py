@@ -97,5 +97,5 @@ def test_the_layout_block_is_read_from_the_packages_on_disk(tmp_path):
     ]
     (package / "views").mkdir()
     (package / "views" / "__init__.py").write_text("import calc\n")
-    with pytest.raises(CalcError, match="views/__init__.py has no docstring"):
+    with pytest.raises(CalcError, match=r"views/__init__\.py has no docstring"):
         layout(package)

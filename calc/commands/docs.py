@@ -178,8 +178,8 @@ def layout(package: Path, data: Path | None = None) -> str:
     indent = " " * (max(map(len, names)) + 2)
     lines = []
     for name, (_, source) in zip(names, entries, strict=True):
-        lines += textwrap.wrap(summary(source), LAYOUT_WIDTH, initial_indent=name.ljust(len(indent)),
-                               subsequent_indent=indent, break_on_hyphens=False)
+        lines += textwrap.wrap(summary(source), LAYOUT_WIDTH, break_on_hyphens=False,
+                               initial_indent=name.ljust(len(indent)), subsequent_indent=indent)
     return "\n".join(lines) + "\n"
 
 
