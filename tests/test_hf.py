@@ -39,7 +39,10 @@ UNRELEASED = {
                    f"code search" for model_type, checkpoint in (
         ("glm", "THUDM/glm-4-9b-chat-hf"), ("glm4", "THUDM/GLM-4-9B-0414"),
         ("codegen", "Salesforce/codegen-350M-mono"), ("nemotron", "nvidia/Minitron-4B-Base"),
-        ("arcee", "arcee-ai/AFM-4.5B"))},
+        ("arcee", "arcee-ai/AFM-4.5B"), ("gpt-sw3", "AI-Sweden-Models/gpt-sw3-126m"),
+        ("iquestcoder", "IQuestLab/IQuest-Coder-V1-40B-Instruct"),
+        ("ministral3", "mistralai/Ministral-3-3B-Instruct-2512"),
+        ("sarvam_mla", "sarvamai/sarvam-105b"), ("sarvam_moe", "sarvamai/sarvam-30b"))},
 }
 
 

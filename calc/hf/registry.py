@@ -47,6 +47,7 @@ from calc.hf.families import (
     persimmon,
     phi,
     qwen,
+    sarvam,
     seed_oss,
     smollm3,
     stablelm,
@@ -131,6 +132,11 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     glm.GLM,
     gpt.CODEGEN,
     gpt.OPENAI_GPT,
+    gpt.GPT_SW3,
+    llama.IQUESTCODER,
+    mistral.MINISTRAL3,
+    sarvam.SARVAM_MLA,
+    sarvam.SARVAM_MOE,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}

@@ -8,6 +8,8 @@ rotate only part of each head's width (rotary_dim, rotary_pct), which changes no
 
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Any
 
 from calc.hf.fields import (
@@ -106,6 +108,13 @@ GPT2 = ModelType(
         "n_inner": None, "activation_function": "gelu_new", "add_cross_attention": False,
         "tie_word_embeddings": True,
     })
+
+
+# ---- gpt-sw3 ----------------------------------------------------------------------------------
+# GPT-SW3 (AI Sweden) has its own model_type but GPT2Config and GPT2LMHeadModel
+# (models/auto/configuration_auto.py, modeling_auto.py): GPT-2's reader and defaults. No writer:
+# gpt2's holds its specs.
+GPT_SW3 = dataclasses.replace(GPT2, name="gpt-sw3", write=None, traits=None)
 
 
 # ---- openai-gpt -------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Llama (Meta): llama and Llama 4's language model, llama4_text (the multimodal llama4 config
-is read through it: calc.hf.multimodal).
+is read through it: calc.hf.multimodal); iquestcoder, a configuration class of its own that
+transformers builds as LlamaForCausalLM (models/auto/modeling_auto.py).
 """
 
 from __future__ import annotations
@@ -35,6 +36,19 @@ LLAMA = ModelType(
         "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
         "num_hidden_layers": 32, "num_attention_heads": 32, "max_position_embeddings": 2048,
         "attention_bias": False, "mlp_bias": False, "head_dim": None,
+    })
+
+
+# ---- iquestcoder -------------------------------------------------------------------------------
+# IQuestCoderConfig (configuration_iquestcoder.py) holds Llama's fields with other defaults;
+# modeling_auto.py builds it as LlamaForCausalLM. No writer: llama's holds its specs.
+IQUESTCODER = ModelType(
+    "iquestcoder", _read_llama,
+    defaults={
+        "hidden_act": "silu", "tie_word_embeddings": False, "num_key_value_heads": 8,
+        "vocab_size": 76800, "hidden_size": 5120, "intermediate_size": 27648,
+        "num_hidden_layers": 80, "num_attention_heads": 40, "max_position_embeddings": 131072,
+        "attention_bias": False, "mlp_bias": False, "head_dim": 128,
     })
 
 

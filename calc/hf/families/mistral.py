@@ -100,3 +100,14 @@ MINISTRAL = ModelType(
     "ministral", _read_ministral, write=_write_ministral, traits=Traits(),
     defaults=decoder_defaults(32000, 4096, 14336, 32, 32, 8, "silu", 131072, False,
                               head_dim=None, sliding_window=4096, layer_types=None))
+
+
+# ---- ministral3 -------------------------------------------------------------------------------
+# modeling_ministral3.py: Mistral's layers (no biases, config.sliding_window on every layer when
+# set) with head_dim from the file (getattr, else hidden_size / heads); its Llama-4 attention
+# scale multiplies the queries (no parameter, no matrix product). No writer: mistral's holds its
+# specs.
+MINISTRAL3 = ModelType(
+    "ministral3", _read_mistral,
+    defaults=decoder_defaults(131072, 4096, 14336, 34, 32, 8, "silu", 262144, False,
+                              head_dim=128, sliding_window=None))
