@@ -41,7 +41,7 @@ UNRELEASED = {
         ("codegen", "Salesforce/codegen-350M-mono"), ("nemotron", "nvidia/Minitron-4B-Base"),
         ("arcee", "arcee-ai/AFM-4.5B"), ("gpt-sw3", "AI-Sweden-Models/gpt-sw3-126m"),
         ("iquestcoder", "IQuestLab/IQuest-Coder-V1-40B-Instruct"),
-        ("ministral3", "mistralai/Ministral-3-3B-Instruct-2512"),
+        ("ministral3", "mistralai/Ministral-3-8B-Base-2512"),
         ("sarvam_mla", "sarvamai/sarvam-105b"), ("sarvam_moe", "sarvamai/sarvam-30b"))},
 }
 

@@ -9,7 +9,6 @@ rotate only part of each head's width (rotary_dim, rotary_pct), which changes no
 from __future__ import annotations
 
 import dataclasses
-
 from typing import Any
 
 from calc.hf.fields import (
