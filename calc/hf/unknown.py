@@ -27,6 +27,35 @@ NEEDS = {
               "of query heads on each layer (num_attention_heads_per_layer)",
     "mllama": "cross-attention layers to the image features between the self-attention layers",
 }
+# Model types transformers' causal-LM mapping (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES) builds that are
+# not decoder-only language models, and what they are: calc counts decoder-only LMs (and the
+# language model of a multimodal wrapper, calc.hf.multimodal). tests/test_hf_coverage.py fails
+# for a type of the mapping that is neither read, nor here, nor in NEEDS.
+_ENCODER = ("a bidirectional encoder of the BERT family; transformers' causal-LM class runs it "
+            "with a causal mask")
+_CROSS = ("the decoder of an encoder-decoder model: each layer cross-attends to the encoder's "
+          "output")
+NOT_DECODER_LMS = {
+    **dict.fromkeys(("bert", "bert-generation", "big_bird", "camembert", "data2vec-text",
+                     "electra", "ernie", "megatron-bert", "rembert", "roberta",
+                     "roberta-prelayernorm", "roc_bert", "roformer", "xlm-roberta",
+                     "xlm-roberta-xl", "xmod"), _ENCODER),
+    "xlm": "XLM, a cross-lingual masked-LM encoder with language embeddings",
+    "xlnet": "XLNet, a permutation language model (two-stream relative attention over a "
+             "memory), not a causal decoder",
+    **dict.fromkeys(("bart", "bigbird_pegasus", "blenderbot", "blenderbot-small", "marian",
+                     "mbart", "mvp", "pegasus", "plbart", "prophetnet"), _CROSS),
+    "trocr": f"{_CROSS} (an image encoder's)",
+    "whisper": f"{_CROSS} (a speech encoder's)",
+    "musicgen": "the audio-token decoder of a text-to-music model (one embedding and head per "
+                "codebook, cross-attention to a text encoder)",
+    "musicgen_melody": "the audio-token decoder of a text-to-music model (one embedding and head "
+                       "per codebook)",
+    "moshi": "a speech-text model: a depth decoder over audio codebooks beside the text decoder",
+    "git": "an image-captioning model: a vision encoder's tokens prefix a BERT-style decoder",
+    "blt": "a byte-level model: a patcher, a local encoder and decoder and a global transformer "
+           "over byte patches",
+}
 SPEC_FILE = ("write the model as a spec file (TOML, docs/custom-models.md) and pass its path "
              "instead")
 
@@ -49,6 +78,9 @@ def _closest(model_type: str, config: dict[str, Any]) -> list[str]:
 
 def unsupported(model_type: Any, config: dict[str, Any], where: str) -> CalcError:
     """The CalcError for a model_type no reader reads."""
+    if model_type in NOT_DECODER_LMS:
+        return CalcError(f"{where}: model_type={model_type!r} is {NOT_DECODER_LMS[model_type]}; "
+                         f"calc counts decoder-only language models")
     if model_type in NEEDS:
         return CalcError(f"{where}: model_type={model_type!r} needs {NEEDS[model_type]}, which "
                          f"calc's spec cannot express yet; a spec file of the nearest model "
