@@ -26,6 +26,64 @@ NEEDS = {
     "laguna": "a gate of one value per attention head (g_proj d → heads) and a different number "
               "of query heads on each layer (num_attention_heads_per_layer)",
     "mllama": "cross-attention layers to the image features between the self-attention layers",
+    # Sparse attention that selects keys (DeepSeek Sparse Attention): an indexer with its own
+    # projections scores every earlier key and each query attends to its index_topk best; the
+    # FLOPs are the indexer's products plus attention over the selected keys, neither dense nor
+    # windowed attention's (configuration_*.py: index_n_heads, index_head_dim, index_topk).
+    **dict.fromkeys(("deepseek_v32", "glm_moe_dsa", "axk2", "dots3_note_text"),
+                    _DSA := "sparse attention whose indexer selects each query's keys "
+                            "(DeepSeek Sparse Attention: index_n_heads, index_head_dim, "
+                            "index_topk)"),
+    "hy_v4": f"{_DSA} and hyper-connections (hc_mult residual streams mixed by learned maps)",
+    "minimax_m3_vl_text": "block-sparse attention whose indexer selects index_topk_blocks key "
+                          "blocks per query",
+    "qwen4_exp_text": "sparse attention whose QSA indexer selects the keys, n-gram embeddings "
+                      "and per-layer embeddings",
+    "deepseek_v4": "compressed sparse attention (CSA/HCA key compressors with an indexer), "
+                   "hyper-connections (hc_mult residual streams) and hash-routed experts",
+    # recurrent and linear-attention mixers the spec has no part for
+    "rwkv": "RWKV's time-mix (a WKV recurrence with per-channel decay) and channel-mix blocks",
+    "xlstm": "xLSTM's mLSTM blocks (a matrix-memory recurrence with exponential gates)",
+    "recurrent_gemma": "Griffin's recurrent block (an RG-LRU with its gates and a temporal "
+                       "conv) between the local-attention layers",
+    "minimax": "lightning attention (a linear attention without the delta rule, with its own "
+               "output gate and norm) in a hybrid with softmax attention",
+    "kimi_linear": "Kimi Delta Attention (a gated delta rule whose channel-wise forget gate "
+                   "comes from low-rank f_a/f_b projections) beside MLA layers",
+    "bailing_hybrid": "a linear-attention mixer with a low-rank forget gate "
+                      "(BailingHybridDeltaAttention) beside softmax attention",
+    "diffllama": "differential attention (two softmax maps per head, their difference weighted "
+                 "by learned λ vectors, a per-head norm after)",
+    # layers reused or iterated, or residual streams the spec's one pass cannot hold
+    "zamba": "one attention block whose weights are shared by every depth it runs at, fed the "
+             "concatenated embedding and hidden state",
+    "zamba2": "attention blocks shared across depths (fed the concatenated embedding and hidden "
+              "state), with LoRA adapters per depth",
+    "dory": "looped layers (n_recurrent_loops passes through the same layers) and nGPT's "
+            "normalised residual updates with learned scale vectors",
+    "hrm_text": "two recurrent stacks (HRM's high- and low-level modules) run several times "
+                "per token",
+    "gemma3n_text": "AltUp (predicted copies of the residual stream), LAuReL low-rank residual "
+                    "blocks and per-layer embeddings",
+    "longcat_flash": "zero-computation (identity) experts beside the FFN experts, and two "
+                     "attention blocks per layer (shortcut-connected MoE)",
+    # attention and residual parts the spec lacks
+    "beam": "a learned bias of one value per head on the attention output gate (gate_bias)",
+    "lfm3": "a gate of one value per attention head (Linear d → heads)",
+    "zaya": "CCA attention (current and delayed value projections, a learned temperature per "
+            "KV head), learned residual scales and biases, and an MLP router",
+    **dict.fromkeys(("inkling_text", "inkling2_text", "inkling2_loop_text"),
+                    "relative-position logits projected per head (r_proj), short convolutions "
+                    "and learned global scales on the MLPs"),
+    "modernbert-decoder": "a prediction head (a d × d dense layer and a norm) between the last "
+                          "layer and the LM head",
+    "reformer": "LSH and chunked local attention, axial position embeddings and reversible "
+                "layers",
+    "phi4_multimodal": "the image and audio encoders built inside the language model's "
+                       "embedding (no text_config to count apart)",
+    **dict.fromkeys(("gemma4_assistant", "gemma4_unified_assistant"),
+                    "a drafter that reads the target model's hidden states (pre/post "
+                    "projections to its width) and a centroid-masked LM head"),
 }
 # Model types transformers' causal-LM mapping (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES) builds that are
 # not decoder-only language models, and what they are: calc counts decoder-only LMs (and the
