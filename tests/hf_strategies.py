@@ -169,6 +169,18 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "no_rope_layer_interval": draw(st.integers(1, 3)),
                 "attention_chunk_size": draw(st.none() | st.integers(MIN_WINDOW, 32)),
                 "use_qk_norm": draw(st.booleans())}
+    if model_type in ("qwen3_5_text", "qwen3_5_moe_text"):  # qwen3_next's without placement
+        drawn = draw(_per_layer_types("qwen3_next"))
+        for key in ("mlp_only_layers", "decoder_sparse_step"):
+            drawn.pop(key)
+        if model_type == "qwen3_5_text":
+            for key in ("num_experts", "num_experts_per_tok", "moe_intermediate_size",
+                        "shared_expert_intermediate_size"):
+                drawn.pop(key)
+        else:
+            drawn.pop("intermediate_size")
+            drawn["num_experts"] = max(drawn["num_experts"], drawn["num_experts_per_tok"])
+        return drawn
     if model_type == "qwen3_next":
         k_heads = draw(st.integers(1, 2))
         return {**config, **moe, "num_experts": draw(st.sampled_from([0, experts])),
@@ -305,7 +317,8 @@ def _per_layer_types(draw, model_type: str) -> dict:
 PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe", "mamba",
                    "mamba2", "olmo3", "smollm3", "cohere2", "exaone4", "vaultgemma", "bitnet",
                    "glm4_moe", "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2",
-                   "falcon_h1", "dots1", "hunyuan_v1_moe", "dbrx", "jetmoe", "flint")
+                   "falcon_h1", "dots1", "hunyuan_v1_moe", "dbrx", "jetmoe", "flint",
+                   "qwen3_5_text", "qwen3_5_moe_text")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

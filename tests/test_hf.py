@@ -42,7 +42,8 @@ UNRELEASED = {
         ("arcee", "arcee-ai/AFM-4.5B"), ("gpt-sw3", "AI-Sweden-Models/gpt-sw3-126m"),
         ("iquestcoder", "IQuestLab/IQuest-Coder-V1-40B-Instruct"),
         ("ministral3", "mistralai/Ministral-3-8B-Base-2512"),
-        ("sarvam_mla", "sarvamai/sarvam-105b"), ("sarvam_moe", "sarvamai/sarvam-30b"))},
+        ("sarvam_mla", "sarvamai/sarvam-105b"), ("sarvam_moe", "sarvamai/sarvam-30b"),
+        ("qwen3_5_text", "Qwen/Qwen3.5-27B"), ("qwen3_5_moe_text", "Qwen/Qwen3.5-35B-A3B"))},
 }
 
 

@@ -212,14 +212,16 @@ def layer_pattern(c: HFConfig, kinds: list[str]) -> dict[str, Any]:
 def decoder(c: HFConfig, attention_heads: dict[str, Any], act_key: str | None = "hidden_act",
             ffn_bias: bool = False, **spec: Any) -> dict[str, Any]:
     """A Llama-shaped decoder: RMSNorm before each sublayer, gated FFN (SwiGLU where the
-    modeling code fixes it: act_key None), RoPE."""
+    modeling code fixes it: act_key None), RoPE. `d_ff` replaces intermediate_size for a type
+    without one (every layer a mixture of experts)."""
     attention = {**attention_heads, **spec.pop("attention", {})}
+    d_ff = spec.pop("d_ff", None) or c["intermediate_size"]
     return {
         "vocab_size": c["vocab_size"], "d_model": c["hidden_size"],
         "n_layers": c["num_hidden_layers"], "context_length": c["max_position_embeddings"],
         "attention": attention,
         "ffn": {"activation": c.activation(act_key, gated=True) if act_key else "swiglu",
-                "d_ff": c["intermediate_size"], "bias": ffn_bias},
+                "d_ff": d_ff, "bias": ffn_bias},
         "norm": {"kind": "rmsnorm", "placement": "pre"},
         "position": {"kind": "rope"},
         "tie_embeddings": c.flag("tie_word_embeddings"),

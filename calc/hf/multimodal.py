@@ -37,6 +37,8 @@ WRAPPERS: dict[str, tuple[str, TieRule, bool]] = {
     "lfm2_vl": ("lfm2", "top", True),
     "cohere2_vision": ("cohere2", "top", True),
     "got_ocr2": ("qwen2", "top", True),
+    "qwen3_5": ("qwen3_5_text", "top", False),
+    "qwen3_5_moe": ("qwen3_5_moe_text", "top", False),
 }
 # Keys that hold a sub-config which is not a tower.
 _NOT_TOWERS = ("text_config", "quantization_config")

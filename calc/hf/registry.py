@@ -137,6 +137,8 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     mistral.MINISTRAL3,
     sarvam.SARVAM_MLA,
     sarvam.SARVAM_MOE,
+    qwen.QWEN3_5_TEXT,
+    qwen.QWEN3_5_MOE_TEXT,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}

@@ -175,36 +175,52 @@ QWEN3_MOE = ModelType(
 
 
 # ---- qwen3_next -------------------------------------------------------------------------------
-def _read_qwen3_next(c: HFConfig) -> dict[str, Any]:
-    # modeling_qwen3_next.py: layer_types (default: every full_attention_interval-th layer full
-    # attention, the others linear_attention = gated DeltaNet). Full attention: q_proj gives the
-    # queries and a sigmoid output gate (2·h·d_h), q_norm/k_norm per head, attention_bias on
-    # q, k, v, o. FFN: the MoE (router without bias, one shared expert behind a gate
-    # Linear(d, 1)) unless the layer is in mlp_only_layers or off decoder_sparse_step.
-    layers = c.size("num_hidden_layers")
+def _hybrid_layers(c: HFConfig) -> tuple[list[str], list[str]]:
+    """Each layer's mixer and attention kind: layer_types, else (configuration_qwen3_next.py,
+    _qwen3_5.py) every full_attention_interval-th layer full attention (a key their
+    __post_init__ takes and drops), the others linear_attention (gated DeltaNet)."""
     if c.given("layer_types"):
-        mixers, kinds = kinds_of(c)
-    else:
-        interval = (c.size("full_attention_interval")
-                    if "full_attention_interval" in c.values else 4)
-        mixers = ["deltanet" if (i + 1) % interval else "attention" for i in range(layers)]
-        kinds = ["global" if m == "attention" else "" for m in mixers]
-    only, step = c["mlp_only_layers"] or [], c.size("decoder_sparse_step")
-    n_experts = c.size("num_experts", minimum=0)
-    sparse = [i not in only and n_experts > 0 and (i + 1) % step == 0 for i in range(layers)]
+        return kinds_of(c)
+    interval = c.size("full_attention_interval") if "full_attention_interval" in c.values else 4
+    mixers = ["deltanet" if (i + 1) % interval else "attention"
+              for i in range(c.size("num_hidden_layers"))]
+    return mixers, ["global" if m == "attention" else "" for m in mixers]
+
+
+def _read_gated_deltanet_hybrid(c: HFConfig, sparse: list[bool],
+                                **spec: Any) -> dict[str, Any]:
+    # modeling_qwen3_next.py, _qwen3_5.py, _qwen3_5_moe.py: full attention layers with q_proj
+    # giving the queries and a sigmoid output gate (2·h·d_h), q_norm/k_norm per head,
+    # attention_bias on q, k, v, o; the other layers gated DeltaNet (Qwen3.5 splits Qwen3-Next's
+    # in_proj_qkvz and in_proj_ba into in_proj_qkv, _z, _b and _a: the same weights). FFN: the
+    # MoE where `sparse` says (router without bias, one shared expert behind a gate
+    # Linear(d, 1)), else the dense MLP.
+    mixers, kinds = _hybrid_layers(c)
+    n_experts = c.size("num_experts", minimum=0) if any(sparse) else 0
     bias = c.flag("attention_bias")
     moe = any(sparse) and {
         "n_experts": n_experts, "d_expert": c.size("moe_intermediate_size"),
         "top_k": top_k(c, "num_experts_per_tok", n_experts, "num_experts"),
         "n_shared_experts": 1, "d_shared": c.size("shared_expert_intermediate_size"),
         "shared_expert_gate": True}
-    spec = decoder(c, heads(c), moe=moe or None, attention={
+    read = decoder(c, heads(c), moe=moe or None, attention={
         "qkv_bias": bias, "out_bias": bias, "qk_norm": "head", "output_gate": True},
         deltanet={"n_k_heads": c.size("linear_num_key_heads"),
                   "n_v_heads": c.size("linear_num_value_heads"),
                   "d_k": c.size("linear_key_head_dim"), "d_v": c.size("linear_value_head_dim"),
-                  "d_conv": c.size("linear_conv_kernel_dim")} if "deltanet" in mixers else None)
-    return merge(spec, per_layer(c, mixers=mixers, attention=kinds, ffn=ffn_kinds(sparse)))
+                  "d_conv": c.size("linear_conv_kernel_dim")} if "deltanet" in mixers else None,
+        **spec)
+    return merge(read, per_layer(c, mixers=mixers, attention=kinds, ffn=ffn_kinds(sparse)))
+
+
+def _read_qwen3_next(c: HFConfig) -> dict[str, Any]:
+    # modeling_qwen3_next.py: the MoE unless the layer is in mlp_only_layers or off
+    # decoder_sparse_step (with num_experts 0 none is).
+    layers = c.size("num_hidden_layers")
+    only, step = c["mlp_only_layers"] or [], c.size("decoder_sparse_step")
+    n_experts = c.size("num_experts", minimum=0)
+    return _read_gated_deltanet_hybrid(
+        c, [i not in only and n_experts > 0 and (i + 1) % step == 0 for i in range(layers)])
 
 
 def _write_qwen3_next(spec: ModelSpec) -> dict[str, Any]:
@@ -235,3 +251,36 @@ QWEN3_NEXT = ModelType(
         "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10, "num_experts": 512,
         "mlp_only_layers": None, "layer_types": None,
     })
+
+
+# ---- qwen3_5_text, qwen3_5_moe_text -----------------------------------------------------------
+# Qwen3.5's language models (the multimodal qwen3_5 and qwen3_5_moe configs are read through
+# them: calc.hf.multimodal): Qwen3-Next's layers, every FFN the dense MLP (qwen3_5_text) or
+# every FFN the MoE (qwen3_5_moe_text, which has no dense MLP and no intermediate_size).
+# No writers: qwen3_next's holds their specs.
+_QWEN3_5_TEXT = {
+    "vocab_size": 248320, "hidden_act": "silu", "max_position_embeddings": 32768,
+    "tie_word_embeddings": False, "attention_bias": False, "head_dim": 256,
+    "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+    "linear_num_key_heads": 16, "linear_num_value_heads": 32, "layer_types": None,
+}
+
+QWEN3_5_TEXT = ModelType(
+    "qwen3_5_text",
+    lambda c: _read_gated_deltanet_hybrid(c, [False] * c.size("num_hidden_layers")),
+    defaults={**_QWEN3_5_TEXT, "hidden_size": 4096, "intermediate_size": 12288,
+              "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 4})
+
+
+def _read_qwen3_5_moe_text(c: HFConfig) -> dict[str, Any]:
+    # The spec's dense d_ff, which no layer uses, is the experts' width.
+    return _read_gated_deltanet_hybrid(
+        c, [True] * c.size("num_hidden_layers"), d_ff=c.size("moe_intermediate_size"))
+
+
+QWEN3_5_MOE_TEXT = ModelType(
+    "qwen3_5_moe_text", _read_qwen3_5_moe_text,
+    defaults={**_QWEN3_5_TEXT, "hidden_size": 2048, "num_hidden_layers": 40,
+              "num_attention_heads": 16, "num_key_value_heads": 2, "moe_intermediate_size": 512,
+              "shared_expert_intermediate_size": 512, "num_experts_per_tok": 8,
+              "num_experts": 256})
