@@ -221,8 +221,21 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "first_k_dense_replace": draw(st.integers(0, layers)),
                 "use_qk_norm": draw(st.booleans()), "head_dim": draw(st.sampled_from([2, 4])),
                 "num_nextn_predict_layers": 0}
-    if model_type == "granitemoe":
+    if model_type in ("granitemoe", "granitemoeshared", "minimax_m2"):
+        if model_type == "granitemoeshared":
+            config["shared_intermediate_size"] = draw(st.integers(0, 8))
+        if model_type == "minimax_m2":
+            config.pop("attention_bias")
+            config["head_dim"] = draw(st.sampled_from([2, 4, 8]))
         return {**config, **moe, "num_local_experts": experts}
+    if model_type == "cwm":
+        config.pop("attention_bias")
+        config["layer_types"] = draw(st.none() | st.just(_layer_types(
+            draw, layers, ["full_attention", "sliding_attention"])))
+        return {**config, "mlp_bias": draw(st.booleans()),
+                "head_dim": draw(st.sampled_from([2, 4])),
+                "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
+                "bos_token_id": 0, "eos_token_id": 0}  # CwmConfig wants whole numbers
     if model_type == "phimoe":  # its sparsemixer router always picks 2 experts
         return {**config, "num_local_experts": max(2, experts), "num_experts_per_tok": 2,
                 "lm_head_bias": draw(st.booleans()),
@@ -318,7 +331,8 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "mamba2", "olmo3", "smollm3", "cohere2", "exaone4", "vaultgemma", "bitnet",
                    "glm4_moe", "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2",
                    "falcon_h1", "dots1", "hunyuan_v1_moe", "dbrx", "jetmoe", "flint",
-                   "qwen3_5_text", "qwen3_5_moe_text")
+                   "qwen3_5_text", "qwen3_5_moe_text", "flex_olmo", "granitemoeshared",
+                   "minimax_m2", "cwm")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")
@@ -342,5 +356,6 @@ def hf_configs(draw) -> dict:
     """A small config.json dict of a random supported model type."""
     model_type = draw(st.sampled_from(supported_types()))
     fields = draw(STRATEGIES[model_type](model_type))
-    return {"model_type": model_type, "vocab_size": draw(st.integers(1, 50)), **fields,
-            **_NO_TOKENS}
+    # no special tokens, unless the type's class requires them (its strategy sets them)
+    return {"model_type": model_type, "vocab_size": draw(st.integers(1, 50)), **_NO_TOKENS,
+            **fields}

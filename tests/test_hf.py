@@ -43,7 +43,10 @@ UNRELEASED = {
         ("iquestcoder", "IQuestLab/IQuest-Coder-V1-40B-Instruct"),
         ("ministral3", "mistralai/Ministral-3-8B-Base-2512"),
         ("sarvam_mla", "sarvamai/sarvam-105b"), ("sarvam_moe", "sarvamai/sarvam-30b"),
-        ("qwen3_5_text", "Qwen/Qwen3.5-27B"), ("qwen3_5_moe_text", "Qwen/Qwen3.5-35B-A3B"))},
+        ("qwen3_5_text", "Qwen/Qwen3.5-27B"), ("qwen3_5_moe_text", "Qwen/Qwen3.5-35B-A3B"),
+        ("flex_olmo", "allenai/FlexOlmo-7x7B-1T"), ("cwm", "facebook/cwm"),
+        ("granitemoeshared", "ibm-granite/granite-speech-3.2-8b"),
+        ("minimax_m2", "MiniMaxAI/MiniMax-M2"))},
 }
 
 

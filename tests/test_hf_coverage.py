@@ -75,7 +75,7 @@ def test_the_tables_hold_only_types_transformers_builds_and_calc_does_not_read()
 
 @pytest.mark.parametrize("model_type", sorted(NEEDS))
 def test_a_refused_type_is_refused_with_its_feature(model_type):
-    with pytest.raises(CalcError, match="needs .* which calc's spec cannot express") as error:
+    with pytest.raises(CalcError, match=r"needs .* which calc's spec cannot express") as error:
         spec_from_hf_config({"model_type": model_type})
     assert NEEDS[model_type] in str(error.value)
 

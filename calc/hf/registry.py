@@ -38,6 +38,7 @@ from calc.hf.families import (
     llama,
     mamba,
     minicpm3,
+    minimax,
     mistral,
     mpt,
     nanochat,
@@ -139,6 +140,10 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     sarvam.SARVAM_MOE,
     qwen.QWEN3_5_TEXT,
     qwen.QWEN3_5_MOE_TEXT,
+    olmo.FLEX_OLMO,
+    granite.GRANITEMOESHARED,
+    minimax.MINIMAX_M2,
+    llama.CWM,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}

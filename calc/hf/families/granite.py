@@ -1,5 +1,5 @@
-"""Granite (IBM): granite, granitemoe and granite_swa (Granite with attention sinks, sliding
-and NoPE layers).
+"""Granite (IBM): granite, granitemoe, granitemoeshared (granitemoe with a shared expert) and
+granite_swa (Granite with attention sinks, sliding and NoPE layers).
 
 The embedding, residual and attention multipliers and logits_scaling scale activations: no
 parameter, no matrix product, no count.
@@ -42,7 +42,7 @@ GRANITE = ModelType(
 
 
 # ---- granitemoe -------------------------------------------------------------------------------
-def _read_granitemoe(c: HFConfig) -> dict[str, Any]:
+def _read_granitemoe(c: HFConfig, **shared: Any) -> dict[str, Any]:
     # modeling_granitemoe.py: every FFN is the MoE (ParallelExperts of intermediate_size, a
     # router without bias); attention_bias on q, k, v, o; the multipliers are scalars.
     bias = c.flag("attention_bias")
@@ -50,7 +50,7 @@ def _read_granitemoe(c: HFConfig) -> dict[str, Any]:
     return decoder(c, heads(c), attention={"qkv_bias": bias, "out_bias": bias},
                    moe={"n_experts": n_experts, "d_expert": c.size("intermediate_size"),
                         "top_k": top_k(c, "num_experts_per_tok", n_experts,
-                                       "num_local_experts")})
+                                       "num_local_experts"), **shared})
 
 
 # No writer: mixtral's holds its specs without attention biases; with them no writer does.
@@ -63,6 +63,21 @@ GRANITEMOE = ModelType(
         "tie_word_embeddings": False, "attention_bias": False, "num_local_experts": 8,
         "num_experts_per_tok": 2,
     })
+
+
+# ---- granitemoeshared -------------------------------------------------------------------------
+def _read_granitemoeshared(c: HFConfig) -> dict[str, Any]:
+    # modeling_granitemoeshared.py: GraniteMoe's layers plus, when shared_intermediate_size is
+    # not 0, a shared MLP beside the experts (input_linear d → 2 · shared_intermediate_size,
+    # gated by hidden_act; output_linear back), added to their output without a gate.
+    width = c.size("shared_intermediate_size", minimum=0)
+    return _read_granitemoe(c, **({"n_shared_experts": 1, "d_shared": width} if width else {}))
+
+
+# No writer: granitemoe's specs are mixtral's; with a shared expert qwen2_moe's gate differs.
+GRANITEMOESHARED = ModelType(
+    "granitemoeshared", _read_granitemoeshared, getattr_fields=("head_dim",),
+    defaults={**GRANITEMOE.defaults, "shared_intermediate_size": 0})
 
 
 # ---- granite_swa ------------------------------------------------------------------------------

@@ -1,13 +1,23 @@
 """Llama (Meta): llama and Llama 4's language model, llama4_text (the multimodal llama4 config
 is read through it: calc.hf.multimodal); iquestcoder, a configuration class of its own that
-transformers builds as LlamaForCausalLM (models/auto/modeling_auto.py).
+transformers builds as LlamaForCausalLM (models/auto/modeling_auto.py); cwm (Meta's Code World
+Model: Llama's layers, sliding and full).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from calc.hf.fields import HFConfig, decoder, divides, heads, top_k
+from calc.hf.fields import (
+    HFConfig,
+    decoder,
+    divides,
+    heads,
+    layer_kinds,
+    layer_pattern,
+    no_null_head_dim,
+    top_k,
+)
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import ffn_kinds, flags, kinds_of, merge, per_layer
 from calc.hf.writing import divisible, experts, layer_types, llama_like
@@ -49,6 +59,28 @@ IQUESTCODER = ModelType(
         "vocab_size": 76800, "hidden_size": 5120, "intermediate_size": 27648,
         "num_hidden_layers": 80, "num_attention_heads": 40, "max_position_embeddings": 131072,
         "attention_bias": False, "mlp_bias": False, "head_dim": 128,
+    })
+
+
+# ---- cwm ------------------------------------------------------------------------------------
+def _read_cwm(c: HFConfig) -> dict[str, Any]:
+    # modeling_cwm.py: Llama's layers without attention biases (mlp_bias on gate, up, down);
+    # layer_types, else (configuration_cwm.py) every fourth layer (i % 4 == 0) full attention and
+    # the others sliding over sliding_window.
+    no_null_head_dim(c)
+    kinds = layer_kinds(c, ["global" if i % 4 == 0 else "local"
+                            for i in range(c.size("num_hidden_layers"))])
+    return decoder(c, heads(c), ffn_bias=c.flag("mlp_bias"), attention=layer_pattern(c, kinds))
+
+
+# No writer: ministral's holds its specs without an MLP bias; with one no writer does.
+CWM = ModelType(
+    "cwm", _read_cwm,
+    defaults={
+        "vocab_size": 128256, "hidden_size": 6144, "intermediate_size": 21504,
+        "num_hidden_layers": 64, "num_attention_heads": 48, "num_key_value_heads": 8,
+        "hidden_act": "silu", "max_position_embeddings": 131072, "tie_word_embeddings": False,
+        "mlp_bias": False, "head_dim": 128, "sliding_window": 8192, "layer_types": None,
     })
 
 

@@ -135,3 +135,29 @@ OLMOE = ModelType(
         "hidden_act": "silu", "max_position_embeddings": 4096, "tie_word_embeddings": False,
         "attention_bias": False, "num_experts": 64, "num_experts_per_tok": 8,
     })
+
+
+# ---- flex_olmo --------------------------------------------------------------------------------
+def _read_flex_olmo(c: HFConfig) -> dict[str, Any]:
+    # modeling_flex_olmo.py: OLMo 2's layers (norms after each sublayer, q_norm/k_norm over the
+    # whole projections, attention_bias on q, k, v, o) with OLMoE's MoE on every FFN: a router
+    # without bias, num_experts experts of intermediate_size.
+    bias = c.flag("attention_bias")
+    n_experts = c.size("num_experts")
+    return decoder(c, heads(c), attention={"qkv_bias": bias, "out_bias": bias,
+                                           "qk_norm": "projection"},
+                   norm={"kind": "rmsnorm", "placement": "reordered"},
+                   moe={"n_experts": n_experts, "d_expert": c.size("intermediate_size"),
+                        "top_k": top_k(c, "num_experts_per_tok", n_experts, "num_experts")})
+
+
+# No writer: olmoe's and olmo2's writers hold no spec with both its norms and its experts.
+FLEX_OLMO = ModelType(
+    "flex_olmo", _read_flex_olmo, getattr_fields=("head_dim",),
+    aliases={"num_local_experts": "num_experts"},
+    defaults={
+        "vocab_size": 100352, "hidden_size": 4096, "intermediate_size": 11008,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": None,
+        "hidden_act": "silu", "max_position_embeddings": 4096, "tie_word_embeddings": False,
+        "attention_bias": False, "num_experts_per_tok": 5, "num_experts": 7,
+    })
