@@ -119,6 +119,8 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     dbrx.DBRX,
     jetmoe.JETMOE,
     flint.FLINT,
+    olmo.FLEX_OLMO,
+    minimax.MINIMAX_M2,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,
@@ -140,9 +142,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     sarvam.SARVAM_MOE,
     qwen.QWEN3_5_TEXT,
     qwen.QWEN3_5_MOE_TEXT,
-    olmo.FLEX_OLMO,
     granite.GRANITEMOESHARED,
-    minimax.MINIMAX_M2,
     llama.CWM,
 )
 

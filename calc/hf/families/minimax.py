@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from calc.hf.fields import HFConfig, decoder, heads, top_k
-from calc.hf.model_type import ModelType
+from calc.hf.model_type import ModelType, Traits
+from calc.hf.writing import experts, llama_like
+from calc.spec import ModelSpec
 
 
 def _read_minimax_m2(c: HFConfig) -> dict[str, Any]:
@@ -23,9 +25,17 @@ def _read_minimax_m2(c: HFConfig) -> dict[str, Any]:
                                        "num_local_experts")})
 
 
-# No writer: olmoe's holds its specs whose heads span hidden_size (OLMoE's q_norm width).
+def _write_minimax_m2(spec: ModelSpec) -> dict[str, Any]:
+    # QK-norm over the projections with experts on every layer and any head width (olmoe's
+    # writer holds only heads that span hidden_size, the width of its q_norm).
+    moe = experts(spec, "minimax_m2")
+    return {**llama_like(spec, "minimax_m2"), "intermediate_size": moe.d_expert,
+            "num_local_experts": moe.n_experts, "num_experts_per_tok": moe.top_k}
+
+
 MINIMAX_M2 = ModelType(
-    "minimax_m2", _read_minimax_m2, aliases={"num_experts": "num_local_experts"},
+    "minimax_m2", _read_minimax_m2, write=_write_minimax_m2, traits=Traits(moe=True),
+    aliases={"num_experts": "num_local_experts"},
     defaults={
         "vocab_size": 200064, "hidden_size": 3072, "intermediate_size": 1536,
         "num_hidden_layers": 62, "num_attention_heads": 48, "num_key_value_heads": 8,

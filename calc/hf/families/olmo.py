@@ -151,9 +151,17 @@ def _read_flex_olmo(c: HFConfig) -> dict[str, Any]:
                         "top_k": top_k(c, "num_experts_per_tok", n_experts, "num_experts")})
 
 
-# No writer: olmoe's and olmo2's writers hold no spec with both its norms and its experts.
+def _write_flex_olmo(spec: ModelSpec) -> dict[str, Any]:
+    # The one writer of OLMo 2's reordered norms with experts on every layer.
+    moe = experts(spec, "flex_olmo")
+    return {**llama_like(spec, "flex_olmo"), "intermediate_size": moe.d_expert,
+            "num_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
+            "attention_bias": spec.attention.qkv_bias}
+
+
 FLEX_OLMO = ModelType(
-    "flex_olmo", _read_flex_olmo, getattr_fields=("head_dim",),
+    "flex_olmo", _read_flex_olmo, write=_write_flex_olmo, traits=Traits(moe=True),
+    getattr_fields=("head_dim",),
     aliases={"num_local_experts": "num_experts"},
     defaults={
         "vocab_size": 100352, "hidden_size": 4096, "intermediate_size": 11008,
