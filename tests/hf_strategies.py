@@ -228,6 +228,29 @@ def _per_layer_types(draw, model_type: str) -> dict:
             config.pop("attention_bias")
             config["head_dim"] = draw(st.sampled_from([2, 4, 8]))
         return {**config, **moe, "num_local_experts": experts}
+    if model_type == "glm4_moe_lite":  # DeepSeek-V3's fields, placed by mlp_layer_types
+        drawn = draw(_deepseek("deepseek_v3"))
+        for key in ("first_k_dense_replace", "num_nextn_predict_layers"):
+            drawn.pop(key)
+        return {**drawn, "mlp_layer_types": _layer_types(draw, drawn["num_hidden_layers"],
+                                                         ["dense", "sparse"])}
+    if model_type == "solar_open":  # its router sums the top 2 scores of each expert group
+        config.pop("intermediate_size")
+        return {**config, **moe, "n_routed_experts": max(2, experts),
+                "moe_intermediate_size": draw(st.integers(1, 8)),
+                "n_shared_experts": draw(st.integers(0, 2)),
+                "head_dim": draw(st.sampled_from([2, 4, 8]))}
+    if model_type in ("hyperclovax", "jais2"):
+        act = ["silu", "gelu", "relu2"] if model_type == "jais2" else ["silu", "relu"]
+        config.update(mlp_bias=draw(st.booleans()), hidden_act=draw(st.sampled_from(act)),
+                      head_dim=draw(st.none() | st.sampled_from([2, 4, 8])))
+        if model_type == "hyperclovax":
+            config["use_post_norm"] = draw(st.booleans())
+        return config
+    if model_type == "youtu":  # latent attention: minicpm3's fields without mlp_bias
+        drawn = draw(family_config("minicpm3", MIN_WINDOW))
+        drawn.pop("mlp_bias", None)
+        return drawn
     if model_type == "cwm":
         config.pop("attention_bias")
         config["layer_types"] = draw(st.none() | st.just(_layer_types(
@@ -332,7 +355,8 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "glm4_moe", "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2",
                    "falcon_h1", "dots1", "hunyuan_v1_moe", "dbrx", "jetmoe", "flint",
                    "qwen3_5_text", "qwen3_5_moe_text", "flex_olmo", "granitemoeshared",
-                   "minimax_m2", "cwm")
+                   "minimax_m2", "cwm", "glm4_moe_lite", "solar_open", "hyperclovax",
+                   "jais2", "youtu")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

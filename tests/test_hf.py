@@ -46,7 +46,10 @@ UNRELEASED = {
         ("qwen3_5_text", "Qwen/Qwen3.5-27B"), ("qwen3_5_moe_text", "Qwen/Qwen3.5-35B-A3B"),
         ("flex_olmo", "allenai/FlexOlmo-7x7B-1T"), ("cwm", "facebook/cwm"),
         ("granitemoeshared", "ibm-granite/granite-speech-3.2-8b"),
-        ("minimax_m2", "MiniMaxAI/MiniMax-M2"))},
+        ("minimax_m2", "MiniMaxAI/MiniMax-M2"), ("glm4_moe_lite", "zai-org/GLM-4.7-Flash"),
+        ("solar_open", "upstage/Solar-Open-100B"),
+        ("hyperclovax", "naver-hyperclovax/HyperCLOVAX-SEED-Think-14B"),
+        ("jais2", "inceptionai/Jais-2-8B-Chat"), ("youtu", "tencent/Youtu-LLM-2B"))},
 }
 
 

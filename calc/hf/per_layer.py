@@ -106,6 +106,19 @@ def moe_layout(c: HFConfig, is_moe: list[bool]) -> tuple[dict[str, Any], dict[st
     return {}, {"layers": per_layer(c, ffn=ffn_kinds(is_moe))["layers"]}
 
 
+def sparse_layers(c: HFConfig, default: list[bool]) -> list[bool]:
+    """Which layers' FFN is the MoE: mlp_layer_types ("dense" or "sparse" per layer), else
+    `default`, the rule of the config class's __post_init__."""
+    if not c.given("mlp_layer_types"):
+        return default
+    types = c["mlp_layer_types"]
+    if (not isinstance(types, list) or len(types) != c.size("num_hidden_layers")
+            or not set(types) <= {"dense", "sparse"}):
+        c.fail(f"mlp_layer_types must list 'dense' or 'sparse' for each of the "
+               f"{c['num_hidden_layers']} layers, got {types!r}")
+    return [kind == "sparse" for kind in types]
+
+
 def ffn_kinds(is_moe: list[bool]) -> list[str]:
     """'moe' or 'dense' per layer."""
     return ["moe" if moe else "dense" for moe in is_moe]

@@ -31,7 +31,9 @@ from calc.hf.families import (
     granite,
     helium,
     hunyuan,
+    hyperclovax,
     internlm3,
+    jais2,
     jamba,
     jetmoe,
     lfm2,
@@ -51,8 +53,10 @@ from calc.hf.families import (
     sarvam,
     seed_oss,
     smollm3,
+    solar_open,
     stablelm,
     starcoder2,
+    youtu,
 )
 from calc.hf.model_type import ModelType
 
@@ -144,6 +148,11 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     qwen.QWEN3_5_MOE_TEXT,
     granite.GRANITEMOESHARED,
     llama.CWM,
+    glm.GLM4_MOE_LITE,
+    solar_open.SOLAR_OPEN,
+    hyperclovax.HYPERCLOVAX,
+    jais2.JAIS2,
+    youtu.YOUTU,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}

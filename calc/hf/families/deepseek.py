@@ -20,7 +20,8 @@ _MLA: dict[str, Any] = {
 _TRAITS = Traits(moe=True, mla=True)
 
 
-def _read(c: HFConfig, v3: bool) -> dict[str, Any]:
+def read_mla_moe(c: HFConfig, v3: bool, sparse: list[bool] | None = None,
+          mtp: bool | None = None) -> dict[str, Any]:
     # modeling_deepseek_v2.py / _v3.py: MLA (q_lora_rank null projects queries directly),
     # attention_bias on q_a_proj, kv_a_proj_with_mqa and o_proj; layers from
     # first_k_dense_replace on are MoE with n_shared_experts shared experts (one MLP of
@@ -33,12 +34,14 @@ def _read(c: HFConfig, v3: bool) -> dict[str, Any]:
     bias = c.flag("attention_bias")
     n_experts = c.size("n_routed_experts")
     layers = c.size("num_hidden_layers")
-    first = c.size("first_k_dense_replace", minimum=0)
-    # moe_layer_freq: DeepSeek's own modeling_deepseek.py makes layer i MoE when i >=
-    # first_k_dense_replace and i % moe_layer_freq == 0 (every released checkpoint has 1);
-    # transformers 5.x ignores the field (calc.reports.verify says so and does not compare).
-    freq = c.size("moe_layer_freq") if "moe_layer_freq" in c.values else 1
-    sparse = [i >= first and i % freq == 0 for i in range(layers)]
+    if sparse is None:
+        first = c.size("first_k_dense_replace", minimum=0)
+        # moe_layer_freq: DeepSeek's own modeling_deepseek.py makes layer i MoE when i >=
+        # first_k_dense_replace and i % moe_layer_freq == 0 (every released checkpoint has 1);
+        # transformers 5.x ignores the field (calc.reports.verify says so and does not
+        # compare).
+        freq = c.size("moe_layer_freq") if "moe_layer_freq" in c.values else 1
+        sparse = [i >= first and i % freq == 0 for i in range(layers)]
     placement, placed = moe_layout(c, sparse) if any(sparse) else (None, {})
     moe = placement is not None and {
         "n_experts": n_experts, "d_expert": c.size("moe_intermediate_size"),
@@ -57,7 +60,7 @@ def _read(c: HFConfig, v3: bool) -> dict[str, Any]:
             "kv_lora_rank": c.size("kv_lora_rank"), "v_head_dim": c.size("v_head_dim"),
             "qk_nope_head_dim": c.size("qk_nope_head_dim", minimum=0),
             "qk_rope_head_dim": c.size("qk_rope_head_dim", minimum=0)}},
-        mtp_modules=c.size("num_mtp_layers", minimum=0) if v3 else 0)
+        mtp_modules=c.size("num_mtp_layers", minimum=0) if (v3 if mtp is None else mtp) else 0)
 
 
 def _write(spec: ModelSpec, model_type: str) -> dict[str, Any]:
@@ -80,7 +83,7 @@ def _write_deepseek_v2(spec: ModelSpec) -> dict[str, Any]:
 
 
 DEEPSEEK_V2 = ModelType(
-    "deepseek_v2", lambda c: _read(c, v3=False), write=_write_deepseek_v2, traits=_TRAITS,
+    "deepseek_v2", lambda c: read_mla_moe(c, v3=False), write=_write_deepseek_v2, traits=_TRAITS,
     aliases={"num_experts": "n_routed_experts"},
     defaults={
         **_MLA, "vocab_size": 102400, "hidden_size": 4096, "intermediate_size": 11008,
@@ -96,7 +99,7 @@ def _write_deepseek_v3(spec: ModelSpec) -> dict[str, Any]:
 
 
 DEEPSEEK_V3 = ModelType(
-    "deepseek_v3", lambda c: _read(c, v3=True), write=_write_deepseek_v3, traits=_TRAITS,
+    "deepseek_v3", lambda c: read_mla_moe(c, v3=True), write=_write_deepseek_v3, traits=_TRAITS,
     # e_score_correction_bias: a buffer of DeepseekV3TopkRouter (modeling_deepseek_v3.py)
     router_bias_buffer=True,
     aliases={"num_local_experts": "n_routed_experts",

@@ -1,4 +1,5 @@
-"""GLM (Zhipu AI): glm, glm4 and glm4_moe (GLM-4.5).
+"""GLM (Zhipu AI): glm, glm4, glm4_moe (GLM-4.5) and glm4_moe_lite (GLM-4.7-Flash: DeepSeek-V3's
+latent attention and experts).
 
 Partial rotary embeddings (partial_rotary_factor) change no count.
 """
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from calc.hf.families.deepseek import read_mla_moe
 from calc.hf.fields import (
     HFConfig,
     biased_decoder,
@@ -16,6 +18,7 @@ from calc.hf.fields import (
     top_k,
 )
 from calc.hf.model_type import ModelType, Traits
+from calc.hf.per_layer import sparse_layers
 from calc.hf.writing import experts, llama_like
 from calc.spec import ModelSpec
 
@@ -100,4 +103,29 @@ GLM4_MOE = ModelType(
         "attention_bias": False, "moe_intermediate_size": 1408, "num_experts_per_tok": 8,
         "n_shared_experts": 1, "n_routed_experts": 128, "first_k_dense_replace": 1,
         "use_qk_norm": False, "num_mtp_layers": 1,
+    })
+
+
+# ---- glm4_moe_lite ----------------------------------------------------------------------------
+def _read_glm4_moe_lite(c: HFConfig) -> dict[str, Any]:
+    # modeling_glm4_moe_lite.py: DeepSeek-V3's layers (multi-head latent attention with
+    # attention_bias on q_a, kv_a and o; n_shared_experts as one MLP; the routing bias a
+    # buffer), the MoE where mlp_layer_types says "sparse" (configuration_glm4_moe_lite.py:
+    # default every layer but the first); no MTP layers.
+    layers = c.size("num_hidden_layers")
+    return read_mla_moe(c, v3=True, mtp=False,
+                         sparse=sparse_layers(c, [i >= 1 for i in range(layers)]))
+
+
+# No writer: deepseek_v3's holds its specs.
+GLM4_MOE_LITE = ModelType(
+    "glm4_moe_lite", _read_glm4_moe_lite,
+    aliases={"num_local_experts": "n_routed_experts", "head_dim": "qk_rope_head_dim"},
+    defaults={
+        "vocab_size": 154880, "hidden_size": 2048, "intermediate_size": 10240,
+        "moe_intermediate_size": 1536, "num_hidden_layers": 47, "num_attention_heads": 20,
+        "n_shared_experts": 1, "n_routed_experts": 64, "kv_lora_rank": 512,
+        "q_lora_rank": 768, "qk_rope_head_dim": 64, "v_head_dim": 256, "qk_nope_head_dim": 192,
+        "num_experts_per_tok": 4, "hidden_act": "silu", "max_position_embeddings": 202752,
+        "tie_word_embeddings": False, "mlp_layer_types": None, "attention_bias": False,
     })
