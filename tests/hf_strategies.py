@@ -251,6 +251,16 @@ def _per_layer_types(draw, model_type: str) -> dict:
         drawn = draw(family_config("minicpm3", MIN_WINDOW))
         drawn.pop("mlp_bias", None)
         return drawn
+    if model_type == "exaone_moe":  # group routing sums each group's top 2 scores
+        config.pop("attention_bias")
+        return {**config, **moe, "num_experts": max(2, experts),
+                "layer_types": _layer_types(draw, layers, ["full_attention",
+                                                           "sliding_attention"]),
+                "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
+                "mlp_layer_types": _layer_types(draw, layers, ["dense", "sparse"]),
+                "moe_intermediate_size": draw(st.integers(1, 8)),
+                "num_shared_experts": draw(st.integers(0, 2)),
+                "head_dim": draw(st.sampled_from([2, 4, 8]))}
     if model_type == "cwm":
         config.pop("attention_bias")
         config["layer_types"] = draw(st.none() | st.just(_layer_types(
@@ -356,7 +366,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "falcon_h1", "dots1", "hunyuan_v1_moe", "dbrx", "jetmoe", "flint",
                    "qwen3_5_text", "qwen3_5_moe_text", "flex_olmo", "granitemoeshared",
                    "minimax_m2", "cwm", "glm4_moe_lite", "solar_open", "hyperclovax",
-                   "jais2", "youtu")
+                   "jais2", "youtu", "exaone_moe")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

@@ -49,7 +49,8 @@ UNRELEASED = {
         ("minimax_m2", "MiniMaxAI/MiniMax-M2"), ("glm4_moe_lite", "zai-org/GLM-4.7-Flash"),
         ("solar_open", "upstage/Solar-Open-100B"),
         ("hyperclovax", "naver-hyperclovax/HyperCLOVAX-SEED-Think-14B"),
-        ("jais2", "inceptionai/Jais-2-8B-Chat"), ("youtu", "tencent/Youtu-LLM-2B"))},
+        ("jais2", "inceptionai/Jais-2-8B-Chat"), ("youtu", "tencent/Youtu-LLM-2B"),
+        ("exaone_moe", "LGAI-EXAONE/K-EXAONE-236B-A23B"))},
 }
 
 

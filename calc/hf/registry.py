@@ -125,6 +125,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     flint.FLINT,
     olmo.FLEX_OLMO,
     minimax.MINIMAX_M2,
+    exaone.EXAONE_MOE,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,

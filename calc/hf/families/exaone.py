@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from calc.hf.fields import HFConfig, biased_decoder, decoder, decoder_defaults, divides, heads
+from calc.hf.fields import (
+    HFConfig,
+    biased_decoder,
+    decoder,
+    decoder_defaults,
+    divides,
+    heads,
+    top_k,
+)
 from calc.hf.model_type import ModelType, Traits
-from calc.hf.per_layer import kinds_or, merge, per_layer
-from calc.hf.writing import full_or_sliding, llama_like
+from calc.hf.per_layer import ffn_kinds, kinds_or, merge, per_layer, sparse_layers
+from calc.hf.writing import experts, full_or_sliding, llama_like
 from calc.spec import ModelSpec
 
 
@@ -55,4 +63,51 @@ EXAONE4 = ModelType(
         "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
         "hidden_act": "silu", "max_position_embeddings": 2048, "tie_word_embeddings": False,
         "sliding_window": 4096, "sliding_window_pattern": 4, "layer_types": None,
+    })
+
+
+# ---- exaone_moe -------------------------------------------------------------------------------
+def _read_exaone_moe(c: HFConfig) -> dict[str, Any]:
+    # modeling_exaone_moe.py: q_norm/k_norm per head, no biases, a norm before each sublayer;
+    # configuration_exaone_moe.py: layer_types, else every sliding_window_pattern-th layer full
+    # and the rest sliding (none without a sliding_window); mlp_layer_types, else the MoE from
+    # first_k_dense_replace on: a router without bias (e_score_correction_bias is a buffer),
+    # num_experts experts and num_shared_experts shared ones as one MLP of num_shared ×
+    # moe_intermediate_size; the dense layers' MLP of intermediate_size.
+    layers = c.size("num_hidden_layers")
+    if not c.given("sliding_window") and not c.given("layer_types"):
+        kinds = ["global"] * layers
+    else:
+        pattern = c.size("sliding_window_pattern")
+        kinds = kinds_or(c, lambda i: "local" if (i + 1) % pattern else "global")
+    first = c.size("first_k_dense_replace", minimum=0)
+    sparse = sparse_layers(c, [i >= first for i in range(layers)])
+    n_experts = c.size("num_experts")
+    moe = any(sparse) and {
+        "n_experts": n_experts, "d_expert": c.size("moe_intermediate_size"),
+        "top_k": top_k(c, "num_experts_per_tok", n_experts, "num_experts"),
+        "n_shared_experts": c.size("num_shared_experts", minimum=0)}
+    spec = decoder(c, heads(c), attention={"qk_norm": "head"}, moe=moe or None)
+    return merge(spec, per_layer(c, attention=kinds, ffn=ffn_kinds(sparse)))
+
+
+def _write_exaone_moe(spec: ModelSpec) -> dict[str, Any]:
+    # Sliding and full layers with experts anywhere and per-head QK-norm.
+    moe = experts(spec, "exaone_moe")
+    return {**llama_like(spec, "exaone_moe"), **full_or_sliding(spec, "exaone_moe"),
+            "mlp_layer_types": ["sparse" if sparse else "dense" for sparse in spec.moe_layers],
+            "num_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
+            "moe_intermediate_size": moe.d_expert, "num_shared_experts": moe.n_shared_experts}
+
+
+EXAONE_MOE = ModelType(
+    "exaone_moe", _read_exaone_moe, write=_write_exaone_moe, traits=Traits(moe=True),
+    getattr_fields=("head_dim",),
+    defaults={
+        "vocab_size": 102400, "hidden_size": 4096, "intermediate_size": 16384,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+        "hidden_act": "silu", "max_position_embeddings": 2048, "tie_word_embeddings": False,
+        "sliding_window": 4096, "sliding_window_pattern": 4, "layer_types": None,
+        "mlp_layer_types": None, "first_k_dense_replace": 1, "moe_intermediate_size": 1024,
+        "num_experts": 64, "num_experts_per_tok": 8, "num_shared_experts": 1,
     })
