@@ -17,6 +17,7 @@ DEFAULTS_REFUSED_BY_BOTH = {
     "dots1": "n_routed_experts=None",
     "hunyuan_v1_dense": "head_dim=None",
     "hunyuan_v1_moe": "head_dim=None",
+    "lfm2_moe": "layer_types=None",
     "ministral": "head_dim=None",
     "nemotron": "num_key_value_heads=None",
 }

@@ -261,6 +261,13 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "moe_intermediate_size": draw(st.integers(1, 8)),
                 "num_shared_experts": draw(st.integers(0, 2)),
                 "head_dim": draw(st.sampled_from([2, 4, 8]))}
+    if model_type == "lfm2_moe":
+        config.pop("attention_bias")
+        return {**config, **moe, "num_experts": experts,
+                "layer_types": _layer_types(draw, layers, ["full_attention", "conv"]),
+                "num_dense_layers": draw(st.integers(0, layers)),
+                "moe_intermediate_size": draw(st.integers(1, 8)),
+                "conv_bias": draw(st.booleans()), "conv_L_cache": draw(st.integers(1, 4))}
     if model_type == "cwm":
         config.pop("attention_bias")
         config["layer_types"] = draw(st.none() | st.just(_layer_types(
@@ -366,7 +373,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "falcon_h1", "dots1", "hunyuan_v1_moe", "dbrx", "jetmoe", "flint",
                    "qwen3_5_text", "qwen3_5_moe_text", "flex_olmo", "granitemoeshared",
                    "minimax_m2", "cwm", "glm4_moe_lite", "solar_open", "hyperclovax",
-                   "jais2", "youtu", "exaone_moe")
+                   "jais2", "youtu", "exaone_moe", "lfm2_moe")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

@@ -50,7 +50,7 @@ UNRELEASED = {
         ("solar_open", "upstage/Solar-Open-100B"),
         ("hyperclovax", "naver-hyperclovax/HyperCLOVAX-SEED-Think-14B"),
         ("jais2", "inceptionai/Jais-2-8B-Chat"), ("youtu", "tencent/Youtu-LLM-2B"),
-        ("exaone_moe", "LGAI-EXAONE/K-EXAONE-236B-A23B"))},
+        ("exaone_moe", "LGAI-EXAONE/K-EXAONE-236B-A23B"), ("lfm2_moe", "LiquidAI/LFM2-8B-A1B"))},
 }
 
 

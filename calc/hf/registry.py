@@ -154,6 +154,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     hyperclovax.HYPERCLOVAX,
     jais2.JAIS2,
     youtu.YOUTU,
+    lfm2.LFM2_MOE,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}

@@ -1,12 +1,12 @@
 """LFM2 (Liquid AI): lfm2, short convolutions and attention layers (the multimodal lfm2_vl
-config is read through it: calc.hf.multimodal).
+config is read through it: calc.hf.multimodal), and lfm2_moe, the same layers with experts.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from calc.hf.fields import HFConfig, decoder, heads
+from calc.hf.fields import HFConfig, decoder, heads, top_k
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import kinds_of, merge, per_layer
 from calc.hf.writing import layer_types, llama_like, need
@@ -74,4 +74,42 @@ LFM2 = ModelType(
         "max_position_embeddings": 128000, "tie_word_embeddings": True, "conv_bias": False,
         "conv_L_cache": 3, "block_multiple_of": 256, "block_ffn_dim_multiplier": 1.0,
         "block_auto_adjust_ff_dim": True, "full_attn_idxs": None, "layer_types": None,
+    })
+
+
+# ---- lfm2_moe ---------------------------------------------------------------------------------
+def _read_lfm2_moe(c: HFConfig) -> dict[str, Any]:
+    # modeling_lfm2_moe.py: LFM2's attention (per-head q/k RMSNorms, no biases) and short
+    # convolutions where layer_types says (Lfm2MoeConfig gives no default: the model indexes
+    # it); the first num_dense_layers FFNs an MLP of intermediate_size (SiLU), the others the
+    # MoE: a router without bias (expert_bias is a buffer) and num_experts experts of
+    # moe_intermediate_size.
+    if not c.given("layer_types"):
+        c.fail("layer_types=None: transformers' Lfm2Moe reads layer_types[i] for every layer "
+               "and fails without it")
+    mixers, kinds = kinds_of(c)
+    if set(kinds) - {"global", ""}:
+        c.fail(f"layer_types={c['layer_types']!r}: lfm2_moe builds conv and full_attention")
+    first = c.size("num_dense_layers", minimum=0)
+    n_experts = c.size("num_experts")
+    moe = first < c.size("num_hidden_layers") and {
+        "n_experts": n_experts, "d_expert": c.size("moe_intermediate_size"),
+        "top_k": top_k(c, "num_experts_per_tok", n_experts, "num_experts"),
+        "first_dense_layers": first}
+    spec = decoder(c, heads(c), act_key=None, attention={"qk_norm": "head"}, moe=moe or None,
+                   short_conv={"d_conv": c.size("conv_L_cache"), "bias": c.flag("conv_bias")}
+                   if "conv" in mixers else None)
+    return merge(spec, per_layer(c, mixers=mixers, attention=kinds))
+
+
+# No writer: no writer holds short convolutions beside experts (calc.hf.export says which).
+LFM2_MOE = ModelType(
+    "lfm2_moe", _read_lfm2_moe, getattr_fields=("head_dim",),
+    legacy_kwargs={"tie_embedding": "tie_word_embeddings"},
+    defaults={
+        "vocab_size": 65536, "hidden_size": 2048, "intermediate_size": 7168,
+        "moe_intermediate_size": 1792, "num_hidden_layers": 32, "tie_word_embeddings": True,
+        "max_position_embeddings": 128000, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "conv_bias": False, "conv_L_cache": 3, "num_dense_layers": 2, "num_experts_per_tok": 4,
+        "num_experts": 32, "layer_types": None,
     })
