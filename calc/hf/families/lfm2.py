@@ -83,7 +83,8 @@ def _read_lfm2_moe(c: HFConfig) -> dict[str, Any]:
     # convolutions where layer_types says (Lfm2MoeConfig gives no default: the model indexes
     # it); the first num_dense_layers FFNs an MLP of intermediate_size (SiLU), the others the
     # MoE: a router without bias (expert_bias is a buffer) and num_experts experts of
-    # moe_intermediate_size.
+    # moe_intermediate_size. Lfm2MoeConfig pops tie_embedding, the older name, over
+    # tie_word_embeddings.
     if not c.given("layer_types"):
         c.fail("layer_types=None: transformers' Lfm2Moe reads layer_types[i] for every layer "
                "and fails without it")
@@ -99,13 +100,14 @@ def _read_lfm2_moe(c: HFConfig) -> dict[str, Any]:
     spec = decoder(c, heads(c), act_key=None, attention={"qk_norm": "head"}, moe=moe or None,
                    short_conv={"d_conv": c.size("conv_L_cache"), "bias": c.flag("conv_bias")}
                    if "conv" in mixers else None)
+    spec["tie_embeddings"] = c.flag("tie_embedding" if "tie_embedding" in c.values
+                                    else "tie_word_embeddings")
     return merge(spec, per_layer(c, mixers=mixers, attention=kinds))
 
 
 # No writer: no writer holds short convolutions beside experts (calc.hf.export says which).
 LFM2_MOE = ModelType(
     "lfm2_moe", _read_lfm2_moe, getattr_fields=("head_dim",),
-    legacy_kwargs={"tie_embedding": "tie_word_embeddings"},
     defaults={
         "vocab_size": 65536, "hidden_size": 2048, "intermediate_size": 7168,
         "moe_intermediate_size": 1792, "num_hidden_layers": 32, "tie_word_embeddings": True,
