@@ -67,6 +67,15 @@ NEEDS = {
                     "blocks and per-layer embeddings",
     "longcat_flash": "zero-computation (identity) experts beside the FFN experts, and two "
                      "attention blocks per layer (shortcut-connected MoE)",
+    # Gemma 4 (configuration_gemma4.py, _gemma4_unified.py): per_layer_config gives the
+    # full-attention layers global_head_dim (512) against head_dim (256) on the sliding ones
+    "gemma4_text": "a different head width on the full-attention layers (global_head_dim), "
+                   "per-layer embeddings (a vocab_size_per_layer_input table fed to every "
+                   "layer through a gate), layers that reuse earlier layers' keys and values "
+                   "(num_kv_shared_layers) and a dense MLP beside the MoE block",
+    "gemma4_unified_text": "a different head width on the full-attention layers "
+                           "(global_head_dim) and layers that reuse earlier layers' keys and "
+                           "values (num_kv_shared_layers)",
     # attention and residual parts the spec lacks
     "beam": "a learned bias of one value per head on the attention output gate (gate_bias)",
     "lfm3": "a gate of one value per attention head (Linear d → heads)",
