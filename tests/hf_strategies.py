@@ -268,6 +268,29 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "num_dense_layers": draw(st.integers(0, layers)),
                 "moe_intermediate_size": draw(st.integers(1, 8)),
                 "conv_bias": draw(st.booleans()), "conv_L_cache": draw(st.integers(1, 4))}
+    if model_type == "nemotron_h":  # mixer blocks, every one with an MLP or MoE after or none
+        blocks: list[str] = []
+        with_ffn = draw(st.booleans())
+        for _ in range(layers):
+            blocks.append(draw(st.sampled_from(["linear_attention", "full_attention"])))
+            blocks += [draw(st.sampled_from(["mlp", "moe"]))] if with_ffn else []
+        m_heads = draw(st.sampled_from([1, 2, 4]))
+        experts = max(2, experts)  # group routing sums each group's top 2 scores
+        return {**{k: config[k] for k in ("num_attention_heads", "hidden_size",
+                                          "num_key_value_heads", "tie_word_embeddings",
+                                          "intermediate_size")},
+                "layers_block_type": blocks, "head_dim": draw(st.sampled_from([2, 4])),
+                "mlp_hidden_act": draw(st.sampled_from(["relu2", "silu", "gelu"])),
+                "mlp_bias": "moe" not in blocks and draw(st.booleans()),
+                "ssm_state_size": draw(st.integers(1, 4)), "mamba_num_heads": m_heads,
+                "mamba_head_dim": draw(st.sampled_from([1, 2, 4])),
+                "n_groups": draw(st.sampled_from([g for g in (1, 2) if m_heads % g == 0])),
+                "conv_kernel": draw(st.integers(1, 4)), "use_conv_bias": draw(st.booleans()),
+                "use_bias": draw(st.booleans()), "chunk_size": draw(st.sampled_from([2, 4, 256])),
+                "n_routed_experts": experts,
+                "num_experts_per_tok": draw(st.integers(1, experts)),
+                "moe_intermediate_size": draw(st.integers(1, 8)),
+                "moe_shared_expert_intermediate_size": draw(st.integers(1, 8))}
     if model_type == "cwm":
         config.pop("attention_bias")
         config["layer_types"] = draw(st.none() | st.just(_layer_types(
@@ -373,7 +396,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "falcon_h1", "dots1", "hunyuan_v1_moe", "dbrx", "jetmoe", "flint",
                    "qwen3_5_text", "qwen3_5_moe_text", "flex_olmo", "granitemoeshared",
                    "minimax_m2", "cwm", "glm4_moe_lite", "solar_open", "hyperclovax",
-                   "jais2", "youtu", "exaone_moe", "lfm2_moe")
+                   "jais2", "youtu", "exaone_moe", "lfm2_moe", "nemotron_h")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

@@ -126,6 +126,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     olmo.FLEX_OLMO,
     minimax.MINIMAX_M2,
     exaone.EXAONE_MOE,
+    nemotron.NEMOTRON_H,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,

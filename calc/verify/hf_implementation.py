@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from calc.evaluate import count_flops
+from calc.hf.registry import find
 from calc.spec import ModelSpec
 
 _CONV_NAMES = {"mamba": "Mamba conv", "deltanet": "gated DeltaNet conv", "conv": "short conv"}
@@ -105,8 +106,12 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
             total += n["mamba"] * FMA * m.d_inner * m.d_state * t
             changed.append("Mamba scan: one bmm read per token")
         else:
-            # mamba2's chunk_size, Falcon-H1's mamba_chunk_size (both default 256)
-            chunk = int(hf_config.get("chunk_size") or hf_config.get("mamba_chunk_size") or 256)
+            # mamba2's chunk_size, Falcon-H1's mamba_chunk_size (both default 256), else the
+            # type's default (Nemotron-H's 128)
+            kind = find(hf_config.get("model_type"))
+            default = kind.defaults.get("chunk_size") if kind else None
+            chunk = int(hf_config.get("chunk_size") or hf_config.get("mamba_chunk_size")
+                        or default or 256)
             total += n["mamba"] * _ssd(spec, t, chunk)
             changed.append(f"Mamba-2 scan: chunked SSD einsums (chunk {chunk})")
     if n["deltanet"]:
