@@ -39,6 +39,8 @@ WRAPPERS: dict[str, tuple[str, TieRule, bool]] = {
     "got_ocr2": ("qwen2", "top", True),
     "qwen3_5": ("qwen3_5_text", "top", False),
     "qwen3_5_moe": ("qwen3_5_moe_text", "top", False),
+    "fuyu": ("persimmon", "top", False),
+    "moss_transcribe_diarize": ("qwen3", "top", True),
 }
 # Keys that hold a sub-config which is not a tower.
 _NOT_TOWERS = ("text_config", "quantization_config")

@@ -38,6 +38,7 @@ import transformers
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import masking_utils
+from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
 
 from calc.hf import read_hf_config
 from calc.hf.multimodal import is_multimodal
@@ -94,7 +95,10 @@ def build(config: dict[str, Any] | str | Path, device: str = "meta") -> nn.Modul
     model_type = data.pop("model_type")
     hf_config = transformers.AutoConfig.for_model(model_type, **data)
     multimodal = is_multimodal(data)
-    auto = (transformers.AutoModelForImageTextToText if multimodal
+    # an image-text wrapper through its own auto class; an audio one (moss_transcribe_diarize)
+    # is in the causal-LM mapping
+    auto = (transformers.AutoModelForImageTextToText
+            if multimodal and model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
             else transformers.AutoModelForCausalLM)
     with torch.device(device):
         model = auto.from_config(hf_config, attn_implementation="eager",
