@@ -156,6 +156,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     jais2.JAIS2,
     youtu.YOUTU,
     lfm2.LFM2_MOE,
+    mamba.FALCON_MAMBA,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}

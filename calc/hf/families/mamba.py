@@ -113,3 +113,13 @@ MAMBA2 = ModelType(
         "state_size": 128, "num_hidden_layers": 64, "expand": 2, "conv_kernel": 4,
         "n_groups": 8, "use_bias": False, "use_conv_bias": True, "tie_word_embeddings": False,
     })
+
+
+# ---- falcon_mamba -----------------------------------------------------------------------------
+# modeling_falcon_mamba.py: Mamba's blocks with RMSNorms over Δ, B and C inside the mixer that
+# have no weights (FalconMambaWeightlessRMSNorm: a buffer of ones) and no matrix product, so
+# Mamba's reader counts it (mamba.dt_norms is for Jamba's weighted ones). No writer: mamba's
+# holds its specs.
+FALCON_MAMBA = ModelType(
+    "falcon_mamba", _read_mamba,
+    defaults=MAMBA.defaults)
