@@ -402,8 +402,8 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")
 # Types transformers builds with another type's classes or layers (their readers are that
 # type's): that type's strategy draws them.
-ALIKE = {"gpt-sw3": "gpt2", "falcon_mamba": "mamba", "iquestcoder": "llama", "ministral3": "mistral",
-         "sarvam_mla": "deepseek_v3", "sarvam_moe": "glm4_moe"}
+ALIKE = {"gpt-sw3": "gpt2", "falcon_mamba": "mamba", "iquestcoder": "llama",
+         "ministral3": "mistral", "sarvam_mla": "deepseek_v3", "sarvam_moe": "glm4_moe"}
 # Each supported type's strategy: a type without one is an error (tests/test_hf.py).
 STRATEGIES = {
     **{t: _per_layer_types for t in PER_LAYER_TYPES},
