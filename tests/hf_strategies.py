@@ -291,6 +291,18 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "num_experts_per_tok": draw(st.integers(1, experts)),
                 "moe_intermediate_size": draw(st.integers(1, 8)),
                 "moe_shared_expert_intermediate_size": draw(st.integers(1, 8))}
+    if model_type == "bamba":  # the Mamba heads tile expand × hidden_size
+        expand = draw(st.sampled_from([1, 2]))
+        m_heads = draw(st.sampled_from([h for h in (1, 2, 4)
+                                        if expand * config["hidden_size"] % h == 0]))
+        return {**config, "attn_layer_indices": draw(st.lists(st.integers(0, layers - 1),
+                                                               max_size=2, unique=True)),
+                "mlp_bias": draw(st.booleans()), "mamba_n_heads": m_heads,
+                "mamba_expand": expand, "mamba_d_head": "auto",
+                "mamba_n_groups": draw(st.sampled_from([g for g in (1, 2) if m_heads % g == 0])),
+                "mamba_d_state": draw(st.integers(1, 4)), "mamba_d_conv": draw(st.integers(1, 4)),
+                "mamba_chunk_size": draw(st.sampled_from([2, 4, 256])),
+                "mamba_conv_bias": draw(st.booleans()), "mamba_proj_bias": draw(st.booleans())}
     if model_type == "cwm":
         config.pop("attention_bias")
         config["layer_types"] = draw(st.none() | st.just(_layer_types(
@@ -396,7 +408,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "falcon_h1", "dots1", "hunyuan_v1_moe", "dbrx", "jetmoe", "flint",
                    "qwen3_5_text", "qwen3_5_moe_text", "flex_olmo", "granitemoeshared",
                    "minimax_m2", "cwm", "glm4_moe_lite", "solar_open", "hyperclovax",
-                   "jais2", "youtu", "exaone_moe", "lfm2_moe", "nemotron_h")
+                   "jais2", "youtu", "exaone_moe", "lfm2_moe", "nemotron_h", "bamba")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from calc.hf.families import (
     apertus,
     arcee,
+    bamba,
     bitnet,
     bloom,
     cohere,
@@ -127,6 +128,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     minimax.MINIMAX_M2,
     exaone.EXAONE_MOE,
     nemotron.NEMOTRON_H,
+    bamba.BAMBA,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,
