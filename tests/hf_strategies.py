@@ -291,6 +291,15 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "num_experts_per_tok": draw(st.integers(1, experts)),
                 "moe_intermediate_size": draw(st.integers(1, 8)),
                 "moe_shared_expert_intermediate_size": draw(st.integers(1, 8))}
+    if model_type == "granitemoehybrid":  # bamba's Mamba-2 fields, experts or none
+        drawn = draw(_per_layer_types("bamba"))
+        drawn.pop("attn_layer_indices")
+        drawn.pop("mlp_bias")
+        return {**drawn, **moe, "num_local_experts": draw(st.sampled_from([0, experts])),
+                "layer_types": _layer_types(draw, drawn["num_hidden_layers"],
+                                            ["mamba", "attention"]),
+                "shared_intermediate_size": draw(st.integers(1, 8)),
+                "position_embedding_type": draw(st.sampled_from([None, "rope"]))}
     if model_type == "bamba":  # the Mamba heads tile expand × hidden_size
         expand = draw(st.sampled_from([1, 2]))
         m_heads = draw(st.sampled_from([h for h in (1, 2, 4)
@@ -408,7 +417,8 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "falcon_h1", "dots1", "hunyuan_v1_moe", "dbrx", "jetmoe", "flint",
                    "qwen3_5_text", "qwen3_5_moe_text", "flex_olmo", "granitemoeshared",
                    "minimax_m2", "cwm", "glm4_moe_lite", "solar_open", "hyperclovax",
-                   "jais2", "youtu", "exaone_moe", "lfm2_moe", "nemotron_h", "bamba")
+                   "jais2", "youtu", "exaone_moe", "lfm2_moe", "nemotron_h", "bamba",
+                   "granitemoehybrid")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

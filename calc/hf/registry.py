@@ -129,6 +129,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     exaone.EXAONE_MOE,
     nemotron.NEMOTRON_H,
     bamba.BAMBA,
+    granite.GRANITEMOEHYBRID,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,

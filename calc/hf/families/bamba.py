@@ -11,33 +11,37 @@ from calc.hf.writing import llama_like, need, one_attention_bias
 from calc.spec import ModelSpec
 
 
-def _read_bamba(c: HFConfig) -> dict[str, Any]:
-    # configuration_bamba.py: full attention on attn_layer_indices, Mamba-2 elsewhere;
-    # mamba_d_head "auto" is mamba_expand · hidden_size / mamba_n_heads and the heads must tile
-    # that width. modeling_bamba.py: BambaMixer (in_proj and out_proj with mamba_proj_bias, the
-    # conv with mamba_conv_bias, the gated RMSNorm in mamba_n_groups groups), attention with
-    # attention_bias on q, k, v, o, a gated MLP with mlp_bias on every layer.
-    layers = c.size("num_hidden_layers")
-    indices = c["attn_layer_indices"] or []
-    if not isinstance(indices, list) or not all(isinstance(i, int) for i in indices):
-        c.fail(f"attn_layer_indices={indices!r} must list layer indices")
-    mixers = ["attention" if i in indices else "mamba" for i in range(layers)]
-    expand = c["mamba_expand"]
-    inner = int(expand * c.size("hidden_size"))
+def mamba2(c: HFConfig) -> dict[str, Any]:
+    """The Mamba-2 mixer of Bamba and Granite 4 (BambaMixer, GraniteMoeHybridMambaLayer):
+    mamba_expand · hidden_size channels in mamba_n_heads heads of mamba_d_head ("auto": the
+    width over the heads; configuration_*.py checks they tile it), in_proj and out_proj with
+    mamba_proj_bias, the conv with mamba_conv_bias, the gated RMSNorm in mamba_n_groups
+    groups."""
+    inner = int(c["mamba_expand"] * c.size("hidden_size"))
     n = c.size("mamba_n_heads")
     width = inner // n if c["mamba_d_head"] == "auto" else c.size("mamba_d_head")
     if width * n != inner:
         c.fail(f"mamba_n_heads={n} × mamba_d_head={c['mamba_d_head']} must equal "
                f"mamba_expand × hidden_size = {inner}")
+    return {"version": 2, "d_inner": inner, "d_state": c.size("mamba_d_state"),
+            "d_conv": c.size("mamba_d_conv"), "n_heads": n,
+            "n_groups": c.size("mamba_n_groups"), "conv_bias": c.flag("mamba_conv_bias"),
+            "bias": c.flag("mamba_proj_bias"), "gated_norm": True}
+
+
+def _read_bamba(c: HFConfig) -> dict[str, Any]:
+    # configuration_bamba.py: full attention on attn_layer_indices, Mamba-2 (mamba2) elsewhere;
+    # modeling_bamba.py: attention with attention_bias on q, k, v, o, a gated MLP with mlp_bias
+    # on every layer.
+    layers = c.size("num_hidden_layers")
+    indices = c["attn_layer_indices"] or []
+    if not isinstance(indices, list) or not all(isinstance(i, int) for i in indices):
+        c.fail(f"attn_layer_indices={indices!r} must list layer indices")
+    mixers = ["attention" if i in indices else "mamba" for i in range(layers)]
     bias = c.flag("attention_bias")
     spec = decoder(c, heads(c), ffn_bias=c.flag("mlp_bias"),
                    attention={"qkv_bias": bias, "out_bias": bias},
-                   mamba={"version": 2, "d_inner": inner, "d_state": c.size("mamba_d_state"),
-                          "d_conv": c.size("mamba_d_conv"), "n_heads": n,
-                          "n_groups": c.size("mamba_n_groups"),
-                          "conv_bias": c.flag("mamba_conv_bias"),
-                          "bias": c.flag("mamba_proj_bias"), "gated_norm": True}
-                   if "mamba" in mixers else None)
+                   mamba=mamba2(c) if "mamba" in mixers else None)
     kinds = ["global" if m == "attention" else "" for m in mixers]
     return merge(spec, per_layer(c, mixers=mixers, attention=kinds))
 

@@ -1,5 +1,6 @@
-"""Granite (IBM): granite, granitemoe, granitemoeshared (granitemoe with a shared expert) and
-granite_swa (Granite with attention sinks, sliding and NoPE layers).
+"""Granite (IBM): granite, granitemoe, granitemoeshared (granitemoe with a shared expert),
+granitemoehybrid (Granite 4: Mamba-2 and attention layers) and granite_swa (Granite with
+attention sinks, sliding and NoPE layers).
 
 The embedding, residual and attention multipliers and logits_scaling scale activations: no
 parameter, no matrix product, no count.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from calc.hf.families.bamba import mamba2
 from calc.hf.fields import (
     HFConfig,
     biased_decoder,
@@ -21,7 +23,7 @@ from calc.hf.fields import (
 )
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import merge, per_layer
-from calc.hf.writing import llama_like, need
+from calc.hf.writing import llama_like, need, one_attention_bias
 from calc.spec import ModelSpec
 
 
@@ -78,6 +80,76 @@ def _read_granitemoeshared(c: HFConfig) -> dict[str, Any]:
 GRANITEMOESHARED = ModelType(
     "granitemoeshared", _read_granitemoeshared, getattr_fields=("head_dim",),
     defaults={**GRANITEMOE.defaults, "shared_intermediate_size": 0})
+
+
+# ---- granitemoehybrid -------------------------------------------------------------------------
+def _read_granitemoehybrid(c: HFConfig) -> dict[str, Any]:
+    # modeling_granitemoehybrid.py: layer_types (default every layer "mamba"): Mamba-2 on
+    # "mamba" and "linear_attention" layers (bamba.mamba2), attention on the others
+    # (attention_bias on q, k, v, o); RoPE only when position_embedding_type is "rope". The
+    # FFN: with num_local_experts > 0 GraniteMoe's experts of intermediate_size plus the shared
+    # MLP of shared_intermediate_size (gated, added without a gate), else the shared MLP
+    # alone, a dense FFN of that width.
+    layers = c.size("num_hidden_layers")
+    types = c["layer_types"] if c.given("layer_types") else ["mamba"] * layers
+    if not isinstance(types, list) or len(types) != layers:
+        c.fail(f"layer_types must list one type per layer ({layers}), got {types!r}")
+    mixers = ["mamba" if t in ("mamba", "linear_attention") else "attention" for t in types]
+    n_experts = c.size("num_local_experts", minimum=0)
+    shared = c.size("shared_intermediate_size")
+    moe = n_experts > 0 and {
+        "n_experts": n_experts, "d_expert": c.size("intermediate_size"),
+        "top_k": top_k(c, "num_experts_per_tok", n_experts, "num_local_experts"),
+        "n_shared_experts": 1, "d_shared": shared}
+    bias = c.flag("attention_bias")
+    spec = decoder(c, heads(c), d_ff=None if moe else shared, moe=moe or None,
+                   attention={"qkv_bias": bias, "out_bias": bias},
+                   mamba=mamba2(c) if "mamba" in mixers else None)
+    if c["position_embedding_type"] != "rope":
+        spec["position"] = {"kind": "none"}
+    kinds = ["global" if m == "attention" else "" for m in mixers]
+    return merge(spec, per_layer(c, mixers=mixers, attention=kinds))
+
+
+def _write_granitemoehybrid(spec: ModelSpec) -> dict[str, Any]:
+    # Mamba-2 and attention layers, with or without RoPE, and either experts beside one
+    # ungated-sum shared MLP or that MLP alone.
+    m, moe, ffn = spec.mamba, spec.moe, spec.ffn
+    need(set(spec.mixer_kinds) <= {"mamba", "attention"},
+         "layers other than Mamba-2 and attention (granitemoehybrid builds those)")
+    assert ffn is not None
+    config = {**llama_like(spec, "granitemoehybrid"),
+              "attention_bias": one_attention_bias(spec, "granitemoehybrid"),
+              "layer_types": ["mamba" if k == "mamba" else "attention"
+                              for k in spec.mixer_kinds],
+              "position_embedding_type": "rope" if spec.position.kind == "rope" else None}
+    if moe is None:
+        config.update(num_local_experts=0, shared_intermediate_size=ffn.d_ff)
+    else:
+        need(moe.n_shared_experts == 1, "moe without one shared MLP (granitemoehybrid's)")
+        config.update(num_local_experts=moe.n_experts, num_experts_per_tok=moe.top_k,
+                      intermediate_size=moe.d_expert, shared_intermediate_size=moe.shared_width)
+    if m is not None:
+        need(m.version == 2 and m.n_heads is not None, "a mamba other than Mamba-2")
+        assert m.n_heads is not None
+        config.update(mamba_expand=m.d_inner / spec.d_model, mamba_n_heads=m.n_heads,
+                      mamba_d_head=m.d_inner // m.n_heads, mamba_n_groups=m.n_groups,
+                      mamba_d_state=m.d_state, mamba_d_conv=m.d_conv,
+                      mamba_conv_bias=m.conv_bias, mamba_proj_bias=m.bias)
+    return config
+
+
+GRANITEMOEHYBRID = ModelType(
+    "granitemoehybrid", _read_granitemoehybrid, write=_write_granitemoehybrid,
+    traits=Traits(positions=("none", "rope"), moe=True, ssm=True), getattr_fields=("head_dim",),
+    aliases={"layers_block_type": "layer_types"},
+    defaults={
+        **GRANITEMOE.defaults, "shared_intermediate_size": 1024,
+        "position_embedding_type": None, "layer_types": None, "mamba_n_heads": 128,
+        "mamba_n_groups": 1, "mamba_d_state": 256, "mamba_d_head": "auto", "mamba_d_conv": 4,
+        "mamba_expand": 2, "mamba_chunk_size": 256, "mamba_conv_bias": True,
+        "mamba_proj_bias": False,
+    })
 
 
 # ---- granite_swa ------------------------------------------------------------------------------
