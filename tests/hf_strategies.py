@@ -291,6 +291,17 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "num_experts_per_tok": draw(st.integers(1, experts)),
                 "moe_intermediate_size": draw(st.integers(1, 8)),
                 "moe_shared_expert_intermediate_size": draw(st.integers(1, 8))}
+    if model_type == "olmo_hybrid":  # qwen3_next's linear widths; both layer types present
+        k_heads = draw(st.integers(1, 2))
+        layers = max(layers, 2)
+        kinds = _layer_types(draw, layers, ["full_attention", "linear_attention"])
+        kinds[0], kinds[-1] = "linear_attention", "full_attention"
+        return {**config, "num_hidden_layers": layers, "layer_types": kinds,
+                "linear_num_key_heads": k_heads,
+                "linear_num_value_heads": k_heads * draw(st.integers(1, 2)),
+                "linear_key_head_dim": draw(st.sampled_from([2, 4])),
+                "linear_value_head_dim": draw(st.sampled_from([2, 4])),
+                "linear_conv_kernel_dim": draw(st.integers(1, 4))}
     if model_type == "granitemoehybrid":  # bamba's Mamba-2 fields, experts or none
         drawn = draw(_per_layer_types("bamba"))
         drawn.pop("attn_layer_indices")
@@ -418,7 +429,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "qwen3_5_text", "qwen3_5_moe_text", "flex_olmo", "granitemoeshared",
                    "minimax_m2", "cwm", "glm4_moe_lite", "solar_open", "hyperclovax",
                    "jais2", "youtu", "exaone_moe", "lfm2_moe", "nemotron_h", "bamba",
-                   "granitemoehybrid")
+                   "granitemoehybrid", "olmo_hybrid")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

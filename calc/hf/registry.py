@@ -130,6 +130,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     nemotron.NEMOTRON_H,
     bamba.BAMBA,
     granite.GRANITEMOEHYBRID,
+    olmo.OLMO_HYBRID,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,

@@ -14,8 +14,15 @@ from calc.hf.fields import (
     top_k,
 )
 from calc.hf.model_type import ModelType, Traits
-from calc.hf.per_layer import kinds_or, merge, per_layer
-from calc.hf.writing import experts, full_or_sliding, gated, llama_like, rope_decoder
+from calc.hf.per_layer import kinds_of, kinds_or, merge, per_layer
+from calc.hf.writing import (
+    experts,
+    full_or_sliding,
+    gated,
+    layer_types,
+    llama_like,
+    rope_decoder,
+)
 from calc.spec import ModelSpec
 
 _LLAMA = {"hidden_act": "silu", "num_key_value_heads": None}
@@ -168,4 +175,68 @@ FLEX_OLMO = ModelType(
         "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": None,
         "hidden_act": "silu", "max_position_embeddings": 4096, "tie_word_embeddings": False,
         "attention_bias": False, "num_experts_per_tok": 5, "num_experts": 7,
+    })
+
+
+# ---- olmo_hybrid ------------------------------------------------------------------------------
+def _read_olmo_hybrid(c: HFConfig) -> dict[str, Any]:
+    # configuration_olmo_hybrid.py: layer_types, else every fourth layer (i % 4 == 3) full
+    # attention and the rest linear_attention (the last layer full when none is); the linear
+    # widths default to num_attention_heads heads, keys 0.75 · hidden_size / heads wide,
+    # values twice that. modeling_olmo_hybrid.py: full attention as OLMo 2's (q_norm/k_norm over
+    # the projections, attention_bias on q, k, v, o, norms after the sublayers); gated DeltaNet
+    # elsewhere (q, k, v, a, b, g and o projections, a conv over q, k, v without bias, the
+    # gated norm per value head: Qwen3-Next's weights, split), with norms before the
+    # sublayers. Both placements hold one d-wide RMSNorm per sublayer: the counts are the
+    # same, and the spec's one placement is OLMo 2's.
+    layers = c.size("num_hidden_layers")
+    if c.given("layer_types"):
+        mixers, kinds = kinds_of(c)
+    else:
+        full = [i % 4 == 3 for i in range(layers)]
+        full[-1] = full[-1] or not any(full)
+        mixers = ["attention" if f else "deltanet" for f in full]
+        kinds = ["global" if f else "" for f in full]
+    if {"attention", "deltanet"} - set(mixers):  # OlmoHybridConfig.validate_architecture
+        c.fail(f"layer_types={c['layer_types']!r}: transformers' OlmoHybrid needs at least one "
+               f"full_attention and one linear_attention layer")
+    h = c.size("num_attention_heads")
+    k_heads = c.size("linear_num_key_heads") if c.given("linear_num_key_heads") else h
+    v_heads = c.size("linear_num_value_heads") if c.given("linear_num_value_heads") else h
+    d_k = (c.size("linear_key_head_dim") if c.given("linear_key_head_dim")
+           else int(0.75 * c.size("hidden_size") / k_heads))
+    d_v = c.size("linear_value_head_dim") if c.given("linear_value_head_dim") else 2 * d_k
+    bias = c.flag("attention_bias")
+    spec = decoder(c, heads(c), attention={"qkv_bias": bias, "out_bias": bias,
+                                           "qk_norm": "projection"},
+                   norm={"kind": "rmsnorm", "placement": "reordered"},
+                   deltanet={"n_k_heads": k_heads, "n_v_heads": v_heads, "d_k": d_k, "d_v": d_v,
+                             "d_conv": c.size("linear_conv_kernel_dim")}
+                   if "deltanet" in mixers else None)
+    return merge(spec, per_layer(c, mixers=mixers, attention=kinds))
+
+
+def _write_olmo_hybrid(spec: ModelSpec) -> dict[str, Any]:
+    # Gated DeltaNet beside OLMo 2's attention (qwen3_next's has per-head QK-norm and a gate).
+    n = spec.deltanet
+    config = {**llama_like(spec, "olmo_hybrid"), "attention_bias": spec.attention.qkv_bias,
+              "layer_types": layer_types(spec, "olmo_hybrid", "full_attention",
+                                         "linear_attention")}
+    if n is not None:
+        config.update(linear_num_key_heads=n.n_k_heads, linear_num_value_heads=n.n_v_heads,
+                      linear_key_head_dim=n.d_k, linear_value_head_dim=n.d_v,
+                      linear_conv_kernel_dim=n.d_conv)
+    return config
+
+
+OLMO_HYBRID = ModelType(
+    "olmo_hybrid", _read_olmo_hybrid, write=_write_olmo_hybrid, traits=Traits(),
+    getattr_fields=("head_dim",),
+    defaults={
+        "vocab_size": 100352, "hidden_size": 3840, "intermediate_size": 11008,
+        "num_hidden_layers": 32, "num_attention_heads": 30, "num_key_value_heads": None,
+        "hidden_act": "silu", "max_position_embeddings": 65536, "tie_word_embeddings": False,
+        "attention_bias": False, "layer_types": None, "linear_num_key_heads": None,
+        "linear_num_value_heads": None, "linear_key_head_dim": None,
+        "linear_value_head_dim": None, "linear_conv_kernel_dim": 4,
     })
