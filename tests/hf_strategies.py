@@ -323,6 +323,13 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "mamba_d_state": draw(st.integers(1, 4)), "mamba_d_conv": draw(st.integers(1, 4)),
                 "mamba_chunk_size": draw(st.sampled_from([2, 4, 256])),
                 "mamba_conv_bias": draw(st.booleans()), "mamba_proj_bias": draw(st.booleans())}
+    if model_type == "hy_v3":
+        kinds = _layer_types(draw, layers, ["dense", "sparse"])
+        return {**config, **moe, "num_experts": experts, "mlp_layer_types": kinds,
+                "mlp_bias": "sparse" not in kinds and draw(st.booleans()),
+                "moe_intermediate_size": draw(st.integers(1, 8)),
+                "num_shared_experts": draw(st.integers(0, 2)),
+                "head_dim": draw(st.sampled_from([2, 4, 8]))}
     if model_type == "cwm":
         config.pop("attention_bias")
         config["layer_types"] = draw(st.none() | st.just(_layer_types(
@@ -429,7 +436,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "qwen3_5_text", "qwen3_5_moe_text", "flex_olmo", "granitemoeshared",
                    "minimax_m2", "cwm", "glm4_moe_lite", "solar_open", "hyperclovax",
                    "jais2", "youtu", "exaone_moe", "lfm2_moe", "nemotron_h", "bamba",
-                   "granitemoehybrid", "olmo_hybrid")
+                   "granitemoehybrid", "olmo_hybrid", "hy_v3")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

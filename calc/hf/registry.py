@@ -161,6 +161,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     youtu.YOUTU,
     lfm2.LFM2_MOE,
     mamba.FALCON_MAMBA,
+    hunyuan.HY_V3,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}

@@ -1,4 +1,4 @@
-"""Hunyuan (Tencent): hunyuan_v1_dense and hunyuan_v1_moe (Hunyuan-A13B)."""
+"""Hunyuan (Tencent): hunyuan_v1_dense, hunyuan_v1_moe (Hunyuan-A13B) and hy_v3 (Hy3)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from calc.hf.fields import (
     decoder_defaults,
     heads,
     no_null_head_dim,
+    top_k,
 )
 from calc.hf.model_type import ModelType, Traits
+from calc.hf.per_layer import ffn_kinds, merge, per_layer, sparse_layers
 from calc.hf.writing import experts, llama_like, one_attention_bias
 from calc.spec import ModelSpec
 
@@ -103,4 +105,44 @@ HUNYUAN_V1_MOE = ModelType(
         "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": None,
         "hidden_act": "silu", "max_position_embeddings": 2048, "tie_word_embeddings": False,
         "attention_bias": False, "num_experts": 1, "moe_topk": 1, "head_dim": None,
+    })
+
+
+# ---- hy_v3 ------------------------------------------------------------------------------------
+def _read_hy_v3(c: HFConfig) -> dict[str, Any]:
+    # modeling_hy_v3.py (Hy3): attention_bias on q, k, v, o, q_norm/k_norm per head; the MoE
+    # where mlp_layer_types says "sparse" (configuration_hy_v3.py: every layer but the first):
+    # a router without bias (e_score_correction_bias is a buffer), num_experts experts and
+    # num_shared_experts shared ones as one MLP of num_shared × moe_intermediate_size; the
+    # dense layers' MLP of intermediate_size. mlp_bias biases the dense and shared MLPs only.
+    layers = c.size("num_hidden_layers")
+    sparse = sparse_layers(c, [i >= 1 for i in range(layers)])
+    if c.flag("mlp_bias") and any(sparse):
+        c.fail("mlp_bias=true biases the dense and shared MLPs but not the routed experts; "
+               "calc's ffn.bias covers all of them")
+    n_experts = c.size("num_experts")
+    # HYV3MLP(intermediate_size=0) falls back to intermediate_size: with num_shared_experts 0
+    # the shared MLP is as wide as the dense one
+    shared = c.size("num_shared_experts", minimum=0)
+    moe = any(sparse) and {
+        "n_experts": n_experts, "d_expert": c.size("moe_intermediate_size"),
+        "top_k": top_k(c, "num_experts_per_tok", n_experts, "num_experts"),
+        "n_shared_experts": 1,
+        "d_shared": shared * c.size("moe_intermediate_size") or c.size("intermediate_size")}
+    bias = c.flag("attention_bias")
+    spec = decoder(c, heads(c), ffn_bias=c.flag("mlp_bias"), moe=moe or None,
+                   attention={"qkv_bias": bias, "out_bias": bias, "qk_norm": "head"})
+    return merge(spec, per_layer(c, ffn=ffn_kinds(sparse)))
+
+
+# No writer: exaone_moe's holds its specs without attention biases.
+HY_V3 = ModelType(
+    "hy_v3", _read_hy_v3, aliases={"num_local_experts": "num_experts"},
+    defaults={
+        "vocab_size": 120832, "hidden_size": 4096, "intermediate_size": 13312,
+        "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+        "head_dim": 128, "hidden_act": "silu", "max_position_embeddings": 131072,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+        "num_experts": 192, "num_experts_per_tok": 8, "num_shared_experts": 1,
+        "moe_intermediate_size": 1536, "mlp_layer_types": None,
     })
