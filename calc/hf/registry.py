@@ -40,6 +40,7 @@ from calc.hf.families import (
     lfm2,
     llama,
     mamba,
+    mellum,
     minicpm3,
     minimax,
     mistral,
@@ -162,6 +163,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     lfm2.LFM2_MOE,
     mamba.FALCON_MAMBA,
     hunyuan.HY_V3,
+    mellum.MELLUM,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}
