@@ -338,6 +338,11 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "mlp_layer_types": _layer_types(draw, layers, ["dense", "sparse"]),
                 "moe_intermediate_size": draw(st.integers(1, 8)),
                 "head_dim": draw(st.sampled_from([2, 4, 8]))}
+    if model_type == "lara_mini":  # qwen3_5_moe_text's fields with sliding layers
+        drawn = draw(_per_layer_types("qwen3_5_moe_text"))
+        drawn["layer_types"] = _layer_types(draw, drawn["num_hidden_layers"], [
+            "full_attention", "sliding_attention", "linear_attention"])
+        return {**drawn, "sliding_window": draw(st.integers(MIN_WINDOW, 32))}
     if model_type == "cwm":
         config.pop("attention_bias")
         config["layer_types"] = draw(st.none() | st.just(_layer_types(
@@ -444,7 +449,8 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "qwen3_5_text", "qwen3_5_moe_text", "flex_olmo", "granitemoeshared",
                    "minimax_m2", "cwm", "glm4_moe_lite", "solar_open", "hyperclovax",
                    "jais2", "youtu", "exaone_moe", "lfm2_moe", "nemotron_h", "bamba",
-                   "granitemoehybrid", "olmo_hybrid", "hy_v3", "mellum")
+                   "granitemoehybrid", "olmo_hybrid", "hy_v3", "mellum",
+                   "lara_mini")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

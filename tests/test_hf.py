@@ -54,7 +54,8 @@ UNRELEASED = {
         ("falcon_mamba", "tiiuae/falcon-mamba-7b"), ("bamba", "ibm-fms/Bamba-9.8b-2.2T-hf"),
         ("granitemoehybrid", "ibm-granite/granite-4.0-h-small"),
         ("olmo_hybrid", "allenai/Olmo-Hybrid-7B"), ("hy_v3", "tencent/Hy3-preview"),
-        ("mellum", "JetBrains/Mellum2-12B-A2.5B-Base"))},
+        ("mellum", "JetBrains/Mellum2-12B-A2.5B-Base"),
+        ("lara_mini", "translated/Lara-4-Mini-Base"))},
     "nemotron_h": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's pattern (copies quoted by "
                   "public repositories) has mixer blocks without an FFN block beside ones with, "
                   "which calc refuses; no verbatim config.json of another release was found",

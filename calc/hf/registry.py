@@ -37,6 +37,7 @@ from calc.hf.families import (
     jais2,
     jamba,
     jetmoe,
+    lara,
     lfm2,
     llama,
     mamba,
@@ -164,6 +165,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     mamba.FALCON_MAMBA,
     hunyuan.HY_V3,
     mellum.MELLUM,
+    lara.LARA_MINI,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}

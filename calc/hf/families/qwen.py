@@ -9,7 +9,7 @@ from typing import Any
 
 from calc.hf.fields import HFConfig, decoder, heads, layer_kinds, layer_pattern, top_k
 from calc.hf.model_type import ModelType, Traits
-from calc.hf.per_layer import ffn_kinds, kinds_of, merge, moe_layout, per_layer
+from calc.hf.per_layer import LAYER_TYPES, ffn_kinds, kinds_of, merge, moe_layout, per_layer
 from calc.hf.writing import experts, layer_types, llama_like, need, sliding_fields
 from calc.spec import ModelSpec
 
@@ -175,36 +175,39 @@ QWEN3_MOE = ModelType(
 
 
 # ---- qwen3_next -------------------------------------------------------------------------------
-def _hybrid_layers(c: HFConfig) -> tuple[list[str], list[str]]:
+def _hybrid_layers(c: HFConfig, default: list[str] | None) -> tuple[list[str], list[str]]:
     """Each layer's mixer and attention kind: layer_types, else (configuration_qwen3_next.py,
     _qwen3_5.py) every full_attention_interval-th layer full attention (a key their
     __post_init__ takes and drops), the others linear_attention (gated DeltaNet)."""
     if c.given("layer_types"):
         return kinds_of(c)
+    if default is not None:
+        return [LAYER_TYPES[t][0] for t in default], [LAYER_TYPES[t][1] for t in default]
     interval = c.size("full_attention_interval") if "full_attention_interval" in c.values else 4
     mixers = ["deltanet" if (i + 1) % interval else "attention"
               for i in range(c.size("num_hidden_layers"))]
     return mixers, ["global" if m == "attention" else "" for m in mixers]
 
 
-def _read_gated_deltanet_hybrid(c: HFConfig, sparse: list[bool],
-                                **spec: Any) -> dict[str, Any]:
+def read_gated_deltanet_hybrid(c: HFConfig, sparse: list[bool], gated: bool = True,
+                               default: list[str] | None = None, **spec: Any) -> dict[str, Any]:
     # modeling_qwen3_next.py, _qwen3_5.py, _qwen3_5_moe.py: full attention layers with q_proj
     # giving the queries and a sigmoid output gate (2·h·d_h), q_norm/k_norm per head,
     # attention_bias on q, k, v, o; the other layers gated DeltaNet (Qwen3.5 splits Qwen3-Next's
     # in_proj_qkvz and in_proj_ba into in_proj_qkv, _z, _b and _a: the same weights). FFN: the
     # MoE where `sparse` says (router without bias, one shared expert behind a gate
-    # Linear(d, 1)), else the dense MLP.
-    mixers, kinds = _hybrid_layers(c)
+    # Linear(d, 1)), else the dense MLP. gated False: neither the output gate nor the shared
+    # expert's gate (Lara). default: the class's layer_types when the file has none.
+    mixers, kinds = _hybrid_layers(c, default)
     n_experts = c.size("num_experts", minimum=0) if any(sparse) else 0
     bias = c.flag("attention_bias")
     moe = any(sparse) and {
         "n_experts": n_experts, "d_expert": c.size("moe_intermediate_size"),
         "top_k": top_k(c, "num_experts_per_tok", n_experts, "num_experts"),
         "n_shared_experts": 1, "d_shared": c.size("shared_expert_intermediate_size"),
-        "shared_expert_gate": True}
+        "shared_expert_gate": gated}
     read = decoder(c, heads(c), moe=moe or None, attention={
-        "qkv_bias": bias, "out_bias": bias, "qk_norm": "head", "output_gate": True},
+        "qkv_bias": bias, "out_bias": bias, "qk_norm": "head", "output_gate": gated},
         deltanet={"n_k_heads": c.size("linear_num_key_heads"),
                   "n_v_heads": c.size("linear_num_value_heads"),
                   "d_k": c.size("linear_key_head_dim"), "d_v": c.size("linear_value_head_dim"),
@@ -219,7 +222,7 @@ def _read_qwen3_next(c: HFConfig) -> dict[str, Any]:
     layers = c.size("num_hidden_layers")
     only, step = c["mlp_only_layers"] or [], c.size("decoder_sparse_step")
     n_experts = c.size("num_experts", minimum=0)
-    return _read_gated_deltanet_hybrid(
+    return read_gated_deltanet_hybrid(
         c, [i not in only and n_experts > 0 and (i + 1) % step == 0 for i in range(layers)])
 
 
@@ -267,14 +270,14 @@ _QWEN3_5_TEXT = {
 
 QWEN3_5_TEXT = ModelType(
     "qwen3_5_text",
-    lambda c: _read_gated_deltanet_hybrid(c, [False] * c.size("num_hidden_layers")),
+    lambda c: read_gated_deltanet_hybrid(c, [False] * c.size("num_hidden_layers")),
     defaults={**_QWEN3_5_TEXT, "hidden_size": 4096, "intermediate_size": 12288,
               "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 4})
 
 
 def _read_qwen3_5_moe_text(c: HFConfig) -> dict[str, Any]:
     # The spec's dense d_ff, which no layer uses, is the experts' width.
-    return _read_gated_deltanet_hybrid(
+    return read_gated_deltanet_hybrid(
         c, [True] * c.size("num_hidden_layers"), d_ff=c.size("moe_intermediate_size"))
 
 
