@@ -7,7 +7,9 @@ from typing import Any
 
 from calc.hf.families.qwen import read_gated_deltanet_hybrid
 from calc.hf.fields import HFConfig
-from calc.hf.model_type import ModelType
+from calc.hf.model_type import ModelType, Traits
+from calc.hf.writing import experts, layer_types, llama_like, window_field
+from calc.spec import ModelSpec
 
 # configuration_lara_mini.py: the released pattern, period 5
 _PATTERN = ["linear_attention", "sliding_attention", "linear_attention", "full_attention",
@@ -25,9 +27,25 @@ def _read_lara_mini(c: HFConfig) -> dict[str, Any]:
         default=[_PATTERN[i % len(_PATTERN)] for i in range(layers)])
 
 
-# No writer: qwen3_next's gates both; no writer holds them ungated.
+def _write_lara_mini(spec: ModelSpec) -> dict[str, Any]:
+    # Gated DeltaNet beside full and sliding attention, experts on every layer, no gates
+    # (qwen3_next's writer gates the attention output and the shared expert).
+    n, moe = spec.deltanet, experts(spec, "lara_mini")
+    config = {**llama_like(spec, "lara_mini"), **window_field(spec),
+              "layer_types": layer_types(spec, "lara_mini", "full_attention",
+                                         "sliding_attention", "linear_attention"),
+              "attention_bias": spec.attention.qkv_bias, "num_experts": moe.n_experts,
+              "num_experts_per_tok": moe.top_k, "moe_intermediate_size": moe.d_expert,
+              "shared_expert_intermediate_size": moe.shared_width}
+    if n is not None:
+        config.update(linear_num_key_heads=n.n_k_heads, linear_num_value_heads=n.n_v_heads,
+                      linear_key_head_dim=n.d_k, linear_value_head_dim=n.d_v,
+                      linear_conv_kernel_dim=n.d_conv)
+    return config
+
+
 LARA_MINI = ModelType(
-    "lara_mini", _read_lara_mini,
+    "lara_mini", _read_lara_mini, write=_write_lara_mini, traits=Traits(moe=True),
     defaults={
         "vocab_size": 151936, "hidden_size": 1024, "num_hidden_layers": 34,
         "num_attention_heads": 16, "num_key_value_heads": 4, "hidden_act": "silu",
