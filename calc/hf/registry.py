@@ -134,6 +134,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     granite.GRANITEMOEHYBRID,
     olmo.OLMO_HYBRID,
     lara.LARA_MINI,
+    granite.GRANITEMOE_SWA,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,

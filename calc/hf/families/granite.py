@@ -23,7 +23,7 @@ from calc.hf.fields import (
 )
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import merge, per_layer
-from calc.hf.writing import llama_like, need, one_attention_bias
+from calc.hf.writing import experts, llama_like, need, one_attention_bias
 from calc.spec import ModelSpec
 
 
@@ -152,6 +152,21 @@ GRANITEMOEHYBRID = ModelType(
     })
 
 
+def _swa_kinds(c: HFConfig) -> list[str]:
+    """configuration_granite_swa.py, _granitemoe_swa.py: layer_types, else every fourth layer
+    (i % 4 == 0) full and the rest sliding; layer_rope_theta[i] = 0 drops RoPE on layer i (a
+    full layer without RoPE is nope, a sliding one stays local: the counts are the same)."""
+    layers = c.size("num_hidden_layers")
+    kinds = layer_kinds(c, ["global" if i % 4 == 0 else "local" for i in range(layers)])
+    if c.given("layer_rope_theta"):
+        thetas = c["layer_rope_theta"]
+        if not isinstance(thetas, list) or len(thetas) != layers:
+            c.fail(f"layer_rope_theta must list one value per layer ({layers}), got {thetas!r}")
+        kinds = [k if theta or k != "global" else "nope"
+                 for k, theta in zip(kinds, thetas, strict=True)]
+    return kinds
+
+
 # ---- granite_swa ------------------------------------------------------------------------------
 def _read_granite_swa(c: HFConfig) -> dict[str, Any]:
     # modeling_granite_swa.py: Granite (attention_bias on q, k, v, o; mlp_bias) with one sink
@@ -161,20 +176,13 @@ def _read_granite_swa(c: HFConfig) -> dict[str, Any]:
     # nope; a sliding one stays local, as SmolLM3's (RoPE has no parameter and no matrix
     # product, so the counts are the same).
     no_null_head_dim(c)
-    layers = c.size("num_hidden_layers")
-    kinds = layer_kinds(c, ["global" if i % 4 == 0 else "local" for i in range(layers)])
-    if c.given("layer_rope_theta"):
-        thetas = c["layer_rope_theta"]
-        if not isinstance(thetas, list) or len(thetas) != layers:
-            c.fail(f"layer_rope_theta must list one value per layer ({layers}), got {thetas!r}")
-        kinds = [k if theta or k != "global" else "nope"
-                 for k, theta in zip(kinds, thetas, strict=True)]
+    kinds = _swa_kinds(c)
     bias = c.flag("attention_bias")
     spec = biased_decoder(c, bias, bias, c.flag("mlp_bias"), attention={"sinks": True})
     return merge(spec, per_layer(c, attention=kinds))
 
 
-def _write_granite_swa(spec: ModelSpec) -> dict[str, Any]:
+def _write_granite_swa(spec: ModelSpec, model_type: str = "granite_swa") -> dict[str, Any]:
     # The one dense type with attention sinks: any pattern of full, sliding and NoPE layers.
     att = spec.attention
     need(att.sinks, "attention.sinks=False (granite_swa has a sink logit per head)")
@@ -183,7 +191,7 @@ def _write_granite_swa(spec: ModelSpec) -> dict[str, Any]:
     kinds = spec.attention_kinds
     need(set(kinds) <= {"global", "local", "nope"}, f"attention kinds {sorted(set(kinds))} "
          f"(granite_swa builds full, sliding and NoPE attention layers)")
-    return {**llama_like(spec, "granite_swa"), "attention_bias": att.qkv_bias,
+    return {**llama_like(spec, model_type), "attention_bias": att.qkv_bias,
             "mlp_bias": spec.ffn.bias, "sliding_window": att.sliding_window or 128,
             "layer_types": ["sliding_attention" if k == "local" else "full_attention"
                             for k in kinds],
@@ -196,3 +204,33 @@ GRANITE_SWA = ModelType(
     defaults=decoder_defaults(100352, 2560, 8192, 24, 20, 4, "silu", 8192, True,
                               attention_bias=False, mlp_bias=False, sliding_window=128,
                               layer_types=None, layer_rope_theta=None))
+
+
+# ---- granitemoe_swa ---------------------------------------------------------------------------
+def _read_granitemoe_swa(c: HFConfig) -> dict[str, Any]:
+    # modeling_granitemoe_swa.py: granite_swa's attention (a sink logit per head, full, sliding
+    # and NoPE layers: _swa_kinds) with granitemoeshared's FFN (experts of intermediate_size
+    # and, when shared_intermediate_size is not 0, a shared MLP beside them).
+    no_null_head_dim(c)
+    spec = _read_granitemoeshared(c)
+    spec["attention"]["sinks"] = True
+    return merge(spec, per_layer(c, attention=_swa_kinds(c)))
+
+
+def _write_granitemoe_swa(spec: ModelSpec) -> dict[str, Any]:
+    # granite_swa's attention layers with experts on every layer and an ungated shared MLP.
+    moe = experts(spec, "granitemoe_swa")
+    need(moe.n_shared_experts <= 1 and not moe.shared_expert_gate,
+         "moe with other shared experts than one ungated MLP (granitemoe_swa's)")
+    config = _write_granite_swa(spec, "granitemoe_swa")
+    config.pop("mlp_bias")  # not a field: GraniteMoeSWA's MLPs have no biases
+    return {**config, "intermediate_size": moe.d_expert, "num_local_experts": moe.n_experts,
+            "num_experts_per_tok": moe.top_k,
+            "shared_intermediate_size": moe.shared_width if moe.n_shared_experts else 0}
+
+
+GRANITEMOE_SWA = ModelType(
+    "granitemoe_swa", _read_granitemoe_swa, write=_write_granitemoe_swa,
+    traits=Traits(moe=True), getattr_fields=("head_dim",),
+    defaults={**GRANITEMOESHARED.defaults, "sliding_window": 128, "layer_types": None,
+              "layer_rope_theta": None})
