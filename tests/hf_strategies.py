@@ -352,6 +352,16 @@ def _per_layer_types(draw, model_type: str) -> dict:
                                                            "sliding_attention"]),
                 "layer_rope_theta": draw(st.lists(st.sampled_from([0.0, 10000.0]),
                                                   min_size=layers, max_size=layers))}
+    if model_type == "kolibri1":
+        config.pop("attention_bias")
+        config.pop("intermediate_size")
+        return {**config, **moe, "num_experts": experts,
+                "layer_types": _layer_types(draw, layers, ["full_attention",
+                                                           "sliding_attention"]),
+                "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
+                "moe_intermediate_size": draw(st.integers(1, 8)),
+                "shared_expert_intermediate_size": draw(st.integers(1, 8)),
+                "head_dim": draw(st.sampled_from([2, 4, 8]))}
     if model_type == "cwm":
         config.pop("attention_bias")
         config["layer_types"] = draw(st.none() | st.just(_layer_types(
@@ -459,7 +469,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "minimax_m2", "cwm", "glm4_moe_lite", "solar_open", "hyperclovax",
                    "jais2", "youtu", "exaone_moe", "lfm2_moe", "nemotron_h", "bamba",
                    "granitemoehybrid", "olmo_hybrid", "hy_v3", "mellum",
-                   "lara_mini", "granitemoe_swa")
+                   "lara_mini", "granitemoe_swa", "kolibri1")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

@@ -37,6 +37,7 @@ from calc.hf.families import (
     jais2,
     jamba,
     jetmoe,
+    kolibri,
     lara,
     lfm2,
     llama,
@@ -135,6 +136,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     olmo.OLMO_HYBRID,
     lara.LARA_MINI,
     granite.GRANITEMOE_SWA,
+    kolibri.KOLIBRI1,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,
