@@ -362,6 +362,16 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "moe_intermediate_size": draw(st.integers(1, 8)),
                 "shared_expert_intermediate_size": draw(st.integers(1, 8)),
                 "head_dim": draw(st.sampled_from([2, 4, 8]))}
+    if model_type == "afmoe":
+        config.pop("attention_bias")
+        return {**config, **moe, "num_experts": experts,
+                "layer_types": _layer_types(draw, layers, ["full_attention",
+                                                           "sliding_attention"]),
+                "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
+                "num_dense_layers": draw(st.integers(0, layers)),
+                "moe_intermediate_size": draw(st.integers(1, 8)),
+                "num_shared_experts": draw(st.integers(0, 2)),
+                "head_dim": draw(st.sampled_from([2, 4, 8]))}
     if model_type == "cwm":
         config.pop("attention_bias")
         config["layer_types"] = draw(st.none() | st.just(_layer_types(
@@ -469,7 +479,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "minimax_m2", "cwm", "glm4_moe_lite", "solar_open", "hyperclovax",
                    "jais2", "youtu", "exaone_moe", "lfm2_moe", "nemotron_h", "bamba",
                    "granitemoehybrid", "olmo_hybrid", "hy_v3", "mellum",
-                   "lara_mini", "granitemoe_swa", "kolibri1")
+                   "lara_mini", "granitemoe_swa", "kolibri1", "afmoe")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

@@ -13,6 +13,7 @@ decides which specs it takes from the writers after it.
 from __future__ import annotations
 
 from calc.hf.families import (
+    afmoe,
     apertus,
     arcee,
     bamba,
@@ -137,6 +138,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     lara.LARA_MINI,
     granite.GRANITEMOE_SWA,
     kolibri.KOLIBRI1,
+    afmoe.AFMOE,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,
