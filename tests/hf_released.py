@@ -12,6 +12,7 @@ REAL = sorted(CONFIGS.glob("*.json"))
 # Default configs calc refuses, and the words it refuses them with: transformers itself cannot
 # build them either (tests/test_hf_reference.py checks both refuse).
 DEFAULTS_REFUSED_BY_BOTH = {
+    "cohere_compass_text": "rope_parameters=",
     "dbrx": "attn_config has no rope_theta",
     "deepseek_v2": "num_experts_per_tok=None",
     "dots1": "n_routed_experts=None",

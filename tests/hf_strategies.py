@@ -372,6 +372,16 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "moe_intermediate_size": draw(st.integers(1, 8)),
                 "num_shared_experts": draw(st.integers(0, 2)),
                 "head_dim": draw(st.sampled_from([2, 4, 8]))}
+    if model_type == "aria_text":
+        return {**config, "moe_num_experts": experts, "moe_topk": moe["num_experts_per_tok"],
+                "moe_num_shared_experts": draw(st.integers(0, 2)),
+                "head_dim": draw(st.sampled_from([2, 4, 8]))}
+    if model_type == "cohere_compass_text":  # cohere2's layers, RoPE named per layer type
+        kinds = _layer_types(draw, layers, ["full_attention", "sliding_attention"])
+        return {**config, "layer_types": kinds,
+                "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
+                "rope_parameters": {kind: {"rope_type": "default", "rope_theta": 10000.0}
+                                    for kind in ("full_attention", "sliding_attention")}}
     if model_type == "cwm":
         config.pop("attention_bias")
         config["layer_types"] = draw(st.none() | st.just(_layer_types(
@@ -479,7 +489,8 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "minimax_m2", "cwm", "glm4_moe_lite", "solar_open", "hyperclovax",
                    "jais2", "youtu", "exaone_moe", "lfm2_moe", "nemotron_h", "bamba",
                    "granitemoehybrid", "olmo_hybrid", "hy_v3", "mellum",
-                   "lara_mini", "granitemoe_swa", "kolibri1", "afmoe")
+                   "lara_mini", "granitemoe_swa", "kolibri1", "afmoe",
+                   "aria_text", "cohere_compass_text")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

@@ -57,7 +57,8 @@ UNRELEASED = {
         ("mellum", "JetBrains/Mellum2-12B-A2.5B-Base"),
         ("lara_mini", "translated/Lara-4-Mini-Base"),
         ("granitemoe_swa", "ibm-granite/granite-swash-3b-a600m"),
-        ("kolibri1", "Aleph-Alpha/Kolibri-1"), ("afmoe", "arcee-ai/Trinity-Mini"))},
+        ("kolibri1", "Aleph-Alpha/Kolibri-1"), ("afmoe", "arcee-ai/Trinity-Mini"),
+        ("aria_text", "rhymes-ai/Aria"), ("cohere_compass_text", "CohereLabs/compass"))},
     "nemotron_h": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's pattern (copies quoted by "
                   "public repositories) has mixer blocks without an FFN block beside ones with, "
                   "which calc refuses; no verbatim config.json of another release was found",

@@ -16,6 +16,7 @@ from calc.hf.families import (
     afmoe,
     apertus,
     arcee,
+    aria,
     bamba,
     bitnet,
     bloom,
@@ -171,6 +172,8 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     mamba.FALCON_MAMBA,
     hunyuan.HY_V3,
     mellum.MELLUM,
+    cohere.COHERE_COMPASS_TEXT,
+    aria.ARIA_TEXT,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}

@@ -60,7 +60,12 @@ def _read_cohere2(c: HFConfig) -> dict[str, Any]:
     # hidden_size / heads whatever the file says.
     pattern = c.size("sliding_window_pattern") if "sliding_window_pattern" in c.values else 4
     kinds = kinds_or(c, lambda i: "local" if (i + 1) % pattern else "global")
-    kinds = ["nope" if k == "global" else k for k in kinds]
+    return _parallel(c, ["nope" if k == "global" else k for k in kinds])
+
+
+def _parallel(c: HFConfig, kinds: list[str]) -> dict[str, Any]:
+    """Cohere 2's layers: one LayerNorm without bias before attention and MLP in parallel,
+    heads hidden_size / heads wide, attention_bias on q, k, v, o; `kinds` per layer."""
     h = heads(c, head_dim_key=None)
     bias = c.flag("attention_bias")
     spec = decoder(c, h, attention={"qkv_bias": bias, "out_bias": bias},
@@ -87,3 +92,25 @@ COHERE2 = ModelType(
         "tie_word_embeddings": True, "attention_bias": False, "sliding_window": 4096,
         "layer_types": None,
     })
+
+
+# ---- cohere_compass_text ----------------------------------------------------------------------
+def _read_cohere_compass_text(c: HFConfig) -> dict[str, Any]:
+    # modeling_cohere_compass.py: Cohere 2's parallel layers (configuration_cohere_compass.py
+    # sets head_dim to hidden_size / heads); layer_types, else every layer full attention with
+    # RoPE; sliding_window on the sliding ones. Its rotary embedding looks up
+    # rope_parameters[layer type] for every type the layers use and fails without one.
+    kinds = kinds_or(c, lambda i: "global")
+    rope = c.values.get("rope_parameters") or {}
+    used = {"local": "sliding_attention", "global": "full_attention"}
+    for kind in sorted(set(kinds)):
+        if not isinstance(rope, dict) or used[kind] not in rope:
+            c.fail(f"rope_parameters={rope!r} has no {used[kind]!r} entry: transformers' "
+                   f"CohereCompass reads one per layer type and fails without it")
+    return _parallel(c, kinds)
+
+
+# No writer: cohere2's holds its specs.
+COHERE_COMPASS_TEXT = ModelType(
+    "cohere_compass_text", _read_cohere_compass_text,
+    defaults=COHERE2.defaults)
