@@ -77,6 +77,12 @@ NEEDS = {
                            "(global_head_dim) and layers that reuse earlier layers' keys and "
                            "values (num_kv_shared_layers)",
     # attention and residual parts the spec lacks
+    "mimo_v2_flash": "value heads narrower than the query and key heads (v_head_dim 128 "
+                     "against head_dim 192) and attention sinks on the sliding layers only",
+    "axk1": "an RMSNorm after the MoE block's output on the MoE layers only "
+            "(post_mlp_layernorm)",
+    "cpmant": "CPM-Ant's learned attention bias by segment pair and relative-position bucket "
+              "(CpmAntSegmentPositionEmbedding)",
     "beam": "a learned bias of one value per head on the attention output gate (gate_bias)",
     "lfm3": "a gate of one value per attention head (Linear d → heads)",
     "zaya": "CCA attention (current and delayed value projections, a learned temperature per "
