@@ -382,6 +382,17 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
                 "rope_parameters": {kind: {"rope_type": "default", "rope_theta": 10000.0}
                                     for kind in ("full_attention", "sliding_attention")}}
+    if model_type in ("xglm", "biogpt"):  # fairseq decoders: LayerNorm, biases, plain FFN
+        act = draw(st.sampled_from(["gelu", "relu"]))
+        names = (("d_model", "attention_heads", "num_layers", "ffn_dim", "activation_function")
+                 if model_type == "xglm" else
+                 ("hidden_size", "num_attention_heads", "num_hidden_layers",
+                  "intermediate_size", "hidden_act"))
+        # XGLM's sinusoids divide by d/2 − 1: at least 4 wide
+        d = config["num_attention_heads"] * draw(st.sampled_from([4, 8]))
+        values = (d, config["num_attention_heads"], layers, draw(st.integers(1, 24)), act)
+        return {**dict(zip(names, values, strict=True)), "max_position_embeddings": 16,
+                "tie_word_embeddings": config["tie_word_embeddings"]}
     if model_type == "cwm":
         config.pop("attention_bias")
         config["layer_types"] = draw(st.none() | st.just(_layer_types(
@@ -490,7 +501,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "jais2", "youtu", "exaone_moe", "lfm2_moe", "nemotron_h", "bamba",
                    "granitemoehybrid", "olmo_hybrid", "hy_v3", "mellum",
                    "lara_mini", "granitemoe_swa", "kolibri1", "afmoe",
-                   "aria_text", "cohere_compass_text")
+                   "aria_text", "cohere_compass_text", "xglm", "biogpt")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

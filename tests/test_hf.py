@@ -58,7 +58,8 @@ UNRELEASED = {
         ("lara_mini", "translated/Lara-4-Mini-Base"),
         ("granitemoe_swa", "ibm-granite/granite-swash-3b-a600m"),
         ("kolibri1", "Aleph-Alpha/Kolibri-1"), ("afmoe", "arcee-ai/Trinity-Mini"),
-        ("aria_text", "rhymes-ai/Aria"), ("cohere_compass_text", "CohereLabs/compass"))},
+        ("aria_text", "rhymes-ai/Aria"), ("cohere_compass_text", "CohereLabs/compass"),
+        ("xglm", "facebook/xglm-564M"), ("biogpt", "microsoft/biogpt"))},
     "nemotron_h": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's pattern (copies quoted by "
                   "public repositories) has mixer blocks without an FFN block beside ones with, "
                   "which calc refuses; no verbatim config.json of another release was found",

@@ -18,6 +18,7 @@ from calc.hf.families import (
     arcee,
     aria,
     bamba,
+    biogpt,
     bitnet,
     bloom,
     cohere,
@@ -62,6 +63,7 @@ from calc.hf.families import (
     solar_open,
     stablelm,
     starcoder2,
+    xglm,
     youtu,
 )
 from calc.hf.model_type import ModelType
@@ -140,6 +142,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     granite.GRANITEMOE_SWA,
     kolibri.KOLIBRI1,
     afmoe.AFMOE,
+    xglm.XGLM,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,
@@ -174,6 +177,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     mellum.MELLUM,
     cohere.COHERE_COMPASS_TEXT,
     aria.ARIA_TEXT,
+    biogpt.BIOGPT,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}
