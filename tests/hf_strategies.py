@@ -393,6 +393,10 @@ def _per_layer_types(draw, model_type: str) -> dict:
         values = (d, config["num_attention_heads"], layers, draw(st.integers(1, 24)), act)
         return {**dict(zip(names, values, strict=True)), "max_position_embeddings": 16,
                 "tie_word_embeddings": config["tie_word_embeddings"]}
+    if model_type == "ctrl":
+        return {"n_embd": config["hidden_size"], "n_head": config["num_attention_heads"],
+                "n_layer": layers, "dff": draw(st.integers(1, 24)), "n_positions": 16,
+                "tie_word_embeddings": config["tie_word_embeddings"]}
     if model_type == "cwm":
         config.pop("attention_bias")
         config["layer_types"] = draw(st.none() | st.just(_layer_types(
@@ -501,7 +505,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "jais2", "youtu", "exaone_moe", "lfm2_moe", "nemotron_h", "bamba",
                    "granitemoehybrid", "olmo_hybrid", "hy_v3", "mellum",
                    "lara_mini", "granitemoe_swa", "kolibri1", "afmoe",
-                   "aria_text", "cohere_compass_text", "xglm", "biogpt")
+                   "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

@@ -22,6 +22,7 @@ from calc.hf.families import (
     bitnet,
     bloom,
     cohere,
+    ctrl,
     dbrx,
     deepseek,
     dots1,
@@ -143,6 +144,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     kolibri.KOLIBRI1,
     afmoe.AFMOE,
     xglm.XGLM,
+    ctrl.CTRL,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,
