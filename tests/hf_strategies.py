@@ -522,6 +522,9 @@ STRATEGIES = {
     **{t: _layernorm_types for t in LAYERNORM_TYPES},
 }
 STRATEGIES.update({t: lambda t, base=base: STRATEGIES[base](base) for t, base in ALIKE.items()})
+# Llama's fields; Emu3TextConfig wants whole-number token ids
+STRATEGIES["emu3_text_model"] = lambda t: _llama_like("llama").map(
+    lambda fields: {**fields, "pad_token_id": 0, "bos_token_id": 0, "eos_token_id": 0})
 
 
 @st.composite

@@ -280,6 +280,11 @@ _TINY_TEXT = {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2
               "head_dim": 16}
 
 
+# Fields a wrapper's own model needs to build (Emu3Model maps its image tokens through
+# vocabulary_map, None by default)
+_WRAPPER_FIELDS = {"emu3": {"vocabulary_map": {}}}
+
+
 @pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
 def test_wrapper_table_is_transformers(wrapper):
     """Each wrapper's default text model, default tie and tie rule, from its classes: with
@@ -292,8 +297,9 @@ def test_wrapper_table_is_transformers(wrapper):
     assert defaults["tie_word_embeddings"] is tied
     assert text_type in supported_types()
     for top, text in ((False, True), (None, False)):
-        inner = {"model_type": text_type, **_TINY_TEXT, "tie_word_embeddings": text}
-        config = {"model_type": wrapper, "text_config": inner}
+        inner = {"model_type": text_type, **_TINY_TEXT, "tie_word_embeddings": text,
+                 "pad_token_id": 0}  # Emu3TextConfig's default id is past the tiny vocab
+        config = {"model_type": wrapper, "text_config": inner, **_WRAPPER_FIELDS.get(wrapper, {})}
         if top is not None:
             config["tie_word_embeddings"] = top
         assert_matches(spec_from_hf_config(config), config, 8)

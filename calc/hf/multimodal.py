@@ -41,6 +41,7 @@ WRAPPERS: dict[str, tuple[str, TieRule, bool]] = {
     "qwen3_5_moe": ("qwen3_5_moe_text", "top", False),
     "fuyu": ("persimmon", "top", False),
     "moss_transcribe_diarize": ("qwen3", "top", True),
+    "emu3": ("emu3_text_model", "top", False),
 }
 # Keys that hold a sub-config which is not a tower.
 _NOT_TOWERS = ("text_config", "quantization_config")

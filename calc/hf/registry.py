@@ -26,6 +26,7 @@ from calc.hf.families import (
     dbrx,
     deepseek,
     dots1,
+    emu3,
     ernie,
     exaone,
     falcon,
@@ -180,6 +181,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     cohere.COHERE_COMPASS_TEXT,
     aria.ARIA_TEXT,
     biogpt.BIOGPT,
+    emu3.EMU3_TEXT_MODEL,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}

@@ -87,6 +87,11 @@ META_FORWARD_UNRUNNABLE = {
 }
 
 
+# Language models of multimodal configs that transformers' auto classes build only inside
+# their wrapper: the class that builds the text model alone (modeling_emu3.py).
+_TEXT_ONLY_CLASSES = {"emu3_text_model": "Emu3ForCausalLM"}
+
+
 def build(config: dict[str, Any] | str | Path, device: str = "meta") -> nn.Module:
     """transformers' causal LM for `config` (a config.json dict or path), on the meta device
     (or, for a small config, with real tensors on "cpu"); for a multimodal config, its
@@ -101,8 +106,12 @@ def build(config: dict[str, Any] | str | Path, device: str = "meta") -> nn.Modul
             if multimodal and model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
             else transformers.AutoModelForCausalLM)
     with torch.device(device):
-        model = auto.from_config(hf_config, attn_implementation="eager",
-                                 experts_implementation="batched_mm")
+        if model_type in _TEXT_ONLY_CLASSES:  # a text config no auto class maps
+            model = getattr(transformers, _TEXT_ONLY_CLASSES[model_type])._from_config(
+                hf_config, attn_implementation="eager")
+        else:
+            model = auto.from_config(hf_config, attn_implementation="eager",
+                                     experts_implementation="batched_mm")
     if multimodal and not hasattr(model, "model"):  # Llama 4: the wrapper holds a causal LM
         return model.language_model
     return LanguageModel(model) if multimodal else model
