@@ -397,6 +397,16 @@ def _per_layer_types(draw, model_type: str) -> dict:
         return {"n_embd": config["hidden_size"], "n_head": config["num_attention_heads"],
                 "n_layer": layers, "dff": draw(st.integers(1, 24)), "n_positions": 16,
                 "tie_word_embeddings": config["tie_word_embeddings"]}
+    if model_type == "cohere2_moe":
+        kinds = _layer_types(draw, layers, ["dense", "sparse"])
+        return {**config, **moe, "num_experts": experts, "mlp_layer_types": kinds,
+                "layer_types": _layer_types(draw, layers, ["full_attention",
+                                                           "sliding_attention"]),
+                "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
+                "prefix_dense_intermediate_size": draw(st.integers(1, 8)),
+                "num_shared_experts": draw(st.integers(0, 2)),
+                "head_dim": draw(st.sampled_from([2, 4, 8])),
+                "rms_norm_eps": draw(st.sampled_from([None, 1e-5]))}
     if model_type == "cwm":
         config.pop("attention_bias")
         config["layer_types"] = draw(st.none() | st.just(_layer_types(
@@ -505,7 +515,8 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "jais2", "youtu", "exaone_moe", "lfm2_moe", "nemotron_h", "bamba",
                    "granitemoehybrid", "olmo_hybrid", "hy_v3", "mellum",
                    "lara_mini", "granitemoe_swa", "kolibri1", "afmoe",
-                   "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl")
+                   "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl",
+                   "cohere2_moe")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

@@ -146,6 +146,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     afmoe.AFMOE,
     xglm.XGLM,
     ctrl.CTRL,
+    cohere.COHERE2_MOE,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,

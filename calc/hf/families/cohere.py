@@ -13,12 +13,22 @@ from calc.hf.fields import (
     decoder,
     decoder_defaults,
     heads,
+    layer_kinds,
     layernorm_decoder,
     no_null_head_dim,
+    top_k,
 )
 from calc.hf.model_type import ModelType, Traits
-from calc.hf.per_layer import kinds_or, merge, per_layer
-from calc.hf.writing import gated, llama_like, rope_decoder, window_field
+from calc.hf.per_layer import ffn_kinds, kinds_or, merge, per_layer, sparse_layers
+from calc.hf.writing import (
+    experts,
+    full_or_sliding,
+    gated,
+    llama_like,
+    need,
+    rope_decoder,
+    window_field,
+)
 from calc.spec import ModelSpec
 
 
@@ -114,3 +124,71 @@ def _read_cohere_compass_text(c: HFConfig) -> dict[str, Any]:
 COHERE_COMPASS_TEXT = ModelType(
     "cohere_compass_text", _read_cohere_compass_text,
     defaults=COHERE2.defaults)
+
+
+# ---- cohere2_moe ------------------------------------------------------------------------------
+def _read_cohere2_moe(c: HFConfig) -> dict[str, Any]:
+    # modeling_cohere2_moe.py: Cohere 2's parallel layer (one norm: RMSNorm when rms_norm_eps
+    # is set, else LayerNorm without bias; attention and FFN read it and add to the residual;
+    # attention_bias on q, k, v, o; head_dim from the file). configuration_cohere2_moe.py:
+    # first_k_dense_replace (a keyword __post_init__ pops) dense layers, sliding except every
+    # prefix_dense_sliding_window_pattern-th among them and every sliding_window_pattern-th
+    # among the rest, unless layer_types says; the MoE where mlp_layer_types says "sparse":
+    # a router without bias, num_experts experts of intermediate_size and, with
+    # num_shared_experts, one shared MLP of num_shared × intermediate_size averaged in (no
+    # parameter); the dense layers' MLP of prefix_dense_intermediate_size.
+    layers = c.size("num_hidden_layers")
+    first = c.values.get("first_k_dense_replace", 0)
+    if isinstance(first, bool) or not isinstance(first, int) or first < 0:
+        c.fail(f"first_k_dense_replace={first!r} must be a whole number >= 0")
+    prefix, rest = c.size("prefix_dense_sliding_window_pattern"), c.size("sliding_window_pattern")
+    kinds = layer_kinds(c, [
+        ("local" if (i + 1) % prefix else "global") if i < first
+        else ("local" if (i - first + 1) % rest else "global") for i in range(layers)])
+    sparse = sparse_layers(c, [i >= first for i in range(layers)])
+    n_experts, width = c.size("num_experts"), c.size("intermediate_size")
+    shared = c.size("num_shared_experts", minimum=0)
+    moe = any(sparse) and {
+        "n_experts": n_experts, "d_expert": width,
+        "top_k": top_k(c, "num_experts_per_tok", n_experts, "num_experts"),
+        **({"n_shared_experts": 1, "d_shared": shared * width} if shared else {})}
+    bias = c.flag("attention_bias")
+    norm = ({"kind": "rmsnorm", "placement": "pre"} if c.given("rms_norm_eps")
+            else {"kind": "layernorm", "bias": False, "placement": "pre"})
+    spec = decoder(c, heads(c), moe=moe or None, norm=norm, parallel_block=True,
+                   parallel_norms=1, attention={"qkv_bias": bias, "out_bias": bias},
+                   d_ff=(c.size("prefix_dense_intermediate_size") if not all(sparse)
+                         else width))
+    return merge(spec, per_layer(c, attention=kinds, ffn=ffn_kinds(sparse)))
+
+
+def _write_cohere2_moe(spec: ModelSpec) -> dict[str, Any]:
+    # The one writer of a parallel layer with experts (sliding and full, dense prefix layers).
+    moe, ffn = experts(spec, "cohere2_moe"), spec.ffn
+    need(spec.parallel_block, "parallel_block=False (cohere2_moe's attention and FFN read one "
+                              "norm in parallel)")
+    assert ffn is not None
+    shared = moe.shared_width // moe.d_expert if moe.n_shared_experts else 0
+    return {**llama_like(spec, "cohere2_moe"), **full_or_sliding(spec, "cohere2_moe"),
+            "attention_bias": spec.attention.qkv_bias,
+            "mlp_layer_types": ["sparse" if sparse else "dense" for sparse in spec.moe_layers],
+            "intermediate_size": moe.d_expert, "num_experts": moe.n_experts,
+            "num_experts_per_tok": moe.top_k, "num_shared_experts": shared,
+            "prefix_dense_intermediate_size": ffn.d_ff,
+            "rms_norm_eps": 1e-5 if spec.norm.kind == "rmsnorm" else None}
+
+
+COHERE2_MOE = ModelType(
+    "cohere2_moe", _read_cohere2_moe, write=_write_cohere2_moe,
+    traits=Traits(norm="layernorm", moe=True),
+    getattr_fields=("first_k_dense_replace",),
+    defaults={
+        "vocab_size": 256000, "hidden_size": 8192, "intermediate_size": 22528,
+        "num_hidden_layers": 40, "num_attention_heads": 64, "num_key_value_heads": None,
+        "head_dim": 128, "hidden_act": "silu", "max_position_embeddings": 8192,
+        "tie_word_embeddings": True, "attention_bias": False, "sliding_window": 4096,
+        "num_experts_per_tok": 2, "num_experts": 8, "num_shared_experts": 0,
+        "layer_types": None, "mlp_layer_types": None, "prefix_dense_sliding_window_pattern": 1,
+        "prefix_dense_intermediate_size": None, "sliding_window_pattern": 4,
+        "rms_norm_eps": None,
+    })
