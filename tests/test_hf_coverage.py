@@ -9,6 +9,8 @@ knows its tie rule, refused when its text model is.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 transformers = pytest.importorskip("transformers")
@@ -84,3 +86,11 @@ def test_a_refused_type_is_refused_with_its_feature(model_type):
 def test_a_type_that_is_not_a_decoder_lm_says_what_it_is(model_type):
     with pytest.raises(CalcError, match="calc counts decoder-only language models"):
         spec_from_hf_config({"model_type": model_type})
+
+
+def test_docs_list_every_refused_type_and_its_feature():
+    """docs/custom-models.md's table of refused types is calc.hf.unknown.NEEDS, row for row."""
+    text = (Path(__file__).parents[1] / "docs" / "custom-models.md").read_text()
+    rows = {line.split("|")[1].strip().strip("`"): line.split("|")[2].strip()
+            for line in text.splitlines() if line.startswith("| `")}
+    assert rows == NEEDS

@@ -50,8 +50,9 @@ NEEDS = {
                "output gate and norm) in a hybrid with softmax attention",
     "kimi_linear": "Kimi Delta Attention (a gated delta rule whose channel-wise forget gate "
                    "comes from low-rank f_a/f_b projections) beside MLA layers",
-    "bailing_hybrid": "a linear-attention mixer with a low-rank forget gate "
-                      "(BailingHybridDeltaAttention) beside softmax attention",
+    "bailing_hybrid": "a delta-rule linear attention with its own forget gate "
+                      "(BailingHybridDeltaAttention, BailingHybridForgetGate) beside softmax "
+                      "attention",
     "diffllama": "differential attention (two softmax maps per head, their difference weighted "
                  "by learned λ vectors, a per-head norm after)",
     # layers reused or iterated, or residual streams the spec's one pass cannot hold
