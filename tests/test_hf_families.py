@@ -210,8 +210,10 @@ BAD = [
     (config("nanochat-d32", head_dim=None), "head_dim=None: transformers' nanochat attention"),
     (config("apertus-8b-2509", post_norm=True), "post_norm=True: transformers' apertus always"),
     (config("apertus-8b-2509", hidden_act="xielu2"), "hidden_act='xielu2' is not an activ"),
-    ({"model_type": "nemotron_h"},
-     "model_type='nemotron_h' is not supported (closest supported: nemotron)"),
+    ({"model_type": "nemotron_nas"},
+     "model_type='nemotron_nas' is not supported (closest supported: nemotron, nemotron_h)"),
+    ({"model_type": "rwkv"}, "'rwkv' needs RWKV's time-mix"),
+    ({"model_type": "bert"}, "'bert' is a bidirectional encoder of the BERT family"),
     ({"model_type": "my_llama", "architectures": ["LlamaForCausalLM"]}, "closest supported: l"),
     ({"model_type": "t5"}, "write the model as a spec file (TOML, docs/custom-models.md)"),
     ({"model_type": "my_vlm", "text_config": {"hidden_size": 8}}, "text_config has no model_t"),
@@ -231,7 +233,7 @@ def test_bad_configs_name_the_field(bad, message):
 
 def test_cli_refuses_an_unknown_type_naming_the_closest(cli, tmp_path):
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({"model_type": "qwen3_5"}))
+    path.write_text(json.dumps({"model_type": "qwen3_6"}))
     result = cli(str(path), "--format", "json")
     assert result.code == 2 and result.err.count("\n") == 1
     assert "closest supported: qwen3, qwen2, qwen3_moe" in result.err
