@@ -246,7 +246,7 @@ def test_defaults_follow_transformers():
 
 # ---- refused configs: one line naming the field ---------------------------------------------
 BAD = [
-    ({"model_type": "t5"}, "model_type='t5' is not supported (supported: apertus, arcee, "),
+    ({"model_type": "t5"}, "model_type='t5' is not supported (supported: afmoe, apertus, "),
     (config("llama-3.1-8b", num_key_value_heads=5), "num_key_value_heads=5 must divide"),
     (config("mistral-7b-v0.1", num_attention_heads=30), "num_attention_heads=30 does not divide"),
     (config("llama-3.1-8b", hidden_size=-4096), "hidden_size=-4096 must be a whole number >= 1"),
@@ -291,7 +291,7 @@ def test_cli_takes_a_config_json(cli, tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    (json.dumps({"model_type": "rwkv"}), "model_type='rwkv' is not supported"),
+    (json.dumps({"model_type": "rwkv"}), "model_type='rwkv' needs RWKV's time-mix"),
     (json.dumps(config("qwen3-4b", num_key_value_heads=3)), "num_key_value_heads=3 must"),
     (json.dumps(config("mixtral-8x7b-v0.1", num_local_experts=-8)), "num_local_experts=-8"),
     (json.dumps(config("qwen3-30b-a3b", num_experts_per_tok=129)), "must not exceed num_exp"),
