@@ -132,7 +132,9 @@ def _write_granitemoehybrid(spec: ModelSpec) -> dict[str, Any]:
     if m is not None:
         need(m.version == 2 and m.n_heads is not None, "a mamba other than Mamba-2")
         assert m.n_heads is not None
-        config.update(mamba_expand=m.d_inner / spec.d_model, mamba_n_heads=m.n_heads,
+        need(m.d_inner % spec.d_model == 0, f"mamba.d_inner={m.d_inner}, not a whole multiple "
+             f"of d_model={spec.d_model} (mamba_expand is a whole number)")
+        config.update(mamba_expand=m.d_inner // spec.d_model, mamba_n_heads=m.n_heads,
                       mamba_d_head=m.d_inner // m.n_heads, mamba_n_groups=m.n_groups,
                       mamba_d_state=m.d_state, mamba_d_conv=m.d_conv,
                       mamba_conv_bias=m.conv_bias, mamba_proj_bias=m.bias)
