@@ -38,6 +38,8 @@ GIB = 2**30
 BITS_PER_BYTE = 8
 SECONDS_PER_HOUR = 3600
 HOURS_PER_DAY = 24
+MILLION = 10**6  # cost per million tokens
+MILLISECOND = 1e-3
 
 # The MFU assumed when none is given or measured, always labelled as a default: large dense runs
 # report 38-46 % (PaLM 540B 46.2 %, Chowdhery et al. 2022 Table 3; Llama 3 405B 38-43 % BF16 MFU,

@@ -60,6 +60,10 @@ RANGES: dict[str, Range] = {
     "host_memory_gib": Range(0, 1 << 24, open_low=True, example="2048"),
     # a node's NVMe drives together (ZeRO-Infinity), GB/s
     "nvme_gb_s": Range(0, 1e5, open_low=True, example="10 (four PCIe Gen4 drives read)"),
+    # serving (calc.infer): requests a second, latency targets, shares of a prompt or a length
+    "request_rate": Range(0, 1e7, open_low=True, example="10 (requests a second)"),
+    "latency_ms": Range(0, 1e7, open_low=True, example="50 (milliseconds)"),
+    "share": Range(0, 0.99, example="0.2 (a fraction)"),
 }
 
 
