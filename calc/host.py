@@ -1,5 +1,6 @@
-"""How much memory this process may still take, so that a command too big for the machine is
-refused with one line before it starts building (issue 12: `bench llama3.1-405b` was killed
+"""The memory this process may still take, so that too big a command is refused.
+
+It is refused with one line before it starts building (issue 12: `bench llama3.1-405b` was killed
 after 96 s with no message; `verify llama2-7b --device cpu` under a limit ended in torch's
 "DefaultCPUAllocator" error).
 

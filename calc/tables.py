@@ -17,6 +17,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
+from calc.counting import GIB, GIGA, TERA
 from calc.errors import CalcError
 
 FORMATS = ("text", "markdown", "json", "csv", "latex", "html")
@@ -26,7 +27,7 @@ _TABULATE = {"markdown": "github", "latex": "latex_raw", "html": "html"}  # text
 _LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}",
                                                     "^": r"\textasciicircum{}",
                                                     "\\": r"\textbackslash{}"}
-_PREFIXES = ((1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "B"),
+_PREFIXES = ((1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (TERA, "T"), (GIGA, "B"),
              (1e6, "M"), (1e3, "k"))
 
 
@@ -80,7 +81,7 @@ def _format(value: Any, kind: str) -> str:
     if kind == "ratio":
         return f"{value:.3f}"
     if kind == "bytes":  # binary, labelled
-        return f"{value / 2**30:,.2f} GiB"
+        return f"{value / GIB:,.2f} GiB"
     if kind == "hours":
         return f"{value:,.0f}" if value >= 100 else f"{value:,.2f}"
     return str(value)
@@ -379,7 +380,7 @@ class View:
 
 
 # ---- byte quantities: both units side by side, always labelled ---------------------------
-GB, GIB = 1e9, 2**30
+GB = GIGA  # decimal gigabyte, beside the binary GiB
 
 
 def bytes_table(title: str) -> Table:

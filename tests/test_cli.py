@@ -146,7 +146,7 @@ def test_formula_text_and_latex(cli):
 BAD = [
     (("no-such-model",), "unknown model 'no-such-model'"),
     (("llama2-7",), "llama2-7b"),
-    (("llama2-7b", "--gpu", "a10"), "did you mean a100"),
+    (("llama2-7b", "--gpu", "a1000"), "did you mean a100"),
     (("llama2-7b", "--tokens", "abc"), "--tokens: 'abc' is not a number"),
     (("llama2-7b", "--tokens", "-5"), "--tokens"),
     (("llama2-7b", "--tokens", "0"), "--tokens"),

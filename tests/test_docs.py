@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from calc.commands.docs import blocks, body, output, refresh
+from calc.commands.docs import blocks, body, layout, output, refresh
 from calc.errors import CalcError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,6 +19,15 @@ def test_committed_docs_are_fresh():
     seen, stale = refresh(ROOT, check=True)
     assert seen >= 10  # presets, gpus, conventions (5), compare (2), the 1e24 sweep
     assert [f"{b.path}: {b.command}" for b in stale] == []
+
+
+def test_the_docs_index_lists_every_page():
+    """docs/README.md links every page in docs/ (and no page that is not there)."""
+    docs = ROOT / "docs"
+    linked = set(re.findall(r"\]\(([\w.-]+\.md)\)", (docs / "README.md").read_text()))
+    pages = {page.name for page in docs.glob("*.md")} - {"README.md"}
+    assert sorted(pages - linked) == [], "add these pages to docs/README.md's table"
+    assert sorted(linked - pages) == [], "docs/README.md links pages docs/ does not hold"
 
 
 def test_a_stale_block_is_caught_and_rewritten(tmp_path, cli):
@@ -65,3 +75,27 @@ def test_bad_commands(command, message):
 def test_body_fences_by_format():
     assert body("python -m calc gpt2 --format json", "{}\n") == "\n```json\n{}\n```\n"
     assert body("python -m calc gpt2 --format markdown", "| a |\n") == "\n| a |\n"
+
+
+def test_the_layout_block_is_read_from_the_packages_on_disk(tmp_path):
+    """A new package appears in the README's Layout block with its docstring's first sentence,
+    a long one wrapped under the name; one without a docstring is refused."""
+    package = tmp_path / "calc"
+    (package / "plan").mkdir(parents=True)
+    (package / "__init__.py").write_text('"""The package. More."""\n')
+    (package / "__main__.py").write_text("from calc.cli import main\n")
+    (package / "cli.py").write_text(
+        '"""`python -m calc`: e.g. `estimate`, e.g. Llama (Touvron et al. 2023). Then."""\n')
+    (package / "plan" / "__init__.py").write_text(
+        '"""' + "One run's options, " * 5 + 'declared once.\n\nDetails."""\n')
+    assert layout(package).splitlines() == [
+        "calc/        The package.",
+        "calc/cli.py  `python -m calc`: e.g. `estimate`, e.g. Llama (Touvron et al. 2023).",
+        "calc/plan/   One run's options, One run's options, One run's options, One run's options,"
+        " One run's",  # 98 characters: under the README's 100
+        "             options, declared once.",
+    ]
+    (package / "views").mkdir()
+    (package / "views" / "__init__.py").write_text("import calc\n")
+    with pytest.raises(CalcError, match=r"views/__init__\.py has no docstring"):
+        layout(package)

@@ -116,19 +116,22 @@ def test_extreme_inputs_stay_finite(gpus, context, batch):
 
 @pytest.mark.parametrize("options, message", [
     (dict(gpu="v100"), "no dense bf16 peak"),
-    (dict(gpu="h100", dtype="fp8", compute_dtype="fp8"), None),
     (dict(gpu="a100", dtype="fp8"), "no dense fp8 peak"),
     (dict(gpu="tpu-v3"), "has no memory bandwidth"),
     (dict(gpu="a100", batch=0), "batch"),
     (dict(gpu="a100", mbu=1.5), "mbu"),
 ])
 def test_bad_options_name_the_field(options, message):
-    if message is None:
-        calc.infer("llama2-7b", **options)
-        return
     with pytest.raises(calc.CalcError) as error:
         calc.infer("llama2-7b", **options)
     assert message in str(error.value)
+
+
+def test_fp8_on_a_gpu_with_an_fp8_peak_is_priced_at_it():
+    """H100 has a dense fp8 peak (twice bf16): fp8 weights of one byte, at that peak."""
+    fp8 = calc.infer("llama2-7b", gpu="h100", dtype="fp8", compute_dtype="fp8").inference
+    assert fp8.peak_flops == calc.get_gpu("h100").peak_flops("fp8") == 1978.9e12
+    assert fp8.weights_bytes == fp8.params == 6_738_415_616
 
 
 @settings(max_examples=30, deadline=None)

@@ -9,6 +9,7 @@ import importlib
 import importlib.util
 import pkgutil
 import re
+import textwrap
 import types
 from pathlib import Path
 
@@ -100,20 +101,109 @@ def test_the_cycle_check_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
 
 
-def test_imports_run_one_way():
-    """commands → views → reports → the bottom; nothing below imports a layer above it."""
-    layers = ["calc.commands", "calc.views", "calc.reports"]
-    graph = import_graph()
-    for module, targets in graph.items():
-        for rank, layer in enumerate(layers):
-            if module == layer or module.startswith(layer + "."):
-                above = layers[:rank]
-                break
-        else:
-            above = [*layers] if module not in ("calc", "calc.cli", "calc.__main__") else []
-        wrong = [t for t in targets for layer in above
-                 if t == layer or t.startswith(layer + ".")]
-        assert not wrong, f"{module} imports {wrong}, a layer above it"
+# Which part of calc may import which: every package and every module directly under calc/
+# ("calc" is the package's own __init__.py), from the top down. A row names only rows below it,
+# so imports run one way (commands → views → reports → plan → calibration/timing →
+# evaluate/formulas → spec, with counting, errors, numbers and lazy at the bottom). An import
+# anywhere in a module (inside a function and under TYPE_CHECKING too) that its row does not
+# name fails test_imports_follow_the_table. docs/architecture.md quotes this table (`python
+# tests/test_layout.py` prints it, `python -m calc docs` copies it there).
+MAY_IMPORT = {
+    "__main__": "cli",
+    "cli": "commands errors",
+    "commands": "calc views reports plan presets spec tables files numbers counting errors",
+    "calc": "views reports presets hf evaluate spec lazy errors",  # __version__ for commands
+    "views": "reports plan timing presets document tables files spec counting errors",
+    "reports": "verify sweeps plan calibration timing presets hf host formulas symbols evaluate "
+               "_compiled document spec counting errors",
+    "verify": "presets hf evaluate spec",
+    "sweeps": "document spec numbers errors",
+    "plan": "calibration timing trainers presets evaluate _compiled spec counting errors lazy",
+    "calibration": "timing source_flops presets spec counting",
+    "timing": "presets evaluate spec counting errors",
+    "trainers": "presets spec errors",
+    "source_flops": "evaluate spec errors",
+    "presets": "hf files spec errors",
+    "hf": "files spec errors",
+    "document": "spec errors",
+    "tables": "errors",
+    "files": "errors",
+    "host": "counting errors",
+    "formulas": "symbols counting",
+    "symbols": "counting",
+    "evaluate": "_compiled spec counting",
+    "_compiled": "",
+    "spec": "numbers counting errors lazy",
+    "numbers": "counting errors",
+    "counting": "",
+    "errors": "",
+    "lazy": "",
+}
+
+
+def part(module: str) -> str:
+    """The row of MAY_IMPORT a module belongs to: `calc.reports.step` → `reports`."""
+    return module.split(".")[1] if "." in module else module
+
+
+def parts_on_disk() -> set[str]:
+    return {part(module) for module in modules()}
+
+
+def upward(table: dict[str, str]) -> list[str]:
+    """Rows naming a row above them, themselves or no row at all: the table is not layered."""
+    order = list(table)
+    return [f"{row} may import {name}" for rank, row in enumerate(order)
+            for name in table[row].split() if name not in order[rank + 1:]]
+
+
+def unlisted(graph: dict[str, set[str]], table: dict[str, str]) -> list[str]:
+    """Every import from one part of calc into another that the importer's row does not name."""
+    return sorted(f"{module} imports {target}: {part(module)} may import only "
+                  f"{table[part(module)] or 'nothing of calc'}"
+                  for module, targets in graph.items() for target in targets
+                  if part(target) != part(module)
+                  and part(target) not in table[part(module)].split())
+
+
+def test_the_table_has_a_row_per_package_and_module():
+    assert sorted(parts_on_disk() - set(MAY_IMPORT)) == [], "add their rows to MAY_IMPORT"
+    assert sorted(set(MAY_IMPORT) - parts_on_disk()) == [], "MAY_IMPORT names what is gone"
+
+
+def test_the_table_runs_one_way():
+    assert upward(MAY_IMPORT) == []
+
+
+def test_imports_follow_the_table():
+    """commands → views → reports → the bottom, as MAY_IMPORT says, part by part."""
+    assert unlisted(import_graph(), MAY_IMPORT) == []
+
+
+def test_the_table_checks_catch_what_they_should(tmp_path):
+    """The checkers themselves: an upward row, an import inside a function or under
+    TYPE_CHECKING that the table does not allow."""
+    assert upward({"views": "reports", "reports": "views"}) == ["reports may import views"]
+    assert upward({"views": "reports", "reports": "nowhere"}) == ["reports may import nowhere"]
+    source = tmp_path / "module.py"
+    source.write_text("from typing import TYPE_CHECKING\n"
+                      "if TYPE_CHECKING:\n    from calc.views import estimate\n"
+                      "def f():\n    import calc.commands.docs\n")
+    known = {"calc.views", "calc.views.estimate", "calc.commands", "calc.commands.docs"}
+    graph = {"calc.spec.model": imports(source, known)}
+    assert unlisted(graph, MAY_IMPORT) == [
+        f"calc.spec.model imports {target}: spec may import only {MAY_IMPORT['spec']}"
+        for target in ("calc.commands.docs", "calc.views.estimate")]
+
+
+def table_text(table: dict[str, str] = MAY_IMPORT, width: int = 99) -> str:
+    """The table as docs/architecture.md shows it: one row per part, top to bottom."""
+    indent = max(map(len, table)) + 2
+    lines = [f"{'part':<{indent}}may import", f"{'-' * (indent - 2)}  {'-' * 10}"]
+    for row, names in table.items():
+        lines += textwrap.wrap(", ".join(names.split()) or "nothing of calc", width,
+                               initial_indent=row.ljust(indent), subsequent_indent=" " * indent)
+    return "\n".join(lines) + "\n"
 
 
 def _names(package: str) -> set[str]:
@@ -160,3 +250,7 @@ def test_plot_stays_a_function_after_the_plot_command(cli, tmp_path):
     assert cli("plot", "pie", "gpt2", "-o", str(tmp_path / "x.png")).code == 2
     figure = calc.plot("params", "gpt2")
     assert figure.axes
+
+
+if __name__ == "__main__":
+    print(table_text(), end="")

@@ -178,7 +178,7 @@ def test_without_a_gpu_there_is_no_verdict():
     ("llama2-7b", dict(zero=4), "zero"),
     ("llama2-7b", dict(dp=0), "dp"),
     ("gpt2", dict(seq_len=4096), "learned position table of 1024"),
-    ("llama2-7b", dict(gpu="a10"), "did you mean a100"),
+    ("llama2-7b", dict(gpu="a1000"), "did you mean a100"),
 ])
 def test_bad_options_name_the_field(model, options, message):
     with pytest.raises(calc.CalcError) as error:

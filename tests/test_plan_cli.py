@@ -80,7 +80,7 @@ BAD = [
     (("memory", "llama2-7b", "--dp", "0"), "--dp"),
     (("memory", "llama2-7b", "--tp", "3"), "tp=3 must divide attention.n_heads=32"),
     (("memory", "llama2-7b", "--recipe", "fp32"), "recipe='fp32' does not go with"),
-    (("memory", "llama2-7b", "--gpu", "a10"), "did you mean a100"),
+    (("memory", "llama2-7b", "--gpu", "a1000"), "did you mean a100"),
     (("memory", "gpt2", "--seq-len", "2048"), "learned position table of 1024"),
     (("infer", "llama2-7b"), "--gpu"),
     (("infer", "llama2-7b", "--gpu", "a100", "--context", "0"), "--context"),

@@ -13,16 +13,23 @@ only at the start of a line, so prose can quote one.
 A command is `python -m calc ARGS` (run in-process through calc.commands.run) or `python FILE.py
 ARGS` (a script under the root, run with runpy). Markdown and HTML output goes in as it is;
 other formats go in a fenced block (```text, ```json, ...).
+
+`python -m calc docs --layout` prints the map of the package the README's Layout section holds:
+each package and module directly under calc/ (and the preset data) with the first sentence of its
+docstring, read from the files on disk, so a new package appears once it has a docstring.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import importlib.util
 import io
 import re
 import runpy
 import shlex
 import sys
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,6 +144,53 @@ def refresh(root: Path, check: bool = False) -> tuple[int, list[Block]]:
     return seen, stale
 
 
+# A sentence ends at . ! or ? and a space before a capital or a quote: "calc.views", "et al. 2020",
+# "e.g. `estimate`" and "e.g. Llama" do not end one.
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)(?<!al\.)\s+(?=[A-Z\"])")
+LAYOUT_WIDTH = 99  # the README's lines stay under 100 characters
+
+
+def summary(path: Path) -> str:
+    """The first sentence of a module's docstring, on one line; CalcError when it has none."""
+    docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+    if not docstring:
+        raise CalcError(f"docs: {path} has no docstring; the README's Layout section prints the "
+                        f"first sentence of every package's and top-level module's docstring")
+    paragraph = " ".join(docstring.split("\n\n")[0].split())
+    return _SENTENCE_END.split(paragraph)[0]
+
+
+def layout(package: Path, data: Path | None = None) -> str:
+    """Each package and module directly under `package` (dunder modules aside: `__init__` is the
+    package's own line) and the `data` package, one entry each: its path from the package's
+    parent and the first sentence of its docstring, wrapped under LAYOUT_WIDTH."""
+    root = package.parent
+    entries = [(package, package / "__init__.py")]
+    for path in sorted(package.iterdir()):
+        if path.is_dir() and (path / "__init__.py").is_file():
+            entries.append((path, path / "__init__.py"))
+        elif path.suffix == ".py" and not path.name.startswith("__"):
+            entries.append((path, path))
+    if data is not None:
+        entries.append((data, data / "__init__.py"))
+    names = [path.relative_to(root).as_posix() + ("/" if path.is_dir() else "")
+             for path, _ in entries]
+    indent = " " * (max(map(len, names)) + 2)
+    lines = []
+    for name, (_, source) in zip(names, entries, strict=True):
+        lines += textwrap.wrap(summary(source), LAYOUT_WIDTH, break_on_hyphens=False,
+                               initial_indent=name.ljust(len(indent)), subsequent_indent=indent)
+    return "\n".join(lines) + "\n"
+
+
+def _package_layout() -> str:
+    """calc's own layout: the package this process imported, and its preset data (presets/ in a
+    checkout, calc/preset_data/ in an installed copy)."""
+    package = Path(__file__).resolve().parents[1]
+    data = importlib.util.find_spec("calc.preset_data")
+    return layout(package, Path(data.origin).parent if data and data.origin else None)
+
+
 def run(argv: Sequence[str]) -> int:
     parser = Parser(prog="python -m calc docs",
                     description=f"Rewrite every <!-- output: COMMAND --> block in "
@@ -145,7 +199,13 @@ def run(argv: Sequence[str]) -> int:
                         help="rewrite nothing; exit 1 when a block is stale")
     parser.add_argument("--root", type=Path, default=Path("."),
                         help="the folder holding README.md and docs/ (default: here)")
+    parser.add_argument("--layout", action="store_true",
+                        help="print the README's Layout block: every package and module of calc "
+                             "with the first sentence of its docstring")
     args = parser.parse_args(argv)
+    if args.layout:
+        print(_package_layout(), end="")
+        return 0
     seen, stale = refresh(args.root, check=args.check)
     for block in stale:
         verb = "is stale" if args.check else "rewritten"

@@ -1,2 +1,4 @@
-"""One report per question calc answers: reports/<X>.py builds report X as data (a
-calc.document.Document), calc/views/<X>.py prints it, calc/commands/<X>.py is its CLI verb."""
+"""One report per question calc answers, as data (calc.document.Document).
+
+reports/<X>.py builds report X, calc/views/<X>.py prints it, calc/commands/<X>.py is its CLI verb.
+"""

@@ -1,4 +1,4 @@
-"""Validated, frozen input schemas: the model, the accelerator and the workloads.
+"""Validated, frozen input schemas: the model, the accelerator, the workloads.
 
 Each name loads its module on first use (calc.lazy), so that `from calc.spec.model import
 ModelSpec` or `from calc.spec import GPU` builds only the schemas it needs, not all of them.

@@ -1,5 +1,7 @@
-"""Step time of a training layout: compute as operators, communication on the links each group
-crosses, the pipeline schedule, the optimizer (docs/step-time.md).
+"""A training layout's step time: compute, communication, pipeline, optimizer.
+
+Compute as operators, communication on the links each group crosses, the pipeline schedule, the
+optimizer (docs/step-time.md).
 
     terms = model_terms(spec, seq_len)            # once per model (calc.timing.operators)
     step_time(terms, layout, device, network, framework)   # cheap arithmetic per layout

@@ -1,4 +1,6 @@
-"""Read the training config a user already has: DeepSpeed JSON, a Megatron-LM argument list,
+"""Reading trainer configs for `memory --from` and `step --from`.
+
+They read the training config a user already has: DeepSpeed JSON, a Megatron-LM argument list,
 a torchtitan TOML, an axolotl YAML or a transformers TrainingArguments JSON.
 
 Each reader maps the settings calc models onto calc.memory's keyword arguments, keeps every

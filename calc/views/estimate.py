@@ -6,6 +6,7 @@ from calc.counting import (
     BACKWARD_PER_FORWARD,
     FROZEN_BACKWARD_PER_FORWARD,
     RULES,
+    TERA,
     TOKENS_PER_PARAMETER,
     TRAIN_PER_FORWARD,
 )
@@ -111,10 +112,10 @@ def _training_table(report: Report) -> Table:
     if t.gpu is not None:
         recipe = t.dtype if t.precision == "bf16" else f"{t.dtype} + {t.precision} effective"
         table.add("GPU", f"{t.gpu} ({t.gpu_title}), {recipe} dense peak "
-                         f"{t.peak_flops / 1e12:g} TFLOP/s", "")
+                         f"{t.peak_flops / TERA:g} TFLOP/s", "")
         if t.low_precision_share is not None:
             table.add(f"{t.precision} GEMMs", f"{100 * t.low_precision_share:.1f} % of the "
-                      f"FLOPs at {t.low_precision_peak / 1e12:g} TFLOP/s", "")
+                      f"FLOPs at {t.low_precision_peak / TERA:g} TFLOP/s", "")
         table.add("MFU", f"{t.mfu:.3g} ({t.mfu_source})", "")
         table.add("GPU-hours", _amount(t.gpu_hours), _amount(t.gpu_hours_6nd))
         table.add(f"days on {t.gpus:,} GPU{'s' if t.gpus > 1 else ''}", _amount(t.days),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from calc.counting import TERA
 from calc.reports.optimal import OptimalReport, Shape
 from calc.tables import Column, Table, View
 
@@ -28,7 +29,7 @@ def view(report: OptimalReport) -> View:
         budget = Table("Budget", [Column("quantity"), Column("value", "text")])
         budget.add("GPUs", f"{b.gpus:,} × {b.gpu} ({b.gpu_title})")
         budget.add("days", f"{b.days:g}")
-        budget.add(f"dense {b.dtype} peak", f"{b.peak_flops / 1e12:g} TFLOP/s")
+        budget.add(f"dense {b.dtype} peak", f"{b.peak_flops / TERA:g} TFLOP/s")
         budget.add("MFU", f"{b.mfu:g} ({b.mfu_source})")
         budget.add("training FLOPs C", f"{o.flops:.4g}")
         tables.insert(0, budget)

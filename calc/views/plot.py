@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from calc.counting import TOKENS_PER_PARAMETER
+from calc.counting import GIGA, TOKENS_PER_PARAMETER
 from calc.errors import CalcError, install
 from calc.files import output_path, write_atomic
 from calc.presets import load_model
@@ -86,10 +86,10 @@ def _context(figure_class: Any, names: list[str], attention: str) -> Any:
         top = spec.position_table or max(1 << 17, spec.context_length)
         lengths = np.unique(np.geomspace(128, top, 60).round().astype(np.int64))
         result = sweep(name, seq_len=lengths, attention=attention)
-        line, = flops_ax.plot(lengths, result["flops_forward"] / 1e9, label=name)
+        line, = flops_ax.plot(lengths, result["flops_forward"] / GIGA, label=name)
         share_ax.plot(lengths, 100 * result["attention_share"], color=line.get_color())
         mark = sweep(name, seq_len=spec.context_length, attention=attention)  # trained at
-        flops_ax.plot(spec.context_length, mark["flops_forward"][0] / 1e9, "o",
+        flops_ax.plot(spec.context_length, mark["flops_forward"][0] / GIGA, "o",
                       color=line.get_color())
         share_ax.plot(spec.context_length, 100 * mark["attention_share"][0], "o",
                       color=line.get_color())
@@ -119,8 +119,8 @@ def _params(figure_class: Any, names: list[str]) -> Any:
                     label=part if row == 0 else None)
             left += 100 * share
         p = report.params
-        active = f", {p.active / 1e9:.3g} B active" if p.active != p.total else ""
-        ax.text(101, row, f"{p.total / 1e9:.3g} B{active}", va="center", fontsize="small")
+        active = f", {p.active / GIGA:.3g} B active" if p.active != p.total else ""
+        ax.text(101, row, f"{p.total / GIGA:.3g} B{active}", va="center", fontsize="small")
     ax.set_yticks(range(len(reports)), [r.model for r in reports])
     ax.set_xticks(range(0, 101, 20))
     ax.invert_yaxis()
