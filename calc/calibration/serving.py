@@ -39,9 +39,15 @@ from typing import Literal
 
 from calc.counting import MILLISECOND
 from calc.errors import CalcError
-from calc.presets import _data_dir, get_gpu, get_system, load_preset, load_serving_runs, \
-    system_for_gpu
-from calc.serving.constants import FILE, ServingConstants, load_serving_constants, parse
+from calc.presets import (
+    _data_dir,
+    get_gpu,
+    get_system,
+    load_preset,
+    load_serving_runs,
+    system_for_gpu,
+)
+from calc.serving.constants import FILE, ServingConstants, load_serving_constants
 from calc.serving.layouts import Replica
 from calc.serving.schedule import Load, Served
 from calc.serving.setup import DoesNotFit, Setup, serve, setup
@@ -274,7 +280,7 @@ def fit(constants: ServingConstants, models: Sequence[RowModel],
         start = best
         for name in names:
             low, high = bounds(constants, name)
-            value = _golden(lambda v, n=name: loss(constants.with_values({n: v}), models),
+            value = _golden(lambda v, n=name, c=constants: loss(c.with_values({n: v}), models),
                             low, high)
             candidate = constants.with_values({name: float(f"{value:.4g}")})
             trial = loss(candidate, models)

@@ -68,9 +68,9 @@ class ServingPlan:
 
 
 def _load(serving: Serving, workload: InferenceWorkload, replicas: int) -> Load:
-    I, O = serving.input_len, serving.output_len
-    assert I is not None and O is not None
-    common = dict(input_len=I, output_len=O, synchronized=serving.spread == 0,
+    n_in, n_out = serving.input_len, serving.output_len
+    assert n_in is not None and n_out is not None
+    common = dict(input_len=n_in, output_len=n_out, synchronized=serving.spread == 0,
                   prefix_hit=serving.prefix_hit)
     requests = math.ceil(serving.requests / replicas) if serving.requests else None
     if serving.request_rate is not None:
@@ -197,8 +197,9 @@ def serving_plan(spec: ModelSpec, gpu: GPU, system: System | None,
                                               serving.ep or 1), node, serving.cross_node_tp)
         gpus = workload.gpus if workload.gpus > 1 else replica.gpus
         if gpus % replica.gpus:
+            nearest = max(1, gpus // replica.gpus) * replica.gpus
             raise CalcError(f"gpus={gpus} is not a whole number of tp·pp = {replica.gpus}-GPU "
-                            f"replicas; nearest: --gpus {max(1, gpus // replica.gpus) * replica.gpus}")
+                            f"replicas; nearest: --gpus {nearest}")
         layouts, searched = [replica], False
     elif serving.request_rate is not None and workload.gpus == 1 \
             and "gpus" not in workload.model_fields_set:

@@ -18,6 +18,7 @@ from calc.counting import TERA, Bytes, whole
 from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, symbol_values
+from calc.plan.serving import serving_plan
 from calc.presets import (
     Preset,
     context_note,
@@ -27,6 +28,7 @@ from calc.presets import (
     sequence_length,
     system_for_gpu,
 )
+from calc.reports._infer_serving import ServingBlock, serving_block, serving_notes, serving_options
 from calc.spec import BYTES_PER_ELEMENT, GPU, ModelSpec
 from calc.spec.inference import MAX_BATCH, InferenceWorkload
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
@@ -92,6 +94,9 @@ class InferenceReport(Document):
     title: str
     source: str
     inference: InferenceBlock
+    serving: ServingBlock | None = Field(
+        None, description="requests served (given --input-len and --output-len): throughput, "
+                          "latencies, layout and cost (docs/serving.md)")
     conventions: list[str]
 
 
@@ -145,19 +150,37 @@ def tensor_parallel_seconds(spec: ModelSpec, gpu: GPU, gpus: int, tokens: int,
 
 
 def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None,
-          **options: Any) -> InferenceReport:
+          price: float | None = None, **options: Any) -> InferenceReport:
     """Serving `model` on `gpu`; `options` are the fields of calc.spec.InferenceWorkload
     (gpus, context, batch, dtype, kv_dtype, compute_dtype, mfu, mbu). With several GPUs the
     weights are split by tensor parallelism and its all-reduces are priced on `system`'s
-    links (default: the GPU's reference system)."""
+    links (default: the GPU's reference system).
+
+    With input_len and output_len (and the other fields of calc.spec.inference.Serving:
+    concurrency or request_rate, tp/pp/ep, engine, ttft_ms/tpot_ms targets) the report's
+    `serving` block says what requests get: tokens/s, TTFT, TPOT, the layout and, at `price`
+    a GPU-hour, the cost of a million generated tokens (docs/serving.md)."""
     preset = resolve(model)
     spec = preset.spec
+    serving, options = serving_options(options)
+    if serving.asked and options.get("context") is None:
+        options["context"] = (serving.input_len or 0) + (serving.output_len or 0)
+    if price is not None and not price > 0:
+        raise CalcError(f"price={price!r} is not allowed; expected a price per GPU-hour > 0")
     opts = _options(spec, gpu, _checkpoint_dtypes(preset, options))
     device = get_gpu(gpu)
     peak = device.peak_flops(opts.compute_dtype_name)
     if device.bandwidth_gb_s is None:
         raise CalcError(f"gpu {device.name!r} has no memory bandwidth in the catalogue; decode "
                         f"time needs one (python -m calc gpus)")
+    served = None
+    if serving.asked:
+        platform = get_system(system) if system else (
+            system_for_gpu(device.name) if device.system else None)
+        plan = serving_plan(spec, device, platform, opts, serving, price)
+        served = serving_block(plan, serving)
+        if plan.searched:  # the memory and roofline tables for the GPUs the search chose
+            opts = opts.model_copy(update={"gpus": plan.chosen.gpus})
     counts = count_params(spec)
     flops = count_flops(spec, opts.context, "causal")
     base = {
@@ -231,8 +254,11 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = Non
         notes.append(f"The largest context that fits at batch {opts.batch:,}, {max_context:,} "
                      f"tokens, is past the {spec.context_length:,}-token context "
                      f"{spec.name} was trained for: memory allows it, the model may not.")
+    if served is not None:
+        notes = [*notes, *serving_notes(served)]
     return InferenceReport(model=preset.name, title=preset.title, source=preset.source,
-                           inference=block, conventions=[*notes, *conventions(spec, block)])
+                           inference=block, serving=served,
+                           conventions=[*notes, *conventions(spec, block)])
 
 
 def _communication_sentence(block: InferenceBlock) -> str:

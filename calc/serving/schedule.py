@@ -107,26 +107,26 @@ def static(model: StepModel, load: Load, batch: int, capacity: int,
 def closed(model: StepModel, load: Load, n: float, limit: Limit, capacity: int,
            engine: EngineSettings, c: ServingConstants) -> Served:
     """`n` sequences kept running (a closed loop, or an offline queue's running batch)."""
-    I, O = load.input_len, load.output_len
-    context = I + O / 2
+    n_in, n_out = load.input_len, load.output_len
+    context = n_in + n_out / 2
     per_prompt, prefill = _prefill_one(model, load, engine, c, context)
     tokens = _prompt_tokens(load)
     if engine.chunked:
-        riding = min(n * tokens / O, max(0.0, engine.step_tokens - n))
-        step = model.iteration(n, context, riding, I, c)
-        leftover = n * tokens - O * riding  # prompt tokens the decode iterations cannot carry
-        cycle = O * step.total + leftover / tokens * per_prompt
+        riding = min(n * tokens / n_out, max(0.0, engine.step_tokens - n))
+        step = model.iteration(n, context, riding, n_in, c)
+        leftover = n * tokens - n_out * riding  # prompt tokens the decode iterations cannot carry
+        cycle = n_out * step.total + leftover / tokens * per_prompt
         own = step.total * math.ceil(tokens / max(1.0, engine.step_tokens - n))
     else:
-        step = model.iteration(n, context, 0, I, c)
-        cycle = O * step.total + n * per_prompt
+        step = model.iteration(n, context, 0, n_in, c)
+        cycle = n_out * step.total + n * per_prompt
         own = per_prompt
     ttft = (n + 1) / 2 * per_prompt if load.synchronized else own + step.total / 2
     ttft = min(ttft, cycle)
-    tpot = (cycle - ttft) / (O - 1) if O > 1 else 0.0
+    tpot = (cycle - ttft) / (n_out - 1) if n_out > 1 else 0.0
     if load.kind == "offline" and load.requests:
         ttft += cycle * _mean_wave(load.requests, n)
-    return _served(n, limit, capacity, ttft, tpot, ttft + (O - 1) * tpot, n / cycle, load,
+    return _served(n, limit, capacity, ttft, tpot, ttft + (n_out - 1) * tpot, n / cycle, load,
                    step, prefill)
 
 
@@ -144,8 +144,8 @@ def rate(model: StepModel, load: Load, most: int, limit: Limit, capacity: int,
     (Little's law), found by bisection. Past the replica's capacity, the run's requests queue
     as offline."""
     assert load.rate is not None
-    R, I, O = load.rate, load.input_len, load.output_len
-    context = I + O / 2
+    R, n_in, n_out = load.rate, load.input_len, load.output_len
+    context = n_in + n_out / 2
     tokens = _prompt_tokens(load)
     per_prompt, prefill = _prefill_one(model, load, engine, c, context)
 
@@ -154,7 +154,7 @@ def rate(model: StepModel, load: Load, most: int, limit: Limit, capacity: int,
         ttft, tpot, _ = latencies
         if tpot is None:
             return math.inf, latencies
-        return R * (ttft + (O - 1) * tpot) - n, latencies
+        return R * (ttft + (n_out - 1) * tpot) - n, latencies
 
     high, (gap_high, _) = float(most), excess(float(most))
     if gap_high <= 0:  # Illinois false position on the monotone excess(n)
@@ -177,9 +177,9 @@ def rate(model: StepModel, load: Load, most: int, limit: Limit, capacity: int,
                 break
         ttft, tpot, step = excess(high)[1]
         if tpot is not None:
-            return _served(high, "load", capacity, ttft, tpot, ttft + (O - 1) * tpot, R,
+            return _served(high, "load", capacity, ttft, tpot, ttft + (n_out - 1) * tpot, R,
                            load, step, prefill)
-    queued = Load("offline", I, O, requests=load.requests, synchronized=load.synchronized,
+    queued = Load("offline", n_in, n_out, requests=load.requests, synchronized=load.synchronized,
                   prefix_hit=load.prefix_hit)
     served = closed(model, queued, min(most, load.requests or most), limit, capacity,
                     engine, c)
@@ -189,20 +189,20 @@ def rate(model: StepModel, load: Load, most: int, limit: Limit, capacity: int,
 def _open_latencies(model: StepModel, load: Load, n: float, R: float, per_prompt: float,
                     tokens: float, engine: EngineSettings, c: ServingConstants,
                     ) -> tuple[float, float | None, Parts]:
-    I, O = load.input_len, load.output_len
-    context = I + O / 2
+    n_in, n_out = load.input_len, load.output_len
+    context = n_in + n_out / 2
     if engine.chunked:
-        step = model.iteration(n, context, 0, I, c)
+        step = model.iteration(n, context, 0, n_in, c)
         riding = 0.0
         for _ in range(3):  # prompt tokens arriving during one iteration ride in it
             riding = R * tokens * step.total
             if riding + n > engine.step_tokens:
                 return 0.0, None, step
-            step = model.iteration(n, context, riding, I, c)
+            step = model.iteration(n, context, riding, n_in, c)
         tpot = step.total
         own = math.ceil(tokens / max(1.0, engine.step_tokens - n - riding)) * tpot
         return own + tpot / 2, tpot, step
-    step = model.iteration(n, context, 0, I, c)
+    step = model.iteration(n, context, 0, n_in, c)
     busy = R * per_prompt  # share of time spent prefilling
     if busy >= 1:
         return 0.0, None, step
@@ -214,12 +214,12 @@ def phase_only(model: StepModel, load: Load, n: float, limit: Limit, capacity: i
                c: ServingConstants) -> Served:
     """Disaggregated serving: these GPUs only prefill (n prompts an iteration) or only decode
     (n sequences at context input_len)."""
-    I = load.input_len
+    n_in = load.input_len
     if load.phase == "prefill":
-        parts = model.iteration(0, I, n * _prompt_tokens(load), I, c)
+        parts = model.iteration(0, n_in, n * _prompt_tokens(load), n_in, c)
         return _served(n, limit, capacity, parts.total, 0.0, parts.total, n / parts.total,
                        load, Parts(), parts)
-    parts = model.iteration(n, I, 0, I, c)
+    parts = model.iteration(n, n_in, 0, n_in, c)
     return _served(n, limit, capacity, 0.0, parts.total, 0.0, 0.0, load, parts, Parts(),
                    output=n / parts.total)
 

@@ -39,7 +39,7 @@ from calc.evaluate import count_flops
 from calc.serving.constants import ServingConstants
 from calc.serving.layouts import Replica
 from calc.serving.memory import ReplicaMemory, shard, stage_share, stored_bytes
-from calc.spec import GPU, BYTES_PER_ELEMENT, ModelSpec, System
+from calc.spec import BYTES_PER_ELEMENT, GPU, ModelSpec, System
 from calc.timing.collectives import all_reduce, all_to_all, p2p
 from calc.timing.constants import load_constants
 from calc.timing.kernels import ACTIVATION_BYTES
