@@ -1,6 +1,7 @@
-"""`python -m calc reproduce [--throughput] [--format ...]`: every published training run calc
+"""`python -m calc reproduce [--throughput | --serving] [--format ...]`: every published training run calc
 knows beside calc's FLOPs, GPU-hours and the MFU the published hours imply; with --throughput,
-every published throughput measurement beside calc's step-time model."""
+every published throughput measurement beside calc's step-time model; with --serving, every
+published serving benchmark beside calc's serving model."""
 
 from __future__ import annotations
 
@@ -18,11 +19,18 @@ def run(argv: Sequence[str]) -> int:
                                 "model, and the layout search against the authors' layouts.")
     parser.add_argument("--throughput", action="store_true",
                         help="published throughput runs beside the step-time model")
+    parser.add_argument("--serving", action="store_true",
+                        help="published serving benchmarks beside the serving model "
+                             "(leave-one-publisher-out)")
     parser.add_argument("--no-search", dest="search", action="store_false",
                         help="with --throughput: skip the layout search for each run")
     add_format(parser)
     args = parser.parse_args(argv)
-    if args.throughput:
+    if args.serving:
+        from calc.reports.serving import reproduce_serving
+
+        report = reproduce_serving()
+    elif args.throughput:
         from calc.reports.throughput import reproduce_throughput
 
         report = reproduce_throughput(search=args.search)
