@@ -1,5 +1,5 @@
-"""`python -m calc reproduce [--throughput | --serving] [--format ...]`: every published training run calc
-knows beside calc's FLOPs, GPU-hours and the MFU the published hours imply; with --throughput,
+"""`python -m calc reproduce [--throughput | --serving] [--format ...]`: every published
+training run calc knows beside calc's FLOPs, GPU-hours and the MFU the published hours imply; with --throughput,
 every published throughput measurement beside calc's step-time model; with --serving, every
 published serving benchmark beside calc's serving model."""
 
