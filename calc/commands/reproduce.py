@@ -1,7 +1,7 @@
 """`python -m calc reproduce [--throughput | --serving] [--format ...]`: every published
-training run calc knows beside calc's FLOPs, GPU-hours and the MFU the published hours imply; with --throughput,
-every published throughput measurement beside calc's step-time model; with --serving, every
-published serving benchmark beside calc's serving model."""
+training run calc knows beside calc's FLOPs, GPU-hours and the MFU the published hours imply;
+with --throughput, every published throughput measurement beside calc's step-time model; with
+--serving, every published serving benchmark beside calc's serving model."""
 
 from __future__ import annotations
 
