@@ -53,3 +53,18 @@ def test_cli_plot_bad_input(cli, argv, message):
 def test_unknown_kind():
     with pytest.raises(CalcError, match="plot kind"):
         calc.plot("pie", "gpt2")
+
+
+def test_serve_plot_draws_a_curve_per_layout_and_the_target(tmp_path, cli):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "serve.png"
+    result = cli("plot", "serve", "llama3.1-70b", "--gpu", "h100", "--gpus", "8",
+                 "--tpot-ms", "50", "-o", str(out))
+    assert result.code == 0 and out.read_bytes().startswith(PNG)
+    figure = calc.plot("serve", "llama3.1-70b", gpus=["h100"], gpus_count=8, tpot_ms=50)
+    lines = figure.axes[0].get_lines()
+    labels = [line.get_label() for line in lines]
+    assert labels == ["4 × tp2", "2 × tp4", "1 × tp8", "TPOT target 50 ms"]
+    for line in lines[:3]:  # throughput per GPU and TPOT both grow with concurrency
+        x, y = line.get_xdata(), line.get_ydata()
+        assert list(x) == sorted(x) and list(y) == sorted(y) and len(x) >= 5

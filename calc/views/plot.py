@@ -7,6 +7,8 @@ Kinds:
 - context: forward FLOPs per token against context length T, with the attention share.
 - params: where the parameters sit, by component prefix (attention, mlp, moe, embedding, ...).
 - mfu: GPU-hours against MFU for several GPUs, with the published GPU-hours when known.
+- serve: output tokens/s per GPU against TPOT (or TTFT) as concurrency grows, one curve per
+  tensor-parallel layout of the GPUs, the latency targets drawn (calc.infer's serving block).
 
 Each returns a matplotlib Figure (shown inline by Jupyter) and saves it when given a path.
 The numbers come from calc.sweep and calc.estimate, the same as every table.
@@ -24,7 +26,7 @@ from calc.files import output_path, write_atomic
 from calc.presets import load_model
 from calc.reports.estimate import estimate
 
-KINDS = ("context", "params", "mfu")
+KINDS = ("context", "params", "mfu", "serve")
 SUFFIXES = (".png", ".svg", ".pdf")  # the formats a path's suffix picks; none means .png
 DEFAULT_GPUS = ("v100", "a100", "h100", "b200", "mi300x")
 COLOURS = ("#4C72B0", "#DD8452", "#C44E52", "#8172B3", "#55A868", "#937860", "#8C8C8C",
@@ -51,9 +53,12 @@ def _matplotlib() -> Any:
 
 def plot(kind: str, models: str | Sequence[str], path: str | Path | None = None, *,
          tokens: float | None = None, gpus: Sequence[str] = DEFAULT_GPUS,
-         attention: str = "causal", dtype: str = "bf16", force: bool = False) -> Any:
+         attention: str = "causal", dtype: str = "bf16", force: bool = False,
+         **serving: Any) -> Any:
     """A Figure of `kind` (KINDS) for `models`; saved when `path` is given, in the format its
-    suffix names (SUFFIXES; none: .png), never over an existing file unless `force`."""
+    suffix names (SUFFIXES; none: .png), never over an existing file unless `force`. `serve`
+    takes calc.infer's serving options (gpus_count, input_len, output_len, engine, ttft_ms,
+    tpot_ms, latency: "tpot" or "ttft") on the first of `gpus`."""
     if kind not in KINDS:
         raise CalcError(f"plot kind {kind!r}: expected one of {', '.join(KINDS)}")
     if path is not None:  # checked before the work
@@ -66,6 +71,8 @@ def plot(kind: str, models: str | Sequence[str], path: str | Path | None = None,
         figure = _context(figure_class, names, attention)
     elif kind == "params":
         figure = _params(figure_class, names)
+    elif kind == "serve":
+        figure = _serve(figure_class, names, gpus[0], dtype, **serving)
     else:
         figure = _mfu(figure_class, names, tokens, list(gpus), dtype, attention)
     if path is not None:
@@ -169,4 +176,53 @@ def _mfu(figure_class: Any, names: list[str], tokens: float | None, gpus: list[s
                title=f"{name}: {count:.3g} tokens ({where})")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize="small")
+    return figure
+
+
+CONCURRENCY = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+
+
+def _serve(figure_class: Any, names: list[str], gpu: str, dtype: str, *, gpus_count: int = 8,
+           input_len: int = 1000, output_len: int = 200, latency: str = "tpot",
+           **options: Any) -> Any:
+    from calc.reports.infer import infer
+
+    if latency not in ("tpot", "ttft"):
+        raise CalcError(f"latency={latency!r} is not allowed; expected tpot or ttft")
+    figure = figure_class(figsize=(8, 5.5), layout="constrained")
+    ax = figure.subplots()
+    drawn = 0
+    for name in names:
+        for tp in (t for t in (1, 2, 4, 8, 16) if gpus_count % t == 0):
+            points = []
+            for clients in CONCURRENCY:
+                try:
+                    s = infer(name, gpu=gpu, gpus=gpus_count, tp=tp, dtype=dtype,
+                              input_len=input_len, output_len=output_len,
+                              concurrency=clients * gpus_count // tp, **options).serving
+                except CalcError:  # a layout the engines refuse, or that does not fit
+                    break
+                assert s is not None
+                points.append((getattr(s, f"{latency}_s") * 1e3,
+                               s.output_tokens_per_s_per_gpu, s.batch))
+            if not points:
+                continue
+            drawn += 1
+            x, y, _ = zip(*points, strict=True)
+            label = f"{name} {gpus_count // tp} × tp{tp}" if len(names) > 1 \
+                else f"{gpus_count // tp} × tp{tp}"
+            ax.plot(x, y, "o-", label=label, markersize=3)
+    if not drawn:
+        raise CalcError(f"plot serve: no tensor-parallel layout of {gpus_count} × {gpu} serves "
+                        f"{', '.join(names)}")
+    target = options.get(f"{latency}_ms")
+    if target:
+        ax.axvline(target, color="black", linestyle="--", linewidth=1,
+                   label=f"{latency.upper()} target {target:g} ms")
+    ax.set(xscale="log", xlabel=f"{latency.upper()} (ms, mean)",
+           ylabel="output tokens/s per GPU",
+           title=f"{', '.join(names)} on {gpus_count} × {gpu}: {input_len} in, {output_len} "
+                 f"out; concurrency {CONCURRENCY[0]}–{CONCURRENCY[-1]} a replica")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
     return figure
