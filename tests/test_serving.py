@@ -136,3 +136,29 @@ def test_todays_context_and_batch_keep_their_roofline(cli):
     data = json.loads(result.out)
     assert data["serving"] is None
     assert data["inference"]["tokens_per_second"] == pytest.approx(14064, rel=1e-3)
+
+
+def test_the_fit_is_current_and_within_its_bounds():
+    """presets/serving.toml's [fit] lists exactly the rows with fitted figures today, holds a
+    fold per publisher, and every fitted constant lies within the fit's bounds."""
+    from calc.calibration.serving import bounds, prepare_all, publishers
+
+    constants = load_serving_constants()
+    models, _ = prepare_all(constants)
+    fitted = sorted(m.run.name for m in models if any(f.fitted for f in m.figures))
+    assert sorted(constants.fit["rows"]) == fitted
+    assert sorted(constants.fit["loso"]) == publishers(models)
+    for name, value in constants.fitted.items():
+        low, high = bounds(constants, name)
+        assert low <= value <= high, name
+
+
+def test_reproduce_serving_holds_each_publisher_out(cli):
+    report = calc.reproduce_serving()
+    every = next(e for e in report.errors if e.metric == "throughput" and e.scope == "all")
+    assert every.figures >= 200
+    assert 0 < every.median_in_sample and 0 < every.median <= every.p90
+    held = [r for r in report.rows if r.fitted and r.held_out and r.predicted]
+    assert any(abs(r.held_out / r.predicted - 1) > 1e-3 for r in held)  # the folds differ
+    result = cli("reproduce", "--serving", "--table", "leave", "--format", "csv")
+    assert result.code == 0 and "throughput,all" in result.out.replace('"', "")

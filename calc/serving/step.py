@@ -25,7 +25,9 @@ with the kernel efficiencies of presets/serving.toml (calc.serving.constants):
   hidden state point to point; expert parallelism across replicas adds a dispatch and a combine
   all-to-all per MoE layer (overlapped with compute where two micro-batches alternate:
   DeepSeek's and SGLang's two-batch overlap);
-- a floor per layer and a fixed overhead per iteration (the engine's scheduler).
+- a floor per layer, a floor per expert product a MoE layer runs (each touched expert's
+  tiles are scheduled apart, however few tokens it has), and a fixed overhead per iteration
+  (the engine's scheduler).
 """
 
 from __future__ import annotations
@@ -187,7 +189,8 @@ class StepModel:
                 bandwidth += read
         bandwidth += rows * self.elementwise_bytes / stream
         network = self._tp(rows, c)
-        overhead = self.stage_layers * c.value("layer_floor_us") * MICROSECOND
+        overhead = (self.stage_layers * c.value("layer_floor_us")
+                    + self.expert_products(rows) * c.value("expert_floor_us")) * MICROSECOND
         exchange = self._ep(rows, c)
         if exchange and self.overlap_ep:  # hidden behind the other micro-batch's compute
             network += max(0.0, exchange - compute - bandwidth)
@@ -208,6 +211,17 @@ class StepModel:
         # each touched expert: its routed tokens as rows, its weights read once
         compute, bandwidth = self._gemm(e.products, assignments / touched, rate, stream, half)
         return compute * touched, bandwidth * touched
+
+    def expert_products(self, rows: float) -> float:
+        """Expert products an iteration of `rows` tokens runs in the stage: each touched
+        expert's up/gate and down products in every MoE layer (a grouped or fused MoE kernel
+        schedules each expert's tiles apart, so each costs a floor however few its rows)."""
+        e = self.experts
+        if e is None or rows <= 0:
+            return 0.0
+        tokens = rows * self.replica.group
+        touched = e.local * (1 - (1 - e.top_k / e.slots) ** tokens)
+        return touched * len(e.products) * e.layers
 
     def _tp(self, rows: float, c: ServingConstants) -> float:
         tp = self.replica.tp
