@@ -114,8 +114,8 @@ MAY_IMPORT = {
     "commands": "calc views reports plan presets spec tables files numbers counting errors",
     "calc": "views reports presets hf evaluate spec lazy errors",  # __version__ for commands
     "views": "reports plan timing presets document tables files spec counting errors",
-    "reports": "verify sweeps plan calibration timing presets hf host formulas symbols evaluate "
-               "_compiled document spec counting errors",
+    "reports": "verify sweeps plan calibration serving timing presets hf host formulas symbols "
+               "evaluate _compiled document spec counting errors",
     "verify": "presets hf evaluate spec",
     "sweeps": "document spec numbers errors",
     "plan": "calibration serving timing trainers presets evaluate _compiled spec counting errors "
