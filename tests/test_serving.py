@@ -162,3 +162,12 @@ def test_reproduce_serving_holds_each_publisher_out(cli):
     assert any(abs(r.held_out / r.predicted - 1) > 1e-3 for r in held)  # the folds differ
     result = cli("reproduce", "--serving", "--table", "leave", "--format", "csv")
     assert result.code == 0 and "throughput,all" in result.out.replace('"', "")
+
+
+def test_a_static_batch_is_the_systems_split_over_replicas(cli):
+    one = serving(cli, "llama3.1-70b", "--gpu", "a100", "--gpus", "4", "--dtype", "int4",
+                  "--batch", "1", "--input-len", "2000", "--output-len", "500")
+    assert one["layout"]["replicas"] == 1 and one["batch"] == 1
+    eight = serving(cli, "llama3.1-70b", "--gpu", "a100", "--gpus", "4", "--dtype", "int4",
+                    "--batch", "8", "--tp", "2", "--input-len", "2000", "--output-len", "500")
+    assert eight["layout"]["replicas"] == 2 and eight["batch"] == 4

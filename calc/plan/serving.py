@@ -79,9 +79,14 @@ def _load(serving: Serving, workload: InferenceWorkload, replicas: int) -> Load:
     if serving.concurrency is not None:
         return Load("closed", concurrency=math.ceil(serving.concurrency / replicas),
                     **common)  # type: ignore[arg-type]
-    if workload.batch > 1 or "batch" in workload.model_fields_set:
-        return Load("static", batch=workload.batch, **common)  # type: ignore[arg-type]
+    if _static(workload):  # the batch is the system's, split over the replicas
+        return Load("static", batch=math.ceil(workload.batch / replicas),
+                    **common)  # type: ignore[arg-type]
     return Load("offline", requests=requests, **common)  # type: ignore[arg-type]
+
+
+def _static(workload: InferenceWorkload) -> bool:
+    return workload.batch > 1 or "batch" in workload.model_fields_set
 
 
 def _lengths(spec: ModelSpec, serving: Serving) -> int:
@@ -207,6 +212,8 @@ def serving_plan(spec: ModelSpec, gpu: GPU, system: System | None,
     else:
         gpus = workload.gpus
         layouts, searched = _replicas(spec, gpus, node, serving), False
+        if _static(workload):  # a static batch of B keeps at most B replicas busy
+            layouts = [r for r in layouts if gpus // r.gpus <= workload.batch]
         if not layouts:
             raise CalcError(f"gpus={gpus}: no tensor-parallel degree of {spec.name} "
                             f"({spec.attention.n_heads} heads) divides them within a node; "
