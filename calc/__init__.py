@@ -6,14 +6,17 @@
     6738415616
 
 Planning: `calc.memory(model, gpu=..., zero=..., dp=...)` (training memory per GPU),
-`calc.infer(model, gpu=..., context=..., batch=...)` (KV cache, prefill and decode time) and
+`calc.infer(model, gpu=..., context=..., batch=...)` (KV cache, prefill and decode time; with
+`input_len=`, `output_len=` and `concurrency=` or `request_rate=`, serving: tokens/s, TTFT,
+TPOT, the layout and its cost) and
 `calc.optimal(flops=...)` (compute-optimal N and D); `calc.step(model, gpu=..., gpus=..., tp=...)`
 (predicted step time, MFU and GPU-hours of a parallel layout) and `calc.layout(...)` (the
 fastest layouts that fit). Tables and notebooks: `calc.compare(...)`,
 `calc.conventions_table(...)`, `calc.sweep(...)` (numpy), `calc.model_formulas(...)` (LaTeX),
 `calc.plot(...)` (matplotlib). `calc.reproduce()` sets every published training run beside
 calc's estimate of it, `calc.reproduce_throughput()` every published throughput measurement
-beside the step-time model. All of these load on first use.
+beside the step-time model, `calc.reproduce_serving()` every published serving benchmark beside
+the serving model. All of these load on first use.
 
 Custom models are `calc.ModelSpec(...)` or `calc.spec_from_hf_config("config.json")`; presets
 are listed by `calc.list_presets()`. This
