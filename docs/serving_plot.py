@@ -21,13 +21,15 @@ def main(out: Path = OUT) -> None:
     report = calc.reproduce_serving()
     figure = Figure(figsize=(11, 5), layout="constrained")
     axes = figure.subplots(1, 2)
+    names = sorted({r.publisher for r in report.rows})
+    colour = {name: f"C{i}" for i, name in enumerate(names)}  # the same in both panels
     for ax, metric, unit in ((axes[0], "throughput", "tokens/s as printed"),
                              (axes[1], "tpot", "seconds")):
         rows = [r for r in report.rows if r.metric == metric and r.fitted and r.held_out]
         for publisher in sorted({r.publisher for r in rows}):
             mine = [r for r in rows if r.publisher == publisher]
             ax.plot([r.published for r in mine], [r.held_out for r in mine], "o",
-                    markersize=3, label=publisher, alpha=0.8)
+                    markersize=3, label=publisher, alpha=0.8, color=colour[publisher])
         low = min(min(r.published, r.held_out) for r in rows)  # type: ignore[type-var]
         high = max(max(r.published, r.held_out) for r in rows)  # type: ignore[type-var]
         for factor, style in ((1, "-"), (1.35, ":"), (1 / 1.35, ":")):

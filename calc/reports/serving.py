@@ -63,6 +63,8 @@ class ServingReproduceReport(Document):
     errors: list[MetricError]
     unpredicted: list[Unpredicted]
     constants: dict[str, float] = Field(description="presets/serving.toml's fitted constants")
+    priors: dict[str, tuple[float, float]] = Field(
+        description="each constant's prior range, from the measurement it stands for")
     method: str
 
 
@@ -121,4 +123,6 @@ def reproduce_serving() -> ServingReproduceReport:
     return ServingReproduceReport(
         rows=rows, errors=_summaries(rows),
         unpredicted=[Unpredicted(name=s.run.name, reason=s.reason) for s in skipped],
-        constants=constants.fitted, method=str(constants.fit.get("method", "")))
+        constants=constants.fitted,
+        priors={name: (low, high) for name, (low, high, _) in constants.priors.items()},
+        method=str(constants.fit.get("method", "")))

@@ -41,9 +41,12 @@ def view(report: ServingReproduceReport) -> View:
     for s in report.unpredicted:
         skipped.add(s.name, s.reason)
     constants = Table("Fitted constants (presets/serving.toml)",
-                      [Column("constant"), Column("value", "ratio")])
+                      [Column("constant"), Column("value", "ratio"), Column("prior"),
+                       Column("within")])
     for name, value in report.constants.items():
-        constants.add(name, value)
+        low, high = report.priors[name]
+        constants.add(name, value, f"{low:g}–{high:g}",
+                      "yes" if low <= value <= high else "NO: outside its prior")
     title = (f"calc reproduce --serving: {len({r.name for r in report.rows})} published "
              f"serving rows")
     notes = [
