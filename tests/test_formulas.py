@@ -23,6 +23,16 @@ def test_compiled_module_is_fresh():
     assert codegen.TARGET.read_text() == codegen.source()
 
 
+def test_unevaluated_extrema_are_what_sympy_makes_of_them():
+    """A Max or Min built with evaluate=False (sympy cannot order its sides, and trying costs a
+    good part of a second at import) is exactly the one sympy's own evaluation gives."""
+    extrema = {m for group in GROUPS.values() for expr in group.values()
+               for m in expr.atoms(sympy.Max, sympy.Min)}
+    assert len(extrema) >= 3
+    for extremum in extrema:
+        assert type(extremum)(*extremum.args) == extremum, extremum
+
+
 @pytest.mark.parametrize("group", ["params_per_layer", "params_dense_ffn", "params_moe_ffn",
                                    "params_mamba", "params_deltanet", "params_short_conv",
                                    "params_components", "params_summary",
