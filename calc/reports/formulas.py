@@ -42,7 +42,7 @@ def specialise(expr: sympy.Expr, spec: ModelSpec, expand: bool = True) -> sympy.
 def specialised(named: Mapping[str, sympy.Expr], spec: ModelSpec, expand: bool = True
                 ) -> dict[str, sympy.Expr]:
     """Each of `named` specialised (`specialise`); what the expressions share is made once."""
-    subs, made = structure(spec), {}
+    subs, made = _at_once(structure(spec)), {}
     with _shared_sums():
         special = {name: _put_in(expr, subs, made) for name, expr in named.items()}
         return {name: sympy.factor_terms(sympy.expand(expr) if expand else expr)
@@ -64,9 +64,9 @@ def _put_in(expr: sympy.Basic, subs: Mapping[sympy.Basic, sympy.Basic],
     return made[expr]
 
 
-def structure(spec: ModelSpec) -> dict[sympy.Symbol, sympy.Expr]:
-    """What `specialise` puts in for `spec`'s symbols: indicators, and sizes that are zero or
-    equal another for it (d_v = d_qk under MHA)."""
+def structure(spec: ModelSpec) -> dict[sympy.Symbol, Any]:
+    """What `specialise` puts in for `spec`'s symbols, as `expr.subs` would take it:
+    indicators, and sizes that are zero or equal another for it (d_v = d_qk under MHA)."""
     values = symbol_values(spec)
     subs: dict[sympy.Symbol, Any] = {}
     for name, value in values.items():
@@ -90,7 +90,7 @@ def structure(spec: ModelSpec) -> dict[sympy.Symbol, sympy.Expr]:
             subs[SYMBOLS[name]] = SYMBOLS["L"]
     if values["L_moe"] and values["L_dense"] + values["L_moe"] == spec.n_layers:
         subs[SYMBOLS["L_dense"]] = SYMBOLS["L"] - SYMBOLS["L_moe"]
-    return _at_once(subs)
+    return subs
 
 
 def _at_once(subs: Mapping[sympy.Symbol, Any]) -> dict[sympy.Symbol, sympy.Expr]:
