@@ -20,7 +20,8 @@ from typing import Any
 from calc.errors import CalcError
 
 FORMATS = ("text", "markdown", "json", "csv", "latex", "html")
-# Text output: the width when stdout is not a terminal, and how prose columns wrap.
+# Text output: the width when stdout is not a terminal, how prose columns wrap at that width,
+# and the narrowest a prose column gets.
 TEXT_WIDTH, WRAP, MIN_WRAP = 100, 60, 16
 _TABULATE = {"markdown": "github", "latex": "latex_raw", "html": "html"}  # text: simple_table
 _LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}",
@@ -207,8 +208,9 @@ def _csv_table(table: Table) -> str:
 
 
 def text_width() -> int:
-    """Columns text output may take: the terminal's when stdout is one, else TEXT_WIDTH (so
-    files, pipes, notebooks and the generated docs do not depend on a window's size)."""
+    """Columns text output may take: the terminal's when stdout is one (COLUMNS when set, as
+    shutil reads it), else TEXT_WIDTH (so files, pipes, notebooks and the generated docs do not
+    depend on a window's size)."""
     if sys.stdout is not None and sys.stdout.isatty():
         return max(40, shutil.get_terminal_size((TEXT_WIDTH, 24)).columns)
     return TEXT_WIDTH
@@ -221,13 +223,15 @@ def _wrap(text: str, width: int) -> str:
 
 
 def _fitted(rows: list[list[str]], headers: list[str], table: Table, width: int) -> str:
-    """The text table, fitted to `width` as far as wrapping goes: prose columns wrap at 60,
-    headers to their column's cells, then the widest prose column narrows, again and again
-    (row names to no less than 32, others to 16). Numbers never wrap."""
+    """The text table, fitted to `width` as far as wrapping goes: prose columns wrap at 60 on
+    a page of 100 columns and take every column a wider terminal adds, headers wrap to their
+    column's cells, then the widest prose column narrows, again and again (row names to no less
+    than 32, others to 16). Numbers never wrap."""
     prose = [i for i, c in enumerate(table.columns) if c.kind == "text"]
     cells = [max([len(line) for row in rows for line in row[i].splitlines()] + [MIN_WRAP])
              for i in range(len(headers))]
-    limits = {i: min(cells[i], WRAP) if i else cells[i] for i in prose}
+    wrap = WRAP + max(0, width - TEXT_WIDTH)
+    limits = {i: min(cells[i], wrap) if i else cells[i] for i in prose}
     floor = {i: 2 * MIN_WRAP if i == 0 else MIN_WRAP for i in prose}
 
     def draw(heads: list[str]) -> str:
@@ -241,7 +245,7 @@ def _fitted(rows: list[list[str]], headers: list[str], table: Table, width: int)
     body = draw(headers)
     if not too_wide(body):
         return body
-    heads = [_wrap(h, min(cells[i], WRAP)) for i, h in enumerate(headers)]
+    heads = [_wrap(h, min(cells[i], wrap)) for i, h in enumerate(headers)]
     body = draw(heads)
     while too_wide(body):
         narrowable = [i for i in limits if limits[i] > floor[i]]
@@ -359,7 +363,7 @@ def render_tables(title: str, tables: list[Table], notes: list[str], fmt: str,
         elif fmt == "markdown":
             parts.append("\n".join(f"- {n}" for n in notes))
         else:
-            wrapped = (textwrap.fill(n, min(width, TEXT_WIDTH), initial_indent="- ",
+            wrapped = (textwrap.fill(n, width, initial_indent="- ",
                                      subsequent_indent="  ") for n in notes)
             parts.append("Notes:\n" + "\n".join(wrapped))
     return "\n\n".join(parts) + "\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import sys
 from pathlib import Path
 
 import pytest
@@ -123,6 +124,20 @@ def test_text_fits_the_terminal(cli, monkeypatch):
     assert widest(MAIN) < 100
     notes = narrow[narrow.index("Notes:"):].splitlines()
     assert max(len(line) for line in notes) <= 80
+
+
+@pytest.mark.parametrize("columns", [250, 160])
+def test_text_takes_the_columns_a_terminal_gives(cli, monkeypatch, columns):
+    """Issue 17: with COLUMNS=250 on a terminal, text stopped at ~124 columns (prose wrapped
+    at 60 and notes at 100 whatever the width); now a wider terminal widens them."""
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", str(columns))
+    lines = cli(*MAIN).out.splitlines()
+    assert 124 < max(map(len, lines)) <= columns
+    notes = lines[lines.index("Notes:") + 1:]
+    assert max(map(len, notes)) > 124  # a note is one line where it fits
+    assert any(line.endswith("N = all (active) parameters, embeddings included; attention "
+                             "ignored") for line in lines)  # a rule's "assumes", unwrapped
 
 
 def test_list_and_gpus(cli):
