@@ -309,26 +309,21 @@ def _align(table: Table) -> list[str]:
 def render_tables(title: str, tables: list[Table], notes: list[str], fmt: str,
                   only: str | None = None) -> str:
     """One document in `fmt` (not json): a title, the tables, then the notes; with `only` (a
-    table_key), that table alone (csv: its header and rows)."""
+    table_key), that table alone under its own title (csv: its header and rows)."""
     if only is not None:
         chosen = select(tables, only)
         if fmt == "csv":
             return _csv_table(chosen)
-        title, tables = chosen.title, [chosen]
+        tables = [chosen]
     if fmt == "csv":
         return _csv(tables, notes)
     width = text_width()
     parts: list[str] = []
     heading = {"text": "{}", "markdown": "### {}", "latex": "% {}",
                "html": "<h3>{}</h3>"}[fmt]
-    if fmt == "markdown":
-        parts.append(f"## {title}")
-    elif fmt == "html":
-        parts.append(f"<h2>{_html_escape(title)}</h2>")
-    elif fmt == "latex":
-        parts.append(f"% {_latex_text(title)}")
-    else:
-        parts.append(title)
+    if only is None:  # one table: its own title is the document's
+        parts.append({"markdown": f"## {title}", "html": f"<h2>{_html_escape(title)}</h2>",
+                      "latex": f"% {_latex_text(title)}"}.get(fmt, title))
     for table in tables:
         name = _html_escape(table.title) if fmt == "html" else table.title
         name = _latex_text(name) if fmt == "latex" else name

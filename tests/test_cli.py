@@ -140,6 +140,16 @@ def test_text_takes_the_columns_a_terminal_gives(cli, monkeypatch, columns):
                              "ignored") for line in lines)  # a rule's "assumes", unwrapped
 
 
+@pytest.mark.parametrize("fmt, title", [("text", "Training"), ("markdown", "### Training"),
+                                         ("latex", "% Training"), ("html", "<h3>Training</h3>")])
+def test_one_table_has_its_title_once(cli, fmt, title):
+    """Issue 17: `--table training` printed the title twice (as the document's and the
+    table's)."""
+    lines = cli(*MAIN, "--table", "training", "--format", fmt).out.splitlines()
+    assert lines[0] == title and lines.count(title) == 1
+    assert any("GPU-hours" in line for line in lines)
+
+
 def test_list_and_gpus(cli):
     listing = cli("list")
     assert listing.code == 0
