@@ -33,6 +33,30 @@ def test_unevaluated_extrema_are_what_sympy_makes_of_them():
         assert type(extremum)(*extremum.args) == extremum, extremum
 
 
+def test_compiled_lines_are_the_one_line_forms():
+    """calc/_compiled.py breaks a long expression one term per line, inside brackets only, so
+    that its diffs can be read: each compiles to the very operations of its one-line form (the
+    same exact integer arithmetic, no slower), and every line fits in 100 columns."""
+
+    def code(source: str) -> tuple:
+        compiled = compile(source, "<compiled>", "exec")
+        return compiled.co_code, compiled.co_consts, compiled.co_names
+
+    broken = 0
+    for exprs in GROUPS.values():
+        terms, values = codegen.expressions(exprs)
+        for term, text in terms:
+            lines = codegen._lines(text, codegen.INDENT, f"{term} = ")
+            assert code("if s:\n" + "\n".join(lines)) == code(f"if s:\n    {term} = {text}")
+            broken += len(lines) > 1
+        for key, text in values.items():
+            lines = codegen._lines(text, 2 * codegen.INDENT, f"{key!r}: ", ",")
+            assert code("x = {\n" + "\n".join(lines) + "\n}") == code(f"x = {{{key!r}: {text}}}")
+            broken += len(lines) > 1
+    assert broken > 50  # the long ones were broken
+    assert max(map(len, codegen.TARGET.read_text().splitlines())) < 100
+
+
 @pytest.mark.parametrize("group", ["params_per_layer", "params_dense_ffn", "params_moe_ffn",
                                    "params_mamba", "params_deltanet", "params_short_conv",
                                    "params_components", "params_summary",
