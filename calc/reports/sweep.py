@@ -282,8 +282,10 @@ def _modelnumbers(s: dict[str, Any], n: int) -> tuple[dict[str, Maker], dict[str
     are not kept."""
     arrays_of = {name: v for name, v in s.items() if isinstance(v, np.ndarray)}
     first: dict[int, str] = {}  # a symbol given the very array of another is that one's atom
-    same = {name: first.setdefault(id(v), name) for name, v in arrays_of.items()
-            if first.setdefault(id(v), name) != name}
+    same: dict[str, str] = {}
+    for name, values in arrays_of.items():
+        if first.setdefault(id(values), name) != name:
+            same[name] = first[id(values)]
     varying = {name: INFO[name].kind == "indicator" or name == "i_causal" for name in arrays_of}
     constants = {name: int(v) for name, v in s.items() if name not in arrays_of}
     plan = _plan(tuple(constants.items()), tuple(varying.items()), tuple(same.items()))
