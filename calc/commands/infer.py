@@ -52,11 +52,11 @@ def _parser() -> Parser:
 
 
 def run(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(argv)
+    if show_formulas("infer", args):  # before the report's modules: --formula needs none
+        return 0
     from calc.reports.infer import infer
 
-    args = _parser().parse_args(argv)
-    if show_formulas("infer", args):
-        return 0
     report = infer(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
                    context=args.context, batch=args.batch, dtype=args.dtype,
                    kv_dtype=args.kv_dtype,

@@ -46,13 +46,13 @@ def _parser() -> Parser:
 
 
 def run(argv: Sequence[str]) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if show_formulas("memory", args):  # before the report's modules: --formula needs none
+        return 0
     from calc.reports.memory import memory
     from calc.spec.layout import make_layout
 
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if show_formulas("memory", args):
-        return 0
     if args.model is None and not args.from_file:
         parser.error("the following arguments are required: MODEL (or --from a trainer "
                      "config that names one)")

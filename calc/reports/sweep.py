@@ -25,6 +25,7 @@ they could pass 2⁶³ (the notes say which). numpy is imported here, never on t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -44,7 +45,7 @@ from calc.presets import Preset, get_gpu, resolve
 from calc.spec import DTYPES, LayersSpec, ModelSpec
 from calc.sweeps.axes import LIMITS, integers, names_and_codes, numbers, rows_of
 from calc.sweeps.result import Columns, Lazy
-from calc.sweeps.vectorise import FLOAT_CHUNK, Deferred, Plan, each_chunk
+from calc.sweeps.vectorise import CHUNK, FLOAT_CHUNK, Deferred, Plan, each_chunk
 from calc.symbols import INFO
 
 _OUTPUTS = {"total": "params_total", "embedding": "params_embedding",
@@ -118,6 +119,13 @@ def _where(condition: Any, a: Any, b: Any) -> Any:
     return np.where(condition, a, b)
 
 
+def _either(condition: Any, ok: Any) -> Any:
+    """condition | ok, without a pass over the rows when the condition is one value."""
+    if isinstance(condition, bool | np.bool_):
+        return True if condition else ok
+    return condition | ok
+
+
 def _uniform(spec: ModelSpec) -> bool:
     """Every layer global attention and a dense FFN, whatever the depth."""
     return (spec.moe is None and spec.ffn is not None and spec.layers == LayersSpec()
@@ -175,7 +183,7 @@ def _symbols(presets: list[Preset], rows: dict[str, Any], axes: dict[str, np.nda
                             "has its own keys); drop the axis or the MLA model")
         s["h_kv"] = rows["n_kv_heads"]
     if "n_kv_heads" in rows or "n_heads" in rows:
-        checks["n_kv_heads does not divide n_heads"] = mla | (s["h"] % s["h_kv"] == 0)
+        checks["n_kv_heads does not divide n_heads"] = _either(mla, s["h"] % s["h_kv"] == 0)
     if "head_dim" in rows:
         if np.any(mla):
             raise CalcError("sweep head_dim: has no meaning with attention.mla; give the MLA "
@@ -186,7 +194,7 @@ def _symbols(presets: list[Preset], rows: dict[str, Any], axes: dict[str, np.nda
                             for spec in specs], model)
         width, rest = np.divmod(s["d"], s["h"])  # one pass for both
         s["d_qk"], s["d_v"] = _where(fixed, s["d_qk"], width), _where(fixed, s["d_v"], width)
-        checks["n_heads does not divide d_model"] = fixed | (rest == 0)
+        checks["n_heads does not divide d_model"] = _either(fixed, rest == 0)
     if "d_ff" in rows:
         s["d_ff"] = rows["d_ff"]
     elif "ffn_ratio" in rows:
@@ -213,7 +221,7 @@ def _build(presets: list[Preset], axes: dict[str, np.ndarray], work: dict[str, n
     s, model, checks = _symbols(presets, rows, axes)
     valid: Any = True
     for ok in checks.values():
-        valid = ok & valid
+        valid = ok if valid is True else ok & valid
     keep = None if np.all(valid) else np.flatnonzero(valid)
     dropped = {}  # rows each rule rejects (a row may break several)
     for reason, ok in checks.items() if keep is not None else ():
@@ -258,16 +266,34 @@ def _build(presets: list[Preset], axes: dict[str, np.ndarray], work: dict[str, n
 Maker = Callable[[Lazy], np.ndarray | dict[str, np.ndarray]]
 
 
+@functools.lru_cache(maxsize=64)
+def _plan(constants: tuple[tuple[str, int], ...], varying: tuple[tuple[str, bool], ...],
+          same: tuple[tuple[str, str], ...]) -> Plan:
+    """The formulas traced for these constants and varying symbols (Plan.trace): kept, as a
+    sweep of the same models over other values traces the same polynomials."""
+    return Plan.trace([_compiled.params_summary, _compiled.flops], dict(constants),
+                      dict(varying), keep=set(_OUTPUTS), same=dict(same))
+
+
 def _modelnumbers(s: dict[str, Any], n: int) -> tuple[dict[str, Maker], dict[str, str]]:
     """How to compute each number column of the rows (the compiled formulas, traced), and the
-    dtype each has; nothing is computed until a column is read."""
-    varying = {name: INFO[name].kind == "indicator" or name == "i_causal"
-               for name, v in s.items() if isinstance(v, np.ndarray)}
-    constants = {name: int(v) for name, v in s.items() if not isinstance(v, np.ndarray)}
-    plan = Plan.trace([_compiled.params_summary, _compiled.flops], constants, varying,
-                      keep=set(_OUTPUTS))
-    arrays = {name: np.ascontiguousarray(s[name], dtype=np.int64) for name in varying}
+    dtype each has; nothing is computed until a column is read, and only what it needs: forward
+    and training FLOPs read alone are made block by block from the two FLOP polynomials, which
+    are not kept."""
+    arrays_of = {name: v for name, v in s.items() if isinstance(v, np.ndarray)}
+    first: dict[int, str] = {}  # a symbol given the very array of another is that one's atom
+    same: dict[str, str] = {}
+    for name, values in arrays_of.items():
+        if first.setdefault(id(values), name) != name:
+            same[name] = first[id(values)]
+    varying = {name: INFO[name].kind == "indicator" or name == "i_causal" for name in arrays_of}
+    constants = {name: int(v) for name, v in s.items() if name not in arrays_of}
+    plan = _plan(tuple(constants.items()), tuple(varying.items()), tuple(same.items()))
+    arrays = {name: np.ascontiguousarray(v, dtype=np.int64) for name, v in arrays_of.items()
+              if name not in same}
     kinds = plan.dtypes(arrays)  # bounds only: no formula is run here
+    flops_ = ("weights_per_token", "attention_per_sequence")
+    flops_block = plan.block(arrays, flops_)
 
     def polynomial(*keys: str) -> Maker:  # outputs run together share their products
         return lambda _: {_OUTPUTS[key]: value for key, value in
@@ -276,20 +302,36 @@ def _modelnumbers(s: dict[str, Any], n: int) -> tuple[dict[str, Maker], dict[str
     def t_of(part: slice) -> Any:
         return s["T"][part] if isinstance(s["T"], np.ndarray) else s["T"]
 
-    def forward(columns: Lazy) -> np.ndarray:
-        weights, per_seq = columns["flops_weights"], columns["flops_attention_seq"]
-        out = np.empty(n)
+    def forward_of(weights: np.ndarray, per_seq: np.ndarray, t: Any) -> np.ndarray:
+        if per_seq.dtype == np.int64:  # forward = weights + per_sequence / T, exactly
+            whole, rest = np.divmod(per_seq, t)  # as calc.evaluate rounds it
+            return (weights + whole).astype(np.float64) + rest / t
+        return weights + per_seq / t
 
-        def chunk(lo: int, hi: int) -> None:  # in cache-sized blocks, like the formulas
-            part, t = slice(lo, hi), t_of(slice(lo, hi))
-            if per_seq.dtype == np.int64:  # forward = weights + per_sequence / T, exactly
-                whole, rest = np.divmod(per_seq[part], t)  # as calc.evaluate rounds it
-                out[part] = (weights[part] + whole).astype(np.float64) + rest / t
+    def forward_times(factor: int) -> Maker:
+        """factor × forward FLOPs per token: from the FLOP columns when they are made, else
+        from their polynomials block by block."""
+        def make(columns: Lazy) -> np.ndarray:
+            out = np.empty(n)
+            if columns.made("flops_weights"):
+                weights, per_seq = columns["flops_weights"], columns["flops_attention_seq"]
+
+                def chunk(lo: int, hi: int) -> None:
+                    part = slice(lo, hi)
+                    out[part] = forward_of(weights[part], per_seq[part], t_of(part))
+                    if factor != 1:
+                        out[part] *= factor
             else:
-                out[part] = weights[part] + per_seq[part] / t
+                def chunk(lo: int, hi: int) -> None:
+                    parts = {key: np.empty(hi - lo, dtype=kinds[key]) for key in flops_}
+                    flops_block(lo, hi, parts)
+                    out[lo:hi] = forward_of(*parts.values(), t_of(slice(lo, hi)))
+                    if factor != 1:
+                        out[lo:hi] *= factor
 
-        each_chunk(n, FLOAT_CHUNK, chunk)
-        return out
+            each_chunk(n, CHUNK if not columns.made("flops_weights") else FLOAT_CHUNK, chunk)
+            return out
+        return make
 
     def share(columns: Lazy) -> np.ndarray:
         per_seq, forward_ = columns["flops_attention_seq"], columns["flops_forward"]
@@ -303,11 +345,12 @@ def _modelnumbers(s: dict[str, Any], n: int) -> tuple[dict[str, Maker], dict[str
         return out
 
     # Forward FLOPs need both FLOP polynomials; a parameter count is read on its own.
-    flops_ = ("weights_per_token", "attention_per_sequence")
     makers: dict[str, Maker] = {_OUTPUTS[key]: polynomial(*(flops_ if key in flops_ else [key]))
                                 for key in plan.outputs}
-    makers["flops_forward"] = forward
-    makers["flops_train"] = lambda columns: counting.TRAIN_PER_FORWARD * columns["flops_forward"]
+    makers["flops_forward"] = forward_times(1)
+    makers["flops_train"] = lambda columns: (
+        counting.TRAIN_PER_FORWARD * columns["flops_forward"] if columns.made("flops_forward")
+        else forward_times(counting.TRAIN_PER_FORWARD)(columns))
     makers["attention_share"] = share
     dtypes = {_OUTPUTS[key]: np.dtype(kind).name for key, kind in kinds.items()}
     dtypes |= {name: "float64" for name in ("flops_forward", "flops_train", "attention_share")}
