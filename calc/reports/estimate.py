@@ -41,7 +41,7 @@ from calc.reports._finetune import (
     finetune_sentences,
 )
 from calc.spec import BYTES_PER_ELEMENT, ModelSpec, Workload
-from calc.spec.finetune import FineTune
+from calc.spec.finetune import FULL_TRAINING, FineTune
 from calc.spec.gemm_precision import GEMM_PRECISIONS, gemm_peaks, precision_sentence
 from calc.spec.layout import Layout
 from calc.spec.model import Frozen
@@ -166,9 +166,9 @@ class Report(Document):
     conventions: list[str]
 
 
-def _params_report(preset: Preset, symbols: Mapping[str, int]) -> ParamsReport:
+def _params_report(preset: Preset) -> ParamsReport:
     spec = preset.spec
-    counts = count_params(spec, symbols)
+    counts = count_params(spec)  # kept with the spec
     n = spec.layer_counts  # layers of each kind: a key's per-layer count × its layers
     layers = {key: n["attention"] for key in counts.per_layer}
     layers["norms"] = spec.n_layers
@@ -325,18 +325,24 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     except ValidationError as error:
         raise CalcError(one_line(error)) from None
     t = sequence_length(spec, workload.seq_len)
-    symbols = symbol_values(spec)  # once: the three counts below share it
+    symbols = symbol_values(spec)  # kept with the spec, as are its parameter counts
     given = {"lora_rank": lora_rank, "lora_targets": lora_targets, **finetune_extra}
-    ft = finetune_options(finetune, **{k: v for k, v in given.items() if v is not None})
-    ft_block, adapters = finetune_block(spec, ft, dtype if dtype in BYTES_PER_ELEMENT else "bf16")
-    params = _params_report(preset, symbols)
-    flops = _flops_report(spec, t, workload.attention, params.active, symbols, ft,
-                          adapters.targets)
+    given = {k: v for k, v in given.items() if v is not None}
+    ft = (FULL_TRAINING if finetune == "full" and not given
+          else finetune_options(finetune, **given))
+    ft_block, targets = None, ()  # the fine-tuning block only when adapters are asked for
+    if ft.frozen_base:
+        ft_block, adapters = finetune_block(spec, ft, dtype if dtype in BYTES_PER_ELEMENT
+                                            else "bf16")
+        targets = adapters.targets
+    params = _params_report(preset)
+    flops = _flops_report(spec, t, workload.attention, params.active, symbols, ft, targets)
     source = mfu_source or ("default" if mfu is None else "flag")
     if precision not in GEMM_PRECISIONS:
         raise CalcError(f"precision={precision!r}: allowed {', '.join(GEMM_PRECISIONS)}")
-    low = low_precision_train_flops(spec, ft, adapters.targets) if precision != "bf16" else 0
-    asked = costing(price, pue, grid_intensity, energy)
+    low = low_precision_train_flops(spec, ft, targets) if precision != "bf16" else 0
+    asked = (costing(price, pue, grid_intensity, energy)
+             if energy or (price, pue, grid_intensity) != (None, None, None) else None)
     training = (_training_report(preset, workload, flops, source, precision, low, asked)
                 if workload.tokens is not None else None)
     if workload.gpu and training is None:
@@ -365,9 +371,8 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     return Report(
         model=preset.name, title=preset.title, source=preset.source, spec=spec,
         params=params, flops_per_token=flops, training=training, notes=notes,
-        finetune=ft_block if ft.frozen_base else None,
-        conventions=_conventions(flops.attention, training,
-                                 ft_block if ft.frozen_base else None,
+        finetune=ft_block,
+        conventions=_conventions(flops.attention, training, ft_block,
                                  scans=set(spec.mixer_kinds) != {"attention"}),
     )
 
