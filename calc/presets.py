@@ -22,8 +22,8 @@ from calc.errors import CalcError, UnknownNameError, one_line
 from calc.files import read_mapping
 from calc.spec import GPU, Dtype, ModelSpec, StorageDtype, System
 from calc.spec.base import per_instance
-from calc.spec.trusted import trusted
 from calc.spec.model import Frozen
+from calc.spec.trusted import trusted
 
 if TYPE_CHECKING:  # the throughput schema loads with the runs, not with every preset
     from calc.spec.throughput import PublishedThroughput
@@ -233,15 +233,15 @@ def context_note(spec: ModelSpec, t: int, what: str = "T") -> str | None:
 def load_model(model: str) -> Preset:
     """A preset by name, a spec file (TOML or JSON), a Hugging Face config.json by path, or a
     Hugging Face Hub model id (org/name, calc.hf.hub)."""
-    if isinstance(model, os.PathLike):
+    if not isinstance(model, str) and isinstance(model, os.PathLike):
         model = os.fspath(model)
     if not isinstance(model, str) or not model.strip():
         raise CalcError(f"model={model!r}: expected a preset name (python -m calc list), a spec "
                         f"or config.json path, a ModelSpec or a Preset")
+    if _preset_name(model) in _model_files() and not os.path.exists(model):
+        return load_preset(model)
     path = Path(model)
     looks_like_path = path.suffix.lower() in (".toml", ".json") or "/" in model or "\\" in model
-    if _preset_name(model) in _model_files() and not path.exists():
-        return load_preset(model)
     from calc.hf.hub import is_hub_id  # no huggingface_hub import: a name check
 
     if is_hub_id(model):

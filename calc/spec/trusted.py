@@ -1,28 +1,40 @@
-"""Specs built from the data calc ships (presets/*.toml) without validating it again at run time.
+"""Specs built without pydantic's validator where nothing is left to validate.
 
-The preset files and the GPU catalogue are validated by the test suite, file by file
-(tests/test_trusted.py builds each both ways and compares them value for value, type for type).
-At run time `trusted(cls, data)` builds what `cls.model_validate(data)` would build from such a
-file without pydantic's validator, whose first use builds a schema per class and looks for
-pydantic plugins among every installed package: the main command's start-up (bench/startup.py).
+A class's validator is built the first time it validates: a schema per class, and a search for
+pydantic plugins through every installed package's metadata. The main command (`python -m calc
+MODEL ...`) would pay that on every start for objects whose values are already known good
+(bench/startup.py). Two ways to build them without it:
 
-It converts what a TOML or JSON file cannot write the way the field holds it, and nothing else:
-a table into its model, an array into a tuple, an integer into a float field. Anything else it
-finds (a key the class does not have, a type it does not know) it leaves to the validator, so a
-file it cannot read is validated, and refused, as before. User input (spec files, config.json,
-flags) never comes here.
+- `trusted(cls, data)`: data calc ships (presets/models/*.toml, presets/gpus.toml), which the
+  test suite validates file by file (tests/test_trusted.py builds each both ways and compares
+  them value for value, type for type). It converts what TOML cannot write the way a field
+  holds it (a table into its model, an array into a tuple, an integer into a float field) and
+  nothing else. Spec files and config.json files a user gives never come here.
+- `checked(cls, values)`: what a user passes a function (calc.estimate's tokens, gpu, ...), when
+  every value is a plain number, name or None: each is checked as the validator checks it (its
+  type, its bounds, its field's own validator function) without building the validator. Only
+  the first such object of a class in a process: checking in Python costs more than pydantic's
+  validator once it is built, so a process that builds more (a loop over estimates) builds the
+  validator on the second and validates from then on.
+
+Anything either does not know (a key the class lacks, a type, a value it would have to coerce
+otherwise, a class with model validators for `checked`) goes to the validator itself, which
+builds the object or raises the error that names the field, exactly as before.
 """
 
 from __future__ import annotations
 
 import types
 from collections.abc import Callable, Mapping
+from types import SimpleNamespace
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
-from pydantic import BaseModel
+from annotated_types import Ge, Gt, Le, Lt, MaxLen, MinLen
+from pydantic import AfterValidator, BaseModel, BeforeValidator
 
 M = TypeVar("M", bound=BaseModel)
 Convert = Callable[[Any], Any]
+Check = Callable[[Any, str], Any]
 
 
 class _Unknown(Exception):
@@ -157,7 +169,7 @@ def _float(value: Any) -> float:
 
 
 def _array(value: Any, length: int | None = None) -> list[Any]:
-    if not isinstance(value, list | tuple) or length is not None and len(value) != length:
+    if not isinstance(value, list | tuple) or (length is not None and len(value) != length):
         raise _Unknown
     return list(value)
 
@@ -166,3 +178,110 @@ def _table(value: Any) -> Mapping[Any, Any]:
     if not isinstance(value, Mapping):
         raise _Unknown
     return value
+
+
+# ---- checked: plain values a user gives ---------------------------------------------------------
+# The model_config keys `checked` knows: none of them changes a value it accepts (allow_inf_nan
+# False: it refuses what is not finite, and the validator raises).
+_CONFIG = {"frozen", "extra", "allow_inf_nan", "defer_build"}
+_CHECKS: dict[type, dict[str, Check] | None] = {}
+
+
+def checked(cls: type[M], values: Mapping[str, Any]) -> M:
+    """`cls(**values)`; the first of its class in a process is built without the validator
+    when each value passes its field's checks."""
+    if cls in _CHECKS:  # the second: validate (and build the validator, once)
+        return cls(**values)
+    checks = _CHECKS[cls] = _checks(cls)
+    try:
+        if checks is None or not values.keys() <= checks.keys():
+            raise _Unknown
+        return cls.model_construct(**{name: checks[name](value, name)
+                                      for name, value in values.items()})
+    except _Unknown:
+        return cls(**values)
+
+
+def _checks(cls: type[BaseModel]) -> dict[str, Check] | None:
+    """Each field's check, or None when a class-wide rule could change or refuse values."""
+    decorators = cls.__pydantic_decorators__
+    if set(cls.model_config) - _CONFIG or decorators.model_validators or \
+            decorators.field_validators or cls.model_config.get("allow_inf_nan", True):
+        return None
+    return {name: _check(field.annotation, field.metadata)
+            for name, field in cls.model_fields.items()}
+
+
+def _check(annotation: Any, metadata: list[Any]) -> Check:
+    """The check of a value for `annotation` with the field's `metadata` (bounds, validators)."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return _check(args[0], [*args[1:], *metadata])
+    if origin in (Union, types.UnionType):
+        options = [arg for arg in args if arg is not type(None)]
+        if len(options) != 1:
+            return _refused
+        inner, nullable = _check(options[0], metadata), type(None) in args
+        return lambda value, name: None if value is None and nullable else inner(value, name)
+    before = [m.func for m in metadata if isinstance(m, BeforeValidator)]
+    after = [m.func for m in metadata if isinstance(m, AfterValidator)]
+    bounds = [m for m in metadata if not isinstance(m, BeforeValidator | AfterValidator)]
+    if not all(isinstance(m, Ge | Gt | Le | Lt | MinLen | MaxLen) for m in bounds):
+        return _refused
+    if annotation is float:
+        base = _finite
+    elif annotation in (int, str, bool):
+        base = lambda value: _exactly(annotation, value)  # noqa: E731
+    elif origin is Literal:
+        base = lambda value: _one_of(args, value)  # noqa: E731
+    else:
+        return _refused
+
+    def check(value: Any, name: str) -> Any:
+        for function in before:
+            value = _call(function, value, name)
+        value = base(value)
+        if not all(_within(value, bound) for bound in bounds):
+            raise _Unknown
+        for function in after:
+            value = _call(function, value, name)
+        return value
+
+    return check
+
+
+def _refused(value: Any, name: str) -> Any:
+    raise _Unknown
+
+
+def _finite(value: Any) -> float:
+    number = _float(value)
+    if number != number or number in (float("inf"), float("-inf")):
+        raise _Unknown
+    return number
+
+
+def _within(value: Any, bound: Any) -> bool:
+    if isinstance(bound, Ge):
+        return value >= bound.ge
+    if isinstance(bound, Gt):
+        return value > bound.gt
+    if isinstance(bound, Le):
+        return value <= bound.le
+    if isinstance(bound, Lt):
+        return value < bound.lt
+    if isinstance(bound, MinLen):
+        return len(value) >= bound.min_length
+    return len(value) <= bound.max_length
+
+
+def _call(function: Callable[..., Any], value: Any, name: str) -> Any:
+    """A field's own validator function on `value`, given the field's name where it takes
+    pydantic's ValidationInfo (calc.numbers reads only that; a function that reads more raises).
+    Whatever it raises, the validator runs and raises the error as pydantic words it."""
+    try:
+        if function.__code__.co_argcount > 1:
+            return function(value, SimpleNamespace(field_name=name))
+        return function(value)
+    except Exception:
+        raise _Unknown from None
