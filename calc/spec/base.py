@@ -24,8 +24,8 @@ class Frozen(BaseModel):
     A frozen instance's fields never change, so what they determine is computed once and kept
     in the instance's `__dict__` beside the fields (`functools.cached_property`, `per_instance`):
     extra="forbid" leaves no other key there, pydantic's equality, hashing, repr and dumps read
-    the fields only, and a copy (`model_copy(update=...)` copies first, then changes fields)
-    starts with none of them, so a changed copy never reads a value of the original.
+    the fields only, and a copy (`model_copy(update=...)` copies first, then changes fields) or
+    a pickle holds none of them, so a changed copy never reads a value of the original.
 
     `defer_build`: a class builds its validator when it first validates, not when it is
     defined, so a command pays only for the schemas it validates (bench/startup.py).
@@ -57,10 +57,15 @@ class Frozen(BaseModel):
         return instance
 
     def __copy__(self) -> Any:
-        return _forget(super().__copy__())
+        copied = super().__copy__()
+        _set(copied, "__dict__", _fields(copied))
+        return copied
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Any:
-        return _forget(super().__deepcopy__(memo))
+        return super(Frozen, self.__copy__()).__deepcopy__(memo)  # the fields alone, deep
+
+    def __getstate__(self) -> dict[Any, Any]:
+        return {**super().__getstate__(), "__dict__": _fields(self)}  # pickled: the fields
 
 
 _set = object.__setattr__  # as model_construct sets them: the instance is frozen
@@ -99,13 +104,11 @@ def _required(cls: type[Frozen], name: str) -> Callable[[], Any]:
 _PLANS: dict[type, _Plan] = {}
 
 
-def _forget(copied: Frozen) -> Frozen:
-    """`copied` without the derived values its original had cached (every key of `__dict__`
-    that is not a field)."""
-    values, fields = copied.__dict__, type(copied).model_fields
-    for key in [key for key in values if key not in fields]:
-        del values[key]
-    return copied
+def _fields(instance: Frozen) -> dict[str, Any]:
+    """The instance's `__dict__` without the derived values it keeps (every key that is not a
+    field: extra="forbid" leaves no other)."""
+    fields = type(instance).model_fields
+    return {key: value for key, value in instance.__dict__.items() if key in fields}
 
 
 F = TypeVar("F", bound=Frozen)

@@ -192,14 +192,21 @@ def checked(cls: type[M], values: Mapping[str, Any]) -> M:
     when each value passes its field's checks."""
     if cls in _CHECKS:  # the second: validate (and build the validator, once)
         return cls(**values)
-    checks = _CHECKS[cls] = _checks(cls)
     try:
-        if checks is None or not values.keys() <= checks.keys():
-            raise _Unknown
-        return cls.model_construct(**{name: checks[name](value, name)
-                                      for name, value in values.items()})
+        return _checked(cls, values)
     except _Unknown:
         return cls(**values)
+
+
+def _checked(cls: type[M], values: Mapping[str, Any]) -> M:
+    """`cls(**values)` built without the validator; _Unknown for what only it can judge."""
+    if cls not in _CHECKS:
+        _CHECKS[cls] = _checks(cls)
+    checks = _CHECKS[cls]
+    if checks is None or not values.keys() <= checks.keys():
+        raise _Unknown
+    return cls.model_construct(**{name: checks[name](value, name)
+                                  for name, value in values.items()})
 
 
 def _checks(cls: type[BaseModel]) -> dict[str, Check] | None:
