@@ -9,10 +9,10 @@ or JSON holding either the spec's fields at top level or a preset's layout (`[sp
 
 from __future__ import annotations
 
+import importlib
 import os
 import tomllib
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -93,11 +93,14 @@ class Preset(Frozen):
         None, description="the dtype whose peak runs those weights' matmuls (dequantized: bf16)")
 
 
+@cache
 def _data_dir() -> Path:
-    """presets/, installed as the package calc.preset_data; in a source checkout that was never
-    installed (`python -m calc` run from the repository root), the folder itself."""
+    """presets/, installed as the package calc.preset_data (a folder of data files: the package
+    is its one path; importlib.resources would import zipfile and tempfile to say so); in a
+    source checkout that was never installed (`python -m calc` run from the repository root),
+    the folder itself."""
     try:
-        return Path(str(resources.files(DATA_PACKAGE)))
+        return Path(next(iter(importlib.import_module(DATA_PACKAGE).__path__)))
     except ModuleNotFoundError:
         return Path(__file__).resolve().parents[1] / "presets"
 

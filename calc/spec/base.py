@@ -35,12 +35,13 @@ class Frozen(BaseModel):
                               defer_build=True)
 
     @classmethod
-    def unchecked(cls, **values: Any) -> Self:
+    def unchecked(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:
         """An instance of `values` built without validating them: for values calc computed
         itself (a report's numbers; tests/test_trusted.py validates the reports the tests build
-        and compares). What `model_construct` builds, for a class without aliases, private
-        attributes or post-init (none has them), without its per-field alias lookups, which cost
-        more than validating."""
+        and compares) or read from files the tests validate (calc.spec.trusted). What
+        `model_construct` builds, for a class without aliases, private attributes or post-init
+        (none has them), without its per-field alias lookups, which cost more than validating.
+        """
         plan = _PLANS.get(cls) or _PLANS.setdefault(cls, _Plan(cls))
         if not values.keys() <= plan.names:
             raise TypeError(f"{cls.__name__}: no field {sorted(values.keys() - plan.names)[0]!r}")
@@ -51,7 +52,8 @@ class Frozen(BaseModel):
                 fields[name] = default()
         instance = cls.__new__(cls)
         _set(instance, "__dict__", fields)
-        _set(instance, "__pydantic_fields_set__", set(values))
+        _set(instance, "__pydantic_fields_set__", set(values) if _fields_set is None
+             else _fields_set)
         _set(instance, "__pydantic_extra__", None)
         _set(instance, "__pydantic_private__", None)
         return instance

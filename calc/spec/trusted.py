@@ -32,7 +32,9 @@ from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 from annotated_types import Ge, Gt, Le, Lt, MaxLen, MinLen
 from pydantic import AfterValidator, BaseModel, BeforeValidator
 
-M = TypeVar("M", bound=BaseModel)
+from calc.spec.base import Frozen
+
+M = TypeVar("M", bound=Frozen)
 Convert = Callable[[Any], Any]
 Check = Callable[[Any, str], Any]
 
@@ -49,7 +51,7 @@ def trusted(cls: type[M], data: Mapping[str, Any]) -> M:
         return cls.model_validate(data)
 
 
-_PLANS: dict[type, tuple[dict[str, Convert], dict[str, type[BaseModel]]]] = {}
+_PLANS: dict[type, tuple[dict[str, Convert], dict[str, type[Frozen]]]] = {}
 
 
 def _build(cls: type[M], data: Any) -> M:
@@ -64,10 +66,10 @@ def _build(cls: type[M], data: Any) -> M:
     for name, model in built_defaults.items():  # a default a model class builds: no validator
         if name not in values:
             values[name] = _build(model, {})
-    return cls.model_construct(_fields_set=set(data), **values)
+    return cls.unchecked(_fields_set=set(data), **values)
 
 
-def _plan(cls: type[BaseModel]) -> tuple[dict[str, Convert], dict[str, type[BaseModel]]]:
+def _plan(cls: type[Frozen]) -> tuple[dict[str, Convert], dict[str, type[Frozen]]]:
     """Each field's conversion, and the fields whose default_factory is a model class. A field
     with a validator of its own may change its value: the validator builds it; so does one of
     a class whose model validator runs before the fields (a model validator after them, or
@@ -83,7 +85,7 @@ def _plan(cls: type[BaseModel]) -> tuple[dict[str, Convert], dict[str, type[Base
             continue
         converts[name] = _converter(field.annotation)
         factory = field.default_factory
-        if isinstance(factory, type) and issubclass(factory, BaseModel):
+        if isinstance(factory, type) and issubclass(factory, Frozen):
             built_defaults[name] = factory
     return converts, built_defaults
 
@@ -111,7 +113,7 @@ def _converter(annotation: Any) -> Convert:
         return lambda value: _one_of(args, value)
     if origin is Annotated:
         return _refuse if _validates(list(args[1:])) else _converter(args[0])
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if isinstance(annotation, type) and issubclass(annotation, Frozen):
         return lambda value: _build(annotation, value)
     if origin in (Union, types.UnionType):
         return _union([_converter(arg) for arg in args if arg is not type(None)],
