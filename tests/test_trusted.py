@@ -18,7 +18,14 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field, ValidationError
 
 import calc
-from calc.presets import Preset, _data_dir, _model_files, _preset_from_mapping
+from calc.presets import (
+    Preset,
+    PublishedParams,
+    PublishedRun,
+    _data_dir,
+    _model_files,
+    _preset_from_mapping,
+)
 from calc.reports.estimate import Report
 from calc.spec import GPU, ModelSpec, Workload
 from calc.spec import trusted as trust
@@ -63,12 +70,18 @@ def test_every_preset_is_built_as_validation_builds_it(name):
     """What load_preset builds without validating is what validating the file builds."""
     data = tomllib.loads(_model_files()[name].read_text(encoding="utf-8"))
     same(calc.load_preset(name), _preset_from_mapping(name, data, f"preset {name}"), name)
+    # and built without the validator (_build raises where trusted falls back to it)
+    trust._build(ModelSpec, {"name": name, **data["spec"]})
+    published = data.get("published", {})
+    for model, key in ((PublishedParams, "params"), (PublishedRun, "training")):
+        if key in published:
+            trust._build(model, published[key])
 
 
 def test_every_gpu_is_built_as_validation_builds_it():
     data = tomllib.loads((_data_dir() / "gpus.toml").read_text(encoding="utf-8"))
     for name, entry in data.items():
-        same(trust.trusted(GPU, {"name": name, **entry}),
+        same(trust._build(GPU, {"name": name, **entry}),
              GPU.model_validate({"name": name, **entry}), name)
     assert set(calc.load_gpus()) == set(data)
 
@@ -82,7 +95,8 @@ def test_random_specs_are_built_as_validation_builds_them(spec):
 
 
 SPEC = {"vocab_size": 10, "d_model": 8, "n_layers": 2, "context_length": 16,
-        "position": {"kind": "rope"}, "attention": {"n_heads": 2}, "ffn": {"d_ff": 16, "activation": "gelu"}}
+        "position": {"kind": "rope"}, "attention": {"n_heads": 2},
+        "ffn": {"d_ff": 16, "activation": "gelu"}}
 
 
 def test_what_trusted_cannot_convert_goes_to_the_validator():
