@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from calc import _compiled
 from calc.counting import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
 from calc.spec import ModelSpec
+from calc.spec.base import per_instance
 from calc.spec.finetune import LORA_TARGETS, FineTune, resolve_targets
 from calc.spec.gemm_precision import GEMM_PRECISIONS
 from calc.spec.precision import BYTES_PER_ELEMENT
@@ -55,12 +57,14 @@ def _mixer_values(spec: ModelSpec) -> dict[str, int]:
     }
 
 
-def symbol_values(spec: ModelSpec) -> dict[str, int]:
-    """The value of every architecture symbol (calc.symbols) for `spec`."""
+@per_instance
+def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
+    """The value of every architecture symbol (calc.symbols) for `spec`: computed once per spec
+    and kept with it (calc.spec.base.per_instance), so read-only."""
     att, ffn, moe, norm = spec.attention, spec.ffn, spec.moe, spec.norm
     mla = att.mla
     qk_weights = att.qk_norm_weights
-    return {
+    return MappingProxyType({
         "V": spec.vocab_size, "d": spec.d_model, "L": spec.n_layers,
         "h": att.n_heads, "h_kv": spec.n_kv_heads,
         "d_qk": spec.head_dim_qk, "d_v": spec.head_dim_v, "d_ff": ffn.d_ff if ffn else 0,
@@ -90,7 +94,7 @@ def symbol_values(spec: ModelSpec) -> dict[str, int]:
         "b_qkv": int(att.qkv_bias), "b_o": int(att.out_bias), "b_ff": int(bool(ffn and ffn.bias)),
         "b_norm": int(norm.has_bias), "b_lm": int(spec.lm_head_bias),
         "b_router": int(bool(moe and moe.router_bias)),
-    }
+    })
 
 
 @dataclass(frozen=True)
@@ -174,8 +178,17 @@ def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: floa
 
 
 def count_params(spec: ModelSpec, symbols: Mapping[str, int] | None = None) -> ParamCounts:
-    """`symbols`: symbol_values(spec) when the caller has it already (calc.estimate)."""
-    s = symbol_values(spec) if symbols is None else symbols
+    """The exact parameter counts of `spec`: computed once per spec and kept with it (read-only);
+    `symbols` in place of symbol_values(spec) counts those instead, and keeps nothing."""
+    return _param_counts(spec) if symbols is None else _counted(symbols)
+
+
+@per_instance
+def _param_counts(spec: ModelSpec) -> ParamCounts:
+    return _counted(symbol_values(spec))
+
+
+def _counted(s: Mapping[str, int]) -> ParamCounts:
     summary = _compiled.params_summary(s)
     return ParamCounts(
         per_layer=_compiled.params_per_layer(s),
