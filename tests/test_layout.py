@@ -126,7 +126,7 @@ MAY_IMPORT = {
     "presets": "hf files spec errors",
     "hf": "files spec errors",
     "document": "spec errors",
-    "tables": "errors",
+    "tables": "counting errors",
     "files": "errors",
     "host": "counting errors",
     "formulas": "symbols counting",

@@ -115,6 +115,8 @@ class RunConfig(Frozen):
             if value is not None:
                 section = sections[option]
                 by_section.setdefault(section, {})[option] = value  # errors name the option
+        if not by_section:  # nothing given: nothing to validate (start-up, bench/startup.py)
+            return cls.model_construct()
         try:
             return cls(**{section: _given(section)(**values)
                           for section, values in by_section.items()})

@@ -350,7 +350,7 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     source = mfu_source or ("default" if mfu is None else "flag")
     precision = given.get("precision") or "bf16"
     low = low_precision_train_flops(spec, ft, targets) if precision != "bf16" else 0
-    asked = Costing(**given.given("costing"))
+    asked = checked(Costing, given.given("costing"))
     training = (_training_report(preset, workload, flops, source, precision, low, asked)
                 if workload.tokens is not None else None)
     if workload.gpu and training is None:

@@ -32,6 +32,7 @@ from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 from annotated_types import Ge, Gt, Le, Lt, MaxLen, MinLen
 from pydantic import AfterValidator, BaseModel, BeforeValidator
 
+from calc.numbers import Quantity
 from calc.spec.base import Frozen
 
 M = TypeVar("M", bound=Frozen)
@@ -234,7 +235,8 @@ def _check(annotation: Any, metadata: list[Any]) -> Check:
         return lambda value, name: None if value is None and nullable else inner(value, name)
     before = [m.func for m in metadata if isinstance(m, BeforeValidator)]
     after = [m.func for m in metadata if isinstance(m, AfterValidator)]
-    bounds = [m for m in metadata if not isinstance(m, BeforeValidator | AfterValidator)]
+    bounds = [m for m in metadata  # Quantity only names the field's reader for the CLI
+              if not isinstance(m, BeforeValidator | AfterValidator | Quantity)]
     if not all(isinstance(m, Ge | Gt | Le | Lt | MinLen | MaxLen) for m in bounds):
         return _refused
     if annotation is float:
