@@ -448,6 +448,16 @@ def memory_activations(s):
     }
 
 
+def memory_buffers(s):
+    B_bk, L, N, N_e, N_emb, N_head, P_pf, T, V, b, i_pp1, i_z1, i_z3, n_cp, n_ep, n_tp, q_a, q_rg, u_g = s['B_bk'], s['L'], s['N'], s['N_e'], s['N_emb'], s['N_head'], s['P_pf'], s['T'], s['V'], s['b'], s['i_pp1'], s['i_z1'], s['i_z3'], s['n_cp'], s['n_ep'], s['n_tp'], s['q_a'], s['q_rg'], s['u_g']
+    return {
+        'gradient_bucket': B_bk*i_z1*q_a,
+        'gathered_weights': i_z3*q_a*(P_pf + u_g*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp))),
+        'gathered_gradients': i_z3*q_rg*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp)),
+        'logits_gradient': 4*T*V*b*i_pp1/(n_cp*n_tp),
+    }
+
+
 def memory(s):
     E_s, G_s, H_k, H_s, H_v, L, L_s, L_s_att, L_s_dense, L_s_dn, L_s_sc, L_s_ssm, L_sm, M_gib, N, N_e, N_emb, N_head, N_s, R_dt, T, V, b, b_qkv, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_s, d_v, h, h_kv, h_t, i_drop, i_full, i_glu, i_keep_down, i_keep_exp, i_keep_head, i_keep_mix, i_keep_o, i_keep_qkv, i_keep_up, i_m2, i_mla, i_pp1, i_qlora, i_scores, i_sp, i_vp, i_z1, i_z2, i_z3, k, n_cp, n_dp, n_ep, n_norm, n_pp, n_tp, n_vp, q_a, q_g, q_gc, q_l, q_m, q_o, q_w, r_kv, r_q = s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_s'], s['L_s_att'], s['L_s_dense'], s['L_s_dn'], s['L_s_sc'], s['L_s_ssm'], s['L_sm'], s['M_gib'], s['N'], s['N_e'], s['N_emb'], s['N_head'], s['N_s'], s['R_dt'], s['T'], s['V'], s['b'], s['b_qkv'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['h_t'], s['i_drop'], s['i_full'], s['i_glu'], s['i_keep_down'], s['i_keep_exp'], s['i_keep_head'], s['i_keep_mix'], s['i_keep_o'], s['i_keep_qkv'], s['i_keep_up'], s['i_m2'], s['i_mla'], s['i_pp1'], s['i_qlora'], s['i_scores'], s['i_sp'], s['i_vp'], s['i_z1'], s['i_z2'], s['i_z3'], s['k'], s['n_cp'], s['n_dp'], s['n_ep'], s['n_norm'], s['n_pp'], s['n_tp'], s['n_vp'], s['q_a'], s['q_g'], s['q_gc'], s['q_l'], s['q_m'], s['q_o'], s['q_w'], s['r_kv'], s['r_q']
     return {
