@@ -26,8 +26,7 @@ from calc.presets import get_system, sequence_length, system_for_gpu
 from calc.spec import GPU, ModelSpec, TrainingMemory
 from calc.spec.finetune import FineTune
 from calc.spec.gemm_precision import gemm_peaks
-from calc.spec.layout import check_splits
-from calc.spec.layout import Layout
+from calc.spec.layout import Layout, check_splits
 from calc.spec.memory import RECIPES, RESERVE
 from calc.spec.model import Frozen
 from calc.spec.offload import Offload

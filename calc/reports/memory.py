@@ -23,6 +23,7 @@ from calc.spec import ModelSpec
 from calc.spec.finetune import QUANTS
 from calc.spec.gemm_precision import precision_sentence
 from calc.spec.layers import MIXER_NAMES
+from calc.spec.layout import RECOMPUTE_ORDER
 from calc.spec.memory import OPTIMIZERS, RECIPES, RESERVE, STACKS
 from calc.spec.offload import Offload
 
@@ -72,11 +73,21 @@ def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = N
                         f"spec file or config.json as MODEL")
     preset = resolve(model)
     spec = preset.spec
-    opts = memory_options(spec, gpu, given.given("layout", "states"))
+    options = given.given("layout", "states")
+    auto = options.get("recompute") == "auto"
+    if auto and gpu is None:
+        raise CalcError("recompute='auto' needs a GPU (--gpu) whose memory it fits")
     device = get_gpu(gpu) if gpu else None
-    block = memory_block(spec, opts, device, finetune_of(given),
-                         Offload(**given.given("offload")), system)
+    for recompute in RECOMPUTE_ORDER if auto else (options.get("recompute", "none"),):
+        opts = memory_options(spec, gpu, {**options, "recompute": recompute}, system)
+        block = memory_block(spec, opts, device, finetune_of(given),
+                             Offload(**given.given("offload")), system)
+        if block.fits is not False:
+            break
     notes = [*preset.notes, *filter(None, [context_note(spec, opts.seq_len, "s")])]
+    if auto:
+        notes.append(f"recompute auto: {opts.recompute}, "
+                     + ("the least that fits." if block.fits else "and even that does not fit."))
     return MemoryReport(model=preset.name, title=preset.title, source=preset.source,
                         memory=block, config=echo,
                         conventions=[*notes, *conventions(block, "recipe" in given.given())])
