@@ -25,74 +25,94 @@ EVERY = tuple(STACKS)  # every framework calc names (calc.spec.layout.Framework)
 
 
 @dataclass(frozen=True)
+class Model:
+    """What the rules read of a model, read once (a search checks thousands of layouts)."""
+
+    name: str
+    heads: int  # query heads; 0 without attention layers
+    kv_groups: int  # key/value heads; 0 without attention layers or under MLA
+    layers: int
+    experts: int  # routed experts; 0 without MoE
+    context: int
+
+    @classmethod
+    def of(cls, spec: ModelSpec) -> Model:
+        attention = spec.n_attention_layers > 0
+        return cls(spec.name, spec.attention.n_heads if attention else 0,
+                   spec.n_kv_heads if attention and spec.attention.mla is None else 0,
+                   spec.n_layers, spec.moe.n_experts if spec.moe is not None else 0,
+                   spec.context_length)
+
+
+@dataclass(frozen=True)
 class Rule:
     requires: str  # the rule in a few words
     enforced_by: dict[str, str]  # framework → where it is enforced
-    broken: Callable[[ModelSpec, Layout, int | None], str | None]  # why a layout breaks it
+    broken: Callable[[Model, Layout, int | None], str | None]  # why a layout breaks it
 
 
 def _every(source: str) -> dict[str, str]:
     return dict.fromkeys(EVERY, source)
 
 
-def _seq(spec: ModelSpec, lay: Layout) -> int:
+def _seq(spec: Model, lay: Layout) -> int:
     return lay.seq_len if lay.seq_len is not None else spec.context_length
 
 
-def _cross_node(spec: ModelSpec, lay: Layout, per_node: int | None) -> str | None:
+def _cross_node(spec: Model, lay: Layout, per_node: int | None) -> str | None:
     if per_node is None or lay.tp <= per_node or lay.allow_cross_node_tp:
         return None
     return (f"tp={lay.tp} spans {-(-lay.tp // per_node)} nodes of {per_node} GPUs "
             f"(--allow-cross-node-tp prices it anyway)")
 
 
-def _heads(spec: ModelSpec, lay: Layout, _: int | None) -> str | None:
-    heads = spec.attention.n_heads
-    if spec.n_attention_layers and heads % lay.tp:
+def _heads(spec: Model, lay: Layout, _: int | None) -> str | None:
+    heads = spec.heads
+    if heads and heads % lay.tp:
         return f"tp={lay.tp} does not divide the {heads} attention heads of {spec.name}"
     return None
 
 
-def _kv_either(spec: ModelSpec, lay: Layout, _: int | None) -> str | None:
-    kv = spec.n_kv_heads
-    if spec.n_attention_layers and spec.attention.mla is None and kv % lay.tp and lay.tp % kv:
+def _kv_either(spec: Model, lay: Layout, _: int | None) -> str | None:
+    kv = spec.kv_groups
+    if kv and kv % lay.tp and lay.tp % kv:
         return f"tp={lay.tp} and the {kv} KV groups of {spec.name}: neither divides the other"
     return None
 
 
-def _kv_divides(spec: ModelSpec, lay: Layout, _: int | None) -> str | None:
-    kv = spec.n_kv_heads
-    if spec.n_attention_layers and spec.attention.mla is None and kv % lay.tp:
+def _kv_divides(spec: Model, lay: Layout, _: int | None) -> str | None:
+    kv = spec.kv_groups
+    if kv and kv % lay.tp:
         return f"tp={lay.tp} does not divide the {kv} KV heads of {spec.name}"
     return None
 
 
-def _even_stages(spec: ModelSpec, lay: Layout, _: int | None) -> str | None:
-    slots, chunks = pipeline_slots(spec.n_layers, lay), lay.pp * lay.vpp
+def _even_stages(spec: Model, lay: Layout, _: int | None) -> str | None:
+    slots, chunks = pipeline_slots(spec.layers, lay), lay.pp * lay.vpp
     if slots % chunks == 0:
         return None
-    what = (f"the {spec.n_layers} layers + embedding + loss" if lay.split_embedding_loss
-            else f"the {spec.n_layers} layers")
+    what = (f"the {spec.layers} layers + embedding + loss" if lay.split_embedding_loss
+            else f"the {spec.layers} layers")
     return (f"pp × vpp = {lay.pp} × {lay.vpp} does not divide {what} of {spec.name} (its "
             f"uneven split, --decoder-first/last-pipeline-num-layers, is not modelled)")
 
 
-def _cp_sequence(spec: ModelSpec, lay: Layout, _: int | None) -> str | None:
+def _cp_sequence(spec: Model, lay: Layout, _: int | None) -> str | None:
     t = _seq(spec, lay)
     return None if t % (2 * lay.cp) == 0 else (
         f"seq_len={t} is not a multiple of 2 × cp = {2 * lay.cp}")
 
 
-def _tp_cp_sequence(spec: ModelSpec, lay: Layout, _: int | None) -> str | None:
+def _tp_cp_sequence(spec: Model, lay: Layout, _: int | None) -> str | None:
     t, divisor = _seq(spec, lay), lay.tp * 2 * lay.cp
     return None if t % divisor == 0 else (
         f"seq_len={t} is not a multiple of tp × 2 × cp = {divisor}")
 
 
-def _experts(spec: ModelSpec, lay: Layout, _: int | None) -> str | None:
+def _experts(spec: Model, lay: Layout, _: int | None) -> str | None:
     if lay.ep == 1:
         return None
-    experts = spec.moe.n_experts if spec.moe is not None else 0
+    experts = spec.experts
     if not experts or experts % lay.ep:
         return f"ep={lay.ep} does not divide the {experts} routed experts of {spec.name}"
     if lay.dp % lay.ep:
@@ -100,12 +120,12 @@ def _experts(spec: ModelSpec, lay: Layout, _: int | None) -> str | None:
     return None
 
 
-def _sequence_parallel(spec: ModelSpec, lay: Layout, _: int | None) -> str | None:
+def _sequence_parallel(spec: Model, lay: Layout, _: int | None) -> str | None:
     return ("sequence parallelism with tp=1 splits nothing (drop --sequence-parallel)"
             if lay.sequence_parallel and lay.tp == 1 else None)
 
 
-def _zero_offered(spec: ModelSpec, lay: Layout, _: int | None) -> str | None:
+def _zero_offered(spec: Model, lay: Layout, _: int | None) -> str | None:
     stages = STACKS[lay.framework].zero
     if lay.zero in stages:
         return None
@@ -113,16 +133,16 @@ def _zero_offered(spec: ModelSpec, lay: Layout, _: int | None) -> str | None:
     return f"ZeRO stage {lay.zero} is not one {lay.framework} runs (it has {offered})"
 
 
-def _zero_pipeline(spec: ModelSpec, lay: Layout, _: int | None) -> str | None:
+def _zero_pipeline(spec: Model, lay: Layout, _: int | None) -> str | None:
     return (f"ZeRO stage {lay.zero} with pp={lay.pp}" if lay.zero >= 2 and lay.pp > 1
             else None)
 
 
-def _no_pipeline(spec: ModelSpec, lay: Layout, _: int | None) -> str | None:
+def _no_pipeline(spec: Model, lay: Layout, _: int | None) -> str | None:
     return f"pp={lay.pp}: {lay.framework} has no pipeline schedule" if lay.pp > 1 else None
 
 
-def _ddp_alone(spec: ModelSpec, lay: Layout, _: int | None) -> str | None:
+def _ddp_alone(spec: Model, lay: Layout, _: int | None) -> str | None:
     others = lay.tp * lay.pp * lay.cp
     return (f"unsharded data parallelism (ZeRO 0, DDP) beside tp × pp × cp = {others}"
             if lay.zero == 0 and lay.dp > 1 and others > 1 else None)
@@ -183,15 +203,17 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def refusal(spec: ModelSpec, layout: Layout, gpus_per_node: int | None = None) -> str | None:
+def refusal(spec: ModelSpec | Model, layout: Layout,
+            gpus_per_node: int | None = None) -> str | None:
     """The first rule of RULES `layout` breaks under its framework, as one line naming the rule
     and where the framework enforces it; None when it breaks none. `gpus_per_node` None skips
-    the node rule (no system known)."""
+    the node rule (no system known); a search passes the model read once (Model.of)."""
+    model = spec if isinstance(spec, Model) else Model.of(spec)
     for rule in RULES:
         source = rule.enforced_by.get(layout.framework)
         if source is None:
             continue
-        why = rule.broken(spec, layout, gpus_per_node)
+        why = rule.broken(model, layout, gpus_per_node)
         if why is not None:
             who = "calc" if source.startswith("calc's rule") else layout.framework
             return f"{why}: {who} refuses it ({rule.requires}; {source})"
