@@ -160,7 +160,7 @@ def test_plan_folds_absent_parts():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"gpu": "a10", "tokens": 1e12}, "did you mean a100"),
+    ({"gpu": "a10", "tokens": 1e12}, "did you mean a10g, a100"),
     ({"d_model": [0, 64]}, "sweep d_model: expected whole numbers"),
     ({"d_model": [64.5]}, "sweep d_model"),
     ({"mfu": 1.5, "tokens": 1e9}, "sweep mfu"),

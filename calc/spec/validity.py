@@ -56,7 +56,7 @@ def _every(source: str) -> dict[str, str]:
 
 
 def _seq(spec: Model, lay: Layout) -> int:
-    return lay.seq_len if lay.seq_len is not None else spec.context_length
+    return lay.seq_len if lay.seq_len is not None else spec.context
 
 
 def _cross_node(spec: Model, lay: Layout, per_node: int | None) -> str | None:
@@ -99,7 +99,7 @@ def _even_stages(spec: Model, lay: Layout, _: int | None) -> str | None:
 
 def _cp_sequence(spec: Model, lay: Layout, _: int | None) -> str | None:
     t = _seq(spec, lay)
-    return None if t % (2 * lay.cp) == 0 else (
+    return None if lay.cp == 1 or t % (2 * lay.cp) == 0 else (
         f"seq_len={t} is not a multiple of 2 × cp = {2 * lay.cp}")
 
 
