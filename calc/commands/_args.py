@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Callable, Sequence
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -61,10 +62,23 @@ def assignment(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
+class _Offline(argparse.Action):
+    """--offline: huggingface_hub's own switch (HF_HUB_OFFLINE=1) for this process, set as the
+    flag is parsed so that every command that reads a MODEL honours it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        setattr(namespace, self.dest, True)
+
+
 def add_model(parser: argparse.ArgumentParser, optional: bool = False) -> None:
     parser.add_argument("model", metavar="MODEL", nargs="?" if optional else None,
-                        help="a preset name (python -m calc list), a spec file (TOML/JSON) "
-                             "or a Hugging Face config.json")
+                        help="a preset name (python -m calc list), a spec file (TOML/JSON), "
+                             "a Hugging Face config.json or Hub id (org/name)")
+    parser.add_argument("--offline", action=_Offline, nargs=0, default=False,
+                        help="never reach the Hugging Face Hub: a Hub id is read from a preset "
+                             "that cites it or from the cache (as HF_HUB_OFFLINE=1)")
 
 
 def add_from(parser: argparse.ArgumentParser, takes: str) -> None:

@@ -34,10 +34,16 @@ from calc.spec.validity import refuse
 
 
 def gpus_per_node(gpu: str | None, system: str | None = None) -> int | None:
-    """GPUs in one node of `system` (default: `gpu`'s reference system); None without either."""
+    """GPUs in one node of `system` (default: `gpu`'s reference system); None without either
+    (or for a GPU the catalogue gives no system: the node rule is then not checked)."""
     if system is not None:
         return get_system(system).gpus_per_node
-    return system_for_gpu(gpu).gpus_per_node if gpu is not None else None
+    if gpu is None:
+        return None
+    try:
+        return system_for_gpu(gpu).gpus_per_node
+    except CalcError:
+        return None
 
 
 def memory_options(spec: ModelSpec, gpu: str | None, given: dict[str, Any],

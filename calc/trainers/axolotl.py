@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from calc.trainers.base import UNDECIDED, TrainerConfig, preset_for_hub_id
+from calc.presets import preset_for_hub_id
+from calc.trainers.base import UNDECIDED, TrainerConfig
 from calc.trainers.transformers_args import read_optimizer
 
 # PEFT module names (Llama, Mistral, Qwen, ...) → calc's LoRA targets

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from calc.errors import CalcError
-from calc.presets import list_presets, load_preset
 from calc.spec import ModelSpec
 
 # Values that mean "decided elsewhere" (the launcher, the Trainer, the hardware).
@@ -51,21 +50,6 @@ def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             flat[name] = value
     return flat
-
-
-def preset_for_hub_id(model_id: str) -> str | None:
-    """The preset whose source names the Hugging Face checkpoint `model_id` ('org/name'), or
-    one of the same name under another organisation (a mirror such as NousResearch's)."""
-    wanted = model_id.strip().lower()
-    name = wanted.rpartition("/")[2]
-    mirror = None
-    for preset in list_presets():
-        source = load_preset(preset).source.lower()
-        if f"{wanted} config.json" in source:
-            return preset
-        if mirror is None and f"/{name} config.json" in source:
-            mirror = preset
-    return mirror
 
 
 def number(key: str, value: Any) -> float:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from calc.trainers.base import UNDECIDED, TrainerConfig, preset_for_hub_id
+from calc.presets import preset_for_hub_id
+from calc.trainers.base import UNDECIDED, TrainerConfig
 
 # TrainingArguments.optim (transformers.training_args.OptimizerNames) → calc's optimizers
 OPTIMIZERS = {
