@@ -210,7 +210,7 @@ def layout(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int
                         f"{', '.join(SEARCHED)} as pins or sets)")
     echo, notes = None, []
     if from_file is not None:
-        read = with_file(from_file, model, given, gpus, step=True)
+        read = with_file(from_file, model, given, gpus, step=True)  # gpus: the caller's
         model, given, echo = read.model, read.run, read.echo
         notes = [f"From {from_file}: the model, batch, sequence length, dtype, stack, dropout "
                  f"and offload; its parallel degrees, micro-batch, recomputation and ZeRO stage "

@@ -68,6 +68,10 @@ def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = N
     if from_file is not None:
         read = with_file(from_file, model, given)
         model, given, echo = read.model, read.run, read.echo
+        layout = given.given("layout")
+        parallel = layout.get("tp", 1) * layout.get("pp", 1) * layout.get("cp", 1)
+        if read.gpus and "dp" not in layout and read.gpus % parallel == 0:
+            given = RunConfig.from_options(dp=read.gpus // parallel).over(given)
     if model is None:
         raise CalcError(f"model: {from_file} names no model calc knows; give a preset name, "
                         f"spec file or config.json as MODEL")

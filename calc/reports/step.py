@@ -110,6 +110,7 @@ def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
     if from_file is not None:
         read = with_file(from_file, model, given, gpus, step=True)
         model, given, echo, file_notes = read.model, read.run, read.echo, read.notes
+        gpus = gpus or read.gpus
     if model is None:
         raise CalcError(f"model: {from_file} names no model calc knows; give a preset name, "
                         f"spec file or config.json as MODEL")

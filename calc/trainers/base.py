@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from calc.errors import CalcError
+from calc.presets import list_presets, load_preset, preset_for_hub_id
 from calc.spec import ModelSpec
 
 # Values that mean "decided elsewhere" (the launcher, the Trainer, the hardware).
@@ -33,6 +35,8 @@ class TrainerConfig:
     # and the STEP_ONLY ones
     read: list[Setting] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    world_size: int | None = None  # GPUs the file fixes (its launcher's), None: the caller's
+    framework: str | None = None  # the stack that runs it (calc.spec.layout.Framework)
 
     def take(self, key: str, value: Any, meaning: str, **options: Any) -> None:
         """Record `key` as read and what it sets."""
@@ -57,3 +61,31 @@ def number(key: str, value: Any) -> float:
         return float(value)
     except (TypeError, ValueError):
         raise CalcError(f"{key}={value!r}: expected a number") from None
+
+
+def _stem(model_id: str) -> str:
+    """A checkpoint's name without organisation, 'Meta-', '-Instruct', '-fp16', '-hf' or
+    punctuation (NousResearch/Meta-Llama-3.1-8B and meta-llama/Llama-3.1-8B: 'llama318b')."""
+    name = model_id.strip().lower().rpartition("/")[2]
+    name = re.sub(r"^meta-", "", name)
+    name = re.sub(r"-(instruct|fp16|hf)$", "", name)
+    return re.sub(r"[^a-z0-9]", "", name)
+
+
+def checkpoint_preset(model_id: str) -> tuple[str | None, str]:
+    """The preset a checkpoint id in a trainer file trains, and how it was found: the preset
+    citing that id's config.json (or a mirror's), else the one whose cited checkpoint has the
+    same name once organisation, 'Meta-', '-Instruct', '-fp16', '-hf' and punctuation are
+    dropped (a fine-tuned or re-uploaded copy of the same shape)."""
+    exact = preset_for_hub_id(model_id)
+    if exact is not None:
+        return exact, f"model {exact}"
+    wanted, found = _stem(model_id), []
+    for preset in list_presets():
+        cited = re.findall(r"([\w.-]+/[\w.-]+) config\.json", load_preset(preset).source)
+        if any(_stem(other) == wanted for other in cited):
+            found.append(preset)
+    if len(found) == 1:
+        return found[0], (f"model {found[0]}: the shape of the checkpoint it cites (the same "
+                          f"name once -Instruct/-fp16/Meta- are dropped)")
+    return None, "no preset names this checkpoint: give MODEL"
