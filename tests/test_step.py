@@ -9,7 +9,6 @@ import math
 import pytest
 
 import calc
-
 from calc import _compiled
 from calc.calibration.fit import PARAMETERS, _with, fit_models, fitted_on, get, loss
 from calc.calibration.throughput import published_step

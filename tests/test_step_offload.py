@@ -122,8 +122,8 @@ def test_layout_search_finds_offloaded_layouts_where_nothing_else_fits():
     the GPU among them."""
     options = dict(gpu="v100", gpus=1, global_batch=32, seq_len=1024, dtype="fp16",
                    framework="deepspeed")
-    with pytest.raises(calc.CalcError, match="no layout of gpt3-13b on 1 × v100 .* fits: .*"
-                                             "nearest: .*offload"):
+    with pytest.raises(calc.CalcError, match=r"no layout of gpt3-13b on 1 × v100 .* fits: .*"
+                                             r"nearest: .*offload"):
         layout("gpt3-13b", **options)
     found = layout("gpt3-13b", offload_optimizer="cpu", offload_params="cpu", **options)
     assert found.fitting > 0

@@ -197,6 +197,16 @@ def layout(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int
     a trainer config (as calc.step does), the arguments given here over it; its parallel
     degrees are searched over, not fixed. No layout: CalcError saying why and the nearest
     change that gives some."""
+    return searched(model, gpu=gpu, gpus=gpus, system=system, from_file=from_file, run=run,
+                    tokens=tokens, top=top, **options)[0]
+
+
+def searched(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int,
+             system: str | None = None, from_file: str | None = None,
+             run: RunConfig | None = None, tokens: float | None = None, top: int = TOP,
+             **options: Any) -> tuple[LayoutReport, Search]:
+    """calc.layout's report and the search behind it: every layout priced (what
+    `calc plot layout` draws)."""
     if top < 1:
         raise CalcError(f"top={top}: expected at least 1 layout to show")
     allowed, options = pins(options)
@@ -245,7 +255,7 @@ def layout(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int
                 for c, ties in pairs]
 
     framework = setup.fixed["framework"]
-    return LayoutReport(
+    report = LayoutReport(
         model=preset.name, title=preset.title, source=preset.source, gpu=setup.gpu.name,
         system=setup.system.name, gpus=gpus, global_batch=global_batch, seq_len=t,
         framework=framework, recipe=setup.recipe, margin_gib=setup.margin_gib,
@@ -275,6 +285,7 @@ def layout(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int
         ],
         config=echo,
     )
+    return report, found
 
 
 def _ranked(candidate: Candidate, best: Candidate, setup: SearchSetup, flops: float,
