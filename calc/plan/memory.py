@@ -167,7 +167,8 @@ def evaluate(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: Fine
     moved = offload_block(off, opts.zero, device, system, s) if off.active else None
     change = copies + (moved.gpu_live_bytes - moved.gpu_freed_bytes if moved else 0)
     paged = states["optimizer"] if ft.paged else 0
-    buffers = _compiled.memory_buffers(s)
+    # whole bytes: a gathered layer is the mean layer, a fraction of a byte off
+    buffers = {key: math.ceil(value) for key, value in _compiled.memory_buffers(s).items()}
     allocated = total + change + sum(buffers.values())
     reserve = margin(opts, allocated - paged, opts.memory_margin)
     # micro-batches that fit: activations and the logits' gradient grow with b, the rest not;

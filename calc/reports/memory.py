@@ -7,6 +7,7 @@ calc.plan.memory, labelled.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import Field
@@ -169,13 +170,14 @@ def margin_sentence(block: MemoryBlock) -> str:
     if "given" in block.margin:
         return (f"Margin {block.margin_bytes / counting.GIB:.3g} GiB as given (--memory-margin):"
                 f" kept free beside the run; a run within it does not fit.")
-    parts = "; ".join(f"{r.label}: {r.source}" for r in RESERVE.values())
+    threads = (re.findall(r"[\w.-]+/[\w.-]+#\d+", r.source) for r in RESERVE.values())
+    parts = ", ".join(dict.fromkeys(thread for found in threads for thread in found))
     return (f"Margin kept free beside the run, a run within it does not fit: the CUDA context, "
             f"one NCCL communicator for each parallel group of more than one rank "
             f"({', '.join(block.margin_groups) or 'none here'}; an expert-parallel group's "
             f"after its all-to-all) and the allocator's fragmentation as a share of what is "
             f"allocated (assumes PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True); "
-            f"--memory-margin sets it. Sources — {parts}.")
+            f"--memory-margin sets it. Measured in {parts} (calc.spec.memory.RESERVE).")
 
 
 def conventions(block: MemoryBlock, recipe_given: bool = False) -> list[str]:

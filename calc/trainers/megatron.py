@@ -135,7 +135,8 @@ def _take(config: TrainerConfig, flag: str, values: list[str]) -> bool:
         return False  # a shell variable the script does not assign
     if flag in SIMPLE:
         n, option = _int(flag, values), SIMPLE[flag]
-        config.take(flag, shown, f"{option.replace('_', ' ')} {n}", **{option: n})
+        word = option.replace("_", "-" if option == "micro_batch" else " ")
+        config.take(flag, shown, f"{word} {n}", **{option: n})
     elif flag in ("--bf16", "--fp16"):
         config.take(flag, shown, f"dtype {flag[2:]}, mixed precision", dtype=flag[2:])
     elif flag == "--use-distributed-optimizer":
@@ -178,7 +179,7 @@ def _take(config: TrainerConfig, flag: str, values: list[str]) -> bool:
         name = "adamw" if values[0] == "adam" else "sgd"
         config.take(flag, shown, f"optimizer {name}", optimizer=name)
     elif flag == "--cpu-optimizer":  # DeepSpeedExamples' Megatron fork: ZeRO-Offload
-        config.take(flag, shown, "optimizer on the CPU (ZeRO-Offload)", offload_optimizer="cpu")
+        config.take(flag, "", "optimizer on the CPU (ZeRO-Offload)", offload_optimizer="cpu")
     elif flag == "--rampup-batch-size":
         config.take(flag, shown, "the global batch ramps up to --global-batch-size (calc "
                                  "prices the full batch)")
