@@ -1111,6 +1111,16 @@ def memory_activations(s):
     }
 
 
+def memory_buffers(s):
+    B_bk, L, N, N_e, N_emb, N_head, P_pf, T, V, b, i_pp1, i_z1, i_z3, n_cp, n_ep, n_tp, q_a, q_rg, u_g = s['B_bk'], s['L'], s['N'], s['N_e'], s['N_emb'], s['N_head'], s['P_pf'], s['T'], s['V'], s['b'], s['i_pp1'], s['i_z1'], s['i_z3'], s['n_cp'], s['n_ep'], s['n_tp'], s['q_a'], s['q_rg'], s['u_g']
+    return {
+        'gradient_bucket': B_bk*i_z1*q_a,
+        'gathered_weights': i_z3*q_a*(P_pf + u_g*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp))),
+        'gathered_gradients': i_z3*q_rg*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp)),
+        'logits_gradient': 4*T*V*b*i_pp1/(n_cp*n_tp),
+    }
+
+
 def memory(s):
     E_s = s['E_s']
     G_s = s['G_s']

@@ -130,12 +130,14 @@ def stage_values(spec: ModelSpec, tp: int, pp: int,
             "h_t": -(-spec.n_kv_heads // tp)}
 
 
-def layout_values(spec: ModelSpec, layout: Layout) -> dict[str, int]:
+def layout_values(spec: ModelSpec, layout: Layout) -> dict[str, int | float]:
     """The layout's symbols (calc.formulas.memory): the most loaded GPU's share of `spec`
     (stage_values), the micro-batch and sequence, the parallel degrees and the 0/1 indicators
-    of ZeRO's stages, the pipeline, sequence parallelism, dropout and what attention stores."""
+    of ZeRO's stages, the pipeline, sequence parallelism, dropout and what attention stores,
+    and its framework's buffers (buffer_values)."""
+    stage = stage_values(spec, layout.tp, layout.pp, layout.split_embedding_loss)
     return {
-        **stage_values(spec, layout.tp, layout.pp, layout.split_embedding_loss),
+        **stage, **buffer_values(layout, stage["L_s"]),
         "T": layout.seq_len, "b": layout.micro_batch,
         "n_tp": layout.tp, "n_pp": layout.pp, "n_dp": layout.dp, "n_cp": layout.cp,
         "n_ep": layout.ep, "n_vp": layout.vpp, "i_vp": int(layout.vpp > 1),
@@ -146,6 +148,20 @@ def layout_values(spec: ModelSpec, layout: Layout) -> dict[str, int]:
         "i_scores": int(not layout.flash_attention and layout.recompute == "none"),
         "i_full": int(layout.recompute == "full"),
     }
+
+
+def buffer_values(layout: Layout, stage_layers: int) -> dict[str, int | float]:
+    """The symbols of the transient buffers layout.framework allocates (calc.spec.memory.STACKS,
+    calc.formulas.memory.BUFFERS): its gradient bucket, the layers ZeRO-3/FSDP gathers at once
+    (the whole stage of `stage_layers` where the stack keeps a pipeline stage gathered), its
+    prefetch and the bytes of a gathered layer's gradient."""
+    from calc.spec.memory import STACKS
+
+    stack = STACKS[layout.framework]
+    gathered = (stage_layers if stack.gathered_stage and layout.pp > 1
+                else stack.gathered_layers)
+    return {"B_bk": stack.bucket_elements, "u_g": gathered, "P_pf": stack.prefetch_elements,
+            "q_rg": stack.reduce_bytes}
 
 
 def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: float = 0,

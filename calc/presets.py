@@ -159,6 +159,50 @@ def load_preset(name: str) -> Preset:
     return _preset_from_mapping(name, read_mapping(files[name]), f"preset {name}", shipped=True)
 
 
+@cache
+def _sources() -> dict[str, str]:
+    """{preset: its model source, lower case}, read from the TOML text alone (no spec built:
+    a Hub id maps to its preset at start-up speed)."""
+    found = {}
+    for name, path in _model_files().items():
+        top = tomllib.loads(path.read_text(encoding="utf-8"))
+        found[name] = str(top.get("source", "")).lower()
+    return found
+
+
+def preset_for_hub_id(model_id: str) -> str | None:
+    """The preset whose source cites the Hugging Face checkpoint `model_id`'s config.json
+    ('org/name config.json'), or one citing the same name under another organisation (a
+    mirror such as NousResearch's); None when no preset does."""
+    wanted = model_id.strip().lower()
+    name = wanted.rpartition("/")[2]
+    mirror = None
+    for preset, source in _sources().items():
+        if f"{wanted} config.json" in source:
+            return preset
+        if mirror is None and f"/{name} config.json" in source:
+            mirror = preset
+    return mirror
+
+
+def preset_for_shape(layers: int, d_model: int, heads: int, kv_heads: int | None = None,
+                     experts: int | None = None) -> str | None:
+    """The one preset with this shape (layers, width, heads, and KV heads and routed experts
+    where given), or None when none or several match (a trainer file that names no checkpoint
+    is matched by what it builds)."""
+    found = []
+    for name in list_presets():
+        spec = load_preset(name).spec
+        if (spec.n_layers, spec.d_model, spec.attention.n_heads) != (layers, d_model, heads):
+            continue
+        if kv_heads is not None and spec.attention.n_kv_heads != kv_heads:
+            continue
+        if experts is not None and (spec.moe.n_experts if spec.moe else 0) != experts:
+            continue
+        found.append(name)
+    return found[0] if len(found) == 1 else None
+
+
 def _is_hf_config(data: dict[str, Any]) -> bool:
     """A Hugging Face config.json: it names a model_type (a spec has no such field)."""
     return "model_type" in data and "spec" not in data
@@ -250,7 +294,13 @@ def load_model(model: str) -> Preset:
     from calc.hf.hub import is_hub_id  # no huggingface_hub import: a name check
 
     if is_hub_id(model):
-        return _preset_from_hub(model)
+        known = preset_for_hub_id(model)  # a preset holds this checkpoint's config: offline
+        if known is None:
+            return _preset_from_hub(model)
+        preset = load_preset(known)
+        return preset.model_copy(update={"notes": (
+            *preset.notes, f"{model}: the preset {known} cites this checkpoint's config.json "
+                           f"(read without the Hub).")})
     if path.exists() or looks_like_path:
         data = read_mapping(path)
         if _is_hf_config(data):

@@ -8,10 +8,12 @@ import math
 
 import pytest
 
+import calc
 from calc import _compiled
 from calc.calibration.fit import PARAMETERS, _with, fit_models, fitted_on, get, loss
 from calc.calibration.throughput import published_step
 from calc.evaluate import layout_values
+from calc.plan.memory import margin
 from calc.plan.search import memory_total, search_layouts
 from calc.presets import get_gpu, load_preset, load_throughput_runs
 from calc.reports.layout import layout
@@ -69,7 +71,13 @@ def test_hfu_equals_mfu_without_recomputation():
     (["--pp", "2"], "global_batch is needed with pp=2"),
     (["--gpu", "nope"], "unknown GPU"),
     (["--system", "nope"], "unknown system"),
-    (["--tp", "6"], "tp=6 must divide attention.n_heads=32"),
+    (["--tp", "6"], "tp=6 does not divide the 32 attention heads of llama2-7b: megatron "
+                    "refuses it"),
+    (["--tp", "16", "--gpus", "64"], "tp=16 spans 2 nodes of 8 GPUs"),
+    (["--sequence-parallel"], "sequence parallelism needs tp > 1"),
+    (["--zero", "1", "--framework", "torchtitan"], "ZeRO stage 1 is not one torchtitan runs"),
+    (["--zero", "2", "--pp", "2", "--global-batch", "48", "--framework", "deepspeed"],
+     "deepspeed refuses it (ZeRO 2 and 3 without a pipeline"),
 ])
 def test_step_bad_input_is_one_line(cli, argv, message):
     base = ["step", "llama2-7b", "--gpu", "a100", "--gpus", "48"]
@@ -86,16 +94,23 @@ def test_memory_accepts_the_layout_degrees(cli):
     assert json.loads(result.out)["memory"]["options"]["ep"] == 8
 
 
-def test_search_memory_is_calc_memory():
-    """The search's cached states + activations equal the compiled memory formula's total."""
+@pytest.mark.parametrize("framework", ["megatron", "deepspeed", "torchtitan"])
+def test_search_memory_is_calc_memory(framework):
+    """The search's cached states, activations and buffers, with the margin, equal the
+    compiled memory formulas' and calc.memory's total under each framework's recipe."""
     setup, found = search_layouts(load_preset("llama2-13b").spec, gpu="a100", gpus=32,
-                                  global_batch=64)
+                                  global_batch=64, framework=framework)
     for candidate in found.ranked[::97] + found.rejected[::97]:
-        symbols = {**setup.base_symbols, **layout_values(setup.spec, candidate.layout)}
-        total = _compiled.memory(symbols)["total"]
-        assert memory_total(setup.spec, setup.base_symbols, candidate.layout, {}) == \
-            pytest.approx(total)
+        o = candidate.layout
+        symbols = {**setup.base_symbols, **layout_values(setup.spec, o)}
+        allocated = (_compiled.memory(symbols)["total"]
+                     + sum(_compiled.memory_buffers(symbols).values()))
+        total = allocated + margin(o, allocated).total
+        assert memory_total(setup.spec, setup.base_symbols, o, {}) == pytest.approx(total)
         assert candidate.memory_bytes == pytest.approx(total)
+        own = calc.memory(setup.spec, gpu="a100", **o.model_dump(exclude={"global_batch"}))
+        assert own.memory.total_bytes == pytest.approx(total, rel=1e-12)
+        assert own.memory.options.recipe == setup.recipe
 
 
 def test_layout_search_ranks_fitting_layouts_and_explains_rejects():

@@ -7,9 +7,12 @@ Kinds:
 - context: forward FLOPs per token against context length T, with the attention share.
 - params: where the parameters sit, by component prefix (attention, mlp, moe, embedding, ...).
 - mfu: GPU-hours against MFU for several GPUs, with the published GPU-hours when known.
+- layout: every layout the search priced as step time against memory per GPU, those that fit
+  apart from those that do not, the GPU's memory (the limit) and the limit less the chosen
+  layout's margin, the chosen (fastest fitting) layout marked.
 
 Each returns a matplotlib Figure (shown inline by Jupyter) and saves it when given a path.
-The numbers come from calc.sweep and calc.estimate, the same as every table.
+The numbers come from calc.sweep, calc.estimate and calc.layout, the same as every table.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from calc.files import output_path, write_atomic
 from calc.presets import load_model
 from calc.reports.estimate import estimate
 
-KINDS = ("context", "params", "mfu")
+KINDS = ("context", "params", "mfu", "layout")
 SUFFIXES = (".png", ".svg", ".pdf")  # the formats a path's suffix picks; none means .png
 DEFAULT_GPUS = ("v100", "a100", "h100", "b200", "mi300x")
 COLOURS = ("#4C72B0", "#DD8452", "#C44E52", "#8172B3", "#55A868", "#937860", "#8C8C8C",
@@ -51,9 +54,12 @@ def _matplotlib() -> Any:
 
 def plot(kind: str, models: str | Sequence[str], path: str | Path | None = None, *,
          tokens: float | None = None, gpus: Sequence[str] = DEFAULT_GPUS,
-         attention: str = "causal", dtype: str = "bf16", force: bool = False) -> Any:
+         attention: str = "causal", dtype: str = "bf16", force: bool = False,
+         gpu_count: int | None = None, **layout_options: Any) -> Any:
     """A Figure of `kind` (KINDS) for `models`; saved when `path` is given, in the format its
-    suffix names (SUFFIXES; none: .png), never over an existing file unless `force`."""
+    suffix names (SUFFIXES; none: .png), never over an existing file unless `force`. `layout`
+    searches one model on `gpu_count` GPUs of the first of `gpus`, with calc.layout's options
+    (`global_batch`, `framework`, pins and sets: `tp=8`, `pp=[4, 8]`)."""
     if kind not in KINDS:
         raise CalcError(f"plot kind {kind!r}: expected one of {', '.join(KINDS)}")
     if path is not None:  # checked before the work
@@ -61,11 +67,16 @@ def plot(kind: str, models: str | Sequence[str], path: str | Path | None = None,
     names = [models] if isinstance(models, str) else list(models)
     if not names:
         raise CalcError("plot: give at least one model")
+    if kind != "layout" and (gpu_count is not None or layout_options):
+        unknown = ", ".join(["gpu_count"] * (gpu_count is not None) + sorted(layout_options))
+        raise CalcError(f"plot {kind}: {unknown} are options of plot layout only")
     figure_class = _matplotlib()
     if kind == "context":
         figure = _context(figure_class, names, attention)
     elif kind == "params":
         figure = _params(figure_class, names)
+    elif kind == "layout":
+        figure = _layout(figure_class, names, list(gpus), gpu_count, dtype, layout_options)
     else:
         figure = _mfu(figure_class, names, tokens, list(gpus), dtype, attention)
     if path is not None:
@@ -170,3 +181,44 @@ def _mfu(figure_class: Any, names: list[str], tokens: float | None, gpus: list[s
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize="small")
     return figure
+
+
+def _layout(figure_class: Any, names: list[str], gpus: list[str], count: int | None,
+            dtype: str, options: dict[str, Any]) -> Any:
+    from calc.counting import GIB
+    from calc.reports.layout import searched
+
+    if len(names) != 1 or len(gpus) != 1 or count is None:
+        raise CalcError("plot layout: give one MODEL, one --gpu and --gpus (how many)")
+    report, found = searched(names[0], gpu=gpus[0], gpus=count, dtype=dtype, **options)
+    figure = figure_class(figsize=(8, 5.5), layout="constrained")
+    ax = figure.subplots()
+    for group, colour, label in ((found.rejected, "#BBBBBB", "does not fit"),
+                                 (found.ranked, COLOURS[0], "fits, with the margin")):
+        ax.scatter([c.memory_bytes / GIB for c in group], [c.time.step for c in group], s=6,
+                   color=colour, alpha=0.6, label=f"{label} ({len(group):,})")
+    best = found.ranked[0]
+    limit = report.gpu_memory_bytes / GIB
+    ax.axvline(limit, color="black", linewidth=1,
+               label=f"{report.gpu} memory: {limit:,.0f} GiB")
+    ax.axvline(limit - best.margin_bytes / GIB, color="black", linestyle="--", linewidth=1,
+               label=f"less the chosen layout's margin ({best.margin_bytes / GIB:.1f} GiB)")
+    ax.plot(best.memory_bytes / GIB, best.time.step, "*", color=COLOURS[2], markersize=14,
+            label=f"chosen: {_short(best.layout)}, {best.time.step:.3g} s")
+    times = [c.time.step for c in found.ranked]
+    ax.set(xlabel="memory per GPU (GiB, calc.memory: allocated + margin)",
+           ylabel="predicted step time (s)", yscale="log",
+           ylim=(min(times) * 0.9, max(times) * 3), xlim=(0, limit * 2.5),
+           title=f"{report.model} on {report.gpus:,} × {report.gpu}, global batch "
+                 f"{report.global_batch:,}: {report.framework} (recipe {report.recipe!r})")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small", loc="upper right")
+    return figure
+
+
+def _short(layout: Any) -> str:
+    vpp = f"×{layout.vpp}" if layout.vpp > 1 else ""
+    return (f"tp {layout.tp} · pp {layout.pp}{vpp} · dp {layout.dp}"
+            + (f" · cp {layout.cp}" if layout.cp > 1 else "")
+            + (f" · ep {layout.ep}" if layout.ep > 1 else "")
+            + f", ZeRO {layout.zero}, recompute {layout.recompute}")
