@@ -154,8 +154,8 @@ def offload_sentence(block: StepOffload) -> str:
 def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[str]:
     """The sentences printed under the step tables."""
     constants = load_constants()
-    calibration = (f"{', '.join(prediction.fitted)} fitted on {len(constants.fit.rows)} "
-                   f"published runs (docs/throughput.md), the rest priors"
+    calibration = (f"{', '.join(prediction.fitted)} fitted ({constants.fit.method}; judged "
+                   f"leaving each publisher out in turn: docs/throughput.md), the rest priors"
                    if prediction.fitted else
                    "priors only, NOT fitted on any published run of this generation")
     recompute = {"none": "no recomputation",
