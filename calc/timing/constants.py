@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import tomllib
 from functools import cache
+from typing import Literal
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -50,6 +51,9 @@ class NetworkConstants(Frozen):
 
 class FrameworkConstants(Frozen):
     compute_efficiency: float = Field(gt=0, le=2, description="compute-time divisor")
+    attention_kernel: Literal["fa2", "fa3", "cudnn"] = Field(
+        description="the flash-attention kernel the stack runs (presets/attention.toml); on a "
+                    "GPU generation it was not measured on, the generation's flash_fraction")
     overlap_grad_reduce: bool = Field(description="gradient reduction overlaps the backward")
     grad_reduce_bytes: int = Field(ge=1, le=4, description="bytes per gradient element sent")
     source: str = Field(min_length=1)
