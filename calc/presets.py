@@ -1,5 +1,5 @@
 """Find, list and load presets (presets/models/*.toml, presets/gpus.toml,
-presets/unreproduced.toml) and spec files.
+presets/unreproduced.toml, published runs in presets/published/) and spec files.
 
 A model is named by a preset (the file stem, e.g. `llama2-7b`) or by a path to a spec file: TOML
 or JSON holding either the spec's fields at top level or a preset's layout (`[spec]` plus
@@ -25,6 +25,7 @@ from calc.spec.model import Frozen
 
 if TYPE_CHECKING:  # the published-run schemas load with the runs, not with every preset
     from calc.spec.finetune_runs import PublishedFinetune
+    from calc.spec.serving import PublishedServing
     from calc.spec.throughput import PublishedThroughput
 
 DATA_PACKAGE = "calc.preset_data"  # the top-level presets/ folder, shipped as package data
@@ -341,3 +342,12 @@ def load_finetune_runs() -> dict[str, PublishedFinetune]:
     from calc.spec.finetune_runs import PublishedFinetune
 
     return _load_published("finetune", PublishedFinetune, "fine-tuning run")
+
+
+@cache
+def load_serving_runs() -> dict[str, PublishedServing]:
+    """presets/published/serving/*.toml: published serving benchmarks with their settings and
+    measured figures, one file per publisher."""
+    from calc.spec.serving import PublishedServing
+
+    return _load_published("serving", PublishedServing, "serving run")

@@ -1,5 +1,5 @@
-"""The released config.json files of tests/data/hf_configs (README.md cites each); calc reads
-every one of them."""
+"""The released config.json files of tests/data/hf_configs (README.md cites each), which calc
+reads every one of, and the default configs it refuses."""
 
 from __future__ import annotations
 
@@ -8,3 +8,15 @@ from pathlib import Path
 CONFIGS = Path(__file__).parent / "data" / "hf_configs"
 # Every released config here is read (OPT-350m's word_embed_proj_dim was the last refused).
 REAL = sorted(CONFIGS.glob("*.json"))
+
+# Default configs calc refuses, and the words it refuses them with: transformers itself cannot
+# build them either (tests/test_hf_reference.py checks both refuse).
+DEFAULTS_REFUSED_BY_BOTH = {
+    "dbrx": "attn_config has no rope_theta",
+    "deepseek_v2": "num_experts_per_tok=None",
+    "dots1": "n_routed_experts=None",
+    "hunyuan_v1_dense": "head_dim=None",
+    "hunyuan_v1_moe": "head_dim=None",
+    "ministral": "head_dim=None",
+    "nemotron": "num_key_value_heads=None",
+}

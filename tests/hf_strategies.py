@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from calc.hf.defaults import supported_types
+from calc.hf import supported_types
 from tests.hf_family_strategies import FAMILY_TYPES, family_config
 
 MIN_WINDOW = 8  # the sequence length the property test runs at
@@ -129,7 +129,7 @@ def _layer_types(draw, layers: int, kinds: list[str]) -> list[str]:
 
 @st.composite
 def _per_layer_types(draw, model_type: str) -> dict:
-    """The types with per-layer structure (calc.hf.readers_attention, _moe, _hybrid)."""
+    """The types with per-layer structure, mixtures of experts and other mixers."""
     layers = draw(st.integers(1, 4))
     if model_type in ("mamba", "mamba2"):
         heads = draw(st.integers(1, 3))
@@ -308,19 +308,21 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "falcon_h1", "dots1", "hunyuan_v1_moe", "dbrx", "jetmoe", "flint")
 
 
+LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")
+# Each supported type's strategy: a type without one is an error (tests/test_hf.py).
+STRATEGIES = {
+    **{t: _per_layer_types for t in PER_LAYER_TYPES},
+    **{t: lambda t: family_config(t, MIN_WINDOW) for t in FAMILY_TYPES},
+    **{t: _llama_like for t in LLAMA_LIKE},
+    **{t: _deepseek for t in ("deepseek_v2", "deepseek_v3")},
+    **{t: _layernorm_types for t in LAYERNORM_TYPES},
+}
+
+
 @st.composite
 def hf_configs(draw) -> dict:
     """A small config.json dict of a random supported model type."""
     model_type = draw(st.sampled_from(supported_types()))
-    if model_type in PER_LAYER_TYPES:
-        fields = draw(_per_layer_types(model_type))
-    elif model_type in FAMILY_TYPES:  # calc/hf/family_*.py
-        fields = draw(family_config(model_type, MIN_WINDOW))
-    elif model_type in LLAMA_LIKE:
-        fields = draw(_llama_like(model_type))
-    elif model_type.startswith("deepseek"):
-        fields = draw(_deepseek(model_type))
-    else:
-        fields = draw(_layernorm_types(model_type))
+    fields = draw(STRATEGIES[model_type](model_type))
     return {"model_type": model_type, "vocab_size": draw(st.integers(1, 50)), **fields,
             **_NO_TOKENS}

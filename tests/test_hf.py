@@ -15,12 +15,11 @@ import pytest
 
 import calc
 from calc.errors import CalcError
-from calc.hf import spec_from_hf_config
-from calc.hf.defaults import supported_types
-from calc.hf.export import WRITERS, buffer_params, hf_config_from_spec, shape
-from calc.hf.families import COVERED_BY
-from calc.hf.readers import READERS
-from tests.hf_released import CONFIGS, REAL
+from calc.hf import spec_from_hf_config, supported_types
+from calc.hf.export import buffer_params, hf_config_from_spec, shape
+from calc.hf.registry import MODEL_TYPES
+from tests.hf_released import CONFIGS, DEFAULTS_REFUSED_BY_BOTH, REAL
+from tests.hf_strategies import STRATEGIES
 
 
 def config(name: str, **changes) -> dict:
@@ -51,8 +50,18 @@ def _language_type(path) -> str:
 
 def test_every_supported_type_has_a_released_config():
     types = {_language_type(path) for path in CONFIGS.glob("*.json")}
-    assert types | set(UNRELEASED) == set(supported_types()) == set(READERS)
+    assert types | set(UNRELEASED) == set(supported_types())
     assert not types & set(UNRELEASED)
+
+
+def test_the_registry_lists_every_type_once_with_a_config_strategy():
+    names = [kind.name for kind in MODEL_TYPES]
+    assert len(names) == len(set(names)) and sorted(names) == supported_types()
+    # the read-only types close the list, where their place changes nothing
+    has_writer = [kind.write is not None for kind in MODEL_TYPES]
+    assert has_writer == sorted(has_writer, reverse=True)
+    # every type is drawn by the random-config tests (tests/test_hf_reference.py)
+    assert set(STRATEGIES) == set(names)
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda path: path.stem)
@@ -192,7 +201,7 @@ def test_deepseek_mla_dense_layers_and_mtp():
     assert lite.attention.mla.q_lora_rank is None and lite.moe.first_dense_layers == 1
     assert lite.moe.n_shared_experts == 2 and lite.mtp_modules == 0
     assert v3.moe.first_dense_layers == 3 and v3.mtp_modules == 1
-    assert not v3.moe.router_bias  # a buffer in transformers (calc.hf.readers)
+    assert not v3.moe.router_bias  # a buffer in transformers (calc/hf/families/deepseek.py)
 
 
 def test_deepseek_v3_is_transformers_count_not_the_published_one():
@@ -328,13 +337,13 @@ def test_released_configs_export_back_to_the_same_model(path):
     assert shape(spec_from_hf_config(hf_config_from_spec(spec))) == shape(spec)
 
 
-def test_writers_cover_the_supported_types_they_need():
-    # gemma and phi3 are Llama-shaped: every spec they express, llama expresses too, as does
-    # smollm3's (a NoPE layer counts as a global one), and granitemoe's mixtral; so do the
-    # family types in COVERED_BY (tests/test_hf_reference.py round-trips random configs).
-    assert set(WRITERS) == (set(supported_types()) - {"gemma", "phi3", "smollm3", "granitemoe"}
-                            - set(COVERED_BY))
-    assert set(COVERED_BY.values()) <= set(WRITERS)
+@pytest.mark.parametrize("model_type", sorted(set(supported_types())
+                                              - set(DEFAULTS_REFUSED_BY_BOTH)))
+def test_default_configs_export_back_to_the_same_model(model_type):
+    """Every type's default model is written as a config (its own writer's, or for a type
+    without one an earlier writer's) that reads back the same."""
+    spec = spec_from_hf_config({"model_type": model_type})
+    assert shape(spec_from_hf_config(hf_config_from_spec(spec))) == shape(spec)
 
 
 def test_published_exact_counts_of_per_layer_models():

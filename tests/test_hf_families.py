@@ -1,5 +1,5 @@
-"""The family readers (calc/hf/family_*.py), multimodal and quantized configs, and the refusal of
-unknown model types, without torch.
+"""The quirks of the Llama-shaped, rotary LayerNorm and GPT types (calc/hf/families/), multimodal
+and quantized configs, and the refusal of unknown model types, without torch.
 
 Released configs: tests/data/hf_configs (README.md cites each). Their counts against
 transformers' own models are in test_hf_reference.py; here, the quirks each reader must get

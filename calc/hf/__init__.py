@@ -3,17 +3,18 @@
     spec = calc.spec_from_hf_config("Qwen3-0.6B/config.json")
     python -m calc path/to/config.json --tokens 1e12 --gpu h100
 
-Supported: calc.hf.defaults.supported_types(), read by calc.hf.readers and the family modules
-calc/hf/family_*.py. A field the file leaves out takes transformers' default for that type
-(calc.hf.defaults, with the transformers version it was read from); each type's reader repeats
-what transformers' modeling code builds from the config. A config the spec cannot express
-exactly, or one transformers itself refuses, is a CalcError naming the field: a count is never
-silently wrong; an unknown model_type names the closest supported ones (calc.hf.unknown). A
-multimodal config is counted by its language model (calc.hf.multimodal); a quantized one by its
-unquantized model, with the storage of its weights in hf_notes (calc.hf.quantization); a Hub
-model id is read through huggingface_hub (calc.hf.hub). calc.hf.export writes a spec back as a
-config. Neither torch nor transformers is imported here (calc.verify.hf_reference builds
-transformers' model).
+Supported: calc.hf.supported_types(), every model_type calc.hf.registry lists. Each is a
+ModelType (calc.hf.model_type) in its family's module, calc/hf/families/<family>.py: its reader,
+which repeats what transformers' modeling code builds from the config; its defaults, which a
+field the file leaves out takes (read from the transformers version TRANSFORMERS_VERSION
+names); its writer and traits. A config the spec cannot express exactly, or one transformers
+itself refuses, is a CalcError naming the field: a count is never silently wrong; an unknown
+model_type names the closest supported ones (calc.hf.unknown). A multimodal config is counted by
+its language model (calc.hf.multimodal); a quantized one by its unquantized model, with the
+storage of its weights in hf_notes (calc.hf.quantization); a Hub model id is read through
+huggingface_hub (calc.hf.hub). calc.hf.export writes a spec back as a config, trying the
+writers in the registry's order. Neither torch nor transformers is imported here
+(calc.verify.hf_reference builds transformers' model).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from calc.hf.config import (
     read_hf_config,
     spec_from_hf_config,
 )
-from calc.hf.defaults import supported_types
+from calc.hf.registry import supported_types
 from calc.spec import ModelSpec
 
 __all__ = ["HFModel", "default_name", "hf_config_from_spec", "hf_notes", "read_hf",

@@ -1,6 +1,6 @@
 """Reading a Hugging Face config.json into a ModelSpec (calc.hf's front door; see calc.hf).
 
-Every reader (calc.hf.readers, calc.hf.family_*) goes through `read_hf`, which also settles,
+Every reader (a ModelType's, calc/hf/families/) goes through `read_hf`, which also settles,
 once for all of them, what a config leaves to assumption and says so in `HFModel.notes`: the
 context T calc uses and why (a long-context config's max_position_embeddings is not the context
 it was pre-trained at), every field the file leaves out that transformers' default filled, the
@@ -22,7 +22,7 @@ from calc.hf.fields import HFConfig
 from calc.hf.multimodal import is_multimodal, language_config
 from calc.hf.quantization import note as quantization_note
 from calc.hf.quantization import quantization
-from calc.hf.readers import READERS
+from calc.hf.registry import find
 from calc.hf.unknown import unsupported
 from calc.spec import ModelSpec
 
@@ -61,14 +61,15 @@ def read_hf(config: dict[str, Any] | str | Path, name: str | None = None,
         config = read_hf_config(config)
     where = where or "Hugging Face config"
     original = config
-    if config.get("model_type") not in READERS and is_multimodal(config):
+    if find(config.get("model_type")) is None and is_multimodal(config):
         config, _ = language_config(config, where)
         where = f"{where}, text_config"
     model_type = config.get("model_type")
-    if model_type not in READERS:
+    kind = find(model_type)
+    if kind is None:
         raise unsupported(model_type, config, where)
-    c = HFConfig(config, where)
-    spec = READERS[model_type](c)
+    c = HFConfig(config, where, kind)
+    spec = kind.read(c)
     context = training_context(c, spec)
     label = name or config.get("_name_or_path") or model_type
     try:
@@ -148,7 +149,7 @@ def hf_notes(config: dict[str, Any]) -> list[str]:
     """What the report says about a config.json beyond its counts: the towers a multimodal
     model's count leaves out, and the storage of quantized weights."""
     notes = []
-    if config.get("model_type") not in READERS and is_multimodal(config):
+    if find(config.get("model_type")) is None and is_multimodal(config):
         notes.append(language_config(config, "")[1])
     stored = quantization(config)
     if stored is not None:

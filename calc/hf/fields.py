@@ -1,9 +1,10 @@
 """Reading a config.json field by field the way transformers does, and the checks and shapes
 several model types share.
 
-`HFConfig[key]` is the file's value, else transformers' default for the type (calc.hf.defaults);
-aliases resolve as the config classes' attribute_map does. Sizes and flags are checked where
-they are read, so a bad value is a CalcError naming the config's field, not the spec's.
+`HFConfig[key]` is the file's value, else transformers' default for the type (its ModelType's
+defaults, calc.hf.model_type); aliases resolve as the config classes' attribute_map does. Sizes
+and flags are checked where they are read, so a bad value is a CalcError naming the config's
+field, not the spec's.
 """
 
 from __future__ import annotations
@@ -11,13 +12,7 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from calc.errors import CalcError
-from calc.hf.defaults import (
-    ALIASES,
-    DEFAULTS,
-    EXTRA_ATTRIBUTES,
-    LEGACY_KWARGS,
-    TRANSFORMERS_VERSION,
-)
+from calc.hf.model_type import TRANSFORMERS_VERSION, ModelType
 
 # transformers' activation names (transformers/activations.py ACT2CLS) → calc's: a gated FFN
 # (Llama's gate_proj/up_proj/down_proj) or a plain one (GPT-2's c_fc/c_proj).
@@ -36,11 +31,12 @@ class HFConfig:
     that field is missing, is refused: transformers would silently use its default instead.
     """
 
-    def __init__(self, raw: dict[str, Any], where: str):
+    def __init__(self, raw: dict[str, Any], where: str, kind: ModelType):
         self.type = raw["model_type"]
+        self.kind = kind
         self.where = f"{where} (model_type {self.type!r})"
         self.values = dict(raw)
-        self.aliases = {**ALIASES.get(self.type, {}), **LEGACY_KWARGS.get(self.type, {})}
+        self.aliases = {**kind.aliases, **kind.legacy_kwargs}
         self.defaulted: dict[str, Any] = {}
         self._refuse_misspellings(raw)
         for alias, field in self.aliases.items():
@@ -58,7 +54,7 @@ class HFConfig:
 
     def known(self) -> set[str]:
         """Every key calc reads for this model type, aliases included."""
-        return {*DEFAULTS[self.type], *self.aliases, *EXTRA_ATTRIBUTES.get(self.type, ())}
+        return {*self.kind.defaults, *self.aliases, *self.kind.getattr_fields}
 
     def _refuse_misspellings(self, raw: dict[str, Any]) -> None:
         known = self.known()
@@ -70,7 +66,7 @@ class HFConfig:
                           and self.aliases.get(field, field) not in present)
             if near:
                 field = self.aliases.get(near[0], near[0])
-                default = DEFAULTS[self.type].get(field)
+                default = self.kind.defaults.get(field)
                 instead = (f"transformers would use its default {field}={default!r} instead"
                            if default is not None else f"transformers would derive {field}")
                 self.fail(f"{key!r} is not a field of {self.type} configs; did you mean "
@@ -80,9 +76,9 @@ class HFConfig:
         key = self.aliases.get(key, key)
         if key in self.values:
             return self.values[key]
-        if key in EXTRA_ATTRIBUTES.get(self.type, ()):
+        if key in self.kind.getattr_fields:
             return None
-        value = DEFAULTS[self.type][key]  # a KeyError here is a field missing from the table
+        value = self.kind.defaults[key]  # a KeyError here is a field missing from the table
         if value is not None:  # None: derived from other fields, which the reader does
             self.defaulted[key] = value
         return value
@@ -114,7 +110,11 @@ class HFConfig:
         return value
 
     def activation(self, key: str, gated: bool) -> str:
-        name = self[key]
+        """calc's activation for the field `key` names (gated: the FFN is gated)."""
+        return self.activation_of(key, self[key], gated)
+
+    def activation_of(self, key: str, name: Any, gated: bool) -> str:
+        """calc's activation for `name`, read from `key` (a nested field's dotted name)."""
         table = _GATED if gated else _PLAIN
         if name in _GELUS:
             return "geglu" if gated else "gelu"
@@ -161,6 +161,14 @@ def divides(c: HFConfig, heads_key: str = "num_attention_heads",
     if c.size(width_key) % c.size(heads_key):
         c.fail(f"{heads_key}={c[heads_key]} must divide {width_key}={c[width_key]} "
                f"(transformers' validate_architecture)")
+
+
+def no_null_head_dim(c: HFConfig) -> None:
+    """These attentions read config.head_dim through getattr with a fallback that a null in the
+    file (or a class default of None) bypasses: transformers then fails on None."""
+    if ("head_dim" in c.values or "head_dim" in c.kind.defaults) and c["head_dim"] is None:
+        c.fail(f"head_dim=None: transformers' {c.type} attention reads config.head_dim with no "
+               f"fallback for None; give the head width")
 
 
 def top_k(c: HFConfig, key: str, experts: int, experts_key: str) -> int:
@@ -219,6 +227,14 @@ def decoder(c: HFConfig, attention_heads: dict[str, Any], act_key: str | None = 
     }
 
 
+def biased_decoder(c: HFConfig, qkv: bool, out: bool, mlp: bool,
+                   **spec: Any) -> dict[str, Any]:
+    """`decoder` with biases on q, k, v (qkv), o (out) and the MLP (mlp): the switches
+    Llama-shaped types spell each their own way."""
+    attention = {"qkv_bias": qkv, "out_bias": out, **spec.pop("attention", {})}
+    return decoder(c, heads(c), ffn_bias=mlp, attention=attention, **spec)
+
+
 def layernorm_decoder(c: HFConfig, attention_heads: dict[str, Any], d_ff: int,
                       activation: str, bias: bool, context: int | None = None,
                       **spec: Any) -> dict[str, Any]:
@@ -234,3 +250,15 @@ def layernorm_decoder(c: HFConfig, attention_heads: dict[str, Any], d_ff: int,
         "tie_embeddings": c.flag("tie_word_embeddings"),
         **spec,
     }
+
+
+# ---- defaults -------------------------------------------------------------------------------
+# The fields every Llama-shaped type's config class has, in the order decoder_defaults takes.
+_DECODER_FIELDS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
+                   "num_attention_heads", "num_key_value_heads", "hidden_act",
+                   "max_position_embeddings", "tie_word_embeddings")
+
+
+def decoder_defaults(*values: Any, **more: Any) -> dict[str, Any]:
+    """A ModelType's defaults: _DECODER_FIELDS' values in that order, then the type's own."""
+    return {**dict(zip(_DECODER_FIELDS, values, strict=True)), **more}

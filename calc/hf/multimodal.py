@@ -4,8 +4,8 @@ A vision-language (or audio-language) config wraps its text model's config in `t
 to `vision_config` / `audio_config`. calc counts the language model: the text config read by
 its own model_type's reader, with the LM head tied as the wrapper's transformers class ties it
 (WRAPPERS); the vision and audio towers and their projectors are not counted, and the report
-says so. The table is data read from transformers (calc.hf.defaults.TRANSFORMERS_VERSION) and
-tests/test_hf_multimodal.py checks it against the installed classes.
+says so. The table is data read from transformers (calc.hf.model_type.TRANSFORMERS_VERSION) and
+tests/test_hf_reference.py checks it against the installed classes.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from calc.errors import CalcError
-from calc.hf.defaults import DEFAULTS
+from calc.hf.registry import find
 
 # Which flag ties the LM head to the embedding in the wrapper's transformers model: "top" the
 # wrapper's own tie_word_embeddings (text_config's is ignored), "either" the wrapper's or
@@ -64,8 +64,9 @@ def language_config(config: dict[str, Any], where: str) -> tuple[dict[str, Any],
                         f"default text model of model_type={wrapper!r}; add the text model's "
                         f"model_type to text_config")
     top = config.get("tie_word_embeddings", tied)
+    kind = find(text_type)
     own = text.get("tie_word_embeddings",
-                   DEFAULTS.get(text_type, {}).get("tie_word_embeddings"))
+                   kind.defaults.get("tie_word_embeddings") if kind else None)
     if rule == "top":
         text["tie_word_embeddings"] = top
     elif rule == "either":

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from calc.errors import CalcError
-from calc.hf.defaults import supported_types
+from calc.hf.registry import supported_types
 
 # Model types transformers builds that the spec cannot express exactly, and the missing feature.
 NEEDS = {

@@ -155,8 +155,8 @@ def hf_seq_len(spec: ModelSpec, seq_len: int) -> int:
     return min(limits)
 
 
-# DeepSeek's own modeling code reads moe_layer_freq (calc.hf.readers); transformers ignores it,
-# so the two build different models.
+# DeepSeek's own modeling code reads moe_layer_freq (calc/hf/families/deepseek.py); transformers
+# ignores it, so the two build different models.
 _IGNORED = {"deepseek_v2": "moe_layer_freq", "deepseek_v3": "moe_layer_freq"}
 
 

@@ -11,6 +11,7 @@ the fewest exceptions.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from calc.hf.fields import HFConfig
@@ -119,3 +120,18 @@ def kinds_of(c: HFConfig, key: str = "layer_types") -> tuple[list[str], list[str
         if kind not in LAYER_TYPES:
             c.fail(f"{key} has {kind!r}; calc reads {', '.join(LAYER_TYPES)}")
     return [LAYER_TYPES[t][0] for t in types], [LAYER_TYPES[t][1] for t in types]
+
+
+def kinds_or(c: HFConfig, default: Callable[[int], str]) -> list[str]:
+    """Attention kinds: the config's layer_types, else the config class's rule for layer i."""
+    if c.given("layer_types"):
+        return kinds_of(c)[1]
+    return [default(i) for i in range(c.size("num_hidden_layers"))]
+
+
+def flags(c: HFConfig, key: str, layers: int) -> list[int]:
+    """A per-layer list of 0/1 switches (no_rope_layers), one per layer."""
+    values = c[key]
+    if not isinstance(values, list) or len(values) != layers:
+        c.fail(f"{key} must list one value per layer ({layers}), got {values!r}")
+    return values

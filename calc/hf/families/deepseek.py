@@ -1,0 +1,109 @@
+"""DeepSeek: deepseek_v2 and deepseek_v3 (multi-head latent attention and mixtures of experts
+with shared experts).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from calc.hf.fields import HFConfig, decoder, divides, top_k
+from calc.hf.model_type import ModelType, Traits
+from calc.hf.per_layer import moe_layout
+from calc.hf.writing import base, experts, gated, need
+from calc.spec import ModelSpec
+
+_MLA: dict[str, Any] = {
+    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "kv_lora_rank": 512,
+    "q_lora_rank": 1536, "attention_bias": False, "hidden_act": "silu",
+    "tie_word_embeddings": False,
+}
+_TRAITS = Traits(moe=True, mla=True)
+
+
+def _read(c: HFConfig, v3: bool) -> dict[str, Any]:
+    # modeling_deepseek_v2.py / _v3.py: MLA (q_lora_rank null projects queries directly),
+    # attention_bias on q_a_proj, kv_a_proj_with_mqa and o_proj; layers from
+    # first_k_dense_replace on are MoE with n_shared_experts shared experts (one MLP of
+    # n_shared × moe_intermediate_size, the same weights as n_shared experts).
+    if not v3:
+        divides(c)
+        if c.flag("mlp_bias"):
+            c.fail("mlp_bias=true biases the dense and shared MLPs but not the routed "
+                   "experts; calc's ffn.bias covers all of them")
+    bias = c.flag("attention_bias")
+    n_experts = c.size("n_routed_experts")
+    layers = c.size("num_hidden_layers")
+    first = c.size("first_k_dense_replace", minimum=0)
+    # moe_layer_freq: DeepSeek's own modeling_deepseek.py makes layer i MoE when i >=
+    # first_k_dense_replace and i % moe_layer_freq == 0 (every released checkpoint has 1);
+    # transformers 5.x ignores the field (calc.reports.verify says so and does not compare).
+    freq = c.size("moe_layer_freq") if "moe_layer_freq" in c.values else 1
+    sparse = [i >= first and i % freq == 0 for i in range(layers)]
+    placement, placed = moe_layout(c, sparse) if any(sparse) else (None, {})
+    moe = placement is not None and {
+        "n_experts": n_experts, "d_expert": c.size("moe_intermediate_size"),
+        "top_k": top_k(c, "num_experts_per_tok", n_experts, "n_routed_experts"),
+        "n_shared_experts": c.size("n_shared_experts", minimum=0), **(placement or {}),
+        # DeepSeek-V3's e_score_correction_bias is an nn.Buffer in transformers
+        # (DeepseekV3TopkRouter), not a parameter, so transformers' count leaves out its
+        # 58 × 256 values; an imported config matches transformers. The deepseek-v3 preset keeps
+        # DeepSeek's published 671,026,419,200, which counts them (router_bias=true).
+        "router_bias": False,
+    }
+    return decoder(
+        c, {"n_heads": c.size("num_attention_heads")}, moe=moe or None, **placed,
+        attention={"qkv_bias": bias, "out_bias": bias, "mla": {
+            "q_lora_rank": c.size("q_lora_rank") if c.given("q_lora_rank") else None,
+            "kv_lora_rank": c.size("kv_lora_rank"), "v_head_dim": c.size("v_head_dim"),
+            "qk_nope_head_dim": c.size("qk_nope_head_dim", minimum=0),
+            "qk_rope_head_dim": c.size("qk_rope_head_dim", minimum=0)}},
+        mtp_modules=c.size("num_mtp_layers", minimum=0) if v3 else 0)
+
+
+def _write(spec: ModelSpec, model_type: str) -> dict[str, Any]:
+    mla, moe = spec.attention.mla, experts(spec, model_type)
+    need(mla is not None, f"attention.mla=None ({model_type} uses multi-head latent attention)")
+    return {**base(spec, model_type), "intermediate_size": spec.ffn.d_ff,
+            "hidden_act": gated(spec, model_type),
+            "max_position_embeddings": spec.context_length,
+            "attention_bias": spec.attention.qkv_bias, **mla.model_dump(),
+            "n_routed_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
+            "moe_intermediate_size": moe.d_expert, "n_shared_experts": moe.n_shared_experts,
+            "first_k_dense_replace": moe.first_dense_layers,
+            # group-limited routing needs the experts to split into n_group groups
+            "n_group": 1, "topk_group": 1}
+
+
+# ---- deepseek_v2 ------------------------------------------------------------------------------
+def _write_deepseek_v2(spec: ModelSpec) -> dict[str, Any]:
+    return {**_write(spec, "deepseek_v2"), "mlp_bias": False}
+
+
+DEEPSEEK_V2 = ModelType(
+    "deepseek_v2", lambda c: _read(c, v3=False), write=_write_deepseek_v2, traits=_TRAITS,
+    aliases={"num_experts": "n_routed_experts"},
+    defaults={
+        **_MLA, "vocab_size": 102400, "hidden_size": 4096, "intermediate_size": 11008,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "max_position_embeddings": 2048,
+        "mlp_bias": False, "first_k_dense_replace": 0, "n_routed_experts": 64,
+        "n_shared_experts": 2, "num_experts_per_tok": None, "moe_intermediate_size": 1407,
+    })
+
+
+# ---- deepseek_v3 ------------------------------------------------------------------------------
+def _write_deepseek_v3(spec: ModelSpec) -> dict[str, Any]:
+    return {**_write(spec, "deepseek_v3"), "num_nextn_predict_layers": spec.mtp_modules}
+
+
+DEEPSEEK_V3 = ModelType(
+    "deepseek_v3", lambda c: _read(c, v3=True), write=_write_deepseek_v3, traits=_TRAITS,
+    # e_score_correction_bias: a buffer of DeepseekV3TopkRouter (modeling_deepseek_v3.py)
+    router_bias_buffer=True,
+    aliases={"num_local_experts": "n_routed_experts",
+             "num_nextn_predict_layers": "num_mtp_layers"},
+    defaults={
+        **_MLA, "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432,
+        "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128,
+        "n_shared_experts": 1, "n_routed_experts": 256, "num_experts_per_tok": 8,
+        "first_k_dense_replace": 3, "max_position_embeddings": 4096, "num_mtp_layers": 1,
+    })
