@@ -132,17 +132,21 @@ def test_printed_tflops_over_the_peak_is_the_printed_utilisation(run):
 
 
 def test_fit_subset_is_about_a_third_and_spread():
+    """Among the publishers the fit uses. Issue 18's new sources enter with every row held out
+    (fit = false) until a fitting scheme is chosen for them; they are not part of this check."""
     fitted = [r for r in ALL if r.fit]
-    assert 0.25 <= len(fitted) / len(ALL) <= 0.4
+    publishers = {r.publisher for r in fitted}
+    rows = [r for r in ALL if r.publisher in publishers]
+    assert 0.25 <= len(fitted) / len(rows) <= 0.4
     # Every source with several rows keeps some held out and fits on some.
-    by_source = Counter(r.name.split("-")[0] for r in ALL)
+    by_source = Counter(r.name.split("-")[0] for r in rows)
     fitted_by_source = Counter(r.name.split("-")[0] for r in fitted)
     for source, count in by_source.items():
         if count >= 3:
             assert 0 < fitted_by_source[source] < count, source
     # Every GPU generation and framework that has held-out rows is also fitted on.
     for key in ("gpu", "framework"):
-        held_out = {getattr(r, key) for r in ALL if not r.fit}
+        held_out = {getattr(r, key) for r in rows if not r.fit}
         assert held_out - {"other"} <= {getattr(r, key) for r in fitted}, key
 
 
@@ -163,3 +167,13 @@ def test_unstated_convention_refuses_a_flop_count():
     run = RUNS["narayanan2021-145b"].model_copy(update={"flop_convention": "unstated"})
     with pytest.raises(CalcError, match="does not state how it counts FLOPs"):
         source_flops_per_step(run, load_preset(run.model).spec)
+
+
+def test_sequences_per_second_become_the_step_time():
+    """Zero Bubble prints samples per GPU per second: a step is the global batch over them."""
+    from calc.timing.throughput import published_step
+
+    run = RUNS["qi2024-1.5b-m24-1f1b"]  # Table 4: 8 GPUs, 24 micro-batches of 6, 11.8
+    step = published_step(run, load_preset(run.model).spec)
+    assert step.seconds == pytest.approx(24 * 6 / (11.8 * 8))
+    assert "sequences/s/GPU" in step.how
