@@ -6,6 +6,7 @@ Everything else in calc imports these; this module imports nothing of calc.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 # Named factors (Kaplan et al. 2020 §2.1): gradients w.r.t. activations and w.r.t. weights each
@@ -28,7 +29,13 @@ FLOPS_PER_MULTIPLY_ADD = 2
 # tokens; §3.4). N is the total parameter count, as in the paper's dense models.
 TOKENS_PER_PARAMETER = 20
 
-# GPU-hours and days from seconds of compute (calc.formulas.training and every sentence about it).
+# Units, each once (tests/test_constants.py keeps bare copies out of the rest of calc). Counts,
+# FLOPs, FLOP/s and link bandwidths (GB/s) are decimal; bytes are binary where labelled GiB: a
+# GPU's "80GB" of HBM is 80 GiB. GPU-hours and days from seconds (calc.formulas.training).
+GIGA = 10**9
+TERA = 10**12
+GIB = 2**30
+BITS_PER_BYTE = 8
 SECONDS_PER_HOUR = 3600
 HOURS_PER_DAY = 24
 
@@ -164,3 +171,37 @@ RULES: dict[str, RuleInfo] = {
         "embeddings and softmax counted; K, Q, V all h·d_qk wide; 2-matrix FFN; full T×T",
         "Hoffmann et al. 2022 (Chinchilla) Appendix F, per sequence ÷ T; backward = 2×"),
 }
+
+
+def lora_sentence(method: str, rank: int | None, targets: Sequence[str]) -> str:
+    """What a LoRA or QLoRA fine-tune trains, printed under its reports."""
+    return (
+        f"Fine-tuning: {method}, rank r = {rank} on {', '.join(targets)}: an adapter A·B beside "
+        f"each frozen n_in × n_out projection holds r·(n_in + n_out) parameters (Hu et al. "
+        f"2021 §4.1), on the nn.Linear modules transformers names so (PEFT's target_modules; "
+        f"all-linear: every one but the LM head): an FFN target in the dense layers and the "
+        f"shared experts' MLP, `experts` in every routed expert (fused parameters in "
+        f"transformers 5, which all-linear leaves); q, k, v are separate matrices (a fused "
+        f"QKV's adapter, r·(d + 3d), is smaller); no bias or extra module trains (PEFT's "
+        f"bias='none'); lora_dropout 0.")
+
+
+FULL_FINETUNE = "Fine-tuning: full — every parameter trains, as in pre-training."
+LORA_ACTIVATIONS = (
+    "Activations: a frozen projection's backward needs its weight, not its input, so only "
+    "inputs an adapter needs are stored; each adapter adds x·A, r per token.")
+PAGED_OPTIMIZER = (
+    "Paged optimizer (bitsandbytes; Dettmers et al. 2023 §3): the optimizer states live in "
+    "unified memory and move to the host when the GPU runs short, so the fits verdict leaves "
+    "them out (they need host memory instead, not checked here).")
+
+
+def qlora_sentence(label: str, dtype: str, double_quant: bool, bytes_per_weight: float,
+                   source: str) -> str:
+    """How QLoRA stores the frozen projections, printed under its reports."""
+    scheme = ("8-bit block constants per 64 weights, one fp32 constant per 256 blocks"
+              if double_quant else "one fp32 constant per 64 weights")
+    return (f"QLoRA: the layers' projections in {label} ({dtype}) with {scheme}: "
+            f"{BITS_PER_BYTE * bytes_per_weight:.6g} bits per weight ({source}); embeddings, "
+            f"LM head, norms and biases stay at the training dtype; a dequantised matrix is a "
+            f"transient buffer, not counted.")

@@ -9,12 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from calc import _compiled
 from calc.counting import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
 from calc.spec import ModelSpec
 from calc.spec.finetune import LORA_TARGETS, FineTune, resolve_targets
 from calc.spec.gemm_precision import GEMM_PRECISIONS
+from calc.spec.precision import BYTES_PER_ELEMENT
+
+if TYPE_CHECKING:  # the layout's schemas load only where a layout is priced (start-up)
+    from calc.spec.layout import Layout
+    from calc.spec.memory import TrainingMemory
 
 # The adapters whose input is a mixer's in_proj input (calc.formulas.memory, i_keep_mix).
 MIXER_INPUT_TARGETS = ("in_proj", "in_proj_qkvz", "in_proj_ba")
@@ -118,6 +124,53 @@ def stage_values(spec: ModelSpec, tp: int, pp: int,
             "L_s_ssm": sum("mamba" in m for m in mixers),
             "L_s_dn": mixers.count("deltanet"), "L_s_sc": mixers.count("conv"),
             "h_t": -(-spec.n_kv_heads // tp)}
+
+
+def layout_values(spec: ModelSpec, layout: Layout) -> dict[str, int]:
+    """The layout's symbols (calc.formulas.memory): the most loaded GPU's share of `spec`
+    (stage_values), the micro-batch and sequence, the parallel degrees and the 0/1 indicators
+    of ZeRO's stages, the pipeline, sequence parallelism, dropout and what attention stores."""
+    return {
+        **stage_values(spec, layout.tp, layout.pp, layout.split_embedding_loss),
+        "T": layout.seq_len, "b": layout.micro_batch,
+        "n_tp": layout.tp, "n_pp": layout.pp, "n_dp": layout.dp, "n_cp": layout.cp,
+        "n_ep": layout.ep, "n_vp": layout.vpp, "i_vp": int(layout.vpp > 1),
+        "i_z1": int(layout.zero >= 1), "i_z2": int(layout.zero >= 2),
+        "i_z3": int(layout.zero >= 3), "i_pp1": int(layout.pp == 1),
+        "i_sp": int(layout.sequence_parallel), "i_drop": int(layout.dropout),
+        "q_a": BYTES_PER_ELEMENT[layout.activation_dtype],
+        "i_scores": int(not layout.flash_attention and layout.recompute == "none"),
+        "i_full": int(layout.recompute == "full"),
+    }
+
+
+def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: float = 0,
+                  finetune: FineTune | None = None,
+                  targets: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every symbol calc.formulas.memory (and .finetune, .precision, .offload) uses, for `spec`
+    trained with resolved `options` (seq_len given), fully or as `finetune` with adapters on
+    `targets`, on a GPU of `gpu_memory_gib`: the model's, the model states' (recipe,
+    optimizer, GEMM precision) and the layout's (layout_values)."""
+    from calc.spec.memory import OPTIMIZERS, RECIPES
+
+    counts = count_params(spec)
+    recipe, optimizer = RECIPES[options.recipe_name], OPTIMIZERS[options.optimizer]
+    finetune = finetune or FineTune()
+    values = {
+        **finetune_values(finetune, targets, recipe.weights),
+        **gemm_values(options.precision, BYTES_PER_ELEMENT[options.activation_dtype]),
+        **symbol_values(spec), **layout_values(spec, options),
+        "N": counts.total, "N_emb": counts.embedding, "N_head": counts.components["lm_head"],
+        "N_e": counts.components["moe/experts"],
+        "q_w": recipe.weights, "q_g": recipe.gradients, "q_gc": recipe.gradient_copy,
+        "q_m": recipe.master, "q_o": optimizer.state_bytes, "M_gib": gpu_memory_gib,
+    }
+    if optimizer.shaped:  # bytes per trained parameter from the shapes (calc.formulas.optimizer)
+        frozen = finetune.frozen_base
+        key = optimizer.shaped + ("_adapters" if frozen else "")
+        trained = _compiled.finetune_counts(values)["adapters"] if frozen else counts.total
+        values["q_o"] = _compiled.optimizer_states(values)[key] / trained
+    return values
 
 
 def count_params(spec: ModelSpec, symbols: Mapping[str, int] | None = None) -> ParamCounts:

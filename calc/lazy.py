@@ -20,9 +20,14 @@ def lazy_getattr(package: str, table: Mapping[str, str]) -> Callable[[str], obje
     def __getattr__(name: str) -> object:
         if name not in table:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        module, _, attribute = table[name].partition(":")
-        value = getattr(importlib.import_module(module), attribute)
+        value = load(table[name])
         setattr(sys.modules[package], name, value)
         return value
 
     return __getattr__
+
+
+def load(path: str) -> object:
+    """The attribute a "module:attribute" string names, its module imported."""
+    module, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module), attribute)

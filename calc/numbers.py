@@ -15,10 +15,11 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
+from calc.counting import GIGA, TERA
 from calc.errors import CalcError
 
 # Decimal suffixes, case-insensitive: 2T = 2e12 (G is B for those who write GFLOP-style).
-SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
+SUFFIXES = {"k": 1e3, "m": 1e6, "b": GIGA, "g": GIGA, "t": TERA, "p": 1e15}
 
 
 @dataclass(frozen=True)
@@ -97,9 +98,17 @@ def quantity(value: Any, field: str, kind: str | None = None) -> float:
     return number
 
 
+@dataclass(frozen=True)
+class Quantity:
+    """The RANGES key of a field's quantity, kept on its type (calc.commands reads it to give
+    the field's flag the same reader)."""
+
+    kind: str
+
+
 def annotated(kind: str) -> Any:
     """The type of a spec field holding a RANGES[kind] quantity: `tokens: Tokens | None`."""
-    return Annotated[float, BeforeValidator(_validator(kind))]
+    return Annotated[float, BeforeValidator(_validator(kind)), Quantity(kind)]
 
 
 def _validator(kind: str) -> Any:

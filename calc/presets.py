@@ -1,5 +1,5 @@
 """Find, list and load presets (presets/models/*.toml, presets/gpus.toml,
-presets/unreproduced.toml) and spec files.
+presets/unreproduced.toml, published runs in presets/published/) and spec files.
 
 A model is named by a preset (the file stem, e.g. `llama2-7b`) or by a path to a spec file: TOML
 or JSON holding either the spec's fields at top level or a preset's layout (`[spec]` plus
@@ -23,7 +23,9 @@ from calc.files import read_mapping
 from calc.spec import GPU, Dtype, ModelSpec, StorageDtype, System
 from calc.spec.model import Frozen
 
-if TYPE_CHECKING:  # the throughput schema loads with the runs, not with every preset
+if TYPE_CHECKING:  # the published-run schemas load with the runs, not with every preset
+    from calc.spec.finetune_runs import PublishedFinetune
+    from calc.spec.serving import PublishedServing
     from calc.spec.throughput import PublishedThroughput
 
 DATA_PACKAGE = "calc.preset_data"  # the top-level presets/ folder, shipped as package data
@@ -308,20 +310,44 @@ def system_for_gpu(gpu_name: str) -> System:
     return get_system(gpu.system)
 
 
+def _load_published(kind: str, schema: type[Frozen], what: str) -> dict[str, Any]:
+    """presets/published/<kind>/*.toml, one file per publisher: each table an entry of
+    `schema` keyed by its name; a bad entry is one line naming it and the field."""
+    runs: dict[str, Any] = {}
+    for path in sorted((_data_dir() / "published" / kind).glob("*.toml")):
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        for name, entry in data.items():
+            if name in runs:
+                raise CalcError(f"{what} {name}: defined twice ({path.name})")
+            try:
+                runs[name] = schema.model_validate({"name": name, **entry})
+            except ValidationError as error:
+                raise CalcError(one_line(error, f"{what} {name}")) from None
+    return runs
+
+
 @cache
 def load_throughput_runs() -> dict[str, PublishedThroughput]:
     """presets/published/step/*.toml: published runs with their layout and measured throughput,
     one file per publisher."""
     from calc.spec.throughput import PublishedThroughput
 
-    runs = {}
-    for path in sorted((_data_dir() / "published" / "step").glob("*.toml")):
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-        for name, entry in data.items():
-            if name in runs:
-                raise CalcError(f"throughput run {name}: defined twice ({path.name})")
-            try:
-                runs[name] = PublishedThroughput.model_validate({"name": name, **entry})
-            except ValidationError as error:
-                raise CalcError(one_line(error, f"throughput run {name}")) from None
-    return runs
+    return _load_published("step", PublishedThroughput, "throughput run")
+
+
+@cache
+def load_finetune_runs() -> dict[str, PublishedFinetune]:
+    """presets/published/finetune/*.toml: published fine-tuning runs with their settings and
+    measured peak memory, speed or longest fitting sequence, one file per publisher."""
+    from calc.spec.finetune_runs import PublishedFinetune
+
+    return _load_published("finetune", PublishedFinetune, "fine-tuning run")
+
+
+@cache
+def load_serving_runs() -> dict[str, PublishedServing]:
+    """presets/published/serving/*.toml: published serving benchmarks with their settings and
+    measured figures, one file per publisher."""
+    from calc.spec.serving import PublishedServing
+
+    return _load_published("serving", PublishedServing, "serving run")

@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 
 import calc  # noqa: E402
 from calc.reports.bench import BenchReport, bench  # noqa: E402
-from calc.verify.throughput import catalogue_name  # noqa: E402
+from calc.verify.bench import catalogue_name  # noqa: E402
 
 
 @pytest.fixture(scope="module")

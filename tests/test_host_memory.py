@@ -24,7 +24,7 @@ def small_machine(monkeypatch):
         raise AssertionError("built a model the machine cannot hold")
 
     monkeypatch.setattr("calc.verify.model.build", never)
-    monkeypatch.setattr("calc.verify.throughput.training_step", never)
+    monkeypatch.setattr("calc.verify.bench.training_step", never)
 
 
 def test_bench_of_a_model_bigger_than_ram_is_refused(cli, small_machine):

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 import calc
 from calc import _compiled
+from calc.evaluate import memory_values
 from calc.formulas import memory as M
-from calc.reports.memory import symbol_values_for
 from calc.spec import TrainingMemory
-from calc.spec.memory import PAPER_2022
+from calc.spec.layout import PAPER_2022
 from calc.symbols import SYMBOLS
 from tests.strategies import model_specs
 
@@ -25,7 +25,7 @@ def _states(params: float, **options) -> dict[str, float]:
     """Model states of `params` parameters with no embedding split off, as calc maps options."""
     opts = TrainingMemory(**options).model_copy(update={"seq_len": 1})
     opts = opts.model_copy(update={"recipe": opts.recipe_name})
-    s = symbol_values_for(LLAMA2_7B, opts, None) | {"N": params, "N_emb": 0, "N_head": 0}
+    s = memory_values(LLAMA2_7B, opts) | {"N": params, "N_emb": 0, "N_head": 0}
     return _compiled.memory_states(s)
 
 
@@ -197,7 +197,7 @@ def test_compiled_memory_equals_sympy(spec, seq_len, micro_batch, zero, tp, reco
     opts = TrainingMemory(seq_len=seq_len, micro_batch=micro_batch, zero=zero, dp=4, tp=tp,
                           recompute=recompute, sequence_parallel=sp, dropout=dropout)
     opts = opts.model_copy(update={"recipe": opts.recipe_name})
-    values = symbol_values_for(spec, opts, calc.get_gpu("a100"))
+    values = memory_values(spec, opts, calc.get_gpu("a100").memory_gib)
     subs = {SYMBOLS[k]: v for k, v in values.items()}
     for group, exprs in (("memory_states", M.MODEL_STATES),
                          ("memory_activations", M.ACTIVATIONS), ("memory", M.MEMORY)):
@@ -313,7 +313,7 @@ def test_the_layout_search_prices_memory_as_calc_memory_does(model):
     most loaded GPU's share depends on the layout: a pipeline (⌈L/p⌉ layers) and tp beyond the
     KV heads (StarCoderBase's one KV head, replicated). A search that kept one layout's share
     for all put every pp > 1 layout of Llama 2 70B at p times its activations."""
-    from calc.reports.layout import search_layouts
+    from calc.plan.search import search_layouts
 
     spec = calc.load_preset(model).spec
     setup, found = search_layouts(spec, gpu="a100", gpus=64, global_batch=64, dropout=False)

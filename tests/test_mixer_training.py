@@ -11,8 +11,8 @@ import pytest
 
 import calc
 from calc.evaluate import count_flops
+from calc.plan.search import search_layouts
 from calc.presets import get_gpu, resolve
-from calc.reports.layout import search_layouts
 from calc.spec.layout import check, make_layout
 from calc.timing.constants import load_constants
 from calc.timing.operators import model_terms

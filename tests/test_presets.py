@@ -111,7 +111,8 @@ def test_sparse_figures_are_not_used():
 
 
 def test_unknown_gpu_and_dtype_are_errors_not_guesses():
-    with pytest.raises(UnknownNameError, match="did you mean a100"):
+    # 'a10' (NVIDIA's A10, not catalogued) suggests the AWS variant and the A100
+    with pytest.raises(UnknownNameError, match="did you mean a10g, a100"):
         calc.get_gpu("a10")
     with pytest.raises(calc.CalcError, match="no dense bf16 peak"):
         calc.get_gpu("v100").peak_flops("bf16")

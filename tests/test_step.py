@@ -10,14 +10,15 @@ import statistics
 import pytest
 
 from calc import _compiled
+from calc.calibration.fit import PARAMETERS, _with, fit_models, fitted_on, get, loss
+from calc.calibration.throughput import published_step
+from calc.evaluate import layout_values
+from calc.plan.search import memory_total, search_layouts
 from calc.presets import get_gpu, load_preset, load_throughput_runs
-from calc.reports.layout import layout, search_layouts
+from calc.reports.layout import layout
 from calc.reports.step import step
 from calc.source_flops import source_flops_per_step
 from calc.timing.constants import load_constants
-from calc.timing.fit import PARAMETERS, _with, fit_models, fitted_on, get, loss
-from calc.timing.search import memory_symbols, memory_total
-from calc.timing.throughput import published_step
 
 JSON_KEYS = {"step_time_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu", "hfu",
              "breakdown", "fits", "memory_per_gpu_bytes"}
@@ -91,7 +92,7 @@ def test_search_memory_is_calc_memory():
     setup, found = search_layouts(load_preset("llama2-13b").spec, gpu="a100", gpus=32,
                                   global_batch=64)
     for candidate in found.ranked[::97] + found.rejected[::97]:
-        symbols = memory_symbols(setup.spec, setup.base_symbols, candidate.layout)
+        symbols = {**setup.base_symbols, **layout_values(setup.spec, candidate.layout)}
         total = _compiled.memory(symbols)["total"]
         assert memory_total(setup.spec, setup.base_symbols, candidate.layout, {}) == \
             pytest.approx(total)
@@ -123,10 +124,10 @@ def test_published_step_from_tflops_uses_the_sources_formula():
 
 def test_stored_constants_are_the_fit():
     """presets/timing.toml holds the fit's output: its rows are the fitted runs, and no fitted
-    constant moved by ±2 % lowers the loss (a local minimum of calc.timing.fit's objective)."""
+    constant moved by ±2 % lowers the loss (a local minimum of calc.calibration.fit's objective)."""
     constants = load_constants()
     models = fit_models()
-    assert list(constants.fit.rows) == [m.run.name for m in models]
+    assert sorted(constants.fit.rows) == sorted(m.run.name for m in models)
     assert all(fitted_on(m.run) for m in models)
     best = loss(constants, models)
     for path, (low, high) in PARAMETERS.items():
@@ -163,8 +164,8 @@ def test_throughput_errors_are_reported_by_role(cli):
 def test_the_search_covers_the_authors_layout(name):
     """A published layout inside the searched space (BLOOM's 70 layers over 12 stages,
     Megatron's interleaved 76B) is among the layouts the search prices."""
-    from calc.timing.search import outside
-    from calc.timing.throughput import prepare
+    from calc.calibration.throughput import prepare
+    from calc.plan.search import outside
 
     model = prepare(load_throughput_runs()[name])
     layout, run = model.layout, model.run
@@ -184,7 +185,7 @@ def test_main_report_prices_the_predicted_mfu_beside_the_default():
     import calc
 
     layout = dict(tp=2, micro_batch=2, global_batch=256, flash_attention=True)
-    report = calc.estimate("llama2-7b", tokens=2e12, gpu="a100", gpus=64, parallel=layout)
+    report = calc.estimate("llama2-7b", tokens=2e12, gpu="a100", gpus=64, **layout)
     training = report.training
     assert training.mfu == 0.4 and training.predicted is not None
     direct = step("llama2-7b", gpu="a100", gpus=64, tokens=2e12, **layout)

@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 import calc
+from calc.evaluate import layout_values
+from calc.plan.search import search_layouts
 from calc.presets import get_gpu
-from calc.reports.layout import layout, search_layouts
+from calc.reports.layout import layout
 from calc.reports.step import step
 from calc.timing.constants import load_constants
 from calc.timing.offload import PARTS
-from calc.timing.search import memory_symbols
 from calc.trainers import read_trainer_config
 
 CONFIGS = Path(__file__).parent / "data" / "trainer_configs"
@@ -140,7 +141,7 @@ def test_search_memory_and_time_are_calc_step_s():
                       **o.model_dump(exclude={"seq_len"}), seq_len=o.seq_len)
         assert report.step_time_s == pytest.approx(candidate.time.step, rel=1e-9)
         assert report.memory_per_gpu_bytes == pytest.approx(candidate.memory_bytes, rel=1e-9)
-        assert memory_symbols(spec, setup.base_symbols, o)["n_dp"] == o.dp
+        assert {**setup.base_symbols, **layout_values(spec, o)}["n_dp"] == o.dp
 
 
 def test_held_out_zero_offload_10b_on_one_v100():

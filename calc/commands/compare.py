@@ -45,9 +45,8 @@ def run(argv: Sequence[str]) -> int:
     if args.all == bool(args.models):
         parser.error("MODEL: give models to compare, or --all (not both)")
     models = args.models or _by_size(list_presets())
-    parallel = {"global_batch": args.global_batch} if args.global_batch else None
     comparison = compare(models, groups=args.groups, layout="rows" if args.rows else "columns",
-                         system=args.system, parallel=parallel,
+                         system=args.system, global_batch=args.global_batch,
                          search_layout=args.search_layout, memory=activations(args),
                          **workload(args))
     print(render(comparison, args.format, args.table), end="")

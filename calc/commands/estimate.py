@@ -4,25 +4,20 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import get_args
 
 from calc import __version__
 from calc.commands import EXAMPLES, verbs
 from calc.commands._args import (
     Parser,
-    add_finetune,
     add_format,
     add_formula,
-    add_layout,
     add_model,
-    add_precision,
+    add_options,
     add_workload,
     assignment,
-    finetune,
-    layout_fields,
+    options,
     workload,
 )
-from calc.spec.layout import Framework
 from calc.views import render
 
 
@@ -36,19 +31,19 @@ def _report_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"calc {__version__}")
     add_model(parser)
     add_workload(parser)
-    add_layout(parser, seq_len=False)
-    parser.add_argument("--system", help="named system for the predicted step time (default: "
+    layout = parser.add_argument_group("layout (the tokens at the MFU calc step predicts)")
+    add_options(layout, "layout", skip=("seq_len", "dtype"))
+    layout.add_argument("--system", help="named system for the predicted step time (default: "
                                          "the GPU's reference system)")
-    parser.add_argument("--framework", choices=get_args(Framework),
-                        help="software stack of the predicted step time (default megatron)")
     parser.add_argument("--search-layout", action="store_true",
                         help="price the tokens at the MFU calc step predicts for the fastest "
                              "layout that fits (calc layout), beside the default MFU")
     parser.add_argument("--set", dest="changes", action="append", type=assignment,
                         default=[], metavar="KEY=VALUE",
                         help="change a spec field, e.g. vocab_size=65 or attention.n_heads=16")
-    add_finetune(parser)
-    add_precision(parser)
+    add_options(parser, "finetune", title="fine-tuning",
+                only=("finetune", "lora_rank", "lora_targets"))
+    add_options(parser, "states", only=("precision",))
     add_formula(parser)
     add_format(parser)
     return parser
@@ -71,11 +66,8 @@ def run(argv: Sequence[str]) -> int:
 
         print(render(model_formulas(preset), args.format, args.table), end="")
         return 0
-    fields = layout_fields(args)
-    parallel = {k: v for k, v in fields.items() if k not in ("dtype", "seq_len")} or None
-    options = finetune(args)
-    options.pop("paged"), options.pop("double_quant"), options.pop("base_dtype")  # memory only
-    report = estimate(preset, **workload(args), system=args.system, parallel=parallel,
-                      search_layout=args.search_layout, precision=args.precision, **options)
+    report = estimate(preset, **workload(args), system=args.system,
+                      search_layout=args.search_layout,
+                      **options(args, "layout", "finetune", "states"))
     print(render(report, args.format, args.table), end="")
     return 0

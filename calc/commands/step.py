@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import get_args
 
 from calc.commands._args import (
     Parser,
     add_format,
     add_from,
-    add_layout,
     add_model,
-    add_offload,
-    layout_fields,
+    add_options,
     number,
-    offload,
+    options,
     positive_int,
 )
-from calc.spec.layout import Framework, LayoutDtype
 from calc.views import render
 
 
@@ -34,14 +30,11 @@ def _parser() -> Parser:
     parser.add_argument("--system", help="named system (default: the GPU's reference system)")
     parser.add_argument("--gpus", type=positive_int,
                         help="GPUs of the run (default tp × pp × dp × cp)")
-    add_layout(parser)
-    parser.add_argument("--dtype", choices=get_args(LayoutDtype),
-                        help="dtype of the matrix products (default bf16)")
-    parser.add_argument("--framework", choices=get_args(Framework),
-                        help="software stack whose constants apply (default megatron)")
+    add_options(parser, "layout")
     parser.add_argument("--tokens", type=number("tokens"),
                         help="training tokens, for GPU-hours and days (e.g. 2e12 or 2T)")
-    add_offload(parser, timing=True)
+    add_options(parser, "states", title="model states (whether it fits)")
+    add_options(parser, "offload", title="offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity)")
     add_format(parser)
     return parser
 
@@ -55,7 +48,7 @@ def run(argv: Sequence[str]) -> int:
         parser.error("the following arguments are required: MODEL (or --from a trainer "
                      "config that names one)")
     report = step(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
-                  tokens=args.tokens, from_file=args.from_file, **offload(args),
-                  **layout_fields(args))
+                  tokens=args.tokens, from_file=args.from_file,
+                  **options(args, "layout", "states", "offload"))
     print(render(report, args.format, args.table), end="")
     return 0

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import sympy
 
+from calc.counting import GIGA
 from calc.formulas import mixers
 from calc.formulas.memory import GIB
 from calc.symbols import (
@@ -71,7 +72,7 @@ from calc.symbols import (
     w,
 )
 
-GB = 10**9  # datasheets print bandwidth in decimal GB/s
+GB = GIGA  # datasheets print bandwidth in decimal GB/s
 
 # Elements one token leaves in the cache of one layer.
 KV_WIDTH = (1 - i_mla) * h_kv * (d_qk + d_v) + i_mla * (r_kv + d_rope)

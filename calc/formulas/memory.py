@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import sympy
 
-from calc.counting import MASK_BYTES
+from calc.counting import GIB, MASK_BYTES
 from calc.formulas import mixers
 from calc.symbols import (
     E_s,
@@ -109,8 +109,6 @@ from calc.symbols import (
     r_kv,
     r_q,
 )
-
-GIB = 2**30  # vendors' "80GB" of HBM is 80 GiB (calc.spec.GPU.memory_gib)
 
 # ---- model states --------------------------------------------------------------------------
 # Parameters on the most loaded GPU: the first stage's L_s layers (each the mean of all layers,

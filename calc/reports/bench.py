@@ -1,7 +1,7 @@
 """The bench report: this device's matmul ceiling and a real training step, with the MFU they
 imply; `python -m calc bench --save` keeps it and `--mfu-from` feeds the MFU back into estimates.
 
-The measuring (torch) is calc.verify.throughput's, imported only when `bench()` runs.
+The measuring (torch) is calc.verify.bench's, imported only when `bench()` runs.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from calc.evaluate import count_flops, count_params
 from calc.host import memory_errors, require_memory
 from calc.presets import get_gpu, load_model, sequence_length
 from calc.spec.model import Frozen
-from calc.verify.throughput import DeviceInfo, MatmulResult
+from calc.verify.bench import DeviceInfo, MatmulResult
 
 # A training step in fp32 keeps 4 bytes of weights, 4 of gradients and 8 of AdamW's m and v per
 # parameter (autocast adds 16-bit copies and activations on top): the least it can need.
@@ -73,7 +73,7 @@ def bench(device: str = "cpu", dtype: str | None = None, model: str | None = Non
     """Measure the device: its matmul ceiling and a real training step of `model`."""
     import torch
 
-    from calc.verify.throughput import (
+    from calc.verify.bench import (
         DEFAULT_MODEL,
         DEFAULT_SHAPE,
         STEP_REPEATS,

@@ -19,13 +19,13 @@ from pydantic import Field
 from calc.counting import TRAIN_PER_FORWARD
 from calc.document import Document, frame
 from calc.errors import CalcError
-from calc.presets import Preset
+from calc.presets import Preset, get_gpu
 from calc.reports.estimate import Report, estimate
 from calc.spec import ModelSpec
 from calc.spec.model import Frozen
 
 if TYPE_CHECKING:
-    from calc.reports.memory import MemoryBlock
+    from calc.plan.memory import MemoryBlock
 
 Value = int | float | str | bool | None
 Options = dict[str, Any]  # the comparison's options a row may need: memory=..., gpu=...
@@ -89,12 +89,15 @@ def _predicted_layout(report: Report, options: Options) -> str | None:
 @lru_cache(maxsize=64)
 def _memory(spec: ModelSpec, gpu: str | None, seq_len: int,
             options: tuple[tuple[str, Any], ...]) -> MemoryBlock:
-    """The model's own memory report (calc.memory) on one GPU without sharding, mixed-precision
+    """The model's memory (calc.plan.memory) on one GPU without sharding, mixed-precision
     AdamW, at the comparison's GPU and T and the activation `options` (micro-batch,
     recomputation, flash attention, dropout; calc.memory's defaults where not given)."""
-    from calc.reports.memory import memory
+    from calc.plan.memory import memory_block, memory_options
+    from calc.spec.finetune import FineTune
+    from calc.spec.offload import Offload
 
-    return memory(spec, gpu=gpu, seq_len=seq_len, **dict(options)).memory
+    opts = memory_options(spec, gpu, {"seq_len": seq_len, **dict(options)})
+    return memory_block(spec, opts, get_gpu(gpu) if gpu else None, FineTune(), Offload())
 
 
 def _memory_of(field: str) -> Callable[[Report, Options], Value]:
@@ -203,7 +206,7 @@ def compare(models: Models, *, groups: Sequence[str] | None = None,
             layout: str = "columns", memory: dict[str, Any] | None = None,
             **workload: Any) -> Comparison:
     """The models' reports side by side; `workload` is calc.estimate's keyword arguments
-    (tokens, gpu, gpus, seq_len, attention, dtype, mfu, mfu_source, system, parallel,
+    (tokens, gpu, gpus, seq_len, attention, dtype, mfu, mfu_source, system, a layout's options,
     search_layout), `memory` calc.memory's activation options for the memory rows
     (micro_batch, recompute, flash_attention, dropout)."""
     known = {group.key: group for group in ROW_GROUPS}

@@ -25,6 +25,9 @@ from calc.evaluate import (
     symbol_values,
     training_cost,
 )
+from calc.plan.cost import cost
+from calc.plan.finetune import FineTuneBlock, finetune_block, finetune_of
+from calc.plan.options import RunConfig, run_config
 from calc.presets import (
     Preset,
     PublishedRun,
@@ -33,16 +36,10 @@ from calc.presets import (
     resolve,
     sequence_length,
 )
-from calc.reports._cost import Costing, costing, priced
-from calc.reports._finetune import (
-    FineTuneBlock,
-    finetune_block,
-    finetune_options,
-    finetune_sentences,
-)
 from calc.spec import BYTES_PER_ELEMENT, ModelSpec, Workload
+from calc.spec.costing import Costing
 from calc.spec.finetune import FineTune
-from calc.spec.gemm_precision import GEMM_PRECISIONS, gemm_peaks, precision_sentence
+from calc.spec.gemm_precision import gemm_peaks, precision_sentence
 from calc.spec.layout import Layout
 from calc.spec.model import Frozen
 
@@ -250,8 +247,9 @@ def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
         peak = effective_peak(flops.train, low_precision, base, low_peak)
     exact = training_cost(flops.train, workload.tokens, peak, workload.mfu, workload.gpus)
     rule = training_cost(flops.six_n, workload.tokens, peak, workload.mfu, workload.gpus)
+    money = cost(asked, gpu, exact.gpu_hours) if asked and gpu and exact.gpu_hours else None
     return TrainingReport(
-        **priced(asked, gpu, exact.gpu_hours), precision=precision, low_precision_peak=low_peak,
+        **(vars(money) if money else {}), precision=precision, low_precision_peak=low_peak,
         low_precision_share=low_precision / flops.train if low_peak else None,
         tokens=workload.tokens, flops=exact.flops, flops_6nd=rule.flops,
         gpu=gpu.name if gpu else None, gpu_title=gpu.title if gpu else None,
@@ -265,15 +263,16 @@ def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
 
 
 def predicted_training(preset: Preset, *, tokens: float, gpu: str, gpus: int, seq_len: int,
-                       dtype: str, system: str | None, parallel: dict[str, Any] | None,
+                       dtype: str, system: str | None, parallel: dict[str, Any],
                        search_layout: bool) -> PredictedTraining:
-    """`tokens` at the step time calc.step predicts: for the given layout fields (`parallel`),
-    or for the layout search's best on `gpus` GPUs (global batch: parallel's `global_batch`,
-    default one sequence per GPU)."""
-    from calc.reports.layout import search_layouts  # the timing model: only when asked
-    from calc.reports.step import step
+    """`tokens` at the step time calc.plan.step predicts: for the given layout fields
+    (`parallel`), or for the layout search's best on `gpus` GPUs (global batch: parallel's
+    `global_batch`, default one sequence per GPU)."""
+    from calc.plan.search import search_layouts  # the timing model: only when asked
+    from calc.plan.step import step_numbers
+    from calc.spec.layout import make_layout
 
-    fields = dict(parallel or {})
+    fields = dict(parallel)
     fields.setdefault("dtype", dtype)
     fields["seq_len"] = seq_len
     if search_layout:
@@ -286,29 +285,33 @@ def predicted_training(preset: Preset, *, tokens: float, gpu: str, gpus: int, se
             raise CalcError(f"no layout of {preset.name} on {gpus:,} × {gpu} with global batch "
                             f"{batch} fits in memory (calc layout shows the closest)")
         fields = found.ranked[0].layout.model_dump()
-    report = step(preset, gpu=gpu, system=system, gpus=gpus, tokens=tokens, **fields)
-    assert report.gpu_hours is not None and report.days is not None
-    return PredictedTraining(layout=report.layout, searched=search_layout,
-                             step_time_s=report.step_time_s,
-                             tokens_per_s_per_gpu=report.tokens_per_s_per_gpu, mfu=report.mfu,
-                             gpu_hours=report.gpu_hours, days=report.days, fits=report.fits)
+    step = step_numbers(preset.spec, make_layout(gpus, **fields), gpu, system, RunConfig())
+    per_gpu = step.tokens_per_s_per_gpu
+    gpu_hours = tokens / per_gpu / counting.SECONDS_PER_HOUR
+    return PredictedTraining(layout=step.layout, searched=search_layout,
+                             step_time_s=step.time.step, tokens_per_s_per_gpu=per_gpu,
+                             mfu=step.mfu, gpu_hours=gpu_hours,
+                             days=gpu_hours / gpus / counting.HOURS_PER_DAY, fits=step.fits)
+
+
+# The options the main report takes (calc.plan.options): a layout prices the tokens at a
+# predicted MFU; the fine-tuning changes the FLOPs; the GEMM precision the peak; the costing
+# prices the GPU-hours. Its workload (tokens, context, dtype, GPUs) are its own arguments.
+OPTIONS = ("layout", "finetune", "costing")
 
 
 def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
-             gpu: str | None = None, seq_len: int | None = None, attention: str = "causal",
-             dtype: str = "bf16", mfu: float | None = None, gpus: int = 1,
+             gpu: str | None = None, gpus: int = 1, seq_len: int | None = None,
+             attention: str = "causal", dtype: str = "bf16", mfu: float | None = None,
              mfu_source: MFUSource | None = None, system: str | None = None,
-             parallel: dict[str, Any] | None = None, search_layout: bool = False,
-             finetune: str | FineTune = "full", lora_rank: int | None = None,
-             lora_targets: str | tuple[str, ...] | None = None, precision: str = "bf16",
-             price: float | None = None, pue: float | None = None,
-             grid_intensity: float | None = None, energy: bool = False,
-             **finetune_extra: Any) -> Report:
+             search_layout: bool = False, run: RunConfig | None = None,
+             **options: Any) -> Report:
     """The full report for a preset name, spec file path, ModelSpec or Preset.
 
     `mfu` defaults to calc.counting.DEFAULT_MFU (labelled "default"); `seq_len` to the model's
-    training context. With `parallel` (calc.spec.layout.Layout's fields) or `search_layout`, the
-    training block also prices the tokens at the MFU calc.step predicts (`training.predicted`).
+    training context. The run's options (a calc.plan.options.RunConfig `run`, or its options as
+    keywords over it): a layout's fields (tp, pp, dp, micro_batch, global_batch, ...) or
+    `search_layout` price the tokens at the MFU calc.step predicts (`training.predicted`);
     `finetune` 'lora' or 'qlora' trains adapters of `lora_rank` on `lora_targets` beside a
     frozen base, which changes the step's FLOPs (calc.memory takes the same options for memory);
     `precision` fp8, mxfp8 or nvfp4 runs the layers' projections at that peak
@@ -317,6 +320,11 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     GPU's TDP and the emissions (calc.formulas.cost). Bad input raises CalcError naming the
     field, value and what is allowed.
     """
+    given = run_config(run, **options)
+    unused = sorted(set(given.given()) - set(given.given(*OPTIONS)) - {"precision"})
+    if unused:
+        raise CalcError(f"estimate: {', '.join(unused)} change a run's memory, not its FLOPs "
+                        f"or GPU-hours (python -m calc memory takes them)")
     preset = resolve(model)
     spec = preset.spec
     try:
@@ -326,26 +334,26 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
         raise CalcError(one_line(error)) from None
     t = sequence_length(spec, workload.seq_len)
     symbols = symbol_values(spec)  # once: the three counts below share it
-    given = {"lora_rank": lora_rank, "lora_targets": lora_targets, **finetune_extra}
-    ft = finetune_options(finetune, **{k: v for k, v in given.items() if v is not None})
-    ft_block, adapters = finetune_block(spec, ft, dtype if dtype in BYTES_PER_ELEMENT else "bf16")
+    ft = finetune_of(given)
+    ft_block, adapters = (finetune_block(spec, ft, dtype if dtype in BYTES_PER_ELEMENT
+                                         else "bf16") if ft.frozen_base else (None, None))
+    targets = adapters.targets if adapters else ()
     params = _params_report(preset, symbols)
-    flops = _flops_report(spec, t, workload.attention, params.active, symbols, ft,
-                          adapters.targets)
+    flops = _flops_report(spec, t, workload.attention, params.active, symbols, ft, targets)
     source = mfu_source or ("default" if mfu is None else "flag")
-    if precision not in GEMM_PRECISIONS:
-        raise CalcError(f"precision={precision!r}: allowed {', '.join(GEMM_PRECISIONS)}")
-    low = low_precision_train_flops(spec, ft, adapters.targets) if precision != "bf16" else 0
-    asked = costing(price, pue, grid_intensity, energy)
+    precision = given.get("precision") or "bf16"
+    low = low_precision_train_flops(spec, ft, targets) if precision != "bf16" else 0
+    asked = Costing(**given.given("costing"))
     training = (_training_report(preset, workload, flops, source, precision, low, asked)
                 if workload.tokens is not None else None)
     if workload.gpu and training is None:
         get_gpu(workload.gpu)  # still reject an unknown GPU
-    if parallel is not None or search_layout:
+    parallel = given.given("layout")
+    if parallel or search_layout:
         if training is None or workload.gpu is None:
             raise CalcError("a layout (or --search-layout) prices GPU-hours: give --tokens and "
                             "--gpu too")
-        chosen = set(parallel or ()) - set(SEARCH_SETTINGS)
+        chosen = set(parallel) - set(SEARCH_SETTINGS)
         if search_layout and chosen:
             raise CalcError(f"layout fields {', '.join(sorted(chosen))} and search_layout: the "
                             f"search chooses every degree; only "
@@ -356,19 +364,17 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
             search_layout=search_layout)
         training = training.model_copy(update={"predicted": predicted})
     notes = [*preset.notes, *filter(None, [context_note(spec, t)])]
-    unused = [f"{name}={value!r}" for name, value, given in (
-        ("gpu", gpu, gpu), ("gpus", gpus, gpus != 1), ("mfu", mfu, mfu is not None)) if given]
-    if training is None and unused:
-        notes.append(f"{', '.join(unused)} given without tokens: they price a training run, "
-                     f"so nothing used them; give tokens (--tokens 2e12) for GPU-hours and "
-                     f"days.")
+    unused_workload = [f"{name}={value!r}" for name, value, given_ in (
+        ("gpu", gpu, gpu), ("gpus", gpus, gpus != 1), ("mfu", mfu, mfu is not None)) if given_]
+    if training is None and unused_workload:
+        notes.append(f"{', '.join(unused_workload)} given without tokens: they price a "
+                     f"training run, so nothing used them; give tokens (--tokens 2e12) for "
+                     f"GPU-hours and days.")
     return Report(
         model=preset.name, title=preset.title, source=preset.source, spec=spec,
         params=params, flops_per_token=flops, training=training, notes=notes,
-        finetune=ft_block if ft.frozen_base else None,
-        conventions=_conventions(flops.attention, training,
-                                 ft_block if ft.frozen_base else None,
-                                 scans=set(spec.mixer_kinds) != {"attention"}),
+        finetune=ft_block, conventions=_conventions(flops.attention, training, ft_block,
+                                                    scans=set(spec.mixer_kinds) != {"attention"}),
     )
 
 
@@ -378,7 +384,8 @@ def _conventions(attention: str, training: TrainingReport | None,
     has Mamba, gated DeltaNet or short-convolution layers)."""
     lines = [counting.PARAMETERS, counting.FLOPS, counting.ATTENTION[attention],
              *([counting.SCANS] if scans else [])]
-    lines += finetune_sentences(finetune)[:2] if finetune else [counting.PASSES]
+    lines += ([counting.lora_sentence(finetune.method, finetune.rank, finetune.targets),
+               counting.FINETUNE_PASSES] if finetune else [counting.PASSES])
     if training is not None and training.peak_flops is not None:
         assert training.gpu is not None
         dtype = (training.dtype if training.precision == "bf16" else

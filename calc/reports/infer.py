@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from calc import _compiled
-from calc.counting import Bytes, whole
+from calc.counting import TERA, Bytes, whole
 from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, symbol_values
@@ -303,7 +303,7 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
         f"KV cache: {kv}, at {o.kv_dtype}, {BYTES_PER_ELEMENT[o.kv_dtype_name]:g} B an element"
         f"{window}. kv_cache_bytes_per_token is one token through all layers before any window.",
         f"Roofline (Williams et al. 2009): a step takes the longer of its FLOPs at the dense "
-        f"{o.compute_dtype} peak ({block.peak_flops / 1e12:g} TFLOP/s × {o.gpus:,} GPUs × "
+        f"{o.compute_dtype} peak ({block.peak_flops / TERA:g} TFLOP/s × {o.gpus:,} GPUs × "
         f"utilisation {o.mfu:g}) and its bytes at the datasheet bandwidth "
         f"({block.bandwidth_gb_s:g} GB/s × {o.gpus:,} × {o.mbu:g}); "
         f"utilisation 1 is the bound itself, real kernels reach less.",

@@ -5,43 +5,27 @@ says why the runners-up and the fastest layouts that do not fit lost."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from calc.counting import TRAIN_PER_FORWARD
+from calc.counting import GIB, TRAIN_PER_FORWARD
 from calc.document import Document
-from calc.errors import CalcError, one_line
+from calc.errors import CalcError
 from calc.evaluate import count_flops
-from calc.presets import (
-    Preset,
-    get_gpu,
-    get_system,
-    resolve,
-    sequence_length,
-    system_for_gpu,
-)
-from calc.reports._memory_options import ConfigEcho
-from calc.reports._step_offload import host_side
-from calc.reports._step_options import step_config
-from calc.reports.memory import symbol_values_for
-from calc.spec import GPU, ModelSpec, System, TrainingMemory
-from calc.spec.layout import Layout, make_layout
-from calc.spec.memory import CURRENT_PRACTICE
+from calc.plan.options import ConfigEcho, RunConfig, options_of, run_config, with_file
+from calc.plan.search import Candidate, search_layouts
+from calc.presets import Preset, resolve
+from calc.spec import ModelSpec
+from calc.spec.layout import CURRENT_PRACTICE, Layout
 from calc.spec.model import Frozen
-from calc.timing.constants import TimingConstants, load_constants
-from calc.timing.network import network_for
 from calc.timing.offload import PARTS as OFFLOAD_PARTS
-from calc.timing.operators import model_terms
-from calc.timing.schedule import PARTS, device_for
-from calc.timing.search import Candidate, OffloadChoice, Search, search
+from calc.timing.schedule import PARTS
 
 TOP = 10
 REJECTED = 5
-OFFLOAD_OPTIONS = ("offload_optimizer", "offload_params", "host_memory_gib", "gpus_per_node",
-                   "nvme_read_gb_s", "nvme_write_gb_s")
-MEMORY_DTYPE = {"fp8": "bf16"}
+# What a search is told; it searches over every other layout field.
+SEARCH_FIXED = ("global_batch", "seq_len", "dtype", "framework", "dropout")
 SEARCHED = ("Searched: tp within a node dividing the heads, pp up to the layers, vpp up to 8 "
             "(e+l: the embedding and the loss split as two more layers, where the layers alone "
             "do not divide), "
@@ -92,10 +76,10 @@ def _placement(candidate: Candidate) -> str:
 def _why(candidate: Candidate, best: Candidate | None, capacity: float) -> str:
     if not candidate.fits:
         if candidate.memory_bytes <= capacity:
-            return (f"host memory: {candidate.host_bytes_per_node / 2**30:,.0f} GiB of "
+            return (f"host memory: {candidate.host_bytes_per_node / GIB:,.0f} GiB of "
                     f"offloaded states per node")
-        return (f"memory: {candidate.memory_bytes / 2**30:,.1f} GiB > "
-                f"{capacity / 2**30:,.0f} GiB")
+        return (f"memory: {candidate.memory_bytes / GIB:,.1f} GiB > "
+                f"{capacity / GIB:,.0f} GiB")
     if best is None or candidate is best:
         return "fastest"
     parts = [*PARTS, *(p for p in OFFLOAD_PARTS if p in candidate.time.breakdown
@@ -122,68 +106,6 @@ def _ranked(candidate: Candidate, best: Candidate | None, capacity: float, flops
                         why=why + (f" ({ties} more tie)" if ties else ""))
 
 
-@dataclass(frozen=True)
-class SearchSetup:
-    """One model on one system, ready to price layouts (the per-model terms made once)."""
-
-    spec: ModelSpec
-    gpu: GPU
-    system: System
-    seq_len: int
-    fixed: dict[str, Any]
-    base_symbols: dict[str, Any]
-    gpus_per_node: int
-
-    @property
-    def capacity(self) -> float:
-        return self.gpu.memory_gib * 2**30
-
-
-def search_layouts(spec: ModelSpec, *, gpu: str, gpus: int, global_batch: int,
-                   seq_len: int | None = None, system: str | None = None, dtype: str = "bf16",
-                   framework: str = "megatron", dropout: bool = False,
-                   flash_attention: bool = True, price_rejected: bool = True,
-                   offload: dict[str, Any] | None = None) -> tuple[SearchSetup, Search]:
-    """Every valid layout of `spec` priced (calc.timing.search), with what priced them;
-    `offload` (calc.layout's offload keyword arguments) adds the offloaded variants."""
-    t = sequence_length(spec, seq_len)
-    fixed = {"dtype": dtype, "framework": framework, "dropout": dropout,
-             "flash_attention": flash_attention}
-    make_layout(None, global_batch=global_batch, seq_len=t, **fixed)  # checks those fields
-    constants = load_constants()
-    device_spec = get_gpu(gpu)
-    platform = get_system(system) if system else system_for_gpu(device_spec.name)
-    framework_constants = constants.framework(framework)
-    device = device_for(device_spec, dtype, constants, framework_constants)
-    network = network_for(platform, constants.network)
-    try:
-        options = TrainingMemory(gpu=device_spec.name, seq_len=t, dropout=dropout,
-                                 dtype=MEMORY_DTYPE.get(dtype, dtype))
-    except ValidationError as error:
-        raise CalcError(one_line(error)) from None
-    base = symbol_values_for(spec, options, device_spec)
-    choice = _offload_choice(offload or {}, device_spec, platform, gpus, constants,
-                             framework_constants.overlap_grad_reduce)
-    found = search(spec, model_terms(spec, t), device_spec, device, network,
-                   framework_constants, base, gpus, global_batch, fixed, price_rejected,
-                   choice)
-    return SearchSetup(spec, device_spec, platform, t, fixed, base, network.gpus_per_node), found
-
-
-def _offload_choice(given: dict[str, Any], gpu: GPU, system: System, gpus: int,
-                    constants: TimingConstants, overlap: bool) -> OffloadChoice | None:
-    """What offload the search tries (None: none asked), with the node it runs on."""
-    optimizer = given.get("offload_optimizer") or "none"
-    params = given.get("offload_params") or "none"
-    if (optimizer, params) == ("none", "none"):
-        return None
-    per_node = given.get("gpus_per_node") or min(gpus, system.gpus_per_node)
-    host, _ = host_side(optimizer, params, gpu, system, constants.offload, per_node,
-                        given.get("nvme_read_gb_s"), given.get("nvme_write_gb_s"))
-    memory = given.get("host_memory_gib") or system.host_memory_gib
-    return OffloadChoice(optimizer, params, host, memory * 2**30 if memory else None, overlap)
-
-
 def _distinct(candidates: list[Candidate], limit: int,
               slower_than: float | None = None) -> list[tuple[Candidate, int]]:
     """The first `limit` candidates of distinct step time, each with how many tie with it."""
@@ -201,46 +123,44 @@ def _distinct(candidates: list[Candidate], limit: int,
 
 
 def layout(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int,
-           global_batch: int | None = None, seq_len: int | None = None,
-           system: str | None = None, dtype: str | None = None, framework: str | None = None,
-           dropout: bool | None = None, from_file: str | None = None,
-           **offload: Any) -> LayoutReport:
-    """Rank every valid layout of `model` on `gpus` GPUs for `global_batch` sequences (dtype
-    default bf16, framework megatron, dropout as current practice: off). `offload`
+           system: str | None = None, from_file: str | None = None,
+           run: RunConfig | None = None, **options: Any) -> LayoutReport:
+    """Rank every valid layout of `model` on `gpus` GPUs for the run's `global_batch` sequences
+    (`seq_len`, `dtype` default bf16, `framework` default megatron, `dropout` as current
+    practice: off; options of calc.plan.options, or a RunConfig `run`). The offload options
     (offload_optimizer, offload_params: 'cpu' or 'nvme'; host_memory_gib, gpus_per_node,
-    nvme_read_gb_s, nvme_write_gb_s) also prices each layout offloaded where its ZeRO stage
+    nvme_read_gb_s, nvme_write_gb_s) also price each layout offloaded where its ZeRO stage
     allows (calc.step's offload). `from_file` takes the model, batch, sequence, dtype, stack,
     dropout and offload from a trainer config (as calc.step does), the arguments given here over
     it; its parallel degrees are searched over, not fixed."""
-    unknown = sorted(set(offload) - set(OFFLOAD_OPTIONS))
+    given = run_config(run, **options)
+    allowed = (*SEARCH_FIXED, *options_of("offload"))
+    unknown = sorted(set(given.given()) - set(allowed))
     if unknown:
-        raise CalcError(f"layout: unknown option(s) {', '.join(unknown)} (offload options: "
-                        f"{', '.join(OFFLOAD_OPTIONS)})")
-    fixed = {"global_batch": global_batch, "seq_len": seq_len, "dtype": dtype,
-             "framework": framework, "dropout": dropout}
+        raise CalcError(f"layout: option(s) {', '.join(unknown)} are searched over, not given "
+                        f"(given: {', '.join(allowed)})")
     echo, notes = None, []
     if from_file is not None:
-        config = step_config(from_file, model, gpus, {**fixed, **offload})
-        model, echo = config.model, config.echo
-        fixed = {key: config.layout.get(key) for key in fixed}
-        offload = config.offload
+        read = with_file(from_file, model, given, gpus, step=True)
+        model, given, echo = read.model, read.run, read.echo
         notes = [f"From {from_file}: the model, batch, sequence length, dtype, stack, dropout "
                  f"and offload; its parallel degrees, micro-batch, recomputation and ZeRO stage "
                  f"are searched over, not fixed (`calc step --from` prices its own layout).",
-                 *config.notes]
+                 *read.notes]
     if model is None:
         raise CalcError(f"model: {from_file} names no model calc knows; give a preset name, "
                         f"spec file or config.json as MODEL")
-    if fixed["global_batch"] is None:
+    fixed = {key: value for key, value in given.given("layout").items() if key in SEARCH_FIXED}
+    offload = given.given("offload")
+    if "global_batch" not in fixed:
         raise CalcError("global_batch: the search needs the sequences per step (--global-batch)")
     global_batch = int(fixed["global_batch"])
-    dtype = fixed["dtype"] or "bf16"
+    dtype = fixed.get("dtype", "bf16")
     preset = resolve(model)
     setup, found = search_layouts(preset.spec, gpu=gpu, gpus=gpus, global_batch=global_batch,
-                                  seq_len=fixed["seq_len"], system=system, dtype=dtype,
-                                  framework=fixed["framework"] or "megatron",
-                                  dropout=CURRENT_PRACTICE["dropout"] if fixed["dropout"] is None
-                                  else fixed["dropout"],
+                                  seq_len=fixed.get("seq_len"), system=system, dtype=dtype,
+                                  framework=fixed.get("framework", "megatron"),
+                                  dropout=fixed.get("dropout", CURRENT_PRACTICE["dropout"]),
                                   offload=offload)
     t = setup.seq_len
     flops = TRAIN_PER_FORWARD * count_flops(setup.spec, t).forward * global_batch * t

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from calc import _compiled
-from calc.counting import UNITS, mfu_note
+from calc.counting import HOURS_PER_DAY, SECONDS_PER_HOUR, TERA, UNITS, mfu_note
 from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_params
@@ -182,7 +182,8 @@ def conventions(block: OptimalBlock) -> list[str]:
     ]
     if block.budget is not None:
         b = block.budget
-        lines.insert(0, f"Budget: C = {b.gpus:,} GPUs × {b.days:g} days × 86,400 s × dense "
-                        f"{b.dtype} peak {b.peak_flops / 1e12:g} TFLOP/s of one {b.gpu} × MFU "
+        lines.insert(0, f"Budget: C = {b.gpus:,} GPUs × {b.days:g} days × "
+                        f"{SECONDS_PER_HOUR * HOURS_PER_DAY:,} s × dense "
+                        f"{b.dtype} peak {b.peak_flops / TERA:g} TFLOP/s of one {b.gpu} × MFU "
                         f"{b.mfu:g} ({mfu_note(b.mfu_source)}); the inverse of calc's GPU-days.")
     return lines

@@ -1,39 +1,31 @@
 """Training step time of a layout: `calc.step("llama2-7b", gpu="a100", gpus=8, micro_batch=4)`.
 
-Step time and its breakdown (calc.timing), tokens/s and TFLOP/s per GPU, MFU (calc's exact model
-FLOPs) and HFU (recomputation added), GPU-hours and days for a token budget, and whether the
-layout fits in memory (calc.memory).
+Step time and its breakdown, tokens/s and TFLOP/s per GPU, MFU (calc's exact model FLOPs) and
+HFU (recomputation added), GPU-hours and days for a token budget, and whether the layout fits in
+memory: the numbers of calc.plan.step, labelled.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field
 
-from calc.counting import TRAIN_PER_FORWARD
+from calc.counting import HOURS_PER_DAY, SECONDS_PER_HOUR, TRAIN_PER_FORWARD
 from calc.document import Document
 from calc.errors import CalcError
-from calc.evaluate import count_flops
-from calc.presets import Preset, get_gpu, get_system, resolve, system_for_gpu
-from calc.reports._memory_options import ConfigEcho
-from calc.reports._step_offload import StepOffload, offload_sentence, offloaded_step
-from calc.reports._step_options import LAYOUT, OFFLOAD, step_config
-from calc.reports.memory import memory
-from calc.spec import GPU, ModelSpec, System
-from calc.spec.layout import Layout, check, make_layout
-from calc.timing.communication import links
+from calc.plan.offload import StepOffload
+from calc.plan.options import ConfigEcho, RunConfig, run_config, with_file
+from calc.plan.step import Prediction, step_numbers
+from calc.presets import Preset, resolve
+from calc.spec import ModelSpec
+from calc.spec.layout import Layout, make_layout
 from calc.timing.constants import load_constants
-from calc.timing.fit import fitted_constants
-from calc.timing.network import network_for
-from calc.timing.offload import PART_LINK
-from calc.timing.operators import model_terms
-from calc.timing.pricing import price
-from calc.timing.schedule import StepTime, updated_params
+from calc.timing.schedule import StepTime
 
-SECONDS_PER_HOUR = 3600
-MEMORY_DTYPE = {"fp8": "bf16"}  # fp8 recipes keep 16-bit activations and weights (memory)
+# The options a step is priced with (calc.plan.options): its layout, how its model states are
+# kept (they change `fits`, not the time) and where they are offloaded.
+SECTIONS = ("layout", "states", "offload")
 
 
 class StepReport(Document):
@@ -49,7 +41,7 @@ class StepReport(Document):
     peak_flops: float = Field(description="dense peak FLOP/s of one GPU at the layout's dtype")
     generation: str = Field(description="GPU generation whose constants price the products")
     fitted: list[str] = Field(description="that generation's constants fitted on published "
-                                          "runs (calc.timing.fit); the others are priors")
+                                          "runs (calc.calibration.fit); the others are priors")
     micro_batches: int = Field(description="m = global_batch / (dp × micro_batch)")
     tokens_per_step: int
     step_time_s: float
@@ -77,44 +69,15 @@ class StepReport(Document):
     conventions: list[str]
 
 
-@dataclass(frozen=True)
-class Prediction:
-    """One layout of one model priced on one system."""
-
-    layout: Layout  # seq_len resolved
-    notes: list[str]
-    time: StepTime
-    gpu: GPU
-    system: System
-    generation: str
-    fitted: list[str]  # the generation's constants the fit chose
-    links: dict[str, str]  # parallel group -> the link it crosses
-
-    @property
-    def peak_flops(self) -> float:
-        return self.gpu.peak_flops(self.layout.dtype)
-
-
-def predict(spec: ModelSpec, layout: Layout, gpu: str, system: str | None = None) -> Prediction:
-    """Step time of `layout` (checked against `spec`) on `gpu` in `system` (default: the GPU's
-    reference system)."""
-    layout, notes = check(spec, layout)
-    constants = load_constants()
-    device = get_gpu(gpu)
-    platform = get_system(system) if system else system_for_gpu(device.name)
-    generation, _ = constants.generation(device.name)
-    time = price(spec, layout, device, platform, constants)
-    return Prediction(layout=layout, notes=notes, time=time, gpu=device, system=platform,
-                      generation=generation, fitted=fitted_constants(generation),
-                      links=links(layout, network_for(platform, constants.network)))
-
-
 def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
          system: str | None = None, gpus: int | None = None, tokens: float | None = None,
-         from_file: str | None = None, **options: Any) -> StepReport:
-    """Predicted training step of `model` on `gpus` GPUs laid out by `options`: the fields of
-    calc.spec.layout.Layout (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, seq_len,
-    recompute, zero, sequence_parallel, flash_attention, dropout, dtype, framework) and offload.
+         from_file: str | None = None, run: RunConfig | None = None,
+         **options: Any) -> StepReport:
+    """Predicted training step of `model` on `gpus` GPUs laid out by the run's options (a
+    calc.plan.options.RunConfig `run`, or its options as keywords over it): the layout's (tp,
+    pp, dp, cp, ep, vpp, micro_batch, global_batch, seq_len, recompute, zero,
+    sequence_parallel, flash_attention, dropout, dtype, framework), the model states' (recipe,
+    optimizer, precision: they change whether it fits) and the offload's.
 
     `offload_optimizer` / `offload_params` ('cpu' or 'nvme') move the optimizer step and the
     ZeRO-3 partitions to the host (calc.timing.offload), checked against the node's host memory
@@ -125,84 +88,67 @@ def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
     given here override it, and the report echoes what was read, ignored and overridden.
     dp defaults to gpus / (tp·pp·cp). Bad input raises CalcError naming the field and value.
     """
-    unknown = sorted(set(options) - set(LAYOUT) - set(OFFLOAD))
-    if unknown:
-        raise CalcError(f"step: unknown option(s) {', '.join(unknown)} (layout: "
-                        f"{', '.join(LAYOUT)}; offload: {', '.join(OFFLOAD)})")
-    extra: dict[str, Any] = {}
+    given = run_config(run, **options)
+    unused = sorted(set(given.given()) - set(given.given(*SECTIONS)))
+    if unused:
+        raise CalcError(f"step: {', '.join(unused)} are not priced by the step model (it "
+                        f"takes the layout, model-state and offload options)")
     echo, file_notes = None, []
     if from_file is not None:
-        config = step_config(from_file, model, gpus, options)
-        model, echo, file_notes, extra = config.model, config.echo, config.notes, config.memory
-        options = {**config.layout, **config.offload}
+        read = with_file(from_file, model, given, gpus, step=True)
+        model, given, echo, file_notes = read.model, read.run, read.echo, read.notes
     if model is None:
         raise CalcError(f"model: {from_file} names no model calc knows; give a preset name, "
                         f"spec file or config.json as MODEL")
-    offload = {k: options.pop(k) for k in OFFLOAD if k in options}
     preset = resolve(model)
-    spec = preset.spec
     try:
-        chosen = make_layout(gpus, **options)
+        chosen = make_layout(gpus, **given.given("layout"))
     except CalcError as error:
         if from_file is None:
             raise
         raise CalcError(f"--from {from_file}: {error} (the file's layout with the flags "
                         f"given)") from None
-    prediction = predict(spec, chosen, gpu, system)
-    lay, time = prediction.layout, prediction.time
+    numbers = step_numbers(preset.spec, chosen, gpu, system, given)
+    prediction, lay, time = numbers.prediction, numbers.layout, numbers.time
     device, platform = prediction.gpu, prediction.system
-    assert lay.seq_len is not None
-    offloaded: dict[str, Any] = {}
-    if {offload.get("offload_optimizer"), offload.get("offload_params")} - {None, "none"}:
-        offloaded = {"offload_optimizer": offload.get("offload_optimizer"),
-                     "offload_params": offload.get("offload_params"),
-                     "system": platform.name, "host_memory_gib": offload.get("host_memory_gib"),
-                     "gpus_per_node": offload.get("gpus_per_node")
-                     or min(lay.gpus, platform.gpus_per_node)}
-    mem = memory(preset, gpu=device.name, seq_len=lay.seq_len, micro_batch=lay.micro_batch,
-                 dtype=MEMORY_DTYPE.get(lay.dtype, lay.dtype), zero=lay.zero, dp=lay.dp,
-                 tp=lay.tp, pp=lay.pp, cp=lay.cp, ep=lay.ep, vpp=lay.vpp,
-                 split_embedding_loss=lay.split_embedding_loss, recompute=lay.recompute,
-                 sequence_parallel=lay.sequence_parallel,
-                 flash_attention=lay.flash_attention, dropout=lay.dropout,
-                 **offloaded, **extra).memory
-    block, links_ = None, prediction.links
-    if mem.offload is not None:
-        constants = load_constants()
-        time, block = offloaded_step(
-            time, lay, mem.offload, device, platform, constants.offload,
-            updated_params(model_terms(spec, lay.seq_len), lay),
-            constants.framework(lay.framework).overlap_grad_reduce,
-            offload.get("nvme_read_gb_s"), offload.get("nvme_write_gb_s"))
-        links_ = {**links_, **PART_LINK}
-    tokens_per_step = lay.global_batch * lay.seq_len
-    forward = count_flops(spec, lay.seq_len).forward
-    model_flops = TRAIN_PER_FORWARD * forward * tokens_per_step
-    hardware_flops = model_flops + time.compute.recompute_flops * tokens_per_step
-    capacity = time.step * lay.gpus * prediction.peak_flops
-    per_gpu = tokens_per_step / time.step / lay.gpus
-    gpu_hours = tokens / per_gpu / SECONDS_PER_HOUR if tokens else None
-    offload_note = [offload_sentence(block)] if block else []
+    gpu_hours = tokens / numbers.tokens_per_s_per_gpu / SECONDS_PER_HOUR if tokens else None
     return StepReport(
         model=preset.name, title=preset.title, source=preset.source, gpu=device.name,
         gpu_title=device.title, system=platform.name, system_title=platform.title,
         gpus=lay.gpus, layout=lay, peak_flops=prediction.peak_flops,
         generation=prediction.generation, fitted=prediction.fitted,
-        micro_batches=lay.micro_batches, tokens_per_step=tokens_per_step,
+        micro_batches=lay.micro_batches, tokens_per_step=numbers.tokens_per_step,
         step_time_s=time.step, breakdown=time.breakdown, micro_batch_time_s=time.micro_batch,
-        bubble_fraction=(lay.pp - 1) / (lay.vpp * lay.micro_batches),
-        tokens_per_s_per_gpu=per_gpu, model_flops_per_step=model_flops,
-        hardware_flops_per_step=hardware_flops,
-        tflops_per_gpu=model_flops / time.step / lay.gpus / 1e12,
-        mfu=model_flops / capacity, hfu=hardware_flops / capacity,
-        links=links_, fits=bool(mem.fits) and (block is None or block.host_fits),
-        memory_per_gpu_bytes=mem.total_bytes, gpu_memory_bytes=int(mem.gpu_bytes or 0),
-        offload=block, config=echo,
-        tokens=tokens, gpu_hours=gpu_hours,
-        days=gpu_hours / lay.gpus / 24 if gpu_hours else None,
+        bubble_fraction=numbers.bubble_fraction,
+        tokens_per_s_per_gpu=numbers.tokens_per_s_per_gpu,
+        model_flops_per_step=numbers.model_flops,
+        hardware_flops_per_step=numbers.hardware_flops,
+        tflops_per_gpu=numbers.tflops_per_gpu, mfu=numbers.mfu, hfu=numbers.hfu,
+        links=numbers.links, fits=numbers.fits,
+        memory_per_gpu_bytes=numbers.memory.total_bytes,
+        gpu_memory_bytes=int(numbers.memory.gpu_bytes or 0), offload=numbers.offload,
+        config=echo, tokens=tokens, gpu_hours=gpu_hours,
+        days=gpu_hours / lay.gpus / HOURS_PER_DAY if gpu_hours else None,
         notes=[*file_notes, *prediction.notes],
-        conventions=[*conventions(lay, prediction, time), *offload_note],
+        conventions=[*conventions(lay, prediction, time),
+                     *([offload_sentence(numbers.offload)] if numbers.offload else [])],
     )
+
+
+def offload_sentence(block: StepOffload) -> str:
+    """What the offload parts of the step model, printed under the step tables."""
+    nvme = (f"; NVMe at {block.nvme_read_gb_s:g} GB/s read, {block.nvme_write_gb_s:g} GB/s "
+            f"write per node ({block.nvme_source})" if block.nvme_read_gb_s else "")
+    return (
+        f"Offload (optimizer → {block.optimizer}, parameters → {block.params}; ZeRO-Offload, "
+        f"Ren et al. 2021; ZeRO-Infinity, Rajbhandari et al. 2021): gradients down and "
+        f"weights up over each GPU's PCIe link ({block.pcie_gb_s:g} GB/s per direction), the "
+        f"gradients hidden behind the last backward, the weights behind the CPU step; "
+        f"CPU-Adam at {block.cpu_adam_params_per_s:.3g} parameters/s per node, shared by the "
+        f"node's {block.gpus_per_node} GPU(s), not overlapped (no delayed parameter update): "
+        f"Ren et al.'s measurement on a DGX-2's CPUs (presets/timing.toml [offload]){nvme}; "
+        f"offloaded parameters fetched for every forward and backward, prefetched behind "
+        f"compute. Terms and what is left out: docs/step-time.md.")
 
 
 def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[str]:

@@ -1,7 +1,7 @@
 """Every published throughput measurement beside calc's prediction of it:
 `calc.reproduce_throughput()`, `python -m calc reproduce --throughput`.
 
-Each run's step time from its own figures (calc.timing.throughput) against the step-time model
+Each run's step time from its own figures (calc.calibration.throughput) against the step-time model
 with the global constants (presets/timing.toml), the error on fitted and held-out runs reported
 apart; then the layout search on the run's model, GPUs and batch against the authors' layout.
 """
@@ -13,15 +13,16 @@ from typing import Literal
 
 from pydantic import Field
 
+from calc.calibration.fit import fitted_on
+from calc.calibration.throughput import RunModel, predicted_step, prepare
+from calc.counting import GIB
 from calc.document import Document
+from calc.plan.search import memory_total, outside, search_layouts
 from calc.presets import load_throughput_runs
-from calc.reports.layout import SEARCHED, search_layouts
+from calc.reports.layout import SEARCHED
 from calc.spec.layout import Layout
 from calc.spec.model import Frozen
 from calc.timing.constants import load_constants
-from calc.timing.fit import fitted_on
-from calc.timing.search import memory_total, outside
-from calc.timing.throughput import RunModel, predicted_step, prepare
 
 Role = Literal["fitted", "held out", "fit row, not fitted"]
 TARGET_MEDIAN, TARGET_WORST = 0.10, 0.25  # issue 10's target on the held-out runs
@@ -97,8 +98,8 @@ def _search(model: RunModel, predicted: float) -> tuple[float | None, Layout | N
     reasons = []
     theirs = memory_total(model.spec, setup.base_symbols, layout, {})
     if theirs > setup.capacity:
-        reasons.append(f"calc.memory puts the authors' layout at {theirs / 2**30:,.0f} GiB > "
-                       f"{setup.capacity / 2**30:,.0f} GiB")
+        reasons.append(f"calc.memory puts the authors' layout at {theirs / GIB:,.0f} GiB > "
+                       f"{setup.capacity / GIB:,.0f} GiB")
     why = outside(model.spec, layout, setup.gpus_per_node)
     if why:
         reasons.append(f"theirs is outside the searched space ({why})")
@@ -134,7 +135,7 @@ def reproduce_throughput(search: bool = True) -> ThroughputReport:
             assumed=list(run.assumed), source=run.source, searched_step_s=searched,
             searched_layout=best, search_verdict=verdict))
     summaries = [_summary(rows, role) for role in ("fitted", "held out", "fit row, not fitted")]
-    from calc.timing.fit import PARAMETERS, get
+    from calc.calibration.fit import PARAMETERS, get
 
     return ThroughputReport(
         rows=rows, errors=[s for s in summaries if s is not None],

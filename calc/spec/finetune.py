@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from calc.counting import BITS_PER_BYTE
 from calc.errors import CalcError
 from calc.spec.model import MAX_WIDTH, Frozen, ModelSpec
 
@@ -35,7 +36,6 @@ MIXER_TARGETS = ("in_proj", "x_proj", "dt_proj", "out_proj", "in_proj_qkvz", "in
 LORA_TARGETS: tuple[str, ...] = (*ATTENTION_TARGETS, *FFN_TARGETS, "experts",
                                  "shared_expert_gate", *MIXER_TARGETS)
 ALL_LINEAR = "all-linear"
-BITS_PER_BYTE = 8
 
 
 @dataclass(frozen=True)
@@ -82,14 +82,18 @@ def parse_targets(value: str | tuple[str, ...] | list[str]) -> tuple[str, ...] |
 class FineTune(Frozen):
     """Which weights train: all (full), or low-rank adapters on a frozen, maybe 4-bit, base."""
 
-    method: Method = Field("full", description="full, lora or qlora")
-    rank: int = Field(8, ge=1, le=MAX_WIDTH,
+    model_config = ConfigDict(**Frozen.model_config, populate_by_name=True)
+
+    method: Method = Field("full", alias="finetune",
+                           description="what trains: every weight (full), or LoRA adapters on "
+                                       "a frozen base (qlora: stored in 4 bits)")
+    rank: int = Field(8, ge=1, le=MAX_WIDTH, alias="lora_rank",
                       description="LoRA rank r (default 8, PEFT's LoraConfig default)")
     targets: tuple[str, ...] | str = Field(
-        ("q", "v"), description="projections with an adapter, or 'all-linear' (every nn.Linear "
-                                "of the layers, PEFT's definition: routed experts are not "
-                                "nn.Linear in transformers 5); default q,v as Hu et al. 2021 "
-                                "§4.2")
+        ("q", "v"), alias="lora_targets",
+        description="projections with an adapter, or 'all-linear' (every nn.Linear "
+                    "of the layers, PEFT's definition: routed experts are not "
+                    "nn.Linear in transformers 5); default q,v as Hu et al. 2021 §4.2")
     base_dtype: str | None = Field(
         None, description="QLoRA's 4-bit storage of the frozen projections, nf4 (default) or "
                           "fp4; LoRA keeps them in the training dtype")

@@ -20,6 +20,7 @@ from typing import Literal, get_args
 
 from pydantic import Field, model_validator
 
+from calc.counting import TERA
 from calc.errors import CalcError
 from calc.spec.model import Frozen
 
@@ -69,7 +70,7 @@ class GPU(Frozen):
             have = ", ".join(self.peak_tflops)
             raise CalcError(f"dtype {dtype!r}: {self.name} has no dense {dtype} peak in its "
                             f"datasheet (it has: {have})")
-        return tflops * 1e12
+        return tflops * TERA
 
     @model_validator(mode="after")
     def _peaks_positive(self) -> GPU:

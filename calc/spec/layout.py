@@ -16,43 +16,100 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from calc.errors import CalcError, one_line
-from calc.spec.memory import CURRENT_PRACTICE, MAX_DEGREE, Recompute
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen, ModelSpec
 
-Framework = Literal["megatron", "deepspeed", "torchtitan", "foundry"]
-LayoutDtype = Literal["bf16", "fp16", "fp8"]
+Recompute = Literal["none", "selective", "full"]
+# The software stack of a run, each with its constants in presets/timing.toml [frameworks]:
+# NeMo counts as Megatron-LM; fsdp is plain PyTorch FSDP; jax is MaxText-style XLA; other is an
+# in-house stack a source does not name (Llama 3's, DeepSeek's), priced with Megatron-LM's.
+Framework = Literal["megatron", "deepspeed", "torchtitan", "foundry", "fsdp", "jax", "other"]
+# The dtype of a run's matrix products and activations: fp8 runs keep 16-bit activations
+# and weights (Transformer Engine's recipes), so their memory counts as bf16's.
+TrainingDtype = Literal["bf16", "fp16", "fp32", "fp8"]
+MAX_DEGREE = 10_000_000  # GPUs in one parallel dimension (calc.spec.Workload.gpus allows as many)
 MAX_BATCH = 1 << 30
 
+# Korthikanti et al. 2022's activations (and Megatron-LM's of that time): eager attention that
+# stores the s×s scores, dropout masks after attention and the MLP.
+PAPER_2022 = {"flash_attention": False, "dropout": True}
+# What current LLM training does, the default of every layout. FlashAttention (Dao et al. 2022)
+# keeps no s×s scores, and current models train without dropout (the config.json of
+# meta-llama/Llama-3.1-8B, deepseek-ai/DeepSeek-V3, Qwen/Qwen3-4B and allenai/OLMo-2-0425-1B:
+# "attention_dropout": 0.0).
+CURRENT_PRACTICE = {"flash_attention": True, "dropout": False}
 
-class Layout(Frozen):
-    """One training step's parallel layout and batch (Narayanan et al. 2021 §2-3 notation:
-    t, p, d, b, B, v; m = B / (d·b) micro-batches per pipeline)."""
+
+class Parallelism(Frozen):
+    """How the GPUs split the model and the batch (Narayanan et al. 2021 §2-3 notation: t, p,
+    d, v), and how the data-parallel ranks share the model states (ZeRO)."""
 
     tp: int = Field(1, ge=1, le=MAX_DEGREE, description="tensor-parallel degree t")
     pp: int = Field(1, ge=1, le=MAX_DEGREE, description="pipeline-parallel degree p")
     dp: int = Field(1, ge=1, le=MAX_DEGREE, description="data-parallel degree d")
     cp: int = Field(1, ge=1, le=MAX_DEGREE,
-                    description="context-parallel degree: the sequence split over cp ranks")
+                    description="context-parallel degree c: each GPU holds s/c of a sequence")
     ep: int = Field(1, ge=1, le=MAX_DEGREE,
-                    description="expert-parallel degree: experts split over ep of the d ranks")
+                    description="expert-parallel degree e: routed experts split over e of the "
+                                "d ranks")
     vpp: int = Field(1, ge=1, le=1024,
                      description="virtual pipeline stages per GPU v (interleaved 1F1B)")
     split_embedding_loss: bool = Field(
         False, description="the pipeline split counts the embedding and the loss as one layer "
                            "each, so the first and last stages hold one layer fewer")
+    sequence_parallel: bool = Field(
+        False, description="split norms and dropouts along the sequence over the t ranks")
+    zero: Literal[0, 1, 2, 3] = Field(
+        0, description="ZeRO stage over the d data-parallel ranks: 1 shards optimizer states, "
+                       "2 also gradients, 3 also weights")
+
+
+class Batch(Frozen):
+    """The sequences of one step: B in micro-batches of b, each s tokens long."""
+
     micro_batch: int = Field(1, ge=1, le=MAX_BATCH, description="sequences per micro-batch b")
-    global_batch: int = Field(1, ge=1, le=MAX_BATCH, description="sequences per step B")
+    global_batch: int = Field(
+        ge=1, le=MAX_BATCH, description="sequences per step B; default one micro-batch per "
+                                        "data-parallel rank, p of them with a pipeline (what "
+                                        "1F1B keeps in flight)")
     seq_len: int | None = Field(None, ge=1, le=MAX_TOKENS_CONTEXT,
                                 description="sequence length s; default the model's context")
-    recompute: Recompute = Field("none", description="activation recomputation")
-    zero: Literal[0, 1, 2, 3] = Field(0, description="ZeRO stage over the d data-parallel ranks")
-    sequence_parallel: bool = Field(False, description="norms and dropouts split over t ranks")
+
+
+class Activations(Frozen):
+    """What the forward pass keeps for the backward (Korthikanti et al. 2022 §4); defaults are
+    CURRENT_PRACTICE, the paper's setting PAPER_2022."""
+
+    recompute: Recompute = Field(
+        "none", description="activation recomputation: none, selective (the attention core) "
+                            "or full (keep only each layer's input)")
     flash_attention: bool = Field(CURRENT_PRACTICE["flash_attention"],
                                   description="fused attention that stores no s×s scores")
     dropout: bool = Field(CURRENT_PRACTICE["dropout"],
-                          description="dropout after attention and MLP (and on scores)")
-    dtype: LayoutDtype = Field("bf16", description="dtype of the matrix products")
+                          description="dropout after attention and MLP (and on scores), its "
+                                      "masks stored")
+
+
+class Layout(Activations, Batch, Parallelism):  # fields in reverse order: Parallelism's first
+    """One training step's parallel layout, batch, memory-saving choices, dtype and software
+    stack (m = B / (d·b) micro-batches per pipeline)."""
+
+    dtype: TrainingDtype = Field("bf16", description="dtype of the matrix products whose peak "
+                                                     "prices them; activations stay 16-bit "
+                                                     "under fp8")
     framework: Framework = Field("megatron", description="software stack of the run")
+
+    @property
+    def activation_dtype(self) -> str:
+        """The dtype of stored activations and 16-bit weights: fp8 runs keep bf16's."""
+        return "bf16" if self.dtype == "fp8" else self.dtype
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_batch(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("global_batch") is None:
+            degree = {key: data.get(key) or 1 for key in ("dp", "micro_batch", "pp")}
+            data = {**data, "global_batch": degree["dp"] * degree["micro_batch"] * degree["pp"]}
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> Layout:

@@ -13,13 +13,11 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from calc.spec.gemm_precision import GemmPrecision
-from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
+from calc.spec.layout import Layout
+from calc.spec.model import Frozen
 
 Recipe = Literal["mixed", "mixed-fp32-grads", "mixed-fp32-grad-copy", "fp32", "pure-bf16"]
 Optimizer = Literal["adamw", "adam8bit", "sgd", "lion", "adafactor", "muon"]
-Recompute = Literal["none", "selective", "full"]
-TrainingDtype = Literal["bf16", "fp16", "fp32"]
-MAX_DEGREE = 10_000_000  # GPUs in one parallel dimension (calc.spec.Workload.gpus allows as many)
 
 
 @dataclass(frozen=True)
@@ -93,57 +91,24 @@ OPTIMIZERS: dict[str, OptimizerInfo] = {
 }
 
 
-# Korthikanti et al. 2022's activations (and Megatron-LM's of that time): eager attention that
-# stores the s×s scores, dropout masks after attention and the MLP.
-PAPER_2022 = {"flash_attention": False, "dropout": True}
-# What current LLM training does, the default of calc.memory and of a step's Layout.
-# FlashAttention (Dao et al. 2022) keeps no s×s scores, and current models train without dropout
-# (the config.json of meta-llama/Llama-3.1-8B, deepseek-ai/DeepSeek-V3, Qwen/Qwen3-4B and
-# allenai/OLMo-2-0425-1B: "attention_dropout": 0.0).
-CURRENT_PRACTICE = {"flash_attention": True, "dropout": False}
+class ModelStates(Frozen):
+    """How the model states are kept: their precision recipe, the optimizer and the precision
+    of the projections' GEMMs."""
 
-
-class TrainingMemory(Frozen):
-    """How a model is trained, as far as the memory of one GPU can tell."""
-
-    gpu: str | None = Field(None, description="GPU catalogue name whose memory is the budget")
-    seq_len: int | None = Field(None, ge=1, le=MAX_TOKENS_CONTEXT,
-                                description="sequence length s; default the model's context")
-    micro_batch: int = Field(1, ge=1, le=1 << 30, description="sequences per micro-batch b")
-    dtype: TrainingDtype = Field(
-        "bf16", description="dtype of activations (and of weights/gradients in mixed recipes)")
     recipe: Recipe | None = Field(
-        None, description="model-state precision recipe; default 'mixed' for bf16/fp16, "
+        None, description="model-state precision recipe; default 'mixed' for 16-bit dtypes, "
                           "'fp32' for fp32")
     optimizer: Optimizer = Field("adamw", description="optimizer whose states are kept")
-    zero: Literal[0, 1, 2, 3] = Field(
-        0, description="ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 also weights")
-    dp: int = Field(1, ge=1, le=MAX_DEGREE, description="data-parallel degree N_d")
-    tp: int = Field(1, ge=1, le=MAX_DEGREE, description="tensor-parallel degree t")
-    pp: int = Field(1, ge=1, le=MAX_DEGREE, description="pipeline-parallel degree p")
-    cp: int = Field(1, ge=1, le=MAX_DEGREE,
-                    description="context-parallel degree c: each GPU holds s/c of a sequence")
-    ep: int = Field(1, ge=1, le=MAX_DEGREE,
-                    description="expert-parallel degree e: routed experts split e ways")
-    vpp: int = Field(1, ge=1, le=1024,
-                     description="virtual pipeline stages per GPU v (interleaved 1F1B)")
-    split_embedding_loss: bool = Field(
-        False, description="the pipeline split counts the embedding and the loss as one layer "
-                           "each, so the first stage holds one layer fewer")
-    recompute: Recompute = Field(
-        "none", description="activation recomputation: none, selective (attention core) or "
-                            "full (keep only each layer's input)")
-    sequence_parallel: bool = Field(
-        False, description="split norms and dropouts along the sequence over the t ranks")
-    # Defaults: CURRENT_PRACTICE; Korthikanti et al. 2022's setting is PAPER_2022
-    # (`python -m calc memory --paper-2022`).
-    flash_attention: bool = Field(CURRENT_PRACTICE["flash_attention"],
-                                  description="attention kernel stores no s×s scores")
-    dropout: bool = Field(CURRENT_PRACTICE["dropout"],
-                          description="dropout masks are stored (Korthikanti et al.)")
     precision: GemmPrecision = Field(
         "bf16", description="the projections' GEMMs: bf16 (the dtype), or fp8/mxfp8/nvfp4 "
                             "with cached low-precision weight copies (calc.spec.gemm_precision)")
+
+
+class TrainingMemory(ModelStates, Layout):  # fields in reverse order: the layout's first
+    """How a model is trained, as far as the memory of one GPU can tell: a layout and how its
+    model states are kept."""
+
+    gpu: str | None = Field(None, description="GPU catalogue name whose memory is the budget")
 
     @model_validator(mode="after")
     def _recipe_matches_dtype(self) -> TrainingMemory:
@@ -152,7 +117,7 @@ class TrainingMemory(Frozen):
         if (self.recipe == "fp32") != (self.dtype == "fp32"):
             raise ValueError(
                 f"recipe={self.recipe!r} does not go with dtype={self.dtype!r}: recipe 'fp32' "
-                f"needs dtype 'fp32', the mixed recipes need bf16 or fp16")
+                f"needs dtype 'fp32', the mixed recipes need bf16, fp16 or fp8")
         return self
 
     @property

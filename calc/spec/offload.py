@@ -5,24 +5,39 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
+from calc.numbers import annotated
 from calc.spec.model import Frozen
 
 Device = Literal["none", "cpu", "nvme"]
+HostMemory, NvmeRate = annotated("host_memory_gib"), annotated("nvme_gb_s")
 
 
 class Offload(Frozen):
-    optimizer: Device = Field("none", description="fp32 master weights, optimizer states and "
-                                                  "the fp32 gradients: on the GPU, cpu or nvme")
-    params: Device = Field("none", description="the 16-bit parameter partitions (ZeRO-3 only)")
-    system: str | None = Field(None, description="systems-catalogue name whose node's host "
-                                                 "memory bounds a CPU offload; default the "
-                                                 "GPU's reference system")
-    host_memory_gib: float | None = Field(
-        None, gt=0, le=1 << 24, description="host memory per node, GiB (instead of a system)")
-    gpus_per_node: int | None = Field(None, ge=1, le=1 << 16,
-                                      description="GPUs sharing one node's host memory")
+    """Where ZeRO-Offload / ZeRO-Infinity put the model states, and the node that holds them:
+    its host memory (default the system's) and its NVMe drives' rates."""
+
+    model_config = ConfigDict(**Frozen.model_config, populate_by_name=True)
+
+    optimizer: Device = Field(
+        "none", alias="offload_optimizer",
+        description="fp32 master weights, optimizer states and fp32 gradients off the GPU: "
+                    "cpu or nvme (needs ZeRO ≥ 1)")
+    params: Device = Field("none", alias="offload_params",
+                           description="the ZeRO-3 parameter partitions off the GPU: cpu or "
+                                       "nvme (needs ZeRO 3)")
+    host_memory_gib: HostMemory | None = Field(
+        None, description="host memory per node, GiB (default: the system's)")
+    gpus_per_node: int | None = Field(
+        None, ge=1, le=1 << 16, description="GPUs sharing one node's host memory (default: the "
+                                            "system's, or the run's GPUs on one node)")
+    nvme_read_gb_s: NvmeRate | None = Field(
+        None, description="the node's NVMe read bandwidth, GB/s, drives together (default: "
+                          "the system's, where published)")
+    nvme_write_gb_s: NvmeRate | None = Field(
+        None, description="the node's NVMe write bandwidth, GB/s, drives together (default: "
+                          "the system's, where published)")
 
     @property
     def active(self) -> bool:

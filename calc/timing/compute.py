@@ -36,7 +36,6 @@ from calc.timing.operators import (
 FLASH_BACKWARD_PER_FORWARD = 5 / 2  # products: QKᵀ, dV, dP, dQ, dK (with QKᵀ recomputed)
 MATMUL_BACKWARD_PER_FORWARD = BACKWARD_PER_FORWARD  # input and weight gradients
 ELEMENTWISE_BACKWARD_PER_FORWARD = 2
-GEMM_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}  # bytes of a matrix product's input element
 
 
 @dataclass(frozen=True)
@@ -97,21 +96,27 @@ def tokens_per_micro_batch(terms: ModelTerms, layout: Layout) -> int:
     return layout.micro_batch * terms.seq_len // layout.cp
 
 
-def _split(op: Matmul, terms: ModelTerms, tp: int) -> int:
-    if op.split == "none":
-        return 1
-    if op.split == "kv":  # KV heads beyond h_kv are replicated: each rank computes one
-        return min(tp, terms.kv_heads)
-    return tp
+def _shard(op: Matmul, terms: ModelTerms, tp: int) -> tuple[int, float, float]:
+    """(ranks `op` is split over, its output width and its input width on one rank)."""
+    match op.split:
+        case "none":
+            return 1, op.n, op.k
+        case "kv":  # KV heads beyond h_kv are replicated: each rank computes one
+            ways = min(tp, terms.kv_heads)
+            return ways, op.n / ways, op.k
+        case "column":
+            return tp, op.n / tp, op.k
+        case "row":
+            return tp, op.n, op.k / tp
+        case other:
+            raise ValueError(f"{op.name}: split {other!r} is not a tensor-parallel split")
 
 
 def matmul_time(op: Matmul, terms: ModelTerms, layout: Layout, device: Device,
                 stage: float) -> float:
     """Forward time of `op` for one micro-batch over a `stage` share of the model's layers."""
     tokens = tokens_per_micro_batch(terms, layout)
-    split = _split(op, terms, layout.tp)
-    n = op.n / split if op.split in ("column", "kv") else op.n
-    k = op.k / split if op.split == "row" else op.k
+    split, n, k = _shard(op, terms, layout.tp)
     rows, calls = float(tokens), op.layers * stage
     if op.expert:  # each GPU holds E/ep experts; a balanced router sends each k·ep/E of the
         rows = tokens * terms.top_k * layout.ep / terms.experts  # ep group's tokens
@@ -141,14 +146,18 @@ def _elementwise(terms: ModelTerms, layout: Layout, device: Device, stage: float
                  only: tuple[str, ...] = ()) -> float:
     """Forward seconds of the element-wise kernels `layout` runs (all, or those in `only`)."""
     tokens = tokens_per_micro_batch(terms, layout)
-    active = {"", *(["dropout"] if layout.dropout else [])}
-    if not layout.flash_attention:
-        active |= {"eager", *(["eager+dropout"] if layout.dropout else [])}
     total = 0.0
     for term in terms.elementwise:
-        if term.when not in active or (only and term.name not in only):
+        if not term.runs(layout.dropout, layout.flash_attention) or (
+                only and term.name not in only):
             continue
-        split = layout.tp if term.region == "tensor" or layout.sequence_parallel else 1
+        match term.region:
+            case "tensor":
+                split = layout.tp
+            case "replicated":
+                split = layout.tp if layout.sequence_parallel else 1
+            case other:
+                raise ValueError(f"{term.name}: region {other!r} is not a kernel region")
         total += term.bytes * tokens * stage / split
     return total / device.hbm
 
@@ -158,13 +167,16 @@ def recurrence_time(op: Recurrence, terms: ModelTerms, layout: Layout, device: D
     """Forward time of a scan or convolution for one micro-batch over a `stage` share of the
     layers: the slower of its FLOPs and its bytes, split t ways by heads or channels."""
     share = tokens_per_micro_batch(terms, layout) * stage / layout.tp
-    if op.unit == "tensor":
-        peak = device.attention_peak * device.flash_fraction
-    elif device.vector_peak:
-        peak = device.vector_peak
-    else:
-        raise CalcError(f"{op.name}: the GPU's datasheet gives no fp32 peak, which prices the "
-                        f"scans and convolutions that run on CUDA cores")
+    match op.unit:
+        case "tensor":
+            peak = device.attention_peak * device.flash_fraction
+        case "vector" if device.vector_peak:
+            peak = device.vector_peak
+        case "vector":
+            raise CalcError(f"{op.name}: the GPU's datasheet gives no fp32 peak, which prices "
+                            f"the scans and convolutions that run on CUDA cores")
+        case other:
+            raise ValueError(f"{op.name}: unit {other!r} is not a compute unit")
     return max(op.flops * share / peak, op.bytes * share / device.hbm)
 
 

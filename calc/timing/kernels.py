@@ -7,8 +7,26 @@ calc.timing.operators lists a model's records once; calc.timing.compute prices t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 ACTIVATION_BYTES = 2  # activations stay 16-bit outside the matrix products, fp8 runs included
+
+# How tensor parallelism splits a product (Megatron-LM, Shoeybi et al. 2019 §3): its output
+# columns (n / t), its input rows (k / t), the key/value heads (n / min(t, h_kv): heads beyond
+# h_kv are replicated), or not at all (a router, replicated on every rank).
+Split = Literal["column", "row", "kv", "none"]
+# Where an element-wise kernel runs: on the full hidden width every tensor-parallel rank holds
+# (split t ways only by sequence parallelism), or inside the split region (always t ways).
+Region = Literal["replicated", "tensor"]
+# What runs a recurrence: CUDA cores (an fp32 loop) or tensor cores (a chunked algorithm).
+Unit = Literal["vector", "tensor"]
+
+
+def _known(value: str, kind: object, field: str) -> None:
+    """A record's typed field holds one of its Literal's values: a typo raises at once instead
+    of mis-pricing silently."""
+    if value not in get_args(kind):
+        raise ValueError(f"{field}={value!r}: expected one of {', '.join(get_args(kind))}")
 
 
 @dataclass(frozen=True)
@@ -20,8 +38,11 @@ class Matmul:
     n: int  # output width of one instance before tensor parallelism
     k: int  # input width before tensor parallelism
     layers: int  # layers that run it (the LM head: 1)
-    split: str  # column (n / t), row (k / t), kv (n / min(t, h_kv)), none (replicated)
+    split: Split
     expert: bool = False  # rows are the tokens routed to one expert
+
+    def __post_init__(self) -> None:
+        _known(self.split, Split, "split")
 
 
 @dataclass(frozen=True)
@@ -30,8 +51,16 @@ class ElementWise:
 
     name: str
     bytes: float
-    region: str  # replicated (split t ways only by sequence parallelism) | tensor (always)
-    when: str = ""  # "", "dropout", "eager", "eager+dropout": the layout choices it needs
+    region: Region
+    dropout: bool = False  # runs only with dropout
+    eager: bool = False  # runs only with eager (not flash) attention
+
+    def __post_init__(self) -> None:
+        _known(self.region, Region, "region")
+
+    def runs(self, dropout: bool, flash_attention: bool) -> bool:
+        """Whether a layout with these choices runs this kernel."""
+        return (dropout or not self.dropout) and (not flash_attention or not self.eager)
 
 
 @dataclass(frozen=True)
@@ -47,5 +76,8 @@ class Recurrence:
     name: str  # calc's component key: mamba/scan, mamba/conv, deltanet/scan, ...
     flops: float
     bytes: float
-    unit: str  # vector | tensor
+    unit: Unit
     backward: float  # backward time per forward time
+
+    def __post_init__(self) -> None:
+        _known(self.unit, Unit, "unit")

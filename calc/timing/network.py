@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from calc.counting import GIGA
 from calc.errors import CalcError
 from calc.timing.constants import NetworkConstants
 
-GB = 1e9  # the catalogue's GB/s are decimal
 MICROSECOND = 1e-6
 
 
@@ -51,10 +51,10 @@ def network_for(system: Any, constants: NetworkConstants) -> Network:
     direction and µs latencies), at the bus-bandwidth fractions NCCL reaches."""
     inter = None
     if system.inter_node_gb_s is not None:
-        inter = Link("inter-node", system.inter_node_gb_s * GB * constants.inter_fraction,
+        inter = Link("inter-node", system.inter_node_gb_s * GIGA * constants.inter_fraction,
                      system.inter_node_latency_us * MICROSECOND)
     return Network(
         gpus_per_node=system.gpus_per_node,
-        intra=Link("intra-node", system.intra_node_gb_s * GB * constants.intra_fraction,
+        intra=Link("intra-node", system.intra_node_gb_s * GIGA * constants.intra_fraction,
                    system.intra_node_latency_us * MICROSECOND),
         inter=inter, system=getattr(system, "name", ""))

@@ -149,14 +149,14 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
         ElementWise("residual", residual * q, "replicated"),
         # dropout after each sublayer: read, write, and a 1-byte mask
         ElementWise("dropout", (layers + ffns) * (2 * d * q + d * MASK_BYTES), "replicated",
-                    "dropout"),
+                    dropout=True),
         ElementWise("rope", n_att * 2 * rotary * q, "tensor"),
         # φ(gate) ⊙ up reads 2 widths and writes 1; a plain activation reads and writes 1
         ElementWise("activation", ffn_widths * (2 + glu) * q, "tensor"),
         # eager attention: one fused scale-mask-softmax over the full s×s square per head
-        ElementWise("softmax", n_att * 2 * h * seq_len * q, "tensor", "eager"),
+        ElementWise("softmax", n_att * 2 * h * seq_len * q, "tensor", eager=True),
         ElementWise("attention dropout", n_att * h * seq_len * (2 * q + MASK_BYTES), "tensor",
-                    "eager+dropout"),
+                    dropout=True, eager=True),
         *mixer_elementwise(spec),
     ]
     if moe is not None:  # token permutation: k copies out (dispatch) and back (combine)

@@ -26,9 +26,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from calc.counting import GIGA, TERA
 from calc.spec.hardware import GPU
 from calc.spec.layout import Layout
 from calc.spec.memory import OPTIMIZERS, RECIPES
+from calc.spec.precision import BYTES_PER_ELEMENT
 from calc.timing.communication import (
     GradientCommunication,
     MicroBatchCommunication,
@@ -36,7 +38,7 @@ from calc.timing.communication import (
     micro_batch_communication,
     params_on_gpu,
 )
-from calc.timing.compute import GEMM_BYTES, ComputeTimes, Device, compute_times, optimizer_time
+from calc.timing.compute import ComputeTimes, Device, compute_times, optimizer_time
 from calc.timing.constants import FrameworkConstants, TimingConstants
 from calc.timing.network import Network
 from calc.timing.operators import ModelTerms
@@ -63,16 +65,16 @@ class StepTime:
 def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
                framework: FrameworkConstants) -> Device:
     _, generation = constants.generation(gpu.name)
-    bandwidth = (gpu.bandwidth_gb_s or 0) * 1e9
+    bandwidth = (gpu.bandwidth_gb_s or 0) * GIGA
     return Device(
         gemm_peak=gpu.peak_flops(dtype),
         attention_peak=gpu.peak_flops(ATTENTION_DTYPE.get(dtype, dtype)),
         peak_fraction=generation.fp8_fraction if dtype == "fp8" else generation.peak_fraction,
         half_dim=constants.gemm.half_dim,
         flash_fraction=generation.flash_fraction,
-        hbm=bandwidth * constants.memory.hbm_fraction, gemm_bytes=GEMM_BYTES[dtype],
+        hbm=bandwidth * constants.memory.hbm_fraction, gemm_bytes=BYTES_PER_ELEMENT[dtype],
         compute_efficiency=framework.compute_efficiency,
-        vector_peak=gpu.peak_tflops.get("fp32", 0.0) * 1e12)
+        vector_peak=gpu.peak_tflops.get("fp32", 0.0) * TERA)
 
 
 def optimizer_bytes_per_param(grad_bytes: int) -> int:

@@ -3,7 +3,7 @@ then, under the tables, the settings ignored and the flags that overrode the fil
 
 from __future__ import annotations
 
-from calc.reports._memory_options import ConfigEcho
+from calc.plan.options import ConfigEcho
 from calc.tables import Column, Table
 
 

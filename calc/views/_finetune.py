@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from calc.reports._finetune import FineTuneBlock
+from calc.plan.finetune import FineTuneBlock
 from calc.tables import Column, Table
 
 

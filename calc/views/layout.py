@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from calc.counting import GIB
 from calc.reports.layout import LayoutReport, RankedLayout
 from calc.tables import Column, Table, View
 from calc.views._config import config_notes, config_table
-
-GIB = 2**30
 
 
 def _table(title: str, rows: list[RankedLayout], offload: bool) -> Table:

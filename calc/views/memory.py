@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from calc.reports._offload import OffloadBlock
-from calc.reports.memory import FIXES, MIXER_NAMES, MemoryReport
+from calc.plan.memory import FIXES
+from calc.plan.offload import OffloadBlock
+from calc.reports.memory import MIXER_NAMES, MemoryReport
 from calc.tables import GIB, Column, Table, View, add_bytes, bytes_table, verdict
 from calc.views._config import config_notes, config_table
 from calc.views._finetune import finetune_table

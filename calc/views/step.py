@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from calc.counting import GIB, TERA
 from calc.reports.step import StepReport
 from calc.tables import Column, Table, View
 from calc.timing.offload import PART_LINK
 from calc.views._config import config_notes, config_table
 
-GIB = 2**30
 # The parallel group whose link each communication part crosses.
 PART_GROUP = {"tp_communication": "tp", "cp_communication": "cp", "ep_communication": "ep",
               "pp_communication": "pp", "zero_communication": "dp", "dp_communication": "dp",
@@ -40,7 +40,7 @@ def view(report: StepReport) -> View:
     step.add("tokens/s per GPU", f"{report.tokens_per_s_per_gpu:,.0f}")
     step.add("model TFLOP/s per GPU", f"{report.tflops_per_gpu:,.1f}")
     step.add(f"MFU (calc's exact FLOPs, dense {report.layout.dtype} peak "
-             f"{report.peak_flops / 1e12:g} TFLOP/s)", f"{100 * report.mfu:.1f} %")
+             f"{report.peak_flops / TERA:g} TFLOP/s)", f"{100 * report.mfu:.1f} %")
     step.add("HFU (recomputation added)", f"{100 * report.hfu:.1f} %")
     verdict = "fits" if report.fits else "does NOT fit"
     step.add("memory per GPU (calc.memory)",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calc.counting import TERA
 from calc.presets import get_gpu, get_system, load_preset, system_for_gpu
 from calc.source_flops import CONVENTIONS, source_flops_per_step
 from calc.spec import ModelSpec
@@ -20,11 +21,6 @@ from calc.spec.throughput import PublishedThroughput
 from calc.timing.constants import TimingConstants
 from calc.timing.operators import ModelTerms, model_terms
 from calc.timing.pricing import price
-
-# Frameworks the layout knows; a run on another stack (Meta's, JAX) is priced as Megatron-LM's.
-FRAMEWORK = {"megatron": "megatron", "deepspeed": "deepspeed", "torchtitan": "torchtitan",
-             "foundry": "foundry"}
-DEFAULT_FRAMEWORK = "megatron"
 
 
 @dataclass(frozen=True)
@@ -52,13 +48,13 @@ def published_step(run: PublishedThroughput, spec: ModelSpec) -> Published:
     convention = CONVENTIONS[run.flop_convention]
     flops = source_flops_per_step(run, spec)
     if run.tflops_per_gpu is not None:
-        return Published(flops / (run.tflops_per_gpu * 1e12 * run.gpus),
+        return Published(flops / (run.tflops_per_gpu * TERA * run.gpus),
                          f"{convention.formula} ÷ ({run.tflops_per_gpu:g} TFLOP/s × "
                          f"{run.gpus:,})")
     assert run.mfu is not None  # PublishedThroughput requires one figure
     peak = get_gpu(run.gpu).peak_flops(run.dtype)
     return Published(flops / (run.mfu * peak * run.gpus),
-                     f"{convention.formula} ÷ (MFU {run.mfu:g} × {peak / 1e12:g} TFLOP/s × "
+                     f"{convention.formula} ÷ (MFU {run.mfu:g} × {peak / TERA:g} TFLOP/s × "
                      f"{run.gpus:,})")
 
 
@@ -73,7 +69,7 @@ def run_layout(run: PublishedThroughput, spec: ModelSpec) -> Layout:
                     seq_len=run.seq_len, recompute=run.recompute, zero=run.zero,
                     sequence_parallel=run.sequence_parallel,
                     flash_attention=run.flash_attention, dtype=run.dtype,
-                    framework=FRAMEWORK.get(run.framework, DEFAULT_FRAMEWORK),
+                    framework=run.framework,
                     dropout=not run.flash_attention)
     return check(spec, layout)[0]
 

@@ -7,9 +7,9 @@ Python, deterministic, a few seconds. A `fit = true` run with a pipeline whose s
 batch, virtual stages) its source does not print is not fitted on: the bubble follows from those
 two, and an assumed schedule would bend the constants toward the assumption (Llama 3's Table 4
 with one virtual stage assumed would need H100 products at 94 % of peak). Every other run is held
-out, and calc.timing.throughput reports the two errors apart.
+out, and calc.calibration.throughput reports the two errors apart.
 
-    python -m calc.timing.fit          # refit and rewrite presets/timing.toml's fitted values
+    python -m calc.calibration.fit          # refit and rewrite presets/timing.toml's fitted values
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from calc.calibration.throughput import RunModel, predicted_step, prepare
 from calc.presets import _data_dir, load_throughput_runs
 from calc.spec.throughput import PublishedThroughput
 from calc.timing.constants import FILE, TimingConstants, load_constants, parse
-from calc.timing.throughput import RunModel, predicted_step, prepare
 
 # The constants the fit moves, with their bounds; everything else in presets/timing.toml is a
 # prior with its own source (Hopper's 16-bit fraction too: no fitted run is a 16-bit Hopper run
@@ -131,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     constants = fit(load_constants(), models)
     method = (f"least squares of log(predicted/published step time) over {len(models)} runs, "
               f"coordinate descent over {len(PARAMETERS)} constants "
-              f"(calc.timing.fit.PARAMETERS)")
+              f"(calc.calibration.fit.PARAMETERS)")
     path = Path(_data_dir()) / FILE
     rows = [m.run.name for m in models]
     path.write_text(_rewrite(path.read_text(encoding="utf-8"), constants, rows, method),

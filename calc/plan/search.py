@@ -23,16 +23,20 @@ from typing import Any
 from pydantic import ValidationError
 
 from calc import _compiled
+from calc.counting import GIB
 from calc.errors import CalcError
-from calc.evaluate import stage_values
-from calc.spec import GPU, ModelSpec
-from calc.spec.layout import Layout, check, tensor_parallel_units
+from calc.evaluate import layout_values, memory_values
+from calc.plan.memory import memory_options
+from calc.plan.offload import host_side, placement
+from calc.presets import get_gpu, get_system, sequence_length, system_for_gpu
+from calc.spec import GPU, ModelSpec, System
+from calc.spec.layout import Layout, check, make_layout, tensor_parallel_units
 from calc.timing.compute import Device
-from calc.timing.constants import FrameworkConstants
-from calc.timing.network import Network
+from calc.timing.constants import FrameworkConstants, TimingConstants, load_constants
+from calc.timing.network import Network, network_for
 from calc.timing.offload import HostSide, offload_traffic, with_offload
-from calc.timing.operators import ModelTerms
-from calc.timing.schedule import StepTime, step_time, updated_params
+from calc.timing.operators import ModelTerms, model_terms
+from calc.timing.schedule import StepTime, device_for, step_time, updated_params
 
 MAX_CP = 8
 MAX_VPP = 8
@@ -168,19 +172,6 @@ def variants(base: Layout) -> Iterator[Layout]:
                                               "sequence_parallel": sp})
 
 
-def memory_symbols(spec: ModelSpec, base: dict[str, Any], layout: Layout) -> dict[str, Any]:
-    """calc.formulas.memory's symbols for `layout`, on top of the model's (`base`): the most
-    loaded GPU's layers and KV heads follow the layout's tp and pp."""
-    stage = stage_values(spec, layout.tp, layout.pp, layout.split_embedding_loss)
-    return {**base, **stage, "b": layout.micro_batch, "n_tp": layout.tp, "n_pp": layout.pp,
-            "n_dp": layout.dp, "n_cp": layout.cp, "n_ep": layout.ep, "n_vp": layout.vpp,
-            "i_vp": int(layout.vpp > 1), "i_z1": int(layout.zero >= 1),
-            "i_z2": int(layout.zero >= 2), "i_z3": int(layout.zero >= 3),
-            "i_pp1": int(layout.pp == 1), "i_sp": int(layout.sequence_parallel),
-            "i_scores": int(not layout.flash_attention and layout.recompute == "none"),
-            "i_full": int(layout.recompute == "full"), "i_drop": int(layout.dropout)}
-
-
 def memory_total(spec: ModelSpec, base: dict[str, Any], layout: Layout, cache: dict) -> float:
     """calc.formulas.memory's total (model states + activations), each part cached by the
     fields it reads."""
@@ -191,7 +182,7 @@ def memory_total(spec: ModelSpec, base: dict[str, Any], layout: Layout, cache: d
                        layout.micro_batch, layout.recompute, layout.sequence_parallel,
                        layout.flash_attention, layout.dropout)
     if states_key not in cache or activations_key not in cache:
-        s = memory_symbols(spec, base, layout)
+        s = {**base, **layout_values(spec, layout)}
         states = _compiled.memory_states(s)
         cache[states_key] = states["weights"] + states["gradients"] + states["optimizer"]
         cache[activations_key] = sum(_compiled.memory_activations(s).values())
@@ -199,21 +190,15 @@ def memory_total(spec: ModelSpec, base: dict[str, Any], layout: Layout, cache: d
 
 
 def offloaded(spec: ModelSpec, base: dict[str, Any], layout: Layout, time: StepTime,
-              total: float, placement: tuple[str, str], choice: OffloadChoice,
+              total: float, where: tuple[str, str], choice: OffloadChoice,
               terms: ModelTerms) -> tuple[StepTime, float, float]:
-    """(step time, GPU memory, host memory per node) of `layout` with `placement`:
-    calc.formulas.offload's bytes, priced by calc.timing.offload."""
-    optimizer, params = placement
-    s = memory_symbols(spec, base, layout)
-    values = _compiled.offload({**s, "i_off_o": int(optimizer != "none"),
-                                "i_off_p": int(params != "none")})
-    host = (values["optimizer_host"] * (optimizer == "cpu")
-            + values["params_host"] * (params == "cpu")) * choice.host.gpus_per_node
-    gpu = total + values["params_gpu_live"] - values["optimizer_gpu_freed"] \
-        - values["params_gpu_freed"]
-    priced = with_offload(time, layout, offload_traffic(values, optimizer, params), choice.host,
-                          updated_params(terms, layout), choice.overlap)
-    return priced, gpu, host
+    """(step time, GPU memory, host memory per node) of `layout` with the optimizer and the
+    parameters placed `where`: calc.plan.offload's bytes, priced by calc.timing.offload."""
+    optimizer, params = where
+    placed = placement({**base, **layout_values(spec, layout)}, optimizer, params)
+    priced = with_offload(time, layout, offload_traffic(placed.values, optimizer, params),
+                          choice.host, updated_params(terms, layout), choice.overlap)
+    return priced, total + placed.gpu_change, placed.host * choice.host.gpus_per_node
 
 
 def _order(candidate: Candidate) -> tuple:
@@ -235,7 +220,7 @@ def search(spec: ModelSpec, terms: ModelTerms, gpu: GPU, device: Device, network
     start = time.perf_counter()
     ranked, rejected, evaluated = [], [], 0
     cache: dict = {}
-    capacity = gpu.memory_gib * 2**30
+    capacity = gpu.memory_gib * GIB
     for fields in proposals(spec, gpus, global_batch, terms.seq_len, network.gpus_per_node,
                             fixed):
         try:
@@ -244,23 +229,82 @@ def search(spec: ModelSpec, terms: ModelTerms, gpu: GPU, device: Device, network
             continue
         for layout in variants(base):
             total = memory_total(spec, base_symbols, layout, cache)
-            for placement in offload.placements(layout) if offload else [("none", "none")]:
+            for where in offload.placements(layout) if offload else [("none", "none")]:
                 evaluated += 1
                 memory, host = total, 0.0
-                if placement != ("none", "none"):
+                if where != ("none", "none"):
                     assert offload is not None
                     priced, memory, host = offloaded(
                         spec, base_symbols, layout, step_time(terms, layout, device, network,
                                                               framework, cache),
-                        total, placement, offload, terms)
+                        total, where, offload, terms)
                 fits = memory <= capacity and (offload is None or offload.host_memory is None
                                                or host <= offload.host_memory)
                 if not fits and not price_rejected:
                     continue
-                if placement == ("none", "none"):
+                if where == ("none", "none"):
                     priced = step_time(terms, layout, device, network, framework, cache)
-                candidate = Candidate(layout, priced, memory, fits, placement, host)
+                candidate = Candidate(layout, priced, memory, fits, where, host)
                 (ranked if fits else rejected).append(candidate)
     ranked.sort(key=_order)
     rejected.sort(key=_order)
     return Search(ranked, rejected, evaluated, time.perf_counter() - start)
+
+
+@dataclass(frozen=True)
+class SearchSetup:
+    """One model on one system, ready to price layouts (the per-model terms made once)."""
+
+    spec: ModelSpec
+    gpu: GPU
+    system: System
+    seq_len: int
+    fixed: dict[str, Any]
+    base_symbols: dict[str, Any]
+    gpus_per_node: int
+
+    @property
+    def capacity(self) -> float:
+        return self.gpu.memory_gib * GIB
+
+
+def search_layouts(spec: ModelSpec, *, gpu: str, gpus: int, global_batch: int,
+                   seq_len: int | None = None, system: str | None = None, dtype: str = "bf16",
+                   framework: str = "megatron", dropout: bool = False,
+                   flash_attention: bool = True, price_rejected: bool = True,
+                   offload: dict[str, Any] | None = None) -> tuple[SearchSetup, Search]:
+    """Every valid layout of `spec` priced (calc.timing.search), with what priced them;
+    `offload` (calc.layout's offload keyword arguments) adds the offloaded variants."""
+    t = sequence_length(spec, seq_len)
+    fixed = {"dtype": dtype, "framework": framework, "dropout": dropout,
+             "flash_attention": flash_attention}
+    make_layout(None, global_batch=global_batch, seq_len=t, **fixed)  # checks those fields
+    constants = load_constants()
+    device_spec = get_gpu(gpu)
+    platform = get_system(system) if system else system_for_gpu(device_spec.name)
+    framework_constants = constants.framework(framework)
+    device = device_for(device_spec, dtype, constants, framework_constants)
+    network = network_for(platform, constants.network)
+    options = memory_options(spec, device_spec.name, {"seq_len": t, "dropout": dropout,
+                                                      "dtype": dtype})
+    base = memory_values(spec, options, device_spec.memory_gib)
+    choice = _offload_choice(offload or {}, device_spec, platform, gpus, constants,
+                             framework_constants.overlap_grad_reduce)
+    found = search(spec, model_terms(spec, t), device_spec, device, network,
+                   framework_constants, base, gpus, global_batch, fixed, price_rejected,
+                   choice)
+    return SearchSetup(spec, device_spec, platform, t, fixed, base, network.gpus_per_node), found
+
+
+def _offload_choice(given: dict[str, Any], gpu: GPU, system: System, gpus: int,
+                    constants: TimingConstants, overlap: bool) -> OffloadChoice | None:
+    """What offload the search tries (None: none asked), with the node it runs on."""
+    optimizer = given.get("offload_optimizer") or "none"
+    params = given.get("offload_params") or "none"
+    if (optimizer, params) == ("none", "none"):
+        return None
+    per_node = given.get("gpus_per_node") or min(gpus, system.gpus_per_node)
+    host, _ = host_side(optimizer, params, gpu, system, constants.offload, per_node,
+                        given.get("nvme_read_gb_s"), given.get("nvme_write_gb_s"))
+    memory = given.get("host_memory_gib") or system.host_memory_gib
+    return OffloadChoice(optimizer, params, host, memory * GIB if memory else None, overlap)

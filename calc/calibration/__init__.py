@@ -1,0 +1,6 @@
+"""The step-time model's calibration, beside the engine it calibrates (calc.timing): the
+published runs as step times and stated layouts (throughput.py), the fit of the model's global
+constants on some of them (fit.py), the error on the others.
+
+    python -m calc.calibration.fit     # refit and rewrite presets/timing.toml's fitted values
+"""

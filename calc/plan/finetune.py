@@ -1,0 +1,66 @@
+"""What trains in a fine-tune, as numbers: the validated fine-tuning options and the block of
+trainable, frozen and 4-bit parameters (LoRA, Hu et al. 2021; QLoRA, Dettmers et al. 2023)."""
+
+from __future__ import annotations
+
+from pydantic import Field, ValidationError
+
+from calc.errors import CalcError, one_line
+from calc.evaluate import AdapterCounts, count_adapters, finetune_values
+from calc.plan.options import RunConfig
+from calc.spec import BYTES_PER_ELEMENT, ModelSpec
+from calc.spec.finetune import FineTune
+from calc.spec.model import Frozen
+
+# A LoRA checkpoint holds the adapters at 16 bits (Hu et al. 2021 §4.2: GPT-3 175B, r = 4 on
+# W_q and W_v, "from 350GB to 35MB").
+CHECKPOINT_DTYPE = "bf16"
+
+
+class FineTuneBlock(Frozen):
+    method: str = Field(description="full, lora or qlora")
+    rank: int | None = Field(description="LoRA rank r (None in full fine-tuning)")
+    targets: tuple[str, ...] = Field(description="adapted projections, 'all-linear' expanded")
+    frozen_dtype: str | None = Field(description="storage of the frozen projections: the "
+                                                 "training dtype (LoRA), nf4 or fp4 (QLoRA)")
+    bytes_per_frozen_weight: float | None = Field(
+        description="bytes per frozen projection weight, QLoRA's block constants included")
+    double_quant: bool | None = None
+    paged: bool = Field(description="optimizer states pageable to host memory")
+    trainable: int = Field(description="parameters that take gradients and optimizer states")
+    frozen: int = Field(description="parameters held fixed")
+    quantised: int = Field(description="frozen parameters stored in 4 bits (QLoRA)")
+    adapters: dict[str, int] = Field(description="adapter parameters per target (non-zero)")
+    adapters_active: int = Field(description="adapter parameters one token runs through")
+    checkpoint_bytes: int = Field(description="the trainable parameters at 16 bits: what a "
+                                              "fine-tuned checkpoint stores")
+
+
+def finetune_of(run: RunConfig) -> FineTune:
+    """The run's validated fine-tuning (full unless given); CalcError naming the option."""
+    given = run.given("finetune")
+    if given.get("finetune", "full") == "full" and {"lora_rank", "lora_targets"} & set(given):
+        raise CalcError("lora_rank/lora_targets: they need finetune='lora' or 'qlora'")
+    try:
+        return FineTune(**given)
+    except ValidationError as error:
+        raise CalcError(one_line(error, "finetune")) from None
+
+
+def finetune_block(spec: ModelSpec, finetune: FineTune,
+                   dtype: str) -> tuple[FineTuneBlock, AdapterCounts]:
+    """The parameter block of `spec` fine-tuned as `finetune` with `dtype` weights."""
+    counts = count_adapters(spec, finetune)
+    quant = finetune.quant()
+    frozen = finetune.frozen_base
+    q_f = finetune_values(finetune, counts.targets, BYTES_PER_ELEMENT[dtype])["q_f"]
+    block = FineTuneBlock(
+        method=finetune.method, rank=finetune.rank if frozen else None, targets=counts.targets,
+        frozen_dtype=(finetune.base_dtype or "nf4") if quant else dtype if frozen else None,
+        bytes_per_frozen_weight=q_f if frozen else None,
+        double_quant=finetune.double_quant if quant else None,
+        paged=finetune.paged, trainable=counts.trainable, frozen=counts.frozen,
+        quantised=counts.quantised, adapters=counts.by_target,
+        adapters_active=counts.adapters_active,
+        checkpoint_bytes=int(counts.trainable * BYTES_PER_ELEMENT[CHECKPOINT_DTYPE]))
+    return block, counts

@@ -1,0 +1,240 @@
+"""Memory of the most loaded GPU, as numbers: model states by precision recipe and ZeRO stage,
+activations after Korthikanti et al. 2022, fine-tuning, GEMM precision and offload folded in
+(calc.formulas.memory and its neighbours, through calc.evaluate.memory_values), the verdict
+against the GPU's memory and, when it does not fit, the smallest change of each kind that does.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from calc import _compiled
+from calc.counting import Bytes, whole
+from calc.errors import CalcError, one_line
+from calc.evaluate import memory_values
+from calc.plan.finetune import FineTuneBlock, finetune_block
+from calc.plan.offload import OffloadBlock, offload_block
+from calc.presets import sequence_length
+from calc.spec import GPU, ModelSpec, TrainingMemory
+from calc.spec.finetune import FineTune
+from calc.spec.gemm_precision import gemm_peaks
+from calc.spec.layout import check_splits
+from calc.spec.memory import RECIPES
+from calc.spec.model import Frozen
+from calc.spec.offload import Offload
+
+
+def memory_options(spec: ModelSpec, gpu: str | None, given: dict[str, Any]) -> TrainingMemory:
+    """The validated options of the memory model (the layout's and the model states' fields,
+    as calc.plan.options names them) with their defaults resolved: the recipe and the model's
+    context; CalcError naming the field otherwise."""
+    try:
+        parsed = TrainingMemory(gpu=gpu, **given)
+    except ValidationError as error:
+        raise CalcError(one_line(error)) from None
+    check_splits(spec, parsed.tp, parsed.cp, ffn=False)
+    if parsed.pp > spec.n_layers:
+        raise CalcError(f"pp={parsed.pp} exceeds n_layers={spec.n_layers} of {spec.name} "
+                        f"(each pipeline stage needs a layer)")
+    if parsed.ep > 1:
+        experts = spec.moe.n_experts if spec.moe else 0
+        if experts % parsed.ep or not experts:
+            raise CalcError(f"ep={parsed.ep} must divide moe.n_experts={experts} of {spec.name}")
+    seq_len = sequence_length(spec, parsed.seq_len)
+    if seq_len % parsed.cp:
+        raise CalcError(f"cp={parsed.cp} must divide seq_len={seq_len} (each GPU holds s/cp "
+                        f"tokens of a sequence)")
+    return parsed.model_copy(update={"recipe": parsed.recipe_name, "seq_len": seq_len})
+
+
+@dataclass(frozen=True)
+class MemoryNumbers:
+    """The memory of one set of options, fine-tuning, precision and offload folded in."""
+
+    s: dict[str, Any]  # the formulas' symbols
+    states: dict[str, Any]  # weights, frozen, gradients, optimizer
+    activations: dict[str, Any]  # layers, embedding, output (and adapters)
+    per_layer: float
+    per_mixer: dict[str, float]  # 'mamba', 'deltanet', 'conv' -> one mixer, one micro-batch
+    copies: float  # FP8/FP4 weight casts
+    moved: OffloadBlock | None
+    paged: float  # optimizer states a paged optimizer may move to the host
+    total: float  # everything on the GPU, paged states included
+    gpu: float
+    room: float  # micro-batches the memory holds (paged states evicted)
+
+    @property
+    def on_gpu(self) -> float:
+        return self.total - self.paged
+
+    @property
+    def fits(self) -> bool:
+        return self.on_gpu <= self.gpu
+
+
+def evaluate(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: FineTune,
+             targets: tuple[str, ...], off: Offload, system: str | None = None
+             ) -> MemoryNumbers:
+    """The memory of `spec` trained with resolved `opts` on `device` (None: no verdict)."""
+    s = memory_values(spec, opts, device.memory_gib if device else 0, ft, targets)
+    activations = _compiled.memory_activations(s)
+    totals = _compiled.memory(s)
+    if ft.frozen_base:  # adapters train, the base is frozen (calc.formulas.finetune)
+        states = _compiled.finetune_states(s)
+        tuned = _compiled.finetune_memory(s)
+        activations = {**activations, "adapters": tuned["adapter_activations"]}
+        total, room = tuned["total"], tuned["micro_batch_room"]
+    else:
+        states = {**_compiled.memory_states(s), "frozen": 0}
+        total, room = totals["total"], totals["micro_batch_room"]
+    copies = _compiled.precision_memory(s)["weight_copies"]
+    moved = offload_block(off, opts.zero, device, system, s) if off.active else None
+    change = copies + (moved.gpu_live_bytes - moved.gpu_freed_bytes if moved else 0)
+    paged = states["optimizer"] if ft.paged else 0
+    per_micro_batch = sum(activations.values()) / opts.micro_batch
+    per_mixer = {key.removeprefix("activations_per_"): value for key, value in totals.items()
+                 if key.startswith("activations_per_") and key != "activations_per_layer"}
+    return MemoryNumbers(s, states, activations, totals["activations_per_layer"], per_mixer,
+                         copies, moved, paged, total + change, totals["gpu"],
+                         room + (paged - change) / per_micro_batch)
+
+
+class Fix(Frozen):
+    """A change of the options that makes the run fit: the smallest of its kind (FIXES)."""
+
+    changes: dict[str, int | str] = Field(description="TrainingMemory fields and new values")
+    total_bytes: Bytes
+    max_micro_batch: int
+
+
+class MemoryBlock(Frozen):
+    options: TrainingMemory = Field(description="the options, recipe and seq_len resolved")
+    params: int = Field(description="all parameters of the model")
+    params_per_gpu: float = Field(description="parameters on the most loaded GPU (after t, p)")
+    bytes_per_param: dict[str, int | float] = Field(
+        description="model-state bytes per (trained) parameter by piece, before ZeRO sharding")
+    weights_bytes: Bytes = Field(description="weights that train (all, or the adapters)")
+    frozen_bytes: Bytes = Field(0, description="the frozen base (LoRA, QLoRA)")
+    weight_copies_bytes: Bytes = Field(0, description="FP8/FP4 casts of the projection weights")
+    gradients_bytes: Bytes = Field(description="gradients, and their fp32 copy if any")
+    optimizer_bytes: Bytes = Field(description="optimizer states and fp32 master weights "
+                                               "(ZeRO's K)")
+    activations_bytes: Bytes = Field(description="stored for the backward pass, first stage")
+    activations: dict[str, Bytes] = Field(description="layers, embedding, output layer")
+    activations_per_layer_bytes: Bytes | None = Field(
+        description="one attention layer with a dense FFN, one micro-batch (None without "
+                    "attention layers)")
+    activations_per_mixer_bytes: dict[str, Bytes] = Field(
+        default_factory=dict, description="one Mamba, gated DeltaNet or short-convolution "
+                                          "mixer (the kinds the model has), one micro-batch")
+    total_bytes: Bytes
+    paged_bytes: Bytes = Field(0, description="optimizer states a paged optimizer may move "
+                                              "to the host; not counted against the GPU")
+    finetune: FineTuneBlock = Field(description="what trains: trainable and frozen parameters")
+    offload: OffloadBlock | None = Field(None, description="ZeRO-Offload/Infinity: what left "
+                                                           "the GPU and where it went")
+    gpu: str | None
+    gpu_title: str | None = None
+    gpu_bytes: int | None = Field(description="memory_gib × 2^30")
+    fits: bool | None
+    headroom_bytes: Bytes | None = Field(description="gpu_bytes − total_bytes (< 0: short)")
+    max_micro_batch: int | None = Field(description="largest micro-batch that fits; 0 when "
+                                                    "not even one does")
+    states_bytes: Bytes = Field(description="weights (frozen ones too) + gradients + "
+                                            "optimizer states, on the GPU")
+    layers: int = Field(description="the model's layers L")
+    stage_layers: int = Field(description="layers on the most loaded GPU: ⌈L/p⌉")
+    kv_heads: int = Field(description="the model's key/value heads (MLA: its query heads)")
+    short: Literal["model states", "activations"] | None = Field(
+        None, description="what does not fit: the model states alone, or the activations of "
+                          "one micro-batch beside them; None when it fits or without a GPU")
+    fixes: list[Fix] = Field(
+        default_factory=list,
+        description="when it does not fit: for each kind of change (FIXES: recompute, tp, pp, "
+                    "cp, ZeRO, ZeRO-3 over more dp ranks) the smallest that fits")
+
+
+def memory_block(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: FineTune,
+                 off: Offload, system: str | None = None, fixes: bool = True) -> MemoryBlock:
+    """The memory of `spec` trained with resolved `opts` (memory_options) as `ft` with `off`
+    on `device`; with `fixes`, a run that does not fit lists what would make it fit."""
+    if device is not None:
+        gemm_peaks(device, opts.precision, opts.activation_dtype)  # the GPU runs these GEMMs
+    ft_block, adapters = finetune_block(spec, ft, opts.activation_dtype)
+    e = evaluate(spec, opts, device, ft, adapters.targets, off, system)
+    recipe = RECIPES[opts.recipe_name]
+    states_total = e.on_gpu - sum(e.activations.values())  # offload, copies, paging folded in
+    fits = e.fits if device else None
+    short = None if fits is not False else (
+        "model states" if states_total > e.gpu else "activations")
+    found = (smallest_fixes(spec, opts, device, ft, adapters.targets, off, system)
+             if fixes and device and not fits else [])
+    return MemoryBlock(
+        options=opts, params=e.s["N"],
+        params_per_gpu=_compiled.memory_states(e.s)["params_per_gpu"],
+        bytes_per_param={"weights": recipe.weights, "gradients": recipe.gradients,
+                         "gradient_copy": recipe.gradient_copy, "master": recipe.master,
+                         "optimizer_states": e.s["q_o"]},
+        weights_bytes=whole(e.states["weights"]), frozen_bytes=whole(e.states["frozen"]),
+        weight_copies_bytes=whole(e.copies), gradients_bytes=whole(e.states["gradients"]),
+        optimizer_bytes=whole(e.states["optimizer"]),
+        activations_bytes=whole(sum(e.activations.values())),
+        activations={key: whole(value) for key, value in e.activations.items()},
+        activations_per_layer_bytes=whole(e.per_layer) if spec.n_attention_layers else None,
+        activations_per_mixer_bytes={kind: whole(value) for kind, value in e.per_mixer.items()
+                                     if spec.layer_counts[kind]},
+        total_bytes=whole(e.total), paged_bytes=whole(e.paged), finetune=ft_block,
+        offload=e.moved,
+        gpu=device.name if device else None, gpu_title=device.title if device else None,
+        gpu_bytes=whole(e.gpu) if device else None,
+        fits=fits, headroom_bytes=whole(e.gpu - e.on_gpu) if device else None,
+        max_micro_batch=max(0, math.floor(e.room)) if device else None,
+        states_bytes=whole(states_total), short=short, layers=spec.n_layers,
+        stage_layers=e.s["L_s"], kv_heads=spec.n_kv_heads, fixes=found)
+
+
+# What a run that does not fit could change, in the order tried; each group's candidates from
+# the least change to the most (degrees by powers of two, as layouts are chosen). The last group
+# shards the model states over more data-parallel ranks, which only ZeRO-3 does fully.
+_POWERS = tuple(2**i for i in range(1, 17))
+FIXES: dict[str, tuple[dict[str, int | str], ...]] = {
+    "recompute": ({"recompute": "selective"}, {"recompute": "full"}),
+    "tp": tuple({"tp": n} for n in _POWERS[:6]),
+    "pp": tuple({"pp": n} for n in _POWERS[:7]),
+    "cp": tuple({"cp": n} for n in _POWERS[:6]),
+    "zero": tuple({"zero": n} for n in (1, 2, 3)),
+    "zero-3 dp": tuple({"zero": 3, "dp": n} for n in _POWERS),
+}
+_RECOMPUTE = ("none", "selective", "full")
+
+
+def _beyond(current: dict[str, Any], changes: dict[str, int | str]) -> bool:
+    """Whether `changes` go further than `current` in every option they name."""
+    def rank(key: str, value: int | str) -> int:
+        return _RECOMPUTE.index(value) if key == "recompute" else int(value)
+    return all(rank(k, v) >= rank(k, current[k]) for k, v in changes.items()) and any(
+        v != current[k] for k, v in changes.items())
+
+
+def smallest_fixes(spec: ModelSpec, opts: TrainingMemory, device: GPU, ft: FineTune,
+                   targets: tuple[str, ...], off: Offload,
+                   system: str | None = None) -> list[Fix]:
+    """For each group of FIXES, the smallest change in it that makes the run fit."""
+    found = []
+    current = opts.model_dump(exclude={"gpu", "global_batch"})
+    for candidates in FIXES.values():
+        for changes in (c for c in candidates if _beyond(current, c)):
+            try:
+                changed = memory_options(spec, device.name, {**current, **changes})
+                e = evaluate(spec, changed, device, ft, targets, off, system)
+            except CalcError:  # e.g. a tp that does not divide the heads, or no host memory
+                continue
+            if e.fits:
+                found.append(Fix(changes=changes, total_bytes=whole(e.total),
+                                 max_micro_batch=math.floor(e.room)))
+                break
+    return found

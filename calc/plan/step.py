@@ -1,0 +1,139 @@
+"""One training step of a layout, as numbers: its time (calc.timing) with the offload parts
+added, the memory of its most loaded GPU (calc.plan.memory) and the throughput, FLOP rates and
+utilisation they give (calc's exact FLOPs)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from calc.calibration.fit import fitted_constants
+from calc.counting import TERA, TRAIN_PER_FORWARD
+from calc.evaluate import count_flops
+from calc.plan.finetune import finetune_of
+from calc.plan.memory import MemoryBlock, memory_block, memory_options
+from calc.plan.offload import StepOffload, offloaded_step
+from calc.plan.options import RunConfig
+from calc.presets import get_gpu, get_system, system_for_gpu
+from calc.spec import GPU, ModelSpec, System
+from calc.spec.layout import Layout, check
+from calc.spec.offload import Offload
+from calc.timing.communication import links
+from calc.timing.constants import load_constants
+from calc.timing.network import network_for
+from calc.timing.offload import PART_LINK
+from calc.timing.operators import model_terms
+from calc.timing.pricing import price
+from calc.timing.schedule import StepTime, updated_params
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One layout of one model priced on one system."""
+
+    layout: Layout  # seq_len resolved
+    notes: list[str]
+    time: StepTime
+    gpu: GPU
+    system: System
+    generation: str
+    fitted: list[str]  # the generation's constants the fit chose
+    links: dict[str, str]  # parallel group -> the link it crosses
+
+    @property
+    def peak_flops(self) -> float:
+        return self.gpu.peak_flops(self.layout.dtype)
+
+
+def predict(spec: ModelSpec, layout: Layout, gpu: str, system: str | None = None) -> Prediction:
+    """Step time of `layout` (checked against `spec`) on `gpu` in `system` (default: the GPU's
+    reference system)."""
+    layout, notes = check(spec, layout)
+    constants = load_constants()
+    device = get_gpu(gpu)
+    platform = get_system(system) if system else system_for_gpu(device.name)
+    generation, _ = constants.generation(device.name)
+    time = price(spec, layout, device, platform, constants)
+    return Prediction(layout=layout, notes=notes, time=time, gpu=device, system=platform,
+                      generation=generation, fitted=fitted_constants(generation),
+                      links=links(layout, network_for(platform, constants.network)))
+
+
+@dataclass(frozen=True)
+class StepNumbers:
+    """A predicted step and what follows from it."""
+
+    prediction: Prediction
+    time: StepTime  # the prediction's, with the offload parts when the run offloads
+    links: dict[str, str]
+    memory: MemoryBlock  # the most loaded GPU (no fixes searched)
+    offload: StepOffload | None
+    tokens_per_step: int
+    model_flops: float  # calc's exact training FLOPs of a step
+    hardware_flops: float  # model FLOPs + recomputation
+
+    @property
+    def layout(self) -> Layout:
+        return self.prediction.layout
+
+    @property
+    def capacity(self) -> float:
+        """FLOPs the GPUs could do in one step at their dense peak."""
+        return self.time.step * self.layout.gpus * self.prediction.peak_flops
+
+    @property
+    def tokens_per_s_per_gpu(self) -> float:
+        return self.tokens_per_step / self.time.step / self.layout.gpus
+
+    @property
+    def tflops_per_gpu(self) -> float:
+        return self.model_flops / self.time.step / self.layout.gpus / TERA
+
+    @property
+    def mfu(self) -> float:
+        return self.model_flops / self.capacity
+
+    @property
+    def hfu(self) -> float:
+        return self.hardware_flops / self.capacity
+
+    @property
+    def bubble_fraction(self) -> float:
+        """(p − 1)/(v·m): the 1F1B bubble over the ideal time."""
+        lay = self.layout
+        return (lay.pp - 1) / (lay.vpp * lay.micro_batches)
+
+    @property
+    def fits(self) -> bool:
+        """The most loaded GPU's memory fits, and so do the offloaded states in the node's host
+        memory."""
+        return bool(self.memory.fits) and (self.offload is None or self.offload.host_fits)
+
+
+def step_numbers(spec: ModelSpec, layout: Layout, gpu: str, system: str | None,
+                 run: RunConfig) -> StepNumbers:
+    """The step of `layout` (checked against `spec`) on `gpu` in `system`, its memory with the
+    run's model states, fine-tuning and offload."""
+    prediction = predict(spec, layout, gpu, system)
+    lay, time, links_ = prediction.layout, prediction.time, prediction.links
+    device, platform = prediction.gpu, prediction.system
+    assert lay.seq_len is not None
+    offload = Offload(**run.given("offload"))
+    if offload.active and offload.gpus_per_node is None:  # the run's GPUs on one node
+        offload = offload.model_copy(
+            update={"gpus_per_node": min(lay.gpus, platform.gpus_per_node)})
+    options = {**lay.model_dump(), **run.given("states")}
+    memory = memory_block(spec, memory_options(spec, device.name, options), device,
+                          finetune_of(run), offload, platform.name, fixes=False)
+    block = None
+    if memory.offload is not None:
+        constants = load_constants()
+        time, block = offloaded_step(
+            time, lay, memory.offload, device, platform, constants.offload,
+            updated_params(model_terms(spec, lay.seq_len), lay),
+            constants.framework(lay.framework).overlap_grad_reduce,
+            offload.nvme_read_gb_s, offload.nvme_write_gb_s)
+        links_ = {**links_, **PART_LINK}
+    tokens = lay.global_batch * lay.seq_len
+    model_flops = TRAIN_PER_FORWARD * count_flops(spec, lay.seq_len).forward * tokens
+    return StepNumbers(prediction, time, links_, memory, block, tokens, model_flops,
+                       model_flops + time.compute.recompute_flops * tokens)
