@@ -197,7 +197,7 @@ def test_unstated_convention_refuses_a_flop_count():
 
 def test_sequences_per_second_become_the_step_time():
     """Zero Bubble prints samples per GPU per second: a step is the global batch over them."""
-    from calc.timing.throughput import published_step
+    from calc.calibration.throughput import published_step
 
     run = RUNS["qi2024-1.5b-m24-1f1b"]  # Table 4: 8 GPUs, 24 micro-batches of 6, 11.8
     step = published_step(run, load_preset(run.model).spec)
