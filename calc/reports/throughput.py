@@ -97,7 +97,9 @@ class ThroughputReport(Document):
 def _figure(model: RunModel) -> str:
     run = model.run
     for value, label in ((run.step_time_s, "s/step"), (run.tokens_per_s_per_gpu, "tokens/s/GPU"),
-                         (run.tokens_per_s, "tokens/s"), (run.tflops_per_gpu, "TFLOP/s/GPU")):
+                         (run.tokens_per_s, "tokens/s"),
+                         (run.samples_per_s_per_gpu, "sequences/s/GPU"),
+                         (run.tflops_per_gpu, "TFLOP/s/GPU")):
         if value is not None:
             return f"{value:,.4g} {label}"
     return f"MFU {run.mfu:.1%}"

@@ -16,16 +16,19 @@ from calc.spec.hardware import Dtype
 from calc.spec.layout import Framework, Recompute
 from calc.spec.model import Frozen
 
-PipelineSchedule = Literal["1f1b", "interleaved", "gpipe", "zb-h1", "zbv", "dualpipe",
-                           "looped-bfs"]
+# zb-1p / zb-2p: Zero Bubble's automatically searched schedules with the activation memory
+# capped at p or 2p micro-batches (Qi et al. 2024, arXiv:2401.10241 §5.1).
+PipelineSchedule = Literal["1f1b", "interleaved", "gpipe", "zb-h1", "zb-1p", "zb-2p", "zbv",
+                           "dualpipe", "looped-bfs"]
 Fp8Recipe = Literal["delayed", "current", "mxfp8", "blockwise"]
 FlopConvention = Literal["megatron-eq3", "megatron-model", "megatron-selective-hw",
                          "megatron-core-2024", "palm", "6N", "unstated"]
 
-# Layout fields a source may leave unprinted; `assumed` names those calc filled in.
+# Layout fields a source may leave unprinted; `assumed` names those calc filled in. "gpu": the
+# catalogue variant (memory size) where the source names only the chip ("Ampere GPUs").
 ASSUMABLE = ("micro_batch", "vpp", "recompute", "sequence_parallel", "zero", "flash_attention",
              "flop_convention", "dtype", "pipeline_schedule", "fp8_recipe", "dp_shard",
-             "split_embedding_loss", "ep", "cp", "tp", "pp", "global_batch", "seq_len")
+             "split_embedding_loss", "ep", "cp", "tp", "pp", "global_batch", "seq_len", "gpu")
 MAX_GPUS = 1 << 20
 MAX_DEGREE = 1 << 16
 
@@ -78,6 +81,9 @@ class PublishedThroughput(Frozen):
     hfu: float | None = Field(None, gt=0, le=1, description="HFU as printed, a fraction")
     tokens_per_s: float | None = Field(None, gt=0, description="tokens/s of the whole job")
     tokens_per_s_per_gpu: float | None = Field(None, gt=0, description="tokens/s per GPU")
+    samples_per_s_per_gpu: float | None = Field(
+        None, gt=0, description="sequences per second per GPU as printed (Zero Bubble's "
+                                "'samples per GPU per second')")
     step_time_s: float | None = Field(None, gt=0, description="seconds per optimizer step")
     flop_convention: FlopConvention = Field(
         description="how the source counted the FLOPs behind its TFLOP/s and MFU "
@@ -109,10 +115,11 @@ class PublishedThroughput(Frozen):
         if (self.dp * self.cp) % self.ep:
             raise ValueError(f"ep: {self.ep} does not divide dp·cp = {self.dp * self.cp}")
         figures = (self.tflops_per_gpu, self.mfu, self.hfu, self.tokens_per_s,
-                   self.tokens_per_s_per_gpu, self.step_time_s)
+                   self.tokens_per_s_per_gpu, self.samples_per_s_per_gpu, self.step_time_s)
         if all(value is None for value in figures):
             raise ValueError("a run needs a published figure: tflops_per_gpu, mfu, hfu, "
-                             "tokens_per_s, tokens_per_s_per_gpu or step_time_s")
+                             "tokens_per_s, tokens_per_s_per_gpu, samples_per_s_per_gpu or "
+                             "step_time_s")
         unknown = sorted(set(self.assumed) - set(ASSUMABLE))
         if unknown:
             raise ValueError(f"assumed: {unknown} are not layout fields calc may assume "
