@@ -4,7 +4,6 @@ contract, the search's ranking and memory, the fit and the published step times.
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 
@@ -16,7 +15,6 @@ from calc.presets import get_gpu, load_preset, load_throughput_runs
 from calc.reports.layout import layout
 from calc.reports.step import step
 from calc.source_flops import source_flops_per_step
-from calc.timing.constants import load_constants
 
 JSON_KEYS = {"step_time_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu", "hfu",
              "breakdown", "fits", "memory_per_gpu_bytes"}
