@@ -49,21 +49,34 @@ def _megatron_selective_hw(spec: ModelSpec, batch: int, seq: int) -> float:
     return 72 * batch * seq * l * h**2 * (1 + seq / (3 * h) + v / (12 * l * h))
 
 
-def _megatron_core_2024(spec: ModelSpec, batch: int, seq: int) -> float:
-    """Megatron-Core's num_floating_point_operations (2024; full attention, no recompute)."""
+def _megatron_core(spec: ModelSpec, batch: int, seq: int, causal: bool) -> float:
+    """Megatron-Core's num_floating_point_operations: full attention (2024) or its 2025 form,
+    which counts half the score and value products (the causal mask)."""
     h, l, v = spec.d_model, spec.n_layers, spec.vocab_size
     heads = spec.attention.n_heads
     query_ratio = heads * spec.head_dim_qk / h
     gated = GATED_MULTIPLIER if spec.ffn.gated else 1
     if spec.moe is not None:
         if spec.n_moe_layers != l:
-            raise CalcError(f"flop_convention 'megatron-core-2024' counts every layer as MoE; "
-                            f"{spec.name} mixes dense and MoE layers")
+            key = "megatron-core-2025" if causal else "megatron-core-2024"
+            raise CalcError(f"flop_convention {key!r} is counted here for models whose every "
+                            f"layer is MoE; {spec.name} mixes dense and MoE layers")
         ffn = spec.moe.d_expert * spec.moe.top_k
     else:
         ffn = spec.ffn.d_ff
-    attention = (1 + spec.n_kv_heads / heads + seq / h) * query_ratio
+    scores = seq / h / 2 if causal else seq / h
+    attention = (1 + spec.n_kv_heads / heads + scores) * query_ratio
     return 12 * batch * seq * l * h**2 * (attention + ffn / h * gated + v / (2 * l * h))
+
+
+def _megatron_core_2024(spec: ModelSpec, batch: int, seq: int) -> float:
+    """Megatron-Core's num_floating_point_operations (2024; full attention, no recompute)."""
+    return _megatron_core(spec, batch, seq, causal=False)
+
+
+def _megatron_core_2025(spec: ModelSpec, batch: int, seq: int) -> float:
+    """Megatron-Core / Megatron Bridge from 2025: the 2024 count with causal attention."""
+    return _megatron_core(spec, batch, seq, causal=True)
 
 
 def _palm(spec: ModelSpec, batch: int, seq: int) -> float:
@@ -82,6 +95,37 @@ def _six_n(spec: ModelSpec, batch: int, seq: int) -> float:
     from calc.evaluate import count_params  # the exact count; imported only where used
 
     return 6 * count_params(spec).active * batch * seq
+
+
+def _foundry_params(spec: ModelSpec, seq: int) -> int:
+    """llm-foundry's n_params: every parameter of the model it built, whose learned position
+    table (if any) has max_seq_len = seq rows (the benchmark sets max_seq_len per run)."""
+    from calc.evaluate import count_params  # the exact count; imported only where used
+
+    counts = count_params(spec)
+    table = counts.components.get("embedding/position", 0)
+    return counts.total - table + (seq * spec.d_model if table else 0)
+
+
+def _foundry(spec: ModelSpec, batch: int, seq: int) -> float:
+    """llm-foundry's MFU count: 3 × (2·n_params·s + 4·l·d·s²) per sequence."""
+    return 3 * (2 * _foundry_params(spec, seq) * seq + 4 * spec.n_layers * spec.d_model
+                * seq**2) * batch
+
+
+def _foundry_recompute(spec: ModelSpec, batch: int, seq: int) -> float:
+    """llm-foundry's HFU count with activation checkpointing: one more forward, 4 × not 3 ×."""
+    return _foundry(spec, batch, seq) * 4 / 3
+
+
+def _torchtitan(spec: ModelSpec, batch: int, seq: int) -> float:
+    """torchtitan's get_num_flop_per_token with exclude_embedding: 6·(N − V·d) + 12·l·H·Q·T,
+    H·Q = heads × (dim // heads)."""
+    from calc.evaluate import count_params  # the exact count; imported only where used
+
+    n = count_params(spec).total - spec.vocab_size * spec.d_model
+    width = spec.attention.n_heads * (spec.d_model // spec.attention.n_heads)
+    return (6 * n + 12 * spec.n_layers * width * seq) * batch * seq
 
 
 CONVENTIONS: dict[str, Convention] = {
@@ -107,6 +151,32 @@ CONVENTIONS: dict[str, Convention] = {
         "Megatron-LM megatron/training/training.py num_floating_point_operations (2024, before "
         "its 2025 causal-attention discount); NeMo nemo/utils/flops_formulas.py, same terms, "
         "until its August 2025 causal discount", _megatron_core_2024),
+    "megatron-core-2025": Convention(
+        "Megatron-Core / Megatron Bridge 2025 (causal attention)",
+        "12·B·s·l·h²·((1 + g/a + s/2h)·a·d_h/h + (f/h)·k·glu + V/2lh) per step: the 2024 "
+        "count with half the attention scores",
+        "NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/training/utils/flop_utils.py "
+        "num_floating_point_operations at tag v0.2.0 (the 25.11 container; 'Only half of the "
+        "attention matrix is non-zero'); its vocabulary is padded to a multiple of 128 × TP, "
+        "which calc leaves out (under 0.05 % of a Llama 3 step)", _megatron_core_2025),
+    "foundry": Convention(
+        "llm-foundry MFU",
+        "3·(2·N·s + 4·l·d·s²)·B per step, N every parameter with a position table of s rows",
+        "mosaicml/llm-foundry scripts/train/benchmarking/collect_results.py (commit 495218376): "
+        "flops_per_seq = 2·n_params·seq_len, attn_flops_per_seq = n_layers·2·2·d_model·"
+        "seq_len², MFU = 3·(both)·samples/s ÷ (GPUs × peak)", _foundry),
+    "foundry-recompute": Convention(
+        "llm-foundry HFU with activation checkpointing",
+        "4·(2·N·s + 4·l·d·s²)·B per step",
+        "mosaicml/llm-foundry scripts/train/benchmarking/collect_results.py (commit 495218376): "
+        "hfu = 4·(both)·samples/s ÷ (GPUs × peak) when activation_checkpointing is set",
+        _foundry_recompute),
+    "torchtitan": Convention(
+        "torchtitan (embedding excluded)",
+        "(6·(N − V·d) + 12·l·H·Q·T)·B·T per step, H·Q = heads × (d // heads)",
+        "pytorch/torchtitan torchtitan/utils.py get_num_flop_per_token and train.py's "
+        "get_num_params(model, exclude_embedding=True) (commits 3faaa1a0d, 9dec370ad)",
+        _torchtitan),
     "palm": Convention(
         "PaLM 6N + 12·L·H·Q·T",
         "(6·N + 12·L·H·Q·T)·B·T per step, N the parameters without a position table",
