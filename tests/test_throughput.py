@@ -33,8 +33,8 @@ def _half_unit(value: float) -> float:
 
 
 # Sources divide by a rounded peak (llm-foundry: Composer's 989.5 TFLOP/s for the H100's 989.4;
-# torchtitan: 989 and 1,979): 0.02 % at most.
-PEAK_ROUNDING = 2e-4
+# torchtitan and Megatron-LM: 989 and 1,979): 0.05 % at most.
+PEAK_ROUNDING = 5e-4
 
 
 def _peak(run: PublishedThroughput) -> float:
@@ -153,7 +153,7 @@ def test_printed_tflops_over_the_peak_is_the_printed_utilisation(run):
     printed = run.mfu if run.mfu is not None else run.hfu
     tflops_half = 5 / run.tflops_per_gpu if run.name.startswith("dubey2024") else _half_unit(
         run.tflops_per_gpu)
-    tolerance = tflops_half + _half_unit(printed)
+    tolerance = tflops_half + _half_unit(printed) + PEAK_ROUNDING
     assert run.tflops_per_gpu * 1e12 / _peak(run) / printed - 1 == pytest.approx(0, abs=tolerance)
 
 
