@@ -49,34 +49,54 @@ def _megatron_selective_hw(spec: ModelSpec, batch: int, seq: int) -> float:
     return 72 * batch * seq * l * h**2 * (1 + seq / (3 * h) + v / (12 * l * h))
 
 
-def _megatron_core(spec: ModelSpec, batch: int, seq: int, causal: bool) -> float:
-    """Megatron-Core's num_floating_point_operations: full attention (2024) or its 2025 form,
-    which counts half the score and value products (the causal mask)."""
+def _megatron_core_2024(spec: ModelSpec, batch: int, seq: int) -> float:
+    """Megatron-Core's num_floating_point_operations (2024; full attention, no recompute)."""
     h, l, v = spec.d_model, spec.n_layers, spec.vocab_size
     heads = spec.attention.n_heads
     query_ratio = heads * spec.head_dim_qk / h
     gated = GATED_MULTIPLIER if spec.ffn.gated else 1
     if spec.moe is not None:
         if spec.n_moe_layers != l:
-            key = "megatron-core-2025" if causal else "megatron-core-2024"
-            raise CalcError(f"flop_convention {key!r} is counted here for models whose every "
-                            f"layer is MoE; {spec.name} mixes dense and MoE layers")
+            raise CalcError(f"flop_convention 'megatron-core-2024' counts every layer as MoE; "
+                            f"{spec.name} mixes dense and MoE layers")
         ffn = spec.moe.d_expert * spec.moe.top_k
     else:
         ffn = spec.ffn.d_ff
-    scores = seq / h / 2 if causal else seq / h
-    attention = (1 + spec.n_kv_heads / heads + scores) * query_ratio
+    attention = (1 + spec.n_kv_heads / heads + seq / h) * query_ratio
     return 12 * batch * seq * l * h**2 * (attention + ffn / h * gated + v / (2 * l * h))
 
 
-def _megatron_core_2024(spec: ModelSpec, batch: int, seq: int) -> float:
-    """Megatron-Core's num_floating_point_operations (2024; full attention, no recompute)."""
-    return _megatron_core(spec, batch, seq, causal=False)
-
-
 def _megatron_core_2025(spec: ModelSpec, batch: int, seq: int) -> float:
-    """Megatron-Core / Megatron Bridge from 2025: the 2024 count with causal attention."""
-    return _megatron_core(spec, batch, seq, causal=True)
+    """Megatron Bridge's num_floating_point_operations (2025): causal attention (half the score
+    and value products), dense and MoE layers apart, shared experts, multi-latent attention and
+    the multi-token-prediction layers, each counted as that file counts them."""
+    h, a, v = spec.d_model, spec.attention.n_heads, spec.vocab_size
+    mtp = spec.mtp_modules
+    layers = spec.n_layers + mtp
+    moe = spec.moe
+    dense, sparse = spec.n_layers - spec.n_moe_layers, spec.n_moe_layers
+    if moe is not None:  # the MTP layers are MoE layers when the last layer is
+        sparse += mtp
+    else:
+        dense += mtp
+    gated = GATED_MULTIPLIER if spec.ffn.gated else 1
+    routed = moe.d_expert * moe.top_k if moe is not None else 0
+    shared = moe.n_shared_experts * moe.shared_width if moe is not None else 0
+    mlp = 12 * h * gated * (spec.ffn.d_ff * dense + (routed + shared) * sparse)
+    mla = spec.attention.mla
+    if mla is not None:
+        qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim
+        q = (mla.q_lora_rank * (h + a * qk + 1) if mla.q_lora_rank is not None else h * a * qk)
+        attention = 6 * layers * (
+            q + mla.kv_lora_rank * (h + a * (mla.qk_nope_head_dim + mla.v_head_dim) + 1)
+            + h * mla.qk_rope_head_dim + a * mla.v_head_dim * h
+            + seq * a * qk / 2 + seq * a * mla.v_head_dim / 2)
+    else:
+        ratio = a * spec.head_dim_qk / h
+        attention = 12 * layers * h**2 * (1 + spec.n_kv_heads / a + seq / h / 2) * ratio
+    mtp_extra = 6 * mtp * (3 * h + 2 * h**2)
+    logits = 6 * h * v * (mtp + 1)
+    return batch * seq * (mlp + attention + mtp_extra + logits)
 
 
 def _palm(spec: ModelSpec, batch: int, seq: int) -> float:
@@ -153,8 +173,10 @@ CONVENTIONS: dict[str, Convention] = {
         "until its August 2025 causal discount", _megatron_core_2024),
     "megatron-core-2025": Convention(
         "Megatron-Core / Megatron Bridge 2025 (causal attention)",
-        "12·B·s·l·h²·((1 + g/a + s/2h)·a·d_h/h + (f/h)·k·glu + V/2lh) per step: the 2024 "
-        "count with half the attention scores",
+        "12·B·s·l·h²·((1 + g/a + s/2h)·a·d_h/h + (f/h)·k·glu + V/2lh) per step for a "
+        "dense model: the 2024 count with half the attention scores; dense and MoE layers "
+        "apart, shared experts, MLA's low-rank projections and the MTP layers as the file "
+        "counts them",
         "NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/training/utils/flop_utils.py "
         "num_floating_point_operations at tag v0.2.0 (the 25.11 container; 'Only half of the "
         "attention matrix is non-zero'); its vocabulary is padded to a multiple of 128 × TP, "
@@ -194,6 +216,8 @@ def source_flops_per_step(run: PublishedThroughput, spec: ModelSpec,
     """FLOPs of one optimizer step of `run` as its source counts them (default: the run's
     `flop_convention`; pass `run.hfu_convention` for the count behind its HFU)."""
     key = convention or run.flop_convention
+    if run.mtp_modules is not None and run.mtp_modules != spec.mtp_modules:
+        spec = spec.updated(mtp_modules=run.mtp_modules)  # the modules the run trained
     rule = CONVENTIONS[key].flops_per_step
     if rule is None:
         raise CalcError(f"run {run.name!r}: its source does not state how it counts FLOPs "

@@ -125,7 +125,13 @@ def test_source_formula_gives_the_printed_utilisation_from_the_printed_tokens(ru
 # FLOPs per token. Both NeMo Llama 3.1 405B rows print TFLOP/s about 1 % above what NeMo's own
 # llama3 formula gives for its Llama31Config405B (126 layers, 16,384 wide, 8 KV groups): a gap in
 # the source, the same on B200 and GB200. Their time (tokens/s) is what the model is compared on.
-KNOWN_GAPS = {"nemo-2502-b200-llama3.1-405b": 0.0104, "nemo-2504-gb200-llama3.1-405b": 0.0098}
+# The three DeepSeek-V3 rows of NeMo 25.11 print TFLOP/s within 0.3 % of Megatron Bridge's own
+# count (v0.2.0 flop_utils.py: MLA, 3 dense + 58 MoE layers, the shared expert, the MTP layer where
+# the row says "w/ MTP") times their tokens/s, with both signs: gaps in the source, as above.
+KNOWN_GAPS = {"nemo-2502-b200-llama3.1-405b": 0.0104, "nemo-2504-gb200-llama3.1-405b": 0.0098,
+              "nemo-2511-gb200-deepseek-v3-bf16": -0.0028,
+              "nemo-2511-gb200-deepseek-v3-fp8-mx": -0.0007,
+              "nemo-2511-b200-deepseek-v3-fp8-mx": 0.0016}
 GAP_DIGITS = 0.001  # the gaps above are recorded to three decimals
 WITH_TOKENS_AND_TFLOPS = [r for r in ALL if r.tokens_per_s_per_gpu and r.tflops_per_gpu]
 
@@ -157,9 +163,12 @@ def test_printed_tflops_over_the_peak_is_the_printed_utilisation(run):
     assert run.tflops_per_gpu * 1e12 / _peak(run) / printed - 1 == pytest.approx(0, abs=tolerance)
 
 
-# Publishers the fit draws on. Publishers with no fit row are calibration data added for step
-# time v2 (issue 18), all held out until its fitting scheme (leave-one-source-out) chooses.
-CALIBRATED = [r for r in ALL if r.publisher in {f.publisher for f in ALL if f.fit}]
+# The runs the present fit was chosen among. Publishers with no fit row, and NeMo's 25.11 and
+# 26.06 rows, are calibration data added for step time v2 (issue 18): all held out until its
+# fitting scheme (leave-one-source-out) decides.
+ADDED_FOR_V2 = ("nemo-2511-", "nemo-2606-")
+CALIBRATED = [r for r in ALL if r.publisher in {f.publisher for f in ALL if f.fit}
+              and not r.name.startswith(ADDED_FOR_V2)]
 
 
 def test_fit_subset_is_about_a_third_and_spread():

@@ -81,10 +81,13 @@ class RunModel:
 
 
 def run_spec(run: PublishedThroughput) -> ModelSpec:
-    """The run's model preset, with the learned position table the run built where it says."""
+    """The run's model preset, with the learned position table and the multi-token-prediction
+    modules the run built where it says."""
     spec = load_preset(run.model).spec
     if run.position_table is not None:
         spec = spec.updated(**{"position.max_positions": run.position_table})
+    if run.mtp_modules is not None:
+        spec = spec.updated(mtp_modules=run.mtp_modules)
     return spec
 
 

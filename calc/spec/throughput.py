@@ -84,6 +84,9 @@ class PublishedThroughput(Frozen):
     position_table: int | None = Field(
         None, ge=1, description="rows of the learned position table the run built, when not the "
                                 "preset's (llm-foundry builds max_seq_len = seq_len rows)")
+    mtp_modules: int | None = Field(
+        None, ge=0, description="multi-token-prediction modules the run trained, when the source "
+                                "says (DeepSeek-V3 'w/o MTP': 0); None: the preset's")
     memory_gib: float | None = Field(
         None, gt=0, description="peak GPU memory per GPU as printed, GiB")
     tflops_per_gpu: float | None = Field(None, gt=0, description="TFLOP/s per GPU as printed")
