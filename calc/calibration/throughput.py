@@ -52,7 +52,7 @@ def published_step(run: PublishedThroughput, spec: ModelSpec) -> Published:
                          f"{convention.formula} ÷ ({run.tflops_per_gpu:g} TFLOP/s × "
                          f"{run.gpus:,})")
     assert run.mfu is not None  # PublishedThroughput requires one figure
-    peak = get_gpu(run.gpu).peak_flops(run.dtype)
+    peak = get_gpu(run.gpu).peak_flops(run.mfu_peak_dtype or run.dtype)
     return Published(flops / (run.mfu * peak * run.gpus),
                      f"{convention.formula} ÷ (MFU {run.mfu:g} × {peak / TERA:g} TFLOP/s × "
                      f"{run.gpus:,})")
@@ -85,8 +85,19 @@ class RunModel:
     published: Published
 
 
-def prepare(run: PublishedThroughput) -> RunModel:
+def run_spec(run: PublishedThroughput) -> ModelSpec:
+    """The run's model preset, with the learned position table and the multi-token-prediction
+    modules the run built where it says."""
     spec = load_preset(run.model).spec
+    if run.position_table is not None:
+        spec = spec.updated(**{"position.max_positions": run.position_table})
+    if run.mtp_modules is not None:
+        spec = spec.updated(mtp_modules=run.mtp_modules)
+    return spec
+
+
+def prepare(run: PublishedThroughput) -> RunModel:
+    spec = run_spec(run)
     return RunModel(run, spec, model_terms(spec, run.seq_len), run_layout(run, spec),
                     published_step(run, spec))
 
