@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field
 
-from calc.counting import HOURS_PER_DAY, SECONDS_PER_HOUR, TRAIN_PER_FORWARD
+from calc.counting import HOURS_PER_DAY, SECONDS_PER_HOUR, TRAIN_PER_FORWARD, goodput_sentence
 from calc.document import Document
 from calc.errors import CalcError
 from calc.plan.offload import StepOffload
@@ -19,13 +19,14 @@ from calc.plan.options import ConfigEcho, RunConfig, run_config, with_file
 from calc.plan.step import Prediction, step_numbers
 from calc.presets import Preset, resolve
 from calc.spec import ModelSpec
+from calc.spec.costing import Costing
 from calc.spec.layout import Layout, make_layout
 from calc.timing.constants import load_constants
 from calc.timing.schedule import StepTime
 
 # The options a step is priced with (calc.plan.options): its layout, how its model states are
 # kept (they change `fits`, not the time) and where they are offloaded.
-SECTIONS = ("layout", "states", "offload")
+SECTIONS = ("layout", "states", "offload", "costing")
 
 
 class StepReport(Document):
@@ -63,8 +64,14 @@ class StepReport(Document):
                                                           "resources that priced it")
     config: ConfigEcho | None = Field(None, description="the trainer config read (--from)")
     tokens: float | None = None
-    gpu_hours: float | None = Field(None, description="tokens / (tokens/s per GPU) / 3600")
+    goodput: float = Field(1.0, description="share of wall-clock time that trains (given)")
+    gpu_hours_ideal: float | None = Field(None, description="tokens / (tokens/s per GPU) / "
+                                                            "3600: every hour a step")
+    gpu_hours: float | None = Field(None, description="gpu_hours_ideal / goodput")
     days: float | None = Field(None, description="gpu_hours / (gpus × 24)")
+    mfu_bf16_peak: float | None = Field(
+        None, description="with fp8 products: model FLOPs / (step time × GPUs × the dense "
+                          "bf16 peak), the figure papers report beside the fp8-peak MFU")
     notes: list[str] = Field(description="valid but unusual choices of the layout")
     conventions: list[str]
 
@@ -111,7 +118,11 @@ def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
     numbers = step_numbers(preset.spec, chosen, gpu, system, given)
     prediction, lay, time = numbers.prediction, numbers.layout, numbers.time
     device, platform = prediction.gpu, prediction.system
-    gpu_hours = tokens / numbers.tokens_per_s_per_gpu / SECONDS_PER_HOUR if tokens else None
+    goodput = Costing(**given.given("costing")).goodput
+    ideal = tokens / numbers.tokens_per_s_per_gpu / SECONDS_PER_HOUR if tokens else None
+    gpu_hours = ideal / goodput if ideal else None
+    bf16 = (numbers.model_flops / (time.step * lay.gpus * device.peak_flops("bf16"))
+            if lay.dtype == "fp8" else None)
     return StepReport(
         model=preset.name, title=preset.title, source=preset.source, gpu=device.name,
         gpu_title=device.title, system=platform.name, system_title=platform.title,
@@ -127,10 +138,12 @@ def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
         links=numbers.links, fits=numbers.fits,
         memory_per_gpu_bytes=numbers.memory.total_bytes,
         gpu_memory_bytes=int(numbers.memory.gpu_bytes or 0), offload=numbers.offload,
-        config=echo, tokens=tokens, gpu_hours=gpu_hours,
+        config=echo, tokens=tokens, goodput=goodput, gpu_hours_ideal=ideal,
+        gpu_hours=gpu_hours, mfu_bf16_peak=bf16,
         days=gpu_hours / lay.gpus / HOURS_PER_DAY if gpu_hours else None,
         notes=[*file_notes, *prediction.notes],
         conventions=[*conventions(lay, prediction, time),
+                     *([goodput_sentence(goodput)] if tokens else []),
                      *([offload_sentence(numbers.offload)] if numbers.offload else [])],
     )
 
