@@ -53,7 +53,7 @@ def test_fit_recovers_constants_it_was_moved_from():
 
 def test_stored_constants_are_a_local_minimum():
     """presets/timing.toml holds the fit's output: no fitted constant moved by ±2 % lowers the
-    loss (rerun `python -m calc.calibration.fit` when this fails)."""
+    loss (rerun `python -m calc.calibration` when this fails)."""
     models = fit_models()
     best = loss(CONSTANTS, models)
     for p in CONSTANTS.fit.parameters:

@@ -13,23 +13,21 @@ A run with a pipeline whose schedule (micro-batch, virtual stages) its source do
 not fitted on: the bubble follows from those two, and an assumed schedule would bend the
 constants toward the assumption. Every such run is still predicted and judged.
 
-    python -m calc.calibration.fit     # refit on every publisher, rewrite presets/timing.toml,
-                                       # and rerun the leave-one-source-out validation
+    python -m calc.calibration     # refit on every publisher, rewrite presets/timing.toml,
+                                   # and rerun the leave-one-source-out validation
 """
 
 from __future__ import annotations
 
 import math
 import re
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from calc.calibration.throughput import RunModel, predicted_step, prepare
-from calc.presets import _data_dir, load_throughput_runs
+from calc.presets import load_throughput_runs
 from calc.spec.throughput import PublishedThroughput
-from calc.timing.constants import FILE, Parameter, TimingConstants, load_constants, parse
+from calc.timing.constants import Parameter, TimingConstants, load_constants, parse
 
 SCHEDULE_CRITICAL = ("micro_batch", "vpp")
 MAX_ITERATIONS = 40
@@ -173,7 +171,7 @@ def fit_models(keep: Callable[[PublishedThroughput], bool] = lambda run: True
             if fitted_on(run) and keep(run)]
 
 
-def _rewrite(text: str, constants: TimingConstants, method: str) -> str:
+def rewrite(text: str, constants: TimingConstants, method: str) -> str:
     """presets/timing.toml with the fitted values and the fit's method replaced in place."""
     for parameter in constants.fit.parameters:
         *section, key = parameter.path.split(".")
@@ -185,33 +183,3 @@ def _rewrite(text: str, constants: TimingConstants, method: str) -> str:
                           text)
     assert count == 1, "[fit] method"
     return text
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    from calc.calibration.validate import leave_one_source_out, write_validation
-
-    constants = load_constants()
-    models = fit_models()
-    result = fit(constants, models)
-    publishers = len({m.run.publisher for m in models})
-    method = (f"Levenberg-Marquardt on log(predicted/published step time), each publisher's "
-              f"runs weighted 1/its runs, over {len(models)} runs from {publishers} "
-              f"publishers, {len(constants.fit.parameters)} constants "
-              f"(presets/timing.toml [fit.parameters])")
-    path = Path(_data_dir()) / FILE
-    path.write_text(_rewrite(path.read_text(encoding="utf-8"), result.constants, method),
-                    encoding="utf-8")
-    for parameter in constants.fit.parameters:
-        print(f"{parameter.path} = {get(result.constants, parameter.path):.6g}")
-    print(f"loss {result.loss:.4f} over {len(models)} runs after {result.iterations} "
-          f"iterations", file=sys.stderr)
-    load_constants.cache_clear()
-    validation = leave_one_source_out(load_constants())
-    write_validation(validation)
-    print(f"leave-one-source-out: median {validation.median:.1%}, p90 {validation.p90:.1%} "
-          f"over {validation.rows} runs from {validation.sources} publishers", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

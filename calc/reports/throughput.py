@@ -176,7 +176,7 @@ def reproduce_throughput(search: bool = True) -> ThroughputReport:
             f"Predicted: `calc step` with the run's stated layout and the global constants of "
             f"presets/timing.toml, no per-run or per-source factor. Held out: the same model "
             f"with its constants fitted on every other publisher's runs (leave one source out; "
-            f"python -m calc.calibration.fit), the test of how it generalises; targets median "
+            f"python -m calc.calibration), the test of how it generalises; targets median "
             f"|predicted/published − 1| ≤ {TARGET_MEDIAN:.0%}, 90th percentile ≤ "
             f"{TARGET_P90:.0%}. The shipped constants: {constants.fit.method}; runs with an "
             f"unprinted pipeline schedule are predicted, never fitted on.",
