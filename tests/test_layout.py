@@ -215,7 +215,8 @@ def test_one_name_per_feature():
     """Every report has a view of the same name; every view shows a report (or draws one)."""
     reports, views = _names("reports"), _names("views")
     assert reports - views == set()
-    assert views - reports == {"plot"}  # figures, drawn from the estimate and sweep reports
+    # plots: calc.plot and its kinds (views/figures/, one module per figure, drawn from reports)
+    assert views - reports == {"plot", "figures"}
     commands = _names("commands")
     # verbs without a report of their own: the catalogue's two, the docs generator, plots
     assert commands - reports == {"list", "gpus", "docs", "plot"}

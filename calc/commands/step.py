@@ -35,7 +35,7 @@ def _parser() -> Parser:
                         help="training tokens, for GPU-hours and days (e.g. 2e12 or 2T)")
     add_options(parser, "states", title="model states and margin (whether it fits)")
     add_options(parser, "offload", title="offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity)")
-    add_options(parser, "costing", title="cost and energy of --tokens")
+    add_options(parser, "costing", title="GPU-hours, cost and energy of --tokens")
     add_format(parser)
     return parser
 

@@ -46,10 +46,12 @@ def cost(asked: Costing, gpu: GPU, gpu_hours: float) -> Cost | None:
 
 @dataclass(frozen=True)
 class RunTime:
-    """What a token budget takes at a predicted rate: GPU-hours, days on the run's GPUs, and
-    their cost when asked."""
+    """What a token budget takes at a predicted rate: GPU-hours (every hour a step, and divided
+    by the goodput asked), days on the run's GPUs, and their cost when asked."""
 
     tokens: float
+    gpu_hours_ideal: float
+    goodput: float
     gpu_hours: float
     days: float
     cost: Cost | None
@@ -57,8 +59,11 @@ class RunTime:
 
 def run_time(tokens: float, tokens_per_s_per_gpu: float, gpus: int, gpu: GPU,
              asked: Costing | None = None) -> RunTime:
-    """GPU-hours and days of `tokens` at `tokens_per_s_per_gpu` on `gpus` GPUs, and their cost
-    as `asked` (calc.formulas.cost)."""
-    gpu_hours = tokens / tokens_per_s_per_gpu / SECONDS_PER_HOUR
-    return RunTime(tokens, gpu_hours, gpu_hours / gpus / HOURS_PER_DAY,
+    """GPU-hours and days of `tokens` at `tokens_per_s_per_gpu` on `gpus` GPUs, over the
+    goodput asked (the share of wall-clock time that trains; default 1), and their cost as
+    `asked` (calc.formulas.cost)."""
+    ideal = tokens / tokens_per_s_per_gpu / SECONDS_PER_HOUR
+    goodput = asked.goodput if asked is not None else 1.0
+    gpu_hours = ideal / goodput
+    return RunTime(tokens, ideal, goodput, gpu_hours, gpu_hours / gpus / HOURS_PER_DAY,
                    cost(asked, gpu, gpu_hours) if asked is not None else None)

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field
 
-from calc.counting import GIB, TRAIN_PER_FORWARD
+from calc.counting import GIB, TRAIN_PER_FORWARD, goodput_sentence
 from calc.document import Document
 from calc.errors import CalcError
 from calc.plan.cost import run_time
@@ -71,13 +71,19 @@ class StepReport(Document):
                                                           "resources that priced it")
     config: ConfigEcho | None = Field(None, description="the trainer config read (--from)")
     tokens: float | None = None
-    gpu_hours: float | None = Field(None, description="tokens / (tokens/s per GPU) / 3600")
+    goodput: float = Field(1.0, description="share of wall-clock time that trains (given)")
+    gpu_hours_ideal: float | None = Field(None, description="tokens / (tokens/s per GPU) / "
+                                                            "3600: every hour a step")
+    gpu_hours: float | None = Field(None, description="gpu_hours_ideal / goodput")
     days: float | None = Field(None, description="gpu_hours / (gpus × 24)")
     price: float | None = Field(None, description="price per GPU-hour, when given")
     cost: float | None = Field(None, description="gpu_hours × price")
     energy_kwh: float | None = Field(None, description="GPU TDP × GPU-hours × PUE, when asked")
     co2e_kg: float | None = Field(None, description="energy × grid intensity, when given")
     pue: float | None = Field(None, description="the PUE the energy assumes")
+    mfu_bf16_peak: float | None = Field(
+        None, description="with fp8 products: model FLOPs / (step time × GPUs × the dense "
+                          "bf16 peak), the figure papers report beside the fp8-peak MFU")
     notes: list[str] = Field(description="valid but unusual choices of the layout")
     conventions: list[str]
 
@@ -121,6 +127,8 @@ def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
     budget = (run_time(tokens, numbers.tokens_per_s_per_gpu, lay.gpus, device,
                        Costing(**given.given("costing"))) if tokens else None)
     money = budget.cost if budget else None
+    bf16 = (numbers.model_flops / (time.step * lay.gpus * device.peak_flops("bf16"))
+            if lay.dtype == "fp8" else None)
     return StepReport(
         model=preset.name, title=preset.title, source=preset.source, gpu=device.name,
         gpu_title=device.title, system=platform.name, system_title=platform.title,
@@ -138,13 +146,16 @@ def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
         memory_margin_bytes=numbers.memory.margin_bytes,
         gpu_memory_bytes=int(numbers.memory.gpu_bytes or 0),
         recipe=numbers.memory.options.recipe_name, offload=numbers.offload,
-        config=echo, tokens=tokens, gpu_hours=budget.gpu_hours if budget else None,
+        config=echo, tokens=tokens, goodput=budget.goodput if budget else 1.0,
+        gpu_hours_ideal=budget.gpu_hours_ideal if budget else None,
+        gpu_hours=budget.gpu_hours if budget else None, mfu_bf16_peak=bf16,
         days=budget.days if budget else None,
         price=money.price if money else None, cost=money.cost if money else None,
         energy_kwh=money.energy_kwh if money else None,
         co2e_kg=money.co2e_kg if money else None, pue=money.pue if money else None,
         notes=[*file_notes, *auto_note, *prediction.notes],
         conventions=[*conventions(lay, prediction, time),
+                     *([goodput_sentence(budget.goodput)] if tokens else []),
                      *([offload_sentence(numbers.offload)] if numbers.offload else [])],
     )
 
@@ -196,8 +207,8 @@ def offload_sentence(block: StepOffload) -> str:
 def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[str]:
     """The sentences printed under the step tables."""
     constants = load_constants()
-    calibration = (f"{', '.join(prediction.fitted)} fitted on {len(constants.fit.rows)} "
-                   f"published runs (docs/throughput.md), the rest priors"
+    calibration = (f"{', '.join(prediction.fitted)} fitted ({constants.fit.method}; judged "
+                   f"leaving each publisher out in turn: docs/throughput.md), the rest priors"
                    if prediction.fitted else
                    "priors only, NOT fitted on any published run of this generation")
     recompute = {"none": "no recomputation",

@@ -41,6 +41,9 @@ def view(report: StepReport) -> View:
     step.add("model TFLOP/s per GPU", f"{report.tflops_per_gpu:,.1f}")
     step.add(f"MFU (calc's exact FLOPs, dense {report.layout.dtype} peak "
              f"{report.peak_flops / TERA:g} TFLOP/s)", f"{100 * report.mfu:.1f} %")
+    if report.mfu_bf16_peak is not None:
+        step.add("MFU against the dense bf16 peak (as papers report fp8 runs)",
+                 f"{100 * report.mfu_bf16_peak:.1f} %")
     step.add("HFU (recomputation added)", f"{100 * report.hfu:.1f} %")
     verdict = "fits" if report.fits else "does NOT fit"
     step.add(f"memory per GPU (calc.memory, {report.layout.framework} recipe "
@@ -57,7 +60,11 @@ def view(report: StepReport) -> View:
                  + (f"{off.host_memory_bytes / GIB:,.0f} GiB ({where})"
                     if off.host_memory_bytes else where))
     if report.gpu_hours is not None and report.days is not None and report.tokens:
-        step.add(f"GPU-hours for {report.tokens:.4g} tokens (predicted MFU)",
+        if report.goodput < 1 and report.gpu_hours_ideal is not None:
+            step.add(f"GPU-hours for {report.tokens:.4g} tokens, ideal (every hour a step)",
+                     f"{report.gpu_hours_ideal:,.0f}")
+        step.add(f"GPU-hours for {report.tokens:.4g} tokens (predicted MFU"
+                 + (f", goodput {report.goodput:g})" if report.goodput < 1 else ")"),
                  f"{report.gpu_hours:,.0f}")
         step.add(f"days on {report.gpus:,} GPUs", f"{report.days:,.1f}")
         if report.cost is not None:
