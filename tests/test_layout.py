@@ -119,7 +119,7 @@ MAY_IMPORT = {
     "verify": "presets hf evaluate spec",
     "sweeps": "document spec numbers errors",
     "plan": "calibration timing trainers presets evaluate _compiled spec counting errors lazy",
-    "calibration": "timing source_flops presets spec counting",
+    "calibration": "timing source_flops presets spec counting errors",
     "timing": "presets evaluate spec counting errors",
     "trainers": "presets spec errors",
     "source_flops": "evaluate spec errors",

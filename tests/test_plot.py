@@ -59,7 +59,7 @@ def test_layout_plot_draws_the_search_the_limit_and_the_choice(tmp_path, cli):
     """Issue 19: every searched layout as step time against memory per GPU, the GPU's memory,
     the limit less the chosen layout's margin, the chosen layout marked (calc.layout's best)."""
     pytest.importorskip("matplotlib")
-    options = dict(gpus=["h100"], gpu_count=16, global_batch=64)
+    options = dict(gpu="h100", gpus=16, global_batch=64)
     figure = calc.plot("layout", "llama2-7b", **options)
     ax = figure.axes[0]
     best = calc.layout("llama2-7b", gpu="h100", gpus=16, global_batch=64).best[0]
@@ -76,4 +76,4 @@ def test_layout_plot_draws_the_search_the_limit_and_the_choice(tmp_path, cli):
     assert result.code == 0, result.err
     assert out.read_bytes().startswith(PNG)
     with pytest.raises(CalcError, match="give one MODEL, one --gpu and --gpus"):
-        calc.plot("layout", "llama2-7b", gpus=["h100"], global_batch=64)
+        calc.plot("layout", "llama2-7b", gpu="h100", global_batch=64)
