@@ -9,6 +9,7 @@ apart; then the layout search on the run's model, GPUs and batch against the aut
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 
 from pydantic import Field
 
@@ -17,6 +18,7 @@ from calc.calibration.throughput import RunModel, predicted_step, prepare
 from calc.calibration.validate import P90, load_validation, percentile
 from calc.counting import GIB
 from calc.document import Document
+from calc.errors import CalcError
 from calc.plan.search import memory_total, outside, search_layouts
 from calc.presets import load_throughput_runs
 from calc.reports.layout import SEARCHED
@@ -133,14 +135,24 @@ def _search(model: RunModel, predicted: float) -> tuple[float | None, Layout | N
             f"{head}: {'; '.join(reasons) or 'no reason found'}")
 
 
-def reproduce_throughput(search: bool = True) -> ThroughputReport:
-    """Every run of presets/published/step/ beside the step-time model, in sample (the shipped
-    constants) and held out (constants fitted without its publisher), and, with `search`, the
-    layout search's best layout for it."""
+def reproduce_throughput(search: bool = True,
+                         publishers: Sequence[str] = ()) -> ThroughputReport:
+    """Every run of presets/published/step/ (or `publishers`' runs) beside the step-time
+    model, in sample (the shipped constants) and held out (constants fitted without its
+    publisher), and, with `search`, the layout search's best layout for it (a few seconds a
+    run). The validation summary is every publisher's, whichever rows are shown."""
     constants = load_constants()
     held_out = load_validation()
+    runs = list(load_throughput_runs().values())
+    known = sorted({run.publisher for run in runs})
+    unknown = sorted(set(publishers) - set(known))
+    if unknown:
+        raise CalcError(f"publisher {', '.join(map(repr, unknown))}: expected one of "
+                        f"{', '.join(known)}")
     rows = []
-    for run in load_throughput_runs().values():
+    for run in runs:
+        if publishers and run.publisher not in publishers:
+            continue
         model = prepare(run)
         predicted = predicted_step(model, constants)
         searched, best, verdict = _search(model, predicted) if search else (None, None, "")
