@@ -117,7 +117,7 @@ MAY_IMPORT = {
     "reports": "verify sweeps plan calibration timing presets hf host formulas symbols evaluate "
                "_compiled document spec counting errors",
     "verify": "presets hf evaluate spec",
-    "sweeps": "document spec numbers errors",
+    "sweeps": "presets evaluate _compiled document spec symbols numbers counting errors",
     "plan": "calibration timing trainers presets evaluate _compiled spec counting errors lazy",
     "calibration": "timing source_flops presets spec counting errors",
     "timing": "presets evaluate spec counting errors",
