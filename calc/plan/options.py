@@ -99,6 +99,8 @@ class RunConfig(Frozen):
     def from_options(cls, **options: Any) -> RunConfig:
         """The run of flat options (None values are not given); CalcError naming an unknown
         option or a value its field refuses."""
+        if all(value is None for value in options.values()):
+            return _NOTHING  # a library call with no run options (calc.estimate's hot path)
         sections = option_sections()
         for key, value in list(options.items()):  # a whole section given as its object
             if isinstance(value, Frozen) and type(value) in map(schema, SECTION_SCHEMAS):
@@ -116,7 +118,7 @@ class RunConfig(Frozen):
                 section = sections[option]
                 by_section.setdefault(section, {})[option] = value  # errors name the option
         if not by_section:  # nothing given: nothing to validate (start-up, bench/startup.py)
-            return cls.model_construct()
+            return _NOTHING
         try:
             return cls(**{section: _given(section)(**values)
                           for section, values in by_section.items()})
@@ -142,6 +144,9 @@ class RunConfig(Frozen):
     def over(self, base: RunConfig) -> RunConfig:
         """This run's options over `base`'s."""
         return RunConfig.from_options(**{**base.given(), **self.given()})
+
+
+_NOTHING = RunConfig.model_construct()  # the run given no option: built once, unvalidated
 
 
 def run_config(run: RunConfig | None = None, **options: Any) -> RunConfig:

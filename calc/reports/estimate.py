@@ -38,7 +38,7 @@ from calc.presets import (
 )
 from calc.spec import BYTES_PER_ELEMENT, ModelSpec, Workload
 from calc.spec.base import per_instance
-from calc.spec.costing import Costing
+from calc.spec.costing import NOTHING_ASKED, Costing
 from calc.spec.finetune import FineTune
 from calc.spec.gemm_precision import gemm_peaks, precision_sentence
 from calc.spec.layout import Layout
@@ -350,7 +350,8 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     source = mfu_source or ("default" if mfu is None else "flag")
     precision = given.get("precision") or "bf16"
     low = low_precision_train_flops(spec, ft, targets) if precision != "bf16" else 0
-    asked = checked(Costing, given.given("costing"))
+    costing = given.given("costing")
+    asked = checked(Costing, costing) if costing else NOTHING_ASKED
     training = (_training_report(preset, workload, flops, source, precision, low, asked)
                 if workload.tokens is not None else None)
     if workload.gpu and training is None:

@@ -36,3 +36,6 @@ class Costing(Frozen):
     def asked(self) -> bool:
         """A price or the energy was asked for."""
         return self.price is not None or self.wants_energy
+
+
+NOTHING_ASKED = Costing.model_construct()  # no price, PUE or energy, goodput 1: built once
