@@ -24,7 +24,7 @@ package never imports torch (the verifier, calc.verify, does) and its report pat
 sympy (formulas are compiled into calc._compiled).
 """
 
-from calc.lazy import lazy_getattr
+from calc.lazy import lazy_dir, lazy_getattr
 from calc.views import render  # and with it calc.document.renderer: reports show in notebooks
 
 __version__ = "0.1.0"
@@ -85,5 +85,6 @@ _LAZY = {
     "plot": "calc.views.plot:plot",
 }
 __getattr__ = lazy_getattr(__name__, _LAZY)
+__dir__ = lazy_dir(__name__, _LAZY)
 
 __all__ = ["render", *_LAZY]

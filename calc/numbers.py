@@ -64,6 +64,8 @@ RANGES: dict[str, Range] = {
     "request_rate": Range(0, 1e7, open_low=True, example="10 (requests a second)"),
     "latency_ms": Range(0, 1e7, open_low=True, example="50 (milliseconds)"),
     "share": Range(0, 0.99, example="0.2 (a fraction)"),
+    # memory a GPU keeps beside what a run allocates (CUDA context, NCCL, fragmentation), GiB
+    "memory_margin": Range(0, 1 << 20, example="4 (GiB)"),
 }
 
 

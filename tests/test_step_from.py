@@ -85,17 +85,21 @@ def test_every_setting_is_echoed_or_listed():
     assert "(format)" in echoed  # the framework, from the file's format
 
 
-def test_lora_settings_are_listed_as_ignored_by_step():
-    """axolotl's QLoRA example: the step prices full training, so the adapter settings are
-    listed as ignored (with why), not applied; its batch is micro-batch 2 × 4 accumulation
-    steps × dp."""
+@pytest.mark.parametrize("name, method, setting", [
+    ("axolotl_llama3_qlora.yml", "qlora", "adapter: qlora"),
+    ("llamafactory_llama3_lora_sft.yaml", "lora", "finetuning_type: lora"),
+    ("nemo_launcher_llama_lora_squad.yaml", "lora", "model.peft.peft_scheme: lora"),
+    ("alignment_handbook_zephyr_qlora.yaml", "qlora", "use_peft: True"),
+])
+def test_a_fine_tune_is_refused_not_priced_as_full_training(cli, name, method, setting):
+    """Issue 19: a LoRA/QLoRA config through `step --from` is refused in one line naming the
+    file's method (the step model prices full training only), never priced as full
+    training; `memory --from` still reads it."""
     pytest.importorskip("yaml")
-    report = step(from_file=str(CONFIGS / "axolotl_llama3_qlora.yml"), gpu="a100", gpus=2)
-    assert report.layout.global_batch == 2 * 4 * 2
-    ignored = " ".join(report.config.ignored)
-    assert "adapter (LoRA/QLoRA step time is not modelled)" in ignored
-    assert "lora_r" in ignored
-    assert "adapter" not in {row["key"] for row in report.config.read}
+    result = cli("step", "--from", str(CONFIGS / name), "--gpu", "a100", "--gpus", "8")
+    assert result.code == 2 and result.err.count("\n") == 1, result.err
+    assert f"a {method} fine-tune ({setting})" in result.err
+    assert "calc memory --from" in result.err
 
 
 def test_a_flag_over_the_file_is_reported(cli):
@@ -113,7 +117,9 @@ def test_a_flag_over_the_file_is_reported(cli):
 
 @pytest.mark.parametrize("argv, message", [
     (["--from", str(MEGATRON), "--gpus", "64"], "not divisible by tp × pp × cp"),
-    (["--from", str(MEGATRON)], "give --gpus"),
+    # the script's own 8 GPUs (GPUS_PER_NODE × NUM_NODES): Megatron-LM refuses them
+    (["--from", str(MEGATRON)], "gpus=8 is not divisible by tp × pp × cp = 8 × 16 × 1 = 128"),
+    (["--from", str(TORCHTITAN)], "give --gpus"),
     (["--from", str(DS_10B), "--gpus", "8", "llama2-7b"], "does not match the GPUs"),
     (["--from", str(CONFIGS / "ds_config_zero3.json"), "--gpus", "8"], "names no model"),
     (["--gpus", "8"], "MODEL (or --from"),

@@ -74,11 +74,11 @@ def _add_serving(parser: Parser) -> None:
 
 
 def run(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(argv)
+    if show_formulas("infer", args):  # before the report's modules: --formula needs none
+        return 0
     from calc.reports.infer import infer
 
-    args = _parser().parse_args(argv)
-    if show_formulas("infer", args):
-        return 0
     given = {"gpus": args.gpus, "batch": args.batch,
              **{key.removeprefix(SERVING): value for key, value in vars(args).items()
                 if key.startswith(SERVING)}}

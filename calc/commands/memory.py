@@ -34,9 +34,9 @@ def _parser() -> Parser:
                                          "bounds an offload (default: the GPU's system)")
     parser.add_argument("--gpus", type=positive_int,
                         help="GPUs of the run: dp defaults to gpus / (tp × pp × cp)")
-    add_options(parser, "layout", skip=(*ACTIVATIONS, "global_batch", "framework"))
+    add_options(parser, "layout", skip=(*ACTIVATIONS, "global_batch"))
     add_activations(parser)
-    add_options(parser, "states", title="model states")
+    add_options(parser, "states", title="model states and margin")
     add_options(parser, "offload", title="offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity)",
                 skip=("nvme_read_gb_s", "nvme_write_gb_s"))
     add_options(parser, "finetune", title="fine-tuning")
@@ -46,13 +46,13 @@ def _parser() -> Parser:
 
 
 def run(argv: Sequence[str]) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if show_formulas("memory", args):  # before the report's modules: --formula needs none
+        return 0
     from calc.reports.memory import memory
     from calc.spec.layout import make_layout
 
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if show_formulas("memory", args):
-        return 0
     if args.model is None and not args.from_file:
         parser.error("the following arguments are required: MODEL (or --from a trainer "
                      "config that names one)")

@@ -33,8 +33,9 @@ def _parser() -> Parser:
     add_options(parser, "layout")
     parser.add_argument("--tokens", type=number("tokens"),
                         help="training tokens, for GPU-hours and days (e.g. 2e12 or 2T)")
-    add_options(parser, "states", title="model states (whether it fits)")
+    add_options(parser, "states", title="model states and margin (whether it fits)")
     add_options(parser, "offload", title="offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity)")
+    add_options(parser, "costing", title="GPU-hours, cost and energy of --tokens")
     add_format(parser)
     return parser
 
@@ -49,6 +50,6 @@ def run(argv: Sequence[str]) -> int:
                      "config that names one)")
     report = step(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
                   tokens=args.tokens, from_file=args.from_file,
-                  **options(args, "layout", "states", "offload"))
+                  **options(args, "layout", "states", "offload", "costing"))
     print(render(report, args.format, args.table), end="")
     return 0

@@ -17,6 +17,7 @@ from calc.presets import get_gpu, get_system, system_for_gpu
 from calc.spec import GPU, ModelSpec, System
 from calc.spec.layout import Layout, check
 from calc.spec.offload import Offload
+from calc.spec.validity import refuse
 from calc.timing.communication import links
 from calc.timing.constants import load_constants
 from calc.timing.network import network_for
@@ -45,12 +46,13 @@ class Prediction:
 
 
 def predict(spec: ModelSpec, layout: Layout, gpu: str, system: str | None = None) -> Prediction:
-    """Step time of `layout` (checked against `spec`) on `gpu` in `system` (default: the GPU's
-    reference system)."""
-    layout, notes = check(spec, layout)
+    """Step time of `layout` (checked against `spec` and refused where its framework refuses
+    it, calc.spec.validity) on `gpu` in `system` (default: the GPU's reference system)."""
     constants = load_constants()
     device = get_gpu(gpu)
     platform = get_system(system) if system else system_for_gpu(device.name)
+    refuse(spec, layout, platform.gpus_per_node)
+    layout, notes = check(spec, layout)
     generation, _ = constants.generation(device.name)
     time = price(spec, layout, device, platform, constants)
     return Prediction(layout=layout, notes=notes, time=time, gpu=device, system=platform,
@@ -122,8 +124,8 @@ def step_numbers(spec: ModelSpec, layout: Layout, gpu: str, system: str | None,
         offload = offload.model_copy(
             update={"gpus_per_node": min(lay.gpus, platform.gpus_per_node)})
     options = {**lay.model_dump(), **run.given("states")}
-    memory = memory_block(spec, memory_options(spec, device.name, options), device,
-                          finetune_of(run), offload, platform.name, fixes=False)
+    memory = memory_block(spec, memory_options(spec, device.name, options, platform.name),
+                          device, finetune_of(run), offload, platform.name, fixes=False)
     block = None
     if memory.offload is not None:
         constants = load_constants()
