@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from calc.commands._args import (
     Parser,
@@ -15,10 +16,11 @@ from calc.commands._args import (
     options,
     positive_int,
 )
+from calc.errors import CalcError
 from calc.views import render
 
 
-def _parser() -> Parser:
+def parser() -> Parser:
     from calc.plan.search import SEARCHED
     from calc.reports.layout import SEARCH_FIXED, TOP
 
@@ -49,16 +51,19 @@ def _parser() -> Parser:
     return parser
 
 
-def run(argv: Sequence[str]) -> int:
+def report(args: Any) -> Any:
+    """The report `args` (parsed by `parser()`) asks for; args.model may be a Preset."""
     from calc.reports.layout import layout
 
-    parser = _parser()
-    args = parser.parse_args(argv)
     if args.model is None and not args.from_file:
-        parser.error("the following arguments are required: MODEL (or --from a trainer "
-                     "config that names one)")
-    report = layout(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
-                    from_file=args.from_file, tokens=args.tokens, top=args.top,
-                    **options(args, "layout", "states", "offload", "costing"))
-    print(render(report, args.format, args.table), end="")
+        raise CalcError("the following arguments are required: MODEL (or --from a trainer "
+                        "config that names one)")
+    return layout(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
+                  from_file=args.from_file, tokens=args.tokens, top=args.top,
+                  **options(args, "layout", "states", "offload", "costing"))
+
+
+def run(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    print(render(report(args), args.format, args.table), end="")
     return 0

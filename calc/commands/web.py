@@ -1,0 +1,45 @@
+"""The calculator in a browser: `python -m calc web [--host 127.0.0.1] [--port 8765]`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from calc.commands import estimate, layout, memory, step
+from calc.commands._args import Parser, positive_int
+from calc.web.query import Route
+from calc.web.server import HOST, PORT, server
+
+
+def routes() -> list[Route]:
+    """The page's views: these commands' own parsers and reports (calc.web imports no
+    command; the search runs time-limited in a child process)."""
+    return [Route("", estimate.parser, estimate.report),
+            Route("memory", memory.parser, memory.report),
+            Route("layout", layout.parser, layout.report, limited=True),
+            Route("step", step.parser, step.report)]
+
+
+def parser() -> Parser:
+    made = Parser(prog="python -m calc web",
+                  description="Serve the calculator as a page on this machine: the main report, "
+                              "memory, the layout search and the step time, each from the same "
+                              "report the command prints, with its CLI line and JSON/CSV.")
+    made.add_argument("--host", default=HOST,
+                      help=f"address to bind (default {HOST}: this machine only)")
+    made.add_argument("--port", type=positive_int, default=PORT,
+                      help=f"port (default {PORT})")
+    return made
+
+
+def run(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    made = server(routes(), args.host, args.port)
+    host, port = made.server_address[:2]
+    print(f"calc web: http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
+    try:
+        made.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        made.server_close()
+    return 0

@@ -1,0 +1,75 @@
+"""A route's report for one request, rendered by calc.views: in this thread, or for a search
+in a child process that is killed past SEARCH_SECONDS (a thread cannot be stopped)."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from collections.abc import Sequence
+from typing import Any
+
+from calc.errors import CalcError
+from calc.presets import Preset, preset_from_data
+from calc.views import render
+from calc.web.query import Route
+
+SEARCH_SECONDS = 60.0
+PASTED = "config.json"  # what a pasted config is called, on the page and in the CLI line
+
+
+def pasted(text: str) -> Preset:
+    """The preset of a pasted config.json (or spec JSON), read from the text alone."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CalcError(f"config: not JSON ({error.msg} at line {error.lineno}, column "
+                        f"{error.colno})") from None
+    if not isinstance(data, dict):
+        raise CalcError(f"config: expected a JSON object, got {type(data).__name__}")
+    return preset_from_data(data, PASTED, "pasted config", "pasted config.json")
+
+
+def rendered(route: Route, line: Sequence[str], preset: Preset | None, fmt: str,
+             table: str | None) -> str:
+    """The report `line` (the command's argv) asks for, in `fmt`; `preset` is a pasted
+    config's, which the argv names as PASTED."""
+    if not route.limited:
+        return _rendered(route, line, preset, fmt, table)
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no forked locks
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_child, args=(route, line, preset, fmt, table, send),
+                            daemon=True)
+    child.start()
+    send.close()
+    try:
+        if not receive.poll(SEARCH_SECONDS):
+            raise CalcError(f"the search took longer than {SEARCH_SECONDS:g} s and was stopped; "
+                            f"pin more of its options (e.g. tp, pp) or search fewer GPUs")
+        ok, text = receive.recv()
+    except EOFError:
+        raise CalcError("the search stopped without an answer") from None
+    finally:
+        child.kill()
+        child.join()
+        receive.close()
+    if not ok:
+        raise CalcError(text)
+    return text
+
+
+def _rendered(route: Route, line: Sequence[str], preset: Preset | None, fmt: str,
+              table: str | None) -> str:
+    args = route.parser().parse_args(line)
+    if preset is not None:
+        args.model = preset
+    return render(route.report(args), fmt, table)
+
+
+def _child(route: Route, line: Sequence[str], preset: Preset | None, fmt: str,
+           table: str | None, send: Any) -> None:
+    try:
+        send.send((True, _rendered(route, line, preset, fmt, table)))
+    except CalcError as error:
+        send.send((False, str(error)))
+    except Exception as error:  # a bug: said in one line, as the CLI does
+        send.send((False, f"internal error: {type(error).__name__}: {error}"))

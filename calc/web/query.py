@@ -1,0 +1,112 @@
+"""A request's query → the argv of the CLI command it names, refusing what would read a file.
+
+Option names are the command's flags without their dashes (`seq-len=4096` is `--seq-len
+4096`); MODEL is `model`. A flag that takes no value is `name=yes` or `name=no` (`no` is
+`--no-NAME` where the flag has one, else left out). An empty value is not given (a blank form
+field). Output options are the request's: `format` (html, the page, unless json, csv, text or
+markdown) and `table`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from calc.errors import CalcError
+
+# Flags a request may not give: they read a file on the server (--from, --mfu-from), change
+# the process for every request (--offline sets HF_HUB_OFFLINE), or print something else.
+REFUSED = ("from", "mfu-from", "offline", "formula", "help", "version")
+OUTPUT = ("format", "table")  # the response's, not the report's
+PAGE = "html"
+YES, NO = ("yes", "true", "on", "1"), ("no", "false", "off", "0")
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")  # org/name, as the Hub spells repo ids
+FILE_SUFFIXES = (".json", ".toml", ".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class Route:
+    """One view of the page: a command's parser and the report its parsed args ask for. A
+    `limited` route's report (a search) runs in a child process killed after a time limit."""
+
+    name: str  # the URL path and the verb ("" for the main report, as `python -m calc MODEL`)
+    parser: Callable[[], argparse.ArgumentParser]
+    report: Callable[[argparse.Namespace], Any]
+    limited: bool = False
+
+    @property
+    def command(self) -> str:
+        return f"python -m calc {self.name}".rstrip()
+
+
+def flags(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """The options a request may give, by query name."""
+    found = {}
+    for action in parser._actions:  # argparse keeps no public list of its actions
+        if not action.option_strings:
+            found["model" if action.dest == "model" else action.dest] = action
+            continue
+        name = next(s for s in action.option_strings if s.startswith("--"))[2:]
+        if name not in REFUSED and name not in OUTPUT:
+            found[name] = action
+    return found
+
+
+def checked_model(name: str) -> str:
+    """`name` when it is a preset name or a Hub id (org/name); never a path on the server."""
+    bad = (name.startswith(("/", "~", ".")) or ".." in name or "\\" in name
+           or name.lower().endswith(FILE_SUFFIXES) or os.path.lexists(name)
+           or ("/" in name and not HUB_ID.fullmatch(name)))
+    if bad:
+        raise CalcError(f"model={name!r}: the page takes a preset name or a Hub id (org/name), "
+                        f"not a path; paste a config.json instead")
+    return name
+
+
+def argv(route: Route, params: Sequence[tuple[str, str]]) -> list[str]:
+    """The command line (without `python -m calc VERB`) that `params` ask for."""
+    known = flags(route.parser())
+    line: list[str] = []
+    for key, raw in params:
+        value = raw.strip()
+        if key in OUTPUT or key == "config" or not value:
+            continue
+        action = known.get(key)
+        if action is None:
+            refused = " (it reads a file or changes the server)" if key in REFUSED else ""
+            raise CalcError(f"{key}: not an option of the page's {route.command}{refused}; "
+                            f"expected one of {', '.join(known)}")
+        if not action.option_strings:
+            line.insert(0, checked_model(value))
+        elif action.nargs == 0:
+            line += _switch(key, value, action)
+        else:
+            line += [f"--{key}", value]
+    return line
+
+
+def _switch(key: str, value: str, action: argparse.Action) -> list[str]:
+    if value.lower() in YES:
+        return [f"--{key}"]
+    if value.lower() in NO:
+        negative = f"--no-{key}"
+        return [negative] if negative in action.option_strings else []
+    raise CalcError(f"{key}={value!r}: expected yes or no")
+
+
+def output(params: Sequence[tuple[str, str]]) -> tuple[str, str | None]:
+    """The response's format and table."""
+    given = {k: v.strip() for k, v in params if k in OUTPUT and v.strip()}
+    return given.get("format", PAGE), given.get("table")
+
+
+def command_line(route: Route, line: Sequence[str], fmt: str, pasted: bool) -> str:
+    """The CLI command that prints the same report (`config.json` for a pasted config)."""
+    words = ["config.json", *line] if pasted else list(line)
+    shown = [] if fmt == PAGE else ["--format", fmt]
+    return f"{route.command} {shlex.join([*words, *shown])}"
