@@ -105,8 +105,7 @@ def output(params: Sequence[tuple[str, str]]) -> tuple[str, str | None]:
     return given.get("format", PAGE), given.get("table")
 
 
-def command_line(route: Route, line: Sequence[str], fmt: str, pasted: bool) -> str:
-    """The CLI command that prints the same report (`config.json` for a pasted config)."""
-    words = ["config.json", *line] if pasted else list(line)
+def command_line(route: Route, line: Sequence[str], fmt: str) -> str:
+    """The CLI command that prints the same report (a pasted config is named config.json)."""
     shown = [] if fmt == PAGE else ["--format", fmt]
-    return f"{route.command} {shlex.join([*words, *shown])}"
+    return f"{route.command} {shlex.join([*line, *shown])}"

@@ -76,7 +76,7 @@ class Handler(BaseHTTPRequestHandler):
                 if line and not line[0].startswith("-"):
                     raise CalcError("model: give a model name or paste a config.json, not both")
                 line.insert(0, PASTED)
-            cli = command_line(route, line, fmt, preset is not None)
+            cli = command_line(route, line, fmt)
             text = rendered(route, line, preset, "html" if fmt == PAGE else fmt, table)
         except CalcError as error:
             message = " ".join(str(error).split())

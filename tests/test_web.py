@@ -1,0 +1,139 @@
+"""calc web: the page served on an ephemeral port in a thread, requested with urllib. Every
+number it shows is the CLI's (the same report, rendered by calc.views); bad input is one line
+with status 400 (413 for a body too large) and the server keeps serving."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+
+import calc
+from calc.cli import main
+from calc.commands.web import parser, routes
+from calc.views import render
+from calc.web import compute
+from calc.web.server import BODY_LIMIT, server
+
+FALCON = Path(__file__).parent / "data" / "hf_configs" / "falcon-7b.json"
+MAIN = "model=llama2-7b&gpu=a100&tokens=2e12"
+
+
+@pytest.fixture(scope="module")
+def base():
+    made = server(routes(), "127.0.0.1", 0)
+    thread = threading.Thread(target=made.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{made.server_address[1]}"
+    made.shutdown()
+    made.server_close()
+
+
+def fetch(url: str, data: bytes | None = None,
+          kind: str = "application/x-www-form-urlencoded") -> tuple[int, str]:
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": kind})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            return answer.status, answer.read().decode("utf-8")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode("utf-8")
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    capsys.readouterr()
+    assert main(list(argv)) == 0
+    return capsys.readouterr().out
+
+
+def test_the_main_report_is_the_clis(base, capsys):
+    status, page = fetch(f"{base}/?{MAIN}")
+    report = calc.estimate("llama2-7b", tokens=2e12, gpu="a100")
+    assert status == 200
+    assert round(report.training.gpu_hours) == 190_814
+    assert "190,814" in page
+    assert render(report, "html") in page  # every table and note, as the views layer draws it
+    assert "python -m calc llama2-7b --gpu a100 --tokens 2e12</code>" in page
+    for fmt in ("json", "csv"):
+        status, text = fetch(f"{base}/?{MAIN}&format={fmt}")
+        assert status == 200
+        assert text == cli(capsys, "llama2-7b", "--gpu", "a100", "--tokens", "2e12",
+                           "--format", fmt)
+    assert json.loads(fetch(f"{base}/?{MAIN}&format=json")[1])["training"]["gpu_hours"] \
+        == report.training.gpu_hours
+
+
+def test_options_are_the_clis_flags(base, capsys):
+    query = f"{MAIN}&seq-len=2048&flash-attention=no&mfu=0.5"
+    status, text = fetch(f"{base}/?{query}&format=json")
+    assert status == 200
+    assert text == cli(capsys, "llama2-7b", "--gpu", "a100", "--tokens", "2e12", "--seq-len",
+                       "2048", "--no-flash-attention", "--mfu", "0.5", "--format", "json")
+    page = fetch(f"{base}/?{query}")[1]
+    assert "--seq-len 2048 --no-flash-attention --mfu 0.5</code>" in page
+    for flag in ("seq-len", "mfu", "tokens", "zero", "recompute", "precision", "price"):
+        assert f'name="{flag}"' in page  # the form holds the command's own flags
+
+
+def test_a_pasted_config_gives_its_exact_count(base):
+    body = urlencode({"config": FALCON.read_text(), "gpu": "a100", "tokens": "1e12"})
+    status, page = fetch(f"{base}/", body.encode())
+    exact = calc.estimate(str(FALCON), tokens=1e12, gpu="a100").params.total
+    assert status == 200
+    assert exact == 6_921_720_704  # tiiuae/falcon-7b, as calc's verifier checks it
+    assert f"{exact:,}" in page
+    assert "python -m calc config.json --gpu a100 --tokens 1e12</code>" in page
+
+
+def test_a_layout_search_shows_its_top_row(base):
+    query = "model=llama2-7b&gpu=a100&gpus=8&global-batch=64"
+    status, text = fetch(f"{base}/layout?{query}&format=json")
+    assert status == 200
+    served = json.loads(text)["best"][0]
+    expected = calc.layout("llama2-7b", gpu="a100", gpus=8, global_batch=64).best[0]
+    assert served["layout"] == expected.layout.model_dump(mode="json")
+    assert served["step_time_s"] == expected.step_time_s
+
+
+def test_a_search_past_its_time_limit_is_stopped(base, monkeypatch):
+    monkeypatch.setattr(compute, "SEARCH_SECONDS", 0.01)
+    status, text = fetch(f"{base}/layout?model=llama2-7b&gpu=a100&gpus=8&format=json")
+    assert status == 400
+    assert text.startswith("calc: error: the search took longer than 0.01 s")
+
+
+BAD = {
+    "path traversal": ("/?model=../../etc/passwd&format=json", None, 400, "not a path"),
+    "a file of the server": ("/?model=pyproject.toml&format=json", None, 400, "not a path"),
+    "a file flag": (f"/?{MAIN}&from=/etc/passwd&format=json", None, 400, "reads a file"),
+    "malformed JSON": ("/?format=json", b"config=%7B%22model_type%22", 400, "config: not JSON"),
+    "absurd tokens": ("/?model=llama2-7b&tokens=1e99&format=json", None, 400, "1e18"),
+    "absurd GPUs": (f"/?{MAIN}&gpus=10000000000000000000000&format=json", None, 400, "gpus"),
+    "unknown option": (f"/?{MAIN}&tokenz=2&format=json", None, 400, "tokenz"),
+    "oversized body": ("/", b"config=" + b"a" * BODY_LIMIT, 413, "at most 1,000,000"),
+}
+
+
+@pytest.mark.parametrize("case", BAD, ids=list(BAD))
+def test_bad_input_is_one_line_and_the_server_goes_on(base, case):
+    path, body, code, said = BAD[case]
+    status, text = fetch(base + path, body)
+    assert status == code
+    assert text.startswith("calc: error: ") and text.count("\n") == 1 and said in text
+    assert fetch(f"{base}/?{MAIN}&format=json")[0] == 200
+
+
+def test_an_error_on_the_page_sits_beside_its_field(base):
+    status, page = fetch(f"{base}/?model=llama2-7b&tokens=1e99")
+    assert status == 400
+    assert "<p class=error role=alert>calc: error: --tokens: &#x27;1e99&#x27; is outside" in page
+    assert '<label title="training tokens, e.g. 2e12 or 2T" class=bad>tokens' in page
+
+
+def test_the_server_binds_this_machine_only_by_default():
+    args = parser().parse_args([])
+    assert (args.host, args.port) == ("127.0.0.1", 8765)
