@@ -31,10 +31,10 @@ class Handler(BaseHTTPRequestHandler):
     routes: dict[str, Route] = {}  # noqa: RUF012 (replaced, never changed, per server)
     server_version = "calc-web"
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:  # http.server calls do_<METHOD>
         self._answer(parse_qsl(urlsplit(self.path).query, keep_blank_values=True))
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         try:
             length = int(self.headers.get("Content-Length", "0"))
         except ValueError:
