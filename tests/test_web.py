@@ -26,7 +26,7 @@ MAIN = "model=llama2-7b&gpu=a100&tokens=2e12"
 
 @pytest.fixture(scope="module")
 def base():
-    made = server(routes(), "127.0.0.1", 0)
+    made = server(routes(), "127.0.0.1", 0, log=False)
     thread = threading.Thread(target=made.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{made.server_address[1]}"

@@ -115,9 +115,14 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def server(routes: Sequence[Route], host: str = HOST, port: int = PORT) -> ThreadingHTTPServer:
-    """A server for `routes`, bound (port 0: any free port) but not yet serving."""
-    handler = type("RoutesHandler", (Handler,), {"routes": {r.name: r for r in routes}})
+def server(routes: Sequence[Route], host: str = HOST, port: int = PORT,
+           log: bool = True) -> ThreadingHTTPServer:
+    """A server for `routes`, bound (port 0: any free port) but not yet serving; `log` prints
+    each request on stderr as http.server does."""
+    members: dict[str, object] = {"routes": {r.name: r for r in routes}}
+    if not log:
+        members["log_message"] = lambda self, *args: None
+    handler = type("RoutesHandler", (Handler,), members)
     made = ThreadingHTTPServer((host, port), handler)
     made.daemon_threads = True
     return made
