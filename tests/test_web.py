@@ -79,6 +79,27 @@ def test_options_are_the_clis_flags(base, capsys):
         assert f'name="{flag}"' in page  # the form holds the command's own flags
 
 
+@pytest.mark.parametrize("view, query, argv", [
+    ("memory", "model=llama2-70b&gpu=h100&zero=3&dp=64&recompute=full",
+     ["memory", "llama2-70b", "--gpu", "h100", "--zero", "3", "--dp", "64", "--recompute",
+      "full"]),
+    ("step", "model=llama2-7b&gpu=a100&gpus=8&tp=2",
+     ["step", "llama2-7b", "--gpu", "a100", "--gpus", "8", "--tp", "2"]),
+    ("infer", "model=llama2-7b&gpu=h100&batch=8",
+     ["infer", "llama2-7b", "--gpu", "h100", "--batch", "8"]),
+    ("", "model=meta-llama/Llama-2-7b-hf&tokens=1e12",  # a Hub id a preset cites: offline
+     ["meta-llama/Llama-2-7b-hf", "--tokens", "1e12"]),
+])
+def test_each_view_is_its_commands(base, capsys, view, query, argv):
+    for fmt in ("json", "csv"):
+        status, text = fetch(f"{base}/{view}?{query}&format={fmt}")
+        assert status == 200
+        assert text == cli(capsys, *argv, "--format", fmt)
+    status, page = fetch(f"{base}/{view}?{query}")
+    assert status == 200
+    assert f"<code>python -m calc {' '.join(argv)}</code>" in page
+
+
 def test_a_pasted_config_gives_its_exact_count(base):
     body = urlencode({"config": FALCON.read_text(), "gpu": "a100", "tokens": "1e12"})
     status, page = fetch(f"{base}/", body.encode())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from calc.commands import estimate, layout, memory, step
+from calc.commands import estimate, infer, layout, memory, step
 from calc.commands._args import Parser, positive_int
 from calc.web.query import Route
 from calc.web.server import HOST, PORT, server
@@ -16,14 +16,15 @@ def routes() -> list[Route]:
     return [Route("", estimate.parser, estimate.report),
             Route("memory", memory.parser, memory.report),
             Route("layout", layout.parser, layout.report, limited=True),
-            Route("step", step.parser, step.report)]
+            Route("step", step.parser, step.report),
+            Route("infer", infer.parser, infer.report)]
 
 
 def parser() -> Parser:
     made = Parser(prog="python -m calc web",
                   description="Serve the calculator as a page on this machine: the main report, "
-                              "memory, the layout search and the step time, each from the same "
-                              "report the command prints, with its CLI line and JSON/CSV.")
+                              "memory, the layout search, the step time and serving, each the "
+                              "report its command prints, with its CLI line and JSON/CSV.")
     made.add_argument("--host", default=HOST,
                       help=f"address to bind (default {HOST}: this machine only)")
     made.add_argument("--port", type=positive_int, default=PORT,

@@ -14,7 +14,8 @@ from urllib.parse import urlencode
 from calc.presets import list_presets, load_gpus
 from calc.web.query import NO, YES, Route, flags
 
-TITLES = {"": "estimate", "memory": "memory", "layout": "layout search", "step": "step time"}
+TITLES = {"": "estimate", "memory": "memory", "layout": "layout search", "step": "step time",
+          "infer": "serving"}
 _GROUPS = {"positional arguments": "model", "options": "run"}  # argparse's own group titles
 _FIELD = re.compile(r"(?:--)?([a-z][a-z0-9_-]*)")  # the field an error line starts with
 
@@ -92,11 +93,13 @@ def _pasted(given: dict[str, str]) -> str:
 def _input(name: str, action: argparse.Action, given: dict[str, str], field: str | None) -> str:
     value = given.get(name, "")
     tip = escape(action.help or "", quote=True)
+    default = "" if action.default in (None, False) else f"({action.default})"
     if action.nargs == 0:
-        widget = _select(name, ["", "yes", "no"], value.lower() if value.lower() not in
-                         (*YES[1:], *NO[1:]) else ("yes" if value.lower() in YES else "no"))
+        said = value.lower()
+        widget = _select(name, ["yes", "no"], "yes" if said in YES else "no" if said in NO
+                         else said, default)
     elif action.choices:
-        widget = _select(name, ["", *map(str, action.choices)], value)
+        widget = _select(name, list(map(str, action.choices)), value, default)
     else:
         lists = {"model": " list=models", "gpu": " list=gpus"}.get(name, "")
         hint = action.default if action.default not in (None, False) else action.metavar
@@ -106,10 +109,12 @@ def _input(name: str, action: argparse.Action, given: dict[str, str], field: str
     return f'<label title="{tip}"{mark}>{escape(name)}{widget}</label>'
 
 
-def _select(name: str, options: list[str], value: str) -> str:
+def _select(name: str, options: list[str], value: str, default: str) -> str:
+    """A list of `options` after a blank one (not given: the command's `default`)."""
     items = "".join(f'<option{" selected" if o == value else ""}>{escape(o)}</option>'
                     for o in options)
-    return f'<select name="{name}">{items}</select>'
+    return (f'<select name="{name}"><option value="">{escape(default)}</option>{items}'
+            f'</select>')
 
 
 @cache

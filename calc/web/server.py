@@ -17,6 +17,7 @@ from calc.web.page import page
 from calc.web.query import PAGE, Route, argv, command_line, output
 
 BODY_LIMIT = 1_000_000  # bytes: a config.json is a few kB; 1 MB is the issue's cap
+DRAIN_LIMIT = 16 * BODY_LIMIT  # a refused body read up to here, a larger one cut off
 HOST, PORT = "127.0.0.1", 8765  # this machine only, unless told otherwise
 _FORM = "application/x-www-form-urlencoded"
 _TYPES = {"json": "application/json", "csv": "text/csv"}
@@ -40,7 +41,8 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             length = -1
         if not 0 <= length <= BODY_LIMIT:
-            self.close_connection = True  # the body is never read
+            self._drain(length)
+            self.close_connection = True
             self._send(413 if length > 0 else 400, "text/plain",
                        f"calc: error: request body of {self.headers.get('Content-Length')!r} "
                        f"bytes; at most {BODY_LIMIT:,} (1 MB)\n")
@@ -58,6 +60,16 @@ class Handler(BaseHTTPRequestHandler):
             self._send(400, "text/plain", f"calc: error: the form body: {error}\n")
             return
         self._answer([*parse_qsl(urlsplit(self.path).query, keep_blank_values=True), *form])
+
+    def _drain(self, length: int) -> None:
+        """Read and drop a refused body of up to DRAIN_LIMIT bytes, so that the client, still
+        sending it, reads the one-line answer rather than a broken connection."""
+        left = min(length, DRAIN_LIMIT)
+        while left > 0:
+            chunk = self.rfile.read(min(left, 1 << 16))
+            if not chunk:
+                return
+            left -= len(chunk)
 
     def _answer(self, params: Sequence[tuple[str, str]]) -> None:
         start = time.perf_counter()
