@@ -5,7 +5,10 @@ with status 400 (413 for a body too large) and the server keeps serving."""
 from __future__ import annotations
 
 import json
+import multiprocessing
+import socket
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -18,15 +21,23 @@ from calc.cli import main
 from calc.commands.web import parser, routes
 from calc.views import render
 from calc.web import compute
+from calc.web.query import Route
 from calc.web.server import BODY_LIMIT, server
 
 FALCON = Path(__file__).parent / "data" / "hf_configs" / "falcon-7b.json"
 MAIN = "model=llama2-7b&gpu=a100&tokens=2e12"
 
 
+def slow_report(args):
+    """A report that takes a minute: the search the tests stop (a child imports it by name)."""
+    time.sleep(60)
+    return calc.estimate("llama2-7b")
+
+
 @pytest.fixture(scope="module")
 def base():
-    made = server(routes(), "127.0.0.1", 0, log=False)
+    slow = Route("slow", routes()[0].parser, slow_report, limited=True)
+    made = server([*routes(), slow], "127.0.0.1", 0, log=False)
     thread = threading.Thread(target=made.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{made.server_address[1]}"
@@ -121,10 +132,34 @@ def test_a_layout_search_shows_its_top_row(base):
 
 
 def test_a_search_past_its_time_limit_is_stopped(base, monkeypatch):
-    monkeypatch.setattr(compute, "SEARCH_SECONDS", 0.01)
-    status, text = fetch(f"{base}/layout?model=llama2-7b&gpu=a100&gpus=8&format=json")
+    monkeypatch.setattr(compute, "SEARCH_SECONDS", 1.0)
+    start = time.monotonic()
+    status, text = fetch(f"{base}/slow?model=llama2-7b&format=json")
     assert status == 400
-    assert text.startswith("calc: error: the search took longer than 0.01 s")
+    assert text == ("calc: error: the search took longer than 1 s and was stopped; pin more "
+                    "of its options (e.g. tp, pp) or search fewer GPUs\n")
+    assert time.monotonic() - start < 30
+    assert stopped()
+
+
+def test_a_search_stops_when_its_client_leaves(base):
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as client:
+        client.sendall(b"GET /slow?model=llama2-7b HTTP/1.1\r\nHost: x\r\n\r\n")
+        deadline = time.monotonic() + 30
+        while not multiprocessing.active_children() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert multiprocessing.active_children()  # the search started
+    assert stopped()  # the page's cancel button closes the connection: the search is killed
+    assert fetch(f"{base}/?{MAIN}&format=json")[0] == 200
+
+
+def stopped(within: float = 10.0) -> bool:
+    """Whether every search's child process is gone within `within` seconds."""
+    deadline = time.monotonic() + within
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not multiprocessing.active_children()
 
 
 BAD = {

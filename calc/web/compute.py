@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from calc.errors import CalcError
@@ -14,6 +15,7 @@ from calc.views import render
 from calc.web.query import Route
 
 SEARCH_SECONDS = 60.0
+_LOOK = 0.25  # s between looks at whether the client is still there
 PASTED = "config.json"  # what a pasted config is called, on the page and in the CLI line
 
 
@@ -29,10 +31,15 @@ def pasted(text: str) -> Preset:
     return preset_from_data(data, PASTED, "pasted config", "pasted config.json")
 
 
+class Cancelled(CalcError):
+    """The client went away while its search ran: the search was stopped, nobody to tell."""
+
+
 def rendered(route: Route, line: Sequence[str], preset: Preset | None, fmt: str,
-             table: str | None) -> str:
+             table: str | None, gone: Callable[[], bool] = lambda: False) -> str:
     """The report `line` (the command's argv) asks for, in `fmt`; `preset` is a pasted
-    config's, which the argv names as PASTED."""
+    config's, which the argv names as PASTED. A search stops when `gone()` says the client
+    left (the page's cancel button), or past SEARCH_SECONDS."""
     if not route.limited:
         return _rendered(route, line, preset, fmt, table)
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no forked locks
@@ -41,10 +48,15 @@ def rendered(route: Route, line: Sequence[str], preset: Preset | None, fmt: str,
                             daemon=True)
     child.start()
     send.close()
+    deadline = time.monotonic() + SEARCH_SECONDS
     try:
-        if not receive.poll(SEARCH_SECONDS):
-            raise CalcError(f"the search took longer than {SEARCH_SECONDS:g} s and was stopped; "
-                            f"pin more of its options (e.g. tp, pp) or search fewer GPUs")
+        while not receive.poll(min(_LOOK, max(deadline - time.monotonic(), 0))):
+            if gone():
+                raise Cancelled("the search was cancelled")
+            if time.monotonic() >= deadline:
+                raise CalcError(f"the search took longer than {SEARCH_SECONDS:g} s and was "
+                                f"stopped; pin more of its options (e.g. tp, pp) or search "
+                                f"fewer GPUs")
         ok, text = receive.recv()
     except EOFError:
         raise CalcError("the search stopped without an answer") from None

@@ -78,8 +78,9 @@ def _form(route: Route, given: dict[str, str], field: str | None) -> str:
         parts.append(f"<details{' open' if shown else ''}><summary>{escape(title)}</summary>"
                      f"<div class=fields>{''.join(fields)}{extra}</div></details>")
     parts.append("<p class=go><button>show</button> <button name=format value=json>JSON"
-                 "</button> <button name=format value=csv>CSV</button></p></form>"
-                 f"{_lists()}")
+                 "</button> <button name=format value=csv>CSV</button> <span class=busy hidden>"
+                 "working… <span>0</span> s <button type=button>cancel</button></span></p>"
+                 f"</form>{_lists()}")
     return "".join(parts)
 
 

@@ -6,13 +6,15 @@ download, with status 400 (413 for a body too large); the server keeps serving."
 
 from __future__ import annotations
 
+import select
+import socket
 import time
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
 from calc.errors import CalcError
-from calc.web.compute import PASTED, pasted, rendered
+from calc.web.compute import PASTED, Cancelled, pasted, rendered
 from calc.web.page import page
 from calc.web.query import PAGE, Route, argv, command_line, output
 
@@ -89,7 +91,11 @@ class Handler(BaseHTTPRequestHandler):
                     raise CalcError("model: give a model name or paste a config.json, not both")
                 line.insert(0, PASTED)
             cli = command_line(route, line, fmt)
-            text = rendered(route, line, preset, "html" if fmt == PAGE else fmt, table)
+            text = rendered(route, line, preset, "html" if fmt == PAGE else fmt, table,
+                            self._gone)
+        except Cancelled:
+            self.close_connection = True
+            return
         except CalcError as error:
             message = " ".join(str(error).split())
             if fmt == PAGE:
@@ -107,6 +113,15 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, _TYPES.get(fmt, "text/html" if fmt == PAGE else "text/plain"), text,
                    start, download=None if fmt == PAGE else f"calc-{route.name or 'estimate'}"
                                                             f".{fmt}")
+
+    def _gone(self) -> bool:
+        """Whether the client closed its connection (stopped loading the page)."""
+        if not select.select([self.connection], [], [], 0)[0]:
+            return False
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
     def _routes(self) -> list[Route]:
         return list(self.routes.values())

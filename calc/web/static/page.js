@@ -1,14 +1,26 @@
 // calc web: no build step, no network. Empty fields are left out of the URL; a pasted config
 // goes as a POST body; a file chosen is read into the text box; a click on a table heading
-// sorts by that column; "copy" copies the CLI line.
+// sorts by that column; "copy" copies the CLI line; while a request runs, its seconds and a
+// cancel button.
 (function () {
   var form = document.querySelector("form");
   var config = form.querySelector("textarea[name=config]");
+  var busy = document.querySelector(".busy"), timer = null;
   form.addEventListener("submit", function () {
     if (config && config.value.trim()) { form.method = "post"; }
     form.querySelectorAll("input,select,textarea").forEach(function (el) {
       if (!el.value) { el.disabled = true; setTimeout(function () { el.disabled = false; }); }
     });
+    var start = Date.now();
+    timer = setInterval(function () {  // a search takes seconds: say so, and offer to stop it
+      busy.hidden = false;
+      busy.querySelector("span").textContent = Math.round((Date.now() - start) / 1000);
+    }, 500);
+  });
+  busy.querySelector("button").addEventListener("click", function () {
+    window.stop();  // the connection closes; the server stops the search
+    clearInterval(timer);
+    busy.hidden = true;
   });
   var upload = form.querySelector("input.upload");
   if (upload) {
