@@ -55,12 +55,27 @@ def report(args: Any) -> Any:
     """The report `args` (parsed by `parser()`) asks for; args.model may be a Preset."""
     from calc.reports.layout import layout
 
+    return layout(args.model, **_asked(args))
+
+
+def plotted(args: Any) -> tuple[Any, Any]:
+    """The report and its figure (calc plot layout's) from one search: the page's view."""
+    from calc.reports.layout import searched
+    from calc.views.figures.layout import drawn
+    from calc.views.plot import figure_class
+
+    made = figure_class()  # before the search: without matplotlib, say so at once
+    found = searched(args.model, **_asked(args))
+    return found[0], drawn(made, *found)
+
+
+def _asked(args: Any) -> dict[str, Any]:
     if args.model is None and not args.from_file:
         raise CalcError("the following arguments are required: MODEL (or --from a trainer "
                         "config that names one)")
-    return layout(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
-                  from_file=args.from_file, tokens=args.tokens, top=args.top,
-                  **options(args, "layout", "states", "offload", "costing"))
+    return {"gpu": args.gpu, "system": args.system, "gpus": args.gpus,
+            "from_file": args.from_file, "tokens": args.tokens, "top": args.top,
+            **options(args, "layout", "states", "offload", "costing")}
 
 
 def run(argv: Sequence[str]) -> int:

@@ -15,7 +15,7 @@ def routes() -> list[Route]:
     command; the search runs time-limited in a child process)."""
     return [Route("", estimate.parser, estimate.report),
             Route("memory", memory.parser, memory.report),
-            Route("layout", layout.parser, layout.report, limited=True),
+            Route("layout", layout.parser, layout.report, limited=True, plotted=layout.plotted),
             Route("step", step.parser, step.report),
             Route("infer", infer.parser, infer.report)]
 

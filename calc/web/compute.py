@@ -7,11 +7,13 @@ import json
 import multiprocessing
 import time
 from collections.abc import Callable, Sequence
+from importlib.util import find_spec
 from typing import Any
 
 from calc.errors import CalcError
 from calc.presets import Preset, preset_from_data
 from calc.views import render
+from calc.views.plot import svg
 from calc.web.query import Route
 
 SEARCH_SECONDS = 60.0
@@ -74,7 +76,10 @@ def _rendered(route: Route, line: Sequence[str], preset: Preset | None, fmt: str
     args = route.parser().parse_args(line)
     if preset is not None:
         args.model = preset
-    return render(route.report(args), fmt, table)
+    if route.plotted is None or fmt != "html" or table or find_spec("matplotlib") is None:
+        return render(route.report(args), fmt, table)
+    report, figure = route.plotted(args)
+    return f"{render(report, fmt)}<figure>{svg(figure)}</figure>\n"
 
 
 def _child(route: Route, line: Sequence[str], preset: Preset | None, fmt: str,

@@ -38,6 +38,8 @@ class Route:
     parser: Callable[[], argparse.ArgumentParser]
     report: Callable[[argparse.Namespace], Any]
     limited: bool = False
+    # the report and its figure from one computation, for the page (where matplotlib is)
+    plotted: Callable[[argparse.Namespace], tuple[Any, Any]] | None = None
 
     @property
     def command(self) -> str:
