@@ -197,3 +197,12 @@ def test_an_error_on_the_page_sits_beside_its_field(base):
 def test_the_server_binds_this_machine_only_by_default():
     args = parser().parse_args([])
     assert (args.host, args.port) == ("127.0.0.1", 8765)
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--port", "70000"], "calc: error: --port: 70000 is not allowed; expected 1 to 65535"),
+    (["--port", "0"], "calc: error: --port: '0' is not allowed; expected an integer >= 1"),
+])
+def test_a_bad_port_is_one_line(capsys, argv, said):
+    assert main(["web", *argv]) == 2
+    assert capsys.readouterr().err == said + "\n"

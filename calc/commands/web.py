@@ -6,8 +6,11 @@ from collections.abc import Sequence
 
 from calc.commands import estimate, infer, layout, memory, step
 from calc.commands._args import Parser, positive_int
+from calc.errors import CalcError
 from calc.web.query import Route
 from calc.web.server import HOST, PORT, server
+
+MAX_PORT = 65535  # TCP's port numbers are 16 bits
 
 
 def routes() -> list[Route]:
@@ -34,7 +37,13 @@ def parser() -> Parser:
 
 def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
-    made = server(routes(), args.host, args.port)
+    if args.port > MAX_PORT:
+        raise CalcError(f"--port: {args.port} is not allowed; expected 1 to {MAX_PORT}")
+    try:
+        made = server(routes(), args.host, args.port)
+    except OSError as error:  # the port taken, the address not this machine's
+        raise CalcError(f"--host {args.host} --port {args.port}: {error.strerror or error}") \
+            from None
     host, port = made.server_address[:2]
     print(f"calc web: http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
     try:
