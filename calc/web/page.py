@@ -3,7 +3,6 @@ calc.views rendered, with the CLI line, the downloads and the error line."""
 
 from __future__ import annotations
 
-import argparse
 import re
 from collections.abc import Sequence
 from functools import cache
@@ -12,11 +11,10 @@ from importlib.resources import files
 from urllib.parse import urlencode
 
 from calc.presets import list_presets, load_gpus
-from calc.web.query import NO, YES, Route, flags
+from calc.web.query import NO, YES, Flag, Route, flags
 
 TITLES = {"": "estimate", "memory": "memory", "layout": "layout search", "step": "step time",
           "infer": "serving"}
-_GROUPS = {"positional arguments": "model", "options": "run"}  # argparse's own group titles
 _FIELD = re.compile(r"(?:--)?([a-z][a-z0-9_-]*)")  # the field an error line starts with
 
 
@@ -58,25 +56,21 @@ def _field(error: str, route: Route) -> str | None:
     """The form field an error line names first, if any."""
     match = _FIELD.match(error)
     name = match and match.group(1).replace("_", "-")
-    return name if name and name in flags(route.parser()) else None
+    return name if name and name in flags(route) else None
 
 
 def _form(route: Route, given: dict[str, str], field: str | None) -> str:
-    parser = route.parser()
-    known = flags(parser)
-    names = {id(action): name for name, action in known.items()}
+    groups: dict[str, list[Flag]] = {}
+    for flag in flags(route).values():
+        groups.setdefault(flag.group, []).append(flag)
     parts = [f'<form method=get action="/{route.name}">']
-    for group in parser._action_groups:  # argparse keeps its groups private
-        fields = [_input(names[id(a)], a, given, field) for a in group._group_actions
-                  if id(a) in names]
-        if not fields:
-            continue
-        title = _GROUPS.get(group.title or "", group.title or "")
-        shown = group.title in _GROUPS or any(names[id(a)] in given or names[id(a)] == field
-                                              for a in group._group_actions if id(a) in names)
-        extra = _pasted(given) if group.title == "positional arguments" else ""
+    for title, members in groups.items():
+        fields = "".join(_input(flag, given, field) for flag in members)
+        shown = title in ("model", "run") or any(f.name in given or f.name == field
+                                                 for f in members)
+        extra = _pasted(given) if title == "model" else ""
         parts.append(f"<details{' open' if shown else ''}><summary>{escape(title)}</summary>"
-                     f"<div class=fields>{''.join(fields)}{extra}</div></details>")
+                     f"<div class=fields>{fields}{extra}</div></details>")
     parts.append("<p class=go><button>show</button> <button name=format value=json>JSON"
                  "</button> <button name=format value=csv>CSV</button> <span class=busy hidden>"
                  "working… <span>0</span> s <button type=button>cancel</button></span></p>"
@@ -91,23 +85,21 @@ def _pasted(given: dict[str, str]) -> str:
             "<input type=file accept=.json,application/json class=upload></label>")
 
 
-def _input(name: str, action: argparse.Action, given: dict[str, str], field: str | None) -> str:
-    value = given.get(name, "")
-    tip = escape(action.help or "", quote=True)
-    default = "" if action.default in (None, False) else f"({action.default})"
-    if action.nargs == 0:
+def _input(flag: Flag, given: dict[str, str], field: str | None) -> str:
+    name, value = flag.name, given.get(flag.name, "")
+    default = f"({flag.default})" if flag.default else ""
+    if flag.switch:
         said = value.lower()
         widget = _select(name, ["yes", "no"], "yes" if said in YES else "no" if said in NO
                          else said, default)
-    elif action.choices:
-        widget = _select(name, list(map(str, action.choices)), value, default)
+    elif flag.choices:
+        widget = _select(name, list(flag.choices), value, default)
     else:
         lists = {"model": " list=models", "gpu": " list=gpus"}.get(name, "")
-        hint = action.default if action.default not in (None, False) else action.metavar
         widget = (f'<input name="{name}" value="{escape(value, quote=True)}"{lists}'
-                  f' placeholder="{escape(str(hint or ""), quote=True)}">')
+                  f' placeholder="{escape(flag.default or flag.metavar, quote=True)}">')
     mark = " class=bad" if name == field else ""
-    return f'<label title="{tip}"{mark}>{escape(name)}{widget}</label>'
+    return f'<label title="{escape(flag.help, quote=True)}"{mark}>{escape(name)}{widget}</label>'
 
 
 def _select(name: str, options: list[str], value: str, default: str) -> str:

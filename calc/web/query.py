@@ -15,6 +15,7 @@ import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from calc.errors import CalcError
@@ -46,16 +47,43 @@ class Route:
         return f"python -m calc {self.name}".rstrip()
 
 
-def flags(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
-    """The options a request may give, by query name."""
+@dataclass(frozen=True)
+class Flag:
+    """One option of a route's command as the page needs it (read from its argparse action)."""
+
+    name: str  # the query's name: the long flag without dashes, `model` for MODEL
+    group: str  # the parser's argument group: the run configuration's section
+    help: str
+    switch: bool = False  # takes no value (--name, and --no-name where `negative`)
+    negative: bool = False
+    choices: tuple[str, ...] = ()
+    default: str = ""  # the command's default, shown beside a blank field
+    metavar: str = ""
+    positional: bool = False
+
+
+_GROUPS = {"positional arguments": "model", "options": "run"}  # argparse's own group titles
+
+
+@cache
+def flags(route: Route) -> dict[str, Flag]:
+    """The options a request to `route` may give, by query name, in the parser's groups and
+    order; read once per route (the parser never changes), and immutable."""
+    parser = route.parser()
     found = {}
-    for action in parser._actions:  # argparse keeps no public list of its actions
-        if not action.option_strings:
-            found["model" if action.dest == "model" else action.dest] = action
-            continue
-        name = next(s for s in action.option_strings if s.startswith("--"))[2:]
-        if name not in REFUSED and name not in OUTPUT:
-            found[name] = action
+    for group in parser._action_groups:  # argparse keeps its groups and actions private
+        title = _GROUPS.get(group.title or "", group.title or "")
+        for action in group._group_actions:
+            longs = [s for s in action.option_strings if s.startswith("--")]
+            name = longs[0][2:] if longs else action.dest
+            if name in REFUSED or name in OUTPUT or (action.option_strings and not longs):
+                continue
+            default = "" if action.default in (None, False) else str(action.default)
+            found[name] = Flag(
+                name=name, group=title, help=action.help or "", switch=action.nargs == 0,
+                negative=f"--no-{name}" in action.option_strings,
+                choices=tuple(map(str, action.choices or ())), default=default,
+                metavar=str(action.metavar or ""), positional=not action.option_strings)
     return found
 
 
@@ -72,33 +100,32 @@ def checked_model(name: str) -> str:
 
 def argv(route: Route, params: Sequence[tuple[str, str]]) -> list[str]:
     """The command line (without `python -m calc VERB`) that `params` ask for."""
-    known = flags(route.parser())
+    known = flags(route)
     line: list[str] = []
     for key, raw in params:
         value = raw.strip()
         if key in OUTPUT or key == "config" or not value:
             continue
-        action = known.get(key)
-        if action is None:
+        flag = known.get(key)
+        if flag is None:
             refused = " (it reads a file or changes the server)" if key in REFUSED else ""
             raise CalcError(f"{key}: not an option of the page's {route.command}{refused}; "
                             f"expected one of {', '.join(known)}")
-        if not action.option_strings:
+        if flag.positional:
             line.insert(0, checked_model(value))
-        elif action.nargs == 0:
-            line += _switch(key, value, action)
+        elif flag.switch:
+            line += _switch(flag, value)
         else:
             line += [f"--{key}", value]
     return line
 
 
-def _switch(key: str, value: str, action: argparse.Action) -> list[str]:
+def _switch(flag: Flag, value: str) -> list[str]:
     if value.lower() in YES:
-        return [f"--{key}"]
+        return [f"--{flag.name}"]
     if value.lower() in NO:
-        negative = f"--no-{key}"
-        return [negative] if negative in action.option_strings else []
-    raise CalcError(f"{key}={value!r}: expected yes or no")
+        return [f"--no-{flag.name}"] if flag.negative else []
+    raise CalcError(f"{flag.name}={value!r}: expected yes or no")
 
 
 def output(params: Sequence[tuple[str, str]]) -> tuple[str, str | None]:
