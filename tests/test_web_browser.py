@@ -135,7 +135,7 @@ def screenshot(path: Path = SCREENSHOT) -> None:
     """The main view for llama2-7b on a100 at 2e12 tokens, as the README shows it."""
     made = server(routes(), "127.0.0.1", 0, log=False)
     threading.Thread(target=made.serve_forever, daemon=True).start()
-    browser = open_browser(1280, 1500)
+    browser = open_browser(1280, 2250)
     try:
         browser.get(f"http://127.0.0.1:{made.server_address[1]}/?model=llama2-7b&gpu=a100"
                     f"&tokens=2e12")

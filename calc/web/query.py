@@ -78,7 +78,7 @@ def flags(route: Route) -> dict[str, Flag]:
             name = longs[0][2:] if longs else action.dest
             if name in REFUSED or name in OUTPUT or (action.option_strings and not longs):
                 continue
-            default = "" if action.default in (None, False) else str(action.default)
+            default = "" if action.default in (None, False, []) else str(action.default)
             found[name] = Flag(
                 name=name, group=title, help=action.help or "", switch=action.nargs == 0,
                 negative=f"--no-{name}" in action.option_strings,
