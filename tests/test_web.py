@@ -101,6 +101,8 @@ def test_options_are_the_clis_flags(base, capsys):
      ["infer", "llama2-7b", "--gpu", "h100", "--batch", "8"]),
     ("", "model=meta-llama/Llama-2-7b-hf&tokens=1e12",  # a Hub id a preset cites: offline
      ["meta-llama/Llama-2-7b-hf", "--tokens", "1e12"]),
+    ("", f"{MAIN}&gpus=64&search-layout=yes",  # the predicted MFU: a search, time-limited
+     ["llama2-7b", "--gpu", "a100", "--tokens", "2e12", "--gpus", "64", "--search-layout"]),
 ])
 def test_each_view_is_its_commands(base, capsys, view, query, argv):
     for fmt in ("json", "csv"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from calc.commands import estimate, infer, layout, memory, step
 from calc.commands._args import Parser, positive_int
@@ -16,11 +17,16 @@ MAX_PORT = 65535  # TCP's port numbers are 16 bits
 def routes() -> list[Route]:
     """The page's views: these commands' own parsers and reports (calc.web imports no
     command; the search runs time-limited in a child process)."""
-    return [Route("", estimate.parser, estimate.report),
+    return [Route("", estimate.parser, estimate.report, limited=_searches),
             Route("memory", memory.parser, memory.report),
             Route("layout", layout.parser, layout.report, limited=True, plotted=layout.plotted),
             Route("step", step.parser, step.report),
             Route("infer", infer.parser, infer.report)]
+
+
+def _searches(args: Any) -> bool:
+    """Whether the main report runs the layout search (--search-layout): then time-limited."""
+    return bool(args.search_layout)
 
 
 def parser() -> Parser:

@@ -42,8 +42,9 @@ def rendered(route: Route, line: Sequence[str], preset: Preset | None, fmt: str,
     """The report `line` (the command's argv) asks for, in `fmt`; `preset` is a pasted
     config's, which the argv names as PASTED. A search stops when `gone()` says the client
     left (the page's cancel button), or past SEARCH_SECONDS."""
-    if not route.limited:
-        return _rendered(route, line, preset, fmt, table)
+    args = route.parser().parse_args(line)  # a bad flag is said here, before any child
+    if not (route.limited(args) if callable(route.limited) else route.limited):
+        return _shown(route, args, preset, fmt, table)
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no forked locks
     receive, send = context.Pipe(duplex=False)
     child = context.Process(target=_child, args=(route, line, preset, fmt, table, send),
@@ -71,9 +72,8 @@ def rendered(route: Route, line: Sequence[str], preset: Preset | None, fmt: str,
     return text
 
 
-def _rendered(route: Route, line: Sequence[str], preset: Preset | None, fmt: str,
-              table: str | None) -> str:
-    args = route.parser().parse_args(line)
+def _shown(route: Route, args: Any, preset: Preset | None, fmt: str,
+           table: str | None) -> str:
     if preset is not None:
         args.model = preset
     if route.plotted is None or fmt != "html" or table or find_spec("matplotlib") is None:
@@ -85,7 +85,7 @@ def _rendered(route: Route, line: Sequence[str], preset: Preset | None, fmt: str
 def _child(route: Route, line: Sequence[str], preset: Preset | None, fmt: str,
            table: str | None, send: Any) -> None:
     try:
-        send.send((True, _rendered(route, line, preset, fmt, table)))
+        send.send((True, _shown(route, route.parser().parse_args(line), preset, fmt, table)))
     except CalcError as error:
         send.send((False, str(error)))
     except Exception as error:  # a bug: said in one line, as the CLI does

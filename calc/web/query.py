@@ -33,12 +33,13 @@ FILE_SUFFIXES = (".json", ".toml", ".yaml", ".yml")
 @dataclass(frozen=True)
 class Route:
     """One view of the page: a command's parser and the report its parsed args ask for. A
-    `limited` route's report (a search) runs in a child process killed after a time limit."""
+    `limited` route's report (a search; or, when `limited` is a function of the parsed args,
+    a report it says searches) runs in a child process killed after a time limit."""
 
     name: str  # the URL path and the verb ("" for the main report, as `python -m calc MODEL`)
     parser: Callable[[], argparse.ArgumentParser]
     report: Callable[[argparse.Namespace], Any]
-    limited: bool = False
+    limited: bool | Callable[[argparse.Namespace], bool] = False
     # the report and its figure from one computation, for the page (where matplotlib is)
     plotted: Callable[[argparse.Namespace], tuple[Any, Any]] | None = None
 
