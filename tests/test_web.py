@@ -29,6 +29,11 @@ FALCON = Path(__file__).parent / "data" / "hf_configs" / "falcon-7b.json"
 MAIN = "model=llama2-7b&gpu=a100&tokens=2e12"
 
 
+def broken_report(args):
+    """A report with a bug in it."""
+    return 1 / 0
+
+
 def slow_report(args):
     """A report that takes a minute: the search the tests stop (a child imports it by name)."""
     time.sleep(60)
@@ -38,7 +43,8 @@ def slow_report(args):
 @pytest.fixture(scope="module")
 def base():
     slow = Route("slow", routes()[0].parser, slow_report, limited=True)
-    made = server([*routes(), slow], "127.0.0.1", 0, log=False)
+    broken = Route("broken", routes()[0].parser, broken_report)
+    made = server([*routes(), slow, broken], "127.0.0.1", 0, log=False)
     thread = threading.Thread(target=made.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{made.server_address[1]}"
@@ -187,6 +193,19 @@ def test_bad_input_is_one_line_and_the_server_goes_on(base, case):
     assert status == code
     assert text.startswith("calc: error: ") and text.count("\n") == 1 and said in text
     assert fetch(f"{base}/?{MAIN}&format=json")[0] == 200
+
+
+def test_a_bug_is_one_line_and_the_server_goes_on(base):
+    status, text = fetch(f"{base}/broken?model=llama2-7b")
+    assert (status, text) == (500, "calc: internal error: ZeroDivisionError: division by zero\n")
+    assert fetch(f"{base}/?{MAIN}&format=json")[0] == 200
+
+
+def test_input_is_shown_as_text_never_as_markup(base):
+    status, page = fetch(f"{base}/?model=%3Cscript%3Ealert(1)%3C/script%3E&gpu=%3Cb%3E")
+    assert status == 400
+    assert "<script>alert" not in page and page.count("<b>") == 1  # the page's own: calc
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and 'value="&lt;b&gt;"' in page
 
 
 def test_an_error_on_the_page_sits_beside_its_field(base):
