@@ -116,6 +116,13 @@ def test_a_layout_search_in_the_browser(site):
         "tp": best.layout.tp, "pp": best.layout.pp, "dp": best.layout.dp,
         "cp": best.layout.cp, "mb": best.layout.micro_batch, "ZeRO": best.layout.zero}
     assert float(cells["step s"]) == pytest.approx(best.step_time_s, abs=5e-4)
+    # a click on a heading sorts the table by that column (the page's script)
+    table = top.find_element(By.XPATH, "../..")
+    table.find_element(By.XPATH, ".//th[normalize-space()='memory GiB']").click()
+    at = list(cells).index("memory GiB")
+    column = [float(row.find_elements(By.TAG_NAME, "td")[at].text)
+              for row in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert column == sorted(column) and len(column) == 10
 
 
 def test_an_error_in_the_browser(site):
