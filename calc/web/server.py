@@ -42,12 +42,17 @@ class Handler(BaseHTTPRequestHandler):
             length = int(self.headers.get("Content-Length", "0"))
         except ValueError:
             length = -1
-        if not 0 <= length <= BODY_LIMIT:
+        if length > BODY_LIMIT:
             self._drain(length)
             self.close_connection = True
-            self._send(413 if length > 0 else 400, "text/plain",
-                       f"calc: error: request body of {self.headers.get('Content-Length')!r} "
-                       f"bytes; at most {BODY_LIMIT:,} (1 MB)\n")
+            self._send(413, "text/plain", f"calc: error: request body of {length:,} bytes; at "
+                                          f"most {BODY_LIMIT:,} (1 MB)\n")
+            return
+        if length < 0:
+            self.close_connection = True
+            self._send(400, "text/plain", f"calc: error: Content-Length "
+                                          f"{self.headers.get('Content-Length')!r}: expected "
+                                          f"a whole number of bytes\n")
             return
         body = self.rfile.read(length)
         kind = self.headers.get("Content-Type", "").partition(";")[0].strip()
