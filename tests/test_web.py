@@ -93,6 +93,10 @@ def test_options_are_the_clis_flags(base, capsys):
                        "2048", "--no-flash-attention", "--mfu", "0.5", "--format", "json")
     page = fetch(f"{base}/?{query}")[1]
     assert "--seq-len 2048 --no-flash-attention --mfu 0.5</code>" in page
+    changed = f"{MAIN}&set=vocab_size%3D32001&set=n_layers%3D30"  # a repeated flag: both kept
+    page = fetch(f"{base}/?{changed}&tp=")[1]  # a blank field is not given
+    assert "--set vocab_size=32001 --set n_layers=30</code>" in page
+    assert f'href="/?{changed.replace("&", "&amp;")}"' in page  # the link to this result
     for flag in ("seq-len", "mfu", "tokens", "zero", "recompute", "precision", "price"):
         assert f'name="{flag}"' in page  # the form holds the command's own flags
 

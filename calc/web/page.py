@@ -39,7 +39,7 @@ def page(route: Route, routes: Sequence[Route], params: Sequence[tuple[str, str]
            _form(route, given, field),
            f'<p class=error role=alert>calc: error: {escape(error)}</p>' if error else ""]
     if result:
-        query = [(k, v) for k, v in given.items() if k not in ("format", "config")]
+        query = [(k, v) for k, v in params if v.strip() and k not in ("format", "config")]
         here = f"/{route.name}?{urlencode(query)}"
         downloads = "" if "config" in given else (
             f' <a href="{escape(here)}&amp;format=json" download>JSON</a>'
