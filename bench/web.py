@@ -3,10 +3,11 @@
     python bench/web.py [--requests 20]
 
 Target (issue 22): at most 200 ms of server time for `/?model=llama2-7b&gpu=a100&tokens=2e12`
-on a 2-core machine. The server runs in a thread of this process on a free port; the first
-request is shown apart (it imports the report's and the page's modules and reads the presets
-and GPU catalogue for the form's lists), then the best and the median of the rest, and the
-round trip as urllib sees it. Prints figures; asserts nothing about speed.
+on a 2-core machine. The server runs in a thread of this process on a free port. The first
+request is shown apart: it imports the report's and the page's modules and lists the presets
+and GPUs for the form, which `python -m calc web` does before serving (calc.web.server.warm);
+then the best and the median of the rest, and the round trip as urllib sees it. Prints
+figures; asserts nothing about speed.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import threading
 import time
 import urllib.request
 
-from calc.commands.web import routes
-from calc.web.server import server
+from calc.commands.web import first_page, routes
+from calc.web.server import server, warm
 
 QUERY = "/?model=llama2-7b&gpu=a100&tokens=2e12"
 TARGET_MS = 200.0
@@ -37,10 +38,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=20)
     args = parser.parse_args()
-    made = server(routes(), "127.0.0.1", 0, log=False)
+    views = routes()
+    made = server(views, "127.0.0.1", 0, log=False)
     threading.Thread(target=made.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{made.server_address[1]}{QUERY}"
     try:
+        start = time.perf_counter()
+        warm(views[0], views, first_page(views[0]))  # what `python -m calc web` does first
+        warmed = (time.perf_counter() - start) * 1e3
         first = timed(url)
         rest = [timed(url) for _ in range(args.requests)]
     finally:
@@ -49,7 +54,9 @@ def main() -> None:
     served = [s for s, _ in rest]
     best, median = min(served), statistics.median(served)
     print(f"GET {QUERY}   server ms  round trip ms   target {TARGET_MS:g} ms")
-    print(f"{'first request':32s} {first[0]:9.1f} {first[1]:14.1f}")
+    print(f"{'warm-up, before serving':32s} {warmed:9.1f}")
+    print(f"{'first request':32s} {first[0]:9.1f} {first[1]:14.1f}   "
+          f"{'ok' if first[0] <= TARGET_MS else 'over'}")
     print(f"{'best of ' + str(args.requests):32s} {best:9.1f} "
           f"{min(r for _, r in rest):14.1f}   {'ok' if best <= TARGET_MS else 'over'}")
     print(f"{'median of ' + str(args.requests):32s} {median:9.1f} "

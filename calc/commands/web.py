@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from calc.commands import estimate, infer, layout, memory, step
+from calc.commands import EXAMPLES, estimate, infer, layout, memory, step
 from calc.commands._args import Parser, positive_int
 from calc.errors import CalcError
 from calc.web.query import Route
-from calc.web.server import HOST, PORT, server
+from calc.web.server import HOST, PORT, server, warm
 
 MAX_PORT = 65535  # TCP's port numbers are 16 bits
 
@@ -22,6 +23,11 @@ def routes() -> list[Route]:
             Route("layout", layout.parser, layout.report, limited=True, plotted=layout.plotted),
             Route("step", step.parser, step.report),
             Route("infer", infer.parser, infer.report)]
+
+
+def first_page(main: Route) -> list[str]:
+    """The argv of the main report drawn before serving: the CLI's first example's."""
+    return shlex.split(EXAMPLES[0][0].removeprefix(main.command))
 
 
 def _searches(args: Any) -> bool:
@@ -45,11 +51,13 @@ def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     if args.port > MAX_PORT:
         raise CalcError(f"--port: {args.port} is not allowed; expected 1 to {MAX_PORT}")
+    views = routes()
     try:
-        made = server(routes(), args.host, args.port)
+        made = server(views, args.host, args.port)
     except OSError as error:  # the port taken, the address not this machine's
         raise CalcError(f"--host {args.host} --port {args.port}: {error.strerror or error}") \
             from None
+    warm(views[0], views, first_page(views[0]))
     host, port = made.server_address[:2]
     print(f"calc web: http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
     try:

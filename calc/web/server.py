@@ -158,3 +158,9 @@ def server(routes: Sequence[Route], host: str = HOST, port: int = PORT,
     made = ThreadingHTTPServer((host, port), handler)
     made.daemon_threads = True
     return made
+
+
+def warm(route: Route, routes: Sequence[Route], line: Sequence[str]) -> None:
+    """Draw `route`'s page for `line` once before serving: its modules imported, the presets
+    and GPUs listed for the form, so the first request takes what every other does."""
+    page(route, routes, [], result=rendered(route, line, None, PAGE, None))
