@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from calc.commands._args import (
     Parser,
@@ -20,7 +21,7 @@ from calc.views import render
 SERVING = "serving:"  # the argparse dest of a serving flag
 
 
-def _parser() -> Parser:
+def parser() -> Parser:
     parser = Parser(
         prog="python -m calc infer",
         description="Serving a model: weights and KV cache against the GPUs' memory, the largest "
@@ -73,18 +74,22 @@ def _add_serving(parser: Parser) -> None:
                        help="price of a GPU-hour: the cost of a million generated tokens")
 
 
-def run(argv: Sequence[str]) -> int:
-    args = _parser().parse_args(argv)
-    if show_formulas("infer", args):  # before the report's modules: --formula needs none
-        return 0
+def report(args: Any) -> Any:
+    """The report `args` (parsed by `parser()`) asks for; args.model may be a Preset."""
     from calc.reports.infer import infer
 
     given = {"gpus": args.gpus, "batch": args.batch,
              **{key.removeprefix(SERVING): value for key, value in vars(args).items()
                 if key.startswith(SERVING)}}
-    report = infer(args.model, gpu=args.gpu, system=args.system, context=args.context,
-                   dtype=args.dtype, kv_dtype=args.kv_dtype, compute_dtype=args.compute_dtype,
-                   mfu=args.mfu, mbu=args.mbu, price=args.price,
-                   **{key: value for key, value in given.items() if value is not None})
-    print(render(report, args.format, args.table), end="")
+    return infer(args.model, gpu=args.gpu, system=args.system, context=args.context,
+                 dtype=args.dtype, kv_dtype=args.kv_dtype, compute_dtype=args.compute_dtype,
+                 mfu=args.mfu, mbu=args.mbu, price=getattr(args, "price", None),
+                 **{key: value for key, value in given.items() if value is not None})
+
+
+def run(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    if show_formulas("infer", args):  # before the report's modules: --formula needs none
+        return 0
+    print(render(report(args), args.format, args.table), end="")
     return 0
