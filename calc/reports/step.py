@@ -14,6 +14,7 @@ from pydantic import Field
 from calc.counting import HOURS_PER_DAY, SECONDS_PER_HOUR, TRAIN_PER_FORWARD
 from calc.document import Document
 from calc.errors import CalcError
+from calc.plan.finetune import FineTuneBlock
 from calc.plan.offload import StepOffload
 from calc.plan.options import ConfigEcho, RunConfig, run_config, with_file
 from calc.plan.step import Prediction, step_numbers
@@ -25,7 +26,7 @@ from calc.timing.schedule import StepTime
 
 # The options a step is priced with (calc.plan.options): its layout, how its model states are
 # kept (they change `fits`, not the time) and where they are offloaded.
-SECTIONS = ("layout", "states", "offload")
+SECTIONS = ("layout", "states", "offload", "finetune")
 
 
 class StepReport(Document):
@@ -62,7 +63,15 @@ class StepReport(Document):
     offload: StepOffload | None = Field(None, description="ZeRO-Offload/Infinity: the host "
                                                           "resources that priced it")
     config: ConfigEcho | None = Field(None, description="the trainer config read (--from)")
-    tokens: float | None = None
+    finetune: FineTuneBlock | None = Field(None, description="LoRA/QLoRA: what trains")
+    finetune_parts: dict[str, float] = Field(
+        default_factory=dict,
+        description="LoRA/QLoRA seconds per step inside compute and recompute: the adapters' "
+                    "products (forward and backward) and QLoRA's dequantisation")
+    dataset_tokens: float | None = Field(None, description="tokens of one epoch")
+    epochs: float | None = Field(None, description="passes over the dataset")
+    tokens: float | None = Field(None, description="training tokens: --tokens, or "
+                                                   "dataset_tokens × epochs")
     gpu_hours: float | None = Field(None, description="tokens / (tokens/s per GPU) / 3600")
     days: float | None = Field(None, description="gpu_hours / (gpus × 24)")
     notes: list[str] = Field(description="valid but unusual choices of the layout")
@@ -72,6 +81,7 @@ class StepReport(Document):
 def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
          system: str | None = None, gpus: int | None = None, tokens: float | None = None,
          from_file: str | None = None, run: RunConfig | None = None,
+         dataset_tokens: float | None = None, epochs: float | None = None,
          **options: Any) -> StepReport:
     """Predicted training step of `model` on `gpus` GPUs laid out by the run's options (a
     calc.plan.options.RunConfig `run`, or its options as keywords over it): the layout's (tp,
@@ -86,8 +96,13 @@ def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
     `from_file` reads a trainer config (calc.trainers: DeepSpeed, Megatron-LM, torchtitan,
     axolotl, transformers) for the model (when `model` is None) and the layout; the options
     given here override it, and the report echoes what was read, ignored and overridden.
-    dp defaults to gpus / (tp·pp·cp). Bad input raises CalcError naming the field and value.
+    dp defaults to gpus / (tp·pp·cp). `finetune` 'lora' or 'qlora' (`lora_rank`,
+    `lora_targets`) prices a frozen base with adapters (calc.timing.finetune); GPU-hours for
+    `tokens`, or `dataset_tokens` × `epochs`. A GPU without a reference system runs in a box
+    derived from its datasheet links (`gpus_per_node` cards, default the run's; calc.plan.system).
+    Bad input raises CalcError naming the field and value.
     """
+    tokens = training_tokens(tokens, dataset_tokens, epochs)
     given = run_config(run, **options)
     unused = sorted(set(given.given()) - set(given.given(*SECTIONS)))
     if unused:
@@ -127,12 +142,43 @@ def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
         links=numbers.links, fits=numbers.fits,
         memory_per_gpu_bytes=numbers.memory.total_bytes,
         gpu_memory_bytes=int(numbers.memory.gpu_bytes or 0), offload=numbers.offload,
-        config=echo, tokens=tokens, gpu_hours=gpu_hours,
+        config=echo, finetune=numbers.memory.finetune if numbers.finetuned else None,
+        finetune_parts=finetune_parts(time, lay.micro_batches),
+        dataset_tokens=dataset_tokens, epochs=epochs if dataset_tokens else None,
+        tokens=tokens, gpu_hours=gpu_hours,
         days=gpu_hours / lay.gpus / HOURS_PER_DAY if gpu_hours else None,
         notes=[*file_notes, *prediction.notes],
         conventions=[*conventions(lay, prediction, time),
+                     *(finetune_sentences(numbers.memory.finetune, prediction)
+                       if numbers.finetuned else []),
                      *([offload_sentence(numbers.offload)] if numbers.offload else [])],
     )
+
+
+def training_tokens(tokens: float | None, dataset_tokens: float | None,
+                    epochs: float | None) -> float | None:
+    """The tokens GPU-hours are priced for: `tokens`, or `dataset_tokens` × `epochs`."""
+    if epochs is not None and dataset_tokens is None:
+        raise CalcError(f"epochs={epochs:g}: give dataset_tokens, the tokens of one epoch")
+    if epochs is not None and not epochs > 0:
+        raise CalcError(f"epochs={epochs!r}: expected a positive number of passes")
+    if dataset_tokens is None:
+        return tokens
+    if tokens is not None:
+        raise CalcError("tokens and dataset_tokens: give one (dataset_tokens × epochs is the "
+                        "tokens)")
+    if not dataset_tokens > 0:
+        raise CalcError(f"dataset_tokens={dataset_tokens!r}: expected a positive token count")
+    return dataset_tokens * (1 if epochs is None else epochs)
+
+
+def finetune_parts(time: StepTime, micro_batches: int) -> dict[str, float]:
+    """Seconds per step of the adapters' products and QLoRA's dequantisation (zero parts left
+    out)."""
+    work = time.compute
+    parts = {"adapters": micro_batches * (work.adapters + work.adapters_backward),
+             "dequantisation": micro_batches * (work.dequant + work.dequant_backward)}
+    return {name: seconds for name, seconds in parts.items() if seconds}
 
 
 def offload_sentence(block: StepOffload) -> str:
@@ -149,6 +195,25 @@ def offload_sentence(block: StepOffload) -> str:
         f"Ren et al.'s measurement on a DGX-2's CPUs (presets/timing.toml [offload]){nvme}; "
         f"offloaded parameters fetched for every forward and backward, prefetched behind "
         f"compute. Terms and what is left out: docs/step-time.md.")
+
+
+def finetune_sentences(block: FineTuneBlock, prediction: Prediction) -> list[str]:
+    """What the fine-tune's step model assumes, printed under the step tables."""
+    quant = (f" QLoRA: each {block.frozen_dtype} weight ({block.bytes_per_frozen_weight:.4g} B "
+             f"with its constants) dequantised to 16 bits before every forward, backward and "
+             f"recomputed forward (bitsandbytes Linear4bit / MatMul4Bit), read and written at "
+             f"the HBM rate." if block.method == "qlora" else "")
+    system = prediction.system
+    box = (f" System: {system.title}: {system.notes}." if system.name.endswith(
+        f"-box-{system.gpus_per_node}") else "")
+    return [
+        f"Fine-tuning ({block.method}, r = {block.rank}, {block.trainable:,} trainable "
+        f"parameters): the frozen products' backward computes input gradients only "
+        f"(1 × forward, the LM head's too); each adapter runs as PEFT's eager LoRA layer "
+        f"(x·A, ·B, × scaling, + result: the input read again, the output width written and "
+        f"read 6 times), backward 2 × forward; gradients reduced and the optimizer step over "
+        f"the adapters only.{quant} Not modelled: torch.compile or fused LoRA kernels "
+        f"(Unsloth), padding of unpacked batches (calc.timing.finetune).{box}"]
 
 
 def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[str]:
