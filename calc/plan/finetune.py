@@ -8,7 +8,7 @@ from pydantic import Field, ValidationError
 from calc.errors import CalcError, one_line
 from calc.evaluate import AdapterCounts, count_adapters, finetune_values
 from calc.plan.options import RunConfig
-from calc.spec import BYTES_PER_ELEMENT, ModelSpec
+from calc.spec import BYTES_PER_ELEMENT, GPU, ModelSpec
 from calc.spec.finetune import FineTune
 from calc.spec.model import Frozen
 
@@ -45,6 +45,20 @@ def finetune_of(run: RunConfig) -> FineTune:
         return FineTune(**given)
     except ValidationError as error:
         raise CalcError(one_line(error, "finetune")) from None
+
+
+# bitsandbytes' NF4/FP4 kernels (Linear4bit): NVIDIA GPUs of compute capability 5.0 or newer,
+# AMD GPUs through its ROCm backend; none for TPUs (bitsandbytes 0.46 installation guide,
+# "NF4/FP4 quantization 5.0+"; multi-backend: CPU, ROCm, Intel XPU, Gaudi).
+NO_4BIT_KERNELS = ("tpu",)
+
+
+def check_quant_kernels(finetune: FineTune, gpu: GPU) -> None:
+    """CalcError when QLoRA asks for 4-bit kernels the GPU has no backend for."""
+    if finetune.method == "qlora" and gpu.name.startswith(NO_4BIT_KERNELS):
+        raise CalcError(f"finetune=qlora on {gpu.name}: bitsandbytes' 4-bit (NF4/FP4) kernels "
+                        f"run on NVIDIA GPUs of compute capability 5.0+ and AMD GPUs (ROCm), "
+                        f"not on {gpu.title}; use finetune=lora")
 
 
 def finetune_block(spec: ModelSpec, finetune: FineTune,

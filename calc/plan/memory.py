@@ -16,7 +16,7 @@ from calc import _compiled
 from calc.counting import Bytes, whole
 from calc.errors import CalcError, one_line
 from calc.evaluate import memory_values
-from calc.plan.finetune import FineTuneBlock, finetune_block
+from calc.plan.finetune import FineTuneBlock, check_quant_kernels, finetune_block
 from calc.plan.offload import OffloadBlock, offload_block
 from calc.presets import sequence_length
 from calc.spec import GPU, ModelSpec, TrainingMemory
@@ -164,6 +164,7 @@ def memory_block(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: 
     on `device`; with `fixes`, a run that does not fit lists what would make it fit."""
     if device is not None:
         gemm_peaks(device, opts.precision, opts.activation_dtype)  # the GPU runs these GEMMs
+        check_quant_kernels(ft, device)
     ft_block, adapters = finetune_block(spec, ft, opts.activation_dtype)
     e = evaluate(spec, opts, device, ft, adapters.targets, off, system)
     recipe = RECIPES[opts.recipe_name]

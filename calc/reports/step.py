@@ -228,6 +228,8 @@ def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[
                  "full": "full recomputation adds every layer's forward"}[layout.recompute]
     work = time.compute
     scans = work.scan + work.scan_backward
+    flops = (f"{TRAIN_PER_FORWARD} × forward" if work.weight_gradients else
+             "frozen products 2 × forward, attention and adapters 3 ×")
     return [
         *([f"Scans and convolutions of the non-attention mixers: {scans:.4g} s of each "
            f"micro-batch's {work.forward + work.backward:.4g} s of compute, each the slower of "
@@ -235,7 +237,7 @@ def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[
            f"16-bit peak for the chunked SSD and gated-delta kernels) and the bytes its fused "
            f"kernel reads and writes; backward 3 × forward for the scans (states recomputed) "
            f"(calc/timing/mixers.py)."] if scans else []),
-        f"MFU = calc's exact training FLOPs of the step ({TRAIN_PER_FORWARD} × forward: causal "
+        f"MFU = calc's exact training FLOPs of the step ({flops}: causal "
         f"attention, top-k experts, the LM head) / (step time × GPUs × dense {layout.dtype} "
         f"peak). HFU adds the recomputed FLOPs ({recompute}); flash attention's own backward "
         f"recomputation is counted in neither.",
