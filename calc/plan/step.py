@@ -16,8 +16,8 @@ from calc.plan.options import RunConfig
 from calc.plan.system import system_of
 from calc.presets import get_gpu
 from calc.spec import GPU, ModelSpec, System
-from calc.spec.layout import Layout, check
 from calc.spec.finetune import FineTune
+from calc.spec.layout import Layout, check
 from calc.spec.offload import Offload
 from calc.timing.communication import links
 from calc.timing.constants import load_constants
