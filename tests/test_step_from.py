@@ -85,17 +85,16 @@ def test_every_setting_is_echoed_or_listed():
     assert "(format)" in echoed  # the framework, from the file's format
 
 
-def test_lora_settings_are_listed_as_ignored_by_step():
-    """axolotl's QLoRA example: the step prices full training, so the adapter settings are
-    listed as ignored (with why), not applied; its batch is micro-batch 2 × 4 accumulation
-    steps × dp."""
+def test_lora_settings_are_priced_by_step():
+    """axolotl's QLoRA example: the step prices its adapters on a 4-bit base
+    (calc.timing.finetune); its batch is micro-batch 2 × 4 accumulation steps × dp."""
     pytest.importorskip("yaml")
     report = step(from_file=str(CONFIGS / "axolotl_llama3_qlora.yml"), gpu="a100", gpus=2)
     assert report.layout.global_batch == 2 * 4 * 2
-    ignored = " ".join(report.config.ignored)
-    assert "adapter (LoRA/QLoRA step time is not modelled)" in ignored
-    assert "lora_r" in ignored
-    assert "adapter" not in {row["key"] for row in report.config.read}
+    assert report.finetune is not None and report.finetune.method == "qlora"
+    assert report.finetune_parts["dequantisation"] > 0
+    assert not any("lora_r" in ignored for ignored in report.config.ignored)
+    assert "adapter" in {row["key"] for row in report.config.read}
 
 
 def test_a_flag_over_the_file_is_reported(cli):

@@ -172,11 +172,9 @@ class ConfigEcho(Frozen):
                                           "set otherwise: option, file value, value used")
 
 
-# What the step-time model does not price yet (calc.timing prices full training): a trainer
-# config's fine-tuning settings are listed as ignored by `step --from`, not silently dropped.
-NOT_PRICED = {"finetune": "LoRA/QLoRA step time is not modelled",
-              "lora_rank": "LoRA", "lora_targets": "LoRA", "base_dtype": "QLoRA",
-              "double_quant": "QLoRA", "paged": "paged optimizer states"}
+# Options a trainer config may set that the step-time model does not price: listed as ignored
+# by `step --from`, not silently dropped. (LoRA/QLoRA are priced: calc.timing.finetune.)
+NOT_PRICED: dict[str, str] = {}
 # The software stack whose constants price the step (presets/timing.toml), by file format.
 FORMAT_FRAMEWORKS = {"deepspeed": "deepspeed", "megatron": "megatron",
                      "torchtitan": "torchtitan"}
