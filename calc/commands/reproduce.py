@@ -18,11 +18,18 @@ def run(argv: Sequence[str]) -> int:
                                 "model, and the layout search against the authors' layouts.")
     parser.add_argument("--throughput", action="store_true",
                         help="published throughput runs beside the step-time model")
+    parser.add_argument("--finetune", action="store_true",
+                        help="published fine-tuning runs (peak memory, tokens/s) beside calc's "
+                             "memory and step-time models")
     parser.add_argument("--no-search", dest="search", action="store_false",
                         help="with --throughput: skip the layout search for each run")
     add_format(parser)
     args = parser.parse_args(argv)
-    if args.throughput:
+    if args.finetune:
+        from calc.reports.finetune_runs import reproduce_finetune
+
+        report = reproduce_finetune()
+    elif args.throughput:
         from calc.reports.throughput import reproduce_throughput
 
         report = reproduce_throughput(search=args.search)

@@ -13,7 +13,7 @@ from calc.plan.finetune import finetune_of
 from calc.plan.memory import MemoryBlock, memory_block, memory_options
 from calc.plan.offload import StepOffload, offloaded_step
 from calc.plan.options import RunConfig
-from calc.plan.system import system_of
+from calc.plan.system import catalogued, system_of
 from calc.presets import get_gpu
 from calc.spec import GPU, ModelSpec, System
 from calc.spec.finetune import FineTune
@@ -140,7 +140,7 @@ def step_numbers(spec: ModelSpec, layout: Layout, gpu: str, system: str | None,
             update={"gpus_per_node": min(lay.gpus, platform.gpus_per_node)})
     options = {**lay.model_dump(), **run.given("states")}
     memory = memory_block(spec, memory_options(spec, device.name, options), device,
-                          finetune, offload, platform.name, fixes=False)
+                          finetune, offload, catalogued(platform), fixes=False)
     block = None
     if memory.offload is not None:
         constants = load_constants()

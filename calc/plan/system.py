@@ -14,7 +14,7 @@ systems take it, and 5.7 µs over PCIe.
 from __future__ import annotations
 
 from calc.errors import CalcError
-from calc.presets import get_system
+from calc.presets import get_system, load_systems
 from calc.spec import GPU, System
 
 NVLINK_STEP_US = 3.4
@@ -58,3 +58,12 @@ def system_of(gpu: GPU, system: str | None, gpus: int,
     if gpu.system is not None and gpus_per_node is None:
         return get_system(gpu.system)
     return derived_system(gpu, gpus_per_node or gpus)
+
+
+def catalogued(platform: System) -> str | None:
+    """The catalogue name of `platform`, None for a derived box (its host memory unknown)."""
+    return platform.name if platform.name in load_systems() else None
+
+
+def derived(platform: System) -> bool:
+    return catalogued(platform) is None

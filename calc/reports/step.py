@@ -18,6 +18,7 @@ from calc.plan.finetune import FineTuneBlock
 from calc.plan.offload import StepOffload
 from calc.plan.options import ConfigEcho, RunConfig, run_config, with_file
 from calc.plan.step import Prediction, step_numbers
+from calc.plan.system import derived
 from calc.presets import Preset, resolve
 from calc.spec import ModelSpec
 from calc.spec.layout import Layout, make_layout
@@ -204,8 +205,7 @@ def finetune_sentences(block: FineTuneBlock, prediction: Prediction) -> list[str
              f"recomputed forward (bitsandbytes Linear4bit / MatMul4Bit), read and written at "
              f"the HBM rate." if block.method == "qlora" else "")
     system = prediction.system
-    box = (f" System: {system.title}: {system.notes}." if system.name.endswith(
-        f"-box-{system.gpus_per_node}") else "")
+    box = f" System: {system.title}: {system.notes}." if derived(system) else ""
     return [
         f"Fine-tuning ({block.method}, r = {block.rank}, {block.trainable:,} trainable "
         f"parameters): the frozen products' backward computes input gradients only "
