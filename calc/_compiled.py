@@ -1073,6 +1073,7 @@ def memory_activations(s):
     n_pp = s['n_pp']
     n_tp = s['n_tp']
     n_vp = s['n_vp']
+    q_L = s['q_L']
     q_a = s['q_a']
     q_l = s['q_l']
     r_kv = s['r_kv']
@@ -1107,7 +1108,7 @@ def memory_activations(s):
             )
         )/n_cp,
         'embedding': T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp,
-        'output': 4*T*b*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp),
+        'output': T*b*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp),
     }
 
 
@@ -1176,6 +1177,7 @@ def memory(s):
     n_pp = s['n_pp']
     n_tp = s['n_tp']
     n_vp = s['n_vp']
+    q_L = s['q_L']
     q_a = s['q_a']
     q_g = s['q_g']
     q_gc = s['q_gc']
@@ -1215,7 +1217,7 @@ def memory(s):
             d*i_keep_mix*n_tp**(-i_sp)*q_l + 6*d*q_a/n_tp
         )/n_cp,
         'total': (
-            4*T*b*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp)
+            T*b*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
             + T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
@@ -1308,7 +1310,7 @@ def memory(s):
                 + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
             )
         )/(
-            4*T*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp)
+            T*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
             + T*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
@@ -1849,6 +1851,7 @@ def finetune_memory(s):
     n_pp = s['n_pp']
     n_tp = s['n_tp']
     n_vp = s['n_vp']
+    q_L = s['q_L']
     q_a = s['q_a']
     q_f = s['q_f']
     q_g = s['q_g']
@@ -1879,7 +1882,7 @@ def finetune_memory(s):
             + a_up*(L_dense + L_moe*_minimum(1, E_s))
         ),
         'total': (
-            4*T*b*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp)
+            T*b*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
             + T*b*q_a*r_a*(1 - i_full)*(
                 L_att*a_k
                 + L_att*a_o
@@ -2222,7 +2225,7 @@ def finetune_memory(s):
                 )/(L*n_tp)
             )
         )/(
-            4*T*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp)
+            T*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
             + T*q_a*r_a*(1 - i_full)*(
                 L_att*a_k
                 + L_att*a_o

@@ -27,6 +27,8 @@ class FineTuneBlock(Frozen):
         description="bytes per frozen projection weight, QLoRA's block constants included")
     double_quant: bool | None = None
     paged: bool = Field(description="optimizer states pageable to host memory")
+    loss: str = Field("fp32", description="how the loss holds the logits "
+                                          "(calc.spec.finetune.LOSS_BYTES)")
     trainable: int = Field(description="parameters that take gradients and optimizer states")
     frozen: int = Field(description="parameters held fixed")
     quantised: int = Field(description="frozen parameters stored in 4 bits (QLoRA)")
@@ -73,7 +75,7 @@ def finetune_block(spec: ModelSpec, finetune: FineTune,
         frozen_dtype=(finetune.base_dtype or "nf4") if quant else dtype if frozen else None,
         bytes_per_frozen_weight=q_f if frozen else None,
         double_quant=finetune.double_quant if quant else None,
-        paged=finetune.paged, trainable=counts.trainable, frozen=counts.frozen,
+        paged=finetune.paged, loss=finetune.loss, trainable=counts.trainable, frozen=counts.frozen,
         quantised=counts.quantised, adapters=counts.by_target,
         adapters_active=counts.adapters_active,
         checkpoint_bytes=int(counts.trainable * BYTES_PER_ELEMENT[CHECKPOINT_DTYPE]))

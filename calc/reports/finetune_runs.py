@@ -35,6 +35,10 @@ OPTIMIZER = {"adamw": ("adamw", False), "adamw-8bit": ("adam8bit", False),
              "paged-adamw-8bit": ("adam8bit", True), "paged-adamw-32bit": ("adamw", True),
              "sgd": ("sgd", False)}
 ZERO = {"none": 0, "ddp": 0, "fsdp-full-shard": 3, "fsdp-shard-grad-op": 2}
+# The loss as each row computes it (calc.spec.finetune.LOSS_BYTES): its fused or chunked loss,
+# else the stack's own; stacks built on transformers' models take transformers' loss.
+FUSED_LOSS = {"chunked-ce": "chunked", "liger-flce": "fused"}
+HF_STACKS = ("fsdp_qlora", "transformers+peft", "axolotl", "llama-factory", "trl")
 FRAMEWORK = "fsdp"  # torchtune, LitGPT, fsdp_qlora, Unsloth: PyTorch's own training loop
 RULES = [
     "precision bf16-true → recipe pure-bf16 (weights, gradients, optimizer states bf16); "
@@ -44,6 +48,9 @@ RULES = [
     "sharding ddp → dp = GPUs; fsdp-full-shard → ZeRO 3 over the GPUs; fsdp-shard-grad-op → "
     "ZeRO 2; FSDP CPU offload → optimizer and parameters offloaded to the host",
     "attention sdpa / flash-attention-2 / unstated → flash (no s×s scores); eager → eager",
+    "loss chunked-ce → chunked; liger-flce → fused; none on a stack built on transformers' "
+    "models (fsdp_qlora, transformers+peft, axolotl, LLaMA-Factory, TRL) → hf; otherwise calc's "
+    "default fp32 logits, the stack's own loss listed as not modelled",
     "rows not all seq_len long (unpacked data): memory at seq_len, the longest batch; no time "
     "(the tokens are unknown)",
     "time: tokens/s per GPU as printed, the job's ÷ GPUs, or samples × seq_len ÷ the run's wall "
@@ -93,8 +100,10 @@ class FinetuneReproduction(Document):
 def unmodelled(run: PublishedFinetune) -> list[str]:
     """What the run does that calc's models leave out."""
     found = []
-    if run.fused_loss != "none":
+    if run.fused_loss not in ("none", *FUSED_LOSS):
         found.append(run.fused_loss)
+    if run.fused_loss == "none" and run.stack not in HF_STACKS:
+        found.append(f"{run.stack}'s loss")
     if run.optimizer_in_backward:
         found.append("optimizer in backward")
     if run.activation_offload:
@@ -108,6 +117,13 @@ def unmodelled(run: PublishedFinetune) -> list[str]:
     return found
 
 
+def loss_of(run: PublishedFinetune) -> str:
+    """How the run's loss holds the logits (RULES)."""
+    if run.fused_loss in FUSED_LOSS:
+        return FUSED_LOSS[run.fused_loss]
+    return "hf" if run.fused_loss == "none" and run.stack in HF_STACKS else "fp32"
+
+
 def run_options(run: PublishedFinetune) -> dict[str, Any]:
     """The run's settings as calc's options (RULES)."""
     recipe, dtype = RECIPE[run.precision]
@@ -116,7 +132,7 @@ def run_options(run: PublishedFinetune) -> dict[str, Any]:
         recipe=recipe, dtype=dtype, optimizer=optimizer, zero=ZERO[run.sharding],
         dp=run.gpus, micro_batch=run.micro_batch, seq_len=run.seq_len,
         recompute=run.recompute, flash_attention=run.attention != "eager",
-        finetune=run.method)
+        finetune=run.method, loss=loss_of(run))
     if run.method != "full":
         options.update(lora_rank=run.lora_rank, lora_targets=run.lora_targets, paged=paged)
     if run.quant is not None:

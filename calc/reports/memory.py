@@ -20,7 +20,7 @@ from calc.plan.offload import OffloadBlock
 from calc.plan.options import ConfigEcho, RunConfig, run_config, with_file
 from calc.presets import Preset, context_note, get_gpu, resolve
 from calc.spec import ModelSpec
-from calc.spec.finetune import QUANTS
+from calc.spec.finetune import LOSS_NOTES, QUANTS
 from calc.spec.gemm_precision import precision_sentence
 from calc.spec.layers import MIXER_NAMES
 from calc.spec.memory import OPTIMIZERS, RECIPES
@@ -95,6 +95,12 @@ def finetune_sentences(block: FineTuneBlock) -> list[str]:
     if block.paged:
         lines.append(counting.PAGED_OPTIMIZER)
     return lines
+
+
+def loss_sentences(block: FineTuneBlock) -> list[str]:
+    """How the loss holds the logits, when not Megatron-LM's way."""
+    return ([f"Loss (--loss {block.loss}): {LOSS_NOTES[block.loss]}."]
+            if block.loss != "fp32" else [])
 
 
 def offload_sentence(block: OffloadBlock) -> str:
@@ -182,6 +188,7 @@ def conventions(block: MemoryBlock) -> list[str]:
         "Not counted: temporary buffers (communication buckets, the logits' gradient), memory "
         "fragmentation and the CUDA context, which take a few more GB in practice.",
         *(finetune_sentences(block.finetune) if block.finetune.method != "full" else []),
+        *loss_sentences(block.finetune),
         *([precision_sentence(o.precision)] if o.precision != "bf16" else []),
         *([offload_sentence(block.offload)] if block.offload else []),
         "Units: bytes; GB = 1e9 bytes (the ZeRO paper's unit: 7.5B × 16 bytes = 120 GB), "
