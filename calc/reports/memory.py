@@ -14,7 +14,7 @@ from pydantic import Field
 from calc import counting
 from calc.document import Document
 from calc.errors import CalcError
-from calc.plan.finetune import FineTuneBlock, finetune_of
+from calc.plan.finetune import FineTuneBlock, finetune_defaults, finetune_of
 from calc.plan.memory import MemoryBlock, memory_block, memory_options
 from calc.plan.offload import OffloadBlock
 from calc.plan.options import ConfigEcho, RunConfig, run_config, with_file
@@ -72,11 +72,12 @@ def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = N
                         f"spec file or config.json as MODEL")
     preset = resolve(model)
     spec = preset.spec
+    given, defaults = finetune_defaults(given, spec)
     opts = memory_options(spec, gpu, given.given("layout", "states"))
     device = get_gpu(gpu) if gpu else None
     block = memory_block(spec, opts, device, finetune_of(given),
                          Offload(**given.given("offload")), system)
-    notes = [*preset.notes, *filter(None, [context_note(spec, opts.seq_len, "s")])]
+    notes = [*preset.notes, *filter(None, [context_note(spec, opts.seq_len, "s")]), *defaults]
     return MemoryReport(model=preset.name, title=preset.title, source=preset.source,
                         memory=block, config=echo, conventions=[*notes, *conventions(block)])
 

@@ -14,7 +14,7 @@ from pydantic import Field
 from calc.counting import HOURS_PER_DAY, SECONDS_PER_HOUR, TRAIN_PER_FORWARD
 from calc.document import Document
 from calc.errors import CalcError
-from calc.plan.finetune import FineTuneBlock
+from calc.plan.finetune import FineTuneBlock, finetune_defaults
 from calc.plan.offload import StepOffload
 from calc.plan.options import ConfigEcho, RunConfig, run_config, with_file
 from calc.plan.step import Prediction, step_numbers
@@ -117,6 +117,7 @@ def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
         raise CalcError(f"model: {from_file} names no model calc knows; give a preset name, "
                         f"spec file or config.json as MODEL")
     preset = resolve(model)
+    given, defaults = finetune_defaults(given, preset.spec)
     try:
         chosen = make_layout(gpus, **given.given("layout"))
     except CalcError as error:
@@ -148,7 +149,7 @@ def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
         dataset_tokens=dataset_tokens, epochs=epochs if dataset_tokens else None,
         tokens=tokens, gpu_hours=gpu_hours,
         days=gpu_hours / lay.gpus / HOURS_PER_DAY if gpu_hours else None,
-        notes=[*file_notes, *prediction.notes],
+        notes=[*file_notes, *defaults, *prediction.notes],
         conventions=[*conventions(lay, prediction, time),
                      *(finetune_sentences(numbers.memory.finetune, prediction)
                        if numbers.finetuned else []),
