@@ -139,3 +139,18 @@ def test_a_gpu_file_missing_a_field_is_one_line(tmp_path, drop, message):
     assert done.returncode == 2 and message in done.stderr, done.stderr
     assert done.stderr.count("\n") == 1
     assert "cannot read" in cli("memory", "llama3.1-8b", "--gpu", "none.toml").stderr
+
+
+def test_memory_needs_no_compute_peak():
+    """The RTX 5090's tensor rates are not catalogued: memory still answers, step refuses."""
+    report = calc.memory("llama3.1-8b", gpu="rtx5090", finetune="qlora")
+    assert report.memory.fits
+    with pytest.raises(CalcError, match="no dense bf16 peak"):
+        calc.step("llama3.1-8b", gpu="rtx5090", gpus=1, finetune="qlora")
+
+
+@pytest.mark.parametrize("gpu", ["l40", "t4", "mi325x", "rtx-a6000"])
+def test_added_cards_price_a_fine_tune(gpu):
+    dtype = "fp16" if gpu == "t4" else "bf16"
+    report = calc.step("llama3.2-1b", gpu=gpu, gpus=1, finetune="lora", dtype=dtype)
+    assert report.tokens_per_s_per_gpu > 0 and report.generation
