@@ -7,8 +7,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from calc.presets import load_model  # noqa: E402
-from calc.reports.memory_check import verify_memory  # noqa: E402
+from calc.presets import load_model
+from calc.reports.memory_check import verify_memory
 
 
 @pytest.fixture(scope="module")
