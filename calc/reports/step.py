@@ -151,7 +151,7 @@ def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
         days=gpu_hours / lay.gpus / HOURS_PER_DAY if gpu_hours else None,
         notes=[*file_notes, *defaults, *prediction.notes],
         conventions=[*conventions(lay, prediction, time),
-                     *(finetune_sentences(numbers.memory.finetune, prediction)
+                     *(step_finetune_sentences(numbers.memory.finetune, prediction)
                        if numbers.finetuned else []),
                      *([offload_sentence(numbers.offload)] if numbers.offload else [])],
     )
@@ -199,7 +199,7 @@ def offload_sentence(block: StepOffload) -> str:
         f"compute. Terms and what is left out: docs/step-time.md.")
 
 
-def finetune_sentences(block: FineTuneBlock, prediction: Prediction) -> list[str]:
+def step_finetune_sentences(block: FineTuneBlock, prediction: Prediction) -> list[str]:
     """What the fine-tune's step model assumes, printed under the step tables."""
     quant = (f" QLoRA: each {block.frozen_dtype} weight ({block.bytes_per_frozen_weight:.4g} B "
              f"with its constants) dequantised to 16 bits before every forward, backward and "
