@@ -1112,6 +1112,36 @@ def memory_activations(s):
     }
 
 
+def memory_buffers(s):
+    B_bk = s['B_bk']
+    L = s['L']
+    N = s['N']
+    N_e = s['N_e']
+    N_emb = s['N_emb']
+    N_head = s['N_head']
+    P_pf = s['P_pf']
+    T = s['T']
+    V = s['V']
+    b = s['b']
+    i_pp1 = s['i_pp1']
+    i_z1 = s['i_z1']
+    i_z3 = s['i_z3']
+    n_cp = s['n_cp']
+    n_ep = s['n_ep']
+    n_tp = s['n_tp']
+    q_a = s['q_a']
+    q_rg = s['q_rg']
+    u_g = s['u_g']
+    return {
+        'gradient_bucket': B_bk*i_z1*q_a,
+        'gathered_weights': i_z3*q_a*(
+            P_pf + u_g*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp))
+        ),
+        'gathered_gradients': i_z3*q_rg*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp)),
+        'logits_gradient': 4*T*V*b*i_pp1/(n_cp*n_tp),
+    }
+
+
 def memory(s):
     E_s = s['E_s']
     G_s = s['G_s']

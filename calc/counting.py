@@ -205,3 +205,17 @@ def qlora_sentence(label: str, dtype: str, double_quant: bool, bytes_per_weight:
             f"{BITS_PER_BYTE * bytes_per_weight:.6g} bits per weight ({source}); embeddings, "
             f"LM head, norms and biases stay at the training dtype; a dequantised matrix is a "
             f"transient buffer, not counted.")
+
+
+def goodput_sentence(goodput: float) -> str:
+    """What the GPU-hours from a predicted step assume of the time that trains."""
+    published = ("Published: Llama 3 405B above 90 % effective training time over a 54-day "
+                 "snapshot with 466 job interruptions (Dubey et al. 2024 §3.3.4).")
+    if goodput == 1:
+        return (f"Goodput 1 (the ideal): GPU-hours and days count only the predicted steps; "
+                f"failures, restarts, checkpointing and evaluation would add to them "
+                f"(--goodput). {published}")
+    return (f"Goodput {goodput:g}: GPU-hours and days are the predicted steps' divided by "
+            f"{goodput:g}, the share of wall-clock time that trains (given); the ideal figure "
+            f"is beside them. {published}")
+

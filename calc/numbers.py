@@ -61,6 +61,8 @@ RANGES: dict[str, Range] = {
     "host_memory_gib": Range(0, 1 << 24, open_low=True, example="2048"),
     # a node's NVMe drives together (ZeRO-Infinity), GB/s
     "nvme_gb_s": Range(0, 1e5, open_low=True, example="10 (four PCIe Gen4 drives read)"),
+    # memory a GPU keeps beside what a run allocates (CUDA context, NCCL, fragmentation), GiB
+    "memory_margin": Range(0, 1 << 20, example="4 (GiB)"),
 }
 
 

@@ -203,7 +203,7 @@ BAD = [
     (("infer", "llama2-7b", "--gpu", "h100", "--mfu", "2"), "--mfu"),
     (("--tokens", "2e12"), "MODEL"),
     (("llama2-7b", "--table", "nope"), "--table 'nope': this report's tables are parameters"),
-    (("memory", "llama2-7b", "--tp", "3"), "tp=3 must divide attention.n_heads=32"),
+    (("memory", "llama2-7b", "--tp", "3"), "tp=3 does not divide the 32 attention heads"),
     (("memory", "llama2-7b", "--no-such-flag"), "unrecognized arguments: --no-such-flag"),
     (("infer", "llama2-7b", "--gpu", "h100", "--context", "0"), "--context"),
     (("compare", "gpt2", "--groups", "shapes"), "groups: unknown 'shapes'"),

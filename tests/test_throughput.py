@@ -131,21 +131,6 @@ def test_printed_tflops_over_the_peak_is_the_printed_utilisation(run):
     assert run.tflops_per_gpu * 1e12 / _peak(run) / printed - 1 == pytest.approx(0, abs=tolerance)
 
 
-def test_fit_subset_is_about_a_third_and_spread():
-    fitted = [r for r in ALL if r.fit]
-    assert 0.25 <= len(fitted) / len(ALL) <= 0.4
-    # Every source with several rows keeps some held out and fits on some.
-    by_source = Counter(r.name.split("-")[0] for r in ALL)
-    fitted_by_source = Counter(r.name.split("-")[0] for r in fitted)
-    for source, count in by_source.items():
-        if count >= 3:
-            assert 0 < fitted_by_source[source] < count, source
-    # Every GPU generation and framework that has held-out rows is also fitted on.
-    for key in ("gpu", "framework"):
-        held_out = {getattr(r, key) for r in ALL if not r.fit}
-        assert held_out - {"other"} <= {getattr(r, key) for r in fitted}, key
-
-
 def test_bad_run_is_one_line_naming_the_field():
     good = RUNS["narayanan2021-145b"].model_dump()
     with pytest.raises(ValidationError) as caught:

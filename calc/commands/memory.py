@@ -34,9 +34,9 @@ def _parser() -> Parser:
                                          "bounds an offload (default: the GPU's system)")
     parser.add_argument("--gpus", type=positive_int,
                         help="GPUs of the run: dp defaults to gpus / (tp × pp × cp)")
-    add_options(parser, "layout", skip=(*ACTIVATIONS, "global_batch", "framework"))
+    add_options(parser, "layout", skip=(*ACTIVATIONS, "global_batch"))
     add_activations(parser)
-    add_options(parser, "states", title="model states")
+    add_options(parser, "states", title="model states and margin")
     add_options(parser, "offload", title="offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity)",
                 skip=("nvme_read_gb_s", "nvme_write_gb_s"))
     add_options(parser, "finetune", title="fine-tuning")

@@ -23,6 +23,9 @@ def run(argv: Sequence[str]) -> int:
                              "memory and step-time models")
     parser.add_argument("--no-search", dest="search", action="store_false",
                         help="with --throughput: skip the layout search for each run")
+    parser.add_argument("--publisher", action="append", default=[],
+                        help="with --throughput: only this publisher's runs (repeatable; the "
+                             "held-out errors stay every publisher's)")
     add_format(parser)
     args = parser.parse_args(argv)
     if args.finetune:
@@ -32,7 +35,7 @@ def run(argv: Sequence[str]) -> int:
     elif args.throughput:
         from calc.reports.throughput import reproduce_throughput
 
-        report = reproduce_throughput(search=args.search)
+        report = reproduce_throughput(search=args.search, publishers=args.publisher)
     else:
         from calc.reports.reproduce import reproduce
 

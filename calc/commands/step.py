@@ -37,7 +37,7 @@ def _parser() -> Parser:
     add_options(parser, "layout")
     parser.add_argument("--tokens", type=number("tokens"),
                         help="training tokens, for GPU-hours and days (e.g. 2e12 or 2T)")
-    add_options(parser, "states", title="model states (whether it fits)")
+    add_options(parser, "states", title="model states and margin (whether it fits)")
     add_options(parser, "offload", title="offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity)")
     add_options(parser, "finetune", title="fine-tuning (LoRA / QLoRA on a frozen base)")
     parser.add_argument("--dataset-tokens", type=number("tokens"),
@@ -45,6 +45,7 @@ def _parser() -> Parser:
                              "--dataset-tokens × --epochs (instead of --tokens)")
     parser.add_argument("--epochs", type=number("epochs"),
                         help="passes over the dataset (default 1)")
+    add_options(parser, "costing", title="GPU-hours, cost and energy of --tokens")
     add_format(parser)
     return parser
 
@@ -60,6 +61,6 @@ def run(argv: Sequence[str]) -> int:
     report = step(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
                   tokens=args.tokens, from_file=args.from_file,
                   dataset_tokens=args.dataset_tokens, epochs=args.epochs,
-                  **options(args, "layout", "states", "offload", "finetune"))
+                  **options(args, "layout", "states", "offload", "finetune", "costing"))
     print(render(report, args.format, args.table), end="")
     return 0

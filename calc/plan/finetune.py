@@ -9,7 +9,7 @@ from calc.errors import CalcError, one_line
 from calc.evaluate import AdapterCounts, count_adapters, finetune_values
 from calc.plan.options import RunConfig
 from calc.spec import BYTES_PER_ELEMENT, GPU, ModelSpec
-from calc.spec.finetune import FineTune
+from calc.spec.finetune import FULL_TRAINING, FineTune
 from calc.spec.model import Frozen
 
 # What a fine-tune runs at when its sequence length and recomputation are not given: the
@@ -73,6 +73,8 @@ def finetune_of(run: RunConfig) -> FineTune:
     given = run.given("finetune")
     if given.get("finetune", "full") == "full" and {"lora_rank", "lora_targets"} & set(given):
         raise CalcError("lora_rank/lora_targets: they need finetune='lora' or 'qlora'")
+    if not given:  # full training, built once (calc.spec.finetune)
+        return FULL_TRAINING
     try:
         return FineTune(**given)
     except ValidationError as error:

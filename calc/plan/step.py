@@ -19,6 +19,7 @@ from calc.spec import GPU, ModelSpec, System
 from calc.spec.finetune import FineTune
 from calc.spec.layout import Layout, check
 from calc.spec.offload import Offload
+from calc.spec.validity import refuse
 from calc.timing.communication import links
 from calc.timing.constants import load_constants
 from calc.timing.finetune import finetune_terms
@@ -49,13 +50,15 @@ class Prediction:
 
 def predict(spec: ModelSpec, layout: Layout, gpu: str, system: str | None = None,
             finetune: FineTune | None = None, gpus_per_node: int | None = None) -> Prediction:
-    """Step time of `layout` (checked against `spec`) on `gpu` in `system` (default: the GPU's
-    reference system, or a box of `gpus_per_node` cards derived from its datasheet links,
-    calc.plan.system), LoRA/QLoRA on a frozen base when `finetune` says so."""
-    layout, notes = check(spec, layout)
+    """Step time of `layout` (checked against `spec` and refused where its framework refuses
+    it, calc.spec.validity) on `gpu` in `system` (default: the GPU's reference system, or a
+    box of `gpus_per_node` cards derived from its datasheet links, calc.plan.system),
+    LoRA/QLoRA on a frozen base when `finetune` says so."""
     constants = load_constants()
     device = get_gpu(gpu)
     platform = system_of(device, system, layout.gpus, gpus_per_node)
+    refuse(spec, layout, platform.gpus_per_node)
+    layout, notes = check(spec, layout)
     generation, _ = constants.generation(device.name, device.generation)
     ft = finetune_terms(spec, finetune, layout.dtype) if finetune is not None else None
     time = price(spec, layout, device, platform, constants, ft)
@@ -139,8 +142,9 @@ def step_numbers(spec: ModelSpec, layout: Layout, gpu: str, system: str | None,
         offload = offload.model_copy(
             update={"gpus_per_node": min(lay.gpus, platform.gpus_per_node)})
     options = {**lay.model_dump(), **run.given("states")}
-    memory = memory_block(spec, memory_options(spec, device.name, options), device,
-                          finetune, offload, catalogued(platform), fixes=False)
+    memory = memory_block(spec, memory_options(spec, device.name, options,
+                                               catalogued(platform)),
+                          device, finetune, offload, catalogued(platform), fixes=False)
     block = None
     if memory.offload is not None:
         constants = load_constants()

@@ -171,6 +171,12 @@ class FineTune(Frozen):
         return QUANTS[self.base_dtype or "nf4"]
 
 
+# Full training: FineTune()'s defaults, which are valid as they are, built without validating
+# (tests/test_startup.py compares it with FineTune()): every estimate that asks for no
+# fine-tuning uses it, and a process that validates nothing builds no validator.
+FULL_TRAINING = FineTune.model_construct()
+
+
 @dataclass(frozen=True)
 class TargetShape:
     """One adapted projection: each matrix it names (n_in × n_out) and the layers that have it.

@@ -19,6 +19,10 @@ from calc.errors import CalcError, one_line
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen, ModelSpec
 
 Recompute = Literal["none", "selective", "full"]
+# What a run may ask for: a recomputation, or `auto`, the least of RECOMPUTE_ORDER that fits
+# (calc.step, calc.memory resolve it before a Layout is built).
+RecomputeChoice = Literal["none", "selective", "full", "auto"]
+RECOMPUTE_ORDER: tuple[Recompute, ...] = ("none", "selective", "full")
 # The software stack of a run, each with its constants in presets/timing.toml [frameworks]:
 # NeMo counts as Megatron-LM; fsdp is plain PyTorch FSDP; jax is MaxText-style XLA; other is an
 # in-house stack a source does not name (Llama 3's, DeepSeek's), priced with Megatron-LM's.
@@ -61,6 +65,9 @@ class Parallelism(Frozen):
     zero: Literal[0, 1, 2, 3] = Field(
         0, description="ZeRO stage over the d data-parallel ranks: 1 shards optimizer states, "
                        "2 also gradients, 3 also weights")
+    allow_cross_node_tp: bool = Field(
+        False, description="price tensor parallelism across nodes (refused by default: its "
+                           "all-reduces then cross the slower inter-node links)")
 
 
 class Batch(Frozen):
@@ -79,9 +86,9 @@ class Activations(Frozen):
     """What the forward pass keeps for the backward (Korthikanti et al. 2022 §4); defaults are
     CURRENT_PRACTICE, the paper's setting PAPER_2022."""
 
-    recompute: Recompute = Field(
-        "none", description="activation recomputation: none, selective (the attention core) "
-                            "or full (keep only each layer's input)")
+    recompute: RecomputeChoice = Field(
+        "none", description="activation recomputation: none, selective (the attention core), "
+                            "full (keep only each layer's input) or auto (the least that fits)")
     flash_attention: bool = Field(CURRENT_PRACTICE["flash_attention"],
                                   description="fused attention that stores no s×s scores")
     dropout: bool = Field(CURRENT_PRACTICE["dropout"],
@@ -113,6 +120,10 @@ class Layout(Activations, Batch, Parallelism):  # fields in reverse order: Paral
 
     @model_validator(mode="after")
     def _consistent(self) -> Layout:
+        if self.recompute == "auto":
+            raise ValueError("recompute='auto' is resolved before a layout is built (calc.step "
+                             "and calc.memory take the least recomputation that fits); give "
+                             "none, selective or full")
         if self.vpp > 1 and self.pp == 1:
             raise ValueError(f"vpp={self.vpp} needs pp > 1 (virtual stages interleave a "
                              f"pipeline; pp=1 has none)")

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from calc.counting import BACKWARD_PER_FORWARD, FROZEN_BACKWARD_PER_FORWARD
 from calc.errors import CalcError
 from calc.spec.layout import Layout, pipeline_slots
+from calc.timing.attention import AttentionKernel
 from calc.timing.operators import (
     LOSS_BACKWARD_BYTES,
     LOSS_FORWARD_BYTES,
@@ -51,6 +52,8 @@ class Device:
     gemm_bytes: int
     compute_efficiency: float  # the framework's factor (1 for megatron)
     vector_peak: float = 0.0  # fp32 FLOP/s on CUDA cores (0: the datasheet gives none)
+    # the stack's flash kernel as measured on this generation (None: flash_fraction instead)
+    attention_kernel: AttentionKernel | None = None
 
     def gemm_efficiency(self, rows: float, n: float, k: float) -> float:
         h = self.half_dim
@@ -144,8 +147,14 @@ def _attention(terms: ModelTerms, layout: Layout, device: Device,
     tokens = tokens_per_micro_batch(terms, layout)
     if layout.flash_attention:
         flops = terms.attention_causal * tokens * stage / layout.tp
-        forward = flops / (device.attention_peak * device.flash_fraction)
-        return forward, FLASH_BACKWARD_PER_FORWARD * forward
+        kernel = device.attention_kernel
+        if kernel is None:
+            forward = flops / (device.attention_peak * device.flash_fraction)
+            return forward, FLASH_BACKWARD_PER_FORWARD * forward
+        length = terms.seq_len / layout.cp  # each call of a ring's step: s/cp against s/cp
+        return (flops / kernel.flops_per_s("forward", True, terms.d_qk, length),
+                FLASH_BACKWARD_PER_FORWARD * flops
+                / kernel.flops_per_s("backward", True, terms.d_qk, length))
     flops = terms.attention_full * tokens * stage / layout.tp
     rows = terms.seq_len / layout.cp  # one head's queries against all s keys, d_qk wide
     efficiency = device.gemm_efficiency(rows, terms.seq_len, terms.d_qk)

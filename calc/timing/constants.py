@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import tomllib
 from functools import cache
+from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from calc.errors import CalcError, one_line
 from calc.presets import _data_dir
@@ -50,6 +51,9 @@ class NetworkConstants(Frozen):
 
 class FrameworkConstants(Frozen):
     compute_efficiency: float = Field(gt=0, le=2, description="compute-time divisor")
+    attention_kernel: Literal["fa2", "fa3", "cudnn"] = Field(
+        description="the flash-attention kernel the stack runs (presets/attention.toml); on a "
+                    "GPU generation it was not measured on, the generation's flash_fraction")
     overlap_grad_reduce: bool = Field(description="gradient reduction overlaps the backward")
     grad_reduce_bytes: int = Field(ge=1, le=4, description="bytes per gradient element sent")
     source: str = Field(min_length=1)
@@ -70,9 +74,31 @@ class OffloadConstants(Frozen):
         return self.cpu_adam_params / self.cpu_adam_seconds
 
 
+class Parameter(Frozen):
+    """A constant the fit moves (calc.calibration.fit): where it is, the range the physics
+    allows at all, and the narrower range its physical source gives."""
+
+    path: str = Field(min_length=1, description="dotted path, e.g. generations.hopper.x")
+    bounds: tuple[float, float] = Field(description="the fit searches within these")
+    prior: tuple[float, float] = Field(description="what its physical source allows; a fit "
+                                                   "outside it is flagged (docs/throughput.md)")
+    source: str = Field(min_length=1, description="the measurement the prior comes from")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Parameter:
+        low, high = self.bounds
+        if not low < high or not low <= self.prior[0] <= self.prior[1] <= high:
+            raise ValueError(f"{self.path}: need bounds low < high and the prior within them "
+                             f"(bounds {self.bounds}, prior {self.prior})")
+        return self
+
+    def outside_prior(self, value: float) -> bool:
+        return not self.prior[0] <= value <= self.prior[1]
+
+
 class FitRecord(Frozen):
-    rows: tuple[str, ...] = Field(description="presets/published/step/ rows fitted on")
-    method: str = Field(description="what was minimised, over which constants")
+    method: str = Field(description="what was minimised, over which runs")
+    parameters: tuple[Parameter, ...] = Field(description="the constants the fit moves")
 
 
 class TimingConstants(Frozen):

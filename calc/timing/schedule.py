@@ -31,6 +31,7 @@ from calc.spec.hardware import GPU
 from calc.spec.layout import Layout
 from calc.spec.memory import OPTIMIZERS, RECIPES
 from calc.spec.precision import BYTES_PER_ELEMENT
+from calc.timing.attention import attention_kernel
 from calc.timing.communication import (
     GradientCommunication,
     MicroBatchCommunication,
@@ -75,6 +76,8 @@ def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
     _, generation = constants.generation(gpu.name, gpu.generation)
     bandwidth = (gpu.bandwidth_gb_s or 0) * GIGA
     return Device(
+        attention_kernel=attention_kernel(framework.attention_kernel, gpu.name,
+                                          generation.gpus),
         gemm_peak=gpu.peak_flops(dtype),
         attention_peak=gpu.peak_flops(ATTENTION_DTYPE.get(dtype, dtype)),
         peak_fraction=generation.fp8_fraction if dtype == "fp8" else generation.peak_fraction,
