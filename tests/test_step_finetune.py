@@ -154,3 +154,10 @@ def test_added_cards_price_a_fine_tune(gpu):
     dtype = "fp16" if gpu == "t4" else "bf16"
     report = calc.step("llama3.2-1b", gpu=gpu, gpus=1, finetune="lora", dtype=dtype)
     assert report.tokens_per_s_per_gpu > 0 and report.generation
+
+
+def test_the_layout_search_runs_on_a_workstation():
+    """Two RTX 4090s in one host: every searched layout stays in the derived box, and a dense
+    model asks no link of an expert group it does not have."""
+    report = calc.layout("llama3.2-1b", gpu="rtx4090", gpus=2, global_batch=8, seq_len=1024)
+    assert report.system == "rtx4090-box-2" and report.best and report.fitting > 0
