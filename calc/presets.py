@@ -218,12 +218,21 @@ def _storage(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _preset_from_hf_config(path: Path, data: dict[str, Any]) -> Preset:
-    from calc.hf import default_name, read_hf  # only when such a file is given
+    from calc.hf import default_name  # only when such a file is given
 
-    name = default_name(path)
-    read = read_hf(data, name=name, where=f"config file {str(path)!r}")
+    return preset_from_data(data, default_name(path), f"config file {str(path)!r}", str(path))
+
+
+def preset_from_data(data: dict[str, Any], name: str, where: str, source: str) -> Preset:
+    """The preset of a mapping already read (calc.web's pasted text): a Hugging Face
+    config.json's or a spec file's; `where` names it in errors, `source` in the report."""
+    if not _is_hf_config(data):
+        return _preset_from_mapping(name, data, where)
+    from calc.hf import read_hf  # only when a config.json is given
+
+    read = read_hf(data, name=name, where=where)
     title = f"Hugging Face config.json, model_type {data['model_type']}"
-    return Preset(name=name, title=title, source=str(path), spec=read.spec, notes=read.notes,
+    return Preset(name=name, title=title, source=source, spec=read.spec, notes=read.notes,
                   **_storage(data))
 
 

@@ -111,7 +111,8 @@ def test_the_cycle_check_finds_a_cycle():
 MAY_IMPORT = {
     "__main__": "cli",
     "cli": "commands errors",
-    "commands": "calc views reports plan presets spec tables files numbers counting errors",
+    "commands": "calc web views reports plan presets spec tables files numbers counting errors",
+    "web": "views presets errors",  # the page: commands hand it their parsers and reports
     "calc": "views reports presets hf evaluate spec lazy errors",  # __version__ for commands
     "views": "reports plan timing presets document tables files spec counting errors",
     "reports": "verify sweeps plan calibration timing presets hf host formulas symbols evaluate "
@@ -218,8 +219,9 @@ def test_one_name_per_feature():
     # plots: calc.plot and its kinds (views/figures/, one module per figure, drawn from reports)
     assert views - reports == {"plot", "figures"}
     commands = _names("commands")
-    # verbs without a report of their own: the catalogue's two, the docs generator, plots
-    assert commands - reports == {"list", "gpus", "docs", "plot"}
+    # verbs without a report of their own: the catalogue's two, the docs generator, plots, the
+    # page (web: it shows the others')
+    assert commands - reports == {"list", "gpus", "docs", "plot", "web"}
 
 
 def test_lazy_names_are_not_modules():

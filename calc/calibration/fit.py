@@ -34,6 +34,7 @@ MAX_ITERATIONS = 40
 CONVERGED = 1e-9  # a step that lowers the loss less than this ends the fit
 STEP = 1e-4  # forward-difference step, a fraction of each parameter's bounds
 DAMPING = 1e-3  # Levenberg-Marquardt's starting λ
+GIVE_UP = 2.0**40  # a damping past this moves no constant: the fit has converged
 
 
 def fitted_constants(generation: str) -> list[str]:
@@ -147,7 +148,7 @@ def fit(constants: TimingConstants, models: Sequence[RunModel],
                for i in moved]
         gradient = [sum(a * b for a, b in zip(columns[i], r, strict=True)) for i in moved]
         improved = False
-        while moved and damping < 1e12:
+        while moved and damping < GIVE_UP:
             damped = [[v * (1 + damping) if i == j else v for j, v in enumerate(row)]
                       for i, row in enumerate(jtj)]
             delta = dict(zip(moved, _solve(damped, [-g for g in gradient]), strict=True))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from calc.commands._args import (
     Parser,
@@ -17,7 +18,7 @@ from calc.spec import DTYPES, STORAGE_DTYPES
 from calc.views import render
 
 
-def _parser() -> Parser:
+def parser() -> Parser:
     parser = Parser(
         prog="python -m calc infer",
         description="Serving a model: weights and KV cache against the GPUs' memory, the largest "
@@ -51,15 +52,19 @@ def _parser() -> Parser:
     return parser
 
 
-def run(argv: Sequence[str]) -> int:
-    args = _parser().parse_args(argv)
-    if show_formulas("infer", args):  # before the report's modules: --formula needs none
-        return 0
+def report(args: Any) -> Any:
+    """The report `args` (parsed by `parser()`) asks for; args.model may be a Preset."""
     from calc.reports.infer import infer
 
-    report = infer(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
-                   context=args.context, batch=args.batch, dtype=args.dtype,
-                   kv_dtype=args.kv_dtype,
-                   compute_dtype=args.compute_dtype, mfu=args.mfu, mbu=args.mbu)
-    print(render(report, args.format, args.table), end="")
+    return infer(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
+                 context=args.context, batch=args.batch, dtype=args.dtype,
+                 kv_dtype=args.kv_dtype,
+                 compute_dtype=args.compute_dtype, mfu=args.mfu, mbu=args.mbu)
+
+
+def run(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    if show_formulas("infer", args):  # before the report's modules: --formula needs none
+        return 0
+    print(render(report(args), args.format, args.table), end="")
     return 0

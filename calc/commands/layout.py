@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from calc.commands._args import (
     Parser,
@@ -15,10 +16,11 @@ from calc.commands._args import (
     options,
     positive_int,
 )
+from calc.errors import CalcError
 from calc.views import render
 
 
-def _parser() -> Parser:
+def parser() -> Parser:
     from calc.plan.search import SEARCHED
     from calc.reports.layout import SEARCH_FIXED, TOP
 
@@ -49,16 +51,34 @@ def _parser() -> Parser:
     return parser
 
 
-def run(argv: Sequence[str]) -> int:
+def report(args: Any) -> Any:
+    """The report `args` (parsed by `parser()`) asks for; args.model may be a Preset."""
     from calc.reports.layout import layout
 
-    parser = _parser()
-    args = parser.parse_args(argv)
+    return layout(args.model, **_asked(args))
+
+
+def plotted(args: Any) -> tuple[Any, Any]:
+    """The report and its figure (calc plot layout's) from one search: the page's view."""
+    from calc.reports.layout import searched
+    from calc.views.figures.layout import drawn
+    from calc.views.plot import figure_class
+
+    made = figure_class()  # before the search: without matplotlib, say so at once
+    found = searched(args.model, **_asked(args))
+    return found[0], drawn(made, *found)
+
+
+def _asked(args: Any) -> dict[str, Any]:
     if args.model is None and not args.from_file:
-        parser.error("the following arguments are required: MODEL (or --from a trainer "
-                     "config that names one)")
-    report = layout(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
-                    from_file=args.from_file, tokens=args.tokens, top=args.top,
-                    **options(args, "layout", "states", "offload", "costing"))
-    print(render(report, args.format, args.table), end="")
+        raise CalcError("the following arguments are required: MODEL (or --from a trainer "
+                        "config that names one)")
+    return {"gpu": args.gpu, "system": args.system, "gpus": args.gpus,
+            "from_file": args.from_file, "tokens": args.tokens, "top": args.top,
+            **options(args, "layout", "states", "offload", "costing")}
+
+
+def run(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    print(render(report(args), args.format, args.table), end="")
     return 0

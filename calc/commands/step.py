@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from calc.commands._args import (
     Parser,
@@ -14,10 +15,11 @@ from calc.commands._args import (
     options,
     positive_int,
 )
+from calc.errors import CalcError
 from calc.views import render
 
 
-def _parser() -> Parser:
+def parser() -> Parser:
     parser = Parser(
         prog="python -m calc step",
         description="Predicted time of one training step of a parallel layout: compute as "
@@ -50,17 +52,20 @@ def _parser() -> Parser:
     return parser
 
 
-def run(argv: Sequence[str]) -> int:
+def report(args: Any) -> Any:
+    """The report `args` (parsed by `parser()`) asks for; args.model may be a Preset."""
     from calc.reports.step import step
 
-    parser = _parser()
-    args = parser.parse_args(argv)
     if args.model is None and not args.from_file:
-        parser.error("the following arguments are required: MODEL (or --from a trainer "
-                     "config that names one)")
-    report = step(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
-                  tokens=args.tokens, from_file=args.from_file,
-                  dataset_tokens=args.dataset_tokens, epochs=args.epochs,
-                  **options(args, "layout", "states", "offload", "finetune", "costing"))
-    print(render(report, args.format, args.table), end="")
+        raise CalcError("the following arguments are required: MODEL (or --from a trainer "
+                        "config that names one)")
+    return step(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
+                tokens=args.tokens, from_file=args.from_file,
+                dataset_tokens=args.dataset_tokens, epochs=args.epochs,
+                **options(args, "layout", "states", "offload", "finetune", "costing"))
+
+
+def run(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    print(render(report(args), args.format, args.table), end="")
     return 0

@@ -24,7 +24,8 @@ KINDS = tuple(sorted(m.name for m in pkgutil.iter_modules(figures.__path__)))
 SUFFIXES = (".png", ".svg", ".pdf")  # the formats a path's suffix picks; none means .png
 
 
-def _matplotlib() -> Any:
+def figure_class() -> Any:
+    """matplotlib's Figure (no pyplot: no global state), or a CalcError saying how to install it."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -48,13 +49,23 @@ def plot(kind: str, models: str | Sequence[str] = (), path: str | Path | None = 
     if path is not None:  # checked before the work
         path = output_path(path, "plot path", force=force, suffixes=SUFFIXES, flag="force=True")
     names = [models] if isinstance(models, str) else list(models)
-    figure_class = _matplotlib()
+    made = figure_class()
     draw = importlib.import_module(f"calc.views.figures.{kind}").draw
     try:
-        figure = draw(figure_class, names, **options)
+        figure = draw(made, names, **options)
     except TypeError as error:  # an option the kind does not take
         raise CalcError(f"plot {kind}: {error}".replace("draw() ", "")) from None
     if path is not None:
         fmt = Path(path).suffix[1:].lower()
         write_atomic(path, lambda temporary: figure.savefig(temporary, dpi=120, format=fmt))
     return figure
+
+
+def svg(figure: Any) -> str:
+    """A figure as an inline <svg> element (calc.web's plots), without the XML prologue."""
+    import io
+
+    out = io.StringIO()
+    figure.savefig(out, format="svg")
+    text = out.getvalue()
+    return text[text.index("<svg"):]

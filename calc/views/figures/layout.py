@@ -8,7 +8,8 @@ from typing import Any
 
 from calc.counting import GIB
 from calc.errors import CalcError
-from calc.reports.layout import searched
+from calc.plan.search import Search
+from calc.reports.layout import LayoutReport, searched
 from calc.views.figures import COLOURS, need_models
 
 
@@ -19,7 +20,11 @@ def draw(figure_class: Any, names: list[str], gpu: str | None = None, gpus: int 
     need_models("layout", names)
     if len(names) != 1 or gpu is None or "," in gpu or gpus is None:
         raise CalcError("plot layout: give one MODEL, one --gpu and --gpus (how many)")
-    report, found = searched(names[0], gpu=gpu, gpus=gpus, **options)
+    return drawn(figure_class, *searched(names[0], gpu=gpu, gpus=gpus, **options))
+
+
+def drawn(figure_class: Any, report: LayoutReport, found: Search) -> Any:
+    """The figure of a search already run (calc.reports.layout.searched's report and search)."""
     figure = figure_class(figsize=(8, 5.5), layout="constrained")
     ax = figure.subplots()
     for group, colour, label in ((found.rejected, "#BBBBBB", "does not fit"),
