@@ -71,6 +71,8 @@ _LAZY = {
     "ReproduceReport": "calc.reports.reproduce:ReproduceReport",
     "reproduce_throughput": "calc.reports.throughput:reproduce_throughput",
     "ThroughputReport": "calc.reports.throughput:ThroughputReport",
+    "reproduce_finetune": "calc.reports.finetune_runs:reproduce_finetune",
+    "FinetuneReproduction": "calc.reports.finetune_runs:FinetuneReproduction",
     "step": "calc.reports.step:step",
     "StepReport": "calc.reports.step:StepReport",
     "layout": "calc.reports.layout:layout",

@@ -1073,6 +1073,7 @@ def memory_activations(s):
     n_pp = s['n_pp']
     n_tp = s['n_tp']
     n_vp = s['n_vp']
+    q_L = s['q_L']
     q_a = s['q_a']
     q_l = s['q_l']
     r_kv = s['r_kv']
@@ -1107,15 +1108,35 @@ def memory_activations(s):
             )
         )/n_cp,
         'embedding': T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp,
-        'output': 4*T*b*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp),
+        'output': T*b*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp),
     }
 
 
 def memory_buffers(s):
-    B_bk, L, N, N_e, N_emb, N_head, P_pf, T, V, b, i_pp1, i_z1, i_z3, n_cp, n_ep, n_tp, q_a, q_rg, u_g = s['B_bk'], s['L'], s['N'], s['N_e'], s['N_emb'], s['N_head'], s['P_pf'], s['T'], s['V'], s['b'], s['i_pp1'], s['i_z1'], s['i_z3'], s['n_cp'], s['n_ep'], s['n_tp'], s['q_a'], s['q_rg'], s['u_g']
+    B_bk = s['B_bk']
+    L = s['L']
+    N = s['N']
+    N_e = s['N_e']
+    N_emb = s['N_emb']
+    N_head = s['N_head']
+    P_pf = s['P_pf']
+    T = s['T']
+    V = s['V']
+    b = s['b']
+    i_pp1 = s['i_pp1']
+    i_z1 = s['i_z1']
+    i_z3 = s['i_z3']
+    n_cp = s['n_cp']
+    n_ep = s['n_ep']
+    n_tp = s['n_tp']
+    q_a = s['q_a']
+    q_rg = s['q_rg']
+    u_g = s['u_g']
     return {
         'gradient_bucket': B_bk*i_z1*q_a,
-        'gathered_weights': i_z3*q_a*(P_pf + u_g*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp))),
+        'gathered_weights': i_z3*q_a*(
+            P_pf + u_g*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp))
+        ),
         'gathered_gradients': i_z3*q_rg*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp)),
         'logits_gradient': 4*T*V*b*i_pp1/(n_cp*n_tp),
     }
@@ -1186,6 +1207,7 @@ def memory(s):
     n_pp = s['n_pp']
     n_tp = s['n_tp']
     n_vp = s['n_vp']
+    q_L = s['q_L']
     q_a = s['q_a']
     q_g = s['q_g']
     q_gc = s['q_gc']
@@ -1225,7 +1247,7 @@ def memory(s):
             d*i_keep_mix*n_tp**(-i_sp)*q_l + 6*d*q_a/n_tp
         )/n_cp,
         'total': (
-            4*T*b*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp)
+            T*b*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
             + T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
@@ -1318,7 +1340,7 @@ def memory(s):
                 + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
             )
         )/(
-            4*T*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp)
+            T*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
             + T*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
@@ -1859,6 +1881,7 @@ def finetune_memory(s):
     n_pp = s['n_pp']
     n_tp = s['n_tp']
     n_vp = s['n_vp']
+    q_L = s['q_L']
     q_a = s['q_a']
     q_f = s['q_f']
     q_g = s['q_g']
@@ -1889,7 +1912,7 @@ def finetune_memory(s):
             + a_up*(L_dense + L_moe*_minimum(1, E_s))
         ),
         'total': (
-            4*T*b*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp)
+            T*b*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
             + T*b*q_a*r_a*(1 - i_full)*(
                 L_att*a_k
                 + L_att*a_o
@@ -2232,7 +2255,7 @@ def finetune_memory(s):
                 )/(L*n_tp)
             )
         )/(
-            4*T*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp)
+            T*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
             + T*q_a*r_a*(1 - i_full)*(
                 L_att*a_k
                 + L_att*a_o

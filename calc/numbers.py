@@ -48,6 +48,7 @@ def _short(value: float) -> str:
 # days: the compute-budget questions of calc.optimal.
 RANGES: dict[str, Range] = {
     "tokens": Range(1, 1e18, example="2e12 or 2T"),
+    "epochs": Range(0, 1e6, open_low=True, example="3 (passes over the dataset)"),
     "mfu": Range(1e-3, 1, example="0.4 (a fraction of the dense peak)"),
     "mbu": Range(1e-3, 1, example="0.8 (a fraction of the memory bandwidth)"),
     "flops": Range(1, 1e40, example="5.76e23"),

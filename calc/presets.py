@@ -349,10 +349,29 @@ def gpu_for_device(device_name: str) -> GPU | None:
                default=None)
 
 
+def gpu_from_file(path: str) -> GPU:
+    """A user's GPU described in a TOML file in the catalogue's schema (presets/gpus.toml's
+    fields, one GPU, no table header); its name is the file's stem. One line naming the file
+    and the field otherwise."""
+    file = Path(path)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise CalcError(f"gpu={path}: cannot read the file ({error.strerror})") from None
+    except tomllib.TOMLDecodeError as error:
+        raise CalcError(f"gpu={path}: not valid TOML ({error})") from None
+    try:
+        return GPU.model_validate({"name": file.stem, **data})
+    except ValidationError as error:
+        raise CalcError(one_line(error, f"gpu={path}")) from None
+
+
 def get_gpu(name: str) -> GPU:
     gpus = load_gpus()
     if not isinstance(name, str):
         raise CalcError(f"gpu={name!r}: expected a GPU catalogue name (python -m calc gpus)")
+    if name.endswith(".toml"):
+        return gpu_from_file(name)
     key = name.lower()
     if key not in gpus:
         raise UnknownNameError("GPU", name, gpus, "python -m calc gpus")

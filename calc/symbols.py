@@ -240,6 +240,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "short-convolution in_proj is stored", "finetune"),
     SymbolInfo("i_keep_head", r"\mathbb{1}_{x\,head}", "the LM head's input is stored",
                "finetune"),
+    SymbolInfo("q_L", "q_L", "bytes per logit held at the loss's peak (calc.spec.finetune."
+               "LOSS_BYTES)", "finetune"),
     # offload (Ren et al. 2021, ZeRO-Offload; Rajbhandari et al. 2021, ZeRO-Infinity)
     SymbolInfo("i_off_o", r"\mathbb{1}_{off\,opt}", "optimizer side offloaded to CPU or NVMe",
                "memory"),
@@ -319,6 +321,7 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
     "a_in_proj_qkvz", "a_in_proj_ba"))
 H, c_h, W_gpu, PUE, I_grid = (SYMBOLS[n] for n in ("H", "c_h", "W_gpu", "PUE", "I_grid"))
 i_off_o, i_off_p = SYMBOLS["i_off_o"], SYMBOLS["i_off_p"]
+q_L = SYMBOLS["q_L"]
 q_l, q_8, F_8, R_8 = (SYMBOLS[n] for n in ("q_l", "q_8", "F_8", "R_8"))
 n_cp, n_ep, n_vp, i_vp = (SYMBOLS[n] for n in ("n_cp", "n_ep", "n_vp", "i_vp"))
 L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))

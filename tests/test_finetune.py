@@ -106,11 +106,33 @@ def test_lora_drops_the_inputs_of_frozen_projections():
     go, and each adapter keeps x·A (2 bytes × r per token)."""
     full = calc.memory("gpt3-175b", flash_attention=True, dropout=True).memory
     lora = calc.memory("gpt3-175b", flash_attention=True, dropout=True, finetune="lora",
-                       lora_rank=4, lora_targets="q,v").memory
+                       lora_rank=4, lora_targets="q,v", seq_len=2048, recompute="none").memory
     s, h = 2048, 12288
     assert full.activations_per_layer_bytes == 34 * s * h
     assert lora.activations_per_layer_bytes == 22 * s * h
     assert lora.activations["adapters"] == 96 * s * 2 * 2 * 4
+
+
+def test_a_finetune_defaults_to_the_sft_recipe_and_says_so():
+    """--finetune without --seq-len or --recompute: TRL SFTConfig's 1024 tokens, gradient
+    checkpointing on; given ones win."""
+    report = calc.memory("gpt3-175b", finetune="lora")
+    assert report.memory.options.seq_len == 1024 and report.memory.options.recompute == "full"
+    assert any("TRL SFTConfig" in note for note in report.conventions)
+    given = calc.memory("gpt3-175b", finetune="lora", seq_len=512, recompute="none")
+    assert given.memory.options.seq_len == 512 and given.memory.options.recompute == "none"
+    assert not any("TRL SFTConfig" in note for note in given.conventions)
+    plain = calc.memory("gpt3-175b")  # pre-training keeps the model's context
+    assert plain.memory.options.seq_len == 2048
+
+
+def test_the_loss_holds_the_logits_as_the_stack_does():
+    """q_L bytes per logit in the output activations: transformers' upcast 14, fp32 4."""
+    hf = calc.memory("llama3.1-8b", seq_len=1024, loss="hf").memory.activations["output"]
+    fp32 = calc.memory("llama3.1-8b", seq_len=1024).memory.activations["output"]
+    fused = calc.memory("llama3.1-8b", seq_len=1024, loss="fused").memory.activations["output"]
+    logits = 1024 * 128_256
+    assert hf - fp32 == (14 - 4) * logits and fp32 - fused == 4 * logits
 
 
 def test_step_flops_two_forwards_plus_adapters():

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from calc.evaluate import count_flops
+from calc.presets import resolve
 from calc.reports.step import step
 from calc.trainers import read_trainer_config
 
@@ -85,21 +87,33 @@ def test_every_setting_is_echoed_or_listed():
     assert "(format)" in echoed  # the framework, from the file's format
 
 
-@pytest.mark.parametrize("name, method, setting", [
-    ("axolotl_llama3_qlora.yml", "qlora", "adapter: qlora"),
-    ("llamafactory_llama3_lora_sft.yaml", "lora", "finetuning_type: lora"),
-    ("nemo_launcher_llama_lora_squad.yaml", "lora", "model.peft.peft_scheme: lora"),
-    ("alignment_handbook_zephyr_qlora.yaml", "qlora", "use_peft: True"),
+@pytest.mark.parametrize("name, method", [
+    ("axolotl_llama3_qlora.yml", "qlora"),
+    ("llamafactory_llama3_lora_sft.yaml", "lora"),
+    ("nemo_launcher_llama_lora_squad.yaml", "lora"),
+    ("alignment_handbook_zephyr_qlora.yaml", "qlora"),
 ])
-def test_a_fine_tune_is_refused_not_priced_as_full_training(cli, name, method, setting):
-    """Issue 19: a LoRA/QLoRA config through `step --from` is refused in one line naming the
-    file's method (the step model prices full training only), never priced as full
-    training; `memory --from` still reads it."""
+def test_a_fine_tune_is_priced_as_its_method(name, method):
+    """A LoRA/QLoRA config through `step --from` is priced as that fine-tune (calc.timing.
+    finetune), never as full training; its adapter settings are read, not ignored."""
     pytest.importorskip("yaml")
-    result = cli("step", "--from", str(CONFIGS / name), "--gpu", "a100", "--gpus", "8")
-    assert result.code == 2 and result.err.count("\n") == 1, result.err
-    assert f"a {method} fine-tune ({setting})" in result.err
-    assert "calc memory --from" in result.err
+    report = step(from_file=str(CONFIGS / name), gpu="a100", gpus=8)
+    assert report.finetune is not None and report.finetune.method == method
+    assert ("dequantisation" in report.finetune_parts) == (method == "qlora")
+    full = 3 * count_flops(resolve(report.model).spec, report.layout.seq_len).forward
+    assert report.model_flops_per_step < full * report.tokens_per_step  # no weight gradients
+
+
+def test_lora_settings_are_priced_by_step():
+    """axolotl's QLoRA example: the step prices its adapters on a 4-bit base
+    (calc.timing.finetune); its batch is micro-batch 2 × 4 accumulation steps × dp."""
+    pytest.importorskip("yaml")
+    report = step(from_file=str(CONFIGS / "axolotl_llama3_qlora.yml"), gpu="a100", gpus=2)
+    assert report.layout.global_batch == 2 * 4 * 2
+    assert report.finetune is not None and report.finetune.method == "qlora"
+    assert report.finetune_parts["dequantisation"] > 0
+    assert not any("lora_r" in ignored for ignored in report.config.ignored)
+    assert "adapter" in {row["key"] for row in report.config.read}
 
 
 def test_a_flag_over_the_file_is_reported(cli):

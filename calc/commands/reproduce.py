@@ -17,11 +17,15 @@ def run(argv: Sequence[str]) -> int:
                                 "beside calc's estimates of them, with sources; --throughput: "
                                 "published step times and throughput beside calc's step-time "
                                 "model, and the layout search against the authors' layouts.")
-    parser.add_argument("--throughput", action="store_true",
+    which = parser.add_mutually_exclusive_group()  # one table of published measurements
+    which.add_argument("--throughput", action="store_true",
                         help="published throughput runs beside the step-time model")
-    parser.add_argument("--serving", action="store_true",
+    which.add_argument("--serving", action="store_true",
                         help="published serving benchmarks beside the serving model "
                              "(leave-one-publisher-out)")
+    which.add_argument("--finetune", action="store_true",
+                        help="published fine-tuning runs (peak memory, tokens/s) beside calc's "
+                             "memory and step-time models")
     parser.add_argument("--no-search", dest="search", action="store_false",
                         help="with --throughput: skip the layout search for each run")
     parser.add_argument("--publisher", action="append", default=[],
@@ -33,6 +37,10 @@ def run(argv: Sequence[str]) -> int:
         from calc.reports.serving import reproduce_serving
 
         report = reproduce_serving()
+    elif args.finetune:
+        from calc.reports.finetune_runs import reproduce_finetune
+
+        report = reproduce_finetune()
     elif args.throughput:
         from calc.reports.throughput import reproduce_throughput
 

@@ -104,6 +104,7 @@ from calc.symbols import (
     q_a,
     q_g,
     q_gc,
+    q_L,
     q_l,
     q_m,
     q_o,
@@ -205,7 +206,8 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
     # for p micro-batches in flight; the output layer's input and fp32 logits for the loss,
     # 4·s·b·h·(1 + V/h), on a one-stage pipeline (else the first stage is the larger).
     "embedding": INTERLEAVED * n_pp * TOKENS * (8 + i_drop * MASK_BYTES * d) / n_tp**i_sp,
-    "output": i_pp1 * 4 * TOKENS * (i_keep_head * d + V) / n_tp,
+    # The logits as the loss holds them: q_L bytes each (calc.spec.finetune.LOSS_BYTES).
+    "output": i_pp1 * TOKENS * (4 * i_keep_head * d + q_L * V) / n_tp,
 }
 # One layer for one micro-batch, as Korthikanti et al. tabulate it (a dense layer).
 ACTIVATIONS_PER_LAYER = TOKENS * (

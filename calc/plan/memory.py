@@ -20,12 +20,12 @@ from calc import _compiled
 from calc.counting import GIB, Bytes, whole
 from calc.errors import CalcError, one_line
 from calc.evaluate import memory_values
-from calc.plan.finetune import FineTuneBlock, finetune_block
+from calc.plan.finetune import FineTuneBlock, check_quant_kernels, finetune_block
 from calc.plan.offload import OffloadBlock, offload_block
 from calc.presets import get_system, sequence_length, system_for_gpu
 from calc.spec import GPU, ModelSpec, TrainingMemory
 from calc.spec.finetune import FineTune
-from calc.spec.gemm_precision import gemm_peaks
+from calc.spec.gemm_precision import check_path
 from calc.spec.layout import Layout, check_splits
 from calc.spec.memory import RECIPES, RESERVE
 from calc.spec.model import Frozen
@@ -256,7 +256,8 @@ def memory_block(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: 
     """The memory of `spec` trained with resolved `opts` (memory_options) as `ft` with `off`
     on `device`; with `fixes`, a run that does not fit lists what would make it fit."""
     if device is not None:
-        gemm_peaks(device, opts.precision, opts.activation_dtype)  # the GPU runs these GEMMs
+        check_path(device, opts.precision)  # the GPU runs these GEMMs (no peak needed)
+        check_quant_kernels(ft, device)
     ft_block, adapters = finetune_block(spec, ft, opts.activation_dtype)
     e = evaluate(spec, opts, device, ft, adapters.targets, off, system)
     recipe = RECIPES[opts.recipe_name]

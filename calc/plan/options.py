@@ -180,15 +180,10 @@ class ConfigEcho(Frozen):
                                           "set otherwise: option, file value, value used")
 
 
-# What the step-time model does not price yet (calc.timing prices full training): a trainer
-# config's paged optimizer states are listed as ignored by `step --from`, not silently
-# dropped; a LoRA/QLoRA fine-tune is refused (FINETUNE_REFUSED) rather than priced as full
-# training.
-NOT_PRICED = {"paged": "paged optimizer states"}
-FINETUNE_REFUSED = (
-    "--from {path}: a {method} fine-tune ({setting}); calc step prices full training only "
-    "until its fine-tuning step model lands, so it refuses rather than price the full "
-    "model: `calc memory --from {path}` gives the fine-tune's memory")
+# Options a trainer config may set that the step-time model does not price: listed as ignored
+# by `step --from`, not silently dropped. LoRA/QLoRA are priced (calc.timing.finetune), their
+# paged optimizer states by the step's memory.
+NOT_PRICED: dict[str, str] = {}
 
 
 def config_echo(config: TrainerConfig, given: dict[str, Any],
@@ -213,7 +208,7 @@ def with_file(from_file: str, model: Any, given: RunConfig, gpus: int | None = N
     """The run a trainer config describes (calc.trainers), with the `given` options over it.
     For the memory of a GPU (`step` False) its batch per step is left out; for a step
     (`step` True) the batch is resolved (`_batch`), an fp8 recipe becomes the fp8 dtype, the
-    file's format names the stack, and the fine-tuning settings are listed as not priced."""
+    file's format names the stack, and its LoRA/QLoRA settings priced."""
     from calc.trainers import read_trainer_config  # a file format reader: only when asked
     from calc.trainers.base import Setting
 
@@ -229,13 +224,6 @@ def with_file(from_file: str, model: Any, given: RunConfig, gpus: int | None = N
         return FileRun(model if model is not None else config.model,
                        given.over(RunConfig.from_options(**options)),
                        config_echo(config, flags), gpus=gpus)
-    method = options.get("finetune")
-    if method in ("lora", "qlora") and given.get("finetune") in (None, method):
-        setting = next(s for s in config.read if "finetune" in s.options)
-        raise CalcError(FINETUNE_REFUSED.format(path=config.path, method=method,
-                                                setting=f"{setting.key}: {setting.value}"))
-    for option in set(options_of("finetune")) - set(NOT_PRICED):  # full training: priced
-        options.pop(option, None)
     notes: list[str] = []
     if options.get("precision") == "fp8":  # FP8 GEMMs: the step's fp8 dtype
         options["dtype"] = "fp8"

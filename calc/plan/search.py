@@ -31,7 +31,8 @@ from calc.errors import CalcError
 from calc.evaluate import layout_values, memory_values
 from calc.plan.memory import margin, memory_options
 from calc.plan.offload import host_side, placement
-from calc.presets import get_gpu, get_system, sequence_length, system_for_gpu
+from calc.plan.system import system_of
+from calc.presets import get_gpu, sequence_length
 from calc.spec import GPU, ModelSpec, System
 from calc.spec.layout import RECOMPUTE_ORDER, Layout, check, make_layout, tensor_parallel_units
 from calc.spec.validity import Model, refusal
@@ -345,7 +346,7 @@ def search_layouts(spec: ModelSpec, *, gpu: str, gpus: int, global_batch: int,
     make_layout(None, global_batch=global_batch, seq_len=t, **fixed)  # checks those fields
     constants = load_constants()
     device_spec = get_gpu(gpu)
-    platform = get_system(system) if system else system_for_gpu(device_spec.name)
+    platform = system_of(device_spec, system, gpus)
     framework_constants = constants.framework(framework)
     device = device_for(device_spec, dtype, constants, framework_constants)
     network = network_for(platform, constants.network)

@@ -15,13 +15,13 @@ from pydantic import Field
 from calc import counting
 from calc.document import Document
 from calc.errors import CalcError
-from calc.plan.finetune import FineTuneBlock, finetune_of
+from calc.plan.finetune import FineTuneBlock, finetune_defaults, finetune_of
 from calc.plan.memory import MemoryBlock, memory_block, memory_options
 from calc.plan.offload import OffloadBlock
 from calc.plan.options import ConfigEcho, RunConfig, run_config, with_file
 from calc.presets import Preset, context_note, get_gpu, resolve
 from calc.spec import ModelSpec
-from calc.spec.finetune import QUANTS
+from calc.spec.finetune import LOSS_NOTES, QUANTS
 from calc.spec.gemm_precision import precision_sentence
 from calc.spec.layers import MIXER_NAMES
 from calc.spec.layout import RECOMPUTE_ORDER
@@ -78,6 +78,7 @@ def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = N
                         f"spec file or config.json as MODEL")
     preset = resolve(model)
     spec = preset.spec
+    given, defaults = finetune_defaults(given, spec)
     options = given.given("layout", "states")
     auto = options.get("recompute") == "auto"
     if auto and gpu is None:
@@ -89,7 +90,7 @@ def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = N
                              Offload(**given.given("offload")), system)
         if block.fits is not False:
             break
-    notes = [*preset.notes, *filter(None, [context_note(spec, opts.seq_len, "s")])]
+    notes = [*preset.notes, *filter(None, [context_note(spec, opts.seq_len, "s")]), *defaults]
     if auto:
         notes.append(f"recompute auto: {opts.recompute}, "
                      + ("the least that fits." if block.fits else "and even that does not fit."))
@@ -112,6 +113,12 @@ def finetune_sentences(block: FineTuneBlock) -> list[str]:
     if block.paged:
         lines.append(counting.PAGED_OPTIMIZER)
     return lines
+
+
+def loss_sentences(block: FineTuneBlock) -> list[str]:
+    """How the loss holds the logits, when not Megatron-LM's way."""
+    return ([f"Loss (--loss {block.loss}): {LOSS_NOTES[block.loss]}."]
+            if block.loss != "fp32" else [])
 
 
 def offload_sentence(block: OffloadBlock) -> str:
@@ -235,6 +242,7 @@ def conventions(block: MemoryBlock, recipe_given: bool = False) -> list[str]:
         buffers_sentence(block),
         margin_sentence(block),
         *(finetune_sentences(block.finetune) if block.finetune.method != "full" else []),
+        *loss_sentences(block.finetune),
         *([precision_sentence(o.precision)] if o.precision != "bf16" else []),
         *([offload_sentence(block.offload)] if block.offload else []),
         "Units: bytes; GB = 1e9 bytes (the ZeRO paper's unit: 7.5B × 16 bytes = 120 GB), "

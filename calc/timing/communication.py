@@ -121,7 +121,8 @@ def gradient_communication(terms: ModelTerms, layout: Layout, network: Network,
     dense, expert = params_on_gpu(terms, layout)
     replicas, expert_replicas = _replicas(layout)
     dense_link = network.link(layout.tp, replicas)  # cp and dp ranks are contiguous
-    expert_link = network.link(layout.stride("edp"), expert_replicas)
+    # a model without routed experts has no expert group (and no link for it to cross)
+    expert_link = network.link(layout.stride("edp"), expert_replicas) if expert else dense_link
     reduce = all_reduce if layout.zero == 0 else reduce_scatter
     grad_reduce = (reduce(dense * grad_bytes, replicas, dense_link)
                    + reduce(expert * grad_bytes, expert_replicas, expert_link))

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from calc.counting import BACKWARD_PER_FORWARD
+from calc.counting import BACKWARD_PER_FORWARD, FROZEN_BACKWARD_PER_FORWARD
 from calc.errors import CalcError
 from calc.spec.layout import Layout, pipeline_slots
 from calc.timing.attention import AttentionKernel
@@ -74,16 +74,27 @@ class ComputeTimes:
     recompute_flops: float  # per token of the whole model: what HFU adds
     scan: float = 0.0  # the other mixers' scans and convolutions, forward
     scan_backward: float = 0.0
+    # a frozen base (LoRA, QLoRA; calc.timing.finetune): no weight gradients of the products,
+    # the adapters' products, QLoRA's dequantisation of the 4-bit weights
+    weight_gradients: bool = True
+    adapters: float = 0.0
+    adapters_backward: float = 0.0
+    dequant: float = 0.0
+    dequant_backward: float = 0.0
 
     @property
     def forward(self) -> float:
-        return self.matmul + self.attention + self.elementwise + self.head + self.scan
+        return (self.matmul + self.attention + self.elementwise + self.head + self.scan
+                + self.adapters + self.dequant)
 
     @property
     def backward(self) -> float:
-        return (MATMUL_BACKWARD_PER_FORWARD * self.matmul + self.attention_backward
+        products = (MATMUL_BACKWARD_PER_FORWARD if self.weight_gradients
+                    else FROZEN_BACKWARD_PER_FORWARD)
+        return (products * self.matmul + self.attention_backward
                 + ELEMENTWISE_BACKWARD_PER_FORWARD * self.elementwise + self.head_backward
-                + self.scan_backward + self.recompute)
+                + self.scan_backward + self.recompute + self.adapters_backward
+                + self.dequant_backward)
 
 
 def stage_layers(terms: ModelTerms, layout: Layout) -> int:

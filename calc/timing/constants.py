@@ -110,8 +110,15 @@ class TimingConstants(Frozen):
     offload: OffloadConstants
     fit: FitRecord
 
-    def generation(self, gpu: str) -> tuple[str, Generation]:
-        """The generation a GPU belongs to; CalcError for a GPU with no constants."""
+    def generation(self, gpu: str, declared: str | None = None) -> tuple[str, Generation]:
+        """The generation a GPU belongs to (`declared`: the one a user's GPU file names);
+        CalcError for a GPU with no constants."""
+        if declared is not None:
+            if declared not in self.generations:
+                raise CalcError(f"generation={declared!r} of gpu {gpu!r} has no step-time "
+                                f"constants in presets/{FILE} (known: "
+                                f"{', '.join(self.generations)})")
+            return declared, self.generations[declared]
         for name, generation in self.generations.items():
             if gpu in generation.gpus:
                 return name, generation

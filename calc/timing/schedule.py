@@ -23,7 +23,7 @@ critical path and fully exposed; ring attention's exchanges hide behind the atte
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from calc.counting import GIGA, TERA
@@ -39,8 +39,16 @@ from calc.timing.communication import (
     micro_batch_communication,
     params_on_gpu,
 )
-from calc.timing.compute import ComputeTimes, Device, compute_times, optimizer_time
+from calc.timing.compute import (
+    ComputeTimes,
+    Device,
+    compute_times,
+    matmul_time,
+    optimizer_time,
+    stage_layers,
+)
 from calc.timing.constants import FrameworkConstants, TimingConstants
+from calc.timing.finetune import FineTuneTerms, frozen_times, trainable_share
 from calc.timing.network import Network
 from calc.timing.operators import ModelTerms
 
@@ -65,7 +73,7 @@ class StepTime:
 
 def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
                framework: FrameworkConstants) -> Device:
-    _, generation = constants.generation(gpu.name)
+    _, generation = constants.generation(gpu.name, gpu.generation)
     bandwidth = (gpu.bandwidth_gb_s or 0) * GIGA
     return Device(
         attention_kernel=attention_kernel(framework.attention_kernel, gpu.name,
@@ -119,14 +127,29 @@ def _cached(cache: dict | None, key: tuple, make: Callable[[], T]) -> T:
     return cache[key]
 
 
+def _frozen(terms: ModelTerms, layout: Layout, device: Device, work: ComputeTimes,
+            finetune: FineTuneTerms) -> ComputeTimes:
+    """`work` on a frozen base with `finetune`'s adapters (calc.timing.finetune)."""
+    stage = stage_layers(terms, layout) / terms.layers
+    head = matmul_time(terms.head, terms, layout, device, 1.0)
+    return frozen_times(work, terms, finetune, layout, device, stage, head)
+
+
 def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Network,
-              framework: FrameworkConstants, cache: dict | None = None) -> StepTime:
+              framework: FrameworkConstants, cache: dict | None = None,
+              finetune: FineTuneTerms | None = None) -> StepTime:
     """The step of `layout`; `cache` (the layout search's) reuses the parts that layouts
-    differing only in ZeRO stage or data parallelism share."""
+    differing only in ZeRO stage or data parallelism share. `finetune`: LoRA or QLoRA on a
+    frozen base (None: every weight trains)."""
     work, comm = _cached(cache, _micro_batch_key(layout), lambda: (
         compute_times(terms, layout, device), micro_batch_communication(terms, layout, network)))
     grads = _cached(cache, _gradient_key(layout), lambda: gradient_communication(
         terms, layout, network, framework.grad_reduce_bytes))
+    share = trainable_share(finetune)
+    if finetune is not None:  # only the adapters' gradients are reduced and updated
+        work = _frozen(terms, layout, device, work, finetune)
+        grads = replace(grads, grad_reduce=grads.grad_reduce * share,
+                        param_gather=grads.param_gather * (1 if layout.zero == 3 else share))
     overlap = framework.overlap_grad_reduce
     forward, backward = work.forward, work.backward - work.recompute
 
@@ -160,7 +183,7 @@ def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Networ
         dp += exposed_by_chunk(grads.grad_reduce, backward + comm.tp_backward)
     if layout.zero in (1, 2):  # the updated weights, gathered for the next forward
         dp += exposed_by_chunk(grads.param_gather, forward + comm.tp_forward)
-    optimizer = optimizer_time(updated_params(terms, layout),
+    optimizer = optimizer_time(updated_params(terms, layout) * share,
                                optimizer_bytes_per_param(framework.grad_reduce_bytes), device)
     breakdown = dict(zip(PARTS[:7], (m * value for value in per_mb), strict=True))
     breakdown["pipeline_bubble"] = (layout.pp - 1) / layout.vpp * micro_batch

@@ -86,7 +86,8 @@ META_FORWARD_UNRUNNABLE = {
 }
 
 
-def build(config: dict[str, Any] | str | Path, device: str = "meta") -> nn.Module:
+def build(config: dict[str, Any] | str | Path, device: str = "meta",
+          attention: str = "eager") -> nn.Module:
     """transformers' causal LM for `config` (a config.json dict or path), on the meta device
     (or, for a small config, with real tensors on "cpu"); for a multimodal config, its
     LanguageModel."""
@@ -97,7 +98,7 @@ def build(config: dict[str, Any] | str | Path, device: str = "meta") -> nn.Modul
     auto = (transformers.AutoModelForImageTextToText if multimodal
             else transformers.AutoModelForCausalLM)
     with torch.device(device):
-        model = auto.from_config(hf_config, attn_implementation="eager",
+        model = auto.from_config(hf_config, attn_implementation=attention,
                                  experts_implementation="batched_mm")
     if multimodal and not hasattr(model, "model"):  # Llama 4: the wrapper holds a causal LM
         return model.language_model
@@ -126,7 +127,7 @@ def _balanced_gating(gating: nn.Module, hidden_states: torch.Tensor) -> tuple:
     return order, order, gates, loads, logits
 
 
-def _meta_guards(model: nn.Module) -> list[Any]:
+def meta_guards(model: nn.Module) -> list[Any]:
     """The patches a forward on the meta device needs (module docstring)."""
     guards = [mock.patch.object(masking_utils, "find_packed_sequence_indices",
                                 lambda position_ids: None)]
@@ -145,7 +146,7 @@ def forward_flops(model: nn.Module, seq_len: int) -> tuple[int, dict[str, int]]:
     # tensors, and FlopCounterMode's module tracker fails on them: nothing here trains.
     model.requires_grad_(False)
     with contextlib.ExitStack() as stack:
-        for guard in _meta_guards(model):
+        for guard in meta_guards(model):
             stack.enter_context(guard)
         with torch.no_grad(), FlopCounterMode(display=False) as counter:
             model(input_ids=ids, use_cache=False)

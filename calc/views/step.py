@@ -22,6 +22,8 @@ def breakdown_table(report: StepReport) -> Table:
             link = report.links.get(PART_GROUP.get(part, ""), "")
             table.add(part.replace("_", " "), seconds, seconds / report.step_time_s, link)
     table.add("step", report.step_time_s, 1.0, "")
+    for part, seconds in report.finetune_parts.items():  # inside compute and recompute above
+        table.add(f"of which {part}", seconds, seconds / report.step_time_s, "")
     return table
 
 
@@ -59,6 +61,13 @@ def view(report: StepReport) -> View:
                  f"{off.host_bytes_per_node / GIB:,.1f} GiB of "
                  + (f"{off.host_memory_bytes / GIB:,.0f} GiB ({where})"
                     if off.host_memory_bytes else where))
+    if report.finetune is not None:
+        ft = report.finetune
+        step.add("fine-tuning", f"{ft.method}, r = {ft.rank} on {','.join(ft.targets)}: "
+                                f"{ft.trainable:,} trainable parameters")
+    if report.dataset_tokens is not None:
+        step.add("tokens: dataset × epochs",
+                 f"{report.dataset_tokens:.4g} × {report.epochs or 1:g}")
     if report.gpu_hours is not None and report.days is not None and report.tokens:
         if report.goodput < 1 and report.gpu_hours_ideal is not None:
             step.add(f"GPU-hours for {report.tokens:.4g} tokens, ideal (every hour a step)",
