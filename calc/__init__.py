@@ -63,7 +63,7 @@ _LAZY = {
     "memory": "calc.reports.memory:memory",
     "MemoryReport": "calc.reports.memory:MemoryReport",
     "infer": "calc.reports.infer:infer",
-    "reproduce_serving": "calc.reports.serving:reproduce_serving",
+    "reproduce_serving": "calc.reports.serving_runs:reproduce_serving",
     "InferenceReport": "calc.reports.infer:InferenceReport",
     "optimal": "calc.reports.optimal:optimal",
     "OptimalReport": "calc.reports.optimal:OptimalReport",

@@ -34,7 +34,7 @@ def run(argv: Sequence[str]) -> int:
     add_format(parser)
     args = parser.parse_args(argv)
     if args.serving:
-        from calc.reports.serving import reproduce_serving
+        from calc.reports.serving_runs import reproduce_serving
 
         report = reproduce_serving()
     elif args.finetune:

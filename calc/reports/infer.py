@@ -14,11 +14,12 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from calc import _compiled
-from calc.counting import TERA, Bytes, whole
+from calc.counting import GIB, TERA, Bytes, whole
 from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, symbol_values
 from calc.plan.serving import serving_plan
+from calc.plan.serving_block import ServingBlock, serving_block, serving_options
 from calc.presets import (
     Preset,
     context_note,
@@ -28,7 +29,6 @@ from calc.presets import (
     sequence_length,
     system_for_gpu,
 )
-from calc.reports._infer_serving import ServingBlock, serving_block, serving_notes, serving_options
 from calc.spec import BYTES_PER_ELEMENT, GPU, ModelSpec
 from calc.spec.inference import MAX_BATCH, InferenceWorkload
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
@@ -344,3 +344,26 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
         "Units: bytes (GB = 1e9, GiB = 2^30); bandwidth in decimal GB/s as datasheets print it; "
         "seconds.",
     ]
+
+
+def serving_notes(block: ServingBlock) -> list[str]:
+    """The sentences printed under the serving table."""
+    o, lay = block.options, block.layout
+    notes = [
+        f"Serving (docs/serving.md): {lay.gpus:,} GPUs as {lay.replicas:,} replica(s) of "
+        f"tp {lay.tp} × pp {lay.pp}" + (f" × ep {lay.ep}" if lay.ep > 1 else "") +
+        f", {block.engine} defaults (presets/serving.toml); each iteration priced from calc's "
+        f"exact FLOPs and bytes at fitted kernel efficiencies, calibrated on published "
+        f"serving benchmarks (python -m calc reproduce --serving).",
+        f"Load: {block.load}; {o.input_len:,} prompt and {o.output_len:,} generated tokens a "
+        f"request; batch {block.batch:,.1f} a replica, set by {block.batch_limit} "
+        f"({block.max_sequences_fit:,} sequences fit the "
+        f"{block.kv_cache_budget_bytes_per_gpu / GIB:,.1f} GiB of KV cache a GPU).",
+    ]
+    if block.saturated:
+        notes.append("The request rate exceeds what these GPUs serve: requests queue, and "
+                     "the figures are those of the queue drained at full throughput.")
+    if block.searched:
+        notes.append("Searched: every valid tp/pp layout within a node, each replica at the "
+                     "highest rate meeting the targets; the fewest GPUs win.")
+    return notes

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from calc.reports._infer_serving import ServingBlock
+from calc.plan.serving_block import ServingBlock
 from calc.reports.infer import InferenceReport
 from calc.tables import Column, Table, View, add_bytes, bytes_table, verdict
 

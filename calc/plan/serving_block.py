@@ -1,5 +1,6 @@
-"""The serving part of calc.infer's report: what calc.plan.serving planned, as JSON-ready fields
-(the `serving` block of `calc infer --input-len I --output-len O ...`)."""
+"""What calc.plan.serving planned, as the frozen block calc.infer's report carries (its `serving`
+JSON: `calc infer --input-len I --output-len O ...`), and the serving options split from the
+inference ones."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from calc.counting import GIB
 from calc.errors import CalcError, one_line
 from calc.plan.serving import Candidate, ServingPlan
 from calc.spec.inference import Serving
@@ -140,26 +140,3 @@ def serving_block(plan: ServingPlan, serving: Serving) -> ServingBlock:
         price_per_gpu_hour=plan.price, cost_per_hour=plan.cost_per_hour,
         cost_per_million_output_tokens=plan.cost_per_million_output,
         layouts=[_row(c) for c in plan.candidates])
-
-
-def serving_notes(block: ServingBlock) -> list[str]:
-    """The sentences printed under the serving table."""
-    o, lay = block.options, block.layout
-    notes = [
-        f"Serving (docs/serving.md): {lay.gpus:,} GPUs as {lay.replicas:,} replica(s) of "
-        f"tp {lay.tp} × pp {lay.pp}" + (f" × ep {lay.ep}" if lay.ep > 1 else "") +
-        f", {block.engine} defaults (presets/serving.toml); each iteration priced from calc's "
-        f"exact FLOPs and bytes at fitted kernel efficiencies, calibrated on published "
-        f"serving benchmarks (python -m calc reproduce --serving).",
-        f"Load: {block.load}; {o.input_len:,} prompt and {o.output_len:,} generated tokens a "
-        f"request; batch {block.batch:,.1f} a replica, set by {block.batch_limit} "
-        f"({block.max_sequences_fit:,} sequences fit the "
-        f"{block.kv_cache_budget_bytes_per_gpu / GIB:,.1f} GiB of KV cache a GPU).",
-    ]
-    if block.saturated:
-        notes.append("The request rate exceeds what these GPUs serve: requests queue, and "
-                     "the figures are those of the queue drained at full throughput.")
-    if block.searched:
-        notes.append("Searched: every valid tp/pp layout within a node, each replica at the "
-                     "highest rate meeting the targets; the fewest GPUs win.")
-    return notes

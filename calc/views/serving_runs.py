@@ -3,7 +3,7 @@ published figure beside its prediction, the rows that cannot be predicted, the c
 
 from __future__ import annotations
 
-from calc.reports.serving import TARGET_MEDIAN, TARGET_P90, ServingReproduceReport, ServingRow
+from calc.reports.serving_runs import TARGET_MEDIAN, TARGET_P90, ServingReproduceReport, ServingRow
 from calc.tables import Column, Table, View
 
 UNITS = {"throughput": "tok/s", "tpot": "ms", "ttft": "ms"}
