@@ -53,7 +53,7 @@ class GradientCommunication:
 
 
 def _tp_collective(size: float, layout: Layout, network: Network) -> float:
-    link = network.link(layout.stride("tp"), layout.tp)
+    link = network.ring(layout.stride("tp"), layout.tp)
     if layout.sequence_parallel:
         return (reduce_scatter(size, layout.tp, link) + all_gather(size, layout.tp, link))
     return all_reduce(size, layout.tp, link)
@@ -120,8 +120,8 @@ def gradient_communication(terms: ModelTerms, layout: Layout, network: Network,
                            grad_bytes: int) -> GradientCommunication:
     dense, expert = params_on_gpu(terms, layout)
     replicas, expert_replicas = _replicas(layout)
-    dense_link = network.link(layout.tp, replicas)  # cp and dp ranks are contiguous
-    expert_link = network.link(layout.stride("edp"), expert_replicas)
+    dense_link = network.ring(layout.tp, replicas)  # cp and dp ranks are contiguous
+    expert_link = network.ring(layout.stride("edp"), expert_replicas)
     reduce = all_reduce if layout.zero == 0 else reduce_scatter
     grad_reduce = (reduce(dense * grad_bytes, replicas, dense_link)
                    + reduce(expert * grad_bytes, expert_replicas, expert_link))
