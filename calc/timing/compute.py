@@ -54,6 +54,15 @@ class Device:
     vector_peak: float = 0.0  # fp32 FLOP/s on CUDA cores (0: the datasheet gives none)
     # the stack's flash kernel as measured on this generation (None: flash_fraction instead)
     attention_kernel: AttentionKernel | None = None
+    # fp8 runs: the 16-bit products' share of the 16-bit peak (the LM head and routers stay
+    # 16-bit), and the recipe's quantisation bytes per element (presets/timing.toml fp8_recipes)
+    high_precision_fraction: float = 0.0
+    quantise_activation_bytes: float = 0.0
+    quantise_weight_bytes: float = 0.0
+
+    @property
+    def fp8(self) -> bool:
+        return self.gemm_bytes == 1
 
     def gemm_efficiency(self, rows: float, n: float, k: float) -> float:
         h = self.half_dim
@@ -74,16 +83,19 @@ class ComputeTimes:
     recompute_flops: float  # per token of the whole model: what HFU adds
     scan: float = 0.0  # the other mixers' scans and convolutions, forward
     scan_backward: float = 0.0
+    quantise: float = 0.0  # fp8: the products' inputs and weights quantised, forward
+    quantise_backward: float = 0.0  # fp8: the output gradients quantised
 
     @property
     def forward(self) -> float:
-        return self.matmul + self.attention + self.elementwise + self.head + self.scan
+        return (self.matmul + self.attention + self.elementwise + self.head + self.scan
+                + self.quantise)
 
     @property
     def backward(self) -> float:
         return (MATMUL_BACKWARD_PER_FORWARD * self.matmul + self.attention_backward
                 + ELEMENTWISE_BACKWARD_PER_FORWARD * self.elementwise + self.head_backward
-                + self.scan_backward + self.recompute)
+                + self.scan_backward + self.quantise_backward + self.recompute)
 
 
 def stage_layers(terms: ModelTerms, layout: Layout) -> int:
@@ -115,19 +127,51 @@ def _shard(op: Matmul, terms: ModelTerms, tp: int) -> tuple[int, float, float]:
             raise ValueError(f"{op.name}: split {other!r} is not a tensor-parallel split")
 
 
+def _instances(op: Matmul, terms: ModelTerms, layout: Layout,
+               stage: float) -> tuple[float, float]:
+    """(rows of one call of `op`, calls per micro-batch) over a `stage` share of the layers."""
+    tokens = tokens_per_micro_batch(terms, layout)
+    rows, calls = float(tokens), op.layers * stage
+    if op.expert:  # each GPU holds E/ep experts; a balanced router sends each k·ep/E of the
+        rows = tokens * terms.top_k * layout.ep / terms.experts  # ep group's tokens
+        calls *= terms.experts / layout.ep
+    return rows, calls
+
+
+def in_fp8(op: Matmul, device: Device) -> bool:
+    """Whether `op` runs in fp8: on an fp8 device every layer product split by tensor
+    parallelism does; the replicated ones (routers, embedding projections) and the LM head stay
+    16-bit (presets/timing.toml fp8_recipes)."""
+    return device.fp8 and op.split != "none" and op.name != "lm_head"
+
+
 def matmul_time(op: Matmul, terms: ModelTerms, layout: Layout, device: Device,
                 stage: float) -> float:
     """Forward time of `op` for one micro-batch over a `stage` share of the model's layers."""
     tokens = tokens_per_micro_batch(terms, layout)
     split, n, k = _shard(op, terms, layout.tp)
-    rows, calls = float(tokens), op.layers * stage
-    if op.expert:  # each GPU holds E/ep experts; a balanced router sends each k·ep/E of the
-        rows = tokens * terms.top_k * layout.ep / terms.experts  # ep group's tokens
-        calls *= terms.experts / layout.ep
+    rows, calls = _instances(op, terms, layout, stage)
     flops = op.flops * tokens * stage / split
-    traffic = calls * (rows * k + k * n + rows * n) * device.gemm_bytes
-    return max(flops / (device.gemm_peak * device.gemm_efficiency(rows, n, k)),
-               traffic / device.hbm)
+    peak, fraction, size = device.gemm_peak, device.peak_fraction, device.gemm_bytes
+    if device.fp8 and not in_fp8(op, device):
+        peak, fraction, size = device.attention_peak, device.high_precision_fraction, 2
+    efficiency = fraction / device.peak_fraction * device.gemm_efficiency(rows, n, k)
+    traffic = calls * (rows * k + k * n + rows * n) * size
+    return max(flops / (peak * efficiency), traffic / device.hbm)
+
+
+def quantise_time(op: Matmul, terms: ModelTerms, layout: Layout, device: Device,
+                  stage: float) -> tuple[float, float]:
+    """Forward and backward seconds of an fp8 recipe's quantisation around `op`: its input X
+    (and its weights, re-quantised each micro-batch) before the forward product, its output
+    gradient dY before the backward ones, at the element-wise rate."""
+    if not in_fp8(op, device):
+        return 0.0, 0.0
+    _, n, k = _shard(op, terms, layout.tp)
+    rows, calls = _instances(op, terms, layout, stage)
+    forward = calls * (rows * k * device.quantise_activation_bytes
+                       + k * n * device.quantise_weight_bytes)
+    return forward / device.hbm, calls * rows * n * device.quantise_activation_bytes / device.hbm
 
 
 def _attention(terms: ModelTerms, layout: Layout, device: Device,
@@ -208,6 +252,8 @@ def _stage_times(terms: ModelTerms, layout: Layout, device: Device, layers: int,
     tokens = tokens_per_micro_batch(terms, layout)
     slow = 1 / device.compute_efficiency
     matmul = sum(matmul_time(op, terms, layout, device, stage) for op in terms.matmuls)
+    quantised = [quantise_time(op, terms, layout, device, stage) for op in terms.matmuls]
+    quantise = sum(forward for forward, _ in quantised)
     attention, attention_backward = _attention(terms, layout, device, stage)
     elementwise = _elementwise(terms, layout, device, stage)
     scans = [(recurrence_time(op, terms, layout, device, stage), op.backward)
@@ -222,7 +268,7 @@ def _stage_times(terms: ModelTerms, layout: Layout, device: Device, layers: int,
                                              ("softmax", "attention dropout"))
         recompute_flops = terms.attention_causal
     elif layout.recompute == "full":  # every layer's forward again (not the LM head)
-        recompute = matmul + attention + elementwise + scan
+        recompute = matmul + attention + elementwise + scan + quantise
         recompute_flops = terms.forward_flops - terms.head.flops
     return ComputeTimes(
         matmul=matmul * slow, attention=attention * slow,
@@ -231,7 +277,9 @@ def _stage_times(terms: ModelTerms, layout: Layout, device: Device, layers: int,
         head_backward=(MATMUL_BACKWARD_PER_FORWARD * head
                        + LOSS_BACKWARD_BYTES * logits / device.hbm) * slow,
         recompute=recompute * slow, recompute_flops=recompute_flops, scan=scan * slow,
-        scan_backward=sum(seconds * backward for seconds, backward in scans) * slow)
+        scan_backward=sum(seconds * backward for seconds, backward in scans) * slow,
+        quantise=quantise * slow,
+        quantise_backward=sum(backward for _, backward in quantised) * slow)
 
 
 def optimizer_time(params: float, bytes_per_param: float, device: Device) -> float:

@@ -62,6 +62,9 @@ from calc.timing.network import Network
 from calc.timing.operators import ModelTerms
 
 T = TypeVar("T")
+# An fp8 layout that names no recipe: Transformer Engine's default, DelayedScaling (fp8_autocast
+# with no recipe), what Megatron-LM and NeMo ran before current scaling.
+DEFAULT_FP8_RECIPE = "delayed"
 # Attention kernels stay 16-bit in fp8 recipes (Transformer Engine's default).
 ATTENTION_DTYPE = {"fp8": "bf16"}
 # The parts of a step, in the order they are printed; they sum to the step time.
@@ -81,10 +84,14 @@ class StepTime:
 
 
 def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
-               framework: FrameworkConstants) -> Device:
+               framework: FrameworkConstants, fp8_recipe: str | None = None) -> Device:
     _, generation = constants.generation(gpu.name)
     bandwidth = (gpu.bandwidth_gb_s or 0) * GIGA
+    recipe = constants.fp8_recipe(fp8_recipe or DEFAULT_FP8_RECIPE) if dtype == "fp8" else None
     return Device(
+        high_precision_fraction=generation.peak_fraction,
+        quantise_activation_bytes=recipe.activation_bytes if recipe else 0.0,
+        quantise_weight_bytes=recipe.weight_bytes if recipe else 0.0,
         attention_kernel=attention_kernel(framework.attention_kernel, gpu.name,
                                           generation.gpus),
         gemm_peak=gpu.peak_flops(dtype),
