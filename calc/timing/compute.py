@@ -37,6 +37,9 @@ from calc.timing.operators import (
 FLASH_BACKWARD_PER_FORWARD = 5 / 2  # products: QKᵀ, dV, dP, dQ, dK (with QKᵀ recomputed)
 MATMUL_BACKWARD_PER_FORWARD = BACKWARD_PER_FORWARD  # input and weight gradients
 ELEMENTWISE_BACKWARD_PER_FORWARD = 2
+# torchtitan's op-level selective recomputation saves all but every second product of a layer
+# (presets/timing.toml frameworks.torchtitan): half of them, taken as half their time.
+OP_POLICY_PRODUCTS = 1 / 2
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ class Device:
     # fp8 runs: the 16-bit products' share of the 16-bit peak (the LM head and routers stay
     # 16-bit), and the recipe's quantisation bytes per element (presets/timing.toml fp8_recipes)
     high_precision_fraction: float = 0.0
+    selective_recompute: str = "attention"  # the framework's meaning of recompute selective
     quantise_activation_bytes: float = 0.0
     quantise_weight_bytes: float = 0.0
 
@@ -263,7 +267,11 @@ def _stage_times(terms: ModelTerms, layout: Layout, device: Device, layers: int,
     # vocabulary-parallel: V/t logits per token
     logits = terms.vocab / layout.tp * tokens if with_head else 0.0
     recompute, recompute_flops = 0.0, 0.0
-    if layout.recompute == "selective":  # the attention core (Korthikanti et al. 2022 §5)
+    if layout.recompute == "selective" and device.selective_recompute == "op":
+        # every element-wise kernel and every second product: half the products' time
+        recompute = OP_POLICY_PRODUCTS * matmul + elementwise + quantise
+        recompute_flops = OP_POLICY_PRODUCTS * sum(op.flops for op in terms.matmuls)
+    elif layout.recompute == "selective":  # the attention core (Korthikanti et al. 2022 §5)
         recompute = attention + _elementwise(terms, layout, device, stage,
                                              ("softmax", "attention dropout"))
         recompute_flops = terms.attention_causal

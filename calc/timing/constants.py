@@ -56,6 +56,10 @@ class FrameworkConstants(Frozen):
                     "GPU generation it was not measured on, the generation's flash_fraction")
     overlap_grad_reduce: bool = Field(description="gradient reduction overlaps the backward")
     grad_reduce_bytes: int = Field(ge=1, le=4, description="bytes per gradient element sent")
+    selective_recompute: Literal["attention", "op"] = Field(
+        "attention", description="what recompute 'selective' recomputes: the attention core "
+                                 "(Korthikanti et al. 2022) or every element-wise kernel and "
+                                 "every second product (torchtitan's op-level policy)")
     source: str = Field(min_length=1)
 
 

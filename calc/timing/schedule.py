@@ -90,6 +90,7 @@ def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
     recipe = constants.fp8_recipe(fp8_recipe or DEFAULT_FP8_RECIPE) if dtype == "fp8" else None
     return Device(
         high_precision_fraction=generation.peak_fraction,
+        selective_recompute=framework.selective_recompute,
         quantise_activation_bytes=recipe.activation_bytes if recipe else 0.0,
         quantise_weight_bytes=recipe.weight_bytes if recipe else 0.0,
         attention_kernel=attention_kernel(framework.attention_kernel, gpu.name,
