@@ -87,6 +87,10 @@ class ComputeTimes:
     recompute_flops: float  # per token of the whole model: what HFU adds
     scan: float = 0.0  # the other mixers' scans and convolutions, forward
     scan_backward: float = 0.0
+    # the products' input gradients (dX = dY·Wᵀ) and weight gradients (dW = Xᵀ·dY); None: as
+    # long as the forward products each
+    matmul_input_grad: float | None = None
+    matmul_weight_grad: float | None = None
     quantise: float = 0.0  # fp8: the products' inputs and weights quantised, forward
     quantise_backward: float = 0.0  # fp8: the output gradients quantised
 
@@ -96,8 +100,18 @@ class ComputeTimes:
                 + self.quantise)
 
     @property
+    def weight_gradient(self) -> float:
+        """T_W: the layers' weight-gradient products (Zero Bubble's deferrable pass)."""
+        return self.matmul if self.matmul_weight_grad is None else self.matmul_weight_grad
+
+    @property
+    def matmul_backward(self) -> float:
+        input_grad = self.matmul if self.matmul_input_grad is None else self.matmul_input_grad
+        return input_grad + self.weight_gradient
+
+    @property
     def backward(self) -> float:
-        return (MATMUL_BACKWARD_PER_FORWARD * self.matmul + self.attention_backward
+        return (self.matmul_backward + self.attention_backward
                 + ELEMENTWISE_BACKWARD_PER_FORWARD * self.elementwise + self.head_backward
                 + self.scan_backward + self.quantise_backward + self.recompute)
 
@@ -149,9 +163,12 @@ def in_fp8(op: Matmul, device: Device) -> bool:
     return device.fp8 and op.split != "none" and op.name != "lm_head"
 
 
-def matmul_time(op: Matmul, terms: ModelTerms, layout: Layout, device: Device,
-                stage: float) -> float:
-    """Forward time of `op` for one micro-batch over a `stage` share of the model's layers."""
+def matmul_times(op: Matmul, terms: ModelTerms, layout: Layout, device: Device,
+                 stage: float) -> tuple[float, float, float]:
+    """Seconds of `op`'s forward product Y = XW (M×N over depth K), its input gradient
+    dX = dY·Wᵀ (M×K over N) and its weight gradient dW = Xᵀ·dY (K×N over M) for one
+    micro-batch over a `stage` share of the model's layers: the same FLOPs and bytes each,
+    the shape penalty of each's own output and depth."""
     tokens = tokens_per_micro_batch(terms, layout)
     split, n, k = _shard(op, terms, layout.tp)
     rows, calls = _instances(op, terms, layout, stage)
@@ -159,9 +176,16 @@ def matmul_time(op: Matmul, terms: ModelTerms, layout: Layout, device: Device,
     peak, fraction, size = device.gemm_peak, device.peak_fraction, device.gemm_bytes
     if device.fp8 and not in_fp8(op, device):
         peak, fraction, size = device.attention_peak, device.high_precision_fraction, 2
-    efficiency = fraction / device.peak_fraction * device.gemm_efficiency(rows, n, k)
-    traffic = calls * (rows * k + k * n + rows * n) * size
-    return max(flops / (peak * efficiency), traffic / device.hbm)
+    memory = calls * (rows * k + k * n + rows * n) * size / device.hbm
+    scale = fraction / device.peak_fraction
+    return tuple(max(flops / (peak * scale * device.gemm_efficiency(*shape)), memory)
+                 for shape in ((rows, n, k), (rows, k, n), (k, n, rows)))  # type: ignore
+
+
+def matmul_time(op: Matmul, terms: ModelTerms, layout: Layout, device: Device,
+                stage: float) -> float:
+    """Forward time of `op` for one micro-batch over a `stage` share of the model's layers."""
+    return matmul_times(op, terms, layout, device, stage)[0]
 
 
 def quantise_time(op: Matmul, terms: ModelTerms, layout: Layout, device: Device,
@@ -255,7 +279,9 @@ def _stage_times(terms: ModelTerms, layout: Layout, device: Device, layers: int,
     stage = layers / terms.layers
     tokens = tokens_per_micro_batch(terms, layout)
     slow = 1 / device.compute_efficiency
-    matmul = sum(matmul_time(op, terms, layout, device, stage) for op in terms.matmuls)
+    products = [matmul_times(op, terms, layout, device, stage) for op in terms.matmuls]
+    matmul, input_grad, weight_grad = (sum(column) for column in zip(*products, strict=True)) \
+        if products else (0.0, 0.0, 0.0)
     quantised = [quantise_time(op, terms, layout, device, stage) for op in terms.matmuls]
     quantise = sum(forward for forward, _ in quantised)
     attention, attention_backward = _attention(terms, layout, device, stage)
@@ -263,7 +289,8 @@ def _stage_times(terms: ModelTerms, layout: Layout, device: Device, layers: int,
     scans = [(recurrence_time(op, terms, layout, device, stage), op.backward)
              for op in terms.recurrences]
     scan = sum(seconds for seconds, _ in scans)
-    head = matmul_time(terms.head, terms, layout, device, 1.0) if with_head else 0.0
+    head, *head_backward = (matmul_times(terms.head, terms, layout, device, 1.0) if with_head
+                            else (0.0, 0.0, 0.0))
     # vocabulary-parallel: V/t logits per token
     logits = terms.vocab / layout.tp * tokens if with_head else 0.0
     recompute, recompute_flops = 0.0, 0.0
@@ -282,8 +309,8 @@ def _stage_times(terms: ModelTerms, layout: Layout, device: Device, layers: int,
         matmul=matmul * slow, attention=attention * slow,
         attention_backward=attention_backward * slow, elementwise=elementwise * slow,
         head=(head + LOSS_FORWARD_BYTES * logits / device.hbm) * slow,
-        head_backward=(MATMUL_BACKWARD_PER_FORWARD * head
-                       + LOSS_BACKWARD_BYTES * logits / device.hbm) * slow,
+        head_backward=(sum(head_backward) + LOSS_BACKWARD_BYTES * logits / device.hbm) * slow,
+        matmul_input_grad=input_grad * slow, matmul_weight_grad=weight_grad * slow,
         recompute=recompute * slow, recompute_flops=recompute_flops, scan=scan * slow,
         scan_backward=sum(seconds * backward for seconds, backward in scans) * slow,
         quantise=quantise * slow,

@@ -202,7 +202,7 @@ def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Networ
     tp = comm.tp_forward + comm.tp_backward
     if layout.tp_overlap:  # forward collectives under the forward products, backward under 2×
         tp = (max(0.0, comm.tp_forward - work.matmul)
-              + max(0.0, comm.tp_backward - 2 * work.matmul))
+              + max(0.0, comm.tp_backward - work.matmul_backward))
     ep = comm.ep
     if layout.pipeline_schedule == "dualpipe":  # under the paired micro-batch's computation
         ep = max(0.0, comm.ep - forward - backward - work.recompute)
@@ -218,7 +218,7 @@ def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Networ
                                optimizer_bytes_per_param(framework.grad_reduce_bytes), device)
     breakdown = dict(zip(PARTS[:7], (m * value for value in per_mb), strict=True))
     breakdown["pipeline_bubble"] = pipeline_bubble(
-        layout, micro_batch, forward + comm.tp_forward, work.matmul)
+        layout, micro_batch, forward + comm.tp_forward, work.weight_gradient)
     breakdown["dp_communication"] = dp
     breakdown["optimizer"] = optimizer
     return StepTime(step=sum(breakdown.values()), breakdown=breakdown, micro_batch=micro_batch,
