@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+
 from calc.errors import CalcError
 from calc.presets import get_gpu, load_preset
 from calc.spec.layout import check, make_layout
