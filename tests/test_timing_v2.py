@@ -125,3 +125,15 @@ def test_torchtitan_selective_recomputes_products_megatron_the_attention_core():
     assert megatron.compute.recompute == pytest.approx(megatron.compute.attention)
     assert torchtitan.compute.recompute == pytest.approx(
         torchtitan.compute.matmul / 2 + torchtitan.compute.elementwise)
+
+
+def test_an_all_to_all_across_nodes_sends_the_nodes_own_share_over_nvlink():
+    """64 ranks, 8 a node, 1 GB each: 56/64 GB through the NIC while 7/64 GB cross NVLink."""
+    from calc.timing.collectives import all_to_all, node_all_to_all
+
+    inter, intra = NETWORK.inter, NETWORK.intra
+    both = node_all_to_all(1e9, 64, 8, intra, inter)
+    assert both == pytest.approx(56 / 64 * 1e9 / inter.bandwidth + 63 * inter.latency)
+    assert both < all_to_all(1e9, 64, inter)
+    assert NETWORK.ranks_per_node(stride=1, size=64) == 8
+    assert NETWORK.ranks_per_node(stride=8, size=64) == 1
