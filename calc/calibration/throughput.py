@@ -69,7 +69,8 @@ def run_layout(run: PublishedThroughput, spec: ModelSpec) -> Layout:
                     seq_len=run.seq_len, recompute=run.recompute, zero=run.zero,
                     sequence_parallel=run.sequence_parallel,
                     flash_attention=run.flash_attention, dtype=run.dtype,
-                    framework=run.framework,
+                    framework=run.framework, pipeline_schedule=run.pipeline_schedule,
+                    fp8_recipe=run.fp8_recipe, tp_overlap=bool(run.tp_overlap),
                     dropout=not run.flash_attention)
     return check(spec, layout)[0]
 

@@ -117,9 +117,9 @@ class StepNumbers:
 
     @property
     def bubble_fraction(self) -> float:
-        """(p − 1)/(v·m): the 1F1B bubble over the ideal time."""
-        lay = self.layout
-        return (lay.pp - 1) / (lay.vpp * lay.micro_batches)
+        """The schedule's bubble over the ideal time m · t_mb ((p − 1)/(v·m) for 1F1B)."""
+        ideal = self.layout.micro_batches * self.time.micro_batch
+        return self.time.breakdown["pipeline_bubble"] / ideal if ideal else 0.0
 
     @property
     def fits(self) -> bool:

@@ -52,7 +52,8 @@ class StepReport(Document):
     step_time_s: float
     breakdown: dict[str, float] = Field(description="seconds by part; sums to step_time_s")
     micro_batch_time_s: float = Field(description="one micro-batch through the slowest stage")
-    bubble_fraction: float = Field(description="(p − 1)/(v·m): bubble / ideal time")
+    bubble_fraction: float = Field(description="bubble / ideal time m·t_mb: (p − 1)/(v·m) for "
+                                               "1F1B")
     tokens_per_s_per_gpu: float
     model_flops_per_step: float = Field(description="calc's exact training FLOPs of a step")
     hardware_flops_per_step: float = Field(description="model FLOPs + recomputation")
@@ -295,7 +296,8 @@ def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[
         f"attention, top-k experts, the LM head) / (step time × GPUs × dense {layout.dtype} "
         f"peak). HFU adds the recomputed FLOPs ({recompute}); flash attention's own backward "
         f"recomputation is counted in neither.",
-        "Step time = m × t_mb + (p − 1)/v × t_mb (1F1B, Narayanan et al. 2021) + exposed data-"
+        "Step time = m × t_mb + the schedule's bubble ((p − 1)/v × t_mb for 1F1B, Narayanan et "
+        "al. 2021; Zero Bubble's and DualPipe's from the split backward) + exposed data-"
         "parallel communication + optimizer step; t_mb = one micro-batch's forward and "
         "backward through the slowest stage with its exposed TP, CP, EP, pipeline and ZeRO-3 "
         "communication. Terms, sources and what is left out: docs/step-time.md.",

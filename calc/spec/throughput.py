@@ -13,14 +13,9 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from calc.spec.hardware import Dtype
-from calc.spec.layout import Framework, Recompute
+from calc.spec.layout import Fp8Recipe, Framework, PipelineSchedule, Recompute
 from calc.spec.model import Frozen
 
-# zb-1p / zb-2p: Zero Bubble's automatically searched schedules with the activation memory
-# capped at p or 2p micro-batches (Qi et al. 2024, arXiv:2401.10241 §5.1).
-PipelineSchedule = Literal["1f1b", "interleaved", "gpipe", "zb-h1", "zb-1p", "zb-2p", "zbv",
-                           "dualpipe", "looped-bfs"]
-Fp8Recipe = Literal["delayed", "current", "rowwise", "mxfp8", "blockwise"]
 FlopConvention = Literal["megatron-eq3", "megatron-model", "megatron-selective-hw",
                          "megatron-core-2024", "megatron-core-2025", "palm", "6N", "foundry",
                          "foundry-recompute", "torchtitan", "unstated"]

@@ -56,6 +56,22 @@ class FrameworkConstants(Frozen):
                     "GPU generation it was not measured on, the generation's flash_fraction")
     overlap_grad_reduce: bool = Field(description="gradient reduction overlaps the backward")
     grad_reduce_bytes: int = Field(ge=1, le=4, description="bytes per gradient element sent")
+    selective_recompute: Literal["attention", "op"] = Field(
+        "attention", description="what recompute 'selective' recomputes: the attention core "
+                                 "(Korthikanti et al. 2022) or every element-wise kernel and "
+                                 "every second product (torchtitan's op-level policy)")
+    source: str = Field(min_length=1)
+
+
+class Fp8RecipeConstants(Frozen):
+    """The memory-bound work an fp8 recipe adds to each fp8 product: bytes moved per element of
+    the 16-bit tensor it quantises (read, amax, write of each fp8 layout the product needs)."""
+
+    activation_bytes: float = Field(ge=0, le=64, description="per element of each product "
+                                                             "input X (forward) and output "
+                                                             "gradient dY (backward)")
+    weight_bytes: float = Field(ge=0, le=64, description="per weight element, each "
+                                                         "micro-batch")
     source: str = Field(min_length=1)
 
 
@@ -107,6 +123,7 @@ class TimingConstants(Frozen):
     memory: MemoryConstants
     network: NetworkConstants
     frameworks: dict[str, FrameworkConstants]
+    fp8_recipes: dict[str, Fp8RecipeConstants]
     offload: OffloadConstants
     fit: FitRecord
 
@@ -125,6 +142,12 @@ class TimingConstants(Frozen):
         known = sorted(g for gen in self.generations.values() for g in gen.gpus)
         raise CalcError(f"gpu={gpu!r} has no step-time constants in presets/{FILE} "
                         f"(known: {', '.join(known)})")
+
+    def fp8_recipe(self, name: str) -> Fp8RecipeConstants:
+        if name not in self.fp8_recipes:
+            raise CalcError(f"fp8_recipe={name!r} has no constants in presets/{FILE} "
+                            f"(known: {', '.join(self.fp8_recipes)})")
+        return self.fp8_recipes[name]
 
     def framework(self, name: str) -> FrameworkConstants:
         if name not in self.frameworks:

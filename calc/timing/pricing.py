@@ -20,6 +20,6 @@ def price(spec: ModelSpec | ModelTerms, layout: Layout, gpu: GPU, system: System
     assert layout.seq_len is not None
     terms = spec if isinstance(spec, ModelTerms) else model_terms(spec, layout.seq_len)
     framework = constants.framework(layout.framework)
-    device = device_for(gpu, layout.dtype, constants, framework)
+    device = device_for(gpu, layout.dtype, constants, framework, layout.fp8_recipe)
     return step_time(terms, layout, device, network_for(system, constants.network), framework,
                      finetune=finetune)

@@ -37,7 +37,7 @@ def view(report: StepReport) -> View:
     step = Table("Step", [Column("quantity"), Column("value", "text")])
     step.add("step time", f"{report.step_time_s:,.3f} s")
     step.add("micro-batches per step m", f"{report.micro_batches:,}")
-    step.add("pipeline bubble (p − 1)/(v·m)", f"{100 * report.bubble_fraction:.1f} %")
+    step.add("pipeline bubble / (m · t_mb)", f"{100 * report.bubble_fraction:.1f} %")
     step.add("tokens per step", f"{report.tokens_per_step:,}")
     step.add("tokens/s per GPU", f"{report.tokens_per_s_per_gpu:,.0f}")
     step.add("model TFLOP/s per GPU", f"{report.tflops_per_gpu:,.1f}")
