@@ -23,7 +23,8 @@ from calc.verify.model import build  # noqa: E402
 @pytest.mark.slow
 def test_minimal_gpt_memorises_its_source():
     torch.manual_seed(0)
-    torch.set_num_threads(2)
+    torch.set_num_threads(1)  # one core: beside the other test process (pytest -n), two threads
+    # contend and take ten times as long
     text = Path(__file__).read_text() * 20
     chars = sorted(set(text))
     stoi = {c: i for i, c in enumerate(chars)}

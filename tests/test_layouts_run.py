@@ -27,8 +27,8 @@ def test_the_70b_example_fits_with_the_margin_under_megatrons_recipe():
     o = best.layout
     own = calc.memory("llama3-70b", gpu="h100", **o.model_dump(exclude={"global_batch"}))
     assert own.memory.fits and own.memory.total_bytes == pytest.approx(
-        best.memory_per_gpu_bytes, rel=1e-12)
-    assert own.memory.margin_bytes == pytest.approx(best.memory_margin_bytes, rel=1e-12)
+        best.memory_per_gpu_bytes, rel=1e-9)
+    assert own.memory.margin_bytes == pytest.approx(best.memory_margin_bytes, rel=1e-9)
     assert best.memory_margin_bytes > 0
     old = calc.memory("llama3-70b", gpu="h100", tp=4, pp=2, vpp=8, dp=64, zero=1,
                       sequence_parallel=True).memory
