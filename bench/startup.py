@@ -1,11 +1,12 @@
-"""Start-up benchmark: the main report's time against a bare interpreter and against the floor
-of what it imports.
+"""Start-up benchmark: the main report's time against importing pydantic, a bare interpreter and
+the floor of what it imports.
 
     python bench/startup.py [--runs 21]
 
 Targets: the report prints in under 0.3 s median on a 2-core machine, with neither torch nor
-sympy imported (issue "The calculator"), and in at most 4 times a bare interpreter's median
-measured in the same run (issue 9).
+sympy imported (issue "The calculator"), and in at most 1.5 times the median of `python -c
+"from pydantic import BaseModel"` measured in the same run (issue 17; it replaced issue 9's 4
+times a bare interpreter: pydantic stays on the path).
 
 The floor rows import, in a bare interpreter, what the main command cannot do without. The
 modules it imports are read from its sys.modules when it ends, so the rows follow the code:
@@ -38,7 +39,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout whose calc `python -m calc` runs
 MAIN = [sys.executable, "-m", "calc", "llama2-7b", "--tokens", "2e12", "--gpu", "a100"]
-TARGET_SECONDS, TARGET_RATIO = 0.300, 4.0
+TARGET_SECONDS, TARGET_RATIO = 0.300, 1.5
+PYDANTIC = "python -c 'from pydantic import BaseModel'"  # what TARGET_RATIO divides by
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
@@ -115,6 +117,7 @@ def main() -> None:
     bare, main_name = "python -c pass", " ".join(["python", *MAIN[1:]])
     found = floors(loaded(running(MAIN[2:])), loaded())
     commands = {bare: [sys.executable, "-c", "pass"],
+                PYDANTIC: [sys.executable, "-c", "from pydantic import BaseModel"],
                 **{name: argv for name, (argv, _) in found.items()},
                 "python -c 'import calc'": [sys.executable, "-c", "import calc"],
                 main_name: MAIN}
@@ -127,21 +130,22 @@ def main() -> None:
     wall = {name: statistics.median(t[0] for t in ts) for name, ts in times.items()}
     cpu = {name: statistics.median(t[1] for t in ts) for name, ts in times.items()}
     width = max(map(len, commands))
-    print(f"{'command':{width}s} {'wall s':>7s} {'CPU s':>7s} {'÷ bare':>7s}   "
-          f"(medians of {runs})")
+    print(f"{'command':{width}s} {'wall s':>7s} {'CPU s':>7s} {'÷ bare':>7s} {'÷ pydantic':>10s}"
+          f"   (medians of {runs})")
     for name in commands:
         print(f"{name:{width}s} {wall[name]:7.3f} {cpu[name]:7.3f} "
-              f"{wall[name] / wall[bare]:6.1f}×")
+              f"{wall[name] / wall[bare]:6.2f}× {wall[name] / wall[PYDANTIC]:9.2f}×")
     for name, (_, what) in found.items():
         print(f"{name}: {what}")
-    report, ratio = wall[main_name], wall[main_name] / wall[bare]
+    report, ratio = wall[main_name], wall[main_name] / wall[PYDANTIC]
     print(f"report: {report:.3f} s median (target < {TARGET_SECONDS:.3f} s: "
-          f"{'ok' if report < TARGET_SECONDS else 'over'}); {ratio:.1f}× a bare interpreter's "
-          f"wall time, {cpu[main_name] / cpu[bare]:.1f}× its CPU time (target <= "
-          f"{TARGET_RATIO:g}×: {'ok' if ratio <= TARGET_RATIO else 'over'})")
+          f"{'ok' if report < TARGET_SECONDS else 'over'}); {ratio:.2f}× the wall time of "
+          f"{PYDANTIC}, {cpu[main_name] / cpu[PYDANTIC]:.2f}× its CPU time (target <= "
+          f"{TARGET_RATIO:g}×: {'ok' if ratio <= TARGET_RATIO else 'over'}); "
+          f"{report / wall[bare]:.1f}× a bare interpreter's")
     every = list(found)[-1]  # every import but calc's
-    print("floors: " + "; ".join(f"{name[7:]} {wall[name] / wall[bare]:.1f}× wall, "
-                                 f"{cpu[name] / cpu[bare]:.1f}× CPU" for name in found)
+    print("floors: " + "; ".join(f"{name[7:]} {wall[name] / wall[PYDANTIC]:.2f}× pydantic's "
+                                 f"wall, {cpu[name] / cpu[PYDANTIC]:.2f}× CPU" for name in found)
           + f"; calc's own share above the last {report - wall[every]:.3f} s wall, "
             f"{cpu[main_name] - cpu[every]:.3f} s CPU")
 

@@ -6,14 +6,17 @@
     6738415616
 
 Planning: `calc.memory(model, gpu=..., zero=..., dp=...)` (training memory per GPU),
-`calc.infer(model, gpu=..., context=..., batch=...)` (KV cache, prefill and decode time) and
+`calc.infer(model, gpu=..., context=..., batch=...)` (KV cache, prefill and decode time; with
+`input_len=`, `output_len=` and `concurrency=` or `request_rate=`, serving: tokens/s, TTFT,
+TPOT, the layout and its cost) and
 `calc.optimal(flops=...)` (compute-optimal N and D); `calc.step(model, gpu=..., gpus=..., tp=...)`
 (predicted step time, MFU and GPU-hours of a parallel layout) and `calc.layout(...)` (the
 fastest layouts that fit). Tables and notebooks: `calc.compare(...)`,
 `calc.conventions_table(...)`, `calc.sweep(...)` (numpy), `calc.model_formulas(...)` (LaTeX),
 `calc.plot(...)` (matplotlib). `calc.reproduce()` sets every published training run beside
 calc's estimate of it, `calc.reproduce_throughput()` every published throughput measurement
-beside the step-time model. All of these load on first use.
+beside the step-time model, `calc.reproduce_serving()` every published serving benchmark beside
+the serving model. All of these load on first use.
 
 Custom models are `calc.ModelSpec(...)` or `calc.spec_from_hf_config("config.json")`; presets
 are listed by `calc.list_presets()`. This
@@ -21,7 +24,7 @@ package never imports torch (the verifier, calc.verify, does) and its report pat
 sympy (formulas are compiled into calc._compiled).
 """
 
-from calc.lazy import lazy_getattr
+from calc.lazy import lazy_dir, lazy_getattr
 from calc.views import render  # and with it calc.document.renderer: reports show in notebooks
 
 __version__ = "0.1.0"
@@ -60,6 +63,7 @@ _LAZY = {
     "memory": "calc.reports.memory:memory",
     "MemoryReport": "calc.reports.memory:MemoryReport",
     "infer": "calc.reports.infer:infer",
+    "reproduce_serving": "calc.reports.serving_runs:reproduce_serving",
     "InferenceReport": "calc.reports.infer:InferenceReport",
     "optimal": "calc.reports.optimal:optimal",
     "OptimalReport": "calc.reports.optimal:OptimalReport",
@@ -67,6 +71,8 @@ _LAZY = {
     "ReproduceReport": "calc.reports.reproduce:ReproduceReport",
     "reproduce_throughput": "calc.reports.throughput:reproduce_throughput",
     "ThroughputReport": "calc.reports.throughput:ThroughputReport",
+    "reproduce_finetune": "calc.reports.finetune_runs:reproduce_finetune",
+    "FinetuneReproduction": "calc.reports.finetune_runs:FinetuneReproduction",
     "step": "calc.reports.step:step",
     "StepReport": "calc.reports.step:StepReport",
     "layout": "calc.reports.layout:layout",
@@ -81,5 +87,6 @@ _LAZY = {
     "plot": "calc.views.plot:plot",
 }
 __getattr__ = lazy_getattr(__name__, _LAZY)
+__dir__ = lazy_dir(__name__, _LAZY)
 
 __all__ = ["render", *_LAZY]

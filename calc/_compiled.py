@@ -4,8 +4,6 @@ Each function takes a mapping from symbol names (calc.symbols) to numbers or num
 returns a dict of named values. tests/test_formulas.py checks this file against the formulas.
 """
 
-# ruff: noqa: E501
-
 
 def _minimum(a, b):
     """min() for Python numbers, numpy.minimum for arrays (imported only when arrays come)."""
@@ -35,7 +33,29 @@ def _floordiv(a, b):
 
 
 def params_per_layer(s):
-    E_a, b_norm, b_o, b_qkv, d, d_qk, d_rope, d_v, g_norm, h, h_kv, i_gate, i_mla, i_moa, i_qk_head, i_qk_proj, i_qlora, i_rel, i_sink, i_sub, n_norm, r_kv, r_q = s['E_a'], s['b_norm'], s['b_o'], s['b_qkv'], s['d'], s['d_qk'], s['d_rope'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_gate'], s['i_mla'], s['i_moa'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_sink'], s['i_sub'], s['n_norm'], s['r_kv'], s['r_q']
+    E_a = s['E_a']
+    b_norm = s['b_norm']
+    b_o = s['b_o']
+    b_qkv = s['b_qkv']
+    d = s['d']
+    d_qk = s['d_qk']
+    d_rope = s['d_rope']
+    d_v = s['d_v']
+    g_norm = s['g_norm']
+    h = s['h']
+    h_kv = s['h_kv']
+    i_gate = s['i_gate']
+    i_mla = s['i_mla']
+    i_moa = s['i_moa']
+    i_qk_head = s['i_qk_head']
+    i_qk_proj = s['i_qk_proj']
+    i_qlora = s['i_qlora']
+    i_rel = s['i_rel']
+    i_sink = s['i_sink']
+    i_sub = s['i_sub']
+    n_norm = s['n_norm']
+    r_kv = s['r_kv']
+    r_q = s['r_q']
     _t0 = b_norm + g_norm
     _t1 = i_mla*i_qlora*r_q
     _t2 = 1 - i_mla
@@ -51,8 +71,19 @@ def params_per_layer(s):
     _t12 = _t11*h
     _t13 = d_v*h
     return {
-        'attention/q': _t0*_t1 + _t4*d + _t5*_t6*d_qk + b_qkv*(_t1 + _t4) + i_mla*(_t7*(1 - i_qlora) + i_qlora*(_t3*r_q + d*r_q)),
-        'attention/kv': _t0*i_mla*r_kv + _t9*d + b_qkv*(_t10*i_mla + _t9) + i_mla*(_t10*d + h*r_kv*(_t8 - d_rope)),
+        'attention/q': (
+            _t0*_t1
+            + _t4*d
+            + _t5*_t6*d_qk
+            + b_qkv*(_t1 + _t4)
+            + i_mla*(_t7*(1 - i_qlora) + i_qlora*(_t3*r_q + d*r_q))
+        ),
+        'attention/kv': (
+            _t0*i_mla*r_kv
+            + _t9*d
+            + b_qkv*(_t10*i_mla + _t9)
+            + i_mla*(_t10*d + h*r_kv*(_t8 - d_rope))
+        ),
         'attention/o': _t11*_t5*i_moa + _t12 + b_o*d,
         'attention/gate': _t12*i_gate + _t13*b_qkv*i_gate,
         'attention/router': E_a*_t6,
@@ -65,7 +96,14 @@ def params_per_layer(s):
 
 
 def params_dense_ffn(s):
-    b_ff, b_norm, d, d_ff, g_norm, i_glu, i_sub, n_act = s['b_ff'], s['b_norm'], s['d'], s['d_ff'], s['g_norm'], s['i_glu'], s['i_sub'], s['n_act']
+    b_ff = s['b_ff']
+    b_norm = s['b_norm']
+    d = s['d']
+    d_ff = s['d_ff']
+    g_norm = s['g_norm']
+    i_glu = s['i_glu']
+    i_sub = s['i_sub']
+    n_act = s['n_act']
     _t0 = d*d_ff
     return {
         'mlp/up': (_t0 + b_ff*d_ff)*(i_glu + 1),
@@ -76,7 +114,16 @@ def params_dense_ffn(s):
 
 
 def params_moe_ffn(s):
-    E, E_s, b_ff, b_moe, b_router, d, d_e, d_s, i_glu, i_shared_gate = s['E'], s['E_s'], s['b_ff'], s['b_moe'], s['b_router'], s['d'], s['d_e'], s['d_s'], s['i_glu'], s['i_shared_gate']
+    E = s['E']
+    E_s = s['E_s']
+    b_ff = s['b_ff']
+    b_moe = s['b_moe']
+    b_router = s['b_router']
+    d = s['d']
+    d_e = s['d_e']
+    d_s = s['d_s']
+    i_glu = s['i_glu']
+    i_shared_gate = s['i_shared_gate']
     _t0 = d*(i_glu + 2)
     _t1 = i_glu + 1
     return {
@@ -88,7 +135,18 @@ def params_moe_ffn(s):
 
 
 def params_mamba(s):
-    G_s, H_s, N_s, R_dt, b_cs, b_ssm, d, d_in, i_dtn, i_gn, i_m2, k_s = s['G_s'], s['H_s'], s['N_s'], s['R_dt'], s['b_cs'], s['b_ssm'], s['d'], s['d_in'], s['i_dtn'], s['i_gn'], s['i_m2'], s['k_s']
+    G_s = s['G_s']
+    H_s = s['H_s']
+    N_s = s['N_s']
+    R_dt = s['R_dt']
+    b_cs = s['b_cs']
+    b_ssm = s['b_ssm']
+    d = s['d']
+    d_in = s['d_in']
+    i_dtn = s['i_dtn']
+    i_gn = s['i_gn']
+    i_m2 = s['i_m2']
+    k_s = s['k_s']
     _t0 = 2*N_s
     _t1 = G_s*_t0
     _t2 = 2*d_in + i_m2*(H_s + _t1)
@@ -108,7 +166,12 @@ def params_mamba(s):
 
 
 def params_deltanet(s):
-    H_k, H_v, d, d_lk, d_lv, k_dn = s['H_k'], s['H_v'], s['d'], s['d_lk'], s['d_lv'], s['k_dn']
+    H_k = s['H_k']
+    H_v = s['H_v']
+    d = s['d']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    k_dn = s['k_dn']
     _t0 = 2*H_v
     _t1 = 2*H_k*d_lk
     _t2 = H_v*d_lv
@@ -122,7 +185,9 @@ def params_deltanet(s):
 
 
 def params_short_conv(s):
-    b_sc, d, k_sc = s['b_sc'], s['d'], s['k_sc']
+    b_sc = s['b_sc']
+    d = s['d']
+    k_sc = s['k_sc']
     _t0 = b_sc*d
     _t1 = d**2
     return {
@@ -133,7 +198,73 @@ def params_short_conv(s):
 
 
 def params_components(s):
-    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, P, R_dt, V, b_cs, b_ff, b_lm, b_moe, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_moa, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k_dn, k_s, k_sc, n_act, n_norm, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['P'], s['R_dt'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_moe'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k_dn'], s['k_s'], s['k_sc'], s['n_act'], s['n_norm'], s['r_kv'], s['r_q']
+    E = s['E']
+    E_a = s['E_a']
+    E_s = s['E_s']
+    G_s = s['G_s']
+    H_k = s['H_k']
+    H_s = s['H_s']
+    H_v = s['H_v']
+    L = s['L']
+    L_att = s['L_att']
+    L_dense = s['L_dense']
+    L_dn = s['L_dn']
+    L_moe = s['L_moe']
+    L_sc = s['L_sc']
+    L_ssm = s['L_ssm']
+    N_s = s['N_s']
+    P = s['P']
+    R_dt = s['R_dt']
+    V = s['V']
+    b_cs = s['b_cs']
+    b_ff = s['b_ff']
+    b_lm = s['b_lm']
+    b_moe = s['b_moe']
+    b_norm = s['b_norm']
+    b_o = s['b_o']
+    b_qkv = s['b_qkv']
+    b_router = s['b_router']
+    b_sc = s['b_sc']
+    b_ssm = s['b_ssm']
+    d = s['d']
+    d_e = s['d_e']
+    d_emb = s['d_emb']
+    d_ff = s['d_ff']
+    d_in = s['d_in']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    d_qk = s['d_qk']
+    d_rope = s['d_rope']
+    d_s = s['d_s']
+    d_v = s['d_v']
+    g_norm = s['g_norm']
+    h = s['h']
+    h_kv = s['h_kv']
+    i_dtn = s['i_dtn']
+    i_gate = s['i_gate']
+    i_glu = s['i_glu']
+    i_gn = s['i_gn']
+    i_m2 = s['i_m2']
+    i_mla = s['i_mla']
+    i_moa = s['i_moa']
+    i_norm_emb = s['i_norm_emb']
+    i_norm_final = s['i_norm_final']
+    i_proj = s['i_proj']
+    i_qk_head = s['i_qk_head']
+    i_qk_proj = s['i_qk_proj']
+    i_qlora = s['i_qlora']
+    i_rel = s['i_rel']
+    i_shared_gate = s['i_shared_gate']
+    i_sink = s['i_sink']
+    i_sub = s['i_sub']
+    i_tied = s['i_tied']
+    k_dn = s['k_dn']
+    k_s = s['k_s']
+    k_sc = s['k_sc']
+    n_act = s['n_act']
+    n_norm = s['n_norm']
+    r_kv = s['r_kv']
+    r_q = s['r_q']
     _t0 = b_norm + g_norm
     _t1 = i_mla*i_qlora*r_q
     _t2 = 1 - i_mla
@@ -167,8 +298,19 @@ def params_components(s):
     _t30 = d*(i_glu + 2)
     _t31 = V*d_emb
     return {
-        'attention/q': L_att*(_t0*_t1 + _t4*d + _t5*d*d_qk + b_qkv*(_t1 + _t4) + i_mla*(_t6*(1 - i_qlora) + i_qlora*(_t3*r_q + d*r_q))),
-        'attention/kv': L_att*(_t0*i_mla*r_kv + _t8*d + b_qkv*(_t8 + _t9*i_mla) + i_mla*(_t9*d + h*r_kv*(_t7 - d_rope))),
+        'attention/q': L_att*(
+            _t0*_t1
+            + _t4*d
+            + _t5*d*d_qk
+            + b_qkv*(_t1 + _t4)
+            + i_mla*(_t6*(1 - i_qlora) + i_qlora*(_t3*r_q + d*r_q))
+        ),
+        'attention/kv': L_att*(
+            _t0*i_mla*r_kv
+            + _t8*d
+            + b_qkv*(_t8 + _t9*i_mla)
+            + i_mla*(_t9*d + h*r_kv*(_t7 - d_rope))
+        ),
         'attention/o': L_att*(_t10*_t5 + _t11 + b_o*d),
         'attention/gate': L_att*(_t11*i_gate + _t12*b_qkv*i_gate),
         'attention/router': E_a*L_att*d*i_moa,
@@ -210,7 +352,76 @@ def params_components(s):
 
 
 def params_summary(s):
-    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, M, N_s, P, R_dt, V, b_cs, b_ff, b_lm, b_moe, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_moa, i_moe, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k, k_dn, k_s, k_sc, n_act, n_norm, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['M'], s['N_s'], s['P'], s['R_dt'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_moe'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_moe'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['n_act'], s['n_norm'], s['r_kv'], s['r_q']
+    E = s['E']
+    E_a = s['E_a']
+    E_s = s['E_s']
+    G_s = s['G_s']
+    H_k = s['H_k']
+    H_s = s['H_s']
+    H_v = s['H_v']
+    L = s['L']
+    L_att = s['L_att']
+    L_dense = s['L_dense']
+    L_dn = s['L_dn']
+    L_moe = s['L_moe']
+    L_sc = s['L_sc']
+    L_ssm = s['L_ssm']
+    M = s['M']
+    N_s = s['N_s']
+    P = s['P']
+    R_dt = s['R_dt']
+    V = s['V']
+    b_cs = s['b_cs']
+    b_ff = s['b_ff']
+    b_lm = s['b_lm']
+    b_moe = s['b_moe']
+    b_norm = s['b_norm']
+    b_o = s['b_o']
+    b_qkv = s['b_qkv']
+    b_router = s['b_router']
+    b_sc = s['b_sc']
+    b_ssm = s['b_ssm']
+    d = s['d']
+    d_e = s['d_e']
+    d_emb = s['d_emb']
+    d_ff = s['d_ff']
+    d_in = s['d_in']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    d_qk = s['d_qk']
+    d_rope = s['d_rope']
+    d_s = s['d_s']
+    d_v = s['d_v']
+    g_norm = s['g_norm']
+    h = s['h']
+    h_kv = s['h_kv']
+    i_dtn = s['i_dtn']
+    i_gate = s['i_gate']
+    i_glu = s['i_glu']
+    i_gn = s['i_gn']
+    i_m2 = s['i_m2']
+    i_mla = s['i_mla']
+    i_moa = s['i_moa']
+    i_moe = s['i_moe']
+    i_norm_emb = s['i_norm_emb']
+    i_norm_final = s['i_norm_final']
+    i_proj = s['i_proj']
+    i_qk_head = s['i_qk_head']
+    i_qk_proj = s['i_qk_proj']
+    i_qlora = s['i_qlora']
+    i_rel = s['i_rel']
+    i_shared_gate = s['i_shared_gate']
+    i_sink = s['i_sink']
+    i_sub = s['i_sub']
+    i_tied = s['i_tied']
+    k = s['k']
+    k_dn = s['k_dn']
+    k_s = s['k_s']
+    k_sc = s['k_sc']
+    n_act = s['n_act']
+    n_norm = s['n_norm']
+    r_kv = s['r_kv']
+    r_q = s['r_q']
     _t0 = d*i_moa
     _t1 = _t0*(E_a*h_kv - h)
     _t2 = d*h
@@ -223,7 +434,12 @@ def params_summary(s):
     _t9 = 1 - i_mla
     _t10 = _t2*d_qk
     _t11 = d_qk*h
-    _t12 = _t10*_t9 + _t7*_t8 + b_qkv*(_t11*_t9 + _t8*i_mla) + i_mla*(_t10*(1 - i_qlora) + i_qlora*(_t11*r_q + d*r_q))
+    _t12 = (
+        _t10*_t9
+        + _t7*_t8
+        + b_qkv*(_t11*_t9 + _t8*i_mla)
+        + i_mla*(_t10*(1 - i_qlora) + i_qlora*(_t11*r_q + d*r_q))
+    )
     _t13 = _t1*d_qk + _t12
     _t14 = d*(i_glu + 2)
     _t15 = i_glu + 1
@@ -262,7 +478,41 @@ def params_summary(s):
     _t48 = _t6*i_sub
     _t49 = _t48*d_ff
     _t50 = _t18*_t48
-    _t51 = H_v*_t26*d + L*_t47 + L_att*_t19 + L_att*_t23 + L_att*_t39 + L_att*_t40 + L_att*_t41 + L_att*_t46 + L_att*_t50 + L_dense*_t25 + L_dense*_t42 + L_dense*_t49 + L_dense*n_act + L_dn*_t38 + L_dn*d*(_t38*d_lv + _t38 + _t43) + L_dn*k_dn*(H_v*d_lv + _t43) + L_moe*_t27 + L_moe*_t28 + L_moe*_t44 + L_sc*d*(b_sc + k_sc) + L_sc*(_t29 + _t30) + L_sc*(3*_t29 + 3*_t30) + L_ssm*_t36*_t37 + L_ssm*(2*_t34 + _t35*(N_s*d_in + d_in)) + L_ssm*(b_cs + k_s)*(_t32*i_m2 + d_in) + L_ssm*(_t33*b_ssm + _t33*d) + L_ssm*(b_ssm*d + d*d_in) + L_ssm*(_t35*_t36*i_dtn + d_in*i_gn*i_m2) + L_ssm*(R_dt*_t37 + _t34 + _t37) + _t26 + _t45*i_norm_emb + _t45*i_norm_final + 2*d*d_emb*i_proj
+    _t51 = (
+        H_v*_t26*d
+        + L*_t47
+        + L_att*_t19
+        + L_att*_t23
+        + L_att*_t39
+        + L_att*_t40
+        + L_att*_t41
+        + L_att*_t46
+        + L_att*_t50
+        + L_dense*_t25
+        + L_dense*_t42
+        + L_dense*_t49
+        + L_dense*n_act
+        + L_dn*_t38
+        + L_dn*d*(_t38*d_lv + _t38 + _t43)
+        + L_dn*k_dn*(H_v*d_lv + _t43)
+        + L_moe*_t27
+        + L_moe*_t28
+        + L_moe*_t44
+        + L_sc*d*(b_sc + k_sc)
+        + L_sc*(_t29 + _t30)
+        + L_sc*(3*_t29 + 3*_t30)
+        + L_ssm*_t36*_t37
+        + L_ssm*(2*_t34 + _t35*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t32*i_m2 + d_in)
+        + L_ssm*(_t33*b_ssm + _t33*d)
+        + L_ssm*(b_ssm*d + d*d_in)
+        + L_ssm*(_t35*_t36*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t37 + _t34 + _t37)
+        + _t26
+        + _t45*i_norm_emb
+        + _t45*i_norm_final
+        + 2*d*d_emb*i_proj
+    )
     _t52 = L_att*_t13 + L_att*_t5 + L_moe*_t17 + _t51
     _t53 = V*d_emb
     _t54 = P*d + _t53
@@ -272,12 +522,71 @@ def params_summary(s):
         'embedding': _t54,
         'non_embedding': _t52,
         'active': L_att*_t12 + L_att*_t4 + L_moe*_t16*k + _t51 + _t55,
-        'mtp': 2*M*_t29 + 3*M*_t45 + M*(_t13 + _t19 + _t23 + _t39 + _t40 + _t41 + _t46 + _t47 + _t5 + _t50 + i_moe*(_t17 + _t27 + _t28 + _t44) + (1 - i_moe)*(_t25 + _t42 + _t49 + n_act)),
+        'mtp': (
+            2*M*_t29
+            + 3*M*_t45
+            + M*(
+                _t13
+                + _t19
+                + _t23
+                + _t39
+                + _t40
+                + _t41
+                + _t46
+                + _t47
+                + _t5
+                + _t50
+                + i_moe*(_t17 + _t27 + _t28 + _t44)
+                + (1 - i_moe)*(_t25 + _t42 + _t49 + n_act)
+            )
+        ),
     }
 
 
 def flops_forward_components(s):
-    E, E_a, E_s, G_s, H_k, H_s, H_v, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, R_dt, V, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_gate, i_glu, i_m2, i_mla, i_moa, i_proj, i_qlora, i_shared_gate, k, k_dn, k_s, k_sc, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['V'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_proj'], s['i_qlora'], s['i_shared_gate'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['r_kv'], s['r_q']
+    E = s['E']
+    E_a = s['E_a']
+    E_s = s['E_s']
+    G_s = s['G_s']
+    H_k = s['H_k']
+    H_s = s['H_s']
+    H_v = s['H_v']
+    L_att = s['L_att']
+    L_dense = s['L_dense']
+    L_dn = s['L_dn']
+    L_moe = s['L_moe']
+    L_sc = s['L_sc']
+    L_ssm = s['L_ssm']
+    N_s = s['N_s']
+    R_dt = s['R_dt']
+    V = s['V']
+    d = s['d']
+    d_e = s['d_e']
+    d_emb = s['d_emb']
+    d_ff = s['d_ff']
+    d_in = s['d_in']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    d_qk = s['d_qk']
+    d_rope = s['d_rope']
+    d_s = s['d_s']
+    d_v = s['d_v']
+    h = s['h']
+    h_kv = s['h_kv']
+    i_gate = s['i_gate']
+    i_glu = s['i_glu']
+    i_m2 = s['i_m2']
+    i_mla = s['i_mla']
+    i_moa = s['i_moa']
+    i_proj = s['i_proj']
+    i_qlora = s['i_qlora']
+    i_shared_gate = s['i_shared_gate']
+    k = s['k']
+    k_dn = s['k_dn']
+    k_s = s['k_s']
+    k_sc = s['k_sc']
+    r_kv = s['r_kv']
+    r_q = s['r_q']
     _t0 = 1 - i_mla
     _t1 = d_qk*h
     _t2 = _t1*d
@@ -329,7 +638,56 @@ def flops_forward_components(s):
 
 
 def flops(s):
-    E, E_a, E_s, G_s, H_k, H_s, H_v, L_att, L_chk, L_dense, L_dn, L_loc, L_moe, L_sc, L_ssm, N_s, R_dt, T, V, c, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_causal, i_gate, i_glu, i_m2, i_mla, i_moa, i_proj, i_qlora, i_rel, i_shared_gate, k, k_dn, k_s, k_sc, r_kv, r_q, w = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_chk'], s['L_dense'], s['L_dn'], s['L_loc'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['T'], s['V'], s['c'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_causal'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['r_kv'], s['r_q'], s['w']
+    E = s['E']
+    E_a = s['E_a']
+    E_s = s['E_s']
+    G_s = s['G_s']
+    H_k = s['H_k']
+    H_s = s['H_s']
+    H_v = s['H_v']
+    L_att = s['L_att']
+    L_chk = s['L_chk']
+    L_dense = s['L_dense']
+    L_dn = s['L_dn']
+    L_loc = s['L_loc']
+    L_moe = s['L_moe']
+    L_sc = s['L_sc']
+    L_ssm = s['L_ssm']
+    N_s = s['N_s']
+    R_dt = s['R_dt']
+    T = s['T']
+    V = s['V']
+    c = s['c']
+    d = s['d']
+    d_e = s['d_e']
+    d_emb = s['d_emb']
+    d_ff = s['d_ff']
+    d_in = s['d_in']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    d_qk = s['d_qk']
+    d_rope = s['d_rope']
+    d_s = s['d_s']
+    d_v = s['d_v']
+    h = s['h']
+    h_kv = s['h_kv']
+    i_causal = s['i_causal']
+    i_gate = s['i_gate']
+    i_glu = s['i_glu']
+    i_m2 = s['i_m2']
+    i_mla = s['i_mla']
+    i_moa = s['i_moa']
+    i_proj = s['i_proj']
+    i_qlora = s['i_qlora']
+    i_rel = s['i_rel']
+    i_shared_gate = s['i_shared_gate']
+    k = s['k']
+    k_dn = s['k_dn']
+    k_s = s['k_s']
+    k_sc = s['k_sc']
+    r_kv = s['r_kv']
+    r_q = s['r_q']
+    w = s['w']
     _t0 = 2*L_moe
     _t1 = 2*d
     _t2 = 2*d_in
@@ -350,14 +708,122 @@ def flops(s):
     _t17 = d*(1 - i_mla)
     _t18 = d_qk*h
     return {
-        'weights_per_token': E*_t0*d + E_a*_t5*i_moa + 2*L_dense*_t10*d_ff + L_dn*_t7*d + 7*L_dn*_t8*d_lk + L_sc*_t1*k_sc + 8*L_sc*d**2 + 5*L_ssm*N_s*d_in + L_ssm*_t1*(_t2 + i_m2*(H_s + _t13)) + 2*L_ssm*k_s*(_t13*i_m2 + d_in) + R_dt*_t11 + 2*V*d_emb + _t0*_t10*d_e*k + _t0*(E_s*_t10*d_s + d*i_shared_gate) + _t11*(R_dt + _t12) + _t15*d*(_t14 + _t6 + _t7) + _t15*k_dn*(_t14 + _t8) + _t3*d + _t4*(_t17*_t18 + i_mla*(_t18*d*(1 - i_qlora) + i_qlora*(_t18*r_q + d*r_q))) + _t4*(_t16*_t17*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t16 - d_rope))) + _t9*i_gate + _t9 + 4*d*d_emb*i_proj,
-        'attention_per_sequence': h*(L_chk*(i_causal*(c*(c + 1)*_floordiv(T, c) + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)) + (2 - 2*i_causal)*(c**2*_floordiv(T, c) + (T - c*_floordiv(T, c))**2)) + L_loc*(2*T*(1 - i_causal)*_minimum(T, w) + i_causal*((2*T - 2*_minimum(T, w))*_minimum(T, w) + (_minimum(T, w) + 1)*_minimum(T, w))) + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(L_att - L_chk - L_loc))*(d_qk*i_rel + d_qk + d_v),
-        'inference_attention_per_token': 2*h*(L_chk*(T - c*_floordiv(T - 1, c)) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))*(d_qk*i_rel + d_qk + d_v),
+        'weights_per_token': (
+            E*_t0*d
+            + E_a*_t5*i_moa
+            + 2*L_dense*_t10*d_ff
+            + L_dn*_t7*d
+            + 7*L_dn*_t8*d_lk
+            + L_sc*_t1*k_sc
+            + 8*L_sc*d**2
+            + 5*L_ssm*N_s*d_in
+            + L_ssm*_t1*(_t2 + i_m2*(H_s + _t13))
+            + 2*L_ssm*k_s*(_t13*i_m2 + d_in)
+            + R_dt*_t11
+            + 2*V*d_emb
+            + _t0*_t10*d_e*k
+            + _t0*(E_s*_t10*d_s + d*i_shared_gate)
+            + _t11*(R_dt + _t12)
+            + _t15*d*(_t14 + _t6 + _t7)
+            + _t15*k_dn*(_t14 + _t8)
+            + _t3*d
+            + _t4*(_t17*_t18 + i_mla*(_t18*d*(1 - i_qlora) + i_qlora*(_t18*r_q + d*r_q)))
+            + _t4*(_t16*_t17*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t16 - d_rope)))
+            + _t9*i_gate
+            + _t9
+            + 4*d*d_emb*i_proj
+        ),
+        'attention_per_sequence': h*(
+            L_chk*(
+                i_causal*(
+                    c*(c + 1)*_floordiv(T, c) + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)
+                )
+                + (2 - 2*i_causal)*(c**2*_floordiv(T, c) + (T - c*_floordiv(T, c))**2)
+            )
+            + L_loc*(
+                2*T*(1 - i_causal)*_minimum(T, w)
+                + i_causal*(
+                    (2*T - 2*_minimum(T, w))*_minimum(T, w) + (_minimum(T, w) + 1)*_minimum(T, w)
+                )
+            )
+            + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(L_att - L_chk - L_loc)
+        )*(d_qk*i_rel + d_qk + d_v),
+        'inference_attention_per_token': 2*h*(
+            L_chk*(T - c*_floordiv(T - 1, c)) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+        )*(d_qk*i_rel + d_qk + d_v),
     }
 
 
 def rules_train_per_token(s):
-    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, P, R_dt, T, V, b_cs, b_ff, b_lm, b_moe, b_norm, b_o, b_qkv, b_router, b_sc, b_ssm, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, g_norm, h, h_kv, i_dtn, i_gate, i_glu, i_gn, i_m2, i_mla, i_moa, i_norm_emb, i_norm_final, i_proj, i_qk_head, i_qk_proj, i_qlora, i_rel, i_shared_gate, i_sink, i_sub, i_tied, k, k_dn, k_s, k_sc, n_act, n_norm, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['P'], s['R_dt'], s['T'], s['V'], s['b_cs'], s['b_ff'], s['b_lm'], s['b_moe'], s['b_norm'], s['b_o'], s['b_qkv'], s['b_router'], s['b_sc'], s['b_ssm'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['g_norm'], s['h'], s['h_kv'], s['i_dtn'], s['i_gate'], s['i_glu'], s['i_gn'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_norm_emb'], s['i_norm_final'], s['i_proj'], s['i_qk_head'], s['i_qk_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_sink'], s['i_sub'], s['i_tied'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['n_act'], s['n_norm'], s['r_kv'], s['r_q']
+    E = s['E']
+    E_a = s['E_a']
+    E_s = s['E_s']
+    G_s = s['G_s']
+    H_k = s['H_k']
+    H_s = s['H_s']
+    H_v = s['H_v']
+    L = s['L']
+    L_att = s['L_att']
+    L_dense = s['L_dense']
+    L_dn = s['L_dn']
+    L_moe = s['L_moe']
+    L_sc = s['L_sc']
+    L_ssm = s['L_ssm']
+    N_s = s['N_s']
+    P = s['P']
+    R_dt = s['R_dt']
+    T = s['T']
+    V = s['V']
+    b_cs = s['b_cs']
+    b_ff = s['b_ff']
+    b_lm = s['b_lm']
+    b_moe = s['b_moe']
+    b_norm = s['b_norm']
+    b_o = s['b_o']
+    b_qkv = s['b_qkv']
+    b_router = s['b_router']
+    b_sc = s['b_sc']
+    b_ssm = s['b_ssm']
+    d = s['d']
+    d_e = s['d_e']
+    d_emb = s['d_emb']
+    d_ff = s['d_ff']
+    d_in = s['d_in']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    d_qk = s['d_qk']
+    d_rope = s['d_rope']
+    d_s = s['d_s']
+    d_v = s['d_v']
+    g_norm = s['g_norm']
+    h = s['h']
+    h_kv = s['h_kv']
+    i_dtn = s['i_dtn']
+    i_gate = s['i_gate']
+    i_glu = s['i_glu']
+    i_gn = s['i_gn']
+    i_m2 = s['i_m2']
+    i_mla = s['i_mla']
+    i_moa = s['i_moa']
+    i_norm_emb = s['i_norm_emb']
+    i_norm_final = s['i_norm_final']
+    i_proj = s['i_proj']
+    i_qk_head = s['i_qk_head']
+    i_qk_proj = s['i_qk_proj']
+    i_qlora = s['i_qlora']
+    i_rel = s['i_rel']
+    i_shared_gate = s['i_shared_gate']
+    i_sink = s['i_sink']
+    i_sub = s['i_sub']
+    i_tied = s['i_tied']
+    k = s['k']
+    k_dn = s['k_dn']
+    k_s = s['k_s']
+    k_sc = s['k_sc']
+    n_act = s['n_act']
+    n_norm = s['n_norm']
+    r_kv = s['r_kv']
+    r_q = s['r_q']
     _t0 = 6*d
     _t1 = 6*V
     _t2 = _t1*d_emb
@@ -399,20 +865,75 @@ def rules_train_per_token(s):
     _t38 = _t0*_t7
     _t39 = 12*d
     _t40 = L_dense*d_ff
-    _t41 = E_a*_t5*d*i_moa + 12*H_v*L_dn + L*_t38*n_norm + _t16*_t21*(_t17 + b_ff*d_ff) + _t16*n_act + _t16*(_t17 + b_ff*d) + _t18*d_lv + _t18*k_dn*(_t35 + _t37) + _t19*b_moe*d + _t19*k*(_t20*d_e + b_ff*(_t21*d_e + d)) + _t19*(E*b_router + E*d) + _t19*(E_s*(_t20*d_s + b_ff*(_t21*d_s + d)) + d*i_shared_gate) + _t24*d*(b_sc + k_sc) + _t24*(_t22 + _t23) + _t24*(3*_t22 + 3*_t23) + _t25*_t31*_t32 + _t25*(2*_t29 + _t30*(N_s*d_in + d_in)) + _t25*(b_cs + k_s)*(_t27*i_m2 + d_in) + _t25*(_t28*b_ssm + _t28*d) + _t25*(b_ssm*d + d*d_in) + _t25*(_t30*_t31*i_dtn + d_in*i_gn*i_m2) + _t25*(R_dt*_t32 + _t29 + _t32) + _t33*_t6*i_sub + _t33*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)) + _t36*_t37 + _t36*(_t34*d_lv + _t34 + _t35) + _t38*i_norm_emb + _t38*i_norm_final + _t39*d_emb*i_proj + 6*_t40*_t7*i_sub + _t5*h*i_sink + _t5*i_rel*(_t14 + 2*_t15) + _t5*(_t4 + b_o*d) + _t5*(_t4*i_gate + _t6*b_qkv*i_gate) + _t5*(_t10*_t14 + _t13*_t8 + b_qkv*(_t10*_t15 + _t13*i_mla) + i_mla*(_t14*(1 - i_qlora) + i_qlora*(_t15*r_q + d*r_q))) + _t5*(_t11*d + _t8*r_kv + b_qkv*(_t11 + _t12*i_mla) + i_mla*(_t12*d + h*r_kv*(_t9 - d_rope)))
+    _t41 = (
+        E_a*_t5*d*i_moa
+        + 12*H_v*L_dn
+        + L*_t38*n_norm
+        + _t16*_t21*(_t17 + b_ff*d_ff)
+        + _t16*n_act
+        + _t16*(_t17 + b_ff*d)
+        + _t18*d_lv
+        + _t18*k_dn*(_t35 + _t37)
+        + _t19*b_moe*d
+        + _t19*k*(_t20*d_e + b_ff*(_t21*d_e + d))
+        + _t19*(E*b_router + E*d)
+        + _t19*(E_s*(_t20*d_s + b_ff*(_t21*d_s + d)) + d*i_shared_gate)
+        + _t24*d*(b_sc + k_sc)
+        + _t24*(_t22 + _t23)
+        + _t24*(3*_t22 + 3*_t23)
+        + _t25*_t31*_t32
+        + _t25*(2*_t29 + _t30*(N_s*d_in + d_in))
+        + _t25*(b_cs + k_s)*(_t27*i_m2 + d_in)
+        + _t25*(_t28*b_ssm + _t28*d)
+        + _t25*(b_ssm*d + d*d_in)
+        + _t25*(_t30*_t31*i_dtn + d_in*i_gn*i_m2)
+        + _t25*(R_dt*_t32 + _t29 + _t32)
+        + _t33*_t6*i_sub
+        + _t33*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
+        + _t36*_t37
+        + _t36*(_t34*d_lv + _t34 + _t35)
+        + _t38*i_norm_emb
+        + _t38*i_norm_final
+        + _t39*d_emb*i_proj
+        + 6*_t40*_t7*i_sub
+        + _t5*h*i_sink
+        + _t5*i_rel*(_t14 + 2*_t15)
+        + _t5*(_t4 + b_o*d)
+        + _t5*(_t4*i_gate + _t6*b_qkv*i_gate)
+        + _t5*(
+            _t10*_t14
+            + _t13*_t8
+            + b_qkv*(_t10*_t15 + _t13*i_mla)
+            + i_mla*(_t14*(1 - i_qlora) + i_qlora*(_t15*r_q + d*r_q))
+        )
+        + _t5*(
+            _t11*d + _t8*r_kv + b_qkv*(_t11 + _t12*i_mla) + i_mla*(_t12*d + h*r_kv*(_t9 - d_rope))
+        )
+    )
     _t42 = _t1*b_lm + _t2*(1 - i_tied) + _t2 + _t41
     _t43 = T*_t15
     return {
         '6N': P*_t0 + _t42,
         'kaplan': _t41 + _t43*_t5,
         'palm': 12*L_att*_t43 + _t42,
-        'megatron': 6*L_att*T*d_qk*h + 12*L_att*d*d_qk*h*(1 + h_kv/h) + 6*V*d + 6*d*(i_glu + 2)*(L_dense*d_ff + L_moe*(E_s*d_s + d_e*k)),
-        'chinchilla': 3*L_att*(3*T*h + 8*_t14 + 4*_t43) + V*_t39 + _t39*(L_moe*(E_s*d_s + d_e*k) + _t40),
+        'megatron': (
+            6*L_att*T*d_qk*h
+            + 12*L_att*d*d_qk*h*(1 + h_kv/h)
+            + 6*V*d
+            + 6*d*(i_glu + 2)*(L_dense*d_ff + L_moe*(E_s*d_s + d_e*k))
+        ),
+        'chinchilla': (
+            3*L_att*(3*T*h + 8*_t14 + 4*_t43) + V*_t39 + _t39*(L_moe*(E_s*d_s + d_e*k) + _t40)
+        ),
     }
 
 
 def training(s):
-    D, F, K, R, u = s['D'], s['F'], s['K'], s['R'], s['u']
+    D = s['D']
+    F = s['F']
+    K = s['K']
+    R = s['R']
+    u = s['u']
     return {
         'flops': D*F,
         'gpu_hours': (1/3600)*D*F/(R*u),
@@ -421,7 +942,11 @@ def training(s):
 
 
 def cost(s):
-    H, I_grid, PUE, W_gpu, c_h = s['H'], s['I_grid'], s['PUE'], s['W_gpu'], s['c_h']
+    H = s['H']
+    I_grid = s['I_grid']
+    PUE = s['PUE']
+    W_gpu = s['W_gpu']
+    c_h = s['c_h']
     return {
         'cost': H*c_h,
         'energy_kwh': (1/1000)*H*PUE*W_gpu,
@@ -430,39 +955,483 @@ def cost(s):
 
 
 def memory_states(s):
-    L, L_s, L_s_att, N, N_e, N_emb, N_head, b_qkv, d, d_qk, d_v, h_kv, h_t, i_mla, i_pp1, i_z1, i_z2, i_z3, n_cp, n_dp, n_ep, n_tp, q_g, q_gc, q_m, q_o, q_w = s['L'], s['L_s'], s['L_s_att'], s['N'], s['N_e'], s['N_emb'], s['N_head'], s['b_qkv'], s['d'], s['d_qk'], s['d_v'], s['h_kv'], s['h_t'], s['i_mla'], s['i_pp1'], s['i_z1'], s['i_z2'], s['i_z3'], s['n_cp'], s['n_dp'], s['n_ep'], s['n_tp'], s['q_g'], s['q_gc'], s['q_m'], s['q_o'], s['q_w']
+    L = s['L']
+    L_s = s['L_s']
+    L_s_att = s['L_s_att']
+    N = s['N']
+    N_e = s['N_e']
+    N_emb = s['N_emb']
+    N_head = s['N_head']
+    b_qkv = s['b_qkv']
+    d = s['d']
+    d_qk = s['d_qk']
+    d_v = s['d_v']
+    h_kv = s['h_kv']
+    h_t = s['h_t']
+    i_mla = s['i_mla']
+    i_pp1 = s['i_pp1']
+    i_z1 = s['i_z1']
+    i_z2 = s['i_z2']
+    i_z3 = s['i_z3']
+    n_cp = s['n_cp']
+    n_dp = s['n_dp']
+    n_ep = s['n_ep']
+    n_tp = s['n_tp']
+    q_g = s['q_g']
+    q_gc = s['q_gc']
+    q_m = s['q_m']
+    q_o = s['q_o']
+    q_w = s['q_w']
     return {
-        'params_per_gpu': L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp),
-        'weights': q_w*((n_cp*n_dp)**(-i_z3)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)),
-        'gradients': q_g*((n_cp*n_dp)**(-i_z2)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)) + q_gc*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)),
-        'optimizer': (q_m + q_o)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)),
+        'params_per_gpu': (
+            L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+            + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+            + L_s*N_e/(L*n_ep*n_tp)
+        ),
+        'weights': q_w*(
+            (n_cp*n_dp)**(-i_z3)*(
+                L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+            )
+            + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)
+        ),
+        'gradients': (
+            q_g*(
+                (n_cp*n_dp)**(-i_z2)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                )
+                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)
+            )
+            + q_gc*(
+                (n_cp*n_dp)**(-i_z1)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                )
+                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
+            )
+        ),
+        'optimizer': (q_m + q_o)*(
+            (n_cp*n_dp)**(-i_z1)*(
+                L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+            )
+            + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
+        ),
     }
 
 
 def memory_activations(s):
-    E_s, G_s, H_k, H_s, H_v, L_s, L_s_att, L_s_dense, L_s_dn, L_s_sc, L_s_ssm, L_sm, N_s, R_dt, T, V, b, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_s, d_v, h, h_t, i_drop, i_full, i_glu, i_keep_down, i_keep_exp, i_keep_head, i_keep_mix, i_keep_o, i_keep_qkv, i_keep_up, i_m2, i_mla, i_pp1, i_qlora, i_scores, i_sp, i_vp, k, n_cp, n_norm, n_pp, n_tp, n_vp, q_a, q_l, r_kv, r_q = s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_s'], s['L_s_att'], s['L_s_dense'], s['L_s_dn'], s['L_s_sc'], s['L_s_ssm'], s['L_sm'], s['N_s'], s['R_dt'], s['T'], s['V'], s['b'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_s'], s['d_v'], s['h'], s['h_t'], s['i_drop'], s['i_full'], s['i_glu'], s['i_keep_down'], s['i_keep_exp'], s['i_keep_head'], s['i_keep_mix'], s['i_keep_o'], s['i_keep_qkv'], s['i_keep_up'], s['i_m2'], s['i_mla'], s['i_pp1'], s['i_qlora'], s['i_scores'], s['i_sp'], s['i_vp'], s['k'], s['n_cp'], s['n_norm'], s['n_pp'], s['n_tp'], s['n_vp'], s['q_a'], s['q_l'], s['r_kv'], s['r_q']
+    E_s = s['E_s']
+    G_s = s['G_s']
+    H_k = s['H_k']
+    H_s = s['H_s']
+    H_v = s['H_v']
+    L_s = s['L_s']
+    L_s_att = s['L_s_att']
+    L_s_dense = s['L_s_dense']
+    L_s_dn = s['L_s_dn']
+    L_s_sc = s['L_s_sc']
+    L_s_ssm = s['L_s_ssm']
+    L_sm = s['L_sm']
+    N_s = s['N_s']
+    R_dt = s['R_dt']
+    T = s['T']
+    V = s['V']
+    b = s['b']
+    d = s['d']
+    d_e = s['d_e']
+    d_ff = s['d_ff']
+    d_in = s['d_in']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    d_qk = s['d_qk']
+    d_s = s['d_s']
+    d_v = s['d_v']
+    h = s['h']
+    h_t = s['h_t']
+    i_drop = s['i_drop']
+    i_full = s['i_full']
+    i_glu = s['i_glu']
+    i_keep_down = s['i_keep_down']
+    i_keep_exp = s['i_keep_exp']
+    i_keep_head = s['i_keep_head']
+    i_keep_mix = s['i_keep_mix']
+    i_keep_o = s['i_keep_o']
+    i_keep_qkv = s['i_keep_qkv']
+    i_keep_up = s['i_keep_up']
+    i_m2 = s['i_m2']
+    i_mla = s['i_mla']
+    i_pp1 = s['i_pp1']
+    i_qlora = s['i_qlora']
+    i_scores = s['i_scores']
+    i_sp = s['i_sp']
+    i_vp = s['i_vp']
+    k = s['k']
+    n_cp = s['n_cp']
+    n_norm = s['n_norm']
+    n_pp = s['n_pp']
+    n_tp = s['n_tp']
+    n_vp = s['n_vp']
+    q_L = s['q_L']
+    q_a = s['q_a']
+    q_l = s['q_l']
+    r_kv = s['r_kv']
+    r_q = s['r_q']
     return {
-        'layers': T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a + n_pp*(1 - i_full)*(L_s_att*(T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp + d_v*h*i_keep_o*q_l/n_tp + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))) + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp + 6*L_s_sc*d*q_a/n_tp + L_s_ssm*q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp) + n_tp**(-i_sp)*(L_s*(d*i_drop + d*n_norm*q_a) + L_s_att*(d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)) + d*i_keep_mix*q_l*(L_s - L_s_att) + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)) + (L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1)) + L_sm*(q_a*(i_glu + 1)*(E_s*d_s + d_e*k) + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)))/n_tp))/n_cp,
+        'layers': T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+            L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
+            + n_pp*(1 - i_full)*(
+                L_s_att*(
+                    T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp
+                    + d_v*h*i_keep_o*q_l/n_tp
+                    + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                )
+                + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                + 6*L_s_sc*d*q_a/n_tp
+                + L_s_ssm*q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp)
+                + n_tp**(-i_sp)*(
+                    L_s*(d*i_drop + d*n_norm*q_a)
+                    + L_s_att*(
+                        d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)
+                    )
+                    + d*i_keep_mix*q_l*(L_s - L_s_att)
+                    + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)
+                )
+                + (
+                    L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
+                    + L_sm*(
+                        q_a*(i_glu + 1)*(E_s*d_s + d_e*k)
+                        + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                    )
+                )/n_tp
+            )
+        )/n_cp,
         'embedding': T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp,
-        'output': 4*T*b*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp),
+        'output': T*b*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp),
+    }
+
+
+def memory_buffers(s):
+    B_bk = s['B_bk']
+    L = s['L']
+    N = s['N']
+    N_e = s['N_e']
+    N_emb = s['N_emb']
+    N_head = s['N_head']
+    P_pf = s['P_pf']
+    T = s['T']
+    V = s['V']
+    b = s['b']
+    i_pp1 = s['i_pp1']
+    i_z1 = s['i_z1']
+    i_z3 = s['i_z3']
+    n_cp = s['n_cp']
+    n_ep = s['n_ep']
+    n_tp = s['n_tp']
+    q_a = s['q_a']
+    q_rg = s['q_rg']
+    u_g = s['u_g']
+    return {
+        'gradient_bucket': B_bk*i_z1*q_a,
+        'gathered_weights': i_z3*q_a*(
+            P_pf + u_g*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp))
+        ),
+        'gathered_gradients': i_z3*q_rg*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp)),
+        'logits_gradient': 4*T*V*b*i_pp1/(n_cp*n_tp),
     }
 
 
 def memory(s):
-    E_s, G_s, H_k, H_s, H_v, L, L_s, L_s_att, L_s_dense, L_s_dn, L_s_sc, L_s_ssm, L_sm, M_gib, N, N_e, N_emb, N_head, N_s, R_dt, T, V, b, b_qkv, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_s, d_v, h, h_kv, h_t, i_drop, i_full, i_glu, i_keep_down, i_keep_exp, i_keep_head, i_keep_mix, i_keep_o, i_keep_qkv, i_keep_up, i_m2, i_mla, i_pp1, i_qlora, i_scores, i_sp, i_vp, i_z1, i_z2, i_z3, k, n_cp, n_dp, n_ep, n_norm, n_pp, n_tp, n_vp, q_a, q_g, q_gc, q_l, q_m, q_o, q_w, r_kv, r_q = s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_s'], s['L_s_att'], s['L_s_dense'], s['L_s_dn'], s['L_s_sc'], s['L_s_ssm'], s['L_sm'], s['M_gib'], s['N'], s['N_e'], s['N_emb'], s['N_head'], s['N_s'], s['R_dt'], s['T'], s['V'], s['b'], s['b_qkv'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['h_t'], s['i_drop'], s['i_full'], s['i_glu'], s['i_keep_down'], s['i_keep_exp'], s['i_keep_head'], s['i_keep_mix'], s['i_keep_o'], s['i_keep_qkv'], s['i_keep_up'], s['i_m2'], s['i_mla'], s['i_pp1'], s['i_qlora'], s['i_scores'], s['i_sp'], s['i_vp'], s['i_z1'], s['i_z2'], s['i_z3'], s['k'], s['n_cp'], s['n_dp'], s['n_ep'], s['n_norm'], s['n_pp'], s['n_tp'], s['n_vp'], s['q_a'], s['q_g'], s['q_gc'], s['q_l'], s['q_m'], s['q_o'], s['q_w'], s['r_kv'], s['r_q']
+    E_s = s['E_s']
+    G_s = s['G_s']
+    H_k = s['H_k']
+    H_s = s['H_s']
+    H_v = s['H_v']
+    L = s['L']
+    L_s = s['L_s']
+    L_s_att = s['L_s_att']
+    L_s_dense = s['L_s_dense']
+    L_s_dn = s['L_s_dn']
+    L_s_sc = s['L_s_sc']
+    L_s_ssm = s['L_s_ssm']
+    L_sm = s['L_sm']
+    M_gib = s['M_gib']
+    N = s['N']
+    N_e = s['N_e']
+    N_emb = s['N_emb']
+    N_head = s['N_head']
+    N_s = s['N_s']
+    R_dt = s['R_dt']
+    T = s['T']
+    V = s['V']
+    b = s['b']
+    b_qkv = s['b_qkv']
+    d = s['d']
+    d_e = s['d_e']
+    d_ff = s['d_ff']
+    d_in = s['d_in']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    d_qk = s['d_qk']
+    d_s = s['d_s']
+    d_v = s['d_v']
+    h = s['h']
+    h_kv = s['h_kv']
+    h_t = s['h_t']
+    i_drop = s['i_drop']
+    i_full = s['i_full']
+    i_glu = s['i_glu']
+    i_keep_down = s['i_keep_down']
+    i_keep_exp = s['i_keep_exp']
+    i_keep_head = s['i_keep_head']
+    i_keep_mix = s['i_keep_mix']
+    i_keep_o = s['i_keep_o']
+    i_keep_qkv = s['i_keep_qkv']
+    i_keep_up = s['i_keep_up']
+    i_m2 = s['i_m2']
+    i_mla = s['i_mla']
+    i_pp1 = s['i_pp1']
+    i_qlora = s['i_qlora']
+    i_scores = s['i_scores']
+    i_sp = s['i_sp']
+    i_vp = s['i_vp']
+    i_z1 = s['i_z1']
+    i_z2 = s['i_z2']
+    i_z3 = s['i_z3']
+    k = s['k']
+    n_cp = s['n_cp']
+    n_dp = s['n_dp']
+    n_ep = s['n_ep']
+    n_norm = s['n_norm']
+    n_pp = s['n_pp']
+    n_tp = s['n_tp']
+    n_vp = s['n_vp']
+    q_L = s['q_L']
+    q_a = s['q_a']
+    q_g = s['q_g']
+    q_gc = s['q_gc']
+    q_l = s['q_l']
+    q_m = s['q_m']
+    q_o = s['q_o']
+    q_w = s['q_w']
+    r_kv = s['r_kv']
+    r_q = s['r_q']
     return {
-        'activations_per_layer': T*b*(d*i_full*n_tp**(-i_sp)*q_a + (1 - i_full)*(d_v*h*i_keep_o*q_l/n_tp + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v)) + n_tp**(-i_sp)*(2*d*i_drop + d*i_keep_qkv*q_l + d*i_keep_up*q_l + d*n_norm*q_a + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)) + (T*h*i_scores*(i_drop*(q_a + 1) + q_a) + d_ff*(i_keep_down*q_l + q_a*(i_glu + 1)))/n_tp))/n_cp,
-        'activations_per_mamba': T*b*(1 - i_full)*(d*i_keep_mix*n_tp**(-i_sp)*q_l + q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp))/n_cp,
-        'activations_per_deltanet': T*b*(1 - i_full)*(d*i_keep_mix*n_tp**(-i_sp)*q_l + q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp)/n_cp,
-        'activations_per_conv': T*b*(1 - i_full)*(d*i_keep_mix*n_tp**(-i_sp)*q_l + 6*d*q_a/n_tp)/n_cp,
-        'total': 4*T*b*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp) + T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a + n_pp*(1 - i_full)*(L_s_att*(T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp + d_v*h*i_keep_o*q_l/n_tp + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))) + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp + 6*L_s_sc*d*q_a/n_tp + L_s_ssm*q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp) + n_tp**(-i_sp)*(L_s*(d*i_drop + d*n_norm*q_a) + L_s_att*(d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)) + d*i_keep_mix*q_l*(L_s - L_s_att) + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)) + (L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1)) + L_sm*(q_a*(i_glu + 1)*(E_s*d_s + d_e*k) + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)))/n_tp))/n_cp + q_g*((n_cp*n_dp)**(-i_z2)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)) + q_gc*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + q_w*((n_cp*n_dp)**(-i_z3)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)) + (q_m + q_o)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)),
+        'activations_per_layer': T*b*(
+            d*i_full*n_tp**(-i_sp)*q_a
+            + (1 - i_full)*(
+                d_v*h*i_keep_o*q_l/n_tp
+                + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                + n_tp**(-i_sp)*(
+                    2*d*i_drop
+                    + d*i_keep_qkv*q_l
+                    + d*i_keep_up*q_l
+                    + d*n_norm*q_a
+                    + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)
+                )
+                + (
+                    T*h*i_scores*(i_drop*(q_a + 1) + q_a)
+                    + d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
+                )/n_tp
+            )
+        )/n_cp,
+        'activations_per_mamba': T*b*(1 - i_full)*(
+            d*i_keep_mix*n_tp**(-i_sp)*q_l
+            + q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp)
+        )/n_cp,
+        'activations_per_deltanet': T*b*(1 - i_full)*(
+            d*i_keep_mix*n_tp**(-i_sp)*q_l + q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+        )/n_cp,
+        'activations_per_conv': T*b*(1 - i_full)*(
+            d*i_keep_mix*n_tp**(-i_sp)*q_l + 6*d*q_a/n_tp
+        )/n_cp,
+        'total': (
+            T*b*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
+            + T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
+            + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+                L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
+                + n_pp*(1 - i_full)*(
+                    L_s_att*(
+                        T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp
+                        + d_v*h*i_keep_o*q_l/n_tp
+                        + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                    )
+                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + 6*L_s_sc*d*q_a/n_tp
+                    + L_s_ssm*q_a*(
+                        (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + n_tp**(-i_sp)*(
+                        L_s*(d*i_drop + d*n_norm*q_a)
+                        + L_s_att*(
+                            d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)
+                        )
+                        + d*i_keep_mix*q_l*(L_s - L_s_att)
+                        + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)
+                    )
+                    + (
+                        L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
+                        + L_sm*(
+                            q_a*(i_glu + 1)*(E_s*d_s + d_e*k)
+                            + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                        )
+                    )/n_tp
+                )
+            )/n_cp
+            + q_g*(
+                (n_cp*n_dp)**(-i_z2)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                )
+                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)
+            )
+            + q_gc*(
+                (n_cp*n_dp)**(-i_z1)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                )
+                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
+            )
+            + q_w*(
+                (n_cp*n_dp)**(-i_z3)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                )
+                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)
+            )
+            + (q_m + q_o)*(
+                (n_cp*n_dp)**(-i_z1)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                )
+                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
+            )
+        ),
         'gpu': 1073741824*M_gib,
-        'micro_batch_room': (1073741824*M_gib - q_g*((n_cp*n_dp)**(-i_z2)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)) - q_gc*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) - q_w*((n_cp*n_dp)**(-i_z3)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)) - (q_m + q_o)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)))/(4*T*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp) + T*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a + n_pp*(1 - i_full)*(L_s_att*(T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp + d_v*h*i_keep_o*q_l/n_tp + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))) + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp + 6*L_s_sc*d*q_a/n_tp + L_s_ssm*q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp) + n_tp**(-i_sp)*(L_s*(d*i_drop + d*n_norm*q_a) + L_s_att*(d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)) + d*i_keep_mix*q_l*(L_s - L_s_att) + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)) + (L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1)) + L_sm*(q_a*(i_glu + 1)*(E_s*d_s + d_e*k) + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)))/n_tp))/n_cp),
+        'micro_batch_room': (
+            1073741824*M_gib
+            - q_g*(
+                (n_cp*n_dp)**(-i_z2)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                )
+                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)
+            )
+            - q_gc*(
+                (n_cp*n_dp)**(-i_z1)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                )
+                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
+            )
+            - q_w*(
+                (n_cp*n_dp)**(-i_z3)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                )
+                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)
+            )
+            - (q_m + q_o)*(
+                (n_cp*n_dp)**(-i_z1)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                )
+                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
+            )
+        )/(
+            T*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
+            + T*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
+            + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+                L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
+                + n_pp*(1 - i_full)*(
+                    L_s_att*(
+                        T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp
+                        + d_v*h*i_keep_o*q_l/n_tp
+                        + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                    )
+                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + 6*L_s_sc*d*q_a/n_tp
+                    + L_s_ssm*q_a*(
+                        (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + n_tp**(-i_sp)*(
+                        L_s*(d*i_drop + d*n_norm*q_a)
+                        + L_s_att*(
+                            d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)
+                        )
+                        + d*i_keep_mix*q_l*(L_s - L_s_att)
+                        + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)
+                    )
+                    + (
+                        L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
+                        + L_sm*(
+                            q_a*(i_glu + 1)*(E_s*d_s + d_e*k)
+                            + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                        )
+                    )/n_tp
+                )
+            )/n_cp
+        ),
     }
 
 
 def finetune_counts(s):
-    E, E_a, E_s, G_s, H_k, H_s, H_v, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N, N_s, R_dt, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_gate, i_glu, i_m2, i_mla, i_moa, i_qlora, i_rel, i_shared_gate, k, r_a, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N'], s['N_s'], s['R_dt'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['k'], s['r_a'], s['r_kv'], s['r_q']
+    E = s['E']
+    E_a = s['E_a']
+    E_s = s['E_s']
+    G_s = s['G_s']
+    H_k = s['H_k']
+    H_s = s['H_s']
+    H_v = s['H_v']
+    L_att = s['L_att']
+    L_dense = s['L_dense']
+    L_dn = s['L_dn']
+    L_moe = s['L_moe']
+    L_sc = s['L_sc']
+    L_ssm = s['L_ssm']
+    N = s['N']
+    N_s = s['N_s']
+    R_dt = s['R_dt']
+    a_down = s['a_down']
+    a_dt_proj = s['a_dt_proj']
+    a_experts = s['a_experts']
+    a_gate = s['a_gate']
+    a_in_proj = s['a_in_proj']
+    a_in_proj_ba = s['a_in_proj_ba']
+    a_in_proj_qkvz = s['a_in_proj_qkvz']
+    a_k = s['a_k']
+    a_o = s['a_o']
+    a_out_proj = s['a_out_proj']
+    a_q = s['a_q']
+    a_shared_expert_gate = s['a_shared_expert_gate']
+    a_up = s['a_up']
+    a_v = s['a_v']
+    a_x_proj = s['a_x_proj']
+    d = s['d']
+    d_e = s['d_e']
+    d_ff = s['d_ff']
+    d_in = s['d_in']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    d_qk = s['d_qk']
+    d_rope = s['d_rope']
+    d_s = s['d_s']
+    d_v = s['d_v']
+    h = s['h']
+    h_kv = s['h_kv']
+    i_gate = s['i_gate']
+    i_glu = s['i_glu']
+    i_m2 = s['i_m2']
+    i_mla = s['i_mla']
+    i_moa = s['i_moa']
+    i_qlora = s['i_qlora']
+    i_rel = s['i_rel']
+    i_shared_gate = s['i_shared_gate']
+    k = s['k']
+    r_a = s['r_a']
+    r_kv = s['r_kv']
+    r_q = s['r_q']
     _t0 = d_qk*h
     _t1 = d_v*h
     _t2 = _t1*i_gate
@@ -487,14 +1456,34 @@ def finetune_counts(s):
     _t21 = 1 - i_mla
     _t22 = _t19*(E_a*h_kv - h)
     _t23 = d_qk + d_v
-    _t24 = L_att*(E_a*_t19 + _t1*d + _t2*d + _t20*_t21 + _t20*i_rel + _t21*_t23*d*h_kv + _t22*d_qk + _t22*d_v + i_mla*(_t20*(1 - i_qlora) + i_qlora*(_t0*r_q + d*r_q)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t23 - d_rope))) + L_dense*_t16*d_ff + L_dn*(_t12*d + d*(_t13 + _t15)) + L_moe*(E_s*_t16*d_s + _t17*_t4*d_e + _t17 + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*_t18 + _t18*(R_dt + _t7) + _t8*d + d*d_in)
+    _t24 = (
+        L_att*(
+            E_a*_t19
+            + _t1*d
+            + _t2*d
+            + _t20*_t21
+            + _t20*i_rel
+            + _t21*_t23*d*h_kv
+            + _t22*d_qk
+            + _t22*d_v
+            + i_mla*(_t20*(1 - i_qlora) + i_qlora*(_t0*r_q + d*r_q))
+            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t23 - d_rope))
+        )
+        + L_dense*_t16*d_ff
+        + L_dn*(_t12*d + d*(_t13 + _t15))
+        + L_moe*(E_s*_t16*d_s + _t17*_t4*d_e + _t17 + d*i_shared_gate)
+        + 4*L_sc*d**2
+        + L_ssm*(R_dt*_t18 + _t18*(R_dt + _t7) + _t8*d + d*d_in)
+    )
     return {
         'lora/q': _t3*a_q*(_t0 + _t2 + d),
         'lora/k': _t3*a_k*(d + d_qk*h_kv),
         'lora/v': _t3*a_v*(d + d_v*h_kv),
         'lora/o': _t3*a_o*(_t1 + d),
         'lora/up': a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)),
-        'lora/gate': a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)),
+        'lora/gate': a_gate*r_a*(
+            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+        ),
         'lora/down': a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)),
         'lora/experts': E*_t4*_t5*a_experts*(d + d_e),
         'lora/shared_expert_gate': _t5*a_shared_expert_gate*i_shared_gate*(d + 1),
@@ -504,43 +1493,1056 @@ def finetune_counts(s):
         'lora/out_proj': a_out_proj*r_a*(L_dn*(_t12 + d) + L_ssm*(d + d_in) + 2*_t6),
         'lora/in_proj_qkvz': _t14*a_in_proj_qkvz*(_t13 + d),
         'lora/in_proj_ba': _t14*a_in_proj_ba*(_t15 + d),
-        'adapters': E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2) + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)),
-        'adapters_active': L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)),
+        'adapters': (
+            E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+            + L_att*a_k*r_a*(d + d_qk*h_kv)
+            + L_att*a_o*r_a*(d + d_v*h)
+            + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+            + L_att*a_v*r_a*(d + d_v*h_kv)
+            + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+            + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+            + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+            + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+            + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+            + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
+            + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+            + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+            + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+        ),
+        'adapters_active': (
+            L_att*a_k*r_a*(d + d_qk*h_kv)
+            + L_att*a_o*r_a*(d + d_v*h)
+            + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+            + L_att*a_v*r_a*(d + d_v*h_kv)
+            + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+            + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+            + L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
+            + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+            + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+            + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+            + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
+            + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+            + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+            + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+        ),
         'quantised': _t24,
         'unquantised': N - _t24,
     }
 
 
 def finetune_states(s):
-    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_s, L_s_att, L_sc, L_ssm, N, N_e, N_emb, N_head, N_s, R_dt, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, b_qkv, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, h_t, i_frozen, i_gate, i_glu, i_m2, i_mla, i_moa, i_pp1, i_qlora, i_rel, i_shared_gate, i_z1, i_z2, i_z3, n_cp, n_dp, n_ep, n_tp, q_f, q_g, q_gc, q_m, q_o, q_w, r_a, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_s'], s['L_s_att'], s['L_sc'], s['L_ssm'], s['N'], s['N_e'], s['N_emb'], s['N_head'], s['N_s'], s['R_dt'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['b_qkv'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['h_t'], s['i_frozen'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_pp1'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_z1'], s['i_z2'], s['i_z3'], s['n_cp'], s['n_dp'], s['n_ep'], s['n_tp'], s['q_f'], s['q_g'], s['q_gc'], s['q_m'], s['q_o'], s['q_w'], s['r_a'], s['r_kv'], s['r_q']
+    E = s['E']
+    E_a = s['E_a']
+    E_s = s['E_s']
+    G_s = s['G_s']
+    H_k = s['H_k']
+    H_s = s['H_s']
+    H_v = s['H_v']
+    L = s['L']
+    L_att = s['L_att']
+    L_dense = s['L_dense']
+    L_dn = s['L_dn']
+    L_moe = s['L_moe']
+    L_s = s['L_s']
+    L_s_att = s['L_s_att']
+    L_sc = s['L_sc']
+    L_ssm = s['L_ssm']
+    N = s['N']
+    N_e = s['N_e']
+    N_emb = s['N_emb']
+    N_head = s['N_head']
+    N_s = s['N_s']
+    R_dt = s['R_dt']
+    a_down = s['a_down']
+    a_dt_proj = s['a_dt_proj']
+    a_experts = s['a_experts']
+    a_gate = s['a_gate']
+    a_in_proj = s['a_in_proj']
+    a_in_proj_ba = s['a_in_proj_ba']
+    a_in_proj_qkvz = s['a_in_proj_qkvz']
+    a_k = s['a_k']
+    a_o = s['a_o']
+    a_out_proj = s['a_out_proj']
+    a_q = s['a_q']
+    a_shared_expert_gate = s['a_shared_expert_gate']
+    a_up = s['a_up']
+    a_v = s['a_v']
+    a_x_proj = s['a_x_proj']
+    b_qkv = s['b_qkv']
+    d = s['d']
+    d_e = s['d_e']
+    d_ff = s['d_ff']
+    d_in = s['d_in']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    d_qk = s['d_qk']
+    d_rope = s['d_rope']
+    d_s = s['d_s']
+    d_v = s['d_v']
+    h = s['h']
+    h_kv = s['h_kv']
+    h_t = s['h_t']
+    i_frozen = s['i_frozen']
+    i_gate = s['i_gate']
+    i_glu = s['i_glu']
+    i_m2 = s['i_m2']
+    i_mla = s['i_mla']
+    i_moa = s['i_moa']
+    i_pp1 = s['i_pp1']
+    i_qlora = s['i_qlora']
+    i_rel = s['i_rel']
+    i_shared_gate = s['i_shared_gate']
+    i_z1 = s['i_z1']
+    i_z2 = s['i_z2']
+    i_z3 = s['i_z3']
+    n_cp = s['n_cp']
+    n_dp = s['n_dp']
+    n_ep = s['n_ep']
+    n_tp = s['n_tp']
+    q_f = s['q_f']
+    q_g = s['q_g']
+    q_gc = s['q_gc']
+    q_m = s['q_m']
+    q_o = s['q_o']
+    q_w = s['q_w']
+    r_a = s['r_a']
+    r_kv = s['r_kv']
+    r_q = s['r_q']
     return {
-        'trained_per_gpu': (1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp),
-        'frozen': i_frozen*(n_cp*n_dp)**(-i_z3)*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)),
-        'weights': q_w*((1 - i_frozen)*((n_cp*n_dp)**(-i_z3)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z3)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)),
-        'gradients': q_g*((1 - i_frozen)*((n_cp*n_dp)**(-i_z2)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z2)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) + q_gc*((1 - i_frozen)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)),
-        'optimizer': (q_m + q_o)*((1 - i_frozen)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)),
+        'trained_per_gpu': (
+            (1 - i_frozen)*(
+                L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                + L_s*N_e/(L*n_ep*n_tp)
+            )
+            + L_s*i_frozen*(
+                E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_k*r_a*(d + d_qk*h_kv)
+                + L_att*a_o*r_a*(d + d_v*h)
+                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                + L_att*a_v*r_a*(d + d_v*h_kv)
+                + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_gate*r_a*(
+                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                )
+                + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            )/(L*n_tp)
+        ),
+        'frozen': i_frozen*(n_cp*n_dp)**(-i_z3)*(
+            q_w*(
+                L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                + L_s*N_e/(L*n_ep*n_tp)
+            )
+            + L_s*(q_f - q_w)*(
+                -E*L_moe*d*d_e*(i_glu + 2)
+                + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                + L_att*(
+                    E_a*d*i_moa
+                    + d*d_qk*h*i_rel
+                    + d*d_qk*h*(1 - i_mla)
+                    + d*d_qk*i_moa*(E_a*h_kv - h)
+                    + d*d_v*h*i_gate
+                    + d*d_v*h
+                    + d*d_v*i_moa*(E_a*h_kv - h)
+                    + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                    + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                    + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                )
+                + L_dense*d*d_ff*(i_glu + 2)
+                + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+                + 4*L_sc*d**2
+                + L_ssm*(
+                    R_dt*d_in*(1 - i_m2)
+                    + d*d_in
+                    + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                    + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                )
+            )/(L*n_tp)
+        ),
+        'weights': q_w*(
+            (1 - i_frozen)*(
+                (n_cp*n_dp)**(-i_z3)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                )
+                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)
+            )
+            + L_s*i_frozen*(n_cp*n_dp)**(-i_z3)*(
+                E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_k*r_a*(d + d_qk*h_kv)
+                + L_att*a_o*r_a*(d + d_v*h)
+                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                + L_att*a_v*r_a*(d + d_v*h_kv)
+                + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_gate*r_a*(
+                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                )
+                + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            )/(L*n_tp)
+        ),
+        'gradients': (
+            q_g*(
+                (1 - i_frozen)*(
+                    (n_cp*n_dp)**(-i_z2)*(
+                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    )
+                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)
+                )
+                + L_s*i_frozen*(n_cp*n_dp)**(-i_z2)*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + L_att*a_o*r_a*(d + d_v*h)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_v*r_a*(d + d_v*h_kv)
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )/(L*n_tp)
+            )
+            + q_gc*(
+                (1 - i_frozen)*(
+                    (n_cp*n_dp)**(-i_z1)*(
+                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    )
+                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
+                )
+                + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + L_att*a_o*r_a*(d + d_v*h)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_v*r_a*(d + d_v*h_kv)
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )/(L*n_tp)
+            )
+        ),
+        'optimizer': (q_m + q_o)*(
+            (1 - i_frozen)*(
+                (n_cp*n_dp)**(-i_z1)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                )
+                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
+            )
+            + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_k*r_a*(d + d_qk*h_kv)
+                + L_att*a_o*r_a*(d + d_v*h)
+                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                + L_att*a_v*r_a*(d + d_v*h_kv)
+                + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_gate*r_a*(
+                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                )
+                + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            )/(L*n_tp)
+        ),
     }
 
 
 def finetune_memory(s):
-    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_s, L_s_att, L_s_dense, L_s_dn, L_s_sc, L_s_ssm, L_sc, L_sm, L_ssm, M_gib, N, N_e, N_emb, N_head, N_s, R_dt, T, V, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, b, b_qkv, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, h_t, i_drop, i_frozen, i_full, i_gate, i_glu, i_keep_down, i_keep_exp, i_keep_head, i_keep_mix, i_keep_o, i_keep_qkv, i_keep_up, i_m2, i_mla, i_moa, i_pp1, i_qlora, i_rel, i_scores, i_shared_gate, i_sp, i_vp, i_z1, i_z2, i_z3, k, n_cp, n_dp, n_ep, n_norm, n_pp, n_tp, n_vp, q_a, q_f, q_g, q_gc, q_l, q_m, q_o, q_w, r_a, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_s'], s['L_s_att'], s['L_s_dense'], s['L_s_dn'], s['L_s_sc'], s['L_s_ssm'], s['L_sc'], s['L_sm'], s['L_ssm'], s['M_gib'], s['N'], s['N_e'], s['N_emb'], s['N_head'], s['N_s'], s['R_dt'], s['T'], s['V'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['b'], s['b_qkv'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['h_t'], s['i_drop'], s['i_frozen'], s['i_full'], s['i_gate'], s['i_glu'], s['i_keep_down'], s['i_keep_exp'], s['i_keep_head'], s['i_keep_mix'], s['i_keep_o'], s['i_keep_qkv'], s['i_keep_up'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_pp1'], s['i_qlora'], s['i_rel'], s['i_scores'], s['i_shared_gate'], s['i_sp'], s['i_vp'], s['i_z1'], s['i_z2'], s['i_z3'], s['k'], s['n_cp'], s['n_dp'], s['n_ep'], s['n_norm'], s['n_pp'], s['n_tp'], s['n_vp'], s['q_a'], s['q_f'], s['q_g'], s['q_gc'], s['q_l'], s['q_m'], s['q_o'], s['q_w'], s['r_a'], s['r_kv'], s['r_q']
+    E = s['E']
+    E_a = s['E_a']
+    E_s = s['E_s']
+    G_s = s['G_s']
+    H_k = s['H_k']
+    H_s = s['H_s']
+    H_v = s['H_v']
+    L = s['L']
+    L_att = s['L_att']
+    L_dense = s['L_dense']
+    L_dn = s['L_dn']
+    L_moe = s['L_moe']
+    L_s = s['L_s']
+    L_s_att = s['L_s_att']
+    L_s_dense = s['L_s_dense']
+    L_s_dn = s['L_s_dn']
+    L_s_sc = s['L_s_sc']
+    L_s_ssm = s['L_s_ssm']
+    L_sc = s['L_sc']
+    L_sm = s['L_sm']
+    L_ssm = s['L_ssm']
+    M_gib = s['M_gib']
+    N = s['N']
+    N_e = s['N_e']
+    N_emb = s['N_emb']
+    N_head = s['N_head']
+    N_s = s['N_s']
+    R_dt = s['R_dt']
+    T = s['T']
+    V = s['V']
+    a_down = s['a_down']
+    a_dt_proj = s['a_dt_proj']
+    a_experts = s['a_experts']
+    a_gate = s['a_gate']
+    a_in_proj = s['a_in_proj']
+    a_in_proj_ba = s['a_in_proj_ba']
+    a_in_proj_qkvz = s['a_in_proj_qkvz']
+    a_k = s['a_k']
+    a_o = s['a_o']
+    a_out_proj = s['a_out_proj']
+    a_q = s['a_q']
+    a_shared_expert_gate = s['a_shared_expert_gate']
+    a_up = s['a_up']
+    a_v = s['a_v']
+    a_x_proj = s['a_x_proj']
+    b = s['b']
+    b_qkv = s['b_qkv']
+    d = s['d']
+    d_e = s['d_e']
+    d_ff = s['d_ff']
+    d_in = s['d_in']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    d_qk = s['d_qk']
+    d_rope = s['d_rope']
+    d_s = s['d_s']
+    d_v = s['d_v']
+    h = s['h']
+    h_kv = s['h_kv']
+    h_t = s['h_t']
+    i_drop = s['i_drop']
+    i_frozen = s['i_frozen']
+    i_full = s['i_full']
+    i_gate = s['i_gate']
+    i_glu = s['i_glu']
+    i_keep_down = s['i_keep_down']
+    i_keep_exp = s['i_keep_exp']
+    i_keep_head = s['i_keep_head']
+    i_keep_mix = s['i_keep_mix']
+    i_keep_o = s['i_keep_o']
+    i_keep_qkv = s['i_keep_qkv']
+    i_keep_up = s['i_keep_up']
+    i_m2 = s['i_m2']
+    i_mla = s['i_mla']
+    i_moa = s['i_moa']
+    i_pp1 = s['i_pp1']
+    i_qlora = s['i_qlora']
+    i_rel = s['i_rel']
+    i_scores = s['i_scores']
+    i_shared_gate = s['i_shared_gate']
+    i_sp = s['i_sp']
+    i_vp = s['i_vp']
+    i_z1 = s['i_z1']
+    i_z2 = s['i_z2']
+    i_z3 = s['i_z3']
+    k = s['k']
+    n_cp = s['n_cp']
+    n_dp = s['n_dp']
+    n_ep = s['n_ep']
+    n_norm = s['n_norm']
+    n_pp = s['n_pp']
+    n_tp = s['n_tp']
+    n_vp = s['n_vp']
+    q_L = s['q_L']
+    q_a = s['q_a']
+    q_f = s['q_f']
+    q_g = s['q_g']
+    q_gc = s['q_gc']
+    q_l = s['q_l']
+    q_m = s['q_m']
+    q_o = s['q_o']
+    q_w = s['q_w']
+    r_a = s['r_a']
+    r_kv = s['r_kv']
+    r_q = s['r_q']
     return {
-        'adapter_activations': T*b*q_a*r_a*(1 - i_full)*(L_att*a_k + L_att*a_o + L_att*a_q + L_att*a_v + L_dn*a_in_proj_ba + L_dn*a_in_proj_qkvz + L_moe*a_experts*k*(i_glu + 2) + L_moe*a_shared_expert_gate*i_shared_gate + L_ssm*a_dt_proj*(1 - i_m2) + L_ssm*a_x_proj*(1 - i_m2) + a_down*(L_dense + L_moe*_minimum(1, E_s)) + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s)) + a_in_proj*(L_sc + L_ssm) + a_out_proj*(L_dn + L_sc + L_ssm) + a_up*(L_dense + L_moe*_minimum(1, E_s))),
-        'total': 4*T*b*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp) + T*b*q_a*r_a*(1 - i_full)*(L_att*a_k + L_att*a_o + L_att*a_q + L_att*a_v + L_dn*a_in_proj_ba + L_dn*a_in_proj_qkvz + L_moe*a_experts*k*(i_glu + 2) + L_moe*a_shared_expert_gate*i_shared_gate + L_ssm*a_dt_proj*(1 - i_m2) + L_ssm*a_x_proj*(1 - i_m2) + a_down*(L_dense + L_moe*_minimum(1, E_s)) + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s)) + a_in_proj*(L_sc + L_ssm) + a_out_proj*(L_dn + L_sc + L_ssm) + a_up*(L_dense + L_moe*_minimum(1, E_s))) + T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a + n_pp*(1 - i_full)*(L_s_att*(T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp + d_v*h*i_keep_o*q_l/n_tp + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))) + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp + 6*L_s_sc*d*q_a/n_tp + L_s_ssm*q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp) + n_tp**(-i_sp)*(L_s*(d*i_drop + d*n_norm*q_a) + L_s_att*(d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)) + d*i_keep_mix*q_l*(L_s - L_s_att) + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)) + (L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1)) + L_sm*(q_a*(i_glu + 1)*(E_s*d_s + d_e*k) + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)))/n_tp))/n_cp + i_frozen*(n_cp*n_dp)**(-i_z3)*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) + q_g*((1 - i_frozen)*((n_cp*n_dp)**(-i_z2)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z2)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) + q_gc*((1 - i_frozen)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) + q_w*((1 - i_frozen)*((n_cp*n_dp)**(-i_z3)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z3)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) + (q_m + q_o)*((1 - i_frozen)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)),
-        'micro_batch_room': (1073741824*M_gib - i_frozen*(n_cp*n_dp)**(-i_z3)*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) - q_g*((1 - i_frozen)*((n_cp*n_dp)**(-i_z2)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z2)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) - q_gc*((1 - i_frozen)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) - q_w*((1 - i_frozen)*((n_cp*n_dp)**(-i_z3)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z3)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) - (q_m + q_o)*((1 - i_frozen)*((n_cp*n_dp)**(-i_z1)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp) + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)) + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)))/(4*T*i_pp1*(V + d*i_keep_head)/(n_cp*n_tp) + T*q_a*r_a*(1 - i_full)*(L_att*a_k + L_att*a_o + L_att*a_q + L_att*a_v + L_dn*a_in_proj_ba + L_dn*a_in_proj_qkvz + L_moe*a_experts*k*(i_glu + 2) + L_moe*a_shared_expert_gate*i_shared_gate + L_ssm*a_dt_proj*(1 - i_m2) + L_ssm*a_x_proj*(1 - i_m2) + a_down*(L_dense + L_moe*_minimum(1, E_s)) + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s)) + a_in_proj*(L_sc + L_ssm) + a_out_proj*(L_dn + L_sc + L_ssm) + a_up*(L_dense + L_moe*_minimum(1, E_s))) + T*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a + n_pp*(1 - i_full)*(L_s_att*(T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp + d_v*h*i_keep_o*q_l/n_tp + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))) + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp + 6*L_s_sc*d*q_a/n_tp + L_s_ssm*q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp) + n_tp**(-i_sp)*(L_s*(d*i_drop + d*n_norm*q_a) + L_s_att*(d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)) + d*i_keep_mix*q_l*(L_s - L_s_att) + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)) + (L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1)) + L_sm*(q_a*(i_glu + 1)*(E_s*d_s + d_e*k) + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)))/n_tp))/n_cp),
+        'adapter_activations': T*b*q_a*r_a*(1 - i_full)*(
+            L_att*a_k
+            + L_att*a_o
+            + L_att*a_q
+            + L_att*a_v
+            + L_dn*a_in_proj_ba
+            + L_dn*a_in_proj_qkvz
+            + L_moe*a_experts*k*(i_glu + 2)
+            + L_moe*a_shared_expert_gate*i_shared_gate
+            + L_ssm*a_dt_proj*(1 - i_m2)
+            + L_ssm*a_x_proj*(1 - i_m2)
+            + a_down*(L_dense + L_moe*_minimum(1, E_s))
+            + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
+            + a_in_proj*(L_sc + L_ssm)
+            + a_out_proj*(L_dn + L_sc + L_ssm)
+            + a_up*(L_dense + L_moe*_minimum(1, E_s))
+        ),
+        'total': (
+            T*b*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
+            + T*b*q_a*r_a*(1 - i_full)*(
+                L_att*a_k
+                + L_att*a_o
+                + L_att*a_q
+                + L_att*a_v
+                + L_dn*a_in_proj_ba
+                + L_dn*a_in_proj_qkvz
+                + L_moe*a_experts*k*(i_glu + 2)
+                + L_moe*a_shared_expert_gate*i_shared_gate
+                + L_ssm*a_dt_proj*(1 - i_m2)
+                + L_ssm*a_x_proj*(1 - i_m2)
+                + a_down*(L_dense + L_moe*_minimum(1, E_s))
+                + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
+                + a_in_proj*(L_sc + L_ssm)
+                + a_out_proj*(L_dn + L_sc + L_ssm)
+                + a_up*(L_dense + L_moe*_minimum(1, E_s))
+            )
+            + T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
+            + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+                L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
+                + n_pp*(1 - i_full)*(
+                    L_s_att*(
+                        T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp
+                        + d_v*h*i_keep_o*q_l/n_tp
+                        + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                    )
+                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + 6*L_s_sc*d*q_a/n_tp
+                    + L_s_ssm*q_a*(
+                        (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + n_tp**(-i_sp)*(
+                        L_s*(d*i_drop + d*n_norm*q_a)
+                        + L_s_att*(
+                            d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)
+                        )
+                        + d*i_keep_mix*q_l*(L_s - L_s_att)
+                        + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)
+                    )
+                    + (
+                        L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
+                        + L_sm*(
+                            q_a*(i_glu + 1)*(E_s*d_s + d_e*k)
+                            + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                        )
+                    )/n_tp
+                )
+            )/n_cp
+            + i_frozen*(n_cp*n_dp)**(-i_z3)*(
+                q_w*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s*N_e/(L*n_ep*n_tp)
+                )
+                + L_s*(q_f - q_w)*(
+                    -E*L_moe*d*d_e*(i_glu + 2)
+                    + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                    + L_att*(
+                        E_a*d*i_moa
+                        + d*d_qk*h*i_rel
+                        + d*d_qk*h*(1 - i_mla)
+                        + d*d_qk*i_moa*(E_a*h_kv - h)
+                        + d*d_v*h*i_gate
+                        + d*d_v*h
+                        + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    )
+                    + L_dense*d*d_ff*(i_glu + 2)
+                    + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                    + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+                    + 4*L_sc*d**2
+                    + L_ssm*(
+                        R_dt*d_in*(1 - i_m2)
+                        + d*d_in
+                        + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                        + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                    )
+                )/(L*n_tp)
+            )
+            + q_g*(
+                (1 - i_frozen)*(
+                    (n_cp*n_dp)**(-i_z2)*(
+                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    )
+                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)
+                )
+                + L_s*i_frozen*(n_cp*n_dp)**(-i_z2)*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + L_att*a_o*r_a*(d + d_v*h)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_v*r_a*(d + d_v*h_kv)
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )/(L*n_tp)
+            )
+            + q_gc*(
+                (1 - i_frozen)*(
+                    (n_cp*n_dp)**(-i_z1)*(
+                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    )
+                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
+                )
+                + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + L_att*a_o*r_a*(d + d_v*h)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_v*r_a*(d + d_v*h_kv)
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )/(L*n_tp)
+            )
+            + q_w*(
+                (1 - i_frozen)*(
+                    (n_cp*n_dp)**(-i_z3)*(
+                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    )
+                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)
+                )
+                + L_s*i_frozen*(n_cp*n_dp)**(-i_z3)*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + L_att*a_o*r_a*(d + d_v*h)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_v*r_a*(d + d_v*h_kv)
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )/(L*n_tp)
+            )
+            + (q_m + q_o)*(
+                (1 - i_frozen)*(
+                    (n_cp*n_dp)**(-i_z1)*(
+                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    )
+                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
+                )
+                + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + L_att*a_o*r_a*(d + d_v*h)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_v*r_a*(d + d_v*h_kv)
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )/(L*n_tp)
+            )
+        ),
+        'micro_batch_room': (
+            1073741824*M_gib
+            - i_frozen*(n_cp*n_dp)**(-i_z3)*(
+                q_w*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s*N_e/(L*n_ep*n_tp)
+                )
+                + L_s*(q_f - q_w)*(
+                    -E*L_moe*d*d_e*(i_glu + 2)
+                    + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                    + L_att*(
+                        E_a*d*i_moa
+                        + d*d_qk*h*i_rel
+                        + d*d_qk*h*(1 - i_mla)
+                        + d*d_qk*i_moa*(E_a*h_kv - h)
+                        + d*d_v*h*i_gate
+                        + d*d_v*h
+                        + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    )
+                    + L_dense*d*d_ff*(i_glu + 2)
+                    + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                    + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+                    + 4*L_sc*d**2
+                    + L_ssm*(
+                        R_dt*d_in*(1 - i_m2)
+                        + d*d_in
+                        + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                        + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                    )
+                )/(L*n_tp)
+            )
+            - q_g*(
+                (1 - i_frozen)*(
+                    (n_cp*n_dp)**(-i_z2)*(
+                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    )
+                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)
+                )
+                + L_s*i_frozen*(n_cp*n_dp)**(-i_z2)*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + L_att*a_o*r_a*(d + d_v*h)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_v*r_a*(d + d_v*h_kv)
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )/(L*n_tp)
+            )
+            - q_gc*(
+                (1 - i_frozen)*(
+                    (n_cp*n_dp)**(-i_z1)*(
+                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    )
+                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
+                )
+                + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + L_att*a_o*r_a*(d + d_v*h)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_v*r_a*(d + d_v*h_kv)
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )/(L*n_tp)
+            )
+            - q_w*(
+                (1 - i_frozen)*(
+                    (n_cp*n_dp)**(-i_z3)*(
+                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    )
+                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)
+                )
+                + L_s*i_frozen*(n_cp*n_dp)**(-i_z3)*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + L_att*a_o*r_a*(d + d_v*h)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_v*r_a*(d + d_v*h_kv)
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )/(L*n_tp)
+            )
+            - (q_m + q_o)*(
+                (1 - i_frozen)*(
+                    (n_cp*n_dp)**(-i_z1)*(
+                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    )
+                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
+                )
+                + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + L_att*a_o*r_a*(d + d_v*h)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_v*r_a*(d + d_v*h_kv)
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )/(L*n_tp)
+            )
+        )/(
+            T*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
+            + T*q_a*r_a*(1 - i_full)*(
+                L_att*a_k
+                + L_att*a_o
+                + L_att*a_q
+                + L_att*a_v
+                + L_dn*a_in_proj_ba
+                + L_dn*a_in_proj_qkvz
+                + L_moe*a_experts*k*(i_glu + 2)
+                + L_moe*a_shared_expert_gate*i_shared_gate
+                + L_ssm*a_dt_proj*(1 - i_m2)
+                + L_ssm*a_x_proj*(1 - i_m2)
+                + a_down*(L_dense + L_moe*_minimum(1, E_s))
+                + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
+                + a_in_proj*(L_sc + L_ssm)
+                + a_out_proj*(L_dn + L_sc + L_ssm)
+                + a_up*(L_dense + L_moe*_minimum(1, E_s))
+            )
+            + T*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
+            + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+                L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
+                + n_pp*(1 - i_full)*(
+                    L_s_att*(
+                        T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp
+                        + d_v*h*i_keep_o*q_l/n_tp
+                        + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                    )
+                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + 6*L_s_sc*d*q_a/n_tp
+                    + L_s_ssm*q_a*(
+                        (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + n_tp**(-i_sp)*(
+                        L_s*(d*i_drop + d*n_norm*q_a)
+                        + L_s_att*(
+                            d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)
+                        )
+                        + d*i_keep_mix*q_l*(L_s - L_s_att)
+                        + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)
+                    )
+                    + (
+                        L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
+                        + L_sm*(
+                            q_a*(i_glu + 1)*(E_s*d_s + d_e*k)
+                            + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                        )
+                    )/n_tp
+                )
+            )/n_cp
+        ),
     }
 
 
 def finetune_flops(s):
-    E, E_a, E_s, G_s, H_k, H_s, H_v, L_att, L_chk, L_dense, L_dn, L_loc, L_moe, L_sc, L_ssm, N_s, R_dt, T, V, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, c, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_causal, i_frozen, i_gate, i_glu, i_m2, i_mla, i_moa, i_proj, i_qlora, i_rel, i_shared_gate, k, k_dn, k_s, k_sc, r_a, r_kv, r_q, w = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_chk'], s['L_dense'], s['L_dn'], s['L_loc'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['T'], s['V'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['c'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_causal'], s['i_frozen'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_proj'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['r_a'], s['r_kv'], s['r_q'], s['w']
+    E = s['E']
+    E_a = s['E_a']
+    E_s = s['E_s']
+    G_s = s['G_s']
+    H_k = s['H_k']
+    H_s = s['H_s']
+    H_v = s['H_v']
+    L_att = s['L_att']
+    L_chk = s['L_chk']
+    L_dense = s['L_dense']
+    L_dn = s['L_dn']
+    L_loc = s['L_loc']
+    L_moe = s['L_moe']
+    L_sc = s['L_sc']
+    L_ssm = s['L_ssm']
+    N_s = s['N_s']
+    R_dt = s['R_dt']
+    T = s['T']
+    V = s['V']
+    a_down = s['a_down']
+    a_dt_proj = s['a_dt_proj']
+    a_experts = s['a_experts']
+    a_gate = s['a_gate']
+    a_in_proj = s['a_in_proj']
+    a_in_proj_ba = s['a_in_proj_ba']
+    a_in_proj_qkvz = s['a_in_proj_qkvz']
+    a_k = s['a_k']
+    a_o = s['a_o']
+    a_out_proj = s['a_out_proj']
+    a_q = s['a_q']
+    a_shared_expert_gate = s['a_shared_expert_gate']
+    a_up = s['a_up']
+    a_v = s['a_v']
+    a_x_proj = s['a_x_proj']
+    c = s['c']
+    d = s['d']
+    d_e = s['d_e']
+    d_emb = s['d_emb']
+    d_ff = s['d_ff']
+    d_in = s['d_in']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    d_qk = s['d_qk']
+    d_rope = s['d_rope']
+    d_s = s['d_s']
+    d_v = s['d_v']
+    h = s['h']
+    h_kv = s['h_kv']
+    i_causal = s['i_causal']
+    i_frozen = s['i_frozen']
+    i_gate = s['i_gate']
+    i_glu = s['i_glu']
+    i_m2 = s['i_m2']
+    i_mla = s['i_mla']
+    i_moa = s['i_moa']
+    i_proj = s['i_proj']
+    i_qlora = s['i_qlora']
+    i_rel = s['i_rel']
+    i_shared_gate = s['i_shared_gate']
+    k = s['k']
+    k_dn = s['k_dn']
+    k_s = s['k_s']
+    k_sc = s['k_sc']
+    r_a = s['r_a']
+    r_kv = s['r_kv']
+    r_q = s['r_q']
+    w = s['w']
     return {
-        'adapter_forward_per_token': i_frozen*(2*L_att*a_k*r_a*(d + d_qk*h_kv) + 2*L_att*a_o*r_a*(d + d_v*h) + 2*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + 2*L_att*a_v*r_a*(d + d_v*h_kv) + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d) + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2) + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + 2*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + 2*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + 2*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + 2*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))),
-        'train_per_sequence': T*(21*H_v*L_dn*d_lk*d_lv + 15*L_ssm*N_s*d_in + 3*i_frozen*(2*L_att*a_k*r_a*(d + d_qk*h_kv) + 2*L_att*a_o*r_a*(d + d_v*h) + 2*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + 2*L_att*a_v*r_a*(d + d_v*h_kv) + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d) + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2) + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + 2*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + 2*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + 2*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + 2*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))) + (3 - i_frozen)*(2*E*L_moe*d + 2*E_a*L_att*d*i_moa + 2*H_v*L_dn*d*d_lv + 2*L_att*d*d_v*h*i_gate + 2*L_att*d*d_v*h + 2*L_att*(d*d_qk*h*(1 - i_mla) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + 2*L_att*(d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))) + 2*L_dense*d*d_ff*(i_glu + 2) + 2*L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v) + 2*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv) + 2*L_moe*d*d_e*k*(i_glu + 2) + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 8*L_sc*d**2 + 2*L_sc*d*k_sc + 2*L_ssm*R_dt*d_in*(1 - i_m2) + 2*L_ssm*d*d_in + 2*L_ssm*d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + 2*L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt) + 2*L_ssm*k_s*(2*G_s*N_s*i_m2 + d_in) + 2*V*d_emb + 4*d*d_emb*i_proj)) - d_qk*h*i_frozen*i_rel*(-L_att*T**2*i_causal + 2*L_att*T**2 + L_att*T*i_causal + 2*L_chk*T*c*i_causal*_floordiv(T, c) - 4*L_chk*T*c*_floordiv(T, c) - L_chk*c**2*i_causal*_floordiv(T, c)**2 - L_chk*c**2*i_causal*_floordiv(T, c) + 2*L_chk*c**2*_floordiv(T, c)**2 + 2*L_chk*c**2*_floordiv(T, c) + L_loc*T**2*i_causal - 2*L_loc*T**2 - L_loc*T*i_causal + 2*L_loc*T*_minimum(T, w) - L_loc*i_causal*_minimum(T, w)**2 + L_loc*i_causal*_minimum(T, w)) + 3*h*(L_chk*(i_causal*(c*(c + 1)*_floordiv(T, c) + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)) + (2 - 2*i_causal)*(c**2*_floordiv(T, c) + (T - c*_floordiv(T, c))**2)) + L_loc*(2*T*(1 - i_causal)*_minimum(T, w) + i_causal*((2*T - 2*_minimum(T, w))*_minimum(T, w) + (_minimum(T, w) + 1)*_minimum(T, w))) + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(L_att - L_chk - L_loc))*(d_qk*i_rel + d_qk + d_v),
+        'adapter_forward_per_token': i_frozen*(
+            2*L_att*a_k*r_a*(d + d_qk*h_kv)
+            + 2*L_att*a_o*r_a*(d + d_v*h)
+            + 2*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+            + 2*L_att*a_v*r_a*(d + d_v*h_kv)
+            + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+            + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+            + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
+            + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+            + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+            + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+            + 2*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + 2*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
+            + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+            + 2*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+            + 2*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+        ),
+        'train_per_sequence': (
+            T*(
+                21*H_v*L_dn*d_lk*d_lv
+                + 15*L_ssm*N_s*d_in
+                + 3*i_frozen*(
+                    2*L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + 2*L_att*a_o*r_a*(d + d_v*h)
+                    + 2*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + 2*L_att*a_v*r_a*(d + d_v*h_kv)
+                    + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
+                    + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + 2*a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + 2*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + 2*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )
+                + (3 - i_frozen)*(
+                    2*E*L_moe*d
+                    + 2*E_a*L_att*d*i_moa
+                    + 2*H_v*L_dn*d*d_lv
+                    + 2*L_att*d*d_v*h*i_gate
+                    + 2*L_att*d*d_v*h
+                    + 2*L_att*(
+                        d*d_qk*h*(1 - i_mla)
+                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    )
+                    + 2*L_att*(
+                        d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                    )
+                    + 2*L_dense*d*d_ff*(i_glu + 2)
+                    + 2*L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)
+                    + 2*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv)
+                    + 2*L_moe*d*d_e*k*(i_glu + 2)
+                    + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+                    + 8*L_sc*d**2
+                    + 2*L_sc*d*k_sc
+                    + 2*L_ssm*R_dt*d_in*(1 - i_m2)
+                    + 2*L_ssm*d*d_in
+                    + 2*L_ssm*d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                    + 2*L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt)
+                    + 2*L_ssm*k_s*(2*G_s*N_s*i_m2 + d_in)
+                    + 2*V*d_emb
+                    + 4*d*d_emb*i_proj
+                )
+            )
+            - d_qk*h*i_frozen*i_rel*(
+                -L_att*T**2*i_causal
+                + 2*L_att*T**2
+                + L_att*T*i_causal
+                + 2*L_chk*T*c*i_causal*_floordiv(T, c)
+                - 4*L_chk*T*c*_floordiv(T, c)
+                - L_chk*c**2*i_causal*_floordiv(T, c)**2
+                - L_chk*c**2*i_causal*_floordiv(T, c)
+                + 2*L_chk*c**2*_floordiv(T, c)**2
+                + 2*L_chk*c**2*_floordiv(T, c)
+                + L_loc*T**2*i_causal
+                - 2*L_loc*T**2
+                - L_loc*T*i_causal
+                + 2*L_loc*T*_minimum(T, w)
+                - L_loc*i_causal*_minimum(T, w)**2
+                + L_loc*i_causal*_minimum(T, w)
+            )
+            + 3*h*(
+                L_chk*(
+                    i_causal*(
+                        c*(c + 1)*_floordiv(T, c)
+                        + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)
+                    )
+                    + (2 - 2*i_causal)*(c**2*_floordiv(T, c) + (T - c*_floordiv(T, c))**2)
+                )
+                + L_loc*(
+                    2*T*(1 - i_causal)*_minimum(T, w)
+                    + i_causal*(
+                        (2*T - 2*_minimum(T, w))*_minimum(T, w)
+                        + (_minimum(T, w) + 1)*_minimum(T, w)
+                    )
+                )
+                + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(L_att - L_chk - L_loc)
+            )*(d_qk*i_rel + d_qk + d_v)
+        ),
     }
 
 
 def optimizer_states(s):
-    E, E_a, E_s, G_s, H_k, H_s, H_v, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N, N_s, P, R_dt, V, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_gate, i_glu, i_m2, i_mla, i_moa, i_qlora, i_rel, i_shared_gate, i_tied, r_a, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N'], s['N_s'], s['P'], s['R_dt'], s['V'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_tied'], s['r_a'], s['r_kv'], s['r_q']
+    E = s['E']
+    E_a = s['E_a']
+    E_s = s['E_s']
+    G_s = s['G_s']
+    H_k = s['H_k']
+    H_s = s['H_s']
+    H_v = s['H_v']
+    L_att = s['L_att']
+    L_dense = s['L_dense']
+    L_dn = s['L_dn']
+    L_moe = s['L_moe']
+    L_sc = s['L_sc']
+    L_ssm = s['L_ssm']
+    N = s['N']
+    N_s = s['N_s']
+    P = s['P']
+    R_dt = s['R_dt']
+    V = s['V']
+    a_down = s['a_down']
+    a_dt_proj = s['a_dt_proj']
+    a_experts = s['a_experts']
+    a_gate = s['a_gate']
+    a_in_proj = s['a_in_proj']
+    a_in_proj_ba = s['a_in_proj_ba']
+    a_in_proj_qkvz = s['a_in_proj_qkvz']
+    a_k = s['a_k']
+    a_o = s['a_o']
+    a_out_proj = s['a_out_proj']
+    a_q = s['a_q']
+    a_shared_expert_gate = s['a_shared_expert_gate']
+    a_up = s['a_up']
+    a_v = s['a_v']
+    a_x_proj = s['a_x_proj']
+    d = s['d']
+    d_e = s['d_e']
+    d_ff = s['d_ff']
+    d_in = s['d_in']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    d_qk = s['d_qk']
+    d_rope = s['d_rope']
+    d_s = s['d_s']
+    d_v = s['d_v']
+    h = s['h']
+    h_kv = s['h_kv']
+    i_gate = s['i_gate']
+    i_glu = s['i_glu']
+    i_m2 = s['i_m2']
+    i_mla = s['i_mla']
+    i_moa = s['i_moa']
+    i_qlora = s['i_qlora']
+    i_rel = s['i_rel']
+    i_shared_gate = s['i_shared_gate']
+    i_tied = s['i_tied']
+    r_a = s['r_a']
+    r_kv = s['r_kv']
+    r_q = s['r_q']
     _t0 = i_glu + 2
     _t1 = _t0*d
     _t2 = 2*H_v
@@ -555,30 +2557,699 @@ def optimizer_states(s):
     _t11 = _t6*(E_a*h_kv - h)
     _t12 = d_qk + d_v
     return {
-        'adafactor': 4*L_att*(d + d_v*h + i_mla*(d + d_rope + h*(d_qk - d_rope + d_v) + i_qlora*(d + d_qk*h + 2*r_q) + 2*r_kv + (1 - i_qlora)*(d + d_qk*h)) + i_rel*(d + d_qk*h) + (1 - i_mla)*(3*d + d_qk*h + d_qk*h_kv + d_v*h_kv)) - 4*L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) - 4*L_dense*d*d_ff*(i_glu + 2) + 4*L_dense*(d + d_ff)*(i_glu + 2) - 4*L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + 4*L_dn*(2*H_k*d_lk + 3*H_v*d_lv + 2*H_v + 3*d) - 4*L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_moe*(E*(d + d_e)*(i_glu + 2) + E + E_s*(d + d_s)*(i_glu + 2) + d + i_shared_gate*(d + 1)) - 16*L_sc*d**2 + 24*L_sc*d + 4*L_ssm*(2*d + 3*d_in + i_m2*(2*G_s*N_s + H_s) + (1 - i_m2)*(2*N_s + 2*R_dt + 2*d_in)) - 4*L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)) + 4*N - 4*P*d - 4*V*d*(1 - i_tied) - 4*V*d + 4*V + 4*d + 4*(1 - i_tied)*(V + d) + 4*(P + d)*_minimum(1, P),
-        'muon': -4*L_att*(E_a*_t6 + _t10*_t12*d*h_kv + _t10*_t9 + _t11*d_qk + _t11*d_v + _t7*i_gate + _t7 + _t9*i_rel + i_mla*(_t9*(1 - i_qlora) + i_qlora*(_t8*r_q + d*r_q)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t12 - d_rope))) - 4*L_dense*_t1*d_ff - 4*L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + _t2*d_lv + _t2)) - 4*L_moe*(E_s*_t1*d_s + _t0*_t3*d_e + _t3 + d*i_shared_gate) - 16*L_sc*d**2 - 4*L_ssm*(R_dt*_t4 + _t4*(R_dt + _t5) + d*d_in + d*(2*d_in + i_m2*(G_s*_t5 + H_s))) + 8*N,
-        'adafactor_adapters': 8*r_a*(E*L_moe*a_experts*(i_glu + 2) + L_att*a_k + L_att*a_o + L_att*a_q + L_att*a_v + L_dn*a_in_proj_ba + L_dn*a_in_proj_qkvz + L_moe*a_shared_expert_gate*i_shared_gate + L_ssm*a_dt_proj*(1 - i_m2) + L_ssm*a_x_proj*(1 - i_m2) + a_down*(L_dense + L_moe*_minimum(1, E_s)) + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s)) + a_in_proj*(L_sc + L_ssm) + a_out_proj*(L_dn + L_sc + L_ssm) + a_up*(L_dense + L_moe*_minimum(1, E_s))) + 4*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2) + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/_maximum(1, r_a),
-        'muon_adapters': 4*E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2) + 4*L_att*a_k*r_a*(d + d_qk*h_kv) + 4*L_att*a_o*r_a*(d + d_v*h) + 4*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + 4*L_att*a_v*r_a*(d + d_v*h_kv) + 4*L_dn*a_in_proj_ba*r_a*(2*H_v + d) + 4*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + 4*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + 4*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + 4*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + 4*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + 4*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + 4*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + 4*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + 4*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)),
+        'adafactor': (
+            4*L_att*(
+                d
+                + d_v*h
+                + i_mla*(
+                    d
+                    + d_rope
+                    + h*(d_qk - d_rope + d_v)
+                    + i_qlora*(d + d_qk*h + 2*r_q)
+                    + 2*r_kv
+                    + (1 - i_qlora)*(d + d_qk*h)
+                )
+                + i_rel*(d + d_qk*h)
+                + (1 - i_mla)*(3*d + d_qk*h + d_qk*h_kv + d_v*h_kv)
+            )
+            - 4*L_att*(
+                E_a*d*i_moa
+                + d*d_qk*h*i_rel
+                + d*d_qk*h*(1 - i_mla)
+                + d*d_qk*i_moa*(E_a*h_kv - h)
+                + d*d_v*h*i_gate
+                + d*d_v*h
+                + d*d_v*i_moa*(E_a*h_kv - h)
+                + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+            )
+            - 4*L_dense*d*d_ff*(i_glu + 2)
+            + 4*L_dense*(d + d_ff)*(i_glu + 2)
+            - 4*L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+            + 4*L_dn*(2*H_k*d_lk + 3*H_v*d_lv + 2*H_v + 3*d)
+            - 4*L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+            + 4*L_moe*(
+                E*(d + d_e)*(i_glu + 2) + E + E_s*(d + d_s)*(i_glu + 2) + d + i_shared_gate*(d + 1)
+            )
+            - 16*L_sc*d**2
+            + 24*L_sc*d
+            + 4*L_ssm*(
+                2*d + 3*d_in + i_m2*(2*G_s*N_s + H_s) + (1 - i_m2)*(2*N_s + 2*R_dt + 2*d_in)
+            )
+            - 4*L_ssm*(
+                R_dt*d_in*(1 - i_m2)
+                + d*d_in
+                + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                + d_in*(1 - i_m2)*(2*N_s + R_dt)
+            )
+            + 4*N
+            - 4*P*d
+            - 4*V*d*(1 - i_tied)
+            - 4*V*d
+            + 4*V
+            + 4*d
+            + 4*(1 - i_tied)*(V + d)
+            + 4*(P + d)*_minimum(1, P)
+        ),
+        'muon': (
+            -4*L_att*(
+                E_a*_t6
+                + _t10*_t12*d*h_kv
+                + _t10*_t9
+                + _t11*d_qk
+                + _t11*d_v
+                + _t7*i_gate
+                + _t7
+                + _t9*i_rel
+                + i_mla*(_t9*(1 - i_qlora) + i_qlora*(_t8*r_q + d*r_q))
+                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t12 - d_rope))
+            )
+            - 4*L_dense*_t1*d_ff
+            - 4*L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + _t2*d_lv + _t2))
+            - 4*L_moe*(E_s*_t1*d_s + _t0*_t3*d_e + _t3 + d*i_shared_gate)
+            - 16*L_sc*d**2
+            - 4*L_ssm*(R_dt*_t4 + _t4*(R_dt + _t5) + d*d_in + d*(2*d_in + i_m2*(G_s*_t5 + H_s)))
+            + 8*N
+        ),
+        'adafactor_adapters': (
+            8*r_a*(
+                E*L_moe*a_experts*(i_glu + 2)
+                + L_att*a_k
+                + L_att*a_o
+                + L_att*a_q
+                + L_att*a_v
+                + L_dn*a_in_proj_ba
+                + L_dn*a_in_proj_qkvz
+                + L_moe*a_shared_expert_gate*i_shared_gate
+                + L_ssm*a_dt_proj*(1 - i_m2)
+                + L_ssm*a_x_proj*(1 - i_m2)
+                + a_down*(L_dense + L_moe*_minimum(1, E_s))
+                + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
+                + a_in_proj*(L_sc + L_ssm)
+                + a_out_proj*(L_dn + L_sc + L_ssm)
+                + a_up*(L_dense + L_moe*_minimum(1, E_s))
+            )
+            + 4*(
+                E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+                + L_att*a_k*r_a*(d + d_qk*h_kv)
+                + L_att*a_o*r_a*(d + d_v*h)
+                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                + L_att*a_v*r_a*(d + d_v*h_kv)
+                + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_gate*r_a*(
+                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                )
+                + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            )/_maximum(1, r_a)
+        ),
+        'muon_adapters': (
+            4*E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+            + 4*L_att*a_k*r_a*(d + d_qk*h_kv)
+            + 4*L_att*a_o*r_a*(d + d_v*h)
+            + 4*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+            + 4*L_att*a_v*r_a*(d + d_v*h_kv)
+            + 4*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+            + 4*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+            + 4*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+            + 4*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+            + 4*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+            + 4*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + 4*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
+            + 4*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+            + 4*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+            + 4*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+        ),
     }
 
 
 def offload(s):
-    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_s, L_s_att, L_sc, L_ssm, N, N_e, N_emb, N_head, N_s, R_dt, a_down, a_dt_proj, a_experts, a_gate, a_in_proj, a_in_proj_ba, a_in_proj_qkvz, a_k, a_o, a_out_proj, a_q, a_shared_expert_gate, a_up, a_v, a_x_proj, b_qkv, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, h_t, i_frozen, i_gate, i_glu, i_m2, i_mla, i_moa, i_off_o, i_off_p, i_pp1, i_qlora, i_rel, i_shared_gate, i_z1, i_z2, i_z3, n_cp, n_dp, n_ep, n_tp, q_f, q_g, q_gc, q_m, q_o, q_w, r_a, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_s'], s['L_s_att'], s['L_sc'], s['L_ssm'], s['N'], s['N_e'], s['N_emb'], s['N_head'], s['N_s'], s['R_dt'], s['a_down'], s['a_dt_proj'], s['a_experts'], s['a_gate'], s['a_in_proj'], s['a_in_proj_ba'], s['a_in_proj_qkvz'], s['a_k'], s['a_o'], s['a_out_proj'], s['a_q'], s['a_shared_expert_gate'], s['a_up'], s['a_v'], s['a_x_proj'], s['b_qkv'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['h_t'], s['i_frozen'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_off_o'], s['i_off_p'], s['i_pp1'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_z1'], s['i_z2'], s['i_z3'], s['n_cp'], s['n_dp'], s['n_ep'], s['n_tp'], s['q_f'], s['q_g'], s['q_gc'], s['q_m'], s['q_o'], s['q_w'], s['r_a'], s['r_kv'], s['r_q']
+    E = s['E']
+    E_a = s['E_a']
+    E_s = s['E_s']
+    G_s = s['G_s']
+    H_k = s['H_k']
+    H_s = s['H_s']
+    H_v = s['H_v']
+    L = s['L']
+    L_att = s['L_att']
+    L_dense = s['L_dense']
+    L_dn = s['L_dn']
+    L_moe = s['L_moe']
+    L_s = s['L_s']
+    L_s_att = s['L_s_att']
+    L_sc = s['L_sc']
+    L_ssm = s['L_ssm']
+    N = s['N']
+    N_e = s['N_e']
+    N_emb = s['N_emb']
+    N_head = s['N_head']
+    N_s = s['N_s']
+    R_dt = s['R_dt']
+    a_down = s['a_down']
+    a_dt_proj = s['a_dt_proj']
+    a_experts = s['a_experts']
+    a_gate = s['a_gate']
+    a_in_proj = s['a_in_proj']
+    a_in_proj_ba = s['a_in_proj_ba']
+    a_in_proj_qkvz = s['a_in_proj_qkvz']
+    a_k = s['a_k']
+    a_o = s['a_o']
+    a_out_proj = s['a_out_proj']
+    a_q = s['a_q']
+    a_shared_expert_gate = s['a_shared_expert_gate']
+    a_up = s['a_up']
+    a_v = s['a_v']
+    a_x_proj = s['a_x_proj']
+    b_qkv = s['b_qkv']
+    d = s['d']
+    d_e = s['d_e']
+    d_ff = s['d_ff']
+    d_in = s['d_in']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    d_qk = s['d_qk']
+    d_rope = s['d_rope']
+    d_s = s['d_s']
+    d_v = s['d_v']
+    h = s['h']
+    h_kv = s['h_kv']
+    h_t = s['h_t']
+    i_frozen = s['i_frozen']
+    i_gate = s['i_gate']
+    i_glu = s['i_glu']
+    i_m2 = s['i_m2']
+    i_mla = s['i_mla']
+    i_moa = s['i_moa']
+    i_off_o = s['i_off_o']
+    i_off_p = s['i_off_p']
+    i_pp1 = s['i_pp1']
+    i_qlora = s['i_qlora']
+    i_rel = s['i_rel']
+    i_shared_gate = s['i_shared_gate']
+    i_z1 = s['i_z1']
+    i_z2 = s['i_z2']
+    i_z3 = s['i_z3']
+    n_cp = s['n_cp']
+    n_dp = s['n_dp']
+    n_ep = s['n_ep']
+    n_tp = s['n_tp']
+    q_f = s['q_f']
+    q_g = s['q_g']
+    q_gc = s['q_gc']
+    q_m = s['q_m']
+    q_o = s['q_o']
+    q_w = s['q_w']
+    r_a = s['r_a']
+    r_kv = s['r_kv']
+    r_q = s['r_q']
     return {
-        'optimizer_host': i_off_o*(n_cp*n_dp)**(-i_z1)*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp))*(q_m + q_o + 4),
-        'optimizer_gpu_freed': i_off_o*(i_z2*q_g*(n_cp*n_dp)**(-i_z2)*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) + q_gc*(n_cp*n_dp)**(-i_z1)*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)) + (n_cp*n_dp)**(-i_z1)*(q_m + q_o)*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp))),
-        'params_host': i_off_p*(n_cp*n_dp)**(-i_z3)*(i_frozen*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) + q_w*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp))),
-        'params_gpu_freed': i_off_p*(n_cp*n_dp)**(-i_z3)*(i_frozen*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) + q_w*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp))),
-        'params_gpu_live': 2*i_off_p*_maximum(N_emb*q_w/n_tp, (i_frozen*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) + q_w*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)))/L_s),
-        'gradients_to_host_per_step': i_off_o*q_g*(n_cp*n_dp)**(-i_z2)*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)),
-        'weights_from_host_per_step': i_off_o*q_w*(n_cp*n_dp)**(-i_z1)*(1 - i_off_p)*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)),
-        'optimizer_transfer_per_step': i_off_o*(q_g*(n_cp*n_dp)**(-i_z2) + q_w*(n_cp*n_dp)**(-i_z1)*(1 - i_off_p))*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp)),
-        'params_transfer_per_micro_batch': 2*i_off_p*(n_cp*n_dp)**(-i_z3)*(i_frozen*(q_w*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*(q_f - q_w)*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp)) + q_w*((1 - i_frozen)*(L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t) + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp + L_s*N_e/(L*n_ep*n_tp)) + L_s*i_frozen*(E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep + L_att*a_k*r_a*(d + d_qk*h_kv) + L_att*a_o*r_a*(d + d_v*h) + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate) + L_att*a_v*r_a*(d + d_v*h_kv) + L_dn*a_in_proj_ba*r_a*(2*H_v + d) + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d) + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1) + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in) + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in) + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)) + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)) + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s))) + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in)) + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)))/(L*n_tp))),
+        'optimizer_host': i_off_o*(n_cp*n_dp)**(-i_z1)*(
+            (1 - i_frozen)*(
+                L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                + L_s*N_e/(L*n_ep*n_tp)
+            )
+            + L_s*i_frozen*(
+                E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_k*r_a*(d + d_qk*h_kv)
+                + L_att*a_o*r_a*(d + d_v*h)
+                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                + L_att*a_v*r_a*(d + d_v*h_kv)
+                + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_gate*r_a*(
+                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                )
+                + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            )/(L*n_tp)
+        )*(q_m + q_o + 4),
+        'optimizer_gpu_freed': i_off_o*(
+            i_z2*q_g*(n_cp*n_dp)**(-i_z2)*(
+                (1 - i_frozen)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s*N_e/(L*n_ep*n_tp)
+                )
+                + L_s*i_frozen*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + L_att*a_o*r_a*(d + d_v*h)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_v*r_a*(d + d_v*h_kv)
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )/(L*n_tp)
+            )
+            + q_gc*(n_cp*n_dp)**(-i_z1)*(
+                (1 - i_frozen)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s*N_e/(L*n_ep*n_tp)
+                )
+                + L_s*i_frozen*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + L_att*a_o*r_a*(d + d_v*h)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_v*r_a*(d + d_v*h_kv)
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )/(L*n_tp)
+            )
+            + (n_cp*n_dp)**(-i_z1)*(q_m + q_o)*(
+                (1 - i_frozen)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s*N_e/(L*n_ep*n_tp)
+                )
+                + L_s*i_frozen*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + L_att*a_o*r_a*(d + d_v*h)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_v*r_a*(d + d_v*h_kv)
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )/(L*n_tp)
+            )
+        ),
+        'params_host': i_off_p*(n_cp*n_dp)**(-i_z3)*(
+            i_frozen*(
+                q_w*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s*N_e/(L*n_ep*n_tp)
+                )
+                + L_s*(q_f - q_w)*(
+                    -E*L_moe*d*d_e*(i_glu + 2)
+                    + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                    + L_att*(
+                        E_a*d*i_moa
+                        + d*d_qk*h*i_rel
+                        + d*d_qk*h*(1 - i_mla)
+                        + d*d_qk*i_moa*(E_a*h_kv - h)
+                        + d*d_v*h*i_gate
+                        + d*d_v*h
+                        + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    )
+                    + L_dense*d*d_ff*(i_glu + 2)
+                    + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                    + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+                    + 4*L_sc*d**2
+                    + L_ssm*(
+                        R_dt*d_in*(1 - i_m2)
+                        + d*d_in
+                        + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                        + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                    )
+                )/(L*n_tp)
+            )
+            + q_w*(
+                (1 - i_frozen)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s*N_e/(L*n_ep*n_tp)
+                )
+                + L_s*i_frozen*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + L_att*a_o*r_a*(d + d_v*h)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_v*r_a*(d + d_v*h_kv)
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )/(L*n_tp)
+            )
+        ),
+        'params_gpu_freed': i_off_p*(n_cp*n_dp)**(-i_z3)*(
+            i_frozen*(
+                q_w*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s*N_e/(L*n_ep*n_tp)
+                )
+                + L_s*(q_f - q_w)*(
+                    -E*L_moe*d*d_e*(i_glu + 2)
+                    + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                    + L_att*(
+                        E_a*d*i_moa
+                        + d*d_qk*h*i_rel
+                        + d*d_qk*h*(1 - i_mla)
+                        + d*d_qk*i_moa*(E_a*h_kv - h)
+                        + d*d_v*h*i_gate
+                        + d*d_v*h
+                        + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    )
+                    + L_dense*d*d_ff*(i_glu + 2)
+                    + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                    + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+                    + 4*L_sc*d**2
+                    + L_ssm*(
+                        R_dt*d_in*(1 - i_m2)
+                        + d*d_in
+                        + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                        + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                    )
+                )/(L*n_tp)
+            )
+            + q_w*(
+                (1 - i_frozen)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s*N_e/(L*n_ep*n_tp)
+                )
+                + L_s*i_frozen*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + L_att*a_o*r_a*(d + d_v*h)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_v*r_a*(d + d_v*h_kv)
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )/(L*n_tp)
+            )
+        ),
+        'params_gpu_live': 2*i_off_p*_maximum(
+            N_emb*q_w/n_tp,
+            (
+                i_frozen*(
+                    q_w*(
+                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s*N_e/(L*n_ep*n_tp)
+                    )
+                    + L_s*(q_f - q_w)*(
+                        -E*L_moe*d*d_e*(i_glu + 2)
+                        + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                        + L_att*(
+                            E_a*d*i_moa
+                            + d*d_qk*h*i_rel
+                            + d*d_qk*h*(1 - i_mla)
+                            + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_v*h*i_gate
+                            + d*d_v*h
+                            + d*d_v*i_moa*(E_a*h_kv - h)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
+                        + L_dense*d*d_ff*(i_glu + 2)
+                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_moe*(
+                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                        )
+                        + 4*L_sc*d**2
+                        + L_ssm*(
+                            R_dt*d_in*(1 - i_m2)
+                            + d*d_in
+                            + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                            + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                        )
+                    )/(L*n_tp)
+                )
+                + q_w*(
+                    (1 - i_frozen)*(
+                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s*N_e/(L*n_ep*n_tp)
+                    )
+                    + L_s*i_frozen*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_att*a_k*r_a*(d + d_qk*h_kv)
+                        + L_att*a_o*r_a*(d + d_v*h)
+                        + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                        + L_att*a_v*r_a*(d + d_v*h_kv)
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    )/(L*n_tp)
+                )
+            )/L_s
+        ),
+        'gradients_to_host_per_step': i_off_o*q_g*(n_cp*n_dp)**(-i_z2)*(
+            (1 - i_frozen)*(
+                L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                + L_s*N_e/(L*n_ep*n_tp)
+            )
+            + L_s*i_frozen*(
+                E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_k*r_a*(d + d_qk*h_kv)
+                + L_att*a_o*r_a*(d + d_v*h)
+                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                + L_att*a_v*r_a*(d + d_v*h_kv)
+                + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_gate*r_a*(
+                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                )
+                + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            )/(L*n_tp)
+        ),
+        'weights_from_host_per_step': i_off_o*q_w*(n_cp*n_dp)**(-i_z1)*(1 - i_off_p)*(
+            (1 - i_frozen)*(
+                L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                + L_s*N_e/(L*n_ep*n_tp)
+            )
+            + L_s*i_frozen*(
+                E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_k*r_a*(d + d_qk*h_kv)
+                + L_att*a_o*r_a*(d + d_v*h)
+                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                + L_att*a_v*r_a*(d + d_v*h_kv)
+                + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_gate*r_a*(
+                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                )
+                + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            )/(L*n_tp)
+        ),
+        'optimizer_transfer_per_step': i_off_o*(
+            q_g*(n_cp*n_dp)**(-i_z2) + q_w*(n_cp*n_dp)**(-i_z1)*(1 - i_off_p)
+        )*(
+            (1 - i_frozen)*(
+                L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                + L_s*N_e/(L*n_ep*n_tp)
+            )
+            + L_s*i_frozen*(
+                E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_k*r_a*(d + d_qk*h_kv)
+                + L_att*a_o*r_a*(d + d_v*h)
+                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                + L_att*a_v*r_a*(d + d_v*h_kv)
+                + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_gate*r_a*(
+                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                )
+                + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            )/(L*n_tp)
+        ),
+        'params_transfer_per_micro_batch': 2*i_off_p*(n_cp*n_dp)**(-i_z3)*(
+            i_frozen*(
+                q_w*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s*N_e/(L*n_ep*n_tp)
+                )
+                + L_s*(q_f - q_w)*(
+                    -E*L_moe*d*d_e*(i_glu + 2)
+                    + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                    + L_att*(
+                        E_a*d*i_moa
+                        + d*d_qk*h*i_rel
+                        + d*d_qk*h*(1 - i_mla)
+                        + d*d_qk*i_moa*(E_a*h_kv - h)
+                        + d*d_v*h*i_gate
+                        + d*d_v*h
+                        + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    )
+                    + L_dense*d*d_ff*(i_glu + 2)
+                    + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                    + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+                    + 4*L_sc*d**2
+                    + L_ssm*(
+                        R_dt*d_in*(1 - i_m2)
+                        + d*d_in
+                        + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                        + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                    )
+                )/(L*n_tp)
+            )
+            + q_w*(
+                (1 - i_frozen)*(
+                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s*N_e/(L*n_ep*n_tp)
+                )
+                + L_s*i_frozen*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_k*r_a*(d + d_qk*h_kv)
+                    + L_att*a_o*r_a*(d + d_v*h)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_v*r_a*(d + d_v*h_kv)
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                )/(L*n_tp)
+            )
+        ),
     }
 
 
 def precision(s):
-    E_a, E_s, G_s, H_k, H_s, H_v, L_att, L_dense, L_dn, L_moe, L_sc, L_ssm, N_s, R_dt, V, d, d_e, d_emb, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_frozen, i_gate, i_glu, i_m2, i_mla, i_moa, i_proj, i_qlora, i_shared_gate, k, r_kv, r_q = s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['V'], s['d'], s['d_e'], s['d_emb'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_frozen'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_proj'], s['i_qlora'], s['i_shared_gate'], s['k'], s['r_kv'], s['r_q']
+    E_a = s['E_a']
+    E_s = s['E_s']
+    G_s = s['G_s']
+    H_k = s['H_k']
+    H_s = s['H_s']
+    H_v = s['H_v']
+    L_att = s['L_att']
+    L_dense = s['L_dense']
+    L_dn = s['L_dn']
+    L_moe = s['L_moe']
+    L_sc = s['L_sc']
+    L_ssm = s['L_ssm']
+    N_s = s['N_s']
+    R_dt = s['R_dt']
+    V = s['V']
+    d = s['d']
+    d_e = s['d_e']
+    d_emb = s['d_emb']
+    d_ff = s['d_ff']
+    d_in = s['d_in']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    d_qk = s['d_qk']
+    d_rope = s['d_rope']
+    d_s = s['d_s']
+    d_v = s['d_v']
+    h = s['h']
+    h_kv = s['h_kv']
+    i_frozen = s['i_frozen']
+    i_gate = s['i_gate']
+    i_glu = s['i_glu']
+    i_m2 = s['i_m2']
+    i_mla = s['i_mla']
+    i_moa = s['i_moa']
+    i_proj = s['i_proj']
+    i_qlora = s['i_qlora']
+    i_shared_gate = s['i_shared_gate']
+    k = s['k']
+    r_kv = s['r_kv']
+    r_q = s['r_q']
     _t0 = 2*V
     _t1 = 2*d_in
     _t2 = L_ssm*_t1
@@ -595,7 +3266,26 @@ def precision(s):
     _t13 = d_qk + d_v
     _t14 = d*(1 - i_mla)
     _t15 = d_qk*h
-    _t16 = E_a*_t4*i_moa + 2*L_dense*_t8*d_ff + L_dn*_t12*(2*H_k*d_lk + _t5 + _t6) + L_dn*_t6*d + 8*L_sc*d**2 + L_ssm*_t12*(_t1 + i_m2*(G_s*_t11 + H_s)) + R_dt*_t10 - _t0*d + _t0*d_emb + _t10*(R_dt + _t11) + _t2*d + _t3*(_t14*_t15 + i_mla*(_t15*d*(1 - i_qlora) + i_qlora*(_t15*r_q + d*r_q))) + _t3*(_t13*_t14*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t13 - d_rope))) + _t7*i_gate + _t7 + _t8*_t9*d_e*k + _t9*(E_s*_t8*d_s + d*i_shared_gate) + 4*d*d_emb*i_proj
+    _t16 = (
+        E_a*_t4*i_moa
+        + 2*L_dense*_t8*d_ff
+        + L_dn*_t12*(2*H_k*d_lk + _t5 + _t6)
+        + L_dn*_t6*d
+        + 8*L_sc*d**2
+        + L_ssm*_t12*(_t1 + i_m2*(G_s*_t11 + H_s))
+        + R_dt*_t10
+        - _t0*d
+        + _t0*d_emb
+        + _t10*(R_dt + _t11)
+        + _t2*d
+        + _t3*(_t14*_t15 + i_mla*(_t15*d*(1 - i_qlora) + i_qlora*(_t15*r_q + d*r_q)))
+        + _t3*(_t13*_t14*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t13 - d_rope)))
+        + _t7*i_gate
+        + _t7
+        + _t8*_t9*d_e*k
+        + _t9*(E_s*_t8*d_s + d*i_shared_gate)
+        + 4*d*d_emb*i_proj
+    )
     return {
         'low_precision_forward': _t16,
         'low_precision_train': _t16*(3 - i_frozen),
@@ -603,52 +3293,260 @@ def precision(s):
 
 
 def precision_memory(s):
-    E, E_a, E_s, G_s, H_k, H_s, H_v, L, L_att, L_dense, L_dn, L_moe, L_s, L_sc, L_ssm, N_s, R_dt, d, d_e, d_ff, d_in, d_lk, d_lv, d_qk, d_rope, d_s, d_v, h, h_kv, i_gate, i_glu, i_m2, i_mla, i_moa, i_qlora, i_rel, i_shared_gate, i_z3, n_dp, n_ep, n_tp, q_8, r_kv, r_q = s['E'], s['E_a'], s['E_s'], s['G_s'], s['H_k'], s['H_s'], s['H_v'], s['L'], s['L_att'], s['L_dense'], s['L_dn'], s['L_moe'], s['L_s'], s['L_sc'], s['L_ssm'], s['N_s'], s['R_dt'], s['d'], s['d_e'], s['d_ff'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_s'], s['d_v'], s['h'], s['h_kv'], s['i_gate'], s['i_glu'], s['i_m2'], s['i_mla'], s['i_moa'], s['i_qlora'], s['i_rel'], s['i_shared_gate'], s['i_z3'], s['n_dp'], s['n_ep'], s['n_tp'], s['q_8'], s['r_kv'], s['r_q']
+    E = s['E']
+    E_a = s['E_a']
+    E_s = s['E_s']
+    G_s = s['G_s']
+    H_k = s['H_k']
+    H_s = s['H_s']
+    H_v = s['H_v']
+    L = s['L']
+    L_att = s['L_att']
+    L_dense = s['L_dense']
+    L_dn = s['L_dn']
+    L_moe = s['L_moe']
+    L_s = s['L_s']
+    L_sc = s['L_sc']
+    L_ssm = s['L_ssm']
+    N_s = s['N_s']
+    R_dt = s['R_dt']
+    d = s['d']
+    d_e = s['d_e']
+    d_ff = s['d_ff']
+    d_in = s['d_in']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    d_qk = s['d_qk']
+    d_rope = s['d_rope']
+    d_s = s['d_s']
+    d_v = s['d_v']
+    h = s['h']
+    h_kv = s['h_kv']
+    i_gate = s['i_gate']
+    i_glu = s['i_glu']
+    i_m2 = s['i_m2']
+    i_mla = s['i_mla']
+    i_moa = s['i_moa']
+    i_qlora = s['i_qlora']
+    i_rel = s['i_rel']
+    i_shared_gate = s['i_shared_gate']
+    i_z3 = s['i_z3']
+    n_dp = s['n_dp']
+    n_ep = s['n_ep']
+    n_tp = s['n_tp']
+    q_8 = s['q_8']
+    r_kv = s['r_kv']
+    r_q = s['r_q']
     return {
-        'weight_copies': L_s*n_dp**(-i_z3)*q_8*(-E*L_moe*d*d_e*(i_glu + 2) + E*L_moe*d*d_e*(i_glu + 2)/n_ep + L_att*(E_a*d*i_moa + d*d_qk*h*i_rel + d*d_qk*h*(1 - i_mla) + d*d_qk*i_moa*(E_a*h_kv - h) + d*d_v*h*i_gate + d*d_v*h + d*d_v*i_moa*(E_a*h_kv - h) + d*h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v)) + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))) + L_dense*d*d_ff*(i_glu + 2) + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)) + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate) + 4*L_sc*d**2 + L_ssm*(R_dt*d_in*(1 - i_m2) + d*d_in + d*(2*d_in + i_m2*(2*G_s*N_s + H_s)) + d_in*(1 - i_m2)*(2*N_s + R_dt)))/(L*n_tp),
+        'weight_copies': L_s*n_dp**(-i_z3)*q_8*(
+            -E*L_moe*d*d_e*(i_glu + 2)
+            + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+            + L_att*(
+                E_a*d*i_moa
+                + d*d_qk*h*i_rel
+                + d*d_qk*h*(1 - i_mla)
+                + d*d_qk*i_moa*(E_a*h_kv - h)
+                + d*d_v*h*i_gate
+                + d*d_v*h
+                + d*d_v*i_moa*(E_a*h_kv - h)
+                + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+            )
+            + L_dense*d*d_ff*(i_glu + 2)
+            + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+            + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+            + 4*L_sc*d**2
+            + L_ssm*(
+                R_dt*d_in*(1 - i_m2)
+                + d*d_in
+                + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                + d_in*(1 - i_m2)*(2*N_s + R_dt)
+            )
+        )/(L*n_tp),
     }
 
 
 def precision_time(s):
-    F, F_8, R, R_8 = s['F'], s['F_8'], s['R'], s['R_8']
+    F = s['F']
+    F_8 = s['F_8']
+    R = s['R']
+    R_8 = s['R_8']
     return {
         'effective_peak': F/(F_8/R_8 + (F - F_8)/R),
     }
 
 
 def inference(s):
-    BW, E, F_d, F_p, G_s, H_k, H_v, K, L_att, L_chk, L_dn, L_loc, L_sc, L_ssm, M_gib, N, N_e, N_s, R, T, b, c, d, d_in, d_lk, d_lv, d_qk, d_rope, d_v, h_g, h_kv, i_m2, i_mla, k, k_dn, k_s, k_sc, q_kv, q_w, r_kv, u, u_bw, w = s['BW'], s['E'], s['F_d'], s['F_p'], s['G_s'], s['H_k'], s['H_v'], s['K'], s['L_att'], s['L_chk'], s['L_dn'], s['L_loc'], s['L_sc'], s['L_ssm'], s['M_gib'], s['N'], s['N_e'], s['N_s'], s['R'], s['T'], s['b'], s['c'], s['d'], s['d_in'], s['d_lk'], s['d_lv'], s['d_qk'], s['d_rope'], s['d_v'], s['h_g'], s['h_kv'], s['i_m2'], s['i_mla'], s['k'], s['k_dn'], s['k_s'], s['k_sc'], s['q_kv'], s['q_w'], s['r_kv'], s['u'], s['u_bw'], s['w']
+    BW = s['BW']
+    E = s['E']
+    F_d = s['F_d']
+    F_p = s['F_p']
+    G_s = s['G_s']
+    H_k = s['H_k']
+    H_v = s['H_v']
+    K = s['K']
+    L_att = s['L_att']
+    L_chk = s['L_chk']
+    L_dn = s['L_dn']
+    L_loc = s['L_loc']
+    L_sc = s['L_sc']
+    L_ssm = s['L_ssm']
+    M_gib = s['M_gib']
+    N = s['N']
+    N_e = s['N_e']
+    N_s = s['N_s']
+    R = s['R']
+    T = s['T']
+    b = s['b']
+    c = s['c']
+    d = s['d']
+    d_in = s['d_in']
+    d_lk = s['d_lk']
+    d_lv = s['d_lv']
+    d_qk = s['d_qk']
+    d_rope = s['d_rope']
+    d_v = s['d_v']
+    h_g = s['h_g']
+    h_kv = s['h_kv']
+    i_m2 = s['i_m2']
+    i_mla = s['i_mla']
+    k = s['k']
+    k_dn = s['k_dn']
+    k_s = s['k_s']
+    k_sc = s['k_sc']
+    q_kv = s['q_kv']
+    q_w = s['q_w']
+    r_kv = s['r_kv']
+    u = s['u']
+    u_bw = s['u_bw']
+    w = s['w']
     _t0 = H_v*d_lv
     return {
         'weights': N*q_w,
         'kv_cache_per_token': L_att*q_kv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)),
-        'kv_cache': b*q_kv*(K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))/(h_kv*(1 - i_mla) + i_mla) + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))),
-        'state_cache': b*q_kv*(L_dn*(_t0*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t0)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))),
-        'total': N*q_w + b*q_kv*(K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))/(h_kv*(1 - i_mla) + i_mla) + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))),
+        'kv_cache': b*q_kv*(
+            K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+            )/(h_kv*(1 - i_mla) + i_mla)
+            + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+            + L_sc*d*(k_sc - 1)
+            + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+        ),
+        'state_cache': b*q_kv*(
+            L_dn*(_t0*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t0))
+            + L_sc*d*(k_sc - 1)
+            + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+        ),
+        'total': (
+            N*q_w
+            + b*q_kv*(
+                K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                    L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                )/(h_kv*(1 - i_mla) + i_mla)
+                + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                + L_sc*d*(k_sc - 1)
+                + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+            )
+        ),
         'gpu': 1073741824*K*M_gib,
-        'batch_room': (1073741824*K*M_gib - N*q_w)/(q_kv*(K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))/(h_kv*(1 - i_mla) + i_mla) + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in)))),
+        'batch_room': (1073741824*K*M_gib - N*q_w)/(
+            q_kv*(
+                K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                    L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                )/(h_kv*(1 - i_mla) + i_mla)
+                + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                + L_sc*d*(k_sc - 1)
+                + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+            )
+        ),
         'prefill_flops': F_p*T*b,
         'prefill_compute_seconds': F_p*T*b/(K*R*u),
-        'prefill_memory_seconds': (1/1000000000)*(N*q_w + b*q_kv*(K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))/(h_kv*(1 - i_mla) + i_mla) + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))))/(BW*K*u_bw),
-        'prefill_seconds': _maximum(F_p*T*b/(K*R*u), (1/1000000000)*(N*q_w + b*q_kv*(K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))/(h_kv*(1 - i_mla) + i_mla) + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))))/(BW*K*u_bw)),
+        'prefill_memory_seconds': (1/1000000000)*(
+            N*q_w
+            + b*q_kv*(
+                K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                    L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                )/(h_kv*(1 - i_mla) + i_mla)
+                + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                + L_sc*d*(k_sc - 1)
+                + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+            )
+        )/(BW*K*u_bw),
+        'prefill_seconds': _maximum(
+            F_p*T*b/(K*R*u),
+            (1/1000000000)*(
+                N*q_w
+                + b*q_kv*(
+                    K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    )/(h_kv*(1 - i_mla) + i_mla)
+                    + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                    + L_sc*d*(k_sc - 1)
+                    + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                )
+            )/(BW*K*u_bw)
+        ),
         'decode_weights_read': q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))),
         'decode_compute_seconds': F_d*b/(K*R*u),
-        'decode_memory_seconds': (1/1000000000)*(b*q_kv*(K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))/(h_kv*(1 - i_mla) + i_mla) + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw),
-        'decode_weights_seconds': (1/1000000000)*q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))/(BW*K*u_bw),
-        'decode_seconds': _maximum(F_d*b/(K*R*u), (1/1000000000)*(b*q_kv*(K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))/(h_kv*(1 - i_mla) + i_mla) + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw)),
-        'tokens_per_second': b/_maximum(F_d*b/(K*R*u), (1/1000000000)*(b*q_kv*(K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc))/(h_kv*(1 - i_mla) + i_mla) + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv)) + L_sc*d*(k_sc - 1) + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))) + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))))/(BW*K*u_bw)),
+        'decode_memory_seconds': (1/1000000000)*(
+            b*q_kv*(
+                K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                    L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                )/(h_kv*(1 - i_mla) + i_mla)
+                + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                + L_sc*d*(k_sc - 1)
+                + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+            )
+            + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))
+        )/(BW*K*u_bw),
+        'decode_weights_seconds': (1/1000000000)*q_w*(
+            N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))
+        )/(BW*K*u_bw),
+        'decode_seconds': _maximum(
+            F_d*b/(K*R*u),
+            (1/1000000000)*(
+                b*q_kv*(
+                    K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    )/(h_kv*(1 - i_mla) + i_mla)
+                    + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                    + L_sc*d*(k_sc - 1)
+                    + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                )
+                + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))
+            )/(BW*K*u_bw)
+        ),
+        'tokens_per_second': b/_maximum(
+            F_d*b/(K*R*u),
+            (1/1000000000)*(
+                b*q_kv*(
+                    K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    )/(h_kv*(1 - i_mla) + i_mla)
+                    + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                    + L_sc*d*(k_sc - 1)
+                    + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                )
+                + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))
+            )/(BW*K*u_bw)
+        ),
     }
 
 
 def scaling_budget(s):
-    K, R, t_days, u = s['K'], s['R'], s['t_days'], s['u']
+    K = s['K']
+    R = s['R']
+    t_days = s['t_days']
+    u = s['u']
     return {
         'flops': 86400*K*R*t_days*u,
     }
 
 
 def scaling_rule(s):
-    C, rho = s['C'], s['rho']
+    C = s['C']
+    rho = s['rho']
     return {
         'params': (1/6)*6**(1/2)*C**(1/2)/rho**(1/2),
         'tokens': (1/6)*6**(1/2)*C**(1/2)*rho**(1/2),
@@ -656,37 +3554,56 @@ def scaling_rule(s):
 
 
 def scaling_fit(s):
-    A_fit, B_fit, C, alpha, beta = s['A_fit'], s['B_fit'], s['C'], s['alpha'], s['beta']
+    A_fit = s['A_fit']
+    B_fit = s['B_fit']
+    C = s['C']
+    alpha = s['alpha']
+    beta = s['beta']
     return {
-        'params': ((1/6)*C)**(beta/(alpha + beta))*(A_fit*alpha/(B_fit*beta))**((alpha + beta)**(-1)),
-        'tokens': ((1/6)*C)**(alpha/(alpha + beta))*(A_fit*alpha/(B_fit*beta))**(-1/(alpha + beta)),
-        'tokens_per_parameter': ((1/6)*C)**(alpha/(alpha + beta))*((1/6)*C)**(-beta/(alpha + beta))*(A_fit*alpha/(B_fit*beta))**(-2/(alpha + beta)),
+        'params': ((1/6)*C)**(beta/(alpha + beta))*(
+            A_fit*alpha/(B_fit*beta)
+        )**((alpha + beta)**(-1)),
+        'tokens': ((1/6)*C)**(alpha/(alpha + beta))*(
+            A_fit*alpha/(B_fit*beta)
+        )**(-1/(alpha + beta)),
+        'tokens_per_parameter': ((1/6)*C)**(
+            alpha/(alpha + beta)
+        )*((1/6)*C)**(-beta/(alpha + beta))*(A_fit*alpha/(B_fit*beta))**(-2/(alpha + beta)),
     }
 
 
 def scaling_loss(s):
-    A_fit, B_fit, D, E_irr, N, alpha, beta = s['A_fit'], s['B_fit'], s['D'], s['E_irr'], s['N'], s['alpha'], s['beta']
+    A_fit = s['A_fit']
+    B_fit = s['B_fit']
+    D = s['D']
+    E_irr = s['E_irr']
+    N = s['N']
+    alpha = s['alpha']
+    beta = s['beta']
     return {
         'loss': A_fit*N**(-alpha) + B_fit*D**(-beta) + E_irr,
     }
 
 
 def scaling_layers(s):
-    N, r = s['N'], s['r']
+    N = s['N']
+    r = s['r']
     return {
         'layers': (1/6)*18**(1/3)*N**(1/3)/r**(2/3),
     }
 
 
 def scaling_width(s):
-    L, N = s['L'], s['N']
+    L = s['L']
+    N = s['N']
     return {
         'width': (1/6)*3**(1/2)*N**(1/2)/L**(1/2),
     }
 
 
 def scaling_shape_params(s):
-    L, d = s['L'], s['d']
+    L = s['L']
+    d = s['d']
     return {
         'params': 12*L*d**2,
     }

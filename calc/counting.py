@@ -38,6 +38,8 @@ GIB = 2**30
 BITS_PER_BYTE = 8
 SECONDS_PER_HOUR = 3600
 HOURS_PER_DAY = 24
+MILLION = 10**6  # cost per million tokens
+MILLISECOND = 1e-3
 
 # The MFU assumed when none is given or measured, always labelled as a default: large dense runs
 # report 38-46 % (PaLM 540B 46.2 %, Chowdhery et al. 2022 Table 3; Llama 3 405B 38-43 % BF16 MFU,
@@ -205,3 +207,17 @@ def qlora_sentence(label: str, dtype: str, double_quant: bool, bytes_per_weight:
             f"{BITS_PER_BYTE * bytes_per_weight:.6g} bits per weight ({source}); embeddings, "
             f"LM head, norms and biases stay at the training dtype; a dequantised matrix is a "
             f"transient buffer, not counted.")
+
+
+def goodput_sentence(goodput: float) -> str:
+    """What the GPU-hours from a predicted step assume of the time that trains."""
+    published = ("Published: Llama 3 405B above 90 % effective training time over a 54-day "
+                 "snapshot with 466 job interruptions (Dubey et al. 2024 §3.3.4).")
+    if goodput == 1:
+        return (f"Goodput 1 (the ideal): GPU-hours and days count only the predicted steps; "
+                f"failures, restarts, checkpointing and evaluation would add to them "
+                f"(--goodput). {published}")
+    return (f"Goodput {goodput:g}: GPU-hours and days are the predicted steps' divided by "
+            f"{goodput:g}, the share of wall-clock time that trains (given); the ideal figure "
+            f"is beside them. {published}")
+

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from calc import _compiled
 from calc.counting import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
 from calc.spec import ModelSpec
-from calc.spec.finetune import LORA_TARGETS, FineTune, resolve_targets
+from calc.spec.base import per_instance
+from calc.spec.finetune import LORA_TARGETS, LOSS_BYTES, FineTune, resolve_targets
 from calc.spec.gemm_precision import GEMM_PRECISIONS
 from calc.spec.precision import BYTES_PER_ELEMENT
 
@@ -55,12 +57,14 @@ def _mixer_values(spec: ModelSpec) -> dict[str, int]:
     }
 
 
-def symbol_values(spec: ModelSpec) -> dict[str, int]:
-    """The value of every architecture symbol (calc.symbols) for `spec`."""
+@per_instance
+def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
+    """The value of every architecture symbol (calc.symbols) for `spec`: computed once per spec
+    and kept with it (calc.spec.base.per_instance), so read-only."""
     att, ffn, moe, norm = spec.attention, spec.ffn, spec.moe, spec.norm
     mla = att.mla
     qk_weights = att.qk_norm_weights
-    return {
+    return MappingProxyType({
         "V": spec.vocab_size, "d": spec.d_model, "L": spec.n_layers,
         "h": att.n_heads, "h_kv": spec.n_kv_heads,
         "d_qk": spec.head_dim_qk, "d_v": spec.head_dim_v, "d_ff": ffn.d_ff if ffn else 0,
@@ -90,7 +94,7 @@ def symbol_values(spec: ModelSpec) -> dict[str, int]:
         "b_qkv": int(att.qkv_bias), "b_o": int(att.out_bias), "b_ff": int(bool(ffn and ffn.bias)),
         "b_norm": int(norm.has_bias), "b_lm": int(spec.lm_head_bias),
         "b_router": int(bool(moe and moe.router_bias)),
-    }
+    })
 
 
 @dataclass(frozen=True)
@@ -126,12 +130,14 @@ def stage_values(spec: ModelSpec, tp: int, pp: int,
             "h_t": -(-spec.n_kv_heads // tp)}
 
 
-def layout_values(spec: ModelSpec, layout: Layout) -> dict[str, int]:
+def layout_values(spec: ModelSpec, layout: Layout) -> dict[str, int | float]:
     """The layout's symbols (calc.formulas.memory): the most loaded GPU's share of `spec`
     (stage_values), the micro-batch and sequence, the parallel degrees and the 0/1 indicators
-    of ZeRO's stages, the pipeline, sequence parallelism, dropout and what attention stores."""
+    of ZeRO's stages, the pipeline, sequence parallelism, dropout and what attention stores,
+    and its framework's buffers (buffer_values)."""
+    stage = stage_values(spec, layout.tp, layout.pp, layout.split_embedding_loss)
     return {
-        **stage_values(spec, layout.tp, layout.pp, layout.split_embedding_loss),
+        **stage, **buffer_values(layout, stage["L_s"]),
         "T": layout.seq_len, "b": layout.micro_batch,
         "n_tp": layout.tp, "n_pp": layout.pp, "n_dp": layout.dp, "n_cp": layout.cp,
         "n_ep": layout.ep, "n_vp": layout.vpp, "i_vp": int(layout.vpp > 1),
@@ -142,6 +148,20 @@ def layout_values(spec: ModelSpec, layout: Layout) -> dict[str, int]:
         "i_scores": int(not layout.flash_attention and layout.recompute == "none"),
         "i_full": int(layout.recompute == "full"),
     }
+
+
+def buffer_values(layout: Layout, stage_layers: int) -> dict[str, int | float]:
+    """The symbols of the transient buffers layout.framework allocates (calc.spec.memory.STACKS,
+    calc.formulas.memory.BUFFERS): its gradient bucket, the layers ZeRO-3/FSDP gathers at once
+    (the whole stage of `stage_layers` where the stack keeps a pipeline stage gathered), its
+    prefetch and the bytes of a gathered layer's gradient."""
+    from calc.spec.memory import STACKS
+
+    stack = STACKS[layout.framework]
+    gathered = (stage_layers if stack.gathered_stage and layout.pp > 1
+                else stack.gathered_layers)
+    return {"B_bk": stack.bucket_elements, "u_g": gathered, "P_pf": stack.prefetch_elements,
+            "q_rg": stack.reduce_bytes}
 
 
 def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: float = 0,
@@ -174,8 +194,17 @@ def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: floa
 
 
 def count_params(spec: ModelSpec, symbols: Mapping[str, int] | None = None) -> ParamCounts:
-    """`symbols`: symbol_values(spec) when the caller has it already (calc.estimate)."""
-    s = symbol_values(spec) if symbols is None else symbols
+    """The exact parameter counts of `spec`: computed once per spec and kept with it (read-only);
+    `symbols` in place of symbol_values(spec) counts those instead, and keeps nothing."""
+    return _param_counts(spec) if symbols is None else _counted(symbols)
+
+
+@per_instance
+def _param_counts(spec: ModelSpec) -> ParamCounts:
+    return _counted(symbol_values(spec))
+
+
+def _counted(s: Mapping[str, int]) -> ParamCounts:
     summary = _compiled.params_summary(s)
     return ParamCounts(
         per_layer=_compiled.params_per_layer(s),
@@ -301,6 +330,7 @@ def finetune_values(finetune: FineTune, targets: tuple[str, ...],
         "i_keep_down": kept("down"), "i_keep_exp": kept("experts"),
         "i_keep_mix": kept(*MIXER_INPUT_TARGETS),
         "i_keep_head": int(not frozen),
+        "q_L": LOSS_BYTES[finetune.loss],
     }
 
 

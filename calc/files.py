@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -75,6 +74,8 @@ def write_atomic(path: str | Path, content: str | bytes | Callable[[Path], None]
     """Write `content` (text, bytes, or a function that writes a given path) to a temporary
     file beside `path`, then rename it over `path`: readers see the old file or the new one,
     never half of one. Returns `path`."""
+    import tempfile  # only when writing: it imports shutil and random, which reading never needs
+
     path = Path(path)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
                                          suffix=path.suffix)

@@ -48,6 +48,7 @@ def _short(value: float) -> str:
 # days: the compute-budget questions of calc.optimal.
 RANGES: dict[str, Range] = {
     "tokens": Range(1, 1e18, example="2e12 or 2T"),
+    "epochs": Range(0, 1e6, open_low=True, example="3 (passes over the dataset)"),
     "mfu": Range(1e-3, 1, example="0.4 (a fraction of the dense peak)"),
     "mbu": Range(1e-3, 1, example="0.8 (a fraction of the memory bandwidth)"),
     "flops": Range(1, 1e40, example="5.76e23"),
@@ -60,6 +61,12 @@ RANGES: dict[str, Range] = {
     "host_memory_gib": Range(0, 1 << 24, open_low=True, example="2048"),
     # a node's NVMe drives together (ZeRO-Infinity), GB/s
     "nvme_gb_s": Range(0, 1e5, open_low=True, example="10 (four PCIe Gen4 drives read)"),
+    # serving (calc.infer): requests a second, latency targets, shares of a prompt or a length
+    "request_rate": Range(0, 1e7, open_low=True, example="10 (requests a second)"),
+    "latency_ms": Range(0, 1e7, open_low=True, example="50 (milliseconds)"),
+    "share": Range(0, 0.99, example="0.2 (a fraction)"),
+    # memory a GPU keeps beside what a run allocates (CUDA context, NCCL, fragmentation), GiB
+    "memory_margin": Range(0, 1 << 20, example="4 (GiB)"),
 }
 
 

@@ -9,10 +9,10 @@ or JSON holding either the spec's fields at top level or a preset's layout (`[sp
 
 from __future__ import annotations
 
+import importlib
 import os
 import tomllib
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -21,7 +21,9 @@ from pydantic import Field, ValidationError
 from calc.errors import CalcError, UnknownNameError, one_line
 from calc.files import read_mapping
 from calc.spec import GPU, Dtype, ModelSpec, StorageDtype, System
+from calc.spec.base import per_instance
 from calc.spec.model import Frozen
+from calc.spec.trusted import trusted
 
 if TYPE_CHECKING:  # the published-run schemas load with the runs, not with every preset
     from calc.spec.finetune_runs import PublishedFinetune
@@ -93,11 +95,14 @@ class Preset(Frozen):
         None, description="the dtype whose peak runs those weights' matmuls (dequantized: bf16)")
 
 
+@cache
 def _data_dir() -> Path:
-    """presets/, installed as the package calc.preset_data; in a source checkout that was never
-    installed (`python -m calc` run from the repository root), the folder itself."""
+    """presets/, installed as the package calc.preset_data (a folder of data files: the package
+    is its one path; importlib.resources would import zipfile and tempfile to say so); in a
+    source checkout that was never installed (`python -m calc` run from the repository root),
+    the folder itself."""
     try:
-        return Path(str(resources.files(DATA_PACKAGE)))
+        return Path(next(iter(importlib.import_module(DATA_PACKAGE).__path__)))
     except ModuleNotFoundError:
         return Path(__file__).resolve().parents[1] / "presets"
 
@@ -112,7 +117,10 @@ def list_presets() -> list[str]:
     return list(_model_files())
 
 
-def _preset_from_mapping(name: str, data: dict[str, Any], where: str) -> Preset:
+def _preset_from_mapping(name: str, data: dict[str, Any], where: str,
+                         shipped: bool = False) -> Preset:
+    """The preset a preset file or a spec file holds; one calc ships (`shipped`, validated by
+    the test suite) is built without validating it again (calc.spec.trusted)."""
     if "spec" not in data:  # a bare spec file: its fields at top level
         data = {"title": name, "source": where, "spec": data}
     spec_data = data.get("spec")
@@ -120,14 +128,13 @@ def _preset_from_mapping(name: str, data: dict[str, Any], where: str) -> Preset:
         raise CalcError(f"{where}: 'spec' must be a table of spec fields")
     published = data.get("published", {})
     try:
-        return Preset(
-            name=name,
-            title=data.get("title", name),
-            source=data.get("source", where),
-            spec=ModelSpec.model_validate({"name": name, **spec_data}),
-            published_params=published.get("params"),
-            training=published.get("training"),
-        )
+        fields = {"name": name, "title": data.get("title", name),
+                  "source": data.get("source", where), "spec": {"name": name, **spec_data},
+                  "published_params": published.get("params"),
+                  "training": published.get("training")}
+        if shipped:
+            return trusted(Preset, fields)
+        return Preset(**{**fields, "spec": ModelSpec.model_validate(fields["spec"])})
     except ValidationError as error:
         raise CalcError(one_line(error, where)) from None
     except AttributeError:
@@ -149,7 +156,51 @@ def load_preset(name: str) -> Preset:
     name = _preset_name(name)
     if name not in files:
         raise UnknownNameError("model", name, files, "python -m calc list")
-    return _preset_from_mapping(name, read_mapping(files[name]), f"preset {name}")
+    return _preset_from_mapping(name, read_mapping(files[name]), f"preset {name}", shipped=True)
+
+
+@cache
+def _sources() -> dict[str, str]:
+    """{preset: its model source, lower case}, read from the TOML text alone (no spec built:
+    a Hub id maps to its preset at start-up speed)."""
+    found = {}
+    for name, path in _model_files().items():
+        top = tomllib.loads(path.read_text(encoding="utf-8"))
+        found[name] = str(top.get("source", "")).lower()
+    return found
+
+
+def preset_for_hub_id(model_id: str) -> str | None:
+    """The preset whose source cites the Hugging Face checkpoint `model_id`'s config.json
+    ('org/name config.json'), or one citing the same name under another organisation (a
+    mirror such as NousResearch's); None when no preset does."""
+    wanted = model_id.strip().lower()
+    name = wanted.rpartition("/")[2]
+    mirror = None
+    for preset, source in _sources().items():
+        if f"{wanted} config.json" in source:
+            return preset
+        if mirror is None and f"/{name} config.json" in source:
+            mirror = preset
+    return mirror
+
+
+def preset_for_shape(layers: int, d_model: int, heads: int, kv_heads: int | None = None,
+                     experts: int | None = None) -> str | None:
+    """The one preset with this shape (layers, width, heads, and KV heads and routed experts
+    where given), or None when none or several match (a trainer file that names no checkpoint
+    is matched by what it builds)."""
+    found = []
+    for name in list_presets():
+        spec = load_preset(name).spec
+        if (spec.n_layers, spec.d_model, spec.attention.n_heads) != (layers, d_model, heads):
+            continue
+        if kv_heads is not None and spec.attention.n_kv_heads != kv_heads:
+            continue
+        if experts is not None and (spec.moe.n_experts if spec.moe else 0) != experts:
+            continue
+        found.append(name)
+    return found[0] if len(found) == 1 else None
 
 
 def _is_hf_config(data: dict[str, Any]) -> bool:
@@ -167,12 +218,21 @@ def _storage(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _preset_from_hf_config(path: Path, data: dict[str, Any]) -> Preset:
-    from calc.hf import default_name, read_hf  # only when such a file is given
+    from calc.hf import default_name  # only when such a file is given
 
-    name = default_name(path)
-    read = read_hf(data, name=name, where=f"config file {str(path)!r}")
+    return preset_from_data(data, default_name(path), f"config file {str(path)!r}", str(path))
+
+
+def preset_from_data(data: dict[str, Any], name: str, where: str, source: str) -> Preset:
+    """The preset of a mapping already read (calc.web's pasted text): a Hugging Face
+    config.json's or a spec file's; `where` names it in errors, `source` in the report."""
+    if not _is_hf_config(data):
+        return _preset_from_mapping(name, data, where)
+    from calc.hf import read_hf  # only when a config.json is given
+
+    read = read_hf(data, name=name, where=where)
     title = f"Hugging Face config.json, model_type {data['model_type']}"
-    return Preset(name=name, title=title, source=str(path), spec=read.spec, notes=read.notes,
+    return Preset(name=name, title=title, source=source, spec=read.spec, notes=read.notes,
                   **_storage(data))
 
 
@@ -194,8 +254,15 @@ def resolve(model: str | os.PathLike[str] | ModelSpec | Preset) -> Preset:
     if isinstance(model, Preset):
         return model
     if isinstance(model, ModelSpec):
-        return Preset(name=model.name, title=model.name, source="custom spec", spec=model)
+        return _custom(model)
     return load_model(model)  # which refuses what is not a name or a path
+
+
+@per_instance
+def _custom(spec: ModelSpec) -> Preset:
+    """A spec as a Preset, kept with the spec; not validated again (it was when it was built)."""
+    return Preset.model_construct(name=spec.name, title=spec.name, source="custom spec",
+                                  spec=spec)
 
 
 def sequence_length(spec: ModelSpec, seq_len: int | None, flag: str = "--seq-len") -> int:
@@ -224,19 +291,25 @@ def context_note(spec: ModelSpec, t: int, what: str = "T") -> str | None:
 def load_model(model: str) -> Preset:
     """A preset by name, a spec file (TOML or JSON), a Hugging Face config.json by path, or a
     Hugging Face Hub model id (org/name, calc.hf.hub)."""
-    if isinstance(model, os.PathLike):
+    if not isinstance(model, str) and isinstance(model, os.PathLike):
         model = os.fspath(model)
     if not isinstance(model, str) or not model.strip():
         raise CalcError(f"model={model!r}: expected a preset name (python -m calc list), a spec "
                         f"or config.json path, a ModelSpec or a Preset")
+    if _preset_name(model) in _model_files() and not os.path.exists(model):
+        return load_preset(model)
     path = Path(model)
     looks_like_path = path.suffix.lower() in (".toml", ".json") or "/" in model or "\\" in model
-    if _preset_name(model) in _model_files() and not path.exists():
-        return load_preset(model)
     from calc.hf.hub import is_hub_id  # no huggingface_hub import: a name check
 
     if is_hub_id(model):
-        return _preset_from_hub(model)
+        known = preset_for_hub_id(model)  # a preset holds this checkpoint's config: offline
+        if known is None:
+            return _preset_from_hub(model)
+        preset = load_preset(known)
+        return preset.model_copy(update={"notes": (
+            *preset.notes, f"{model}: the preset {known} cites this checkpoint's config.json "
+                           f"(read without the Hub).")})
     if path.exists() or looks_like_path:
         data = read_mapping(path)
         if _is_hf_config(data):
@@ -263,7 +336,7 @@ def load_unreproduced() -> tuple[UnreproducedRun, ...]:
 @cache
 def load_gpus() -> dict[str, GPU]:
     data = tomllib.loads((_data_dir() / "gpus.toml").read_text(encoding="utf-8"))
-    return {name: GPU.model_validate({"name": name, **entry}) for name, entry in data.items()}
+    return {name: trusted(GPU, {"name": name, **entry}) for name, entry in data.items()}
 
 
 def gpu_for_device(device_name: str) -> GPU | None:
@@ -276,10 +349,29 @@ def gpu_for_device(device_name: str) -> GPU | None:
                default=None)
 
 
+def gpu_from_file(path: str) -> GPU:
+    """A user's GPU described in a TOML file in the catalogue's schema (presets/gpus.toml's
+    fields, one GPU, no table header); its name is the file's stem. One line naming the file
+    and the field otherwise."""
+    file = Path(path)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise CalcError(f"gpu={path}: cannot read the file ({error.strerror})") from None
+    except tomllib.TOMLDecodeError as error:
+        raise CalcError(f"gpu={path}: not valid TOML ({error})") from None
+    try:
+        return GPU.model_validate({"name": file.stem, **data})
+    except ValidationError as error:
+        raise CalcError(one_line(error, f"gpu={path}")) from None
+
+
 def get_gpu(name: str) -> GPU:
     gpus = load_gpus()
     if not isinstance(name, str):
         raise CalcError(f"gpu={name!r}: expected a GPU catalogue name (python -m calc gpus)")
+    if name.endswith(".toml"):
+        return gpu_from_file(name)
     key = name.lower()
     if key not in gpus:
         raise UnknownNameError("GPU", name, gpus, "python -m calc gpus")

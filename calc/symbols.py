@@ -187,6 +187,14 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "recomputation)", "memory"),
     SymbolInfo("i_full", r"\mathbb{1}_{full}", "full activation recomputation", "memory"),
     SymbolInfo("M_gib", "M", "memory of one GPU in GiB (2^30 bytes)", "memory"),
+    # the framework's transient buffers (calc.spec.memory.STACKS)
+    SymbolInfo("B_bk", "B_{bk}", "elements of a gradient bucket outside the gradients", "memory"),
+    SymbolInfo("u_g", "u_{g}", "layers whose 16-bit weights ZeRO-3/FSDP gathers at once",
+               "memory"),
+    SymbolInfo("P_pf", "P_{pf}", "parameters ZeRO-3 prefetches beyond the gathered layers",
+               "memory"),
+    SymbolInfo("q_rg", "q_{rg}", "bytes per element of a gathered layer's unsharded gradient",
+               "memory"),
     # fine-tuning: low-rank adapters on a frozen base (Hu et al. 2021, LoRA; Dettmers et al.
     # 2023, QLoRA); the i_keep_* indicators are 1 in full training
     SymbolInfo("r_a", "r", "LoRA rank of every adapter", "finetune"),
@@ -232,6 +240,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "short-convolution in_proj is stored", "finetune"),
     SymbolInfo("i_keep_head", r"\mathbb{1}_{x\,head}", "the LM head's input is stored",
                "finetune"),
+    SymbolInfo("q_L", "q_L", "bytes per logit held at the loss's peak (calc.spec.finetune."
+               "LOSS_BYTES)", "finetune"),
     # offload (Ren et al. 2021, ZeRO-Offload; Rajbhandari et al. 2021, ZeRO-Infinity)
     SymbolInfo("i_off_o", r"\mathbb{1}_{off\,opt}", "optimizer side offloaded to CPU or NVMe",
                "memory"),
@@ -311,9 +321,11 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
     "a_in_proj_qkvz", "a_in_proj_ba"))
 H, c_h, W_gpu, PUE, I_grid = (SYMBOLS[n] for n in ("H", "c_h", "W_gpu", "PUE", "I_grid"))
 i_off_o, i_off_p = SYMBOLS["i_off_o"], SYMBOLS["i_off_p"]
+q_L = SYMBOLS["q_L"]
 q_l, q_8, F_8, R_8 = (SYMBOLS[n] for n in ("q_l", "q_8", "F_8", "R_8"))
 n_cp, n_ep, n_vp, i_vp = (SYMBOLS[n] for n in ("n_cp", "n_ep", "n_vp", "i_vp"))
 L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
+B_bk, u_g, P_pf, q_rg = (SYMBOLS[n] for n in ("B_bk", "u_g", "P_pf", "q_rg"))
 L_s_att, L_s_dense, L_s_ssm, L_s_dn, L_s_sc = (SYMBOLS[n] for n in (
     "L_s_att", "L_s_dense", "L_s_ssm", "L_s_dn", "L_s_sc"))
 BW, u_bw, F_p, F_d, h_g = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d", "h_g"))

@@ -21,7 +21,8 @@ from calc.counting import GIB, GIGA, TERA
 from calc.errors import CalcError
 
 FORMATS = ("text", "markdown", "json", "csv", "latex", "html")
-# Text output: the width when stdout is not a terminal, and how prose columns wrap.
+# Text output: the width when stdout is not a terminal, how prose columns wrap at that width,
+# and the narrowest a prose column gets.
 TEXT_WIDTH, WRAP, MIN_WRAP = 100, 60, 16
 _TABULATE = {"markdown": "github", "latex": "latex_raw", "html": "html"}  # text: simple_table
 _LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}",
@@ -208,8 +209,9 @@ def _csv_table(table: Table) -> str:
 
 
 def text_width() -> int:
-    """Columns text output may take: the terminal's when stdout is one, else TEXT_WIDTH (so
-    files, pipes, notebooks and the generated docs do not depend on a window's size)."""
+    """Columns text output may take: the terminal's when stdout is one (COLUMNS when set, as
+    shutil reads it), else TEXT_WIDTH (so files, pipes, notebooks and the generated docs do not
+    depend on a window's size)."""
     if sys.stdout is not None and sys.stdout.isatty():
         return max(40, shutil.get_terminal_size((TEXT_WIDTH, 24)).columns)
     return TEXT_WIDTH
@@ -222,13 +224,15 @@ def _wrap(text: str, width: int) -> str:
 
 
 def _fitted(rows: list[list[str]], headers: list[str], table: Table, width: int) -> str:
-    """The text table, fitted to `width` as far as wrapping goes: prose columns wrap at 60,
-    headers to their column's cells, then the widest prose column narrows, again and again
-    (row names to no less than 32, others to 16). Numbers never wrap."""
+    """The text table, fitted to `width` as far as wrapping goes: prose columns wrap at 60 on
+    a page of 100 columns and take every column a wider terminal adds, headers wrap to their
+    column's cells, then the widest prose column narrows, again and again (row names to no less
+    than 32, others to 16). Numbers never wrap."""
     prose = [i for i, c in enumerate(table.columns) if c.kind == "text"]
     cells = [max([len(line) for row in rows for line in row[i].splitlines()] + [MIN_WRAP])
              for i in range(len(headers))]
-    limits = {i: min(cells[i], WRAP) if i else cells[i] for i in prose}
+    wrap = WRAP + max(0, width - TEXT_WIDTH)
+    limits = {i: min(cells[i], wrap) if i else cells[i] for i in prose}
     floor = {i: 2 * MIN_WRAP if i == 0 else MIN_WRAP for i in prose}
 
     def draw(heads: list[str]) -> str:
@@ -242,7 +246,7 @@ def _fitted(rows: list[list[str]], headers: list[str], table: Table, width: int)
     body = draw(headers)
     if not too_wide(body):
         return body
-    heads = [_wrap(h, min(cells[i], WRAP)) for i, h in enumerate(headers)]
+    heads = [_wrap(h, min(cells[i], wrap)) for i, h in enumerate(headers)]
     body = draw(heads)
     while too_wide(body):
         narrowable = [i for i in limits if limits[i] > floor[i]]
@@ -306,26 +310,21 @@ def _align(table: Table) -> list[str]:
 def render_tables(title: str, tables: list[Table], notes: list[str], fmt: str,
                   only: str | None = None) -> str:
     """One document in `fmt` (not json): a title, the tables, then the notes; with `only` (a
-    table_key), that table alone (csv: its header and rows)."""
+    table_key), that table alone under its own title (csv: its header and rows)."""
     if only is not None:
         chosen = select(tables, only)
         if fmt == "csv":
             return _csv_table(chosen)
-        title, tables = chosen.title, [chosen]
+        tables = [chosen]
     if fmt == "csv":
         return _csv(tables, notes)
     width = text_width()
     parts: list[str] = []
     heading = {"text": "{}", "markdown": "### {}", "latex": "% {}",
                "html": "<h3>{}</h3>"}[fmt]
-    if fmt == "markdown":
-        parts.append(f"## {title}")
-    elif fmt == "html":
-        parts.append(f"<h2>{_html_escape(title)}</h2>")
-    elif fmt == "latex":
-        parts.append(f"% {_latex_text(title)}")
-    else:
-        parts.append(title)
+    if only is None:  # one table: its own title is the document's
+        parts.append({"markdown": f"## {title}", "html": f"<h2>{_html_escape(title)}</h2>",
+                      "latex": f"% {_latex_text(title)}"}.get(fmt, title))
     for table in tables:
         name = _html_escape(table.title) if fmt == "html" else table.title
         name = _latex_text(name) if fmt == "latex" else name
@@ -360,7 +359,7 @@ def render_tables(title: str, tables: list[Table], notes: list[str], fmt: str,
         elif fmt == "markdown":
             parts.append("\n".join(f"- {n}" for n in notes))
         else:
-            wrapped = (textwrap.fill(n, min(width, TEXT_WIDTH), initial_indent="- ",
+            wrapped = (textwrap.fill(n, width, initial_indent="- ",
                                      subsequent_indent="  ") for n in notes)
             parts.append("Notes:\n" + "\n".join(wrapped))
     return "\n\n".join(parts) + "\n"

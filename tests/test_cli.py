@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import sys
 from pathlib import Path
 
 import pytest
@@ -125,6 +126,30 @@ def test_text_fits_the_terminal(cli, monkeypatch):
     assert max(len(line) for line in notes) <= 80
 
 
+@pytest.mark.parametrize("columns", [250, 160])
+def test_text_takes_the_columns_a_terminal_gives(cli, monkeypatch, columns):
+    """Issue 17: with COLUMNS=250 on a terminal, text stopped at ~124 columns (prose wrapped
+    at 60 and notes at 100 whatever the width); now a wider terminal widens them."""
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", str(columns))
+    lines = cli(*MAIN).out.splitlines()
+    assert 124 < max(map(len, lines)) <= columns
+    notes = lines[lines.index("Notes:") + 1:]
+    assert max(map(len, notes)) > 124  # a note is one line where it fits
+    assert any(line.endswith("N = all (active) parameters, embeddings included; attention "
+                             "ignored") for line in lines)  # a rule's "assumes", unwrapped
+
+
+@pytest.mark.parametrize("fmt, title", [("text", "Training"), ("markdown", "### Training"),
+                                         ("latex", "% Training"), ("html", "<h3>Training</h3>")])
+def test_one_table_has_its_title_once(cli, fmt, title):
+    """Issue 17: `--table training` printed the title twice (as the document's and the
+    table's)."""
+    lines = cli(*MAIN, "--table", "training", "--format", fmt).out.splitlines()
+    assert lines[0] == title and lines.count(title) == 1
+    assert any("GPU-hours" in line for line in lines)
+
+
 def test_list_and_gpus(cli):
     listing = cli("list")
     assert listing.code == 0
@@ -178,7 +203,7 @@ BAD = [
     (("infer", "llama2-7b", "--gpu", "h100", "--mfu", "2"), "--mfu"),
     (("--tokens", "2e12"), "MODEL"),
     (("llama2-7b", "--table", "nope"), "--table 'nope': this report's tables are parameters"),
-    (("memory", "llama2-7b", "--tp", "3"), "tp=3 must divide attention.n_heads=32"),
+    (("memory", "llama2-7b", "--tp", "3"), "tp=3 does not divide the 32 attention heads"),
     (("memory", "llama2-7b", "--no-such-flag"), "unrecognized arguments: --no-such-flag"),
     (("infer", "llama2-7b", "--gpu", "h100", "--context", "0"), "--context"),
     (("compare", "gpt2", "--groups", "shapes"), "groups: unknown 'shapes'"),

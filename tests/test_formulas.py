@@ -23,6 +23,40 @@ def test_compiled_module_is_fresh():
     assert codegen.TARGET.read_text() == codegen.source()
 
 
+def test_unevaluated_extrema_are_what_sympy_makes_of_them():
+    """A Max or Min built with evaluate=False (sympy cannot order its sides, and trying costs a
+    good part of a second at import) is exactly the one sympy's own evaluation gives."""
+    extrema = {m for group in GROUPS.values() for expr in group.values()
+               for m in expr.atoms(sympy.Max, sympy.Min)}
+    assert len(extrema) >= 3
+    for extremum in extrema:
+        assert type(extremum)(*extremum.args) == extremum, extremum
+
+
+def test_compiled_lines_are_the_one_line_forms():
+    """calc/_compiled.py breaks a long expression one term per line, inside brackets only, so
+    that its diffs can be read: each compiles to the very operations of its one-line form (the
+    same exact integer arithmetic, no slower), and every line fits in 100 columns."""
+
+    def code(source: str) -> tuple:
+        compiled = compile(source, "<compiled>", "exec")
+        return compiled.co_code, compiled.co_consts, compiled.co_names
+
+    broken = 0
+    for exprs in GROUPS.values():
+        terms, values = codegen.expressions(exprs)
+        for term, text in terms:
+            lines = codegen._lines(text, codegen.INDENT, f"{term} = ")
+            assert code("if s:\n" + "\n".join(lines)) == code(f"if s:\n    {term} = {text}")
+            broken += len(lines) > 1
+        for key, text in values.items():
+            lines = codegen._lines(text, 2 * codegen.INDENT, f"{key!r}: ", ",")
+            assert code("x = {\n" + "\n".join(lines) + "\n}") == code(f"x = {{{key!r}: {text}}}")
+            broken += len(lines) > 1
+    assert broken > 50  # the long ones were broken
+    assert max(map(len, codegen.TARGET.read_text().splitlines())) < 100
+
+
 @pytest.mark.parametrize("group", ["params_per_layer", "params_dense_ffn", "params_moe_ffn",
                                    "params_mamba", "params_deltanet", "params_short_conv",
                                    "params_components", "params_summary",
@@ -188,3 +222,45 @@ def test_layer_counts_equal_the_per_layer_definitions():
         attention = window_spec.attention.model_copy(update={"layer_pattern": pattern})
         spec = window_spec.model_copy(update={"n_layers": n, "attention": attention})
         assert spec.n_local_layers == spec.layer_kinds.count("local")
+
+
+@pytest.mark.parametrize("name", ["mixtral-8x7b", "deepseek-v3", "smollm3-3b"])
+def test_specialised_formulas_are_what_subs_makes(name):
+    """calc.reports.formulas puts a model's structure in with one memoised walk, the shared sums
+    factored and the shared terms printed once: the totals are those of expr.subs(structure)
+    (sympy's order, one symbol after another: Mixtral's L_dense = L − L_moe, then L_moe = L)
+    and factor_terms, and every formula's text and LaTeX are str's and latex's."""
+    from calc.reports.formulas import formulas_for, structure
+    from calc.symbols import LATEX_NAMES
+
+    spec = calc.load_preset(name).spec
+    subs = structure(spec)
+    special = formulas_for(spec)
+    for key in ("total", "active"):
+        made = sympy.factor_terms(sympy.expand(params.SUMMARY[key].subs(subs)))
+        assert special[f"params {key}"] == made, key
+    formulas = calc.model_formulas(spec)
+    for key, expr in special.items():
+        assert formulas[key].text == str(expr)
+        assert formulas[key].latex == sympy.latex(expr, symbol_names=LATEX_NAMES)
+
+
+def test_memory_formulas_are_what_factor_terms_makes():
+    """The memory formulas of one model, made with the shared sums factored once, against
+    factor_terms on each formula on its own; their text and LaTeX against str and latex."""
+    from calc.formulas import COMMAND_GROUPS
+    from calc.reports.formulas import _at_once, _put_in, command_formulas, structure
+    from calc.symbols import LATEX_NAMES
+
+    spec = calc.load_preset("mixtral-8x7b").spec
+    shown = command_formulas("memory", spec)
+    subs, made = _at_once(structure(spec)), {}
+    for group in COMMAND_GROUPS["memory"]:
+        for key, expr in GROUPS[group].items():
+            alone = sympy.factor_terms(expr.xreplace(subs))
+            assert _put_in(expr, subs, made) == expr.xreplace(subs)
+            if alone != 0:
+                formula = shown[f"{group} {key}"]
+                assert formula.expr == alone, key
+                assert formula.text == str(alone)
+                assert formula.latex == sympy.latex(alone, symbol_names=LATEX_NAMES)

@@ -320,6 +320,7 @@ UNEXPORTABLE = {
     "gopher-280b": "arcee, cannot hold position.kind='relative'",
     "chinchilla-70b": "arcee, cannot hold position.kind='relative'",
     "glm-130b": "stablelm, cannot hold attention.out_bias=True",  # post-LN GeGLU with biases
+    "megascale-175b-ptb": "gpt2, cannot hold parallel_block=True",  # MegaScale's PTB block
 }
 
 

@@ -26,6 +26,7 @@ from tests.hf_released import CONFIGS  # noqa: E402
 COMMIT = "0e9e39f249a16976918f6564b8830bc894c89659"  # any 40-hex commit id
 # The published count the fixture's index carries, as save_pretrained writes it.
 INDEX_TOTAL = 8_030_261_248
+FORK = "someone/llama-3.1-8b-fork"  # the Llama 3.1 8B config.json under an id no preset cites
 
 
 def _cache(root, repo_id: str, files: dict[str, str]):
@@ -44,8 +45,8 @@ def hub_cache(tmp_path, monkeypatch):
     llama = (CONFIGS / "llama-3.1-8b.json").read_text()
     index = json.dumps({"metadata": {"total_parameters": INDEX_TOTAL, "total_size": 16e9},
                         "weight_map": {}})
-    _cache(root, "meta-llama/Llama-3.1-8B", {"config.json": llama,
-                                              "model.safetensors.index.json": index})
+    # a repo no preset cites (meta-llama/Llama-3.1-8B itself maps to the preset llama3.1-8b)
+    _cache(root, FORK, {"config.json": llama, "model.safetensors.index.json": index})
     _cache(root, "Qwen/Qwen3-4B", {"config.json": (CONFIGS / "qwen3-4b.json").read_text()})
     monkeypatch.setenv("HF_HUB_CACHE", str(root))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -61,11 +62,10 @@ def test_what_looks_like_a_hub_id(name, hub_id):
 
 
 def test_a_hub_id_works_where_a_config_path_does(cli, hub_cache):
-    result = cli("meta-llama/Llama-3.1-8B", "--tokens", "15e12", "--gpu", "h100",
-                 "--format", "json")
+    result = cli(FORK, "--tokens", "15e12", "--gpu", "h100", "--format", "json")
     assert result.code == 0, result.err
     data = result.json()
-    assert data["model"] == "meta-llama/Llama-3.1-8B"
+    assert data["model"] == FORK
     # the same file by path: the same model
     by_path = calc.count_params(calc.spec_from_hf_config(CONFIGS / "llama-3.1-8b.json"))
     assert data["params"]["total"] == by_path.total == 8_030_261_248
@@ -80,8 +80,39 @@ def test_no_published_count_without_index_metadata(hub_cache):
     assert calc.load_model("Qwen/Qwen3-4B").published_params is None
 
 
+def test_an_id_a_preset_cites_is_the_preset_without_the_hub(cli, monkeypatch, tmp_path):
+    """Issue 19: meta-llama/Llama-3.1-8B is the preset citing its config.json, read at once,
+    with no cache, offline or not, and huggingface_hub never asked."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the Hub was asked")
+
+    monkeypatch.setattr(hub, "hf_hub_download", refuse)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    preset = calc.load_model("meta-llama/Llama-3.1-8B")
+    assert preset.name == "llama3.1-8b" and any("cites" in note for note in preset.notes)
+    result = cli("meta-llama/Llama-3.1-8B", "--offline", "--format", "json")
+    assert result.code == 0 and result.json()["model"] == "llama3.1-8b"
+
+
+def test_an_unreachable_hub_is_one_line_at_once(cli, monkeypatch, tmp_path):
+    """Not cached, not offline, and the Hub does not answer: one line, no retries."""
+    import time
+
+    import calc.hf.hub as calc_hub
+
+    monkeypatch.setattr(calc_hub, "reachable", lambda: False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    start = time.perf_counter()
+    result = cli("Qwen/Qwen3-8B", "--format", "json")
+    assert time.perf_counter() - start < 2
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert "did not answer within 1.5 s" in result.err
+
+
 def test_offline_and_not_cached_is_one_line(cli, hub_cache):
-    result = cli("mistralai/Mistral-7B-v0.1", "--format", "json")
+    result = cli("Qwen/Qwen3-8B", "--format", "json")
     assert result.code == 2 and result.err.count("\n") == 1
     assert "config.json is not in the Hub cache" in result.err
     assert str(hub_cache) in result.err
@@ -102,14 +133,14 @@ def _raising(error_class):
 ])
 def test_gated_and_missing_repos_are_one_line(cli, monkeypatch, error_class, message):
     monkeypatch.setattr(hub, "hf_hub_download", _raising(error_class))
-    result = cli("meta-llama/Llama-3.1-8B", "--format", "json")
+    result = cli("someone/private-model", "--format", "json")
     assert result.code == 2 and result.err.count("\n") == 1 and message in result.err
 
 
 def test_without_huggingface_hub_the_line_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # import fails
     with pytest.raises(CalcError, match=r"needs huggingface_hub: pip install 'calc\[hub\]'"):
-        calc.load_model("meta-llama/Llama-3.1-8B")
+        calc.load_model("someone/private-model")
 
 
 def test_the_main_path_does_not_import_huggingface_hub():

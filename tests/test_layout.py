@@ -111,22 +111,25 @@ def test_the_cycle_check_finds_a_cycle():
 MAY_IMPORT = {
     "__main__": "cli",
     "cli": "commands errors",
-    "commands": "calc views reports plan presets spec tables files numbers counting errors",
+    "commands": "calc web views reports plan presets spec tables files numbers counting errors",
+    "web": "views presets errors",  # the page: commands hand it their parsers and reports
     "calc": "views reports presets hf evaluate spec lazy errors",  # __version__ for commands
     "views": "reports plan timing presets document tables files spec counting errors",
-    "reports": "verify sweeps plan calibration timing presets hf host formulas symbols evaluate "
-               "_compiled document spec counting errors",
+    "reports": "verify sweeps plan calibration serving timing presets hf host formulas symbols "
+               "evaluate _compiled document spec counting errors",
     "verify": "presets hf evaluate spec",
-    "sweeps": "document spec numbers errors",
-    "plan": "calibration timing trainers presets evaluate _compiled spec counting errors lazy",
-    "calibration": "timing source_flops presets spec counting",
+    "sweeps": "presets evaluate _compiled document spec symbols numbers counting errors",
+    "plan": "calibration serving timing trainers presets evaluate _compiled spec counting errors "
+            "lazy",
+    "calibration": "serving timing source_flops presets spec counting errors",
+    "serving": "timing presets evaluate _compiled spec counting errors",
     "timing": "presets evaluate spec counting errors",
     "trainers": "presets spec errors",
     "source_flops": "evaluate spec errors",
     "presets": "hf files spec errors",
     "hf": "files spec errors",
     "document": "spec errors",
-    "tables": "errors",
+    "tables": "counting errors",
     "files": "errors",
     "host": "counting errors",
     "formulas": "symbols counting",
@@ -215,10 +218,12 @@ def test_one_name_per_feature():
     """Every report has a view of the same name; every view shows a report (or draws one)."""
     reports, views = _names("reports"), _names("views")
     assert reports - views == set()
-    assert views - reports == {"plot"}  # figures, drawn from the estimate and sweep reports
+    # plots: calc.plot and its kinds (views/figures/, one module per figure, drawn from reports)
+    assert views - reports == {"plot", "figures"}
     commands = _names("commands")
-    # verbs without a report of their own: the catalogue's two, the docs generator, plots
-    assert commands - reports == {"list", "gpus", "docs", "plot"}
+    # verbs without a report of their own: the catalogue's two, the docs generator, plots, the
+    # page (web: it shows the others')
+    assert commands - reports == {"list", "gpus", "docs", "plot", "web"}
 
 
 def test_lazy_names_are_not_modules():

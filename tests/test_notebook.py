@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -26,6 +27,21 @@ def test_lazy_names_are_exported():
         assert name in calc.__all__ and getattr(calc, name) is not None
     with pytest.raises(AttributeError):
         calc.no_such_thing  # noqa: B018
+
+
+def test_dir_lists_the_lazy_names_without_loading_them():
+    """Issue 17: dir(calc) showed none of the lazy API, so Jupyter's tab completion found
+    nothing; it lists every lazy name of calc and calc.spec, and imports none of them."""
+    code = ("import json, sys, calc, calc.spec; before = set(sys.modules); "
+            "names = dir(calc), dir(calc.spec); "
+            "print(json.dumps([*names, sorted(set(sys.modules) - before)]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    top, spec, loaded = json.loads(out)
+    assert set(calc._LAZY) | {"render", "__version__"} <= set(top) and top == sorted(top)
+    assert {"estimate", "sweep", "ModelSpec", "memory", "plot"} <= set(top)
+    assert set(calc.spec._LAZY) <= set(spec)
+    assert loaded == []  # listing loads nothing
 
 
 @pytest.mark.parametrize("make", [

@@ -25,8 +25,9 @@ def test_zero_offload_13b_on_one_v100():
                             gpus_per_node=1, **options).memory
     assert not plain.fits and offloaded.fits
     assert offloaded.offload.host_bytes_per_gpu == 16 * GPT3_13B
-    assert offloaded.total_bytes == pytest.approx(
-        2 * GPT3_13B + offloaded.activations_bytes, rel=1e-12)
+    # on the GPU: the fp16 weights, the activations and DeepSpeed's buffers (issue 19)
+    assert offloaded.allocated_bytes == pytest.approx(
+        2 * GPT3_13B + offloaded.activations_bytes + offloaded.buffers_bytes, rel=1e-12)
     # weights: the updated fp16 weights up, the fp16 gradients down, once per step over PCIe
     assert offloaded.offload.transfer_per_step_bytes == 4 * GPT3_13B
 

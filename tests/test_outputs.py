@@ -31,9 +31,7 @@ def no_work(monkeypatch):
     import calc.reports.bench
     import calc.views.plot
     monkeypatch.setattr(calc.reports.bench, "bench", refuse)
-    monkeypatch.setattr(calc.views.plot, "_context", refuse)
-    monkeypatch.setattr(calc.views.plot, "_params", refuse)
-    monkeypatch.setattr(calc.views.plot, "_mfu", refuse)
+    monkeypatch.setattr(calc.views.plot, "figure_class", refuse)  # before any figure is drawn
 
 
 def test_bench_save_into_a_missing_folder_is_refused_before_measuring(cli, no_work):

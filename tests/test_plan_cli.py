@@ -18,10 +18,14 @@ def test_memory_json_contract(cli):
     data = cli(*MEMORY, "--format", "json").json()
     m = data["memory"]
     for key in ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
-                "total_bytes", "gpu_bytes", "fits"):
+                "buffers_bytes", "allocated_bytes", "margin_bytes", "total_bytes", "gpu_bytes",
+                "fits"):
         assert key in m
-    assert m["total_bytes"] == (m["weights_bytes"] + m["gradients_bytes"]
-                                + m["optimizer_bytes"] + m["activations_bytes"])
+    assert m["allocated_bytes"] == (m["weights_bytes"] + m["gradients_bytes"]
+                                    + m["optimizer_bytes"] + m["activations_bytes"]
+                                    + m["buffers_bytes"])
+    assert m["total_bytes"] == m["allocated_bytes"] + m["margin_bytes"]
+    assert m["margin_bytes"] == sum(m["margin"].values()) > 0
     assert m["gpu_bytes"] == 80 * 2**30 and m["fits"] is True
     assert m["weights_bytes"] == 2 * 6_738_415_616 / 8
     assert data == calc.memory("llama2-7b", gpu="a100", zero=3, dp=8,
@@ -78,7 +82,7 @@ BAD = [
     (("memory",), "the following arguments are required: MODEL"),
     (("memory", "llama2-7b", "--zero", "4"), "--zero: invalid choice"),
     (("memory", "llama2-7b", "--dp", "0"), "--dp"),
-    (("memory", "llama2-7b", "--tp", "3"), "tp=3 must divide attention.n_heads=32"),
+    (("memory", "llama2-7b", "--tp", "3"), "tp=3 does not divide the 32 attention heads"),
     (("memory", "llama2-7b", "--recipe", "fp32"), "recipe='fp32' does not go with"),
     (("memory", "llama2-7b", "--gpu", "a1000"), "did you mean a100"),
     (("memory", "gpt2", "--seq-len", "2048"), "learned position table of 1024"),

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from calc.evaluate import count_flops
+from calc.presets import resolve
 from calc.reports.step import step
 from calc.trainers import read_trainer_config
 
@@ -85,17 +87,33 @@ def test_every_setting_is_echoed_or_listed():
     assert "(format)" in echoed  # the framework, from the file's format
 
 
-def test_lora_settings_are_listed_as_ignored_by_step():
-    """axolotl's QLoRA example: the step prices full training, so the adapter settings are
-    listed as ignored (with why), not applied; its batch is micro-batch 2 × 4 accumulation
-    steps × dp."""
+@pytest.mark.parametrize("name, method", [
+    ("axolotl_llama3_qlora.yml", "qlora"),
+    ("llamafactory_llama3_lora_sft.yaml", "lora"),
+    ("nemo_launcher_llama_lora_squad.yaml", "lora"),
+    ("alignment_handbook_zephyr_qlora.yaml", "qlora"),
+])
+def test_a_fine_tune_is_priced_as_its_method(name, method):
+    """A LoRA/QLoRA config through `step --from` is priced as that fine-tune (calc.timing.
+    finetune), never as full training; its adapter settings are read, not ignored."""
+    pytest.importorskip("yaml")
+    report = step(from_file=str(CONFIGS / name), gpu="a100", gpus=8)
+    assert report.finetune is not None and report.finetune.method == method
+    assert ("dequantisation" in report.finetune_parts) == (method == "qlora")
+    full = 3 * count_flops(resolve(report.model).spec, report.layout.seq_len).forward
+    assert report.model_flops_per_step < full * report.tokens_per_step  # no weight gradients
+
+
+def test_lora_settings_are_priced_by_step():
+    """axolotl's QLoRA example: the step prices its adapters on a 4-bit base
+    (calc.timing.finetune); its batch is micro-batch 2 × 4 accumulation steps × dp."""
     pytest.importorskip("yaml")
     report = step(from_file=str(CONFIGS / "axolotl_llama3_qlora.yml"), gpu="a100", gpus=2)
     assert report.layout.global_batch == 2 * 4 * 2
-    ignored = " ".join(report.config.ignored)
-    assert "adapter (LoRA/QLoRA step time is not modelled)" in ignored
-    assert "lora_r" in ignored
-    assert "adapter" not in {row["key"] for row in report.config.read}
+    assert report.finetune is not None and report.finetune.method == "qlora"
+    assert report.finetune_parts["dequantisation"] > 0
+    assert not any("lora_r" in ignored for ignored in report.config.ignored)
+    assert "adapter" in {row["key"] for row in report.config.read}
 
 
 def test_a_flag_over_the_file_is_reported(cli):
@@ -113,7 +131,9 @@ def test_a_flag_over_the_file_is_reported(cli):
 
 @pytest.mark.parametrize("argv, message", [
     (["--from", str(MEGATRON), "--gpus", "64"], "not divisible by tp × pp × cp"),
-    (["--from", str(MEGATRON)], "give --gpus"),
+    # the script's own 8 GPUs (GPUS_PER_NODE × NUM_NODES): Megatron-LM refuses them
+    (["--from", str(MEGATRON)], "gpus=8 is not divisible by tp × pp × cp = 8 × 16 × 1 = 128"),
+    (["--from", str(TORCHTITAN)], "give --gpus"),
     (["--from", str(DS_10B), "--gpus", "8", "llama2-7b"], "does not match the GPUs"),
     (["--from", str(CONFIGS / "ds_config_zero3.json"), "--gpus", "8"], "names no model"),
     (["--gpus", "8"], "MODEL (or --from"),

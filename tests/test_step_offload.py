@@ -21,7 +21,9 @@ from calc.trainers import read_trainer_config
 
 CONFIGS = Path(__file__).parent / "data" / "trainer_configs"
 RATE = load_constants().offload.cpu_adam_params_per_s
-LLAMA = dict(gpu="a100", gpus=8, zero=2, micro_batch=2, global_batch=64, flash_attention=True)
+# ZeRO-Offload is DeepSpeed's: its recipe (16-bit gradients, fp32 master) and its buffers
+LLAMA = dict(gpu="a100", gpus=8, zero=2, micro_batch=2, global_batch=64, flash_attention=True,
+             framework="deepspeed")
 N_7B = calc.count_params(calc.load_preset("llama2-7b").spec).total
 
 
@@ -120,7 +122,9 @@ def test_layout_search_finds_offloaded_layouts_where_nothing_else_fits():
     the GPU among them."""
     options = dict(gpu="v100", gpus=1, global_batch=32, seq_len=1024, dtype="fp16",
                    framework="deepspeed")
-    assert layout("gpt3-13b", **options).fitting == 0
+    with pytest.raises(calc.CalcError, match=r"no layout of gpt3-13b on 1 × v100 .* fits: .*"
+                                             r"nearest: .*offload"):
+        layout("gpt3-13b", **options)
     found = layout("gpt3-13b", offload_optimizer="cpu", offload_params="cpu", **options)
     assert found.fitting > 0
     assert {row.offload for row in found.best} >= {"optimizer → cpu",

@@ -220,3 +220,62 @@ def test_zipped_widths_keep_the_head_width():
     assert len(result) == d.size and result.n_dropped == 0
     assert set((result["d_model"] // result["n_heads"]).tolist()) == {128}
     assert set(result["head_dim"].tolist()) == {128}
+
+
+@pytest.mark.parametrize("axes", [
+    {"n_layers": [16, 32], "tokens": 1e12},  # one workload row: its columns broadcast
+    {"tokens": [1e11, 1e12, 1e13], "gpu": "h100"},  # one model row
+    {"n_layers": [16, 32], "tokens": [1e11, 1e12], "gpu": ["a100", "h100"], "mfu": 0.5},
+    {"n_layers": [16, 32, 8], "tokens": 1e12, "gpu": ["a100", "h100", "a100"], "grid": False},
+])
+def test_every_column_has_every_row(axes):
+    """Scalar axes and one-row parts are broadcast: each column, the dict and the DataFrame
+    have a value per configuration, the one row() gives."""
+    pandas = pytest.importorskip("pandas")
+    result = sweep("llama3-8b", **axes)
+    rows = [result.row(i) for i in range(len(result))]
+    for name in result.columns:
+        assert result[name].tolist() == [row[name] for row in rows], name
+    frame = result.to_dataframe()
+    assert isinstance(frame, pandas.DataFrame) and len(frame) == len(result)
+    assert frame.to_dict("records") == rows
+    assert all(len(v) == len(result) for v in result.to_dict()["columns"].values())
+
+
+def test_grid_with_scalar_workload_is_two_rows():
+    frame = calc.sweep("llama3-8b", n_layers=[16, 32], tokens=1e12).to_dataframe()
+    assert frame.shape[0] == 2
+    assert frame["n_layers"].tolist() == [16, 32] and frame["tokens"].tolist() == [1e12] * 2
+
+
+@pytest.mark.parametrize("name", ["llama2-7b", "mistral-7b", "deepseek-v3", "smollm3-3b",
+                                  "gpt2"])
+def test_a_column_read_alone_equals_the_same_column_read_after_its_parts(name):
+    """Forward and training FLOPs read first are made from the FLOP polynomials block by block
+    (nothing else kept); read after flops_weights they are made from the columns: same bits."""
+    axes = {"n_layers": RNG.integers(4, 64, 3000), "seq_len": RNG.integers(1, 4097, 3000),
+            "grid": False}
+    after = sweep(name, **axes)
+    after["flops_weights"], after["flops_attention_seq"]
+    alone = sweep(name, **axes)
+    train = alone["flops_train"]
+    assert not alone._model.made("flops_weights")  # the FLOP columns were not kept
+    assert np.array_equal(train, after["flops_train"])
+    assert np.array_equal(sweep(name, **axes)["flops_forward"], after["flops_forward"])
+    spec = calc.load_preset(name).spec
+    for index in RNG.choice(len(alone), 5, replace=False):
+        row = alone.row(int(index))
+        assert train[index] == count_flops(_spec_of(row, spec), row["seq_len"]).train
+
+
+def test_names_matched_exactly():
+    """Names are matched on machine words; a name the sample misses, one beyond 8 characters
+    and one beyond Latin-1 still get their own index."""
+    from calc.sweeps.axes import _factorise
+
+    base = np.array(["h100", "a100", "mi300x"] * 20_000)
+    for odd in ("b200", "a100-80gb-sxm", "h100é", "h100\u0100", "h10"):
+        values = base.copy().astype(np.result_type(base, np.array([odd])))
+        values[12_345] = odd
+        names, codes = _factorise(values)
+        assert (names[codes] == values).all() and odd in names.tolist()

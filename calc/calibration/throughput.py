@@ -2,9 +2,10 @@
 own figures, and calc's prediction for its stated layout.
 
 Time needs no FLOP convention, so each run becomes seconds per step: printed directly, from
-tokens/s (tokens per step ÷ tokens/s), or from the source's TFLOP/s or MFU through the source's
-own FLOP formula (calc.source_flops): step = source FLOPs per step ÷ (TFLOP/s × GPUs), or ÷ (MFU
-× the dense peak the source divides by × GPUs).
+tokens/s (tokens per step ÷ tokens/s) or sequences/s (sequences per step ÷ sequences/s), or
+from the source's TFLOP/s or MFU through the source's own FLOP formula (calc.source_flops):
+step = source FLOPs per step ÷ (TFLOP/s × GPUs), or ÷ (MFU × the dense peak the source divides
+by × GPUs).
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ def published_step(run: PublishedThroughput, spec: ModelSpec) -> Published:
     if run.tokens_per_s is not None:
         return Published(tokens / run.tokens_per_s,
                          f"tokens/step ÷ {run.tokens_per_s:,.0f} tokens/s")
+    if run.samples_per_s_per_gpu is not None:
+        return Published(run.global_batch / (run.samples_per_s_per_gpu * run.gpus),
+                         f"sequences/step ÷ ({run.samples_per_s_per_gpu:g} sequences/s/GPU × "
+                         f"{run.gpus:,})")
     convention = CONVENTIONS[run.flop_convention]
     flops = source_flops_per_step(run, spec)
     if run.tflops_per_gpu is not None:
@@ -47,7 +52,7 @@ def published_step(run: PublishedThroughput, spec: ModelSpec) -> Published:
                          f"{convention.formula} ÷ ({run.tflops_per_gpu:g} TFLOP/s × "
                          f"{run.gpus:,})")
     assert run.mfu is not None  # PublishedThroughput requires one figure
-    peak = get_gpu(run.gpu).peak_flops(run.dtype)
+    peak = get_gpu(run.gpu).peak_flops(run.mfu_peak_dtype or run.dtype)
     return Published(flops / (run.mfu * peak * run.gpus),
                      f"{convention.formula} ÷ (MFU {run.mfu:g} × {peak / TERA:g} TFLOP/s × "
                      f"{run.gpus:,})")
@@ -64,7 +69,8 @@ def run_layout(run: PublishedThroughput, spec: ModelSpec) -> Layout:
                     seq_len=run.seq_len, recompute=run.recompute, zero=run.zero,
                     sequence_parallel=run.sequence_parallel,
                     flash_attention=run.flash_attention, dtype=run.dtype,
-                    framework=run.framework,
+                    framework=run.framework, pipeline_schedule=run.pipeline_schedule,
+                    fp8_recipe=run.fp8_recipe, tp_overlap=bool(run.tp_overlap),
                     dropout=not run.flash_attention)
     return check(spec, layout)[0]
 
@@ -80,8 +86,19 @@ class RunModel:
     published: Published
 
 
-def prepare(run: PublishedThroughput) -> RunModel:
+def run_spec(run: PublishedThroughput) -> ModelSpec:
+    """The run's model preset, with the learned position table and the multi-token-prediction
+    modules the run built where it says."""
     spec = load_preset(run.model).spec
+    if run.position_table is not None:
+        spec = spec.updated(**{"position.max_positions": run.position_table})
+    if run.mtp_modules is not None:
+        spec = spec.updated(mtp_modules=run.mtp_modules)
+    return spec
+
+
+def prepare(run: PublishedThroughput) -> RunModel:
+    spec = run_spec(run)
     return RunModel(run, spec, model_terms(spec, run.seq_len), run_layout(run, spec),
                     published_step(run, spec))
 

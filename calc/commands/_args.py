@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Callable, Sequence
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -61,10 +62,23 @@ def assignment(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
+class _Offline(argparse.Action):
+    """--offline: huggingface_hub's own switch (HF_HUB_OFFLINE=1) for this process, set as the
+    flag is parsed so that every command that reads a MODEL honours it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        setattr(namespace, self.dest, True)
+
+
 def add_model(parser: argparse.ArgumentParser, optional: bool = False) -> None:
     parser.add_argument("model", metavar="MODEL", nargs="?" if optional else None,
-                        help="a preset name (python -m calc list), a spec file (TOML/JSON) "
-                             "or a Hugging Face config.json")
+                        help="a preset name (python -m calc list), a spec file (TOML/JSON), "
+                             "a Hugging Face config.json or Hub id (org/name)")
+    parser.add_argument("--offline", action=_Offline, nargs=0, default=False,
+                        help="never reach the Hugging Face Hub: a Hub id is read from a preset "
+                             "that cites it or from the cache (as HF_HUB_OFFLINE=1)")
 
 
 def add_from(parser: argparse.ArgumentParser, takes: str) -> None:
@@ -125,12 +139,14 @@ OPTION = "option:"  # the argparse dest of a run-config option's flag: apart fro
 
 
 def add_options(parser: argparse.ArgumentParser, section: str, *, only: Sequence[str] = (),
-                skip: Sequence[str] = (), title: str | None = None) -> None:
+                skip: Sequence[str] = (), title: str | None = None,
+                sets: Sequence[str] = ()) -> None:
     """The flags of one section of the run configuration (calc.plan.options), derived from its
     fields: `--name` for each option (`only` those, `skip` some), its help the field's
     description, its values the field's type (choices of a Literal, --name/--no-name of a
-    bool, calc.numbers' reader of a quantity). Every flag defaults to None, not given;
-    `options(args, section)` reads them back."""
+    bool, calc.numbers' reader of a quantity). The options in `sets` (a search's) take one
+    value or a comma-separated set of them (`--pp 4,8`), read back as a tuple. Every flag
+    defaults to None, not given; `options(args, section)` reads them back."""
     from calc.plan.options import options_of, schema
 
     fields = schema(section).model_fields
@@ -140,10 +156,33 @@ def add_options(parser: argparse.ArgumentParser, section: str, *, only: Sequence
             continue
         info = fields[name]
         values = _values(info.annotation)
-        if "type" in values and "choices" not in values:
+        help_text = info.description or ""
+        if option in sets and "type" in values:
+            values = _set_of(option, values)
+            help_text += "; one value or a comma-separated set to search"
+        elif "type" in values and "choices" not in values:
             values["metavar"] = option.upper()
         group.add_argument(f"--{option.replace('_', '-')}", dest=OPTION + option,
-                           default=None, help=info.description, **values)
+                           default=None, help=help_text, **values)
+
+
+def _set_of(option: str, values: dict[str, Any]) -> dict[str, Any]:
+    """argparse's keywords for a flag taking a comma-separated set of what `values` reads."""
+    one, choices = values["type"], values.get("choices")
+
+    def read(text: str) -> tuple[Any, ...]:
+        found = []
+        for part in (p.strip() for p in text.split(",")):
+            value = one(part) if callable(one) and one is not str else part
+            if choices is not None and value not in choices:
+                allowed = ", ".join(str(c) for c in choices)
+                raise argparse.ArgumentTypeError(f"{part!r} is not one of {allowed}")
+            found.append(value)
+        return tuple(found)
+
+    read.__name__ = option
+    shown = "|".join(str(c) for c in choices) if choices else option.upper()
+    return {"type": read, "metavar": f"{shown}[,...]"}
 
 
 def _values(annotation: Any) -> dict[str, Any]:

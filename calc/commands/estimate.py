@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import Any
 
 from calc import __version__
 from calc.commands import EXAMPLES, verbs
@@ -21,7 +22,7 @@ from calc.commands._args import (
 from calc.views import render
 
 
-def _report_parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="python -m calc",
         description="Parameters, FLOPs per token and training cost of a Transformer LM. "
@@ -49,12 +50,13 @@ def _report_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run(argv: Sequence[str]) -> int:
-    from calc.presets import Preset, load_model
+def report(args: argparse.Namespace) -> Any:
+    """The report `args` (parsed by `parser()`) asks for; args.model may be a Preset (calc.web's
+    pasted config.json)."""
+    from calc.presets import Preset, resolve
     from calc.reports.estimate import estimate
 
-    args = _report_parser().parse_args(argv)
-    preset: Preset = load_model(args.model)
+    preset: Preset = resolve(args.model)
     if args.changes:  # a changed spec: the published facts no longer describe it
         changes = dict(args.changes)
         described = ", ".join(f"{k}={v}" for k, v in changes.items())
@@ -64,10 +66,13 @@ def run(argv: Sequence[str]) -> int:
     if args.formula:
         from calc.reports.formulas import model_formulas  # sympy: only when asked
 
-        print(render(model_formulas(preset), args.format, args.table), end="")
-        return 0
-    report = estimate(preset, **workload(args), system=args.system,
-                      search_layout=args.search_layout,
-                      **options(args, "layout", "finetune", "states"))
-    print(render(report, args.format, args.table), end="")
+        return model_formulas(preset)
+    return estimate(preset, **workload(args), system=args.system,
+                    search_layout=args.search_layout,
+                    **options(args, "layout", "finetune", "states"))
+
+
+def run(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    print(render(report(args), args.format, args.table), end="")
     return 0

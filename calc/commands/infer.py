@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from calc.commands._args import (
     Parser,
+    _values,
     add_format,
     add_formula,
     add_model,
@@ -16,8 +18,10 @@ from calc.commands._args import (
 from calc.spec import DTYPES, STORAGE_DTYPES
 from calc.views import render
 
+SERVING = "serving:"  # the argparse dest of a serving flag
 
-def _parser() -> Parser:
+
+def parser() -> Parser:
     parser = Parser(
         prog="python -m calc infer",
         description="Serving a model: weights and KV cache against the GPUs' memory, the largest "
@@ -28,12 +32,13 @@ def _parser() -> Parser:
     parser.add_argument("--system",
                         help="named system whose links carry the tensor-parallel all-reduces "
                              "(default: the GPU's reference system)")
-    parser.add_argument("--gpus", type=positive_int, default=1,
-                        help="GPUs the weights and cache are split over (default 1)")
+    parser.add_argument("--gpus", type=positive_int,
+                        help="GPUs the weights and cache are split over (default 1; serving at "
+                             "a --request-rate without --gpus searches the count)")
     parser.add_argument("--context", type=positive_int,
                         help="tokens of context per sequence (default: the model's context)")
-    parser.add_argument("--batch", type=positive_int, default=1,
-                        help="sequences decoded together (default 1)")
+    parser.add_argument("--batch", type=positive_int,
+                        help="sequences decoded together (default 1; serving: a static batch)")
     parser.add_argument("--dtype", choices=STORAGE_DTYPES,
                         help="weight storage dtype (default: a quantized config.json's, else "
                              "bf16)")
@@ -46,20 +51,45 @@ def _parser() -> Parser:
                         help="fraction of the dense peak reached (default 1: the roofline)")
     parser.add_argument("--mbu", type=number("mbu"), default=1.0,
                         help="fraction of the memory bandwidth reached (default 1)")
+    _add_serving(parser)
     add_formula(parser)
     add_format(parser)
     return parser
 
 
-def run(argv: Sequence[str]) -> int:
+def _add_serving(parser: Parser) -> None:
+    """calc.spec.inference.Serving's fields as flags (--input-len, --request-rate, --tp ...)."""
+    from calc.spec.inference import Serving
+
+    group = parser.add_argument_group(
+        "serving (docs/serving.md)", "requests of --input-len and --output-len tokens: "
+        "throughput, TTFT, TPOT, the layout and its cost")
+    for name, info in Serving.model_fields.items():
+        values = _values(info.annotation)
+        if "type" in values and "choices" not in values:
+            values["metavar"] = name.upper()
+        group.add_argument(f"--{name.replace('_', '-')}", dest=SERVING + name, default=None,
+                           help=info.description, **values)
+    group.add_argument("--price", type=number("price"),
+                       help="price of a GPU-hour: the cost of a million generated tokens")
+
+
+def report(args: Any) -> Any:
+    """The report `args` (parsed by `parser()`) asks for; args.model may be a Preset."""
     from calc.reports.infer import infer
 
-    args = _parser().parse_args(argv)
-    if show_formulas("infer", args):
+    given = {"gpus": args.gpus, "batch": args.batch,
+             **{key.removeprefix(SERVING): value for key, value in vars(args).items()
+                if key.startswith(SERVING)}}
+    return infer(args.model, gpu=args.gpu, system=args.system, context=args.context,
+                 dtype=args.dtype, kv_dtype=args.kv_dtype, compute_dtype=args.compute_dtype,
+                 mfu=args.mfu, mbu=args.mbu, price=getattr(args, "price", None),
+                 **{key: value for key, value in given.items() if value is not None})
+
+
+def run(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    if show_formulas("infer", args):  # before the report's modules: --formula needs none
         return 0
-    report = infer(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
-                   context=args.context, batch=args.batch, dtype=args.dtype,
-                   kv_dtype=args.kv_dtype,
-                   compute_dtype=args.compute_dtype, mfu=args.mfu, mbu=args.mbu)
-    print(render(report, args.format, args.table), end="")
+    print(render(report(args), args.format, args.table), end="")
     return 0

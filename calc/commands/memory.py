@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from calc.commands._args import (
     ACTIVATIONS,
@@ -18,10 +19,11 @@ from calc.commands._args import (
     positive_int,
     show_formulas,
 )
+from calc.errors import CalcError
 from calc.views import render
 
 
-def _parser() -> Parser:
+def parser() -> Parser:
     parser = Parser(
         prog="python -m calc memory",
         description="Training memory of the most loaded GPU: weights, gradients, optimizer "
@@ -34,9 +36,9 @@ def _parser() -> Parser:
                                          "bounds an offload (default: the GPU's system)")
     parser.add_argument("--gpus", type=positive_int,
                         help="GPUs of the run: dp defaults to gpus / (tp × pp × cp)")
-    add_options(parser, "layout", skip=(*ACTIVATIONS, "global_batch", "framework"))
+    add_options(parser, "layout", skip=(*ACTIVATIONS, "global_batch"))
     add_activations(parser)
-    add_options(parser, "states", title="model states")
+    add_options(parser, "states", title="model states and margin")
     add_options(parser, "offload", title="offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity)",
                 skip=("nvme_read_gb_s", "nvme_write_gb_s"))
     add_options(parser, "finetune", title="fine-tuning")
@@ -45,23 +47,26 @@ def _parser() -> Parser:
     return parser
 
 
-def run(argv: Sequence[str]) -> int:
+def report(args: Any) -> Any:
+    """The report `args` (parsed by `parser()`) asks for; args.model may be a Preset."""
     from calc.reports.memory import memory
     from calc.spec.layout import make_layout
 
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if show_formulas("memory", args):
-        return 0
     if args.model is None and not args.from_file:
-        parser.error("the following arguments are required: MODEL (or --from a trainer "
-                     "config that names one)")
+        raise CalcError("the following arguments are required: MODEL (or --from a trainer "
+                        "config that names one)")
     given = {**options(args, "layout", "states", "offload", "finetune"), **activations(args)}
     degrees = {k: given.get(k, 1) for k in ("tp", "pp", "cp")}
     if args.gpus is not None:  # the same rule as step's: dp is the GPUs left after tp, pp, cp
         given["dp"] = make_layout(args.gpus, **degrees, dp=given.get("dp"),
                                   global_batch=given.get("dp") or args.gpus).dp
-    report = memory(args.model, gpu=args.gpu, system=args.system, from_file=args.from_file,
-                    **given)
-    print(render(report, args.format, args.table), end="")
+    return memory(args.model, gpu=args.gpu, system=args.system, from_file=args.from_file,
+                  **given)
+
+
+def run(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    if show_formulas("memory", args):  # before the report's modules: --formula needs none
+        return 0
+    print(render(report(args), args.format, args.table), end="")
     return 0

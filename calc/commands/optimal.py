@@ -41,11 +41,11 @@ def _parser() -> Parser:
 
 
 def run(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(argv)
+    if show_formulas("optimal", args):  # before the report's modules: --formula needs none
+        return 0
     from calc.reports.optimal import optimal
 
-    args = _parser().parse_args(argv)
-    if show_formulas("optimal", args):
-        return 0
     report = optimal(args.flops, gpu=args.gpu, gpus=args.gpus, days=args.days, mfu=args.mfu,
                      dtype=args.dtype, tokens_per_parameter=args.tokens_per_param)
     print(render(report, args.format, args.table), end="")

@@ -26,6 +26,9 @@ def run(argv: Sequence[str]) -> int:
     parser.add_argument("--hf", action="store_true",
                         help="also build transformers' own model of the same config (meta) "
                              "and compare parameters and forward FLOPs")
+    parser.add_argument("--memory", action="store_true",
+                        help="sum the tensors transformers' model saves for the backward "
+                             "(eager and SDPA) against calc's activation bytes")
     add_format(parser)
     args = parser.parse_args(argv)
     require_torch("verify")
@@ -33,6 +36,13 @@ def run(argv: Sequence[str]) -> int:
     spec = preset.spec
     if args.seq_len:
         sequence_length(spec, args.seq_len)  # refused past a learned position table
+    if args.memory:
+        from calc.reports.memory_check import verify_memory
+
+        checked = verify_memory(spec, preset.hf_config, args.seq_len or min(
+            spec.context_length, 128), batch=args.batch, device=args.device)
+        print(render(checked, args.format, args.table), end="")
+        return 0 if checked.ok else 1
     report = verify(spec, args.seq_len, batch=args.batch, device=args.device, hf=args.hf,
                     hf_config=preset.hf_config)
     print(render(report, args.format, args.table), end="")

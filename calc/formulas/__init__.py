@@ -48,6 +48,7 @@ GROUPS: dict[str, dict[str, sympy.Expr]] = {
     "cost": cost.COST,
     "memory_states": memory.MODEL_STATES,
     "memory_activations": memory.ACTIVATIONS,
+    "memory_buffers": memory.BUFFERS,
     "memory": memory.MEMORY,
     "finetune_counts": finetune.COUNTS,
     "finetune_states": finetune.STATES,

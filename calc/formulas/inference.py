@@ -102,7 +102,9 @@ BYTES_PER_SECOND = K * BW * GB * u_bw
 PREFILL_MEMORY = (WEIGHTS + KV_CACHE) / BYTES_PER_SECOND  # weights read once, cache written
 DECODE_COMPUTE = b * F_d / (K * R * u)
 DECODE_MEMORY = (WEIGHTS_READ + KV_CACHE) / BYTES_PER_SECOND
-DECODE_STEP = sympy.Max(DECODE_COMPUTE, DECODE_MEMORY)
+# Unevaluated: sympy cannot order compute and memory time, and trying costs a tenth of a second
+# at import; the Max is the same either way (tests/test_formulas.py).
+DECODE_STEP = sympy.Max(DECODE_COMPUTE, DECODE_MEMORY, evaluate=False)
 
 INFERENCE: dict[str, sympy.Expr] = {
     "weights": WEIGHTS,
@@ -117,7 +119,7 @@ INFERENCE: dict[str, sympy.Expr] = {
     "prefill_flops": b * T * F_p,
     "prefill_compute_seconds": PREFILL_COMPUTE,
     "prefill_memory_seconds": PREFILL_MEMORY,
-    "prefill_seconds": sympy.Max(PREFILL_COMPUTE, PREFILL_MEMORY),
+    "prefill_seconds": sympy.Max(PREFILL_COMPUTE, PREFILL_MEMORY, evaluate=False),
     "decode_weights_read": WEIGHTS_READ,
     "decode_compute_seconds": DECODE_COMPUTE,
     "decode_memory_seconds": DECODE_MEMORY,

@@ -45,6 +45,7 @@ import sympy
 from calc.counting import GIB, MASK_BYTES
 from calc.formulas import mixers
 from calc.symbols import (
+    B_bk,
     E_s,
     L,
     L_s,
@@ -59,6 +60,7 @@ from calc.symbols import (
     N_e,
     N_emb,
     N_head,
+    P_pf,
     T,
     V,
     b,
@@ -102,12 +104,15 @@ from calc.symbols import (
     q_a,
     q_g,
     q_gc,
+    q_L,
     q_l,
     q_m,
     q_o,
+    q_rg,
     q_w,
     r_kv,
     r_q,
+    u_g,
 )
 
 # ---- model states --------------------------------------------------------------------------
@@ -201,7 +206,8 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
     # for p micro-batches in flight; the output layer's input and fp32 logits for the loss,
     # 4·s·b·h·(1 + V/h), on a one-stage pipeline (else the first stage is the larger).
     "embedding": INTERLEAVED * n_pp * TOKENS * (8 + i_drop * MASK_BYTES * d) / n_tp**i_sp,
-    "output": i_pp1 * 4 * TOKENS * (i_keep_head * d + V) / n_tp,
+    # The logits as the loss holds them: q_L bytes each (calc.spec.finetune.LOSS_BYTES).
+    "output": i_pp1 * TOKENS * (4 * i_keep_head * d + q_L * V) / n_tp,
 }
 # One layer for one micro-batch, as Korthikanti et al. tabulate it (a dense layer).
 ACTIVATIONS_PER_LAYER = TOKENS * (
@@ -212,6 +218,23 @@ ACTIVATIONS_PER_LAYER = TOKENS * (
 # and dropout masks not), without recomputation.
 ACTIVATIONS_PER_MIXER = {f"activations_per_{kind}": TOKENS * (1 - i_full) * (
     MIXER_OUTSIDE / n_tp**i_sp + stored) for kind, stored in MIXERS_PER_RANK.items()}
+
+# ---- the framework's transient buffers (calc.spec.memory.STACKS), beside states and
+# activations at the backward's peak. One layer's parameters on the GPU (a mean layer, split t
+# ways, routed experts e ways more).
+LAYER_PER_GPU = (N - N_emb - N_head - N_e) / (L * n_tp) + N_e / (L * n_tp * n_ep)
+BUFFERS: dict[str, sympy.Expr] = {
+    # DeepSpeed ZeRO's gradient bucket (reduce_bucket_size elements of the 16-bit dtype)
+    "gradient_bucket": i_z1 * B_bk * q_a,
+    # ZeRO-3/FSDP: the 16-bit weights of the u_g layers gathered at once (FSDP2 gathers one
+    # ahead; torchtitan with a pipeline keeps the stage gathered) and ZeRO-3's prefetch
+    "gathered_weights": i_z3 * q_a * (u_g * LAYER_PER_GPU + P_pf),
+    # FSDP: one layer's unsharded gradient before its reduce-scatter, in the reduce dtype
+    "gathered_gradients": i_z3 * q_rg * LAYER_PER_GPU,
+    # the loss: the fp32 gradient of the fp32 logits beside the logits themselves
+    # (ACTIVATIONS["output"]) at the start of the backward, on a one-stage pipeline
+    "logits_gradient": i_pp1 * 4 * TOKENS * V / n_tp,
+}
 
 STATES_TOTAL = MODEL_STATES["weights"] + MODEL_STATES["gradients"] + MODEL_STATES["optimizer"]
 ACTIVATIONS_TOTAL = sympy.Add(*ACTIVATIONS.values())

@@ -50,8 +50,10 @@ OFFLOAD: dict[str, sympy.Expr] = {
                                       + i_z2 * q_g * TRAINED_PER_GPU / RANKS**i_z2),
     "params_host": i_off_p * WEIGHT_BYTES / RANKS**i_z3,
     "params_gpu_freed": i_off_p * WEIGHT_BYTES / RANKS**i_z3,
-    "params_gpu_live": i_off_p * LIVE_LAYERS * sympy.Max(WEIGHT_BYTES / L_s,
-                                                         q_w * N_emb / n_tp),
+    # unevaluated: sympy cannot order the two sides, and trying takes a third of a second at
+    # import; the Max is the same either way (tests/test_formulas.py)
+    "params_gpu_live": i_off_p * LIVE_LAYERS * sympy.Max(WEIGHT_BYTES / L_s, q_w * N_emb / n_tp,
+                                                         evaluate=False),
     # over the host link, per GPU: gradients down; the updated 16-bit weights back up, unless
     # the parameters live on the host too (ZeRO-Infinity updates them there in place)
     "gradients_to_host_per_step": i_off_o * q_g / RANKS**i_z2 * TRAINED_PER_GPU,

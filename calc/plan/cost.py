@@ -1,10 +1,11 @@
-"""The cost, energy and emissions of a priced run (calc.formulas.cost), when asked for."""
+"""The cost, energy and emissions of a priced run (calc.formulas.cost), when asked for, and the
+GPU-hours and days a token budget takes at a predicted rate."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calc.counting import DEFAULT_PUE, DEFAULT_PUE_NOTE
+from calc.counting import DEFAULT_PUE, DEFAULT_PUE_NOTE, HOURS_PER_DAY, SECONDS_PER_HOUR
 from calc.errors import CalcError
 from calc.evaluate import run_cost
 from calc.spec import GPU
@@ -41,3 +42,28 @@ def cost(asked: Costing, gpu: GPU, gpu_hours: float) -> Cost | None:
                 pue=pue if energy else None,
                 pue_source=(DEFAULT_PUE_NOTE if asked.pue is None else "given")
                 if energy else None)
+
+
+@dataclass(frozen=True)
+class RunTime:
+    """What a token budget takes at a predicted rate: GPU-hours (every hour a step, and divided
+    by the goodput asked), days on the run's GPUs, and their cost when asked."""
+
+    tokens: float
+    gpu_hours_ideal: float
+    goodput: float
+    gpu_hours: float
+    days: float
+    cost: Cost | None
+
+
+def run_time(tokens: float, tokens_per_s_per_gpu: float, gpus: int, gpu: GPU,
+             asked: Costing | None = None) -> RunTime:
+    """GPU-hours and days of `tokens` at `tokens_per_s_per_gpu` on `gpus` GPUs, over the
+    goodput asked (the share of wall-clock time that trains; default 1), and their cost as
+    `asked` (calc.formulas.cost)."""
+    ideal = tokens / tokens_per_s_per_gpu / SECONDS_PER_HOUR
+    goodput = asked.goodput if asked is not None else 1.0
+    gpu_hours = ideal / goodput
+    return RunTime(tokens, ideal, goodput, gpu_hours, gpu_hours / gpus / HOURS_PER_DAY,
+                   cost(asked, gpu, gpu_hours) if asked is not None else None)

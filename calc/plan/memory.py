@@ -1,7 +1,11 @@
 """Memory of the most loaded GPU, as numbers: model states by precision recipe and ZeRO stage,
 activations after Korthikanti et al. 2022, fine-tuning, GEMM precision and offload folded in
-(calc.formulas.memory and its neighbours, through calc.evaluate.memory_values), the verdict
-against the GPU's memory and, when it does not fit, the smallest change of each kind that does.
+(calc.formulas.memory and its neighbours, through calc.evaluate.memory_values), the framework's
+transient buffers, the margin a GPU keeps beside the run (`margin`: CUDA context, NCCL,
+fragmentation), the verdict against the GPU's memory and, when it does not fit, the smallest
+change of each kind that does. The recipe is the framework's own unless one is given
+(calc.spec.memory.STACKS), and a layout the framework refuses is refused
+(calc.spec.validity).
 """
 
 from __future__ import annotations
@@ -13,29 +17,46 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from calc import _compiled
-from calc.counting import Bytes, whole
+from calc.counting import GIB, Bytes, whole
 from calc.errors import CalcError, one_line
 from calc.evaluate import memory_values
-from calc.plan.finetune import FineTuneBlock, finetune_block
+from calc.plan.finetune import FineTuneBlock, check_quant_kernels, finetune_block
 from calc.plan.offload import OffloadBlock, offload_block
-from calc.presets import sequence_length
+from calc.presets import get_system, sequence_length, system_for_gpu
 from calc.spec import GPU, ModelSpec, TrainingMemory
 from calc.spec.finetune import FineTune
-from calc.spec.gemm_precision import gemm_peaks
-from calc.spec.layout import check_splits
-from calc.spec.memory import RECIPES
+from calc.spec.gemm_precision import check_path
+from calc.spec.layout import Layout, check_splits
+from calc.spec.memory import RECIPES, RESERVE
 from calc.spec.model import Frozen
 from calc.spec.offload import Offload
+from calc.spec.validity import refuse
 
 
-def memory_options(spec: ModelSpec, gpu: str | None, given: dict[str, Any]) -> TrainingMemory:
+def gpus_per_node(gpu: str | None, system: str | None = None) -> int | None:
+    """GPUs in one node of `system` (default: `gpu`'s reference system); None without either
+    (or for a GPU the catalogue gives no system: the node rule is then not checked)."""
+    if system is not None:
+        return get_system(system).gpus_per_node
+    if gpu is None:
+        return None
+    try:
+        return system_for_gpu(gpu).gpus_per_node
+    except CalcError:
+        return None
+
+
+def memory_options(spec: ModelSpec, gpu: str | None, given: dict[str, Any],
+                   system: str | None = None) -> TrainingMemory:
     """The validated options of the memory model (the layout's and the model states' fields,
-    as calc.plan.options names them) with their defaults resolved: the recipe and the model's
-    context; CalcError naming the field otherwise."""
+    as calc.plan.options names them) with their defaults resolved: the framework's recipe and
+    the model's context; CalcError naming the field, or the framework's rule the layout breaks
+    (calc.spec.validity, the node rule on `system`'s or `gpu`'s nodes), otherwise."""
     try:
         parsed = TrainingMemory(gpu=gpu, **given)
     except ValidationError as error:
         raise CalcError(one_line(error)) from None
+    refuse(spec, parsed, gpus_per_node(gpu, system))
     check_splits(spec, parsed.tp, parsed.cp, ffn=False)
     if parsed.pp > spec.n_layers:
         raise CalcError(f"pp={parsed.pp} exceeds n_layers={spec.n_layers} of {spec.name} "
@@ -52,20 +73,71 @@ def memory_options(spec: ModelSpec, gpu: str | None, given: dict[str, Any]) -> T
 
 
 @dataclass(frozen=True)
+class MarginNumbers:
+    """What a GPU keeps beside the run's allocations: the CUDA context, one NCCL communicator
+    per parallel group of more than one rank and the allocator's fragmentation (RESERVE), or
+    the margin given."""
+
+    parts: dict[str, float]  # cuda_context, nccl, fragmentation; or given
+    groups: tuple[str, ...]  # the parallel groups counted with a communicator
+
+    @property
+    def total(self) -> float:
+        return sum(self.parts.values())
+
+    @property
+    def given(self) -> bool:
+        return "given" in self.parts
+
+
+def communicator_groups(layout: Layout) -> tuple[str, ...]:
+    """The parallel groups of `layout` with more than one rank: each holds an NCCL
+    communicator."""
+    degrees = {"tp": layout.tp, "cp": layout.cp, "dp": layout.dp, "pp": layout.pp,
+               "ep": layout.ep}
+    return tuple(group for group, degree in degrees.items() if degree > 1)
+
+
+def margin(layout: Layout, allocated: float, given_gib: float | None = None) -> MarginNumbers:
+    """The margin of a GPU running `layout` whose run allocates `allocated` bytes: `given_gib`
+    when given, else RESERVE's CUDA context, an NCCL communicator per group (an expert-parallel
+    group's after its all-to-all) and fragmentation in proportion to `allocated`."""
+    if given_gib is not None:
+        return MarginNumbers({"given": math.ceil(given_gib * GIB)}, ())
+    groups = communicator_groups(layout)
+    nccl = sum(RESERVE["nccl_all_to_all" if group == "ep" else "nccl_communicator"].value
+               for group in groups)
+    return MarginNumbers({"cuda_context": RESERVE["cuda_context"].value, "nccl": nccl,
+                          "fragmentation": math.ceil(RESERVE["fragmentation"].value
+                                                     * allocated)}, groups)
+
+
+def fits_under(allocated: float, reserve: MarginNumbers, capacity: float) -> bool:
+    """Whether `allocated` bytes and the margin fit in `capacity`."""
+    return allocated + reserve.total <= capacity
+
+
+@dataclass(frozen=True)
 class MemoryNumbers:
     """The memory of one set of options, fine-tuning, precision and offload folded in."""
 
     s: dict[str, Any]  # the formulas' symbols
     states: dict[str, Any]  # weights, frozen, gradients, optimizer
     activations: dict[str, Any]  # layers, embedding, output (and adapters)
+    buffers: dict[str, Any]  # the framework's transient buffers (calc.formulas.memory)
     per_layer: float
     per_mixer: dict[str, float]  # 'mamba', 'deltanet', 'conv' -> one mixer, one micro-batch
     copies: float  # FP8/FP4 weight casts
     moved: OffloadBlock | None
     paged: float  # optimizer states a paged optimizer may move to the host
-    total: float  # everything on the GPU, paged states included
+    allocated: float  # what the run allocates on the GPU, paged states included
+    margin: MarginNumbers  # what the GPU keeps beside it
     gpu: float
-    room: float  # micro-batches the memory holds (paged states evicted)
+    room: float  # micro-batches the memory holds (paged states evicted, margin kept)
+
+    @property
+    def total(self) -> float:
+        return self.allocated + self.margin.total
 
     @property
     def on_gpu(self) -> float:
@@ -87,20 +159,29 @@ def evaluate(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: Fine
         states = _compiled.finetune_states(s)
         tuned = _compiled.finetune_memory(s)
         activations = {**activations, "adapters": tuned["adapter_activations"]}
-        total, room = tuned["total"], tuned["micro_batch_room"]
+        total = tuned["total"]
     else:
         states = {**_compiled.memory_states(s), "frozen": 0}
-        total, room = totals["total"], totals["micro_batch_room"]
+        total = totals["total"]
     copies = _compiled.precision_memory(s)["weight_copies"]
     moved = offload_block(off, opts.zero, device, system, s) if off.active else None
     change = copies + (moved.gpu_live_bytes - moved.gpu_freed_bytes if moved else 0)
     paged = states["optimizer"] if ft.paged else 0
-    per_micro_batch = sum(activations.values()) / opts.micro_batch
+    # whole bytes: a gathered layer is the mean layer, a fraction of a byte off
+    buffers = {key: math.ceil(value) for key, value in _compiled.memory_buffers(s).items()}
+    allocated = total + change + sum(buffers.values())
+    reserve = margin(opts, allocated - paged, opts.memory_margin)
+    # micro-batches that fit: activations and the logits' gradient grow with b, the rest not;
+    # fragmentation grows with what is allocated, the rest of the margin not
+    per_micro_batch = (sum(activations.values()) + buffers["logits_gradient"]) / opts.micro_batch
+    fixed = allocated - paged - per_micro_batch * opts.micro_batch
+    share = 0.0 if reserve.given else RESERVE["fragmentation"].value
+    usable = (totals["gpu"] - reserve.total + share * (allocated - paged)) / (1 + share)
     per_mixer = {key.removeprefix("activations_per_"): value for key, value in totals.items()
                  if key.startswith("activations_per_") and key != "activations_per_layer"}
-    return MemoryNumbers(s, states, activations, totals["activations_per_layer"], per_mixer,
-                         copies, moved, paged, total + change, totals["gpu"],
-                         room + (paged - change) / per_micro_batch)
+    return MemoryNumbers(s, states, activations, buffers, totals["activations_per_layer"],
+                         per_mixer, copies, moved, paged, allocated, reserve, totals["gpu"],
+                         (usable - fixed) / per_micro_batch)
 
 
 class Fix(Frozen):
@@ -131,7 +212,18 @@ class MemoryBlock(Frozen):
     activations_per_mixer_bytes: dict[str, Bytes] = Field(
         default_factory=dict, description="one Mamba, gated DeltaNet or short-convolution "
                                           "mixer (the kinds the model has), one micro-batch")
-    total_bytes: Bytes
+    buffers_bytes: Bytes = Field(0, description="the framework's transient buffers")
+    buffers: dict[str, Bytes] = Field(
+        default_factory=dict, description="gradient bucket, gathered weights and their "
+                                          "gradient (ZeRO-3/FSDP), the logits' gradient")
+    allocated_bytes: Bytes = Field(description="what the run allocates: model states, "
+                                               "activations, buffers, weight copies")
+    margin_bytes: Bytes = Field(description="kept free beside the run: CUDA context, NCCL, "
+                                            "fragmentation, or the margin given")
+    margin: dict[str, Bytes] = Field(default_factory=dict, description="the margin by part")
+    margin_groups: list[str] = Field(
+        default_factory=list, description="parallel groups counted with an NCCL communicator")
+    total_bytes: Bytes = Field(description="allocated_bytes + margin_bytes")
     paged_bytes: Bytes = Field(0, description="optimizer states a paged optimizer may move "
                                               "to the host; not counted against the GPU")
     finetune: FineTuneBlock = Field(description="what trains: trainable and frozen parameters")
@@ -150,8 +242,9 @@ class MemoryBlock(Frozen):
     stage_layers: int = Field(description="layers on the most loaded GPU: ⌈L/p⌉")
     kv_heads: int = Field(description="the model's key/value heads (MLA: its query heads)")
     short: Literal["model states", "activations"] | None = Field(
-        None, description="what does not fit: the model states alone, or the activations of "
-                          "one micro-batch beside them; None when it fits or without a GPU")
+        None, description="what does not fit: the model states alone (with the margin), or "
+                          "the activations of one micro-batch beside them; None when it fits "
+                          "or without a GPU")
     fixes: list[Fix] = Field(
         default_factory=list,
         description="when it does not fit: for each kind of change (FIXES: recompute, tp, pp, "
@@ -163,14 +256,16 @@ def memory_block(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: 
     """The memory of `spec` trained with resolved `opts` (memory_options) as `ft` with `off`
     on `device`; with `fixes`, a run that does not fit lists what would make it fit."""
     if device is not None:
-        gemm_peaks(device, opts.precision, opts.activation_dtype)  # the GPU runs these GEMMs
+        check_path(device, opts.precision)  # the GPU runs these GEMMs (no peak needed)
+        check_quant_kernels(ft, device)
     ft_block, adapters = finetune_block(spec, ft, opts.activation_dtype)
     e = evaluate(spec, opts, device, ft, adapters.targets, off, system)
     recipe = RECIPES[opts.recipe_name]
-    states_total = e.on_gpu - sum(e.activations.values())  # offload, copies, paging folded in
+    # offload, copies, paging folded in; the buffers and the margin apart
+    states_total = e.allocated - e.paged - sum(e.activations.values()) - sum(e.buffers.values())
     fits = e.fits if device else None
     short = None if fits is not False else (
-        "model states" if states_total > e.gpu else "activations")
+        "model states" if states_total + e.margin.total > e.gpu else "activations")
     found = (smallest_fixes(spec, opts, device, ft, adapters.targets, off, system)
              if fixes and device and not fits else [])
     return MemoryBlock(
@@ -187,6 +282,11 @@ def memory_block(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: 
         activations_per_layer_bytes=whole(e.per_layer) if spec.n_attention_layers else None,
         activations_per_mixer_bytes={kind: whole(value) for kind, value in e.per_mixer.items()
                                      if spec.layer_counts[kind]},
+        buffers_bytes=whole(sum(e.buffers.values())),
+        buffers={key: whole(value) for key, value in e.buffers.items()},
+        allocated_bytes=whole(e.allocated), margin_bytes=whole(e.margin.total),
+        margin={key: whole(value) for key, value in e.margin.parts.items()},
+        margin_groups=list(e.margin.groups),
         total_bytes=whole(e.total), paged_bytes=whole(e.paged), finetune=ft_block,
         offload=e.moved,
         gpu=device.name if device else None, gpu_title=device.title if device else None,
@@ -229,7 +329,7 @@ def smallest_fixes(spec: ModelSpec, opts: TrainingMemory, device: GPU, ft: FineT
     for candidates in FIXES.values():
         for changes in (c for c in candidates if _beyond(current, c)):
             try:
-                changed = memory_options(spec, device.name, {**current, **changes})
+                changed = memory_options(spec, device.name, {**current, **changes}, system)
                 e = evaluate(spec, changed, device, ft, targets, off, system)
             except CalcError:  # e.g. a tp that does not divide the heads, or no host memory
                 continue

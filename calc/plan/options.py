@@ -99,6 +99,8 @@ class RunConfig(Frozen):
     def from_options(cls, **options: Any) -> RunConfig:
         """The run of flat options (None values are not given); CalcError naming an unknown
         option or a value its field refuses."""
+        if all(value is None for value in options.values()):
+            return _NOTHING  # a library call with no run options (calc.estimate's hot path)
         sections = option_sections()
         for key, value in list(options.items()):  # a whole section given as its object
             if isinstance(value, Frozen) and type(value) in map(schema, SECTION_SCHEMAS):
@@ -115,6 +117,8 @@ class RunConfig(Frozen):
             if value is not None:
                 section = sections[option]
                 by_section.setdefault(section, {})[option] = value  # errors name the option
+        if not by_section:  # nothing given: nothing to validate (start-up, bench/startup.py)
+            return _NOTHING
         try:
             return cls(**{section: _given(section)(**values)
                           for section, values in by_section.items()})
@@ -142,6 +146,9 @@ class RunConfig(Frozen):
         return RunConfig.from_options(**{**base.given(), **self.given()})
 
 
+_NOTHING = RunConfig.model_construct()  # the run given no option: built once, unvalidated
+
+
 def run_config(run: RunConfig | None = None, **options: Any) -> RunConfig:
     """`options` (a library call's keywords) over `run`."""
     given = RunConfig.from_options(**options)
@@ -150,13 +157,14 @@ def run_config(run: RunConfig | None = None, **options: Any) -> RunConfig:
 
 @dataclass(frozen=True)
 class FileRun:
-    """A trainer config's run: its model, its options with the given ones over them, and what
-    was read, ignored and overridden."""
+    """A trainer config's run: its model, its options with the given ones over them, what
+    was read, ignored and overridden, and the GPUs the file fixes (None: the caller's)."""
 
     model: Any
     run: RunConfig
     echo: ConfigEcho
     notes: list[str] = field(default_factory=list)
+    gpus: int | None = None
 
 
 class ConfigEcho(Frozen):
@@ -172,14 +180,10 @@ class ConfigEcho(Frozen):
                                           "set otherwise: option, file value, value used")
 
 
-# What the step-time model does not price yet (calc.timing prices full training): a trainer
-# config's fine-tuning settings are listed as ignored by `step --from`, not silently dropped.
-NOT_PRICED = {"finetune": "LoRA/QLoRA step time is not modelled",
-              "lora_rank": "LoRA", "lora_targets": "LoRA", "base_dtype": "QLoRA",
-              "double_quant": "QLoRA", "paged": "paged optimizer states"}
-# The software stack whose constants price the step (presets/timing.toml), by file format.
-FORMAT_FRAMEWORKS = {"deepspeed": "deepspeed", "megatron": "megatron",
-                     "torchtitan": "torchtitan"}
+# Options a trainer config may set that the step-time model does not price: listed as ignored
+# by `step --from`, not silently dropped. LoRA/QLoRA are priced (calc.timing.finetune), their
+# paged optimizer states by the step's memory.
+NOT_PRICED: dict[str, str] = {}
 
 
 def config_echo(config: TrainerConfig, given: dict[str, Any],
@@ -204,24 +208,25 @@ def with_file(from_file: str, model: Any, given: RunConfig, gpus: int | None = N
     """The run a trainer config describes (calc.trainers), with the `given` options over it.
     For the memory of a GPU (`step` False) its batch per step is left out; for a step
     (`step` True) the batch is resolved (`_batch`), an fp8 recipe becomes the fp8 dtype, the
-    file's format names the stack, and the fine-tuning settings are listed as not priced."""
+    file's format names the stack, and its LoRA/QLoRA settings priced."""
     from calc.trainers import read_trainer_config  # a file format reader: only when asked
     from calc.trainers.base import Setting
 
     config = read_trainer_config(from_file)
     options, flags = dict(config.options), given.given()
     accumulation = options.pop("gradient_accumulation", None)
+    framework = config.framework
+    if framework is not None:  # its stack: the recipe of its states, its rules, its constants
+        options["framework"] = framework
+    gpus = gpus or config.world_size
     if not step:  # the memory of a GPU does not depend on the batch per step
         options.pop("global_batch", None)
         return FileRun(model if model is not None else config.model,
                        given.over(RunConfig.from_options(**options)),
-                       config_echo(config, flags))
+                       config_echo(config, flags), gpus=gpus)
     notes: list[str] = []
     if options.get("precision") == "fp8":  # FP8 GEMMs: the step's fp8 dtype
         options["dtype"] = "fp8"
-    framework = FORMAT_FRAMEWORKS.get(config.format)
-    if framework is not None:
-        options["framework"] = framework
     read, ignored = [], list(config.ignored)
     for setting in config.read:
         dropped = [NOT_PRICED[o] for o in setting.options if o in NOT_PRICED]
@@ -241,7 +246,7 @@ def with_file(from_file: str, model: Any, given: RunConfig, gpus: int | None = N
         notes.append(f"{config.path}: optimizer {optimizer}: calc.memory counts its states; "
                      f"the step time prices AdamW's optimizer streams")
     return FileRun(model if model is not None else config.model, run,
-                   config_echo(config, flags, ignored, read, options), notes)
+                   config_echo(config, flags, ignored, read, options), notes, gpus)
 
 
 def _batch(layout: dict[str, Any], accumulation: int | None, gpus: int | None,

@@ -1,22 +1,25 @@
 """Every layout of a model on N GPUs for a global batch, priced and checked against memory.
 
 The per-model terms (operators, memory symbols) are computed once; each layout is then cheap
-arithmetic: the step-time engine (calc.timing.schedule) and the compiled memory formula
-(calc._compiled.memory). Candidates are proposed from divisors and checked by the same
-validators a user's layout meets (calc.spec.layout), so no rule is written twice.
+arithmetic: the step-time engine (calc.timing.schedule) and the compiled memory formulas
+(calc._compiled: states, activations and the framework's buffers, plus the margin of
+calc.plan.memory). Candidates are proposed from divisors and checked by the same validators a
+user's layout meets (calc.spec.layout) and the rules its framework enforces
+(calc.spec.validity), so no rule is written twice.
 
-Axes: tp (a divisor of the heads and widths it splits, within one node), pp (up to the layers),
-vpp (interleaving that divides the layers), cp (powers of two up to 8, for sequences that split;
-1 for models with other mixers than attention), ep (divisors of the experts and of dp), the
-micro-batch (powers of two dividing B/dp), recomputation, ZeRO stage and sequence parallelism
-(with tp > 1), and when asked the offload of the optimizer (ZeRO ≥ 1) and of the parameters
-(ZeRO 3). Flash attention is assumed available, dropout as given.
+Axes: tp (a divisor of the heads and widths it splits, within one node unless
+allow_cross_node_tp), pp (up to the layers), vpp (interleaving that divides the layers), cp
+(powers of two up to 8, for sequences that split; 1 for models with other mixers than
+attention), ep (divisors of the experts and of dp), the micro-batch (powers of two dividing
+B/dp), recomputation, ZeRO stage and sequence parallelism (with tp > 1), and when asked the
+offload of the optimizer (ZeRO ≥ 1) and of the parameters (ZeRO 3). Any axis can be pinned or
+given as a set (`allowed`). Flash attention is assumed available, dropout as given.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,11 +29,13 @@ from calc import _compiled
 from calc.counting import GIB
 from calc.errors import CalcError
 from calc.evaluate import layout_values, memory_values
-from calc.plan.memory import memory_options
+from calc.plan.memory import margin, memory_options
 from calc.plan.offload import host_side, placement
-from calc.presets import get_gpu, get_system, sequence_length, system_for_gpu
+from calc.plan.system import system_of
+from calc.presets import get_gpu, sequence_length
 from calc.spec import GPU, ModelSpec, System
-from calc.spec.layout import Layout, check, make_layout, tensor_parallel_units
+from calc.spec.layout import RECOMPUTE_ORDER, Layout, check, make_layout, tensor_parallel_units
+from calc.spec.validity import Model, refusal
 from calc.timing.compute import Device
 from calc.timing.constants import FrameworkConstants, TimingConstants, load_constants
 from calc.timing.network import Network, network_for
@@ -40,17 +45,25 @@ from calc.timing.schedule import StepTime, device_for, step_time, updated_params
 
 MAX_CP = 8
 MAX_VPP = 8
-RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE = RECOMPUTE_ORDER
+# The layout fields the search varies; each may be pinned or given as a set (`allowed`).
+SEARCHED = ("tp", "pp", "dp", "cp", "ep", "vpp", "split_embedding_loss", "micro_batch",
+            "recompute", "zero", "sequence_parallel")
+# Stacks that shard with ZeRO 2/3 (FSDP) under a pipeline: torchtitan does, keeping each stage
+# gathered (torchtitan/models/llama3/infra/parallelize.py:288, 8a2686c4a4); elsewhere ZeRO 2/3
+# with a pipeline is not proposed (DeepSpeed refuses it, calc.spec.validity).
+PIPELINED_SHARDING = ("torchtitan",)
 
 
 @dataclass(frozen=True)
 class Candidate:
     layout: Layout
     time: StepTime
-    memory_bytes: float
+    memory_bytes: float  # allocated + margin, the total the verdict uses
     fits: bool
     offload: tuple[str, str] = ("none", "none")  # (optimizer, parameters): none, cpu or nvme
     host_bytes_per_node: float = 0.0  # offloaded states in one node's host memory
+    margin_bytes: float = 0.0  # of memory_bytes, kept free (CUDA context, NCCL, fragmentation)
 
 
 @dataclass(frozen=True)
@@ -93,28 +106,47 @@ def _powers_of_two(limit: int) -> list[int]:
     return values
 
 
+Allowed = dict[str, tuple[Any, ...]]
+
+
+def _ok(allowed: Allowed, field: str, value: Any) -> bool:
+    """Whether `value` of `field` is among the values `allowed` (any, when not pinned)."""
+    return field not in allowed or value in allowed[field]
+
+
 def proposals(spec: ModelSpec, gpus: int, global_batch: int, seq_len: int,
-              gpus_per_node: int, fixed: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Layout fields to try (the validators decide which are valid)."""
+              gpus_per_node: int, fixed: dict[str, Any],
+              allowed: Allowed | None = None) -> Iterator[dict[str, Any]]:
+    """Layout fields to try, within `allowed` (the validators decide which are valid)."""
+    allowed = allowed or {}
     layers = spec.n_layers
     experts = spec.moe.n_experts if spec.moe else 1
     units = [value for _, value, _ in tensor_parallel_units(spec)]
     max_cp = MAX_CP if set(spec.mixer_kinds) == {"attention"} else 1  # ring attention only
+    across = fixed.get("allow_cross_node_tp", False)
     for tp in (t for t in _divisors(gpus)
-               if t <= gpus_per_node and all(value % t == 0 for value in units)):
+               if (across or t <= gpus_per_node) and all(value % t == 0 for value in units)
+               and _ok(allowed, "tp", t)):
         splits = [c for c in _powers_of_two(max_cp)
-                  if c == 1 or ((gpus // tp) % c == 0 and seq_len % (2 * c) == 0)]
+                  if (c == 1 or ((gpus // tp) % c == 0 and seq_len % (2 * c) == 0))
+                  and _ok(allowed, "cp", c)]
         for cp in splits:
-            for pp in (p for p in _divisors(gpus // (tp * cp)) if p <= layers):
+            for pp in (p for p in _divisors(gpus // (tp * cp))
+                       if p <= layers and _ok(allowed, "pp", p)):
                 dp = gpus // (tp * pp * cp)
-                if global_batch % dp:
+                if global_batch % dp or not _ok(allowed, "dp", dp):
                     continue
                 per_rank = global_batch // dp
-                eps = [e for e in _divisors(dp) if experts % e == 0] if spec.moe else [1]
+                eps = ([e for e in _divisors(dp) if experts % e == 0] if spec.moe
+                       else [1])
                 for vpp, split in _pipeline_splits(layers, pp):
-                    for ep in eps:
+                    if not (_ok(allowed, "vpp", vpp)
+                            and _ok(allowed, "split_embedding_loss", split)):
+                        continue
+                    for ep in (e for e in eps if _ok(allowed, "ep", e)):
                         for micro_batch in (b for b in _powers_of_two(per_rank)
-                                            if per_rank % b == 0):
+                                            if per_rank % b == 0
+                                            and _ok(allowed, "micro_batch", b)):
                             yield {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": ep,
                                    "vpp": vpp, "split_embedding_loss": split,
                                    "micro_batch": micro_batch,
@@ -161,32 +193,51 @@ def outside(spec: ModelSpec, layout: Layout, gpus_per_node: int) -> str | None:
     return "; ".join(found) or None
 
 
-def variants(base: Layout) -> Iterator[Layout]:
-    """`base` with each recomputation, ZeRO stage and sequence-parallel choice. These fields
-    are valid in any combination except ZeRO 2/3 with a pipeline, which is not proposed;
-    model_copy skips re-validating what `base` passed."""
-    for recompute in RECOMPUTE:
-        for zero in ((0, 1, 2, 3) if base.pp == 1 else (0, 1)):
-            for sp in ((False, True) if base.tp > 1 else (False,)):
+def variants(base: Layout, allowed: Allowed | None = None) -> Iterator[Layout]:
+    """`base` with each recomputation, ZeRO stage and sequence-parallel choice within
+    `allowed`. These fields are valid in any combination except ZeRO 2/3 with a pipeline,
+    which is proposed only for the stacks that run it (PIPELINED_SHARDING); the framework's
+    rules (calc.spec.validity) then decide; model_copy skips re-validating what `base`
+    passed."""
+    allowed = allowed or {}
+    sharded = base.pp == 1 or base.framework in PIPELINED_SHARDING
+    for recompute in (r for r in RECOMPUTE if _ok(allowed, "recompute", r)):
+        for zero in (z for z in ((0, 1, 2, 3) if sharded else (0, 1))
+                     if _ok(allowed, "zero", z)):
+            for sp in (s for s in ((False, True) if base.tp > 1 else (False,))
+                       if _ok(allowed, "sequence_parallel", s)):
                 yield base.model_copy(update={"recompute": recompute, "zero": zero,
                                               "sequence_parallel": sp})
 
 
-def memory_total(spec: ModelSpec, base: dict[str, Any], layout: Layout, cache: dict) -> float:
-    """calc.formulas.memory's total (model states + activations), each part cached by the
-    fields it reads."""
+def memory_allocated(spec: ModelSpec, base: dict[str, Any], layout: Layout,
+                     cache: dict) -> float:
+    """What a run of `layout` allocates on its most loaded GPU: calc.formulas.memory's model
+    states, activations and the framework's buffers, each part cached by the fields it
+    reads."""
     states_key = ("states", layout.tp, layout.pp, layout.split_embedding_loss, layout.dp,
                   layout.cp, layout.ep, layout.zero)
     activations_key = ("activations", layout.tp, layout.pp, layout.split_embedding_loss,
                        layout.cp, layout.vpp,
                        layout.micro_batch, layout.recompute, layout.sequence_parallel,
                        layout.flash_attention, layout.dropout)
-    if states_key not in cache or activations_key not in cache:
+    buffers_key = ("buffers", layout.tp, layout.pp, layout.split_embedding_loss, layout.cp,
+                   layout.ep, layout.zero, layout.micro_batch, layout.framework)
+    if any(key not in cache for key in (states_key, activations_key, buffers_key)):
         s = {**base, **layout_values(spec, layout)}
         states = _compiled.memory_states(s)
         cache[states_key] = states["weights"] + states["gradients"] + states["optimizer"]
         cache[activations_key] = sum(_compiled.memory_activations(s).values())
-    return cache[states_key] + cache[activations_key]
+        cache[buffers_key] = sum(_compiled.memory_buffers(s).values())
+    return cache[states_key] + cache[activations_key] + cache[buffers_key]
+
+
+def memory_total(spec: ModelSpec, base: dict[str, Any], layout: Layout, cache: dict,
+                 margin_gib: float | None = None) -> float:
+    """calc.memory's total for `layout`: what it allocates (memory_allocated) and the margin
+    (calc.plan.memory.margin; `margin_gib` when given)."""
+    allocated = memory_allocated(spec, base, layout, cache)
+    return allocated + margin(layout, allocated, margin_gib).total
 
 
 def offloaded(spec: ModelSpec, base: dict[str, Any], layout: Layout, time: StepTime,
@@ -213,38 +264,46 @@ def _order(candidate: Candidate) -> tuple:
 def search(spec: ModelSpec, terms: ModelTerms, gpu: GPU, device: Device, network: Network,
            framework: FrameworkConstants, base_symbols: dict[str, Any], gpus: int,
            global_batch: int, fixed: dict[str, Any], price_rejected: bool = True,
-           offload: OffloadChoice | None = None) -> Search:
-    """Price every valid layout; `fixed` pins fields for all (dtype, framework, dropout).
+           offload: OffloadChoice | None = None, allowed: Allowed | None = None,
+           margin_gib: float | None = None) -> Search:
+    """Price every valid layout within `allowed`; `fixed` pins fields for all (dtype,
+    framework, dropout). A layout its framework refuses (calc.spec.validity) is not priced.
     Without `price_rejected`, layouts that do not fit are counted but not timed. With
-    `offload`, each layout whose ZeRO stage allows it is also priced offloaded."""
+    `offload`, each layout whose ZeRO stage allows it is also priced offloaded. Memory is
+    calc.memory's total: allocated + margin (`margin_gib` when given)."""
     start = time.perf_counter()
     ranked, rejected, evaluated = [], [], 0
     cache: dict = {}
     capacity = gpu.memory_gib * GIB
+    model = Model.of(spec)
     for fields in proposals(spec, gpus, global_batch, terms.seq_len, network.gpus_per_node,
-                            fixed):
+                            fixed, allowed):
         try:
             base, _ = check(spec, Layout(**fields))
         except (ValidationError, CalcError):
             continue
-        for layout in variants(base):
-            total = memory_total(spec, base_symbols, layout, cache)
+        for layout in variants(base, allowed):
+            if refusal(model, layout, network.gpus_per_node) is not None:
+                continue
+            allocated = memory_allocated(spec, base_symbols, layout, cache)
             for where in offload.placements(layout) if offload else [("none", "none")]:
                 evaluated += 1
-                memory, host = total, 0.0
+                on_gpu, host = allocated, 0.0
                 if where != ("none", "none"):
                     assert offload is not None
-                    priced, memory, host = offloaded(
+                    priced, on_gpu, host = offloaded(
                         spec, base_symbols, layout, step_time(terms, layout, device, network,
                                                               framework, cache),
-                        total, where, offload, terms)
+                        allocated, where, offload, terms)
+                kept = margin(layout, on_gpu, margin_gib).total
+                memory = on_gpu + kept
                 fits = memory <= capacity and (offload is None or offload.host_memory is None
                                                or host <= offload.host_memory)
                 if not fits and not price_rejected:
                     continue
                 if where == ("none", "none"):
                     priced = step_time(terms, layout, device, network, framework, cache)
-                candidate = Candidate(layout, priced, memory, fits, where, host)
+                candidate = Candidate(layout, priced, memory, fits, where, host, kept)
                 (ranked if fits else rejected).append(candidate)
     ranked.sort(key=_order)
     rejected.sort(key=_order)
@@ -262,6 +321,8 @@ class SearchSetup:
     fixed: dict[str, Any]
     base_symbols: dict[str, Any]
     gpus_per_node: int
+    recipe: str  # the model states' recipe (the framework's own unless given)
+    margin_gib: float | None  # the margin given, or None: calc.plan.memory.margin's default
 
     @property
     def capacity(self) -> float:
@@ -272,28 +333,63 @@ def search_layouts(spec: ModelSpec, *, gpu: str, gpus: int, global_batch: int,
                    seq_len: int | None = None, system: str | None = None, dtype: str = "bf16",
                    framework: str = "megatron", dropout: bool = False,
                    flash_attention: bool = True, price_rejected: bool = True,
-                   offload: dict[str, Any] | None = None) -> tuple[SearchSetup, Search]:
-    """Every valid layout of `spec` priced (calc.timing.search), with what priced them;
-    `offload` (calc.layout's offload keyword arguments) adds the offloaded variants."""
+                   offload: dict[str, Any] | None = None, allowed: Allowed | None = None,
+                   states: dict[str, Any] | None = None,
+                   allow_cross_node_tp: bool = False) -> tuple[SearchSetup, Search]:
+    """Every valid layout of `spec` within `allowed` priced (calc.timing.search), with what
+    priced them; `offload` (calc.layout's offload keyword arguments) adds the offloaded
+    variants; `states` (recipe, optimizer, precision, memory_margin) set how the model states
+    are kept and the margin, default the framework's own (calc.spec.memory.STACKS)."""
     t = sequence_length(spec, seq_len)
     fixed = {"dtype": dtype, "framework": framework, "dropout": dropout,
-             "flash_attention": flash_attention}
+             "flash_attention": flash_attention, "allow_cross_node_tp": allow_cross_node_tp}
     make_layout(None, global_batch=global_batch, seq_len=t, **fixed)  # checks those fields
     constants = load_constants()
     device_spec = get_gpu(gpu)
-    platform = get_system(system) if system else system_for_gpu(device_spec.name)
+    platform = system_of(device_spec, system, gpus)
     framework_constants = constants.framework(framework)
     device = device_for(device_spec, dtype, constants, framework_constants)
     network = network_for(platform, constants.network)
+    states = states or {}
     options = memory_options(spec, device_spec.name, {"seq_len": t, "dropout": dropout,
-                                                      "dtype": dtype})
+                                                      "dtype": dtype, "framework": framework,
+                                                      **states})
     base = memory_values(spec, options, device_spec.memory_gib)
     choice = _offload_choice(offload or {}, device_spec, platform, gpus, constants,
                              framework_constants.overlap_grad_reduce)
     found = search(spec, model_terms(spec, t), device_spec, device, network,
                    framework_constants, base, gpus, global_batch, fixed, price_rejected,
-                   choice)
-    return SearchSetup(spec, device_spec, platform, t, fixed, base, network.gpus_per_node), found
+                   choice, allowed, options.memory_margin)
+    return SearchSetup(spec, device_spec, platform, t, fixed, base, network.gpus_per_node,
+                       options.recipe_name, options.memory_margin), found
+
+
+def any_valid(spec: ModelSpec, gpus: int, global_batch: int, seq_len: int,
+              gpus_per_node: int, fixed: dict[str, Any], allowed: Allowed | None = None) -> bool:
+    """Whether some layout within `allowed` passes the validators and its framework's rules
+    (no pricing: what an empty search tries its nearest changes with)."""
+    model = Model.of(spec)
+    for fields in proposals(spec, gpus, global_batch, seq_len, gpus_per_node, fixed, allowed):
+        try:
+            base, _ = check(spec, Layout(**fields))
+        except (ValidationError, CalcError):
+            continue
+        if any(refusal(model, lay, gpus_per_node) is None for lay in variants(base, allowed)):
+            return True
+    return False
+
+
+def nearest(values: Iterator[int], valid: Callable[[int], bool]) -> int | None:
+    """The first of `values` that is `valid`, or None."""
+    return next((value for value in values if valid(value)), None)
+
+
+def outward(center: int, low: int, high: int) -> Iterator[int]:
+    """center ± 1, ± 2, … within [low, high], nearer first, lower first on a tie."""
+    for step in range(1, max(center - low, high - center) + 1):
+        for value in (center - step, center + step):
+            if low <= value <= high:
+                yield value
 
 
 def _offload_choice(given: dict[str, Any], gpu: GPU, system: System, gpus: int,

@@ -8,17 +8,21 @@ from dataclasses import dataclass
 
 from calc.calibration.fit import fitted_constants
 from calc.counting import TERA, TRAIN_PER_FORWARD
-from calc.evaluate import count_flops
+from calc.evaluate import count_adapters, count_flops, finetune_train_flops
 from calc.plan.finetune import finetune_of
 from calc.plan.memory import MemoryBlock, memory_block, memory_options
 from calc.plan.offload import StepOffload, offloaded_step
 from calc.plan.options import RunConfig
-from calc.presets import get_gpu, get_system, system_for_gpu
+from calc.plan.system import catalogued, system_of
+from calc.presets import get_gpu
 from calc.spec import GPU, ModelSpec, System
+from calc.spec.finetune import FineTune
 from calc.spec.layout import Layout, check
 from calc.spec.offload import Offload
+from calc.spec.validity import refuse
 from calc.timing.communication import links
 from calc.timing.constants import load_constants
+from calc.timing.finetune import finetune_terms
 from calc.timing.network import network_for
 from calc.timing.offload import PART_LINK
 from calc.timing.operators import model_terms
@@ -44,18 +48,32 @@ class Prediction:
         return self.gpu.peak_flops(self.layout.dtype)
 
 
-def predict(spec: ModelSpec, layout: Layout, gpu: str, system: str | None = None) -> Prediction:
-    """Step time of `layout` (checked against `spec`) on `gpu` in `system` (default: the GPU's
-    reference system)."""
-    layout, notes = check(spec, layout)
+def predict(spec: ModelSpec, layout: Layout, gpu: str, system: str | None = None,
+            finetune: FineTune | None = None, gpus_per_node: int | None = None) -> Prediction:
+    """Step time of `layout` (checked against `spec` and refused where its framework refuses
+    it, calc.spec.validity) on `gpu` in `system` (default: the GPU's reference system, or a
+    box of `gpus_per_node` cards derived from its datasheet links, calc.plan.system),
+    LoRA/QLoRA on a frozen base when `finetune` says so."""
     constants = load_constants()
     device = get_gpu(gpu)
-    platform = get_system(system) if system else system_for_gpu(device.name)
-    generation, _ = constants.generation(device.name)
-    time = price(spec, layout, device, platform, constants)
+    platform = system_of(device, system, layout.gpus, gpus_per_node)
+    refuse(spec, layout, platform.gpus_per_node)
+    layout, notes = check(spec, layout)
+    generation, _ = constants.generation(device.name, device.generation)
+    ft = finetune_terms(spec, finetune, layout.dtype) if finetune is not None else None
+    time = price(spec, layout, device, platform, constants, ft)
     return Prediction(layout=layout, notes=notes, time=time, gpu=device, system=platform,
                       generation=generation, fitted=fitted_constants(generation),
                       links=links(layout, network_for(platform, constants.network)))
+
+
+def train_flops_per_token(spec: ModelSpec, seq_len: int, finetune: FineTune) -> float:
+    """calc's exact training FLOPs per token: 3 × forward, or on a frozen base the frozen
+    products' input gradients only (calc.formulas.finetune)."""
+    if not finetune.frozen_base:
+        return TRAIN_PER_FORWARD * count_flops(spec, seq_len).forward
+    adapters = count_adapters(spec, finetune)
+    return finetune_train_flops(spec, seq_len, "causal", finetune, adapters.targets)[1]
 
 
 @dataclass(frozen=True)
@@ -68,6 +86,7 @@ class StepNumbers:
     memory: MemoryBlock  # the most loaded GPU (no fixes searched)
     offload: StepOffload | None
     tokens_per_step: int
+    finetuned: bool  # LoRA/QLoRA on a frozen base
     model_flops: float  # calc's exact training FLOPs of a step
     hardware_flops: float  # model FLOPs + recomputation
 
@@ -98,9 +117,9 @@ class StepNumbers:
 
     @property
     def bubble_fraction(self) -> float:
-        """(p − 1)/(v·m): the 1F1B bubble over the ideal time."""
-        lay = self.layout
-        return (lay.pp - 1) / (lay.vpp * lay.micro_batches)
+        """The schedule's bubble over the ideal time m · t_mb ((p − 1)/(v·m) for 1F1B)."""
+        ideal = self.layout.micro_batches * self.time.micro_batch
+        return self.time.breakdown["pipeline_bubble"] / ideal if ideal else 0.0
 
     @property
     def fits(self) -> bool:
@@ -113,17 +132,19 @@ def step_numbers(spec: ModelSpec, layout: Layout, gpu: str, system: str | None,
                  run: RunConfig) -> StepNumbers:
     """The step of `layout` (checked against `spec`) on `gpu` in `system`, its memory with the
     run's model states, fine-tuning and offload."""
-    prediction = predict(spec, layout, gpu, system)
+    offload = Offload(**run.given("offload"))
+    finetune = finetune_of(run)
+    prediction = predict(spec, layout, gpu, system, finetune, offload.gpus_per_node)
     lay, time, links_ = prediction.layout, prediction.time, prediction.links
     device, platform = prediction.gpu, prediction.system
     assert lay.seq_len is not None
-    offload = Offload(**run.given("offload"))
     if offload.active and offload.gpus_per_node is None:  # the run's GPUs on one node
         offload = offload.model_copy(
             update={"gpus_per_node": min(lay.gpus, platform.gpus_per_node)})
     options = {**lay.model_dump(), **run.given("states")}
-    memory = memory_block(spec, memory_options(spec, device.name, options), device,
-                          finetune_of(run), offload, platform.name, fixes=False)
+    memory = memory_block(spec, memory_options(spec, device.name, options,
+                                               catalogued(platform)),
+                          device, finetune, offload, catalogued(platform), fixes=False)
     block = None
     if memory.offload is not None:
         constants = load_constants()
@@ -134,6 +155,7 @@ def step_numbers(spec: ModelSpec, layout: Layout, gpu: str, system: str | None,
             offload.nvme_read_gb_s, offload.nvme_write_gb_s)
         links_ = {**links_, **PART_LINK}
     tokens = lay.global_batch * lay.seq_len
-    model_flops = TRAIN_PER_FORWARD * count_flops(spec, lay.seq_len).forward * tokens
-    return StepNumbers(prediction, time, links_, memory, block, tokens, model_flops,
+    model_flops = train_flops_per_token(spec, lay.seq_len, finetune) * tokens
+    return StepNumbers(prediction, time, links_, memory, block, tokens, finetune.frozen_base,
+                       model_flops,
                        model_flops + time.compute.recompute_flops * tokens)

@@ -37,13 +37,18 @@ from calc.presets import (
     sequence_length,
 )
 from calc.spec import BYTES_PER_ELEMENT, ModelSpec, Workload
-from calc.spec.costing import Costing
+from calc.spec.base import per_instance
+from calc.spec.costing import NOTHING_ASKED, Costing
 from calc.spec.finetune import FineTune
 from calc.spec.gemm_precision import gemm_peaks, precision_sentence
 from calc.spec.layout import Layout
 from calc.spec.model import Frozen
+from calc.spec.trusted import checked
 
 MFUSource = str  # "default", "flag", or a measurement's description
+# The report's parts hold calc's own numbers: built unchecked (calc.spec.base.Frozen.unchecked),
+# which is faster than validating, and builds no validator on the main command's start
+# (bench/startup.py); tests/test_trusted.py validates the reports the tests build and compares.
 SEARCH_SETTINGS = ("global_batch", "framework", "dropout")  # what a layout search is told
 
 
@@ -163,9 +168,10 @@ class Report(Document):
     conventions: list[str]
 
 
-def _params_report(preset: Preset, symbols: Mapping[str, int]) -> ParamsReport:
+@per_instance  # kept with the preset, as its counts are with the spec
+def _params_report(preset: Preset) -> ParamsReport:
     spec = preset.spec
-    counts = count_params(spec, symbols)
+    counts = count_params(spec)
     n = spec.layer_counts  # layers of each kind: a key's per-layer count × its layers
     layers = {key: n["attention"] for key in counts.per_layer}
     layers["norms"] = spec.n_layers
@@ -175,7 +181,7 @@ def _params_report(preset: Preset, symbols: Mapping[str, int]) -> ParamsReport:
     per_layer = {**counts.per_layer, **counts.per_dense_ffn, **counts.per_moe_ffn,
                  **counts.per_mixer}
     published = preset.published_params
-    return ParamsReport(
+    return ParamsReport.unchecked(
         total=counts.total, embedding=counts.embedding, non_embedding=counts.non_embedding,
         active=counts.active, mtp=counts.mtp,
         components={k: v for k, v in counts.components.items() if v},
@@ -195,7 +201,7 @@ def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int,
     adapters, train = 0, flops.train
     if finetune.frozen_base:  # calc.formulas.finetune: frozen weights skip weight gradients
         adapters, train = finetune_train_flops(spec, seq_len, attention, finetune, targets)
-    return FlopsReport(
+    return FlopsReport.unchecked(
         seq_len=seq_len, attention=attention, forward=flops.forward, adapters_forward=adapters,
         backward=train - flops.forward - adapters, train=train,
         inference=flops.inference_per_token, attention_share=flops.attention_share,
@@ -227,7 +233,7 @@ def _published(run: PublishedRun | None, gpu: str | None, tokens: float, flops: 
     same = not differs
     ratio = gpu_hours / run.gpu_hours if same and gpu_hours and run.gpu_hours else None
     priced = same and run.gpu_hours and peak
-    return PublishedComparison(
+    return PublishedComparison.unchecked(
         gpu_hours=run.gpu_hours, flops=run.flops, mfu=run.mfu, tokens=run.tokens, gpu=run.gpu,
         gpus=run.gpus, scope=run.scope, source=run.source, same_run=same, differs=differs,
         ratio=ratio,
@@ -248,7 +254,7 @@ def _training_report(preset: Preset, workload: Workload, flops: FlopsReport,
     exact = training_cost(flops.train, workload.tokens, peak, workload.mfu, workload.gpus)
     rule = training_cost(flops.six_n, workload.tokens, peak, workload.mfu, workload.gpus)
     money = cost(asked, gpu, exact.gpu_hours) if asked and gpu and exact.gpu_hours else None
-    return TrainingReport(
+    return TrainingReport.unchecked(
         **(vars(money) if money else {}), precision=precision, low_precision_peak=low_peak,
         low_precision_share=low_precision / flops.train if low_peak else None,
         tokens=workload.tokens, flops=exact.flops, flops_6nd=rule.flops,
@@ -327,23 +333,25 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
                         f"or GPU-hours (python -m calc memory takes them)")
     preset = resolve(model)
     spec = preset.spec
-    try:
-        workload = Workload(tokens=tokens, seq_len=seq_len, attention=attention, gpu=gpu,
-                            dtype=dtype, mfu=DEFAULT_MFU if mfu is None else mfu, gpus=gpus)
+    try:  # checked as Workload validates, without building its validator (calc.spec.trusted)
+        workload = checked(Workload, {
+            "tokens": tokens, "seq_len": seq_len, "attention": attention, "gpu": gpu,
+            "dtype": dtype, "mfu": DEFAULT_MFU if mfu is None else mfu, "gpus": gpus})
     except ValidationError as error:
         raise CalcError(one_line(error)) from None
     t = sequence_length(spec, workload.seq_len)
-    symbols = symbol_values(spec)  # once: the three counts below share it
+    symbols = symbol_values(spec)  # kept with the spec, as are its parameter counts
     ft = finetune_of(given)
     ft_block, adapters = (finetune_block(spec, ft, dtype if dtype in BYTES_PER_ELEMENT
                                          else "bf16") if ft.frozen_base else (None, None))
     targets = adapters.targets if adapters else ()
-    params = _params_report(preset, symbols)
+    params = _params_report(preset)
     flops = _flops_report(spec, t, workload.attention, params.active, symbols, ft, targets)
     source = mfu_source or ("default" if mfu is None else "flag")
     precision = given.get("precision") or "bf16"
     low = low_precision_train_flops(spec, ft, targets) if precision != "bf16" else 0
-    asked = Costing(**given.given("costing"))
+    costing = given.given("costing")
+    asked = checked(Costing, costing) if costing else NOTHING_ASKED
     training = (_training_report(preset, workload, flops, source, precision, low, asked)
                 if workload.tokens is not None else None)
     if workload.gpu and training is None:
@@ -370,7 +378,7 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
         notes.append(f"{', '.join(unused_workload)} given without tokens: they price a "
                      f"training run, so nothing used them; give tokens (--tokens 2e12) for "
                      f"GPU-hours and days.")
-    return Report(
+    return Report.unchecked(
         model=preset.name, title=preset.title, source=preset.source, spec=spec,
         params=params, flops_per_token=flops, training=training, notes=notes,
         finetune=ft_block, conventions=_conventions(flops.attention, training, ft_block,

@@ -10,11 +10,15 @@ symbolic. Jupyter shows a FormulaSet as LaTeX; calc.views.formulas prints it as 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import sympy
+from sympy.core import exprtools
+from sympy.printing.latex import LatexPrinter
+from sympy.printing.str import StrPrinter
 
 from calc.document import Shown
 from calc.evaluate import LAYER_COUNTS, symbol_values
@@ -32,6 +36,37 @@ _KEPT = ("V", "d", "L", "h", "h_kv", "d_qk", "d_v", "d_ff", "P", "w", "c", "E", 
 def specialise(expr: sympy.Expr, spec: ModelSpec, expand: bool = True) -> sympy.Expr:
     """`expr` for `spec`'s structure; `expand=False` keeps the expression's own nesting (for
     long formulas whose named terms read better unexpanded)."""
+    return specialised({"": expr}, spec, expand)[""]
+
+
+def specialised(named: Mapping[str, sympy.Expr], spec: ModelSpec, expand: bool = True
+                ) -> dict[str, sympy.Expr]:
+    """Each of `named` specialised (`specialise`); what the expressions share is made once."""
+    subs, made = _at_once(structure(spec)), {}
+    with _shared_sums():
+        special = {name: _put_in(expr, subs, made) for name, expr in named.items()}
+        return {name: sympy.factor_terms(sympy.expand(expr) if expand else expr)
+                for name, expr in special.items()}
+
+
+def _put_in(expr: sympy.Basic, subs: Mapping[sympy.Basic, sympy.Basic],
+            made: dict[sympy.Basic, sympy.Basic]) -> sympy.Basic:
+    """expr.xreplace(subs), each distinct subexpression rebuilt once for all the calls that
+    share `made`: a command's formulas share most of their terms, and rebuilding a Max of two
+    long sides makes sympy try to order them again (a tenth of a second each time)."""
+    if expr in subs:
+        return subs[expr]
+    if not expr.args:
+        return expr
+    if expr not in made:
+        args = tuple(_put_in(arg, subs, made) for arg in expr.args)
+        made[expr] = expr.func(*args) if args != expr.args else expr
+    return made[expr]
+
+
+def structure(spec: ModelSpec) -> dict[sympy.Symbol, Any]:
+    """What `specialise` puts in for `spec`'s symbols, as `expr.subs` would take it:
+    indicators, and sizes that are zero or equal another for it (d_v = d_qk under MHA)."""
     values = symbol_values(spec)
     subs: dict[sympy.Symbol, Any] = {}
     for name, value in values.items():
@@ -55,8 +90,47 @@ def specialise(expr: sympy.Expr, spec: ModelSpec, expand: bool = True) -> sympy.
             subs[SYMBOLS[name]] = SYMBOLS["L"]
     if values["L_moe"] and values["L_dense"] + values["L_moe"] == spec.n_layers:
         subs[SYMBOLS["L_dense"]] = SYMBOLS["L"] - SYMBOLS["L_moe"]
-    special = expr.subs(subs)
-    return sympy.factor_terms(sympy.expand(special) if expand else special)
+    return subs
+
+
+def _at_once(subs: Mapping[sympy.Symbol, Any]) -> dict[sympy.Symbol, sympy.Expr]:
+    """`subs` as one replacement (xreplace: a single walk over an expression, where
+    `expr.subs(dict)` walks it once per symbol, and re-evaluates all of it each time: seconds
+    per memory formula). subs applies the symbols one after another in sympy's sort order, so
+    a value naming a symbol later in that order gets that symbol's value too (Mixtral's L_dense
+    = L − L_moe, then L_moe = L); each value here is made with the later ones put in, so the
+    result is the same."""
+    at_once: dict[sympy.Symbol, sympy.Expr] = {}
+    for symbol in sorted(subs, key=sympy.default_sort_key, reverse=True):
+        at_once[symbol] = sympy.sympify(subs[symbol]).xreplace(at_once)
+    return at_once
+
+
+@contextlib.contextmanager
+def _shared_sums() -> Iterator[None]:
+    """Within the block, each sum sympy's factor_terms meets is put in its gcd form once.
+
+    factor_terms calls exprtools.gcd_terms on every sum in an expression, and a command's
+    formulas share their sums (the weights a GPU holds appear in its weights, gradients,
+    optimizer states, totals and room): GPT-3 175B's 32 memory formulas make 716 calls on 60
+    distinct sums, nine tenths of the time `--formula` took. gcd_terms is a pure function of
+    its arguments (sympy expressions are immutable), so the results are kept for the block:
+    the formulas are the same, made once (bench/formulas.py)."""
+    original = exprtools.gcd_terms
+    made: dict[tuple, Any] = {}
+
+    def once(terms: Any, isprimitive: bool = False, clear: bool = True,
+             fraction: bool = True) -> Any:
+        key = (terms, isprimitive, clear, fraction)
+        if key not in made:
+            made[key] = original(terms, isprimitive, clear, fraction)
+        return made[key]
+
+    exprtools.gcd_terms = once
+    try:
+        yield
+    finally:
+        exprtools.gcd_terms = original
 
 
 def formulas_for(spec: ModelSpec) -> dict[str, sympy.Expr]:
@@ -70,18 +144,67 @@ def formulas_for(spec: ModelSpec) -> dict[str, sympy.Expr]:
     scores = flops.ATTENTION_SCORES_PER_SEQUENCE
     named["attention FLOPs/sequence, causal"] = scores.subs(SYMBOLS["i_causal"], 1)
     named["attention FLOPs/sequence, full"] = scores.subs(SYMBOLS["i_causal"], 0)
-    special = {name: specialise(expr, spec) for name, expr in named.items()}
+    special = specialised(named, spec)
     return {name: expr for name, expr in special.items() if expr != 0}
 
 
-def _value(expr: sympy.Expr, spec: ModelSpec) -> int:
-    values = {SYMBOLS[n]: v for n, v in symbol_values(spec).items()}
-    values[SYMBOLS["T"]] = spec.context_length
-    return int(expr.subs(values))
+def _sizes(spec: ModelSpec) -> dict[sympy.Symbol, sympy.Integer]:
+    """Every symbol's value for `spec`, T its context length (numbers: no order matters)."""
+    values = {SYMBOLS[n]: sympy.Integer(v) for n, v in symbol_values(spec).items()}
+    values[SYMBOLS["T"]] = sympy.Integer(spec.context_length)
+    return values
+
+
+def _value(expr: sympy.Expr, sizes: Mapping[sympy.Symbol, sympy.Integer]) -> int:
+    return int(expr.xreplace(sizes))
 
 
 def _latex_int(value: int) -> str:
     return f"{value:,}".replace(",", "{,}")
+
+
+class _Once:
+    """A sympy printer that prints each distinct compound term once: a set's formulas repeat
+    the same sums, and ordering a sum's terms for printing is most of the time printing takes
+    (a quarter of a second for GPT-3 175B's memory formulas, a fortieth with this). A term's
+    text does not depend on where it stands (its parent adds any brackets), except a lone
+    Float's, and atoms and calls with options are printed as they are."""
+
+    def __init__(self, settings: dict[str, Any]):
+        super().__init__(settings)  # type: ignore[call-arg]
+        self._made: dict[sympy.Basic, str] = {}
+
+    def _print(self, expr: Any, **kwargs: Any) -> str:
+        if kwargs or not isinstance(expr, sympy.Basic) or not expr.args:
+            return super()._print(expr, **kwargs)  # type: ignore[misc]
+        if expr not in self._made:
+            self._made[expr] = super()._print(expr)  # type: ignore[misc]
+        return self._made[expr]
+
+
+class _Text(_Once, StrPrinter):
+    pass
+
+
+class _Latex(_Once, LatexPrinter):
+    pass
+
+
+class Printers:
+    """The text and LaTeX printers a set's formulas share: what str(expr) and
+    sympy.latex(expr, symbol_names=LATEX_NAMES) print, each shared term printed once."""
+
+    def __init__(self) -> None:
+        self._text: _Text | None = None
+        self._latex: _Latex | None = None
+
+    def text(self, expr: sympy.Basic) -> str:
+        self._text = self._text or _Text({"order": None})  # as str(expr) prints
+        return self._text.doprint(expr)
+
+    def latex(self, expr: sympy.Basic) -> str:
+        self._latex = self._latex or _Latex({"symbol_names": LATEX_NAMES})
+        return self._latex.doprint(expr)
 
 
 @dataclass(frozen=True)
@@ -91,14 +214,15 @@ class Formula:
     name: str
     expr: sympy.Expr
     value: int | None = None
+    printers: Printers = field(default_factory=Printers, compare=False, repr=False)
 
     @property
     def latex(self) -> str:
-        return sympy.latex(self.expr, symbol_names=LATEX_NAMES)
+        return self.printers.latex(self.expr)
 
     @property
     def text(self) -> str:
-        return str(self.expr)
+        return self.printers.text(self.expr)
 
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "latex": self.latex,
@@ -149,7 +273,8 @@ class FormulaSet(Shown, Mapping[str, Formula]):
 def model_formulas(model: str | ModelSpec | Preset) -> FormulaSet:
     """A model's formulas with their values at its sizes (T = its context length)."""
     spec = resolve(model).spec
-    formulas = {name: Formula(name, expr, _value(expr, spec))
+    sizes, printers = _sizes(spec), Printers()
+    formulas = {name: Formula(name, expr, _value(expr, sizes), printers)
                 for name, expr in formulas_for(spec).items()}
     note = (f"Values at T = context_length = {spec.context_length:,}. The general forms, with "
             f"0/1 structure indicators, are in calc.formulas.")
@@ -165,11 +290,13 @@ def command_formulas(command: str, model: str | ModelSpec | Preset | None = None
     caption = "general form, 0/1 indicators kept"
     spec = resolve(model).spec if model is not None else None
     if spec is not None:
-        special = {name: specialise(expr, spec, expand=False) for name, expr in named.items()}
+        special = specialised(named, spec, expand=False)
         named = {name: expr for name, expr in special.items() if expr != 0}
         caption = f"structure of {spec.name} substituted, options kept"
     note = ("Each formula's source is cited in calc/formulas/ (memory.py, inference.py, "
             "scaling.py); the command's notes name the conventions.")
     title = f"calc {command}{f' {spec.name}' if spec else ''} — formulas"
+    printers = Printers()
     return FormulaSet(title, caption, note, {"command": command},
-                      {name: Formula(name, expr) for name, expr in named.items()})
+                      {name: Formula(name, expr, printers=printers)
+                       for name, expr in named.items()})

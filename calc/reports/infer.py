@@ -14,10 +14,12 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from calc import _compiled
-from calc.counting import TERA, Bytes, whole
+from calc.counting import GIB, TERA, Bytes, whole
 from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, symbol_values
+from calc.plan.serving import serving_plan
+from calc.plan.serving_block import ServingBlock, serving_block, serving_options
 from calc.presets import (
     Preset,
     context_note,
@@ -92,6 +94,9 @@ class InferenceReport(Document):
     title: str
     source: str
     inference: InferenceBlock
+    serving: ServingBlock | None = Field(
+        None, description="requests served (given --input-len and --output-len): throughput, "
+                          "latencies, layout and cost (docs/serving.md)")
     conventions: list[str]
 
 
@@ -145,19 +150,37 @@ def tensor_parallel_seconds(spec: ModelSpec, gpu: GPU, gpus: int, tokens: int,
 
 
 def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None,
-          **options: Any) -> InferenceReport:
+          price: float | None = None, **options: Any) -> InferenceReport:
     """Serving `model` on `gpu`; `options` are the fields of calc.spec.InferenceWorkload
     (gpus, context, batch, dtype, kv_dtype, compute_dtype, mfu, mbu). With several GPUs the
     weights are split by tensor parallelism and its all-reduces are priced on `system`'s
-    links (default: the GPU's reference system)."""
+    links (default: the GPU's reference system).
+
+    With input_len and output_len (and the other fields of calc.spec.inference.Serving:
+    concurrency or request_rate, tp/pp/ep, engine, ttft_ms/tpot_ms targets) the report's
+    `serving` block says what requests get: tokens/s, TTFT, TPOT, the layout and, at `price`
+    a GPU-hour, the cost of a million generated tokens (docs/serving.md)."""
     preset = resolve(model)
     spec = preset.spec
+    serving, options = serving_options(options)
+    if serving.asked and options.get("context") is None:
+        options["context"] = (serving.input_len or 0) + (serving.output_len or 0)
+    if price is not None and not price > 0:
+        raise CalcError(f"price={price!r} is not allowed; expected a price per GPU-hour > 0")
     opts = _options(spec, gpu, _checkpoint_dtypes(preset, options))
     device = get_gpu(gpu)
     peak = device.peak_flops(opts.compute_dtype_name)
     if device.bandwidth_gb_s is None:
         raise CalcError(f"gpu {device.name!r} has no memory bandwidth in the catalogue; decode "
                         f"time needs one (python -m calc gpus)")
+    served = None
+    if serving.asked:
+        platform = get_system(system) if system else (
+            system_for_gpu(device.name) if device.system else None)
+        plan = serving_plan(spec, device, platform, opts, serving, price)
+        served = serving_block(plan, serving)
+        if plan.searched:  # the memory and roofline tables for the GPUs the search chose
+            opts = opts.model_copy(update={"gpus": plan.chosen.gpus})
     counts = count_params(spec)
     flops = count_flops(spec, opts.context, "causal")
     base = {
@@ -231,8 +254,11 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = Non
         notes.append(f"The largest context that fits at batch {opts.batch:,}, {max_context:,} "
                      f"tokens, is past the {spec.context_length:,}-token context "
                      f"{spec.name} was trained for: memory allows it, the model may not.")
+    if served is not None:
+        notes = [*notes, *serving_notes(served)]
     return InferenceReport(model=preset.name, title=preset.title, source=preset.source,
-                           inference=block, conventions=[*notes, *conventions(spec, block)])
+                           inference=block, serving=served,
+                           conventions=[*notes, *conventions(spec, block)])
 
 
 def _communication_sentence(block: InferenceBlock) -> str:
@@ -318,3 +344,26 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
         "Units: bytes (GB = 1e9, GiB = 2^30); bandwidth in decimal GB/s as datasheets print it; "
         "seconds.",
     ]
+
+
+def serving_notes(block: ServingBlock) -> list[str]:
+    """The sentences printed under the serving table."""
+    o, lay = block.options, block.layout
+    notes = [
+        f"Serving (docs/serving.md): {lay.gpus:,} GPUs as {lay.replicas:,} replica(s) of "
+        f"tp {lay.tp} × pp {lay.pp}" + (f" × ep {lay.ep}" if lay.ep > 1 else "") +
+        f", {block.engine} defaults (presets/serving.toml); each iteration priced from calc's "
+        f"exact FLOPs and bytes at fitted kernel efficiencies, calibrated on published "
+        f"serving benchmarks (python -m calc reproduce --serving).",
+        f"Load: {block.load}; {o.input_len:,} prompt and {o.output_len:,} generated tokens a "
+        f"request; batch {block.batch:,.1f} a replica, set by {block.batch_limit} "
+        f"({block.max_sequences_fit:,} sequences fit the "
+        f"{block.kv_cache_budget_bytes_per_gpu / GIB:,.1f} GiB of KV cache a GPU).",
+    ]
+    if block.saturated:
+        notes.append("The request rate exceeds what these GPUs serve: requests queue, and "
+                     "the figures are those of the queue drained at full throughput.")
+    if block.searched:
+        notes.append("Searched: every valid tp/pp layout within a node, each replica at the "
+                     "highest rate meeting the targets; the fewest GPUs win.")
+    return notes

@@ -1,6 +1,10 @@
 """The fastest layouts of a model on N GPUs: `calc.layout("llama2-70b", gpu="a100", gpus=1024,
-global_batch=1024)` ranks every valid layout that fits in memory by predicted step time, and
-says why the runners-up and the fastest layouts that do not fit lost."""
+global_batch=1024)` ranks every valid layout that fits in memory (its framework's recipe and
+rules, with the margin a GPU keeps) by predicted step time, and says why the runners-up and the
+fastest layouts that do not fit lost. Any searched field can be pinned or given as a set
+(`tp=8`, `pp=[4, 8]`, `recompute=["none", "selective"]`); `tokens` prices each ranked layout's
+GPU-hours, days and cost. An empty search raises CalcError saying why and the nearest change
+that would give layouts."""
 
 from __future__ import annotations
 
@@ -10,13 +14,25 @@ from typing import Any
 from pydantic import Field
 
 from calc.counting import GIB, TRAIN_PER_FORWARD
-from calc.document import Document
+from calc.document import Document, frame
 from calc.errors import CalcError
 from calc.evaluate import count_flops
+from calc.plan.cost import run_time
 from calc.plan.options import ConfigEcho, RunConfig, options_of, run_config, with_file
-from calc.plan.search import Candidate, search_layouts
+from calc.plan.search import (
+    SEARCHED,
+    Allowed,
+    Candidate,
+    Search,
+    SearchSetup,
+    any_valid,
+    nearest,
+    outward,
+    search_layouts,
+)
 from calc.presets import Preset, resolve
 from calc.spec import ModelSpec
+from calc.spec.costing import Costing
 from calc.spec.layout import CURRENT_PRACTICE, Layout
 from calc.spec.model import Frozen
 from calc.timing.offload import PARTS as OFFLOAD_PARTS
@@ -24,15 +40,18 @@ from calc.timing.schedule import PARTS
 
 TOP = 10
 REJECTED = 5
-# What a search is told; it searches over every other layout field.
-SEARCH_FIXED = ("global_batch", "seq_len", "dtype", "framework", "dropout")
-SEARCHED = ("Searched: tp within a node dividing the heads, pp up to the layers, vpp up to 8 "
-            "(e+l: the embedding and the loss split as two more layers, where the layers alone "
-            "do not divide), "
-            "cp in powers of two up to 8, ep dividing experts and dp, micro-batches in powers "
-            "of two dividing B/dp, recompute none/selective/full, ZeRO 0-3 (0-1 with pp > 1), "
-            "sequence parallelism with tp > 1; flash attention (on unless told otherwise), dtype, "
-            "stack and dropout as given.")
+# What a search is told; it searches over every other layout field (SEARCHED), each of which
+# may be pinned or given as a set.
+SEARCH_FIXED = ("global_batch", "seq_len", "dtype", "framework", "dropout", "flash_attention",
+                "allow_cross_node_tp")
+SEARCH_SPACE = ("Searched: tp within a node dividing the heads, pp up to the layers, vpp up to 8 "
+                "(e+l: the embedding and the loss split as two more layers, where the layers "
+                "alone do not divide), cp in powers of two up to 8, ep dividing experts and dp, "
+                "micro-batches in powers of two dividing B/dp, recompute none/selective/full, "
+                "ZeRO stages the framework runs (0-1 with pp > 1, but for torchtitan's FSDP), "
+                "sequence parallelism with tp > 1; a layout the framework refuses is not "
+                "priced (calc.spec.validity); flash attention (on unless told otherwise), "
+                "dtype, stack and dropout as given.")
 
 
 class RankedLayout(Frozen):
@@ -41,9 +60,13 @@ class RankedLayout(Frozen):
     step_time_s: float
     mfu: float
     tokens_per_s_per_gpu: float
-    memory_per_gpu_bytes: float
+    memory_per_gpu_bytes: float = Field(description="calc.memory's total: allocated + margin")
+    memory_margin_bytes: float = Field(description="of which the margin kept free")
     breakdown: dict[str, float]
     why: str = Field(description="against the best: the parts that cost it most, or memory")
+    gpu_hours: float | None = Field(None, description="the tokens asked for, at this layout")
+    days: float | None = Field(None, description="gpu_hours / (gpus × 24)")
+    cost: float | None = Field(None, description="gpu_hours × price, when a price is given")
 
 
 class LayoutReport(Document):
@@ -55,14 +78,43 @@ class LayoutReport(Document):
     gpus: int
     global_batch: int
     seq_len: int
+    framework: str
+    recipe: str = Field(description="the model states' recipe (the framework's own unless "
+                                    "given)")
+    margin_gib: float | None = Field(description="the margin given; None: calc.memory's "
+                                                 "default per layout")
     gpu_memory_bytes: int
+    pinned: dict[str, list[Any]] = Field(description="searched fields pinned or given as sets")
     evaluated: int = Field(description="valid layouts priced")
     fitting: int = Field(description="of those, layouts that fit in memory")
     search_seconds: float
+    tokens: float | None = None
+    price: float | None = None
     best: list[RankedLayout] = Field(description="the fastest layouts that fit, best first")
     rejected: list[RankedLayout] = Field(description="faster layouts that do not fit")
     conventions: list[str]
     config: ConfigEcho | None = Field(None, description="the trainer config read (--from)")
+
+    def to_dataframe(self) -> Any:
+        """One row per ranked layout (best first): its degrees and choices, step time, MFU,
+        memory, its breakdown by part (`breakdown.<part>`) and, with tokens, GPU-hours, days
+        and cost. Needs pandas."""
+        rows = [_row(rank, ranked) for rank, ranked in enumerate(self.best, 1)]
+        keys = list(dict.fromkeys(key for row in rows for key in row))
+        return frame({key: [row.get(key) for row in rows] for key in keys},
+                     index=[row["rank"] for row in rows])
+
+
+def _row(rank: int, ranked: RankedLayout) -> dict[str, Any]:
+    o = ranked.layout
+    return {"rank": rank, **{field: getattr(o, field) for field in SEARCHED},
+            "offload": ranked.offload, "step_time_s": ranked.step_time_s, "mfu": ranked.mfu,
+            "tokens_per_s_per_gpu": ranked.tokens_per_s_per_gpu,
+            "memory_per_gpu_bytes": ranked.memory_per_gpu_bytes,
+            "memory_margin_bytes": ranked.memory_margin_bytes,
+            **{f"breakdown.{part}": seconds for part, seconds in ranked.breakdown.items()},
+            "gpu_hours": ranked.gpu_hours, "days": ranked.days, "cost": ranked.cost,
+            "why": ranked.why}
 
 
 def _placement(candidate: Candidate) -> str:
@@ -78,8 +130,8 @@ def _why(candidate: Candidate, best: Candidate | None, capacity: float) -> str:
         if candidate.memory_bytes <= capacity:
             return (f"host memory: {candidate.host_bytes_per_node / GIB:,.0f} GiB of "
                     f"offloaded states per node")
-        return (f"memory: {candidate.memory_bytes / GIB:,.1f} GiB > "
-                f"{capacity / GIB:,.0f} GiB")
+        return (f"memory: {candidate.memory_bytes / GIB:,.1f} GiB (margin "
+                f"{candidate.margin_bytes / GIB:,.1f}) > {capacity / GIB:,.0f} GiB")
     if best is None or candidate is best:
         return "fastest"
     parts = [*PARTS, *(p for p in OFFLOAD_PARTS if p in candidate.time.breakdown
@@ -91,19 +143,6 @@ def _why(candidate: Candidate, best: Candidate | None, capacity: float) -> str:
         return "as fast as the best"
     return "; ".join(f"+{value:.3g} s {part.replace('_', ' ')}" for value, part in
                      reversed(worst))
-
-
-def _ranked(candidate: Candidate, best: Candidate | None, capacity: float, flops: float,
-            gpus: int, peak: float, tokens: int, ties: int = 0) -> RankedLayout:
-    step = candidate.time.step
-    why = _why(candidate, best, capacity)
-    return RankedLayout(layout=candidate.layout, offload=_placement(candidate),
-                        step_time_s=step,
-                        mfu=flops / (step * gpus * peak),
-                        tokens_per_s_per_gpu=tokens / step / gpus,
-                        memory_per_gpu_bytes=candidate.memory_bytes,
-                        breakdown=candidate.time.breakdown,
-                        why=why + (f" ({ties} more tie)" if ties else ""))
 
 
 def _distinct(candidates: list[Candidate], limit: int,
@@ -122,26 +161,66 @@ def _distinct(candidates: list[Candidate], limit: int,
     return shown
 
 
+def pins(options: dict[str, Any]) -> tuple[Allowed, dict[str, Any]]:
+    """The searched fields among `options`, each as the tuple of values allowed (a value, or
+    a list or set of them, each checked against its field), and the other options."""
+    allowed: Allowed = {}
+    rest = {}
+    for option, value in options.items():
+        if option not in SEARCHED or value is None:
+            rest[option] = value
+            continue
+        values = tuple(value) if isinstance(value, list | tuple | set | frozenset) else (value,)
+        if option == "recompute" and "auto" in values:  # the search tries every one
+            continue
+        for one in values:
+            RunConfig.from_options(**{option: one})  # CalcError naming the field and value
+        allowed[option] = tuple(dict.fromkeys(values))
+    return allowed, rest
+
+
 def layout(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int,
            system: str | None = None, from_file: str | None = None,
-           run: RunConfig | None = None, **options: Any) -> LayoutReport:
+           run: RunConfig | None = None, tokens: float | None = None, top: int = TOP,
+           **options: Any) -> LayoutReport:
     """Rank every valid layout of `model` on `gpus` GPUs for the run's `global_batch` sequences
     (`seq_len`, `dtype` default bf16, `framework` default megatron, `dropout` as current
-    practice: off; options of calc.plan.options, or a RunConfig `run`). The offload options
-    (offload_optimizer, offload_params: 'cpu' or 'nvme'; host_memory_gib, gpus_per_node,
-    nvme_read_gb_s, nvme_write_gb_s) also price each layout offloaded where its ZeRO stage
-    allows (calc.step's offload). `from_file` takes the model, batch, sequence, dtype, stack,
-    dropout and offload from a trainer config (as calc.step does), the arguments given here over
-    it; its parallel degrees are searched over, not fixed."""
+    practice: off; options of calc.plan.options, or a RunConfig `run`). Each searched field
+    (SEARCHED: tp, pp, dp, cp, ep, vpp, split_embedding_loss, micro_batch, recompute, zero,
+    sequence_parallel) may be pinned (`tp=8`) or given as a set (`pp=[4, 8]`). The model
+    states (recipe, optimizer, precision) are the framework's own unless given; `memory_margin`
+    (GiB) sets the margin. The offload options (offload_optimizer, offload_params: 'cpu' or
+    'nvme'; host_memory_gib, gpus_per_node, nvme_read_gb_s, nvme_write_gb_s) also price each
+    layout offloaded where its ZeRO stage allows (calc.step's offload). `tokens` gives each of
+    the `top` ranked layouts its GPU-hours and days, and with `price` (costing options) its
+    cost. `from_file` takes the model, batch, sequence, dtype, stack, dropout and offload from
+    a trainer config (as calc.step does), the arguments given here over it; its parallel
+    degrees are searched over, not fixed. No layout: CalcError saying why and the nearest
+    change that gives some."""
+    return searched(model, gpu=gpu, gpus=gpus, system=system, from_file=from_file, run=run,
+                    tokens=tokens, top=top, **options)[0]
+
+
+def searched(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int,
+             system: str | None = None, from_file: str | None = None,
+             run: RunConfig | None = None, tokens: float | None = None, top: int = TOP,
+             **options: Any) -> tuple[LayoutReport, Search]:
+    """calc.layout's report and the search behind it: every layout priced (what
+    `calc plot layout` draws)."""
+    if top < 1:
+        raise CalcError(f"top={top}: expected at least 1 layout to show")
+    allowed, options = pins(options)
     given = run_config(run, **options)
-    allowed = (*SEARCH_FIXED, *options_of("offload"))
-    unknown = sorted(set(given.given()) - set(allowed))
+    allowed_options = (*SEARCH_FIXED, *options_of("states"), *options_of("offload"),
+                       *options_of("costing"))
+    unknown = sorted(set(given.given()) - set(allowed_options))
     if unknown:
-        raise CalcError(f"layout: option(s) {', '.join(unknown)} are searched over, not given "
-                        f"(given: {', '.join(allowed)})")
+        raise CalcError(f"layout: option(s) {', '.join(unknown)} are not taken by the search "
+                        f"(given: {', '.join(allowed_options)}, and the searched "
+                        f"{', '.join(SEARCHED)} as pins or sets)")
     echo, notes = None, []
     if from_file is not None:
-        read = with_file(from_file, model, given, gpus, step=True)
+        read = with_file(from_file, model, given, gpus, step=True)  # gpus: the caller's
         model, given, echo = read.model, read.run, read.echo
         notes = [f"From {from_file}: the model, batch, sequence length, dtype, stack, dropout "
                  f"and offload; its parallel degrees, micro-batch, recomputation and ZeRO stage "
@@ -151,39 +230,54 @@ def layout(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int
         raise CalcError(f"model: {from_file} names no model calc knows; give a preset name, "
                         f"spec file or config.json as MODEL")
     fixed = {key: value for key, value in given.given("layout").items() if key in SEARCH_FIXED}
-    offload = given.given("offload")
     if "global_batch" not in fixed:
         raise CalcError("global_batch: the search needs the sequences per step (--global-batch)")
     global_batch = int(fixed["global_batch"])
     dtype = fixed.get("dtype", "bf16")
     preset = resolve(model)
-    setup, found = search_layouts(preset.spec, gpu=gpu, gpus=gpus, global_batch=global_batch,
-                                  seq_len=fixed.get("seq_len"), system=system, dtype=dtype,
-                                  framework=fixed.get("framework", "megatron"),
-                                  dropout=fixed.get("dropout", CURRENT_PRACTICE["dropout"]),
-                                  offload=offload)
+    offload = given.given("offload")
+    setup, found = search_layouts(
+        preset.spec, gpu=gpu, gpus=gpus, global_batch=global_batch, seq_len=fixed.get("seq_len"),
+        system=system, dtype=dtype, framework=fixed.get("framework", "megatron"),
+        dropout=fixed.get("dropout", CURRENT_PRACTICE["dropout"]),
+        flash_attention=fixed.get("flash_attention", True), offload=offload, allowed=allowed,
+        states=given.given("states"),
+        allow_cross_node_tp=fixed.get("allow_cross_node_tp", False))
+    if not found.ranked:
+        raise CalcError(empty(preset, setup, found, gpus, global_batch, allowed))
     t = setup.seq_len
     flops = TRAIN_PER_FORWARD * count_flops(setup.spec, t).forward * global_batch * t
-    best = found.ranked[0] if found.ranked else None
-    args: dict[str, Any] = {"capacity": setup.capacity, "flops": flops, "gpus": gpus,
-                            "peak": setup.gpu.peak_flops(dtype), "tokens": global_batch * t}
+    best = found.ranked[0]
+    asked = Costing(**given.given("costing"))
 
     def ranked(pairs: list[tuple[Candidate, int]]) -> list[RankedLayout]:
-        return [_ranked(c, best, ties=ties, **args) for c, ties in pairs]
+        return [_ranked(c, best, setup, flops, gpus, global_batch * t, tokens, asked, ties)
+                for c, ties in pairs]
 
-    return LayoutReport(
+    framework = setup.fixed["framework"]
+    report = LayoutReport(
         model=preset.name, title=preset.title, source=preset.source, gpu=setup.gpu.name,
         system=setup.system.name, gpus=gpus, global_batch=global_batch, seq_len=t,
-        gpu_memory_bytes=int(setup.capacity), evaluated=found.evaluated,
-        fitting=len(found.ranked), search_seconds=found.seconds,
-        best=ranked(_distinct(found.ranked, TOP)),
-        rejected=ranked(_distinct(found.rejected, REJECTED,
-                                  best.time.step if best else None)),
+        framework=framework, recipe=setup.recipe, margin_gib=setup.margin_gib,
+        gpu_memory_bytes=int(setup.capacity),
+        pinned={key: list(values) for key, values in allowed.items()},
+        evaluated=found.evaluated, fitting=len(found.ranked), search_seconds=found.seconds,
+        tokens=tokens, price=asked.price,
+        best=ranked(_distinct(found.ranked, top)),
+        rejected=ranked(_distinct(found.rejected, REJECTED, best.time.step)),
         conventions=[
             f"{found.evaluated:,} valid layouts priced (bench/layout.py times it); "
-            f"{len(found.ranked):,} fit in {setup.gpu.memory_gib:g} GiB (calc.memory). "
-            f"Layouts of equal predicted time are shown once, with how many tie.",
-            SEARCHED,
+            f"{len(found.ranked):,} fit in {setup.gpu.memory_gib:g} GiB with the margin "
+            f"(calc.memory). Layouts of equal predicted time are shown once, with how many "
+            f"tie.",
+            f"Memory as {framework} keeps it: recipe {setup.recipe!r}, its buffers, and a "
+            + (f"margin of {setup.margin_gib:g} GiB (--memory-margin)"
+               if setup.margin_gib is not None else
+               "margin per layout for the CUDA context, one NCCL communicator per parallel "
+               "group and fragmentation (calc.spec.memory.RESERVE; --memory-margin sets it)")
+            + "; a layout within the margin does not fit.",
+            SEARCH_SPACE,
+            *([f"Pinned: {_pinned(allowed)}."] if allowed else []),
             "Ranked by the step-time model of `calc step` (docs/step-time.md): the same "
             "constants for every layout, so the order is only as good as that model.",
             *([_offload_sentence(offload)] if _offload_asked(offload) else []),
@@ -191,6 +285,71 @@ def layout(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int
         ],
         config=echo,
     )
+    return report, found
+
+
+def _ranked(candidate: Candidate, best: Candidate, setup: SearchSetup, flops: float,
+            gpus: int, tokens_per_step: int, tokens: float | None, asked: Costing,
+            ties: int) -> RankedLayout:
+    step = candidate.time.step
+    rate = tokens_per_step / step / gpus
+    budget = (run_time(tokens, rate, gpus, setup.gpu, asked) if tokens and candidate.fits
+              else None)
+    money = budget.cost if budget else None
+    why = _why(candidate, best, setup.capacity)
+    return RankedLayout(layout=candidate.layout, offload=_placement(candidate),
+                        step_time_s=step,
+                        mfu=flops / (step * gpus * setup.gpu.peak_flops(setup.fixed["dtype"])),
+                        tokens_per_s_per_gpu=rate,
+                        memory_per_gpu_bytes=candidate.memory_bytes,
+                        memory_margin_bytes=candidate.margin_bytes,
+                        breakdown=candidate.time.breakdown,
+                        why=why + (f" ({ties} more tie)" if ties else ""),
+                        gpu_hours=budget.gpu_hours if budget else None,
+                        days=budget.days if budget else None,
+                        cost=money.cost if money else None)
+
+
+def _pinned(allowed: Allowed) -> str:
+    return ", ".join(f"{key} {','.join(str(v) for v in values)}"
+                     for key, values in allowed.items())
+
+
+def empty(preset: Preset, setup: SearchSetup, found: Search, gpus: int, global_batch: int,
+          allowed: Allowed) -> str:
+    """Why a search found no layout, in one line, with the nearest change that gives some:
+    without a pin, another global batch or GPU count (no valid layout), or more memory per
+    GPU (valid layouts, none fits)."""
+    head = (f"no layout of {preset.name} on {gpus:,} × {setup.gpu.name} for global batch "
+            f"{global_batch:,}")
+    if found.rejected:
+        least = min(found.rejected, key=lambda c: c.memory_bytes)
+        return (f"{head} fits: the {len(found.rejected):,} valid layouts need at least "
+                f"{least.memory_bytes / GIB:,.1f} GiB per GPU ({least.layout.label}; margin "
+                f"{least.margin_bytes / GIB:,.1f} GiB) of {setup.capacity / GIB:,.0f} GiB; "
+                f"nearest: a GPU with {least.memory_bytes / GIB:,.0f} GiB or more, more GPUs, "
+                f"or offload (--offload-optimizer cpu)")
+
+    def valid(gpu_count: int, batch: int, pinned: Allowed) -> bool:
+        return any_valid(setup.spec, gpu_count, batch, setup.seq_len, setup.gpus_per_node,
+                         setup.fixed, pinned)
+
+    changes = []
+    for key in allowed:  # a pin that alone empties the search
+        if valid(gpus, global_batch, {k: v for k, v in allowed.items() if k != key}):
+            changes.append(f"drop the pin {_pinned({key: allowed[key]})}")
+    batch = nearest(outward(global_batch, 1, 2 * global_batch),
+                    lambda b: valid(gpus, b, allowed))
+    if batch is not None:
+        changes.append(f"--global-batch {batch}")
+    count = nearest(outward(gpus, 1, 2 * gpus), lambda g: valid(g, global_batch, allowed))
+    if count is not None:
+        changes.append(f"--gpus {count}")
+    reasons = ("no split of the GPUs into tp × pp × cp × dp that the framework runs, with dp "
+               "dividing the global batch"
+               + (f" and the pins ({_pinned(allowed)})" if allowed else ""))
+    nearest_change = "; ".join(changes) if changes else "none found within 2× the batch or GPUs"
+    return f"{head}: {reasons}; nearest: {nearest_change}"
 
 
 def _offload_asked(offload: dict[str, Any]) -> bool:

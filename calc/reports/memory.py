@@ -7,6 +7,7 @@ calc.plan.memory, labelled.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import Field
@@ -14,16 +15,17 @@ from pydantic import Field
 from calc import counting
 from calc.document import Document
 from calc.errors import CalcError
-from calc.plan.finetune import FineTuneBlock, finetune_of
+from calc.plan.finetune import FineTuneBlock, finetune_defaults, finetune_of
 from calc.plan.memory import MemoryBlock, memory_block, memory_options
 from calc.plan.offload import OffloadBlock
 from calc.plan.options import ConfigEcho, RunConfig, run_config, with_file
 from calc.presets import Preset, context_note, get_gpu, resolve
 from calc.spec import ModelSpec
-from calc.spec.finetune import QUANTS
+from calc.spec.finetune import LOSS_NOTES, QUANTS
 from calc.spec.gemm_precision import precision_sentence
 from calc.spec.layers import MIXER_NAMES
-from calc.spec.memory import OPTIMIZERS, RECIPES
+from calc.spec.layout import RECOMPUTE_ORDER
+from calc.spec.memory import OPTIMIZERS, RECIPES, RESERVE, STACKS
 from calc.spec.offload import Offload
 
 # The options of the memory model: the layout's (its global batch aside), the model states',
@@ -67,18 +69,34 @@ def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = N
     if from_file is not None:
         read = with_file(from_file, model, given)
         model, given, echo = read.model, read.run, read.echo
+        layout = given.given("layout")
+        parallel = layout.get("tp", 1) * layout.get("pp", 1) * layout.get("cp", 1)
+        if read.gpus and "dp" not in layout and read.gpus % parallel == 0:
+            given = RunConfig.from_options(dp=read.gpus // parallel).over(given)
     if model is None:
         raise CalcError(f"model: {from_file} names no model calc knows; give a preset name, "
                         f"spec file or config.json as MODEL")
     preset = resolve(model)
     spec = preset.spec
-    opts = memory_options(spec, gpu, given.given("layout", "states"))
+    given, defaults = finetune_defaults(given, spec)
+    options = given.given("layout", "states")
+    auto = options.get("recompute") == "auto"
+    if auto and gpu is None:
+        raise CalcError("recompute='auto' needs a GPU (--gpu) whose memory it fits")
     device = get_gpu(gpu) if gpu else None
-    block = memory_block(spec, opts, device, finetune_of(given),
-                         Offload(**given.given("offload")), system)
-    notes = [*preset.notes, *filter(None, [context_note(spec, opts.seq_len, "s")])]
+    for recompute in RECOMPUTE_ORDER if auto else (options.get("recompute", "none"),):
+        opts = memory_options(spec, gpu, {**options, "recompute": recompute}, system)
+        block = memory_block(spec, opts, device, finetune_of(given),
+                             Offload(**given.given("offload")), system)
+        if block.fits is not False:
+            break
+    notes = [*preset.notes, *filter(None, [context_note(spec, opts.seq_len, "s")]), *defaults]
+    if auto:
+        notes.append(f"recompute auto: {opts.recompute}, "
+                     + ("the least that fits." if block.fits else "and even that does not fit."))
     return MemoryReport(model=preset.name, title=preset.title, source=preset.source,
-                        memory=block, config=echo, conventions=[*notes, *conventions(block)])
+                        memory=block, config=echo,
+                        conventions=[*notes, *conventions(block, "recipe" in given.given())])
 
 
 def finetune_sentences(block: FineTuneBlock) -> list[str]:
@@ -95,6 +113,12 @@ def finetune_sentences(block: FineTuneBlock) -> list[str]:
     if block.paged:
         lines.append(counting.PAGED_OPTIMIZER)
     return lines
+
+
+def loss_sentences(block: FineTuneBlock) -> list[str]:
+    """How the loss holds the logits, when not Megatron-LM's way."""
+    return ([f"Loss (--loss {block.loss}): {LOSS_NOTES[block.loss]}."]
+            if block.loss != "fp32" else [])
 
 
 def offload_sentence(block: OffloadBlock) -> str:
@@ -128,7 +152,42 @@ MIXERS_SENTENCE = (
 
 
 
-def conventions(block: MemoryBlock) -> list[str]:
+def recipe_sentence(framework: str, dtype: str, given: bool) -> str:
+    """Where the recipe comes from: the framework's own (calc.spec.memory.STACKS) or given."""
+    own = STACKS[framework].recipes[dtype]
+    if given:
+        return f"given (--recipe); {framework}'s own for {dtype} is {own!r}"
+    return f"{framework}'s own for {dtype} (calc.spec.memory.STACKS)"
+
+
+def buffers_sentence(block: MemoryBlock) -> str:
+    """What the buffers row counts, for the block's framework."""
+    o = block.options
+    return (f"Buffers as {o.framework} allocates them (calc.spec.memory.STACKS): DeepSpeed's "
+            f"ZeRO gradient bucket, the 16-bit weights ZeRO-3/FSDP gathers (two layers, FSDP2's "
+            f"prefetch; the whole stage under torchtitan with a pipeline) and one layer's "
+            f"unsharded gradient, and the fp32 gradient of the fp32 logits at the loss (one-"
+            f"stage pipelines; the last stage otherwise, not the most loaded); Megatron-LM's "
+            f"buckets are views of its gradient buffer. Counted at the backward's peak, beside "
+            f"the states and every activation.")
+
+
+def margin_sentence(block: MemoryBlock) -> str:
+    """How the margin was set: given, or RESERVE's parts with their sources."""
+    if "given" in block.margin:
+        return (f"Margin {block.margin_bytes / counting.GIB:.3g} GiB as given (--memory-margin):"
+                f" kept free beside the run; a run within it does not fit.")
+    threads = (re.findall(r"[\w.-]+/[\w.-]+#\d+", r.source) for r in RESERVE.values())
+    parts = ", ".join(dict.fromkeys(thread for found in threads for thread in found))
+    return (f"Margin kept free beside the run, a run within it does not fit: the CUDA context, "
+            f"one NCCL communicator for each parallel group of more than one rank "
+            f"({', '.join(block.margin_groups) or 'none here'}; an expert-parallel group's "
+            f"after its all-to-all) and the allocator's fragmentation as a share of what is "
+            f"allocated (assumes PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True); "
+            f"--memory-margin sets it. Measured in {parts} (calc.spec.memory.RESERVE).")
+
+
+def conventions(block: MemoryBlock, recipe_given: bool = False) -> list[str]:
     """The sentences printed under the memory tables."""
     o = block.options
     recipe, optimizer = RECIPES[o.recipe_name], OPTIMIZERS[o.optimizer]
@@ -156,8 +215,9 @@ def conventions(block: MemoryBlock) -> list[str]:
     k = block.bytes_per_param["master"] + block.bytes_per_param["optimizer_states"]
     return [
         f"Model states: recipe {o.recipe_name!r} ({recipe.label}) with {optimizer.label}: "
-        f"{per_param:.4g} bytes per parameter before sharding{trained}. Sources: "
-        f"{recipe.source}; {optimizer.source}.",
+        f"{per_param:.4g} bytes per parameter before sharding{trained}; "
+        f"{recipe_sentence(o.framework, o.dtype, recipe_given)}. Sources: {recipe.source}; "
+        f"{optimizer.source}.",
         f"optimizer_bytes holds the optimizer states and the fp32 master weights (ZeRO's "
         f"K = {k:.4g}); "
         f"{zero.format(dp=o.dp)} (Rajbhandari et al. 2020 §5, Fig. 1).",
@@ -179,9 +239,10 @@ def conventions(block: MemoryBlock) -> list[str]:
         *([MIXERS_SENTENCE.format(kinds=", ".join(MIXER_NAMES[kind] for kind in
                                                   block.activations_per_mixer_bytes))]
           if block.activations_per_mixer_bytes else []),
-        "Not counted: temporary buffers (communication buckets, the logits' gradient), memory "
-        "fragmentation and the CUDA context, which take a few more GB in practice.",
+        buffers_sentence(block),
+        margin_sentence(block),
         *(finetune_sentences(block.finetune) if block.finetune.method != "full" else []),
+        *loss_sentences(block.finetune),
         *([precision_sentence(o.precision)] if o.precision != "bf16" else []),
         *([offload_sentence(block.offload)] if block.offload else []),
         "Units: bytes; GB = 1e9 bytes (the ZeRO paper's unit: 7.5B × 16 bytes = 120 GB), "

@@ -11,21 +11,26 @@ from typing import Any
 
 from pydantic import Field
 
-from calc.counting import HOURS_PER_DAY, SECONDS_PER_HOUR, TRAIN_PER_FORWARD
+from calc.counting import GIB, TRAIN_PER_FORWARD, goodput_sentence
 from calc.document import Document
 from calc.errors import CalcError
+from calc.plan.cost import run_time
+from calc.plan.finetune import FineTuneBlock, finetune_defaults
 from calc.plan.offload import StepOffload
 from calc.plan.options import ConfigEcho, RunConfig, run_config, with_file
-from calc.plan.step import Prediction, step_numbers
+from calc.plan.step import Prediction, StepNumbers, step_numbers
+from calc.plan.system import derived
 from calc.presets import Preset, resolve
 from calc.spec import ModelSpec
-from calc.spec.layout import Layout, make_layout
+from calc.spec.costing import Costing
+from calc.spec.layout import RECOMPUTE_ORDER, Layout, make_layout
 from calc.timing.constants import load_constants
 from calc.timing.schedule import StepTime
 
 # The options a step is priced with (calc.plan.options): its layout, how its model states are
-# kept (they change `fits`, not the time) and where they are offloaded.
-SECTIONS = ("layout", "states", "offload")
+# kept (they change `fits`, not the time), where they are offloaded, the fine-tuning
+# (LoRA/QLoRA on a frozen base) and what a token budget costs.
+SECTIONS = ("layout", "states", "offload", "finetune", "costing")
 
 
 class StepReport(Document):
@@ -47,7 +52,8 @@ class StepReport(Document):
     step_time_s: float
     breakdown: dict[str, float] = Field(description="seconds by part; sums to step_time_s")
     micro_batch_time_s: float = Field(description="one micro-batch through the slowest stage")
-    bubble_fraction: float = Field(description="(p − 1)/(v·m): bubble / ideal time")
+    bubble_fraction: float = Field(description="bubble / ideal time m·t_mb: (p − 1)/(v·m) for "
+                                               "1F1B")
     tokens_per_s_per_gpu: float
     model_flops_per_step: float = Field(description="calc's exact training FLOPs of a step")
     hardware_flops_per_step: float = Field(description="model FLOPs + recomputation")
@@ -57,14 +63,38 @@ class StepReport(Document):
     links: dict[str, str] = Field(description="parallel group → the link it crosses")
     fits: bool = Field(description="the most loaded GPU's memory fits, and so do the "
                                    "offloaded states in the node's host memory")
-    memory_per_gpu_bytes: float = Field(description="calc.memory's total, most loaded GPU")
+    memory_per_gpu_bytes: float = Field(description="calc.memory's total, most loaded GPU: "
+                                                    "allocated + margin")
+    memory_margin_bytes: float = Field(description="of which the margin kept free (CUDA "
+                                                   "context, NCCL, fragmentation)")
     gpu_memory_bytes: int
+    recipe: str = Field(description="the model states' precision recipe (the framework's own "
+                                    "unless given)")
     offload: StepOffload | None = Field(None, description="ZeRO-Offload/Infinity: the host "
                                                           "resources that priced it")
     config: ConfigEcho | None = Field(None, description="the trainer config read (--from)")
-    tokens: float | None = None
-    gpu_hours: float | None = Field(None, description="tokens / (tokens/s per GPU) / 3600")
+    finetune: FineTuneBlock | None = Field(None, description="LoRA/QLoRA: what trains")
+    finetune_parts: dict[str, float] = Field(
+        default_factory=dict,
+        description="LoRA/QLoRA seconds per step inside compute and recompute: the adapters' "
+                    "products (forward and backward) and QLoRA's dequantisation")
+    dataset_tokens: float | None = Field(None, description="tokens of one epoch")
+    epochs: float | None = Field(None, description="passes over the dataset")
+    tokens: float | None = Field(None, description="training tokens: --tokens, or "
+                                                   "dataset_tokens × epochs")
+    goodput: float = Field(1.0, description="share of wall-clock time that trains (given)")
+    gpu_hours_ideal: float | None = Field(None, description="tokens / (tokens/s per GPU) / "
+                                                            "3600: every hour a step")
+    gpu_hours: float | None = Field(None, description="gpu_hours_ideal / goodput")
     days: float | None = Field(None, description="gpu_hours / (gpus × 24)")
+    price: float | None = Field(None, description="price per GPU-hour, when given")
+    cost: float | None = Field(None, description="gpu_hours × price")
+    energy_kwh: float | None = Field(None, description="GPU TDP × GPU-hours × PUE, when asked")
+    co2e_kg: float | None = Field(None, description="energy × grid intensity, when given")
+    pue: float | None = Field(None, description="the PUE the energy assumes")
+    mfu_bf16_peak: float | None = Field(
+        None, description="with fp8 products: model FLOPs / (step time × GPUs × the dense "
+                          "bf16 peak), the figure papers report beside the fp8-peak MFU")
     notes: list[str] = Field(description="valid but unusual choices of the layout")
     conventions: list[str]
 
@@ -72,6 +102,7 @@ class StepReport(Document):
 def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
          system: str | None = None, gpus: int | None = None, tokens: float | None = None,
          from_file: str | None = None, run: RunConfig | None = None,
+         dataset_tokens: float | None = None, epochs: float | None = None,
          **options: Any) -> StepReport:
     """Predicted training step of `model` on `gpus` GPUs laid out by the run's options (a
     calc.plan.options.RunConfig `run`, or its options as keywords over it): the layout's (tp,
@@ -86,32 +117,36 @@ def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
     `from_file` reads a trainer config (calc.trainers: DeepSpeed, Megatron-LM, torchtitan,
     axolotl, transformers) for the model (when `model` is None) and the layout; the options
     given here override it, and the report echoes what was read, ignored and overridden.
-    dp defaults to gpus / (tp·pp·cp). Bad input raises CalcError naming the field and value.
+    dp defaults to gpus / (tp·pp·cp). `finetune` 'lora' or 'qlora' (`lora_rank`,
+    `lora_targets`) prices a frozen base with adapters (calc.timing.finetune); GPU-hours for
+    `tokens`, or `dataset_tokens` × `epochs`. A GPU without a reference system runs in a box
+    derived from its datasheet links (`gpus_per_node` cards, default the run's; calc.plan.system).
+    Bad input raises CalcError naming the field and value.
     """
+    tokens = training_tokens(tokens, dataset_tokens, epochs)
     given = run_config(run, **options)
     unused = sorted(set(given.given()) - set(given.given(*SECTIONS)))
     if unused:
         raise CalcError(f"step: {', '.join(unused)} are not priced by the step model (it "
-                        f"takes the layout, model-state and offload options)")
+                        f"takes the layout, model-state, offload, fine-tuning and costing options)")
     echo, file_notes = None, []
     if from_file is not None:
         read = with_file(from_file, model, given, gpus, step=True)
         model, given, echo, file_notes = read.model, read.run, read.echo, read.notes
+        gpus = gpus or read.gpus
     if model is None:
         raise CalcError(f"model: {from_file} names no model calc knows; give a preset name, "
                         f"spec file or config.json as MODEL")
     preset = resolve(model)
-    try:
-        chosen = make_layout(gpus, **given.given("layout"))
-    except CalcError as error:
-        if from_file is None:
-            raise
-        raise CalcError(f"--from {from_file}: {error} (the file's layout with the flags "
-                        f"given)") from None
-    numbers = step_numbers(preset.spec, chosen, gpu, system, given)
+    given, defaults = finetune_defaults(given, preset.spec)
+    numbers, auto_note = _priced(preset.spec, given, gpus, gpu, system, from_file)
     prediction, lay, time = numbers.prediction, numbers.layout, numbers.time
     device, platform = prediction.gpu, prediction.system
-    gpu_hours = tokens / numbers.tokens_per_s_per_gpu / SECONDS_PER_HOUR if tokens else None
+    budget = (run_time(tokens, numbers.tokens_per_s_per_gpu, lay.gpus, device,
+                       Costing(**given.given("costing"))) if tokens else None)
+    money = budget.cost if budget else None
+    bf16 = (numbers.model_flops / (time.step * lay.gpus * device.peak_flops("bf16"))
+            if lay.dtype == "fp8" else None)
     return StepReport(
         model=preset.name, title=preset.title, source=preset.source, gpu=device.name,
         gpu_title=device.title, system=platform.name, system_title=platform.title,
@@ -126,13 +161,80 @@ def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
         tflops_per_gpu=numbers.tflops_per_gpu, mfu=numbers.mfu, hfu=numbers.hfu,
         links=numbers.links, fits=numbers.fits,
         memory_per_gpu_bytes=numbers.memory.total_bytes,
-        gpu_memory_bytes=int(numbers.memory.gpu_bytes or 0), offload=numbers.offload,
-        config=echo, tokens=tokens, gpu_hours=gpu_hours,
-        days=gpu_hours / lay.gpus / HOURS_PER_DAY if gpu_hours else None,
-        notes=[*file_notes, *prediction.notes],
+        memory_margin_bytes=numbers.memory.margin_bytes,
+        gpu_memory_bytes=int(numbers.memory.gpu_bytes or 0),
+        recipe=numbers.memory.options.recipe_name, offload=numbers.offload,
+        config=echo, finetune=numbers.memory.finetune if numbers.finetuned else None,
+        finetune_parts=finetune_parts(time, lay.micro_batches),
+        dataset_tokens=dataset_tokens, epochs=epochs if dataset_tokens else None,
+        tokens=tokens, goodput=budget.goodput if budget else 1.0,
+        gpu_hours_ideal=budget.gpu_hours_ideal if budget else None,
+        gpu_hours=budget.gpu_hours if budget else None, mfu_bf16_peak=bf16,
+        days=budget.days if budget else None,
+        price=money.price if money else None, cost=money.cost if money else None,
+        energy_kwh=money.energy_kwh if money else None,
+        co2e_kg=money.co2e_kg if money else None, pue=money.pue if money else None,
+        notes=[*file_notes, *defaults, *auto_note, *prediction.notes],
         conventions=[*conventions(lay, prediction, time),
+                     *(step_finetune_sentences(numbers.memory.finetune, prediction)
+                       if numbers.finetuned else []),
+                     *([goodput_sentence(budget.goodput)] if tokens else []),
                      *([offload_sentence(numbers.offload)] if numbers.offload else [])],
     )
+
+
+def training_tokens(tokens: float | None, dataset_tokens: float | None,
+                    epochs: float | None) -> float | None:
+    """The tokens GPU-hours are priced for: `tokens`, or `dataset_tokens` × `epochs`."""
+    if epochs is not None and dataset_tokens is None:
+        raise CalcError(f"epochs={epochs:g}: give dataset_tokens, the tokens of one epoch")
+    if epochs is not None and not epochs > 0:
+        raise CalcError(f"epochs={epochs!r}: expected a positive number of passes")
+    if dataset_tokens is None:
+        return tokens
+    if tokens is not None:
+        raise CalcError("tokens and dataset_tokens: give one (dataset_tokens × epochs is the "
+                        "tokens)")
+    if not dataset_tokens > 0:
+        raise CalcError(f"dataset_tokens={dataset_tokens!r}: expected a positive token count")
+    return dataset_tokens * (1 if epochs is None else epochs)
+
+
+def finetune_parts(time: StepTime, micro_batches: int) -> dict[str, float]:
+    """Seconds per step of the adapters' products and QLoRA's dequantisation (zero parts left
+    out)."""
+    work = time.compute
+    parts = {"adapters": micro_batches * (work.adapters + work.adapters_backward),
+             "dequantisation": micro_batches * (work.dequant + work.dequant_backward)}
+    return {name: seconds for name, seconds in parts.items() if seconds}
+
+
+def _priced(spec: ModelSpec, given: RunConfig, gpus: int | None, gpu: str,
+            system: str | None, from_file: str | None) -> tuple[StepNumbers, list[str]]:
+    """The step of the run's layout; with recompute 'auto' the least recomputation that fits
+    (full when none does), and a note saying which."""
+    layout = given.given("layout")
+    auto = layout.get("recompute") == "auto"
+    choices = RECOMPUTE_ORDER if auto else (layout.get("recompute", "none"),)
+    tried: list[str] = []
+    for recompute in choices:
+        try:
+            chosen = make_layout(gpus, **{**layout, "recompute": recompute})
+        except CalcError as error:
+            if from_file is None:
+                raise
+            raise CalcError(f"--from {from_file}: {error} (the file's layout with the flags "
+                            f"given)") from None
+        numbers = step_numbers(spec, chosen, gpu, system, given)
+        if not auto or numbers.fits or recompute == choices[-1]:
+            break
+        tried.append(f"{recompute} needs {numbers.memory.total_bytes / GIB:,.1f} GiB")
+    if not auto:
+        return numbers, []
+    verdict = "the least that fits" if numbers.fits else "and even that does not fit"
+    return numbers, [f"recompute auto: {recompute}, {verdict}"
+                     + (f" ({'; '.join(tried)} of {numbers.memory.gpu_bytes / GIB:,.0f} GiB)"
+                        if tried else "") + "."]
 
 
 def offload_sentence(block: StepOffload) -> str:
@@ -151,11 +253,29 @@ def offload_sentence(block: StepOffload) -> str:
         f"compute. Terms and what is left out: docs/step-time.md.")
 
 
+def step_finetune_sentences(block: FineTuneBlock, prediction: Prediction) -> list[str]:
+    """What the fine-tune's step model assumes, printed under the step tables."""
+    quant = (f" QLoRA: each {block.frozen_dtype} weight ({block.bytes_per_frozen_weight:.4g} B "
+             f"with its constants) dequantised to 16 bits before every forward, backward and "
+             f"recomputed forward (bitsandbytes Linear4bit / MatMul4Bit), read and written at "
+             f"the HBM rate." if block.method == "qlora" else "")
+    system = prediction.system
+    box = f" System: {system.title}: {system.notes}." if derived(system) else ""
+    return [
+        f"Fine-tuning ({block.method}, r = {block.rank}, {block.trainable:,} trainable "
+        f"parameters): the frozen products' backward computes input gradients only "
+        f"(1 × forward, the LM head's too); each adapter runs as PEFT's eager LoRA layer "
+        f"(x·A, ·B, × scaling, + result: the input read again, the output width written and "
+        f"read 6 times), backward 2 × forward; gradients reduced and the optimizer step over "
+        f"the adapters only.{quant} Not modelled: torch.compile or fused LoRA kernels "
+        f"(Unsloth), padding of unpacked batches (calc.timing.finetune).{box}"]
+
+
 def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[str]:
     """The sentences printed under the step tables."""
     constants = load_constants()
-    calibration = (f"{', '.join(prediction.fitted)} fitted on {len(constants.fit.rows)} "
-                   f"published runs (docs/throughput.md), the rest priors"
+    calibration = (f"{', '.join(prediction.fitted)} fitted ({constants.fit.method}; judged "
+                   f"leaving each publisher out in turn: docs/throughput.md), the rest priors"
                    if prediction.fitted else
                    "priors only, NOT fitted on any published run of this generation")
     recompute = {"none": "no recomputation",
@@ -163,6 +283,8 @@ def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[
                  "full": "full recomputation adds every layer's forward"}[layout.recompute]
     work = time.compute
     scans = work.scan + work.scan_backward
+    flops = (f"{TRAIN_PER_FORWARD} × forward" if work.weight_gradients else
+             "frozen products 2 × forward, attention and adapters 3 ×")
     return [
         *([f"Scans and convolutions of the non-attention mixers: {scans:.4g} s of each "
            f"micro-batch's {work.forward + work.backward:.4g} s of compute, each the slower of "
@@ -170,11 +292,12 @@ def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[
            f"16-bit peak for the chunked SSD and gated-delta kernels) and the bytes its fused "
            f"kernel reads and writes; backward 3 × forward for the scans (states recomputed) "
            f"(calc/timing/mixers.py)."] if scans else []),
-        f"MFU = calc's exact training FLOPs of the step ({TRAIN_PER_FORWARD} × forward: causal "
+        f"MFU = calc's exact training FLOPs of the step ({flops}: causal "
         f"attention, top-k experts, the LM head) / (step time × GPUs × dense {layout.dtype} "
         f"peak). HFU adds the recomputed FLOPs ({recompute}); flash attention's own backward "
         f"recomputation is counted in neither.",
-        "Step time = m × t_mb + (p − 1)/v × t_mb (1F1B, Narayanan et al. 2021) + exposed data-"
+        "Step time = m × t_mb + the schedule's bubble ((p − 1)/v × t_mb for 1F1B, Narayanan et "
+        "al. 2021; Zero Bubble's and DualPipe's from the split backward) + exposed data-"
         "parallel communication + optimizer step; t_mb = one micro-batch's forward and "
         "backward through the slowest stage with its exposed TP, CP, EP, pipeline and ZeRO-3 "
         "communication. Terms, sources and what is left out: docs/step-time.md.",

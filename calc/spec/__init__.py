@@ -4,7 +4,7 @@ Each name loads its module on first use (calc.lazy), so that `from calc.spec.mod
 ModelSpec` or `from calc.spec import GPU` builds only the schemas it needs, not all of them.
 """
 
-from calc.lazy import lazy_getattr
+from calc.lazy import lazy_dir, lazy_getattr
 
 _LAZY = {
     "BYTES_PER_ELEMENT": "calc.spec.precision:BYTES_PER_ELEMENT",
@@ -35,4 +35,5 @@ _LAZY = {
     "Workload": "calc.spec.workload:Workload",
 }
 __getattr__ = lazy_getattr(__name__, _LAZY)
+__dir__ = lazy_dir(__name__, _LAZY)
 __all__ = [*_LAZY]

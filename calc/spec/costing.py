@@ -22,6 +22,11 @@ class Costing(Frozen):
     grid_intensity: GridIntensity | None = Field(
         None, description="grid carbon intensity, g CO2e per kWh (implies energy)")
     energy: bool = Field(False, description="energy from the GPU's TDP × GPU-hours × PUE")
+    goodput: float = Field(
+        1.0, gt=0, le=1, description="share of the wall-clock time that trains (failures, "
+                                     "restarts, checkpoints and evaluation take the rest): "
+                                     "GPU-hours are the step time's divided by it; default 1, "
+                                     "the ideal")
 
     @property
     def wants_energy(self) -> bool:
@@ -31,3 +36,6 @@ class Costing(Frozen):
     def asked(self) -> bool:
         """A price or the energy was asked for."""
         return self.price is not None or self.wants_energy
+
+
+NOTHING_ASKED = Costing.model_construct()  # no price, PUE or energy, goodput 1: built once

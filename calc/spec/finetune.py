@@ -36,6 +36,32 @@ MIXER_TARGETS = ("in_proj", "x_proj", "dt_proj", "out_proj", "in_proj_qkvz", "in
 LORA_TARGETS: tuple[str, ...] = (*ATTENTION_TARGETS, *FFN_TARGETS, "experts",
                                  "shared_expert_gate", *MIXER_TARGETS)
 ALL_LINEAR = "all-linear"
+# Bytes per logit held at the loss's peak (the start of the backward, every activation alive),
+# by how the stack computes the loss:
+# - fp32: the logits once in fp32 (Megatron-LM's fused vocab-parallel cross-entropy;
+#   theoretical_memory_usage.py's 4·s·b·V);
+# - hf: transformers 5.24 (loss/loss_utils.py ForCausalLMLoss: `logits = logits.float()` before
+#   cross_entropy): the 16-bit logits the model returns (2), the fp32 log-softmax output saved
+#   for the backward (4), and in the backward its gradient (4) and the gradient of its input
+#   (4) before the cast back: 2 + 4 + 4 + 4;
+# - chunked: torchtune's CEWithChunkedOutputLoss (8 chunks, each upcast and reduced alone): the
+#   16-bit logits (2), every chunk's fp32 log-softmax output saved (4), one chunk's two fp32
+#   gradients in the backward (8/8);
+# - fused: a fused linear cross-entropy (Liger's FLCE) never holds the whole logits: a chunk's
+#   transient only, not counted.
+LOSS_BYTES = {"fp32": 4, "hf": 14, "chunked": 7, "fused": 0}
+LOSS_NOTES = {
+    "fp32": "the logits once in fp32 (Megatron-LM's fused cross-entropy)",
+    "hf": "transformers' loss (loss_utils.py ForCausalLMLoss upcasts the logits): the 16-bit "
+          "logits, the fp32 log-softmax output and, at the backward's start, its gradient and "
+          "its input's gradient: 2 + 4 + 4 + 4 = 14 B per logit",
+    "chunked": "torchtune's CEWithChunkedOutputLoss: the 16-bit logits in 8 chunks, each "
+               "chunk's fp32 log-softmax output saved, one chunk's fp32 gradients at a time: "
+               "2 + 4 + 8/8 = 7 B per logit",
+    "fused": "a fused linear cross-entropy (Liger's FLCE): the logits are never whole; a "
+             "chunk's transient is not counted",
+}
+Loss = Literal["fp32", "hf", "chunked", "fused"]
 
 
 @dataclass(frozen=True)
@@ -100,6 +126,11 @@ class FineTune(Frozen):
     double_quant: bool = Field(True, description="QLoRA: quantise the block constants too")
     paged: bool = Field(False, description="optimizer states in paged (unified) memory, "
                                            "evicted to the host when the GPU runs short")
+    loss: Loss = Field("fp32", description="how the loss holds the logits: fp32 (Megatron-LM's "
+                                           "fused cross-entropy, 4 B per logit), hf "
+                                           "(transformers' upcast and its gradients, 14 B), "
+                                           "chunked (torchtune, 7 B), fused (Liger's fused "
+                                           "linear cross-entropy, none)")
 
     @field_validator("targets", mode="before")
     @classmethod
@@ -138,6 +169,12 @@ class FineTune(Frozen):
         if self.method != "qlora":
             return None
         return QUANTS[self.base_dtype or "nf4"]
+
+
+# Full training: FineTune()'s defaults, which are valid as they are, built without validating
+# (tests/test_startup.py compares it with FineTune()): every estimate that asks for no
+# fine-tuning uses it, and a process that validates nothing builds no validator.
+FULL_TRAINING = FineTune.model_construct()
 
 
 @dataclass(frozen=True)

@@ -60,13 +60,20 @@ GEMM_PRECISIONS: dict[str, GemmPrecisionInfo] = {
 }
 
 
-def gemm_peaks(gpu: GPU, precision: str, dtype: str) -> tuple[float, float]:
-    """(the low-precision GEMMs' peak, the training dtype's peak) of `gpu`, FLOP/s; one line
-    naming what is missing when the GPU has no such path."""
+def check_path(gpu: GPU, precision: str) -> None:
+    """One line naming what is missing when `gpu` has no tensor-core path for `precision` (the
+    memory needs only this; a step needs the peaks too)."""
     info = GEMM_PRECISIONS[precision]
     if info.needs is not None and info.needs not in gpu.peak_tflops:
         raise CalcError(f"precision={precision!r}: {gpu.name} has no {info.needs} peak in its "
                         f"datasheet, so it has no {precision} tensor-core path ({info.source})")
+
+
+def gemm_peaks(gpu: GPU, precision: str, dtype: str) -> tuple[float, float]:
+    """(the low-precision GEMMs' peak, the training dtype's peak) of `gpu`, FLOP/s; one line
+    naming what is missing when the GPU has no such path."""
+    check_path(gpu, precision)
+    info = GEMM_PRECISIONS[precision]
     base = gpu.peak_flops(dtype)
     return (gpu.peak_flops(info.peak) if info.peak else base), base
 

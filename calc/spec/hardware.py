@@ -60,6 +60,10 @@ class GPU(Frozen):
         None, min_length=1,
         description="systems-catalogue key of the chip's reference platform (a100 → dgx-a100); "
                     "None when no named system is catalogued for it")
+    generation: str | None = Field(
+        None, min_length=1,
+        description="step-time generation (presets/timing.toml) of a GPU its generations do "
+                    "not list, e.g. in a user's GPU file ('ampere', 'ada', 'hopper', ...)")
     source: str = Field(min_length=1, description="datasheet or page the figures come from")
     notes: str = Field("", description="caveats: what is derived, what is unconfirmed")
 

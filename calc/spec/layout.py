@@ -19,6 +19,10 @@ from calc.errors import CalcError, one_line
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen, ModelSpec
 
 Recompute = Literal["none", "selective", "full"]
+# What a run may ask for: a recomputation, or `auto`, the least of RECOMPUTE_ORDER that fits
+# (calc.step, calc.memory resolve it before a Layout is built).
+RecomputeChoice = Literal["none", "selective", "full", "auto"]
+RECOMPUTE_ORDER: tuple[Recompute, ...] = ("none", "selective", "full")
 # The software stack of a run, each with its constants in presets/timing.toml [frameworks]:
 # NeMo counts as Megatron-LM; fsdp is plain PyTorch FSDP; jax is MaxText-style XLA; other is an
 # in-house stack a source does not name (Llama 3's, DeepSeek's), priced with Megatron-LM's.
@@ -26,6 +30,17 @@ Framework = Literal["megatron", "deepspeed", "torchtitan", "foundry", "fsdp", "j
 # The dtype of a run's matrix products and activations: fp8 runs keep 16-bit activations
 # and weights (Transformer Engine's recipes), so their memory counts as bf16's.
 TrainingDtype = Literal["bf16", "fp16", "fp32", "fp8"]
+# Pipeline schedules (calc.timing.schedule prices each): 1F1B and its interleaved form
+# (Narayanan et al. 2021), GPipe, Zero Bubble's handcrafted ZB-H1/ZB-H2 and its searched ZB-1p /
+# ZB-2p with the activation memory capped at p and 2p micro-batches (Qi et al. 2024,
+# arXiv:2401.10241 §2, §3), ZB-V, DualPipe (DeepSeek-AI 2024, arXiv:2412.19437 §3.2.1) and
+# torch.distributed.pipelining's looped BFS.
+PipelineSchedule = Literal["1f1b", "interleaved", "gpipe", "zb-h1", "zb-h2", "zb-1p", "zb-2p",
+                           "zbv", "dualpipe", "looped-bfs"]
+# fp8 scaling recipes: per-tensor scales from a history of amaxes (delayed) or from the tensor
+# itself (current), one scale per row (torchao's float8 rowwise), per 32-element block (MXFP8),
+# or per 1×128 / 128×128 tile (DeepSeek-V3's blockwise).
+Fp8Recipe = Literal["delayed", "current", "rowwise", "mxfp8", "blockwise"]
 MAX_DEGREE = 10_000_000  # GPUs in one parallel dimension (calc.spec.Workload.gpus allows as many)
 MAX_BATCH = 1 << 30
 
@@ -61,6 +76,9 @@ class Parallelism(Frozen):
     zero: Literal[0, 1, 2, 3] = Field(
         0, description="ZeRO stage over the d data-parallel ranks: 1 shards optimizer states, "
                        "2 also gradients, 3 also weights")
+    allow_cross_node_tp: bool = Field(
+        False, description="price tensor parallelism across nodes (refused by default: its "
+                           "all-reduces then cross the slower inter-node links)")
 
 
 class Batch(Frozen):
@@ -79,9 +97,9 @@ class Activations(Frozen):
     """What the forward pass keeps for the backward (Korthikanti et al. 2022 §4); defaults are
     CURRENT_PRACTICE, the paper's setting PAPER_2022."""
 
-    recompute: Recompute = Field(
-        "none", description="activation recomputation: none, selective (the attention core) "
-                            "or full (keep only each layer's input)")
+    recompute: RecomputeChoice = Field(
+        "none", description="activation recomputation: none, selective (the attention core), "
+                            "full (keep only each layer's input) or auto (the least that fits)")
     flash_attention: bool = Field(CURRENT_PRACTICE["flash_attention"],
                                   description="fused attention that stores no s×s scores")
     dropout: bool = Field(CURRENT_PRACTICE["dropout"],
@@ -97,6 +115,13 @@ class Layout(Activations, Batch, Parallelism):  # fields in reverse order: Paral
                                                      "prices them; activations stay 16-bit "
                                                      "under fp8")
     framework: Framework = Field("megatron", description="software stack of the run")
+    pipeline_schedule: PipelineSchedule | None = Field(
+        None, description="pipeline schedule; None: 1F1B, interleaved when vpp > 1")
+    fp8_recipe: Fp8Recipe | None = Field(
+        None, description="fp8 scaling recipe (dtype fp8); None: per-tensor current scaling")
+    tp_overlap: bool = Field(False, description="tensor-parallel collectives overlapped with "
+                                                "the products they feed (Megatron's "
+                                                "--tp-comm-overlap, torchtitan's async TP)")
 
     @property
     def activation_dtype(self) -> str:
@@ -113,6 +138,10 @@ class Layout(Activations, Batch, Parallelism):  # fields in reverse order: Paral
 
     @model_validator(mode="after")
     def _consistent(self) -> Layout:
+        if self.recompute == "auto":
+            raise ValueError("recompute='auto' is resolved before a layout is built (calc.step "
+                             "and calc.memory take the least recomputation that fits); give "
+                             "none, selective or full")
         if self.vpp > 1 and self.pp == 1:
             raise ValueError(f"vpp={self.vpp} needs pp > 1 (virtual stages interleave a "
                              f"pipeline; pp=1 has none)")
@@ -132,6 +161,15 @@ class Layout(Activations, Batch, Parallelism):  # fields in reverse order: Paral
                 f"the interleaved schedule (vpp={self.vpp}) needs micro-batches per step "
                 f"m = global_batch / (dp × micro_batch) = {self.micro_batches} divisible by "
                 f"pp={self.pp}")
+        if self.pipeline_schedule not in (None, "1f1b") and self.pp == 1:
+            raise ValueError(f"pipeline_schedule={self.pipeline_schedule!r} needs pp > 1 (a "
+                             f"pipeline schedule orders the stages of a pipeline)")
+        if self.pipeline_schedule == "dualpipe" and self.pp % 2:
+            raise ValueError(f"pipeline_schedule='dualpipe' needs an even pp (got pp={self.pp}): "
+                             f"it feeds micro-batches from both ends of the pipeline")
+        if self.fp8_recipe is not None and self.dtype != "fp8":
+            raise ValueError(f"fp8_recipe={self.fp8_recipe!r} needs dtype='fp8' "
+                             f"(got dtype={self.dtype!r})")
         return self
 
     @property
@@ -150,7 +188,10 @@ class Layout(Activations, Batch, Parallelism):  # fields in reverse order: Paral
                   f"recompute {self.recompute}" if self.recompute != "none" else "",
                   f"ZeRO {self.zero}" if self.zero else "",
                   "SP" if self.sequence_parallel else "",
-                  "flash" if self.flash_attention else "eager", self.dtype, self.framework]
+                  "flash" if self.flash_attention else "eager",
+                  f"{self.dtype} ({self.fp8_recipe})" if self.fp8_recipe else self.dtype,
+                  self.framework, self.pipeline_schedule or "",
+                  "TP overlap" if self.tp_overlap else ""]
         return ", ".join([degrees, *(e for e in extras if e)])
 
     @property

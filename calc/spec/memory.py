@@ -1,8 +1,13 @@
-"""Training-memory options: precision recipe, optimizer, ZeRO stage, parallelism, recomputation.
+"""Training-memory options: precision recipe, optimizer, ZeRO stage, parallelism, recomputation,
+and what each software stack keeps beside them.
 
 The recipes and optimizers are data: bytes per parameter for each piece of the model states, each
-with the source that publishes it (its `source`: ZeRO §3.1, the Megatron-LM README, Hugging Face's
-docs and Ultra-Scale Playbook).
+with the source that publishes it (its `source`: ZeRO §3.1, Megatron-LM's
+theoretical_memory_usage.py and README, Hugging Face's docs and Ultra-Scale Playbook, PyTorch's
+FSDP2 MixedPrecisionPolicy). `STACKS` says, per framework, which recipe it keeps its states in,
+which sharding stages it offers and the transient buffers it allocates (gradient buckets, gathered
+weights); `RESERVE` what a GPU holds beside any run (CUDA context, NCCL, fragmentation), each
+from a measurement a reader can open.
 """
 
 from __future__ import annotations
@@ -12,12 +17,15 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from calc.numbers import annotated
 from calc.spec.gemm_precision import GemmPrecision
-from calc.spec.layout import Layout
+from calc.spec.layout import Framework, Layout
 from calc.spec.model import Frozen
 
-Recipe = Literal["mixed", "mixed-fp32-grads", "mixed-fp32-grad-copy", "fp32", "pure-bf16"]
+Recipe = Literal["mixed", "mixed-fp32-grads", "mixed-fp32-grad-copy", "fp32", "pure-bf16",
+                 "fsdp-mixed"]
 Optimizer = Literal["adamw", "adam8bit", "sgd", "lion", "adafactor", "muon"]
+Margin = annotated("memory_margin")
 
 
 @dataclass(frozen=True)
@@ -39,8 +47,10 @@ RECIPES: dict[str, RecipeInfo] = {
     "mixed-fp32-grads": RecipeInfo(
         2, 4, 0, 4, "16-bit weights, fp32 gradients (bf16 with fp32 gradient accumulation), "
         "fp32 master weights",
-        "Hugging Face Transformers docs, model_memory_anatomy (weights 6 = 2 + 4, gradients 4, "
-        "AdamW 8 → 18); Megatron-LM README, 'bf16 param, fp32 grads' 18 → 6 + 12/d"),
+        "Megatron-LM megatron/training/theoretical_memory_usage.py (38644dd756): 18 bytes per "
+        "parameter, 6 + 12/d with --use-distributed-optimizer; Megatron-LM README, 'bf16 param, "
+        "fp32 grads' 18 → 6 + 12/d; Hugging Face Transformers docs, model_memory_anatomy "
+        "(weights 6 = 2 + 4, gradients 4, AdamW 8 → 18)"),
     "mixed-fp32-grad-copy": RecipeInfo(
         2, 2, 4, 4, "16-bit weights and gradients, fp32 copies of both",
         "Hugging Face Ultra-Scale Playbook, memory section (2 + 2 + fp32 params 4 + fp32 "
@@ -52,6 +62,14 @@ RECIPES: dict[str, RecipeInfo] = {
         2, 2, 0, 0, "16-bit weights and gradients, no fp32 master copy (optimizer states fp32)",
         "Dettmers et al. 2023 (QLoRA) §1: regular 16-bit fine-tuning of a 65B model needs "
         ">780 GB, 12 bytes per parameter (2 + 2 + Adam's 8)"),
+    "fsdp-mixed": RecipeInfo(
+        4, 4, 0, 0, "fp32 parameters and gradients, sharded; 16-bit weights only in the "
+        "gathered layers (FSDP mixed precision: the fp32 shard is the optimizer's copy)",
+        "PyTorch torch/distributed/fsdp/_fully_shard/_fsdp_api.py MixedPrecisionPolicy (2.13): "
+        "FSDP keeps the high-precision sharded parameters, so no extra fp32 copy for the "
+        "optimizer; param_dtype is the dtype of the unsharded (gathered) parameter; torchtitan "
+        "torchtitan/config/job_config.py (8a2686c4a4) mixed_precision_param bfloat16, "
+        "mixed_precision_reduce float32"),
 }
 
 
@@ -91,17 +109,139 @@ OPTIMIZERS: dict[str, OptimizerInfo] = {
 }
 
 
+@dataclass(frozen=True)
+class StackMemory:
+    """How a software stack keeps a run's memory, as the framework runs it: the recipe of its
+    model states for each training dtype, the sharding stages it offers (in ZeRO's numbering)
+    and the transient buffers it allocates beside the states and activations."""
+
+    recipes: dict[str, str]  # training dtype → RECIPES key
+    zero: dict[int, str]  # ZeRO stage → what the stack calls it; a stage not here is refused
+    bucket_elements: float  # a gradient bucket outside the gradients (16-bit), 0: none
+    gathered_layers: int  # ZeRO-3/FSDP: layers whose 16-bit weights are gathered at once
+    gathered_stage: bool  # with a pipeline, every layer of the stage stays gathered
+    prefetch_elements: float  # ZeRO-3: parameters prefetched beyond the gathered layers
+    reduce_bytes: int  # bytes per element of a gathered layer's unsharded gradient, 0: bucketed
+    source: str
+
+
+# The recipes Megatron-LM runs: bf16 with fp32 main gradients, fp16 with fp32 copies of both
+# (its README's distributed-optimizer table), fp32 without a copy.
+_MEGATRON_RECIPES = {"bf16": "mixed-fp32-grads", "fp8": "mixed-fp32-grads",
+                     "fp16": "mixed-fp32-grad-copy", "fp32": "fp32"}
+_FSDP_RECIPES = {"bf16": "fsdp-mixed", "fp8": "fsdp-mixed", "fp16": "fsdp-mixed",
+                 "fp32": "fp32"}
+_ZERO_RECIPES = {"bf16": "mixed", "fp8": "mixed", "fp16": "mixed", "fp32": "fp32"}
+_FSDP_STAGES = {0: "NO_SHARD", 3: "FULL_SHARD"}
+
+STACKS: dict[Framework, StackMemory] = {
+    "megatron": StackMemory(
+        _MEGATRON_RECIPES,
+        {0: "DDP", 1: "--use-distributed-optimizer", 2: "Megatron-FSDP optim_grads",
+         3: "Megatron-FSDP optim_grads_params"},
+        0, 2, False, 0, 4,
+        "Megatron-LM megatron/training/theoretical_memory_usage.py (38644dd756): 18 bytes per "
+        "parameter, 6 + 12/d with the distributed optimizer; the gradient buckets are views "
+        "of the fp32 main-gradient buffer (megatron/core/distributed/param_and_grad_buffer.py), "
+        "the distributed optimizer gathers into the parameter buffer: no extra buffer; "
+        "--data-parallel-sharding-strategy (megatron/training/arguments.py, 779c5b748d) for "
+        "stages 2 and 3, whose buffers were not read: counted as FSDP2's (two gathered layers, "
+        "their fp32 gradient)"),
+    "deepspeed": StackMemory(
+        _ZERO_RECIPES, {0: "ZeRO disabled", 1: "ZeRO stage 1", 2: "ZeRO stage 2",
+                        3: "ZeRO stage 3"},
+        5e8, 1, False, 5e7, 0,
+        "DeepSpeed deepspeed/runtime/zero/config.py (38327e07f6): reduce_bucket_size 5e8 "
+        "elements, stage3_prefetch_bucket_size 5e7, overlap_comm off at stages 1-2; "
+        "stage_1_and_2.py allocates the reduce bucket (ipg_buffer) in the model's 16-bit dtype "
+        "for the backward, stage3.py one flat bucket of the same size; ZeRO paper §3.1's 16 "
+        "bytes per parameter"),
+    "torchtitan": StackMemory(
+        _FSDP_RECIPES, {0: "DDP (data_parallel_replicate only)",
+                        3: "FSDP2 fully_shard (data_parallel_shard)"},
+        0, 2, True, 0, 4,
+        "torchtitan torchtitan/config/job_config.py (8a2686c4a4): mixed_precision_param "
+        "bfloat16, mixed_precision_reduce float32 (each layer's unsharded gradient in fp32 "
+        "before its reduce-scatter); torchtitan/models/llama3/infra/parallelize.py:288 "
+        "reshard_after_forward = not pp_enabled (with a pipeline the stage stays gathered); "
+        "FSDP2 gathers one layer ahead (implicit prefetch): two layers at once"),
+    "fsdp": StackMemory(
+        _FSDP_RECIPES, _FSDP_STAGES, 0, 2, False, 0, 2,
+        "PyTorch torch/distributed/fsdp/api.py MixedPrecision (2.13): reduce_dtype None takes "
+        "param_dtype (16-bit gradient reduction); BackwardPrefetch.BACKWARD_PRE gathers the "
+        "next layer beside the current one; SHARD_GRAD_OP and HYBRID_SHARD are not modelled"),
+    "foundry": StackMemory(
+        _FSDP_RECIPES, _FSDP_STAGES, 0, 2, False, 0, 2,
+        "llm-foundry scripts/train/yamls/pretrain/mpt-70b.yaml (ef9e5a3da3): fsdp_config "
+        "sharding_strategy FULL_SHARD, mixed_precision PURE (Composer's PURE: parameters, "
+        "reductions and buffers in bf16), over PyTorch FSDP; SHARD_GRAD_OP not modelled"),
+    "jax": StackMemory(
+        _ZERO_RECIPES, {0: "replicated", 1: "ZeRO stage 1", 2: "ZeRO stage 2", 3: "FSDP"},
+        0, 0, False, 0, 0,
+        "no framework recipe read (MaxText-style XLA): the ZeRO paper's mixed precision, no "
+        "buffers counted"),
+    "other": StackMemory(
+        _MEGATRON_RECIPES, {0: "no sharding", 1: "ZeRO stage 1", 2: "ZeRO stage 2",
+                            3: "ZeRO stage 3"},
+        0, 2, False, 0, 4,
+        "an in-house stack a source does not name: Megatron-LM's recipe and buffers"),
+}
+
+
+@dataclass(frozen=True)
+class Reserve:
+    """Memory a GPU holds beside what a run allocates, as measured."""
+
+    value: float  # bytes, or a share of the allocated bytes (fragmentation)
+    label: str
+    source: str
+
+
+# The default margin of a GPU (calc.plan.memory.margin): the CUDA context once, one NCCL
+# communicator per parallel group of more than one rank (an expert-parallel group's all-to-all
+# connects every peer), and the allocator's fragmentation as a share of what is allocated.
+RESERVE: dict[str, Reserve] = {
+    "cuda_context": Reserve(
+        300e6, "CUDA context (driver, kernels loaded lazily)",
+        "pytorch/pytorch#107667, ptrblck 2023-08-28: ~300 MB with lazy module loading (CUDA "
+        ">= 11.7), >1000 MB before"),
+    "nccl_communicator": Reserve(
+        1.06e9, "one NCCL communicator (buffers per channel and peer)",
+        "NVIDIA/nccl#1685, kwen2501 2025-04-16: 1.06 GB outside PyTorch on each of 8 H100s "
+        "before the first all-to-all; NVIDIA/nccl#864 (2023-06-02): about 1.6 GB with one "
+        "communicator after an all-reduce, more with each communicator; nccl-tests keeps "
+        "1 GiB per GPU for CUDA and NCCL (NVIDIA/nccl-tests#198, AddyLaddy 2024-03-10: the "
+        "empirical usage on HGX/DGX)"),
+    "nccl_all_to_all": Reserve(
+        4.34e9, "an NCCL communicator after an all-to-all (expert parallelism)",
+        "NVIDIA/nccl#1685, kwen2501 2025-04-16: 4.34 GB outside PyTorch on each of 8 H100s "
+        "after the first all_to_all_single (32 channels to every peer)"),
+    "fragmentation": Reserve(
+        1.83 / 75.31, "the caching allocator's reserved but unallocated memory",
+        "vllm-project/compressed-tensors#587 (2026-02-17): a Llama 3.3 70B run on an 80 GB GPU "
+        "with 75.31 GiB allocated and 1.83 GiB reserved but unallocated at its OOM (2.4 %); "
+        "much more without PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (meta-pytorch/"
+        "torchtune#1185: 16.39 GiB peak, 10.83 GiB with it)"),
+}
+
+
 class ModelStates(Frozen):
-    """How the model states are kept: their precision recipe, the optimizer and the precision
-    of the projections' GEMMs."""
+    """How the model states are kept (their precision recipe, the optimizer, the precision of
+    the projections' GEMMs) and the memory a GPU keeps beside them."""
 
     recipe: Recipe | None = Field(
-        None, description="model-state precision recipe; default 'mixed' for 16-bit dtypes, "
-                          "'fp32' for fp32")
+        None, description="model-state precision recipe; default the framework's own "
+                          "(calc.spec.memory.STACKS: megatron bf16 → mixed-fp32-grads, "
+                          "deepspeed → mixed, torchtitan/fsdp/foundry → fsdp-mixed)")
     optimizer: Optimizer = Field("adamw", description="optimizer whose states are kept")
     precision: GemmPrecision = Field(
         "bf16", description="the projections' GEMMs: bf16 (the dtype), or fp8/mxfp8/nvfp4 "
                             "with cached low-precision weight copies (calc.spec.gemm_precision)")
+    memory_margin: Margin | None = Field(
+        None, description="GiB per GPU kept free beside the run (default: the CUDA context, "
+                          "one NCCL communicator per parallel group and the allocator's "
+                          "fragmentation, calc.spec.memory.RESERVE); a layout within it "
+                          "does not fit")
 
 
 class TrainingMemory(ModelStates, Layout):  # fields in reverse order: the layout's first
@@ -121,7 +261,10 @@ class TrainingMemory(ModelStates, Layout):  # fields in reverse order: the layou
         return self
 
     @property
+    def stack(self) -> StackMemory:
+        return STACKS[self.framework]
+
+    @property
     def recipe_name(self) -> str:
-        if self.recipe is not None:
-            return self.recipe
-        return "fp32" if self.dtype == "fp32" else "mixed"
+        """The recipe given, or the framework's own for the dtype."""
+        return self.recipe if self.recipe is not None else self.stack.recipes[self.dtype]

@@ -7,14 +7,18 @@ per-layer structure with the other mixers (Mamba, gated DeltaNet, short convolut
 calc.spec.layers). The names follow the papers (d_model, d_ff, n_heads: Vaswani et al. 2017 §3;
 n_layers, context_length as n_ctx: Kaplan et al. 2020 Table 1) and the Hugging Face config
 fields they map to. Cross-field rules are validators whose messages
-name the fields; derived values (head width, MoE layer count, ...) are plain properties.
+name the fields; derived values (head width, MoE layer count, ...) are properties, and those
+that walk the layers are computed once per spec (calc.spec.base.Frozen keeps them).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import cached_property
+from types import MappingProxyType
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ModelWrapValidatorHandler, ValidationError, model_validator
 
 from calc.errors import CalcError, one_line
 from calc.spec.attention import AttentionSpec, MLASpec
@@ -94,7 +98,16 @@ class ModelSpec(Frozen):
         description="multi-token-prediction modules (DeepSeek-V3 §2.2), counted apart from the "
                     "main model: each a projection 2d→d, three norms and one more block")
 
-    @model_validator(mode="after")
+    @model_validator(mode="wrap")
+    @classmethod
+    def _checked(cls, data: Any, handler: ModelWrapValidatorHandler[ModelSpec]) -> ModelSpec:
+        """A spec built from data is checked; one passed where a spec is expected (Preset.spec,
+        Report.spec) was checked when it was built and is kept as it is (pydantic's
+        revalidate_instances="never"), not checked again by every report that holds it."""
+        if isinstance(data, ModelSpec):
+            return data
+        return handler(data)._consistent()
+
     def _consistent(self) -> ModelSpec:
         att = self.attention
         if att.mla is None and att.head_dim is None and self.d_model % att.n_heads:
@@ -201,24 +214,24 @@ class ModelSpec(Frozen):
         return rows if rows is not None else self.context_length
 
     # ---- the layers, one entry each ---------------------------------------------------------
-    @property
+    @cached_property
     def mixer_kinds(self) -> tuple[str, ...]:
         """Every layer's mixer: attention, mamba, deltanet, conv or attention+mamba."""
         return repeat(self.layers.mixer_pattern, self.n_layers, self.layers.at("mixer"))
 
-    @property
+    @cached_property
     def attention_kinds(self) -> tuple[str, ...]:
         """Every attention layer's kind (global, local, chunked, nope); '' for other mixers."""
         kinds = repeat(self.attention.pattern, self.n_layers, self.layers.at("attention"))
         return tuple(kind if "attention" in mixer else ""
                      for kind, mixer in zip(kinds, self.mixer_kinds, strict=True))
 
-    @property
+    @cached_property
     def layer_kinds(self) -> tuple[str, ...]:
         """'global' or 'local' for every layer (nope layers are global; chunked stay chunked)."""
         return tuple("global" if kind in ("nope", "") else kind for kind in self.attention_kinds)
 
-    @property
+    @cached_property
     def ffn_kinds(self) -> tuple[str, ...]:
         """Every layer's FFN: dense, moe or none."""
         at = self.layers.at("ffn")
@@ -229,17 +242,17 @@ class ModelSpec(Frozen):
                         for i in range(self.n_layers))
         return tuple(at.get(i) or kind for i, kind in enumerate(default))
 
-    @property
-    def layer_counts(self) -> dict[str, int]:
+    @cached_property
+    def layer_counts(self) -> Mapping[str, int]:
         """Layers of each kind: mixers (attention counts attention+mamba too, as does mamba),
-        attention kinds among the attention layers, FFN kinds."""
+        attention kinds among the attention layers, FFN kinds. Read-only: it is kept."""
         mixers, kinds, ffns = self.mixer_kinds, self.attention_kinds, self.ffn_kinds
-        return {
+        return MappingProxyType({
             "attention": sum("attention" in m for m in mixers),
             "local": kinds.count("local"), "chunked": kinds.count("chunked"),
             "mamba": sum("mamba" in m for m in mixers), "deltanet": mixers.count("deltanet"),
             "conv": mixers.count("conv"), "dense": ffns.count("dense"), "moe": ffns.count("moe"),
-        }
+        })
 
     @property
     def n_attention_layers(self) -> int:
@@ -255,7 +268,7 @@ class ModelSpec(Frozen):
         whole, rest = divmod(self.n_layers, len(pattern))
         return whole * pattern.count("local") + pattern[:rest].count("local")
 
-    @property
+    @cached_property
     def moe_layers(self) -> tuple[bool, ...]:
         """For every layer, whether its FFN is a mixture of experts."""
         return tuple(kind == "moe" for kind in self.ffn_kinds)

@@ -13,19 +13,18 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from calc.spec.hardware import Dtype
-from calc.spec.layout import Framework, Recompute
+from calc.spec.layout import Fp8Recipe, Framework, PipelineSchedule, Recompute
 from calc.spec.model import Frozen
 
-PipelineSchedule = Literal["1f1b", "interleaved", "gpipe", "zb-h1", "zbv", "dualpipe",
-                           "looped-bfs"]
-Fp8Recipe = Literal["delayed", "current", "mxfp8", "blockwise"]
 FlopConvention = Literal["megatron-eq3", "megatron-model", "megatron-selective-hw",
-                         "megatron-core-2024", "palm", "6N", "unstated"]
+                         "megatron-core-2024", "megatron-core-2025", "palm", "6N", "foundry",
+                         "foundry-recompute", "torchtitan", "unstated"]
 
-# Layout fields a source may leave unprinted; `assumed` names those calc filled in.
+# Layout fields a source may leave unprinted; `assumed` names those calc filled in. "gpu": the
+# catalogue variant (memory size) where the source names only the chip ("Ampere GPUs").
 ASSUMABLE = ("micro_batch", "vpp", "recompute", "sequence_parallel", "zero", "flash_attention",
              "flop_convention", "dtype", "pipeline_schedule", "fp8_recipe", "dp_shard",
-             "split_embedding_loss", "ep", "cp", "tp", "pp", "global_batch", "seq_len")
+             "split_embedding_loss", "ep", "cp", "tp", "pp", "global_batch", "seq_len", "gpu")
 MAX_GPUS = 1 << 20
 MAX_DEGREE = 1 << 16
 
@@ -68,16 +67,34 @@ class PublishedThroughput(Frozen):
                           "when vpp > 1 (Megatron's default)")
     fp8_recipe: Fp8Recipe | None = Field(
         None, description="fp8 scaling recipe of an fp8 run: delayed or current per-tensor "
-                          "scaling, MXFP8 blocks, or DeepSeek-V3-style blockwise")
+                          "scaling, current scaling per row (torchao's float8 rowwise), MXFP8 "
+                          "blocks, or DeepSeek-V3-style blockwise")
     mfu_peak_dtype: Dtype | None = Field(
         None, description="the dtype whose dense peak the printed MFU (or HFU) divides by, "
                           "when it is not the run's dtype (fp8 runs printed against bf16)")
     software: str = Field("", description="framework or container release measured, as printed")
+    compiled: bool | None = Field(
+        None, description="the model ran under torch.compile, as printed; None: not stated")
+    tp_overlap: bool | None = Field(
+        None, description="tensor-parallel communication overlapped with the matrix products "
+                          "(torchtitan's async TP, Megatron's --tp-comm-overlap), as printed; "
+                          "None: not stated")
+    position_table: int | None = Field(
+        None, ge=1, description="rows of the learned position table the run built, when not the "
+                                "preset's (llm-foundry builds max_seq_len = seq_len rows)")
+    mtp_modules: int | None = Field(
+        None, ge=0, description="multi-token-prediction modules the run trained, when the source "
+                                "says (DeepSeek-V3 'w/o MTP': 0); None: the preset's")
+    memory_gib: float | None = Field(
+        None, gt=0, description="peak GPU memory per GPU as printed, GiB")
     tflops_per_gpu: float | None = Field(None, gt=0, description="TFLOP/s per GPU as printed")
     mfu: float | None = Field(None, gt=0, le=1, description="MFU as printed, a fraction")
     hfu: float | None = Field(None, gt=0, le=1, description="HFU as printed, a fraction")
     tokens_per_s: float | None = Field(None, gt=0, description="tokens/s of the whole job")
     tokens_per_s_per_gpu: float | None = Field(None, gt=0, description="tokens/s per GPU")
+    samples_per_s_per_gpu: float | None = Field(
+        None, gt=0, description="sequences per second per GPU as printed (Zero Bubble's "
+                                "'samples per GPU per second')")
     step_time_s: float | None = Field(None, gt=0, description="seconds per optimizer step")
     flop_convention: FlopConvention = Field(
         description="how the source counted the FLOPs behind its TFLOP/s and MFU "
@@ -87,8 +104,6 @@ class PublishedThroughput(Frozen):
     assumed: tuple[str, ...] = Field(
         (), description="layout fields the source does not print, filled in by calc (notes say "
                         "how)")
-    fit: bool = Field(description="true: used to fit the step-time model's global constants; "
-                                  "false: held out to measure its error")
     source: str = Field(min_length=1, description="paper and table (or page) of the figures")
     publisher: str = Field(
         min_length=1, description="the independent source the row belongs to (one paper, or "
@@ -109,10 +124,11 @@ class PublishedThroughput(Frozen):
         if (self.dp * self.cp) % self.ep:
             raise ValueError(f"ep: {self.ep} does not divide dp·cp = {self.dp * self.cp}")
         figures = (self.tflops_per_gpu, self.mfu, self.hfu, self.tokens_per_s,
-                   self.tokens_per_s_per_gpu, self.step_time_s)
+                   self.tokens_per_s_per_gpu, self.samples_per_s_per_gpu, self.step_time_s)
         if all(value is None for value in figures):
             raise ValueError("a run needs a published figure: tflops_per_gpu, mfu, hfu, "
-                             "tokens_per_s, tokens_per_s_per_gpu or step_time_s")
+                             "tokens_per_s, tokens_per_s_per_gpu, samples_per_s_per_gpu or "
+                             "step_time_s")
         unknown = sorted(set(self.assumed) - set(ASSUMABLE))
         if unknown:
             raise ValueError(f"assumed: {unknown} are not layout fields calc may assume "

@@ -20,6 +20,9 @@ LIMITS = {"d_model": MAX_WIDTH, "n_layers": MAX_LAYERS, "n_heads": MAX_HEADS,
            "vocab_size": MAX_VOCAB, "seq_len": MAX_TOKENS_CONTEXT, "gpus": 10_000_000}
 
 
+_BLOCK = 1 << 14  # rows of strings matched at a time: their words stay in the L2 cache
+
+
 def _array(name: str, value: Any) -> np.ndarray:
     array = np.atleast_1d(np.asarray(list(value) if isinstance(value, range) else value))
     if array.ndim != 1 or array.size == 0:
@@ -63,9 +66,9 @@ def names_and_codes(name: str, value: Any, allowed: list[str] | None
         array = array.astype(str)
     if array.dtype.kind != "U":
         raise CalcError(f"sweep {name}: expected a name or a list of names, got {value!r}")
-    names, codes = _factorise(array)
+    names, codes = _factorise(array)  # small integers: indices into the names
     if allowed is None:
-        return names.tolist(), codes.astype(np.int64, copy=False)
+        return names.tolist(), codes
     for v in names.tolist():
         if v not in allowed:
             raise CalcError(f"sweep {name}={v!r}: expected one of {', '.join(allowed)}")
@@ -77,26 +80,36 @@ def _factorise(array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     names are taken from a sample and matched by comparison, sorting only if some are missed."""
     names = np.unique(array[:: max(1, len(array) // 4096)])
     if len(names) <= 64:  # small codes summed (a masked assignment costs more than a compare)
-        words, name_words = _words(array), _words(names.astype(array.dtype))
-        codes = np.zeros(len(array), dtype=np.uint8)
-        matched = np.zeros(len(array), dtype=bool)
-        for i, name in enumerate(name_words):
-            same = words[:, 0] == name[0]
-            for column in range(1, words.shape[1]):
-                same &= words[:, column] == name[column]
-            codes += same.view(np.uint8) * np.uint8(i)
-            matched |= same
-        if matched.all():
-            return names, codes.astype(np.int64)
+        array = np.ascontiguousarray(array)
+        size = array.dtype.itemsize  # 4 bytes per character, zero-padded
+        one_word = size % 8 == 0 and size <= 32 and array.view(np.uint32).max() < 256
+        name_words = _words(names.astype(array.dtype), one_word)
+        codes, matched = np.zeros(len(array), dtype=np.uint8), 0
+        for lo in range(0, len(array), _BLOCK):  # blocks that stay in the cache
+            words, part = _words(array[lo:lo + _BLOCK], one_word), codes[lo:lo + _BLOCK]
+            for i, name in enumerate(name_words):
+                same = words[:, 0] == name[0]
+                for column in range(1, words.shape[1]):
+                    same &= words[:, column] == name[column]
+                part += same.view(np.uint8) * np.uint8(i)
+                matched += np.count_nonzero(same)  # names differ: a row matches one at most
+        if matched == len(array):
+            return names, codes
     return np.unique(array, return_inverse=True)
 
 
-def _words(array: np.ndarray) -> np.ndarray:
+def _words(array: np.ndarray, one_word: bool) -> np.ndarray:
     """Fixed-width strings as rows of machine words: comparing a few words is several times
-    faster than numpy's character-by-character string comparison, and as exact."""
-    size = array.dtype.itemsize  # 4 bytes per character, zero-padded
-    word = np.uint64 if size % 8 == 0 else np.uint32
-    return np.ascontiguousarray(array).view(word).reshape(len(array), -1)
+    faster than numpy's character-by-character string comparison, and as exact. `one_word`:
+    up to 8 characters below 256 (checked by the caller), each one byte of a single word."""
+    size = array.dtype.itemsize
+    words = array.view(np.uint64 if size % 8 == 0 else np.uint32).reshape(len(array), -1)
+    if not one_word:
+        return words
+    key = words[:, 0].copy()  # word j holds characters 2j and 2j+1 at bits 0 and 32:
+    for j in range(1, words.shape[1]):  # shifted by 8j, each character has its own byte
+        key |= words[:, j] << np.uint64(8 * j)
+    return key[:, None]
 
 
 def rows_of(axes: dict[str, np.ndarray], grid: bool, n: int | None = None

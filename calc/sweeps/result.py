@@ -34,6 +34,10 @@ class Lazy(Mapping[str, Any]):
             self._values.update(made if isinstance(made, dict) else {name: made})
         return self._values[name]
 
+    def made(self, name: str) -> bool:
+        """Whether the column is there already (read, or made with another)."""
+        return name in self._values
+
     def __contains__(self, name: object) -> bool:  # without making the column
         return name in self._values or name in self._make
 
@@ -102,10 +106,10 @@ class Columns:
             raise KeyError(f"no column {name!r}; columns: {', '.join(self.columns)}")
         if not isinstance(values, np.ndarray):
             return np.full(len(self), values)
-        if not self._grid or self._n_work == 1:
-            return values
-        other = self._n_work if repeat else self._n_model
         assert len(values) == count
+        other = (self._n_work if repeat else self._n_model) if self._grid else 1
+        if other == 1:  # the part already has a row per configuration
+            return values
         return np.repeat(values, other) if repeat else np.tile(values, other)
 
     def labels(self, name: str) -> list[str]:

@@ -175,16 +175,23 @@ class Plan:
     @classmethod
     def trace(cls, functions: list[Callable[[Mapping[str, Any]], dict[str, Any]]],
               values: Mapping[str, Any], varying: Mapping[str, bool],
-              keep: set[str] | None = None) -> Plan:
+              keep: set[str] | None = None, same: Mapping[str, str] | None = None) -> Plan:
         """Trace `functions` (calc._compiled's) with `varying` symbols as atoms.
 
         `values` gives every symbol's constant value (used for those that do not vary);
-        `varying` maps each varying symbol to whether it only takes the values 0 and 1.
+        `varying` maps each varying symbol to whether it only takes the values 0 and 1;
+        `same` maps a varying symbol to another whose values it has in every row (one atom:
+        L_att = L_dense = L in a uniform model, d_v = d_qk), so their products are shared.
         """
         space = Space()
         traced: dict[str, Any] = dict(values)
+        same = same or {}
         for name, binary in varying.items():
-            traced[name] = space.symbol(name, binary)
+            if name not in same:
+                traced[name] = space.symbol(name, binary or any(
+                    varying[other] for other, to in same.items() if to == name))
+        for name, to in same.items():
+            traced[name] = traced[to]
         outputs: dict[str, Poly] = {}
         for function in functions:
             for key, value in function(traced).items():
@@ -218,32 +225,65 @@ class Plan:
         """The outputs `keys` (default all) over `n` rows; `arrays` holds each varying symbol's
         int64 values, `dtypes` the outputs' `self.dtypes(arrays)` when already known. Outputs run
         together share their products."""
-        wanted = {key: poly for key, poly in self.outputs.items() if keys is None or key in keys}
         dtypes = self.dtypes(arrays) if dtypes is None else dtypes
-        order = _atom_order(wanted.values())  # one order: outputs share products
-        outputs = {key: _terms(poly, order) for key, poly in wanted.items()}
-        minima = {atom: [_terms(side, _atom_order([side])) for side in sides]
-                  for atom, sides in self.space.minima.items()}
-        results = {key: np.empty(n, dtype=dtypes[key]) for key in outputs}
+        block = self.block(arrays, keys)
+        results = {key: np.empty(n, dtype=dtypes[key]) for key in block.keys}
 
         def chunk(lo: int, hi: int) -> None:
-            atoms: list[np.ndarray] = []
-            memo: dict[tuple[type, Monomial], np.ndarray] = {}
-            for atom, name in enumerate(self.space.names):
-                if name is not None:
-                    atoms.append(arrays[name][lo:hi])
-                    continue
+            block(lo, hi, {key: out[lo:hi] for key, out in results.items()})
+
+        each_chunk(n, CHUNK, chunk)
+        return results
+
+    def block(self, arrays: Mapping[str, np.ndarray], keys: Collection[str] | None = None
+              ) -> Block:
+        """The outputs `keys` (default all) of any block of rows, written where the caller
+        says: a column made from them (forward FLOPs) need not keep them at full length."""
+        wanted = {key: poly for key, poly in self.outputs.items() if keys is None or key in keys}
+        order = _atom_order(wanted.values())  # one order: outputs share products
+        outputs = {key: _terms(poly, order) for key, poly in wanted.items()}
+        needed = {a for poly in wanted.values() for m in poly.terms for a in m}
+        for atom in sorted(self.space.minima, reverse=True):  # an operation's operands come
+            if atom in needed:  # before it: only the atoms the outputs use are computed
+                needed.update(a for side in self.space.minima[atom] for m in side.terms
+                              for a in m)
+        minima = {atom: [_terms(side, _atom_order([side])) for side in sides]
+                  for atom, sides in self.space.minima.items() if atom in needed}
+        return Block(self.space, outputs, minima, needed, arrays)
+
+
+@dataclass
+class Block:
+    """Some outputs of a Plan over a block of rows (Plan.block)."""
+
+    space: Space
+    outputs: dict[str, list[tuple[int, Monomial]]]
+    minima: dict[int, list[list[tuple[int, Monomial]]]]
+    needed: set[int]
+    arrays: Mapping[str, np.ndarray]
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self.outputs)
+
+    def __call__(self, lo: int, hi: int, out: Mapping[str, np.ndarray]) -> None:
+        """out[key][:] = output `key` over rows lo:hi, for every key of `out`."""
+        atoms: list[Any] = []
+        memo: dict[tuple[type, Monomial], np.ndarray] = {}
+        for atom, name in enumerate(self.space.names):
+            if atom not in self.needed:
+                atoms.append(None)
+            elif name is not None:
+                atoms.append(self.arrays[name][lo:hi])
+            else:
                 sides = []  # an operation on sizes such as T and w: int64 is safe
-                for terms in minima[atom]:
+                for terms in self.minima[atom]:
                     side = np.empty(hi - lo, dtype=np.int64)
                     _accumulate(side, terms, atoms, memo)
                     sides.append(side)
                 atoms.append(OPERATIONS[self.space.operation[atom]](*sides))
-            for key, terms in outputs.items():
-                _accumulate(results[key][lo:hi], terms, atoms, memo)
-
-        each_chunk(n, CHUNK, chunk)
-        return results
+        for key, target in out.items():
+            _accumulate(target, self.outputs[key], atoms, memo)
 
 
 _OPS: dict[str, Callable[..., Any]] = {"+": np.add, "-": np.subtract, "*": np.multiply,

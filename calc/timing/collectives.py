@@ -48,6 +48,16 @@ def all_to_all(size: float, n: int, link: Link) -> float:
     return (n - 1) / n * size / link.bandwidth + (n - 1) * link.latency
 
 
+def node_all_to_all(size: float, n: int, local: int, intra: Link, inter: Link) -> float:
+    """An all-to-all over n ranks in nodes of `local` of them: each rank sends (n − local)/n of
+    its buffer to other nodes through its NIC and (local − 1)/n to its node's ranks over NVLink
+    at the same time; the slower sets the pace, one network latency a peer."""
+    if n <= 1:
+        return 0.0
+    return (max((n - local) / n * size / inter.bandwidth, (local - 1) / n * size / intra.bandwidth)
+            + (n - 1) * inter.latency)
+
+
 def p2p(size: float, link: Link) -> float:
     """One point-to-point send of `size` bytes."""
     return size / link.bandwidth + link.latency

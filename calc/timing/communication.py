@@ -9,7 +9,9 @@ before any overlap: seconds per micro-batch (TP, CP, EP, PP, ZeRO-2/3) or per st
 - CP (ring attention, Megatron-LM context parallelism): per layer each rank passes its K and V
   chunk around the ring cp − 1 times forward, K, V and their gradients backward.
 - EP (Lepikhin et al. 2021, GShard §3): per MoE layer an all-to-all of the k routed copies of
-  each token to its experts (dispatch) and back (combine), forward and backward.
+  each token to its experts (dispatch) and back (combine), forward and backward; across nodes
+  each rank's share for the other nodes leaves through its NIC while its own node's share
+  crosses NVLink.
 - PP (Narayanan et al. 2021 §4.1): per micro-batch and virtual stage one activation forward and
   one gradient backward, 1/t of it with the scatter/gather optimisation.
 - DP: the gradients of the parameters this GPU holds, over the d·cp ranks that share them
@@ -24,7 +26,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calc.spec.layout import Layout
-from calc.timing.collectives import all_gather, all_reduce, all_to_all, p2p, reduce_scatter
+from calc.timing.collectives import (
+    all_gather,
+    all_reduce,
+    all_to_all,
+    node_all_to_all,
+    p2p,
+    reduce_scatter,
+)
 from calc.timing.compute import stage_layers, tokens_per_micro_batch
 from calc.timing.network import Network
 from calc.timing.operators import ACTIVATION_BYTES, ModelTerms
@@ -53,7 +62,7 @@ class GradientCommunication:
 
 
 def _tp_collective(size: float, layout: Layout, network: Network) -> float:
-    link = network.link(layout.stride("tp"), layout.tp)
+    link = network.ring(layout.stride("tp"), layout.tp)
     if layout.sequence_parallel:
         return (reduce_scatter(size, layout.tp, link) + all_gather(size, layout.tp, link))
     return all_reduce(size, layout.tp, link)
@@ -100,9 +109,14 @@ def micro_batch_communication(terms: ModelTerms, layout: Layout,
     if layout.ep > 1:
         moe_layers = terms.moe_layers * layers / terms.layers
         routed = tokens * terms.top_k * terms.d * ACTIVATION_BYTES
-        link = network.link(layout.stride("ep"), layout.ep)
+        stride = layout.stride("ep")
+        link = network.link(stride, layout.ep)
         passes = 4 + (2 if layout.recompute == "full" else 0)  # dispatch + combine, fwd + bwd
-        ep = moe_layers * passes * all_to_all(routed, layout.ep, link)
+        one = all_to_all(routed, layout.ep, link)
+        if link is not network.intra:  # the node's own share over NVLink meanwhile
+            one = node_all_to_all(routed, layout.ep, network.ranks_per_node(stride, layout.ep),
+                                  network.intra, link)
+        ep = moe_layers * passes * one
 
     pp = 0.0
     if layout.pp > 1:
@@ -120,8 +134,9 @@ def gradient_communication(terms: ModelTerms, layout: Layout, network: Network,
                            grad_bytes: int) -> GradientCommunication:
     dense, expert = params_on_gpu(terms, layout)
     replicas, expert_replicas = _replicas(layout)
-    dense_link = network.link(layout.tp, replicas)  # cp and dp ranks are contiguous
-    expert_link = network.link(layout.stride("edp"), expert_replicas)
+    dense_link = network.ring(layout.tp, replicas)  # cp and dp ranks are contiguous
+    # a model without routed experts has no expert group (and no link for it to cross)
+    expert_link = network.ring(layout.stride("edp"), expert_replicas) if expert else dense_link
     reduce = all_reduce if layout.zero == 0 else reduce_scatter
     grad_reduce = (reduce(dense * grad_bytes, replicas, dense_link)
                    + reduce(expert * grad_bytes, expert_replicas, expert_link))

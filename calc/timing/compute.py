@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from calc.counting import BACKWARD_PER_FORWARD
 from calc.errors import CalcError
 from calc.spec.layout import Layout, pipeline_slots
+from calc.timing.attention import AttentionKernel
 from calc.timing.operators import (
     LOSS_BACKWARD_BYTES,
     LOSS_FORWARD_BYTES,
@@ -36,6 +37,9 @@ from calc.timing.operators import (
 FLASH_BACKWARD_PER_FORWARD = 5 / 2  # products: QKᵀ, dV, dP, dQ, dK (with QKᵀ recomputed)
 MATMUL_BACKWARD_PER_FORWARD = BACKWARD_PER_FORWARD  # input and weight gradients
 ELEMENTWISE_BACKWARD_PER_FORWARD = 2
+# torchtitan's op-level selective recomputation saves all but every second product of a layer
+# (presets/timing.toml frameworks.torchtitan): half of them, taken as half their time.
+OP_POLICY_PRODUCTS = 1 / 2
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,18 @@ class Device:
     gemm_bytes: int
     compute_efficiency: float  # the framework's factor (1 for megatron)
     vector_peak: float = 0.0  # fp32 FLOP/s on CUDA cores (0: the datasheet gives none)
+    # the stack's flash kernel as measured on this generation (None: flash_fraction instead)
+    attention_kernel: AttentionKernel | None = None
+    # fp8 runs: the 16-bit products' share of the 16-bit peak (the LM head and routers stay
+    # 16-bit), and the recipe's quantisation bytes per element (presets/timing.toml fp8_recipes)
+    high_precision_fraction: float = 0.0
+    selective_recompute: str = "attention"  # the framework's meaning of recompute selective
+    quantise_activation_bytes: float = 0.0
+    quantise_weight_bytes: float = 0.0
+
+    @property
+    def fp8(self) -> bool:
+        return self.gemm_bytes == 1
 
     def gemm_efficiency(self, rows: float, n: float, k: float) -> float:
         h = self.half_dim
@@ -71,16 +87,44 @@ class ComputeTimes:
     recompute_flops: float  # per token of the whole model: what HFU adds
     scan: float = 0.0  # the other mixers' scans and convolutions, forward
     scan_backward: float = 0.0
+    # a frozen base (LoRA, QLoRA; calc.timing.finetune): no weight gradients of the products,
+    # the adapters' products, QLoRA's dequantisation of the 4-bit weights
+    weight_gradients: bool = True
+    adapters: float = 0.0
+    adapters_backward: float = 0.0
+    dequant: float = 0.0
+    dequant_backward: float = 0.0
+    # the products' input gradients (dX = dY·Wᵀ) and weight gradients (dW = Xᵀ·dY); None: as
+    # long as the forward products each
+    matmul_input_grad: float | None = None
+    matmul_weight_grad: float | None = None
+    quantise: float = 0.0  # fp8: the products' inputs and weights quantised, forward
+    quantise_backward: float = 0.0  # fp8: the output gradients quantised
 
     @property
     def forward(self) -> float:
-        return self.matmul + self.attention + self.elementwise + self.head + self.scan
+        return (self.matmul + self.attention + self.elementwise + self.head + self.scan
+                + self.adapters + self.dequant + self.quantise)
+
+    @property
+    def weight_gradient(self) -> float:
+        """T_W: the layers' weight-gradient products (Zero Bubble's deferrable pass); none on a
+        frozen base."""
+        if not self.weight_gradients:
+            return 0.0
+        return self.matmul if self.matmul_weight_grad is None else self.matmul_weight_grad
+
+    @property
+    def matmul_backward(self) -> float:
+        input_grad = self.matmul if self.matmul_input_grad is None else self.matmul_input_grad
+        return input_grad + self.weight_gradient
 
     @property
     def backward(self) -> float:
-        return (MATMUL_BACKWARD_PER_FORWARD * self.matmul + self.attention_backward
+        return (self.matmul_backward + self.attention_backward
                 + ELEMENTWISE_BACKWARD_PER_FORWARD * self.elementwise + self.head_backward
-                + self.scan_backward + self.recompute)
+                + self.scan_backward + self.quantise_backward + self.recompute
+                + self.adapters_backward + self.dequant_backward)
 
 
 def stage_layers(terms: ModelTerms, layout: Layout) -> int:
@@ -112,19 +156,61 @@ def _shard(op: Matmul, terms: ModelTerms, tp: int) -> tuple[int, float, float]:
             raise ValueError(f"{op.name}: split {other!r} is not a tensor-parallel split")
 
 
-def matmul_time(op: Matmul, terms: ModelTerms, layout: Layout, device: Device,
-                stage: float) -> float:
-    """Forward time of `op` for one micro-batch over a `stage` share of the model's layers."""
+def _instances(op: Matmul, terms: ModelTerms, layout: Layout,
+               stage: float) -> tuple[float, float]:
+    """(rows of one call of `op`, calls per micro-batch) over a `stage` share of the layers."""
     tokens = tokens_per_micro_batch(terms, layout)
-    split, n, k = _shard(op, terms, layout.tp)
     rows, calls = float(tokens), op.layers * stage
     if op.expert:  # each GPU holds E/ep experts; a balanced router sends each k·ep/E of the
         rows = tokens * terms.top_k * layout.ep / terms.experts  # ep group's tokens
         calls *= terms.experts / layout.ep
+    return rows, calls
+
+
+def in_fp8(op: Matmul, device: Device) -> bool:
+    """Whether `op` runs in fp8: on an fp8 device every layer product split by tensor
+    parallelism does; the replicated ones (routers, embedding projections) and the LM head stay
+    16-bit (presets/timing.toml fp8_recipes)."""
+    return device.fp8 and op.split != "none" and op.name != "lm_head"
+
+
+def matmul_times(op: Matmul, terms: ModelTerms, layout: Layout, device: Device,
+                 stage: float) -> tuple[float, float, float]:
+    """Seconds of `op`'s forward product Y = XW (M×N over depth K), its input gradient
+    dX = dY·Wᵀ (M×K over N) and its weight gradient dW = Xᵀ·dY (K×N over M) for one
+    micro-batch over a `stage` share of the model's layers: the same FLOPs and bytes each,
+    the shape penalty of each's own output and depth."""
+    tokens = tokens_per_micro_batch(terms, layout)
+    split, n, k = _shard(op, terms, layout.tp)
+    rows, calls = _instances(op, terms, layout, stage)
     flops = op.flops * tokens * stage / split
-    traffic = calls * (rows * k + k * n + rows * n) * device.gemm_bytes
-    return max(flops / (device.gemm_peak * device.gemm_efficiency(rows, n, k)),
-               traffic / device.hbm)
+    peak, fraction, size = device.gemm_peak, device.peak_fraction, device.gemm_bytes
+    if device.fp8 and not in_fp8(op, device):
+        peak, fraction, size = device.attention_peak, device.high_precision_fraction, 2
+    memory = calls * (rows * k + k * n + rows * n) * size / device.hbm
+    scale = fraction / device.peak_fraction
+    return tuple(max(flops / (peak * scale * device.gemm_efficiency(*shape)), memory)
+                 for shape in ((rows, n, k), (rows, k, n), (k, n, rows)))  # type: ignore
+
+
+def matmul_time(op: Matmul, terms: ModelTerms, layout: Layout, device: Device,
+                stage: float) -> float:
+    """Forward time of `op` for one micro-batch over a `stage` share of the model's layers."""
+    return matmul_times(op, terms, layout, device, stage)[0]
+
+
+def quantise_time(op: Matmul, terms: ModelTerms, layout: Layout, device: Device,
+                  stage: float) -> tuple[float, float]:
+    """Forward and backward seconds of an fp8 recipe's quantisation around `op`: its input X
+    (and its weights, re-quantised each micro-batch) before the forward product, its output
+    gradient dY before the backward ones, at the element-wise rate."""
+    if not in_fp8(op, device):
+        return 0.0, 0.0
+    _, n, k = _shard(op, terms, layout.tp)
+    rows, calls = _instances(op, terms, layout, stage)
+    forward = calls * (rows * k * device.quantise_activation_bytes
+                       + k * n * device.quantise_weight_bytes)
+    return forward / device.hbm, calls * rows * n * device.quantise_activation_bytes / device.hbm
 
 
 def _attention(terms: ModelTerms, layout: Layout, device: Device,
@@ -133,8 +219,14 @@ def _attention(terms: ModelTerms, layout: Layout, device: Device,
     tokens = tokens_per_micro_batch(terms, layout)
     if layout.flash_attention:
         flops = terms.attention_causal * tokens * stage / layout.tp
-        forward = flops / (device.attention_peak * device.flash_fraction)
-        return forward, FLASH_BACKWARD_PER_FORWARD * forward
+        kernel = device.attention_kernel
+        if kernel is None:
+            forward = flops / (device.attention_peak * device.flash_fraction)
+            return forward, FLASH_BACKWARD_PER_FORWARD * forward
+        length = terms.seq_len / layout.cp  # each call of a ring's step: s/cp against s/cp
+        return (flops / kernel.flops_per_s("forward", True, terms.d_qk, length),
+                FLASH_BACKWARD_PER_FORWARD * flops
+                / kernel.flops_per_s("backward", True, terms.d_qk, length))
     flops = terms.attention_full * tokens * stage / layout.tp
     rows = terms.seq_len / layout.cp  # one head's queries against all s keys, d_qk wide
     efficiency = device.gemm_efficiency(rows, terms.seq_len, terms.d_qk)
@@ -198,31 +290,42 @@ def _stage_times(terms: ModelTerms, layout: Layout, device: Device, layers: int,
     stage = layers / terms.layers
     tokens = tokens_per_micro_batch(terms, layout)
     slow = 1 / device.compute_efficiency
-    matmul = sum(matmul_time(op, terms, layout, device, stage) for op in terms.matmuls)
+    products = [matmul_times(op, terms, layout, device, stage) for op in terms.matmuls]
+    matmul, input_grad, weight_grad = (sum(column) for column in zip(*products, strict=True)) \
+        if products else (0.0, 0.0, 0.0)
+    quantised = [quantise_time(op, terms, layout, device, stage) for op in terms.matmuls]
+    quantise = sum(forward for forward, _ in quantised)
     attention, attention_backward = _attention(terms, layout, device, stage)
     elementwise = _elementwise(terms, layout, device, stage)
     scans = [(recurrence_time(op, terms, layout, device, stage), op.backward)
              for op in terms.recurrences]
     scan = sum(seconds for seconds, _ in scans)
-    head = matmul_time(terms.head, terms, layout, device, 1.0) if with_head else 0.0
+    head, *head_backward = (matmul_times(terms.head, terms, layout, device, 1.0) if with_head
+                            else (0.0, 0.0, 0.0))
     # vocabulary-parallel: V/t logits per token
     logits = terms.vocab / layout.tp * tokens if with_head else 0.0
     recompute, recompute_flops = 0.0, 0.0
-    if layout.recompute == "selective":  # the attention core (Korthikanti et al. 2022 §5)
+    if layout.recompute == "selective" and device.selective_recompute == "op":
+        # every element-wise kernel and every second product: half the products' time
+        recompute = OP_POLICY_PRODUCTS * matmul + elementwise + quantise
+        recompute_flops = OP_POLICY_PRODUCTS * sum(op.flops for op in terms.matmuls)
+    elif layout.recompute == "selective":  # the attention core (Korthikanti et al. 2022 §5)
         recompute = attention + _elementwise(terms, layout, device, stage,
                                              ("softmax", "attention dropout"))
         recompute_flops = terms.attention_causal
     elif layout.recompute == "full":  # every layer's forward again (not the LM head)
-        recompute = matmul + attention + elementwise + scan
+        recompute = matmul + attention + elementwise + scan + quantise
         recompute_flops = terms.forward_flops - terms.head.flops
     return ComputeTimes(
         matmul=matmul * slow, attention=attention * slow,
         attention_backward=attention_backward * slow, elementwise=elementwise * slow,
         head=(head + LOSS_FORWARD_BYTES * logits / device.hbm) * slow,
-        head_backward=(MATMUL_BACKWARD_PER_FORWARD * head
-                       + LOSS_BACKWARD_BYTES * logits / device.hbm) * slow,
+        head_backward=(sum(head_backward) + LOSS_BACKWARD_BYTES * logits / device.hbm) * slow,
+        matmul_input_grad=input_grad * slow, matmul_weight_grad=weight_grad * slow,
         recompute=recompute * slow, recompute_flops=recompute_flops, scan=scan * slow,
-        scan_backward=sum(seconds * backward for seconds, backward in scans) * slow)
+        scan_backward=sum(seconds * backward for seconds, backward in scans) * slow,
+        quantise=quantise * slow,
+        quantise_backward=sum(backward for _, backward in quantised) * slow)
 
 
 def optimizer_time(params: float, bytes_per_param: float, device: Device) -> float:

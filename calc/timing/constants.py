@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import tomllib
 from functools import cache
+from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from calc.errors import CalcError, one_line
 from calc.presets import _data_dir
@@ -50,8 +51,27 @@ class NetworkConstants(Frozen):
 
 class FrameworkConstants(Frozen):
     compute_efficiency: float = Field(gt=0, le=2, description="compute-time divisor")
+    attention_kernel: Literal["fa2", "fa3", "cudnn"] = Field(
+        description="the flash-attention kernel the stack runs (presets/attention.toml); on a "
+                    "GPU generation it was not measured on, the generation's flash_fraction")
     overlap_grad_reduce: bool = Field(description="gradient reduction overlaps the backward")
     grad_reduce_bytes: int = Field(ge=1, le=4, description="bytes per gradient element sent")
+    selective_recompute: Literal["attention", "op"] = Field(
+        "attention", description="what recompute 'selective' recomputes: the attention core "
+                                 "(Korthikanti et al. 2022) or every element-wise kernel and "
+                                 "every second product (torchtitan's op-level policy)")
+    source: str = Field(min_length=1)
+
+
+class Fp8RecipeConstants(Frozen):
+    """The memory-bound work an fp8 recipe adds to each fp8 product: bytes moved per element of
+    the 16-bit tensor it quantises (read, amax, write of each fp8 layout the product needs)."""
+
+    activation_bytes: float = Field(ge=0, le=64, description="per element of each product "
+                                                             "input X (forward) and output "
+                                                             "gradient dY (backward)")
+    weight_bytes: float = Field(ge=0, le=64, description="per weight element, each "
+                                                         "micro-batch")
     source: str = Field(min_length=1)
 
 
@@ -70,9 +90,31 @@ class OffloadConstants(Frozen):
         return self.cpu_adam_params / self.cpu_adam_seconds
 
 
+class Parameter(Frozen):
+    """A constant the fit moves (calc.calibration.fit): where it is, the range the physics
+    allows at all, and the narrower range its physical source gives."""
+
+    path: str = Field(min_length=1, description="dotted path, e.g. generations.hopper.x")
+    bounds: tuple[float, float] = Field(description="the fit searches within these")
+    prior: tuple[float, float] = Field(description="what its physical source allows; a fit "
+                                                   "outside it is flagged (docs/throughput.md)")
+    source: str = Field(min_length=1, description="the measurement the prior comes from")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Parameter:
+        low, high = self.bounds
+        if not low < high or not low <= self.prior[0] <= self.prior[1] <= high:
+            raise ValueError(f"{self.path}: need bounds low < high and the prior within them "
+                             f"(bounds {self.bounds}, prior {self.prior})")
+        return self
+
+    def outside_prior(self, value: float) -> bool:
+        return not self.prior[0] <= value <= self.prior[1]
+
+
 class FitRecord(Frozen):
-    rows: tuple[str, ...] = Field(description="presets/published/step/ rows fitted on")
-    method: str = Field(description="what was minimised, over which constants")
+    method: str = Field(description="what was minimised, over which runs")
+    parameters: tuple[Parameter, ...] = Field(description="the constants the fit moves")
 
 
 class TimingConstants(Frozen):
@@ -81,17 +123,31 @@ class TimingConstants(Frozen):
     memory: MemoryConstants
     network: NetworkConstants
     frameworks: dict[str, FrameworkConstants]
+    fp8_recipes: dict[str, Fp8RecipeConstants]
     offload: OffloadConstants
     fit: FitRecord
 
-    def generation(self, gpu: str) -> tuple[str, Generation]:
-        """The generation a GPU belongs to; CalcError for a GPU with no constants."""
+    def generation(self, gpu: str, declared: str | None = None) -> tuple[str, Generation]:
+        """The generation a GPU belongs to (`declared`: the one a user's GPU file names);
+        CalcError for a GPU with no constants."""
+        if declared is not None:
+            if declared not in self.generations:
+                raise CalcError(f"generation={declared!r} of gpu {gpu!r} has no step-time "
+                                f"constants in presets/{FILE} (known: "
+                                f"{', '.join(self.generations)})")
+            return declared, self.generations[declared]
         for name, generation in self.generations.items():
             if gpu in generation.gpus:
                 return name, generation
         known = sorted(g for gen in self.generations.values() for g in gen.gpus)
         raise CalcError(f"gpu={gpu!r} has no step-time constants in presets/{FILE} "
                         f"(known: {', '.join(known)})")
+
+    def fp8_recipe(self, name: str) -> Fp8RecipeConstants:
+        if name not in self.fp8_recipes:
+            raise CalcError(f"fp8_recipe={name!r} has no constants in presets/{FILE} "
+                            f"(known: {', '.join(self.fp8_recipes)})")
+        return self.fp8_recipes[name]
 
     def framework(self, name: str) -> FrameworkConstants:
         if name not in self.frameworks:

@@ -17,20 +17,38 @@ during the current forward/backward and reduce-scatters during the backward; wha
 that compute is exposed. ZeRO-2 under a pipeline reduces once per step: gradients accumulate
 unsharded over the micro-batches (FSDP's no_sync, as torchtitan's pipeline schedules do), and
 DeepSpeed refuses per-micro-batch reduction with a pipeline. TP, EP and pipeline sends are on the
-critical path and fully exposed; ring attention's exchanges hide behind the attention they feed.
+critical path and fully exposed, except where the stack overlaps them: with TP-communication
+overlap (Megatron-LM --tp-comm-overlap, Transformer Engine's userbuffers; torchtitan's async TP)
+each all-gather and reduce-scatter of sequence parallelism runs in chunks under the product it
+feeds or follows, and only what outlasts the layers' products is exposed; DualPipe runs one
+micro-batch's expert all-to-all under another's computation (DeepSeek-AI 2024 §3.2.1), exposing
+only what outlasts it. Ring attention's exchanges hide behind the attention they feed.
+
+Schedules that split the backward pass (Qi et al. 2024, Zero Bubble, arXiv:2401.10241) into the
+input gradient B and the weight gradient W fill the bubble with deferred W passes. A stage's last
+input gradient reaches the first stage (p − 1)(T_F + T_B) after the pipeline starts filling, where
+1F1B also waits for W; so the bubble is (p − 1)(T_F + T_B) − w·T_W, with w the W passes a stage
+can defer: none in 1F1B (whose B carries W, (p − 1)(T_F + T_B + T_W)), p − 1 in ZB-H1 and ZB-1p
+(activation memory of p micro-batches: (p − 1)(T_F + T_B − T_W), the paper's Table 2), 2(p − 1)
+in ZB-H2 and ZB-2p (2p − 1 micro-batches: (p − 1)(T_F + T_B − 2T_W)), never more than the m − 1
+other micro-batches. DualPipe's bubble is (p/2 − 1)(T_F&B + T_B − 3T_W) (DeepSeek-V3 report,
+Table 2, B the whole backward), T_F&B the overlapped forward and backward of two micro-batches.
+T_W is the layers' weight-gradient products (as long as their forward products).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from calc.counting import GIGA, TERA
+from calc.errors import CalcError
 from calc.spec.hardware import GPU
 from calc.spec.layout import Layout
 from calc.spec.memory import OPTIMIZERS, RECIPES
 from calc.spec.precision import BYTES_PER_ELEMENT
+from calc.timing.attention import attention_kernel
 from calc.timing.communication import (
     GradientCommunication,
     MicroBatchCommunication,
@@ -38,12 +56,23 @@ from calc.timing.communication import (
     micro_batch_communication,
     params_on_gpu,
 )
-from calc.timing.compute import ComputeTimes, Device, compute_times, optimizer_time
+from calc.timing.compute import (
+    ComputeTimes,
+    Device,
+    compute_times,
+    matmul_time,
+    optimizer_time,
+    stage_layers,
+)
 from calc.timing.constants import FrameworkConstants, TimingConstants
+from calc.timing.finetune import FineTuneTerms, frozen_times, trainable_share
 from calc.timing.network import Network
 from calc.timing.operators import ModelTerms
 
 T = TypeVar("T")
+# An fp8 layout that names no recipe: Transformer Engine's default, DelayedScaling (fp8_autocast
+# with no recipe), what Megatron-LM and NeMo ran before current scaling.
+DEFAULT_FP8_RECIPE = "delayed"
 # Attention kernels stay 16-bit in fp8 recipes (Transformer Engine's default).
 ATTENTION_DTYPE = {"fp8": "bf16"}
 # The parts of a step, in the order they are printed; they sum to the step time.
@@ -63,10 +92,17 @@ class StepTime:
 
 
 def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
-               framework: FrameworkConstants) -> Device:
-    _, generation = constants.generation(gpu.name)
+               framework: FrameworkConstants, fp8_recipe: str | None = None) -> Device:
+    _, generation = constants.generation(gpu.name, gpu.generation)
     bandwidth = (gpu.bandwidth_gb_s or 0) * GIGA
+    recipe = constants.fp8_recipe(fp8_recipe or DEFAULT_FP8_RECIPE) if dtype == "fp8" else None
     return Device(
+        high_precision_fraction=generation.peak_fraction,
+        selective_recompute=framework.selective_recompute,
+        quantise_activation_bytes=recipe.activation_bytes if recipe else 0.0,
+        quantise_weight_bytes=recipe.weight_bytes if recipe else 0.0,
+        attention_kernel=attention_kernel(framework.attention_kernel, gpu.name,
+                                          generation.gpus),
         gemm_peak=gpu.peak_flops(dtype),
         attention_peak=gpu.peak_flops(ATTENTION_DTYPE.get(dtype, dtype)),
         peak_fraction=generation.fp8_fraction if dtype == "fp8" else generation.peak_fraction,
@@ -101,7 +137,7 @@ def _micro_batch_key(layout: Layout) -> tuple:
     share them (the layout search's cache)."""
     return (layout.tp, layout.cp, layout.ep, layout.pp, layout.vpp, layout.split_embedding_loss,
             layout.micro_batch, layout.recompute, layout.sequence_parallel,
-            layout.flash_attention, layout.dropout)
+            layout.flash_attention, layout.dropout, layout.fp8_recipe)
 
 
 def _gradient_key(layout: Layout) -> tuple:
@@ -116,14 +152,52 @@ def _cached(cache: dict | None, key: tuple, make: Callable[[], T]) -> T:
     return cache[key]
 
 
+def _frozen(terms: ModelTerms, layout: Layout, device: Device, work: ComputeTimes,
+            finetune: FineTuneTerms) -> ComputeTimes:
+    """`work` on a frozen base with `finetune`'s adapters (calc.timing.finetune)."""
+    stage = stage_layers(terms, layout) / terms.layers
+    head = matmul_time(terms.head, terms, layout, device, 1.0)
+    return frozen_times(work, terms, finetune, layout, device, stage, head)
+
+
+# W passes a stage of p may defer into the bubble, by schedule (module doc); None: 1F1B's 0.
+DEFERRED_W = {"zb-h1": 1, "zb-1p": 1, "zb-h2": 2, "zb-2p": 2}
+UNPRICED_SCHEDULES = ("zbv", "looped-bfs")
+
+
+def pipeline_bubble(layout: Layout, micro_batch: float, forward: float,
+                    weight_gradient: float) -> float:
+    """Idle time of the slowest stage per step: `micro_batch` is t_mb = T_F + T_B + T_W with
+    the exposed communication, `forward` T_F and `weight_gradient` T_W (the module doc)."""
+    p, v, m, schedule = layout.pp, layout.vpp, layout.micro_batches, layout.pipeline_schedule
+    if p == 1:
+        return 0.0
+    if schedule in UNPRICED_SCHEDULES:
+        raise CalcError(f"pipeline_schedule={schedule!r} is not priced (priced: 1f1b, "
+                        f"interleaved, gpipe, zb-h1, zb-h2, zb-1p, zb-2p, dualpipe)")
+    if schedule == "dualpipe":  # T_F&B + (T_B + T_W) − 3T_W, T_F&B = T_F + T_B + T_W
+        return max(0.0, (p / 2 - 1) * (2 * micro_batch - forward - 3 * weight_gradient))
+    deferred = min(m - 1, DEFERRED_W.get(schedule or "", 0) * (p - 1))
+    if not deferred:  # GPipe idles as long as 1F1B (Narayanan et al. 2021 §2.2.1)
+        return (p - 1) / v * micro_batch
+    return max(0.0, (p - 1) * (micro_batch - weight_gradient) - deferred * weight_gradient) / v
+
+
 def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Network,
-              framework: FrameworkConstants, cache: dict | None = None) -> StepTime:
+              framework: FrameworkConstants, cache: dict | None = None,
+              finetune: FineTuneTerms | None = None) -> StepTime:
     """The step of `layout`; `cache` (the layout search's) reuses the parts that layouts
-    differing only in ZeRO stage or data parallelism share."""
+    differing only in ZeRO stage or data parallelism share. `finetune`: LoRA or QLoRA on a
+    frozen base (None: every weight trains)."""
     work, comm = _cached(cache, _micro_batch_key(layout), lambda: (
         compute_times(terms, layout, device), micro_batch_communication(terms, layout, network)))
     grads = _cached(cache, _gradient_key(layout), lambda: gradient_communication(
         terms, layout, network, framework.grad_reduce_bytes))
+    share = trainable_share(finetune)
+    if finetune is not None:  # only the adapters' gradients are reduced and updated
+        work = _frozen(terms, layout, device, work, finetune)
+        grads = replace(grads, grad_reduce=grads.grad_reduce * share,
+                        param_gather=grads.param_gather * (1 if layout.zero == 3 else share))
     overlap = framework.overlap_grad_reduce
     forward, backward = work.forward, work.backward - work.recompute
 
@@ -148,8 +222,14 @@ def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Networ
                    + exposed(grads.param_gather + grads.grad_reduce, backward + work.recompute))
     elif layout.zero == 2 and layout.pp == 1:
         zero_mb = exposed(grads.grad_reduce, backward)
-    per_mb = (forward + backward, work.recompute, comm.tp_forward + comm.tp_backward, cp,
-              comm.ep, comm.pp, zero_mb)
+    tp = comm.tp_forward + comm.tp_backward
+    if layout.tp_overlap:  # forward collectives under the forward products, backward under 2×
+        tp = (max(0.0, comm.tp_forward - work.matmul)
+              + max(0.0, comm.tp_backward - work.matmul_backward))
+    ep = comm.ep
+    if layout.pipeline_schedule == "dualpipe":  # under the paired micro-batch's computation
+        ep = max(0.0, comm.ep - forward - backward - work.recompute)
+    per_mb = (forward + backward, work.recompute, tp, cp, ep, comm.pp, zero_mb)
     micro_batch = sum(per_mb)
     m = layout.micro_batches
     dp = 0.0
@@ -157,10 +237,11 @@ def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Networ
         dp += exposed_by_chunk(grads.grad_reduce, backward + comm.tp_backward)
     if layout.zero in (1, 2):  # the updated weights, gathered for the next forward
         dp += exposed_by_chunk(grads.param_gather, forward + comm.tp_forward)
-    optimizer = optimizer_time(updated_params(terms, layout),
+    optimizer = optimizer_time(updated_params(terms, layout) * share,
                                optimizer_bytes_per_param(framework.grad_reduce_bytes), device)
     breakdown = dict(zip(PARTS[:7], (m * value for value in per_mb), strict=True))
-    breakdown["pipeline_bubble"] = (layout.pp - 1) / layout.vpp * micro_batch
+    breakdown["pipeline_bubble"] = pipeline_bubble(
+        layout, micro_batch, forward + comm.tp_forward, work.weight_gradient)
     breakdown["dp_communication"] = dp
     breakdown["optimizer"] = optimizer
     return StepTime(step=sum(breakdown.values()), breakdown=breakdown, micro_batch=micro_batch,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from calc.errors import CalcError
-from calc.presets import list_presets, load_preset
+from calc.presets import list_presets, load_preset, preset_for_hub_id
 from calc.spec import ModelSpec
 
 # Values that mean "decided elsewhere" (the launcher, the Trainer, the hardware).
@@ -34,6 +35,8 @@ class TrainerConfig:
     # and the STEP_ONLY ones
     read: list[Setting] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    world_size: int | None = None  # GPUs the file fixes (its launcher's), None: the caller's
+    framework: str | None = None  # the stack that runs it (calc.spec.layout.Framework)
 
     def take(self, key: str, value: Any, meaning: str, **options: Any) -> None:
         """Record `key` as read and what it sets."""
@@ -53,23 +56,36 @@ def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def preset_for_hub_id(model_id: str) -> str | None:
-    """The preset whose source names the Hugging Face checkpoint `model_id` ('org/name'), or
-    one of the same name under another organisation (a mirror such as NousResearch's)."""
-    wanted = model_id.strip().lower()
-    name = wanted.rpartition("/")[2]
-    mirror = None
-    for preset in list_presets():
-        source = load_preset(preset).source.lower()
-        if f"{wanted} config.json" in source:
-            return preset
-        if mirror is None and f"/{name} config.json" in source:
-            mirror = preset
-    return mirror
-
-
 def number(key: str, value: Any) -> float:
     try:
         return float(value)
     except (TypeError, ValueError):
         raise CalcError(f"{key}={value!r}: expected a number") from None
+
+
+def _stem(model_id: str) -> str:
+    """A checkpoint's name without organisation, 'Meta-', '-Instruct', '-fp16', '-hf' or
+    punctuation (NousResearch/Meta-Llama-3.1-8B and meta-llama/Llama-3.1-8B: 'llama318b')."""
+    name = model_id.strip().lower().rpartition("/")[2]
+    name = re.sub(r"^meta-", "", name)
+    name = re.sub(r"-(instruct|fp16|hf)$", "", name)
+    return re.sub(r"[^a-z0-9]", "", name)
+
+
+def checkpoint_preset(model_id: str) -> tuple[str | None, str]:
+    """The preset a checkpoint id in a trainer file trains, and how it was found: the preset
+    citing that id's config.json (or a mirror's), else the one whose cited checkpoint has the
+    same name once organisation, 'Meta-', '-Instruct', '-fp16', '-hf' and punctuation are
+    dropped (a fine-tuned or re-uploaded copy of the same shape)."""
+    exact = preset_for_hub_id(model_id)
+    if exact is not None:
+        return exact, f"model {exact}"
+    wanted, found = _stem(model_id), []
+    for preset in list_presets():
+        cited = re.findall(r"([\w.-]+/[\w.-]+) config\.json", load_preset(preset).source)
+        if any(_stem(other) == wanted for other in cited):
+            found.append(preset)
+    if len(found) == 1:
+        return found[0], (f"model {found[0]}: the shape of the checkpoint it cites (the same "
+                          f"name once -Instruct/-fp16/Meta- are dropped)")
+    return None, "no preset names this checkpoint: give MODEL"

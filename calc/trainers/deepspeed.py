@@ -25,7 +25,7 @@ def looks_like(data: dict[str, Any]) -> bool:
 
 
 def read(data: dict[str, Any], path: Path) -> TrainerConfig:
-    config = TrainerConfig("deepspeed", str(path))
+    config = TrainerConfig("deepspeed", str(path), framework="deepspeed")
     flat = flatten(data)
     for key, value in flat.items():
         if not _take(config, key, value):
@@ -82,6 +82,12 @@ def _take(config: TrainerConfig, key: str, value: Any) -> bool:
             return False
         config.take(key, value, f"states as calc's {name}", optimizer=name)
         return True
-    if key == "activation_checkpointing.partition_activations":
-        return False
+    if key.startswith("activation_checkpointing."):
+        # DeepSpeed's checkpointing API, which the model calls for every layer
+        # (deepspeed.checkpointing with Megatron's --checkpoint-activations)
+        config.take(key, value, "activation checkpointing configured: full recomputation"
+                    + (" (activations partitioned, checkpoints on the CPU: not modelled)"
+                       if key.endswith(("partition_activations", "cpu_checkpointing"))
+                       and value else ""), recompute="full")
+        return True
     return False

@@ -1,44 +1,46 @@
-"""A Megatron-LM argument list (the `--tensor-model-parallel-size 8 ...` line, or the bash
-arrays of examples/gpt3/train_gpt3_175b_distributed.sh): layout, precision, recomputation and
-the model's shape, from which a ModelSpec is built (megatron/training/arguments.py defaults:
-learned absolute positions, LayerNorm, GeLU, biases, tied embeddings, dropout 0.1, the
-vocabulary padded to a multiple of 128 × t)."""
+"""A Megatron-LM argument list (the `--tensor-model-parallel-size 8 ...` line, the bash arrays of
+its example scripts, or the MODEL_ARGS of its release-test YAMLs): the layout as Megatron-LM
+resolves it (megatron/training/arguments.py at 779c5b748d: virtual stages from layers per
+virtual stage, sequence parallelism off at tp 1, the distributed optimizer, Megatron-FSDP's
+sharding, recomputation, fp8), the world size its launcher line gives, and the model
+(calc.trainers.megatron_model)."""
 
 from __future__ import annotations
 
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
-from pydantic import ValidationError
-
-from calc.errors import CalcError, one_line
-from calc.spec import ModelSpec
+from calc.errors import CalcError
 from calc.trainers.base import TrainerConfig
+from calc.trainers.megatron_model import BEYOND, SHAPE, model
 
-GPT2_BPE_VOCAB = 50257  # the GPT-2 BPE tokenizer the examples' gpt2-vocab.json holds
-PAD_MULTIPLE = 128  # --make-vocab-size-divisible-by default
-DROPOUT = 0.1  # --hidden-dropout and --attention-dropout defaults
-
-# Flags that set the model's shape: read here, turned into a spec below.
-SHAPE = ("--num-layers", "--hidden-size", "--num-attention-heads", "--ffn-hidden-size",
-         "--num-query-groups", "--group-query-attention", "--max-position-embeddings",
-         "--swiglu", "--normalization", "--position-embedding-type",
-         "--untie-embeddings-and-output-weights", "--disable-bias-linear", "--vocab-size",
-         "--vocab-file", "--merge-file", "--tokenizer-type", "--make-vocab-size-divisible-by",
-         "--hidden-dropout", "--attention-dropout", "--seq-length")
-
-
-# A shell assignment of a literal (MP_SIZE=1, GPUS_PER_NODE=8): launch scripts name the values
-# they pass as flags (DeepSpeedExamples' `--model-parallel-size ${MP_SIZE}`).
+# A shell assignment of a literal (MP_SIZE=1, GPUS_PER_NODE=8), or of a variable with a default
+# (TP=${TP:-1}, NNODES=${SLURM_NNODES:-"1"}): launch scripts name the values they pass as flags.
 ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=([\w.+-]+)\s*(?:#.*)?$", re.M)
+DEFAULTED = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=\$\{\w+:-\"?([\w.+-]*)\"?\}", re.M)
+# Megatron-FSDP's --data-parallel-sharding-strategy (arguments.py:2861) as a ZeRO stage
+SHARDING = {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 3}
+# Launchers' flags whose product is the world size: torchrun, the deepspeed launcher
+WORLD = {"--nproc_per_node": "GPUs per node", "--nnodes": "nodes", "--num_gpus": "GPUs per node",
+         "--num_nodes": "nodes"}
 
 
 def _substitute(text: str) -> str:
-    """`text` with $NAME and ${NAME} replaced where the script assigns NAME a literal."""
-    values = dict(ASSIGNMENT.findall(text))
-    return re.sub(r"\$\{(\w+)\}|\$(\w+)",
-                  lambda m: values.get(m.group(1) or m.group(2), m.group(0)), text)
+    """`text` with $NAME, ${NAME} and ${NAME:-default} replaced where the script assigns NAME a
+    literal (or a variable with a default), or gives a default."""
+    values = {**dict(DEFAULTED.findall(text)), **dict(ASSIGNMENT.findall(text))}
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(3)
+        if name in values:
+            return values[name]
+        return match.group(2) if match.group(2) is not None else match.group(0)
+
+    return re.sub(r"\$\{(\w+):-\"?([^}\"]*)\"?\}|\$\{(\w+)\}|\$(\w+)",
+                  lambda m: value(m) if m.group(4) is None else values.get(m.group(4),
+                                                                           m.group(0)), text)
 
 
 def _tokens(text: str) -> list[str]:
@@ -55,7 +57,7 @@ def _tokens(text: str) -> list[str]:
 
 def arguments(text: str) -> dict[str, list[str]]:
     """Every `--flag value...` in `text`, comments dropped (a shell script or one line), the
-    script's literal shell variables substituted."""
+    script's shell variables substituted."""
     lines = [line.split("#", 1)[0] for line in _substitute(text).splitlines()]
     tokens = _tokens(" ".join(lines).replace("\\", " "))
     flags: dict[str, list[str]] = {}
@@ -79,16 +81,24 @@ def looks_like(text: str) -> bool:
 
 
 def read(text: str, path: Path) -> TrainerConfig:
-    config = TrainerConfig("megatron", str(path))
-    flags = arguments(text)
+    return read_flags(arguments(text), path)
+
+
+def read_flags(flags: dict[str, list[str]], path: Path) -> TrainerConfig:
+    """The run `flags` (flag → its values) describe, as Megatron-LM resolves them."""
+    config = TrainerConfig("megatron", str(path), framework="megatron")
     for flag, values in flags.items():
-        if flag in SHAPE:
+        if flag in SHAPE or flag in BEYOND or flag in WORLD or flag in LATER:
             continue
         if not _take(config, flag, values):
             config.ignored.append(flag)
-    spec = _spec(flags, config)
+    spec = model(flags, config)
     if spec is not None:
         config.model = spec
+    if "--seq-length" in flags:
+        config.options["seq_len"] = _int("--seq-length", flags["--seq-length"])
+    _world(config, flags)
+    _resolve(config, flags, spec)
     return config
 
 
@@ -105,117 +115,174 @@ def _int(flag: str, values: list[str]) -> int:
         raise CalcError(f"{flag}={values[0]!r}: expected a whole number") from None
 
 
+SIMPLE = {"--tensor-model-parallel-size": "tp", "--pipeline-model-parallel-size": "pp",
+          "--micro-batch-size": "micro_batch", "--global-batch-size": "global_batch",
+          "--context-parallel-size": "cp", "--expert-model-parallel-size": "ep",
+          "--num-virtual-stages-per-pipeline-rank": "vpp",
+          # Megatron-LM v1 (and DeepSpeedExamples' fork of it): tensor parallelism and the
+          # per-GPU batch under their old names
+          "--model-parallel-size": "tp", "--batch-size": "micro_batch"}
+# Flags resolved once every flag is read (_resolve): they depend on others.
+LATER = ("--sequence-parallel", "--num-layers-per-virtual-pipeline-stage",
+         "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
+         "--use-megatron-fsdp", "--data-parallel-sharding-strategy", "--deepspeed_config",
+         "--deepspeed")
+
+
 def _take(config: TrainerConfig, flag: str, values: list[str]) -> bool:
     shown = " ".join(values)
-    simple = {"--tensor-model-parallel-size": "tp", "--pipeline-model-parallel-size": "pp",
-              "--micro-batch-size": "micro_batch", "--global-batch-size": "global_batch",
-              "--context-parallel-size": "cp", "--expert-model-parallel-size": "ep",
-              # Megatron-LM v1 (and DeepSpeedExamples' fork of it): tensor parallelism and the
-              # per-GPU batch under their old names
-              "--model-parallel-size": "tp", "--batch-size": "micro_batch"}
     if values and values[0].startswith("$"):
         return False  # a shell variable the script does not assign
-    if flag in simple:
-        n = _int(flag, values)
-        word = simple[flag].replace("_", "-" if simple[flag] == "micro_batch" else " ")
-        config.take(flag, shown, f"{word} {n}", **{simple[flag]: n})
+    if flag in SIMPLE:
+        n, option = _int(flag, values), SIMPLE[flag]
+        word = option.replace("_", "-" if option == "micro_batch" else " ")
+        config.take(flag, shown, f"{word} {n}", **{option: n})
     elif flag in ("--bf16", "--fp16"):
         config.take(flag, shown, f"dtype {flag[2:]}, mixed precision", dtype=flag[2:])
-    elif flag == "--sequence-parallel":
-        config.take(flag, shown, "sequence parallelism", sequence_parallel=True)
     elif flag == "--use-distributed-optimizer":
-        config.take(flag, shown, "optimizer states sharded over data parallelism: ZeRO 1",
-                    zero=1)
+        config.take(flag, shown, "optimizer states and fp32 main weights sharded over the "
+                                 "data-parallel ranks: ZeRO 1", zero=1)
     elif flag == "--checkpoint-activations":  # Megatron-LM v1: every layer's input kept
         config.take(flag, shown, "full recomputation (Megatron-LM v1 flag)", recompute="full")
     elif flag == "--recompute-activations":
-        config.take(flag, shown, "selective recomputation", recompute="selective")
+        config.take(flag, shown, "selective recomputation (arguments.py:568-570)",
+                    recompute="selective")
     elif flag == "--recompute-granularity":
         config.take(flag, shown, f"{_value(flag, values)} recomputation",
                     recompute=_value(flag, values))
+    elif flag in ("--recompute-modules", "--recompute-method", "--recompute-num-layers"):
+        config.take(flag, shown, "which layers or modules recompute (calc: the granularity "
+                                 "alone)")
     elif flag == "--use-flash-attn" or (flag == "--attention-backend" and values
                                         and values[0] in ("flash", "fused", "auto")):
         config.take(flag, shown, "flash/fused attention: no s×s scores stored",
                     flash_attention=True)
     elif flag == "--fp8-format":
-        config.take(flag, shown, "FP8 GEMMs (Transformer Engine)", precision="fp8")
+        config.take(flag, shown, f"FP8 GEMMs ({_value(flag, values)}; Transformer Engine)",
+                    precision="fp8")
+    elif flag in ("--fp8-recipe", "--fp8-param-gather", "--fp8-amax-history-len",
+                  "--fp8-amax-compute-algo"):
+        config.take(flag, shown, "how FP8 runs (calc: fp8 GEMMs with their weight copies)")
+    elif flag == "--megatron-fsdp-main-grads-dtype" and values:
+        bf16 = values[0] == "bf16"
+        config.take(flag, shown, "bf16 main gradients beside the fp32 main weights: recipe "
+                                 "'mixed' (16-bit weights and gradients)" if bf16 else
+                    f"{values[0]} main gradients", **({"recipe": "mixed"} if bf16 else {}))
+    elif flag == "--megatron-fsdp-grad-comm-dtype":
+        config.take(flag, shown, "the dtype gradients are reduced in")
+    elif flag == "--grad-reduce-in-bf16":
+        config.take(flag, shown, "gradients reduced in bf16; the main gradients stay fp32")
+    elif flag == "--expert-tensor-parallel-size":
+        config.take(flag, shown, f"expert tensor parallelism {_value(flag, values)} (calc "
+                                 f"splits the experts over tp too: not modelled)")
     elif flag == "--optimizer" and values and values[0] in ("adam", "sgd"):
         name = "adamw" if values[0] == "adam" else "sgd"
         config.take(flag, shown, f"optimizer {name}", optimizer=name)
+    elif flag == "--cpu-optimizer":  # DeepSpeedExamples' Megatron fork: ZeRO-Offload
+        config.take(flag, "", "optimizer on the CPU (ZeRO-Offload)", offload_optimizer="cpu")
+    elif flag == "--rampup-batch-size":
+        config.take(flag, shown, "the global batch ramps up to --global-batch-size (calc "
+                                 "prices the full batch)")
     else:
         return False
     return True
 
 
-def _vocab(flags: dict[str, list[str]], tp: int) -> tuple[int, str] | None:
-    """Megatron's padded vocabulary (megatron/training/tokenizer: _vocab_size_with_padding)."""
-    if "--vocab-size" in flags:
-        raw, why = _int("--vocab-size", flags["--vocab-size"]), "--vocab-size"
-    elif "--merge-file" in flags or flags.get("--tokenizer-type", [""])[0] == "GPT2BPETokenizer":
-        raw, why = GPT2_BPE_VOCAB, "the GPT-2 BPE tokenizer (--vocab-file/--merge-file)"
-    else:
-        return None
-    multiple = PAD_MULTIPLE * tp
-    if "--make-vocab-size-divisible-by" in flags:
-        multiple = _int("--make-vocab-size-divisible-by",
-                        flags["--make-vocab-size-divisible-by"]) * tp
-    padded = -(-raw // multiple) * multiple
-    return padded, f"{raw:,} from {why}, padded to a multiple of {multiple:,}: {padded:,}"
+def _world(config: TrainerConfig, flags: dict[str, list[str]]) -> None:
+    """The world size the launcher line gives (GPUs per node × nodes), when it does."""
+    found = {flag: values for flag, values in flags.items() if flag in WORLD}
+    numbers = {}
+    for flag, values in found.items():
+        try:
+            numbers[flag] = int(_value(flag, values))
+        except (ValueError, CalcError):
+            config.ignored.append(flag)
+            return
+    per_node = numbers.get("--nproc_per_node", numbers.get("--num_gpus"))
+    nodes = numbers.get("--nnodes", numbers.get("--num_nodes", 1))
+    if per_node is None:
+        config.ignored.extend(found)
+        return
+    config.world_size = per_node * nodes
+    for flag, n in numbers.items():
+        config.take(flag, n, f"{WORLD[flag]}: world size {config.world_size}")
 
 
-def _spec(flags: dict[str, list[str]], config: TrainerConfig) -> ModelSpec | None:
-    needed = ("--num-layers", "--hidden-size", "--num-attention-heads")
-    if any(flag not in flags for flag in needed):
-        for flag in SHAPE:
-            if flag in flags:
-                config.take(flag, " ".join(flags[flag]), "the model's shape is incomplete: "
-                                                         "give MODEL")
-        return None
-    tp = config.options.get("tp", 1)
-    vocab = _vocab(flags, tp)
-    if vocab is None:
-        config.take("--num-layers", " ".join(flags["--num-layers"]),
-                    "no vocabulary size or tokenizer in the arguments: give MODEL")
-        return None
-    d = _int("--hidden-size", flags["--hidden-size"])
-    heads = _int("--num-attention-heads", flags["--num-attention-heads"])
-    swiglu = "--swiglu" in flags
-    # arguments.py: d_ff = 4h, or int(4h · 2/3 / 64) · 64 with SwiGLU
-    d_ff = (_int("--ffn-hidden-size", flags["--ffn-hidden-size"])
-            if "--ffn-hidden-size" in flags else
-            int(4 * d * 2 / 3 / 64) * 64 if swiglu else 4 * d)
-    groups = (_int("--num-query-groups", flags["--num-query-groups"])
-              if "--group-query-attention" in flags and "--num-query-groups" in flags
-              else heads)
-    seq = _int("--seq-length", flags["--seq-length"]) if "--seq-length" in flags else None
-    rope = flags.get("--position-embedding-type", ["learned_absolute"])[0] == "rope"
-    positions = (_int("--max-position-embeddings", flags["--max-position-embeddings"])
-                 if "--max-position-embeddings" in flags else seq)
-    bias = "--disable-bias-linear" not in flags
-    rms = flags.get("--normalization", ["LayerNorm"])[0] == "RMSNorm"
-    dropout = any(float(flags.get(f, [DROPOUT])[0]) > 0
-                  for f in ("--hidden-dropout", "--attention-dropout"))
-    fields = {
-        "name": Path(config.path).stem, "vocab_size": vocab[0], "d_model": d,
-        "n_layers": _int("--num-layers", flags["--num-layers"]),
-        "context_length": seq or positions or 2048,
-        "attention": {"n_heads": heads, "n_kv_heads": groups, "qkv_bias": bias,
-                      "out_bias": bias},
-        "ffn": {"activation": "swiglu" if swiglu else "gelu", "d_ff": d_ff, "bias": bias},
-        "norm": {"kind": "rmsnorm" if rms else "layernorm", "placement": "pre"},
-        "position": {"kind": "rope"} if rope else {"kind": "learned",
-                                                   "max_positions": positions},
-        "tie_embeddings": "--untie-embeddings-and-output-weights" not in flags,
-    }
-    try:
-        spec = ModelSpec(**fields)
-    except ValidationError as error:
-        raise CalcError(one_line(error, f"--from {config.path}")) from None
-    for flag in SHAPE:
+def _resolve(config: TrainerConfig, flags: dict[str, list[str]], spec: Any) -> None:
+    """The flags that depend on others, as Megatron-LM's arguments.py resolves them."""
+    options = config.options
+    tp = options.get("tp", 1)
+    if "--sequence-parallel" in flags:
+        if tp > 1:
+            config.take("--sequence-parallel", "", "sequence parallelism",
+                        sequence_parallel=True)
+        else:  # arguments.py:1350-1357
+            config.take("--sequence-parallel", "", "off: Megatron-LM disables it at tp = 1 "
+                                                   "(arguments.py:1350-1357)",
+                        sequence_parallel=False)
+    embedding = "--account-for-embedding-in-pipeline-split" in flags
+    loss = "--account-for-loss-in-pipeline-split" in flags
+    for flag in ("--account-for-embedding-in-pipeline-split",
+                 "--account-for-loss-in-pipeline-split"):
         if flag in flags:
-            config.take(flag, " ".join(flags[flag]), "the model's shape")
-    config.take("(vocabulary)", vocab[0], vocab[1])
-    config.options.setdefault("dropout", dropout)
-    if seq is not None:
-        config.options["seq_len"] = seq
-    return spec
+            config.take(flag, "", "the embedding and the loss count as layers in the split"
+                        if embedding and loss else "one of embedding/loss as a layer: not "
+                        "modelled alone", **({"split_embedding_loss": True}
+                                             if embedding and loss else {}))
+    if "--num-layers-per-virtual-pipeline-stage" in flags:
+        per_chunk = _int("--num-layers-per-virtual-pipeline-stage",
+                         flags["--num-layers-per-virtual-pipeline-stage"])
+        layers = (_layers(flags, spec) or 0) + embedding + loss
+        pp = options.get("pp", 1)
+        if layers and layers % pp == 0 and (layers // pp) % per_chunk == 0:
+            vpp = layers // pp // per_chunk  # arguments.py:895-921; 1 means no interleaving
+            config.take("--num-layers-per-virtual-pipeline-stage", per_chunk,
+                        f"{layers} layers / pp {pp} / {per_chunk} = {vpp} virtual stages per "
+                        f"pipeline rank", vpp=vpp)
+        else:
+            config.take("--num-layers-per-virtual-pipeline-stage", per_chunk,
+                        "virtual stages need the layers, which the file does not give: give "
+                        "--vpp" if not layers else
+                        f"{layers} layers do not split into pp {pp} × {per_chunk}-layer chunks "
+                        f"(Megatron-LM refuses it)")
+    if "--use-megatron-fsdp" in flags:
+        strategy = flags.get("--data-parallel-sharding-strategy", ["optim_grads_params"])
+        stage = SHARDING.get(strategy[0] if strategy else "", 3)
+        config.take("--use-megatron-fsdp", "", f"Megatron-FSDP, sharding {strategy[0]}: "
+                                               f"ZeRO {stage}", zero=stage)
+        if "--data-parallel-sharding-strategy" in flags:
+            config.take("--data-parallel-sharding-strategy", strategy[0], f"ZeRO {stage}")
+    elif "--data-parallel-sharding-strategy" in flags:
+        config.ignored.append("--data-parallel-sharding-strategy")
+    if "--deepspeed" in flags:
+        config.framework = "deepspeed"
+        config.take("--deepspeed", "", "DeepSpeed runs the optimizer and ZeRO: framework "
+                                       "deepspeed")
+    if "--deepspeed_config" in flags:
+        _deepspeed_config(config, flags["--deepspeed_config"])
+
+
+def _layers(flags: dict[str, list[str]], spec: Any) -> int | None:
+    if "--num-layers" in flags:
+        return _int("--num-layers", flags["--num-layers"])
+    return getattr(spec, "n_layers", None)
+
+
+def _deepspeed_config(config: TrainerConfig, values: list[str]) -> None:
+    """The DeepSpeed JSON the script names, read when it lies beside the script."""
+    from calc.trainers import deepspeed
+
+    name = Path(values[0] if values else "")
+    beside = Path(config.path).parent / name.name
+    if not beside.is_file():
+        config.take("--deepspeed_config", str(name),
+                    f"not beside {Path(config.path).name}: its ZeRO stage, batch and offload "
+                    f"are not read (give --zero, --global-batch, --offload-optimizer)")
+        return
+    import json
+
+    read = deepspeed.read(json.loads(beside.read_text(encoding="utf-8")), beside)
+    config.take("--deepspeed_config", str(name), f"read {beside}")
+    config.read.extend(read.read)
+    config.options.update(read.options)
+    config.ignored.extend(read.ignored)

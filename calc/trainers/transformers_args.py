@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from calc.trainers.base import UNDECIDED, TrainerConfig, preset_for_hub_id
+from calc.trainers.base import UNDECIDED, TrainerConfig, checkpoint_preset
 
 # TrainingArguments.optim (transformers.training_args.OptimizerNames) → calc's optimizers
 OPTIMIZERS = {
@@ -29,19 +29,19 @@ def read_optimizer(config: TrainerConfig, key: str, value: Any) -> bool:
 
 
 def read(data: dict[str, Any], path: Path) -> TrainerConfig:
-    config = TrainerConfig("transformers", str(path))
+    config = TrainerConfig("transformers", str(path), framework="fsdp")
     for key, value in data.items():
         if not _take(config, key, value):
             config.ignored.append(key)
+    if data.get("bf16") is False and data.get("fp16") is False:  # the Trainer trains in fp32
+        config.options["dtype"] = "fp32"
     return config
 
 
 def _take(config: TrainerConfig, key: str, value: Any) -> bool:
     if key == "model_name_or_path" and value:
-        preset = preset_for_hub_id(str(value))
-        config.take(key, value, f"model {preset}" if preset else
-                    "no preset names this checkpoint: give MODEL")
-        config.model = preset
+        config.model, meaning = checkpoint_preset(str(value))
+        config.take(key, value, meaning)
         return True
     if key in ("bf16", "fp16"):
         config.take(key, value, f"dtype {key}, mixed precision" if value else f"{key} off",

@@ -92,7 +92,8 @@ META_FORWARD_UNRUNNABLE = {
 _TEXT_ONLY_CLASSES = {"emu3_text_model": "Emu3ForCausalLM"}
 
 
-def build(config: dict[str, Any] | str | Path, device: str = "meta") -> nn.Module:
+def build(config: dict[str, Any] | str | Path, device: str = "meta",
+          attention: str = "eager") -> nn.Module:
     """transformers' causal LM for `config` (a config.json dict or path), on the meta device
     (or, for a small config, with real tensors on "cpu"); for a multimodal config, its
     LanguageModel."""
@@ -108,9 +109,9 @@ def build(config: dict[str, Any] | str | Path, device: str = "meta") -> nn.Modul
     with torch.device(device):
         if model_type in _TEXT_ONLY_CLASSES:  # a text config no auto class maps
             model = getattr(transformers, _TEXT_ONLY_CLASSES[model_type])._from_config(
-                hf_config, attn_implementation="eager")
+                hf_config, attn_implementation=attention)
         else:
-            model = auto.from_config(hf_config, attn_implementation="eager",
+            model = auto.from_config(hf_config, attn_implementation=attention,
                                      experts_implementation="batched_mm")
     if multimodal and not hasattr(model, "model"):  # Llama 4: the wrapper holds a causal LM
         return model.language_model
@@ -139,7 +140,7 @@ def _balanced_gating(gating: nn.Module, hidden_states: torch.Tensor) -> tuple:
     return order, order, gates, loads, logits
 
 
-def _meta_guards(model: nn.Module) -> list[Any]:
+def meta_guards(model: nn.Module) -> list[Any]:
     """The patches a forward on the meta device needs (module docstring)."""
     guards = [mock.patch.object(masking_utils, "find_packed_sequence_indices",
                                 lambda position_ids: None)]
@@ -158,7 +159,7 @@ def forward_flops(model: nn.Module, seq_len: int) -> tuple[int, dict[str, int]]:
     # tensors, and FlopCounterMode's module tracker fails on them: nothing here trains.
     model.requires_grad_(False)
     with contextlib.ExitStack() as stack:
-        for guard in _meta_guards(model):
+        for guard in meta_guards(model):
             stack.enter_context(guard)
         with torch.no_grad(), FlopCounterMode(display=False) as counter:
             model(input_ids=ids, use_cache=False)

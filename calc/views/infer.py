@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from calc.plan.serving_block import ServingBlock
 from calc.reports.infer import InferenceReport
 from calc.tables import Column, Table, View, add_bytes, bytes_table, verdict
 
@@ -54,4 +55,48 @@ def view(report: InferenceReport) -> View:
     time.add("batch where decode turns compute-bound",
              "never (the KV cache read grows with the FLOPs)" if crossover is None
              else f"{crossover:,}", "")
-    return View(title, [memory, time], [*report.conventions, f"Model: {report.source}."])
+    tables = [memory, time]
+    if report.serving is not None:
+        tables[:0] = _serving(report.serving)
+    return View(title, tables, [*report.conventions, f"Model: {report.source}."])
+
+
+def _serving(s: ServingBlock) -> list[Table]:
+    lay = s.layout
+    table = Table(f"Serving ({s.engine}, {s.load})", [Column("quantity"),
+                                                       Column("value", "text"),
+                                                       Column("note")])
+    table.add("layout", f"{lay.replicas:,} × tp{lay.tp}" + (f"·pp{lay.pp}" if lay.pp > 1 else "")
+              + (f"·ep{lay.ep}" if lay.ep > 1 else ""), f"{lay.gpus:,} GPUs"
+              + (", searched" if s.searched else ""))
+    table.add("output tokens/s", f"{s.output_tokens_per_s:,.0f}",
+              f"{s.output_tokens_per_s_per_gpu:,.1f} a GPU")
+    table.add("total tokens/s", f"{s.total_tokens_per_s:,.0f}", "prompt + generated")
+    table.add("requests/s", f"{s.requests_per_s:,.3g}",
+              "saturated: requests queue" if s.saturated else "")
+    table.add("time to first token", _seconds(s.ttft_s), "mean")
+    table.add("time per output token", _seconds(s.tpot_s), "mean")
+    table.add("end-to-end latency", _seconds(s.e2e_s), "mean")
+    table.add("batch a replica", f"{s.batch:,.1f}", f"set by {s.batch_limit}; "
+              f"{s.max_sequences_fit:,} fit")
+    table.add("decode step", _seconds(s.decode_step.seconds), s.decode_step.bound)
+    table.add("prefill step", _seconds(s.prefill_step.seconds), s.prefill_step.bound)
+    table.add("what binds", s.bound, "")
+    if s.cost_per_million_output_tokens is not None:
+        table.add("cost per million output tokens", f"{s.cost_per_million_output_tokens:,.3f}",
+                  f"{s.cost_per_hour:,.2f} an hour at {s.price_per_gpu_hour:g} a GPU-hour")
+    layouts = Table("Layouts priced", [Column("layout"), Column("GPUs"), Column("output tok/s"),
+                                       Column("TTFT", "text"), Column("TPOT", "text"),
+                                       Column("meets"), Column("why")])
+    for row in s.layouts[:LAYOUT_ROWS]:
+        layouts.add(f"{row.replicas:,} × {row.layout}", row.gpus,
+                    round(row.output_tokens_per_s or 0), _maybe(row.ttft_s),
+                    _maybe(row.tpot_s), row.meets, row.why)
+    return [table, layouts] if len(s.layouts) > 1 else [table]
+
+
+LAYOUT_ROWS = 12
+
+
+def _maybe(value: float | None) -> str:
+    return "" if value is None else _seconds(value)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from calc.plan.memory import FIXES
+from calc.plan.memory import FIXES, MemoryBlock
 from calc.plan.offload import OffloadBlock
-from calc.reports.memory import MIXER_NAMES, MemoryReport
+from calc.reports.memory import MIXER_NAMES, RESERVE, MemoryReport
 from calc.tables import GIB, Column, Table, View, add_bytes, bytes_table, verdict
 from calc.views._config import config_notes, config_table
 from calc.views._finetune import finetune_table
@@ -16,7 +16,8 @@ _ZERO_STAGE = {"weights": 3, "gradients": 2, "gradient_copy": 1, "master": 1,
 def view(report: MemoryReport) -> View:
     m, o = report.memory, report.memory.options
     title = (f"{report.model} — training memory of the most loaded GPU (s = {o.seq_len:,}, "
-             f"micro-batch {o.micro_batch}, ZeRO {o.zero}, dp {o.dp}, tp {o.tp}, pp {o.pp})")
+             f"micro-batch {o.micro_batch}, ZeRO {o.zero}, dp {o.dp}, tp {o.tp}, pp {o.pp}, "
+             f"{o.framework})")
     table = bytes_table("Memory per GPU")
     per = m.bytes_per_param
     ft = m.finetune
@@ -49,6 +50,16 @@ def view(report: MemoryReport) -> View:
         if off.gpu_live_bytes:
             add_bytes(table, "gathered weights live on the GPU", off.gpu_live_bytes,
                       "two of the largest modules")
+    add_bytes(table, f"buffers ({o.framework})", m.buffers_bytes, "transient, at the peak")
+    for key, value in m.buffers.items():
+        if value:
+            add_bytes(table, f"  buffers: {key.replace('_', ' ')}", value, BUFFER_NOTES[key])
+    add_bytes(table, "allocated by the run", m.allocated_bytes)
+    add_bytes(table, "margin", m.margin_bytes,
+              "given" if "given" in m.margin else "CUDA context, NCCL, fragmentation")
+    for key, value in m.margin.items():
+        if key != "given":
+            add_bytes(table, f"  margin: {key.replace('_', ' ')}", value, _margin_note(m, key))
     add_bytes(table, "total", m.total_bytes, "" if m.paged_bytes else verdict(m.fits))
     if m.paged_bytes:
         add_bytes(table, "  of which paged optimizer states (host when short)", m.paged_bytes)
@@ -76,6 +87,21 @@ def view(report: MemoryReport) -> View:
         tables.insert(0, config_table(report.config))
         notes[:0] = config_notes(report.config)
     return View(title, tables, notes)
+
+
+BUFFER_NOTES = {"gradient_bucket": "reduce bucket, 16-bit",
+                "gathered_weights": "16-bit, gathered layers",
+                "gathered_gradients": "one layer, unsharded",
+                "logits_gradient": "fp32, beside the logits"}
+
+
+def _margin_note(m: MemoryBlock, key: str) -> str:
+    if key == "nccl":
+        groups = ", ".join(m.margin_groups) or "none"
+        return f"one communicator per group: {groups}"
+    if key == "fragmentation":
+        return f"{100 * RESERVE['fragmentation'].value:.1f} % of allocated"
+    return ""
 
 
 def _short(report: MemoryReport) -> str:
