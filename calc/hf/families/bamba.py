@@ -29,6 +29,24 @@ def mamba2(c: HFConfig) -> dict[str, Any]:
             "bias": c.flag("mamba_proj_bias"), "gated_norm": True}
 
 
+def mamba2_fields(spec: ModelSpec, arch: str) -> dict[str, Any]:
+    """mamba2's fields for `spec`'s Mamba-2 mixer. Without one (attention on every layer) the
+    config still checks a Mamba geometry that its default mamba_n_heads (128) must tile
+    (validate_architecture in configuration_bamba.py, _granitemoehybrid.py): one head over
+    hidden_size channels, which builds nothing."""
+    m = spec.mamba
+    if m is None:
+        return {"mamba_expand": 1, "mamba_n_heads": 1, "mamba_d_head": spec.d_model}
+    need(m.version == 2 and m.n_heads is not None, f"a mamba other than Mamba-2 ({arch}'s)")
+    assert m.n_heads is not None
+    need(m.d_inner % spec.d_model == 0, f"mamba.d_inner={m.d_inner}, not a whole multiple "
+         f"of d_model={spec.d_model} (mamba_expand is a whole number)")
+    return {"mamba_expand": m.d_inner // spec.d_model, "mamba_n_heads": m.n_heads,
+            "mamba_d_head": m.d_inner // m.n_heads, "mamba_n_groups": m.n_groups,
+            "mamba_d_state": m.d_state, "mamba_d_conv": m.d_conv,
+            "mamba_conv_bias": m.conv_bias, "mamba_proj_bias": m.bias}
+
+
 def _read_bamba(c: HFConfig) -> dict[str, Any]:
     # configuration_bamba.py: full attention on attn_layer_indices, Mamba-2 (mamba2) elsewhere;
     # modeling_bamba.py: attention with attention_bias on q, k, v, o, a gated MLP with mlp_bias
@@ -48,24 +66,14 @@ def _read_bamba(c: HFConfig) -> dict[str, Any]:
 
 def _write_bamba(spec: ModelSpec) -> dict[str, Any]:
     # Mamba-2 beside full attention, a gated MLP on every layer (jamba's writer holds Mamba-1).
-    m, ffn = spec.mamba, spec.ffn
+    ffn = spec.ffn
     need(set(spec.mixer_kinds) <= {"mamba", "attention"},
          "layers other than Mamba-2 and attention (bamba builds those)")
-    config = {**llama_like(spec, "bamba"), "attention_bias": one_attention_bias(spec, "bamba"),
-              "attn_layer_indices": [i for i, kind in enumerate(spec.mixer_kinds)
-                                     if kind == "attention"]}
     assert ffn is not None
-    config["mlp_bias"] = ffn.bias
-    if m is not None:
-        need(m.version == 2 and m.n_heads is not None, "a mamba other than Mamba-2 (bamba's)")
-        assert m.n_heads is not None
-        need(m.d_inner % spec.d_model == 0, f"mamba.d_inner={m.d_inner}, not a whole multiple "
-             f"of d_model={spec.d_model} (mamba_expand is a whole number)")
-        config.update(mamba_expand=m.d_inner // spec.d_model, mamba_n_heads=m.n_heads,
-                      mamba_d_head=m.d_inner // m.n_heads, mamba_n_groups=m.n_groups,
-                      mamba_d_state=m.d_state, mamba_d_conv=m.d_conv,
-                      mamba_conv_bias=m.conv_bias, mamba_proj_bias=m.bias)
-    return config
+    return {**llama_like(spec, "bamba"), "attention_bias": one_attention_bias(spec, "bamba"),
+            "attn_layer_indices": [i for i, kind in enumerate(spec.mixer_kinds)
+                                   if kind == "attention"],
+            "mlp_bias": ffn.bias, **mamba2_fields(spec, "bamba")}
 
 
 BAMBA = ModelType(

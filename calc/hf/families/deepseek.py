@@ -66,15 +66,12 @@ def read_mla_moe(c: HFConfig, v3: bool, sparse: list[bool] | None = None,
 def _write(spec: ModelSpec, model_type: str) -> dict[str, Any]:
     mla, moe = spec.attention.mla, experts(spec, model_type)
     need(mla is not None, f"attention.mla=None ({model_type} uses multi-head latent attention)")
-    # transformers' MLA splits each query head into a no-RoPE and a RoPE part and cannot run a
-    # zero-width first part
-    need(mla.qk_nope_head_dim > 0, f"attention.mla.qk_nope_head_dim=0 ({model_type} needs a "
-                                   f"no-RoPE part in each head)")
-    # transformers' DeepSeek MoE adds its shared experts' output unconditionally: with none,
-    # the model does not run (a zero-width MLP)
-    need(spec.moe is None or spec.moe.n_shared_experts > 0,
-         f"moe.n_shared_experts=0 ({model_type} needs at least one shared expert)")
     return {**base(spec, model_type), "intermediate_size": spec.ffn.d_ff,
+            # MLA gives every head its own key and value, yet transformers' attention still
+            # repeats them num_attention_heads // num_key_value_heads times (repeat_kv in
+            # modeling_deepseek_v3.py): only equal counts run, and DeepseekV3Config's default
+            # of 128 empties the keys of any smaller model
+            "num_key_value_heads": spec.attention.n_heads,
             "hidden_act": gated(spec, model_type),
             "max_position_embeddings": spec.context_length,
             "attention_bias": spec.attention.qkv_bias, **mla.model_dump(),

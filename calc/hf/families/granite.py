@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from calc.hf.families.bamba import mamba2
+from calc.hf.families.bamba import mamba2, mamba2_fields
 from calc.hf.fields import (
     HFConfig,
     biased_decoder,
@@ -114,7 +114,7 @@ def _read_granitemoehybrid(c: HFConfig) -> dict[str, Any]:
 def _write_granitemoehybrid(spec: ModelSpec) -> dict[str, Any]:
     # Mamba-2 and attention layers, with or without RoPE, and either experts beside one
     # ungated-sum shared MLP or that MLP alone.
-    m, moe, ffn = spec.mamba, spec.moe, spec.ffn
+    moe, ffn = spec.moe, spec.ffn
     need(set(spec.mixer_kinds) <= {"mamba", "attention"},
          "layers other than Mamba-2 and attention (granitemoehybrid builds those)")
     assert ffn is not None
@@ -129,16 +129,7 @@ def _write_granitemoehybrid(spec: ModelSpec) -> dict[str, Any]:
         need(moe.n_shared_experts == 1, "moe without one shared MLP (granitemoehybrid's)")
         config.update(num_local_experts=moe.n_experts, num_experts_per_tok=moe.top_k,
                       intermediate_size=moe.d_expert, shared_intermediate_size=moe.shared_width)
-    if m is not None:
-        need(m.version == 2 and m.n_heads is not None, "a mamba other than Mamba-2")
-        assert m.n_heads is not None
-        need(m.d_inner % spec.d_model == 0, f"mamba.d_inner={m.d_inner}, not a whole multiple "
-             f"of d_model={spec.d_model} (mamba_expand is a whole number)")
-        config.update(mamba_expand=m.d_inner // spec.d_model, mamba_n_heads=m.n_heads,
-                      mamba_d_head=m.d_inner // m.n_heads, mamba_n_groups=m.n_groups,
-                      mamba_d_state=m.d_state, mamba_d_conv=m.d_conv,
-                      mamba_conv_bias=m.conv_bias, mamba_proj_bias=m.bias)
-    return config
+    return {**config, **mamba2_fields(spec, "granitemoehybrid")}
 
 
 GRANITEMOEHYBRID = ModelType(
