@@ -98,6 +98,17 @@ def experts(spec: ModelSpec, arch: str) -> Any:
     return spec.moe
 
 
+def one_group(spec: ModelSpec, arch: str) -> dict[str, Any]:
+    """n_group and topk_group for `arch`'s DeepSeek-V3 router, all experts in one group. The
+    router ranks the groups by the sum of each one's top 2 scores (topk(2) in
+    DeepseekV3TopkRouter and its copies, transformers 5.24.0), which cannot run on fewer than
+    two experts."""
+    moe = experts(spec, arch)
+    need(moe.n_experts >= 2, f"moe.n_experts={moe.n_experts} ({arch}'s router sums the two "
+                             f"best scores of each expert group: it needs 2 experts or more)")
+    return {"n_group": 1, "topk_group": 1}
+
+
 def one_attention_bias(spec: ModelSpec, arch: str) -> bool:
     """The attention's bias, for an `arch` whose one attention_bias is on q, k, v and o."""
     att = spec.attention

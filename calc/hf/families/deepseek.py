@@ -9,7 +9,7 @@ from typing import Any
 from calc.hf.fields import HFConfig, decoder, divides, top_k
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import moe_layout
-from calc.hf.writing import base, experts, gated, need
+from calc.hf.writing import base, experts, gated, need, one_group
 from calc.spec import ModelSpec
 
 _MLA: dict[str, Any] = {
@@ -77,14 +77,13 @@ def _write(spec: ModelSpec, model_type: str) -> dict[str, Any]:
             "attention_bias": spec.attention.qkv_bias, **mla.model_dump(),
             "n_routed_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
             "moe_intermediate_size": moe.d_expert, "n_shared_experts": moe.n_shared_experts,
-            "first_k_dense_replace": moe.first_dense_layers,
-            # group-limited routing needs the experts to split into n_group groups
-            "n_group": 1, "topk_group": 1}
+            "first_k_dense_replace": moe.first_dense_layers}
 
 
 # ---- deepseek_v2 ------------------------------------------------------------------------------
 def _write_deepseek_v2(spec: ModelSpec) -> dict[str, Any]:
-    return {**_write(spec, "deepseek_v2"), "mlp_bias": False}
+    # DeepSeek-V2's router takes the top-k of all experts (topk_method "greedy"): one group
+    return {**_write(spec, "deepseek_v2"), "mlp_bias": False, "n_group": 1, "topk_group": 1}
 
 
 DEEPSEEK_V2 = ModelType(
@@ -100,7 +99,8 @@ DEEPSEEK_V2 = ModelType(
 
 # ---- deepseek_v3 ------------------------------------------------------------------------------
 def _write_deepseek_v3(spec: ModelSpec) -> dict[str, Any]:
-    return {**_write(spec, "deepseek_v3"), "num_nextn_predict_layers": spec.mtp_modules}
+    return {**_write(spec, "deepseek_v3"), **one_group(spec, "deepseek_v3"),
+            "num_nextn_predict_layers": spec.mtp_modules}
 
 
 DEEPSEEK_V3 = ModelType(

@@ -7,7 +7,7 @@ from typing import Any
 from calc.hf.fields import HFConfig, decoder, heads, layer_kinds, top_k
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import merge, per_layer
-from calc.hf.writing import experts, full_or_sliding, llama_like, one_attention_bias
+from calc.hf.writing import experts, full_or_sliding, llama_like, one_attention_bias, one_group
 from calc.spec import ModelSpec
 
 
@@ -39,7 +39,7 @@ def _write(spec: ModelSpec) -> dict[str, Any]:
             **full_or_sliding(spec, "dots1"), "n_routed_experts": moe.n_experts,
             "num_experts_per_tok": moe.top_k, "moe_intermediate_size": moe.d_expert,
             "n_shared_experts": moe.n_shared_experts,
-            "first_k_dense_replace": moe.first_dense_layers, "n_group": 1, "topk_group": 1}
+            "first_k_dense_replace": moe.first_dense_layers, **one_group(spec, "dots1")}
 
 
 DOTS1 = ModelType(

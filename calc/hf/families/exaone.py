@@ -15,7 +15,7 @@ from calc.hf.fields import (
 )
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import ffn_kinds, kinds_or, merge, per_layer, sparse_layers
-from calc.hf.writing import experts, full_or_sliding, llama_like
+from calc.hf.writing import experts, full_or_sliding, llama_like, one_group
 from calc.spec import ModelSpec
 
 
@@ -97,7 +97,8 @@ def _write_exaone_moe(spec: ModelSpec) -> dict[str, Any]:
     return {**llama_like(spec, "exaone_moe"), **full_or_sliding(spec, "exaone_moe"),
             "mlp_layer_types": ["sparse" if sparse else "dense" for sparse in spec.moe_layers],
             "num_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
-            "moe_intermediate_size": moe.d_expert, "num_shared_experts": moe.n_shared_experts}
+            "moe_intermediate_size": moe.d_expert, "num_shared_experts": moe.n_shared_experts,
+            **one_group(spec, "exaone_moe")}
 
 
 EXAONE_MOE = ModelType(

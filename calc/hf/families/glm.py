@@ -19,7 +19,7 @@ from calc.hf.fields import (
 )
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import sparse_layers
-from calc.hf.writing import experts, llama_like
+from calc.hf.writing import experts, llama_like, one_group
 from calc.spec import ModelSpec
 
 
@@ -86,7 +86,7 @@ def _write_glm4_moe(spec: ModelSpec) -> dict[str, Any]:
             "use_qk_norm": spec.attention.qk_norm != "none",
             "n_routed_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
             "moe_intermediate_size": moe.d_expert, "n_shared_experts": moe.n_shared_experts,
-            "first_k_dense_replace": moe.first_dense_layers, "n_group": 1, "topk_group": 1,
+            "first_k_dense_replace": moe.first_dense_layers, **one_group(spec, "glm4_moe"),
             "num_nextn_predict_layers": spec.mtp_modules}
 
 

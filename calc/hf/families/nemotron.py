@@ -11,7 +11,7 @@ from typing import Any
 from calc.hf.fields import HFConfig, decoder, decoder_defaults, heads, layernorm_decoder, top_k
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import merge, per_layer
-from calc.hf.writing import base, need, plain, rope_decoder
+from calc.hf.writing import base, need, one_group, plain, rope_decoder
 from calc.spec import ModelSpec
 
 
@@ -144,7 +144,7 @@ def _write_nemotron_h(spec: ModelSpec) -> dict[str, Any]:
         config.update(n_routed_experts=moe.n_experts, num_experts_per_tok=moe.top_k,
                       moe_intermediate_size=moe.d_expert,
                       moe_shared_expert_intermediate_size=moe.shared_width or 1,
-                      n_group=1, topk_group=1)
+                      **one_group(spec, "nemotron_h"))
     return config
 
 
