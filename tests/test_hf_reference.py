@@ -26,6 +26,8 @@ from calc.errors import CalcError  # noqa: E402
 from calc.hf import spec_from_hf_config, supported_types  # noqa: E402
 from calc.hf.export import buffer_params, hf_config_from_spec, shape  # noqa: E402
 from calc.hf.multimodal import WRAPPERS  # noqa: E402
+from calc.hf.registry import find  # noqa: E402
+from calc.hf.writing import NO_TOKENS, Unexpressible  # noqa: E402
 from calc.reports.verify import hf_seq_len  # noqa: E402
 from calc.verify import hf_reference  # noqa: E402
 from calc.verify.hf_implementation import transformers_flops  # noqa: E402
@@ -174,6 +176,52 @@ def test_random_specs_that_export_match_transformers(config):
     exported = _exported(spec)
     assume(exported is not None)
     assert_matches(spec, exported, MIN_WINDOW)
+
+
+# Specs the search above found that a writer once exported to configs transformers could not
+# run, and the writer that now exports each: DeepseekV3Config's default of 128 KV heads
+# (repeat_kv by heads // 128 = 0 empties the keys), and the Mamba geometry
+# GraniteMoeHybridConfig checks on a model with attention on every layer.
+_MLA_MOE = {"num_attention_heads": 2, "num_key_value_heads": 2, "hidden_size": 2,
+            "num_hidden_layers": 1, "intermediate_size": 1, "q_lora_rank": None,
+            "kv_lora_rank": 2, "qk_nope_head_dim": 0, "qk_rope_head_dim": 2, "v_head_dim": 1,
+            "n_routed_experts": 2, "num_experts_per_tok": 1, "moe_intermediate_size": 1,
+            "n_shared_experts": 0, "first_k_dense_replace": 0, "n_group": 1, "topk_group": 1,
+            "vocab_size": 5, "max_position_embeddings": 64, "tie_word_embeddings": False,
+            **NO_TOKENS}
+EXPORTED = {
+    "sarvam_mla": ("deepseek_v3", {**_MLA_MOE, "model_type": "sarvam_mla"}),
+    "granitemoehybrid, attention only": ("granitemoehybrid", {
+        "model_type": "granitemoehybrid", "num_attention_heads": 1, "hidden_size": 2,
+        "num_key_value_heads": 1, "num_hidden_layers": 1, "intermediate_size": 1,
+        "num_experts_per_tok": 1, "num_local_experts": 1, "layer_types": ["attention"],
+        "shared_intermediate_size": 1, "position_embedding_type": None, "vocab_size": 5,
+        "max_position_embeddings": 64, "tie_word_embeddings": False, **NO_TOKENS}),
+}
+
+
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors")  # n_shared_experts 0
+@pytest.mark.parametrize("name", EXPORTED)
+def test_specs_the_search_found_export_to_configs_transformers_runs(name):
+    writer, config = EXPORTED[name]
+    spec = spec_from_hf_config(config)
+    exported = hf_config_from_spec(spec)
+    assert exported["model_type"] == writer
+    assert_matches(spec, exported, MIN_WINDOW)
+
+
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors")  # n_shared_experts 0
+def test_a_grouped_router_needs_two_experts():
+    """DeepSeek-V3's router sums each group's top 2 scores (topk(2)): one expert cannot run, so
+    its writer refuses the spec (and DeepSeek-V2's, which takes the top-k of all, writes it)."""
+    config = {**_MLA_MOE, "model_type": "deepseek_v3", "n_routed_experts": 1,
+              "num_nextn_predict_layers": 0}
+    spec = spec_from_hf_config(config)
+    with pytest.raises(Unexpressible, match=r"moe\.n_experts=1"):
+        find("deepseek_v3").write(spec)
+    with pytest.raises(RuntimeError, match="k not in range"):
+        hf_reference.count(config, 4)
+    assert hf_config_from_spec(spec)["model_type"] == "deepseek_v2"
 
 
 # ---- the counter's switches ----------------------------------------------------------------
