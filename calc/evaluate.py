@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from calc import _compiled
 from calc.counting import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
 from calc.spec import ModelSpec
-from calc.spec.base import per_instance
+from calc.spec.base import per_instance, per_instance_keyed
 from calc.spec.finetune import LORA_TARGETS, LOSS_BYTES, FineTune, resolve_targets
 from calc.spec.gemm_precision import GEMM_PRECISIONS
 from calc.spec.precision import BYTES_PER_ELEMENT
@@ -248,11 +248,15 @@ class FlopCounts:
         return float(self.components["attention/scores"] / self.forward)
 
 
-def count_flops(spec: ModelSpec, seq_len: int, attention: str = "causal",
-                symbols: Mapping[str, int] | None = None) -> FlopCounts:
-    """`symbols`: symbol_values(spec) when the caller has it already (calc.estimate)."""
-    s = {**(symbol_values(spec) if symbols is None else symbols), "T": seq_len,
-         "i_causal": int(attention == "causal")}
+def count_flops(spec: ModelSpec, seq_len: int, attention: str = "causal") -> FlopCounts:
+    """FLOPs per token of `spec` at `seq_len` under `attention` ("causal" | "full"), kept with
+    the spec per (seq_len, attention): read-only."""
+    return _flop_counts(spec, int(seq_len), attention)
+
+
+@per_instance_keyed
+def _flop_counts(spec: ModelSpec, seq_len: int, attention: str) -> FlopCounts:
+    s = {**symbol_values(spec), "T": seq_len, "i_causal": int(attention == "causal")}
     flops = _compiled.flops(s)
     per_sequence = flops["attention_per_sequence"]
     weights = flops["weights_per_token"]
@@ -271,10 +275,15 @@ def count_flops(spec: ModelSpec, seq_len: int, attention: str = "causal",
     )
 
 
-def rule_flops(spec: ModelSpec, seq_len: int,
-               symbols: Mapping[str, int] | None = None) -> dict[str, float]:
-    """Training FLOPs per token under each published rule (calc.formulas.rules)."""
-    s = {**(symbol_values(spec) if symbols is None else symbols), "T": seq_len}
+def rule_flops(spec: ModelSpec, seq_len: int) -> dict[str, float]:
+    """Training FLOPs per token under each published rule (calc.formulas.rules), kept with the
+    spec per seq_len: read-only."""
+    return _rule_flops(spec, int(seq_len))
+
+
+@per_instance_keyed
+def _rule_flops(spec: ModelSpec, seq_len: int) -> dict[str, float]:
+    s = {**symbol_values(spec), "T": seq_len}
     return {key: float(value) for key, value in _compiled.rules_train_per_token(s).items()}
 
 
