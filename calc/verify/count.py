@@ -127,7 +127,7 @@ def _run(model: nn.Module, ids: torch.Tensor, backward: bool) -> _Run:
                 dict(state.counts), backward_ops)
 
 
-def _runs(model: nn.Module, ids: torch.Tensor, backward: bool) -> _Run:
+def _runs(model: nn.Module, ids: torch.Tensor, backward: bool, every_layer: bool) -> _Run:
     """The model's counts. On the meta device, a reference model's layers of one structure
     (calc.verify.model.ReferenceModel.layer_groups) run the same operators, so the model runs
     without its layers once and with one layer of each structure once, and each structure's
@@ -135,7 +135,7 @@ def _runs(model: nn.Module, ids: torch.Tensor, backward: bool) -> _Run:
     70-layer model took 70 layers' dispatch (meta operators cost a millisecond each). On real
     tensors a router's top-k gives each layer its own expert loads: every layer runs."""
     groups = getattr(model, "layer_groups", None)
-    if ids.device.type != "meta" or groups is None:
+    if every_layer or ids.device.type != "meta" or groups is None:
         return _run(model, ids, backward)
     try:
         model.running = ()
@@ -148,12 +148,13 @@ def _runs(model: nn.Module, ids: torch.Tensor, backward: bool) -> _Run:
     return total
 
 
-def count_flops(model: nn.Module, seq_len: int, batch: int = 1,
-                backward: bool = True) -> FlopCount:
-    """FlopCounterMode over one forward (and backward) of `batch` sequences of `seq_len`."""
+def count_flops(model: nn.Module, seq_len: int, batch: int = 1, backward: bool = True,
+                every_layer: bool = False) -> FlopCount:
+    """FlopCounterMode over one forward (and backward) of `batch` sequences of `seq_len`;
+    `every_layer` runs each layer even where one of its structure would do (_runs)."""
     device = next(model.parameters()).device
     ids = torch.zeros(batch, seq_len, dtype=torch.long, device=device)
-    run = _runs(model, ids, backward)
+    run = _runs(model, ids, backward, every_layer)
     per_module = {name: ops for name, ops in run.forward.items()}
     root = type(model).__name__
     keys = components(model)
