@@ -38,9 +38,9 @@ from calc.symbols import (
     L_dense,
     L_dn,
     L_moe,
-    L_w,
     L_sc,
     L_ssm,
+    L_w,
     N,
     N_s,
     R_dt,
@@ -149,8 +149,9 @@ QUANTISED = (L_att * (sympy.Add(*params.ATTENTION_WEIGHTS.values(), *params.MOA_
 # ---- model states of the most loaded GPU ------------------------------------------------------
 # The L_w layers the GPU holds (the first stage's L_s; DualPipe's last stage too), split t
 # ways, routed experts e ways more, as calc.formulas.memory.PARAMS_PER_GPU holds them (its
-# replicated K/V heads are not adapted apart); the adapters and quantised projections all sit in layers. ZeRO shards over the N_d·c
-# data- and context-parallel ranks (experts' states over N_d·c/e there; here over N_d·c too).
+# replicated K/V heads are not adapted apart); the adapters and quantised projections all sit
+# in layers. ZeRO shards over the N_d·c data- and context-parallel ranks (experts' states over
+# N_d·c/e there; here over N_d·c too).
 PARAMS_PER_GPU = memory.PARAMS_PER_GPU
 EXPERT_ADAPTERS = ADAPTERS["lora/experts"]
 ADAPTERS_PER_GPU = (ADAPTERS_TOTAL - EXPERT_ADAPTERS + EXPERT_ADAPTERS / n_ep) * L_w / (L * n_tp)
