@@ -217,6 +217,7 @@ class MemoryBlock(Frozen):
                                                  "and any MTP modules (one stage, DualPipe)")
     weight_layers: int = Field(0, description="layers whose parameters it holds: the first "
                                               "stage's, and the last stage's under DualPipe")
+    mtp_modules: int = Field(0, description="the model's multi-token-prediction modules")
     activations_bytes: Bytes = Field(description="stored for the backward pass, first stage")
     activations: dict[str, Bytes] = Field(description="layers, embedding, output layer")
     activations_per_layer_bytes: Bytes | None = Field(
@@ -291,7 +292,7 @@ def memory_block(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: 
         weight_copies_bytes=whole(e.copies), gradients_bytes=whole(e.states["gradients"]),
         optimizer_bytes=whole(e.states["optimizer"]), ema_bytes=whole(e.states["ema"]),
         ema_host_bytes=whole(e.ema_host), head_on_gpu=bool(e.s["i_head"]),
-        weight_layers=e.s["L_w"],
+        weight_layers=e.s["L_w"], mtp_modules=e.s["M"],
         activations_bytes=whole(sum(e.activations.values())),
         activations={key: whole(value) for key, value in e.activations.items()},
         activations_per_layer_bytes=whole(e.per_layer) if spec.n_attention_layers else None,

@@ -183,7 +183,7 @@ def recipe_sentences(block: MemoryBlock) -> list[str]:
             f"counted), the embedding and the output head, and p + 1 = {o.pp + 1} "
             f"micro-batches in flight, each counted through the first stage's "
             f"{block.stage_layers} layers.")
-    if block.head_on_gpu:
+    if block.head_on_gpu and block.mtp_modules:
         found.append(
             "Multi-token prediction: its modules sit beside the output head with their own "
             "parameters and logits; the embedding and head "
