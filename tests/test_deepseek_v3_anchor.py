@@ -73,7 +73,8 @@ def test_dualpipe_holds_two_stages_and_one_micro_batch_more():
     "every item of the report's recipe modelled, the first rank needs 89.1 GiB with the "
     "default margin: fp32 gradients of two stages (19.7 GiB, ZeRO-1 does not shard them), "
     "activations of 17 micro-batches through the first stage's three dense layers, whose "
-    "SwiGLU inputs the report keeps in BF16 (35.2 GiB of layers), the main and MTP logits "
+    "SwiGLU inputs the report's FP8 caching (named for the MoE only) leaves in BF16 (35.2 GiB "
+    "of layers), the main and MTP logits "
     "with their gradient (8.1 GiB) and the NCCL margin (6.0 GiB); docs/throughput.md"))
 def test_the_published_layout_fits_80_gb(anchor):
     assert anchor.fits

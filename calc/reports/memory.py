@@ -195,7 +195,8 @@ def recipe_sentences(block: MemoryBlock) -> list[str]:
             "Norms and MLA up-projections recomputed in the backward (DeepSeek-V3 report "
             "§3.2.3): the norms' outputs (the projections' inputs after them) and MLA's Q, K "
             "and V are not stored; the norms' inputs, MLA's latents and the shared RoPE key "
-            "are. The recomputation's time is not priced (the report calls it minor).")
+            "are. calc step prices the recomputation: the up-projections at the speed of the query "
+            "and key/value products, the norms at HBM speed.")
     if o.ema != "none":
         found.append(
             f"EMA of the parameters ({o.ema}): fp32, one value per parameter (the report does "
