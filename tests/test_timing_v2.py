@@ -137,3 +137,21 @@ def test_an_all_to_all_across_nodes_sends_the_nodes_own_share_over_nvlink():
     assert both < all_to_all(1e9, 64, inter)
     assert NETWORK.ranks_per_node(stride=1, size=64) == 8
     assert NETWORK.ranks_per_node(stride=8, size=64) == 1
+
+
+def test_recomputed_norms_and_mla_up_projections_cost_their_forward_again():
+    """DeepSeek-V3 report §3.2.3: the up-projections' FLOPs (W_UQ, W_UK, W_UV) and the norms'
+    bytes again in the backward; a model without MLA recomputes only its norms."""
+    fields = dict(pp=2, ep=8, global_batch=64, seq_len=4096, dtype="bf16")
+    plain, _ = _step("deepseek-v3", 32, **fields)
+    again, _ = _step("deepseek-v3", 32, recompute_norm_up=True, **fields)
+    spec = load_preset("deepseek-v3").spec
+    mla, h = spec.attention.mla, spec.attention.n_heads
+    by_hand = 2 * spec.n_layers * h * (mla.q_lora_rank * spec.head_dim_qk + mla.kv_lora_rank * (
+        spec.head_dim_qk - mla.qk_rope_head_dim + spec.head_dim_v))
+    assert model_terms(spec, 4096).mla_up_flops == pytest.approx(by_hand)
+    assert plain.compute.recompute == 0 < again.compute.recompute
+    assert again.compute.recompute_flops == pytest.approx(by_hand)
+    assert again.compute.recompute < 0.05 * (again.compute.forward + again.compute.backward)
+    llama, _ = _step("llama3-8b", 8, recompute_norm_up=True, global_batch=8, seq_len=4096)
+    assert llama.compute.recompute > 0 == llama.compute.recompute_flops
