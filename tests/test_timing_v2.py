@@ -9,26 +9,20 @@ import pytest
 
 from calc.errors import CalcError
 from calc.presets import get_gpu, load_preset
-from calc.spec.layout import check, make_layout
+from calc.spec.layout import make_layout
 from calc.timing.compute import in_fp8
-from calc.timing.constants import load_constants
 from calc.timing.network import network_for
 from calc.timing.operators import model_terms
-from calc.timing.schedule import device_for, pipeline_bubble, step_time
+from calc.timing.schedule import device_for, pipeline_bubble
+from tests.steps import CONSTANTS, engine_step
 
-CONSTANTS = load_constants()
 NODE = SimpleNamespace(gpus_per_node=8, intra_node_gb_s=450, inter_node_gb_s=50,
                        intra_node_latency_us=3.4, inter_node_latency_us=14.0)
 NETWORK = network_for(NODE, CONSTANTS.network)
 
 
 def _step(model: str, gpus: int, gpu: str = "h100", **fields):
-    spec = load_preset(model).spec
-    layout, _ = check(spec, make_layout(gpus, **fields))
-    terms = model_terms(spec, layout.seq_len)
-    framework = CONSTANTS.framework(layout.framework)
-    device = device_for(get_gpu(gpu), layout.dtype, CONSTANTS, framework, layout.fp8_recipe)
-    return step_time(terms, layout, device, NETWORK, framework), layout
+    return engine_step(NETWORK, model, gpus, gpu, **fields)
 
 
 PIPELINE = dict(pp=8, global_batch=64, micro_batch=1, seq_len=4096)
