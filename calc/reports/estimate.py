@@ -178,8 +178,9 @@ def _params_report(preset: Preset) -> ParamsReport:
     layers |= {key: n["dense"] for key in counts.per_dense_ffn}
     layers |= {key: n["moe"] for key in counts.per_moe_ffn}
     layers |= {key: n[key.split("/")[0]] for key in counts.per_mixer}
+    layers |= dict.fromkeys(counts.per_indexer, spec.n_indexer_layers)
     per_layer = {**counts.per_layer, **counts.per_dense_ffn, **counts.per_moe_ffn,
-                 **counts.per_mixer}
+                 **counts.per_mixer, **counts.per_indexer}
     published = preset.published_params
     return ParamsReport.unchecked(
         total=counts.total, embedding=counts.embedding, non_embedding=counts.non_embedding,

@@ -3,7 +3,8 @@
 
 A sliding-window layer multiplies each query with its w keys only, a chunked layer each chunk
 with itself; sinks join each softmax as one more logit per head; an output gate multiplies each
-head's output by sigmoid(x W_G).
+head's output by sigmoid(x W_G); DeepSeek Sparse Attention's layers attend to the keys the
+indexer selects (calc.verify.indexer).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from calc.spec import ModelSpec
+from calc.verify.indexer import Indexer, attend_selected, select
 from calc.verify.moa import ExpertOutputs, ExpertQueries
 from calc.verify.parts import alibi_slopes, linear, make_norm, rope, sinusoids, tag
 
@@ -44,7 +46,7 @@ class RelativePositions(nn.Module):
 class Attention(nn.Module):
     """MHA/GQA/MQA or MLA; QKᵀ and A·V as explicit matmuls, tagged attention/scores."""
 
-    def __init__(self, spec: ModelSpec, kind: str):
+    def __init__(self, spec: ModelSpec, kind: str, indexed: bool = True):
         super().__init__()
         tag(self, "attention/scores")
         att, d = spec.attention, spec.d_model
@@ -95,6 +97,12 @@ class Attention(nn.Module):
             self.k_norm = make_norm(norms, self.h_kv * self.d_qk, "attention/qk_norm")
         self.sub_norm = (make_norm(spec.norm, self.h * self.d_v, "attention/sub_norm")
                          if spec.norm.sub_norms else None)
+        # DSA: this layer's own indexer, or (a shared layer) the keys an earlier one selected,
+        # linked by the model after building (`shares`: a plain tuple, not a submodule)
+        self.dsa = att.indexer is not None
+        self.indexer = Indexer(spec) if self.dsa and indexed else None
+        self.shares: tuple[Attention, ...] = ()
+        self.selected: Tensor | None = None
 
     def _heads(self, x: Tensor, n: int) -> Tensor:
         b, t, _ = x.shape
@@ -120,7 +128,13 @@ class Attention(nn.Module):
         return q, k, v
 
     def _mla(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        q = self._heads(self.q(x), self.h)  # [B, h, T, d_qk]
+        if self.dsa:  # the indexer reads the query latent (DeepseekV32Attention's q_resid)
+            latent = self.q[1](self.q[0](x))
+            q = self._heads(self.q[2](latent), self.h)
+            self.selected = (select(self.indexer, *self.indexer(x, latent, positions))
+                             if self.indexer is not None else self.shares[0].selected)
+        else:
+            q = self._heads(self.q(x), self.h)  # [B, h, T, d_qk]
         latent, k_rope = self.kv_a(x).split((self.kv_b.in_features, self.d_rope), dim=-1)
         kv = self._heads(self.kv_b(self.kv_norm(latent)), self.h)
         k_nope, v = kv.split((self.d_qk - self.d_rope, self.d_v), dim=-1)
@@ -178,6 +192,8 @@ class Attention(nn.Module):
         position = torch.arange(t, device=q.device)
         if self.chunk is not None and self.chunk < t:
             return self._chunked(q, k, v)
+        if self.selected is not None and self.selected.shape[-1] < t:
+            return attend_selected(q, k, v, self.selected, scale)
         if self.window is None or self.window >= t:
             q, by_distance = self._relative(q, t)
             scores = (q @ k.transpose(-2, -1)) * scale  # [B, h, T, T]
