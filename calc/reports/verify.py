@@ -168,8 +168,7 @@ def hf_seq_len(spec: ModelSpec, seq_len: int) -> int:
     agree."""
     att, n = spec.attention, spec.layer_counts
     limits = [seq_len, *([att.sliding_window] if n["local"] and att.sliding_window else []),
-              *([att.chunk_size] if n["chunked"] and att.chunk_size else []),
-              *([att.indexer.topk] if att.indexer else [])]
+              *([att.chunk_size] if n["chunked"] and att.chunk_size else [])]
     return min(limits)
 
 
