@@ -331,6 +331,7 @@ def params_components(s):
         'attention/qk_norm': _t13*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
         'attention/sinks': L_att*h*i_sink,
         'attention/sub_norm': _t12*_t13*i_sub,
+        'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
         'norms': L*_t14*n_norm,
         'mamba/in': L_ssm*(_t17*b_ssm + _t17*d),
         'mamba/conv': L_ssm*(b_cs + k_s)*(_t16*i_m2 + d_in),
@@ -351,7 +352,6 @@ def params_components(s):
         'mlp/down': L_dense*(_t29 + b_ff*d),
         'mlp/act': L_dense*n_act,
         'mlp/sub_norm': L_dense*_t0*d_ff*i_sub,
-        'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
         'moe/router': L_moe*(E*b_router + E*d),
         'moe/experts': E*L_moe*(_t30*d_e + b_ff*(_t28*d_e + d)),
         'moe/shared': L_moe*(E_s*(_t30*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate),
@@ -1081,6 +1081,7 @@ def memory_activations(s):
     H_k = s['H_k']
     H_s = s['H_s']
     H_v = s['H_v']
+    K_I = s['K_I']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_dense = s['L_s_dense']
@@ -1105,6 +1106,7 @@ def memory_activations(s):
     h = s['h']
     h_t = s['h_t']
     i_drop = s['i_drop']
+    i_dsa = s['i_dsa']
     i_full = s['i_full']
     i_glu = s['i_glu']
     i_keep_down = s['i_keep_down']
@@ -1137,8 +1139,10 @@ def memory_activations(s):
             L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
             + n_pp*(1 - i_full)*(
                 L_s_att*(
-                    T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp
-                    + d_v*h*i_keep_o*q_l/n_tp
+                    d_v*h*i_keep_o*q_l/n_tp
+                    + h*i_scores*(
+                        T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
+                    )*(i_drop*(q_a + 1) + q_a)/n_tp
                     + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                 )
                 + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -1202,6 +1206,7 @@ def memory(s):
     H_k = s['H_k']
     H_s = s['H_s']
     H_v = s['H_v']
+    K_I = s['K_I']
     L = s['L']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
@@ -1234,6 +1239,7 @@ def memory(s):
     h_kv = s['h_kv']
     h_t = s['h_t']
     i_drop = s['i_drop']
+    i_dsa = s['i_dsa']
     i_full = s['i_full']
     i_glu = s['i_glu']
     i_keep_down = s['i_keep_down']
@@ -1285,8 +1291,8 @@ def memory(s):
                     + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)
                 )
                 + (
-                    T*h*i_scores*(i_drop*(q_a + 1) + q_a)
-                    + d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
+                    d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
+                    + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(i_drop*(q_a + 1) + q_a)
                 )/n_tp
             )
         )/n_cp,
@@ -1307,8 +1313,10 @@ def memory(s):
                 L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
                 + n_pp*(1 - i_full)*(
                     L_s_att*(
-                        T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp
-                        + d_v*h*i_keep_o*q_l/n_tp
+                        d_v*h*i_keep_o*q_l/n_tp
+                        + h*i_scores*(
+                            T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
+                        )*(i_drop*(q_a + 1) + q_a)/n_tp
                         + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -1400,8 +1408,10 @@ def memory(s):
                 L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
                 + n_pp*(1 - i_full)*(
                     L_s_att*(
-                        T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp
-                        + d_v*h*i_keep_o*q_l/n_tp
+                        d_v*h*i_keep_o*q_l/n_tp
+                        + h*i_scores*(
+                            T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
+                        )*(i_drop*(q_a + 1) + q_a)/n_tp
                         + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -1857,6 +1867,7 @@ def finetune_memory(s):
     H_k = s['H_k']
     H_s = s['H_s']
     H_v = s['H_v']
+    K_I = s['K_I']
     L = s['L']
     L_att = s['L_att']
     L_dense = s['L_dense']
@@ -1914,6 +1925,7 @@ def finetune_memory(s):
     h_kv = s['h_kv']
     h_t = s['h_t']
     i_drop = s['i_drop']
+    i_dsa = s['i_dsa']
     i_frozen = s['i_frozen']
     i_full = s['i_full']
     i_gate = s['i_gate']
@@ -2000,8 +2012,10 @@ def finetune_memory(s):
                 L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
                 + n_pp*(1 - i_full)*(
                     L_s_att*(
-                        T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp
-                        + d_v*h*i_keep_o*q_l/n_tp
+                        d_v*h*i_keep_o*q_l/n_tp
+                        + h*i_scores*(
+                            T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
+                        )*(i_drop*(q_a + 1) + q_a)/n_tp
                         + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -2345,8 +2359,10 @@ def finetune_memory(s):
                 L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
                 + n_pp*(1 - i_full)*(
                     L_s_att*(
-                        T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp
-                        + d_v*h*i_keep_o*q_l/n_tp
+                        d_v*h*i_keep_o*q_l/n_tp
+                        + h*i_scores*(
+                            T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
+                        )*(i_drop*(q_a + 1) + q_a)/n_tp
                         + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp

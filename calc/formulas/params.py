@@ -212,8 +212,8 @@ EMBEDDING_KEYS = ("embedding/token", "embedding/position")
 
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
-    (L_att, ATTENTION), (L, NORMS), (L_ssm, mixers.MAMBA), (L_dn, mixers.DELTANET),
-    (L_sc, mixers.SHORT_CONV), (L_dense, DENSE_FFN), (L_idx, INDEXER),
+    (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L_ssm, mixers.MAMBA),
+    (L_dn, mixers.DELTANET), (L_sc, mixers.SHORT_CONV), (L_dense, DENSE_FFN),
 )
 
 
