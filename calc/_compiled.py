@@ -3598,6 +3598,7 @@ def inference(s):
     L_att = s['L_att']
     L_chk = s['L_chk']
     L_dn = s['L_dn']
+    L_idx = s['L_idx']
     L_loc = s['L_loc']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -3610,6 +3611,7 @@ def inference(s):
     b = s['b']
     c = s['c']
     d = s['d']
+    d_I = s['d_I']
     d_in = s['d_in']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
@@ -3633,10 +3635,15 @@ def inference(s):
     _t0 = H_v*d_lv
     return {
         'weights': N*q_w,
-        'kv_cache_per_token': L_att*q_kv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)),
+        'kv_cache_per_token': q_kv*(
+            L_att*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + L_idx*d_I
+        ),
         'kv_cache': b*q_kv*(
-            K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+            K*h_g*(
+                L_idx*T*d_I
+                + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                    L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                )
             )/(h_kv*(1 - i_mla) + i_mla)
             + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
             + L_sc*d*(k_sc - 1)
@@ -3650,8 +3657,11 @@ def inference(s):
         'total': (
             N*q_w
             + b*q_kv*(
-                K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                    L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                K*h_g*(
+                    L_idx*T*d_I
+                    + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    )
                 )/(h_kv*(1 - i_mla) + i_mla)
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
@@ -3661,8 +3671,11 @@ def inference(s):
         'gpu': 1073741824*K*M_gib,
         'batch_room': (1073741824*K*M_gib - N*q_w)/(
             q_kv*(
-                K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                    L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                K*h_g*(
+                    L_idx*T*d_I
+                    + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    )
                 )/(h_kv*(1 - i_mla) + i_mla)
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
@@ -3674,8 +3687,11 @@ def inference(s):
         'prefill_memory_seconds': (1/1000000000)*(
             N*q_w
             + b*q_kv*(
-                K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                    L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                K*h_g*(
+                    L_idx*T*d_I
+                    + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    )
                 )/(h_kv*(1 - i_mla) + i_mla)
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
@@ -3687,8 +3703,11 @@ def inference(s):
             (1/1000000000)*(
                 N*q_w
                 + b*q_kv*(
-                    K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    K*h_g*(
+                        L_idx*T*d_I
+                        + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                            L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                        )
                     )/(h_kv*(1 - i_mla) + i_mla)
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_sc*d*(k_sc - 1)
@@ -3700,8 +3719,11 @@ def inference(s):
         'decode_compute_seconds': F_d*b/(K*R*u),
         'decode_memory_seconds': (1/1000000000)*(
             b*q_kv*(
-                K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                    L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                K*h_g*(
+                    L_idx*T*d_I
+                    + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    )
                 )/(h_kv*(1 - i_mla) + i_mla)
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
@@ -3716,8 +3738,11 @@ def inference(s):
             F_d*b/(K*R*u),
             (1/1000000000)*(
                 b*q_kv*(
-                    K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    K*h_g*(
+                        L_idx*T*d_I
+                        + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                            L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                        )
                     )/(h_kv*(1 - i_mla) + i_mla)
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_sc*d*(k_sc - 1)
@@ -3730,8 +3755,11 @@ def inference(s):
             F_d*b/(K*R*u),
             (1/1000000000)*(
                 b*q_kv*(
-                    K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    K*h_g*(
+                        L_idx*T*d_I
+                        + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                            L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                        )
                     )/(h_kv*(1 - i_mla) + i_mla)
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_sc*d*(k_sc - 1)
