@@ -38,8 +38,10 @@ NEEDS = {
     "dots3_note_text": "sliding-window layers whose latent attention has shapes of its own "
                        "(swa_num_attention_heads, swa_q_lora_rank, swa_kv_lora_rank, ...) "
                        "beside the sparse-attention layers",
-    "hy_v4": "hyper-connections (hc_mult residual streams mixed by learned maps) and a sparse "
-             "attention not checked against calc's attention.indexer",
+    # modular_hy_v4.py: GLM-5's attention with HYV4Indexer (a DeepseekV32Indexer subclass,
+    # not compared with calc's attention.indexer here) inside DeepSeek-V4's hyper-connected
+    # layers (HYV4HyperConnection), which the spec lacks.
+    "hy_v4": "hyper-connections (hc_mult residual streams mixed by learned maps)",
     "minimax_m3_vl_text": "block-sparse attention whose indexer selects index_topk_blocks key "
                           "blocks per query",
     "qwen4_exp_text": "sparse attention whose QSA indexer selects the keys, n-gram embeddings "
