@@ -1012,18 +1012,23 @@ def memory_states(s):
     L = s['L']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
+    L_w = s['L_w']
+    M = s['M']
     N = s['N']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
+    N_mtp = s['N_mtp']
+    N_mtp_e = s['N_mtp_e']
     b_qkv = s['b_qkv']
     d = s['d']
     d_qk = s['d_qk']
     d_v = s['d_v']
     h_kv = s['h_kv']
     h_t = s['h_t']
+    i_head = s['i_head']
     i_mla = s['i_mla']
-    i_pp1 = s['i_pp1']
+    i_mtps = s['i_mtps']
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
@@ -1031,6 +1036,7 @@ def memory_states(s):
     n_dp = s['n_dp']
     n_ep = s['n_ep']
     n_tp = s['n_tp']
+    q_ema = s['q_ema']
     q_g = s['q_g']
     q_gc = s['q_gc']
     q_m = s['q_m']
@@ -1038,39 +1044,69 @@ def memory_states(s):
     q_w = s['q_w']
     return {
         'params_per_gpu': (
-            L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-            + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-            + L_s*N_e/(L*n_ep*n_tp)
+            i_head*(N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp)
+            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+            + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+            + L_w*N_e/(L*n_ep*n_tp)
         ),
         'weights': q_w*(
-            (n_cp*n_dp)**(-i_z3)*(
-                L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+            (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+            + (n_cp*n_dp)**(-i_z3)*(
+                -N_mtp_e*i_head/(n_ep*n_tp)
+                + i_head*(
+                    N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                )
+                + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
             )
-            + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)
         ),
         'gradients': (
             q_g*(
-                (n_cp*n_dp)**(-i_z2)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z2)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
-                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)
             )
             + q_gc*(
-                (n_cp*n_dp)**(-i_z1)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z1)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
-                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
             )
         ),
         'optimizer': (q_m + q_o)*(
-            (n_cp*n_dp)**(-i_z1)*(
-                L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+            (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+            + (n_cp*n_dp)**(-i_z1)*(
+                -N_mtp_e*i_head/(n_ep*n_tp)
+                + i_head*(
+                    N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                )
+                + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
             )
-            + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
+        ),
+        'ema': q_ema*(
+            (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+            + (n_cp*n_dp)**(-i_z1)*(
+                -N_mtp_e*i_head/(n_ep*n_tp)
+                + i_head*(
+                    N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                )
+                + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+            )
         ),
     }
 
@@ -1089,6 +1125,7 @@ def memory_activations(s):
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sm = s['L_sm']
+    M = s['M']
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
@@ -1101,14 +1138,17 @@ def memory_activations(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
     h = s['h']
     h_t = s['h_t']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
+    i_dual = s['i_dual']
     i_full = s['i_full']
     i_glu = s['i_glu']
+    i_head = s['i_head']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
     i_keep_head = s['i_keep_head']
@@ -1118,10 +1158,11 @@ def memory_activations(s):
     i_keep_up = s['i_keep_up']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
-    i_pp1 = s['i_pp1']
     i_qlora = s['i_qlora']
+    i_rnu = s['i_rnu']
     i_scores = s['i_scores']
     i_sp = s['i_sp']
+    i_swr = s['i_swr']
     i_vp = s['i_vp']
     k = s['k']
     n_cp = s['n_cp']
@@ -1132,18 +1173,20 @@ def memory_activations(s):
     q_L = s['q_L']
     q_a = s['q_a']
     q_l = s['q_l']
+    q_lo = s['q_lo']
     r_kv = s['r_kv']
     r_q = s['r_q']
     return {
         'layers': T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-            L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
-            + n_pp*(1 - i_full)*(
+            L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+            + (1 - i_full)*(i_dual + n_pp)*(
                 L_s_att*(
-                    d_v*h*i_keep_o*q_l/n_tp
+                    d_rope*i_mla*i_rnu*q_a
+                    + d_v*h*i_keep_o*q_lo/n_tp
                     + h*i_scores*(
                         T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
                     )*(i_drop*(q_a + 1) + q_a)/n_tp
-                    + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                    + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                 )
                 + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
                 + 6*L_s_sc*d*q_a/n_tp
@@ -1151,28 +1194,32 @@ def memory_activations(s):
                 + n_tp**(-i_sp)*(
                     L_s*(d*i_drop + d*n_norm*q_a)
                     + L_s_att*(
-                        d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)
+                        d*i_keep_qkv*q_l*(1 - i_rnu)
+                        + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                     )
-                    + d*i_keep_mix*q_l*(L_s - L_s_att)
-                    + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)
+                    + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                    + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l*(1 - i_rnu))
                 )
                 + (
                     L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
                     + L_sm*(
-                        q_a*(i_glu + 1)*(E_s*d_s + d_e*k)
-                        + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                        q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                        + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                     )
                 )/n_tp
             )
         )/n_cp,
-        'embedding': T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp,
-        'output': T*b*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp),
+        'embedding': T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(
+            i_vp*(n_pp - 1)/(n_pp*n_vp) + 1
+        )/n_cp,
+        'output': T*b*i_head*(M + 1)*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp),
     }
 
 
 def memory_buffers(s):
     B_bk = s['B_bk']
     L = s['L']
+    M = s['M']
     N = s['N']
     N_e = s['N_e']
     N_emb = s['N_emb']
@@ -1181,7 +1228,7 @@ def memory_buffers(s):
     T = s['T']
     V = s['V']
     b = s['b']
-    i_pp1 = s['i_pp1']
+    i_head = s['i_head']
     i_z1 = s['i_z1']
     i_z3 = s['i_z3']
     n_cp = s['n_cp']
@@ -1196,7 +1243,7 @@ def memory_buffers(s):
             P_pf + u_g*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp))
         ),
         'gathered_gradients': i_z3*q_rg*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp)),
-        'logits_gradient': 4*T*V*b*i_pp1/(n_cp*n_tp),
+        'logits_gradient': 4*T*V*b*i_head*(M + 1)/(n_cp*n_tp),
     }
 
 
@@ -1215,11 +1262,15 @@ def memory(s):
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sm = s['L_sm']
+    L_w = s['L_w']
+    M = s['M']
     M_gib = s['M_gib']
     N = s['N']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
+    N_mtp = s['N_mtp']
+    N_mtp_e = s['N_mtp_e']
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
@@ -1233,6 +1284,7 @@ def memory(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
     h = s['h']
@@ -1240,8 +1292,10 @@ def memory(s):
     h_t = s['h_t']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
+    i_dual = s['i_dual']
     i_full = s['i_full']
     i_glu = s['i_glu']
+    i_head = s['i_head']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
     i_keep_head = s['i_keep_head']
@@ -1251,10 +1305,12 @@ def memory(s):
     i_keep_up = s['i_keep_up']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
-    i_pp1 = s['i_pp1']
+    i_mtps = s['i_mtps']
     i_qlora = s['i_qlora']
+    i_rnu = s['i_rnu']
     i_scores = s['i_scores']
     i_sp = s['i_sp']
+    i_swr = s['i_swr']
     i_vp = s['i_vp']
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
@@ -1269,9 +1325,11 @@ def memory(s):
     n_vp = s['n_vp']
     q_L = s['q_L']
     q_a = s['q_a']
+    q_ema = s['q_ema']
     q_g = s['q_g']
     q_gc = s['q_gc']
     q_l = s['q_l']
+    q_lo = s['q_lo']
     q_m = s['q_m']
     q_o = s['q_o']
     q_w = s['q_w']
@@ -1281,14 +1339,15 @@ def memory(s):
         'activations_per_layer': T*b*(
             d*i_full*n_tp**(-i_sp)*q_a
             + (1 - i_full)*(
-                d_v*h*i_keep_o*q_l/n_tp
-                + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                d_rope*i_mla*i_rnu*q_a
+                + d_v*h*i_keep_o*q_lo/n_tp
+                + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                 + n_tp**(-i_sp)*(
                     2*d*i_drop
-                    + d*i_keep_qkv*q_l
-                    + d*i_keep_up*q_l
+                    + d*i_keep_qkv*q_l*(1 - i_rnu)
+                    + d*i_keep_up*q_l*(1 - i_rnu)
                     + d*n_norm*q_a
-                    + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)
+                    + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                 )
                 + (
                     d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
@@ -1297,27 +1356,28 @@ def memory(s):
             )
         )/n_cp,
         'activations_per_mamba': T*b*(1 - i_full)*(
-            d*i_keep_mix*n_tp**(-i_sp)*q_l
+            d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu)
             + q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp)
         )/n_cp,
         'activations_per_deltanet': T*b*(1 - i_full)*(
-            d*i_keep_mix*n_tp**(-i_sp)*q_l + q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+            d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu)
+            + q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
         )/n_cp,
         'activations_per_conv': T*b*(1 - i_full)*(
-            d*i_keep_mix*n_tp**(-i_sp)*q_l + 6*d*q_a/n_tp
+            d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 6*d*q_a/n_tp
         )/n_cp,
         'total': (
-            T*b*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
-            + T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
+            T*b*i_head*(M + 1)*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
-                + n_pp*(1 - i_full)*(
+                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
-                        d_v*h*i_keep_o*q_l/n_tp
+                        d_rope*i_mla*i_rnu*q_a
+                        + d_v*h*i_keep_o*q_lo/n_tp
                         + h*i_scores*(
                             T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
                         )*(i_drop*(q_a + 1) + q_a)/n_tp
-                        + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
                     + 6*L_s_sc*d*q_a/n_tp
@@ -1327,92 +1387,160 @@ def memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(d*i_drop + d*n_norm*q_a)
                         + L_s_att*(
-                            d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)
+                            d*i_keep_qkv*q_l*(1 - i_rnu)
+                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
-                        + d*i_keep_mix*q_l*(L_s - L_s_att)
-                        + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)
+                        + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l*(1 - i_rnu))
                     )
                     + (
                         L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
                         + L_sm*(
-                            q_a*(i_glu + 1)*(E_s*d_s + d_e*k)
-                            + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
                     )/n_tp
                 )
             )/n_cp
-            + q_g*(
-                (n_cp*n_dp)**(-i_z2)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+            + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(
+                i_vp*(n_pp - 1)/(n_pp*n_vp) + 1
+            )/n_cp
+            + q_ema*(
+                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z1)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
-                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)
+            )
+            + q_g*(
+                (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z2)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                )
             )
             + q_gc*(
-                (n_cp*n_dp)**(-i_z1)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z1)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
-                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
             )
             + q_w*(
-                (n_cp*n_dp)**(-i_z3)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z3)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
-                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)
             )
             + (q_m + q_o)*(
-                (n_cp*n_dp)**(-i_z1)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z1)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
-                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
             )
         ),
         'gpu': 1073741824*M_gib,
         'micro_batch_room': (
             1073741824*M_gib
-            - q_g*(
-                (n_cp*n_dp)**(-i_z2)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+            - q_ema*(
+                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z1)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
-                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)
+            )
+            - q_g*(
+                (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z2)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                )
             )
             - q_gc*(
-                (n_cp*n_dp)**(-i_z1)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z1)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
-                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
             )
             - q_w*(
-                (n_cp*n_dp)**(-i_z3)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z3)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
-                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)
             )
             - (q_m + q_o)*(
-                (n_cp*n_dp)**(-i_z1)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z1)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
-                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
             )
         )/(
-            T*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
-            + T*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
+            T*i_head*(M + 1)*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
-                + n_pp*(1 - i_full)*(
+                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
-                        d_v*h*i_keep_o*q_l/n_tp
+                        d_rope*i_mla*i_rnu*q_a
+                        + d_v*h*i_keep_o*q_lo/n_tp
                         + h*i_scores*(
                             T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
                         )*(i_drop*(q_a + 1) + q_a)/n_tp
-                        + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
                     + 6*L_s_sc*d*q_a/n_tp
@@ -1422,20 +1550,22 @@ def memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(d*i_drop + d*n_norm*q_a)
                         + L_s_att*(
-                            d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)
+                            d*i_keep_qkv*q_l*(1 - i_rnu)
+                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
-                        + d*i_keep_mix*q_l*(L_s - L_s_att)
-                        + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)
+                        + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l*(1 - i_rnu))
                     )
                     + (
                         L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
                         + L_sm*(
-                            q_a*(i_glu + 1)*(E_s*d_s + d_e*k)
-                            + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
                     )/n_tp
                 )
             )/n_cp
+            + T*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
         ),
     }
 
@@ -1618,10 +1748,14 @@ def finetune_states(s):
     L_s_att = s['L_s_att']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_w = s['L_w']
+    M = s['M']
     N = s['N']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
+    N_mtp = s['N_mtp']
+    N_mtp_e = s['N_mtp_e']
     N_s = s['N_s']
     R_dt = s['R_dt']
     a_down = s['a_down']
@@ -1658,10 +1792,11 @@ def finetune_states(s):
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_glu = s['i_glu']
+    i_head = s['i_head']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
-    i_pp1 = s['i_pp1']
+    i_mtps = s['i_mtps']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
@@ -1684,11 +1819,14 @@ def finetune_states(s):
     return {
         'trained_per_gpu': (
             (1 - i_frozen)*(
-                L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                + L_s*N_e/(L*n_ep*n_tp)
+                i_head*(
+                    N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                )
+                + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                + L_w*N_e/(L*n_ep*n_tp)
             )
-            + L_s*i_frozen*(
+            + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
@@ -1710,11 +1848,14 @@ def finetune_states(s):
         ),
         'frozen': i_frozen*(n_cp*n_dp)**(-i_z3)*(
             q_w*(
-                L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                + L_s*N_e/(L*n_ep*n_tp)
+                i_head*(
+                    N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                )
+                + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                + L_w*N_e/(L*n_ep*n_tp)
             )
-            + L_s*(q_f - q_w)*(
+            + L_w*(q_f - q_w)*(
                 -E*L_moe*d*d_e*(i_glu + 2)
                 + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                 + L_att*(
@@ -1744,13 +1885,18 @@ def finetune_states(s):
         ),
         'weights': q_w*(
             (1 - i_frozen)*(
-                (n_cp*n_dp)**(-i_z3)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z3)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
-                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)
             )
-            + L_s*i_frozen*(n_cp*n_dp)**(-i_z3)*(
+            + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
@@ -1773,13 +1919,18 @@ def finetune_states(s):
         'gradients': (
             q_g*(
                 (1 - i_frozen)*(
-                    (n_cp*n_dp)**(-i_z2)*(
-                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z2)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                     )
-                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)
                 )
-                + L_s*i_frozen*(n_cp*n_dp)**(-i_z2)*(
+                + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
@@ -1801,13 +1952,18 @@ def finetune_states(s):
             )
             + q_gc*(
                 (1 - i_frozen)*(
-                    (n_cp*n_dp)**(-i_z1)*(
-                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z1)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                     )
-                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
                 )
-                + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
@@ -1830,13 +1986,18 @@ def finetune_states(s):
         ),
         'optimizer': (q_m + q_o)*(
             (1 - i_frozen)*(
-                (n_cp*n_dp)**(-i_z1)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z1)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
-                + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
             )
-            + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+            + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
@@ -1883,11 +2044,15 @@ def finetune_memory(s):
     L_sc = s['L_sc']
     L_sm = s['L_sm']
     L_ssm = s['L_ssm']
+    L_w = s['L_w']
+    M = s['M']
     M_gib = s['M_gib']
     N = s['N']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
+    N_mtp = s['N_mtp']
+    N_mtp_e = s['N_mtp_e']
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
@@ -1926,10 +2091,12 @@ def finetune_memory(s):
     h_t = s['h_t']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
+    i_dual = s['i_dual']
     i_frozen = s['i_frozen']
     i_full = s['i_full']
     i_gate = s['i_gate']
     i_glu = s['i_glu']
+    i_head = s['i_head']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
     i_keep_head = s['i_keep_head']
@@ -1940,12 +2107,14 @@ def finetune_memory(s):
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
-    i_pp1 = s['i_pp1']
+    i_mtps = s['i_mtps']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rnu = s['i_rnu']
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
     i_sp = s['i_sp']
+    i_swr = s['i_swr']
     i_vp = s['i_vp']
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
@@ -1964,6 +2133,7 @@ def finetune_memory(s):
     q_g = s['q_g']
     q_gc = s['q_gc']
     q_l = s['q_l']
+    q_lo = s['q_lo']
     q_m = s['q_m']
     q_o = s['q_o']
     q_w = s['q_w']
@@ -1989,7 +2159,7 @@ def finetune_memory(s):
             + a_up*(L_dense + L_moe*_minimum(1, E_s))
         ),
         'total': (
-            T*b*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
+            T*b*i_head*(M + 1)*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
             + T*b*q_a*r_a*(1 - i_full)*(
                 L_att*a_k
                 + L_att*a_o
@@ -2007,16 +2177,16 @@ def finetune_memory(s):
                 + a_out_proj*(L_dn + L_sc + L_ssm)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
             )
-            + T*b*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
-                + n_pp*(1 - i_full)*(
+                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
-                        d_v*h*i_keep_o*q_l/n_tp
+                        d_rope*i_mla*i_rnu*q_a
+                        + d_v*h*i_keep_o*q_lo/n_tp
                         + h*i_scores*(
                             T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
                         )*(i_drop*(q_a + 1) + q_a)/n_tp
-                        + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
                     + 6*L_s_sc*d*q_a/n_tp
@@ -2026,27 +2196,35 @@ def finetune_memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(d*i_drop + d*n_norm*q_a)
                         + L_s_att*(
-                            d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)
+                            d*i_keep_qkv*q_l*(1 - i_rnu)
+                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
-                        + d*i_keep_mix*q_l*(L_s - L_s_att)
-                        + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)
+                        + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l*(1 - i_rnu))
                     )
                     + (
                         L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
                         + L_sm*(
-                            q_a*(i_glu + 1)*(E_s*d_s + d_e*k)
-                            + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
                     )/n_tp
                 )
             )/n_cp
+            + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(
+                i_vp*(n_pp - 1)/(n_pp*n_vp) + 1
+            )/n_cp
             + i_frozen*(n_cp*n_dp)**(-i_z3)*(
                 q_w*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s*N_e/(L*n_ep*n_tp)
+                    i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*N_e/(L*n_ep*n_tp)
                 )
-                + L_s*(q_f - q_w)*(
+                + L_w*(q_f - q_w)*(
                     -E*L_moe*d*d_e*(i_glu + 2)
                     + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                     + L_att*(
@@ -2076,13 +2254,18 @@ def finetune_memory(s):
             )
             + q_g*(
                 (1 - i_frozen)*(
-                    (n_cp*n_dp)**(-i_z2)*(
-                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z2)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                     )
-                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)
                 )
-                + L_s*i_frozen*(n_cp*n_dp)**(-i_z2)*(
+                + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
@@ -2104,13 +2287,18 @@ def finetune_memory(s):
             )
             + q_gc*(
                 (1 - i_frozen)*(
-                    (n_cp*n_dp)**(-i_z1)*(
-                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z1)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                     )
-                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
                 )
-                + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
@@ -2132,13 +2320,18 @@ def finetune_memory(s):
             )
             + q_w*(
                 (1 - i_frozen)*(
-                    (n_cp*n_dp)**(-i_z3)*(
-                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z3)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                     )
-                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)
                 )
-                + L_s*i_frozen*(n_cp*n_dp)**(-i_z3)*(
+                + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
@@ -2160,13 +2353,18 @@ def finetune_memory(s):
             )
             + (q_m + q_o)*(
                 (1 - i_frozen)*(
-                    (n_cp*n_dp)**(-i_z1)*(
-                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z1)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                     )
-                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
                 )
-                + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
@@ -2191,11 +2389,15 @@ def finetune_memory(s):
             1073741824*M_gib
             - i_frozen*(n_cp*n_dp)**(-i_z3)*(
                 q_w*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s*N_e/(L*n_ep*n_tp)
+                    i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*N_e/(L*n_ep*n_tp)
                 )
-                + L_s*(q_f - q_w)*(
+                + L_w*(q_f - q_w)*(
                     -E*L_moe*d*d_e*(i_glu + 2)
                     + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                     + L_att*(
@@ -2225,13 +2427,18 @@ def finetune_memory(s):
             )
             - q_g*(
                 (1 - i_frozen)*(
-                    (n_cp*n_dp)**(-i_z2)*(
-                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z2)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                     )
-                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z2)/(L*n_ep*n_tp)
                 )
-                + L_s*i_frozen*(n_cp*n_dp)**(-i_z2)*(
+                + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
@@ -2253,13 +2460,18 @@ def finetune_memory(s):
             )
             - q_gc*(
                 (1 - i_frozen)*(
-                    (n_cp*n_dp)**(-i_z1)*(
-                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z1)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                     )
-                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
                 )
-                + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
@@ -2281,13 +2493,18 @@ def finetune_memory(s):
             )
             - q_w*(
                 (1 - i_frozen)*(
-                    (n_cp*n_dp)**(-i_z3)*(
-                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z3)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                     )
-                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z3)/(L*n_ep*n_tp)
                 )
-                + L_s*i_frozen*(n_cp*n_dp)**(-i_z3)*(
+                + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
@@ -2309,13 +2526,18 @@ def finetune_memory(s):
             )
             - (q_m + q_o)*(
                 (1 - i_frozen)*(
-                    (n_cp*n_dp)**(-i_z1)*(
-                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
+                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z1)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                     )
-                    + L_s*N_e*(n_cp*n_dp/n_ep)**(-i_z1)/(L*n_ep*n_tp)
                 )
-                + L_s*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
@@ -2336,7 +2558,7 @@ def finetune_memory(s):
                 )/(L*n_tp)
             )
         )/(
-            T*i_pp1*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
+            T*i_head*(M + 1)*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
             + T*q_a*r_a*(1 - i_full)*(
                 L_att*a_k
                 + L_att*a_o
@@ -2354,16 +2576,16 @@ def finetune_memory(s):
                 + a_out_proj*(L_dn + L_sc + L_ssm)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
             )
-            + T*n_pp*n_tp**(-i_sp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_pp*n_tp**(-i_sp)*q_a
-                + n_pp*(1 - i_full)*(
+                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
-                        d_v*h*i_keep_o*q_l/n_tp
+                        d_rope*i_mla*i_rnu*q_a
+                        + d_v*h*i_keep_o*q_lo/n_tp
                         + h*i_scores*(
                             T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
                         )*(i_drop*(q_a + 1) + q_a)/n_tp
-                        + q_a*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
                     + 6*L_s_sc*d*q_a/n_tp
@@ -2373,20 +2595,22 @@ def finetune_memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(d*i_drop + d*n_norm*q_a)
                         + L_s_att*(
-                            d*i_keep_qkv*q_l + i_mla*(i_keep_qkv*q_l + q_a)*(i_qlora*r_q + r_kv)
+                            d*i_keep_qkv*q_l*(1 - i_rnu)
+                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
-                        + d*i_keep_mix*q_l*(L_s - L_s_att)
-                        + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l)
+                        + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l*(1 - i_rnu))
                     )
                     + (
                         L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
                         + L_sm*(
-                            q_a*(i_glu + 1)*(E_s*d_s + d_e*k)
-                            + q_l*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
                     )/n_tp
                 )
             )/n_cp
+            + T*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
         ),
     }
 
@@ -2902,10 +3126,14 @@ def offload(s):
     L_s_att = s['L_s_att']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_w = s['L_w']
+    M = s['M']
     N = s['N']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
+    N_mtp = s['N_mtp']
+    N_mtp_e = s['N_mtp_e']
     N_s = s['N_s']
     R_dt = s['R_dt']
     a_down = s['a_down']
@@ -2942,12 +3170,13 @@ def offload(s):
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_glu = s['i_glu']
+    i_head = s['i_head']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
+    i_mtps = s['i_mtps']
     i_off_o = s['i_off_o']
     i_off_p = s['i_off_p']
-    i_pp1 = s['i_pp1']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
@@ -2970,11 +3199,14 @@ def offload(s):
     return {
         'optimizer_host': i_off_o*(n_cp*n_dp)**(-i_z1)*(
             (1 - i_frozen)*(
-                L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                + L_s*N_e/(L*n_ep*n_tp)
+                i_head*(
+                    N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                )
+                + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                + L_w*N_e/(L*n_ep*n_tp)
             )
-            + L_s*i_frozen*(
+            + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
@@ -2997,11 +3229,15 @@ def offload(s):
         'optimizer_gpu_freed': i_off_o*(
             i_z2*q_g*(n_cp*n_dp)**(-i_z2)*(
                 (1 - i_frozen)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s*N_e/(L*n_ep*n_tp)
+                    i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*N_e/(L*n_ep*n_tp)
                 )
-                + L_s*i_frozen*(
+                + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
@@ -3023,11 +3259,15 @@ def offload(s):
             )
             + q_gc*(n_cp*n_dp)**(-i_z1)*(
                 (1 - i_frozen)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s*N_e/(L*n_ep*n_tp)
+                    i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*N_e/(L*n_ep*n_tp)
                 )
-                + L_s*i_frozen*(
+                + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
@@ -3049,11 +3289,15 @@ def offload(s):
             )
             + (n_cp*n_dp)**(-i_z1)*(q_m + q_o)*(
                 (1 - i_frozen)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s*N_e/(L*n_ep*n_tp)
+                    i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*N_e/(L*n_ep*n_tp)
                 )
-                + L_s*i_frozen*(
+                + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
@@ -3077,11 +3321,15 @@ def offload(s):
         'params_host': i_off_p*(n_cp*n_dp)**(-i_z3)*(
             i_frozen*(
                 q_w*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s*N_e/(L*n_ep*n_tp)
+                    i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*N_e/(L*n_ep*n_tp)
                 )
-                + L_s*(q_f - q_w)*(
+                + L_w*(q_f - q_w)*(
                     -E*L_moe*d*d_e*(i_glu + 2)
                     + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                     + L_att*(
@@ -3111,11 +3359,15 @@ def offload(s):
             )
             + q_w*(
                 (1 - i_frozen)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s*N_e/(L*n_ep*n_tp)
+                    i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*N_e/(L*n_ep*n_tp)
                 )
-                + L_s*i_frozen*(
+                + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
@@ -3139,11 +3391,15 @@ def offload(s):
         'params_gpu_freed': i_off_p*(n_cp*n_dp)**(-i_z3)*(
             i_frozen*(
                 q_w*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s*N_e/(L*n_ep*n_tp)
+                    i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*N_e/(L*n_ep*n_tp)
                 )
-                + L_s*(q_f - q_w)*(
+                + L_w*(q_f - q_w)*(
                     -E*L_moe*d*d_e*(i_glu + 2)
                     + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                     + L_att*(
@@ -3173,11 +3429,15 @@ def offload(s):
             )
             + q_w*(
                 (1 - i_frozen)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s*N_e/(L*n_ep*n_tp)
+                    i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*N_e/(L*n_ep*n_tp)
                 )
-                + L_s*i_frozen*(
+                + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
@@ -3203,11 +3463,15 @@ def offload(s):
             (
                 i_frozen*(
                     q_w*(
-                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s*N_e/(L*n_ep*n_tp)
+                        i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                        + L_w*N_e/(L*n_ep*n_tp)
                     )
-                    + L_s*(q_f - q_w)*(
+                    + L_w*(q_f - q_w)*(
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + L_att*(
@@ -3239,11 +3503,15 @@ def offload(s):
                 )
                 + q_w*(
                     (1 - i_frozen)*(
-                        L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s*N_e/(L*n_ep*n_tp)
+                        i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                        + L_w*N_e/(L*n_ep*n_tp)
                     )
-                    + L_s*i_frozen*(
+                    + L_w*i_frozen*(
                         E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                         + L_att*a_k*r_a*(d + d_qk*h_kv)
                         + L_att*a_o*r_a*(d + d_v*h)
@@ -3267,11 +3535,14 @@ def offload(s):
         ),
         'gradients_to_host_per_step': i_off_o*q_g*(n_cp*n_dp)**(-i_z2)*(
             (1 - i_frozen)*(
-                L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                + L_s*N_e/(L*n_ep*n_tp)
+                i_head*(
+                    N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                )
+                + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                + L_w*N_e/(L*n_ep*n_tp)
             )
-            + L_s*i_frozen*(
+            + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
@@ -3293,11 +3564,14 @@ def offload(s):
         ),
         'weights_from_host_per_step': i_off_o*q_w*(n_cp*n_dp)**(-i_z1)*(1 - i_off_p)*(
             (1 - i_frozen)*(
-                L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                + L_s*N_e/(L*n_ep*n_tp)
+                i_head*(
+                    N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                )
+                + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                + L_w*N_e/(L*n_ep*n_tp)
             )
-            + L_s*i_frozen*(
+            + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
@@ -3321,11 +3595,14 @@ def offload(s):
             q_g*(n_cp*n_dp)**(-i_z2) + q_w*(n_cp*n_dp)**(-i_z1)*(1 - i_off_p)
         )*(
             (1 - i_frozen)*(
-                L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                + L_s*N_e/(L*n_ep*n_tp)
+                i_head*(
+                    N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                )
+                + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                + L_w*N_e/(L*n_ep*n_tp)
             )
-            + L_s*i_frozen*(
+            + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
@@ -3348,11 +3625,15 @@ def offload(s):
         'params_transfer_per_micro_batch': 2*i_off_p*(n_cp*n_dp)**(-i_z3)*(
             i_frozen*(
                 q_w*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s*N_e/(L*n_ep*n_tp)
+                    i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*N_e/(L*n_ep*n_tp)
                 )
-                + L_s*(q_f - q_w)*(
+                + L_w*(q_f - q_w)*(
                     -E*L_moe*d*d_e*(i_glu + 2)
                     + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                     + L_att*(
@@ -3382,11 +3663,15 @@ def offload(s):
             )
             + q_w*(
                 (1 - i_frozen)*(
-                    L_s_att*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    + (N_emb + N_head*i_pp1 + L_s*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s*N_e/(L*n_ep*n_tp)
+                    i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*N_e/(L*n_ep*n_tp)
                 )
-                + L_s*i_frozen*(
+                + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
@@ -3511,9 +3796,9 @@ def precision_memory(s):
     L_dn = s['L_dn']
     L_idx = s['L_idx']
     L_moe = s['L_moe']
-    L_s = s['L_s']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_w = s['L_w']
     N_s = s['N_s']
     R_dt = s['R_dt']
     d = s['d']
@@ -3546,7 +3831,7 @@ def precision_memory(s):
     r_kv = s['r_kv']
     r_q = s['r_q']
     return {
-        'weight_copies': L_s*n_dp**(-i_z3)*q_8*(
+        'weight_copies': L_w*n_dp**(-i_z3)*q_8*(
             -E*L_moe*d*d_e*(i_glu + 2)
             + E*L_moe*d*d_e*(i_glu + 2)/n_ep
             + L_att*(

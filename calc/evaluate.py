@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from calc import _compiled
 from calc.counting import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
 from calc.spec import ModelSpec
-from calc.spec.base import per_instance
+from calc.spec.base import per_instance, per_instance_keyed
 from calc.spec.finetune import LORA_TARGETS, LOSS_BYTES, FineTune, resolve_targets
 from calc.spec.gemm_precision import GEMM_PRECISIONS
 from calc.spec.precision import BYTES_PER_ELEMENT
@@ -125,21 +125,24 @@ class ParamCounts:
     mtp: int  # multi-token-prediction modules, not part of total
 
 
-def stage_values(spec: ModelSpec, tp: int, pp: int,
-                 split_embedding_loss: bool = False) -> dict[str, int]:
+def stage_values(spec: ModelSpec, tp: int, pp: int, split_embedding_loss: bool = False,
+                 dualpipe: bool = False) -> dict[str, int]:
     """What of `spec` the most loaded GPU holds (calc.formulas.memory): L_s = ⌈L/p⌉ layers of
     the first pipeline stage (the first stages take the remainder; ⌈(L+2)/p⌉ − 1 where the
     split counts the embedding and the loss as layers), how many of them have each mixer and
-    FFN kind (L_sm MoE, L_s_att attention, ...), and h_t = ⌈h_kv/t⌉ whole key/value heads on
-    one tensor-parallel rank."""
-    first = (-(-(spec.n_layers + 2) // pp) - 1 if split_embedding_loss and pp > 1
-             else -(-spec.n_layers // pp))
+    FFN kind (L_sm MoE, L_s_att attention, ...), h_t = ⌈h_kv/t⌉ whole key/value heads on one
+    tensor-parallel rank, and L_w, the layers whose parameters it holds: L_s, and under
+    DualPipe the last stage's ⌊L/p⌋ (⌊(L+2)/p⌋ − 1) too."""
+    layers = spec.n_layers
+    split = split_embedding_loss and pp > 1
+    first = -(-(layers + 2) // pp) - 1 if split else -(-layers // pp)
+    last = (layers + 2) // pp - 1 if split else layers // pp
     mixers, ffns = spec.mixer_kinds[:first], spec.ffn_kinds[:first]
     return {"L_s": first, "L_sm": ffns.count("moe"), "L_s_dense": ffns.count("dense"),
             "L_s_att": sum("attention" in m for m in mixers),
             "L_s_ssm": sum("mamba" in m for m in mixers),
             "L_s_dn": mixers.count("deltanet"), "L_s_sc": mixers.count("conv"),
-            "h_t": -(-spec.n_kv_heads // tp)}
+            "h_t": -(-spec.n_kv_heads // tp), "L_w": first + last * dualpipe}
 
 
 def layout_values(spec: ModelSpec, layout: Layout) -> dict[str, int | float]:
@@ -147,7 +150,8 @@ def layout_values(spec: ModelSpec, layout: Layout) -> dict[str, int | float]:
     (stage_values), the micro-batch and sequence, the parallel degrees and the 0/1 indicators
     of ZeRO's stages, the pipeline, sequence parallelism, dropout and what attention stores,
     and its framework's buffers (buffer_values)."""
-    stage = stage_values(spec, layout.tp, layout.pp, layout.split_embedding_loss)
+    dualpipe = layout.pipeline_schedule == "dualpipe"
+    stage = stage_values(spec, layout.tp, layout.pp, layout.split_embedding_loss, dualpipe)
     return {
         **stage, **buffer_values(layout, stage["L_s"]),
         "T": layout.seq_len, "b": layout.micro_batch,
@@ -159,6 +163,8 @@ def layout_values(spec: ModelSpec, layout: Layout) -> dict[str, int | float]:
         "q_a": BYTES_PER_ELEMENT[layout.activation_dtype],
         "i_scores": int(not layout.flash_attention and layout.recompute == "none"),
         "i_full": int(layout.recompute == "full"),
+        "i_rnu": int(layout.recompute_norm_up), "i_dual": int(dualpipe),
+        "i_head": int(layout.pp == 1 or dualpipe),
     }
 
 
@@ -183,7 +189,7 @@ def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: floa
     trained with resolved `options` (seq_len given), fully or as `finetune` with adapters on
     `targets`, on a GPU of `gpu_memory_gib`: the model's, the model states' (recipe,
     optimizer, GEMM precision) and the layout's (layout_values)."""
-    from calc.spec.memory import OPTIMIZERS, RECIPES
+    from calc.spec.memory import EMA_BYTES, OPTIMIZERS, RECIPES
 
     counts = count_params(spec)
     recipe, optimizer = RECIPES[options.recipe_name], OPTIMIZERS[options.optimizer]
@@ -196,6 +202,9 @@ def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: floa
         "N_e": counts.components["moe/experts"],
         "q_w": recipe.weights, "q_g": recipe.gradients, "q_gc": recipe.gradient_copy,
         "q_m": recipe.master, "q_o": optimizer.state_bytes, "M_gib": gpu_memory_gib,
+        "N_mtp": counts.mtp, "N_mtp_e": spec.mtp_modules * counts.per_moe_ffn["moe/experts"],
+        "i_mtps": int(options.mtp_shared_embedding),
+        "q_ema": EMA_BYTES if options.ema == "device" else 0,
     }
     if optimizer.shaped:  # bytes per trained parameter from the shapes (calc.formulas.optimizer)
         frozen = finetune.frozen_base
@@ -261,11 +270,15 @@ class FlopCounts:
         return float(self.components["attention/scores"] / self.forward)
 
 
-def count_flops(spec: ModelSpec, seq_len: int, attention: str = "causal",
-                symbols: Mapping[str, int] | None = None) -> FlopCounts:
-    """`symbols`: symbol_values(spec) when the caller has it already (calc.estimate)."""
-    s = {**(symbol_values(spec) if symbols is None else symbols), "T": seq_len,
-         "i_causal": int(attention == "causal")}
+def count_flops(spec: ModelSpec, seq_len: int, attention: str = "causal") -> FlopCounts:
+    """FLOPs per token of `spec` at `seq_len` under `attention` ("causal" | "full"), kept with
+    the spec per (seq_len, attention): read-only."""
+    return _flop_counts(spec, int(seq_len), attention)
+
+
+@per_instance_keyed
+def _flop_counts(spec: ModelSpec, seq_len: int, attention: str) -> FlopCounts:
+    s = {**symbol_values(spec), "T": seq_len, "i_causal": int(attention == "causal")}
     flops = _compiled.flops(s)
     per_sequence = flops["attention_per_sequence"]
     weights = flops["weights_per_token"]
@@ -284,10 +297,15 @@ def count_flops(spec: ModelSpec, seq_len: int, attention: str = "causal",
     )
 
 
-def rule_flops(spec: ModelSpec, seq_len: int,
-               symbols: Mapping[str, int] | None = None) -> dict[str, float]:
-    """Training FLOPs per token under each published rule (calc.formulas.rules)."""
-    s = {**(symbol_values(spec) if symbols is None else symbols), "T": seq_len}
+def rule_flops(spec: ModelSpec, seq_len: int) -> dict[str, float]:
+    """Training FLOPs per token under each published rule (calc.formulas.rules), kept with the
+    spec per seq_len: read-only."""
+    return _rule_flops(spec, int(seq_len))
+
+
+@per_instance_keyed
+def _rule_flops(spec: ModelSpec, seq_len: int) -> dict[str, float]:
+    s = {**symbol_values(spec), "T": seq_len}
     return {key: float(value) for key, value in _compiled.rules_train_per_token(s).items()}
 
 
@@ -375,10 +393,13 @@ def finetune_train_flops(spec: ModelSpec, seq_len: int, attention: str, finetune
 
 
 def gemm_values(precision: str, activation_bytes: float) -> dict[str, float]:
-    """q_l and q_8 (calc.symbols) of a GEMM precision recipe (calc.spec.gemm_precision)."""
+    """q_l, q_lo, i_swr and q_8 (calc.symbols) of a GEMM precision recipe
+    (calc.spec.gemm_precision)."""
     info = GEMM_PRECISIONS[precision]
     low = float(info.element_bytes) if info.peak else activation_bytes
-    return {"q_l": low, "q_8": float(info.weight_copy_bytes)}
+    output = info.attention_output_bytes
+    return {"q_l": low, "q_lo": low if output is None else float(output),
+            "i_swr": int(info.swiglu_recomputed), "q_8": float(info.weight_copy_bytes)}
 
 
 def low_precision_train_flops(spec: ModelSpec, finetune: FineTune,

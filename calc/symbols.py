@@ -193,6 +193,21 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "recomputation)", "memory"),
     SymbolInfo("i_full", r"\mathbb{1}_{full}", "full activation recomputation", "memory"),
     SymbolInfo("M_gib", "M", "memory of one GPU in GiB (2^30 bytes)", "memory"),
+    # DeepSeek-V3's memory recipe (arXiv:2412.19437 §3.2.1, §3.2.3, §3.3.3)
+    SymbolInfo("i_rnu", r"\mathbb{1}_{rnu}", "norms and MLA up-projections recomputed in the "
+               "backward (their outputs not stored)", "memory"),
+    SymbolInfo("i_dual", r"\mathbb{1}_{dual}", "DualPipe: a rank holds two stages (the first "
+               "with the last) and p + 1 micro-batches in flight", "memory"),
+    SymbolInfo("i_head", r"\mathbb{1}_{head}", "the most loaded GPU holds the output head (one "
+               "stage, or DualPipe's first rank)", "memory"),
+    SymbolInfo("L_w", "L_{w}", "layers whose parameters the most loaded GPU holds (L_s; the "
+               "last stage's too under DualPipe)", "memory"),
+    SymbolInfo("N_mtp", "N_{mtp}", "multi-token-prediction parameters (their own, without the "
+               "shared embedding and head)", "memory"),
+    SymbolInfo("N_mtp_e", "N_{mtp,e}", "routed-expert parameters of the MTP modules", "memory"),
+    SymbolInfo("i_mtps", r"\mathbb{1}_{mtp\,shared}", "the MTP modules share the main model's "
+               "embedding and head (no copies)", "memory"),
+    SymbolInfo("q_ema", "q_{ema}", "bytes per parameter of an EMA kept on the GPU", "memory"),
     # the framework's transient buffers (calc.spec.memory.STACKS)
     SymbolInfo("B_bk", "B_{bk}", "elements of a gradient bucket outside the gradients", "memory"),
     SymbolInfo("u_g", "u_{g}", "layers whose 16-bit weights ZeRO-3/FSDP gathers at once",
@@ -256,6 +271,10 @@ _TABLE: tuple[SymbolInfo, ...] = (
     # low-precision GEMMs (calc.spec.gemm_precision)
     SymbolInfo("q_l", "q_{l}", "bytes per stored projection input (q_a; FP8: 1)", "memory"),
     SymbolInfo("q_8", "q_{8}", "bytes per projection weight of its FP8/FP4 copies", "memory"),
+    SymbolInfo("q_lo", "q_{lo}", "bytes per stored input of W_O (q_l; DeepSeek-V3's E5M6: 1.5)",
+               "memory"),
+    SymbolInfo("i_swr", r"\mathbb{1}_{swr}", "the MoE SwiGLU's inputs stored at q_l, its output "
+               "recomputed", "memory"),
     SymbolInfo("F_8", "F_{8}", "training FLOPs per token in FP8/FP4 GEMMs", "workload"),
     SymbolInfo("R_8", "R_{8}", "dense peak FLOP/s of one GPU in the FP8/FP4 format", "workload"),
     # inference
@@ -285,6 +304,7 @@ _TABLE: tuple[SymbolInfo, ...] = (
 INFO: dict[str, SymbolInfo] = {info.name: info for info in _TABLE}
 # Real-valued symbols; everything else is a non-negative integer.
 _REAL = {"D", "F", "R", "u", "H", "c_h", "W_gpu", "PUE", "I_grid", "q_w", "q_f", "q_o", "q_l",
+         "q_lo",
          "q_8", "R_8", "q_kv", "M_gib", "BW", "u_bw", "F_p", "F_d", "C", "rho", "E_irr", "A_fit",
          "B_fit", "alpha", "beta", "r", "t_days"}
 SYMBOLS: dict[str, sympy.Symbol] = {
@@ -330,6 +350,9 @@ H, c_h, W_gpu, PUE, I_grid = (SYMBOLS[n] for n in ("H", "c_h", "W_gpu", "PUE", "
 i_off_o, i_off_p = SYMBOLS["i_off_o"], SYMBOLS["i_off_p"]
 q_L = SYMBOLS["q_L"]
 q_l, q_8, F_8, R_8 = (SYMBOLS[n] for n in ("q_l", "q_8", "F_8", "R_8"))
+q_lo, i_swr = SYMBOLS["q_lo"], SYMBOLS["i_swr"]
+i_rnu, i_dual, i_head, L_w, N_mtp, N_mtp_e, i_mtps, q_ema = (SYMBOLS[n] for n in (
+    "i_rnu", "i_dual", "i_head", "L_w", "N_mtp", "N_mtp_e", "i_mtps", "q_ema"))
 n_cp, n_ep, n_vp, i_vp = (SYMBOLS[n] for n in ("n_cp", "n_ep", "n_vp", "i_vp"))
 L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
 B_bk, u_g, P_pf, q_rg = (SYMBOLS[n] for n in ("B_bk", "u_g", "P_pf", "q_rg"))

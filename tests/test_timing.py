@@ -10,18 +10,17 @@ import pytest
 
 from calc.errors import CalcError
 from calc.evaluate import count_flops, count_params, stage_values
-from calc.presets import get_gpu, load_preset
+from calc.presets import load_preset
 from calc.reports.memory import memory
 from calc.spec.layout import check, make_layout
 from calc.timing.collectives import all_gather, all_reduce, all_to_all, p2p, ring_all_reduce
 from calc.timing.communication import links
 from calc.timing.compute import stage_layers
-from calc.timing.constants import load_constants
 from calc.timing.network import Link, network_for
 from calc.timing.operators import model_terms
-from calc.timing.schedule import PARTS, device_for, step_time
+from calc.timing.schedule import PARTS
+from tests.steps import CONSTANTS, engine_step
 
-CONSTANTS = load_constants()
 # A DGX-A100-like node, given by hand so these tests do not depend on the systems catalogue.
 NODE = SimpleNamespace(gpus_per_node=8, intra_node_gb_s=300, inter_node_gb_s=25,
                        intra_node_latency_us=3.4, inter_node_latency_us=14.0)
@@ -29,12 +28,7 @@ NETWORK = network_for(NODE, CONSTANTS.network)
 
 
 def _step(model: str, gpus: int, gpu: str = "a100", **fields):
-    spec = load_preset(model).spec
-    layout, _ = check(spec, make_layout(gpus, **fields))
-    terms = model_terms(spec, layout.seq_len)
-    framework = CONSTANTS.framework(layout.framework)
-    device = device_for(get_gpu(gpu), layout.dtype, CONSTANTS, framework)
-    return step_time(terms, layout, device, NETWORK, framework), layout
+    return engine_step(NETWORK, model, gpus, gpu, **fields)
 
 
 def test_ring_all_reduce_by_hand():

@@ -9,26 +9,20 @@ import pytest
 
 from calc.errors import CalcError
 from calc.presets import get_gpu, load_preset
-from calc.spec.layout import check, make_layout
+from calc.spec.layout import make_layout
 from calc.timing.compute import in_fp8
-from calc.timing.constants import load_constants
 from calc.timing.network import network_for
 from calc.timing.operators import model_terms
-from calc.timing.schedule import device_for, pipeline_bubble, step_time
+from calc.timing.schedule import device_for, pipeline_bubble
+from tests.steps import CONSTANTS, engine_step
 
-CONSTANTS = load_constants()
 NODE = SimpleNamespace(gpus_per_node=8, intra_node_gb_s=450, inter_node_gb_s=50,
                        intra_node_latency_us=3.4, inter_node_latency_us=14.0)
 NETWORK = network_for(NODE, CONSTANTS.network)
 
 
 def _step(model: str, gpus: int, gpu: str = "h100", **fields):
-    spec = load_preset(model).spec
-    layout, _ = check(spec, make_layout(gpus, **fields))
-    terms = model_terms(spec, layout.seq_len)
-    framework = CONSTANTS.framework(layout.framework)
-    device = device_for(get_gpu(gpu), layout.dtype, CONSTANTS, framework, layout.fp8_recipe)
-    return step_time(terms, layout, device, NETWORK, framework), layout
+    return engine_step(NETWORK, model, gpus, gpu, **fields)
 
 
 PIPELINE = dict(pp=8, global_batch=64, micro_batch=1, seq_len=4096)
@@ -137,3 +131,21 @@ def test_an_all_to_all_across_nodes_sends_the_nodes_own_share_over_nvlink():
     assert both < all_to_all(1e9, 64, inter)
     assert NETWORK.ranks_per_node(stride=1, size=64) == 8
     assert NETWORK.ranks_per_node(stride=8, size=64) == 1
+
+
+def test_recomputed_norms_and_mla_up_projections_cost_their_forward_again():
+    """DeepSeek-V3 report §3.2.3: the up-projections' FLOPs (W_UQ, W_UK, W_UV) and the norms'
+    bytes again in the backward; a model without MLA recomputes only its norms."""
+    fields = dict(pp=2, ep=8, global_batch=64, seq_len=4096, dtype="bf16")
+    plain, _ = _step("deepseek-v3", 32, **fields)
+    again, _ = _step("deepseek-v3", 32, recompute_norm_up=True, **fields)
+    spec = load_preset("deepseek-v3").spec
+    mla, h = spec.attention.mla, spec.attention.n_heads
+    by_hand = 2 * spec.n_layers * h * (mla.q_lora_rank * spec.head_dim_qk + mla.kv_lora_rank * (
+        spec.head_dim_qk - mla.qk_rope_head_dim + spec.head_dim_v))
+    assert model_terms(spec, 4096).mla_up_flops == pytest.approx(by_hand)
+    assert plain.compute.recompute == 0 < again.compute.recompute
+    assert again.compute.recompute_flops == pytest.approx(by_hand)
+    assert again.compute.recompute < 0.05 * (again.compute.forward + again.compute.backward)
+    llama, _ = _step("llama3-8b", 8, recompute_norm_up=True, global_batch=8, seq_len=4096)
+    assert llama.compute.recompute > 0 == llama.compute.recompute_flops

@@ -24,6 +24,18 @@ def test_every_preset_verifies_exactly(name):
     assert total.torch == calc.count_params(calc.load_preset(name).spec).total
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(spec=model_specs(), seq_len=st.integers(1, 12))
+def test_one_layer_of_each_structure_counts_as_every_layer(spec, seq_len):
+    """calc.verify.count runs one layer of each structure on the meta device; running every
+    layer gives the same counts, component by component and operator by operator."""
+    from calc.verify.count import count_flops
+    from calc.verify.model import build
+
+    model = build(spec)
+    assert count_flops(model, seq_len) == count_flops(model, seq_len, every_layer=True)
+
+
 def test_sliding_window_beyond_the_window():
     """Mistral 7B at T = 8192 > w = 4096: the band, not the square, is computed and counted."""
     report = verify(calc.load_preset("mistral-7b").spec, 8192)

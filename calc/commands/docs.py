@@ -122,26 +122,33 @@ def refresh(root: Path, check: bool = False) -> tuple[int, list[Block]]:
     """Rewrite (or with `check`, only compare) every block; (blocks seen, stale blocks)."""
     seen, stale = 0, []
     for path in files(root):
-        text = path.read_text(encoding="utf-8")
-        found = blocks(path.relative_to(root), text)
-        seen += len(found)
-        new_text, last = [], 0
-        for block in found:
-            fresh = body(block.command, output(block.command, root))
-            if fresh != block.body:
-                stale.append(block)
-            new_text += [text[last:block.start], fresh]
-            last = block.end
-        new_text.append(text[last:])
-        if not check and found:
-            rewritten = "".join(new_text)
-            if rewritten != text:  # all or nothing: an interrupted run keeps the old file
-                write_atomic(path, rewritten)
+        found, old = refresh_file(root, path, check)
+        seen += found
+        stale += old
     if not seen:
         where = f"{' or '.join(FILES)} under {str(root)!r}"
         raise CalcError(f"docs: no {OPEN.strip()} blocks in {where}; run it from calc's "
                         f"repository root or give --root")
     return seen, stale
+
+
+def refresh_file(root: Path, path: Path, check: bool = False) -> tuple[int, list[Block]]:
+    """refresh for one file under `root`: (its blocks, its stale blocks)."""
+    text = path.read_text(encoding="utf-8")
+    found = blocks(path.relative_to(root), text)
+    stale, new_text, last = [], [], 0
+    for block in found:
+        fresh = body(block.command, output(block.command, root))
+        if fresh != block.body:
+            stale.append(block)
+        new_text += [text[last:block.start], fresh]
+        last = block.end
+    new_text.append(text[last:])
+    if not check and found:
+        rewritten = "".join(new_text)
+        if rewritten != text:  # all or nothing: an interrupted run keeps the old file
+            write_atomic(path, rewritten)
+    return len(found), stale
 
 
 # A sentence ends at . ! or ? and a space before a capital or a quote: "calc.views", "et al. 2020",

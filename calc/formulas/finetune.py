@@ -39,9 +39,9 @@ from calc.symbols import (
     L_dn,
     L_idx,
     L_moe,
-    L_s,
     L_sc,
     L_ssm,
+    L_w,
     N,
     N_s,
     R_dt,
@@ -149,15 +149,16 @@ QUANTISED = (L_att * (sympy.Add(*params.ATTENTION_WEIGHTS.values(), *params.MOA_
              + L_sc * sympy.Add(*mixers.SHORT_CONV_WEIGHTS.values()))
 
 # ---- model states of the most loaded GPU ------------------------------------------------------
-# The first stage's L_s of the L layers, split t ways, routed experts e ways more, as
-# calc.formulas.memory.PARAMS_PER_GPU holds them (its replicated K/V heads are not adapted
-# apart); the adapters and quantised projections all sit in layers. ZeRO shards over the N_d·c
-# data- and context-parallel ranks (experts' states over N_d·c/e there; here over N_d·c too).
+# The L_w layers the GPU holds (the first stage's L_s; DualPipe's last stage too), split t
+# ways, routed experts e ways more, as calc.formulas.memory.PARAMS_PER_GPU holds them (its
+# replicated K/V heads are not adapted apart); the adapters and quantised projections all sit
+# in layers. ZeRO shards over the N_d·c data- and context-parallel ranks (experts' states over
+# N_d·c/e there; here over N_d·c too).
 PARAMS_PER_GPU = memory.PARAMS_PER_GPU
 EXPERT_ADAPTERS = ADAPTERS["lora/experts"]
-ADAPTERS_PER_GPU = (ADAPTERS_TOTAL - EXPERT_ADAPTERS + EXPERT_ADAPTERS / n_ep) * L_s / (L * n_tp)
+ADAPTERS_PER_GPU = (ADAPTERS_TOTAL - EXPERT_ADAPTERS + EXPERT_ADAPTERS / n_ep) * L_w / (L * n_tp)
 EXPERT_WEIGHTS = L_moe * E * params.ffn_weights(d_e)
-QUANTISED_PER_GPU = (QUANTISED - EXPERT_WEIGHTS + EXPERT_WEIGHTS / n_ep) * L_s / (L * n_tp)
+QUANTISED_PER_GPU = (QUANTISED - EXPERT_WEIGHTS + EXPERT_WEIGHTS / n_ep) * L_w / (L * n_tp)
 TRAINED_PER_GPU = (1 - i_frozen) * PARAMS_PER_GPU + i_frozen * ADAPTERS_PER_GPU
 FROZEN_BYTES = i_frozen * (q_w * PARAMS_PER_GPU + (q_f - q_w) * QUANTISED_PER_GPU)
 RANKS = n_dp * n_cp

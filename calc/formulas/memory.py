@@ -56,11 +56,15 @@ from calc.symbols import (
     L_s_sc,
     L_s_ssm,
     L_sm,
+    L_w,
+    M,
     M_gib,
     N,
     N_e,
     N_emb,
     N_head,
+    N_mtp,
+    N_mtp_e,
     P_pf,
     T,
     V,
@@ -70,6 +74,7 @@ from calc.symbols import (
     d_e,
     d_ff,
     d_qk,
+    d_rope,
     d_s,
     d_v,
     h,
@@ -77,8 +82,10 @@ from calc.symbols import (
     h_t,
     i_drop,
     i_dsa,
+    i_dual,
     i_full,
     i_glu,
+    i_head,
     i_keep_down,
     i_keep_exp,
     i_keep_head,
@@ -87,10 +94,12 @@ from calc.symbols import (
     i_keep_qkv,
     i_keep_up,
     i_mla,
-    i_pp1,
+    i_mtps,
     i_qlora,
+    i_rnu,
     i_scores,
     i_sp,
+    i_swr,
     i_vp,
     i_z1,
     i_z2,
@@ -104,10 +113,12 @@ from calc.symbols import (
     n_tp,
     n_vp,
     q_a,
+    q_ema,
     q_g,
     q_gc,
     q_L,
     q_l,
+    q_lo,
     q_m,
     q_o,
     q_rg,
@@ -122,17 +133,27 @@ from calc.symbols import (
 # exact when the layers are alike), the embedding, the untied head when the pipeline has one
 # stage; all split t ways, the routed experts e ways more. Plus, with t > h_kv, the replicated
 # share of the K and V projections (weights and biases) of its layers beyond the even split.
-LAYERS_PER_GPU = (N - N_emb - N_head - N_e) * L_s / L
-KV_REPLICATED = (1 - i_mla) * L_s_att * (h_t - h_kv / n_tp) * (d_qk + d_v) * (d + b_qkv)
-DENSE_PER_GPU = (LAYERS_PER_GPU + N_emb + i_pp1 * N_head) / n_tp + KV_REPLICATED
-EXPERTS_PER_GPU = N_e * L_s / (L * n_tp * n_ep)
-PARAMS_PER_GPU = DENSE_PER_GPU + EXPERTS_PER_GPU
+# Under DualPipe (DeepSeek-V3 report §3.2.1, Table 2: "2×" parameters) a rank holds two stages,
+# the first with the last: L_w = L_s + the last stage's layers, and the output head; the
+# multi-token-prediction modules sit beside the head (their own parameters; the embedding and
+# head shared, or copies of both per module, i_mtps).
+LAYERS_PER_GPU = (N - N_emb - N_head - N_e) * L_w / L
+KV_REPLICATED = (1 - i_mla) * L_s_att * L_w / L_s * (h_t - h_kv / n_tp) * (d_qk + d_v) * (
+    d + b_qkv)
+MTP_PER_GPU = i_head * ((N_mtp - N_mtp_e + (1 - i_mtps) * M * (N_emb + N_head)) / n_tp
+                        + N_mtp_e / (n_tp * n_ep))
+DENSE_PER_GPU = (LAYERS_PER_GPU + N_emb + i_head * N_head) / n_tp + KV_REPLICATED
+EXPERTS_PER_GPU = N_e * L_w / (L * n_tp * n_ep)
+PARAMS_PER_GPU = DENSE_PER_GPU + EXPERTS_PER_GPU + MTP_PER_GPU
 
 
 def _sharded(stage: sympy.Expr) -> sympy.Expr:
     """Parameters per GPU after ZeRO (stage = its 0/1 indicator) shards them over the ranks that
     hold the same ones: N_d·c for the dense part, N_d·c/e for the routed experts."""
-    return DENSE_PER_GPU / (n_dp * n_cp)**stage + EXPERTS_PER_GPU / (n_dp * n_cp / n_ep)**stage
+    mtp_experts = i_head * N_mtp_e / (n_tp * n_ep)
+    dense = DENSE_PER_GPU + MTP_PER_GPU - mtp_experts
+    experts = EXPERTS_PER_GPU + mtp_experts
+    return dense / (n_dp * n_cp)**stage + experts / (n_dp * n_cp / n_ep)**stage
 
 
 MODEL_STATES: dict[str, sympy.Expr] = {
@@ -140,6 +161,8 @@ MODEL_STATES: dict[str, sympy.Expr] = {
     "weights": q_w * _sharded(i_z3),
     "gradients": q_g * _sharded(i_z2) + q_gc * _sharded(i_z1),
     "optimizer": (q_m + q_o) * _sharded(i_z1),
+    # an EMA of the parameters on the GPU, sharded as the master weights it averages
+    "ema": q_ema * _sharded(i_z1),
 }
 
 # ---- activations, bytes per token of one layer (Korthikanti et al. 2022 §4.1) ----------------
@@ -152,24 +175,34 @@ MODEL_STATES: dict[str, sympy.Expr] = {
 # calc.spec.gemm_precision). Per layer (norms), per sublayer (a dropout mask after the mixer and
 # after the FFN), per attention layer, per FFN, and per layer of another mixer (its in_proj
 # input; in a layer with attention beside Mamba, Falcon-H1's, that input is Q/K/V's).
+# Recomputing the norms in the backward (i_rnu, DeepSeek-V3 §3.2.3) drops their outputs, the
+# projections' inputs after a norm; their inputs stay.
 NORM_INPUTS = n_norm * d * q_a
 DROPOUT_MASK = i_drop * MASK_BYTES * d
-ATTENTION_OUTSIDE = (i_keep_qkv * d * q_l
-                     + i_mla * (q_a + i_keep_qkv * q_l) * (i_qlora * r_q + r_kv))
-FFN_OUTSIDE = i_keep_up * d * q_l
-MIXER_OUTSIDE = i_keep_mix * d * q_l
+KEPT_NORM_OUTPUT = 1 - i_rnu
+ATTENTION_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_qkv * d * q_l
+                     + i_mla * (q_a + KEPT_NORM_OUTPUT * i_keep_qkv * q_l)
+                     * (i_qlora * r_q + r_kv))
+FFN_OUTSIDE = KEPT_NORM_OUTPUT * i_keep_up * d * q_l
+MIXER_OUTSIDE = KEPT_NORM_OUTPUT * i_keep_mix * d * q_l
 OUTSIDE = NORM_INPUTS + ATTENTION_OUTSIDE + FFN_OUTSIDE + 2 * DROPOUT_MASK  # an attention + FFN
-# Inside: Q and K (for QKᵀ), V (for A·V), the input of W_O (8 of the 34), on one of the t
-# ranks: h/t query heads and h_t key/value heads.
-ATTENTION_PER_RANK = ((h * d_qk / n_tp + h_t * (d_qk + d_v)) * q_a
-                      + i_keep_o * h * d_v / n_tp * q_l)
+# Inside: Q and K (for QKᵀ), V (for A·V), the input of W_O (8 of the 34; q_lo bytes), on one
+# of the t ranks: h/t query heads and h_t key/value heads. MLA's up-projections recomputed in
+# the backward (i_rnu) rebuild Q, K and V from the stored latents; the RoPE key, d_rope wide and
+# shared by the heads, is kept.
+RECOMPUTED_UP = i_mla * i_rnu
+ATTENTION_PER_RANK = ((1 - RECOMPUTED_UP) * (h * d_qk / n_tp + h_t * (d_qk + d_v)) * q_a
+                      + RECOMPUTED_UP * d_rope * q_a
+                      + i_keep_o * h * d_v / n_tp * q_lo)
 # A plain FFN keeps the input and output of its activation (16 of the 34 at d_ff = 4h); a gated
 # one keeps gate and up outputs and their product (Megatron-LM's fused SwiGLU saves its 2·d_ff
 # input, the down projection its d_ff input). An MoE layer: per token, its k routed experts and
 # the shared ones.
+# DeepSeek-V3 (§3.3.3, i_swr) caches the MoE SwiGLU's inputs at q_l and recomputes its
+# output, which the down projections would have kept.
 MLP_DENSE = ((1 + i_glu) * q_a + i_keep_down * q_l) * d_ff
-MLP_MOE = ((1 + i_glu) * q_a * (k * d_e + E_s * d_s)
-           + (i_keep_exp * k * d_e + i_keep_down * E_s * d_s) * q_l)
+MLP_MOE = ((1 + i_glu) * (q_a + i_swr * (q_l - q_a)) * (k * d_e + E_s * d_s)
+           + (1 - i_swr) * (i_keep_exp * k * d_e + i_keep_down * E_s * d_s) * q_l)
 # The s×s attention scores per token: softmax output, dropout mask and dropout output (5·a·s);
 # without dropout the softmax output serves A·V too. Under DeepSeek Sparse Attention a query
 # scores only its min(K_I, s) selected keys. DSA's indexer keeps nothing for the backward: its
@@ -189,7 +222,10 @@ FFN_LAYERS_S = L_s_dense + L_sm  # the first stage's layers with an FFN
 
 # The first stage: p micro-batches in flight through its L_s layers: L_s_att with attention,
 # L_s_dense and L_sm with a dense or an MoE FFN, L_s_ssm, L_s_dn, L_s_sc with another mixer.
-STORED_PER_TOKEN = n_pp * (
+# DualPipe keeps p + 1 micro-batches in flight on its first rank (DeepSeek-V3 report Table 2,
+# "PP+1"), each through one stage (counted as the first stage's L_s layers).
+IN_FLIGHT = n_pp + i_dual
+STORED_PER_TOKEN = IN_FLIGHT * (
     (L_s * (NORM_INPUTS + DROPOUT_MASK) + L_s_att * ATTENTION_OUTSIDE
      + FFN_LAYERS_S * (FFN_OUTSIDE + DROPOUT_MASK) + (L_s - L_s_att) * MIXER_OUTSIDE)
     / n_tp**i_sp
@@ -198,7 +234,7 @@ STORED_PER_TOKEN = n_pp * (
     + L_s_ssm * MIXERS_PER_RANK["mamba"] + L_s_dn * MIXERS_PER_RANK["deltanet"]
     + L_s_sc * MIXERS_PER_RANK["conv"])
 # full recomputation: each layer's input
-CHECKPOINT_PER_TOKEN = n_pp * L_s * d * q_a / n_tp**i_sp
+CHECKPOINT_PER_TOKEN = IN_FLIGHT * L_s * d * q_a / n_tp**i_sp
 
 # Tokens of one micro-batch on one GPU (context parallelism splits the sequence), and the
 # interleaved schedule's extra micro-batches in flight.
@@ -210,9 +246,10 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
     # Megatron-LM theoretical_memory_usage.py: int64 token ids and the embedding dropout mask
     # for p micro-batches in flight; the output layer's input and fp32 logits for the loss,
     # 4·s·b·h·(1 + V/h), on a one-stage pipeline (else the first stage is the larger).
-    "embedding": INTERLEAVED * n_pp * TOKENS * (8 + i_drop * MASK_BYTES * d) / n_tp**i_sp,
-    # The logits as the loss holds them: q_L bytes each (calc.spec.finetune.LOSS_BYTES).
-    "output": i_pp1 * TOKENS * (4 * i_keep_head * d + q_L * V) / n_tp,
+    "embedding": INTERLEAVED * IN_FLIGHT * TOKENS * (8 + i_drop * MASK_BYTES * d) / n_tp**i_sp,
+    # The logits as the loss holds them: q_L bytes each (calc.spec.finetune.LOSS_BYTES), on
+    # the GPU with the output head, one set per multi-token-prediction module more.
+    "output": i_head * (1 + M) * TOKENS * (4 * i_keep_head * d + q_L * V) / n_tp,
 }
 # One layer for one micro-batch, as Korthikanti et al. tabulate it (a dense layer).
 ACTIVATIONS_PER_LAYER = TOKENS * (
@@ -238,10 +275,11 @@ BUFFERS: dict[str, sympy.Expr] = {
     "gathered_gradients": i_z3 * q_rg * LAYER_PER_GPU,
     # the loss: the fp32 gradient of the fp32 logits beside the logits themselves
     # (ACTIVATIONS["output"]) at the start of the backward, on a one-stage pipeline
-    "logits_gradient": i_pp1 * 4 * TOKENS * V / n_tp,
+    "logits_gradient": i_head * (1 + M) * 4 * TOKENS * V / n_tp,
 }
 
-STATES_TOTAL = MODEL_STATES["weights"] + MODEL_STATES["gradients"] + MODEL_STATES["optimizer"]
+STATES_TOTAL = (MODEL_STATES["weights"] + MODEL_STATES["gradients"] + MODEL_STATES["optimizer"]
+                + MODEL_STATES["ema"])
 ACTIVATIONS_TOTAL = sympy.Add(*ACTIVATIONS.values())
 GPU_BYTES = M_gib * GIB
 

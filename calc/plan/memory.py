@@ -27,7 +27,7 @@ from calc.spec import GPU, ModelSpec, TrainingMemory
 from calc.spec.finetune import FineTune
 from calc.spec.gemm_precision import check_path
 from calc.spec.layout import Layout, check_splits
-from calc.spec.memory import RECIPES, RESERVE
+from calc.spec.memory import EMA_BYTES, RECIPES, RESERVE
 from calc.spec.model import Frozen
 from calc.spec.offload import Offload
 from calc.spec.validity import refuse
@@ -122,7 +122,8 @@ class MemoryNumbers:
     """The memory of one set of options, fine-tuning, precision and offload folded in."""
 
     s: dict[str, Any]  # the formulas' symbols
-    states: dict[str, Any]  # weights, frozen, gradients, optimizer
+    states: dict[str, Any]  # weights, frozen, gradients, optimizer, ema
+    ema_host: float  # an EMA kept in host memory (ema 'host'): its bytes for this GPU's share
     activations: dict[str, Any]  # layers, embedding, output (and adapters)
     buffers: dict[str, Any]  # the framework's transient buffers (calc.formulas.memory)
     per_layer: float
@@ -163,6 +164,9 @@ def evaluate(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: Fine
     else:
         states = {**_compiled.memory_states(s), "frozen": 0}
         total = totals["total"]
+    states.setdefault("ema", 0)  # adapters on a frozen base: no EMA counted
+    ema_host = (_compiled.memory_states({**s, "q_ema": EMA_BYTES})["ema"]
+                if opts.ema == "host" and not ft.frozen_base else 0)
     copies = _compiled.precision_memory(s)["weight_copies"]
     moved = offload_block(off, opts.zero, device, system, s) if off.active else None
     change = copies + (moved.gpu_live_bytes - moved.gpu_freed_bytes if moved else 0)
@@ -179,7 +183,8 @@ def evaluate(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: Fine
     usable = (totals["gpu"] - reserve.total + share * (allocated - paged)) / (1 + share)
     per_mixer = {key.removeprefix("activations_per_"): value for key, value in totals.items()
                  if key.startswith("activations_per_") and key != "activations_per_layer"}
-    return MemoryNumbers(s, states, activations, buffers, totals["activations_per_layer"],
+    return MemoryNumbers(s, states, ema_host, activations, buffers,
+                         totals["activations_per_layer"],
                          per_mixer, copies, moved, paged, allocated, reserve, totals["gpu"],
                          (usable - fixed) / per_micro_batch)
 
@@ -204,6 +209,15 @@ class MemoryBlock(Frozen):
     gradients_bytes: Bytes = Field(description="gradients, and their fp32 copy if any")
     optimizer_bytes: Bytes = Field(description="optimizer states and fp32 master weights "
                                                "(ZeRO's K)")
+    ema_bytes: Bytes = Field(0, description="an fp32 EMA of the parameters kept on the GPU "
+                                            "(ema 'device'), sharded as the master weights")
+    ema_host_bytes: Bytes = Field(0, description="the same EMA kept in host memory (ema "
+                                                 "'host'): not on the GPU")
+    head_on_gpu: bool = Field(False, description="the most loaded GPU holds the output head "
+                                                 "and any MTP modules (one stage, DualPipe)")
+    weight_layers: int = Field(0, description="layers whose parameters it holds: the first "
+                                              "stage's, and the last stage's under DualPipe")
+    mtp_modules: int = Field(0, description="the model's multi-token-prediction modules")
     activations_bytes: Bytes = Field(description="stored for the backward pass, first stage")
     activations: dict[str, Bytes] = Field(description="layers, embedding, output layer")
     activations_per_layer_bytes: Bytes | None = Field(
@@ -276,7 +290,9 @@ def memory_block(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: 
                          "optimizer_states": e.s["q_o"]},
         weights_bytes=whole(e.states["weights"]), frozen_bytes=whole(e.states["frozen"]),
         weight_copies_bytes=whole(e.copies), gradients_bytes=whole(e.states["gradients"]),
-        optimizer_bytes=whole(e.states["optimizer"]),
+        optimizer_bytes=whole(e.states["optimizer"]), ema_bytes=whole(e.states["ema"]),
+        ema_host_bytes=whole(e.ema_host), head_on_gpu=bool(e.s["i_head"]),
+        weight_layers=e.s["L_w"], mtp_modules=e.s["M"],
         activations_bytes=whole(sum(e.activations.values())),
         activations={key: whole(value) for key, value in e.activations.items()},
         activations_per_layer_bytes=whole(e.per_layer) if spec.n_attention_layers else None,

@@ -125,6 +125,12 @@ class RunConfig(Frozen):
         except ValidationError as error:
             raise CalcError(one_line(error)) from None
 
+    @property
+    def empty(self) -> bool:
+        """No option given (calc.estimate's hot path skips reading the sections)."""
+        return self is _NOTHING or not any(
+            getattr(self, section) is not None for section in SECTION_SCHEMAS)
+
     def given(self, *sections: str) -> dict[str, Any]:
         """{option: value} of what was given, in `sections` (default all)."""
         found = {}

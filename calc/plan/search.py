@@ -216,17 +216,19 @@ def memory_allocated(spec: ModelSpec, base: dict[str, Any], layout: Layout,
     states, activations and the framework's buffers, each part cached by the fields it
     reads."""
     states_key = ("states", layout.tp, layout.pp, layout.split_embedding_loss, layout.dp,
-                  layout.cp, layout.ep, layout.zero)
+                  layout.cp, layout.ep, layout.zero, layout.pipeline_schedule)
     activations_key = ("activations", layout.tp, layout.pp, layout.split_embedding_loss,
-                       layout.cp, layout.vpp,
-                       layout.micro_batch, layout.recompute, layout.sequence_parallel,
-                       layout.flash_attention, layout.dropout)
+                       layout.cp, layout.vpp, layout.pipeline_schedule,
+                       layout.micro_batch, layout.recompute, layout.recompute_norm_up,
+                       layout.sequence_parallel, layout.flash_attention, layout.dropout)
     buffers_key = ("buffers", layout.tp, layout.pp, layout.split_embedding_loss, layout.cp,
-                   layout.ep, layout.zero, layout.micro_batch, layout.framework)
+                   layout.ep, layout.zero, layout.micro_batch, layout.framework,
+                   layout.pipeline_schedule)
     if any(key not in cache for key in (states_key, activations_key, buffers_key)):
         s = {**base, **layout_values(spec, layout)}
         states = _compiled.memory_states(s)
-        cache[states_key] = states["weights"] + states["gradients"] + states["optimizer"]
+        cache[states_key] = (states["weights"] + states["gradients"] + states["optimizer"]
+                             + states["ema"])
         cache[activations_key] = sum(_compiled.memory_activations(s).values())
         cache[buffers_key] = sum(_compiled.memory_buffers(s).values())
     return cache[states_key] + cache[activations_key] + cache[buffers_key]

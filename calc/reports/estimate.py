@@ -6,7 +6,6 @@ the CLI renders what it returns. `Report.to_dict()` is the JSON contract (tests/
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field, ValidationError
@@ -22,7 +21,6 @@ from calc.evaluate import (
     finetune_train_flops,
     low_precision_train_flops,
     rule_flops,
-    symbol_values,
     training_cost,
 )
 from calc.plan.cost import cost
@@ -37,9 +35,9 @@ from calc.presets import (
     sequence_length,
 )
 from calc.spec import BYTES_PER_ELEMENT, ModelSpec, Workload
-from calc.spec.base import per_instance
+from calc.spec.base import per_instance, per_instance_keyed
 from calc.spec.costing import NOTHING_ASKED, Costing
-from calc.spec.finetune import FineTune
+from calc.spec.finetune import FULL_TRAINING, FineTune
 from calc.spec.gemm_precision import gemm_peaks, precision_sentence
 from calc.spec.layout import Layout
 from calc.spec.model import Frozen
@@ -195,13 +193,25 @@ def _params_report(preset: Preset) -> ParamsReport:
     )
 
 
-def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int,
-                  symbols: Mapping[str, int], finetune: FineTune,
+def _flops_report(spec: ModelSpec, seq_len: int, attention: str, finetune: FineTune,
                   targets: tuple[str, ...]) -> FlopsReport:
-    flops = count_flops(spec, seq_len, attention, symbols)
-    adapters, train = 0, flops.train
-    if finetune.frozen_base:  # calc.formulas.finetune: frozen weights skip weight gradients
-        adapters, train = finetune_train_flops(spec, seq_len, attention, finetune, targets)
+    if not finetune.frozen_base:
+        return _trained_flops_report(spec, seq_len, attention)
+    # calc.formulas.finetune: frozen weights skip weight gradients
+    adapters, train = finetune_train_flops(spec, seq_len, attention, finetune, targets)
+    return _flops_labelled(spec, seq_len, attention, adapters, train)
+
+
+@per_instance_keyed  # every weight trains: what the spec and the sequence determine, kept
+def _trained_flops_report(spec: ModelSpec, seq_len: int, attention: str) -> FlopsReport:
+    return _flops_labelled(spec, seq_len, attention, 0,
+                           count_flops(spec, seq_len, attention).train)
+
+
+def _flops_labelled(spec: ModelSpec, seq_len: int, attention: str, adapters: int | float,
+                    train: int | float) -> FlopsReport:
+    flops = count_flops(spec, seq_len, attention)
+    active = count_params(spec).active
     return FlopsReport.unchecked(
         seq_len=seq_len, attention=attention, forward=flops.forward, adapters_forward=adapters,
         backward=train - flops.forward - adapters, train=train,
@@ -209,7 +219,7 @@ def _flops_report(spec: ModelSpec, seq_len: int, attention: str, active: int,
         components={k: v for k, v in flops.components.items() if v},
         six_n=counting.FLOPS_PER_MULTIPLY_ADD * counting.TRAIN_PER_FORWARD * active,
         two_n=counting.FLOPS_PER_MULTIPLY_ADD * active,
-        rules=rule_flops(spec, seq_len, symbols),
+        rules=rule_flops(spec, seq_len),
     )
 
 
@@ -328,7 +338,9 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     field, value and what is allowed.
     """
     given = run_config(run, **options)
-    unused = sorted(set(given.given()) - set(given.given(*OPTIONS)) - {"precision"})
+    plain = given.empty  # the hot path: no option to read (bench/estimate.py)
+    unused = [] if plain else sorted(
+        set(given.given()) - set(given.given(*OPTIONS)) - {"precision"})
     if unused:
         raise CalcError(f"estimate: {', '.join(unused)} change a run's memory, not its FLOPs "
                         f"or GPU-hours (python -m calc memory takes them)")
@@ -341,23 +353,22 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     except ValidationError as error:
         raise CalcError(one_line(error)) from None
     t = sequence_length(spec, workload.seq_len)
-    symbols = symbol_values(spec)  # kept with the spec, as are its parameter counts
-    ft = finetune_of(given)
+    ft = FULL_TRAINING if plain else finetune_of(given)
     ft_block, adapters = (finetune_block(spec, ft, dtype if dtype in BYTES_PER_ELEMENT
                                          else "bf16") if ft.frozen_base else (None, None))
     targets = adapters.targets if adapters else ()
     params = _params_report(preset)
-    flops = _flops_report(spec, t, workload.attention, params.active, symbols, ft, targets)
+    flops = _flops_report(spec, t, workload.attention, ft, targets)
     source = mfu_source or ("default" if mfu is None else "flag")
-    precision = given.get("precision") or "bf16"
+    precision = "bf16" if plain else given.get("precision") or "bf16"
     low = low_precision_train_flops(spec, ft, targets) if precision != "bf16" else 0
-    costing = given.given("costing")
+    costing = {} if plain else given.given("costing")
     asked = checked(Costing, costing) if costing else NOTHING_ASKED
     training = (_training_report(preset, workload, flops, source, precision, low, asked)
                 if workload.tokens is not None else None)
     if workload.gpu and training is None:
         get_gpu(workload.gpu)  # still reject an unknown GPU
-    parallel = given.given("layout")
+    parallel = {} if plain else given.given("layout")
     if parallel or search_layout:
         if training is None or workload.gpu is None:
             raise CalcError("a layout (or --search-layout) prices GPU-hours: give --tokens and "

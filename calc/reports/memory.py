@@ -172,6 +172,41 @@ def buffers_sentence(block: MemoryBlock) -> str:
             f"the states and every activation.")
 
 
+def recipe_sentences(block: MemoryBlock) -> list[str]:
+    """DualPipe's placement and the memory-saving items of DeepSeek-V3's report, when used."""
+    o, found = block.options, []
+    if o.pipeline_schedule == "dualpipe":
+        found.append(
+            f"DualPipe (DeepSeek-V3 report §3.2.1, Table 2: 2× parameters, PP + 1 "
+            f"activations): the first rank holds the first and the last stage, "
+            f"{block.weight_layers} layers' parameters (mean layers, as every stage is "
+            f"counted), the embedding and the output head, and p + 1 = {o.pp + 1} "
+            f"micro-batches in flight, each counted through the first stage's "
+            f"{block.stage_layers} layers.")
+    if block.head_on_gpu and block.mtp_modules:
+        found.append(
+            "Multi-token prediction: its modules sit beside the output head with their own "
+            "parameters and logits; the embedding and head "
+            + ("shared with the main model (DeepSeek-V3 report §3.2.3)"
+               if o.mtp_shared_embedding else "copied per module (--no-mtp-shared-embedding)")
+            + ".")
+    if o.recompute_norm_up:
+        found.append(
+            "Norms and MLA up-projections recomputed in the backward (DeepSeek-V3 report "
+            "§3.2.3): the norms' outputs (the projections' inputs after them) and MLA's Q, K "
+            "and V are not stored; the norms' inputs, MLA's latents and the shared RoPE key "
+            "are. calc step prices the recomputation: the up-projections at the speed of the query "
+            "and key/value products, the norms at HBM speed.")
+    if o.ema != "none":
+        found.append(
+            f"EMA of the parameters ({o.ema}): fp32, one value per parameter (the report does "
+            f"not print its precision), sharded as the master weights; "
+            + ("on the GPU." if o.ema == "device" else
+               "in host memory, updated asynchronously (DeepSeek-V3 report §3.2.3): no GPU "
+               "memory."))
+    return found
+
+
 def margin_sentence(block: MemoryBlock) -> str:
     """How the margin was set: given, or RESERVE's parts with their sources."""
     if "given" in block.margin:
@@ -239,6 +274,7 @@ def conventions(block: MemoryBlock, recipe_given: bool = False) -> list[str]:
         *([MIXERS_SENTENCE.format(kinds=", ".join(MIXER_NAMES[kind] for kind in
                                                   block.activations_per_mixer_bytes))]
           if block.activations_per_mixer_bytes else []),
+        *recipe_sentences(block),
         buffers_sentence(block),
         margin_sentence(block),
         *(finetune_sentences(block.finetune) if block.finetune.method != "full" else []),

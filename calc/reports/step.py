@@ -281,6 +281,9 @@ def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[
     recompute = {"none": "no recomputation",
                  "selective": "selective recomputation adds the attention core's forward",
                  "full": "full recomputation adds every layer's forward"}[layout.recompute]
+    if layout.recompute_norm_up and layout.recompute != "full":
+        recompute += ("; the norms and MLA's up-projections again in the backward (DeepSeek-V3 "
+                      "report §3.2.3; the norms at HBM speed, no FLOPs)")
     work = time.compute
     scans = work.scan + work.scan_backward
     flops = (f"{TRAIN_PER_FORWARD} × forward" if work.weight_gradients else

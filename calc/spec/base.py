@@ -3,7 +3,7 @@ and the generous bounds on sizes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from functools import partial, wraps
 from typing import Any, Self, TypeVar
 
@@ -129,5 +129,28 @@ def per_instance(function: Callable[[F], R]) -> Callable[[F], R]:
         if key not in values:
             values[key] = function(instance)
         return values[key]
+
+    return cached
+
+
+# Entries one instance keeps per keyed function: a serving sweep asks for a few hundred prompt
+# lengths at most, and a full table is emptied rather than grown.
+KEYED_ENTRIES = 256
+
+
+def per_instance_keyed(function: Callable[..., R]) -> Callable[..., R]:
+    """`function(spec, *args)`, a pure function of one frozen instance and hashable arguments,
+    kept with the instance's derived values per distinct `args` (at most KEYED_ENTRIES). The
+    value is shared: callers must not change it."""
+    key = f"{function.__module__}.{function.__qualname__}"
+
+    @wraps(function)
+    def cached(instance: Any, *args: Hashable) -> R:
+        table = instance.__dict__.setdefault(key, {})
+        if args not in table:
+            if len(table) >= KEYED_ENTRIES:
+                table.clear()
+            table[args] = function(instance, *args)
+        return table[args]
 
     return cached

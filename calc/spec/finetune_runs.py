@@ -18,7 +18,8 @@ from pydantic import Field, field_validator, model_validator
 
 from calc.counting import GIB, GIGA
 from calc.spec.finetune import ALL_LINEAR, LORA_TARGETS, QUANTS, Method, parse_targets
-from calc.spec.model import MAX_WIDTH, Frozen
+from calc.spec.model import MAX_WIDTH
+from calc.spec.published import PublishedRow
 
 # The program that ran the measurement (its own training loop and kernels).
 Stack = Literal["torchtune", "litgpt", "fsdp_qlora", "unsloth", "transformers+peft",
@@ -51,7 +52,7 @@ MAX_SEQ = 1 << 24
 BYTES_PER_UNIT = {"GiB": GIB, "GB": GIGA}
 
 
-class PublishedFinetune(Frozen):
+class PublishedFinetune(PublishedRow):
     """A fine-tuning run that states its settings and what it measured, with its source."""
 
     name: str = Field(min_length=1, description="catalogue key, e.g. 'torchtune-llama3.1-8b-"
@@ -122,15 +123,8 @@ class PublishedFinetune(Frozen):
     max_seq_len_fits: int | None = Field(
         None, ge=1, le=MAX_SEQ, description="the longest padded sequence that trained without "
                                             "running out of memory (capacity runs)")
-    assumed: tuple[str, ...] = Field((), description="settings the source does not print, "
-                                                     "filled in as notes say")
     fit: bool = Field(description="true: may be used to fit a fine-tuning model's constants; "
                                   "false: held out to measure its error")
-    source: str = Field(min_length=1, description="file, table and commit (or page) of the "
-                                                  "figures")
-    publisher: str = Field(min_length=1, description="the independent source the row belongs "
-                                                     "to; one file per publisher")
-    notes: str = Field("", description="what is uncertain, derived or assumed")
 
     @field_validator("lora_targets", mode="before")
     @classmethod
@@ -152,10 +146,7 @@ class PublishedFinetune(Frozen):
         if (self.gpus == 1) != (self.sharding == "none"):
             raise ValueError(f"sharding: {self.sharding!r} with gpus={self.gpus} (one GPU has "
                              f"'none'; more need ddp or fsdp)")
-        unknown = sorted(set(self.assumed) - set(ASSUMABLE))
-        if unknown:
-            raise ValueError(f"assumed: {unknown} are not settings calc may assume "
-                             f"(allowed: {', '.join(ASSUMABLE)})")
+        self.check_assumed(ASSUMABLE)
         return self
 
     def _check_method(self) -> None:

@@ -23,7 +23,7 @@ from typing import Literal
 from calc.errors import CalcError
 from calc.spec.hardware import GPU
 
-GemmPrecision = Literal["bf16", "fp8", "mxfp8", "nvfp4"]
+GemmPrecision = Literal["bf16", "fp8", "fp8-blockwise", "mxfp8", "nvfp4"]
 COPIES_PER_WEIGHT = 2  # row-wise and column-wise (transposed) casts of each weight
 
 
@@ -34,11 +34,17 @@ class GemmPrecisionInfo:
     needs: str | None  # a peak the GPU's datasheet must list (the hardware path exists)
     label: str
     source: str
+    copies: int = COPIES_PER_WEIGHT  # cached casts per weight
+    # bytes of W_O's stored input (the attention output), None: element_bytes
+    attention_output_bytes: Fraction | None = None
+    # the MoE's SwiGLU inputs stored in the low-precision format and its output recomputed
+    # in the backward (the down projections' input not stored)
+    swiglu_recomputed: bool = False
 
     @property
     def weight_copy_bytes(self) -> Fraction:
         """Bytes per projection weight of the cached low-precision copies."""
-        return COPIES_PER_WEIGHT * self.element_bytes if self.peak else Fraction(0)
+        return self.copies * self.element_bytes if self.peak else Fraction(0)
 
 
 _TE = "NVIDIA Transformer Engine docs ('Using FP8 with Transformer Engine')"
@@ -48,6 +54,20 @@ GEMM_PRECISIONS: dict[str, GemmPrecisionInfo] = {
     "fp8": GemmPrecisionInfo(
         "fp8", Fraction(1), "fp8", "projections' GEMMs in FP8 (E4M3/E5M2, per-tensor scales)",
         f"{_TE}; Micikevicius et al. 2022 §4"),
+    # DeepSeek-V3's recipe (arXiv:2412.19437): E4M3 everywhere with 1×128 activation tiles and
+    # 128×128 weight blocks (§3.3.2); activations cached in FP8 for the linear layers'
+    # backward, W_O's input in E5M6 (12 bits) and the MoE SwiGLU's inputs in FP8 with its
+    # output recomputed (§3.3.3 'Low-Precision Activation'). One cached copy per weight: a
+    # 128×128 block keeps its scale when transposed, so the input gradient reads the same
+    # copy (the report does not print how weights are cached; this is the block geometry).
+    # The scales (one per 128 values, and per 128×128 block) are not counted: ≤ 4/128 = 3.1 %
+    # of the stored bytes if they are fp32.
+    "fp8-blockwise": GemmPrecisionInfo(
+        "fp8", Fraction(1), "fp8",
+        "projections' GEMMs in FP8 with 1×128 tile and 128×128 block scales; W_O's input "
+        "stored in E5M6, the MoE SwiGLU's inputs in FP8 and its output recomputed",
+        "DeepSeek-AI 2024, DeepSeek-V3 report (arXiv:2412.19437) §3.3.1-3.3.3",
+        copies=1, attention_output_bytes=Fraction(3, 2), swiglu_recomputed=True),
     "mxfp8": GemmPrecisionInfo(
         "fp8", 1 + Fraction(1, 32), "fp4",
         "projections' GEMMs in MXFP8 (one E8M0 scale per 32 values)",
@@ -83,7 +103,7 @@ def precision_sentence(precision: str) -> str:
     info = GEMM_PRECISIONS[precision]
     return (f"Precision {precision}: {info.label} — the layers' projections, forward and both "
             f"gradients, at the {info.peak} peak; attention's QKᵀ and A·V, the LM head, routers "
-            f"and adapters at the training dtype. Memory: {COPIES_PER_WEIGHT} cached casts per "
+            f"and adapters at the training dtype. Memory: {info.copies} cached casts per "
             f"projection weight ({float(info.weight_copy_bytes):g} bytes) and each projection's "
             f"input saved at {float(info.element_bytes):g} bytes; scaling state not counted. "
             f"Source: {info.source}.")

@@ -105,6 +105,10 @@ class Activations(Frozen):
     dropout: bool = Field(CURRENT_PRACTICE["dropout"],
                           description="dropout after attention and MLP (and on scores), its "
                                       "masks stored")
+    recompute_norm_up: bool = Field(
+        False, description="recompute every norm and the MLA up-projections in the backward, "
+                           "storing neither's output (DeepSeek-V3 report §3.2.3); the norms' "
+                           "inputs and MLA's latents stay stored")
 
 
 class Layout(Activations, Batch, Parallelism):  # fields in reverse order: Parallelism's first
@@ -186,6 +190,7 @@ class Layout(Activations, Batch, Parallelism):  # fields in reverse order: Paral
         extras = [f"micro-batch {self.micro_batch}", f"global batch {self.global_batch}",
                   f"s {self.seq_len:,}" if self.seq_len else "",
                   f"recompute {self.recompute}" if self.recompute != "none" else "",
+                  "norms and up-projections recomputed" if self.recompute_norm_up else "",
                   f"ZeRO {self.zero}" if self.zero else "",
                   "SP" if self.sequence_parallel else "",
                   "flash" if self.flash_attention else "eager",

@@ -24,7 +24,15 @@ from calc.spec.model import Frozen
 
 Recipe = Literal["mixed", "mixed-fp32-grads", "mixed-fp32-grad-copy", "fp32", "pure-bf16",
                  "fsdp-mixed"]
-Optimizer = Literal["adamw", "adam8bit", "sgd", "lion", "adafactor", "muon"]
+Optimizer = Literal["adamw", "adamw-bf16", "adam8bit", "sgd", "lion", "adafactor", "muon"]
+# Where an exponential moving average of the parameters is kept: nowhere, beside the model
+# states on the GPU, or in host memory (DeepSeek-V3 report §3.2.3, "Exponential Moving Average
+# in CPU": updated asynchronously after each step, no GPU memory).
+EmaPlace = Literal["none", "device", "host"]
+# An EMA copy: fp32, one value per parameter. The DeepSeek-V3 report does not print its
+# precision; fp32 is the precision of the master weights it averages (§3.3.3), stated here as
+# the assumption.
+EMA_BYTES = 4
 Margin = annotated("memory_margin")
 
 
@@ -86,6 +94,11 @@ class OptimizerInfo:
 OPTIMIZERS: dict[str, OptimizerInfo] = {
     "adamw": OptimizerInfo(8, "AdamW: fp32 m and v",
                            "Hugging Face Transformers docs, model_memory_anatomy: 8 bytes"),
+    "adamw-bf16": OptimizerInfo(
+        4, "AdamW: bf16 m and v (fp32 master weights kept by the recipe)",
+        "DeepSeek-AI 2024, DeepSeek-V3 report (arXiv:2412.19437) §3.3.3 'Low-Precision "
+        "Optimizer States': the BF16 format instead of FP32 tracks AdamW's first and second "
+        "moments; master weights and gradients stay FP32"),
     "adam8bit": OptimizerInfo(
         2, "8-bit AdamW (bitsandbytes): 1-byte m and v",
         "Hugging Face Transformers docs, model_memory_anatomy: 2 bytes; Dettmers et al. 2022 "
@@ -237,6 +250,16 @@ class ModelStates(Frozen):
     precision: GemmPrecision = Field(
         "bf16", description="the projections' GEMMs: bf16 (the dtype), or fp8/mxfp8/nvfp4 "
                             "with cached low-precision weight copies (calc.spec.gemm_precision)")
+    ema: EmaPlace = Field(
+        "none", description="an exponential moving average of the parameters: none, device "
+                            "(fp32, sharded as the master weights) or host (in CPU memory, "
+                            "DeepSeek-V3 report §3.2.3: no GPU memory)")
+    mtp_shared_embedding: bool = Field(
+        True, description="the multi-token-prediction modules use the main model's embedding "
+                          "and output head where both sit on their GPU (one pipeline stage, "
+                          "or DualPipe's first rank: DeepSeek-V3 report §3.2.3); off, each "
+                          "module keeps its own copies, as the released checkpoint stores "
+                          "them")
     memory_margin: Margin | None = Field(
         None, description="GiB per GPU kept free beside the run (default: the CUDA context, "
                           "one NCCL communicator per parallel group and the allocator's "

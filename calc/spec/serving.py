@@ -20,6 +20,7 @@ from pydantic import Field, model_validator
 from calc.spec.hardware import Dtype
 from calc.spec.model import Frozen
 from calc.spec.precision import StorageDtype
+from calc.spec.published import PublishedRow
 
 Engine = Literal["trt-llm", "vllm", "sglang", "other"]
 Phase = Literal["both", "prefill", "decode"]
@@ -61,7 +62,7 @@ class Latency(Frozen):
         return self
 
 
-class PublishedServing(Frozen):
+class PublishedServing(PublishedRow):
     """A serving run that states its settings and its measured figures, with their source."""
 
     name: str = Field(min_length=1, description="catalogue key, e.g. 'trtllm-v090-h100-…'")
@@ -142,14 +143,6 @@ class PublishedServing(Frozen):
     itl_ms: Latency | None = Field(
         None, description="inter-token latency, ms (over all gaps between tokens)")
     e2e_ms: Latency | None = Field(None, description="end-to-end request (or batch) latency, ms")
-    assumed: tuple[str, ...] = Field(
-        (), description="settings the source does not print, filled in by calc (notes say how)")
-    source: str = Field(min_length=1, description="document, table and commit of the figures")
-    publisher: str = Field(
-        min_length=1, description="the independent source the row belongs to (one paper, or "
-                                  "one framework's or vendor's pages): leave-one-source-out "
-                                  "holds out every row of a publisher at once")
-    notes: str = Field("", description="what is uncertain, derived or assumed")
 
     @model_validator(mode="after")
     def _consistent(self) -> PublishedServing:
@@ -178,9 +171,6 @@ class PublishedServing(Frozen):
             raise ValueError(f"{required}: required with load = {self.load!r}")
         if self.load == "slo" and self.ttft_slo_ms is None and self.tpot_slo_ms is None:
             raise ValueError("ttft_slo_ms or tpot_slo_ms: required with load = 'slo'")
-        unknown = sorted(set(self.assumed) - set(ASSUMABLE))
-        if unknown:
-            raise ValueError(f"assumed: {unknown} are not settings calc may assume "
-                             f"(allowed: {', '.join(ASSUMABLE)})")
+        self.check_assumed(ASSUMABLE)
         return self
 

@@ -14,7 +14,7 @@ from pydantic import Field, model_validator
 
 from calc.spec.hardware import Dtype
 from calc.spec.layout import Fp8Recipe, Framework, PipelineSchedule, Recompute
-from calc.spec.model import Frozen
+from calc.spec.published import PublishedRow
 
 FlopConvention = Literal["megatron-eq3", "megatron-model", "megatron-selective-hw",
                          "megatron-core-2024", "megatron-core-2025", "palm", "6N", "foundry",
@@ -29,7 +29,7 @@ MAX_GPUS = 1 << 20
 MAX_DEGREE = 1 << 16
 
 
-class PublishedThroughput(Frozen):
+class PublishedThroughput(PublishedRow):
     """A run that states its layout and its measured throughput, with where both come from."""
 
     name: str = Field(min_length=1, description="catalogue key, e.g. 'narayanan2021-145b'")
@@ -101,15 +101,6 @@ class PublishedThroughput(Frozen):
                     "(calc.source_flops.CONVENTIONS)")
     hfu_convention: FlopConvention | None = Field(
         None, description="how the source counted the FLOPs behind its HFU, when it prints one")
-    assumed: tuple[str, ...] = Field(
-        (), description="layout fields the source does not print, filled in by calc (notes say "
-                        "how)")
-    source: str = Field(min_length=1, description="paper and table (or page) of the figures")
-    publisher: str = Field(
-        min_length=1, description="the independent source the row belongs to (one paper, or "
-                                  "one framework's or vendor's pages): leave-one-source-out "
-                                  "holds out every row of a publisher at once")
-    notes: str = Field("", description="what is uncertain, derived or assumed")
 
     @model_validator(mode="after")
     def _consistent(self) -> PublishedThroughput:
@@ -129,10 +120,7 @@ class PublishedThroughput(Frozen):
             raise ValueError("a run needs a published figure: tflops_per_gpu, mfu, hfu, "
                              "tokens_per_s, tokens_per_s_per_gpu, samples_per_s_per_gpu or "
                              "step_time_s")
-        unknown = sorted(set(self.assumed) - set(ASSUMABLE))
-        if unknown:
-            raise ValueError(f"assumed: {unknown} are not layout fields calc may assume "
-                             f"(allowed: {', '.join(ASSUMABLE)})")
+        self.check_assumed(ASSUMABLE)
         if self.hfu is not None and self.hfu_convention is None:
             raise ValueError("hfu_convention: required when hfu is given")
         return self

@@ -316,6 +316,16 @@ def _stage_times(terms: ModelTerms, layout: Layout, device: Device, layers: int,
     elif layout.recompute == "full":  # every layer's forward again (not the LM head)
         recompute = matmul + attention + elementwise + scan + quantise
         recompute_flops = terms.forward_flops - terms.head.flops
+    if layout.recompute_norm_up and layout.recompute != "full":
+        # DeepSeek-V3 §3.2.3: every norm and MLA's up-projections again in the backward, the
+        # up-projections at the speed of the query and key/value products they are part of
+        qkv = [(op, times[0]) for op, times in zip(terms.matmuls, products, strict=True)
+               if op.name in ("attention/q", "attention/kv")]
+        qkv_flops = sum(op.flops for op, _ in qkv)
+        if qkv_flops:
+            recompute += sum(seconds for _, seconds in qkv) * terms.mla_up_flops / qkv_flops
+        recompute += _elementwise(terms, layout, device, stage, ("norms",))
+        recompute_flops += terms.mla_up_flops
     return ComputeTimes(
         matmul=matmul * slow, attention=attention * slow,
         attention_backward=attention_backward * slow, elementwise=elementwise * slow,

@@ -52,6 +52,9 @@ class ModelTerms:
     expert_params: int  # routed experts, all layers
     embedding_params: int  # token and position embeddings
     head_params: int  # an untied LM head (0 when tied)
+    # MLA's up-projections (latents to queries, keys and values), forward FLOPs per token, all
+    # layers: what recomputing them in the backward adds (DeepSeek-V3 report §3.2.3)
+    mla_up_flops: float = 0.0
 
 
 def _ffn(prefix: str, flops: float, width: int, d: int, gated: bool, layers: int,
@@ -119,6 +122,7 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         - params.components.get("final_norm", 0) - params.components.get("embedding/norm", 0),
         expert_params=expert_params, embedding_params=embedding,
         head_params=params.components["lm_head"],
+        mla_up_flops=_mla_up_flops(spec, flops),
     )
 
 
@@ -138,6 +142,24 @@ def _indexer_bytes(spec: ModelSpec, seq_len: int) -> int:
     h, width = indexer.n_heads, indexer.head_dim
     per_layer = 2 * width + 2 * (h + 1) * mla.qk_rope_head_dim + 2 * h * seq_len + seq_len
     return spec.n_indexer_layers * per_layer
+
+
+def _mla_up_flops(spec: ModelSpec, flops: dict[str, float]) -> float:
+    """The up-projections' share of MLA's query and key/value products (DeepSeek-V2 §2.1.2:
+    W_DQ d × r_q then W_UQ r_q × h·d_qk; W_DKV d × (r_kv + d_rope) then W_UK, W_UV r_kv ×
+    h·(d_qk − d_rope + d_v)), by their weights' shares, as calc's FLOPs count them."""
+    mla = spec.attention.mla
+    if mla is None:
+        return 0.0
+    d, h = spec.d_model, spec.attention.n_heads
+    d_qk, d_v, rope, r_kv = (spec.head_dim_qk, spec.head_dim_v, mla.qk_rope_head_dim,
+                             mla.kv_lora_rank)
+    kv_up = r_kv * h * (d_qk - rope + d_v)
+    up = flops["attention/kv"] * kv_up / (d * (r_kv + rope) + kv_up)
+    if mla.q_lora_rank:  # without a query latent W_Q is one d × h·d_qk product: no up-projection
+        q_up = mla.q_lora_rank * h * d_qk
+        up += flops["attention/q"] * q_up / (d * mla.q_lora_rank + q_up)
+    return up
 
 
 def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:

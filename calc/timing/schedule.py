@@ -136,8 +136,8 @@ def _micro_batch_key(layout: Layout) -> tuple:
     """The fields compute and per-micro-batch communication read: layouts equal on these
     share them (the layout search's cache)."""
     return (layout.tp, layout.cp, layout.ep, layout.pp, layout.vpp, layout.split_embedding_loss,
-            layout.micro_batch, layout.recompute, layout.sequence_parallel,
-            layout.flash_attention, layout.dropout, layout.fp8_recipe)
+            layout.micro_batch, layout.recompute, layout.recompute_norm_up,
+            layout.sequence_parallel, layout.flash_attention, layout.dropout, layout.fp8_recipe)
 
 
 def _gradient_key(layout: Layout) -> tuple:

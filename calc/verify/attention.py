@@ -132,7 +132,7 @@ class Attention(nn.Module):
             latent = self.q[1](self.q[0](x))
             q = self._heads(self.q[2](latent), self.h)
             self.selected = (select(self.indexer, *self.indexer(x, latent, positions))
-                             if self.indexer is not None else self.shares[0].selected)
+                             if self.indexer is not None else self._shared(x))
         else:
             q = self._heads(self.q(x), self.h)  # [B, h, T, d_qk]
         latent, k_rope = self.kv_a(x).split((self.kv_b.in_features, self.d_rope), dim=-1)
@@ -143,6 +143,18 @@ class Attention(nn.Module):
                        rope(q[..., self.d_qk - self.d_rope:], positions)), dim=-1)
         k = torch.cat((k_nope, k_rope.expand(-1, self.h, -1, -1)), dim=-1)
         return q, k, v
+
+    def _shared(self, x: Tensor) -> Tensor:
+        """A shared DSA layer's keys: those its indexer layer selected in this forward. On the
+        meta device calc.verify.count may run this layer without that one (one layer per
+        structure); any indices of the shape count the same there."""
+        selected = self.shares[0].selected
+        b, t = x.shape[:2]
+        if selected is None or selected.shape[:2] != (b, t) or x.device.type == "meta":
+            assert x.device.type == "meta", "a shared DSA layer ran before its indexer layer"
+            topk = min(self.shares[0].indexer.topk, t)
+            return torch.zeros(b, t, topk, dtype=torch.long, device=x.device)
+        return selected
 
     def _bias(self, offsets: Tensor, dtype: torch.dtype) -> Tensor:
         """ALiBi: −slope·distance, broadcast over [B, h, T, keys]."""

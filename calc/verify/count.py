@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -87,30 +88,87 @@ def _exclusive(per_module: dict[str, dict], root: str) -> dict[str, int]:
     return {name.removeprefix(root).lstrip("."): flops for name, flops in own.items() if flops}
 
 
-def count_flops(model: nn.Module, seq_len: int, batch: int = 1,
-                backward: bool = True) -> FlopCount:
-    """FlopCounterMode over one forward (and backward) of `batch` sequences of `seq_len`."""
-    device = next(model.parameters()).device
-    ids = torch.zeros(batch, seq_len, dtype=torch.long, device=device)
+@dataclass
+class _Run:
+    """What one forward (and backward) of a model ran: FlopCounterMode's forward counts per
+    module and operator, the state arithmetic per component, the backward's per operator."""
+
+    forward: dict[str, dict[Any, int]]
+    states: dict[str, int]
+    backward: dict[Any, int] | None
+
+    def plus(self, other: _Run, times: int) -> _Run:
+        """self + times × other, module by module and operator by operator."""
+        forward = {name: dict(ops) for name, ops in self.forward.items()}
+        for name, ops in other.forward.items():
+            mine = forward.setdefault(name, {})
+            for op, n in ops.items():
+                mine[op] = mine.get(op, 0) + times * n
+        states = dict(self.states)
+        for key, n in other.states.items():
+            states[key] = states.get(key, 0) + times * n
+        backward = None
+        if self.backward is not None and other.backward is not None:
+            backward = dict(self.backward)
+            for op, n in other.backward.items():
+                backward[op] = backward.get(op, 0) + times * n
+        return _Run(forward, states, backward)
+
+
+def _run(model: nn.Module, ids: torch.Tensor, backward: bool) -> _Run:
     with FlopCounterMode(display=False) as forward_counter, StateCounter() as state:
         logits = model(ids)
-    per_module = forward_counter.get_flop_counts()
+    backward_ops = None
+    if backward:
+        with FlopCounterMode(display=False) as backward_counter:
+            logits.float().sum().backward()
+        backward_ops = dict(backward_counter.get_flop_counts().get("Global", {}))
+    return _Run({name: dict(ops) for name, ops in forward_counter.get_flop_counts().items()},
+                dict(state.counts), backward_ops)
+
+
+def _runs(model: nn.Module, ids: torch.Tensor, backward: bool, every_layer: bool) -> _Run:
+    """The model's counts. On the meta device, a reference model's layers of one structure
+    (calc.verify.model.ReferenceModel.layer_groups) run the same operators, so the model runs
+    without its layers once and with one layer of each structure once, and each structure's
+    difference is counted as many times as it has layers: exact, and a few runs where a
+    70-layer model took 70 layers' dispatch (meta operators cost a millisecond each). On real
+    tensors a router's top-k gives each layer its own expert loads: every layer runs."""
+    groups = getattr(model, "layer_groups", None)
+    if every_layer or ids.device.type != "meta" or groups is None:
+        return _run(model, ids, backward)
+    try:
+        model.running = ()
+        skeleton = total = _run(model, ids, backward)
+        for first, layers in groups().items():
+            model.running = (first,)
+            total = total.plus(_run(model, ids, backward).plus(skeleton, -1), layers)
+    finally:
+        model.running = None
+    return total
+
+
+def count_flops(model: nn.Module, seq_len: int, batch: int = 1, backward: bool = True,
+                every_layer: bool = False) -> FlopCount:
+    """FlopCounterMode over one forward (and backward) of `batch` sequences of `seq_len`;
+    `every_layer` runs each layer even where one of its structure would do (_runs)."""
+    device = next(model.parameters()).device
+    ids = torch.zeros(batch, seq_len, dtype=torch.long, device=device)
+    run = _runs(model, ids, backward, every_layer)
+    per_module = {name: ops for name, ops in run.forward.items()}
     root = type(model).__name__
     keys = components(model)
     by_component: dict[str, int] = defaultdict(int)
     for name, flops in _exclusive(per_module, root).items():
         key = keys.get(name, "")
         by_component[FLOP_COMPONENT.get(key, key)] += flops
-    for key, flops in state.counts.items():
+    for key, flops in run.states.items():
         by_component[key] += flops
     by_operator = {str(op): int(n) for op, n in per_module.get("Global", {}).items()}
     backward_total, backward_ops = None, {}
-    if backward:
-        with FlopCounterMode(display=False) as backward_counter:
-            logits.float().sum().backward()
-        backward_total = backward_counter.get_total_flops()
-        backward_ops = {str(op): int(n)
-                        for op, n in backward_counter.get_flop_counts().get("Global", {}).items()}
-    matmuls = forward_counter.get_total_flops()
-    return FlopCount(matmuls + sum(state.counts.values()), dict(by_component), by_operator,
+    if run.backward is not None:
+        backward_total = sum(run.backward.values())
+        backward_ops = {str(op): int(n) for op, n in run.backward.items()}
+    matmuls = sum(per_module.get("Global", {}).values())
+    return FlopCount(matmuls + sum(run.states.values()), dict(by_component), by_operator,
                      backward_total, backward_ops, matmuls)

@@ -181,6 +181,8 @@ class Block(nn.Module):
     def __init__(self, spec: ModelSpec, mixer: str = "attention", kind: str = "global",
                  ffn: str = "dense", indexed: bool = True):
         super().__init__()
+        # with the spec, all that makes this layer (a DSA layer with its own indexer or not)
+        self.structure = (mixer, kind, ffn, indexed)
         self.placement, self.parallel = spec.norm.placement, spec.parallel_block
         self.attention = Mixers(spec, mixer, kind, indexed)
         self.ffn = (None if ffn == "none" else MixtureOfExperts(spec) if ffn == "moe"
@@ -279,6 +281,18 @@ class ReferenceModel(nn.Module):
         self.final_norm = make_norm(spec.norm, d, "final_norm") if spec.norm.final else None
         self.lm_head = LMHead(spec)
         self.mtp = nn.ModuleList(MultiTokenPrediction(spec) for _ in range(spec.mtp_modules))
+        self.running: tuple[int, ...] | None = None  # the layers forward runs; None: all
+
+    def layer_groups(self) -> dict[int, int]:
+        """{first layer of each structure: the layers of that structure}. A layer is built
+        from the spec and its structure alone, so layers of one structure run the same
+        operators on inputs of one shape (calc.verify.count counts one of them)."""
+        first: dict[tuple[str, str, str], int] = {}
+        groups: dict[int, int] = {}
+        for index, layer in enumerate(self.layers):
+            head = first.setdefault(layer.structure, index)
+            groups[head] = groups.get(head, 0) + 1
+        return groups
 
     def forward(self, ids: Tensor) -> Tensor:
         """Logits [B, T, V] for token ids [B, T]."""
@@ -293,8 +307,8 @@ class ReferenceModel(nn.Module):
             x = x + sinusoids(t, x.shape[-1], x.device, x.dtype)
         if self.embedding_norm is not None:
             x = self.embedding_norm(x)
-        for layer in self.layers:
-            x = layer(x, positions)
+        for index in range(len(self.layers)) if self.running is None else self.running:
+            x = self.layers[index](x, positions)
         if self.final_norm is not None:
             x = self.final_norm(x)
         if self.project_out is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from calc.plan.memory import FIXES, MemoryBlock
 from calc.plan.offload import OffloadBlock
 from calc.reports.memory import MIXER_NAMES, RESERVE, MemoryReport
+from calc.spec.gemm_precision import GEMM_PRECISIONS
 from calc.tables import GIB, Column, Table, View, add_bytes, bytes_table, verdict
 from calc.views._config import config_notes, config_table
 from calc.views._finetune import finetune_table
@@ -27,14 +28,19 @@ def view(report: MemoryReport) -> View:
     add_bytes(table, "weights" if ft.method == "full" else "adapter weights", m.weights_bytes,
               f"{per['weights']} B/param")
     if m.weight_copies_bytes:
-        add_bytes(table, f"{o.precision} weight copies (row- and column-wise)",
+        copies = GEMM_PRECISIONS[o.precision].copies
+        add_bytes(table, f"{o.precision} weight copies ("
+                         + ("row- and column-wise)" if copies == 2 else f"{copies} per weight)"),
                   m.weight_copies_bytes, "projections only")
     add_bytes(table, "gradients", m.gradients_bytes,
            f"{per['gradients']} B/param" + (f" + fp32 copy {per['gradient_copy']}"
                                              if per["gradient_copy"] else ""))
     add_bytes(table, "optimizer states + fp32 master", m.optimizer_bytes,
            f"{per['optimizer_states']:.4g} + {per['master']} B/param")
-    add_bytes(table, "activations", m.activations_bytes, f"recompute {o.recompute}")
+    if m.ema_bytes:
+        add_bytes(table, "EMA of the parameters (fp32)", m.ema_bytes, "ema device")
+    add_bytes(table, "activations", m.activations_bytes, f"recompute {o.recompute}"
+              + (", norms and up-projections" if o.recompute_norm_up else ""))
     for key, value in m.activations.items():
         add_bytes(table, f"  activations: {key}", value)
     if m.activations_per_layer_bytes is not None:
@@ -55,6 +61,9 @@ def view(report: MemoryReport) -> View:
         if value:
             add_bytes(table, f"  buffers: {key.replace('_', ' ')}", value, BUFFER_NOTES[key])
     add_bytes(table, "allocated by the run", m.allocated_bytes)
+    if m.ema_host_bytes:
+        add_bytes(table, "  EMA in host memory (not on the GPU)", m.ema_host_bytes,
+                  "ema host, fp32")
     add_bytes(table, "margin", m.margin_bytes,
               "given" if "given" in m.margin else "CUDA context, NCCL, fragmentation")
     for key, value in m.margin.items():
