@@ -197,6 +197,16 @@ def params_short_conv(s):
     }
 
 
+def params_indexer(s):
+    d = s['d']
+    d_I = s['d_I']
+    h_I = s['h_I']
+    r_q = s['r_q']
+    return {
+        'attention/indexer': d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I,
+    }
+
+
 def params_components(s):
     E = s['E']
     E_a = s['E_a']
@@ -209,6 +219,7 @@ def params_components(s):
     L_att = s['L_att']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_idx = s['L_idx']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -227,6 +238,7 @@ def params_components(s):
     b_sc = s['b_sc']
     b_ssm = s['b_ssm']
     d = s['d']
+    d_I = s['d_I']
     d_e = s['d_e']
     d_emb = s['d_emb']
     d_ff = s['d_ff']
@@ -239,6 +251,7 @@ def params_components(s):
     d_v = s['d_v']
     g_norm = s['g_norm']
     h = s['h']
+    h_I = s['h_I']
     h_kv = s['h_kv']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
@@ -318,6 +331,7 @@ def params_components(s):
         'attention/qk_norm': _t13*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
         'attention/sinks': L_att*h*i_sink,
         'attention/sub_norm': _t12*_t13*i_sub,
+        'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
         'norms': L*_t14*n_norm,
         'mamba/in': L_ssm*(_t17*b_ssm + _t17*d),
         'mamba/conv': L_ssm*(b_cs + k_s)*(_t16*i_m2 + d_in),
@@ -363,6 +377,7 @@ def params_summary(s):
     L_att = s['L_att']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_idx = s['L_idx']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -382,6 +397,7 @@ def params_summary(s):
     b_sc = s['b_sc']
     b_ssm = s['b_ssm']
     d = s['d']
+    d_I = s['d_I']
     d_e = s['d_e']
     d_emb = s['d_emb']
     d_ff = s['d_ff']
@@ -394,7 +410,9 @@ def params_summary(s):
     d_v = s['d_v']
     g_norm = s['g_norm']
     h = s['h']
+    h_I = s['h_I']
     h_kv = s['h_kv']
+    i_dsa = s['i_dsa']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
     i_glu = s['i_glu']
@@ -454,90 +472,93 @@ def params_summary(s):
     _t24 = d*d_ff
     _t25 = _t24 + b_ff*d
     _t26 = L_dn*d_lv
-    _t27 = E*b_router + E*d
-    _t28 = E_s*(_t14*d_s + b_ff*(_t15*d_s + d)) + d*i_shared_gate
-    _t29 = d**2
-    _t30 = b_sc*d
-    _t31 = 2*N_s
-    _t32 = G_s*_t31
-    _t33 = 2*d_in + i_m2*(H_s + _t32)
-    _t34 = H_s*i_m2
-    _t35 = 1 - i_m2
-    _t36 = R_dt + _t31
-    _t37 = _t35*d_in
-    _t38 = 2*H_v
-    _t39 = h*i_sink
-    _t40 = i_rel*(_t10 + 2*_t11)
-    _t41 = _t6*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
-    _t42 = _t15*(_t24 + b_ff*d_ff)
-    _t43 = 2*H_k*d_lk
-    _t44 = b_moe*d
-    _t45 = _t6*d
-    _t46 = E_a*_t0
-    _t47 = _t45*n_norm
-    _t48 = _t6*i_sub
-    _t49 = _t48*d_ff
-    _t50 = _t18*_t48
-    _t51 = (
+    _t27 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
+    _t28 = E*b_router + E*d
+    _t29 = E_s*(_t14*d_s + b_ff*(_t15*d_s + d)) + d*i_shared_gate
+    _t30 = d**2
+    _t31 = b_sc*d
+    _t32 = 2*N_s
+    _t33 = G_s*_t32
+    _t34 = 2*d_in + i_m2*(H_s + _t33)
+    _t35 = H_s*i_m2
+    _t36 = 1 - i_m2
+    _t37 = R_dt + _t32
+    _t38 = _t36*d_in
+    _t39 = 2*H_v
+    _t40 = h*i_sink
+    _t41 = i_rel*(_t10 + 2*_t11)
+    _t42 = _t6*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
+    _t43 = _t15*(_t24 + b_ff*d_ff)
+    _t44 = 2*H_k*d_lk
+    _t45 = b_moe*d
+    _t46 = _t6*d
+    _t47 = E_a*_t0
+    _t48 = _t46*n_norm
+    _t49 = _t6*i_sub
+    _t50 = _t49*d_ff
+    _t51 = _t18*_t49
+    _t52 = (
         H_v*_t26*d
-        + L*_t47
+        + L*_t48
         + L_att*_t19
         + L_att*_t23
-        + L_att*_t39
         + L_att*_t40
         + L_att*_t41
-        + L_att*_t46
-        + L_att*_t50
+        + L_att*_t42
+        + L_att*_t47
+        + L_att*_t51
         + L_dense*_t25
-        + L_dense*_t42
-        + L_dense*_t49
+        + L_dense*_t43
+        + L_dense*_t50
         + L_dense*n_act
-        + L_dn*_t38
-        + L_dn*d*(_t38*d_lv + _t38 + _t43)
-        + L_dn*k_dn*(H_v*d_lv + _t43)
-        + L_moe*_t27
+        + L_dn*_t39
+        + L_dn*d*(_t39*d_lv + _t39 + _t44)
+        + L_dn*k_dn*(H_v*d_lv + _t44)
+        + L_idx*_t27
         + L_moe*_t28
-        + L_moe*_t44
+        + L_moe*_t29
+        + L_moe*_t45
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t29 + _t30)
-        + L_sc*(3*_t29 + 3*_t30)
-        + L_ssm*_t36*_t37
-        + L_ssm*(2*_t34 + _t35*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t32*i_m2 + d_in)
-        + L_ssm*(_t33*b_ssm + _t33*d)
+        + L_sc*(_t30 + _t31)
+        + L_sc*(3*_t30 + 3*_t31)
+        + L_ssm*_t37*_t38
+        + L_ssm*(2*_t35 + _t36*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t33*i_m2 + d_in)
+        + L_ssm*(_t34*b_ssm + _t34*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t35*_t36*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t37 + _t34 + _t37)
+        + L_ssm*(_t36*_t37*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t38 + _t35 + _t38)
         + _t26
-        + _t45*i_norm_emb
-        + _t45*i_norm_final
+        + _t46*i_norm_emb
+        + _t46*i_norm_final
         + 2*d*d_emb*i_proj
     )
-    _t52 = L_att*_t13 + L_att*_t5 + L_moe*_t17 + _t51
-    _t53 = V*d_emb
-    _t54 = P*d + _t53
-    _t55 = V*b_lm + _t53*(1 - i_tied) + _t54
+    _t53 = L_att*_t13 + L_att*_t5 + L_moe*_t17 + _t52
+    _t54 = V*d_emb
+    _t55 = P*d + _t54
+    _t56 = V*b_lm + _t54*(1 - i_tied) + _t55
     return {
-        'total': _t52 + _t55,
-        'embedding': _t54,
-        'non_embedding': _t52,
-        'active': L_att*_t12 + L_att*_t4 + L_moe*_t16*k + _t51 + _t55,
+        'total': _t53 + _t56,
+        'embedding': _t55,
+        'non_embedding': _t53,
+        'active': L_att*_t12 + L_att*_t4 + L_moe*_t16*k + _t52 + _t56,
         'mtp': (
-            2*M*_t29
-            + 3*M*_t45
+            2*M*_t30
+            + 3*M*_t46
             + M*(
                 _t13
                 + _t19
                 + _t23
-                + _t39
+                + _t27*i_dsa
                 + _t40
                 + _t41
-                + _t46
+                + _t42
                 + _t47
+                + _t48
                 + _t5
-                + _t50
-                + i_moe*(_t17 + _t27 + _t28 + _t44)
-                + (1 - i_moe)*(_t25 + _t42 + _t49 + n_act)
+                + _t51
+                + i_moe*(_t17 + _t28 + _t29 + _t45)
+                + (1 - i_moe)*(_t25 + _t43 + _t50 + n_act)
             )
         ),
     }
@@ -554,6 +575,7 @@ def flops_forward_components(s):
     L_att = s['L_att']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_idx = s['L_idx']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -561,6 +583,7 @@ def flops_forward_components(s):
     R_dt = s['R_dt']
     V = s['V']
     d = s['d']
+    d_I = s['d_I']
     d_e = s['d_e']
     d_emb = s['d_emb']
     d_ff = s['d_ff']
@@ -572,6 +595,7 @@ def flops_forward_components(s):
     d_s = s['d_s']
     d_v = s['d_v']
     h = s['h']
+    h_I = s['h_I']
     h_kv = s['h_kv']
     i_gate = s['i_gate']
     i_glu = s['i_glu']
@@ -615,6 +639,7 @@ def flops_forward_components(s):
         'attention/o': _t6,
         'attention/gate': _t6*i_gate,
         'attention/router': E_a*_t5*i_moa,
+        'attention/indexer': 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q),
         'mamba/in': 2*_t10*(_t7 + i_m2*(H_s + _t9)),
         'mamba/x': _t11*(R_dt + _t8),
         'mamba/dt': R_dt*_t11,
@@ -645,10 +670,12 @@ def flops(s):
     H_k = s['H_k']
     H_s = s['H_s']
     H_v = s['H_v']
+    K_I = s['K_I']
     L_att = s['L_att']
     L_chk = s['L_chk']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_idx = s['L_idx']
     L_loc = s['L_loc']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
@@ -659,6 +686,7 @@ def flops(s):
     V = s['V']
     c = s['c']
     d = s['d']
+    d_I = s['d_I']
     d_e = s['d_e']
     d_emb = s['d_emb']
     d_ff = s['d_ff']
@@ -670,8 +698,10 @@ def flops(s):
     d_s = s['d_s']
     d_v = s['d_v']
     h = s['h']
+    h_I = s['h_I']
     h_kv = s['h_kv']
     i_causal = s['i_causal']
+    i_dsa = s['i_dsa']
     i_gate = s['i_gate']
     i_glu = s['i_glu']
     i_m2 = s['i_m2']
@@ -714,6 +744,7 @@ def flops(s):
             + 2*L_dense*_t10*d_ff
             + L_dn*_t7*d
             + 7*L_dn*_t8*d_lk
+            + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             + L_sc*_t1*k_sc
             + 8*L_sc*d**2
             + 5*L_ssm*N_s*d_in
@@ -733,24 +764,43 @@ def flops(s):
             + _t9
             + 4*d*d_emb*i_proj
         ),
-        'attention_per_sequence': h*(
-            L_chk*(
-                i_causal*(
-                    c*(c + 1)*_floordiv(T, c) + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)
+        'attention_per_sequence': (
+            L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            + h*(
+                L_chk*(
+                    i_causal*(
+                        c*(c + 1)*_floordiv(T, c)
+                        + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)
+                    )
+                    + (2 - 2*i_causal)*(c**2*_floordiv(T, c) + (T - c*_floordiv(T, c))**2)
                 )
-                + (2 - 2*i_causal)*(c**2*_floordiv(T, c) + (T - c*_floordiv(T, c))**2)
-            )
-            + L_loc*(
-                2*T*(1 - i_causal)*_minimum(T, w)
-                + i_causal*(
-                    (2*T - 2*_minimum(T, w))*_minimum(T, w) + (_minimum(T, w) + 1)*_minimum(T, w)
+                + L_loc*(
+                    2*T*(1 - i_causal)*_minimum(T, w)
+                    + i_causal*(
+                        (2*T - 2*_minimum(T, w))*_minimum(T, w)
+                        + (_minimum(T, w) + 1)*_minimum(T, w)
+                    )
                 )
-            )
-            + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(L_att - L_chk - L_loc)
-        )*(d_qk*i_rel + d_qk + d_v),
-        'inference_attention_per_token': 2*h*(
-            L_chk*(T - c*_floordiv(T - 1, c)) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
-        )*(d_qk*i_rel + d_qk + d_v),
+                + (
+                    i_dsa*(
+                        2*T*(1 - i_causal)*_minimum(K_I, T)
+                        + i_causal*(
+                            (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
+                            + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
+                        )
+                    )
+                    + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+                )*(L_att - L_chk - L_loc)
+            )*(d_qk*i_rel + d_qk + d_v)
+        ),
+        'inference_attention_per_token': (
+            2*L_idx*T*h_I*(d_I + 1)
+            + 2*h*(
+                L_chk*(T - c*_floordiv(T - 1, c))
+                + L_loc*_minimum(T, w)
+                + (T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(L_att - L_chk - L_loc)
+            )*(d_qk*i_rel + d_qk + d_v)
+        ),
     }
 
 
@@ -766,6 +816,7 @@ def rules_train_per_token(s):
     L_att = s['L_att']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_idx = s['L_idx']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -785,6 +836,7 @@ def rules_train_per_token(s):
     b_sc = s['b_sc']
     b_ssm = s['b_ssm']
     d = s['d']
+    d_I = s['d_I']
     d_e = s['d_e']
     d_emb = s['d_emb']
     d_ff = s['d_ff']
@@ -797,6 +849,7 @@ def rules_train_per_token(s):
     d_v = s['d_v']
     g_norm = s['g_norm']
     h = s['h']
+    h_I = s['h_I']
     h_kv = s['h_kv']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
@@ -869,6 +922,7 @@ def rules_train_per_token(s):
         E_a*_t5*d*i_moa
         + 12*H_v*L_dn
         + L*_t38*n_norm
+        + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         + _t16*_t21*(_t17 + b_ff*d_ff)
         + _t16*n_act
         + _t16*(_t17 + b_ff*d)
@@ -1063,6 +1117,7 @@ def memory_activations(s):
     H_k = s['H_k']
     H_s = s['H_s']
     H_v = s['H_v']
+    K_I = s['K_I']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_dense = s['L_s_dense']
@@ -1089,6 +1144,7 @@ def memory_activations(s):
     h = s['h']
     h_t = s['h_t']
     i_drop = s['i_drop']
+    i_dsa = s['i_dsa']
     i_dual = s['i_dual']
     i_full = s['i_full']
     i_glu = s['i_glu']
@@ -1125,9 +1181,11 @@ def memory_activations(s):
             L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
             + (1 - i_full)*(i_dual + n_pp)*(
                 L_s_att*(
-                    T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp
-                    + d_rope*i_mla*i_rnu*q_a
+                    d_rope*i_mla*i_rnu*q_a
                     + d_v*h*i_keep_o*q_lo/n_tp
+                    + h*i_scores*(
+                        T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
+                    )*(i_drop*(q_a + 1) + q_a)/n_tp
                     + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                 )
                 + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -1195,6 +1253,7 @@ def memory(s):
     H_k = s['H_k']
     H_s = s['H_s']
     H_v = s['H_v']
+    K_I = s['K_I']
     L = s['L']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
@@ -1232,6 +1291,7 @@ def memory(s):
     h_kv = s['h_kv']
     h_t = s['h_t']
     i_drop = s['i_drop']
+    i_dsa = s['i_dsa']
     i_dual = s['i_dual']
     i_full = s['i_full']
     i_glu = s['i_glu']
@@ -1290,8 +1350,8 @@ def memory(s):
                     + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                 )
                 + (
-                    T*h*i_scores*(i_drop*(q_a + 1) + q_a)
-                    + d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
+                    d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
+                    + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(i_drop*(q_a + 1) + q_a)
                 )/n_tp
             )
         )/n_cp,
@@ -1312,9 +1372,11 @@ def memory(s):
                 L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
-                        T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp
-                        + d_rope*i_mla*i_rnu*q_a
+                        d_rope*i_mla*i_rnu*q_a
                         + d_v*h*i_keep_o*q_lo/n_tp
+                        + h*i_scores*(
+                            T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
+                        )*(i_drop*(q_a + 1) + q_a)/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -1473,9 +1535,11 @@ def memory(s):
                 L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
-                        T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp
-                        + d_rope*i_mla*i_rnu*q_a
+                        d_rope*i_mla*i_rnu*q_a
                         + d_v*h*i_keep_o*q_lo/n_tp
+                        + h*i_scores*(
+                            T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
+                        )*(i_drop*(q_a + 1) + q_a)/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -1517,6 +1581,7 @@ def finetune_counts(s):
     L_att = s['L_att']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_idx = s['L_idx']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -1539,6 +1604,7 @@ def finetune_counts(s):
     a_v = s['a_v']
     a_x_proj = s['a_x_proj']
     d = s['d']
+    d_I = s['d_I']
     d_e = s['d_e']
     d_ff = s['d_ff']
     d_in = s['d_in']
@@ -1549,6 +1615,7 @@ def finetune_counts(s):
     d_s = s['d_s']
     d_v = s['d_v']
     h = s['h']
+    h_I = s['h_I']
     h_kv = s['h_kv']
     i_gate = s['i_gate']
     i_glu = s['i_glu']
@@ -1601,6 +1668,7 @@ def finetune_counts(s):
         )
         + L_dense*_t16*d_ff
         + L_dn*(_t12*d + d*(_t13 + _t15))
+        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
         + L_moe*(E_s*_t16*d_s + _t17*_t4*d_e + _t17 + d*i_shared_gate)
         + 4*L_sc*d**2
         + L_ssm*(R_dt*_t18 + _t18*(R_dt + _t7) + _t8*d + d*d_in)
@@ -1674,6 +1742,7 @@ def finetune_states(s):
     L_att = s['L_att']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_idx = s['L_idx']
     L_moe = s['L_moe']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
@@ -1706,6 +1775,7 @@ def finetune_states(s):
     a_x_proj = s['a_x_proj']
     b_qkv = s['b_qkv']
     d = s['d']
+    d_I = s['d_I']
     d_e = s['d_e']
     d_ff = s['d_ff']
     d_in = s['d_in']
@@ -1716,6 +1786,7 @@ def finetune_states(s):
     d_s = s['d_s']
     d_v = s['d_v']
     h = s['h']
+    h_I = s['h_I']
     h_kv = s['h_kv']
     h_t = s['h_t']
     i_frozen = s['i_frozen']
@@ -1801,6 +1872,7 @@ def finetune_states(s):
                 )
                 + L_dense*d*d_ff*(i_glu + 2)
                 + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                 + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                 + 4*L_sc*d**2
                 + L_ssm*(
@@ -1956,10 +2028,12 @@ def finetune_memory(s):
     H_k = s['H_k']
     H_s = s['H_s']
     H_v = s['H_v']
+    K_I = s['K_I']
     L = s['L']
     L_att = s['L_att']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_idx = s['L_idx']
     L_moe = s['L_moe']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
@@ -2001,6 +2075,7 @@ def finetune_memory(s):
     b = s['b']
     b_qkv = s['b_qkv']
     d = s['d']
+    d_I = s['d_I']
     d_e = s['d_e']
     d_ff = s['d_ff']
     d_in = s['d_in']
@@ -2011,9 +2086,11 @@ def finetune_memory(s):
     d_s = s['d_s']
     d_v = s['d_v']
     h = s['h']
+    h_I = s['h_I']
     h_kv = s['h_kv']
     h_t = s['h_t']
     i_drop = s['i_drop']
+    i_dsa = s['i_dsa']
     i_dual = s['i_dual']
     i_frozen = s['i_frozen']
     i_full = s['i_full']
@@ -2104,9 +2181,11 @@ def finetune_memory(s):
                 L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
-                        T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp
-                        + d_rope*i_mla*i_rnu*q_a
+                        d_rope*i_mla*i_rnu*q_a
                         + d_v*h*i_keep_o*q_lo/n_tp
+                        + h*i_scores*(
+                            T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
+                        )*(i_drop*(q_a + 1) + q_a)/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -2162,6 +2241,7 @@ def finetune_memory(s):
                     )
                     + L_dense*d*d_ff*(i_glu + 2)
                     + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                    + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 4*L_sc*d**2
                     + L_ssm*(
@@ -2334,6 +2414,7 @@ def finetune_memory(s):
                     )
                     + L_dense*d*d_ff*(i_glu + 2)
                     + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                    + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 4*L_sc*d**2
                     + L_ssm*(
@@ -2499,9 +2580,11 @@ def finetune_memory(s):
                 L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
-                        T*h*i_scores*(i_drop*(q_a + 1) + q_a)/n_tp
-                        + d_rope*i_mla*i_rnu*q_a
+                        d_rope*i_mla*i_rnu*q_a
                         + d_v*h*i_keep_o*q_lo/n_tp
+                        + h*i_scores*(
+                            T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
+                        )*(i_drop*(q_a + 1) + q_a)/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -2540,10 +2623,12 @@ def finetune_flops(s):
     H_k = s['H_k']
     H_s = s['H_s']
     H_v = s['H_v']
+    K_I = s['K_I']
     L_att = s['L_att']
     L_chk = s['L_chk']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_idx = s['L_idx']
     L_loc = s['L_loc']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
@@ -2569,6 +2654,7 @@ def finetune_flops(s):
     a_x_proj = s['a_x_proj']
     c = s['c']
     d = s['d']
+    d_I = s['d_I']
     d_e = s['d_e']
     d_emb = s['d_emb']
     d_ff = s['d_ff']
@@ -2580,8 +2666,10 @@ def finetune_flops(s):
     d_s = s['d_s']
     d_v = s['d_v']
     h = s['h']
+    h_I = s['h_I']
     h_kv = s['h_kv']
     i_causal = s['i_causal']
+    i_dsa = s['i_dsa']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_glu = s['i_glu']
@@ -2619,7 +2707,8 @@ def finetune_flops(s):
             + 2*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
         ),
         'train_per_sequence': (
-            T*(
+            3*L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            + T*(
                 21*H_v*L_dn*d_lk*d_lv
                 + 15*L_ssm*N_s*d_in
                 + 3*i_frozen*(
@@ -2658,6 +2747,7 @@ def finetune_flops(s):
                     + 2*L_dense*d*d_ff*(i_glu + 2)
                     + 2*L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)
                     + 2*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv)
+                    + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     + 2*L_moe*d*d_e*k*(i_glu + 2)
                     + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 8*L_sc*d**2
@@ -2672,22 +2762,112 @@ def finetune_flops(s):
                 )
             )
             - d_qk*h*i_frozen*i_rel*(
-                -L_att*T**2*i_causal
-                + 2*L_att*T**2
-                + L_att*T*i_causal
-                + 2*L_chk*T*c*i_causal*_floordiv(T, c)
-                - 4*L_chk*T*c*_floordiv(T, c)
-                - L_chk*c**2*i_causal*_floordiv(T, c)**2
-                - L_chk*c**2*i_causal*_floordiv(T, c)
-                + 2*L_chk*c**2*_floordiv(T, c)**2
-                + 2*L_chk*c**2*_floordiv(T, c)
-                + L_loc*T**2*i_causal
-                - 2*L_loc*T**2
-                - L_loc*T*i_causal
-                + 2*L_loc*T*_minimum(T, w)
-                - L_loc*i_causal*_minimum(T, w)**2
-                + L_loc*i_causal*_minimum(T, w)
-            )
+                L_att*T**2*d_qk*h*i_causal*i_dsa*i_rel
+                + L_att*T**2*d_qk*h*i_causal*i_dsa
+                - L_att*T**2*d_qk*h*i_causal*i_rel
+                - L_att*T**2*d_qk*h*i_causal
+                - 2*L_att*T**2*d_qk*h*i_dsa*i_rel
+                - 2*L_att*T**2*d_qk*h*i_dsa
+                + 2*L_att*T**2*d_qk*h*i_rel
+                + 2*L_att*T**2*d_qk*h
+                + L_att*T**2*d_v*h*i_causal*i_dsa
+                - L_att*T**2*d_v*h*i_causal
+                - 2*L_att*T**2*d_v*h*i_dsa
+                + 2*L_att*T**2*d_v*h
+                - L_att*T*d_qk*h*i_causal*i_dsa*i_rel
+                - L_att*T*d_qk*h*i_causal*i_dsa
+                + L_att*T*d_qk*h*i_causal*i_rel
+                + L_att*T*d_qk*h*i_causal
+                + 2*L_att*T*d_qk*h*i_dsa*i_rel*_minimum(K_I, T)
+                + 2*L_att*T*d_qk*h*i_dsa*_minimum(K_I, T)
+                - L_att*T*d_v*h*i_causal*i_dsa
+                + L_att*T*d_v*h*i_causal
+                + 2*L_att*T*d_v*h*i_dsa*_minimum(K_I, T)
+                - L_att*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
+                + L_att*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)
+                - L_att*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)**2
+                + L_att*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)
+                - L_att*d_v*h*i_causal*i_dsa*_minimum(K_I, T)**2
+                + L_att*d_v*h*i_causal*i_dsa*_minimum(K_I, T)
+                - L_chk*T**2*d_qk*h*i_causal*i_dsa*i_rel
+                - L_chk*T**2*d_qk*h*i_causal*i_dsa
+                + 2*L_chk*T**2*d_qk*h*i_dsa*i_rel
+                + 2*L_chk*T**2*d_qk*h*i_dsa
+                - L_chk*T**2*d_v*h*i_causal*i_dsa
+                + 2*L_chk*T**2*d_v*h*i_dsa
+                + 2*L_chk*T*c*d_qk*h*i_causal*i_rel*_floordiv(T, c)
+                + 2*L_chk*T*c*d_qk*h*i_causal*_floordiv(T, c)
+                - 4*L_chk*T*c*d_qk*h*i_rel*_floordiv(T, c)
+                - 4*L_chk*T*c*d_qk*h*_floordiv(T, c)
+                + 2*L_chk*T*c*d_v*h*i_causal*_floordiv(T, c)
+                - 4*L_chk*T*c*d_v*h*_floordiv(T, c)
+                + L_chk*T*d_qk*h*i_causal*i_dsa*i_rel
+                + L_chk*T*d_qk*h*i_causal*i_dsa
+                - 2*L_chk*T*d_qk*h*i_dsa*i_rel*_minimum(K_I, T)
+                - 2*L_chk*T*d_qk*h*i_dsa*_minimum(K_I, T)
+                + L_chk*T*d_v*h*i_causal*i_dsa
+                - 2*L_chk*T*d_v*h*i_dsa*_minimum(K_I, T)
+                - L_chk*c**2*d_qk*h*i_causal*i_rel*_floordiv(T, c)**2
+                - L_chk*c**2*d_qk*h*i_causal*i_rel*_floordiv(T, c)
+                - L_chk*c**2*d_qk*h*i_causal*_floordiv(T, c)**2
+                - L_chk*c**2*d_qk*h*i_causal*_floordiv(T, c)
+                + 2*L_chk*c**2*d_qk*h*i_rel*_floordiv(T, c)**2
+                + 2*L_chk*c**2*d_qk*h*i_rel*_floordiv(T, c)
+                + 2*L_chk*c**2*d_qk*h*_floordiv(T, c)**2
+                + 2*L_chk*c**2*d_qk*h*_floordiv(T, c)
+                - L_chk*c**2*d_v*h*i_causal*_floordiv(T, c)**2
+                - L_chk*c**2*d_v*h*i_causal*_floordiv(T, c)
+                + 2*L_chk*c**2*d_v*h*_floordiv(T, c)**2
+                + 2*L_chk*c**2*d_v*h*_floordiv(T, c)
+                + L_chk*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
+                - L_chk*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)
+                + L_chk*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)**2
+                - L_chk*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)
+                + L_chk*d_v*h*i_causal*i_dsa*_minimum(K_I, T)**2
+                - L_chk*d_v*h*i_causal*i_dsa*_minimum(K_I, T)
+                - L_idx*T**2*d_I*h_I*i_causal
+                + 2*L_idx*T**2*d_I*h_I
+                - L_idx*T**2*h_I*i_causal
+                + 2*L_idx*T**2*h_I
+                + L_idx*T*d_I*h_I*i_causal
+                + L_idx*T*h_I*i_causal
+                - L_loc*T**2*d_qk*h*i_causal*i_dsa*i_rel
+                - L_loc*T**2*d_qk*h*i_causal*i_dsa
+                + L_loc*T**2*d_qk*h*i_causal*i_rel
+                + L_loc*T**2*d_qk*h*i_causal
+                + 2*L_loc*T**2*d_qk*h*i_dsa*i_rel
+                + 2*L_loc*T**2*d_qk*h*i_dsa
+                - 2*L_loc*T**2*d_qk*h*i_rel
+                - 2*L_loc*T**2*d_qk*h
+                - L_loc*T**2*d_v*h*i_causal*i_dsa
+                + L_loc*T**2*d_v*h*i_causal
+                + 2*L_loc*T**2*d_v*h*i_dsa
+                - 2*L_loc*T**2*d_v*h
+                + L_loc*T*d_qk*h*i_causal*i_dsa*i_rel
+                + L_loc*T*d_qk*h*i_causal*i_dsa
+                - L_loc*T*d_qk*h*i_causal*i_rel
+                - L_loc*T*d_qk*h*i_causal
+                - 2*L_loc*T*d_qk*h*i_dsa*i_rel*_minimum(K_I, T)
+                - 2*L_loc*T*d_qk*h*i_dsa*_minimum(K_I, T)
+                + 2*L_loc*T*d_qk*h*i_rel*_minimum(T, w)
+                + 2*L_loc*T*d_qk*h*_minimum(T, w)
+                + L_loc*T*d_v*h*i_causal*i_dsa
+                - L_loc*T*d_v*h*i_causal
+                - 2*L_loc*T*d_v*h*i_dsa*_minimum(K_I, T)
+                + 2*L_loc*T*d_v*h*_minimum(T, w)
+                + L_loc*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
+                - L_loc*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)
+                + L_loc*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)**2
+                - L_loc*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)
+                - L_loc*d_qk*h*i_causal*i_rel*_minimum(T, w)**2
+                + L_loc*d_qk*h*i_causal*i_rel*_minimum(T, w)
+                - L_loc*d_qk*h*i_causal*_minimum(T, w)**2
+                + L_loc*d_qk*h*i_causal*_minimum(T, w)
+                + L_loc*d_v*h*i_causal*i_dsa*_minimum(K_I, T)**2
+                - L_loc*d_v*h*i_causal*i_dsa*_minimum(K_I, T)
+                - L_loc*d_v*h*i_causal*_minimum(T, w)**2
+                + L_loc*d_v*h*i_causal*_minimum(T, w)
+            )/(d_qk*h*i_rel + d_qk*h + d_v*h)
             + 3*h*(
                 L_chk*(
                     i_causal*(
@@ -2703,7 +2883,16 @@ def finetune_flops(s):
                         + (_minimum(T, w) + 1)*_minimum(T, w)
                     )
                 )
-                + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(L_att - L_chk - L_loc)
+                + (
+                    i_dsa*(
+                        2*T*(1 - i_causal)*_minimum(K_I, T)
+                        + i_causal*(
+                            (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
+                            + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
+                        )
+                    )
+                    + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+                )*(L_att - L_chk - L_loc)
             )*(d_qk*i_rel + d_qk + d_v)
         ),
     }
@@ -2720,6 +2909,7 @@ def optimizer_states(s):
     L_att = s['L_att']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_idx = s['L_idx']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -2744,6 +2934,7 @@ def optimizer_states(s):
     a_v = s['a_v']
     a_x_proj = s['a_x_proj']
     d = s['d']
+    d_I = s['d_I']
     d_e = s['d_e']
     d_ff = s['d_ff']
     d_in = s['d_in']
@@ -2754,6 +2945,7 @@ def optimizer_states(s):
     d_s = s['d_s']
     d_v = s['d_v']
     h = s['h']
+    h_I = s['h_I']
     h_kv = s['h_kv']
     i_gate = s['i_gate']
     i_glu = s['i_glu']
@@ -2812,6 +3004,7 @@ def optimizer_states(s):
             + 4*L_dense*(d + d_ff)*(i_glu + 2)
             - 4*L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
             + 4*L_dn*(2*H_k*d_lk + 3*H_v*d_lv + 2*H_v + 3*d)
+            - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             - 4*L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
             + 4*L_moe*(
                 E*(d + d_e)*(i_glu + 2) + E + E_s*(d + d_s)*(i_glu + 2) + d + i_shared_gate*(d + 1)
@@ -2851,6 +3044,7 @@ def optimizer_states(s):
             )
             - 4*L_dense*_t1*d_ff
             - 4*L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + _t2*d_lv + _t2))
+            - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             - 4*L_moe*(E_s*_t1*d_s + _t0*_t3*d_e + _t3 + d*i_shared_gate)
             - 16*L_sc*d**2
             - 4*L_ssm*(R_dt*_t4 + _t4*(R_dt + _t5) + d*d_in + d*(2*d_in + i_m2*(G_s*_t5 + H_s)))
@@ -2926,6 +3120,7 @@ def offload(s):
     L_att = s['L_att']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_idx = s['L_idx']
     L_moe = s['L_moe']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
@@ -2958,6 +3153,7 @@ def offload(s):
     a_x_proj = s['a_x_proj']
     b_qkv = s['b_qkv']
     d = s['d']
+    d_I = s['d_I']
     d_e = s['d_e']
     d_ff = s['d_ff']
     d_in = s['d_in']
@@ -2968,6 +3164,7 @@ def offload(s):
     d_s = s['d_s']
     d_v = s['d_v']
     h = s['h']
+    h_I = s['h_I']
     h_kv = s['h_kv']
     h_t = s['h_t']
     i_frozen = s['i_frozen']
@@ -3149,6 +3346,7 @@ def offload(s):
                     )
                     + L_dense*d*d_ff*(i_glu + 2)
                     + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                    + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 4*L_sc*d**2
                     + L_ssm*(
@@ -3218,6 +3416,7 @@ def offload(s):
                     )
                     + L_dense*d*d_ff*(i_glu + 2)
                     + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                    + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 4*L_sc*d**2
                     + L_ssm*(
@@ -3289,6 +3488,7 @@ def offload(s):
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
@@ -3450,6 +3650,7 @@ def offload(s):
                     )
                     + L_dense*d*d_ff*(i_glu + 2)
                     + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                    + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 4*L_sc*d**2
                     + L_ssm*(
@@ -3504,6 +3705,7 @@ def precision(s):
     L_att = s['L_att']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_idx = s['L_idx']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -3511,6 +3713,7 @@ def precision(s):
     R_dt = s['R_dt']
     V = s['V']
     d = s['d']
+    d_I = s['d_I']
     d_e = s['d_e']
     d_emb = s['d_emb']
     d_ff = s['d_ff']
@@ -3522,6 +3725,7 @@ def precision(s):
     d_s = s['d_s']
     d_v = s['d_v']
     h = s['h']
+    h_I = s['h_I']
     h_kv = s['h_kv']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
@@ -3556,6 +3760,7 @@ def precision(s):
         + 2*L_dense*_t8*d_ff
         + L_dn*_t12*(2*H_k*d_lk + _t5 + _t6)
         + L_dn*_t6*d
+        + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
         + 8*L_sc*d**2
         + L_ssm*_t12*(_t1 + i_m2*(G_s*_t11 + H_s))
         + R_dt*_t10
@@ -3589,6 +3794,7 @@ def precision_memory(s):
     L_att = s['L_att']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_idx = s['L_idx']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -3596,6 +3802,7 @@ def precision_memory(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     d = s['d']
+    d_I = s['d_I']
     d_e = s['d_e']
     d_ff = s['d_ff']
     d_in = s['d_in']
@@ -3606,6 +3813,7 @@ def precision_memory(s):
     d_s = s['d_s']
     d_v = s['d_v']
     h = s['h']
+    h_I = s['h_I']
     h_kv = s['h_kv']
     i_gate = s['i_gate']
     i_glu = s['i_glu']
@@ -3640,6 +3848,7 @@ def precision_memory(s):
             )
             + L_dense*d*d_ff*(i_glu + 2)
             + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+            + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
             + 4*L_sc*d**2
             + L_ssm*(
@@ -3674,6 +3883,7 @@ def inference(s):
     L_att = s['L_att']
     L_chk = s['L_chk']
     L_dn = s['L_dn']
+    L_idx = s['L_idx']
     L_loc = s['L_loc']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -3686,6 +3896,7 @@ def inference(s):
     b = s['b']
     c = s['c']
     d = s['d']
+    d_I = s['d_I']
     d_in = s['d_in']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
@@ -3709,10 +3920,15 @@ def inference(s):
     _t0 = H_v*d_lv
     return {
         'weights': N*q_w,
-        'kv_cache_per_token': L_att*q_kv*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)),
+        'kv_cache_per_token': q_kv*(
+            L_att*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + L_idx*d_I
+        ),
         'kv_cache': b*q_kv*(
-            K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+            K*h_g*(
+                L_idx*T*d_I
+                + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                    L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                )
             )/(h_kv*(1 - i_mla) + i_mla)
             + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
             + L_sc*d*(k_sc - 1)
@@ -3726,8 +3942,11 @@ def inference(s):
         'total': (
             N*q_w
             + b*q_kv*(
-                K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                    L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                K*h_g*(
+                    L_idx*T*d_I
+                    + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    )
                 )/(h_kv*(1 - i_mla) + i_mla)
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
@@ -3737,8 +3956,11 @@ def inference(s):
         'gpu': 1073741824*K*M_gib,
         'batch_room': (1073741824*K*M_gib - N*q_w)/(
             q_kv*(
-                K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                    L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                K*h_g*(
+                    L_idx*T*d_I
+                    + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    )
                 )/(h_kv*(1 - i_mla) + i_mla)
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
@@ -3750,8 +3972,11 @@ def inference(s):
         'prefill_memory_seconds': (1/1000000000)*(
             N*q_w
             + b*q_kv*(
-                K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                    L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                K*h_g*(
+                    L_idx*T*d_I
+                    + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    )
                 )/(h_kv*(1 - i_mla) + i_mla)
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
@@ -3763,8 +3988,11 @@ def inference(s):
             (1/1000000000)*(
                 N*q_w
                 + b*q_kv*(
-                    K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    K*h_g*(
+                        L_idx*T*d_I
+                        + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                            L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                        )
                     )/(h_kv*(1 - i_mla) + i_mla)
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_sc*d*(k_sc - 1)
@@ -3776,8 +4004,11 @@ def inference(s):
         'decode_compute_seconds': F_d*b/(K*R*u),
         'decode_memory_seconds': (1/1000000000)*(
             b*q_kv*(
-                K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                    L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                K*h_g*(
+                    L_idx*T*d_I
+                    + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    )
                 )/(h_kv*(1 - i_mla) + i_mla)
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
@@ -3792,8 +4023,11 @@ def inference(s):
             F_d*b/(K*R*u),
             (1/1000000000)*(
                 b*q_kv*(
-                    K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    K*h_g*(
+                        L_idx*T*d_I
+                        + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                            L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                        )
                     )/(h_kv*(1 - i_mla) + i_mla)
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_sc*d*(k_sc - 1)
@@ -3806,8 +4040,11 @@ def inference(s):
             F_d*b/(K*R*u),
             (1/1000000000)*(
                 b*q_kv*(
-                    K*h_g*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    K*h_g*(
+                        L_idx*T*d_I
+                        + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                            L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                        )
                     )/(h_kv*(1 - i_mla) + i_mla)
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_sc*d*(k_sc - 1)

@@ -87,6 +87,12 @@ ATTENTION = {
             "an explicit matmul), at most w in a sliding-window layer; GQA/MQA do not reduce "
             "score FLOPs. Inference: one new token attends to all T (or w) cached keys.",
 }
+SPARSE_ATTENTION = (
+    "DeepSeek Sparse Attention: the indexer's projections count as attention/indexer; its "
+    "scores over every key a query sees (2·h_I·d_I for q·k and 2·h_I for the head weights' sum "
+    "per key) and the attention over the min(index_topk, keys seen) keys it selects are "
+    "attention/scores. Training counts the indexer trained (3 × forward), as by a loss of its "
+    "own; its top-k passes no gradient to the model.")
 SCANS = (
     "Scans and convolutions (Mamba, gated DeltaNet, short convolutions) are not matrix "
     "products: a causal conv costs 2·k FLOPs per channel per token (a multiply-add per tap); "

@@ -57,6 +57,16 @@ def _mixer_values(spec: ModelSpec) -> dict[str, int]:
     }
 
 
+def _indexer_values(spec: ModelSpec) -> dict[str, int]:
+    """DeepSeek Sparse Attention's indexer sizes, its layers and indicator (0 without one)."""
+    indexer = spec.attention.indexer
+    return {
+        "h_I": indexer.n_heads if indexer else 0, "d_I": indexer.head_dim if indexer else 0,
+        "K_I": indexer.topk if indexer else 1, "L_idx": spec.n_indexer_layers,
+        "i_dsa": int(indexer is not None),
+    }
+
+
 @per_instance
 def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
     """The value of every architecture symbol (calc.symbols) for `spec`: computed once per spec
@@ -78,6 +88,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "r_q": (mla.q_lora_rank or 0) if mla else 0, "r_kv": mla.kv_lora_rank if mla else 0,
         "d_rope": mla.qk_rope_head_dim if mla else 0, "M": spec.mtp_modules,
         "E_a": att.experts or 0, "i_moa": int(att.experts is not None),
+        **_indexer_values(spec),
         "b_moe": int(bool(moe and moe.output_bias)),
         "d_emb": spec.embedding_width, "i_proj": int(spec.embedding_width != spec.d_model),
         **_mixer_values(spec),
@@ -105,6 +116,7 @@ class ParamCounts:
     per_dense_ffn: dict[str, int]  # one dense layer's FFN
     per_moe_ffn: dict[str, int]  # one MoE layer's router, experts, shared experts
     per_mixer: dict[str, int]  # one Mamba, gated DeltaNet or short-convolution layer's mixer
+    per_indexer: dict[str, int]  # one DSA indexer (on the attention layers that have one)
     components: dict[str, int]  # whole model, by component; sums to total
     total: int
     embedding: int
@@ -221,6 +233,7 @@ def _counted(s: Mapping[str, int]) -> ParamCounts:
         per_moe_ffn=_compiled.params_moe_ffn(s),
         per_mixer={**_compiled.params_mamba(s), **_compiled.params_deltanet(s),
                    **_compiled.params_short_conv(s)},
+        per_indexer=_compiled.params_indexer(s),
         components=_compiled.params_components(s),
         **summary,
     )

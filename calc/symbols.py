@@ -51,7 +51,11 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("M", "M", "multi-token-prediction modules (counted apart)", "size"),
     SymbolInfo("E_a", "E_{a}", "attention experts of a mixture of attention heads (JetMoE; 0 "
                "without)", "size"),
+    SymbolInfo("h_I", "h_{I}", "DSA indexer heads (index_n_heads)", "size"),
+    SymbolInfo("d_I", "d_{I}", "DSA indexer query/key width per head (index_head_dim)", "size"),
+    SymbolInfo("K_I", "K_{I}", "DSA: keys each query attends to (index_topk)", "size"),
     # layers of each kind (calc.spec.layers): mixers, attention kinds, FFNs
+    SymbolInfo("L_idx", "L_{idx}", "attention layers with a DSA indexer of their own", "size"),
     SymbolInfo("L_att", "L_{att}", "layers with attention (all of them in a Transformer)",
                "size"),
     SymbolInfo("L_chk", "L_{chk}", "layers with chunked attention", "size"),
@@ -106,6 +110,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_m2", r"\mathbb{1}_{m2}", "the Mamba mixer is Mamba-2", "indicator"),
     SymbolInfo("i_moa", r"\mathbb{1}_{moa}", "W_Q and W_O are a mixture of attention heads "
                "(JetMoE)", "indicator"),
+    SymbolInfo("i_dsa", r"\mathbb{1}_{dsa}", "DeepSeek Sparse Attention: the indexer's top K_I "
+               "keys per query", "indicator"),
     SymbolInfo("i_gn", r"\mathbb{1}_{gn}", "Mamba-2: gated RMSNorm before out_proj",
                "indicator"),
     SymbolInfo("i_dtn", r"\mathbb{1}_{dtn}", "Mamba: RMSNorms on Δ, B, C (Jamba)", "indicator"),
@@ -324,6 +330,7 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
     SYMBOLS[n] for n in ("i_sink", "i_gate", "i_sub", "i_proj", "i_m2", "i_gn", "i_dtn",
                          "g_norm", "b_ssm", "b_cs", "b_sc"))
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
+h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R", "u", "K"))
 (N, N_emb, N_head, N_e, b, n_tp, n_pp, n_dp, i_z1, i_z2, i_z3, i_pp1, q_w, q_g, q_gc, q_m, q_o,
  q_a, q_kv, i_drop, i_sp, i_scores, i_full, M_gib) = (SYMBOLS[n] for n in (

@@ -234,6 +234,17 @@ def _per_layer_types(draw, model_type: str) -> dict:
             drawn.pop(key)
         return {**drawn, "mlp_layer_types": _layer_types(draw, drawn["num_hidden_layers"],
                                                          ["dense", "sparse"])}
+    if model_type in ("deepseek_v32", "glm_moe_dsa"):  # DeepSeek-V3's fields and DSA's indexer
+        drawn = draw(_deepseek("deepseek_v3"))
+        drawn.pop("num_nextn_predict_layers")
+        layers, rope = drawn["num_hidden_layers"], drawn["qk_rope_head_dim"]
+        drawn.update(q_lora_rank=draw(st.integers(1, 8)), index_n_heads=draw(st.integers(1, 3)),
+                     index_head_dim=draw(st.integers(rope, 8)),
+                     index_topk=draw(st.integers(1, 24)))
+        if model_type == "glm_moe_dsa":  # layers after the first may reuse a selection
+            drawn["indexer_types"] = ["full"] + [draw(st.sampled_from(["full", "shared"]))
+                                                 for _ in range(layers - 1)]
+        return drawn
     if model_type == "solar_open":  # its router sums the top 2 scores of each expert group
         config.pop("intermediate_size")
         return {**config, **moe, "n_routed_experts": max(2, experts),
@@ -516,7 +527,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "granitemoehybrid", "olmo_hybrid", "hy_v3", "mellum",
                    "lara_mini", "granitemoe_swa", "kolibri1", "afmoe",
                    "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl",
-                   "cohere2_moe")
+                   "cohere2_moe", "deepseek_v32", "glm_moe_dsa")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

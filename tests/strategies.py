@@ -39,13 +39,15 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     attention["out_bias"] = draw(st.booleans())
     n_layers = draw(st.integers(1, max_layers))
     kinds = ["global", "nope"]
-    if draw(st.booleans()):
+    # DSA's indexer (its queries from MLA's query latent) selects among all earlier keys
+    dsa = bool(mla and attention["mla"]["q_lora_rank"] and draw(st.booleans()))
+    if not dsa and draw(st.booleans()):
         attention["sliding_window"] = draw(st.integers(1, 12))
         kinds.append("local")
-    if draw(st.booleans()):
+    if not dsa and draw(st.booleans()):
         attention["chunk_size"] = draw(st.integers(1, 12))
         kinds.append("chunked")
-    if len(kinds) > 2 or draw(st.booleans()):
+    if not dsa and (len(kinds) > 2 or draw(st.booleans())):
         attention["layer_pattern"] = draw(st.lists(
             st.sampled_from(kinds), min_size=1, max_size=3).map(tuple))
     attention["sinks"] = draw(st.booleans())
@@ -56,6 +58,9 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         attention["experts"] = draw(st.integers(per_token, per_token + 2))
     attention["qk_norm_weights"] = draw(st.booleans())
     mixers = draw(_mixers(n_layers))
+    if dsa:
+        attention["indexer"] = draw(_indexer(attention["mla"]["qk_rope_head_dim"], n_layers,
+                                             mixers["layers"]["mixer_pattern"]))
     activation = draw(st.sampled_from(["relu", "gelu", "silu", "relu2", "xielu", "swiglu",
                                        "geglu", "reglu", "relu2glu"]))
     ffn = {"activation": activation, "d_ff": draw(st.integers(1, 4 * max_width)),
@@ -115,6 +120,16 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         else draw(st.integers(0, 2)),
         d_embedding=draw(st.none() | st.integers(1, max_width)), **mixers,
     )
+
+
+@st.composite
+def _indexer(draw, rope: int, n_layers: int, mixers: tuple[str, ...]) -> dict:
+    """DeepSeek Sparse Attention's indexer: a top-k that may be below the sequence length, and
+    (GLM-5) attention layers after the first that reuse an earlier indexer's keys."""
+    attending = [i for i in range(n_layers) if "attention" in mixers[i % len(mixers)]]
+    shared = draw(st.lists(st.sampled_from(attending[1:]), unique=True)) if attending[1:] else []
+    return {"n_heads": draw(st.integers(1, 3)), "head_dim": draw(st.integers(max(rope, 1), 8)),
+            "topk": draw(st.integers(1, 12)), "shared_layers": sorted(shared)}
 
 
 @st.composite

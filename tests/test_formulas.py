@@ -103,10 +103,13 @@ def test_totals_are_sums_of_named_terms(spec):
 
 def _brute_force_pairs(spec: calc.ModelSpec, seq_len: int, causal: bool) -> int:
     """(query, key) pairs over the attention layers, counted one query at a time: at most w
-    keys in a sliding-window layer, those of its own chunk in a chunked one."""
+    keys in a sliding-window layer, those of its own chunk in a chunked one, the indexer's
+    top-k in a DSA layer."""
     pairs = 0
+    indexer = spec.attention.indexer
     for kind in spec.attention_kinds:
         window = spec.attention.sliding_window if kind == "local" else None
+        window = indexer.topk if indexer and kind else window
         chunk = spec.attention.chunk_size if kind == "chunked" else None
         for i in range(1, seq_len + 1):
             if chunk:  # keys from the chunk's first token to i (causal) or to its last (full)
@@ -126,7 +129,13 @@ def test_attention_scores_against_brute_force(spec, seq_len, causal):
     # relative positions (Transformer-XL): one more product per pair, (q + v)·W_R r, 2·d_qk
     relative = spec.head_dim_qk if spec.position.kind == "relative" else 0
     per_pair = 2 * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v + relative)
-    assert flops_.attention_per_sequence == per_pair * _brute_force_pairs(spec, seq_len, causal)
+    # DSA's indexer: q·k over d_I and the head weights' sum, per head, over every key it sees
+    indexer, seen = spec.attention.indexer, seq_len * (seq_len + 1) // 2 if causal \
+        else seq_len * seq_len
+    selecting = (2 * indexer.n_heads * (indexer.head_dim + 1) * seen * spec.n_indexer_layers
+                 if indexer else 0)
+    assert flops_.attention_per_sequence == (per_pair * _brute_force_pairs(spec, seq_len, causal)
+                                             + selecting)
 
 
 @settings(max_examples=100, deadline=None)

@@ -39,6 +39,7 @@ GROUPS: dict[str, dict[str, sympy.Expr]] = {
     "params_mamba": mixers.MAMBA,
     "params_deltanet": mixers.DELTANET,
     "params_short_conv": mixers.SHORT_CONV,
+    "params_indexer": params.INDEXER,
     "params_components": params.COMPONENTS,
     "params_summary": params.SUMMARY,
     "flops_forward_components": flops.FORWARD_PER_TOKEN,

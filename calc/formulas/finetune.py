@@ -37,6 +37,7 @@ from calc.symbols import (
     L_att,
     L_dense,
     L_dn,
+    L_idx,
     L_moe,
     L_sc,
     L_ssm,
@@ -139,6 +140,7 @@ ADAPTER_PAIRS_PER_TOKEN = sympy.Add(*(ON[target] * sympy.Add(*(per for _, _, per
 # Embeddings, the LM head, norms and biases stay at q_w.
 QUANTISED = (L_att * (sympy.Add(*params.ATTENTION_WEIGHTS.values(), *params.MOA_IDLE.values())
                       + i_rel * d * h * d_qk)
+             + L_idx * sympy.Add(*params.INDEXER_WEIGHTS.values())
              + L_dense * params.ffn_weights(d_ff)
              + L_moe * (params.ROUTER_WEIGHTS + E * params.ffn_weights(d_e)
                         + E_s * params.ffn_weights(d_s) + i_shared_gate * d)

@@ -15,6 +15,14 @@ h_kv) heads count. Relative positions (Transformer-XL) add a second score produc
 only, one product per batch whatever its size (Dai et al. compute it once), so it counts 0 per
 token, like the embedding lookup. Only attention layers score keys (L_att of the L layers); the
 other mixers' convolutions and scans are counted by their own convention (calc.formulas.mixers).
+
+DeepSeek Sparse Attention (DSA; DeepSeek-V3.2-Exp) counts what the algorithm does: the indexer's
+projections per token (attention/indexer), its scores q·k of h_I heads of width d_I against
+every key the query sees (2·h_I·d_I per key) and their weighted sum over the heads (2·h_I per
+key), on the L_idx layers with an indexer of their own; and the attention proper over the keys
+it selects only: min(K_I, keys seen) per query, on every attention layer. The indexer's scores
+and the selected keys' QKᵀ and A·V are attention/scores. transformers runs the selection as a
+mask over dense scores (calc.verify.hf_implementation).
 Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020 §2.1).
 """
 
@@ -24,11 +32,13 @@ import sympy
 
 from calc.formulas import mixers, params
 from calc.symbols import (
+    K_I,
     E_s,
     L_att,
     L_chk,
     L_dense,
     L_dn,
+    L_idx,
     L_loc,
     L_moe,
     L_sc,
@@ -40,11 +50,14 @@ from calc.symbols import (
     d_e,
     d_emb,
     d_ff,
+    d_I,
     d_qk,
     d_s,
     d_v,
     h,
+    h_I,
     i_causal,
+    i_dsa,
     i_proj,
     i_rel,
     i_shared_gate,
@@ -94,20 +107,28 @@ CHUNKED_KEYS_PER_SEQUENCE = (
 # the per-token cost.
 PAIR = h * (d_qk + d_v + i_rel * d_qk)
 L_GLOBAL = L_att - L_loc - L_chk  # global attention layers (with or without positions)
+# DSA: a global layer's query attends to min(K_I, keys it sees), as a window of K_I would
+# (query i sees min(i, K_I) under causal); the indexer scores all keys it sees, h_I·(d_I + 1)
+# per doubled pair (q·k over d_I, then the head weights' sum over h_I).
+GLOBAL_KEYS = (i_dsa * _keys_per_sequence(sympy.Min(T, K_I))
+               + (1 - i_dsa) * _keys_per_sequence(T))
+INDEXER_PAIR = h_I * (d_I + 1)
 ATTENTION_SCORES_PER_SEQUENCE = PAIR * (
-    L_GLOBAL * _keys_per_sequence(T) + L_loc * _keys_per_sequence(sympy.Min(T, w))
+    L_GLOBAL * GLOBAL_KEYS + L_loc * _keys_per_sequence(sympy.Min(T, w))
     + L_chk * CHUNKED_KEYS_PER_SEQUENCE
-)
+) + L_idx * INDEXER_PAIR * _keys_per_sequence(T)
 # A generated token at context T (itself included) sees T keys, min(T, w) in local layers, and
 # in chunked ones the T − c·⌊(T − 1)/c⌋ keys of its own chunk so far.
 INFERENCE_ATTENTION_PER_TOKEN = FMA * PAIR * (
-    L_GLOBAL * T + L_loc * sympy.Min(T, w) + L_chk * (T - c * sympy.floor((T - 1) / c))
-)
+    L_GLOBAL * (i_dsa * sympy.Min(T, K_I) + (1 - i_dsa) * T) + L_loc * sympy.Min(T, w)
+    + L_chk * (T - c * sympy.floor((T - 1) / c))
+) + FMA * L_idx * INDEXER_PAIR * T
 
 # Forward FLOPs per token by component (the attention scores per sequence, see above); the
 # convolutions and scans of the other mixers are not matrix products (calc.formulas.mixers).
 FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     **{key: FMA * L_att * expr for key, expr in MATMUL_PER_LAYER.items()},
+    **{key: FMA * L_idx * expr for key, expr in params.INDEXER_WEIGHTS.items()},
     **{key: FMA * L_ssm * expr for key, expr in mixers.MAMBA_WEIGHTS.items()},
     "mamba/conv": L_ssm * mixers.MAMBA_CONV,
     "mamba/scan": L_ssm * mixers.MAMBA_SCAN,

@@ -8,6 +8,9 @@ latent r_kv and the one RoPE key d_rope shared by all heads (DeepSeek-V2 §2.1.2
 (Mistral 7B §2, "rolling buffer cache"), a chunked one at most a chunk. Mamba, gated DeltaNet and
 short-convolution layers keep no keys but a fixed state per sequence (Gu & Dao 2023 §3.3: "the
 recurrent state"), which the cache holds at the same bytes per element, split over the K GPUs.
+DeepSeek Sparse Attention's indexer caches one key of d_I per token in each layer that has an
+indexer (transformers' DynamicIndexedLayer, cache.update_indexer in modeling_deepseek_v32.py),
+at the cache's bytes per element, held like MLA's latent on every GPU.
 
 Time (the roofline of Williams et al. 2009): a step takes the longer of its FLOPs at the dense
 peak R and its bytes at the bandwidth BW, each derated by a utilisation (u, u_bw; 1 = the bound
@@ -39,6 +42,7 @@ from calc.symbols import (
     L_att,
     L_chk,
     L_dn,
+    L_idx,
     L_loc,
     L_sc,
     L_ssm,
@@ -51,6 +55,7 @@ from calc.symbols import (
     b,
     c,
     d,
+    d_I,
     d_in,
     d_lk,
     d_lv,
@@ -91,7 +96,8 @@ WEIGHTS = q_w * N
 KV_COPIES = K * h_g / ((1 - i_mla) * h_kv + i_mla)
 # b sequences at context T, over all K GPUs (each GPU holds 1/K of it): keys and values, and
 # the recurrent states (at the same bytes each)
-KV_CACHE = q_kv * b * (KV_WIDTH * KV_TOKEN_LAYERS * KV_COPIES + STATE_ELEMENTS)
+INDEXER_KEYS = L_idx * d_I * T  # DSA: the indexer's keys of one sequence, all its layers
+KV_CACHE = q_kv * b * ((KV_WIDTH * KV_TOKEN_LAYERS + INDEXER_KEYS) * KV_COPIES + STATE_ELEMENTS)
 GPU_BYTES = K * M_gib * GIB
 # Weights one decode step reads: all but the routed experts, and the experts its b tokens touch.
 WEIGHTS_READ = q_w * (N - N_e + sympy.Piecewise((N_e * (1 - (1 - k / E) ** b), E > 0),
@@ -108,7 +114,8 @@ DECODE_STEP = sympy.Max(DECODE_COMPUTE, DECODE_MEMORY, evaluate=False)
 
 INFERENCE: dict[str, sympy.Expr] = {
     "weights": WEIGHTS,
-    "kv_cache_per_token": q_kv * L_att * KV_WIDTH,  # before any window caps it
+    # before any window caps it; DSA's indexer keys included
+    "kv_cache_per_token": q_kv * (L_att * KV_WIDTH + L_idx * d_I),
     "kv_cache": KV_CACHE,
     # the recurrent states among it, the same at any context
     "state_cache": q_kv * b * STATE_ELEMENTS,

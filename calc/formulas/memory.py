@@ -45,6 +45,7 @@ import sympy
 from calc.counting import GIB, MASK_BYTES
 from calc.formulas import mixers
 from calc.symbols import (
+    K_I,
     B_bk,
     E_s,
     L,
@@ -80,6 +81,7 @@ from calc.symbols import (
     h_kv,
     h_t,
     i_drop,
+    i_dsa,
     i_dual,
     i_full,
     i_glu,
@@ -202,8 +204,11 @@ MLP_DENSE = ((1 + i_glu) * q_a + i_keep_down * q_l) * d_ff
 MLP_MOE = ((1 + i_glu) * (q_a + i_swr * (q_l - q_a)) * (k * d_e + E_s * d_s)
            + (1 - i_swr) * (i_keep_exp * k * d_e + i_keep_down * E_s * d_s) * q_l)
 # The s×s attention scores per token: softmax output, dropout mask and dropout output (5·a·s);
-# without dropout the softmax output serves A·V too.
-SCORES = h * T * (q_a + i_drop * (MASK_BYTES + q_a))
+# without dropout the softmax output serves A·V too. Under DeepSeek Sparse Attention a query
+# scores only its min(K_I, s) selected keys. DSA's indexer keeps nothing for the backward: its
+# top-k passes no gradient (transformers runs it under torch.no_grad); its h_I·s scores per
+# token are a transient of the forward, not counted.
+SCORES = h * (i_dsa * sympy.Min(T, K_I) + (1 - i_dsa) * T) * (q_a + i_drop * (MASK_BYTES + q_a))
 # The other mixers (calc.formulas.mixers: what their kernels save). Tensor parallelism splits
 # them by heads or channels, as attention by heads (Megatron-LM's MambaMixer and GatedDeltaNet;
 # vLLM's MambaMixer and ShortConv for Mamba-1 and LFM2): in_proj column-parallel, the conv, the

@@ -26,6 +26,7 @@ from calc.symbols import (
     L_att,
     L_dense,
     L_dn,
+    L_idx,
     L_moe,
     L_sc,
     L_ssm,
@@ -43,13 +44,16 @@ from calc.symbols import (
     d_e,
     d_emb,
     d_ff,
+    d_I,
     d_qk,
     d_rope,
     d_s,
     d_v,
     g_norm,
     h,
+    h_I,
     h_kv,
+    i_dsa,
     i_gate,
     i_glu,
     i_mla,
@@ -131,6 +135,15 @@ ATTENTION_SINKS = i_sink * h
 ATTENTION_SUB_NORM = i_sub * NORM * h * d_v
 LAYER_NORMS = n_norm * NORM * d
 
+# DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2-Exp; transformers 5.24.0
+# modeling_deepseek_v32.py, DeepseekV32Indexer), on each attention layer that has its own
+# (L_idx; GLM-5's "shared" layers reuse an earlier one's keys): wq_b r_q → h_I·d_I from MLA's
+# query latent, wk d → d_I (one key per token), weights_proj d → h_I (a weight per head), all
+# without bias; k_norm is an nn.LayerNorm(d_I) with γ and β whatever the model's norm.
+INDEXER_WEIGHTS: dict[str, sympy.Expr] = {"attention/indexer": r_q * h_I * d_I + d * d_I + d * h_I}
+INDEXER: dict[str, sympy.Expr] = {"attention/indexer": INDEXER_WEIGHTS["attention/indexer"]
+                                  + 2 * d_I}
+
 # One attention layer's attention: every key is multiplied by L_att in the totals.
 ATTENTION: dict[str, sympy.Expr] = {
     "attention/q": ATTENTION_Q + MOA_IDLE["attention/q"],
@@ -199,8 +212,8 @@ EMBEDDING_KEYS = ("embedding/token", "embedding/position")
 
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
-    (L_att, ATTENTION), (L, NORMS), (L_ssm, mixers.MAMBA), (L_dn, mixers.DELTANET),
-    (L_sc, mixers.SHORT_CONV), (L_dense, DENSE_FFN),
+    (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L_ssm, mixers.MAMBA),
+    (L_dn, mixers.DELTANET), (L_sc, mixers.SHORT_CONV), (L_dense, DENSE_FFN),
 )
 
 
@@ -226,8 +239,11 @@ ACTIVE = sympy.Add(*components(MOE_ACTIVE, ATTENTION_ACTIVE).values())
 # ---- multi-token prediction, counted apart ---------------------------------------------------
 # DeepSeek-V3 §2.2: module k keeps the shared embedding and output head and adds two RMSNorms on
 # its inputs, a projection M_k ∈ R^{d×2d}, one Transformer block (an MoE block in V3) and, in
-# the released checkpoint, a norm before the shared head (shared_head.norm).
-_BLOCK = (sympy.Add(*PER_LAYER.values()) + i_moe * sympy.Add(*MOE_FFN.values())
+# the released checkpoint, a norm before the shared head (shared_head.norm). The block is one of
+# the model's attention blocks, DSA's indexer included when the model has one (transformers
+# 5.24.0 does not build the MTP layers, so nothing there checks this part).
+_BLOCK = (sympy.Add(*PER_LAYER.values()) + i_dsa * INDEXER["attention/indexer"]
+          + i_moe * sympy.Add(*MOE_FFN.values())
           + (1 - i_moe) * sympy.Add(*DENSE_FFN.values()))  # an attention block
 MTP: dict[str, sympy.Expr] = {
     "mtp/projection": M * 2 * d * d,

@@ -83,6 +83,8 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     qwen.QWEN2_MOE,
     deepseek.DEEPSEEK_V3,
     deepseek.DEEPSEEK_V2,
+    deepseek.DEEPSEEK_V32,
+    glm.GLM_MOE_DSA,
     # LayerNorm decoders: learned positions, rotary, ALiBi
     gpt.GPT2,
     opt.OPT,

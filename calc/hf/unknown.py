@@ -26,15 +26,22 @@ NEEDS = {
     "laguna": "a gate of one value per attention head (g_proj d → heads) and a different number "
               "of query heads on each layer (num_attention_heads_per_layer)",
     "mllama": "cross-attention layers to the image features between the self-attention layers",
-    # Sparse attention that selects keys (DeepSeek Sparse Attention): an indexer with its own
-    # projections scores every earlier key and each query attends to its index_topk best; the
-    # FLOPs are the indexer's products plus attention over the selected keys, neither dense nor
-    # windowed attention's (configuration_*.py: index_n_heads, index_head_dim, index_topk).
-    **dict.fromkeys(("deepseek_v32", "glm_moe_dsa", "axk2", "dots3_note_text"),
-                    _DSA := "sparse attention whose indexer selects each query's keys "
-                            "(DeepSeek Sparse Attention: index_n_heads, index_head_dim, "
-                            "index_topk)"),
-    "hy_v4": f"{_DSA} and hyper-connections (hc_mult residual streams mixed by learned maps)",
+    # DeepSeek Sparse Attention itself is attention.indexer (deepseek_v32, glm_moe_dsa read);
+    # these types add to it what the spec lacks. modular_axk2.py AXK2Attention: q_gate_proj
+    # reads the query latent before and after its norm (2·q_lora_rank) and yields each head's
+    # query and a sigmoid gate of width v_head_dim; attention.output_gate is not defined for MLA.
+    "axk2": "multi-head latent attention with an output gate projected with the queries from "
+            "the query latent before and after its norm (q_gate_proj: 2·q_lora_rank → "
+            "heads·(qk_head_dim + v_head_dim))",
+    # configuration_dots3_note.py: the sliding layers take attention shapes of their own
+    # (swa_num_attention_heads, swa_q_lora_rank, swa_kv_lora_rank, swa_head_dim, ...).
+    "dots3_note_text": "sliding-window layers whose latent attention has shapes of its own "
+                       "(swa_num_attention_heads, swa_q_lora_rank, swa_kv_lora_rank, ...) "
+                       "beside the sparse-attention layers",
+    # modular_hy_v4.py: GLM-5's attention with HYV4Indexer (a DeepseekV32Indexer subclass,
+    # not compared with calc's attention.indexer here) inside DeepSeek-V4's hyper-connected
+    # layers (HYV4HyperConnection), which the spec lacks.
+    "hy_v4": "hyper-connections (hc_mult residual streams mixed by learned maps)",
     "minimax_m3_vl_text": "block-sparse attention whose indexer selects index_topk_blocks key "
                           "blocks per query",
     "qwen4_exp_text": "sparse attention whose QSA indexer selects the keys, n-gram embeddings "

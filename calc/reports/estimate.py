@@ -176,8 +176,9 @@ def _params_report(preset: Preset) -> ParamsReport:
     layers |= {key: n["dense"] for key in counts.per_dense_ffn}
     layers |= {key: n["moe"] for key in counts.per_moe_ffn}
     layers |= {key: n[key.split("/")[0]] for key in counts.per_mixer}
+    layers |= dict.fromkeys(counts.per_indexer, spec.n_indexer_layers)
     per_layer = {**counts.per_layer, **counts.per_dense_ffn, **counts.per_moe_ffn,
-                 **counts.per_mixer}
+                 **counts.per_mixer, **counts.per_indexer}
     published = preset.published_params
     return ParamsReport.unchecked(
         total=counts.total, embedding=counts.embedding, non_embedding=counts.non_embedding,
@@ -393,15 +394,18 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
         model=preset.name, title=preset.title, source=preset.source, spec=spec,
         params=params, flops_per_token=flops, training=training, notes=notes,
         finetune=ft_block, conventions=_conventions(flops.attention, training, ft_block,
-                                                    scans=set(spec.mixer_kinds) != {"attention"}),
+                                                    scans=set(spec.mixer_kinds) != {"attention"},
+                                                    sparse=spec.attention.indexer is not None),
     )
 
 
 def _conventions(attention: str, training: TrainingReport | None,
-                 finetune: FineTuneBlock | None = None, scans: bool = False) -> list[str]:
+                 finetune: FineTuneBlock | None = None, scans: bool = False,
+                 sparse: bool = False) -> list[str]:
     """The convention sentences of a report counted under `attention` (and `scans`: the model
-    has Mamba, gated DeltaNet or short-convolution layers)."""
+    has Mamba, gated DeltaNet or short-convolution layers; `sparse`: DSA's indexer)."""
     lines = [counting.PARAMETERS, counting.FLOPS, counting.ATTENTION[attention],
+             *([counting.SPARSE_ATTENTION] if sparse else []),
              *([counting.SCANS] if scans else [])]
     lines += ([counting.lora_sentence(finetune.method, finetune.rank, finetune.targets),
                counting.FINETUNE_PASSES] if finetune else [counting.PASSES])

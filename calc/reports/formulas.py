@@ -30,7 +30,8 @@ from calc.symbols import INFO, LATEX_NAMES, SYMBOLS
 # Sizes kept symbolic when non-zero; everything else is substituted by its value.
 _KEPT = ("V", "d", "L", "h", "h_kv", "d_qk", "d_v", "d_ff", "P", "w", "c", "E", "k", "d_e",
          "E_s", "d_s", "r_q", "r_kv", "d_rope", "T", "d_emb", "d_in", "N_s", "k_s", "R_dt", "H_s",
-         "G_s", "H_k", "H_v", "d_lk", "d_lv", "k_dn", "k_sc", *LAYER_COUNTS)
+         "G_s", "H_k", "H_v", "d_lk", "d_lv", "k_dn", "k_sc", "h_I", "d_I", "L_idx",
+         *LAYER_COUNTS)
 
 
 def specialise(expr: sympy.Expr, spec: ModelSpec, expand: bool = True) -> sympy.Expr:
@@ -85,7 +86,7 @@ def structure(spec: ModelSpec) -> dict[sympy.Symbol, Any]:
     if values["d_emb"] == values["d"]:
         subs[SYMBOLS["d_emb"]] = SYMBOLS["d"]
     # A kind every layer has is counted by L; dense FFNs on every layer MoE leaves, by L − L_moe.
-    for name in LAYER_COUNTS:
+    for name in (*LAYER_COUNTS, "L_idx"):
         if values[name] == spec.n_layers:
             subs[SYMBOLS[name]] = SYMBOLS["L"]
     if values["L_moe"] and values["L_dense"] + values["L_moe"] == spec.n_layers:

@@ -36,6 +36,10 @@ CONVENTIONS = [
     "Scans (Mamba, gated DeltaNet): run token by token; each multiply, add or subtract on the "
     "state counted as one FLOP per element by calc.verify.count.StateCounter, its reads as "
     "matmuls by FlopCounterMode.",
+    "DeepSeek Sparse Attention: the indexer's top-k selection passes no gradient, so torch's "
+    "backward has none of the indexer's products (its projections and its scores over every "
+    "key); the backward check leaves them out. calc's training FLOPs count the indexer as "
+    "trained (3 × forward), as by a loss of its own.",
     "MoE: each token goes to exactly top-k experts (the router's top-k on real tensors, a "
     "balanced assignment on the meta device, which has no values).",
 ]
@@ -129,7 +133,8 @@ def verify(spec: ModelSpec, seq_len: int | None = None, *, batch: int = 1,
     # depthwise conv's comes out C times too large; torch/utils/flop_counter.py,
     # conv_backward_flop), so the check multiplies the matrix products only.
     conv = counted.forward_by_operator.get("aten.convolution", 0)
-    backward = BACKWARD_PER_FORWARD * (counted.matmul_forward - conv)
+    backward = BACKWARD_PER_FORWARD * (counted.matmul_forward - conv
+                                       - _selection(spec, counted.forward_by_component, t, batch))
     torch_backward = (None if counted.backward is None else counted.backward
                       - counted.backward_by_operator.get("aten.convolution_backward", 0))
     flop_checks.append(Check(quantity=f"backward ({BACKWARD_PER_FORWARD} × forward matrix "
@@ -145,10 +150,22 @@ def verify(spec: ModelSpec, seq_len: int | None = None, *, batch: int = 1,
         seconds=time.perf_counter() - start)
 
 
+def _selection(spec: ModelSpec, by_component: dict[str, int], t: int, batch: int) -> int:
+    """The forward FLOPs of DSA's indexers (their projections, and their scores q·k and head sum
+    over all t keys of each of t queries: 2·h_I·(d_I + 1) per pair), which have no backward."""
+    indexer = spec.attention.indexer
+    if indexer is None:
+        return 0
+    scores = 2 * indexer.n_heads * (indexer.head_dim + 1) * t * t * batch
+    return by_component.get("attention/indexer", 0) + spec.n_indexer_layers * scores
+
+
 def hf_seq_len(spec: ModelSpec, seq_len: int) -> int:
     """transformers' eager attention computes the whole masked T×T square even in a sliding-
-    window or chunked layer, where calc's full convention counts w keys (or a chunk's): compare
-    where the two agree."""
+    window or chunked layer, where calc's full convention counts w keys (or a chunk's), and masks
+    the keys DSA's indexer did not select, where calc counts its top-k (DeepseekV32Attention
+    folds them into the attention mask on the eager and SDPA paths): compare where the two
+    agree."""
     att, n = spec.attention, spec.layer_counts
     limits = [seq_len, *([att.sliding_window] if n["local"] and att.sliding_window else []),
               *([att.chunk_size] if n["chunked"] and att.chunk_size else [])]

@@ -19,6 +19,7 @@ _LAZY = {
     "DeltaNetSpec": "calc.spec.layers:DeltaNetSpec",
     "Dtype": "calc.spec.hardware:Dtype",
     "FFNSpec": "calc.spec.ffn:FFNSpec",
+    "IndexerSpec": "calc.spec.attention:IndexerSpec",
     "InferenceWorkload": "calc.spec.inference:InferenceWorkload",
     "LayerAt": "calc.spec.layers:LayerAt",
     "LayersSpec": "calc.spec.layers:LayersSpec",

@@ -1,4 +1,5 @@
-"""Attention's spec: heads, KV sharing, biases, QK-norm, windows and chunks, sinks, MLA."""
+"""Attention's spec: heads, KV sharing, biases, QK-norm, windows and chunks, sinks, MLA, and
+DeepSeek Sparse Attention's indexer."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from calc.spec.base import MAX_HEADS, MAX_TOKENS_CONTEXT, MAX_WIDTH, Frozen
+from calc.spec.base import MAX_HEADS, MAX_LAYERS, MAX_TOKENS_CONTEXT, MAX_WIDTH, Frozen
 from calc.spec.layers import AttentionKind
 
 
@@ -27,6 +28,29 @@ class MLASpec(Frozen):
         if self.qk_nope_head_dim + self.qk_rope_head_dim == 0:
             raise ValueError("attention.mla: qk_nope_head_dim + qk_rope_head_dim must be >= 1")
         return self
+
+
+class IndexerSpec(Frozen):
+    """DeepSeek Sparse Attention (DSA; DeepSeek-V3.2-Exp, transformers' modeling_deepseek_v32.py
+    DeepseekV32Indexer): a lightning indexer scores every earlier key for each query, and the
+    attention then attends to the top `topk` keys only.
+
+    The indexer's queries come from MLA's query latent (wq_b: r_q → n_heads·head_dim), its one
+    key per token from the residual (wk: d → head_dim, then a LayerNorm with bias), and a weight
+    per head from the residual (weights_proj: d → n_heads); RoPE turns the first
+    qk_rope_head_dim of each head. A key's score is Σ_heads weight · ReLU(q·k).
+    """
+
+    n_heads: int = Field(ge=1, le=MAX_HEADS, description="indexer heads (index_n_heads)")
+    head_dim: int = Field(ge=1, le=MAX_WIDTH, description="indexer query/key width per head "
+                                                          "(index_head_dim)")
+    topk: int = Field(ge=1, le=MAX_TOKENS_CONTEXT,
+                      description="keys each query attends to (index_topk; all of them when "
+                                  "fewer are visible)")
+    shared_layers: tuple[int, ...] = Field(
+        (), max_length=MAX_LAYERS,
+        description="0-based attention layers without an indexer of their own, which reuse the "
+                    "previous indexer layer's keys (GLM-5's indexer_types \"shared\")")
 
 
 class AttentionSpec(Frozen):
@@ -68,6 +92,9 @@ class AttentionSpec(Frozen):
         False, description="each head's output is gated by sigmoid(x W_G), W_G d × h·d_v, "
                            "projected together with W_Q (Qwen3-Next)")
     mla: MLASpec | None = Field(None, description="multi-head latent attention instead of MHA")
+    indexer: IndexerSpec | None = Field(
+        None, description="DeepSeek Sparse Attention: an indexer picks the keys each query "
+                          "attends to (needs attention.mla with q_lora_rank)")
     experts: int | None = Field(
         None, ge=1, le=MAX_HEADS,
         description="mixture of attention heads (JetMoE: Shen et al. 2024 §2.2, after "
@@ -94,6 +121,8 @@ class AttentionSpec(Frozen):
                              f"{self.n_heads}")
         if self.experts is not None:
             self._check_experts()
+        if self.indexer is not None:
+            self._check_indexer()
         if self.layer_pattern is None and self.sliding_window and self.chunk_size:
             raise ValueError("attention.sliding_window and attention.chunk_size are both set: "
                              "give attention.layer_pattern to say which layers use which")
@@ -102,6 +131,22 @@ class AttentionSpec(Frozen):
                 raise ValueError(f"attention.layer_pattern has {kind} layers but "
                                  f"attention.{size} is not set")
         return self
+
+    def _check_indexer(self) -> None:
+        """The indexer's queries come from MLA's query latent, and RoPE turns the first
+        qk_rope_head_dim of each indexer head (DeepseekV32Indexer)."""
+        mla, indexer = self.mla, self.indexer
+        assert indexer is not None
+        if mla is None or mla.q_lora_rank is None:
+            raise ValueError("attention.indexer needs attention.mla with q_lora_rank: its "
+                             "queries are projected from MLA's query latent")
+        if indexer.head_dim < mla.qk_rope_head_dim:
+            raise ValueError(f"attention.indexer.head_dim={indexer.head_dim} must be >= "
+                             f"attention.mla.qk_rope_head_dim={mla.qk_rope_head_dim} (RoPE "
+                             f"turns that part of each indexer head)")
+        if self.sliding_window or self.chunk_size or self.layer_pattern:
+            raise ValueError("attention.indexer selects among all earlier keys: it is not "
+                             "defined with sliding_window, chunk_size or layer_pattern")
 
     def _check_experts(self) -> None:
         """A mixture of attention heads: each expert holds n_kv_heads query heads."""

@@ -133,11 +133,41 @@ class ModelSpec(Frozen):
                              "block with an FFN; the model has no such layers")
         if self.parallel_norms == 2 and not self.parallel_block:
             raise ValueError("parallel_norms=2 needs parallel_block=True")
+        if att.indexer is not None:
+            self._check_indexer()
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
                              f"mixture of experts uses it)")
         return self
+
+    def _check_indexer(self) -> None:
+        """DSA's indexer is on every attention layer but the shared ones, which reuse the
+        keys of an earlier indexer layer (GlmMoeDsaAttention); its layers are global."""
+        indexer = self.attention.indexer
+        assert indexer is not None
+        attending = [i for i, kind in enumerate(self.attention_kinds) if kind]
+        if set(attending) and {self.attention_kinds[i] for i in attending} != {"global"}:
+            raise ValueError("attention.indexer: every attention layer must be global "
+                             "(layers.exceptions sets another attention kind)")
+        shared = indexer.shared_layers
+        if len(set(shared)) != len(shared):
+            raise ValueError("attention.indexer.shared_layers: a layer is listed twice")
+        for i in shared:
+            if i not in attending:
+                raise ValueError(f"attention.indexer.shared_layers: layer {i} is not an "
+                                 f"attention layer of the {self.n_layers}")
+            if i == attending[0]:
+                raise ValueError(f"attention.indexer.shared_layers: layer {i} is the first "
+                                 f"attention layer; no earlier indexer picks its keys")
+
+    @property
+    def n_indexer_layers(self) -> int:
+        """Attention layers with DSA's indexer of their own (0 without attention.indexer)."""
+        indexer = self.attention.indexer
+        if indexer is None:
+            return 0
+        return self.n_attention_layers - len(indexer.shared_layers)
 
     def _check_layers(self) -> None:
         """Every layer kind has its part, every part is used, and the counts stay uniform."""

@@ -84,6 +84,10 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         # JetMoE's attention-expert router, replicated like an MoE router
         Matmul("attention/router", flops["attention/router"], att.experts or 0, d, n_att,
                "none"),
+        # DSA's indexer projections (wq_b from the query latent, wk and weights_proj from x),
+        # replicated like a router: a TP split of them is not priced
+        Matmul("attention/indexer", flops["attention/indexer"],
+               _indexer_width(spec), d, spec.n_indexer_layers, "none"),
         *mixer_matmuls(spec, flops),
         # OPT-350m's project_in and project_out, d_emb ↔ d once each, replicated
         Matmul("embedding_projection", flops["embedding_projection"], d,
@@ -120,6 +124,24 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         head_params=params.components["lm_head"],
         mla_up_flops=_mla_up_flops(spec, flops),
     )
+
+
+def _indexer_width(spec: ModelSpec) -> int:
+    """Output width of DSA's indexer projections: h_I·d_I queries, one key, h_I weights."""
+    indexer = spec.attention.indexer
+    return indexer.n_heads * (indexer.head_dim + 1) + indexer.head_dim if indexer else 0
+
+
+def _indexer_bytes(spec: ModelSpec, seq_len: int) -> int:
+    """Elements DSA's indexers read and write per token, all layers: the key's LayerNorm (d_I
+    in and out), RoPE on h_I + 1 heads' rotary part, ReLU over the h_I·s scores and the top-k's
+    read of the s weighted scores (its products are attention/scores, priced as attention)."""
+    indexer, mla = spec.attention.indexer, spec.attention.mla
+    if indexer is None or mla is None:
+        return 0
+    h, width = indexer.n_heads, indexer.head_dim
+    per_layer = 2 * width + 2 * (h + 1) * mla.qk_rope_head_dim + 2 * h * seq_len + seq_len
+    return spec.n_indexer_layers * per_layer
 
 
 def _mla_up_flops(spec: ModelSpec, flops: dict[str, float]) -> float:
@@ -180,6 +202,7 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
         ElementWise("attention dropout", n_att * h * seq_len * (2 * q + MASK_BYTES), "tensor",
                     dropout=True, eager=True),
         *mixer_elementwise(spec),
+        ElementWise("indexer", _indexer_bytes(spec, seq_len) * q, "replicated"),
     ]
     if moe is not None:  # token permutation: k copies out (dispatch) and back (combine)
         terms.append(ElementWise("moe permute", n_moe * 4 * moe.top_k * d * q, "replicated"))

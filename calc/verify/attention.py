@@ -3,7 +3,8 @@
 
 A sliding-window layer multiplies each query with its w keys only, a chunked layer each chunk
 with itself; sinks join each softmax as one more logit per head; an output gate multiplies each
-head's output by sigmoid(x W_G).
+head's output by sigmoid(x W_G); DeepSeek Sparse Attention's layers attend to the keys the
+indexer selects (calc.verify.indexer).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from calc.spec import ModelSpec
+from calc.verify.indexer import Indexer, attend_selected, select
 from calc.verify.moa import ExpertOutputs, ExpertQueries
 from calc.verify.parts import alibi_slopes, linear, make_norm, rope, sinusoids, tag
 
@@ -44,7 +46,7 @@ class RelativePositions(nn.Module):
 class Attention(nn.Module):
     """MHA/GQA/MQA or MLA; QKᵀ and A·V as explicit matmuls, tagged attention/scores."""
 
-    def __init__(self, spec: ModelSpec, kind: str):
+    def __init__(self, spec: ModelSpec, kind: str, indexed: bool = True):
         super().__init__()
         tag(self, "attention/scores")
         att, d = spec.attention, spec.d_model
@@ -95,6 +97,12 @@ class Attention(nn.Module):
             self.k_norm = make_norm(norms, self.h_kv * self.d_qk, "attention/qk_norm")
         self.sub_norm = (make_norm(spec.norm, self.h * self.d_v, "attention/sub_norm")
                          if spec.norm.sub_norms else None)
+        # DSA: this layer's own indexer, or (a shared layer) the keys an earlier one selected,
+        # linked by the model after building (`shares`: a plain tuple, not a submodule)
+        self.dsa = att.indexer is not None
+        self.indexer = Indexer(spec) if self.dsa and indexed else None
+        self.shares: tuple[Attention, ...] = ()
+        self.selected: Tensor | None = None
 
     def _heads(self, x: Tensor, n: int) -> Tensor:
         b, t, _ = x.shape
@@ -120,7 +128,13 @@ class Attention(nn.Module):
         return q, k, v
 
     def _mla(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        q = self._heads(self.q(x), self.h)  # [B, h, T, d_qk]
+        if self.dsa:  # the indexer reads the query latent (DeepseekV32Attention's q_resid)
+            latent = self.q[1](self.q[0](x))
+            q = self._heads(self.q[2](latent), self.h)
+            self.selected = (select(self.indexer, *self.indexer(x, latent, positions))
+                             if self.indexer is not None else self._shared(x))
+        else:
+            q = self._heads(self.q(x), self.h)  # [B, h, T, d_qk]
         latent, k_rope = self.kv_a(x).split((self.kv_b.in_features, self.d_rope), dim=-1)
         kv = self._heads(self.kv_b(self.kv_norm(latent)), self.h)
         k_nope, v = kv.split((self.d_qk - self.d_rope, self.d_v), dim=-1)
@@ -129,6 +143,18 @@ class Attention(nn.Module):
                        rope(q[..., self.d_qk - self.d_rope:], positions)), dim=-1)
         k = torch.cat((k_nope, k_rope.expand(-1, self.h, -1, -1)), dim=-1)
         return q, k, v
+
+    def _shared(self, x: Tensor) -> Tensor:
+        """A shared DSA layer's keys: those its indexer layer selected in this forward. On the
+        meta device calc.verify.count may run this layer without that one (one layer per
+        structure); any indices of the shape count the same there."""
+        selected = self.shares[0].selected
+        b, t = x.shape[:2]
+        if selected is None or selected.shape[:2] != (b, t) or x.device.type == "meta":
+            assert x.device.type == "meta", "a shared DSA layer ran before its indexer layer"
+            topk = min(self.shares[0].indexer.topk, t)
+            return torch.zeros(b, t, topk, dtype=torch.long, device=x.device)
+        return selected
 
     def _bias(self, offsets: Tensor, dtype: torch.dtype) -> Tensor:
         """ALiBi: −slope·distance, broadcast over [B, h, T, keys]."""
@@ -178,6 +204,8 @@ class Attention(nn.Module):
         position = torch.arange(t, device=q.device)
         if self.chunk is not None and self.chunk < t:
             return self._chunked(q, k, v)
+        if self.selected is not None and self.selected.shape[-1] < t:
+            return attend_selected(q, k, v, self.selected, scale)
         if self.window is None or self.window >= t:
             q, by_distance = self._relative(q, t)
             scores = (q @ k.transpose(-2, -1)) * scale  # [B, h, T, T]

@@ -14,6 +14,9 @@ paths are what FlopCounterMode sees:
   chunk_size, five einsums; torch.einsum contracts a size-1 dimension without a bmm), gated
   DeltaNet the chunked delta rule
   (torch_chunk_gated_delta_rule: chunks of 64, six matmuls; the triangular solve counts 0);
+- DeepSeek Sparse Attention's layers (DeepseekV32Attention and GlmMoeDsaAttention, eager and
+  SDPA paths) fold the keys the indexer did not select into the attention mask and compute QKᵀ
+  and A·V over all T keys, where calc counts the min(index_topk, T) selected ones;
 - Llama 4's experts run every token through every expert and weight the outputs by the router's
   scores (Llama4TextMoe, Llama4TextExperts: bmm over all E experts), where calc counts top-k.
 
@@ -118,6 +121,11 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
         total -= flops.components["deltanet/scan"] * t
         total += n["deltanet"] * _chunked_delta_rule(spec, t)
         changed.append(f"gated DeltaNet: chunked delta rule (chunk {DELTANET_CHUNK})")
+    indexer = spec.attention.indexer
+    if indexer is not None and indexer.topk < t:
+        pair = FMA * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v)
+        total += n["attention"] * pair * t * (t - indexer.topk)
+        changed.append("DSA: attention over every key, the unselected ones masked")
     if str(hf_config.get("model_type", "")).startswith("llama4") and spec.moe:
         moe, ffn = spec.moe, spec.ffn
         assert ffn is not None

@@ -155,11 +155,11 @@ class Mixers(nn.Module):
     """A layer's token mixer: attention, Mamba, gated DeltaNet, a short convolution, or
     attention and Mamba side by side on the same input, their outputs summed (Falcon-H1)."""
 
-    def __init__(self, spec: ModelSpec, mixer: str, kind: str):
+    def __init__(self, spec: ModelSpec, mixer: str, kind: str, indexed: bool = True):
         super().__init__()
         parts: list[nn.Module] = []
         if "attention" in mixer:
-            parts.append(Attention(spec, kind))
+            parts.append(Attention(spec, kind, indexed))
         if "mamba" in mixer:
             parts.append(Mamba(spec))
         if mixer == "deltanet":
@@ -179,11 +179,12 @@ class Block(nn.Module):
     (pre/post/sandwich/reordered/parallel)."""
 
     def __init__(self, spec: ModelSpec, mixer: str = "attention", kind: str = "global",
-                 ffn: str = "dense"):
+                 ffn: str = "dense", indexed: bool = True):
         super().__init__()
-        self.structure = (mixer, kind, ffn)  # with the spec, all that makes this layer
+        # with the spec, all that makes this layer (a DSA layer with its own indexer or not)
+        self.structure = (mixer, kind, ffn, indexed)
         self.placement, self.parallel = spec.norm.placement, spec.parallel_block
-        self.attention = Mixers(spec, mixer, kind)
+        self.attention = Mixers(spec, mixer, kind, indexed)
         self.ffn = (None if ffn == "none" else MixtureOfExperts(spec) if ffn == "moe"
                     else FeedForward(spec, spec.ffn.d_ff if spec.ffn else 0))
         self.norms = nn.ModuleList(make_norm(spec.norm, spec.d_model, "norms")
@@ -245,6 +246,19 @@ class LMHead(nn.Module):
         return F.linear(x, embedding if self.weight is None else self.weight, self.bias)
 
 
+def _link_shared(layers: nn.ModuleList) -> None:
+    """DSA's shared layers read the keys the last indexer layer before them selected."""
+    last: Attention | None = None
+    for layer in layers:
+        for part in layer.attention.parts:
+            if isinstance(part, Attention) and part.dsa:
+                if part.indexer is None:
+                    assert last is not None
+                    part.shares = (last,)
+                else:
+                    last = part
+
+
 class ReferenceModel(nn.Module):
     def __init__(self, spec: ModelSpec):
         super().__init__()
@@ -259,9 +273,11 @@ class ReferenceModel(nn.Module):
                          if spec.position.kind == "learned" else None)
         self.embedding_norm = (make_norm(spec.norm, d, "embedding/norm")
                                if spec.norm.embedding else None)
+        shared = set(spec.attention.indexer.shared_layers) if spec.attention.indexer else set()
         self.layers = nn.ModuleList(
-            Block(spec, mixer, kind, ffn) for mixer, kind, ffn in zip(
-                spec.mixer_kinds, spec.attention_kinds, spec.ffn_kinds, strict=True))
+            Block(spec, mixer, kind, ffn, i not in shared) for i, (mixer, kind, ffn) in
+            enumerate(zip(spec.mixer_kinds, spec.attention_kinds, spec.ffn_kinds, strict=True)))
+        _link_shared(self.layers)
         self.final_norm = make_norm(spec.norm, d, "final_norm") if spec.norm.final else None
         self.lm_head = LMHead(spec)
         self.mtp = nn.ModuleList(MultiTokenPrediction(spec) for _ in range(spec.mtp_modules))

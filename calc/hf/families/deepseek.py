@@ -1,5 +1,5 @@
-"""DeepSeek: deepseek_v2 and deepseek_v3 (multi-head latent attention and mixtures of experts
-with shared experts).
+"""DeepSeek: deepseek_v2, deepseek_v3 and deepseek_v32 (multi-head latent attention and mixtures
+of experts with shared experts; V3.2 adds DeepSeek Sparse Attention's indexer).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from calc.hf.fields import HFConfig, decoder, divides, top_k
 from calc.hf.model_type import ModelType, Traits
-from calc.hf.per_layer import moe_layout
+from calc.hf.per_layer import moe_layout, sparse_layers
 from calc.hf.writing import base, experts, gated, need, one_group
 from calc.spec import ModelSpec
 
@@ -18,6 +18,7 @@ _MLA: dict[str, Any] = {
     "tie_word_embeddings": False,
 }
 _TRAITS = Traits(moe=True, mla=True)
+DSA_TYPES = ("deepseek_v32", "glm_moe_dsa")  # their writers write attention.indexer
 
 
 def read_mla_moe(c: HFConfig, v3: bool, sparse: list[bool] | None = None,
@@ -66,6 +67,8 @@ def read_mla_moe(c: HFConfig, v3: bool, sparse: list[bool] | None = None,
 def _write(spec: ModelSpec, model_type: str) -> dict[str, Any]:
     mla, moe = spec.attention.mla, experts(spec, model_type)
     need(mla is not None, f"attention.mla=None ({model_type} uses multi-head latent attention)")
+    need(spec.attention.indexer is None or model_type in DSA_TYPES,
+         f"attention.indexer ({model_type} has no DeepSeek Sparse Attention; deepseek_v32 has)")
     return {**base(spec, model_type), "intermediate_size": spec.ffn.d_ff,
             # MLA gives every head its own key and value, yet transformers' attention still
             # repeats them num_attention_heads // num_key_value_heads times (repeat_kv in
@@ -115,3 +118,61 @@ DEEPSEEK_V3 = ModelType(
         "n_shared_experts": 1, "n_routed_experts": 256, "num_experts_per_tok": 8,
         "first_k_dense_replace": 3, "max_position_embeddings": 4096, "num_mtp_layers": 1,
     })
+
+
+# ---- deepseek_v32 -----------------------------------------------------------------------------
+def read_dsa(c: HFConfig, shared: tuple[int, ...] = ()) -> dict[str, Any]:
+    """DeepSeek-V3's layers with DSA's indexer on every attention layer (modeling_deepseek_v32.py:
+    DeepseekV32Attention, DeepseekV32Indexer), the MoE where mlp_layer_types says "sparse"
+    (configuration_deepseek_v32.py: default from layer first_k_dense_replace on); the MTP layers
+    are not built (DeepseekV32PreTrainedModel ignores their weights)."""
+    # AXK1Attention (which DeepseekV32Attention extends) always projects queries through
+    # q_lora_rank, whose latent the indexer reads
+    if not c.given("q_lora_rank"):
+        c.fail("q_lora_rank=null: DSA's indexer reads MLA's query latent (transformers' "
+               "DeepseekV32Attention always builds q_a_proj)")
+    layers, first = c.size("num_hidden_layers"), c.size("first_k_dense_replace", minimum=0)
+    spec = read_mla_moe(c, v3=True, mtp=False,
+                        sparse=sparse_layers(c, [i >= first for i in range(layers)]))
+    spec["attention"]["indexer"] = {
+        "n_heads": c.size("index_n_heads"), "head_dim": c.size("index_head_dim"),
+        "topk": c.size("index_topk"), "shared_layers": shared}
+    if c.size("index_head_dim") < c.size("qk_rope_head_dim", minimum=0):
+        c.fail(f"index_head_dim={c['index_head_dim']} < qk_rope_head_dim="
+               f"{c['qk_rope_head_dim']}: the indexer's RoPE part does not fit its head")
+    return spec
+
+
+def write_dsa(spec: ModelSpec, model_type: str) -> dict[str, Any]:
+    """deepseek_v32's fields (glm_moe_dsa's too): DeepSeek-V3's and the indexer's."""
+    indexer = spec.attention.indexer
+    need(indexer is not None, f"attention.indexer=None ({model_type} is DeepSeek Sparse "
+                              f"Attention)")
+    assert indexer is not None
+    need(spec.mtp_modules == 0, f"mtp_modules={spec.mtp_modules} (transformers does not build "
+                                f"{model_type}'s multi-token-prediction layers)")
+    out = {**_write(spec, model_type), **one_group(spec, model_type),
+           "index_n_heads": indexer.n_heads, "index_head_dim": indexer.head_dim,
+           "index_topk": indexer.topk}
+    out["mlp_layer_types"] = ["sparse" if moe else "dense" for moe in spec.moe_layers]
+    return out
+
+
+def _write_deepseek_v32(spec: ModelSpec) -> dict[str, Any]:
+    need(not spec.attention.indexer or not spec.attention.indexer.shared_layers,
+         "attention.indexer.shared_layers (deepseek_v32 gives every layer its own indexer)")
+    return write_dsa(spec, "deepseek_v32")
+
+
+DSA_DEFAULTS: dict[str, Any] = {
+    **_MLA, "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432,
+    "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128,
+    "n_shared_experts": 1, "n_routed_experts": 256, "num_experts_per_tok": 8,
+    "first_k_dense_replace": 3, "max_position_embeddings": 163840, "mlp_layer_types": None,
+    "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 64,
+}
+DEEPSEEK_V32 = ModelType(
+    "deepseek_v32", read_dsa, write=_write_deepseek_v32, traits=_TRAITS,
+    # e_score_correction_bias: a buffer of DeepseekV32TopkRouter (modeling_deepseek_v32.py)
+    router_bias_buffer=True,
+    aliases={"num_local_experts": "n_routed_experts"}, defaults=DSA_DEFAULTS)

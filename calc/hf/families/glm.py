@@ -1,5 +1,6 @@
-"""GLM (Zhipu AI): glm, glm4, glm4_moe (GLM-4.5) and glm4_moe_lite (GLM-4.7-Flash: DeepSeek-V3's
-latent attention and experts).
+"""GLM (Zhipu AI): glm, glm4, glm4_moe (GLM-4.5), glm4_moe_lite (GLM-4.7-Flash: DeepSeek-V3's
+latent attention and experts) and glm_moe_dsa (GLM-5: DeepSeek-V3.2's sparse attention, with
+layers that reuse an earlier layer's selection).
 
 Partial rotary embeddings (partial_rotary_factor) change no count.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from calc.hf.families.deepseek import read_mla_moe
+from calc.hf.families.deepseek import DSA_DEFAULTS, read_dsa, read_mla_moe, write_dsa
 from calc.hf.fields import (
     HFConfig,
     biased_decoder,
@@ -128,4 +129,57 @@ GLM4_MOE_LITE = ModelType(
         "q_lora_rank": 768, "qk_rope_head_dim": 64, "v_head_dim": 256, "qk_nope_head_dim": 192,
         "num_experts_per_tok": 4, "hidden_act": "silu", "max_position_embeddings": 202752,
         "tie_word_embeddings": False, "mlp_layer_types": None, "attention_bias": False,
+    })
+
+
+# ---- glm_moe_dsa ------------------------------------------------------------------------------
+def _read_glm_moe_dsa(c: HFConfig) -> dict[str, Any]:
+    # modeling_glm_moe_dsa.py: DeepSeek-V3.2's layers (calc.hf.families.deepseek.read_dsa); a
+    # layer whose indexer_types entry is "shared" builds no indexer and reuses the previous
+    # layer's top-k (GlmMoeDsaAttention). configuration_glm_moe_dsa.py: indexer_types, else
+    # index_topk_pattern ("F"/"S" per layer), else layer i is full when
+    # max(i - index_skip_topk_offset + 1, 0) % index_topk_freq == 0.
+    layers = c.size("num_hidden_layers")
+    if c.given("indexer_types"):
+        types = c["indexer_types"]
+    elif c.given("index_topk_pattern"):
+        pattern = c["index_topk_pattern"]
+        types = ([{"F": "full", "S": "shared"}.get(ch, ch) for ch in pattern]
+                 if isinstance(pattern, str) else pattern)
+    else:  # kwargs, not fields: transformers' fallbacks 1 and 2
+        freq = max(c.size("index_topk_freq", minimum=0) if c.given("index_topk_freq") else 1, 1)
+        offset = (c.size("index_skip_topk_offset", minimum=0)
+                  if c.given("index_skip_topk_offset") else 2)
+        types = ["full" if max(i - offset + 1, 0) % freq == 0 else "shared"
+                 for i in range(layers)]
+    if not isinstance(types, list) or len(types) != layers or not set(types) <= {"full",
+                                                                                 "shared"}:
+        c.fail(f"indexer_types must list 'full' or 'shared' for each of the {layers} layers, "
+               f"got {types!r}")
+    if types[0] == "shared":
+        c.fail("indexer_types[0]='shared': no earlier layer selects its keys (transformers "
+               "raises on it)")
+    return read_dsa(c, tuple(i for i, kind in enumerate(types) if kind == "shared"))
+
+
+def _write_glm_moe_dsa(spec: ModelSpec) -> dict[str, Any]:
+    out = write_dsa(spec, "glm_moe_dsa")
+    indexer = spec.attention.indexer
+    shared = set(indexer.shared_layers) if indexer else set()
+    return {**out, "indexer_types": ["shared" if i in shared else "full"
+                                     for i in range(spec.n_layers)]}
+
+
+GLM_MOE_DSA = ModelType(
+    "glm_moe_dsa", _read_glm_moe_dsa, write=_write_glm_moe_dsa,
+    traits=Traits(moe=True, mla=True), router_bias_buffer=True,
+    aliases={"num_local_experts": "n_routed_experts"},
+    # index_topk_pattern, index_topk_freq and index_skip_topk_offset: keywords
+    # GlmMoeDsaConfig.__post_init__ reads from its kwargs, not fields
+    getattr_fields=("index_topk_pattern", "index_topk_freq", "index_skip_topk_offset"),
+    defaults={
+        **DSA_DEFAULTS, "vocab_size": 154880, "hidden_size": 6144, "intermediate_size": 12288,
+        "num_hidden_layers": 78, "num_attention_heads": 64, "q_lora_rank": 2048,
+        "v_head_dim": 256, "qk_nope_head_dim": 192, "max_position_embeddings": 202752,
+        "index_n_heads": 32, "indexer_types": None,
     })
