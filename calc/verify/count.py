@@ -4,6 +4,9 @@ Both are attributed to the component tags of calc.verify.model (module → neare
 ancestor), so they line up with calc's formula keys. FlopCounterMode credits an operator to
 every module on the stack; a module's own share is its count minus its children's.
 
+On the meta device a reference model's layers of one structure are counted by running one of
+them (`_runs`); `every_layer=True` runs them all, and tests/test_verify.py holds the two equal.
+
 FlopCounterMode counts matrix products and convolutions only. The state arithmetic of a scan
 (calc.verify.parts.state_arithmetic) is counted by StateCounter, a dispatch mode of our own: one
 FLOP per element each multiply, add or subtract produces there (calc.formulas.mixers).
@@ -155,7 +158,7 @@ def count_flops(model: nn.Module, seq_len: int, batch: int = 1, backward: bool =
     device = next(model.parameters()).device
     ids = torch.zeros(batch, seq_len, dtype=torch.long, device=device)
     run = _runs(model, ids, backward, every_layer)
-    per_module = {name: ops for name, ops in run.forward.items()}
+    per_module = run.forward
     root = type(model).__name__
     keys = components(model)
     by_component: dict[str, int] = defaultdict(int)
