@@ -104,11 +104,8 @@ def _write_exaone_moe(spec: ModelSpec) -> dict[str, Any]:
 EXAONE_MOE = ModelType(
     "exaone_moe", _read_exaone_moe, write=_write_exaone_moe, traits=Traits(moe=True),
     getattr_fields=("head_dim",),
-    defaults={
-        "vocab_size": 102400, "hidden_size": 4096, "intermediate_size": 16384,
-        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
-        "hidden_act": "silu", "max_position_embeddings": 2048, "tie_word_embeddings": False,
-        "sliding_window": 4096, "sliding_window_pattern": 4, "layer_types": None,
+    defaults={  # ExaoneMoeConfig's: Exaone4Config's, and its experts
+        **EXAONE4.defaults,
         "mlp_layer_types": None, "first_k_dense_replace": 1, "moe_intermediate_size": 1024,
         "num_experts": 64, "num_experts_per_tok": 8, "num_shared_experts": 1,
     })
