@@ -128,8 +128,7 @@ class RunConfig(Frozen):
     @property
     def empty(self) -> bool:
         """No option given (calc.estimate's hot path skips reading the sections)."""
-        return self is _NOTHING or not any(
-            getattr(self, section) is not None for section in SECTION_SCHEMAS)
+        return all(getattr(self, section) is None for section in SECTION_SCHEMAS)
 
     def given(self, *sections: str) -> dict[str, Any]:
         """{option: value} of what was given, in `sections` (default all)."""
