@@ -1142,13 +1142,16 @@ def memory_activations(s):
     d_s = s['d_s']
     d_v = s['d_v']
     h = s['h']
+    h_kv = s['h_kv']
     h_t = s['h_t']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
+    i_frozen = s['i_frozen']
     i_full = s['i_full']
     i_glu = s['i_glu']
     i_head = s['i_head']
+    i_hf = s['i_hf']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
     i_keep_head = s['i_keep_head']
@@ -1158,11 +1161,14 @@ def memory_activations(s):
     i_keep_up = s['i_keep_up']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
+    i_norm_final = s['i_norm_final']
     i_qlora = s['i_qlora']
     i_rnu = s['i_rnu']
+    i_rope = s['i_rope']
     i_scores = s['i_scores']
     i_sp = s['i_sp']
     i_swr = s['i_swr']
+    i_up = s['i_up']
     i_vp = s['i_vp']
     k = s['k']
     n_cp = s['n_cp']
@@ -1183,25 +1189,30 @@ def memory_activations(s):
                 L_s_att*(
                     d_rope*i_mla*i_rnu*q_a
                     + d_v*h*i_keep_o*q_lo/n_tp
-                    + h*i_scores*(
-                        T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
-                    )*(i_drop*(q_a + 1) + q_a)/n_tp
+                    + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                        + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                    )/n_tp
+                    + i_hf*(h*(4 - 4*i_scores) + i_scores*q_a*(d_qk + d_v)*(h - h_kv))/n_tp
                     + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                 )
                 + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
                 + 6*L_s_sc*d*q_a/n_tp
                 + L_s_ssm*q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp)
                 + n_tp**(-i_sp)*(
-                    L_s*(d*i_drop + d*n_norm*q_a)
+                    L_s*(
+                        d*i_drop*(1 - i_hf)
+                        + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                    )
                     + L_s_att*(
                         d*i_keep_qkv*q_l*(1 - i_rnu)
                         + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                     )
                     + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
-                    + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l*(1 - i_rnu))
+                    + (L_s_dense + L_sm)*(d*i_drop*(1 - i_hf) + d*i_keep_up*q_l*(1 - i_rnu))
                 )
                 + (
-                    L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
+                    L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu*i_hf + i_glu + 1))
                     + L_sm*(
                         q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
                         + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
@@ -1209,10 +1220,18 @@ def memory_activations(s):
                 )/n_tp
             )
         )/n_cp,
-        'embedding': T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(
-            i_vp*(n_pp - 1)/(n_pp*n_vp) + 1
-        )/n_cp,
-        'output': T*b*i_head*(M + 1)*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp),
+        'embedding': (
+            T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
+            + 2*T*d_qk*i_hf*i_rope*q_a
+        ),
+        'output': i_head*(M + 1)*(
+            T*b*(
+                V*q_L
+                + d*i_keep_head*(4 - 4*i_hf)
+                + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
+            )/n_cp
+            + 4*i_hf
+        )/n_tp,
     }
 
 
@@ -1293,9 +1312,11 @@ def memory(s):
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
+    i_frozen = s['i_frozen']
     i_full = s['i_full']
     i_glu = s['i_glu']
     i_head = s['i_head']
+    i_hf = s['i_hf']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
     i_keep_head = s['i_keep_head']
@@ -1306,11 +1327,14 @@ def memory(s):
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mtps = s['i_mtps']
+    i_norm_final = s['i_norm_final']
     i_qlora = s['i_qlora']
     i_rnu = s['i_rnu']
+    i_rope = s['i_rope']
     i_scores = s['i_scores']
     i_sp = s['i_sp']
     i_swr = s['i_swr']
+    i_up = s['i_up']
     i_vp = s['i_vp']
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
@@ -1341,17 +1365,21 @@ def memory(s):
             + (1 - i_full)*(
                 d_rope*i_mla*i_rnu*q_a
                 + d_v*h*i_keep_o*q_lo/n_tp
+                + i_hf*(h*(4 - 4*i_scores) + i_scores*q_a*(d_qk + d_v)*(h - h_kv))/n_tp
                 + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                 + n_tp**(-i_sp)*(
-                    2*d*i_drop
+                    2*d*i_drop*(1 - i_hf)
                     + d*i_keep_qkv*q_l*(1 - i_rnu)
                     + d*i_keep_up*q_l*(1 - i_rnu)
-                    + d*n_norm*q_a
                     + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                    + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )
                 + (
-                    d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
-                    + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(i_drop*(q_a + 1) + q_a)
+                    d_ff*(i_keep_down*q_l + q_a*(i_glu*i_hf + i_glu + 1))
+                    + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                        + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                    )
                 )/n_tp
             )
         )/n_cp,
@@ -1367,16 +1395,17 @@ def memory(s):
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 6*d*q_a/n_tp
         )/n_cp,
         'total': (
-            T*b*i_head*(M + 1)*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
-            + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+            T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v*h*i_keep_o*q_lo/n_tp
-                        + h*i_scores*(
-                            T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
-                        )*(i_drop*(q_a + 1) + q_a)/n_tp
+                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_hf*(h*(4 - 4*i_scores) + i_scores*q_a*(d_qk + d_v)*(h - h_kv))/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -1385,16 +1414,19 @@ def memory(s):
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(d*i_drop + d*n_norm*q_a)
+                        L_s*(
+                            d*i_drop*(1 - i_hf)
+                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                        )
                         + L_s_att*(
                             d*i_keep_qkv*q_l*(1 - i_rnu)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
-                        + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l*(1 - i_rnu))
+                        + (L_s_dense + L_sm)*(d*i_drop*(1 - i_hf) + d*i_keep_up*q_l*(1 - i_rnu))
                     )
                     + (
-                        L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
+                        L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu*i_hf + i_glu + 1))
                         + L_sm*(
                             q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
@@ -1405,6 +1437,15 @@ def memory(s):
             + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(
                 i_vp*(n_pp - 1)/(n_pp*n_vp) + 1
             )/n_cp
+            + 2*T*d_qk*i_hf*i_rope*q_a
+            + i_head*(M + 1)*(
+                T*b*(
+                    V*q_L
+                    + d*i_keep_head*(4 - 4*i_hf)
+                    + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                )/n_cp
+                + 4*i_hf
+            )/n_tp
             + q_ema*(
                 (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
                 + (n_cp*n_dp)**(-i_z1)*(
@@ -1530,16 +1571,18 @@ def memory(s):
                 )
             )
         )/(
-            T*i_head*(M + 1)*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
+            2*T*d_qk*i_hf*i_rope*q_a
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v*h*i_keep_o*q_lo/n_tp
-                        + h*i_scores*(
-                            T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
-                        )*(i_drop*(q_a + 1) + q_a)/n_tp
+                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_hf*(h*(4 - 4*i_scores) + i_scores*q_a*(d_qk + d_v)*(h - h_kv))/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -1548,16 +1591,19 @@ def memory(s):
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(d*i_drop + d*n_norm*q_a)
+                        L_s*(
+                            d*i_drop*(1 - i_hf)
+                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                        )
                         + L_s_att*(
                             d*i_keep_qkv*q_l*(1 - i_rnu)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
-                        + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l*(1 - i_rnu))
+                        + (L_s_dense + L_sm)*(d*i_drop*(1 - i_hf) + d*i_keep_up*q_l*(1 - i_rnu))
                     )
                     + (
-                        L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
+                        L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu*i_hf + i_glu + 1))
                         + L_sm*(
                             q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
@@ -1566,6 +1612,14 @@ def memory(s):
                 )
             )/n_cp
             + T*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
+            + i_head*(M + 1)*(
+                T*(
+                    V*q_L
+                    + d*i_keep_head*(4 - 4*i_hf)
+                    + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                )/n_cp
+                + 4*i_hf
+            )/n_tp
         ),
     }
 
@@ -2097,6 +2151,7 @@ def finetune_memory(s):
     i_gate = s['i_gate']
     i_glu = s['i_glu']
     i_head = s['i_head']
+    i_hf = s['i_hf']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
     i_keep_head = s['i_keep_head']
@@ -2108,13 +2163,16 @@ def finetune_memory(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_mtps = s['i_mtps']
+    i_norm_final = s['i_norm_final']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_rnu = s['i_rnu']
+    i_rope = s['i_rope']
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
     i_sp = s['i_sp']
     i_swr = s['i_swr']
+    i_up = s['i_up']
     i_vp = s['i_vp']
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
@@ -2159,8 +2217,7 @@ def finetune_memory(s):
             + a_up*(L_dense + L_moe*_minimum(1, E_s))
         ),
         'total': (
-            T*b*i_head*(M + 1)*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
-            + T*b*q_a*r_a*(1 - i_full)*(
+            T*b*q_a*r_a*(1 - i_full)*(
                 L_att*a_k
                 + L_att*a_o
                 + L_att*a_q
@@ -2183,9 +2240,11 @@ def finetune_memory(s):
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v*h*i_keep_o*q_lo/n_tp
-                        + h*i_scores*(
-                            T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
-                        )*(i_drop*(q_a + 1) + q_a)/n_tp
+                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_hf*(h*(4 - 4*i_scores) + i_scores*q_a*(d_qk + d_v)*(h - h_kv))/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -2194,16 +2253,19 @@ def finetune_memory(s):
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(d*i_drop + d*n_norm*q_a)
+                        L_s*(
+                            d*i_drop*(1 - i_hf)
+                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                        )
                         + L_s_att*(
                             d*i_keep_qkv*q_l*(1 - i_rnu)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
-                        + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l*(1 - i_rnu))
+                        + (L_s_dense + L_sm)*(d*i_drop*(1 - i_hf) + d*i_keep_up*q_l*(1 - i_rnu))
                     )
                     + (
-                        L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
+                        L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu*i_hf + i_glu + 1))
                         + L_sm*(
                             q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
@@ -2214,6 +2276,7 @@ def finetune_memory(s):
             + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(
                 i_vp*(n_pp - 1)/(n_pp*n_vp) + 1
             )/n_cp
+            + 2*T*d_qk*i_hf*i_rope*q_a
             + i_frozen*(n_cp*n_dp)**(-i_z3)*(
                 q_w*(
                     i_head*(
@@ -2252,6 +2315,14 @@ def finetune_memory(s):
                     )
                 )/(L*n_tp)
             )
+            + i_head*(M + 1)*(
+                T*b*(
+                    V*q_L
+                    + d*i_keep_head*(4 - 4*i_hf)
+                    + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                )/n_cp
+                + 4*i_hf
+            )/n_tp
             + q_g*(
                 (1 - i_frozen)*(
                     (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
@@ -2558,7 +2629,7 @@ def finetune_memory(s):
                 )/(L*n_tp)
             )
         )/(
-            T*i_head*(M + 1)*(V*q_L + 4*d*i_keep_head)/(n_cp*n_tp)
+            2*T*d_qk*i_hf*i_rope*q_a
             + T*q_a*r_a*(1 - i_full)*(
                 L_att*a_k
                 + L_att*a_o
@@ -2582,9 +2653,11 @@ def finetune_memory(s):
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v*h*i_keep_o*q_lo/n_tp
-                        + h*i_scores*(
-                            T*(1 - i_dsa) + i_dsa*_minimum(K_I, T)
-                        )*(i_drop*(q_a + 1) + q_a)/n_tp
+                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_hf*(h*(4 - 4*i_scores) + i_scores*q_a*(d_qk + d_v)*(h - h_kv))/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -2593,16 +2666,19 @@ def finetune_memory(s):
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(d*i_drop + d*n_norm*q_a)
+                        L_s*(
+                            d*i_drop*(1 - i_hf)
+                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                        )
                         + L_s_att*(
                             d*i_keep_qkv*q_l*(1 - i_rnu)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
-                        + (L_s_dense + L_sm)*(d*i_drop + d*i_keep_up*q_l*(1 - i_rnu))
+                        + (L_s_dense + L_sm)*(d*i_drop*(1 - i_hf) + d*i_keep_up*q_l*(1 - i_rnu))
                     )
                     + (
-                        L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu + 1))
+                        L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu*i_hf + i_glu + 1))
                         + L_sm*(
                             q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
@@ -2611,6 +2687,14 @@ def finetune_memory(s):
                 )
             )/n_cp
             + T*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
+            + i_head*(M + 1)*(
+                T*(
+                    V*q_L
+                    + d*i_keep_head*(4 - 4*i_hf)
+                    + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                )/n_cp
+                + 4*i_hf
+            )/n_tp
         ),
     }
 

@@ -21,6 +21,9 @@ FROZEN_BACKWARD_PER_FORWARD = 1
 # A stored dropout mask element is one byte (Korthikanti et al. 2022 §4.1: "a byte"), in the
 # activation memory and in the step-time model's element-wise traffic alike.
 MASK_BYTES = 1
+# A token id is an int64 (torch.long, what nn.Embedding takes; Megatron-LM's
+# theoretical_memory_usage.py counts 8·s·b bytes for them).
+TOKEN_ID_BYTES = 8
 # A multiply-add is two FLOPs (what torch's FlopCounterMode counts): a token's forward pass
 # through N weights is 2N FLOPs, its training step 6N (Kaplan et al. 2020 §2.1).
 FLOPS_PER_MULTIPLY_ADD = 2

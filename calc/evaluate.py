@@ -100,6 +100,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "i_norm_emb": int(norm.embedding), "i_norm_final": int(norm.final),
         "i_shared_gate": int(bool(moe and moe.shared_expert_gate)),
         "i_moe": int(moe is not None), "i_rel": int(spec.position.kind == "relative"),
+        "i_rope": int(spec.position.kind == "rope"),
         "i_sink": int(att.sinks), "i_gate": int(att.output_gate), "i_sub": int(norm.sub_norms),
         "g_norm": int(norm.weights),
         "b_qkv": int(att.qkv_bias), "b_o": int(att.out_bias), "b_ff": int(bool(ffn and ffn.bias)),
@@ -165,6 +166,8 @@ def layout_values(spec: ModelSpec, layout: Layout) -> dict[str, int | float]:
         "i_full": int(layout.recompute == "full"),
         "i_rnu": int(layout.recompute_norm_up), "i_dual": int(dualpipe),
         "i_head": int(layout.pp == 1 or dualpipe),
+        "i_hf": int(layout.framework == "hf"),
+        "i_up": int(BYTES_PER_ELEMENT[layout.activation_dtype] < 4),
     }
 
 

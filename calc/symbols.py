@@ -100,6 +100,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "indicator"),
     SymbolInfo("i_rel", r"\mathbb{1}_{rel}", "relative position encodings (Transformer-XL)",
                "indicator"),
+    SymbolInfo("i_rope", r"\mathbb{1}_{rope}", "rotary position embeddings (RoPE)",
+               "indicator"),
     SymbolInfo("i_sink", r"\mathbb{1}_{sink}", "a learned sink logit per head", "indicator"),
     SymbolInfo("i_gate", r"\mathbb{1}_{gate}", "a sigmoid output gate per head (Qwen3-Next)",
                "indicator"),
@@ -196,6 +198,11 @@ _TABLE: tuple[SymbolInfo, ...] = (
     # DeepSeek-V3's memory recipe (arXiv:2412.19437 §3.2.1, §3.2.3, §3.3.3)
     SymbolInfo("i_rnu", r"\mathbb{1}_{rnu}", "norms and MLA up-projections recomputed in the "
                "backward (their outputs not stored)", "memory"),
+    # transformers' modules (--framework hf; calc.formulas.memory)
+    SymbolInfo("i_hf", r"\mathbb{1}_{hf}", "activations as transformers' modules save them "
+               "(--framework hf)", "memory"),
+    SymbolInfo("i_up", r"\mathbb{1}_{up}", "activations narrower than fp32 (an fp32 upcast is "
+               "a copy)", "memory"),
     SymbolInfo("i_dual", r"\mathbb{1}_{dual}", "DualPipe: a rank holds two stages (the first "
                "with the last) and p + 1 micro-batches in flight", "memory"),
     SymbolInfo("i_head", r"\mathbb{1}_{head}", "the most loaded GPU holds the output head (one "
@@ -353,6 +360,7 @@ q_l, q_8, F_8, R_8 = (SYMBOLS[n] for n in ("q_l", "q_8", "F_8", "R_8"))
 q_lo, i_swr = SYMBOLS["q_lo"], SYMBOLS["i_swr"]
 i_rnu, i_dual, i_head, L_w, N_mtp, N_mtp_e, i_mtps, q_ema = (SYMBOLS[n] for n in (
     "i_rnu", "i_dual", "i_head", "L_w", "N_mtp", "N_mtp_e", "i_mtps", "q_ema"))
+i_hf, i_up, i_rope = (SYMBOLS[n] for n in ("i_hf", "i_up", "i_rope"))
 n_cp, n_ep, n_vp, i_vp = (SYMBOLS[n] for n in ("n_cp", "n_ep", "n_vp", "i_vp"))
 L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
 B_bk, u_g, P_pf, q_rg = (SYMBOLS[n] for n in ("B_bk", "u_g", "P_pf", "q_rg"))

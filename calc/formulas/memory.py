@@ -36,13 +36,17 @@ are. Flash attention and selective recomputation both drop the stored s×s score
 full recomputation keeps only each layer's input, s·b·h·q_a. With the 1F1B schedule the first
 pipeline stage holds its L_s layers for p micro-batches in flight (§4.2.3): L layers' worth when
 p divides L, p·⌈L/p⌉ otherwise.
+
+Under --framework hf the activations are what transformers' own modules save for the backward
+(i_hf): read tensor by tensor in transformers 5.24's Llama modules (modeling_llama.py, which
+most decoder types copy) and proved on the meta device by calc.verify.memory.
 """
 
 from __future__ import annotations
 
 import sympy
 
-from calc.counting import GIB, MASK_BYTES
+from calc.counting import GIB, MASK_BYTES, TOKEN_ID_BYTES
 from calc.formulas import mixers
 from calc.symbols import (
     K_I,
@@ -83,9 +87,11 @@ from calc.symbols import (
     i_drop,
     i_dsa,
     i_dual,
+    i_frozen,
     i_full,
     i_glu,
     i_head,
+    i_hf,
     i_keep_down,
     i_keep_exp,
     i_keep_head,
@@ -95,11 +101,14 @@ from calc.symbols import (
     i_keep_up,
     i_mla,
     i_mtps,
+    i_norm_final,
     i_qlora,
     i_rnu,
+    i_rope,
     i_scores,
     i_sp,
     i_swr,
+    i_up,
     i_vp,
     i_z1,
     i_z2,
@@ -177,8 +186,13 @@ MODEL_STATES: dict[str, sympy.Expr] = {
 # input; in a layer with attention beside Mamba, Falcon-H1's, that input is Q/K/V's).
 # Recomputing the norms in the backward (i_rnu, DeepSeek-V3 §3.2.3) drops their outputs, the
 # projections' inputs after a norm; their inputs stay.
-NORM_INPUTS = n_norm * d * q_a
-DROPOUT_MASK = i_drop * MASK_BYTES * d
+# transformers' modules (i_hf) differ where noted, from modeling_llama.py (5.24): its RMSNorm
+# casts its input to fp32 (a copy when the activations are 16-bit; the input itself in fp32)
+# and keeps it, the fp32 reciprocal RMS (4 bytes a token) and, when its weight trains, the
+# normalised input cast back to q_a; its decoder layers have no residual dropout.
+NORM_HF = 4 * d + 4 + (1 - i_frozen) * q_a * d
+NORM_INPUTS = n_norm * ((1 - i_hf) * d * q_a + i_hf * NORM_HF)
+DROPOUT_MASK = (1 - i_hf) * i_drop * MASK_BYTES * d
 KEPT_NORM_OUTPUT = 1 - i_rnu
 ATTENTION_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_qkv * d * q_l
                      + i_mla * (q_a + KEPT_NORM_OUTPUT * i_keep_qkv * q_l)
@@ -190,17 +204,24 @@ OUTSIDE = NORM_INPUTS + ATTENTION_OUTSIDE + FFN_OUTSIDE + 2 * DROPOUT_MASK  # an
 # of the t ranks: h/t query heads and h_t key/value heads. MLA's up-projections recomputed in
 # the backward (i_rnu) rebuild Q, K and V from the stored latents; the RoPE key, d_rope wide and
 # shared by the heads, is kept.
+# transformers' eager attention (i_hf with i_scores) keeps the keys and values after
+# repeat_kv, h heads wide rather than h_kv; SDPA's flash kernel keeps its fp32 log-sum-exp,
+# one per head, and its output is W_O's input (the same storage).
 RECOMPUTED_UP = i_mla * i_rnu
 ATTENTION_PER_RANK = ((1 - RECOMPUTED_UP) * (h * d_qk / n_tp + h_t * (d_qk + d_v)) * q_a
                       + RECOMPUTED_UP * d_rope * q_a
-                      + i_keep_o * h * d_v / n_tp * q_lo)
+                      + i_keep_o * h * d_v / n_tp * q_lo
+                      + i_hf * (i_scores * (h - h_kv) * (d_qk + d_v) * q_a
+                                + (1 - i_scores) * 4 * h) / n_tp)
 # A plain FFN keeps the input and output of its activation (16 of the 34 at d_ff = 4h); a gated
 # one keeps gate and up outputs and their product (Megatron-LM's fused SwiGLU saves its 2·d_ff
 # input, the down projection its d_ff input). An MoE layer: per token, its k routed experts and
 # the shared ones.
 # DeepSeek-V3 (§3.3.3, i_swr) caches the MoE SwiGLU's inputs at q_l and recomputes its
 # output, which the down projections would have kept.
-MLP_DENSE = ((1 + i_glu) * q_a + i_keep_down * q_l) * d_ff
+# transformers' gated MLP, down(act(gate(x)) · up(x)), keeps the activation's output apart from
+# the product: one d_ff-wide tensor more.
+MLP_DENSE = ((1 + i_glu + i_hf * i_glu) * q_a + i_keep_down * q_l) * d_ff
 MLP_MOE = ((1 + i_glu) * (q_a + i_swr * (q_l - q_a)) * (k * d_e + E_s * d_s)
            + (1 - i_swr) * (i_keep_exp * k * d_e + i_keep_down * E_s * d_s) * q_l)
 # The s×s attention scores per token: softmax output, dropout mask and dropout output (5·a·s);
@@ -208,7 +229,13 @@ MLP_MOE = ((1 + i_glu) * (q_a + i_swr * (q_l - q_a)) * (k * d_e + E_s * d_s)
 # scores only its min(K_I, s) selected keys. DSA's indexer keeps nothing for the backward: its
 # top-k passes no gradient (transformers runs it under torch.no_grad); its h_I·s scores per
 # token are a transient of the forward, not counted.
-SCORES = h * (i_dsa * sympy.Min(T, K_I) + (1 - i_dsa) * T) * (q_a + i_drop * (MASK_BYTES + q_a))
+# transformers' eager attention takes the softmax in fp32 and keeps it beside its q_a copy (one
+# tensor when the activations are fp32, i_up = 0); its dropout, when on, keeps the mask and
+# the dropped copy instead of the q_a copy.
+KEYS_SCORED = i_dsa * sympy.Min(T, K_I) + (1 - i_dsa) * T
+SCORES = h * KEYS_SCORED * (
+    (1 - i_hf) * (q_a + i_drop * (MASK_BYTES + q_a))
+    + i_hf * (4 + i_up * (1 - i_drop) * q_a + i_drop * (MASK_BYTES + q_a)))
 # The other mixers (calc.formulas.mixers: what their kernels save). Tensor parallelism splits
 # them by heads or channels, as attention by heads (Megatron-LM's MambaMixer and GatedDeltaNet;
 # vLLM's MambaMixer and ShortConv for Mamba-1 and LFM2): in_proj column-parallel, the conv, the
@@ -246,10 +273,20 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
     # Megatron-LM theoretical_memory_usage.py: int64 token ids and the embedding dropout mask
     # for p micro-batches in flight; the output layer's input and fp32 logits for the loss,
     # 4·s·b·h·(1 + V/h), on a one-stage pipeline (else the first stage is the larger).
-    "embedding": INTERLEAVED * IN_FLIGHT * TOKENS * (8 + i_drop * MASK_BYTES * d) / n_tp**i_sp,
+    # transformers' rotary embedding makes its cos and sin tables once a forward (1 × s ×
+    # d_qk, the activations' dtype), which every layer keeps (each checkpoint too, for its
+    # recompute).
+    "embedding": INTERLEAVED * IN_FLIGHT * TOKENS * (TOKEN_ID_BYTES + i_drop * MASK_BYTES * d)
+                 / n_tp**i_sp
+                 + i_hf * i_rope * 2 * T * d_qk * q_a,
     # The logits as the loss holds them: q_L bytes each (calc.spec.finetune.LOSS_BYTES), on
     # the GPU with the output head, one set per multi-token-prediction module more.
-    "output": i_head * (1 + M) * TOKENS * (4 * i_keep_head * d + q_L * V) / n_tp,
+    # transformers keeps the final norm's tensors (NORM_HF), the head's q_a input when the
+    # head trains, and cross-entropy's fp32 total weight, one scalar a micro-batch.
+    "output": i_head * (1 + M) * (
+        TOKENS * ((1 - i_hf) * 4 * i_keep_head * d + q_L * V
+                  + i_hf * (i_norm_final * NORM_HF + i_keep_head * q_a * d))
+        + 4 * i_hf) / n_tp,
 }
 # One layer for one micro-batch, as Korthikanti et al. tabulate it (a dense layer).
 ACTIVATIONS_PER_LAYER = TOKENS * (

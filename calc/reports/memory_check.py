@@ -1,11 +1,13 @@
-"""`verify MODEL --memory`: the bytes transformers' model saves for the backward beside calc's
+"""`verify MODEL --memory`: the bytes transformers' model keeps for the backward beside calc's
 activation bytes for the same run (calc.verify.memory), part by part, the difference listed by
 tensor. The report model needs no torch; counting imports it.
 
-calc's side is calc.memory's activations at the same sequence length, micro-batch and dtype,
-no recomputation, full training, no dropout, flash attention for SDPA and stored scores for
-eager attention, and the loss's stored part only (the fp32 logits: --loss fp32), since a saved
-tensor is what the backward keeps, not the transient gradients --loss hf adds at the peak.
+calc's side is calc.memory's activations under --framework hf (what transformers' modules save,
+calc.formulas.memory) at the same sequence length, micro-batch and dtype, full training, no
+dropout; eager attention with its scores, SDPA as a GPU's flash kernel runs it; no
+recomputation, and SDPA with every layer checkpointed (--recompute full); the loss's stored part
+only (the fp32 log-softmax: --loss fp32), since a saved tensor is what the backward keeps, not
+the transient gradients --loss hf adds at the peak; the int64 token ids left out on both sides.
 """
 
 from __future__ import annotations
@@ -14,19 +16,22 @@ from importlib.util import find_spec
 
 from pydantic import Field
 
+from calc.counting import TOKEN_ID_BYTES
 from calc.document import Document
 from calc.errors import CalcError, install
 from calc.spec import ModelSpec
 from calc.spec.model import Frozen
 
-ATTENTIONS = ("eager", "sdpa")
+# The runs compared: (attention, recompute). Eager attention with checkpointed layers also keeps
+# transformers' s × s float mask in each checkpoint, which calc does not count.
+RUNS = (("eager", "none"), ("sdpa", "none"), ("sdpa", "full"))
 PARTS = ("layers", "embedding", "output")
 
 
 class MemoryCheck(Frozen):
     stack: str = Field(description="whose model ran: hf (transformers' own)")
     attention: str = Field(description="eager or sdpa")
-    recompute: str
+    recompute: str = Field(description="none, or full (every decoder layer checkpointed)")
     finetune: str
     part: str = Field(description="layers, embedding, output (final norm, head, loss), total")
     saved_bytes: int = Field(description="storages saved for the backward, deduplicated")
@@ -36,6 +41,7 @@ class MemoryCheck(Frozen):
 
 class SavedRow(Frozen):
     attention: str
+    recompute: str
     part: str = Field(description="'layer 1' (a whole layer as representative) or 'output'")
     module: str
     dtype: str
@@ -51,7 +57,7 @@ class MemoryCheckReport(Document):
     device: str
     memory_check: list[MemoryCheck]
     calc_per_layer_bytes: dict[str, int] = Field(
-        description="calc's one layer, one micro-batch, by attention")
+        description="calc's one layer, one micro-batch, by attention (no recomputation)")
     saved: list[SavedRow] = Field(description="what one layer and the output part saved")
     ok: bool
     conventions: list[str]
@@ -67,27 +73,32 @@ def verify_memory(spec: ModelSpec, hf_config: dict | None, seq_len: int, batch: 
     from calc.verify.memory import count_saved
 
     config = hf_config or hf_config_from_spec(spec)
+    ids = TOKEN_ID_BYTES * seq_len * batch  # int64: counted by calc, not by the verifier
     checks, saved, per_layer = [], [], {}
-    for attention in ATTENTIONS:
-        counted = count_saved(config, batch, seq_len, attention, dtype, device)
+    for attention, recompute in RUNS:
+        counted = count_saved(config, batch, seq_len, attention, dtype, device,
+                              recompute=recompute == "full")
         parts = counted.by_part()
         found = {"layers": sum(v for k, v in parts.items() if k.startswith("layer ")),
                  "embedding": parts.get("embedding", 0), "output": parts.get("output", 0)}
         block = memory(spec, seq_len=seq_len, micro_batch=batch, dtype=dtype,
-                       recompute="none", dropout=False,
+                       recompute=recompute, dropout=False, framework="hf", loss="fp32",
                        flash_attention=attention != "eager").memory
         ours = {part: int(block.activations.get(part, 0)) for part in PARTS}
-        per_layer[attention] = int(block.activations_per_layer_bytes or 0)
+        ours["embedding"] -= ids
+        if recompute == "none":
+            per_layer[attention] = int(block.activations_per_layer_bytes or 0)
         for part in (*PARTS, "total"):
             mine = sum(ours.values()) if part == "total" else ours[part]
             theirs = sum(found.values()) if part == "total" else found[part]
-            checks.append(MemoryCheck(stack="hf", attention=attention, recompute="none",
+            checks.append(MemoryCheck(stack="hf", attention=attention, recompute=recompute,
                                       finetune="full", part=part, saved_bytes=theirs,
                                       calc_bytes=mine, exact=mine == theirs))
         shown = "layer 1" if spec.n_layers > 1 else "layer 0"
-        saved += [SavedRow(attention=attention, part=part, module=t.scope or "(loss)",
-                           dtype=t.dtype, shape=list(t.shape), bytes=t.nbytes)
-                  for part in (shown, "output") for t in counted.in_part(part)]
+        saved += [SavedRow(attention=attention, recompute=recompute, part=part,
+                           module=t.scope or "(loss)", dtype=t.dtype, shape=list(t.shape),
+                           bytes=t.nbytes)
+                  for part in (shown, "embedding", "output") for t in counted.in_part(part)]
     return MemoryCheckReport(
         model=spec.name, seq_len=seq_len, batch=batch, dtype=dtype, device=device,
         memory_check=checks, calc_per_layer_bytes=per_layer, saved=saved,
@@ -97,14 +108,18 @@ def verify_memory(spec: ModelSpec, hf_config: dict | None, seq_len: int, batch: 
 CONVENTIONS = [
     "Saved: every floating-point tensor autograd packs in one training forward of "
     "transformers' model (labels = inputs, its loss included) under "
-    "torch.autograd.graph.saved_tensors_hooks, once per storage, weights left out "
+    "torch.autograd.graph.saved_tensors_hooks, once per storage, weights and integer tensors "
+    "left out; with recomputation, the inputs each checkpointed layer holds for its recompute "
     "(calc.verify.memory).",
-    "calc: calc.memory's activations at the same s, b and dtype, no recomputation or dropout, "
-    "full training, the loss's stored fp32 logits (--loss fp32); flash attention for sdpa, "
-    "stored s×s scores for eager.",
-    "On the meta device torch's SDPA dispatches to its math kernel (no fused kernel there), "
-    "which upcasts and saves the scores like eager attention; a GPU's flash or "
-    "memory-efficient kernel saves only its output and log-sum-exp.",
-    "Not compared yet: gradient checkpointing and LoRA/QLoRA adapters (the issue's other "
-    "rows), and calc's reference model for configs transformers cannot build.",
+    "calc: calc.memory's activations under --framework hf (transformers' modules) at the same "
+    "s, b and dtype, no dropout, full training, the loss's stored fp32 log-softmax (--loss "
+    "fp32); its int64 token ids (8 B a token) left out, as the verifier leaves out integers.",
+    "SDPA runs torch's flash operator wherever a GPU would (16-bit, no mask, head width ≤ "
+    "256): on the meta device torch would pick its math kernel, which upcasts and keeps the "
+    "scores as no GPU run does.",
+    "The rotary tables (cos, sin) are made once a forward and kept by every layer: counted in "
+    "the embedding part.",
+    "Not compared yet: eager attention with recomputation (each checkpoint also holds the s × s "
+    "float mask), LoRA/QLoRA adapters (PEFT is not installed with calc), and calc's reference "
+    "model for configs transformers cannot build.",
 ]

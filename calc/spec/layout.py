@@ -24,9 +24,12 @@ Recompute = Literal["none", "selective", "full"]
 RecomputeChoice = Literal["none", "selective", "full", "auto"]
 RECOMPUTE_ORDER: tuple[Recompute, ...] = ("none", "selective", "full")
 # The software stack of a run, each with its constants in presets/timing.toml [frameworks]:
-# NeMo counts as Megatron-LM; fsdp is plain PyTorch FSDP; jax is MaxText-style XLA; other is an
+# NeMo counts as Megatron-LM; fsdp is plain PyTorch FSDP; hf is transformers' own models trained
+# over PyTorch DDP/FSDP (Trainer, PEFT, TRL, axolotl, LLaMA-Factory: their activations are what
+# transformers' modules save, calc.formulas.memory); jax is MaxText-style XLA; other is an
 # in-house stack a source does not name (Llama 3's, DeepSeek's), priced with Megatron-LM's.
-Framework = Literal["megatron", "deepspeed", "torchtitan", "foundry", "fsdp", "jax", "other"]
+Framework = Literal["megatron", "deepspeed", "torchtitan", "foundry", "fsdp", "hf", "jax",
+                    "other"]
 # The dtype of a run's matrix products and activations: fp8 runs keep 16-bit activations
 # and weights (Transformer Engine's recipes), so their memory counts as bf16's.
 TrainingDtype = Literal["bf16", "fp16", "fp32", "fp8"]

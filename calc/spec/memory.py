@@ -188,6 +188,16 @@ STACKS: dict[Framework, StackMemory] = {
         "llm-foundry scripts/train/yamls/pretrain/mpt-70b.yaml (ef9e5a3da3): fsdp_config "
         "sharding_strategy FULL_SHARD, mixed_precision PURE (Composer's PURE: parameters, "
         "reductions and buffers in bf16), over PyTorch FSDP; SHARD_GRAD_OP not modelled"),
+    # transformers' models train in the dtype they are loaded in (the LoRA and QLoRA recipes
+    # load torch_dtype=bfloat16; calc.verify.memory runs them so): 16-bit weights and gradients;
+    # fp16 needs the fp32 master copy of Trainer's amp.
+    "hf": StackMemory(
+        {"bf16": "pure-bf16", "fp8": "pure-bf16", "fp16": "mixed", "fp32": "fp32"},
+        _FSDP_STAGES, 0, 2, False, 0, 2,
+        "transformers Trainer (training_args.py: ddp, or fsdp through accelerate) over "
+        "PyTorch DDP/FSDP, whose buffers are counted as fsdp's; the model in its loaded dtype: "
+        "16-bit weights and gradients, AdamW's states in fp32 (Dettmers et al. 2023 §1's 2 + 2 "
+        "+ 8 bytes per parameter)"),
     "jax": StackMemory(
         _ZERO_RECIPES, {0: "replicated", 1: "ZeRO stage 1", 2: "ZeRO stage 2", 3: "FSDP"},
         0, 0, False, 0, 0,
@@ -245,7 +255,8 @@ class ModelStates(Frozen):
     recipe: Recipe | None = Field(
         None, description="model-state precision recipe; default the framework's own "
                           "(calc.spec.memory.STACKS: megatron bf16 → mixed-fp32-grads, "
-                          "deepspeed → mixed, torchtitan/fsdp/foundry → fsdp-mixed)")
+                          "deepspeed → mixed, torchtitan/fsdp/foundry → fsdp-mixed, hf → "
+                          "pure-bf16)")
     optimizer: Optimizer = Field("adamw", description="optimizer whose states are kept")
     precision: GemmPrecision = Field(
         "bf16", description="the projections' GEMMs: bf16 (the dtype), or fp8/mxfp8/nvfp4 "

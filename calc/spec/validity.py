@@ -195,6 +195,8 @@ RULES: tuple[Rule, ...] = (
     Rule("no pipeline parallelism",
          {"fsdp": "PyTorch FSDP shards data-parallel ranks only (torch/distributed/fsdp/api.py "
                   "ShardingStrategy)",
+          "hf": "transformers' Trainer shards data-parallel ranks only (DDP, or FSDP through "
+                "accelerate)",
           "foundry": "llm-foundry trains with Composer's FSDP (fsdp_config), no pipeline"},
          _no_pipeline),
     Rule("DDP only without other parallelism",

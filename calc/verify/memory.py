@@ -1,12 +1,26 @@
-"""What a training forward really saves for the backward: every tensor autograd packs under
+"""What a training forward really keeps for the backward: every tensor autograd packs under
 torch.autograd.graph.saved_tensors_hooks, counted once per storage, attributed to the module
 that was running (a decoder layer, the embedding, the final norm and LM head with the loss).
 
 transformers' own model of the config runs one forward with labels (its loss included) at the
 training dtype, on the meta device (shapes only, any size) or the CPU. Weights saved for input
-gradients are model states, not activations, and are left out; so are the integer token ids and
-labels, which calc counts apart. Storage identity (the StorageImpl behind a tensor, which the
-meta device has too) deduplicates views: a tensor split into q, k and v is one storage.
+gradients are model states, not activations, and are left out; so are integer tensors (the
+token ids and labels, which calc counts apart, and a kernel's random-number state). Storage
+identity (the StorageImpl behind a tensor, which the meta device has too) deduplicates views: a
+tensor split into q, k and v is one storage.
+
+Two things a GPU run keeps that a meta forward would not show as it is:
+- SDPA: on the meta device torch dispatches scaled_dot_product_attention to its math kernel,
+  which upcasts and keeps the scores; a GPU runs the flash kernel wherever it can (16-bit
+  inputs, no mask, head width ≤ 256, equal query/key and value widths). `flash_sdpa` calls
+  torch's own flash operator there (aten._scaled_dot_product_flash_attention, whose meta kernel
+  and autograd formula are torch's), so what it keeps is what the GPU's kernel keeps.
+- Gradient checkpointing: transformers checkpoints each decoder layer without re-entry
+  (use_reentrant=False), which keeps the layer's inputs alive for the recompute instead of
+  packing tensors; those inputs (the hidden states, the rotary tables) are counted as the
+  checkpoint's.
+The rotary embedding's cos and sin tables, made once a forward and kept by every layer, are
+attributed to the embedding part (positions), not to the first layer that keeps them.
 """
 
 from __future__ import annotations
@@ -14,8 +28,10 @@ from __future__ import annotations
 import contextlib
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from unittest import mock
 
 import torch
 from torch import nn
@@ -23,7 +39,12 @@ from torch import nn
 from calc.verify.hf_reference import build, meta_guards
 
 _LAYER = re.compile(r"(?:^|\.)layers\.(\d+)(?:\.|$)")
+_POSITIONS = "rotary_emb"  # the module whose tables are the positions' (embedding part)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+# What torch's flash kernel takes (a GPU's SDPA picks it first where it can): 16-bit inputs,
+# no attention mask, head widths ≤ 256 (torch sdp_utils check_head_dim_size_flash).
+_FLASH_DTYPES = (torch.float16, torch.bfloat16)
+_FLASH_MAX_HEAD = 256
 
 
 @dataclass(frozen=True)
@@ -55,44 +76,92 @@ def part_of(scope: str) -> str:
     layer = _LAYER.search(scope)
     if layer:
         return f"layer {int(layer.group(1))}"
-    return "embedding" if "embed" in scope else "output"
+    return "embedding" if "embed" in scope or _POSITIONS in scope else "output"
 
 
 def _storage(tensor: torch.Tensor) -> int:
     return tensor.untyped_storage()._cdata
 
 
+def _tensors(value: Any) -> Iterator[torch.Tensor]:
+    """The tensors in a module's argument (tensors, tuples and lists of them)."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, tuple | list):
+        for item in value:
+            yield from _tensors(item)
+
+
+@contextlib.contextmanager
+def flash_sdpa() -> Iterator[None]:
+    """Within the block, scaled_dot_product_attention runs torch's flash operator wherever a
+    GPU's SDPA would pick the flash kernel (module docstring); elsewhere torch's own choice."""
+    original = torch.nn.functional.scaled_dot_product_attention
+
+    def sdpa(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+             attn_mask: torch.Tensor | None = None, dropout_p: float = 0.0,
+             is_causal: bool = False, scale: float | None = None,
+             enable_gqa: bool = False) -> torch.Tensor:
+        flash = (attn_mask is None and query.dtype in _FLASH_DTYPES
+                 and query.shape[-1] == key.shape[-1] == value.shape[-1] <= _FLASH_MAX_HEAD
+                 and (enable_gqa or key.shape[1] == query.shape[1]))
+        if not flash:
+            return original(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+                            enable_gqa=enable_gqa)
+        return torch.ops.aten._scaled_dot_product_flash_attention(
+            query, key, value, dropout_p, is_causal, False, scale=scale)[0]
+
+    with mock.patch.object(torch.nn.functional, "scaled_dot_product_attention", sdpa):
+        yield
+
+
 def saved_tensors(model: nn.Module, batch: int, seq_len: int) -> SavedCount:
     """The storages one training forward of `batch` × `seq_len` tokens (labels = the inputs)
-    saves for the backward, weights and integer tensors left out."""
+    keeps for the backward, weights and integer tensors left out: those autograd saves, and
+    the inputs a checkpointed layer holds for its recompute."""
     device = next(model.parameters()).device
     weights = {_storage(p) for p in model.parameters()}
     seen: set[int] = set()
+    tables: dict[int, str] = {}  # the rotary tables' storages: their module
     count, running = SavedCount(), [""]
+    checkpointed = getattr(model, "is_activation_checkpointing", False)
 
-    def pack(tensor: torch.Tensor) -> torch.Tensor:
+    def keep(tensor: torch.Tensor, scope: str) -> None:
         key = _storage(tensor)
         if key not in weights and key not in seen and tensor.is_floating_point():
             seen.add(key)
-            count.tensors.append(SavedTensor(running[-1], str(tensor.dtype).removeprefix(
-                "torch."), tuple(tensor.shape), tensor.untyped_storage().nbytes()))
+            count.tensors.append(SavedTensor(tables.get(key, scope), str(tensor.dtype)
+                                             .removeprefix("torch."), tuple(tensor.shape),
+                                             tensor.untyped_storage().nbytes()))
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        keep(tensor, running[-1])
         return tensor
 
-    def enter(name: str) -> None:
+    def enter(name: str, module: nn.Module, args: tuple, kwargs: dict) -> None:
         running.append(name)
+        if checkpointed and getattr(module, "gradient_checkpointing", False):
+            for tensor in _tensors((args, tuple(kwargs.values()))):
+                keep(tensor, name)
 
-    def leave(*_: Any) -> None:  # returns None: the module's output stays its own
+    def leave(name: str, output: Any) -> None:  # returns None: the output stays its own
+        if name.endswith(_POSITIONS):
+            tables.update((_storage(t), name) for t in _tensors(output))
         running.pop()
 
     handles = []
     for name, module in model.named_modules():
-        handles.append(module.register_forward_pre_hook(lambda *_, name=name: enter(name)))
-        handles.append(module.register_forward_hook(leave))
+        handles.append(module.register_forward_pre_hook(
+            lambda module, args, kwargs, name=name: enter(name, module, args, kwargs),
+            with_kwargs=True))
+        handles.append(module.register_forward_hook(
+            lambda _module, _args, output, name=name: leave(name, output)))
     ids = torch.zeros(batch, seq_len, dtype=torch.long, device=device)
     try:
         with contextlib.ExitStack() as stack:
             for guard in meta_guards(model):
                 stack.enter_context(guard)
+            stack.enter_context(flash_sdpa())
             with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
                 model(input_ids=ids, labels=ids, use_cache=False)
     finally:
@@ -102,9 +171,13 @@ def saved_tensors(model: nn.Module, batch: int, seq_len: int) -> SavedCount:
 
 
 def count_saved(config: dict[str, Any], batch: int, seq_len: int, attention: str,
-                dtype: str = "bf16", device: str = "meta") -> SavedCount:
+                dtype: str = "bf16", device: str = "meta",
+                recompute: bool = False) -> SavedCount:
     """transformers' model of `config` at `dtype` with `attention` ('eager' or 'sdpa'),
-    training mode, one forward's saved tensors."""
+    training mode, each decoder layer checkpointed when `recompute`: one forward's saved
+    tensors."""
     model = build(config, device, attention).to(DTYPES[dtype])
     model.train()
+    if recompute:
+        model.activation_checkpointing_enable()
     return saved_tensors(model, batch, seq_len)
