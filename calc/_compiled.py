@@ -1162,6 +1162,8 @@ def memory_activations(s):
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_norm_final = s['i_norm_final']
+    i_qk_head = s['i_qk_head']
+    i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
@@ -1193,7 +1195,13 @@ def memory_activations(s):
                         i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                         + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                     )/n_tp
-                    + i_hf*(h*(4 - 4*i_scores) + i_scores*q_a*(d_qk + d_v)*(h - h_kv))/n_tp
+                    + i_hf*(
+                        d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                        + h*(4 - 4*i_scores)
+                        + 4*i_qk_head*(h + h_kv)
+                        + 8*i_qk_proj
+                        + i_scores*q_a*(d_qk + d_v)*(h - h_kv)
+                    )/n_tp
                     + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                 )
                 + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -1328,6 +1336,8 @@ def memory(s):
     i_mla = s['i_mla']
     i_mtps = s['i_mtps']
     i_norm_final = s['i_norm_final']
+    i_qk_head = s['i_qk_head']
+    i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
@@ -1365,7 +1375,13 @@ def memory(s):
             + (1 - i_full)*(
                 d_rope*i_mla*i_rnu*q_a
                 + d_v*h*i_keep_o*q_lo/n_tp
-                + i_hf*(h*(4 - 4*i_scores) + i_scores*q_a*(d_qk + d_v)*(h - h_kv))/n_tp
+                + i_hf*(
+                    d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                    + h*(4 - 4*i_scores)
+                    + 4*i_qk_head*(h + h_kv)
+                    + 8*i_qk_proj
+                    + i_scores*q_a*(d_qk + d_v)*(h - h_kv)
+                )/n_tp
                 + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                 + n_tp**(-i_sp)*(
                     2*d*i_drop*(1 - i_hf)
@@ -1405,7 +1421,13 @@ def memory(s):
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
-                        + i_hf*(h*(4 - 4*i_scores) + i_scores*q_a*(d_qk + d_v)*(h - h_kv))/n_tp
+                        + i_hf*(
+                            d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h + h_kv)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)
+                        )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -1582,7 +1604,13 @@ def memory(s):
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
-                        + i_hf*(h*(4 - 4*i_scores) + i_scores*q_a*(d_qk + d_v)*(h - h_kv))/n_tp
+                        + i_hf*(
+                            d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h + h_kv)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)
+                        )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -2164,6 +2192,8 @@ def finetune_memory(s):
     i_moa = s['i_moa']
     i_mtps = s['i_mtps']
     i_norm_final = s['i_norm_final']
+    i_qk_head = s['i_qk_head']
+    i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_rnu = s['i_rnu']
@@ -2244,7 +2274,13 @@ def finetune_memory(s):
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
-                        + i_hf*(h*(4 - 4*i_scores) + i_scores*q_a*(d_qk + d_v)*(h - h_kv))/n_tp
+                        + i_hf*(
+                            d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h + h_kv)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)
+                        )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
@@ -2657,7 +2693,13 @@ def finetune_memory(s):
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
-                        + i_hf*(h*(4 - 4*i_scores) + i_scores*q_a*(d_qk + d_v)*(h - h_kv))/n_tp
+                        + i_hf*(
+                            d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h + h_kv)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)
+                        )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
                     + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp

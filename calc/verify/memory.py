@@ -38,8 +38,11 @@ from torch import nn
 
 from calc.verify.hf_reference import build, meta_guards
 
-_LAYER = re.compile(r"(?:^|\.)layers\.(\d+)(?:\.|$)")
-_POSITIONS = "rotary_emb"  # the module whose tables are the positions' (embedding part)
+# a decoder layer's module: model.layers.N (most types), transformer.h.N (GPT-2, Falcon, BLOOM),
+# transformer.blocks.N (MPT)
+_LAYER = re.compile(r"(?:^|\.)(?:layers|h|blocks)\.(\d+)(?:\.|$)")
+_EMBEDDINGS = ("embed", "wte", "wpe", "rotary_emb")  # token and position embeddings' modules
+_POSITIONS = "rotary_emb"  # the module whose tables every layer keeps (embedding part)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 # What torch's flash kernel takes (a GPU's SDPA picks it first where it can): 16-bit inputs,
 # no attention mask, head widths ≤ 256 (torch sdp_utils check_head_dim_size_flash).
@@ -76,7 +79,7 @@ def part_of(scope: str) -> str:
     layer = _LAYER.search(scope)
     if layer:
         return f"layer {int(layer.group(1))}"
-    return "embedding" if "embed" in scope or _POSITIONS in scope else "output"
+    return "embedding" if any(name in scope for name in _EMBEDDINGS) else "output"
 
 
 def _storage(tensor: torch.Tensor) -> int:
