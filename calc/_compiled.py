@@ -1200,7 +1200,7 @@ def memory_activations(s):
                         + h*(4 - 4*i_scores)
                         + 4*i_qk_head*(h + h_kv)
                         + 8*i_qk_proj
-                        + i_scores*q_a*(d_qk + d_v)*(h - h_kv)
+                        + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                     )/n_tp
                     + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                 )
@@ -1380,7 +1380,7 @@ def memory(s):
                     + h*(4 - 4*i_scores)
                     + 4*i_qk_head*(h + h_kv)
                     + 8*i_qk_proj
-                    + i_scores*q_a*(d_qk + d_v)*(h - h_kv)
+                    + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                 )/n_tp
                 + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                 + n_tp**(-i_sp)*(
@@ -1426,7 +1426,7 @@ def memory(s):
                             + h*(4 - 4*i_scores)
                             + 4*i_qk_head*(h + h_kv)
                             + 8*i_qk_proj
-                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
@@ -1609,7 +1609,7 @@ def memory(s):
                             + h*(4 - 4*i_scores)
                             + 4*i_qk_head*(h + h_kv)
                             + 8*i_qk_proj
-                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, h_kv - 1)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
@@ -2279,7 +2279,7 @@ def finetune_memory(s):
                             + h*(4 - 4*i_scores)
                             + 4*i_qk_head*(h + h_kv)
                             + 8*i_qk_proj
-                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
@@ -2698,7 +2698,7 @@ def finetune_memory(s):
                             + h*(4 - 4*i_scores)
                             + 4*i_qk_head*(h + h_kv)
                             + 8*i_qk_proj
-                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, h_kv - 1)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )

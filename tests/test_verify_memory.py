@@ -1,41 +1,103 @@
-"""verify --memory: transformers' saved tensors against calc's activation bytes."""
+"""verify --memory: what transformers' model keeps for the backward against calc's activation
+bytes under --framework hf, exact for the types whose modules calc's accounting reads."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from calc.errors import CalcError
+from calc.hf import spec_from_hf_config
 from calc.presets import load_model
 from calc.reports.memory_check import verify_memory
 
-
-@pytest.fixture(scope="module")
-def report():
-    preset = load_model("llama3.2-1b")
-    return verify_memory(preset.spec, preset.hf_config, seq_len=32, batch=2)
-
-
-def test_the_loss_saves_the_fp32_log_softmax_that_calc_counts(report):
-    """Both sides hold the logits once in fp32 for the backward: 4 × V × tokens."""
-    loss = [row for row in report.saved if row.module == "(loss)" and row.shape]
-    assert {row.bytes for row in loss} == {4 * 128_256 * 64}
-
-
-def test_every_layer_saves_the_same_and_the_sum_is_compared(report):
-    layer = sum(r.bytes for r in report.saved if r.attention == "eager" and r.part == "layer 1")
-    layers = next(c for c in report.memory_check
-                  if c.attention == "eager" and c.part == "layers")
-    # Llama 3.2 1B: 16 identical layers; RoPE's cos and sin (32 tokens × 64, bf16), shared by
-    # every layer, are one storage each, counted once where first saved (layer 0)
-    assert layers.saved_bytes == 16 * layer + 2 * 32 * 64 * 2
+CONFIGS = Path(__file__).parent / "data" / "hf_configs"
+TINY = {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 3,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 100,
+        "pad_token_id": None}
+# Released configs whose types run transformers' Llama-style modules (RMSNorm, RoPE, gated MLP,
+# grouped-query attention; Qwen 3 and EXAONE 4 with QK-norms, SmolLM3 with layers without
+# RoPE, LLaVA's language model): calc's hf accounting must equal them, tensor for tensor.
+EXACT = ("llama-3.1-8b", "mistral-7b-v0.1", "qwen2.5-3b", "qwen3-4b", "smollm3-3b",
+         "granite-3.3-8b-instruct", "exaone-4.0-32b", "internlm3-8b-instruct",
+         "llava-1.5-7b-hf")
 
 
-def test_differences_are_reported_not_hidden(report):
-    """transformers' RMSNorm keeps its fp32 upcast and the gated MLP four d_ff-wide tensors:
-    more than calc's fused-kernel count, so the check is not exact and exits 1."""
+def tiny(name: str, **sizes: int) -> dict:
+    """A released config at TINY's sizes (`sizes` over them), its per-layer lists cut to the
+    layers kept."""
+    config = json.loads((CONFIGS / f"{name}.json").read_text())
+    text = config.get("text_config", config)
+    layers = text.get("num_hidden_layers")
+    text.update(TINY, **sizes)
+    for key, value in list(text.items()):
+        if isinstance(value, list) and len(value) == layers:
+            text[key] = value[:text["num_hidden_layers"]]
+    return config
+
+
+def inexact(report) -> list[tuple]:
+    return [(c.attention, c.recompute, c.part, c.saved_bytes, c.calc_bytes)
+            for c in report.memory_check if not c.exact]
+
+
+@pytest.mark.parametrize("name", EXACT)
+@pytest.mark.parametrize(("dtype", "batch"), [("bf16", 2), ("fp32", 1)])
+def test_transformers_modules_keep_what_calc_counts(name, dtype, batch):
+    """Every part of every run (eager; SDPA as the flash kernel, with and without checkpointed
+    layers, in 16 bits) equals calc's bytes."""
+    config = tiny(name)
+    report = verify_memory(spec_from_hf_config(config), config, 16, batch=batch, dtype=dtype)
+    assert inexact(report) == []
+    runs = {(c.attention, c.recompute) for c in report.memory_check}
+    assert len(runs) == (3 if dtype == "bf16" else 1)
+    assert all(c.saved_bytes > 0 for c in report.memory_check if c.part == "layers")
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kv=st.sampled_from([1, 2, 4]), groups=st.sampled_from([1, 3]),
+       head_dim=st.sampled_from([8, 16, 32]), per_head=st.sampled_from([4, 8]),
+       ffn=st.integers(8, 80), seq_len=st.integers(3, 40), batch=st.integers(1, 3),
+       name=st.sampled_from(["llama-3.1-8b", "qwen3-4b"]))
+def test_exact_on_random_shapes(kv, groups, head_dim, per_head, ffn, seq_len, batch, name):
+    """Query heads in groups over the KV heads (repeat_kv copies them, except over a single KV
+    head), head widths apart from d / h, any sequence and micro-batch: still exact."""
+    heads = kv * groups
+    config = tiny(name, num_key_value_heads=kv, num_attention_heads=heads, head_dim=head_dim,
+                  hidden_size=heads * per_head, intermediate_size=ffn)
+    report = verify_memory(spec_from_hf_config(config), config, seq_len, batch=batch)
+    assert inexact(report) == []
+
+
+def test_differences_are_reported_not_hidden():
+    """GPT-2's modules (LayerNorm, Conv1D, its own GELU, dropout) are not the ones calc's hf
+    accounting reads: the check says so, part by part, and lists the tensors."""
+    config = tiny("gpt2", n_embd=64, n_head=4, n_layer=2, n_positions=64)
+    report = verify_memory(spec_from_hf_config(config), config, 16)
     assert not report.ok
-    modules = {r.module for r in report.saved}
-    assert "model.layers.1.input_layernorm" in modules
-    assert any(r.dtype == "float32" and r.module.endswith("layernorm") for r in report.saved)
+    assert ("eager", "none", "layers") in {row[:3] for row in inexact(report)}
+    assert {row.part for row in report.saved} >= {"layer 1", "output"}
+
+
+def test_the_loss_keeps_the_fp32_log_softmax_and_a_scalar():
+    """Llama 3.2 1B's loss: the fp32 log-softmax, 4 × V × tokens, and cross-entropy's total
+    weight, one fp32 scalar; the int64 labels are left out."""
+    preset = load_model("llama3.2-1b")
+    report = verify_memory(preset.spec, preset.hf_config, seq_len=32, batch=2)
+    loss = sorted(r.bytes for r in report.saved
+                  if r.module == "(loss)" and r.attention == "eager")
+    assert loss == [4, 4 * 128_256 * 64]
+    assert report.ok
+
+
+def test_moe_layers_are_refused_in_one_line():
+    preset = load_model("mixtral-8x7b")
+    with pytest.raises(CalcError, match="MoE layers, which are not compared"):
+        verify_memory(preset.spec, preset.hf_config, seq_len=16)

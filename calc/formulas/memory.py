@@ -207,17 +207,20 @@ OUTSIDE = NORM_INPUTS + ATTENTION_OUTSIDE + FFN_OUTSIDE + 2 * DROPOUT_MASK  # an
 # the backward (i_rnu) rebuild Q, K and V from the stored latents; the RoPE key, d_rope wide and
 # shared by the heads, is kept.
 # transformers' eager attention (i_hf with i_scores) keeps the keys and values after
-# repeat_kv, h heads wide rather than h_kv; SDPA's flash kernel keeps its fp32 log-sum-exp,
+# repeat_kv, h heads wide rather than h_kv (a copy; over a single KV head the heads expand as
+# a view, which matmul folds into its batch without a copy only for one sequence:
+# min(h_kv − 1 + b − 1, 1)); SDPA's flash kernel keeps its fp32 log-sum-exp,
 # one per head, and its output is W_O's input (the same storage). A QK-norm is an RMSNorm over
 # each head's query and key (Qwen3, modeling_qwen3.py) or over the whole projections (OLMo 2):
 # NORM_HF's tensors, d_qk wide per head, a reciprocal RMS per head or per projection.
 QK_NORMS_HF = ((i_qk_head + i_qk_proj) * (h + h_kv) * (4 + (1 - i_frozen) * q_a) * d_qk
                + 4 * (i_qk_head * (h + h_kv) + 2 * i_qk_proj))
+REPEATED_KV = (h - h_kv) * sympy.Min(h_kv - 1 + b - 1, 1)
 RECOMPUTED_UP = i_mla * i_rnu
 ATTENTION_PER_RANK = ((1 - RECOMPUTED_UP) * (h * d_qk / n_tp + h_t * (d_qk + d_v)) * q_a
                       + RECOMPUTED_UP * d_rope * q_a
                       + i_keep_o * h * d_v / n_tp * q_lo
-                      + i_hf * (i_scores * (h - h_kv) * (d_qk + d_v) * q_a
+                      + i_hf * (i_scores * REPEATED_KV * (d_qk + d_v) * q_a
                                 + (1 - i_scores) * 4 * h + QK_NORMS_HF) / n_tp)
 # A plain FFN keeps the input and output of its activation (16 of the 34 at d_ff = 4h); a gated
 # one keeps gate and up outputs and their product (Megatron-LM's fused SwiGLU saves its 2·d_ff

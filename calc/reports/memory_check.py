@@ -22,9 +22,6 @@ from calc.errors import CalcError, install
 from calc.spec import ModelSpec
 from calc.spec.model import Frozen
 
-# The runs compared: (attention, recompute). Eager attention with checkpointed layers also keeps
-# transformers' s × s float mask in each checkpoint, which calc does not count.
-RUNS = (("eager", "none"), ("sdpa", "none"), ("sdpa", "full"))
 PARTS = ("layers", "embedding", "output")
 
 
@@ -69,13 +66,20 @@ def verify_memory(spec: ModelSpec, hf_config: dict | None, seq_len: int, batch: 
     if find_spec("transformers") is None:
         raise CalcError(f"verify --memory needs transformers: {install('hf')}")
     from calc.hf.export import hf_config_from_spec
+    from calc.hf.multimodal import is_multimodal, language_config
     from calc.reports.memory import memory
-    from calc.verify.memory import count_saved
+    from calc.verify.memory import count_saved, runs
 
+    if spec.moe is not None:
+        raise CalcError(f"verify --memory: {spec.name} has MoE layers, which are not compared "
+                        f"yet: on the meta device transformers' experts run batched_mm, which "
+                        f"gathers each token's expert weights as no GPU run keeps them")
     config = hf_config or hf_config_from_spec(spec)
+    if is_multimodal(config):  # the language model calc counts, built alone
+        config, _ = language_config(config, "verify --memory")
     ids = TOKEN_ID_BYTES * seq_len * batch  # int64: counted by calc, not by the verifier
     checks, saved, per_layer = [], [], {}
-    for attention, recompute in RUNS:
+    for attention, recompute in runs(config, dtype):
         counted = count_saved(config, batch, seq_len, attention, dtype, device,
                               recompute=recompute == "full")
         parts = counted.by_part()
@@ -120,6 +124,7 @@ CONVENTIONS = [
     "The rotary tables (cos, sin) are made once a forward and kept by every layer: counted in "
     "the embedding part.",
     "Not compared yet: eager attention with recomputation (each checkpoint also holds the s × s "
-    "float mask), LoRA/QLoRA adapters (PEFT is not installed with calc), and calc's reference "
-    "model for configs transformers cannot build.",
+    "float mask), SDPA in fp32 (a GPU runs its memory-efficient kernel there), a type "
+    "transformers runs without SDPA (eager only), MoE layers, LoRA/QLoRA adapters (PEFT is not "
+    "installed with calc), and calc's reference model for configs transformers cannot build.",
 ]

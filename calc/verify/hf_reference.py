@@ -118,6 +118,15 @@ def build(config: dict[str, Any] | str | Path, device: str = "meta",
     return LanguageModel(model) if multimodal else model
 
 
+def supports_sdpa(config: dict[str, Any]) -> bool:
+    """Whether transformers runs the causal LM of `config` (a text config.json dict) with
+    attn_implementation="sdpa" (its class's _supports_sdpa)."""
+    data = _config_dict(config)
+    hf_config = transformers.AutoConfig.for_model(data.pop("model_type"), **data)
+    model_class = transformers.AutoModelForCausalLM._model_mapping[type(hf_config)]
+    return bool(model_class._supports_sdpa)
+
+
 def parameters_by_module(model: nn.Module) -> dict[str, int]:
     """Unique parameters per module kind, layer indices folded: `model.layers.self_attn.q_proj`
     sums every layer's q_proj. A tied tensor counts once, under its first name."""

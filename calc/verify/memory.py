@@ -36,7 +36,7 @@ from unittest import mock
 import torch
 from torch import nn
 
-from calc.verify.hf_reference import build, meta_guards
+from calc.verify.hf_reference import build, meta_guards, supports_sdpa
 
 # a decoder layer's module: model.layers.N (most types), transformer.h.N (GPT-2, Falcon, BLOOM),
 # transformer.blocks.N (MPT)
@@ -171,6 +171,18 @@ def saved_tensors(model: nn.Module, batch: int, seq_len: int) -> SavedCount:
         for handle in handles:
             handle.remove()
     return count
+
+
+def runs(config: dict[str, Any], dtype: str) -> list[tuple[str, str]]:
+    """The (attention, recompute) runs compared for `config` at `dtype`: eager attention, and
+    SDPA without and with every layer checkpointed where a GPU's SDPA would run the flash
+    kernel (16-bit) and transformers offers SDPA for the type. Eager attention with
+    checkpointed layers also keeps transformers' s × s float mask in each checkpoint, which
+    calc does not count."""
+    compared = [("eager", "none")]
+    if DTYPES[dtype] in _FLASH_DTYPES and supports_sdpa(config):
+        compared += [("sdpa", "none"), ("sdpa", "full")]
+    return compared
 
 
 def count_saved(config: dict[str, Any], batch: int, seq_len: int, attention: str,
