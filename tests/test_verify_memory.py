@@ -79,7 +79,8 @@ def test_exact_on_random_shapes(kv, groups, head_dim, per_head, ffn, seq_len, ba
 def test_differences_are_reported_not_hidden():
     """GPT-2's modules (LayerNorm, Conv1D, its own GELU, dropout) are not the ones calc's hf
     accounting reads: the check says so, part by part, and lists the tensors."""
-    config = tiny("gpt2", n_embd=64, n_head=4, n_layer=2, n_positions=64)
+    config = {**json.loads((CONFIGS / "gpt2.json").read_text()), "n_embd": 64, "n_head": 4,
+              "n_layer": 2, "n_positions": 64, "vocab_size": 100}
     report = verify_memory(spec_from_hf_config(config), config, 16)
     assert not report.ok
     assert ("eager", "none", "layers") in {row[:3] for row in inexact(report)}
