@@ -1261,6 +1261,7 @@ def memory_buffers(s):
     n_cp = s['n_cp']
     n_ep = s['n_ep']
     n_tp = s['n_tp']
+    q_Lg = s['q_Lg']
     q_a = s['q_a']
     q_rg = s['q_rg']
     u_g = s['u_g']
@@ -1270,7 +1271,7 @@ def memory_buffers(s):
             P_pf + u_g*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp))
         ),
         'gathered_gradients': i_z3*q_rg*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp)),
-        'logits_gradient': 4*T*V*b*i_head*(M + 1)/(n_cp*n_tp),
+        'logits_gradient': T*V*b*i_head*q_Lg*(M + 1)/(n_cp*n_tp),
     }
 
 

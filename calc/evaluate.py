@@ -16,7 +16,13 @@ from calc import _compiled
 from calc.counting import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
 from calc.spec import ModelSpec
 from calc.spec.base import per_instance, per_instance_keyed
-from calc.spec.finetune import LORA_TARGETS, LOSS_BYTES, FineTune, resolve_targets
+from calc.spec.finetune import (
+    LORA_TARGETS,
+    LOSS_BYTES,
+    LOSS_GRADIENT_BYTES,
+    FineTune,
+    resolve_targets,
+)
 from calc.spec.gemm_precision import GEMM_PRECISIONS
 from calc.spec.precision import BYTES_PER_ELEMENT
 
@@ -364,7 +370,7 @@ def finetune_values(finetune: FineTune, targets: tuple[str, ...],
         "i_keep_down": kept("down"), "i_keep_exp": kept("experts"),
         "i_keep_mix": kept(*MIXER_INPUT_TARGETS),
         "i_keep_head": int(not frozen),
-        "q_L": LOSS_BYTES[finetune.loss],
+        "q_L": LOSS_BYTES[finetune.loss], "q_Lg": LOSS_GRADIENT_BYTES[finetune.loss],
     }
 
 

@@ -270,6 +270,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "finetune"),
     SymbolInfo("q_L", "q_L", "bytes per logit held at the loss's peak (calc.spec.finetune."
                "LOSS_BYTES)", "finetune"),
+    SymbolInfo("q_Lg", "q_{Lg}", "bytes per logit of the logits' gradient beside them at the "
+               "backward's start, where LOSS_BYTES leaves it out (calc.spec.finetune."
+               "LOSS_GRADIENT_BYTES)", "finetune"),
     # offload (Ren et al. 2021, ZeRO-Offload; Rajbhandari et al. 2021, ZeRO-Infinity)
     SymbolInfo("i_off_o", r"\mathbb{1}_{off\,opt}", "optimizer side offloaded to CPU or NVMe",
                "memory"),
@@ -355,7 +358,7 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
     "a_in_proj_qkvz", "a_in_proj_ba"))
 H, c_h, W_gpu, PUE, I_grid = (SYMBOLS[n] for n in ("H", "c_h", "W_gpu", "PUE", "I_grid"))
 i_off_o, i_off_p = SYMBOLS["i_off_o"], SYMBOLS["i_off_p"]
-q_L = SYMBOLS["q_L"]
+q_L, q_Lg = SYMBOLS["q_L"], SYMBOLS["q_Lg"]
 q_l, q_8, F_8, R_8 = (SYMBOLS[n] for n in ("q_l", "q_8", "F_8", "R_8"))
 q_lo, i_swr = SYMBOLS["q_lo"], SYMBOLS["i_swr"]
 i_rnu, i_dual, i_head, L_w, N_mtp, N_mtp_e, i_mtps, q_ema = (SYMBOLS[n] for n in (

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import calc
-from calc.counting import FINETUNE_PASSES
+from calc.counting import FINETUNE_PASSES, GIB
 from calc.evaluate import count_adapters, count_flops, finetune_train_flops
 from calc.formulas import finetune as FT
 from calc.formulas import memory as M
@@ -69,9 +69,10 @@ def test_qlora_65b_on_one_48gb_gpu():
     m = calc.memory("llama1-65b", gpu="l40s", finetune="qlora", lora_rank=64, recipe="mixed",
                     lora_targets="all-linear", seq_len=512, recompute="full").memory
     ft = m.finetune
-    # the run's own bytes under 48 GB; with the framework's buffers and the margin it still
-    # fits the catalogue's 48 GiB
-    assert m.fits and m.allocated_bytes - m.buffers_bytes < 48e9
+    # the run's own bytes under 48 GiB (a 48 GB card's 49,152 MiB), and with the margin too;
+    # counted as transformers' modules keep them (the fine-tuning default, --framework hf)
+    assert m.options.framework == "hf"
+    assert m.fits and m.allocated_bytes < 48 * GIB
     bits = QUANTS["nf4"].bytes_per_weight(True)
     assert m.frozen_bytes == pytest.approx(
         float(ft.quantised * bits + 2 * (ft.frozen - ft.quantised)), rel=1e-12)
@@ -105,10 +106,12 @@ def test_full_training_states_are_the_memory_formula():
 def test_lora_drops_the_inputs_of_frozen_projections():
     """Korthikanti et al.'s 34·s·b·h per GPT-3 layer keeps the W_O input (2sbh), the MLP's up
     input (2sbh) and down input (8sbh) for weight gradients; with adapters on q and v only they
-    go, and each adapter keeps x·A (2 bytes × r per token)."""
+    go, and each adapter keeps x·A (2 bytes × r per token). Megatron-LM's accounting, as the
+    paper's (a fine-tune's default stack is transformers')."""
     full = calc.memory("gpt3-175b", flash_attention=True, dropout=True).memory
     lora = calc.memory("gpt3-175b", flash_attention=True, dropout=True, finetune="lora",
-                       lora_rank=4, lora_targets="q,v", seq_len=2048, recompute="none").memory
+                       lora_rank=4, lora_targets="q,v", seq_len=2048, recompute="none",
+                       framework="megatron").memory
     s, h = 2048, 12288
     assert full.activations_per_layer_bytes == 34 * s * h
     assert lora.activations_per_layer_bytes == 22 * s * h
@@ -116,13 +119,18 @@ def test_lora_drops_the_inputs_of_frozen_projections():
 
 
 def test_a_finetune_defaults_to_the_sft_recipe_and_says_so():
-    """--finetune without --seq-len or --recompute: TRL SFTConfig's 1024 tokens, gradient
-    checkpointing on; given ones win."""
+    """--finetune without --seq-len, --recompute or --framework: TRL SFTConfig's 1024 tokens,
+    gradient checkpointing on, transformers' models and their loss; given ones win."""
     report = calc.memory("gpt3-175b", finetune="lora")
-    assert report.memory.options.seq_len == 1024 and report.memory.options.recompute == "full"
+    options = report.memory.options
+    assert (options.seq_len, options.recompute, options.framework) == (1024, "full", "hf")
+    assert report.memory.finetune.loss == "hf"
     assert any("TRL SFTConfig" in note for note in report.conventions)
-    given = calc.memory("gpt3-175b", finetune="lora", seq_len=512, recompute="none")
-    assert given.memory.options.seq_len == 512 and given.memory.options.recompute == "none"
+    given = calc.memory("gpt3-175b", finetune="lora", seq_len=512, recompute="none",
+                        framework="megatron")
+    options = given.memory.options
+    assert (options.seq_len, options.recompute, options.framework) == (512, "none", "megatron")
+    assert given.memory.finetune.loss == "fp32"
     assert not any("TRL SFTConfig" in note for note in given.conventions)
     plain = calc.memory("gpt3-175b")  # pre-training keeps the model's context
     assert plain.memory.options.seq_len == 2048

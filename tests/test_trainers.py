@@ -136,7 +136,8 @@ def test_memory_paths_import_no_sympy():
     import sys
 
     code = ("import sys, calc; "
-            "calc.memory('llama2-7b', finetune='qlora', zero=1, offload_optimizer='cpu', "
+            "calc.memory('llama2-7b', finetune='qlora', framework='deepspeed', zero=1, "
+            "offload_optimizer='cpu', "
             "precision='fp8', gpu='h100'); "
             f"calc.memory(from_file={str(CONFIGS / 'torchtitan_llama3_70b.toml')!r}); "
             "print(sorted(m for m in ('sympy', 'numpy', 'torch') if m in sys.modules))")

@@ -129,6 +129,7 @@ from calc.symbols import (
     q_gc,
     q_L,
     q_l,
+    q_Lg,
     q_lo,
     q_m,
     q_o,
@@ -320,8 +321,9 @@ BUFFERS: dict[str, sympy.Expr] = {
     # FSDP: one layer's unsharded gradient before its reduce-scatter, in the reduce dtype
     "gathered_gradients": i_z3 * q_rg * LAYER_PER_GPU,
     # the loss: the fp32 gradient of the fp32 logits beside the logits themselves
-    # (ACTIVATIONS["output"]) at the start of the backward, on a one-stage pipeline
-    "logits_gradient": i_head * (1 + M) * 4 * TOKENS * V / n_tp,
+    # (ACTIVATIONS["output"]) at the start of the backward, on a one-stage pipeline, where the
+    # loss's own bytes leave it out (q_Lg)
+    "logits_gradient": i_head * (1 + M) * q_Lg * TOKENS * V / n_tp,
 }
 
 STATES_TOTAL = (MODEL_STATES["weights"] + MODEL_STATES["gradients"] + MODEL_STATES["optimizer"]

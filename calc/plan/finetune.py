@@ -12,34 +12,42 @@ from calc.spec import BYTES_PER_ELEMENT, GPU, ModelSpec
 from calc.spec.finetune import FULL_TRAINING, FineTune
 from calc.spec.model import Frozen
 
-# What a fine-tune runs at when its sequence length and recomputation are not given: the
+# What a fine-tune runs at when its sequence length, recomputation and stack are not given: the
 # defaults of TRL's SFTConfig, the trainer most Hugging Face fine-tunes go through
 # (huggingface/trl 016013e8, trl/trainer/sft_config.py: max_length 1024, gradient_checkpointing
-# True "instead of False"), not pre-training's full context without recomputation.
+# True "instead of False"), on transformers' own models (--framework hf), not pre-training's full
+# context without recomputation on Megatron-LM.
 FINETUNE_SEQ_LEN = 1024
 FINETUNE_RECOMPUTE = "full"
+FINETUNE_FRAMEWORK = "hf"
 FINETUNE_DEFAULTS_SOURCE = ("TRL SFTConfig defaults (huggingface/trl 016013e8 "
                             "trl/trainer/sft_config.py): max_length 1024, gradient_checkpointing "
-                            "True")
+                            "True, transformers' models")
+# The loss of a run on transformers' models unless --loss says otherwise: theirs (hf).
+HF_LOSS = "hf"
 
 
 def finetune_defaults(run: RunConfig, spec: ModelSpec) -> tuple[RunConfig, list[str]]:
-    """`run` with a fine-tune's defaults where --finetune is given and seq_len or recompute are
-    not (from the flags or a trainer config), and the note saying so."""
-    if "finetune" not in run.given("finetune"):
-        return run, []
-    layout = run.given("layout")
-    defaults: dict[str, object] = {}
-    if "seq_len" not in layout:
-        defaults["seq_len"] = min(FINETUNE_SEQ_LEN, spec.context_length)
-    if "recompute" not in layout:
-        defaults["recompute"] = FINETUNE_RECOMPUTE
+    """`run` with a fine-tune's defaults where --finetune is given and seq_len, recompute or
+    framework are not (from the flags or a trainer config), and transformers' loss on their
+    stack where no loss is given; the note saying so."""
+    layout, defaults = run.given("layout"), {}
+    if "finetune" in run.given("finetune"):
+        if "seq_len" not in layout:
+            defaults["seq_len"] = min(FINETUNE_SEQ_LEN, spec.context_length)
+        if "recompute" not in layout:
+            defaults["recompute"] = FINETUNE_RECOMPUTE
+        if "framework" not in layout:
+            defaults["framework"] = FINETUNE_FRAMEWORK
+    framework = defaults.get("framework", layout.get("framework"))
+    if framework == "hf" and "loss" not in run.given("finetune"):
+        defaults["loss"] = HF_LOSS
     if not defaults:
         return run, []
     said = ", ".join(f"{key} {value}" for key, value in defaults.items())
     return run.over(RunConfig.from_options(**defaults)), [
-        f"Fine-tuning defaults: {said} ({FINETUNE_DEFAULTS_SOURCE}); give --seq-len or "
-        f"--recompute to change them."]
+        f"Fine-tuning defaults: {said} ({FINETUNE_DEFAULTS_SOURCE}); give --seq-len, "
+        f"--recompute, --framework or --loss to change them."]
 
 
 # A LoRA checkpoint holds the adapters at 16 bits (Hu et al. 2021 §4.2: GPT-3 175B, r = 4 on

@@ -4,7 +4,8 @@ step-time models: `calc.reproduce_finetune()`, `python -m calc reproduce --finet
 Each row's settings become calc's options by one fixed table (RULES, written before any row
 was compared): its precision a recipe, its optimizer calc's, its sharding a ZeRO stage over its
 GPUs, its attention flash or eager, FSDP's CPU offload ZeRO-Offload of the optimizer and the
-parameters; the framework constants are PyTorch FSDP's for every stack. Nothing is fitted: the
+parameters; transformers' modules for a stack built on them; the framework constants are
+PyTorch FSDP's for every stack. Nothing is fitted: the
 rows marked `fit` are reported apart from the held-out half only so that a later fit can be
 judged on rows it never saw. What calc does not model (fused or chunked losses, optimizer in
 the backward, activation offload, torch.compile, an adapter on the LM head, unpacked batches'
@@ -39,7 +40,10 @@ ZERO = {"none": 0, "ddp": 0, "fsdp-full-shard": 3, "fsdp-shard-grad-op": 2}
 # else the stack's own; stacks built on transformers' models take transformers' loss.
 FUSED_LOSS = {"chunked-ce": "chunked", "liger-flce": "fused"}
 HF_STACKS = ("fsdp_qlora", "transformers+peft", "axolotl", "llama-factory", "trl")
-FRAMEWORK = "fsdp"  # torchtune, LitGPT, fsdp_qlora, Unsloth: PyTorch's own training loop
+# The stack: transformers' models (their activations and loss, --framework hf) for the stacks
+# built on them, PyTorch FSDP for the others (torchtune, LitGPT, Unsloth: their own model code
+# and training loop); both priced with PyTorch FSDP's constants.
+FRAMEWORK = "fsdp"
 RULES = [
     "precision bf16-true → recipe pure-bf16 (weights, gradients, optimizer states bf16); "
     "bf16-mixed / fp16-mixed → mixed; fp32 → fp32",
@@ -55,8 +59,9 @@ RULES = [
     "(the tokens are unknown)",
     "time: tokens/s per GPU as printed, the job's ÷ GPUs, or samples × seq_len ÷ the run's wall "
     "time ÷ GPUs; a multi-GPU figure whose scope is unstated is not compared",
-    f"framework constants: {FRAMEWORK} for every stack; global batch = micro-batch × "
-    f"accumulation × GPUs",
+    f"framework: hf (transformers' modules' activations) for a stack built on transformers' "
+    f"models (as for the loss), {FRAMEWORK} otherwise; {FRAMEWORK}'s constants for every stack; "
+    f"global batch = micro-batch × accumulation × GPUs",
 ]
 
 
@@ -132,7 +137,8 @@ def run_options(run: PublishedFinetune) -> dict[str, Any]:
         recipe=recipe, dtype=dtype, optimizer=optimizer, zero=ZERO[run.sharding],
         dp=run.gpus, micro_batch=run.micro_batch, seq_len=run.seq_len,
         recompute=run.recompute, flash_attention=run.attention != "eager",
-        finetune=run.method, loss=loss_of(run))
+        finetune=run.method, loss=loss_of(run),
+        framework="hf" if run.stack in HF_STACKS else FRAMEWORK)
     if run.method != "full":
         options.update(lora_rank=run.lora_rank, lora_targets=run.lora_targets, paged=paged)
     if run.quant is not None:
@@ -183,7 +189,7 @@ def compare(run: PublishedFinetune) -> FinetuneRow:
         batch = run.micro_batch * run.grad_accumulation * run.gpus
         try:
             report = step(run.model, gpu=run.gpu, gpus=run.gpus, global_batch=batch,
-                          framework=FRAMEWORK, **options)
+                          **options)
             time_fields.update(calc_tokens_per_s_per_gpu=report.tokens_per_s_per_gpu,
                                time_error=report.tokens_per_s_per_gpu / published - 1)
         except CalcError as error:

@@ -42,6 +42,15 @@ class MemoryReport(Document):
     conventions: list[str]
 
 
+
+# What --framework hf counts (calc.formulas.memory, proved by calc.verify.memory)
+HF_ACTIVATIONS = ("Activations as transformers' Llama-style modules save them for the backward "
+                  "(modeling_llama.py, 5.24: each RMSNorm's fp32 input, reciprocal RMS and "
+                  "normalised copy, keys and values after repeat_kv under eager attention, "
+                  "its fp32 softmax beside the 16-bit one, SDPA's flash log-sum-exp, the gated "
+                  "MLP's activation output, the rotary tables; `verify MODEL --memory` checks "
+                  "them tensor by tensor)")
+
 def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = None,
            system: str | None = None, from_file: str | None = None,
            run: RunConfig | None = None, **options: Any) -> MemoryReport:
@@ -264,13 +273,15 @@ def conventions(block: MemoryBlock, recipe_given: bool = False) -> list[str]:
         f"context parallelism keeps s/c = {o.seq_len // o.cp:,} tokens of each sequence per GPU"
         + (f"; the interleaved schedule (v = {o.vpp}) keeps 1 + (p − 1)/(p·v) times the "
            f"activations in flight" if o.vpp > 1 else "") + ".",
-        f"Activations after Korthikanti et al. 2022 §4 (s·b·h·(34 + 5·a·s/h) per layer for "
-        f"2-byte activations, 1-byte dropout masks, a 4h GeLU MLP), each tensor at this "
-        f"model's widths: {kept[o.recompute]}; "
+        (HF_ACTIVATIONS if o.framework == "hf" else
+         "Activations after Korthikanti et al. 2022 §4 (s·b·h·(34 + 5·a·s/h) per layer for "
+         "2-byte activations, 1-byte dropout masks, a 4h GeLU MLP), each tensor at this "
+         "model's widths") + f": {kept[o.recompute]}; "
         f"{'dropout masks stored' if o.dropout else 'no dropout'}; {sp}. Defaults are current "
         f"practice (flash attention, no dropout); the paper's setting is --paper-2022. The "
         f"first pipeline stage holds its layers for p micro-batches in flight (1F1B); the "
-        f"embedding and output layer as Megatron-LM counts them.",
+        f"embedding and output layer as "
+        f"{'transformers keeps them' if o.framework == 'hf' else 'Megatron-LM counts them'}.",
         *([MIXERS_SENTENCE.format(kinds=", ".join(MIXER_NAMES[kind] for kind in
                                                   block.activations_per_mixer_bytes))]
           if block.activations_per_mixer_bytes else []),

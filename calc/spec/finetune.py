@@ -50,6 +50,10 @@ ALL_LINEAR = "all-linear"
 # - fused: a fused linear cross-entropy (Liger's FLCE) never holds the whole logits: a chunk's
 #   transient only, not counted.
 LOSS_BYTES = {"fp32": 4, "hf": 14, "chunked": 7, "fused": 0}
+# Bytes per logit of the fp32 gradient of the logits beside them at the backward's start, a
+# transient buffer (calc.formulas.memory.BUFFERS): fp32's logits take one; hf and chunked hold
+# theirs in LOSS_BYTES already, and a fused loss never makes the whole gradient.
+LOSS_GRADIENT_BYTES = {"fp32": 4, "hf": 0, "chunked": 0, "fused": 0}
 LOSS_NOTES = {
     "fp32": "the logits once in fp32 (Megatron-LM's fused cross-entropy)",
     "hf": "transformers' loss (loss_utils.py ForCausalLMLoss upcasts the logits): the 16-bit "

@@ -45,6 +45,7 @@ def view(report: MemoryReport) -> View:
         add_bytes(table, f"  activations: {key}", value)
     if m.activations_per_layer_bytes is not None:
         add_bytes(table, "  one dense layer, one micro-batch", m.activations_per_layer_bytes,
+                  "transformers' modules" if o.framework == "hf" else
                   "Korthikanti et al. 2022 §4")
     for kind, value in m.activations_per_mixer_bytes.items():
         add_bytes(table, f"  one {MIXER_NAMES[kind]} mixer, one micro-batch", value,
