@@ -102,3 +102,12 @@ def test_moe_layers_are_refused_in_one_line():
     preset = load_model("mixtral-8x7b")
     with pytest.raises(CalcError, match="MoE layers, which are not compared"):
         verify_memory(preset.spec, preset.hf_config, seq_len=16)
+
+
+def test_real_tensors_on_the_cpu_keep_the_same():
+    """With real tensors (--device cpu) eager attention keeps what the meta device shows; SDPA
+    is compared on the meta device only (the GPU's flash operator has no CPU kernel)."""
+    config = tiny("qwen3-4b")
+    report = verify_memory(spec_from_hf_config(config), config, 16, batch=2, device="cpu")
+    assert inexact(report) == []
+    assert {(c.attention, c.recompute) for c in report.memory_check} == {("eager", "none")}

@@ -79,7 +79,7 @@ def verify_memory(spec: ModelSpec, hf_config: dict | None, seq_len: int, batch: 
         config, _ = language_config(config, "verify --memory")
     ids = TOKEN_ID_BYTES * seq_len * batch  # int64: counted by calc, not by the verifier
     checks, saved, per_layer = [], [], {}
-    for attention, recompute in runs(config, dtype):
+    for attention, recompute in runs(config, dtype, device):
         counted = count_saved(config, batch, seq_len, attention, dtype, device,
                               recompute=recompute == "full")
         parts = counted.by_part()
@@ -124,7 +124,8 @@ CONVENTIONS = [
     "The rotary tables (cos, sin) are made once a forward and kept by every layer: counted in "
     "the embedding part.",
     "Not compared yet: eager attention with recomputation (each checkpoint also holds the s × s "
-    "float mask), SDPA in fp32 (a GPU runs its memory-efficient kernel there), a type "
+    "float mask), SDPA in fp32 (a GPU runs its memory-efficient kernel there) or off the meta "
+    "device (the GPU's flash operator has no CPU kernel), a type "
     "transformers runs without SDPA (eager only), MoE layers, LoRA/QLoRA adapters (PEFT is not "
     "installed with calc), and calc's reference model for configs transformers cannot build.",
 ]

@@ -173,14 +173,15 @@ def saved_tensors(model: nn.Module, batch: int, seq_len: int) -> SavedCount:
     return count
 
 
-def runs(config: dict[str, Any], dtype: str) -> list[tuple[str, str]]:
-    """The (attention, recompute) runs compared for `config` at `dtype`: eager attention, and
-    SDPA without and with every layer checkpointed where a GPU's SDPA would run the flash
-    kernel (16-bit) and transformers offers SDPA for the type. Eager attention with
-    checkpointed layers also keeps transformers' s × s float mask in each checkpoint, which
-    calc does not count."""
+def runs(config: dict[str, Any], dtype: str, device: str) -> list[tuple[str, str]]:
+    """The (attention, recompute) runs compared for `config` at `dtype` on `device`: eager
+    attention, and SDPA without and with every layer checkpointed where a GPU's SDPA would run
+    the flash kernel (16-bit) and transformers offers SDPA for the type, on the meta device
+    (the GPU's flash operator has no CPU kernel; the CPU's own keeps another layout). Eager
+    attention with checkpointed layers also keeps transformers' s × s float mask in each
+    checkpoint, which calc does not count."""
     compared = [("eager", "none")]
-    if DTYPES[dtype] in _FLASH_DTYPES and supports_sdpa(config):
+    if device == "meta" and DTYPES[dtype] in _FLASH_DTYPES and supports_sdpa(config):
         compared += [("sdpa", "none"), ("sdpa", "full")]
     return compared
 
