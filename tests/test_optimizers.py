@@ -51,11 +51,13 @@ def test_adafactor_factors_every_matrix():
 
 def test_adafactor_and_muon_on_adapters():
     """LoRA: A (n_in × r) and B (r × n_out) are matrices: Adafactor keeps n_in + n_out + 2r
-    values per adapter, Muon one momentum per parameter."""
+    values per adapter, Muon one momentum per parameter (and no fp32 master copy under the
+    fine-tune's default stack, transformers' pure-bf16)."""
     options = dict(finetune="lora", lora_rank=8, lora_targets="q,v")
     adapters = 2 * LAYERS * 8 * (D + D)
     muon = calc.memory("llama2-7b", optimizer="muon", **options).memory
-    assert muon.optimizer_bytes == pytest.approx((4 + 4) * adapters, rel=1e-12)
+    assert muon.options.recipe_name == "pure-bf16"
+    assert muon.optimizer_bytes == pytest.approx(4 * adapters, rel=1e-12)
     factored = calc.memory("llama2-7b", optimizer="adafactor", **options).memory
     assert factored.optimizer_bytes == pytest.approx(
         4 * adapters + 4 * 2 * LAYERS * (D + D + 2 * 8), rel=1e-12)
