@@ -1130,6 +1130,13 @@ def memory_activations(s):
     R_dt = s['R_dt']
     T = s['T']
     V = s['V']
+    a_down = s['a_down']
+    a_gate = s['a_gate']
+    a_k = s['a_k']
+    a_o = s['a_o']
+    a_q = s['a_q']
+    a_up = s['a_up']
+    a_v = s['a_v']
     b = s['b']
     d = s['d']
     d_e = s['d_e']
@@ -1190,7 +1197,13 @@ def memory_activations(s):
             + (1 - i_full)*(i_dual + n_pp)*(
                 L_s_att*(
                     d_rope*i_mla*i_rnu*q_a
-                    + d_v*h*i_keep_o*q_lo/n_tp
+                    + d_v*h*(
+                        4*a_o*i_frozen*i_hf*i_up
+                        + q_lo*(
+                            -(-i_hf*(1 - i_scores) + 1)*(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)
+                            + 1
+                        )
+                    )/n_tp
                     + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                         i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                         + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -1213,14 +1226,23 @@ def memory_activations(s):
                         + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                     )
                     + L_s_att*(
-                        d*i_keep_qkv*q_l*(1 - i_rnu)
+                        4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                        + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                         + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                     )
                     + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
-                    + (L_s_dense + L_sm)*(d*i_drop*(1 - i_hf) + d*i_keep_up*q_l*(1 - i_rnu))
+                    + (L_s_dense + L_sm)*(
+                        d*i_drop*(1 - i_hf)
+                        + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                        + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                    )
                 )
                 + (
-                    L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu*i_hf + i_glu + 1))
+                    L_s_dense*d_ff*(
+                        4*a_down*i_frozen*i_hf*i_up
+                        + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                        + q_a*(i_glu*i_hf + i_glu + 1)
+                    )
                     + L_sm*(
                         q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
                         + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
@@ -1303,6 +1325,13 @@ def memory(s):
     R_dt = s['R_dt']
     T = s['T']
     V = s['V']
+    a_down = s['a_down']
+    a_gate = s['a_gate']
+    a_k = s['a_k']
+    a_o = s['a_o']
+    a_q = s['a_q']
+    a_up = s['a_up']
+    a_v = s['a_v']
     b = s['b']
     b_qkv = s['b_qkv']
     d = s['d']
@@ -1375,7 +1404,12 @@ def memory(s):
             d*i_full*n_tp**(-i_sp)*q_a
             + (1 - i_full)*(
                 d_rope*i_mla*i_rnu*q_a
-                + d_v*h*i_keep_o*q_lo/n_tp
+                + d_v*h*(
+                    4*a_o*i_frozen*i_hf*i_up
+                    + q_lo*(
+                        -(-i_hf*(1 - i_scores) + 1)*(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1) + 1
+                    )
+                )/n_tp
                 + i_hf*(
                     d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                     + h*(4 - 4*i_scores)
@@ -1386,13 +1420,19 @@ def memory(s):
                 + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                 + n_tp**(-i_sp)*(
                     2*d*i_drop*(1 - i_hf)
-                    + d*i_keep_qkv*q_l*(1 - i_rnu)
-                    + d*i_keep_up*q_l*(1 - i_rnu)
+                    + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                    + 4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                    + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                    + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                     + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )
                 + (
-                    d_ff*(i_keep_down*q_l + q_a*(i_glu*i_hf + i_glu + 1))
+                    d_ff*(
+                        4*a_down*i_frozen*i_hf*i_up
+                        + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                        + q_a*(i_glu*i_hf + i_glu + 1)
+                    )
                     + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                         i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                         + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -1417,7 +1457,15 @@ def memory(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a
-                        + d_v*h*i_keep_o*q_lo/n_tp
+                        + d_v*h*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(-i_hf*(1 - i_scores) + 1)*(
+                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
+                                )
+                                + 1
+                            )
+                        )/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -1442,14 +1490,23 @@ def memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         )
                         + L_s_att*(
-                            d*i_keep_qkv*q_l*(1 - i_rnu)
+                            4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                            + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
-                        + (L_s_dense + L_sm)*(d*i_drop*(1 - i_hf) + d*i_keep_up*q_l*(1 - i_rnu))
+                        + (L_s_dense + L_sm)*(
+                            d*i_drop*(1 - i_hf)
+                            + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                            + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                        )
                     )
                     + (
-                        L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu*i_hf + i_glu + 1))
+                        L_s_dense*d_ff*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )
                         + L_sm*(
                             q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
@@ -1600,7 +1657,15 @@ def memory(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a
-                        + d_v*h*i_keep_o*q_lo/n_tp
+                        + d_v*h*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(-i_hf*(1 - i_scores) + 1)*(
+                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
+                                )
+                                + 1
+                            )
+                        )/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -1625,14 +1690,23 @@ def memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         )
                         + L_s_att*(
-                            d*i_keep_qkv*q_l*(1 - i_rnu)
+                            4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                            + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
-                        + (L_s_dense + L_sm)*(d*i_drop*(1 - i_hf) + d*i_keep_up*q_l*(1 - i_rnu))
+                        + (L_s_dense + L_sm)*(
+                            d*i_drop*(1 - i_hf)
+                            + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                            + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                        )
                     )
                     + (
-                        L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu*i_hf + i_glu + 1))
+                        L_s_dense*d_ff*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )
                         + L_sm*(
                             q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
@@ -2230,7 +2304,7 @@ def finetune_memory(s):
     r_kv = s['r_kv']
     r_q = s['r_q']
     return {
-        'adapter_activations': T*b*q_a*r_a*(1 - i_full)*(
+        'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
             L_att*a_k
             + L_att*a_o
             + L_att*a_q
@@ -2248,7 +2322,7 @@ def finetune_memory(s):
             + a_up*(L_dense + L_moe*_minimum(1, E_s))
         ),
         'total': (
-            T*b*q_a*r_a*(1 - i_full)*(
+            T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L_att*a_k
                 + L_att*a_o
                 + L_att*a_q
@@ -2270,7 +2344,15 @@ def finetune_memory(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a
-                        + d_v*h*i_keep_o*q_lo/n_tp
+                        + d_v*h*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(-i_hf*(1 - i_scores) + 1)*(
+                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
+                                )
+                                + 1
+                            )
+                        )/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2295,14 +2377,23 @@ def finetune_memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         )
                         + L_s_att*(
-                            d*i_keep_qkv*q_l*(1 - i_rnu)
+                            4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                            + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
-                        + (L_s_dense + L_sm)*(d*i_drop*(1 - i_hf) + d*i_keep_up*q_l*(1 - i_rnu))
+                        + (L_s_dense + L_sm)*(
+                            d*i_drop*(1 - i_hf)
+                            + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                            + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                        )
                     )
                     + (
-                        L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu*i_hf + i_glu + 1))
+                        L_s_dense*d_ff*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )
                         + L_sm*(
                             q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
@@ -2667,7 +2758,7 @@ def finetune_memory(s):
             )
         )/(
             2*T*d_qk*i_hf*i_rope*q_a
-            + T*q_a*r_a*(1 - i_full)*(
+            + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L_att*a_k
                 + L_att*a_o
                 + L_att*a_q
@@ -2689,7 +2780,15 @@ def finetune_memory(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a
-                        + d_v*h*i_keep_o*q_lo/n_tp
+                        + d_v*h*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(-i_hf*(1 - i_scores) + 1)*(
+                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
+                                )
+                                + 1
+                            )
+                        )/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2714,14 +2813,23 @@ def finetune_memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         )
                         + L_s_att*(
-                            d*i_keep_qkv*q_l*(1 - i_rnu)
+                            4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                            + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
-                        + (L_s_dense + L_sm)*(d*i_drop*(1 - i_hf) + d*i_keep_up*q_l*(1 - i_rnu))
+                        + (L_s_dense + L_sm)*(
+                            d*i_drop*(1 - i_hf)
+                            + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                            + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                        )
                     )
                     + (
-                        L_s_dense*d_ff*(i_keep_down*q_l + q_a*(i_glu*i_hf + i_glu + 1))
+                        L_s_dense*d_ff*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )
                         + L_sm*(
                             q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)

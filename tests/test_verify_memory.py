@@ -54,11 +54,28 @@ def test_transformers_modules_keep_what_calc_counts(name, dtype, batch):
     """Every part of every run (eager; SDPA as the flash kernel, with and without checkpointed
     layers, in 16 bits) equals calc's bytes."""
     config = tiny(name)
-    report = verify_memory(spec_from_hf_config(config), config, 16, batch=batch, dtype=dtype)
+    report = verify_memory(spec_from_hf_config(config), config, 16, batch=batch, dtype=dtype,
+                           adapters=False)  # the adapters: the test below
     assert inexact(report) == []
     runs = {(c.attention, c.recompute) for c in report.memory_check}
     assert len(runs) == (3 if dtype == "bf16" else 1)
     assert all(c.saved_bytes > 0 for c in report.memory_check if c.part == "layers")
+
+
+@pytest.mark.parametrize("name", ["llama-3.1-8b", "qwen3-4b"])
+def test_peft_adapters_keep_what_calc_counts(name):
+    """PEFT's LoRA on q,v and on every projection, in every run: each fp32 adapter keeps its
+    own fp32 copy of its input and its x·A, the frozen projections keep nothing, flash still
+    keeps W_O's input."""
+    pytest.importorskip("peft")
+    config = tiny(name)
+    report = verify_memory(spec_from_hf_config(config), config, 16, batch=2)
+    finetunes = {c.finetune for c in report.memory_check}
+    assert finetunes == {"full", "lora q,v", "lora q,k,v,o,up,gate,down"}
+    assert inexact(report) == []
+    layers = {c.finetune: c.saved_bytes for c in report.memory_check
+              if c.part == "layers" and c.attention == "sdpa" and c.recompute == "none"}
+    assert layers["lora q,v"] < layers["full"] < layers["lora q,k,v,o,up,gate,down"]
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -72,7 +89,8 @@ def test_exact_on_random_shapes(kv, groups, head_dim, per_head, ffn, seq_len, ba
     heads = kv * groups
     config = tiny(name, num_key_value_heads=kv, num_attention_heads=heads, head_dim=head_dim,
                   hidden_size=heads * per_head, intermediate_size=ffn)
-    report = verify_memory(spec_from_hf_config(config), config, seq_len, batch=batch)
+    report = verify_memory(spec_from_hf_config(config), config, seq_len, batch=batch,
+                           adapters=False)
     assert inexact(report) == []
 
 

@@ -60,6 +60,7 @@ from calc.symbols import (
     i_full,
     i_gate,
     i_glu,
+    i_hf,
     i_rel,
     i_shared_gate,
     i_z1,
@@ -185,7 +186,9 @@ STATES_TOTAL = STATES["frozen"] + STATES["weights"] + STATES["gradients"] + STAT
 # Each adapter keeps x·A (r per token) for B's gradient; its input x is the projection's input,
 # kept through i_keep_* (calc.formulas.memory). Recomputed under full recomputation. Replicated
 # across the t ranks (the rank is small); the 1F1B first stage holds L layers' worth, as there.
-ADAPTER_ACTIVATIONS = T * b * (1 - i_full) * r_a * q_a * ADAPTER_PAIRS_PER_TOKEN
+# PEFT's adapters on transformers' models (i_hf) run in fp32: x·A in 4 bytes.
+ADAPTER_ACTIVATIONS = (T * b * (1 - i_full) * r_a * ((1 - i_hf) * q_a + 4 * i_hf)
+                       * ADAPTER_PAIRS_PER_TOKEN)
 
 ACTIVATIONS_TOTAL = memory.ACTIVATIONS_TOTAL + ADAPTER_ACTIVATIONS
 MEMORY: dict[str, sympy.Expr] = {

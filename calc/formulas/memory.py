@@ -72,6 +72,13 @@ from calc.symbols import (
     P_pf,
     T,
     V,
+    a_down,
+    a_gate,
+    a_k,
+    a_o,
+    a_q,
+    a_up,
+    a_v,
     b,
     b_qkv,
     d,
@@ -197,10 +204,19 @@ NORM_HF = 4 * d + 4 + (1 - i_frozen) * q_a * d
 NORM_INPUTS = n_norm * ((1 - i_hf) * d * q_a + i_hf * NORM_HF)
 DROPOUT_MASK = (1 - i_hf) * i_drop * MASK_BYTES * d
 KEPT_NORM_OUTPUT = 1 - i_rnu
-ATTENTION_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_qkv * d * q_l
+# Under transformers with PEFT's adapters on a frozen base (i_hf, i_frozen) a frozen projection
+# keeps no input, and each adapter casts its input to its weights' fp32 (peft 0.21.2,
+# tuners/lora/layer.py Linear.forward, _cast_input_dtype; get_peft_model's
+# autocast_adapter_dtype puts adapters on a 16-bit base in fp32) and keeps its own 4-byte copy
+# when the activations are 16-bit (i_up); in fp32 the adapters keep the input itself, once.
+OWN_INPUT = 1 - i_hf * i_frozen * i_up  # a kept projection input is the input itself
+ADAPTER_COPY = 4 * i_hf * i_frozen * i_up  # bytes per element of an adapter's fp32 copy
+ATTENTION_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_qkv * d * q_l * OWN_INPUT
+                     + ADAPTER_COPY * d * (a_q + a_k + a_v)
                      + i_mla * (q_a + KEPT_NORM_OUTPUT * i_keep_qkv * q_l)
                      * (i_qlora * r_q + r_kv))
-FFN_OUTSIDE = KEPT_NORM_OUTPUT * i_keep_up * d * q_l
+FFN_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_up * d * q_l * OWN_INPUT
+               + ADAPTER_COPY * d * (a_gate + a_up))
 MIXER_OUTSIDE = KEPT_NORM_OUTPUT * i_keep_mix * d * q_l
 OUTSIDE = NORM_INPUTS + ATTENTION_OUTSIDE + FFN_OUTSIDE + 2 * DROPOUT_MASK  # an attention + FFN
 # Inside: Q and K (for QKᵀ), V (for A·V), the input of W_O (8 of the 34; q_lo bytes), on one
@@ -217,10 +233,13 @@ OUTSIDE = NORM_INPUTS + ATTENTION_OUTSIDE + FFN_OUTSIDE + 2 * DROPOUT_MASK  # an
 QK_NORMS_HF = ((i_qk_head + i_qk_proj) * (h + h_kv) * (4 + (1 - i_frozen) * q_a) * d_qk
                + 4 * (i_qk_head * (h + h_kv) + 2 * i_qk_proj))
 REPEATED_KV = (h - h_kv) * sympy.Min(h_kv - 1 + b - 1, 1)
+# W_O's input, kept for its weight or its adapter; transformers' flash output is that tensor,
+# kept by the kernel whatever trains.
+KEPT_O = 1 - (1 - i_keep_o * OWN_INPUT) * (1 - i_hf * (1 - i_scores))
 RECOMPUTED_UP = i_mla * i_rnu
 ATTENTION_PER_RANK = ((1 - RECOMPUTED_UP) * (h * d_qk / n_tp + h_t * (d_qk + d_v)) * q_a
                       + RECOMPUTED_UP * d_rope * q_a
-                      + i_keep_o * h * d_v / n_tp * q_lo
+                      + (KEPT_O * q_lo + ADAPTER_COPY * a_o) * h * d_v / n_tp
                       + i_hf * (i_scores * REPEATED_KV * (d_qk + d_v) * q_a
                                 + (1 - i_scores) * 4 * h + QK_NORMS_HF) / n_tp)
 # A plain FFN keeps the input and output of its activation (16 of the 34 at d_ff = 4h); a gated
@@ -231,7 +250,8 @@ ATTENTION_PER_RANK = ((1 - RECOMPUTED_UP) * (h * d_qk / n_tp + h_t * (d_qk + d_v
 # output, which the down projections would have kept.
 # transformers' gated MLP, down(act(gate(x)) · up(x)), keeps the activation's output apart from
 # the product: one d_ff-wide tensor more.
-MLP_DENSE = ((1 + i_glu + i_hf * i_glu) * q_a + i_keep_down * q_l) * d_ff
+MLP_DENSE = ((1 + i_glu + i_hf * i_glu) * q_a + i_keep_down * q_l * OWN_INPUT
+             + ADAPTER_COPY * a_down) * d_ff
 MLP_MOE = ((1 + i_glu) * (q_a + i_swr * (q_l - q_a)) * (k * d_e + E_s * d_s)
            + (1 - i_swr) * (i_keep_exp * k * d_e + i_keep_down * E_s * d_s) * q_l)
 # The s×s attention scores per token: softmax output, dropout mask and dropout output (5·a·s);

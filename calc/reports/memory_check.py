@@ -61,14 +61,16 @@ class MemoryCheckReport(Document):
 
 
 def verify_memory(spec: ModelSpec, hf_config: dict | None, seq_len: int, batch: int = 1,
-                  device: str = "meta", dtype: str = "bf16") -> MemoryCheckReport:
-    """transformers' saved tensors against calc's activation bytes, eager and SDPA."""
+                  device: str = "meta", dtype: str = "bf16",
+                  adapters: bool = True) -> MemoryCheckReport:
+    """transformers' saved tensors against calc's activation bytes, eager and SDPA, with and
+    without checkpointed layers, and with PEFT's LoRA adapters unless `adapters` is False."""
     if find_spec("transformers") is None:
         raise CalcError(f"verify --memory needs transformers: {install('hf')}")
     from calc.hf.export import hf_config_from_spec
     from calc.hf.multimodal import is_multimodal, language_config
     from calc.reports.memory import memory
-    from calc.verify.memory import count_saved, runs
+    from calc.verify.memory import LORA_RANK, count_saved, runs
 
     if spec.moe is not None:
         raise CalcError(f"verify --memory: {spec.name} has MoE layers, which are not compared "
@@ -79,30 +81,36 @@ def verify_memory(spec: ModelSpec, hf_config: dict | None, seq_len: int, batch: 
         config, _ = language_config(config, "verify --memory")
     ids = TOKEN_ID_BYTES * seq_len * batch  # int64: counted by calc, not by the verifier
     checks, saved, per_layer = [], [], {}
-    for attention, recompute in runs(config, dtype, device):
-        counted = count_saved(config, batch, seq_len, attention, dtype, device,
-                              recompute=recompute == "full")
+    for run in runs(config, dtype, device, adapters):
+        counted = count_saved(config, batch, seq_len, run, dtype, device)
+        if counted is None:  # LoRA on projections PEFT's Llama-style names do not find
+            continue
         parts = counted.by_part()
         found = {"layers": sum(v for k, v in parts.items() if k.startswith("layer ")),
                  "embedding": parts.get("embedding", 0), "output": parts.get("output", 0)}
+        adapters = ({} if run.lora is None else
+                    dict(finetune="lora", lora_rank=LORA_RANK, lora_targets=run.lora))
         block = memory(spec, seq_len=seq_len, micro_batch=batch, dtype=dtype,
-                       recompute=recompute, dropout=False, framework="hf", loss="fp32",
-                       flash_attention=attention != "eager").memory
+                       recompute=run.recompute, dropout=False, framework="hf", loss="fp32",
+                       flash_attention=run.attention != "eager", **adapters).memory
         ours = {part: int(block.activations.get(part, 0)) for part in PARTS}
+        ours["layers"] += int(block.activations.get("adapters", 0))
         ours["embedding"] -= ids
-        if recompute == "none":
-            per_layer[attention] = int(block.activations_per_layer_bytes or 0)
+        if run.recompute == "none" and run.lora is None:
+            per_layer[run.attention] = int(block.activations_per_layer_bytes or 0)
         for part in (*PARTS, "total"):
             mine = sum(ours.values()) if part == "total" else ours[part]
             theirs = sum(found.values()) if part == "total" else found[part]
-            checks.append(MemoryCheck(stack="hf", attention=attention, recompute=recompute,
-                                      finetune="full", part=part, saved_bytes=theirs,
-                                      calc_bytes=mine, exact=mine == theirs))
-        shown = "layer 1" if spec.n_layers > 1 else "layer 0"
-        saved += [SavedRow(attention=attention, recompute=recompute, part=part,
-                           module=t.scope or "(loss)", dtype=t.dtype, shape=list(t.shape),
-                           bytes=t.nbytes)
-                  for part in (shown, "embedding", "output") for t in counted.in_part(part)]
+            checks.append(MemoryCheck(stack="hf", attention=run.attention,
+                                      recompute=run.recompute, finetune=run.finetune,
+                                      part=part, saved_bytes=theirs, calc_bytes=mine,
+                                      exact=mine == theirs))
+        if run.lora is None:  # the tensors of one layer, the positions and the output
+            shown = "layer 1" if spec.n_layers > 1 else "layer 0"
+            saved += [SavedRow(attention=run.attention, recompute=run.recompute, part=part,
+                               module=t.scope or "(loss)", dtype=t.dtype, shape=list(t.shape),
+                               bytes=t.nbytes)
+                      for part in (shown, "embedding", "output") for t in counted.in_part(part)]
     return MemoryCheckReport(
         model=spec.name, seq_len=seq_len, batch=batch, dtype=dtype, device=device,
         memory_check=checks, calc_per_layer_bytes=per_layer, saved=saved,
@@ -125,7 +133,12 @@ CONVENTIONS = [
     "the embedding part.",
     "Not compared yet: eager attention with recomputation (each checkpoint also holds the s × s "
     "float mask), SDPA in fp32 (a GPU runs its memory-efficient kernel there) or off the meta "
-    "device (the GPU's flash operator has no CPU kernel), a type "
-    "transformers runs without SDPA (eager only), MoE layers, LoRA/QLoRA adapters (PEFT is not "
-    "installed with calc), and calc's reference model for configs transformers cannot build.",
+    "device (the GPU's flash operator has no CPU kernel), a type transformers runs without "
+    "SDPA (eager only), MoE layers, QLoRA (bitsandbytes' 4-bit layers have no meta kernels), "
+    "LoRA without PEFT installed (pip install peft), and calc's reference model for configs "
+    "transformers cannot build.",
+    "LoRA: PEFT's adapters (rank 8, no dropout) on q,v and on every projection, fp32 on a 16-bit "
+    "base as get_peft_model makes them, the embedding's output taking gradients "
+    "(enable_input_require_grads, as under checkpointing and k-bit preparation); on models "
+    "whose projections have Llama's names (q_proj, ..., down_proj).",
 ]

@@ -36,6 +36,10 @@ MIXER_TARGETS = ("in_proj", "x_proj", "dt_proj", "out_proj", "in_proj_qkvz", "in
 LORA_TARGETS: tuple[str, ...] = (*ATTENTION_TARGETS, *FFN_TARGETS, "experts",
                                  "shared_expert_gate", *MIXER_TARGETS)
 ALL_LINEAR = "all-linear"
+# The attention and FFN targets' module names in Llama-style models (Llama, Mistral, Qwen, ...),
+# as PEFT's target_modules and the trainers' configs name them
+PEFT_MODULES = {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o", "up_proj": "up",
+                "gate_proj": "gate", "down_proj": "down"}
 # Bytes per logit held at the loss's peak (the start of the backward, every activation alive),
 # by how the stack computes the loss:
 # - fp32: the logits once in fp32 (Megatron-LM's fused vocab-parallel cross-entropy;

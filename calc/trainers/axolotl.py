@@ -8,12 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from calc.spec.finetune import PEFT_MODULES
 from calc.trainers.base import UNDECIDED, TrainerConfig, checkpoint_preset
 from calc.trainers.transformers_args import read_optimizer
-
-# PEFT module names (Llama, Mistral, Qwen, ...) → calc's LoRA targets
-MODULES = {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o", "up_proj": "up",
-           "gate_proj": "gate", "down_proj": "down"}
 
 
 def read(data: dict[str, Any], path: Path) -> TrainerConfig:
@@ -87,10 +84,10 @@ def _take(config: TrainerConfig, key: str, value: Any, data: dict[str, Any]) -> 
             config.take(key, value, "unused (lora_target_linear)" if value in UNDECIDED
                         else "superseded by lora_target_linear")
         else:
-            unknown = [m for m in value if m not in MODULES]
+            unknown = [m for m in value if m not in PEFT_MODULES]
             if unknown:
                 return False
-            targets = ",".join(MODULES[m] for m in value)
+            targets = ",".join(PEFT_MODULES[m] for m in value)
             config.take(key, value, f"adapters on {targets}", lora_targets=targets)
     elif key == "gradient_accumulation_steps" and value not in UNDECIDED:
         config.take(key, value, f"{int(value)} micro-batches accumulated per step (step)",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from calc.trainers.axolotl import MODULES
+from calc.spec.finetune import PEFT_MODULES
 from calc.trainers.base import UNDECIDED, TrainerConfig, checkpoint_preset
 from calc.trainers.transformers_args import read_optimizer
 
@@ -47,9 +47,9 @@ def _take(config: TrainerConfig, key: str, value: Any, data: dict[str, Any],
     elif key == "lora_r":
         config.take(key, value, f"LoRA rank {int(value)}", lora_rank=int(value))
     elif key == "lora_target_modules":
-        if value in UNDECIDED or any(m not in MODULES for m in value):
+        if value in UNDECIDED or any(m not in PEFT_MODULES for m in value):
             return False
-        targets = ",".join(MODULES[m] for m in value)
+        targets = ",".join(PEFT_MODULES[m] for m in value)
         config.take(key, value, f"adapters on {targets}", lora_targets=targets)
     elif key == "per_device_train_batch_size":
         config.take(key, value, f"micro-batch {int(value)}", micro_batch=int(value))

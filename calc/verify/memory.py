@@ -30,12 +30,14 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from importlib.util import find_spec
 from typing import Any
 from unittest import mock
 
 import torch
 from torch import nn
 
+from calc.spec.finetune import PEFT_MODULES
 from calc.verify.hf_reference import build, meta_guards, supports_sdpa
 
 # a decoder layer's module: model.layers.N (most types), transformer.h.N (GPT-2, Falcon, BLOOM),
@@ -173,27 +175,69 @@ def saved_tensors(model: nn.Module, batch: int, seq_len: int) -> SavedCount:
     return count
 
 
-def runs(config: dict[str, Any], dtype: str, device: str) -> list[tuple[str, str]]:
-    """The (attention, recompute) runs compared for `config` at `dtype` on `device`: eager
-    attention, and SDPA without and with every layer checkpointed where a GPU's SDPA would run
-    the flash kernel (16-bit) and transformers offers SDPA for the type, on the meta device
-    (the GPU's flash operator has no CPU kernel; the CPU's own keeps another layout). Eager
-    attention with checkpointed layers also keeps transformers' s × s float mask in each
-    checkpoint, which calc does not count."""
-    compared = [("eager", "none")]
+@dataclass(frozen=True)
+class Run:
+    """One training forward compared: its attention, recomputation and adapters."""
+
+    attention: str  # eager or sdpa
+    recompute: str  # none, or full: every decoder layer checkpointed
+    lora: str | None = None  # None (full training), or the LoRA targets ("q,v")
+
+    @property
+    def finetune(self) -> str:
+        return "full" if self.lora is None else f"lora {self.lora}"
+
+
+# The adapters compared: PEFT's default targets, and every projection (all-linear)
+LORA_RUNS = ("q,v", "q,k,v,o,up,gate,down")
+LORA_RANK = 8  # PEFT's LoraConfig default
+
+
+def runs(config: dict[str, Any], dtype: str, device: str, adapters: bool = True) -> list[Run]:
+    """The runs compared for `config` at `dtype` on `device`: eager attention, and SDPA without
+    and with every layer checkpointed where a GPU's SDPA would run the flash kernel (16-bit) and
+    transformers offers SDPA for the type, on the meta device (the GPU's flash operator has no
+    CPU kernel; the CPU's own keeps another layout); each also with PEFT's LoRA adapters when
+    `adapters` and PEFT is installed. Eager attention with checkpointed layers also keeps
+    transformers' s × s float mask in each checkpoint, which calc does not count."""
+    compared = [Run("eager", "none")]
     if device == "meta" and DTYPES[dtype] in _FLASH_DTYPES and supports_sdpa(config):
-        compared += [("sdpa", "none"), ("sdpa", "full")]
+        compared += [Run("sdpa", "none"), Run("sdpa", "full")]
+    if adapters and find_spec("peft") is not None:
+        compared += [Run(run.attention, run.recompute, targets) for run in compared
+                     for targets in LORA_RUNS]
     return compared
 
 
-def count_saved(config: dict[str, Any], batch: int, seq_len: int, attention: str,
-                dtype: str = "bf16", device: str = "meta",
-                recompute: bool = False) -> SavedCount:
-    """transformers' model of `config` at `dtype` with `attention` ('eager' or 'sdpa'),
-    training mode, each decoder layer checkpointed when `recompute`: one forward's saved
-    tensors."""
-    model = build(config, device, attention).to(DTYPES[dtype])
+def with_adapters(model: nn.Module, targets: str) -> nn.Module | None:
+    """`model` with PEFT's LoRA adapters (rank LORA_RANK, no dropout) on `targets`, its
+    embedding's output taking gradients as transformers makes it under checkpointing and PEFT's
+    k-bit preparation (so that the first layer keeps what every other keeps); None when the
+    model names its projections otherwise (GPT-2's c_attn)."""
+    from peft import LoraConfig, get_peft_model
+
+    on = set(targets.split(","))
+    modules = [name for name, target in PEFT_MODULES.items() if target in on]
+    names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
+    if not names.issuperset(modules):
+        return None
+    model.enable_input_require_grads()
+    return get_peft_model(model, LoraConfig(r=LORA_RANK, target_modules=modules,
+                                            lora_dropout=0.0))
+
+
+def count_saved(config: dict[str, Any], batch: int, seq_len: int, run: Run,
+                dtype: str = "bf16", device: str = "meta") -> SavedCount | None:
+    """transformers' model of `config` at `dtype` as `run` trains it (its attention, every
+    decoder layer checkpointed under recompute full, LoRA adapters), training mode: one
+    forward's saved tensors; None when the run's adapters have no module to sit on."""
+    model = build(config, device, run.attention).to(DTYPES[dtype])
     model.train()
-    if recompute:
+    if run.recompute == "full":
         model.activation_checkpointing_enable()
+    if run.lora is not None:
+        adapted = with_adapters(model, run.lora)
+        if adapted is None:
+            return None
+        model = adapted
     return saved_tensors(model, batch, seq_len)
