@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import warnings
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from unittest import mock
 import torch
 from torch import nn
 
-from calc.spec.finetune import PEFT_MODULES
+from calc.spec.finetune import ALL_LINEAR, PEFT_MODULES
 from calc.verify.hf_reference import build, meta_guards, supports_sdpa
 
 # a decoder layer's module: model.layers.N (most types), transformer.h.N (GPT-2, Falcon, BLOOM),
@@ -189,7 +190,7 @@ class Run:
 
 
 # The adapters compared: PEFT's default targets, and every projection (all-linear)
-LORA_RUNS = ("q,v", "q,k,v,o,up,gate,down")
+LORA_RUNS = ("q,v", ALL_LINEAR)
 LORA_RANK = 8  # PEFT's LoraConfig default
 
 
@@ -216,7 +217,7 @@ def with_adapters(model: nn.Module, targets: str) -> nn.Module | None:
     model names its projections otherwise (GPT-2's c_attn)."""
     from peft import LoraConfig, get_peft_model
 
-    on = set(targets.split(","))
+    on = set(PEFT_MODULES.values()) if targets == ALL_LINEAR else set(targets.split(","))
     modules = [name for name, target in PEFT_MODULES.items() if target in on]
     names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
     if not names.issuperset(modules):
@@ -236,7 +237,9 @@ def count_saved(config: dict[str, Any], batch: int, seq_len: int, run: Run,
     if run.recompute == "full":
         model.activation_checkpointing_enable()
     if run.lora is not None:
-        adapted = with_adapters(model, run.lora)
+        with warnings.catch_warnings():  # PEFT reads the deprecated is_gradient_checkpointing
+            warnings.simplefilter("ignore", FutureWarning)
+            adapted = with_adapters(model, run.lora)
         if adapted is None:
             return None
         model = adapted

@@ -8,12 +8,12 @@ from calc.tables import Column, Table, View
 
 def view(report: MemoryCheckReport) -> View:
     checks = Table("Saved for the backward (transformers) against calc's activations",
-                   [Column("attention"), Column("recompute"), Column("part"),
-                    Column("saved bytes", "int"),
+                   [Column("attention"), Column("recompute"), Column("fine-tune"),
+                    Column("part"), Column("saved bytes", "int"),
                     Column("calc bytes", "int"), Column("calc / saved", "ratio"),
                     Column("exact", "bool")])
     for c in report.memory_check:
-        checks.add(c.attention, c.recompute, c.part, c.saved_bytes, c.calc_bytes,
+        checks.add(c.attention, c.recompute, c.finetune, c.part, c.saved_bytes, c.calc_bytes,
                    c.calc_bytes / c.saved_bytes if c.saved_bytes else None, c.exact)
     saved = Table("What one layer, the positions and the output part saved (calc's "
                   "one layer: " + ", ".join(f"{a} {b:,} B" for a, b in
