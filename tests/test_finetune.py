@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import calc
 from calc.counting import FINETUNE_PASSES, GIB
+from calc.errors import CalcError
 from calc.evaluate import count_adapters, count_flops, finetune_train_flops
 from calc.formulas import finetune as FT
 from calc.formulas import memory as M
@@ -256,3 +257,14 @@ def test_lora_on_a_mamba_model_adapts_its_projections():
     counts = count_adapters(spec, FineTune(method="lora", rank=8, targets="all-linear"))
     assert counts.targets == ("in_proj", "x_proj", "dt_proj", "out_proj")
     assert count_adapters(spec, FineTune()).trainable == calc.count_params(spec).total
+
+
+def test_transformers_stack_recomputes_whole_layers_only():
+    """--framework hf checkpoints whole decoder layers: selective recomputation is refused in
+    one line, and recompute auto goes from none to full."""
+    with pytest.raises(CalcError, match="checkpoints whole layers"):
+        calc.memory("llama3.2-1b", framework="hf", recompute="selective")
+    report = calc.memory("llama3.1-8b", gpu="rtx4090", finetune="lora", seq_len=2048,
+                         recompute="auto")
+    assert report.memory.options.recompute == "full"
+    assert any("recompute auto: full" in note for note in report.conventions)

@@ -24,9 +24,10 @@ from calc.spec import ModelSpec
 from calc.spec.finetune import LOSS_NOTES, QUANTS
 from calc.spec.gemm_precision import precision_sentence
 from calc.spec.layers import MIXER_NAMES
-from calc.spec.layout import RECOMPUTE_ORDER
+from calc.spec.layout import Layout
 from calc.spec.memory import OPTIMIZERS, RECIPES, RESERVE, STACKS
 from calc.spec.offload import Offload
+from calc.spec.validity import recomputations
 
 # The options of the memory model: the layout's (its global batch aside), the model states',
 # the offload's and the fine-tuning's (calc.plan.options).
@@ -93,7 +94,8 @@ def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = N
     if auto and gpu is None:
         raise CalcError("recompute='auto' needs a GPU (--gpu) whose memory it fits")
     device = get_gpu(gpu) if gpu else None
-    for recompute in RECOMPUTE_ORDER if auto else (options.get("recompute", "none"),):
+    framework = options.get("framework", Layout.model_fields["framework"].default)
+    for recompute in recomputations(framework) if auto else (options.get("recompute", "none"),):
         opts = memory_options(spec, gpu, {**options, "recompute": recompute}, system)
         block = memory_block(spec, opts, device, finetune_of(given),
                              Offload(**given.given("offload")), system)

@@ -23,7 +23,8 @@ from calc.plan.system import derived
 from calc.presets import Preset, resolve
 from calc.spec import ModelSpec
 from calc.spec.costing import Costing
-from calc.spec.layout import RECOMPUTE_ORDER, Layout, make_layout
+from calc.spec.layout import Layout, make_layout
+from calc.spec.validity import recomputations
 from calc.timing.constants import load_constants
 from calc.timing.schedule import StepTime
 
@@ -215,7 +216,8 @@ def _priced(spec: ModelSpec, given: RunConfig, gpus: int | None, gpu: str,
     (full when none does), and a note saying which."""
     layout = given.given("layout")
     auto = layout.get("recompute") == "auto"
-    choices = RECOMPUTE_ORDER if auto else (layout.get("recompute", "none"),)
+    framework = layout.get("framework", Layout.model_fields["framework"].default)
+    choices = recomputations(framework) if auto else (layout.get("recompute", "none"),)
     tried: list[str] = []
     for recompute in choices:
         try:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from calc.errors import CalcError
-from calc.spec.layout import Layout, pipeline_slots
+from calc.spec.layout import RECOMPUTE_ORDER, Layout, Recompute, pipeline_slots
 from calc.spec.memory import STACKS
 from calc.spec.model import ModelSpec
 
@@ -142,6 +142,23 @@ def _no_pipeline(spec: Model, lay: Layout, _: int | None) -> str | None:
     return f"pp={lay.pp}: {lay.framework} has no pipeline schedule" if lay.pp > 1 else None
 
 
+# The stacks that recompute whole layers only, and where they do
+WHOLE_LAYERS = {"hf": "transformers 5.24 modeling_utils.py activation_checkpointing_enable: "
+                      "torch.utils.checkpoint around each decoder layer (every_n_layers), no "
+                      "selective recomputation"}
+
+
+def recomputations(framework: str) -> tuple[Recompute, ...]:
+    """The recomputations `framework` runs, least first: what recompute='auto' tries."""
+    return tuple(r for r in RECOMPUTE_ORDER
+                 if not (r == "selective" and framework in WHOLE_LAYERS))
+
+
+def _whole_layers(spec: Model, lay: Layout, _: int | None) -> str | None:
+    return (f"recompute={lay.recompute!r}: {lay.framework} checkpoints whole layers (none or "
+            f"full)" if lay.recompute == "selective" else None)
+
+
 def _ddp_alone(spec: Model, lay: Layout, _: int | None) -> str | None:
     others = lay.tp * lay.pp * lay.cp
     return (f"unsharded data parallelism (ZeRO 0, DDP) beside tp × pp × cp = {others}"
@@ -199,6 +216,7 @@ RULES: tuple[Rule, ...] = (
                 "accelerate)",
           "foundry": "llm-foundry trains with Composer's FSDP (fsdp_config), no pipeline"},
          _no_pipeline),
+    Rule("recomputation of whole layers only", WHOLE_LAYERS, _whole_layers),
     Rule("DDP only without other parallelism",
          {"torchtitan": f"{TORCHTITAN} torchtitan/models/llama3/infra/parallelize.py:139 "
                         f"('DDP has not supported > 1D parallelism')"}, _ddp_alone),
