@@ -19,6 +19,14 @@ settings.register_profile("ci", derandomize=True, database=None)
 settings.register_profile("explore")
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+# One torch (OpenMP) thread per pytest-xdist worker: `-n auto` already starts a process per
+# core, and each torch's default of a thread per core oversubscribes them, OpenMP's waiting
+# threads spinning on the other's core (a 0.8 M-parameter training step of tests/test_bench.py
+# took 28 s instead of 0.8 s beside a second busy process on 2 cores). Set before any test module
+# imports torch, which reads it once; a single-process run keeps torch's default.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 
 @dataclass
 class Result:
