@@ -1154,6 +1154,7 @@ def memory_activations(s):
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
+    i_eager = s['i_eager']
     i_frozen = s['i_frozen']
     i_full = s['i_full']
     i_glu = s['i_glu']
@@ -1192,64 +1193,71 @@ def memory_activations(s):
     r_kv = s['r_kv']
     r_q = s['r_q']
     return {
-        'layers': T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-            L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
-            + (1 - i_full)*(i_dual + n_pp)*(
-                L_s_att*(
-                    d_rope*i_mla*i_rnu*q_a
-                    + d_v*h*(
-                        4*a_o*i_frozen*i_hf*i_up
-                        + q_lo*(
-                            -(-i_hf*(1 - i_scores) + 1)*(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)
-                            + 1
+        'layers': (
+            T**2*b*i_eager*i_full*i_hf*q_a/n_cp
+            + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                + (1 - i_full)*(i_dual + n_pp)*(
+                    L_s_att*(
+                        d_rope*i_mla*i_rnu*q_a
+                        + d_v*h*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(-i_hf*(1 - i_scores) + 1)*(
+                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
+                                )
+                                + 1
+                            )
+                        )/n_tp
+                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_hf*(
+                            d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h + h_kv)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
+                        )/n_tp
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                    )
+                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + 6*L_s_sc*d*q_a/n_tp
+                    + L_s_ssm*q_a*(
+                        (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + n_tp**(-i_sp)*(
+                        L_s*(
+                            d*i_drop*(1 - i_hf)
+                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                        )
+                        + L_s_att*(
+                            4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                            + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                        )
+                        + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + (L_s_dense + L_sm)*(
+                            d*i_drop*(1 - i_hf)
+                            + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                            + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                        )
+                    )
+                    + (
+                        L_s_dense*d_ff*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )
+                        + L_sm*(
+                            q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
                     )/n_tp
-                    + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                        i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                        + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
-                    )/n_tp
-                    + i_hf*(
-                        d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
-                        + h*(4 - 4*i_scores)
-                        + 4*i_qk_head*(h + h_kv)
-                        + 8*i_qk_proj
-                        + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
-                    )/n_tp
-                    + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                 )
-                + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
-                + 6*L_s_sc*d*q_a/n_tp
-                + L_s_ssm*q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp)
-                + n_tp**(-i_sp)*(
-                    L_s*(
-                        d*i_drop*(1 - i_hf)
-                        + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                    )
-                    + L_s_att*(
-                        4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
-                        + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                        + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
-                    )
-                    + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
-                    + (L_s_dense + L_sm)*(
-                        d*i_drop*(1 - i_hf)
-                        + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
-                        + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                    )
-                )
-                + (
-                    L_s_dense*d_ff*(
-                        4*a_down*i_frozen*i_hf*i_up
-                        + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
-                        + q_a*(i_glu*i_hf + i_glu + 1)
-                    )
-                    + L_sm*(
-                        q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
-                        + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
-                    )
-                )/n_tp
-            )
-        )/n_cp,
+            )/n_cp
+        ),
         'embedding': (
             T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
@@ -1350,6 +1358,7 @@ def memory(s):
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
+    i_eager = s['i_eager']
     i_frozen = s['i_frozen']
     i_full = s['i_full']
     i_glu = s['i_glu']
@@ -1452,7 +1461,8 @@ def memory(s):
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 6*d*q_a/n_tp
         )/n_cp,
         'total': (
-            T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+            T**2*b*i_eager*i_full*i_hf*q_a/n_cp
+            + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
@@ -1651,7 +1661,8 @@ def memory(s):
                 )
             )
         )/(
-            2*T*d_qk*i_hf*i_rope*q_a
+            T**2*i_eager*i_full*i_hf*q_a/n_cp
+            + 2*T*d_qk*i_hf*i_rope*q_a
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
@@ -2249,6 +2260,7 @@ def finetune_memory(s):
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
+    i_eager = s['i_eager']
     i_frozen = s['i_frozen']
     i_full = s['i_full']
     i_gate = s['i_gate']
@@ -2322,7 +2334,8 @@ def finetune_memory(s):
             + a_up*(L_dense + L_moe*_minimum(1, E_s))
         ),
         'total': (
-            T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
+            T**2*b*i_eager*i_full*i_hf*q_a/n_cp
+            + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L_att*a_k
                 + L_att*a_o
                 + L_att*a_q
@@ -2757,7 +2770,8 @@ def finetune_memory(s):
                 )/(L*n_tp)
             )
         )/(
-            2*T*d_qk*i_hf*i_rope*q_a
+            T**2*i_eager*i_full*i_hf*q_a/n_cp
+            + 2*T*d_qk*i_hf*i_rope*q_a
             + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L_att*a_k
                 + L_att*a_o

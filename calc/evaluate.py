@@ -174,6 +174,7 @@ def layout_values(spec: ModelSpec, layout: Layout) -> dict[str, int | float]:
         "i_head": int(layout.pp == 1 or dualpipe),
         "i_hf": int(layout.framework == "hf"),
         "i_up": int(BYTES_PER_ELEMENT[layout.activation_dtype] < 4),
+        "i_eager": int(not layout.flash_attention),
     }
 
 

@@ -203,6 +203,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "(--framework hf)", "memory"),
     SymbolInfo("i_up", r"\mathbb{1}_{up}", "activations narrower than fp32 (an fp32 upcast is "
                "a copy)", "memory"),
+    SymbolInfo("i_eager", r"\mathbb{1}_{eager}", "attention without a fused kernel (the s×s "
+               "scores are formed)", "memory"),
     SymbolInfo("i_dual", r"\mathbb{1}_{dual}", "DualPipe: a rank holds two stages (the first "
                "with the last) and p + 1 micro-batches in flight", "memory"),
     SymbolInfo("i_head", r"\mathbb{1}_{head}", "the most loaded GPU holds the output head (one "
@@ -363,7 +365,7 @@ q_l, q_8, F_8, R_8 = (SYMBOLS[n] for n in ("q_l", "q_8", "F_8", "R_8"))
 q_lo, i_swr = SYMBOLS["q_lo"], SYMBOLS["i_swr"]
 i_rnu, i_dual, i_head, L_w, N_mtp, N_mtp_e, i_mtps, q_ema = (SYMBOLS[n] for n in (
     "i_rnu", "i_dual", "i_head", "L_w", "N_mtp", "N_mtp_e", "i_mtps", "q_ema"))
-i_hf, i_up, i_rope = (SYMBOLS[n] for n in ("i_hf", "i_up", "i_rope"))
+i_hf, i_up, i_rope, i_eager = (SYMBOLS[n] for n in ("i_hf", "i_up", "i_rope", "i_eager"))
 n_cp, n_ep, n_vp, i_vp = (SYMBOLS[n] for n in ("n_cp", "n_ep", "n_vp", "i_vp"))
 L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
 B_bk, u_g, P_pf, q_rg = (SYMBOLS[n] for n in ("B_bk", "u_g", "P_pf", "q_rg"))

@@ -94,6 +94,7 @@ from calc.symbols import (
     i_drop,
     i_dsa,
     i_dual,
+    i_eager,
     i_frozen,
     i_full,
     i_glu,
@@ -297,9 +298,13 @@ CHECKPOINT_PER_TOKEN = IN_FLIGHT * L_s * d * q_a / n_tp**i_sp
 # interleaved schedule's extra micro-batches in flight.
 TOKENS = T * b / n_cp
 INTERLEAVED = 1 + i_vp * (n_pp - 1) / (n_pp * n_vp)
+# transformers' eager attention adds its float s × s causal mask (b × 1 × s × s, the activations'
+# dtype, made once a forward) to the scores, which keeps nothing; every checkpoint holds it for
+# its recompute.
+CHECKPOINTED_MASK = i_hf * i_full * i_eager * T * TOKENS * q_a
 ACTIVATIONS: dict[str, sympy.Expr] = {
     "layers": INTERLEAVED * TOKENS * ((1 - i_full) * STORED_PER_TOKEN
-                                      + i_full * CHECKPOINT_PER_TOKEN),
+                                      + i_full * CHECKPOINT_PER_TOKEN) + CHECKPOINTED_MASK,
     # Megatron-LM theoretical_memory_usage.py: int64 token ids and the embedding dropout mask
     # for p micro-batches in flight; the output layer's input and fp32 logits for the loss,
     # 4·s·b·h·(1 + V/h), on a one-stage pipeline (else the first stage is the larger).

@@ -131,8 +131,7 @@ CONVENTIONS = [
     "scores as no GPU run does.",
     "The rotary tables (cos, sin) are made once a forward and kept by every layer: counted in "
     "the embedding part.",
-    "Not compared yet: eager attention with recomputation (each checkpoint also holds the s × s "
-    "float mask), SDPA in fp32 (a GPU runs its memory-efficient kernel there) or off the meta "
+    "Not compared yet: SDPA in fp32 (a GPU runs its memory-efficient kernel there) or off the meta "
     "device (the GPU's flash operator has no CPU kernel), a type transformers runs without "
     "SDPA (eager only), MoE layers, QLoRA (bitsandbytes' 4-bit layers have no meta kernels), "
     "LoRA without PEFT installed (pip install peft), and calc's reference model for configs "

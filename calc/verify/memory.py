@@ -195,13 +195,12 @@ LORA_RANK = 8  # PEFT's LoraConfig default
 
 
 def runs(config: dict[str, Any], dtype: str, device: str, adapters: bool = True) -> list[Run]:
-    """The runs compared for `config` at `dtype` on `device`: eager attention, and SDPA without
-    and with every layer checkpointed where a GPU's SDPA would run the flash kernel (16-bit) and
-    transformers offers SDPA for the type, on the meta device (the GPU's flash operator has no
-    CPU kernel; the CPU's own keeps another layout); each also with PEFT's LoRA adapters when
-    `adapters` and PEFT is installed. Eager attention with checkpointed layers also keeps
-    transformers' s × s float mask in each checkpoint, which calc does not count."""
-    compared = [Run("eager", "none")]
+    """The runs compared for `config` at `dtype` on `device`: eager attention and SDPA, each
+    without and with every layer checkpointed; SDPA where a GPU's SDPA would run the flash
+    kernel (16-bit) and transformers offers SDPA for the type, on the meta device (the GPU's
+    flash operator has no CPU kernel; the CPU's own keeps another layout); each also with
+    PEFT's LoRA adapters when `adapters` and PEFT is installed."""
+    compared = [Run("eager", "none"), Run("eager", "full")]
     if device == "meta" and DTYPES[dtype] in _FLASH_DTYPES and supports_sdpa(config):
         compared += [Run("sdpa", "none"), Run("sdpa", "full")]
     if adapters and find_spec("peft") is not None:
