@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import calc
 from calc import _compiled
 from calc.formulas import inference as I
-from calc.reports.infer import kv_heads_per_gpu
+from calc.plan.roofline import kv_heads_per_gpu
 from calc.symbols import SYMBOLS
 
 # Qwen-2.5 72B (Qwen/Qwen2.5-72B config.json: 80 layers, d 8192, 64 heads, 8 KV heads, FFN

@@ -8,7 +8,6 @@ The formulas are in calc.formulas.inference; FLOPs per token come from calc.coun
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
@@ -18,6 +17,7 @@ from calc.counting import GIB, TERA, Bytes, whole
 from calc.document import Document
 from calc.errors import CalcError, one_line
 from calc.evaluate import count_flops, count_params, symbol_values
+from calc.plan.roofline import kv_heads_per_gpu, largest_true, tensor_parallel_seconds
 from calc.plan.serving import serving_plan
 from calc.plan.serving_block import ServingBlock, serving_block, serving_options
 from calc.presets import (
@@ -29,14 +29,9 @@ from calc.presets import (
     sequence_length,
     system_for_gpu,
 )
-from calc.spec import BYTES_PER_ELEMENT, GPU, ModelSpec
+from calc.spec import BYTES_PER_ELEMENT, ModelSpec
 from calc.spec.inference import MAX_BATCH, InferenceWorkload
 from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
-from calc.timing.collectives import all_reduce
-from calc.timing.constants import load_constants
-from calc.timing.mixers import tp_reductions
-from calc.timing.network import network_for
-from calc.timing.operators import ACTIVATION_BYTES
 
 Bound = Literal["compute", "memory"]
 
@@ -110,45 +105,6 @@ def _options(spec: ModelSpec, gpu: str, options: dict[str, Any]) -> InferenceWor
                                      "compute_dtype": parsed.compute_dtype_name})
 
 
-def kv_heads_per_gpu(spec: ModelSpec, gpus: int) -> int:
-    """Key/value heads one GPU caches, h_g: ⌈h_kv/K⌉, at least a whole head (replicated when K
-    exceeds the heads); MLA's one latent serves every head, so each GPU keeps it whole."""
-    return 1 if spec.attention.mla else -(-spec.n_kv_heads // gpus)
-
-
-def _last_true(predicate: Callable[[int], bool], low: int, high: int) -> int:
-    """The largest n in [low, high] with predicate(n), for a predicate true up to some point
-    (predicate(low) must hold)."""
-    while low < high:
-        middle = (low + high + 1) // 2
-        if predicate(middle):
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-def tensor_parallel_seconds(spec: ModelSpec, gpu: GPU, gpus: int, tokens: int,
-                            system: str | None) -> tuple[float, str] | None:
-    """The all-reduces of one forward pass over `tokens` tokens with the weights split over
-    `gpus` GPUs by tensor parallelism: one after each sublayer (one per parallel block; Mamba-1
-    adds x_proj's, calc.timing.mixers) of tokens × d 16-bit activations (Shoeybi et al. 2019
-    §3), on the link the group crosses
-    (calc.timing: NCCL ring or tree, the system's bandwidth and latency). None when the GPU
-    has no catalogued system to price them on."""
-    if gpus == 1:
-        return 0.0, "none (one GPU)"
-    if system is None and gpu.system is None:
-        return None
-    platform = get_system(system) if system else system_for_gpu(gpu.name)
-    link = network_for(platform, load_constants().network).link(1, gpus)
-    seconds = 0.0
-    for per_layer, width in tp_reductions(spec):
-        size = tokens * width * ACTIVATION_BYTES
-        seconds += per_layer * spec.n_layers * all_reduce(size, gpus, link)
-    return seconds, link.name
-
-
 def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None,
           price: float | None = None, **options: Any) -> InferenceReport:
     """Serving `model` on `gpu`; `options` are the fields of calc.spec.InferenceWorkload
@@ -205,7 +161,7 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = Non
     elif windowed and room >= at(MAX_TOKENS_CONTEXT, opts.batch)["kv_cache"]:
         max_context = None
     else:
-        max_context = _last_true(lambda t: at(t, opts.batch)["kv_cache"] <= room,
+        max_context = largest_true(lambda t: at(t, opts.batch)["kv_cache"] <= room,
                                  1, MAX_TOKENS_CONTEXT)
 
     def compute_bound(batch: int) -> bool:
@@ -214,7 +170,7 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = Non
 
     crossover = None
     if compute_bound(MAX_BATCH):
-        crossover = 1 if compute_bound(1) else 1 + _last_true(
+        crossover = 1 if compute_bound(1) else 1 + largest_true(
             lambda n: not compute_bound(n), 1, MAX_BATCH)
     prefill_comm = tensor_parallel_seconds(spec, device, opts.gpus,
                                            opts.batch * opts.context, system)
