@@ -1,0 +1,111 @@
+"""A published fine-tuning run (presets/published/finetune/) as calc's options: one fixed table
+of rules, written before any row was compared, that turns each row's stated settings into the
+options calc's memory and step models take, names what calc does not model, and reads the
+run's speed from its own figures: its precision a recipe, its optimizer calc's, its sharding a
+ZeRO stage over its GPUs, its attention flash or eager, FSDP's CPU offload ZeRO-Offload of the
+optimizer and the parameters, transformers' modules for a stack built on them, PyTorch FSDP's
+framework constants for every stack. calc.reports.finetune_runs sets the models' numbers
+beside the published ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from calc.spec.finetune_runs import PublishedFinetune
+
+RECIPE = {"bf16-true": ("pure-bf16", "bf16"), "bf16-mixed": ("mixed", "bf16"),
+          "fp16-mixed": ("mixed", "fp16"), "fp32": ("fp32", "fp32")}
+OPTIMIZER = {"adamw": ("adamw", False), "adamw-8bit": ("adam8bit", False),
+             "paged-adamw-8bit": ("adam8bit", True), "paged-adamw-32bit": ("adamw", True),
+             "sgd": ("sgd", False)}
+ZERO = {"none": 0, "ddp": 0, "fsdp-full-shard": 3, "fsdp-shard-grad-op": 2}
+# The loss as each row computes it (calc.spec.finetune.LOSS_BYTES): its fused or chunked loss,
+# else the stack's own; stacks built on transformers' models take transformers' loss.
+FUSED_LOSS = {"chunked-ce": "chunked", "liger-flce": "fused"}
+HF_STACKS = ("fsdp_qlora", "transformers+peft", "axolotl", "llama-factory", "trl")
+# The stack: transformers' models (their activations and loss, --framework hf) for the stacks
+# built on them, PyTorch FSDP for the others (torchtune, LitGPT, Unsloth: their own model code
+# and training loop); both priced with PyTorch FSDP's constants.
+FRAMEWORK = "fsdp"
+RULES = [
+    "precision bf16-true → recipe pure-bf16 (weights, gradients, optimizer states bf16); "
+    "bf16-mixed / fp16-mixed → mixed; fp32 → fp32",
+    "optimizer adamw-8bit → adam8bit; paged-* → the same states, pageable (not counted on the "
+    "GPU)",
+    "sharding ddp → dp = GPUs; fsdp-full-shard → ZeRO 3 over the GPUs; fsdp-shard-grad-op → "
+    "ZeRO 2; FSDP CPU offload → optimizer and parameters offloaded to the host",
+    "attention sdpa / flash-attention-2 / unstated → flash (no s×s scores); eager → eager",
+    "loss chunked-ce → chunked; liger-flce → fused; none on a stack built on transformers' "
+    "models (fsdp_qlora, transformers+peft, axolotl, LLaMA-Factory, TRL) → hf; otherwise calc's "
+    "default fp32 logits, the stack's own loss listed as not modelled",
+    "rows not all seq_len long (unpacked data): memory at seq_len, the longest batch; no time "
+    "(the tokens are unknown)",
+    "time: tokens/s per GPU as printed, the job's ÷ GPUs, or samples × seq_len ÷ the run's wall "
+    "time ÷ GPUs; a multi-GPU figure whose scope is unstated is not compared",
+    f"framework: hf (transformers' modules' activations) for a stack built on transformers' "
+    f"models (as for the loss), {FRAMEWORK} otherwise; {FRAMEWORK}'s constants for every stack; "
+    f"global batch = micro-batch × accumulation × GPUs",
+]
+
+
+def unmodelled(run: PublishedFinetune) -> list[str]:
+    """What the run does that calc's models leave out."""
+    found = []
+    if run.fused_loss not in ("none", *FUSED_LOSS):
+        found.append(run.fused_loss)
+    if run.fused_loss == "none" and run.stack not in HF_STACKS:
+        found.append(f"{run.stack}'s loss")
+    if run.optimizer_in_backward:
+        found.append("optimizer in backward")
+    if run.activation_offload:
+        found.append("activation offload")
+    if run.compile:
+        found.append("torch.compile")
+    if run.lora_head:
+        found.append("LoRA on the LM head")
+    if not run.rows_full:
+        found.append("unpacked rows")
+    return found
+
+
+def loss_of(run: PublishedFinetune) -> str:
+    """How the run's loss holds the logits (RULES)."""
+    if run.fused_loss in FUSED_LOSS:
+        return FUSED_LOSS[run.fused_loss]
+    return "hf" if run.fused_loss == "none" and run.stack in HF_STACKS else "fp32"
+
+
+def run_options(run: PublishedFinetune) -> dict[str, Any]:
+    """The run's settings as calc's options (RULES)."""
+    recipe, dtype = RECIPE[run.precision]
+    optimizer, paged = OPTIMIZER[run.optimizer]
+    options: dict[str, Any] = dict(
+        recipe=recipe, dtype=dtype, optimizer=optimizer, zero=ZERO[run.sharding],
+        dp=run.gpus, micro_batch=run.micro_batch, seq_len=run.seq_len,
+        recompute=run.recompute, flash_attention=run.attention != "eager",
+        finetune=run.method, loss=loss_of(run),
+        framework="hf" if run.stack in HF_STACKS else FRAMEWORK)
+    if run.method != "full":
+        options.update(lora_rank=run.lora_rank, lora_targets=run.lora_targets, paged=paged)
+    if run.quant is not None:
+        options.update(base_dtype=run.quant, double_quant=bool(run.double_quant))
+    if run.cpu_offload:
+        options.update(offload_optimizer="cpu", offload_params="cpu")
+    return options
+
+
+def published_tokens_per_s(run: PublishedFinetune) -> tuple[float | None, str | None]:
+    """(tokens/s per GPU from the run's figures, or None with why)."""
+    if run.tokens_per_s is not None:
+        if run.tokens_scope == "per_gpu" or run.gpus == 1:
+            return run.tokens_per_s, None
+        if run.tokens_scope == "job":
+            return run.tokens_per_s / run.gpus, None
+        return None, "tokens/s: per GPU or for the job is unstated"
+    if run.run_time_s is not None:
+        if not run.rows_full or run.seq_len is None:
+            return None, "run time: rows of varying length, tokens unknown"
+        if run.run_samples is None:
+            return None, "run time: samples unstated"
+        return run.run_samples * run.seq_len / run.run_time_s / run.gpus, None
+    return None, "no speed figure"
