@@ -235,11 +235,12 @@ def test_layer_counts_equal_the_per_layer_definitions():
 
 @pytest.mark.parametrize("name", ["mixtral-8x7b", "deepseek-v3", "smollm3-3b"])
 def test_specialised_formulas_are_what_subs_makes(name):
-    """calc.reports.formulas puts a model's structure in with one memoised walk, the shared sums
+    """calc.formulas.specialise puts a model's structure in with one memoised walk, the shared sums
     factored and the shared terms printed once: the totals are those of expr.subs(structure)
     (sympy's order, one symbol after another: Mixtral's L_dense = L − L_moe, then L_moe = L)
     and factor_terms, and every formula's text and LaTeX are str's and latex's."""
-    from calc.reports.formulas import formulas_for, structure
+    from calc.formulas.specialise import structure
+    from calc.reports.formulas import formulas_for
     from calc.symbols import LATEX_NAMES
 
     spec = calc.load_preset(name).spec
@@ -258,7 +259,8 @@ def test_memory_formulas_are_what_factor_terms_makes():
     """The memory formulas of one model, made with the shared sums factored once, against
     factor_terms on each formula on its own; their text and LaTeX against str and latex."""
     from calc.formulas import COMMAND_GROUPS
-    from calc.reports.formulas import _at_once, _put_in, command_formulas, structure
+    from calc.formulas.specialise import _at_once, _put_in, structure
+    from calc.reports.formulas import command_formulas
     from calc.symbols import LATEX_NAMES
 
     spec = calc.load_preset("mixtral-8x7b").spec

@@ -132,7 +132,7 @@ MAY_IMPORT = {
     "tables": "counting errors",
     "files": "errors",
     "host": "counting errors",
-    "formulas": "symbols counting",
+    "formulas": "evaluate spec symbols counting",  # specialise: a spec's structure put in
     "symbols": "counting",
     "evaluate": "_compiled spec counting",
     "_compiled": "",

@@ -12,7 +12,7 @@ import sympy
 import calc
 from calc.evaluate import count_flops, count_params, training_cost
 from calc.formulas import params as P
-from calc.reports.formulas import specialise
+from calc.formulas.specialise import specialise
 from calc.symbols import SYMBOLS
 
 LLAMA2_7B = calc.load_preset("llama2-7b").spec

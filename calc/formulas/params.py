@@ -5,7 +5,7 @@ n·(g_norm + b_norm) (γ, and β when present: Ba et al. 2016; OLMo's non-parame
 neither: Groeneveld et al. 2024 §2.1), an RMSNorm n (γ only: Zhang & Sennrich 2019). Keys are
 hierarchical (`attention/q`), as in nanoGPT's sizing notebook, and a total is
 the plain sum of its named terms. Structure enters through 0/1 indicators (calc.symbols), so each
-term is one general expression; `specialise` in calc.reports.formulas shows a model's own form.
+term is one general expression; calc.formulas.specialise gives a model's own form.
 
 A model is a sum over the kinds of layer part (PARTS): each part's per-layer expression times the
 count of layers that have it (L_att attention layers, L_ssm Mamba, L_dn gated DeltaNet, L_sc
