@@ -70,7 +70,7 @@ def test_qlora_65b_on_one_48gb_gpu():
     m = calc.memory("llama1-65b", gpu="l40s", finetune="qlora", lora_rank=64, recipe="mixed",
                     lora_targets="all-linear", seq_len=512, recompute="full").memory
     ft = m.finetune
-    # the run's own bytes under 48 GiB (a 48 GB card's 49,152 MiB), and with the margin too;
+    # the run's own bytes under the catalogue's 48 GiB of the L40S, and with the margin too;
     # counted as transformers' modules keep them (the fine-tuning default, --framework hf)
     assert m.options.framework == "hf"
     assert m.fits and m.allocated_bytes < 48 * GIB

@@ -24,7 +24,6 @@ from calc.spec import ModelSpec
 from calc.spec.finetune import LOSS_NOTES, QUANTS
 from calc.spec.gemm_precision import precision_sentence
 from calc.spec.layers import MIXER_NAMES
-from calc.spec.layout import Layout
 from calc.spec.memory import OPTIMIZERS, RECIPES, RESERVE, STACKS
 from calc.spec.offload import Offload
 from calc.spec.validity import recomputations
@@ -95,8 +94,9 @@ def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = N
     if auto and gpu is None:
         raise CalcError("recompute='auto' needs a GPU (--gpu) whose memory it fits")
     device = get_gpu(gpu) if gpu else None
-    framework = options.get("framework", Layout.model_fields["framework"].default)
-    for recompute in recomputations(framework) if auto else (options.get("recompute", "none"),):
+    choices = (recomputations(options.get("framework")) if auto
+               else (options.get("recompute", "none"),))
+    for recompute in choices:
         opts = memory_options(spec, gpu, {**options, "recompute": recompute}, system)
         block = memory_block(spec, opts, device, finetune_of(given),
                              Offload(**given.given("offload")), system)

@@ -216,8 +216,8 @@ def _priced(spec: ModelSpec, given: RunConfig, gpus: int | None, gpu: str,
     (full when none does), and a note saying which."""
     layout = given.given("layout")
     auto = layout.get("recompute") == "auto"
-    framework = layout.get("framework", Layout.model_fields["framework"].default)
-    choices = recomputations(framework) if auto else (layout.get("recompute", "none"),)
+    choices = (recomputations(layout.get("framework")) if auto
+               else (layout.get("recompute", "none"),))
     tried: list[str] = []
     for recompute in choices:
         try:

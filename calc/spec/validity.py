@@ -148,8 +148,10 @@ WHOLE_LAYERS = {"hf": "transformers 5.24 modeling_utils.py activation_checkpoint
                       "selective recomputation"}
 
 
-def recomputations(framework: str) -> tuple[Recompute, ...]:
-    """The recomputations `framework` runs, least first: what recompute='auto' tries."""
+def recomputations(framework: str | None) -> tuple[Recompute, ...]:
+    """The recomputations `framework` runs (None: a Layout's default), least first: what
+    recompute='auto' tries."""
+    framework = framework or Layout.model_fields["framework"].default
     return tuple(r for r in RECOMPUTE_ORDER
                  if not (r == "selective" and framework in WHOLE_LAYERS))
 

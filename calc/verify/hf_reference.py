@@ -64,6 +64,12 @@ def _config_dict(config: dict[str, Any] | str | Path) -> dict[str, Any]:
             and not (key in _ROPE_KEYS and _dynamic_rope(value))}
 
 
+def _hf_config(data: dict[str, Any]) -> Any:
+    """transformers' config object of a config.json dict (_config_dict's)."""
+    fields = {key: value for key, value in data.items() if key != "model_type"}
+    return transformers.AutoConfig.for_model(data["model_type"], **fields)
+
+
 class LanguageModel(nn.Module):
     """A multimodal model's language model and LM head, the part calc counts
     (calc.hf.multimodal): input_ids → logits without the vision or audio towers."""
@@ -98,8 +104,8 @@ def build(config: dict[str, Any] | str | Path, device: str = "meta",
     (or, for a small config, with real tensors on "cpu"); for a multimodal config, its
     LanguageModel."""
     data = _config_dict(config)
-    model_type = data.pop("model_type")
-    hf_config = transformers.AutoConfig.for_model(model_type, **data)
+    model_type = data["model_type"]
+    hf_config = _hf_config(data)
     multimodal = is_multimodal(data)
     # an image-text wrapper through its own auto class; an audio one (moss_transcribe_diarize)
     # is in the causal-LM mapping
@@ -121,10 +127,9 @@ def build(config: dict[str, Any] | str | Path, device: str = "meta",
 def supports_sdpa(config: dict[str, Any]) -> bool:
     """Whether transformers runs the causal LM of `config` (a text config.json dict) with
     attn_implementation="sdpa" (its class's _supports_sdpa)."""
-    data = _config_dict(config)
-    hf_config = transformers.AutoConfig.for_model(data.pop("model_type"), **data)
-    model_class = transformers.AutoModelForCausalLM._model_mapping[type(hf_config)]
-    return bool(model_class._supports_sdpa)
+    model_class = transformers.AutoModelForCausalLM._model_mapping.get(
+        type(_hf_config(_config_dict(config))), None)
+    return bool(model_class and model_class._supports_sdpa)
 
 
 def parameters_by_module(model: nn.Module) -> dict[str, int]:

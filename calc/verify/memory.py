@@ -48,7 +48,7 @@ _EMBEDDINGS = ("embed", "wte", "wpe", "rotary_emb")  # token and position embedd
 _POSITIONS = "rotary_emb"  # the module whose tables every layer keeps (embedding part)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 # What torch's flash kernel takes (a GPU's SDPA picks it first where it can): 16-bit inputs,
-# no attention mask, head widths ≤ 256 (torch sdp_utils check_head_dim_size_flash).
+# no attention mask, head widths ≤ 256 (torch 2.13 sdp_utils.cpp check_head_dim_size_flash).
 _FLASH_DTYPES = (torch.float16, torch.bfloat16)
 _FLASH_MAX_HEAD = 256
 
