@@ -15,8 +15,8 @@ import argparse
 import statistics
 import time
 
+from calc.plan.search import search_layouts
 from calc.presets import load_preset
-from calc.reports.layout import search_layouts
 
 CASES = (  # model, GPU, GPUs, global batch
     ("llama2-7b", "a100", 64, 512),

@@ -12,9 +12,10 @@ import io
 import pytest
 
 import calc
+from calc.plan.training import implied_mfu
 from calc.presets import Preset, PublishedRun
 from calc.reports import reproduce as reproduction
-from calc.reports.estimate import estimate, implied_mfu
+from calc.reports.estimate import estimate
 from calc.reports.reproduce import ReproducedRun, reproduce, reproduce_run
 
 REPORT = reproduce()

@@ -67,3 +67,20 @@ def run_time(tokens: float, tokens_per_s_per_gpu: float, gpus: int, gpu: GPU,
     gpu_hours = ideal / goodput
     return RunTime(tokens, ideal, goodput, gpu_hours, gpu_hours / gpus / HOURS_PER_DAY,
                    cost(asked, gpu, gpu_hours) if asked is not None else None)
+
+
+def training_tokens(tokens: float | None, dataset_tokens: float | None,
+                    epochs: float | None) -> float | None:
+    """The tokens GPU-hours are priced for: `tokens`, or `dataset_tokens` × `epochs`."""
+    if epochs is not None and dataset_tokens is None:
+        raise CalcError(f"epochs={epochs:g}: give dataset_tokens, the tokens of one epoch")
+    if epochs is not None and not epochs > 0:
+        raise CalcError(f"epochs={epochs!r}: expected a positive number of passes")
+    if dataset_tokens is None:
+        return tokens
+    if tokens is not None:
+        raise CalcError("tokens and dataset_tokens: give one (dataset_tokens × epochs is the "
+                        "tokens)")
+    if not dataset_tokens > 0:
+        raise CalcError(f"dataset_tokens={dataset_tokens!r}: expected a positive token count")
+    return dataset_tokens * (1 if epochs is None else epochs)

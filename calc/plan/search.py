@@ -19,18 +19,20 @@ given as a set (`allowed`). Flash attention is assumed available, dropout as giv
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
 from calc import _compiled
+from calc.calibration.throughput import RunModel
 from calc.counting import GIB
 from calc.errors import CalcError
 from calc.evaluate import layout_values, memory_values
 from calc.plan.memory import margin, memory_options
 from calc.plan.offload import host_side, placement
+from calc.plan.options import RunConfig
 from calc.plan.system import system_of
 from calc.presets import get_gpu, sequence_length
 from calc.spec import GPU, ModelSpec, System
@@ -112,6 +114,24 @@ Allowed = dict[str, tuple[Any, ...]]
 def _ok(allowed: Allowed, field: str, value: Any) -> bool:
     """Whether `value` of `field` is among the values `allowed` (any, when not pinned)."""
     return field not in allowed or value in allowed[field]
+
+
+def pins(options: dict[str, Any]) -> tuple[Allowed, dict[str, Any]]:
+    """The searched fields among `options`, each as the tuple of values allowed (a value, or
+    a list or set of them, each checked against its field), and the other options."""
+    allowed: Allowed = {}
+    rest = {}
+    for option, value in options.items():
+        if option not in SEARCHED or value is None:
+            rest[option] = value
+            continue
+        values = tuple(value) if isinstance(value, list | tuple | set | frozenset) else (value,)
+        if option == "recompute" and "auto" in values:  # the search tries every one
+            continue
+        for one in values:
+            RunConfig.from_options(**{option: one})  # CalcError naming the field and value
+        allowed[option] = tuple(dict.fromkeys(values))
+    return allowed, rest
 
 
 def proposals(spec: ModelSpec, gpus: int, global_batch: int, seq_len: int,
@@ -366,32 +386,33 @@ def search_layouts(spec: ModelSpec, *, gpu: str, gpus: int, global_batch: int,
                        options.recipe_name, options.memory_margin), found
 
 
-def any_valid(spec: ModelSpec, gpus: int, global_batch: int, seq_len: int,
-              gpus_per_node: int, fixed: dict[str, Any], allowed: Allowed | None = None) -> bool:
-    """Whether some layout within `allowed` passes the validators and its framework's rules
-    (no pricing: what an empty search tries its nearest changes with)."""
-    model = Model.of(spec)
-    for fields in proposals(spec, gpus, global_batch, seq_len, gpus_per_node, fixed, allowed):
-        try:
-            base, _ = check(spec, Layout(**fields))
-        except (ValidationError, CalcError):
-            continue
-        if any(refusal(model, lay, gpus_per_node) is None for lay in variants(base, allowed)):
-            return True
-    return False
-
-
-def nearest(values: Iterator[int], valid: Callable[[int], bool]) -> int | None:
-    """The first of `values` that is `valid`, or None."""
-    return next((value for value in values if valid(value)), None)
-
-
-def outward(center: int, low: int, high: int) -> Iterator[int]:
-    """center ± 1, ± 2, … within [low, high], nearer first, lower first on a tie."""
-    for step in range(1, max(center - low, high - center) + 1):
-        for value in (center - step, center + step):
-            if low <= value <= high:
-                yield value
+def against_authors(model: RunModel, predicted: float) -> tuple[float | None, Layout | None, str]:
+    """The search's best layout for a published run's model, GPUs and batch against the
+    authors' layout, predicted at `predicted` seconds a step (the same attention kernel, dtype,
+    stack and dropout: only the parallel layout and the memory choices are searched): its step,
+    its layout, and a verdict saying which wins and why."""
+    run, layout = model.run, model.layout
+    setup, found = search_layouts(model.spec, gpu=run.gpu, gpus=run.gpus,
+                                  global_batch=run.global_batch, seq_len=run.seq_len,
+                                  system=run.system, dtype=layout.dtype,
+                                  framework=layout.framework, dropout=layout.dropout,
+                                  flash_attention=layout.flash_attention, price_rejected=False)
+    best = found.ranked[0] if found.ranked else None
+    if best is not None and best.time.step <= predicted * (1 + 1e-9):
+        return best.time.step, best.layout, (
+            f"search at least as fast ({predicted / best.time.step:.2f}× the authors' "
+            f"predicted speed)")
+    reasons = []
+    theirs = memory_total(model.spec, setup.base_symbols, layout, {})
+    if theirs > setup.capacity:
+        reasons.append(f"calc.memory puts the authors' layout at {theirs / GIB:,.0f} GiB > "
+                       f"{setup.capacity / GIB:,.0f} GiB")
+    why = outside(model.spec, layout, setup.gpus_per_node)
+    if why:
+        reasons.append(f"theirs is outside the searched space ({why})")
+    head = "theirs wins" if best is not None else "no searched layout fits calc.memory"
+    return (best.time.step if best else None, best.layout if best else None,
+            f"{head}: {'; '.join(reasons) or 'no reason found'}")
 
 
 def _offload_choice(given: dict[str, Any], gpu: GPU, system: System, gpus: int,

@@ -1,13 +1,15 @@
 """One training step of a layout, as numbers: its time (calc.timing) with the offload parts
 added, the memory of its most loaded GPU (calc.plan.memory) and the throughput, FLOP rates and
-utilisation they give (calc's exact FLOPs)."""
+utilisation they give (calc's exact FLOPs); with recompute 'auto', the least recomputation
+that fits."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from calc.calibration.fit import fitted_constants
-from calc.counting import TERA, TRAIN_PER_FORWARD
+from calc.counting import GIB, TERA, TRAIN_PER_FORWARD
+from calc.errors import CalcError
 from calc.evaluate import count_adapters, count_flops, finetune_train_flops
 from calc.plan.finetune import finetune_of
 from calc.plan.memory import MemoryBlock, memory_block, memory_options
@@ -17,9 +19,9 @@ from calc.plan.system import catalogued, system_of
 from calc.presets import get_gpu
 from calc.spec import GPU, ModelSpec, System
 from calc.spec.finetune import FineTune
-from calc.spec.layout import Layout, check
+from calc.spec.layout import Layout, check, make_layout
 from calc.spec.offload import Offload
-from calc.spec.validity import refuse
+from calc.spec.validity import recomputations, refuse
 from calc.timing.communication import links
 from calc.timing.constants import load_constants
 from calc.timing.finetune import finetune_terms
@@ -159,3 +161,41 @@ def step_numbers(spec: ModelSpec, layout: Layout, gpu: str, system: str | None,
     return StepNumbers(prediction, time, links_, memory, block, tokens, finetune.frozen_base,
                        model_flops,
                        model_flops + time.compute.recompute_flops * tokens)
+
+
+def finetune_parts(time: StepTime, micro_batches: int) -> dict[str, float]:
+    """Seconds per step of the adapters' products and QLoRA's dequantisation (zero parts left
+    out)."""
+    work = time.compute
+    parts = {"adapters": micro_batches * (work.adapters + work.adapters_backward),
+             "dequantisation": micro_batches * (work.dequant + work.dequant_backward)}
+    return {name: seconds for name, seconds in parts.items() if seconds}
+
+
+def priced_step(spec: ModelSpec, given: RunConfig, gpus: int | None, gpu: str,
+                system: str | None, from_file: str | None) -> tuple[StepNumbers, list[str]]:
+    """The step of the run's layout; with recompute 'auto' the least recomputation that fits
+    (full when none does), and a note saying which."""
+    layout = given.given("layout")
+    auto = layout.get("recompute") == "auto"
+    choices = (recomputations(layout.get("framework")) if auto
+               else (layout.get("recompute", "none"),))
+    tried: list[str] = []
+    for recompute in choices:
+        try:
+            chosen = make_layout(gpus, **{**layout, "recompute": recompute})
+        except CalcError as error:
+            if from_file is None:
+                raise
+            raise CalcError(f"--from {from_file}: {error} (the file's layout with the flags "
+                            f"given)") from None
+        numbers = step_numbers(spec, chosen, gpu, system, given)
+        if not auto or numbers.fits or recompute == choices[-1]:
+            break
+        tried.append(f"{recompute} needs {numbers.memory.total_bytes / GIB:,.1f} GiB")
+    if not auto:
+        return numbers, []
+    verdict = "the least that fits" if numbers.fits else "and even that does not fit"
+    return numbers, [f"recompute auto: {recompute}, {verdict}"
+                     + (f" ({'; '.join(tried)} of {numbers.memory.gpu_bytes / GIB:,.0f} GiB)"
+                        if tried else "") + "."]

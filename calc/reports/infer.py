@@ -1,23 +1,20 @@
 """Serving a model: `calc.infer("llama2-7b", gpu="a100", context=4096, batch=8)`.
 
-Weights and KV cache against the GPUs' memory (the largest batch and context that fit), prefill
-and decode time on a roofline, tokens per second and the batch where decoding turns compute-bound.
-The formulas are in calc.formulas.inference; FLOPs per token come from calc.count_flops.
+The roofline's numbers (calc.plan.roofline: memory, the largest batch and context that fit,
+prefill and decode time, the batch where decoding turns compute-bound) and, given a request mix,
+the served requests' (calc.plan.serving), labelled with what they model and leave out.
 """
 
 from __future__ import annotations
 
-import math
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from calc import _compiled
-from calc.counting import GIB, TERA, Bytes, whole
+from calc.counting import GIB, TERA
 from calc.document import Document
-from calc.errors import CalcError, one_line
-from calc.evaluate import count_flops, count_params, symbol_values
-from calc.plan.roofline import kv_heads_per_gpu, largest_true, tensor_parallel_seconds
+from calc.errors import CalcError
+from calc.plan.roofline import InferenceBlock, inference_options, roofline
 from calc.plan.serving import serving_plan
 from calc.plan.serving_block import ServingBlock, serving_block, serving_options
 from calc.presets import (
@@ -26,62 +23,9 @@ from calc.presets import (
     get_gpu,
     get_system,
     resolve,
-    sequence_length,
     system_for_gpu,
 )
 from calc.spec import BYTES_PER_ELEMENT, ModelSpec
-from calc.spec.inference import MAX_BATCH, InferenceWorkload
-from calc.spec.model import MAX_TOKENS_CONTEXT, Frozen
-
-Bound = Literal["compute", "memory"]
-
-
-class InferenceBlock(Frozen):
-    options: InferenceWorkload = Field(description="the options, defaults resolved")
-    gpu_title: str
-    peak_flops: float = Field(description="dense peak FLOP/s of one GPU at compute_dtype")
-    bandwidth_gb_s: float = Field(description="one GPU's datasheet bandwidth, 1e9 bytes/s")
-    params: int
-    weights_bytes: Bytes
-    kv_cache_bytes_per_token: Bytes = Field(description="one token, all layers, no window cap")
-    kv_cache_bytes: Bytes = Field(description="batch × context, sliding windows capped, over "
-                                              "all GPUs with its replicas")
-    state_cache_bytes: Bytes = Field(
-        0, description="of kv_cache_bytes, the recurrent states of the Mamba, gated DeltaNet "
-                       "and short-convolution layers: SSM states and conv windows, the same at "
-                       "any context")
-    kv_cache_copies: float = Field(description="copies of each KV head over the GPUs: 1 when "
-                                               "the GPUs split the heads, K/h_kv when K > h_kv")
-    total_bytes: Bytes = Field(description="weights + KV cache")
-    gpu_bytes: int = Field(description="gpus × memory_gib × 2^30")
-    fits: bool
-    max_batch: int = Field(description="sequences at this context that fit (0: not one)")
-    max_context: int | None = Field(
-        description="context at this batch that fits (0: none); None when windows cap every "
-                    "layer's cache, so memory sets no limit")
-    prefill_flops: float
-    prefill_seconds: float
-    prefill_bound: Bound
-    decode_flops_per_token: int = Field(description="forward FLOPs of one token at the context")
-    decode_weights_read_bytes: Bytes = Field(description="weights one decode step reads")
-    decode_seconds_per_token: float = Field(description="one decode step: a token for each "
-                                                        "sequence of the batch")
-    decode_bound: Bound
-    decode_weights_seconds: float = Field(description="reading the weights alone, one step")
-    tokens_per_second: float = Field(description="batch / decode step with communication")
-    communication_link: str | None = Field(
-        description="the link the tensor-parallel all-reduces cross (None: one GPU, or a GPU "
-                    "without a catalogued system)")
-    prefill_communication_seconds: float | None = Field(
-        description="tensor-parallel all-reduces of prefill, on communication_link")
-    decode_communication_seconds: float | None = Field(
-        description="tensor-parallel all-reduces of one decode step")
-    prefill_seconds_with_communication: float
-    decode_seconds_with_communication: float
-    communication_share: float = Field(description="all-reduces / decode step with them")
-    compute_bound_batch: int | None = Field(
-        description="smallest batch whose decode step is compute-bound; None when reading the "
-                    "KV cache grows as fast as the FLOPs (never)")
 
 
 class InferenceReport(Document):
@@ -93,16 +37,6 @@ class InferenceReport(Document):
         None, description="requests served (given --input-len and --output-len): throughput, "
                           "latencies, layout and cost (docs/serving.md)")
     conventions: list[str]
-
-
-def _options(spec: ModelSpec, gpu: str, options: dict[str, Any]) -> InferenceWorkload:
-    try:
-        parsed = InferenceWorkload(gpu=gpu, **options)
-    except ValidationError as error:
-        raise CalcError(one_line(error)) from None
-    context = sequence_length(spec, parsed.context, "--context")
-    return parsed.model_copy(update={"context": context, "kv_dtype": parsed.kv_dtype_name,
-                                     "compute_dtype": parsed.compute_dtype_name})
 
 
 def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = None,
@@ -123,9 +57,8 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = Non
         options["context"] = (serving.input_len or 0) + (serving.output_len or 0)
     if price is not None and not price > 0:
         raise CalcError(f"price={price!r} is not allowed; expected a price per GPU-hour > 0")
-    opts = _options(spec, gpu, _checkpoint_dtypes(preset, options))
+    opts = inference_options(preset, gpu, options)
     device = get_gpu(gpu)
-    peak = device.peak_flops(opts.compute_dtype_name)
     if device.bandwidth_gb_s is None:
         raise CalcError(f"gpu {device.name!r} has no memory bandwidth in the catalogue; decode "
                         f"time needs one (python -m calc gpus)")
@@ -137,75 +70,9 @@ def infer(model: str | ModelSpec | Preset, *, gpu: str, system: str | None = Non
         served = serving_block(plan, serving)
         if plan.searched:  # the memory and roofline tables for the GPUs the search chose
             opts = opts.model_copy(update={"gpus": plan.chosen.gpus})
-    counts = count_params(spec)
-    flops = count_flops(spec, opts.context, "causal")
-    base = {
-        **symbol_values(spec), "N": counts.total, "N_e": counts.components["moe/experts"],
-        "q_w": BYTES_PER_ELEMENT[opts.dtype], "q_kv": BYTES_PER_ELEMENT[opts.kv_dtype_name],
-        "K": opts.gpus, "h_g": kv_heads_per_gpu(spec, opts.gpus),
-        "M_gib": device.memory_gib, "R": peak, "u": opts.mfu,
-        "BW": device.bandwidth_gb_s, "u_bw": opts.mbu,
-        "F_p": flops.forward, "F_d": flops.inference_per_token,
-    }
-
-    def at(context: int, batch: int) -> dict[str, Any]:
-        # F_p, F_d hold at opts.context; at other contexts only the bytes are read.
-        return _compiled.inference({**base, "T": context, "b": batch})
-
-    here = at(opts.context, opts.batch)
-    room = here["gpu"] - here["weights"]  # < 0: the weights alone do not fit
-    n = spec.layer_counts  # every attention layer's cache stops growing at w (or a chunk)
-    windowed = n["local"] + n["chunked"] == n["attention"]
-    if room < at(1, opts.batch)["kv_cache"]:
-        max_context: int | None = 0
-    elif windowed and room >= at(MAX_TOKENS_CONTEXT, opts.batch)["kv_cache"]:
-        max_context = None
-    else:
-        max_context = largest_true(lambda t: at(t, opts.batch)["kv_cache"] <= room,
-                                 1, MAX_TOKENS_CONTEXT)
-
-    def compute_bound(batch: int) -> bool:
-        step = at(opts.context, batch)
-        return step["decode_compute_seconds"] >= step["decode_memory_seconds"]
-
-    crossover = None
-    if compute_bound(MAX_BATCH):
-        crossover = 1 if compute_bound(1) else 1 + largest_true(
-            lambda n: not compute_bound(n), 1, MAX_BATCH)
-    prefill_comm = tensor_parallel_seconds(spec, device, opts.gpus,
-                                           opts.batch * opts.context, system)
-    decode_comm = tensor_parallel_seconds(spec, device, opts.gpus, opts.batch, system)
-    prefill_extra = prefill_comm[0] if prefill_comm else 0.0
-    decode_extra = decode_comm[0] if decode_comm else 0.0
-    decode_total = here["decode_seconds"] + decode_extra
-    block = InferenceBlock(
-        options=opts, gpu_title=device.title, peak_flops=peak,
-        bandwidth_gb_s=device.bandwidth_gb_s, params=counts.total,
-        weights_bytes=whole(here["weights"]),
-        kv_cache_bytes_per_token=whole(here["kv_cache_per_token"]),
-        kv_cache_bytes=whole(here["kv_cache"]), total_bytes=whole(here["total"]),
-        state_cache_bytes=whole(here["state_cache"]),
-        kv_cache_copies=whole(opts.gpus * base["h_g"] / (1 if spec.attention.mla
-                                                         else spec.n_kv_heads)),
-        gpu_bytes=whole(here["gpu"]),
-        fits=here["kv_cache"] <= room, max_batch=max(0, math.floor(here["batch_room"])),
-        max_context=max_context,
-        prefill_flops=here["prefill_flops"], prefill_seconds=here["prefill_seconds"],
-        prefill_bound=_bound(here["prefill_compute_seconds"], here["prefill_memory_seconds"]),
-        decode_flops_per_token=flops.inference_per_token,
-        decode_weights_read_bytes=whole(here["decode_weights_read"]),
-        decode_seconds_per_token=here["decode_seconds"],
-        decode_bound=_bound(here["decode_compute_seconds"], here["decode_memory_seconds"]),
-        decode_weights_seconds=here["decode_weights_seconds"],
-        tokens_per_second=opts.batch / decode_total, compute_bound_batch=crossover,
-        communication_link=decode_comm[1] if decode_comm else None,
-        prefill_communication_seconds=prefill_comm[0] if prefill_comm else None,
-        decode_communication_seconds=decode_comm[0] if decode_comm else None,
-        prefill_seconds_with_communication=here["prefill_seconds"] + prefill_extra,
-        decode_seconds_with_communication=decode_total,
-        communication_share=decode_extra / decode_total,
-    )
+    block = roofline(spec, device, opts, system)
     notes = [*preset.notes, *filter(None, [context_note(spec, opts.context)])]
+    max_context = block.max_context
     if max_context is not None and max_context > max(opts.context, spec.context_length):
         notes.append(f"The largest context that fits at batch {opts.batch:,}, {max_context:,} "
                      f"tokens, is past the {spec.context_length:,}-token context "
@@ -230,22 +97,6 @@ def _communication_sentence(block: InferenceBlock) -> str:
             f"{block.communication_link} link, NCCL's ring or tree, whichever is faster "
             f"(docs/step-time.md); not overlapped with compute, and added to the roofline "
             f"step: {block.communication_share:.1%} of the decode step.")
-
-
-def _checkpoint_dtypes(preset: Preset, options: dict[str, Any]) -> dict[str, Any]:
-    """`options` with the weights' dtype, when none is given, as the checkpoint stores them
-    (a quantized config.json: calc.hf.quantization), else InferenceWorkload's default."""
-    options = {key: value for key, value in options.items()
-               if not (key in ("dtype", "compute_dtype") and value is None)}
-    if "dtype" not in options and preset.weights_dtype is not None:
-        options["dtype"] = preset.weights_dtype
-        if "compute_dtype" not in options and preset.weights_compute_dtype is not None:
-            options["compute_dtype"] = preset.weights_compute_dtype
-    return options
-
-
-def _bound(compute: float, memory: float) -> Bound:
-    return "compute" if compute >= memory else "memory"
 
 
 def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:

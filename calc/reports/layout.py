@@ -18,18 +18,9 @@ from calc.document import Document, frame
 from calc.errors import CalcError
 from calc.evaluate import count_flops
 from calc.plan.cost import run_time
+from calc.plan.nearest import no_layout, pinned
 from calc.plan.options import ConfigEcho, RunConfig, options_of, run_config, with_file
-from calc.plan.search import (
-    SEARCHED,
-    Allowed,
-    Candidate,
-    Search,
-    SearchSetup,
-    any_valid,
-    nearest,
-    outward,
-    search_layouts,
-)
+from calc.plan.search import SEARCHED, Candidate, Search, SearchSetup, pins, search_layouts
 from calc.presets import Preset, resolve
 from calc.spec import ModelSpec
 from calc.spec.costing import Costing
@@ -161,24 +152,6 @@ def _distinct(candidates: list[Candidate], limit: int,
     return shown
 
 
-def pins(options: dict[str, Any]) -> tuple[Allowed, dict[str, Any]]:
-    """The searched fields among `options`, each as the tuple of values allowed (a value, or
-    a list or set of them, each checked against its field), and the other options."""
-    allowed: Allowed = {}
-    rest = {}
-    for option, value in options.items():
-        if option not in SEARCHED or value is None:
-            rest[option] = value
-            continue
-        values = tuple(value) if isinstance(value, list | tuple | set | frozenset) else (value,)
-        if option == "recompute" and "auto" in values:  # the search tries every one
-            continue
-        for one in values:
-            RunConfig.from_options(**{option: one})  # CalcError naming the field and value
-        allowed[option] = tuple(dict.fromkeys(values))
-    return allowed, rest
-
-
 def layout(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: int,
            system: str | None = None, from_file: str | None = None,
            run: RunConfig | None = None, tokens: float | None = None, top: int = TOP,
@@ -244,7 +217,7 @@ def searched(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: i
         states=given.given("states"),
         allow_cross_node_tp=fixed.get("allow_cross_node_tp", False))
     if not found.ranked:
-        raise CalcError(empty(preset, setup, found, gpus, global_batch, allowed))
+        raise CalcError(no_layout(preset.name, setup, found, gpus, global_batch, allowed))
     t = setup.seq_len
     flops = TRAIN_PER_FORWARD * count_flops(setup.spec, t).forward * global_batch * t
     best = found.ranked[0]
@@ -277,7 +250,7 @@ def searched(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: i
                "group and fragmentation (calc.spec.memory.RESERVE; --memory-margin sets it)")
             + "; a layout within the margin does not fit.",
             SEARCH_SPACE,
-            *([f"Pinned: {_pinned(allowed)}."] if allowed else []),
+            *([f"Pinned: {pinned(allowed)}."] if allowed else []),
             "Ranked by the step-time model of `calc step` (docs/step-time.md): the same "
             "constants for every layout, so the order is only as good as that model.",
             *([_offload_sentence(offload)] if _offload_asked(offload) else []),
@@ -308,48 +281,6 @@ def _ranked(candidate: Candidate, best: Candidate, setup: SearchSetup, flops: fl
                         gpu_hours=budget.gpu_hours if budget else None,
                         days=budget.days if budget else None,
                         cost=money.cost if money else None)
-
-
-def _pinned(allowed: Allowed) -> str:
-    return ", ".join(f"{key} {','.join(str(v) for v in values)}"
-                     for key, values in allowed.items())
-
-
-def empty(preset: Preset, setup: SearchSetup, found: Search, gpus: int, global_batch: int,
-          allowed: Allowed) -> str:
-    """Why a search found no layout, in one line, with the nearest change that gives some:
-    without a pin, another global batch or GPU count (no valid layout), or more memory per
-    GPU (valid layouts, none fits)."""
-    head = (f"no layout of {preset.name} on {gpus:,} × {setup.gpu.name} for global batch "
-            f"{global_batch:,}")
-    if found.rejected:
-        least = min(found.rejected, key=lambda c: c.memory_bytes)
-        return (f"{head} fits: the {len(found.rejected):,} valid layouts need at least "
-                f"{least.memory_bytes / GIB:,.1f} GiB per GPU ({least.layout.label}; margin "
-                f"{least.margin_bytes / GIB:,.1f} GiB) of {setup.capacity / GIB:,.0f} GiB; "
-                f"nearest: a GPU with {least.memory_bytes / GIB:,.0f} GiB or more, more GPUs, "
-                f"or offload (--offload-optimizer cpu)")
-
-    def valid(gpu_count: int, batch: int, pinned: Allowed) -> bool:
-        return any_valid(setup.spec, gpu_count, batch, setup.seq_len, setup.gpus_per_node,
-                         setup.fixed, pinned)
-
-    changes = []
-    for key in allowed:  # a pin that alone empties the search
-        if valid(gpus, global_batch, {k: v for k, v in allowed.items() if k != key}):
-            changes.append(f"drop the pin {_pinned({key: allowed[key]})}")
-    batch = nearest(outward(global_batch, 1, 2 * global_batch),
-                    lambda b: valid(gpus, b, allowed))
-    if batch is not None:
-        changes.append(f"--global-batch {batch}")
-    count = nearest(outward(gpus, 1, 2 * gpus), lambda g: valid(g, global_batch, allowed))
-    if count is not None:
-        changes.append(f"--gpus {count}")
-    reasons = ("no split of the GPUs into tp × pp × cp × dp that the framework runs, with dp "
-               "dividing the global batch"
-               + (f" and the pins ({_pinned(allowed)})" if allowed else ""))
-    nearest_change = "; ".join(changes) if changes else "none found within 2× the batch or GPUs"
-    return f"{head}: {reasons}; nearest: {nearest_change}"
 
 
 def _offload_asked(offload: dict[str, Any]) -> bool:

@@ -11,20 +11,19 @@ from typing import Any
 
 from pydantic import Field
 
-from calc.counting import GIB, TRAIN_PER_FORWARD, goodput_sentence
+from calc.counting import TRAIN_PER_FORWARD, goodput_sentence
 from calc.document import Document
 from calc.errors import CalcError
-from calc.plan.cost import run_time
+from calc.plan.cost import run_time, training_tokens
 from calc.plan.finetune import FineTuneBlock, finetune_defaults
 from calc.plan.offload import StepOffload
 from calc.plan.options import ConfigEcho, RunConfig, run_config, with_file
-from calc.plan.step import Prediction, StepNumbers, step_numbers
+from calc.plan.step import Prediction, finetune_parts, priced_step
 from calc.plan.system import derived
 from calc.presets import Preset, resolve
 from calc.spec import ModelSpec
 from calc.spec.costing import Costing
-from calc.spec.layout import Layout, make_layout
-from calc.spec.validity import recomputations
+from calc.spec.layout import Layout
 from calc.timing.constants import load_constants
 from calc.timing.schedule import StepTime
 
@@ -140,7 +139,7 @@ def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
                         f"spec file or config.json as MODEL")
     preset = resolve(model)
     given, defaults = finetune_defaults(given, preset.spec)
-    numbers, auto_note = _priced(preset.spec, given, gpus, gpu, system, from_file)
+    numbers, auto_note = priced_step(preset.spec, given, gpus, gpu, system, from_file)
     prediction, lay, time = numbers.prediction, numbers.layout, numbers.time
     device, platform = prediction.gpu, prediction.system
     budget = (run_time(tokens, numbers.tokens_per_s_per_gpu, lay.gpus, device,
@@ -182,61 +181,6 @@ def step(model: str | ModelSpec | Preset | None = None, *, gpu: str,
                      *([goodput_sentence(budget.goodput)] if tokens else []),
                      *([offload_sentence(numbers.offload)] if numbers.offload else [])],
     )
-
-
-def training_tokens(tokens: float | None, dataset_tokens: float | None,
-                    epochs: float | None) -> float | None:
-    """The tokens GPU-hours are priced for: `tokens`, or `dataset_tokens` × `epochs`."""
-    if epochs is not None and dataset_tokens is None:
-        raise CalcError(f"epochs={epochs:g}: give dataset_tokens, the tokens of one epoch")
-    if epochs is not None and not epochs > 0:
-        raise CalcError(f"epochs={epochs!r}: expected a positive number of passes")
-    if dataset_tokens is None:
-        return tokens
-    if tokens is not None:
-        raise CalcError("tokens and dataset_tokens: give one (dataset_tokens × epochs is the "
-                        "tokens)")
-    if not dataset_tokens > 0:
-        raise CalcError(f"dataset_tokens={dataset_tokens!r}: expected a positive token count")
-    return dataset_tokens * (1 if epochs is None else epochs)
-
-
-def finetune_parts(time: StepTime, micro_batches: int) -> dict[str, float]:
-    """Seconds per step of the adapters' products and QLoRA's dequantisation (zero parts left
-    out)."""
-    work = time.compute
-    parts = {"adapters": micro_batches * (work.adapters + work.adapters_backward),
-             "dequantisation": micro_batches * (work.dequant + work.dequant_backward)}
-    return {name: seconds for name, seconds in parts.items() if seconds}
-
-
-def _priced(spec: ModelSpec, given: RunConfig, gpus: int | None, gpu: str,
-            system: str | None, from_file: str | None) -> tuple[StepNumbers, list[str]]:
-    """The step of the run's layout; with recompute 'auto' the least recomputation that fits
-    (full when none does), and a note saying which."""
-    layout = given.given("layout")
-    auto = layout.get("recompute") == "auto"
-    choices = (recomputations(layout.get("framework")) if auto
-               else (layout.get("recompute", "none"),))
-    tried: list[str] = []
-    for recompute in choices:
-        try:
-            chosen = make_layout(gpus, **{**layout, "recompute": recompute})
-        except CalcError as error:
-            if from_file is None:
-                raise
-            raise CalcError(f"--from {from_file}: {error} (the file's layout with the flags "
-                            f"given)") from None
-        numbers = step_numbers(spec, chosen, gpu, system, given)
-        if not auto or numbers.fits or recompute == choices[-1]:
-            break
-        tried.append(f"{recompute} needs {numbers.memory.total_bytes / GIB:,.1f} GiB")
-    if not auto:
-        return numbers, []
-    verdict = "the least that fits" if numbers.fits else "and even that does not fit"
-    return numbers, [f"recompute auto: {recompute}, {verdict}"
-                     + (f" ({'; '.join(tried)} of {numbers.memory.gpu_bytes / GIB:,.0f} GiB)"
-                        if tried else "") + "."]
 
 
 def offload_sentence(block: StepOffload) -> str:

@@ -16,12 +16,10 @@ from pydantic import Field
 from calc.calibration.fit import fitted_on, get
 from calc.calibration.throughput import RunModel, predicted_step, prepare
 from calc.calibration.validate import P90, load_validation, percentile
-from calc.counting import GIB
 from calc.document import Document
 from calc.errors import CalcError
-from calc.plan.search import memory_total, outside, search_layouts
+from calc.plan.search import SEARCHED, against_authors
 from calc.presets import load_throughput_runs
-from calc.reports.layout import SEARCHED
 from calc.spec.layout import Layout
 from calc.spec.model import Frozen
 from calc.timing.constants import load_constants
@@ -107,34 +105,6 @@ def _figure(model: RunModel) -> str:
     return f"MFU {run.mfu:.1%}"
 
 
-def _search(model: RunModel, predicted: float) -> tuple[float | None, Layout | None, str]:
-    """The search's best layout for the run's model, GPUs and batch, against the authors'
-    (the same attention kernel, dtype, stack and dropout: only the parallel layout and the
-    memory choices are searched)."""
-    run, layout = model.run, model.layout
-    setup, found = search_layouts(model.spec, gpu=run.gpu, gpus=run.gpus,
-                                  global_batch=run.global_batch, seq_len=run.seq_len,
-                                  system=run.system, dtype=layout.dtype,
-                                  framework=layout.framework, dropout=layout.dropout,
-                                  flash_attention=layout.flash_attention, price_rejected=False)
-    best = found.ranked[0] if found.ranked else None
-    if best is not None and best.time.step <= predicted * (1 + 1e-9):
-        return best.time.step, best.layout, (
-            f"search at least as fast ({predicted / best.time.step:.2f}× the authors' "
-            f"predicted speed)")
-    reasons = []
-    theirs = memory_total(model.spec, setup.base_symbols, layout, {})
-    if theirs > setup.capacity:
-        reasons.append(f"calc.memory puts the authors' layout at {theirs / GIB:,.0f} GiB > "
-                       f"{setup.capacity / GIB:,.0f} GiB")
-    why = outside(model.spec, layout, setup.gpus_per_node)
-    if why:
-        reasons.append(f"theirs is outside the searched space ({why})")
-    head = "theirs wins" if best is not None else "no searched layout fits calc.memory"
-    return (best.time.step if best else None, best.layout if best else None,
-            f"{head}: {'; '.join(reasons) or 'no reason found'}")
-
-
 def reproduce_throughput(search: bool = True,
                          publishers: Sequence[str] = ()) -> ThroughputReport:
     """Every run of presets/published/step/ (or `publishers`' runs) beside the step-time
@@ -155,7 +125,7 @@ def reproduce_throughput(search: bool = True,
             continue
         model = prepare(run)
         predicted = predicted_step(model, constants)
-        searched, best, verdict = _search(model, predicted) if search else (None, None, "")
+        searched, best, verdict = against_authors(model, predicted) if search else (None, None, "")
         published = model.published.seconds
         rows.append(ThroughputRow(
             name=run.name, publisher=run.publisher, model=run.model, gpu=run.gpu,

@@ -10,7 +10,8 @@ from calc.counting import (
     TOKENS_PER_PARAMETER,
     TRAIN_PER_FORWARD,
 )
-from calc.reports.estimate import Report, TrainingReport
+from calc.plan.training import TrainingReport
+from calc.reports.estimate import Report
 from calc.tables import Column, Table, View
 from calc.views._finetune import finetune_table
 
