@@ -20,9 +20,10 @@ from calc import _compiled
 from calc.counting import GIB, Bytes, whole
 from calc.errors import CalcError, one_line
 from calc.evaluate import memory_values
-from calc.plan.finetune import FineTuneBlock, check_quant_kernels, finetune_block
+from calc.plan.finetune import FineTuneBlock, check_quant_kernels, finetune_block, finetune_of
 from calc.plan.offload import OffloadBlock, offload_block
-from calc.presets import get_system, sequence_length, system_for_gpu
+from calc.plan.options import RunConfig
+from calc.presets import get_gpu, get_system, sequence_length, system_for_gpu
 from calc.spec import GPU, ModelSpec, TrainingMemory
 from calc.spec.finetune import FineTune
 from calc.spec.gemm_precision import check_path
@@ -30,7 +31,7 @@ from calc.spec.layout import Layout, check_splits
 from calc.spec.memory import EMA_BYTES, RECIPES, RESERVE
 from calc.spec.model import Frozen
 from calc.spec.offload import Offload
-from calc.spec.validity import refuse
+from calc.spec.validity import recomputations, refuse
 
 
 def gpus_per_node(gpu: str | None, system: str | None = None) -> int | None:
@@ -354,3 +355,24 @@ def smallest_fixes(spec: ModelSpec, opts: TrainingMemory, device: GPU, ft: FineT
                                  max_micro_batch=math.floor(e.room)))
                 break
     return found
+
+
+def least_recompute(spec: ModelSpec, gpu: str | None, given: RunConfig,
+                    system: str | None = None) -> MemoryBlock:
+    """The memory of the run `given` (its layout, model-state, offload and fine-tuning
+    options); with recompute 'auto', at the least recomputation its framework runs that fits
+    on `gpu` (full when none does)."""
+    options = given.given("layout", "states")
+    auto = options.get("recompute") == "auto"
+    if auto and gpu is None:
+        raise CalcError("recompute='auto' needs a GPU (--gpu) whose memory it fits")
+    device = get_gpu(gpu) if gpu else None
+    choices = (recomputations(options.get("framework")) if auto
+               else (options.get("recompute", "none"),))
+    for recompute in choices:
+        opts = memory_options(spec, gpu, {**options, "recompute": recompute}, system)
+        block = memory_block(spec, opts, device, finetune_of(given),
+                             Offload(**given.given("offload")), system)
+        if block.fits is not False:
+            break
+    return block

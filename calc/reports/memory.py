@@ -15,18 +15,16 @@ from pydantic import Field
 from calc import counting
 from calc.document import Document
 from calc.errors import CalcError
-from calc.plan.finetune import FineTuneBlock, finetune_defaults, finetune_of
-from calc.plan.memory import MemoryBlock, memory_block, memory_options
+from calc.plan.finetune import FineTuneBlock, finetune_defaults
+from calc.plan.memory import MemoryBlock, least_recompute
 from calc.plan.offload import OffloadBlock
 from calc.plan.options import ConfigEcho, RunConfig, run_config, with_file
-from calc.presets import Preset, context_note, get_gpu, resolve
+from calc.presets import Preset, context_note, resolve
 from calc.spec import ModelSpec
 from calc.spec.finetune import LOSS_NOTES, QUANTS
 from calc.spec.gemm_precision import precision_sentence
 from calc.spec.layers import MIXER_NAMES
 from calc.spec.memory import OPTIMIZERS, RECIPES, RESERVE, STACKS
-from calc.spec.offload import Offload
-from calc.spec.validity import recomputations
 
 # The options of the memory model: the layout's (its global batch aside), the model states',
 # the offload's and the fine-tuning's (calc.plan.options).
@@ -89,21 +87,10 @@ def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = N
     preset = resolve(model)
     spec = preset.spec
     given, defaults = finetune_defaults(given, spec)
-    options = given.given("layout", "states")
-    auto = options.get("recompute") == "auto"
-    if auto and gpu is None:
-        raise CalcError("recompute='auto' needs a GPU (--gpu) whose memory it fits")
-    device = get_gpu(gpu) if gpu else None
-    choices = (recomputations(options.get("framework")) if auto
-               else (options.get("recompute", "none"),))
-    for recompute in choices:
-        opts = memory_options(spec, gpu, {**options, "recompute": recompute}, system)
-        block = memory_block(spec, opts, device, finetune_of(given),
-                             Offload(**given.given("offload")), system)
-        if block.fits is not False:
-            break
+    block = least_recompute(spec, gpu, given, system)
+    opts = block.options
     notes = [*preset.notes, *filter(None, [context_note(spec, opts.seq_len, "s")]), *defaults]
-    if auto:
+    if given.given("layout").get("recompute") == "auto":
         notes.append(f"recompute auto: {opts.recompute}, "
                      + ("the least that fits." if block.fits else "and even that does not fit."))
     return MemoryReport(model=preset.name, title=preset.title, source=preset.source,

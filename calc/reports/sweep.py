@@ -41,10 +41,9 @@ from calc.document import Shown
 from calc.errors import CalcError
 from calc.presets import Preset, get_gpu, resolve
 from calc.spec import DTYPES, ModelSpec
-from calc.sweeps.axes import integers, names_and_codes, numbers, rows_of
-from calc.sweeps.columns import model_numbers, training
-from calc.sweeps.result import Columns, Lazy
-from calc.sweeps.rows import row_symbols
+from calc.sweeps.axes import integers, names_and_codes, numbers
+from calc.sweeps.build import build
+from calc.sweeps.result import Columns
 
 Models = str | ModelSpec | Preset | Sequence[str | ModelSpec | Preset]
 
@@ -93,59 +92,11 @@ def sweep(models: Models, *, d_model: Any = None, n_layers: Any = None,
         work["tokens"] = numbers("tokens", tokens, upper=None)
         work["mfu"] = numbers("mfu", DEFAULT_MFU if mfu is None else mfu, upper=1.0)
         work["gpus"] = integers("gpus", gpus)
-    return _build(presets, axes, work, labels, dtype, grid, mfu_given=mfu is not None)
-
-
-def _build(presets: list[Preset], axes: dict[str, np.ndarray], work: dict[str, np.ndarray],
-           labels: dict[str, list[str]], dtype: str, grid: bool, mfu_given: bool) -> Sweep:
-    if grid:
-        n_grid, rows = rows_of(axes, grid=True)
-    else:  # the workload axes zip with the model axes
-        n_grid, _ = rows_of({**axes, **work}, grid=False)
-        rows = rows_of(axes, grid=False, n=n_grid)[1]
-    s, model, checks = row_symbols(presets, rows, axes)
-    valid: Any = True
-    for ok in checks.values():
-        valid = ok if valid is True else ok & valid
-    keep = None if np.all(valid) else np.flatnonzero(valid)
-    dropped = {}  # rows each rule rejects (a row may break several)
-    for reason, ok in checks.items() if keep is not None else ():
-        bad = int(np.count_nonzero(~np.broadcast_to(ok, (n_grid,))))
-        if bad:
-            dropped[reason] = bad
-    n_a = n_grid if keep is None else len(keep)
-    if n_a == 0:
-        raise CalcError(f"sweep: no configuration is valid ({'; '.join(dropped)})")
-
-    def pick(values: Any) -> Any:
-        return values[keep] if keep is not None and isinstance(values, np.ndarray) else values
-
-    s = {name: pick(v) for name, v in s.items()}
-    inputs = {"model": pick(model), "d_model": s["d"], "n_layers": s["L"], "n_heads": s["h"],
-              "n_kv_heads": s["h_kv"], "head_dim": s["d_qk"], "d_ff": s["d_ff"],
-              "vocab_size": s["V"], "seq_len": s["T"], "attention": 1 - s["i_causal"]}
-    makers, dtypes = model_numbers(s, n_a)
-    columns = Lazy(inputs, makers)  # a number is computed when its column is first read
-    used = [labels["attention"][code] for code in np.unique(axes["attention"])]
-    gpus = labels.get("gpu") if "gpu" in work else None
-    notes = _notes(used, dropped, dtypes, gpus, dtype, n_grid, n_a, mfu_given)
-    if not work:
-        return Sweep(n_a, 1, True, columns, {}, Lazy({}), labels, dtypes, notes, list(columns),
-                     dropped, n_grid - n_a)
-    if grid:
-        n_b, w = rows_of(work, grid=True)
-    else:
-        n_b, w = n_a, {k: pick(v) for k, v in rows_of(work, grid=False, n=n_grid)[1].items()}
-    w = {k: np.broadcast_to(v, (n_b,)) for k, v in w.items()}
-    if "gpu" in w:
-        peaks = np.array([get_gpu(name).peak_flops(dtype) for name in labels["gpu"]])
-        w["R"] = peaks[w["gpu"]]
-    names = ["training_flops", *(["gpu_hours", "days"] if "R" in w else [])]
-    n_work = n_b if grid else 0
-    both = Lazy({}, {name: lambda _, name=name: training(name, columns, w, n_work)
-                     for name in names})
-    return Sweep(n_a, n_b, grid, columns, {k: w[k] for k in work}, both, labels, dtypes,
-                 notes, [*inputs, *work, *makers, *names], dropped, n_grid - n_a)
+    b = build(presets, axes, work, labels, dtype, grid)
+    notes = _notes(b.attention, b.dropped, b.dtypes, labels.get("gpu") if "gpu" in work else None,
+                   dtype, b.n_grid, b.n_model, mfu is not None)
+    return Sweep(b.n_model, b.n_work, b.grid, b.model, b.work, b.both, labels, b.dtypes, notes,
+                 b.columns, b.dropped, b.n_grid - b.n_model)
 
 
 def _notes(attention: list[str], dropped: dict[str, int], dtypes: dict[str, str],
