@@ -4,7 +4,6 @@ bad value and what is allowed, and the flag groups several commands take."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections.abc import Callable, Sequence
 from types import UnionType
@@ -13,7 +12,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from calc.counting import DEFAULT_MFU
 from calc.errors import CalcError, install
 from calc.numbers import Quantity, quantity
-from calc.tables import FORMATS
+from calc.tables import FORMATS, terminal_columns
 
 
 class Parser(argparse.ArgumentParser):
@@ -21,6 +20,12 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise CalcError(message.replace("argument ", ""))
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse's formatter (CPython 3.11 Lib/argparse.py HelpFormatter.__init__) imports
+        # shutil for the terminal's width, and add_argument makes one for every flag: the same
+        # width (the terminal's columns less 2), read without shutil (start-up).
+        return self.formatter_class(prog=self.prog, width=terminal_columns(80) - 2)
 
 
 # ---- value types: argparse puts the flag in front of each message ---------------------------
@@ -55,6 +60,8 @@ def assignment(text: str) -> tuple[str, object]:
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(
             f"{text!r} is not KEY=VALUE (e.g. vocab_size=65 or attention.n_kv_heads=8)")
+    import json  # --set only
+
     try:
         value = json.loads(raw)
     except json.JSONDecodeError:
