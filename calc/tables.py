@@ -14,6 +14,7 @@ import re
 import sys
 import textwrap
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from calc.counting import GIB, GIGA, TERA
@@ -233,6 +234,7 @@ def terminal_columns(fallback: int) -> int:
         return fallback
 
 
+@lru_cache(maxsize=4096)  # _fitted draws a table again and again, each cell at the same width
 def _wrap(text: str, width: int) -> str:
     """Lines of at most `width` where the words allow: a name (confirmed_secondary) stays
     whole."""
