@@ -336,21 +336,29 @@ def load_unreproduced() -> tuple[UnreproducedRun, ...]:
 
 
 @cache
-def _gpu_entries() -> dict[str, Any]:
-    """presets/gpus.toml as read: {name: its table}."""
-    return tomllib.loads((_data_dir() / "gpus.toml").read_text(encoding="utf-8"))
+def _gpu_tables() -> dict[str, str]:
+    """presets/gpus.toml cut at its table headers (`[a100]` at the start of a line): {name: the
+    TOML text of its table}. A GPU is read from its own table: tomllib takes longer over the
+    whole catalogue than the main command takes to draw its tables (bench/startup.py).
+    tests/test_hardware.py checks that the tables read one by one are the file read whole."""
+    text = (_data_dir() / "gpus.toml").read_text(encoding="utf-8")
+    tables = {}
+    for chunk in text.split("\n[")[1:]:  # [0]: the comments above the first table
+        header, _, body = chunk.partition("\n")
+        tables[header.removesuffix("]")] = body
+    return tables
 
 
 @cache
 def _catalogue_gpu(name: str) -> GPU:
     """One catalogue entry as a GPU, built once: `get_gpu` builds the one asked for, not the
     whole catalogue (start-up), and `load_gpus` returns the same objects."""
-    return trusted(GPU, {"name": name, **_gpu_entries()[name]})
+    return trusted(GPU, {"name": name, **tomllib.loads(_gpu_tables()[name])})
 
 
 @cache
 def load_gpus() -> dict[str, GPU]:
-    return {name: _catalogue_gpu(name) for name in _gpu_entries()}
+    return {name: _catalogue_gpu(name) for name in _gpu_tables()}
 
 
 def gpu_for_device(device_name: str) -> GPU | None:
@@ -381,7 +389,7 @@ def gpu_from_file(path: str) -> GPU:
 
 
 def get_gpu(name: str) -> GPU:
-    gpus = _gpu_entries()
+    gpus = _gpu_tables()
     if not isinstance(name, str):
         raise CalcError(f"gpu={name!r}: expected a GPU catalogue name (python -m calc gpus)")
     if name.endswith(".toml"):
