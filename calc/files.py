@@ -8,7 +8,6 @@ file calc writes (a plot, a saved bench, the docs' generated blocks) is checked 
 
 from __future__ import annotations
 
-import json
 import os
 import tomllib
 from collections.abc import Callable, Sequence
@@ -35,8 +34,13 @@ def read_mapping(path: str | Path, what: str = "spec file") -> dict[str, Any]:
         raise CalcError(f"{name} is empty; expected a TOML or JSON object")
     kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
     try:
-        data = json.loads(text) if kind == "JSON" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
+        if kind == "JSON":
+            import json  # a JSON file only: the presets are TOML (start-up, bench/startup.py)
+
+            data = json.loads(text)
+        else:
+            data = tomllib.loads(text)
+    except ValueError as error:  # json.JSONDecodeError, tomllib.TOMLDecodeError
         raise CalcError(f"{name} is not valid {kind}: {error}") from None
     if not isinstance(data, dict):
         raise CalcError(f"{name} holds a {type(data).__name__}, expected an object")

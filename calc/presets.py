@@ -109,7 +109,9 @@ def _data_dir() -> Path:
 
 @cache  # a listing per process: estimate() by name must not re-list the folder on every call
 def _model_files() -> dict[str, Path]:
-    return {path.stem: path for path in sorted((_data_dir() / "models").glob("*.toml"))}
+    folder = _data_dir() / "models"  # listed, not globbed: pathlib's glob costs more (start-up)
+    return {name.removesuffix(".toml"): folder / name
+            for name in sorted(os.listdir(folder)) if name.endswith(".toml")}
 
 
 def list_presets() -> list[str]:
@@ -334,9 +336,29 @@ def load_unreproduced() -> tuple[UnreproducedRun, ...]:
 
 
 @cache
+def _gpu_tables() -> dict[str, str]:
+    """presets/gpus.toml cut at its table headers (`[a100]` at the start of a line): {name: the
+    TOML text of its table}. A GPU is read from its own table: tomllib takes longer over the
+    whole catalogue than the main command takes to draw its tables (bench/startup.py).
+    tests/test_hardware.py checks that the tables read one by one are the file read whole."""
+    text = (_data_dir() / "gpus.toml").read_text(encoding="utf-8")
+    tables = {}
+    for chunk in text.split("\n[")[1:]:  # [0]: the comments above the first table
+        header, _, body = chunk.partition("\n")
+        tables[header.removesuffix("]")] = body
+    return tables
+
+
+@cache
+def _catalogue_gpu(name: str) -> GPU:
+    """One catalogue entry as a GPU, built once: `get_gpu` builds the one asked for, not the
+    whole catalogue (start-up), and `load_gpus` returns the same objects."""
+    return trusted(GPU, {"name": name, **tomllib.loads(_gpu_tables()[name])})
+
+
+@cache
 def load_gpus() -> dict[str, GPU]:
-    data = tomllib.loads((_data_dir() / "gpus.toml").read_text(encoding="utf-8"))
-    return {name: trusted(GPU, {"name": name, **entry}) for name, entry in data.items()}
+    return {name: _catalogue_gpu(name) for name in _gpu_tables()}
 
 
 def gpu_for_device(device_name: str) -> GPU | None:
@@ -367,7 +389,7 @@ def gpu_from_file(path: str) -> GPU:
 
 
 def get_gpu(name: str) -> GPU:
-    gpus = load_gpus()
+    gpus = _gpu_tables()
     if not isinstance(name, str):
         raise CalcError(f"gpu={name!r}: expected a GPU catalogue name (python -m calc gpus)")
     if name.endswith(".toml"):
@@ -375,7 +397,7 @@ def get_gpu(name: str) -> GPU:
     key = name.lower()
     if key not in gpus:
         raise UnknownNameError("GPU", name, gpus, "python -m calc gpus")
-    return gpus[key]
+    return _catalogue_gpu(key)
 
 
 @cache

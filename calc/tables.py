@@ -8,13 +8,13 @@ ends with the conventions the numbers were counted under.
 from __future__ import annotations
 
 import io
-import json
 import math
+import os
 import re
-import shutil
 import sys
 import textwrap
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from calc.counting import GIB, GIGA, TERA
@@ -213,10 +213,28 @@ def text_width() -> int:
     shutil reads it), else TEXT_WIDTH (so files, pipes, notebooks and the generated docs do not
     depend on a window's size)."""
     if sys.stdout is not None and sys.stdout.isatty():
-        return max(40, shutil.get_terminal_size((TEXT_WIDTH, 24)).columns)
+        return max(40, terminal_columns(TEXT_WIDTH))
     return TEXT_WIDTH
 
 
+def terminal_columns(fallback: int) -> int:
+    """`shutil.get_terminal_size((fallback, ...)).columns` (CPython 3.11 Lib/shutil.py): COLUMNS
+    when it is a positive integer, else the width of the terminal sys.__stdout__ is, else
+    `fallback`. Read here because importing shutil (bz2, lzma) costs the main command more
+    than its whole table drawing (bench/startup.py); argparse's help takes it too (Parser)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or fallback
+    except (AttributeError, ValueError, OSError):
+        return fallback
+
+
+@lru_cache(maxsize=4096)  # _fitted draws a table again and again, each cell at the same width
 def _wrap(text: str, width: int) -> str:
     """Lines of at most `width` where the words allow: a name (confirmed_secondary) stays
     whole."""
@@ -322,9 +340,11 @@ def render_tables(title: str, tables: list[Table], notes: list[str], fmt: str,
     parts: list[str] = []
     heading = {"text": "{}", "markdown": "### {}", "latex": "% {}",
                "html": "<h3>{}</h3>"}[fmt]
-    if only is None:  # one table: its own title is the document's
-        parts.append({"markdown": f"## {title}", "html": f"<h2>{_html_escape(title)}</h2>",
-                      "latex": f"% {_latex_text(title)}"}.get(fmt, title))
+    if only is None:  # one table: its own title is the document's (html's escape only for
+        # html: it imports html.entities)
+        parts.append(f"## {title}" if fmt == "markdown" else
+                     f"<h2>{_html_escape(title)}</h2>" if fmt == "html" else
+                     f"% {_latex_text(title)}" if fmt == "latex" else title)
     for table in tables:
         name = _html_escape(table.title) if fmt == "html" else table.title
         name = _latex_text(name) if fmt == "latex" else name
@@ -366,6 +386,8 @@ def render_tables(title: str, tables: list[Table], notes: list[str], fmt: str,
 
 
 def render_json(data: Any) -> str:
+    import json  # with --format json only: the text path needs no JSON
+
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -22,6 +22,24 @@ def test_main_command_text(cli):
         assert expected in result.out
 
 
+def test_flag_table_is_fresh():
+    """calc/commands/_flags.py holds each run option's flag as its field says (the parsers read
+    it rather than build the schemas); regenerate with `python -m calc.commands._args`."""
+    from calc.commands import _args
+
+    assert (Path(_args.__file__).with_name("_flags.py").read_text(encoding="utf-8")
+            == _args.flags_source())
+    from calc.commands._flags import FLAGS
+
+    assert FLAGS == _args.flag_table()
+    from typing import get_args
+
+    from calc.spec.gemm_precision import GemmPrecision
+
+    assert FLAGS["states"]["precision"][:2] == ("choices", get_args(GemmPrecision))
+    assert FLAGS["finetune"]["lora_rank"][0] == "int"  # the option is the field's alias
+
+
 def test_json_contract(cli):
     """The JSON contract of the main command: these keys, with these values."""
     data = cli(*MAIN, "--format", "json").json()

@@ -17,6 +17,20 @@ GPUS = load_gpus()
 SYSTEMS = load_systems()
 
 
+def test_gpu_tables_read_alone_are_the_catalogue():
+    """calc.presets reads one GPU's table of presets/gpus.toml, cut at the headers, rather than
+    the whole file: the tables read one by one are the file read whole (a header that is not a
+    bare name, a sub-table, a line starting with "[" inside a value or a name given twice would
+    each break this)."""
+    import tomllib
+
+    from calc.presets import _data_dir, _gpu_tables
+
+    whole = tomllib.loads((_data_dir() / "gpus.toml").read_text(encoding="utf-8"))
+    assert {name: tomllib.loads(body) for name, body in _gpu_tables().items()} == whole
+    assert list(_gpu_tables()) == list(whole) == list(GPUS)
+
+
 def _numbers(entry) -> dict[str, float]:
     """Every numeric field of a GPU or system entry (peaks flattened), None left out."""
     values = {}

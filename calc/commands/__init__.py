@@ -9,7 +9,7 @@ verb, it is a MODEL for the main report, `estimate`; with no argument, the usage
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import os
 from collections.abc import Sequence
 
 MAIN = "estimate"
@@ -40,8 +40,11 @@ def usage() -> str:
 
 
 def verbs() -> list[str]:
-    """Every command name, sorted (the module names; nothing is imported)."""
-    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+    """Every command name, sorted (the module names; nothing is imported). The folder's .py
+    files, read directly: pkgutil, which would say the same of this folder of plain modules,
+    costs more to import than the listing does (bench/startup.py)."""
+    return sorted({name.removesuffix(".py") for folder in __path__ for name in os.listdir(folder)
+                   if name.endswith(".py") and not name.startswith("_")})
 
 
 def run(argv: Sequence[str]) -> int:
