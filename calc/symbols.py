@@ -103,8 +103,10 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_rope", r"\mathbb{1}_{rope}", "rotary position embeddings (RoPE)",
                "indicator"),
     SymbolInfo("i_sink", r"\mathbb{1}_{sink}", "a learned sink logit per head", "indicator"),
-    SymbolInfo("i_gate", r"\mathbb{1}_{gate}", "a sigmoid output gate per head (Qwen3-Next)",
+    SymbolInfo("i_gate", r"\mathbb{1}_{gate}", "an output gate on each head (Qwen3-Next)",
                "indicator"),
+    SymbolInfo("i_gh", r"\mathbb{1}_{gate\,head}",
+               "the output gate is one value per head (LFM3), not per channel", "indicator"),
     SymbolInfo("i_sub", r"\mathbb{1}_{sub}", "sub-norms before W_O and W_down (BitNet)",
                "indicator"),
     SymbolInfo("i_proj", r"\mathbb{1}_{proj}", "embedding projected d_emb → d and back (OPT)",
@@ -338,9 +340,9 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
  d_lk, d_lv, k_dn, k_sc) = (SYMBOLS[n] for n in (
     "L_att", "L_chk", "L_dense", "L_ssm", "L_dn", "L_sc", "c", "d_emb", "d_in", "N_s", "k_s",
     "R_dt", "H_s", "G_s", "H_k", "H_v", "d_lk", "d_lv", "k_dn", "k_sc"))
-(i_sink, i_gate, i_sub, i_proj, i_m2, i_gn, i_dtn, g_norm, b_ssm, b_cs, b_sc) = (
-    SYMBOLS[n] for n in ("i_sink", "i_gate", "i_sub", "i_proj", "i_m2", "i_gn", "i_dtn",
-                         "g_norm", "b_ssm", "b_cs", "b_sc"))
+(i_sink, i_gate, i_gh, i_sub, i_proj, i_m2, i_gn, i_dtn, g_norm, b_ssm, b_cs, b_sc) = (
+    SYMBOLS[n] for n in ("i_sink", "i_gate", "i_gh", "i_sub", "i_proj", "i_m2", "i_gn",
+                         "i_dtn", "g_norm", "b_ssm", "b_cs", "b_sc"))
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R", "u", "K"))

@@ -245,7 +245,10 @@ def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
     moa = spec.attention.experts is not None  # JetMoE: W_Q, W_O are experts, not nn.Linear
     if spec.n_attention_layers:
         if spec.attention.mla is None:  # MLA has q_a/q_b/kv_a/kv_b projections instead
-            gate = h * spec.head_dim_v if spec.attention.output_gate else 0  # in q_proj
+            # a per-channel output gate is projected in q_proj (Qwen3-Next); a per-head one
+            # is its own g_proj
+            gate = (spec.output_gate_width
+                    if spec.attention.output_gate_per == "channel" else 0)
             shapes["q"] = TargetShape(((d, h * spec.head_dim_qk + gate),))
             shapes["k"] = TargetShape(((d, h_kv * spec.head_dim_qk),))
             shapes["v"] = TargetShape(((d, h_kv * spec.head_dim_v),))

@@ -71,7 +71,8 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
     if spec.moe is not None and targets & {"up", "gate", "down", "experts",
                                            "shared_expert_gate"}:
         raise NotImplementedError("adapters on stacked expert weights are not built here")
-    if spec.attention.output_gate and "q" in targets:
+    fused_gate = spec.attention.output_gate and spec.attention.output_gate_per == "channel"
+    if fused_gate and "q" in targets:
         raise NotImplementedError("transformers fuses the output gate into q_proj; the "
                                   "reference model keeps it apart")
     for parameter in model.parameters():
