@@ -1136,6 +1136,7 @@ def memory_activations(s):
     T = s['T']
     V = s['V']
     a_down = s['a_down']
+    a_g = s['a_g']
     a_gate = s['a_gate']
     a_k = s['a_k']
     a_o = s['a_o']
@@ -1238,7 +1239,7 @@ def memory_activations(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         )
                         + L_s_att*(
-                            4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
@@ -1339,6 +1340,7 @@ def memory(s):
     T = s['T']
     V = s['V']
     a_down = s['a_down']
+    a_g = s['a_g']
     a_gate = s['a_gate']
     a_k = s['a_k']
     a_o = s['a_o']
@@ -1435,7 +1437,7 @@ def memory(s):
                 + n_tp**(-i_sp)*(
                     2*d*i_drop*(1 - i_hf)
                     + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
-                    + 4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                    + 4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                     + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -1505,7 +1507,7 @@ def memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         )
                         + L_s_att*(
-                            4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
@@ -1706,7 +1708,7 @@ def memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         )
                         + L_s_att*(
-                            4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
@@ -1764,6 +1766,7 @@ def finetune_counts(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_g = s['a_g']
     a_gate = s['a_gate']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
@@ -1852,6 +1855,7 @@ def finetune_counts(s):
         'lora/k': _t3*a_k*(d + d_qk*h_kv),
         'lora/v': _t3*a_v*(d + d_v*h_kv),
         'lora/o': _t3*a_o*(_t2 + d),
+        'lora/g': _t3*a_g*i_gh*(d + h),
         'lora/up': a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)),
         'lora/gate': a_gate*r_a*(
             L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -1867,6 +1871,7 @@ def finetune_counts(s):
         'lora/in_proj_ba': _t14*a_in_proj_ba*(_t15 + d),
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+            + L_att*a_g*i_gh*r_a*(d + h)
             + L_att*a_k*r_a*(d + d_qk*h_kv)
             + L_att*a_o*r_a*(d + d_v*h)
             + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -1883,7 +1888,8 @@ def finetune_counts(s):
             + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
         ),
         'adapters_active': (
-            L_att*a_k*r_a*(d + d_qk*h_kv)
+            L_att*a_g*i_gh*r_a*(d + h)
+            + L_att*a_k*r_a*(d + d_qk*h_kv)
             + L_att*a_o*r_a*(d + d_v*h)
             + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             + L_att*a_v*r_a*(d + d_v*h_kv)
@@ -1935,6 +1941,7 @@ def finetune_states(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_g = s['a_g']
     a_gate = s['a_gate']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
@@ -2003,6 +2010,7 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_g*i_gh*r_a*(d + h)
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
                 + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2073,6 +2081,7 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_g*i_gh*r_a*(d + h)
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
                 + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2107,6 +2116,7 @@ def finetune_states(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
                     + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2140,6 +2150,7 @@ def finetune_states(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
                     + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2174,6 +2185,7 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_g*i_gh*r_a*(d + h)
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
                 + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2235,6 +2247,7 @@ def finetune_memory(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_g = s['a_g']
     a_gate = s['a_gate']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
@@ -2325,7 +2338,8 @@ def finetune_memory(s):
     r_q = s['r_q']
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-            L_att*a_k
+            L_att*a_g*i_gh
+            + L_att*a_k
             + L_att*a_o
             + L_att*a_q
             + L_att*a_v
@@ -2344,7 +2358,8 @@ def finetune_memory(s):
         'total': (
             T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L_att*a_k
+                L_att*a_g*i_gh
+                + L_att*a_k
                 + L_att*a_o
                 + L_att*a_q
                 + L_att*a_v
@@ -2398,7 +2413,7 @@ def finetune_memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         )
                         + L_s_att*(
-                            4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
@@ -2487,6 +2502,7 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
                     + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2520,6 +2536,7 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
                     + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2553,6 +2570,7 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
                     + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2586,6 +2604,7 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
                     + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2660,6 +2679,7 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
                     + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2693,6 +2713,7 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
                     + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2726,6 +2747,7 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
                     + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2759,6 +2781,7 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
                     + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2781,7 +2804,8 @@ def finetune_memory(s):
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L_att*a_k
+                L_att*a_g*i_gh
+                + L_att*a_k
                 + L_att*a_o
                 + L_att*a_q
                 + L_att*a_v
@@ -2835,7 +2859,7 @@ def finetune_memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         )
                         + L_s_att*(
-                            4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
@@ -2897,6 +2921,7 @@ def finetune_flops(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_g = s['a_g']
     a_gate = s['a_gate']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
@@ -2948,7 +2973,8 @@ def finetune_flops(s):
     w = s['w']
     return {
         'adapter_forward_per_token': i_frozen*(
-            2*L_att*a_k*r_a*(d + d_qk*h_kv)
+            2*L_att*a_g*i_gh*r_a*(d + h)
+            + 2*L_att*a_k*r_a*(d + d_qk*h_kv)
             + 2*L_att*a_o*r_a*(d + d_v*h)
             + 2*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             + 2*L_att*a_v*r_a*(d + d_v*h_kv)
@@ -2970,7 +2996,8 @@ def finetune_flops(s):
                 21*H_v*L_dn*d_lk*d_lv
                 + 15*L_ssm*N_s*d_in
                 + 3*i_frozen*(
-                    2*L_att*a_k*r_a*(d + d_qk*h_kv)
+                    2*L_att*a_g*i_gh*r_a*(d + h)
+                    + 2*L_att*a_k*r_a*(d + d_qk*h_kv)
                     + 2*L_att*a_o*r_a*(d + d_v*h)
                     + 2*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + 2*L_att*a_v*r_a*(d + d_v*h_kv)
@@ -3179,6 +3206,7 @@ def optimizer_states(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_g = s['a_g']
     a_gate = s['a_gate']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
@@ -3312,6 +3340,7 @@ def optimizer_states(s):
         'adafactor_adapters': (
             8*r_a*(
                 E*L_moe*a_experts*(i_glu + 2)
+                + L_att*a_g*i_gh
                 + L_att*a_k
                 + L_att*a_o
                 + L_att*a_q
@@ -3329,6 +3358,7 @@ def optimizer_states(s):
             )
             + 4*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+                + L_att*a_g*i_gh*r_a*(d + h)
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
                 + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3349,6 +3379,7 @@ def optimizer_states(s):
         ),
         'muon_adapters': (
             4*E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+            + 4*L_att*a_g*i_gh*r_a*(d + h)
             + 4*L_att*a_k*r_a*(d + d_qk*h_kv)
             + 4*L_att*a_o*r_a*(d + d_v*h)
             + 4*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3398,6 +3429,7 @@ def offload(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_g = s['a_g']
     a_gate = s['a_gate']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
@@ -3468,6 +3500,7 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_g*i_gh*r_a*(d + h)
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
                 + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3499,6 +3532,7 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
                     + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3529,6 +3563,7 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
                     + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3559,6 +3594,7 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
                     + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3629,6 +3665,7 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
                     + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3699,6 +3736,7 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
                     + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3773,6 +3811,7 @@ def offload(s):
                     )
                     + L_w*i_frozen*(
                         E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_att*a_g*i_gh*r_a*(d + h)
                         + L_att*a_k*r_a*(d + d_qk*h_kv)
                         + L_att*a_o*r_a*(d + d_v*h)
                         + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3804,6 +3843,7 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_g*i_gh*r_a*(d + h)
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
                 + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3833,6 +3873,7 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_g*i_gh*r_a*(d + h)
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
                 + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3864,6 +3905,7 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_g*i_gh*r_a*(d + h)
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
                 + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3933,6 +3975,7 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
                     + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))

@@ -234,6 +234,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("a_k", r"\mathbb{1}_{A\,k}", "an adapter on W_K", "finetune"),
     SymbolInfo("a_v", r"\mathbb{1}_{A\,v}", "an adapter on W_V", "finetune"),
     SymbolInfo("a_o", r"\mathbb{1}_{A\,o}", "an adapter on W_O", "finetune"),
+    SymbolInfo("a_g", r"\mathbb{1}_{A\,g}", "an adapter on the per-head output gate W_G",
+               "finetune"),
     SymbolInfo("a_up", r"\mathbb{1}_{A\,up}", "an adapter on each FFN/expert W_up", "finetune"),
     SymbolInfo("a_gate", r"\mathbb{1}_{A\,gate}", "an adapter on each FFN/expert W_gate",
                "finetune"),
@@ -351,9 +353,9 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
     "N", "N_emb", "N_head", "N_e", "b", "n_tp", "n_pp", "n_dp", "i_z1", "i_z2", "i_z3", "i_pp1",
     "q_w", "q_g", "q_gc", "q_m", "q_o", "q_a", "q_kv", "i_drop", "i_sp", "i_scores", "i_full",
     "M_gib"))
-(r_a, a_q, a_k, a_v, a_o, a_up, a_gate, a_down, i_frozen, q_f, i_keep_qkv, i_keep_o, i_keep_up,
- i_keep_down, i_keep_head, i_keep_mix, i_keep_exp) = (SYMBOLS[n] for n in (
-    "r_a", "a_q", "a_k", "a_v", "a_o", "a_up", "a_gate", "a_down", "i_frozen", "q_f",
+(r_a, a_q, a_k, a_v, a_o, a_g, a_up, a_gate, a_down, i_frozen, q_f, i_keep_qkv, i_keep_o,
+ i_keep_up, i_keep_down, i_keep_head, i_keep_mix, i_keep_exp) = (SYMBOLS[n] for n in (
+    "r_a", "a_q", "a_k", "a_v", "a_o", "a_g", "a_up", "a_gate", "a_down", "i_frozen", "q_f",
     "i_keep_qkv", "i_keep_o", "i_keep_up", "i_keep_down", "i_keep_head", "i_keep_mix",
     "i_keep_exp"))
 (a_experts, a_shared_expert_gate, a_in_proj, a_x_proj, a_dt_proj, a_out_proj, a_in_proj_qkvz,

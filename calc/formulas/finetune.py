@@ -108,6 +108,8 @@ TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]
     "k": ((L_att, d + h_kv * d_qk, L_att),),
     "v": ((L_att, d + h_kv * d_v, L_att),),
     "o": ((L_att, h * d_v + d, L_att),),
+    # the per-head output gate's own g_proj d → h (LFM3)
+    "g": ((i_gh * L_att, d + h, i_gh * L_att),),
     "up": FFN_MATRICES,
     "gate": tuple((i_glu * n, sides, i_glu * per) for n, sides, per in FFN_MATRICES),
     "down": FFN_MATRICES,

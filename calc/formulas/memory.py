@@ -73,6 +73,7 @@ from calc.symbols import (
     T,
     V,
     a_down,
+    a_g,
     a_gate,
     a_k,
     a_o,
@@ -213,7 +214,7 @@ KEPT_NORM_OUTPUT = 1 - i_rnu
 OWN_INPUT = 1 - i_hf * i_frozen * i_up  # a kept projection input is the input itself
 ADAPTER_COPY = 4 * i_hf * i_frozen * i_up  # bytes per element of an adapter's fp32 copy
 ATTENTION_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_qkv * d * q_l * OWN_INPUT
-                     + ADAPTER_COPY * d * (a_q + a_k + a_v)
+                     + ADAPTER_COPY * d * (a_q + a_k + a_v + a_g)
                      + i_mla * (q_a + KEPT_NORM_OUTPUT * i_keep_qkv * q_l)
                      * (i_qlora * r_q + r_kv))
 FFN_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_up * d * q_l * OWN_INPUT

@@ -87,6 +87,8 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
                 module.kv = _adapt(module.kv, kv_widths, ["k" in targets, "v" in targets], r)
             if "o" in targets:
                 module.o = _adapt(module.o, [module.o.out_features], [True], r)
+            if "g" in targets:  # the per-head gate's own g_proj
+                module.gate = _adapt(module.gate, [module.gate.out_features], [True], r)
         elif isinstance(module, FeedForward):
             for name in ("up", "gate", "down"):
                 linear = getattr(module, name)
