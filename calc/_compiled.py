@@ -1163,6 +1163,8 @@ def memory_activations(s):
     i_eager = s['i_eager']
     i_frozen = s['i_frozen']
     i_full = s['i_full']
+    i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
     i_hf = s['i_hf']
@@ -1209,12 +1211,13 @@ def memory_activations(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(-i_hf*(1 - i_scores) + 1)*(
+                                -(
                                     -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )
+                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
                                 + 1
                             )
                         )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -1368,6 +1371,8 @@ def memory(s):
     i_eager = s['i_eager']
     i_frozen = s['i_frozen']
     i_full = s['i_full']
+    i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
     i_hf = s['i_hf']
@@ -1423,9 +1428,13 @@ def memory(s):
                 + d_v*h*(
                     4*a_o*i_frozen*i_hf*i_up
                     + q_lo*(
-                        -(-i_hf*(1 - i_scores) + 1)*(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1) + 1
+                        -(
+                            -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
+                        )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                        + 1
                     )
                 )/n_tp
+                + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                 + i_hf*(
                     d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                     + h*(4 - 4*i_scores)
@@ -1477,12 +1486,13 @@ def memory(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(-i_hf*(1 - i_scores) + 1)*(
+                                -(
                                     -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )
+                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
                                 + 1
                             )
                         )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -1678,12 +1688,13 @@ def memory(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(-i_hf*(1 - i_scores) + 1)*(
+                                -(
                                     -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )
+                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
                                 + 1
                             )
                         )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2383,12 +2394,13 @@ def finetune_memory(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(-i_hf*(1 - i_scores) + 1)*(
+                                -(
                                     -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )
+                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
                                 + 1
                             )
                         )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2829,12 +2841,13 @@ def finetune_memory(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(-i_hf*(1 - i_scores) + 1)*(
+                                -(
                                     -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )
+                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
                                 + 1
                             )
                         )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
