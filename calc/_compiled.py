@@ -45,6 +45,7 @@ def params_per_layer(s):
     h = s['h']
     h_kv = s['h_kv']
     i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_qk_head = s['i_qk_head']
@@ -68,8 +69,8 @@ def params_per_layer(s):
     _t9 = _t2*_t8*h_kv
     _t10 = d_rope + r_kv
     _t11 = d*d_v
-    _t12 = _t11*h
-    _t13 = d_v*h
+    _t12 = d_v*(1 - i_gh)
+    _t13 = h*i_gate
     return {
         'attention/q': (
             _t0*_t1
@@ -84,13 +85,13 @@ def params_per_layer(s):
             + b_qkv*(_t10*i_mla + _t9)
             + i_mla*(_t10*d + h*r_kv*(_t8 - d_rope))
         ),
-        'attention/o': _t11*_t5*i_moa + _t12 + b_o*d,
-        'attention/gate': _t12*i_gate + _t13*b_qkv*i_gate,
+        'attention/o': _t11*_t5*i_moa + _t11*h + b_o*d,
+        'attention/gate': _t12*_t13*b_qkv + _t13*d*(_t12 + i_gh),
         'attention/router': E_a*_t6,
         'attention/position': i_rel*(2*_t3 + _t7),
         'attention/qk_norm': _t0*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
         'attention/sinks': h*i_sink,
-        'attention/sub_norm': _t0*_t13*i_sub,
+        'attention/sub_norm': _t0*d_v*h*i_sub,
         'norms': _t0*d*n_norm,
     }
 
@@ -255,6 +256,7 @@ def params_components(s):
     h_kv = s['h_kv']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
     i_m2 = s['i_m2']
@@ -289,8 +291,8 @@ def params_components(s):
     _t8 = _t2*_t7*h_kv
     _t9 = d_rope + r_kv
     _t10 = d*d_v
-    _t11 = _t10*h
-    _t12 = d_v*h
+    _t11 = d_v*(1 - i_gh)
+    _t12 = h*i_gate
     _t13 = L_att*_t0
     _t14 = _t0*d
     _t15 = 2*N_s
@@ -324,13 +326,13 @@ def params_components(s):
             + b_qkv*(_t8 + _t9*i_mla)
             + i_mla*(_t9*d + h*r_kv*(_t7 - d_rope))
         ),
-        'attention/o': L_att*(_t10*_t5 + _t11 + b_o*d),
-        'attention/gate': L_att*(_t11*i_gate + _t12*b_qkv*i_gate),
+        'attention/o': L_att*(_t10*_t5 + _t10*h + b_o*d),
+        'attention/gate': L_att*(_t11*_t12*b_qkv + _t12*d*(_t11 + i_gh)),
         'attention/router': E_a*L_att*d*i_moa,
         'attention/position': L_att*i_rel*(2*_t3 + _t6),
         'attention/qk_norm': _t13*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
         'attention/sinks': L_att*h*i_sink,
-        'attention/sub_norm': _t12*_t13*i_sub,
+        'attention/sub_norm': _t13*d_v*h*i_sub,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
         'norms': L*_t14*n_norm,
         'mamba/in': L_ssm*(_t17*b_ssm + _t17*d),
@@ -415,6 +417,7 @@ def params_summary(s):
     i_dsa = s['i_dsa']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
     i_m2 = s['i_m2']
@@ -443,122 +446,121 @@ def params_summary(s):
     _t0 = d*i_moa
     _t1 = _t0*(E_a*h_kv - h)
     _t2 = d*h
-    _t3 = _t2*d_v
-    _t4 = _t3 + b_o*d
-    _t5 = _t1*d_v + _t4
-    _t6 = b_norm + g_norm
-    _t7 = _t6*i_mla
-    _t8 = i_qlora*r_q
-    _t9 = 1 - i_mla
-    _t10 = _t2*d_qk
-    _t11 = d_qk*h
-    _t12 = (
-        _t10*_t9
-        + _t7*_t8
-        + b_qkv*(_t11*_t9 + _t8*i_mla)
-        + i_mla*(_t10*(1 - i_qlora) + i_qlora*(_t11*r_q + d*r_q))
+    _t3 = _t2*d_v + b_o*d
+    _t4 = _t1*d_v + _t3
+    _t5 = b_norm + g_norm
+    _t6 = _t5*i_mla
+    _t7 = i_qlora*r_q
+    _t8 = 1 - i_mla
+    _t9 = _t2*d_qk
+    _t10 = d_qk*h
+    _t11 = (
+        _t6*_t7
+        + _t8*_t9
+        + b_qkv*(_t10*_t8 + _t7*i_mla)
+        + i_mla*(_t9*(1 - i_qlora) + i_qlora*(_t10*r_q + d*r_q))
     )
-    _t13 = _t1*d_qk + _t12
-    _t14 = d*(i_glu + 2)
-    _t15 = i_glu + 1
-    _t16 = _t14*d_e + b_ff*(_t15*d_e + d)
-    _t17 = E*_t16
-    _t18 = d_v*h
-    _t19 = _t18*b_qkv*i_gate + _t3*i_gate
-    _t20 = d_qk + d_v
-    _t21 = _t20*_t9*h_kv
-    _t22 = d_rope + r_kv
-    _t23 = _t21*d + _t7*r_kv + b_qkv*(_t21 + _t22*i_mla) + i_mla*(_t22*d + h*r_kv*(_t20 - d_rope))
-    _t24 = d*d_ff
-    _t25 = _t24 + b_ff*d
-    _t26 = L_dn*d_lv
-    _t27 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t28 = E*b_router + E*d
-    _t29 = E_s*(_t14*d_s + b_ff*(_t15*d_s + d)) + d*i_shared_gate
-    _t30 = d**2
-    _t31 = b_sc*d
-    _t32 = 2*N_s
-    _t33 = G_s*_t32
-    _t34 = 2*d_in + i_m2*(H_s + _t33)
-    _t35 = H_s*i_m2
-    _t36 = 1 - i_m2
-    _t37 = R_dt + _t32
-    _t38 = _t36*d_in
-    _t39 = 2*H_v
-    _t40 = h*i_sink
-    _t41 = i_rel*(_t10 + 2*_t11)
-    _t42 = _t6*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
-    _t43 = _t15*(_t24 + b_ff*d_ff)
-    _t44 = 2*H_k*d_lk
-    _t45 = b_moe*d
-    _t46 = _t6*d
-    _t47 = E_a*_t0
-    _t48 = _t46*n_norm
-    _t49 = _t6*i_sub
-    _t50 = _t49*d_ff
-    _t51 = _t18*_t49
-    _t52 = (
-        H_v*_t26*d
-        + L*_t48
-        + L_att*_t19
-        + L_att*_t23
+    _t12 = _t1*d_qk + _t11
+    _t13 = d*(i_glu + 2)
+    _t14 = i_glu + 1
+    _t15 = _t13*d_e + b_ff*(_t14*d_e + d)
+    _t16 = E*_t15
+    _t17 = d_v*(1 - i_gh)
+    _t18 = _t17*b_qkv*h*i_gate + _t2*i_gate*(_t17 + i_gh)
+    _t19 = d_qk + d_v
+    _t20 = _t19*_t8*h_kv
+    _t21 = d_rope + r_kv
+    _t22 = _t20*d + _t6*r_kv + b_qkv*(_t20 + _t21*i_mla) + i_mla*(_t21*d + h*r_kv*(_t19 - d_rope))
+    _t23 = d*d_ff
+    _t24 = _t23 + b_ff*d
+    _t25 = L_dn*d_lv
+    _t26 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
+    _t27 = E*b_router + E*d
+    _t28 = E_s*(_t13*d_s + b_ff*(_t14*d_s + d)) + d*i_shared_gate
+    _t29 = d**2
+    _t30 = b_sc*d
+    _t31 = 2*N_s
+    _t32 = G_s*_t31
+    _t33 = 2*d_in + i_m2*(H_s + _t32)
+    _t34 = H_s*i_m2
+    _t35 = 1 - i_m2
+    _t36 = R_dt + _t31
+    _t37 = _t35*d_in
+    _t38 = 2*H_v
+    _t39 = h*i_sink
+    _t40 = i_rel*(2*_t10 + _t9)
+    _t41 = _t5*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
+    _t42 = _t14*(_t23 + b_ff*d_ff)
+    _t43 = 2*H_k*d_lk
+    _t44 = b_moe*d
+    _t45 = _t5*d
+    _t46 = E_a*_t0
+    _t47 = _t45*n_norm
+    _t48 = _t5*i_sub
+    _t49 = _t48*d_ff
+    _t50 = _t48*d_v*h
+    _t51 = (
+        H_v*_t25*d
+        + L*_t47
+        + L_att*_t18
+        + L_att*_t22
+        + L_att*_t39
         + L_att*_t40
         + L_att*_t41
-        + L_att*_t42
-        + L_att*_t47
-        + L_att*_t51
-        + L_dense*_t25
-        + L_dense*_t43
-        + L_dense*_t50
+        + L_att*_t46
+        + L_att*_t50
+        + L_dense*_t24
+        + L_dense*_t42
+        + L_dense*_t49
         + L_dense*n_act
-        + L_dn*_t39
-        + L_dn*d*(_t39*d_lv + _t39 + _t44)
-        + L_dn*k_dn*(H_v*d_lv + _t44)
-        + L_idx*_t27
+        + L_dn*_t38
+        + L_dn*d*(_t38*d_lv + _t38 + _t43)
+        + L_dn*k_dn*(H_v*d_lv + _t43)
+        + L_idx*_t26
+        + L_moe*_t27
         + L_moe*_t28
-        + L_moe*_t29
-        + L_moe*_t45
+        + L_moe*_t44
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t30 + _t31)
-        + L_sc*(3*_t30 + 3*_t31)
-        + L_ssm*_t37*_t38
-        + L_ssm*(2*_t35 + _t36*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t33*i_m2 + d_in)
-        + L_ssm*(_t34*b_ssm + _t34*d)
+        + L_sc*(_t29 + _t30)
+        + L_sc*(3*_t29 + 3*_t30)
+        + L_ssm*_t36*_t37
+        + L_ssm*(2*_t34 + _t35*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t32*i_m2 + d_in)
+        + L_ssm*(_t33*b_ssm + _t33*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t36*_t37*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t38 + _t35 + _t38)
-        + _t26
-        + _t46*i_norm_emb
-        + _t46*i_norm_final
+        + L_ssm*(_t35*_t36*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t37 + _t34 + _t37)
+        + _t25
+        + _t45*i_norm_emb
+        + _t45*i_norm_final
         + 2*d*d_emb*i_proj
     )
-    _t53 = L_att*_t13 + L_att*_t5 + L_moe*_t17 + _t52
-    _t54 = V*d_emb
-    _t55 = P*d + _t54
-    _t56 = V*b_lm + _t54*(1 - i_tied) + _t55
+    _t52 = L_att*_t12 + L_att*_t4 + L_moe*_t16 + _t51
+    _t53 = V*d_emb
+    _t54 = P*d + _t53
+    _t55 = V*b_lm + _t53*(1 - i_tied) + _t54
     return {
-        'total': _t53 + _t56,
-        'embedding': _t55,
-        'non_embedding': _t53,
-        'active': L_att*_t12 + L_att*_t4 + L_moe*_t16*k + _t52 + _t56,
+        'total': _t52 + _t55,
+        'embedding': _t54,
+        'non_embedding': _t52,
+        'active': L_att*_t11 + L_att*_t3 + L_moe*_t15*k + _t51 + _t55,
         'mtp': (
-            2*M*_t30
-            + 3*M*_t46
+            2*M*_t29
+            + 3*M*_t45
             + M*(
-                _t13
-                + _t19
-                + _t23
-                + _t27*i_dsa
+                _t12
+                + _t18
+                + _t22
+                + _t26*i_dsa
+                + _t39
+                + _t4
                 + _t40
                 + _t41
-                + _t42
+                + _t46
                 + _t47
-                + _t48
-                + _t5
-                + _t51
-                + i_moe*(_t17 + _t28 + _t29 + _t45)
-                + (1 - i_moe)*(_t25 + _t43 + _t50 + n_act)
+                + _t50
+                + i_moe*(_t16 + _t27 + _t28 + _t44)
+                + (1 - i_moe)*(_t24 + _t42 + _t49 + n_act)
             )
         ),
     }
@@ -598,6 +600,7 @@ def flops_forward_components(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
@@ -617,7 +620,7 @@ def flops_forward_components(s):
     _t3 = 2*L_att
     _t4 = d_qk + d_v
     _t5 = _t3*d
-    _t6 = _t5*d_v*h
+    _t6 = _t5*h
     _t7 = 2*d_in
     _t8 = 2*N_s
     _t9 = G_s*_t8
@@ -636,8 +639,8 @@ def flops_forward_components(s):
     return {
         'attention/q': _t3*(_t0*_t2 + i_mla*(_t2*(1 - i_qlora) + i_qlora*(_t1*r_q + d*r_q))),
         'attention/kv': _t3*(_t0*_t4*d*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t4 - d_rope))),
-        'attention/o': _t6,
-        'attention/gate': _t6*i_gate,
+        'attention/o': _t6*d_v,
+        'attention/gate': _t6*i_gate*(d_v*(1 - i_gh) + i_gh),
         'attention/router': E_a*_t5*i_moa,
         'attention/indexer': 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q),
         'mamba/in': 2*_t10*(_t7 + i_m2*(H_s + _t9)),
@@ -703,6 +706,7 @@ def flops(s):
     i_causal = s['i_causal']
     i_dsa = s['i_dsa']
     i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
@@ -727,7 +731,7 @@ def flops(s):
     _t6 = 2*H_v
     _t7 = _t6*d_lv
     _t8 = H_v*d_lv
-    _t9 = _t5*d_v*h
+    _t9 = _t5*h
     _t10 = d*(i_glu + 2)
     _t11 = _t3*(1 - i_m2)
     _t12 = 2*N_s
@@ -760,8 +764,8 @@ def flops(s):
             + _t3*d
             + _t4*(_t17*_t18 + i_mla*(_t18*d*(1 - i_qlora) + i_qlora*(_t18*r_q + d*r_q)))
             + _t4*(_t16*_t17*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t16 - d_rope)))
-            + _t9*i_gate
-            + _t9
+            + _t9*d_v
+            + _t9*i_gate*(d_v*(1 - i_gh) + i_gh)
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -853,6 +857,7 @@ def rules_train_per_token(s):
     h_kv = s['h_kv']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
     i_m2 = s['i_m2']
@@ -881,94 +886,94 @@ def rules_train_per_token(s):
     _t1 = 6*V
     _t2 = _t1*d_emb
     _t3 = d*h
-    _t4 = _t3*d_v
-    _t5 = 6*L_att
-    _t6 = d_v*h
-    _t7 = b_norm + g_norm
-    _t8 = _t7*i_mla
-    _t9 = d_qk + d_v
-    _t10 = 1 - i_mla
-    _t11 = _t10*_t9*h_kv
-    _t12 = d_rope + r_kv
-    _t13 = i_qlora*r_q
-    _t14 = _t3*d_qk
-    _t15 = d_qk*h
-    _t16 = 6*L_dense
-    _t17 = d*d_ff
-    _t18 = 6*L_dn
-    _t19 = 6*L_moe
-    _t20 = d*(i_glu + 2)
-    _t21 = i_glu + 1
-    _t22 = d**2
-    _t23 = b_sc*d
-    _t24 = 6*L_sc
-    _t25 = 6*L_ssm
-    _t26 = 2*N_s
-    _t27 = G_s*_t26
-    _t28 = 2*d_in + i_m2*(H_s + _t27)
-    _t29 = H_s*i_m2
-    _t30 = 1 - i_m2
-    _t31 = R_dt + _t26
-    _t32 = _t30*d_in
-    _t33 = _t5*_t7
-    _t34 = 2*H_v
-    _t35 = 2*H_k*d_lk
-    _t36 = _t18*d
-    _t37 = H_v*d_lv
-    _t38 = _t0*_t7
-    _t39 = 12*d
-    _t40 = L_dense*d_ff
+    _t4 = 6*L_att
+    _t5 = d_v*(1 - i_gh)
+    _t6 = b_norm + g_norm
+    _t7 = _t6*i_mla
+    _t8 = d_qk + d_v
+    _t9 = 1 - i_mla
+    _t10 = _t8*_t9*h_kv
+    _t11 = d_rope + r_kv
+    _t12 = i_qlora*r_q
+    _t13 = _t3*d_qk
+    _t14 = d_qk*h
+    _t15 = 6*L_dense
+    _t16 = d*d_ff
+    _t17 = 6*L_dn
+    _t18 = 6*L_moe
+    _t19 = d*(i_glu + 2)
+    _t20 = i_glu + 1
+    _t21 = d**2
+    _t22 = b_sc*d
+    _t23 = 6*L_sc
+    _t24 = 6*L_ssm
+    _t25 = 2*N_s
+    _t26 = G_s*_t25
+    _t27 = 2*d_in + i_m2*(H_s + _t26)
+    _t28 = H_s*i_m2
+    _t29 = 1 - i_m2
+    _t30 = R_dt + _t25
+    _t31 = _t29*d_in
+    _t32 = _t4*h
+    _t33 = 2*H_v
+    _t34 = 2*H_k*d_lk
+    _t35 = _t17*d
+    _t36 = H_v*d_lv
+    _t37 = _t0*_t6
+    _t38 = 12*d
+    _t39 = L_dense*d_ff
+    _t40 = _t6*i_sub
     _t41 = (
-        E_a*_t5*d*i_moa
+        E_a*_t4*d*i_moa
         + 12*H_v*L_dn
-        + L*_t38*n_norm
+        + L*_t37*n_norm
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
-        + _t16*_t21*(_t17 + b_ff*d_ff)
-        + _t16*n_act
-        + _t16*(_t17 + b_ff*d)
-        + _t18*d_lv
-        + _t18*k_dn*(_t35 + _t37)
-        + _t19*b_moe*d
-        + _t19*k*(_t20*d_e + b_ff*(_t21*d_e + d))
-        + _t19*(E*b_router + E*d)
-        + _t19*(E_s*(_t20*d_s + b_ff*(_t21*d_s + d)) + d*i_shared_gate)
-        + _t24*d*(b_sc + k_sc)
-        + _t24*(_t22 + _t23)
-        + _t24*(3*_t22 + 3*_t23)
-        + _t25*_t31*_t32
-        + _t25*(2*_t29 + _t30*(N_s*d_in + d_in))
-        + _t25*(b_cs + k_s)*(_t27*i_m2 + d_in)
-        + _t25*(_t28*b_ssm + _t28*d)
-        + _t25*(b_ssm*d + d*d_in)
-        + _t25*(_t30*_t31*i_dtn + d_in*i_gn*i_m2)
-        + _t25*(R_dt*_t32 + _t29 + _t32)
-        + _t33*_t6*i_sub
-        + _t33*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
-        + _t36*_t37
-        + _t36*(_t34*d_lv + _t34 + _t35)
-        + _t38*i_norm_emb
-        + _t38*i_norm_final
-        + _t39*d_emb*i_proj
-        + 6*_t40*_t7*i_sub
-        + _t5*h*i_sink
-        + _t5*i_rel*(_t14 + 2*_t15)
-        + _t5*(_t4 + b_o*d)
-        + _t5*(_t4*i_gate + _t6*b_qkv*i_gate)
-        + _t5*(
-            _t10*_t14
-            + _t13*_t8
-            + b_qkv*(_t10*_t15 + _t13*i_mla)
-            + i_mla*(_t14*(1 - i_qlora) + i_qlora*(_t15*r_q + d*r_q))
+        + _t15*_t20*(_t16 + b_ff*d_ff)
+        + _t15*n_act
+        + _t15*(_t16 + b_ff*d)
+        + _t17*d_lv
+        + _t17*k_dn*(_t34 + _t36)
+        + _t18*b_moe*d
+        + _t18*k*(_t19*d_e + b_ff*(_t20*d_e + d))
+        + _t18*(E*b_router + E*d)
+        + _t18*(E_s*(_t19*d_s + b_ff*(_t20*d_s + d)) + d*i_shared_gate)
+        + _t23*d*(b_sc + k_sc)
+        + _t23*(_t21 + _t22)
+        + _t23*(3*_t21 + 3*_t22)
+        + _t24*_t30*_t31
+        + _t24*(2*_t28 + _t29*(N_s*d_in + d_in))
+        + _t24*(b_cs + k_s)*(_t26*i_m2 + d_in)
+        + _t24*(_t27*b_ssm + _t27*d)
+        + _t24*(b_ssm*d + d*d_in)
+        + _t24*(_t29*_t30*i_dtn + d_in*i_gn*i_m2)
+        + _t24*(R_dt*_t31 + _t28 + _t31)
+        + _t32*_t40*d_v
+        + _t32*i_sink
+        + _t35*_t36
+        + _t35*(_t33*d_lv + _t33 + _t34)
+        + _t37*i_norm_emb
+        + _t37*i_norm_final
+        + _t38*d_emb*i_proj
+        + 6*_t39*_t40
+        + _t4*_t6*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
+        + _t4*i_rel*(_t13 + 2*_t14)
+        + _t4*(_t3*d_v + b_o*d)
+        + _t4*(_t3*i_gate*(_t5 + i_gh) + _t5*b_qkv*h*i_gate)
+        + _t4*(
+            _t10*d + _t7*r_kv + b_qkv*(_t10 + _t11*i_mla) + i_mla*(_t11*d + h*r_kv*(_t8 - d_rope))
         )
-        + _t5*(
-            _t11*d + _t8*r_kv + b_qkv*(_t11 + _t12*i_mla) + i_mla*(_t12*d + h*r_kv*(_t9 - d_rope))
+        + _t4*(
+            _t12*_t7
+            + _t13*_t9
+            + b_qkv*(_t12*i_mla + _t14*_t9)
+            + i_mla*(_t13*(1 - i_qlora) + i_qlora*(_t14*r_q + d*r_q))
         )
     )
     _t42 = _t1*b_lm + _t2*(1 - i_tied) + _t2 + _t41
-    _t43 = T*_t15
+    _t43 = T*_t14
     return {
         '6N': P*_t0 + _t42,
-        'kaplan': _t41 + _t43*_t5,
+        'kaplan': _t4*_t43 + _t41,
         'palm': 12*L_att*_t43 + _t42,
         'megatron': (
             6*L_att*T*d_qk*h
@@ -977,7 +982,7 @@ def rules_train_per_token(s):
             + 6*d*(i_glu + 2)*(L_dense*d_ff + L_moe*(E_s*d_s + d_e*k))
         ),
         'chinchilla': (
-            3*L_att*(3*T*h + 8*_t14 + 4*_t43) + V*_t39 + _t39*(L_moe*(E_s*d_s + d_e*k) + _t40)
+            3*L_att*(3*T*h + 8*_t13 + 4*_t43) + V*_t38 + _t38*(L_moe*(E_s*d_s + d_e*k) + _t39)
         ),
     }
 
@@ -1131,6 +1136,7 @@ def memory_activations(s):
     T = s['T']
     V = s['V']
     a_down = s['a_down']
+    a_g = s['a_g']
     a_gate = s['a_gate']
     a_k = s['a_k']
     a_o = s['a_o']
@@ -1157,6 +1163,8 @@ def memory_activations(s):
     i_eager = s['i_eager']
     i_frozen = s['i_frozen']
     i_full = s['i_full']
+    i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
     i_hf = s['i_hf']
@@ -1203,12 +1211,13 @@ def memory_activations(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(-i_hf*(1 - i_scores) + 1)*(
+                                -(
                                     -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )
+                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
                                 + 1
                             )
                         )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -1233,7 +1242,7 @@ def memory_activations(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         )
                         + L_s_att*(
-                            4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
@@ -1334,6 +1343,7 @@ def memory(s):
     T = s['T']
     V = s['V']
     a_down = s['a_down']
+    a_g = s['a_g']
     a_gate = s['a_gate']
     a_k = s['a_k']
     a_o = s['a_o']
@@ -1361,6 +1371,8 @@ def memory(s):
     i_eager = s['i_eager']
     i_frozen = s['i_frozen']
     i_full = s['i_full']
+    i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
     i_hf = s['i_hf']
@@ -1416,9 +1428,13 @@ def memory(s):
                 + d_v*h*(
                     4*a_o*i_frozen*i_hf*i_up
                     + q_lo*(
-                        -(-i_hf*(1 - i_scores) + 1)*(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1) + 1
+                        -(
+                            -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
+                        )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                        + 1
                     )
                 )/n_tp
+                + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                 + i_hf*(
                     d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                     + h*(4 - 4*i_scores)
@@ -1430,7 +1446,7 @@ def memory(s):
                 + n_tp**(-i_sp)*(
                     2*d*i_drop*(1 - i_hf)
                     + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
-                    + 4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                    + 4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                     + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -1470,12 +1486,13 @@ def memory(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(-i_hf*(1 - i_scores) + 1)*(
+                                -(
                                     -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )
+                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
                                 + 1
                             )
                         )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -1500,7 +1517,7 @@ def memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         )
                         + L_s_att*(
-                            4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
@@ -1671,12 +1688,13 @@ def memory(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(-i_hf*(1 - i_scores) + 1)*(
+                                -(
                                     -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )
+                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
                                 + 1
                             )
                         )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -1701,7 +1719,7 @@ def memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         )
                         + L_s_att*(
-                            4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
@@ -1759,6 +1777,7 @@ def finetune_counts(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_g = s['a_g']
     a_gate = s['a_gate']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
@@ -1786,6 +1805,7 @@ def finetune_counts(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
@@ -1798,8 +1818,8 @@ def finetune_counts(s):
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = d_qk*h
-    _t1 = d_v*h
-    _t2 = _t1*i_gate
+    _t1 = 1 - i_gh
+    _t2 = d_v*h
     _t3 = L_att*r_a
     _t4 = i_glu + 2
     _t5 = L_moe*r_a
@@ -1824,13 +1844,13 @@ def finetune_counts(s):
     _t24 = (
         L_att*(
             E_a*_t19
-            + _t1*d
             + _t2*d
             + _t20*_t21
             + _t20*i_rel
             + _t21*_t23*d*h_kv
             + _t22*d_qk
             + _t22*d_v
+            + d*h*i_gate*(_t1*d_v + i_gh)
             + i_mla*(_t20*(1 - i_qlora) + i_qlora*(_t0*r_q + d*r_q))
             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t23 - d_rope))
         )
@@ -1842,10 +1862,11 @@ def finetune_counts(s):
         + L_ssm*(R_dt*_t18 + _t18*(R_dt + _t7) + _t8*d + d*d_in)
     )
     return {
-        'lora/q': _t3*a_q*(_t0 + _t2 + d),
+        'lora/q': _t3*a_q*(_t0 + _t1*_t2*i_gate + d),
         'lora/k': _t3*a_k*(d + d_qk*h_kv),
         'lora/v': _t3*a_v*(d + d_v*h_kv),
-        'lora/o': _t3*a_o*(_t1 + d),
+        'lora/o': _t3*a_o*(_t2 + d),
+        'lora/g': _t3*a_g*i_gh*(d + h),
         'lora/up': a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)),
         'lora/gate': a_gate*r_a*(
             L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -1861,9 +1882,10 @@ def finetune_counts(s):
         'lora/in_proj_ba': _t14*a_in_proj_ba*(_t15 + d),
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+            + L_att*a_g*i_gh*r_a*(d + h)
             + L_att*a_k*r_a*(d + d_qk*h_kv)
             + L_att*a_o*r_a*(d + d_v*h)
-            + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+            + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             + L_att*a_v*r_a*(d + d_v*h_kv)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -1877,9 +1899,10 @@ def finetune_counts(s):
             + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
         ),
         'adapters_active': (
-            L_att*a_k*r_a*(d + d_qk*h_kv)
+            L_att*a_g*i_gh*r_a*(d + h)
+            + L_att*a_k*r_a*(d + d_qk*h_kv)
             + L_att*a_o*r_a*(d + d_v*h)
-            + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+            + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             + L_att*a_v*r_a*(d + d_v*h_kv)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -1929,6 +1952,7 @@ def finetune_states(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_g = s['a_g']
     a_gate = s['a_gate']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
@@ -1959,6 +1983,7 @@ def finetune_states(s):
     h_t = s['h_t']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
     i_m2 = s['i_m2']
@@ -1996,9 +2021,10 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_g*i_gh*r_a*(d + h)
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
-                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 + L_att*a_v*r_a*(d + d_v*h_kv)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2031,9 +2057,9 @@ def finetune_states(s):
                     + d*d_qk*h*i_rel
                     + d*d_qk*h*(1 - i_mla)
                     + d*d_qk*i_moa*(E_a*h_kv - h)
-                    + d*d_v*h*i_gate
                     + d*d_v*h
                     + d*d_v*i_moa*(E_a*h_kv - h)
+                    + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                     + d*h_kv*(1 - i_mla)*(d_qk + d_v)
                     + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                     + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
@@ -2066,9 +2092,10 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_g*i_gh*r_a*(d + h)
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
-                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 + L_att*a_v*r_a*(d + d_v*h_kv)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2100,9 +2127,10 @@ def finetune_states(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2133,9 +2161,10 @@ def finetune_states(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2167,9 +2196,10 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_g*i_gh*r_a*(d + h)
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
-                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 + L_att*a_v*r_a*(d + d_v*h_kv)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2228,6 +2258,7 @@ def finetune_memory(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_g = s['a_g']
     a_gate = s['a_gate']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
@@ -2264,6 +2295,7 @@ def finetune_memory(s):
     i_frozen = s['i_frozen']
     i_full = s['i_full']
     i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
     i_hf = s['i_hf']
@@ -2317,7 +2349,8 @@ def finetune_memory(s):
     r_q = s['r_q']
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-            L_att*a_k
+            L_att*a_g*i_gh
+            + L_att*a_k
             + L_att*a_o
             + L_att*a_q
             + L_att*a_v
@@ -2336,7 +2369,8 @@ def finetune_memory(s):
         'total': (
             T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L_att*a_k
+                L_att*a_g*i_gh
+                + L_att*a_k
                 + L_att*a_o
                 + L_att*a_q
                 + L_att*a_v
@@ -2360,12 +2394,13 @@ def finetune_memory(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(-i_hf*(1 - i_scores) + 1)*(
+                                -(
                                     -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )
+                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
                                 + 1
                             )
                         )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2390,7 +2425,7 @@ def finetune_memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         )
                         + L_s_att*(
-                            4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
@@ -2436,9 +2471,9 @@ def finetune_memory(s):
                         + d*d_qk*h*i_rel
                         + d*d_qk*h*(1 - i_mla)
                         + d*d_qk*i_moa*(E_a*h_kv - h)
-                        + d*d_v*h*i_gate
                         + d*d_v*h
                         + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                         + d*h_kv*(1 - i_mla)*(d_qk + d_v)
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
@@ -2479,9 +2514,10 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2512,9 +2548,10 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2545,9 +2582,10 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2578,9 +2616,10 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2617,9 +2656,9 @@ def finetune_memory(s):
                         + d*d_qk*h*i_rel
                         + d*d_qk*h*(1 - i_mla)
                         + d*d_qk*i_moa*(E_a*h_kv - h)
-                        + d*d_v*h*i_gate
                         + d*d_v*h
                         + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                         + d*h_kv*(1 - i_mla)*(d_qk + d_v)
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
@@ -2652,9 +2691,10 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2685,9 +2725,10 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2718,9 +2759,10 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2751,9 +2793,10 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2773,7 +2816,8 @@ def finetune_memory(s):
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L_att*a_k
+                L_att*a_g*i_gh
+                + L_att*a_k
                 + L_att*a_o
                 + L_att*a_q
                 + L_att*a_v
@@ -2797,12 +2841,13 @@ def finetune_memory(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(-i_hf*(1 - i_scores) + 1)*(
+                                -(
                                     -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )
+                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
                                 + 1
                             )
                         )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2827,7 +2872,7 @@ def finetune_memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         )
                         + L_s_att*(
-                            4*d*i_frozen*i_hf*i_up*(a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
@@ -2889,6 +2934,7 @@ def finetune_flops(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_g = s['a_g']
     a_gate = s['a_gate']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
@@ -2921,6 +2967,7 @@ def finetune_flops(s):
     i_dsa = s['i_dsa']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
@@ -2939,9 +2986,10 @@ def finetune_flops(s):
     w = s['w']
     return {
         'adapter_forward_per_token': i_frozen*(
-            2*L_att*a_k*r_a*(d + d_qk*h_kv)
+            2*L_att*a_g*i_gh*r_a*(d + h)
+            + 2*L_att*a_k*r_a*(d + d_qk*h_kv)
             + 2*L_att*a_o*r_a*(d + d_v*h)
-            + 2*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+            + 2*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             + 2*L_att*a_v*r_a*(d + d_v*h_kv)
             + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2961,9 +3009,10 @@ def finetune_flops(s):
                 21*H_v*L_dn*d_lk*d_lv
                 + 15*L_ssm*N_s*d_in
                 + 3*i_frozen*(
-                    2*L_att*a_k*r_a*(d + d_qk*h_kv)
+                    2*L_att*a_g*i_gh*r_a*(d + h)
+                    + 2*L_att*a_k*r_a*(d + d_qk*h_kv)
                     + 2*L_att*a_o*r_a*(d + d_v*h)
-                    + 2*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + 2*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + 2*L_att*a_v*r_a*(d + d_v*h_kv)
                     + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2983,8 +3032,8 @@ def finetune_flops(s):
                     2*E*L_moe*d
                     + 2*E_a*L_att*d*i_moa
                     + 2*H_v*L_dn*d*d_lv
-                    + 2*L_att*d*d_v*h*i_gate
                     + 2*L_att*d*d_v*h
+                    + 2*L_att*d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                     + 2*L_att*(
                         d*d_qk*h*(1 - i_mla)
                         + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
@@ -3170,6 +3219,7 @@ def optimizer_states(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_g = s['a_g']
     a_gate = s['a_gate']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
@@ -3197,6 +3247,7 @@ def optimizer_states(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
@@ -3215,7 +3266,7 @@ def optimizer_states(s):
     _t4 = d_in*(1 - i_m2)
     _t5 = 2*N_s
     _t6 = d*i_moa
-    _t7 = d*d_v*h
+    _t7 = d*h
     _t8 = d_qk*h
     _t9 = _t8*d
     _t10 = 1 - i_mla
@@ -3242,9 +3293,9 @@ def optimizer_states(s):
                 + d*d_qk*h*i_rel
                 + d*d_qk*h*(1 - i_mla)
                 + d*d_qk*i_moa*(E_a*h_kv - h)
-                + d*d_v*h*i_gate
                 + d*d_v*h
                 + d*d_v*i_moa*(E_a*h_kv - h)
+                + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v)
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                 + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
@@ -3285,8 +3336,8 @@ def optimizer_states(s):
                 + _t10*_t9
                 + _t11*d_qk
                 + _t11*d_v
-                + _t7*i_gate
-                + _t7
+                + _t7*d_v
+                + _t7*i_gate*(d_v*(1 - i_gh) + i_gh)
                 + _t9*i_rel
                 + i_mla*(_t9*(1 - i_qlora) + i_qlora*(_t8*r_q + d*r_q))
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t12 - d_rope))
@@ -3302,6 +3353,7 @@ def optimizer_states(s):
         'adafactor_adapters': (
             8*r_a*(
                 E*L_moe*a_experts*(i_glu + 2)
+                + L_att*a_g*i_gh
                 + L_att*a_k
                 + L_att*a_o
                 + L_att*a_q
@@ -3319,9 +3371,10 @@ def optimizer_states(s):
             )
             + 4*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+                + L_att*a_g*i_gh*r_a*(d + h)
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
-                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 + L_att*a_v*r_a*(d + d_v*h_kv)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -3339,9 +3392,10 @@ def optimizer_states(s):
         ),
         'muon_adapters': (
             4*E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+            + 4*L_att*a_g*i_gh*r_a*(d + h)
             + 4*L_att*a_k*r_a*(d + d_qk*h_kv)
             + 4*L_att*a_o*r_a*(d + d_v*h)
-            + 4*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+            + 4*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             + 4*L_att*a_v*r_a*(d + d_v*h_kv)
             + 4*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 4*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -3388,6 +3442,7 @@ def offload(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_g = s['a_g']
     a_gate = s['a_gate']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
@@ -3418,6 +3473,7 @@ def offload(s):
     h_t = s['h_t']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
     i_m2 = s['i_m2']
@@ -3457,9 +3513,10 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_g*i_gh*r_a*(d + h)
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
-                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 + L_att*a_v*r_a*(d + d_v*h_kv)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -3488,9 +3545,10 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -3518,9 +3576,10 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -3548,9 +3607,10 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -3586,9 +3646,9 @@ def offload(s):
                         + d*d_qk*h*i_rel
                         + d*d_qk*h*(1 - i_mla)
                         + d*d_qk*i_moa*(E_a*h_kv - h)
-                        + d*d_v*h*i_gate
                         + d*d_v*h
                         + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                         + d*h_kv*(1 - i_mla)*(d_qk + d_v)
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
@@ -3618,9 +3678,10 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -3656,9 +3717,9 @@ def offload(s):
                         + d*d_qk*h*i_rel
                         + d*d_qk*h*(1 - i_mla)
                         + d*d_qk*i_moa*(E_a*h_kv - h)
-                        + d*d_v*h*i_gate
                         + d*d_v*h
                         + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                         + d*h_kv*(1 - i_mla)*(d_qk + d_v)
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
@@ -3688,9 +3749,10 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -3728,9 +3790,9 @@ def offload(s):
                             + d*d_qk*h*i_rel
                             + d*d_qk*h*(1 - i_mla)
                             + d*d_qk*i_moa*(E_a*h_kv - h)
-                            + d*d_v*h*i_gate
                             + d*d_v*h
                             + d*d_v*i_moa*(E_a*h_kv - h)
+                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
@@ -3762,9 +3824,10 @@ def offload(s):
                     )
                     + L_w*i_frozen*(
                         E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_att*a_g*i_gh*r_a*(d + h)
                         + L_att*a_k*r_a*(d + d_qk*h_kv)
                         + L_att*a_o*r_a*(d + d_v*h)
-                        + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                        + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                         + L_att*a_v*r_a*(d + d_v*h_kv)
                         + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                         + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -3793,9 +3856,10 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_g*i_gh*r_a*(d + h)
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
-                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 + L_att*a_v*r_a*(d + d_v*h_kv)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -3822,9 +3886,10 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_g*i_gh*r_a*(d + h)
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
-                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 + L_att*a_v*r_a*(d + d_v*h_kv)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -3853,9 +3918,10 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_att*a_g*i_gh*r_a*(d + h)
                 + L_att*a_k*r_a*(d + d_qk*h_kv)
                 + L_att*a_o*r_a*(d + d_v*h)
-                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 + L_att*a_v*r_a*(d + d_v*h_kv)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -3890,9 +3956,9 @@ def offload(s):
                         + d*d_qk*h*i_rel
                         + d*d_qk*h*(1 - i_mla)
                         + d*d_qk*i_moa*(E_a*h_kv - h)
-                        + d*d_v*h*i_gate
                         + d*d_v*h
                         + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                         + d*h_kv*(1 - i_mla)*(d_qk + d_v)
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
@@ -3922,9 +3988,10 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_att*a_g*i_gh*r_a*(d + h)
                     + L_att*a_k*r_a*(d + d_qk*h_kv)
                     + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate)
+                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -3978,6 +4045,7 @@ def precision(s):
     h_kv = s['h_kv']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
@@ -3995,7 +4063,7 @@ def precision(s):
     _t4 = _t3*d
     _t5 = 2*H_v
     _t6 = _t5*d_lv
-    _t7 = _t4*d_v*h
+    _t7 = _t4*h
     _t8 = d*(i_glu + 2)
     _t9 = 2*L_moe
     _t10 = _t2*(1 - i_m2)
@@ -4019,8 +4087,8 @@ def precision(s):
         + _t2*d
         + _t3*(_t14*_t15 + i_mla*(_t15*d*(1 - i_qlora) + i_qlora*(_t15*r_q + d*r_q)))
         + _t3*(_t13*_t14*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t13 - d_rope)))
-        + _t7*i_gate
-        + _t7
+        + _t7*d_v
+        + _t7*i_gate*(d_v*(1 - i_gh) + i_gh)
         + _t8*_t9*d_e*k
         + _t9*(E_s*_t8*d_s + d*i_shared_gate)
         + 4*d*d_emb*i_proj
@@ -4065,6 +4133,7 @@ def precision_memory(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     i_gate = s['i_gate']
+    i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
@@ -4088,9 +4157,9 @@ def precision_memory(s):
                 + d*d_qk*h*i_rel
                 + d*d_qk*h*(1 - i_mla)
                 + d*d_qk*i_moa*(E_a*h_kv - h)
-                + d*d_v*h*i_gate
                 + d*d_v*h
                 + d*d_v*i_moa*(E_a*h_kv - h)
+                + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v)
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                 + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))

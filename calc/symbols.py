@@ -103,8 +103,10 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_rope", r"\mathbb{1}_{rope}", "rotary position embeddings (RoPE)",
                "indicator"),
     SymbolInfo("i_sink", r"\mathbb{1}_{sink}", "a learned sink logit per head", "indicator"),
-    SymbolInfo("i_gate", r"\mathbb{1}_{gate}", "a sigmoid output gate per head (Qwen3-Next)",
+    SymbolInfo("i_gate", r"\mathbb{1}_{gate}", "an output gate on each head (Qwen3-Next)",
                "indicator"),
+    SymbolInfo("i_gh", r"\mathbb{1}_{gate\,head}",
+               "the output gate is one value per head (LFM3), not per channel", "indicator"),
     SymbolInfo("i_sub", r"\mathbb{1}_{sub}", "sub-norms before W_O and W_down (BitNet)",
                "indicator"),
     SymbolInfo("i_proj", r"\mathbb{1}_{proj}", "embedding projected d_emb → d and back (OPT)",
@@ -232,6 +234,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("a_k", r"\mathbb{1}_{A\,k}", "an adapter on W_K", "finetune"),
     SymbolInfo("a_v", r"\mathbb{1}_{A\,v}", "an adapter on W_V", "finetune"),
     SymbolInfo("a_o", r"\mathbb{1}_{A\,o}", "an adapter on W_O", "finetune"),
+    SymbolInfo("a_g", r"\mathbb{1}_{A\,g}", "an adapter on the per-head output gate W_G",
+               "finetune"),
     SymbolInfo("a_up", r"\mathbb{1}_{A\,up}", "an adapter on each FFN/expert W_up", "finetune"),
     SymbolInfo("a_gate", r"\mathbb{1}_{A\,gate}", "an adapter on each FFN/expert W_gate",
                "finetune"),
@@ -338,9 +342,9 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
  d_lk, d_lv, k_dn, k_sc) = (SYMBOLS[n] for n in (
     "L_att", "L_chk", "L_dense", "L_ssm", "L_dn", "L_sc", "c", "d_emb", "d_in", "N_s", "k_s",
     "R_dt", "H_s", "G_s", "H_k", "H_v", "d_lk", "d_lv", "k_dn", "k_sc"))
-(i_sink, i_gate, i_sub, i_proj, i_m2, i_gn, i_dtn, g_norm, b_ssm, b_cs, b_sc) = (
-    SYMBOLS[n] for n in ("i_sink", "i_gate", "i_sub", "i_proj", "i_m2", "i_gn", "i_dtn",
-                         "g_norm", "b_ssm", "b_cs", "b_sc"))
+(i_sink, i_gate, i_gh, i_sub, i_proj, i_m2, i_gn, i_dtn, g_norm, b_ssm, b_cs, b_sc) = (
+    SYMBOLS[n] for n in ("i_sink", "i_gate", "i_gh", "i_sub", "i_proj", "i_m2", "i_gn",
+                         "i_dtn", "g_norm", "b_ssm", "b_cs", "b_sc"))
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R", "u", "K"))
@@ -349,9 +353,9 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
     "N", "N_emb", "N_head", "N_e", "b", "n_tp", "n_pp", "n_dp", "i_z1", "i_z2", "i_z3", "i_pp1",
     "q_w", "q_g", "q_gc", "q_m", "q_o", "q_a", "q_kv", "i_drop", "i_sp", "i_scores", "i_full",
     "M_gib"))
-(r_a, a_q, a_k, a_v, a_o, a_up, a_gate, a_down, i_frozen, q_f, i_keep_qkv, i_keep_o, i_keep_up,
- i_keep_down, i_keep_head, i_keep_mix, i_keep_exp) = (SYMBOLS[n] for n in (
-    "r_a", "a_q", "a_k", "a_v", "a_o", "a_up", "a_gate", "a_down", "i_frozen", "q_f",
+(r_a, a_q, a_k, a_v, a_o, a_g, a_up, a_gate, a_down, i_frozen, q_f, i_keep_qkv, i_keep_o,
+ i_keep_up, i_keep_down, i_keep_head, i_keep_mix, i_keep_exp) = (SYMBOLS[n] for n in (
+    "r_a", "a_q", "a_k", "a_v", "a_o", "a_g", "a_up", "a_gate", "a_down", "i_frozen", "q_f",
     "i_keep_qkv", "i_keep_o", "i_keep_up", "i_keep_down", "i_keep_head", "i_keep_mix",
     "i_keep_exp"))
 (a_experts, a_shared_expert_gate, a_in_proj, a_x_proj, a_dt_proj, a_out_proj, a_in_proj_qkvz,

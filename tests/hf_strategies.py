@@ -459,6 +459,15 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "block_auto_adjust_ff_dim": draw(st.booleans()),
                 "block_ffn_dim_multiplier": draw(st.sampled_from([1, 1.0, 1.5])),
                 "block_multiple_of": draw(st.integers(1, 4))}
+    if model_type == "lfm3":  # layer_types drawn, or the class's rule (conv first)
+        types = (_layer_types(draw, layers, ["full_attention", "sliding_attention", "conv"])
+                 if draw(st.booleans()) else None)
+        return {**config, "layer_types": types, "conv_bias": draw(st.booleans()),
+                "conv_L_cache": draw(st.integers(1, 4)),
+                "head_dim": draw(st.sampled_from([4, 8])),  # half rotated on full layers
+                "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
+                "use_sandwich_norm": draw(st.booleans()),
+                "use_attention_gate": draw(st.booleans())}
     if model_type == "dots1":  # group routing sums each group's top 2 scores
         experts = max(2, experts)
         config["layer_types"] = _layer_types(draw, layers, ["full_attention",
@@ -527,7 +536,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "granitemoehybrid", "olmo_hybrid", "hy_v3", "mellum",
                    "lara_mini", "granitemoe_swa", "kolibri1", "afmoe",
                    "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl",
-                   "cohere2_moe", "deepseek_v32", "glm_moe_dsa")
+                   "cohere2_moe", "deepseek_v32", "glm_moe_dsa", "lfm3")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

@@ -52,6 +52,8 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             st.sampled_from(kinds), min_size=1, max_size=3).map(tuple))
     attention["sinks"] = draw(st.booleans())
     attention["output_gate"] = not mla and draw(st.booleans())
+    if attention["output_gate"]:  # Qwen3-Next's gate per channel, LFM3's per head
+        attention["output_gate_per"] = draw(st.sampled_from(["channel", "head"]))
     if not mla and not attention["output_gate"] and not attention["qkv_bias"] and draw(
             st.booleans()):  # JetMoE's mixture of attention heads: k of E experts per token
         per_token = n_heads // attention["n_kv_heads"]

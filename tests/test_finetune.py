@@ -227,11 +227,13 @@ def test_torch_random_specs(spec, rank, data):
 
     shapes = target_shapes(spec)
     # the reference model keeps the experts apart and Qwen3-Next's output gate beside W_Q
-    # (transformers fuses it into q_proj: tests/test_finetune_mixers.py checks that)
+    # (transformers fuses it into q_proj: tests/test_finetune_mixers.py checks that); a
+    # per-head gate is its own g_proj in both
     possible = [t for t in shapes
                 if (spec.moe is None or t not in ("up", "gate", "down", "experts",
                                                   "shared_expert_gate"))
-                and not (t == "q" and spec.attention.output_gate)]
+                and not (t == "q" and spec.attention.output_gate
+                         and spec.attention.output_gate_per == "channel")]
     assume(possible)  # a drawn spec without one (hypothesis draws another, not a pass)
     targets = data.draw(st.lists(st.sampled_from(possible), min_size=1, unique=True))
     ft = FineTune(method="lora", rank=rank, targets=tuple(targets))

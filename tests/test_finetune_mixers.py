@@ -94,6 +94,31 @@ def test_routed_experts_are_a_target_of_their_own():
         spec, FineTune(method="lora", rank=RANK, targets="all-linear")).targets
 
 
+def test_the_per_head_output_gate_is_a_target_and_all_linear_takes_it():
+    """LFM3's g_proj (d → heads) is PEFT's g_proj target; all-linear adapts it beside q, k, v,
+    o, the MLP and the short convolutions' projections (transformers' default lfm3 config, no
+    released one: tests/test_hf.py UNRELEASED)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.verify.hf_reference import build, lora_parameters
+
+    config = {"model_type": "lfm3"}
+    spec, model = spec_from_hf_config(config), build(config)
+    targets = {**ATTENTION, "g": r"self_attn\.g_proj$", "up": r"feed_forward\.w3$",
+               "gate": r"feed_forward\.w1$", "down": r"feed_forward\.w2$",
+               "in_proj": r"conv\.in_proj$", "out_proj": r"conv\.out_proj$"}
+    for target, pattern in targets.items():
+        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
+        assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}, \
+            target
+    counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
+    assert counts.trainable == lora_parameters(model, RANK)
+    assert set(counts.targets) == set(targets)
+    with pytest.raises(calc.CalcError, match=re.escape("no per-head output gate (g_proj)")):
+        calc.memory(_spec("qwen3-next-80b-a3b-instruct"), finetune="lora", lora_targets="g")
+
+
 @pytest.mark.parametrize(("name", "targets", "message"), [
     ("mamba-130m-hf", "q,v", "has no 'q' projection (it has no attention layers)"),
     ("mamba-codestral-7b-v0.1", "x_proj", "has no 'x_proj' projection"),

@@ -61,7 +61,8 @@ UNRELEASED = {
         ("aria_text", "rhymes-ai/Aria"), ("cohere_compass_text", "CohereLabs/compass"),
         ("xglm", "facebook/xglm-564M"), ("biogpt", "microsoft/biogpt"),
         ("ctrl", "Salesforce/ctrl"), ("emu3_text_model", "BAAI/Emu3-Chat-hf"),
-        ("cohere2_moe", "CohereLabs/command-a-plus-05-2026"), ("glm_moe_dsa", "zai-org/GLM-5"))},
+        ("cohere2_moe", "CohereLabs/command-a-plus-05-2026"), ("glm_moe_dsa", "zai-org/GLM-5"),
+        ("lfm3", "LiquidAI/LFM3-1.7B"))},
     "nemotron_h": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's pattern (copies quoted by "
                   "public repositories) has mixer blocks without an FFN block beside ones with, "
                   "which calc refuses; no verbatim config.json of another release was found",
@@ -393,6 +394,27 @@ def test_flint_sinks_dense_first_layers_and_an_ungated_shared_mlp():
     without = spec.model_copy(update={"attention": spec.attention.model_copy(
         update={"sinks": False})})
     assert calc.count_params(spec).total - calc.count_params(without).total == 32 * 49
+
+
+def test_lfm3_gates_each_head_with_one_value():
+    """Lfm3Config's defaults (no released config.json: UNRELEASED): full attention at layers
+    2, 6, ..., 22, sliding at 4, 8, ..., 20, short convolutions elsewhere; g_proj d → heads
+    without a bias even under attention_bias (modeling_lfm3.py); 1,728,801,536 parameters,
+    transformers' own model's count (python -m calc verify, --hf)."""
+    spec = calc.spec_from_hf_config({"model_type": "lfm3"})
+    assert [i for i, k in enumerate(spec.attention_kinds) if k] == [2, 4, 6, 8, 10, 12, 14, 16,
+                                                                   18, 20, 22]
+    assert spec.n_local_layers == 5 and spec.norm.placement == "sandwich"
+    assert spec.attention.output_gate_per == "head" and spec.output_gate_width == 16
+    counts = calc.count_params(spec)
+    assert counts.components["attention/gate"] == 11 * 2048 * 16
+    assert counts.total == 1_728_801_536
+    biased = calc.spec_from_hf_config({"model_type": "lfm3", "attention_bias": True})
+    assert calc.count_params(biased).components["attention/gate"] == 11 * 2048 * 16
+    ungated = calc.spec_from_hf_config({"model_type": "lfm3", "use_attention_gate": False})
+    assert calc.count_params(ungated).total == counts.total - 11 * 2048 * 16
+    with pytest.raises(ValueError, match=r"output_gate_per='head' needs attention\.output_gate"):
+        spec.updated(**{"attention.output_gate": False})
 
 
 def test_hybrid_layer_placement():

@@ -33,7 +33,7 @@ from calc.verify import hf_reference  # noqa: E402
 from calc.verify.hf_implementation import transformers_flops  # noqa: E402
 from tests.hf_family_strategies import FAMILY_TYPES, family_config  # noqa: E402
 from tests.hf_released import CONFIGS, DEFAULTS_REFUSED_BY_BOTH, REAL  # noqa: E402
-from tests.hf_strategies import MIN_WINDOW, hf_configs  # noqa: E402
+from tests.hf_strategies import _NO_TOKENS, MIN_WINDOW, STRATEGIES, hf_configs  # noqa: E402
 
 T = 128
 
@@ -321,6 +321,26 @@ def test_random_family_configs_match_transformers_and_export_back(config):
     spec = spec_from_hf_config(config)
     assert_matches(spec, config, MIN_WINDOW)
     assert shape(spec_from_hf_config(hf_config_from_spec(spec))) == shape(spec)
+
+
+# ---- the gate of one value per attention head (attention.output_gate_per "head") ----------
+@st.composite
+def _lfm3_configs(draw) -> dict:
+    return {"model_type": "lfm3", "vocab_size": draw(st.integers(1, 50)), **_NO_TOKENS,
+            **draw(STRATEGIES["lfm3"]("lfm3"))}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_lfm3_configs())
+def test_random_lfm3_configs_match_transformers_and_export_back(config):
+    """LFM3's g_proj (d → heads, no bias, whatever attention_bias says), its sliding, full and
+    conv layers and its sandwich norms against transformers, and back through lfm3's writer."""
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    exported = hf_config_from_spec(spec)
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    if spec.attention.output_gate and spec.n_attention_layers:
+        assert exported["model_type"] == "lfm3"  # no other writer holds a per-head gate
 
 
 # ---- multimodal wrappers (calc.hf.multimodal) ------------------------------------------------

@@ -4,6 +4,7 @@ bytes under --framework hf, exact for the types whose modules calc's accounting 
 from __future__ import annotations
 
 import json
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,21 @@ def test_transformers_modules_keep_what_calc_counts(name, dtype, batch):
     runs = {(c.attention, c.recompute) for c in report.memory_check}
     assert len(runs) == (4 if dtype == "bf16" else 2)
     assert all(c.saved_bytes > 0 for c in report.memory_check if c.part == "layers")
+
+
+@pytest.mark.parametrize("gate", [False, True])
+def test_an_output_gate_keeps_both_factors_of_its_product(gate):
+    """LFM3's attention on every layer, without sandwich norms, is Qwen 3's with a sigmoid gate
+    of one value per head (g_proj): the product keeps the attention's output before the gate
+    and the gate's values, and W_O's input is then the product, no longer flash's output
+    (kept only where W_O or its adapter trains: LoRA q,v). Every run's layers equal calc's."""
+    config = {"model_type": "lfm3", **TINY, "bos_token_id": None, "eos_token_id": None,
+              "layer_types": ["full_attention"] * TINY["num_hidden_layers"],
+              "use_sandwich_norm": False, "use_attention_gate": gate}
+    report = verify_memory(spec_from_hf_config(config), config, 16, batch=2)
+    layers = [c for c in report.memory_check if c.part == "layers"]
+    assert len(layers) == (8 if find_spec("peft") else 4)
+    assert [c for c in layers if not c.exact] == []
 
 
 @pytest.mark.parametrize("name", ["llama-3.1-8b", "qwen3-4b"])

@@ -59,6 +59,7 @@ from calc.symbols import (
     i_frozen,
     i_full,
     i_gate,
+    i_gh,
     i_glu,
     i_hf,
     i_rel,
@@ -85,12 +86,13 @@ from calc.symbols import (
 # Each target (calc.spec.finetune.LORA_TARGETS, the modules PEFT's target_modules name) and the
 # matrices it adapts: (how many in the model, n_in + n_out of each, how many a token runs
 # through). Attention: MHA/GQA/MQA widths of calc.formulas.params (q_proj also yields Qwen3-Next's
-# output gate; MLA is refused in calc.spec.finetune). FFN targets: the dense layers' FFN and the
-# shared experts, which transformers builds as one MLP of width E_s·d_s (Qwen2MoeSparseMoeBlock,
-# DeepseekV3MoE); `experts`: up, gate and down of each routed expert (k of E per token). The
-# other mixers: calc.formulas.mixers's projections (Mamba's in_proj d → 2D (+ 2GN + H), x_proj,
-# dt_proj, out_proj; gated DeltaNet's in_proj_qkvz, in_proj_ba, out_proj; the short
-# convolution's in_proj d → 3d and out_proj), one of each per layer.
+# output gate, not a per-head gate's g_proj; MLA is refused in calc.spec.finetune). FFN
+# targets: the dense layers' FFN and the shared experts, which transformers builds as one MLP of
+# width E_s·d_s (Qwen2MoeSparseMoeBlock, DeepseekV3MoE); `experts`: up, gate and down of each
+# routed expert (k of E per token). The other mixers: calc.formulas.mixers's projections
+# (Mamba's in_proj d → 2D (+ 2GN + H), x_proj, dt_proj, out_proj; gated DeltaNet's
+# in_proj_qkvz, in_proj_ba, out_proj; the short convolution's in_proj d → 3d and out_proj), one
+# of each per layer.
 HAS_SHARED = sympy.Min(E_s, 1)  # the MoE layers have a shared-expert MLP
 SHARED_WIDTH = E_s * d_s
 
@@ -102,10 +104,12 @@ FFN_MATRICES = ((L_dense, d + d_ff, L_dense),
 
 
 TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]] = {
-    "q": ((L_att, d + h * d_qk + i_gate * h * d_v, L_att),),
+    "q": ((L_att, d + h * d_qk + i_gate * (1 - i_gh) * h * d_v, L_att),),
     "k": ((L_att, d + h_kv * d_qk, L_att),),
     "v": ((L_att, d + h_kv * d_v, L_att),),
     "o": ((L_att, h * d_v + d, L_att),),
+    # the per-head output gate's own g_proj d → h (LFM3)
+    "g": ((i_gh * L_att, d + h, i_gh * L_att),),
     "up": FFN_MATRICES,
     "gate": tuple((i_glu * n, sides, i_glu * per) for n, sides, per in FFN_MATRICES),
     "down": FFN_MATRICES,

@@ -47,7 +47,7 @@ from __future__ import annotations
 import sympy
 
 from calc.counting import GIB, MASK_BYTES, TOKEN_ID_BYTES
-from calc.formulas import mixers
+from calc.formulas import mixers, params
 from calc.symbols import (
     K_I,
     B_bk,
@@ -73,6 +73,7 @@ from calc.symbols import (
     T,
     V,
     a_down,
+    a_g,
     a_gate,
     a_k,
     a_o,
@@ -97,6 +98,7 @@ from calc.symbols import (
     i_eager,
     i_frozen,
     i_full,
+    i_gate,
     i_glu,
     i_head,
     i_hf,
@@ -213,7 +215,7 @@ KEPT_NORM_OUTPUT = 1 - i_rnu
 OWN_INPUT = 1 - i_hf * i_frozen * i_up  # a kept projection input is the input itself
 ADAPTER_COPY = 4 * i_hf * i_frozen * i_up  # bytes per element of an adapter's fp32 copy
 ATTENTION_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_qkv * d * q_l * OWN_INPUT
-                     + ADAPTER_COPY * d * (a_q + a_k + a_v)
+                     + ADAPTER_COPY * d * (a_q + a_k + a_v + a_g)
                      + i_mla * (q_a + KEPT_NORM_OUTPUT * i_keep_qkv * q_l)
                      * (i_qlora * r_q + r_kv))
 FFN_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_up * d * q_l * OWN_INPUT
@@ -235,12 +237,19 @@ QK_NORMS_HF = ((i_qk_head + i_qk_proj) * (h + h_kv) * (4 + (1 - i_frozen) * q_a)
                + 4 * (i_qk_head * (h + h_kv) + 2 * i_qk_proj))
 REPEATED_KV = (h - h_kv) * sympy.Min(h_kv - 1 + b - 1, 1)
 # W_O's input, kept for its weight or its adapter; transformers' flash output is that tensor,
-# kept by the kernel whatever trains.
-KEPT_O = 1 - (1 - i_keep_o * OWN_INPUT) * (1 - i_hf * (1 - i_scores))
+# kept by the kernel whatever trains, unless an output gate comes between them.
+KEPT_O = 1 - (1 - i_keep_o * OWN_INPUT) * (1 - i_hf * (1 - i_scores) * (1 - i_gate))
+# An output gate, out · g(x W_G) (Qwen3-Next; LFM3 and Laguna one value per head): the product
+# keeps both factors for the backward, the attention's output before the gate (h·d_v: flash's
+# own output, or eager's A·V) and the gate's values (sigmoid keeps its output; softplus its
+# input, as wide); W_O's input is then the product (KEPT_O). Measured on transformers 5.24's
+# Lfm3Attention by calc.verify.memory (tests/test_verify_memory.py).
+OUTPUT_GATE = i_gate * h * (d_v + params.GATE_WIDTH) * q_a
 RECOMPUTED_UP = i_mla * i_rnu
 ATTENTION_PER_RANK = ((1 - RECOMPUTED_UP) * (h * d_qk / n_tp + h_t * (d_qk + d_v)) * q_a
                       + RECOMPUTED_UP * d_rope * q_a
                       + (KEPT_O * q_lo + ADAPTER_COPY * a_o) * h * d_v / n_tp
+                      + OUTPUT_GATE / n_tp
                       + i_hf * (i_scores * REPEATED_KV * (d_qk + d_v) * q_a
                                 + (1 - i_scores) * 4 * h + QK_NORMS_HF) / n_tp)
 # A plain FFN keeps the input and output of its activation (16 of the 34 at d_ff = 4h); a gated

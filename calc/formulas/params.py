@@ -55,6 +55,7 @@ from calc.symbols import (
     h_kv,
     i_dsa,
     i_gate,
+    i_gh,
     i_glu,
     i_mla,
     i_moa,
@@ -81,6 +82,8 @@ from calc.symbols import (
 # OLMo 1's LayerNorms without parameters).
 NORM = g_norm + b_norm
 MHA = 1 - i_mla
+# The output gate's values per head: d_v (one per channel) or 1 (one per head)
+GATE_WIDTH = i_gh + (1 - i_gh) * d_v
 
 # ---- weight matrices: what a token multiplies through (calc.formulas.flops counts these) ----
 # MHA/GQA/MQA: W_Q is d × h·d_qk, W_K and W_V are d × h_kv·d_qk and d × h_kv·d_v (Vaswani 2017
@@ -94,8 +97,10 @@ ATTENTION_WEIGHTS: dict[str, sympy.Expr] = {
     + i_mla * (d * (r_kv + d_rope) + r_kv * h * (d_qk - d_rope + d_v)),
     "attention/o": h * d_v * d,  # W_O: h·d_v → d
     # Qwen3-Next's output gate: W_Q also yields sigmoid gates for each head's output, h·d_v
-    # (modeling_qwen3_next.py, Qwen3NextAttention: q_proj of 2·h·d_h)
-    "attention/gate": i_gate * d * h * d_v,
+    # (modeling_qwen3_next.py, Qwen3NextAttention: q_proj of 2·h·d_h); a gate of one value
+    # per head is d → h (modeling_lfm3.py Lfm3Attention, modeling_laguna.py LagunaAttention:
+    # g_proj Linear(d, heads), broadcast over each head's d_v channels)
+    "attention/gate": i_gate * d * h * GATE_WIDTH,
     # JetMoE's mixture of attention heads (modeling_jetmoe.py, JetMoeMoA): a router
     # Linear(d, E_a) without bias picks the h/h_kv experts whose W_Q and W_O a token uses
     "attention/router": i_moa * d * E_a,
@@ -119,7 +124,9 @@ ATTENTION_KV = (ATTENTION_WEIGHTS["attention/kv"]
                 + b_qkv * (MHA * h_kv * (d_qk + d_v) + i_mla * (r_kv + d_rope))
                 + i_mla * NORM * r_kv)
 ATTENTION_O = ATTENTION_WEIGHTS["attention/o"] + b_o * d
-ATTENTION_GATE = ATTENTION_WEIGHTS["attention/gate"] + i_gate * b_qkv * h * d_v
+# A per-channel gate projected with W_Q carries its bias; a per-head g_proj has none (LFM3 and
+# Laguna build it with bias=False whatever attention_bias says).
+ATTENTION_GATE = ATTENTION_WEIGHTS["attention/gate"] + i_gate * (1 - i_gh) * b_qkv * h * d_v
 # Relative positions (Transformer-XL, Dai et al. 2019 §3.3, as Gopher and Chinchilla use them):
 # W_R ∈ R^{d×h·d_qk} projects the sinusoidal embedding of each distance into keys, and the
 # content and position biases u, v ∈ R^{h·d_qk} replace the query in two of the four score

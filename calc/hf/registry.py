@@ -149,6 +149,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     xglm.XGLM,
     ctrl.CTRL,
     cohere.COHERE2_MOE,
+    lfm2.LFM3,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,

@@ -19,12 +19,12 @@ from calc.hf.registry import supported_types
 NEEDS = {
     "apertus1p5_text": "an LM head of output_vocab_size rows beside an embedding of vocab_size",
     "doge": "dynamic-mask attention (A, dt_proj) and learned residual scales",
-    # modeling_laguna.py: g_proj is Linear(d, heads) by default (gating true or "per-head"), one
-    # softplus gate per head, where attention.output_gate is one gate per channel (d × h·d_v);
-    # and num_attention_heads_per_layer varies the query heads by layer (poolside/Laguna-XS.2:
-    # 48 on its sliding layers, 64 on its full ones).
-    "laguna": "a gate of one value per attention head (g_proj d → heads) and a different number "
-              "of query heads on each layer (num_attention_heads_per_layer)",
+    # modeling_laguna.py: num_attention_heads_per_layer varies the query heads by layer
+    # (poolside/Laguna-XS.2: 48 on its sliding layers, 64 on its full ones), where the spec has
+    # one n_heads. Its g_proj (one softplus gate per head by default) is
+    # attention.output_gate_per "head", as LFM3's.
+    "laguna": "a different number of query heads on each layer "
+              "(num_attention_heads_per_layer)",
     "mllama": "cross-attention layers to the image features between the self-attention layers",
     # DeepSeek Sparse Attention itself is attention.indexer (deepseek_v32, glm_moe_dsa read);
     # these types add to it what the spec lacks. modular_axk2.py AXK2Attention: q_gate_proj
@@ -105,7 +105,6 @@ NEEDS = {
     "cpmant": "CPM-Ant's learned attention bias by segment pair and relative-position bucket "
               "(CpmAntSegmentPositionEmbedding)",
     "beam": "a learned bias of one value per head on the attention output gate (gate_bias)",
-    "lfm3": "a gate of one value per attention head (Linear d → heads)",
     "zaya": "CCA attention (current and delayed value projections, a learned temperature per "
             "KV head), learned residual scales and biases, and an MLP router",
     # modeling_inkling.py (transformers 5.24.0): the sliding layers build their attention from

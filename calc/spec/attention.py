@@ -1,5 +1,5 @@
-"""Attention's spec: heads, KV sharing, biases, QK-norm, windows and chunks, sinks, MLA, and
-DeepSeek Sparse Attention's indexer."""
+"""Attention's spec: heads, KV sharing, biases, QK-norm, windows and chunks, sinks, output
+gates, MLA, and DeepSeek Sparse Attention's indexer."""
 
 from __future__ import annotations
 
@@ -89,8 +89,15 @@ class AttentionSpec(Frozen):
         False, description="one learned logit per head joins every softmax as an extra key "
                            "without value (gpt-oss: attention sinks)")
     output_gate: bool = Field(
-        False, description="each head's output is gated by sigmoid(x W_G), W_G d × h·d_v, "
-                           "projected together with W_Q (Qwen3-Next)")
+        False, description="each head's output is multiplied by a gate of the layer's input, "
+                           "sigmoid(x W_G), before W_O (Qwen3-Next; output_gate_per says how "
+                           "many values)")
+    output_gate_per: Literal["channel", "head"] = Field(
+        "channel",
+        description="the output gate's values: one per channel, W_G d × h·d_v projected with "
+                    "W_Q and carrying its bias (Qwen3-Next), or one per head broadcast over "
+                    "its d_v channels, W_G d × h without bias (LFM3's g_proj; Laguna's, with "
+                    "softplus: the function costs nothing)")
     mla: MLASpec | None = Field(None, description="multi-head latent attention instead of MHA")
     indexer: IndexerSpec | None = Field(
         None, description="DeepSeek Sparse Attention: an indexer picks the keys each query "
@@ -119,6 +126,8 @@ class AttentionSpec(Frozen):
         elif kv is not None and self.n_heads % kv:
             raise ValueError(f"attention.n_kv_heads={kv} must divide attention.n_heads="
                              f"{self.n_heads}")
+        if self.output_gate_per == "head" and not self.output_gate:
+            raise ValueError("attention.output_gate_per='head' needs attention.output_gate=true")
         if self.experts is not None:
             self._check_experts()
         if self.indexer is not None:

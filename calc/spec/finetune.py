@@ -23,14 +23,15 @@ from calc.spec.model import MAX_WIDTH, Frozen, ModelSpec
 
 Method = Literal["full", "lora", "qlora"]
 # The projections an adapter can sit on, named as the modules transformers builds (PEFT's
-# target_modules select them by name): attention (q_proj, k_proj, v_proj, o_proj), the FFN of
+# target_modules select them by name): attention (q_proj, k_proj, v_proj, o_proj, and the
+# per-head output gate's g_proj: LFM3, Laguna), the FFN of
 # dense layers and the shared experts (up_proj, gate_proj, down_proj; LFM2's w3, w1, w2),
 # Qwen2-MoE's and Qwen3-Next's shared_expert_gate, the Mamba mixer (in_proj, x_proj, dt_proj,
 # out_proj), gated DeltaNet's (in_proj_qkvz, in_proj_ba, out_proj) and the short convolution's
 # (in_proj, out_proj). `experts`: each routed expert's up, gate and down matrices, which
 # transformers 5 stores fused as parameters (gate_up_proj, down_proj), not as nn.Linear modules
 # (PEFT's target_parameters adapts them).
-ATTENTION_TARGETS = ("q", "k", "v", "o")
+ATTENTION_TARGETS = ("q", "k", "v", "o", "g")
 FFN_TARGETS = ("up", "gate", "down")
 MIXER_TARGETS = ("in_proj", "x_proj", "dt_proj", "out_proj", "in_proj_qkvz", "in_proj_ba")
 LORA_TARGETS: tuple[str, ...] = (*ATTENTION_TARGETS, *FFN_TARGETS, "experts",
@@ -38,8 +39,8 @@ LORA_TARGETS: tuple[str, ...] = (*ATTENTION_TARGETS, *FFN_TARGETS, "experts",
 ALL_LINEAR = "all-linear"
 # The attention and FFN targets' module names in Llama-style models (Llama, Mistral, Qwen, ...),
 # as PEFT's target_modules and the trainers' configs name them
-PEFT_MODULES = {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o", "up_proj": "up",
-                "gate_proj": "gate", "down_proj": "down"}
+PEFT_MODULES = {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o", "g_proj": "g",
+                "up_proj": "up", "gate_proj": "gate", "down_proj": "down"}
 # Bytes per logit held at the loss's peak (the start of the backward, every activation alive),
 # by how the stack computes the loss:
 # - fp32: the logits once in fp32 (Megatron-LM's fused vocab-parallel cross-entropy;
@@ -245,11 +246,16 @@ def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
     moa = spec.attention.experts is not None  # JetMoE: W_Q, W_O are experts, not nn.Linear
     if spec.n_attention_layers:
         if spec.attention.mla is None:  # MLA has q_a/q_b/kv_a/kv_b projections instead
-            gate = h * spec.head_dim_v if spec.attention.output_gate else 0  # in q_proj
+            # a per-channel output gate is projected in q_proj (Qwen3-Next); a per-head one
+            # is its own g_proj
+            gate = (spec.output_gate_width
+                    if spec.attention.output_gate_per == "channel" else 0)
             shapes["q"] = TargetShape(((d, h * spec.head_dim_qk + gate),))
             shapes["k"] = TargetShape(((d, h_kv * spec.head_dim_qk),))
             shapes["v"] = TargetShape(((d, h_kv * spec.head_dim_v),))
         shapes["o"] = TargetShape(((h * spec.head_dim_v, d),))
+        if spec.attention.output_gate_per == "head":  # g_proj d → h (LFM3)
+            shapes["g"] = TargetShape(((d, spec.output_gate_width),))
         if moa:
             del shapes["q"], shapes["o"]
     if spec.ffn is not None:
@@ -261,6 +267,8 @@ def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
 
 def _lacks(spec: ModelSpec, target: str) -> str:
     """Why `spec` has no `target` projection."""
+    if target == "g" and spec.attention.output_gate_per != "head":
+        return "its attention has no per-head output gate (g_proj)"
     if target in ATTENTION_TARGETS:
         if spec.attention.experts is not None:
             return "its W_Q and W_O are attention experts, not nn.Linear modules"

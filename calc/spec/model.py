@@ -236,6 +236,15 @@ class ModelSpec(Frozen):
         return att.mla.v_head_dim if att.mla is not None else self.head_dim_qk
 
     @property
+    def output_gate_width(self) -> int:
+        """Values of the attention output gate per token: h·d_v (one per channel), h (one per
+        head), 0 without a gate."""
+        att = self.attention
+        if not att.output_gate:
+            return 0
+        return att.n_heads * (1 if att.output_gate_per == "head" else self.head_dim_v)
+
+    @property
     def position_table(self) -> int:
         """Rows of the learned position table (0 without one)."""
         if self.position.kind != "learned":

@@ -72,7 +72,7 @@ def _layers_of(spec: ModelSpec, target: str, index: int) -> float:
     """Layers (per token: routed experts × top-k) the `index`-th matrix of `target` sits in:
     calc.spec.finetune.target_shapes lists them in this order."""
     counts, moe = spec.layer_counts, spec.moe
-    if target in ("q", "k", "v", "o"):
+    if target in ("q", "k", "v", "o", "g"):
         return counts["attention"]
     if target in FFN_TARGETS:  # the dense FFN's width first, then the shared experts'
         kinds = [kind for kind in ("dense", "moe") if counts[kind] and (

@@ -79,8 +79,10 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         Matmul("attention/kv", flops["attention/kv"], kv * (d_qk + d_v), d, n_att,
                "column" if att.mla else "kv"),
         Matmul("attention/o", flops["attention/o"], d, h * d_v, n_att, "row"),
-        # Qwen3-Next's output gate, projected beside W_Q: column-parallel like it
-        Matmul("attention/gate", flops["attention/gate"], h * d_v, d, n_att, "column"),
+        # the output gate (Qwen3-Next's projected beside W_Q; LFM3's g_proj d → h):
+        # column-parallel like W_Q, split by heads
+        Matmul("attention/gate", flops["attention/gate"], spec.output_gate_width, d, n_att,
+               "column"),
         # JetMoE's attention-expert router, replicated like an MoE router
         Matmul("attention/router", flops["attention/router"], att.experts or 0, d, n_att,
                "none"),

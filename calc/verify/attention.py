@@ -3,8 +3,8 @@
 
 A sliding-window layer multiplies each query with its w keys only, a chunked layer each chunk
 with itself; sinks join each softmax as one more logit per head; an output gate multiplies each
-head's output by sigmoid(x W_G); DeepSeek Sparse Attention's layers attend to the keys the
-indexer selects (calc.verify.indexer).
+head's output by sigmoid(x W_G), per channel or per head; DeepSeek Sparse Attention's layers
+attend to the keys the indexer selects (calc.verify.indexer).
 """
 
 from __future__ import annotations
@@ -84,8 +84,11 @@ class Attention(nn.Module):
                                "attention/kv")
         self.o = (None if att.experts else
                   linear(self.h * self.d_v, d, att.out_bias, "attention/o"))
-        self.gate = (linear(d, self.h * self.d_v, att.qkv_bias, "attention/gate")
-                     if att.output_gate else None)
+        # the output gate: d → h·d_v with W_Q's bias (one gate per channel), or its own
+        # d → h without bias (one per head, LFM3's and Laguna's g_proj)
+        per_head = att.output_gate_per == "head"
+        self.gate = (linear(d, spec.output_gate_width, att.qkv_bias and not per_head,
+                            "attention/gate") if att.output_gate else None)
         self.sinks = (tag(SinkLogits(self.h), "attention/sinks") if att.sinks else None)
         norms = spec.norm.model_copy(update={"weights": spec.norm.weights and att.qk_norm_weights})
         self.qk_norm = att.qk_norm
@@ -239,8 +242,9 @@ class Attention(nn.Module):
         out = self._attend(q, k, v)  # [B, h, T, d_v]
         b, _, t, _ = out.shape
         out = out.transpose(1, 2).reshape(b, t, self.h * self.d_v)
-        if self.gate is not None:
-            out = out * torch.sigmoid(self.gate(x))
+        if self.gate is not None:  # a gate per head multiplies its d_v channels alike
+            gate = torch.sigmoid(self.gate(x))
+            out = out * gate.repeat_interleave(out.shape[-1] // gate.shape[-1], dim=-1)
         if self.sub_norm is not None:
             out = self.sub_norm(out)
         if self.expert_o is not None:

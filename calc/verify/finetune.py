@@ -71,7 +71,8 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
     if spec.moe is not None and targets & {"up", "gate", "down", "experts",
                                            "shared_expert_gate"}:
         raise NotImplementedError("adapters on stacked expert weights are not built here")
-    if spec.attention.output_gate and "q" in targets:
+    fused_gate = spec.attention.output_gate and spec.attention.output_gate_per == "channel"
+    if fused_gate and "q" in targets:
         raise NotImplementedError("transformers fuses the output gate into q_proj; the "
                                   "reference model keeps it apart")
     for parameter in model.parameters():
@@ -86,6 +87,8 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
                 module.kv = _adapt(module.kv, kv_widths, ["k" in targets, "v" in targets], r)
             if "o" in targets:
                 module.o = _adapt(module.o, [module.o.out_features], [True], r)
+            if "g" in targets:  # the per-head gate's own g_proj
+                module.gate = _adapt(module.gate, [module.gate.out_features], [True], r)
         elif isinstance(module, FeedForward):
             for name in ("up", "gate", "down"):
                 linear = getattr(module, name)

@@ -219,6 +219,8 @@ def with_adapters(model: nn.Module, targets: str) -> nn.Module | None:
     on = set(PEFT_MODULES.values()) if targets == ALL_LINEAR else set(targets.split(","))
     modules = [name for name, target in PEFT_MODULES.items() if target in on]
     names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
+    if targets == ALL_LINEAR and "g_proj" not in names:  # only a per-head output gate's
+        modules.remove("g_proj")
     if not names.issuperset(modules):
         return None
     model.enable_input_require_grads()

@@ -1,15 +1,17 @@
 """LFM2 (Liquid AI): lfm2, short convolutions and attention layers (the multimodal lfm2_vl
-config is read through it: calc.hf.multimodal), and lfm2_moe, the same layers with experts.
+config is read through it: calc.hf.multimodal), lfm2_moe, the same layers with experts, and
+lfm3, LFM2's layers with sliding-window attention, a gate of one value per attention head and
+sandwich norms.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from calc.hf.fields import HFConfig, decoder, heads, top_k
+from calc.hf.fields import HFConfig, decoder, heads, no_null_head_dim, top_k
 from calc.hf.model_type import ModelType, Traits
-from calc.hf.per_layer import kinds_of, merge, per_layer
-from calc.hf.writing import layer_types, llama_like, need
+from calc.hf.per_layer import LAYER_TYPES, kinds_of, merge, per_layer
+from calc.hf.writing import layer_types, llama_like, need, window_field
 from calc.spec import ModelSpec
 
 
@@ -114,4 +116,73 @@ LFM2_MOE = ModelType(
         "max_position_embeddings": 128000, "num_attention_heads": 32, "num_key_value_heads": 8,
         "conv_bias": False, "conv_L_cache": 3, "num_dense_layers": 2, "num_experts_per_tok": 4,
         "num_experts": 32, "layer_types": None,
+    })
+
+
+# ---- lfm3 -------------------------------------------------------------------------------------
+def _lfm3_layer(i: int) -> str:
+    """configuration_lfm3.py without layer_types: full attention at layers 2, 6, 10, ...,
+    sliding attention at 4, 8, 12, ..., short convolutions elsewhere."""
+    return ("full_attention" if i % 4 == 2 else "sliding_attention" if i % 4 == 0 and i > 0
+            else "conv")
+
+
+def _read_lfm3(c: HFConfig) -> dict[str, Any]:
+    # modeling_lfm3.py: Lfm3Attention is LFM2's (per-head q/k RMSNorms, attention_bias on q, k,
+    # v and o) with a window on the sliding_attention layers and, when use_attention_gate,
+    # g_proj Linear(d, heads) without bias: each head's output times sigmoid(g_proj(x)),
+    # broadcast over head_dim, before o_proj. Lfm3ShortConv is LFM2's (conv_bias on the conv,
+    # in_proj and out_proj); Lfm3MLP w2(silu(w1 x) · w3 x) of intermediate_size (no 2/3 rule).
+    # Each layer: operator_norm and ffn_norm before its sublayers and, when use_sandwich_norm,
+    # post_operator_norm and post_ffn_norm on their outputs; embedding_norm is the final norm.
+    # head_dim is read through getattr, and a null reaches nn.Linear. The rotary parameters
+    # per layer type (partial_rotary_factor, proportional RoPE) change no count.
+    no_null_head_dim(c)
+    if c.given("layer_types"):
+        mixers, kinds = kinds_of(c)
+    else:
+        types = [LAYER_TYPES[_lfm3_layer(i)] for i in range(c.size("num_hidden_layers"))]
+        mixers, kinds = [m for m, _ in types], [k for _, k in types]
+    if set(kinds) - {"global", "local", ""}:
+        c.fail(f"layer_types={c['layer_types']!r}: lfm3 builds conv, full_attention and "
+               f"sliding_attention")
+    bias = c.flag("attention_bias")
+    gate = {"output_gate": True, "output_gate_per": "head"} if c.flag("use_attention_gate") \
+        else {}
+    spec = decoder(c, heads(c), act_key=None,  # Lfm3MLP: F.silu
+                   attention={"qk_norm": "head", "qkv_bias": bias, "out_bias": bias, **gate},
+                   norm={"kind": "rmsnorm", "placement":
+                         "sandwich" if c.flag("use_sandwich_norm") else "pre"},
+                   short_conv={"d_conv": c.size("conv_L_cache"), "bias": c.flag("conv_bias")}
+                   if "conv" in mixers else None)
+    return merge(spec, per_layer(c, mixers=mixers, attention=kinds))
+
+
+def _write_lfm3(spec: ModelSpec) -> dict[str, Any]:
+    ffn, conv, att = spec.ffn, spec.short_conv, spec.attention
+    need(ffn is not None and ffn.activation == "swiglu",
+         f"ffn.activation={ffn.activation if ffn else None} (lfm3's MLP is SwiGLU)")
+    need(att.qkv_bias == att.out_bias, "attention.qkv_bias != attention.out_bias (lfm3's "
+                                       "attention_bias sets both)")
+    need(not att.output_gate or att.output_gate_per == "head",
+         "attention.output_gate_per='channel' (lfm3's gate is one value per head)")
+    config = {**llama_like(spec, "lfm3"), **window_field(spec),
+              "layer_types": layer_types(spec, "lfm3", "full_attention", "sliding_attention",
+                                         "conv"),
+              "attention_bias": att.qkv_bias, "use_attention_gate": att.output_gate,
+              "use_sandwich_norm": spec.norm.placement == "sandwich"}
+    config.pop("hidden_act")  # not read: Lfm3MLP applies silu
+    if conv is not None:
+        config.update({"conv_L_cache": conv.d_conv, "conv_bias": conv.bias})
+    return config
+
+
+LFM3 = ModelType(
+    "lfm3", _read_lfm3, write=_write_lfm3, traits=Traits(),
+    defaults={
+        "vocab_size": 128000, "hidden_size": 2048, "intermediate_size": 7680,
+        "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 4,
+        "max_position_embeddings": 128000, "tie_word_embeddings": True, "conv_bias": False,
+        "conv_L_cache": 7, "layer_types": None, "head_dim": 128, "sliding_window": 256,
+        "use_sandwich_norm": True, "use_attention_gate": True, "attention_bias": False,
     })
