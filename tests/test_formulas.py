@@ -327,3 +327,38 @@ def test_shared_sums_leave_sympy_as_it_was():
         assert sympy.factor_terms(2 * x + 2 * x * y) == 2 * x * (y + 1)
         raise ZeroDivisionError
     assert sympy_functions() == before
+
+
+def test_shared_sums_one_block_at_a_time():
+    """Two threads' blocks do not overlap (a block puts back the functions it found): the
+    second waits for the first, and sympy's own functions are back after both."""
+    import threading
+
+    from sympy.core import exprtools
+
+    from calc.formulas.specialise import _shared_sums
+
+    own, events = exprtools.gcd_terms, []
+    inside, release = threading.Event(), threading.Event()
+
+    def first() -> None:
+        with _shared_sums():
+            inside.set()
+            release.wait(10)
+            events.append("first leaves")
+
+    def second() -> None:
+        inside.wait(10)
+        with _shared_sums():
+            events.append("second enters")
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    inside.wait(10)
+    threads[1].join(0.2)  # time for the second to enter, were it let in
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert events == ["first leaves", "second enters"]
+    assert exprtools.gcd_terms is own

@@ -8,6 +8,7 @@ the general MHA/MLA expression; calc.reports.formulas prints the results.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -98,6 +99,10 @@ def _at_once(subs: Mapping[sympy.Symbol, Any]) -> dict[sympy.Symbol, sympy.Expr]
     return at_once
 
 
+# One block at a time (threads): a block puts back the functions it found, sympy's own.
+_ONE_BLOCK = threading.RLock()
+
+
 @contextlib.contextmanager
 def _shared_sums() -> Iterator[None]:
     """Within the block, what sympy's factor_terms works out for a term is worked out once.
@@ -130,16 +135,18 @@ def _shared_sums() -> Iterator[None]:
             return once(part, self, radical, clear)
         return as_content_primitive
 
-    original_gcd_terms = exprtools.gcd_terms
-    # the kinds of node that take themselves apart (sympy/core: add.py, mul.py, power.py); the
-    # others' as_content_primitive is Expr's (1, self) or a number's
-    parts = {kind: vars(kind)["as_content_primitive"] for kind in (sympy.Add, sympy.Mul, sympy.Pow)}
-    exprtools.gcd_terms = gcd_terms
-    for kind, part in parts.items():
-        kind.as_content_primitive = content_primitive(part)  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        exprtools.gcd_terms = original_gcd_terms
+    with _ONE_BLOCK:
+        original_gcd_terms = exprtools.gcd_terms
+        # the kinds of node that take themselves apart (sympy/core: add.py, mul.py, power.py);
+        # the others' as_content_primitive is Expr's (1, self) or a number's
+        parts = {kind: vars(kind)["as_content_primitive"]
+                 for kind in (sympy.Add, sympy.Mul, sympy.Pow)}
+        exprtools.gcd_terms = gcd_terms
         for kind, part in parts.items():
-            kind.as_content_primitive = part  # type: ignore[method-assign]
+            kind.as_content_primitive = content_primitive(part)  # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            exprtools.gcd_terms = original_gcd_terms
+            for kind, part in parts.items():
+                kind.as_content_primitive = part  # type: ignore[method-assign]
