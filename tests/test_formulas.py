@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 from fractions import Fraction
 
 import pytest
@@ -275,3 +277,88 @@ def test_memory_formulas_are_what_factor_terms_makes():
                 assert formula.expr == alone, key
                 assert formula.text == str(alone)
                 assert formula.latex == sympy.latex(alone, symbol_names=LATEX_NAMES)
+
+
+def test_memory_formulas_build_only_the_modules_they_show():
+    """calc.formulas.GROUPS builds a module when one of its groups is first read, and
+    finetune.FLOPS (a sympy.cancel) when it is first read: `memory --formula` builds the memory,
+    fine-tuning, precision and offload groups and what they import, none of the others."""
+    code = "\n".join([
+        "import sys",
+        "import calc.formulas",
+        "assert [m for m in sys.modules if m.startswith('calc.formulas.')] == [], 'eager'",
+        "from calc.reports.formulas import command_formulas",
+        "command_formulas('memory', 'gpt3-175b')",
+        "from calc.formulas import finetune",
+        "assert 'FLOPS' not in vars(finetune), 'FLOPS built'",
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('calc.formulas.'))))",
+    ])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    built = {name.removeprefix("calc.formulas.") for name in out}
+    assert built == {"specialise", "params", "mixers", "flops", "memory", "finetune",
+                     "precision", "offload"}
+
+
+def test_finetune_flops_made_on_first_read():
+    from calc.formulas import finetune
+
+    assert set(finetune.FLOPS) == {"adapter_forward_per_token", "train_per_sequence"}
+    assert finetune.POSITION_SCORES_PER_SEQUENCE.has(SYMBOLS["i_rel"])
+    with pytest.raises(AttributeError, match="no attribute 'FLOPZ'"):
+        finetune.FLOPZ  # noqa: B018
+
+
+def test_shared_sums_leave_sympy_as_it_was():
+    """specialise keeps factor_terms's helpers' results within its block alone, and puts
+    sympy's own functions back when the block ends, by an error too."""
+    from sympy.core import exprtools
+
+    from calc.formulas.specialise import _shared_sums
+
+    def sympy_functions() -> list:
+        return [exprtools.gcd_terms, *(vars(kind)["as_content_primitive"]
+                                       for kind in (sympy.Add, sympy.Mul, sympy.Pow))]
+
+    before = sympy_functions()
+    x, y = sympy.symbols("x y")
+    with pytest.raises(ZeroDivisionError), _shared_sums():
+        assert all(now is not then for now, then in zip(sympy_functions(), before, strict=True))
+        assert sympy.factor_terms(2 * x + 2 * x * y) == 2 * x * (y + 1)
+        raise ZeroDivisionError
+    assert sympy_functions() == before
+
+
+def test_shared_sums_one_block_at_a_time():
+    """Two threads' blocks do not overlap (a block puts back the functions it found): the
+    second waits for the first, and sympy's own functions are back after both."""
+    import threading
+
+    from sympy.core import exprtools
+
+    from calc.formulas.specialise import _shared_sums
+
+    own, events = exprtools.gcd_terms, []
+    inside, release = threading.Event(), threading.Event()
+
+    def first() -> None:
+        with _shared_sums():
+            inside.set()
+            release.wait(10)
+            events.append("first leaves")
+
+    def second() -> None:
+        inside.wait(10)
+        with _shared_sums():
+            events.append("second enters")
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    inside.wait(10)
+    threads[1].join(0.2)  # time for the second to enter, were it let in
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert events == ["first leaves", "second enters"]
+    assert exprtools.gcd_terms is own

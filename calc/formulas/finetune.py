@@ -198,7 +198,7 @@ ACTIVATIONS_TOTAL = memory.ACTIVATIONS_TOTAL + ADAPTER_ACTIVATIONS
 MEMORY: dict[str, sympy.Expr] = {
     "adapter_activations": ADAPTER_ACTIVATIONS,
     "total": STATES_TOTAL + ACTIVATIONS_TOTAL,
-    "micro_batch_room": (memory.GPU_BYTES - STATES_TOTAL) / ACTIVATIONS_TOTAL.subs(b, 1),
+    "micro_batch_room": (memory.GPU_BYTES - STATES_TOTAL) / ACTIVATIONS_TOTAL.xreplace({b: 1}),
 }
 
 # ---- parameter counts, whole model ------------------------------------------------------------
@@ -218,17 +218,31 @@ COUNTS: dict[str, sympy.Expr] = {
 ADAPTER_FORWARD_PER_TOKEN = flops.FMA * ADAPTERS_ACTIVE
 WEIGHTS_PASSES = 1 + BACKWARD_PER_FORWARD - i_frozen * (
     BACKWARD_PER_FORWARD - FROZEN_BACKWARD_PER_FORWARD)
-# Transformer-XL's position scores (q + v)·(W_R r)ᵀ: with W_R frozen the position keys take no
-# gradient, so only the query side does (one forward's worth, not two).
-POSITION_SCORES_PER_SEQUENCE = i_rel * h * d_qk * sympy.cancel(
-    flops.ATTENTION_SCORES_PER_SEQUENCE / flops.PAIR)
-FLOPS: dict[str, sympy.Expr] = {
-    "adapter_forward_per_token": i_frozen * ADAPTER_FORWARD_PER_TOKEN,
-    "train_per_sequence": T * (WEIGHTS_PASSES * (flops.WEIGHT_FLOPS_PER_TOKEN
-                                                 - flops.SCANS_PER_TOKEN)
-                               + TRAIN_PER_FORWARD * (flops.SCANS_PER_TOKEN
-                                                      + i_frozen * ADAPTER_FORWARD_PER_TOKEN))
-    + TRAIN_PER_FORWARD * flops.ATTENTION_SCORES_PER_SEQUENCE
-    - i_frozen * (BACKWARD_PER_FORWARD - FROZEN_BACKWARD_PER_FORWARD)
-    * POSITION_SCORES_PER_SEQUENCE,
-}
+
+
+def _step_flops() -> dict[str, object]:
+    """FLOPS and the position scores it subtracts, made on first use (the module's __getattr__):
+    sympy.cancel takes a tenth of a second, and only calc.formulas.codegen and the tests read
+    them (calc evaluates calc/_compiled.py); `memory --formula` does not."""
+    # Transformer-XL's position scores (q + v)·(W_R r)ᵀ: with W_R frozen the position keys take
+    # no gradient, so only the query side does (one forward's worth, not two).
+    position_scores = i_rel * h * d_qk * sympy.cancel(
+        flops.ATTENTION_SCORES_PER_SEQUENCE / flops.PAIR)
+    step: dict[str, sympy.Expr] = {
+        "adapter_forward_per_token": i_frozen * ADAPTER_FORWARD_PER_TOKEN,
+        "train_per_sequence": T * (WEIGHTS_PASSES * (flops.WEIGHT_FLOPS_PER_TOKEN
+                                                     - flops.SCANS_PER_TOKEN)
+                                   + TRAIN_PER_FORWARD * (flops.SCANS_PER_TOKEN
+                                                          + i_frozen * ADAPTER_FORWARD_PER_TOKEN))
+        + TRAIN_PER_FORWARD * flops.ATTENTION_SCORES_PER_SEQUENCE
+        - i_frozen * (BACKWARD_PER_FORWARD - FROZEN_BACKWARD_PER_FORWARD) * position_scores,
+    }
+    return {"POSITION_SCORES_PER_SEQUENCE": position_scores, "FLOPS": step}
+
+
+def __getattr__(name: str) -> object:
+    """POSITION_SCORES_PER_SEQUENCE and FLOPS (dict[str, sympy.Expr]), made once (PEP 562)."""
+    if name not in ("POSITION_SCORES_PER_SEQUENCE", "FLOPS"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals().update(_step_flops())
+    return globals()[name]

@@ -371,5 +371,5 @@ MEMORY: dict[str, sympy.Expr] = {
     "total": STATES_TOTAL + ACTIVATIONS_TOTAL,
     "gpu": GPU_BYTES,
     # Activations grow linearly in b: the micro-batches the memory left by the states holds.
-    "micro_batch_room": (GPU_BYTES - STATES_TOTAL) / ACTIVATIONS_TOTAL.subs(b, 1),
+    "micro_batch_room": (GPU_BYTES - STATES_TOTAL) / ACTIVATIONS_TOTAL.xreplace({b: 1}),
 }

@@ -8,7 +8,8 @@ the general MHA/MLA expression; calc.reports.formulas prints the results.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import sympy
@@ -98,28 +99,54 @@ def _at_once(subs: Mapping[sympy.Symbol, Any]) -> dict[sympy.Symbol, sympy.Expr]
     return at_once
 
 
+# One block at a time (threads): a block puts back the functions it found, sympy's own.
+_ONE_BLOCK = threading.RLock()
+
+
 @contextlib.contextmanager
 def _shared_sums() -> Iterator[None]:
-    """Within the block, each sum sympy's factor_terms meets is put in its gcd form once.
+    """Within the block, what sympy's factor_terms works out for a term is worked out once.
 
-    factor_terms calls exprtools.gcd_terms on every sum in an expression, and a command's
-    formulas share their sums (the weights a GPU holds appear in its weights, gradients,
-    optimizer states, totals and room): GPT-3 175B's 32 memory formulas make 716 calls on 60
-    distinct sums, nine tenths of the time `--formula` took. gcd_terms is a pure function of
-    its arguments (sympy expressions are immutable), so the results are kept for the block:
-    the formulas are the same, made once (bench/formulas.py)."""
-    original = exprtools.gcd_terms
+    factor_terms takes a sum's content and primitive (as_content_primitive, which recurses
+    through all of the sum), then does the same to each of its terms, and so on down, so a term
+    nested n sums deep is taken apart n times; then it puts each sum in its gcd form
+    (exprtools.gcd_terms). A command's formulas also share their terms (the weights a GPU holds
+    appear in its weights, gradients, optimizer states, totals and room): GPT-3 175B's 32
+    memory formulas make 31,500 as_content_primitive calls on 340 distinct terms and 1,182
+    gcd_terms calls on 91 distinct sums. Both are pure functions of their arguments (sympy
+    expressions are immutable), so their results are kept for the block: the same formulas,
+    factored in a sixth of the time factor_terms takes without it (keeping gcd_terms's alone:
+    a half; bench/formulas.py). The functions are sympy's own again after the block."""
     made: dict[tuple, Any] = {}
 
-    def once(terms: Any, isprimitive: bool = False, clear: bool = True,
-             fraction: bool = True) -> Any:
-        key = (terms, isprimitive, clear, fraction)
+    def once(function: Callable[..., Any], *args: Any) -> Any:
+        key = (function, *args)
         if key not in made:
-            made[key] = original(terms, isprimitive, clear, fraction)
+            made[key] = function(*args)
         return made[key]
 
-    exprtools.gcd_terms = once
-    try:
-        yield
-    finally:
-        exprtools.gcd_terms = original
+    def gcd_terms(terms: Any, isprimitive: bool = False, clear: bool = True,
+                  fraction: bool = True) -> Any:
+        return once(original_gcd_terms, terms, isprimitive, clear, fraction)
+
+    def content_primitive(part: Callable[..., Any]) -> Callable[..., Any]:
+        def as_content_primitive(self: sympy.Expr, radical: bool = False, clear: bool = True
+                                 ) -> tuple[sympy.Expr, sympy.Expr]:
+            return once(part, self, radical, clear)
+        return as_content_primitive
+
+    with _ONE_BLOCK:
+        original_gcd_terms = exprtools.gcd_terms
+        # the kinds of node that take themselves apart (sympy/core: add.py, mul.py, power.py);
+        # the others' as_content_primitive is Expr's (1, self) or a number's
+        parts = {kind: vars(kind)["as_content_primitive"]
+                 for kind in (sympy.Add, sympy.Mul, sympy.Pow)}
+        exprtools.gcd_terms = gcd_terms
+        for kind, part in parts.items():
+            kind.as_content_primitive = content_primitive(part)  # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            exprtools.gcd_terms = original_gcd_terms
+            for kind, part in parts.items():
+                kind.as_content_primitive = part  # type: ignore[method-assign]
