@@ -97,6 +97,14 @@ def add_from(parser: argparse.ArgumentParser, takes: str) -> None:
                              f"listed, and the flags given here override it and say so")
 
 
+def require_model(args: argparse.Namespace) -> None:
+    """MODEL may be left out only when --from names a trainer config (add_model(optional=True)
+    with add_from): CalcError in argparse's words otherwise."""
+    if args.model is None and not args.from_file:
+        raise CalcError("the following arguments are required: MODEL (or --from a trainer "
+                        "config that names one)")
+
+
 def add_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="text", choices=FORMATS,
                         help="output format (default: text); csv is one tidy table: table, "

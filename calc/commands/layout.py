@@ -15,8 +15,8 @@ from calc.commands._args import (
     number,
     options,
     positive_int,
+    require_model,
 )
-from calc.errors import CalcError
 from calc.views import render
 
 
@@ -70,9 +70,7 @@ def plotted(args: Any) -> tuple[Any, Any]:
 
 
 def _asked(args: Any) -> dict[str, Any]:
-    if args.model is None and not args.from_file:
-        raise CalcError("the following arguments are required: MODEL (or --from a trainer "
-                        "config that names one)")
+    require_model(args)
     return {"gpu": args.gpu, "system": args.system, "gpus": args.gpus,
             "from_file": args.from_file, "tokens": args.tokens, "top": args.top,
             **options(args, "layout", "states", "offload", "costing")}

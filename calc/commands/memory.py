@@ -17,9 +17,9 @@ from calc.commands._args import (
     add_options,
     options,
     positive_int,
+    require_model,
     show_formulas,
 )
-from calc.errors import CalcError
 from calc.views import render
 
 
@@ -52,9 +52,7 @@ def report(args: Any) -> Any:
     from calc.reports.memory import memory
     from calc.spec.layout import make_layout
 
-    if args.model is None and not args.from_file:
-        raise CalcError("the following arguments are required: MODEL (or --from a trainer "
-                        "config that names one)")
+    require_model(args)
     given = {**options(args, "layout", "states", "offload", "finetune"), **activations(args)}
     degrees = {k: given.get(k, 1) for k in ("tp", "pp", "cp")}
     if args.gpus is not None:  # the same rule as step's: dp is the GPUs left after tp, pp, cp

@@ -14,8 +14,8 @@ from calc.commands._args import (
     number,
     options,
     positive_int,
+    require_model,
 )
-from calc.errors import CalcError
 from calc.views import render
 
 
@@ -56,9 +56,7 @@ def report(args: Any) -> Any:
     """The report `args` (parsed by `parser()`) asks for; args.model may be a Preset."""
     from calc.reports.step import step
 
-    if args.model is None and not args.from_file:
-        raise CalcError("the following arguments are required: MODEL (or --from a trainer "
-                        "config that names one)")
+    require_model(args)
     return step(args.model, gpu=args.gpu, system=args.system, gpus=args.gpus,
                 tokens=args.tokens, from_file=args.from_file,
                 dataset_tokens=args.dataset_tokens, epochs=args.epochs,
