@@ -218,6 +218,7 @@ def params_components(s):
     H_v = s['H_v']
     L = s['L']
     L_att = s['L_att']
+    L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
@@ -247,13 +248,17 @@ def params_components(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     g_norm = s['g_norm']
     h = s['h']
+    h2 = s['h2']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -282,88 +287,126 @@ def params_components(s):
     r_q = s['r_q']
     _t0 = b_norm + g_norm
     _t1 = i_mla*i_qlora*r_q
-    _t2 = 1 - i_mla
-    _t3 = d_qk*h
-    _t4 = _t2*_t3
-    _t5 = i_moa*(E_a*h_kv - h)
-    _t6 = _t3*d
-    _t7 = d_qk + d_v
-    _t8 = _t2*_t7*h_kv
-    _t9 = d_rope + r_kv
-    _t10 = d*d_v
-    _t11 = d_v*(1 - i_gh)
-    _t12 = h*i_gate
-    _t13 = L_att*_t0
-    _t14 = _t0*d
-    _t15 = 2*N_s
-    _t16 = G_s*_t15
-    _t17 = 2*d_in + i_m2*(H_s + _t16)
-    _t18 = R_dt + _t15
-    _t19 = 1 - i_m2
-    _t20 = _t19*d_in
-    _t21 = H_s*i_m2
-    _t22 = 2*H_v
-    _t23 = 2*H_k*d_lk
-    _t24 = L_dn*d
-    _t25 = H_v*d_lv
-    _t26 = b_sc*d
-    _t27 = d**2
-    _t28 = i_glu + 1
-    _t29 = d*d_ff
-    _t30 = d*(i_glu + 2)
-    _t31 = V*d_emb
+    _t2 = _t0*_t1
+    _t3 = 1 - i_mla
+    _t4 = d_qk2*h2
+    _t5 = _t3*_t4
+    _t6 = E_a*h_kv2 - h2
+    _t7 = d*i_moa
+    _t8 = 1 - i_qlora
+    _t9 = _t4*d
+    _t10 = d*r_q
+    _t11 = L_att - L_att2
+    _t12 = d_qk*h
+    _t13 = _t12*_t3
+    _t14 = E_a*h_kv - h
+    _t15 = _t12*d
+    _t16 = _t0*i_mla*r_kv
+    _t17 = d_qk2 + d_v2
+    _t18 = _t17*_t3*h_kv2
+    _t19 = d_rope + r_kv
+    _t20 = _t19*d
+    _t21 = -d_rope
+    _t22 = _t19*i_mla
+    _t23 = d_qk + d_v
+    _t24 = _t23*_t3*h_kv
+    _t25 = b_o*d
+    _t26 = d*d_v2
+    _t27 = d*d_v
+    _t28 = 1 - i_gh
+    _t29 = _t28*d_v2
+    _t30 = b_qkv*i_gate
+    _t31 = d*i_gate
+    _t32 = _t28*d_v
+    _t33 = E_a*_t7
+    _t34 = 2*i_qk_head
+    _t35 = L_att2*_t0
+    _t36 = _t0*_t11
+    _t37 = _t0*d
+    _t38 = 2*N_s
+    _t39 = G_s*_t38
+    _t40 = 2*d_in + i_m2*(H_s + _t39)
+    _t41 = R_dt + _t38
+    _t42 = 1 - i_m2
+    _t43 = _t42*d_in
+    _t44 = H_s*i_m2
+    _t45 = 2*H_v
+    _t46 = 2*H_k*d_lk
+    _t47 = L_dn*d
+    _t48 = H_v*d_lv
+    _t49 = b_sc*d
+    _t50 = d**2
+    _t51 = i_glu + 1
+    _t52 = d*d_ff
+    _t53 = d*(i_glu + 2)
+    _t54 = V*d_emb
     return {
-        'attention/q': L_att*(
-            _t0*_t1
-            + _t4*d
-            + _t5*d*d_qk
-            + b_qkv*(_t1 + _t4)
-            + i_mla*(_t6*(1 - i_qlora) + i_qlora*(_t3*r_q + d*r_q))
+        'attention/q': (
+            L_att2*(
+                _t2
+                + _t5*d
+                + _t6*_t7*d_qk2
+                + b_qkv*(_t1 + _t5)
+                + i_mla*(_t8*_t9 + i_qlora*(_t10 + _t4*r_q))
+            )
+            + _t11*(
+                _t13*d
+                + _t14*_t7*d_qk
+                + _t2
+                + b_qkv*(_t1 + _t13)
+                + i_mla*(_t15*_t8 + i_qlora*(_t10 + _t12*r_q))
+            )
         ),
-        'attention/kv': L_att*(
-            _t0*i_mla*r_kv
-            + _t8*d
-            + b_qkv*(_t8 + _t9*i_mla)
-            + i_mla*(_t9*d + h*r_kv*(_t7 - d_rope))
+        'attention/kv': (
+            L_att2*(_t16 + _t18*d + b_qkv*(_t18 + _t22) + i_mla*(_t20 + h2*r_kv*(_t17 + _t21)))
+            + _t11*(_t16 + _t24*d + b_qkv*(_t22 + _t24) + i_mla*(_t20 + h*r_kv*(_t21 + _t23)))
         ),
-        'attention/o': L_att*(_t10*_t5 + _t10*h + b_o*d),
-        'attention/gate': L_att*(_t11*_t12*b_qkv + _t12*d*(_t11 + i_gh)),
-        'attention/router': E_a*L_att*d*i_moa,
-        'attention/position': L_att*i_rel*(2*_t3 + _t6),
-        'attention/qk_norm': _t13*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
-        'attention/sinks': L_att*h*i_sink,
-        'attention/sub_norm': _t13*d_v*h*i_sub,
+        'attention/o': (
+            L_att2*(_t25 + _t26*_t6*i_moa + _t26*h2) + _t11*(_t14*_t27*i_moa + _t25 + _t27*h)
+        ),
+        'attention/gate': (
+            L_att2*(_t29*_t30*h2 + _t31*h2*(_t29 + i_gh))
+            + _t11*(_t30*_t32*h + _t31*h*(_t32 + i_gh))
+        ),
+        'attention/router': L_att2*_t33 + _t11*_t33,
+        'attention/position': L_att2*i_rel*(2*_t4 + _t9) + _t11*i_rel*(2*_t12 + _t15),
+        'attention/qk_norm': (
+            _t35*(_t34*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
+            + _t36*(_t34*d_qk + d_qk*i_qk_proj*(h + h_kv))
+        ),
+        'attention/sinks': L_att2*h2*i_sink + _t11*h*i_sink,
+        'attention/sub_norm': _t35*d_v2*h2*i_sub + _t36*d_v*h*i_sub,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
-        'norms': L*_t14*n_norm,
-        'mamba/in': L_ssm*(_t17*b_ssm + _t17*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t16*i_m2 + d_in),
-        'mamba/x': L_ssm*_t18*_t20,
-        'mamba/dt': L_ssm*(R_dt*_t20 + _t20 + _t21),
-        'mamba/ssm': L_ssm*(_t19*(N_s*d_in + d_in) + 2*_t21),
-        'mamba/norm': L_ssm*(_t18*_t19*i_dtn + d_in*i_gn*i_m2),
+        'norms': L*_t37*n_norm,
+        'mamba/in': L_ssm*(_t40*b_ssm + _t40*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t39*i_m2 + d_in),
+        'mamba/x': L_ssm*_t41*_t43,
+        'mamba/dt': L_ssm*(R_dt*_t43 + _t43 + _t44),
+        'mamba/ssm': L_ssm*(_t42*(N_s*d_in + d_in) + 2*_t44),
+        'mamba/norm': L_ssm*(_t41*_t42*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t24*(_t22*d_lv + _t22 + _t23),
-        'deltanet/conv': L_dn*k_dn*(_t23 + _t25),
-        'deltanet/gates': L_dn*_t22,
+        'deltanet/in': _t47*(_t45*d_lv + _t45 + _t46),
+        'deltanet/conv': L_dn*k_dn*(_t46 + _t48),
+        'deltanet/gates': L_dn*_t45,
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t24*_t25,
-        'conv/in': L_sc*(3*_t26 + 3*_t27),
+        'deltanet/out': _t47*_t48,
+        'conv/in': L_sc*(3*_t49 + 3*_t50),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t26 + _t27),
-        'mlp/up': L_dense*_t28*(_t29 + b_ff*d_ff),
-        'mlp/down': L_dense*(_t29 + b_ff*d),
+        'conv/out': L_sc*(_t49 + _t50),
+        'mlp/up': L_dense*_t51*(_t52 + b_ff*d_ff),
+        'mlp/down': L_dense*(_t52 + b_ff*d),
         'mlp/act': L_dense*n_act,
         'mlp/sub_norm': L_dense*_t0*d_ff*i_sub,
         'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t30*d_e + b_ff*(_t28*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t30*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t53*d_e + b_ff*(_t51*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t53*d_s + b_ff*(_t51*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'embedding/token': _t31,
+        'embedding/token': _t54,
         'embedding/position': P*d,
-        'embedding/norm': _t14*i_norm_emb,
+        'embedding/norm': _t37*i_norm_emb,
         'embedding_projection': 2*d*d_emb*i_proj,
-        'final_norm': _t14*i_norm_final,
-        'lm_head': V*b_lm + _t31*(1 - i_tied),
+        'final_norm': _t37*i_norm_final,
+        'lm_head': V*b_lm + _t54*(1 - i_tied),
     }
 
 
@@ -377,6 +420,7 @@ def params_summary(s):
     H_v = s['H_v']
     L = s['L']
     L_att = s['L_att']
+    L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
@@ -407,13 +451,17 @@ def params_summary(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     g_norm = s['g_norm']
     h = s['h']
+    h2 = s['h2']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     i_dsa = s['i_dsa']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
@@ -444,123 +492,155 @@ def params_summary(s):
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = d*i_moa
-    _t1 = _t0*(E_a*h_kv - h)
-    _t2 = d*h
-    _t3 = _t2*d_v + b_o*d
-    _t4 = _t1*d_v + _t3
+    _t1 = _t0*(E_a*h_kv2 - h2)
+    _t2 = b_o*d
+    _t3 = d*h2
+    _t4 = _t2 + _t3*d_v2
     _t5 = b_norm + g_norm
     _t6 = _t5*i_mla
     _t7 = i_qlora*r_q
-    _t8 = 1 - i_mla
-    _t9 = _t2*d_qk
-    _t10 = d_qk*h
-    _t11 = (
-        _t6*_t7
-        + _t8*_t9
-        + b_qkv*(_t10*_t8 + _t7*i_mla)
-        + i_mla*(_t9*(1 - i_qlora) + i_qlora*(_t10*r_q + d*r_q))
-    )
-    _t12 = _t1*d_qk + _t11
-    _t13 = d*(i_glu + 2)
-    _t14 = i_glu + 1
-    _t15 = _t13*d_e + b_ff*(_t14*d_e + d)
-    _t16 = E*_t15
-    _t17 = d_v*(1 - i_gh)
-    _t18 = _t17*b_qkv*h*i_gate + _t2*i_gate*(_t17 + i_gh)
-    _t19 = d_qk + d_v
-    _t20 = _t19*_t8*h_kv
-    _t21 = d_rope + r_kv
-    _t22 = _t20*d + _t6*r_kv + b_qkv*(_t20 + _t21*i_mla) + i_mla*(_t21*d + h*r_kv*(_t19 - d_rope))
-    _t23 = d*d_ff
-    _t24 = _t23 + b_ff*d
-    _t25 = L_dn*d_lv
-    _t26 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t27 = E*b_router + E*d
-    _t28 = E_s*(_t13*d_s + b_ff*(_t14*d_s + d)) + d*i_shared_gate
-    _t29 = d**2
-    _t30 = b_sc*d
-    _t31 = 2*N_s
-    _t32 = G_s*_t31
-    _t33 = 2*d_in + i_m2*(H_s + _t32)
-    _t34 = H_s*i_m2
-    _t35 = 1 - i_m2
-    _t36 = R_dt + _t31
-    _t37 = _t35*d_in
-    _t38 = 2*H_v
-    _t39 = h*i_sink
-    _t40 = i_rel*(2*_t10 + _t9)
-    _t41 = _t5*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
-    _t42 = _t14*(_t23 + b_ff*d_ff)
-    _t43 = 2*H_k*d_lk
-    _t44 = b_moe*d
-    _t45 = _t5*d
-    _t46 = E_a*_t0
-    _t47 = _t45*n_norm
-    _t48 = _t5*i_sub
-    _t49 = _t48*d_ff
-    _t50 = _t48*d_v*h
-    _t51 = (
-        H_v*_t25*d
-        + L*_t47
-        + L_att*_t18
-        + L_att*_t22
-        + L_att*_t39
-        + L_att*_t40
-        + L_att*_t41
-        + L_att*_t46
-        + L_att*_t50
-        + L_dense*_t24
-        + L_dense*_t42
-        + L_dense*_t49
+    _t8 = _t6*_t7
+    _t9 = 1 - i_mla
+    _t10 = _t3*d_qk2
+    _t11 = _t7*i_mla
+    _t12 = d_qk2*h2
+    _t13 = 1 - i_qlora
+    _t14 = d*r_q
+    _t15 = _t10*_t9 + _t8 + b_qkv*(_t11 + _t12*_t9) + i_mla*(_t10*_t13 + i_qlora*(_t12*r_q + _t14))
+    _t16 = L_att - L_att2
+    _t17 = _t0*(E_a*h_kv - h)
+    _t18 = d*h
+    _t19 = _t18*d_v + _t2
+    _t20 = _t17*d_v + _t19
+    _t21 = _t18*d_qk
+    _t22 = d_qk*h
+    _t23 = _t21*_t9 + _t8 + b_qkv*(_t11 + _t22*_t9) + i_mla*(_t13*_t21 + i_qlora*(_t14 + _t22*r_q))
+    _t24 = _t17*d_qk + _t23
+    _t25 = d*(i_glu + 2)
+    _t26 = i_glu + 1
+    _t27 = _t25*d_e + b_ff*(_t26*d_e + d)
+    _t28 = E*_t27
+    _t29 = 1 - i_gh
+    _t30 = _t29*d_v2
+    _t31 = b_qkv*i_gate
+    _t32 = _t6*r_kv
+    _t33 = d_qk2 + d_v2
+    _t34 = _t33*_t9*h_kv2
+    _t35 = d_rope + r_kv
+    _t36 = _t35*d
+    _t37 = -d_rope
+    _t38 = _t35*i_mla
+    _t39 = d*d_ff
+    _t40 = _t39 + b_ff*d
+    _t41 = L_dn*d_lv
+    _t42 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
+    _t43 = E*b_router + E*d
+    _t44 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
+    _t45 = d**2
+    _t46 = b_sc*d
+    _t47 = 2*N_s
+    _t48 = G_s*_t47
+    _t49 = 2*d_in + i_m2*(H_s + _t48)
+    _t50 = H_s*i_m2
+    _t51 = 1 - i_m2
+    _t52 = R_dt + _t47
+    _t53 = _t51*d_in
+    _t54 = _t29*d_v
+    _t55 = _t18*i_gate*(_t54 + i_gh) + _t31*_t54*h
+    _t56 = d_qk + d_v
+    _t57 = _t56*_t9*h_kv
+    _t58 = _t32 + _t57*d + b_qkv*(_t38 + _t57) + i_mla*(_t36 + h*r_kv*(_t37 + _t56))
+    _t59 = 2*H_v
+    _t60 = L_att2*h2
+    _t61 = 2*i_qk_head
+    _t62 = _t26*(_t39 + b_ff*d_ff)
+    _t63 = 2*H_k*d_lk
+    _t64 = b_moe*d
+    _t65 = _t5*d
+    _t66 = h*i_sink
+    _t67 = i_rel*(_t21 + 2*_t22)
+    _t68 = _t5*(_t61*d_qk + d_qk*i_qk_proj*(h + h_kv))
+    _t69 = E_a*_t0
+    _t70 = _t65*n_norm
+    _t71 = _t5*i_sub
+    _t72 = _t71*d_ff
+    _t73 = _t71*d_v*h
+    _t74 = (
+        H_v*_t41*d
+        + L*_t70
+        + L_att2*_t5*(_t61*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
+        + L_att2*_t69
+        + L_att2*i_rel*(_t10 + 2*_t12)
+        + L_att2*(_t3*i_gate*(_t30 + i_gh) + _t30*_t31*h2)
+        + L_att2*(_t32 + _t34*d + b_qkv*(_t34 + _t38) + i_mla*(_t36 + h2*r_kv*(_t33 + _t37)))
+        + L_dense*_t40
+        + L_dense*_t62
+        + L_dense*_t72
         + L_dense*n_act
-        + L_dn*_t38
-        + L_dn*d*(_t38*d_lv + _t38 + _t43)
-        + L_dn*k_dn*(H_v*d_lv + _t43)
-        + L_idx*_t26
-        + L_moe*_t27
-        + L_moe*_t28
+        + L_dn*_t59
+        + L_dn*d*(_t59*d_lv + _t59 + _t63)
+        + L_dn*k_dn*(H_v*d_lv + _t63)
+        + L_idx*_t42
+        + L_moe*_t43
         + L_moe*_t44
+        + L_moe*_t64
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t29 + _t30)
-        + L_sc*(3*_t29 + 3*_t30)
-        + L_ssm*_t36*_t37
-        + L_ssm*(2*_t34 + _t35*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t32*i_m2 + d_in)
-        + L_ssm*(_t33*b_ssm + _t33*d)
+        + L_sc*(_t45 + _t46)
+        + L_sc*(3*_t45 + 3*_t46)
+        + L_ssm*_t52*_t53
+        + L_ssm*(2*_t50 + _t51*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t48*i_m2 + d_in)
+        + L_ssm*(_t49*b_ssm + _t49*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t35*_t36*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t37 + _t34 + _t37)
-        + _t25
-        + _t45*i_norm_emb
-        + _t45*i_norm_final
+        + L_ssm*(_t51*_t52*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t53 + _t50 + _t53)
+        + _t16*_t55
+        + _t16*_t58
+        + _t16*_t66
+        + _t16*_t67
+        + _t16*_t68
+        + _t16*_t69
+        + _t16*_t73
+        + _t41
+        + _t60*_t71*d_v2
+        + _t60*i_sink
+        + _t65*i_norm_emb
+        + _t65*i_norm_final
         + 2*d*d_emb*i_proj
     )
-    _t52 = L_att*_t12 + L_att*_t4 + L_moe*_t16 + _t51
-    _t53 = V*d_emb
-    _t54 = P*d + _t53
-    _t55 = V*b_lm + _t53*(1 - i_tied) + _t54
+    _t75 = (
+        L_att2*(_t1*d_qk2 + _t15)
+        + L_att2*(_t1*d_v2 + _t4)
+        + L_moe*_t28
+        + _t16*_t20
+        + _t16*_t24
+        + _t74
+    )
+    _t76 = V*d_emb
+    _t77 = P*d + _t76
+    _t78 = V*b_lm + _t76*(1 - i_tied) + _t77
     return {
-        'total': _t52 + _t55,
-        'embedding': _t54,
-        'non_embedding': _t52,
-        'active': L_att*_t11 + L_att*_t3 + L_moe*_t15*k + _t51 + _t55,
+        'total': _t75 + _t78,
+        'embedding': _t77,
+        'non_embedding': _t75,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t74 + _t78,
         'mtp': (
-            2*M*_t29
-            + 3*M*_t45
+            2*M*_t45
+            + 3*M*_t65
             + M*(
-                _t12
-                + _t18
-                + _t22
-                + _t26*i_dsa
-                + _t39
-                + _t4
-                + _t40
-                + _t41
-                + _t46
-                + _t47
-                + _t50
-                + i_moe*(_t16 + _t27 + _t28 + _t44)
-                + (1 - i_moe)*(_t24 + _t42 + _t49 + n_act)
+                _t20
+                + _t24
+                + _t42*i_dsa
+                + _t55
+                + _t58
+                + _t66
+                + _t67
+                + _t68
+                + _t69
+                + _t70
+                + _t73
+                + i_moe*(_t28 + _t43 + _t44 + _t64)
+                + (1 - i_moe)*(_t40 + _t62 + _t72 + n_act)
             )
         ),
     }
@@ -575,6 +655,7 @@ def flops_forward_components(s):
     H_s = s['H_s']
     H_v = s['H_v']
     L_att = s['L_att']
+    L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
@@ -593,12 +674,16 @@ def flops_forward_components(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     h = s['h']
+    h2 = s['h2']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
@@ -615,51 +700,70 @@ def flops_forward_components(s):
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = 1 - i_mla
-    _t1 = d_qk*h
+    _t1 = d_qk2*h2
     _t2 = _t1*d
-    _t3 = 2*L_att
-    _t4 = d_qk + d_v
-    _t5 = _t3*d
-    _t6 = _t5*h
-    _t7 = 2*d_in
-    _t8 = 2*N_s
-    _t9 = G_s*_t8
-    _t10 = L_ssm*d
-    _t11 = L_ssm*_t7*(1 - i_m2)
-    _t12 = 2*H_v
-    _t13 = 2*H_k*d_lk
-    _t14 = _t12*d_lv
-    _t15 = 2*L_dn
-    _t16 = H_v*d_lv
-    _t17 = L_sc*d**2
-    _t18 = 2*d
-    _t19 = i_glu + 2
-    _t20 = 2*L_moe
-    _t21 = _t20*d
+    _t3 = 1 - i_qlora
+    _t4 = d*r_q
+    _t5 = 2*L_att2
+    _t6 = d_qk*h
+    _t7 = _t6*d
+    _t8 = 2*L_att - 2*L_att2
+    _t9 = d_qk2 + d_v2
+    _t10 = _t0*d
+    _t11 = d*(d_rope + r_kv)
+    _t12 = -d_rope
+    _t13 = d_qk + d_v
+    _t14 = _t5*d
+    _t15 = _t14*h2
+    _t16 = _t8*d
+    _t17 = _t16*h
+    _t18 = 1 - i_gh
+    _t19 = E_a*i_moa
+    _t20 = 2*d_in
+    _t21 = 2*N_s
+    _t22 = G_s*_t21
+    _t23 = L_ssm*d
+    _t24 = L_ssm*_t20*(1 - i_m2)
+    _t25 = 2*H_v
+    _t26 = 2*H_k*d_lk
+    _t27 = _t25*d_lv
+    _t28 = 2*L_dn
+    _t29 = H_v*d_lv
+    _t30 = L_sc*d**2
+    _t31 = 2*d
+    _t32 = i_glu + 2
+    _t33 = 2*L_moe
+    _t34 = _t33*d
     return {
-        'attention/q': _t3*(_t0*_t2 + i_mla*(_t2*(1 - i_qlora) + i_qlora*(_t1*r_q + d*r_q))),
-        'attention/kv': _t3*(_t0*_t4*d*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t4 - d_rope))),
-        'attention/o': _t6*d_v,
-        'attention/gate': _t6*i_gate*(d_v*(1 - i_gh) + i_gh),
-        'attention/router': E_a*_t5*i_moa,
+        'attention/q': (
+            _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
+            + _t8*(_t0*_t7 + i_mla*(_t3*_t7 + i_qlora*(_t4 + _t6*r_q)))
+        ),
+        'attention/kv': (
+            _t5*(_t10*_t9*h_kv2 + i_mla*(_t11 + h2*r_kv*(_t12 + _t9)))
+            + _t8*(_t10*_t13*h_kv + i_mla*(_t11 + h*r_kv*(_t12 + _t13)))
+        ),
+        'attention/o': _t15*d_v2 + _t17*d_v,
+        'attention/gate': _t15*i_gate*(_t18*d_v2 + i_gh) + _t17*i_gate*(_t18*d_v + i_gh),
+        'attention/router': _t14*_t19 + _t16*_t19,
         'attention/indexer': 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q),
-        'mamba/in': 2*_t10*(_t7 + i_m2*(H_s + _t9)),
-        'mamba/x': _t11*(R_dt + _t8),
-        'mamba/dt': R_dt*_t11,
-        'mamba/out': _t10*_t7,
-        'mamba/conv': 2*L_ssm*k_s*(_t9*i_m2 + d_in),
+        'mamba/in': 2*_t23*(_t20 + i_m2*(H_s + _t22)),
+        'mamba/x': _t24*(R_dt + _t21),
+        'mamba/dt': R_dt*_t24,
+        'mamba/out': _t20*_t23,
+        'mamba/conv': 2*L_ssm*k_s*(_t22*i_m2 + d_in),
         'mamba/scan': 5*L_ssm*N_s*d_in,
-        'deltanet/in': _t15*d*(_t12 + _t13 + _t14),
-        'deltanet/out': L_dn*_t14*d,
-        'deltanet/conv': _t15*k_dn*(_t13 + _t16),
-        'deltanet/scan': 7*L_dn*_t16*d_lk,
-        'conv/in': 6*_t17,
-        'conv/out': 2*_t17,
-        'conv/conv': L_sc*_t18*k_sc,
-        'mlp': L_dense*_t18*_t19*d_ff,
-        'moe/router': E*_t21,
-        'moe/experts': _t19*_t21*d_e*k,
-        'moe/shared': _t20*(E_s*_t19*d*d_s + d*i_shared_gate),
+        'deltanet/in': _t28*d*(_t25 + _t26 + _t27),
+        'deltanet/out': L_dn*_t27*d,
+        'deltanet/conv': _t28*k_dn*(_t26 + _t29),
+        'deltanet/scan': 7*L_dn*_t29*d_lk,
+        'conv/in': 6*_t30,
+        'conv/out': 2*_t30,
+        'conv/conv': L_sc*_t31*k_sc,
+        'mlp': L_dense*_t31*_t32*d_ff,
+        'moe/router': E*_t34,
+        'moe/experts': _t32*_t34*d_e*k,
+        'moe/shared': _t33*(E_s*_t32*d*d_s + d*i_shared_gate),
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V*d_emb,
     }
@@ -675,11 +779,14 @@ def flops(s):
     H_v = s['H_v']
     K_I = s['K_I']
     L_att = s['L_att']
+    L_att2 = s['L_att2']
     L_chk = s['L_chk']
+    L_chk2 = s['L_chk2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
     L_loc = s['L_loc']
+    L_loc2 = s['L_loc2']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -697,12 +804,16 @@ def flops(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     h = s['h']
+    h2 = s['h2']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     i_causal = s['i_causal']
     i_dsa = s['i_dsa']
     i_gate = s['i_gate']
@@ -726,59 +837,75 @@ def flops(s):
     _t1 = 2*d
     _t2 = 2*d_in
     _t3 = L_ssm*_t2
-    _t4 = 2*L_att
+    _t4 = 2*L_att2
     _t5 = _t4*d
-    _t6 = 2*H_v
-    _t7 = _t6*d_lv
-    _t8 = H_v*d_lv
-    _t9 = _t5*h
-    _t10 = d*(i_glu + 2)
-    _t11 = _t3*(1 - i_m2)
-    _t12 = 2*N_s
-    _t13 = G_s*_t12
-    _t14 = 2*H_k*d_lk
-    _t15 = 2*L_dn
-    _t16 = d_qk + d_v
-    _t17 = d*(1 - i_mla)
-    _t18 = d_qk*h
+    _t6 = E_a*i_moa
+    _t7 = 2*H_v
+    _t8 = _t7*d_lv
+    _t9 = H_v*d_lv
+    _t10 = _t5*h2
+    _t11 = d*(i_glu + 2)
+    _t12 = 2*L_att - 2*L_att2
+    _t13 = _t12*d
+    _t14 = _t3*(1 - i_m2)
+    _t15 = _t13*h
+    _t16 = 2*N_s
+    _t17 = G_s*_t16
+    _t18 = 2*H_k*d_lk
+    _t19 = 2*L_dn
+    _t20 = 1 - i_gh
+    _t21 = d_qk2 + d_v2
+    _t22 = d*(1 - i_mla)
+    _t23 = d*(d_rope + r_kv)
+    _t24 = -d_rope
+    _t25 = d_qk2*h2
+    _t26 = d*(1 - i_qlora)
+    _t27 = d*r_q
+    _t28 = d_qk + d_v
+    _t29 = d_qk*h
     return {
         'weights_per_token': (
             E*_t0*d
-            + E_a*_t5*i_moa
-            + 2*L_dense*_t10*d_ff
-            + L_dn*_t7*d
-            + 7*L_dn*_t8*d_lk
+            + 2*L_dense*_t11*d_ff
+            + L_dn*_t8*d
+            + 7*L_dn*_t9*d_lk
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             + L_sc*_t1*k_sc
             + 8*L_sc*d**2
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t1*(_t2 + i_m2*(H_s + _t13))
-            + 2*L_ssm*k_s*(_t13*i_m2 + d_in)
-            + R_dt*_t11
+            + L_ssm*_t1*(_t2 + i_m2*(H_s + _t17))
+            + 2*L_ssm*k_s*(_t17*i_m2 + d_in)
+            + R_dt*_t14
             + 2*V*d_emb
-            + _t0*_t10*d_e*k
-            + _t0*(E_s*_t10*d_s + d*i_shared_gate)
-            + _t11*(R_dt + _t12)
-            + _t15*d*(_t14 + _t6 + _t7)
-            + _t15*k_dn*(_t14 + _t8)
+            + _t0*_t11*d_e*k
+            + _t0*(E_s*_t11*d_s + d*i_shared_gate)
+            + _t10*d_v2
+            + _t10*i_gate*(_t20*d_v2 + i_gh)
+            + _t12*(_t22*_t29 + i_mla*(_t26*_t29 + i_qlora*(_t27 + _t29*r_q)))
+            + _t12*(_t22*_t28*h_kv + i_mla*(_t23 + h*r_kv*(_t24 + _t28)))
+            + _t13*_t6
+            + _t14*(R_dt + _t16)
+            + _t15*d_v
+            + _t15*i_gate*(_t20*d_v + i_gh)
+            + _t19*d*(_t18 + _t7 + _t8)
+            + _t19*k_dn*(_t18 + _t9)
             + _t3*d
-            + _t4*(_t17*_t18 + i_mla*(_t18*d*(1 - i_qlora) + i_qlora*(_t18*r_q + d*r_q)))
-            + _t4*(_t16*_t17*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t16 - d_rope)))
-            + _t9*d_v
-            + _t9*i_gate*(d_v*(1 - i_gh) + i_gh)
+            + _t4*(_t22*_t25 + i_mla*(_t25*_t26 + i_qlora*(_t25*r_q + _t27)))
+            + _t4*(_t21*_t22*h_kv2 + i_mla*(_t23 + h2*r_kv*(_t21 + _t24)))
+            + _t5*_t6
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
             L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
-            + h*(
-                L_chk*(
+            + h*(d_qk*i_rel + d_qk + d_v)*(
+                (L_chk - L_chk2)*(
                     i_causal*(
                         c*(c + 1)*_floordiv(T, c)
                         + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)
                     )
                     + (2 - 2*i_causal)*(c**2*_floordiv(T, c) + (T - c*_floordiv(T, c))**2)
                 )
-                + L_loc*(
+                + (L_loc - L_loc2)*(
                     2*T*(1 - i_causal)*_minimum(T, w)
                     + i_causal*(
                         (2*T - 2*_minimum(T, w))*_minimum(T, w)
@@ -794,16 +921,49 @@ def flops(s):
                         )
                     )
                     + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
-                )*(L_att - L_chk - L_loc)
-            )*(d_qk*i_rel + d_qk + d_v)
+                )*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+            )
+            + h2*(
+                L_chk2*(
+                    i_causal*(
+                        c*(c + 1)*_floordiv(T, c)
+                        + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)
+                    )
+                    + (2 - 2*i_causal)*(c**2*_floordiv(T, c) + (T - c*_floordiv(T, c))**2)
+                )
+                + L_loc2*(
+                    2*T*(1 - i_causal)*_minimum(T, w)
+                    + i_causal*(
+                        (2*T - 2*_minimum(T, w))*_minimum(T, w)
+                        + (_minimum(T, w) + 1)*_minimum(T, w)
+                    )
+                )
+                + (
+                    i_dsa*(
+                        2*T*(1 - i_causal)*_minimum(K_I, T)
+                        + i_causal*(
+                            (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
+                            + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
+                        )
+                    )
+                    + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+                )*(L_att2 - L_chk2 - L_loc2)
+            )*(d_qk2*i_rel + d_qk2 + d_v2)
         ),
         'inference_attention_per_token': (
             2*L_idx*T*h_I*(d_I + 1)
-            + 2*h*(
-                L_chk*(T - c*_floordiv(T - 1, c))
-                + L_loc*_minimum(T, w)
-                + (T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(L_att - L_chk - L_loc)
-            )*(d_qk*i_rel + d_qk + d_v)
+            + 2*h*(d_qk*i_rel + d_qk + d_v)*(
+                (L_chk - L_chk2)*(T - c*_floordiv(T - 1, c))
+                + (L_loc - L_loc2)*_minimum(T, w)
+                + (T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                    L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2
+                )
+            )
+            + 2*h2*(
+                L_chk2*(T - c*_floordiv(T - 1, c))
+                + L_loc2*_minimum(T, w)
+                + (T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(L_att2 - L_chk2 - L_loc2)
+            )*(d_qk2*i_rel + d_qk2 + d_v2)
         ),
     }
 
@@ -818,6 +978,7 @@ def rules_train_per_token(s):
     H_v = s['H_v']
     L = s['L']
     L_att = s['L_att']
+    L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
@@ -848,13 +1009,17 @@ def rules_train_per_token(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     g_norm = s['g_norm']
     h = s['h']
+    h2 = s['h2']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -885,96 +1050,131 @@ def rules_train_per_token(s):
     _t0 = 6*d
     _t1 = 6*V
     _t2 = _t1*d_emb
-    _t3 = d*h
-    _t4 = 6*L_att
-    _t5 = d_v*(1 - i_gh)
-    _t6 = b_norm + g_norm
-    _t7 = _t6*i_mla
-    _t8 = d_qk + d_v
-    _t9 = 1 - i_mla
-    _t10 = _t8*_t9*h_kv
-    _t11 = d_rope + r_kv
-    _t12 = i_qlora*r_q
-    _t13 = _t3*d_qk
-    _t14 = d_qk*h
-    _t15 = 6*L_dense
-    _t16 = d*d_ff
-    _t17 = 6*L_dn
-    _t18 = 6*L_moe
-    _t19 = d*(i_glu + 2)
-    _t20 = i_glu + 1
-    _t21 = d**2
-    _t22 = b_sc*d
-    _t23 = 6*L_sc
-    _t24 = 6*L_ssm
-    _t25 = 2*N_s
-    _t26 = G_s*_t25
-    _t27 = 2*d_in + i_m2*(H_s + _t26)
-    _t28 = H_s*i_m2
-    _t29 = 1 - i_m2
-    _t30 = R_dt + _t25
-    _t31 = _t29*d_in
-    _t32 = _t4*h
-    _t33 = 2*H_v
-    _t34 = 2*H_k*d_lk
-    _t35 = _t17*d
-    _t36 = H_v*d_lv
-    _t37 = _t0*_t6
-    _t38 = 12*d
-    _t39 = L_dense*d_ff
-    _t40 = _t6*i_sub
-    _t41 = (
-        E_a*_t4*d*i_moa
-        + 12*H_v*L_dn
-        + L*_t37*n_norm
+    _t3 = b_o*d
+    _t4 = d*h2
+    _t5 = 6*L_att2
+    _t6 = 1 - i_gh
+    _t7 = _t6*d_v2
+    _t8 = b_qkv*i_gate
+    _t9 = b_norm + g_norm
+    _t10 = _t9*i_mla
+    _t11 = _t10*r_kv
+    _t12 = d_qk2 + d_v2
+    _t13 = 1 - i_mla
+    _t14 = _t12*_t13*h_kv2
+    _t15 = d_rope + r_kv
+    _t16 = _t15*d
+    _t17 = -d_rope
+    _t18 = _t15*i_mla
+    _t19 = i_qlora*r_q
+    _t20 = _t10*_t19
+    _t21 = _t4*d_qk2
+    _t22 = _t19*i_mla
+    _t23 = d_qk2*h2
+    _t24 = 1 - i_qlora
+    _t25 = d*r_q
+    _t26 = 6*L_dense
+    _t27 = d*d_ff
+    _t28 = 6*L_dn
+    _t29 = 6*L_moe
+    _t30 = d*(i_glu + 2)
+    _t31 = i_glu + 1
+    _t32 = d**2
+    _t33 = b_sc*d
+    _t34 = 6*L_sc
+    _t35 = 6*L_ssm
+    _t36 = 2*N_s
+    _t37 = G_s*_t36
+    _t38 = 2*d_in + i_m2*(H_s + _t37)
+    _t39 = H_s*i_m2
+    _t40 = 1 - i_m2
+    _t41 = R_dt + _t36
+    _t42 = _t40*d_in
+    _t43 = d*h
+    _t44 = L_att - L_att2
+    _t45 = 6*_t44
+    _t46 = _t6*d_v
+    _t47 = d_qk + d_v
+    _t48 = _t13*_t47*h_kv
+    _t49 = _t43*d_qk
+    _t50 = d_qk*h
+    _t51 = _t5*h2
+    _t52 = 2*i_qk_head
+    _t53 = 2*H_v
+    _t54 = 2*H_k*d_lk
+    _t55 = _t28*d
+    _t56 = H_v*d_lv
+    _t57 = _t0*_t9
+    _t58 = _t45*h
+    _t59 = 12*d
+    _t60 = E_a*i_moa
+    _t61 = L_dense*d_ff
+    _t62 = _t9*i_sub
+    _t63 = (
+        12*H_v*L_dn
+        + L*_t57*n_norm
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
-        + _t15*_t20*(_t16 + b_ff*d_ff)
-        + _t15*n_act
-        + _t15*(_t16 + b_ff*d)
-        + _t17*d_lv
-        + _t17*k_dn*(_t34 + _t36)
-        + _t18*b_moe*d
-        + _t18*k*(_t19*d_e + b_ff*(_t20*d_e + d))
-        + _t18*(E*b_router + E*d)
-        + _t18*(E_s*(_t19*d_s + b_ff*(_t20*d_s + d)) + d*i_shared_gate)
-        + _t23*d*(b_sc + k_sc)
-        + _t23*(_t21 + _t22)
-        + _t23*(3*_t21 + 3*_t22)
-        + _t24*_t30*_t31
-        + _t24*(2*_t28 + _t29*(N_s*d_in + d_in))
-        + _t24*(b_cs + k_s)*(_t26*i_m2 + d_in)
-        + _t24*(_t27*b_ssm + _t27*d)
-        + _t24*(b_ssm*d + d*d_in)
-        + _t24*(_t29*_t30*i_dtn + d_in*i_gn*i_m2)
-        + _t24*(R_dt*_t31 + _t28 + _t31)
-        + _t32*_t40*d_v
-        + _t32*i_sink
-        + _t35*_t36
-        + _t35*(_t33*d_lv + _t33 + _t34)
-        + _t37*i_norm_emb
-        + _t37*i_norm_final
-        + _t38*d_emb*i_proj
-        + 6*_t39*_t40
-        + _t4*_t6*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
-        + _t4*i_rel*(_t13 + 2*_t14)
-        + _t4*(_t3*d_v + b_o*d)
-        + _t4*(_t3*i_gate*(_t5 + i_gh) + _t5*b_qkv*h*i_gate)
-        + _t4*(
-            _t10*d + _t7*r_kv + b_qkv*(_t10 + _t11*i_mla) + i_mla*(_t11*d + h*r_kv*(_t8 - d_rope))
+        + _t0*_t44*_t60
+        + _t26*_t31*(_t27 + b_ff*d_ff)
+        + _t26*n_act
+        + _t26*(_t27 + b_ff*d)
+        + _t28*d_lv
+        + _t28*k_dn*(_t54 + _t56)
+        + _t29*b_moe*d
+        + _t29*k*(_t30*d_e + b_ff*(_t31*d_e + d))
+        + _t29*(E*b_router + E*d)
+        + _t29*(E_s*(_t30*d_s + b_ff*(_t31*d_s + d)) + d*i_shared_gate)
+        + _t34*d*(b_sc + k_sc)
+        + _t34*(_t32 + _t33)
+        + _t34*(3*_t32 + 3*_t33)
+        + _t35*_t41*_t42
+        + _t35*(2*_t39 + _t40*(N_s*d_in + d_in))
+        + _t35*(b_cs + k_s)*(_t37*i_m2 + d_in)
+        + _t35*(_t38*b_ssm + _t38*d)
+        + _t35*(b_ssm*d + d*d_in)
+        + _t35*(_t40*_t41*i_dtn + d_in*i_gn*i_m2)
+        + _t35*(R_dt*_t42 + _t39 + _t42)
+        + _t45*_t9*(_t52*d_qk + d_qk*i_qk_proj*(h + h_kv))
+        + _t45*i_rel*(_t49 + 2*_t50)
+        + _t45*(_t3 + _t43*d_v)
+        + _t45*(_t43*i_gate*(_t46 + i_gh) + _t46*_t8*h)
+        + _t45*(_t11 + _t48*d + b_qkv*(_t18 + _t48) + i_mla*(_t16 + h*r_kv*(_t17 + _t47)))
+        + _t45*(
+            _t13*_t49
+            + _t20
+            + b_qkv*(_t13*_t50 + _t22)
+            + i_mla*(_t24*_t49 + i_qlora*(_t25 + _t50*r_q))
         )
-        + _t4*(
-            _t12*_t7
-            + _t13*_t9
-            + b_qkv*(_t12*i_mla + _t14*_t9)
-            + i_mla*(_t13*(1 - i_qlora) + i_qlora*(_t14*r_q + d*r_q))
+        + _t5*_t60*d
+        + _t5*_t9*(_t52*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
+        + _t5*i_rel*(_t21 + 2*_t23)
+        + _t5*(_t3 + _t4*d_v2)
+        + _t5*(_t4*i_gate*(_t7 + i_gh) + _t7*_t8*h2)
+        + _t5*(_t11 + _t14*d + b_qkv*(_t14 + _t18) + i_mla*(_t16 + h2*r_kv*(_t12 + _t17)))
+        + _t5*(
+            _t13*_t21
+            + _t20
+            + b_qkv*(_t13*_t23 + _t22)
+            + i_mla*(_t21*_t24 + i_qlora*(_t23*r_q + _t25))
         )
+        + _t51*_t62*d_v2
+        + _t51*i_sink
+        + _t55*_t56
+        + _t55*(_t53*d_lv + _t53 + _t54)
+        + _t57*i_norm_emb
+        + _t57*i_norm_final
+        + _t58*_t62*d_v
+        + _t58*i_sink
+        + _t59*d_emb*i_proj
+        + 6*_t61*_t62
     )
-    _t42 = _t1*b_lm + _t2*(1 - i_tied) + _t2 + _t41
-    _t43 = T*_t14
+    _t64 = _t1*b_lm + _t2*(1 - i_tied) + _t2 + _t63
+    _t65 = T*_t50
+    _t66 = L_att*_t65
     return {
-        '6N': P*_t0 + _t42,
-        'kaplan': _t4*_t43 + _t41,
-        'palm': 12*L_att*_t43 + _t42,
+        '6N': P*_t0 + _t64,
+        'kaplan': _t63 + 6*_t66,
+        'palm': _t64 + 12*_t66,
         'megatron': (
             6*L_att*T*d_qk*h
             + 12*L_att*d*d_qk*h*(1 + h_kv/h)
@@ -982,7 +1182,7 @@ def rules_train_per_token(s):
             + 6*d*(i_glu + 2)*(L_dense*d_ff + L_moe*(E_s*d_s + d_e*k))
         ),
         'chinchilla': (
-            3*L_att*(3*T*h + 8*_t13 + 4*_t43) + V*_t38 + _t38*(L_moe*(E_s*d_s + d_e*k) + _t39)
+            3*L_att*(3*T*h + 8*_t49 + 4*_t65) + V*_t59 + _t59*(L_moe*(E_s*d_s + d_e*k) + _t61)
         ),
     }
 
@@ -2919,11 +3119,14 @@ def finetune_flops(s):
     H_v = s['H_v']
     K_I = s['K_I']
     L_att = s['L_att']
+    L_att2 = s['L_att2']
     L_chk = s['L_chk']
+    L_chk2 = s['L_chk2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
     L_loc = s['L_loc']
+    L_loc2 = s['L_loc2']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -2957,12 +3160,16 @@ def finetune_flops(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     h = s['h']
+    h2 = s['h2']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     i_causal = s['i_causal']
     i_dsa = s['i_dsa']
     i_frozen = s['i_frozen']
@@ -3030,17 +3237,18 @@ def finetune_flops(s):
                 )
                 + (3 - i_frozen)*(
                     2*E*L_moe*d
-                    + 2*E_a*L_att*d*i_moa
+                    + 2*E_a*L_att2*d*i_moa
+                    + 2*E_a*d*i_moa*(L_att - L_att2)
                     + 2*H_v*L_dn*d*d_lv
-                    + 2*L_att*d*d_v*h
-                    + 2*L_att*d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                    + 2*L_att*(
-                        d*d_qk*h*(1 - i_mla)
-                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    + 2*L_att2*d*d_v2*h2
+                    + 2*L_att2*d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                    + 2*L_att2*(
+                        d*d_qk2*h2*(1 - i_mla)
+                        + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                     )
-                    + 2*L_att*(
-                        d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                    + 2*L_att2*(
+                        d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                     )
                     + 2*L_dense*d*d_ff*(i_glu + 2)
                     + 2*L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)
@@ -3057,6 +3265,16 @@ def finetune_flops(s):
                     + 2*L_ssm*k_s*(2*G_s*N_s*i_m2 + d_in)
                     + 2*V*d_emb
                     + 4*d*d_emb*i_proj
+                    + 2*d*d_v*h*(L_att - L_att2)
+                    + 2*d*h*i_gate*(L_att - L_att2)*(d_v*(1 - i_gh) + i_gh)
+                    + 2*(L_att - L_att2)*(
+                        d*d_qk*h*(1 - i_mla)
+                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    )
+                    + 2*(L_att - L_att2)*(
+                        d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                    )
                 )
             )
             - d_qk*h*i_frozen*i_rel*(
@@ -3087,6 +3305,60 @@ def finetune_flops(s):
                 + L_att*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)
                 - L_att*d_v*h*i_causal*i_dsa*_minimum(K_I, T)**2
                 + L_att*d_v*h*i_causal*i_dsa*_minimum(K_I, T)
+                - L_att2*T**2*d_qk*h*i_causal*i_dsa*i_rel
+                - L_att2*T**2*d_qk*h*i_causal*i_dsa
+                + L_att2*T**2*d_qk*h*i_causal*i_rel
+                + L_att2*T**2*d_qk*h*i_causal
+                + 2*L_att2*T**2*d_qk*h*i_dsa*i_rel
+                + 2*L_att2*T**2*d_qk*h*i_dsa
+                - 2*L_att2*T**2*d_qk*h*i_rel
+                - 2*L_att2*T**2*d_qk*h
+                + L_att2*T**2*d_qk2*h2*i_causal*i_dsa*i_rel
+                + L_att2*T**2*d_qk2*h2*i_causal*i_dsa
+                - L_att2*T**2*d_qk2*h2*i_causal*i_rel
+                - L_att2*T**2*d_qk2*h2*i_causal
+                - 2*L_att2*T**2*d_qk2*h2*i_dsa*i_rel
+                - 2*L_att2*T**2*d_qk2*h2*i_dsa
+                + 2*L_att2*T**2*d_qk2*h2*i_rel
+                + 2*L_att2*T**2*d_qk2*h2
+                - L_att2*T**2*d_v*h*i_causal*i_dsa
+                + L_att2*T**2*d_v*h*i_causal
+                + 2*L_att2*T**2*d_v*h*i_dsa
+                - 2*L_att2*T**2*d_v*h
+                + L_att2*T**2*d_v2*h2*i_causal*i_dsa
+                - L_att2*T**2*d_v2*h2*i_causal
+                - 2*L_att2*T**2*d_v2*h2*i_dsa
+                + 2*L_att2*T**2*d_v2*h2
+                + L_att2*T*d_qk*h*i_causal*i_dsa*i_rel
+                + L_att2*T*d_qk*h*i_causal*i_dsa
+                - L_att2*T*d_qk*h*i_causal*i_rel
+                - L_att2*T*d_qk*h*i_causal
+                - 2*L_att2*T*d_qk*h*i_dsa*i_rel*_minimum(K_I, T)
+                - 2*L_att2*T*d_qk*h*i_dsa*_minimum(K_I, T)
+                - L_att2*T*d_qk2*h2*i_causal*i_dsa*i_rel
+                - L_att2*T*d_qk2*h2*i_causal*i_dsa
+                + L_att2*T*d_qk2*h2*i_causal*i_rel
+                + L_att2*T*d_qk2*h2*i_causal
+                + 2*L_att2*T*d_qk2*h2*i_dsa*i_rel*_minimum(K_I, T)
+                + 2*L_att2*T*d_qk2*h2*i_dsa*_minimum(K_I, T)
+                + L_att2*T*d_v*h*i_causal*i_dsa
+                - L_att2*T*d_v*h*i_causal
+                - 2*L_att2*T*d_v*h*i_dsa*_minimum(K_I, T)
+                - L_att2*T*d_v2*h2*i_causal*i_dsa
+                + L_att2*T*d_v2*h2*i_causal
+                + 2*L_att2*T*d_v2*h2*i_dsa*_minimum(K_I, T)
+                + L_att2*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
+                - L_att2*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)
+                + L_att2*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)**2
+                - L_att2*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)
+                - L_att2*d_qk2*h2*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
+                + L_att2*d_qk2*h2*i_causal*i_dsa*i_rel*_minimum(K_I, T)
+                - L_att2*d_qk2*h2*i_causal*i_dsa*_minimum(K_I, T)**2
+                + L_att2*d_qk2*h2*i_causal*i_dsa*_minimum(K_I, T)
+                + L_att2*d_v*h*i_causal*i_dsa*_minimum(K_I, T)**2
+                - L_att2*d_v*h*i_causal*i_dsa*_minimum(K_I, T)
+                - L_att2*d_v2*h2*i_causal*i_dsa*_minimum(K_I, T)**2
+                + L_att2*d_v2*h2*i_causal*i_dsa*_minimum(K_I, T)
                 - L_chk*T**2*d_qk*h*i_causal*i_dsa*i_rel
                 - L_chk*T**2*d_qk*h*i_causal*i_dsa
                 + 2*L_chk*T**2*d_qk*h*i_dsa*i_rel
@@ -3123,6 +3395,78 @@ def finetune_flops(s):
                 - L_chk*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)
                 + L_chk*d_v*h*i_causal*i_dsa*_minimum(K_I, T)**2
                 - L_chk*d_v*h*i_causal*i_dsa*_minimum(K_I, T)
+                + L_chk2*T**2*d_qk*h*i_causal*i_dsa*i_rel
+                + L_chk2*T**2*d_qk*h*i_causal*i_dsa
+                - 2*L_chk2*T**2*d_qk*h*i_dsa*i_rel
+                - 2*L_chk2*T**2*d_qk*h*i_dsa
+                - L_chk2*T**2*d_qk2*h2*i_causal*i_dsa*i_rel
+                - L_chk2*T**2*d_qk2*h2*i_causal*i_dsa
+                + 2*L_chk2*T**2*d_qk2*h2*i_dsa*i_rel
+                + 2*L_chk2*T**2*d_qk2*h2*i_dsa
+                + L_chk2*T**2*d_v*h*i_causal*i_dsa
+                - 2*L_chk2*T**2*d_v*h*i_dsa
+                - L_chk2*T**2*d_v2*h2*i_causal*i_dsa
+                + 2*L_chk2*T**2*d_v2*h2*i_dsa
+                - 2*L_chk2*T*c*d_qk*h*i_causal*i_rel*_floordiv(T, c)
+                - 2*L_chk2*T*c*d_qk*h*i_causal*_floordiv(T, c)
+                + 4*L_chk2*T*c*d_qk*h*i_rel*_floordiv(T, c)
+                + 4*L_chk2*T*c*d_qk*h*_floordiv(T, c)
+                + 2*L_chk2*T*c*d_qk2*h2*i_causal*i_rel*_floordiv(T, c)
+                + 2*L_chk2*T*c*d_qk2*h2*i_causal*_floordiv(T, c)
+                - 4*L_chk2*T*c*d_qk2*h2*i_rel*_floordiv(T, c)
+                - 4*L_chk2*T*c*d_qk2*h2*_floordiv(T, c)
+                - 2*L_chk2*T*c*d_v*h*i_causal*_floordiv(T, c)
+                + 4*L_chk2*T*c*d_v*h*_floordiv(T, c)
+                + 2*L_chk2*T*c*d_v2*h2*i_causal*_floordiv(T, c)
+                - 4*L_chk2*T*c*d_v2*h2*_floordiv(T, c)
+                - L_chk2*T*d_qk*h*i_causal*i_dsa*i_rel
+                - L_chk2*T*d_qk*h*i_causal*i_dsa
+                + 2*L_chk2*T*d_qk*h*i_dsa*i_rel*_minimum(K_I, T)
+                + 2*L_chk2*T*d_qk*h*i_dsa*_minimum(K_I, T)
+                + L_chk2*T*d_qk2*h2*i_causal*i_dsa*i_rel
+                + L_chk2*T*d_qk2*h2*i_causal*i_dsa
+                - 2*L_chk2*T*d_qk2*h2*i_dsa*i_rel*_minimum(K_I, T)
+                - 2*L_chk2*T*d_qk2*h2*i_dsa*_minimum(K_I, T)
+                - L_chk2*T*d_v*h*i_causal*i_dsa
+                + 2*L_chk2*T*d_v*h*i_dsa*_minimum(K_I, T)
+                + L_chk2*T*d_v2*h2*i_causal*i_dsa
+                - 2*L_chk2*T*d_v2*h2*i_dsa*_minimum(K_I, T)
+                + L_chk2*c**2*d_qk*h*i_causal*i_rel*_floordiv(T, c)**2
+                + L_chk2*c**2*d_qk*h*i_causal*i_rel*_floordiv(T, c)
+                + L_chk2*c**2*d_qk*h*i_causal*_floordiv(T, c)**2
+                + L_chk2*c**2*d_qk*h*i_causal*_floordiv(T, c)
+                - 2*L_chk2*c**2*d_qk*h*i_rel*_floordiv(T, c)**2
+                - 2*L_chk2*c**2*d_qk*h*i_rel*_floordiv(T, c)
+                - 2*L_chk2*c**2*d_qk*h*_floordiv(T, c)**2
+                - 2*L_chk2*c**2*d_qk*h*_floordiv(T, c)
+                - L_chk2*c**2*d_qk2*h2*i_causal*i_rel*_floordiv(T, c)**2
+                - L_chk2*c**2*d_qk2*h2*i_causal*i_rel*_floordiv(T, c)
+                - L_chk2*c**2*d_qk2*h2*i_causal*_floordiv(T, c)**2
+                - L_chk2*c**2*d_qk2*h2*i_causal*_floordiv(T, c)
+                + 2*L_chk2*c**2*d_qk2*h2*i_rel*_floordiv(T, c)**2
+                + 2*L_chk2*c**2*d_qk2*h2*i_rel*_floordiv(T, c)
+                + 2*L_chk2*c**2*d_qk2*h2*_floordiv(T, c)**2
+                + 2*L_chk2*c**2*d_qk2*h2*_floordiv(T, c)
+                + L_chk2*c**2*d_v*h*i_causal*_floordiv(T, c)**2
+                + L_chk2*c**2*d_v*h*i_causal*_floordiv(T, c)
+                - 2*L_chk2*c**2*d_v*h*_floordiv(T, c)**2
+                - 2*L_chk2*c**2*d_v*h*_floordiv(T, c)
+                - L_chk2*c**2*d_v2*h2*i_causal*_floordiv(T, c)**2
+                - L_chk2*c**2*d_v2*h2*i_causal*_floordiv(T, c)
+                + 2*L_chk2*c**2*d_v2*h2*_floordiv(T, c)**2
+                + 2*L_chk2*c**2*d_v2*h2*_floordiv(T, c)
+                - L_chk2*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
+                + L_chk2*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)
+                - L_chk2*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)**2
+                + L_chk2*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)
+                + L_chk2*d_qk2*h2*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
+                - L_chk2*d_qk2*h2*i_causal*i_dsa*i_rel*_minimum(K_I, T)
+                + L_chk2*d_qk2*h2*i_causal*i_dsa*_minimum(K_I, T)**2
+                - L_chk2*d_qk2*h2*i_causal*i_dsa*_minimum(K_I, T)
+                - L_chk2*d_v*h*i_causal*i_dsa*_minimum(K_I, T)**2
+                + L_chk2*d_v*h*i_causal*i_dsa*_minimum(K_I, T)
+                + L_chk2*d_v2*h2*i_causal*i_dsa*_minimum(K_I, T)**2
+                - L_chk2*d_v2*h2*i_causal*i_dsa*_minimum(K_I, T)
                 - L_idx*T**2*d_I*h_I*i_causal
                 + 2*L_idx*T**2*d_I*h_I
                 - L_idx*T**2*h_I*i_causal
@@ -3165,16 +3509,88 @@ def finetune_flops(s):
                 - L_loc*d_v*h*i_causal*i_dsa*_minimum(K_I, T)
                 - L_loc*d_v*h*i_causal*_minimum(T, w)**2
                 + L_loc*d_v*h*i_causal*_minimum(T, w)
+                + L_loc2*T**2*d_qk*h*i_causal*i_dsa*i_rel
+                + L_loc2*T**2*d_qk*h*i_causal*i_dsa
+                - L_loc2*T**2*d_qk*h*i_causal*i_rel
+                - L_loc2*T**2*d_qk*h*i_causal
+                - 2*L_loc2*T**2*d_qk*h*i_dsa*i_rel
+                - 2*L_loc2*T**2*d_qk*h*i_dsa
+                + 2*L_loc2*T**2*d_qk*h*i_rel
+                + 2*L_loc2*T**2*d_qk*h
+                - L_loc2*T**2*d_qk2*h2*i_causal*i_dsa*i_rel
+                - L_loc2*T**2*d_qk2*h2*i_causal*i_dsa
+                + L_loc2*T**2*d_qk2*h2*i_causal*i_rel
+                + L_loc2*T**2*d_qk2*h2*i_causal
+                + 2*L_loc2*T**2*d_qk2*h2*i_dsa*i_rel
+                + 2*L_loc2*T**2*d_qk2*h2*i_dsa
+                - 2*L_loc2*T**2*d_qk2*h2*i_rel
+                - 2*L_loc2*T**2*d_qk2*h2
+                + L_loc2*T**2*d_v*h*i_causal*i_dsa
+                - L_loc2*T**2*d_v*h*i_causal
+                - 2*L_loc2*T**2*d_v*h*i_dsa
+                + 2*L_loc2*T**2*d_v*h
+                - L_loc2*T**2*d_v2*h2*i_causal*i_dsa
+                + L_loc2*T**2*d_v2*h2*i_causal
+                + 2*L_loc2*T**2*d_v2*h2*i_dsa
+                - 2*L_loc2*T**2*d_v2*h2
+                - L_loc2*T*d_qk*h*i_causal*i_dsa*i_rel
+                - L_loc2*T*d_qk*h*i_causal*i_dsa
+                + L_loc2*T*d_qk*h*i_causal*i_rel
+                + L_loc2*T*d_qk*h*i_causal
+                + 2*L_loc2*T*d_qk*h*i_dsa*i_rel*_minimum(K_I, T)
+                + 2*L_loc2*T*d_qk*h*i_dsa*_minimum(K_I, T)
+                - 2*L_loc2*T*d_qk*h*i_rel*_minimum(T, w)
+                - 2*L_loc2*T*d_qk*h*_minimum(T, w)
+                + L_loc2*T*d_qk2*h2*i_causal*i_dsa*i_rel
+                + L_loc2*T*d_qk2*h2*i_causal*i_dsa
+                - L_loc2*T*d_qk2*h2*i_causal*i_rel
+                - L_loc2*T*d_qk2*h2*i_causal
+                - 2*L_loc2*T*d_qk2*h2*i_dsa*i_rel*_minimum(K_I, T)
+                - 2*L_loc2*T*d_qk2*h2*i_dsa*_minimum(K_I, T)
+                + 2*L_loc2*T*d_qk2*h2*i_rel*_minimum(T, w)
+                + 2*L_loc2*T*d_qk2*h2*_minimum(T, w)
+                - L_loc2*T*d_v*h*i_causal*i_dsa
+                + L_loc2*T*d_v*h*i_causal
+                + 2*L_loc2*T*d_v*h*i_dsa*_minimum(K_I, T)
+                - 2*L_loc2*T*d_v*h*_minimum(T, w)
+                + L_loc2*T*d_v2*h2*i_causal*i_dsa
+                - L_loc2*T*d_v2*h2*i_causal
+                - 2*L_loc2*T*d_v2*h2*i_dsa*_minimum(K_I, T)
+                + 2*L_loc2*T*d_v2*h2*_minimum(T, w)
+                - L_loc2*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
+                + L_loc2*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)
+                - L_loc2*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)**2
+                + L_loc2*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)
+                + L_loc2*d_qk*h*i_causal*i_rel*_minimum(T, w)**2
+                - L_loc2*d_qk*h*i_causal*i_rel*_minimum(T, w)
+                + L_loc2*d_qk*h*i_causal*_minimum(T, w)**2
+                - L_loc2*d_qk*h*i_causal*_minimum(T, w)
+                + L_loc2*d_qk2*h2*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
+                - L_loc2*d_qk2*h2*i_causal*i_dsa*i_rel*_minimum(K_I, T)
+                + L_loc2*d_qk2*h2*i_causal*i_dsa*_minimum(K_I, T)**2
+                - L_loc2*d_qk2*h2*i_causal*i_dsa*_minimum(K_I, T)
+                - L_loc2*d_qk2*h2*i_causal*i_rel*_minimum(T, w)**2
+                + L_loc2*d_qk2*h2*i_causal*i_rel*_minimum(T, w)
+                - L_loc2*d_qk2*h2*i_causal*_minimum(T, w)**2
+                + L_loc2*d_qk2*h2*i_causal*_minimum(T, w)
+                - L_loc2*d_v*h*i_causal*i_dsa*_minimum(K_I, T)**2
+                + L_loc2*d_v*h*i_causal*i_dsa*_minimum(K_I, T)
+                + L_loc2*d_v*h*i_causal*_minimum(T, w)**2
+                - L_loc2*d_v*h*i_causal*_minimum(T, w)
+                + L_loc2*d_v2*h2*i_causal*i_dsa*_minimum(K_I, T)**2
+                - L_loc2*d_v2*h2*i_causal*i_dsa*_minimum(K_I, T)
+                - L_loc2*d_v2*h2*i_causal*_minimum(T, w)**2
+                + L_loc2*d_v2*h2*i_causal*_minimum(T, w)
             )/(d_qk*h*i_rel + d_qk*h + d_v*h)
-            + 3*h*(
-                L_chk*(
+            + 3*h*(d_qk*i_rel + d_qk + d_v)*(
+                (L_chk - L_chk2)*(
                     i_causal*(
                         c*(c + 1)*_floordiv(T, c)
                         + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)
                     )
                     + (2 - 2*i_causal)*(c**2*_floordiv(T, c) + (T - c*_floordiv(T, c))**2)
                 )
-                + L_loc*(
+                + (L_loc - L_loc2)*(
                     2*T*(1 - i_causal)*_minimum(T, w)
                     + i_causal*(
                         (2*T - 2*_minimum(T, w))*_minimum(T, w)
@@ -3190,8 +3606,34 @@ def finetune_flops(s):
                         )
                     )
                     + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
-                )*(L_att - L_chk - L_loc)
-            )*(d_qk*i_rel + d_qk + d_v)
+                )*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+            )
+            + 3*h2*(
+                L_chk2*(
+                    i_causal*(
+                        c*(c + 1)*_floordiv(T, c)
+                        + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)
+                    )
+                    + (2 - 2*i_causal)*(c**2*_floordiv(T, c) + (T - c*_floordiv(T, c))**2)
+                )
+                + L_loc2*(
+                    2*T*(1 - i_causal)*_minimum(T, w)
+                    + i_causal*(
+                        (2*T - 2*_minimum(T, w))*_minimum(T, w)
+                        + (_minimum(T, w) + 1)*_minimum(T, w)
+                    )
+                )
+                + (
+                    i_dsa*(
+                        2*T*(1 - i_causal)*_minimum(K_I, T)
+                        + i_causal*(
+                            (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
+                            + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
+                        )
+                    )
+                    + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+                )*(L_att2 - L_chk2 - L_loc2)
+            )*(d_qk2*i_rel + d_qk2 + d_v2)
         ),
     }
 
@@ -4019,6 +4461,7 @@ def precision(s):
     H_s = s['H_s']
     H_v = s['H_v']
     L_att = s['L_att']
+    L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
@@ -4037,12 +4480,16 @@ def precision(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     h = s['h']
+    h2 = s['h2']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -4059,43 +4506,59 @@ def precision(s):
     _t0 = 2*V
     _t1 = 2*d_in
     _t2 = L_ssm*_t1
-    _t3 = 2*L_att
+    _t3 = 2*L_att2
     _t4 = _t3*d
-    _t5 = 2*H_v
-    _t6 = _t5*d_lv
-    _t7 = _t4*h
-    _t8 = d*(i_glu + 2)
-    _t9 = 2*L_moe
-    _t10 = _t2*(1 - i_m2)
-    _t11 = 2*N_s
-    _t12 = 2*d
-    _t13 = d_qk + d_v
-    _t14 = d*(1 - i_mla)
-    _t15 = d_qk*h
-    _t16 = (
-        E_a*_t4*i_moa
-        + 2*L_dense*_t8*d_ff
-        + L_dn*_t12*(2*H_k*d_lk + _t5 + _t6)
-        + L_dn*_t6*d
+    _t5 = E_a*i_moa
+    _t6 = 2*H_v
+    _t7 = _t6*d_lv
+    _t8 = _t4*h2
+    _t9 = d*(i_glu + 2)
+    _t10 = 2*L_moe
+    _t11 = 2*L_att - 2*L_att2
+    _t12 = _t11*d
+    _t13 = _t2*(1 - i_m2)
+    _t14 = _t12*h
+    _t15 = 2*N_s
+    _t16 = 1 - i_gh
+    _t17 = 2*d
+    _t18 = d_qk2 + d_v2
+    _t19 = d*(1 - i_mla)
+    _t20 = d*(d_rope + r_kv)
+    _t21 = -d_rope
+    _t22 = d_qk2*h2
+    _t23 = d*(1 - i_qlora)
+    _t24 = d*r_q
+    _t25 = d_qk + d_v
+    _t26 = d_qk*h
+    _t27 = (
+        2*L_dense*_t9*d_ff
+        + L_dn*_t17*(2*H_k*d_lk + _t6 + _t7)
+        + L_dn*_t7*d
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
         + 8*L_sc*d**2
-        + L_ssm*_t12*(_t1 + i_m2*(G_s*_t11 + H_s))
-        + R_dt*_t10
+        + L_ssm*_t17*(_t1 + i_m2*(G_s*_t15 + H_s))
+        + R_dt*_t13
         - _t0*d
         + _t0*d_emb
-        + _t10*(R_dt + _t11)
+        + _t10*_t9*d_e*k
+        + _t10*(E_s*_t9*d_s + d*i_shared_gate)
+        + _t11*(_t19*_t26 + i_mla*(_t23*_t26 + i_qlora*(_t24 + _t26*r_q)))
+        + _t11*(_t19*_t25*h_kv + i_mla*(_t20 + h*r_kv*(_t21 + _t25)))
+        + _t12*_t5
+        + _t13*(R_dt + _t15)
+        + _t14*d_v
+        + _t14*i_gate*(_t16*d_v + i_gh)
         + _t2*d
-        + _t3*(_t14*_t15 + i_mla*(_t15*d*(1 - i_qlora) + i_qlora*(_t15*r_q + d*r_q)))
-        + _t3*(_t13*_t14*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t13 - d_rope)))
-        + _t7*d_v
-        + _t7*i_gate*(d_v*(1 - i_gh) + i_gh)
-        + _t8*_t9*d_e*k
-        + _t9*(E_s*_t8*d_s + d*i_shared_gate)
+        + _t3*(_t19*_t22 + i_mla*(_t22*_t23 + i_qlora*(_t22*r_q + _t24)))
+        + _t3*(_t18*_t19*h_kv2 + i_mla*(_t20 + h2*r_kv*(_t18 + _t21)))
+        + _t4*_t5
+        + _t8*d_v2
+        + _t8*i_gate*(_t16*d_v2 + i_gh)
         + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t16,
-        'low_precision_train': _t16*(3 - i_frozen),
+        'low_precision_forward': _t27,
+        'low_precision_train': _t27*(3 - i_frozen),
     }
 
 
@@ -4199,10 +4662,13 @@ def inference(s):
     H_v = s['H_v']
     K = s['K']
     L_att = s['L_att']
+    L_att2 = s['L_att2']
     L_chk = s['L_chk']
+    L_chk2 = s['L_chk2']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
     L_loc = s['L_loc']
+    L_loc2 = s['L_loc2']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     M_gib = s['M_gib']
@@ -4219,10 +4685,14 @@ def inference(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     h_g = s['h_g']
+    h_g2 = s['h_g2']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     k = s['k']
@@ -4239,15 +4709,22 @@ def inference(s):
     return {
         'weights': N*q_w,
         'kv_cache_per_token': q_kv*(
-            L_att*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)) + L_idx*d_I
+            L_att2*h_kv2*(d_qk2 + d_v2)
+            + L_idx*d_I
+            + (L_att - L_att2)*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))
         ),
         'kv_cache': b*q_kv*(
             K*h_g*(
                 L_idx*T*d_I
                 + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                    L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                    T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                    + (L_chk - L_chk2)*_minimum(T, c)
+                    + (L_loc - L_loc2)*_minimum(T, w)
                 )
             )/(h_kv*(1 - i_mla) + i_mla)
+            + K*h_g2*(d_qk2 + d_v2)*(
+                L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
+            )
             + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
             + L_sc*d*(k_sc - 1)
             + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
@@ -4263,9 +4740,14 @@ def inference(s):
                 K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                        T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                        + (L_chk - L_chk2)*_minimum(T, c)
+                        + (L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
+                + K*h_g2*(d_qk2 + d_v2)*(
+                    L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
+                )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
@@ -4277,9 +4759,14 @@ def inference(s):
                 K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                        T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                        + (L_chk - L_chk2)*_minimum(T, c)
+                        + (L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
+                + K*h_g2*(d_qk2 + d_v2)*(
+                    L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
+                )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
@@ -4293,9 +4780,14 @@ def inference(s):
                 K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                        T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                        + (L_chk - L_chk2)*_minimum(T, c)
+                        + (L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
+                + K*h_g2*(d_qk2 + d_v2)*(
+                    L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
+                )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
@@ -4309,9 +4801,16 @@ def inference(s):
                     K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                            L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                            T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                            + (L_chk - L_chk2)*_minimum(T, c)
+                            + (L_loc - L_loc2)*_minimum(T, w)
                         )
                     )/(h_kv*(1 - i_mla) + i_mla)
+                    + K*h_g2*(d_qk2 + d_v2)*(
+                        L_chk2*_minimum(T, c)
+                        + L_loc2*_minimum(T, w)
+                        + T*(L_att2 - L_chk2 - L_loc2)
+                    )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
@@ -4325,9 +4824,14 @@ def inference(s):
                 K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                        T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                        + (L_chk - L_chk2)*_minimum(T, c)
+                        + (L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
+                + K*h_g2*(d_qk2 + d_v2)*(
+                    L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
+                )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
@@ -4344,9 +4848,16 @@ def inference(s):
                     K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                            L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                            T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                            + (L_chk - L_chk2)*_minimum(T, c)
+                            + (L_loc - L_loc2)*_minimum(T, w)
                         )
                     )/(h_kv*(1 - i_mla) + i_mla)
+                    + K*h_g2*(d_qk2 + d_v2)*(
+                        L_chk2*_minimum(T, c)
+                        + L_loc2*_minimum(T, w)
+                        + T*(L_att2 - L_chk2 - L_loc2)
+                    )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
@@ -4361,9 +4872,16 @@ def inference(s):
                     K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                            L_chk*_minimum(T, c) + L_loc*_minimum(T, w) + T*(L_att - L_chk - L_loc)
+                            T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                            + (L_chk - L_chk2)*_minimum(T, c)
+                            + (L_loc - L_loc2)*_minimum(T, w)
                         )
                     )/(h_kv*(1 - i_mla) + i_mla)
+                    + K*h_g2*(d_qk2 + d_v2)*(
+                        L_chk2*_minimum(T, c)
+                        + L_loc2*_minimum(T, w)
+                        + T*(L_att2 - L_chk2 - L_loc2)
+                    )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))

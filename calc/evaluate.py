@@ -73,6 +73,18 @@ def _indexer_values(spec: ModelSpec) -> dict[str, int]:
     }
 
 
+def kind_shape_values(spec: ModelSpec) -> dict[str, int]:
+    """The L'_att layers of the kind with head shapes of its own (attention.kind_shapes), of
+    them L'_loc local and L'_chk chunked, and their shapes h', h'_kv, d'_qk, d'_v: the
+    model's own shapes, over no layer, without one."""
+    kind = spec.shaped_kind
+    h2, kv2, d_qk2, d_v2 = spec.heads_of(kind or "")
+    layers = spec.attention_kinds.count(kind) if kind else 0
+    return {"L_att2": layers, "L_loc2": layers * (kind == "local"),
+            "L_chk2": layers * (kind == "chunked"),
+            "h2": h2, "h_kv2": kv2, "d_qk2": d_qk2, "d_v2": d_v2}
+
+
 @per_instance
 def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
     """The value of every architecture symbol (calc.symbols) for `spec`: computed once per spec
@@ -86,7 +98,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "d_qk": spec.head_dim_qk, "d_v": spec.head_dim_v, "d_ff": ffn.d_ff if ffn else 0,
         "n_act": ffn.activation_params if ffn else 0,
         "P": spec.position_table, "n_norm": spec.norms_per_layer,
-        **layer_count_values(spec),
+        **layer_count_values(spec), **kind_shape_values(spec),
         "w": att.sliding_window or 1, "c": att.chunk_size or 1,
         "E": moe.n_experts if moe else 0, "k": moe.top_k if moe else 0,
         "d_e": moe.d_expert if moe else 0,

@@ -64,6 +64,17 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("L_dn", "L_{dn}", "layers with a gated DeltaNet mixer", "size"),
     SymbolInfo("L_sc", "L_{sc}", "layers with a short-convolution mixer", "size"),
     SymbolInfo("c", "c", "chunked attention: tokens per chunk", "size"),
+    # the attention layers of one kind with head shapes of their own (attention.kind_shapes);
+    # without them h' = h, h'_kv = h_kv, d'_qk = d_qk, d'_v = d_v and L'_att = 0
+    SymbolInfo("L_att2", "L'_{att}", "attention layers of the kind with head shapes of its "
+               "own (of the L_att)", "size"),
+    SymbolInfo("L_loc2", "L'_{loc}", "of those, local (sliding-window) layers (of the L_loc)",
+               "size"),
+    SymbolInfo("L_chk2", "L'_{chk}", "of those, chunked layers (of the L_chk)", "size"),
+    SymbolInfo("h2", "h'", "query heads of the L'_att layers", "size"),
+    SymbolInfo("h_kv2", "h'_{kv}", "key/value heads of the L'_att layers", "size"),
+    SymbolInfo("d_qk2", "d'_{qk}", "query/key width per head of the L'_att layers", "size"),
+    SymbolInfo("d_v2", "d'_{v}", "value width per head of the L'_att layers", "size"),
     SymbolInfo("d_emb", "d_{emb}", "width of the token embedding and LM head (d unless "
                "projected)", "size"),
     SymbolInfo("d_in", "d_{in}", "Mamba: channels of the scan (expand × d)", "size"),
@@ -299,6 +310,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("u_bw", "u_{bw}", "memory-bandwidth utilisation", "inference"),
     SymbolInfo("h_g", "h_{g}", "key/value heads one GPU caches: ⌈h_kv/K⌉ (1, replicated, when "
                "K > h_kv; MLA's one latent on every GPU)", "inference"),
+    SymbolInfo("h_g2", "h'_{g}", "key/value heads of the L'_att layers one GPU caches: "
+               "⌈h'_kv/K⌉", "inference"),
     SymbolInfo("F_p", "F_{p}", "forward FLOPs per prompt token at context T (prefill)",
                "inference"),
     SymbolInfo("F_d", "F_{d}", "forward FLOPs of one generated token at context T (decode)",
@@ -347,6 +360,8 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
                          "i_dtn", "g_norm", "b_ssm", "b_cs", "b_sc"))
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
+L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2 = (SYMBOLS[n] for n in (
+    "L_att2", "L_loc2", "L_chk2", "h2", "h_kv2", "d_qk2", "d_v2"))
 T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R", "u", "K"))
 (N, N_emb, N_head, N_e, b, n_tp, n_pp, n_dp, i_z1, i_z2, i_z3, i_pp1, q_w, q_g, q_gc, q_m, q_o,
  q_a, q_kv, i_drop, i_sp, i_scores, i_full, M_gib) = (SYMBOLS[n] for n in (
@@ -375,6 +390,6 @@ L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
 B_bk, u_g, P_pf, q_rg = (SYMBOLS[n] for n in ("B_bk", "u_g", "P_pf", "q_rg"))
 L_s_att, L_s_dense, L_s_ssm, L_s_dn, L_s_sc = (SYMBOLS[n] for n in (
     "L_s_att", "L_s_dense", "L_s_ssm", "L_s_dn", "L_s_sc"))
-BW, u_bw, F_p, F_d, h_g = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d", "h_g"))
+BW, u_bw, F_p, F_d, h_g, h_g2 = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d", "h_g", "h_g2"))
 C, rho, E_irr, A_fit, B_fit, alpha, beta, r, t_days = (SYMBOLS[n] for n in (
     "C", "rho", "E_irr", "A_fit", "B_fit", "alpha", "beta", "r", "t_days"))

@@ -35,11 +35,14 @@ from calc.symbols import (
     K_I,
     E_s,
     L_att,
+    L_att2,
     L_chk,
+    L_chk2,
     L_dense,
     L_dn,
     L_idx,
     L_loc,
+    L_loc2,
     L_moe,
     L_sc,
     L_ssm,
@@ -104,30 +107,40 @@ CHUNKED_KEYS_PER_SEQUENCE = (
 
 # QKᵀ and A·V for one whole sequence, all layers: h heads × (2·d_qk + 2·d_v) per pair, i.e.
 # h·(d_qk + d_v) per doubled pair, + h·d_qk for relative position scores. Divided by T it is
-# the per-token cost.
+# the per-token cost. The L'_att layers of the kind with head shapes of their own (L'_loc of
+# them local, L'_chk chunked) score with theirs (h', d'_qk, d'_v).
 PAIR = h * (d_qk + d_v + i_rel * d_qk)
+PAIR2 = params.of_kind(PAIR)
 L_GLOBAL = L_att - L_loc - L_chk  # global attention layers (with or without positions)
+L_GLOBAL2 = L_att2 - L_loc2 - L_chk2  # of them, those with the other head shapes
 # DSA: a global layer's query attends to min(K_I, keys it sees), as a window of K_I would
 # (query i sees min(i, K_I) under causal); the indexer scores all keys it sees, h_I·(d_I + 1)
 # per doubled pair (q·k over d_I, then the head weights' sum over h_I).
 GLOBAL_KEYS = (i_dsa * _keys_per_sequence(sympy.Min(T, K_I))
                + (1 - i_dsa) * _keys_per_sequence(T))
 INDEXER_PAIR = h_I * (d_I + 1)
+LOCAL_KEYS = _keys_per_sequence(sympy.Min(T, w))
 ATTENTION_SCORES_PER_SEQUENCE = PAIR * (
-    L_GLOBAL * GLOBAL_KEYS + L_loc * _keys_per_sequence(sympy.Min(T, w))
-    + L_chk * CHUNKED_KEYS_PER_SEQUENCE
+    (L_GLOBAL - L_GLOBAL2) * GLOBAL_KEYS + (L_loc - L_loc2) * LOCAL_KEYS
+    + (L_chk - L_chk2) * CHUNKED_KEYS_PER_SEQUENCE
+) + PAIR2 * (
+    L_GLOBAL2 * GLOBAL_KEYS + L_loc2 * LOCAL_KEYS + L_chk2 * CHUNKED_KEYS_PER_SEQUENCE
 ) + L_idx * INDEXER_PAIR * _keys_per_sequence(T)
 # A generated token at context T (itself included) sees T keys, min(T, w) in local layers, and
 # in chunked ones the T − c·⌊(T − 1)/c⌋ keys of its own chunk so far.
+GLOBAL_SEEN = i_dsa * sympy.Min(T, K_I) + (1 - i_dsa) * T
+CHUNK_SEEN = T - c * sympy.floor((T - 1) / c)
 INFERENCE_ATTENTION_PER_TOKEN = FMA * PAIR * (
-    L_GLOBAL * (i_dsa * sympy.Min(T, K_I) + (1 - i_dsa) * T) + L_loc * sympy.Min(T, w)
-    + L_chk * (T - c * sympy.floor((T - 1) / c))
+    (L_GLOBAL - L_GLOBAL2) * GLOBAL_SEEN + (L_loc - L_loc2) * sympy.Min(T, w)
+    + (L_chk - L_chk2) * CHUNK_SEEN
+) + FMA * PAIR2 * (
+    L_GLOBAL2 * GLOBAL_SEEN + L_loc2 * sympy.Min(T, w) + L_chk2 * CHUNK_SEEN
 ) + FMA * L_idx * INDEXER_PAIR * T
 
 # Forward FLOPs per token by component (the attention scores per sequence, see above); the
 # convolutions and scans of the other mixers are not matrix products (calc.formulas.mixers).
 FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
-    **{key: FMA * L_att * expr for key, expr in MATMUL_PER_LAYER.items()},
+    **{key: FMA * params.over_attention_layers(expr) for key, expr in MATMUL_PER_LAYER.items()},
     **{key: FMA * L_idx * expr for key, expr in params.INDEXER_WEIGHTS.items()},
     **{key: FMA * L_ssm * expr for key, expr in mixers.MAMBA_WEIGHTS.items()},
     "mamba/conv": L_ssm * mixers.MAMBA_CONV,

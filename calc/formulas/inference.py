@@ -22,7 +22,8 @@ uniformly (derived here); at b = 1 that is k, the active parameters. K GPUs spli
 cache, FLOPs and bytes evenly (ideal tensor parallelism: no communication time), except that a
 key/value head cannot be split: each GPU caches h_g = ⌈h_kv/K⌉ heads, so with K > h_kv every
 head is replicated K/h_kv times (vLLM's QKVParallelLinear, num_kv_head_replicas), and MLA's one
-latent, which every head reads, is on every GPU.
+latent, which every head reads, is on every GPU. The L'_att layers of the kind with head shapes
+of their own (attention.kind_shapes) cache h'_kv heads of theirs, h'_g of them on one GPU.
 """
 
 from __future__ import annotations
@@ -40,10 +41,13 @@ from calc.symbols import (
     H_v,
     K,
     L_att,
+    L_att2,
     L_chk,
+    L_chk2,
     L_dn,
     L_idx,
     L_loc,
+    L_loc2,
     L_sc,
     L_ssm,
     M_gib,
@@ -60,10 +64,14 @@ from calc.symbols import (
     d_lk,
     d_lv,
     d_qk,
+    d_qk2,
     d_rope,
     d_v,
+    d_v2,
     h_g,
+    h_g2,
     h_kv,
+    h_kv2,
     i_mla,
     k,
     k_dn,
@@ -79,11 +87,20 @@ from calc.symbols import (
 
 GB = GIGA  # datasheets print bandwidth in decimal GB/s
 
-# Elements one token leaves in the cache of one layer.
+# Elements one token leaves in the cache of one layer (of the L'_att layers: KV_WIDTH2).
 KV_WIDTH = (1 - i_mla) * h_kv * (d_qk + d_v) + i_mla * (r_kv + d_rope)
-# Token-layers one sequence at context T keeps: all T in global attention layers, at most w in
-# local ones and at most c in chunked ones (Llama 4 keeps one chunk).
-KV_TOKEN_LAYERS = (L_att - L_loc - L_chk) * T + L_loc * sympy.Min(T, w) + L_chk * sympy.Min(T, c)
+KV_WIDTH2 = h_kv2 * (d_qk2 + d_v2)  # MLA has one shape (calc.spec.attention)
+
+
+def _token_layers(att: sympy.Expr, loc: sympy.Expr, chk: sympy.Expr) -> sympy.Expr:
+    """Token-layers one sequence at context T keeps in `att` attention layers, `loc` of them
+    local and `chk` chunked: all T in global layers, at most w in local ones and at most c in
+    chunked ones (Llama 4 keeps one chunk)."""
+    return (att - loc - chk) * T + loc * sympy.Min(T, w) + chk * sympy.Min(T, c)
+
+
+KV_TOKEN_LAYERS = _token_layers(L_att - L_att2, L_loc - L_loc2, L_chk - L_chk2)
+KV_TOKEN_LAYERS2 = _token_layers(L_att2, L_loc2, L_chk2)
 # The other mixers keep a state per sequence whatever T (Mamba: D × N and the last k − 1 inputs
 # of its conv; gated DeltaNet: d_k × d_v per value head and its conv's; short conv: k − 1 inputs).
 STATE_ELEMENTS = (L_ssm * (d_in * N_s + (k_s - 1) * mixers.CONV_CHANNELS)
@@ -94,10 +111,12 @@ STATE_ELEMENTS = (L_ssm * (d_in * N_s + (k_s - 1) * mixers.CONV_CHANNELS)
 WEIGHTS = q_w * N
 # Copies of the cache over the K GPUs: K·h_g heads held where the model has h_kv (MLA: 1).
 KV_COPIES = K * h_g / ((1 - i_mla) * h_kv + i_mla)
+KV_COPIES2 = K * h_g2 / h_kv2
 # b sequences at context T, over all K GPUs (each GPU holds 1/K of it): keys and values, and
 # the recurrent states (at the same bytes each)
 INDEXER_KEYS = L_idx * d_I * T  # DSA: the indexer's keys of one sequence, all its layers
-KV_CACHE = q_kv * b * ((KV_WIDTH * KV_TOKEN_LAYERS + INDEXER_KEYS) * KV_COPIES + STATE_ELEMENTS)
+KV_CACHE = q_kv * b * ((KV_WIDTH * KV_TOKEN_LAYERS + INDEXER_KEYS) * KV_COPIES
+                       + KV_WIDTH2 * KV_TOKEN_LAYERS2 * KV_COPIES2 + STATE_ELEMENTS)
 GPU_BYTES = K * M_gib * GIB
 # Weights one decode step reads: all but the routed experts, and the experts its b tokens touch.
 WEIGHTS_READ = q_w * (N - N_e + sympy.Piecewise((N_e * (1 - (1 - k / E) ** b), E > 0),
@@ -115,7 +134,8 @@ DECODE_STEP = sympy.Max(DECODE_COMPUTE, DECODE_MEMORY, evaluate=False)
 INFERENCE: dict[str, sympy.Expr] = {
     "weights": WEIGHTS,
     # before any window caps it; DSA's indexer keys included
-    "kv_cache_per_token": q_kv * (L_att * KV_WIDTH + L_idx * d_I),
+    "kv_cache_per_token": q_kv * ((L_att - L_att2) * KV_WIDTH + L_att2 * KV_WIDTH2
+                                  + L_idx * d_I),
     "kv_cache": KV_CACHE,
     # the recurrent states among it, the same at any context
     "state_cache": q_kv * b * STATE_ELEMENTS,

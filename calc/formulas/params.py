@@ -24,6 +24,7 @@ from calc.symbols import (
     E_s,
     L,
     L_att,
+    L_att2,
     L_dense,
     L_dn,
     L_idx,
@@ -46,13 +47,17 @@ from calc.symbols import (
     d_ff,
     d_I,
     d_qk,
+    d_qk2,
     d_rope,
     d_s,
     d_v,
+    d_v2,
     g_norm,
     h,
+    h2,
     h_I,
     h_kv,
+    h_kv2,
     i_dsa,
     i_gate,
     i_gh,
@@ -217,6 +222,22 @@ ONCE: dict[str, sympy.Expr] = {
 }
 EMBEDDING_KEYS = ("embedding/token", "embedding/position")
 
+
+
+def of_kind(expr: sympy.Expr) -> sympy.Expr:
+    """`expr`, one attention layer's, for the L'_att layers of the kind with head shapes of
+    its own (attention.kind_shapes): h', h'_kv, d'_qk, d'_v in place of the model's."""
+    return expr.subs({h: h2, h_kv: h_kv2, d_qk: d_qk2, d_v: d_v2}, simultaneous=True)
+
+
+def over_attention_layers(expr: sympy.Expr, count: sympy.Expr = L_att,
+                          count2: sympy.Expr = L_att2) -> sympy.Expr:
+    """`expr`, one attention layer's, summed over `count` attention layers of which `count2`
+    have the other kind's head shapes (Laguna-XS.2: 48 query heads on its 30 sliding layers,
+    64 on its 10 full ones)."""
+    return (count - count2) * expr + count2 * of_kind(expr)
+
+
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
     (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L_ssm, mixers.MAMBA),
@@ -228,9 +249,9 @@ def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
                attention: dict[str, sympy.Expr] = ATTENTION) -> dict[str, sympy.Expr]:
     """Totals over the whole model: each part's per-layer terms × the layers that have it (the
     attention layers' `attention`), the MoE terms × L_moe, and the once-per-model terms."""
-    parts = ((L_att, attention), *PARTS[1:])
     return {
-        **{key: count * expr for count, part in parts for key, expr in part.items()},
+        **{key: over_attention_layers(expr) for key, expr in attention.items()},
+        **{key: count * expr for count, part in PARTS[1:] for key, expr in part.items()},
         **{key: L_moe * expr for key, expr in per_moe_layer.items()},
         **ONCE,
     }

@@ -114,6 +114,9 @@ def _params_report(preset: Preset) -> ParamsReport:
     layers |= dict.fromkeys(counts.per_indexer, spec.n_indexer_layers)
     per_layer = {**counts.per_layer, **counts.per_dense_ffn, **counts.per_moe_ffn,
                  **counts.per_mixer, **counts.per_indexer}
+    if spec.shaped_kind:  # a component whose layers differ by kind has no one per-layer count
+        other = count_params(spec.for_kind(spec.shaped_kind)).per_layer
+        per_layer |= {key: 0 for key, value in other.items() if per_layer[key] != value}
     published = preset.published_params
     return ParamsReport.unchecked(
         total=counts.total, embedding=counts.embedding, non_embedding=counts.non_embedding,

@@ -1,5 +1,5 @@
 """Attention's spec: heads, KV sharing, biases, QK-norm, windows and chunks, sinks, output
-gates, MLA, and DeepSeek Sparse Attention's indexer."""
+gates, MLA, DeepSeek Sparse Attention's indexer, and the head shapes of one kind of layer."""
 
 from __future__ import annotations
 
@@ -53,6 +53,20 @@ class IndexerSpec(Frozen):
                     "previous indexer layer's keys (GLM-5's indexer_types \"shared\")")
 
 
+class KindShape(Frozen):
+    """The head shapes of the attention layers of one kind where they differ from the model's
+    (Laguna-XS.2: 48 query heads on its sliding layers, 64 on its full ones; Gemma 4: a wider
+    head on its full layers; Inkling: heads of their own on its sliding layers). A field left
+    out keeps the model's value (its head width d_h, not d_model / n_heads)."""
+
+    n_heads: int | None = Field(None, ge=1, le=MAX_HEADS, description="query heads of these "
+                                                                      "layers")
+    n_kv_heads: int | None = Field(None, ge=1, le=MAX_HEADS,
+                                   description="key/value heads of these layers")
+    head_dim: int | None = Field(None, ge=1, le=MAX_WIDTH,
+                                 description="width of one head of these layers")
+
+
 class AttentionSpec(Frozen):
     """Self-attention: heads, KV sharing, biases, QK-norm, windows, or MLA."""
 
@@ -102,6 +116,12 @@ class AttentionSpec(Frozen):
     indexer: IndexerSpec | None = Field(
         None, description="DeepSeek Sparse Attention: an indexer picks the keys each query "
                           "attends to (needs attention.mla with q_lora_rank)")
+    kind_shapes: dict[AttentionKind, KindShape] = Field(
+        default_factory=dict, max_length=1,
+        description="head shapes of their own for the attention layers of one kind (global, "
+                    "local, chunked or nope), fields left out keeping the model's "
+                    "(Laguna-XS.2: {local = {n_heads = 48}}); one kind at most, as every "
+                    "released model has two shapes")
     experts: int | None = Field(
         None, ge=1, le=MAX_HEADS,
         description="mixture of attention heads (JetMoE: Shen et al. 2024 §2.2, after "
@@ -130,6 +150,8 @@ class AttentionSpec(Frozen):
             raise ValueError("attention.output_gate_per='head' needs attention.output_gate=true")
         if self.experts is not None:
             self._check_experts()
+        if self.kind_shapes:
+            self._check_kind_shapes()
         if self.indexer is not None:
             self._check_indexer()
         if self.layer_pattern is None and self.sliding_window and self.chunk_size:
@@ -156,6 +178,19 @@ class AttentionSpec(Frozen):
         if self.sliding_window or self.chunk_size or self.layer_pattern:
             raise ValueError("attention.indexer selects among all earlier keys: it is not "
                              "defined with sliding_window, chunk_size or layer_pattern")
+
+    def _check_kind_shapes(self) -> None:
+        """A kind's own shapes: MHA/GQA heads only, each KV head shared by whole query heads."""
+        for kind, shape in self.kind_shapes.items():
+            if self.mla is not None or self.experts is not None or self.indexer is not None:
+                raise ValueError(f"attention.kind_shapes.{kind} is not defined with "
+                                 f"attention.mla, attention.experts or attention.indexer")
+            heads = shape.n_heads if shape.n_heads is not None else self.n_heads
+            kv = (shape.n_kv_heads if shape.n_kv_heads is not None
+                  else self.n_kv_heads if self.n_kv_heads is not None else self.n_heads)
+            if heads % kv:
+                raise ValueError(f"attention.kind_shapes.{kind}: {kv} key/value heads must "
+                                 f"divide its {heads} query heads (give n_kv_heads)")
 
     def _check_experts(self) -> None:
         """A mixture of attention heads: each expert holds n_kv_heads query heads."""

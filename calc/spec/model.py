@@ -135,6 +135,13 @@ class ModelSpec(Frozen):
             raise ValueError("parallel_norms=2 needs parallel_block=True")
         if att.indexer is not None:
             self._check_indexer()
+        for kind in att.kind_shapes:
+            if kind not in self.attention_kinds:
+                raise ValueError(f"attention.kind_shapes.{kind}: no attention layer is {kind} "
+                                 f"(attention.layer_pattern, layers.exceptions)")
+            if self.mtp_modules:
+                raise ValueError("mtp_modules: a multi-token-prediction block's attention "
+                                 "shape is not defined with attention.kind_shapes")
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
@@ -243,6 +250,32 @@ class ModelSpec(Frozen):
         if not att.output_gate:
             return 0
         return att.n_heads * (1 if att.output_gate_per == "head" else self.head_dim_v)
+
+    @property
+    def shaped_kind(self) -> str | None:
+        """The attention kind whose layers have head shapes of their own (None: one shape)."""
+        return next(iter(self.attention.kind_shapes), None)
+
+    def heads_of(self, kind: str) -> tuple[int, int, int, int]:
+        """(query heads, key/value heads, d_qk, d_v) of the attention layers of `kind`: the
+        model's, or attention.kind_shapes' for that kind (fields left out keep the model's)."""
+        h, kv, d_qk, d_v = (self.attention.n_heads, self.n_kv_heads, self.head_dim_qk,
+                            self.head_dim_v)
+        shape = self.attention.kind_shapes.get(kind)
+        if shape is None:
+            return h, kv, d_qk, d_v
+        width = shape.head_dim if shape.head_dim is not None else d_qk
+        return (shape.n_heads if shape.n_heads is not None else h,
+                shape.n_kv_heads if shape.n_kv_heads is not None else kv, width, width)
+
+    def for_kind(self, kind: str) -> ModelSpec:
+        """This spec with one head shape: that of the attention layers of `kind` (itself when
+        the kind has no shapes of its own), for what builds or times one layer at a time."""
+        if kind not in self.attention.kind_shapes:
+            return self
+        h, kv, width, _ = self.heads_of(kind)
+        return self.updated(**{"attention.n_heads": h, "attention.n_kv_heads": kv,
+                               "attention.head_dim": width, "attention.kind_shapes": {}})
 
     @property
     def position_table(self) -> int:

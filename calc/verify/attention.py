@@ -49,6 +49,7 @@ class Attention(nn.Module):
     def __init__(self, spec: ModelSpec, kind: str, indexed: bool = True):
         super().__init__()
         tag(self, "attention/scores")
+        spec = spec.for_kind(kind)  # this kind's head shapes (attention.kind_shapes)
         att, d = spec.attention, spec.d_model
         self.h, self.h_kv = att.n_heads, spec.n_kv_heads
         self.d_qk, self.d_v = spec.head_dim_qk, spec.head_dim_v
