@@ -43,6 +43,7 @@ from calc.hf.families import (
     jamba,
     jetmoe,
     kolibri,
+    laguna,
     lara,
     lfm2,
     llama,
@@ -150,6 +151,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     ctrl.CTRL,
     cohere.COHERE2_MOE,
     lfm2.LFM3,
+    laguna.LAGUNA,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,

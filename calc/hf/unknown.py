@@ -23,12 +23,6 @@ NEEDS = {
     # verbatim config.json found), so a reader without the feature would refuse the release.
     "apertus1p5_text": "an LM head of output_vocab_size rows beside an embedding of vocab_size",
     "doge": "dynamic-mask attention (A, dt_proj) and learned residual scales",
-    # modeling_laguna.py: num_attention_heads_per_layer varies the query heads by layer
-    # (poolside/Laguna-XS.2: 48 on its sliding layers, 64 on its full ones), where the spec has
-    # one n_heads. Its g_proj (one softplus gate per head by default) is
-    # attention.output_gate_per "head", as LFM3's.
-    "laguna": "a different number of query heads on each layer "
-              "(num_attention_heads_per_layer)",
     "mllama": "cross-attention layers to the image features between the self-attention layers",
     # DeepSeek Sparse Attention itself is attention.indexer (deepseek_v32, glm_moe_dsa read);
     # these types add to it what the spec lacks. modular_axk2.py AXK2Attention: q_gate_proj
