@@ -1169,20 +1169,25 @@ def rules_train_per_token(s):
         + 6*_t61*_t62
     )
     _t64 = _t1*b_lm + _t2*(1 - i_tied) + _t2 + _t63
-    _t65 = T*_t50
-    _t66 = L_att*_t65
+    _t65 = T*_t23
+    _t66 = T*_t50
+    _t67 = 3*T
+    _t68 = 4*T
     return {
         '6N': P*_t0 + _t64,
-        'kaplan': _t63 + 6*_t66,
-        'palm': _t64 + 12*_t66,
+        'kaplan': _t45*_t66 + _t5*_t65 + _t63,
+        'palm': 12*L_att2*_t65 + 12*_t44*_t66 + _t64,
         'megatron': (
-            6*L_att*T*d_qk*h
-            + 12*L_att*d*d_qk*h*(1 + h_kv/h)
+            6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V*d
             + 6*d*(i_glu + 2)*(L_dense*d_ff + L_moe*(E_s*d_s + d_e*k))
+            + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att*(3*T*h + 8*_t49 + 4*_t65) + V*_t59 + _t59*(L_moe*(E_s*d_s + d_e*k) + _t61)
+            3*L_att2*(8*_t21 + _t23*_t68 + _t67*h2)
+            + V*_t59
+            + 3*_t44*(8*_t49 + _t50*_t68 + _t67*h)
+            + _t59*(L_moe*(E_s*d_s + d_e*k) + _t61)
         ),
     }
 
@@ -1217,6 +1222,7 @@ def memory_states(s):
     L = s['L']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
+    L_s_att2 = s['L_s_att2']
     L_w = s['L_w']
     M = s['M']
     N = s['N']
@@ -1228,9 +1234,13 @@ def memory_states(s):
     b_qkv = s['b_qkv']
     d = s['d']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     h_t = s['h_t']
+    h_t2 = s['h_t2']
     i_head = s['i_head']
     i_mla = s['i_mla']
     i_mtps = s['i_mtps']
@@ -1251,7 +1261,10 @@ def memory_states(s):
         'params_per_gpu': (
             i_head*(N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp)
             + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-            + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+            + L_w*(1 - i_mla)*(
+                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+            )/L_s
             + L_w*N_e/(L*n_ep*n_tp)
         ),
         'weights': q_w*(
@@ -1262,7 +1275,10 @@ def memory_states(s):
                     N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                + L_w*(1 - i_mla)*(
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                )/L_s
             )
         ),
         'gradients': (
@@ -1275,7 +1291,10 @@ def memory_states(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                 )
             )
             + q_gc*(
@@ -1287,7 +1306,10 @@ def memory_states(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                 )
             )
         ),
@@ -1299,7 +1321,10 @@ def memory_states(s):
                     N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                + L_w*(1 - i_mla)*(
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                )/L_s
             )
         ),
         'ema': q_ema*(
@@ -1310,7 +1335,10 @@ def memory_states(s):
                     N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                + L_w*(1 - i_mla)*(
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                )/L_s
             )
         ),
     }
@@ -1325,6 +1353,7 @@ def memory_activations(s):
     K_I = s['K_I']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
+    L_s_att2 = s['L_s_att2']
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
     L_s_sc = s['L_s_sc']
@@ -1351,12 +1380,17 @@ def memory_activations(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     h = s['h']
+    h2 = s['h2']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     h_t = s['h_t']
+    h_t2 = s['h_t2']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -1406,7 +1440,37 @@ def memory_activations(s):
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
-                    L_s_att*(
+                    L_s_att2*(
+                        d_rope*i_mla*i_rnu*q_a
+                        + d_v2*h2*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(
+                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
+                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                + 1
+                            )
+                        )/n_tp
+                        + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
+                        + h2*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_hf*(
+                            d_qk2*(h2 + h_kv2)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h2*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h2 + h_kv2)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk2 + d_v2)*(h2 - h_kv2)*_minimum(1, b + h_kv2 - 2)
+                        )/n_tp
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
+                    )
+                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + 6*L_s_sc*d*q_a/n_tp
+                    + L_s_ssm*q_a*(
+                        (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + (L_s_att - L_s_att2)*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
@@ -1430,11 +1494,6 @@ def memory_activations(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
-                    )
-                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
-                    + 6*L_s_sc*d*q_a/n_tp
-                    + L_s_ssm*q_a*(
-                        (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
                     )
                     + n_tp**(-i_sp)*(
                         L_s*(
@@ -1524,6 +1583,7 @@ def memory(s):
     L = s['L']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
+    L_s_att2 = s['L_s_att2']
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
     L_s_sc = s['L_s_sc']
@@ -1559,12 +1619,17 @@ def memory(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     h = s['h']
+    h2 = s['h2']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     h_t = s['h_t']
+    h_t2 = s['h_t2']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -1681,7 +1746,37 @@ def memory(s):
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
-                    L_s_att*(
+                    L_s_att2*(
+                        d_rope*i_mla*i_rnu*q_a
+                        + d_v2*h2*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(
+                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
+                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                + 1
+                            )
+                        )/n_tp
+                        + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
+                        + h2*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_hf*(
+                            d_qk2*(h2 + h_kv2)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h2*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h2 + h_kv2)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk2 + d_v2)*(h2 - h_kv2)*_minimum(1, b + h_kv2 - 2)
+                        )/n_tp
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
+                    )
+                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + 6*L_s_sc*d*q_a/n_tp
+                    + L_s_ssm*q_a*(
+                        (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + (L_s_att - L_s_att2)*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
@@ -1705,11 +1800,6 @@ def memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
-                    )
-                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
-                    + 6*L_s_sc*d*q_a/n_tp
-                    + L_s_ssm*q_a*(
-                        (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
                     )
                     + n_tp**(-i_sp)*(
                         L_s*(
@@ -1762,7 +1852,10 @@ def memory(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                 )
             )
             + q_g*(
@@ -1774,7 +1867,10 @@ def memory(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                 )
             )
             + q_gc*(
@@ -1786,7 +1882,10 @@ def memory(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                 )
             )
             + q_w*(
@@ -1798,7 +1897,10 @@ def memory(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                 )
             )
             + (q_m + q_o)*(
@@ -1810,7 +1912,10 @@ def memory(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                 )
             )
         ),
@@ -1826,7 +1931,10 @@ def memory(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                 )
             )
             - q_g*(
@@ -1838,7 +1946,10 @@ def memory(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                 )
             )
             - q_gc*(
@@ -1850,7 +1961,10 @@ def memory(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                 )
             )
             - q_w*(
@@ -1862,7 +1976,10 @@ def memory(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                 )
             )
             - (q_m + q_o)*(
@@ -1874,7 +1991,10 @@ def memory(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                 )
             )
         )/(
@@ -1883,7 +2003,37 @@ def memory(s):
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
-                    L_s_att*(
+                    L_s_att2*(
+                        d_rope*i_mla*i_rnu*q_a
+                        + d_v2*h2*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(
+                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
+                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                + 1
+                            )
+                        )/n_tp
+                        + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
+                        + h2*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_hf*(
+                            d_qk2*(h2 + h_kv2)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h2*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h2 + h_kv2)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk2 + d_v2)*(h2 - h_kv2)*_minimum(1, h_kv2 - 1)
+                        )/n_tp
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
+                    )
+                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + 6*L_s_sc*d*q_a/n_tp
+                    + L_s_ssm*q_a*(
+                        (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + (L_s_att - L_s_att2)*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
@@ -1907,11 +2057,6 @@ def memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, h_kv - 1)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
-                    )
-                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
-                    + 6*L_s_sc*d*q_a/n_tp
-                    + L_s_ssm*q_a*(
-                        (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
                     )
                     + n_tp**(-i_sp)*(
                         L_s*(
@@ -1965,6 +2110,7 @@ def finetune_counts(s):
     H_s = s['H_s']
     H_v = s['H_v']
     L_att = s['L_att']
+    L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
@@ -1998,12 +2144,16 @@ def finetune_counts(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     h = s['h']
+    h2 = s['h2']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
@@ -2017,107 +2167,138 @@ def finetune_counts(s):
     r_a = s['r_a']
     r_kv = s['r_kv']
     r_q = s['r_q']
-    _t0 = d_qk*h
-    _t1 = 1 - i_gh
-    _t2 = d_v*h
-    _t3 = L_att*r_a
-    _t4 = i_glu + 2
-    _t5 = L_moe*r_a
-    _t6 = L_sc*d
-    _t7 = 2*N_s
-    _t8 = 2*d_in + i_m2*(G_s*_t7 + H_s)
-    _t9 = R_dt + d_in
-    _t10 = 1 - i_m2
-    _t11 = L_ssm*_t10*r_a
-    _t12 = H_v*d_lv
-    _t13 = 2*H_k*d_lk + 2*_t12
-    _t14 = L_dn*r_a
-    _t15 = 2*H_v
-    _t16 = _t4*d
-    _t17 = E*d
-    _t18 = _t10*d_in
-    _t19 = d*i_moa
-    _t20 = _t0*d
-    _t21 = 1 - i_mla
-    _t22 = _t19*(E_a*h_kv - h)
-    _t23 = d_qk + d_v
-    _t24 = (
-        L_att*(
-            E_a*_t19
-            + _t2*d
-            + _t20*_t21
-            + _t20*i_rel
-            + _t21*_t23*d*h_kv
-            + _t22*d_qk
-            + _t22*d_v
-            + d*h*i_gate*(_t1*d_v + i_gh)
-            + i_mla*(_t20*(1 - i_qlora) + i_qlora*(_t0*r_q + d*r_q))
-            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t23 - d_rope))
+    _t0 = d_qk2*h2
+    _t1 = d_v2*h2
+    _t2 = 1 - i_gh
+    _t3 = _t2*i_gate
+    _t4 = L_att - L_att2
+    _t5 = d_qk*h
+    _t6 = d_v*h
+    _t7 = i_glu + 2
+    _t8 = L_moe*r_a
+    _t9 = L_sc*d
+    _t10 = 2*N_s
+    _t11 = 2*d_in + i_m2*(G_s*_t10 + H_s)
+    _t12 = R_dt + d_in
+    _t13 = 1 - i_m2
+    _t14 = L_ssm*_t13*r_a
+    _t15 = H_v*d_lv
+    _t16 = 2*H_k*d_lk + 2*_t15
+    _t17 = L_dn*r_a
+    _t18 = 2*H_v
+    _t19 = _t7*d
+    _t20 = E*d
+    _t21 = _t13*d_in
+    _t22 = d*i_moa
+    _t23 = E_a*_t22
+    _t24 = _t0*d
+    _t25 = 1 - i_mla
+    _t26 = _t22*(E_a*h_kv2 - h2)
+    _t27 = d_qk2 + d_v2
+    _t28 = _t25*d
+    _t29 = d*i_gate
+    _t30 = d*(d_rope + r_kv)
+    _t31 = -d_rope
+    _t32 = 1 - i_qlora
+    _t33 = d*r_q
+    _t34 = _t5*d
+    _t35 = _t22*(E_a*h_kv - h)
+    _t36 = d_qk + d_v
+    _t37 = (
+        L_att2*(
+            _t1*d
+            + _t23
+            + _t24*_t25
+            + _t24*i_rel
+            + _t26*d_qk2
+            + _t26*d_v2
+            + _t27*_t28*h_kv2
+            + _t29*h2*(_t2*d_v2 + i_gh)
+            + i_mla*(_t30 + h2*r_kv*(_t27 + _t31))
+            + i_mla*(_t24*_t32 + i_qlora*(_t0*r_q + _t33))
         )
-        + L_dense*_t16*d_ff
-        + L_dn*(_t12*d + d*(_t13 + _t15))
+        + L_dense*_t19*d_ff
+        + L_dn*(_t15*d + d*(_t16 + _t18))
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        + L_moe*(E_s*_t16*d_s + _t17*_t4*d_e + _t17 + d*i_shared_gate)
+        + L_moe*(E_s*_t19*d_s + _t20*_t7*d_e + _t20 + d*i_shared_gate)
         + 4*L_sc*d**2
-        + L_ssm*(R_dt*_t18 + _t18*(R_dt + _t7) + _t8*d + d*d_in)
+        + L_ssm*(R_dt*_t21 + _t11*d + _t21*(R_dt + _t10) + d*d_in)
+        + _t4*(
+            _t23
+            + _t28*_t36*h_kv
+            + _t28*_t5
+            + _t29*h*(_t2*d_v + i_gh)
+            + _t34*i_rel
+            + _t35*d_qk
+            + _t35*d_v
+            + _t6*d
+            + i_mla*(_t30 + h*r_kv*(_t31 + _t36))
+            + i_mla*(_t32*_t34 + i_qlora*(_t33 + _t5*r_q))
+        )
     )
     return {
-        'lora/q': _t3*a_q*(_t0 + _t1*_t2*i_gate + d),
-        'lora/k': _t3*a_k*(d + d_qk*h_kv),
-        'lora/v': _t3*a_v*(d + d_v*h_kv),
-        'lora/o': _t3*a_o*(_t2 + d),
-        'lora/g': _t3*a_g*i_gh*(d + h),
+        'lora/q': a_q*r_a*(L_att2*(_t0 + _t1*_t3 + d) + _t4*(_t3*_t6 + _t5 + d)),
+        'lora/k': a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + _t4*(d + d_qk*h_kv)),
+        'lora/v': a_v*r_a*(L_att2*(d + d_v2*h_kv2) + _t4*(d + d_v*h_kv)),
+        'lora/o': a_o*r_a*(L_att2*(_t1 + d) + _t4*(_t6 + d)),
+        'lora/g': a_g*r_a*(L_att2*i_gh*(d + h2) + _t4*i_gh*(d + h)),
         'lora/up': a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)),
         'lora/gate': a_gate*r_a*(
             L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
         ),
         'lora/down': a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)),
-        'lora/experts': E*_t4*_t5*a_experts*(d + d_e),
-        'lora/shared_expert_gate': _t5*a_shared_expert_gate*i_shared_gate*(d + 1),
-        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t8 + d) + 4*_t6),
-        'lora/x_proj': _t11*a_x_proj*(_t7 + _t9),
-        'lora/dt_proj': _t11*_t9*a_dt_proj,
-        'lora/out_proj': a_out_proj*r_a*(L_dn*(_t12 + d) + L_ssm*(d + d_in) + 2*_t6),
-        'lora/in_proj_qkvz': _t14*a_in_proj_qkvz*(_t13 + d),
-        'lora/in_proj_ba': _t14*a_in_proj_ba*(_t15 + d),
+        'lora/experts': E*_t7*_t8*a_experts*(d + d_e),
+        'lora/shared_expert_gate': _t8*a_shared_expert_gate*i_shared_gate*(d + 1),
+        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t11 + d) + 4*_t9),
+        'lora/x_proj': _t14*a_x_proj*(_t10 + _t12),
+        'lora/dt_proj': _t12*_t14*a_dt_proj,
+        'lora/out_proj': a_out_proj*r_a*(L_dn*(_t15 + d) + L_ssm*(d + d_in) + 2*_t9),
+        'lora/in_proj_qkvz': _t17*a_in_proj_qkvz*(_t16 + d),
+        'lora/in_proj_ba': _t17*a_in_proj_ba*(_t18 + d),
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
-            + L_att*a_g*i_gh*r_a*(d + h)
-            + L_att*a_k*r_a*(d + d_qk*h_kv)
-            + L_att*a_o*r_a*(d + d_v*h)
-            + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-            + L_att*a_v*r_a*(d + d_v*h_kv)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
             + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+            + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+            + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+            + a_q*r_a*(
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+            )
             + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
         ),
         'adapters_active': (
-            L_att*a_g*i_gh*r_a*(d + h)
-            + L_att*a_k*r_a*(d + d_qk*h_kv)
-            + L_att*a_o*r_a*(d + d_v*h)
-            + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-            + L_att*a_v*r_a*(d + d_v*h_kv)
-            + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+            L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
             + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+            + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+            + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+            + a_q*r_a*(
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+            )
             + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
         ),
-        'quantised': _t24,
-        'unquantised': N - _t24,
+        'quantised': _t37,
+        'unquantised': N - _t37,
     }
 
 
@@ -2131,12 +2312,14 @@ def finetune_states(s):
     H_v = s['H_v']
     L = s['L']
     L_att = s['L_att']
+    L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
     L_moe = s['L_moe']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
+    L_s_att2 = s['L_s_att2']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_w = s['L_w']
@@ -2174,13 +2357,18 @@ def finetune_states(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     h = s['h']
+    h2 = s['h2']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     h_t = s['h_t']
+    h_t2 = s['h_t2']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -2216,28 +2404,34 @@ def finetune_states(s):
                     N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                + L_w*(1 - i_mla)*(
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                + L_att*a_g*i_gh*r_a*(d + h)
-                + L_att*a_k*r_a*(d + d_qk*h_kv)
-                + L_att*a_o*r_a*(d + d_v*h)
-                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                + L_att*a_v*r_a*(d + d_v*h_kv)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
                     L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_q*r_a*(
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                )
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
             )/(L*n_tp)
         ),
         'frozen': i_frozen*(n_cp*n_dp)**(-i_z3)*(
@@ -2246,23 +2440,26 @@ def finetune_states(s):
                     N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                + L_w*(1 - i_mla)*(
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
             + L_w*(q_f - q_w)*(
                 -E*L_moe*d*d_e*(i_glu + 2)
                 + E*L_moe*d*d_e*(i_glu + 2)/n_ep
-                + L_att*(
+                + L_att2*(
                     E_a*d*i_moa
-                    + d*d_qk*h*i_rel
-                    + d*d_qk*h*(1 - i_mla)
-                    + d*d_qk*i_moa*(E_a*h_kv - h)
-                    + d*d_v*h
-                    + d*d_v*i_moa*(E_a*h_kv - h)
-                    + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                    + d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                    + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                    + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    + d*d_qk2*h2*i_rel
+                    + d*d_qk2*h2*(1 - i_mla)
+                    + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                    + d*d_v2*h2
+                    + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                    + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                    + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                    + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                    + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                 )
                 + L_dense*d*d_ff*(i_glu + 2)
                 + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
@@ -2274,6 +2471,18 @@ def finetune_states(s):
                     + d*d_in
                     + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                     + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                )
+                + (L_att - L_att2)*(
+                    E_a*d*i_moa
+                    + d*d_qk*h*i_rel
+                    + d*d_qk*h*(1 - i_mla)
+                    + d*d_qk*i_moa*(E_a*h_kv - h)
+                    + d*d_v*h
+                    + d*d_v*i_moa*(E_a*h_kv - h)
+                    + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
+                    + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                    + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                    + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                 )
             )/(L*n_tp)
         ),
@@ -2287,28 +2496,34 @@ def finetune_states(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                 )
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                + L_att*a_g*i_gh*r_a*(d + h)
-                + L_att*a_k*r_a*(d + d_qk*h_kv)
-                + L_att*a_o*r_a*(d + d_v*h)
-                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                + L_att*a_v*r_a*(d + d_v*h_kv)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
                     L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_q*r_a*(
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                )
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
             )/(L*n_tp)
         ),
         'gradients': (
@@ -2322,28 +2537,34 @@ def finetune_states(s):
                             + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
                     )
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
             + q_gc*(
@@ -2356,28 +2577,34 @@ def finetune_states(s):
                             + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
                     )
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
         ),
@@ -2391,28 +2618,34 @@ def finetune_states(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                 )
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                + L_att*a_g*i_gh*r_a*(d + h)
-                + L_att*a_k*r_a*(d + d_qk*h_kv)
-                + L_att*a_o*r_a*(d + d_v*h)
-                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                + L_att*a_v*r_a*(d + d_v*h_kv)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
                     L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_q*r_a*(
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                )
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
             )/(L*n_tp)
         ),
     }
@@ -2429,12 +2662,14 @@ def finetune_memory(s):
     K_I = s['K_I']
     L = s['L']
     L_att = s['L_att']
+    L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
     L_moe = s['L_moe']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
+    L_s_att2 = s['L_s_att2']
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
     L_s_sc = s['L_s_sc']
@@ -2481,13 +2716,18 @@ def finetune_memory(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     h = s['h']
+    h2 = s['h2']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     h_t = s['h_t']
+    h_t2 = s['h_t2']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -2549,8 +2789,7 @@ def finetune_memory(s):
     r_q = s['r_q']
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-            L_att*a_g*i_gh
-            + L_att*a_k
+            L_att*a_k
             + L_att*a_o
             + L_att*a_q
             + L_att*a_v
@@ -2561,6 +2800,7 @@ def finetune_memory(s):
             + L_ssm*a_dt_proj*(1 - i_m2)
             + L_ssm*a_x_proj*(1 - i_m2)
             + a_down*(L_dense + L_moe*_minimum(1, E_s))
+            + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
             + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
             + a_in_proj*(L_sc + L_ssm)
             + a_out_proj*(L_dn + L_sc + L_ssm)
@@ -2569,8 +2809,7 @@ def finetune_memory(s):
         'total': (
             T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L_att*a_g*i_gh
-                + L_att*a_k
+                L_att*a_k
                 + L_att*a_o
                 + L_att*a_q
                 + L_att*a_v
@@ -2581,6 +2820,7 @@ def finetune_memory(s):
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
+                + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
                 + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
                 + a_in_proj*(L_sc + L_ssm)
                 + a_out_proj*(L_dn + L_sc + L_ssm)
@@ -2589,7 +2829,37 @@ def finetune_memory(s):
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
-                    L_s_att*(
+                    L_s_att2*(
+                        d_rope*i_mla*i_rnu*q_a
+                        + d_v2*h2*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(
+                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
+                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                + 1
+                            )
+                        )/n_tp
+                        + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
+                        + h2*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_hf*(
+                            d_qk2*(h2 + h_kv2)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h2*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h2 + h_kv2)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk2 + d_v2)*(h2 - h_kv2)*_minimum(1, b + h_kv2 - 2)
+                        )/n_tp
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
+                    )
+                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + 6*L_s_sc*d*q_a/n_tp
+                    + L_s_ssm*q_a*(
+                        (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + (L_s_att - L_s_att2)*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
@@ -2613,11 +2883,6 @@ def finetune_memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
-                    )
-                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
-                    + 6*L_s_sc*d*q_a/n_tp
-                    + L_s_ssm*q_a*(
-                        (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
                     )
                     + n_tp**(-i_sp)*(
                         L_s*(
@@ -2660,23 +2925,26 @@ def finetune_memory(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
                 + L_w*(q_f - q_w)*(
                     -E*L_moe*d*d_e*(i_glu + 2)
                     + E*L_moe*d*d_e*(i_glu + 2)/n_ep
-                    + L_att*(
+                    + L_att2*(
                         E_a*d*i_moa
-                        + d*d_qk*h*i_rel
-                        + d*d_qk*h*(1 - i_mla)
-                        + d*d_qk*i_moa*(E_a*h_kv - h)
-                        + d*d_v*h
-                        + d*d_v*i_moa*(E_a*h_kv - h)
-                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        + d*d_qk2*h2*i_rel
+                        + d*d_qk2*h2*(1 - i_mla)
+                        + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                        + d*d_v2*h2
+                        + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                        + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                        + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                     )
                     + L_dense*d*d_ff*(i_glu + 2)
                     + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
@@ -2688,6 +2956,18 @@ def finetune_memory(s):
                         + d*d_in
                         + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                         + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                    )
+                    + (L_att - L_att2)*(
+                        E_a*d*i_moa
+                        + d*d_qk*h*i_rel
+                        + d*d_qk*h*(1 - i_mla)
+                        + d*d_qk*i_moa*(E_a*h_kv - h)
+                        + d*d_v*h
+                        + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
+                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                     )
                 )/(L*n_tp)
             )
@@ -2709,28 +2989,34 @@ def finetune_memory(s):
                             + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
                     )
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
             + q_gc*(
@@ -2743,28 +3029,34 @@ def finetune_memory(s):
                             + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
                     )
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
             + q_w*(
@@ -2777,28 +3069,34 @@ def finetune_memory(s):
                             + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
                     )
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
             + (q_m + q_o)*(
@@ -2811,28 +3109,34 @@ def finetune_memory(s):
                             + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
                     )
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
         ),
@@ -2845,23 +3149,26 @@ def finetune_memory(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
                 + L_w*(q_f - q_w)*(
                     -E*L_moe*d*d_e*(i_glu + 2)
                     + E*L_moe*d*d_e*(i_glu + 2)/n_ep
-                    + L_att*(
+                    + L_att2*(
                         E_a*d*i_moa
-                        + d*d_qk*h*i_rel
-                        + d*d_qk*h*(1 - i_mla)
-                        + d*d_qk*i_moa*(E_a*h_kv - h)
-                        + d*d_v*h
-                        + d*d_v*i_moa*(E_a*h_kv - h)
-                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        + d*d_qk2*h2*i_rel
+                        + d*d_qk2*h2*(1 - i_mla)
+                        + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                        + d*d_v2*h2
+                        + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                        + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                        + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                     )
                     + L_dense*d*d_ff*(i_glu + 2)
                     + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
@@ -2873,6 +3180,18 @@ def finetune_memory(s):
                         + d*d_in
                         + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                         + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                    )
+                    + (L_att - L_att2)*(
+                        E_a*d*i_moa
+                        + d*d_qk*h*i_rel
+                        + d*d_qk*h*(1 - i_mla)
+                        + d*d_qk*i_moa*(E_a*h_kv - h)
+                        + d*d_v*h
+                        + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
+                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                     )
                 )/(L*n_tp)
             )
@@ -2886,28 +3205,34 @@ def finetune_memory(s):
                             + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
                     )
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
             - q_gc*(
@@ -2920,28 +3245,34 @@ def finetune_memory(s):
                             + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
                     )
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
             - q_w*(
@@ -2954,28 +3285,34 @@ def finetune_memory(s):
                             + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
                     )
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
             - (q_m + q_o)*(
@@ -2988,36 +3325,41 @@ def finetune_memory(s):
                             + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
                     )
                 )
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
         )/(
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L_att*a_g*i_gh
-                + L_att*a_k
+                L_att*a_k
                 + L_att*a_o
                 + L_att*a_q
                 + L_att*a_v
@@ -3028,6 +3370,7 @@ def finetune_memory(s):
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
+                + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
                 + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
                 + a_in_proj*(L_sc + L_ssm)
                 + a_out_proj*(L_dn + L_sc + L_ssm)
@@ -3036,7 +3379,37 @@ def finetune_memory(s):
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
-                    L_s_att*(
+                    L_s_att2*(
+                        d_rope*i_mla*i_rnu*q_a
+                        + d_v2*h2*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(
+                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
+                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                + 1
+                            )
+                        )/n_tp
+                        + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
+                        + h2*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_hf*(
+                            d_qk2*(h2 + h_kv2)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h2*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h2 + h_kv2)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk2 + d_v2)*(h2 - h_kv2)*_minimum(1, h_kv2 - 1)
+                        )/n_tp
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
+                    )
+                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + 6*L_s_sc*d*q_a/n_tp
+                    + L_s_ssm*q_a*(
+                        (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + (L_s_att - L_s_att2)*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
@@ -3060,11 +3433,6 @@ def finetune_memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, h_kv - 1)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
-                    )
-                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
-                    + 6*L_s_sc*d*q_a/n_tp
-                    + L_s_ssm*q_a*(
-                        (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
                     )
                     + n_tp**(-i_sp)*(
                         L_s*(
@@ -3193,22 +3561,25 @@ def finetune_flops(s):
     w = s['w']
     return {
         'adapter_forward_per_token': i_frozen*(
-            2*L_att*a_g*i_gh*r_a*(d + h)
-            + 2*L_att*a_k*r_a*(d + d_qk*h_kv)
-            + 2*L_att*a_o*r_a*(d + d_v*h)
-            + 2*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-            + 2*L_att*a_v*r_a*(d + d_v*h_kv)
-            + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+            2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
             + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 2*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + 2*a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
             + 2*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
             + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+            + 2*a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+            + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + 2*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+            + 2*a_q*r_a*(
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+            )
             + 2*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + 2*a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
         ),
         'train_per_sequence': (
             3*L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
@@ -3216,24 +3587,27 @@ def finetune_flops(s):
                 21*H_v*L_dn*d_lk*d_lv
                 + 15*L_ssm*N_s*d_in
                 + 3*i_frozen*(
-                    2*L_att*a_g*i_gh*r_a*(d + h)
-                    + 2*L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + 2*L_att*a_o*r_a*(d + d_v*h)
-                    + 2*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + 2*L_att*a_v*r_a*(d + d_v*h_kv)
-                    + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
                     + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + 2*a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + 2*a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + 2*a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + 2*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + 2*a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + 2*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + 2*a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )
                 + (3 - i_frozen)*(
                     2*E*L_moe*d
@@ -3277,311 +3651,6 @@ def finetune_flops(s):
                     )
                 )
             )
-            - d_qk*h*i_frozen*i_rel*(
-                L_att*T**2*d_qk*h*i_causal*i_dsa*i_rel
-                + L_att*T**2*d_qk*h*i_causal*i_dsa
-                - L_att*T**2*d_qk*h*i_causal*i_rel
-                - L_att*T**2*d_qk*h*i_causal
-                - 2*L_att*T**2*d_qk*h*i_dsa*i_rel
-                - 2*L_att*T**2*d_qk*h*i_dsa
-                + 2*L_att*T**2*d_qk*h*i_rel
-                + 2*L_att*T**2*d_qk*h
-                + L_att*T**2*d_v*h*i_causal*i_dsa
-                - L_att*T**2*d_v*h*i_causal
-                - 2*L_att*T**2*d_v*h*i_dsa
-                + 2*L_att*T**2*d_v*h
-                - L_att*T*d_qk*h*i_causal*i_dsa*i_rel
-                - L_att*T*d_qk*h*i_causal*i_dsa
-                + L_att*T*d_qk*h*i_causal*i_rel
-                + L_att*T*d_qk*h*i_causal
-                + 2*L_att*T*d_qk*h*i_dsa*i_rel*_minimum(K_I, T)
-                + 2*L_att*T*d_qk*h*i_dsa*_minimum(K_I, T)
-                - L_att*T*d_v*h*i_causal*i_dsa
-                + L_att*T*d_v*h*i_causal
-                + 2*L_att*T*d_v*h*i_dsa*_minimum(K_I, T)
-                - L_att*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
-                + L_att*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)
-                - L_att*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)**2
-                + L_att*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)
-                - L_att*d_v*h*i_causal*i_dsa*_minimum(K_I, T)**2
-                + L_att*d_v*h*i_causal*i_dsa*_minimum(K_I, T)
-                - L_att2*T**2*d_qk*h*i_causal*i_dsa*i_rel
-                - L_att2*T**2*d_qk*h*i_causal*i_dsa
-                + L_att2*T**2*d_qk*h*i_causal*i_rel
-                + L_att2*T**2*d_qk*h*i_causal
-                + 2*L_att2*T**2*d_qk*h*i_dsa*i_rel
-                + 2*L_att2*T**2*d_qk*h*i_dsa
-                - 2*L_att2*T**2*d_qk*h*i_rel
-                - 2*L_att2*T**2*d_qk*h
-                + L_att2*T**2*d_qk2*h2*i_causal*i_dsa*i_rel
-                + L_att2*T**2*d_qk2*h2*i_causal*i_dsa
-                - L_att2*T**2*d_qk2*h2*i_causal*i_rel
-                - L_att2*T**2*d_qk2*h2*i_causal
-                - 2*L_att2*T**2*d_qk2*h2*i_dsa*i_rel
-                - 2*L_att2*T**2*d_qk2*h2*i_dsa
-                + 2*L_att2*T**2*d_qk2*h2*i_rel
-                + 2*L_att2*T**2*d_qk2*h2
-                - L_att2*T**2*d_v*h*i_causal*i_dsa
-                + L_att2*T**2*d_v*h*i_causal
-                + 2*L_att2*T**2*d_v*h*i_dsa
-                - 2*L_att2*T**2*d_v*h
-                + L_att2*T**2*d_v2*h2*i_causal*i_dsa
-                - L_att2*T**2*d_v2*h2*i_causal
-                - 2*L_att2*T**2*d_v2*h2*i_dsa
-                + 2*L_att2*T**2*d_v2*h2
-                + L_att2*T*d_qk*h*i_causal*i_dsa*i_rel
-                + L_att2*T*d_qk*h*i_causal*i_dsa
-                - L_att2*T*d_qk*h*i_causal*i_rel
-                - L_att2*T*d_qk*h*i_causal
-                - 2*L_att2*T*d_qk*h*i_dsa*i_rel*_minimum(K_I, T)
-                - 2*L_att2*T*d_qk*h*i_dsa*_minimum(K_I, T)
-                - L_att2*T*d_qk2*h2*i_causal*i_dsa*i_rel
-                - L_att2*T*d_qk2*h2*i_causal*i_dsa
-                + L_att2*T*d_qk2*h2*i_causal*i_rel
-                + L_att2*T*d_qk2*h2*i_causal
-                + 2*L_att2*T*d_qk2*h2*i_dsa*i_rel*_minimum(K_I, T)
-                + 2*L_att2*T*d_qk2*h2*i_dsa*_minimum(K_I, T)
-                + L_att2*T*d_v*h*i_causal*i_dsa
-                - L_att2*T*d_v*h*i_causal
-                - 2*L_att2*T*d_v*h*i_dsa*_minimum(K_I, T)
-                - L_att2*T*d_v2*h2*i_causal*i_dsa
-                + L_att2*T*d_v2*h2*i_causal
-                + 2*L_att2*T*d_v2*h2*i_dsa*_minimum(K_I, T)
-                + L_att2*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
-                - L_att2*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)
-                + L_att2*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)**2
-                - L_att2*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)
-                - L_att2*d_qk2*h2*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
-                + L_att2*d_qk2*h2*i_causal*i_dsa*i_rel*_minimum(K_I, T)
-                - L_att2*d_qk2*h2*i_causal*i_dsa*_minimum(K_I, T)**2
-                + L_att2*d_qk2*h2*i_causal*i_dsa*_minimum(K_I, T)
-                + L_att2*d_v*h*i_causal*i_dsa*_minimum(K_I, T)**2
-                - L_att2*d_v*h*i_causal*i_dsa*_minimum(K_I, T)
-                - L_att2*d_v2*h2*i_causal*i_dsa*_minimum(K_I, T)**2
-                + L_att2*d_v2*h2*i_causal*i_dsa*_minimum(K_I, T)
-                - L_chk*T**2*d_qk*h*i_causal*i_dsa*i_rel
-                - L_chk*T**2*d_qk*h*i_causal*i_dsa
-                + 2*L_chk*T**2*d_qk*h*i_dsa*i_rel
-                + 2*L_chk*T**2*d_qk*h*i_dsa
-                - L_chk*T**2*d_v*h*i_causal*i_dsa
-                + 2*L_chk*T**2*d_v*h*i_dsa
-                + 2*L_chk*T*c*d_qk*h*i_causal*i_rel*_floordiv(T, c)
-                + 2*L_chk*T*c*d_qk*h*i_causal*_floordiv(T, c)
-                - 4*L_chk*T*c*d_qk*h*i_rel*_floordiv(T, c)
-                - 4*L_chk*T*c*d_qk*h*_floordiv(T, c)
-                + 2*L_chk*T*c*d_v*h*i_causal*_floordiv(T, c)
-                - 4*L_chk*T*c*d_v*h*_floordiv(T, c)
-                + L_chk*T*d_qk*h*i_causal*i_dsa*i_rel
-                + L_chk*T*d_qk*h*i_causal*i_dsa
-                - 2*L_chk*T*d_qk*h*i_dsa*i_rel*_minimum(K_I, T)
-                - 2*L_chk*T*d_qk*h*i_dsa*_minimum(K_I, T)
-                + L_chk*T*d_v*h*i_causal*i_dsa
-                - 2*L_chk*T*d_v*h*i_dsa*_minimum(K_I, T)
-                - L_chk*c**2*d_qk*h*i_causal*i_rel*_floordiv(T, c)**2
-                - L_chk*c**2*d_qk*h*i_causal*i_rel*_floordiv(T, c)
-                - L_chk*c**2*d_qk*h*i_causal*_floordiv(T, c)**2
-                - L_chk*c**2*d_qk*h*i_causal*_floordiv(T, c)
-                + 2*L_chk*c**2*d_qk*h*i_rel*_floordiv(T, c)**2
-                + 2*L_chk*c**2*d_qk*h*i_rel*_floordiv(T, c)
-                + 2*L_chk*c**2*d_qk*h*_floordiv(T, c)**2
-                + 2*L_chk*c**2*d_qk*h*_floordiv(T, c)
-                - L_chk*c**2*d_v*h*i_causal*_floordiv(T, c)**2
-                - L_chk*c**2*d_v*h*i_causal*_floordiv(T, c)
-                + 2*L_chk*c**2*d_v*h*_floordiv(T, c)**2
-                + 2*L_chk*c**2*d_v*h*_floordiv(T, c)
-                + L_chk*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
-                - L_chk*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)
-                + L_chk*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)**2
-                - L_chk*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)
-                + L_chk*d_v*h*i_causal*i_dsa*_minimum(K_I, T)**2
-                - L_chk*d_v*h*i_causal*i_dsa*_minimum(K_I, T)
-                + L_chk2*T**2*d_qk*h*i_causal*i_dsa*i_rel
-                + L_chk2*T**2*d_qk*h*i_causal*i_dsa
-                - 2*L_chk2*T**2*d_qk*h*i_dsa*i_rel
-                - 2*L_chk2*T**2*d_qk*h*i_dsa
-                - L_chk2*T**2*d_qk2*h2*i_causal*i_dsa*i_rel
-                - L_chk2*T**2*d_qk2*h2*i_causal*i_dsa
-                + 2*L_chk2*T**2*d_qk2*h2*i_dsa*i_rel
-                + 2*L_chk2*T**2*d_qk2*h2*i_dsa
-                + L_chk2*T**2*d_v*h*i_causal*i_dsa
-                - 2*L_chk2*T**2*d_v*h*i_dsa
-                - L_chk2*T**2*d_v2*h2*i_causal*i_dsa
-                + 2*L_chk2*T**2*d_v2*h2*i_dsa
-                - 2*L_chk2*T*c*d_qk*h*i_causal*i_rel*_floordiv(T, c)
-                - 2*L_chk2*T*c*d_qk*h*i_causal*_floordiv(T, c)
-                + 4*L_chk2*T*c*d_qk*h*i_rel*_floordiv(T, c)
-                + 4*L_chk2*T*c*d_qk*h*_floordiv(T, c)
-                + 2*L_chk2*T*c*d_qk2*h2*i_causal*i_rel*_floordiv(T, c)
-                + 2*L_chk2*T*c*d_qk2*h2*i_causal*_floordiv(T, c)
-                - 4*L_chk2*T*c*d_qk2*h2*i_rel*_floordiv(T, c)
-                - 4*L_chk2*T*c*d_qk2*h2*_floordiv(T, c)
-                - 2*L_chk2*T*c*d_v*h*i_causal*_floordiv(T, c)
-                + 4*L_chk2*T*c*d_v*h*_floordiv(T, c)
-                + 2*L_chk2*T*c*d_v2*h2*i_causal*_floordiv(T, c)
-                - 4*L_chk2*T*c*d_v2*h2*_floordiv(T, c)
-                - L_chk2*T*d_qk*h*i_causal*i_dsa*i_rel
-                - L_chk2*T*d_qk*h*i_causal*i_dsa
-                + 2*L_chk2*T*d_qk*h*i_dsa*i_rel*_minimum(K_I, T)
-                + 2*L_chk2*T*d_qk*h*i_dsa*_minimum(K_I, T)
-                + L_chk2*T*d_qk2*h2*i_causal*i_dsa*i_rel
-                + L_chk2*T*d_qk2*h2*i_causal*i_dsa
-                - 2*L_chk2*T*d_qk2*h2*i_dsa*i_rel*_minimum(K_I, T)
-                - 2*L_chk2*T*d_qk2*h2*i_dsa*_minimum(K_I, T)
-                - L_chk2*T*d_v*h*i_causal*i_dsa
-                + 2*L_chk2*T*d_v*h*i_dsa*_minimum(K_I, T)
-                + L_chk2*T*d_v2*h2*i_causal*i_dsa
-                - 2*L_chk2*T*d_v2*h2*i_dsa*_minimum(K_I, T)
-                + L_chk2*c**2*d_qk*h*i_causal*i_rel*_floordiv(T, c)**2
-                + L_chk2*c**2*d_qk*h*i_causal*i_rel*_floordiv(T, c)
-                + L_chk2*c**2*d_qk*h*i_causal*_floordiv(T, c)**2
-                + L_chk2*c**2*d_qk*h*i_causal*_floordiv(T, c)
-                - 2*L_chk2*c**2*d_qk*h*i_rel*_floordiv(T, c)**2
-                - 2*L_chk2*c**2*d_qk*h*i_rel*_floordiv(T, c)
-                - 2*L_chk2*c**2*d_qk*h*_floordiv(T, c)**2
-                - 2*L_chk2*c**2*d_qk*h*_floordiv(T, c)
-                - L_chk2*c**2*d_qk2*h2*i_causal*i_rel*_floordiv(T, c)**2
-                - L_chk2*c**2*d_qk2*h2*i_causal*i_rel*_floordiv(T, c)
-                - L_chk2*c**2*d_qk2*h2*i_causal*_floordiv(T, c)**2
-                - L_chk2*c**2*d_qk2*h2*i_causal*_floordiv(T, c)
-                + 2*L_chk2*c**2*d_qk2*h2*i_rel*_floordiv(T, c)**2
-                + 2*L_chk2*c**2*d_qk2*h2*i_rel*_floordiv(T, c)
-                + 2*L_chk2*c**2*d_qk2*h2*_floordiv(T, c)**2
-                + 2*L_chk2*c**2*d_qk2*h2*_floordiv(T, c)
-                + L_chk2*c**2*d_v*h*i_causal*_floordiv(T, c)**2
-                + L_chk2*c**2*d_v*h*i_causal*_floordiv(T, c)
-                - 2*L_chk2*c**2*d_v*h*_floordiv(T, c)**2
-                - 2*L_chk2*c**2*d_v*h*_floordiv(T, c)
-                - L_chk2*c**2*d_v2*h2*i_causal*_floordiv(T, c)**2
-                - L_chk2*c**2*d_v2*h2*i_causal*_floordiv(T, c)
-                + 2*L_chk2*c**2*d_v2*h2*_floordiv(T, c)**2
-                + 2*L_chk2*c**2*d_v2*h2*_floordiv(T, c)
-                - L_chk2*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
-                + L_chk2*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)
-                - L_chk2*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)**2
-                + L_chk2*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)
-                + L_chk2*d_qk2*h2*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
-                - L_chk2*d_qk2*h2*i_causal*i_dsa*i_rel*_minimum(K_I, T)
-                + L_chk2*d_qk2*h2*i_causal*i_dsa*_minimum(K_I, T)**2
-                - L_chk2*d_qk2*h2*i_causal*i_dsa*_minimum(K_I, T)
-                - L_chk2*d_v*h*i_causal*i_dsa*_minimum(K_I, T)**2
-                + L_chk2*d_v*h*i_causal*i_dsa*_minimum(K_I, T)
-                + L_chk2*d_v2*h2*i_causal*i_dsa*_minimum(K_I, T)**2
-                - L_chk2*d_v2*h2*i_causal*i_dsa*_minimum(K_I, T)
-                - L_idx*T**2*d_I*h_I*i_causal
-                + 2*L_idx*T**2*d_I*h_I
-                - L_idx*T**2*h_I*i_causal
-                + 2*L_idx*T**2*h_I
-                + L_idx*T*d_I*h_I*i_causal
-                + L_idx*T*h_I*i_causal
-                - L_loc*T**2*d_qk*h*i_causal*i_dsa*i_rel
-                - L_loc*T**2*d_qk*h*i_causal*i_dsa
-                + L_loc*T**2*d_qk*h*i_causal*i_rel
-                + L_loc*T**2*d_qk*h*i_causal
-                + 2*L_loc*T**2*d_qk*h*i_dsa*i_rel
-                + 2*L_loc*T**2*d_qk*h*i_dsa
-                - 2*L_loc*T**2*d_qk*h*i_rel
-                - 2*L_loc*T**2*d_qk*h
-                - L_loc*T**2*d_v*h*i_causal*i_dsa
-                + L_loc*T**2*d_v*h*i_causal
-                + 2*L_loc*T**2*d_v*h*i_dsa
-                - 2*L_loc*T**2*d_v*h
-                + L_loc*T*d_qk*h*i_causal*i_dsa*i_rel
-                + L_loc*T*d_qk*h*i_causal*i_dsa
-                - L_loc*T*d_qk*h*i_causal*i_rel
-                - L_loc*T*d_qk*h*i_causal
-                - 2*L_loc*T*d_qk*h*i_dsa*i_rel*_minimum(K_I, T)
-                - 2*L_loc*T*d_qk*h*i_dsa*_minimum(K_I, T)
-                + 2*L_loc*T*d_qk*h*i_rel*_minimum(T, w)
-                + 2*L_loc*T*d_qk*h*_minimum(T, w)
-                + L_loc*T*d_v*h*i_causal*i_dsa
-                - L_loc*T*d_v*h*i_causal
-                - 2*L_loc*T*d_v*h*i_dsa*_minimum(K_I, T)
-                + 2*L_loc*T*d_v*h*_minimum(T, w)
-                + L_loc*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
-                - L_loc*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)
-                + L_loc*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)**2
-                - L_loc*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)
-                - L_loc*d_qk*h*i_causal*i_rel*_minimum(T, w)**2
-                + L_loc*d_qk*h*i_causal*i_rel*_minimum(T, w)
-                - L_loc*d_qk*h*i_causal*_minimum(T, w)**2
-                + L_loc*d_qk*h*i_causal*_minimum(T, w)
-                + L_loc*d_v*h*i_causal*i_dsa*_minimum(K_I, T)**2
-                - L_loc*d_v*h*i_causal*i_dsa*_minimum(K_I, T)
-                - L_loc*d_v*h*i_causal*_minimum(T, w)**2
-                + L_loc*d_v*h*i_causal*_minimum(T, w)
-                + L_loc2*T**2*d_qk*h*i_causal*i_dsa*i_rel
-                + L_loc2*T**2*d_qk*h*i_causal*i_dsa
-                - L_loc2*T**2*d_qk*h*i_causal*i_rel
-                - L_loc2*T**2*d_qk*h*i_causal
-                - 2*L_loc2*T**2*d_qk*h*i_dsa*i_rel
-                - 2*L_loc2*T**2*d_qk*h*i_dsa
-                + 2*L_loc2*T**2*d_qk*h*i_rel
-                + 2*L_loc2*T**2*d_qk*h
-                - L_loc2*T**2*d_qk2*h2*i_causal*i_dsa*i_rel
-                - L_loc2*T**2*d_qk2*h2*i_causal*i_dsa
-                + L_loc2*T**2*d_qk2*h2*i_causal*i_rel
-                + L_loc2*T**2*d_qk2*h2*i_causal
-                + 2*L_loc2*T**2*d_qk2*h2*i_dsa*i_rel
-                + 2*L_loc2*T**2*d_qk2*h2*i_dsa
-                - 2*L_loc2*T**2*d_qk2*h2*i_rel
-                - 2*L_loc2*T**2*d_qk2*h2
-                + L_loc2*T**2*d_v*h*i_causal*i_dsa
-                - L_loc2*T**2*d_v*h*i_causal
-                - 2*L_loc2*T**2*d_v*h*i_dsa
-                + 2*L_loc2*T**2*d_v*h
-                - L_loc2*T**2*d_v2*h2*i_causal*i_dsa
-                + L_loc2*T**2*d_v2*h2*i_causal
-                + 2*L_loc2*T**2*d_v2*h2*i_dsa
-                - 2*L_loc2*T**2*d_v2*h2
-                - L_loc2*T*d_qk*h*i_causal*i_dsa*i_rel
-                - L_loc2*T*d_qk*h*i_causal*i_dsa
-                + L_loc2*T*d_qk*h*i_causal*i_rel
-                + L_loc2*T*d_qk*h*i_causal
-                + 2*L_loc2*T*d_qk*h*i_dsa*i_rel*_minimum(K_I, T)
-                + 2*L_loc2*T*d_qk*h*i_dsa*_minimum(K_I, T)
-                - 2*L_loc2*T*d_qk*h*i_rel*_minimum(T, w)
-                - 2*L_loc2*T*d_qk*h*_minimum(T, w)
-                + L_loc2*T*d_qk2*h2*i_causal*i_dsa*i_rel
-                + L_loc2*T*d_qk2*h2*i_causal*i_dsa
-                - L_loc2*T*d_qk2*h2*i_causal*i_rel
-                - L_loc2*T*d_qk2*h2*i_causal
-                - 2*L_loc2*T*d_qk2*h2*i_dsa*i_rel*_minimum(K_I, T)
-                - 2*L_loc2*T*d_qk2*h2*i_dsa*_minimum(K_I, T)
-                + 2*L_loc2*T*d_qk2*h2*i_rel*_minimum(T, w)
-                + 2*L_loc2*T*d_qk2*h2*_minimum(T, w)
-                - L_loc2*T*d_v*h*i_causal*i_dsa
-                + L_loc2*T*d_v*h*i_causal
-                + 2*L_loc2*T*d_v*h*i_dsa*_minimum(K_I, T)
-                - 2*L_loc2*T*d_v*h*_minimum(T, w)
-                + L_loc2*T*d_v2*h2*i_causal*i_dsa
-                - L_loc2*T*d_v2*h2*i_causal
-                - 2*L_loc2*T*d_v2*h2*i_dsa*_minimum(K_I, T)
-                + 2*L_loc2*T*d_v2*h2*_minimum(T, w)
-                - L_loc2*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
-                + L_loc2*d_qk*h*i_causal*i_dsa*i_rel*_minimum(K_I, T)
-                - L_loc2*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)**2
-                + L_loc2*d_qk*h*i_causal*i_dsa*_minimum(K_I, T)
-                + L_loc2*d_qk*h*i_causal*i_rel*_minimum(T, w)**2
-                - L_loc2*d_qk*h*i_causal*i_rel*_minimum(T, w)
-                + L_loc2*d_qk*h*i_causal*_minimum(T, w)**2
-                - L_loc2*d_qk*h*i_causal*_minimum(T, w)
-                + L_loc2*d_qk2*h2*i_causal*i_dsa*i_rel*_minimum(K_I, T)**2
-                - L_loc2*d_qk2*h2*i_causal*i_dsa*i_rel*_minimum(K_I, T)
-                + L_loc2*d_qk2*h2*i_causal*i_dsa*_minimum(K_I, T)**2
-                - L_loc2*d_qk2*h2*i_causal*i_dsa*_minimum(K_I, T)
-                - L_loc2*d_qk2*h2*i_causal*i_rel*_minimum(T, w)**2
-                + L_loc2*d_qk2*h2*i_causal*i_rel*_minimum(T, w)
-                - L_loc2*d_qk2*h2*i_causal*_minimum(T, w)**2
-                + L_loc2*d_qk2*h2*i_causal*_minimum(T, w)
-                - L_loc2*d_v*h*i_causal*i_dsa*_minimum(K_I, T)**2
-                + L_loc2*d_v*h*i_causal*i_dsa*_minimum(K_I, T)
-                + L_loc2*d_v*h*i_causal*_minimum(T, w)**2
-                - L_loc2*d_v*h*i_causal*_minimum(T, w)
-                + L_loc2*d_v2*h2*i_causal*i_dsa*_minimum(K_I, T)**2
-                - L_loc2*d_v2*h2*i_causal*i_dsa*_minimum(K_I, T)
-                - L_loc2*d_v2*h2*i_causal*_minimum(T, w)**2
-                + L_loc2*d_v2*h2*i_causal*_minimum(T, w)
-            )/(d_qk*h*i_rel + d_qk*h + d_v*h)
             + 3*h*(d_qk*i_rel + d_qk + d_v)*(
                 (L_chk - L_chk2)*(
                     i_causal*(
@@ -3634,6 +3703,60 @@ def finetune_flops(s):
                     + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2)
+            - i_frozen*i_rel*(
+                d_qk*h*(
+                    (L_chk - L_chk2)*(
+                        i_causal*(
+                            c*(c + 1)*_floordiv(T, c)
+                            + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)
+                        )
+                        + (2 - 2*i_causal)*(c**2*_floordiv(T, c) + (T - c*_floordiv(T, c))**2)
+                    )
+                    + (L_loc - L_loc2)*(
+                        2*T*(1 - i_causal)*_minimum(T, w)
+                        + i_causal*(
+                            (2*T - 2*_minimum(T, w))*_minimum(T, w)
+                            + (_minimum(T, w) + 1)*_minimum(T, w)
+                        )
+                    )
+                    + (
+                        i_dsa*(
+                            2*T*(1 - i_causal)*_minimum(K_I, T)
+                            + i_causal*(
+                                (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
+                                + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
+                            )
+                        )
+                        + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+                    )*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                )
+                + d_qk2*h2*(
+                    L_chk2*(
+                        i_causal*(
+                            c*(c + 1)*_floordiv(T, c)
+                            + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)
+                        )
+                        + (2 - 2*i_causal)*(c**2*_floordiv(T, c) + (T - c*_floordiv(T, c))**2)
+                    )
+                    + L_loc2*(
+                        2*T*(1 - i_causal)*_minimum(T, w)
+                        + i_causal*(
+                            (2*T - 2*_minimum(T, w))*_minimum(T, w)
+                            + (_minimum(T, w) + 1)*_minimum(T, w)
+                        )
+                    )
+                    + (
+                        i_dsa*(
+                            2*T*(1 - i_causal)*_minimum(K_I, T)
+                            + i_causal*(
+                                (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
+                                + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
+                            )
+                        )
+                        + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+                    )*(L_att2 - L_chk2 - L_loc2)
+                )
+            )
         ),
     }
 
@@ -3647,6 +3770,7 @@ def optimizer_states(s):
     H_s = s['H_s']
     H_v = s['H_v']
     L_att = s['L_att']
+    L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
@@ -3682,12 +3806,16 @@ def optimizer_states(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     h = s['h']
+    h2 = s['h2']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
@@ -3708,39 +3836,51 @@ def optimizer_states(s):
     _t4 = d_in*(1 - i_m2)
     _t5 = 2*N_s
     _t6 = d*i_moa
-    _t7 = d*h
-    _t8 = d_qk*h
-    _t9 = _t8*d
-    _t10 = 1 - i_mla
-    _t11 = _t6*(E_a*h_kv - h)
-    _t12 = d_qk + d_v
+    _t7 = E_a*_t6
+    _t8 = d*h2
+    _t9 = d_qk2*h2
+    _t10 = _t9*d
+    _t11 = 1 - i_mla
+    _t12 = _t6*(E_a*h_kv2 - h2)
+    _t13 = d_qk2 + d_v2
+    _t14 = _t11*d
+    _t15 = 1 - i_gh
+    _t16 = d*(d_rope + r_kv)
+    _t17 = -d_rope
+    _t18 = 1 - i_qlora
+    _t19 = d*r_q
+    _t20 = d*h
+    _t21 = d_qk*h
+    _t22 = _t21*d
+    _t23 = _t6*(E_a*h_kv - h)
+    _t24 = d_qk + d_v
     return {
         'adafactor': (
-            4*L_att*(
+            4*L_att2*(
                 d
-                + d_v*h
+                + d_v2*h2
                 + i_mla*(
                     d
                     + d_rope
-                    + h*(d_qk - d_rope + d_v)
-                    + i_qlora*(d + d_qk*h + 2*r_q)
+                    + h2*(d_qk2 - d_rope + d_v2)
+                    + i_qlora*(d + d_qk2*h2 + 2*r_q)
                     + 2*r_kv
-                    + (1 - i_qlora)*(d + d_qk*h)
+                    + (1 - i_qlora)*(d + d_qk2*h2)
                 )
-                + i_rel*(d + d_qk*h)
-                + (1 - i_mla)*(3*d + d_qk*h + d_qk*h_kv + d_v*h_kv)
+                + i_rel*(d + d_qk2*h2)
+                + (1 - i_mla)*(3*d + d_qk2*h2 + d_qk2*h_kv2 + d_v2*h_kv2)
             )
-            - 4*L_att*(
+            - 4*L_att2*(
                 E_a*d*i_moa
-                + d*d_qk*h*i_rel
-                + d*d_qk*h*(1 - i_mla)
-                + d*d_qk*i_moa*(E_a*h_kv - h)
-                + d*d_v*h
-                + d*d_v*i_moa*(E_a*h_kv - h)
-                + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                + d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                + d*d_qk2*h2*i_rel
+                + d*d_qk2*h2*(1 - i_mla)
+                + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                + d*d_v2*h2
+                + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
             )
             - 4*L_dense*d*d_ff*(i_glu + 2)
             + 4*L_dense*(d + d_ff)*(i_glu + 2)
@@ -3769,20 +3909,46 @@ def optimizer_states(s):
             + 4*V
             + 4*d
             + 4*(1 - i_tied)*(V + d)
+            + 4*(L_att - L_att2)*(
+                d
+                + d_v*h
+                + i_mla*(
+                    d
+                    + d_rope
+                    + h*(d_qk - d_rope + d_v)
+                    + i_qlora*(d + d_qk*h + 2*r_q)
+                    + 2*r_kv
+                    + (1 - i_qlora)*(d + d_qk*h)
+                )
+                + i_rel*(d + d_qk*h)
+                + (1 - i_mla)*(3*d + d_qk*h + d_qk*h_kv + d_v*h_kv)
+            )
+            - 4*(L_att - L_att2)*(
+                E_a*d*i_moa
+                + d*d_qk*h*i_rel
+                + d*d_qk*h*(1 - i_mla)
+                + d*d_qk*i_moa*(E_a*h_kv - h)
+                + d*d_v*h
+                + d*d_v*i_moa*(E_a*h_kv - h)
+                + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
+                + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+            )
             + 4*(P + d)*_minimum(1, P)
         ),
         'muon': (
-            -4*L_att*(
-                E_a*_t6
-                + _t10*_t12*d*h_kv
-                + _t10*_t9
-                + _t11*d_qk
-                + _t11*d_v
-                + _t7*d_v
-                + _t7*i_gate*(d_v*(1 - i_gh) + i_gh)
-                + _t9*i_rel
-                + i_mla*(_t9*(1 - i_qlora) + i_qlora*(_t8*r_q + d*r_q))
-                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t12 - d_rope))
+            -4*L_att2*(
+                _t10*_t11
+                + _t10*i_rel
+                + _t12*d_qk2
+                + _t12*d_v2
+                + _t13*_t14*h_kv2
+                + _t7
+                + _t8*d_v2
+                + _t8*i_gate*(_t15*d_v2 + i_gh)
+                + i_mla*(_t16 + h2*r_kv*(_t13 + _t17))
+                + i_mla*(_t10*_t18 + i_qlora*(_t19 + _t9*r_q))
             )
             - 4*L_dense*_t1*d_ff
             - 4*L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + _t2*d_lv + _t2))
@@ -3791,11 +3957,22 @@ def optimizer_states(s):
             - 16*L_sc*d**2
             - 4*L_ssm*(R_dt*_t4 + _t4*(R_dt + _t5) + d*d_in + d*(2*d_in + i_m2*(G_s*_t5 + H_s)))
             + 8*N
+            - 4*(L_att - L_att2)*(
+                _t14*_t21
+                + _t14*_t24*h_kv
+                + _t20*d_v
+                + _t20*i_gate*(_t15*d_v + i_gh)
+                + _t22*i_rel
+                + _t23*d_qk
+                + _t23*d_v
+                + _t7
+                + i_mla*(_t16 + h*r_kv*(_t17 + _t24))
+                + i_mla*(_t18*_t22 + i_qlora*(_t19 + _t21*r_q))
+            )
         ),
         'adafactor_adapters': (
             8*r_a*(
                 E*L_moe*a_experts*(i_glu + 2)
-                + L_att*a_g*i_gh
                 + L_att*a_k
                 + L_att*a_o
                 + L_att*a_q
@@ -3806,6 +3983,7 @@ def optimizer_states(s):
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
+                + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
                 + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
                 + a_in_proj*(L_sc + L_ssm)
                 + a_out_proj*(L_dn + L_sc + L_ssm)
@@ -3813,42 +3991,48 @@ def optimizer_states(s):
             )
             + 4*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
-                + L_att*a_g*i_gh*r_a*(d + h)
-                + L_att*a_k*r_a*(d + d_qk*h_kv)
-                + L_att*a_o*r_a*(d + d_v*h)
-                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                + L_att*a_v*r_a*(d + d_v*h_kv)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
                     L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_q*r_a*(
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                )
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
             )/_maximum(1, r_a)
         ),
         'muon_adapters': (
             4*E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
-            + 4*L_att*a_g*i_gh*r_a*(d + h)
-            + 4*L_att*a_k*r_a*(d + d_qk*h_kv)
-            + 4*L_att*a_o*r_a*(d + d_v*h)
-            + 4*L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-            + 4*L_att*a_v*r_a*(d + d_v*h_kv)
             + 4*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 4*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + 4*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + 4*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 4*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 4*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + 4*a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
             + 4*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
             + 4*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+            + 4*a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+            + 4*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + 4*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+            + 4*a_q*r_a*(
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+            )
             + 4*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + 4*a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
         ),
     }
 
@@ -3863,12 +4047,14 @@ def offload(s):
     H_v = s['H_v']
     L = s['L']
     L_att = s['L_att']
+    L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
     L_moe = s['L_moe']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
+    L_s_att2 = s['L_s_att2']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_w = s['L_w']
@@ -3906,13 +4092,18 @@ def offload(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     h = s['h']
+    h2 = s['h2']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     h_t = s['h_t']
+    h_t2 = s['h_t2']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -3950,28 +4141,34 @@ def offload(s):
                     N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                + L_w*(1 - i_mla)*(
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                + L_att*a_g*i_gh*r_a*(d + h)
-                + L_att*a_k*r_a*(d + d_qk*h_kv)
-                + L_att*a_o*r_a*(d + d_v*h)
-                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                + L_att*a_v*r_a*(d + d_v*h_kv)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
                     L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_q*r_a*(
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                )
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
             )/(L*n_tp)
         )*(q_m + q_o + 4),
         'optimizer_gpu_freed': i_off_o*(
@@ -3982,28 +4179,34 @@ def offload(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
             + q_gc*(n_cp*n_dp)**(-i_z1)*(
@@ -4013,28 +4216,34 @@ def offload(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
             + (n_cp*n_dp)**(-i_z1)*(q_m + q_o)*(
@@ -4044,28 +4253,34 @@ def offload(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
         ),
@@ -4077,23 +4292,26 @@ def offload(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
                 + L_w*(q_f - q_w)*(
                     -E*L_moe*d*d_e*(i_glu + 2)
                     + E*L_moe*d*d_e*(i_glu + 2)/n_ep
-                    + L_att*(
+                    + L_att2*(
                         E_a*d*i_moa
-                        + d*d_qk*h*i_rel
-                        + d*d_qk*h*(1 - i_mla)
-                        + d*d_qk*i_moa*(E_a*h_kv - h)
-                        + d*d_v*h
-                        + d*d_v*i_moa*(E_a*h_kv - h)
-                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        + d*d_qk2*h2*i_rel
+                        + d*d_qk2*h2*(1 - i_mla)
+                        + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                        + d*d_v2*h2
+                        + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                        + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                        + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                     )
                     + L_dense*d*d_ff*(i_glu + 2)
                     + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
@@ -4106,6 +4324,18 @@ def offload(s):
                         + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                         + d_in*(1 - i_m2)*(2*N_s + R_dt)
                     )
+                    + (L_att - L_att2)*(
+                        E_a*d*i_moa
+                        + d*d_qk*h*i_rel
+                        + d*d_qk*h*(1 - i_mla)
+                        + d*d_qk*i_moa*(E_a*h_kv - h)
+                        + d*d_v*h
+                        + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
+                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    )
                 )/(L*n_tp)
             )
             + q_w*(
@@ -4115,28 +4345,34 @@ def offload(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
         ),
@@ -4148,23 +4384,26 @@ def offload(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
                 + L_w*(q_f - q_w)*(
                     -E*L_moe*d*d_e*(i_glu + 2)
                     + E*L_moe*d*d_e*(i_glu + 2)/n_ep
-                    + L_att*(
+                    + L_att2*(
                         E_a*d*i_moa
-                        + d*d_qk*h*i_rel
-                        + d*d_qk*h*(1 - i_mla)
-                        + d*d_qk*i_moa*(E_a*h_kv - h)
-                        + d*d_v*h
-                        + d*d_v*i_moa*(E_a*h_kv - h)
-                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        + d*d_qk2*h2*i_rel
+                        + d*d_qk2*h2*(1 - i_mla)
+                        + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                        + d*d_v2*h2
+                        + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                        + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                        + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                     )
                     + L_dense*d*d_ff*(i_glu + 2)
                     + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
@@ -4177,6 +4416,18 @@ def offload(s):
                         + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                         + d_in*(1 - i_m2)*(2*N_s + R_dt)
                     )
+                    + (L_att - L_att2)*(
+                        E_a*d*i_moa
+                        + d*d_qk*h*i_rel
+                        + d*d_qk*h*(1 - i_mla)
+                        + d*d_qk*i_moa*(E_a*h_kv - h)
+                        + d*d_v*h
+                        + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
+                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    )
                 )/(L*n_tp)
             )
             + q_w*(
@@ -4186,28 +4437,34 @@ def offload(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
         ),
@@ -4221,23 +4478,26 @@ def offload(s):
                             + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
                         + L_w*N_e/(L*n_ep*n_tp)
                     )
                     + L_w*(q_f - q_w)*(
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
-                        + L_att*(
+                        + L_att2*(
                             E_a*d*i_moa
-                            + d*d_qk*h*i_rel
-                            + d*d_qk*h*(1 - i_mla)
-                            + d*d_qk*i_moa*(E_a*h_kv - h)
-                            + d*d_v*h
-                            + d*d_v*i_moa*(E_a*h_kv - h)
-                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                            + d*d_qk2*h2*i_rel
+                            + d*d_qk2*h2*(1 - i_mla)
+                            + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                            + d*d_v2*h2
+                            + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
@@ -4252,6 +4512,18 @@ def offload(s):
                             + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
+                        + (L_att - L_att2)*(
+                            E_a*d*i_moa
+                            + d*d_qk*h*i_rel
+                            + d*d_qk*h*(1 - i_mla)
+                            + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_v*h
+                            + d*d_v*i_moa*(E_a*h_kv - h)
+                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
                     )/(L*n_tp)
                 )
                 + q_w*(
@@ -4261,28 +4533,34 @@ def offload(s):
                             + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
                         + L_w*N_e/(L*n_ep*n_tp)
                     )
                     + L_w*i_frozen*(
                         E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                        + L_att*a_g*i_gh*r_a*(d + h)
-                        + L_att*a_k*r_a*(d + d_qk*h_kv)
-                        + L_att*a_o*r_a*(d + d_v*h)
-                        + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                        + L_att*a_v*r_a*(d + d_v*h_kv)
                         + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                         + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                         + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                         + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                         + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                         + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                         + a_gate*r_a*(
                             L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                         )
                         + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                        + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                         + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_q*r_a*(
+                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        )
                         + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                     )/(L*n_tp)
                 )
             )/L_s
@@ -4293,28 +4571,34 @@ def offload(s):
                     N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                + L_w*(1 - i_mla)*(
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                + L_att*a_g*i_gh*r_a*(d + h)
-                + L_att*a_k*r_a*(d + d_qk*h_kv)
-                + L_att*a_o*r_a*(d + d_v*h)
-                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                + L_att*a_v*r_a*(d + d_v*h_kv)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
                     L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_q*r_a*(
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                )
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
             )/(L*n_tp)
         ),
         'weights_from_host_per_step': i_off_o*q_w*(n_cp*n_dp)**(-i_z1)*(1 - i_off_p)*(
@@ -4323,28 +4607,34 @@ def offload(s):
                     N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                + L_w*(1 - i_mla)*(
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                + L_att*a_g*i_gh*r_a*(d + h)
-                + L_att*a_k*r_a*(d + d_qk*h_kv)
-                + L_att*a_o*r_a*(d + d_v*h)
-                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                + L_att*a_v*r_a*(d + d_v*h_kv)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
                     L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_q*r_a*(
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                )
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
             )/(L*n_tp)
         ),
         'optimizer_transfer_per_step': i_off_o*(
@@ -4355,28 +4645,34 @@ def offload(s):
                     N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                + L_w*(1 - i_mla)*(
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                + L_att*a_g*i_gh*r_a*(d + h)
-                + L_att*a_k*r_a*(d + d_qk*h_kv)
-                + L_att*a_o*r_a*(d + d_v*h)
-                + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                + L_att*a_v*r_a*(d + d_v*h_kv)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
                     L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_q*r_a*(
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                )
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
             )/(L*n_tp)
         ),
         'params_transfer_per_micro_batch': 2*i_off_p*(n_cp*n_dp)**(-i_z3)*(
@@ -4387,23 +4683,26 @@ def offload(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
                 + L_w*(q_f - q_w)*(
                     -E*L_moe*d*d_e*(i_glu + 2)
                     + E*L_moe*d*d_e*(i_glu + 2)/n_ep
-                    + L_att*(
+                    + L_att2*(
                         E_a*d*i_moa
-                        + d*d_qk*h*i_rel
-                        + d*d_qk*h*(1 - i_mla)
-                        + d*d_qk*i_moa*(E_a*h_kv - h)
-                        + d*d_v*h
-                        + d*d_v*i_moa*(E_a*h_kv - h)
-                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        + d*d_qk2*h2*i_rel
+                        + d*d_qk2*h2*(1 - i_mla)
+                        + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                        + d*d_v2*h2
+                        + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                        + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                        + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                     )
                     + L_dense*d*d_ff*(i_glu + 2)
                     + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
@@ -4416,6 +4715,18 @@ def offload(s):
                         + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                         + d_in*(1 - i_m2)*(2*N_s + R_dt)
                     )
+                    + (L_att - L_att2)*(
+                        E_a*d*i_moa
+                        + d*d_qk*h*i_rel
+                        + d*d_qk*h*(1 - i_mla)
+                        + d*d_qk*i_moa*(E_a*h_kv - h)
+                        + d*d_v*h
+                        + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
+                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    )
                 )/(L*n_tp)
             )
             + q_w*(
@@ -4425,28 +4736,34 @@ def offload(s):
                         + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
                         L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
         ),
@@ -4572,6 +4889,7 @@ def precision_memory(s):
     H_v = s['H_v']
     L = s['L']
     L_att = s['L_att']
+    L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
@@ -4589,12 +4907,16 @@ def precision_memory(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
+    d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
     d_s = s['d_s']
     d_v = s['d_v']
+    d_v2 = s['d_v2']
     h = s['h']
+    h2 = s['h2']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    h_kv2 = s['h_kv2']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
@@ -4615,17 +4937,17 @@ def precision_memory(s):
         'weight_copies': L_w*n_dp**(-i_z3)*q_8*(
             -E*L_moe*d*d_e*(i_glu + 2)
             + E*L_moe*d*d_e*(i_glu + 2)/n_ep
-            + L_att*(
+            + L_att2*(
                 E_a*d*i_moa
-                + d*d_qk*h*i_rel
-                + d*d_qk*h*(1 - i_mla)
-                + d*d_qk*i_moa*(E_a*h_kv - h)
-                + d*d_v*h
-                + d*d_v*i_moa*(E_a*h_kv - h)
-                + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                + d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                + d*d_qk2*h2*i_rel
+                + d*d_qk2*h2*(1 - i_mla)
+                + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                + d*d_v2*h2
+                + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
             )
             + L_dense*d*d_ff*(i_glu + 2)
             + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
@@ -4637,6 +4959,18 @@ def precision_memory(s):
                 + d*d_in
                 + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                 + d_in*(1 - i_m2)*(2*N_s + R_dt)
+            )
+            + (L_att - L_att2)*(
+                E_a*d*i_moa
+                + d*d_qk*h*i_rel
+                + d*d_qk*h*(1 - i_mla)
+                + d*d_qk*i_moa*(E_a*h_kv - h)
+                + d*d_v*h
+                + d*d_v*i_moa*(E_a*h_kv - h)
+                + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
+                + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
             )
         )/(L*n_tp),
     }

@@ -162,7 +162,9 @@ def stage_values(spec: ModelSpec, tp: int, pp: int, split_embedding_loss: bool =
             "L_s_att": sum("attention" in m for m in mixers),
             "L_s_ssm": sum("mamba" in m for m in mixers),
             "L_s_dn": mixers.count("deltanet"), "L_s_sc": mixers.count("conv"),
-            "h_t": -(-spec.n_kv_heads // tp), "L_w": first + last * dualpipe}
+            "h_t": -(-spec.n_kv_heads // tp), "L_w": first + last * dualpipe,
+            "L_s_att2": spec.attention_kinds[:first].count(spec.shaped_kind or "-"),
+            "h_t2": -(-spec.heads_of(spec.shaped_kind or "")[1] // tp)}
 
 
 def layout_values(spec: ModelSpec, layout: Layout) -> dict[str, int | float]:

@@ -191,6 +191,10 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "memory"),
     SymbolInfo("L_s_sc", "L_{s,sc}", "short-convolution layers among the first stage's L_s",
                "memory"),
+    SymbolInfo("L_s_att2", "L'_{s,att}", "of those, layers of the kind with head shapes of its "
+               "own (attention.kind_shapes)", "memory"),
+    SymbolInfo("h_t2", "h'_{t}", "key/value heads of the L'_att layers one tensor-parallel "
+               "rank holds: ⌈h'_kv/t⌉", "memory"),
     SymbolInfo("h_t", "h_{t}", "key/value heads one tensor-parallel rank holds: ⌈h_kv/t⌉ "
                "(1, replicated, when t > h_kv; h/t under MLA)", "memory"),
     SymbolInfo("q_w", "q_{w}", "bytes per working weight (bf16: 2; int4: 0.5)", "memory"),
@@ -387,6 +391,7 @@ i_rnu, i_dual, i_head, L_w, N_mtp, N_mtp_e, i_mtps, q_ema = (SYMBOLS[n] for n in
 i_hf, i_up, i_rope, i_eager = (SYMBOLS[n] for n in ("i_hf", "i_up", "i_rope", "i_eager"))
 n_cp, n_ep, n_vp, i_vp = (SYMBOLS[n] for n in ("n_cp", "n_ep", "n_vp", "i_vp"))
 L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
+L_s_att2, h_t2 = SYMBOLS["L_s_att2"], SYMBOLS["h_t2"]
 B_bk, u_g, P_pf, q_rg = (SYMBOLS[n] for n in ("B_bk", "u_g", "P_pf", "q_rg"))
 L_s_att, L_s_dense, L_s_ssm, L_s_dn, L_s_sc = (SYMBOLS[n] for n in (
     "L_s_att", "L_s_dense", "L_s_ssm", "L_s_dn", "L_s_sc"))

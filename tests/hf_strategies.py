@@ -468,6 +468,24 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
                 "use_sandwich_norm": draw(st.booleans()),
                 "use_attention_gate": draw(st.booleans())}
+    if model_type == "laguna":  # one query-head count per attention kind, a multiple of kv
+        kv = config["num_key_value_heads"]
+        types = (_layer_types(draw, layers, ["full_attention", "sliding_attention"])
+                 if draw(st.booleans()) else None)
+        per_kind = {t: kv * draw(st.integers(1, 3))
+                    for t in ("full_attention", "sliding_attention")}
+        heads = ([per_kind[t] for t in types or ["full_attention"] * layers]
+                 if draw(st.booleans()) else None)
+        gating = draw(st.sampled_from([True, "per-head", False, "per-element"]))
+        mlp = (draw(st.lists(st.sampled_from(["dense", "sparse"]), min_size=layers,
+                             max_size=layers)) if draw(st.booleans()) else None)
+        return {**config, **moe, "num_experts": experts, "layer_types": types,
+                "num_attention_heads_per_layer": heads, "gating": gating,
+                "attention_bias": config["attention_bias"] and gating in (True, "per-head"),
+                "head_dim": draw(st.sampled_from([4, 8])),  # half rotated on full layers
+                "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
+                "mlp_layer_types": mlp, "moe_intermediate_size": draw(st.integers(1, 8)),
+                "shared_expert_intermediate_size": draw(st.integers(1, 8))}
     if model_type == "dots1":  # group routing sums each group's top 2 scores
         experts = max(2, experts)
         config["layer_types"] = _layer_types(draw, layers, ["full_attention",
@@ -536,7 +554,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "granitemoehybrid", "olmo_hybrid", "hy_v3", "mellum",
                    "lara_mini", "granitemoe_swa", "kolibri1", "afmoe",
                    "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl",
-                   "cohere2_moe", "deepseek_v32", "glm_moe_dsa", "lfm3")
+                   "cohere2_moe", "deepseek_v32", "glm_moe_dsa", "lfm3", "laguna")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

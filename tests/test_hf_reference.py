@@ -343,6 +343,66 @@ def test_random_lfm3_configs_match_transformers_and_export_back(config):
         assert exported["model_type"] == "lfm3"  # no other writer holds a per-head gate
 
 
+# ---- attention layers of one kind with head shapes of their own (attention.kind_shapes) -------
+@st.composite
+def _laguna_configs(draw) -> dict:
+    return {"model_type": "laguna", "vocab_size": draw(st.integers(1, 50)), **_NO_TOKENS,
+            **draw(STRATEGIES["laguna"]("laguna"))}
+
+
+def _assert_laguna_active(spec: calc.ModelSpec, config: dict) -> None:
+    """Active parameters through transformers: the model built with only top-k experts per
+    MoE layer has every weight a token runs through, less the router's rows (weight and
+    e_score_correction_bias) of the other experts, which calc counts as active."""
+    moe = spec.moe
+    if moe is None:
+        assert calc.count_params(spec).active == calc.count_params(spec).total
+        return
+    top = hf_reference.count({**config, "num_experts": moe.top_k}, 1, "meta").params
+    router_rows = spec.n_moe_layers * (moe.n_experts - moe.top_k) * (spec.d_model + 1)
+    assert calc.count_params(spec).active == top + router_rows
+
+
+LAGUNA_XS2_SHAPE = {"model_type": "laguna", "hidden_size": 64, "num_hidden_layers": 8,
+                    "num_attention_heads": 6, "num_key_value_heads": 2, "head_dim": 8,
+                    "num_attention_heads_per_layer": [6, 8, 8, 8, 6, 8, 8, 8],
+                    "layer_types": ["full_attention"] + ["sliding_attention"] * 3
+                    + ["full_attention"] + ["sliding_attention"] * 3,
+                    "sliding_window": MIN_WINDOW, "intermediate_size": 96, "num_experts": 8,
+                    "num_experts_per_tok": 2, "moe_intermediate_size": 16,
+                    "shared_expert_intermediate_size": 16, "vocab_size": 64, **_NO_TOKENS}
+
+
+@pytest.mark.parametrize("config", [{"model_type": "laguna"}, LAGUNA_XS2_SHAPE],
+                         ids=["default", "xs2_shape"])
+def test_laguna_matches_transformers(config):
+    """Laguna's default config (33,189,975,808 parameters) and a small one with
+    Laguna-XS.2's layout, a full layer then three sliding ones with more query heads
+    (num_attention_heads_per_layer as the trimmed copies of its config.json in Ollama's and
+    mlxcel's tests give it: 48 then 64): parameters, active parameters and forward FLOPs."""
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW + 4)  # longer than the window: it bites
+    _assert_laguna_active(spec, config)
+    if config is LAGUNA_XS2_SHAPE:
+        assert spec.attention.kind_shapes["local"].n_heads == 8
+        assert spec.heads_of("global")[0] == 6
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_laguna_configs())
+def test_random_laguna_configs_match_transformers_and_export_back(config):
+    """Laguna's query heads per attention kind (attention.kind_shapes), its g_proj per head or
+    per channel, the router's bias parameter and the ungated shared expert against
+    transformers, its active parameters, and back through laguna's writer."""
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    _assert_laguna_active(spec, config)
+    exported = hf_config_from_spec(spec)
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    if spec.attention.kind_shapes:
+        assert exported["model_type"] == "laguna"  # no other writer holds kind_shapes
+
+
 # ---- multimodal wrappers (calc.hf.multimodal) ------------------------------------------------
 _TINY_TEXT = {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
               "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,

@@ -35,6 +35,7 @@ from calc.symbols import (
     H_v,
     L,
     L_att,
+    L_att2,
     L_dense,
     L_dn,
     L_idx,
@@ -103,13 +104,22 @@ FFN_MATRICES = ((L_dense, d + d_ff, L_dense),
                 (L_moe * HAS_SHARED, d + SHARED_WIDTH, L_moe * HAS_SHARED))
 
 
+def _attention_matrices(sides: sympy.Expr, on: sympy.Expr = 1) -> tuple[tuple[sympy.Expr, ...],
+                                                                          ...]:
+    """An attention target's matrix of n_in + n_out `sides` in the attention layers of the
+    model's head shapes, and in the L'_att layers of the other kind's (attention.kind_shapes);
+    `on`: the layers have it."""
+    return ((on * (L_att - L_att2), sides, on * (L_att - L_att2)),
+            (on * L_att2, params.of_kind(sides), on * L_att2))
+
+
 TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]] = {
-    "q": ((L_att, d + h * d_qk + i_gate * (1 - i_gh) * h * d_v, L_att),),
-    "k": ((L_att, d + h_kv * d_qk, L_att),),
-    "v": ((L_att, d + h_kv * d_v, L_att),),
-    "o": ((L_att, h * d_v + d, L_att),),
-    # the per-head output gate's own g_proj d → h (LFM3)
-    "g": ((i_gh * L_att, d + h, i_gh * L_att),),
+    "q": _attention_matrices(d + h * d_qk + i_gate * (1 - i_gh) * h * d_v),
+    "k": _attention_matrices(d + h_kv * d_qk),
+    "v": _attention_matrices(d + h_kv * d_v),
+    "o": _attention_matrices(h * d_v + d),
+    # the per-head output gate's own g_proj d → h (LFM3, Laguna)
+    "g": _attention_matrices(d + h, i_gh),
     "up": FFN_MATRICES,
     "gate": tuple((i_glu * n, sides, i_glu * per) for n, sides, per in FFN_MATRICES),
     "down": FFN_MATRICES,
@@ -143,8 +153,8 @@ ADAPTER_PAIRS_PER_TOKEN = sympy.Add(*(ON[target] * sympy.Add(*(per for _, _, per
 # lm_head in 16 bits): each layer's attention projections, Transformer-XL's W_R, FFNs, routers and
 # experts, the other mixers' projections (not their conv1d kernels, A, D or Δ biases).
 # Embeddings, the LM head, norms and biases stay at q_w.
-QUANTISED = (L_att * (sympy.Add(*params.ATTENTION_WEIGHTS.values(), *params.MOA_IDLE.values())
-                      + i_rel * d * h * d_qk)
+QUANTISED = (params.over_attention_layers(
+    sympy.Add(*params.ATTENTION_WEIGHTS.values(), *params.MOA_IDLE.values()) + i_rel * d * h * d_qk)
              + L_idx * sympy.Add(*params.INDEXER_WEIGHTS.values())
              + L_dense * params.ffn_weights(d_ff)
              + L_moe * (params.ROUTER_WEIGHTS + E * params.ffn_weights(d_e)
@@ -226,8 +236,7 @@ def _step_flops() -> dict[str, object]:
     them (calc evaluates calc/_compiled.py); `memory --formula` does not."""
     # Transformer-XL's position scores (q + v)·(W_R r)ᵀ: with W_R frozen the position keys take
     # no gradient, so only the query side does (one forward's worth, not two).
-    position_scores = i_rel * h * d_qk * sympy.cancel(
-        flops.ATTENTION_SCORES_PER_SEQUENCE / flops.PAIR)
+    position_scores = i_rel * (h * d_qk * flops.PAIRS + params.of_kind(h * d_qk) * flops.PAIRS2)
     step: dict[str, sympy.Expr] = {
         "adapter_forward_per_token": i_frozen * ADAPTER_FORWARD_PER_TOKEN,
         "train_per_sequence": T * (WEIGHTS_PASSES * (flops.WEIGHT_FLOPS_PER_TOKEN

@@ -120,12 +120,13 @@ GLOBAL_KEYS = (i_dsa * _keys_per_sequence(sympy.Min(T, K_I))
                + (1 - i_dsa) * _keys_per_sequence(T))
 INDEXER_PAIR = h_I * (d_I + 1)
 LOCAL_KEYS = _keys_per_sequence(sympy.Min(T, w))
-ATTENTION_SCORES_PER_SEQUENCE = PAIR * (
-    (L_GLOBAL - L_GLOBAL2) * GLOBAL_KEYS + (L_loc - L_loc2) * LOCAL_KEYS
-    + (L_chk - L_chk2) * CHUNKED_KEYS_PER_SEQUENCE
-) + PAIR2 * (
-    L_GLOBAL2 * GLOBAL_KEYS + L_loc2 * LOCAL_KEYS + L_chk2 * CHUNKED_KEYS_PER_SEQUENCE
-) + L_idx * INDEXER_PAIR * _keys_per_sequence(T)
+# Twice the (query, key) pairs of one sequence over the layers of the model's head shapes and
+# over the L'_att layers of the other kind's (attention.kind_shapes)
+PAIRS = ((L_GLOBAL - L_GLOBAL2) * GLOBAL_KEYS + (L_loc - L_loc2) * LOCAL_KEYS
+         + (L_chk - L_chk2) * CHUNKED_KEYS_PER_SEQUENCE)
+PAIRS2 = L_GLOBAL2 * GLOBAL_KEYS + L_loc2 * LOCAL_KEYS + L_chk2 * CHUNKED_KEYS_PER_SEQUENCE
+ATTENTION_SCORES_PER_SEQUENCE = (PAIR * PAIRS + PAIR2 * PAIRS2
+                                 + L_idx * INDEXER_PAIR * _keys_per_sequence(T))
 # A generated token at context T (itself included) sees T keys, min(T, w) in local layers, and
 # in chunked ones the T − c·⌊(T − 1)/c⌋ keys of its own chunk so far.
 GLOBAL_SEEN = i_dsa * sympy.Min(T, K_I) + (1 - i_dsa) * T

@@ -55,6 +55,7 @@ from calc.symbols import (
     L,
     L_s,
     L_s_att,
+    L_s_att2,
     L_s_dense,
     L_s_dn,
     L_s_sc,
@@ -92,6 +93,7 @@ from calc.symbols import (
     h,
     h_kv,
     h_t,
+    h_t2,
     i_drop,
     i_dsa,
     i_dual,
@@ -160,8 +162,22 @@ from calc.symbols import (
 # multi-token-prediction modules sit beside the head (their own parameters; the embedding and
 # head shared, or copies of both per module, i_mtps).
 LAYERS_PER_GPU = (N - N_emb - N_head - N_e) * L_w / L
-KV_REPLICATED = (1 - i_mla) * L_s_att * L_w / L_s * (h_t - h_kv / n_tp) * (d_qk + d_v) * (
-    d + b_qkv)
+
+
+def of_kind(expr: sympy.Expr) -> sympy.Expr:
+    """`expr`, one attention layer's on one rank, for the layers of the kind with head shapes
+    of its own (attention.kind_shapes): h', h'_kv, d'_qk, d'_v and h'_t."""
+    return params.of_kind(expr).subs(h_t, h_t2)
+
+
+def over_stage_attention(expr: sympy.Expr) -> sympy.Expr:
+    """`expr` over the first stage's L_s_att attention layers, L'_s,att of them the other
+    kind's."""
+    return (L_s_att - L_s_att2) * expr + L_s_att2 * of_kind(expr)
+
+
+KV_REPLICATED = (1 - i_mla) * L_w / L_s * over_stage_attention(
+    (h_t - h_kv / n_tp) * (d_qk + d_v) * (d + b_qkv))
 MTP_PER_GPU = i_head * ((N_mtp - N_mtp_e + (1 - i_mtps) * M * (N_emb + N_head)) / n_tp
                         + N_mtp_e / (n_tp * n_ep))
 DENSE_PER_GPU = (LAYERS_PER_GPU + N_emb + i_head * N_head) / n_tp + KV_REPLICATED
@@ -296,7 +312,7 @@ STORED_PER_TOKEN = IN_FLIGHT * (
     (L_s * (NORM_INPUTS + DROPOUT_MASK) + L_s_att * ATTENTION_OUTSIDE
      + FFN_LAYERS_S * (FFN_OUTSIDE + DROPOUT_MASK) + (L_s - L_s_att) * MIXER_OUTSIDE)
     / n_tp**i_sp
-    + L_s_att * (ATTENTION_PER_RANK + i_scores * SCORES / n_tp)
+    + over_stage_attention(ATTENTION_PER_RANK + i_scores * SCORES / n_tp)
     + (L_s_dense * MLP_DENSE + L_sm * MLP_MOE) / n_tp
     + L_s_ssm * MIXERS_PER_RANK["mamba"] + L_s_dn * MIXERS_PER_RANK["deltanet"]
     + L_s_sc * MIXERS_PER_RANK["conv"])

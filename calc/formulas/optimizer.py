@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import sympy
 
-from calc.formulas import mixers
+from calc.formulas import mixers, params
 from calc.formulas.finetune import ADAPTER_PAIRS, ADAPTERS_TOTAL, QUANTISED
 from calc.symbols import (
     E,
     E_s,
     H_v,
-    L_att,
     L_dense,
     L_dn,
     L_moe,
@@ -74,7 +73,7 @@ MIXER_SIDES = (L_ssm * ((d + mixers.IN_WIDTH) + mixers.M1 * ((d_in + R_dt + 2 * 
                + L_dn * ((d + 2 * mixers.DN_KEYS + 2 * mixers.DN_VALUES) + (d + 2 * H_v)
                          + (mixers.DN_VALUES + d))
                + L_sc * ((d + 3 * d) + (d + d)))
-SIDES = (L_att * LAYER_SIDES + L_dense * _ffn_sides(d_ff)
+SIDES = (params.over_attention_layers(LAYER_SIDES) + L_dense * _ffn_sides(d_ff)
          + L_moe * ((d + E) + E * _ffn_sides(d_e) + E_s * _ffn_sides(d_s)
                     + i_shared_gate * (d + 1))
          + MIXER_SIDES + (V + d) + sympy.Min(P, 1) * (P + d) + (1 - i_tied) * (V + d))

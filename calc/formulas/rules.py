@@ -13,7 +13,6 @@ import sympy
 from calc.formulas import params
 from calc.symbols import (
     E_s,
-    L_att,
     L_dense,
     L_moe,
     T,
@@ -42,21 +41,23 @@ N_WITHOUT_POSITIONS = params.ACTIVE - params.ONCE["embedding/position"]
 
 # Each rule's training FLOPs per token, keyed as calc.conventions.RULES (labels, sources). A
 # rule's attention terms are counted in the attention layers (L_att: every layer of a
-# Transformer); the other mixers of a hybrid enter only through N.
+# Transformer), each with its own heads (attention.kind_shapes: the L'_att layers' h', d'_qk);
+# the other mixers of a hybrid enter only through N.
+ALL_ATTENTION = params.over_attention_layers
 TRAIN_PER_TOKEN: dict[str, sympy.Expr] = {
     # N = all active parameters (Kaplan et al. 2020 §2.1: C ≈ 6N per training token).
     "6N": 6 * N_ACTIVE,
     # Kaplan Table 1 / Eq. 2.2: C_forward = 2N + 2·n_layer·n_ctx·d_attn, N non-embedding.
-    "kaplan": 3 * (2 * N_ACTIVE_NON_EMBEDDING + 2 * L_att * T * Q_WIDTH),
+    "kaplan": 3 * (2 * N_ACTIVE_NON_EMBEDDING + 2 * ALL_ATTENTION(T * Q_WIDTH)),
     # PaLM Appendix B: 6N + 12·L·H·Q·T (full T×T attention in all three passes).
-    "palm": 6 * N_WITHOUT_POSITIONS + 12 * L_att * Q_WIDTH * T,
+    "palm": 6 * N_WITHOUT_POSITIONS + 12 * ALL_ATTENTION(Q_WIDTH * T),
     # Megatron-LM: 3 passes × 2 FLOPs per MAC × (Q,K,V,O projections + causal scores over T/2
     # keys + FFN, gated or not, top-k experts) + the logits.
-    "megatron": 6 * (L_att * d * Q_WIDTH * 2 * (1 + h_kv / h) + L_att * T * Q_WIDTH
+    "megatron": 6 * (ALL_ATTENTION(d * Q_WIDTH * 2 * (1 + h_kv / h) + T * Q_WIDTH)
                      + (2 + i_glu) * d * FFN_WIDTH_ALL_LAYERS + d * V),
     # Chinchilla Appendix F, per sequence ÷ T: embeddings 2TVd; per layer K,Q,V 2·3·T·d·q,
     # QKᵀ 2T²q, softmax 3hT², A·V 2T²q, output 2Tqd; FFN 2·T·2·d·ff; logits 2TdV; × 3.
-    "chinchilla": 3 * (2 * V * d + L_att * (2 * 3 * d * Q_WIDTH + 2 * T * Q_WIDTH + 3 * h * T
-                                        + 2 * T * Q_WIDTH + 2 * Q_WIDTH * d)
+    "chinchilla": 3 * (2 * V * d + ALL_ATTENTION(2 * 3 * d * Q_WIDTH + 2 * T * Q_WIDTH
+                                                 + 3 * h * T + 2 * T * Q_WIDTH + 2 * Q_WIDTH * d)
                        + 2 * 2 * d * FFN_WIDTH_ALL_LAYERS + 2 * d * V),
 }

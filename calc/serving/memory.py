@@ -135,6 +135,7 @@ def _compiled_kv(spec: ModelSpec, tp: int, kv_dtype: str) -> dict[str, float]:
     mla = spec.attention.mla is not None
     values["h_g"] = 1 if mla else -(-spec.n_kv_heads // tp)
     values["h_kv"] = 1 if mla else values["h_g"]  # one GPU's heads stand for the model's
+    values["h_g2"] = values["h_kv2"] = -(-spec.heads_of(spec.shaped_kind or "")[1] // tp)
     out = _compiled.inference(values)
     return {"kv_cache_per_token": out["kv_cache_per_token"],
             "state_cache": out["state_cache"] / tp}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calc.counting import MASK_BYTES
+from calc.errors import CalcError
 from calc.evaluate import count_flops, count_params
 from calc.spec import ModelSpec
 from calc.timing.kernels import ACTIVATION_BYTES, ElementWise, Matmul, Recurrence
@@ -67,6 +68,10 @@ def _ffn(prefix: str, flops: float, width: int, d: int, gated: bool, layers: int
 
 def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
     """Every operator of `spec` at sequence length `seq_len`, from calc's exact counts."""
+    if spec.shaped_kind:  # one set of head widths per model in ModelTerms and its kernels
+        raise CalcError(f"attention.kind_shapes: step time and serving are not modelled yet "
+                        f"for {spec.shaped_kind} attention layers with head shapes of their "
+                        f"own; estimate, memory, infer and verify count them")
     causal = count_flops(spec, seq_len, "causal")
     full = count_flops(spec, seq_len, "full")
     flops, params = causal.components, count_params(spec)
