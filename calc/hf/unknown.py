@@ -32,7 +32,8 @@ NEEDS = {
             "the query latent before and after its norm (q_gate_proj: 2·q_lora_rank → "
             "heads·(qk_head_dim + v_head_dim))",
     # configuration_dots3_note.py: the sliding layers take attention shapes of their own
-    # (swa_num_attention_heads, swa_q_lora_rank, swa_kv_lora_rank, swa_head_dim, ...).
+    # (swa_num_attention_heads, swa_q_lora_rank, swa_kv_lora_rank, swa_head_dim, ...):
+    # attention.kind_shapes holds a kind's MHA/GQA heads, not MLA's ranks.
     "dots3_note_text": "sliding-window layers whose latent attention has shapes of its own "
                        "(swa_num_attention_heads, swa_q_lora_rank, swa_kv_lora_rank, ...) "
                        "beside the sparse-attention layers",
@@ -81,15 +82,14 @@ NEEDS = {
     # last earlier layer of their kind, and use_double_wide_mlp doubles intermediate_size on
     # those layers; hidden_size_per_layer_input (256 by default) adds per-layer embeddings;
     # enable_moe_block runs a routed expert block (its own router scale and per-expert scales)
-    # beside the dense MLP and sums the two. Each is a spec feature calc lacks.
-    "gemma4_text": "a different head width (global_head_dim) and KV-head count on the "
-                   "full-attention layers, keys reused as values there (attention_k_eq_v), "
+    # beside the dense MLP and sums the two. The full layers' head width and KV heads are
+    # attention.kind_shapes (global); each of the others is a spec feature calc lacks.
+    "gemma4_text": "keys reused as values on the full-attention layers (attention_k_eq_v), "
                    "per-layer embeddings (a vocab_size_per_layer_input table fed to every "
                    "layer through a gate), layers that reuse earlier layers' keys and values "
                    "(num_kv_shared_layers) with a double-width MLP (use_double_wide_mlp), and "
                    "a dense MLP beside the MoE block",
-    "gemma4_unified_text": "a different head width (global_head_dim) and KV-head count on the "
-                           "full-attention layers, keys reused as values there "
+    "gemma4_unified_text": "keys reused as values on the full-attention layers "
                            "(attention_k_eq_v), and layers that reuse earlier layers' keys "
                            "and values (num_kv_shared_layers) with a double-width MLP "
                            "(use_double_wide_mlp)",
@@ -114,10 +114,9 @@ NEEDS = {
     # causal, kernel conv_kernel_size, no bias) on k_proj's and v_proj's outputs and on the
     # attention and MLP outputs; InklingTopkRouter's weight has n_routed + n_shared rows (the
     # shared experts' weights come from the same softmax) and a learned scalar global_scale,
-    # as InklingMLP has on its output.
-    "inkling_text": "sliding-window layers with head counts of their own "
-                    "(swa_num_attention_heads, swa_num_key_value_heads, swa_head_dim), a "
-                    "relative-position bias projected per token (r_proj d → h·d_rel times a "
+    # as InklingMLP has on its output. The sliding layers' heads are attention.kind_shapes
+    # (local); the rest is not in the spec.
+    "inkling_text": "a relative-position bias projected per token (r_proj d → h·d_rel times a "
                     "d_rel × rel_extent bank), residual short convolutions on the keys, values "
                     "and the attention and MLP outputs, and a router that scores the shared "
                     "experts beside the routed ones",

@@ -129,6 +129,12 @@ class AttentionSpec(Frozen):
                     "each, sharing one K/V projection; a router Linear(d, experts) without bias "
                     "picks n_heads / n_kv_heads of them per token")
 
+    def __hash__(self) -> int:
+        # pydantic hashes a frozen model's fields, and a dict is not hashable: kind_shapes by
+        # its items (a spec is a key of the reports' caches)
+        return hash(tuple(tuple(sorted(value.items())) if isinstance(value, dict) else value
+                          for value in (getattr(self, name) for name in type(self).model_fields)))
+
     @model_validator(mode="after")
     def _consistent(self) -> AttentionSpec:
         kv = self.n_kv_heads
