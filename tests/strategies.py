@@ -112,7 +112,7 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     position: dict = {"kind": position_kind}
     if position_kind == "learned":
         position["max_positions"] = draw(st.integers(context, context + 4))
-    return calc.ModelSpec(
+    spec = calc.ModelSpec(
         name="random", vocab_size=draw(st.integers(1, max_vocab)), d_model=d_model,
         n_layers=n_layers, context_length=context, attention=attention, ffn=ffn, moe=moe,
         norm=norm, position=position, tie_embeddings=draw(st.booleans()),
@@ -122,6 +122,18 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         else draw(st.integers(0, 2)),
         d_embedding=draw(st.none() | st.integers(1, max_width)), **mixers,
     )
+    # Laguna, Gemma 4, Inkling: the attention layers of one kind with head shapes of their own
+    used = sorted({kind for kind in spec.attention_kinds if kind})
+    if (used and not mla and "experts" not in attention and not spec.mtp_modules
+            and draw(st.booleans())):
+        heads = draw(st.integers(1, 8))
+        kv = spec.n_kv_heads
+        shape = {"n_heads": heads,
+                 "n_kv_heads": draw(st.sampled_from(_divisors(heads)) if heads % kv
+                                    else st.none() | st.sampled_from(_divisors(heads))),
+                 "head_dim": draw(st.none() | st.integers(1, 16))}
+        spec = spec.updated(**{"attention.kind_shapes": {draw(st.sampled_from(used)): shape}})
+    return spec
 
 
 @st.composite

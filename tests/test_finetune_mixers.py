@@ -144,3 +144,34 @@ def test_qlora_on_mixer_layers_fits_and_quantises_their_projections(name):
     counts = calc.count_params(spec)
     assert m.finetune.quantised > 0.9 * (counts.total - counts.embedding
                                          - counts.components["lm_head"])
+
+
+def test_lora_on_layers_of_one_kind_with_query_heads_of_their_own():
+    """Laguna's sliding layers with more query heads than its full ones (attention.kind_shapes,
+    read from num_attention_heads_per_layer): q, o and g_proj adapters of each layer's own
+    width, k and v alike, as PEFT builds them on transformers' model; the step's adapter
+    terms and all-linear's count agree."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.timing.finetune import adapter_terms
+    from calc.verify.hf_reference import build, lora_parameters
+
+    types = ["full_attention", "sliding_attention", "sliding_attention"]
+    config = {"model_type": "laguna", "hidden_size": 64, "num_hidden_layers": 3,
+              "num_attention_heads": 4, "num_attention_heads_per_layer": [4, 8, 8],
+              "num_key_value_heads": 2, "head_dim": 8, "layer_types": types,
+              "intermediate_size": 32, "num_experts": 4, "num_experts_per_tok": 2,
+              "moe_intermediate_size": 8, "shared_expert_intermediate_size": 8,
+              "vocab_size": 64}
+    spec, model = spec_from_hf_config(config), build(config)
+    assert spec.attention.kind_shapes["local"].n_heads == 8
+    patterns = {**ATTENTION, "g": r"self_attn\.g_proj$"}
+    for target, pattern in patterns.items():
+        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
+        assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}, \
+            target
+        term, = adapter_terms(spec, (target,))
+        assert RANK * (term.inputs + term.outputs) == counts.adapters_active, target
+    counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
+    assert counts.trainable == lora_parameters(model, RANK)

@@ -103,13 +103,15 @@ def test_totals_are_sums_of_named_terms(spec):
         assert c.active == c.total
 
 
-def _brute_force_pairs(spec: calc.ModelSpec, seq_len: int, causal: bool) -> int:
-    """(query, key) pairs over the attention layers, counted one query at a time: at most w
-    keys in a sliding-window layer, those of its own chunk in a chunked one, the indexer's
-    top-k in a DSA layer."""
-    pairs = 0
+def _brute_force_scores(spec: calc.ModelSpec, seq_len: int, causal: bool) -> int:
+    """QKᵀ and A·V over the attention layers, counted one query at a time: at most w keys in a
+    sliding-window layer, those of its own chunk in a chunked one, the indexer's top-k in a DSA
+    layer; each pair costs 2·d_qk and 2·d_v per head of its layer's shape (attention.
+    kind_shapes), + 2·d_qk for relative positions (Transformer-XL: (q + v)·W_R r)."""
+    total = 0
     indexer = spec.attention.indexer
     for kind in spec.attention_kinds:
+        pairs = 0
         window = spec.attention.sliding_window if kind == "local" else None
         window = indexer.topk if indexer and kind else window
         chunk = spec.attention.chunk_size if kind == "chunked" else None
@@ -120,7 +122,10 @@ def _brute_force_pairs(spec: calc.ModelSpec, seq_len: int, causal: bool) -> int:
             elif kind:  # '' marks a layer without attention
                 seen = i if causal else seq_len
                 pairs += min(seen, window) if window else seen
-    return pairs
+        heads, _, d_qk, d_v = spec.heads_of(kind)
+        relative = d_qk if spec.position.kind == "relative" else 0
+        total += 2 * heads * (d_qk + d_v + relative) * pairs
+    return total
 
 
 @settings(max_examples=150, deadline=None)
@@ -128,15 +133,12 @@ def _brute_force_pairs(spec: calc.ModelSpec, seq_len: int, causal: bool) -> int:
 def test_attention_scores_against_brute_force(spec, seq_len, causal):
     """QKᵀ costs 2·d_qk and A·V 2·d_v per head per (query, key) pair (calc.formulas.flops)."""
     flops_ = count_flops(spec, seq_len, "causal" if causal else "full")
-    # relative positions (Transformer-XL): one more product per pair, (q + v)·W_R r, 2·d_qk
-    relative = spec.head_dim_qk if spec.position.kind == "relative" else 0
-    per_pair = 2 * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v + relative)
     # DSA's indexer: q·k over d_I and the head weights' sum, per head, over every key it sees
     indexer, seen = spec.attention.indexer, seq_len * (seq_len + 1) // 2 if causal \
         else seq_len * seq_len
     selecting = (2 * indexer.n_heads * (indexer.head_dim + 1) * seen * spec.n_indexer_layers
                  if indexer else 0)
-    assert flops_.attention_per_sequence == (per_pair * _brute_force_pairs(spec, seq_len, causal)
+    assert flops_.attention_per_sequence == (_brute_force_scores(spec, seq_len, causal)
                                              + selecting)
 
 

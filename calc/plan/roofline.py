@@ -78,10 +78,13 @@ class InferenceBlock(Frozen):
 
 
 
-def kv_heads_per_gpu(spec: ModelSpec, gpus: int) -> int:
+def kv_heads_per_gpu(spec: ModelSpec, gpus: int) -> dict[str, int]:
     """Key/value heads one GPU caches, h_g: ⌈h_kv/K⌉, at least a whole head (replicated when K
-    exceeds the heads); MLA's one latent serves every head, so each GPU keeps it whole."""
-    return 1 if spec.attention.mla else -(-spec.n_kv_heads // gpus)
+    exceeds the heads); MLA's one latent serves every head, so each GPU keeps it whole. And
+    h'_g, those of the layers of a kind with head shapes of its own (attention.kind_shapes)."""
+    own = spec.heads_of(spec.shaped_kind or "")[1]
+    return {"h_g": 1 if spec.attention.mla else -(-spec.n_kv_heads // gpus),
+            "h_g2": -(-own // gpus)}
 
 
 def largest_true(predicate: Callable[[int], bool], low: int, high: int) -> int:
@@ -148,8 +151,7 @@ def roofline(spec: ModelSpec, device: GPU, opts: InferenceWorkload,
     base = {
         **symbol_values(spec), "N": counts.total, "N_e": counts.components["moe/experts"],
         "q_w": BYTES_PER_ELEMENT[opts.dtype], "q_kv": BYTES_PER_ELEMENT[opts.kv_dtype_name],
-        "K": opts.gpus, "h_g": kv_heads_per_gpu(spec, opts.gpus),
-        "h_g2": -(-spec.heads_of(spec.shaped_kind or "")[1] // opts.gpus),
+        "K": opts.gpus, **kv_heads_per_gpu(spec, opts.gpus),
         "M_gib": device.memory_gib, "R": peak, "u": opts.mfu,
         "BW": device.bandwidth_gb_s, "u_bw": opts.mbu,
         "F_p": flops.forward, "F_d": flops.inference_per_token,

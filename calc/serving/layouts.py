@@ -53,8 +53,10 @@ def tp_problem(spec: ModelSpec, tp: int) -> str | None:
         heads, kv = spec.attention.n_heads, None
     else:
         heads, kv = spec.attention.n_heads, spec.n_kv_heads
-    if heads % tp:
-        return f"tp={tp} does not divide the {heads} attention heads"
+    kind = spec.shaped_kind  # a kind's layers with query heads of their own (kind_shapes)
+    for count in (heads, spec.heads_of(kind)[0] if kind else heads):
+        if count % tp:
+            return f"tp={tp} does not divide the {count} attention heads"
     if kv is not None and kv % tp and tp % kv:
         return (f"tp={tp} neither divides the {kv} key/value heads nor is a multiple of "
                 f"them")

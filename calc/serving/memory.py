@@ -70,6 +70,9 @@ class ReplicaMemory:
     kv_token_layers: tuple[int, int, int, int, int]  # global, local, w, chunked, chunk size
     gpu: float  # the GPU's memory
     share: float  # of the layers, the largest stage's
+    # of the attention layers, global, local and chunked ones of the kind with query heads of
+    # its own (attention.kind_shapes), whose keys cost other FLOPs
+    kind_layers: tuple[int, int, int] = (0, 0, 0)
 
     def effective_context(self, context: float) -> float:
         """`context` averaged over the attention layers after windows and chunks cap it."""
@@ -84,6 +87,13 @@ class ReplicaMemory:
         """Cached tokens × attention layers one sequence at `context` reads on this GPU."""
         full, local, _, chunked, _ = self.kv_token_layers
         return self.effective_context(context) * (full + local + chunked) * self.share
+
+    def kind_token_layers(self, context: float) -> float:
+        """Of those, the ones in the layers of the kind with query heads of its own."""
+        full, local, chunked = self.kind_layers
+        _, _, w, _, chunk = self.kv_token_layers
+        return (full * context + local * min(context, w) + chunked * min(context, chunk)) \
+            * self.share
 
     def kv_bytes(self, context: float) -> float:
         """One sequence's cache at `context` tokens on this GPU."""
@@ -123,7 +133,15 @@ def replica_memory(spec: ModelSpec, terms: ModelTerms, replica: Replica, dtype: 
         kv_token_layers=(counts["attention"] - counts["local"] - counts["chunked"],
                          counts["local"], att.sliding_window or 0, counts["chunked"],
                          att.chunk_size or 0),
-        gpu=gpu_memory_gib * GIB, share=share)
+        gpu=gpu_memory_gib * GIB, share=share, kind_layers=_kind_layers(spec))
+
+
+def _kind_layers(spec: ModelSpec) -> tuple[int, int, int]:
+    """Global, local and chunked layers of the kind with head shapes of its own."""
+    kind = spec.shaped_kind
+    own = spec.attention_kinds.count(kind) if kind else 0
+    return (own * (kind in ("global", "nope")), own * (kind == "local"),
+            own * (kind == "chunked"))
 
 
 def _compiled_kv(spec: ModelSpec, tp: int, kv_dtype: str) -> dict[str, float]:

@@ -133,13 +133,16 @@ class StepModel:
     ep_link: Link | None
     hidden_bytes: float  # per token, a stage boundary's point-to-point send
     overlap_ep: bool
+    kind_key_flops: float = 0.0  # the same in a layer of the kind with its own query heads
     _prefill_attention: dict[int, float] = field(default_factory=dict, compare=False)
 
     def prefill_attention_flops(self, prompt: int) -> float:
         """Causal attention FLOPs per prompt token on this GPU (calc's exact count)."""
         if prompt not in self._prefill_attention:
             per_token = count_flops(self.spec, max(1, prompt)).components["attention/scores"]
-            heads = self.spec.attention.n_heads
+            kind = self.spec.shaped_kind  # its layers' own query heads (kind_shapes)
+            heads = min(self.spec.attention.n_heads,
+                        self.spec.heads_of(kind)[0] if kind else self.spec.attention.n_heads)
             self._prefill_attention[prompt] = per_token * stage_share(
                 self.spec.n_layers, self.replica.pp) / min(self.replica.tp, heads)
         return self._prefill_attention[prompt]
@@ -182,7 +185,9 @@ class StepModel:
         if decode:
             read = decode * self.memory.kv_bytes(context) / (
                 self.bandwidth * c.value("kv_stream_fraction"))
-            flops = decode * self.key_flops * self.memory.token_layers(context) / attention_rate
+            own = self.memory.kind_token_layers(context)
+            flops = decode * (self.key_flops * (self.memory.token_layers(context) - own)
+                              + self.kind_key_flops * own) / attention_rate
             if flops > read:
                 compute += flops
             else:
@@ -277,10 +282,12 @@ def _link(network, stride: int, size: int) -> Link | None:
         return None
 
 
-def key_flops(spec: ModelSpec, tp: int) -> float:
-    """Decode attention FLOPs for one cached token in one layer on one GPU: QKᵀ and A·V of the
-    GPU's h/tp query heads; MLA in its absorbed form (scores over r_kv + d_rope, values r_kv)."""
-    heads = spec.attention.n_heads / min(tp, spec.attention.n_heads)
+def key_flops(spec: ModelSpec, tp: int, kind: str = "") -> float:
+    """Decode attention FLOPs for one cached token in one layer (of `kind`, whose query heads
+    may be its own: attention.kind_shapes) on one GPU: QKᵀ and A·V of the GPU's h/tp query
+    heads; MLA in its absorbed form (scores over r_kv + d_rope, values r_kv)."""
+    query_heads = spec.heads_of(kind)[0]
+    heads = query_heads / min(tp, query_heads)
     mla = spec.attention.mla
     if mla is not None:
         return 2 * heads * (mla.kv_lora_rank + mla.qk_rope_head_dim) \
@@ -326,6 +333,7 @@ def step_model(spec: ModelSpec, terms: ModelTerms, replica: Replica, memory: Rep
             n=terms.head.n / tp, k=terms.head.k),
         experts=_experts(terms, replica, q, share),
         elementwise_bytes=elementwise * share, key_flops=key_flops(spec, tp),
+        kind_key_flops=key_flops(spec, tp, spec.shaped_kind or ""),
         reductions=reductions, reduce_bytes=width * ACTIVATION_BYTES,
         tp_link=_link(network, 1, tp) if network else None,
         pp_link=_link(network, tp, pp) if network else None,

@@ -239,25 +239,35 @@ def _mixer_shapes(spec: ModelSpec) -> dict[str, list[tuple[int, int]]]:
     return shapes
 
 
-def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
-    """The matrices each target names in `spec`; a target the model lacks is absent."""
+def _attention_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
+    """The attention targets' matrices of one attention layer of `spec`'s head shapes."""
     d, h, h_kv = spec.d_model, spec.attention.n_heads, spec.n_kv_heads
     shapes: dict[str, TargetShape] = {}
-    moa = spec.attention.experts is not None  # JetMoE: W_Q, W_O are experts, not nn.Linear
+    if spec.attention.mla is None:  # MLA has q_a/q_b/kv_a/kv_b projections instead
+        # a per-channel output gate is projected in q_proj (Qwen3-Next); a per-head one is
+        # its own g_proj
+        gate = spec.output_gate_width if spec.attention.output_gate_per == "channel" else 0
+        shapes["q"] = TargetShape(((d, h * spec.head_dim_qk + gate),))
+        shapes["k"] = TargetShape(((d, h_kv * spec.head_dim_qk),))
+        shapes["v"] = TargetShape(((d, h_kv * spec.head_dim_v),))
+    shapes["o"] = TargetShape(((h * spec.head_dim_v, d),))
+    if spec.attention.output_gate_per == "head":  # g_proj d → h (LFM3, Laguna)
+        shapes["g"] = TargetShape(((d, spec.output_gate_width),))
+    if spec.attention.experts is not None:  # JetMoE: W_Q, W_O are experts, not nn.Linear
+        del shapes["q"], shapes["o"]
+    return shapes
+
+
+def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
+    """The matrices each target names in `spec`; a target the model lacks is absent. An
+    attention target lists its matrix in the layers of the model's head shapes, then, where
+    one kind has its own (attention.kind_shapes), its matrix there."""
+    shapes: dict[str, TargetShape] = {}
     if spec.n_attention_layers:
-        if spec.attention.mla is None:  # MLA has q_a/q_b/kv_a/kv_b projections instead
-            # a per-channel output gate is projected in q_proj (Qwen3-Next); a per-head one
-            # is its own g_proj
-            gate = (spec.output_gate_width
-                    if spec.attention.output_gate_per == "channel" else 0)
-            shapes["q"] = TargetShape(((d, h * spec.head_dim_qk + gate),))
-            shapes["k"] = TargetShape(((d, h_kv * spec.head_dim_qk),))
-            shapes["v"] = TargetShape(((d, h_kv * spec.head_dim_v),))
-        shapes["o"] = TargetShape(((h * spec.head_dim_v, d),))
-        if spec.attention.output_gate_per == "head":  # g_proj d → h (LFM3)
-            shapes["g"] = TargetShape(((d, spec.output_gate_width),))
-        if moa:
-            del shapes["q"], shapes["o"]
+        shapes.update(_attention_shapes(spec))
+        if spec.shaped_kind:
+            for name, shape in _attention_shapes(spec.for_kind(spec.shaped_kind)).items():
+                shapes[name] = TargetShape(shapes[name].matrices + shape.matrices)
     if spec.ffn is not None:
         shapes.update(_ffn_shapes(spec))
     shapes.update({name: TargetShape(tuple(matrices))

@@ -34,14 +34,16 @@ class Model:
     layers: int
     experts: int  # routed experts; 0 without MoE
     context: int
+    kind_heads: int = 0  # query heads of the layers of a kind with its own (kind_shapes)
 
     @classmethod
     def of(cls, spec: ModelSpec) -> Model:
         attention = spec.n_attention_layers > 0
+        kind = spec.shaped_kind
         return cls(spec.name, spec.attention.n_heads if attention else 0,
                    spec.n_kv_heads if attention and spec.attention.mla is None else 0,
                    spec.n_layers, spec.moe.n_experts if spec.moe is not None else 0,
-                   spec.context_length)
+                   spec.context_length, spec.heads_of(kind)[0] if kind else 0)
 
 
 @dataclass(frozen=True)
@@ -67,9 +69,9 @@ def _cross_node(spec: Model, lay: Layout, per_node: int | None) -> str | None:
 
 
 def _heads(spec: Model, lay: Layout, _: int | None) -> str | None:
-    heads = spec.heads
-    if heads and heads % lay.tp:
-        return f"tp={lay.tp} does not divide the {heads} attention heads of {spec.name}"
+    for heads in (spec.heads, spec.kind_heads):
+        if heads and heads % lay.tp:
+            return f"tp={lay.tp} does not divide the {heads} attention heads of {spec.name}"
     return None
 
 

@@ -72,8 +72,10 @@ def _layers_of(spec: ModelSpec, target: str, index: int) -> float:
     """Layers (per token: routed experts × top-k) the `index`-th matrix of `target` sits in:
     calc.spec.finetune.target_shapes lists them in this order."""
     counts, moe = spec.layer_counts, spec.moe
-    if target in ("q", "k", "v", "o", "g"):
-        return counts["attention"]
+    if target in ("q", "k", "v", "o", "g"):  # the model's head shapes, then a kind's own
+        kind = spec.shaped_kind
+        own = spec.attention_kinds.count(kind) if kind else 0
+        return counts["attention"] - own if index == 0 else own
     if target in FFN_TARGETS:  # the dense FFN's width first, then the shared experts'
         kinds = [kind for kind in ("dense", "moe") if counts[kind] and (
             kind == "dense" or (moe is not None and moe.n_shared_experts))]

@@ -9,6 +9,7 @@ work the timing model schedules are the same numbers. A layout then only divides
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from calc.counting import MASK_BYTES
@@ -66,12 +67,27 @@ def _ffn(prefix: str, flops: float, width: int, d: int, gated: bool, layers: int
             Matmul(f"{prefix}/down", flops / parts, d, width, layers, "row", expert))
 
 
+def _by_kind(spec: ModelSpec, op: Matmul) -> tuple[Matmul, ...]:
+    """`op`, a query-side attention product (W_Q, W_O, the output gate) of the model's head
+    shapes over every attention layer, as the layers run it: where one kind has query heads
+    of its own (attention.kind_shapes; Laguna's sliding layers), two products, each of its
+    width over its layers, the FLOPs shared in proportion to their weights (calc's exact
+    count is 2 × the weights)."""
+    kind = spec.shaped_kind
+    if not kind or not op.layers:
+        return (op,)
+    own = spec.attention_kinds.count(kind)
+    scale = spec.heads_of(kind)[0] / spec.attention.n_heads  # widths ∝ query heads
+    wide = "n" if op.split == "column" else "k"
+    shaped = dataclasses.replace(op, layers=own, **{wide: round(getattr(op, wide) * scale)})
+    weights = (op.layers - own) * op.n * op.k, own * shaped.n * shaped.k
+    main = dataclasses.replace(op, layers=op.layers - own)
+    return (dataclasses.replace(main, flops=op.flops * weights[0] / sum(weights)),
+            dataclasses.replace(shaped, flops=op.flops * weights[1] / sum(weights)))
+
+
 def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
     """Every operator of `spec` at sequence length `seq_len`, from calc's exact counts."""
-    if spec.shaped_kind:  # one set of head widths per model in ModelTerms and its kernels
-        raise CalcError(f"attention.kind_shapes: step time and serving are not modelled yet "
-                        f"for {spec.shaped_kind} attention layers with head shapes of their "
-                        f"own; estimate, memory, infer and verify count them")
     causal = count_flops(spec, seq_len, "causal")
     full = count_flops(spec, seq_len, "full")
     flops, params = causal.components, count_params(spec)
@@ -79,15 +95,21 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
     h, kv, d_qk, d_v = att.n_heads, spec.n_kv_heads, spec.head_dim_qk, spec.head_dim_v
     counts = spec.layer_counts
     n_att, dense, n_moe = counts["attention"], counts["dense"], counts["moe"]
+    kind = spec.shaped_kind
+    if kind and spec.heads_of(kind)[1:] != (kv, d_qk, d_v):  # ModelTerms: one K/V shape
+        raise CalcError(f"attention.kind_shapes.{kind}: step time and serving are modelled "
+                        f"for a kind with query heads of its own only, not with key/value "
+                        f"heads or a head width of its own")
     matmuls = [
-        Matmul("attention/q", flops["attention/q"], h * d_qk, d, n_att, "column"),
+        *_by_kind(spec, Matmul("attention/q", flops["attention/q"], h * d_qk, d, n_att,
+                               "column")),
         Matmul("attention/kv", flops["attention/kv"], kv * (d_qk + d_v), d, n_att,
                "column" if att.mla else "kv"),
-        Matmul("attention/o", flops["attention/o"], d, h * d_v, n_att, "row"),
+        *_by_kind(spec, Matmul("attention/o", flops["attention/o"], d, h * d_v, n_att, "row")),
         # the output gate (Qwen3-Next's projected beside W_Q; LFM3's g_proj d → h):
         # column-parallel like W_Q, split by heads
-        Matmul("attention/gate", flops["attention/gate"], spec.output_gate_width, d, n_att,
-               "column"),
+        *_by_kind(spec, Matmul("attention/gate", flops["attention/gate"],
+                               spec.output_gate_width, d, n_att, "column")),
         # JetMoE's attention-expert router, replicated like an MoE router
         Matmul("attention/router", flops["attention/router"], att.experts or 0, d, n_att,
                "none"),
@@ -183,11 +205,15 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
     glu = int(spec.ffn is not None and spec.ffn.gated)
     ffns = dense + n_moe  # layers with an FFN
     latents = (mla.kv_lora_rank + (mla.q_lora_rank or 0)) if mla else 0
-    rotary = 0
+    # query heads over the attention layers (a kind's own count on its layers: kind_shapes)
+    kind = spec.shaped_kind
+    own = spec.attention_kinds.count(kind) if kind else 0
+    layer_heads = (n_att - own) * h + own * spec.heads_of(kind or "")[0]
+    rotary = 0  # rotated elements per token over the attention layers
     if mla is not None:
-        rotary = (h + 1) * mla.qk_rope_head_dim  # queries' RoPE part and the one shared key
+        rotary = n_att * (h + 1) * mla.qk_rope_head_dim  # queries' RoPE part, the shared key
     elif spec.position.kind == "rope":
-        rotary = (h + kv) * spec.head_dim_qk
+        rotary = (layer_heads + n_att * kv) * spec.head_dim_qk
     ffn_widths = dense * spec.ffn.d_ff if spec.ffn is not None else 0
     if moe is not None:
         ffn_widths += n_moe * (moe.top_k * moe.d_expert + moe.n_shared_experts * moe.shared_width)
@@ -201,12 +227,12 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
         # dropout after each sublayer: read, write, and a 1-byte mask
         ElementWise("dropout", (layers + ffns) * (2 * d * q + d * MASK_BYTES), "replicated",
                     dropout=True),
-        ElementWise("rope", n_att * 2 * rotary * q, "tensor"),
+        ElementWise("rope", 2 * rotary * q, "tensor"),
         # φ(gate) ⊙ up reads 2 widths and writes 1; a plain activation reads and writes 1
         ElementWise("activation", ffn_widths * (2 + glu) * q, "tensor"),
         # eager attention: one fused scale-mask-softmax over the full s×s square per head
-        ElementWise("softmax", n_att * 2 * h * seq_len * q, "tensor", eager=True),
-        ElementWise("attention dropout", n_att * h * seq_len * (2 * q + MASK_BYTES), "tensor",
+        ElementWise("softmax", layer_heads * 2 * seq_len * q, "tensor", eager=True),
+        ElementWise("attention dropout", layer_heads * seq_len * (2 * q + MASK_BYTES), "tensor",
                     dropout=True, eager=True),
         *mixer_elementwise(spec),
         ElementWise("indexer", _indexer_bytes(spec, seq_len) * q, "replicated"),

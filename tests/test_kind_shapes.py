@@ -1,0 +1,115 @@
+"""attention.kind_shapes: the attention layers of one kind with head shapes of their own
+(Laguna's sliding layers with more query heads, Gemma 4's wider full layers, Inkling's sliding
+heads), through the spec's rules, the memory and time models and the KV cache."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import calc
+from calc import _compiled
+from calc.errors import CalcError
+from calc.evaluate import count_flops, count_params, memory_values
+from calc.spec import TrainingMemory
+
+BASE = {"name": "shaped", "vocab_size": 97, "d_model": 64, "n_layers": 4, "context_length": 64,
+        "attention": {"n_heads": 4, "n_kv_heads": 2, "head_dim": 16, "sliding_window": 8,
+                      "layer_pattern": ["global", "local"], "qk_norm": "head",
+                      "output_gate": True, "output_gate_per": "head"},
+        "ffn": {"activation": "swiglu", "d_ff": 96}, "position": {"kind": "rope"}}
+
+
+def _spec(shape: dict | None = None, kind: str = "local", **attention) -> calc.ModelSpec:
+    att = {**BASE["attention"], **attention}
+    if shape is not None:
+        att["kind_shapes"] = {kind: shape}
+    return calc.ModelSpec.model_validate({**BASE, "attention": att})
+
+
+@pytest.mark.parametrize(("shape", "attention", "message"), [
+    ({"n_heads": 6, "n_kv_heads": 4}, {}, "attention.kind_shapes.local: 4 key/value heads must "
+                                          "divide its 6 query heads"),
+    ({"n_heads": 3}, {}, "2 key/value heads must divide its 3 query heads (give n_kv_heads)"),
+    ({"n_heads": 8}, {"layer_pattern": ["global"]}, "attention.kind_shapes.local: no attention "
+                                                    "layer is local"),
+])
+def test_a_shape_the_layers_cannot_have_is_one_line(shape, attention, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        _spec(shape, **attention)
+
+
+def test_one_kind_and_no_mtp_block():
+    with pytest.raises(ValueError, match="at most 1 item"):
+        calc.ModelSpec.model_validate({**BASE, "attention": {
+            **BASE["attention"], "kind_shapes": {"local": {"n_heads": 8},
+                                                 "global": {"n_heads": 2}}}})
+    with pytest.raises(ValueError, match="mtp_modules: a multi-token-prediction block's"):
+        calc.ModelSpec.model_validate({**BASE, "mtp_modules": 1, "attention": {
+            **BASE["attention"], "kind_shapes": {"local": {"n_heads": 8}}}})
+
+
+def test_a_kind_left_as_the_model_counts_as_no_kind_shapes():
+    """Fields left out keep the model's: the override with the model's own shape counts the
+    same as none, to the parameter and the FLOP."""
+    plain, same = _spec(), _spec({"n_heads": 4})
+    assert count_params(same) == count_params(plain)
+    assert count_flops(same, 64).components == count_flops(plain, 64).components
+
+
+def _activations(spec: calc.ModelSpec, **options) -> float:
+    opts = TrainingMemory(seq_len=32, micro_batch=2, **options)
+    opts = opts.model_copy(update={"recipe": opts.recipe_name})
+    values = memory_values(spec, opts, 80)
+    return _compiled.memory_activations(values)["layers"]
+
+
+@pytest.mark.parametrize("options", [{}, {"tp": 2}, {"tp": 4, "sequence_parallel": True},
+                                     {"flash_attention": False, "recompute": "none"},
+                                     {"framework": "hf", "flash_attention": False}])
+def test_activations_are_each_layers_own(options):
+    """Training activations don't depend on the window, so two layers (global, local) of
+    4 and 8 query heads keep what half of a model of 4 heads on every layer and half of one of
+    8 keep: each layer's attention stores its own heads' tensors (h'_t K/V heads per rank)."""
+    shaped = _spec({"n_heads": 8, "n_kv_heads": 4, "head_dim": 8})
+    fours = _spec()
+    eights = _spec(n_heads=8, n_kv_heads=4, head_dim=8)
+    assert 2 * _activations(shaped, **options) == pytest.approx(
+        _activations(fours, **options) + _activations(eights, **options), rel=1e-12)
+
+
+def test_the_kv_cache_holds_each_kinds_heads():
+    """infer: the local layers cache 4 heads of 8 for at most w = 8 tokens, the global layers
+    2 heads of 16 for all of them: per token at context 64, q_kv = 2 bytes."""
+    spec = _spec({"n_heads": 8, "n_kv_heads": 4, "head_dim": 8})
+    block = calc.infer(spec, gpu="h100", context=64, batch=1).inference
+    per_layer_global, per_layer_local = 2 * 16 * 2 * 2, 4 * 8 * 2 * 2
+    assert block.kv_cache_bytes_per_token == 2 * per_layer_global + 2 * per_layer_local
+    assert block.kv_cache_bytes == 2 * per_layer_global * 64 + 2 * per_layer_local * 8
+
+
+def test_step_time_splits_the_query_side_by_kind():
+    """The step's operators: W_Q, W_O and the gate of each kind's width over its layers, their
+    FLOPs calc's exact count; key/value heads or a head width of a kind's own are refused in
+    one line (the kernels take one K/V shape)."""
+    from calc.timing.operators import model_terms
+
+    spec = _spec({"n_heads": 8})
+    terms = model_terms(spec, 64)
+    q = [op for op in terms.matmuls if op.name == "attention/q"]
+    assert [(op.n, op.layers) for op in q] == [(4 * 16, 2), (8 * 16, 2)]
+    assert sum(op.flops for op in q) == count_flops(spec, 64).components["attention/q"]
+    assert [op.flops for op in q] == [2 * 64 * 64 * 2, 2 * 64 * 128 * 2]
+    with pytest.raises(CalcError, match=re.escape("attention.kind_shapes.local: step time and "
+                                                  "serving are modelled for a kind with query "
+                                                  "heads of its own only")):
+        model_terms(_spec({"n_heads": 8, "n_kv_heads": 4}), 64)
+
+
+def test_tensor_parallelism_divides_every_kinds_heads():
+    """tp = 4 divides the global layers' 4 heads but not the local layers' 6."""
+    spec = _spec({"n_heads": 6})
+    with pytest.raises(CalcError, match="tp=4 does not divide the 6 attention heads"):
+        calc.step(spec, gpu="h100", gpus=4, tp=4, seq_len=64, global_batch=1)
+    assert calc.step(spec, gpu="h100", gpus=2, tp=2, seq_len=64, global_batch=1)
