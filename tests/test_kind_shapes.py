@@ -113,3 +113,18 @@ def test_tensor_parallelism_divides_every_kinds_heads():
     with pytest.raises(CalcError, match="tp=4 does not divide the 6 attention heads"):
         calc.step(spec, gpu="h100", gpus=4, tp=4, seq_len=64, global_batch=1)
     assert calc.step(spec, gpu="h100", gpus=2, tp=2, seq_len=64, global_batch=1)
+
+
+def test_a_sweep_over_depth_counts_each_kinds_layers_at_every_depth():
+    """calc.sweep's rows against the exact count of the spec at that depth (the pattern
+    global, local re-applied: 1, 2 or 3 local layers), and a head axis the kind's own shapes
+    would not follow refused in one line."""
+    spec = _spec({"n_heads": 8})
+    swept = calc.sweep(spec, n_layers=[3, 4, 6], seq_len=[32])
+    for i, depth in enumerate((3, 4, 6)):
+        row, exact = swept.row(i), spec.updated(n_layers=depth)
+        assert row["params_total"] == count_params(exact).total
+        assert row["flops_forward"] == count_flops(exact, 32).forward
+    with pytest.raises(CalcError, match=re.escape("sweep n_heads: shaped gives its local "
+                                                  "layers head shapes of their own")):
+        calc.sweep(spec, n_heads=[2, 4])

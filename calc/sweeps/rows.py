@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from calc.errors import CalcError
-from calc.evaluate import LAYER_COUNTS, layer_count_values, symbol_values
+from calc.evaluate import LAYER_COUNTS, kind_shape_values, layer_count_values, symbol_values
 from calc.presets import Preset
 from calc.spec import LayersSpec, ModelSpec
 from calc.sweeps.axes import LIMITS
@@ -47,7 +47,14 @@ def _layer_counts(spec: ModelSpec, n_layers: int) -> tuple[int, ...]:
         e.model_copy(update={"layers": tuple(i for i in e.layers if i < n_layers)})
         for e in spec.layers.exceptions)})
     shaped = spec.model_copy(update={"n_layers": int(n_layers), "layers": layers})  # only read
-    return tuple(layer_count_values(shaped).values())
+    kinds = kind_shape_values(shaped)
+    return (*layer_count_values(shaped).values(), *(kinds[name] for name in KIND_COUNTS))
+
+
+# The layers of the kind with head shapes of its own (attention.kind_shapes), per depth too
+KIND_COUNTS = ("L_att2", "L_loc2", "L_chk2")
+# Axes that change a head shape the kind's own shapes (fixed in its spec) would not follow
+HEAD_AXES = ("d_model", "n_heads", "n_kv_heads", "head_dim")
 
 
 def row_symbols(presets: list[Preset], rows: dict[str, Any], axes: dict[str, np.ndarray]
@@ -59,6 +66,12 @@ def row_symbols(presets: list[Preset], rows: dict[str, Any], axes: dict[str, np.
     s = {name: _per_model([b[name] for b in bases], model) for name in bases[0]}
     checks: dict[str, Any] = {}
     mla = _per_model([spec.attention.mla is not None for spec in specs], model)
+    shaped = next((spec for spec in specs if spec.shaped_kind), None)
+    swept = [axis for axis in HEAD_AXES if axis in rows]
+    if shaped is not None and swept:
+        raise CalcError(f"sweep {swept[0]}: {shaped.name} gives its {shaped.shaped_kind} "
+                        f"layers head shapes of their own (attention.kind_shapes), which the "
+                        f"axis would not change; drop the axis or the model")
     if "d_model" in rows:
         s["d"] = rows["d_model"]
         # the embedding follows the width unless the model projects it (OPT's d_embedding)
@@ -73,7 +86,7 @@ def row_symbols(presets: list[Preset], rows: dict[str, Any], axes: dict[str, np.
             present[axes["n_layers"]] = True  # the distinct depths, without sorting every row
             table = np.array([[_layer_counts(spec, n) for n in np.flatnonzero(present)]
                               for spec in specs])
-            for column, name in enumerate(LAYER_COUNTS):
+            for column, name in enumerate((*LAYER_COUNTS, *KIND_COUNTS)):
                 counts = table[:, :, column]
                 if counts.min() == counts.max():  # the same for every depth
                     s[name] = int(counts.flat[0])
