@@ -378,8 +378,10 @@ LAGUNA_XS2_SHAPE = {"model_type": "laguna", "hidden_size": 64, "num_hidden_layer
 def test_laguna_matches_transformers(config):
     """Laguna's default config (33,189,975,808 parameters) and a small one with
     Laguna-XS.2's layout, a full layer then three sliding ones with more query heads
-    (num_attention_heads_per_layer as the trimmed copies of its config.json in Ollama's and
-    mlxcel's tests give it: 48 then 64): parameters, active parameters and forward FLOPs."""
+    (num_attention_heads_per_layer [48, 64, 64, 64] with those layer_types in the trimmed
+    Laguna-XS config of ollama/ollama x/models/laguna/laguna_test.go, TestParseConfigLagunaXS;
+    no verbatim config.json of poolside/Laguna-XS.2 was found): parameters, active parameters
+    and forward FLOPs."""
     spec = spec_from_hf_config(config)
     assert_matches(spec, config, MIN_WINDOW + 4)  # longer than the window: it bites
     _assert_laguna_active(spec, config)

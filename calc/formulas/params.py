@@ -230,12 +230,11 @@ def of_kind(expr: sympy.Expr) -> sympy.Expr:
     return expr.subs({h: h2, h_kv: h_kv2, d_qk: d_qk2, d_v: d_v2}, simultaneous=True)
 
 
-def over_attention_layers(expr: sympy.Expr, count: sympy.Expr = L_att,
-                          count2: sympy.Expr = L_att2) -> sympy.Expr:
-    """`expr`, one attention layer's, summed over `count` attention layers of which `count2`
-    have the other kind's head shapes (Laguna-XS.2: 48 query heads on its 30 sliding layers,
-    64 on its 10 full ones)."""
-    return (count - count2) * expr + count2 * of_kind(expr)
+def over_attention_layers(expr: sympy.Expr) -> sympy.Expr:
+    """`expr`, one attention layer's, summed over the L_att attention layers, of which L'_att
+    have the other kind's head shapes (Laguna: 64 query heads on its 30 sliding layers, 48 on
+    its 10 full ones)."""
+    return (L_att - L_att2) * expr + L_att2 * of_kind(expr)
 
 
 # Each kind of layer part, with the count of layers that have it: a model is their sum.

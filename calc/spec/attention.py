@@ -55,7 +55,7 @@ class IndexerSpec(Frozen):
 
 class KindShape(Frozen):
     """The head shapes of the attention layers of one kind where they differ from the model's
-    (Laguna-XS.2: 48 query heads on its sliding layers, 64 on its full ones; Gemma 4: a wider
+    (Laguna: 64 query heads on its sliding layers, 48 on its full ones; Gemma 4: a wider
     head on its full layers; Inkling: heads of their own on its sliding layers). A field left
     out keeps the model's value (its head width d_h, not d_model / n_heads)."""
 
@@ -120,7 +120,7 @@ class AttentionSpec(Frozen):
         default_factory=dict, max_length=1,
         description="head shapes of their own for the attention layers of one kind (global, "
                     "local, chunked or nope), fields left out keeping the model's "
-                    "(Laguna-XS.2: {local = {n_heads = 48}}); one kind at most, as every "
+                    "(Laguna: {local = {n_heads = 64}}); one kind at most, as every "
                     "released model has two shapes")
     experts: int | None = Field(
         None, ge=1, le=MAX_HEADS,
