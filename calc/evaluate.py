@@ -73,6 +73,10 @@ def _indexer_values(spec: ModelSpec) -> dict[str, int]:
     }
 
 
+# The layer counts of the kind with head shapes of its own (kind_shape_values)
+KIND_COUNTS = ("L_att2", "L_loc2", "L_chk2")
+
+
 def kind_shape_values(spec: ModelSpec) -> dict[str, int]:
     """The L'_att layers of the kind with head shapes of its own (attention.kind_shapes), of
     them L'_loc local and L'_chk chunked, and their shapes h', h'_kv, d'_qk, d'_v: the

@@ -15,7 +15,7 @@ from typing import Any
 import sympy
 from sympy.core import exprtools
 
-from calc.evaluate import LAYER_COUNTS, symbol_values
+from calc.evaluate import KIND_COUNTS, LAYER_COUNTS, symbol_values
 from calc.spec import ModelSpec
 from calc.symbols import INFO, SYMBOLS
 
@@ -23,7 +23,9 @@ from calc.symbols import INFO, SYMBOLS
 _KEPT = ("V", "d", "L", "h", "h_kv", "d_qk", "d_v", "d_ff", "P", "w", "c", "E", "k", "d_e",
          "E_s", "d_s", "r_q", "r_kv", "d_rope", "T", "d_emb", "d_in", "N_s", "k_s", "R_dt", "H_s",
          "G_s", "H_k", "H_v", "d_lk", "d_lv", "k_dn", "k_sc", "h_I", "d_I", "L_idx",
-         *LAYER_COUNTS)
+         *LAYER_COUNTS, *KIND_COUNTS, "L_s_att2")
+# A kind's own head shapes (attention.kind_shapes) and the model's they equal when equal
+_KIND_SHAPES = {"h2": "h", "h_kv2": "h_kv", "d_qk2": "d_qk", "h_t2": "h_t", "h_g2": "h_g"}
 
 
 def specialise(expr: sympy.Expr, spec: ModelSpec, expand: bool = True) -> sympy.Expr:
@@ -75,6 +77,16 @@ def structure(spec: ModelSpec) -> dict[sympy.Symbol, Any]:
         subs[SYMBOLS["w"]] = SYMBOLS["T"]
     if not values["L_chk"]:
         subs[SYMBOLS["c"]] = SYMBOLS["T"]
+    # the layers of a kind with head shapes of its own: its sizes where they are the model's,
+    # and its local or chunked layers, all of them, as L'_att
+    for own, model in _KIND_SHAPES.items():
+        if own in values and values[own] == values.get(model, -1):
+            subs[SYMBOLS[own]] = SYMBOLS[model]
+    if spec.attention.mla is None:
+        subs[SYMBOLS["d_v2"]] = subs.get(SYMBOLS["d_qk2"], SYMBOLS["d_qk2"])
+    for name in ("L_loc2", "L_chk2"):
+        if values[name] and values[name] == values["L_att2"]:
+            subs[SYMBOLS[name]] = SYMBOLS["L_att2"]
     if values["d_emb"] == values["d"]:
         subs[SYMBOLS["d_emb"]] = SYMBOLS["d"]
     # A kind every layer has is counted by L; dense FFNs on every layer MoE leaves, by L − L_moe.

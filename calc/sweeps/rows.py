@@ -8,7 +8,13 @@ from typing import Any
 import numpy as np
 
 from calc.errors import CalcError
-from calc.evaluate import LAYER_COUNTS, kind_shape_values, layer_count_values, symbol_values
+from calc.evaluate import (
+    KIND_COUNTS,
+    LAYER_COUNTS,
+    kind_shape_values,
+    layer_count_values,
+    symbol_values,
+)
 from calc.presets import Preset
 from calc.spec import LayersSpec, ModelSpec
 from calc.sweeps.axes import LIMITS
@@ -50,9 +56,6 @@ def _layer_counts(spec: ModelSpec, n_layers: int) -> tuple[int, ...]:
     kinds = kind_shape_values(shaped)
     return (*layer_count_values(shaped).values(), *(kinds[name] for name in KIND_COUNTS))
 
-
-# The layers of the kind with head shapes of its own (attention.kind_shapes), per depth too
-KIND_COUNTS = ("L_att2", "L_loc2", "L_chk2")
 # Axes that change a head shape the kind's own shapes (fixed in its spec) would not follow
 HEAD_AXES = ("d_model", "n_heads", "n_kv_heads", "head_dim")
 
