@@ -128,3 +128,13 @@ def test_a_sweep_over_depth_counts_each_kinds_layers_at_every_depth():
     with pytest.raises(CalcError, match=re.escape("sweep n_heads: shaped gives its local "
                                                   "layers head shapes of their own")):
         calc.sweep(spec, n_heads=[2, 4])
+
+
+def test_the_estimate_says_which_layers_have_which_heads():
+    """W_Q's layers differ by kind: no one per-layer count; W_K's do not (4 query heads of 16 on
+    the global layers, 8 on the local ones, 2 key/value heads on both)."""
+    report = calc.estimate(_spec({"n_heads": 8}))
+    assert "attention/q" not in report.params.per_layer
+    assert report.params.per_layer["attention/kv"] == 64 * 2 * 2 * 16
+    assert ("Attention by kind: the 2 local layers have 8 query heads and 2 key/value heads of "
+            "width 16, the other attention layers 4 and 2 of 16") in " ".join(report.notes)
