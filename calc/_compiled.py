@@ -228,6 +228,7 @@ def params_components(s):
     P = s['P']
     R_dt = s['R_dt']
     V = s['V']
+    V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
     b_lm = s['b_lm']
@@ -311,7 +312,6 @@ def params_components(s):
     _t28 = i_glu + 1
     _t29 = d*d_ff
     _t30 = d*(i_glu + 2)
-    _t31 = V*d_emb
     return {
         'attention/q': L_att*(
             _t0*_t1
@@ -358,12 +358,12 @@ def params_components(s):
         'moe/experts': E*L_moe*(_t30*d_e + b_ff*(_t28*d_e + d)),
         'moe/shared': L_moe*(E_s*(_t30*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'embedding/token': _t31,
+        'embedding/token': V*d_emb,
         'embedding/position': P*d,
         'embedding/norm': _t14*i_norm_emb,
         'embedding_projection': 2*d*d_emb*i_proj,
         'final_norm': _t14*i_norm_final,
-        'lm_head': V*b_lm + _t31*(1 - i_tied),
+        'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
 
@@ -388,6 +388,7 @@ def params_summary(s):
     P = s['P']
     R_dt = s['R_dt']
     V = s['V']
+    V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
     b_lm = s['b_lm']
@@ -536,14 +537,13 @@ def params_summary(s):
         + 2*d*d_emb*i_proj
     )
     _t52 = L_att*_t12 + L_att*_t4 + L_moe*_t16 + _t51
-    _t53 = V*d_emb
-    _t54 = P*d + _t53
-    _t55 = V*b_lm + _t53*(1 - i_tied) + _t54
+    _t53 = P*d + V*d_emb
+    _t54 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t53
     return {
-        'total': _t52 + _t55,
-        'embedding': _t54,
+        'total': _t52 + _t54,
+        'embedding': _t53,
         'non_embedding': _t52,
-        'active': L_att*_t11 + L_att*_t3 + L_moe*_t15*k + _t51 + _t55,
+        'active': L_att*_t11 + L_att*_t3 + L_moe*_t15*k + _t51 + _t54,
         'mtp': (
             2*M*_t29
             + 3*M*_t45
@@ -583,7 +583,7 @@ def flops_forward_components(s):
     L_ssm = s['L_ssm']
     N_s = s['N_s']
     R_dt = s['R_dt']
-    V = s['V']
+    V_o = s['V_o']
     d = s['d']
     d_I = s['d_I']
     d_e = s['d_e']
@@ -661,7 +661,7 @@ def flops_forward_components(s):
         'moe/experts': _t19*_t21*d_e*k,
         'moe/shared': _t20*(E_s*_t19*d*d_s + d*i_shared_gate),
         'embedding_projection': 4*d*d_emb*i_proj,
-        'lm_head': 2*V*d_emb,
+        'lm_head': 2*V_o*d_emb,
     }
 
 
@@ -686,7 +686,7 @@ def flops(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
-    V = s['V']
+    V_o = s['V_o']
     c = s['c']
     d = s['d']
     d_I = s['d_I']
@@ -755,7 +755,7 @@ def flops(s):
             + L_ssm*_t1*(_t2 + i_m2*(H_s + _t13))
             + 2*L_ssm*k_s*(_t13*i_m2 + d_in)
             + R_dt*_t11
-            + 2*V*d_emb
+            + 2*V_o*d_emb
             + _t0*_t10*d_e*k
             + _t0*(E_s*_t10*d_s + d*i_shared_gate)
             + _t11*(R_dt + _t12)
@@ -829,6 +829,7 @@ def rules_train_per_token(s):
     R_dt = s['R_dt']
     T = s['T']
     V = s['V']
+    V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
     b_lm = s['b_lm']
@@ -883,106 +884,108 @@ def rules_train_per_token(s):
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = 6*d
-    _t1 = 6*V
-    _t2 = _t1*d_emb
-    _t3 = d*h
-    _t4 = 6*L_att
-    _t5 = d_v*(1 - i_gh)
-    _t6 = b_norm + g_norm
-    _t7 = _t6*i_mla
-    _t8 = d_qk + d_v
-    _t9 = 1 - i_mla
-    _t10 = _t8*_t9*h_kv
-    _t11 = d_rope + r_kv
-    _t12 = i_qlora*r_q
-    _t13 = _t3*d_qk
-    _t14 = d_qk*h
-    _t15 = 6*L_dense
-    _t16 = d*d_ff
-    _t17 = 6*L_dn
-    _t18 = 6*L_moe
-    _t19 = d*(i_glu + 2)
-    _t20 = i_glu + 1
-    _t21 = d**2
-    _t22 = b_sc*d
-    _t23 = 6*L_sc
-    _t24 = 6*L_ssm
-    _t25 = 2*N_s
-    _t26 = G_s*_t25
-    _t27 = 2*d_in + i_m2*(H_s + _t26)
-    _t28 = H_s*i_m2
-    _t29 = 1 - i_m2
-    _t30 = R_dt + _t25
-    _t31 = _t29*d_in
-    _t32 = _t4*h
-    _t33 = 2*H_v
-    _t34 = 2*H_k*d_lk
-    _t35 = _t17*d
-    _t36 = H_v*d_lv
-    _t37 = _t0*_t6
-    _t38 = 12*d
-    _t39 = L_dense*d_ff
-    _t40 = _t6*i_sub
-    _t41 = (
-        E_a*_t4*d*i_moa
+    _t1 = 6*d_emb
+    _t2 = d*h
+    _t3 = 6*L_att
+    _t4 = d_v*(1 - i_gh)
+    _t5 = b_norm + g_norm
+    _t6 = _t5*i_mla
+    _t7 = d_qk + d_v
+    _t8 = 1 - i_mla
+    _t9 = _t7*_t8*h_kv
+    _t10 = d_rope + r_kv
+    _t11 = i_qlora*r_q
+    _t12 = _t2*d_qk
+    _t13 = d_qk*h
+    _t14 = 6*L_dense
+    _t15 = d*d_ff
+    _t16 = 6*L_dn
+    _t17 = 6*L_moe
+    _t18 = d*(i_glu + 2)
+    _t19 = i_glu + 1
+    _t20 = d**2
+    _t21 = b_sc*d
+    _t22 = 6*L_sc
+    _t23 = 6*L_ssm
+    _t24 = 2*N_s
+    _t25 = G_s*_t24
+    _t26 = 2*d_in + i_m2*(H_s + _t25)
+    _t27 = H_s*i_m2
+    _t28 = 1 - i_m2
+    _t29 = R_dt + _t24
+    _t30 = _t28*d_in
+    _t31 = _t3*h
+    _t32 = 2*H_v
+    _t33 = 2*H_k*d_lk
+    _t34 = _t16*d
+    _t35 = H_v*d_lv
+    _t36 = _t0*_t5
+    _t37 = 12*d
+    _t38 = L_dense*d_ff
+    _t39 = _t5*i_sub
+    _t40 = (
+        E_a*_t3*d*i_moa
         + 12*H_v*L_dn
-        + L*_t37*n_norm
+        + L*_t36*n_norm
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
-        + _t15*_t20*(_t16 + b_ff*d_ff)
-        + _t15*n_act
-        + _t15*(_t16 + b_ff*d)
-        + _t17*d_lv
-        + _t17*k_dn*(_t34 + _t36)
-        + _t18*b_moe*d
-        + _t18*k*(_t19*d_e + b_ff*(_t20*d_e + d))
-        + _t18*(E*b_router + E*d)
-        + _t18*(E_s*(_t19*d_s + b_ff*(_t20*d_s + d)) + d*i_shared_gate)
-        + _t23*d*(b_sc + k_sc)
-        + _t23*(_t21 + _t22)
-        + _t23*(3*_t21 + 3*_t22)
-        + _t24*_t30*_t31
-        + _t24*(2*_t28 + _t29*(N_s*d_in + d_in))
-        + _t24*(b_cs + k_s)*(_t26*i_m2 + d_in)
-        + _t24*(_t27*b_ssm + _t27*d)
-        + _t24*(b_ssm*d + d*d_in)
-        + _t24*(_t29*_t30*i_dtn + d_in*i_gn*i_m2)
-        + _t24*(R_dt*_t31 + _t28 + _t31)
-        + _t32*_t40*d_v
-        + _t32*i_sink
-        + _t35*_t36
-        + _t35*(_t33*d_lv + _t33 + _t34)
-        + _t37*i_norm_emb
-        + _t37*i_norm_final
-        + _t38*d_emb*i_proj
-        + 6*_t39*_t40
-        + _t4*_t6*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
-        + _t4*i_rel*(_t13 + 2*_t14)
-        + _t4*(_t3*d_v + b_o*d)
-        + _t4*(_t3*i_gate*(_t5 + i_gh) + _t5*b_qkv*h*i_gate)
-        + _t4*(
-            _t10*d + _t7*r_kv + b_qkv*(_t10 + _t11*i_mla) + i_mla*(_t11*d + h*r_kv*(_t8 - d_rope))
+        + _t14*_t19*(_t15 + b_ff*d_ff)
+        + _t14*n_act
+        + _t14*(_t15 + b_ff*d)
+        + _t16*d_lv
+        + _t16*k_dn*(_t33 + _t35)
+        + _t17*b_moe*d
+        + _t17*k*(_t18*d_e + b_ff*(_t19*d_e + d))
+        + _t17*(E*b_router + E*d)
+        + _t17*(E_s*(_t18*d_s + b_ff*(_t19*d_s + d)) + d*i_shared_gate)
+        + _t22*d*(b_sc + k_sc)
+        + _t22*(_t20 + _t21)
+        + _t22*(3*_t20 + 3*_t21)
+        + _t23*_t29*_t30
+        + _t23*(2*_t27 + _t28*(N_s*d_in + d_in))
+        + _t23*(b_cs + k_s)*(_t25*i_m2 + d_in)
+        + _t23*(_t26*b_ssm + _t26*d)
+        + _t23*(b_ssm*d + d*d_in)
+        + _t23*(_t28*_t29*i_dtn + d_in*i_gn*i_m2)
+        + _t23*(R_dt*_t30 + _t27 + _t30)
+        + _t3*_t5*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
+        + _t3*i_rel*(_t12 + 2*_t13)
+        + _t3*(_t2*d_v + b_o*d)
+        + _t3*(_t2*i_gate*(_t4 + i_gh) + _t4*b_qkv*h*i_gate)
+        + _t3*(
+            _t11*_t6
+            + _t12*_t8
+            + b_qkv*(_t11*i_mla + _t13*_t8)
+            + i_mla*(_t12*(1 - i_qlora) + i_qlora*(_t13*r_q + d*r_q))
         )
-        + _t4*(
-            _t12*_t7
-            + _t13*_t9
-            + b_qkv*(_t12*i_mla + _t14*_t9)
-            + i_mla*(_t13*(1 - i_qlora) + i_qlora*(_t14*r_q + d*r_q))
+        + _t3*(
+            _t6*r_kv + _t9*d + b_qkv*(_t10*i_mla + _t9) + i_mla*(_t10*d + h*r_kv*(_t7 - d_rope))
         )
+        + _t31*_t39*d_v
+        + _t31*i_sink
+        + _t34*_t35
+        + _t34*(_t32*d_lv + _t32 + _t33)
+        + _t36*i_norm_emb
+        + _t36*i_norm_final
+        + _t37*d_emb*i_proj
+        + 6*_t38*_t39
     )
-    _t42 = _t1*b_lm + _t2*(1 - i_tied) + _t2 + _t41
-    _t43 = T*_t14
+    _t41 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t40
+    _t42 = T*_t13
     return {
-        '6N': P*_t0 + _t42,
-        'kaplan': _t4*_t43 + _t41,
-        'palm': 12*L_att*_t43 + _t42,
+        '6N': P*_t0 + _t41,
+        'kaplan': _t3*_t42 + _t40,
+        'palm': 12*L_att*_t42 + _t41,
         'megatron': (
             6*L_att*T*d_qk*h
             + 12*L_att*d*d_qk*h*(1 + h_kv/h)
-            + 6*V*d
+            + 6*V_o*d
             + 6*d*(i_glu + 2)*(L_dense*d_ff + L_moe*(E_s*d_s + d_e*k))
         ),
         'chinchilla': (
-            3*L_att*(3*T*h + 8*_t13 + 4*_t43) + V*_t38 + _t38*(L_moe*(E_s*d_s + d_e*k) + _t39)
+            3*L_att*(3*T*h + 8*_t12 + 4*_t42)
+            + V*_t0
+            + V_o*_t0
+            + _t37*(L_moe*(E_s*d_s + d_e*k) + _t38)
         ),
     }
 
@@ -1134,7 +1137,7 @@ def memory_activations(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
-    V = s['V']
+    V_o = s['V_o']
     a_down = s['a_down']
     a_g = s['a_g']
     a_gate = s['a_gate']
@@ -1273,7 +1276,7 @@ def memory_activations(s):
         ),
         'output': i_head*(M + 1)*(
             T*b*(
-                V*q_L
+                V_o*q_L
                 + d*i_keep_head*(4 - 4*i_hf)
                 + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
             )/n_cp
@@ -1292,7 +1295,7 @@ def memory_buffers(s):
     N_head = s['N_head']
     P_pf = s['P_pf']
     T = s['T']
-    V = s['V']
+    V_o = s['V_o']
     b = s['b']
     i_head = s['i_head']
     i_z1 = s['i_z1']
@@ -1310,7 +1313,7 @@ def memory_buffers(s):
             P_pf + u_g*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp))
         ),
         'gathered_gradients': i_z3*q_rg*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp)),
-        'logits_gradient': T*V*b*i_head*q_Lg*(M + 1)/(n_cp*n_tp),
+        'logits_gradient': T*V_o*b*i_head*q_Lg*(M + 1)/(n_cp*n_tp),
     }
 
 
@@ -1341,7 +1344,7 @@ def memory(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
-    V = s['V']
+    V_o = s['V_o']
     a_down = s['a_down']
     a_g = s['a_g']
     a_gate = s['a_gate']
@@ -1547,7 +1550,7 @@ def memory(s):
             + 2*T*d_qk*i_hf*i_rope*q_a
             + i_head*(M + 1)*(
                 T*b*(
-                    V*q_L
+                    V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp
@@ -1746,7 +1749,7 @@ def memory(s):
             + T*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
             + i_head*(M + 1)*(
                 T*(
-                    V*q_L
+                    V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp
@@ -2254,7 +2257,7 @@ def finetune_memory(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
-    V = s['V']
+    V_o = s['V_o']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -2493,7 +2496,7 @@ def finetune_memory(s):
             )
             + i_head*(M + 1)*(
                 T*b*(
-                    V*q_L
+                    V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp
@@ -2899,7 +2902,7 @@ def finetune_memory(s):
             + T*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
             + i_head*(M + 1)*(
                 T*(
-                    V*q_L
+                    V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp
@@ -2930,7 +2933,7 @@ def finetune_flops(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
-    V = s['V']
+    V_o = s['V_o']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -3055,7 +3058,7 @@ def finetune_flops(s):
                     + 2*L_ssm*d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                     + 2*L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt)
                     + 2*L_ssm*k_s*(2*G_s*N_s*i_m2 + d_in)
-                    + 2*V*d_emb
+                    + 2*V_o*d_emb
                     + 4*d*d_emb*i_proj
                 )
             )
@@ -3216,6 +3219,7 @@ def optimizer_states(s):
     P = s['P']
     R_dt = s['R_dt']
     V = s['V']
+    V_o = s['V_o']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -3322,11 +3326,11 @@ def optimizer_states(s):
             )
             + 4*N
             - 4*P*d
-            - 4*V*d*(1 - i_tied)
             - 4*V*d
             + 4*V
+            - 4*V_o*d*(1 - i_tied)
             + 4*d
-            + 4*(1 - i_tied)*(V + d)
+            + 4*(1 - i_tied)*(V_o + d)
             + 4*(P + d)*_minimum(1, P)
         ),
         'muon': (
@@ -4027,7 +4031,7 @@ def precision(s):
     L_ssm = s['L_ssm']
     N_s = s['N_s']
     R_dt = s['R_dt']
-    V = s['V']
+    V_o = s['V_o']
     d = s['d']
     d_I = s['d_I']
     d_e = s['d_e']
@@ -4056,7 +4060,7 @@ def precision(s):
     k = s['k']
     r_kv = s['r_kv']
     r_q = s['r_q']
-    _t0 = 2*V
+    _t0 = 2*V_o
     _t1 = 2*d_in
     _t2 = L_ssm*_t1
     _t3 = 2*L_att

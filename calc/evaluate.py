@@ -81,7 +81,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
     mla = att.mla
     qk_weights = att.qk_norm_weights
     return MappingProxyType({
-        "V": spec.vocab_size, "d": spec.d_model, "L": spec.n_layers,
+        "V": spec.vocab_size, "V_o": spec.head_rows, "d": spec.d_model, "L": spec.n_layers,
         "h": att.n_heads, "h_kv": spec.n_kv_heads,
         "d_qk": spec.head_dim_qk, "d_v": spec.head_dim_v, "d_ff": ffn.d_ff if ffn else 0,
         "n_act": ffn.activation_params if ffn else 0,

@@ -26,7 +26,9 @@ class SymbolInfo:
 
 _TABLE: tuple[SymbolInfo, ...] = (
     # sizes
-    SymbolInfo("V", "V", "vocabulary size", "size"),
+    SymbolInfo("V", "V", "vocabulary size: rows of the token embedding", "size"),
+    SymbolInfo("V_o", "V_{o}", "rows of the LM head, logits per token (V unless the head is "
+               "narrower: output_vocab_size)", "size"),
     SymbolInfo("d", "d", "model (residual) width d_model", "size"),
     SymbolInfo("L", "L", "layers", "size"),
     SymbolInfo("h", "h", "query heads", "size"),
@@ -329,10 +331,10 @@ SYMBOLS: dict[str, sympy.Symbol] = {
 }
 LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE}
 
-(V, d, L, h, h_kv, d_qk, d_v, d_ff, P, n_norm, L_loc, w, L_moe, E, k, d_e, E_s, d_s, r_q, r_kv,
- d_rope, M) = (SYMBOLS[n] for n in (
-    "V", "d", "L", "h", "h_kv", "d_qk", "d_v", "d_ff", "P", "n_norm", "L_loc", "w", "L_moe",
-    "E", "k", "d_e", "E_s", "d_s", "r_q", "r_kv", "d_rope", "M"))
+(V, V_o, d, L, h, h_kv, d_qk, d_v, d_ff, P, n_norm, L_loc, w, L_moe, E, k, d_e, E_s, d_s, r_q,
+ r_kv, d_rope, M) = (SYMBOLS[n] for n in (
+    "V", "V_o", "d", "L", "h", "h_kv", "d_qk", "d_v", "d_ff", "P", "n_norm", "L_loc", "w",
+    "L_moe", "E", "k", "d_e", "E_s", "d_s", "r_q", "r_kv", "d_rope", "M"))
 (i_glu, i_mla, i_qlora, i_tied, i_qk_head, i_qk_proj, i_norm_emb, i_norm_final, i_shared_gate,
  i_moe, i_rel, b_qkv, b_o, b_ff, b_norm, b_lm, b_router) = (SYMBOLS[n] for n in (
     "i_glu", "i_mla", "i_qlora", "i_tied", "i_qk_head", "i_qk_proj", "i_norm_emb",

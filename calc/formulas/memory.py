@@ -71,7 +71,7 @@ from calc.symbols import (
     N_mtp_e,
     P_pf,
     T,
-    V,
+    V_o,
     a_down,
     a_g,
     a_gate,
@@ -323,12 +323,13 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
     "embedding": INTERLEAVED * IN_FLIGHT * TOKENS * (TOKEN_ID_BYTES + i_drop * MASK_BYTES * d)
                  / n_tp**i_sp
                  + i_hf * i_rope * 2 * T * d_qk * q_a,
-    # The logits as the loss holds them: q_L bytes each (calc.spec.finetune.LOSS_BYTES), on
-    # the GPU with the output head, one set per multi-token-prediction module more.
+    # The logits as the loss holds them, V_o a token (the head's rows): q_L bytes each
+    # (calc.spec.finetune.LOSS_BYTES), on the GPU with the output head, one set per
+    # multi-token-prediction module more.
     # transformers keeps the final norm's tensors (NORM_HF), the head's q_a input when the
     # head trains, and cross-entropy's fp32 total weight, one scalar a micro-batch.
     "output": i_head * (1 + M) * (
-        TOKENS * ((1 - i_hf) * 4 * i_keep_head * d + q_L * V
+        TOKENS * ((1 - i_hf) * 4 * i_keep_head * d + q_L * V_o
                   + i_hf * (i_norm_final * NORM_HF + i_keep_head * q_a * d))
         + 4 * i_hf) / n_tp,
 }
@@ -357,7 +358,7 @@ BUFFERS: dict[str, sympy.Expr] = {
     # the loss: the fp32 gradient of the fp32 logits beside the logits themselves
     # (ACTIVATIONS["output"]) at the start of the backward, on a one-stage pipeline, where the
     # loss's own bytes leave it out (q_Lg)
-    "logits_gradient": i_head * (1 + M) * q_Lg * TOKENS * V / n_tp,
+    "logits_gradient": i_head * (1 + M) * q_Lg * TOKENS * V_o / n_tp,
 }
 
 STATES_TOTAL = (MODEL_STATES["weights"] + MODEL_STATES["gradients"] + MODEL_STATES["optimizer"]

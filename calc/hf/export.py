@@ -29,7 +29,8 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
     att, ffn, moe, norm = spec.attention, spec.ffn, spec.moe, spec.norm
     dense = "dense" in spec.ffn_kinds
     return {
-        "vocab_size": spec.vocab_size, "d_model": spec.d_model, "n_layers": spec.n_layers,
+        "vocab_size": spec.vocab_size, "output_vocab_size": spec.head_rows,
+        "d_model": spec.d_model, "n_layers": spec.n_layers,
         "attention.n_heads": att.n_heads, "attention.n_kv_heads": spec.n_kv_heads,
         "attention.head_dim": spec.head_dim_qk, "attention.v_head_dim": spec.head_dim_v,
         "attention.qkv_bias": att.qkv_bias, "attention.out_bias": att.out_bias,
@@ -106,6 +107,11 @@ def hf_config_from_spec(spec: ModelSpec) -> dict[str, Any]:
         assert kind.write is not None and kind.traits is not None  # ModelType checks both
         if spec.ffn is None and kind.traits.ffn:
             tried.append((kind, kind.traits, ["layers.ffn_pattern none (an FFN on every layer)"]))
+            continue
+        if spec.output_vocab_size is not None and kind.head_rows_field is None:
+            tried.append((kind, kind.traits, [
+                f"output_vocab_size={spec.output_vocab_size} ({kind.name}'s LM head has "
+                f"vocab_size={spec.vocab_size} rows)"]))
             continue
         try:
             config = kind.write(spec)

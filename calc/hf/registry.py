@@ -150,6 +150,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     ctrl.CTRL,
     cohere.COHERE2_MOE,
     lfm2.LFM3,
+    apertus.APERTUS1P5_TEXT,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,
