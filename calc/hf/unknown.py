@@ -17,11 +17,6 @@ from calc.hf.registry import supported_types
 
 # Model types transformers builds that the spec cannot express exactly, and the missing feature.
 NEEDS = {
-    # modular_apertus1p5.py: lm_head has output_vocab_size rows, the embedding vocab_size. The
-    # unpruned default would read as apertus, but Apertus 1.5 8B prunes it (266,752 → 131,072
-    # rows, as a third-party port's test quotes swiss-ai/Apertus-v1.5-8B's text_config; no
-    # verbatim config.json found), so a reader without the feature would refuse the release.
-    "apertus1p5_text": "an LM head of output_vocab_size rows beside an embedding of vocab_size",
     "doge": "dynamic-mask attention (A, dt_proj) and learned residual scales",
     # modeling_laguna.py: num_attention_heads_per_layer varies the query heads by layer
     # (poolside/Laguna-XS.2: 48 on its sliding layers, 64 on its full ones), where the spec has
