@@ -8,7 +8,10 @@ and the first that round-trips wins; when none does, the CalcError names the fie
 one (by its traits) cannot express.
 
 One difference is accepted and named: DeepSeek-V3's routing bias (moe.router_bias) is a
-buffer in transformers, so its parameter count is lower by `buffer_params(spec)`.
+buffer in transformers, so its parameter count is lower by `buffer_params(spec)`. A head narrower
+than the vocabulary (output_vocab_size) is tried only on the types whose config can say so
+(ModelType.head_rows_field: apertus1p5_text); every other type says in one line that its head
+has vocab_size rows.
 """
 
 from __future__ import annotations
