@@ -416,7 +416,8 @@ def test_wrapper_table_is_transformers(wrapper):
 
 
 @pytest.mark.parametrize("name, model_type", [("gpt-neo-125m", "gpt_neo"),
-                                              ("llava-1.5-7b-hf", "llava")])
+                                              ("llava-1.5-7b-hf", "llava"),
+                                              ("apertus-v1.5-8b", "apertus1p5")])
 def test_verify_hf_takes_family_and_multimodal_configs(cli, name, model_type):
     """`verify --hf CONFIG` builds transformers' model of the file itself (a multimodal one:
     its language model) and compares."""

@@ -128,15 +128,15 @@ NEEDS = {
     # input); Inkling2DynamicShortConvolution adds per-token taps (weight_proj d → kv_heads·k)
     # on the full layers' keys and values; Inkling2GatedOutputProjection gates the attention
     # output by sigmoid(gate_proj(x)) (d → h·d_h); sink_proj (d → h) makes each head's sink
-    # logit from the token; lm_head has unpadded_vocab_size rows against vocab_size
-    # embeddings. Inkling's relative bias and residual short convolutions come with them.
+    # logit from the token. Inkling's relative bias and residual short convolutions come with
+    # them. (Its lm_head of unpadded_vocab_size rows against vocab_size embeddings is
+    # output_vocab_size, which the spec holds.)
     "inkling2_text": "attention residuals over blocks of layers "
                      "(Inkling2BlockAttentionResidual: learned queries over earlier blocks' "
                      "states), per-token convolution taps on the full layers' keys and values "
                      "(weight_proj), attention sinks projected from the token (sink_proj d → "
-                     "h), a relative-position bias projected per token, residual short "
-                     "convolutions, and an LM head of unpadded_vocab_size rows beside an "
-                     "embedding of vocab_size",
+                     "h), a relative-position bias projected per token and residual short "
+                     "convolutions",
     # modular_inkling2_loop.py: Inkling2's layers, with layers loop_layer_index_start to
     # loop_layer_index_end run loop_num_passes times per token, each later pass fed the
     # previous pass's blocks through Inkling2LoopMessageGate (down_proj 2d → loop_gate_rank,
