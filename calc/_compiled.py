@@ -1020,6 +1020,7 @@ def memory_states(s):
     L_w = s['L_w']
     M = s['M']
     N = s['N']
+    N_big = s['N_big']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
@@ -1034,6 +1035,7 @@ def memory_states(s):
     i_head = s['i_head']
     i_mla = s['i_mla']
     i_mtps = s['i_mtps']
+    i_oib = s['i_oib']
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
@@ -1066,28 +1068,31 @@ def memory_states(s):
             )
         ),
         'gradients': (
-            q_g*(
-                (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z2)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+            N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
+            + (1 - i_oib)*(
+                q_g*(
+                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z2)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                     )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
-            )
-            + q_gc*(
-                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z1)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                + q_gc*(
+                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z1)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                     )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
             )
         ),
@@ -1157,6 +1162,7 @@ def memory_activations(s):
     h = s['h']
     h_kv = s['h_kv']
     h_t = s['h_t']
+    i_ao = s['i_ao']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -1200,11 +1206,12 @@ def memory_activations(s):
     q_lo = s['q_lo']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    u_ao = s['u_ao']
     return {
         'layers': (
             T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a
@@ -1333,6 +1340,7 @@ def memory(s):
     M = s['M']
     M_gib = s['M_gib']
     N = s['N']
+    N_big = s['N_big']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
@@ -1365,6 +1373,7 @@ def memory(s):
     h = s['h']
     h_kv = s['h_kv']
     h_t = s['h_t']
+    i_ao = s['i_ao']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -1387,6 +1396,7 @@ def memory(s):
     i_mla = s['i_mla']
     i_mtps = s['i_mtps']
     i_norm_final = s['i_norm_final']
+    i_oib = s['i_oib']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
@@ -1420,6 +1430,7 @@ def memory(s):
     q_w = s['q_w']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    u_ao = s['u_ao']
     return {
         'activations_per_layer': T*b*(
             d*i_full*n_tp**(-i_sp)*q_a
@@ -1465,6 +1476,9 @@ def memory(s):
                 )/n_tp
             )
         )/n_cp,
+        'activations_host': T*b*d*i_ao*i_full*n_tp**(-i_sp)*q_a*(
+            L_s - _minimum(L_s, u_ao)
+        )*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp,
         'activations_per_mamba': T*b*(1 - i_full)*(
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu)
             + q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp)
@@ -1477,9 +1491,10 @@ def memory(s):
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 6*d*q_a/n_tp
         )/n_cp,
         'total': (
-            T**2*b*i_eager*i_full*i_hf*q_a/n_cp
+            N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
+            + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a
@@ -1565,30 +1580,6 @@ def memory(s):
                     + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
             )
-            + q_g*(
-                (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z2)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                    )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                )
-            )
-            + q_gc*(
-                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z1)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                    )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                )
-            )
             + q_w*(
                 (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
                 + (n_cp*n_dp)**(-i_z3)*(
@@ -1599,6 +1590,32 @@ def memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                )
+            )
+            + (1 - i_oib)*(
+                q_g*(
+                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z2)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    )
+                )
+                + q_gc*(
+                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z1)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    )
                 )
             )
             + (q_m + q_o)*(
@@ -1617,31 +1634,8 @@ def memory(s):
         'gpu': 1073741824*M_gib,
         'micro_batch_room': (
             1073741824*M_gib
+            - N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             - q_ema*(
-                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z1)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                    )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                )
-            )
-            - q_g*(
-                (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z2)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                    )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                )
-            )
-            - q_gc*(
                 (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
                 + (n_cp*n_dp)**(-i_z1)*(
                     -N_mtp_e*i_head/(n_ep*n_tp)
@@ -1665,6 +1659,32 @@ def memory(s):
                     + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
             )
+            - (1 - i_oib)*(
+                q_g*(
+                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z2)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    )
+                )
+                + q_gc*(
+                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z1)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    )
+                )
+            )
             - (q_m + q_o)*(
                 (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
                 + (n_cp*n_dp)**(-i_z1)*(
@@ -1681,7 +1701,7 @@ def memory(s):
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a
@@ -2288,6 +2308,7 @@ def finetune_memory(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_t = s['h_t']
+    i_ao = s['i_ao']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -2347,6 +2368,7 @@ def finetune_memory(s):
     r_a = s['r_a']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    u_ao = s['u_ao']
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
             L_att*a_g*i_gh
@@ -2387,7 +2409,7 @@ def finetune_memory(s):
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
             )
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a
@@ -2834,7 +2856,7 @@ def finetune_memory(s):
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
             )
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a

@@ -3,9 +3,10 @@ of rules, written before any row was compared, that turns each row's stated sett
 options calc's memory and step models take, names what calc does not model, and reads the
 run's speed from its own figures: its precision a recipe, its optimizer calc's, its sharding a
 ZeRO stage over its GPUs, its attention flash or eager, FSDP's CPU offload ZeRO-Offload of the
-optimizer and the parameters, transformers' modules for a stack built on them, PyTorch FSDP's
-framework constants for every stack. calc.reports.finetune_runs sets the models' numbers
-beside the published ones."""
+optimizer and the parameters, the optimizer in the backward and torchtune's activation
+offload as calc's options of the same names, transformers' modules for a stack built on them,
+PyTorch FSDP's framework constants for every stack. calc.reports.finetune_runs sets the models'
+numbers beside the published ones."""
 
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ HF_STACKS = ("fsdp_qlora", "transformers+peft", "axolotl", "llama-factory", "trl
 # built on them, PyTorch FSDP for the others (torchtune, LitGPT, Unsloth: their own model code
 # and training loop); both priced with PyTorch FSDP's constants.
 FRAMEWORK = "fsdp"
+# The stacks whose activation offload is calc's activation_offload (torchtune's
+# OffloadActivations, calc.spec.layout.ACTIVATION_OFFLOAD_SOURCE); Unsloth's offloaded
+# checkpointing is its own code, not read.
+OFFLOAD_STACKS = ("torchtune",)
 RULES = [
     "precision bf16-true → recipe pure-bf16 (weights, gradients, optimizer states bf16); "
     "bf16-mixed / fp16-mixed → mixed; fp32 → fp32",
@@ -42,6 +47,10 @@ RULES = [
     "(the tokens are unknown)",
     "time: tokens/s per GPU as printed, the job's ÷ GPUs, or samples × seq_len ÷ the run's wall "
     "time ÷ GPUs; a multi-GPU figure whose scope is unstated is not compared",
+    "optimizer_in_bwd → optimizer_in_backward (one gradient resident, the largest "
+    "parameter's); torchtune's enable_activation_offloading → activation_offload (two "
+    "checkpointed layers' inputs on the GPU, the rest in pinned host memory); another "
+    "stack's activation offload (Unsloth's) and torch.compile listed as not modelled",
     f"framework: hf (transformers' modules' activations) for a stack built on transformers' "
     f"models (as for the loss), {FRAMEWORK} otherwise; {FRAMEWORK}'s constants for every stack; "
     f"global batch = micro-batch × accumulation × GPUs",
@@ -55,9 +64,7 @@ def unmodelled(run: PublishedFinetune) -> list[str]:
         found.append(run.fused_loss)
     if run.fused_loss == "none" and run.stack not in HF_STACKS:
         found.append(f"{run.stack}'s loss")
-    if run.optimizer_in_backward:
-        found.append("optimizer in backward")
-    if run.activation_offload:
+    if run.activation_offload and run.stack not in OFFLOAD_STACKS:
         found.append("activation offload")
     if run.compile:
         found.append("torch.compile")
@@ -89,6 +96,10 @@ def run_options(run: PublishedFinetune) -> dict[str, Any]:
         options.update(lora_rank=run.lora_rank, lora_targets=run.lora_targets, paged=paged)
     if run.quant is not None:
         options.update(base_dtype=run.quant, double_quant=bool(run.double_quant))
+    if run.optimizer_in_backward:
+        options.update(optimizer_in_backward=True)
+    if run.activation_offload and run.stack in OFFLOAD_STACKS:
+        options.update(activation_offload=True)
     if run.cpu_offload:
         options.update(offload_optimizer="cpu", offload_params="cpu")
     return options

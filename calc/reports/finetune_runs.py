@@ -4,7 +4,7 @@ step-time models: `calc.reproduce_finetune()`, `python -m calc reproduce --finet
 Each row's settings become calc's options by one fixed table (calc.calibration.finetune.RULES,
 written before any row was compared). Nothing is fitted: the rows marked `fit` are reported
 apart from the held-out half only so that a later fit can be judged on rows it never saw. What
-calc does not model (fused or chunked losses, optimizer in the backward, activation offload,
+calc does not model (a stack's own loss, another stack's activation offload than torchtune's,
 torch.compile, an adapter on the LM head, unpacked batches' varying lengths) is listed per row,
 and the errors are given with and without those rows.
 """
