@@ -132,3 +132,20 @@ def test_torchtune_rows_take_the_options_their_settings_name():
     unsloth = next(r for r in runs.values() if r.stack == "unsloth" and r.activation_offload)
     assert "activation offload" in unmodelled(unsloth)
     assert "activation_offload" not in run_options(unsloth)
+
+
+def test_bf16_true_rows_keep_torch_adamw_states_in_bf16():
+    """torch.optim.AdamW makes m and v with zeros_like(param) (torch/optim/adam.py): on a model
+    cast to bf16 they are bf16, as each file's header says of bf16-true."""
+    torch = pytest.importorskip("torch")
+    param = torch.nn.Parameter(torch.zeros(4, dtype=torch.bfloat16))
+    param.grad = torch.zeros_like(param)
+    optimizer = torch.optim.AdamW([param])
+    optimizer.step()
+    assert {t.dtype for t in optimizer.state[param].values() if t.numel() > 1} == {
+        torch.bfloat16}
+    runs = load_finetune_runs()
+    assert run_options(runs["torchtune-llama3.2-3b-checkpointing-a100"])["optimizer"] == (
+        "adamw-bf16")
+    # bitsandbytes' 8-bit states are one byte whatever the parameter's dtype
+    assert run_options(runs["torchtune-llama3.2-3b-adamw-8bit-a100"])["optimizer"] == "adam8bit"

@@ -19,6 +19,10 @@ RECIPE = {"bf16-true": ("pure-bf16", "bf16"), "bf16-mixed": ("mixed", "bf16"),
 OPTIMIZER = {"adamw": ("adamw", False), "adamw-8bit": ("adam8bit", False),
              "paged-adamw-8bit": ("adam8bit", True), "paged-adamw-32bit": ("adamw", True),
              "sgd": ("sgd", False)}
+# torch.optim.AdamW makes its m and v with zeros_like(param) (torch/optim/adam.py, 2.13), so
+# on bf16 parameters (bf16-true: the whole model cast to bf16) its states are bf16, 4 bytes a
+# parameter: the rows' headers say so for each publisher (torchtune, LitGPT, Answer.AI).
+BF16_STATES = {"adamw": "adamw-bf16"}
 ZERO = {"none": 0, "ddp": 0, "fsdp-full-shard": 3, "fsdp-shard-grad-op": 2}
 # The loss as each row computes it (calc.spec.finetune.LOSS_BYTES): its fused or chunked loss,
 # else the stack's own; stacks built on transformers' models take transformers' loss.
@@ -33,7 +37,8 @@ FRAMEWORK = "fsdp"
 # checkpointing is its own code, not read.
 OFFLOAD_STACKS = ("torchtune",)
 RULES = [
-    "precision bf16-true → recipe pure-bf16 (weights, gradients, optimizer states bf16); "
+    "precision bf16-true → recipe pure-bf16 (weights, gradients, optimizer states bf16: "
+    "torch's AdamW makes m and v like the parameter, adamw → adamw-bf16, 4 B); "
     "bf16-mixed / fp16-mixed → mixed; fp32 → fp32",
     "optimizer adamw-8bit → adam8bit; paged-* → the same states, pageable (not counted on the "
     "GPU)",
@@ -86,6 +91,8 @@ def run_options(run: PublishedFinetune) -> dict[str, Any]:
     """The run's settings as calc's options (RULES)."""
     recipe, dtype = RECIPE[run.precision]
     optimizer, paged = OPTIMIZER[run.optimizer]
+    if run.precision == "bf16-true":
+        optimizer = BF16_STATES.get(optimizer, optimizer)
     options: dict[str, Any] = dict(
         recipe=recipe, dtype=dtype, optimizer=optimizer, zero=ZERO[run.sharding],
         dp=run.gpus, micro_batch=run.micro_batch, seq_len=run.seq_len,
