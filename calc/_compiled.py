@@ -1962,6 +1962,7 @@ def finetune_states(s):
     L_w = s['L_w']
     M = s['M']
     N = s['N']
+    N_big = s['N_big']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
@@ -2010,6 +2011,7 @@ def finetune_states(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_mtps = s['i_mtps']
+    i_oib = s['i_oib']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
@@ -2132,73 +2134,84 @@ def finetune_states(s):
             )/(L*n_tp)
         ),
         'gradients': (
-            q_g*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z2)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+            N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
+            + (1 - i_oib)*(
+                q_g*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z2)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
                         )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                    )
-                )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                )/(L*n_tp)
-            )
-            + q_gc*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z1)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        + (n_cp*n_dp)**(-i_z2)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(
+                                -h_kv/n_tp + h_t
+                            )/L_s
                         )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                     )
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_att*a_g*i_gh*r_a*(d + h)
+                        + L_att*a_k*r_a*(d + d_qk*h_kv)
+                        + L_att*a_o*r_a*(d + d_v*h)
+                        + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        + L_att*a_v*r_a*(d + d_v*h_kv)
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    )/(L*n_tp)
                 )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + q_gc*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z1)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                        )
+                        + (n_cp*n_dp)**(-i_z1)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(
+                                -h_kv/n_tp + h_t
+                            )/L_s
+                        )
                     )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                )/(L*n_tp)
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_att*a_g*i_gh*r_a*(d + h)
+                        + L_att*a_k*r_a*(d + d_qk*h_kv)
+                        + L_att*a_o*r_a*(d + d_v*h)
+                        + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        + L_att*a_v*r_a*(d + d_v*h_kv)
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    )/(L*n_tp)
+                )
             )
         ),
         'optimizer': (q_m + q_o)*(
@@ -2266,6 +2279,7 @@ def finetune_memory(s):
     M = s['M']
     M_gib = s['M_gib']
     N = s['N']
+    N_big = s['N_big']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
@@ -2332,6 +2346,7 @@ def finetune_memory(s):
     i_moa = s['i_moa']
     i_mtps = s['i_mtps']
     i_norm_final = s['i_norm_final']
+    i_oib = s['i_oib']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
@@ -2389,7 +2404,8 @@ def finetune_memory(s):
             + a_up*(L_dense + L_moe*_minimum(1, E_s))
         ),
         'total': (
-            T**2*b*i_eager*i_full*i_hf*q_a/n_cp
+            N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
+            + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L_att*a_g*i_gh
                 + L_att*a_k
@@ -2521,74 +2537,6 @@ def finetune_memory(s):
                 )/n_cp
                 + 4*i_hf
             )/n_tp
-            + q_g*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z2)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                        )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                    )
-                )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                )/(L*n_tp)
-            )
-            + q_gc*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z1)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                        )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                    )
-                )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                )/(L*n_tp)
-            )
             + q_w*(
                 (1 - i_frozen)*(
                     (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
@@ -2622,6 +2570,84 @@ def finetune_memory(s):
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                 )/(L*n_tp)
+            )
+            + (1 - i_oib)*(
+                q_g*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z2)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                        )
+                        + (n_cp*n_dp)**(-i_z2)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(
+                                -h_kv/n_tp + h_t
+                            )/L_s
+                        )
+                    )
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_att*a_g*i_gh*r_a*(d + h)
+                        + L_att*a_k*r_a*(d + d_qk*h_kv)
+                        + L_att*a_o*r_a*(d + d_v*h)
+                        + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        + L_att*a_v*r_a*(d + d_v*h_kv)
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    )/(L*n_tp)
+                )
+                + q_gc*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z1)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                        )
+                        + (n_cp*n_dp)**(-i_z1)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(
+                                -h_kv/n_tp + h_t
+                            )/L_s
+                        )
+                    )
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_att*a_g*i_gh*r_a*(d + h)
+                        + L_att*a_k*r_a*(d + d_qk*h_kv)
+                        + L_att*a_o*r_a*(d + d_v*h)
+                        + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        + L_att*a_v*r_a*(d + d_v*h_kv)
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    )/(L*n_tp)
+                )
             )
             + (q_m + q_o)*(
                 (1 - i_frozen)*(
@@ -2660,6 +2686,7 @@ def finetune_memory(s):
         ),
         'micro_batch_room': (
             1073741824*M_gib
+            - N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             - i_frozen*(n_cp*n_dp)**(-i_z3)*(
                 q_w*(
                     i_head*(
@@ -2698,74 +2725,6 @@ def finetune_memory(s):
                     )
                 )/(L*n_tp)
             )
-            - q_g*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z2)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                        )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                    )
-                )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                )/(L*n_tp)
-            )
-            - q_gc*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z1)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                        )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                    )
-                )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                )/(L*n_tp)
-            )
             - q_w*(
                 (1 - i_frozen)*(
                     (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
@@ -2799,6 +2758,84 @@ def finetune_memory(s):
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                 )/(L*n_tp)
+            )
+            - (1 - i_oib)*(
+                q_g*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z2)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                        )
+                        + (n_cp*n_dp)**(-i_z2)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(
+                                -h_kv/n_tp + h_t
+                            )/L_s
+                        )
+                    )
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_att*a_g*i_gh*r_a*(d + h)
+                        + L_att*a_k*r_a*(d + d_qk*h_kv)
+                        + L_att*a_o*r_a*(d + d_v*h)
+                        + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        + L_att*a_v*r_a*(d + d_v*h_kv)
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    )/(L*n_tp)
+                )
+                + q_gc*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z1)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                        )
+                        + (n_cp*n_dp)**(-i_z1)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(
+                                -h_kv/n_tp + h_t
+                            )/L_s
+                        )
+                    )
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_att*a_g*i_gh*r_a*(d + h)
+                        + L_att*a_k*r_a*(d + d_qk*h_kv)
+                        + L_att*a_o*r_a*(d + d_v*h)
+                        + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        + L_att*a_v*r_a*(d + d_v*h_kv)
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    )/(L*n_tp)
+                )
             )
             - (q_m + q_o)*(
                 (1 - i_frozen)*(
