@@ -15,6 +15,7 @@ from calc.calibration.finetune import run_options, unmodelled
 from calc.evaluate import largest_parameter
 from calc.hf import spec_from_hf_config
 from calc.presets import load_finetune_runs
+from calc.spec.finetune import LOSS_BYTES
 from calc.spec.layout import ACTIVATION_OFFLOAD_LAYERS
 
 CONFIGS = Path(__file__).parent / "data" / "hf_configs"
@@ -127,7 +128,7 @@ def test_torchtune_rows_take_the_options_their_settings_name():
     assert run_options(oib)["optimizer_in_backward"] is True
     assert "activation_offload" not in run_options(oib)
     assert run_options(offload)["activation_offload"] is True
-    assert unmodelled(offload) == ["torch.compile"]
+    assert unmodelled(offload) == [] and unmodelled(offload, "time") == ["torch.compile"]
     # Unsloth's own offloaded checkpointing is not torchtune's: still listed, not priced
     unsloth = next(r for r in runs.values() if r.stack == "unsloth" and r.activation_offload)
     assert "activation offload" in unmodelled(unsloth)
@@ -149,3 +150,49 @@ def test_bf16_true_rows_keep_torch_adamw_states_in_bf16():
         "adamw-bf16")
     # bitsandbytes' 8-bit states are one byte whatever the parameter's dtype
     assert run_options(runs["torchtune-llama3.2-3b-adamw-8bit-a100"])["optimizer"] == "adam8bit"
+
+
+def test_compiled_chunk_loss_saves_its_16_bit_input_and_no_fp32_logits():
+    """What LOSS_BYTES['chunked-compiled'] stands on: torchtune's compute_cross_entropy
+    (F.cross_entropy(logits.float(), labels, reduction='sum')) under torch.compile saves the
+    chunk's bf16 logits, two fp32 values per token and the labels; eager saves fp32 logits."""
+    import shutil
+
+    torch = pytest.importorskip("torch")
+    if shutil.which("g++") is None and shutil.which("cc") is None:
+        pytest.skip("inductor on CPU needs a C++ compiler")
+    import torch.nn.functional as F
+
+    def compute_cross_entropy(logits, labels):
+        return F.cross_entropy(logits.float(), labels, ignore_index=-100, reduction="sum")
+
+    tokens, vocab = 64, 1000
+
+    def saved_bytes(fn) -> dict:
+        logits = torch.randn(tokens, vocab, dtype=torch.bfloat16, requires_grad=True)
+        labels = torch.randint(0, vocab, (tokens,))
+        found: dict = {}
+
+        def pack(t):
+            found[t.dtype] = found.get(t.dtype, 0) + t.numel() * t.element_size()
+            return t
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            loss = fn(logits, labels)
+        loss.backward()
+        return found
+
+    compiled = saved_bytes(torch.compile(compute_cross_entropy))
+    assert compiled[torch.bfloat16] == 2 * tokens * vocab  # the chunk itself
+    assert compiled[torch.float32] == 2 * 4 * tokens  # max and log-sum-exp per token
+    assert saved_bytes(compute_cross_entropy)[torch.float32] >= 4 * tokens * vocab  # eager
+    assert LOSS_BYTES["chunked-compiled"] == 2 + 2 / 8 < LOSS_BYTES["chunked"]
+
+
+def test_torchtune_compiled_chunked_rows_take_the_compiled_loss():
+    runs = load_finetune_runs()
+    checkpointed = runs["torchtune-llama3.2-3b-checkpointing-a100"]
+    assert run_options(checkpointed)["loss"] == "chunked-compiled"
+    assert unmodelled(checkpointed) == [] and unmodelled(checkpointed, "time") == [
+        "torch.compile"]
+    # compiled layers without recomputation keep what calc does not count
+    assert "torch.compile" in unmodelled(runs["torchtune-llama3.2-3b-chunked-ce-a100"])

@@ -45,9 +45,10 @@ RULES = [
     "sharding ddp → dp = GPUs; fsdp-full-shard → ZeRO 3 over the GPUs; fsdp-shard-grad-op → "
     "ZeRO 2; FSDP CPU offload → optimizer and parameters offloaded to the host",
     "attention sdpa / flash-attention-2 / unstated → flash (no s×s scores); eager → eager",
-    "loss chunked-ce → chunked; liger-flce → fused; none on a stack built on transformers' "
-    "models (fsdp_qlora, transformers+peft, axolotl, LLaMA-Factory, TRL) → hf; otherwise calc's "
-    "default fp32 logits, the stack's own loss listed as not modelled",
+    "loss chunked-ce → chunked, chunked-compiled with torch.compile (torchtune compiles "
+    "each chunk's upcast and cross-entropy); liger-flce → fused; none on a stack built on "
+    "transformers' models (fsdp_qlora, transformers+peft, axolotl, LLaMA-Factory, TRL) → hf; "
+    "otherwise calc's default fp32 logits, the stack's own loss listed as not modelled",
     "rows not all seq_len long (unpacked data): memory at seq_len, the longest batch; no time "
     "(the tokens are unknown)",
     "time: tokens/s per GPU as printed, the job's ÷ GPUs, or samples × seq_len ÷ the run's wall "
@@ -55,15 +56,25 @@ RULES = [
     "optimizer_in_bwd → optimizer_in_backward (one gradient resident, the largest "
     "parameter's); torchtune's enable_activation_offloading → activation_offload (two "
     "checkpointed layers' inputs on the GPU, the rest in pinned host memory); another "
-    "stack's activation offload (Unsloth's) and torch.compile listed as not modelled",
+    "stack's activation offload (Unsloth's) listed as not modelled; torch.compile's memory "
+    "modelled only with the chunked loss and full recomputation (their stored tensors), its "
+    "speed never",
     f"framework: hf (transformers' modules' activations) for a stack built on transformers' "
     f"models (as for the loss), {FRAMEWORK} otherwise; {FRAMEWORK}'s constants for every stack; "
     f"global batch = micro-batch × accumulation × GPUs",
 ]
 
 
-def unmodelled(run: PublishedFinetune) -> list[str]:
-    """What the run does that calc's models leave out."""
+def compile_modelled(run: PublishedFinetune) -> bool:
+    """Whether calc's memory holds what torch.compile changes in the run: its chunked loss
+    compiled as torchtune compiles it (loss 'chunked-compiled'), and full recomputation, whose
+    stored tensors are the layers' inputs whatever compile does inside a layer. Its speed is
+    not modelled."""
+    return run.compile and run.fused_loss == "chunked-ce" and run.recompute == "full"
+
+
+def unmodelled(run: PublishedFinetune, quantity: str = "memory") -> list[str]:
+    """What the run does that calc's model of `quantity` (memory or time) leaves out."""
     found = []
     if run.fused_loss not in ("none", *FUSED_LOSS):
         found.append(run.fused_loss)
@@ -71,7 +82,7 @@ def unmodelled(run: PublishedFinetune) -> list[str]:
         found.append(f"{run.stack}'s loss")
     if run.activation_offload and run.stack not in OFFLOAD_STACKS:
         found.append("activation offload")
-    if run.compile:
+    if run.compile and (quantity == "time" or not compile_modelled(run)):
         found.append("torch.compile")
     if run.lora_head:
         found.append("LoRA on the LM head")
@@ -82,6 +93,8 @@ def unmodelled(run: PublishedFinetune) -> list[str]:
 
 def loss_of(run: PublishedFinetune) -> str:
     """How the run's loss holds the logits (RULES)."""
+    if run.fused_loss == "chunked-ce" and run.compile:  # torchtune's compile_loss
+        return "chunked-compiled"
     if run.fused_loss in FUSED_LOSS:
         return FUSED_LOSS[run.fused_loss]
     return "hf" if run.fused_loss == "none" and run.stack in HF_STACKS else "fp32"
