@@ -196,3 +196,14 @@ def test_torchtune_compiled_chunked_rows_take_the_compiled_loss():
         "torch.compile"]
     # compiled layers without recomputation keep what calc does not count
     assert "torch.compile" in unmodelled(runs["torchtune-llama3.2-3b-chunked-ce-a100"])
+
+
+def test_the_layout_search_does_not_take_the_optimizer_in_backward():
+    """The search proposes ZeRO 1-2 and accumulated micro-batches, which it rules out."""
+    from calc.commands.layout import parser
+    from calc.errors import CalcError
+
+    with pytest.raises(CalcError, match="optimizer_in_backward are not taken by the search"):
+        calc.layout("llama3.2-3b", gpu="a100", gpus=8, global_batch=64,
+                    optimizer_in_backward=True)
+    assert "--optimizer-in-backward" not in parser().format_help()
