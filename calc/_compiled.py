@@ -1023,6 +1023,7 @@ def memory_states(s):
     L_w = s['L_w']
     M = s['M']
     N = s['N']
+    N_big = s['N_big']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
@@ -1037,6 +1038,7 @@ def memory_states(s):
     i_head = s['i_head']
     i_mla = s['i_mla']
     i_mtps = s['i_mtps']
+    i_oib = s['i_oib']
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
@@ -1069,28 +1071,31 @@ def memory_states(s):
             )
         ),
         'gradients': (
-            q_g*(
-                (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z2)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+            N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
+            + (1 - i_oib)*(
+                q_g*(
+                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z2)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                     )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
-            )
-            + q_gc*(
-                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z1)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                + q_gc*(
+                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z1)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                     )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
             )
         ),
@@ -1160,6 +1165,7 @@ def memory_activations(s):
     h = s['h']
     h_kv = s['h_kv']
     h_t = s['h_t']
+    i_ao = s['i_ao']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -1203,11 +1209,12 @@ def memory_activations(s):
     q_lo = s['q_lo']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    u_ao = s['u_ao']
     return {
         'layers': (
             T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a
@@ -1336,6 +1343,7 @@ def memory(s):
     M = s['M']
     M_gib = s['M_gib']
     N = s['N']
+    N_big = s['N_big']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
@@ -1368,6 +1376,7 @@ def memory(s):
     h = s['h']
     h_kv = s['h_kv']
     h_t = s['h_t']
+    i_ao = s['i_ao']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -1390,6 +1399,7 @@ def memory(s):
     i_mla = s['i_mla']
     i_mtps = s['i_mtps']
     i_norm_final = s['i_norm_final']
+    i_oib = s['i_oib']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
@@ -1423,6 +1433,7 @@ def memory(s):
     q_w = s['q_w']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    u_ao = s['u_ao']
     return {
         'activations_per_layer': T*b*(
             d*i_full*n_tp**(-i_sp)*q_a
@@ -1468,6 +1479,9 @@ def memory(s):
                 )/n_tp
             )
         )/n_cp,
+        'activations_host': T*b*d*i_ao*i_full*n_tp**(-i_sp)*q_a*(
+            L_s - _minimum(L_s, u_ao)
+        )*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp,
         'activations_per_mamba': T*b*(1 - i_full)*(
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu)
             + q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp)
@@ -1480,9 +1494,10 @@ def memory(s):
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 6*d*q_a/n_tp
         )/n_cp,
         'total': (
-            T**2*b*i_eager*i_full*i_hf*q_a/n_cp
+            N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
+            + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a
@@ -1568,30 +1583,6 @@ def memory(s):
                     + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
             )
-            + q_g*(
-                (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z2)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                    )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                )
-            )
-            + q_gc*(
-                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z1)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                    )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                )
-            )
             + q_w*(
                 (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
                 + (n_cp*n_dp)**(-i_z3)*(
@@ -1602,6 +1593,32 @@ def memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                )
+            )
+            + (1 - i_oib)*(
+                q_g*(
+                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z2)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    )
+                )
+                + q_gc*(
+                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z1)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    )
                 )
             )
             + (q_m + q_o)*(
@@ -1620,31 +1637,8 @@ def memory(s):
         'gpu': 1073741824*M_gib,
         'micro_batch_room': (
             1073741824*M_gib
+            - N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             - q_ema*(
-                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z1)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                    )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                )
-            )
-            - q_g*(
-                (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z2)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                    )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                )
-            )
-            - q_gc*(
                 (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
                 + (n_cp*n_dp)**(-i_z1)*(
                     -N_mtp_e*i_head/(n_ep*n_tp)
@@ -1668,6 +1662,32 @@ def memory(s):
                     + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                 )
             )
+            - (1 - i_oib)*(
+                q_g*(
+                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z2)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    )
+                )
+                + q_gc*(
+                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z1)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
+                    )
+                )
+            )
             - (q_m + q_o)*(
                 (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
                 + (n_cp*n_dp)**(-i_z1)*(
@@ -1684,7 +1704,7 @@ def memory(s):
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a
@@ -1945,6 +1965,7 @@ def finetune_states(s):
     L_w = s['L_w']
     M = s['M']
     N = s['N']
+    N_big = s['N_big']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
@@ -1993,6 +2014,7 @@ def finetune_states(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_mtps = s['i_mtps']
+    i_oib = s['i_oib']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
@@ -2115,73 +2137,84 @@ def finetune_states(s):
             )/(L*n_tp)
         ),
         'gradients': (
-            q_g*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z2)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+            N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
+            + (1 - i_oib)*(
+                q_g*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z2)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
                         )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                    )
-                )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                )/(L*n_tp)
-            )
-            + q_gc*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z1)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        + (n_cp*n_dp)**(-i_z2)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(
+                                -h_kv/n_tp + h_t
+                            )/L_s
                         )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
                     )
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_att*a_g*i_gh*r_a*(d + h)
+                        + L_att*a_k*r_a*(d + d_qk*h_kv)
+                        + L_att*a_o*r_a*(d + d_v*h)
+                        + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        + L_att*a_v*r_a*(d + d_v*h_kv)
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    )/(L*n_tp)
                 )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + q_gc*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z1)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                        )
+                        + (n_cp*n_dp)**(-i_z1)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(
+                                -h_kv/n_tp + h_t
+                            )/L_s
+                        )
                     )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                )/(L*n_tp)
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_att*a_g*i_gh*r_a*(d + h)
+                        + L_att*a_k*r_a*(d + d_qk*h_kv)
+                        + L_att*a_o*r_a*(d + d_v*h)
+                        + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        + L_att*a_v*r_a*(d + d_v*h_kv)
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    )/(L*n_tp)
+                )
             )
         ),
         'optimizer': (q_m + q_o)*(
@@ -2249,6 +2282,7 @@ def finetune_memory(s):
     M = s['M']
     M_gib = s['M_gib']
     N = s['N']
+    N_big = s['N_big']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
@@ -2291,6 +2325,7 @@ def finetune_memory(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_t = s['h_t']
+    i_ao = s['i_ao']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -2314,6 +2349,7 @@ def finetune_memory(s):
     i_moa = s['i_moa']
     i_mtps = s['i_mtps']
     i_norm_final = s['i_norm_final']
+    i_oib = s['i_oib']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
@@ -2350,6 +2386,7 @@ def finetune_memory(s):
     r_a = s['r_a']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    u_ao = s['u_ao']
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
             L_att*a_g*i_gh
@@ -2370,7 +2407,8 @@ def finetune_memory(s):
             + a_up*(L_dense + L_moe*_minimum(1, E_s))
         ),
         'total': (
-            T**2*b*i_eager*i_full*i_hf*q_a/n_cp
+            N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
+            + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L_att*a_g*i_gh
                 + L_att*a_k
@@ -2390,7 +2428,7 @@ def finetune_memory(s):
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
             )
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a
@@ -2502,74 +2540,6 @@ def finetune_memory(s):
                 )/n_cp
                 + 4*i_hf
             )/n_tp
-            + q_g*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z2)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                        )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                    )
-                )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                )/(L*n_tp)
-            )
-            + q_gc*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z1)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                        )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                    )
-                )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                )/(L*n_tp)
-            )
             + q_w*(
                 (1 - i_frozen)*(
                     (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
@@ -2603,6 +2573,84 @@ def finetune_memory(s):
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                 )/(L*n_tp)
+            )
+            + (1 - i_oib)*(
+                q_g*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z2)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                        )
+                        + (n_cp*n_dp)**(-i_z2)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(
+                                -h_kv/n_tp + h_t
+                            )/L_s
+                        )
+                    )
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_att*a_g*i_gh*r_a*(d + h)
+                        + L_att*a_k*r_a*(d + d_qk*h_kv)
+                        + L_att*a_o*r_a*(d + d_v*h)
+                        + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        + L_att*a_v*r_a*(d + d_v*h_kv)
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    )/(L*n_tp)
+                )
+                + q_gc*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z1)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                        )
+                        + (n_cp*n_dp)**(-i_z1)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(
+                                -h_kv/n_tp + h_t
+                            )/L_s
+                        )
+                    )
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_att*a_g*i_gh*r_a*(d + h)
+                        + L_att*a_k*r_a*(d + d_qk*h_kv)
+                        + L_att*a_o*r_a*(d + d_v*h)
+                        + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        + L_att*a_v*r_a*(d + d_v*h_kv)
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    )/(L*n_tp)
+                )
             )
             + (q_m + q_o)*(
                 (1 - i_frozen)*(
@@ -2641,6 +2689,7 @@ def finetune_memory(s):
         ),
         'micro_batch_room': (
             1073741824*M_gib
+            - N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             - i_frozen*(n_cp*n_dp)**(-i_z3)*(
                 q_w*(
                     i_head*(
@@ -2679,74 +2728,6 @@ def finetune_memory(s):
                     )
                 )/(L*n_tp)
             )
-            - q_g*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z2)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                        )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                    )
-                )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                )/(L*n_tp)
-            )
-            - q_gc*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z1)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                        )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)/L_s
-                    )
-                )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_att*a_g*i_gh*r_a*(d + h)
-                    + L_att*a_k*r_a*(d + d_qk*h_kv)
-                    + L_att*a_o*r_a*(d + d_v*h)
-                    + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    + L_att*a_v*r_a*(d + d_v*h_kv)
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                )/(L*n_tp)
-            )
             - q_w*(
                 (1 - i_frozen)*(
                     (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
@@ -2780,6 +2761,84 @@ def finetune_memory(s):
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                 )/(L*n_tp)
+            )
+            - (1 - i_oib)*(
+                q_g*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z2)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                        )
+                        + (n_cp*n_dp)**(-i_z2)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(
+                                -h_kv/n_tp + h_t
+                            )/L_s
+                        )
+                    )
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_att*a_g*i_gh*r_a*(d + h)
+                        + L_att*a_k*r_a*(d + d_qk*h_kv)
+                        + L_att*a_o*r_a*(d + d_v*h)
+                        + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        + L_att*a_v*r_a*(d + d_v*h_kv)
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    )/(L*n_tp)
+                )
+                + q_gc*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z1)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                        )
+                        + (n_cp*n_dp)**(-i_z1)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_s_att*L_w*(1 - i_mla)*(b_qkv + d)*(d_qk + d_v)*(
+                                -h_kv/n_tp + h_t
+                            )/L_s
+                        )
+                    )
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_att*a_g*i_gh*r_a*(d + h)
+                        + L_att*a_k*r_a*(d + d_qk*h_kv)
+                        + L_att*a_o*r_a*(d + d_v*h)
+                        + L_att*a_q*r_a*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        + L_att*a_v*r_a*(d + d_v*h_kv)
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    )/(L*n_tp)
+                )
             )
             - (q_m + q_o)*(
                 (1 - i_frozen)*(
@@ -2837,7 +2896,7 @@ def finetune_memory(s):
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
             )
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att*(
                         d_rope*i_mla*i_rnu*q_a

@@ -221,6 +221,14 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_mtps", r"\mathbb{1}_{mtp\,shared}", "the MTP modules share the main model's "
                "embedding and head (no copies)", "memory"),
     SymbolInfo("q_ema", "q_{ema}", "bytes per parameter of an EMA kept on the GPU", "memory"),
+    # torchtune's memory recipes (calc.formulas.memory)
+    SymbolInfo("i_oib", r"\mathbb{1}_{oib}", "the optimizer steps in the backward, each "
+               "gradient freed once applied", "memory"),
+    SymbolInfo("N_big", "N_{big}", "elements of the largest parameter tensor", "memory"),
+    SymbolInfo("i_ao", r"\mathbb{1}_{ao}", "checkpointed layers' inputs offloaded to the host",
+               "memory"),
+    SymbolInfo("u_ao", "u_{ao}", "checkpointed layers' inputs kept on the GPU under activation "
+               "offload", "memory"),
     # the framework's transient buffers (calc.spec.memory.STACKS)
     SymbolInfo("B_bk", "B_{bk}", "elements of a gradient bucket outside the gradients", "memory"),
     SymbolInfo("u_g", "u_{g}", "layers whose 16-bit weights ZeRO-3/FSDP gathers at once",
@@ -375,6 +383,7 @@ i_hf, i_up, i_rope, i_eager = (SYMBOLS[n] for n in ("i_hf", "i_up", "i_rope", "i
 n_cp, n_ep, n_vp, i_vp = (SYMBOLS[n] for n in ("n_cp", "n_ep", "n_vp", "i_vp"))
 L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
 B_bk, u_g, P_pf, q_rg = (SYMBOLS[n] for n in ("B_bk", "u_g", "P_pf", "q_rg"))
+i_oib, N_big, i_ao, u_ao = (SYMBOLS[n] for n in ("i_oib", "N_big", "i_ao", "u_ao"))
 L_s_att, L_s_dense, L_s_ssm, L_s_dn, L_s_sc = (SYMBOLS[n] for n in (
     "L_s_att", "L_s_dense", "L_s_ssm", "L_s_dn", "L_s_sc"))
 BW, u_bw, F_p, F_d, h_g = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d", "h_g"))

@@ -64,6 +64,7 @@ from calc.symbols import (
     M,
     M_gib,
     N,
+    N_big,
     N_e,
     N_emb,
     N_head,
@@ -92,6 +93,7 @@ from calc.symbols import (
     h,
     h_kv,
     h_t,
+    i_ao,
     i_drop,
     i_dsa,
     i_dual,
@@ -112,6 +114,7 @@ from calc.symbols import (
     i_mla,
     i_mtps,
     i_norm_final,
+    i_oib,
     i_qk_head,
     i_qk_proj,
     i_qlora,
@@ -147,6 +150,7 @@ from calc.symbols import (
     q_w,
     r_kv,
     r_q,
+    u_ao,
     u_g,
 )
 
@@ -178,10 +182,18 @@ def _sharded(stage: sympy.Expr) -> sympy.Expr:
     return dense / (n_dp * n_cp)**stage + experts / (n_dp * n_cp / n_ep)**stage
 
 
+# The optimizer in the backward (i_oib; calc.spec.memory.OPTIMIZER_IN_BACKWARD_SOURCE): each
+# parameter's gradient is applied by its own optimizer in a hook as soon as autograd has
+# accumulated it, and freed, so the gradients never all exist at once: one parameter's is
+# resident, the largest (N_big elements, split t ways; under FSDP2's full shard, its shard).
+# The states, and the gradient's fp32 copy of a recipe that keeps one, stay as they are.
+GRADIENTS = q_g * _sharded(i_z2) + q_gc * _sharded(i_z1)
+ONE_GRADIENT = (q_g + q_gc) * N_big / (n_tp * (n_dp * n_cp)**i_z3)
+
 MODEL_STATES: dict[str, sympy.Expr] = {
     "params_per_gpu": PARAMS_PER_GPU,
     "weights": q_w * _sharded(i_z3),
-    "gradients": q_g * _sharded(i_z2) + q_gc * _sharded(i_z1),
+    "gradients": (1 - i_oib) * GRADIENTS + i_oib * ONE_GRADIENT,
     "optimizer": (q_m + q_o) * _sharded(i_z1),
     # an EMA of the parameters on the GPU, sharded as the master weights it averages
     "ema": q_ema * _sharded(i_z1),
@@ -300,8 +312,19 @@ STORED_PER_TOKEN = IN_FLIGHT * (
     + (L_s_dense * MLP_DENSE + L_sm * MLP_MOE) / n_tp
     + L_s_ssm * MIXERS_PER_RANK["mamba"] + L_s_dn * MIXERS_PER_RANK["deltanet"]
     + L_s_sc * MIXERS_PER_RANK["conv"])
-# full recomputation: each layer's input
-CHECKPOINT_PER_TOKEN = IN_FLIGHT * L_s * d * q_a / n_tp**i_sp
+# full recomputation: each layer's input. Activation offload (i_ao; torchtune's
+# OffloadActivations, torchtune/training/_activation_offloading.py at 1814feb17) copies every
+# saved tensor of at least 1,024 bytes that is not a parameter to pinned host memory as the
+# forward saves it and brings it back when the backward unpacks it; under checkpointing the
+# tensors it sees are the layers' inputs (torch.utils.checkpoint's _NoopSaveInputs saves them
+# outside the checkpoint's own hooks). On the GPU stay u_ao of them (ACTIVATION_OFFLOAD_LAYERS):
+# in the backward, the input of the layer being recomputed and that of the layer before it,
+# freed only when the next autograd node starts; at the backward's start its forward stash (the
+# last 5 saved tensors, max_fwd_stash_size) holds no more, the final norm's tensors coming after
+# the last layer's input. The output head and the loss lie outside the offload (a NoOpManager
+# around model.output; the loss is computed outside the context): their bytes stay.
+OFFLOADED_LAYERS = i_ao * (L_s - sympy.Min(L_s, u_ao))
+CHECKPOINT_PER_TOKEN = IN_FLIGHT * (L_s - OFFLOADED_LAYERS) * d * q_a / n_tp**i_sp
 
 # Tokens of one micro-batch on one GPU (context parallelism splits the sequence), and the
 # interleaved schedule's extra micro-batches in flight.
@@ -368,6 +391,9 @@ GPU_BYTES = M_gib * GIB
 
 MEMORY: dict[str, sympy.Expr] = {
     "activations_per_layer": ACTIVATIONS_PER_LAYER,
+    # the checkpointed inputs activation offload keeps in pinned host memory
+    "activations_host": INTERLEAVED * TOKENS * i_full * IN_FLIGHT * OFFLOADED_LAYERS * d * q_a
+                        / n_tp**i_sp,
     **ACTIVATIONS_PER_MIXER,
     "total": STATES_TOTAL + ACTIVATIONS_TOTAL,
     "gpu": GPU_BYTES,
