@@ -229,6 +229,7 @@ def params_components(s):
     P = s['P']
     R_dt = s['R_dt']
     V = s['V']
+    V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
     b_lm = s['b_lm']
@@ -339,7 +340,6 @@ def params_components(s):
     _t51 = i_glu + 1
     _t52 = d*d_ff
     _t53 = d*(i_glu + 2)
-    _t54 = V*d_emb
     return {
         'attention/q': (
             L_att2*(
@@ -401,12 +401,12 @@ def params_components(s):
         'moe/experts': E*L_moe*(_t53*d_e + b_ff*(_t51*d_e + d)),
         'moe/shared': L_moe*(E_s*(_t53*d_s + b_ff*(_t51*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'embedding/token': _t54,
+        'embedding/token': V*d_emb,
         'embedding/position': P*d,
         'embedding/norm': _t37*i_norm_emb,
         'embedding_projection': 2*d*d_emb*i_proj,
         'final_norm': _t37*i_norm_final,
-        'lm_head': V*b_lm + _t54*(1 - i_tied),
+        'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
 
@@ -432,6 +432,7 @@ def params_summary(s):
     P = s['P']
     R_dt = s['R_dt']
     V = s['V']
+    V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
     b_lm = s['b_lm']
@@ -616,14 +617,13 @@ def params_summary(s):
         + _t16*_t24
         + _t74
     )
-    _t76 = V*d_emb
-    _t77 = P*d + _t76
-    _t78 = V*b_lm + _t76*(1 - i_tied) + _t77
+    _t76 = P*d + V*d_emb
+    _t77 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t76
     return {
-        'total': _t75 + _t78,
-        'embedding': _t77,
+        'total': _t75 + _t77,
+        'embedding': _t76,
         'non_embedding': _t75,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t74 + _t78,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t74 + _t77,
         'mtp': (
             2*M*_t45
             + 3*M*_t65
@@ -664,7 +664,7 @@ def flops_forward_components(s):
     L_ssm = s['L_ssm']
     N_s = s['N_s']
     R_dt = s['R_dt']
-    V = s['V']
+    V_o = s['V_o']
     d = s['d']
     d_I = s['d_I']
     d_e = s['d_e']
@@ -765,7 +765,7 @@ def flops_forward_components(s):
         'moe/experts': _t32*_t34*d_e*k,
         'moe/shared': _t33*(E_s*_t32*d*d_s + d*i_shared_gate),
         'embedding_projection': 4*d*d_emb*i_proj,
-        'lm_head': 2*V*d_emb,
+        'lm_head': 2*V_o*d_emb,
     }
 
 
@@ -793,7 +793,7 @@ def flops(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
-    V = s['V']
+    V_o = s['V_o']
     c = s['c']
     d = s['d']
     d_I = s['d_I']
@@ -876,7 +876,7 @@ def flops(s):
             + L_ssm*_t1*(_t2 + i_m2*(H_s + _t17))
             + 2*L_ssm*k_s*(_t17*i_m2 + d_in)
             + R_dt*_t14
-            + 2*V*d_emb
+            + 2*V_o*d_emb
             + _t0*_t11*d_e*k
             + _t0*(E_s*_t11*d_s + d*i_shared_gate)
             + _t10*d_v2
@@ -990,6 +990,7 @@ def rules_train_per_token(s):
     R_dt = s['R_dt']
     T = s['T']
     V = s['V']
+    V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
     b_lm = s['b_lm']
@@ -1048,146 +1049,146 @@ def rules_train_per_token(s):
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = 6*d
-    _t1 = 6*V
-    _t2 = _t1*d_emb
-    _t3 = b_o*d
-    _t4 = d*h2
-    _t5 = 6*L_att2
-    _t6 = 1 - i_gh
-    _t7 = _t6*d_v2
-    _t8 = b_qkv*i_gate
-    _t9 = b_norm + g_norm
-    _t10 = _t9*i_mla
-    _t11 = _t10*r_kv
-    _t12 = d_qk2 + d_v2
-    _t13 = 1 - i_mla
-    _t14 = _t12*_t13*h_kv2
-    _t15 = d_rope + r_kv
-    _t16 = _t15*d
-    _t17 = -d_rope
-    _t18 = _t15*i_mla
-    _t19 = i_qlora*r_q
-    _t20 = _t10*_t19
-    _t21 = _t4*d_qk2
-    _t22 = _t19*i_mla
-    _t23 = d_qk2*h2
-    _t24 = 1 - i_qlora
-    _t25 = d*r_q
-    _t26 = 6*L_dense
-    _t27 = d*d_ff
-    _t28 = 6*L_dn
-    _t29 = 6*L_moe
-    _t30 = d*(i_glu + 2)
-    _t31 = i_glu + 1
-    _t32 = d**2
-    _t33 = b_sc*d
-    _t34 = 6*L_sc
-    _t35 = 6*L_ssm
-    _t36 = 2*N_s
-    _t37 = G_s*_t36
-    _t38 = 2*d_in + i_m2*(H_s + _t37)
-    _t39 = H_s*i_m2
-    _t40 = 1 - i_m2
-    _t41 = R_dt + _t36
-    _t42 = _t40*d_in
-    _t43 = d*h
-    _t44 = L_att - L_att2
-    _t45 = 6*_t44
-    _t46 = _t6*d_v
-    _t47 = d_qk + d_v
-    _t48 = _t13*_t47*h_kv
-    _t49 = _t43*d_qk
-    _t50 = d_qk*h
-    _t51 = _t5*h2
-    _t52 = 2*i_qk_head
-    _t53 = 2*H_v
-    _t54 = 2*H_k*d_lk
-    _t55 = _t28*d
-    _t56 = H_v*d_lv
-    _t57 = _t0*_t9
-    _t58 = _t45*h
-    _t59 = 12*d
-    _t60 = E_a*i_moa
-    _t61 = L_dense*d_ff
-    _t62 = _t9*i_sub
-    _t63 = (
+    _t1 = 6*d_emb
+    _t2 = b_o*d
+    _t3 = d*h2
+    _t4 = 6*L_att2
+    _t5 = 1 - i_gh
+    _t6 = _t5*d_v2
+    _t7 = b_qkv*i_gate
+    _t8 = b_norm + g_norm
+    _t9 = _t8*i_mla
+    _t10 = _t9*r_kv
+    _t11 = d_qk2 + d_v2
+    _t12 = 1 - i_mla
+    _t13 = _t11*_t12*h_kv2
+    _t14 = d_rope + r_kv
+    _t15 = _t14*d
+    _t16 = -d_rope
+    _t17 = _t14*i_mla
+    _t18 = i_qlora*r_q
+    _t19 = _t18*_t9
+    _t20 = _t3*d_qk2
+    _t21 = _t18*i_mla
+    _t22 = d_qk2*h2
+    _t23 = 1 - i_qlora
+    _t24 = d*r_q
+    _t25 = 6*L_dense
+    _t26 = d*d_ff
+    _t27 = 6*L_dn
+    _t28 = 6*L_moe
+    _t29 = d*(i_glu + 2)
+    _t30 = i_glu + 1
+    _t31 = d**2
+    _t32 = b_sc*d
+    _t33 = 6*L_sc
+    _t34 = 6*L_ssm
+    _t35 = 2*N_s
+    _t36 = G_s*_t35
+    _t37 = 2*d_in + i_m2*(H_s + _t36)
+    _t38 = H_s*i_m2
+    _t39 = 1 - i_m2
+    _t40 = R_dt + _t35
+    _t41 = _t39*d_in
+    _t42 = d*h
+    _t43 = L_att - L_att2
+    _t44 = 6*_t43
+    _t45 = _t5*d_v
+    _t46 = d_qk + d_v
+    _t47 = _t12*_t46*h_kv
+    _t48 = _t42*d_qk
+    _t49 = d_qk*h
+    _t50 = _t4*h2
+    _t51 = 2*i_qk_head
+    _t52 = 2*H_v
+    _t53 = 2*H_k*d_lk
+    _t54 = _t27*d
+    _t55 = H_v*d_lv
+    _t56 = _t0*_t8
+    _t57 = _t44*h
+    _t58 = 12*d
+    _t59 = E_a*i_moa
+    _t60 = L_dense*d_ff
+    _t61 = _t8*i_sub
+    _t62 = (
         12*H_v*L_dn
-        + L*_t57*n_norm
+        + L*_t56*n_norm
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
-        + _t0*_t44*_t60
-        + _t26*_t31*(_t27 + b_ff*d_ff)
-        + _t26*n_act
-        + _t26*(_t27 + b_ff*d)
-        + _t28*d_lv
-        + _t28*k_dn*(_t54 + _t56)
-        + _t29*b_moe*d
-        + _t29*k*(_t30*d_e + b_ff*(_t31*d_e + d))
-        + _t29*(E*b_router + E*d)
-        + _t29*(E_s*(_t30*d_s + b_ff*(_t31*d_s + d)) + d*i_shared_gate)
-        + _t34*d*(b_sc + k_sc)
-        + _t34*(_t32 + _t33)
-        + _t34*(3*_t32 + 3*_t33)
-        + _t35*_t41*_t42
-        + _t35*(2*_t39 + _t40*(N_s*d_in + d_in))
-        + _t35*(b_cs + k_s)*(_t37*i_m2 + d_in)
-        + _t35*(_t38*b_ssm + _t38*d)
-        + _t35*(b_ssm*d + d*d_in)
-        + _t35*(_t40*_t41*i_dtn + d_in*i_gn*i_m2)
-        + _t35*(R_dt*_t42 + _t39 + _t42)
-        + _t45*_t9*(_t52*d_qk + d_qk*i_qk_proj*(h + h_kv))
-        + _t45*i_rel*(_t49 + 2*_t50)
-        + _t45*(_t3 + _t43*d_v)
-        + _t45*(_t43*i_gate*(_t46 + i_gh) + _t46*_t8*h)
-        + _t45*(_t11 + _t48*d + b_qkv*(_t18 + _t48) + i_mla*(_t16 + h*r_kv*(_t17 + _t47)))
-        + _t45*(
-            _t13*_t49
-            + _t20
-            + b_qkv*(_t13*_t50 + _t22)
-            + i_mla*(_t24*_t49 + i_qlora*(_t25 + _t50*r_q))
+        + _t0*_t43*_t59
+        + _t25*_t30*(_t26 + b_ff*d_ff)
+        + _t25*n_act
+        + _t25*(_t26 + b_ff*d)
+        + _t27*d_lv
+        + _t27*k_dn*(_t53 + _t55)
+        + _t28*b_moe*d
+        + _t28*k*(_t29*d_e + b_ff*(_t30*d_e + d))
+        + _t28*(E*b_router + E*d)
+        + _t28*(E_s*(_t29*d_s + b_ff*(_t30*d_s + d)) + d*i_shared_gate)
+        + _t33*d*(b_sc + k_sc)
+        + _t33*(_t31 + _t32)
+        + _t33*(3*_t31 + 3*_t32)
+        + _t34*_t40*_t41
+        + _t34*(2*_t38 + _t39*(N_s*d_in + d_in))
+        + _t34*(b_cs + k_s)*(_t36*i_m2 + d_in)
+        + _t34*(_t37*b_ssm + _t37*d)
+        + _t34*(b_ssm*d + d*d_in)
+        + _t34*(_t39*_t40*i_dtn + d_in*i_gn*i_m2)
+        + _t34*(R_dt*_t41 + _t38 + _t41)
+        + _t4*_t59*d
+        + _t4*_t8*(_t51*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
+        + _t4*i_rel*(_t20 + 2*_t22)
+        + _t4*(_t2 + _t3*d_v2)
+        + _t4*(_t3*i_gate*(_t6 + i_gh) + _t6*_t7*h2)
+        + _t4*(_t10 + _t13*d + b_qkv*(_t13 + _t17) + i_mla*(_t15 + h2*r_kv*(_t11 + _t16)))
+        + _t4*(
+            _t12*_t20
+            + _t19
+            + b_qkv*(_t12*_t22 + _t21)
+            + i_mla*(_t20*_t23 + i_qlora*(_t22*r_q + _t24))
         )
-        + _t5*_t60*d
-        + _t5*_t9*(_t52*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
-        + _t5*i_rel*(_t21 + 2*_t23)
-        + _t5*(_t3 + _t4*d_v2)
-        + _t5*(_t4*i_gate*(_t7 + i_gh) + _t7*_t8*h2)
-        + _t5*(_t11 + _t14*d + b_qkv*(_t14 + _t18) + i_mla*(_t16 + h2*r_kv*(_t12 + _t17)))
-        + _t5*(
-            _t13*_t21
-            + _t20
-            + b_qkv*(_t13*_t23 + _t22)
-            + i_mla*(_t21*_t24 + i_qlora*(_t23*r_q + _t25))
+        + _t44*_t8*(_t51*d_qk + d_qk*i_qk_proj*(h + h_kv))
+        + _t44*i_rel*(_t48 + 2*_t49)
+        + _t44*(_t2 + _t42*d_v)
+        + _t44*(_t42*i_gate*(_t45 + i_gh) + _t45*_t7*h)
+        + _t44*(_t10 + _t47*d + b_qkv*(_t17 + _t47) + i_mla*(_t15 + h*r_kv*(_t16 + _t46)))
+        + _t44*(
+            _t12*_t48
+            + _t19
+            + b_qkv*(_t12*_t49 + _t21)
+            + i_mla*(_t23*_t48 + i_qlora*(_t24 + _t49*r_q))
         )
-        + _t51*_t62*d_v2
-        + _t51*i_sink
-        + _t55*_t56
-        + _t55*(_t53*d_lv + _t53 + _t54)
-        + _t57*i_norm_emb
-        + _t57*i_norm_final
-        + _t58*_t62*d_v
-        + _t58*i_sink
-        + _t59*d_emb*i_proj
-        + 6*_t61*_t62
+        + _t50*_t61*d_v2
+        + _t50*i_sink
+        + _t54*_t55
+        + _t54*(_t52*d_lv + _t52 + _t53)
+        + _t56*i_norm_emb
+        + _t56*i_norm_final
+        + _t57*_t61*d_v
+        + _t57*i_sink
+        + _t58*d_emb*i_proj
+        + 6*_t60*_t61
     )
-    _t64 = _t1*b_lm + _t2*(1 - i_tied) + _t2 + _t63
-    _t65 = T*_t23
-    _t66 = T*_t50
-    _t67 = 3*T
-    _t68 = 4*T
+    _t63 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t62
+    _t64 = T*_t22
+    _t65 = T*_t49
+    _t66 = 3*T
+    _t67 = 4*T
     return {
-        '6N': P*_t0 + _t64,
-        'kaplan': _t45*_t66 + _t5*_t65 + _t63,
-        'palm': 12*L_att2*_t65 + 12*_t44*_t66 + _t64,
+        '6N': P*_t0 + _t63,
+        'kaplan': _t4*_t64 + _t44*_t65 + _t62,
+        'palm': 12*L_att2*_t64 + 12*_t43*_t65 + _t63,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
-            + 6*V*d
+            + 6*V_o*d
             + 6*d*(i_glu + 2)*(L_dense*d_ff + L_moe*(E_s*d_s + d_e*k))
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t21 + _t23*_t68 + _t67*h2)
-            + V*_t59
-            + 3*_t44*(8*_t49 + _t50*_t68 + _t67*h)
-            + _t59*(L_moe*(E_s*d_s + d_e*k) + _t61)
+            3*L_att2*(8*_t20 + _t22*_t67 + _t66*h2)
+            + V*_t0
+            + V_o*_t0
+            + 3*_t43*(8*_t48 + _t49*_t67 + _t66*h)
+            + _t58*(L_moe*(E_s*d_s + d_e*k) + _t60)
         ),
     }
 
@@ -1226,6 +1227,7 @@ def memory_states(s):
     L_w = s['L_w']
     M = s['M']
     N = s['N']
+    N_big = s['N_big']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
@@ -1244,6 +1246,7 @@ def memory_states(s):
     i_head = s['i_head']
     i_mla = s['i_mla']
     i_mtps = s['i_mtps']
+    i_oib = s['i_oib']
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
@@ -1282,34 +1285,37 @@ def memory_states(s):
             )
         ),
         'gradients': (
-            q_g*(
-                (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z2)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+            N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
+            + (1 - i_oib)*(
+                q_g*(
+                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z2)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
                     )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    )/L_s
                 )
-            )
-            + q_gc*(
-                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z1)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                + q_gc*(
+                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z1)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
                     )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    )/L_s
                 )
             )
         ),
@@ -1363,7 +1369,7 @@ def memory_activations(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
-    V = s['V']
+    V_o = s['V_o']
     a_down = s['a_down']
     a_g = s['a_g']
     a_gate = s['a_gate']
@@ -1391,6 +1397,7 @@ def memory_activations(s):
     h_kv2 = s['h_kv2']
     h_t = s['h_t']
     h_t2 = s['h_t2']
+    i_ao = s['i_ao']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -1434,11 +1441,12 @@ def memory_activations(s):
     q_lo = s['q_lo']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    u_ao = s['u_ao']
     return {
         'layers': (
             T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
@@ -1532,7 +1540,7 @@ def memory_activations(s):
         ),
         'output': i_head*(M + 1)*(
             T*b*(
-                V*q_L
+                V_o*q_L
                 + d*i_keep_head*(4 - 4*i_hf)
                 + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
             )/n_cp
@@ -1551,7 +1559,7 @@ def memory_buffers(s):
     N_head = s['N_head']
     P_pf = s['P_pf']
     T = s['T']
-    V = s['V']
+    V_o = s['V_o']
     b = s['b']
     i_head = s['i_head']
     i_z1 = s['i_z1']
@@ -1569,7 +1577,7 @@ def memory_buffers(s):
             P_pf + u_g*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp))
         ),
         'gathered_gradients': i_z3*q_rg*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp)),
-        'logits_gradient': T*V*b*i_head*q_Lg*(M + 1)/(n_cp*n_tp),
+        'logits_gradient': T*V_o*b*i_head*q_Lg*(M + 1)/(n_cp*n_tp),
     }
 
 
@@ -1593,6 +1601,7 @@ def memory(s):
     M = s['M']
     M_gib = s['M_gib']
     N = s['N']
+    N_big = s['N_big']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
@@ -1601,7 +1610,7 @@ def memory(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
-    V = s['V']
+    V_o = s['V_o']
     a_down = s['a_down']
     a_g = s['a_g']
     a_gate = s['a_gate']
@@ -1630,6 +1639,7 @@ def memory(s):
     h_kv2 = s['h_kv2']
     h_t = s['h_t']
     h_t2 = s['h_t2']
+    i_ao = s['i_ao']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -1652,6 +1662,7 @@ def memory(s):
     i_mla = s['i_mla']
     i_mtps = s['i_mtps']
     i_norm_final = s['i_norm_final']
+    i_oib = s['i_oib']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
@@ -1685,6 +1696,7 @@ def memory(s):
     q_w = s['q_w']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    u_ao = s['u_ao']
     return {
         'activations_per_layer': T*b*(
             d*i_full*n_tp**(-i_sp)*q_a
@@ -1730,6 +1742,9 @@ def memory(s):
                 )/n_tp
             )
         )/n_cp,
+        'activations_host': T*b*d*i_ao*i_full*n_tp**(-i_sp)*q_a*(
+            L_s - _minimum(L_s, u_ao)
+        )*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp,
         'activations_per_mamba': T*b*(1 - i_full)*(
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu)
             + q_a*((1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp)
@@ -1742,9 +1757,10 @@ def memory(s):
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 6*d*q_a/n_tp
         )/n_cp,
         'total': (
-            T**2*b*i_eager*i_full*i_hf*q_a/n_cp
+            N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
+            + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
@@ -1837,43 +1853,13 @@ def memory(s):
             + 2*T*d_qk*i_hf*i_rope*q_a
             + i_head*(M + 1)*(
                 T*b*(
-                    V*q_L
+                    V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp
                 + 4*i_hf
             )/n_tp
             + q_ema*(
-                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z1)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                    )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    )/L_s
-                )
-            )
-            + q_g*(
-                (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z2)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                    )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    )/L_s
-                )
-            )
-            + q_gc*(
                 (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
                 + (n_cp*n_dp)**(-i_z1)*(
                     -N_mtp_e*i_head/(n_ep*n_tp)
@@ -1903,6 +1889,38 @@ def memory(s):
                     )/L_s
                 )
             )
+            + (1 - i_oib)*(
+                q_g*(
+                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z2)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
+                    )
+                )
+                + q_gc*(
+                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z1)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
+                    )
+                )
+            )
             + (q_m + q_o)*(
                 (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
                 + (n_cp*n_dp)**(-i_z1)*(
@@ -1922,37 +1940,8 @@ def memory(s):
         'gpu': 1073741824*M_gib,
         'micro_batch_room': (
             1073741824*M_gib
+            - N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             - q_ema*(
-                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z1)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                    )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    )/L_s
-                )
-            )
-            - q_g*(
-                (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                + (n_cp*n_dp)**(-i_z2)*(
-                    -N_mtp_e*i_head/(n_ep*n_tp)
-                    + i_head*(
-                        N_mtp_e/(n_ep*n_tp)
-                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                    )
-                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                    + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                    )/L_s
-                )
-            )
-            - q_gc*(
                 (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
                 + (n_cp*n_dp)**(-i_z1)*(
                     -N_mtp_e*i_head/(n_ep*n_tp)
@@ -1982,6 +1971,38 @@ def memory(s):
                     )/L_s
                 )
             )
+            - (1 - i_oib)*(
+                q_g*(
+                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z2)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
+                    )
+                )
+                + q_gc*(
+                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z1)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
+                    )
+                )
+            )
             - (q_m + q_o)*(
                 (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
                 + (n_cp*n_dp)**(-i_z1)*(
@@ -2001,7 +2022,7 @@ def memory(s):
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
@@ -2091,7 +2112,7 @@ def memory(s):
             + T*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
             + i_head*(M + 1)*(
                 T*(
-                    V*q_L
+                    V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp
@@ -2325,6 +2346,7 @@ def finetune_states(s):
     L_w = s['L_w']
     M = s['M']
     N = s['N']
+    N_big = s['N_big']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
@@ -2378,6 +2400,7 @@ def finetune_states(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_mtps = s['i_mtps']
+    i_oib = s['i_oib']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
@@ -2527,85 +2550,92 @@ def finetune_states(s):
             )/(L*n_tp)
         ),
         'gradients': (
-            q_g*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z2)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+            N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
+            + (1 - i_oib)*(
+                q_g*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z2)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
                         )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        )/L_s
-                    )
-                )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
-                )/(L*n_tp)
-            )
-            + q_gc*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z1)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                        + (n_cp*n_dp)**(-i_z2)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_w*(1 - i_mla)*(
+                                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            )/L_s
                         )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        )/L_s
                     )
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                        + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_q*r_a*(
+                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        )
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    )/(L*n_tp)
                 )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + q_gc*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z1)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                        )
+                        + (n_cp*n_dp)**(-i_z1)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_w*(1 - i_mla)*(
+                                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            )/L_s
+                        )
                     )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
-                )/(L*n_tp)
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                        + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_q*r_a*(
+                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        )
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    )/(L*n_tp)
+                )
             )
         ),
         'optimizer': (q_m + q_o)*(
@@ -2681,6 +2711,7 @@ def finetune_memory(s):
     M = s['M']
     M_gib = s['M_gib']
     N = s['N']
+    N_big = s['N_big']
     N_e = s['N_e']
     N_emb = s['N_emb']
     N_head = s['N_head']
@@ -2689,7 +2720,7 @@ def finetune_memory(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
-    V = s['V']
+    V_o = s['V_o']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -2728,6 +2759,7 @@ def finetune_memory(s):
     h_kv2 = s['h_kv2']
     h_t = s['h_t']
     h_t2 = s['h_t2']
+    i_ao = s['i_ao']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -2751,6 +2783,7 @@ def finetune_memory(s):
     i_moa = s['i_moa']
     i_mtps = s['i_mtps']
     i_norm_final = s['i_norm_final']
+    i_oib = s['i_oib']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
@@ -2787,6 +2820,7 @@ def finetune_memory(s):
     r_a = s['r_a']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    u_ao = s['u_ao']
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
             L_att*a_k
@@ -2807,7 +2841,8 @@ def finetune_memory(s):
             + a_up*(L_dense + L_moe*_minimum(1, E_s))
         ),
         'total': (
-            T**2*b*i_eager*i_full*i_hf*q_a/n_cp
+            N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
+            + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L_att*a_k
                 + L_att*a_o
@@ -2827,7 +2862,7 @@ def finetune_memory(s):
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
             )
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
@@ -2973,92 +3008,12 @@ def finetune_memory(s):
             )
             + i_head*(M + 1)*(
                 T*b*(
-                    V*q_L
+                    V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp
                 + 4*i_hf
             )/n_tp
-            + q_g*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z2)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                        )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        )/L_s
-                    )
-                )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
-                )/(L*n_tp)
-            )
-            + q_gc*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z1)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                        )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        )/L_s
-                    )
-                )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
-                )/(L*n_tp)
-            )
             + q_w*(
                 (1 - i_frozen)*(
                     (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
@@ -3098,6 +3053,92 @@ def finetune_memory(s):
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                     + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
+            )
+            + (1 - i_oib)*(
+                q_g*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z2)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                        )
+                        + (n_cp*n_dp)**(-i_z2)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_w*(1 - i_mla)*(
+                                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            )/L_s
+                        )
+                    )
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                        + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_q*r_a*(
+                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        )
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    )/(L*n_tp)
+                )
+                + q_gc*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z1)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                        )
+                        + (n_cp*n_dp)**(-i_z1)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_w*(1 - i_mla)*(
+                                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            )/L_s
+                        )
+                    )
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                        + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_q*r_a*(
+                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        )
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    )/(L*n_tp)
+                )
             )
             + (q_m + q_o)*(
                 (1 - i_frozen)*(
@@ -3142,6 +3183,7 @@ def finetune_memory(s):
         ),
         'micro_batch_room': (
             1073741824*M_gib
+            - N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             - i_frozen*(n_cp*n_dp)**(-i_z3)*(
                 q_w*(
                     i_head*(
@@ -3195,86 +3237,6 @@ def finetune_memory(s):
                     )
                 )/(L*n_tp)
             )
-            - q_g*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z2)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                        )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        )/L_s
-                    )
-                )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
-                )/(L*n_tp)
-            )
-            - q_gc*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z1)*(
-                        -N_mtp_e*i_head/(n_ep*n_tp)
-                        + i_head*(
-                            N_mtp_e/(n_ep*n_tp)
-                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                        )
-                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                        + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                        )/L_s
-                    )
-                )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
-                )/(L*n_tp)
-            )
             - q_w*(
                 (1 - i_frozen)*(
                     (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
@@ -3314,6 +3276,92 @@ def finetune_memory(s):
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                     + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
+            )
+            - (1 - i_oib)*(
+                q_g*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z2)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                        )
+                        + (n_cp*n_dp)**(-i_z2)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_w*(1 - i_mla)*(
+                                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            )/L_s
+                        )
+                    )
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                        + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_q*r_a*(
+                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        )
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    )/(L*n_tp)
+                )
+                + q_gc*(
+                    (1 - i_frozen)*(
+                        (n_cp*n_dp/n_ep)**(-i_z1)*(
+                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                        )
+                        + (n_cp*n_dp)**(-i_z1)*(
+                            -N_mtp_e*i_head/(n_ep*n_tp)
+                            + i_head*(
+                                N_mtp_e/(n_ep*n_tp)
+                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                            )
+                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                            + L_w*(1 - i_mla)*(
+                                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            )/L_s
+                        )
+                    )
+                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                        + a_gate*r_a*(
+                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        )
+                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                        + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                        + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_q*r_a*(
+                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        )
+                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    )/(L*n_tp)
+                )
             )
             - (q_m + q_o)*(
                 (1 - i_frozen)*(
@@ -3377,7 +3425,7 @@ def finetune_memory(s):
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
             )
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                L_s*d*i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)
+                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
@@ -3467,7 +3515,7 @@ def finetune_memory(s):
             + T*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
             + i_head*(M + 1)*(
                 T*(
-                    V*q_L
+                    V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp
@@ -3501,7 +3549,7 @@ def finetune_flops(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
-    V = s['V']
+    V_o = s['V_o']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -3637,7 +3685,7 @@ def finetune_flops(s):
                     + 2*L_ssm*d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                     + 2*L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt)
                     + 2*L_ssm*k_s*(2*G_s*N_s*i_m2 + d_in)
-                    + 2*V*d_emb
+                    + 2*V_o*d_emb
                     + 4*d*d_emb*i_proj
                     + 2*d*d_v*h*(L_att - L_att2)
                     + 2*d*h*i_gate*(L_att - L_att2)*(d_v*(1 - i_gh) + i_gh)
@@ -3782,6 +3830,7 @@ def optimizer_states(s):
     P = s['P']
     R_dt = s['R_dt']
     V = s['V']
+    V_o = s['V_o']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -3904,11 +3953,11 @@ def optimizer_states(s):
             )
             + 4*N
             - 4*P*d
-            - 4*V*d*(1 - i_tied)
             - 4*V*d
             + 4*V
+            - 4*V_o*d*(1 - i_tied)
             + 4*d
-            + 4*(1 - i_tied)*(V + d)
+            + 4*(1 - i_tied)*(V_o + d)
             + 4*(L_att - L_att2)*(
                 d
                 + d_v*h
@@ -4787,7 +4836,7 @@ def precision(s):
     L_ssm = s['L_ssm']
     N_s = s['N_s']
     R_dt = s['R_dt']
-    V = s['V']
+    V_o = s['V_o']
     d = s['d']
     d_I = s['d_I']
     d_e = s['d_e']
@@ -4820,7 +4869,7 @@ def precision(s):
     k = s['k']
     r_kv = s['r_kv']
     r_q = s['r_q']
-    _t0 = 2*V
+    _t0 = 2*V_o
     _t1 = 2*d_in
     _t2 = L_ssm*_t1
     _t3 = 2*L_att2

@@ -91,7 +91,8 @@ FLOPS = (
     "FLOPs: matrix products only, a multiply-add = 2 FLOPs (what torch's FlopCounterMode "
     "counts); the embedding lookup, norms, softmax, activations, biases, RoPE and a relative-"
     "position projection (Transformer-XL: once per batch, not per token) count 0; the LM head "
-    "counts even when tied; MoE counts only the experts a token uses.")
+    "counts even when tied, over its V_o rows (V, or output_vocab_size where the head is "
+    "narrower); MoE counts only the experts a token uses.")
 ATTENTION = {
     "causal": "Attention: causal — query i scores keys 1..i (the lower triangle with its "
               "diagonal), at most w in a sliding-window layer; GQA/MQA do not reduce score "

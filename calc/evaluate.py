@@ -24,6 +24,7 @@ from calc.spec.finetune import (
     resolve_targets,
 )
 from calc.spec.gemm_precision import GEMM_PRECISIONS
+from calc.spec.layout import ACTIVATION_OFFLOAD_LAYERS
 from calc.spec.precision import BYTES_PER_ELEMENT
 
 if TYPE_CHECKING:  # the layout's schemas load only where a layout is priced (start-up)
@@ -97,7 +98,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
     mla = att.mla
     qk_weights = att.qk_norm_weights
     return MappingProxyType({
-        "V": spec.vocab_size, "d": spec.d_model, "L": spec.n_layers,
+        "V": spec.vocab_size, "V_o": spec.head_rows, "d": spec.d_model, "L": spec.n_layers,
         "h": att.n_heads, "h_kv": spec.n_kv_heads,
         "d_qk": spec.head_dim_qk, "d_v": spec.head_dim_v, "d_ff": ffn.d_ff if ffn else 0,
         "n_act": ffn.activation_params if ffn else 0,
@@ -194,6 +195,7 @@ def layout_values(spec: ModelSpec, layout: Layout) -> dict[str, int | float]:
         "i_hf": int(layout.framework == "hf"),
         "i_up": int(BYTES_PER_ELEMENT[layout.activation_dtype] < 4),
         "i_eager": int(not layout.flash_attention),
+        "i_ao": int(layout.activation_offload), "u_ao": ACTIVATION_OFFLOAD_LAYERS,
     }
 
 
@@ -209,6 +211,25 @@ def buffer_values(layout: Layout, stage_layers: int) -> dict[str, int | float]:
                 else stack.gathered_layers)
     return {"B_bk": stack.bucket_elements, "u_g": gathered, "P_pf": stack.prefetch_elements,
             "q_rg": stack.reduce_bytes}
+
+
+def largest_parameter(spec: ModelSpec) -> int | None:
+    """Elements of `spec`'s largest parameter tensor, each weight matrix a tensor of its own as
+    torchtune's and transformers' Llama-style modules hold them (q, k, v, o, gate, up, down
+    apart): the token embedding (V × d_emb; an untied head is as large), a learned position
+    table, a projection between the embedding and model widths, and one layer's attention and
+    FFN matrices. None where the tensors depend on how a stack stores them (a mixture of
+    experts, which transformers 5 fuses into one tensor per layer; MLA; attention experts; DSA's
+    indexer; Mamba, DeltaNet and convolution mixers): calc.plan refuses those."""
+    s = symbol_values(spec)
+    if (s["i_moe"] or s["i_mla"] or s["i_moa"] or s["i_dsa"]
+            or set(spec.mixer_kinds) - {"attention"}):
+        return None
+    d, heads = s["d"], s["h"]
+    gate_width = (1 if s["i_gh"] else s["d_v"]) * heads * s["i_gate"]
+    return max(s["V"] * s["d_emb"], s["P"] * d, s["i_proj"] * s["d_emb"] * d,
+               d * heads * s["d_qk"], d * s["h_kv"] * max(s["d_qk"], s["d_v"]),
+               heads * s["d_v"] * d, d * s["d_ff"] * int(bool(s["L_dense"])), d * gate_width)
 
 
 def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: float = 0,
@@ -234,6 +255,8 @@ def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: floa
         "N_mtp": counts.mtp, "N_mtp_e": spec.mtp_modules * counts.per_moe_ffn["moe/experts"],
         "i_mtps": int(options.mtp_shared_embedding),
         "q_ema": EMA_BYTES if options.ema == "device" else 0,
+        "i_oib": int(options.optimizer_in_backward),
+        "N_big": (largest_parameter(spec) or 0) if options.optimizer_in_backward else 0,
     }
     if optimizer.shaped:  # bytes per trained parameter from the shapes (calc.formulas.optimizer)
         frozen = finetune.frozen_base

@@ -5,7 +5,9 @@ that ÷ the peak. The counts differ — Narayanan et al. count the recomputed fo
 counts full (not causal) attention — so a measured TFLOP/s or MFU only becomes a step time
 again through the source's own formula. These are those formulas, as each source writes them,
 with calc's model sizes substituted (h = d_model, l = n_layers, a heads, g KV groups, V the
-vocabulary). They are not calc's count (calc.formulas.flops is); they reproduce the sources.
+vocabulary: the sources' code takes one padded_vocab_size for the embedding and the output layer
+alike, so V stays vocab_size here even for a narrower head, which no published run has). They
+are not calc's count (calc.formulas.flops is); they reproduce the sources.
 """
 
 from __future__ import annotations

@@ -26,7 +26,9 @@ class SymbolInfo:
 
 _TABLE: tuple[SymbolInfo, ...] = (
     # sizes
-    SymbolInfo("V", "V", "vocabulary size", "size"),
+    SymbolInfo("V", "V", "vocabulary size: rows of the token embedding", "size"),
+    SymbolInfo("V_o", "V_{o}", "rows of the LM head, logits per token (V unless the head is "
+               "narrower: output_vocab_size)", "size"),
     SymbolInfo("d", "d", "model (residual) width d_model", "size"),
     SymbolInfo("L", "L", "layers", "size"),
     SymbolInfo("h", "h", "query heads", "size"),
@@ -234,6 +236,14 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_mtps", r"\mathbb{1}_{mtp\,shared}", "the MTP modules share the main model's "
                "embedding and head (no copies)", "memory"),
     SymbolInfo("q_ema", "q_{ema}", "bytes per parameter of an EMA kept on the GPU", "memory"),
+    # torchtune's memory recipes (calc.formulas.memory)
+    SymbolInfo("i_oib", r"\mathbb{1}_{oib}", "the optimizer steps in the backward, each "
+               "gradient freed once applied", "memory"),
+    SymbolInfo("N_big", "N_{big}", "elements of the largest parameter tensor", "memory"),
+    SymbolInfo("i_ao", r"\mathbb{1}_{ao}", "checkpointed layers' inputs offloaded to the host",
+               "memory"),
+    SymbolInfo("u_ao", "u_{ao}", "checkpointed layers' inputs kept on the GPU under activation "
+               "offload", "memory"),
     # the framework's transient buffers (calc.spec.memory.STACKS)
     SymbolInfo("B_bk", "B_{bk}", "elements of a gradient bucket outside the gradients", "memory"),
     SymbolInfo("u_g", "u_{g}", "layers whose 16-bit weights ZeRO-3/FSDP gathers at once",
@@ -346,10 +356,10 @@ SYMBOLS: dict[str, sympy.Symbol] = {
 }
 LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE}
 
-(V, d, L, h, h_kv, d_qk, d_v, d_ff, P, n_norm, L_loc, w, L_moe, E, k, d_e, E_s, d_s, r_q, r_kv,
- d_rope, M) = (SYMBOLS[n] for n in (
-    "V", "d", "L", "h", "h_kv", "d_qk", "d_v", "d_ff", "P", "n_norm", "L_loc", "w", "L_moe",
-    "E", "k", "d_e", "E_s", "d_s", "r_q", "r_kv", "d_rope", "M"))
+(V, V_o, d, L, h, h_kv, d_qk, d_v, d_ff, P, n_norm, L_loc, w, L_moe, E, k, d_e, E_s, d_s, r_q,
+ r_kv, d_rope, M) = (SYMBOLS[n] for n in (
+    "V", "V_o", "d", "L", "h", "h_kv", "d_qk", "d_v", "d_ff", "P", "n_norm", "L_loc", "w",
+    "L_moe", "E", "k", "d_e", "E_s", "d_s", "r_q", "r_kv", "d_rope", "M"))
 (i_glu, i_mla, i_qlora, i_tied, i_qk_head, i_qk_proj, i_norm_emb, i_norm_final, i_shared_gate,
  i_moe, i_rel, b_qkv, b_o, b_ff, b_norm, b_lm, b_router) = (SYMBOLS[n] for n in (
     "i_glu", "i_mla", "i_qlora", "i_tied", "i_qk_head", "i_qk_proj", "i_norm_emb",
@@ -393,6 +403,7 @@ n_cp, n_ep, n_vp, i_vp = (SYMBOLS[n] for n in ("n_cp", "n_ep", "n_vp", "i_vp"))
 L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
 L_s_att2, h_t2 = SYMBOLS["L_s_att2"], SYMBOLS["h_t2"]
 B_bk, u_g, P_pf, q_rg = (SYMBOLS[n] for n in ("B_bk", "u_g", "P_pf", "q_rg"))
+i_oib, N_big, i_ao, u_ao = (SYMBOLS[n] for n in ("i_oib", "N_big", "i_ao", "u_ao"))
 L_s_att, L_s_dense, L_s_ssm, L_s_dn, L_s_sc = (SYMBOLS[n] for n in (
     "L_s_att", "L_s_dense", "L_s_ssm", "L_s_dn", "L_s_sc"))
 BW, u_bw, F_p, F_d, h_g, h_g2 = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d", "h_g", "h_g2"))

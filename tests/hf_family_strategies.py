@@ -34,7 +34,8 @@ def _common(draw, model_type: str, window: int) -> dict:
     # An explicit head width other than hidden_size / heads where the type allows one.
     if model_type in ("granite", "seed_oss", "ernie4_5", "hunyuan_v1_dense", "ministral",
                       "glm", "glm4", "exaone", "arcee", "starcoder2", "nemotron", "cohere",
-                      "internlm3", "olmo", "apertus", "nanochat", "granite_swa"):
+                      "internlm3", "olmo", "apertus", "apertus1p5_text", "nanochat",
+                      "granite_swa"):
         free = model_type not in ("exaone", "arcee", "internlm3")  # these keep d % h == 0
         config["head_dim"] = draw(st.sampled_from(widths)) if free else head_dim
     if model_type == "helium":
@@ -51,9 +52,10 @@ def _common(draw, model_type: str, window: int) -> dict:
 @st.composite
 def _llama_family(draw, model_type: str, window: int) -> dict:
     config = draw(_common(model_type, window))
-    plain = model_type in ("arcee", "apertus", "nanochat")
+    apertus = model_type in ("apertus", "apertus1p5_text")
+    plain = apertus or model_type in ("arcee", "nanochat")
     config["hidden_act"] = draw(st.sampled_from(
-        _PLAIN + ["xielu"] * 3 if model_type == "apertus" else _PLAIN if plain else _GATED))
+        _PLAIN + ["xielu"] * 3 if apertus else _PLAIN if plain else _GATED))
     flags = {"granite": ("attention_bias", "mlp_bias"), "exaone": ("attention_bias",
              "mlp_bias"), "helium": ("attention_bias", "mlp_bias"),
              "seed_oss": ("attention_bias", "attention_out_bias", "mlp_bias"),
@@ -61,12 +63,16 @@ def _llama_family(draw, model_type: str, window: int) -> dict:
              "glm": ("attention_bias",), "glm4": ("attention_bias",),
              "arcee": ("attention_bias", "mlp_bias"), "minicpm3": ("attention_bias",
                                                                     "mlp_bias"),
-             "apertus": ("attention_bias",), "nanochat": ("attention_bias",),
+             "apertus": ("attention_bias",), "apertus1p5_text": ("attention_bias",),
+             "nanochat": ("attention_bias",),
              "granite_swa": ("attention_bias", "mlp_bias")}
     for flag in flags.get(model_type, ()):
         config[flag] = draw(st.booleans())
     if model_type == "internlm3":
         config["qkv_bias"] = config["bias"] = draw(st.booleans())
+    if model_type == "apertus1p5_text":  # a head of the first output_vocab_size rows, or all
+        vocab = draw(st.integers(1, 50))  # (this vocab_size replaces the caller's)
+        config.update(vocab_size=vocab, output_vocab_size=draw(st.none() | st.integers(1, vocab)))
     if model_type == "ministral" and draw(st.booleans()):
         config["layer_types"] = draw(st.lists(
             st.sampled_from(["full_attention", "sliding_attention"]),
@@ -143,7 +149,8 @@ def _gpt_family(draw, model_type: str, window: int) -> dict:
 _FAMILY_OF = {
     **{t: _llama_family for t in ("granite", "internlm3", "exaone", "helium", "seed_oss",
                                   "ernie4_5", "hunyuan_v1_dense", "ministral", "glm", "glm4",
-                                  "arcee", "minicpm3", "apertus", "nanochat",
+                                  "arcee", "minicpm3", "apertus", "apertus1p5_text",
+                                  "nanochat",
                                   "granite_swa")},
     **{t: _layernorm_family for t in ("starcoder2", "stablelm", "persimmon", "phi",
                                       "nemotron", "cohere", "mpt", "olmo")},

@@ -112,10 +112,14 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     position: dict = {"kind": position_kind}
     if position_kind == "learned":
         position["max_positions"] = draw(st.integers(context, context + 4))
+    vocab, tied = draw(st.integers(1, max_vocab)), draw(st.booleans())
+    # an untied head may score only the first rows of the vocabulary (Apertus 1.5)
+    narrower = not tied and vocab > 1 and draw(st.booleans())
     spec = calc.ModelSpec(
-        name="random", vocab_size=draw(st.integers(1, max_vocab)), d_model=d_model,
+        name="random", vocab_size=vocab, d_model=d_model,
         n_layers=n_layers, context_length=context, attention=attention, ffn=ffn, moe=moe,
-        norm=norm, position=position, tie_embeddings=draw(st.booleans()),
+        norm=norm, position=position, tie_embeddings=tied,
+        output_vocab_size=draw(st.integers(1, vocab - 1)) if narrower else None,
         lm_head_bias=draw(st.booleans()), parallel_block=parallel,
         parallel_norms=draw(st.sampled_from([1, 2])) if parallel else 1,
         mtp_modules=0 if no_ffn or "attention" not in mixers["layers"]["mixer_pattern"]

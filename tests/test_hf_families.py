@@ -85,6 +85,48 @@ def test_apertus_xielu_learns_two_scalars_in_every_mlp():
     assert params.total - relu2.total == 2 * 32
 
 
+def test_apertus1p5_scores_only_the_text_tokens():
+    """Apertus 1.5 8B (tests/data/hf_configs/README.md): the embedding keeps all 266,752 tokens
+    (text, image and audio codes), the head the first 131,072 (output_vocab_size). 8,609,083,456
+    parameters and 1,932,735,283,200 forward FLOPs at 128 tokens are transformers' own model's
+    counts (python -m calc verify FILE --hf; test_hf_reference.py checks them)."""
+    spec = spec_of("apertus-v1.5-8b")
+    assert (spec.vocab_size, spec.output_vocab_size, spec.head_rows) == (266752, 131072, 131072)
+    params = calc.count_params(spec)
+    assert params.components["embedding/token"] == 266752 * 4096
+    assert params.components["lm_head"] == 131072 * 4096
+    assert params.total == 8_609_083_456
+    assert calc.count_flops(spec, 128, "full").forward * 128 == 1_932_735_283_200
+    assert calc.count_flops(spec, 128).components["lm_head"] == 2 * 4096 * 131072
+    # the unpruned head of the same release would be the vocabulary's rows
+    whole = spec_of("apertus-v1.5-8b", text_config={**config("apertus-v1.5-8b")["text_config"],
+                                                    "output_vocab_size": None})
+    assert calc.count_params(whole).total - params.total == (266752 - 131072) * 4096
+    exported = hf_config_from_spec(spec)
+    assert (exported["model_type"], exported["output_vocab_size"]) == ("apertus1p5_text", 131072)
+    assert hf_config_from_spec(whole)["model_type"] == "apertus"
+
+
+def test_apertus1p5_head_of_all_rows_or_tied_is_the_vocabulary():
+    """Apertus1p5TextConfig turns output_vocab_size == vocab_size into None; tied, the head is
+    the embedding itself (tie_weights swaps in its vocab_size rows, whatever output_vocab_size
+    says: transformers 5.24.0 builds logits of vocab_size)."""
+    for extra in ({"output_vocab_size": 266752},
+                  {"output_vocab_size": 1000, "tie_word_embeddings": True}):
+        spec = spec_from_hf_config({"model_type": "apertus1p5_text", **extra})
+        assert spec.output_vocab_size is None and spec.head_rows == 266752
+    tied = spec_from_hf_config({"model_type": "apertus1p5_text", "output_vocab_size": 1000,
+                                "tie_word_embeddings": True})
+    assert tied.tie_embeddings and calc.count_params(tied).components["lm_head"] == 0
+
+
+def test_a_narrower_head_is_written_only_where_a_type_holds_it():
+    spec = spec_of("llama-3.1-8b").updated(output_vocab_size=1000)
+    with pytest.raises(CalcError, match=r"cannot hold output_vocab_size=1000 \(\w+'s LM head "
+                                        r"has vocab_size=128256 rows\)"):
+        hf_config_from_spec(spec)
+
+
 def test_nanochat_rmsnorms_have_no_weights():
     # modeling_nanochat.py: weightless RMSNorms after the embedding, before each sublayer, over
     # each head's queries and keys, and before the head; ReLU² MLP without bias.
@@ -203,7 +245,9 @@ BAD = [
     (config("phi-2", qk_layernorm=True, head_dim=64), "head_dim=64 with qk_layernorm=true"),
     (config("minicpm3-4b", num_key_value_heads=8), "num_key_value_heads=8 must equal num_att"),
     (config("olmo-1b-hf", head_dim=None), "head_dim=None: transformers' olmo attention"),
-    ({"model_type": "apertus1p5_text"}, "needs an LM head of output_vocab_size rows"),
+    ({"model_type": "apertus1p5_text", "output_vocab_size": 266753},
+     "output_vocab_size=266753 must be a whole number in [1, vocab_size=266752]"),
+    ({"model_type": "apertus1p5_text", "output_vocab_size": 0}, "output_vocab_size=0 must be"),
     (config("granite-swash-2b", layer_rope_theta=[0.0]), "layer_rope_theta must list one"),
     (config("flint-defaults", mlp_only_layers=1), "mlp_only_layers=1 must be a list"),
     ({"model_type": "laguna", "num_hidden_layers": 3, "num_attention_heads_per_layer": [8, 16, 8],
@@ -323,6 +367,7 @@ def test_family_specs_export_to_their_own_writers():
                              ("gpt-neo-125m", "gpt_neo"), ("command-r-08-2024", "cohere"),
                              ("minicpm3-4b", "minicpm3"), ("starcoder2-3b", "starcoder2"),
                              ("olmo-1b-hf", "olmo"), ("apertus-8b-2509", "apertus"),
+                             ("apertus-v1.5-8b", "apertus1p5_text"),
                              ("nanochat-d32", "nanochat"),
                              ("granite-swash-2b", "granite_swa")]:
         assert hf_config_from_spec(spec_of(name))["model_type"] == model_type, name

@@ -28,9 +28,10 @@ from calc.hf.export import buffer_params, hf_config_from_spec, shape  # noqa: E4
 from calc.hf.multimodal import WRAPPERS  # noqa: E402
 from calc.hf.registry import find  # noqa: E402
 from calc.hf.writing import NO_TOKENS, Unexpressible  # noqa: E402
-from calc.reports.verify import hf_seq_len  # noqa: E402
+from calc.reports.verify import hf_seq_len, verify  # noqa: E402
 from calc.verify import hf_reference  # noqa: E402
 from calc.verify.hf_implementation import transformers_flops  # noqa: E402
+from calc.verify.model import build as build_reference  # noqa: E402
 from tests.hf_family_strategies import FAMILY_TYPES, family_config  # noqa: E402
 from tests.hf_released import CONFIGS, DEFAULTS_REFUSED_BY_BOTH, REAL  # noqa: E402
 from tests.hf_strategies import _NO_TOKENS, MIN_WINDOW, STRATEGIES, hf_configs  # noqa: E402
@@ -405,6 +406,40 @@ def test_random_laguna_configs_match_transformers_and_export_back(config):
         assert exported["model_type"] == "laguna"  # no other writer holds kind_shapes
 
 
+# ---- an LM head narrower than the vocabulary (output_vocab_size) ----------------------------
+@st.composite
+def _apertus1p5_configs(draw) -> dict:
+    return {"model_type": "apertus1p5_text", **_NO_TOKENS,
+            **draw(STRATEGIES["apertus1p5_text"]("apertus1p5_text"))}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_apertus1p5_configs())
+def test_random_apertus1p5_configs_match_transformers_and_export_back(config):
+    """Apertus 1.5's head of output_vocab_size rows beside the embedding's vocab_size, tied or
+    not, against transformers; a narrower head written back only as apertus1p5_text, one of
+    all the rows as apertus (the first writer that holds it)."""
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    exported = hf_config_from_spec(spec)
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    narrower = spec.output_vocab_size is not None
+    assert exported["model_type"] == ("apertus1p5_text" if narrower else "apertus")
+    if narrower:
+        assert_matches(spec, exported, MIN_WINDOW)
+
+
+def test_a_narrower_head_beside_the_embedding_on_the_reference_model():
+    """calc's own torch model of a pruned head: its logits have output_vocab_size columns, its
+    parameters and FLOPs are calc's (calc.verify)."""
+    spec = spec_from_hf_config({"model_type": "apertus1p5_text", **_TINY_TEXT, **_NO_TOKENS,
+                                "output_vocab_size": 37})
+    model = build_reference(spec, "cpu")
+    assert model(torch.zeros(1, 4, dtype=torch.long)).shape == (1, 4, 37)
+    assert model.lm_head.weight.shape == (37, 64) and model.token.weight.shape == (100, 64)
+    assert verify(spec, 8).ok
+
+
 # ---- multimodal wrappers (calc.hf.multimodal) ------------------------------------------------
 _TINY_TEXT = {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
               "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
@@ -413,7 +448,13 @@ _TINY_TEXT = {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2
 
 # Fields a wrapper's own model needs to build (Emu3Model maps its image tokens through
 # vocabulary_map, None by default)
-_WRAPPER_FIELDS = {"emu3": {"vocabulary_map": {}}}
+_WRAPPER_FIELDS = {"emu3": {"vocabulary_map": {}},
+                   # Apertus1p5Config wants the image and audio code ranges inside the
+                   # vocabulary: codebooks of 8 at 80 and 88 fit the tiny one
+                   "apertus1p5": {"vision_config": {"codebook_size": 8},
+                                  "audio_config": {"model_type": "wavtokenizer_encoder",
+                                                   "codebook_size": 8},
+                                  "image_token_offset": 80, "audio_token_offset": 88}}
 
 
 @pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
@@ -437,7 +478,8 @@ def test_wrapper_table_is_transformers(wrapper):
 
 
 @pytest.mark.parametrize("name, model_type", [("gpt-neo-125m", "gpt_neo"),
-                                              ("llava-1.5-7b-hf", "llava")])
+                                              ("llava-1.5-7b-hf", "llava"),
+                                              ("apertus-v1.5-8b", "apertus1p5")])
 def test_verify_hf_takes_family_and_multimodal_configs(cli, name, model_type):
     """`verify --hf CONFIG` builds transformers' model of the file itself (a multimodal one:
     its language model) and compares."""

@@ -171,7 +171,9 @@ def _sweeps() -> dict[tuple, list[PublishedServing]]:
     return sweeps
 
 
-@pytest.mark.parametrize("sweep", list(_sweeps().values()), ids=lambda s: s[0].name)
+# a lone static batch (DataCrunch's DeepSeek-R1 at batch 1) has no smaller batch to compare with
+@pytest.mark.parametrize("sweep", [s for s in _sweeps().values() if len(s) > 1],
+                         ids=lambda s: s[0].name)
 def test_a_batch_takes_no_less_time_than_a_smaller_one(sweep):
     times = [run.e2e_ms.mean for run in sorted(sweep, key=lambda r: r.batch)]
     assert len(times) >= 4 and times == sorted(times)

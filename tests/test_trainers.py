@@ -144,3 +144,21 @@ def test_memory_paths_import_no_sympy():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             cwd=Path(__file__).parents[1], check=True)
     assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("name, framework", [
+    ("alignment_handbook_zephyr_qlora.yaml", "hf"), ("axolotl_llama3_lora_8b.yml", "hf"),
+    ("axolotl_llama3_qlora.yml", "hf"), ("axolotl_llama3_qlora_fsdp_70b.yaml", "hf"),
+    ("llamafactory_llama3_lora_sft.yaml", "hf"), ("llamafactory_llama3_qlora_sft_otfq.yaml", "hf"),
+    # a full fine-tune keeps the reader's stack, a DeepSpeed config DeepSpeed's
+    ("axolotl_llama3_fft_8b_liger_fsdp.yaml", "fsdp"),
+    ("llamafactory_llama3_full_sft.yaml", "deepspeed"), ("transformers_run_clm.json", "fsdp"),
+])
+def test_trainer_configs_with_adapters_run_on_the_hf_stack(name, framework):
+    """PEFT wraps transformers' own nn.Linear modules and the Trainer runs that model
+    (calc.trainers.base.peft_stack): a LoRA/QLoRA config's activations are transformers'."""
+    pytest.importorskip("yaml")
+    assert _read(name).framework == framework
+    if framework == "hf":
+        m = calc.memory(from_file=str(CONFIGS / name)).memory
+        assert m.options.framework == "hf"

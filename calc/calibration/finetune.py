@@ -3,9 +3,10 @@ of rules, written before any row was compared, that turns each row's stated sett
 options calc's memory and step models take, names what calc does not model, and reads the
 run's speed from its own figures: its precision a recipe, its optimizer calc's, its sharding a
 ZeRO stage over its GPUs, its attention flash or eager, FSDP's CPU offload ZeRO-Offload of the
-optimizer and the parameters, transformers' modules for a stack built on them, PyTorch FSDP's
-framework constants for every stack. calc.reports.finetune_runs sets the models' numbers
-beside the published ones."""
+optimizer and the parameters, the optimizer in the backward and torchtune's activation
+offload as calc's options of the same names, transformers' modules for a stack built on them,
+PyTorch FSDP's framework constants for every stack. calc.reports.finetune_runs sets the models'
+numbers beside the published ones."""
 
 from __future__ import annotations
 
@@ -18,6 +19,10 @@ RECIPE = {"bf16-true": ("pure-bf16", "bf16"), "bf16-mixed": ("mixed", "bf16"),
 OPTIMIZER = {"adamw": ("adamw", False), "adamw-8bit": ("adam8bit", False),
              "paged-adamw-8bit": ("adam8bit", True), "paged-adamw-32bit": ("adamw", True),
              "sgd": ("sgd", False)}
+# torch.optim.AdamW makes its m and v with zeros_like(param) (torch/optim/adam.py, 2.13), so
+# on bf16 parameters (bf16-true: the whole model cast to bf16) its states are bf16, 4 bytes a
+# parameter: the rows' headers say so for each publisher (torchtune, LitGPT, Answer.AI).
+BF16_STATES = {"adamw": "adamw-bf16"}
 ZERO = {"none": 0, "ddp": 0, "fsdp-full-shard": 3, "fsdp-shard-grad-op": 2}
 # The loss as each row computes it (calc.spec.finetune.LOSS_BYTES): its fused or chunked loss,
 # else the stack's own; stacks built on transformers' models take transformers' loss.
@@ -27,39 +32,57 @@ HF_STACKS = ("fsdp_qlora", "transformers+peft", "axolotl", "llama-factory", "trl
 # built on them, PyTorch FSDP for the others (torchtune, LitGPT, Unsloth: their own model code
 # and training loop); both priced with PyTorch FSDP's constants.
 FRAMEWORK = "fsdp"
+# The stacks whose activation offload is calc's activation_offload (torchtune's
+# OffloadActivations, calc.spec.layout.ACTIVATION_OFFLOAD_SOURCE); Unsloth's offloaded
+# checkpointing is its own code, not read.
+OFFLOAD_STACKS = ("torchtune",)
 RULES = [
-    "precision bf16-true → recipe pure-bf16 (weights, gradients, optimizer states bf16); "
+    "precision bf16-true → recipe pure-bf16 (weights, gradients, optimizer states bf16: "
+    "torch's AdamW makes m and v like the parameter, adamw → adamw-bf16, 4 B); "
     "bf16-mixed / fp16-mixed → mixed; fp32 → fp32",
     "optimizer adamw-8bit → adam8bit; paged-* → the same states, pageable (not counted on the "
     "GPU)",
     "sharding ddp → dp = GPUs; fsdp-full-shard → ZeRO 3 over the GPUs; fsdp-shard-grad-op → "
     "ZeRO 2; FSDP CPU offload → optimizer and parameters offloaded to the host",
     "attention sdpa / flash-attention-2 / unstated → flash (no s×s scores); eager → eager",
-    "loss chunked-ce → chunked; liger-flce → fused; none on a stack built on transformers' "
-    "models (fsdp_qlora, transformers+peft, axolotl, LLaMA-Factory, TRL) → hf; otherwise calc's "
-    "default fp32 logits, the stack's own loss listed as not modelled",
+    "loss chunked-ce → chunked, chunked-compiled with torch.compile (torchtune compiles "
+    "each chunk's upcast and cross-entropy); liger-flce → fused; none on a stack built on "
+    "transformers' models (fsdp_qlora, transformers+peft, axolotl, LLaMA-Factory, TRL) → hf; "
+    "otherwise calc's default fp32 logits, the stack's own loss listed as not modelled",
     "rows not all seq_len long (unpacked data): memory at seq_len, the longest batch; no time "
     "(the tokens are unknown)",
     "time: tokens/s per GPU as printed, the job's ÷ GPUs, or samples × seq_len ÷ the run's wall "
     "time ÷ GPUs; a multi-GPU figure whose scope is unstated is not compared",
+    "optimizer_in_bwd → optimizer_in_backward (one gradient resident, the largest "
+    "parameter's); torchtune's enable_activation_offloading → activation_offload (two "
+    "checkpointed layers' inputs on the GPU, the rest in pinned host memory); another "
+    "stack's activation offload (Unsloth's) listed as not modelled; torch.compile's memory "
+    "modelled only with the chunked loss and full recomputation (their stored tensors), its "
+    "speed never",
     f"framework: hf (transformers' modules' activations) for a stack built on transformers' "
     f"models (as for the loss), {FRAMEWORK} otherwise; {FRAMEWORK}'s constants for every stack; "
     f"global batch = micro-batch × accumulation × GPUs",
 ]
 
 
-def unmodelled(run: PublishedFinetune) -> list[str]:
-    """What the run does that calc's models leave out."""
+def compile_modelled(run: PublishedFinetune) -> bool:
+    """Whether calc's memory holds what torch.compile changes in the run: its chunked loss
+    compiled as torchtune compiles it (loss 'chunked-compiled'), and full recomputation, whose
+    stored tensors are the layers' inputs whatever compile does inside a layer. Its speed is
+    not modelled."""
+    return run.compile and run.fused_loss == "chunked-ce" and run.recompute == "full"
+
+
+def unmodelled(run: PublishedFinetune, quantity: str = "memory") -> list[str]:
+    """What the run does that calc's model of `quantity` (memory or time) leaves out."""
     found = []
     if run.fused_loss not in ("none", *FUSED_LOSS):
         found.append(run.fused_loss)
     if run.fused_loss == "none" and run.stack not in HF_STACKS:
         found.append(f"{run.stack}'s loss")
-    if run.optimizer_in_backward:
-        found.append("optimizer in backward")
-    if run.activation_offload:
+    if run.activation_offload and run.stack not in OFFLOAD_STACKS:
         found.append("activation offload")
-    if run.compile:
+    if run.compile and (quantity == "time" or not compile_modelled(run)):
         found.append("torch.compile")
     if run.lora_head:
         found.append("LoRA on the LM head")
@@ -70,6 +93,8 @@ def unmodelled(run: PublishedFinetune) -> list[str]:
 
 def loss_of(run: PublishedFinetune) -> str:
     """How the run's loss holds the logits (RULES)."""
+    if run.fused_loss == "chunked-ce" and run.compile:  # torchtune's compile_loss
+        return "chunked-compiled"
     if run.fused_loss in FUSED_LOSS:
         return FUSED_LOSS[run.fused_loss]
     return "hf" if run.fused_loss == "none" and run.stack in HF_STACKS else "fp32"
@@ -79,6 +104,8 @@ def run_options(run: PublishedFinetune) -> dict[str, Any]:
     """The run's settings as calc's options (RULES)."""
     recipe, dtype = RECIPE[run.precision]
     optimizer, paged = OPTIMIZER[run.optimizer]
+    if run.precision == "bf16-true":
+        optimizer = BF16_STATES.get(optimizer, optimizer)
     options: dict[str, Any] = dict(
         recipe=recipe, dtype=dtype, optimizer=optimizer, zero=ZERO[run.sharding],
         dp=run.gpus, micro_batch=run.micro_batch, seq_len=run.seq_len,
@@ -89,6 +116,10 @@ def run_options(run: PublishedFinetune) -> dict[str, Any]:
         options.update(lora_rank=run.lora_rank, lora_targets=run.lora_targets, paged=paged)
     if run.quant is not None:
         options.update(base_dtype=run.quant, double_quant=bool(run.double_quant))
+    if run.optimizer_in_backward:
+        options.update(optimizer_in_backward=True)
+    if run.activation_offload and run.stack in OFFLOAD_STACKS:
+        options.update(activation_offload=True)
     if run.cpu_offload:
         options.update(offload_optimizer="cpu", offload_params="cpu")
     return options

@@ -20,6 +20,7 @@ FLAGS = {
         'recompute': ('choices', ('none', 'selective', 'full', 'auto'), "activation recomputation: none, selective (the attention core), full (keep only each layer's input) or auto (the least that fits)"),
         'flash_attention': ('bool', None, 'fused attention that stores no s×s scores'),
         'dropout': ('bool', None, 'dropout after attention and MLP (and on scores), its masks stored'),
+        'activation_offload': ('bool', None, "each checkpointed layer's input to pinned host memory in the forward, back in the backward (torchtune's enable_activation_offloading); two layers' stay on the GPU; needs recompute full"),
         'recompute_norm_up': ('bool', None, "recompute every norm and the MLA up-projections in the backward, storing neither's output (DeepSeek-V3 report §3.2.3); the norms' inputs and MLA's latents stay stored"),
         'dtype': ('choices', ('bf16', 'fp16', 'fp32', 'fp8'), 'dtype of the matrix products whose peak prices them; activations stay 16-bit under fp8'),
         'framework': ('choices', ('megatron', 'deepspeed', 'torchtitan', 'foundry', 'fsdp', 'hf', 'jax', 'other'), 'software stack of the run'),
@@ -33,6 +34,7 @@ FLAGS = {
         'precision': ('choices', ('bf16', 'fp8', 'fp8-blockwise', 'mxfp8', 'nvfp4'), "the projections' GEMMs: bf16 (the dtype), or fp8/mxfp8/nvfp4 with cached low-precision weight copies (calc.spec.gemm_precision)"),
         'ema': ('choices', ('none', 'device', 'host'), 'an exponential moving average of the parameters: none, device (fp32, sharded as the master weights) or host (in CPU memory, DeepSeek-V3 report §3.2.3: no GPU memory)'),
         'mtp_shared_embedding': ('bool', None, "the multi-token-prediction modules use the main model's embedding and output head where both sit on their GPU (one pipeline stage, or DualPipe's first rank: DeepSeek-V3 report §3.2.3); off, each module keeps its own copies, as the released checkpoint stores them"),
+        'optimizer_in_backward': ('bool', None, "the optimizer steps each parameter as soon as its gradient is made and frees it (torchtune's optimizer_in_bwd, PyTorch's register_post_accumulate_grad_hook): one parameter's gradient resident, not all; needs one micro-batch per step, ZeRO 0 or 3"),
         'memory_margin': ('quantity', 'memory_margin', "GiB per GPU kept free beside the run (default: the CUDA context, one NCCL communicator per parallel group and the allocator's fragmentation, calc.spec.memory.RESERVE); a layout within it does not fit"),
     },
     'offload': {
@@ -50,7 +52,7 @@ FLAGS = {
         'base_dtype': ('str', None, "QLoRA's 4-bit storage of the frozen projections, nf4 (default) or fp4; LoRA keeps them in the training dtype"),
         'double_quant': ('bool', None, 'QLoRA: quantise the block constants too'),
         'paged': ('bool', None, 'optimizer states in paged (unified) memory, evicted to the host when the GPU runs short'),
-        'loss': ('choices', ('fp32', 'hf', 'chunked', 'fused'), "how the loss holds the logits: fp32 (Megatron-LM's fused cross-entropy, 4 B per logit), hf (transformers' upcast and its gradients, 14 B), chunked (torchtune, 7 B), fused (Liger's fused linear cross-entropy, none)"),
+        'loss': ('choices', ('fp32', 'hf', 'chunked', 'chunked-compiled', 'fused'), "how the loss holds the logits: fp32 (Megatron-LM's fused cross-entropy, 4 B per logit), hf (transformers' upcast and its gradients, 14 B), chunked (torchtune, 7 B), chunked-compiled (torchtune's, compiled, 2.25 B), fused (Liger's fused linear cross-entropy, none)"),
     },
     'costing': {
         'price': ('quantity', 'price', 'price of one GPU-hour (any currency; calc has no built-in prices)'),

@@ -22,7 +22,7 @@ from calc.views import render
 
 def parser() -> Parser:
     from calc.plan.search import SEARCHED
-    from calc.reports.layout import SEARCH_FIXED, TOP
+    from calc.reports.layout import SEARCH_FIXED, TOP, UNSEARCHED_STATES
 
     parser = Parser(
         prog="python -m calc layout",
@@ -42,7 +42,8 @@ def parser() -> Parser:
     add_options(parser, "layout", only=SEARCH_FIXED)
     add_options(parser, "layout", only=SEARCHED, sets=SEARCHED,
                 title="searched (pin one value or give a comma-separated set)")
-    add_options(parser, "states", title="model states and margin (default: the framework's)")
+    add_options(parser, "states", skip=UNSEARCHED_STATES,
+                title="model states and margin (default: the framework's)")
     add_options(parser, "offload", title="offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity)")
     parser.add_argument("--tokens", type=number("tokens"),
                         help="training tokens: GPU-hours, days (and cost) of each layout")

@@ -63,6 +63,7 @@ from calc.symbols import (
     i_gh,
     i_glu,
     i_hf,
+    i_oib,
     i_rel,
     i_shared_gate,
     i_z1,
@@ -191,7 +192,10 @@ STATES: dict[str, sympy.Expr] = {
     "trained_per_gpu": TRAINED_PER_GPU,
     "frozen": FROZEN_BYTES / RANKS**i_z3,
     "weights": q_w * _trained(i_z3),
-    "gradients": q_g * _trained(i_z2) + q_gc * _trained(i_z1),
+    # the optimizer in the backward (calc.formulas.memory.ONE_GRADIENT) trains the full model
+    # only: calc.plan refuses it on a frozen base
+    "gradients": (1 - i_oib) * (q_g * _trained(i_z2) + q_gc * _trained(i_z1))
+                 + i_oib * memory.ONE_GRADIENT,
     "optimizer": (q_m + q_o) * _trained(i_z1),
 }
 STATES_TOTAL = STATES["frozen"] + STATES["weights"] + STATES["gradients"] + STATES["optimizer"]

@@ -47,7 +47,7 @@ from calc.symbols import (
     L_sc,
     L_ssm,
     T,
-    V,
+    V_o,
     c,
     d,
     d_e,
@@ -79,7 +79,8 @@ MATMUL_MOE: dict[str, sympy.Expr] = {
     "moe/experts": k * params.ffn_weights(d_e),  # only the top-k routed experts
     "moe/shared": E_s * params.ffn_weights(d_s) + i_shared_gate * d,
 }
-MATMUL_LM_HEAD = d_emb * V  # computed even when W_U is tied to the embedding
+# computed even when W_U is tied to the embedding; V_o logits a token (the head's rows)
+MATMUL_LM_HEAD = d_emb * V_o
 MATMUL_EMBEDDING_PROJECTION = i_proj * 2 * d_emb * d  # OPT's project_in and project_out
 
 

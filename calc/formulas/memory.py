@@ -65,6 +65,7 @@ from calc.symbols import (
     M,
     M_gib,
     N,
+    N_big,
     N_e,
     N_emb,
     N_head,
@@ -72,7 +73,7 @@ from calc.symbols import (
     N_mtp_e,
     P_pf,
     T,
-    V,
+    V_o,
     a_down,
     a_g,
     a_gate,
@@ -94,6 +95,7 @@ from calc.symbols import (
     h_kv,
     h_t,
     h_t2,
+    i_ao,
     i_drop,
     i_dsa,
     i_dual,
@@ -114,6 +116,7 @@ from calc.symbols import (
     i_mla,
     i_mtps,
     i_norm_final,
+    i_oib,
     i_qk_head,
     i_qk_proj,
     i_qlora,
@@ -149,6 +152,7 @@ from calc.symbols import (
     q_w,
     r_kv,
     r_q,
+    u_ao,
     u_g,
 )
 
@@ -194,10 +198,18 @@ def _sharded(stage: sympy.Expr) -> sympy.Expr:
     return dense / (n_dp * n_cp)**stage + experts / (n_dp * n_cp / n_ep)**stage
 
 
+# The optimizer in the backward (i_oib; calc.spec.memory.OPTIMIZER_IN_BACKWARD_SOURCE): each
+# parameter's gradient is applied by its own optimizer in a hook as soon as autograd has
+# accumulated it, and freed, so the gradients never all exist at once: one parameter's is
+# resident, the largest (N_big elements, split t ways; under FSDP2's full shard, its shard).
+# The states, and the gradient's fp32 copy of a recipe that keeps one, stay as they are.
+GRADIENTS = q_g * _sharded(i_z2) + q_gc * _sharded(i_z1)
+ONE_GRADIENT = (q_g + q_gc) * N_big / (n_tp * (n_dp * n_cp)**i_z3)
+
 MODEL_STATES: dict[str, sympy.Expr] = {
     "params_per_gpu": PARAMS_PER_GPU,
     "weights": q_w * _sharded(i_z3),
-    "gradients": q_g * _sharded(i_z2) + q_gc * _sharded(i_z1),
+    "gradients": (1 - i_oib) * GRADIENTS + i_oib * ONE_GRADIENT,
     "optimizer": (q_m + q_o) * _sharded(i_z1),
     # an EMA of the parameters on the GPU, sharded as the master weights it averages
     "ema": q_ema * _sharded(i_z1),
@@ -316,8 +328,19 @@ STORED_PER_TOKEN = IN_FLIGHT * (
     + (L_s_dense * MLP_DENSE + L_sm * MLP_MOE) / n_tp
     + L_s_ssm * MIXERS_PER_RANK["mamba"] + L_s_dn * MIXERS_PER_RANK["deltanet"]
     + L_s_sc * MIXERS_PER_RANK["conv"])
-# full recomputation: each layer's input
-CHECKPOINT_PER_TOKEN = IN_FLIGHT * L_s * d * q_a / n_tp**i_sp
+# full recomputation: each layer's input. Activation offload (i_ao; torchtune's
+# OffloadActivations, torchtune/training/_activation_offloading.py at 1814feb17) copies every
+# saved tensor of at least 1,024 bytes that is not a parameter to pinned host memory as the
+# forward saves it and brings it back when the backward unpacks it; under checkpointing the
+# tensors it sees are the layers' inputs (torch.utils.checkpoint's _NoopSaveInputs saves them
+# outside the checkpoint's own hooks). On the GPU stay u_ao of them (ACTIVATION_OFFLOAD_LAYERS):
+# in the backward, the input of the layer being recomputed and that of the layer before it,
+# freed only when the next autograd node starts; at the backward's start its forward stash (the
+# last 5 saved tensors, max_fwd_stash_size) holds no more, the final norm's tensors coming after
+# the last layer's input. The output head and the loss lie outside the offload (a NoOpManager
+# around model.output; the loss is computed outside the context): their bytes stay.
+OFFLOADED_LAYERS = i_ao * (L_s - sympy.Min(L_s, u_ao))
+CHECKPOINT_PER_TOKEN = IN_FLIGHT * (L_s - OFFLOADED_LAYERS) * d * q_a / n_tp**i_sp
 
 # Tokens of one micro-batch on one GPU (context parallelism splits the sequence), and the
 # interleaved schedule's extra micro-batches in flight.
@@ -339,12 +362,13 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
     "embedding": INTERLEAVED * IN_FLIGHT * TOKENS * (TOKEN_ID_BYTES + i_drop * MASK_BYTES * d)
                  / n_tp**i_sp
                  + i_hf * i_rope * 2 * T * d_qk * q_a,
-    # The logits as the loss holds them: q_L bytes each (calc.spec.finetune.LOSS_BYTES), on
-    # the GPU with the output head, one set per multi-token-prediction module more.
+    # The logits as the loss holds them, V_o a token (the head's rows): q_L bytes each
+    # (calc.spec.finetune.LOSS_BYTES), on the GPU with the output head, one set per
+    # multi-token-prediction module more.
     # transformers keeps the final norm's tensors (NORM_HF), the head's q_a input when the
     # head trains, and cross-entropy's fp32 total weight, one scalar a micro-batch.
     "output": i_head * (1 + M) * (
-        TOKENS * ((1 - i_hf) * 4 * i_keep_head * d + q_L * V
+        TOKENS * ((1 - i_hf) * 4 * i_keep_head * d + q_L * V_o
                   + i_hf * (i_norm_final * NORM_HF + i_keep_head * q_a * d))
         + 4 * i_hf) / n_tp,
 }
@@ -373,7 +397,7 @@ BUFFERS: dict[str, sympy.Expr] = {
     # the loss: the fp32 gradient of the fp32 logits beside the logits themselves
     # (ACTIVATIONS["output"]) at the start of the backward, on a one-stage pipeline, where the
     # loss's own bytes leave it out (q_Lg)
-    "logits_gradient": i_head * (1 + M) * q_Lg * TOKENS * V / n_tp,
+    "logits_gradient": i_head * (1 + M) * q_Lg * TOKENS * V_o / n_tp,
 }
 
 STATES_TOTAL = (MODEL_STATES["weights"] + MODEL_STATES["gradients"] + MODEL_STATES["optimizer"]
@@ -383,6 +407,9 @@ GPU_BYTES = M_gib * GIB
 
 MEMORY: dict[str, sympy.Expr] = {
     "activations_per_layer": ACTIVATIONS_PER_LAYER,
+    # the checkpointed inputs activation offload keeps in pinned host memory
+    "activations_host": INTERLEAVED * TOKENS * i_full * IN_FLIGHT * OFFLOADED_LAYERS * d * q_a
+                        / n_tp**i_sp,
     **ACTIVATIONS_PER_MIXER,
     "total": STATES_TOTAL + ACTIVATIONS_TOTAL,
     "gpu": GPU_BYTES,

@@ -31,6 +31,7 @@ from calc.symbols import (
     P,
     R_dt,
     V,
+    V_o,
     d,
     d_e,
     d_ff,
@@ -76,8 +77,8 @@ MIXER_SIDES = (L_ssm * ((d + mixers.IN_WIDTH) + mixers.M1 * ((d_in + R_dt + 2 * 
 SIDES = (params.over_attention_layers(LAYER_SIDES) + L_dense * _ffn_sides(d_ff)
          + L_moe * ((d + E) + E * _ffn_sides(d_e) + E_s * _ffn_sides(d_s)
                     + i_shared_gate * (d + 1))
-         + MIXER_SIDES + (V + d) + sympy.Min(P, 1) * (P + d) + (1 - i_tied) * (V + d))
-TWO_D = QUANTISED + V * d + P * d + (1 - i_tied) * V * d
+         + MIXER_SIDES + (V + d) + sympy.Min(P, 1) * (P + d) + (1 - i_tied) * (V_o + d))
+TWO_D = QUANTISED + V * d + P * d + (1 - i_tied) * V_o * d
 
 FP32 = 4  # bytes of one optimizer-state value
 ADAMW = 2 * FP32  # m and v

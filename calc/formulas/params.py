@@ -34,6 +34,7 @@ from calc.symbols import (
     M,
     P,
     V,
+    V_o,
     b_ff,
     b_lm,
     b_moe,
@@ -218,7 +219,10 @@ ONCE: dict[str, sympy.Expr] = {
     # before the head, both without bias, when word_embed_proj_dim differs from hidden_size.
     "embedding_projection": i_proj * 2 * d_emb * d,
     "final_norm": i_norm_final * NORM * d,
-    "lm_head": (1 - i_tied) * V * d_emb + b_lm * V,  # W_U ∈ R^{d×V}; a tied W_U = Eᵀ counts once
+    # W_U ∈ R^{d×V_o}; a tied W_U = Eᵀ counts once (and has V_o = V rows, calc.spec.model). V_o
+    # < V where the head scores only the first V_o tokens (modeling_apertus1p5.py: lm_head of
+    # output_vocab_size rows beside an embedding of vocab_size)
+    "lm_head": (1 - i_tied) * V_o * d_emb + b_lm * V_o,
 }
 EMBEDDING_KEYS = ("embedding/token", "embedding/position")
 

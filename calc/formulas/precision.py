@@ -14,9 +14,10 @@ from __future__ import annotations
 import sympy
 
 from calc.formulas import finetune, flops, params
-from calc.symbols import F_8, R_8, F, L_moe, R, V, d, i_z3, n_dp, q_8
+from calc.symbols import F_8, R_8, F, L_moe, R, V_o, d, i_z3, n_dp, q_8
 
-PROJECTIONS_PER_TOKEN = (flops.WEIGHT_FLOPS_PER_TOKEN - flops.FMA * V * d
+# the LM head (V_o rows) and the routers stay in the 16-bit dtype
+PROJECTIONS_PER_TOKEN = (flops.WEIGHT_FLOPS_PER_TOKEN - flops.FMA * V_o * d
                          - flops.FMA * L_moe * params.ROUTER_WEIGHTS
                          - flops.SCANS_PER_TOKEN - flops.CONVS_PER_TOKEN)
 

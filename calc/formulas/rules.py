@@ -17,6 +17,7 @@ from calc.symbols import (
     L_moe,
     T,
     V,
+    V_o,
     d,
     d_e,
     d_ff,
@@ -52,12 +53,13 @@ TRAIN_PER_TOKEN: dict[str, sympy.Expr] = {
     # PaLM Appendix B: 6N + 12·L·H·Q·T (full T×T attention in all three passes).
     "palm": 6 * N_WITHOUT_POSITIONS + 12 * ALL_ATTENTION(Q_WIDTH * T),
     # Megatron-LM: 3 passes × 2 FLOPs per MAC × (Q,K,V,O projections + causal scores over T/2
-    # keys + FFN, gated or not, top-k experts) + the logits.
+    # keys + FFN, gated or not, top-k experts) + the logits (the head's V_o rows).
     "megatron": 6 * (ALL_ATTENTION(d * Q_WIDTH * 2 * (1 + h_kv / h) + T * Q_WIDTH)
-                     + (2 + i_glu) * d * FFN_WIDTH_ALL_LAYERS + d * V),
+                     + (2 + i_glu) * d * FFN_WIDTH_ALL_LAYERS + d * V_o),
     # Chinchilla Appendix F, per sequence ÷ T: embeddings 2TVd; per layer K,Q,V 2·3·T·d·q,
-    # QKᵀ 2T²q, softmax 3hT², A·V 2T²q, output 2Tqd; FFN 2·T·2·d·ff; logits 2TdV; × 3.
+    # QKᵀ 2T²q, softmax 3hT², A·V 2T²q, output 2Tqd; FFN 2·T·2·d·ff; logits 2TdV; × 3. The
+    # embeddings' V is the table's rows, the logits' the head's (V_o).
     "chinchilla": 3 * (2 * V * d + ALL_ATTENTION(2 * 3 * d * Q_WIDTH + 2 * T * Q_WIDTH
                                                  + 3 * h * T + 2 * T * Q_WIDTH + 2 * Q_WIDTH * d)
-                       + 2 * 2 * d * FFN_WIDTH_ALL_LAYERS + 2 * d * V),
+                       + 2 * 2 * d * FFN_WIDTH_ALL_LAYERS + 2 * d * V_o),
 }

@@ -20,7 +20,7 @@ from calc.spec import ModelSpec
 from calc.symbols import INFO, SYMBOLS
 
 # Sizes kept symbolic when non-zero; everything else is substituted by its value.
-_KEPT = ("V", "d", "L", "h", "h_kv", "d_qk", "d_v", "d_ff", "P", "w", "c", "E", "k", "d_e",
+_KEPT = ("V", "V_o", "d", "L", "h", "h_kv", "d_qk", "d_v", "d_ff", "P", "w", "c", "E", "k", "d_e",
          "E_s", "d_s", "r_q", "r_kv", "d_rope", "T", "d_emb", "d_in", "N_s", "k_s", "R_dt", "H_s",
          "G_s", "H_k", "H_v", "d_lk", "d_lv", "k_dn", "k_sc", "h_I", "d_I", "L_idx",
          *LAYER_COUNTS, *KIND_COUNTS, "L_s_att2")
@@ -89,6 +89,8 @@ def structure(spec: ModelSpec) -> dict[sympy.Symbol, Any]:
             subs[SYMBOLS[name]] = SYMBOLS["L_att2"]
     if values["d_emb"] == values["d"]:
         subs[SYMBOLS["d_emb"]] = SYMBOLS["d"]
+    if values["V_o"] == values["V"]:  # a head of every row: V_o is V
+        subs[SYMBOLS["V_o"]] = SYMBOLS["V"]
     # A kind every layer has is counted by L; dense FFNs on every layer MoE leaves, by L − L_moe.
     for name in (*LAYER_COUNTS, "L_idx"):
         if values[name] == spec.n_layers:

@@ -8,7 +8,10 @@ and the first that round-trips wins; when none does, the CalcError names the fie
 one (by its traits) cannot express.
 
 One difference is accepted and named: DeepSeek-V3's routing bias (moe.router_bias) is a
-buffer in transformers, so its parameter count is lower by `buffer_params(spec)`.
+buffer in transformers, so its parameter count is lower by `buffer_params(spec)`. A head narrower
+than the vocabulary (output_vocab_size) is tried only on the types whose config can say so
+(ModelType.head_rows_field: apertus1p5_text); every other type says in one line that its head
+has vocab_size rows.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
     att, ffn, moe, norm = spec.attention, spec.ffn, spec.moe, spec.norm
     dense = "dense" in spec.ffn_kinds
     return {
-        "vocab_size": spec.vocab_size, "d_model": spec.d_model, "n_layers": spec.n_layers,
+        "vocab_size": spec.vocab_size, "output_vocab_size": spec.head_rows,
+        "d_model": spec.d_model, "n_layers": spec.n_layers,
         "attention.n_heads": att.n_heads, "attention.n_kv_heads": spec.n_kv_heads,
         "attention.head_dim": spec.head_dim_qk, "attention.v_head_dim": spec.head_dim_v,
         "attention.qkv_bias": att.qkv_bias, "attention.out_bias": att.out_bias,
@@ -107,6 +111,11 @@ def hf_config_from_spec(spec: ModelSpec) -> dict[str, Any]:
         assert kind.write is not None and kind.traits is not None  # ModelType checks both
         if spec.ffn is None and kind.traits.ffn:
             tried.append((kind, kind.traits, ["layers.ffn_pattern none (an FFN on every layer)"]))
+            continue
+        if spec.output_vocab_size is not None and kind.head_rows_field is None:
+            tried.append((kind, kind.traits, [
+                f"output_vocab_size={spec.output_vocab_size} ({kind.name}'s LM head has "
+                f"vocab_size={spec.vocab_size} rows)"]))
             continue
         try:
             config = kind.write(spec)

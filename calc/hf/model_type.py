@@ -58,6 +58,10 @@ class ModelType:
     # transformers keeps the routing bias (moe.router_bias) as a buffer, not a parameter
     # (DeepSeek-V3's e_score_correction_bias): calc.hf.export.buffer_params
     router_bias_buffer: bool = False
+    # the config field that gives the LM head fewer rows than the vocabulary
+    # (ModelSpec.output_vocab_size), where the type has one; a writer without it builds a head
+    # of vocab_size rows, and calc.hf.export does not try it for a narrower head
+    head_rows_field: str | None = None
 
     def __post_init__(self) -> None:
         if (self.write is None) != (self.traits is None):

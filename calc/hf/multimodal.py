@@ -42,6 +42,9 @@ WRAPPERS: dict[str, tuple[str, TieRule, bool]] = {
     "fuyu": ("persimmon", "top", False),
     "moss_transcribe_diarize": ("qwen3", "top", True),
     "emu3": ("emu3_text_model", "top", False),
+    # Apertus 1.5: discrete image and audio tokenizers feed the language model's embedding;
+    # Apertus1p5ForConditionalGeneration's lm_head has text_config's output_vocab_size rows
+    "apertus1p5": ("apertus1p5_text", "top", False),
 }
 # Keys that hold a sub-config which is not a tower.
 _NOT_TOWERS = ("text_config", "quantization_config")

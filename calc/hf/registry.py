@@ -152,6 +152,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     cohere.COHERE2_MOE,
     lfm2.LFM3,
     laguna.LAGUNA,
+    apertus.APERTUS1P5_TEXT,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,

@@ -17,11 +17,6 @@ from calc.hf.registry import supported_types
 
 # Model types transformers builds that the spec cannot express exactly, and the missing feature.
 NEEDS = {
-    # modular_apertus1p5.py: lm_head has output_vocab_size rows, the embedding vocab_size. The
-    # unpruned default would read as apertus, but Apertus 1.5 8B prunes it (266,752 → 131,072
-    # rows, as a third-party port's test quotes swiss-ai/Apertus-v1.5-8B's text_config; no
-    # verbatim config.json found), so a reader without the feature would refuse the release.
-    "apertus1p5_text": "an LM head of output_vocab_size rows beside an embedding of vocab_size",
     "doge": "dynamic-mask attention (A, dt_proj) and learned residual scales",
     "mllama": "cross-attention layers to the image features between the self-attention layers",
     # DeepSeek Sparse Attention itself is attention.indexer (deepseek_v32, glm_moe_dsa read);
@@ -126,15 +121,15 @@ NEEDS = {
     # input); Inkling2DynamicShortConvolution adds per-token taps (weight_proj d → kv_heads·k)
     # on the full layers' keys and values; Inkling2GatedOutputProjection gates the attention
     # output by sigmoid(gate_proj(x)) (d → h·d_h); sink_proj (d → h) makes each head's sink
-    # logit from the token; lm_head has unpadded_vocab_size rows against vocab_size
-    # embeddings. Inkling's relative bias and residual short convolutions come with them.
+    # logit from the token. Inkling's relative bias and residual short convolutions come with
+    # them. (Its lm_head of unpadded_vocab_size rows against vocab_size embeddings is
+    # output_vocab_size, which the spec holds.)
     "inkling2_text": "attention residuals over blocks of layers "
                      "(Inkling2BlockAttentionResidual: learned queries over earlier blocks' "
                      "states), per-token convolution taps on the full layers' keys and values "
                      "(weight_proj), attention sinks projected from the token (sink_proj d → "
-                     "h), a relative-position bias projected per token, residual short "
-                     "convolutions, and an LM head of unpadded_vocab_size rows beside an "
-                     "embedding of vocab_size",
+                     "h), a relative-position bias projected per token and residual short "
+                     "convolutions",
     # modular_inkling2_loop.py: Inkling2's layers, with layers loop_layer_index_start to
     # loop_layer_index_end run loop_num_passes times per token, each later pass fed the
     # previous pass's blocks through Inkling2LoopMessageGate (down_proj 2d → loop_gate_rank,

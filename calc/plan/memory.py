@@ -19,7 +19,7 @@ from pydantic import Field, ValidationError
 from calc import _compiled
 from calc.counting import GIB, Bytes, whole
 from calc.errors import CalcError, one_line
-from calc.evaluate import memory_values
+from calc.evaluate import largest_parameter, memory_values
 from calc.plan.finetune import FineTuneBlock, check_quant_kernels, finetune_block, finetune_of
 from calc.plan.offload import OffloadBlock, offload_block
 from calc.plan.options import RunConfig
@@ -66,6 +66,10 @@ def memory_options(spec: ModelSpec, gpu: str | None, given: dict[str, Any],
         experts = spec.moe.n_experts if spec.moe else 0
         if experts % parsed.ep or not experts:
             raise CalcError(f"ep={parsed.ep} must divide moe.n_experts={experts} of {spec.name}")
+    if parsed.optimizer_in_backward and largest_parameter(spec) is None:
+        raise CalcError(f"optimizer_in_backward: {spec.name}'s largest parameter depends on "
+                        f"how a stack stores its experts, MLA or other mixers (not modelled); "
+                        f"calc models it for dense attention models")
     seq_len = sequence_length(spec, parsed.seq_len)
     if seq_len % parsed.cp:
         raise CalcError(f"cp={parsed.cp} must divide seq_len={seq_len} (each GPU holds s/cp "
@@ -129,6 +133,7 @@ class MemoryNumbers:
     buffers: dict[str, Any]  # the framework's transient buffers (calc.formulas.memory)
     per_layer: float
     per_mixer: dict[str, float]  # 'mamba', 'deltanet', 'conv' -> one mixer, one micro-batch
+    activations_host: float  # checkpoints activation offload keeps in pinned host memory
     copies: float  # FP8/FP4 weight casts
     moved: OffloadBlock | None
     paged: float  # optimizer states a paged optimizer may move to the host
@@ -150,10 +155,26 @@ class MemoryNumbers:
         return self.on_gpu <= self.gpu
 
 
+def check_optimizer_in_backward(opts: TrainingMemory, ft: FineTune, off: Offload) -> None:
+    """CalcError where the optimizer in the backward meets what calc does not model with it:
+    adapters on a frozen base (torchtune's LoRA recipes do not offer it) and an offloaded
+    optimizer (whose gradients stream to the host in buckets)."""
+    if not opts.optimizer_in_backward:
+        return
+    if ft.frozen_base:
+        raise CalcError(f"optimizer_in_backward with finetune={ft.method!r} is not modelled "
+                        f"(torchtune offers it in its full fine-tuning recipes only); use "
+                        f"finetune='full'")
+    if off.optimizer != "none":
+        raise CalcError(f"optimizer_in_backward with offload_optimizer={off.optimizer!r}: the "
+                        f"offloaded optimizer steps on the host after the backward; choose one")
+
+
 def evaluate(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: FineTune,
              targets: tuple[str, ...], off: Offload, system: str | None = None
              ) -> MemoryNumbers:
     """The memory of `spec` trained with resolved `opts` on `device` (None: no verdict)."""
+    check_optimizer_in_backward(opts, ft, off)
     s = memory_values(spec, opts, device.memory_gib if device else 0, ft, targets)
     activations = _compiled.memory_activations(s)
     totals = _compiled.memory(s)
@@ -186,7 +207,8 @@ def evaluate(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: Fine
                  if key.startswith("activations_per_") and key != "activations_per_layer"}
     return MemoryNumbers(s, states, ema_host, activations, buffers,
                          totals["activations_per_layer"],
-                         per_mixer, copies, moved, paged, allocated, reserve, totals["gpu"],
+                         per_mixer, totals["activations_host"], copies, moved, paged,
+                         allocated, reserve, totals["gpu"],
                          (usable - fixed) / per_micro_batch)
 
 
@@ -227,6 +249,9 @@ class MemoryBlock(Frozen):
     activations_per_mixer_bytes: dict[str, Bytes] = Field(
         default_factory=dict, description="one Mamba, gated DeltaNet or short-convolution "
                                           "mixer (the kinds the model has), one micro-batch")
+    activations_host_bytes: Bytes = Field(
+        0, description="checkpointed layer inputs activation offload keeps in pinned host "
+                       "memory: not on the GPU")
     buffers_bytes: Bytes = Field(0, description="the framework's transient buffers")
     buffers: dict[str, Bytes] = Field(
         default_factory=dict, description="gradient bucket, gathered weights and their "
@@ -299,6 +324,7 @@ def memory_block(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: 
         activations_per_layer_bytes=whole(e.per_layer) if spec.n_attention_layers else None,
         activations_per_mixer_bytes={kind: whole(value) for kind, value in e.per_mixer.items()
                                      if spec.layer_counts[kind]},
+        activations_host_bytes=whole(e.activations_host),
         buffers_bytes=whole(sum(e.buffers.values())),
         buffers={key: whole(value) for key, value in e.buffers.items()},
         allocated_bytes=whole(e.allocated), margin_bytes=whole(e.margin.total),
@@ -367,8 +393,8 @@ def least_recompute(spec: ModelSpec, gpu: str | None, given: RunConfig,
     if auto and gpu is None:
         raise CalcError("recompute='auto' needs a GPU (--gpu) whose memory it fits")
     device = get_gpu(gpu) if gpu else None
-    choices = (recomputations(options.get("framework")) if auto
-               else (options.get("recompute", "none"),))
+    choices = (recomputations(options.get("framework"), options.get("activation_offload"))
+               if auto else (options.get("recompute", "none"),))
     for recompute in choices:
         opts = memory_options(spec, gpu, {**options, "recompute": recompute}, system)
         block = memory_block(spec, opts, device, finetune_of(given),

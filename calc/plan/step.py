@@ -178,8 +178,8 @@ def priced_step(spec: ModelSpec, given: RunConfig, gpus: int | None, gpu: str,
     (full when none does), and a note saying which."""
     layout = given.given("layout")
     auto = layout.get("recompute") == "auto"
-    choices = (recomputations(layout.get("framework")) if auto
-               else (layout.get("recompute", "none"),))
+    choices = (recomputations(layout.get("framework"), layout.get("activation_offload"))
+               if auto else (layout.get("recompute", "none"),))
     tried: list[str] = []
     for recompute in choices:
         try:

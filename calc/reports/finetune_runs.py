@@ -4,8 +4,9 @@ step-time models: `calc.reproduce_finetune()`, `python -m calc reproduce --finet
 Each row's settings become calc's options by one fixed table (calc.calibration.finetune.RULES,
 written before any row was compared). Nothing is fitted: the rows marked `fit` are reported
 apart from the held-out half only so that a later fit can be judged on rows it never saw. What
-calc does not model (fused or chunked losses, optimizer in the backward, activation offload,
-torch.compile, an adapter on the LM head, unpacked batches' varying lengths) is listed per row,
+calc does not model (a stack's own loss, another stack's activation offload than torchtune's,
+torch.compile's speed and, beyond the chunked loss under full recomputation, its memory, an
+adapter on the LM head, unpacked batches' varying lengths) is listed per row and quantity,
 and the errors are given with and without those rows.
 """
 
@@ -37,7 +38,10 @@ class FinetuneRow(Frozen):
     gpus: int
     method: str
     split: Split
-    unmodelled: list[str] = Field(description="settings of the run calc does not model")
+    unmodelled: list[str] = Field(description="settings of the run calc's memory does not "
+                                              "model")
+    unmodelled_time: list[str] = Field(default_factory=list,
+                                       description="settings calc's step time does not model")
     published_memory_bytes: float | None = None
     memory_kind: str | None = None
     calc_memory_bytes: float | None = None
@@ -98,7 +102,8 @@ def compare(run: PublishedFinetune) -> FinetuneRow:
     return FinetuneRow(
         name=run.name, publisher=run.publisher, model=run.model, gpu=run.gpu, gpus=run.gpus,
         method=run.method, split="fit row" if run.fit else "held out",
-        unmodelled=unmodelled(run), published_memory_bytes=run.peak_memory_bytes,
+        unmodelled=unmodelled(run), unmodelled_time=unmodelled(run, "time"),
+        published_memory_bytes=run.peak_memory_bytes,
         memory_kind=run.memory_kind, skipped=skipped, **memory_fields, **time_fields)
 
 
@@ -107,7 +112,8 @@ def summarise(rows: list[FinetuneRow], quantity: Literal["memory", "time"], labe
     """Median, 90th percentile and worst |error| of `quantity` over `rows`."""
     errors = [(getattr(row, f"{quantity}_error"), row.name) for row in rows
               if getattr(row, f"{quantity}_error") is not None
-              and not (modelled_only and row.unmodelled)]
+              and not (modelled_only and (row.unmodelled if quantity == "memory"
+                                          else row.unmodelled_time))]
     if not errors:
         return ErrorSummary(quantity=quantity, rows=label, modelled_only=modelled_only, n=0,
                             median=None, p90=None, worst=None, worst_row=None)

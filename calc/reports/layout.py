@@ -33,6 +33,9 @@ TOP = 10
 REJECTED = 5
 # What a search is told; it searches over every other layout field (SEARCHED), each of which
 # may be pinned or given as a set.
+# The optimizer in the backward rules out ZeRO 1-2 and accumulated micro-batches, which the
+# search proposes: not a search option.
+UNSEARCHED_STATES = ("optimizer_in_backward",)
 SEARCH_FIXED = ("global_batch", "seq_len", "dtype", "framework", "dropout", "flash_attention",
                 "allow_cross_node_tp")
 SEARCH_SPACE = ("Searched: tp within a node dividing the heads, pp up to the layers, vpp up to 8 "
@@ -184,8 +187,8 @@ def searched(model: str | ModelSpec | Preset | None = None, *, gpu: str, gpus: i
         raise CalcError(f"top={top}: expected at least 1 layout to show")
     allowed, options = pins(options)
     given = run_config(run, **options)
-    allowed_options = (*SEARCH_FIXED, *options_of("states"), *options_of("offload"),
-                       *options_of("costing"))
+    states = (option for option in options_of("states") if option not in UNSEARCHED_STATES)
+    allowed_options = (*SEARCH_FIXED, *states, *options_of("offload"), *options_of("costing"))
     unknown = sorted(set(given.given()) - set(allowed_options))
     if unknown:
         raise CalcError(f"layout: option(s) {', '.join(unknown)} are not taken by the search "

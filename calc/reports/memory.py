@@ -24,7 +24,8 @@ from calc.spec import ModelSpec
 from calc.spec.finetune import LOSS_NOTES, QUANTS
 from calc.spec.gemm_precision import precision_sentence
 from calc.spec.layers import MIXER_NAMES
-from calc.spec.memory import OPTIMIZERS, RECIPES, RESERVE, STACKS
+from calc.spec.layout import ACTIVATION_OFFLOAD_LAYERS, ACTIVATION_OFFLOAD_SOURCE
+from calc.spec.memory import OPTIMIZER_IN_BACKWARD_SOURCE, OPTIMIZERS, RECIPES, RESERVE, STACKS
 
 # The options of the memory model: the layout's (its global batch aside), the model states',
 # the offload's and the fine-tuning's (calc.plan.options).
@@ -196,6 +197,24 @@ def recipe_sentences(block: MemoryBlock) -> list[str]:
             "and V are not stored; the norms' inputs, MLA's latents and the shared RoPE key "
             "are. calc step prices the recomputation: the up-projections at the speed of the query "
             "and key/value products, the norms at HBM speed.")
+    if o.optimizer_in_backward:
+        found.append(
+            "Optimizer in the backward: each parameter's optimizer steps in a hook as soon as "
+            "autograd has accumulated its gradient, which is then freed, so one gradient is "
+            "resident, counted as the largest parameter's (each weight matrix a tensor of its "
+            "own; under ZeRO 3 / FSDP2 its shard; the states stay whole). No gradient "
+            f"accumulation and no gradient clipping (torchtune refuses both). Sources: "
+            f"{OPTIMIZER_IN_BACKWARD_SOURCE}.")
+    if o.activation_offload:
+        found.append(
+            f"Activation offload: each checkpointed layer's input is copied to pinned host "
+            f"memory as the forward saves it and brought back when the backward needs it; "
+            f"{ACTIVATION_OFFLOAD_LAYERS} layers' inputs stay on the GPU (the layer being "
+            f"recomputed and the one before it, freed when the next autograd node starts), the "
+            f"output head's and the loss's tensors too (outside the offload), "
+            f"{block.activations_host_bytes / counting.GIB:,.3g} GiB in host memory; the "
+            f"copies run on a second stream, not priced in the step time. Source: "
+            f"{ACTIVATION_OFFLOAD_SOURCE}.")
     if o.ema != "none":
         found.append(
             f"EMA of the parameters ({o.ema}): fp32, one value per parameter (the report does "

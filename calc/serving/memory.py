@@ -167,7 +167,7 @@ def workspace_bytes(spec: ModelSpec, terms: ModelTerms, replica: Replica, tokens
     sequences in fp32."""
     widest = max((op.n / shard(op, terms, replica.tp) for op in terms.matmuls), default=0)
     return tokens * (3 * terms.d + 2 * widest) * ACTIVATION_BYTES \
-        + sequences * terms.vocab / replica.tp * 4
+        + sequences * terms.head_rows / replica.tp * 4
 
 
 def kv_budget(memory: ReplicaMemory, engine: Engine, tp: int, workspace: float) -> float:

@@ -52,13 +52,23 @@ PEFT_MODULES = {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o", "g_p
 # - chunked: torchtune's CEWithChunkedOutputLoss (8 chunks, each upcast and reduced alone): the
 #   16-bit logits (2), every chunk's fp32 log-softmax output saved (4), one chunk's two fp32
 #   gradients in the backward (8/8);
+# - chunked-compiled: the same loss with its compute_cross_entropy (the upcast and the
+#   cross-entropy of one chunk) under torch.compile, as torchtune's compile_loss does with
+#   compile=True (torchtune/training/_compile.py at 1814feb17): the compiled chunk saves its
+#   16-bit input, two fp32 values per token (the row's max and log-sum-exp) and the labels, no
+#   fp32 copy of the logits, and its backward writes the 16-bit gradient of the chunk and
+#   nothing per logit in fp32 (measured with torch 2.13's inductor: tests/test_memory_recipes.py
+#   reads the saved tensors and the generated code's buffers); so the 16-bit logits (2) and,
+#   in the backward, one chunk's 16-bit gradient beside them (2/8); the 8 bytes per token are
+#   not counted;
 # - fused: a fused linear cross-entropy (Liger's FLCE) never holds the whole logits: a chunk's
 #   transient only, not counted.
-LOSS_BYTES = {"fp32": 4, "hf": 14, "chunked": 7, "fused": 0}
+CHUNKS = 8  # torchtune's CEWithChunkedOutputLoss num_output_chunks
+LOSS_BYTES = {"fp32": 4, "hf": 14, "chunked": 7, "chunked-compiled": 2 + 2 / CHUNKS, "fused": 0}
 # Bytes per logit of the fp32 gradient of the logits beside them at the backward's start, a
 # transient buffer (calc.formulas.memory.BUFFERS): fp32's logits take one; hf and chunked hold
 # theirs in LOSS_BYTES already, and a fused loss never makes the whole gradient.
-LOSS_GRADIENT_BYTES = {"fp32": 4, "hf": 0, "chunked": 0, "fused": 0}
+LOSS_GRADIENT_BYTES = {"fp32": 4, "hf": 0, "chunked": 0, "chunked-compiled": 0, "fused": 0}
 LOSS_NOTES = {
     "fp32": "the logits once in fp32 (Megatron-LM's fused cross-entropy)",
     "hf": "transformers' loss (loss_utils.py ForCausalLMLoss upcasts the logits): the 16-bit "
@@ -67,10 +77,14 @@ LOSS_NOTES = {
     "chunked": "torchtune's CEWithChunkedOutputLoss: the 16-bit logits in 8 chunks, each "
                "chunk's fp32 log-softmax output saved, one chunk's fp32 gradients at a time: "
                "2 + 4 + 8/8 = 7 B per logit",
+    "chunked-compiled": "torchtune's CEWithChunkedOutputLoss with each chunk's upcast and "
+                        "cross-entropy compiled (torchtune's compile_loss): the 16-bit "
+                        "logits, no fp32 copy saved, one chunk's 16-bit gradient at a time: "
+                        "2 + 2/8 = 2.25 B per logit",
     "fused": "a fused linear cross-entropy (Liger's FLCE): the logits are never whole; a "
              "chunk's transient is not counted",
 }
-Loss = Literal["fp32", "hf", "chunked", "fused"]
+Loss = Literal["fp32", "hf", "chunked", "chunked-compiled", "fused"]
 
 
 @dataclass(frozen=True)
@@ -138,8 +152,9 @@ class FineTune(Frozen):
     loss: Loss = Field("fp32", description="how the loss holds the logits: fp32 (Megatron-LM's "
                                            "fused cross-entropy, 4 B per logit), hf "
                                            "(transformers' upcast and its gradients, 14 B), "
-                                           "chunked (torchtune, 7 B), fused (Liger's fused "
-                                           "linear cross-entropy, none)")
+                                           "chunked (torchtune, 7 B), chunked-compiled "
+                                           "(torchtune's, compiled, 2.25 B), fused (Liger's "
+                                           "fused linear cross-entropy, none)")
 
     @field_validator("targets", mode="before")
     @classmethod

@@ -55,6 +55,18 @@ PAPER_2022 = {"flash_attention": False, "dropout": True}
 # meta-llama/Llama-3.1-8B, deepseek-ai/DeepSeek-V3, Qwen/Qwen3-4B and allenai/OLMo-2-0425-1B:
 # "attention_dropout": 0.0).
 CURRENT_PRACTICE = {"flash_attention": True, "dropout": False}
+# Activation offload (torchtune's OffloadActivations, torchtune/training/_activation_offloading.py
+# at 1814feb17): the checkpointed layers' inputs kept on the GPU, the rest in pinned host memory.
+# In the backward a brought-back input is freed only once the next autograd node starts (its
+# hook waits on the previous node's event), so the input of the layer being recomputed and that
+# of the layer before it are resident (calc.formulas.memory, CHECKPOINT_PER_TOKEN).
+ACTIVATION_OFFLOAD_LAYERS = 2
+ACTIVATION_OFFLOAD_SOURCE = (
+    "torchtune torchtune/training/_activation_offloading.py OffloadActivations (1814feb17): "
+    "saved tensors of at least min_offload_size = 1,024 bytes, not parameters, copied to "
+    "pinned CPU memory on a second stream; the last max_fwd_stash_size = 5 kept until the "
+    "backward; a brought-back tensor freed when the next autograd node starts; the output "
+    "head under a NoOpManager")
 
 
 class Parallelism(Frozen):
@@ -108,6 +120,11 @@ class Activations(Frozen):
     dropout: bool = Field(CURRENT_PRACTICE["dropout"],
                           description="dropout after attention and MLP (and on scores), its "
                                       "masks stored")
+    activation_offload: bool = Field(
+        False, description="each checkpointed layer's input to pinned host memory in the "
+                           "forward, back in the backward (torchtune's "
+                           "enable_activation_offloading); two layers' stay on the GPU; needs "
+                           "recompute full")
     recompute_norm_up: bool = Field(
         False, description="recompute every norm and the MLA up-projections in the backward, "
                            "storing neither's output (DeepSeek-V3 report §3.2.3); the norms' "
@@ -149,6 +166,13 @@ class Layout(Activations, Batch, Parallelism):  # fields in reverse order: Paral
             raise ValueError("recompute='auto' is resolved before a layout is built (calc.step "
                              "and calc.memory take the least recomputation that fits); give "
                              "none, selective or full")
+        if self.activation_offload and self.recompute != "full":
+            raise ValueError(f"activation_offload needs recompute='full' (got "
+                             f"{self.recompute!r}): it moves the checkpointed layers' inputs "
+                             f"(torchtune refuses it without activation checkpointing)")
+        if self.activation_offload and self.pp > 1:
+            raise ValueError(f"activation_offload with pp={self.pp} is not modelled (torchtune "
+                             f"offloads on one pipeline stage); use pp=1")
         if self.vpp > 1 and self.pp == 1:
             raise ValueError(f"vpp={self.vpp} needs pp > 1 (virtual stages interleave a "
                              f"pipeline; pp=1 has none)")

@@ -34,6 +34,17 @@ EmaPlace = Literal["none", "device", "host"]
 # the assumption.
 EMA_BYTES = 4
 Margin = annotated("memory_margin")
+# The optimizer in the backward: each parameter's optimizer steps in a hook that runs once its
+# gradient is accumulated, then frees the gradient (PyTorch tutorial "How to save memory by
+# fusing the optimizer step into the backward pass", register_post_accumulate_grad_hook;
+# torchtune torchtune/training/memory.py register_optim_in_bwd_hooks at 1814feb17). torchtune
+# refuses it with gradient accumulation and gradient clipping (recipes/full_finetune_single_
+# device.py at 1814feb17, lines 146-157; the same in recipes/full_finetune_distributed.py at
+# bd2a0fc7c, which runs it under FSDP2).
+OPTIMIZER_IN_BACKWARD_SOURCE = (
+    "PyTorch tutorial 'How to save memory by fusing the optimizer step into the backward "
+    "pass' (Tensor.register_post_accumulate_grad_hook); torchtune torchtune/training/memory.py "
+    "register_optim_in_bwd_hooks and recipes/full_finetune_single_device.py (1814feb17)")
 
 
 @dataclass(frozen=True)
@@ -271,6 +282,11 @@ class ModelStates(Frozen):
                           "or DualPipe's first rank: DeepSeek-V3 report §3.2.3); off, each "
                           "module keeps its own copies, as the released checkpoint stores "
                           "them")
+    optimizer_in_backward: bool = Field(
+        False, description="the optimizer steps each parameter as soon as its gradient is "
+                           "made and frees it (torchtune's optimizer_in_bwd, PyTorch's "
+                           "register_post_accumulate_grad_hook): one parameter's gradient "
+                           "resident, not all; needs one micro-batch per step, ZeRO 0 or 3")
     memory_margin: Margin | None = Field(
         None, description="GiB per GPU kept free beside the run (default: the CUDA context, "
                           "one NCCL communicator per parallel group and the allocator's "
@@ -286,6 +302,7 @@ class TrainingMemory(ModelStates, Layout):  # fields in reverse order: the layou
 
     @model_validator(mode="after")
     def _recipe_matches_dtype(self) -> TrainingMemory:
+        self._check_optimizer_in_backward()
         if self.recipe is None:
             return self
         if (self.recipe == "fp32") != (self.dtype == "fp32"):
@@ -293,6 +310,23 @@ class TrainingMemory(ModelStates, Layout):  # fields in reverse order: the layou
                 f"recipe={self.recipe!r} does not go with dtype={self.dtype!r}: recipe 'fp32' "
                 f"needs dtype 'fp32', the mixed recipes need bf16, fp16 or fp8")
         return self
+
+    def _check_optimizer_in_backward(self) -> None:
+        """torchtune's rules (recipes/full_finetune_single_device.py and
+        full_finetune_distributed.py, OPTIMIZER_IN_BACKWARD_SOURCE): no gradient accumulation;
+        sharded only as FSDP2's full shard, whose hook steps each parameter's shard."""
+        if not self.optimizer_in_backward:
+            return
+        if self.micro_batches > 1:
+            raise ValueError(
+                f"optimizer_in_backward needs one micro-batch per step (got global_batch="
+                f"{self.global_batch} = {self.micro_batches} micro-batches of dp × micro_batch "
+                f"= {self.dp} × {self.micro_batch}): each gradient is applied as soon as it is "
+                f"made, so none accumulate (torchtune refuses gradient_accumulation_steps > 1)")
+        if self.zero in (1, 2):
+            raise ValueError(
+                f"optimizer_in_backward with zero={self.zero} is not modelled: torchtune runs "
+                f"it unsharded (zero 0) or under FSDP2's full shard (zero 3)")
 
     @property
     def stack(self) -> StackMemory:

@@ -85,8 +85,14 @@ class ModelSpec(Frozen):
         description="width of the token embedding and LM head when it is not d_model: "
                     "projections d_embedding → d after the embedding and d → d_embedding before "
                     "the head (OPT-350m's word_embed_proj_dim, project_in/project_out)")
+    output_vocab_size: int | None = Field(
+        None, ge=1, le=MAX_VOCAB,
+        description="rows of an LM head narrower than the vocabulary: the head scores only the "
+                    "first output_vocab_size tokens while the embedding keeps vocab_size rows "
+                    "(Apertus 1.5 drops its image and audio tokens from the head); unset: "
+                    "vocab_size rows")
     tie_embeddings: bool = Field(False, description="LM head shares the token embedding matrix")
-    lm_head_bias: bool = Field(False, description="a bias on the LM head (V values)")
+    lm_head_bias: bool = Field(False, description="a bias on the LM head (one value per row)")
     parallel_block: bool = Field(
         False, description="attention and FFN read the same input: x + Attn(N(x)) + FFN(N(x)) "
                            "(GPT-J, PaLM, Falcon)")
@@ -110,6 +116,7 @@ class ModelSpec(Frozen):
 
     def _consistent(self) -> ModelSpec:
         att = self.attention
+        self._check_head_rows()
         if att.mla is None and att.head_dim is None and self.d_model % att.n_heads:
             raise ValueError(
                 f"attention.n_heads={att.n_heads} does not divide d_model={self.d_model}; "
@@ -147,6 +154,21 @@ class ModelSpec(Frozen):
                              f"its learned parameters are counted per dense FFN (no released "
                              f"mixture of experts uses it)")
         return self
+
+    def _check_head_rows(self) -> None:
+        """A narrower head has fewer rows than the embedding, so it cannot be the embedding:
+        transformers ties a pruned Apertus 1.5 head by replacing it with the whole embedding
+        (vocab_size rows), which a config says by leaving output_vocab_size out."""
+        rows = self.output_vocab_size
+        if rows is None:
+            return
+        if rows >= self.vocab_size:
+            raise ValueError(f"output_vocab_size={rows} must be below vocab_size="
+                             f"{self.vocab_size}; leave it out for a head of vocab_size rows")
+        if self.tie_embeddings:
+            raise ValueError(f"output_vocab_size={rows} with tie_embeddings=True: a tied LM "
+                             f"head is the embedding's vocab_size={self.vocab_size} rows; untie "
+                             f"it or leave output_vocab_size out")
 
     def _check_indexer(self) -> None:
         """DSA's indexer is on every attention layer but the shared ones, which reuse the
@@ -222,6 +244,12 @@ class ModelSpec(Frozen):
                              "both place the MoE layers; give one of them")
 
     # ---- derived values -------------------------------------------------------------------
+    @property
+    def head_rows(self) -> int:
+        """Rows of the LM head, logits per token: output_vocab_size, else vocab_size."""
+        rows = self.output_vocab_size
+        return self.vocab_size if rows is None else rows
+
     @property
     def n_kv_heads(self) -> int:
         att = self.attention

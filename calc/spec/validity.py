@@ -150,9 +150,12 @@ WHOLE_LAYERS = {"hf": "transformers 5.24 modeling_utils.py activation_checkpoint
                       "selective recomputation"}
 
 
-def recomputations(framework: str | None) -> tuple[Recompute, ...]:
+def recomputations(framework: str | None, activation_offload: bool | None = False
+                   ) -> tuple[Recompute, ...]:
     """The recomputations `framework` runs (None: a Layout's default), least first: what
-    recompute='auto' tries."""
+    recompute='auto' tries; full only under activation offload, which moves checkpoints."""
+    if activation_offload:
+        return ("full",)
     framework = framework or Layout.model_fields["framework"].default
     return tuple(r for r in RECOMPUTE_ORDER
                  if not (r == "selective" and framework in WHOLE_LAYERS))

@@ -127,6 +127,12 @@ def row_symbols(presets: list[Preset], rows: dict[str, Any], axes: dict[str, np.
             (s["d_ff"] >= 1) & (s["d_ff"] <= LIMITS["d_ff"]))
     if "vocab_size" in rows:
         s["V"] = rows["vocab_size"]
+        # the LM head follows the vocabulary unless the model's is narrower (output_vocab_size
+        # keeps its rows, which must stay below the vocabulary)
+        narrower = _per_model([spec.output_vocab_size is not None for spec in specs], model)
+        s["V_o"] = _where(narrower, s["V_o"], s["V"])
+        checks["vocab_size not above output_vocab_size"] = _either(np.logical_not(narrower),
+                                                                   s["V_o"] < s["V"])
     s["T"] = rows["seq_len"] if "seq_len" in rows else _per_model(
         [spec.context_length for spec in specs], model)
     if np.any(s["P"]):  # only a learned position table can be run past

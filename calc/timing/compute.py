@@ -303,7 +303,7 @@ def _stage_times(terms: ModelTerms, layout: Layout, device: Device, layers: int,
     head, *head_backward = (matmul_times(terms.head, terms, layout, device, 1.0) if with_head
                             else (0.0, 0.0, 0.0))
     # vocabulary-parallel: V/t logits per token
-    logits = terms.vocab / layout.tp * tokens if with_head else 0.0
+    logits = terms.head_rows / layout.tp * tokens if with_head else 0.0
     recompute, recompute_flops = 0.0, 0.0
     if layout.recompute == "selective" and device.selective_recompute == "op":
         # every element-wise kernel and every second product: half the products' time

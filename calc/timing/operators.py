@@ -35,7 +35,7 @@ class ModelTerms:
     layers: int
     moe_layers: int
     d: int
-    vocab: int
+    head_rows: int  # logits per token: the LM head's rows (ModelSpec.head_rows)
     heads: int
     kv_heads: int  # 0 for MLA (every head has its own keys: split like the queries)
     d_qk: int
@@ -137,11 +137,11 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
     embedding = params.embedding
     return ModelTerms(
         name=spec.name, seq_len=seq_len, layers=layers, moe_layers=n_moe, d=d,
-        vocab=spec.vocab_size, heads=h, kv_heads=0 if att.mla else kv, d_qk=d_qk, d_v=d_v,
+        head_rows=spec.head_rows, heads=h, kv_heads=0 if att.mla else kv, d_qk=d_qk, d_v=d_v,
         experts=moe.n_experts if moe else 0, top_k=moe.top_k if moe else 0,
         tp_reductions=tp_reductions(spec),
         matmuls=tuple(m for m in matmuls if m.flops),
-        head=Matmul("lm_head", flops["lm_head"], spec.vocab_size, d, 1, "column"),
+        head=Matmul("lm_head", flops["lm_head"], spec.head_rows, d, 1, "column"),
         attention_causal=flops["attention/scores"],
         attention_full=full.components["attention/scores"],
         elementwise=_elementwise(spec, seq_len),

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from calc.spec.finetune import PEFT_MODULES
-from calc.trainers.base import UNDECIDED, TrainerConfig, checkpoint_preset
+from calc.trainers.base import UNDECIDED, TrainerConfig, checkpoint_preset, peft_stack
 from calc.trainers.transformers_args import read_optimizer
 
 
@@ -22,6 +22,7 @@ def read(data: dict[str, Any], path: Path) -> TrainerConfig:
         # LoRA on a 4-bit base is QLoRA: bitsandbytes nf4 with double quantisation
         # (src/axolotl/loaders/model.py:588-595)
         config.options.update(finetune="qlora", base_dtype="nf4", double_quant=True)
+    peft_stack(config)
     return config
 
 

@@ -44,6 +44,19 @@ class TrainerConfig:
         self.options.update(options)
 
 
+def peft_stack(config: TrainerConfig) -> None:
+    """A Hugging Face Trainer config that trains adapters runs on calc's hf stack: PEFT wraps the
+    nn.Linear modules of transformers' own model (peft 0.21.2 tuners/lora/model.py,
+    LoraModel._create_and_replace) and the Trainer runs that model's forward (transformers
+    5.24 trainer.py, compute_loss: model(**inputs)), so the activations are what
+    transformers' modules and PEFT's LoRA layers save (calc.spec.memory.STACKS['hf'], proved by
+    calc.verify.memory) and the frozen base sits in the dtype it was loaded in. A full
+    fine-tune keeps the reader's stack (how the Trainer and accelerate keep its model states
+    is not read here); a DeepSpeed config keeps DeepSpeed's."""
+    if config.framework == "fsdp" and config.options.get("finetune") in ("lora", "qlora"):
+        config.framework = "hf"
+
+
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """{'a': {'b': 1}} → {'a.b': 1}; lists stay values."""
     flat: dict[str, Any] = {}

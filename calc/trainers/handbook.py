@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from calc.spec.finetune import PEFT_MODULES
-from calc.trainers.base import UNDECIDED, TrainerConfig, checkpoint_preset
+from calc.trainers.base import UNDECIDED, TrainerConfig, checkpoint_preset, peft_stack
 from calc.trainers.transformers_args import read_optimizer
 
 
@@ -26,6 +26,7 @@ def read(data: dict[str, Any], path: Path) -> TrainerConfig:
     if peft and data.get("load_in_4bit") and "use_bnb_nested_quant" not in data:
         config.take("(default) use_bnb_nested_quant", False, "no double quantisation "
                     "(configs.py:185-192)", double_quant=False)
+    peft_stack(config)
     return config
 
 

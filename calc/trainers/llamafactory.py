@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from calc.trainers.base import UNDECIDED, TrainerConfig, checkpoint_preset
+from calc.trainers.base import UNDECIDED, TrainerConfig, checkpoint_preset, peft_stack
 from calc.trainers.transformers_args import read_optimizer
 
 # LLaMA-Factory's own DeepSpeed configs (examples/deepspeed/ds_z{0,2,3}[_offload]_config.json)
@@ -26,6 +26,7 @@ def read(data: dict[str, Any], path: Path) -> TrainerConfig:
         if not _take(config, key, value, data):
             config.ignored.append(key)
     _defaults(config, data)
+    peft_stack(config)
     return config
 
 

@@ -155,11 +155,12 @@ def training_step(model_name: str, device: str, dtype: str, batch: int, seq_len:
     sync, timer = _timers(device)
 
     def step() -> None:
-        ids = torch.randint(0, spec.vocab_size, (batch, seq_len + 1), device=device)
+        # ids the head can score (head_rows), so every target is a logit of the model
+        ids = torch.randint(0, spec.head_rows, (batch, seq_len + 1), device=device)
         with torch.autocast(device_type=device, dtype=torch_dtype, enabled=autocast):
             logits = model(ids[:, :-1])
             loss = torch.nn.functional.cross_entropy(
-                logits.float().reshape(-1, spec.vocab_size), ids[:, 1:].reshape(-1))
+                logits.float().reshape(-1, spec.head_rows), ids[:, 1:].reshape(-1))
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)

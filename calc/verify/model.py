@@ -232,12 +232,13 @@ class MultiTokenPrediction(nn.Module):
 
 
 class LMHead(nn.Module):
-    """W_U (its own, or the token embedding's when tied) and an optional bias."""
+    """W_U (its own, or the token embedding's when tied) and an optional bias; head_rows rows,
+    fewer than the embedding's where the head scores only the first output_vocab_size tokens."""
 
     def __init__(self, spec: ModelSpec):
         super().__init__()
         tag(self, "lm_head")
-        v, d = spec.vocab_size, spec.embedding_width
+        v, d = spec.head_rows, spec.embedding_width
         self.weight = (None if spec.tie_embeddings
                        else nn.Parameter(torch.empty(v, d).uniform_(-d**-0.5, d**-0.5)))
         self.bias = nn.Parameter(torch.zeros(v)) if spec.lm_head_bias else None
@@ -295,7 +296,7 @@ class ReferenceModel(nn.Module):
         return groups
 
     def forward(self, ids: Tensor) -> Tensor:
-        """Logits [B, T, V] for token ids [B, T]."""
+        """Logits [B, T, V_o] (head_rows) for token ids [B, T]."""
         t = ids.shape[1]
         positions = torch.arange(t, device=ids.device)
         x = self.token(ids)

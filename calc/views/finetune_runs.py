@@ -32,7 +32,9 @@ def view(report: FinetuneReproduction) -> View:
                  r.published_memory_bytes / GIB if r.published_memory_bytes else None,
                  r.calc_memory_bytes / GIB if r.calc_memory_bytes else None,
                  _signed(r.memory_error), r.published_tokens_per_s_per_gpu,
-                 r.calc_tokens_per_s_per_gpu, _signed(r.time_error), ", ".join(r.unmodelled),
+                 r.calc_tokens_per_s_per_gpu, _signed(r.time_error),
+                 ", ".join([*r.unmodelled, *(f"{what} (time)" for what in r.unmodelled_time
+                                              if what not in r.unmodelled)]),
                  "; ".join(r.skipped))
     targets = report.targets
     notes = [

@@ -33,14 +33,16 @@ def view(report: MemoryReport) -> View:
                          + ("row- and column-wise)" if copies == 2 else f"{copies} per weight)"),
                   m.weight_copies_bytes, "projections only")
     add_bytes(table, "gradients", m.gradients_bytes,
-           f"{per['gradients']} B/param" + (f" + fp32 copy {per['gradient_copy']}"
-                                             if per["gradient_copy"] else ""))
+              ("the largest parameter's (optimizer in backward)" if o.optimizer_in_backward
+               else f"{per['gradients']} B/param" + (f" + fp32 copy {per['gradient_copy']}"
+                                                      if per["gradient_copy"] else "")))
     add_bytes(table, "optimizer states + fp32 master", m.optimizer_bytes,
            f"{per['optimizer_states']:.4g} + {per['master']} B/param")
     if m.ema_bytes:
         add_bytes(table, "EMA of the parameters (fp32)", m.ema_bytes, "ema device")
     add_bytes(table, "activations", m.activations_bytes, f"recompute {o.recompute}"
-              + (", norms and up-projections" if o.recompute_norm_up else ""))
+              + (", norms and up-projections" if o.recompute_norm_up else "")
+              + (", offloaded" if o.activation_offload else ""))
     for key, value in m.activations.items():
         add_bytes(table, f"  activations: {key}", value)
     if m.activations_per_layer_bytes is not None:
@@ -62,6 +64,9 @@ def view(report: MemoryReport) -> View:
         if value:
             add_bytes(table, f"  buffers: {key.replace('_', ' ')}", value, BUFFER_NOTES[key])
     add_bytes(table, "allocated by the run", m.allocated_bytes)
+    if m.activations_host_bytes:
+        add_bytes(table, "  checkpoints in pinned host memory (not on the GPU)",
+                  m.activations_host_bytes, "activation offload")
     if m.ema_host_bytes:
         add_bytes(table, "  EMA in host memory (not on the GPU)", m.ema_host_bytes,
                   "ema host, fp32")
