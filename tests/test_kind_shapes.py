@@ -87,6 +87,12 @@ def test_the_kv_cache_holds_each_kinds_heads():
     per_layer_global, per_layer_local = 2 * 16 * 2 * 2, 4 * 8 * 2 * 2
     assert block.kv_cache_bytes_per_token == 2 * per_layer_global + 2 * per_layer_local
     assert block.kv_cache_bytes == 2 * per_layer_global * 64 + 2 * per_layer_local * 8
+    # on 4 GPUs the global layers' 2 KV heads are replicated twice, the local layers' 4 split
+    four = calc.infer(spec, gpu="h100", gpus=4, context=64, batch=1)
+    assert four.inference.kv_cache_bytes == 2 * (2 * per_layer_global * 64) \
+        + 2 * per_layer_local * 8
+    assert ("4 GPUs for 2 KV heads replicate each head 2 times (vLLM's QKVParallelLinear); "
+            "the local layers' 4 KV heads split 4 ways") in " ".join(four.conventions)
 
 
 def test_step_time_splits_the_query_side_by_kind():

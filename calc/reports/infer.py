@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field
 
-from calc.counting import GIB, TERA
+from calc.counting import GIB, TERA, whole
 from calc.document import Document
 from calc.errors import CalcError
 from calc.plan.roofline import InferenceBlock, inference_options, roofline
@@ -130,6 +130,13 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
                     f"{block.kv_cache_copies:g} times (vLLM's QKVParallelLinear)")
     else:
         kv_split = f"the {spec.n_kv_heads} KV heads split {o.gpus:,} ways"
+    kind = spec.shaped_kind  # a kind's layers with key/value heads of their own (kind_shapes)
+    if kind and spec.heads_of(kind)[1] != spec.n_kv_heads:
+        own = spec.heads_of(kind)[1]
+        copies = whole(o.gpus * -(-own // o.gpus) / own)
+        kv_split += (f"; the {kind} layers' {own} KV heads "
+                     + (f"replicated {copies:g} times" if copies > 1
+                        else f"split {o.gpus:,} ways"))
     return [
         f"Weights: all {block.params:,} parameters at {o.dtype}, "
         f"{BYTES_PER_ELEMENT[o.dtype]:g} B each (quantisation scales not counted).",
