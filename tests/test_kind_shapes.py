@@ -144,3 +144,22 @@ def test_the_estimate_says_which_layers_have_which_heads():
     assert report.params.per_layer["attention/kv"] == 64 * 2 * 2 * 16
     assert ("Attention by kind: the 2 local layers have 8 query heads and 2 key/value heads of "
             "width 16, the other attention layers 4 and 2 of 16") in " ".join(report.notes)
+
+
+@pytest.mark.parametrize("targets", ["q,k,v,o,g", "k", "v,up,down"])
+def test_adapters_on_the_reference_model_have_each_layers_widths(targets):
+    """LoRA on calc's torch model of a spec whose local layers have heads, key/value heads and
+    a head width of their own: numel and FlopCounterMode's step against calc's counts."""
+    pytest.importorskip("torch")
+    from calc.evaluate import count_adapters, finetune_train_flops
+    from calc.spec.finetune import FineTune
+    from calc.verify.finetune import count_finetune
+
+    spec = _spec({"n_heads": 8, "n_kv_heads": 4, "head_dim": 4})  # K, V 16 wide, not 32
+    ft = FineTune(method="lora", rank=4, targets=targets)
+    torch_count, ours = count_finetune(spec, ft, 16), count_adapters(spec, ft)
+    forward = count_flops(spec, 16, "full").forward
+    adapters, train = finetune_train_flops(spec, 16, "full", ft, ours.targets)
+    assert (torch_count.trainable, torch_count.frozen) == (ours.trainable, ours.frozen)
+    assert torch_count.forward == 16 * (forward + adapters)
+    assert torch_count.backward == 16 * (train - forward - adapters)

@@ -78,12 +78,12 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
     for parameter in model.parameters():
         parameter.requires_grad_(False)
     r = finetune.rank
-    kv_widths = [spec.n_kv_heads * spec.head_dim_qk, spec.n_kv_heads * spec.head_dim_v]
     for module in list(model.layers.modules()):  # not the MTP blocks, which calc counts apart
         if isinstance(module, Attention):
             if "q" in targets:
                 module.q = _adapt(module.q, [module.q.out_features], [True], r)
-            if targets & {"k", "v"}:
+            if targets & {"k", "v"}:  # the layer's own K/V heads (attention.kind_shapes)
+                kv_widths = [module.h_kv * module.d_qk, module.h_kv * module.d_v]
                 module.kv = _adapt(module.kv, kv_widths, ["k" in targets, "v" in targets], r)
             if "o" in targets:
                 module.o = _adapt(module.o, [module.o.out_features], [True], r)
