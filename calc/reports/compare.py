@@ -64,6 +64,17 @@ def _experts(report: Report, options: Options) -> str | None:
     return f"{moe.top_k} of {moe.n_experts}" if moe else None
 
 
+def _kind_heads(report: Report, options: Options) -> str | None:
+    """The kind with head shapes of its own (attention.kind_shapes): its query heads, key/value
+    heads and head width, as the rows above give the model's."""
+    spec = report.spec
+    kind = spec.shaped_kind
+    if kind is None:
+        return None
+    heads, kv, width, _ = spec.heads_of(kind)
+    return f"{kind}: {heads}, {kv} KV, width {width}"
+
+
 def _six_n_ratio(report: Report, options: Options) -> float:
     flops = report.flops_per_token
     return flops.six_n / flops.train
@@ -115,6 +126,7 @@ ROW_GROUPS: list[RowGroup] = [
         RowSpec("spec.attention.n_heads", "query heads", "int"),
         RowSpec("spec.n_kv_heads", "KV heads", "int"),
         RowSpec("spec.head_dim_qk", "query/key width per head", "int"),
+        RowSpec("spec.kind_heads", "heads of one kind's own", "text", _kind_heads),
         RowSpec("spec.ffn.d_ff", "FFN width (dense layers)", "int"),
         RowSpec("spec.experts_per_token", "experts per token", "text", _experts),
         RowSpec("spec.vocab_size", "vocabulary", "int"),
