@@ -163,3 +163,11 @@ def test_adapters_on_the_reference_model_have_each_layers_widths(targets):
     assert (torch_count.trainable, torch_count.frozen) == (ours.trainable, ours.frozen)
     assert torch_count.forward == 16 * (forward + adapters)
     assert torch_count.backward == 16 * (train - forward - adapters)
+
+
+def test_compare_shows_the_kinds_own_heads(cli, tmp_path):
+    path = tmp_path / "shaped.json"
+    path.write_text(_spec({"n_heads": 8}).model_dump_json())
+    result = cli("compare", str(path), "gpt2")
+    assert result.code == 0, result.err
+    assert "heads of one kind's own" in result.out and "local: 8, 2 KV, width 16" in result.out
