@@ -349,6 +349,18 @@ def _flop_counts(spec: ModelSpec, seq_len: int, attention: str) -> FlopCounts:
     )
 
 
+def kind_scores(spec: ModelSpec, seq_len: int, attention: str = "causal") -> int | float:
+    """QKᵀ and A·V per token at `seq_len` in the layers of the kind with head shapes of its
+    own (attention.kind_shapes), of count_flops' attention/scores: all of it less what the
+    other layers score (the same count with that kind's heads h' = 0); 0 without one."""
+    if spec.shaped_kind is None:
+        return 0
+    s = {**symbol_values(spec), "T": seq_len, "i_causal": int(attention == "causal")}
+    total = _compiled.flops(s)["attention_per_sequence"]
+    others = _compiled.flops({**s, "h2": 0})["attention_per_sequence"]
+    return _exact(total - others, seq_len)
+
+
 def rule_flops(spec: ModelSpec, seq_len: int) -> dict[str, float]:
     """Training FLOPs per token under each published rule (calc.formulas.rules), kept with the
     spec per seq_len: read-only."""

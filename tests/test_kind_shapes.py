@@ -95,10 +95,10 @@ def test_the_kv_cache_holds_each_kinds_heads():
             "the local layers' 4 KV heads split 4 ways") in " ".join(four.conventions)
 
 
-def test_step_time_splits_the_query_side_by_kind():
-    """The step's operators: W_Q, W_O and the gate of each kind's width over its layers, their
-    FLOPs calc's exact count; key/value heads or a head width of a kind's own are refused in
-    one line (the kernels take one K/V shape)."""
+def test_step_time_splits_the_attention_products_by_kind():
+    """The step's operators: W_Q, W_K/W_V, W_O and the gate of each kind's widths over its
+    layers, their FLOPs calc's exact count; the kind's key/value heads split its K/V product;
+    its share of QKᵀ and A·V at its own head width."""
     from calc.timing.operators import model_terms
 
     spec = _spec({"n_heads": 8})
@@ -107,18 +107,42 @@ def test_step_time_splits_the_query_side_by_kind():
     assert [(op.n, op.layers) for op in q] == [(4 * 16, 2), (8 * 16, 2)]
     assert sum(op.flops for op in q) == count_flops(spec, 64).components["attention/q"]
     assert [op.flops for op in q] == [2 * 64 * 64 * 2, 2 * 64 * 128 * 2]
-    with pytest.raises(CalcError, match=re.escape("attention.kind_shapes.local: step time and "
-                                                  "serving are modelled for a kind with query "
-                                                  "heads of its own only")):
-        model_terms(_spec({"n_heads": 8, "n_kv_heads": 4}), 64)
+
+    wider = _spec({"n_heads": 8, "n_kv_heads": 4, "head_dim": 8})
+    terms = model_terms(wider, 64)
+    kv = [(op.n, op.layers, op.kv_heads) for op in terms.matmuls if op.name == "attention/kv"]
+    assert kv == [(2 * 32, 2, 0), (4 * 16, 2, 4)]
+    assert (terms.kind_layers, terms.kind_kv_heads, terms.kind_d_qk) == (2, 4, 8)
+    # the local layers' scores: 8 heads × (8 + 8) per pair, doubled pairs over a window of 8
+    pairs = sum(min(i, 8) for i in range(1, 65))
+    assert terms.kind_attention_causal == 2 * 2 * 8 * 16 * pairs / 64
+
+
+def test_serving_caches_each_kinds_keys_and_values():
+    """A serving replica's cache of one sequence is infer's (calc.formulas.inference, each
+    kind's own K/V heads and width over its cached tokens), at every context."""
+    from calc.serving.layouts import Replica
+    from calc.serving.memory import replica_memory
+    from calc.timing.operators import model_terms
+
+    spec = _spec({"n_heads": 8, "n_kv_heads": 4, "head_dim": 4})  # K, V 16 wide, not 32
+    memory = replica_memory(spec, model_terms(spec, 64), Replica(), "bf16", "bf16", 80)
+    for context in (1, 8, 9, 64):
+        block = calc.infer(spec, gpu="h100", context=context, batch=1).inference
+        assert memory.kv_bytes(context) == pytest.approx(block.kv_cache_bytes, rel=1e-12)
 
 
 def test_tensor_parallelism_divides_every_kinds_heads():
-    """tp = 4 divides the global layers' 4 heads but not the local layers' 6."""
+    """tp = 4 divides the global layers' 4 heads but not the local layers' 6; tp = 2 their
+    heads, but neither it nor the local layers' 3 key/value groups divides the other
+    (Megatron-LM's rule)."""
     spec = _spec({"n_heads": 6})
     with pytest.raises(CalcError, match="tp=4 does not divide the 6 attention heads"):
         calc.step(spec, gpu="h100", gpus=4, tp=4, seq_len=64, global_batch=1)
     assert calc.step(spec, gpu="h100", gpus=2, tp=2, seq_len=64, global_batch=1)
+    odd = _spec({"n_heads": 6, "n_kv_heads": 3})
+    with pytest.raises(CalcError, match="tp=2 and the 3 KV groups of shaped: neither divides"):
+        calc.step(odd, gpu="h100", gpus=2, tp=2, seq_len=64, global_batch=1)
 
 
 def test_a_sweep_over_depth_counts_each_kinds_layers_at_every_depth():

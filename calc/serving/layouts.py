@@ -53,13 +53,15 @@ def tp_problem(spec: ModelSpec, tp: int) -> str | None:
         heads, kv = spec.attention.n_heads, None
     else:
         heads, kv = spec.attention.n_heads, spec.n_kv_heads
-    kind = spec.shaped_kind  # a kind's layers with query heads of their own (kind_shapes)
-    for count in (heads, spec.heads_of(kind)[0] if kind else heads):
+    kind = spec.shaped_kind  # a kind's layers with heads of their own (kind_shapes)
+    own = spec.heads_of(kind) if kind else (heads, kv)
+    for count in (heads, own[0]):
         if count % tp:
             return f"tp={tp} does not divide the {count} attention heads"
-    if kv is not None and kv % tp and tp % kv:
-        return (f"tp={tp} neither divides the {kv} key/value heads nor is a multiple of "
-                f"them")
+    for count in (kv, own[1] if kv is not None else None):
+        if count is not None and count % tp and tp % count:
+            return (f"tp={tp} neither divides the {count} key/value heads nor is a multiple "
+                    f"of them")
     return None
 
 

@@ -46,7 +46,8 @@ def shard(op: Matmul, terms: ModelTerms, tp: int) -> int:
         case "none":
             return 1
         case "kv":
-            return min(tp, terms.kv_heads) if terms.kv_heads else tp
+            kv = op.kv_heads or terms.kv_heads
+            return min(tp, kv) if kv else tp
         case "column" | "row":
             return tp
         case other:
@@ -73,6 +74,7 @@ class ReplicaMemory:
     # of the attention layers, global, local and chunked ones of the kind with query heads of
     # its own (attention.kind_shapes), whose keys cost other FLOPs
     kind_layers: tuple[int, int, int] = (0, 0, 0)
+    kind_kv_per_token: float = 0.0  # of kv_per_token, those layers'
 
     def effective_context(self, context: float) -> float:
         """`context` averaged over the attention layers after windows and chunks cap it."""
@@ -96,8 +98,19 @@ class ReplicaMemory:
             * self.share
 
     def kv_bytes(self, context: float) -> float:
-        """One sequence's cache at `context` tokens on this GPU."""
-        return self.kv_per_token * self.effective_context(context) + self.state_per_sequence
+        """One sequence's cache at `context` tokens on this GPU: each layer's keys and values
+        (a kind's own width on its layers: attention.kind_shapes) and the recurrent states."""
+        own = sum(self.kind_layers)
+        if not own:
+            return self.kv_per_token * self.effective_context(context) + self.state_per_sequence
+        full, local, _, chunked, _ = self.kv_token_layers
+        others = full + local + chunked - own
+        kind = self.kind_token_layers(context)
+        cache = self.kind_kv_per_token * kind / (own * self.share)
+        if others:
+            cache += ((self.kv_per_token - self.kind_kv_per_token)
+                      * (self.token_layers(context) - kind) / (others * self.share))
+        return cache + self.state_per_sequence
 
 
 def replica_memory(spec: ModelSpec, terms: ModelTerms, replica: Replica, dtype: str,
@@ -133,7 +146,8 @@ def replica_memory(spec: ModelSpec, terms: ModelTerms, replica: Replica, dtype: 
         kv_token_layers=(counts["attention"] - counts["local"] - counts["chunked"],
                          counts["local"], att.sliding_window or 0, counts["chunked"],
                          att.chunk_size or 0),
-        gpu=gpu_memory_gib * GIB, share=share, kind_layers=_kind_layers(spec))
+        gpu=gpu_memory_gib * GIB, share=share, kind_layers=_kind_layers(spec),
+        kind_kv_per_token=kv["kind_kv_per_token"] * share)
 
 
 def _kind_layers(spec: ModelSpec) -> tuple[int, int, int]:
@@ -155,7 +169,11 @@ def _compiled_kv(spec: ModelSpec, tp: int, kv_dtype: str) -> dict[str, float]:
     values["h_kv"] = 1 if mla else values["h_g"]  # one GPU's heads stand for the model's
     values["h_g2"] = values["h_kv2"] = -(-spec.heads_of(spec.shaped_kind or "")[1] // tp)
     out = _compiled.inference(values)
+    # of it, the layers of a kind with head shapes of its own: all of it less the same with
+    # their widths 0 (attention.kind_shapes)
+    others = _compiled.inference({**values, "d_qk2": 0, "d_v2": 0})["kv_cache_per_token"]
     return {"kv_cache_per_token": out["kv_cache_per_token"],
+            "kind_kv_per_token": out["kv_cache_per_token"] - others,
             "state_cache": out["state_cache"] / tp}
 
 

@@ -292,7 +292,8 @@ def key_flops(spec: ModelSpec, tp: int, kind: str = "") -> float:
     if mla is not None:
         return 2 * heads * (mla.kv_lora_rank + mla.qk_rope_head_dim) \
             + 2 * heads * mla.kv_lora_rank
-    return 2 * heads * (spec.head_dim_qk + spec.head_dim_v)
+    _, _, d_qk, d_v = spec.heads_of(kind)
+    return 2 * heads * (d_qk + d_v)
 
 
 def step_model(spec: ModelSpec, terms: ModelTerms, replica: Replica, memory: ReplicaMemory,

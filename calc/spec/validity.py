@@ -34,7 +34,9 @@ class Model:
     layers: int
     experts: int  # routed experts; 0 without MoE
     context: int
-    kind_heads: int = 0  # query heads of the layers of a kind with its own (kind_shapes)
+    # query and key/value heads of the layers of a kind with their own (kind_shapes); 0: none
+    kind_heads: int = 0
+    kind_kv_groups: int = 0
 
     @classmethod
     def of(cls, spec: ModelSpec) -> Model:
@@ -43,7 +45,8 @@ class Model:
         return cls(spec.name, spec.attention.n_heads if attention else 0,
                    spec.n_kv_heads if attention and spec.attention.mla is None else 0,
                    spec.n_layers, spec.moe.n_experts if spec.moe is not None else 0,
-                   spec.context_length, spec.heads_of(kind)[0] if kind else 0)
+                   spec.context_length, spec.heads_of(kind)[0] if kind else 0,
+                   spec.heads_of(kind)[1] if kind else 0)
 
 
 @dataclass(frozen=True)
@@ -76,16 +79,17 @@ def _heads(spec: Model, lay: Layout, _: int | None) -> str | None:
 
 
 def _kv_either(spec: Model, lay: Layout, _: int | None) -> str | None:
-    kv = spec.kv_groups
-    if kv and kv % lay.tp and lay.tp % kv:
-        return f"tp={lay.tp} and the {kv} KV groups of {spec.name}: neither divides the other"
+    for kv in (spec.kv_groups, spec.kind_kv_groups):
+        if kv and kv % lay.tp and lay.tp % kv:
+            return (f"tp={lay.tp} and the {kv} KV groups of {spec.name}: neither divides the "
+                    f"other")
     return None
 
 
 def _kv_divides(spec: Model, lay: Layout, _: int | None) -> str | None:
-    kv = spec.kv_groups
-    if kv and kv % lay.tp:
-        return f"tp={lay.tp} does not divide the {kv} KV heads of {spec.name}"
+    for kv in (spec.kv_groups, spec.kind_kv_groups):
+        if kv and kv % lay.tp:
+            return f"tp={lay.tp} does not divide the {kv} KV heads of {spec.name}"
     return None
 
 

@@ -98,11 +98,16 @@ def micro_batch_communication(terms: ModelTerms, layout: Layout,
 
     cp_forward = cp_backward = 0.0
     if layout.cp > 1:
-        heads = terms.heads / layout.tp if not terms.kv_heads else (
-            terms.kv_heads / min(layout.tp, terms.kv_heads))
-        chunk = tokens * heads * (terms.d_qk + terms.d_v) * ACTIVATION_BYTES
         link = network.link(layout.stride("cp"), layout.cp)
-        cp_forward = layers * (layout.cp - 1) * p2p(chunk, link)
+        # the layers of the model's K/V shape, and those of a kind with its own (kind_shapes)
+        own = layers * terms.kind_layers / terms.layers
+        for share, kv, width in ((layers - own, terms.kv_heads, terms.d_qk + terms.d_v),
+                                 (own, terms.kind_kv_heads, terms.kind_d_qk + terms.kind_d_v)):
+            if not share:
+                continue
+            heads = terms.heads / layout.tp if not kv else kv / min(layout.tp, kv)
+            chunk = tokens * heads * width * ACTIVATION_BYTES
+            cp_forward += share * (layout.cp - 1) * p2p(chunk, link)
         cp_backward = 2 * cp_forward  # K, V and their gradients
 
     ep = 0.0

@@ -146,7 +146,7 @@ def _shard(op: Matmul, terms: ModelTerms, tp: int) -> tuple[int, float, float]:
         case "none":
             return 1, op.n, op.k
         case "kv":  # KV heads beyond h_kv are replicated: each rank computes one
-            ways = min(tp, terms.kv_heads)
+            ways = min(tp, op.kv_heads or terms.kv_heads)
             return ways, op.n / ways, op.k
         case "column":
             return tp, op.n / tp, op.k
@@ -215,21 +215,38 @@ def quantise_time(op: Matmul, terms: ModelTerms, layout: Layout, device: Device,
 
 def _attention(terms: ModelTerms, layout: Layout, device: Device,
                stage: float) -> tuple[float, float]:
-    """Forward and backward seconds of QKᵀ and A·V for one micro-batch."""
+    """Forward and backward seconds of QKᵀ and A·V for one micro-batch: the layers of the
+    model's head width, and those of a kind with its own (attention.kind_shapes), each at its
+    kernel's rate for its width."""
+    parts = [(terms.attention_causal - terms.kind_attention_causal,
+              terms.attention_full - terms.kind_attention_full, terms.d_qk)]
+    if terms.kind_layers:
+        parts.append((terms.kind_attention_causal, terms.kind_attention_full, terms.kind_d_qk))
+    forward = backward = 0.0
+    for causal, full, d_qk in parts:
+        seconds = _attention_part(causal, full, d_qk, terms, layout, device, stage)
+        forward, backward = forward + seconds[0], backward + seconds[1]
+    return forward, backward
+
+
+def _attention_part(causal: float, full: float, d_qk: int, terms: ModelTerms, layout: Layout,
+                    device: Device, stage: float) -> tuple[float, float]:
+    """Forward and backward seconds of `causal` (flash) or `full` (eager) attention FLOPs per
+    token of heads d_qk wide, for one micro-batch."""
     tokens = tokens_per_micro_batch(terms, layout)
     if layout.flash_attention:
-        flops = terms.attention_causal * tokens * stage / layout.tp
+        flops = causal * tokens * stage / layout.tp
         kernel = device.attention_kernel
         if kernel is None:
             forward = flops / (device.attention_peak * device.flash_fraction)
             return forward, FLASH_BACKWARD_PER_FORWARD * forward
         length = terms.seq_len / layout.cp  # each call of a ring's step: s/cp against s/cp
-        return (flops / kernel.flops_per_s("forward", True, terms.d_qk, length),
+        return (flops / kernel.flops_per_s("forward", True, d_qk, length),
                 FLASH_BACKWARD_PER_FORWARD * flops
-                / kernel.flops_per_s("backward", True, terms.d_qk, length))
-    flops = terms.attention_full * tokens * stage / layout.tp
+                / kernel.flops_per_s("backward", True, d_qk, length))
+    flops = full * tokens * stage / layout.tp
     rows = terms.seq_len / layout.cp  # one head's queries against all s keys, d_qk wide
-    efficiency = device.gemm_efficiency(rows, terms.seq_len, terms.d_qk)
+    efficiency = device.gemm_efficiency(rows, terms.seq_len, d_qk)
     forward = flops / (device.attention_peak * efficiency)
     return forward, MATMUL_BACKWARD_PER_FORWARD * forward
 

@@ -40,6 +40,9 @@ class Matmul:
     layers: int  # layers that run it (the LM head: 1)
     split: Split
     expert: bool = False  # rows are the tokens routed to one expert
+    # a "kv" product's key/value heads where its layers have their own (attention.kind_shapes);
+    # 0: the model's (ModelTerms.kv_heads)
+    kv_heads: int = 0
 
     def __post_init__(self) -> None:
         _known(self.split, Split, "split")

@@ -13,8 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from calc.counting import MASK_BYTES
-from calc.errors import CalcError
-from calc.evaluate import count_flops, count_params
+from calc.evaluate import count_flops, count_params, kind_scores
 from calc.spec import ModelSpec
 from calc.timing.kernels import ACTIVATION_BYTES, ElementWise, Matmul, Recurrence
 from calc.timing.mixers import mixer_elementwise, mixer_matmuls, recurrences, tp_reductions
@@ -57,6 +56,14 @@ class ModelTerms:
     # MLA's up-projections (latents to queries, keys and values), forward FLOPs per token, all
     # layers: what recomputing them in the backward adds (DeepSeek-V3 report §3.2.3)
     mla_up_flops: float = 0.0
+    # the attention layers of a kind with head shapes of its own (attention.kind_shapes): how
+    # many, their key/value heads and widths, and their share of attention_causal and _full
+    kind_layers: int = 0
+    kind_kv_heads: int = 0
+    kind_d_qk: int = 0
+    kind_d_v: int = 0
+    kind_attention_causal: float = 0.0
+    kind_attention_full: float = 0.0
 
 
 def _ffn(prefix: str, flops: float, width: int, d: int, gated: bool, layers: int,
@@ -67,23 +74,39 @@ def _ffn(prefix: str, flops: float, width: int, d: int, gated: bool, layers: int
             Matmul(f"{prefix}/down", flops / parts, d, width, layers, "row", expert))
 
 
-def _by_kind(spec: ModelSpec, op: Matmul) -> tuple[Matmul, ...]:
-    """`op`, a query-side attention product (W_Q, W_O, the output gate) of the model's head
-    shapes over every attention layer, as the layers run it: where one kind has query heads
-    of its own (attention.kind_shapes; Laguna's sliding layers), two products, each of its
-    width over its layers, the FLOPs shared in proportion to their weights (calc's exact
-    count is 2 × the weights)."""
+def _attention_matmuls(spec: ModelSpec, flops: dict[str, float], layers: int
+                       ) -> list[Matmul]:
+    """W_Q, W_K/W_V, W_O and the output gate of the `layers` attention layers, one product of
+    each for the layers of each head shape (attention.kind_shapes: a kind's own over its
+    layers), the FLOPs of a component shared in proportion to the weights (calc's exact count
+    is 2 × the weights)."""
     kind = spec.shaped_kind
-    if not kind or not op.layers:
-        return (op,)
-    own = spec.attention_kinds.count(kind)
-    scale = spec.heads_of(kind)[0] / spec.attention.n_heads  # widths ∝ query heads
-    wide = "n" if op.split == "column" else "k"
-    shaped = dataclasses.replace(op, layers=own, **{wide: round(getattr(op, wide) * scale)})
-    weights = (op.layers - own) * op.n * op.k, own * shaped.n * shaped.k
-    main = dataclasses.replace(op, layers=op.layers - own)
-    return (dataclasses.replace(main, flops=op.flops * weights[0] / sum(weights)),
-            dataclasses.replace(shaped, flops=op.flops * weights[1] / sum(weights)))
+    own = spec.attention_kinds.count(kind) if kind else 0
+    shapes = [(spec, layers - own, 0)]
+    if own:
+        shaped = spec.for_kind(kind)
+        shapes.append((shaped, own, shaped.n_kv_heads))
+    d, mla = spec.d_model, spec.attention.mla is not None
+    products = (
+        ("attention/q", lambda s: (s.attention.n_heads * s.head_dim_qk, d), "column"),
+        ("attention/kv", lambda s: (s.n_kv_heads * (s.head_dim_qk + s.head_dim_v), d),
+         "column" if mla else "kv"),
+        ("attention/o", lambda s: (d, s.attention.n_heads * s.head_dim_v), "row"),
+        # the output gate (Qwen3-Next's projected beside W_Q; LFM3's g_proj d → h):
+        # column-parallel like W_Q, split by heads
+        ("attention/gate", lambda s: (s.output_gate_width, d), "column"),
+    )
+    matmuls = []
+    for name, widths, split in products:
+        ops = [Matmul(name, 0.0, *widths(shape), n, split, kv_heads=kv if split == "kv" else 0)
+               for shape, n, kv in shapes if n or len(shapes) == 1]
+        if len(ops) == 1:
+            matmuls.append(dataclasses.replace(ops[0], flops=flops[name]))
+            continue
+        weights = sum(op.n * op.k * op.layers for op in ops)
+        matmuls += [dataclasses.replace(op, flops=flops[name] * op.n * op.k * op.layers
+                                        / weights if weights else 0.0) for op in ops]
+    return matmuls
 
 
 def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
@@ -96,20 +119,10 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
     counts = spec.layer_counts
     n_att, dense, n_moe = counts["attention"], counts["dense"], counts["moe"]
     kind = spec.shaped_kind
-    if kind and spec.heads_of(kind)[1:] != (kv, d_qk, d_v):  # ModelTerms: one K/V shape
-        raise CalcError(f"attention.kind_shapes.{kind}: step time and serving are modelled "
-                        f"for a kind with query heads of its own only, not with key/value "
-                        f"heads or a head width of its own")
+    own = spec.attention_kinds.count(kind) if kind else 0
+    _, kind_kv, kind_d_qk, kind_d_v = spec.heads_of(kind or "")
     matmuls = [
-        *_by_kind(spec, Matmul("attention/q", flops["attention/q"], h * d_qk, d, n_att,
-                               "column")),
-        Matmul("attention/kv", flops["attention/kv"], kv * (d_qk + d_v), d, n_att,
-               "column" if att.mla else "kv"),
-        *_by_kind(spec, Matmul("attention/o", flops["attention/o"], d, h * d_v, n_att, "row")),
-        # the output gate (Qwen3-Next's projected beside W_Q; LFM3's g_proj d → h):
-        # column-parallel like W_Q, split by heads
-        *_by_kind(spec, Matmul("attention/gate", flops["attention/gate"],
-                               spec.output_gate_width, d, n_att, "column")),
+        *_attention_matmuls(spec, flops, n_att),
         # JetMoE's attention-expert router, replicated like an MoE router
         Matmul("attention/router", flops["attention/router"], att.experts or 0, d, n_att,
                "none"),
@@ -152,6 +165,9 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         expert_params=expert_params, embedding_params=embedding,
         head_params=params.components["lm_head"],
         mla_up_flops=_mla_up_flops(spec, flops),
+        kind_layers=own, kind_kv_heads=kind_kv if own else 0, kind_d_qk=kind_d_qk,
+        kind_d_v=kind_d_v, kind_attention_causal=kind_scores(spec, seq_len, "causal"),
+        kind_attention_full=kind_scores(spec, seq_len, "full"),
     )
 
 
@@ -208,12 +224,13 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
     # query heads over the attention layers (a kind's own count on its layers: kind_shapes)
     kind = spec.shaped_kind
     own = spec.attention_kinds.count(kind) if kind else 0
-    layer_heads = (n_att - own) * h + own * spec.heads_of(kind or "")[0]
+    h2, kv2, d_qk2, _ = spec.heads_of(kind or "")
+    layer_heads = (n_att - own) * h + own * h2
     rotary = 0  # rotated elements per token over the attention layers
     if mla is not None:
         rotary = n_att * (h + 1) * mla.qk_rope_head_dim  # queries' RoPE part, the shared key
     elif spec.position.kind == "rope":
-        rotary = (layer_heads + n_att * kv) * spec.head_dim_qk
+        rotary = (n_att - own) * (h + kv) * spec.head_dim_qk + own * (h2 + kv2) * d_qk2
     ffn_widths = dense * spec.ffn.d_ff if spec.ffn is not None else 0
     if moe is not None:
         ffn_widths += n_moe * (moe.top_k * moe.d_expert + moe.n_shared_experts * moe.shared_width)
