@@ -224,8 +224,9 @@ def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: floa
     from calc.spec.memory import EMA_BYTES, OPTIMIZERS, RECIPES
 
     counts = count_params(spec)
-    recipe, optimizer = RECIPES[options.recipe_name], OPTIMIZERS[options.optimizer]
     finetune = finetune or FineTune()
+    recipe = RECIPES[options.recipe_name]
+    optimizer = OPTIMIZERS[options.optimizer_kept(finetune.frozen_base)]
     values = {
         **finetune_values(finetune, targets, recipe.weights),
         **gemm_values(options.precision, BYTES_PER_ELEMENT[options.activation_dtype]),

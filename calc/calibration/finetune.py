@@ -40,8 +40,8 @@ RULES = [
     "precision bf16-true → recipe pure-bf16 (weights, gradients, optimizer states bf16: "
     "torch's AdamW makes m and v like the parameter, adamw → adamw-bf16, 4 B); "
     "bf16-mixed / fp16-mixed → mixed; fp32 → fp32",
-    "optimizer adamw-8bit → adam8bit; paged-* → the same states, pageable (not counted on the "
-    "GPU)",
+    "optimizer adamw-8bit → adam8bit; paged-* → the same states, paged (unified memory "
+    "outside PyTorch's allocator: not in the GPU bytes compared, whatever the method)",
     "sharding ddp → dp = GPUs; fsdp-full-shard → ZeRO 3 over the GPUs; fsdp-shard-grad-op → "
     "ZeRO 2; FSDP CPU offload → optimizer and parameters offloaded to the host",
     "attention sdpa / flash-attention-2 / unstated → flash (no s×s scores); eager → eager",
@@ -110,10 +110,10 @@ def run_options(run: PublishedFinetune) -> dict[str, Any]:
         recipe=recipe, dtype=dtype, optimizer=optimizer, zero=ZERO[run.sharding],
         dp=run.gpus, micro_batch=run.micro_batch, seq_len=run.seq_len,
         recompute=run.recompute, flash_attention=run.attention != "eager",
-        finetune=run.method, loss=loss_of(run),
+        finetune=run.method, loss=loss_of(run), paged=paged,
         framework="hf" if run.stack in HF_STACKS else FRAMEWORK)
     if run.method != "full":
-        options.update(lora_rank=run.lora_rank, lora_targets=run.lora_targets, paged=paged)
+        options.update(lora_rank=run.lora_rank, lora_targets=run.lora_targets)
     if run.quant is not None:
         options.update(base_dtype=run.quant, double_quant=bool(run.double_quant))
     if run.optimizer_in_backward:
