@@ -36,6 +36,14 @@ FRAMEWORK = "fsdp"
 # OffloadActivations, calc.spec.layout.ACTIVATION_OFFLOAD_SOURCE); Unsloth's offloaded
 # checkpointing is its own code, not read.
 OFFLOAD_STACKS = ("torchtune",)
+# The stacks calc models with their own code (calc.spec.memory.STACKS), framework = the stack:
+# LitGPT's untied head and 4-bit path (calc.spec.memory.LITGPT_SOURCE).
+OWN_STACKS = ("litgpt",)
+# LitGPT's lora.py (00af8b0d) replaces the configured optimizer under BitsandbytesPrecision with
+# bitsandbytes' PagedAdamW (litgpt/utils.py instantiate_bnb_optimizer): 32-bit states, paged
+# (bitsandbytes/optim/optimizer.py get_state_buffer at 0.42.0: every state of 1e5 values or
+# more in unified memory; LoRA's r·n matrices are).
+QUANTISED_OPTIMIZER = {"litgpt": ("adamw", True)}
 RULES = [
     "precision bf16-true → recipe pure-bf16 (weights, gradients, optimizer states bf16: "
     "torch's AdamW makes m and v like the parameter, adamw → adamw-bf16, 4 B); "
@@ -60,8 +68,12 @@ RULES = [
     "modelled only with the chunked loss and full recomputation (their stored tensors), its "
     "speed never",
     f"framework: hf (transformers' modules' activations) for a stack built on transformers' "
-    f"models (as for the loss), {FRAMEWORK} otherwise; {FRAMEWORK}'s constants for every stack; "
-    f"global batch = micro-batch × accumulation × GPUs",
+    f"models (as for the loss), litgpt for LitGPT (its head built apart from the embedding; "
+    f"under QLoRA the head in 4 bits, every 4-bit projection's input kept by bitsandbytes "
+    f"0.42's MatMul4Bit, the head's fp16 and bf16 dequantised copies at the backward's start, "
+    f"and bitsandbytes' PagedAdamW in place of the configured optimizer), {FRAMEWORK} "
+    f"otherwise; {FRAMEWORK}'s constants for every stack; global batch = micro-batch × "
+    f"accumulation × GPUs",
 ]
 
 
@@ -100,18 +112,27 @@ def loss_of(run: PublishedFinetune) -> str:
     return "hf" if run.fused_loss == "none" and run.stack in HF_STACKS else "fp32"
 
 
+def framework_of(run: PublishedFinetune) -> str:
+    """The framework whose model code the run's stack runs (RULES)."""
+    if run.stack in HF_STACKS:
+        return "hf"
+    return run.stack if run.stack in OWN_STACKS else FRAMEWORK
+
+
 def run_options(run: PublishedFinetune) -> dict[str, Any]:
     """The run's settings as calc's options (RULES)."""
     recipe, dtype = RECIPE[run.precision]
     optimizer, paged = OPTIMIZER[run.optimizer]
     if run.precision == "bf16-true":
         optimizer = BF16_STATES.get(optimizer, optimizer)
+    if run.quant is not None and run.stack in QUANTISED_OPTIMIZER:
+        optimizer, paged = QUANTISED_OPTIMIZER[run.stack]
     options: dict[str, Any] = dict(
         recipe=recipe, dtype=dtype, optimizer=optimizer, zero=ZERO[run.sharding],
         dp=run.gpus, micro_batch=run.micro_batch, seq_len=run.seq_len,
         recompute=run.recompute, flash_attention=run.attention != "eager",
         finetune=run.method, loss=loss_of(run), paged=paged,
-        framework="hf" if run.stack in HF_STACKS else FRAMEWORK)
+        framework=framework_of(run))
     if run.method != "full":
         options.update(lora_rank=run.lora_rank, lora_targets=run.lora_targets)
     if run.quant is not None:

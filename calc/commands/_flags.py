@@ -23,7 +23,7 @@ FLAGS = {
         'activation_offload': ('bool', None, "each checkpointed layer's input to pinned host memory in the forward, back in the backward (torchtune's enable_activation_offloading); two layers' stay on the GPU; needs recompute full"),
         'recompute_norm_up': ('bool', None, "recompute every norm and the MLA up-projections in the backward, storing neither's output (DeepSeek-V3 report §3.2.3); the norms' inputs and MLA's latents stay stored"),
         'dtype': ('choices', ('bf16', 'fp16', 'fp32', 'fp8'), 'dtype of the matrix products whose peak prices them; activations stay 16-bit under fp8'),
-        'framework': ('choices', ('megatron', 'deepspeed', 'torchtitan', 'foundry', 'fsdp', 'hf', 'jax', 'other'), 'software stack of the run'),
+        'framework': ('choices', ('megatron', 'deepspeed', 'torchtitan', 'foundry', 'fsdp', 'hf', 'litgpt', 'jax', 'other'), 'software stack of the run'),
         'pipeline_schedule': ('choices', ('1f1b', 'interleaved', 'gpipe', 'zb-h1', 'zb-h2', 'zb-1p', 'zb-2p', 'zbv', 'dualpipe', 'looped-bfs'), 'pipeline schedule; None: 1F1B, interleaved when vpp > 1'),
         'fp8_recipe': ('choices', ('delayed', 'current', 'rowwise', 'mxfp8', 'blockwise'), 'fp8 scaling recipe (dtype fp8); None: per-tensor current scaling'),
         'tp_overlap': ('bool', None, "tensor-parallel collectives overlapped with the products they feed (Megatron's --tp-comm-overlap, torchtitan's async TP)"),

@@ -151,6 +151,18 @@ class StackMemory:
     # zeros_like), so a recipe without an fp32 master copy keeps them 16-bit (STATES_16_BIT);
     # off: the optimizer's own table row whatever the parameters' dtype.
     states_like_parameters: bool = False
+    # LoRA adapters kept in fp32 whatever the base's dtype (PEFT's autocast_adapter_dtype),
+    # their states fp32 too.
+    fp32_adapters: bool = False
+    # The stack's own model code and 4-bit path, where it is not transformers' or Megatron's
+    # (LitGPT's, LITGPT below): the LM head built apart from the embedding even where the
+    # model ties them; under QLoRA the head stored in 4 bits too, every 4-bit projection's
+    # input kept for its backward (as in full training), and the dequantised copies of one
+    # 4-bit matrix, dequantised_bytes a weight, transient at the backward's peak.
+    untied_head: bool = False
+    quantised_head: bool = False
+    quantised_inputs_kept: bool = False
+    dequantised_bytes: int = 0
 
 
 # torch.optim.AdamW makes m and v with zeros_like(param) (torch/optim/adam.py _init_group, 2.13):
@@ -225,7 +237,20 @@ STACKS: dict[Framework, StackMemory] = {
         "16-bit weights and gradients and torch AdamW's states like the parameters, bf16 "
         "(torch/optim/adam.py _init_group, zeros_like); PEFT's adapters upcast to fp32 "
         "(peft 0.21 get_peft_model autocast_adapter_dtype=True) keep fp32 states",
-        states_like_parameters=True),
+        states_like_parameters=True, fp32_adapters=True),
+    # LitGPT's fine-tuning (litgpt at 00af8b0d, lightning 2.4.0.dev20240728 and bitsandbytes
+    # 0.42.0 as its pyproject.toml pins them): bf16-true casts the whole model to bf16 and
+    # torch's AdamW keeps its states so; LitGPT's own model code (LITGPT_SOURCE).
+    "litgpt": StackMemory(
+        {"bf16": "pure-bf16", "fp8": "pure-bf16", "fp16": "pure-bf16", "fp32": "fp32"},
+        _FSDP_STAGES, 0, 2, False, 0, 2,
+        "LitGPT litgpt/finetune/full.py and lora.py (00af8b0d) over Lightning Fabric's "
+        "FSDPStrategy (PyTorch FSDP, whose buffers are counted as fsdp's); precision "
+        "bf16-true: weights and gradients bf16 and torch AdamW's states like them; the head "
+        "untied, and under QLoRA quantised with its input and the projections' inputs kept "
+        "and a dequantised copy transient (calc.spec.memory.LITGPT_SOURCE)",
+        states_like_parameters=True, untied_head=True, quantised_head=True,
+        quantised_inputs_kept=True, dequantised_bytes=2 + 2),
     "jax": StackMemory(
         _ZERO_RECIPES, {0: "replicated", 1: "ZeRO stage 1", 2: "ZeRO stage 2", 3: "FSDP"},
         0, 0, False, 0, 0,
@@ -237,6 +262,30 @@ STACKS: dict[Framework, StackMemory] = {
         0, 2, False, 0, 4,
         "an in-house stack a source does not name: Megatron-LM's recipe and buffers"),
 }
+
+
+# What LitGPT's stack holds, each from a file at a commit (litgpt 00af8b0d; lightning
+# 2.4.0.dev20240728 and bitsandbytes 0.42.0, the versions its pyproject.toml pins):
+# - the head apart: litgpt/model.py GPT.__init__ builds lm_head (nn.Linear) and wte
+#   (nn.Embedding) as two tensors; only pretrain.py ties them (train.tie_embeddings), which
+#   finetune/lora.py and full.py refuse (validate_args), so a tied checkpoint's head is copied;
+# - the head in 4 bits: lora.py builds the model under fabric.init_module, where
+#   BitsandbytesPrecision.module_init_context (lightning src/lightning/fabric/plugins/precision/
+#   bitsandbytes.py) replaces torch.nn.Linear with its 4-bit class for every layer built, the
+#   LoRA head's inner nn.Linear (litgpt/lora.py GPT.lm_head) included; quantised on the GPU as
+#   it is made (_Linear4bit.__init__), so no whole bf16 model is held;
+# - the inputs kept: bitsandbytes/autograd/_functions.py (0.42.0) MatMul4Bit.forward keeps
+#   ctx.tensors = (A, B) whenever an input needs a gradient, the activation A though only B's
+#   dequantised copy is read in backward: every 4-bit projection's input is held as in full
+#   training;
+# - the dequantised copies: _Linear4bit.quantize quantises weight.to(torch.half), so
+#   dequantize_4bit returns fp16, and MatMul4Bit casts it .to(A.dtype), bf16: 2 + 2 bytes a
+#   weight of the matrix being multiplied, the largest being the head's at the backward's start.
+LITGPT_SOURCE = (
+    "Lightning-AI/litgpt litgpt/model.py, litgpt/lora.py, litgpt/finetune/lora.py (00af8b0d); "
+    "Lightning-AI/pytorch-lightning src/lightning/fabric/plugins/precision/bitsandbytes.py "
+    "(2.4.0.dev20240728: module_init_context, _Linear4bit); bitsandbytes "
+    "bitsandbytes/autograd/_functions.py MatMul4Bit (0.42.0)")
 
 
 @dataclass(frozen=True)
@@ -358,10 +407,11 @@ class TrainingMemory(ModelStates, Layout):  # fields in reverse order: the layou
         """The OPTIMIZERS row of the states as the stack keeps them: on a stack whose optimizer
         makes its states like the parameters (StackMemory.states_like_parameters), under a
         recipe of 16-bit parameters without an fp32 master copy, AdamW's are 16-bit
-        (STATES_16_BIT). Adapters on a frozen base are left as given: PEFT upcasts them to
-        fp32 (the hf stack's source)."""
+        (STATES_16_BIT); adapters on a frozen base kept in fp32 (StackMemory.fp32_adapters:
+        PEFT's) keep the states given."""
         recipe = RECIPES[self.recipe_name]
-        if (self.stack.states_like_parameters and not frozen_base and recipe.master == 0
+        fp32 = frozen_base and self.stack.fp32_adapters
+        if (self.stack.states_like_parameters and not fp32 and recipe.master == 0
                 and recipe.weights == 2):
             return STATES_16_BIT.get(self.optimizer, self.optimizer)
         return self.optimizer
