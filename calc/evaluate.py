@@ -19,8 +19,8 @@ from calc.spec.base import per_instance, per_instance_keyed
 from calc.spec.finetune import (
     LORA_TARGETS,
     LOSS_BYTES,
-    LOSS_GRADIENT_BYTES,
     FineTune,
+    loss_gradient_bytes,
     resolve_targets,
 )
 from calc.spec.gemm_precision import GEMM_PRECISIONS
@@ -228,7 +228,7 @@ def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: floa
     recipe = RECIPES[options.recipe_name]
     optimizer = OPTIMIZERS[options.optimizer_kept(finetune.frozen_base)]
     values = {
-        **finetune_values(finetune, targets, recipe.weights, options.stack),
+        **finetune_values(finetune, targets, recipe.weights, options.stack, options.seq_len),
         **gemm_values(options.precision, BYTES_PER_ELEMENT[options.activation_dtype]),
         **symbol_values(spec), **layout_values(spec, options),
         "N": counts.total, "N_emb": counts.embedding, "N_head": counts.components["lm_head"],
@@ -376,13 +376,15 @@ class AdapterCounts:
 
 
 def finetune_values(finetune: FineTune, targets: tuple[str, ...], weight_bytes: float,
-                    stack: StackMemory | None = None) -> dict[str, int | float]:
+                    stack: StackMemory | None = None,
+                    seq_len: int | None = None) -> dict[str, int | float]:
     """The fine-tuning symbols (calc.symbols, kind 'finetune'): full training sets no adapter,
     nothing frozen and every projection input kept. `weight_bytes` is q_w, a 16-bit frozen
     weight under LoRA; `stack` the framework's own 4-bit path under QLoRA (its head stored in
     4 bits, every 4-bit projection's input kept, the dequantised copies:
     calc.spec.memory.StackMemory), None: the projections' alone, inputs kept as torch keeps
-    them."""
+    them; `seq_len` the sequence a chunked loss's gradient is a share of
+    (calc.spec.finetune.loss_gradient_bytes)."""
     frozen, on = finetune.frozen_base, set(targets)
     quant = finetune.quant()
     own = stack if stack is not None and quant else None
@@ -403,7 +405,7 @@ def finetune_values(finetune: FineTune, targets: tuple[str, ...], weight_bytes: 
         "i_keep_head": int(not frozen or kept_4bit),
         "i_qh": int(bool(own and own.quantised_head)),
         "q_dq": own.dequantised_bytes if own else 0,
-        "q_L": LOSS_BYTES[finetune.loss], "q_Lg": LOSS_GRADIENT_BYTES[finetune.loss],
+        "q_L": LOSS_BYTES[finetune.loss], "q_Lg": loss_gradient_bytes(finetune.loss, seq_len),
     }
 
 

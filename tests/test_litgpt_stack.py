@@ -82,3 +82,45 @@ def test_litgpt_qlora_rows_run_bitsandbytes_paged_adamw():
     assert (run_options(qlora)["optimizer"], run_options(qlora)["paged"]) == ("adamw", True)
     assert (run_options(lora)["optimizer"], run_options(lora)["paged"]) == ("adamw-bf16", False)
     assert run_options(qlora)["framework"] == "litgpt"
+
+
+def test_litgpt_loss_keeps_16_bit_logits_and_log_softmax_and_one_chunks_gradients():
+    from calc.spec.finetune import LITGPT_CHUNK_TOKENS, LOSS_BYTES, loss_gradient_bytes
+
+    assert LOSS_BYTES["litgpt"] == 2 + 2
+    assert loss_gradient_bytes("litgpt", 512) == (2 + 2) * LITGPT_CHUNK_TOKENS / 512
+    assert loss_gradient_bytes("litgpt", 100) == 2 + 2  # one chunk is the whole sequence
+    assert loss_gradient_bytes("fp32", 512) == 4
+    lora = {**QLORA, "finetune": "lora", "micro_batch": 1}
+    litgpt = _block("llama2-7b", "litgpt", **lora, loss="litgpt")
+    fp32 = _block("llama2-7b", "litgpt", **lora, loss="fp32")
+    # 4 B a logit held either way: fp32's one copy, litgpt's bf16 logits and log-softmax
+    assert fp32.activations["output"] == litgpt.activations["output"]
+    assert fp32.buffers["logits_gradient"] == 4 * 512 * V
+    assert litgpt.buffers["logits_gradient"] == 4 * 128 * V
+
+
+def test_cross_entropy_of_a_16_bit_chunk_saves_its_16_bit_log_softmax_only():
+    """What LOSS_BYTES['litgpt'] stands on: F.cross_entropy of a bf16 chunk (litgpt/utils.py
+    chunked_cross_entropy, no upcast) saves the bf16 log-softmax output, no fp32 copy; the
+    chunk's logits stay alive in fit()'s list."""
+    torch = pytest.importorskip("torch")
+    logits = torch.randn(2 * 128, 64, dtype=torch.bfloat16, requires_grad=True)
+    targets = torch.randint(0, 64, (2 * 128,))
+    saved = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+        torch.nn.functional.cross_entropy(logits, targets, reduction="none")
+    # log_softmax keeps its output and nll_loss its input: one storage
+    floats = {t.untyped_storage().data_ptr(): t.dtype for t in saved
+              if t.is_floating_point() and t.numel() == logits.numel()}
+    assert list(floats.values()) == [torch.bfloat16]
+    assert logits.untyped_storage().data_ptr() not in floats
+    assert not any(t.dtype == torch.float32 and t.numel() == logits.numel() for t in saved)
+
+
+def test_litgpt_lora_rows_take_its_loss_and_its_full_rows_list_theirs_unmodelled():
+    from calc.calibration.finetune import unmodelled
+
+    qlora, full = RUNS["litgpt-llama2-7b-qlora-1xa10g"], RUNS["litgpt-tinyllama-1.1b-full-1xa10g"]
+    assert run_options(qlora)["loss"] == "litgpt" and "litgpt's loss" not in unmodelled(qlora)
+    assert run_options(full)["loss"] == "fp32" and "litgpt's loss" in unmodelled(full)

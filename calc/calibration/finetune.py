@@ -28,6 +28,10 @@ ZERO = {"none": 0, "ddp": 0, "fsdp-full-shard": 3, "fsdp-shard-grad-op": 2}
 # else the stack's own; stacks built on transformers' models take transformers' loss.
 FUSED_LOSS = {"chunked-ce": "chunked", "liger-flce": "fused"}
 HF_STACKS = ("fsdp_qlora", "transformers+peft", "axolotl", "llama-factory", "trl")
+# Stacks whose own loss calc models, for the methods it is modelled for: LitGPT's LoRA script
+# (litgpt/finetune/lora.py at 00af8b0d) runs its head in 128-token chunks (loss litgpt); its
+# full.py runs the head whole and chunks only the cross-entropy, not modelled.
+OWN_LOSS = {("litgpt", "lora"): "litgpt", ("litgpt", "qlora"): "litgpt"}
 # The stack: transformers' models (their activations and loss, --framework hf) for the stacks
 # built on them, PyTorch FSDP for the others (torchtune, LitGPT, Unsloth: their own model code
 # and training loop); both priced with PyTorch FSDP's constants.
@@ -56,7 +60,9 @@ RULES = [
     "loss chunked-ce → chunked, chunked-compiled with torch.compile (torchtune compiles "
     "each chunk's upcast and cross-entropy); liger-flce → fused; none on a stack built on "
     "transformers' models (fsdp_qlora, transformers+peft, axolotl, LLaMA-Factory, TRL) → hf; "
-    "otherwise calc's default fp32 logits, the stack's own loss listed as not modelled",
+    "none on LitGPT's LoRA and QLoRA → litgpt (its 128-token chunks of 16-bit logits); "
+    "otherwise calc's "
+    "default fp32 logits, the stack's own loss listed as not modelled",
     "rows not all seq_len long (unpacked data): memory at seq_len, the longest batch; no time "
     "(the tokens are unknown)",
     "time: tokens/s per GPU as printed, the job's ÷ GPUs, or samples × seq_len ÷ the run's wall "
@@ -90,7 +96,8 @@ def unmodelled(run: PublishedFinetune, quantity: str = "memory") -> list[str]:
     found = []
     if run.fused_loss not in ("none", *FUSED_LOSS):
         found.append(run.fused_loss)
-    if run.fused_loss == "none" and run.stack not in HF_STACKS:
+    if (run.fused_loss == "none" and run.stack not in HF_STACKS
+            and (run.stack, run.method) not in OWN_LOSS):
         found.append(f"{run.stack}'s loss")
     if run.activation_offload and run.stack not in OFFLOAD_STACKS:
         found.append("activation offload")
@@ -109,6 +116,8 @@ def loss_of(run: PublishedFinetune) -> str:
         return "chunked-compiled"
     if run.fused_loss in FUSED_LOSS:
         return FUSED_LOSS[run.fused_loss]
+    if run.fused_loss == "none" and (run.stack, run.method) in OWN_LOSS:
+        return OWN_LOSS[run.stack, run.method]
     return "hf" if run.fused_loss == "none" and run.stack in HF_STACKS else "fp32"
 
 

@@ -52,7 +52,7 @@ FLAGS = {
         'base_dtype': ('str', None, "QLoRA's 4-bit storage of the frozen projections, nf4 (default) or fp4; LoRA keeps them in the training dtype"),
         'double_quant': ('bool', None, 'QLoRA: quantise the block constants too'),
         'paged': ('bool', None, 'optimizer states in paged (unified) memory, evicted to the host when the GPU runs short'),
-        'loss': ('choices', ('fp32', 'hf', 'chunked', 'chunked-compiled', 'fused'), "how the loss holds the logits: fp32 (Megatron-LM's fused cross-entropy, 4 B per logit), hf (transformers' upcast and its gradients, 14 B), chunked (torchtune, 7 B), chunked-compiled (torchtune's, compiled, 2.25 B), fused (Liger's fused linear cross-entropy, none)"),
+        'loss': ('choices', ('fp32', 'hf', 'chunked', 'chunked-compiled', 'fused', 'litgpt'), "how the loss holds the logits: fp32 (Megatron-LM's fused cross-entropy, 4 B per logit), hf (transformers' upcast and its gradients, 14 B), chunked (torchtune, 7 B), chunked-compiled (torchtune's, compiled, 2.25 B), fused (Liger's fused linear cross-entropy, none), litgpt (LitGPT's 128-token chunks, 4 B)"),
     },
     'costing': {
         'price': ('quantity', 'price', 'price of one GPU-hour (any currency; calc has no built-in prices)'),
