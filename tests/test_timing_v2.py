@@ -149,3 +149,20 @@ def test_recomputed_norms_and_mla_up_projections_cost_their_forward_again():
     assert again.compute.recompute < 0.05 * (again.compute.forward + again.compute.backward)
     llama, _ = _step("llama3-8b", 8, recompute_norm_up=True, global_batch=8, seq_len=4096)
     assert llama.compute.recompute > 0 == llama.compute.recompute_flops
+
+
+@pytest.mark.parametrize("gpu", ["h100", "a100"])
+def test_a_derived_attention_kernel_runs_at_its_share_of_the_measured_ones_speed(gpu):
+    """LLM Foundry's benchmarks ran the FlashAttention-1-era Triton kernel (presets/timing.toml
+    frameworks.foundry): its attention takes 1/relative_speed of FlashAttention-2's time, from
+    the H100 series and from A100's flash_fraction alike; nothing else changes."""
+    fa1 = CONSTANTS.attention_kernels["fa1"]
+    assert CONSTANTS.framework("foundry").attention_kernel == "fa1"
+    assert fa1.measured_as == CONSTANTS.framework("fsdp").attention_kernel == "fa2"
+    fields = dict(global_batch=8, seq_len=8192, zero=3)
+    foundry, _ = engine_step(NETWORK, "llama3-8b", 8, gpu, framework="foundry", **fields)
+    fsdp, _ = engine_step(NETWORK, "llama3-8b", 8, gpu, framework="fsdp", **fields)
+    for part in ("attention", "attention_backward"):
+        assert getattr(foundry.compute, part) == pytest.approx(
+            getattr(fsdp.compute, part) / fa1.relative_speed)
+    assert foundry.compute.matmul == fsdp.compute.matmul

@@ -96,13 +96,17 @@ def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
     _, generation = constants.generation(gpu.name, gpu.generation)
     bandwidth = (gpu.bandwidth_gb_s or 0) * GIGA
     recipe = constants.fp8_recipe(fp8_recipe or DEFAULT_FP8_RECIPE) if dtype == "fp8" else None
+    kernel, attention_speed = framework.attention_kernel, 1.0
+    if kernel in constants.attention_kernels:  # priced from a measured kernel
+        derived = constants.attention_kernels[kernel]
+        kernel, attention_speed = derived.measured_as, derived.relative_speed
     return Device(
         high_precision_fraction=generation.peak_fraction,
         selective_recompute=framework.selective_recompute,
         quantise_activation_bytes=recipe.activation_bytes if recipe else 0.0,
         quantise_weight_bytes=recipe.weight_bytes if recipe else 0.0,
-        attention_kernel=attention_kernel(framework.attention_kernel, gpu.name,
-                                          generation.gpus),
+        attention_kernel=attention_kernel(kernel, gpu.name, generation.gpus),
+        attention_speed=attention_speed,
         gemm_peak=gpu.peak_flops(dtype),
         attention_peak=gpu.peak_flops(ATTENTION_DTYPE.get(dtype, dtype)),
         peak_fraction=generation.fp8_fraction if dtype == "fp8" else generation.peak_fraction,
