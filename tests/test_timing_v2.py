@@ -10,7 +10,7 @@ import pytest
 from calc.errors import CalcError
 from calc.presets import get_gpu, load_preset
 from calc.spec.layout import make_layout
-from calc.timing.compute import in_fp8
+from calc.timing.compute import compute_times, in_fp8
 from calc.timing.network import network_for
 from calc.timing.operators import model_terms
 from calc.timing.schedule import device_for, pipeline_bubble
@@ -166,3 +166,23 @@ def test_a_derived_attention_kernel_runs_at_its_share_of_the_measured_ones_speed
         assert getattr(foundry.compute, part) == pytest.approx(
             getattr(fsdp.compute, part) / fa1.relative_speed)
     assert foundry.compute.matmul == fsdp.compute.matmul
+
+
+def test_a_power_limited_part_runs_its_tensor_core_work_at_its_sustained_rate():
+    """torchtitan's H100s run at a 500 W limit (presets/timing.toml power_limits): its products
+    and attention take 1/tensor_rate of the time the same part would at full power; the
+    element-wise kernels, bound by HBM bandwidth, do not change."""
+    gpu = "h100-hbm2e-500w"
+    rate = CONSTANTS.power_limits[gpu].tensor_rate
+    assert rate < 1
+    spec = load_preset("llama3-8b").spec
+    layout = make_layout(8, global_batch=8, seq_len=8192, zero=3, framework="torchtitan")
+    framework = CONSTANTS.framework("torchtitan")
+    full_power = CONSTANTS.model_copy(update={"power_limits": {}})
+    terms = model_terms(spec, layout.seq_len)
+    limited, full = (compute_times(terms, layout, device_for(get_gpu(gpu), "bf16", constants,
+                                                             framework))
+                     for constants in (CONSTANTS, full_power))
+    for part in ("matmul", "attention", "attention_backward"):
+        assert getattr(limited, part) == pytest.approx(getattr(full, part) / rate)
+    assert limited.elementwise == full.elementwise

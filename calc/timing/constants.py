@@ -60,6 +60,16 @@ class DerivedKernel(Frozen):
     source: str = Field(min_length=1)
 
 
+class PowerLimit(Frozen):
+    """A GPU whose power limit holds its tensor-core clocks below those its catalogue peaks
+    assume: its matrix products and attention run at `tensor_rate` of the rate the generation's
+    constants give the full-power part."""
+
+    tensor_rate: float = Field(gt=0, le=1, description="tensor-core throughput over the "
+                                                       "full-power part's")
+    source: str = Field(min_length=1)
+
+
 class FrameworkConstants(Frozen):
     compute_efficiency: float = Field(gt=0, le=2, description="compute-time divisor")
     attention_kernel: Literal["fa1", "fa2", "fa3", "cudnn"] = Field(
@@ -136,6 +146,7 @@ class TimingConstants(Frozen):
     network: NetworkConstants
     frameworks: dict[str, FrameworkConstants]
     attention_kernels: dict[str, DerivedKernel] = Field(default_factory=dict)
+    power_limits: dict[str, PowerLimit] = Field(default_factory=dict)
     fp8_recipes: dict[str, Fp8RecipeConstants]
     offload: OffloadConstants
     fit: FitRecord

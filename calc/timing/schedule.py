@@ -100,15 +100,20 @@ def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
     if kernel in constants.attention_kernels:  # priced from a measured kernel
         derived = constants.attention_kernels[kernel]
         kernel, attention_speed = derived.measured_as, derived.relative_speed
+    # a power-limited part: every tensor-core product (GEMMs, attention) at its sustained rate
+    limit = constants.power_limits.get(gpu.name)
+    tensor_rate = limit.tensor_rate if limit else 1.0
+    measured = attention_kernel(kernel, gpu.name, generation.gpus)
+    if measured is not None:
+        measured = replace(measured, scale=measured.scale * tensor_rate)
     return Device(
         high_precision_fraction=generation.peak_fraction,
         selective_recompute=framework.selective_recompute,
         quantise_activation_bytes=recipe.activation_bytes if recipe else 0.0,
         quantise_weight_bytes=recipe.weight_bytes if recipe else 0.0,
-        attention_kernel=attention_kernel(kernel, gpu.name, generation.gpus),
-        attention_speed=attention_speed,
-        gemm_peak=gpu.peak_flops(dtype),
-        attention_peak=gpu.peak_flops(ATTENTION_DTYPE.get(dtype, dtype)),
+        attention_kernel=measured, attention_speed=attention_speed,
+        gemm_peak=gpu.peak_flops(dtype) * tensor_rate,
+        attention_peak=gpu.peak_flops(ATTENTION_DTYPE.get(dtype, dtype)) * tensor_rate,
         peak_fraction=generation.fp8_fraction if dtype == "fp8" else generation.peak_fraction,
         half_dim=constants.gemm.half_dim,
         flash_fraction=generation.flash_fraction,
