@@ -186,3 +186,21 @@ def test_a_power_limited_part_runs_its_tensor_core_work_at_its_sustained_rate():
     for part in ("matmul", "attention", "attention_backward"):
         assert getattr(limited, part) == pytest.approx(getattr(full, part) / rate)
     assert limited.elementwise == full.elementwise
+
+
+def test_torchtitan_gathers_tensorwise_fp8_inputs_in_fp8():
+    """torchao's Float8ColwiseParallel / Float8RowwiseParallel cast before the sequence-parallel
+    all-gathers under tensorwise scaling ('current'); row-wise recipes and bf16 gather 16-bit,
+    and the reduce-scatters stay 16-bit, so the all-gathers are what shrinks."""
+    fields = dict(tp=8, sequence_parallel=True, global_batch=8, seq_len=8192, dtype="fp8")
+    comm = {recipe: _step("llama3-8b", 8, framework="torchtitan", fp8_recipe=recipe,
+                          **fields)[0].communication for recipe in ("current", "rowwise")}
+    megatron = _step("llama3-8b", 8, framework="megatron", fp8_recipe="current",
+                     **fields)[0].communication
+    assert comm["current"].tp_forward < comm["rowwise"].tp_forward == megatron.tp_forward
+    # with the all-gathers at half their bytes the forward collectives cost more than half
+    assert comm["current"].tp_forward > comm["rowwise"].tp_forward / 2
+    bf16 = {framework: _step("llama3-8b", 8, framework=framework,
+                             **{**fields, "dtype": "bf16"})[0].communication.tp_forward
+            for framework in ("torchtitan", "megatron")}
+    assert bf16["torchtitan"] == bf16["megatron"]

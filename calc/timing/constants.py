@@ -78,6 +78,9 @@ class FrameworkConstants(Frozen):
                     "was not measured on, the generation's flash_fraction")
     overlap_grad_reduce: bool = Field(description="gradient reduction overlaps the backward")
     grad_reduce_bytes: int = Field(ge=1, le=4, description="bytes per gradient element sent")
+    fp8_tp_all_gather: tuple[str, ...] = Field(
+        (), description="fp8 recipes under which the stack casts to fp8 before the "
+                        "sequence-parallel all-gathers, sending 1 byte per element")
     selective_recompute: Literal["attention", "op"] = Field(
         "attention", description="what recompute 'selective' recomputes: the attention core "
                                  "(Korthikanti et al. 2022) or every element-wise kernel and "

@@ -67,7 +67,7 @@ from calc.timing.compute import (
 from calc.timing.constants import FrameworkConstants, TimingConstants
 from calc.timing.finetune import FineTuneTerms, frozen_times, trainable_share
 from calc.timing.network import Network
-from calc.timing.operators import ModelTerms
+from calc.timing.operators import ACTIVATION_BYTES, ModelTerms
 
 T = TypeVar("T")
 # An fp8 layout that names no recipe: Transformer Engine's default, DelayedScaling (fp8_autocast
@@ -141,6 +141,16 @@ def updated_params(terms: ModelTerms, layout: Layout) -> float:
     return dense + expert
 
 
+def tp_gather_bytes(layout: Layout, framework: FrameworkConstants) -> int:
+    """Bytes per element of the layers' sequence-parallel all-gathers: 1 where the stack casts
+    to fp8 before gathering under this fp8 recipe (presets/timing.toml fp8_tp_all_gather),
+    else 16-bit."""
+    recipe = layout.fp8_recipe or DEFAULT_FP8_RECIPE
+    if layout.dtype == "fp8" and recipe in framework.fp8_tp_all_gather:
+        return BYTES_PER_ELEMENT["fp8"]
+    return ACTIVATION_BYTES
+
+
 def _micro_batch_key(layout: Layout) -> tuple:
     """The fields compute and per-micro-batch communication read: layouts equal on these
     share them (the layout search's cache)."""
@@ -199,7 +209,8 @@ def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Networ
     differing only in ZeRO stage or data parallelism share. `finetune`: LoRA or QLoRA on a
     frozen base (None: every weight trains)."""
     work, comm = _cached(cache, _micro_batch_key(layout), lambda: (
-        compute_times(terms, layout, device), micro_batch_communication(terms, layout, network)))
+        compute_times(terms, layout, device),
+        micro_batch_communication(terms, layout, network, tp_gather_bytes(layout, framework))))
     grads = _cached(cache, _gradient_key(layout), lambda: gradient_communication(
         terms, layout, network, framework.grad_reduce_bytes))
     share = trainable_share(finetune)
