@@ -1561,7 +1561,9 @@ def memory_buffers(s):
     T = s['T']
     V_o = s['V_o']
     b = s['b']
+    i_frozen = s['i_frozen']
     i_head = s['i_head']
+    i_qh = s['i_qh']
     i_z1 = s['i_z1']
     i_z3 = s['i_z3']
     n_cp = s['n_cp']
@@ -1569,6 +1571,7 @@ def memory_buffers(s):
     n_tp = s['n_tp']
     q_Lg = s['q_Lg']
     q_a = s['q_a']
+    q_dq = s['q_dq']
     q_rg = s['q_rg']
     u_g = s['u_g']
     return {
@@ -1578,6 +1581,7 @@ def memory_buffers(s):
         ),
         'gathered_gradients': i_z3*q_rg*(N_e/(L*n_ep*n_tp) + (N - N_e - N_emb - N_head)/(L*n_tp)),
         'logits_gradient': T*V_o*b*i_head*q_Lg*(M + 1)/(n_cp*n_tp),
+        'dequantised_weight': N_head*i_frozen*i_head*i_qh*q_dq/n_tp,
     }
 
 
@@ -2401,6 +2405,7 @@ def finetune_states(s):
     i_moa = s['i_moa']
     i_mtps = s['i_mtps']
     i_oib = s['i_oib']
+    i_qh = s['i_qh']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
@@ -2469,45 +2474,48 @@ def finetune_states(s):
                 )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
-            + L_w*(q_f - q_w)*(
-                -E*L_moe*d*d_e*(i_glu + 2)
-                + E*L_moe*d*d_e*(i_glu + 2)/n_ep
-                + L_att2*(
-                    E_a*d*i_moa
-                    + d*d_qk2*h2*i_rel
-                    + d*d_qk2*h2*(1 - i_mla)
-                    + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
-                    + d*d_v2*h2
-                    + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                    + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                    + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
-                    + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                    + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
-                )
-                + L_dense*d*d_ff*(i_glu + 2)
-                + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
-                + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-                + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
-                + 4*L_sc*d**2
-                + L_ssm*(
-                    R_dt*d_in*(1 - i_m2)
-                    + d*d_in
-                    + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
-                    + d_in*(1 - i_m2)*(2*N_s + R_dt)
-                )
-                + (L_att - L_att2)*(
-                    E_a*d*i_moa
-                    + d*d_qk*h*i_rel
-                    + d*d_qk*h*(1 - i_mla)
-                    + d*d_qk*i_moa*(E_a*h_kv - h)
-                    + d*d_v*h
-                    + d*d_v*i_moa*(E_a*h_kv - h)
-                    + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                    + d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                    + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                    + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
-                )
-            )/(L*n_tp)
+            + (q_f - q_w)*(
+                N_head*i_head*i_qh/n_tp
+                + L_w*(
+                    -E*L_moe*d*d_e*(i_glu + 2)
+                    + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                    + L_att2*(
+                        E_a*d*i_moa
+                        + d*d_qk2*h2*i_rel
+                        + d*d_qk2*h2*(1 - i_mla)
+                        + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                        + d*d_v2*h2
+                        + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                        + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                        + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                    )
+                    + L_dense*d*d_ff*(i_glu + 2)
+                    + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                    + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                    + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+                    + 4*L_sc*d**2
+                    + L_ssm*(
+                        R_dt*d_in*(1 - i_m2)
+                        + d*d_in
+                        + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                        + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                    )
+                    + (L_att - L_att2)*(
+                        E_a*d*i_moa
+                        + d*d_qk*h*i_rel
+                        + d*d_qk*h*(1 - i_mla)
+                        + d*d_qk*i_moa*(E_a*h_kv - h)
+                        + d*d_v*h
+                        + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
+                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    )
+                )/(L*n_tp)
+            )
         ),
         'weights': q_w*(
             (1 - i_frozen)*(
@@ -2784,6 +2792,7 @@ def finetune_memory(s):
     i_mtps = s['i_mtps']
     i_norm_final = s['i_norm_final']
     i_oib = s['i_oib']
+    i_qh = s['i_qh']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
@@ -2966,45 +2975,50 @@ def finetune_memory(s):
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
-                + L_w*(q_f - q_w)*(
-                    -E*L_moe*d*d_e*(i_glu + 2)
-                    + E*L_moe*d*d_e*(i_glu + 2)/n_ep
-                    + L_att2*(
-                        E_a*d*i_moa
-                        + d*d_qk2*h2*i_rel
-                        + d*d_qk2*h2*(1 - i_mla)
-                        + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
-                        + d*d_v2*h2
-                        + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                        + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                        + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
-                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                        + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
-                    )
-                    + L_dense*d*d_ff*(i_glu + 2)
-                    + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
-                    + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-                    + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
-                    + 4*L_sc*d**2
-                    + L_ssm*(
-                        R_dt*d_in*(1 - i_m2)
-                        + d*d_in
-                        + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
-                        + d_in*(1 - i_m2)*(2*N_s + R_dt)
-                    )
-                    + (L_att - L_att2)*(
-                        E_a*d*i_moa
-                        + d*d_qk*h*i_rel
-                        + d*d_qk*h*(1 - i_mla)
-                        + d*d_qk*i_moa*(E_a*h_kv - h)
-                        + d*d_v*h
-                        + d*d_v*i_moa*(E_a*h_kv - h)
-                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
-                    )
-                )/(L*n_tp)
+                + (q_f - q_w)*(
+                    N_head*i_head*i_qh/n_tp
+                    + L_w*(
+                        -E*L_moe*d*d_e*(i_glu + 2)
+                        + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                        + L_att2*(
+                            E_a*d*i_moa
+                            + d*d_qk2*h2*i_rel
+                            + d*d_qk2*h2*(1 - i_mla)
+                            + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                            + d*d_v2*h2
+                            + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                        )
+                        + L_dense*d*d_ff*(i_glu + 2)
+                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        + L_moe*(
+                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                        )
+                        + 4*L_sc*d**2
+                        + L_ssm*(
+                            R_dt*d_in*(1 - i_m2)
+                            + d*d_in
+                            + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                            + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                        )
+                        + (L_att - L_att2)*(
+                            E_a*d*i_moa
+                            + d*d_qk*h*i_rel
+                            + d*d_qk*h*(1 - i_mla)
+                            + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_v*h
+                            + d*d_v*i_moa*(E_a*h_kv - h)
+                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
+                    )/(L*n_tp)
+                )
             )
             + i_head*(M + 1)*(
                 T*b*(
@@ -3197,45 +3211,50 @@ def finetune_memory(s):
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
-                + L_w*(q_f - q_w)*(
-                    -E*L_moe*d*d_e*(i_glu + 2)
-                    + E*L_moe*d*d_e*(i_glu + 2)/n_ep
-                    + L_att2*(
-                        E_a*d*i_moa
-                        + d*d_qk2*h2*i_rel
-                        + d*d_qk2*h2*(1 - i_mla)
-                        + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
-                        + d*d_v2*h2
-                        + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                        + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                        + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
-                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                        + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
-                    )
-                    + L_dense*d*d_ff*(i_glu + 2)
-                    + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
-                    + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-                    + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
-                    + 4*L_sc*d**2
-                    + L_ssm*(
-                        R_dt*d_in*(1 - i_m2)
-                        + d*d_in
-                        + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
-                        + d_in*(1 - i_m2)*(2*N_s + R_dt)
-                    )
-                    + (L_att - L_att2)*(
-                        E_a*d*i_moa
-                        + d*d_qk*h*i_rel
-                        + d*d_qk*h*(1 - i_mla)
-                        + d*d_qk*i_moa*(E_a*h_kv - h)
-                        + d*d_v*h
-                        + d*d_v*i_moa*(E_a*h_kv - h)
-                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
-                    )
-                )/(L*n_tp)
+                + (q_f - q_w)*(
+                    N_head*i_head*i_qh/n_tp
+                    + L_w*(
+                        -E*L_moe*d*d_e*(i_glu + 2)
+                        + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                        + L_att2*(
+                            E_a*d*i_moa
+                            + d*d_qk2*h2*i_rel
+                            + d*d_qk2*h2*(1 - i_mla)
+                            + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                            + d*d_v2*h2
+                            + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                        )
+                        + L_dense*d*d_ff*(i_glu + 2)
+                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        + L_moe*(
+                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                        )
+                        + 4*L_sc*d**2
+                        + L_ssm*(
+                            R_dt*d_in*(1 - i_m2)
+                            + d*d_in
+                            + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                            + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                        )
+                        + (L_att - L_att2)*(
+                            E_a*d*i_moa
+                            + d*d_qk*h*i_rel
+                            + d*d_qk*h*(1 - i_mla)
+                            + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_v*h
+                            + d*d_v*i_moa*(E_a*h_kv - h)
+                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
+                    )/(L*n_tp)
+                )
             )
             - q_w*(
                 (1 - i_frozen)*(
@@ -4164,6 +4183,7 @@ def offload(s):
     i_mtps = s['i_mtps']
     i_off_o = s['i_off_o']
     i_off_p = s['i_off_p']
+    i_qh = s['i_qh']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
@@ -4347,45 +4367,50 @@ def offload(s):
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
-                + L_w*(q_f - q_w)*(
-                    -E*L_moe*d*d_e*(i_glu + 2)
-                    + E*L_moe*d*d_e*(i_glu + 2)/n_ep
-                    + L_att2*(
-                        E_a*d*i_moa
-                        + d*d_qk2*h2*i_rel
-                        + d*d_qk2*h2*(1 - i_mla)
-                        + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
-                        + d*d_v2*h2
-                        + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                        + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                        + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
-                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                        + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
-                    )
-                    + L_dense*d*d_ff*(i_glu + 2)
-                    + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
-                    + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-                    + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
-                    + 4*L_sc*d**2
-                    + L_ssm*(
-                        R_dt*d_in*(1 - i_m2)
-                        + d*d_in
-                        + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
-                        + d_in*(1 - i_m2)*(2*N_s + R_dt)
-                    )
-                    + (L_att - L_att2)*(
-                        E_a*d*i_moa
-                        + d*d_qk*h*i_rel
-                        + d*d_qk*h*(1 - i_mla)
-                        + d*d_qk*i_moa*(E_a*h_kv - h)
-                        + d*d_v*h
-                        + d*d_v*i_moa*(E_a*h_kv - h)
-                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
-                    )
-                )/(L*n_tp)
+                + (q_f - q_w)*(
+                    N_head*i_head*i_qh/n_tp
+                    + L_w*(
+                        -E*L_moe*d*d_e*(i_glu + 2)
+                        + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                        + L_att2*(
+                            E_a*d*i_moa
+                            + d*d_qk2*h2*i_rel
+                            + d*d_qk2*h2*(1 - i_mla)
+                            + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                            + d*d_v2*h2
+                            + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                        )
+                        + L_dense*d*d_ff*(i_glu + 2)
+                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        + L_moe*(
+                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                        )
+                        + 4*L_sc*d**2
+                        + L_ssm*(
+                            R_dt*d_in*(1 - i_m2)
+                            + d*d_in
+                            + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                            + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                        )
+                        + (L_att - L_att2)*(
+                            E_a*d*i_moa
+                            + d*d_qk*h*i_rel
+                            + d*d_qk*h*(1 - i_mla)
+                            + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_v*h
+                            + d*d_v*i_moa*(E_a*h_kv - h)
+                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
+                    )/(L*n_tp)
+                )
             )
             + q_w*(
                 (1 - i_frozen)*(
@@ -4439,45 +4464,50 @@ def offload(s):
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
-                + L_w*(q_f - q_w)*(
-                    -E*L_moe*d*d_e*(i_glu + 2)
-                    + E*L_moe*d*d_e*(i_glu + 2)/n_ep
-                    + L_att2*(
-                        E_a*d*i_moa
-                        + d*d_qk2*h2*i_rel
-                        + d*d_qk2*h2*(1 - i_mla)
-                        + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
-                        + d*d_v2*h2
-                        + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                        + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                        + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
-                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                        + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
-                    )
-                    + L_dense*d*d_ff*(i_glu + 2)
-                    + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
-                    + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-                    + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
-                    + 4*L_sc*d**2
-                    + L_ssm*(
-                        R_dt*d_in*(1 - i_m2)
-                        + d*d_in
-                        + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
-                        + d_in*(1 - i_m2)*(2*N_s + R_dt)
-                    )
-                    + (L_att - L_att2)*(
-                        E_a*d*i_moa
-                        + d*d_qk*h*i_rel
-                        + d*d_qk*h*(1 - i_mla)
-                        + d*d_qk*i_moa*(E_a*h_kv - h)
-                        + d*d_v*h
-                        + d*d_v*i_moa*(E_a*h_kv - h)
-                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
-                    )
-                )/(L*n_tp)
+                + (q_f - q_w)*(
+                    N_head*i_head*i_qh/n_tp
+                    + L_w*(
+                        -E*L_moe*d*d_e*(i_glu + 2)
+                        + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                        + L_att2*(
+                            E_a*d*i_moa
+                            + d*d_qk2*h2*i_rel
+                            + d*d_qk2*h2*(1 - i_mla)
+                            + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                            + d*d_v2*h2
+                            + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                        )
+                        + L_dense*d*d_ff*(i_glu + 2)
+                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        + L_moe*(
+                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                        )
+                        + 4*L_sc*d**2
+                        + L_ssm*(
+                            R_dt*d_in*(1 - i_m2)
+                            + d*d_in
+                            + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                            + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                        )
+                        + (L_att - L_att2)*(
+                            E_a*d*i_moa
+                            + d*d_qk*h*i_rel
+                            + d*d_qk*h*(1 - i_mla)
+                            + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_v*h
+                            + d*d_v*i_moa*(E_a*h_kv - h)
+                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
+                    )/(L*n_tp)
+                )
             )
             + q_w*(
                 (1 - i_frozen)*(
@@ -4533,47 +4563,50 @@ def offload(s):
                         )/L_s
                         + L_w*N_e/(L*n_ep*n_tp)
                     )
-                    + L_w*(q_f - q_w)*(
-                        -E*L_moe*d*d_e*(i_glu + 2)
-                        + E*L_moe*d*d_e*(i_glu + 2)/n_ep
-                        + L_att2*(
-                            E_a*d*i_moa
-                            + d*d_qk2*h2*i_rel
-                            + d*d_qk2*h2*(1 - i_mla)
-                            + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
-                            + d*d_v2*h2
-                            + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
-                        )
-                        + L_dense*d*d_ff*(i_glu + 2)
-                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
-                        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-                        + L_moe*(
-                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
-                        )
-                        + 4*L_sc*d**2
-                        + L_ssm*(
-                            R_dt*d_in*(1 - i_m2)
-                            + d*d_in
-                            + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
-                            + d_in*(1 - i_m2)*(2*N_s + R_dt)
-                        )
-                        + (L_att - L_att2)*(
-                            E_a*d*i_moa
-                            + d*d_qk*h*i_rel
-                            + d*d_qk*h*(1 - i_mla)
-                            + d*d_qk*i_moa*(E_a*h_kv - h)
-                            + d*d_v*h
-                            + d*d_v*i_moa*(E_a*h_kv - h)
-                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
-                        )
-                    )/(L*n_tp)
+                    + (q_f - q_w)*(
+                        N_head*i_head*i_qh/n_tp
+                        + L_w*(
+                            -E*L_moe*d*d_e*(i_glu + 2)
+                            + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                            + L_att2*(
+                                E_a*d*i_moa
+                                + d*d_qk2*h2*i_rel
+                                + d*d_qk2*h2*(1 - i_mla)
+                                + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                                + d*d_v2*h2
+                                + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                                + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                                + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                                + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                            )
+                            + L_dense*d*d_ff*(i_glu + 2)
+                            + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                            + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                            + L_moe*(
+                                E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                            )
+                            + 4*L_sc*d**2
+                            + L_ssm*(
+                                R_dt*d_in*(1 - i_m2)
+                                + d*d_in
+                                + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                                + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                            )
+                            + (L_att - L_att2)*(
+                                E_a*d*i_moa
+                                + d*d_qk*h*i_rel
+                                + d*d_qk*h*(1 - i_mla)
+                                + d*d_qk*i_moa*(E_a*h_kv - h)
+                                + d*d_v*h
+                                + d*d_v*i_moa*(E_a*h_kv - h)
+                                + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
+                                + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                                + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                            )
+                        )/(L*n_tp)
+                    )
                 )
                 + q_w*(
                     (1 - i_frozen)*(
@@ -4738,45 +4771,50 @@ def offload(s):
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
-                + L_w*(q_f - q_w)*(
-                    -E*L_moe*d*d_e*(i_glu + 2)
-                    + E*L_moe*d*d_e*(i_glu + 2)/n_ep
-                    + L_att2*(
-                        E_a*d*i_moa
-                        + d*d_qk2*h2*i_rel
-                        + d*d_qk2*h2*(1 - i_mla)
-                        + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
-                        + d*d_v2*h2
-                        + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                        + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                        + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
-                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                        + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
-                    )
-                    + L_dense*d*d_ff*(i_glu + 2)
-                    + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
-                    + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-                    + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
-                    + 4*L_sc*d**2
-                    + L_ssm*(
-                        R_dt*d_in*(1 - i_m2)
-                        + d*d_in
-                        + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
-                        + d_in*(1 - i_m2)*(2*N_s + R_dt)
-                    )
-                    + (L_att - L_att2)*(
-                        E_a*d*i_moa
-                        + d*d_qk*h*i_rel
-                        + d*d_qk*h*(1 - i_mla)
-                        + d*d_qk*i_moa*(E_a*h_kv - h)
-                        + d*d_v*h
-                        + d*d_v*i_moa*(E_a*h_kv - h)
-                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
-                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
-                    )
-                )/(L*n_tp)
+                + (q_f - q_w)*(
+                    N_head*i_head*i_qh/n_tp
+                    + L_w*(
+                        -E*L_moe*d*d_e*(i_glu + 2)
+                        + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                        + L_att2*(
+                            E_a*d*i_moa
+                            + d*d_qk2*h2*i_rel
+                            + d*d_qk2*h2*(1 - i_mla)
+                            + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                            + d*d_v2*h2
+                            + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                        )
+                        + L_dense*d*d_ff*(i_glu + 2)
+                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        + L_moe*(
+                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                        )
+                        + 4*L_sc*d**2
+                        + L_ssm*(
+                            R_dt*d_in*(1 - i_m2)
+                            + d*d_in
+                            + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
+                            + d_in*(1 - i_m2)*(2*N_s + R_dt)
+                        )
+                        + (L_att - L_att2)*(
+                            E_a*d*i_moa
+                            + d*d_qk*h*i_rel
+                            + d*d_qk*h*(1 - i_mla)
+                            + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_v*h
+                            + d*d_v*i_moa*(E_a*h_kv - h)
+                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
+                    )/(L*n_tp)
+                )
             )
             + q_w*(
                 (1 - i_frozen)*(

@@ -19,8 +19,8 @@ from calc.spec.base import per_instance, per_instance_keyed
 from calc.spec.finetune import (
     LORA_TARGETS,
     LOSS_BYTES,
-    LOSS_GRADIENT_BYTES,
     FineTune,
+    loss_gradient_bytes,
     resolve_targets,
 )
 from calc.spec.gemm_precision import GEMM_PRECISIONS
@@ -29,7 +29,7 @@ from calc.spec.precision import BYTES_PER_ELEMENT
 
 if TYPE_CHECKING:  # the layout's schemas load only where a layout is priced (start-up)
     from calc.spec.layout import Layout
-    from calc.spec.memory import TrainingMemory
+    from calc.spec.memory import StackMemory, TrainingMemory
 
 # The adapters whose input is a mixer's in_proj input (calc.formulas.memory, i_keep_mix).
 MIXER_INPUT_TARGETS = ("in_proj", "in_proj_qkvz", "in_proj_ba")
@@ -242,10 +242,11 @@ def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: floa
     from calc.spec.memory import EMA_BYTES, OPTIMIZERS, RECIPES
 
     counts = count_params(spec)
-    recipe, optimizer = RECIPES[options.recipe_name], OPTIMIZERS[options.optimizer]
     finetune = finetune or FineTune()
+    recipe = RECIPES[options.recipe_name]
+    optimizer = OPTIMIZERS[options.optimizer_kept(finetune.frozen_base)]
     values = {
-        **finetune_values(finetune, targets, recipe.weights),
+        **finetune_values(finetune, targets, recipe.weights, options.stack, options.seq_len),
         **gemm_values(options.precision, BYTES_PER_ELEMENT[options.activation_dtype]),
         **symbol_values(spec), **layout_values(spec, options),
         "N": counts.total, "N_emb": counts.embedding, "N_head": counts.components["lm_head"],
@@ -404,16 +405,23 @@ class AdapterCounts:
     quantised: int  # frozen projections stored in 4 bits (QLoRA), else 0
 
 
-def finetune_values(finetune: FineTune, targets: tuple[str, ...],
-                    weight_bytes: float) -> dict[str, int | float]:
+def finetune_values(finetune: FineTune, targets: tuple[str, ...], weight_bytes: float,
+                    stack: StackMemory | None = None,
+                    seq_len: int | None = None) -> dict[str, int | float]:
     """The fine-tuning symbols (calc.symbols, kind 'finetune'): full training sets no adapter,
     nothing frozen and every projection input kept. `weight_bytes` is q_w, a 16-bit frozen
-    weight under LoRA."""
+    weight under LoRA; `stack` the framework's own 4-bit path under QLoRA (its head stored in
+    4 bits, every 4-bit projection's input kept, the dequantised copies:
+    calc.spec.memory.StackMemory), None: the projections' alone, inputs kept as torch keeps
+    them; `seq_len` the sequence a chunked loss's gradient is a share of
+    (calc.spec.finetune.loss_gradient_bytes)."""
     frozen, on = finetune.frozen_base, set(targets)
     quant = finetune.quant()
+    own = stack if stack is not None and quant else None
+    kept_4bit = bool(own and own.quantised_inputs_kept)
 
     def kept(*names: str) -> int:  # an input is stored when its weight or an adapter trains
-        return int(not frozen or bool(on.intersection(names)))
+        return int(not frozen or kept_4bit or bool(on.intersection(names)))
 
     return {
         "r_a": finetune.rank if frozen else 0,
@@ -424,8 +432,10 @@ def finetune_values(finetune: FineTune, targets: tuple[str, ...],
         "i_keep_up": kept("up", "gate", "experts", "shared_expert_gate"),
         "i_keep_down": kept("down"), "i_keep_exp": kept("experts"),
         "i_keep_mix": kept(*MIXER_INPUT_TARGETS),
-        "i_keep_head": int(not frozen),
-        "q_L": LOSS_BYTES[finetune.loss], "q_Lg": LOSS_GRADIENT_BYTES[finetune.loss],
+        "i_keep_head": int(not frozen or kept_4bit),
+        "i_qh": int(bool(own and own.quantised_head)),
+        "q_dq": own.dequantised_bytes if own else 0,
+        "q_L": LOSS_BYTES[finetune.loss], "q_Lg": loss_gradient_bytes(finetune.loss, seq_len),
     }
 
 

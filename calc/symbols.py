@@ -299,6 +299,10 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "short-convolution in_proj is stored", "finetune"),
     SymbolInfo("i_keep_head", r"\mathbb{1}_{x\,head}", "the LM head's input is stored",
                "finetune"),
+    SymbolInfo("i_qh", r"\mathbb{1}_{q\,head}", "the frozen LM head is stored like the layers' "
+               "projections, at q_f (LitGPT's QLoRA, calc.spec.memory.STACKS)", "finetune"),
+    SymbolInfo("q_dq", "q_{dq}", "bytes per weight of a 4-bit matrix's dequantised copies, "
+               "transient at the backward's peak (LitGPT's QLoRA: fp16 + bf16, 4)", "finetune"),
     SymbolInfo("q_L", "q_L", "bytes per logit held at the loss's peak (calc.spec.finetune."
                "LOSS_BYTES)", "finetune"),
     SymbolInfo("q_Lg", "q_{Lg}", "bytes per logit of the logits' gradient beside them at the "
@@ -404,6 +408,7 @@ L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
 L_s_att2, h_t2 = SYMBOLS["L_s_att2"], SYMBOLS["h_t2"]
 B_bk, u_g, P_pf, q_rg = (SYMBOLS[n] for n in ("B_bk", "u_g", "P_pf", "q_rg"))
 i_oib, N_big, i_ao, u_ao = (SYMBOLS[n] for n in ("i_oib", "N_big", "i_ao", "u_ao"))
+i_qh, q_dq = (SYMBOLS[n] for n in ("i_qh", "q_dq"))
 L_s_att, L_s_dense, L_s_ssm, L_s_dn, L_s_sc = (SYMBOLS[n] for n in (
     "L_s_att", "L_s_dense", "L_s_ssm", "L_s_dn", "L_s_sc"))
 BW, u_bw, F_p, F_d, h_g, h_g2 = (SYMBOLS[n] for n in ("BW", "u_bw", "F_p", "F_d", "h_g", "h_g2"))

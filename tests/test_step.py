@@ -218,3 +218,21 @@ def test_expert_parallelism_splits_the_experts_in_memory():
     one = calc.memory(spec, dp=8, ep=1, seq_len=4096).memory.params_per_gpu
     eight = calc.memory(spec, dp=8, ep=8, seq_len=4096).memory.params_per_gpu
     assert one - eight == pytest.approx(experts * (1 - 1 / 8))
+
+
+def test_step_names_the_stack_terms_it_prices_apart(cli):
+    """A power-limited GPU, an attention kernel priced from another and fp8 all-gathers each
+    get a sentence under the step tables, and only where they apply."""
+    titan = cli("step", "llama3-8b", "--gpu", "h100-hbm2e-500w", "--gpus", "64", "--tp", "8",
+                "--sequence-parallel", "--global-batch", "96", "--micro-batch", "12",
+                "--dtype", "fp8", "--fp8-recipe", "current", "--framework", "torchtitan",
+                "--zero", "3")
+    assert titan.code == 0, titan.err
+    assert "Power limit: h100-hbm2e-500w" in titan.out
+    assert "casts to fp8 before the sequence-parallel all-gathers" in titan.out
+    assert "Attention kernel" not in titan.out
+    foundry = cli("step", "llama3-8b", "--gpu", "h100", "--gpus", "8", "--global-batch", "48",
+                  "--framework", "foundry", "--zero", "3")
+    assert foundry.code == 0, foundry.err
+    assert "foundry runs fa1, priced at 0.5 × fa2's speed" in foundry.out
+    assert "Power limit" not in foundry.out and "fp8 before" not in foundry.out

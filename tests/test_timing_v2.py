@@ -10,7 +10,7 @@ import pytest
 from calc.errors import CalcError
 from calc.presets import get_gpu, load_preset
 from calc.spec.layout import make_layout
-from calc.timing.compute import in_fp8
+from calc.timing.compute import compute_times, in_fp8
 from calc.timing.network import network_for
 from calc.timing.operators import model_terms
 from calc.timing.schedule import device_for, pipeline_bubble
@@ -149,3 +149,58 @@ def test_recomputed_norms_and_mla_up_projections_cost_their_forward_again():
     assert again.compute.recompute < 0.05 * (again.compute.forward + again.compute.backward)
     llama, _ = _step("llama3-8b", 8, recompute_norm_up=True, global_batch=8, seq_len=4096)
     assert llama.compute.recompute > 0 == llama.compute.recompute_flops
+
+
+@pytest.mark.parametrize("gpu", ["h100", "a100"])
+def test_a_derived_attention_kernel_runs_at_its_share_of_the_measured_ones_speed(gpu):
+    """LLM Foundry's benchmarks ran the FlashAttention-1-era Triton kernel (presets/timing.toml
+    frameworks.foundry): its attention takes 1/relative_speed of FlashAttention-2's time, from
+    the H100 series and from A100's flash_fraction alike; nothing else changes."""
+    fa1 = CONSTANTS.attention_kernels["fa1"]
+    assert CONSTANTS.framework("foundry").attention_kernel == "fa1"
+    assert fa1.measured_as == CONSTANTS.framework("fsdp").attention_kernel == "fa2"
+    fields = dict(global_batch=8, seq_len=8192, zero=3)
+    foundry, _ = engine_step(NETWORK, "llama3-8b", 8, gpu, framework="foundry", **fields)
+    fsdp, _ = engine_step(NETWORK, "llama3-8b", 8, gpu, framework="fsdp", **fields)
+    for part in ("attention", "attention_backward"):
+        assert getattr(foundry.compute, part) == pytest.approx(
+            getattr(fsdp.compute, part) / fa1.relative_speed)
+    assert foundry.compute.matmul == fsdp.compute.matmul
+
+
+def test_a_power_limited_part_runs_its_tensor_core_work_at_its_sustained_rate():
+    """torchtitan's H100s run at a 500 W limit (presets/timing.toml power_limits): its products
+    and attention take 1/tensor_rate of the time the same part would at full power; the
+    element-wise kernels, bound by HBM bandwidth, do not change."""
+    gpu = "h100-hbm2e-500w"
+    rate = CONSTANTS.power_limits[gpu].tensor_rate
+    assert rate < 1
+    spec = load_preset("llama3-8b").spec
+    layout = make_layout(8, global_batch=8, seq_len=8192, zero=3, framework="torchtitan")
+    framework = CONSTANTS.framework("torchtitan")
+    full_power = CONSTANTS.model_copy(update={"power_limits": {}})
+    terms = model_terms(spec, layout.seq_len)
+    limited, full = (compute_times(terms, layout, device_for(get_gpu(gpu), "bf16", constants,
+                                                             framework))
+                     for constants in (CONSTANTS, full_power))
+    for part in ("matmul", "attention", "attention_backward"):
+        assert getattr(limited, part) == pytest.approx(getattr(full, part) / rate)
+    assert limited.elementwise == full.elementwise
+
+
+def test_torchtitan_gathers_tensorwise_fp8_inputs_in_fp8():
+    """torchao's Float8ColwiseParallel / Float8RowwiseParallel cast before the sequence-parallel
+    all-gathers under tensorwise scaling ('current'); row-wise recipes and bf16 gather 16-bit,
+    and the reduce-scatters stay 16-bit, so the all-gathers are what shrinks."""
+    fields = dict(tp=8, sequence_parallel=True, global_batch=8, seq_len=8192, dtype="fp8")
+    comm = {recipe: _step("llama3-8b", 8, framework="torchtitan", fp8_recipe=recipe,
+                          **fields)[0].communication for recipe in ("current", "rowwise")}
+    megatron = _step("llama3-8b", 8, framework="megatron", fp8_recipe="current",
+                     **fields)[0].communication
+    assert comm["current"].tp_forward < comm["rowwise"].tp_forward == megatron.tp_forward
+    # with the all-gathers at half their bytes the forward collectives cost more than half
+    assert comm["current"].tp_forward > comm["rowwise"].tp_forward / 2
+    bf16 = {framework: _step("llama3-8b", 8, framework=framework,
+                             **{**fields, "dtype": "bf16"})[0].communication.tp_forward
+            for framework in ("torchtitan", "megatron")}
+    assert bf16["torchtitan"] == bf16["megatron"]

@@ -23,7 +23,7 @@ FLAGS = {
         'activation_offload': ('bool', None, "each checkpointed layer's input to pinned host memory in the forward, back in the backward (torchtune's enable_activation_offloading); two layers' stay on the GPU; needs recompute full"),
         'recompute_norm_up': ('bool', None, "recompute every norm and the MLA up-projections in the backward, storing neither's output (DeepSeek-V3 report §3.2.3); the norms' inputs and MLA's latents stay stored"),
         'dtype': ('choices', ('bf16', 'fp16', 'fp32', 'fp8'), 'dtype of the matrix products whose peak prices them; activations stay 16-bit under fp8'),
-        'framework': ('choices', ('megatron', 'deepspeed', 'torchtitan', 'foundry', 'fsdp', 'hf', 'jax', 'other'), 'software stack of the run'),
+        'framework': ('choices', ('megatron', 'deepspeed', 'torchtitan', 'foundry', 'fsdp', 'hf', 'litgpt', 'jax', 'other'), 'software stack of the run'),
         'pipeline_schedule': ('choices', ('1f1b', 'interleaved', 'gpipe', 'zb-h1', 'zb-h2', 'zb-1p', 'zb-2p', 'zbv', 'dualpipe', 'looped-bfs'), 'pipeline schedule; None: 1F1B, interleaved when vpp > 1'),
         'fp8_recipe': ('choices', ('delayed', 'current', 'rowwise', 'mxfp8', 'blockwise'), 'fp8 scaling recipe (dtype fp8); None: per-tensor current scaling'),
         'tp_overlap': ('bool', None, "tensor-parallel collectives overlapped with the products they feed (Megatron's --tp-comm-overlap, torchtitan's async TP)"),
@@ -52,7 +52,7 @@ FLAGS = {
         'base_dtype': ('str', None, "QLoRA's 4-bit storage of the frozen projections, nf4 (default) or fp4; LoRA keeps them in the training dtype"),
         'double_quant': ('bool', None, 'QLoRA: quantise the block constants too'),
         'paged': ('bool', None, 'optimizer states in paged (unified) memory, evicted to the host when the GPU runs short'),
-        'loss': ('choices', ('fp32', 'hf', 'chunked', 'chunked-compiled', 'fused'), "how the loss holds the logits: fp32 (Megatron-LM's fused cross-entropy, 4 B per logit), hf (transformers' upcast and its gradients, 14 B), chunked (torchtune, 7 B), chunked-compiled (torchtune's, compiled, 2.25 B), fused (Liger's fused linear cross-entropy, none)"),
+        'loss': ('choices', ('fp32', 'hf', 'chunked', 'chunked-compiled', 'fused', 'litgpt'), "how the loss holds the logits: fp32 (Megatron-LM's fused cross-entropy, 4 B per logit), hf (transformers' upcast and its gradients, 14 B), chunked (torchtune, 7 B), chunked-compiled (torchtune's, compiled, 2.25 B), fused (Liger's fused linear cross-entropy, none), litgpt (LitGPT's 128-token chunks, 4 B)"),
     },
     'costing': {
         'price': ('quantity', 'price', 'price of one GPU-hour (any currency; calc has no built-in prices)'),

@@ -44,6 +44,7 @@ from calc.symbols import (
     L_ssm,
     L_w,
     N,
+    N_head,
     N_s,
     R_dt,
     T,
@@ -62,8 +63,10 @@ from calc.symbols import (
     i_gate,
     i_gh,
     i_glu,
+    i_head,
     i_hf,
     i_oib,
+    i_qh,
     i_rel,
     i_shared_gate,
     i_z1,
@@ -176,7 +179,10 @@ ADAPTERS_PER_GPU = (ADAPTERS_TOTAL - EXPERT_ADAPTERS + EXPERT_ADAPTERS / n_ep) *
 EXPERT_WEIGHTS = L_moe * E * params.ffn_weights(d_e)
 QUANTISED_PER_GPU = (QUANTISED - EXPERT_WEIGHTS + EXPERT_WEIGHTS / n_ep) * L_w / (L * n_tp)
 TRAINED_PER_GPU = (1 - i_frozen) * PARAMS_PER_GPU + i_frozen * ADAPTERS_PER_GPU
-FROZEN_BYTES = i_frozen * (q_w * PARAMS_PER_GPU + (q_f - q_w) * QUANTISED_PER_GPU)
+# A stack that stores its frozen head like the projections (i_qh: LitGPT's QLoRA) holds it at
+# q_f too, on the GPU that holds the head.
+FROZEN_BYTES = i_frozen * (q_w * PARAMS_PER_GPU + (q_f - q_w) * (
+    QUANTISED_PER_GPU + i_qh * i_head * N_head / n_tp))
 RANKS = n_dp * n_cp
 
 

@@ -117,6 +117,7 @@ from calc.symbols import (
     i_mtps,
     i_norm_final,
     i_oib,
+    i_qh,
     i_qk_head,
     i_qk_proj,
     i_qlora,
@@ -139,6 +140,7 @@ from calc.symbols import (
     n_tp,
     n_vp,
     q_a,
+    q_dq,
     q_ema,
     q_g,
     q_gc,
@@ -398,6 +400,12 @@ BUFFERS: dict[str, sympy.Expr] = {
     # (ACTIVATIONS["output"]) at the start of the backward, on a one-stage pipeline, where the
     # loss's own bytes leave it out (q_Lg)
     "logits_gradient": i_head * (1 + M) * q_Lg * TOKENS * V_o / n_tp,
+    # a 4-bit head's dequantised copies (q_dq bytes a weight: LitGPT's QLoRA, fp16 then its
+    # bf16 cast, calc.spec.memory.LITGPT_SOURCE), made by each chunk's forward and by the
+    # head's backward, the first op of the backward, beside every saved activation; a layer's
+    # matrices, dequantised later in the backward when activations have been freed, are
+    # smaller than the head in the models priced so (V·d against d·d_ff)
+    "dequantised_weight": i_frozen * q_dq * i_qh * i_head * N_head / n_tp,
 }
 
 STATES_TOTAL = (MODEL_STATES["weights"] + MODEL_STATES["gradients"] + MODEL_STATES["optimizer"]

@@ -294,7 +294,11 @@ class MemoryBlock(Frozen):
 def memory_block(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: FineTune,
                  off: Offload, system: str | None = None, fixes: bool = True) -> MemoryBlock:
     """The memory of `spec` trained with resolved `opts` (memory_options) as `ft` with `off`
-    on `device`; with `fixes`, a run that does not fit lists what would make it fit."""
+    on `device`; with `fixes`, a run that does not fit lists what would make it fit. A stack
+    that builds the head apart from the embedding (StackMemory.untied_head: LitGPT) holds a
+    tied model's head as a second matrix."""
+    if opts.stack.untied_head and spec.tie_embeddings:
+        spec = spec.updated(tie_embeddings=False)
     if device is not None:
         check_path(device, opts.precision)  # the GPU runs these GEMMs (no peak needed)
         check_quant_kernels(ft, device)

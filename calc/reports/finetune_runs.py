@@ -79,7 +79,11 @@ def compare(run: PublishedFinetune) -> FinetuneRow:
     memory_fields: dict[str, Any] = {}
     if run.peak_memory_bytes is not None and run.seq_len is not None:
         try:
-            total = memory(run.model, **options).memory.total_bytes
+            block = memory(run.model, **options).memory
+            # paged optimizer states live in unified memory bitsandbytes allocates outside
+            # PyTorch's caching allocator (calc.spec.finetune.FineTune.paged): the GPU's
+            # share is the total less them, as the memory report prints it
+            total = block.total_bytes - block.paged_bytes
             memory_fields = dict(calc_memory_bytes=total,
                                  memory_error=total / run.peak_memory_bytes - 1)
         except CalcError as error:

@@ -243,7 +243,8 @@ def margin_sentence(block: MemoryBlock) -> str:
 def conventions(block: MemoryBlock, recipe_given: bool = False) -> list[str]:
     """The sentences printed under the memory tables."""
     o = block.options
-    recipe, optimizer = RECIPES[o.recipe_name], OPTIMIZERS[o.optimizer]
+    recipe = RECIPES[o.recipe_name]
+    optimizer = OPTIMIZERS[o.optimizer_kept(block.finetune.method != "full")]
     per_param = sum(block.bytes_per_param.values())
     zero = {0: "no ZeRO: every data-parallel rank holds all model states",
             1: "ZeRO stage 1: optimizer states, fp32 master weights and any fp32 gradient "

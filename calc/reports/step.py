@@ -24,8 +24,9 @@ from calc.presets import Preset, resolve
 from calc.spec import ModelSpec
 from calc.spec.costing import Costing
 from calc.spec.layout import Layout
-from calc.timing.constants import load_constants
-from calc.timing.schedule import StepTime
+from calc.timing.constants import TimingConstants, load_constants
+from calc.timing.operators import ACTIVATION_BYTES
+from calc.timing.schedule import DEFAULT_FP8_RECIPE, StepTime, tp_gather_bytes
 
 # The options a step is priced with (calc.plan.options): its layout, how its model states are
 # kept (they change `fits`, not the time), where they are offloaded, the fine-tuning
@@ -217,6 +218,30 @@ def step_finetune_sentences(block: FineTuneBlock, prediction: Prediction) -> lis
         f"(Unsloth), padding of unpacked batches (calc.timing.finetune).{box}"]
 
 
+def stack_terms(layout: Layout, prediction: Prediction,
+                constants: TimingConstants) -> list[str]:
+    """Sentences for the constants of this GPU and stack that price it apart from its
+    generation's: a power limit, an attention kernel priced from another, fp8 all-gathers."""
+    framework = constants.framework(layout.framework)
+    found = []
+    limit = constants.power_limits.get(prediction.gpu.name)
+    if limit:
+        found.append(f"Power limit: {prediction.gpu.name}'s products and attention run at "
+                     f"{limit.tensor_rate:g} of the full-power part's rate (presets/timing.toml "
+                     f"power_limits).")
+    kernel = constants.attention_kernels.get(framework.attention_kernel)
+    if kernel and layout.flash_attention:
+        found.append(f"Attention kernel: {layout.framework} runs {framework.attention_kernel}, "
+                     f"priced at {kernel.relative_speed:g} × {kernel.measured_as}'s speed "
+                     f"(presets/timing.toml attention_kernels).")
+    if tp_gather_bytes(layout, framework) < ACTIVATION_BYTES and layout.tp > 1 \
+            and layout.sequence_parallel:
+        found.append(f"Tensor parallelism: {layout.framework} casts to fp8 before the "
+                     f"sequence-parallel all-gathers ({layout.fp8_recipe or DEFAULT_FP8_RECIPE}"
+                     f" recipe); the reduce-scatters stay 16-bit.")
+    return found
+
+
 def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[str]:
     """The sentences printed under the step tables."""
     constants = load_constants()
@@ -252,6 +277,7 @@ def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[
         "communication. Terms, sources and what is left out: docs/step-time.md.",
         f"Efficiency constants of the {prediction.generation} generation: {calibration}; no "
         f"per-run factor (presets/timing.toml).",
+        *stack_terms(layout, prediction, constants),
         "Not modelled: stragglers, failures and restarts, data loading, evaluation, "
         "checkpointing, kernel launch gaps, network congestion between jobs, load imbalance "
         "of MoE routers. A published run's GPU-hours include those; this step time does not.",

@@ -62,13 +62,33 @@ PEFT_MODULES = {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o", "g_p
 #   in the backward, one chunk's 16-bit gradient beside them (2/8); the 8 bytes per token are
 #   not counted;
 # - fused: a fused linear cross-entropy (Liger's FLCE) never holds the whole logits: a chunk's
-#   transient only, not counted.
+#   transient only, not counted;
+# - litgpt: LitGPT's fine-tuning loop (litgpt/finetune/lora.py and full.py at 00af8b0d:
+#   model(input_ids, lm_head_chunk_size=128), then litgpt/utils.py chunked_cross_entropy) runs
+#   the head on 128-token chunks and keeps their 16-bit logits in a list through the backward
+#   (2), and F.cross_entropy of each 16-bit chunk, with no upcast, saves its 16-bit log-softmax
+#   output (2); in the backward one chunk at a time has its two 16-bit gradients
+#   (LOSS_GRADIENT_BYTES, by the chunk's share of the sequence).
 CHUNKS = 8  # torchtune's CEWithChunkedOutputLoss num_output_chunks
-LOSS_BYTES = {"fp32": 4, "hf": 14, "chunked": 7, "chunked-compiled": 2 + 2 / CHUNKS, "fused": 0}
-# Bytes per logit of the fp32 gradient of the logits beside them at the backward's start, a
-# transient buffer (calc.formulas.memory.BUFFERS): fp32's logits take one; hf and chunked hold
-# theirs in LOSS_BYTES already, and a fused loss never makes the whole gradient.
-LOSS_GRADIENT_BYTES = {"fp32": 4, "hf": 0, "chunked": 0, "chunked-compiled": 0, "fused": 0}
+LITGPT_CHUNK_TOKENS = 128  # LitGPT's lm_head_chunk_size and chunked_cross_entropy chunk_size
+LOSS_BYTES = {"fp32": 4, "hf": 14, "chunked": 7, "chunked-compiled": 2 + 2 / CHUNKS, "fused": 0,
+              "litgpt": 2 + 2}
+# Bytes per logit of the gradient of the logits beside them at the backward's start, a
+# transient buffer (calc.formulas.memory.BUFFERS): fp32's logits take one fp32 gradient; hf and
+# chunked hold theirs in LOSS_BYTES already, and a fused loss never makes the whole gradient;
+# litgpt's one chunk of 128 tokens has two 16-bit gradients (loss_gradient_bytes).
+LOSS_GRADIENT_BYTES = {"fp32": 4, "hf": 0, "chunked": 0, "chunked-compiled": 0, "fused": 0,
+                       "litgpt": 2 + 2}
+
+
+def loss_gradient_bytes(loss: str, seq_len: int | None) -> float:
+    """LOSS_GRADIENT_BYTES per logit of the sequence: litgpt's gradients are one chunk's, a
+    LITGPT_CHUNK_TOKENS share of a seq_len-token sequence (all of it when shorter; without a
+    sequence length, one whole chunk)."""
+    if loss != "litgpt":
+        return LOSS_GRADIENT_BYTES[loss]
+    share = 1 if seq_len is None else min(LITGPT_CHUNK_TOKENS, seq_len) / seq_len
+    return LOSS_GRADIENT_BYTES[loss] * share
 LOSS_NOTES = {
     "fp32": "the logits once in fp32 (Megatron-LM's fused cross-entropy)",
     "hf": "transformers' loss (loss_utils.py ForCausalLMLoss upcasts the logits): the 16-bit "
@@ -83,8 +103,12 @@ LOSS_NOTES = {
                         "2 + 2/8 = 2.25 B per logit",
     "fused": "a fused linear cross-entropy (Liger's FLCE): the logits are never whole; a "
              "chunk's transient is not counted",
+    "litgpt": "LitGPT's chunked head and cross-entropy (litgpt/utils.py chunked_cross_entropy, "
+              "00af8b0d): the 16-bit logits of every 128-token chunk and each chunk's 16-bit "
+              "log-softmax output, 2 + 2 = 4 B per logit, and one chunk's two 16-bit "
+              "gradients at a time in the backward",
 }
-Loss = Literal["fp32", "hf", "chunked", "chunked-compiled", "fused"]
+Loss = Literal["fp32", "hf", "chunked", "chunked-compiled", "fused", "litgpt"]
 
 
 @dataclass(frozen=True)
@@ -154,7 +178,8 @@ class FineTune(Frozen):
                                            "(transformers' upcast and its gradients, 14 B), "
                                            "chunked (torchtune, 7 B), chunked-compiled "
                                            "(torchtune's, compiled, 2.25 B), fused (Liger's "
-                                           "fused linear cross-entropy, none)")
+                                           "fused linear cross-entropy, none), litgpt "
+                                           "(LitGPT's 128-token chunks, 4 B)")
 
     @field_validator("targets", mode="before")
     @classmethod

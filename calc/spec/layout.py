@@ -26,10 +26,12 @@ RECOMPUTE_ORDER: tuple[Recompute, ...] = ("none", "selective", "full")
 # The software stack of a run, each with its constants in presets/timing.toml [frameworks]:
 # NeMo counts as Megatron-LM; fsdp is plain PyTorch FSDP; hf is transformers' own models trained
 # over PyTorch DDP/FSDP (Trainer, PEFT, TRL, axolotl, LLaMA-Factory: their activations are what
-# transformers' modules save, calc.formulas.memory); jax is MaxText-style XLA; other is an
-# in-house stack a source does not name (Llama 3's, DeepSeek's), priced with Megatron-LM's.
-Framework = Literal["megatron", "deepspeed", "torchtitan", "foundry", "fsdp", "hf", "jax",
-                    "other"]
+# transformers' modules save, calc.formulas.memory); litgpt is LitGPT's own model code over
+# Lightning Fabric (its untied head and its 4-bit path, calc.spec.memory.STACKS); jax is
+# MaxText-style XLA; other is an in-house stack a source does not name (Llama 3's, DeepSeek's),
+# priced with Megatron-LM's.
+Framework = Literal["megatron", "deepspeed", "torchtitan", "foundry", "fsdp", "hf", "litgpt",
+                    "jax", "other"]
 # The dtype of a run's matrix products and activations: fp8 runs keep 16-bit activations
 # and weights (Transformer Engine's recipes), so their memory counts as bf16's.
 TrainingDtype = Literal["bf16", "fp16", "fp32", "fp8"]

@@ -78,7 +78,7 @@ RECIPES: dict[str, RecipeInfo] = {
         4, 4, 0, 0, "fp32 weights and gradients, no master copy",
         "Megatron-LM README, 'fp32 param, fp32 grads' 16 → 8 + 8/d"),
     "pure-bf16": RecipeInfo(
-        2, 2, 0, 0, "16-bit weights and gradients, no fp32 master copy (optimizer states fp32)",
+        2, 2, 0, 0, "16-bit weights and gradients, no fp32 master copy",
         "Dettmers et al. 2023 (QLoRA) §1: regular 16-bit fine-tuning of a 65B model needs "
         ">780 GB, 12 bytes per parameter (2 + 2 + Adam's 8)"),
     "fsdp-mixed": RecipeInfo(
@@ -106,7 +106,7 @@ OPTIMIZERS: dict[str, OptimizerInfo] = {
     "adamw": OptimizerInfo(8, "AdamW: fp32 m and v",
                            "Hugging Face Transformers docs, model_memory_anatomy: 8 bytes"),
     "adamw-bf16": OptimizerInfo(
-        4, "AdamW: bf16 m and v (fp32 master weights kept by the recipe)",
+        4, "AdamW: bf16 m and v",
         "DeepSeek-AI 2024, DeepSeek-V3 report (arXiv:2412.19437) §3.3.3 'Low-Precision "
         "Optimizer States': the BF16 format instead of FP32 tracks AdamW's first and second "
         "moments; master weights and gradients stay FP32"),
@@ -147,6 +147,27 @@ class StackMemory:
     prefetch_elements: float  # ZeRO-3: parameters prefetched beyond the gathered layers
     reduce_bytes: int  # bytes per element of a gathered layer's unsharded gradient, 0: bucketed
     source: str
+    # The optimizer makes its states like the parameters it steps (torch.optim.AdamW's
+    # zeros_like), so a recipe without an fp32 master copy keeps them 16-bit (STATES_16_BIT);
+    # off: the optimizer's own table row whatever the parameters' dtype.
+    states_like_parameters: bool = False
+    # LoRA adapters kept in fp32 whatever the base's dtype (PEFT's autocast_adapter_dtype),
+    # their states fp32 too.
+    fp32_adapters: bool = False
+    # The stack's own model code and 4-bit path, where it is not transformers' or Megatron's
+    # (LitGPT's, LITGPT below): the LM head built apart from the embedding even where the
+    # model ties them; under QLoRA the head stored in 4 bits too, every 4-bit projection's
+    # input kept for its backward (as in full training), and the dequantised copies of one
+    # 4-bit matrix, dequantised_bytes a weight, transient at the backward's peak.
+    untied_head: bool = False
+    quantised_head: bool = False
+    quantised_inputs_kept: bool = False
+    dequantised_bytes: int = 0
+
+
+# torch.optim.AdamW makes m and v with zeros_like(param) (torch/optim/adam.py _init_group, 2.13):
+# on 16-bit parameters its states are 16-bit, 4 bytes a parameter.
+STATES_16_BIT = {"adamw": "adamw-bf16"}
 
 
 # The recipes Megatron-LM runs: bf16 with fp32 main gradients, fp16 with fp32 copies of both
@@ -200,15 +221,36 @@ STACKS: dict[Framework, StackMemory] = {
         "sharding_strategy FULL_SHARD, mixed_precision PURE (Composer's PURE: parameters, "
         "reductions and buffers in bf16), over PyTorch FSDP; SHARD_GRAD_OP not modelled"),
     # transformers' models train in the dtype they are loaded in (the LoRA and QLoRA recipes
-    # load torch_dtype=bfloat16; calc.verify.memory runs them so): 16-bit weights and gradients;
-    # fp16 needs the fp32 master copy of Trainer's amp.
+    # load torch_dtype=bfloat16; calc.verify.memory runs them so): Trainer hands bf16=True to
+    # accelerate as mixed_precision, an autocast that leaves the parameters as loaded, and its
+    # default optimizer is torch's AdamW, whose states follow the parameters: a bf16-loaded
+    # model keeps 16-bit weights, gradients and AdamW states, no fp32 copy. fp16 is loaded in
+    # fp32 (accelerate's GradScaler refuses fp16 gradients): fp32 parameters and states,
+    # priced as the mixed recipe's 16 bytes.
     "hf": StackMemory(
         {"bf16": "pure-bf16", "fp8": "pure-bf16", "fp16": "mixed", "fp32": "fp32"},
         _FSDP_STAGES, 0, 2, False, 0, 2,
         "transformers Trainer (training_args.py: ddp, or fsdp through accelerate) over "
-        "PyTorch DDP/FSDP, whose buffers are counted as fsdp's; the model in its loaded dtype: "
-        "16-bit weights and gradients, AdamW's states in fp32 (Dettmers et al. 2023 §1's 2 + 2 "
-        "+ 8 bytes per parameter)"),
+        "PyTorch DDP/FSDP, whose buffers are counted as fsdp's; the model in its loaded dtype "
+        "(transformers 5.24 trainer.py _build_accelerator_args: mixed_precision to accelerate, "
+        "an autocast; training_args.py default optim adamw_torch_fused on torch >= 2.8): "
+        "16-bit weights and gradients and torch AdamW's states like the parameters, bf16 "
+        "(torch/optim/adam.py _init_group, zeros_like); PEFT's adapters upcast to fp32 "
+        "(peft 0.21 get_peft_model autocast_adapter_dtype=True) keep fp32 states",
+        states_like_parameters=True, fp32_adapters=True),
+    # LitGPT's fine-tuning (litgpt at 00af8b0d, lightning 2.4.0.dev20240728 and bitsandbytes
+    # 0.42.0 as its pyproject.toml pins them): bf16-true casts the whole model to bf16 and
+    # torch's AdamW keeps its states so; LitGPT's own model code (LITGPT_SOURCE).
+    "litgpt": StackMemory(
+        {"bf16": "pure-bf16", "fp8": "pure-bf16", "fp16": "pure-bf16", "fp32": "fp32"},
+        _FSDP_STAGES, 0, 2, False, 0, 2,
+        "LitGPT litgpt/finetune/full.py and lora.py (00af8b0d) over Lightning Fabric's "
+        "FSDPStrategy (PyTorch FSDP, whose buffers are counted as fsdp's); precision "
+        "bf16-true: weights and gradients bf16 and torch AdamW's states like them; the head "
+        "untied, and under QLoRA quantised with its input and the projections' inputs kept "
+        "and a dequantised copy transient (calc.spec.memory.LITGPT_SOURCE)",
+        states_like_parameters=True, untied_head=True, quantised_head=True,
+        quantised_inputs_kept=True, dequantised_bytes=2 + 2),
     "jax": StackMemory(
         _ZERO_RECIPES, {0: "replicated", 1: "ZeRO stage 1", 2: "ZeRO stage 2", 3: "FSDP"},
         0, 0, False, 0, 0,
@@ -220,6 +262,30 @@ STACKS: dict[Framework, StackMemory] = {
         0, 2, False, 0, 4,
         "an in-house stack a source does not name: Megatron-LM's recipe and buffers"),
 }
+
+
+# What LitGPT's stack holds, each from a file at a commit (litgpt 00af8b0d; lightning
+# 2.4.0.dev20240728 and bitsandbytes 0.42.0, the versions its pyproject.toml pins):
+# - the head apart: litgpt/model.py GPT.__init__ builds lm_head (nn.Linear) and wte
+#   (nn.Embedding) as two tensors; only pretrain.py ties them (train.tie_embeddings), which
+#   finetune/lora.py and full.py refuse (validate_args), so a tied checkpoint's head is copied;
+# - the head in 4 bits: lora.py builds the model under fabric.init_module, where
+#   BitsandbytesPrecision.module_init_context (lightning src/lightning/fabric/plugins/precision/
+#   bitsandbytes.py) replaces torch.nn.Linear with its 4-bit class for every layer built, the
+#   LoRA head's inner nn.Linear (litgpt/lora.py GPT.lm_head) included; quantised on the GPU as
+#   it is made (_Linear4bit.__init__), so no whole bf16 model is held;
+# - the inputs kept: bitsandbytes/autograd/_functions.py (0.42.0) MatMul4Bit.forward keeps
+#   ctx.tensors = (A, B) whenever an input needs a gradient, the activation A though only B's
+#   dequantised copy is read in backward: every 4-bit projection's input is held as in full
+#   training;
+# - the dequantised copies: _Linear4bit.quantize quantises weight.to(torch.half), so
+#   dequantize_4bit returns fp16, and MatMul4Bit casts it .to(A.dtype), bf16: 2 + 2 bytes a
+#   weight of the matrix being multiplied, the largest being the head's at the backward's start.
+LITGPT_SOURCE = (
+    "Lightning-AI/litgpt litgpt/model.py, litgpt/lora.py, litgpt/finetune/lora.py (00af8b0d); "
+    "Lightning-AI/pytorch-lightning src/lightning/fabric/plugins/precision/bitsandbytes.py "
+    "(2.4.0.dev20240728: module_init_context, _Linear4bit); bitsandbytes "
+    "bitsandbytes/autograd/_functions.py MatMul4Bit (0.42.0)")
 
 
 @dataclass(frozen=True)
@@ -336,3 +402,16 @@ class TrainingMemory(ModelStates, Layout):  # fields in reverse order: the layou
     def recipe_name(self) -> str:
         """The recipe given, or the framework's own for the dtype."""
         return self.recipe if self.recipe is not None else self.stack.recipes[self.dtype]
+
+    def optimizer_kept(self, frozen_base: bool = False) -> str:
+        """The OPTIMIZERS row of the states as the stack keeps them: on a stack whose optimizer
+        makes its states like the parameters (StackMemory.states_like_parameters), under a
+        recipe of 16-bit parameters without an fp32 master copy, AdamW's are 16-bit
+        (STATES_16_BIT); adapters on a frozen base kept in fp32 (StackMemory.fp32_adapters:
+        PEFT's) keep the states given."""
+        recipe = RECIPES[self.recipe_name]
+        fp32 = frozen_base and self.stack.fp32_adapters
+        if (self.stack.states_like_parameters and not fp32 and recipe.master == 0
+                and recipe.weights == 2):
+            return STATES_16_BIT.get(self.optimizer, self.optimizer)
+        return self.optimizer

@@ -151,7 +151,9 @@ def _no_pipeline(spec: Model, lay: Layout, _: int | None) -> str | None:
 # The stacks that recompute whole layers only, and where they do
 WHOLE_LAYERS = {"hf": "transformers 5.24 modeling_utils.py activation_checkpointing_enable: "
                       "torch.utils.checkpoint around each decoder layer (every_n_layers), no "
-                      "selective recomputation"}
+                      "selective recomputation",
+                "litgpt": "LitGPT litgpt/finetune/full.py (00af8b0d): FSDPStrategy("
+                          "activation_checkpointing_policy={Block}), whole blocks only"}
 
 
 def recomputations(framework: str | None, activation_offload: bool | None = False
@@ -225,7 +227,9 @@ RULES: tuple[Rule, ...] = (
                   "ShardingStrategy)",
           "hf": "transformers' Trainer shards data-parallel ranks only (DDP, or FSDP through "
                 "accelerate)",
-          "foundry": "llm-foundry trains with Composer's FSDP (fsdp_config), no pipeline"},
+          "foundry": "llm-foundry trains with Composer's FSDP (fsdp_config), no pipeline",
+          "litgpt": "LitGPT trains over Lightning Fabric's FSDPStrategy (litgpt/finetune/"
+                    "full.py at 00af8b0d), no pipeline"},
          _no_pipeline),
     Rule("recomputation of whole layers only", WHOLE_LAYERS, _whole_layers),
     Rule("DDP only without other parallelism",

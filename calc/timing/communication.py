@@ -61,10 +61,15 @@ class GradientCommunication:
     param_gather: float  # per step (ZeRO 1/2) or per pass of a micro-batch (ZeRO 3)
 
 
-def _tp_collective(size: float, layout: Layout, network: Network) -> float:
+def _tp_collective(size: float, layout: Layout, network: Network,
+                   gather_bytes: float = ACTIVATION_BYTES) -> float:
+    """One all-reduce of `size` bytes of 16-bit activations, or with sequence parallelism its
+    reduce-scatter and all-gather; the all-gather sends `gather_bytes` per element (1: a stack
+    that casts to fp8 before gathering)."""
     link = network.ring(layout.stride("tp"), layout.tp)
     if layout.sequence_parallel:
-        return (reduce_scatter(size, layout.tp, link) + all_gather(size, layout.tp, link))
+        return (reduce_scatter(size, layout.tp, link)
+                + all_gather(size * gather_bytes / ACTIVATION_BYTES, layout.tp, link))
     return all_reduce(size, layout.tp, link)
 
 
@@ -81,8 +86,12 @@ def params_on_gpu(terms: ModelTerms, layout: Layout) -> tuple[float, float]:
     return dense, expert
 
 
-def micro_batch_communication(terms: ModelTerms, layout: Layout,
-                              network: Network) -> MicroBatchCommunication:
+def micro_batch_communication(terms: ModelTerms, layout: Layout, network: Network,
+                              gather_bytes: float = ACTIVATION_BYTES
+                              ) -> MicroBatchCommunication:
+    """`gather_bytes`: per element of the layers' sequence-parallel all-gathers (the inputs of
+    the column-parallel products forward, the output gradients of the row-parallel ones
+    backward); 1 where the stack gathers them in fp8. The LM head's stays 16-bit."""
     tokens = tokens_per_micro_batch(terms, layout)
     layers = stage_layers(terms, layout)
     activation = tokens * terms.d * ACTIVATION_BYTES
@@ -90,8 +99,7 @@ def micro_batch_communication(terms: ModelTerms, layout: Layout,
     one = _tp_collective(activation, layout, network)
     tp_forward = 0.0
     for per_layer, width in terms.tp_reductions:  # after each sublayer (and Mamba's x_proj)
-        size = one if width == terms.d else _tp_collective(tokens * width * ACTIVATION_BYTES,
-                                                           layout, network)
+        size = _tp_collective(tokens * width * ACTIVATION_BYTES, layout, network, gather_bytes)
         tp_forward += per_layer * layers * size
     recompute = tp_forward if layout.recompute == "full" else 0.0
     tp_backward = tp_forward + one + recompute  # + the LM head's input gradient

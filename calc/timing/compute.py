@@ -57,6 +57,9 @@ class Device:
     vector_peak: float = 0.0  # fp32 FLOP/s on CUDA cores (0: the datasheet gives none)
     # the stack's flash kernel as measured on this generation (None: flash_fraction instead)
     attention_kernel: AttentionKernel | None = None
+    # a kernel priced from a measured one (presets/timing.toml attention_kernels): its speed
+    # over the measured kernel's (or over flash_fraction where none was measured)
+    attention_speed: float = 1.0
     # fp8 runs: the 16-bit products' share of the 16-bit peak (the LM head and routers stay
     # 16-bit), and the recipe's quantisation bytes per element (presets/timing.toml fp8_recipes)
     high_precision_fraction: float = 0.0
@@ -237,13 +240,14 @@ def _attention_part(causal: float, full: float, d_qk: int, terms: ModelTerms, la
     if layout.flash_attention:
         flops = causal * tokens * stage / layout.tp
         kernel = device.attention_kernel
+        speed = device.attention_speed
         if kernel is None:
-            forward = flops / (device.attention_peak * device.flash_fraction)
+            forward = flops / (device.attention_peak * device.flash_fraction * speed)
             return forward, FLASH_BACKWARD_PER_FORWARD * forward
         length = terms.seq_len / layout.cp  # each call of a ring's step: s/cp against s/cp
-        return (flops / kernel.flops_per_s("forward", True, d_qk, length),
+        return (flops / (speed * kernel.flops_per_s("forward", True, d_qk, length)),
                 FLASH_BACKWARD_PER_FORWARD * flops
-                / kernel.flops_per_s("backward", True, d_qk, length))
+                / (speed * kernel.flops_per_s("backward", True, d_qk, length)))
     flops = full * tokens * stage / layout.tp
     rows = terms.seq_len / layout.cp  # one head's queries against all s keys, d_qk wide
     efficiency = device.gemm_efficiency(rows, terms.seq_len, d_qk)

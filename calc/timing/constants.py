@@ -49,13 +49,38 @@ class NetworkConstants(Frozen):
     source: str = Field(min_length=1)
 
 
+class DerivedKernel(Frozen):
+    """An attention kernel with no measured series of its own on the GPUs priced: a measured
+    kernel's speed times `relative_speed`, from a benchmark that ran both on one GPU."""
+
+    measured_as: Literal["fa2", "fa3", "cudnn"] = Field(
+        description="the measured kernel (presets/attention.toml) it is priced from")
+    relative_speed: float = Field(gt=0, le=1, description="its FLOP/s over the measured "
+                                                          "kernel's, forward and backward")
+    source: str = Field(min_length=1)
+
+
+class PowerLimit(Frozen):
+    """A GPU whose power limit holds its tensor-core clocks below those its catalogue peaks
+    assume: its matrix products and attention run at `tensor_rate` of the rate the generation's
+    constants give the full-power part."""
+
+    tensor_rate: float = Field(gt=0, le=1, description="tensor-core throughput over the "
+                                                       "full-power part's")
+    source: str = Field(min_length=1)
+
+
 class FrameworkConstants(Frozen):
     compute_efficiency: float = Field(gt=0, le=2, description="compute-time divisor")
-    attention_kernel: Literal["fa2", "fa3", "cudnn"] = Field(
-        description="the flash-attention kernel the stack runs (presets/attention.toml); on a "
-                    "GPU generation it was not measured on, the generation's flash_fraction")
+    attention_kernel: Literal["fa1", "fa2", "fa3", "cudnn"] = Field(
+        description="the flash-attention kernel the stack runs (presets/attention.toml, or "
+                    "attention_kernels for one priced from another); on a GPU generation it "
+                    "was not measured on, the generation's flash_fraction")
     overlap_grad_reduce: bool = Field(description="gradient reduction overlaps the backward")
     grad_reduce_bytes: int = Field(ge=1, le=4, description="bytes per gradient element sent")
+    fp8_tp_all_gather: tuple[str, ...] = Field(
+        (), description="fp8 recipes under which the stack casts to fp8 before the "
+                        "sequence-parallel all-gathers, sending 1 byte per element")
     selective_recompute: Literal["attention", "op"] = Field(
         "attention", description="what recompute 'selective' recomputes: the attention core "
                                  "(Korthikanti et al. 2022) or every element-wise kernel and "
@@ -123,6 +148,8 @@ class TimingConstants(Frozen):
     memory: MemoryConstants
     network: NetworkConstants
     frameworks: dict[str, FrameworkConstants]
+    attention_kernels: dict[str, DerivedKernel] = Field(default_factory=dict)
+    power_limits: dict[str, PowerLimit] = Field(default_factory=dict)
     fp8_recipes: dict[str, Fp8RecipeConstants]
     offload: OffloadConstants
     fit: FitRecord

@@ -67,7 +67,7 @@ from calc.timing.compute import (
 from calc.timing.constants import FrameworkConstants, TimingConstants
 from calc.timing.finetune import FineTuneTerms, frozen_times, trainable_share
 from calc.timing.network import Network
-from calc.timing.operators import ModelTerms
+from calc.timing.operators import ACTIVATION_BYTES, ModelTerms
 
 T = TypeVar("T")
 # An fp8 layout that names no recipe: Transformer Engine's default, DelayedScaling (fp8_autocast
@@ -96,15 +96,24 @@ def device_for(gpu: GPU, dtype: str, constants: TimingConstants,
     _, generation = constants.generation(gpu.name, gpu.generation)
     bandwidth = (gpu.bandwidth_gb_s or 0) * GIGA
     recipe = constants.fp8_recipe(fp8_recipe or DEFAULT_FP8_RECIPE) if dtype == "fp8" else None
+    kernel, attention_speed = framework.attention_kernel, 1.0
+    if kernel in constants.attention_kernels:  # priced from a measured kernel
+        derived = constants.attention_kernels[kernel]
+        kernel, attention_speed = derived.measured_as, derived.relative_speed
+    # a power-limited part: every tensor-core product (GEMMs, attention) at its sustained rate
+    limit = constants.power_limits.get(gpu.name)
+    tensor_rate = limit.tensor_rate if limit else 1.0
+    measured = attention_kernel(kernel, gpu.name, generation.gpus)
+    if measured is not None:
+        measured = replace(measured, scale=measured.scale * tensor_rate)
     return Device(
         high_precision_fraction=generation.peak_fraction,
         selective_recompute=framework.selective_recompute,
         quantise_activation_bytes=recipe.activation_bytes if recipe else 0.0,
         quantise_weight_bytes=recipe.weight_bytes if recipe else 0.0,
-        attention_kernel=attention_kernel(framework.attention_kernel, gpu.name,
-                                          generation.gpus),
-        gemm_peak=gpu.peak_flops(dtype),
-        attention_peak=gpu.peak_flops(ATTENTION_DTYPE.get(dtype, dtype)),
+        attention_kernel=measured, attention_speed=attention_speed,
+        gemm_peak=gpu.peak_flops(dtype) * tensor_rate,
+        attention_peak=gpu.peak_flops(ATTENTION_DTYPE.get(dtype, dtype)) * tensor_rate,
         peak_fraction=generation.fp8_fraction if dtype == "fp8" else generation.peak_fraction,
         half_dim=constants.gemm.half_dim,
         flash_fraction=generation.flash_fraction,
@@ -130,6 +139,16 @@ def updated_params(terms: ModelTerms, layout: Layout) -> float:
         dense, expert = (dense / (layout.dp * layout.cp),
                          expert * layout.ep / (layout.dp * layout.cp))
     return dense + expert
+
+
+def tp_gather_bytes(layout: Layout, framework: FrameworkConstants) -> int:
+    """Bytes per element of the layers' sequence-parallel all-gathers: 1 where the stack casts
+    to fp8 before gathering under this fp8 recipe (presets/timing.toml fp8_tp_all_gather),
+    else 16-bit."""
+    recipe = layout.fp8_recipe or DEFAULT_FP8_RECIPE
+    if layout.dtype == "fp8" and recipe in framework.fp8_tp_all_gather:
+        return BYTES_PER_ELEMENT["fp8"]
+    return ACTIVATION_BYTES
 
 
 def _micro_batch_key(layout: Layout) -> tuple:
@@ -190,7 +209,8 @@ def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Networ
     differing only in ZeRO stage or data parallelism share. `finetune`: LoRA or QLoRA on a
     frozen base (None: every weight trains)."""
     work, comm = _cached(cache, _micro_batch_key(layout), lambda: (
-        compute_times(terms, layout, device), micro_batch_communication(terms, layout, network)))
+        compute_times(terms, layout, device),
+        micro_batch_communication(terms, layout, network, tp_gather_bytes(layout, framework))))
     grads = _cached(cache, _gradient_key(layout), lambda: gradient_communication(
         terms, layout, network, framework.grad_reduce_bytes))
     share = trainable_share(finetune)

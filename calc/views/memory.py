@@ -107,7 +107,8 @@ def view(report: MemoryReport) -> View:
 BUFFER_NOTES = {"gradient_bucket": "reduce bucket, 16-bit",
                 "gathered_weights": "16-bit, gathered layers",
                 "gathered_gradients": "one layer, unsharded",
-                "logits_gradient": "fp32, beside the logits"}
+                "logits_gradient": "fp32, beside the logits",
+                "dequantised_weight": "a 4-bit head, dequantised"}
 
 
 def _margin_note(m: MemoryBlock, key: str) -> str:
