@@ -91,7 +91,8 @@ def verify_memory(spec: ModelSpec, hf_config: dict | None, seq_len: int, batch: 
     wanted = qlora and adapters and dtype == QLORA_DTYPE
     installed = find_spec("bitsandbytes") is not None
     qlora = wanted and installed and parameters <= QLORA_CPU_PARAMETERS
-    notes = [qlora_skipped(spec.name, parameters, installed)] if wanted and not qlora else []
+    notes = ([QLORA_CONVENTION.format(QLORA_CPU_PARAMETERS)] if qlora else
+             [qlora_skipped(spec.name, parameters, installed)] if wanted else [])
     checks, saved, per_layer = [], [], {}
     with tempfile.TemporaryDirectory(prefix="calc-qlora-") as checkpoint:
         for run in runs(config, dtype, adapters, qlora):
@@ -109,7 +110,8 @@ def verify_memory(spec: ModelSpec, hf_config: dict | None, seq_len: int, batch: 
     return MemoryCheckReport(
         model=spec.name, seq_len=seq_len, batch=batch, dtype=dtype, device=device,
         memory_check=checks, calc_per_layer_bytes=per_layer, saved=saved,
-        ok=all(check.exact for check in checks), conventions=CONVENTIONS + notes)
+        ok=all(check.exact for check in checks),
+        conventions=CONVENTIONS + notes)
 
 
 def qlora_skipped(model: str, parameters: int, installed: bool) -> str:
@@ -119,8 +121,8 @@ def qlora_skipped(model: str, parameters: int, installed: bool) -> str:
     if not installed:
         return f"QLoRA not compared: bitsandbytes is not installed ({install('hf')})."
     return (f"QLoRA not compared: {model} has {parameters:,} parameters, above the "
-            f"{QLORA_CPU_PARAMETERS:,} the CPU builds its 4-bit model at (bitsandbytes' 4-bit "
-            f"layers are quantised with real weights; a config of that size or smaller is).")
+            f"{QLORA_CPU_PARAMETERS:,} up to which its 4-bit model is built on the CPU "
+            f"(bitsandbytes' 4-bit layers have no meta kernels).")
 
 
 def _compared(spec: ModelSpec, run: Run, counted: SavedCount, seq_len: int, batch: int, dtype: str,
@@ -166,13 +168,21 @@ CONVENTIONS = [
     "scores as no GPU run does.",
     "The rotary tables (cos, sin) are made once a forward and kept by every layer: counted in "
     "the embedding part.",
-    "Not compared yet: SDPA in fp32 (a GPU runs its memory-efficient kernel there) or off the meta "
-    "device (the GPU's flash operator has no CPU kernel), a type transformers runs without "
-    "SDPA (eager only), MoE layers, QLoRA (bitsandbytes' 4-bit layers have no meta kernels), "
-    "LoRA without PEFT installed (pip install peft), and calc's reference model for configs "
-    "transformers cannot build.",
+    "SDPA on the CPU (--device cpu, and QLoRA) runs torch's CPU flash operator, which keeps "
+    "the same tensors as the GPU's (query, key, value, output, the fp32 log-sum-exp).",
+    "Not compared yet: SDPA in fp32 (a GPU runs its memory-efficient kernel there), a type "
+    "transformers runs without SDPA (eager only), MoE layers, QLoRA in fp16 or fp32 or "
+    "after PEFT's prepare_model_for_kbit_training (which casts the embedding, norms and head, "
+    "and so the activations, to fp32), LoRA without PEFT installed (pip install peft), and "
+    "calc's reference model for configs transformers cannot build.",
     "LoRA: PEFT's adapters (rank 8, no dropout) on q,v and on every projection, fp32 on a 16-bit "
     "base as get_peft_model makes them, the embedding's output taking gradients "
     "(enable_input_require_grads, as under checkpointing and k-bit preparation); on models "
     "whose projections have Llama's names (q_proj, ..., down_proj).",
 ]
+QLORA_CONVENTION = (
+    "QLoRA: transformers' from_pretrained with bitsandbytes 0.50.2's 4-bit NormalFloat, "
+    "double quantisation and bf16 compute (every projection a Linear4bit, the LM head not), "
+    "dtype bf16, PEFT's adapters on every projection (QLoRA §4); built with real weights on "
+    "the CPU, bitsandbytes' 4-bit layers having no meta kernels, for models of at most {:,} "
+    "parameters; calc: --finetune qlora (nf4, double quantisation) under --framework hf.")
