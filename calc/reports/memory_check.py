@@ -99,7 +99,7 @@ def verify_memory(spec: ModelSpec, hf_config: dict | None, seq_len: int, batch: 
             counted = count_saved(config, batch, seq_len, run, dtype, device, checkpoint)
             if counted is None:  # LoRA on projections PEFT's Llama-style names do not find
                 continue
-            checks += _compared(spec, run, counted, seq_len, batch, dtype, ids, per_layer)
+            checks += compare_run(spec, run, counted, seq_len, batch, dtype, ids, per_layer)
             if run.lora is None:  # the tensors of one layer, the positions and the output
                 shown = "layer 1" if spec.n_layers > 1 else "layer 0"
                 saved += [SavedRow(attention=run.attention, recompute=run.recompute,
@@ -125,9 +125,10 @@ def qlora_skipped(model: str, parameters: int, installed: bool) -> str:
             f"(bitsandbytes' 4-bit layers have no meta kernels).")
 
 
-def _compared(spec: ModelSpec, run: Run, counted: SavedCount, seq_len: int, batch: int, dtype: str,
-              ids: int, per_layer: dict[str, int]) -> list[MemoryCheck]:
-    """One run's parts against calc.memory's activations for the same run."""
+def compare_run(spec: ModelSpec, run: Run, counted: SavedCount, seq_len: int, batch: int,
+                dtype: str, ids: int, per_layer: dict[str, int]) -> list[MemoryCheck]:
+    """One run's parts against calc.memory's activations for the same run (`ids`: the token
+    ids' bytes, left out of calc's embedding part; `per_layer` takes calc's one layer)."""
     from calc.reports.memory import memory
     from calc.verify.memory import LORA_RANK
 
