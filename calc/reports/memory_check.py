@@ -95,9 +95,13 @@ def verify_memory(spec: ModelSpec, hf_config: dict | None, seq_len: int, batch: 
              [qlora_skipped(spec.name, parameters, installed)] if wanted else [])
     checks, saved, per_layer = [], [], {}
     with tempfile.TemporaryDirectory(prefix="calc-qlora-") as checkpoint:
+        unadapted = set()  # LoRA targets PEFT's Llama-style names do not find: not quantised
         for run in runs(config, dtype, adapters, qlora):
+            if run.quantised and run.lora in unadapted:
+                continue
             counted = count_saved(config, batch, seq_len, run, dtype, device, checkpoint)
-            if counted is None:  # LoRA on projections PEFT's Llama-style names do not find
+            if counted is None:
+                unadapted.add(run.lora)
                 continue
             checks += compare_run(spec, run, counted, seq_len, batch, dtype, ids, per_layer)
             if run.lora is None:  # the tensors of one layer, the positions and the output
