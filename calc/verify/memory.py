@@ -193,7 +193,7 @@ class Run:
     attention: str  # eager or sdpa
     recompute: str  # none, or full: every decoder layer checkpointed
     lora: str | None = None  # None (full training), or the LoRA targets ("q,v")
-    quantised: bool = False  # QLoRA: the base in bitsandbytes' 4-bit layers (QLORA)
+    quantised: bool = False  # QLoRA: the base in bitsandbytes' 4-bit layers (quantised_model)
 
     @property
     def finetune(self) -> str:
@@ -263,17 +263,16 @@ QLORA_CPU_PARAMETERS = 200_000_000
 
 
 def quantised_model(config: dict[str, Any], attention: str, checkpoint: str) -> nn.Module:
-    """transformers' model of `config` quantised as QLORA's recipe loads it, on the CPU, from
-    `checkpoint` (a folder its bf16 weights are saved into first, when it holds none)."""
+    """transformers' model of `config` quantised as QLoRA's recipe above loads it, on the
+    CPU, from `checkpoint` (a folder its bf16 weights are saved into first, when empty)."""
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
 
-    with _quiet():
-        if not any(Path(checkpoint).iterdir()):
-            build(config, "cpu", attention).to(torch.bfloat16).save_pretrained(checkpoint)
     quantisation = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
                                       bnb_4bit_use_double_quant=True,
                                       bnb_4bit_compute_dtype=torch.bfloat16)
     with _quiet():
+        if not any(Path(checkpoint).iterdir()):
+            build(config, "cpu", attention).to(torch.bfloat16).save_pretrained(checkpoint)
         return AutoModelForCausalLM.from_pretrained(
             checkpoint, quantization_config=quantisation, dtype=torch.bfloat16,
             device_map="cpu", attn_implementation=attention)
