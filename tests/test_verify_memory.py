@@ -73,7 +73,7 @@ def test_an_output_gate_keeps_both_factors_of_its_product(gate):
     config = {"model_type": "lfm3", **TINY, "bos_token_id": None, "eos_token_id": None,
               "layer_types": ["full_attention"] * TINY["num_hidden_layers"],
               "use_sandwich_norm": False, "use_attention_gate": gate}
-    report = verify_memory(spec_from_hf_config(config), config, 16, batch=2)
+    report = verify_memory(spec_from_hf_config(config), config, 16, batch=2, qlora=False)
     layers = [c for c in report.memory_check if c.part == "layers"]
     assert len(layers) == (8 if find_spec("peft") else 4)
     assert [c for c in layers if not c.exact] == []
@@ -86,7 +86,7 @@ def test_peft_adapters_keep_what_calc_counts(name):
     keeps W_O's input."""
     pytest.importorskip("peft")
     config = tiny(name)
-    report = verify_memory(spec_from_hf_config(config), config, 16, batch=2)
+    report = verify_memory(spec_from_hf_config(config), config, 16, batch=2, qlora=False)
     finetunes = {c.finetune for c in report.memory_check}
     assert finetunes == {"full", "lora q,v", "lora all-linear"}
     assert inexact(report) == []
@@ -116,7 +116,7 @@ def test_differences_are_reported_not_hidden():
     accounting reads: the check says so, part by part, and lists the tensors."""
     config = {**json.loads((CONFIGS / "gpt2.json").read_text()), "n_embd": 64, "n_head": 4,
               "n_layer": 2, "n_positions": 64, "vocab_size": 100}
-    report = verify_memory(spec_from_hf_config(config), config, 16)
+    report = verify_memory(spec_from_hf_config(config), config, 16, qlora=False)
     assert not report.ok
     assert ("eager", "none", "layers") in {row[:3] for row in inexact(report)}
     assert {row.part for row in report.saved} >= {"layer 1", "output"}
@@ -140,10 +140,91 @@ def test_moe_layers_are_refused_in_one_line():
 
 
 def test_real_tensors_on_the_cpu_keep_the_same():
-    """With real tensors (--device cpu) eager attention keeps what the meta device shows; SDPA
-    is compared on the meta device only (the GPU's flash operator has no CPU kernel)."""
+    """With real tensors (--device cpu) every run keeps what the meta device shows, SDPA
+    through torch's CPU flash operator as through the GPU's on meta."""
     config = tiny("qwen3-4b")
-    report = verify_memory(spec_from_hf_config(config), config, 16, batch=2, device="cpu")
-    assert inexact(report) == []
-    assert {(c.attention, c.recompute) for c in report.memory_check} == {("eager", "none"),
-                                                                        ("eager", "full")}
+    spec = spec_from_hf_config(config)
+    cpu = verify_memory(spec, config, 16, batch=2, device="cpu", adapters=False)
+    meta = verify_memory(spec, config, 16, batch=2, adapters=False)
+    assert inexact(cpu) == []
+    assert {(c.attention, c.recompute) for c in cpu.memory_check} == {
+        ("eager", "none"), ("eager", "full"), ("sdpa", "none"), ("sdpa", "full")}
+    assert [c.saved_bytes for c in cpu.memory_check] == [c.saved_bytes for c in meta.memory_check]
+
+
+# QLoRA: transformers' model quantised by bitsandbytes on the CPU (calc.verify.memory.QLORA)
+QLORA_CONFIG = {"num_hidden_layers": 2}
+
+
+@pytest.fixture(scope="module")
+def qlora_report():
+    pytest.importorskip("peft")
+    pytest.importorskip("bitsandbytes")
+    config = tiny("llama-3.1-8b", **QLORA_CONFIG)
+    return verify_memory(spec_from_hf_config(config), config, 16, batch=2)
+
+
+def test_qlora_keeps_what_calc_counts(qlora_report):
+    """bitsandbytes 0.50.2's 4-bit layers with PEFT's adapters on every projection, eager and
+    SDPA, with and without checkpointed layers: every part equals calc's --finetune qlora
+    under --framework hf, and a 4-bit projection keeps what a frozen 16-bit one keeps (the
+    QLoRA rows equal the LoRA all-linear rows)."""
+    rows = {(c.attention, c.recompute, c.part): c.saved_bytes for c in qlora_report.memory_check
+            if c.finetune == "qlora all-linear"}
+    assert {key[:2] for key in rows} == {("eager", "none"), ("eager", "full"),
+                                         ("sdpa", "none"), ("sdpa", "full")}
+    assert inexact(qlora_report) == []
+    lora = {(c.attention, c.recompute, c.part): c.saved_bytes
+            for c in qlora_report.memory_check if c.finetune == "lora all-linear"}
+    assert rows == lora
+
+
+def test_the_qlora_model_is_4_bit(tmp_path):
+    """The compared model is bitsandbytes' nf4 (double-quantised, bf16 compute) in every
+    projection, the LM head left at bf16, as transformers quantises it."""
+    pytest.importorskip("bitsandbytes")
+    import bitsandbytes as bnb
+    import torch
+
+    from calc.verify.memory import quantised_model
+
+    model = quantised_model(tiny("llama-3.1-8b", **QLORA_CONFIG), "eager", str(tmp_path))
+    quantised = [m for m in model.modules() if isinstance(m, bnb.nn.Linear4bit)]
+    assert len(quantised) == 7 * QLORA_CONFIG["num_hidden_layers"]
+    assert {m.weight.quant_type for m in quantised} == {"nf4"}
+    assert all(m.weight.compress_statistics and m.compute_dtype == torch.bfloat16
+               for m in quantised)
+    assert not isinstance(model.lm_head, bnb.nn.Linear4bit)
+    assert model.lm_head.weight.dtype == torch.bfloat16
+
+
+def test_a_4_bit_layer_keeping_its_input_is_caught(tmp_path, monkeypatch):
+    """bitsandbytes 0.42's MatMul4Bit also kept its input A (ctx.tensors = (A, B)): with that
+    put back, every 4-bit projection's bf16 input is saved once more per storage (Q/K/V's
+    shared norm output, W_O's input, up/gate's shared norm output, down's input) and the
+    check fails by exactly those bytes, which calc's hf stack does not count."""
+    pytest.importorskip("bitsandbytes")
+    from bitsandbytes.autograd import _functions
+
+    from calc.reports.memory_check import compare_run
+    from calc.verify.memory import QLORA_TARGETS, Run, count_saved
+
+    config = tiny("llama-3.1-8b", **QLORA_CONFIG)
+    spec, run, batch, seq_len = spec_from_hf_config(config), Run("eager", "none",
+                                                                 QLORA_TARGETS, True), 2, 16
+    original = _functions.MatMul4Bit.forward
+
+    def keeps_input(ctx, A, B, out=None, bias=None, quant_state=None):
+        output = original(ctx, A, B, out, bias, quant_state)
+        ctx.save_for_backward(A)
+        return output
+
+    monkeypatch.setattr(_functions.MatMul4Bit, "forward", staticmethod(keeps_input))
+    counted = count_saved(config, batch, seq_len, run, checkpoint=str(tmp_path))
+    checks = {c.part: c for c in compare_run(spec, run, counted, seq_len, batch, "bf16",
+                                             8 * seq_len * batch, {})}
+    d, d_o, d_ff = spec.d_model, spec.attention.n_heads * spec.head_dim_v, spec.ffn.d_ff
+    extra = 2 * seq_len * batch * (d + d_o + d + d_ff) * spec.n_layers  # bf16 inputs
+    assert checks["layers"].saved_bytes - checks["layers"].calc_bytes == extra
+    assert not checks["total"].exact
+    assert checks["output"].exact

@@ -28,7 +28,8 @@ def run(argv: Sequence[str]) -> int:
                              "and compare parameters and forward FLOPs")
     parser.add_argument("--memory", action="store_true",
                         help="sum the tensors transformers' model saves for the backward "
-                             "(eager and SDPA) against calc's activation bytes")
+                             "(eager and SDPA; full, LoRA, and QLoRA built on the CPU for "
+                             "small models) against calc's activation bytes")
     add_format(parser)
     args = parser.parse_args(argv)
     require_torch("verify")

@@ -238,10 +238,12 @@ NORM_INPUTS = n_norm * ((1 - i_hf) * d * q_a + i_hf * NORM_HF)
 DROPOUT_MASK = (1 - i_hf) * i_drop * MASK_BYTES * d
 KEPT_NORM_OUTPUT = 1 - i_rnu
 # Under transformers with PEFT's adapters on a frozen base (i_hf, i_frozen) a frozen projection
-# keeps no input, and each adapter casts its input to its weights' fp32 (peft 0.21.2,
-# tuners/lora/layer.py Linear.forward, _cast_input_dtype; get_peft_model's
-# autocast_adapter_dtype puts adapters on a 16-bit base in fp32) and keeps its own 4-byte copy
-# when the activations are 16-bit (i_up); in fp32 the adapters keep the input itself, once.
+# keeps no input (a 4-bit one under QLoRA neither: bitsandbytes 0.50.2's MatMul4Bit keeps its
+# weight alone, calc.spec.memory.STACKS["hf"]), and each adapter casts its input to its
+# weights' fp32 (peft 0.21.2, tuners/lora/layer.py Linear.forward, _cast_input_dtype;
+# get_peft_model's autocast_adapter_dtype puts adapters on a 16-bit base in fp32) and keeps
+# its own 4-byte copy when the activations are 16-bit (i_up); in fp32 the adapters keep the
+# input itself, once.
 OWN_INPUT = 1 - i_hf * i_frozen * i_up  # a kept projection input is the input itself
 ADAPTER_COPY = 4 * i_hf * i_frozen * i_up  # bytes per element of an adapter's fp32 copy
 ATTENTION_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_qkv * d * q_l * OWN_INPUT

@@ -47,7 +47,8 @@ HF_ACTIVATIONS = ("Activations as transformers' Llama-style modules save them fo
                   "(modeling_llama.py, 5.24: each RMSNorm's fp32 input, reciprocal RMS and "
                   "normalised copy, keys and values after repeat_kv under eager attention, "
                   "its fp32 softmax beside the 16-bit one, SDPA's flash log-sum-exp, the gated "
-                  "MLP's activation output, the rotary tables, PEFT's fp32 adapter copies; "
+                  "MLP's activation output, the rotary tables, PEFT's fp32 adapter copies, "
+                  "under QLoRA no input of a 4-bit projection (bitsandbytes 0.50.2); "
                   "`verify MODEL --memory` checks them tensor by tensor; MoE layers and the "
                   "other mixers as calc's fused-kernel count, not checked)")
 

@@ -227,6 +227,15 @@ STACKS: dict[Framework, StackMemory] = {
     # model keeps 16-bit weights, gradients and AdamW states, no fp32 copy. fp16 is loaded in
     # fp32 (accelerate's GradScaler refuses fp16 gradients): fp32 parameters and states,
     # priced as the mixed recipe's 16 bytes.
+    # Under QLoRA its 4-bit path is bitsandbytes 0.50.2's (pyproject's hf extra pins it;
+    # calc.verify.memory quantises with it): MatMul4Bit.forward keeps ctx.tensors = (None, B),
+    # the 4-bit weight alone, not the input A (0.42.0 kept (A, B): LITGPT_SOURCE), and its
+    # backward dequantises B to the gradient's dtype, a transient (bitsandbytes/autograd/
+    # _functions.py at 0.50.2); transformers leaves the LM head and tied weights unquantised
+    # (transformers 5.24 quantizers/base.py get_keys_to_not_convert); PEFT's bnb Linear4bit
+    # adds its adapters as on nn.Linear, the base output cloned, which keeps nothing (peft
+    # 0.21.2 tuners/lora/bnb.py Linear4bit.forward). A 4-bit projection so keeps what a frozen
+    # 16-bit one keeps, no input: no own 4-bit path here.
     "hf": StackMemory(
         {"bf16": "pure-bf16", "fp8": "pure-bf16", "fp16": "mixed", "fp32": "fp32"},
         _FSDP_STAGES, 0, 2, False, 0, 2,
@@ -236,7 +245,9 @@ STACKS: dict[Framework, StackMemory] = {
         "an autocast; training_args.py default optim adamw_torch_fused on torch >= 2.8): "
         "16-bit weights and gradients and torch AdamW's states like the parameters, bf16 "
         "(torch/optim/adam.py _init_group, zeros_like); PEFT's adapters upcast to fp32 "
-        "(peft 0.21 get_peft_model autocast_adapter_dtype=True) keep fp32 states",
+        "(peft 0.21 get_peft_model autocast_adapter_dtype=True) keep fp32 states; under "
+        "QLoRA bitsandbytes 0.50.2's MatMul4Bit keeps its 4-bit weight, not its input "
+        "(bitsandbytes/autograd/_functions.py)",
         states_like_parameters=True, fp32_adapters=True),
     # LitGPT's fine-tuning (litgpt at 00af8b0d, lightning 2.4.0.dev20240728 and bitsandbytes
     # 0.42.0 as its pyproject.toml pins them): bf16-true casts the whole model to bf16 and

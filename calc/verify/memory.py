@@ -14,11 +14,17 @@ Two things a GPU run keeps that a meta forward would not show as it is:
   which upcasts and keeps the scores; a GPU runs the flash kernel wherever it can (16-bit
   inputs, no mask, head width ≤ 256, equal query/key and value widths). `flash_sdpa` calls
   torch's own flash operator there (aten._scaled_dot_product_flash_attention, whose meta kernel
-  and autograd formula are torch's), so what it keeps is what the GPU's kernel keeps.
+  and autograd formula are torch's), so what it keeps is what the GPU's kernel keeps. On the
+  CPU, where that operator has no kernel, torch's CPU flash operator
+  (aten._scaled_dot_product_flash_attention_for_cpu) keeps the same floating-point tensors:
+  query, key, value, output and the fp32 log-sum-exp, b·h·s (torch 2.13's autograd formulas;
+  tests/test_verify_memory.py compares the two devices).
 - Gradient checkpointing: transformers checkpoints each decoder layer without re-entry
   (use_reentrant=False), which keeps the layer's inputs alive for the recompute instead of
   packing tensors; those inputs (the hidden states, the rotary tables) are counted as the
   checkpoint's.
+QLoRA's base runs bitsandbytes' 4-bit layers, which from_pretrained quantises with real
+weights: those runs are built on the CPU at any --device (quantised_model).
 The rotary embedding's cos and sin tables, made once a forward and kept by every layer, are
 attributed to the embedding part (positions), not to the first layer that keeps them.
 """
@@ -32,6 +38,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -114,6 +121,9 @@ def flash_sdpa() -> Iterator[None]:
         if not flash:
             return original(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
                             enable_gqa=enable_gqa)
+        if query.device.type == "cpu":  # the CPU's flash kernel: the same tensors kept
+            return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+                query, key, value, dropout_p, is_causal, scale=scale)[0]
         return torch.ops.aten._scaled_dot_product_flash_attention(
             query, key, value, dropout_p, is_causal, False, scale=scale)[0]
 
@@ -183,10 +193,13 @@ class Run:
     attention: str  # eager or sdpa
     recompute: str  # none, or full: every decoder layer checkpointed
     lora: str | None = None  # None (full training), or the LoRA targets ("q,v")
+    quantised: bool = False  # QLoRA: the base in bitsandbytes' 4-bit layers (quantised_model)
 
     @property
     def finetune(self) -> str:
-        return "full" if self.lora is None else f"lora {self.lora}"
+        if self.lora is None:
+            return "full"
+        return f"{'qlora' if self.quantised else 'lora'} {self.lora}"
 
 
 # The adapters compared: PEFT's default targets, and every projection (all-linear)
@@ -194,19 +207,23 @@ LORA_RUNS = ("q,v", ALL_LINEAR)
 LORA_RANK = 8  # PEFT's LoraConfig default
 
 
-def runs(config: dict[str, Any], dtype: str, device: str, adapters: bool = True) -> list[Run]:
-    """The runs compared for `config` at `dtype` on `device`: eager attention and SDPA, each
-    without and with every layer checkpointed; SDPA where a GPU's SDPA would run the flash
-    kernel (16-bit) and transformers offers SDPA for the type, on the meta device (the GPU's
-    flash operator has no CPU kernel; the CPU's own keeps another layout); each also with
-    PEFT's LoRA adapters when `adapters` and PEFT is installed."""
+def runs(config: dict[str, Any], dtype: str, adapters: bool = True,
+         qlora: bool = False) -> list[Run]:
+    """The runs compared for `config` at `dtype`: eager attention and SDPA, each without and
+    with every layer checkpointed; SDPA where a GPU's SDPA would run the flash kernel (16-bit)
+    and transformers offers SDPA for the type; each also with PEFT's LoRA adapters when
+    `adapters` and PEFT is installed, and again on a 4-bit base when `qlora` (QLORA's recipe
+    computes in bf16: bf16 runs only)."""
     compared = [Run("eager", "none"), Run("eager", "full")]
-    if device == "meta" and DTYPES[dtype] in _FLASH_DTYPES and supports_sdpa(config):
+    if DTYPES[dtype] in _FLASH_DTYPES and supports_sdpa(config):
         compared += [Run("sdpa", "none"), Run("sdpa", "full")]
-    if adapters and find_spec("peft") is not None:
-        compared += [Run(run.attention, run.recompute, targets) for run in compared
-                     for targets in LORA_RUNS]
-    return compared
+    if not adapters or find_spec("peft") is None:
+        return compared
+    lora = [Run(run.attention, run.recompute, targets) for run in compared
+            for targets in LORA_RUNS]
+    if qlora and dtype == QLORA_DTYPE:
+        lora += [Run(run.attention, run.recompute, QLORA_TARGETS, True) for run in compared]
+    return compared + lora
 
 
 def with_adapters(model: nn.Module, targets: str) -> nn.Module | None:
@@ -228,12 +245,68 @@ def with_adapters(model: nn.Module, targets: str) -> nn.Module | None:
                                             lora_dropout=0.0))
 
 
+# QLoRA as transformers and PEFT run it (Dettmers et al. 2023 §3; the QLoRA recipe of the
+# transformers docs, bitsandbytes quantization): the checkpoint loaded by from_pretrained with
+# a BitsAndBytesConfig, 4-bit NormalFloat with double quantisation and bf16 compute, dtype
+# bf16, every nn.Linear but the LM head replaced by bitsandbytes' Linear4bit; then PEFT's
+# adapters as under LoRA. bitsandbytes' 4-bit kernels have no meta implementation that
+# from_pretrained's quantisation can run, so this model has real weights, on the CPU
+# (bitsandbytes 0.50.2 ships CPU kernels for nf4): the compared model is limited to
+# QLORA_CPU_PARAMETERS. Not run: PEFT's prepare_model_for_kbit_training, which casts the
+# embedding, norms and head to fp32 and with them every activation; calc's hf stack models
+# the model trained in its loaded dtype (calc.spec.memory.STACKS["hf"]).
+QLORA_DTYPE = "bf16"
+# Dettmers et al. 2023 §4, Figure 2: adapters on every linear layer of a block are what match
+# 16-bit fine-tuning
+QLORA_TARGETS = ALL_LINEAR
+QLORA_CPU_PARAMETERS = 200_000_000
+
+
+def quantised_model(config: dict[str, Any], attention: str, checkpoint: str) -> nn.Module:
+    """transformers' model of `config` quantised as QLoRA's recipe above loads it, on the
+    CPU, from `checkpoint` (a folder its bf16 weights are saved into first, when empty)."""
+    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+    quantisation = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                                      bnb_4bit_use_double_quant=True,
+                                      bnb_4bit_compute_dtype=torch.bfloat16)
+    with _quiet():
+        if not any(Path(checkpoint).iterdir()):
+            build(config, "cpu", attention).to(torch.bfloat16).save_pretrained(checkpoint)
+        return AutoModelForCausalLM.from_pretrained(
+            checkpoint, quantization_config=quantisation, dtype=torch.bfloat16,
+            device_map="cpu", attn_implementation=attention)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """transformers' loading progress bars and notices off (its own switches)."""
+    from transformers.utils import logging
+
+    level, bars = logging.get_verbosity(), logging.is_progress_bar_enabled()
+    logging.set_verbosity_error()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        logging.set_verbosity(level)
+        if bars:
+            logging.enable_progress_bar()
+
+
 def count_saved(config: dict[str, Any], batch: int, seq_len: int, run: Run,
-                dtype: str = "bf16", device: str = "meta") -> SavedCount | None:
+                dtype: str = "bf16", device: str = "meta",
+                checkpoint: str | None = None) -> SavedCount | None:
     """transformers' model of `config` at `dtype` as `run` trains it (its attention, every
-    decoder layer checkpointed under recompute full, LoRA adapters), training mode: one
-    forward's saved tensors; None when the run's adapters have no module to sit on."""
-    model = build(config, device, run.attention).to(DTYPES[dtype])
+    decoder layer checkpointed under recompute full, LoRA adapters; under QLoRA quantised on
+    the CPU from `checkpoint`: quantised_model), training mode: one forward's saved tensors;
+    None when the run's adapters have no module to sit on."""
+    if run.quantised:
+        if checkpoint is None:
+            raise ValueError("a QLoRA run needs a checkpoint folder")
+        model = quantised_model(config, run.attention, checkpoint)
+    else:
+        model = build(config, device, run.attention).to(DTYPES[dtype])
     model.train()
     if run.recompute == "full":
         model.activation_checkpointing_enable()
