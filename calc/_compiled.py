@@ -172,14 +172,19 @@ def params_deltanet(s):
     d = s['d']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    i_cg = s['i_cg']
     k_dn = s['k_dn']
-    _t0 = 2*H_v
-    _t1 = 2*H_k*d_lk
+    r_g = s['r_g']
+    _t0 = 2*H_k*d_lk
+    _t1 = 1 - i_cg
     _t2 = H_v*d_lv
+    _t3 = H_v + _t2
+    _t4 = H_v*d_lk
     return {
-        'deltanet/in': d*(_t0*d_lv + _t0 + _t1),
-        'deltanet/conv': k_dn*(_t1 + _t2),
-        'deltanet/gates': _t0,
+        'deltanet/in': d*(_t0 + _t1*_t3 + _t3),
+        'deltanet/lowrank': i_cg*(2*d*r_g + r_g*(_t2 + _t4)),
+        'deltanet/conv': k_dn*(_t0 + _t2),
+        'deltanet/gates': H_v*_t1 + H_v + _t4*i_cg,
         'deltanet/norm': d_lv,
         'deltanet/out': _t2*d,
     }
@@ -255,6 +260,7 @@ def params_components(s):
     h = s['h']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    i_cg = s['i_cg']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -279,6 +285,7 @@ def params_components(s):
     k_sc = s['k_sc']
     n_act = s['n_act']
     n_norm = s['n_norm']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = b_norm + g_norm
@@ -303,15 +310,18 @@ def params_components(s):
     _t19 = 1 - i_m2
     _t20 = _t19*d_in
     _t21 = H_s*i_m2
-    _t22 = 2*H_v
-    _t23 = 2*H_k*d_lk
-    _t24 = L_dn*d
-    _t25 = H_v*d_lv
-    _t26 = b_sc*d
-    _t27 = d**2
-    _t28 = i_glu + 1
-    _t29 = d*d_ff
-    _t30 = d*(i_glu + 2)
+    _t22 = 2*H_k*d_lk
+    _t23 = 1 - i_cg
+    _t24 = H_v*d_lv
+    _t25 = H_v + _t24
+    _t26 = L_dn*d
+    _t27 = 2*d
+    _t28 = H_v*d_lk
+    _t29 = b_sc*d
+    _t30 = d**2
+    _t31 = i_glu + 1
+    _t32 = d*d_ff
+    _t33 = d*(i_glu + 2)
     return {
         'attention/q': L_att*(
             _t0*_t1
@@ -342,26 +352,27 @@ def params_components(s):
         'mamba/ssm': L_ssm*(_t19*(N_s*d_in + d_in) + 2*_t21),
         'mamba/norm': L_ssm*(_t18*_t19*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t24*(_t22*d_lv + _t22 + _t23),
-        'deltanet/conv': L_dn*k_dn*(_t23 + _t25),
-        'deltanet/gates': L_dn*_t22,
+        'deltanet/in': _t26*(_t22 + _t23*_t25 + _t25),
+        'deltanet/lowrank': L_dn*i_cg*(_t27*r_g + r_g*(_t24 + _t28)),
+        'deltanet/conv': L_dn*k_dn*(_t22 + _t24),
+        'deltanet/gates': L_dn*(H_v*_t23 + H_v + _t28*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t24*_t25,
-        'conv/in': L_sc*(3*_t26 + 3*_t27),
+        'deltanet/out': _t24*_t26,
+        'conv/in': L_sc*(3*_t29 + 3*_t30),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t26 + _t27),
-        'mlp/up': L_dense*_t28*(_t29 + b_ff*d_ff),
-        'mlp/down': L_dense*(_t29 + b_ff*d),
+        'conv/out': L_sc*(_t29 + _t30),
+        'mlp/up': L_dense*_t31*(_t32 + b_ff*d_ff),
+        'mlp/down': L_dense*(_t32 + b_ff*d),
         'mlp/act': L_dense*n_act,
         'mlp/sub_norm': L_dense*_t0*d_ff*i_sub,
         'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t30*d_e + b_ff*(_t28*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t30*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t33*d_e + b_ff*(_t31*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t33*d_s + b_ff*(_t31*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
         'embedding/norm': _t14*i_norm_emb,
-        'embedding_projection': 2*d*d_emb*i_proj,
+        'embedding_projection': _t27*d_emb*i_proj,
         'final_norm': _t14*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
@@ -415,6 +426,7 @@ def params_summary(s):
     h = s['h']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    i_cg = s['i_cg']
     i_dsa = s['i_dsa']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
@@ -442,6 +454,7 @@ def params_summary(s):
     k_sc = s['k_sc']
     n_act = s['n_act']
     n_norm = s['n_norm']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = d*i_moa
@@ -475,92 +488,97 @@ def params_summary(s):
     _t23 = d*d_ff
     _t24 = _t23 + b_ff*d
     _t25 = L_dn*d_lv
-    _t26 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t27 = E*b_router + E*d
-    _t28 = E_s*(_t13*d_s + b_ff*(_t14*d_s + d)) + d*i_shared_gate
-    _t29 = d**2
-    _t30 = b_sc*d
-    _t31 = 2*N_s
-    _t32 = G_s*_t31
-    _t33 = 2*d_in + i_m2*(H_s + _t32)
-    _t34 = H_s*i_m2
-    _t35 = 1 - i_m2
-    _t36 = R_dt + _t31
-    _t37 = _t35*d_in
-    _t38 = 2*H_v
-    _t39 = h*i_sink
-    _t40 = i_rel*(2*_t10 + _t9)
-    _t41 = _t5*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
-    _t42 = _t14*(_t23 + b_ff*d_ff)
-    _t43 = 2*H_k*d_lk
-    _t44 = b_moe*d
-    _t45 = _t5*d
-    _t46 = E_a*_t0
-    _t47 = _t45*n_norm
-    _t48 = _t5*i_sub
-    _t49 = _t48*d_ff
-    _t50 = _t48*d_v*h
-    _t51 = (
+    _t26 = H_v*d_lk
+    _t27 = 1 - i_cg
+    _t28 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
+    _t29 = E*b_router + E*d
+    _t30 = E_s*(_t13*d_s + b_ff*(_t14*d_s + d)) + d*i_shared_gate
+    _t31 = d**2
+    _t32 = b_sc*d
+    _t33 = 2*N_s
+    _t34 = G_s*_t33
+    _t35 = 2*d_in + i_m2*(H_s + _t34)
+    _t36 = H_s*i_m2
+    _t37 = 1 - i_m2
+    _t38 = R_dt + _t33
+    _t39 = _t37*d_in
+    _t40 = h*i_sink
+    _t41 = i_rel*(2*_t10 + _t9)
+    _t42 = _t5*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
+    _t43 = _t14*(_t23 + b_ff*d_ff)
+    _t44 = 2*H_k*d_lk
+    _t45 = H_v*d_lv
+    _t46 = H_v + _t45
+    _t47 = 2*d
+    _t48 = b_moe*d
+    _t49 = _t5*d
+    _t50 = E_a*_t0
+    _t51 = _t49*n_norm
+    _t52 = _t5*i_sub
+    _t53 = _t52*d_ff
+    _t54 = _t52*d_v*h
+    _t55 = (
         H_v*_t25*d
-        + L*_t47
+        + L*_t51
         + L_att*_t18
         + L_att*_t22
-        + L_att*_t39
         + L_att*_t40
         + L_att*_t41
-        + L_att*_t46
+        + L_att*_t42
         + L_att*_t50
+        + L_att*_t54
         + L_dense*_t24
-        + L_dense*_t42
-        + L_dense*_t49
+        + L_dense*_t43
+        + L_dense*_t53
         + L_dense*n_act
-        + L_dn*_t38
-        + L_dn*d*(_t38*d_lv + _t38 + _t43)
-        + L_dn*k_dn*(H_v*d_lv + _t43)
-        + L_idx*_t26
-        + L_moe*_t27
-        + L_moe*_t28
-        + L_moe*_t44
+        + L_dn*d*(_t27*_t46 + _t44 + _t46)
+        + L_dn*i_cg*(_t47*r_g + r_g*(_t26 + _t45))
+        + L_dn*k_dn*(_t44 + _t45)
+        + L_dn*(H_v*_t27 + H_v + _t26*i_cg)
+        + L_idx*_t28
+        + L_moe*_t29
+        + L_moe*_t30
+        + L_moe*_t48
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t29 + _t30)
-        + L_sc*(3*_t29 + 3*_t30)
-        + L_ssm*_t36*_t37
-        + L_ssm*(2*_t34 + _t35*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t32*i_m2 + d_in)
-        + L_ssm*(_t33*b_ssm + _t33*d)
+        + L_sc*(_t31 + _t32)
+        + L_sc*(3*_t31 + 3*_t32)
+        + L_ssm*_t38*_t39
+        + L_ssm*(2*_t36 + _t37*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t34*i_m2 + d_in)
+        + L_ssm*(_t35*b_ssm + _t35*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t35*_t36*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t37 + _t34 + _t37)
+        + L_ssm*(_t37*_t38*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t39 + _t36 + _t39)
         + _t25
-        + _t45*i_norm_emb
-        + _t45*i_norm_final
-        + 2*d*d_emb*i_proj
+        + _t47*d_emb*i_proj
+        + _t49*i_norm_emb
+        + _t49*i_norm_final
     )
-    _t52 = L_att*_t12 + L_att*_t4 + L_moe*_t16 + _t51
-    _t53 = P*d + V*d_emb
-    _t54 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t53
+    _t56 = L_att*_t12 + L_att*_t4 + L_moe*_t16 + _t55
+    _t57 = P*d + V*d_emb
+    _t58 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t57
     return {
-        'total': _t52 + _t54,
-        'embedding': _t53,
-        'non_embedding': _t52,
-        'active': L_att*_t11 + L_att*_t3 + L_moe*_t15*k + _t51 + _t54,
+        'total': _t56 + _t58,
+        'embedding': _t57,
+        'non_embedding': _t56,
+        'active': L_att*_t11 + L_att*_t3 + L_moe*_t15*k + _t55 + _t58,
         'mtp': (
-            2*M*_t29
-            + 3*M*_t45
+            2*M*_t31
+            + 3*M*_t49
             + M*(
                 _t12
                 + _t18
                 + _t22
-                + _t26*i_dsa
-                + _t39
+                + _t28*i_dsa
                 + _t4
                 + _t40
                 + _t41
-                + _t46
-                + _t47
+                + _t42
                 + _t50
-                + i_moe*(_t16 + _t27 + _t28 + _t44)
-                + (1 - i_moe)*(_t24 + _t42 + _t49 + n_act)
+                + _t51
+                + _t54
+                + i_moe*(_t16 + _t29 + _t30 + _t48)
+                + (1 - i_moe)*(_t24 + _t43 + _t53 + n_act)
             )
         ),
     }
@@ -599,6 +617,7 @@ def flops_forward_components(s):
     h = s['h']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
@@ -612,6 +631,7 @@ def flops_forward_components(s):
     k_dn = s['k_dn']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = 1 - i_mla
@@ -624,18 +644,17 @@ def flops_forward_components(s):
     _t7 = 2*d_in
     _t8 = 2*N_s
     _t9 = G_s*_t8
-    _t10 = L_ssm*d
-    _t11 = L_ssm*_t7*(1 - i_m2)
-    _t12 = 2*H_v
+    _t10 = 2*d
+    _t11 = L_ssm*_t7
+    _t12 = _t11*(1 - i_m2)
     _t13 = 2*H_k*d_lk
-    _t14 = _t12*d_lv
-    _t15 = 2*L_dn
-    _t16 = H_v*d_lv
-    _t17 = L_sc*d**2
-    _t18 = 2*d
+    _t14 = H_v*d_lv
+    _t15 = H_v + _t14
+    _t16 = L_dn*_t10
+    _t17 = 2*L_dn
+    _t18 = L_sc*d**2
     _t19 = i_glu + 2
-    _t20 = 2*L_moe
-    _t21 = _t20*d
+    _t20 = L_moe*_t10
     return {
         'attention/q': _t3*(_t0*_t2 + i_mla*(_t2*(1 - i_qlora) + i_qlora*(_t1*r_q + d*r_q))),
         'attention/kv': _t3*(_t0*_t4*d*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t4 - d_rope))),
@@ -643,23 +662,24 @@ def flops_forward_components(s):
         'attention/gate': _t6*i_gate*(d_v*(1 - i_gh) + i_gh),
         'attention/router': E_a*_t5*i_moa,
         'attention/indexer': 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q),
-        'mamba/in': 2*_t10*(_t7 + i_m2*(H_s + _t9)),
-        'mamba/x': _t11*(R_dt + _t8),
-        'mamba/dt': R_dt*_t11,
-        'mamba/out': _t10*_t7,
+        'mamba/in': L_ssm*_t10*(_t7 + i_m2*(H_s + _t9)),
+        'mamba/x': _t12*(R_dt + _t8),
+        'mamba/dt': R_dt*_t12,
+        'mamba/out': _t11*d,
         'mamba/conv': 2*L_ssm*k_s*(_t9*i_m2 + d_in),
         'mamba/scan': 5*L_ssm*N_s*d_in,
-        'deltanet/in': _t15*d*(_t12 + _t13 + _t14),
-        'deltanet/out': L_dn*_t14*d,
-        'deltanet/conv': _t15*k_dn*(_t13 + _t16),
-        'deltanet/scan': 7*L_dn*_t16*d_lk,
-        'conv/in': 6*_t17,
-        'conv/out': 2*_t17,
-        'conv/conv': L_sc*_t18*k_sc,
-        'mlp': L_dense*_t18*_t19*d_ff,
-        'moe/router': E*_t21,
-        'moe/experts': _t19*_t21*d_e*k,
-        'moe/shared': _t20*(E_s*_t19*d*d_s + d*i_shared_gate),
+        'deltanet/in': _t16*(_t13 + _t15*(1 - i_cg) + _t15),
+        'deltanet/lowrank': _t17*i_cg*(_t10*r_g + r_g*(H_v*d_lk + _t14)),
+        'deltanet/out': _t14*_t16,
+        'deltanet/conv': _t17*k_dn*(_t13 + _t14),
+        'deltanet/scan': 7*L_dn*_t14*d_lk,
+        'conv/in': 6*_t18,
+        'conv/out': 2*_t18,
+        'conv/conv': L_sc*_t10*k_sc,
+        'mlp': L_dense*_t10*_t19*d_ff,
+        'moe/router': E*_t20,
+        'moe/experts': _t19*_t20*d_e*k,
+        'moe/shared': 2*L_moe*(E_s*_t19*d*d_s + d*i_shared_gate),
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
@@ -704,6 +724,7 @@ def flops(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     i_causal = s['i_causal']
+    i_cg = s['i_cg']
     i_dsa = s['i_dsa']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -719,6 +740,7 @@ def flops(s):
     k_dn = s['k_dn']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     w = s['w']
@@ -728,26 +750,26 @@ def flops(s):
     _t3 = L_ssm*_t2
     _t4 = 2*L_att
     _t5 = _t4*d
-    _t6 = 2*H_v
-    _t7 = _t6*d_lv
-    _t8 = H_v*d_lv
-    _t9 = _t5*h
-    _t10 = d*(i_glu + 2)
+    _t6 = H_v*d_lv
+    _t7 = L_dn*_t1
+    _t8 = _t5*h
+    _t9 = i_glu + 2
+    _t10 = _t9*d
     _t11 = _t3*(1 - i_m2)
     _t12 = 2*N_s
     _t13 = G_s*_t12
     _t14 = 2*H_k*d_lk
     _t15 = 2*L_dn
-    _t16 = d_qk + d_v
-    _t17 = d*(1 - i_mla)
-    _t18 = d_qk*h
+    _t16 = H_v + _t6
+    _t17 = d_qk + d_v
+    _t18 = d*(1 - i_mla)
+    _t19 = d_qk*h
     return {
         'weights_per_token': (
             E*_t0*d
             + E_a*_t5*i_moa
-            + 2*L_dense*_t10*d_ff
-            + L_dn*_t7*d
-            + 7*L_dn*_t8*d_lk
+            + L_dense*_t1*_t9*d_ff
+            + 7*L_dn*_t6*d_lk
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             + L_sc*_t1*k_sc
             + 8*L_sc*d**2
@@ -759,13 +781,15 @@ def flops(s):
             + _t0*_t10*d_e*k
             + _t0*(E_s*_t10*d_s + d*i_shared_gate)
             + _t11*(R_dt + _t12)
-            + _t15*d*(_t14 + _t6 + _t7)
-            + _t15*k_dn*(_t14 + _t8)
+            + _t15*i_cg*(_t1*r_g + r_g*(H_v*d_lk + _t6))
+            + _t15*k_dn*(_t14 + _t6)
             + _t3*d
-            + _t4*(_t17*_t18 + i_mla*(_t18*d*(1 - i_qlora) + i_qlora*(_t18*r_q + d*r_q)))
-            + _t4*(_t16*_t17*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t16 - d_rope)))
-            + _t9*d_v
-            + _t9*i_gate*(d_v*(1 - i_gh) + i_gh)
+            + _t4*(_t18*_t19 + i_mla*(_t19*d*(1 - i_qlora) + i_qlora*(_t19*r_q + d*r_q)))
+            + _t4*(_t17*_t18*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t17 - d_rope)))
+            + _t6*_t7
+            + _t7*(_t14 + _t16*(1 - i_cg) + _t16)
+            + _t8*d_v
+            + _t8*i_gate*(d_v*(1 - i_gh) + i_gh)
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -856,6 +880,7 @@ def rules_train_per_token(s):
     h = s['h']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    i_cg = s['i_cg']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -881,6 +906,7 @@ def rules_train_per_token(s):
     k_sc = s['k_sc']
     n_act = s['n_act']
     n_norm = s['n_norm']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = 6*d
@@ -900,53 +926,56 @@ def rules_train_per_token(s):
     _t14 = 6*L_dense
     _t15 = d*d_ff
     _t16 = 6*L_dn
-    _t17 = 6*L_moe
-    _t18 = d*(i_glu + 2)
-    _t19 = i_glu + 1
-    _t20 = d**2
-    _t21 = b_sc*d
-    _t22 = 6*L_sc
-    _t23 = 6*L_ssm
-    _t24 = 2*N_s
-    _t25 = G_s*_t24
-    _t26 = 2*d_in + i_m2*(H_s + _t25)
-    _t27 = H_s*i_m2
-    _t28 = 1 - i_m2
-    _t29 = R_dt + _t24
-    _t30 = _t28*d_in
-    _t31 = _t3*h
-    _t32 = 2*H_v
-    _t33 = 2*H_k*d_lk
-    _t34 = _t16*d
+    _t17 = H_v*d_lk
+    _t18 = 1 - i_cg
+    _t19 = 6*L_moe
+    _t20 = d*(i_glu + 2)
+    _t21 = i_glu + 1
+    _t22 = d**2
+    _t23 = b_sc*d
+    _t24 = 6*L_sc
+    _t25 = 6*L_ssm
+    _t26 = 2*N_s
+    _t27 = G_s*_t26
+    _t28 = 2*d_in + i_m2*(H_s + _t27)
+    _t29 = H_s*i_m2
+    _t30 = 1 - i_m2
+    _t31 = R_dt + _t26
+    _t32 = _t30*d_in
+    _t33 = _t3*h
+    _t34 = 2*H_k*d_lk
     _t35 = H_v*d_lv
-    _t36 = _t0*_t5
-    _t37 = 12*d
-    _t38 = L_dense*d_ff
-    _t39 = _t5*i_sub
-    _t40 = (
+    _t36 = H_v + _t35
+    _t37 = _t16*d
+    _t38 = _t0*_t5
+    _t39 = 12*d
+    _t40 = L_dense*d_ff
+    _t41 = _t5*i_sub
+    _t42 = (
         E_a*_t3*d*i_moa
-        + 12*H_v*L_dn
-        + L*_t36*n_norm
+        + L*_t38*n_norm
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
-        + _t14*_t19*(_t15 + b_ff*d_ff)
+        + _t14*_t21*(_t15 + b_ff*d_ff)
         + _t14*n_act
         + _t14*(_t15 + b_ff*d)
         + _t16*d_lv
-        + _t16*k_dn*(_t33 + _t35)
-        + _t17*b_moe*d
-        + _t17*k*(_t18*d_e + b_ff*(_t19*d_e + d))
-        + _t17*(E*b_router + E*d)
-        + _t17*(E_s*(_t18*d_s + b_ff*(_t19*d_s + d)) + d*i_shared_gate)
-        + _t22*d*(b_sc + k_sc)
-        + _t22*(_t20 + _t21)
-        + _t22*(3*_t20 + 3*_t21)
-        + _t23*_t29*_t30
-        + _t23*(2*_t27 + _t28*(N_s*d_in + d_in))
-        + _t23*(b_cs + k_s)*(_t25*i_m2 + d_in)
-        + _t23*(_t26*b_ssm + _t26*d)
-        + _t23*(b_ssm*d + d*d_in)
-        + _t23*(_t28*_t29*i_dtn + d_in*i_gn*i_m2)
-        + _t23*(R_dt*_t30 + _t27 + _t30)
+        + _t16*i_cg*(2*d*r_g + r_g*(_t17 + _t35))
+        + _t16*k_dn*(_t34 + _t35)
+        + _t16*(H_v*_t18 + H_v + _t17*i_cg)
+        + _t19*b_moe*d
+        + _t19*k*(_t20*d_e + b_ff*(_t21*d_e + d))
+        + _t19*(E*b_router + E*d)
+        + _t19*(E_s*(_t20*d_s + b_ff*(_t21*d_s + d)) + d*i_shared_gate)
+        + _t24*d*(b_sc + k_sc)
+        + _t24*(_t22 + _t23)
+        + _t24*(3*_t22 + 3*_t23)
+        + _t25*_t31*_t32
+        + _t25*(2*_t29 + _t30*(N_s*d_in + d_in))
+        + _t25*(b_cs + k_s)*(_t27*i_m2 + d_in)
+        + _t25*(_t28*b_ssm + _t28*d)
+        + _t25*(b_ssm*d + d*d_in)
+        + _t25*(_t30*_t31*i_dtn + d_in*i_gn*i_m2)
+        + _t25*(R_dt*_t32 + _t29 + _t32)
         + _t3*_t5*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv))
         + _t3*i_rel*(_t12 + 2*_t13)
         + _t3*(_t2*d_v + b_o*d)
@@ -960,21 +989,21 @@ def rules_train_per_token(s):
         + _t3*(
             _t6*r_kv + _t9*d + b_qkv*(_t10*i_mla + _t9) + i_mla*(_t10*d + h*r_kv*(_t7 - d_rope))
         )
-        + _t31*_t39*d_v
-        + _t31*i_sink
-        + _t34*_t35
-        + _t34*(_t32*d_lv + _t32 + _t33)
-        + _t36*i_norm_emb
-        + _t36*i_norm_final
-        + _t37*d_emb*i_proj
-        + 6*_t38*_t39
+        + _t33*_t41*d_v
+        + _t33*i_sink
+        + _t35*_t37
+        + _t37*(_t18*_t36 + _t34 + _t36)
+        + _t38*i_norm_emb
+        + _t38*i_norm_final
+        + _t39*d_emb*i_proj
+        + 6*_t40*_t41
     )
-    _t41 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t40
-    _t42 = T*_t13
+    _t43 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t42
+    _t44 = T*_t13
     return {
-        '6N': P*_t0 + _t41,
-        'kaplan': _t3*_t42 + _t40,
-        'palm': 12*L_att*_t42 + _t41,
+        '6N': P*_t0 + _t43,
+        'kaplan': _t3*_t44 + _t42,
+        'palm': 12*L_att*_t44 + _t43,
         'megatron': (
             6*L_att*T*d_qk*h
             + 12*L_att*d*d_qk*h*(1 + h_kv/h)
@@ -982,10 +1011,10 @@ def rules_train_per_token(s):
             + 6*d*(i_glu + 2)*(L_dense*d_ff + L_moe*(E_s*d_s + d_e*k))
         ),
         'chinchilla': (
-            3*L_att*(3*T*h + 8*_t12 + 4*_t42)
+            3*L_att*(3*T*h + 8*_t12 + 4*_t44)
             + V*_t0
             + V_o*_t0
-            + _t37*(L_moe*(E_s*d_s + d_e*k) + _t38)
+            + _t39*(L_moe*(E_s*d_s + d_e*k) + _t40)
         ),
     }
 
@@ -1166,6 +1195,7 @@ def memory_activations(s):
     h_kv = s['h_kv']
     h_t = s['h_t']
     i_ao = s['i_ao']
+    i_cg = s['i_cg']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -1207,6 +1237,7 @@ def memory_activations(s):
     q_a = s['q_a']
     q_l = s['q_l']
     q_lo = s['q_lo']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     u_ao = s['u_ao']
@@ -1241,7 +1272,9 @@ def memory_activations(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
-                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + L_s_dn*q_a*(
+                        4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
+                    )/n_tp
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -1381,6 +1414,7 @@ def memory(s):
     h_kv = s['h_kv']
     h_t = s['h_t']
     i_ao = s['i_ao']
+    i_cg = s['i_cg']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -1435,6 +1469,7 @@ def memory(s):
     q_m = s['q_m']
     q_o = s['q_o']
     q_w = s['q_w']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     u_ao = s['u_ao']
@@ -1492,7 +1527,7 @@ def memory(s):
         )/n_cp,
         'activations_per_deltanet': T*b*(1 - i_full)*(
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu)
-            + q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+            + q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g))/n_tp
         )/n_cp,
         'activations_per_conv': T*b*(1 - i_full)*(
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 6*d*q_a/n_tp
@@ -1528,7 +1563,9 @@ def memory(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
-                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + L_s_dn*q_a*(
+                        4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
+                    )/n_tp
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -1735,7 +1772,9 @@ def memory(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
-                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + L_s_dn*q_a*(
+                        4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
+                    )/n_tp
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -1831,6 +1870,7 @@ def finetune_counts(s):
     h = s['h']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
@@ -1842,6 +1882,7 @@ def finetune_counts(s):
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     r_a = s['r_a']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = d_qk*h
@@ -1857,12 +1898,12 @@ def finetune_counts(s):
     _t10 = 1 - i_m2
     _t11 = L_ssm*_t10*r_a
     _t12 = H_v*d_lv
-    _t13 = 2*H_k*d_lk + 2*_t12
+    _t13 = 2*H_k*d_lk
     _t14 = L_dn*r_a
-    _t15 = 2*H_v
-    _t16 = _t4*d
-    _t17 = E*d
-    _t18 = _t10*d_in
+    _t15 = _t4*d
+    _t16 = E*d
+    _t17 = _t10*d_in
+    _t18 = H_v + _t12
     _t19 = d*i_moa
     _t20 = _t0*d
     _t21 = 1 - i_mla
@@ -1881,12 +1922,14 @@ def finetune_counts(s):
             + i_mla*(_t20*(1 - i_qlora) + i_qlora*(_t0*r_q + d*r_q))
             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t23 - d_rope))
         )
-        + L_dense*_t16*d_ff
-        + L_dn*(_t12*d + d*(_t13 + _t15))
+        + L_dense*_t15*d_ff
+        + L_dn*(
+            _t12*d + d*(_t13 + _t18*(1 - i_cg) + _t18) + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t12))
+        )
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        + L_moe*(E_s*_t16*d_s + _t17*_t4*d_e + _t17 + d*i_shared_gate)
+        + L_moe*(E_s*_t15*d_s + _t16*_t4*d_e + _t16 + d*i_shared_gate)
         + 4*L_sc*d**2
-        + L_ssm*(R_dt*_t18 + _t18*(R_dt + _t7) + _t8*d + d*d_in)
+        + L_ssm*(R_dt*_t17 + _t17*(R_dt + _t7) + _t8*d + d*d_in)
     )
     return {
         'lora/q': _t3*a_q*(_t0 + _t1*_t2*i_gate + d),
@@ -1905,8 +1948,8 @@ def finetune_counts(s):
         'lora/x_proj': _t11*a_x_proj*(_t7 + _t9),
         'lora/dt_proj': _t11*_t9*a_dt_proj,
         'lora/out_proj': a_out_proj*r_a*(L_dn*(_t12 + d) + L_ssm*(d + d_in) + 2*_t6),
-        'lora/in_proj_qkvz': _t14*a_in_proj_qkvz*(_t13 + d),
-        'lora/in_proj_ba': _t14*a_in_proj_ba*(_t15 + d),
+        'lora/in_proj_qkvz': _t14*a_in_proj_qkvz*(2*_t12 + _t13 + d),
+        'lora/in_proj_ba': _t14*a_in_proj_ba*(2*H_v + d),
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + L_att*a_g*i_gh*r_a*(d + h)
@@ -2009,6 +2052,7 @@ def finetune_states(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_t = s['h_t']
+    i_cg = s['i_cg']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -2037,6 +2081,7 @@ def finetune_states(s):
     q_o = s['q_o']
     q_w = s['q_w']
     r_a = s['r_a']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     return {
@@ -2097,7 +2142,11 @@ def finetune_states(s):
                         + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                     )
                     + L_dense*d*d_ff*(i_glu + 2)
-                    + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                    + L_dn*(
+                        H_v*d*d_lv
+                        + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                        + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+                    )
                     + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 4*L_sc*d**2
@@ -2334,6 +2383,7 @@ def finetune_memory(s):
     h_kv = s['h_kv']
     h_t = s['h_t']
     i_ao = s['i_ao']
+    i_cg = s['i_cg']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -2393,6 +2443,7 @@ def finetune_memory(s):
     q_o = s['q_o']
     q_w = s['q_w']
     r_a = s['r_a']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     u_ao = s['u_ao']
@@ -2464,7 +2515,9 @@ def finetune_memory(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
-                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + L_s_dn*q_a*(
+                        4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
+                    )/n_tp
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -2531,7 +2584,11 @@ def finetune_memory(s):
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
-                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_dn*(
+                            H_v*d*d_lv
+                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+                        )
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
@@ -2732,7 +2789,11 @@ def finetune_memory(s):
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
-                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_dn*(
+                            H_v*d*d_lv
+                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+                        )
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
@@ -2942,7 +3003,9 @@ def finetune_memory(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
-                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + L_s_dn*q_a*(
+                        4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
+                    )/n_tp
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -3045,6 +3108,7 @@ def finetune_flops(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     i_causal = s['i_causal']
+    i_cg = s['i_cg']
     i_dsa = s['i_dsa']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
@@ -3062,6 +3126,7 @@ def finetune_flops(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     r_a = s['r_a']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     w = s['w']
@@ -3124,7 +3189,8 @@ def finetune_flops(s):
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                     )
                     + 2*L_dense*d*d_ff*(i_glu + 2)
-                    + 2*L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)
+                    + 2*L_dn*d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                    + 2*L_dn*i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                     + 2*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv)
                     + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     + 2*L_moe*d*d_e*k*(i_glu + 2)
@@ -3328,6 +3394,7 @@ def optimizer_states(s):
     h = s['h']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
@@ -3339,21 +3406,23 @@ def optimizer_states(s):
     i_shared_gate = s['i_shared_gate']
     i_tied = s['i_tied']
     r_a = s['r_a']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = i_glu + 2
     _t1 = _t0*d
-    _t2 = 2*H_v
-    _t3 = E*d
-    _t4 = d_in*(1 - i_m2)
-    _t5 = 2*N_s
-    _t6 = d*i_moa
-    _t7 = d*h
-    _t8 = d_qk*h
-    _t9 = _t8*d
-    _t10 = 1 - i_mla
-    _t11 = _t6*(E_a*h_kv - h)
-    _t12 = d_qk + d_v
+    _t2 = E*d
+    _t3 = d_in*(1 - i_m2)
+    _t4 = 2*N_s
+    _t5 = H_v*d_lv
+    _t6 = H_v + _t5
+    _t7 = d*i_moa
+    _t8 = d*h
+    _t9 = d_qk*h
+    _t10 = _t9*d
+    _t11 = 1 - i_mla
+    _t12 = _t7*(E_a*h_kv - h)
+    _t13 = d_qk + d_v
     return {
         'adafactor': (
             4*L_att*(
@@ -3384,7 +3453,11 @@ def optimizer_states(s):
             )
             - 4*L_dense*d*d_ff*(i_glu + 2)
             + 4*L_dense*(d + d_ff)*(i_glu + 2)
-            - 4*L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+            - 4*L_dn*(
+                H_v*d*d_lv
+                + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+            )
             + 4*L_dn*(2*H_k*d_lk + 3*H_v*d_lv + 2*H_v + 3*d)
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             - 4*L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
@@ -3413,23 +3486,27 @@ def optimizer_states(s):
         ),
         'muon': (
             -4*L_att*(
-                E_a*_t6
-                + _t10*_t12*d*h_kv
-                + _t10*_t9
-                + _t11*d_qk
-                + _t11*d_v
-                + _t7*d_v
-                + _t7*i_gate*(d_v*(1 - i_gh) + i_gh)
-                + _t9*i_rel
-                + i_mla*(_t9*(1 - i_qlora) + i_qlora*(_t8*r_q + d*r_q))
-                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t12 - d_rope))
+                E_a*_t7
+                + _t10*_t11
+                + _t10*i_rel
+                + _t11*_t13*d*h_kv
+                + _t12*d_qk
+                + _t12*d_v
+                + _t8*d_v
+                + _t8*i_gate*(d_v*(1 - i_gh) + i_gh)
+                + i_mla*(_t10*(1 - i_qlora) + i_qlora*(_t9*r_q + d*r_q))
+                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t13 - d_rope))
             )
             - 4*L_dense*_t1*d_ff
-            - 4*L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + _t2*d_lv + _t2))
+            - 4*L_dn*(
+                _t5*d
+                + d*(2*H_k*d_lk + _t6*(1 - i_cg) + _t6)
+                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t5))
+            )
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - 4*L_moe*(E_s*_t1*d_s + _t0*_t3*d_e + _t3 + d*i_shared_gate)
+            - 4*L_moe*(E_s*_t1*d_s + _t0*_t2*d_e + _t2 + d*i_shared_gate)
             - 16*L_sc*d**2
-            - 4*L_ssm*(R_dt*_t4 + _t4*(R_dt + _t5) + d*d_in + d*(2*d_in + i_m2*(G_s*_t5 + H_s)))
+            - 4*L_ssm*(R_dt*_t3 + _t3*(R_dt + _t4) + d*d_in + d*(2*d_in + i_m2*(G_s*_t4 + H_s)))
             + 8*N
         ),
         'adafactor_adapters': (
@@ -3553,6 +3630,7 @@ def offload(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_t = s['h_t']
+    i_cg = s['i_cg']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -3582,6 +3660,7 @@ def offload(s):
     q_o = s['q_o']
     q_w = s['q_w']
     r_a = s['r_a']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     return {
@@ -3739,7 +3818,11 @@ def offload(s):
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
-                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_dn*(
+                            H_v*d*d_lv
+                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+                        )
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
@@ -3815,7 +3898,11 @@ def offload(s):
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
-                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_dn*(
+                            H_v*d*d_lv
+                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+                        )
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
@@ -3893,7 +3980,11 @@ def offload(s):
                                 + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                             )
                             + L_dense*d*d_ff*(i_glu + 2)
-                            + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                            + L_dn*(
+                                H_v*d*d_lv
+                                + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+                            )
                             + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                             + L_moe*(
                                 E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
@@ -4062,7 +4153,11 @@ def offload(s):
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
-                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_dn*(
+                            H_v*d*d_lv
+                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+                        )
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
@@ -4144,6 +4239,7 @@ def precision(s):
     h = s['h']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    i_cg = s['i_cg']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -4155,6 +4251,7 @@ def precision(s):
     i_qlora = s['i_qlora']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = 2*V_o
@@ -4162,41 +4259,44 @@ def precision(s):
     _t2 = L_ssm*_t1
     _t3 = 2*L_att
     _t4 = _t3*d
-    _t5 = 2*H_v
-    _t6 = _t5*d_lv
-    _t7 = _t4*h
-    _t8 = d*(i_glu + 2)
-    _t9 = 2*L_moe
-    _t10 = _t2*(1 - i_m2)
-    _t11 = 2*N_s
-    _t12 = 2*d
-    _t13 = d_qk + d_v
-    _t14 = d*(1 - i_mla)
-    _t15 = d_qk*h
-    _t16 = (
+    _t5 = H_v*d_lv
+    _t6 = 2*d
+    _t7 = L_dn*_t6
+    _t8 = _t4*h
+    _t9 = i_glu + 2
+    _t10 = 2*L_moe
+    _t11 = _t9*d
+    _t12 = _t2*(1 - i_m2)
+    _t13 = 2*N_s
+    _t14 = H_v + _t5
+    _t15 = d_qk + d_v
+    _t16 = d*(1 - i_mla)
+    _t17 = d_qk*h
+    _t18 = (
         E_a*_t4*i_moa
-        + 2*L_dense*_t8*d_ff
-        + L_dn*_t12*(2*H_k*d_lk + _t5 + _t6)
-        + L_dn*_t6*d
+        + L_dense*_t6*_t9*d_ff
+        + 2*L_dn*i_cg*(_t6*r_g + r_g*(H_v*d_lk + _t5))
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
         + 8*L_sc*d**2
-        + L_ssm*_t12*(_t1 + i_m2*(G_s*_t11 + H_s))
-        + R_dt*_t10
+        + L_ssm*_t6*(_t1 + i_m2*(G_s*_t13 + H_s))
+        + R_dt*_t12
         - _t0*d
         + _t0*d_emb
-        + _t10*(R_dt + _t11)
+        + _t10*_t11*d_e*k
+        + _t10*(E_s*_t11*d_s + d*i_shared_gate)
+        + _t12*(R_dt + _t13)
         + _t2*d
-        + _t3*(_t14*_t15 + i_mla*(_t15*d*(1 - i_qlora) + i_qlora*(_t15*r_q + d*r_q)))
-        + _t3*(_t13*_t14*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t13 - d_rope)))
-        + _t7*d_v
-        + _t7*i_gate*(d_v*(1 - i_gh) + i_gh)
-        + _t8*_t9*d_e*k
-        + _t9*(E_s*_t8*d_s + d*i_shared_gate)
+        + _t3*(_t16*_t17 + i_mla*(_t17*d*(1 - i_qlora) + i_qlora*(_t17*r_q + d*r_q)))
+        + _t3*(_t15*_t16*h_kv + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t15 - d_rope)))
+        + _t5*_t7
+        + _t7*(2*H_k*d_lk + _t14*(1 - i_cg) + _t14)
+        + _t8*d_v
+        + _t8*i_gate*(d_v*(1 - i_gh) + i_gh)
         + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t16,
-        'low_precision_train': _t16*(3 - i_frozen),
+        'low_precision_forward': _t18,
+        'low_precision_train': _t18*(3 - i_frozen),
     }
 
 
@@ -4233,6 +4333,7 @@ def precision_memory(s):
     h = s['h']
     h_I = s['h_I']
     h_kv = s['h_kv']
+    i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
@@ -4247,6 +4348,7 @@ def precision_memory(s):
     n_ep = s['n_ep']
     n_tp = s['n_tp']
     q_8 = s['q_8']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     return {
@@ -4266,7 +4368,11 @@ def precision_memory(s):
                 + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
             )
             + L_dense*d*d_ff*(i_glu + 2)
-            + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+            + L_dn*(
+                H_v*d*d_lv
+                + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+            )
             + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
             + 4*L_sc*d**2
