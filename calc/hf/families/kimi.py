@@ -18,7 +18,7 @@ from typing import Any
 from calc.hf.fields import HFConfig, decoder, top_k
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import ffn_kinds, merge, moe_layout, per_layer, sparse_layers
-from calc.hf.writing import experts, gated, need, one_group
+from calc.hf.writing import gated, need, one_group
 from calc.spec import ModelSpec
 
 # configuration_kimi_linear.py: the linear_attn_config keys __post_init__ reads, and the class
@@ -116,7 +116,10 @@ def _read_kimi_linear(c: HFConfig) -> dict[str, Any]:
             "qk_nope_head_dim": c.size("qk_nope_head_dim", minimum=0),
             "qk_rope_head_dim": c.size("qk_rope_head_dim", minimum=0)}},
         # no layer rotates anything: KDA has no positions and the MLA layers are NoPE
-        position={"kind": "none"})
+        position={"kind": "none"},
+        # KimiLinearForCausalLM._tied_weights_keys is empty: the head is its own matrix
+        # whatever tie_word_embeddings says
+        tie_embeddings=False)
     layout = per_layer(c, mixers=mixers,
                        attention=["global" if m == "attention" else "" for m in mixers],
                        ffn=ffn_kinds(sparse) if placed else None)
@@ -124,7 +127,8 @@ def _read_kimi_linear(c: HFConfig) -> dict[str, Any]:
 
 
 def _write_kimi_linear(spec: ModelSpec) -> dict[str, Any]:
-    mla, moe, n = spec.attention.mla, experts(spec, "kimi_linear"), spec.deltanet
+    mla, moe, n = spec.attention.mla, spec.moe, spec.deltanet
+    need(not spec.tie_embeddings, "tie_embeddings=true (kimi_linear never ties its LM head)")
     need(mla is not None, "attention.mla=None (kimi_linear's attention is multi-head latent "
                           "attention)")
     need(spec.position.kind == "none", f"position.kind={spec.position.kind!r} (kimi_linear "
@@ -149,15 +153,17 @@ def _write_kimi_linear(spec: ModelSpec) -> dict[str, Any]:
             "hidden_size": spec.d_model, "num_hidden_layers": spec.n_layers,
             "num_attention_heads": spec.attention.n_heads,
             "num_key_value_heads": spec.attention.n_heads,
-            "tie_word_embeddings": spec.tie_embeddings, "pad_token_id": None,
+            "tie_word_embeddings": False, "pad_token_id": None,
             "bos_token_id": None, "eos_token_id": None,
             "intermediate_size": spec.ffn.d_ff if spec.ffn else 0,
             "hidden_act": gated(spec, "kimi_linear"),
             "max_position_embeddings": spec.context_length,
             "attention_bias": spec.attention.qkv_bias, **mla.model_dump(), **kda,
-            "num_local_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
-            "moe_intermediate_size": moe.d_expert, "n_shared_experts": moe.n_shared_experts,
-            **one_group(spec, "kimi_linear"), "layer_types": types,
+            **(moe and {"num_local_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
+                        "moe_intermediate_size": moe.d_expert,
+                        "n_shared_experts": moe.n_shared_experts,
+                        **one_group(spec, "kimi_linear")} or {}),
+            "layer_types": types,
             "mlp_layer_types": ["sparse" if s else "dense" for s in spec.moe_layers]}
 
 
