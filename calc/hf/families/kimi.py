@@ -144,6 +144,10 @@ def _write_kimi_linear(spec: ModelSpec) -> dict[str, Any]:
              f"width for all of them)")
         kda = {"linear_num_heads": n.n_k_heads, "linear_head_dim": n.d_k,
                "linear_conv_kernel_dim": n.d_conv}
+    routed = {} if moe is None else {
+        "num_local_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
+        "moe_intermediate_size": moe.d_expert, "n_shared_experts": moe.n_shared_experts,
+        **one_group(spec, "kimi_linear")}
     types = []
     for mixer, kind in zip(spec.mixer_kinds, spec.attention_kinds, strict=True):
         need(mixer in _KINDS.values() and kind in ("global", "nope", ""),
@@ -159,10 +163,7 @@ def _write_kimi_linear(spec: ModelSpec) -> dict[str, Any]:
             "hidden_act": gated(spec, "kimi_linear"),
             "max_position_embeddings": spec.context_length,
             "attention_bias": spec.attention.qkv_bias, **mla.model_dump(), **kda,
-            **(moe and {"num_local_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
-                        "moe_intermediate_size": moe.d_expert,
-                        "n_shared_experts": moe.n_shared_experts,
-                        **one_group(spec, "kimi_linear")} or {}),
+            **routed,
             "layer_types": types,
             "mlp_layer_types": ["sparse" if s else "dense" for s in spec.moe_layers]}
 
