@@ -172,14 +172,19 @@ def params_deltanet(s):
     d = s['d']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    i_cg = s['i_cg']
     k_dn = s['k_dn']
-    _t0 = 2*H_v
-    _t1 = 2*H_k*d_lk
+    r_g = s['r_g']
+    _t0 = 2*H_k*d_lk
+    _t1 = 1 - i_cg
     _t2 = H_v*d_lv
+    _t3 = H_v + _t2
+    _t4 = H_v*d_lk
     return {
-        'deltanet/in': d*(_t0*d_lv + _t0 + _t1),
-        'deltanet/conv': k_dn*(_t1 + _t2),
-        'deltanet/gates': _t0,
+        'deltanet/in': d*(_t0 + _t1*_t3 + _t3),
+        'deltanet/lowrank': i_cg*(2*d*r_g + r_g*(_t2 + _t4)),
+        'deltanet/conv': k_dn*(_t0 + _t2),
+        'deltanet/gates': H_v*_t1 + H_v + _t4*i_cg,
         'deltanet/norm': d_lv,
         'deltanet/out': _t2*d,
     }
@@ -260,6 +265,7 @@ def params_components(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_cg = s['i_cg']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -284,6 +290,7 @@ def params_components(s):
     k_sc = s['k_sc']
     n_act = s['n_act']
     n_norm = s['n_norm']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = b_norm + g_norm
@@ -331,15 +338,18 @@ def params_components(s):
     _t42 = 1 - i_m2
     _t43 = _t42*d_in
     _t44 = H_s*i_m2
-    _t45 = 2*H_v
-    _t46 = 2*H_k*d_lk
-    _t47 = L_dn*d
-    _t48 = H_v*d_lv
-    _t49 = b_sc*d
-    _t50 = d**2
-    _t51 = i_glu + 1
-    _t52 = d*d_ff
-    _t53 = d*(i_glu + 2)
+    _t45 = 2*H_k*d_lk
+    _t46 = 1 - i_cg
+    _t47 = H_v*d_lv
+    _t48 = H_v + _t47
+    _t49 = L_dn*d
+    _t50 = 2*d
+    _t51 = H_v*d_lk
+    _t52 = b_sc*d
+    _t53 = d**2
+    _t54 = i_glu + 1
+    _t55 = d*d_ff
+    _t56 = d*(i_glu + 2)
     return {
         'attention/q': (
             L_att2*(
@@ -385,26 +395,27 @@ def params_components(s):
         'mamba/ssm': L_ssm*(_t42*(N_s*d_in + d_in) + 2*_t44),
         'mamba/norm': L_ssm*(_t41*_t42*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t47*(_t45*d_lv + _t45 + _t46),
-        'deltanet/conv': L_dn*k_dn*(_t46 + _t48),
-        'deltanet/gates': L_dn*_t45,
+        'deltanet/in': _t49*(_t45 + _t46*_t48 + _t48),
+        'deltanet/lowrank': L_dn*i_cg*(_t50*r_g + r_g*(_t47 + _t51)),
+        'deltanet/conv': L_dn*k_dn*(_t45 + _t47),
+        'deltanet/gates': L_dn*(H_v*_t46 + H_v + _t51*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t47*_t48,
-        'conv/in': L_sc*(3*_t49 + 3*_t50),
+        'deltanet/out': _t47*_t49,
+        'conv/in': L_sc*(3*_t52 + 3*_t53),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t49 + _t50),
-        'mlp/up': L_dense*_t51*(_t52 + b_ff*d_ff),
-        'mlp/down': L_dense*(_t52 + b_ff*d),
+        'conv/out': L_sc*(_t52 + _t53),
+        'mlp/up': L_dense*_t54*(_t55 + b_ff*d_ff),
+        'mlp/down': L_dense*(_t55 + b_ff*d),
         'mlp/act': L_dense*n_act,
         'mlp/sub_norm': L_dense*_t0*d_ff*i_sub,
         'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t53*d_e + b_ff*(_t51*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t53*d_s + b_ff*(_t51*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t56*d_e + b_ff*(_t54*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t56*d_s + b_ff*(_t54*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
         'embedding/norm': _t37*i_norm_emb,
-        'embedding_projection': 2*d*d_emb*i_proj,
+        'embedding_projection': _t50*d_emb*i_proj,
         'final_norm': _t37*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
@@ -463,6 +474,7 @@ def params_summary(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_cg = s['i_cg']
     i_dsa = s['i_dsa']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
@@ -490,6 +502,7 @@ def params_summary(s):
     k_sc = s['k_sc']
     n_act = s['n_act']
     n_norm = s['n_norm']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = d*i_moa
@@ -534,113 +547,118 @@ def params_summary(s):
     _t39 = d*d_ff
     _t40 = _t39 + b_ff*d
     _t41 = L_dn*d_lv
-    _t42 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t43 = E*b_router + E*d
-    _t44 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
-    _t45 = d**2
-    _t46 = b_sc*d
-    _t47 = 2*N_s
-    _t48 = G_s*_t47
-    _t49 = 2*d_in + i_m2*(H_s + _t48)
-    _t50 = H_s*i_m2
-    _t51 = 1 - i_m2
-    _t52 = R_dt + _t47
-    _t53 = _t51*d_in
-    _t54 = _t29*d_v
-    _t55 = _t18*i_gate*(_t54 + i_gh) + _t31*_t54*h
-    _t56 = d_qk + d_v
-    _t57 = _t56*_t9*h_kv
-    _t58 = _t32 + _t57*d + b_qkv*(_t38 + _t57) + i_mla*(_t36 + h*r_kv*(_t37 + _t56))
-    _t59 = 2*H_v
-    _t60 = L_att2*h2
-    _t61 = 2*i_qk_head
-    _t62 = _t26*(_t39 + b_ff*d_ff)
-    _t63 = 2*H_k*d_lk
-    _t64 = b_moe*d
-    _t65 = _t5*d
-    _t66 = h*i_sink
-    _t67 = i_rel*(_t21 + 2*_t22)
-    _t68 = _t5*(_t61*d_qk + d_qk*i_qk_proj*(h + h_kv))
-    _t69 = E_a*_t0
-    _t70 = _t65*n_norm
-    _t71 = _t5*i_sub
-    _t72 = _t71*d_ff
-    _t73 = _t71*d_v*h
-    _t74 = (
+    _t42 = H_v*d_lk
+    _t43 = 1 - i_cg
+    _t44 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
+    _t45 = E*b_router + E*d
+    _t46 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
+    _t47 = d**2
+    _t48 = b_sc*d
+    _t49 = 2*N_s
+    _t50 = G_s*_t49
+    _t51 = 2*d_in + i_m2*(H_s + _t50)
+    _t52 = H_s*i_m2
+    _t53 = 1 - i_m2
+    _t54 = R_dt + _t49
+    _t55 = _t53*d_in
+    _t56 = _t29*d_v
+    _t57 = _t18*i_gate*(_t56 + i_gh) + _t31*_t56*h
+    _t58 = d_qk + d_v
+    _t59 = _t58*_t9*h_kv
+    _t60 = _t32 + _t59*d + b_qkv*(_t38 + _t59) + i_mla*(_t36 + h*r_kv*(_t37 + _t58))
+    _t61 = L_att2*h2
+    _t62 = 2*i_qk_head
+    _t63 = _t26*(_t39 + b_ff*d_ff)
+    _t64 = 2*H_k*d_lk
+    _t65 = H_v*d_lv
+    _t66 = H_v + _t65
+    _t67 = 2*d
+    _t68 = b_moe*d
+    _t69 = _t5*d
+    _t70 = h*i_sink
+    _t71 = i_rel*(_t21 + 2*_t22)
+    _t72 = _t5*(_t62*d_qk + d_qk*i_qk_proj*(h + h_kv))
+    _t73 = E_a*_t0
+    _t74 = _t69*n_norm
+    _t75 = _t5*i_sub
+    _t76 = _t75*d_ff
+    _t77 = _t75*d_v*h
+    _t78 = (
         H_v*_t41*d
-        + L*_t70
-        + L_att2*_t5*(_t61*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
-        + L_att2*_t69
+        + L*_t74
+        + L_att2*_t5*(_t62*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
+        + L_att2*_t73
         + L_att2*i_rel*(_t10 + 2*_t12)
         + L_att2*(_t3*i_gate*(_t30 + i_gh) + _t30*_t31*h2)
         + L_att2*(_t32 + _t34*d + b_qkv*(_t34 + _t38) + i_mla*(_t36 + h2*r_kv*(_t33 + _t37)))
         + L_dense*_t40
-        + L_dense*_t62
-        + L_dense*_t72
+        + L_dense*_t63
+        + L_dense*_t76
         + L_dense*n_act
-        + L_dn*_t59
-        + L_dn*d*(_t59*d_lv + _t59 + _t63)
-        + L_dn*k_dn*(H_v*d_lv + _t63)
-        + L_idx*_t42
-        + L_moe*_t43
-        + L_moe*_t44
-        + L_moe*_t64
+        + L_dn*d*(_t43*_t66 + _t64 + _t66)
+        + L_dn*i_cg*(_t67*r_g + r_g*(_t42 + _t65))
+        + L_dn*k_dn*(_t64 + _t65)
+        + L_dn*(H_v*_t43 + H_v + _t42*i_cg)
+        + L_idx*_t44
+        + L_moe*_t45
+        + L_moe*_t46
+        + L_moe*_t68
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t45 + _t46)
-        + L_sc*(3*_t45 + 3*_t46)
-        + L_ssm*_t52*_t53
-        + L_ssm*(2*_t50 + _t51*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t48*i_m2 + d_in)
-        + L_ssm*(_t49*b_ssm + _t49*d)
+        + L_sc*(_t47 + _t48)
+        + L_sc*(3*_t47 + 3*_t48)
+        + L_ssm*_t54*_t55
+        + L_ssm*(2*_t52 + _t53*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t50*i_m2 + d_in)
+        + L_ssm*(_t51*b_ssm + _t51*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t51*_t52*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t53 + _t50 + _t53)
-        + _t16*_t55
-        + _t16*_t58
-        + _t16*_t66
-        + _t16*_t67
-        + _t16*_t68
-        + _t16*_t69
+        + L_ssm*(_t53*_t54*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t55 + _t52 + _t55)
+        + _t16*_t57
+        + _t16*_t60
+        + _t16*_t70
+        + _t16*_t71
+        + _t16*_t72
         + _t16*_t73
+        + _t16*_t77
         + _t41
-        + _t60*_t71*d_v2
-        + _t60*i_sink
-        + _t65*i_norm_emb
-        + _t65*i_norm_final
-        + 2*d*d_emb*i_proj
+        + _t61*_t75*d_v2
+        + _t61*i_sink
+        + _t67*d_emb*i_proj
+        + _t69*i_norm_emb
+        + _t69*i_norm_final
     )
-    _t75 = (
+    _t79 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
         + L_moe*_t28
         + _t16*_t20
         + _t16*_t24
-        + _t74
+        + _t78
     )
-    _t76 = P*d + V*d_emb
-    _t77 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t76
+    _t80 = P*d + V*d_emb
+    _t81 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t80
     return {
-        'total': _t75 + _t77,
-        'embedding': _t76,
-        'non_embedding': _t75,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t74 + _t77,
+        'total': _t79 + _t81,
+        'embedding': _t80,
+        'non_embedding': _t79,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t78 + _t81,
         'mtp': (
-            2*M*_t45
-            + 3*M*_t65
+            2*M*_t47
+            + 3*M*_t69
             + M*(
                 _t20
                 + _t24
-                + _t42*i_dsa
-                + _t55
-                + _t58
-                + _t66
-                + _t67
-                + _t68
-                + _t69
+                + _t44*i_dsa
+                + _t57
+                + _t60
                 + _t70
+                + _t71
+                + _t72
                 + _t73
-                + i_moe*(_t28 + _t43 + _t44 + _t64)
-                + (1 - i_moe)*(_t40 + _t62 + _t72 + n_act)
+                + _t74
+                + _t77
+                + i_moe*(_t28 + _t45 + _t46 + _t68)
+                + (1 - i_moe)*(_t40 + _t63 + _t76 + n_act)
             )
         ),
     }
@@ -684,6 +702,7 @@ def flops_forward_components(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
@@ -697,6 +716,7 @@ def flops_forward_components(s):
     k_dn = s['k_dn']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = 1 - i_mla
@@ -722,18 +742,17 @@ def flops_forward_components(s):
     _t20 = 2*d_in
     _t21 = 2*N_s
     _t22 = G_s*_t21
-    _t23 = L_ssm*d
-    _t24 = L_ssm*_t20*(1 - i_m2)
-    _t25 = 2*H_v
+    _t23 = 2*d
+    _t24 = L_ssm*_t20
+    _t25 = _t24*(1 - i_m2)
     _t26 = 2*H_k*d_lk
-    _t27 = _t25*d_lv
-    _t28 = 2*L_dn
-    _t29 = H_v*d_lv
-    _t30 = L_sc*d**2
-    _t31 = 2*d
+    _t27 = H_v*d_lv
+    _t28 = H_v + _t27
+    _t29 = L_dn*_t23
+    _t30 = 2*L_dn
+    _t31 = L_sc*d**2
     _t32 = i_glu + 2
-    _t33 = 2*L_moe
-    _t34 = _t33*d
+    _t33 = L_moe*_t23
     return {
         'attention/q': (
             _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
@@ -747,23 +766,24 @@ def flops_forward_components(s):
         'attention/gate': _t15*i_gate*(_t18*d_v2 + i_gh) + _t17*i_gate*(_t18*d_v + i_gh),
         'attention/router': _t14*_t19 + _t16*_t19,
         'attention/indexer': 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q),
-        'mamba/in': 2*_t23*(_t20 + i_m2*(H_s + _t22)),
-        'mamba/x': _t24*(R_dt + _t21),
-        'mamba/dt': R_dt*_t24,
-        'mamba/out': _t20*_t23,
+        'mamba/in': L_ssm*_t23*(_t20 + i_m2*(H_s + _t22)),
+        'mamba/x': _t25*(R_dt + _t21),
+        'mamba/dt': R_dt*_t25,
+        'mamba/out': _t24*d,
         'mamba/conv': 2*L_ssm*k_s*(_t22*i_m2 + d_in),
         'mamba/scan': 5*L_ssm*N_s*d_in,
-        'deltanet/in': _t28*d*(_t25 + _t26 + _t27),
-        'deltanet/out': L_dn*_t27*d,
-        'deltanet/conv': _t28*k_dn*(_t26 + _t29),
-        'deltanet/scan': 7*L_dn*_t29*d_lk,
-        'conv/in': 6*_t30,
-        'conv/out': 2*_t30,
-        'conv/conv': L_sc*_t31*k_sc,
-        'mlp': L_dense*_t31*_t32*d_ff,
-        'moe/router': E*_t34,
-        'moe/experts': _t32*_t34*d_e*k,
-        'moe/shared': _t33*(E_s*_t32*d*d_s + d*i_shared_gate),
+        'deltanet/in': _t29*(_t26 + _t28*(1 - i_cg) + _t28),
+        'deltanet/lowrank': _t30*i_cg*(_t23*r_g + r_g*(H_v*d_lk + _t27)),
+        'deltanet/out': _t27*_t29,
+        'deltanet/conv': _t30*k_dn*(_t26 + _t27),
+        'deltanet/scan': 7*L_dn*_t27*d_lk,
+        'conv/in': 6*_t31,
+        'conv/out': 2*_t31,
+        'conv/conv': L_sc*_t23*k_sc,
+        'mlp': L_dense*_t23*_t32*d_ff,
+        'moe/router': E*_t33,
+        'moe/experts': _t32*_t33*d_e*k,
+        'moe/shared': 2*L_moe*(E_s*_t32*d*d_s + d*i_shared_gate),
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
@@ -815,6 +835,7 @@ def flops(s):
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
     i_causal = s['i_causal']
+    i_cg = s['i_cg']
     i_dsa = s['i_dsa']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -830,6 +851,7 @@ def flops(s):
     k_dn = s['k_dn']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     w = s['w']
@@ -840,11 +862,11 @@ def flops(s):
     _t4 = 2*L_att2
     _t5 = _t4*d
     _t6 = E_a*i_moa
-    _t7 = 2*H_v
-    _t8 = _t7*d_lv
-    _t9 = H_v*d_lv
-    _t10 = _t5*h2
-    _t11 = d*(i_glu + 2)
+    _t7 = H_v*d_lv
+    _t8 = L_dn*_t1
+    _t9 = _t5*h2
+    _t10 = i_glu + 2
+    _t11 = _t10*d
     _t12 = 2*L_att - 2*L_att2
     _t13 = _t12*d
     _t14 = _t3*(1 - i_m2)
@@ -854,21 +876,21 @@ def flops(s):
     _t18 = 2*H_k*d_lk
     _t19 = 2*L_dn
     _t20 = 1 - i_gh
-    _t21 = d_qk2 + d_v2
-    _t22 = d*(1 - i_mla)
-    _t23 = d*(d_rope + r_kv)
-    _t24 = -d_rope
-    _t25 = d_qk2*h2
-    _t26 = d*(1 - i_qlora)
-    _t27 = d*r_q
-    _t28 = d_qk + d_v
-    _t29 = d_qk*h
+    _t21 = H_v + _t7
+    _t22 = d_qk2 + d_v2
+    _t23 = d*(1 - i_mla)
+    _t24 = d*(d_rope + r_kv)
+    _t25 = -d_rope
+    _t26 = d_qk2*h2
+    _t27 = d*(1 - i_qlora)
+    _t28 = d*r_q
+    _t29 = d_qk + d_v
+    _t30 = d_qk*h
     return {
         'weights_per_token': (
             E*_t0*d
-            + 2*L_dense*_t11*d_ff
-            + L_dn*_t8*d
-            + 7*L_dn*_t9*d_lk
+            + L_dense*_t1*_t10*d_ff
+            + 7*L_dn*_t7*d_lk
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             + L_sc*_t1*k_sc
             + 8*L_sc*d**2
@@ -879,20 +901,22 @@ def flops(s):
             + 2*V_o*d_emb
             + _t0*_t11*d_e*k
             + _t0*(E_s*_t11*d_s + d*i_shared_gate)
-            + _t10*d_v2
-            + _t10*i_gate*(_t20*d_v2 + i_gh)
-            + _t12*(_t22*_t29 + i_mla*(_t26*_t29 + i_qlora*(_t27 + _t29*r_q)))
-            + _t12*(_t22*_t28*h_kv + i_mla*(_t23 + h*r_kv*(_t24 + _t28)))
+            + _t12*(_t23*_t30 + i_mla*(_t27*_t30 + i_qlora*(_t28 + _t30*r_q)))
+            + _t12*(_t23*_t29*h_kv + i_mla*(_t24 + h*r_kv*(_t25 + _t29)))
             + _t13*_t6
             + _t14*(R_dt + _t16)
             + _t15*d_v
             + _t15*i_gate*(_t20*d_v + i_gh)
-            + _t19*d*(_t18 + _t7 + _t8)
-            + _t19*k_dn*(_t18 + _t9)
+            + _t19*i_cg*(_t1*r_g + r_g*(H_v*d_lk + _t7))
+            + _t19*k_dn*(_t18 + _t7)
             + _t3*d
-            + _t4*(_t22*_t25 + i_mla*(_t25*_t26 + i_qlora*(_t25*r_q + _t27)))
-            + _t4*(_t21*_t22*h_kv2 + i_mla*(_t23 + h2*r_kv*(_t21 + _t24)))
+            + _t4*(_t23*_t26 + i_mla*(_t26*_t27 + i_qlora*(_t26*r_q + _t28)))
+            + _t4*(_t22*_t23*h_kv2 + i_mla*(_t24 + h2*r_kv*(_t22 + _t25)))
             + _t5*_t6
+            + _t7*_t8
+            + _t8*(_t18 + _t21*(1 - i_cg) + _t21)
+            + _t9*d_v2
+            + _t9*i_gate*(_t20*d_v2 + i_gh)
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -1021,6 +1045,7 @@ def rules_train_per_token(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_cg = s['i_cg']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -1046,6 +1071,7 @@ def rules_train_per_token(s):
     k_sc = s['k_sc']
     n_act = s['n_act']
     n_norm = s['n_norm']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = 6*d
@@ -1076,66 +1102,69 @@ def rules_train_per_token(s):
     _t25 = 6*L_dense
     _t26 = d*d_ff
     _t27 = 6*L_dn
-    _t28 = 6*L_moe
-    _t29 = d*(i_glu + 2)
-    _t30 = i_glu + 1
-    _t31 = d**2
-    _t32 = b_sc*d
-    _t33 = 6*L_sc
-    _t34 = 6*L_ssm
-    _t35 = 2*N_s
-    _t36 = G_s*_t35
-    _t37 = 2*d_in + i_m2*(H_s + _t36)
-    _t38 = H_s*i_m2
-    _t39 = 1 - i_m2
-    _t40 = R_dt + _t35
-    _t41 = _t39*d_in
-    _t42 = d*h
-    _t43 = L_att - L_att2
-    _t44 = 6*_t43
-    _t45 = _t5*d_v
-    _t46 = d_qk + d_v
-    _t47 = _t12*_t46*h_kv
-    _t48 = _t42*d_qk
-    _t49 = d_qk*h
-    _t50 = _t4*h2
-    _t51 = 2*i_qk_head
-    _t52 = 2*H_v
-    _t53 = 2*H_k*d_lk
-    _t54 = _t27*d
+    _t28 = H_v*d_lk
+    _t29 = 1 - i_cg
+    _t30 = 6*L_moe
+    _t31 = d*(i_glu + 2)
+    _t32 = i_glu + 1
+    _t33 = d**2
+    _t34 = b_sc*d
+    _t35 = 6*L_sc
+    _t36 = 6*L_ssm
+    _t37 = 2*N_s
+    _t38 = G_s*_t37
+    _t39 = 2*d_in + i_m2*(H_s + _t38)
+    _t40 = H_s*i_m2
+    _t41 = 1 - i_m2
+    _t42 = R_dt + _t37
+    _t43 = _t41*d_in
+    _t44 = d*h
+    _t45 = L_att - L_att2
+    _t46 = 6*_t45
+    _t47 = _t5*d_v
+    _t48 = d_qk + d_v
+    _t49 = _t12*_t48*h_kv
+    _t50 = _t44*d_qk
+    _t51 = d_qk*h
+    _t52 = _t4*h2
+    _t53 = 2*i_qk_head
+    _t54 = 2*H_k*d_lk
     _t55 = H_v*d_lv
-    _t56 = _t0*_t8
-    _t57 = _t44*h
-    _t58 = 12*d
-    _t59 = E_a*i_moa
-    _t60 = L_dense*d_ff
-    _t61 = _t8*i_sub
-    _t62 = (
-        12*H_v*L_dn
-        + L*_t56*n_norm
+    _t56 = H_v + _t55
+    _t57 = _t27*d
+    _t58 = _t0*_t8
+    _t59 = _t46*h
+    _t60 = 12*d
+    _t61 = E_a*i_moa
+    _t62 = L_dense*d_ff
+    _t63 = _t8*i_sub
+    _t64 = (
+        L*_t58*n_norm
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
-        + _t0*_t43*_t59
-        + _t25*_t30*(_t26 + b_ff*d_ff)
+        + _t0*_t45*_t61
+        + _t25*_t32*(_t26 + b_ff*d_ff)
         + _t25*n_act
         + _t25*(_t26 + b_ff*d)
         + _t27*d_lv
-        + _t27*k_dn*(_t53 + _t55)
-        + _t28*b_moe*d
-        + _t28*k*(_t29*d_e + b_ff*(_t30*d_e + d))
-        + _t28*(E*b_router + E*d)
-        + _t28*(E_s*(_t29*d_s + b_ff*(_t30*d_s + d)) + d*i_shared_gate)
-        + _t33*d*(b_sc + k_sc)
-        + _t33*(_t31 + _t32)
-        + _t33*(3*_t31 + 3*_t32)
-        + _t34*_t40*_t41
-        + _t34*(2*_t38 + _t39*(N_s*d_in + d_in))
-        + _t34*(b_cs + k_s)*(_t36*i_m2 + d_in)
-        + _t34*(_t37*b_ssm + _t37*d)
-        + _t34*(b_ssm*d + d*d_in)
-        + _t34*(_t39*_t40*i_dtn + d_in*i_gn*i_m2)
-        + _t34*(R_dt*_t41 + _t38 + _t41)
-        + _t4*_t59*d
-        + _t4*_t8*(_t51*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
+        + _t27*i_cg*(2*d*r_g + r_g*(_t28 + _t55))
+        + _t27*k_dn*(_t54 + _t55)
+        + _t27*(H_v*_t29 + H_v + _t28*i_cg)
+        + _t30*b_moe*d
+        + _t30*k*(_t31*d_e + b_ff*(_t32*d_e + d))
+        + _t30*(E*b_router + E*d)
+        + _t30*(E_s*(_t31*d_s + b_ff*(_t32*d_s + d)) + d*i_shared_gate)
+        + _t35*d*(b_sc + k_sc)
+        + _t35*(_t33 + _t34)
+        + _t35*(3*_t33 + 3*_t34)
+        + _t36*_t42*_t43
+        + _t36*(2*_t40 + _t41*(N_s*d_in + d_in))
+        + _t36*(b_cs + k_s)*(_t38*i_m2 + d_in)
+        + _t36*(_t39*b_ssm + _t39*d)
+        + _t36*(b_ssm*d + d*d_in)
+        + _t36*(_t41*_t42*i_dtn + d_in*i_gn*i_m2)
+        + _t36*(R_dt*_t43 + _t40 + _t43)
+        + _t4*_t61*d
+        + _t4*_t8*(_t53*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
         + _t4*i_rel*(_t20 + 2*_t22)
         + _t4*(_t2 + _t3*d_v2)
         + _t4*(_t3*i_gate*(_t6 + i_gh) + _t6*_t7*h2)
@@ -1146,37 +1175,37 @@ def rules_train_per_token(s):
             + b_qkv*(_t12*_t22 + _t21)
             + i_mla*(_t20*_t23 + i_qlora*(_t22*r_q + _t24))
         )
-        + _t44*_t8*(_t51*d_qk + d_qk*i_qk_proj*(h + h_kv))
-        + _t44*i_rel*(_t48 + 2*_t49)
-        + _t44*(_t2 + _t42*d_v)
-        + _t44*(_t42*i_gate*(_t45 + i_gh) + _t45*_t7*h)
-        + _t44*(_t10 + _t47*d + b_qkv*(_t17 + _t47) + i_mla*(_t15 + h*r_kv*(_t16 + _t46)))
-        + _t44*(
-            _t12*_t48
+        + _t46*_t8*(_t53*d_qk + d_qk*i_qk_proj*(h + h_kv))
+        + _t46*i_rel*(_t50 + 2*_t51)
+        + _t46*(_t2 + _t44*d_v)
+        + _t46*(_t44*i_gate*(_t47 + i_gh) + _t47*_t7*h)
+        + _t46*(_t10 + _t49*d + b_qkv*(_t17 + _t49) + i_mla*(_t15 + h*r_kv*(_t16 + _t48)))
+        + _t46*(
+            _t12*_t50
             + _t19
-            + b_qkv*(_t12*_t49 + _t21)
-            + i_mla*(_t23*_t48 + i_qlora*(_t24 + _t49*r_q))
+            + b_qkv*(_t12*_t51 + _t21)
+            + i_mla*(_t23*_t50 + i_qlora*(_t24 + _t51*r_q))
         )
-        + _t50*_t61*d_v2
-        + _t50*i_sink
-        + _t54*_t55
-        + _t54*(_t52*d_lv + _t52 + _t53)
-        + _t56*i_norm_emb
-        + _t56*i_norm_final
-        + _t57*_t61*d_v
-        + _t57*i_sink
-        + _t58*d_emb*i_proj
-        + 6*_t60*_t61
+        + _t52*_t63*d_v2
+        + _t52*i_sink
+        + _t55*_t57
+        + _t57*(_t29*_t56 + _t54 + _t56)
+        + _t58*i_norm_emb
+        + _t58*i_norm_final
+        + _t59*_t63*d_v
+        + _t59*i_sink
+        + _t60*d_emb*i_proj
+        + 6*_t62*_t63
     )
-    _t63 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t62
-    _t64 = T*_t22
-    _t65 = T*_t49
-    _t66 = 3*T
-    _t67 = 4*T
+    _t65 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t64
+    _t66 = T*_t22
+    _t67 = T*_t51
+    _t68 = 3*T
+    _t69 = 4*T
     return {
-        '6N': P*_t0 + _t63,
-        'kaplan': _t4*_t64 + _t44*_t65 + _t62,
-        'palm': 12*L_att2*_t64 + 12*_t43*_t65 + _t63,
+        '6N': P*_t0 + _t65,
+        'kaplan': _t4*_t66 + _t46*_t67 + _t64,
+        'palm': 12*L_att2*_t66 + 12*_t45*_t67 + _t65,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1184,11 +1213,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t20 + _t22*_t67 + _t66*h2)
+            3*L_att2*(8*_t20 + _t22*_t69 + _t68*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t43*(8*_t48 + _t49*_t67 + _t66*h)
-            + _t58*(L_moe*(E_s*d_s + d_e*k) + _t60)
+            + 3*_t45*(8*_t50 + _t51*_t69 + _t68*h)
+            + _t60*(L_moe*(E_s*d_s + d_e*k) + _t62)
         ),
     }
 
@@ -1398,6 +1427,7 @@ def memory_activations(s):
     h_t = s['h_t']
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
+    i_cg = s['i_cg']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -1439,6 +1469,7 @@ def memory_activations(s):
     q_a = s['q_a']
     q_l = s['q_l']
     q_lo = s['q_lo']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     u_ao = s['u_ao']
@@ -1473,7 +1504,9 @@ def memory_activations(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
                     )
-                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + L_s_dn*q_a*(
+                        4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
+                    )/n_tp
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -1644,6 +1677,7 @@ def memory(s):
     h_t = s['h_t']
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
+    i_cg = s['i_cg']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -1698,6 +1732,7 @@ def memory(s):
     q_m = s['q_m']
     q_o = s['q_o']
     q_w = s['q_w']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     u_ao = s['u_ao']
@@ -1755,7 +1790,7 @@ def memory(s):
         )/n_cp,
         'activations_per_deltanet': T*b*(1 - i_full)*(
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu)
-            + q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+            + q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g))/n_tp
         )/n_cp,
         'activations_per_conv': T*b*(1 - i_full)*(
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 6*d*q_a/n_tp
@@ -1791,7 +1826,9 @@ def memory(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
                     )
-                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + L_s_dn*q_a*(
+                        4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
+                    )/n_tp
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -2053,7 +2090,9 @@ def memory(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
                     )
-                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + L_s_dn*q_a*(
+                        4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
+                    )/n_tp
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -2179,6 +2218,7 @@ def finetune_counts(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
@@ -2190,6 +2230,7 @@ def finetune_counts(s):
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     r_a = s['r_a']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = d_qk2*h2
@@ -2208,12 +2249,12 @@ def finetune_counts(s):
     _t13 = 1 - i_m2
     _t14 = L_ssm*_t13*r_a
     _t15 = H_v*d_lv
-    _t16 = 2*H_k*d_lk + 2*_t15
+    _t16 = 2*H_k*d_lk
     _t17 = L_dn*r_a
-    _t18 = 2*H_v
-    _t19 = _t7*d
-    _t20 = E*d
-    _t21 = _t13*d_in
+    _t18 = _t7*d
+    _t19 = E*d
+    _t20 = _t13*d_in
+    _t21 = H_v + _t15
     _t22 = d*i_moa
     _t23 = E_a*_t22
     _t24 = _t0*d
@@ -2242,12 +2283,14 @@ def finetune_counts(s):
             + i_mla*(_t30 + h2*r_kv*(_t27 + _t31))
             + i_mla*(_t24*_t32 + i_qlora*(_t0*r_q + _t33))
         )
-        + L_dense*_t19*d_ff
-        + L_dn*(_t15*d + d*(_t16 + _t18))
+        + L_dense*_t18*d_ff
+        + L_dn*(
+            _t15*d + d*(_t16 + _t21*(1 - i_cg) + _t21) + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t15))
+        )
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        + L_moe*(E_s*_t19*d_s + _t20*_t7*d_e + _t20 + d*i_shared_gate)
+        + L_moe*(E_s*_t18*d_s + _t19*_t7*d_e + _t19 + d*i_shared_gate)
         + 4*L_sc*d**2
-        + L_ssm*(R_dt*_t21 + _t11*d + _t21*(R_dt + _t10) + d*d_in)
+        + L_ssm*(R_dt*_t20 + _t11*d + _t20*(R_dt + _t10) + d*d_in)
         + _t4*(
             _t23
             + _t28*_t36*h_kv
@@ -2278,8 +2321,8 @@ def finetune_counts(s):
         'lora/x_proj': _t14*a_x_proj*(_t10 + _t12),
         'lora/dt_proj': _t12*_t14*a_dt_proj,
         'lora/out_proj': a_out_proj*r_a*(L_dn*(_t15 + d) + L_ssm*(d + d_in) + 2*_t9),
-        'lora/in_proj_qkvz': _t17*a_in_proj_qkvz*(_t16 + d),
-        'lora/in_proj_ba': _t17*a_in_proj_ba*(_t18 + d),
+        'lora/in_proj_qkvz': _t17*a_in_proj_qkvz*(2*_t15 + _t16 + d),
+        'lora/in_proj_ba': _t17*a_in_proj_ba*(2*H_v + d),
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
@@ -2395,6 +2438,7 @@ def finetune_states(s):
     h_kv2 = s['h_kv2']
     h_t = s['h_t']
     h_t2 = s['h_t2']
+    i_cg = s['i_cg']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -2423,6 +2467,7 @@ def finetune_states(s):
     q_o = s['q_o']
     q_w = s['q_w']
     r_a = s['r_a']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     return {
@@ -2492,7 +2537,11 @@ def finetune_states(s):
                         + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                     )
                     + L_dense*d*d_ff*(i_glu + 2)
-                    + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                    + L_dn*(
+                        H_v*d*d_lv
+                        + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                        + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+                    )
                     + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 4*L_sc*d**2
@@ -2768,6 +2817,7 @@ def finetune_memory(s):
     h_t = s['h_t']
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
+    i_cg = s['i_cg']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -2827,6 +2877,7 @@ def finetune_memory(s):
     q_o = s['q_o']
     q_w = s['q_w']
     r_a = s['r_a']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     u_ao = s['u_ao']
@@ -2898,7 +2949,9 @@ def finetune_memory(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
                     )
-                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + L_s_dn*q_a*(
+                        4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
+                    )/n_tp
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -2993,7 +3046,11 @@ def finetune_memory(s):
                             + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
-                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_dn*(
+                            H_v*d*d_lv
+                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+                        )
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
@@ -3229,7 +3286,11 @@ def finetune_memory(s):
                             + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
-                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_dn*(
+                            H_v*d*d_lv
+                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+                        )
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
@@ -3471,7 +3532,9 @@ def finetune_memory(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
                     )
-                    + L_s_dn*q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v)/n_tp
+                    + L_s_dn*q_a*(
+                        4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
+                    )/n_tp
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -3606,6 +3669,7 @@ def finetune_flops(s):
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
     i_causal = s['i_causal']
+    i_cg = s['i_cg']
     i_dsa = s['i_dsa']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
@@ -3623,6 +3687,7 @@ def finetune_flops(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     r_a = s['r_a']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     w = s['w']
@@ -3692,7 +3757,8 @@ def finetune_flops(s):
                         + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                     )
                     + 2*L_dense*d*d_ff*(i_glu + 2)
-                    + 2*L_dn*d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v)
+                    + 2*L_dn*d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                    + 2*L_dn*i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                     + 2*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv)
                     + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     + 2*L_moe*d*d_e*k*(i_glu + 2)
@@ -3884,6 +3950,7 @@ def optimizer_states(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
@@ -3895,33 +3962,35 @@ def optimizer_states(s):
     i_shared_gate = s['i_shared_gate']
     i_tied = s['i_tied']
     r_a = s['r_a']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = i_glu + 2
     _t1 = _t0*d
-    _t2 = 2*H_v
-    _t3 = E*d
-    _t4 = d_in*(1 - i_m2)
-    _t5 = 2*N_s
-    _t6 = d*i_moa
-    _t7 = E_a*_t6
-    _t8 = d*h2
-    _t9 = d_qk2*h2
-    _t10 = _t9*d
-    _t11 = 1 - i_mla
-    _t12 = _t6*(E_a*h_kv2 - h2)
-    _t13 = d_qk2 + d_v2
-    _t14 = _t11*d
-    _t15 = 1 - i_gh
-    _t16 = d*(d_rope + r_kv)
-    _t17 = -d_rope
-    _t18 = 1 - i_qlora
-    _t19 = d*r_q
-    _t20 = d*h
-    _t21 = d_qk*h
-    _t22 = _t21*d
-    _t23 = _t6*(E_a*h_kv - h)
-    _t24 = d_qk + d_v
+    _t2 = E*d
+    _t3 = d_in*(1 - i_m2)
+    _t4 = 2*N_s
+    _t5 = H_v*d_lv
+    _t6 = H_v + _t5
+    _t7 = d*i_moa
+    _t8 = E_a*_t7
+    _t9 = d*h2
+    _t10 = d_qk2*h2
+    _t11 = _t10*d
+    _t12 = 1 - i_mla
+    _t13 = _t7*(E_a*h_kv2 - h2)
+    _t14 = d_qk2 + d_v2
+    _t15 = _t12*d
+    _t16 = 1 - i_gh
+    _t17 = d*(d_rope + r_kv)
+    _t18 = -d_rope
+    _t19 = 1 - i_qlora
+    _t20 = d*r_q
+    _t21 = d*h
+    _t22 = d_qk*h
+    _t23 = _t22*d
+    _t24 = _t7*(E_a*h_kv - h)
+    _t25 = d_qk + d_v
     return {
         'adafactor': (
             4*L_att2*(
@@ -3952,7 +4021,11 @@ def optimizer_states(s):
             )
             - 4*L_dense*d*d_ff*(i_glu + 2)
             + 4*L_dense*(d + d_ff)*(i_glu + 2)
-            - 4*L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+            - 4*L_dn*(
+                H_v*d*d_lv
+                + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+            )
             + 4*L_dn*(2*H_k*d_lk + 3*H_v*d_lv + 2*H_v + 3*d)
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             - 4*L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
@@ -4007,35 +4080,39 @@ def optimizer_states(s):
         ),
         'muon': (
             -4*L_att2*(
-                _t10*_t11
-                + _t10*i_rel
-                + _t12*d_qk2
-                + _t12*d_v2
-                + _t13*_t14*h_kv2
-                + _t7
-                + _t8*d_v2
-                + _t8*i_gate*(_t15*d_v2 + i_gh)
-                + i_mla*(_t16 + h2*r_kv*(_t13 + _t17))
-                + i_mla*(_t10*_t18 + i_qlora*(_t19 + _t9*r_q))
+                _t11*_t12
+                + _t11*i_rel
+                + _t13*d_qk2
+                + _t13*d_v2
+                + _t14*_t15*h_kv2
+                + _t8
+                + _t9*d_v2
+                + _t9*i_gate*(_t16*d_v2 + i_gh)
+                + i_mla*(_t17 + h2*r_kv*(_t14 + _t18))
+                + i_mla*(_t11*_t19 + i_qlora*(_t10*r_q + _t20))
             )
             - 4*L_dense*_t1*d_ff
-            - 4*L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + _t2*d_lv + _t2))
+            - 4*L_dn*(
+                _t5*d
+                + d*(2*H_k*d_lk + _t6*(1 - i_cg) + _t6)
+                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t5))
+            )
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - 4*L_moe*(E_s*_t1*d_s + _t0*_t3*d_e + _t3 + d*i_shared_gate)
+            - 4*L_moe*(E_s*_t1*d_s + _t0*_t2*d_e + _t2 + d*i_shared_gate)
             - 16*L_sc*d**2
-            - 4*L_ssm*(R_dt*_t4 + _t4*(R_dt + _t5) + d*d_in + d*(2*d_in + i_m2*(G_s*_t5 + H_s)))
+            - 4*L_ssm*(R_dt*_t3 + _t3*(R_dt + _t4) + d*d_in + d*(2*d_in + i_m2*(G_s*_t4 + H_s)))
             + 8*N
             - 4*(L_att - L_att2)*(
-                _t14*_t21
-                + _t14*_t24*h_kv
-                + _t20*d_v
-                + _t20*i_gate*(_t15*d_v + i_gh)
-                + _t22*i_rel
-                + _t23*d_qk
-                + _t23*d_v
-                + _t7
-                + i_mla*(_t16 + h*r_kv*(_t17 + _t24))
-                + i_mla*(_t18*_t22 + i_qlora*(_t19 + _t21*r_q))
+                _t15*_t22
+                + _t15*_t25*h_kv
+                + _t21*d_v
+                + _t21*i_gate*(_t16*d_v + i_gh)
+                + _t23*i_rel
+                + _t24*d_qk
+                + _t24*d_v
+                + _t8
+                + i_mla*(_t17 + h*r_kv*(_t18 + _t25))
+                + i_mla*(_t19*_t23 + i_qlora*(_t20 + _t22*r_q))
             )
         ),
         'adafactor_adapters': (
@@ -4172,6 +4249,7 @@ def offload(s):
     h_kv2 = s['h_kv2']
     h_t = s['h_t']
     h_t2 = s['h_t2']
+    i_cg = s['i_cg']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -4201,6 +4279,7 @@ def offload(s):
     q_o = s['q_o']
     q_w = s['q_w']
     r_a = s['r_a']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     return {
@@ -4385,7 +4464,11 @@ def offload(s):
                             + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
-                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_dn*(
+                            H_v*d*d_lv
+                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+                        )
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
@@ -4482,7 +4565,11 @@ def offload(s):
                             + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
-                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_dn*(
+                            H_v*d*d_lv
+                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+                        )
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
@@ -4581,7 +4668,11 @@ def offload(s):
                                 + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                             )
                             + L_dense*d*d_ff*(i_glu + 2)
-                            + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                            + L_dn*(
+                                H_v*d*d_lv
+                                + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+                            )
                             + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                             + L_moe*(
                                 E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
@@ -4789,7 +4880,11 @@ def offload(s):
                             + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
-                        + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+                        + L_dn*(
+                            H_v*d*d_lv
+                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+                        )
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
@@ -4894,6 +4989,7 @@ def precision(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_cg = s['i_cg']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -4905,6 +5001,7 @@ def precision(s):
     i_qlora = s['i_qlora']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     _t0 = 2*V_o
@@ -4913,56 +5010,59 @@ def precision(s):
     _t3 = 2*L_att2
     _t4 = _t3*d
     _t5 = E_a*i_moa
-    _t6 = 2*H_v
-    _t7 = _t6*d_lv
-    _t8 = _t4*h2
-    _t9 = d*(i_glu + 2)
-    _t10 = 2*L_moe
-    _t11 = 2*L_att - 2*L_att2
-    _t12 = _t11*d
-    _t13 = _t2*(1 - i_m2)
-    _t14 = _t12*h
-    _t15 = 2*N_s
-    _t16 = 1 - i_gh
-    _t17 = 2*d
-    _t18 = d_qk2 + d_v2
-    _t19 = d*(1 - i_mla)
-    _t20 = d*(d_rope + r_kv)
-    _t21 = -d_rope
-    _t22 = d_qk2*h2
-    _t23 = d*(1 - i_qlora)
-    _t24 = d*r_q
-    _t25 = d_qk + d_v
-    _t26 = d_qk*h
-    _t27 = (
-        2*L_dense*_t9*d_ff
-        + L_dn*_t17*(2*H_k*d_lk + _t6 + _t7)
-        + L_dn*_t7*d
+    _t6 = H_v*d_lv
+    _t7 = 2*d
+    _t8 = L_dn*_t7
+    _t9 = _t4*h2
+    _t10 = i_glu + 2
+    _t11 = 2*L_moe
+    _t12 = _t10*d
+    _t13 = 2*L_att - 2*L_att2
+    _t14 = _t13*d
+    _t15 = _t2*(1 - i_m2)
+    _t16 = _t14*h
+    _t17 = 2*N_s
+    _t18 = 1 - i_gh
+    _t19 = H_v + _t6
+    _t20 = d_qk2 + d_v2
+    _t21 = d*(1 - i_mla)
+    _t22 = d*(d_rope + r_kv)
+    _t23 = -d_rope
+    _t24 = d_qk2*h2
+    _t25 = d*(1 - i_qlora)
+    _t26 = d*r_q
+    _t27 = d_qk + d_v
+    _t28 = d_qk*h
+    _t29 = (
+        L_dense*_t10*_t7*d_ff
+        + 2*L_dn*i_cg*(_t7*r_g + r_g*(H_v*d_lk + _t6))
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
         + 8*L_sc*d**2
-        + L_ssm*_t17*(_t1 + i_m2*(G_s*_t15 + H_s))
-        + R_dt*_t13
+        + L_ssm*_t7*(_t1 + i_m2*(G_s*_t17 + H_s))
+        + R_dt*_t15
         - _t0*d
         + _t0*d_emb
-        + _t10*_t9*d_e*k
-        + _t10*(E_s*_t9*d_s + d*i_shared_gate)
-        + _t11*(_t19*_t26 + i_mla*(_t23*_t26 + i_qlora*(_t24 + _t26*r_q)))
-        + _t11*(_t19*_t25*h_kv + i_mla*(_t20 + h*r_kv*(_t21 + _t25)))
-        + _t12*_t5
-        + _t13*(R_dt + _t15)
-        + _t14*d_v
-        + _t14*i_gate*(_t16*d_v + i_gh)
+        + _t11*_t12*d_e*k
+        + _t11*(E_s*_t12*d_s + d*i_shared_gate)
+        + _t13*(_t21*_t28 + i_mla*(_t25*_t28 + i_qlora*(_t26 + _t28*r_q)))
+        + _t13*(_t21*_t27*h_kv + i_mla*(_t22 + h*r_kv*(_t23 + _t27)))
+        + _t14*_t5
+        + _t15*(R_dt + _t17)
+        + _t16*d_v
+        + _t16*i_gate*(_t18*d_v + i_gh)
         + _t2*d
-        + _t3*(_t19*_t22 + i_mla*(_t22*_t23 + i_qlora*(_t22*r_q + _t24)))
-        + _t3*(_t18*_t19*h_kv2 + i_mla*(_t20 + h2*r_kv*(_t18 + _t21)))
+        + _t3*(_t21*_t24 + i_mla*(_t24*_t25 + i_qlora*(_t24*r_q + _t26)))
+        + _t3*(_t20*_t21*h_kv2 + i_mla*(_t22 + h2*r_kv*(_t20 + _t23)))
         + _t4*_t5
-        + _t8*d_v2
-        + _t8*i_gate*(_t16*d_v2 + i_gh)
+        + _t6*_t8
+        + _t8*(2*H_k*d_lk + _t19*(1 - i_cg) + _t19)
+        + _t9*d_v2
+        + _t9*i_gate*(_t18*d_v2 + i_gh)
         + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t27,
-        'low_precision_train': _t27*(3 - i_frozen),
+        'low_precision_forward': _t29,
+        'low_precision_train': _t29*(3 - i_frozen),
     }
 
 
@@ -5004,6 +5104,7 @@ def precision_memory(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
@@ -5018,6 +5119,7 @@ def precision_memory(s):
     n_ep = s['n_ep']
     n_tp = s['n_tp']
     q_8 = s['q_8']
+    r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     return {
@@ -5037,7 +5139,11 @@ def precision_memory(s):
                 + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
             )
             + L_dense*d*d_ff*(i_glu + 2)
-            + L_dn*(H_v*d*d_lv + d*(2*H_k*d_lk + 2*H_v*d_lv + 2*H_v))
+            + L_dn*(
+                H_v*d*d_lv
+                + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
+            )
             + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
             + 4*L_sc*d**2

@@ -111,8 +111,9 @@ SCANS = (
     "Scans and convolutions (Mamba, gated DeltaNet, short convolutions) are not matrix "
     "products: a causal conv costs 2·k FLOPs per channel per token (a multiply-add per tap); "
     "a scan counts its recurrence run token by token, 1 FLOP per multiply or add on a state "
-    "element (decay 1, write 2, each read 2: Mamba 5, gated DeltaNet 7 per element); what "
-    "prepares the coefficients (exp, softplus, gates) counts 0.")
+    "element (decay 1, write 2, each read 2: Mamba 5, gated DeltaNet 7 per element, Kimi "
+    "Delta Attention's decay per key channel still 1 of them); what prepares the coefficients "
+    "(exp, softplus, gates) counts 0.")
 PASSES = (f"Backward = {BACKWARD_PER_FORWARD} × forward (activation and weight gradients); "
           f"train = {TRAIN_PER_FORWARD} × forward. Recomputation (activation checkpointing) is "
           f"hardware FLOPs, not counted.")

@@ -60,6 +60,7 @@ def _mixer_values(spec: ModelSpec) -> dict[str, int]:
         "H_k": dn.n_k_heads if dn else 0, "H_v": dn.n_v_heads if dn else 0,
         "d_lk": dn.d_k if dn else 0, "d_lv": dn.d_v if dn else 0,
         "k_dn": dn.d_conv if dn else 0,
+        "i_cg": int(bool(dn and dn.channel_gate)), "r_g": (dn.gate_rank or 0) if dn else 0,
         "k_sc": sc.d_conv if sc else 0, "b_sc": int(bool(sc and sc.bias)),
     }
 

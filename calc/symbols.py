@@ -90,6 +90,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("d_lk", "d_{k}", "gated DeltaNet: query/key width per head", "size"),
     SymbolInfo("d_lv", "d_{v}^{lin}", "gated DeltaNet: value width per head", "size"),
     SymbolInfo("k_dn", "k_{dn}", "gated DeltaNet: conv1d kernel", "size"),
+    SymbolInfo("r_g", "r_{g}", "gated DeltaNet, channel gate: rank of the low-rank gates "
+               "(Kimi Delta Attention)", "size"),
     SymbolInfo("k_sc", "k_{sc}", "short convolution: kernel", "size"),
     SymbolInfo("n_act", "n_{act}", "learned parameters of a dense FFN's activation (xIELU: "
                "α_p, α_n; 0 for the others)", "size"),
@@ -132,6 +134,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_gn", r"\mathbb{1}_{gn}", "Mamba-2: gated RMSNorm before out_proj",
                "indicator"),
     SymbolInfo("i_dtn", r"\mathbb{1}_{dtn}", "Mamba: RMSNorms on Δ, B, C (Jamba)", "indicator"),
+    SymbolInfo("i_cg", r"\mathbb{1}_{cg}", "gated DeltaNet: channel gate (Kimi Delta "
+               "Attention: decay per key channel, both gates through rank r_g)", "indicator"),
     SymbolInfo("g_norm", "g_{norm}", "norm weight γ (0: OLMo 1's norms without parameters)",
                "indicator"),
     SymbolInfo("b_qkv", "b_{qkv}", "biases on Q, K, V (MLA: on the down-projections)",
@@ -376,6 +380,7 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
 (i_sink, i_gate, i_gh, i_sub, i_proj, i_m2, i_gn, i_dtn, g_norm, b_ssm, b_cs, b_sc) = (
     SYMBOLS[n] for n in ("i_sink", "i_gate", "i_gh", "i_sub", "i_proj", "i_m2", "i_gn",
                          "i_dtn", "g_norm", "b_ssm", "b_cs", "b_sc"))
+i_cg, r_g = SYMBOLS["i_cg"], SYMBOLS["r_g"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2 = (SYMBOLS[n] for n in (

@@ -128,6 +128,46 @@ def _layer_types(draw, layers: int, kinds: list[str]) -> list[str]:
 
 
 @st.composite
+def _kimi_linear(draw, layers: int) -> dict:
+    """Kimi Linear: MLA (NoPE) and Kimi Delta Attention layers, placed by layer_types or by
+    linear_attn_config's 1-based lists (as released files do), or left to the class's default;
+    DeepSeek-V3's router (2 experts or more: it sums each group's top 2), dense layers first."""
+    heads, experts = draw(st.integers(1, 3)), draw(st.integers(2, 4))
+    kinds = _layer_types(draw, layers, ["full_attention", "linear_attention"])
+    linear = {"head_dim": draw(st.sampled_from([2, 4, 6])), "num_heads": draw(st.integers(1, 3)),
+              "short_conv_kernel_size": draw(st.integers(1, 4))}
+    placed = draw(st.sampled_from(["layer_types", "linear_attn_config", "default"]))
+    config = {"num_hidden_layers": layers, "num_attention_heads": heads,
+              "num_key_value_heads": heads, "hidden_size": draw(st.integers(1, 4)) * 4,
+              "intermediate_size": draw(st.integers(1, 16)),
+              "q_lora_rank": draw(st.none() | st.integers(1, 8)),
+              "kv_lora_rank": draw(st.sampled_from([2, 4, 8])),
+              "qk_nope_head_dim": draw(st.sampled_from([0, 2, 4])),
+              "qk_rope_head_dim": draw(st.sampled_from([2, 4])),
+              "v_head_dim": draw(st.integers(1, 4)), "num_experts": experts,
+              "num_experts_per_token": draw(st.integers(1, experts)),
+              "moe_intermediate_size": draw(st.integers(1, 8)),
+              "num_shared_experts": draw(st.integers(0, 2)),
+              "attention_bias": draw(st.booleans()), "n_group": 1, "topk_group": 1,
+              "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64}
+    if placed == "layer_types":
+        config.update(layer_types=kinds, linear_head_dim=linear["head_dim"],
+                      linear_num_heads=linear["num_heads"],
+                      linear_conv_kernel_dim=linear["short_conv_kernel_size"])
+    else:
+        if placed == "linear_attn_config":
+            linear.update(
+                full_attn_layers=[i + 1 for i, k in enumerate(kinds) if k == "full_attention"],
+                kda_layers=[i + 1 for i, k in enumerate(kinds) if k == "linear_attention"])
+        config["linear_attn_config"] = linear
+    if draw(st.booleans()):
+        config["mlp_layer_types"] = _layer_types(draw, layers, ["dense", "sparse"])
+    else:
+        config["first_k_dense_replace"] = draw(st.integers(0, layers))
+    return config
+
+
+@st.composite
 def _per_layer_types(draw, model_type: str) -> dict:
     """The types with per-layer structure, mixtures of experts and other mixers."""
     layers = draw(st.integers(1, 4))
@@ -181,6 +221,8 @@ def _per_layer_types(draw, model_type: str) -> dict:
             drawn.pop("intermediate_size")
             drawn["num_experts"] = max(drawn["num_experts"], drawn["num_experts_per_tok"])
         return drawn
+    if model_type == "kimi_linear":
+        return draw(_kimi_linear(layers))
     if model_type == "qwen3_next":
         k_heads = draw(st.integers(1, 2))
         return {**config, **moe, "num_experts": draw(st.sampled_from([0, experts])),
@@ -554,7 +596,8 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "granitemoehybrid", "olmo_hybrid", "hy_v3", "mellum",
                    "lara_mini", "granitemoe_swa", "kolibri1", "afmoe",
                    "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl",
-                   "cohere2_moe", "deepseek_v32", "glm_moe_dsa", "lfm3", "laguna")
+                   "cohere2_moe", "deepseek_v32", "glm_moe_dsa", "lfm3", "laguna",
+                   "kimi_linear")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

@@ -175,6 +175,8 @@ def _mixers(draw, n_layers: int) -> dict:
         out["deltanet"] = {"n_k_heads": k_heads, "n_v_heads": k_heads * draw(st.integers(1, 2)),
                            "d_k": draw(st.integers(1, 4)), "d_v": draw(st.integers(1, 4)),
                            "d_conv": draw(st.integers(1, 4))}
+        if draw(st.booleans()):  # Kimi Delta Attention's channel gate
+            out["deltanet"].update(gate="channel", gate_rank=draw(st.integers(1, 4)))
     if "conv" in pattern:
         out["short_conv"] = {"d_conv": draw(st.integers(1, 4)), "bias": draw(st.booleans())}
     return out

@@ -348,6 +348,22 @@ def test_presets_pick_their_own_architecture(name, model_type):
     assert hf_config_from_spec(calc.load_preset(name).spec)["model_type"] == model_type
 
 
+def test_an_indexer_is_never_dropped_by_a_writer_without_one():
+    """A one-layer DeepSeek-V3.2 whose layer is dense (first_k_dense_replace 1) has no DSA
+    writer that holds it; MiniCPM3's MLA once took it and left its indexer out (hypothesis found
+    this config in test_hf_reference's export search)."""
+    config = {"model_type": "deepseek_v32", "vocab_size": 1, "num_attention_heads": 1,
+              "num_key_value_heads": 1, "hidden_size": 1, "num_hidden_layers": 1,
+              "intermediate_size": 1, "q_lora_rank": 1, "kv_lora_rank": 2,
+              "qk_nope_head_dim": 0, "qk_rope_head_dim": 2, "v_head_dim": 1,
+              "n_routed_experts": 2, "num_experts_per_tok": 1, "moe_intermediate_size": 1,
+              "n_shared_experts": 0, "first_k_dense_replace": 1, "n_group": 1, "topk_group": 1,
+              "tie_word_embeddings": False, "max_position_embeddings": 64, "index_n_heads": 1,
+              "index_head_dim": 2, "index_topk": 1}
+    with pytest.raises(CalcError, match="minicpm3, cannot hold attention.indexer"):
+        hf_config_from_spec(spec_from_hf_config(config))
+
+
 def test_the_char_gpt_untied_head_is_gpt2_with_untied_embeddings():
     exported = hf_config_from_spec(calc.load_preset("chapter-char-gpt").spec)
     assert exported["tie_word_embeddings"] is False and exported["n_positions"] == 256
@@ -415,6 +431,62 @@ def test_lfm3_gates_each_head_with_one_value():
     assert calc.count_params(ungated).total == counts.total - 11 * 2048 * 16
     with pytest.raises(ValueError, match=r"output_gate_per='head' needs attention\.output_gate"):
         spec.updated(**{"attention.output_gate": False})
+
+
+def test_kimi_linear_reads_kda_beside_nope_mla():
+    """Kimi-Linear-48B-A3B-Instruct (tests/data): linear_attn_config's 1-based lists put MLA on
+    layers 4, 8, ..., 24 and 27; KDA's sizes come from that sub-dict; the head is untied whatever
+    tie_word_embeddings says (KimiLinearForCausalLM._tied_weights_keys is empty); 49,122,675,072
+    parameters, transformers' own model's count (python -m calc verify --hf)."""
+    spec = spec_of("kimi-linear-48b-a3b-instruct")
+    assert [i for i, m in enumerate(spec.mixer_kinds) if m == "attention"] == [3, 7, 11, 15, 19,
+                                                                              23, 26]
+    n = spec.deltanet
+    assert n is not None and n.gate == "channel" and n.gate_rank == n.d_k == n.d_v == 128
+    assert n.n_k_heads == n.n_v_heads == 32 and n.d_conv == 4
+    assert spec.position.kind == "none" and not spec.tie_embeddings
+    counts = calc.count_params(spec)
+    d, width = 2304, 32 * 128
+    # q, k, v, β; the decay's and the output gate's low-rank pairs; A per head, a bias per channel
+    assert counts.components["deltanet/in"] == 20 * d * (3 * width + 32)
+    assert counts.components["deltanet/lowrank"] == 20 * 2 * (d * 128 + 128 * width)
+    assert counts.components["deltanet/gates"] == 20 * (32 + width)
+    assert counts.total == 49_122_675_072
+    assert calc.count_params(spec_of("kimi-linear-48b-a3b-instruct",
+                                     tie_word_embeddings=True)).total == counts.total
+    # the class field the sub-dict overrides, and the class's placement without either
+    plain = {k: v for k, v in config("kimi-linear-48b-a3b-instruct").items()
+             if k != "linear_attn_config"}
+    default = spec_from_hf_config({**plain, "linear_head_dim": 64})
+    assert default.deltanet is not None and default.deltanet.d_k == 64
+    assert [i for i, m in enumerate(default.mixer_kinds) if m == "attention"] == [4, 8, 12, 16,
+                                                                                 20, 24]
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"num_key_value_heads": 8}, "num_key_value_heads=8 must equal num_attention_heads=32"),
+    ({"linear_attn_config": {"full_attn_layers": [4], "kda_layers": [1, 2, 3]}},
+     "layer 5 is in neither linear_attn_config.full_attn_layers nor kda_layers"),
+    ({"linear_attn_config": {"full_attn_layers": [0], "kda_layers": []}},
+     r"linear_attn_config.full_attn_layers has 0; its layers are numbered 1 to 27"),
+    ({"layer_types": ["sliding_attention"] * 27}, "layer_types must list 'full_attention'"),
+])
+def test_kimi_linear_refuses_in_one_line(changes, message):
+    with pytest.raises(CalcError, match=message):
+        spec_of("kimi-linear-48b-a3b-instruct", **changes)
+
+
+def test_channel_gate_needs_its_rank_and_lora_refuses_kda_projections():
+    spec = spec_of("kimi-linear-48b-a3b-instruct")
+    with pytest.raises(ValueError, match=r"deltanet\.gate_rank=None: a rank comes with"):
+        spec.updated(**{"deltanet.gate_rank": None})
+    with pytest.raises(ValueError, match=r"deltanet\.gate_rank=4: a rank comes with"):
+        spec_of("qwen3-next-80b-a3b-instruct").updated(**{"deltanet.gate_rank": 4})
+    from calc.spec.finetune import FineTune, resolve_targets
+    with pytest.raises(CalcError, match=r"lora_targets=o: .* own o_proj, which calc does not"):
+        resolve_targets(spec, FineTune(finetune="lora", lora_targets=("o", "up")))
+    assert resolve_targets(spec, FineTune(finetune="lora", lora_targets=("up", "experts"))) == (
+        "up", "experts")
 
 
 def test_hybrid_layer_placement():

@@ -406,6 +406,27 @@ def test_random_laguna_configs_match_transformers_and_export_back(config):
         assert exported["model_type"] == "laguna"  # no other writer holds kind_shapes
 
 
+# ---- Kimi Delta Attention (deltanet.gate "channel") beside NoPE MLA ------------------------
+@st.composite
+def _kimi_linear_configs(draw) -> dict:
+    return {"model_type": "kimi_linear", "vocab_size": draw(st.integers(1, 50)), **_NO_TOKENS,
+            **draw(STRATEGIES["kimi_linear"]("kimi_linear"))}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_kimi_linear_configs())
+def test_random_kimi_linear_configs_match_transformers_and_export_back(config):
+    """KDA's q/k/v/b projections, low-rank decay and output gates, per-channel dt_bias and
+    chunked rule, the MLA layers and the MoE placement against transformers, and back through
+    kimi_linear's writer (no other writer holds the channel gate)."""
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, 70)  # past one 64-token chunk of the delta rule
+    exported = hf_config_from_spec(spec)
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    if spec.layer_counts["deltanet"]:
+        assert exported["model_type"] == "kimi_linear"
+
+
 # ---- an LM head narrower than the vocabulary (output_vocab_size) ----------------------------
 @st.composite
 def _apertus1p5_configs(draw) -> dict:

@@ -13,6 +13,13 @@ in_proj_qkvz d → 2·H_k·d_k + 2·H_v·d_v, in_proj_ba d → 2·H_v, a conv ov
 (2·H_k·d_k + H_v·d_v channels, no bias), Δ's bias and A per value head, a gated RMSNorm of
 width d_v shared by the heads, out_proj H_v·d_v → d.
 
+Kimi Delta Attention (Kimi Team 2025, "Kimi Linear: An Expressive, Efficient Attention
+Architecture", §3; transformers' KimiLinearDeltaAttention) is gated DeltaNet with the channel
+gate (i_cg): q_proj, k_proj, v_proj and b_proj from d (no z or α in the input projections), the
+decay through f_a_proj d → r_g and f_b_proj r_g → H_v·d_k with a bias per channel (dt_bias) and
+A per head, the output gate through g_a_proj d → r_g and g_b_proj r_g → H_v·d_v (a sigmoid on
+the gated RMSNorm), the conv, norm and out_proj as gated DeltaNet's.
+
 Short convolution (LFM2, Liquid AI 2025; transformers' Lfm2ShortConv): in_proj d → 3d (B, C, x),
 a depthwise conv over d channels of kernel k_sc, out_proj d → d, all with or without biases.
 
@@ -25,6 +32,8 @@ writing an outer product into it 2 and each read of it (a contraction) 2 per ele
 prepares the coefficients (Δ·A, exp, softplus, Δ·B, β, the gates, the D skip) counts 0, as
 activations and norms do elsewhere. Mamba and Mamba-2: decay, write, read = 5 per element;
 gated DeltaNet: decay, read kᵀS, write k(v − kᵀS)ᵀ, read Sᵀq = 7 per element (the delta rule).
+The channel gate decays each state element by its key channel's own factor: still 1 per element,
+so Kimi Delta Attention's scan is gated DeltaNet's 7 per element.
 """
 
 from __future__ import annotations
@@ -45,12 +54,14 @@ from calc.symbols import (
     d_in,
     d_lk,
     d_lv,
+    i_cg,
     i_dtn,
     i_gn,
     i_m2,
     k_dn,
     k_s,
     k_sc,
+    r_g,
 )
 
 M1 = 1 - i_m2  # Mamba-1 only
@@ -66,8 +77,12 @@ MAMBA_WEIGHTS: dict[str, sympy.Expr] = {
 }
 DN_KEYS = H_k * d_lk  # width of q and of k
 DN_VALUES = H_v * d_lv  # width of v and of the gate z
+HEAD_GATE = 1 - i_cg  # Gated DeltaNet's gates (z and α from in_proj), not the channel gate
 DELTANET_WEIGHTS: dict[str, sympy.Expr] = {
-    "deltanet/in": d * (2 * DN_KEYS + 2 * DN_VALUES + 2 * H_v),  # q, k, v, z; β and α
+    # q, k, v and β; z and α with the head gate
+    "deltanet/in": d * (2 * DN_KEYS + DN_VALUES + H_v + HEAD_GATE * (DN_VALUES + H_v)),
+    # the channel gate's two low-rank pairs: decay d → r_g → H_v·d_k, output gate → H_v·d_v
+    "deltanet/lowrank": i_cg * (2 * d * r_g + r_g * (H_v * d_lk + DN_VALUES)),
     "deltanet/out": DN_VALUES * d,
 }
 SHORT_CONV_WEIGHTS: dict[str, sympy.Expr] = {
@@ -87,8 +102,11 @@ MAMBA: dict[str, sympy.Expr] = {
 }
 DELTANET: dict[str, sympy.Expr] = {
     "deltanet/in": DELTANET_WEIGHTS["deltanet/in"],
+    "deltanet/lowrank": DELTANET_WEIGHTS["deltanet/lowrank"],
     "deltanet/conv": (2 * DN_KEYS + DN_VALUES) * k_dn,
-    "deltanet/gates": 2 * H_v,  # Δ's bias and A (A_log) per value head
+    # A (A_log) per value head; Δ's bias per value head, or per key channel of each state with
+    # the channel gate
+    "deltanet/gates": H_v + HEAD_GATE * H_v + i_cg * H_v * d_lk,
     "deltanet/norm": d_lv,
     "deltanet/out": DELTANET_WEIGHTS["deltanet/out"],
 }
@@ -131,8 +149,10 @@ MAMBA_STORED_REPLICATED = M1 * (R_dt + 4 * N_s)
 # the WY matrix of each 64-token chunk (64 per value head and token; fla's chunk size), the gated
 # norm's input and gate, and out_proj's input.
 FLA_CHUNK = 64
+# The channel gate (fla's chunk_kda) keeps the decay per key channel (H_v·d_k, not H_v) and
+# the inputs of the two low-rank up-projections (2·r_g).
 DELTANET_STORED_SPLIT = (2 * (2 * DN_KEYS + DN_VALUES) + (2 + FLA_CHUNK) * H_v
-                         + 3 * DN_VALUES)
+                         + 3 * DN_VALUES + i_cg * (H_v * d_lk - H_v + 2 * r_g))
 # Short convolution (transformers' Lfm2ShortConv, plain autograd): B, C, x (3d), B ⊙ x (the
 # conv's input), the conv's output (for C ⊙ ·) and out_proj's input: 6d.
 SHORT_CONV_STORED_SPLIT = 6 * d

@@ -39,6 +39,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "attention.qkv_bias": att.qkv_bias, "attention.out_bias": att.out_bias,
         "attention.qk_norm": att.qk_norm,
         "attention.mla": att.mla.model_dump() if att.mla else None,
+        "attention.indexer": att.indexer.model_dump() if att.indexer else None,
         "attention.layer_kinds": spec.layer_kinds,
         "attention.sliding_window": att.sliding_window if spec.n_local_layers else None,
         "attention.chunk_size": att.chunk_size if "chunked" in spec.attention_kinds else None,

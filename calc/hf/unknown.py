@@ -49,8 +49,6 @@ NEEDS = {
                        "conv) between the local-attention layers",
     "minimax": "lightning attention (a linear attention without the delta rule, with its own "
                "output gate and norm) in a hybrid with softmax attention",
-    "kimi_linear": "Kimi Delta Attention (a gated delta rule whose channel-wise forget gate "
-                   "comes from low-rank f_a/f_b projections) beside MLA layers",
     "bailing_hybrid": "a delta-rule linear attention with its own forget gate "
                       "(BailingHybridDeltaAttention, BailingHybridForgetGate) beside softmax "
                       "attention",

@@ -146,7 +146,8 @@ MIXERS_SENTENCE = (
     "Mamba-1 xz, the scan output, x_dbl and B, C (state-spaces/mamba MambaInnerFn); Mamba-2 "
     "zxbcdt and the scan output (MambaSplitConv1dScanCombinedFn); gated DeltaNet the conv "
     "input, q, k, v, β, g, the 64-token chunks' WY matrices and the gated norm's inputs "
-    "(flash-linear-attention chunk_gated_delta_rule); a short convolution B, C, x, B⊙x, the "
+    "(flash-linear-attention chunk_gated_delta_rule; Kimi Delta Attention's g one per key "
+    "channel, and its low-rank gates' inputs); a short convolution B, C, x, B⊙x, the "
     "conv output and out_proj's input; split t ways by heads or channels as Megatron-LM's "
     "MambaMixer and GatedDeltaNet and vLLM's MambaMixer and ShortConv split them "
     "(calc.formulas.mixers).")

@@ -268,7 +268,7 @@ def _mixer_shapes(spec: ModelSpec) -> dict[str, list[tuple[int, int]]]:
             shapes["x_proj"] = [(inner, rank + 2 * n)]
             shapes["dt_proj"] = [(rank, inner)]
         shapes.setdefault("out_proj", []).append((inner, d))
-    if dn is not None:
+    if dn is not None and not dn.channel_gate:  # Kimi Delta Attention: resolve_targets
         keys, values = dn.n_k_heads * dn.d_k, dn.n_v_heads * dn.d_v
         shapes["in_proj_qkvz"] = [(d, 2 * keys + 2 * values)]
         shapes["in_proj_ba"] = [(d, 2 * dn.n_v_heads)]
@@ -355,6 +355,17 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
         targets = tuple(name for name in shapes if name != "experts")
     else:
         targets = tuple(finetune.targets)
+    dn = spec.deltanet
+    if dn is not None and dn.channel_gate and spec.layer_counts["deltanet"]:
+        # KimiLinearDeltaAttention's nn.Linear modules are q_proj, k_proj, v_proj, o_proj
+        # (which PEFT's names select beside the attention's), b_proj and the low-rank
+        # f_a/f_b/g_a/g_b_proj: adapters calc does not count
+        kda = [t for t in targets if t in ("q", "k", "v", "o")]
+        if kda:
+            raise CalcError(
+                f"lora_targets={','.join(kda)}: {spec.name}'s Kimi Delta Attention layers "
+                f"(deltanet.gate='channel') have their own {'/'.join(kda)}_proj, which calc "
+                f"does not adapt; name targets from {', '.join(t for t in shapes if t not in kda)}")
     for target in targets:
         if target not in shapes:
             raise CalcError(f"lora_targets: {spec.name} has no {target!r} projection "

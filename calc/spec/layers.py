@@ -95,20 +95,41 @@ class DeltaNetSpec(Frozen):
     """Gated DeltaNet (Yang, Kautz & Hatamizadeh 2025, ICLR; Qwen3-Next's linear attention):
     q, k, v and an output gate z projected together, β and the decay α per value head, a causal
     depthwise conv1d over q, k and v, a state of d_k × d_v per value head, a gated RMSNorm of
-    width d_v (shared by the heads) and out_proj."""
+    width d_v (shared by the heads) and out_proj.
+
+    Kimi Delta Attention (Kimi Team 2025, "Kimi Linear", §3; transformers'
+    KimiLinearDeltaAttention) is the same rule with gate "channel": the decay is one per key
+    channel of each state (f_a_proj d → r, f_b_proj r → H_v·d_k, a bias per channel, A per
+    head), the output gate comes from g_a_proj d → r, g_b_proj r → H_v·d_v, and q, k, v and β
+    are projected from d without them."""
 
     n_k_heads: int = Field(ge=1, le=MAX_WIDTH, description="query/key heads")
     n_v_heads: int = Field(ge=1, le=MAX_WIDTH, description="value heads (each has a state)")
     d_k: int = Field(ge=1, le=MAX_WIDTH, description="query/key width per head")
     d_v: int = Field(ge=1, le=MAX_WIDTH, description="value width per head")
     d_conv: int = Field(4, ge=1, le=1024, description="kernel of the causal depthwise conv1d")
+    gate: Literal["head", "channel"] = Field(
+        "head", description="head: Gated DeltaNet's decay, one per value head, and output gate z "
+                            "from in_proj; channel: Kimi Delta Attention's decay per key channel "
+                            "(a bias per channel) and output gate, each through a low-rank "
+                            "pair d → gate_rank → value heads × width")
+    gate_rank: int | None = Field(None, ge=1, le=MAX_WIDTH,
+                                  description="gate channel: rank of the two low-rank gates "
+                                              "(Kimi Linear: the head width)")
 
     @model_validator(mode="after")
     def _groups(self) -> DeltaNetSpec:
         if self.n_v_heads % self.n_k_heads:
             raise ValueError(f"deltanet.n_k_heads={self.n_k_heads} must divide "
                              f"deltanet.n_v_heads={self.n_v_heads}")
+        if (self.gate == "channel") != (self.gate_rank is not None):
+            raise ValueError(f"deltanet.gate_rank={self.gate_rank}: a rank comes with "
+                             f"deltanet.gate='channel' and only with it (gate={self.gate!r})")
         return self
+
+    @property
+    def channel_gate(self) -> bool:
+        return self.gate == "channel"
 
 
 class ShortConvSpec(Frozen):

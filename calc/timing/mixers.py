@@ -19,6 +19,8 @@ Kernels (the bytes of calc.timing.kernels.Recurrence, 16-bit activations):
   (D), Δ (H), B and C (2GN) and writes y (D); its gated RMSNorm reads y and z and writes D.
 - Gated DeltaNet's chunked delta rule (flash-linear-attention chunk_gated_delta_rule, tensor
   cores; Yang et al. 2025 §3) reads q, k, v, g, β and writes o; its gated norm 3 value widths.
+  With the channel gate (Kimi Delta Attention, fla's chunk_kda) g is one per key channel of each
+  state (H_v·d_k) instead of one per value head.
   Its conv (causal_conv1d) keeps its input: backward 2.
 - The short convolution (LFM2) reads and writes d channels; B ⊙ x and C ⊙ conv(·) read 2d and
   write d each.
@@ -55,9 +57,17 @@ def mixer_matmuls(spec: ModelSpec, flops: Mapping[str, float]) -> list[Matmul]:
         ops.append(Matmul("mamba/out", flops["mamba/out"], d, D, n, "row"))
     if dn is not None:
         n, keys, values = counts["deltanet"], dn.n_k_heads * dn.d_k, dn.n_v_heads * dn.d_v
-        ops += [Matmul("deltanet/in", flops["deltanet/in"],
-                       2 * keys + 2 * values + 2 * dn.n_v_heads, d, n, "column"),
-                Matmul("deltanet/out", flops["deltanet/out"], d, values, n, "row")]
+        # q, k, v, β; z and α too unless the channel gate projects them through low rank
+        gates = 0 if dn.channel_gate else values + dn.n_v_heads
+        ops.append(Matmul("deltanet/in", flops["deltanet/in"],
+                          2 * keys + values + dn.n_v_heads + gates, d, n, "column"))
+        if dn.channel_gate:
+            # the two up-projections, rank → decay (H_v·d_k) and output gate (H_v·d_v),
+            # column-parallel by heads; their small down-projections d → rank ride in the
+            # same FLOPs (calc's exact count of all four)
+            ops.append(Matmul("deltanet/lowrank", flops["deltanet/lowrank"],
+                              dn.n_v_heads * dn.d_k + values, dn.gate_rank or 0, n, "column"))
+        ops.append(Matmul("deltanet/out", flops["deltanet/out"], d, values, n, "row"))
     if spec.short_conv is not None:
         n = counts["conv"]
         ops += [Matmul("conv/in", flops["conv/in"], 3 * d, d, n, "column"),
@@ -85,10 +95,12 @@ def recurrences(spec: ModelSpec, flops: Mapping[str, float]) -> list[Recurrence]
                                   n * (2 * D + heads + bc) * q, "tensor", SCAN_BACKWARD))
     if dn is not None:
         n, keys, values = counts["deltanet"], dn.n_k_heads * dn.d_k, dn.n_v_heads * dn.d_v
+        # g per value head, or per key channel of each state (fla's chunk_kda)
+        decay = dn.n_v_heads * dn.d_k if dn.channel_gate else dn.n_v_heads
         ops += [Recurrence("deltanet/conv", flops["deltanet/conv"],
                            n * 2 * (2 * keys + values) * q, "vector", CONV_BACKWARD),
                 Recurrence("deltanet/scan", flops["deltanet/scan"],
-                           n * (2 * keys + 2 * values + 2 * dn.n_v_heads) * q, "tensor",
+                           n * (2 * keys + 2 * values + dn.n_v_heads + decay) * q, "tensor",
                            SCAN_BACKWARD)]
     if spec.short_conv is not None:
         ops.append(Recurrence("conv/conv", flops["conv/conv"], counts["conv"] * 2 * d * q,

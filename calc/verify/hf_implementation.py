@@ -13,7 +13,9 @@ paths are what FlopCounterMode sees:
   recurrent loop), Mamba-2 runs the chunked SSD algorithm (mamba2_chunk_scan: chunks of
   chunk_size, five einsums; torch.einsum contracts a size-1 dimension without a bmm), gated
   DeltaNet the chunked delta rule
-  (torch_chunk_gated_delta_rule: chunks of 64, six matmuls; the triangular solve counts 0);
+  (torch_chunk_gated_delta_rule: chunks of 64, six matmuls; the triangular solve counts 0; with
+  the channel gate chunk_kimi_delta_attention: chunks of 64, the per-channel decayed QKᵀ and
+  K_βKᵀ element-wise, six matmuls);
 - DeepSeek Sparse Attention's layers (DeepseekV32Attention and GlmMoeDsaAttention, eager and
   SDPA paths) fold the keys the indexer did not select into the attention mask and compute QKᵀ
   and A·V over all T keys, where calc counts the min(index_topk, T) selected ones;
@@ -33,7 +35,9 @@ from calc.hf.registry import find
 from calc.spec import ModelSpec
 
 _CONV_NAMES = {"mamba": "Mamba conv", "deltanet": "gated DeltaNet conv", "conv": "short conv"}
-DELTANET_CHUNK = 64  # torch_chunk_gated_delta_rule's chunk_size (modeling_qwen3_next.py)
+# torch_chunk_gated_delta_rule's chunk_size (modeling_qwen3_next.py), and
+# chunk_kimi_delta_attention's (modeling_kimi_linear.py)
+DELTANET_CHUNK = 64
 FMA = 2
 
 
@@ -65,11 +69,20 @@ def _chunked_delta_rule(spec: ModelSpec, t: int) -> int:
     """torch_chunk_gated_delta_rule's matmuls for one layer: per value head and chunk of 64,
     k_β·kᵀ and q·kᵀ (C² · d_k each), the state read by the decayed keys and by q (C·d_k·d_v
     each), the intra-chunk scores times the new values (C²·d_v) and the state update kᵀ·v
-    (d_k·C·d_v)."""
+    (d_k·C·d_v).
+
+    With the channel gate, chunk_kimi_delta_attention (modeling_kimi_linear.py): the decay
+    differs per key channel, so k_β·kᵀ and q·kᵀ are element-wise products summed over d_k
+    (0 here), and the triangular system is inverted by forward substitution (element-wise, 0);
+    its matmuls are the inverse times v_β (C²·d_v) and times the decayed k_β (C²·d_k), the state
+    read by the decayed q and by the decayed keys (C·d_k·d_v each), the intra-chunk scores times
+    the new values (C²·d_v) and the state update (d_k·C·d_v)."""
     n = spec.deltanet
     assert n is not None
     size, chunks = DELTANET_CHUNK, _chunks(t, DELTANET_CHUNK)
-    per_chunk = FMA * (2 * size * size * n.d_k + size * size * n.d_v + 3 * size * n.d_k * n.d_v)
+    square = (size * size * (n.d_k + 2 * n.d_v) if n.channel_gate
+              else size * size * (2 * n.d_k + n.d_v))
+    per_chunk = FMA * (square + 3 * size * n.d_k * n.d_v)
     return n.n_v_heads * chunks * per_chunk
 
 

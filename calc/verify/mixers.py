@@ -121,19 +121,31 @@ class _Vector(nn.Module):
 
 class DeltaNet(nn.Module):
     """Gated DeltaNet (Yang et al. 2025; Qwen3-Next): S_t = α_t S_{t−1}(I − β_t k_t k_tᵀ)
-    + β_t k_t v_tᵀ, o_t = S_tᵀ q_t, run token by token; a gated RMSNorm, out_proj."""
+    + β_t k_t v_tᵀ, o_t = S_tᵀ q_t, run token by token; a gated RMSNorm, out_proj. With the
+    channel gate (Kimi Delta Attention) α_t is a vector over each state's key channels, from a
+    low-rank pair, and the norm's gate is a sigmoid of another low-rank pair."""
 
     def __init__(self, spec: ModelSpec):
         super().__init__()
         n, d = spec.deltanet, spec.d_model
         assert n is not None
         self.hk, self.hv, self.dk, self.dv = n.n_k_heads, n.n_v_heads, n.d_k, n.d_v
+        self.channel = n.channel_gate
         keys, values = n.n_k_heads * n.d_k, n.n_v_heads * n.d_v
-        self.widths = (keys, keys, values, values, n.n_v_heads, n.n_v_heads)
+        # q, k, v, z, β, α; the channel gate projects q, k, v and β only
+        self.widths = ((keys, keys, values, n.n_v_heads) if self.channel
+                       else (keys, keys, values, values, n.n_v_heads, n.n_v_heads))
         self.inp = linear(d, sum(self.widths), False, "deltanet/in")
         self.conv = CausalConv(2 * keys + values, n.d_conv, False, "deltanet/conv")
-        self.dt_bias = tag(_Vector(n.n_v_heads), "deltanet/gates")
+        decay = n.n_v_heads * n.d_k if self.channel else n.n_v_heads
+        self.dt_bias = tag(_Vector(decay), "deltanet/gates")
         self.a_log = tag(_Vector(n.n_v_heads), "deltanet/gates")
+        if self.channel:
+            rank = n.gate_rank or 0
+            self.decay_a = linear(d, rank, False, "deltanet/lowrank")
+            self.decay_b = linear(rank, decay, False, "deltanet/lowrank")
+            self.gate_a = linear(d, rank, False, "deltanet/lowrank")
+            self.gate_b = linear(rank, values, False, "deltanet/lowrank")
         self.norm = rms_norm(n.d_v, "deltanet/norm")
         self.rule = DeltaRule()
         self.out = linear(values, d, False, "deltanet/out")
@@ -143,17 +155,26 @@ class DeltaNet(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         batch, t, _ = x.shape
-        q, k, v, z, b, a = self.inp(x).split(self.widths, dim=-1)
+        q, k, v, *rest = self.inp(x).split(self.widths, dim=-1)
         q, k, v = F.silu(self.conv(torch.cat((q, k, v), -1))).split(self.widths[:3], -1)
         repeat = self.hv // self.hk
         q, k = (F.normalize(self._heads(part, self.hk), dim=-1).repeat_interleave(repeat, 2)
                 for part in (q, k))
         q = q * self.dk ** -0.5
         v = self._heads(v, self.hv)
+        a_rate = torch.exp(self.a_log.values)  # [H_v]
+        if self.channel:
+            (b,) = rest
+            a = self._heads(self.decay_b(self.decay_a(x)) + self.dt_bias.values, self.hv)
+            decay = torch.exp(-a_rate[:, None] * F.softplus(a))  # [B, T, H_v, d_k]
+            gate = torch.sigmoid(self._heads(self.gate_b(self.gate_a(x)), self.hv))
+        else:
+            z, b, a = rest
+            decay = torch.exp(-a_rate * F.softplus(a + self.dt_bias.values))[..., None]
+            gate = F.silu(self._heads(z, self.hv))
         beta = torch.sigmoid(b)  # [B, T, H_v]
-        decay = torch.exp(-torch.exp(self.a_log.values) * F.softplus(a + self.dt_bias.values))
         out = self.rule(q, k, v, beta, decay)
-        out = self.norm(out) * F.silu(self._heads(z, self.hv))
+        out = self.norm(out) * gate
         return self.out(out.reshape(batch, t, -1))
 
 
@@ -166,12 +187,13 @@ class DeltaRule(nn.Module):
         tag(self, "deltanet/scan")
 
     def forward(self, q: Tensor, k: Tensor, v: Tensor, beta: Tensor, decay: Tensor) -> Tensor:
+        """decay: [B, T, H_v, 1] (one per head) or [B, T, H_v, d_k] (one per key channel)."""
         batch, t, heads, dk = k.shape
         state = v.new_zeros(batch, heads, dk, v.shape[-1])
         outputs = []
         for i in range(t):
             with state_arithmetic("deltanet/scan"):
-                state = state * decay[:, i, :, None, None]
+                state = state * decay[:, i, :, :, None]
             remembered = (k[:, i, :, None, :] @ state).squeeze(-2)  # [B, H, d_v]
             delta = (v[:, i] - remembered) * beta[:, i, :, None]
             with state_arithmetic("deltanet/scan"):
