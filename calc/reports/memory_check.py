@@ -81,8 +81,9 @@ def verify_memory(spec: ModelSpec, hf_config: dict | None, seq_len: int, batch: 
 
     if spec.moe is not None:
         raise CalcError(f"verify --memory: {spec.name} has MoE layers, which are not compared "
-                        f"yet: on the meta device transformers' experts run batched_mm, which "
-                        f"gathers each token's expert weights as no GPU run keeps them")
+                        f"yet: calc's hf accounting lacks what transformers' grouped_mm experts "
+                        f"and router keep (each assignment's gathered input, weighted output "
+                        f"and routing weight, the activation's output, the fp32 softmax)")
     config = hf_config or hf_config_from_spec(spec)
     if is_multimodal(config):  # the language model calc counts, built alone
         config, _ = language_config(config, "verify --memory")
@@ -176,8 +177,9 @@ CONVENTIONS = [
     "SDPA on the CPU (--device cpu, and QLoRA) runs torch's CPU flash operator, which keeps "
     "the same tensors as the GPU's (query, key, value, output, the fp32 log-sum-exp).",
     "Not compared yet: SDPA in fp32 (a GPU runs its memory-efficient kernel there), a type "
-    "transformers runs without SDPA (eager only), MoE layers, QLoRA in fp16 or fp32 or "
-    "after PEFT's prepare_model_for_kbit_training (which casts the embedding, norms and head, "
+    "transformers runs without SDPA (eager only), MoE layers (refused: calc's hf accounting "
+    "does not yet count what transformers' grouped_mm experts and router keep), QLoRA in "
+    "fp16 or fp32 or after PEFT's prepare_model_for_kbit_training (which casts the embedding, norms and head, "
     "and so the activations, to fp32), LoRA without PEFT installed (pip install peft), and "
     "calc's reference model for configs transformers cannot build.",
     "LoRA: PEFT's adapters (rank 8, no dropout) on q,v and on every projection, fp32 on a 16-bit "
