@@ -178,10 +178,10 @@ CONVENTIONS = [
     "the same tensors as the GPU's (query, key, value, output, the fp32 log-sum-exp).",
     "Not compared yet: SDPA in fp32 (a GPU runs its memory-efficient kernel there), a type "
     "transformers runs without SDPA (eager only), MoE layers (refused: calc's hf accounting "
-    "does not yet count what transformers' grouped_mm experts and router keep), QLoRA in "
-    "fp16 or fp32 or after PEFT's prepare_model_for_kbit_training (which casts the embedding, norms and head, "
-    "and so the activations, to fp32), LoRA without PEFT installed (pip install peft), and "
-    "calc's reference model for configs transformers cannot build.",
+    "does not yet count what transformers' grouped_mm experts and router keep), QLoRA in fp16"
+    " or fp32 or after PEFT's prepare_model_for_kbit_training (which casts the embedding, "
+    "norms and head, and so the activations, to fp32), LoRA without PEFT installed (pip "
+    "install peft), and calc's reference model for configs transformers cannot build.",
     "LoRA: PEFT's adapters (rank 8, no dropout) on q,v and on every projection, fp32 on a 16-bit "
     "base as get_peft_model makes them, the embedding's output taking gradients "
     "(enable_input_require_grads, as under checkpointing and k-bit preparation); on models "

@@ -25,7 +25,7 @@ Two things a GPU run keeps that a meta forward would not show as it is:
   checkpoint's.
 QLoRA's base runs bitsandbytes' 4-bit layers, which from_pretrained quantises with real
 weights: those runs are built on the CPU at any --device (quantised_model).
-MoE experts run transformers' default grouped_mm (EXPERTS), on the meta device as on a GPU.
+MoE experts run transformers' default, grouped_mm (EXPERTS), on the meta device as on a GPU.
 The rotary embedding's cos and sin tables, made once a forward and kept by every layer, are
 attributed to the embedding part (positions), not to the first layer that keeps them.
 """
@@ -59,13 +59,15 @@ DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 # no attention mask, head widths ≤ 256 (torch 2.13 sdp_utils.cpp check_head_dim_size_flash).
 _FLASH_DTYPES = (torch.float16, torch.bfloat16)
 _FLASH_MAX_HEAD = 256
-# The experts' implementation a training run gets: transformers 5.24.0 picks "grouped_mm" when
-# none is asked for (modeling_utils.py, PreTrainedModel.get_correct_experts_implementation), and
-# integrations/moe.py's _grouped_mm calls torch.nn.functional.grouped_mm on a CUDA GPU of
-# compute capability 8.0 or more (_can_use_grouped_mm) and on the meta device alike, whose
-# autograd formula keeps its input and the expert weights (a parameter): every saved tensor is
-# S = tokens·top_k rows wide whatever the routing, so the meta forward's bytes are a GPU's.
-EXPERTS = "grouped_mm"
+# The experts' implementation a training run gets: transformers' own default (None), which in
+# 5.24.0 is "grouped_mm" for a type whose experts can switch (modeling_utils.py,
+# PreTrainedModel.get_correct_experts_implementation; "eager" for the others, and a dense
+# model refuses an explicit "grouped_mm"). integrations/moe.py's _grouped_mm calls
+# torch.nn.functional.grouped_mm on a CUDA GPU of compute capability 8.0 or more
+# (_can_use_grouped_mm) and on the meta device alike, whose autograd formula keeps its input
+# and the expert weights (a parameter): every tensor the experts keep has S = tokens·top_k
+# rows whatever the routing, so the meta forward's bytes are a GPU's.
+EXPERTS = None
 
 
 @dataclass(frozen=True)
