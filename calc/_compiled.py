@@ -1351,6 +1351,7 @@ def memory_states(s):
 
 
 def memory_activations(s):
+    E = s['E']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -1376,6 +1377,7 @@ def memory_activations(s):
     a_k = s['a_k']
     a_o = s['a_o']
     a_q = s['a_q']
+    a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
     b = s['b']
@@ -1425,6 +1427,7 @@ def memory_activations(s):
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
     i_scores = s['i_scores']
+    i_shared_gate = s['i_shared_gate']
     i_sp = s['i_sp']
     i_swr = s['i_swr']
     i_up = s['i_up']
@@ -1527,7 +1530,22 @@ def memory_activations(s):
                             + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                         + L_sm*(
-                            q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
+                            + i_hf*(
+                                4*E
+                                + q_a*(
+                                    i_glu*(E_s*d_s + d_e*k)
+                                    + i_shared_gate*(d + 1)
+                                    + k*(d*(i_keep_exp + 1) + 1)
+                                )
+                            )
+                            + (1 - i_swr)*(
+                                E_s*d_s*(
+                                    4*a_down*i_frozen*i_hf*i_up
+                                    + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                )
+                                + d_e*i_keep_exp*k*q_l
+                            )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
                     )/n_tp
@@ -1586,6 +1604,7 @@ def memory_buffers(s):
 
 
 def memory(s):
+    E = s['E']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -1621,6 +1640,7 @@ def memory(s):
     a_k = s['a_k']
     a_o = s['a_o']
     a_q = s['a_q']
+    a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
     b = s['b']
@@ -1673,6 +1693,7 @@ def memory(s):
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
     i_scores = s['i_scores']
+    i_shared_gate = s['i_shared_gate']
     i_sp = s['i_sp']
     i_swr = s['i_swr']
     i_up = s['i_up']
@@ -1845,7 +1866,22 @@ def memory(s):
                             + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                         + L_sm*(
-                            q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
+                            + i_hf*(
+                                4*E
+                                + q_a*(
+                                    i_glu*(E_s*d_s + d_e*k)
+                                    + i_shared_gate*(d + 1)
+                                    + k*(d*(i_keep_exp + 1) + 1)
+                                )
+                            )
+                            + (1 - i_swr)*(
+                                E_s*d_s*(
+                                    4*a_down*i_frozen*i_hf*i_up
+                                    + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                )
+                                + d_e*i_keep_exp*k*q_l
+                            )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
                     )/n_tp
@@ -2107,7 +2143,22 @@ def memory(s):
                             + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                         + L_sm*(
-                            q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
+                            + i_hf*(
+                                4*E
+                                + q_a*(
+                                    i_glu*(E_s*d_s + d_e*k)
+                                    + i_shared_gate*(d + 1)
+                                    + k*(d*(i_keep_exp + 1) + 1)
+                                )
+                            )
+                            + (1 - i_swr)*(
+                                E_s*d_s*(
+                                    4*a_down*i_frozen*i_hf*i_up
+                                    + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                )
+                                + d_e*i_keep_exp*k*q_l
+                            )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
                     )/n_tp
@@ -2952,7 +3003,22 @@ def finetune_memory(s):
                             + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                         + L_sm*(
-                            q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
+                            + i_hf*(
+                                4*E
+                                + q_a*(
+                                    i_glu*(E_s*d_s + d_e*k)
+                                    + i_shared_gate*(d + 1)
+                                    + k*(d*(i_keep_exp + 1) + 1)
+                                )
+                            )
+                            + (1 - i_swr)*(
+                                E_s*d_s*(
+                                    4*a_down*i_frozen*i_hf*i_up
+                                    + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                )
+                                + d_e*i_keep_exp*k*q_l
+                            )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
                     )/n_tp
@@ -3525,7 +3591,22 @@ def finetune_memory(s):
                             + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                         + L_sm*(
-                            q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
+                            + i_hf*(
+                                4*E
+                                + q_a*(
+                                    i_glu*(E_s*d_s + d_e*k)
+                                    + i_shared_gate*(d + 1)
+                                    + k*(d*(i_keep_exp + 1) + 1)
+                                )
+                            )
+                            + (1 - i_swr)*(
+                                E_s*d_s*(
+                                    4*a_down*i_frozen*i_hf*i_up
+                                    + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                )
+                                + d_e*i_keep_exp*k*q_l
+                            )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
                     )/n_tp

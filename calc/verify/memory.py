@@ -215,6 +215,7 @@ class Run:
 # The adapters compared: PEFT's default targets, and every projection (all-linear)
 LORA_RUNS = ("q,v", ALL_LINEAR)
 LORA_RANK = 8  # PEFT's LoraConfig default
+_SHARED_GATE = "shared_expert_gate"  # the shared experts' scalar gate, nn.Linear(d, 1)
 
 
 def runs(config: dict[str, Any], dtype: str, adapters: bool = True,
@@ -248,6 +249,8 @@ def with_adapters(model: nn.Module, targets: str) -> nn.Module | None:
     names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
     if targets == ALL_LINEAR and "g_proj" not in names:  # only a per-head output gate's
         modules.remove("g_proj")
+    if targets == ALL_LINEAR and _SHARED_GATE in names:  # an nn.Linear too (Qwen2-MoE)
+        modules.append(_SHARED_GATE)
     if not names.issuperset(modules):
         return None
     model.enable_input_require_grads()
