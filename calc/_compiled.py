@@ -1380,6 +1380,7 @@ def memory_states(s):
 
 
 def memory_activations(s):
+    E = s['E']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -1405,6 +1406,7 @@ def memory_activations(s):
     a_k = s['a_k']
     a_o = s['a_o']
     a_q = s['a_q']
+    a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
     b = s['b']
@@ -1455,6 +1457,7 @@ def memory_activations(s):
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
     i_scores = s['i_scores']
+    i_shared_gate = s['i_shared_gate']
     i_sp = s['i_sp']
     i_swr = s['i_swr']
     i_up = s['i_up']
@@ -1560,7 +1563,22 @@ def memory_activations(s):
                             + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                         + L_sm*(
-                            q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
+                            + i_hf*(
+                                4*E
+                                + q_a*(
+                                    i_glu*(E_s*d_s + d_e*k)
+                                    + i_shared_gate*(d + 1)
+                                    + k*(d*(i_keep_exp + 1) + 1)
+                                )
+                            )
+                            + (1 - i_swr)*(
+                                E_s*d_s*(
+                                    4*a_down*i_frozen*i_hf*i_up
+                                    + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                )
+                                + d_e*i_keep_exp*k*q_l
+                            )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
                     )/n_tp
@@ -1619,6 +1637,7 @@ def memory_buffers(s):
 
 
 def memory(s):
+    E = s['E']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -1654,6 +1673,7 @@ def memory(s):
     a_k = s['a_k']
     a_o = s['a_o']
     a_q = s['a_q']
+    a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
     b = s['b']
@@ -1707,6 +1727,7 @@ def memory(s):
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
     i_scores = s['i_scores']
+    i_shared_gate = s['i_shared_gate']
     i_sp = s['i_sp']
     i_swr = s['i_swr']
     i_up = s['i_up']
@@ -1882,7 +1903,22 @@ def memory(s):
                             + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                         + L_sm*(
-                            q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
+                            + i_hf*(
+                                4*E
+                                + q_a*(
+                                    i_glu*(E_s*d_s + d_e*k)
+                                    + i_shared_gate*(d + 1)
+                                    + k*(d*(i_keep_exp + 1) + 1)
+                                )
+                            )
+                            + (1 - i_swr)*(
+                                E_s*d_s*(
+                                    4*a_down*i_frozen*i_hf*i_up
+                                    + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                )
+                                + d_e*i_keep_exp*k*q_l
+                            )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
                     )/n_tp
@@ -2146,7 +2182,22 @@ def memory(s):
                             + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                         + L_sm*(
-                            q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
+                            + i_hf*(
+                                4*E
+                                + q_a*(
+                                    i_glu*(E_s*d_s + d_e*k)
+                                    + i_shared_gate*(d + 1)
+                                    + k*(d*(i_keep_exp + 1) + 1)
+                                )
+                            )
+                            + (1 - i_swr)*(
+                                E_s*d_s*(
+                                    4*a_down*i_frozen*i_hf*i_up
+                                    + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                )
+                                + d_e*i_keep_exp*k*q_l
+                            )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
                     )/n_tp
@@ -3005,7 +3056,22 @@ def finetune_memory(s):
                             + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                         + L_sm*(
-                            q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
+                            + i_hf*(
+                                4*E
+                                + q_a*(
+                                    i_glu*(E_s*d_s + d_e*k)
+                                    + i_shared_gate*(d + 1)
+                                    + k*(d*(i_keep_exp + 1) + 1)
+                                )
+                            )
+                            + (1 - i_swr)*(
+                                E_s*d_s*(
+                                    4*a_down*i_frozen*i_hf*i_up
+                                    + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                )
+                                + d_e*i_keep_exp*k*q_l
+                            )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
                     )/n_tp
@@ -3588,7 +3654,22 @@ def finetune_memory(s):
                             + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                         + L_sm*(
-                            q_l*(1 - i_swr)*(E_s*d_s*i_keep_down + d_e*i_keep_exp*k)
+                            4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
+                            + i_hf*(
+                                4*E
+                                + q_a*(
+                                    i_glu*(E_s*d_s + d_e*k)
+                                    + i_shared_gate*(d + 1)
+                                    + k*(d*(i_keep_exp + 1) + 1)
+                                )
+                            )
+                            + (1 - i_swr)*(
+                                E_s*d_s*(
+                                    4*a_down*i_frozen*i_hf*i_up
+                                    + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                )
+                                + d_e*i_keep_exp*k*q_l
+                            )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
                     )/n_tp

@@ -133,10 +133,92 @@ def test_the_loss_keeps_the_fp32_log_softmax_and_a_scalar():
     assert report.ok
 
 
-def test_moe_layers_are_refused_in_one_line():
+def test_moe_layers_in_fp32_are_refused_in_one_line():
     preset = load_model("mixtral-8x7b")
-    with pytest.raises(CalcError, match="MoE layers, which are not compared"):
-        verify_memory(preset.spec, preset.hf_config, seq_len=16)
+    with pytest.raises(CalcError, match="compared in bf16 only"):
+        verify_memory(preset.spec, preset.hf_config, seq_len=16, dtype="fp32")
+
+
+MOE = {"num_local_experts": 8, "num_experts": 8, "num_experts_per_tok": 2,
+       "moe_intermediate_size": 32}
+
+
+def moe_tensors(name: str, device: str = "meta", seed: int = 0) -> list:
+    """The floating-point tensors one MoE block (layer 1's mlp) of a tiny `name` keeps,
+    2 × 16 tokens, 8 experts, top 2, bf16, as the memory verifier's runs build it."""
+    import torch
+
+    from calc.verify.memory import Run, count_saved
+
+    torch.manual_seed(seed)  # on the CPU: the router's weights, and so the routing
+    counted = count_saved(tiny(name, num_hidden_layers=2, **MOE), 2, 16,
+                          Run("sdpa", "none"), "bf16", device)
+    return sorted((t.scope.split(".mlp")[1], t.dtype, t.nbytes)
+                  for t in counted.in_part("layer 1") if ".mlp" in t.scope)
+
+
+def test_moe_experts_keep_tokens_times_top_k_rows_whatever_the_routing():
+    """transformers' default grouped_mm experts (calc.verify.memory.EXPERTS) keep tensors of
+    T·k rows: a seeded CPU model, routing its real values (two seeds, two routings), keeps
+    what the meta device shows."""
+    meta = moe_tensors("mixtral-8x7b-v0.1")
+    assert moe_tensors("mixtral-8x7b-v0.1", "cpu", 0) == meta
+    assert moe_tensors("mixtral-8x7b-v0.1", "cpu", 1) == meta
+
+
+@pytest.mark.parametrize(("name", "d_e", "weights", "renormalised"), [
+    ("mixtral-8x7b-v0.1", 96, 4, True),  # experts as wide as intermediate_size; fp32 weights
+    ("qwen3-30b-a3b", 32, 2, True),  # norm_topk_prob true; weights cast .to(logits' dtype)
+    ("olmoe-1b-7b-0924", 96, 2, False)])  # norm_topk_prob false
+def test_moe_blocks_keep_what_transformers_source_says(name, d_e, weights, renormalised):
+    """Per MoE block, from transformers 5.24.0's source (the oracle calc's hf MoE terms are
+    to meet; integrations/moe.py grouped_mm_experts_forward, _default_apply_gate and the
+    types' TopKRouter.forward), T = 32 tokens, S = T·k = 64 assignments, E = 8, d = 64, bf16:
+    the router's input and fp32 softmax; where renormalised its fp32 top-k and their sum; the
+    gathered inputs (grouped_mm's), the gate-up output (SiLU's input, a 2·d_e view), SiLU's
+    output and the product (the down grouped_mm's input), the expert outputs and the routing
+    weights that multiply them."""
+    T, S, E, d = 32, 64, 8, 64
+    router = [(".gate", "bfloat16", T * d * 2), (".gate", "float32", T * E * 4)]
+    if renormalised:
+        router += [(".gate", "float32", T * 4), (".gate", "float32", T * 2 * 4)]
+    experts = [(".experts", "bfloat16", S * d * 2),
+               (".experts.act_fn", "bfloat16", S * 2 * d_e * 2),
+               (".experts", "bfloat16", S * d_e * 2), (".experts", "bfloat16", S * d_e * 2),
+               (".experts", "bfloat16", S * d * 2),
+               (".experts", "float32" if weights == 4 else "bfloat16", S * weights)]
+    assert moe_tensors(name) == sorted(router + experts)
+
+
+def moe_report(name: str, adapters: bool):
+    config = tiny(name, num_hidden_layers=2, **MOE, shared_expert_intermediate_size=48)
+    return verify_memory(spec_from_hf_config(config), config, 16, batch=2, adapters=adapters,
+                         qlora=False)
+
+
+@pytest.mark.parametrize(("name", "adapters"), [("olmoe-1b-7b-0924", False),
+                                                ("qwen1.5-moe-a2.7b", True)])
+def test_moe_layers_keep_what_calc_counts(name, adapters):
+    """OLMoE's router (softmax, no renormalised top-k, weights cast to bf16) and Qwen1.5-MoE's
+    shared experts with their gate, LoRA on q,v and all-linear too: every run exact."""
+    report = moe_report(name, adapters)
+    assert inexact(report) == []
+    assert len(report.memory_check) == 4 * (12 if adapters else 4)  # 3 parts and the total
+
+
+@pytest.mark.parametrize(("name", "per_token"), [
+    ("mixtral-8x7b-v0.1", 4 * 3 + 2 * 2),  # renormalised; weights left in fp32 (2 B more each)
+    ("qwen3-30b-a3b", 4 * 3)])  # norm_topk_prob: renormalised, weights cast to bf16
+def test_moe_routers_calc_leaves_out(name, per_token):
+    """What calc's hf accounting leaves out (calc.formulas.memory, MLP_MOE_HF), and nothing
+    else: the renormalised top-k's fp32 k values and their sum, 4·(k + 1) bytes a token, and
+    Mixtral's fp32 routing weights, k·(4 - 2) bytes, in each of the 2 MoE layers at 32
+    tokens; nothing with every layer checkpointed (each keeps its input alone)."""
+    gap = 2 * 32 * per_token
+    checks = moe_report(name, False).memory_check
+    assert {(c.part, c.saved_bytes - c.calc_bytes) for c in checks if c.recompute == "none"
+            } == {("layers", gap), ("embedding", 0), ("output", 0), ("total", gap)}
+    assert all(c.exact for c in checks if c.recompute == "full")
 
 
 def test_real_tensors_on_the_cpu_keep_the_same():

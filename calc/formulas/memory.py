@@ -51,6 +51,7 @@ from calc.formulas import mixers, params
 from calc.symbols import (
     K_I,
     B_bk,
+    E,
     E_s,
     L,
     L_s,
@@ -80,6 +81,7 @@ from calc.symbols import (
     a_k,
     a_o,
     a_q,
+    a_shared_expert_gate,
     a_up,
     a_v,
     b,
@@ -124,6 +126,7 @@ from calc.symbols import (
     i_rnu,
     i_rope,
     i_scores,
+    i_shared_gate,
     i_sp,
     i_swr,
     i_up,
@@ -294,8 +297,27 @@ ATTENTION_PER_RANK = ((1 - RECOMPUTED_UP) * (h * d_qk / n_tp + h_t * (d_qk + d_v
 # the product: one d_ff-wide tensor more.
 MLP_DENSE = ((1 + i_glu + i_hf * i_glu) * q_a + i_keep_down * q_l * OWN_INPUT
              + ADAPTER_COPY * a_down) * d_ff
+# transformers' MoE block (5.24.0; integrations/moe.py grouped_mm_experts_forward, its default
+# experts implementation in training, and _default_apply_gate) keeps per token beside those:
+# each of its k assignments' gathered input (the up grouped_mm's, where the experts train),
+# its expert's output and its routing weight (the product of the two keeps both), the SiLU's
+# output apart from the product as in the dense MLP (the shared experts' MLP too), and the
+# router's fp32 softmax over the E experts (the TopKRouter of Mixtral, Qwen2-MoE, Qwen3-MoE,
+# OLMoE, which casts the weights to the activations' dtype); a shared experts' gate
+# (Qwen2-MoE: sigmoid(gate(x)) · shared(x)) keeps its sigmoid's output and the shared output.
+# Not counted, the router's choices calc's spec does not hold: where the top-k is renormalised
+# (Mixtral; Qwen's norm_topk_prob) the division's fp32 top-k values and their sum, 4·(k + 1)
+# bytes a token, and Mixtral's routing weights left in fp32, 2·k bytes more at 16 bits
+# (modeling_mixtral.py MixtralTopKRouter.forward; tests/test_verify_memory.py measures both).
+MLP_MOE_HF = i_hf * ((i_glu * (k * d_e + E_s * d_s) + k * (d * (1 + i_keep_exp) + 1)
+                      + i_shared_gate * (1 + d)) * q_a + 4 * E)
+# The shared experts' down projection keeps its input as the dense one does (OWN_INPUT, and
+# an adapter's fp32 copy), and an adapter on their gate casts its own copy of the layer's input.
 MLP_MOE = ((1 + i_glu) * (q_a + i_swr * (q_l - q_a)) * (k * d_e + E_s * d_s)
-           + (1 - i_swr) * (i_keep_exp * k * d_e + i_keep_down * E_s * d_s) * q_l)
+           + (1 - i_swr) * (i_keep_exp * k * d_e * q_l
+                            + (i_keep_down * q_l * OWN_INPUT + ADAPTER_COPY * a_down) * E_s * d_s)
+           + ADAPTER_COPY * i_shared_gate * a_shared_expert_gate * d
+           + MLP_MOE_HF)
 # The s×s attention scores per token: softmax output, dropout mask and dropout output (5·a·s);
 # without dropout the softmax output serves A·V too. Under DeepSeek Sparse Attention a query
 # scores only its min(K_I, s) selected keys. DSA's indexer keeps nothing for the backward: its

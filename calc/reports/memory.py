@@ -49,7 +49,10 @@ HF_ACTIVATIONS = ("Activations as transformers' Llama-style modules save them fo
                   "its fp32 softmax beside the 16-bit one, SDPA's flash log-sum-exp, the gated "
                   "MLP's activation output, the rotary tables, PEFT's fp32 adapter copies, "
                   "under QLoRA no input of a 4-bit projection (bitsandbytes 0.50.2); "
-                  "`verify MODEL --memory` checks them tensor by tensor; MoE layers and the "
+                  "MoE layers as its default grouped_mm experts and TopKRouter keep them "
+                  "(integrations/moe.py: each of the k assignments' gathered input, expert "
+                  "output and routing weight, the fp32 softmax; not a renormalised top-k's "
+                  "fp32 values); `verify MODEL --memory` checks them tensor by tensor; the "
                   "other mixers as calc's fused-kernel count, not checked)")
 
 def memory(model: str | ModelSpec | Preset | None = None, *, gpu: str | None = None,

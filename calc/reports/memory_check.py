@@ -28,6 +28,9 @@ if TYPE_CHECKING:  # torch only when counting
     from calc.verify.memory import Run, SavedCount
 
 PARTS = ("layers", "embedding", "output")
+# torch 2.13's meta kernel of grouped_mm (_meta_registrations.py, _meta_grouped_mm_common)
+# takes bf16 inputs alone; transformers' default experts run it (calc.verify.memory.EXPERTS)
+MOE_DTYPE = "bf16"
 
 
 class MemoryCheck(Frozen):
@@ -79,10 +82,10 @@ def verify_memory(spec: ModelSpec, hf_config: dict | None, seq_len: int, batch: 
     from calc.hf.multimodal import is_multimodal, language_config
     from calc.verify.memory import QLORA_CPU_PARAMETERS, QLORA_DTYPE, count_saved, runs
 
-    if spec.moe is not None:
-        raise CalcError(f"verify --memory: {spec.name} has MoE layers, which are not compared "
-                        f"yet: on the meta device transformers' experts run batched_mm, which "
-                        f"gathers each token's expert weights as no GPU run keeps them")
+    if spec.moe is not None and dtype != MOE_DTYPE:
+        raise CalcError(f"verify --memory: --dtype {dtype} with MoE layers ({spec.name}): "
+                        f"their experts are compared in {MOE_DTYPE} only, the one dtype "
+                        f"torch 2.13's meta grouped_mm (transformers' default experts) takes")
     config = hf_config or hf_config_from_spec(spec)
     if is_multimodal(config):  # the language model calc counts, built alone
         config, _ = language_config(config, "verify --memory")
@@ -115,7 +118,7 @@ def verify_memory(spec: ModelSpec, hf_config: dict | None, seq_len: int, batch: 
         model=spec.name, seq_len=seq_len, batch=batch, dtype=dtype, device=device,
         memory_check=checks, calc_per_layer_bytes=per_layer, saved=saved,
         ok=all(check.exact for check in checks),
-        conventions=CONVENTIONS + notes)
+        conventions=CONVENTIONS + notes + ([MOE_CONVENTION] if spec.moe else []))
 
 
 def qlora_skipped(model: str, parameters: int, installed: bool) -> str:
@@ -176,15 +179,22 @@ CONVENTIONS = [
     "SDPA on the CPU (--device cpu, and QLoRA) runs torch's CPU flash operator, which keeps "
     "the same tensors as the GPU's (query, key, value, output, the fp32 log-sum-exp).",
     "Not compared yet: SDPA in fp32 (a GPU runs its memory-efficient kernel there), a type "
-    "transformers runs without SDPA (eager only), MoE layers, QLoRA in fp16 or fp32 or "
-    "after PEFT's prepare_model_for_kbit_training (which casts the embedding, norms and head, "
-    "and so the activations, to fp32), LoRA without PEFT installed (pip install peft), and "
-    "calc's reference model for configs transformers cannot build.",
+    "transformers runs without SDPA (eager only), MoE layers in fp16 or fp32 (torch's meta "
+    "grouped_mm takes bf16 alone), QLoRA in fp16 or fp32 or after PEFT's "
+    "prepare_model_for_kbit_training (which casts the embedding, norms and head, and so the "
+    "activations, to fp32), LoRA without PEFT installed (pip install peft), and calc's "
+    "reference model for configs transformers cannot build.",
     "LoRA: PEFT's adapters (rank 8, no dropout) on q,v and on every projection, fp32 on a 16-bit "
     "base as get_peft_model makes them, the embedding's output taking gradients "
     "(enable_input_require_grads, as under checkpointing and k-bit preparation); on models "
     "whose projections have Llama's names (q_proj, ..., down_proj).",
 ]
+MOE_CONVENTION = (
+    "MoE layers: transformers' default experts (grouped_mm, integrations/moe.py), as a GPU "
+    "training run gets them, keeping tokens·top_k rows whatever the routing; calc's hf "
+    "accounting leaves out two router choices its spec does not hold, a renormalised top-k's "
+    "fp32 values and their sum (Mixtral; Qwen's norm_topk_prob) and Mixtral's fp32 routing "
+    "weights, which the check lists as differences.")
 QLORA_CONVENTION = (
     "QLoRA: transformers' from_pretrained with bitsandbytes 0.50.2's 4-bit NormalFloat, "
     "double quantisation and bf16 compute (every projection a Linear4bit, the LM head not), "

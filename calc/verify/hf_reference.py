@@ -99,10 +99,10 @@ _TEXT_ONLY_CLASSES = {"emu3_text_model": "Emu3ForCausalLM"}
 
 
 def build(config: dict[str, Any] | str | Path, device: str = "meta",
-          attention: str = "eager") -> nn.Module:
+          attention: str = "eager", experts: str | None = "batched_mm") -> nn.Module:
     """transformers' causal LM for `config` (a config.json dict or path), on the meta device
     (or, for a small config, with real tensors on "cpu"); for a multimodal config, its
-    LanguageModel."""
+    LanguageModel. `experts`: the MoE experts' implementation (None: transformers' default)."""
     data = _config_dict(config)
     model_type = data["model_type"]
     hf_config = _hf_config(data)
@@ -118,7 +118,7 @@ def build(config: dict[str, Any] | str | Path, device: str = "meta",
                 hf_config, attn_implementation=attention)
         else:
             model = auto.from_config(hf_config, attn_implementation=attention,
-                                     experts_implementation="batched_mm")
+                                     experts_implementation=experts)
     if multimodal and not hasattr(model, "model"):  # Llama 4: the wrapper holds a causal LM
         return model.language_model
     return LanguageModel(model) if multimodal else model

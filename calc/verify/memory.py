@@ -25,6 +25,7 @@ Two things a GPU run keeps that a meta forward would not show as it is:
   checkpoint's.
 QLoRA's base runs bitsandbytes' 4-bit layers, which from_pretrained quantises with real
 weights: those runs are built on the CPU at any --device (quantised_model).
+MoE experts run transformers' default, grouped_mm (EXPERTS), on the meta device as on a GPU.
 The rotary embedding's cos and sin tables, made once a forward and kept by every layer, are
 attributed to the embedding part (positions), not to the first layer that keeps them.
 """
@@ -58,6 +59,15 @@ DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 # no attention mask, head widths ≤ 256 (torch 2.13 sdp_utils.cpp check_head_dim_size_flash).
 _FLASH_DTYPES = (torch.float16, torch.bfloat16)
 _FLASH_MAX_HEAD = 256
+# The experts' implementation a training run gets: transformers' own default (None), which in
+# 5.24.0 is "grouped_mm" for a type whose experts can switch (modeling_utils.py,
+# PreTrainedModel.get_correct_experts_implementation; "eager" for the others, and a dense
+# model refuses an explicit "grouped_mm"). integrations/moe.py's _grouped_mm calls
+# torch.nn.functional.grouped_mm on a CUDA GPU of compute capability 8.0 or more
+# (_can_use_grouped_mm) and on the meta device alike, whose autograd formula keeps its input
+# and the expert weights (a parameter): every tensor the experts keep has S = tokens·top_k
+# rows whatever the routing, so the meta forward's bytes are a GPU's.
+EXPERTS = None
 
 
 @dataclass(frozen=True)
@@ -205,6 +215,7 @@ class Run:
 # The adapters compared: PEFT's default targets, and every projection (all-linear)
 LORA_RUNS = ("q,v", ALL_LINEAR)
 LORA_RANK = 8  # PEFT's LoraConfig default
+_SHARED_GATE = "shared_expert_gate"  # the shared experts' scalar gate, nn.Linear(d, 1)
 
 
 def runs(config: dict[str, Any], dtype: str, adapters: bool = True,
@@ -238,6 +249,8 @@ def with_adapters(model: nn.Module, targets: str) -> nn.Module | None:
     names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
     if targets == ALL_LINEAR and "g_proj" not in names:  # only a per-head output gate's
         modules.remove("g_proj")
+    if targets == ALL_LINEAR and _SHARED_GATE in names:  # an nn.Linear too (Qwen2-MoE)
+        modules.append(_SHARED_GATE)
     if not names.issuperset(modules):
         return None
     model.enable_input_require_grads()
@@ -306,7 +319,7 @@ def count_saved(config: dict[str, Any], batch: int, seq_len: int, run: Run,
             raise ValueError("a QLoRA run needs a checkpoint folder")
         model = quantised_model(config, run.attention, checkpoint)
     else:
-        model = build(config, device, run.attention).to(DTYPES[dtype])
+        model = build(config, device, run.attention, EXPERTS).to(DTYPES[dtype])
     model.train()
     if run.recompute == "full":
         model.activation_checkpointing_enable()
