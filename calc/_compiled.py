@@ -2490,6 +2490,7 @@ def finetune_states(s):
     h_t = s['h_t']
     h_t2 = s['h_t2']
     i_cg = s['i_cg']
+    i_fa = s['i_fa']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -2617,8 +2618,8 @@ def finetune_states(s):
                 )/(L*n_tp)
             )
         ),
-        'weights': q_w*(
-            (1 - i_frozen)*(
+        'weights': (
+            q_w*(1 - i_frozen)*(
                 (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
                 + (n_cp*n_dp)**(-i_z3)*(
                     -N_mtp_e*i_head/(n_ep*n_tp)
@@ -2633,7 +2634,7 @@ def finetune_states(s):
                     )/L_s
                 )
             )
-            + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(
+            + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2660,94 +2661,86 @@ def finetune_states(s):
         'gradients': (
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + (1 - i_oib)*(
-                q_g*(
-                    (1 - i_frozen)*(
-                        (n_cp*n_dp/n_ep)**(-i_z2)*(
-                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                q_g*(1 - i_frozen)*(
+                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z2)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                         )
-                        + (n_cp*n_dp)**(-i_z2)*(
-                            -N_mtp_e*i_head/(n_ep*n_tp)
-                            + i_head*(
-                                N_mtp_e/(n_ep*n_tp)
-                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                            )
-                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                            + L_w*(1 - i_mla)*(
-                                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                            )/L_s
-                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
                     )
-                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
-                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                        + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-                        + a_gate*r_a*(
-                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                        )
-                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                        + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
-                        + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                        + a_q*r_a*(
-                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                        )
-                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                        + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
-                    )/(L*n_tp)
                 )
-                + q_gc*(
-                    (1 - i_frozen)*(
-                        (n_cp*n_dp/n_ep)**(-i_z1)*(
-                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
+                + q_gc*(1 - i_frozen)*(
+                    (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z1)*(
+                        -N_mtp_e*i_head/(n_ep*n_tp)
+                        + i_head*(
+                            N_mtp_e/(n_ep*n_tp)
+                            + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
                         )
-                        + (n_cp*n_dp)**(-i_z1)*(
-                            -N_mtp_e*i_head/(n_ep*n_tp)
-                            + i_head*(
-                                N_mtp_e/(n_ep*n_tp)
-                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                            )
-                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                            + L_w*(1 - i_mla)*(
-                                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                            )/L_s
-                        )
+                        + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                        + L_w*(1 - i_mla)*(
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        )/L_s
                     )
-                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
-                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                        + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-                        + a_gate*r_a*(
-                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                        )
-                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                        + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
-                        + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                        + a_q*r_a*(
-                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                        )
-                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                        + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
-                    )/(L*n_tp)
                 )
+                + L_w*i_frozen*q_gc*(n_cp*n_dp)**(-i_z1)*(1 - i_fa)*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                )/(L*n_tp)
+                + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                )/(L*n_tp)
             )
         ),
-        'optimizer': (q_m + q_o)*(
-            (1 - i_frozen)*(
+        'optimizer': (
+            (1 - i_frozen)*(q_m + q_o)*(
                 (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
                 + (n_cp*n_dp)**(-i_z1)*(
                     -N_mtp_e*i_head/(n_ep*n_tp)
@@ -2762,7 +2755,7 @@ def finetune_states(s):
                     )/L_s
                 )
             )
-            + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+            + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -2873,6 +2866,7 @@ def finetune_memory(s):
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
     i_eager = s['i_eager']
+    i_fa = s['i_fa']
     i_frozen = s['i_frozen']
     i_full = s['i_full']
     i_gate = s['i_gate']
@@ -3151,10 +3145,40 @@ def finetune_memory(s):
                 )/n_cp
                 + 4*i_hf
             )/n_tp
-            + q_w*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z3)*(
+            + q_w*(1 - i_frozen)*(
+                (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z3)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
+                )
+            )
+            + (1 - i_frozen)*(q_m + q_o)*(
+                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z1)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
+                )
+            )
+            + (1 - i_oib)*(
+                q_g*(1 - i_frozen)*(
+                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z2)*(
                         -N_mtp_e*i_head/(n_ep*n_tp)
                         + i_head*(
                             N_mtp_e/(n_ep*n_tp)
@@ -3167,118 +3191,7 @@ def finetune_memory(s):
                         )/L_s
                     )
                 )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
-                )/(L*n_tp)
-            )
-            + (1 - i_oib)*(
-                q_g*(
-                    (1 - i_frozen)*(
-                        (n_cp*n_dp/n_ep)**(-i_z2)*(
-                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
-                        )
-                        + (n_cp*n_dp)**(-i_z2)*(
-                            -N_mtp_e*i_head/(n_ep*n_tp)
-                            + i_head*(
-                                N_mtp_e/(n_ep*n_tp)
-                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                            )
-                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                            + L_w*(1 - i_mla)*(
-                                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                            )/L_s
-                        )
-                    )
-                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
-                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                        + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-                        + a_gate*r_a*(
-                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                        )
-                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                        + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
-                        + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                        + a_q*r_a*(
-                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                        )
-                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                        + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
-                    )/(L*n_tp)
-                )
-                + q_gc*(
-                    (1 - i_frozen)*(
-                        (n_cp*n_dp/n_ep)**(-i_z1)*(
-                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
-                        )
-                        + (n_cp*n_dp)**(-i_z1)*(
-                            -N_mtp_e*i_head/(n_ep*n_tp)
-                            + i_head*(
-                                N_mtp_e/(n_ep*n_tp)
-                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                            )
-                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                            + L_w*(1 - i_mla)*(
-                                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                            )/L_s
-                        )
-                    )
-                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
-                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                        + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-                        + a_gate*r_a*(
-                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                        )
-                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                        + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
-                        + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                        + a_q*r_a*(
-                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                        )
-                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                        + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
-                    )/(L*n_tp)
-                )
-            )
-            + (q_m + q_o)*(
-                (1 - i_frozen)*(
+                + q_gc*(1 - i_frozen)*(
                     (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
                     + (n_cp*n_dp)**(-i_z1)*(
                         -N_mtp_e*i_head/(n_ep*n_tp)
@@ -3293,7 +3206,30 @@ def finetune_memory(s):
                         )/L_s
                     )
                 )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                + L_w*i_frozen*q_gc*(n_cp*n_dp)**(-i_z1)*(1 - i_fa)*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                )/(L*n_tp)
+                + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -3317,6 +3253,52 @@ def finetune_memory(s):
                     + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
+            + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
+                E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_gate*r_a*(
+                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                )
+                + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_q*r_a*(
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                )
+                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+            )/(L*n_tp)
+            + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
+                E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_gate*r_a*(
+                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                )
+                + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_q*r_a*(
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                )
+                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+            )/(L*n_tp)
         ),
         'micro_batch_room': (
             1073741824*M_gib
@@ -3383,10 +3365,40 @@ def finetune_memory(s):
                     )/(L*n_tp)
                 )
             )
-            - q_w*(
-                (1 - i_frozen)*(
-                    (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
-                    + (n_cp*n_dp)**(-i_z3)*(
+            - q_w*(1 - i_frozen)*(
+                (n_cp*n_dp/n_ep)**(-i_z3)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z3)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
+                )
+            )
+            - (1 - i_frozen)*(q_m + q_o)*(
+                (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                + (n_cp*n_dp)**(-i_z1)*(
+                    -N_mtp_e*i_head/(n_ep*n_tp)
+                    + i_head*(
+                        N_mtp_e/(n_ep*n_tp)
+                        + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
+                    )
+                    + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
+                    + L_w*(1 - i_mla)*(
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    )/L_s
+                )
+            )
+            - (1 - i_oib)*(
+                q_g*(1 - i_frozen)*(
+                    (n_cp*n_dp/n_ep)**(-i_z2)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
+                    + (n_cp*n_dp)**(-i_z2)*(
                         -N_mtp_e*i_head/(n_ep*n_tp)
                         + i_head*(
                             N_mtp_e/(n_ep*n_tp)
@@ -3399,118 +3411,7 @@ def finetune_memory(s):
                         )/L_s
                     )
                 )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(
-                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-                    + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                    )
-                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                    + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                    )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
-                )/(L*n_tp)
-            )
-            - (1 - i_oib)*(
-                q_g*(
-                    (1 - i_frozen)*(
-                        (n_cp*n_dp/n_ep)**(-i_z2)*(
-                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
-                        )
-                        + (n_cp*n_dp)**(-i_z2)*(
-                            -N_mtp_e*i_head/(n_ep*n_tp)
-                            + i_head*(
-                                N_mtp_e/(n_ep*n_tp)
-                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                            )
-                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                            + L_w*(1 - i_mla)*(
-                                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                            )/L_s
-                        )
-                    )
-                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(
-                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                        + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-                        + a_gate*r_a*(
-                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                        )
-                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                        + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
-                        + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                        + a_q*r_a*(
-                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                        )
-                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                        + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
-                    )/(L*n_tp)
-                )
-                + q_gc*(
-                    (1 - i_frozen)*(
-                        (n_cp*n_dp/n_ep)**(-i_z1)*(
-                            N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp)
-                        )
-                        + (n_cp*n_dp)**(-i_z1)*(
-                            -N_mtp_e*i_head/(n_ep*n_tp)
-                            + i_head*(
-                                N_mtp_e/(n_ep*n_tp)
-                                + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp
-                            )
-                            + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
-                            + L_w*(1 - i_mla)*(
-                                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
-                            )/L_s
-                        )
-                    )
-                    + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
-                        E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
-                        + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
-                        + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
-                        + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
-                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
-                        + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                        + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-                        + a_gate*r_a*(
-                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                        )
-                        + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                        + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
-                        + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
-                        + a_q*r_a*(
-                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
-                        )
-                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                        + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
-                    )/(L*n_tp)
-                )
-            )
-            - (q_m + q_o)*(
-                (1 - i_frozen)*(
+                + q_gc*(1 - i_frozen)*(
                     (n_cp*n_dp/n_ep)**(-i_z1)*(N_mtp_e*i_head/(n_ep*n_tp) + L_w*N_e/(L*n_ep*n_tp))
                     + (n_cp*n_dp)**(-i_z1)*(
                         -N_mtp_e*i_head/(n_ep*n_tp)
@@ -3525,7 +3426,30 @@ def finetune_memory(s):
                         )/L_s
                     )
                 )
-                + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(
+                + L_w*i_frozen*q_gc*(n_cp*n_dp)**(-i_z1)*(1 - i_fa)*(
+                    E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                    + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_gate*r_a*(
+                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    )
+                    + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_q*r_a*(
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    )
+                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                )/(L*n_tp)
+                + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
@@ -3549,6 +3473,52 @@ def finetune_memory(s):
                     + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
                 )/(L*n_tp)
             )
+            - L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
+                E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_gate*r_a*(
+                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                )
+                + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_q*r_a*(
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                )
+                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+            )/(L*n_tp)
+            - L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
+                E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
+                + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_gate*r_a*(
+                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                )
+                + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
+                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_q*r_a*(
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                )
+                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+            )/(L*n_tp)
         )/(
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a

@@ -411,7 +411,8 @@ def finetune_values(finetune: FineTune, targets: tuple[str, ...], weight_bytes: 
                     seq_len: int | None = None) -> dict[str, int | float]:
     """The fine-tuning symbols (calc.symbols, kind 'finetune'): full training sets no adapter,
     nothing frozen and every projection input kept. `weight_bytes` is q_w, a 16-bit frozen
-    weight under LoRA; `stack` the framework's own 4-bit path under QLoRA (its head stored in
+    weight under LoRA; `stack` whether the framework keeps the adapters in fp32 (i_fa) and its
+    own 4-bit path under QLoRA (its head stored in
     4 bits, every 4-bit projection's input kept, the dequantised copies:
     calc.spec.memory.StackMemory), None: the projections' alone, inputs kept as torch keeps
     them; `seq_len` the sequence a chunked loss's gradient is a share of
@@ -428,6 +429,7 @@ def finetune_values(finetune: FineTune, targets: tuple[str, ...], weight_bytes: 
         "r_a": finetune.rank if frozen else 0,
         **{f"a_{target}": int(target in on) for target in LORA_TARGETS},
         "i_frozen": int(frozen),
+        "i_fa": int(frozen and stack is not None and stack.fp32_adapters),
         "q_f": float(quant.bytes_per_weight(finetune.double_quant)) if quant else weight_bytes,
         "i_keep_qkv": kept("q", "k", "v", "g"), "i_keep_o": kept("o"),
         "i_keep_up": kept("up", "gate", "experts", "shared_expert_gate"),

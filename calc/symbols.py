@@ -288,6 +288,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "in_proj_ba", "finetune"),
     SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
                "finetune"),
+    SymbolInfo("i_fa", r"\mathbb{1}_{fp32\,A}", "the adapters on a frozen base are kept in fp32 "
+               "(PEFT's autocast_adapter_dtype): 4-byte weights and gradients, no fp32 copy",
+               "finetune"),
     SymbolInfo("q_f", "q_{f}", "bytes per frozen weight of a layer's projections (NF4 with "
                "its constants: 0.516)", "finetune"),
     SymbolInfo("i_keep_qkv", r"\mathbb{1}_{x\,qkv}", "the Q/K/V projections' input is stored",
@@ -391,10 +394,10 @@ T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R
     "N", "N_emb", "N_head", "N_e", "b", "n_tp", "n_pp", "n_dp", "i_z1", "i_z2", "i_z3", "i_pp1",
     "q_w", "q_g", "q_gc", "q_m", "q_o", "q_a", "q_kv", "i_drop", "i_sp", "i_scores", "i_full",
     "M_gib"))
-(r_a, a_q, a_k, a_v, a_o, a_g, a_up, a_gate, a_down, i_frozen, q_f, i_keep_qkv, i_keep_o,
- i_keep_up, i_keep_down, i_keep_head, i_keep_mix, i_keep_exp) = (SYMBOLS[n] for n in (
-    "r_a", "a_q", "a_k", "a_v", "a_o", "a_g", "a_up", "a_gate", "a_down", "i_frozen", "q_f",
-    "i_keep_qkv", "i_keep_o", "i_keep_up", "i_keep_down", "i_keep_head", "i_keep_mix",
+(r_a, a_q, a_k, a_v, a_o, a_g, a_up, a_gate, a_down, i_frozen, i_fa, q_f, i_keep_qkv,
+ i_keep_o, i_keep_up, i_keep_down, i_keep_head, i_keep_mix, i_keep_exp) = (SYMBOLS[n] for n in (
+    "r_a", "a_q", "a_k", "a_v", "a_o", "a_g", "a_up", "a_gate", "a_down", "i_frozen", "i_fa",
+    "q_f", "i_keep_qkv", "i_keep_o", "i_keep_up", "i_keep_down", "i_keep_head", "i_keep_mix",
     "i_keep_exp"))
 (a_experts, a_shared_expert_gate, a_in_proj, a_x_proj, a_dt_proj, a_out_proj, a_in_proj_qkvz,
  a_in_proj_ba) = (SYMBOLS[n] for n in (

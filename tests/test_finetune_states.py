@@ -69,3 +69,25 @@ def test_peft_adapters_keep_fp32_states_under_the_hf_stack():
     """PEFT upcasts the adapters to fp32 (get_peft_model autocast_adapter_dtype=True), so their
     AdamW states are fp32 whatever the base's dtype."""
     assert _states(framework="hf", finetune="lora") == 8
+
+
+def test_peft_adapters_weights_and_gradients_are_fp32_under_the_hf_stack():
+    """PEFT 0.21.2 get_peft_model(autocast_adapter_dtype=True) casts lora_A/lora_B to float32 on
+    a bf16 base, so each adapter parameter holds 4 bytes of weight and 4 of gradient; the frozen
+    base stays at the recipe's 2 bytes. Llama 3.1 8B, r = 8 on q and v: 32 layers × 8 ×
+    ((4096 + 4096) + (4096 + 1024)) = 3,407,872 adapter parameters (calc.formulas.finetune)."""
+    options = dict(seq_len=512, finetune="lora", lora_rank=8, lora_targets="q,v")
+    adapters = 32 * 8 * ((4096 + 4096) + (4096 + 1024))
+    hf = calc.memory("llama3.1-8b", framework="hf", **options).memory
+    assert sum(hf.finetune.adapters.values()) == adapters
+    assert hf.weights_bytes == 4 * adapters and hf.gradients_bytes == 4 * adapters
+    assert hf.optimizer_bytes == 8 * adapters
+    assert hf.bytes_per_param["weights"] == hf.bytes_per_param["gradients"] == 4
+    n = count_params(calc.load_preset("llama3.1-8b").spec).total
+    assert hf.frozen_bytes == 2 * n
+    # another stack's adapters follow its recipe, unchanged (pure-bf16: 2 bytes each)
+    other = calc.memory("llama3.1-8b", framework="fsdp", recipe="pure-bf16", **options).memory
+    assert other.weights_bytes == other.gradients_bytes == 2 * adapters
+    # full fine-tuning under hf keeps the recipe's 16-bit weights and gradients
+    full = calc.memory("llama3.2-1b", framework="hf", seq_len=512).memory
+    assert full.bytes_per_param["weights"] == full.bytes_per_param["gradients"] == 2

@@ -58,6 +58,7 @@ from calc.symbols import (
     d_v,
     h,
     h_kv,
+    i_fa,
     i_frozen,
     i_full,
     i_gate,
@@ -187,22 +188,33 @@ RANKS = n_dp * n_cp
 
 
 
-def _trained(stage: sympy.Expr) -> sympy.Expr:
-    """Trained parameters per GPU after ZeRO (stage: its 0/1 indicator): the whole model as
-    calc.formulas.memory shards it, or the adapters."""
-    return ((1 - i_frozen) * memory._sharded(stage)
-            + i_frozen * ADAPTERS_PER_GPU / RANKS**stage)
+def _trained(stage: sympy.Expr, full: sympy.Expr, adapter: sympy.Expr) -> sympy.Expr:
+    """Bytes of trained parameters per GPU after ZeRO (stage: its 0/1 indicator): the whole
+    model as calc.formulas.memory shards it at `full` bytes a parameter, or the adapters at
+    `adapter` bytes."""
+    return ((1 - i_frozen) * full * memory._sharded(stage)
+            + i_frozen * adapter * ADAPTERS_PER_GPU / RANKS**stage)
 
 
+def _fp32_adapter(recipe_bytes: sympy.Expr) -> sympy.Expr:
+    """Bytes per adapter parameter of a recipe piece: the recipe's, or 4 where the stack keeps
+    the adapters in fp32 (i_fa: PEFT 0.21.2 get_peft_model(autocast_adapter_dtype=True) casts
+    lora_A/lora_B to float32 on a 16-bit base, so their .grad is fp32 too)."""
+    return (1 - i_fa) * recipe_bytes + 4 * i_fa
+
+
+# fp32 adapters are themselves the parameters the optimizer steps: no fp32 gradient copy or
+# master copy of them (i_fa zeroes q_gc and q_m on the adapters).
 STATES: dict[str, sympy.Expr] = {
     "trained_per_gpu": TRAINED_PER_GPU,
     "frozen": FROZEN_BYTES / RANKS**i_z3,
-    "weights": q_w * _trained(i_z3),
+    "weights": _trained(i_z3, q_w, _fp32_adapter(q_w)),
     # the optimizer in the backward (calc.formulas.memory.ONE_GRADIENT) trains the full model
     # only: calc.plan refuses it on a frozen base
-    "gradients": (1 - i_oib) * (q_g * _trained(i_z2) + q_gc * _trained(i_z1))
+    "gradients": (1 - i_oib) * (_trained(i_z2, q_g, _fp32_adapter(q_g))
+                                + _trained(i_z1, q_gc, (1 - i_fa) * q_gc))
                  + i_oib * memory.ONE_GRADIENT,
-    "optimizer": (q_m + q_o) * _trained(i_z1),
+    "optimizer": _trained(i_z1, q_m + q_o, (1 - i_fa) * q_m + q_o),
 }
 STATES_TOTAL = STATES["frozen"] + STATES["weights"] + STATES["gradients"] + STATES["optimizer"]
 

@@ -28,7 +28,7 @@ from calc.spec import GPU, ModelSpec, TrainingMemory
 from calc.spec.finetune import FineTune
 from calc.spec.gemm_precision import check_path
 from calc.spec.layout import Layout, check_splits
-from calc.spec.memory import EMA_BYTES, RECIPES, RESERVE
+from calc.spec.memory import EMA_BYTES, RECIPES, RESERVE, RecipeInfo
 from calc.spec.model import Frozen
 from calc.spec.offload import Offload
 from calc.spec.validity import recomputations, refuse
@@ -220,6 +220,17 @@ class Fix(Frozen):
     max_micro_batch: int
 
 
+def _bytes_per_trained(recipe: RecipeInfo, s: dict) -> dict[str, int | float]:
+    """Model-state bytes per trained parameter by piece: the recipe's, or fp32 adapters' own
+    (i_fa, calc.formulas.finetune.STATES): 4-byte weights and gradients, no fp32 copies."""
+    if s["i_fa"]:
+        return {"weights": 4, "gradients": 4, "gradient_copy": 0, "master": 0,
+                "optimizer_states": s["q_o"]}
+    return {"weights": recipe.weights, "gradients": recipe.gradients,
+            "gradient_copy": recipe.gradient_copy, "master": recipe.master,
+            "optimizer_states": s["q_o"]}
+
+
 class MemoryBlock(Frozen):
     options: TrainingMemory = Field(description="the options, recipe and seq_len resolved")
     params: int = Field(description="all parameters of the model")
@@ -315,9 +326,7 @@ def memory_block(spec: ModelSpec, opts: TrainingMemory, device: GPU | None, ft: 
     return MemoryBlock(
         options=opts, params=e.s["N"],
         params_per_gpu=_compiled.memory_states(e.s)["params_per_gpu"],
-        bytes_per_param={"weights": recipe.weights, "gradients": recipe.gradients,
-                         "gradient_copy": recipe.gradient_copy, "master": recipe.master,
-                         "optimizer_states": e.s["q_o"]},
+        bytes_per_param=_bytes_per_trained(recipe, e.s),
         weights_bytes=whole(e.states["weights"]), frozen_bytes=whole(e.states["frozen"]),
         weight_copies_bytes=whole(e.copies), gradients_bytes=whole(e.states["gradients"]),
         optimizer_bytes=whole(e.states["optimizer"]), ema_bytes=whole(e.states["ema"]),

@@ -270,7 +270,10 @@ def conventions(block: MemoryBlock, recipe_given: bool = False) -> list[str]:
           if o.sequence_parallel else
           "norm inputs and dropout masks are replicated on the t ranks (no sequence parallelism)")
     trained = ("" if block.finetune.method == "full" else
-               " of each trained (adapter) parameter; the frozen base only its weights")
+               " of each trained (adapter) parameter"
+               + (", the adapters in fp32 (PEFT's autocast_adapter_dtype): 4-byte weights and "
+                  "gradients, no fp32 copies" if o.stack.fp32_adapters else "")
+               + "; the frozen base only its weights")
     k = block.bytes_per_param["master"] + block.bytes_per_param["optimizer_states"]
     return [
         f"Model states: recipe {o.recipe_name!r} ({recipe.label}) with {optimizer.label}: "
