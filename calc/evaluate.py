@@ -85,7 +85,7 @@ def kind_shape_values(spec: ModelSpec) -> dict[str, int]:
     model's own shapes, over no layer, without one."""
     kind = spec.shaped_kind
     h2, kv2, d_qk2, d_v2 = spec.heads_of(kind or "")
-    layers = spec.attention_kinds.count(kind) if kind else 0
+    layers = spec.shaped_layers
     return {"L_att2": layers, "L_loc2": layers * (kind == "local"),
             "L_chk2": layers * (kind == "chunked"),
             "h2": h2, "h_kv2": kv2, "d_qk2": d_qk2, "d_v2": d_v2}

@@ -236,7 +236,7 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     notes = [*preset.notes, *filter(None, [context_note(spec, t)])]
     if (kind := spec.shaped_kind) is not None:
         notes.append(counting.kind_shapes_sentence(
-            kind, spec.attention_kinds.count(kind), spec.heads_of(kind)[:3],
+            kind, spec.shaped_layers, spec.heads_of(kind)[:3],
             spec.heads_of("")[:3]))
     unused_workload = [f"{name}={value!r}" for name, value, given_ in (
         ("gpu", gpu, gpu), ("gpus", gpus, gpus != 1), ("mfu", mfu, mfu is not None)) if given_]

@@ -152,8 +152,7 @@ def replica_memory(spec: ModelSpec, terms: ModelTerms, replica: Replica, dtype: 
 
 def _kind_layers(spec: ModelSpec) -> tuple[int, int, int]:
     """Global, local and chunked layers of the kind with head shapes of its own."""
-    kind = spec.shaped_kind
-    own = spec.attention_kinds.count(kind) if kind else 0
+    kind, own = spec.shaped_kind, spec.shaped_layers
     return (own * (kind in ("global", "nope")), own * (kind == "local"),
             own * (kind == "chunked"))
 

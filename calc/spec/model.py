@@ -284,6 +284,12 @@ class ModelSpec(Frozen):
         """The attention kind whose layers have head shapes of their own (None: one shape)."""
         return next(iter(self.attention.kind_shapes), None)
 
+    @property
+    def shaped_layers(self) -> int:
+        """Attention layers of shaped_kind, whose head shapes are their own (0: one shape)."""
+        kind = self.shaped_kind
+        return self.attention_kinds.count(kind) if kind else 0
+
     def heads_of(self, kind: str) -> tuple[int, int, int, int]:
         """(query heads, key/value heads, d_qk, d_v) of the attention layers of `kind`: the
         model's, or attention.kind_shapes' for that kind (fields left out keep the model's)."""

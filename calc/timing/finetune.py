@@ -73,8 +73,7 @@ def _layers_of(spec: ModelSpec, target: str, index: int) -> float:
     calc.spec.finetune.target_shapes lists them in this order."""
     counts, moe = spec.layer_counts, spec.moe
     if target in ("q", "k", "v", "o", "g"):  # the model's head shapes, then a kind's own
-        kind = spec.shaped_kind
-        own = spec.attention_kinds.count(kind) if kind else 0
+        own = spec.shaped_layers
         return counts["attention"] - own if index == 0 else own
     if target in FFN_TARGETS:  # the dense FFN's width first, then the shared experts'
         kinds = [kind for kind in ("dense", "moe") if counts[kind] and (

@@ -80,8 +80,7 @@ def _attention_matmuls(spec: ModelSpec, flops: dict[str, float], layers: int
     each for the layers of each head shape (attention.kind_shapes: a kind's own over its
     layers), the FLOPs of a component shared in proportion to the weights (calc's exact count
     is 2 × the weights)."""
-    kind = spec.shaped_kind
-    own = spec.attention_kinds.count(kind) if kind else 0
+    kind, own = spec.shaped_kind, spec.shaped_layers
     shapes = [(spec, layers - own, 0)]
     if own:
         shaped = spec.for_kind(kind)
@@ -118,8 +117,7 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
     h, kv, d_qk, d_v = att.n_heads, spec.n_kv_heads, spec.head_dim_qk, spec.head_dim_v
     counts = spec.layer_counts
     n_att, dense, n_moe = counts["attention"], counts["dense"], counts["moe"]
-    kind = spec.shaped_kind
-    own = spec.attention_kinds.count(kind) if kind else 0
+    kind, own = spec.shaped_kind, spec.shaped_layers
     _, kind_kv, kind_d_qk, kind_d_v = spec.heads_of(kind or "")
     matmuls = [
         *_attention_matmuls(spec, flops, n_att),
@@ -222,8 +220,7 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
     ffns = dense + n_moe  # layers with an FFN
     latents = (mla.kv_lora_rank + (mla.q_lora_rank or 0)) if mla else 0
     # query heads over the attention layers (a kind's own count on its layers: kind_shapes)
-    kind = spec.shaped_kind
-    own = spec.attention_kinds.count(kind) if kind else 0
+    kind, own = spec.shaped_kind, spec.shaped_layers
     h2, kv2, d_qk2, _ = spec.heads_of(kind or "")
     layer_heads = (n_att - own) * h + own * h2
     rotary = 0  # rotated elements per token over the attention layers
