@@ -226,11 +226,15 @@ def largest_parameter(spec: ModelSpec) -> int | None:
     if (s["i_moe"] or s["i_mla"] or s["i_moa"] or s["i_dsa"]
             or set(spec.mixer_kinds) - {"attention"}):
         return None
-    d, heads = s["d"], s["h"]
-    gate_width = (1 if s["i_gh"] else s["d_v"]) * heads * s["i_gate"]
-    return max(s["V"] * s["d_emb"], s["P"] * d, s["i_proj"] * s["d_emb"] * d,
-               d * heads * s["d_qk"], d * s["h_kv"] * max(s["d_qk"], s["d_v"]),
-               heads * s["d_v"] * d, d * s["d_ff"] * int(bool(s["L_dense"])), d * gate_width)
+    d = s["d"]
+    # the attention matrices of the model's head shape and of a kind's own (kind_shapes; the
+    # model's again without one)
+    attention = [size for heads, kv, d_qk, d_v in (
+        (s["h"], s["h_kv"], s["d_qk"], s["d_v"]), (s["h2"], s["h_kv2"], s["d_qk2"], s["d_v2"]))
+        for size in (d * heads * d_qk, d * kv * max(d_qk, d_v), heads * d_v * d,
+                     d * (1 if s["i_gh"] else d_v) * heads * s["i_gate"])]
+    return max(s["V"] * s["d_emb"], s["P"] * d, s["i_proj"] * s["d_emb"] * d, *attention,
+               d * s["d_ff"] * int(bool(s["L_dense"])))
 
 
 def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: float = 0,

@@ -121,6 +121,17 @@ def test_largest_parameter_equals_transformers_largest_tensor(name, vocab):
     assert largest_parameter(spec) == max(p.numel() for p in model.parameters())
 
 
+def test_largest_parameter_counts_a_kinds_own_heads():
+    """A kind with heads of its own (attention.kind_shapes) can hold the largest matrix: 1,000
+    tokens, no FFN larger, 64 query heads of 128 on the global layers against the model's 8."""
+    spec = calc.load_preset("llama3.1-8b").spec.updated(**{
+        "vocab_size": 1000, "ffn.d_ff": 256, "attention.n_heads": 8, "attention.n_kv_heads": 8,
+        "attention.head_dim": 128, "attention.sliding_window": 128,
+        "attention.layer_pattern": ("local", "global"),
+        "attention.kind_shapes": {"global": {"n_heads": 64}}})
+    assert largest_parameter(spec) == 4096 * 64 * 128
+
+
 def test_torchtune_rows_take_the_options_their_settings_name():
     runs = load_finetune_runs()
     oib = runs["torchtune-llama3.2-3b-optimizer-in-backward-a100"]
