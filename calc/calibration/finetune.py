@@ -13,16 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from calc.spec.finetune_runs import PublishedFinetune
+from calc.spec.memory import STATES_16_BIT
 
 RECIPE = {"bf16-true": ("pure-bf16", "bf16"), "bf16-mixed": ("mixed", "bf16"),
           "fp16-mixed": ("mixed", "fp16"), "fp32": ("fp32", "fp32")}
 OPTIMIZER = {"adamw": ("adamw", False), "adamw-8bit": ("adam8bit", False),
              "paged-adamw-8bit": ("adam8bit", True), "paged-adamw-32bit": ("adamw", True),
              "sgd": ("sgd", False)}
-# torch.optim.AdamW makes its m and v with zeros_like(param) (torch/optim/adam.py, 2.13), so
-# on bf16 parameters (bf16-true: the whole model cast to bf16) its states are bf16, 4 bytes a
-# parameter: the rows' headers say so for each publisher (torchtune, LitGPT, Answer.AI).
-BF16_STATES = {"adamw": "adamw-bf16"}
 ZERO = {"none": 0, "ddp": 0, "fsdp-full-shard": 3, "fsdp-shard-grad-op": 2}
 # The loss as each row computes it (calc.spec.finetune.LOSS_BYTES): its fused or chunked loss,
 # else the stack's own; stacks built on transformers' models take transformers' loss.
@@ -133,7 +130,9 @@ def run_options(run: PublishedFinetune) -> dict[str, Any]:
     recipe, dtype = RECIPE[run.precision]
     optimizer, paged = OPTIMIZER[run.optimizer]
     if run.precision == "bf16-true":
-        optimizer = BF16_STATES.get(optimizer, optimizer)
+        # bf16-true casts the whole model to bf16, and torch's AdamW makes its states like the
+        # parameters (STATES_16_BIT); the rows' headers say so for each publisher
+        optimizer = STATES_16_BIT.get(optimizer, optimizer)
     if run.quant is not None and run.stack in QUANTISED_OPTIMIZER:
         optimizer, paged = QUANTISED_OPTIMIZER[run.stack]
     options: dict[str, Any] = dict(
