@@ -115,6 +115,23 @@ def test_the_cheapest_way_to_serve_70b_at_10_requests_a_second(cli):
     assert s["bound"]
 
 
+def test_every_layout_marked_as_meeting_the_target_meets_it(cli):
+    s = serving(cli, *LLAMA, "--request-rate", "10", "--tpot-ms", "50")
+    met = [row for row in s["layouts"] if row["meets"]]
+    assert met and all(row["tpot_s"] <= 0.050 for row in met)
+
+
+@pytest.mark.parametrize("rate", [0.5, 1.0, 1.9, 3.0])
+def test_arrivals_at_a_rate_keep_littles_law(cli, rate):
+    """The running batch is rate × end-to-end latency at every rate, and latency grows with
+    the rate (the root found, not the bracket's far end)."""
+    argv = (*LLAMA, "--gpus", "4", "--tp", "2", "--pp", "2")
+    s = serving(cli, *argv, "--request-rate", str(rate))
+    assert s["batch"] == pytest.approx(rate * s["e2e_s"], rel=1e-2, abs=1e-2)
+    faster = serving(cli, *argv, "--request-rate", str(rate * 1.2))
+    assert faster["tpot_s"] > s["tpot_s"]
+
+
 def test_a_tighter_target_costs_more_gpus(cli):
     loose = serving(cli, *LLAMA, "--request-rate", "10", "--tpot-ms", "50")
     tight = serving(cli, *LLAMA, "--request-rate", "10", "--tpot-ms", "15")

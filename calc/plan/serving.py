@@ -259,8 +259,9 @@ def _search(spec: ModelSpec, gpu: GPU, system: System | None, workload: Inferenc
                     replicas = math.ceil(rate / found.max_rate * (1 - 1e-9))
                     load = replace(base, rate=rate / replicas)
                     served = serve(s, load, constants)
-                    found = Candidate(replica, replicas, served, found.max_rate, True,
-                                      found.why)
+                    missed = _meets(served, serving)  # the share served, checked as well
+                    found = Candidate(replica, replicas, served, found.max_rate,
+                                      missed is None, missed or found.why)
                 setups[replica] = s
                 candidates.append(found)
     ranked = sorted(candidates, key=lambda c: (not c.meets, c.gpus if c.meets else 0,

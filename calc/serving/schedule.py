@@ -163,6 +163,9 @@ def rate(model: StepModel, load: Load, most: int, limit: Limit, capacity: int,
         for _ in range(MAX_RATE_ITERATIONS):
             middle = high - gap_high * (high - low) / (gap_high - gap_low)
             gap, _ = excess(middle)
+            if abs(gap) <= CONVERGED:  # the root itself, whichever side of it `gap` lies
+                high = middle
+                break
             if gap > 0:
                 low, gap_low = middle, gap
                 if side == 1:
@@ -173,7 +176,7 @@ def rate(model: StepModel, load: Load, most: int, limit: Limit, capacity: int,
                 if side == -1:
                     gap_low /= 2
                 side = -1
-            if high - low <= CONVERGED * max(1.0, high) or abs(gap) <= CONVERGED:
+            if high - low <= CONVERGED * max(1.0, high):
                 break
         ttft, tpot, step = excess(high)[1]
         if tpot is not None:
