@@ -176,6 +176,14 @@ def test_mamba1_x_proj_adds_a_small_all_reduce():
     assert model_terms(spec, 2048).tp_reductions == ((1.0, spec.d_model), (1.0, rank + 2 * n))
 
 
+def test_tensor_parallelism_splits_lightning_attention_by_heads():
+    """vLLM's MiniMaxText01LinearAttention splits qkv_proj, output_gate and the state by heads:
+    t must divide lightning.n_heads, even where the attention layers have more heads."""
+    spec = _preset("minimax-text-01-hf").spec.updated(**{"lightning.n_heads": 6})
+    with pytest.raises(calc.CalcError, match=r"tp=4 must divide lightning\.n_heads=6"):
+        calc.memory(spec, seq_len=4096, tp=4)
+
+
 @pytest.mark.parametrize(("name", "options", "message"), [
     ("mamba-130m-hf", dict(tp=5), "tp=5 must divide mamba.d_inner=1536"),
     ("falcon-h1-0.5b-base", dict(tp=2), "tp=2 must divide mamba.n_groups=1"),
