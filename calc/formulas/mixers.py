@@ -20,11 +20,12 @@ decay through f_a_proj d → r_g and f_b_proj r_g → H_v·d_k with a bias per c
 A per head, the output gate through g_a_proj d → r_g and g_b_proj r_g → H_v·d_v (a sigmoid on
 the gated RMSNorm), the conv, norm and out_proj as gated DeltaNet's.
 
-Lightning attention (Qin et al. 2024, "Lightning Attention-2"; the MiniMax-01 report, arXiv
-2501.08313, §2.2; transformers' MiniMaxLightningAttention): qkv_proj d → 3·H_la·d_la (SiLU on q, k
-and v), output_gate d → H_la·d_la (a sigmoid on it multiplies the normed output), an RMSNorm over
-all H_la·d_la output channels (one weight each), out_proj H_la·d_la → d; no bias, no conv, no
-learned decay (each head's decay is a fixed slope, a buffer).
+Lightning attention (Qin et al. 2024, "Lightning Attention-2", arXiv 2401.04658; the MiniMax-01
+report, arXiv 2501.08313, §2.2; transformers' MiniMaxLightningAttention): qkv_proj d →
+3·H_la·d_la (SiLU on q, k and v), output_gate d → H_la·d_la (a sigmoid on it multiplies the
+normed output), an RMSNorm over all H_la·d_la output channels (one weight each), out_proj
+H_la·d_la → d; no bias, no conv, no learned decay (each head's decay is a fixed slope, a
+buffer).
 
 Short convolution (LFM2, Liquid AI 2025; transformers' Lfm2ShortConv): in_proj d → 3d (B, C, x),
 a depthwise conv over d channels of kernel k_sc, out_proj d → d, all with or without biases.

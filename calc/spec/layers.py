@@ -134,14 +134,14 @@ class DeltaNetSpec(Frozen):
 
 
 class LightningSpec(Frozen):
-    """Lightning attention (Qin et al. 2024, "Various Lengths, Constant Speed: Efficient Language
-    Modeling with Lightning Attention"; MiniMax-01 report, arXiv 2501.08313, §2.2; transformers'
-    MiniMaxLightningAttention): a linear attention with a fixed decay per head and no delta rule.
-    qkv_proj d → 3·H·d_h (no bias, SiLU on q, k and v), a state S = λ·S + k vᵀ of d_h × d_h per
-    head read as qᵀS, an RMSNorm over all H·d_h channels of the output, an output gate
-    sigmoid(output_gate(x)) with output_gate d → H·d_h, and out_proj H·d_h → d. The decay λ
-    of each head is a fixed slope (ALiBi's, scaled by the layer's depth), a buffer, not a
-    parameter; there is no convolution."""
+    """Lightning attention (Qin et al. 2024, "Lightning Attention-2", arXiv 2401.04658; the
+    MiniMax-01 report, arXiv 2501.08313, §2.2; transformers' MiniMaxLightningAttention): a
+    linear attention with a fixed decay per head and no delta rule. qkv_proj d → 3·H·d_h (no
+    bias, SiLU on q, k and v), a state S = λ·S + k vᵀ of d_h × d_h per head read as qᵀS, an
+    RMSNorm over all H·d_h channels of the output, an output gate sigmoid(output_gate(x))
+    with output_gate d → H·d_h, and out_proj H·d_h → d. The decay λ of each head is a fixed
+    slope (ALiBi's, scaled by the layer's depth), a buffer, not a parameter; there is no
+    convolution."""
 
     n_heads: int = Field(ge=1, le=MAX_WIDTH, description="heads H (one d_h × d_h state each)")
     d_head: int = Field(ge=1, le=MAX_WIDTH, description="width d_h of q, k and v per head")
