@@ -513,7 +513,7 @@ def test_minimax_reads_lightning_attention_beside_softmax_attention():
     assert round(counts.total / 1e9) == 456
     active = counts.active - counts.components["embedding/token"] - counts.components["lm_head"]
     assert active == 45_944_920_064 and round(active / 1e8) == 459
-    # the state a sequence keeps: d_h × d_h per head in each lightning layer
+    # the scan's convention: decay, write and read, 5 FLOPs per element of d_h × d_h per head
     flops = calc.count_flops(spec, 8, "full")
     assert flops.components["lightning/scan"] == 70 * 5 * 64 * 128 * 128
     # the class's placement without layer_types: attention on the even layers
