@@ -190,6 +190,20 @@ def params_deltanet(s):
     }
 
 
+def params_lightning(s):
+    H_la = s['H_la']
+    d = s['d']
+    d_la = s['d_la']
+    _t0 = H_la*d_la
+    _t1 = _t0*d
+    return {
+        'lightning/qkv': 3*_t1,
+        'lightning/gate': _t1,
+        'lightning/out': _t1,
+        'lightning/norm': _t0,
+    }
+
+
 def params_short_conv(s):
     b_sc = s['b_sc']
     d = s['d']
@@ -219,6 +233,7 @@ def params_components(s):
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
+    H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -227,6 +242,7 @@ def params_components(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
+    L_la = s['L_la']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -251,6 +267,7 @@ def params_components(s):
     d_emb = s['d_emb']
     d_ff = s['d_ff']
     d_in = s['d_in']
+    d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
@@ -345,11 +362,13 @@ def params_components(s):
     _t49 = L_dn*d
     _t50 = 2*d
     _t51 = H_v*d_lk
-    _t52 = b_sc*d
-    _t53 = d**2
-    _t54 = i_glu + 1
-    _t55 = d*d_ff
-    _t56 = d*(i_glu + 2)
+    _t52 = H_la*L_la*d_la
+    _t53 = _t52*d
+    _t54 = b_sc*d
+    _t55 = d**2
+    _t56 = i_glu + 1
+    _t57 = d*d_ff
+    _t58 = d*(i_glu + 2)
     return {
         'attention/q': (
             L_att2*(
@@ -401,16 +420,20 @@ def params_components(s):
         'deltanet/gates': L_dn*(H_v*_t46 + H_v + _t51*i_cg),
         'deltanet/norm': L_dn*d_lv,
         'deltanet/out': _t47*_t49,
-        'conv/in': L_sc*(3*_t52 + 3*_t53),
+        'lightning/qkv': 3*_t53,
+        'lightning/gate': _t53,
+        'lightning/out': _t53,
+        'lightning/norm': _t52,
+        'conv/in': L_sc*(3*_t54 + 3*_t55),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t52 + _t53),
-        'mlp/up': L_dense*_t54*(_t55 + b_ff*d_ff),
-        'mlp/down': L_dense*(_t55 + b_ff*d),
+        'conv/out': L_sc*(_t54 + _t55),
+        'mlp/up': L_dense*_t56*(_t57 + b_ff*d_ff),
+        'mlp/down': L_dense*(_t57 + b_ff*d),
         'mlp/act': L_dense*n_act,
         'mlp/sub_norm': L_dense*_t0*d_ff*i_sub,
         'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t56*d_e + b_ff*(_t54*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t56*d_s + b_ff*(_t54*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t58*d_e + b_ff*(_t56*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t58*d_s + b_ff*(_t56*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
@@ -427,6 +450,7 @@ def params_summary(s):
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
+    H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -435,6 +459,7 @@ def params_summary(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
+    L_la = s['L_la']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -460,6 +485,7 @@ def params_summary(s):
     d_emb = s['d_emb']
     d_ff = s['d_ff']
     d_in = s['d_in']
+    d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
@@ -566,43 +592,44 @@ def params_summary(s):
     _t58 = d_qk + d_v
     _t59 = _t58*_t9*h_kv
     _t60 = _t32 + _t59*d + b_qkv*(_t38 + _t59) + i_mla*(_t36 + h*r_kv*(_t37 + _t58))
-    _t61 = L_att2*h2
-    _t62 = 2*i_qk_head
-    _t63 = _t26*(_t39 + b_ff*d_ff)
-    _t64 = 2*H_k*d_lk
-    _t65 = H_v*d_lv
-    _t66 = H_v + _t65
-    _t67 = 2*d
-    _t68 = b_moe*d
-    _t69 = _t5*d
-    _t70 = h*i_sink
-    _t71 = i_rel*(_t21 + 2*_t22)
-    _t72 = _t5*(_t62*d_qk + d_qk*i_qk_proj*(h + h_kv))
-    _t73 = E_a*_t0
-    _t74 = _t69*n_norm
-    _t75 = _t5*i_sub
-    _t76 = _t75*d_ff
-    _t77 = _t75*d_v*h
-    _t78 = (
+    _t61 = H_la*L_la*d_la
+    _t62 = L_att2*h2
+    _t63 = 2*i_qk_head
+    _t64 = _t26*(_t39 + b_ff*d_ff)
+    _t65 = 2*H_k*d_lk
+    _t66 = H_v*d_lv
+    _t67 = H_v + _t66
+    _t68 = 2*d
+    _t69 = b_moe*d
+    _t70 = _t5*d
+    _t71 = h*i_sink
+    _t72 = i_rel*(_t21 + 2*_t22)
+    _t73 = _t5*(_t63*d_qk + d_qk*i_qk_proj*(h + h_kv))
+    _t74 = E_a*_t0
+    _t75 = _t70*n_norm
+    _t76 = _t5*i_sub
+    _t77 = _t76*d_ff
+    _t78 = _t76*d_v*h
+    _t79 = (
         H_v*_t41*d
-        + L*_t74
-        + L_att2*_t5*(_t62*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
-        + L_att2*_t73
+        + L*_t75
+        + L_att2*_t5*(_t63*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
+        + L_att2*_t74
         + L_att2*i_rel*(_t10 + 2*_t12)
         + L_att2*(_t3*i_gate*(_t30 + i_gh) + _t30*_t31*h2)
         + L_att2*(_t32 + _t34*d + b_qkv*(_t34 + _t38) + i_mla*(_t36 + h2*r_kv*(_t33 + _t37)))
         + L_dense*_t40
-        + L_dense*_t63
-        + L_dense*_t76
+        + L_dense*_t64
+        + L_dense*_t77
         + L_dense*n_act
-        + L_dn*d*(_t43*_t66 + _t64 + _t66)
-        + L_dn*i_cg*(_t67*r_g + r_g*(_t42 + _t65))
-        + L_dn*k_dn*(_t64 + _t65)
+        + L_dn*d*(_t43*_t67 + _t65 + _t67)
+        + L_dn*i_cg*(_t68*r_g + r_g*(_t42 + _t66))
+        + L_dn*k_dn*(_t65 + _t66)
         + L_dn*(H_v*_t43 + H_v + _t42*i_cg)
         + L_idx*_t44
         + L_moe*_t45
         + L_moe*_t46
-        + L_moe*_t68
+        + L_moe*_t69
         + L_sc*d*(b_sc + k_sc)
         + L_sc*(_t47 + _t48)
         + L_sc*(3*_t47 + 3*_t48)
@@ -615,50 +642,52 @@ def params_summary(s):
         + L_ssm*(R_dt*_t55 + _t52 + _t55)
         + _t16*_t57
         + _t16*_t60
-        + _t16*_t70
         + _t16*_t71
         + _t16*_t72
         + _t16*_t73
-        + _t16*_t77
+        + _t16*_t74
+        + _t16*_t78
         + _t41
-        + _t61*_t75*d_v2
-        + _t61*i_sink
-        + _t67*d_emb*i_proj
-        + _t69*i_norm_emb
-        + _t69*i_norm_final
+        + 5*_t61*d
+        + _t61
+        + _t62*_t76*d_v2
+        + _t62*i_sink
+        + _t68*d_emb*i_proj
+        + _t70*i_norm_emb
+        + _t70*i_norm_final
     )
-    _t79 = (
+    _t80 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
         + L_moe*_t28
         + _t16*_t20
         + _t16*_t24
-        + _t78
+        + _t79
     )
-    _t80 = P*d + V*d_emb
-    _t81 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t80
+    _t81 = P*d + V*d_emb
+    _t82 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t81
     return {
-        'total': _t79 + _t81,
-        'embedding': _t80,
-        'non_embedding': _t79,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t78 + _t81,
+        'total': _t80 + _t82,
+        'embedding': _t81,
+        'non_embedding': _t80,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t79 + _t82,
         'mtp': (
             2*M*_t47
-            + 3*M*_t69
+            + 3*M*_t70
             + M*(
                 _t20
                 + _t24
                 + _t44*i_dsa
                 + _t57
                 + _t60
-                + _t70
                 + _t71
                 + _t72
                 + _t73
                 + _t74
-                + _t77
-                + i_moe*(_t28 + _t45 + _t46 + _t68)
-                + (1 - i_moe)*(_t40 + _t63 + _t76 + n_act)
+                + _t75
+                + _t78
+                + i_moe*(_t28 + _t45 + _t46 + _t69)
+                + (1 - i_moe)*(_t40 + _t64 + _t77 + n_act)
             )
         ),
     }
@@ -670,6 +699,7 @@ def flops_forward_components(s):
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
+    H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
     L_att = s['L_att']
@@ -677,6 +707,7 @@ def flops_forward_components(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
+    L_la = s['L_la']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -689,6 +720,7 @@ def flops_forward_components(s):
     d_emb = s['d_emb']
     d_ff = s['d_ff']
     d_in = s['d_in']
+    d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
@@ -750,9 +782,12 @@ def flops_forward_components(s):
     _t28 = H_v + _t27
     _t29 = L_dn*_t23
     _t30 = 2*L_dn
-    _t31 = L_sc*d**2
-    _t32 = i_glu + 2
-    _t33 = L_moe*_t23
+    _t31 = H_la*L_la
+    _t32 = _t31*d_la
+    _t33 = _t23*_t32
+    _t34 = L_sc*d**2
+    _t35 = i_glu + 2
+    _t36 = L_moe*_t23
     return {
         'attention/q': (
             _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
@@ -777,13 +812,17 @@ def flops_forward_components(s):
         'deltanet/out': _t27*_t29,
         'deltanet/conv': _t30*k_dn*(_t26 + _t27),
         'deltanet/scan': 7*L_dn*_t27*d_lk,
-        'conv/in': 6*_t31,
-        'conv/out': 2*_t31,
+        'lightning/qkv': 6*_t32*d,
+        'lightning/gate': _t33,
+        'lightning/out': _t33,
+        'lightning/scan': 5*_t31*d_la**2,
+        'conv/in': 6*_t34,
+        'conv/out': 2*_t34,
         'conv/conv': L_sc*_t23*k_sc,
-        'mlp': L_dense*_t23*_t32*d_ff,
-        'moe/router': E*_t33,
-        'moe/experts': _t32*_t33*d_e*k,
-        'moe/shared': 2*L_moe*(E_s*_t32*d*d_s + d*i_shared_gate),
+        'mlp': L_dense*_t23*_t35*d_ff,
+        'moe/router': E*_t36,
+        'moe/experts': _t35*_t36*d_e*k,
+        'moe/shared': 2*L_moe*(E_s*_t35*d*d_s + d*i_shared_gate),
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
@@ -795,6 +834,7 @@ def flops(s):
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
+    H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -805,6 +845,7 @@ def flops(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
+    L_la = s['L_la']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
     L_moe = s['L_moe']
@@ -821,6 +862,7 @@ def flops(s):
     d_emb = s['d_emb']
     d_ff = s['d_ff']
     d_in = s['d_in']
+    d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
@@ -862,61 +904,64 @@ def flops(s):
     _t4 = 2*L_att2
     _t5 = _t4*d
     _t6 = E_a*i_moa
-    _t7 = H_v*d_lv
-    _t8 = L_dn*_t1
-    _t9 = _t5*h2
-    _t10 = i_glu + 2
-    _t11 = _t10*d
-    _t12 = 2*L_att - 2*L_att2
-    _t13 = _t12*d
-    _t14 = _t3*(1 - i_m2)
-    _t15 = _t13*h
-    _t16 = 2*N_s
-    _t17 = G_s*_t16
-    _t18 = 2*H_k*d_lk
-    _t19 = 2*L_dn
-    _t20 = 1 - i_gh
-    _t21 = H_v + _t7
-    _t22 = d_qk2 + d_v2
-    _t23 = d*(1 - i_mla)
-    _t24 = d*(d_rope + r_kv)
-    _t25 = -d_rope
-    _t26 = d_qk2*h2
-    _t27 = d*(1 - i_qlora)
-    _t28 = d*r_q
-    _t29 = d_qk + d_v
-    _t30 = d_qk*h
+    _t7 = H_la*L_la
+    _t8 = H_v*d_lv
+    _t9 = L_dn*_t1
+    _t10 = _t5*h2
+    _t11 = i_glu + 2
+    _t12 = _t11*d
+    _t13 = 2*L_att - 2*L_att2
+    _t14 = _t13*d
+    _t15 = _t3*(1 - i_m2)
+    _t16 = _t14*h
+    _t17 = 2*N_s
+    _t18 = G_s*_t17
+    _t19 = 2*H_k*d_lk
+    _t20 = 2*L_dn
+    _t21 = 1 - i_gh
+    _t22 = H_v + _t8
+    _t23 = d_qk2 + d_v2
+    _t24 = d*(1 - i_mla)
+    _t25 = d*(d_rope + r_kv)
+    _t26 = -d_rope
+    _t27 = d_qk2*h2
+    _t28 = d*(1 - i_qlora)
+    _t29 = d*r_q
+    _t30 = d_qk + d_v
+    _t31 = d_qk*h
     return {
         'weights_per_token': (
             E*_t0*d
-            + L_dense*_t1*_t10*d_ff
-            + 7*L_dn*_t7*d_lk
+            + L_dense*_t1*_t11*d_ff
+            + 7*L_dn*_t8*d_lk
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             + L_sc*_t1*k_sc
             + 8*L_sc*d**2
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t1*(_t2 + i_m2*(H_s + _t17))
-            + 2*L_ssm*k_s*(_t17*i_m2 + d_in)
-            + R_dt*_t14
+            + L_ssm*_t1*(_t2 + i_m2*(H_s + _t18))
+            + 2*L_ssm*k_s*(_t18*i_m2 + d_in)
+            + R_dt*_t15
             + 2*V_o*d_emb
-            + _t0*_t11*d_e*k
-            + _t0*(E_s*_t11*d_s + d*i_shared_gate)
-            + _t12*(_t23*_t30 + i_mla*(_t27*_t30 + i_qlora*(_t28 + _t30*r_q)))
-            + _t12*(_t23*_t29*h_kv + i_mla*(_t24 + h*r_kv*(_t25 + _t29)))
-            + _t13*_t6
-            + _t14*(R_dt + _t16)
-            + _t15*d_v
-            + _t15*i_gate*(_t20*d_v + i_gh)
-            + _t19*i_cg*(_t1*r_g + r_g*(H_v*d_lk + _t7))
-            + _t19*k_dn*(_t18 + _t7)
+            + _t0*_t12*d_e*k
+            + _t0*(E_s*_t12*d_s + d*i_shared_gate)
+            + _t10*d_v2
+            + _t10*i_gate*(_t21*d_v2 + i_gh)
+            + _t13*(_t24*_t31 + i_mla*(_t28*_t31 + i_qlora*(_t29 + _t31*r_q)))
+            + _t13*(_t24*_t30*h_kv + i_mla*(_t25 + h*r_kv*(_t26 + _t30)))
+            + _t14*_t6
+            + _t15*(R_dt + _t17)
+            + _t16*d_v
+            + _t16*i_gate*(_t21*d_v + i_gh)
+            + _t20*i_cg*(_t1*r_g + r_g*(H_v*d_lk + _t8))
+            + _t20*k_dn*(_t19 + _t8)
             + _t3*d
-            + _t4*(_t23*_t26 + i_mla*(_t26*_t27 + i_qlora*(_t26*r_q + _t28)))
-            + _t4*(_t22*_t23*h_kv2 + i_mla*(_t24 + h2*r_kv*(_t22 + _t25)))
+            + _t4*(_t24*_t27 + i_mla*(_t27*_t28 + i_qlora*(_t27*r_q + _t29)))
+            + _t4*(_t23*_t24*h_kv2 + i_mla*(_t25 + h2*r_kv*(_t23 + _t26)))
             + _t5*_t6
-            + _t7*_t8
-            + _t8*(_t18 + _t21*(1 - i_cg) + _t21)
-            + _t9*d_v2
-            + _t9*i_gate*(_t20*d_v2 + i_gh)
+            + 10*_t7*d*d_la
+            + 5*_t7*d_la**2
+            + _t8*_t9
+            + _t9*(_t19 + _t22*(1 - i_cg) + _t22)
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -998,6 +1043,7 @@ def rules_train_per_token(s):
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
+    H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -1006,6 +1052,7 @@ def rules_train_per_token(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
+    L_la = s['L_la']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -1031,6 +1078,7 @@ def rules_train_per_token(s):
     d_emb = s['d_emb']
     d_ff = s['d_ff']
     d_in = s['d_in']
+    d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
@@ -1126,28 +1174,29 @@ def rules_train_per_token(s):
     _t49 = _t12*_t48*h_kv
     _t50 = _t44*d_qk
     _t51 = d_qk*h
-    _t52 = _t4*h2
-    _t53 = 2*i_qk_head
-    _t54 = 2*H_k*d_lk
-    _t55 = H_v*d_lv
-    _t56 = H_v + _t55
-    _t57 = _t27*d
-    _t58 = _t0*_t8
-    _t59 = _t46*h
-    _t60 = 12*d
-    _t61 = E_a*i_moa
-    _t62 = L_dense*d_ff
-    _t63 = _t8*i_sub
-    _t64 = (
-        L*_t58*n_norm
+    _t52 = H_la*L_la*d_la
+    _t53 = _t4*h2
+    _t54 = 2*i_qk_head
+    _t55 = 2*H_k*d_lk
+    _t56 = H_v*d_lv
+    _t57 = H_v + _t56
+    _t58 = _t27*d
+    _t59 = _t0*_t8
+    _t60 = _t46*h
+    _t61 = 12*d
+    _t62 = E_a*i_moa
+    _t63 = L_dense*d_ff
+    _t64 = _t8*i_sub
+    _t65 = (
+        L*_t59*n_norm
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
-        + _t0*_t45*_t61
+        + _t0*_t45*_t62
         + _t25*_t32*(_t26 + b_ff*d_ff)
         + _t25*n_act
         + _t25*(_t26 + b_ff*d)
         + _t27*d_lv
-        + _t27*i_cg*(2*d*r_g + r_g*(_t28 + _t55))
-        + _t27*k_dn*(_t54 + _t55)
+        + _t27*i_cg*(2*d*r_g + r_g*(_t28 + _t56))
+        + _t27*k_dn*(_t55 + _t56)
         + _t27*(H_v*_t29 + H_v + _t28*i_cg)
         + _t30*b_moe*d
         + _t30*k*(_t31*d_e + b_ff*(_t32*d_e + d))
@@ -1163,8 +1212,8 @@ def rules_train_per_token(s):
         + _t36*(b_ssm*d + d*d_in)
         + _t36*(_t41*_t42*i_dtn + d_in*i_gn*i_m2)
         + _t36*(R_dt*_t43 + _t40 + _t43)
-        + _t4*_t61*d
-        + _t4*_t8*(_t53*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
+        + _t4*_t62*d
+        + _t4*_t8*(_t54*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
         + _t4*i_rel*(_t20 + 2*_t22)
         + _t4*(_t2 + _t3*d_v2)
         + _t4*(_t3*i_gate*(_t6 + i_gh) + _t6*_t7*h2)
@@ -1175,7 +1224,7 @@ def rules_train_per_token(s):
             + b_qkv*(_t12*_t22 + _t21)
             + i_mla*(_t20*_t23 + i_qlora*(_t22*r_q + _t24))
         )
-        + _t46*_t8*(_t53*d_qk + d_qk*i_qk_proj*(h + h_kv))
+        + _t46*_t8*(_t54*d_qk + d_qk*i_qk_proj*(h + h_kv))
         + _t46*i_rel*(_t50 + 2*_t51)
         + _t46*(_t2 + _t44*d_v)
         + _t46*(_t44*i_gate*(_t47 + i_gh) + _t47*_t7*h)
@@ -1186,26 +1235,28 @@ def rules_train_per_token(s):
             + b_qkv*(_t12*_t51 + _t21)
             + i_mla*(_t23*_t50 + i_qlora*(_t24 + _t51*r_q))
         )
-        + _t52*_t63*d_v2
-        + _t52*i_sink
-        + _t55*_t57
-        + _t57*(_t29*_t56 + _t54 + _t56)
-        + _t58*i_norm_emb
-        + _t58*i_norm_final
-        + _t59*_t63*d_v
-        + _t59*i_sink
-        + _t60*d_emb*i_proj
-        + 6*_t62*_t63
+        + 30*_t52*d
+        + 6*_t52
+        + _t53*_t64*d_v2
+        + _t53*i_sink
+        + _t56*_t58
+        + _t58*(_t29*_t57 + _t55 + _t57)
+        + _t59*i_norm_emb
+        + _t59*i_norm_final
+        + _t60*_t64*d_v
+        + _t60*i_sink
+        + _t61*d_emb*i_proj
+        + 6*_t63*_t64
     )
-    _t65 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t64
-    _t66 = T*_t22
-    _t67 = T*_t51
-    _t68 = 3*T
-    _t69 = 4*T
+    _t66 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t65
+    _t67 = T*_t22
+    _t68 = T*_t51
+    _t69 = 3*T
+    _t70 = 4*T
     return {
-        '6N': P*_t0 + _t65,
-        'kaplan': _t4*_t66 + _t46*_t67 + _t64,
-        'palm': 12*L_att2*_t66 + 12*_t45*_t67 + _t65,
+        '6N': P*_t0 + _t66,
+        'kaplan': _t4*_t67 + _t46*_t68 + _t65,
+        'palm': 12*L_att2*_t67 + 12*_t45*_t68 + _t66,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1213,11 +1264,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t20 + _t22*_t69 + _t68*h2)
+            3*L_att2*(8*_t20 + _t22*_t70 + _t69*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t45*(8*_t50 + _t51*_t69 + _t68*h)
-            + _t60*(L_moe*(E_s*d_s + d_e*k) + _t62)
+            + 3*_t45*(8*_t50 + _t51*_t70 + _t69*h)
+            + _t61*(L_moe*(E_s*d_s + d_e*k) + _t63)
         ),
     }
 
@@ -1384,6 +1435,7 @@ def memory_activations(s):
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
+    H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -1392,6 +1444,7 @@ def memory_activations(s):
     L_s_att2 = s['L_s_att2']
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
+    L_s_la = s['L_s_la']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sm = s['L_sm']
@@ -1414,6 +1467,7 @@ def memory_activations(s):
     d_e = s['d_e']
     d_ff = s['d_ff']
     d_in = s['d_in']
+    d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
@@ -1482,7 +1536,8 @@ def memory_activations(s):
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
-                    L_s_att2*(
+                    10*H_la*L_s_la*d_la*q_a/n_tp
+                    + L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
@@ -1641,6 +1696,7 @@ def memory(s):
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
+    H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -1650,6 +1706,7 @@ def memory(s):
     L_s_att2 = s['L_s_att2']
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
+    L_s_la = s['L_s_la']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sm = s['L_sm']
@@ -1682,6 +1739,7 @@ def memory(s):
     d_e = s['d_e']
     d_ff = s['d_ff']
     d_in = s['d_in']
+    d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
@@ -1813,6 +1871,9 @@ def memory(s):
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu)
             + q_a*(4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g))/n_tp
         )/n_cp,
+        'activations_per_lightning': T*b*(1 - i_full)*(
+            10*H_la*d_la*q_a/n_tp + d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu)
+        )/n_cp,
         'activations_per_conv': T*b*(1 - i_full)*(
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 6*d*q_a/n_tp
         )/n_cp,
@@ -1822,7 +1883,8 @@ def memory(s):
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
-                    L_s_att2*(
+                    10*H_la*L_s_la*d_la*q_a/n_tp
+                    + L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
@@ -2101,7 +2163,8 @@ def memory(s):
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
-                    L_s_att2*(
+                    10*H_la*L_s_la*d_la*q_a/n_tp
+                    + L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
@@ -2222,6 +2285,7 @@ def finetune_counts(s):
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
+    H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
     L_att = s['L_att']
@@ -2229,6 +2293,7 @@ def finetune_counts(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
+    L_la = s['L_la']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -2246,7 +2311,9 @@ def finetune_counts(s):
     a_k = s['a_k']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output_gate = s['a_output_gate']
     a_q = s['a_q']
+    a_qkv_proj = s['a_qkv_proj']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
@@ -2256,6 +2323,7 @@ def finetune_counts(s):
     d_e = s['d_e']
     d_ff = s['d_ff']
     d_in = s['d_in']
+    d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
@@ -2300,59 +2368,62 @@ def finetune_counts(s):
     _t13 = 1 - i_m2
     _t14 = L_ssm*_t13*r_a
     _t15 = H_v*d_lv
-    _t16 = 2*H_k*d_lk
-    _t17 = L_dn*r_a
-    _t18 = _t7*d
-    _t19 = E*d
-    _t20 = _t13*d_in
-    _t21 = H_v + _t15
-    _t22 = d*i_moa
-    _t23 = E_a*_t22
-    _t24 = _t0*d
-    _t25 = 1 - i_mla
-    _t26 = _t22*(E_a*h_kv2 - h2)
-    _t27 = d_qk2 + d_v2
-    _t28 = _t25*d
-    _t29 = d*i_gate
-    _t30 = d*(d_rope + r_kv)
-    _t31 = -d_rope
-    _t32 = 1 - i_qlora
-    _t33 = d*r_q
-    _t34 = _t5*d
-    _t35 = _t22*(E_a*h_kv - h)
-    _t36 = d_qk + d_v
-    _t37 = (
+    _t16 = H_la*d_la
+    _t17 = L_la*(_t16 + d)
+    _t18 = 2*H_k*d_lk
+    _t19 = L_dn*r_a
+    _t20 = _t7*d
+    _t21 = E*d
+    _t22 = _t13*d_in
+    _t23 = H_v + _t15
+    _t24 = d*i_moa
+    _t25 = E_a*_t24
+    _t26 = _t0*d
+    _t27 = 1 - i_mla
+    _t28 = _t24*(E_a*h_kv2 - h2)
+    _t29 = d_qk2 + d_v2
+    _t30 = _t27*d
+    _t31 = d*i_gate
+    _t32 = d*(d_rope + r_kv)
+    _t33 = -d_rope
+    _t34 = 1 - i_qlora
+    _t35 = d*r_q
+    _t36 = _t5*d
+    _t37 = _t24*(E_a*h_kv - h)
+    _t38 = d_qk + d_v
+    _t39 = (
         L_att2*(
             _t1*d
-            + _t23
-            + _t24*_t25
-            + _t24*i_rel
-            + _t26*d_qk2
-            + _t26*d_v2
-            + _t27*_t28*h_kv2
-            + _t29*h2*(_t2*d_v2 + i_gh)
-            + i_mla*(_t30 + h2*r_kv*(_t27 + _t31))
-            + i_mla*(_t24*_t32 + i_qlora*(_t0*r_q + _t33))
+            + _t25
+            + _t26*_t27
+            + _t26*i_rel
+            + _t28*d_qk2
+            + _t28*d_v2
+            + _t29*_t30*h_kv2
+            + _t31*h2*(_t2*d_v2 + i_gh)
+            + i_mla*(_t32 + h2*r_kv*(_t29 + _t33))
+            + i_mla*(_t26*_t34 + i_qlora*(_t0*r_q + _t35))
         )
-        + L_dense*_t18*d_ff
+        + L_dense*_t20*d_ff
         + L_dn*(
-            _t15*d + d*(_t16 + _t21*(1 - i_cg) + _t21) + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t15))
+            _t15*d + d*(_t18 + _t23*(1 - i_cg) + _t23) + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t15))
         )
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        + L_moe*(E_s*_t18*d_s + _t19*_t7*d_e + _t19 + d*i_shared_gate)
+        + 5*L_la*_t16*d
+        + L_moe*(E_s*_t20*d_s + _t21*_t7*d_e + _t21 + d*i_shared_gate)
         + 4*L_sc*d**2
-        + L_ssm*(R_dt*_t20 + _t11*d + _t20*(R_dt + _t10) + d*d_in)
+        + L_ssm*(R_dt*_t22 + _t11*d + _t22*(R_dt + _t10) + d*d_in)
         + _t4*(
-            _t23
-            + _t28*_t36*h_kv
-            + _t28*_t5
-            + _t29*h*(_t2*d_v + i_gh)
-            + _t34*i_rel
-            + _t35*d_qk
-            + _t35*d_v
+            _t25
+            + _t30*_t38*h_kv
+            + _t30*_t5
+            + _t31*h*(_t2*d_v + i_gh)
+            + _t36*i_rel
+            + _t37*d_qk
+            + _t37*d_v
             + _t6*d
-            + i_mla*(_t30 + h*r_kv*(_t31 + _t36))
-            + i_mla*(_t32*_t34 + i_qlora*(_t33 + _t5*r_q))
+            + i_mla*(_t32 + h*r_kv*(_t33 + _t38))
+            + i_mla*(_t34*_t36 + i_qlora*(_t35 + _t5*r_q))
         )
     )
     return {
@@ -2371,13 +2442,17 @@ def finetune_counts(s):
         'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t11 + d) + 4*_t9),
         'lora/x_proj': _t14*a_x_proj*(_t10 + _t12),
         'lora/dt_proj': _t12*_t14*a_dt_proj,
-        'lora/out_proj': a_out_proj*r_a*(L_dn*(_t15 + d) + L_ssm*(d + d_in) + 2*_t9),
-        'lora/in_proj_qkvz': _t17*a_in_proj_qkvz*(2*_t15 + _t16 + d),
-        'lora/in_proj_ba': _t17*a_in_proj_ba*(2*H_v + d),
+        'lora/out_proj': a_out_proj*r_a*(L_dn*(_t15 + d) + L_ssm*(d + d_in) + _t17 + 2*_t9),
+        'lora/in_proj_qkvz': _t19*a_in_proj_qkvz*(2*_t15 + _t18 + d),
+        'lora/in_proj_ba': _t19*a_in_proj_ba*(2*H_v + d),
+        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t16 + d),
+        'lora/output_gate': _t17*a_output_gate*r_a,
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+            + L_la*a_output_gate*r_a*(H_la*d_la + d)
+            + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -2387,7 +2462,9 @@ def finetune_counts(s):
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
             + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-            + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+            + a_out_proj*r_a*(
+                L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+            )
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2398,6 +2475,8 @@ def finetune_counts(s):
         'adapters_active': (
             L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+            + L_la*a_output_gate*r_a*(H_la*d_la + d)
+            + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -2408,7 +2487,9 @@ def finetune_counts(s):
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
             + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-            + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+            + a_out_proj*r_a*(
+                L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+            )
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2416,8 +2497,8 @@ def finetune_counts(s):
             + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
             + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
         ),
-        'quantised': _t37,
-        'unquantised': N - _t37,
+        'quantised': _t39,
+        'unquantised': N - _t39,
     }
 
 
@@ -2427,6 +2508,7 @@ def finetune_states(s):
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
+    H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -2435,6 +2517,7 @@ def finetune_states(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
+    L_la = s['L_la']
     L_moe = s['L_moe']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
@@ -2463,7 +2546,9 @@ def finetune_states(s):
     a_k = s['a_k']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output_gate = s['a_output_gate']
     a_q = s['a_q']
+    a_qkv_proj = s['a_qkv_proj']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
@@ -2474,6 +2559,7 @@ def finetune_states(s):
     d_e = s['d_e']
     d_ff = s['d_ff']
     d_in = s['d_in']
+    d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
@@ -2539,6 +2625,8 @@ def finetune_states(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -2550,7 +2638,9 @@ def finetune_states(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_out_proj*r_a*(
+                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2576,6 +2666,7 @@ def finetune_states(s):
                 + L_w*(
                     -E*L_moe*d*d_e*(i_glu + 2)
                     + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                    + 5*H_la*L_la*d*d_la
                     + L_att2*(
                         E_a*d*i_moa
                         + d*d_qk2*h2*i_rel
@@ -2638,6 +2729,8 @@ def finetune_states(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -2649,7 +2742,9 @@ def finetune_states(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_out_proj*r_a*(
+                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2695,6 +2790,8 @@ def finetune_states(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                    + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -2706,7 +2803,9 @@ def finetune_states(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_out_proj*r_a*(
+                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2718,6 +2817,8 @@ def finetune_states(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                    + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -2729,7 +2830,9 @@ def finetune_states(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_out_proj*r_a*(
+                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2759,6 +2862,8 @@ def finetune_states(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -2770,7 +2875,9 @@ def finetune_states(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_out_proj*r_a*(
+                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -2788,6 +2895,7 @@ def finetune_memory(s):
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
+    H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -2797,12 +2905,14 @@ def finetune_memory(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
+    L_la = s['L_la']
     L_moe = s['L_moe']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_att2 = s['L_s_att2']
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
+    L_s_la = s['L_s_la']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sc = s['L_sc']
@@ -2833,7 +2943,9 @@ def finetune_memory(s):
     a_k = s['a_k']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output_gate = s['a_output_gate']
     a_q = s['a_q']
+    a_qkv_proj = s['a_qkv_proj']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
@@ -2845,6 +2957,7 @@ def finetune_memory(s):
     d_e = s['d_e']
     d_ff = s['d_ff']
     d_in = s['d_in']
+    d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
@@ -2934,6 +3047,8 @@ def finetune_memory(s):
             + L_att*a_v
             + L_dn*a_in_proj_ba
             + L_dn*a_in_proj_qkvz
+            + L_la*a_output_gate
+            + L_la*a_qkv_proj
             + L_moe*a_experts*k*(i_glu + 2)
             + L_moe*a_shared_expert_gate*i_shared_gate
             + L_ssm*a_dt_proj*(1 - i_m2)
@@ -2942,7 +3057,7 @@ def finetune_memory(s):
             + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
             + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
             + a_in_proj*(L_sc + L_ssm)
-            + a_out_proj*(L_dn + L_sc + L_ssm)
+            + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
             + a_up*(L_dense + L_moe*_minimum(1, E_s))
         ),
         'total': (
@@ -2955,6 +3070,8 @@ def finetune_memory(s):
                 + L_att*a_v
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
+                + L_la*a_output_gate
+                + L_la*a_qkv_proj
                 + L_moe*a_experts*k*(i_glu + 2)
                 + L_moe*a_shared_expert_gate*i_shared_gate
                 + L_ssm*a_dt_proj*(1 - i_m2)
@@ -2963,13 +3080,14 @@ def finetune_memory(s):
                 + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
                 + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
                 + a_in_proj*(L_sc + L_ssm)
-                + a_out_proj*(L_dn + L_sc + L_ssm)
+                + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
             )
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
-                    L_s_att2*(
+                    10*H_la*L_s_la*d_la*q_a/n_tp
+                    + L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
@@ -3093,6 +3211,7 @@ def finetune_memory(s):
                     + L_w*(
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                        + 5*H_la*L_la*d*d_la
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -3210,6 +3329,8 @@ def finetune_memory(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                    + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -3221,7 +3342,9 @@ def finetune_memory(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_out_proj*r_a*(
+                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3233,6 +3356,8 @@ def finetune_memory(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                    + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -3244,7 +3369,9 @@ def finetune_memory(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_out_proj*r_a*(
+                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3257,6 +3384,8 @@ def finetune_memory(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -3268,7 +3397,9 @@ def finetune_memory(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_out_proj*r_a*(
+                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3280,6 +3411,8 @@ def finetune_memory(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -3291,7 +3424,9 @@ def finetune_memory(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_out_proj*r_a*(
+                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3321,6 +3456,7 @@ def finetune_memory(s):
                     + L_w*(
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                        + 5*H_la*L_la*d*d_la
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -3430,6 +3566,8 @@ def finetune_memory(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                    + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -3441,7 +3579,9 @@ def finetune_memory(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_out_proj*r_a*(
+                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3453,6 +3593,8 @@ def finetune_memory(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                    + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -3464,7 +3606,9 @@ def finetune_memory(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_out_proj*r_a*(
+                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3477,6 +3621,8 @@ def finetune_memory(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -3488,7 +3634,9 @@ def finetune_memory(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_out_proj*r_a*(
+                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3500,6 +3648,8 @@ def finetune_memory(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -3511,7 +3661,9 @@ def finetune_memory(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_out_proj*r_a*(
+                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3529,6 +3681,8 @@ def finetune_memory(s):
                 + L_att*a_v
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
+                + L_la*a_output_gate
+                + L_la*a_qkv_proj
                 + L_moe*a_experts*k*(i_glu + 2)
                 + L_moe*a_shared_expert_gate*i_shared_gate
                 + L_ssm*a_dt_proj*(1 - i_m2)
@@ -3537,13 +3691,14 @@ def finetune_memory(s):
                 + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
                 + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
                 + a_in_proj*(L_sc + L_ssm)
-                + a_out_proj*(L_dn + L_sc + L_ssm)
+                + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
             )
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
                 + (1 - i_full)*(i_dual + n_pp)*(
-                    L_s_att2*(
+                    10*H_la*L_s_la*d_la*q_a/n_tp
+                    + L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
@@ -3664,6 +3819,7 @@ def finetune_flops(s):
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
+    H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -3674,6 +3830,7 @@ def finetune_flops(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
+    L_la = s['L_la']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
     L_moe = s['L_moe']
@@ -3694,7 +3851,9 @@ def finetune_flops(s):
     a_k = s['a_k']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output_gate = s['a_output_gate']
     a_q = s['a_q']
+    a_qkv_proj = s['a_qkv_proj']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
@@ -3706,6 +3865,7 @@ def finetune_flops(s):
     d_emb = s['d_emb']
     d_ff = s['d_ff']
     d_in = s['d_in']
+    d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
@@ -3746,6 +3906,8 @@ def finetune_flops(s):
         'adapter_forward_per_token': i_frozen*(
             2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+            + 2*L_la*a_output_gate*r_a*(H_la*d_la + d)
+            + 2*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
             + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -3756,7 +3918,9 @@ def finetune_flops(s):
             + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + 2*a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
             + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-            + 2*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+            + 2*a_out_proj*r_a*(
+                L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+            )
             + 2*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3767,11 +3931,14 @@ def finetune_flops(s):
         'train_per_sequence': (
             3*L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
             + T*(
-                21*H_v*L_dn*d_lk*d_lv
+                15*H_la*L_la*d_la**2
+                + 21*H_v*L_dn*d_lk*d_lv
                 + 15*L_ssm*N_s*d_in
                 + 3*i_frozen*(
                     2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + 2*L_la*a_output_gate*r_a*(H_la*d_la + d)
+                    + 2*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
                     + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -3784,7 +3951,9 @@ def finetune_flops(s):
                     + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + 2*a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                     + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + 2*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + 2*a_out_proj*r_a*(
+                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    )
                     + 2*a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -3796,6 +3965,7 @@ def finetune_flops(s):
                     2*E*L_moe*d
                     + 2*E_a*L_att2*d*i_moa
                     + 2*E_a*d*i_moa*(L_att - L_att2)
+                    + 10*H_la*L_la*d*d_la
                     + 2*H_v*L_dn*d*d_lv
                     + 2*L_att2*d*d_v2*h2
                     + 2*L_att2*d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
@@ -3951,6 +4121,7 @@ def optimizer_states(s):
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
+    H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
     L_att = s['L_att']
@@ -3958,6 +4129,7 @@ def optimizer_states(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
+    L_la = s['L_la']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -3978,7 +4150,9 @@ def optimizer_states(s):
     a_k = s['a_k']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output_gate = s['a_output_gate']
     a_q = s['a_q']
+    a_qkv_proj = s['a_qkv_proj']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
@@ -3988,6 +4162,7 @@ def optimizer_states(s):
     d_e = s['d_e']
     d_ff = s['d_ff']
     d_in = s['d_in']
+    d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
@@ -4044,7 +4219,8 @@ def optimizer_states(s):
     _t25 = d_qk + d_v
     return {
         'adafactor': (
-            4*L_att2*(
+            -20*H_la*L_la*d*d_la
+            + 4*L_att2*(
                 d
                 + d_v2*h2
                 + i_mla*(
@@ -4079,6 +4255,7 @@ def optimizer_states(s):
             )
             + 4*L_dn*(2*H_k*d_lk + 3*H_v*d_lv + 2*H_v + 3*d)
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+            + 4*L_la*(5*H_la*d_la + 3*d)
             - 4*L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
             + 4*L_moe*(
                 E*(d + d_e)*(i_glu + 2) + E + E_s*(d + d_s)*(i_glu + 2) + d + i_shared_gate*(d + 1)
@@ -4130,7 +4307,8 @@ def optimizer_states(s):
             + 4*(P + d)*_minimum(1, P)
         ),
         'muon': (
-            -4*L_att2*(
+            -20*H_la*L_la*d*d_la
+            - 4*L_att2*(
                 _t11*_t12
                 + _t11*i_rel
                 + _t13*d_qk2
@@ -4175,6 +4353,8 @@ def optimizer_states(s):
                 + L_att*a_v
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
+                + L_la*a_output_gate
+                + L_la*a_qkv_proj
                 + L_moe*a_shared_expert_gate*i_shared_gate
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
@@ -4182,13 +4362,15 @@ def optimizer_states(s):
                 + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
                 + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
                 + a_in_proj*(L_sc + L_ssm)
-                + a_out_proj*(L_dn + L_sc + L_ssm)
+                + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
             )
             + 4*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -4200,7 +4382,9 @@ def optimizer_states(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_out_proj*r_a*(
+                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -4213,6 +4397,8 @@ def optimizer_states(s):
             4*E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + 4*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 4*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+            + 4*L_la*a_output_gate*r_a*(H_la*d_la + d)
+            + 4*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + 4*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + 4*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 4*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -4222,7 +4408,9 @@ def optimizer_states(s):
             + 4*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + 4*a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
             + 4*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-            + 4*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+            + 4*a_out_proj*r_a*(
+                L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+            )
             + 4*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -4239,6 +4427,7 @@ def offload(s):
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
+    H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -4247,6 +4436,7 @@ def offload(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
+    L_la = s['L_la']
     L_moe = s['L_moe']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
@@ -4274,7 +4464,9 @@ def offload(s):
     a_k = s['a_k']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output_gate = s['a_output_gate']
     a_q = s['a_q']
+    a_qkv_proj = s['a_qkv_proj']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
@@ -4285,6 +4477,7 @@ def offload(s):
     d_e = s['d_e']
     d_ff = s['d_ff']
     d_in = s['d_in']
+    d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
@@ -4350,6 +4543,8 @@ def offload(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -4361,7 +4556,9 @@ def offload(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_out_proj*r_a*(
+                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -4388,6 +4585,8 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                    + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -4399,7 +4598,9 @@ def offload(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_out_proj*r_a*(
+                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -4425,6 +4626,8 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                    + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -4436,7 +4639,9 @@ def offload(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_out_proj*r_a*(
+                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -4462,6 +4667,8 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                    + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -4473,7 +4680,9 @@ def offload(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_out_proj*r_a*(
+                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -4502,6 +4711,7 @@ def offload(s):
                     + L_w*(
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                        + 5*H_la*L_la*d*d_la
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -4563,6 +4773,8 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                    + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -4574,7 +4786,9 @@ def offload(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_out_proj*r_a*(
+                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -4603,6 +4817,7 @@ def offload(s):
                     + L_w*(
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                        + 5*H_la*L_la*d*d_la
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -4664,6 +4879,8 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                    + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -4675,7 +4892,9 @@ def offload(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_out_proj*r_a*(
+                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -4706,6 +4925,7 @@ def offload(s):
                         + L_w*(
                             -E*L_moe*d*d_e*(i_glu + 2)
                             + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                            + 5*H_la*L_la*d*d_la
                             + L_att2*(
                                 E_a*d*i_moa
                                 + d*d_qk2*h2*i_rel
@@ -4767,6 +4987,8 @@ def offload(s):
                         E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                         + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                         + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                        + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                         + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                         + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                         + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -4778,7 +5000,12 @@ def offload(s):
                         + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                         + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                         + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                        + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                        + a_out_proj*r_a*(
+                            L_dn*(H_v*d_lv + d)
+                            + L_la*(H_la*d_la + d)
+                            + 2*L_sc*d
+                            + L_ssm*(d + d_in)
+                        )
                         + a_q*r_a*(
                             L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                             + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -4805,6 +5032,8 @@ def offload(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -4816,7 +5045,9 @@ def offload(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_out_proj*r_a*(
+                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -4841,6 +5072,8 @@ def offload(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -4852,7 +5085,9 @@ def offload(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_out_proj*r_a*(
+                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -4879,6 +5114,8 @@ def offload(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -4890,7 +5127,9 @@ def offload(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                + a_out_proj*r_a*(
+                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -4918,6 +5157,7 @@ def offload(s):
                     + L_w*(
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+                        + 5*H_la*L_la*d*d_la
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -4979,6 +5219,8 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_la*a_output_gate*r_a*(H_la*d_la + d)
+                    + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
@@ -4990,7 +5232,9 @@ def offload(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
-                    + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
+                    + a_out_proj*r_a*(
+                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
@@ -5008,6 +5252,7 @@ def precision(s):
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
+    H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
     L_att = s['L_att']
@@ -5015,6 +5260,7 @@ def precision(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
+    L_la = s['L_la']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -5027,6 +5273,7 @@ def precision(s):
     d_emb = s['d_emb']
     d_ff = s['d_ff']
     d_in = s['d_in']
+    d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
@@ -5085,7 +5332,8 @@ def precision(s):
     _t27 = d_qk + d_v
     _t28 = d_qk*h
     _t29 = (
-        L_dense*_t10*_t7*d_ff
+        10*H_la*L_la*d*d_la
+        + L_dense*_t10*_t7*d_ff
         + 2*L_dn*i_cg*(_t7*r_g + r_g*(H_v*d_lk + _t6))
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
         + 8*L_sc*d**2
@@ -5123,6 +5371,7 @@ def precision_memory(s):
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
+    H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -5131,6 +5380,7 @@ def precision_memory(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
+    L_la = s['L_la']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -5142,6 +5392,7 @@ def precision_memory(s):
     d_e = s['d_e']
     d_ff = s['d_ff']
     d_in = s['d_in']
+    d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
@@ -5177,6 +5428,7 @@ def precision_memory(s):
         'weight_copies': L_w*n_dp**(-i_z3)*q_8*(
             -E*L_moe*d*d_e*(i_glu + 2)
             + E*L_moe*d*d_e*(i_glu + 2)/n_ep
+            + 5*H_la*L_la*d*d_la
             + L_att2*(
                 E_a*d*i_moa
                 + d*d_qk2*h2*i_rel
@@ -5237,6 +5489,7 @@ def inference(s):
     F_p = s['F_p']
     G_s = s['G_s']
     H_k = s['H_k']
+    H_la = s['H_la']
     H_v = s['H_v']
     K = s['K']
     L_att = s['L_att']
@@ -5245,6 +5498,7 @@ def inference(s):
     L_chk2 = s['L_chk2']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
+    L_la = s['L_la']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
     L_sc = s['L_sc']
@@ -5260,6 +5514,7 @@ def inference(s):
     d = s['d']
     d_I = s['d_I']
     d_in = s['d_in']
+    d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     d_qk = s['d_qk']
@@ -5292,7 +5547,8 @@ def inference(s):
             + (L_att - L_att2)*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))
         ),
         'kv_cache': b*q_kv*(
-            K*h_g*(
+            H_la*L_la*d_la**2
+            + K*h_g*(
                 L_idx*T*d_I
                 + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
                     T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
@@ -5308,14 +5564,16 @@ def inference(s):
             + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
         ),
         'state_cache': b*q_kv*(
-            L_dn*(_t0*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t0))
+            H_la*L_la*d_la**2
+            + L_dn*(_t0*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t0))
             + L_sc*d*(k_sc - 1)
             + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
         ),
         'total': (
             N*q_w
             + b*q_kv*(
-                K*h_g*(
+                H_la*L_la*d_la**2
+                + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
                         T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
@@ -5334,7 +5592,8 @@ def inference(s):
         'gpu': 1073741824*K*M_gib,
         'batch_room': (1073741824*K*M_gib - N*q_w)/(
             q_kv*(
-                K*h_g*(
+                H_la*L_la*d_la**2
+                + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
                         T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
@@ -5355,7 +5614,8 @@ def inference(s):
         'prefill_memory_seconds': (1/1000000000)*(
             N*q_w
             + b*q_kv*(
-                K*h_g*(
+                H_la*L_la*d_la**2
+                + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
                         T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
@@ -5376,7 +5636,8 @@ def inference(s):
             (1/1000000000)*(
                 N*q_w
                 + b*q_kv*(
-                    K*h_g*(
+                    H_la*L_la*d_la**2
+                    + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
                             T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
@@ -5399,7 +5660,8 @@ def inference(s):
         'decode_compute_seconds': F_d*b/(K*R*u),
         'decode_memory_seconds': (1/1000000000)*(
             b*q_kv*(
-                K*h_g*(
+                H_la*L_la*d_la**2
+                + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
                         T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
@@ -5423,7 +5685,8 @@ def inference(s):
             F_d*b/(K*R*u),
             (1/1000000000)*(
                 b*q_kv*(
-                    K*h_g*(
+                    H_la*L_la*d_la**2
+                    + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
                             T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
@@ -5447,7 +5710,8 @@ def inference(s):
             F_d*b/(K*R*u),
             (1/1000000000)*(
                 b*q_kv*(
-                    K*h_g*(
+                    H_la*L_la*d_la**2
+                    + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
                             T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)

@@ -32,11 +32,12 @@ if TYPE_CHECKING:  # the layout's schemas load only where a layout is priced (st
     from calc.spec.memory import StackMemory, TrainingMemory
 
 # The adapters whose input is a mixer's in_proj input (calc.formulas.memory, i_keep_mix).
-MIXER_INPUT_TARGETS = ("in_proj", "in_proj_qkvz", "in_proj_ba")
+MIXER_INPUT_TARGETS = ("in_proj", "in_proj_qkvz", "in_proj_ba", "qkv_proj", "output_gate")
 
 # The symbol of each layer count (calc.formulas.params, PARTS) and the spec's name for it.
 LAYER_COUNTS = {"L_att": "attention", "L_loc": "local", "L_chk": "chunked", "L_ssm": "mamba",
-                "L_dn": "deltanet", "L_sc": "conv", "L_dense": "dense", "L_moe": "moe"}
+                "L_dn": "deltanet", "L_la": "lightning", "L_sc": "conv", "L_dense": "dense",
+                "L_moe": "moe"}
 
 
 def layer_count_values(spec: ModelSpec) -> dict[str, int]:
@@ -46,9 +47,9 @@ def layer_count_values(spec: ModelSpec) -> dict[str, int]:
 
 
 def _mixer_values(spec: ModelSpec) -> dict[str, int]:
-    """The sizes and indicators of the Mamba, gated DeltaNet and short-convolution mixers (0
-    for a mixer the model does not have)."""
-    mamba, dn, sc = spec.mamba, spec.deltanet, spec.short_conv
+    """The sizes and indicators of the Mamba, gated DeltaNet, lightning-attention and
+    short-convolution mixers (0 for a mixer the model does not have)."""
+    mamba, dn, la, sc = spec.mamba, spec.deltanet, spec.lightning, spec.short_conv
     v2 = mamba is not None and mamba.version == 2
     return {
         "d_in": mamba.d_inner if mamba else 0, "N_s": mamba.d_state if mamba else 0,
@@ -61,6 +62,7 @@ def _mixer_values(spec: ModelSpec) -> dict[str, int]:
         "d_lk": dn.d_k if dn else 0, "d_lv": dn.d_v if dn else 0,
         "k_dn": dn.d_conv if dn else 0,
         "i_cg": int(bool(dn and dn.channel_gate)), "r_g": (dn.gate_rank or 0) if dn else 0,
+        "H_la": la.n_heads if la else 0, "d_la": la.d_head if la else 0,
         "k_sc": sc.d_conv if sc else 0, "b_sc": int(bool(sc and sc.bias)),
     }
 
@@ -141,7 +143,7 @@ class ParamCounts:
     per_layer: dict[str, int]  # one attention layer's attention, and one layer's norms
     per_dense_ffn: dict[str, int]  # one dense layer's FFN
     per_moe_ffn: dict[str, int]  # one MoE layer's router, experts, shared experts
-    per_mixer: dict[str, int]  # one Mamba, gated DeltaNet or short-convolution layer's mixer
+    per_mixer: dict[str, int]  # one Mamba, gated DeltaNet, lightning or short-conv layer's mixer
     per_indexer: dict[str, int]  # one DSA indexer (on the attention layers that have one)
     components: dict[str, int]  # whole model, by component; sums to total
     total: int
@@ -167,7 +169,8 @@ def stage_values(spec: ModelSpec, tp: int, pp: int, split_embedding_loss: bool =
     return {"L_s": first, "L_sm": ffns.count("moe"), "L_s_dense": ffns.count("dense"),
             "L_s_att": sum("attention" in m for m in mixers),
             "L_s_ssm": sum("mamba" in m for m in mixers),
-            "L_s_dn": mixers.count("deltanet"), "L_s_sc": mixers.count("conv"),
+            "L_s_dn": mixers.count("deltanet"), "L_s_la": mixers.count("lightning"),
+            "L_s_sc": mixers.count("conv"),
             "h_t": -(-spec.n_kv_heads // tp), "L_w": first + last * dualpipe,
             "L_s_att2": spec.attention_kinds[:first].count(spec.shaped_kind or "-"),
             "h_t2": -(-spec.heads_of(spec.shaped_kind or "")[1] // tp)}
@@ -290,7 +293,7 @@ def _counted(s: Mapping[str, int]) -> ParamCounts:
         per_dense_ffn=_compiled.params_dense_ffn(s),
         per_moe_ffn=_compiled.params_moe_ffn(s),
         per_mixer={**_compiled.params_mamba(s), **_compiled.params_deltanet(s),
-                   **_compiled.params_short_conv(s)},
+                   **_compiled.params_lightning(s), **_compiled.params_short_conv(s)},
         per_indexer=_compiled.params_indexer(s),
         components=_compiled.params_components(s),
         **summary,

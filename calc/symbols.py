@@ -64,6 +64,7 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("L_dense", "L_{dense}", "layers with a dense FFN", "size"),
     SymbolInfo("L_ssm", "L_{ssm}", "layers with a Mamba mixer", "size"),
     SymbolInfo("L_dn", "L_{dn}", "layers with a gated DeltaNet mixer", "size"),
+    SymbolInfo("L_la", "L_{la}", "layers with a lightning-attention mixer", "size"),
     SymbolInfo("L_sc", "L_{sc}", "layers with a short-convolution mixer", "size"),
     SymbolInfo("c", "c", "chunked attention: tokens per chunk", "size"),
     # the attention layers of one kind with head shapes of their own (attention.kind_shapes);
@@ -92,6 +93,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("k_dn", "k_{dn}", "gated DeltaNet: conv1d kernel", "size"),
     SymbolInfo("r_g", "r_{g}", "gated DeltaNet, channel gate: rank of the low-rank gates "
                "(Kimi Delta Attention)", "size"),
+    SymbolInfo("H_la", "H_{la}", "lightning attention: heads (one d_la × d_la state each)",
+               "size"),
+    SymbolInfo("d_la", "d_{la}", "lightning attention: width of q, k and v per head", "size"),
     SymbolInfo("k_sc", "k_{sc}", "short convolution: kernel", "size"),
     SymbolInfo("n_act", "n_{act}", "learned parameters of a dense FFN's activation (xIELU: "
                "α_p, α_n; 0 for the others)", "size"),
@@ -195,6 +199,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("L_s_ssm", "L_{s,ssm}", "Mamba layers among the first stage's L_s", "memory"),
     SymbolInfo("L_s_dn", "L_{s,dn}", "gated DeltaNet layers among the first stage's L_s",
                "memory"),
+    SymbolInfo("L_s_la", "L_{s,la}", "lightning-attention layers among the first stage's L_s",
+               "memory"),
     SymbolInfo("L_s_sc", "L_{s,sc}", "short-convolution layers among the first stage's L_s",
                "memory"),
     SymbolInfo("L_s_att2", "L'_{s,att}", "of those, layers of the kind with head shapes of its "
@@ -281,11 +287,15 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("a_dt_proj", r"\mathbb{1}_{A\,dt}", "an adapter on each Mamba-1 dt_proj",
                "finetune"),
     SymbolInfo("a_out_proj", r"\mathbb{1}_{A\,out}", "an adapter on each Mamba, gated "
-               "DeltaNet or short-convolution out_proj", "finetune"),
+               "DeltaNet, lightning-attention or short-convolution out_proj", "finetune"),
     SymbolInfo("a_in_proj_qkvz", r"\mathbb{1}_{A\,qkvz}", "an adapter on each gated DeltaNet "
                "in_proj_qkvz", "finetune"),
     SymbolInfo("a_in_proj_ba", r"\mathbb{1}_{A\,ba}", "an adapter on each gated DeltaNet "
                "in_proj_ba", "finetune"),
+    SymbolInfo("a_qkv_proj", r"\mathbb{1}_{A\,qkv}", "an adapter on each lightning-attention "
+               "qkv_proj", "finetune"),
+    SymbolInfo("a_output_gate", r"\mathbb{1}_{A\,og}", "an adapter on each lightning-attention "
+               "output_gate", "finetune"),
     SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
                "finetune"),
     SymbolInfo("i_fa", r"\mathbb{1}_{fp32\,A}", "the adapters on a frozen base are kept in fp32 "
@@ -302,8 +312,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "stored", "finetune"),
     SymbolInfo("i_keep_exp", r"\mathbb{1}_{x\,exp}", "the routed experts' down-projection "
                "input is stored", "finetune"),
-    SymbolInfo("i_keep_mix", r"\mathbb{1}_{x\,mix}", "the input of a Mamba, gated DeltaNet or "
-               "short-convolution in_proj is stored", "finetune"),
+    SymbolInfo("i_keep_mix", r"\mathbb{1}_{x\,mix}", "the input of a Mamba, gated DeltaNet, "
+               "lightning-attention or short-convolution in_proj is stored", "finetune"),
     SymbolInfo("i_keep_head", r"\mathbb{1}_{x\,head}", "the LM head's input is stored",
                "finetune"),
     SymbolInfo("i_qh", r"\mathbb{1}_{q\,head}", "the frozen LM head is stored like the layers' "
@@ -384,6 +394,8 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
     SYMBOLS[n] for n in ("i_sink", "i_gate", "i_gh", "i_sub", "i_proj", "i_m2", "i_gn",
                          "i_dtn", "g_norm", "b_ssm", "b_cs", "b_sc"))
 i_cg, r_g = SYMBOLS["i_cg"], SYMBOLS["r_g"]
+L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
+a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2 = (SYMBOLS[n] for n in (

@@ -223,6 +223,14 @@ def _per_layer_types(draw, model_type: str) -> dict:
         return drawn
     if model_type == "kimi_linear":
         return draw(_kimi_linear(layers))
+    if model_type == "minimax":  # lightning attention takes the attention's heads and width
+        config.pop("attention_bias")
+        return {**config, **moe, "num_local_experts": experts,
+                "head_dim": draw(st.none() | st.sampled_from([2, 4, 8])),
+                "layer_types": draw(st.none() | st.just(_layer_types(
+                    draw, layers, ["full_attention", "linear_attention"]))),
+                "block_size": draw(st.sampled_from([1, 3, 4, 256])),
+                "sliding_window": draw(st.none() | st.integers(MIN_WINDOW, 32))}
     if model_type == "qwen3_next":
         k_heads = draw(st.integers(1, 2))
         return {**config, **moe, "num_experts": draw(st.sampled_from([0, experts])),
@@ -597,7 +605,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "lara_mini", "granitemoe_swa", "kolibri1", "afmoe",
                    "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl",
                    "cohere2_moe", "deepseek_v32", "glm_moe_dsa", "lfm3", "laguna",
-                   "kimi_linear")
+                   "kimi_linear", "minimax")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

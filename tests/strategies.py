@@ -152,10 +152,11 @@ def _indexer(draw, rope: int, n_layers: int, mixers: tuple[str, ...]) -> dict:
 
 @st.composite
 def _mixers(draw, n_layers: int) -> dict:
-    """A mixer pattern and the mixers' shapes (Mamba, gated DeltaNet, short convolution); the
+    """A mixer pattern and the mixers' shapes (Mamba, gated DeltaNet, lightning attention, short
+    convolution); the
     key no_ffn says whether the layers go without FFN (Mamba)."""
-    pattern = draw(st.lists(st.sampled_from(["attention", "mamba", "deltanet", "conv",
-                                             "attention+mamba"]),
+    pattern = draw(st.lists(st.sampled_from(["attention", "mamba", "deltanet", "lightning",
+                                             "conv", "attention+mamba"]),
                             min_size=1, max_size=min(3, n_layers)))
     out: dict = {"layers": {"mixer_pattern": tuple(pattern)}, "no_ffn": False}
     if any("mamba" in m for m in pattern):
@@ -177,6 +178,8 @@ def _mixers(draw, n_layers: int) -> dict:
                            "d_conv": draw(st.integers(1, 4))}
         if draw(st.booleans()):  # Kimi Delta Attention's channel gate
             out["deltanet"].update(gate="channel", gate_rank=draw(st.integers(1, 4)))
+    if "lightning" in pattern:
+        out["lightning"] = {"n_heads": draw(st.integers(1, 3)), "d_head": draw(st.integers(1, 4))}
     if "conv" in pattern:
         out["short_conv"] = {"d_conv": draw(st.integers(1, 4)), "bias": draw(st.booleans())}
     return out

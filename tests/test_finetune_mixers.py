@@ -38,6 +38,11 @@ TARGETS: dict[str, dict[str, str]] = {
     "lfm2-1.2b": {**ATTENTION, "o": r"self_attn\.out_proj$", "up": r"feed_forward\.w3$",
                   "gate": r"feed_forward\.w1$", "down": r"feed_forward\.w2$",
                   "in_proj": r"conv\.in_proj$", "out_proj": r"conv\.out_proj$"},
+    # lightning attention's own projections beside the attention layers' (the experts are fused
+    # parameters, the router an nn.Parameter: neither is an nn.Linear)
+    "minimax-text-01-hf": {**ATTENTION, "qkv_proj": r"self_attn\.qkv_proj$",
+                           "output_gate": r"self_attn\.output_gate$",
+                           "out_proj": r"self_attn\.out_proj$"},
     "qwen1.5-moe-a2.7b": {**ATTENTION, "up": r"shared_expert\.up_proj$",
                           "shared_expert_gate": r"shared_expert_gate$"},
     # two shared experts, one MLP of twice the width; a dense first layer

@@ -489,6 +489,48 @@ def test_channel_gate_needs_its_rank_and_lora_refuses_kda_projections():
         "up", "experts")
 
 
+def test_minimax_reads_lightning_attention_beside_softmax_attention():
+    """MiniMax-Text-01 (tests/data, MiniMaxAI/MiniMax-Text-01-hf): a softmax attention layer
+    after every 7 lightning-attention layers, 32 experts top-2 on every layer. Its model card
+    (huggingface.co/MiniMaxAI/MiniMax-Text-01, §2) gives 456B parameters and 45.9B activated
+    per token: calc's exact total is 456,089,655,296 (transformers' own count, python -m calc
+    verify --hf), and the active parameters outside the embedding and the LM head are
+    45,944,920,064."""
+    spec = spec_of("minimax-text-01-hf")
+    assert [i for i, m in enumerate(spec.mixer_kinds) if m == "attention"] == list(range(7, 80,
+                                                                                        8))
+    assert spec.lightning is not None
+    assert (spec.lightning.n_heads, spec.lightning.d_head) == (64, 128)
+    assert spec.moe is not None and (spec.moe.n_experts, spec.moe.top_k) == (32, 2)
+    counts = calc.count_params(spec)
+    d, width = 6144, 64 * 128
+    # qkv_proj, output_gate, out_proj and the norm over the 8192 output channels, 70 layers
+    assert counts.components["lightning/qkv"] == 70 * d * 3 * width
+    assert counts.components["lightning/gate"] == counts.components["lightning/out"] == (
+        70 * d * width)
+    assert counts.components["lightning/norm"] == 70 * width
+    assert counts.total == 456_089_655_296
+    assert round(counts.total / 1e9) == 456
+    active = counts.active - counts.components["embedding/token"] - counts.components["lm_head"]
+    assert active == 45_944_920_064 and round(active / 1e8) == 459
+    # the scan's convention: decay, write and read, 5 FLOPs per element of d_h × d_h per head
+    flops = calc.count_flops(spec, 8, "full")
+    assert flops.components["lightning/scan"] == 70 * 5 * 64 * 128 * 128
+    # the class's placement without layer_types: attention on the even layers
+    plain = {k: v for k, v in config("minimax-text-01-hf").items() if k != "layer_types"}
+    assert spec_from_hf_config(plain).layers.mixer_pattern == ("attention", "lightning")
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"layer_types": ["sliding_attention"] * 80}, "layer_types must list 'full_attention'"),
+    ({"layer_types": ["linear_attention"] * 3}, "for each of the 80 layers"),
+    ({"num_experts_per_tok": 33}, "num_experts_per_tok=33 must not exceed num_local_experts"),
+])
+def test_minimax_refuses_in_one_line(changes, message):
+    with pytest.raises(CalcError, match=message):
+        spec_of("minimax-text-01-hf", **changes)
+
+
 def test_hybrid_layer_placement():
     jamba, lfm2 = spec_of("ai21-jamba-1.5-mini"), spec_of("lfm2-1.2b")
     assert [i for i, m in enumerate(jamba.mixer_kinds) if m == "attention"] == [4, 12, 20, 28]

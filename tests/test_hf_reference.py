@@ -427,6 +427,28 @@ def test_random_kimi_linear_configs_match_transformers_and_export_back(config):
         assert exported["model_type"] == "kimi_linear"
 
 
+# ---- lightning attention beside softmax attention (minimax) ---------------------------------
+@st.composite
+def _minimax_configs(draw) -> dict:
+    return {"model_type": "minimax", "vocab_size": draw(st.integers(1, 50)), **_NO_TOKENS,
+            **draw(STRATEGIES["minimax"]("minimax"))}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_minimax_configs(), st.integers(1, 11))
+def test_random_minimax_configs_match_transformers_and_export_back(config, seq_len):
+    """Lightning attention's qkv_proj, output gate, norm and out_proj, and its blocked form over
+    whole and partial blocks (block_size 1, 3, 4 or 256), beside Mixtral's attention and experts,
+    against transformers; and back through minimax's writer (no other writer holds lightning
+    attention)."""
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, seq_len)
+    exported = hf_config_from_spec(spec)
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    if spec.layer_counts["lightning"]:
+        assert exported["model_type"] == "minimax"
+
+
 # ---- an LM head narrower than the vocabulary (output_vocab_size) ----------------------------
 @st.composite
 def _apertus1p5_configs(draw) -> dict:

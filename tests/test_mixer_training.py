@@ -1,6 +1,7 @@
 """Training memory, step time, layouts and serving of models with mixers other than attention
-(Mamba, Mamba-2, gated DeltaNet, short convolutions, their hybrids), from the released configs
-of tests/data/hf_configs (README.md cites each): hand counts from the config's own fields."""
+(Mamba, Mamba-2, gated DeltaNet, lightning attention, short convolutions, their hybrids), from
+the released configs of tests/data/hf_configs (README.md cites each): hand counts from the
+config's own fields."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from tests.test_timing import NETWORK
 
 BF16 = 2
 MIXER_MODELS = ["mamba-130m-hf", "mamba-codestral-7b-v0.1", "ai21-jamba-1.5-mini",
-                "qwen3-next-80b-a3b-instruct", "lfm2-1.2b", "falcon-h1-0.5b-base"]
+                "qwen3-next-80b-a3b-instruct", "lfm2-1.2b", "falcon-h1-0.5b-base",
+                "minimax-text-01-hf"]
 
 
 def _config(name: str) -> dict:
@@ -52,6 +54,9 @@ def _state_elements_by_hand(name: str) -> int:
         state = c["linear_num_value_heads"] * c["linear_key_head_dim"] * c[
             "linear_value_head_dim"]
         return linear * (state + (c["linear_conv_kernel_dim"] - 1) * (2 * keys + values))
+    if name == "minimax-text-01-hf":  # lightning: d_h × d_h per head, no conv
+        lightning = c["layer_types"].count("linear_attention")
+        return lightning * c["num_attention_heads"] * c["head_dim"] ** 2
     if name == "lfm2-1.2b":  # a short convolution except at full_attn_idxs
         conv = layers - len(c["full_attn_idxs"])
         return conv * (c["conv_L_cache"] - 1) * c["hidden_size"]
@@ -59,7 +64,8 @@ def _state_elements_by_hand(name: str) -> int:
 
 
 @pytest.mark.parametrize("name", ["mamba-130m-hf", "ai21-jamba-1.5-mini",
-                                  "qwen3-next-80b-a3b-instruct", "lfm2-1.2b"])
+                                  "qwen3-next-80b-a3b-instruct", "lfm2-1.2b",
+                                  "minimax-text-01-hf"])
 def test_the_state_cache_is_a_hand_count_from_the_config(name):
     """The decode cache of the layers without attention: constant in the context."""
     short = calc.infer(_preset(name), gpu="h100", context=1024, batch=3).inference
@@ -68,6 +74,18 @@ def test_the_state_cache_is_a_hand_count_from_the_config(name):
     assert long.state_cache_bytes == short.state_cache_bytes
     attention_cache = long.kv_cache_bytes - long.state_cache_bytes
     assert attention_cache == 4 * (short.kv_cache_bytes - short.state_cache_bytes)
+
+
+def test_lightning_activations_are_a_hand_count_from_the_config():
+    """One lightning-attention mixer per token: its in_proj input (the norm's output, d) and
+    10 widths of H·d_h split t ways (q, k, v before and after the SiLU, the kernel's output,
+    the gate before its sigmoid, the norm's output, out_proj's input)."""
+    c = _config("minimax-text-01-hf")
+    d, width, s = c["hidden_size"], c["num_attention_heads"] * c["head_dim"], 4096
+    for tp in (1, 8):
+        m = calc.memory(_preset("minimax-text-01-hf"), seq_len=s, micro_batch=2, tp=tp).memory
+        assert m.activations_per_mixer_bytes == {
+            "lightning": s * 2 * (d + 10 * width / tp) * BF16}
 
 
 def test_mamba_activations_are_a_hand_count_from_the_config():
@@ -92,7 +110,7 @@ def test_memory_step_layout_and_infer_price_every_mixer(name):
     m = calc.memory(preset, gpu="h100", seq_len=4096).memory
     assert m.activations["layers"] > 0 and m.total_bytes > m.states_bytes
     kinds = {k for k, n in preset.spec.layer_counts.items()
-             if n and k in ("mamba", "deltanet", "conv")}
+             if n and k in ("mamba", "deltanet", "lightning", "conv")}
     assert set(m.activations_per_mixer_bytes) == kinds
     report = calc.step(preset, gpu="h100", gpus=8, global_batch=64, seq_len=4096,
                        flash_attention=True, dropout=False)
@@ -156,6 +174,14 @@ def test_mamba1_x_proj_adds_a_small_all_reduce():
     spec = _preset("mamba-130m-hf").spec
     rank, n = spec.mamba.dt_rank, spec.mamba.d_state
     assert model_terms(spec, 2048).tp_reductions == ((1.0, spec.d_model), (1.0, rank + 2 * n))
+
+
+def test_tensor_parallelism_splits_lightning_attention_by_heads():
+    """vLLM's MiniMaxText01LinearAttention splits qkv_proj, output_gate and the state by heads:
+    t must divide lightning.n_heads, even where the attention layers have more heads."""
+    spec = _preset("minimax-text-01-hf").spec.updated(**{"lightning.n_heads": 6})
+    with pytest.raises(calc.CalcError, match=r"tp=4 must divide lightning\.n_heads=6"):
+        calc.memory(spec, seq_len=4096, tp=4)
 
 
 @pytest.mark.parametrize(("name", "options", "message"), [

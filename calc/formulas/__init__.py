@@ -1,7 +1,8 @@
 """Closed-form sympy expressions, one per named component, each citing its source.
 
-Modules: `params` (parameter counts), `mixers` (Mamba, gated DeltaNet and short-convolution
-layers: parameters, weights, convolution and scan FLOPs), `flops` (FLOPs per token), `rules`
+Modules: `params` (parameter counts), `mixers` (Mamba, gated DeltaNet, lightning-attention and
+short-convolution layers: parameters, weights, convolution and scan FLOPs), `flops` (FLOPs per
+token), `rules`
 (published shortcuts), `training` (FLOPs, GPU-hours, days), `cost` (money, energy, CO2e),
 `memory` (training memory per GPU), `finetune` (LoRA and QLoRA: adapters, a frozen base, step
 FLOPs), `optimizer` (optimizer states that depend on the shapes), `offload`
@@ -27,6 +28,7 @@ _WHERE: dict[str, str] = {
     "params_moe_ffn": "params:MOE_FFN",
     "params_mamba": "mixers:MAMBA",
     "params_deltanet": "mixers:DELTANET",
+    "params_lightning": "mixers:LIGHTNING",
     "params_short_conv": "mixers:SHORT_CONV",
     "params_indexer": "params:INDEXER",
     "params_components": "params:COMPONENTS",

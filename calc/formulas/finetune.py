@@ -39,6 +39,7 @@ from calc.symbols import (
     L_dense,
     L_dn,
     L_idx,
+    L_la,
     L_moe,
     L_sc,
     L_ssm,
@@ -97,8 +98,8 @@ from calc.symbols import (
 # width E_s·d_s (Qwen2MoeSparseMoeBlock, DeepseekV3MoE); `experts`: up, gate and down of each
 # routed expert (k of E per token). The other mixers: calc.formulas.mixers's projections
 # (Mamba's in_proj d → 2D (+ 2GN + H), x_proj, dt_proj, out_proj; gated DeltaNet's
-# in_proj_qkvz, in_proj_ba, out_proj; the short convolution's in_proj d → 3d and out_proj), one
-# of each per layer.
+# in_proj_qkvz, in_proj_ba, out_proj; lightning attention's qkv_proj, output_gate, out_proj; the
+# short convolution's in_proj d → 3d and out_proj), one of each per layer.
 HAS_SHARED = sympy.Min(E_s, 1)  # the MoE layers have a shared-expert MLP
 SHARED_WIDTH = E_s * d_s
 
@@ -134,9 +135,11 @@ TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]
     "x_proj": ((M1 * L_ssm, d_in + R_dt + 2 * N_s, M1 * L_ssm),),
     "dt_proj": ((M1 * L_ssm, R_dt + d_in, M1 * L_ssm),),
     "out_proj": ((L_ssm, d_in + d, L_ssm), (L_dn, mixers.DN_VALUES + d, L_dn),
-                 (L_sc, d + d, L_sc)),
+                 (L_la, mixers.LA_WIDTH + d, L_la), (L_sc, d + d, L_sc)),
     "in_proj_qkvz": ((L_dn, d + 2 * mixers.DN_KEYS + 2 * mixers.DN_VALUES, L_dn),),
     "in_proj_ba": ((L_dn, d + 2 * H_v, L_dn),),
+    "qkv_proj": ((L_la, d + 3 * mixers.LA_WIDTH, L_la),),
+    "output_gate": ((L_la, d + mixers.LA_WIDTH, L_la),),
 }
 ON = {target: SYMBOLS[f"a_{target}"] for target in TARGET_MATRICES}
 
@@ -166,6 +169,7 @@ QUANTISED = (params.over_attention_layers(
                         + E_s * params.ffn_weights(d_s) + i_shared_gate * d)
              + L_ssm * sympy.Add(*mixers.MAMBA_WEIGHTS.values())
              + L_dn * sympy.Add(*mixers.DELTANET_WEIGHTS.values())
+             + L_la * sympy.Add(*mixers.LIGHTNING_WEIGHTS.values())
              + L_sc * sympy.Add(*mixers.SHORT_CONV_WEIGHTS.values()))
 
 # ---- model states of the most loaded GPU ------------------------------------------------------

@@ -38,6 +38,7 @@ from calc.symbols import (
     E,
     F_d,
     F_p,
+    H_la,
     H_v,
     K,
     L_att,
@@ -46,6 +47,7 @@ from calc.symbols import (
     L_chk2,
     L_dn,
     L_idx,
+    L_la,
     L_loc,
     L_loc2,
     L_sc,
@@ -61,6 +63,7 @@ from calc.symbols import (
     d,
     d_I,
     d_in,
+    d_la,
     d_lk,
     d_lv,
     d_qk,
@@ -102,10 +105,12 @@ def _token_layers(att: sympy.Expr, loc: sympy.Expr, chk: sympy.Expr) -> sympy.Ex
 KV_TOKEN_LAYERS = _token_layers(L_att - L_att2, L_loc - L_loc2, L_chk - L_chk2)
 KV_TOKEN_LAYERS2 = _token_layers(L_att2, L_loc2, L_chk2)
 # The other mixers keep a state per sequence whatever T (Mamba: D × N and the last k − 1 inputs
-# of its conv; gated DeltaNet: d_k × d_v per value head and its conv's; short conv: k − 1 inputs).
+# of its conv; gated DeltaNet: d_k × d_v per value head and its conv's; lightning attention:
+# d_la × d_la per head, transformers' MiniMaxCache linear_cache; short conv: k − 1 inputs).
 STATE_ELEMENTS = (L_ssm * (d_in * N_s + (k_s - 1) * mixers.CONV_CHANNELS)
                   + L_dn * (H_v * d_lk * d_lv
                             + (k_dn - 1) * (2 * mixers.DN_KEYS + mixers.DN_VALUES))
+                  + L_la * H_la * d_la * d_la
                   + L_sc * (k_sc - 1) * d)
 
 WEIGHTS = q_w * N

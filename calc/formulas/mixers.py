@@ -20,6 +20,13 @@ decay through f_a_proj d → r_g and f_b_proj r_g → H_v·d_k with a bias per c
 A per head, the output gate through g_a_proj d → r_g and g_b_proj r_g → H_v·d_v (a sigmoid on
 the gated RMSNorm), the conv, norm and out_proj as gated DeltaNet's.
 
+Lightning attention (Qin et al. 2024, "Lightning Attention-2", arXiv 2401.04658; the MiniMax-01
+report, arXiv 2501.08313, §2.2; transformers' MiniMaxLightningAttention): qkv_proj d →
+3·H_la·d_la (SiLU on q, k and v), output_gate d → H_la·d_la (a sigmoid on it multiplies the
+normed output), an RMSNorm over all H_la·d_la output channels (one weight each), out_proj
+H_la·d_la → d; no bias, no conv, no learned decay (each head's decay is a fixed slope, a
+buffer).
+
 Short convolution (LFM2, Liquid AI 2025; transformers' Lfm2ShortConv): in_proj d → 3d (B, C, x),
 a depthwise conv over d channels of kernel k_sc, out_proj d → d, all with or without biases.
 
@@ -33,7 +40,11 @@ prepares the coefficients (Δ·A, exp, softplus, Δ·B, β, the gates, the D ski
 activations and norms do elsewhere. Mamba and Mamba-2: decay, write, read = 5 per element;
 gated DeltaNet: decay, read kᵀS, write k(v − kᵀS)ᵀ, read Sᵀq = 7 per element (the delta rule).
 The channel gate decays each state element by its key channel's own factor: still 1 per element,
-so Kimi Delta Attention's scan is gated DeltaNet's 7 per element.
+so Kimi Delta Attention's scan is gated DeltaNet's 7 per element. Lightning attention's state
+S_t = λ·S_{t−1} + k_t v_tᵀ is read as o_t = S_tᵀ q_t: decay, write, read = 5 per element of
+d_la × d_la per head, Mamba's count; its blocked form (intra-block QKᵀ and scores × V, inter-block
+Q·S and the state update Kᵀ·V per block of B tokens) computes the same outputs with 4·B·d_la +
+4·d_la² FLOPs per head and token, which calc.verify.hf_implementation counts for transformers.
 """
 
 from __future__ import annotations
@@ -43,6 +54,7 @@ import sympy
 from calc.symbols import (
     G_s,
     H_k,
+    H_la,
     H_s,
     H_v,
     N_s,
@@ -52,6 +64,7 @@ from calc.symbols import (
     b_ssm,
     d,
     d_in,
+    d_la,
     d_lk,
     d_lv,
     i_cg,
@@ -85,6 +98,12 @@ DELTANET_WEIGHTS: dict[str, sympy.Expr] = {
     "deltanet/lowrank": i_cg * (2 * d * r_g + r_g * (H_v * d_lk + DN_VALUES)),
     "deltanet/out": DN_VALUES * d,
 }
+LA_WIDTH = H_la * d_la  # width of q, of k, of v, of the output and of its gate
+LIGHTNING_WEIGHTS: dict[str, sympy.Expr] = {
+    "lightning/qkv": d * 3 * LA_WIDTH,
+    "lightning/gate": d * LA_WIDTH,  # output_gate
+    "lightning/out": LA_WIDTH * d,
+}
 SHORT_CONV_WEIGHTS: dict[str, sympy.Expr] = {
     "conv/in": d * 3 * d,  # B, C and x
     "conv/out": d * d,
@@ -110,6 +129,10 @@ DELTANET: dict[str, sympy.Expr] = {
     "deltanet/norm": d_lv,
     "deltanet/out": DELTANET_WEIGHTS["deltanet/out"],
 }
+LIGHTNING: dict[str, sympy.Expr] = {
+    **LIGHTNING_WEIGHTS,
+    "lightning/norm": LA_WIDTH,  # the RMSNorm over the output's H_la·d_la channels
+}
 SHORT_CONV: dict[str, sympy.Expr] = {
     "conv/in": SHORT_CONV_WEIGHTS["conv/in"] + b_sc * 3 * d,
     "conv/conv": d * (k_sc + b_sc),
@@ -123,6 +146,7 @@ MAMBA_CONV = TAP * k_s * CONV_CHANNELS
 MAMBA_SCAN = (DECAY + WRITE + READ) * d_in * N_s
 DELTANET_CONV = TAP * k_dn * (2 * DN_KEYS + DN_VALUES)
 DELTANET_SCAN = (DECAY + READ + WRITE + READ) * H_v * d_lk * d_lv
+LIGHTNING_SCAN = (DECAY + WRITE + READ) * H_la * d_la * d_la
 SHORT_CONV_CONV = TAP * k_sc * d
 
 # ---- activations a layer keeps for its backward pass, elements per token ---------------------
@@ -153,6 +177,12 @@ FLA_CHUNK = 64
 # the inputs of the two low-rank up-projections (2·r_g).
 DELTANET_STORED_SPLIT = (2 * (2 * DN_KEYS + DN_VALUES) + (2 + FLA_CHUNK) * H_v
                          + 3 * DN_VALUES + i_cg * (H_v * d_lk - H_v + 2 * r_g))
+# Lightning attention (a chunked linear-attention kernel with a fixed decay per head, as
+# flash-linear-attention's chunk_simple_gla with g_gamma, which recomputes the states; the
+# rest as autograd keeps it): the qkv projection before its SiLU (3W) and q, k, v after it (the
+# kernel's inputs, 3W), the kernel's output (the norm's input, W), the output gate before its
+# sigmoid (W), the norm's output (W, for the gate's gradient) and out_proj's input (W): 10W.
+LIGHTNING_STORED_SPLIT = 10 * LA_WIDTH
 # Short convolution (transformers' Lfm2ShortConv, plain autograd): B, C, x (3d), B ⊙ x (the
 # conv's input), the conv's output (for C ⊙ ·) and out_proj's input: 6d.
 SHORT_CONV_STORED_SPLIT = 6 * d

@@ -23,6 +23,7 @@ from calc.symbols import (
     H_v,
     L_dense,
     L_dn,
+    L_la,
     L_moe,
     L_sc,
     L_ssm,
@@ -73,6 +74,8 @@ MIXER_SIDES = (L_ssm * ((d + mixers.IN_WIDTH) + mixers.M1 * ((d_in + R_dt + 2 * 
                                                             + (R_dt + d_in)) + (d_in + d))
                + L_dn * ((d + 2 * mixers.DN_KEYS + 2 * mixers.DN_VALUES) + (d + 2 * H_v)
                          + (mixers.DN_VALUES + d))
+               + L_la * ((d + 3 * mixers.LA_WIDTH) + (d + mixers.LA_WIDTH)
+                         + (mixers.LA_WIDTH + d))
                + L_sc * ((d + 3 * d) + (d + d)))
 SIDES = (params.over_attention_layers(LAYER_SIDES) + L_dense * _ffn_sides(d_ff)
          + L_moe * ((d + E) + E * _ffn_sides(d_e) + E_s * _ffn_sides(d_s)

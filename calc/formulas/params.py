@@ -7,10 +7,10 @@ hierarchical (`attention/q`), as in nanoGPT's sizing notebook, and a total is
 the plain sum of its named terms. Structure enters through 0/1 indicators (calc.symbols), so each
 term is one general expression; calc.formulas.specialise gives a model's own form.
 
-A model is a sum over the kinds of layer part (PARTS): each part's per-layer expression times the
-count of layers that have it (L_att attention layers, L_ssm Mamba, L_dn gated DeltaNet, L_sc
-short convolutions, L_dense dense FFNs, L_moe MoE FFNs, L norms), each count one symbol that
-calc.evaluate reads off the spec's per-layer structure (calc.spec.layers).
+A model is a sum over the kinds of layer part (PARTS): each part's per-layer expression times
+the count of layers that have it (L_att attention layers, L_ssm Mamba, L_dn gated DeltaNet, L_la
+lightning attention, L_sc short convolutions, L_dense dense FFNs, L_moe MoE FFNs, L norms), each
+count one symbol that calc.evaluate reads off the spec's per-layer structure (calc.spec.layers).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from calc.symbols import (
     L_dense,
     L_dn,
     L_idx,
+    L_la,
     L_moe,
     L_sc,
     L_ssm,
@@ -244,7 +245,8 @@ def over_attention_layers(expr: sympy.Expr) -> sympy.Expr:
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
     (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L_ssm, mixers.MAMBA),
-    (L_dn, mixers.DELTANET), (L_sc, mixers.SHORT_CONV), (L_dense, DENSE_FFN),
+    (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_sc, mixers.SHORT_CONV),
+    (L_dense, DENSE_FFN),
 )
 
 

@@ -155,6 +155,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     lfm2.LFM3,
     laguna.LAGUNA,
     apertus.APERTUS1P5_TEXT,
+    minimax.MINIMAX,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,

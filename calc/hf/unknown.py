@@ -47,8 +47,6 @@ NEEDS = {
     "xlstm": "xLSTM's mLSTM blocks (a matrix-memory recurrence with exponential gates)",
     "recurrent_gemma": "Griffin's recurrent block (an RG-LRU with its gates and a temporal "
                        "conv) between the local-attention layers",
-    "minimax": "lightning attention (a linear attention without the delta rule, with its own "
-               "output gate and norm) in a hybrid with softmax attention",
     "bailing_hybrid": "a delta-rule linear attention with its own forget gate "
                       "(BailingHybridDeltaAttention, BailingHybridForgetGate) beside softmax "
                       "attention",

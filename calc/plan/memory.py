@@ -132,7 +132,7 @@ class MemoryNumbers:
     activations: dict[str, Any]  # layers, embedding, output (and adapters)
     buffers: dict[str, Any]  # the framework's transient buffers (calc.formulas.memory)
     per_layer: float
-    per_mixer: dict[str, float]  # 'mamba', 'deltanet', 'conv' -> one mixer, one micro-batch
+    per_mixer: dict[str, float]  # 'mamba', 'deltanet', 'lightning', 'conv' -> one mixer, one mb
     activations_host: float  # checkpoints activation offload keeps in pinned host memory
     copies: float  # FP8/FP4 weight casts
     moved: OffloadBlock | None

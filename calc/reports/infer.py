@@ -116,7 +116,9 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
                    f"fixed recurrent state per sequence instead, the same at any context "
                    f"(state_cache_bytes: Mamba D × N and its conv's last k − 1 inputs over "
                    f"D + 2GN channels; gated DeltaNet d_k × d_v per value head and its conv's "
-                   f"last k − 1 q, k, v inputs; a short convolution its last k − 1 inputs), "
+                   f"last k − 1 q, k, v inputs; lightning attention d_h × d_h per head "
+                   f"(transformers' MiniMaxCache linear_cache); a short convolution its last "
+                   f"k − 1 inputs), "
                    f"counted at the same bytes (vLLM's CacheConfig.mamba_cache_dtype 'auto' "
                    f"keeps the model's dtype)")
     moe = ("; an MoE decode step reads the routed experts its b tokens touch, "

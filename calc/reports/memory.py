@@ -150,7 +150,10 @@ MIXERS_SENTENCE = (
     "zxbcdt and the scan output (MambaSplitConv1dScanCombinedFn); gated DeltaNet the conv "
     "input, q, k, v, β, g, the 64-token chunks' WY matrices and the gated norm's inputs "
     "(flash-linear-attention chunk_gated_delta_rule; Kimi Delta Attention's g one per key "
-    "channel, and its low-rank gates' inputs); a short convolution B, C, x, B⊙x, the "
+    "channel, and its low-rank gates' inputs); lightning attention its qkv projection before "
+    "and after the SiLU, the kernel's output, the output gate before its sigmoid, the norm's "
+    "output and out_proj's input (a chunked kernel that recomputes the states, as "
+    "flash-linear-attention's chunk_simple_gla); a short convolution B, C, x, B⊙x, the "
     "conv output and out_proj's input; split t ways by heads or channels as Megatron-LM's "
     "MambaMixer and GatedDeltaNet and vLLM's MambaMixer and ShortConv split them "
     "(calc.formulas.mixers).")

@@ -263,9 +263,9 @@ def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[
         *([f"Scans and convolutions of the non-attention mixers: {scans:.4g} s of each "
            f"micro-batch's {work.forward + work.backward:.4g} s of compute, each the slower of "
            f"its FLOPs (calc's convention; fp32 CUDA-core peak, or flash_fraction of the "
-           f"16-bit peak for the chunked SSD and gated-delta kernels) and the bytes its fused "
-           f"kernel reads and writes; backward 3 × forward for the scans (states recomputed) "
-           f"(calc/timing/mixers.py)."] if scans else []),
+           f"16-bit peak for the chunked SSD, gated-delta and lightning kernels) and the bytes "
+           f"its fused kernel reads and writes; backward 3 × forward for the scans (states "
+           f"recomputed) (calc/timing/mixers.py)."] if scans else []),
         f"MFU = calc's exact training FLOPs of the step ({flops}: causal "
         f"attention, top-k experts, the LM head) / (step time × GPUs × dense {layout.dtype} "
         f"peak). HFU adds the recomputed FLOPs ({recompute}); flash attention's own backward "

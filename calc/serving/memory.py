@@ -66,7 +66,7 @@ class ReplicaMemory:
     weights: float  # all of it, scales included
     expert_weights: float  # of which routed experts
     kv_per_token: float  # one token of context, every attention layer of the stage
-    state_per_sequence: float  # recurrent states (Mamba, DeltaNet, short conv), any context
+    state_per_sequence: float  # recurrent states (Mamba, DeltaNet, lightning, short conv)
     window: int | None  # the context past which no layer's cache grows (None: it always grows)
     kv_token_layers: tuple[int, int, int, int, int]  # global, local, w, chunked, chunk size
     gpu: float  # the GPU's memory

@@ -17,6 +17,7 @@ _LAZY = {
     "AttentionSpec": "calc.spec.attention:AttentionSpec",
     "ComputeBudget": "calc.spec.budget:ComputeBudget",
     "DeltaNetSpec": "calc.spec.layers:DeltaNetSpec",
+    "LightningSpec": "calc.spec.layers:LightningSpec",
     "Dtype": "calc.spec.hardware:Dtype",
     "FFNSpec": "calc.spec.ffn:FFNSpec",
     "IndexerSpec": "calc.spec.attention:IndexerSpec",

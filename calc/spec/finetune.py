@@ -27,13 +27,15 @@ Method = Literal["full", "lora", "qlora"]
 # per-head output gate's g_proj: LFM3, Laguna), the FFN of
 # dense layers and the shared experts (up_proj, gate_proj, down_proj; LFM2's w3, w1, w2),
 # Qwen2-MoE's and Qwen3-Next's shared_expert_gate, the Mamba mixer (in_proj, x_proj, dt_proj,
-# out_proj), gated DeltaNet's (in_proj_qkvz, in_proj_ba, out_proj) and the short convolution's
+# out_proj), gated DeltaNet's (in_proj_qkvz, in_proj_ba, out_proj), lightning attention's
+# (qkv_proj, output_gate, out_proj: MiniMaxLightningAttention) and the short convolution's
 # (in_proj, out_proj). `experts`: each routed expert's up, gate and down matrices, which
 # transformers 5 stores fused as parameters (gate_up_proj, down_proj), not as nn.Linear modules
 # (PEFT's target_parameters adapts them).
 ATTENTION_TARGETS = ("q", "k", "v", "o", "g")
 FFN_TARGETS = ("up", "gate", "down")
-MIXER_TARGETS = ("in_proj", "x_proj", "dt_proj", "out_proj", "in_proj_qkvz", "in_proj_ba")
+MIXER_TARGETS = ("in_proj", "x_proj", "dt_proj", "out_proj", "in_proj_qkvz", "in_proj_ba",
+                 "qkv_proj", "output_gate")
 LORA_TARGETS: tuple[str, ...] = (*ATTENTION_TARGETS, *FFN_TARGETS, "experts",
                                  "shared_expert_gate", *MIXER_TARGETS)
 ALL_LINEAR = "all-linear"
@@ -256,8 +258,9 @@ def _ffn_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
 
 
 def _mixer_shapes(spec: ModelSpec) -> dict[str, list[tuple[int, int]]]:
-    """The projections of the Mamba, gated DeltaNet and short-convolution mixers."""
-    d, mamba, dn = spec.d_model, spec.mamba, spec.deltanet
+    """The projections of the Mamba, gated DeltaNet, lightning-attention and short-convolution
+    mixers."""
+    d, mamba, dn, la = spec.d_model, spec.mamba, spec.deltanet, spec.lightning
     shapes: dict[str, list[tuple[int, int]]] = {}
     if mamba is not None:
         inner, n = mamba.d_inner, mamba.d_state
@@ -273,6 +276,11 @@ def _mixer_shapes(spec: ModelSpec) -> dict[str, list[tuple[int, int]]]:
         shapes["in_proj_qkvz"] = [(d, 2 * keys + 2 * values)]
         shapes["in_proj_ba"] = [(d, 2 * dn.n_v_heads)]
         shapes.setdefault("out_proj", []).append((values, d))
+    if la is not None:
+        width = la.n_heads * la.d_head
+        shapes["qkv_proj"] = [(d, 3 * width)]
+        shapes["output_gate"] = [(d, width)]
+        shapes.setdefault("out_proj", []).append((width, d))
     if spec.short_conv is not None:
         shapes.setdefault("in_proj", []).append((d, 3 * d))
         shapes.setdefault("out_proj", []).append((d, d))

@@ -1,16 +1,16 @@
 """Per-layer structure: which mixer and which FFN each layer has, written as configs write it.
 
 A model is a sequence of layers, each a token mixer (attention, a selective state-space scan, a
-gated DeltaNet, a short convolution, or attention and Mamba side by side) followed by an FFN
-(dense, mixture of experts, or none). Configs write the sequence compactly, as a pattern that
-repeats plus exceptions (`layer_types`, `attn_layer_period`/`offset`, `mlp_only_layers`,
-`first_k_dense_replace`, `interleave_moe_layer_step`, ...), and so does `LayersSpec`: a mixer
-pattern and an FFN pattern, each repeated cyclically over the layers, and `exceptions` by layer
-index. The attention kind of each layer (global, sliding window, chunked, no position encoding)
-repeats the same way through `attention.layer_pattern`.
+gated DeltaNet, lightning attention, a short convolution, or attention and Mamba side by side)
+followed by an FFN (dense, mixture of experts, or none). Configs write the sequence compactly,
+as a pattern that repeats plus exceptions (`layer_types`, `attn_layer_period`/`offset`,
+`mlp_only_layers`, `first_k_dense_replace`, `interleave_moe_layer_step`, ...), and so does
+`LayersSpec`: a mixer pattern and an FFN pattern, each repeated cyclically over the layers, and
+`exceptions` by layer index. The attention kind of each layer (global, sliding window, chunked,
+no position encoding) repeats the same way through `attention.layer_pattern`.
 
-The shapes of the non-attention mixers live here too (MambaSpec, DeltaNetSpec, ShortConvSpec),
-one per model, as each config has one set of them.
+The shapes of the non-attention mixers live here too (MambaSpec, DeltaNetSpec, LightningSpec,
+ShortConvSpec), one per model, as each config has one set of them.
 """
 
 from __future__ import annotations
@@ -23,14 +23,15 @@ from calc.spec.base import MAX_LAYERS, MAX_WIDTH, Frozen
 
 # A layer's token mixer. "attention+mamba": both read the same normed input and their outputs
 # are summed into the residual (Falcon-H1's parallel hybrid, Zuo et al. 2025).
-MixerKind = Literal["attention", "mamba", "deltanet", "conv", "attention+mamba"]
+MixerKind = Literal["attention", "mamba", "deltanet", "lightning", "conv", "attention+mamba"]
 # How an attention layer sees the keys: all of them (global), the last w (local: sliding window),
 # those of its own chunk of c tokens (chunked: Llama 4's attention_chunk_size), or all of them
 # without any position encoding (nope: Llama 4's no_rope_layers, SmolLM3, Cohere 2).
 AttentionKind = Literal["global", "local", "chunked", "nope"]
 FFNKind = Literal["dense", "moe", "none"]
 # The mixers other than attention, by the name layer_counts gives them, as reports print them.
-MIXER_NAMES = {"mamba": "Mamba", "deltanet": "gated DeltaNet", "conv": "short-convolution"}
+MIXER_NAMES = {"mamba": "Mamba", "deltanet": "gated DeltaNet", "lightning": "lightning attention",
+               "conv": "short-convolution"}
 MAX_PATTERN = 1024
 
 
@@ -132,6 +133,20 @@ class DeltaNetSpec(Frozen):
         return self.gate == "channel"
 
 
+class LightningSpec(Frozen):
+    """Lightning attention (Qin et al. 2024, "Lightning Attention-2", arXiv 2401.04658; the
+    MiniMax-01 report, arXiv 2501.08313, §2.2; transformers' MiniMaxLightningAttention): a
+    linear attention with a fixed decay per head and no delta rule. qkv_proj d → 3·H·d_h (no
+    bias, SiLU on q, k and v), a state S = λ·S + k vᵀ of d_h × d_h per head read as qᵀS, an
+    RMSNorm over all H·d_h channels of the output, an output gate sigmoid(output_gate(x))
+    with output_gate d → H·d_h, and out_proj H·d_h → d. The decay λ of each head is a fixed
+    slope (ALiBi's, scaled by the layer's depth), a buffer, not a parameter; there is no
+    convolution."""
+
+    n_heads: int = Field(ge=1, le=MAX_WIDTH, description="heads H (one d_h × d_h state each)")
+    d_head: int = Field(ge=1, le=MAX_WIDTH, description="width d_h of q, k and v per head")
+
+
 class ShortConvSpec(Frozen):
     """A gated short convolution (LFM2): in_proj d → 3d (B, C and x), y = C ⊙ conv(B ⊙ x) with
     a causal depthwise conv1d of kernel k over d channels, out_proj d → d."""
@@ -162,7 +177,7 @@ class LayersSpec(Frozen):
     mixer_pattern: tuple[MixerKind, ...] = Field(
         ("attention",), min_length=1, max_length=MAX_PATTERN,
         description="mixer of layers 0, 1, ... repeated cyclically (Qwen3-Next: deltanet, "
-                    "deltanet, deltanet, attention)")
+                    "deltanet, deltanet, attention; MiniMax-Text-01: lightning × 7, attention)")
     ffn_pattern: tuple[FFNKind, ...] | None = Field(
         None, min_length=1, max_length=MAX_PATTERN,
         description="FFN of layers 0, 1, ... repeated cyclically; default: moe's "

@@ -326,7 +326,8 @@ def tensor_parallel_units(spec: ModelSpec, ffn: bool = True) -> list[tuple[str, 
     """(field, value, what) that the tensor-parallel degree must divide: attention heads, FFN
     and expert widths, and the heads or channels of the other mixers, split as Megatron-LM's
     MambaMixer (Mamba-2: heads and groups) and GatedDeltaNet (heads), and vLLM's MambaMixer
-    (Mamba-1: channels) and ShortConv (channels) split them."""
+    (Mamba-1: channels), ShortConv (channels) and MiniMaxText01LinearAttention (heads) split
+    them."""
     units = []
     if spec.n_attention_layers:
         units.append(("attention.n_heads", spec.attention.n_heads, "the heads"))
@@ -343,6 +344,8 @@ def tensor_parallel_units(spec: ModelSpec, ffn: bool = True) -> list[tuple[str, 
         units.append(("mamba.d_inner", mamba.d_inner, "the scan's channels"))
     if dn is not None:
         units.append(("deltanet.n_k_heads", dn.n_k_heads, "the DeltaNet heads"))
+    if spec.lightning is not None:
+        units.append(("lightning.n_heads", spec.lightning.n_heads, "the lightning heads"))
     if spec.short_conv is not None:
         units.append(("d_model", spec.d_model, "the convolution's channels"))
     return units

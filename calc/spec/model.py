@@ -3,12 +3,12 @@
 One frozen pydantic model with parts for attention (MHA/GQA/MQA, MLA, QK-norm, sliding windows,
 mixtures of heads; calc.spec.attention), the feed-forward network and mixture of experts
 (calc.spec.ffn), normalisation (calc.spec.norm), positions (calc.spec.position), and the
-per-layer structure with the other mixers (Mamba, gated DeltaNet, short convolutions;
-calc.spec.layers). The names follow the papers (d_model, d_ff, n_heads: Vaswani et al. 2017 §3;
-n_layers, context_length as n_ctx: Kaplan et al. 2020 Table 1) and the Hugging Face config
-fields they map to. Cross-field rules are validators whose messages
-name the fields; derived values (head width, MoE layer count, ...) are properties, and those
-that walk the layers are computed once per spec (calc.spec.base.Frozen keeps them).
+per-layer structure with the other mixers (Mamba, gated DeltaNet, lightning attention, short
+convolutions; calc.spec.layers). The names follow the papers (d_model, d_ff, n_heads: Vaswani et
+al. 2017 §3; n_layers, context_length as n_ctx: Kaplan et al. 2020 Table 1) and the Hugging Face
+config fields they map to. Cross-field rules are validators whose messages name the fields;
+derived values (head width, MoE layer count, ...) are properties, and those that walk the layers
+are computed once per spec (calc.spec.base.Frozen keeps them).
 """
 
 from __future__ import annotations
@@ -31,7 +31,14 @@ from calc.spec.base import (
     Frozen,
 )
 from calc.spec.ffn import GATED, FFNSpec, MoESpec
-from calc.spec.layers import DeltaNetSpec, LayersSpec, MambaSpec, ShortConvSpec, repeat
+from calc.spec.layers import (
+    DeltaNetSpec,
+    LayersSpec,
+    LightningSpec,
+    MambaSpec,
+    ShortConvSpec,
+    repeat,
+)
 from calc.spec.norm import NormSpec
 from calc.spec.position import PositionSpec
 
@@ -78,6 +85,8 @@ class ModelSpec(Frozen):
     mamba: MambaSpec | None = Field(None, description="the Mamba mixer of the mamba layers")
     deltanet: DeltaNetSpec | None = Field(
         None, description="the gated DeltaNet mixer of the deltanet layers")
+    lightning: LightningSpec | None = Field(
+        None, description="the lightning-attention mixer of the lightning layers")
     short_conv: ShortConvSpec | None = Field(
         None, description="the short-convolution mixer of the conv layers")
     d_embedding: int | None = Field(
@@ -206,7 +215,7 @@ class ModelSpec(Frozen):
                              f"{self.n_layers}")
         mixers = set(self.mixer_kinds)
         parts = {"mamba": ("mamba", "attention+mamba"), "deltanet": ("deltanet",),
-                 "short_conv": ("conv",)}
+                 "lightning": ("lightning",), "short_conv": ("conv",)}
         for part, kinds in parts.items():
             used = bool(mixers & set(kinds))
             if used and getattr(self, part) is None:
@@ -322,7 +331,8 @@ class ModelSpec(Frozen):
     # ---- the layers, one entry each ---------------------------------------------------------
     @cached_property
     def mixer_kinds(self) -> tuple[str, ...]:
-        """Every layer's mixer: attention, mamba, deltanet, conv or attention+mamba."""
+        """Every layer's mixer: attention, mamba, deltanet, lightning, conv or
+        attention+mamba."""
         return repeat(self.layers.mixer_pattern, self.n_layers, self.layers.at("mixer"))
 
     @cached_property
@@ -357,6 +367,7 @@ class ModelSpec(Frozen):
             "attention": sum("attention" in m for m in mixers),
             "local": kinds.count("local"), "chunked": kinds.count("chunked"),
             "mamba": sum("mamba" in m for m in mixers), "deltanet": mixers.count("deltanet"),
+            "lightning": mixers.count("lightning"),
             "conv": mixers.count("conv"), "dense": ffns.count("dense"), "moe": ffns.count("moe"),
         })
 

@@ -85,9 +85,10 @@ def _layers_of(spec: ModelSpec, target: str, index: int) -> float:
     if target == "shared_expert_gate":
         return counts["moe"]
     # the mixers' projections, in calc.spec.finetune._mixer_shapes's order
-    order = {"in_proj": ("mamba", "conv"), "out_proj": ("mamba", "deltanet", "conv"),
+    order = {"in_proj": ("mamba", "conv"), "out_proj": ("mamba", "deltanet", "lightning", "conv"),
              "x_proj": ("mamba",), "dt_proj": ("mamba",), "in_proj_qkvz": ("deltanet",),
-             "in_proj_ba": ("deltanet",)}[target]
+             "in_proj_ba": ("deltanet",), "qkv_proj": ("lightning",),
+             "output_gate": ("lightning",)}[target]
     present = [kind for kind in order if counts[kind]]
     return counts[present[index]]
 

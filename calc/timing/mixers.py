@@ -22,6 +22,12 @@ Kernels (the bytes of calc.timing.kernels.Recurrence, 16-bit activations):
   With the channel gate (Kimi Delta Attention, fla's chunk_kda) g is one per key channel of each
   state (H_v·d_k) instead of one per value head.
   Its conv (causal_conv1d) keeps its input: backward 2.
+- Lightning attention (MiniMax-01 §2.2: the blocked form, intra-block QKᵀ and inter-block
+  states, matrix products on tensor cores; flash-linear-attention's chunk_simple_gla with a
+  fixed decay per head runs it the same way) reads q, k, v and writes o; its backward recomputes
+  the block states. The SiLU on q, k, v reads and writes 3 widths, the norm and the sigmoid
+  gate 3 (as gated DeltaNet's gated norm). qkv_proj and output_gate are column-parallel,
+  out_proj row-parallel, by heads.
 - The short convolution (LFM2) reads and writes d channels; B ⊙ x and C ⊙ conv(·) read 2d and
   write d each.
 Not counted: Jamba's Δ/B/C norms, DeltaNet's q/k L2 norms, softplus and exp of Δ (small, fused in
@@ -41,7 +47,8 @@ CONV_RECOMPUTED_BACKWARD = 2 + 1  # Mamba's fused backward runs the conv forward
 
 
 def mixer_matmuls(spec: ModelSpec, flops: Mapping[str, float]) -> list[Matmul]:
-    """The projections of the Mamba, gated DeltaNet and short-convolution layers."""
+    """The projections of the Mamba, gated DeltaNet, lightning-attention and short-convolution
+    layers."""
     counts, d = spec.layer_counts, spec.d_model
     ops: list[Matmul] = []
     mamba, dn = spec.mamba, spec.deltanet
@@ -68,6 +75,11 @@ def mixer_matmuls(spec: ModelSpec, flops: Mapping[str, float]) -> list[Matmul]:
             ops.append(Matmul("deltanet/lowrank", flops["deltanet/lowrank"],
                               dn.n_v_heads * dn.d_k + values, dn.gate_rank or 0, n, "column"))
         ops.append(Matmul("deltanet/out", flops["deltanet/out"], d, values, n, "row"))
+    if spec.lightning is not None:
+        n, width = counts["lightning"], spec.lightning.n_heads * spec.lightning.d_head
+        ops += [Matmul("lightning/qkv", flops["lightning/qkv"], 3 * width, d, n, "column"),
+                Matmul("lightning/gate", flops["lightning/gate"], width, d, n, "column"),
+                Matmul("lightning/out", flops["lightning/out"], d, width, n, "row")]
     if spec.short_conv is not None:
         n = counts["conv"]
         ops += [Matmul("conv/in", flops["conv/in"], 3 * d, d, n, "column"),
@@ -102,6 +114,10 @@ def recurrences(spec: ModelSpec, flops: Mapping[str, float]) -> list[Recurrence]
                 Recurrence("deltanet/scan", flops["deltanet/scan"],
                            n * (2 * keys + 2 * values + dn.n_v_heads + decay) * q, "tensor",
                            SCAN_BACKWARD)]
+    if spec.lightning is not None:  # q, k, v in, o out
+        width = spec.lightning.n_heads * spec.lightning.d_head
+        ops.append(Recurrence("lightning/scan", flops["lightning/scan"],
+                              counts["lightning"] * 4 * width * q, "tensor", SCAN_BACKWARD))
     if spec.short_conv is not None:
         ops.append(Recurrence("conv/conv", flops["conv/conv"], counts["conv"] * 2 * d * q,
                               "vector", CONV_BACKWARD))
@@ -116,6 +132,8 @@ def mixer_elementwise(spec: ModelSpec) -> list[ElementWise]:
         gates += counts["mamba"] * 3 * spec.mamba.d_inner
     if spec.deltanet is not None:
         gates += counts["deltanet"] * 3 * spec.deltanet.n_v_heads * spec.deltanet.d_v
+    if spec.lightning is not None:  # SiLU on q, k, v (3 in, 3 out); the norm and the gate: 3
+        gates += counts["lightning"] * 9 * spec.lightning.n_heads * spec.lightning.d_head
     if spec.short_conv is not None:  # B ⊙ x and C ⊙ conv(B ⊙ x)
         gates += counts["conv"] * 2 * 3 * spec.d_model
     return [ElementWise("mixer gates", gates * q, "tensor")] if gates else []

@@ -19,11 +19,12 @@ from torch.utils.flop_counter import FlopCounterMode
 from calc.spec import ModelSpec
 from calc.spec.finetune import FineTune, resolve_targets
 from calc.verify.count import StateCounter
-from calc.verify.mixers import DeltaNet, Mamba, ShortConv
+from calc.verify.mixers import DeltaNet, Lightning, Mamba, ShortConv
 from calc.verify.model import Attention, FeedForward, build
 
 # The reference mixers' projections and the targets that name them (calc.spec.finetune).
-MIXER_PROJECTIONS = {"inp": "in_proj", "x": "x_proj", "dt": "dt_proj", "out": "out_proj"}
+MIXER_PROJECTIONS = {"inp": "in_proj", "x": "x_proj", "dt": "dt_proj", "out": "out_proj",
+                     "qkv": "qkv_proj", "gate": "output_gate"}
 
 
 class LoRA(nn.Module):
@@ -101,7 +102,7 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
                                                              "in_proj_ba" in targets], r)
             if "out_proj" in targets:
                 module.out = _adapt(module.out, [module.out.out_features], [True], r)
-        elif isinstance(module, (Mamba, ShortConv)):
+        elif isinstance(module, (Mamba, Lightning, ShortConv)):
             for name, target in MIXER_PROJECTIONS.items():
                 linear = getattr(module, name, None)
                 if target in targets and isinstance(linear, nn.Linear):

@@ -15,7 +15,8 @@ paths are what FlopCounterMode sees:
   DeltaNet the chunked delta rule
   (torch_chunk_gated_delta_rule: chunks of 64, six matmuls; the triangular solve counts 0; with
   the channel gate chunk_kimi_delta_attention: chunks of 64, the per-channel decayed QKᵀ and
-  K_βKᵀ element-wise, six matmuls);
+  K_βKᵀ element-wise, six matmuls), lightning attention its blocked form
+  (MiniMaxLightningAttention.forward: blocks of block_size, four matmuls each);
 - DeepSeek Sparse Attention's layers (DeepseekV32Attention and GlmMoeDsaAttention, eager and
   SDPA paths) fold the keys the indexer did not select into the attention mask and compute QKᵀ
   and A·V over all T keys, where calc counts the min(index_topk, T) selected ones;
@@ -86,6 +87,18 @@ def _chunked_delta_rule(spec: ModelSpec, t: int) -> int:
     return n.n_v_heads * chunks * per_chunk
 
 
+def _blocked_lightning(spec: ModelSpec, t: int, block: int) -> int:
+    """MiniMaxLightningAttention's matmuls for one layer over t tokens: per head and block of
+    c tokens (the last one shorter), QKᵀ and the decayed scores times V within the block
+    (c²·d_h each), the decayed queries times the state carried in (c·d_h²) and the state update
+    (K·decay)ᵀV (d_h·c·d_h); the decays are element-wise products (0)."""
+    la = spec.lightning
+    assert la is not None
+    whole, rest = divmod(t, block)
+    squares = whole * block * block + rest * rest  # Σ c² over the blocks
+    return la.n_heads * FMA * (2 * squares * la.d_head + 2 * t * la.d_head * la.d_head)
+
+
 def _conv_channels(spec: ModelSpec) -> dict[str, tuple[int, int]]:
     """Channels and kernel of each conv mixer the model has."""
     out = {}
@@ -134,6 +147,13 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
         total -= flops.components["deltanet/scan"] * t
         total += n["deltanet"] * _chunked_delta_rule(spec, t)
         changed.append(f"gated DeltaNet: chunked delta rule (chunk {DELTANET_CHUNK})")
+    if n["lightning"]:
+        kind = find(hf_config.get("model_type"))
+        block = int(hf_config.get("block_size")
+                    or (kind.defaults.get("block_size") if kind else None) or 256)
+        total -= flops.components["lightning/scan"] * t
+        total += n["lightning"] * _blocked_lightning(spec, t, block)
+        changed.append(f"lightning attention: blocked form (block {block})")
     indexer = spec.attention.indexer
     if indexer is not None and indexer.topk < t:
         pair = FMA * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v)

@@ -1,4 +1,5 @@
-"""The reference model's other mixers: Mamba and Mamba-2, gated DeltaNet, short convolutions.
+"""The reference model's other mixers: Mamba and Mamba-2, gated DeltaNet, lightning attention,
+short convolutions.
 
 Each is written to be counted (calc.formulas.mixers states the conventions): projections are
 nn.Linear, the convolution a causal depthwise conv1d with exactly T outputs, and the scan runs
@@ -200,6 +201,35 @@ class DeltaRule(nn.Module):
                 state = state + k[:, i, :, :, None] * delta[:, :, None, :]
             outputs.append((q[:, i, :, None, :] @ state).squeeze(-2))
         return torch.stack(outputs, dim=1)
+
+
+class Lightning(nn.Module):
+    """Lightning attention (MiniMax-01; transformers' MiniMaxLightningAttention): q, k, v =
+    SiLU(qkv_proj(x)) per head, S_t = λ·S_{t−1} + k_t v_tᵀ and o_t = S_tᵀ q_t run token by token
+    (Scan with the state stored transposed: v ⊗ k, read by q), an RMSNorm over the H·d_h output
+    channels, times sigmoid(output_gate(x)), out_proj. λ is each head's fixed decay (ALiBi's
+    slopes in transformers; its value changes no count)."""
+
+    def __init__(self, spec: ModelSpec):
+        super().__init__()
+        la, d = spec.lightning, spec.d_model
+        assert la is not None
+        self.heads, width = la.n_heads, la.n_heads * la.d_head
+        self.qkv = linear(d, 3 * width, False, "lightning/qkv")
+        self.scan = Scan("lightning/scan")
+        self.norm = rms_norm(width, "lightning/norm")
+        self.gate = linear(d, width, False, "lightning/gate")
+        self.out = linear(width, d, False, "lightning/out")
+        # 2^(−8/H)^(i+1), the slopes transformers' get_slope_rate starts from
+        self.register_buffer("slope", 2.0 ** (-8.0 / la.n_heads * torch.arange(1, la.n_heads + 1)),
+                             persistent=False)
+
+    def forward(self, x: Tensor) -> Tensor:
+        batch, t, _ = x.shape
+        q, k, v = F.silu(self.qkv(x)).unflatten(-1, (self.heads, -1)).chunk(3, dim=-1)
+        decay = torch.exp(-self.slope).to(x.dtype)[:, None, None].expand(batch, t, -1, 1, 1)
+        out = self.scan(decay, v, k, q).reshape(batch, t, -1)
+        return self.out(self.norm(out) * torch.sigmoid(self.gate(x)))
 
 
 class ShortConv(nn.Module):

@@ -17,7 +17,7 @@ from torch import Tensor, nn
 
 from calc.spec import ModelSpec
 from calc.verify.attention import Attention
-from calc.verify.mixers import DeltaNet, Mamba, ShortConv
+from calc.verify.mixers import DeltaNet, Lightning, Mamba, ShortConv
 from calc.verify.parts import ACTIVATIONS, activation, linear, make_norm, sinusoids, tag
 
 
@@ -152,8 +152,9 @@ class OutputBias(nn.Module):
 
 # ---- blocks and model -----------------------------------------------------------------------
 class Mixers(nn.Module):
-    """A layer's token mixer: attention, Mamba, gated DeltaNet, a short convolution, or
-    attention and Mamba side by side on the same input, their outputs summed (Falcon-H1)."""
+    """A layer's token mixer: attention, Mamba, gated DeltaNet, lightning attention, a short
+    convolution, or attention and Mamba side by side on the same input, their outputs summed
+    (Falcon-H1)."""
 
     def __init__(self, spec: ModelSpec, mixer: str, kind: str, indexed: bool = True):
         super().__init__()
@@ -164,6 +165,8 @@ class Mixers(nn.Module):
             parts.append(Mamba(spec))
         if mixer == "deltanet":
             parts.append(DeltaNet(spec))
+        if mixer == "lightning":
+            parts.append(Lightning(spec))
         if mixer == "conv":
             parts.append(ShortConv(spec))
         self.parts = nn.ModuleList(parts)

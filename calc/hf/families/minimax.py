@@ -1,6 +1,14 @@
-"""MiniMax: minimax_m2 (MiniMax-M2, a mixture of experts with QK-norm over the projections).
+"""MiniMax: minimax (MiniMax-Text-01 and MiniMax-M1: lightning attention beside softmax attention,
+a mixture of experts on every layer) and minimax_m2 (MiniMax-M2, a mixture of experts with
+QK-norm over the projections).
 
-minimax (MiniMax-Text-01's lightning-attention hybrid) is refused: calc.hf.unknown.NEEDS.
+modeling_minimax.py (transformers 5.24.0): a layer is MiniMaxLightningAttention where
+layer_types says linear_attention (calc.spec.layers.LightningSpec: qkv_proj, output_gate, an
+RMSNorm over num_attention_heads · head_dim channels, out_proj; its decay slopes are buffers),
+else MiniMaxAttention (Mixtral's: GQA with RoPE, no biases, config.sliding_window on every
+attention layer when set); the FFN is MiniMaxSparseMoeBlock on every layer (a router without
+bias, softmax top-k, num_local_experts gated experts of intermediate_size). The residual scales
+(full_attn_alpha_factor, ..., mlp_beta_factor) are scalars of the forward, not parameters.
 """
 
 from __future__ import annotations
@@ -9,8 +17,85 @@ from typing import Any
 
 from calc.hf.fields import HFConfig, decoder, heads, top_k
 from calc.hf.model_type import ModelType, Traits
-from calc.hf.writing import experts, llama_like
+from calc.hf.per_layer import merge, per_layer
+from calc.hf.writing import experts, llama_like, need
 from calc.spec import ModelSpec
+
+# MiniMaxDecoderLayer: linear_attention builds lightning attention, anything else attention; the
+# forward's masks exist for these two only (causal_mask_mapping in MiniMaxModel.forward)
+_KINDS = {"full_attention": "attention", "linear_attention": "lightning"}
+
+
+def _mixers(c: HFConfig) -> list[str]:
+    """layer_types, else MiniMaxConfig.__post_init__'s: full attention on the even layers
+    (0, 2, ...), lightning attention on the odd ones."""
+    layers = c.size("num_hidden_layers")
+    if not c.given("layer_types"):
+        return ["attention" if (i + 1) % 2 else "lightning" for i in range(layers)]
+    types = c["layer_types"]
+    if not isinstance(types, list) or len(types) != layers or not set(types) <= set(_KINDS):
+        c.fail(f"layer_types must list 'full_attention' or 'linear_attention' for each of the "
+               f"{layers} layers, got {types!r}")
+    return [_KINDS[kind] for kind in types]
+
+
+def _read_minimax(c: HFConfig) -> dict[str, Any]:
+    att = heads(c)
+    mixers = _mixers(c)
+    n_experts = c.size("num_local_experts")
+    # MiniMaxLightningAttention: getattr(config, "head_dim", None) or hidden_size // heads,
+    # the attention's own head width and head count
+    width = att["head_dim"] or c.size("hidden_size") // att["n_heads"]
+    window = c.size("sliding_window") if c.given("sliding_window") else None
+    read = decoder(
+        c, att, attention={"sliding_window": window},
+        moe={"n_experts": n_experts, "d_expert": c.size("intermediate_size"),
+             "top_k": top_k(c, "num_experts_per_tok", n_experts, "num_local_experts")},
+        lightning={"n_heads": att["n_heads"], "d_head": width}
+        if "lightning" in mixers else None)
+    kind = "local" if window else "global"
+    return merge(read, per_layer(c, mixers=mixers,
+                                 attention=[kind if m == "attention" else "" for m in mixers]))
+
+
+def _write_minimax(spec: ModelSpec) -> dict[str, Any]:
+    # lightning layers beside attention, experts on every layer; an all-attention spec is
+    # Mixtral's (its writer comes first)
+    moe, la = experts(spec, "minimax"), spec.lightning
+    need(la is not None, "lightning=None (minimax's other layers are lightning attention)")
+    assert la is not None
+    need(la.n_heads == spec.attention.n_heads and la.d_head == spec.head_dim_qk
+         and spec.head_dim_qk == spec.head_dim_v,
+         f"lightning n_heads={la.n_heads}, d_head={la.d_head} with attention n_heads="
+         f"{spec.attention.n_heads}, head_dim={spec.head_dim_qk} (minimax's lightning attention "
+         f"takes the attention's heads and head width)")
+    types = []
+    for mixer, kind in zip(spec.mixer_kinds, spec.attention_kinds, strict=True):
+        need(mixer in _KINDS.values() and kind in ("global", "local", ""),
+             f"a {mixer} {kind} layer (minimax builds attention and lightning-attention layers)")
+        types.append("full_attention" if mixer == "attention" else "linear_attention")
+    local = spec.n_local_layers
+    need(local in (0, spec.n_attention_layers),
+         f"{local} sliding layers of {spec.n_attention_layers} attention layers (minimax's "
+         f"sliding_window is on every attention layer or none)")
+    return {**llama_like(spec, "minimax"), "intermediate_size": moe.d_expert,
+            "num_local_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
+            "sliding_window": spec.attention.sliding_window if local else None,
+            "layer_types": types}
+
+
+MINIMAX = ModelType(
+    "minimax", _read_minimax, write=_write_minimax, traits=Traits(moe=True),
+    aliases={"num_experts": "num_local_experts"},
+    defaults={
+        "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "head_dim": None, "hidden_act": "silu", "max_position_embeddings": 131072,
+        "tie_word_embeddings": False, "sliding_window": None, "num_experts_per_tok": 2,
+        "num_local_experts": 8, "layer_types": None,
+        # the lightning layers' block of the blocked form (calc.verify.hf_implementation)
+        "block_size": 256,
+    })
 
 
 def _read_minimax_m2(c: HFConfig) -> dict[str, Any]:
