@@ -165,9 +165,68 @@ def test_the_fit_is_current_and_within_its_bounds():
     fitted = sorted(m.run.name for m in models if any(f.fitted for f in m.figures))
     assert sorted(constants.fit["rows"]) == fitted
     assert sorted(constants.fit["loso"]) == publishers(models)
-    for name, value in constants.fitted.items():
-        low, high = bounds(constants, name)
-        assert low <= value <= high, name
+    folds = [constants.fitted, *constants.fit["loso"].values()]
+    for values in folds:
+        for name, value in values.items():
+            low, high = bounds(constants, name)
+            assert low <= value <= high, name
+
+
+def test_the_fit_keeps_every_constant_inside_its_prior():
+    """The fit's range is the prior itself (issue 21: a constant lies inside the range its
+    physical source allows), not a widened one."""
+    from calc.calibration.serving import bounds
+
+    constants = load_serving_constants()
+    for name, (low, high, _) in constants.priors.items():
+        assert bounds(constants, name) == (low, high), name
+
+
+def test_a_constant_no_fitted_figure_depends_on_stays_at_its_prior_centre():
+    """Every fit starts from the priors' geometric centres; one over rows that do not depend on
+    a constant (LMDeploy's A100 rows, priced as 'other' with vLLM's overhead, say nothing of
+    SGLang's overhead or AMD's kernels) leaves that constant there, and moves the others only
+    where the loss falls."""
+    import math
+
+    from calc.calibration.serving import centre, fit, loss, prepare_all, start
+
+    constants = load_serving_constants()
+    initial = start(constants)
+    for name, (low, high, _) in constants.priors.items():
+        assert initial.value(name) == pytest.approx(math.sqrt(low * high), rel=1e-3), name
+        assert centre(constants, name) == initial.value(name)
+    models, _ = prepare_all(constants)
+    rows = [m for m in models if m.run.publisher == "lmdeploy"]
+    assert rows and all(m.run.engine == "other" and m.run.gpu.startswith("a100") for m in rows)
+    free = ["sglang.step_overhead_ms", "amd.gemm8_fraction"]
+    moved = fit(initial, rows, names=[*free, "vllm.step_overhead_ms"])
+    for name in free:
+        assert moved.value(name) == initial.value(name), name
+    assert loss(moved, rows) <= loss(initial, rows)
+
+
+def test_the_stored_folds_leave_unconstrained_constants_at_their_centres():
+    """presets/serving.toml's folds were fitted from the priors' centres: in each, a constant
+    the fold's rows do not depend on (the loss the same at both ends of its range) is at its
+    centre, not at a value fitted on the publisher the fold holds out."""
+    from calc.calibration.serving import bounds, centre, loss, prepare_all
+
+    constants = load_serving_constants()
+    models, _ = prepare_all(constants)
+    rows = [m for m in models if any(f.fitted for f in m.figures)]
+    checked = 0
+    for publisher, values in constants.fit["loso"].items():
+        fold = constants.with_values(values)
+        others = [m for m in rows if m.run.publisher != publisher]
+        for name in ("amd.gemm16_fraction", "sglang.step_overhead_ms",
+                     "trt-llm.step_overhead_ms"):
+            low, high = bounds(constants, name)
+            if loss(fold.with_values({name: low}), others) == loss(
+                    fold.with_values({name: high}), others):
+                assert fold.value(name) == centre(constants, name), (publisher, name)
+                checked += 1
+    assert checked  # amd.gemm16_fraction: every MI300X row runs FP8
 
 
 def test_reproduce_serving_holds_each_publisher_out(cli):

@@ -20,7 +20,10 @@ of the row's publisher), so the 242 TensorRT-LLM rows do not drown the other pub
 absolute (not squared) log error is the median's estimator, the statistic the targets name,
 and keeps one group of rows the physics misses (a model the engines of the day ran far below
 its kernels' roofline) from dragging every constant; coordinate descent over the constants,
-each within its bounds (twice as wide as its prior).
+each within its prior range (the range the measurement it stands for allows), starting from
+the prior's geometric centre. Every fit starts there, each fold's included: a fold never
+starts from values fitted on the publisher it holds out, and a constant no figure of the fold
+depends on (an engine's overhead when its only publisher is held out) stays at its centre.
 Leave-one-publisher-out: fit on every publisher but one, predict that one, each in turn.
 
     python -m calc.calibration.serving      # refit; rewrite presets/serving.toml's [fitted],
@@ -245,13 +248,25 @@ def loss(constants: ServingConstants, models: Sequence[RowModel]) -> float:
 
 
 def bounds(constants: ServingConstants, name: str) -> tuple[float, float]:
-    """The fit's range for `name`: its prior widened twice over, fractions kept within 1."""
+    """The fit's range for `name`: its prior, the range the measurement it stands for allows
+    (issue 21: each constant inside the range its physical source allows)."""
     low, high, _ = constants.priors[name]
-    width = high - low
-    low, high = max(low - width / 2, low / 2), high + width / 2
-    if "fraction" in name:
-        high = min(high, 1.0)
-    return max(low, 1e-6), high
+    return low, high
+
+
+def centre(constants: ServingConstants, name: str) -> float:
+    """Where the fit starts `name`: its prior's geometric centre, √(low·high) (the constants
+    span decades, and the middle of a ratio range is its geometric mean)."""
+    low, high, _ = constants.priors[name]
+    return float(f"{math.sqrt(low * high):.4g}")
+
+
+def start(constants: ServingConstants) -> ServingConstants:
+    """Every fitted constant at its prior's centre: what every fit, each fold's included,
+    starts from, so that no fold starts from values fitted on the publisher it holds out, and
+    a constant no figure of the fold depends on (an engine whose only publisher is held out)
+    stays at its prior's centre: coordinate descent keeps a value only if it lowers the loss."""
+    return constants.with_values({name: centre(constants, name) for name in constants.fitted})
 
 
 def _golden(f, low: float, high: float) -> float:
@@ -319,17 +334,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     constants = load_serving_constants()
     models, skipped = prepare_all(constants)
     fitted_rows = [m for m in models if any(f.fitted for f in m.figures)]
+    initial = start(constants)
     folds: dict[str, dict[str, float]] = {}
     for publisher in publishers(models):
         print(f"leaving out {publisher}", file=sys.stderr)
         others = [m for m in fitted_rows if m.run.publisher != publisher]
-        folds[publisher] = fit(constants, others, echo=True).fitted
+        folds[publisher] = fit(initial, others, echo=True).fitted
     print("all publishers", file=sys.stderr)
-    final = fit(constants, fitted_rows, echo=True)
+    final = fit(initial, fitted_rows, echo=True)
     method = (f"least absolute log(predicted/published) over the fitted figures of "
               f"{len(fitted_rows)} rows, each publisher weighted 1/sqrt(its figures); "
-              f"coordinate descent over {len(final.fitted)} constants "
-              f"(calc.calibration.serving); one fold per publisher left out")
+              f"coordinate descent over {len(final.fitted)} constants, each within its prior "
+              f"range from the prior's geometric centre (calc.calibration.serving); one fold "
+              f"per publisher left out, fitted from the same start")
     path = Path(_data_dir()) / FILE
     path.write_text(_rewrite(path.read_text(encoding="utf-8"), final.fitted,
                              [m.run.name for m in fitted_rows], method, folds),
