@@ -46,6 +46,7 @@ def params_per_layer(s):
     h_kv = s['h_kv']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
+    i_kev = s['i_kev']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_qk_head = s['i_qk_head']
@@ -65,12 +66,12 @@ def params_per_layer(s):
     _t5 = E_a*h_kv - h
     _t6 = d*i_moa
     _t7 = _t3*d
-    _t8 = d_qk + d_v
-    _t9 = _t2*_t8*h_kv
-    _t10 = d_rope + r_kv
-    _t11 = d*d_v
-    _t12 = d_v*(1 - i_gh)
-    _t13 = h*i_gate
+    _t8 = d_rope + r_kv
+    _t9 = _t2*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t10 = d*d_v
+    _t11 = d_v*(1 - i_gh)
+    _t12 = h*i_gate
+    _t13 = d_qk*i_qk_head
     return {
         'attention/q': (
             _t0*_t1
@@ -82,14 +83,14 @@ def params_per_layer(s):
         'attention/kv': (
             _t0*i_mla*r_kv
             + _t9*d
-            + b_qkv*(_t10*i_mla + _t9)
-            + i_mla*(_t10*d + h*r_kv*(_t8 - d_rope))
+            + b_qkv*(_t8*i_mla + _t9)
+            + i_mla*(_t8*d + h*r_kv*(d_qk - d_rope + d_v))
         ),
-        'attention/o': _t11*_t5*i_moa + _t11*h + b_o*d,
-        'attention/gate': _t12*_t13*b_qkv + _t13*d*(_t12 + i_gh),
+        'attention/o': _t10*_t5*i_moa + _t10*h + b_o*d,
+        'attention/gate': _t11*_t12*b_qkv + _t12*d*(_t11 + i_gh),
         'attention/router': E_a*_t6,
         'attention/position': i_rel*(2*_t3 + _t7),
-        'attention/qk_norm': _t0*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
+        'attention/qk_norm': _t0*(_t13 + _t3*i_qk_proj) + _t0*(_t13 + d_qk*h_kv*i_qk_proj),
         'attention/sinks': h*i_sink,
         'attention/sub_norm': _t0*d_v*h*i_sub,
         'norms': _t0*d*n_norm,
@@ -226,7 +227,10 @@ def params_components(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -271,6 +275,8 @@ def params_components(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -310,46 +316,54 @@ def params_components(s):
     _t14 = E_a*h_kv - h
     _t15 = _t12*d
     _t16 = _t0*i_mla*r_kv
-    _t17 = d_qk2 + d_v2
-    _t18 = _t17*_t3*h_kv2
-    _t19 = d_rope + r_kv
-    _t20 = _t19*d
-    _t21 = -d_rope
-    _t22 = _t19*i_mla
-    _t23 = d_qk + d_v
-    _t24 = _t23*_t3*h_kv
-    _t25 = b_o*d
-    _t26 = d*d_v2
-    _t27 = d*d_v
-    _t28 = 1 - i_gh
-    _t29 = _t28*d_v2
-    _t30 = b_qkv*i_gate
-    _t31 = d*i_gate
-    _t32 = _t28*d_v
-    _t33 = E_a*_t7
-    _t34 = 2*i_qk_head
-    _t35 = L_att2*_t0
-    _t36 = _t0*_t11
-    _t37 = _t0*d
-    _t38 = 2*N_s
-    _t39 = G_s*_t38
-    _t40 = 2*d_in + i_m2*(H_s + _t39)
-    _t41 = R_dt + _t38
-    _t42 = 1 - i_m2
-    _t43 = _t42*d_in
-    _t44 = H_s*i_m2
-    _t45 = 2*H_k*d_lk
-    _t46 = 1 - i_cg
-    _t47 = H_v*d_lv
-    _t48 = H_v + _t47
-    _t49 = L_dn*d
-    _t50 = 2*d
-    _t51 = H_v*d_lk
-    _t52 = b_sc*d
-    _t53 = d**2
-    _t54 = i_glu + 1
-    _t55 = d*d_ff
-    _t56 = d*(i_glu + 2)
+    _t17 = d_rope + r_kv
+    _t18 = _t17*d
+    _t19 = -d_rope
+    _t20 = _t3*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t21 = _t17*i_mla
+    _t22 = _t16 + _t20*d + b_qkv*(_t20 + _t21) + i_mla*(_t18 + h2*r_kv*(_t19 + d_qk2 + d_v2))
+    _t23 = _t3*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t24 = _t16 + _t23*d + b_qkv*(_t21 + _t23) + i_mla*(_t18 + h*r_kv*(_t19 + d_qk + d_v))
+    _t25 = L_kvs - L_kvs2
+    _t26 = b_o*d
+    _t27 = d*d_v2
+    _t28 = d*d_v
+    _t29 = 1 - i_gh
+    _t30 = _t29*d_v2
+    _t31 = b_qkv*i_gate
+    _t32 = d*i_gate
+    _t33 = _t29*d_v
+    _t34 = E_a*_t7
+    _t35 = d_qk2*i_qk_head
+    _t36 = _t0*(_t35 + d_qk2*h_kv2*i_qk_proj)
+    _t37 = d_qk*i_qk_head
+    _t38 = _t0*(_t37 + d_qk*h_kv*i_qk_proj)
+    _t39 = L_att2*h2
+    _t40 = _t11*h
+    _t41 = _t0*i_sub
+    _t42 = _t0*d
+    _t43 = 2*N_s
+    _t44 = G_s*_t43
+    _t45 = 2*d_in + i_m2*(H_s + _t44)
+    _t46 = R_dt + _t43
+    _t47 = 1 - i_m2
+    _t48 = _t47*d_in
+    _t49 = H_s*i_m2
+    _t50 = 2*H_k*d_lk
+    _t51 = 1 - i_cg
+    _t52 = H_v*d_lv
+    _t53 = H_v + _t52
+    _t54 = L_dn*d
+    _t55 = 2*d
+    _t56 = H_v*d_lk
+    _t57 = b_sc*d
+    _t58 = d**2
+    _t59 = i_glu + 1
+    _t60 = b_ff*d_ff
+    _t61 = d*d_ff
+    _t62 = _t59*(_t60 + _t61)
+    _t63 = _t41*d_ff
+    _t64 = d*(i_glu + 2)
     return {
         'attention/q': (
             L_att2*(
@@ -367,56 +381,55 @@ def params_components(s):
                 + i_mla*(_t15*_t8 + i_qlora*(_t10 + _t12*r_q))
             )
         ),
-        'attention/kv': (
-            L_att2*(_t16 + _t18*d + b_qkv*(_t18 + _t22) + i_mla*(_t20 + h2*r_kv*(_t17 + _t21)))
-            + _t11*(_t16 + _t24*d + b_qkv*(_t22 + _t24) + i_mla*(_t20 + h*r_kv*(_t21 + _t23)))
-        ),
+        'attention/kv': L_att2*_t22 - L_kvs2*_t22 + _t11*_t24 - _t24*_t25,
         'attention/o': (
-            L_att2*(_t25 + _t26*_t6*i_moa + _t26*h2) + _t11*(_t14*_t27*i_moa + _t25 + _t27*h)
+            L_att2*(_t26 + _t27*_t6*i_moa + _t27*h2) + _t11*(_t14*_t28*i_moa + _t26 + _t28*h)
         ),
         'attention/gate': (
-            L_att2*(_t29*_t30*h2 + _t31*h2*(_t29 + i_gh))
-            + _t11*(_t30*_t32*h + _t31*h*(_t32 + i_gh))
+            L_att2*(_t30*_t31*h2 + _t32*h2*(_t30 + i_gh))
+            + _t11*(_t31*_t33*h + _t32*h*(_t33 + i_gh))
         ),
-        'attention/router': L_att2*_t33 + _t11*_t33,
+        'attention/router': L_att2*_t34 + _t11*_t34,
         'attention/position': L_att2*i_rel*(2*_t4 + _t9) + _t11*i_rel*(2*_t12 + _t15),
         'attention/qk_norm': (
-            _t35*(_t34*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
-            + _t36*(_t34*d_qk + d_qk*i_qk_proj*(h + h_kv))
+            L_att2*(_t0*(_t35 + _t4*i_qk_proj) + _t36)
+            - L_kvs2*_t36
+            + _t11*(_t0*(_t12*i_qk_proj + _t37) + _t38)
+            - _t25*_t38
         ),
-        'attention/sinks': L_att2*h2*i_sink + _t11*h*i_sink,
-        'attention/sub_norm': _t35*d_v2*h2*i_sub + _t36*d_v*h*i_sub,
+        'attention/sinks': _t39*i_sink + _t40*i_sink,
+        'attention/sub_norm': _t39*_t41*d_v2 + _t40*_t41*d_v,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
-        'norms': L*_t37*n_norm,
-        'mamba/in': L_ssm*(_t40*b_ssm + _t40*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t39*i_m2 + d_in),
-        'mamba/x': L_ssm*_t41*_t43,
-        'mamba/dt': L_ssm*(R_dt*_t43 + _t43 + _t44),
-        'mamba/ssm': L_ssm*(_t42*(N_s*d_in + d_in) + 2*_t44),
-        'mamba/norm': L_ssm*(_t41*_t42*i_dtn + d_in*i_gn*i_m2),
+        'norms': L*_t42*n_norm,
+        'mamba/in': L_ssm*(_t45*b_ssm + _t45*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t44*i_m2 + d_in),
+        'mamba/x': L_ssm*_t46*_t48,
+        'mamba/dt': L_ssm*(R_dt*_t48 + _t48 + _t49),
+        'mamba/ssm': L_ssm*(_t47*(N_s*d_in + d_in) + 2*_t49),
+        'mamba/norm': L_ssm*(_t46*_t47*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t49*(_t45 + _t46*_t48 + _t48),
-        'deltanet/lowrank': L_dn*i_cg*(_t50*r_g + r_g*(_t47 + _t51)),
-        'deltanet/conv': L_dn*k_dn*(_t45 + _t47),
-        'deltanet/gates': L_dn*(H_v*_t46 + H_v + _t51*i_cg),
+        'deltanet/in': _t54*(_t50 + _t51*_t53 + _t53),
+        'deltanet/lowrank': L_dn*i_cg*(_t55*r_g + r_g*(_t52 + _t56)),
+        'deltanet/conv': L_dn*k_dn*(_t50 + _t52),
+        'deltanet/gates': L_dn*(H_v*_t51 + H_v + _t56*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t47*_t49,
-        'conv/in': L_sc*(3*_t52 + 3*_t53),
+        'deltanet/out': _t52*_t54,
+        'conv/in': L_sc*(3*_t57 + 3*_t58),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t52 + _t53),
-        'mlp/up': L_dense*_t54*(_t55 + b_ff*d_ff),
-        'mlp/down': L_dense*(_t55 + b_ff*d),
+        'conv/out': L_sc*(_t57 + _t58),
+        'mlp/up': L_dense*_t62 + L_dw*(_t59*(2*_t60 + 2*_t61) - _t62),
+        'mlp/down': L_dense*(_t61 + b_ff*d) + L_dw*_t61,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t0*d_ff*i_sub,
+        'mlp/sub_norm': L_dense*_t63 + L_dw*_t63,
         'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t56*d_e + b_ff*(_t54*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t56*d_s + b_ff*(_t54*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t64*d_e + b_ff*(_t59*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t64*d_s + b_ff*(_t59*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t37*i_norm_emb,
-        'embedding_projection': _t50*d_emb*i_proj,
-        'final_norm': _t37*i_norm_final,
+        'embedding/norm': _t42*i_norm_emb,
+        'embedding_projection': _t55*d_emb*i_proj,
+        'final_norm': _t42*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
@@ -434,7 +447,10 @@ def params_summary(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -481,6 +497,8 @@ def params_summary(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -534,131 +552,144 @@ def params_summary(s):
     _t26 = i_glu + 1
     _t27 = _t25*d_e + b_ff*(_t26*d_e + d)
     _t28 = E*_t27
-    _t29 = 1 - i_gh
-    _t30 = _t29*d_v2
-    _t31 = b_qkv*i_gate
-    _t32 = _t6*r_kv
-    _t33 = d_qk2 + d_v2
-    _t34 = _t33*_t9*h_kv2
-    _t35 = d_rope + r_kv
-    _t36 = _t35*d
-    _t37 = -d_rope
-    _t38 = _t35*i_mla
-    _t39 = d*d_ff
-    _t40 = _t39 + b_ff*d
-    _t41 = L_dn*d_lv
-    _t42 = H_v*d_lk
-    _t43 = 1 - i_cg
-    _t44 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t45 = E*b_router + E*d
-    _t46 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
-    _t47 = d**2
-    _t48 = b_sc*d
-    _t49 = 2*N_s
-    _t50 = G_s*_t49
-    _t51 = 2*d_in + i_m2*(H_s + _t50)
-    _t52 = H_s*i_m2
-    _t53 = 1 - i_m2
-    _t54 = R_dt + _t49
-    _t55 = _t53*d_in
-    _t56 = _t29*d_v
-    _t57 = _t18*i_gate*(_t56 + i_gh) + _t31*_t56*h
-    _t58 = d_qk + d_v
-    _t59 = _t58*_t9*h_kv
-    _t60 = _t32 + _t59*d + b_qkv*(_t38 + _t59) + i_mla*(_t36 + h*r_kv*(_t37 + _t58))
-    _t61 = L_att2*h2
-    _t62 = 2*i_qk_head
-    _t63 = _t26*(_t39 + b_ff*d_ff)
-    _t64 = 2*H_k*d_lk
-    _t65 = H_v*d_lv
-    _t66 = H_v + _t65
-    _t67 = 2*d
-    _t68 = b_moe*d
-    _t69 = _t5*d
-    _t70 = h*i_sink
-    _t71 = i_rel*(_t21 + 2*_t22)
-    _t72 = _t5*(_t62*d_qk + d_qk*i_qk_proj*(h + h_kv))
-    _t73 = E_a*_t0
-    _t74 = _t69*n_norm
-    _t75 = _t5*i_sub
-    _t76 = _t75*d_ff
-    _t77 = _t75*d_v*h
-    _t78 = (
-        H_v*_t41*d
-        + L*_t74
-        + L_att2*_t5*(_t62*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
-        + L_att2*_t73
+    _t29 = d_qk2*i_qk_head
+    _t30 = d_qk2*i_qk_proj
+    _t31 = _t5*(_t29 + _t30*h_kv2)
+    _t32 = 1 - i_gh
+    _t33 = _t32*d_v2
+    _t34 = b_qkv*i_gate
+    _t35 = _t6*r_kv
+    _t36 = d_rope + r_kv
+    _t37 = _t36*d
+    _t38 = -d_rope
+    _t39 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t40 = _t36*i_mla
+    _t41 = _t35 + _t39*d + b_qkv*(_t39 + _t40) + i_mla*(_t37 + h2*r_kv*(_t38 + d_qk2 + d_v2))
+    _t42 = d*d_ff
+    _t43 = _t42 + b_ff*d
+    _t44 = L_dn*d_lv
+    _t45 = H_v*d_lk
+    _t46 = 1 - i_cg
+    _t47 = b_ff*d_ff
+    _t48 = _t26*(_t42 + _t47)
+    _t49 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
+    _t50 = E*b_router + E*d
+    _t51 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
+    _t52 = d**2
+    _t53 = b_sc*d
+    _t54 = 2*N_s
+    _t55 = G_s*_t54
+    _t56 = 2*d_in + i_m2*(H_s + _t55)
+    _t57 = H_s*i_m2
+    _t58 = 1 - i_m2
+    _t59 = R_dt + _t54
+    _t60 = _t58*d_in
+    _t61 = d_qk*i_qk_head
+    _t62 = d_qk*i_qk_proj
+    _t63 = _t5*(_t61 + _t62*h_kv)
+    _t64 = _t5*(_t61 + _t62*h) + _t63
+    _t65 = _t32*d_v
+    _t66 = _t18*i_gate*(_t65 + i_gh) + _t34*_t65*h
+    _t67 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t68 = _t35 + _t67*d + b_qkv*(_t40 + _t67) + i_mla*(_t37 + h*r_kv*(_t38 + d_qk + d_v))
+    _t69 = L_kvs - L_kvs2
+    _t70 = L_att2*h2
+    _t71 = 2*H_k*d_lk
+    _t72 = H_v*d_lv
+    _t73 = H_v + _t72
+    _t74 = 2*d
+    _t75 = b_moe*d
+    _t76 = _t5*d
+    _t77 = h*i_sink
+    _t78 = i_rel*(_t21 + 2*_t22)
+    _t79 = E_a*_t0
+    _t80 = _t76*n_norm
+    _t81 = _t5*i_sub
+    _t82 = _t81*d_ff
+    _t83 = _t81*d_v*h
+    _t84 = (
+        H_v*_t44*d
+        + L*_t80
+        + L_att2*_t41
+        + L_att2*_t79
         + L_att2*i_rel*(_t10 + 2*_t12)
-        + L_att2*(_t3*i_gate*(_t30 + i_gh) + _t30*_t31*h2)
-        + L_att2*(_t32 + _t34*d + b_qkv*(_t34 + _t38) + i_mla*(_t36 + h2*r_kv*(_t33 + _t37)))
-        + L_dense*_t40
-        + L_dense*_t63
-        + L_dense*_t76
+        + L_att2*(_t31 + _t5*(_t29 + _t30*h2))
+        + L_att2*(_t3*i_gate*(_t33 + i_gh) + _t33*_t34*h2)
+        + L_dense*_t43
+        + L_dense*_t48
+        + L_dense*_t82
         + L_dense*n_act
-        + L_dn*d*(_t43*_t66 + _t64 + _t66)
-        + L_dn*i_cg*(_t67*r_g + r_g*(_t42 + _t65))
-        + L_dn*k_dn*(_t64 + _t65)
-        + L_dn*(H_v*_t43 + H_v + _t42*i_cg)
-        + L_idx*_t44
-        + L_moe*_t45
-        + L_moe*_t46
-        + L_moe*_t68
+        + L_dn*d*(_t46*_t73 + _t71 + _t73)
+        + L_dn*i_cg*(_t74*r_g + r_g*(_t45 + _t72))
+        + L_dn*k_dn*(_t71 + _t72)
+        + L_dn*(H_v*_t46 + H_v + _t45*i_cg)
+        + L_dw*_t42
+        + L_dw*_t82
+        + L_dw*(_t26*(2*_t42 + 2*_t47) - _t48)
+        + L_idx*_t49
+        - L_kvs2*_t31
+        - L_kvs2*_t41
+        + L_moe*_t50
+        + L_moe*_t51
+        + L_moe*_t75
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t47 + _t48)
-        + L_sc*(3*_t47 + 3*_t48)
-        + L_ssm*_t54*_t55
-        + L_ssm*(2*_t52 + _t53*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t50*i_m2 + d_in)
-        + L_ssm*(_t51*b_ssm + _t51*d)
+        + L_sc*(_t52 + _t53)
+        + L_sc*(3*_t52 + 3*_t53)
+        + L_ssm*_t59*_t60
+        + L_ssm*(2*_t57 + _t58*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t55*i_m2 + d_in)
+        + L_ssm*(_t56*b_ssm + _t56*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t53*_t54*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t55 + _t52 + _t55)
-        + _t16*_t57
-        + _t16*_t60
-        + _t16*_t70
-        + _t16*_t71
-        + _t16*_t72
-        + _t16*_t73
+        + L_ssm*(_t58*_t59*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t60 + _t57 + _t60)
+        + _t16*_t64
+        + _t16*_t66
+        + _t16*_t68
         + _t16*_t77
-        + _t41
-        + _t61*_t75*d_v2
-        + _t61*i_sink
-        + _t67*d_emb*i_proj
-        + _t69*i_norm_emb
-        + _t69*i_norm_final
+        + _t16*_t78
+        + _t16*_t79
+        + _t16*_t83
+        + _t44
+        - _t63*_t69
+        - _t68*_t69
+        + _t70*_t81*d_v2
+        + _t70*i_sink
+        + _t74*d_emb*i_proj
+        + _t76*i_norm_emb
+        + _t76*i_norm_final
     )
-    _t79 = (
+    _t85 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
         + L_moe*_t28
         + _t16*_t20
         + _t16*_t24
-        + _t78
+        + _t84
     )
-    _t80 = P*d + V*d_emb
-    _t81 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t80
+    _t86 = P*d + V*d_emb
+    _t87 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t86
     return {
-        'total': _t79 + _t81,
-        'embedding': _t80,
-        'non_embedding': _t79,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t78 + _t81,
+        'total': _t85 + _t87,
+        'embedding': _t86,
+        'non_embedding': _t85,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t84 + _t87,
         'mtp': (
-            2*M*_t47
-            + 3*M*_t69
+            2*M*_t52
+            + 3*M*_t76
             + M*(
                 _t20
                 + _t24
-                + _t44*i_dsa
-                + _t57
-                + _t60
-                + _t70
-                + _t71
-                + _t72
-                + _t73
-                + _t74
+                + _t49*i_dsa
+                + _t64
+                + _t66
+                + _t68
                 + _t77
-                + i_moe*(_t28 + _t45 + _t46 + _t68)
-                + (1 - i_moe)*(_t40 + _t63 + _t76 + n_act)
+                + _t78
+                + _t79
+                + _t80
+                + _t83
+                + i_moe*(_t28 + _t50 + _t51 + _t75)
+                + (1 - i_moe)*(_t43 + _t48 + _t82 + n_act)
             )
         ),
     }
@@ -676,7 +707,10 @@ def flops_forward_components(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -706,6 +740,8 @@ def flops_forward_components(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -728,11 +764,11 @@ def flops_forward_components(s):
     _t6 = d_qk*h
     _t7 = _t6*d
     _t8 = 2*L_att - 2*L_att2
-    _t9 = d_qk2 + d_v2
-    _t10 = _t0*d
-    _t11 = d*(d_rope + r_kv)
-    _t12 = -d_rope
-    _t13 = d_qk + d_v
+    _t9 = d*(d_rope + r_kv)
+    _t10 = -d_rope
+    _t11 = _t0*d
+    _t12 = _t11*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t9 + h2*r_kv*(_t10 + d_qk2 + d_v2))
+    _t13 = _t11*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t9 + h*r_kv*(_t10 + d_qk + d_v))
     _t14 = _t5*d
     _t15 = _t14*h2
     _t16 = _t8*d
@@ -752,16 +788,14 @@ def flops_forward_components(s):
     _t30 = 2*L_dn
     _t31 = L_sc*d**2
     _t32 = i_glu + 2
-    _t33 = L_moe*_t23
+    _t33 = _t23*_t32*d_ff
+    _t34 = L_moe*_t23
     return {
         'attention/q': (
             _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
             + _t8*(_t0*_t7 + i_mla*(_t3*_t7 + i_qlora*(_t4 + _t6*r_q)))
         ),
-        'attention/kv': (
-            _t5*(_t10*_t9*h_kv2 + i_mla*(_t11 + h2*r_kv*(_t12 + _t9)))
-            + _t8*(_t10*_t13*h_kv + i_mla*(_t11 + h*r_kv*(_t12 + _t13)))
-        ),
+        'attention/kv': -2*L_kvs2*_t12 + _t12*_t5 + _t13*_t8 - 2*_t13*(L_kvs - L_kvs2),
         'attention/o': _t15*d_v2 + _t17*d_v,
         'attention/gate': _t15*i_gate*(_t18*d_v2 + i_gh) + _t17*i_gate*(_t18*d_v + i_gh),
         'attention/router': _t14*_t19 + _t16*_t19,
@@ -780,9 +814,9 @@ def flops_forward_components(s):
         'conv/in': 6*_t31,
         'conv/out': 2*_t31,
         'conv/conv': L_sc*_t23*k_sc,
-        'mlp': L_dense*_t23*_t32*d_ff,
-        'moe/router': E*_t33,
-        'moe/experts': _t32*_t33*d_e*k,
+        'mlp': L_dense*_t33 + L_dw*_t33,
+        'moe/router': E*_t34,
+        'moe/experts': _t32*_t34*d_e*k,
         'moe/shared': 2*L_moe*(E_s*_t32*d*d_s + d*i_shared_gate),
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
@@ -804,7 +838,10 @@ def flops(s):
     L_chk2 = s['L_chk2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
     L_moe = s['L_moe']
@@ -840,6 +877,8 @@ def flops(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -866,57 +905,64 @@ def flops(s):
     _t8 = L_dn*_t1
     _t9 = _t5*h2
     _t10 = i_glu + 2
-    _t11 = _t10*d
-    _t12 = 2*L_att - 2*L_att2
-    _t13 = _t12*d
-    _t14 = _t3*(1 - i_m2)
-    _t15 = _t13*h
-    _t16 = 2*N_s
-    _t17 = G_s*_t16
-    _t18 = 2*H_k*d_lk
-    _t19 = 2*L_dn
-    _t20 = 1 - i_gh
-    _t21 = H_v + _t7
-    _t22 = d_qk2 + d_v2
-    _t23 = d*(1 - i_mla)
-    _t24 = d*(d_rope + r_kv)
-    _t25 = -d_rope
-    _t26 = d_qk2*h2
-    _t27 = d*(1 - i_qlora)
-    _t28 = d*r_q
-    _t29 = d_qk + d_v
-    _t30 = d_qk*h
+    _t11 = _t1*_t10*d_ff
+    _t12 = _t10*d
+    _t13 = L_att - L_att2
+    _t14 = 2*_t13
+    _t15 = _t14*d
+    _t16 = _t3*(1 - i_m2)
+    _t17 = _t15*h
+    _t18 = 2*N_s
+    _t19 = G_s*_t18
+    _t20 = 2*H_k*d_lk
+    _t21 = 2*L_dn
+    _t22 = 1 - i_gh
+    _t23 = H_v + _t7
+    _t24 = d_qk2*h2
+    _t25 = d*(1 - i_mla)
+    _t26 = d*(1 - i_qlora)
+    _t27 = d*r_q
+    _t28 = d*(d_rope + r_kv)
+    _t29 = -d_rope
+    _t30 = (
+        2*_t25*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t28 + h2*r_kv*(_t29 + d_qk2 + d_v2))
+    )
+    _t31 = d_qk*h
+    _t32 = 2*_t25*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t28 + h*r_kv*(_t29 + d_qk + d_v))
     return {
         'weights_per_token': (
             E*_t0*d
-            + L_dense*_t1*_t10*d_ff
+            + L_att2*_t30
+            + L_dense*_t11
             + 7*L_dn*_t7*d_lk
+            + L_dw*_t11
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+            - L_kvs2*_t30
             + L_sc*_t1*k_sc
             + 8*L_sc*d**2
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t1*(_t2 + i_m2*(H_s + _t17))
-            + 2*L_ssm*k_s*(_t17*i_m2 + d_in)
-            + R_dt*_t14
+            + L_ssm*_t1*(_t2 + i_m2*(H_s + _t19))
+            + 2*L_ssm*k_s*(_t19*i_m2 + d_in)
+            + R_dt*_t16
             + 2*V_o*d_emb
-            + _t0*_t11*d_e*k
-            + _t0*(E_s*_t11*d_s + d*i_shared_gate)
-            + _t12*(_t23*_t30 + i_mla*(_t27*_t30 + i_qlora*(_t28 + _t30*r_q)))
-            + _t12*(_t23*_t29*h_kv + i_mla*(_t24 + h*r_kv*(_t25 + _t29)))
-            + _t13*_t6
-            + _t14*(R_dt + _t16)
-            + _t15*d_v
-            + _t15*i_gate*(_t20*d_v + i_gh)
-            + _t19*i_cg*(_t1*r_g + r_g*(H_v*d_lk + _t7))
-            + _t19*k_dn*(_t18 + _t7)
+            + _t0*_t12*d_e*k
+            + _t0*(E_s*_t12*d_s + d*i_shared_gate)
+            + _t13*_t32
+            + _t14*(_t25*_t31 + i_mla*(_t26*_t31 + i_qlora*(_t27 + _t31*r_q)))
+            + _t15*_t6
+            + _t16*(R_dt + _t18)
+            + _t17*d_v
+            + _t17*i_gate*(_t22*d_v + i_gh)
+            + _t21*i_cg*(_t1*r_g + r_g*(H_v*d_lk + _t7))
+            + _t21*k_dn*(_t20 + _t7)
             + _t3*d
-            + _t4*(_t23*_t26 + i_mla*(_t26*_t27 + i_qlora*(_t26*r_q + _t28)))
-            + _t4*(_t22*_t23*h_kv2 + i_mla*(_t24 + h2*r_kv*(_t22 + _t25)))
+            - _t32*(L_kvs - L_kvs2)
+            + _t4*(_t24*_t25 + i_mla*(_t24*_t26 + i_qlora*(_t24*r_q + _t27)))
             + _t5*_t6
             + _t7*_t8
-            + _t8*(_t18 + _t21*(1 - i_cg) + _t21)
+            + _t8*(_t20 + _t23*(1 - i_cg) + _t23)
             + _t9*d_v2
-            + _t9*i_gate*(_t20*d_v2 + i_gh)
+            + _t9*i_gate*(_t22*d_v2 + i_gh)
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -1005,7 +1051,10 @@ def rules_train_per_token(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -1051,6 +1100,8 @@ def rules_train_per_token(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -1076,136 +1127,152 @@ def rules_train_per_token(s):
     r_q = s['r_q']
     _t0 = 6*d
     _t1 = 6*d_emb
-    _t2 = b_o*d
-    _t3 = d*h2
-    _t4 = 6*L_att2
-    _t5 = 1 - i_gh
-    _t6 = _t5*d_v2
-    _t7 = b_qkv*i_gate
-    _t8 = b_norm + g_norm
-    _t9 = _t8*i_mla
-    _t10 = _t9*r_kv
-    _t11 = d_qk2 + d_v2
-    _t12 = 1 - i_mla
-    _t13 = _t11*_t12*h_kv2
-    _t14 = d_rope + r_kv
-    _t15 = _t14*d
-    _t16 = -d_rope
-    _t17 = _t14*i_mla
-    _t18 = i_qlora*r_q
-    _t19 = _t18*_t9
-    _t20 = _t3*d_qk2
-    _t21 = _t18*i_mla
-    _t22 = d_qk2*h2
-    _t23 = 1 - i_qlora
-    _t24 = d*r_q
-    _t25 = 6*L_dense
-    _t26 = d*d_ff
-    _t27 = 6*L_dn
-    _t28 = H_v*d_lk
-    _t29 = 1 - i_cg
-    _t30 = 6*L_moe
-    _t31 = d*(i_glu + 2)
-    _t32 = i_glu + 1
-    _t33 = d**2
-    _t34 = b_sc*d
-    _t35 = 6*L_sc
-    _t36 = 6*L_ssm
-    _t37 = 2*N_s
-    _t38 = G_s*_t37
-    _t39 = 2*d_in + i_m2*(H_s + _t38)
-    _t40 = H_s*i_m2
-    _t41 = 1 - i_m2
-    _t42 = R_dt + _t37
-    _t43 = _t41*d_in
-    _t44 = d*h
-    _t45 = L_att - L_att2
-    _t46 = 6*_t45
-    _t47 = _t5*d_v
-    _t48 = d_qk + d_v
-    _t49 = _t12*_t48*h_kv
-    _t50 = _t44*d_qk
-    _t51 = d_qk*h
-    _t52 = _t4*h2
-    _t53 = 2*i_qk_head
-    _t54 = 2*H_k*d_lk
-    _t55 = H_v*d_lv
-    _t56 = H_v + _t55
-    _t57 = _t27*d
-    _t58 = _t0*_t8
-    _t59 = _t46*h
-    _t60 = 12*d
-    _t61 = E_a*i_moa
-    _t62 = L_dense*d_ff
-    _t63 = _t8*i_sub
-    _t64 = (
-        L*_t58*n_norm
+    _t2 = b_norm + g_norm
+    _t3 = _t2*i_mla
+    _t4 = _t3*r_kv
+    _t5 = d_rope + r_kv
+    _t6 = _t5*d
+    _t7 = -d_rope
+    _t8 = 1 - i_mla
+    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t10 = _t5*i_mla
+    _t11 = 6*_t4 + 6*_t9*d + 6*b_qkv*(_t10 + _t9) + 6*i_mla*(_t6 + h2*r_kv*(_t7 + d_qk2 + d_v2))
+    _t12 = L_kvs - L_kvs2
+    _t13 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t14 = 6*_t13*d + 6*_t4 + 6*b_qkv*(_t10 + _t13) + 6*i_mla*(_t6 + h*r_kv*(_t7 + d_qk + d_v))
+    _t15 = b_o*d
+    _t16 = d*h2
+    _t17 = 6*L_att2
+    _t18 = d_qk2*i_qk_head
+    _t19 = d_qk2*i_qk_proj
+    _t20 = _t2*(_t18 + _t19*h_kv2)
+    _t21 = 1 - i_gh
+    _t22 = _t21*d_v2
+    _t23 = b_qkv*i_gate
+    _t24 = i_qlora*r_q
+    _t25 = _t24*_t3
+    _t26 = _t16*d_qk2
+    _t27 = _t24*i_mla
+    _t28 = d_qk2*h2
+    _t29 = 1 - i_qlora
+    _t30 = d*r_q
+    _t31 = 6*L_dense
+    _t32 = d*d_ff
+    _t33 = 6*L_dn
+    _t34 = H_v*d_lk
+    _t35 = 1 - i_cg
+    _t36 = i_glu + 1
+    _t37 = b_ff*d_ff
+    _t38 = _t36*(_t32 + _t37)
+    _t39 = 6*L_dw
+    _t40 = 6*L_moe
+    _t41 = d*(i_glu + 2)
+    _t42 = d**2
+    _t43 = b_sc*d
+    _t44 = 6*L_sc
+    _t45 = 6*L_ssm
+    _t46 = 2*N_s
+    _t47 = G_s*_t46
+    _t48 = 2*d_in + i_m2*(H_s + _t47)
+    _t49 = H_s*i_m2
+    _t50 = 1 - i_m2
+    _t51 = R_dt + _t46
+    _t52 = _t50*d_in
+    _t53 = d*h
+    _t54 = L_att - L_att2
+    _t55 = 6*_t54
+    _t56 = d_qk*i_qk_head
+    _t57 = d_qk*i_qk_proj
+    _t58 = _t2*(_t56 + _t57*h_kv)
+    _t59 = _t21*d_v
+    _t60 = _t53*d_qk
+    _t61 = d_qk*h
+    _t62 = _t17*h2
+    _t63 = 2*H_k*d_lk
+    _t64 = H_v*d_lv
+    _t65 = H_v + _t64
+    _t66 = _t33*d
+    _t67 = _t0*_t2
+    _t68 = _t55*h
+    _t69 = 12*d
+    _t70 = E_a*i_moa
+    _t71 = L_dense*d_ff
+    _t72 = _t2*i_sub
+    _t73 = (
+        L*_t67*n_norm
+        + L_att2*_t11
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
-        + _t0*_t45*_t61
-        + _t25*_t32*(_t26 + b_ff*d_ff)
-        + _t25*n_act
-        + _t25*(_t26 + b_ff*d)
-        + _t27*d_lv
-        + _t27*i_cg*(2*d*r_g + r_g*(_t28 + _t55))
-        + _t27*k_dn*(_t54 + _t55)
-        + _t27*(H_v*_t29 + H_v + _t28*i_cg)
-        + _t30*b_moe*d
-        + _t30*k*(_t31*d_e + b_ff*(_t32*d_e + d))
-        + _t30*(E*b_router + E*d)
-        + _t30*(E_s*(_t31*d_s + b_ff*(_t32*d_s + d)) + d*i_shared_gate)
-        + _t35*d*(b_sc + k_sc)
-        + _t35*(_t33 + _t34)
-        + _t35*(3*_t33 + 3*_t34)
-        + _t36*_t42*_t43
-        + _t36*(2*_t40 + _t41*(N_s*d_in + d_in))
-        + _t36*(b_cs + k_s)*(_t38*i_m2 + d_in)
-        + _t36*(_t39*b_ssm + _t39*d)
-        + _t36*(b_ssm*d + d*d_in)
-        + _t36*(_t41*_t42*i_dtn + d_in*i_gn*i_m2)
-        + _t36*(R_dt*_t43 + _t40 + _t43)
-        + _t4*_t61*d
-        + _t4*_t8*(_t53*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
-        + _t4*i_rel*(_t20 + 2*_t22)
-        + _t4*(_t2 + _t3*d_v2)
-        + _t4*(_t3*i_gate*(_t6 + i_gh) + _t6*_t7*h2)
-        + _t4*(_t10 + _t13*d + b_qkv*(_t13 + _t17) + i_mla*(_t15 + h2*r_kv*(_t11 + _t16)))
-        + _t4*(
-            _t12*_t20
-            + _t19
-            + b_qkv*(_t12*_t22 + _t21)
-            + i_mla*(_t20*_t23 + i_qlora*(_t22*r_q + _t24))
+        - L_kvs2*_t11
+        - 6*L_kvs2*_t20
+        + _t0*_t54*_t70
+        - _t12*_t14
+        - 6*_t12*_t58
+        + _t14*_t54
+        + _t17*_t70*d
+        + _t17*i_rel*(_t26 + 2*_t28)
+        + _t17*(_t15 + _t16*d_v2)
+        + _t17*(_t2*(_t18 + _t19*h2) + _t20)
+        + _t17*(_t16*i_gate*(_t22 + i_gh) + _t22*_t23*h2)
+        + _t17*(
+            _t25
+            + _t26*_t8
+            + b_qkv*(_t27 + _t28*_t8)
+            + i_mla*(_t26*_t29 + i_qlora*(_t28*r_q + _t30))
         )
-        + _t46*_t8*(_t53*d_qk + d_qk*i_qk_proj*(h + h_kv))
-        + _t46*i_rel*(_t50 + 2*_t51)
-        + _t46*(_t2 + _t44*d_v)
-        + _t46*(_t44*i_gate*(_t47 + i_gh) + _t47*_t7*h)
-        + _t46*(_t10 + _t49*d + b_qkv*(_t17 + _t49) + i_mla*(_t15 + h*r_kv*(_t16 + _t48)))
-        + _t46*(
-            _t12*_t50
-            + _t19
-            + b_qkv*(_t12*_t51 + _t21)
-            + i_mla*(_t23*_t50 + i_qlora*(_t24 + _t51*r_q))
+        + _t31*_t38
+        + _t31*n_act
+        + _t31*(_t32 + b_ff*d)
+        + _t32*_t39
+        + _t33*d_lv
+        + _t33*i_cg*(2*d*r_g + r_g*(_t34 + _t64))
+        + _t33*k_dn*(_t63 + _t64)
+        + _t33*(H_v*_t35 + H_v + _t34*i_cg)
+        + _t39*_t72*d_ff
+        + _t39*(_t36*(2*_t32 + 2*_t37) - _t38)
+        + _t40*b_moe*d
+        + _t40*k*(_t41*d_e + b_ff*(_t36*d_e + d))
+        + _t40*(E*b_router + E*d)
+        + _t40*(E_s*(_t41*d_s + b_ff*(_t36*d_s + d)) + d*i_shared_gate)
+        + _t44*d*(b_sc + k_sc)
+        + _t44*(_t42 + _t43)
+        + _t44*(3*_t42 + 3*_t43)
+        + _t45*_t51*_t52
+        + _t45*(2*_t49 + _t50*(N_s*d_in + d_in))
+        + _t45*(b_cs + k_s)*(_t47*i_m2 + d_in)
+        + _t45*(_t48*b_ssm + _t48*d)
+        + _t45*(b_ssm*d + d*d_in)
+        + _t45*(_t50*_t51*i_dtn + d_in*i_gn*i_m2)
+        + _t45*(R_dt*_t52 + _t49 + _t52)
+        + _t55*i_rel*(_t60 + 2*_t61)
+        + _t55*(_t15 + _t53*d_v)
+        + _t55*(_t2*(_t56 + _t57*h) + _t58)
+        + _t55*(_t23*_t59*h + _t53*i_gate*(_t59 + i_gh))
+        + _t55*(
+            _t25
+            + _t60*_t8
+            + b_qkv*(_t27 + _t61*_t8)
+            + i_mla*(_t29*_t60 + i_qlora*(_t30 + _t61*r_q))
         )
-        + _t52*_t63*d_v2
-        + _t52*i_sink
-        + _t55*_t57
-        + _t57*(_t29*_t56 + _t54 + _t56)
-        + _t58*i_norm_emb
-        + _t58*i_norm_final
-        + _t59*_t63*d_v
-        + _t59*i_sink
-        + _t60*d_emb*i_proj
-        + 6*_t62*_t63
+        + _t62*_t72*d_v2
+        + _t62*i_sink
+        + _t64*_t66
+        + _t66*(_t35*_t65 + _t63 + _t65)
+        + _t67*i_norm_emb
+        + _t67*i_norm_final
+        + _t68*_t72*d_v
+        + _t68*i_sink
+        + _t69*d_emb*i_proj
+        + 6*_t71*_t72
     )
-    _t65 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t64
-    _t66 = T*_t22
-    _t67 = T*_t51
-    _t68 = 3*T
-    _t69 = 4*T
+    _t74 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t73
+    _t75 = T*_t28
+    _t76 = T*_t61
+    _t77 = 3*T
+    _t78 = 4*T
     return {
-        '6N': P*_t0 + _t65,
-        'kaplan': _t4*_t66 + _t46*_t67 + _t64,
-        'palm': 12*L_att2*_t66 + 12*_t45*_t67 + _t65,
+        '6N': P*_t0 + _t74,
+        'kaplan': _t17*_t75 + _t55*_t76 + _t73,
+        'palm': 12*L_att2*_t75 + 12*_t54*_t76 + _t74,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1213,11 +1280,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t20 + _t22*_t69 + _t68*h2)
+            3*L_att2*(8*_t26 + _t28*_t78 + _t77*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t45*(8*_t50 + _t51*_t69 + _t68*h)
-            + _t60*(L_moe*(E_s*d_s + d_e*k) + _t62)
+            + 3*_t54*(8*_t60 + _t61*_t78 + _t77*h)
+            + _t69*(L_moe*(E_s*d_s + d_e*k) + _t71)
         ),
     }
 
@@ -2273,6 +2340,8 @@ def finetune_counts(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -2311,17 +2380,15 @@ def finetune_counts(s):
     _t24 = _t0*d
     _t25 = 1 - i_mla
     _t26 = _t22*(E_a*h_kv2 - h2)
-    _t27 = d_qk2 + d_v2
-    _t28 = _t25*d
-    _t29 = d*i_gate
-    _t30 = d*(d_rope + r_kv)
-    _t31 = -d_rope
-    _t32 = 1 - i_qlora
-    _t33 = d*r_q
-    _t34 = _t5*d
-    _t35 = _t22*(E_a*h_kv - h)
-    _t36 = d_qk + d_v
-    _t37 = (
+    _t27 = d*i_gate
+    _t28 = d*(d_rope + r_kv)
+    _t29 = -d_rope
+    _t30 = _t25*d
+    _t31 = 1 - i_qlora
+    _t32 = d*r_q
+    _t33 = _t5*d
+    _t34 = _t22*(E_a*h_kv - h)
+    _t35 = (
         L_att2*(
             _t1*d
             + _t23
@@ -2329,10 +2396,10 @@ def finetune_counts(s):
             + _t24*i_rel
             + _t26*d_qk2
             + _t26*d_v2
-            + _t27*_t28*h_kv2
-            + _t29*h2*(_t2*d_v2 + i_gh)
-            + i_mla*(_t30 + h2*r_kv*(_t27 + _t31))
-            + i_mla*(_t24*_t32 + i_qlora*(_t0*r_q + _t33))
+            + _t27*h2*(_t2*d_v2 + i_gh)
+            + _t30*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+            + i_mla*(_t28 + h2*r_kv*(_t29 + d_qk2 + d_v2))
+            + i_mla*(_t24*_t31 + i_qlora*(_t0*r_q + _t32))
         )
         + L_dense*_t18*d_ff
         + L_dn*(
@@ -2344,15 +2411,15 @@ def finetune_counts(s):
         + L_ssm*(R_dt*_t20 + _t11*d + _t20*(R_dt + _t10) + d*d_in)
         + _t4*(
             _t23
-            + _t28*_t36*h_kv
-            + _t28*_t5
-            + _t29*h*(_t2*d_v + i_gh)
-            + _t34*i_rel
-            + _t35*d_qk
-            + _t35*d_v
+            + _t27*h*(_t2*d_v + i_gh)
+            + _t30*_t5
+            + _t30*h_kv*(d_qk + d_v*(1 - i_kev))
+            + _t33*i_rel
+            + _t34*d_qk
+            + _t34*d_v
             + _t6*d
-            + i_mla*(_t30 + h*r_kv*(_t31 + _t36))
-            + i_mla*(_t32*_t34 + i_qlora*(_t33 + _t5*r_q))
+            + i_mla*(_t28 + h*r_kv*(_t29 + d_qk + d_v))
+            + i_mla*(_t31*_t33 + i_qlora*(_t32 + _t5*r_q))
         )
     )
     return {
@@ -2416,8 +2483,8 @@ def finetune_counts(s):
             + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
             + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
         ),
-        'quantised': _t37,
-        'unquantised': N - _t37,
+        'quantised': _t35,
+        'unquantised': N - _t35,
     }
 
 
@@ -2496,6 +2563,8 @@ def finetune_states(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -2584,7 +2653,7 @@ def finetune_states(s):
                         + d*d_v2*h2
                         + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                         + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                        + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                        + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                     )
@@ -2611,7 +2680,7 @@ def finetune_states(s):
                         + d*d_v*h
                         + d*d_v*i_moa*(E_a*h_kv - h)
                         + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                     )
@@ -2881,6 +2950,8 @@ def finetune_memory(s):
     i_keep_o = s['i_keep_o']
     i_keep_qkv = s['i_keep_qkv']
     i_keep_up = s['i_keep_up']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -3101,7 +3172,7 @@ def finetune_memory(s):
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                             + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                         )
@@ -3130,7 +3201,7 @@ def finetune_memory(s):
                             + d*d_v*h
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                         )
@@ -3329,7 +3400,7 @@ def finetune_memory(s):
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                             + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                         )
@@ -3358,7 +3429,7 @@ def finetune_memory(s):
                             + d*d_v*h
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                         )
@@ -3673,7 +3744,10 @@ def finetune_flops(s):
     L_chk2 = s['L_chk2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
     L_moe = s['L_moe']
@@ -3726,6 +3800,8 @@ def finetune_flops(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -3804,14 +3880,19 @@ def finetune_flops(s):
                         + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                     )
                     + 2*L_att2*(
-                        d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                        d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                     )
                     + 2*L_dense*d*d_ff*(i_glu + 2)
                     + 2*L_dn*d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                     + 2*L_dn*i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                     + 2*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv)
+                    + 2*L_dw*d*d_ff*(i_glu + 2)
                     + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                    - 2*L_kvs2*(
+                        d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                    )
                     + 2*L_moe*d*d_e*k*(i_glu + 2)
                     + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 8*L_sc*d**2
@@ -3830,7 +3911,11 @@ def finetune_flops(s):
                         + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                     )
                     + 2*(L_att - L_att2)*(
-                        d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                    )
+                    - 2*(L_kvs - L_kvs2)*(
+                        d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                     )
                 )
@@ -4005,6 +4090,8 @@ def optimizer_states(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -4030,18 +4117,16 @@ def optimizer_states(s):
     _t11 = _t10*d
     _t12 = 1 - i_mla
     _t13 = _t7*(E_a*h_kv2 - h2)
-    _t14 = d_qk2 + d_v2
-    _t15 = _t12*d
-    _t16 = 1 - i_gh
-    _t17 = d*(d_rope + r_kv)
-    _t18 = -d_rope
-    _t19 = 1 - i_qlora
-    _t20 = d*r_q
-    _t21 = d*h
-    _t22 = d_qk*h
-    _t23 = _t22*d
-    _t24 = _t7*(E_a*h_kv - h)
-    _t25 = d_qk + d_v
+    _t14 = 1 - i_gh
+    _t15 = d*(d_rope + r_kv)
+    _t16 = -d_rope
+    _t17 = _t12*d
+    _t18 = 1 - i_qlora
+    _t19 = d*r_q
+    _t20 = d*h
+    _t21 = d_qk*h
+    _t22 = _t21*d
+    _t23 = _t7*(E_a*h_kv - h)
     return {
         'adafactor': (
             4*L_att2*(
@@ -4066,7 +4151,7 @@ def optimizer_states(s):
                 + d*d_v2*h2
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                 + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                 + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
             )
@@ -4123,7 +4208,7 @@ def optimizer_states(s):
                 + d*d_v*h
                 + d*d_v*i_moa*(E_a*h_kv - h)
                 + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                 + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
             )
@@ -4135,12 +4220,12 @@ def optimizer_states(s):
                 + _t11*i_rel
                 + _t13*d_qk2
                 + _t13*d_v2
-                + _t14*_t15*h_kv2
+                + _t17*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
                 + _t8
                 + _t9*d_v2
-                + _t9*i_gate*(_t16*d_v2 + i_gh)
-                + i_mla*(_t17 + h2*r_kv*(_t14 + _t18))
-                + i_mla*(_t11*_t19 + i_qlora*(_t10*r_q + _t20))
+                + _t9*i_gate*(_t14*d_v2 + i_gh)
+                + i_mla*(_t15 + h2*r_kv*(_t16 + d_qk2 + d_v2))
+                + i_mla*(_t11*_t18 + i_qlora*(_t10*r_q + _t19))
             )
             - 4*L_dense*_t1*d_ff
             - 4*L_dn*(
@@ -4154,16 +4239,16 @@ def optimizer_states(s):
             - 4*L_ssm*(R_dt*_t3 + _t3*(R_dt + _t4) + d*d_in + d*(2*d_in + i_m2*(G_s*_t4 + H_s)))
             + 8*N
             - 4*(L_att - L_att2)*(
-                _t15*_t22
-                + _t15*_t25*h_kv
-                + _t21*d_v
-                + _t21*i_gate*(_t16*d_v + i_gh)
-                + _t23*i_rel
-                + _t24*d_qk
-                + _t24*d_v
+                _t17*_t21
+                + _t17*h_kv*(d_qk + d_v*(1 - i_kev))
+                + _t20*d_v
+                + _t20*i_gate*(_t14*d_v + i_gh)
+                + _t22*i_rel
+                + _t23*d_qk
+                + _t23*d_v
                 + _t8
-                + i_mla*(_t17 + h*r_kv*(_t18 + _t25))
-                + i_mla*(_t19*_t23 + i_qlora*(_t20 + _t22*r_q))
+                + i_mla*(_t15 + h*r_kv*(_t16 + d_qk + d_v))
+                + i_mla*(_t18*_t22 + i_qlora*(_t19 + _t21*r_q))
             )
         ),
         'adafactor_adapters': (
@@ -4306,6 +4391,8 @@ def offload(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -4510,7 +4597,7 @@ def offload(s):
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                             + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                         )
@@ -4539,7 +4626,7 @@ def offload(s):
                             + d*d_v*h
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                         )
@@ -4611,7 +4698,7 @@ def offload(s):
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                             + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                         )
@@ -4640,7 +4727,7 @@ def offload(s):
                             + d*d_v*h
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                         )
@@ -4714,7 +4801,7 @@ def offload(s):
                                 + d*d_v2*h2
                                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                                 + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                                + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                                + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                                 + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                             )
@@ -4743,7 +4830,7 @@ def offload(s):
                                 + d*d_v*h
                                 + d*d_v*i_moa*(E_a*h_kv - h)
                                 + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                                + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                                + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                                 + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                             )
@@ -4926,7 +5013,7 @@ def offload(s):
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                             + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                         )
@@ -4955,7 +5042,7 @@ def offload(s):
                             + d*d_v*h
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                         )
@@ -5014,7 +5101,10 @@ def precision(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -5045,6 +5135,8 @@ def precision(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -5066,54 +5158,61 @@ def precision(s):
     _t8 = L_dn*_t7
     _t9 = _t4*h2
     _t10 = i_glu + 2
-    _t11 = 2*L_moe
-    _t12 = _t10*d
-    _t13 = 2*L_att - 2*L_att2
-    _t14 = _t13*d
-    _t15 = _t2*(1 - i_m2)
-    _t16 = _t14*h
-    _t17 = 2*N_s
-    _t18 = 1 - i_gh
-    _t19 = H_v + _t6
-    _t20 = d_qk2 + d_v2
-    _t21 = d*(1 - i_mla)
-    _t22 = d*(d_rope + r_kv)
-    _t23 = -d_rope
-    _t24 = d_qk2*h2
-    _t25 = d*(1 - i_qlora)
-    _t26 = d*r_q
-    _t27 = d_qk + d_v
-    _t28 = d_qk*h
-    _t29 = (
-        L_dense*_t10*_t7*d_ff
+    _t11 = _t10*_t7*d_ff
+    _t12 = 2*L_moe
+    _t13 = _t10*d
+    _t14 = L_att - L_att2
+    _t15 = 2*_t14
+    _t16 = _t15*d
+    _t17 = _t2*(1 - i_m2)
+    _t18 = _t16*h
+    _t19 = 2*N_s
+    _t20 = 1 - i_gh
+    _t21 = H_v + _t6
+    _t22 = d_qk2*h2
+    _t23 = d*(1 - i_mla)
+    _t24 = d*(1 - i_qlora)
+    _t25 = d*r_q
+    _t26 = d*(d_rope + r_kv)
+    _t27 = -d_rope
+    _t28 = (
+        2*_t23*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t26 + h2*r_kv*(_t27 + d_qk2 + d_v2))
+    )
+    _t29 = d_qk*h
+    _t30 = 2*_t23*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t26 + h*r_kv*(_t27 + d_qk + d_v))
+    _t31 = (
+        L_att2*_t28
+        + L_dense*_t11
         + 2*L_dn*i_cg*(_t7*r_g + r_g*(H_v*d_lk + _t6))
+        + L_dw*_t11
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+        - L_kvs2*_t28
         + 8*L_sc*d**2
-        + L_ssm*_t7*(_t1 + i_m2*(G_s*_t17 + H_s))
-        + R_dt*_t15
+        + L_ssm*_t7*(_t1 + i_m2*(G_s*_t19 + H_s))
+        + R_dt*_t17
         - _t0*d
         + _t0*d_emb
-        + _t11*_t12*d_e*k
-        + _t11*(E_s*_t12*d_s + d*i_shared_gate)
-        + _t13*(_t21*_t28 + i_mla*(_t25*_t28 + i_qlora*(_t26 + _t28*r_q)))
-        + _t13*(_t21*_t27*h_kv + i_mla*(_t22 + h*r_kv*(_t23 + _t27)))
-        + _t14*_t5
-        + _t15*(R_dt + _t17)
-        + _t16*d_v
-        + _t16*i_gate*(_t18*d_v + i_gh)
+        + _t12*_t13*d_e*k
+        + _t12*(E_s*_t13*d_s + d*i_shared_gate)
+        + _t14*_t30
+        + _t15*(_t23*_t29 + i_mla*(_t24*_t29 + i_qlora*(_t25 + _t29*r_q)))
+        + _t16*_t5
+        + _t17*(R_dt + _t19)
+        + _t18*d_v
+        + _t18*i_gate*(_t20*d_v + i_gh)
         + _t2*d
-        + _t3*(_t21*_t24 + i_mla*(_t24*_t25 + i_qlora*(_t24*r_q + _t26)))
-        + _t3*(_t20*_t21*h_kv2 + i_mla*(_t22 + h2*r_kv*(_t20 + _t23)))
+        + _t3*(_t22*_t23 + i_mla*(_t22*_t24 + i_qlora*(_t22*r_q + _t25)))
+        - _t30*(L_kvs - L_kvs2)
         + _t4*_t5
         + _t6*_t8
-        + _t8*(2*H_k*d_lk + _t19*(1 - i_cg) + _t19)
+        + _t8*(2*H_k*d_lk + _t21*(1 - i_cg) + _t21)
         + _t9*d_v2
-        + _t9*i_gate*(_t18*d_v2 + i_gh)
+        + _t9*i_gate*(_t20*d_v2 + i_gh)
         + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t29,
-        'low_precision_train': _t29*(3 - i_frozen),
+        'low_precision_forward': _t31,
+        'low_precision_train': _t31*(3 - i_frozen),
     }
 
 
@@ -5159,6 +5258,8 @@ def precision_memory(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -5185,7 +5286,7 @@ def precision_memory(s):
                 + d*d_v2*h2
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                 + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                 + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
             )
@@ -5212,7 +5313,7 @@ def precision_memory(s):
                 + d*d_v*h
                 + d*d_v*i_moa*(E_a*h_kv - h)
                 + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                 + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
             )

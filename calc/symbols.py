@@ -77,6 +77,14 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("h_kv2", "h'_{kv}", "key/value heads of the L'_att layers", "size"),
     SymbolInfo("d_qk2", "d'_{qk}", "query/key width per head of the L'_att layers", "size"),
     SymbolInfo("d_v2", "d'_{v}", "value width per head of the L'_att layers", "size"),
+    # attention layers without keys and values of their own (attention.kv_shared_layers), the
+    # keys used as values (attention.k_eq_v) and the FFNs twice as wide (ffn.double_wide)
+    SymbolInfo("L_kvs", "L_{kvs}", "attention layers that read an earlier layer's keys and "
+               "values (no W_K, W_V or key norm)", "size"),
+    SymbolInfo("L_kvs2", "L'_{kvs}", "of those, layers of the kind with head shapes of its "
+               "own (of the L'_att)", "size"),
+    SymbolInfo("L_dw", "L_{dw}", "dense FFN layers 2·d_ff wide (the L_kvs layers' with "
+               "ffn.double_wide)", "size"),
     SymbolInfo("d_emb", "d_{emb}", "width of the token embedding and LM head (d unless "
                "projected)", "size"),
     SymbolInfo("d_in", "d_{in}", "Mamba: channels of the scan (expand × d)", "size"),
@@ -118,6 +126,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_rope", r"\mathbb{1}_{rope}", "rotary position embeddings (RoPE)",
                "indicator"),
     SymbolInfo("i_sink", r"\mathbb{1}_{sink}", "a learned sink logit per head", "indicator"),
+    SymbolInfo("i_kev", r"\mathbb{1}_{k=v}", "the keys are the values (no W_V)", "indicator"),
+    SymbolInfo("i_kev2", r"\mathbb{1}'_{k=v}", "the L'_att layers' keys are their values",
+               "indicator"),
     SymbolInfo("i_gate", r"\mathbb{1}_{gate}", "an output gate on each head (Qwen3-Next)",
                "indicator"),
     SymbolInfo("i_gh", r"\mathbb{1}_{gate\,head}",
@@ -388,6 +399,8 @@ E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2 = (SYMBOLS[n] for n in (
     "L_att2", "L_loc2", "L_chk2", "h2", "h_kv2", "d_qk2", "d_v2"))
+L_kvs, L_kvs2, L_dw, i_kev, i_kev2 = (SYMBOLS[n] for n in (
+    "L_kvs", "L_kvs2", "L_dw", "i_kev", "i_kev2"))
 T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R", "u", "K"))
 (N, N_emb, N_head, N_e, b, n_tp, n_pp, n_dp, i_z1, i_z2, i_z3, i_pp1, q_w, q_g, q_gc, q_m, q_o,
  q_a, q_kv, i_drop, i_sp, i_scores, i_full, M_gib) = (SYMBOLS[n] for n in (

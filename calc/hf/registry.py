@@ -157,6 +157,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     apertus.APERTUS1P5_TEXT,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
+    gemma.GEMMA4_UNIFIED_TEXT,
     phi.PHI3,
     smollm3.SMOLLM3,
     granite.GRANITE,

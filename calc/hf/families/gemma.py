@@ -1,5 +1,6 @@
 """Gemma (Google): gemma, gemma2, Gemma 3's language model gemma3_text (the multimodal gemma3
-config is read through it: calc.hf.multimodal) and vaultgemma.
+config is read through it: calc.hf.multimodal), vaultgemma, and Gemma 4's unified language model
+gemma4_unified_text (through it the multimodal gemma4_unified).
 """
 
 from __future__ import annotations
@@ -127,4 +128,83 @@ VAULTGEMMA = ModelType(
         "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
         "max_position_embeddings": 8192, "tie_word_embeddings": True, "attention_bias": False,
         "sliding_window": 4096, "layer_types": None,
+    })
+
+
+# ---- gemma4_unified_text ----------------------------------------------------------------------
+def _global_shape(c: HFConfig, kinds: list[str], k_eq_v: bool) -> dict[str, Any]:
+    """The full layers' head shape: per_layer_config where the file has one (a saved config;
+    configuration_utils.py applies it per layer), else what Gemma4UnifiedTextConfig's
+    __post_init__ builds from global_head_dim and, when attention_k_eq_v,
+    num_global_key_value_heads."""
+    given = c["per_layer_config"]
+    if given is None:
+        shape: dict[str, Any] = {"head_dim": c.size("global_head_dim"), "k_eq_v": k_eq_v}
+        if k_eq_v and c.given("num_global_key_value_heads"):
+            shape["n_kv_heads"] = c.size("num_global_key_value_heads")
+        return shape
+    if not isinstance(given, dict):
+        c.fail(f"per_layer_config={given!r} must map layer indices to their fields")
+    model = {"head_dim": c.size("head_dim"), "num_key_value_heads": c.size("num_key_value_heads")}
+    shapes = {}
+    for index, kind in enumerate(kinds):
+        own = given.get(str(index), given.get(index)) or {}
+        if set(own) - set(model):
+            c.fail(f"per_layer_config.{index} sets {sorted(set(own) - set(model))}; calc reads "
+                   f"a layer's head_dim and num_key_value_heads only")
+        if own and kind != "global":
+            c.fail(f"per_layer_config.{index} gives sliding layer {index} a shape of its own; "
+                   f"calc holds one shape for the full layers (attention.kind_shapes.global)")
+        shapes[index] = {**model, **own}
+    full = {tuple(sorted(shapes[i].items())) for i, kind in enumerate(kinds) if kind == "global"}
+    if len(full) > 1:
+        c.fail("per_layer_config gives the full layers different shapes; calc holds one "
+               "(attention.kind_shapes.global)")
+    width, kv = dict(full.pop())["head_dim"], dict(shapes[kinds.index("global")])[
+        "num_key_value_heads"]
+    return {"head_dim": width, "n_kv_heads": kv, "k_eq_v": k_eq_v}
+
+
+def _read_gemma4_unified_text(c: HFConfig) -> dict[str, Any]:
+    # modeling_gemma4_unified.py (transformers 5.24.0): Gemma 3's layer (four RMSNorms with
+    # weights, q_norm/k_norm per head; v_norm has no weight) with the full layers' head_dim and
+    # KV heads from per_layer_config (global_head_dim; num_global_key_value_heads when
+    # attention_k_eq_v); attention_k_eq_v drops v_proj on the full layers (the keys are the
+    # values); the last num_kv_shared_layers layers build no k_proj, v_proj or k_norm and read
+    # the keys and values of the last earlier layer of their type, and use_double_wide_mlp
+    # doubles intermediate_size there (Gemma4UnifiedTextMLP). configuration_gemma4_unified.py:
+    # layer_types, else every 6th layer full; the last layer is always full. layer_scalar and
+    # the embedding scale are buffers. use_bidirectional_attention "vision" leaves text causal.
+    if c["use_bidirectional_attention"] == "all":
+        c.fail("use_bidirectional_attention='all' makes every layer bidirectional; calc counts "
+               "causal language models")
+    n = c.size("num_hidden_layers")
+    kinds = layer_kinds(c, ["local" if (i + 1) % 6 else "global" for i in range(n)])
+    kinds[-1] = "global"  # __post_init__ forces the last layer to full_attention
+    k_eq_v = c.flag("attention_k_eq_v")
+    shared = c.size("num_kv_shared_layers", 0)
+    bias = c.flag("attention_bias")
+    spec = decoder(c, heads(c), act_key="hidden_activation",
+                   attention={"qkv_bias": bias, "out_bias": bias, "qk_norm": "head",
+                              "kind_shapes": {"global": _global_shape(c, kinds, k_eq_v)},
+                              "kv_shared_layers": shared},
+                   norm={"kind": "rmsnorm", "placement": "sandwich"})
+    # use_double_wide_mlp widens the kv-shared layers' MLP only: none without them
+    spec["ffn"]["double_wide"] = c.flag("use_double_wide_mlp") and shared > 0
+    return merge(spec, per_layer(c, attention=kinds))
+
+
+# Read only: no other type holds keys used as values or kv-shared layers, and a plain spec is
+# written by gemma3_text.
+GEMMA4_UNIFIED_TEXT = ModelType(
+    "gemma4_unified_text", _read_gemma4_unified_text,
+    defaults={
+        "vocab_size": 262144, "hidden_size": 2304, "intermediate_size": 9216,
+        "num_hidden_layers": 30, "num_attention_heads": 8, "num_key_value_heads": 4,
+        "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+        "max_position_embeddings": 262144, "tie_word_embeddings": True, "attention_bias": False,
+        "sliding_window": 1024, "layer_types": None, "use_bidirectional_attention": "vision",
+        "attention_k_eq_v": False, "num_kv_shared_layers": 0, "use_double_wide_mlp": False,
+        # __post_init__'s keyword arguments, and the per-layer table a saved config carries
+        "global_head_dim": 512, "num_global_key_value_heads": None, "per_layer_config": None,
     })
