@@ -46,7 +46,7 @@ class HFConfig:
                               f"field with different values")
                 self.values[field] = raw[alias]
         if (raw.get("per_layer_config") is not None
-                and "per_layer_config" not in kind.defaults):  # configuration_utils.py
+                and "per_layer_config" not in kind.getattr_fields):  # configuration_utils.py
             self.fail("per_layer_config gives layers different shapes; calc's spec has one "
                       "shape for every layer")
 

@@ -10,7 +10,7 @@ from typing import Any
 from calc.hf.fields import HFConfig, decoder, divides, heads, layer_kinds, layer_pattern
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import kinds_of, kinds_or, merge, per_layer
-from calc.hf.writing import full_or_sliding, llama_like, sliding_fields
+from calc.hf.writing import full_or_sliding, llama_like, need, sliding_fields
 from calc.spec import ModelSpec
 
 
@@ -139,7 +139,9 @@ def _global_shape(c: HFConfig, kinds: list[str], k_eq_v: bool) -> dict[str, Any]
     num_global_key_value_heads."""
     given = c["per_layer_config"]
     if given is None:
-        shape: dict[str, Any] = {"head_dim": c.size("global_head_dim"), "k_eq_v": k_eq_v}
+        # kwargs.pop("global_head_dim", 512) in __post_init__
+        width = c.size("global_head_dim") if c.given("global_head_dim") else 512
+        shape: dict[str, Any] = {"head_dim": width, "k_eq_v": k_eq_v}
         if k_eq_v and c.given("num_global_key_value_heads"):
             shape["n_kv_heads"] = c.size("num_global_key_value_heads")
         return shape
@@ -194,10 +196,39 @@ def _read_gemma4_unified_text(c: HFConfig) -> dict[str, Any]:
     return merge(spec, per_layer(c, attention=kinds))
 
 
-# Read only: no other type holds keys used as values or kv-shared layers, and a plain spec is
-# written by gemma3_text.
+def _write_gemma4_unified_text(spec: ModelSpec) -> dict[str, Any]:
+    """gemma3_text's fields, the full layers' shape (global_head_dim; num_global_key_value_heads
+    and attention_k_eq_v) and the kv-shared layers; export reads it back to check the rest."""
+    att = spec.attention
+    need(set(att.kind_shapes) <= {"global"},
+         "attention.kind_shapes for sliding layers (Gemma 4 shapes its full layers only)")
+    need(not att.k_eq_v, "attention.k_eq_v on the sliding layers (Gemma 4 uses keys as values "
+                         "on its full layers only)")
+    need(spec.attention_kinds[-1] == "global", "a last layer that is not full attention "
+                                               "(Gemma 4's last layer always is)")
+    h, kv, width, _ = spec.heads_of("global")
+    k_eq_v = spec.keys_are_values("global")
+    need(h == att.n_heads, "attention.kind_shapes.global.n_heads (Gemma 4's full layers have "
+                           "the model's query heads)")
+    need(k_eq_v or kv == spec.n_kv_heads,
+         "attention.kind_shapes.global.n_kv_heads without k_eq_v (Gemma 4 gives its full layers "
+         "KV heads of their own only when their keys are their values)")
+    config = {**_write_full_or_sliding(spec, "gemma4_unified_text"),
+              "global_head_dim": width, "attention_k_eq_v": k_eq_v,
+              "num_kv_shared_layers": att.kv_shared_layers,
+              "use_double_wide_mlp": bool(spec.ffn and spec.ffn.double_wide)}
+    if k_eq_v:
+        config["num_global_key_value_heads"] = kv
+    return config
+
+
+# Written only where the writers before it cannot (keys used as values, kv-shared layers).
 GEMMA4_UNIFIED_TEXT = ModelType(
     "gemma4_unified_text", _read_gemma4_unified_text,
+    write=_write_gemma4_unified_text, traits=Traits(),
+    # keywords __post_init__ pops (global_head_dim 512, num_global_key_value_heads None), and
+    # the per-layer table a saved config carries (configuration_utils.py): not fields
+    getattr_fields=("global_head_dim", "num_global_key_value_heads", "per_layer_config"),
     defaults={
         "vocab_size": 262144, "hidden_size": 2304, "intermediate_size": 9216,
         "num_hidden_layers": 30, "num_attention_heads": 8, "num_key_value_heads": 4,
@@ -205,6 +236,4 @@ GEMMA4_UNIFIED_TEXT = ModelType(
         "max_position_embeddings": 262144, "tie_word_embeddings": True, "attention_bias": False,
         "sliding_window": 1024, "layer_types": None, "use_bidirectional_attention": "vision",
         "attention_k_eq_v": False, "num_kv_shared_layers": 0, "use_double_wide_mlp": False,
-        # __post_init__'s keyword arguments, and the per-layer table a saved config carries
-        "global_head_dim": 512, "num_global_key_value_heads": None, "per_layer_config": None,
     })
