@@ -5346,6 +5346,10 @@ def inference(s):
     L_chk2 = s['L_chk2']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
+    L_kvsl = s['L_kvsl']
+    L_kvsl2 = s['L_kvsl2']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
     L_sc = s['L_sc']
@@ -5388,21 +5392,36 @@ def inference(s):
     return {
         'weights': N*q_w,
         'kv_cache_per_token': q_kv*(
-            L_att2*h_kv2*(d_qk2 + d_v2)
-            + L_idx*d_I
-            + (L_att - L_att2)*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))
+            L_idx*d_I
+            + h_kv2*(L_att2 - L_kvs2)*(d_qk2 + d_v2)
+            + (
+                h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)
+            )*(L_att - L_att2 - L_kvs + L_kvs2)
         ),
         'kv_cache': b*q_kv*(
             K*h_g*(
                 L_idx*T*d_I
                 + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                    T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                    T*(
+                        L_att
+                        - L_att2
+                        - L_chk
+                        + L_chk2
+                        - L_kvs
+                        + L_kvs2
+                        + L_kvsl
+                        - L_kvsl2
+                        - L_loc
+                        + L_loc2
+                    )
                     + (L_chk - L_chk2)*_minimum(T, c)
-                    + (L_loc - L_loc2)*_minimum(T, w)
+                    + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                 )
             )/(h_kv*(1 - i_mla) + i_mla)
             + K*h_g2*(d_qk2 + d_v2)*(
-                L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
+                L_chk2*_minimum(T, c)
+                + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
+                + (-L_kvsl2 + L_loc2)*_minimum(T, w)
             )
             + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
             + L_sc*d*(k_sc - 1)
@@ -5419,13 +5438,26 @@ def inference(s):
                 K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                        T*(
+                            L_att
+                            - L_att2
+                            - L_chk
+                            + L_chk2
+                            - L_kvs
+                            + L_kvs2
+                            + L_kvsl
+                            - L_kvsl2
+                            - L_loc
+                            + L_loc2
+                        )
                         + (L_chk - L_chk2)*_minimum(T, c)
-                        + (L_loc - L_loc2)*_minimum(T, w)
+                        + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
                 + K*h_g2*(d_qk2 + d_v2)*(
-                    L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
+                    L_chk2*_minimum(T, c)
+                    + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
+                    + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
@@ -5438,13 +5470,26 @@ def inference(s):
                 K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                        T*(
+                            L_att
+                            - L_att2
+                            - L_chk
+                            + L_chk2
+                            - L_kvs
+                            + L_kvs2
+                            + L_kvsl
+                            - L_kvsl2
+                            - L_loc
+                            + L_loc2
+                        )
                         + (L_chk - L_chk2)*_minimum(T, c)
-                        + (L_loc - L_loc2)*_minimum(T, w)
+                        + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
                 + K*h_g2*(d_qk2 + d_v2)*(
-                    L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
+                    L_chk2*_minimum(T, c)
+                    + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
+                    + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
@@ -5459,13 +5504,26 @@ def inference(s):
                 K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                        T*(
+                            L_att
+                            - L_att2
+                            - L_chk
+                            + L_chk2
+                            - L_kvs
+                            + L_kvs2
+                            + L_kvsl
+                            - L_kvsl2
+                            - L_loc
+                            + L_loc2
+                        )
                         + (L_chk - L_chk2)*_minimum(T, c)
-                        + (L_loc - L_loc2)*_minimum(T, w)
+                        + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
                 + K*h_g2*(d_qk2 + d_v2)*(
-                    L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
+                    L_chk2*_minimum(T, c)
+                    + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
+                    + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
@@ -5480,15 +5538,26 @@ def inference(s):
                     K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                            T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                            T*(
+                                L_att
+                                - L_att2
+                                - L_chk
+                                + L_chk2
+                                - L_kvs
+                                + L_kvs2
+                                + L_kvsl
+                                - L_kvsl2
+                                - L_loc
+                                + L_loc2
+                            )
                             + (L_chk - L_chk2)*_minimum(T, c)
-                            + (L_loc - L_loc2)*_minimum(T, w)
+                            + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                         )
                     )/(h_kv*(1 - i_mla) + i_mla)
                     + K*h_g2*(d_qk2 + d_v2)*(
                         L_chk2*_minimum(T, c)
-                        + L_loc2*_minimum(T, w)
-                        + T*(L_att2 - L_chk2 - L_loc2)
+                        + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
+                        + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_sc*d*(k_sc - 1)
@@ -5503,13 +5572,26 @@ def inference(s):
                 K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                        T*(
+                            L_att
+                            - L_att2
+                            - L_chk
+                            + L_chk2
+                            - L_kvs
+                            + L_kvs2
+                            + L_kvsl
+                            - L_kvsl2
+                            - L_loc
+                            + L_loc2
+                        )
                         + (L_chk - L_chk2)*_minimum(T, c)
-                        + (L_loc - L_loc2)*_minimum(T, w)
+                        + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
                 + K*h_g2*(d_qk2 + d_v2)*(
-                    L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
+                    L_chk2*_minimum(T, c)
+                    + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
+                    + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
@@ -5527,15 +5609,26 @@ def inference(s):
                     K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                            T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                            T*(
+                                L_att
+                                - L_att2
+                                - L_chk
+                                + L_chk2
+                                - L_kvs
+                                + L_kvs2
+                                + L_kvsl
+                                - L_kvsl2
+                                - L_loc
+                                + L_loc2
+                            )
                             + (L_chk - L_chk2)*_minimum(T, c)
-                            + (L_loc - L_loc2)*_minimum(T, w)
+                            + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                         )
                     )/(h_kv*(1 - i_mla) + i_mla)
                     + K*h_g2*(d_qk2 + d_v2)*(
                         L_chk2*_minimum(T, c)
-                        + L_loc2*_minimum(T, w)
-                        + T*(L_att2 - L_chk2 - L_loc2)
+                        + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
+                        + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_sc*d*(k_sc - 1)
@@ -5551,15 +5644,26 @@ def inference(s):
                     K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                            T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                            T*(
+                                L_att
+                                - L_att2
+                                - L_chk
+                                + L_chk2
+                                - L_kvs
+                                + L_kvs2
+                                + L_kvsl
+                                - L_kvsl2
+                                - L_loc
+                                + L_loc2
+                            )
                             + (L_chk - L_chk2)*_minimum(T, c)
-                            + (L_loc - L_loc2)*_minimum(T, w)
+                            + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                         )
                     )/(h_kv*(1 - i_mla) + i_mla)
                     + K*h_g2*(d_qk2 + d_v2)*(
                         L_chk2*_minimum(T, c)
-                        + L_loc2*_minimum(T, w)
-                        + T*(L_att2 - L_chk2 - L_loc2)
+                        + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
+                        + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_sc*d*(k_sc - 1)

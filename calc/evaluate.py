@@ -86,12 +86,13 @@ def kind_shape_values(spec: ModelSpec) -> dict[str, int]:
     kind = spec.shaped_kind
     h2, kv2, d_qk2, d_v2 = spec.heads_of(kind or "")
     layers = spec.shaped_layers
-    shared, shared2 = spec.kv_shared_counts
+    shared, shared2, local, local2 = spec.kv_shared_counts
     return {"L_att2": layers, "L_loc2": layers * (kind == "local"),
             "L_chk2": layers * (kind == "chunked"),
             "h2": h2, "h_kv2": kv2, "d_qk2": d_qk2, "d_v2": d_v2,
             "i_kev": int(spec.attention.k_eq_v), "i_kev2": int(spec.keys_are_values(kind or "")),
-            "L_kvs": shared, "L_kvs2": shared2, "L_dw": spec.double_wide_layers}
+            "L_kvs": shared, "L_kvs2": shared2, "L_kvsl": local, "L_kvsl2": local2,
+            "L_dw": spec.double_wide_layers}
 
 
 @per_instance

@@ -83,6 +83,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "values (no W_K, W_V or key norm)", "size"),
     SymbolInfo("L_kvs2", "L'_{kvs}", "of those, layers of the kind with head shapes of its "
                "own (of the L'_att)", "size"),
+    SymbolInfo("L_kvsl", "L_{kvs,loc}", "of the L_kvs layers, local (sliding-window) ones",
+               "size"),
+    SymbolInfo("L_kvsl2", "L'_{kvs,loc}", "of the L'_kvs layers, local ones", "size"),
     SymbolInfo("L_dw", "L_{dw}", "dense FFN layers 2·d_ff wide (the L_kvs layers' with "
                "ffn.double_wide)", "size"),
     SymbolInfo("d_emb", "d_{emb}", "width of the token embedding and LM head (d unless "
@@ -399,8 +402,8 @@ E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2 = (SYMBOLS[n] for n in (
     "L_att2", "L_loc2", "L_chk2", "h2", "h_kv2", "d_qk2", "d_v2"))
-L_kvs, L_kvs2, L_dw, i_kev, i_kev2 = (SYMBOLS[n] for n in (
-    "L_kvs", "L_kvs2", "L_dw", "i_kev", "i_kev2"))
+L_kvs, L_kvs2, L_kvsl, L_kvsl2, L_dw, i_kev, i_kev2 = (SYMBOLS[n] for n in (
+    "L_kvs", "L_kvs2", "L_kvsl", "L_kvsl2", "L_dw", "i_kev", "i_kev2"))
 T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R", "u", "K"))
 (N, N_emb, N_head, N_e, b, n_tp, n_pp, n_dp, i_z1, i_z2, i_z3, i_pp1, q_w, q_g, q_gc, q_m, q_o,
  q_a, q_kv, i_drop, i_sp, i_scores, i_full, M_gib) = (SYMBOLS[n] for n in (

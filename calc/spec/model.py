@@ -173,6 +173,9 @@ class ModelSpec(Frozen):
             raise ValueError(f"attention.kv_shared_layers={shared}: the last {shared} layers "
                              f"must be attention layers")
         kinds = self.attention_kinds
+        if "chunked" in kinds[first:]:
+            raise ValueError(f"attention.kv_shared_layers={shared}: the shared layers must be "
+                             f"global or local, not chunked")
         for kind in set(kinds[first:]) - set(kinds[:first]):
             raise ValueError(f"attention.kv_shared_layers={shared}: no earlier {kind} layer "
                              f"computes the keys and values the shared {kind} layers read")
@@ -313,13 +316,14 @@ class ModelSpec(Frozen):
         return self.attention_kinds.count(kind) if kind else 0
 
     @property
-    def kv_shared_counts(self) -> tuple[int, int]:
-        """(all, of shaped_kind) attention layers without keys and values of their own
-        (attention.kv_shared_layers: the last ones)."""
+    def kv_shared_counts(self) -> tuple[int, int, int, int]:
+        """Attention layers without keys and values of their own (attention.kv_shared_layers:
+        the last ones): all, of shaped_kind, and of each of those the local ones."""
         shared = self.attention.kv_shared_layers
         kinds = self.attention_kinds[self.n_layers - shared:] if shared else ()
         kind = self.shaped_kind
-        return shared, kinds.count(kind) if kind else 0
+        own = kinds.count(kind) if kind else 0
+        return shared, own, kinds.count("local"), own * (kind == "local")
 
     @property
     def double_wide_layers(self) -> int:
