@@ -1196,8 +1196,8 @@ def rules_train_per_token(s):
     _t68 = _t55*h
     _t69 = 12*d
     _t70 = E_a*i_moa
-    _t71 = L_dense*d_ff
-    _t72 = _t2*i_sub
+    _t71 = _t2*i_sub
+    _t72 = _t71*d_ff
     _t73 = (
         L*_t67*n_norm
         + L_att2*_t11
@@ -1220,6 +1220,7 @@ def rules_train_per_token(s):
             + i_mla*(_t26*_t29 + i_qlora*(_t28*r_q + _t30))
         )
         + _t31*_t38
+        + _t31*_t72
         + _t31*n_act
         + _t31*(_t32 + b_ff*d)
         + _t32*_t39
@@ -1227,7 +1228,7 @@ def rules_train_per_token(s):
         + _t33*i_cg*(2*d*r_g + r_g*(_t34 + _t64))
         + _t33*k_dn*(_t63 + _t64)
         + _t33*(H_v*_t35 + H_v + _t34*i_cg)
-        + _t39*_t72*d_ff
+        + _t39*_t72
         + _t39*(_t36*(2*_t32 + 2*_t37) - _t38)
         + _t40*b_moe*d
         + _t40*k*(_t41*d_e + b_ff*(_t36*d_e + d))
@@ -1253,16 +1254,15 @@ def rules_train_per_token(s):
             + b_qkv*(_t27 + _t61*_t8)
             + i_mla*(_t29*_t60 + i_qlora*(_t30 + _t61*r_q))
         )
-        + _t62*_t72*d_v2
+        + _t62*_t71*d_v2
         + _t62*i_sink
         + _t64*_t66
         + _t66*(_t35*_t65 + _t63 + _t65)
         + _t67*i_norm_emb
         + _t67*i_norm_final
-        + _t68*_t72*d_v
+        + _t68*_t71*d_v
         + _t68*i_sink
         + _t69*d_emb*i_proj
-        + 6*_t71*_t72
     )
     _t74 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t73
     _t75 = T*_t28
@@ -1276,7 +1276,7 @@ def rules_train_per_token(s):
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
-            + 6*d*(i_glu + 2)*(L_dense*d_ff + L_moe*(E_s*d_s + d_e*k))
+            + 6*d*(i_glu + 2)*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
@@ -1284,7 +1284,7 @@ def rules_train_per_token(s):
             + V*_t0
             + V_o*_t0
             + 3*_t54*(8*_t60 + _t61*_t78 + _t77*h)
-            + _t69*(L_moe*(E_s*d_s + d_e*k) + _t71)
+            + _t69*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -2295,7 +2295,10 @@ def finetune_counts(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -2360,87 +2363,102 @@ def finetune_counts(s):
     _t4 = L_att - L_att2
     _t5 = d_qk*h
     _t6 = d_v*h
-    _t7 = i_glu + 2
-    _t8 = L_moe*r_a
-    _t9 = L_sc*d
-    _t10 = 2*N_s
-    _t11 = 2*d_in + i_m2*(G_s*_t10 + H_s)
-    _t12 = R_dt + d_in
-    _t13 = 1 - i_m2
-    _t14 = L_ssm*_t13*r_a
-    _t15 = H_v*d_lv
-    _t16 = 2*H_k*d_lk
-    _t17 = L_dn*r_a
-    _t18 = _t7*d
-    _t19 = E*d
-    _t20 = _t13*d_in
-    _t21 = H_v + _t15
-    _t22 = d*i_moa
-    _t23 = E_a*_t22
-    _t24 = _t0*d
-    _t25 = 1 - i_mla
-    _t26 = _t22*(E_a*h_kv2 - h2)
-    _t27 = d*i_gate
-    _t28 = d*(d_rope + r_kv)
-    _t29 = -d_rope
-    _t30 = _t25*d
-    _t31 = 1 - i_qlora
-    _t32 = d*r_q
-    _t33 = _t5*d
-    _t34 = _t22*(E_a*h_kv - h)
-    _t35 = (
+    _t7 = -L_kvs2
+    _t8 = L_att2 + _t7
+    _t9 = -L_kvs + L_kvs2 + _t4
+    _t10 = 1 - i_kev2
+    _t11 = 1 - i_kev
+    _t12 = i_glu + 2
+    _t13 = L_moe*r_a
+    _t14 = L_sc*d
+    _t15 = 2*N_s
+    _t16 = 2*d_in + i_m2*(G_s*_t15 + H_s)
+    _t17 = R_dt + d_in
+    _t18 = 1 - i_m2
+    _t19 = L_ssm*_t18*r_a
+    _t20 = H_v*d_lv
+    _t21 = 2*H_k*d_lk
+    _t22 = L_dn*r_a
+    _t23 = _t12*d
+    _t24 = _t23*d_ff
+    _t25 = E*d
+    _t26 = d*(d_rope + r_kv)
+    _t27 = -d_rope
+    _t28 = 1 - i_mla
+    _t29 = _t28*d
+    _t30 = _t29*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t26 + h2*r_kv*(_t27 + d_qk2 + d_v2))
+    _t31 = _t18*d_in
+    _t32 = _t29*h_kv*(_t11*d_v + d_qk) + i_mla*(_t26 + h*r_kv*(_t27 + d_qk + d_v))
+    _t33 = H_v + _t20
+    _t34 = 1 - i_qlora
+    _t35 = _t0*d
+    _t36 = d*r_q
+    _t37 = d*i_moa
+    _t38 = E_a*_t37
+    _t39 = _t37*(E_a*h_kv2 - h2)
+    _t40 = d*i_gate
+    _t41 = _t5*d
+    _t42 = _t37*(E_a*h_kv - h)
+    _t43 = (
         L_att2*(
             _t1*d
-            + _t23
-            + _t24*_t25
-            + _t24*i_rel
-            + _t26*d_qk2
-            + _t26*d_v2
-            + _t27*h2*(_t2*d_v2 + i_gh)
-            + _t30*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-            + i_mla*(_t28 + h2*r_kv*(_t29 + d_qk2 + d_v2))
-            + i_mla*(_t24*_t31 + i_qlora*(_t0*r_q + _t32))
+            + _t28*_t35
+            + _t30
+            + _t35*i_rel
+            + _t38
+            + _t39*d_qk2
+            + _t39*d_v2
+            + _t40*h2*(_t2*d_v2 + i_gh)
+            + i_mla*(_t34*_t35 + i_qlora*(_t0*r_q + _t36))
         )
-        + L_dense*_t18*d_ff
+        + L_dense*_t24
         + L_dn*(
-            _t15*d + d*(_t16 + _t21*(1 - i_cg) + _t21) + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t15))
+            _t20*d + d*(_t21 + _t33*(1 - i_cg) + _t33) + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t20))
         )
+        + L_dw*_t24
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        + L_moe*(E_s*_t18*d_s + _t19*_t7*d_e + _t19 + d*i_shared_gate)
+        - L_kvs2*_t30
+        + L_moe*(E_s*_t23*d_s + _t12*_t25*d_e + _t25 + d*i_shared_gate)
         + 4*L_sc*d**2
-        + L_ssm*(R_dt*_t20 + _t11*d + _t20*(R_dt + _t10) + d*d_in)
+        + L_ssm*(R_dt*_t31 + _t16*d + _t31*(R_dt + _t15) + d*d_in)
+        - _t32*(L_kvs + _t7)
         + _t4*(
-            _t23
-            + _t27*h*(_t2*d_v + i_gh)
-            + _t30*_t5
-            + _t30*h_kv*(d_qk + d_v*(1 - i_kev))
-            + _t33*i_rel
-            + _t34*d_qk
-            + _t34*d_v
+            _t29*_t5
+            + _t32
+            + _t38
+            + _t40*h*(_t2*d_v + i_gh)
+            + _t41*i_rel
+            + _t42*d_qk
+            + _t42*d_v
             + _t6*d
-            + i_mla*(_t28 + h*r_kv*(_t29 + d_qk + d_v))
-            + i_mla*(_t31*_t33 + i_qlora*(_t32 + _t5*r_q))
+            + i_mla*(_t34*_t41 + i_qlora*(_t36 + _t5*r_q))
         )
     )
     return {
         'lora/q': a_q*r_a*(L_att2*(_t0 + _t1*_t3 + d) + _t4*(_t3*_t6 + _t5 + d)),
-        'lora/k': a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + _t4*(d + d_qk*h_kv)),
-        'lora/v': a_v*r_a*(L_att2*(d + d_v2*h_kv2) + _t4*(d + d_v*h_kv)),
+        'lora/k': a_k*r_a*(_t8*(d + d_qk2*h_kv2) + _t9*(d + d_qk*h_kv)),
+        'lora/v': a_v*r_a*(_t10*_t8*(d + d_v2*h_kv2) + _t11*_t9*(d + d_v*h_kv)),
         'lora/o': a_o*r_a*(L_att2*(_t1 + d) + _t4*(_t6 + d)),
         'lora/g': a_g*r_a*(L_att2*i_gh*(d + h2) + _t4*i_gh*(d + h)),
-        'lora/up': a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)),
-        'lora/gate': a_gate*r_a*(
-            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+        'lora/up': a_up*r_a*(
+            L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
-        'lora/down': a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)),
-        'lora/experts': E*_t7*_t8*a_experts*(d + d_e),
-        'lora/shared_expert_gate': _t8*a_shared_expert_gate*i_shared_gate*(d + 1),
-        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t11 + d) + 4*_t9),
-        'lora/x_proj': _t14*a_x_proj*(_t10 + _t12),
-        'lora/dt_proj': _t12*_t14*a_dt_proj,
-        'lora/out_proj': a_out_proj*r_a*(L_dn*(_t15 + d) + L_ssm*(d + d_in) + 2*_t9),
-        'lora/in_proj_qkvz': _t17*a_in_proj_qkvz*(2*_t15 + _t16 + d),
-        'lora/in_proj_ba': _t17*a_in_proj_ba*(2*H_v + d),
+        'lora/gate': a_gate*r_a*(
+            L_dw*i_glu*(d + 2*d_ff)
+            + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+            + i_glu*(L_dense - L_dw)*(d + d_ff)
+        ),
+        'lora/down': a_down*r_a*(
+            L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
+        ),
+        'lora/experts': E*_t12*_t13*a_experts*(d + d_e),
+        'lora/shared_expert_gate': _t13*a_shared_expert_gate*i_shared_gate*(d + 1),
+        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t16 + d) + 4*_t14),
+        'lora/x_proj': _t19*a_x_proj*(_t15 + _t17),
+        'lora/dt_proj': _t17*_t19*a_dt_proj,
+        'lora/out_proj': a_out_proj*r_a*(L_dn*(_t20 + d) + L_ssm*(d + d_in) + 2*_t14),
+        'lora/in_proj_qkvz': _t22*a_in_proj_qkvz*(2*_t20 + _t21 + d),
+        'lora/in_proj_ba': _t22*a_in_proj_ba*(2*H_v + d),
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
@@ -2448,19 +2466,37 @@ def finetune_counts(s):
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-            + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + a_down*r_a*(
+                L_dw*(d + 2*d_ff)
+                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + (L_dense - L_dw)*(d + d_ff)
+            )
             + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-            + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
+            + a_gate*r_a*(
+                L_dw*i_glu*(d + 2*d_ff)
+                + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + i_glu*(L_dense - L_dw)*(d + d_ff)
+            )
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-            + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+            + a_k*r_a*(
+                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+            )
             + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             )
-            + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-            + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+            + a_up*r_a*(
+                L_dw*(d + 2*d_ff)
+                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + (L_dense - L_dw)*(d + d_ff)
+            )
+            + a_v*r_a*(
+                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+            )
         ),
         'adapters_active': (
             L_dn*a_in_proj_ba*r_a*(2*H_v + d)
@@ -2469,22 +2505,40 @@ def finetune_counts(s):
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-            + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + a_down*r_a*(
+                L_dw*(d + 2*d_ff)
+                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + (L_dense - L_dw)*(d + d_ff)
+            )
             + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-            + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
+            + a_gate*r_a*(
+                L_dw*i_glu*(d + 2*d_ff)
+                + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + i_glu*(L_dense - L_dw)*(d + d_ff)
+            )
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-            + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+            + a_k*r_a*(
+                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+            )
             + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             )
-            + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-            + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+            + a_up*r_a*(
+                L_dw*(d + 2*d_ff)
+                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + (L_dense - L_dw)*(d + d_ff)
+            )
+            + a_v*r_a*(
+                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+            )
         ),
-        'quantised': _t35,
-        'unquantised': N - _t35,
+        'quantised': _t43,
+        'unquantised': N - _t43,
     }
 
 
@@ -2501,7 +2555,10 @@ def finetune_states(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_moe = s['L_moe']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
@@ -2611,21 +2668,37 @@ def finetune_states(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         ),
         'frozen': i_frozen*(n_cp*n_dp)**(-i_z3)*(
@@ -2663,7 +2736,12 @@ def finetune_states(s):
                         + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                         + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                     )
+                    + L_dw*d*d_ff*(i_glu + 2)
                     + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                    - L_kvs2*(
+                        d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                    )
                     + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 4*L_sc*d**2
                     + L_ssm*(
@@ -2683,6 +2761,10 @@ def finetune_states(s):
                         + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    )
+                    - (L_kvs - L_kvs2)*(
+                        d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                     )
                 )/(L*n_tp)
             )
@@ -2710,21 +2792,37 @@ def finetune_states(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         ),
         'gradients': (
@@ -2767,21 +2865,37 @@ def finetune_states(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -2790,21 +2904,37 @@ def finetune_states(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
         ),
@@ -2831,21 +2961,37 @@ def finetune_states(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         ),
     }
@@ -2865,7 +3011,10 @@ def finetune_memory(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_moe = s['L_moe']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
@@ -2999,10 +3148,8 @@ def finetune_memory(s):
     u_ao = s['u_ao']
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-            L_att*a_k
-            + L_att*a_o
+            L_att*a_o
             + L_att*a_q
-            + L_att*a_v
             + L_dn*a_in_proj_ba
             + L_dn*a_in_proj_qkvz
             + L_moe*a_experts*k*(i_glu + 2)
@@ -3011,19 +3158,19 @@ def finetune_memory(s):
             + L_ssm*a_x_proj*(1 - i_m2)
             + a_down*(L_dense + L_moe*_minimum(1, E_s))
             + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
-            + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
+            + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
             + a_in_proj*(L_sc + L_ssm)
+            + a_k*(L_att - L_kvs)
             + a_out_proj*(L_dn + L_sc + L_ssm)
             + a_up*(L_dense + L_moe*_minimum(1, E_s))
+            + a_v*((1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2))
         ),
         'total': (
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L_att*a_k
-                + L_att*a_o
+                L_att*a_o
                 + L_att*a_q
-                + L_att*a_v
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_moe*a_experts*k*(i_glu + 2)
@@ -3032,10 +3179,14 @@ def finetune_memory(s):
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
                 + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
-                + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
+                + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
+                + a_k*(L_att - L_kvs)
                 + a_out_proj*(L_dn + L_sc + L_ssm)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
+                + a_v*(
+                    (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
+                )
             )
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
@@ -3182,7 +3333,12 @@ def finetune_memory(s):
                             + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
+                        + L_dw*d*d_ff*(i_glu + 2)
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        - L_kvs2*(
+                            d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        )
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
@@ -3204,6 +3360,10 @@ def finetune_memory(s):
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
+                        - (L_kvs - L_kvs2)*(
+                            d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         )
                     )/(L*n_tp)
                 )
@@ -3284,21 +3444,37 @@ def finetune_memory(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -3307,21 +3483,37 @@ def finetune_memory(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
@@ -3331,21 +3523,37 @@ def finetune_memory(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -3354,21 +3562,37 @@ def finetune_memory(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         ),
         'micro_batch_room': (
@@ -3410,7 +3634,12 @@ def finetune_memory(s):
                             + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
+                        + L_dw*d*d_ff*(i_glu + 2)
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        - L_kvs2*(
+                            d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        )
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
@@ -3432,6 +3661,10 @@ def finetune_memory(s):
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
+                        - (L_kvs - L_kvs2)*(
+                            d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         )
                     )/(L*n_tp)
                 )
@@ -3504,21 +3737,37 @@ def finetune_memory(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -3527,21 +3776,37 @@ def finetune_memory(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
             - L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
@@ -3551,21 +3816,37 @@ def finetune_memory(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
             - L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -3574,30 +3855,44 @@ def finetune_memory(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         )/(
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L_att*a_k
-                + L_att*a_o
+                L_att*a_o
                 + L_att*a_q
-                + L_att*a_v
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_moe*a_experts*k*(i_glu + 2)
@@ -3606,10 +3901,14 @@ def finetune_memory(s):
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
                 + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
-                + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
+                + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
+                + a_k*(L_att - L_kvs)
                 + a_out_proj*(L_dn + L_sc + L_ssm)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
+                + a_v*(
+                    (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
+                )
             )
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
@@ -3826,19 +4125,37 @@ def finetune_flops(s):
             + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-            + 2*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + 2*a_down*r_a*(
+                L_dw*(d + 2*d_ff)
+                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + (L_dense - L_dw)*(d + d_ff)
+            )
             + 2*a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-            + 2*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
+            + 2*a_gate*r_a*(
+                L_dw*i_glu*(d + 2*d_ff)
+                + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + i_glu*(L_dense - L_dw)*(d + d_ff)
+            )
             + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-            + 2*a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+            + 2*a_k*r_a*(
+                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+            )
             + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + 2*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
             + 2*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             )
-            + 2*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-            + 2*a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+            + 2*a_up*r_a*(
+                L_dw*(d + 2*d_ff)
+                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + (L_dense - L_dw)*(d + d_ff)
+            )
+            + 2*a_v*r_a*(
+                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+            )
         ),
         'train_per_sequence': (
             3*L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
@@ -3852,21 +4169,37 @@ def finetune_flops(s):
                     + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + 2*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + 2*a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + 2*a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + 2*a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + 2*a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + 2*a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + 2*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + 2*a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + 2*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + 2*a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + 2*a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + 2*a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )
                 + (3 - i_frozen)*(
                     2*E*L_moe*d
@@ -4042,7 +4375,10 @@ def optimizer_states(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -4105,28 +4441,31 @@ def optimizer_states(s):
     r_q = s['r_q']
     _t0 = i_glu + 2
     _t1 = _t0*d
-    _t2 = E*d
-    _t3 = d_in*(1 - i_m2)
-    _t4 = 2*N_s
-    _t5 = H_v*d_lv
-    _t6 = H_v + _t5
-    _t7 = d*i_moa
-    _t8 = E_a*_t7
-    _t9 = d*h2
-    _t10 = d_qk2*h2
-    _t11 = _t10*d
-    _t12 = 1 - i_mla
-    _t13 = _t7*(E_a*h_kv2 - h2)
-    _t14 = 1 - i_gh
-    _t15 = d*(d_rope + r_kv)
-    _t16 = -d_rope
-    _t17 = _t12*d
-    _t18 = 1 - i_qlora
-    _t19 = d*r_q
-    _t20 = d*h
-    _t21 = d_qk*h
-    _t22 = _t21*d
-    _t23 = _t7*(E_a*h_kv - h)
+    _t2 = 4*_t1*d_ff
+    _t3 = E*d
+    _t4 = d*(d_rope + r_kv)
+    _t5 = -d_rope
+    _t6 = 1 - i_mla
+    _t7 = _t6*d
+    _t8 = _t7*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t4 + h2*r_kv*(_t5 + d_qk2 + d_v2))
+    _t9 = d_in*(1 - i_m2)
+    _t10 = 2*N_s
+    _t11 = _t7*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t4 + h*r_kv*(_t5 + d_qk + d_v))
+    _t12 = H_v*d_lv
+    _t13 = H_v + _t12
+    _t14 = 1 - i_qlora
+    _t15 = d_qk2*h2
+    _t16 = _t15*d
+    _t17 = d*r_q
+    _t18 = d*i_moa
+    _t19 = E_a*_t18
+    _t20 = d*h2
+    _t21 = _t18*(E_a*h_kv2 - h2)
+    _t22 = 1 - i_gh
+    _t23 = d_qk*h
+    _t24 = _t23*d
+    _t25 = d*h
+    _t26 = _t18*(E_a*h_kv - h)
     return {
         'adafactor': (
             4*L_att2*(
@@ -4141,7 +4480,8 @@ def optimizer_states(s):
                     + (1 - i_qlora)*(d + d_qk2*h2)
                 )
                 + i_rel*(d + d_qk2*h2)
-                + (1 - i_mla)*(3*d + d_qk2*h2 + d_qk2*h_kv2 + d_v2*h_kv2)
+                + (1 - i_mla)*(d + d_qk2*h2)
+                + (1 - i_mla)*(d + d_qk2*h_kv2 + (1 - i_kev2)*(d + d_v2*h_kv2))
             )
             - 4*L_att2*(
                 E_a*d*i_moa
@@ -4163,7 +4503,14 @@ def optimizer_states(s):
                 + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
             )
             + 4*L_dn*(2*H_k*d_lk + 3*H_v*d_lv + 2*H_v + 3*d)
+            - 4*L_dw*d*d_ff*(i_glu + 2)
+            + 4*L_dw*(-(d + d_ff)*(i_glu + 2) + (d + 2*d_ff)*(i_glu + 2))
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+            - 4*L_kvs2*(1 - i_mla)*(d + d_qk2*h_kv2 + (1 - i_kev2)*(d + d_v2*h_kv2))
+            + 4*L_kvs2*(
+                d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+            )
             - 4*L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
             + 4*L_moe*(
                 E*(d + d_e)*(i_glu + 2) + E + E_s*(d + d_s)*(i_glu + 2) + d + i_shared_gate*(d + 1)
@@ -4185,6 +4532,7 @@ def optimizer_states(s):
             + 4*V
             - 4*V_o*d*(1 - i_tied)
             + 4*d
+            - 4*(1 - i_mla)*(L_kvs - L_kvs2)*(d + d_qk*h_kv + (1 - i_kev)*(d + d_v*h_kv))
             + 4*(1 - i_tied)*(V_o + d)
             + 4*(L_att - L_att2)*(
                 d
@@ -4198,7 +4546,8 @@ def optimizer_states(s):
                     + (1 - i_qlora)*(d + d_qk*h)
                 )
                 + i_rel*(d + d_qk*h)
-                + (1 - i_mla)*(3*d + d_qk*h + d_qk*h_kv + d_v*h_kv)
+                + (1 - i_mla)*(d + d_qk*h)
+                + (1 - i_mla)*(d + d_qk*h_kv + (1 - i_kev)*(d + d_v*h_kv))
             )
             - 4*(L_att - L_att2)*(
                 E_a*d*i_moa
@@ -4212,52 +4561,55 @@ def optimizer_states(s):
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                 + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
             )
+            + 4*(L_kvs - L_kvs2)*(
+                d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+            )
             + 4*(P + d)*_minimum(1, P)
         ),
         'muon': (
             -4*L_att2*(
-                _t11*_t12
-                + _t11*i_rel
-                + _t13*d_qk2
-                + _t13*d_v2
-                + _t17*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+                _t16*_t6
+                + _t16*i_rel
+                + _t19
+                + _t20*d_v2
+                + _t20*i_gate*(_t22*d_v2 + i_gh)
+                + _t21*d_qk2
+                + _t21*d_v2
                 + _t8
-                + _t9*d_v2
-                + _t9*i_gate*(_t14*d_v2 + i_gh)
-                + i_mla*(_t15 + h2*r_kv*(_t16 + d_qk2 + d_v2))
-                + i_mla*(_t11*_t18 + i_qlora*(_t10*r_q + _t19))
+                + i_mla*(_t14*_t16 + i_qlora*(_t15*r_q + _t17))
             )
-            - 4*L_dense*_t1*d_ff
+            - L_dense*_t2
             - 4*L_dn*(
-                _t5*d
-                + d*(2*H_k*d_lk + _t6*(1 - i_cg) + _t6)
-                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t5))
+                _t12*d
+                + d*(2*H_k*d_lk + _t13*(1 - i_cg) + _t13)
+                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t12))
             )
+            - L_dw*_t2
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - 4*L_moe*(E_s*_t1*d_s + _t0*_t2*d_e + _t2 + d*i_shared_gate)
+            + 4*L_kvs2*_t8
+            - 4*L_moe*(E_s*_t1*d_s + _t0*_t3*d_e + _t3 + d*i_shared_gate)
             - 16*L_sc*d**2
-            - 4*L_ssm*(R_dt*_t3 + _t3*(R_dt + _t4) + d*d_in + d*(2*d_in + i_m2*(G_s*_t4 + H_s)))
+            - 4*L_ssm*(R_dt*_t9 + _t9*(R_dt + _t10) + d*d_in + d*(2*d_in + i_m2*(G_s*_t10 + H_s)))
             + 8*N
+            + 4*_t11*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
-                _t17*_t21
-                + _t17*h_kv*(d_qk + d_v*(1 - i_kev))
-                + _t20*d_v
-                + _t20*i_gate*(_t14*d_v + i_gh)
-                + _t22*i_rel
-                + _t23*d_qk
-                + _t23*d_v
-                + _t8
-                + i_mla*(_t15 + h*r_kv*(_t16 + d_qk + d_v))
-                + i_mla*(_t18*_t22 + i_qlora*(_t19 + _t21*r_q))
+                _t11
+                + _t19
+                + _t23*_t7
+                + _t24*i_rel
+                + _t25*d_v
+                + _t25*i_gate*(_t22*d_v + i_gh)
+                + _t26*d_qk
+                + _t26*d_v
+                + i_mla*(_t14*_t24 + i_qlora*(_t17 + _t23*r_q))
             )
         ),
         'adafactor_adapters': (
             8*r_a*(
                 E*L_moe*a_experts*(i_glu + 2)
-                + L_att*a_k
                 + L_att*a_o
                 + L_att*a_q
-                + L_att*a_v
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_moe*a_shared_expert_gate*i_shared_gate
@@ -4265,10 +4617,14 @@ def optimizer_states(s):
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
                 + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
-                + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
+                + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
+                + a_k*(L_att - L_kvs)
                 + a_out_proj*(L_dn + L_sc + L_ssm)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
+                + a_v*(
+                    (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
+                )
             )
             + 4*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
@@ -4277,21 +4633,37 @@ def optimizer_states(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/_maximum(1, r_a)
         ),
         'muon_adapters': (
@@ -4301,19 +4673,37 @@ def optimizer_states(s):
             + 4*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + 4*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 4*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-            + 4*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + 4*a_down*r_a*(
+                L_dw*(d + 2*d_ff)
+                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + (L_dense - L_dw)*(d + d_ff)
+            )
             + 4*a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-            + 4*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
+            + 4*a_gate*r_a*(
+                L_dw*i_glu*(d + 2*d_ff)
+                + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + i_glu*(L_dense - L_dw)*(d + d_ff)
+            )
             + 4*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-            + 4*a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+            + 4*a_k*r_a*(
+                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+            )
             + 4*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + 4*a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
             + 4*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             )
-            + 4*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-            + 4*a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+            + 4*a_up*r_a*(
+                L_dw*(d + 2*d_ff)
+                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + (L_dense - L_dw)*(d + d_ff)
+            )
+            + 4*a_v*r_a*(
+                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+            )
         ),
     }
 
@@ -4331,7 +4721,10 @@ def offload(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_moe = s['L_moe']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
@@ -4440,21 +4833,37 @@ def offload(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         )*(q_m + q_o + 4),
         'optimizer_gpu_freed': i_off_o*(
@@ -4478,21 +4887,37 @@ def offload(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
             + q_gc*(n_cp*n_dp)**(-i_z1)*(
@@ -4515,21 +4940,37 @@ def offload(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
             + (n_cp*n_dp)**(-i_z1)*(q_m + q_o)*(
@@ -4552,21 +4993,37 @@ def offload(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
         ),
@@ -4607,7 +5064,12 @@ def offload(s):
                             + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
+                        + L_dw*d*d_ff*(i_glu + 2)
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        - L_kvs2*(
+                            d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        )
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
@@ -4629,6 +5091,10 @@ def offload(s):
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
+                        - (L_kvs - L_kvs2)*(
+                            d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         )
                     )/(L*n_tp)
                 )
@@ -4653,21 +5119,37 @@ def offload(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
         ),
@@ -4708,7 +5190,12 @@ def offload(s):
                             + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
+                        + L_dw*d*d_ff*(i_glu + 2)
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        - L_kvs2*(
+                            d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        )
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
@@ -4730,6 +5217,10 @@ def offload(s):
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
+                        - (L_kvs - L_kvs2)*(
+                            d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         )
                     )/(L*n_tp)
                 )
@@ -4754,21 +5245,37 @@ def offload(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
         ),
@@ -4811,7 +5318,12 @@ def offload(s):
                                 + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                                 + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                             )
+                            + L_dw*d*d_ff*(i_glu + 2)
                             + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                            - L_kvs2*(
+                                d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            )
                             + L_moe*(
                                 E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                             )
@@ -4833,6 +5345,10 @@ def offload(s):
                                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                                 + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                            )
+                            - (L_kvs - L_kvs2)*(
+                                d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             )
                         )/(L*n_tp)
                     )
@@ -4857,21 +5373,37 @@ def offload(s):
                         + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                         + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                         + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_down*r_a*(
+                            L_dw*(d + 2*d_ff)
+                            + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                            + (L_dense - L_dw)*(d + d_ff)
+                        )
                         + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                         + a_gate*r_a*(
-                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                            L_dw*i_glu*(d + 2*d_ff)
+                            + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                            + i_glu*(L_dense - L_dw)*(d + d_ff)
                         )
                         + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                        + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                        + a_k*r_a*(
+                            (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                            + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        )
                         + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                         + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                         + a_q*r_a*(
                             L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                             + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                         )
-                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                        + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                        + a_up*r_a*(
+                            L_dw*(d + 2*d_ff)
+                            + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                            + (L_dense - L_dw)*(d + d_ff)
+                        )
+                        + a_v*r_a*(
+                            (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                            + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                        )
                     )/(L*n_tp)
                 )
             )/L_s
@@ -4895,21 +5427,37 @@ def offload(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         ),
         'weights_from_host_per_step': i_off_o*q_w*(n_cp*n_dp)**(-i_z1)*(1 - i_off_p)*(
@@ -4931,21 +5479,37 @@ def offload(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         ),
         'optimizer_transfer_per_step': i_off_o*(
@@ -4969,21 +5533,37 @@ def offload(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         ),
         'params_transfer_per_micro_batch': 2*i_off_p*(n_cp*n_dp)**(-i_z3)*(
@@ -5023,7 +5603,12 @@ def offload(s):
                             + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
+                        + L_dw*d*d_ff*(i_glu + 2)
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        - L_kvs2*(
+                            d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        )
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
@@ -5045,6 +5630,10 @@ def offload(s):
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
+                        - (L_kvs - L_kvs2)*(
+                            d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         )
                     )/(L*n_tp)
                 )
@@ -5069,21 +5658,37 @@ def offload(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(L_dn*(H_v*d_lv + d) + 2*L_sc*d + L_ssm*(d + d_in))
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
         ),
@@ -5229,7 +5834,10 @@ def precision_memory(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
@@ -5296,7 +5904,12 @@ def precision_memory(s):
                 + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                 + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
             )
+            + L_dw*d*d_ff*(i_glu + 2)
             + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+            - L_kvs2*(
+                d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+            )
             + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
             + 4*L_sc*d**2
             + L_ssm*(
@@ -5316,6 +5929,10 @@ def precision_memory(s):
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                 + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+            )
+            - (L_kvs - L_kvs2)*(
+                d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
             )
         )/(L*n_tp),
     }
