@@ -1320,6 +1320,8 @@ def memory_states(s):
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_att2 = s['L_s_att2']
+    L_s_kvs = s['L_s_kvs']
+    L_s_kvs2 = s['L_s_kvs2']
     L_w = s['L_w']
     M = s['M']
     N = s['N']
@@ -1340,6 +1342,8 @@ def memory_states(s):
     h_t = s['h_t']
     h_t2 = s['h_t2']
     i_head = s['i_head']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_mla = s['i_mla']
     i_mtps = s['i_mtps']
     i_oib = s['i_oib']
@@ -1361,8 +1365,10 @@ def memory_states(s):
             i_head*(N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp)
             + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
             + L_w*(1 - i_mla)*(
-                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
             )/L_s
             + L_w*N_e/(L*n_ep*n_tp)
         ),
@@ -1375,8 +1381,10 @@ def memory_states(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
             )
         ),
@@ -1393,8 +1401,14 @@ def memory_states(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -1408,8 +1422,14 @@ def memory_states(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -1424,8 +1444,10 @@ def memory_states(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
             )
         ),
@@ -1438,8 +1460,10 @@ def memory_states(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
             )
         ),
@@ -1459,6 +1483,9 @@ def memory_activations(s):
     L_s_att2 = s['L_s_att2']
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
+    L_s_dw = s['L_s_dw']
+    L_s_kvs = s['L_s_kvs']
+    L_s_kvs2 = s['L_s_kvs2']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sm = s['L_sm']
@@ -1515,6 +1542,8 @@ def memory_activations(s):
     i_keep_o = s['i_keep_o']
     i_keep_qkv = s['i_keep_qkv']
     i_keep_up = s['i_keep_up']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_norm_final = s['i_norm_final']
@@ -1577,6 +1606,10 @@ def memory_activations(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    - L_s_kvs2*(
+                        d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -1606,6 +1639,10 @@ def memory_activations(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
+                    - (L_s_kvs - L_s_kvs2)*(
+                        d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
+                    )
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
@@ -1616,20 +1653,23 @@ def memory_activations(s):
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        - L_s_kvs2*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
+                        - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                             + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                         )
+                        - (L_s_kvs - L_s_kvs2)*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
                     )
                     + (
-                        L_s_dense*d_ff*(
-                            4*a_down*i_frozen*i_hf*i_up
-                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
-                            + q_a*(i_glu*i_hf + i_glu + 1)
-                        )
-                        + L_sm*(
+                        L_sm*(
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
@@ -1647,6 +1687,11 @@ def memory_activations(s):
                                 + d_e*i_keep_exp*k*q_l
                             )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
+                        )
+                        + d_ff*(L_s_dense + L_s_dw)*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                     )/n_tp
                 )
@@ -1717,6 +1762,9 @@ def memory(s):
     L_s_att2 = s['L_s_att2']
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
+    L_s_dw = s['L_s_dw']
+    L_s_kvs = s['L_s_kvs']
+    L_s_kvs2 = s['L_s_kvs2']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sm = s['L_sm']
@@ -1783,6 +1831,8 @@ def memory(s):
     i_keep_o = s['i_keep_o']
     i_keep_qkv = s['i_keep_qkv']
     i_keep_up = s['i_keep_up']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mtps = s['i_mtps']
@@ -1917,6 +1967,10 @@ def memory(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    - L_s_kvs2*(
+                        d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -1946,6 +2000,10 @@ def memory(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
+                    - (L_s_kvs - L_s_kvs2)*(
+                        d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
+                    )
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
@@ -1956,20 +2014,23 @@ def memory(s):
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        - L_s_kvs2*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
+                        - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                             + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                         )
+                        - (L_s_kvs - L_s_kvs2)*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
                     )
                     + (
-                        L_s_dense*d_ff*(
-                            4*a_down*i_frozen*i_hf*i_up
-                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
-                            + q_a*(i_glu*i_hf + i_glu + 1)
-                        )
-                        + L_sm*(
+                        L_sm*(
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
@@ -1987,6 +2048,11 @@ def memory(s):
                                 + d_e*i_keep_exp*k*q_l
                             )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
+                        )
+                        + d_ff*(L_s_dense + L_s_dw)*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                     )/n_tp
                 )
@@ -2013,8 +2079,14 @@ def memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -2028,8 +2100,14 @@ def memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -2044,8 +2122,14 @@ def memory(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -2059,8 +2143,14 @@ def memory(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -2075,8 +2165,14 @@ def memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -2095,8 +2191,14 @@ def memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -2110,8 +2212,14 @@ def memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -2126,8 +2234,14 @@ def memory(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -2141,8 +2255,14 @@ def memory(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -2157,8 +2277,14 @@ def memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -2196,6 +2322,10 @@ def memory(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    - L_s_kvs2*(
+                        d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -2225,6 +2355,10 @@ def memory(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
+                    - (L_s_kvs - L_s_kvs2)*(
+                        d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
+                    )
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
@@ -2235,20 +2369,23 @@ def memory(s):
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        - L_s_kvs2*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
+                        - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                             + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                         )
+                        - (L_s_kvs - L_s_kvs2)*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
                     )
                     + (
-                        L_s_dense*d_ff*(
-                            4*a_down*i_frozen*i_hf*i_up
-                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
-                            + q_a*(i_glu*i_hf + i_glu + 1)
-                        )
-                        + L_sm*(
+                        L_sm*(
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
@@ -2266,6 +2403,11 @@ def memory(s):
                                 + d_e*i_keep_exp*k*q_l
                             )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
+                        )
+                        + d_ff*(L_s_dense + L_s_dw)*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                     )/n_tp
                 )
@@ -2563,6 +2705,8 @@ def finetune_states(s):
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_att2 = s['L_s_att2']
+    L_s_kvs = s['L_s_kvs']
+    L_s_kvs2 = s['L_s_kvs2']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_w = s['L_w']
@@ -2656,8 +2800,10 @@ def finetune_states(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
@@ -2708,8 +2854,10 @@ def finetune_states(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
@@ -2780,8 +2928,14 @@ def finetune_states(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -2838,8 +2992,14 @@ def finetune_states(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -2853,8 +3013,14 @@ def finetune_states(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -2949,8 +3115,14 @@ def finetune_states(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -3021,6 +3193,9 @@ def finetune_memory(s):
     L_s_att2 = s['L_s_att2']
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
+    L_s_dw = s['L_s_dw']
+    L_s_kvs = s['L_s_kvs']
+    L_s_kvs2 = s['L_s_kvs2']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sc = s['L_sc']
@@ -3219,6 +3394,10 @@ def finetune_memory(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    - L_s_kvs2*(
+                        d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -3248,6 +3427,10 @@ def finetune_memory(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
+                    - (L_s_kvs - L_s_kvs2)*(
+                        d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
+                    )
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
@@ -3258,20 +3441,23 @@ def finetune_memory(s):
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        - L_s_kvs2*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
+                        - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                             + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                         )
+                        - (L_s_kvs - L_s_kvs2)*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
                     )
                     + (
-                        L_s_dense*d_ff*(
-                            4*a_down*i_frozen*i_hf*i_up
-                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
-                            + q_a*(i_glu*i_hf + i_glu + 1)
-                        )
-                        + L_sm*(
+                        L_sm*(
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
@@ -3290,6 +3476,11 @@ def finetune_memory(s):
                             )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
+                        + d_ff*(L_s_dense + L_s_dw)*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )
                     )/n_tp
                 )
             )/n_cp
@@ -3305,8 +3496,14 @@ def finetune_memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -3386,8 +3583,14 @@ def finetune_memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -3401,8 +3604,14 @@ def finetune_memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -3417,8 +3626,14 @@ def finetune_memory(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -3432,8 +3647,14 @@ def finetune_memory(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -3606,8 +3827,14 @@ def finetune_memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -3679,8 +3906,14 @@ def finetune_memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -3694,8 +3927,14 @@ def finetune_memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -3710,8 +3949,14 @@ def finetune_memory(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -3725,8 +3970,14 @@ def finetune_memory(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -3941,6 +4192,10 @@ def finetune_memory(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    - L_s_kvs2*(
+                        d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -3970,6 +4225,10 @@ def finetune_memory(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
+                    - (L_s_kvs - L_s_kvs2)*(
+                        d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
+                    )
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
@@ -3980,20 +4239,23 @@ def finetune_memory(s):
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        - L_s_kvs2*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
+                        - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                             + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                         )
+                        - (L_s_kvs - L_s_kvs2)*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
                     )
                     + (
-                        L_s_dense*d_ff*(
-                            4*a_down*i_frozen*i_hf*i_up
-                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
-                            + q_a*(i_glu*i_hf + i_glu + 1)
-                        )
-                        + L_sm*(
+                        L_sm*(
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
@@ -4011,6 +4273,11 @@ def finetune_memory(s):
                                 + d_e*i_keep_exp*k*q_l
                             )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
+                        )
+                        + d_ff*(L_s_dense + L_s_dw)*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                     )/n_tp
                 )
@@ -4729,6 +4996,8 @@ def offload(s):
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_att2 = s['L_s_att2']
+    L_s_kvs = s['L_s_kvs']
+    L_s_kvs2 = s['L_s_kvs2']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_w = s['L_w']
@@ -4821,8 +5090,10 @@ def offload(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
@@ -4875,8 +5146,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -4928,8 +5205,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -4981,8 +5264,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -5036,8 +5325,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -5107,8 +5402,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -5162,8 +5463,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -5233,8 +5540,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -5290,8 +5603,14 @@ def offload(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                         + L_w*N_e/(L*n_ep*n_tp)
                     )
@@ -5361,8 +5680,14 @@ def offload(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                         + L_w*N_e/(L*n_ep*n_tp)
                     )
@@ -5415,8 +5740,10 @@ def offload(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
@@ -5467,8 +5794,10 @@ def offload(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
@@ -5521,8 +5850,10 @@ def offload(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
@@ -5575,8 +5906,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -5646,8 +5983,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )

@@ -213,6 +213,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "memory"),
     SymbolInfo("L_s_att2", "L'_{s,att}", "of those, layers of the kind with head shapes of its "
                "own (attention.kind_shapes)", "memory"),
+    SymbolInfo("L_s_kvs", "L_{s,kvs}", "of the first stage's attention layers, those that read "
+               "an earlier layer's keys and values (attention.kv_shared_layers)", "memory"),
+    SymbolInfo("L_s_kvs2", "L'_{s,kvs}", "of those, layers of the kind with head shapes of its "
+               "own", "memory"),
+    SymbolInfo("L_s_dw", "L_{s,dw}", "of the first stage's dense FFNs, the 2·d_ff wide ones "
+               "(ffn.double_wide)", "memory"),
     SymbolInfo("h_t2", "h'_{t}", "key/value heads of the L'_att layers one tensor-parallel "
                "rank holds: ⌈h'_kv/t⌉", "memory"),
     SymbolInfo("h_t", "h_{t}", "key/value heads one tensor-parallel rank holds: ⌈h_kv/t⌉ "
@@ -430,6 +436,7 @@ i_hf, i_up, i_rope, i_eager = (SYMBOLS[n] for n in ("i_hf", "i_up", "i_rope", "i
 n_cp, n_ep, n_vp, i_vp = (SYMBOLS[n] for n in ("n_cp", "n_ep", "n_vp", "i_vp"))
 L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
 L_s_att2, h_t2 = SYMBOLS["L_s_att2"], SYMBOLS["h_t2"]
+L_s_kvs, L_s_kvs2, L_s_dw = (SYMBOLS[n] for n in ("L_s_kvs", "L_s_kvs2", "L_s_dw"))
 B_bk, u_g, P_pf, q_rg = (SYMBOLS[n] for n in ("B_bk", "u_g", "P_pf", "q_rg"))
 i_oib, N_big, i_ao, u_ao = (SYMBOLS[n] for n in ("i_oib", "N_big", "i_ao", "u_ao"))
 i_qh, q_dq = (SYMBOLS[n] for n in ("i_qh", "q_dq"))
