@@ -219,8 +219,10 @@ def _per_layer_types(draw, model_type: str) -> dict:
                                                              "sliding_attention"])
         return {**config, "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
                 "hidden_activation": draw(st.sampled_from(["gelu_pytorch_tanh", "silu"]))}
-    if model_type == "gemma4_unified_text":
-        return draw(_gemma4_unified_text(config))
+    if model_type in ("gemma4_unified_text", "gemma4_text"):  # gemma4_text: neither of its
+        drawn = draw(_gemma4_unified_text(config))  # per-layer embeddings nor an MoE block
+        return drawn if model_type == "gemma4_unified_text" else {
+            **drawn, "hidden_size_per_layer_input": 0}
     if model_type == "gpt_oss":
         config["layer_types"] = _layer_types(draw, layers, ["full_attention",
                                                              "sliding_attention"])
@@ -622,7 +624,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "lara_mini", "granitemoe_swa", "kolibri1", "afmoe",
                    "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl",
                    "cohere2_moe", "deepseek_v32", "glm_moe_dsa", "lfm3", "laguna",
-                   "kimi_linear", "gemma4_unified_text")
+                   "kimi_linear", "gemma4_unified_text", "gemma4_text")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

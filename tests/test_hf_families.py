@@ -273,6 +273,11 @@ BAD = [
      "per_layer_config gives the full layers different shapes"),
     ({"model_type": "gemma4_unified_text", "per_layer_config": {"5": {"intermediate_size": 8}}},
      "per_layer_config.5 sets ['intermediate_size']"),
+    ({"model_type": "gemma4_text"}, "hidden_size_per_layer_input=256 adds per-layer embeddings"),
+    ({"model_type": "gemma4_text", "hidden_size_per_layer_input": 0, "enable_moe_block": True},
+     "enable_moe_block=true runs an MoE block beside each layer's dense MLP"),
+    ({"model_type": "gemma4", "text_config": {"model_type": "gemma4_text"}},
+     "hidden_size_per_layer_input=256 adds per-layer embeddings"),
     ({"model_type": "lfm3", "layer_types": ["chunked_attention"] * 24},
      "lfm3 builds conv, full_attention and sliding_attention"),
     ({"model_type": "lfm3", "head_dim": None}, "head_dim=None: transformers' lfm3 attention"),
@@ -487,3 +492,18 @@ def test_gemma4_unified_wrapper_counts_its_language_model():
     wrapped = spec_of("gemma-4-12b")
     text = json.loads((CONFIGS / "gemma-4-12b.json").read_text())["text_config"]
     assert calc.count_params(spec_from_hf_config(text)) == calc.count_params(wrapped)
+
+
+def test_gemma4_31b_is_gemma4_unified_texts_layers():
+    """google/gemma-4-31B (tests/data/hf_configs/gemma-4-31b.json): gemma4_text without
+    per-layer embeddings or an MoE block builds gemma4_unified_text's layers
+    (modeling_gemma4.py), 60 of them, the 10 full ones with 4 KV heads of 512 whose keys are
+    their values: 30,697,345,280 parameters in its language model, transformers 5.24.0's own
+    count (python -m calc verify --hf)."""
+    spec = spec_of("gemma-4-31b")
+    assert spec.heads_of("global") == (32, 4, 512, 512) and spec.keys_are_values("global")
+    assert spec.heads_of("local") == (32, 16, 256, 256) and not spec.keys_are_values("local")
+    assert calc.count_params(spec).total == 30_697_345_280
+    text = json.loads((CONFIGS / "gemma-4-31b.json").read_text())["text_config"]
+    unified = spec_from_hf_config({**text, "model_type": "gemma4_unified_text"})
+    assert calc.count_params(unified) == calc.count_params(spec)

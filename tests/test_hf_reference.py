@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 
@@ -33,7 +34,12 @@ from calc.verify import hf_reference  # noqa: E402
 from calc.verify.hf_implementation import transformers_flops  # noqa: E402
 from calc.verify.model import build as build_reference  # noqa: E402
 from tests.hf_family_strategies import FAMILY_TYPES, family_config  # noqa: E402
-from tests.hf_released import CONFIGS, DEFAULTS_REFUSED_BY_BOTH, REAL  # noqa: E402
+from tests.hf_released import (  # noqa: E402
+    CONFIGS,
+    DEFAULTS_REFUSED_BY_BOTH,
+    DEFAULTS_REFUSED_BY_CALC,
+    REAL,
+)
 from tests.hf_strategies import _NO_TOKENS, MIN_WINDOW, STRATEGIES, hf_configs  # noqa: E402
 
 T = 128
@@ -113,11 +119,23 @@ def test_quirk_variants_match_transformers(name):
 
 
 @pytest.mark.parametrize("model_type", sorted(set(supported_types())
-                                              - set(DEFAULTS_REFUSED_BY_BOTH)))
+                                              - set(DEFAULTS_REFUSED_BY_BOTH)
+                                              - set(DEFAULTS_REFUSED_BY_CALC)))
 def test_an_empty_config_is_transformers_default_model(model_type):
     """Every ModelType's defaults against the classes themselves: every default calc reads,
     at once."""
     config = {"model_type": model_type}
+    assert_matches(spec_from_hf_config(config), config, 16)
+
+
+@pytest.mark.parametrize("model_type", sorted(DEFAULTS_REFUSED_BY_CALC))
+def test_a_default_with_a_part_calc_lacks_is_refused_naming_it(model_type):
+    """calc refuses the default config in one line naming the part; without that part it is
+    transformers' default model, exactly."""
+    message, without = DEFAULTS_REFUSED_BY_CALC[model_type]
+    with pytest.raises(CalcError, match=re.escape(message)):
+        spec_from_hf_config({"model_type": model_type})
+    config = {"model_type": model_type, **without}
     assert_matches(spec_from_hf_config(config), config, 16)
 
 

@@ -158,6 +158,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     gemma.GEMMA4_UNIFIED_TEXT,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
+    gemma.GEMMA4_TEXT,
     phi.PHI3,
     smollm3.SMOLLM3,
     granite.GRANITE,

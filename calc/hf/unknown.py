@@ -67,15 +67,6 @@ NEEDS = {
                     "blocks and per-layer embeddings",
     "longcat_flash": "zero-computation (identity) experts beside the FFN experts, and two "
                      "attention blocks per layer (shortcut-connected MoE)",
-    # Gemma 4 (configuration_gemma4.py, modeling_gemma4.py; transformers 5.24.0): gemma4_text
-    # is gemma4_unified_text's layers (read: attention.kind_shapes.global, k_eq_v,
-    # kv_shared_layers, ffn.double_wide) and two parts more: hidden_size_per_layer_input (256
-    # by default) adds per-layer embeddings (embed_tokens_per_layer, a vocab_size_per_layer_input
-    # × L·d_ple table, and per_layer_model_projection d → L·d_ple, fed to each layer through
-    # per_layer_input_gate and per_layer_projection); enable_moe_block runs a routed expert
-    # block (its own router scale and per-expert scales) beside the dense MLP and sums the two.
-    "gemma4_text": "per-layer embeddings (a vocab_size_per_layer_input table fed to every "
-                   "layer through a gate) and a dense MLP beside the MoE block",
     # attention and residual parts the spec lacks
     "mimo_v2_flash": "value heads narrower than the query and key heads (v_head_dim 128 "
                      "against head_dim 192) and attention sinks on the sliding layers only",

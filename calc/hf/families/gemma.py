@@ -1,6 +1,7 @@
 """Gemma (Google): gemma, gemma2, Gemma 3's language model gemma3_text (the multimodal gemma3
 config is read through it: calc.hf.multimodal), vaultgemma, and Gemma 4's unified language model
-gemma4_unified_text (through it the multimodal gemma4_unified).
+gemma4_unified_text (through it the multimodal gemma4_unified), and gemma4_text (through it
+gemma4) where it has neither per-layer embeddings nor an MoE block.
 """
 
 from __future__ import annotations
@@ -236,4 +237,39 @@ GEMMA4_UNIFIED_TEXT = ModelType(
         "max_position_embeddings": 262144, "tie_word_embeddings": True, "attention_bias": False,
         "sliding_window": 1024, "layer_types": None, "use_bidirectional_attention": "vision",
         "attention_k_eq_v": False, "num_kv_shared_layers": 0, "use_double_wide_mlp": False,
+    })
+
+
+# ---- gemma4_text ------------------------------------------------------------------------------
+def _read_gemma4_text(c: HFConfig) -> dict[str, Any]:
+    # modeling_gemma4.py (transformers 5.24.0): Gemma4TextAttention and Gemma4TextMLP are
+    # gemma4_unified_text's, line for line, and so is the layer without its two optional
+    # parts, which the spec cannot hold: hidden_size_per_layer_input > 0 builds per-layer
+    # embeddings (embed_tokens_per_layer, per_layer_model_projection, and in every layer
+    # per_layer_input_gate, per_layer_projection and a norm), enable_moe_block a routed expert
+    # block (Gemma4TextRouter with its own scales, Gemma4TextExperts, three norms) beside the
+    # dense MLP. Gemma 4 31B has neither.
+    width = c["hidden_size_per_layer_input"]
+    if width:
+        c.fail(f"hidden_size_per_layer_input={width!r} adds per-layer embeddings (a "
+               f"vocab_size_per_layer_input table fed to every layer through a gate), which "
+               f"calc's spec cannot express; 0 builds none")
+    if c.flag("enable_moe_block"):
+        c.fail("enable_moe_block=true runs an MoE block beside each layer's dense MLP, which "
+               "calc's spec cannot express")
+    return _read_gemma4_unified_text(c)
+
+
+# Read only: gemma4_unified_text's writer holds every spec it reads.
+GEMMA4_TEXT = ModelType(
+    "gemma4_text", _read_gemma4_text,
+    getattr_fields=("global_head_dim", "num_global_key_value_heads", "per_layer_config"),
+    defaults={
+        "vocab_size": 262144, "hidden_size": 2304, "intermediate_size": 9216,
+        "num_hidden_layers": 30, "num_attention_heads": 8, "num_key_value_heads": 4,
+        "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+        "max_position_embeddings": 131072, "tie_word_embeddings": True, "attention_bias": False,
+        "sliding_window": 512, "layer_types": None, "use_bidirectional_attention": None,
+        "attention_k_eq_v": False, "num_kv_shared_layers": 0, "use_double_wide_mlp": False,
+        "hidden_size_per_layer_input": 256, "enable_moe_block": False,
     })
