@@ -163,9 +163,9 @@ def _global_shape(c: HFConfig, kinds: list[str], k_eq_v: bool) -> dict[str, Any]
     if len(full) > 1:
         c.fail("per_layer_config gives the full layers different shapes; calc holds one "
                "(attention.kind_shapes.global)")
-    width, kv = dict(full.pop())["head_dim"], dict(shapes[kinds.index("global")])[
-        "num_key_value_heads"]
-    return {"head_dim": width, "n_kv_heads": kv, "k_eq_v": k_eq_v}
+    shape = dict(full.pop())
+    return {"head_dim": shape["head_dim"], "n_kv_heads": shape["num_key_value_heads"],
+            "k_eq_v": k_eq_v}
 
 
 def _read_gemma4_unified_text(c: HFConfig) -> dict[str, Any]:
