@@ -46,6 +46,7 @@ def params_per_layer(s):
     h_kv = s['h_kv']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
+    i_kev = s['i_kev']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_qk_head = s['i_qk_head']
@@ -65,12 +66,12 @@ def params_per_layer(s):
     _t5 = E_a*h_kv - h
     _t6 = d*i_moa
     _t7 = _t3*d
-    _t8 = d_qk + d_v
-    _t9 = _t2*_t8*h_kv
-    _t10 = d_rope + r_kv
-    _t11 = d*d_v
-    _t12 = d_v*(1 - i_gh)
-    _t13 = h*i_gate
+    _t8 = d_rope + r_kv
+    _t9 = _t2*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t10 = d*d_v
+    _t11 = d_v*(1 - i_gh)
+    _t12 = h*i_gate
+    _t13 = d_qk*i_qk_head
     return {
         'attention/q': (
             _t0*_t1
@@ -82,14 +83,14 @@ def params_per_layer(s):
         'attention/kv': (
             _t0*i_mla*r_kv
             + _t9*d
-            + b_qkv*(_t10*i_mla + _t9)
-            + i_mla*(_t10*d + h*r_kv*(_t8 - d_rope))
+            + b_qkv*(_t8*i_mla + _t9)
+            + i_mla*(_t8*d + h*r_kv*(d_qk - d_rope + d_v))
         ),
-        'attention/o': _t11*_t5*i_moa + _t11*h + b_o*d,
-        'attention/gate': _t12*_t13*b_qkv + _t13*d*(_t12 + i_gh),
+        'attention/o': _t10*_t5*i_moa + _t10*h + b_o*d,
+        'attention/gate': _t11*_t12*b_qkv + _t12*d*(_t11 + i_gh),
         'attention/router': E_a*_t6,
         'attention/position': i_rel*(2*_t3 + _t7),
-        'attention/qk_norm': _t0*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
+        'attention/qk_norm': _t0*(_t13 + _t3*i_qk_proj) + _t0*(_t13 + d_qk*h_kv*i_qk_proj),
         'attention/sinks': h*i_sink,
         'attention/sub_norm': _t0*d_v*h*i_sub,
         'norms': _t0*d*n_norm,
@@ -241,7 +242,10 @@ def params_components(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
@@ -288,6 +292,8 @@ def params_components(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -327,48 +333,56 @@ def params_components(s):
     _t14 = E_a*h_kv - h
     _t15 = _t12*d
     _t16 = _t0*i_mla*r_kv
-    _t17 = d_qk2 + d_v2
-    _t18 = _t17*_t3*h_kv2
-    _t19 = d_rope + r_kv
-    _t20 = _t19*d
-    _t21 = -d_rope
-    _t22 = _t19*i_mla
-    _t23 = d_qk + d_v
-    _t24 = _t23*_t3*h_kv
-    _t25 = b_o*d
-    _t26 = d*d_v2
-    _t27 = d*d_v
-    _t28 = 1 - i_gh
-    _t29 = _t28*d_v2
-    _t30 = b_qkv*i_gate
-    _t31 = d*i_gate
-    _t32 = _t28*d_v
-    _t33 = E_a*_t7
-    _t34 = 2*i_qk_head
-    _t35 = L_att2*_t0
-    _t36 = _t0*_t11
-    _t37 = _t0*d
-    _t38 = 2*N_s
-    _t39 = G_s*_t38
-    _t40 = 2*d_in + i_m2*(H_s + _t39)
-    _t41 = R_dt + _t38
-    _t42 = 1 - i_m2
-    _t43 = _t42*d_in
-    _t44 = H_s*i_m2
-    _t45 = 2*H_k*d_lk
-    _t46 = 1 - i_cg
-    _t47 = H_v*d_lv
-    _t48 = H_v + _t47
-    _t49 = L_dn*d
-    _t50 = 2*d
-    _t51 = H_v*d_lk
-    _t52 = H_la*L_la*d_la
-    _t53 = _t52*d
-    _t54 = b_sc*d
-    _t55 = d**2
-    _t56 = i_glu + 1
-    _t57 = d*d_ff
-    _t58 = d*(i_glu + 2)
+    _t17 = d_rope + r_kv
+    _t18 = _t17*d
+    _t19 = -d_rope
+    _t20 = _t3*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t21 = _t17*i_mla
+    _t22 = _t16 + _t20*d + b_qkv*(_t20 + _t21) + i_mla*(_t18 + h2*r_kv*(_t19 + d_qk2 + d_v2))
+    _t23 = _t3*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t24 = _t16 + _t23*d + b_qkv*(_t21 + _t23) + i_mla*(_t18 + h*r_kv*(_t19 + d_qk + d_v))
+    _t25 = L_kvs - L_kvs2
+    _t26 = b_o*d
+    _t27 = d*d_v2
+    _t28 = d*d_v
+    _t29 = 1 - i_gh
+    _t30 = _t29*d_v2
+    _t31 = b_qkv*i_gate
+    _t32 = d*i_gate
+    _t33 = _t29*d_v
+    _t34 = E_a*_t7
+    _t35 = d_qk2*i_qk_head
+    _t36 = _t0*(_t35 + d_qk2*h_kv2*i_qk_proj)
+    _t37 = d_qk*i_qk_head
+    _t38 = _t0*(_t37 + d_qk*h_kv*i_qk_proj)
+    _t39 = L_att2*h2
+    _t40 = _t11*h
+    _t41 = _t0*i_sub
+    _t42 = _t0*d
+    _t43 = 2*N_s
+    _t44 = G_s*_t43
+    _t45 = 2*d_in + i_m2*(H_s + _t44)
+    _t46 = R_dt + _t43
+    _t47 = 1 - i_m2
+    _t48 = _t47*d_in
+    _t49 = H_s*i_m2
+    _t50 = 2*H_k*d_lk
+    _t51 = 1 - i_cg
+    _t52 = H_v*d_lv
+    _t53 = H_v + _t52
+    _t54 = L_dn*d
+    _t55 = 2*d
+    _t56 = H_v*d_lk
+    _t57 = H_la*L_la*d_la
+    _t58 = _t57*d
+    _t59 = b_sc*d
+    _t60 = d**2
+    _t61 = i_glu + 1
+    _t62 = b_ff*d_ff
+    _t63 = d*d_ff
+    _t64 = _t61*(_t62 + _t63)
+    _t65 = _t41*d_ff
+    _t66 = d*(i_glu + 2)
     return {
         'attention/q': (
             L_att2*(
@@ -386,60 +400,59 @@ def params_components(s):
                 + i_mla*(_t15*_t8 + i_qlora*(_t10 + _t12*r_q))
             )
         ),
-        'attention/kv': (
-            L_att2*(_t16 + _t18*d + b_qkv*(_t18 + _t22) + i_mla*(_t20 + h2*r_kv*(_t17 + _t21)))
-            + _t11*(_t16 + _t24*d + b_qkv*(_t22 + _t24) + i_mla*(_t20 + h*r_kv*(_t21 + _t23)))
-        ),
+        'attention/kv': L_att2*_t22 - L_kvs2*_t22 + _t11*_t24 - _t24*_t25,
         'attention/o': (
-            L_att2*(_t25 + _t26*_t6*i_moa + _t26*h2) + _t11*(_t14*_t27*i_moa + _t25 + _t27*h)
+            L_att2*(_t26 + _t27*_t6*i_moa + _t27*h2) + _t11*(_t14*_t28*i_moa + _t26 + _t28*h)
         ),
         'attention/gate': (
-            L_att2*(_t29*_t30*h2 + _t31*h2*(_t29 + i_gh))
-            + _t11*(_t30*_t32*h + _t31*h*(_t32 + i_gh))
+            L_att2*(_t30*_t31*h2 + _t32*h2*(_t30 + i_gh))
+            + _t11*(_t31*_t33*h + _t32*h*(_t33 + i_gh))
         ),
-        'attention/router': L_att2*_t33 + _t11*_t33,
+        'attention/router': L_att2*_t34 + _t11*_t34,
         'attention/position': L_att2*i_rel*(2*_t4 + _t9) + _t11*i_rel*(2*_t12 + _t15),
         'attention/qk_norm': (
-            _t35*(_t34*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
-            + _t36*(_t34*d_qk + d_qk*i_qk_proj*(h + h_kv))
+            L_att2*(_t0*(_t35 + _t4*i_qk_proj) + _t36)
+            - L_kvs2*_t36
+            + _t11*(_t0*(_t12*i_qk_proj + _t37) + _t38)
+            - _t25*_t38
         ),
-        'attention/sinks': L_att2*h2*i_sink + _t11*h*i_sink,
-        'attention/sub_norm': _t35*d_v2*h2*i_sub + _t36*d_v*h*i_sub,
+        'attention/sinks': _t39*i_sink + _t40*i_sink,
+        'attention/sub_norm': _t39*_t41*d_v2 + _t40*_t41*d_v,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
-        'norms': L*_t37*n_norm,
-        'mamba/in': L_ssm*(_t40*b_ssm + _t40*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t39*i_m2 + d_in),
-        'mamba/x': L_ssm*_t41*_t43,
-        'mamba/dt': L_ssm*(R_dt*_t43 + _t43 + _t44),
-        'mamba/ssm': L_ssm*(_t42*(N_s*d_in + d_in) + 2*_t44),
-        'mamba/norm': L_ssm*(_t41*_t42*i_dtn + d_in*i_gn*i_m2),
+        'norms': L*_t42*n_norm,
+        'mamba/in': L_ssm*(_t45*b_ssm + _t45*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t44*i_m2 + d_in),
+        'mamba/x': L_ssm*_t46*_t48,
+        'mamba/dt': L_ssm*(R_dt*_t48 + _t48 + _t49),
+        'mamba/ssm': L_ssm*(_t47*(N_s*d_in + d_in) + 2*_t49),
+        'mamba/norm': L_ssm*(_t46*_t47*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t49*(_t45 + _t46*_t48 + _t48),
-        'deltanet/lowrank': L_dn*i_cg*(_t50*r_g + r_g*(_t47 + _t51)),
-        'deltanet/conv': L_dn*k_dn*(_t45 + _t47),
-        'deltanet/gates': L_dn*(H_v*_t46 + H_v + _t51*i_cg),
+        'deltanet/in': _t54*(_t50 + _t51*_t53 + _t53),
+        'deltanet/lowrank': L_dn*i_cg*(_t55*r_g + r_g*(_t52 + _t56)),
+        'deltanet/conv': L_dn*k_dn*(_t50 + _t52),
+        'deltanet/gates': L_dn*(H_v*_t51 + H_v + _t56*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t47*_t49,
-        'lightning/qkv': 3*_t53,
-        'lightning/gate': _t53,
-        'lightning/out': _t53,
-        'lightning/norm': _t52,
-        'conv/in': L_sc*(3*_t54 + 3*_t55),
+        'deltanet/out': _t52*_t54,
+        'lightning/qkv': 3*_t58,
+        'lightning/gate': _t58,
+        'lightning/out': _t58,
+        'lightning/norm': _t57,
+        'conv/in': L_sc*(3*_t59 + 3*_t60),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t54 + _t55),
-        'mlp/up': L_dense*_t56*(_t57 + b_ff*d_ff),
-        'mlp/down': L_dense*(_t57 + b_ff*d),
+        'conv/out': L_sc*(_t59 + _t60),
+        'mlp/up': L_dense*_t64 + L_dw*(_t61*(2*_t62 + 2*_t63) - _t64),
+        'mlp/down': L_dense*(_t63 + b_ff*d) + L_dw*_t63,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t0*d_ff*i_sub,
+        'mlp/sub_norm': L_dense*_t65 + L_dw*_t65,
         'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t58*d_e + b_ff*(_t56*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t58*d_s + b_ff*(_t56*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t66*d_e + b_ff*(_t61*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t66*d_s + b_ff*(_t61*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t37*i_norm_emb,
-        'embedding_projection': _t50*d_emb*i_proj,
-        'final_norm': _t37*i_norm_final,
+        'embedding/norm': _t42*i_norm_emb,
+        'embedding_projection': _t55*d_emb*i_proj,
+        'final_norm': _t42*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
@@ -458,7 +471,10 @@ def params_summary(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
@@ -507,6 +523,8 @@ def params_summary(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -560,134 +578,147 @@ def params_summary(s):
     _t26 = i_glu + 1
     _t27 = _t25*d_e + b_ff*(_t26*d_e + d)
     _t28 = E*_t27
-    _t29 = 1 - i_gh
-    _t30 = _t29*d_v2
-    _t31 = b_qkv*i_gate
-    _t32 = _t6*r_kv
-    _t33 = d_qk2 + d_v2
-    _t34 = _t33*_t9*h_kv2
-    _t35 = d_rope + r_kv
-    _t36 = _t35*d
-    _t37 = -d_rope
-    _t38 = _t35*i_mla
-    _t39 = d*d_ff
-    _t40 = _t39 + b_ff*d
-    _t41 = L_dn*d_lv
-    _t42 = H_v*d_lk
-    _t43 = 1 - i_cg
-    _t44 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t45 = E*b_router + E*d
-    _t46 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
-    _t47 = d**2
-    _t48 = b_sc*d
-    _t49 = 2*N_s
-    _t50 = G_s*_t49
-    _t51 = 2*d_in + i_m2*(H_s + _t50)
-    _t52 = H_s*i_m2
-    _t53 = 1 - i_m2
-    _t54 = R_dt + _t49
-    _t55 = _t53*d_in
-    _t56 = _t29*d_v
-    _t57 = _t18*i_gate*(_t56 + i_gh) + _t31*_t56*h
-    _t58 = d_qk + d_v
-    _t59 = _t58*_t9*h_kv
-    _t60 = _t32 + _t59*d + b_qkv*(_t38 + _t59) + i_mla*(_t36 + h*r_kv*(_t37 + _t58))
-    _t61 = H_la*L_la*d_la
-    _t62 = L_att2*h2
-    _t63 = 2*i_qk_head
-    _t64 = _t26*(_t39 + b_ff*d_ff)
-    _t65 = 2*H_k*d_lk
-    _t66 = H_v*d_lv
-    _t67 = H_v + _t66
-    _t68 = 2*d
-    _t69 = b_moe*d
-    _t70 = _t5*d
-    _t71 = h*i_sink
-    _t72 = i_rel*(_t21 + 2*_t22)
-    _t73 = _t5*(_t63*d_qk + d_qk*i_qk_proj*(h + h_kv))
-    _t74 = E_a*_t0
-    _t75 = _t70*n_norm
-    _t76 = _t5*i_sub
-    _t77 = _t76*d_ff
-    _t78 = _t76*d_v*h
-    _t79 = (
-        H_v*_t41*d
-        + L*_t75
-        + L_att2*_t5*(_t63*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
-        + L_att2*_t74
+    _t29 = d_qk2*i_qk_head
+    _t30 = d_qk2*i_qk_proj
+    _t31 = _t5*(_t29 + _t30*h_kv2)
+    _t32 = 1 - i_gh
+    _t33 = _t32*d_v2
+    _t34 = b_qkv*i_gate
+    _t35 = _t6*r_kv
+    _t36 = d_rope + r_kv
+    _t37 = _t36*d
+    _t38 = -d_rope
+    _t39 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t40 = _t36*i_mla
+    _t41 = _t35 + _t39*d + b_qkv*(_t39 + _t40) + i_mla*(_t37 + h2*r_kv*(_t38 + d_qk2 + d_v2))
+    _t42 = d*d_ff
+    _t43 = _t42 + b_ff*d
+    _t44 = L_dn*d_lv
+    _t45 = H_v*d_lk
+    _t46 = 1 - i_cg
+    _t47 = b_ff*d_ff
+    _t48 = _t26*(_t42 + _t47)
+    _t49 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
+    _t50 = E*b_router + E*d
+    _t51 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
+    _t52 = d**2
+    _t53 = b_sc*d
+    _t54 = 2*N_s
+    _t55 = G_s*_t54
+    _t56 = 2*d_in + i_m2*(H_s + _t55)
+    _t57 = H_s*i_m2
+    _t58 = 1 - i_m2
+    _t59 = R_dt + _t54
+    _t60 = _t58*d_in
+    _t61 = d_qk*i_qk_head
+    _t62 = d_qk*i_qk_proj
+    _t63 = _t5*(_t61 + _t62*h_kv)
+    _t64 = _t5*(_t61 + _t62*h) + _t63
+    _t65 = _t32*d_v
+    _t66 = _t18*i_gate*(_t65 + i_gh) + _t34*_t65*h
+    _t67 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t68 = _t35 + _t67*d + b_qkv*(_t40 + _t67) + i_mla*(_t37 + h*r_kv*(_t38 + d_qk + d_v))
+    _t69 = L_kvs - L_kvs2
+    _t70 = H_la*L_la*d_la
+    _t71 = L_att2*h2
+    _t72 = 2*H_k*d_lk
+    _t73 = H_v*d_lv
+    _t74 = H_v + _t73
+    _t75 = 2*d
+    _t76 = b_moe*d
+    _t77 = _t5*d
+    _t78 = h*i_sink
+    _t79 = i_rel*(_t21 + 2*_t22)
+    _t80 = E_a*_t0
+    _t81 = _t77*n_norm
+    _t82 = _t5*i_sub
+    _t83 = _t82*d_ff
+    _t84 = _t82*d_v*h
+    _t85 = (
+        H_v*_t44*d
+        + L*_t81
+        + L_att2*_t41
+        + L_att2*_t80
         + L_att2*i_rel*(_t10 + 2*_t12)
-        + L_att2*(_t3*i_gate*(_t30 + i_gh) + _t30*_t31*h2)
-        + L_att2*(_t32 + _t34*d + b_qkv*(_t34 + _t38) + i_mla*(_t36 + h2*r_kv*(_t33 + _t37)))
-        + L_dense*_t40
-        + L_dense*_t64
-        + L_dense*_t77
+        + L_att2*(_t31 + _t5*(_t29 + _t30*h2))
+        + L_att2*(_t3*i_gate*(_t33 + i_gh) + _t33*_t34*h2)
+        + L_dense*_t43
+        + L_dense*_t48
+        + L_dense*_t83
         + L_dense*n_act
-        + L_dn*d*(_t43*_t67 + _t65 + _t67)
-        + L_dn*i_cg*(_t68*r_g + r_g*(_t42 + _t66))
-        + L_dn*k_dn*(_t65 + _t66)
-        + L_dn*(H_v*_t43 + H_v + _t42*i_cg)
-        + L_idx*_t44
-        + L_moe*_t45
-        + L_moe*_t46
-        + L_moe*_t69
+        + L_dn*d*(_t46*_t74 + _t72 + _t74)
+        + L_dn*i_cg*(_t75*r_g + r_g*(_t45 + _t73))
+        + L_dn*k_dn*(_t72 + _t73)
+        + L_dn*(H_v*_t46 + H_v + _t45*i_cg)
+        + L_dw*_t42
+        + L_dw*_t83
+        + L_dw*(_t26*(2*_t42 + 2*_t47) - _t48)
+        + L_idx*_t49
+        - L_kvs2*_t31
+        - L_kvs2*_t41
+        + L_moe*_t50
+        + L_moe*_t51
+        + L_moe*_t76
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t47 + _t48)
-        + L_sc*(3*_t47 + 3*_t48)
-        + L_ssm*_t54*_t55
-        + L_ssm*(2*_t52 + _t53*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t50*i_m2 + d_in)
-        + L_ssm*(_t51*b_ssm + _t51*d)
+        + L_sc*(_t52 + _t53)
+        + L_sc*(3*_t52 + 3*_t53)
+        + L_ssm*_t59*_t60
+        + L_ssm*(2*_t57 + _t58*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t55*i_m2 + d_in)
+        + L_ssm*(_t56*b_ssm + _t56*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t53*_t54*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t55 + _t52 + _t55)
-        + _t16*_t57
-        + _t16*_t60
-        + _t16*_t71
-        + _t16*_t72
-        + _t16*_t73
-        + _t16*_t74
+        + L_ssm*(_t58*_t59*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t60 + _t57 + _t60)
+        + _t16*_t64
+        + _t16*_t66
+        + _t16*_t68
         + _t16*_t78
-        + _t41
-        + 5*_t61*d
-        + _t61
-        + _t62*_t76*d_v2
-        + _t62*i_sink
-        + _t68*d_emb*i_proj
-        + _t70*i_norm_emb
-        + _t70*i_norm_final
+        + _t16*_t79
+        + _t16*_t80
+        + _t16*_t84
+        + _t44
+        - _t63*_t69
+        - _t68*_t69
+        + 5*_t70*d
+        + _t70
+        + _t71*_t82*d_v2
+        + _t71*i_sink
+        + _t75*d_emb*i_proj
+        + _t77*i_norm_emb
+        + _t77*i_norm_final
     )
-    _t80 = (
+    _t86 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
         + L_moe*_t28
         + _t16*_t20
         + _t16*_t24
-        + _t79
+        + _t85
     )
-    _t81 = P*d + V*d_emb
-    _t82 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t81
+    _t87 = P*d + V*d_emb
+    _t88 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t87
     return {
-        'total': _t80 + _t82,
-        'embedding': _t81,
-        'non_embedding': _t80,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t79 + _t82,
+        'total': _t86 + _t88,
+        'embedding': _t87,
+        'non_embedding': _t86,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t85 + _t88,
         'mtp': (
-            2*M*_t47
-            + 3*M*_t70
+            2*M*_t52
+            + 3*M*_t77
             + M*(
                 _t20
                 + _t24
-                + _t44*i_dsa
-                + _t57
-                + _t60
-                + _t71
-                + _t72
-                + _t73
-                + _t74
-                + _t75
+                + _t49*i_dsa
+                + _t64
+                + _t66
+                + _t68
                 + _t78
-                + i_moe*(_t28 + _t45 + _t46 + _t69)
-                + (1 - i_moe)*(_t40 + _t64 + _t77 + n_act)
+                + _t79
+                + _t80
+                + _t81
+                + _t84
+                + i_moe*(_t28 + _t50 + _t51 + _t76)
+                + (1 - i_moe)*(_t43 + _t48 + _t83 + n_act)
             )
         ),
     }
@@ -706,7 +737,10 @@ def flops_forward_components(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
@@ -738,6 +772,8 @@ def flops_forward_components(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -760,11 +796,11 @@ def flops_forward_components(s):
     _t6 = d_qk*h
     _t7 = _t6*d
     _t8 = 2*L_att - 2*L_att2
-    _t9 = d_qk2 + d_v2
-    _t10 = _t0*d
-    _t11 = d*(d_rope + r_kv)
-    _t12 = -d_rope
-    _t13 = d_qk + d_v
+    _t9 = d*(d_rope + r_kv)
+    _t10 = -d_rope
+    _t11 = _t0*d
+    _t12 = _t11*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t9 + h2*r_kv*(_t10 + d_qk2 + d_v2))
+    _t13 = _t11*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t9 + h*r_kv*(_t10 + d_qk + d_v))
     _t14 = _t5*d
     _t15 = _t14*h2
     _t16 = _t8*d
@@ -787,16 +823,14 @@ def flops_forward_components(s):
     _t33 = _t23*_t32
     _t34 = L_sc*d**2
     _t35 = i_glu + 2
-    _t36 = L_moe*_t23
+    _t36 = _t23*_t35*d_ff
+    _t37 = L_moe*_t23
     return {
         'attention/q': (
             _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
             + _t8*(_t0*_t7 + i_mla*(_t3*_t7 + i_qlora*(_t4 + _t6*r_q)))
         ),
-        'attention/kv': (
-            _t5*(_t10*_t9*h_kv2 + i_mla*(_t11 + h2*r_kv*(_t12 + _t9)))
-            + _t8*(_t10*_t13*h_kv + i_mla*(_t11 + h*r_kv*(_t12 + _t13)))
-        ),
+        'attention/kv': -2*L_kvs2*_t12 + _t12*_t5 + _t13*_t8 - 2*_t13*(L_kvs - L_kvs2),
         'attention/o': _t15*d_v2 + _t17*d_v,
         'attention/gate': _t15*i_gate*(_t18*d_v2 + i_gh) + _t17*i_gate*(_t18*d_v + i_gh),
         'attention/router': _t14*_t19 + _t16*_t19,
@@ -819,9 +853,9 @@ def flops_forward_components(s):
         'conv/in': 6*_t34,
         'conv/out': 2*_t34,
         'conv/conv': L_sc*_t23*k_sc,
-        'mlp': L_dense*_t23*_t35*d_ff,
-        'moe/router': E*_t36,
-        'moe/experts': _t35*_t36*d_e*k,
+        'mlp': L_dense*_t36 + L_dw*_t36,
+        'moe/router': E*_t37,
+        'moe/experts': _t35*_t37*d_e*k,
         'moe/shared': 2*L_moe*(E_s*_t35*d*d_s + d*i_shared_gate),
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
@@ -844,7 +878,10 @@ def flops(s):
     L_chk2 = s['L_chk2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
@@ -882,6 +919,8 @@ def flops(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -909,59 +948,66 @@ def flops(s):
     _t9 = L_dn*_t1
     _t10 = _t5*h2
     _t11 = i_glu + 2
-    _t12 = _t11*d
-    _t13 = 2*L_att - 2*L_att2
-    _t14 = _t13*d
-    _t15 = _t3*(1 - i_m2)
-    _t16 = _t14*h
-    _t17 = 2*N_s
-    _t18 = G_s*_t17
-    _t19 = 2*H_k*d_lk
-    _t20 = 2*L_dn
-    _t21 = 1 - i_gh
-    _t22 = H_v + _t8
-    _t23 = d_qk2 + d_v2
-    _t24 = d*(1 - i_mla)
-    _t25 = d*(d_rope + r_kv)
-    _t26 = -d_rope
-    _t27 = d_qk2*h2
-    _t28 = d*(1 - i_qlora)
-    _t29 = d*r_q
-    _t30 = d_qk + d_v
-    _t31 = d_qk*h
+    _t12 = _t1*_t11*d_ff
+    _t13 = _t11*d
+    _t14 = L_att - L_att2
+    _t15 = 2*_t14
+    _t16 = _t15*d
+    _t17 = _t3*(1 - i_m2)
+    _t18 = _t16*h
+    _t19 = 2*N_s
+    _t20 = G_s*_t19
+    _t21 = 2*H_k*d_lk
+    _t22 = 2*L_dn
+    _t23 = 1 - i_gh
+    _t24 = H_v + _t8
+    _t25 = d_qk2*h2
+    _t26 = d*(1 - i_mla)
+    _t27 = d*(1 - i_qlora)
+    _t28 = d*r_q
+    _t29 = d*(d_rope + r_kv)
+    _t30 = -d_rope
+    _t31 = (
+        2*_t26*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t29 + h2*r_kv*(_t30 + d_qk2 + d_v2))
+    )
+    _t32 = d_qk*h
+    _t33 = 2*_t26*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t29 + h*r_kv*(_t30 + d_qk + d_v))
     return {
         'weights_per_token': (
             E*_t0*d
-            + L_dense*_t1*_t11*d_ff
+            + L_att2*_t31
+            + L_dense*_t12
             + 7*L_dn*_t8*d_lk
+            + L_dw*_t12
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+            - L_kvs2*_t31
             + L_sc*_t1*k_sc
             + 8*L_sc*d**2
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t1*(_t2 + i_m2*(H_s + _t18))
-            + 2*L_ssm*k_s*(_t18*i_m2 + d_in)
-            + R_dt*_t15
+            + L_ssm*_t1*(_t2 + i_m2*(H_s + _t20))
+            + 2*L_ssm*k_s*(_t20*i_m2 + d_in)
+            + R_dt*_t17
             + 2*V_o*d_emb
-            + _t0*_t12*d_e*k
-            + _t0*(E_s*_t12*d_s + d*i_shared_gate)
+            + _t0*_t13*d_e*k
+            + _t0*(E_s*_t13*d_s + d*i_shared_gate)
             + _t10*d_v2
-            + _t10*i_gate*(_t21*d_v2 + i_gh)
-            + _t13*(_t24*_t31 + i_mla*(_t28*_t31 + i_qlora*(_t29 + _t31*r_q)))
-            + _t13*(_t24*_t30*h_kv + i_mla*(_t25 + h*r_kv*(_t26 + _t30)))
-            + _t14*_t6
-            + _t15*(R_dt + _t17)
-            + _t16*d_v
-            + _t16*i_gate*(_t21*d_v + i_gh)
-            + _t20*i_cg*(_t1*r_g + r_g*(H_v*d_lk + _t8))
-            + _t20*k_dn*(_t19 + _t8)
+            + _t10*i_gate*(_t23*d_v2 + i_gh)
+            + _t14*_t33
+            + _t15*(_t26*_t32 + i_mla*(_t27*_t32 + i_qlora*(_t28 + _t32*r_q)))
+            + _t16*_t6
+            + _t17*(R_dt + _t19)
+            + _t18*d_v
+            + _t18*i_gate*(_t23*d_v + i_gh)
+            + _t22*i_cg*(_t1*r_g + r_g*(H_v*d_lk + _t8))
+            + _t22*k_dn*(_t21 + _t8)
             + _t3*d
-            + _t4*(_t24*_t27 + i_mla*(_t27*_t28 + i_qlora*(_t27*r_q + _t29)))
-            + _t4*(_t23*_t24*h_kv2 + i_mla*(_t25 + h2*r_kv*(_t23 + _t26)))
+            - _t33*(L_kvs - L_kvs2)
+            + _t4*(_t25*_t26 + i_mla*(_t25*_t27 + i_qlora*(_t25*r_q + _t28)))
             + _t5*_t6
             + 10*_t7*d*d_la
             + 5*_t7*d_la**2
             + _t8*_t9
-            + _t9*(_t19 + _t22*(1 - i_cg) + _t22)
+            + _t9*(_t21 + _t24*(1 - i_cg) + _t24)
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -1051,7 +1097,10 @@ def rules_train_per_token(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
@@ -1099,6 +1148,8 @@ def rules_train_per_token(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -1124,151 +1175,167 @@ def rules_train_per_token(s):
     r_q = s['r_q']
     _t0 = 6*d
     _t1 = 6*d_emb
-    _t2 = b_o*d
-    _t3 = d*h2
-    _t4 = 6*L_att2
-    _t5 = 1 - i_gh
-    _t6 = _t5*d_v2
-    _t7 = b_qkv*i_gate
-    _t8 = b_norm + g_norm
-    _t9 = _t8*i_mla
-    _t10 = _t9*r_kv
-    _t11 = d_qk2 + d_v2
-    _t12 = 1 - i_mla
-    _t13 = _t11*_t12*h_kv2
-    _t14 = d_rope + r_kv
-    _t15 = _t14*d
-    _t16 = -d_rope
-    _t17 = _t14*i_mla
-    _t18 = i_qlora*r_q
-    _t19 = _t18*_t9
-    _t20 = _t3*d_qk2
-    _t21 = _t18*i_mla
-    _t22 = d_qk2*h2
-    _t23 = 1 - i_qlora
-    _t24 = d*r_q
-    _t25 = 6*L_dense
-    _t26 = d*d_ff
-    _t27 = 6*L_dn
-    _t28 = H_v*d_lk
-    _t29 = 1 - i_cg
-    _t30 = 6*L_moe
-    _t31 = d*(i_glu + 2)
-    _t32 = i_glu + 1
-    _t33 = d**2
-    _t34 = b_sc*d
-    _t35 = 6*L_sc
-    _t36 = 6*L_ssm
-    _t37 = 2*N_s
-    _t38 = G_s*_t37
-    _t39 = 2*d_in + i_m2*(H_s + _t38)
-    _t40 = H_s*i_m2
-    _t41 = 1 - i_m2
-    _t42 = R_dt + _t37
-    _t43 = _t41*d_in
-    _t44 = d*h
-    _t45 = L_att - L_att2
-    _t46 = 6*_t45
-    _t47 = _t5*d_v
-    _t48 = d_qk + d_v
-    _t49 = _t12*_t48*h_kv
-    _t50 = _t44*d_qk
-    _t51 = d_qk*h
-    _t52 = H_la*L_la*d_la
-    _t53 = _t4*h2
-    _t54 = 2*i_qk_head
-    _t55 = 2*H_k*d_lk
-    _t56 = H_v*d_lv
-    _t57 = H_v + _t56
-    _t58 = _t27*d
-    _t59 = _t0*_t8
-    _t60 = _t46*h
-    _t61 = 12*d
-    _t62 = E_a*i_moa
-    _t63 = L_dense*d_ff
-    _t64 = _t8*i_sub
-    _t65 = (
-        L*_t59*n_norm
+    _t2 = b_norm + g_norm
+    _t3 = _t2*i_mla
+    _t4 = _t3*r_kv
+    _t5 = d_rope + r_kv
+    _t6 = _t5*d
+    _t7 = -d_rope
+    _t8 = 1 - i_mla
+    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t10 = _t5*i_mla
+    _t11 = 6*_t4 + 6*_t9*d + 6*b_qkv*(_t10 + _t9) + 6*i_mla*(_t6 + h2*r_kv*(_t7 + d_qk2 + d_v2))
+    _t12 = L_kvs - L_kvs2
+    _t13 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t14 = 6*_t13*d + 6*_t4 + 6*b_qkv*(_t10 + _t13) + 6*i_mla*(_t6 + h*r_kv*(_t7 + d_qk + d_v))
+    _t15 = b_o*d
+    _t16 = d*h2
+    _t17 = 6*L_att2
+    _t18 = d_qk2*i_qk_head
+    _t19 = d_qk2*i_qk_proj
+    _t20 = _t2*(_t18 + _t19*h_kv2)
+    _t21 = 1 - i_gh
+    _t22 = _t21*d_v2
+    _t23 = b_qkv*i_gate
+    _t24 = i_qlora*r_q
+    _t25 = _t24*_t3
+    _t26 = _t16*d_qk2
+    _t27 = _t24*i_mla
+    _t28 = d_qk2*h2
+    _t29 = 1 - i_qlora
+    _t30 = d*r_q
+    _t31 = 6*L_dense
+    _t32 = d*d_ff
+    _t33 = 6*L_dn
+    _t34 = H_v*d_lk
+    _t35 = 1 - i_cg
+    _t36 = i_glu + 1
+    _t37 = b_ff*d_ff
+    _t38 = _t36*(_t32 + _t37)
+    _t39 = 6*L_dw
+    _t40 = 6*L_moe
+    _t41 = d*(i_glu + 2)
+    _t42 = d**2
+    _t43 = b_sc*d
+    _t44 = 6*L_sc
+    _t45 = 6*L_ssm
+    _t46 = 2*N_s
+    _t47 = G_s*_t46
+    _t48 = 2*d_in + i_m2*(H_s + _t47)
+    _t49 = H_s*i_m2
+    _t50 = 1 - i_m2
+    _t51 = R_dt + _t46
+    _t52 = _t50*d_in
+    _t53 = d*h
+    _t54 = L_att - L_att2
+    _t55 = 6*_t54
+    _t56 = d_qk*i_qk_head
+    _t57 = d_qk*i_qk_proj
+    _t58 = _t2*(_t56 + _t57*h_kv)
+    _t59 = _t21*d_v
+    _t60 = _t53*d_qk
+    _t61 = d_qk*h
+    _t62 = H_la*L_la*d_la
+    _t63 = _t17*h2
+    _t64 = 2*H_k*d_lk
+    _t65 = H_v*d_lv
+    _t66 = H_v + _t65
+    _t67 = _t33*d
+    _t68 = _t0*_t2
+    _t69 = _t55*h
+    _t70 = 12*d
+    _t71 = E_a*i_moa
+    _t72 = _t2*i_sub
+    _t73 = _t72*d_ff
+    _t74 = (
+        L*_t68*n_norm
+        + L_att2*_t11
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
-        + _t0*_t45*_t62
-        + _t25*_t32*(_t26 + b_ff*d_ff)
-        + _t25*n_act
-        + _t25*(_t26 + b_ff*d)
-        + _t27*d_lv
-        + _t27*i_cg*(2*d*r_g + r_g*(_t28 + _t56))
-        + _t27*k_dn*(_t55 + _t56)
-        + _t27*(H_v*_t29 + H_v + _t28*i_cg)
-        + _t30*b_moe*d
-        + _t30*k*(_t31*d_e + b_ff*(_t32*d_e + d))
-        + _t30*(E*b_router + E*d)
-        + _t30*(E_s*(_t31*d_s + b_ff*(_t32*d_s + d)) + d*i_shared_gate)
-        + _t35*d*(b_sc + k_sc)
-        + _t35*(_t33 + _t34)
-        + _t35*(3*_t33 + 3*_t34)
-        + _t36*_t42*_t43
-        + _t36*(2*_t40 + _t41*(N_s*d_in + d_in))
-        + _t36*(b_cs + k_s)*(_t38*i_m2 + d_in)
-        + _t36*(_t39*b_ssm + _t39*d)
-        + _t36*(b_ssm*d + d*d_in)
-        + _t36*(_t41*_t42*i_dtn + d_in*i_gn*i_m2)
-        + _t36*(R_dt*_t43 + _t40 + _t43)
-        + _t4*_t62*d
-        + _t4*_t8*(_t54*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
-        + _t4*i_rel*(_t20 + 2*_t22)
-        + _t4*(_t2 + _t3*d_v2)
-        + _t4*(_t3*i_gate*(_t6 + i_gh) + _t6*_t7*h2)
-        + _t4*(_t10 + _t13*d + b_qkv*(_t13 + _t17) + i_mla*(_t15 + h2*r_kv*(_t11 + _t16)))
-        + _t4*(
-            _t12*_t20
-            + _t19
-            + b_qkv*(_t12*_t22 + _t21)
-            + i_mla*(_t20*_t23 + i_qlora*(_t22*r_q + _t24))
+        - L_kvs2*_t11
+        - 6*L_kvs2*_t20
+        + _t0*_t54*_t71
+        - _t12*_t14
+        - 6*_t12*_t58
+        + _t14*_t54
+        + _t17*_t71*d
+        + _t17*i_rel*(_t26 + 2*_t28)
+        + _t17*(_t15 + _t16*d_v2)
+        + _t17*(_t2*(_t18 + _t19*h2) + _t20)
+        + _t17*(_t16*i_gate*(_t22 + i_gh) + _t22*_t23*h2)
+        + _t17*(
+            _t25
+            + _t26*_t8
+            + b_qkv*(_t27 + _t28*_t8)
+            + i_mla*(_t26*_t29 + i_qlora*(_t28*r_q + _t30))
         )
-        + _t46*_t8*(_t54*d_qk + d_qk*i_qk_proj*(h + h_kv))
-        + _t46*i_rel*(_t50 + 2*_t51)
-        + _t46*(_t2 + _t44*d_v)
-        + _t46*(_t44*i_gate*(_t47 + i_gh) + _t47*_t7*h)
-        + _t46*(_t10 + _t49*d + b_qkv*(_t17 + _t49) + i_mla*(_t15 + h*r_kv*(_t16 + _t48)))
-        + _t46*(
-            _t12*_t50
-            + _t19
-            + b_qkv*(_t12*_t51 + _t21)
-            + i_mla*(_t23*_t50 + i_qlora*(_t24 + _t51*r_q))
+        + _t31*_t38
+        + _t31*_t73
+        + _t31*n_act
+        + _t31*(_t32 + b_ff*d)
+        + _t32*_t39
+        + _t33*d_lv
+        + _t33*i_cg*(2*d*r_g + r_g*(_t34 + _t65))
+        + _t33*k_dn*(_t64 + _t65)
+        + _t33*(H_v*_t35 + H_v + _t34*i_cg)
+        + _t39*_t73
+        + _t39*(_t36*(2*_t32 + 2*_t37) - _t38)
+        + _t40*b_moe*d
+        + _t40*k*(_t41*d_e + b_ff*(_t36*d_e + d))
+        + _t40*(E*b_router + E*d)
+        + _t40*(E_s*(_t41*d_s + b_ff*(_t36*d_s + d)) + d*i_shared_gate)
+        + _t44*d*(b_sc + k_sc)
+        + _t44*(_t42 + _t43)
+        + _t44*(3*_t42 + 3*_t43)
+        + _t45*_t51*_t52
+        + _t45*(2*_t49 + _t50*(N_s*d_in + d_in))
+        + _t45*(b_cs + k_s)*(_t47*i_m2 + d_in)
+        + _t45*(_t48*b_ssm + _t48*d)
+        + _t45*(b_ssm*d + d*d_in)
+        + _t45*(_t50*_t51*i_dtn + d_in*i_gn*i_m2)
+        + _t45*(R_dt*_t52 + _t49 + _t52)
+        + _t55*i_rel*(_t60 + 2*_t61)
+        + _t55*(_t15 + _t53*d_v)
+        + _t55*(_t2*(_t56 + _t57*h) + _t58)
+        + _t55*(_t23*_t59*h + _t53*i_gate*(_t59 + i_gh))
+        + _t55*(
+            _t25
+            + _t60*_t8
+            + b_qkv*(_t27 + _t61*_t8)
+            + i_mla*(_t29*_t60 + i_qlora*(_t30 + _t61*r_q))
         )
-        + 30*_t52*d
-        + 6*_t52
-        + _t53*_t64*d_v2
-        + _t53*i_sink
-        + _t56*_t58
-        + _t58*(_t29*_t57 + _t55 + _t57)
-        + _t59*i_norm_emb
-        + _t59*i_norm_final
-        + _t60*_t64*d_v
-        + _t60*i_sink
-        + _t61*d_emb*i_proj
-        + 6*_t63*_t64
+        + 30*_t62*d
+        + 6*_t62
+        + _t63*_t72*d_v2
+        + _t63*i_sink
+        + _t65*_t67
+        + _t67*(_t35*_t66 + _t64 + _t66)
+        + _t68*i_norm_emb
+        + _t68*i_norm_final
+        + _t69*_t72*d_v
+        + _t69*i_sink
+        + _t70*d_emb*i_proj
     )
-    _t66 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t65
-    _t67 = T*_t22
-    _t68 = T*_t51
-    _t69 = 3*T
-    _t70 = 4*T
+    _t75 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t74
+    _t76 = T*_t28
+    _t77 = T*_t61
+    _t78 = 3*T
+    _t79 = 4*T
     return {
-        '6N': P*_t0 + _t66,
-        'kaplan': _t4*_t67 + _t46*_t68 + _t65,
-        'palm': 12*L_att2*_t67 + 12*_t45*_t68 + _t66,
+        '6N': P*_t0 + _t75,
+        'kaplan': _t17*_t76 + _t55*_t77 + _t74,
+        'palm': 12*L_att2*_t76 + 12*_t54*_t77 + _t75,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
-            + 6*d*(i_glu + 2)*(L_dense*d_ff + L_moe*(E_s*d_s + d_e*k))
+            + 6*d*(i_glu + 2)*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t20 + _t22*_t70 + _t69*h2)
+            3*L_att2*(8*_t26 + _t28*_t79 + _t78*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t45*(8*_t50 + _t51*_t70 + _t69*h)
-            + _t61*(L_moe*(E_s*d_s + d_e*k) + _t63)
+            + 3*_t54*(8*_t60 + _t61*_t79 + _t78*h)
+            + _t70*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -1304,6 +1371,8 @@ def memory_states(s):
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_att2 = s['L_s_att2']
+    L_s_kvs = s['L_s_kvs']
+    L_s_kvs2 = s['L_s_kvs2']
     L_w = s['L_w']
     M = s['M']
     N = s['N']
@@ -1324,6 +1393,8 @@ def memory_states(s):
     h_t = s['h_t']
     h_t2 = s['h_t2']
     i_head = s['i_head']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_mla = s['i_mla']
     i_mtps = s['i_mtps']
     i_oib = s['i_oib']
@@ -1345,8 +1416,10 @@ def memory_states(s):
             i_head*(N_mtp_e/(n_ep*n_tp) + (M*(1 - i_mtps)*(N_emb + N_head) + N_mtp - N_mtp_e)/n_tp)
             + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
             + L_w*(1 - i_mla)*(
-                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
             )/L_s
             + L_w*N_e/(L*n_ep*n_tp)
         ),
@@ -1359,8 +1432,10 @@ def memory_states(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
             )
         ),
@@ -1377,8 +1452,14 @@ def memory_states(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -1392,8 +1473,14 @@ def memory_states(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -1408,8 +1495,10 @@ def memory_states(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
             )
         ),
@@ -1422,8 +1511,10 @@ def memory_states(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
             )
         ),
@@ -1444,6 +1535,9 @@ def memory_activations(s):
     L_s_att2 = s['L_s_att2']
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
+    L_s_dw = s['L_s_dw']
+    L_s_kvs = s['L_s_kvs']
+    L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
@@ -1502,6 +1596,8 @@ def memory_activations(s):
     i_keep_o = s['i_keep_o']
     i_keep_qkv = s['i_keep_qkv']
     i_keep_up = s['i_keep_up']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_norm_final = s['i_norm_final']
@@ -1565,6 +1661,10 @@ def memory_activations(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    - L_s_kvs2*(
+                        d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -1594,6 +1694,10 @@ def memory_activations(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
+                    - (L_s_kvs - L_s_kvs2)*(
+                        d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
+                    )
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
@@ -1604,20 +1708,23 @@ def memory_activations(s):
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        - L_s_kvs2*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
+                        - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                             + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                         )
+                        - (L_s_kvs - L_s_kvs2)*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
                     )
                     + (
-                        L_s_dense*d_ff*(
-                            4*a_down*i_frozen*i_hf*i_up
-                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
-                            + q_a*(i_glu*i_hf + i_glu + 1)
-                        )
-                        + L_sm*(
+                        L_sm*(
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
@@ -1635,6 +1742,11 @@ def memory_activations(s):
                                 + d_e*i_keep_exp*k*q_l
                             )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
+                        )
+                        + d_ff*(L_s_dense + L_s_dw)*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                     )/n_tp
                 )
@@ -1706,6 +1818,9 @@ def memory(s):
     L_s_att2 = s['L_s_att2']
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
+    L_s_dw = s['L_s_dw']
+    L_s_kvs = s['L_s_kvs']
+    L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
@@ -1774,6 +1889,8 @@ def memory(s):
     i_keep_o = s['i_keep_o']
     i_keep_qkv = s['i_keep_qkv']
     i_keep_up = s['i_keep_up']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mtps = s['i_mtps']
@@ -1912,6 +2029,10 @@ def memory(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    - L_s_kvs2*(
+                        d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -1941,6 +2062,10 @@ def memory(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
+                    - (L_s_kvs - L_s_kvs2)*(
+                        d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
+                    )
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
@@ -1951,20 +2076,23 @@ def memory(s):
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        - L_s_kvs2*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
+                        - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                             + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                         )
+                        - (L_s_kvs - L_s_kvs2)*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
                     )
                     + (
-                        L_s_dense*d_ff*(
-                            4*a_down*i_frozen*i_hf*i_up
-                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
-                            + q_a*(i_glu*i_hf + i_glu + 1)
-                        )
-                        + L_sm*(
+                        L_sm*(
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
@@ -1982,6 +2110,11 @@ def memory(s):
                                 + d_e*i_keep_exp*k*q_l
                             )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
+                        )
+                        + d_ff*(L_s_dense + L_s_dw)*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                     )/n_tp
                 )
@@ -2008,8 +2141,14 @@ def memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -2023,8 +2162,14 @@ def memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -2039,8 +2184,14 @@ def memory(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -2054,8 +2205,14 @@ def memory(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -2070,8 +2227,14 @@ def memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -2090,8 +2253,14 @@ def memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -2105,8 +2274,14 @@ def memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -2121,8 +2296,14 @@ def memory(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -2136,8 +2317,14 @@ def memory(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -2152,8 +2339,14 @@ def memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -2192,6 +2385,10 @@ def memory(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    - L_s_kvs2*(
+                        d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -2221,6 +2418,10 @@ def memory(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
+                    - (L_s_kvs - L_s_kvs2)*(
+                        d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
+                    )
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
@@ -2231,20 +2432,23 @@ def memory(s):
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        - L_s_kvs2*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
+                        - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                             + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                         )
+                        - (L_s_kvs - L_s_kvs2)*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
                     )
                     + (
-                        L_s_dense*d_ff*(
-                            4*a_down*i_frozen*i_hf*i_up
-                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
-                            + q_a*(i_glu*i_hf + i_glu + 1)
-                        )
-                        + L_sm*(
+                        L_sm*(
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
@@ -2262,6 +2466,11 @@ def memory(s):
                                 + d_e*i_keep_exp*k*q_l
                             )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
+                        )
+                        + d_ff*(L_s_dense + L_s_dw)*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                     )/n_tp
                 )
@@ -2292,7 +2501,10 @@ def finetune_counts(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
@@ -2341,6 +2553,8 @@ def finetune_counts(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -2359,94 +2573,107 @@ def finetune_counts(s):
     _t4 = L_att - L_att2
     _t5 = d_qk*h
     _t6 = d_v*h
-    _t7 = i_glu + 2
-    _t8 = L_moe*r_a
-    _t9 = L_sc*d
-    _t10 = 2*N_s
-    _t11 = 2*d_in + i_m2*(G_s*_t10 + H_s)
-    _t12 = R_dt + d_in
-    _t13 = 1 - i_m2
-    _t14 = L_ssm*_t13*r_a
-    _t15 = H_v*d_lv
-    _t16 = H_la*d_la
-    _t17 = L_la*(_t16 + d)
-    _t18 = 2*H_k*d_lk
-    _t19 = L_dn*r_a
-    _t20 = _t7*d
-    _t21 = E*d
-    _t22 = _t13*d_in
-    _t23 = H_v + _t15
-    _t24 = d*i_moa
-    _t25 = E_a*_t24
-    _t26 = _t0*d
-    _t27 = 1 - i_mla
-    _t28 = _t24*(E_a*h_kv2 - h2)
-    _t29 = d_qk2 + d_v2
-    _t30 = _t27*d
-    _t31 = d*i_gate
-    _t32 = d*(d_rope + r_kv)
-    _t33 = -d_rope
-    _t34 = 1 - i_qlora
-    _t35 = d*r_q
-    _t36 = _t5*d
-    _t37 = _t24*(E_a*h_kv - h)
-    _t38 = d_qk + d_v
-    _t39 = (
+    _t7 = -L_kvs2
+    _t8 = L_att2 + _t7
+    _t9 = -L_kvs + L_kvs2 + _t4
+    _t10 = 1 - i_kev2
+    _t11 = 1 - i_kev
+    _t12 = i_glu + 2
+    _t13 = L_moe*r_a
+    _t14 = L_sc*d
+    _t15 = 2*N_s
+    _t16 = 2*d_in + i_m2*(G_s*_t15 + H_s)
+    _t17 = R_dt + d_in
+    _t18 = 1 - i_m2
+    _t19 = L_ssm*_t18*r_a
+    _t20 = H_v*d_lv
+    _t21 = H_la*d_la
+    _t22 = L_la*(_t21 + d)
+    _t23 = 2*H_k*d_lk
+    _t24 = L_dn*r_a
+    _t25 = _t12*d
+    _t26 = _t25*d_ff
+    _t27 = E*d
+    _t28 = d*(d_rope + r_kv)
+    _t29 = -d_rope
+    _t30 = 1 - i_mla
+    _t31 = _t30*d
+    _t32 = _t31*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t28 + h2*r_kv*(_t29 + d_qk2 + d_v2))
+    _t33 = _t18*d_in
+    _t34 = _t31*h_kv*(_t11*d_v + d_qk) + i_mla*(_t28 + h*r_kv*(_t29 + d_qk + d_v))
+    _t35 = H_v + _t20
+    _t36 = 1 - i_qlora
+    _t37 = _t0*d
+    _t38 = d*r_q
+    _t39 = d*i_moa
+    _t40 = E_a*_t39
+    _t41 = _t39*(E_a*h_kv2 - h2)
+    _t42 = d*i_gate
+    _t43 = _t5*d
+    _t44 = _t39*(E_a*h_kv - h)
+    _t45 = (
         L_att2*(
             _t1*d
-            + _t25
-            + _t26*_t27
-            + _t26*i_rel
-            + _t28*d_qk2
-            + _t28*d_v2
-            + _t29*_t30*h_kv2
-            + _t31*h2*(_t2*d_v2 + i_gh)
-            + i_mla*(_t32 + h2*r_kv*(_t29 + _t33))
-            + i_mla*(_t26*_t34 + i_qlora*(_t0*r_q + _t35))
+            + _t30*_t37
+            + _t32
+            + _t37*i_rel
+            + _t40
+            + _t41*d_qk2
+            + _t41*d_v2
+            + _t42*h2*(_t2*d_v2 + i_gh)
+            + i_mla*(_t36*_t37 + i_qlora*(_t0*r_q + _t38))
         )
-        + L_dense*_t20*d_ff
+        + L_dense*_t26
         + L_dn*(
-            _t15*d + d*(_t18 + _t23*(1 - i_cg) + _t23) + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t15))
+            _t20*d + d*(_t23 + _t35*(1 - i_cg) + _t35) + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t20))
         )
+        + L_dw*_t26
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        + 5*L_la*_t16*d
-        + L_moe*(E_s*_t20*d_s + _t21*_t7*d_e + _t21 + d*i_shared_gate)
+        - L_kvs2*_t32
+        + 5*L_la*_t21*d
+        + L_moe*(E_s*_t25*d_s + _t12*_t27*d_e + _t27 + d*i_shared_gate)
         + 4*L_sc*d**2
-        + L_ssm*(R_dt*_t22 + _t11*d + _t22*(R_dt + _t10) + d*d_in)
+        + L_ssm*(R_dt*_t33 + _t16*d + _t33*(R_dt + _t15) + d*d_in)
+        - _t34*(L_kvs + _t7)
         + _t4*(
-            _t25
-            + _t30*_t38*h_kv
-            + _t30*_t5
-            + _t31*h*(_t2*d_v + i_gh)
-            + _t36*i_rel
-            + _t37*d_qk
-            + _t37*d_v
+            _t31*_t5
+            + _t34
+            + _t40
+            + _t42*h*(_t2*d_v + i_gh)
+            + _t43*i_rel
+            + _t44*d_qk
+            + _t44*d_v
             + _t6*d
-            + i_mla*(_t32 + h*r_kv*(_t33 + _t38))
-            + i_mla*(_t34*_t36 + i_qlora*(_t35 + _t5*r_q))
+            + i_mla*(_t36*_t43 + i_qlora*(_t38 + _t5*r_q))
         )
     )
     return {
         'lora/q': a_q*r_a*(L_att2*(_t0 + _t1*_t3 + d) + _t4*(_t3*_t6 + _t5 + d)),
-        'lora/k': a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + _t4*(d + d_qk*h_kv)),
-        'lora/v': a_v*r_a*(L_att2*(d + d_v2*h_kv2) + _t4*(d + d_v*h_kv)),
+        'lora/k': a_k*r_a*(_t8*(d + d_qk2*h_kv2) + _t9*(d + d_qk*h_kv)),
+        'lora/v': a_v*r_a*(_t10*_t8*(d + d_v2*h_kv2) + _t11*_t9*(d + d_v*h_kv)),
         'lora/o': a_o*r_a*(L_att2*(_t1 + d) + _t4*(_t6 + d)),
         'lora/g': a_g*r_a*(L_att2*i_gh*(d + h2) + _t4*i_gh*(d + h)),
-        'lora/up': a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)),
-        'lora/gate': a_gate*r_a*(
-            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+        'lora/up': a_up*r_a*(
+            L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
-        'lora/down': a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s)),
-        'lora/experts': E*_t7*_t8*a_experts*(d + d_e),
-        'lora/shared_expert_gate': _t8*a_shared_expert_gate*i_shared_gate*(d + 1),
-        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t11 + d) + 4*_t9),
-        'lora/x_proj': _t14*a_x_proj*(_t10 + _t12),
-        'lora/dt_proj': _t12*_t14*a_dt_proj,
-        'lora/out_proj': a_out_proj*r_a*(L_dn*(_t15 + d) + L_ssm*(d + d_in) + _t17 + 2*_t9),
-        'lora/in_proj_qkvz': _t19*a_in_proj_qkvz*(2*_t15 + _t18 + d),
-        'lora/in_proj_ba': _t19*a_in_proj_ba*(2*H_v + d),
-        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t16 + d),
-        'lora/output_gate': _t17*a_output_gate*r_a,
+        'lora/gate': a_gate*r_a*(
+            L_dw*i_glu*(d + 2*d_ff)
+            + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+            + i_glu*(L_dense - L_dw)*(d + d_ff)
+        ),
+        'lora/down': a_down*r_a*(
+            L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
+        ),
+        'lora/experts': E*_t12*_t13*a_experts*(d + d_e),
+        'lora/shared_expert_gate': _t13*a_shared_expert_gate*i_shared_gate*(d + 1),
+        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t16 + d) + 4*_t14),
+        'lora/x_proj': _t19*a_x_proj*(_t15 + _t17),
+        'lora/dt_proj': _t17*_t19*a_dt_proj,
+        'lora/out_proj': a_out_proj*r_a*(L_dn*(_t20 + d) + L_ssm*(d + d_in) + 2*_t14 + _t22),
+        'lora/in_proj_qkvz': _t24*a_in_proj_qkvz*(2*_t20 + _t23 + d),
+        'lora/in_proj_ba': _t24*a_in_proj_ba*(2*H_v + d),
+        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t21 + d),
+        'lora/output_gate': _t22*a_output_gate*r_a,
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
@@ -2456,11 +2683,22 @@ def finetune_counts(s):
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-            + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + a_down*r_a*(
+                L_dw*(d + 2*d_ff)
+                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + (L_dense - L_dw)*(d + d_ff)
+            )
             + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-            + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
+            + a_gate*r_a*(
+                L_dw*i_glu*(d + 2*d_ff)
+                + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + i_glu*(L_dense - L_dw)*(d + d_ff)
+            )
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-            + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+            + a_k*r_a*(
+                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+            )
             + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -2469,8 +2707,15 @@ def finetune_counts(s):
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             )
-            + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-            + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+            + a_up*r_a*(
+                L_dw*(d + 2*d_ff)
+                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + (L_dense - L_dw)*(d + d_ff)
+            )
+            + a_v*r_a*(
+                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+            )
         ),
         'adapters_active': (
             L_dn*a_in_proj_ba*r_a*(2*H_v + d)
@@ -2481,11 +2726,22 @@ def finetune_counts(s):
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-            + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + a_down*r_a*(
+                L_dw*(d + 2*d_ff)
+                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + (L_dense - L_dw)*(d + d_ff)
+            )
             + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-            + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
+            + a_gate*r_a*(
+                L_dw*i_glu*(d + 2*d_ff)
+                + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + i_glu*(L_dense - L_dw)*(d + d_ff)
+            )
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-            + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+            + a_k*r_a*(
+                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+            )
             + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -2494,11 +2750,18 @@ def finetune_counts(s):
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             )
-            + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-            + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+            + a_up*r_a*(
+                L_dw*(d + 2*d_ff)
+                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + (L_dense - L_dw)*(d + d_ff)
+            )
+            + a_v*r_a*(
+                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+            )
         ),
-        'quantised': _t39,
-        'unquantised': N - _t39,
+        'quantised': _t45,
+        'unquantised': N - _t45,
     }
 
 
@@ -2516,12 +2779,17 @@ def finetune_states(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_att2 = s['L_s_att2']
+    L_s_kvs = s['L_s_kvs']
+    L_s_kvs2 = s['L_s_kvs2']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_w = s['L_w']
@@ -2582,6 +2850,8 @@ def finetune_states(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -2616,8 +2886,10 @@ def finetune_states(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
@@ -2630,13 +2902,22 @@ def finetune_states(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -2645,8 +2926,15 @@ def finetune_states(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         ),
         'frozen': i_frozen*(n_cp*n_dp)**(-i_z3)*(
@@ -2656,8 +2944,10 @@ def finetune_states(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
@@ -2675,7 +2965,7 @@ def finetune_states(s):
                         + d*d_v2*h2
                         + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                         + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                        + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                        + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                     )
@@ -2685,7 +2975,12 @@ def finetune_states(s):
                         + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                         + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                     )
+                    + L_dw*d*d_ff*(i_glu + 2)
                     + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                    - L_kvs2*(
+                        d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                    )
                     + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 4*L_sc*d**2
                     + L_ssm*(
@@ -2702,9 +2997,13 @@ def finetune_states(s):
                         + d*d_v*h
                         + d*d_v*i_moa*(E_a*h_kv - h)
                         + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                        + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    )
+                    - (L_kvs - L_kvs2)*(
+                        d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                     )
                 )/(L*n_tp)
             )
@@ -2720,8 +3019,14 @@ def finetune_states(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -2734,13 +3039,22 @@ def finetune_states(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -2749,8 +3063,15 @@ def finetune_states(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         ),
         'gradients': (
@@ -2766,8 +3087,14 @@ def finetune_states(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -2781,8 +3108,14 @@ def finetune_states(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -2795,13 +3128,22 @@ def finetune_states(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -2810,8 +3152,15 @@ def finetune_states(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -2822,13 +3171,22 @@ def finetune_states(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -2837,8 +3195,15 @@ def finetune_states(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
         ),
@@ -2853,8 +3218,14 @@ def finetune_states(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -2867,13 +3238,22 @@ def finetune_states(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -2882,8 +3262,15 @@ def finetune_states(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         ),
     }
@@ -2904,7 +3291,10 @@ def finetune_memory(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_s = s['L_s']
@@ -2912,6 +3302,9 @@ def finetune_memory(s):
     L_s_att2 = s['L_s_att2']
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
+    L_s_dw = s['L_s_dw']
+    L_s_kvs = s['L_s_kvs']
+    L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
@@ -2994,6 +3387,8 @@ def finetune_memory(s):
     i_keep_o = s['i_keep_o']
     i_keep_qkv = s['i_keep_qkv']
     i_keep_up = s['i_keep_up']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -3041,10 +3436,8 @@ def finetune_memory(s):
     u_ao = s['u_ao']
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-            L_att*a_k
-            + L_att*a_o
+            L_att*a_o
             + L_att*a_q
-            + L_att*a_v
             + L_dn*a_in_proj_ba
             + L_dn*a_in_proj_qkvz
             + L_la*a_output_gate
@@ -3055,19 +3448,19 @@ def finetune_memory(s):
             + L_ssm*a_x_proj*(1 - i_m2)
             + a_down*(L_dense + L_moe*_minimum(1, E_s))
             + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
-            + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
+            + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
             + a_in_proj*(L_sc + L_ssm)
+            + a_k*(L_att - L_kvs)
             + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
             + a_up*(L_dense + L_moe*_minimum(1, E_s))
+            + a_v*((1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2))
         ),
         'total': (
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L_att*a_k
-                + L_att*a_o
+                L_att*a_o
                 + L_att*a_q
-                + L_att*a_v
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_la*a_output_gate
@@ -3078,10 +3471,14 @@ def finetune_memory(s):
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
                 + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
-                + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
+                + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
+                + a_k*(L_att - L_kvs)
                 + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
+                + a_v*(
+                    (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
+                )
             )
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
@@ -3115,6 +3512,10 @@ def finetune_memory(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    - L_s_kvs2*(
+                        d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -3144,6 +3545,10 @@ def finetune_memory(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
+                    - (L_s_kvs - L_s_kvs2)*(
+                        d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
+                    )
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
@@ -3154,20 +3559,23 @@ def finetune_memory(s):
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        - L_s_kvs2*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
+                        - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                             + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                         )
+                        - (L_s_kvs - L_s_kvs2)*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
                     )
                     + (
-                        L_s_dense*d_ff*(
-                            4*a_down*i_frozen*i_hf*i_up
-                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
-                            + q_a*(i_glu*i_hf + i_glu + 1)
-                        )
-                        + L_sm*(
+                        L_sm*(
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
@@ -3186,6 +3594,11 @@ def finetune_memory(s):
                             )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
                         )
+                        + d_ff*(L_s_dense + L_s_dw)*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )
                     )/n_tp
                 )
             )/n_cp
@@ -3201,8 +3614,14 @@ def finetune_memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -3220,7 +3639,7 @@ def finetune_memory(s):
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                             + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                         )
@@ -3230,7 +3649,12 @@ def finetune_memory(s):
                             + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
+                        + L_dw*d*d_ff*(i_glu + 2)
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        - L_kvs2*(
+                            d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        )
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
@@ -3249,9 +3673,13 @@ def finetune_memory(s):
                             + d*d_v*h
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
+                        - (L_kvs - L_kvs2)*(
+                            d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         )
                     )/(L*n_tp)
                 )
@@ -3274,8 +3702,14 @@ def finetune_memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -3289,8 +3723,14 @@ def finetune_memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -3305,8 +3745,14 @@ def finetune_memory(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -3320,8 +3766,14 @@ def finetune_memory(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -3334,13 +3786,22 @@ def finetune_memory(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3349,8 +3810,15 @@ def finetune_memory(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -3361,13 +3829,22 @@ def finetune_memory(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3376,8 +3853,15 @@ def finetune_memory(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
@@ -3389,13 +3873,22 @@ def finetune_memory(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3404,8 +3897,15 @@ def finetune_memory(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -3416,13 +3916,22 @@ def finetune_memory(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3431,8 +3940,15 @@ def finetune_memory(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         ),
         'micro_batch_room': (
@@ -3446,8 +3962,14 @@ def finetune_memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -3465,7 +3987,7 @@ def finetune_memory(s):
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                             + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                         )
@@ -3475,7 +3997,12 @@ def finetune_memory(s):
                             + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
+                        + L_dw*d*d_ff*(i_glu + 2)
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        - L_kvs2*(
+                            d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        )
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
@@ -3494,9 +4021,13 @@ def finetune_memory(s):
                             + d*d_v*h
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
+                        - (L_kvs - L_kvs2)*(
+                            d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         )
                     )/(L*n_tp)
                 )
@@ -3511,8 +4042,14 @@ def finetune_memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -3526,8 +4063,14 @@ def finetune_memory(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                 )
             )
@@ -3542,8 +4085,14 @@ def finetune_memory(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -3557,8 +4106,14 @@ def finetune_memory(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                     )
                 )
@@ -3571,13 +4126,22 @@ def finetune_memory(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3586,8 +4150,15 @@ def finetune_memory(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -3598,13 +4169,22 @@ def finetune_memory(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3613,8 +4193,15 @@ def finetune_memory(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
             - L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
@@ -3626,13 +4213,22 @@ def finetune_memory(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3641,8 +4237,15 @@ def finetune_memory(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
             - L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -3653,13 +4256,22 @@ def finetune_memory(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3668,17 +4280,22 @@ def finetune_memory(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         )/(
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L_att*a_k
-                + L_att*a_o
+                L_att*a_o
                 + L_att*a_q
-                + L_att*a_v
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_la*a_output_gate
@@ -3689,10 +4306,14 @@ def finetune_memory(s):
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
                 + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
-                + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
+                + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
+                + a_k*(L_att - L_kvs)
                 + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
+                + a_v*(
+                    (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
+                )
             )
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
@@ -3726,6 +4347,10 @@ def finetune_memory(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    - L_s_kvs2*(
+                        d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -3755,6 +4380,10 @@ def finetune_memory(s):
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
                     )
+                    - (L_s_kvs - L_s_kvs2)*(
+                        d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
+                        + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
+                    )
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
@@ -3765,20 +4394,23 @@ def finetune_memory(s):
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        - L_s_kvs2*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
+                        - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                             + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                         )
+                        - (L_s_kvs - L_s_kvs2)*(
+                            -4*a_v*d*i_frozen*i_hf*i_kev*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
+                        )
                     )
                     + (
-                        L_s_dense*d_ff*(
-                            4*a_down*i_frozen*i_hf*i_up
-                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
-                            + q_a*(i_glu*i_hf + i_glu + 1)
-                        )
-                        + L_sm*(
+                        L_sm*(
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
@@ -3796,6 +4428,11 @@ def finetune_memory(s):
                                 + d_e*i_keep_exp*k*q_l
                             )
                             + (i_glu + 1)*(E_s*d_s + d_e*k)*(i_swr*(-q_a + q_l) + q_a)
+                        )
+                        + d_ff*(L_s_dense + L_s_dw)*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
                         )
                     )/n_tp
                 )
@@ -3829,7 +4466,10 @@ def finetune_flops(s):
     L_chk2 = s['L_chk2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
@@ -3886,6 +4526,8 @@ def finetune_flops(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -3912,11 +4554,22 @@ def finetune_flops(s):
             + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-            + 2*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + 2*a_down*r_a*(
+                L_dw*(d + 2*d_ff)
+                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + (L_dense - L_dw)*(d + d_ff)
+            )
             + 2*a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-            + 2*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
+            + 2*a_gate*r_a*(
+                L_dw*i_glu*(d + 2*d_ff)
+                + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + i_glu*(L_dense - L_dw)*(d + d_ff)
+            )
             + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-            + 2*a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+            + 2*a_k*r_a*(
+                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+            )
             + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + 2*a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3925,8 +4578,15 @@ def finetune_flops(s):
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             )
-            + 2*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-            + 2*a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+            + 2*a_up*r_a*(
+                L_dw*(d + 2*d_ff)
+                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + (L_dense - L_dw)*(d + d_ff)
+            )
+            + 2*a_v*r_a*(
+                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+            )
         ),
         'train_per_sequence': (
             3*L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
@@ -3943,13 +4603,22 @@ def finetune_flops(s):
                     + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + 2*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + 2*a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + 2*a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + 2*a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + 2*a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + 2*a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + 2*a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3958,8 +4627,15 @@ def finetune_flops(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + 2*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + 2*a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + 2*a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + 2*a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )
                 + (3 - i_frozen)*(
                     2*E*L_moe*d
@@ -3974,14 +4650,19 @@ def finetune_flops(s):
                         + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                     )
                     + 2*L_att2*(
-                        d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                        d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                     )
                     + 2*L_dense*d*d_ff*(i_glu + 2)
                     + 2*L_dn*d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                     + 2*L_dn*i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                     + 2*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv)
+                    + 2*L_dw*d*d_ff*(i_glu + 2)
                     + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                    - 2*L_kvs2*(
+                        d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                    )
                     + 2*L_moe*d*d_e*k*(i_glu + 2)
                     + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 8*L_sc*d**2
@@ -4000,7 +4681,11 @@ def finetune_flops(s):
                         + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
                     )
                     + 2*(L_att - L_att2)*(
-                        d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                        d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+                    )
+                    - 2*(L_kvs - L_kvs2)*(
+                        d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                     )
                 )
@@ -4128,7 +4813,10 @@ def optimizer_states(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
@@ -4180,6 +4868,8 @@ def optimizer_states(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -4193,30 +4883,31 @@ def optimizer_states(s):
     r_q = s['r_q']
     _t0 = i_glu + 2
     _t1 = _t0*d
-    _t2 = E*d
-    _t3 = d_in*(1 - i_m2)
-    _t4 = 2*N_s
-    _t5 = H_v*d_lv
-    _t6 = H_v + _t5
-    _t7 = d*i_moa
-    _t8 = E_a*_t7
-    _t9 = d*h2
-    _t10 = d_qk2*h2
-    _t11 = _t10*d
-    _t12 = 1 - i_mla
-    _t13 = _t7*(E_a*h_kv2 - h2)
-    _t14 = d_qk2 + d_v2
-    _t15 = _t12*d
-    _t16 = 1 - i_gh
-    _t17 = d*(d_rope + r_kv)
-    _t18 = -d_rope
-    _t19 = 1 - i_qlora
-    _t20 = d*r_q
-    _t21 = d*h
-    _t22 = d_qk*h
-    _t23 = _t22*d
-    _t24 = _t7*(E_a*h_kv - h)
-    _t25 = d_qk + d_v
+    _t2 = 4*_t1*d_ff
+    _t3 = E*d
+    _t4 = d*(d_rope + r_kv)
+    _t5 = -d_rope
+    _t6 = 1 - i_mla
+    _t7 = _t6*d
+    _t8 = _t7*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t4 + h2*r_kv*(_t5 + d_qk2 + d_v2))
+    _t9 = d_in*(1 - i_m2)
+    _t10 = 2*N_s
+    _t11 = _t7*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t4 + h*r_kv*(_t5 + d_qk + d_v))
+    _t12 = H_v*d_lv
+    _t13 = H_v + _t12
+    _t14 = 1 - i_qlora
+    _t15 = d_qk2*h2
+    _t16 = _t15*d
+    _t17 = d*r_q
+    _t18 = d*i_moa
+    _t19 = E_a*_t18
+    _t20 = d*h2
+    _t21 = _t18*(E_a*h_kv2 - h2)
+    _t22 = 1 - i_gh
+    _t23 = d_qk*h
+    _t24 = _t23*d
+    _t25 = d*h
+    _t26 = _t18*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
@@ -4232,7 +4923,8 @@ def optimizer_states(s):
                     + (1 - i_qlora)*(d + d_qk2*h2)
                 )
                 + i_rel*(d + d_qk2*h2)
-                + (1 - i_mla)*(3*d + d_qk2*h2 + d_qk2*h_kv2 + d_v2*h_kv2)
+                + (1 - i_mla)*(d + d_qk2*h2)
+                + (1 - i_mla)*(d + d_qk2*h_kv2 + (1 - i_kev2)*(d + d_v2*h_kv2))
             )
             - 4*L_att2*(
                 E_a*d*i_moa
@@ -4242,7 +4934,7 @@ def optimizer_states(s):
                 + d*d_v2*h2
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                 + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                 + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
             )
@@ -4254,7 +4946,14 @@ def optimizer_states(s):
                 + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
             )
             + 4*L_dn*(2*H_k*d_lk + 3*H_v*d_lv + 2*H_v + 3*d)
+            - 4*L_dw*d*d_ff*(i_glu + 2)
+            + 4*L_dw*(-(d + d_ff)*(i_glu + 2) + (d + 2*d_ff)*(i_glu + 2))
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+            - 4*L_kvs2*(1 - i_mla)*(d + d_qk2*h_kv2 + (1 - i_kev2)*(d + d_v2*h_kv2))
+            + 4*L_kvs2*(
+                d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+            )
             + 4*L_la*(5*H_la*d_la + 3*d)
             - 4*L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
             + 4*L_moe*(
@@ -4277,6 +4976,7 @@ def optimizer_states(s):
             + 4*V
             - 4*V_o*d*(1 - i_tied)
             + 4*d
+            - 4*(1 - i_mla)*(L_kvs - L_kvs2)*(d + d_qk*h_kv + (1 - i_kev)*(d + d_v*h_kv))
             + 4*(1 - i_tied)*(V_o + d)
             + 4*(L_att - L_att2)*(
                 d
@@ -4290,7 +4990,8 @@ def optimizer_states(s):
                     + (1 - i_qlora)*(d + d_qk*h)
                 )
                 + i_rel*(d + d_qk*h)
-                + (1 - i_mla)*(3*d + d_qk*h + d_qk*h_kv + d_v*h_kv)
+                + (1 - i_mla)*(d + d_qk*h)
+                + (1 - i_mla)*(d + d_qk*h_kv + (1 - i_kev)*(d + d_v*h_kv))
             )
             - 4*(L_att - L_att2)*(
                 E_a*d*i_moa
@@ -4300,57 +5001,60 @@ def optimizer_states(s):
                 + d*d_v*h
                 + d*d_v*i_moa*(E_a*h_kv - h)
                 + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                 + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+            )
+            + 4*(L_kvs - L_kvs2)*(
+                d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
             )
             + 4*(P + d)*_minimum(1, P)
         ),
         'muon': (
             -20*H_la*L_la*d*d_la
             - 4*L_att2*(
-                _t11*_t12
-                + _t11*i_rel
-                + _t13*d_qk2
-                + _t13*d_v2
-                + _t14*_t15*h_kv2
+                _t16*_t6
+                + _t16*i_rel
+                + _t19
+                + _t20*d_v2
+                + _t20*i_gate*(_t22*d_v2 + i_gh)
+                + _t21*d_qk2
+                + _t21*d_v2
                 + _t8
-                + _t9*d_v2
-                + _t9*i_gate*(_t16*d_v2 + i_gh)
-                + i_mla*(_t17 + h2*r_kv*(_t14 + _t18))
-                + i_mla*(_t11*_t19 + i_qlora*(_t10*r_q + _t20))
+                + i_mla*(_t14*_t16 + i_qlora*(_t15*r_q + _t17))
             )
-            - 4*L_dense*_t1*d_ff
+            - L_dense*_t2
             - 4*L_dn*(
-                _t5*d
-                + d*(2*H_k*d_lk + _t6*(1 - i_cg) + _t6)
-                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t5))
+                _t12*d
+                + d*(2*H_k*d_lk + _t13*(1 - i_cg) + _t13)
+                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t12))
             )
+            - L_dw*_t2
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - 4*L_moe*(E_s*_t1*d_s + _t0*_t2*d_e + _t2 + d*i_shared_gate)
+            + 4*L_kvs2*_t8
+            - 4*L_moe*(E_s*_t1*d_s + _t0*_t3*d_e + _t3 + d*i_shared_gate)
             - 16*L_sc*d**2
-            - 4*L_ssm*(R_dt*_t3 + _t3*(R_dt + _t4) + d*d_in + d*(2*d_in + i_m2*(G_s*_t4 + H_s)))
+            - 4*L_ssm*(R_dt*_t9 + _t9*(R_dt + _t10) + d*d_in + d*(2*d_in + i_m2*(G_s*_t10 + H_s)))
             + 8*N
+            + 4*_t11*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
-                _t15*_t22
-                + _t15*_t25*h_kv
-                + _t21*d_v
-                + _t21*i_gate*(_t16*d_v + i_gh)
-                + _t23*i_rel
-                + _t24*d_qk
-                + _t24*d_v
-                + _t8
-                + i_mla*(_t17 + h*r_kv*(_t18 + _t25))
-                + i_mla*(_t19*_t23 + i_qlora*(_t20 + _t22*r_q))
+                _t11
+                + _t19
+                + _t23*_t7
+                + _t24*i_rel
+                + _t25*d_v
+                + _t25*i_gate*(_t22*d_v + i_gh)
+                + _t26*d_qk
+                + _t26*d_v
+                + i_mla*(_t14*_t24 + i_qlora*(_t17 + _t23*r_q))
             )
         ),
         'adafactor_adapters': (
             8*r_a*(
                 E*L_moe*a_experts*(i_glu + 2)
-                + L_att*a_k
                 + L_att*a_o
                 + L_att*a_q
-                + L_att*a_v
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_la*a_output_gate
@@ -4360,10 +5064,14 @@ def optimizer_states(s):
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
                 + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
-                + a_gate*(L_dense*i_glu + L_moe*i_glu*_minimum(1, E_s))
+                + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
+                + a_k*(L_att - L_kvs)
                 + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
+                + a_v*(
+                    (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
+                )
             )
             + 4*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
@@ -4374,13 +5082,22 @@ def optimizer_states(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4389,8 +5106,15 @@ def optimizer_states(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/_maximum(1, r_a)
         ),
         'muon_adapters': (
@@ -4402,11 +5126,22 @@ def optimizer_states(s):
             + 4*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + 4*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 4*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-            + 4*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+            + 4*a_down*r_a*(
+                L_dw*(d + 2*d_ff)
+                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + (L_dense - L_dw)*(d + d_ff)
+            )
             + 4*a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
-            + 4*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
+            + 4*a_gate*r_a*(
+                L_dw*i_glu*(d + 2*d_ff)
+                + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + i_glu*(L_dense - L_dw)*(d + d_ff)
+            )
             + 4*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-            + 4*a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+            + 4*a_k*r_a*(
+                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+            )
             + 4*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + 4*a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4415,8 +5150,15 @@ def optimizer_states(s):
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             )
-            + 4*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-            + 4*a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+            + 4*a_up*r_a*(
+                L_dw*(d + 2*d_ff)
+                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + (L_dense - L_dw)*(d + d_ff)
+            )
+            + 4*a_v*r_a*(
+                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+            )
         ),
     }
 
@@ -4435,12 +5177,17 @@ def offload(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_att2 = s['L_s_att2']
+    L_s_kvs = s['L_s_kvs']
+    L_s_kvs2 = s['L_s_kvs2']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_w = s['L_w']
@@ -4499,6 +5246,8 @@ def offload(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -4534,8 +5283,10 @@ def offload(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
@@ -4548,13 +5299,22 @@ def offload(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4563,8 +5323,15 @@ def offload(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         )*(q_m + q_o + 4),
         'optimizer_gpu_freed': i_off_o*(
@@ -4576,8 +5343,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -4590,13 +5363,22 @@ def offload(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4605,8 +5387,15 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
             + q_gc*(n_cp*n_dp)**(-i_z1)*(
@@ -4617,8 +5406,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -4631,13 +5426,22 @@ def offload(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4646,8 +5450,15 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
             + (n_cp*n_dp)**(-i_z1)*(q_m + q_o)*(
@@ -4658,8 +5469,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -4672,13 +5489,22 @@ def offload(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4687,8 +5513,15 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
         ),
@@ -4701,8 +5534,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -4720,7 +5559,7 @@ def offload(s):
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                             + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                         )
@@ -4730,7 +5569,12 @@ def offload(s):
                             + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
+                        + L_dw*d*d_ff*(i_glu + 2)
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        - L_kvs2*(
+                            d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        )
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
@@ -4749,9 +5593,13 @@ def offload(s):
                             + d*d_v*h
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
+                        - (L_kvs - L_kvs2)*(
+                            d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         )
                     )/(L*n_tp)
                 )
@@ -4764,8 +5612,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -4778,13 +5632,22 @@ def offload(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4793,8 +5656,15 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
         ),
@@ -4807,8 +5677,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -4826,7 +5702,7 @@ def offload(s):
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                             + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                         )
@@ -4836,7 +5712,12 @@ def offload(s):
                             + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
+                        + L_dw*d*d_ff*(i_glu + 2)
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        - L_kvs2*(
+                            d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        )
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
@@ -4855,9 +5736,13 @@ def offload(s):
                             + d*d_v*h
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
+                        - (L_kvs - L_kvs2)*(
+                            d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         )
                     )/(L*n_tp)
                 )
@@ -4870,8 +5755,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -4884,13 +5775,22 @@ def offload(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4899,8 +5799,15 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
         ),
@@ -4915,8 +5822,14 @@ def offload(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                         + L_w*N_e/(L*n_ep*n_tp)
                     )
@@ -4934,7 +5847,7 @@ def offload(s):
                                 + d*d_v2*h2
                                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                                 + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                                + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                                + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                                 + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                             )
@@ -4944,7 +5857,12 @@ def offload(s):
                                 + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                                 + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                             )
+                            + L_dw*d*d_ff*(i_glu + 2)
                             + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                            - L_kvs2*(
+                                d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            )
                             + L_moe*(
                                 E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                             )
@@ -4963,9 +5881,13 @@ def offload(s):
                                 + d*d_v*h
                                 + d*d_v*i_moa*(E_a*h_kv - h)
                                 + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                                + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                                + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                                 + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                            )
+                            - (L_kvs - L_kvs2)*(
+                                d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             )
                         )/(L*n_tp)
                     )
@@ -4978,8 +5900,14 @@ def offload(s):
                         )
                         + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                         + L_w*(1 - i_mla)*(
-                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                            + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                            L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                            + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
+                            - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                                d_qk + d_v*(1 - i_kev)
+                            )*(-h_kv/n_tp + h_t)
                         )/L_s
                         + L_w*N_e/(L*n_ep*n_tp)
                     )
@@ -4992,13 +5920,22 @@ def offload(s):
                         + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                         + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                         + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                        + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                        + a_down*r_a*(
+                            L_dw*(d + 2*d_ff)
+                            + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                            + (L_dense - L_dw)*(d + d_ff)
+                        )
                         + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                         + a_gate*r_a*(
-                            L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                            L_dw*i_glu*(d + 2*d_ff)
+                            + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                            + i_glu*(L_dense - L_dw)*(d + d_ff)
                         )
                         + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                        + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                        + a_k*r_a*(
+                            (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                            + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        )
                         + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                         + a_out_proj*r_a*(
                             L_dn*(H_v*d_lv + d)
@@ -5010,8 +5947,15 @@ def offload(s):
                             L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                             + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                         )
-                        + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                        + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                        + a_up*r_a*(
+                            L_dw*(d + 2*d_ff)
+                            + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                            + (L_dense - L_dw)*(d + d_ff)
+                        )
+                        + a_v*r_a*(
+                            (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                            + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                        )
                     )/(L*n_tp)
                 )
             )/L_s
@@ -5023,8 +5967,10 @@ def offload(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
@@ -5037,13 +5983,22 @@ def offload(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -5052,8 +6007,15 @@ def offload(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         ),
         'weights_from_host_per_step': i_off_o*q_w*(n_cp*n_dp)**(-i_z1)*(1 - i_off_p)*(
@@ -5063,8 +6025,10 @@ def offload(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
@@ -5077,13 +6041,22 @@ def offload(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -5092,8 +6065,15 @@ def offload(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         ),
         'optimizer_transfer_per_step': i_off_o*(
@@ -5105,8 +6085,10 @@ def offload(s):
                 )
                 + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                 + L_w*(1 - i_mla)*(
-                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                    L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                    + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
+                    - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(d_qk + d_v*(1 - i_kev))*(-h_kv/n_tp + h_t)
                 )/L_s
                 + L_w*N_e/(L*n_ep*n_tp)
             )
@@ -5119,13 +6101,22 @@ def offload(s):
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                + a_down*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
                 + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                 + a_gate*r_a*(
-                    L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    L_dw*i_glu*(d + 2*d_ff)
+                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_k*r_a*(
+                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                )
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -5134,8 +6125,15 @@ def offload(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
-                + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_up*r_a*(
+                    L_dw*(d + 2*d_ff)
+                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + (L_dense - L_dw)*(d + d_ff)
+                )
+                + a_v*r_a*(
+                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                )
             )/(L*n_tp)
         ),
         'params_transfer_per_micro_batch': 2*i_off_p*(n_cp*n_dp)**(-i_z3)*(
@@ -5147,8 +6145,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -5166,7 +6170,7 @@ def offload(s):
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                            + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                             + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
                         )
@@ -5176,7 +6180,12 @@ def offload(s):
                             + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
+                        + L_dw*d*d_ff*(i_glu + 2)
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        - L_kvs2*(
+                            d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        )
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
@@ -5195,9 +6204,13 @@ def offload(s):
                             + d*d_v*h
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                            + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                            + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        )
+                        - (L_kvs - L_kvs2)*(
+                            d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         )
                     )/(L*n_tp)
                 )
@@ -5210,8 +6223,14 @@ def offload(s):
                     )
                     + (N_emb + N_head*i_head + L_w*(N - N_e - N_emb - N_head)/L)/n_tp
                     + L_w*(1 - i_mla)*(
-                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2)*(-h_kv2/n_tp + h_t2)
-                        + (L_s_att - L_s_att2)*(b_qkv + d)*(d_qk + d_v)*(-h_kv/n_tp + h_t)
+                        L_s_att2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        - L_s_kvs2*(b_qkv + d)*(d_qk2 + d_v2*(1 - i_kev2))*(-h_kv2/n_tp + h_t2)
+                        + (L_s_att - L_s_att2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
+                        - (L_s_kvs - L_s_kvs2)*(b_qkv + d)*(
+                            d_qk + d_v*(1 - i_kev)
+                        )*(-h_kv/n_tp + h_t)
                     )/L_s
                     + L_w*N_e/(L*n_ep*n_tp)
                 )
@@ -5224,13 +6243,22 @@ def offload(s):
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
-                    + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
+                    + a_down*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
                     + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
                     + a_gate*r_a*(
-                        L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        L_dw*i_glu*(d + 2*d_ff)
+                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
-                    + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_k*r_a*(
+                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    )
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -5239,8 +6267,15 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
-                    + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
-                    + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_up*r_a*(
+                        L_dw*(d + 2*d_ff)
+                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + (L_dense - L_dw)*(d + d_ff)
+                    )
+                    + a_v*r_a*(
+                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
+                    )
                 )/(L*n_tp)
             )
         ),
@@ -5259,7 +6294,10 @@ def precision(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
@@ -5292,6 +6330,8 @@ def precision(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -5313,55 +6353,62 @@ def precision(s):
     _t8 = L_dn*_t7
     _t9 = _t4*h2
     _t10 = i_glu + 2
-    _t11 = 2*L_moe
-    _t12 = _t10*d
-    _t13 = 2*L_att - 2*L_att2
-    _t14 = _t13*d
-    _t15 = _t2*(1 - i_m2)
-    _t16 = _t14*h
-    _t17 = 2*N_s
-    _t18 = 1 - i_gh
-    _t19 = H_v + _t6
-    _t20 = d_qk2 + d_v2
-    _t21 = d*(1 - i_mla)
-    _t22 = d*(d_rope + r_kv)
-    _t23 = -d_rope
-    _t24 = d_qk2*h2
-    _t25 = d*(1 - i_qlora)
-    _t26 = d*r_q
-    _t27 = d_qk + d_v
-    _t28 = d_qk*h
-    _t29 = (
+    _t11 = _t10*_t7*d_ff
+    _t12 = 2*L_moe
+    _t13 = _t10*d
+    _t14 = L_att - L_att2
+    _t15 = 2*_t14
+    _t16 = _t15*d
+    _t17 = _t2*(1 - i_m2)
+    _t18 = _t16*h
+    _t19 = 2*N_s
+    _t20 = 1 - i_gh
+    _t21 = H_v + _t6
+    _t22 = d_qk2*h2
+    _t23 = d*(1 - i_mla)
+    _t24 = d*(1 - i_qlora)
+    _t25 = d*r_q
+    _t26 = d*(d_rope + r_kv)
+    _t27 = -d_rope
+    _t28 = (
+        2*_t23*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t26 + h2*r_kv*(_t27 + d_qk2 + d_v2))
+    )
+    _t29 = d_qk*h
+    _t30 = 2*_t23*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t26 + h*r_kv*(_t27 + d_qk + d_v))
+    _t31 = (
         10*H_la*L_la*d*d_la
-        + L_dense*_t10*_t7*d_ff
+        + L_att2*_t28
+        + L_dense*_t11
         + 2*L_dn*i_cg*(_t7*r_g + r_g*(H_v*d_lk + _t6))
+        + L_dw*_t11
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+        - L_kvs2*_t28
         + 8*L_sc*d**2
-        + L_ssm*_t7*(_t1 + i_m2*(G_s*_t17 + H_s))
-        + R_dt*_t15
+        + L_ssm*_t7*(_t1 + i_m2*(G_s*_t19 + H_s))
+        + R_dt*_t17
         - _t0*d
         + _t0*d_emb
-        + _t11*_t12*d_e*k
-        + _t11*(E_s*_t12*d_s + d*i_shared_gate)
-        + _t13*(_t21*_t28 + i_mla*(_t25*_t28 + i_qlora*(_t26 + _t28*r_q)))
-        + _t13*(_t21*_t27*h_kv + i_mla*(_t22 + h*r_kv*(_t23 + _t27)))
-        + _t14*_t5
-        + _t15*(R_dt + _t17)
-        + _t16*d_v
-        + _t16*i_gate*(_t18*d_v + i_gh)
+        + _t12*_t13*d_e*k
+        + _t12*(E_s*_t13*d_s + d*i_shared_gate)
+        + _t14*_t30
+        + _t15*(_t23*_t29 + i_mla*(_t24*_t29 + i_qlora*(_t25 + _t29*r_q)))
+        + _t16*_t5
+        + _t17*(R_dt + _t19)
+        + _t18*d_v
+        + _t18*i_gate*(_t20*d_v + i_gh)
         + _t2*d
-        + _t3*(_t21*_t24 + i_mla*(_t24*_t25 + i_qlora*(_t24*r_q + _t26)))
-        + _t3*(_t20*_t21*h_kv2 + i_mla*(_t22 + h2*r_kv*(_t20 + _t23)))
+        + _t3*(_t22*_t23 + i_mla*(_t22*_t24 + i_qlora*(_t22*r_q + _t25)))
+        - _t30*(L_kvs - L_kvs2)
         + _t4*_t5
         + _t6*_t8
-        + _t8*(2*H_k*d_lk + _t19*(1 - i_cg) + _t19)
+        + _t8*(2*H_k*d_lk + _t21*(1 - i_cg) + _t21)
         + _t9*d_v2
-        + _t9*i_gate*(_t18*d_v2 + i_gh)
+        + _t9*i_gate*(_t20*d_v2 + i_gh)
         + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t29,
-        'low_precision_train': _t29*(3 - i_frozen),
+        'low_precision_forward': _t31,
+        'low_precision_train': _t31*(3 - i_frozen),
     }
 
 
@@ -5379,7 +6426,10 @@ def precision_memory(s):
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
+    L_dw = s['L_dw']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_sc = s['L_sc']
@@ -5410,6 +6460,8 @@ def precision_memory(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_kev = s['i_kev']
+    i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -5437,7 +6489,7 @@ def precision_memory(s):
                 + d*d_v2*h2
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                 + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2)
+                + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                 + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
             )
@@ -5447,7 +6499,12 @@ def precision_memory(s):
                 + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                 + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
             )
+            + L_dw*d*d_ff*(i_glu + 2)
             + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+            - L_kvs2*(
+                d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+            )
             + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
             + 4*L_sc*d**2
             + L_ssm*(
@@ -5464,9 +6521,13 @@ def precision_memory(s):
                 + d*d_v*h
                 + d*d_v*i_moa*(E_a*h_kv - h)
                 + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
-                + d*h_kv*(1 - i_mla)*(d_qk + d_v)
+                + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                 + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+            )
+            - (L_kvs - L_kvs2)*(
+                d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
             )
         )/(L*n_tp),
     }
@@ -5498,6 +6559,10 @@ def inference(s):
     L_chk2 = s['L_chk2']
     L_dn = s['L_dn']
     L_idx = s['L_idx']
+    L_kvs = s['L_kvs']
+    L_kvs2 = s['L_kvs2']
+    L_kvsl = s['L_kvsl']
+    L_kvsl2 = s['L_kvsl2']
     L_la = s['L_la']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
@@ -5542,22 +6607,37 @@ def inference(s):
     return {
         'weights': N*q_w,
         'kv_cache_per_token': q_kv*(
-            L_att2*h_kv2*(d_qk2 + d_v2)
-            + L_idx*d_I
-            + (L_att - L_att2)*(h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))
+            L_idx*d_I
+            + h_kv2*(L_att2 - L_kvs2)*(d_qk2 + d_v2)
+            + (
+                h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)
+            )*(L_att - L_att2 - L_kvs + L_kvs2)
         ),
         'kv_cache': b*q_kv*(
             H_la*L_la*d_la**2
             + K*h_g*(
                 L_idx*T*d_I
                 + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                    T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                    T*(
+                        L_att
+                        - L_att2
+                        - L_chk
+                        + L_chk2
+                        - L_kvs
+                        + L_kvs2
+                        + L_kvsl
+                        - L_kvsl2
+                        - L_loc
+                        + L_loc2
+                    )
                     + (L_chk - L_chk2)*_minimum(T, c)
-                    + (L_loc - L_loc2)*_minimum(T, w)
+                    + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                 )
             )/(h_kv*(1 - i_mla) + i_mla)
             + K*h_g2*(d_qk2 + d_v2)*(
-                L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
+                L_chk2*_minimum(T, c)
+                + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
+                + (-L_kvsl2 + L_loc2)*_minimum(T, w)
             )
             + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
             + L_sc*d*(k_sc - 1)
@@ -5576,13 +6656,26 @@ def inference(s):
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                        T*(
+                            L_att
+                            - L_att2
+                            - L_chk
+                            + L_chk2
+                            - L_kvs
+                            + L_kvs2
+                            + L_kvsl
+                            - L_kvsl2
+                            - L_loc
+                            + L_loc2
+                        )
                         + (L_chk - L_chk2)*_minimum(T, c)
-                        + (L_loc - L_loc2)*_minimum(T, w)
+                        + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
                 + K*h_g2*(d_qk2 + d_v2)*(
-                    L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
+                    L_chk2*_minimum(T, c)
+                    + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
+                    + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
@@ -5596,13 +6689,26 @@ def inference(s):
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                        T*(
+                            L_att
+                            - L_att2
+                            - L_chk
+                            + L_chk2
+                            - L_kvs
+                            + L_kvs2
+                            + L_kvsl
+                            - L_kvsl2
+                            - L_loc
+                            + L_loc2
+                        )
                         + (L_chk - L_chk2)*_minimum(T, c)
-                        + (L_loc - L_loc2)*_minimum(T, w)
+                        + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
                 + K*h_g2*(d_qk2 + d_v2)*(
-                    L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
+                    L_chk2*_minimum(T, c)
+                    + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
+                    + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
@@ -5618,13 +6724,26 @@ def inference(s):
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                        T*(
+                            L_att
+                            - L_att2
+                            - L_chk
+                            + L_chk2
+                            - L_kvs
+                            + L_kvs2
+                            + L_kvsl
+                            - L_kvsl2
+                            - L_loc
+                            + L_loc2
+                        )
                         + (L_chk - L_chk2)*_minimum(T, c)
-                        + (L_loc - L_loc2)*_minimum(T, w)
+                        + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
                 + K*h_g2*(d_qk2 + d_v2)*(
-                    L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
+                    L_chk2*_minimum(T, c)
+                    + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
+                    + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
@@ -5640,15 +6759,26 @@ def inference(s):
                     + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                            T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                            T*(
+                                L_att
+                                - L_att2
+                                - L_chk
+                                + L_chk2
+                                - L_kvs
+                                + L_kvs2
+                                + L_kvsl
+                                - L_kvsl2
+                                - L_loc
+                                + L_loc2
+                            )
                             + (L_chk - L_chk2)*_minimum(T, c)
-                            + (L_loc - L_loc2)*_minimum(T, w)
+                            + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                         )
                     )/(h_kv*(1 - i_mla) + i_mla)
                     + K*h_g2*(d_qk2 + d_v2)*(
                         L_chk2*_minimum(T, c)
-                        + L_loc2*_minimum(T, w)
-                        + T*(L_att2 - L_chk2 - L_loc2)
+                        + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
+                        + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_sc*d*(k_sc - 1)
@@ -5664,13 +6794,26 @@ def inference(s):
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                        T*(
+                            L_att
+                            - L_att2
+                            - L_chk
+                            + L_chk2
+                            - L_kvs
+                            + L_kvs2
+                            + L_kvsl
+                            - L_kvsl2
+                            - L_loc
+                            + L_loc2
+                        )
                         + (L_chk - L_chk2)*_minimum(T, c)
-                        + (L_loc - L_loc2)*_minimum(T, w)
+                        + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
                 + K*h_g2*(d_qk2 + d_v2)*(
-                    L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
+                    L_chk2*_minimum(T, c)
+                    + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
+                    + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_sc*d*(k_sc - 1)
@@ -5689,15 +6832,26 @@ def inference(s):
                     + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                            T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                            T*(
+                                L_att
+                                - L_att2
+                                - L_chk
+                                + L_chk2
+                                - L_kvs
+                                + L_kvs2
+                                + L_kvsl
+                                - L_kvsl2
+                                - L_loc
+                                + L_loc2
+                            )
                             + (L_chk - L_chk2)*_minimum(T, c)
-                            + (L_loc - L_loc2)*_minimum(T, w)
+                            + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                         )
                     )/(h_kv*(1 - i_mla) + i_mla)
                     + K*h_g2*(d_qk2 + d_v2)*(
                         L_chk2*_minimum(T, c)
-                        + L_loc2*_minimum(T, w)
-                        + T*(L_att2 - L_chk2 - L_loc2)
+                        + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
+                        + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_sc*d*(k_sc - 1)
@@ -5714,15 +6868,26 @@ def inference(s):
                     + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                            T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                            T*(
+                                L_att
+                                - L_att2
+                                - L_chk
+                                + L_chk2
+                                - L_kvs
+                                + L_kvs2
+                                + L_kvsl
+                                - L_kvsl2
+                                - L_loc
+                                + L_loc2
+                            )
                             + (L_chk - L_chk2)*_minimum(T, c)
-                            + (L_loc - L_loc2)*_minimum(T, w)
+                            + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                         )
                     )/(h_kv*(1 - i_mla) + i_mla)
                     + K*h_g2*(d_qk2 + d_v2)*(
                         L_chk2*_minimum(T, c)
-                        + L_loc2*_minimum(T, w)
-                        + T*(L_att2 - L_chk2 - L_loc2)
+                        + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
+                        + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_sc*d*(k_sc - 1)

@@ -87,6 +87,25 @@ def kind_shapes_sentence(kind: str, layers: int, own: tuple[int, ...],
             f"its own, and a component whose layers differ has no one per-layer count.")
 
 
+def kv_sharing_sentence(shared: int, keys_as_values: tuple[str, ...], double_wide: int) -> str:
+    """Gemma 4's parts in a model's counts: the last `shared` layers without keys and values of
+    their own (attention.kv_shared_layers), the attention kinds whose keys are their values
+    (attention.k_eq_v), the `double_wide` FFNs 2·d_ff wide (ffn.double_wide)."""
+    parts = []
+    if shared:
+        parts.append(f"the last {shared} layers read the keys and values of the last earlier "
+                     f"layer of their kind (attention.kv_shared_layers): no W_K, W_V or key "
+                     f"norm, no W_K/W_V FLOPs and no KV cache of their own, their QKᵀ and A·V "
+                     f"counted as any layer's")
+    if keys_as_values:
+        parts.append(f"the {' and '.join(keys_as_values)} layers use their keys as values "
+                     f"(attention.k_eq_v): no W_V and no W_V FLOPs; transformers still caches "
+                     f"both")
+    if double_wide:
+        parts.append(f"{double_wide} of those layers have an FFN 2·d_ff wide (ffn.double_wide)")
+    return "Keys and values: " + "; ".join(parts) + "."
+
+
 FLOPS = (
     "FLOPs: matrix products only, a multiply-add = 2 FLOPs (what torch's FlopCounterMode "
     "counts); the embedding lookup, norms, softmax, activations, biases, RoPE and a relative-"

@@ -88,9 +88,13 @@ def kind_shape_values(spec: ModelSpec) -> dict[str, int]:
     kind = spec.shaped_kind
     h2, kv2, d_qk2, d_v2 = spec.heads_of(kind or "")
     layers = spec.shaped_layers
+    shared, shared2, local, local2 = spec.kv_shared_counts
     return {"L_att2": layers, "L_loc2": layers * (kind == "local"),
             "L_chk2": layers * (kind == "chunked"),
-            "h2": h2, "h_kv2": kv2, "d_qk2": d_qk2, "d_v2": d_v2}
+            "h2": h2, "h_kv2": kv2, "d_qk2": d_qk2, "d_v2": d_v2,
+            "i_kev": int(spec.attention.k_eq_v), "i_kev2": int(spec.keys_are_values(kind or "")),
+            "L_kvs": shared, "L_kvs2": shared2, "L_kvsl": local, "L_kvsl2": local2,
+            "L_dw": spec.double_wide_layers}
 
 
 @per_instance
@@ -173,7 +177,19 @@ def stage_values(spec: ModelSpec, tp: int, pp: int, split_embedding_loss: bool =
             "L_s_sc": mixers.count("conv"),
             "h_t": -(-spec.n_kv_heads // tp), "L_w": first + last * dualpipe,
             "L_s_att2": spec.attention_kinds[:first].count(spec.shaped_kind or "-"),
+            **_stage_kv_shared(spec, first),
             "h_t2": -(-spec.heads_of(spec.shaped_kind or "")[1] // tp)}
+
+
+def _stage_kv_shared(spec: ModelSpec, first: int) -> dict[str, int]:
+    """Of the first stage's `first` layers, those that read an earlier layer's keys and values
+    (attention.kv_shared_layers: the model's last), of them the shaped kind's, and the
+    double-wide dense FFNs among them (ffn.double_wide)."""
+    start = spec.n_layers - spec.attention.kv_shared_layers
+    kinds = spec.attention_kinds[start:first]
+    wide = spec.ffn_kinds[start:first].count("dense") if spec.double_wide_layers else 0
+    return {"L_s_kvs": len(kinds), "L_s_kvs2": kinds.count(spec.shaped_kind or "-"),
+            "L_s_dw": wide}
 
 
 def layout_values(spec: ModelSpec, layout: Layout) -> dict[str, int | float]:

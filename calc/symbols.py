@@ -78,6 +78,17 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("h_kv2", "h'_{kv}", "key/value heads of the L'_att layers", "size"),
     SymbolInfo("d_qk2", "d'_{qk}", "query/key width per head of the L'_att layers", "size"),
     SymbolInfo("d_v2", "d'_{v}", "value width per head of the L'_att layers", "size"),
+    # attention layers without keys and values of their own (attention.kv_shared_layers), the
+    # keys used as values (attention.k_eq_v) and the FFNs twice as wide (ffn.double_wide)
+    SymbolInfo("L_kvs", "L_{kvs}", "attention layers that read an earlier layer's keys and "
+               "values (no W_K, W_V or key norm)", "size"),
+    SymbolInfo("L_kvs2", "L'_{kvs}", "of those, layers of the kind with head shapes of its "
+               "own (of the L'_att)", "size"),
+    SymbolInfo("L_kvsl", "L_{kvs,loc}", "of the L_kvs layers, local (sliding-window) ones",
+               "size"),
+    SymbolInfo("L_kvsl2", "L'_{kvs,loc}", "of the L'_kvs layers, local ones", "size"),
+    SymbolInfo("L_dw", "L_{dw}", "dense FFN layers 2·d_ff wide (the L_kvs layers' with "
+               "ffn.double_wide)", "size"),
     SymbolInfo("d_emb", "d_{emb}", "width of the token embedding and LM head (d unless "
                "projected)", "size"),
     SymbolInfo("d_in", "d_{in}", "Mamba: channels of the scan (expand × d)", "size"),
@@ -122,6 +133,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_rope", r"\mathbb{1}_{rope}", "rotary position embeddings (RoPE)",
                "indicator"),
     SymbolInfo("i_sink", r"\mathbb{1}_{sink}", "a learned sink logit per head", "indicator"),
+    SymbolInfo("i_kev", r"\mathbb{1}_{k=v}", "the keys are the values (no W_V)", "indicator"),
+    SymbolInfo("i_kev2", r"\mathbb{1}'_{k=v}", "the L'_att layers' keys are their values",
+               "indicator"),
     SymbolInfo("i_gate", r"\mathbb{1}_{gate}", "an output gate on each head (Qwen3-Next)",
                "indicator"),
     SymbolInfo("i_gh", r"\mathbb{1}_{gate\,head}",
@@ -205,6 +219,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "memory"),
     SymbolInfo("L_s_att2", "L'_{s,att}", "of those, layers of the kind with head shapes of its "
                "own (attention.kind_shapes)", "memory"),
+    SymbolInfo("L_s_kvs", "L_{s,kvs}", "of the first stage's attention layers, those that read "
+               "an earlier layer's keys and values (attention.kv_shared_layers)", "memory"),
+    SymbolInfo("L_s_kvs2", "L'_{s,kvs}", "of those, layers of the kind with head shapes of its "
+               "own", "memory"),
+    SymbolInfo("L_s_dw", "L_{s,dw}", "of the first stage's dense FFNs, the 2·d_ff wide ones "
+               "(ffn.double_wide)", "memory"),
     SymbolInfo("h_t2", "h'_{t}", "key/value heads of the L'_att layers one tensor-parallel "
                "rank holds: ⌈h'_kv/t⌉", "memory"),
     SymbolInfo("h_t", "h_{t}", "key/value heads one tensor-parallel rank holds: ⌈h_kv/t⌉ "
@@ -400,6 +420,8 @@ E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2 = (SYMBOLS[n] for n in (
     "L_att2", "L_loc2", "L_chk2", "h2", "h_kv2", "d_qk2", "d_v2"))
+L_kvs, L_kvs2, L_kvsl, L_kvsl2, L_dw, i_kev, i_kev2 = (SYMBOLS[n] for n in (
+    "L_kvs", "L_kvs2", "L_kvsl", "L_kvsl2", "L_dw", "i_kev", "i_kev2"))
 T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R", "u", "K"))
 (N, N_emb, N_head, N_e, b, n_tp, n_pp, n_dp, i_z1, i_z2, i_z3, i_pp1, q_w, q_g, q_gc, q_m, q_o,
  q_a, q_kv, i_drop, i_sp, i_scores, i_full, M_gib) = (SYMBOLS[n] for n in (
@@ -426,6 +448,7 @@ i_hf, i_up, i_rope, i_eager = (SYMBOLS[n] for n in ("i_hf", "i_up", "i_rope", "i
 n_cp, n_ep, n_vp, i_vp = (SYMBOLS[n] for n in ("n_cp", "n_ep", "n_vp", "i_vp"))
 L_s, L_sm, h_t = (SYMBOLS[n] for n in ("L_s", "L_sm", "h_t"))
 L_s_att2, h_t2 = SYMBOLS["L_s_att2"], SYMBOLS["h_t2"]
+L_s_kvs, L_s_kvs2, L_s_dw = (SYMBOLS[n] for n in ("L_s_kvs", "L_s_kvs2", "L_s_dw"))
 B_bk, u_g, P_pf, q_rg = (SYMBOLS[n] for n in ("B_bk", "u_g", "P_pf", "q_rg"))
 i_oib, N_big, i_ao, u_ao = (SYMBOLS[n] for n in ("i_oib", "N_big", "i_ao", "u_ao"))
 i_qh, q_dq = (SYMBOLS[n] for n in ("i_qh", "q_dq"))

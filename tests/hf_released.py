@@ -22,3 +22,12 @@ DEFAULTS_REFUSED_BY_BOTH = {
     "ministral": "head_dim=None",
     "nemotron": "num_key_value_heads=None",
 }
+
+# Default configs calc refuses, naming the part its spec cannot express, which transformers
+# builds: the type is read where a config leaves that part out (gemma4_text: the class's
+# default hidden_size_per_layer_input 256 builds per-layer embeddings; Gemma 4 31B has none).
+# tests/test_hf_reference.py checks calc's refusal and transformers' model without the part.
+DEFAULTS_REFUSED_BY_CALC = {
+    "gemma4_text": ("hidden_size_per_layer_input=256 adds per-layer embeddings",
+                    {"hidden_size_per_layer_input": 0}),
+}

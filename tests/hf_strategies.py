@@ -128,6 +128,29 @@ def _layer_types(draw, layers: int, kinds: list[str]) -> list[str]:
 
 
 @st.composite
+def _gemma4_unified_text(draw, config: dict) -> dict:
+    """Gemma 4's unified language model: sliding and full layers (the last full), the full ones
+    with their own head width and, with attention_k_eq_v, KV heads and keys used as values;
+    the last layers without keys and values of their own (as many as leave an earlier layer of
+    each kind they read), their MLP doubled or not."""
+    layers = config["num_hidden_layers"] = draw(st.integers(1, 5))
+    kinds = [*_layer_types(draw, layers - 1, ["full_attention", "sliding_attention"]),
+             "full_attention"]
+    shared = 0
+    while shared < layers - 1 and set(kinds[:layers - shared - 1]) == set(kinds):
+        shared += 1
+    heads = config["num_attention_heads"]
+    return {**config, "layer_types": kinds, "head_dim": draw(st.sampled_from([2, 4, 8])),
+            "global_head_dim": draw(st.sampled_from([8, 16])),
+            "attention_k_eq_v": draw(st.booleans()),
+            "num_global_key_value_heads": draw(st.none() | st.sampled_from(_divisors(heads))),
+            "num_kv_shared_layers": draw(st.integers(0, shared)),
+            "use_double_wide_mlp": draw(st.booleans()),
+            "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
+            "hidden_activation": draw(st.sampled_from(["gelu_pytorch_tanh", "silu"]))}
+
+
+@st.composite
 def _kimi_linear(draw, layers: int) -> dict:
     """Kimi Linear: MLA (NoPE) and Kimi Delta Attention layers, placed by layer_types or by
     linear_attn_config's 1-based lists (as released files do), or left to the class's default;
@@ -196,6 +219,10 @@ def _per_layer_types(draw, model_type: str) -> dict:
                                                              "sliding_attention"])
         return {**config, "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
                 "hidden_activation": draw(st.sampled_from(["gelu_pytorch_tanh", "silu"]))}
+    if model_type in ("gemma4_unified_text", "gemma4_text"):  # gemma4_text: neither of its
+        drawn = draw(_gemma4_unified_text(config))  # per-layer embeddings nor an MoE block
+        return drawn if model_type == "gemma4_unified_text" else {
+            **drawn, "hidden_size_per_layer_input": 0}
     if model_type == "gpt_oss":
         config["layer_types"] = _layer_types(draw, layers, ["full_attention",
                                                              "sliding_attention"])
@@ -605,7 +632,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "lara_mini", "granitemoe_swa", "kolibri1", "afmoe",
                    "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl",
                    "cohere2_moe", "deepseek_v32", "glm_moe_dsa", "lfm3", "laguna",
-                   "kimi_linear", "minimax")
+                   "kimi_linear", "minimax", "gemma4_unified_text", "gemma4_text")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

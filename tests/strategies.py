@@ -137,7 +137,31 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
                                     else st.none() | st.sampled_from(_divisors(heads))),
                  "head_dim": draw(st.none() | st.integers(1, 16))}
         spec = spec.updated(**{"attention.kind_shapes": {draw(st.sampled_from(used)): shape}})
+    if not mla and "experts" not in attention and draw(st.booleans()):
+        spec = spec.updated(**draw(_gemma4_parts(spec)))
     return spec
+
+
+@st.composite
+def _gemma4_parts(draw, spec: calc.ModelSpec) -> dict:
+    """Gemma 4's parts: keys used as values (the model's layers, or a kind's own), the last
+    layers reading an earlier layer's keys and values (as many as leave a layer of each kind
+    before them), and their FFN twice as wide."""
+    changes: dict = {"attention.k_eq_v": draw(st.booleans())}
+    for kind, shape in spec.attention.kind_shapes.items():
+        changes["attention.kind_shapes"] = {
+            kind: {**shape.model_dump(), "k_eq_v": draw(st.none() | st.booleans())}}
+    mixers, kinds, most = spec.mixer_kinds, spec.attention_kinds, 0
+    for shared in range(1, spec.n_layers):
+        first = spec.n_layers - shared
+        if (any(mixer != "attention" for mixer in mixers[first:]) or "chunked" in kinds[first:]
+                or not set(kinds[first:]) <= set(kinds[:first])):
+            break
+        most = shared
+    shared = changes["attention.kv_shared_layers"] = draw(st.integers(0, most))
+    if shared and spec.ffn is not None:
+        changes["ffn.double_wide"] = draw(st.booleans())
+    return changes
 
 
 @st.composite

@@ -180,3 +180,33 @@ def test_lora_on_layers_of_one_kind_with_query_heads_of_their_own():
         assert RANK * (term.inputs + term.outputs) == counts.adapters_active, target
     counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
     assert counts.trainable == lora_parameters(model, RANK)
+
+
+def test_lora_on_gemma4_kv_shared_and_keys_as_values():
+    """Gemma 4's unified language model: the full layers' keys are their values (no v_proj)
+    and the last layers have no k_proj or v_proj of their own (num_kv_shared_layers), their
+    MLP twice as wide (use_double_wide_mlp): each target's adapters as PEFT builds them on
+    transformers' model, the step's adapter terms and all-linear's count agree."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.timing.finetune import adapter_terms
+    from calc.verify.hf_reference import build, lora_parameters
+
+    config = {"model_type": "gemma4_unified_text", "vocab_size": 64, "hidden_size": 32,
+              "intermediate_size": 24, "num_hidden_layers": 8, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "head_dim": 8, "global_head_dim": 16,
+              "attention_k_eq_v": True, "num_global_key_value_heads": 1,
+              "num_kv_shared_layers": 2, "use_double_wide_mlp": True, "sliding_window": 8}
+    spec, model = spec_from_hf_config(config), build(config)
+    assert spec.attention.kv_shared_layers == 2 and spec.double_wide_layers == 2
+    patterns = {**ATTENTION, "up": r"mlp\.up_proj$", "gate": r"mlp\.gate_proj$",
+                "down": r"mlp\.down_proj$"}
+    for target, pattern in patterns.items():
+        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
+        assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}, \
+            target
+        term, = adapter_terms(spec, (target,))
+        assert RANK * (term.inputs + term.outputs) == counts.adapters_active, target
+    counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
+    assert counts.trainable == lora_parameters(model, RANK)

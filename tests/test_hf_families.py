@@ -258,6 +258,26 @@ BAD = [
     ({"model_type": "laguna", "gating": "per-element", "attention_bias": True},
      "attention_bias=true with gating per element"),
     ({"model_type": "laguna", "gating": "sigmoid"}, "gating='sigmoid': calc reads true or"),
+    ({"model_type": "gemma4_unified_text", "use_bidirectional_attention": "all"},
+     "use_bidirectional_attention='all' makes every layer bidirectional"),
+    ({"model_type": "gemma4_unified_text", "num_hidden_layers": 8, "num_kv_shared_layers": 3},
+     "no earlier global layer computes the keys and values the shared global layers read"),
+    ({"model_type": "gemma4_unified_text", "num_hidden_layers": 6, "num_kv_shared_layers": 6},
+     "attention.kv_shared_layers=6 must be below n_layers=6"),
+    ({"model_type": "gemma4_unified_text", "num_hidden_layers": 3,
+      "per_layer_config": {"0": {"head_dim": 128}}},
+     "per_layer_config.0 gives sliding layer 0 a shape of its own"),
+    ({"model_type": "gemma4_unified_text", "num_hidden_layers": 2,
+      "layer_types": ["full_attention", "full_attention"],
+      "per_layer_config": {"0": {"head_dim": 128}, "1": {"head_dim": 64}}},
+     "per_layer_config gives the full layers different shapes"),
+    ({"model_type": "gemma4_unified_text", "per_layer_config": {"5": {"intermediate_size": 8}}},
+     "per_layer_config.5 sets ['intermediate_size']"),
+    ({"model_type": "gemma4_text"}, "hidden_size_per_layer_input=256 adds per-layer embeddings"),
+    ({"model_type": "gemma4_text", "hidden_size_per_layer_input": 0, "enable_moe_block": True},
+     "enable_moe_block=true runs an MoE block beside each layer's dense MLP"),
+    ({"model_type": "gemma4", "text_config": {"model_type": "gemma4_text"}},
+     "hidden_size_per_layer_input=256 adds per-layer embeddings"),
     ({"model_type": "lfm3", "layer_types": ["chunked_attention"] * 24},
      "lfm3 builds conv, full_attention and sliding_attention"),
     ({"model_type": "lfm3", "head_dim": None}, "head_dim=None: transformers' lfm3 attention"),
@@ -407,3 +427,83 @@ def test_the_refusal_docs_quote_is_what_calc_says():
     with pytest.raises(CalcError) as error:
         spec_from_hf_config({"model_type": "internlm2"}, where="config file 'config.json'")
     assert " ".join(quoted.split()) == str(error.value)
+
+
+# ---- Gemma 4's unified language model --------------------------------------------------------
+def test_gemma4_12b_reads_its_full_layers_shape_and_keys_as_values():
+    """google/gemma-4-12B (tests/data/hf_configs/gemma-4-12b.json): 48 layers, every 6th full
+    with head_dim 512 (global_head_dim) and one KV head whose keys are its values
+    (num_global_key_value_heads, attention_k_eq_v: no v_proj); 11,907,350,272 parameters in
+    its language model, transformers' own Gemma4UnifiedForConditionalGeneration's count less
+    its vision and audio embedders (python -m calc verify --hf, tests/test_hf_reference.py)."""
+    spec = spec_of("gemma-4-12b")
+    att = spec.attention
+    assert att.layer_pattern == ("local",) * 5 + ("global",)
+    assert att.kind_shapes["global"].model_dump() == {"n_heads": None, "n_kv_heads": 1,
+                                                      "head_dim": 512, "k_eq_v": True}
+    assert not att.k_eq_v and att.kv_shared_layers == 0 and spec.double_wide_layers == 0
+    counts = calc.count_params(spec)
+    assert counts.total == 11_907_350_272
+    # W_K alone on the 8 full layers (3840 × 512), W_K and W_V on the 40 sliding ones
+    assert counts.components["attention/kv"] == 8 * 3840 * 512 + 40 * 2 * 3840 * 8 * 256
+
+
+def test_gemma4_kv_shared_layers_and_their_double_wide_mlp():
+    """The last num_kv_shared_layers layers build no k_proj, v_proj or k_norm
+    (modeling_gemma4_unified.py, kv_sharing_modes "reuse") and, with use_double_wide_mlp, an
+    MLP of 2 × intermediate_size; they cache nothing; use_double_wide_mlp without them is
+    nothing."""
+    base = {"model_type": "gemma4_unified_text", "vocab_size": 64, "hidden_size": 32,
+            "intermediate_size": 24, "num_hidden_layers": 8, "num_attention_heads": 4,
+            "num_key_value_heads": 2, "head_dim": 8, "global_head_dim": 16,
+            "sliding_window": 8, "use_double_wide_mlp": True}
+    plain = spec_from_hf_config(base)
+    assert plain.ffn.double_wide is False and plain.double_wide_layers == 0
+    shared = spec_from_hf_config({**base, "num_kv_shared_layers": 2})
+    assert shared.kv_shared_counts == (2, 1, 1, 0)  # layers 6 (sliding) and 7 (full)
+    assert shared.double_wide_layers == 2
+    a, b = calc.count_params(plain).components, calc.count_params(shared).components
+    # layer 6: W_K, W_V 32 × 2·8 each and k_norm 8; layer 7: 32 × 2·16 each and k_norm 16
+    assert a["attention/kv"] - b["attention/kv"] == 2 * 32 * 16 + 2 * 32 * 32
+    assert a["attention/qk_norm"] - b["attention/qk_norm"] == 8 + 16
+    assert b["mlp/up"] - a["mlp/up"] == 2 * 2 * 32 * 24  # two layers, up and gate doubled
+    cache = [calc.infer(s, gpu="h100", context=4).inference.kv_cache_bytes_per_token
+             for s in (plain, shared)]
+    assert cache[0] - cache[1] == 2 * (2 * 2 * 8 + 2 * 2 * 16)  # bf16 K and V of 6 and 7
+
+
+def test_gemma4_per_layer_config_as_a_saved_config_carries_it():
+    """A config transformers saved holds per_layer_config (configuration_utils.py) instead of
+    global_head_dim: the full layers' head_dim and num_key_value_heads from it."""
+    types = ["sliding_attention", "full_attention"] * 2
+    spec = spec_from_hf_config({
+        "model_type": "gemma4_unified_text", "num_hidden_layers": 4, "layer_types": types,
+        "attention_k_eq_v": True,
+        "per_layer_config": {"1": {"head_dim": 128, "num_key_value_heads": 2},
+                             "3": {"head_dim": 128, "num_key_value_heads": 2}}})
+    assert spec.heads_of("global") == (8, 2, 128, 128) and spec.keys_are_values("global")
+    # without attention_k_eq_v, num_global_key_value_heads is not read (configuration_gemma4)
+    spec = spec_from_hf_config({"model_type": "gemma4_unified_text",
+                                "num_global_key_value_heads": 1})
+    assert spec.heads_of("global") == (8, 4, 512, 512) and not spec.keys_are_values("global")
+
+
+def test_gemma4_unified_wrapper_counts_its_language_model():
+    wrapped = spec_of("gemma-4-12b")
+    text = json.loads((CONFIGS / "gemma-4-12b.json").read_text())["text_config"]
+    assert calc.count_params(spec_from_hf_config(text)) == calc.count_params(wrapped)
+
+
+def test_gemma4_31b_is_gemma4_unified_texts_layers():
+    """google/gemma-4-31B (tests/data/hf_configs/gemma-4-31b.json): gemma4_text without
+    per-layer embeddings or an MoE block builds gemma4_unified_text's layers
+    (modeling_gemma4.py), 60 of them, the 10 full ones with 4 KV heads of 512 whose keys are
+    their values: 30,697,345,280 parameters in its language model, transformers 5.24.0's own
+    count (python -m calc verify --hf)."""
+    spec = spec_of("gemma-4-31b")
+    assert spec.heads_of("global") == (32, 4, 512, 512) and spec.keys_are_values("global")
+    assert spec.heads_of("local") == (32, 16, 256, 256) and not spec.keys_are_values("local")
+    assert calc.count_params(spec).total == 30_697_345_280
+    text = json.loads((CONFIGS / "gemma-4-31b.json").read_text())["text_config"]
+    unified = spec_from_hf_config({**text, "model_type": "gemma4_unified_text"})
+    assert calc.count_params(unified) == calc.count_params(spec)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 
@@ -33,7 +34,12 @@ from calc.verify import hf_reference  # noqa: E402
 from calc.verify.hf_implementation import transformers_flops  # noqa: E402
 from calc.verify.model import build as build_reference  # noqa: E402
 from tests.hf_family_strategies import FAMILY_TYPES, family_config  # noqa: E402
-from tests.hf_released import CONFIGS, DEFAULTS_REFUSED_BY_BOTH, REAL  # noqa: E402
+from tests.hf_released import (  # noqa: E402
+    CONFIGS,
+    DEFAULTS_REFUSED_BY_BOTH,
+    DEFAULTS_REFUSED_BY_CALC,
+    REAL,
+)
 from tests.hf_strategies import _NO_TOKENS, MIN_WINDOW, STRATEGIES, hf_configs  # noqa: E402
 
 T = 128
@@ -113,11 +119,23 @@ def test_quirk_variants_match_transformers(name):
 
 
 @pytest.mark.parametrize("model_type", sorted(set(supported_types())
-                                              - set(DEFAULTS_REFUSED_BY_BOTH)))
+                                              - set(DEFAULTS_REFUSED_BY_BOTH)
+                                              - set(DEFAULTS_REFUSED_BY_CALC)))
 def test_an_empty_config_is_transformers_default_model(model_type):
     """Every ModelType's defaults against the classes themselves: every default calc reads,
     at once."""
     config = {"model_type": model_type}
+    assert_matches(spec_from_hf_config(config), config, 16)
+
+
+@pytest.mark.parametrize("model_type", sorted(DEFAULTS_REFUSED_BY_CALC))
+def test_a_default_with_a_part_calc_lacks_is_refused_naming_it(model_type):
+    """calc refuses the default config in one line naming the part; without that part it is
+    transformers' default model, exactly."""
+    message, without = DEFAULTS_REFUSED_BY_CALC[model_type]
+    with pytest.raises(CalcError, match=re.escape(message)):
+        spec_from_hf_config({"model_type": model_type})
+    config = {"model_type": model_type, **without}
     assert_matches(spec_from_hf_config(config), config, 16)
 
 
@@ -449,6 +467,31 @@ def test_random_minimax_configs_match_transformers_and_export_back(config, seq_l
         assert exported["model_type"] == "minimax"
 
 
+# ---- Gemma 4: keys used as values, kv-shared layers, their double-wide MLP --------------------
+@st.composite
+def _gemma4_configs(draw) -> dict:
+    model_type = draw(st.sampled_from(["gemma4_unified_text", "gemma4_text"]))
+    return {"model_type": model_type, "vocab_size": draw(st.integers(1, 50)), **_NO_TOKENS,
+            **draw(STRATEGIES[model_type](model_type))}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_gemma4_configs())
+def test_random_gemma4_configs_match_transformers_and_export_back(config):
+    """The full layers' own head width and KV heads, keys used as values there
+    (attention_k_eq_v), the last layers without keys and values of their own
+    (num_kv_shared_layers) and their MLP doubled (use_double_wide_mlp) against transformers'
+    Gemma4UnifiedForCausalLM and Gemma4ForCausalLM, and back through gemma4_unified_text's
+    writer (the first that holds them)."""
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW + 4)
+    exported = hf_config_from_spec(spec)
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    if spec.attention.kv_shared_layers or spec.keys_are_values("global"):
+        assert exported["model_type"] == "gemma4_unified_text"
+        assert_matches(spec, exported, MIN_WINDOW + 4)
+
+
 # ---- an LM head narrower than the vocabulary (output_vocab_size) ----------------------------
 @st.composite
 def _apertus1p5_configs(draw) -> dict:
@@ -513,7 +556,8 @@ def test_wrapper_table_is_transformers(wrapper):
     assert text_type in supported_types()
     for top, text in ((False, True), (None, False)):
         inner = {"model_type": text_type, **_TINY_TEXT, "tie_word_embeddings": text,
-                 "pad_token_id": 0}  # Emu3TextConfig's default id is past the tiny vocab
+                 "pad_token_id": 0,  # Emu3TextConfig's default id is past the tiny vocab
+                 **DEFAULTS_REFUSED_BY_CALC.get(text_type, ("", {}))[1]}
         config = {"model_type": wrapper, "text_config": inner, **_WRAPPER_FIELDS.get(wrapper, {})}
         if top is not None:
             config["tie_word_embeddings"] = top

@@ -38,7 +38,10 @@ from calc.symbols import (
     L_att2,
     L_dense,
     L_dn,
+    L_dw,
     L_idx,
+    L_kvs,
+    L_kvs2,
     L_la,
     L_moe,
     L_sc,
@@ -67,6 +70,7 @@ from calc.symbols import (
     i_glu,
     i_head,
     i_hf,
+    i_kev,
     i_oib,
     i_qh,
     i_rel,
@@ -106,7 +110,8 @@ SHARED_WIDTH = E_s * d_s
 
 # An FFN target's matrix in the dense layers and in the shared experts' MLP (up and gate are
 # d × width, down width × d: n_in + n_out alike).
-FFN_MATRICES = ((L_dense, d + d_ff, L_dense),
+# ffn.double_wide: L_dw of the dense FFNs are 2·d_ff wide.
+FFN_MATRICES = ((L_dense - L_dw, d + d_ff, L_dense - L_dw), (L_dw, d + 2 * d_ff, L_dw),
                 (L_moe * HAS_SHARED, d + SHARED_WIDTH, L_moe * HAS_SHARED))
 
 
@@ -119,10 +124,20 @@ def _attention_matrices(sides: sympy.Expr, on: sympy.Expr = 1) -> tuple[tuple[sy
             (on * L_att2, params.of_kind(sides), on * L_att2))
 
 
+def _kv_matrices(sides: sympy.Expr, on: sympy.Expr = sympy.S.One
+                 ) -> tuple[tuple[sympy.Expr, ...], ...]:
+    """A key or value projection's matrix of n_in + n_out `sides` in the attention layers with
+    keys and values of their own (not the L_kvs kv-shared ones: they have no k_proj or v_proj),
+    of each head shape; `on`: the layers have it (no v_proj where the keys are the values)."""
+    own, kind = L_att - L_att2 - (L_kvs - L_kvs2), L_att2 - L_kvs2
+    return ((on * own, sides, on * own),
+            (params.of_kind(on) * kind, params.of_kind(sides), params.of_kind(on) * kind))
+
+
 TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]] = {
     "q": _attention_matrices(d + h * d_qk + i_gate * (1 - i_gh) * h * d_v),
-    "k": _attention_matrices(d + h_kv * d_qk),
-    "v": _attention_matrices(d + h_kv * d_v),
+    "k": _kv_matrices(d + h_kv * d_qk),
+    "v": _kv_matrices(d + h_kv * d_v, 1 - i_kev),
     "o": _attention_matrices(h * d_v + d),
     # the per-head output gate's own g_proj d → h (LFM3, Laguna)
     "g": _attention_matrices(d + h, i_gh),
@@ -163,8 +178,9 @@ ADAPTER_PAIRS_PER_TOKEN = sympy.Add(*(ON[target] * sympy.Add(*(per for _, _, per
 # Embeddings, the LM head, norms and biases stay at q_w.
 QUANTISED = (params.over_attention_layers(
     sympy.Add(*params.ATTENTION_WEIGHTS.values(), *params.MOA_IDLE.values()) + i_rel * d * h * d_qk)
+             - params.over_kv_shared_layers(params.ATTENTION_WEIGHTS["attention/kv"])
              + L_idx * sympy.Add(*params.INDEXER_WEIGHTS.values())
-             + L_dense * params.ffn_weights(d_ff)
+             + params.over_dense_layers(params.ffn_weights(d_ff))
              + L_moe * (params.ROUTER_WEIGHTS + E * params.ffn_weights(d_e)
                         + E_s * params.ffn_weights(d_s) + i_shared_gate * d)
              + L_ssm * sympy.Add(*mixers.MAMBA_WEIGHTS.values())

@@ -23,6 +23,11 @@ key), on the L_idx layers with an indexer of their own; and the attention proper
 it selects only: min(K_I, keys seen) per query, on every attention layer. The indexer's scores
 and the selected keys' QKᵀ and A·V are attention/scores. transformers runs the selection as a
 mask over dense scores (calc.verify.hf_implementation).
+
+Gemma 4's layers without keys and values of their own (attention.kv_shared_layers) compute no
+W_K/W_V products: they score their queries against the keys and values an earlier layer of
+their kind computed, so their QKᵀ and A·V count as any other layer's. Where the keys are the
+values (attention.k_eq_v) there is no W_V product; A·V multiplies the normed keys.
 Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020 §2.1).
 """
 
@@ -38,7 +43,6 @@ from calc.symbols import (
     L_att2,
     L_chk,
     L_chk2,
-    L_dense,
     L_dn,
     L_idx,
     L_la,
@@ -143,7 +147,9 @@ INFERENCE_ATTENTION_PER_TOKEN = FMA * PAIR * (
 # Forward FLOPs per token by component (the attention scores per sequence, see above); the
 # convolutions and scans of the other mixers are not matrix products (calc.formulas.mixers).
 FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
-    **{key: FMA * params.over_attention_layers(expr) for key, expr in MATMUL_PER_LAYER.items()},
+    # the L_kvs layers that read earlier keys and values compute no W_K/W_V products
+    **{key: FMA * expr for key, expr in params.attention_totals(
+        MATMUL_PER_LAYER, params.KV_OWN_WEIGHTS).items()},
     **{key: FMA * L_idx * expr for key, expr in params.INDEXER_WEIGHTS.items()},
     **{key: FMA * L_ssm * expr for key, expr in mixers.MAMBA_WEIGHTS.items()},
     "mamba/conv": L_ssm * mixers.MAMBA_CONV,
@@ -155,7 +161,7 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     "lightning/scan": L_la * mixers.LIGHTNING_SCAN,
     **{key: FMA * L_sc * expr for key, expr in mixers.SHORT_CONV_WEIGHTS.items()},
     "conv/conv": L_sc * mixers.SHORT_CONV_CONV,
-    "mlp": FMA * L_dense * MATMUL_DENSE_FFN,
+    "mlp": FMA * params.over_dense_layers(MATMUL_DENSE_FFN),
     **{key: FMA * L_moe * expr for key, expr in MATMUL_MOE.items()},
     "embedding_projection": FMA * MATMUL_EMBEDDING_PROJECTION,
     "lm_head": FMA * MATMUL_LM_HEAD,

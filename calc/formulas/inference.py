@@ -47,6 +47,10 @@ from calc.symbols import (
     L_chk2,
     L_dn,
     L_idx,
+    L_kvs,
+    L_kvs2,
+    L_kvsl,
+    L_kvsl2,
     L_la,
     L_loc,
     L_loc2,
@@ -102,8 +106,13 @@ def _token_layers(att: sympy.Expr, loc: sympy.Expr, chk: sympy.Expr) -> sympy.Ex
     return (att - loc - chk) * T + loc * sympy.Min(T, w) + chk * sympy.Min(T, c)
 
 
-KV_TOKEN_LAYERS = _token_layers(L_att - L_att2, L_loc - L_loc2, L_chk - L_chk2)
-KV_TOKEN_LAYERS2 = _token_layers(L_att2, L_loc2, L_chk2)
+# The L_kvs layers that read an earlier layer's keys and values (attention.kv_shared_layers,
+# L_kvsl of them local) cache none (modeling_gemma4.py: a "reuse" layer never updates the
+# cache); where the keys are the values (attention.k_eq_v) transformers still caches both, the
+# keys normed and turned, the values normed only (Gemma4TextAttention: cache.update(k, v)).
+KV_TOKEN_LAYERS = _token_layers(L_att - L_att2 - (L_kvs - L_kvs2),
+                                L_loc - L_loc2 - (L_kvsl - L_kvsl2), L_chk - L_chk2)
+KV_TOKEN_LAYERS2 = _token_layers(L_att2 - L_kvs2, L_loc2 - L_kvsl2, L_chk2)
 # The other mixers keep a state per sequence whatever T (Mamba: D × N and the last k − 1 inputs
 # of its conv; gated DeltaNet: d_k × d_v per value head and its conv's; lightning attention:
 # d_la × d_la per head, transformers' MiniMaxCache linear_cache; short conv: k − 1 inputs).
@@ -139,8 +148,8 @@ DECODE_STEP = sympy.Max(DECODE_COMPUTE, DECODE_MEMORY, evaluate=False)
 INFERENCE: dict[str, sympy.Expr] = {
     "weights": WEIGHTS,
     # before any window caps it; DSA's indexer keys included
-    "kv_cache_per_token": q_kv * ((L_att - L_att2) * KV_WIDTH + L_att2 * KV_WIDTH2
-                                  + L_idx * d_I),
+    "kv_cache_per_token": q_kv * ((L_att - L_att2 - (L_kvs - L_kvs2)) * KV_WIDTH
+                                  + (L_att2 - L_kvs2) * KV_WIDTH2 + L_idx * d_I),
     "kv_cache": KV_CACHE,
     # the recurrent states among it, the same at any context
     "state_cache": q_kv * b * STATE_ELEMENTS,

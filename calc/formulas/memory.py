@@ -59,6 +59,9 @@ from calc.symbols import (
     L_s_att2,
     L_s_dense,
     L_s_dn,
+    L_s_dw,
+    L_s_kvs,
+    L_s_kvs2,
     L_s_la,
     L_s_sc,
     L_s_ssm,
@@ -116,6 +119,7 @@ from calc.symbols import (
     i_keep_o,
     i_keep_qkv,
     i_keep_up,
+    i_kev,
     i_mla,
     i_mtps,
     i_norm_final,
@@ -186,8 +190,15 @@ def over_stage_attention(expr: sympy.Expr) -> sympy.Expr:
     return (L_s_att - L_s_att2) * expr + L_s_att2 * of_kind(expr)
 
 
-KV_REPLICATED = (1 - i_mla) * L_w / L_s * over_stage_attention(
-    (h_t - h_kv / n_tp) * (d_qk + d_v) * (d + b_qkv))
+def over_stage_kv_shared(expr: sympy.Expr) -> sympy.Expr:
+    """`expr` over the first stage's L_s,kvs layers that read an earlier layer's keys and
+    values, L'_s,kvs of them the other kind's."""
+    return (L_s_kvs - L_s_kvs2) * expr + L_s_kvs2 * of_kind(expr)
+
+
+KV_REPLICATED = (1 - i_mla) * L_w / L_s * (over_stage_attention(
+    (h_t - h_kv / n_tp) * (d_qk + (1 - i_kev) * d_v) * (d + b_qkv))
+    - over_stage_kv_shared((h_t - h_kv / n_tp) * (d_qk + (1 - i_kev) * d_v) * (d + b_qkv)))
 MTP_PER_GPU = i_head * ((N_mtp - N_mtp_e + (1 - i_mtps) * M * (N_emb + N_head)) / n_tp
                         + N_mtp_e / (n_tp * n_ep))
 DENSE_PER_GPU = (LAYERS_PER_GPU + N_emb + i_head * N_head) / n_tp + KV_REPLICATED
@@ -288,6 +299,17 @@ ATTENTION_PER_RANK = ((1 - RECOMPUTED_UP) * (h * d_qk / n_tp + h_t * (d_qk + d_v
                       + OUTPUT_GATE / n_tp
                       + i_hf * (i_scores * REPEATED_KV * (d_qk + d_v) * q_a
                                 + (1 - i_scores) * 4 * h + QK_NORMS_HF) / n_tp)
+# What a layer that reads an earlier layer's keys and values (attention.kv_shared_layers) does
+# not keep of its own: its K and V (the earlier layer's tensors, kept once), its key norm's
+# tensors under transformers, and its adapters' fp32 copies on k_proj and v_proj.
+KV_OWN_PER_RANK = ((1 - RECOMPUTED_UP) * h_t * (d_qk + d_v) * q_a
+                   + i_hf * (i_qk_head + i_qk_proj) * h_kv * (4 + (1 - i_frozen) * q_a) * d_qk
+                   / n_tp)
+# The adapters' fp32 copies of the layer's input on k_proj and v_proj (ATTENTION_OUTSIDE): none
+# on a kv-shared layer, none on v_proj where the keys are the values.
+V_ADAPTER_COPY = i_kev * ADAPTER_COPY * d * a_v
+KV_ADAPTER_COPIES = (over_stage_kv_shared(ADAPTER_COPY * d * (a_k + a_v) - V_ADAPTER_COPY)
+                     + over_stage_attention(V_ADAPTER_COPY))
 # A plain FFN keeps the input and output of its activation (16 of the 34 at d_ff = 4h); a gated
 # one keeps gate and up outputs and their product (Megatron-LM's fused SwiGLU saves its 2·d_ff
 # input, the down projection its d_ff input). An MoE layer: per token, its k routed experts and
@@ -350,11 +372,12 @@ FFN_LAYERS_S = L_s_dense + L_sm  # the first stage's layers with an FFN
 # "PP+1"), each through one stage (counted as the first stage's L_s layers).
 IN_FLIGHT = n_pp + i_dual
 STORED_PER_TOKEN = IN_FLIGHT * (
-    (L_s * (NORM_INPUTS + DROPOUT_MASK) + L_s_att * ATTENTION_OUTSIDE
+    (L_s * (NORM_INPUTS + DROPOUT_MASK) + L_s_att * ATTENTION_OUTSIDE - KV_ADAPTER_COPIES
      + FFN_LAYERS_S * (FFN_OUTSIDE + DROPOUT_MASK) + (L_s - L_s_att) * MIXER_OUTSIDE)
     / n_tp**i_sp
     + over_stage_attention(ATTENTION_PER_RANK + i_scores * SCORES / n_tp)
-    + (L_s_dense * MLP_DENSE + L_sm * MLP_MOE) / n_tp
+    - over_stage_kv_shared(KV_OWN_PER_RANK)
+    + ((L_s_dense + L_s_dw) * MLP_DENSE + L_sm * MLP_MOE) / n_tp
     + L_s_ssm * MIXERS_PER_RANK["mamba"] + L_s_dn * MIXERS_PER_RANK["deltanet"]
     + L_s_la * MIXERS_PER_RANK["lightning"] + L_s_sc * MIXERS_PER_RANK["conv"])
 # full recomputation: each layer's input. Activation offload (i_ao; torchtune's

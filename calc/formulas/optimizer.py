@@ -21,7 +21,6 @@ from calc.symbols import (
     E,
     E_s,
     H_v,
-    L_dense,
     L_dn,
     L_la,
     L_moe,
@@ -44,6 +43,7 @@ from calc.symbols import (
     h,
     h_kv,
     i_glu,
+    i_kev,
     i_mla,
     i_qlora,
     i_rel,
@@ -62,9 +62,12 @@ def _ffn_sides(width: sympy.Expr) -> sympy.Expr:
     return (2 + i_glu) * (d + width)
 
 
+# Rows + columns of W_K and W_V (none of W_V where the keys are the values; none of either on
+# the kv-shared layers).
+KV_SIDES = MHA * ((d + h_kv * d_qk) + (1 - i_kev) * (d + h_kv * d_v))
 # Rows + columns of every matrix in one layer (calc.formulas.params's shapes).
 LAYER_SIDES = (
-    MHA * ((d + h * d_qk) + (d + h_kv * d_qk) + (d + h_kv * d_v))
+    MHA * (d + h * d_qk) + KV_SIDES
     + i_mla * (i_qlora * ((d + r_q) + (r_q + h * d_qk)) + (1 - i_qlora) * (d + h * d_qk)
                + (d + r_kv + d_rope) + (r_kv + h * (d_qk - d_rope + d_v)))
     + (h * d_v + d) + i_rel * (d + h * d_qk))
@@ -77,7 +80,8 @@ MIXER_SIDES = (L_ssm * ((d + mixers.IN_WIDTH) + mixers.M1 * ((d_in + R_dt + 2 * 
                + L_la * ((d + 3 * mixers.LA_WIDTH) + (d + mixers.LA_WIDTH)
                          + (mixers.LA_WIDTH + d))
                + L_sc * ((d + 3 * d) + (d + d)))
-SIDES = (params.over_attention_layers(LAYER_SIDES) + L_dense * _ffn_sides(d_ff)
+SIDES = (params.over_attention_layers(LAYER_SIDES) - params.over_kv_shared_layers(KV_SIDES)
+         + params.over_dense_layers(_ffn_sides(d_ff))
          + L_moe * ((d + E) + E * _ffn_sides(d_e) + E_s * _ffn_sides(d_s)
                     + i_shared_gate * (d + 1))
          + MIXER_SIDES + (V + d) + sympy.Min(P, 1) * (P + d) + (1 - i_tied) * (V_o + d))

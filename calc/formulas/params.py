@@ -27,7 +27,10 @@ from calc.symbols import (
     L_att2,
     L_dense,
     L_dn,
+    L_dw,
     L_idx,
+    L_kvs,
+    L_kvs2,
     L_la,
     L_moe,
     L_sc,
@@ -64,6 +67,8 @@ from calc.symbols import (
     i_gate,
     i_gh,
     i_glu,
+    i_kev,
+    i_kev2,
     i_mla,
     i_moa,
     i_moe,
@@ -96,11 +101,14 @@ GATE_WIDTH = i_gh + (1 - i_gh) * d_v
 # MHA/GQA/MQA: W_Q is d × h·d_qk, W_K and W_V are d × h_kv·d_qk and d × h_kv·d_v (Vaswani 2017
 # §3.2.2; GQA: Ainslie et al. 2023). MLA (DeepSeek-V2 §2.1.2, DeepSeek-V3 config.json): queries
 # go d → r_q (norm) → h·d_qk; keys and values share a latent d → r_kv (norm) → h·(d_nope + d_v),
-# plus one RoPE key of width d_rope shared by all heads, projected straight from d.
+# plus one RoPE key of width d_rope shared by all heads, projected straight from d. Where the
+# keys are the values (Gemma 4's attention_k_eq_v; modeling_gemma4.py Gemma4TextAttention:
+# v_proj None, value_states = key_states) there is no W_V.
+V_PROJ = (1 - i_kev) * d_v
 ATTENTION_WEIGHTS: dict[str, sympy.Expr] = {
     "attention/q": MHA * d * h * d_qk
     + i_mla * (i_qlora * (d * r_q + r_q * h * d_qk) + (1 - i_qlora) * d * h * d_qk),
-    "attention/kv": MHA * d * h_kv * (d_qk + d_v)
+    "attention/kv": MHA * d * h_kv * (d_qk + V_PROJ)
     + i_mla * (d * (r_kv + d_rope) + r_kv * h * (d_qk - d_rope + d_v)),
     "attention/o": h * d_v * d,  # W_O: h·d_v → d
     # Qwen3-Next's output gate: W_Q also yields sigmoid gates for each head's output, h·d_v
@@ -128,7 +136,7 @@ ATTENTION_Q = (ATTENTION_WEIGHTS["attention/q"]
                + b_qkv * (MHA * h * d_qk + i_mla * i_qlora * r_q)  # MLA: bias on the q_a only
                + i_mla * i_qlora * NORM * r_q)
 ATTENTION_KV = (ATTENTION_WEIGHTS["attention/kv"]
-                + b_qkv * (MHA * h_kv * (d_qk + d_v) + i_mla * (r_kv + d_rope))
+                + b_qkv * (MHA * h_kv * (d_qk + V_PROJ) + i_mla * (r_kv + d_rope))
                 + i_mla * NORM * r_kv)
 ATTENTION_O = ATTENTION_WEIGHTS["attention/o"] + b_o * d
 # A per-channel gate projected with W_Q carries its bias; a per-head g_proj has none (LFM3 and
@@ -141,7 +149,9 @@ ATTENTION_GATE = ATTENTION_WEIGHTS["attention/gate"] + i_gate * (1 - i_gh) * b_q
 ATTENTION_POSITION = i_rel * (d * h * d_qk + 2 * h * d_qk)
 # QK-norm: per head over d_qk (Qwen3, Gemma 3: one γ for q, one for k), or over the whole
 # projections h·d_qk and h_kv·d_qk (OLMo 2). Without weights (Llama 4's L2 norm) both are 0.
-ATTENTION_QK_NORM = NORM * (i_qk_head * 2 * d_qk + i_qk_proj * (h + h_kv) * d_qk)
+# (Gemma 4's value norm has no weight: Gemma4RMSNorm with_scale=False.)
+K_NORM = NORM * (i_qk_head * d_qk + i_qk_proj * h_kv * d_qk)
+ATTENTION_QK_NORM = NORM * (i_qk_head * d_qk + i_qk_proj * h * d_qk) + K_NORM
 # gpt-oss: one learned sink logit per head joins each softmax (modeling_gpt_oss.py, `sinks`).
 ATTENTION_SINKS = i_sink * h
 # BitNet b1.58 (Ma et al. 2025; modeling_bitnet.py): a norm on W_O's input (attn_sub_norm)
@@ -170,6 +180,11 @@ ATTENTION: dict[str, sympy.Expr] = {
     "attention/sinks": ATTENTION_SINKS,
     "attention/sub_norm": ATTENTION_SUB_NORM,
 }
+# What the L_kvs layers lack (attention.kv_shared_layers; modeling_gemma4.py: a layer whose
+# kv_sharing_mode is "reuse" builds no k_proj, v_proj or k_norm and reads the keys and values
+# of the last earlier layer of its kind).
+KV_OWN: dict[str, sympy.Expr] = {"attention/kv": ATTENTION_KV, "attention/qk_norm": K_NORM}
+KV_OWN_WEIGHTS = {"attention/kv": ATTENTION_WEIGHTS["attention/kv"]}
 # Active per token: the h/h_kv attention experts it is routed to.
 ATTENTION_ACTIVE = {key: expr - MOA_IDLE.get(key, 0) for key, expr in ATTENTION.items()}
 NORMS: dict[str, sympy.Expr] = {"norms": LAYER_NORMS}  # every layer's, × L
@@ -231,8 +246,10 @@ EMBEDDING_KEYS = ("embedding/token", "embedding/position")
 
 def of_kind(expr: sympy.Expr) -> sympy.Expr:
     """`expr`, one attention layer's, for the L'_att layers of the kind with head shapes of
-    its own (attention.kind_shapes): h', h'_kv, d'_qk, d'_v in place of the model's."""
-    return expr.subs({h: h2, h_kv: h_kv2, d_qk: d_qk2, d_v: d_v2}, simultaneous=True)
+    its own (attention.kind_shapes): h', h'_kv, d'_qk, d'_v (and whether its keys are its
+    values) in place of the model's."""
+    return expr.subs({h: h2, h_kv: h_kv2, d_qk: d_qk2, d_v: d_v2, i_kev: i_kev2},
+                     simultaneous=True)
 
 
 def over_attention_layers(expr: sympy.Expr) -> sympy.Expr:
@@ -240,6 +257,27 @@ def over_attention_layers(expr: sympy.Expr) -> sympy.Expr:
     have the other kind's head shapes (Laguna: 64 query heads on its 30 sliding layers, 48 on
     its 10 full ones)."""
     return (L_att - L_att2) * expr + L_att2 * of_kind(expr)
+
+
+def over_kv_shared_layers(expr: sympy.Expr) -> sympy.Expr:
+    """`expr`, one attention layer's, summed over the L_kvs layers without keys and values of
+    their own, of which L'_kvs have the other kind's head shapes."""
+    return (L_kvs - L_kvs2) * expr + L_kvs2 * of_kind(expr)
+
+
+def over_dense_layers(expr: sympy.Expr) -> sympy.Expr:
+    """`expr`, one dense FFN's, summed over the L_dense dense FFNs, of which L_dw are 2·d_ff
+    wide (ffn.double_wide; modeling_gemma4.py Gemma4TextMLP: intermediate_size × 2 on the
+    kv-shared layers when use_double_wide_mlp)."""
+    return L_dense * expr + L_dw * (expr.subs(d_ff, 2 * d_ff) - expr)
+
+
+def attention_totals(attention: dict[str, sympy.Expr],
+                     own: dict[str, sympy.Expr] = KV_OWN) -> dict[str, sympy.Expr]:
+    """Each attention term summed over the attention layers, less what the kv-shared layers
+    do not have (`own`: KV_OWN, or its weights alone)."""
+    return {key: over_attention_layers(expr) - over_kv_shared_layers(own.get(key, sympy.S.Zero))
+            for key, expr in attention.items()}
 
 
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
@@ -255,8 +293,9 @@ def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
     """Totals over the whole model: each part's per-layer terms × the layers that have it (the
     attention layers' `attention`), the MoE terms × L_moe, and the once-per-model terms."""
     return {
-        **{key: over_attention_layers(expr) for key, expr in attention.items()},
-        **{key: count * expr for count, part in PARTS[1:] for key, expr in part.items()},
+        **attention_totals(attention),
+        **{key: count * expr for count, part in PARTS[1:-1] for key, expr in part.items()},
+        **{key: over_dense_layers(expr) for key, expr in DENSE_FFN.items()},
         **{key: L_moe * expr for key, expr in per_moe_layer.items()},
         **ONCE,
     }

@@ -14,6 +14,7 @@ from calc.formulas import params
 from calc.symbols import (
     E_s,
     L_dense,
+    L_dw,
     L_moe,
     T,
     V,
@@ -32,8 +33,8 @@ from calc.symbols import (
 # Query projection width h·d_qk: Kaplan's d_attn, PaLM's H·Q, Chinchilla's kq_size·num_heads.
 Q_WIDTH = h * d_qk
 # Sum over layers of the hidden width a token's FFN passes through (dense d_ff; MoE: top-k
-# routed plus shared experts).
-FFN_WIDTH_ALL_LAYERS = L_dense * d_ff + L_moe * (k * d_e + E_s * d_s)
+# routed plus shared experts; the L_dw double-wide dense FFNs 2·d_ff).
+FFN_WIDTH_ALL_LAYERS = (L_dense + L_dw) * d_ff + L_moe * (k * d_e + E_s * d_s)
 
 N_ACTIVE = params.ACTIVE
 N_ACTIVE_NON_EMBEDDING = params.ACTIVE - params.EMBEDDING - params.ONCE["lm_head"]

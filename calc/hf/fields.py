@@ -45,7 +45,8 @@ class HFConfig:
                     self.fail(f"{alias}={raw[alias]!r} and {field}={raw[field]!r} name the same "
                               f"field with different values")
                 self.values[field] = raw[alias]
-        if raw.get("per_layer_config") is not None:  # configuration_utils.py, heterogeneity
+        if (raw.get("per_layer_config") is not None
+                and "per_layer_config" not in kind.getattr_fields):  # configuration_utils.py
             self.fail("per_layer_config gives layers different shapes; calc's spec has one "
                       "shape for every layer")
 

@@ -155,9 +155,11 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     lfm2.LFM3,
     laguna.LAGUNA,
     apertus.APERTUS1P5_TEXT,
+    gemma.GEMMA4_UNIFIED_TEXT,
     minimax.MINIMAX,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
+    gemma.GEMMA4_TEXT,
     phi.PHI3,
     smollm3.SMOLLM3,
     granite.GRANITE,

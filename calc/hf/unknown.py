@@ -65,25 +65,6 @@ NEEDS = {
                     "blocks and per-layer embeddings",
     "longcat_flash": "zero-computation (identity) experts beside the FFN experts, and two "
                      "attention blocks per layer (shortcut-connected MoE)",
-    # Gemma 4 (configuration_gemma4.py, modeling_gemma4.py, _gemma4_unified.py; transformers
-    # 5.24.0): per_layer_config gives the full-attention layers global_head_dim (512) against
-    # head_dim (256) on the sliding ones, and num_global_key_value_heads when attention_k_eq_v;
-    # attention_k_eq_v drops v_proj there (the keys are the values); the last
-    # num_kv_shared_layers layers have no k_proj/v_proj and read the keys and values of the
-    # last earlier layer of their kind, and use_double_wide_mlp doubles intermediate_size on
-    # those layers; hidden_size_per_layer_input (256 by default) adds per-layer embeddings;
-    # enable_moe_block runs a routed expert block (its own router scale and per-expert scales)
-    # beside the dense MLP and sums the two. The full layers' head width and KV heads are
-    # attention.kind_shapes (global); each of the others is a spec feature calc lacks.
-    "gemma4_text": "keys reused as values on the full-attention layers (attention_k_eq_v), "
-                   "per-layer embeddings (a vocab_size_per_layer_input table fed to every "
-                   "layer through a gate), layers that reuse earlier layers' keys and values "
-                   "(num_kv_shared_layers) with a double-width MLP (use_double_wide_mlp), and "
-                   "a dense MLP beside the MoE block",
-    "gemma4_unified_text": "keys reused as values on the full-attention layers "
-                           "(attention_k_eq_v), and layers that reuse earlier layers' keys "
-                           "and values (num_kv_shared_layers) with a double-width MLP "
-                           "(use_double_wide_mlp)",
     # attention and residual parts the spec lacks
     "mimo_v2_flash": "value heads narrower than the query and key heads (v_head_dim 128 "
                      "against head_dim 192) and attention sinks on the sliding layers only",

@@ -238,6 +238,11 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
         notes.append(counting.kind_shapes_sentence(
             kind, spec.shaped_layers, spec.heads_of(kind)[:3],
             spec.heads_of("")[:3]))
+    as_values = tuple(kind for kind in sorted(set(spec.attention_kinds) - {""})
+                      if spec.keys_are_values(kind))
+    if spec.attention.kv_shared_layers or as_values:
+        notes.append(counting.kv_sharing_sentence(spec.attention.kv_shared_layers, as_values,
+                                                  spec.double_wide_layers))
     unused_workload = [f"{name}={value!r}" for name, value, given_ in (
         ("gpu", gpu, gpu), ("gpus", gpus, gpus != 1), ("mfu", mfu, mfu is not None)) if given_]
     if training is None and unused_workload:

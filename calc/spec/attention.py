@@ -65,6 +65,9 @@ class KindShape(Frozen):
                                    description="key/value heads of these layers")
     head_dim: int | None = Field(None, ge=1, le=MAX_WIDTH,
                                  description="width of one head of these layers")
+    k_eq_v: bool | None = Field(
+        None, description="these layers' keys are their values: no W_V (Gemma 4's full "
+                          "layers: attention_k_eq_v)")
 
 
 class AttentionSpec(Frozen):
@@ -122,6 +125,15 @@ class AttentionSpec(Frozen):
                     "local, chunked or nope), fields left out keeping the model's "
                     "(Laguna: {local = {n_heads = 64}}); one kind at most, as every "
                     "released model has two shapes")
+    k_eq_v: bool = Field(
+        False, description="the keys are the values: W_K's output is used as both and there "
+                           "is no W_V (Gemma 4's attention_k_eq_v, on its full layers: "
+                           "kind_shapes.global.k_eq_v)")
+    kv_shared_layers: int = Field(
+        0, ge=0, le=MAX_LAYERS,
+        description="the last layers without keys and values of their own: each reads those "
+                    "of the last earlier layer of its kind and has no W_K, W_V or key norm "
+                    "(Gemma 4's num_kv_shared_layers)")
     experts: int | None = Field(
         None, ge=1, le=MAX_HEADS,
         description="mixture of attention heads (JetMoE: Shen et al. 2024 §2.2, after "
@@ -160,6 +172,11 @@ class AttentionSpec(Frozen):
             self._check_kind_shapes()
         if self.indexer is not None:
             self._check_indexer()
+        if (self.k_eq_v or self.kv_shared_layers
+                or any(shape.k_eq_v for shape in self.kind_shapes.values())) and (
+                self.mla is not None or self.experts is not None or self.indexer is not None):
+            raise ValueError("attention.k_eq_v and attention.kv_shared_layers are not defined "
+                             "with attention.mla, attention.experts or attention.indexer")
         if self.layer_pattern is None and self.sliding_window and self.chunk_size:
             raise ValueError("attention.sliding_window and attention.chunk_size are both set: "
                              "give attention.layer_pattern to say which layers use which")

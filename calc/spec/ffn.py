@@ -35,6 +35,10 @@ class FFNSpec(Frozen):
                     "gated, three matrices; xielu learns α_p and α_n in each FFN")
     d_ff: int = Field(ge=1, le=MAX_WIDTH * 16, description="hidden width of a dense layer's FFN")
     bias: bool = Field(False, description="biases on the FFN (and expert) projections")
+    double_wide: bool = Field(
+        False, description="the dense FFN of the layers without keys and values of their own "
+                           "(attention.kv_shared_layers) is 2·d_ff wide (Gemma 4's "
+                           "use_double_wide_mlp)")
 
     @property
     def gated(self) -> bool:

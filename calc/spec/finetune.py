@@ -238,13 +238,24 @@ class TargetShape:
     matrices: tuple[tuple[int, int], ...]
 
 
-def _ffn_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
-    """up, gate, down of the dense FFNs and the shared experts (transformers builds the E_s
-    shared experts as one MLP of width E_s·d_s); the routed experts apart (`experts`)."""
-    d, moe, counts = spec.d_model, spec.moe, spec.layer_counts
-    widths = [spec.ffn.d_ff] if counts["dense"] else []
+def ffn_widths(spec: ModelSpec) -> list[tuple[int, int]]:
+    """(width, layers) of each FFN the up/gate/down targets adapt: the dense FFNs (the L_dw
+    double-wide ones, ffn.double_wide, apart) and the shared experts' MLP (transformers builds
+    the E_s shared experts as one MLP of width E_s·d_s)."""
+    moe, counts, wide = spec.moe, spec.layer_counts, spec.double_wide_layers
+    widths = [(spec.ffn.d_ff, counts["dense"] - wide)] if counts["dense"] - wide else []
+    if wide:
+        widths.append((2 * spec.ffn.d_ff, wide))
     if moe is not None and counts["moe"] and moe.n_shared_experts:
-        widths.append(moe.n_shared_experts * moe.shared_width)
+        widths.append((moe.n_shared_experts * moe.shared_width, counts["moe"]))
+    return widths
+
+
+def _ffn_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
+    """up, gate, down of the dense FFNs and the shared experts (ffn_widths); the routed
+    experts apart (`experts`)."""
+    d, moe, counts = spec.d_model, spec.moe, spec.layer_counts
+    widths = [width for width, _ in ffn_widths(spec)]
     shapes = {}
     for name in FFN_TARGETS:
         if widths and (name != "gate" or spec.ffn.gated):

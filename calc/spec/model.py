@@ -158,11 +158,36 @@ class ModelSpec(Frozen):
             if self.mtp_modules:
                 raise ValueError("mtp_modules: a multi-token-prediction block's attention "
                                  "shape is not defined with attention.kind_shapes")
+        if att.kv_shared_layers or (self.ffn is not None and self.ffn.double_wide):
+            self._check_kv_shared()
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
                              f"mixture of experts uses it)")
         return self
+
+    def _check_kv_shared(self) -> None:
+        """The last kv_shared_layers layers are attention layers that read the keys and values
+        of the last earlier layer of their kind (configuration_gemma4.py, kv_sharing_modes:
+        transformers refuses a kind with no such layer)."""
+        shared = self.attention.kv_shared_layers
+        if self.ffn is not None and self.ffn.double_wide and not shared:
+            raise ValueError("ffn.double_wide widens the FFN of the layers without keys and "
+                             "values of their own; set attention.kv_shared_layers")
+        if shared >= self.n_layers:
+            raise ValueError(f"attention.kv_shared_layers={shared} must be below n_layers="
+                             f"{self.n_layers}: an earlier layer computes the keys they read")
+        first = self.n_layers - shared
+        if any(mixer != "attention" for mixer in self.mixer_kinds[first:]):
+            raise ValueError(f"attention.kv_shared_layers={shared}: the last {shared} layers "
+                             f"must be attention layers")
+        kinds = self.attention_kinds
+        if "chunked" in kinds[first:]:
+            raise ValueError(f"attention.kv_shared_layers={shared}: the shared layers must be "
+                             f"global or local, not chunked")
+        for kind in set(kinds[first:]) - set(kinds[:first]):
+            raise ValueError(f"attention.kv_shared_layers={shared}: no earlier {kind} layer "
+                             f"computes the keys and values the shared {kind} layers read")
 
     def _check_head_rows(self) -> None:
         """A narrower head has fewer rows than the embedding, so it cannot be the embedding:
@@ -299,6 +324,32 @@ class ModelSpec(Frozen):
         kind = self.shaped_kind
         return self.attention_kinds.count(kind) if kind else 0
 
+    @property
+    def kv_shared_counts(self) -> tuple[int, int, int, int]:
+        """Attention layers without keys and values of their own (attention.kv_shared_layers:
+        the last ones): all, of shaped_kind, and of each of those the local ones."""
+        shared = self.attention.kv_shared_layers
+        kinds = self.attention_kinds[self.n_layers - shared:] if shared else ()
+        kind = self.shaped_kind
+        own = kinds.count(kind) if kind else 0
+        return shared, own, kinds.count("local"), own * (kind == "local")
+
+    @property
+    def double_wide_layers(self) -> int:
+        """Dense FFN layers 2·d_ff wide: the kv-shared ones when ffn.double_wide."""
+        ffn, shared = self.ffn, self.attention.kv_shared_layers
+        if ffn is None or not ffn.double_wide:
+            return 0
+        return self.ffn_kinds[self.n_layers - shared:].count("dense")
+
+    def keys_are_values(self, kind: str) -> bool:
+        """Whether the attention layers of `kind` use their keys as values (no W_V):
+        attention.k_eq_v, or the kind's own kind_shapes k_eq_v where it is given."""
+        shape = self.attention.kind_shapes.get(kind)
+        if shape is not None and shape.k_eq_v is not None:
+            return shape.k_eq_v
+        return self.attention.k_eq_v
+
     def heads_of(self, kind: str) -> tuple[int, int, int, int]:
         """(query heads, key/value heads, d_qk, d_v) of the attention layers of `kind`: the
         model's, or attention.kind_shapes' for that kind (fields left out keep the model's)."""
@@ -318,7 +369,8 @@ class ModelSpec(Frozen):
             return self
         h, kv, width, _ = self.heads_of(kind)
         return self.updated(**{"attention.n_heads": h, "attention.n_kv_heads": kv,
-                               "attention.head_dim": width, "attention.kind_shapes": {}})
+                               "attention.head_dim": width, "attention.kind_shapes": {},
+                               "attention.k_eq_v": self.keys_are_values(kind)})
 
     @property
     def position_table(self) -> int:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from calc.counting import FROZEN_BACKWARD_PER_FORWARD
 from calc.evaluate import count_adapters, count_params, finetune_values
 from calc.spec import BYTES_PER_ELEMENT, ModelSpec
-from calc.spec.finetune import FFN_TARGETS, FineTune, target_shapes
+from calc.spec.finetune import FFN_TARGETS, FineTune, ffn_widths, target_shapes
 from calc.timing.compute import ComputeTimes, Device, tokens_per_micro_batch
 from calc.timing.kernels import ACTIVATION_BYTES
 from calc.timing.operators import ModelTerms
@@ -74,11 +74,16 @@ def _layers_of(spec: ModelSpec, target: str, index: int) -> float:
     counts, moe = spec.layer_counts, spec.moe
     if target in ("q", "k", "v", "o", "g"):  # the model's head shapes, then a kind's own
         own = spec.shaped_layers
-        return counts["attention"] - own if index == 0 else own
-    if target in FFN_TARGETS:  # the dense FFN's width first, then the shared experts'
-        kinds = [kind for kind in ("dense", "moe") if counts[kind] and (
-            kind == "dense" or (moe is not None and moe.n_shared_experts))]
-        return counts[kinds[index]]
+        layers = counts["attention"] - own if index == 0 else own
+        if target in ("k", "v"):  # none on the kv-shared layers, no W_V where k_eq_v
+            shared, shared_own, _, _ = spec.kv_shared_counts
+            layers -= shared - shared_own if index == 0 else shared_own
+            kind = (spec.shaped_kind or "") if index else ""
+            if target == "v" and spec.keys_are_values(kind):
+                return 0
+        return layers
+    if target in FFN_TARGETS:  # the dense FFNs' widths first, then the shared experts'
+        return ffn_widths(spec)[index][1]
     if target == "experts":
         assert moe is not None
         return counts["moe"] * moe.top_k

@@ -81,14 +81,18 @@ def _attention_matmuls(spec: ModelSpec, flops: dict[str, float], layers: int
     layers), the FLOPs of a component shared in proportion to the weights (calc's exact count
     is 2 × the weights)."""
     kind, own = spec.shaped_kind, spec.shaped_layers
-    shapes = [(spec, layers - own, 0)]
+    # the kv-shared layers (attention.kv_shared_layers) have no W_K/W_V product
+    shared, shared_own, _, _ = spec.kv_shared_counts
+    shapes = [(spec, layers - own, 0, layers - own - (shared - shared_own))]
     if own:
         shaped = spec.for_kind(kind)
-        shapes.append((shaped, own, shaped.n_kv_heads))
+        shapes.append((shaped, own, shaped.n_kv_heads, own - shared_own))
     d, mla = spec.d_model, spec.attention.mla is not None
     products = (
         ("attention/q", lambda s: (s.attention.n_heads * s.head_dim_qk, d), "column"),
-        ("attention/kv", lambda s: (s.n_kv_heads * (s.head_dim_qk + s.head_dim_v), d),
+        # keys used as values (attention.k_eq_v): W_K alone
+        ("attention/kv", lambda s: (s.n_kv_heads * (s.head_dim_qk + s.head_dim_v
+                                                    * (not s.attention.k_eq_v)), d),
          "column" if mla else "kv"),
         ("attention/o", lambda s: (d, s.attention.n_heads * s.head_dim_v), "row"),
         # the output gate (Qwen3-Next's projected beside W_Q; LFM3's g_proj d → h):
@@ -97,8 +101,9 @@ def _attention_matmuls(spec: ModelSpec, flops: dict[str, float], layers: int
     )
     matmuls = []
     for name, widths, split in products:
-        ops = [Matmul(name, 0.0, *widths(shape), n, split, kv_heads=kv if split == "kv" else 0)
-               for shape, n, kv in shapes if n or len(shapes) == 1]
+        ops = [Matmul(name, 0.0, *widths(shape), n_kv if name == "attention/kv" else n, split,
+                      kv_heads=kv if split == "kv" else 0)
+               for shape, n, kv, n_kv in shapes if n or len(shapes) == 1]
         if len(ops) == 1:
             matmuls.append(dataclasses.replace(ops[0], flops=flops[name]))
             continue
@@ -135,7 +140,13 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
     ]
     gated = spec.ffn is not None and spec.ffn.gated
     if spec.ffn is not None:
-        matmuls += _ffn("mlp", flops["mlp"], spec.ffn.d_ff, d, gated, dense)
+        # ffn.double_wide: L_dw of the dense FFNs are 2·d_ff wide, their share of the FLOPs
+        # twice a plain one's
+        wide, width = spec.double_wide_layers, spec.ffn.d_ff
+        plain = flops["mlp"] * (dense - wide) / (dense + wide) if dense else 0.0
+        matmuls += _ffn("mlp", plain, width, d, gated, dense - wide)
+        if wide:
+            matmuls += _ffn("mlp", flops["mlp"] - plain, 2 * width, d, gated, wide)
     if moe is not None:
         matmuls += [
             Matmul("moe/router", flops["moe/router"], moe.n_experts, d, n_moe, "none"),

@@ -46,7 +46,7 @@ class RelativePositions(nn.Module):
 class Attention(nn.Module):
     """MHA/GQA/MQA or MLA; QKᵀ and A·V as explicit matmuls, tagged attention/scores."""
 
-    def __init__(self, spec: ModelSpec, kind: str, indexed: bool = True):
+    def __init__(self, spec: ModelSpec, kind: str, indexed: bool = True, own_kv: bool = True):
         super().__init__()
         tag(self, "attention/scores")
         spec = spec.for_kind(kind)  # this kind's head shapes (attention.kind_shapes)
@@ -66,7 +66,10 @@ class Attention(nn.Module):
         if att.mla is None:
             self.q = (None if att.experts else
                       linear(d, self.h * self.d_qk, att.qkv_bias, "attention/q"))
-            self.kv = linear(d, self.h_kv * (self.d_qk + self.d_v), att.qkv_bias, "attention/kv")
+            # k_eq_v: W_K's output is the values too (no W_V); a kv-shared layer has neither
+            self.k_eq_v = att.k_eq_v
+            width = self.h_kv * (self.d_qk + (0 if att.k_eq_v else self.d_v))
+            self.kv = linear(d, width, att.qkv_bias, "attention/kv") if own_kv else None
         else:
             mla = att.mla
             self.d_rope = mla.qk_rope_head_dim
@@ -95,10 +98,11 @@ class Attention(nn.Module):
         self.qk_norm = att.qk_norm
         if att.qk_norm == "head":
             self.q_norm = make_norm(norms, self.d_qk, "attention/qk_norm")
-            self.k_norm = make_norm(norms, self.d_qk, "attention/qk_norm")
+            self.k_norm = make_norm(norms, self.d_qk, "attention/qk_norm") if own_kv else None
         elif att.qk_norm == "projection":
             self.q_norm = make_norm(norms, self.h * self.d_qk, "attention/qk_norm")
-            self.k_norm = make_norm(norms, self.h_kv * self.d_qk, "attention/qk_norm")
+            self.k_norm = (make_norm(norms, self.h_kv * self.d_qk, "attention/qk_norm")
+                           if own_kv else None)
         self.sub_norm = (make_norm(spec.norm, self.h * self.d_v, "attention/sub_norm")
                          if spec.norm.sub_norms else None)
         # DSA: this layer's own indexer, or (a shared layer) the keys an earlier one selected,
@@ -107,6 +111,10 @@ class Attention(nn.Module):
         self.indexer = Indexer(spec) if self.dsa and indexed else None
         self.shares: tuple[Attention, ...] = ()
         self.selected: Tensor | None = None
+        # attention.kv_shared_layers: the layer whose keys and values this one reads (linked
+        # by the model; a plain tuple, not a submodule), and what a producer kept of its own
+        self.kv_source: tuple[Attention, ...] = ()
+        self.kept: tuple[Tensor, Tensor] | None = None
 
     def _heads(self, x: Tensor, n: int) -> Tensor:
         b, t, _ = x.shape
@@ -117,19 +125,49 @@ class Attention(nn.Module):
             q, self._routing = self.expert_q(x)
         else:
             q = self.q(x)
-        kv = self.kv(x)
-        k, v = kv.split((self.h_kv * self.d_qk, self.h_kv * self.d_v), dim=-1)
         if self.qk_norm == "projection":
-            q, k = self.q_norm(q), self.k_norm(k)
-        q, k, v = self._heads(q, self.h), self._heads(k, self.h_kv), self._heads(v, self.h_kv)
+            q = self.q_norm(q)
+        q = self._heads(q, self.h)
         if self.qk_norm == "head":
-            q, k = self.q_norm(q), self.k_norm(k)
+            q = self.q_norm(q)
         if self.rope:
-            q, k = rope(q, positions), rope(k, positions)
+            q = rope(q, positions)
+        k, v = self._own_kv(x, positions) if self.kv is not None else self._read_kv(q)
         if self.h_kv != self.h:  # GQA/MQA: shared keys, still scored by every query head
             k = k.repeat_interleave(self.h // self.h_kv, dim=1)
             v = v.repeat_interleave(self.h // self.h_kv, dim=1)
         return q, k, v
+
+    def _own_kv(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor]:
+        """This layer's keys and values [B, h_kv, T, width], kept for the kv-shared layers."""
+        kv = self.kv(x)
+        if self.k_eq_v:  # the keys (before their norm and RoPE) are the values
+            k = v = kv
+        else:
+            k, v = kv.split((self.h_kv * self.d_qk, self.h_kv * self.d_v), dim=-1)
+        if self.qk_norm == "projection":
+            k = self.k_norm(k)
+        k, v = self._heads(k, self.h_kv), self._heads(v, self.h_kv)
+        if self.qk_norm == "head":
+            k = self.k_norm(k)
+        if self.rope:
+            k = rope(k, positions)
+        self.kept = (k, v)
+        return k, v
+
+    def _read_kv(self, q: Tensor) -> tuple[Tensor, Tensor]:
+        """A kv-shared layer's keys and values: those the last earlier layer of its kind made
+        in this forward. On the meta device calc.verify.count may run this layer alone (one
+        layer per structure); zeros of the shape count the same there, needing a gradient as
+        the source's keys and values would (the backward's products with them)."""
+        kept = self.kv_source[0].kept if self.kv_source else None
+        b, _, t, _ = q.shape
+        if kept is None or kept[0].shape[2] != t or q.device.type == "meta":
+            assert q.device.type == "meta", "a kv-shared layer ran before its source layer"
+            grad = torch.is_grad_enabled()
+            return (q.new_zeros(b, self.h_kv, t, self.d_qk).requires_grad_(grad),
+                    q.new_zeros(b, self.h_kv, t, self.d_v).requires_grad_(grad))
+        return kept
 
     def _mla(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         if self.dsa:  # the indexer reads the query latent (DeepseekV32Attention's q_resid)

@@ -83,9 +83,15 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
         if isinstance(module, Attention):
             if "q" in targets:
                 module.q = _adapt(module.q, [module.q.out_features], [True], r)
-            if targets & {"k", "v"}:  # the layer's own K/V heads (attention.kind_shapes)
-                kv_widths = [module.h_kv * module.d_qk, module.h_kv * module.d_v]
-                module.kv = _adapt(module.kv, kv_widths, ["k" in targets, "v" in targets], r)
+            # the layer's own K/V heads (attention.kind_shapes); a kv-shared layer has none, a
+            # layer whose keys are its values no W_V
+            if targets & {"k", "v"} and module.kv is not None:
+                if module.k_eq_v:
+                    kv_widths, on = [module.h_kv * module.d_qk], ["k" in targets]
+                else:
+                    kv_widths = [module.h_kv * module.d_qk, module.h_kv * module.d_v]
+                    on = ["k" in targets, "v" in targets]
+                module.kv = _adapt(module.kv, kv_widths, on, r)
             if "o" in targets:
                 module.o = _adapt(module.o, [module.o.out_features], [True], r)
             if "g" in targets:  # the per-head gate's own g_proj

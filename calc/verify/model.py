@@ -156,11 +156,12 @@ class Mixers(nn.Module):
     convolution, or attention and Mamba side by side on the same input, their outputs summed
     (Falcon-H1)."""
 
-    def __init__(self, spec: ModelSpec, mixer: str, kind: str, indexed: bool = True):
+    def __init__(self, spec: ModelSpec, mixer: str, kind: str, indexed: bool = True,
+                 own_kv: bool = True):
         super().__init__()
         parts: list[nn.Module] = []
         if "attention" in mixer:
-            parts.append(Attention(spec, kind, indexed))
+            parts.append(Attention(spec, kind, indexed, own_kv))
         if "mamba" in mixer:
             parts.append(Mamba(spec))
         if mixer == "deltanet":
@@ -182,14 +183,18 @@ class Block(nn.Module):
     (pre/post/sandwich/reordered/parallel)."""
 
     def __init__(self, spec: ModelSpec, mixer: str = "attention", kind: str = "global",
-                 ffn: str = "dense", indexed: bool = True):
+                 ffn: str = "dense", indexed: bool = True, own_kv: bool = True):
         super().__init__()
-        # with the spec, all that makes this layer (a DSA layer with its own indexer or not)
-        self.structure = (mixer, kind, ffn, indexed)
+        # with the spec, all that makes this layer (a DSA layer with its own indexer or not,
+        # a layer with its own keys and values or not)
+        self.structure = (mixer, kind, ffn, indexed, own_kv)
         self.placement, self.parallel = spec.norm.placement, spec.parallel_block
-        self.attention = Mixers(spec, mixer, kind, indexed)
+        self.attention = Mixers(spec, mixer, kind, indexed, own_kv)
+        # ffn.double_wide: the kv-shared layers' FFN is 2·d_ff wide (Gemma4TextMLP)
+        width = spec.ffn.d_ff * (2 if spec.ffn.double_wide and not own_kv else 1) if spec.ffn \
+            else 0
         self.ffn = (None if ffn == "none" else MixtureOfExperts(spec) if ffn == "moe"
-                    else FeedForward(spec, spec.ffn.d_ff if spec.ffn else 0))
+                    else FeedForward(spec, width))
         self.norms = nn.ModuleList(make_norm(spec.norm, spec.d_model, "norms")
                                    for _ in range(spec.norms_per_layer))
 
@@ -263,6 +268,19 @@ def _link_shared(layers: nn.ModuleList) -> None:
                     last = part
 
 
+def _link_kv_shared(layers: nn.ModuleList, kinds: tuple[str, ...]) -> None:
+    """The kv-shared layers read the keys and values of the last earlier layer of their kind
+    with its own (Gemma 4's kv_sharing_modes "store" and "reuse")."""
+    last: dict[str, Attention] = {}
+    for layer, kind in zip(layers, kinds, strict=True):
+        for part in layer.attention.parts:
+            if isinstance(part, Attention) and part.mla is None:
+                if part.kv is None:
+                    part.kv_source = (last[kind],)
+                else:
+                    last[kind] = part
+
+
 class ReferenceModel(nn.Module):
     def __init__(self, spec: ModelSpec):
         super().__init__()
@@ -278,10 +296,13 @@ class ReferenceModel(nn.Module):
         self.embedding_norm = (make_norm(spec.norm, d, "embedding/norm")
                                if spec.norm.embedding else None)
         shared = set(spec.attention.indexer.shared_layers) if spec.attention.indexer else set()
+        first_kv_shared = spec.n_layers - spec.attention.kv_shared_layers
         self.layers = nn.ModuleList(
-            Block(spec, mixer, kind, ffn, i not in shared) for i, (mixer, kind, ffn) in
+            Block(spec, mixer, kind, ffn, i not in shared, i < first_kv_shared)
+            for i, (mixer, kind, ffn) in
             enumerate(zip(spec.mixer_kinds, spec.attention_kinds, spec.ffn_kinds, strict=True)))
         _link_shared(self.layers)
+        _link_kv_shared(self.layers, spec.attention_kinds)
         self.final_norm = make_norm(spec.norm, d, "final_norm") if spec.norm.final else None
         self.lm_head = LMHead(spec)
         self.mtp = nn.ModuleList(MultiTokenPrediction(spec) for _ in range(spec.mtp_modules))

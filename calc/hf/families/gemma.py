@@ -1,5 +1,7 @@
 """Gemma (Google): gemma, gemma2, Gemma 3's language model gemma3_text (the multimodal gemma3
-config is read through it: calc.hf.multimodal) and vaultgemma.
+config is read through it: calc.hf.multimodal), vaultgemma, and Gemma 4's unified language model
+gemma4_unified_text (through it the multimodal gemma4_unified), and gemma4_text (through it
+gemma4) where it has neither per-layer embeddings nor an MoE block.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from typing import Any
 from calc.hf.fields import HFConfig, decoder, divides, heads, layer_kinds, layer_pattern
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import kinds_of, kinds_or, merge, per_layer
-from calc.hf.writing import full_or_sliding, llama_like, sliding_fields
+from calc.hf.writing import full_or_sliding, llama_like, need, sliding_fields
 from calc.spec import ModelSpec
 
 
@@ -127,4 +129,147 @@ VAULTGEMMA = ModelType(
         "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
         "max_position_embeddings": 8192, "tie_word_embeddings": True, "attention_bias": False,
         "sliding_window": 4096, "layer_types": None,
+    })
+
+
+# ---- gemma4_unified_text ----------------------------------------------------------------------
+def _global_shape(c: HFConfig, kinds: list[str], k_eq_v: bool) -> dict[str, Any]:
+    """The full layers' head shape: per_layer_config where the file has one (a saved config;
+    configuration_utils.py applies it per layer), else what Gemma4UnifiedTextConfig's
+    __post_init__ builds from global_head_dim and, when attention_k_eq_v,
+    num_global_key_value_heads."""
+    given = c["per_layer_config"]
+    if given is None:
+        # kwargs.pop("global_head_dim", 512) in __post_init__
+        width = c.size("global_head_dim") if c.given("global_head_dim") else 512
+        shape: dict[str, Any] = {"head_dim": width, "k_eq_v": k_eq_v}
+        if k_eq_v and c.given("num_global_key_value_heads"):
+            shape["n_kv_heads"] = c.size("num_global_key_value_heads")
+        return shape
+    if not isinstance(given, dict):
+        c.fail(f"per_layer_config={given!r} must map layer indices to their fields")
+    model = {"head_dim": c.size("head_dim"), "num_key_value_heads": c.size("num_key_value_heads")}
+    shapes = {}
+    for index, kind in enumerate(kinds):
+        own = given.get(str(index), given.get(index)) or {}
+        if set(own) - set(model):
+            c.fail(f"per_layer_config.{index} sets {sorted(set(own) - set(model))}; calc reads "
+                   f"a layer's head_dim and num_key_value_heads only")
+        if own and kind != "global":
+            c.fail(f"per_layer_config.{index} gives sliding layer {index} a shape of its own; "
+                   f"calc holds one shape for the full layers (attention.kind_shapes.global)")
+        shapes[index] = {**model, **own}
+    full = {tuple(sorted(shapes[i].items())) for i, kind in enumerate(kinds) if kind == "global"}
+    if len(full) > 1:
+        c.fail("per_layer_config gives the full layers different shapes; calc holds one "
+               "(attention.kind_shapes.global)")
+    shape = dict(full.pop())
+    return {"head_dim": shape["head_dim"], "n_kv_heads": shape["num_key_value_heads"],
+            "k_eq_v": k_eq_v}
+
+
+def _read_gemma4_unified_text(c: HFConfig) -> dict[str, Any]:
+    # modeling_gemma4_unified.py (transformers 5.24.0): Gemma 3's layer (four RMSNorms with
+    # weights, q_norm/k_norm per head; v_norm has no weight) with the full layers' head_dim and
+    # KV heads from per_layer_config (global_head_dim; num_global_key_value_heads when
+    # attention_k_eq_v); attention_k_eq_v drops v_proj on the full layers (the keys are the
+    # values); the last num_kv_shared_layers layers build no k_proj, v_proj or k_norm and read
+    # the keys and values of the last earlier layer of their type, and use_double_wide_mlp
+    # doubles intermediate_size there (Gemma4UnifiedTextMLP). configuration_gemma4_unified.py:
+    # layer_types, else every 6th layer full; the last layer is always full. layer_scalar and
+    # the embedding scale are buffers. use_bidirectional_attention "vision" leaves text causal.
+    if c["use_bidirectional_attention"] == "all":
+        c.fail("use_bidirectional_attention='all' makes every layer bidirectional; calc counts "
+               "causal language models")
+    n = c.size("num_hidden_layers")
+    kinds = layer_kinds(c, ["local" if (i + 1) % 6 else "global" for i in range(n)])
+    kinds[-1] = "global"  # __post_init__ forces the last layer to full_attention
+    k_eq_v = c.flag("attention_k_eq_v")
+    shared = c.size("num_kv_shared_layers", 0)
+    bias = c.flag("attention_bias")
+    spec = decoder(c, heads(c), act_key="hidden_activation",
+                   attention={"qkv_bias": bias, "out_bias": bias, "qk_norm": "head",
+                              "kind_shapes": {"global": _global_shape(c, kinds, k_eq_v)},
+                              "kv_shared_layers": shared},
+                   norm={"kind": "rmsnorm", "placement": "sandwich"})
+    # use_double_wide_mlp widens the kv-shared layers' MLP only: none without them
+    spec["ffn"]["double_wide"] = c.flag("use_double_wide_mlp") and shared > 0
+    return merge(spec, per_layer(c, attention=kinds))
+
+
+def _write_gemma4_unified_text(spec: ModelSpec) -> dict[str, Any]:
+    """gemma3_text's fields, the full layers' shape (global_head_dim; num_global_key_value_heads
+    and attention_k_eq_v) and the kv-shared layers; export reads it back to check the rest."""
+    att = spec.attention
+    need(set(att.kind_shapes) <= {"global"},
+         "attention.kind_shapes for sliding layers (Gemma 4 shapes its full layers only)")
+    need(not att.k_eq_v, "attention.k_eq_v on the sliding layers (Gemma 4 uses keys as values "
+                         "on its full layers only)")
+    need(spec.attention_kinds[-1] == "global", "a last layer that is not full attention "
+                                               "(Gemma 4's last layer always is)")
+    h, kv, width, _ = spec.heads_of("global")
+    k_eq_v = spec.keys_are_values("global")
+    need(h == att.n_heads, "attention.kind_shapes.global.n_heads (Gemma 4's full layers have "
+                           "the model's query heads)")
+    need(k_eq_v or kv == spec.n_kv_heads,
+         "attention.kind_shapes.global.n_kv_heads without k_eq_v (Gemma 4 gives its full layers "
+         "KV heads of their own only when their keys are their values)")
+    config = {**_write_full_or_sliding(spec, "gemma4_unified_text"),
+              "global_head_dim": width, "attention_k_eq_v": k_eq_v,
+              "num_kv_shared_layers": att.kv_shared_layers,
+              "use_double_wide_mlp": bool(spec.ffn and spec.ffn.double_wide)}
+    if k_eq_v:
+        config["num_global_key_value_heads"] = kv
+    return config
+
+
+# Written only where the writers before it cannot (keys used as values, kv-shared layers).
+GEMMA4_UNIFIED_TEXT = ModelType(
+    "gemma4_unified_text", _read_gemma4_unified_text,
+    write=_write_gemma4_unified_text, traits=Traits(),
+    # keywords __post_init__ pops (global_head_dim 512, num_global_key_value_heads None), and
+    # the per-layer table a saved config carries (configuration_utils.py): not fields
+    getattr_fields=("global_head_dim", "num_global_key_value_heads", "per_layer_config"),
+    defaults={
+        "vocab_size": 262144, "hidden_size": 2304, "intermediate_size": 9216,
+        "num_hidden_layers": 30, "num_attention_heads": 8, "num_key_value_heads": 4,
+        "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+        "max_position_embeddings": 262144, "tie_word_embeddings": True, "attention_bias": False,
+        "sliding_window": 1024, "layer_types": None, "use_bidirectional_attention": "vision",
+        "attention_k_eq_v": False, "num_kv_shared_layers": 0, "use_double_wide_mlp": False,
+    })
+
+
+# ---- gemma4_text ------------------------------------------------------------------------------
+def _read_gemma4_text(c: HFConfig) -> dict[str, Any]:
+    # modeling_gemma4.py (transformers 5.24.0): Gemma4TextAttention and Gemma4TextMLP are
+    # gemma4_unified_text's, line for line, and so is the layer without its two optional
+    # parts, which the spec cannot hold: hidden_size_per_layer_input > 0 builds per-layer
+    # embeddings (embed_tokens_per_layer, per_layer_model_projection, and in every layer
+    # per_layer_input_gate, per_layer_projection and a norm), enable_moe_block a routed expert
+    # block (Gemma4TextRouter with its own scales, Gemma4TextExperts, three norms) beside the
+    # dense MLP. Gemma 4 31B has neither.
+    width = c["hidden_size_per_layer_input"]
+    if width:
+        c.fail(f"hidden_size_per_layer_input={width!r} adds per-layer embeddings (a "
+               f"vocab_size_per_layer_input table fed to every layer through a gate), which "
+               f"calc's spec cannot express; 0 builds none")
+    if c.flag("enable_moe_block"):
+        c.fail("enable_moe_block=true runs an MoE block beside each layer's dense MLP, which "
+               "calc's spec cannot express")
+    return _read_gemma4_unified_text(c)
+
+
+# Read only: gemma4_unified_text's writer holds every spec it reads.
+GEMMA4_TEXT = ModelType(
+    "gemma4_text", _read_gemma4_text,
+    getattr_fields=("global_head_dim", "num_global_key_value_heads", "per_layer_config"),
+    defaults={
+        "vocab_size": 262144, "hidden_size": 2304, "intermediate_size": 9216,
+        "num_hidden_layers": 30, "num_attention_heads": 8, "num_key_value_heads": 4,
+        "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+        "max_position_embeddings": 131072, "tie_word_embeddings": True, "attention_bias": False,
+        "sliding_window": 512, "layer_types": None, "use_bidirectional_attention": None,
+        "attention_k_eq_v": False, "num_kv_shared_layers": 0, "use_double_wide_mlp": False,
+        "hidden_size_per_layer_input": 256, "enable_moe_block": False,
     })
