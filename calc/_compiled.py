@@ -283,6 +283,7 @@ def params_components(s):
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
+    i_sink2 = s['i_sink2']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k_dn = s['k_dn']
@@ -384,7 +385,7 @@ def params_components(s):
             _t35*(_t34*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
             + _t36*(_t34*d_qk + d_qk*i_qk_proj*(h + h_kv))
         ),
-        'attention/sinks': L_att2*h2*i_sink + _t11*h*i_sink,
+        'attention/sinks': L_att2*h2*i_sink2 + _t11*h*i_sink,
         'attention/sub_norm': _t35*d_v2*h2*i_sub + _t36*d_v*h*i_sub,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
         'norms': L*_t37*n_norm,
@@ -494,6 +495,7 @@ def params_summary(s):
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
+    i_sink2 = s['i_sink2']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k = s['k']
@@ -622,7 +624,7 @@ def params_summary(s):
         + _t16*_t77
         + _t41
         + _t61*_t75*d_v2
-        + _t61*i_sink
+        + _t61*i_sink2
         + _t67*d_emb*i_proj
         + _t69*i_norm_emb
         + _t69*i_norm_final
@@ -1063,6 +1065,7 @@ def rules_train_per_token(s):
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
+    i_sink2 = s['i_sink2']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k = s['k']
@@ -1187,7 +1190,7 @@ def rules_train_per_token(s):
             + i_mla*(_t23*_t50 + i_qlora*(_t24 + _t51*r_q))
         )
         + _t52*_t63*d_v2
-        + _t52*i_sink
+        + _t52*i_sink2
         + _t55*_t57
         + _t57*(_t29*_t56 + _t54 + _t56)
         + _t58*i_norm_emb

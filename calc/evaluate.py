@@ -82,13 +82,14 @@ KIND_COUNTS = ("L_att2", "L_loc2", "L_chk2")
 def kind_shape_values(spec: ModelSpec) -> dict[str, int]:
     """The L'_att layers of the kind with head shapes of its own (attention.kind_shapes), of
     them L'_loc local and L'_chk chunked, and their shapes h', h'_kv, d'_qk, d'_v: the
-    model's own shapes, over no layer, without one."""
+    model's own shapes, over no layer, without one; 1'_sink their sinks."""
     kind = spec.shaped_kind
     h2, kv2, d_qk2, d_v2 = spec.heads_of(kind or "")
     layers = spec.shaped_layers
     return {"L_att2": layers, "L_loc2": layers * (kind == "local"),
             "L_chk2": layers * (kind == "chunked"),
-            "h2": h2, "h_kv2": kv2, "d_qk2": d_qk2, "d_v2": d_v2}
+            "h2": h2, "h_kv2": kv2, "d_qk2": d_qk2, "d_v2": d_v2,
+            "i_sink2": int(spec.sinks_of(kind or ""))}
 
 
 @per_instance

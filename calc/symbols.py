@@ -67,7 +67,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("L_sc", "L_{sc}", "layers with a short-convolution mixer", "size"),
     SymbolInfo("c", "c", "chunked attention: tokens per chunk", "size"),
     # the attention layers of one kind with head shapes of their own (attention.kind_shapes);
-    # without them h' = h, h'_kv = h_kv, d'_qk = d_qk, d'_v = d_v and L'_att = 0
+    # without them h' = h, h'_kv = h_kv, d'_qk = d_qk, d'_v = d_v, 1'_sink = 1_sink and
+    # L'_att = 0
     SymbolInfo("L_att2", "L'_{att}", "attention layers of the kind with head shapes of its "
                "own (of the L_att)", "size"),
     SymbolInfo("L_loc2", "L'_{loc}", "of those, local (sliding-window) layers (of the L_loc)",
@@ -77,6 +78,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("h_kv2", "h'_{kv}", "key/value heads of the L'_att layers", "size"),
     SymbolInfo("d_qk2", "d'_{qk}", "query/key width per head of the L'_att layers", "size"),
     SymbolInfo("d_v2", "d'_{v}", "value width per head of the L'_att layers", "size"),
+    SymbolInfo("i_sink2", r"\mathbb{1}'_{sink}", "a learned sink logit per head on the "
+               "L'_att layers (MiMo-V2-Flash: its sliding ones only)", "indicator"),
     SymbolInfo("d_emb", "d_{emb}", "width of the token embedding and LM head (d unless "
                "projected)", "size"),
     SymbolInfo("d_in", "d_{in}", "Mamba: channels of the scan (expand × d)", "size"),
@@ -386,8 +389,8 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
 i_cg, r_g = SYMBOLS["i_cg"], SYMBOLS["r_g"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
-L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2 = (SYMBOLS[n] for n in (
-    "L_att2", "L_loc2", "L_chk2", "h2", "h_kv2", "d_qk2", "d_v2"))
+L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2, i_sink2 = (SYMBOLS[n] for n in (
+    "L_att2", "L_loc2", "L_chk2", "h2", "h_kv2", "d_qk2", "d_v2", "i_sink2"))
 T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R", "u", "K"))
 (N, N_emb, N_head, N_e, b, n_tp, n_pp, n_dp, i_z1, i_z2, i_z3, i_pp1, q_w, q_g, q_gc, q_m, q_o,
  q_a, q_kv, i_drop, i_sp, i_scores, i_full, M_gib) = (SYMBOLS[n] for n in (

@@ -528,6 +528,18 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
                 "mlp_layer_types": mlp, "moe_intermediate_size": draw(st.integers(1, 8)),
                 "shared_expert_intermediate_size": draw(st.integers(1, 8))}
+    if model_type == "mimo_v2_flash":  # sliding layers: twice the KV heads, which divide h
+        kv = draw(st.integers(1, 2))
+        types = (_layer_types(draw, layers, ["full_attention", "sliding_attention"])
+                 if draw(st.booleans()) else None)
+        mlp = (_layer_types(draw, layers, ["dense", "sparse"]) if draw(st.booleans()) else None)
+        return {**config, **moe, "num_attention_heads": 2 * kv * draw(st.integers(1, 2)),
+                "num_key_value_heads": kv, "n_routed_experts": max(2, experts),  # topk(2)
+                "n_group": 1, "topk_group": 1, "layer_types": types, "mlp_layer_types": mlp,
+                "head_dim": draw(st.sampled_from([4, 6, 8])),  # a third rotated
+                "v_head_dim": draw(st.integers(1, 8)),
+                "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
+                "moe_intermediate_size": draw(st.integers(1, 8))}
     if model_type == "dots1":  # group routing sums each group's top 2 scores
         experts = max(2, experts)
         config["layer_types"] = _layer_types(draw, layers, ["full_attention",
@@ -597,7 +609,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "lara_mini", "granitemoe_swa", "kolibri1", "afmoe",
                    "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl",
                    "cohere2_moe", "deepseek_v32", "glm_moe_dsa", "lfm3", "laguna",
-                   "kimi_linear")
+                   "kimi_linear", "mimo_v2_flash")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

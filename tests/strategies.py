@@ -33,6 +33,8 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             attention["mla"]["qk_nope_head_dim"] = 1
     else:
         attention["head_dim"] = head_dim
+        # values narrower or wider than the queries and keys (MiMo-V2-Flash: 128 against 192)
+        attention["v_head_dim"] = draw(st.none() | st.integers(1, 16))
         attention["n_kv_heads"] = draw(st.sampled_from(_divisors(n_heads)))
         attention["qk_norm"] = draw(st.sampled_from(["none", "head", "projection"]))
     attention["qkv_bias"] = draw(st.booleans())
@@ -126,7 +128,8 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         else draw(st.integers(0, 2)),
         d_embedding=draw(st.none() | st.integers(1, max_width)), **mixers,
     )
-    # Laguna, Gemma 4, Inkling: the attention layers of one kind with head shapes of their own
+    # Laguna, Gemma 4, Inkling, MiMo-V2-Flash: the attention layers of one kind with head
+    # shapes of their own
     used = sorted({kind for kind in spec.attention_kinds if kind})
     if (used and not mla and "experts" not in attention and not spec.mtp_modules
             and draw(st.booleans())):
@@ -135,7 +138,9 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         shape = {"n_heads": heads,
                  "n_kv_heads": draw(st.sampled_from(_divisors(heads)) if heads % kv
                                     else st.none() | st.sampled_from(_divisors(heads))),
-                 "head_dim": draw(st.none() | st.integers(1, 16))}
+                 "head_dim": draw(st.none() | st.integers(1, 16)),
+                 "v_head_dim": draw(st.none() | st.integers(1, 16)),
+                 "sinks": draw(st.none() | st.booleans())}  # MiMo-V2-Flash: sliding only
         spec = spec.updated(**{"attention.kind_shapes": {draw(st.sampled_from(used)): shape}})
     return spec
 

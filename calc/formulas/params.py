@@ -75,6 +75,7 @@ from calc.symbols import (
     i_rel,
     i_shared_gate,
     i_sink,
+    i_sink2,
     i_sub,
     i_tied,
     k,
@@ -141,7 +142,9 @@ ATTENTION_POSITION = i_rel * (d * h * d_qk + 2 * h * d_qk)
 # QK-norm: per head over d_qk (Qwen3, Gemma 3: one γ for q, one for k), or over the whole
 # projections h·d_qk and h_kv·d_qk (OLMo 2). Without weights (Llama 4's L2 norm) both are 0.
 ATTENTION_QK_NORM = NORM * (i_qk_head * 2 * d_qk + i_qk_proj * (h + h_kv) * d_qk)
-# gpt-oss: one learned sink logit per head joins each softmax (modeling_gpt_oss.py, `sinks`).
+# gpt-oss: one learned sink logit per head joins each softmax (modeling_gpt_oss.py, `sinks`);
+# MiMo-V2-Flash has them on its sliding layers only (modeling_mimo_v2_flash.py,
+# MiMoV2FlashAttention: `sinks` where is_swa), the L'_att layers' 1'_sink (of_kind).
 ATTENTION_SINKS = i_sink * h
 # BitNet b1.58 (Ma et al. 2025; modeling_bitnet.py): a norm on W_O's input (attn_sub_norm)
 # and one on W_down's input (ffn_sub_norm).
@@ -230,8 +233,10 @@ EMBEDDING_KEYS = ("embedding/token", "embedding/position")
 
 def of_kind(expr: sympy.Expr) -> sympy.Expr:
     """`expr`, one attention layer's, for the L'_att layers of the kind with head shapes of
-    its own (attention.kind_shapes): h', h'_kv, d'_qk, d'_v in place of the model's."""
-    return expr.subs({h: h2, h_kv: h_kv2, d_qk: d_qk2, d_v: d_v2}, simultaneous=True)
+    its own (attention.kind_shapes): h', h'_kv, d'_qk, d'_v and its sinks 1'_sink in place of
+    the model's."""
+    return expr.subs({h: h2, h_kv: h_kv2, d_qk: d_qk2, d_v: d_v2, i_sink: i_sink2},
+                     simultaneous=True)
 
 
 def over_attention_layers(expr: sympy.Expr) -> sympy.Expr:

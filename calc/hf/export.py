@@ -46,7 +46,8 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "attention.qk_norm_weights": att.qk_norm_weights or att.qk_norm == "none",
         "attention.sinks": att.sinks, "attention.output_gate": att.output_gate,
         "attention.output_gate_per": att.output_gate_per if att.output_gate else None,
-        "attention.kind_shapes": {kind: spec.heads_of(kind) for kind in att.kind_shapes},
+        "attention.kind_shapes": {kind: (*spec.heads_of(kind), spec.sinks_of(kind))
+                                  for kind in att.kind_shapes},
         "layers.mixers": spec.mixer_kinds, "layers.ffn": spec.ffn_kinds,
         "mamba": spec.mamba, "deltanet": spec.deltanet, "short_conv": spec.short_conv,
         "norm.weights": norm.weights, "norm.sub_norms": norm.sub_norms,

@@ -50,6 +50,7 @@ from calc.hf.families import (
     llama,
     mamba,
     mellum,
+    mimo,
     minicpm3,
     minimax,
     mistral,
@@ -154,6 +155,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     cohere.COHERE2_MOE,
     lfm2.LFM3,
     laguna.LAGUNA,
+    mimo.MIMO_V2_FLASH,
     apertus.APERTUS1P5_TEXT,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,

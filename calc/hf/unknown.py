@@ -87,8 +87,6 @@ NEEDS = {
                            "and values (num_kv_shared_layers) with a double-width MLP "
                            "(use_double_wide_mlp)",
     # attention and residual parts the spec lacks
-    "mimo_v2_flash": "value heads narrower than the query and key heads (v_head_dim 128 "
-                     "against head_dim 192) and attention sinks on the sliding layers only",
     "axk1": "an RMSNorm after the MoE block's output on the MoE layers only "
             "(post_mlp_layernorm)",
     "gpt_neox_japanese": "an attention output bias on the last layer only (dense_bias: "

@@ -236,8 +236,8 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     notes = [*preset.notes, *filter(None, [context_note(spec, t)])]
     if (kind := spec.shaped_kind) is not None:
         notes.append(counting.kind_shapes_sentence(
-            kind, spec.shaped_layers, spec.heads_of(kind)[:3],
-            spec.heads_of("")[:3]))
+            kind, spec.shaped_layers, (spec.heads_of(kind), spec.sinks_of(kind)),
+            (spec.heads_of(""), spec.sinks_of(""))))
     unused_workload = [f"{name}={value!r}" for name, value, given_ in (
         ("gpu", gpu, gpu), ("gpus", gpus, gpus != 1), ("mfu", mfu, mfu is not None)) if given_]
     if training is None and unused_workload:

@@ -56,8 +56,10 @@ class IndexerSpec(Frozen):
 class KindShape(Frozen):
     """The head shapes of the attention layers of one kind where they differ from the model's
     (Laguna: 64 query heads on its sliding layers, 48 on its full ones; Gemma 4: a wider
-    head on its full layers; Inkling: heads of their own on its sliding layers). A field left
-    out keeps the model's value (its head width d_h, not d_model / n_heads)."""
+    head on its full layers; Inkling: heads of their own on its sliding layers; MiMo-V2-Flash:
+    twice the key/value heads and sink logits on its sliding layers). A field left out keeps
+    the model's value (its head width d_h, not d_model / n_heads; its value width
+    attention.v_head_dim where the model gives one, else this kind's head width)."""
 
     n_heads: int | None = Field(None, ge=1, le=MAX_HEADS, description="query heads of these "
                                                                       "layers")
@@ -65,6 +67,10 @@ class KindShape(Frozen):
                                    description="key/value heads of these layers")
     head_dim: int | None = Field(None, ge=1, le=MAX_WIDTH,
                                  description="width of one head of these layers")
+    v_head_dim: int | None = Field(None, ge=1, le=MAX_WIDTH,
+                                   description="width of one head's values in these layers")
+    sinks: bool | None = Field(None, description="a learned sink logit per head in these "
+                                                 "layers (MiMo-V2-Flash: its sliding ones)")
 
 
 class AttentionSpec(Frozen):
@@ -78,6 +84,10 @@ class AttentionSpec(Frozen):
     head_dim: int | None = Field(
         None, ge=1, le=MAX_WIDTH,
         description="width d_h of one head; default d_model / n_heads (Gemma uses 256 instead)")
+    v_head_dim: int | None = Field(
+        None, ge=1, le=MAX_WIDTH,
+        description="width of one head's values, W_V's and W_O's d_v; default head_dim "
+                    "(MiMo-V2-Flash: 128 against query/key heads of 192)")
     qkv_bias: bool = Field(False, description="biases on the Q, K, V projections (Qwen2, GPT-2)")
     out_bias: bool = Field(False, description="bias on the output projection W_O")
     qk_norm: Literal["none", "head", "projection"] = Field(
@@ -101,7 +111,7 @@ class AttentionSpec(Frozen):
                     "global (Gemma 2: local, global)")
     sinks: bool = Field(
         False, description="one learned logit per head joins every softmax as an extra key "
-                           "without value (gpt-oss: attention sinks)")
+                           "without value (gpt-oss: attention sinks; a kind's own in kind_shapes)")
     output_gate: bool = Field(
         False, description="each head's output is multiplied by a gate of the layer's input, "
                            "sigmoid(x W_G), before W_O (Qwen3-Next; output_gate_per says how "
@@ -120,8 +130,9 @@ class AttentionSpec(Frozen):
         default_factory=dict, max_length=1,
         description="head shapes of their own for the attention layers of one kind (global, "
                     "local, chunked or nope), fields left out keeping the model's "
-                    "(Laguna: {local = {n_heads = 64}}); one kind at most, as every "
-                    "released model has two shapes")
+                    "(Laguna: {local = {n_heads = 64}}; MiMo-V2-Flash: {local = {n_kv_heads "
+                    "= 8, sinks = true}}); one kind at most, as every released model has two "
+                    "shapes")
     experts: int | None = Field(
         None, ge=1, le=MAX_HEADS,
         description="mixture of attention heads (JetMoE: Shen et al. 2024 §2.2, after "
@@ -142,8 +153,9 @@ class AttentionSpec(Frozen):
             if kv is not None and kv != self.n_heads:
                 raise ValueError(f"attention.n_kv_heads={kv} has no meaning with attention.mla "
                                  f"(every head has its own keys); leave it unset")
-            if self.head_dim is not None:
-                raise ValueError("attention.head_dim has no meaning with attention.mla; "
+            if self.head_dim is not None or self.v_head_dim is not None:
+                field = "head_dim" if self.head_dim is not None else "v_head_dim"
+                raise ValueError(f"attention.{field} has no meaning with attention.mla; "
                                  "give attention.mla.qk_nope_head_dim/qk_rope_head_dim/v_head_dim")
             if self.qk_norm != "none":
                 raise ValueError("attention.qk_norm is not defined for attention.mla")
