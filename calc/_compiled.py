@@ -44,6 +44,7 @@ def params_per_layer(s):
     g_norm = s['g_norm']
     h = s['h']
     h_kv = s['h_kv']
+    i_diff = s['i_diff']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_mla = s['i_mla']
@@ -91,6 +92,7 @@ def params_per_layer(s):
         'attention/position': i_rel*(2*_t3 + _t7),
         'attention/qk_norm': _t0*(2*d_qk*i_qk_head + d_qk*i_qk_proj*(h + h_kv)),
         'attention/sinks': h*i_sink,
+        'attention/lambda': 4*d_qk*i_diff,
         'attention/sub_norm': _t0*d_v*h*i_sub,
         'norms': _t0*d*n_norm,
     }
@@ -266,6 +268,7 @@ def params_components(s):
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
     i_cg = s['i_cg']
+    i_diff = s['i_diff']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -331,26 +334,27 @@ def params_components(s):
     _t34 = 2*i_qk_head
     _t35 = L_att2*_t0
     _t36 = _t0*_t11
-    _t37 = _t0*d
-    _t38 = 2*N_s
-    _t39 = G_s*_t38
-    _t40 = 2*d_in + i_m2*(H_s + _t39)
-    _t41 = R_dt + _t38
-    _t42 = 1 - i_m2
-    _t43 = _t42*d_in
-    _t44 = H_s*i_m2
-    _t45 = 2*H_k*d_lk
-    _t46 = 1 - i_cg
-    _t47 = H_v*d_lv
-    _t48 = H_v + _t47
-    _t49 = L_dn*d
-    _t50 = 2*d
-    _t51 = H_v*d_lk
-    _t52 = b_sc*d
-    _t53 = d**2
-    _t54 = i_glu + 1
-    _t55 = d*d_ff
-    _t56 = d*(i_glu + 2)
+    _t37 = 4*i_diff
+    _t38 = _t0*d
+    _t39 = 2*N_s
+    _t40 = G_s*_t39
+    _t41 = 2*d_in + i_m2*(H_s + _t40)
+    _t42 = R_dt + _t39
+    _t43 = 1 - i_m2
+    _t44 = _t43*d_in
+    _t45 = H_s*i_m2
+    _t46 = 2*H_k*d_lk
+    _t47 = 1 - i_cg
+    _t48 = H_v*d_lv
+    _t49 = H_v + _t48
+    _t50 = L_dn*d
+    _t51 = 2*d
+    _t52 = H_v*d_lk
+    _t53 = b_sc*d
+    _t54 = d**2
+    _t55 = i_glu + 1
+    _t56 = d*d_ff
+    _t57 = d*(i_glu + 2)
     return {
         'attention/q': (
             L_att2*(
@@ -386,38 +390,39 @@ def params_components(s):
             + _t36*(_t34*d_qk + d_qk*i_qk_proj*(h + h_kv))
         ),
         'attention/sinks': L_att2*h2*i_sink2 + _t11*h*i_sink,
+        'attention/lambda': L_att2*_t37*d_qk2 + _t11*_t37*d_qk,
         'attention/sub_norm': _t35*d_v2*h2*i_sub + _t36*d_v*h*i_sub,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
-        'norms': L*_t37*n_norm,
-        'mamba/in': L_ssm*(_t40*b_ssm + _t40*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t39*i_m2 + d_in),
-        'mamba/x': L_ssm*_t41*_t43,
-        'mamba/dt': L_ssm*(R_dt*_t43 + _t43 + _t44),
-        'mamba/ssm': L_ssm*(_t42*(N_s*d_in + d_in) + 2*_t44),
-        'mamba/norm': L_ssm*(_t41*_t42*i_dtn + d_in*i_gn*i_m2),
+        'norms': L*_t38*n_norm,
+        'mamba/in': L_ssm*(_t41*b_ssm + _t41*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t40*i_m2 + d_in),
+        'mamba/x': L_ssm*_t42*_t44,
+        'mamba/dt': L_ssm*(R_dt*_t44 + _t44 + _t45),
+        'mamba/ssm': L_ssm*(_t43*(N_s*d_in + d_in) + 2*_t45),
+        'mamba/norm': L_ssm*(_t42*_t43*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t49*(_t45 + _t46*_t48 + _t48),
-        'deltanet/lowrank': L_dn*i_cg*(_t50*r_g + r_g*(_t47 + _t51)),
-        'deltanet/conv': L_dn*k_dn*(_t45 + _t47),
-        'deltanet/gates': L_dn*(H_v*_t46 + H_v + _t51*i_cg),
+        'deltanet/in': _t50*(_t46 + _t47*_t49 + _t49),
+        'deltanet/lowrank': L_dn*i_cg*(_t51*r_g + r_g*(_t48 + _t52)),
+        'deltanet/conv': L_dn*k_dn*(_t46 + _t48),
+        'deltanet/gates': L_dn*(H_v*_t47 + H_v + _t52*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t47*_t49,
-        'conv/in': L_sc*(3*_t52 + 3*_t53),
+        'deltanet/out': _t48*_t50,
+        'conv/in': L_sc*(3*_t53 + 3*_t54),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t52 + _t53),
-        'mlp/up': L_dense*_t54*(_t55 + b_ff*d_ff),
-        'mlp/down': L_dense*(_t55 + b_ff*d),
+        'conv/out': L_sc*(_t53 + _t54),
+        'mlp/up': L_dense*_t55*(_t56 + b_ff*d_ff),
+        'mlp/down': L_dense*(_t56 + b_ff*d),
         'mlp/act': L_dense*n_act,
         'mlp/sub_norm': L_dense*_t0*d_ff*i_sub,
         'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t56*d_e + b_ff*(_t54*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t56*d_s + b_ff*(_t54*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t57*d_e + b_ff*(_t55*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t57*d_s + b_ff*(_t55*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t37*i_norm_emb,
-        'embedding_projection': _t50*d_emb*i_proj,
-        'final_norm': _t37*i_norm_final,
+        'embedding/norm': _t38*i_norm_emb,
+        'embedding_projection': _t51*d_emb*i_proj,
+        'final_norm': _t38*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
@@ -476,6 +481,7 @@ def params_summary(s):
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
     i_cg = s['i_cg']
+    i_diff = s['i_diff']
     i_dsa = s['i_dsa']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
@@ -580,22 +586,25 @@ def params_summary(s):
     _t70 = h*i_sink
     _t71 = i_rel*(_t21 + 2*_t22)
     _t72 = _t5*(_t62*d_qk + d_qk*i_qk_proj*(h + h_kv))
-    _t73 = E_a*_t0
-    _t74 = _t69*n_norm
-    _t75 = _t5*i_sub
-    _t76 = _t75*d_ff
-    _t77 = _t75*d_v*h
-    _t78 = (
+    _t73 = 4*i_diff
+    _t74 = _t73*d_qk
+    _t75 = E_a*_t0
+    _t76 = _t69*n_norm
+    _t77 = _t5*i_sub
+    _t78 = _t77*d_ff
+    _t79 = _t77*d_v*h
+    _t80 = (
         H_v*_t41*d
-        + L*_t74
+        + L*_t76
         + L_att2*_t5*(_t62*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
-        + L_att2*_t73
+        + L_att2*_t73*d_qk2
+        + L_att2*_t75
         + L_att2*i_rel*(_t10 + 2*_t12)
         + L_att2*(_t3*i_gate*(_t30 + i_gh) + _t30*_t31*h2)
         + L_att2*(_t32 + _t34*d + b_qkv*(_t34 + _t38) + i_mla*(_t36 + h2*r_kv*(_t33 + _t37)))
         + L_dense*_t40
         + L_dense*_t63
-        + L_dense*_t76
+        + L_dense*_t78
         + L_dense*n_act
         + L_dn*d*(_t43*_t66 + _t64 + _t66)
         + L_dn*i_cg*(_t67*r_g + r_g*(_t42 + _t65))
@@ -620,30 +629,31 @@ def params_summary(s):
         + _t16*_t70
         + _t16*_t71
         + _t16*_t72
-        + _t16*_t73
-        + _t16*_t77
+        + _t16*_t74
+        + _t16*_t75
+        + _t16*_t79
         + _t41
-        + _t61*_t75*d_v2
+        + _t61*_t77*d_v2
         + _t61*i_sink2
         + _t67*d_emb*i_proj
         + _t69*i_norm_emb
         + _t69*i_norm_final
     )
-    _t79 = (
+    _t81 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
         + L_moe*_t28
         + _t16*_t20
         + _t16*_t24
-        + _t78
+        + _t80
     )
-    _t80 = P*d + V*d_emb
-    _t81 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t80
+    _t82 = P*d + V*d_emb
+    _t83 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t82
     return {
-        'total': _t79 + _t81,
-        'embedding': _t80,
-        'non_embedding': _t79,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t78 + _t81,
+        'total': _t81 + _t83,
+        'embedding': _t82,
+        'non_embedding': _t81,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t80 + _t83,
         'mtp': (
             2*M*_t47
             + 3*M*_t69
@@ -656,11 +666,12 @@ def params_summary(s):
                 + _t70
                 + _t71
                 + _t72
-                + _t73
                 + _t74
-                + _t77
+                + _t75
+                + _t76
+                + _t79
                 + i_moe*(_t28 + _t45 + _t46 + _t68)
-                + (1 - i_moe)*(_t40 + _t63 + _t76 + n_act)
+                + (1 - i_moe)*(_t40 + _t63 + _t78 + n_act)
             )
         ),
     }
@@ -838,6 +849,7 @@ def flops(s):
     h_kv2 = s['h_kv2']
     i_causal = s['i_causal']
     i_cg = s['i_cg']
+    i_diff = s['i_diff']
     i_dsa = s['i_dsa']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -923,7 +935,7 @@ def flops(s):
         ),
         'attention_per_sequence': (
             L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
-            + h*(d_qk*i_rel + d_qk + d_v)*(
+            + h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 (L_chk - L_chk2)*(
                     i_causal*(
                         c*(c + 1)*_floordiv(T, c)
@@ -974,11 +986,11 @@ def flops(s):
                     )
                     + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
                 )*(L_att2 - L_chk2 - L_loc2)
-            )*(d_qk2*i_rel + d_qk2 + d_v2)
+            )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
         'inference_attention_per_token': (
             2*L_idx*T*h_I*(d_I + 1)
-            + 2*h*(d_qk*i_rel + d_qk + d_v)*(
+            + 2*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 (L_chk - L_chk2)*(T - c*_floordiv(T - 1, c))
                 + (L_loc - L_loc2)*_minimum(T, w)
                 + (T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
@@ -989,7 +1001,7 @@ def flops(s):
                 L_chk2*(T - c*_floordiv(T - 1, c))
                 + L_loc2*_minimum(T, w)
                 + (T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(L_att2 - L_chk2 - L_loc2)
-            )*(d_qk2*i_rel + d_qk2 + d_v2)
+            )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
     }
 
@@ -1048,6 +1060,7 @@ def rules_train_per_token(s):
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
     i_cg = s['i_cg']
+    i_diff = s['i_diff']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -1138,13 +1151,15 @@ def rules_train_per_token(s):
     _t58 = _t0*_t8
     _t59 = _t46*h
     _t60 = 12*d
-    _t61 = E_a*i_moa
-    _t62 = L_dense*d_ff
-    _t63 = _t8*i_sub
-    _t64 = (
+    _t61 = 24*i_diff
+    _t62 = E_a*i_moa
+    _t63 = L_dense*d_ff
+    _t64 = _t8*i_sub
+    _t65 = (
         L*_t58*n_norm
+        + L_att2*_t61*d_qk2
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
-        + _t0*_t45*_t61
+        + _t0*_t45*_t62
         + _t25*_t32*(_t26 + b_ff*d_ff)
         + _t25*n_act
         + _t25*(_t26 + b_ff*d)
@@ -1166,7 +1181,7 @@ def rules_train_per_token(s):
         + _t36*(b_ssm*d + d*d_in)
         + _t36*(_t41*_t42*i_dtn + d_in*i_gn*i_m2)
         + _t36*(R_dt*_t43 + _t40 + _t43)
-        + _t4*_t61*d
+        + _t4*_t62*d
         + _t4*_t8*(_t53*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
         + _t4*i_rel*(_t20 + 2*_t22)
         + _t4*(_t2 + _t3*d_v2)
@@ -1178,6 +1193,7 @@ def rules_train_per_token(s):
             + b_qkv*(_t12*_t22 + _t21)
             + i_mla*(_t20*_t23 + i_qlora*(_t22*r_q + _t24))
         )
+        + _t45*_t61*d_qk
         + _t46*_t8*(_t53*d_qk + d_qk*i_qk_proj*(h + h_kv))
         + _t46*i_rel*(_t50 + 2*_t51)
         + _t46*(_t2 + _t44*d_v)
@@ -1189,26 +1205,26 @@ def rules_train_per_token(s):
             + b_qkv*(_t12*_t51 + _t21)
             + i_mla*(_t23*_t50 + i_qlora*(_t24 + _t51*r_q))
         )
-        + _t52*_t63*d_v2
+        + _t52*_t64*d_v2
         + _t52*i_sink2
         + _t55*_t57
         + _t57*(_t29*_t56 + _t54 + _t56)
         + _t58*i_norm_emb
         + _t58*i_norm_final
-        + _t59*_t63*d_v
+        + _t59*_t64*d_v
         + _t59*i_sink
         + _t60*d_emb*i_proj
-        + 6*_t62*_t63
+        + 6*_t63*_t64
     )
-    _t65 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t64
-    _t66 = T*_t22
-    _t67 = T*_t51
-    _t68 = 3*T
-    _t69 = 4*T
+    _t66 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t65
+    _t67 = T*_t22
+    _t68 = T*_t51
+    _t69 = 3*T
+    _t70 = 4*T
     return {
-        '6N': P*_t0 + _t65,
-        'kaplan': _t4*_t66 + _t46*_t67 + _t64,
-        'palm': 12*L_att2*_t66 + 12*_t45*_t67 + _t65,
+        '6N': P*_t0 + _t66,
+        'kaplan': _t4*_t67 + _t46*_t68 + _t65,
+        'palm': 12*L_att2*_t67 + 12*_t45*_t68 + _t66,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1216,11 +1232,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t20 + _t22*_t69 + _t68*h2)
+            3*L_att2*(8*_t20 + _t22*_t70 + _t69*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t45*(8*_t50 + _t51*_t69 + _t68*h)
-            + _t60*(L_moe*(E_s*d_s + d_e*k) + _t62)
+            + 3*_t45*(8*_t50 + _t51*_t70 + _t69*h)
+            + _t60*(L_moe*(E_s*d_s + d_e*k) + _t63)
         ),
     }
 
@@ -1433,6 +1449,7 @@ def memory_activations(s):
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
     i_cg = s['i_cg']
+    i_diff = s['i_diff']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -1490,17 +1507,28 @@ def memory_activations(s):
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
-                        + h2*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk2*h2*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h2 - h_kv2))
+                                )
+                                + d_v2*h2
+                            )/n_tp
+                            + (1 - i_scores)*(d_v2*h_t2*q_a + (2*d_v2*h2*q_a + 4*h2)/n_tp)
+                            + (d_v2*h2*q_a*(2 - 2*i_frozen) + 4*d_v2*h2 + 2*h2)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
                         + i_hf*(
                             d_qk2*(h2 + h_kv2)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h2*(4 - 4*i_scores)
@@ -1522,17 +1550,28 @@ def memory_activations(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
-                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk*h*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h - h_kv))
+                                )
+                                + d_v*h
+                            )/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
                         + i_hf*(
                             d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h*(4 - 4*i_scores)
@@ -1701,6 +1740,7 @@ def memory(s):
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
     i_cg = s['i_cg']
+    i_diff = s['i_diff']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -1768,13 +1808,22 @@ def memory(s):
                 + d_v*h*(
                     4*a_o*i_frozen*i_hf*i_up
                     + q_lo*(
-                        -(
-                            -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                        )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                        -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                            -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                        )
                         + 1
                     )
                 )/n_tp
                 + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                + i_diff*(
+                    i_scores*q_a*(
+                        d_qk*h*(_minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h - h_kv)))
+                        + d_v*h
+                    )/n_tp
+                    + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                    + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                    + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                )
                 + i_hf*(
                     d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                     + h*(4 - 4*i_scores)
@@ -1798,7 +1847,7 @@ def memory(s):
                         + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
                         + q_a*(i_glu*i_hf + i_glu + 1)
                     )
-                    + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                    + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                         i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                         + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                     )
@@ -1830,17 +1879,28 @@ def memory(s):
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
-                        + h2*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk2*h2*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h2 - h_kv2))
+                                )
+                                + d_v2*h2
+                            )/n_tp
+                            + (1 - i_scores)*(d_v2*h_t2*q_a + (2*d_v2*h2*q_a + 4*h2)/n_tp)
+                            + (d_v2*h2*q_a*(2 - 2*i_frozen) + 4*d_v2*h2 + 2*h2)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
                         + i_hf*(
                             d_qk2*(h2 + h_kv2)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h2*(4 - 4*i_scores)
@@ -1862,17 +1922,28 @@ def memory(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
-                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk*h*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h - h_kv))
+                                )
+                                + d_v*h
+                            )/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
                         + i_hf*(
                             d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h*(4 - 4*i_scores)
@@ -2109,17 +2180,25 @@ def memory(s):
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
-                        + h2*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk2*h2*_minimum(1, _maximum(0, h2 - h_kv2)) + d_v2*h2
+                            )/n_tp
+                            + (1 - i_scores)*(d_v2*h_t2*q_a + (2*d_v2*h2*q_a + 4*h2)/n_tp)
+                            + (d_v2*h2*q_a*(2 - 2*i_frozen) + 4*d_v2*h2 + 2*h2)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/T
+                        )
                         + i_hf*(
                             d_qk2*(h2 + h_kv2)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h2*(4 - 4*i_scores)
@@ -2141,17 +2220,23 @@ def memory(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
-                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(d_qk*h*_minimum(1, _maximum(0, h - h_kv)) + d_v*h)/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/T
+                        )
                         + i_hf*(
                             d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h*(4 - 4*i_scores)
@@ -2865,6 +2950,7 @@ def finetune_memory(s):
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
     i_cg = s['i_cg']
+    i_diff = s['i_diff']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -2977,17 +3063,28 @@ def finetune_memory(s):
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
-                        + h2*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk2*h2*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h2 - h_kv2))
+                                )
+                                + d_v2*h2
+                            )/n_tp
+                            + (1 - i_scores)*(d_v2*h_t2*q_a + (2*d_v2*h2*q_a + 4*h2)/n_tp)
+                            + (d_v2*h2*q_a*(2 - 2*i_frozen) + 4*d_v2*h2 + 2*h2)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
                         + i_hf*(
                             d_qk2*(h2 + h_kv2)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h2*(4 - 4*i_scores)
@@ -3009,17 +3106,28 @@ def finetune_memory(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
-                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk*h*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h - h_kv))
+                                )
+                                + d_v*h
+                            )/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
                         + i_hf*(
                             d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h*(4 - 4*i_scores)
@@ -3551,17 +3659,25 @@ def finetune_memory(s):
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
-                        + h2*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk2*h2*_minimum(1, _maximum(0, h2 - h_kv2)) + d_v2*h2
+                            )/n_tp
+                            + (1 - i_scores)*(d_v2*h_t2*q_a + (2*d_v2*h2*q_a + 4*h2)/n_tp)
+                            + (d_v2*h2*q_a*(2 - 2*i_frozen) + 4*d_v2*h2 + 2*h2)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/T
+                        )
                         + i_hf*(
                             d_qk2*(h2 + h_kv2)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h2*(4 - 4*i_scores)
@@ -3583,17 +3699,23 @@ def finetune_memory(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
-                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(d_qk*h*_minimum(1, _maximum(0, h - h_kv)) + d_v*h)/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/T
+                        )
                         + i_hf*(
                             d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h*(4 - 4*i_scores)
@@ -3724,6 +3846,7 @@ def finetune_flops(s):
     h_kv2 = s['h_kv2']
     i_causal = s['i_causal']
     i_cg = s['i_cg']
+    i_diff = s['i_diff']
     i_dsa = s['i_dsa']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
@@ -3838,7 +3961,7 @@ def finetune_flops(s):
                     )
                 )
             )
-            + 3*h*(d_qk*i_rel + d_qk + d_v)*(
+            + 3*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 (L_chk - L_chk2)*(
                     i_causal*(
                         c*(c + 1)*_floordiv(T, c)
@@ -3889,7 +4012,7 @@ def finetune_flops(s):
                     )
                     + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
                 )*(L_att2 - L_chk2 - L_loc2)
-            )*(d_qk2*i_rel + d_qk2 + d_v2)
+            )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
             - i_frozen*i_rel*(
                 d_qk*h*(
                     (L_chk - L_chk2)*(

@@ -111,6 +111,11 @@ SPARSE_ATTENTION = (
     "per key) and the attention over the min(index_topk, keys seen) keys it selects are "
     "attention/scores. Training counts the indexer trained (3 × forward), as by a loss of its "
     "own; its top-k passes no gradient to the model.")
+DIFFERENTIAL_ATTENTION = (
+    "Differential attention (DIFF Transformer): each of the h softmax maps (a differential "
+    "head's two QKᵀ maps of half its width) is computed once, 2·d_qk per key, and weighs the "
+    "head's values 2·d_v wide, 2·2·d_v per key (attention/scores); λ's four d_h vectors per "
+    "layer are attention/lambda, λ's dot products, the subtraction and the head norm count 0.")
 SCANS = (
     "Scans and convolutions (Mamba, gated DeltaNet, short convolutions) are not matrix "
     "products: a causal conv costs 2·k FLOPs per channel per token (a multiply-add per tap); "

@@ -32,6 +32,25 @@ def _heads(draw) -> dict:
 
 
 @st.composite
+def _diffllama(draw, model_type: str) -> dict:
+    """DiffLlama: an even count of key/value heads (the values' two halves), a head width of
+    its own or hidden_size // heads (floor), even for RoPE."""
+    kv = 2 * draw(st.integers(1, 2))
+    heads = kv * draw(st.integers(1, 2))
+    head_dim = draw(st.sampled_from([2, 4, 6]))
+    own = draw(st.booleans())
+    return {"num_attention_heads": heads,
+            "num_key_value_heads": kv if kv < heads or draw(st.booleans()) else None,
+            "hidden_size": draw(st.integers(2, 24)) if own else heads * head_dim,
+            "head_dim": head_dim if own else None,
+            "num_hidden_layers": draw(st.integers(1, 3)),
+            "intermediate_size": draw(st.integers(1, 24)),
+            "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64,
+            "attention_bias": draw(st.booleans()),
+            "hidden_act": draw(st.sampled_from(["silu", "gelu_pytorch_tanh", "relu"]))}
+
+
+@st.composite
 def _llama_like(draw, model_type: str) -> dict:
     layers = draw(st.integers(1, 3))
     config = {**draw(_heads()), "num_hidden_layers": layers,
@@ -623,6 +642,7 @@ STRATEGIES = {
     **{t: lambda t: family_config(t, MIN_WINDOW) for t in FAMILY_TYPES},
     **{t: _llama_like for t in LLAMA_LIKE},
     **{t: _deepseek for t in ("deepseek_v2", "deepseek_v3")},
+    "diffllama": _diffllama,
     **{t: _layernorm_types for t in LAYERNORM_TYPES},
 }
 STRATEGIES.update({t: lambda t, base=base: STRATEGIES[base](base) for t, base in ALIKE.items()})

@@ -60,6 +60,10 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             st.booleans()):  # JetMoE's mixture of attention heads: k of E experts per token
         per_token = n_heads // attention["n_kv_heads"]
         attention["experts"] = draw(st.integers(per_token, per_token + 2))
+    kv_heads = attention.get("n_kv_heads") or n_heads
+    if (not mla and "experts" not in attention and n_heads % 2 == 0 and kv_heads % 2 == 0
+            and draw(st.booleans())):  # DIFF Transformer: heads and value halves in pairs
+        attention["differential"] = True
     attention["qk_norm_weights"] = draw(st.booleans())
     mixers = draw(_mixers(n_layers))
     if dsa:
@@ -132,7 +136,7 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     # shapes of their own
     used = sorted({kind for kind in spec.attention_kinds if kind})
     if (used and not mla and "experts" not in attention and not spec.mtp_modules
-            and draw(st.booleans())):
+            and not attention.get("differential") and draw(st.booleans())):
         heads = draw(st.integers(1, 8))
         kv = spec.n_kv_heads
         shape = {"n_heads": heads,

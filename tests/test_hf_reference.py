@@ -470,6 +470,37 @@ def test_random_mimo_v2_flash_configs_match_transformers_and_export_back(config)
         assert exported["model_type"] == "mimo_v2_flash"  # no other writer holds them
 
 
+# ---- differential attention (DiffLlama) -----------------------------------------------------
+def test_diffllama_default_matches_transformers_as_it_runs():
+    """DiffLlamaConfig's defaults: 1,204,885,504 parameters (4 λ vectors of 64 per layer, the
+    head norm without weights), and the forward FLOPs transformers counts, which are calc's
+    with each QKᵀ map computed a second time (hf_implementation); calc's own count has one."""
+    config = {"model_type": "diffllama"}
+    spec = spec_from_hf_config(config)
+    assert calc.count_params(spec).total == hf_reference.count(config, 16).params \
+        == 1_204_885_504
+    assert calc.count_params(spec).components["attention/lambda"] == 16 * 4 * 64
+    as_run, changed = transformers_flops(spec, config, 16)
+    assert changed == ["DiffLlama: each QKᵀ map computed twice"]
+    assert as_run - calc.count_flops(spec, 16, "full").forward * 16 == 16 * 2 * 32 * 64 * 16 ** 2
+    assert_matches(spec, config, 16)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.builds(dict, STRATEGIES["diffllama"]("diffllama"), vocab_size=st.integers(1, 50)))
+def test_random_diffllama_configs_match_transformers_and_export_back(config):
+    """DiffLlama's λ vectors, paired heads and value halves, biases and head widths against
+    transformers, and back through diffllama's writer (no other writer holds differential
+    attention)."""
+    config = {"model_type": "diffllama", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    exported = hf_config_from_spec(spec)
+    assert exported["model_type"] == "diffllama"
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    assert_matches(spec, exported, MIN_WINDOW)
+
+
 # ---- Kimi Delta Attention (deltanet.gate "channel") beside NoPE MLA ------------------------
 @st.composite
 def _kimi_linear_configs(draw) -> dict:

@@ -59,6 +59,7 @@ from calc.symbols import (
     h_I,
     h_kv,
     h_kv2,
+    i_diff,
     i_dsa,
     i_gate,
     i_gh,
@@ -146,6 +147,12 @@ ATTENTION_QK_NORM = NORM * (i_qk_head * 2 * d_qk + i_qk_proj * (h + h_kv) * d_qk
 # MiMo-V2-Flash has them on its sliding layers only (modeling_mimo_v2_flash.py,
 # MiMoV2FlashAttention: `sinks` where is_swa), the L'_att layers' 1'_sink (of_kind).
 ATTENTION_SINKS = i_sink * h
+# Differential attention (Ye et al. 2024, DIFF Transformer §2.1: λ = exp(λ_q1·λ_k1) −
+# exp(λ_q2·λ_k2) + λ_init): four learned vectors of one head's width per layer
+# (modeling_diffllama.py, DiffLlamaAttention: lambda_q1, lambda_k1, lambda_q2, lambda_k2 of
+# head_dim each); its norm over each output, nn.RMSNorm(2·head_dim, elementwise_affine=False),
+# has no parameter.
+ATTENTION_LAMBDA = i_diff * 4 * d_qk
 # BitNet b1.58 (Ma et al. 2025; modeling_bitnet.py): a norm on W_O's input (attn_sub_norm)
 # and one on W_down's input (ffn_sub_norm).
 ATTENTION_SUB_NORM = i_sub * NORM * h * d_v
@@ -170,6 +177,7 @@ ATTENTION: dict[str, sympy.Expr] = {
     "attention/position": ATTENTION_POSITION,
     "attention/qk_norm": ATTENTION_QK_NORM,
     "attention/sinks": ATTENTION_SINKS,
+    "attention/lambda": ATTENTION_LAMBDA,
     "attention/sub_norm": ATTENTION_SUB_NORM,
 }
 # Active per token: the h/h_kv attention experts it is routed to.

@@ -25,6 +25,7 @@ from calc.hf.families import (
     ctrl,
     dbrx,
     deepseek,
+    diffllama,
     dots1,
     emu3,
     ernie,
@@ -156,6 +157,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     lfm2.LFM3,
     laguna.LAGUNA,
     mimo.MIMO_V2_FLASH,
+    diffllama.DIFFLLAMA,
     apertus.APERTUS1P5_TEXT,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,

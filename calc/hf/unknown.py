@@ -52,8 +52,6 @@ NEEDS = {
     "bailing_hybrid": "a delta-rule linear attention with its own forget gate "
                       "(BailingHybridDeltaAttention, BailingHybridForgetGate) beside softmax "
                       "attention",
-    "diffllama": "differential attention (two softmax maps per head, their difference weighted "
-                 "by learned λ vectors, a per-head norm after)",
     # layers reused or iterated, or residual streams the spec's one pass cannot hold
     "zamba": "one attention block whose weights are shared by every depth it runs at, fed the "
              "concatenated embedding and hidden state",

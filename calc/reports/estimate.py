@@ -249,17 +249,20 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
         params=params, flops_per_token=flops, training=training, notes=notes,
         finetune=ft_block, conventions=_conventions(flops.attention, training, ft_block,
                                                     scans=set(spec.mixer_kinds) != {"attention"},
-                                                    sparse=spec.attention.indexer is not None),
+                                                    sparse=spec.attention.indexer is not None,
+                                                    differential=spec.attention.differential),
     )
 
 
 def _conventions(attention: str, training: TrainingReport | None,
                  finetune: FineTuneBlock | None = None, scans: bool = False,
-                 sparse: bool = False) -> list[str]:
+                 sparse: bool = False, differential: bool = False) -> list[str]:
     """The convention sentences of a report counted under `attention` (and `scans`: the model
-    has Mamba, gated DeltaNet or short-convolution layers; `sparse`: DSA's indexer)."""
+    has Mamba, gated DeltaNet or short-convolution layers; `sparse`: DSA's indexer;
+    `differential`: differential attention)."""
     lines = [counting.PARAMETERS, counting.FLOPS, counting.ATTENTION[attention],
              *([counting.SPARSE_ATTENTION] if sparse else []),
+             *([counting.DIFFERENTIAL_ATTENTION] if differential else []),
              *([counting.SCANS] if scans else [])]
     lines += ([counting.lora_sentence(finetune.method, finetune.rank, finetune.targets),
                counting.FINETUNE_PASSES] if finetune else [counting.PASSES])

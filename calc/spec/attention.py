@@ -1,5 +1,6 @@
 """Attention's spec: heads, KV sharing, biases, QK-norm, windows and chunks, sinks, output
-gates, MLA, DeepSeek Sparse Attention's indexer, and the head shapes of one kind of layer."""
+gates, differential attention, MLA, DeepSeek Sparse Attention's indexer, and the head shapes of
+one kind of layer."""
 
 from __future__ import annotations
 
@@ -122,6 +123,13 @@ class AttentionSpec(Frozen):
                     "W_Q and carrying its bias (Qwen3-Next), or one per head broadcast over "
                     "its d_v channels, W_G d × h without bias (LFM3's g_proj; Laguna's, with "
                     "softplus: the function costs nothing)")
+    differential: bool = Field(
+        False,
+        description="differential attention (Ye et al. 2024, DIFF Transformer; transformers' "
+                    "DiffLlamaAttention): the query heads in two halves, head i's softmax map "
+                    "minus λ × head i + h/2's, each map weighing two KV heads' values side by "
+                    "side (2·d_v wide); λ from four learned d_h vectors per layer, and a norm "
+                    "without weights over each of the h/2 outputs")
     mla: MLASpec | None = Field(None, description="multi-head latent attention instead of MHA")
     indexer: IndexerSpec | None = Field(
         None, description="DeepSeek Sparse Attention: an indexer picks the keys each query "
@@ -168,6 +176,8 @@ class AttentionSpec(Frozen):
             raise ValueError("attention.output_gate_per='head' needs attention.output_gate=true")
         if self.experts is not None:
             self._check_experts()
+        if self.differential:
+            self._check_differential()
         if self.kind_shapes:
             self._check_kind_shapes()
         if self.indexer is not None:
@@ -209,6 +219,20 @@ class AttentionSpec(Frozen):
             if heads % kv:
                 raise ValueError(f"attention.kind_shapes.{kind}: {kv} key/value heads must "
                                  f"divide its {heads} query heads (give n_kv_heads)")
+
+    def _check_differential(self) -> None:
+        """Differential attention pairs the query heads (head i with head i + h/2) and, as
+        DiffLlamaAttention does, the key/value heads' values (the first half's beside the
+        second's): both counts even."""
+        if (self.mla is not None or self.experts is not None or self.indexer is not None
+                or self.kind_shapes):
+            raise ValueError("attention.differential is not defined with attention.mla, "
+                             "attention.experts, attention.indexer or attention.kind_shapes")
+        kv = self.n_kv_heads if self.n_kv_heads is not None else self.n_heads
+        for name, count in (("n_heads", self.n_heads), ("n_kv_heads", kv)):
+            if count % 2:
+                raise ValueError(f"attention.differential pairs the heads: attention.{name}="
+                                 f"{count} must be even")
 
     def _check_experts(self) -> None:
         """A mixture of attention heads: each expert holds n_kv_heads query heads."""
