@@ -44,6 +44,7 @@ def params_per_layer(s):
     g_norm = s['g_norm']
     h = s['h']
     h_kv = s['h_kv']
+    i_diff = s['i_diff']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_kev = s['i_kev']
@@ -92,6 +93,7 @@ def params_per_layer(s):
         'attention/position': i_rel*(2*_t3 + _t7),
         'attention/qk_norm': _t0*(_t13 + _t3*i_qk_proj) + _t0*(_t13 + d_qk*h_kv*i_qk_proj),
         'attention/sinks': h*i_sink,
+        'attention/lambda': 4*d_qk*i_diff,
         'attention/sub_norm': _t0*d_v*h*i_sub,
         'norms': _t0*d*n_norm,
     }
@@ -287,6 +289,7 @@ def params_components(s):
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
     i_cg = s['i_cg']
+    i_diff = s['i_diff']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -306,6 +309,7 @@ def params_components(s):
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
+    i_sink2 = s['i_sink2']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k_dn = s['k_dn']
@@ -357,32 +361,33 @@ def params_components(s):
     _t38 = _t0*(_t37 + d_qk*h_kv*i_qk_proj)
     _t39 = L_att2*h2
     _t40 = _t11*h
-    _t41 = _t0*i_sub
-    _t42 = _t0*d
-    _t43 = 2*N_s
-    _t44 = G_s*_t43
-    _t45 = 2*d_in + i_m2*(H_s + _t44)
-    _t46 = R_dt + _t43
-    _t47 = 1 - i_m2
-    _t48 = _t47*d_in
-    _t49 = H_s*i_m2
-    _t50 = 2*H_k*d_lk
-    _t51 = 1 - i_cg
-    _t52 = H_v*d_lv
-    _t53 = H_v + _t52
-    _t54 = L_dn*d
-    _t55 = 2*d
-    _t56 = H_v*d_lk
-    _t57 = H_la*L_la*d_la
-    _t58 = _t57*d
-    _t59 = b_sc*d
-    _t60 = d**2
-    _t61 = i_glu + 1
-    _t62 = b_ff*d_ff
-    _t63 = d*d_ff
-    _t64 = _t61*(_t62 + _t63)
-    _t65 = _t41*d_ff
-    _t66 = d*(i_glu + 2)
+    _t41 = 4*i_diff
+    _t42 = _t0*i_sub
+    _t43 = _t0*d
+    _t44 = 2*N_s
+    _t45 = G_s*_t44
+    _t46 = 2*d_in + i_m2*(H_s + _t45)
+    _t47 = R_dt + _t44
+    _t48 = 1 - i_m2
+    _t49 = _t48*d_in
+    _t50 = H_s*i_m2
+    _t51 = 2*H_k*d_lk
+    _t52 = 1 - i_cg
+    _t53 = H_v*d_lv
+    _t54 = H_v + _t53
+    _t55 = L_dn*d
+    _t56 = 2*d
+    _t57 = H_v*d_lk
+    _t58 = H_la*L_la*d_la
+    _t59 = _t58*d
+    _t60 = b_sc*d
+    _t61 = d**2
+    _t62 = i_glu + 1
+    _t63 = b_ff*d_ff
+    _t64 = d*d_ff
+    _t65 = _t62*(_t63 + _t64)
+    _t66 = _t42*d_ff
+    _t67 = d*(i_glu + 2)
     return {
         'attention/q': (
             L_att2*(
@@ -416,43 +421,44 @@ def params_components(s):
             + _t11*(_t0*(_t12*i_qk_proj + _t37) + _t38)
             - _t25*_t38
         ),
-        'attention/sinks': _t39*i_sink + _t40*i_sink,
-        'attention/sub_norm': _t39*_t41*d_v2 + _t40*_t41*d_v,
+        'attention/sinks': _t39*i_sink2 + _t40*i_sink,
+        'attention/lambda': L_att2*_t41*d_qk2 + _t11*_t41*d_qk,
+        'attention/sub_norm': _t39*_t42*d_v2 + _t40*_t42*d_v,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
-        'norms': L*_t42*n_norm,
-        'mamba/in': L_ssm*(_t45*b_ssm + _t45*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t44*i_m2 + d_in),
-        'mamba/x': L_ssm*_t46*_t48,
-        'mamba/dt': L_ssm*(R_dt*_t48 + _t48 + _t49),
-        'mamba/ssm': L_ssm*(_t47*(N_s*d_in + d_in) + 2*_t49),
-        'mamba/norm': L_ssm*(_t46*_t47*i_dtn + d_in*i_gn*i_m2),
+        'norms': L*_t43*n_norm,
+        'mamba/in': L_ssm*(_t46*b_ssm + _t46*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t45*i_m2 + d_in),
+        'mamba/x': L_ssm*_t47*_t49,
+        'mamba/dt': L_ssm*(R_dt*_t49 + _t49 + _t50),
+        'mamba/ssm': L_ssm*(_t48*(N_s*d_in + d_in) + 2*_t50),
+        'mamba/norm': L_ssm*(_t47*_t48*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t54*(_t50 + _t51*_t53 + _t53),
-        'deltanet/lowrank': L_dn*i_cg*(_t55*r_g + r_g*(_t52 + _t56)),
-        'deltanet/conv': L_dn*k_dn*(_t50 + _t52),
-        'deltanet/gates': L_dn*(H_v*_t51 + H_v + _t56*i_cg),
+        'deltanet/in': _t55*(_t51 + _t52*_t54 + _t54),
+        'deltanet/lowrank': L_dn*i_cg*(_t56*r_g + r_g*(_t53 + _t57)),
+        'deltanet/conv': L_dn*k_dn*(_t51 + _t53),
+        'deltanet/gates': L_dn*(H_v*_t52 + H_v + _t57*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t52*_t54,
-        'lightning/qkv': 3*_t58,
-        'lightning/gate': _t58,
-        'lightning/out': _t58,
-        'lightning/norm': _t57,
-        'conv/in': L_sc*(3*_t59 + 3*_t60),
+        'deltanet/out': _t53*_t55,
+        'lightning/qkv': 3*_t59,
+        'lightning/gate': _t59,
+        'lightning/out': _t59,
+        'lightning/norm': _t58,
+        'conv/in': L_sc*(3*_t60 + 3*_t61),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t59 + _t60),
-        'mlp/up': L_dense*_t64 + L_dw*(_t61*(2*_t62 + 2*_t63) - _t64),
-        'mlp/down': L_dense*(_t63 + b_ff*d) + L_dw*_t63,
+        'conv/out': L_sc*(_t60 + _t61),
+        'mlp/up': L_dense*_t65 + L_dw*(_t62*(2*_t63 + 2*_t64) - _t65),
+        'mlp/down': L_dense*(_t64 + b_ff*d) + L_dw*_t64,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t65 + L_dw*_t65,
+        'mlp/sub_norm': L_dense*_t66 + L_dw*_t66,
         'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t66*d_e + b_ff*(_t61*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t66*d_s + b_ff*(_t61*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t67*d_e + b_ff*(_t62*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t67*d_s + b_ff*(_t62*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t42*i_norm_emb,
-        'embedding_projection': _t55*d_emb*i_proj,
-        'final_norm': _t42*i_norm_final,
+        'embedding/norm': _t43*i_norm_emb,
+        'embedding_projection': _t56*d_emb*i_proj,
+        'final_norm': _t43*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
@@ -517,6 +523,7 @@ def params_summary(s):
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
     i_cg = s['i_cg']
+    i_diff = s['i_diff']
     i_dsa = s['i_dsa']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
@@ -538,6 +545,7 @@ def params_summary(s):
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
+    i_sink2 = s['i_sink2']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k = s['k']
@@ -629,29 +637,32 @@ def params_summary(s):
     _t77 = _t5*d
     _t78 = h*i_sink
     _t79 = i_rel*(_t21 + 2*_t22)
-    _t80 = E_a*_t0
-    _t81 = _t77*n_norm
-    _t82 = _t5*i_sub
-    _t83 = _t82*d_ff
-    _t84 = _t82*d_v*h
-    _t85 = (
+    _t80 = 4*i_diff
+    _t81 = _t80*d_qk
+    _t82 = E_a*_t0
+    _t83 = _t77*n_norm
+    _t84 = _t5*i_sub
+    _t85 = _t84*d_ff
+    _t86 = _t84*d_v*h
+    _t87 = (
         H_v*_t44*d
-        + L*_t81
+        + L*_t83
         + L_att2*_t41
-        + L_att2*_t80
+        + L_att2*_t80*d_qk2
+        + L_att2*_t82
         + L_att2*i_rel*(_t10 + 2*_t12)
         + L_att2*(_t31 + _t5*(_t29 + _t30*h2))
         + L_att2*(_t3*i_gate*(_t33 + i_gh) + _t33*_t34*h2)
         + L_dense*_t43
         + L_dense*_t48
-        + L_dense*_t83
+        + L_dense*_t85
         + L_dense*n_act
         + L_dn*d*(_t46*_t74 + _t72 + _t74)
         + L_dn*i_cg*(_t75*r_g + r_g*(_t45 + _t73))
         + L_dn*k_dn*(_t72 + _t73)
         + L_dn*(H_v*_t46 + H_v + _t45*i_cg)
         + L_dw*_t42
-        + L_dw*_t83
+        + L_dw*_t85
         + L_dw*(_t26*(2*_t42 + 2*_t47) - _t48)
         + L_idx*_t49
         - L_kvs2*_t31
@@ -674,34 +685,35 @@ def params_summary(s):
         + _t16*_t68
         + _t16*_t78
         + _t16*_t79
-        + _t16*_t80
-        + _t16*_t84
+        + _t16*_t81
+        + _t16*_t82
+        + _t16*_t86
         + _t44
         - _t63*_t69
         - _t68*_t69
         + 5*_t70*d
         + _t70
-        + _t71*_t82*d_v2
-        + _t71*i_sink
+        + _t71*_t84*d_v2
+        + _t71*i_sink2
         + _t75*d_emb*i_proj
         + _t77*i_norm_emb
         + _t77*i_norm_final
     )
-    _t86 = (
+    _t88 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
         + L_moe*_t28
         + _t16*_t20
         + _t16*_t24
-        + _t85
+        + _t87
     )
-    _t87 = P*d + V*d_emb
-    _t88 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t87
+    _t89 = P*d + V*d_emb
+    _t90 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t89
     return {
-        'total': _t86 + _t88,
-        'embedding': _t87,
-        'non_embedding': _t86,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t85 + _t88,
+        'total': _t88 + _t90,
+        'embedding': _t89,
+        'non_embedding': _t88,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t87 + _t90,
         'mtp': (
             2*M*_t52
             + 3*M*_t77
@@ -714,11 +726,12 @@ def params_summary(s):
                 + _t68
                 + _t78
                 + _t79
-                + _t80
                 + _t81
-                + _t84
+                + _t82
+                + _t83
+                + _t86
                 + i_moe*(_t28 + _t50 + _t51 + _t76)
-                + (1 - i_moe)*(_t43 + _t48 + _t83 + n_act)
+                + (1 - i_moe)*(_t43 + _t48 + _t85 + n_act)
             )
         ),
     }
@@ -915,6 +928,7 @@ def flops(s):
     h_kv2 = s['h_kv2']
     i_causal = s['i_causal']
     i_cg = s['i_cg']
+    i_diff = s['i_diff']
     i_dsa = s['i_dsa']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -1012,7 +1026,7 @@ def flops(s):
         ),
         'attention_per_sequence': (
             L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
-            + h*(d_qk*i_rel + d_qk + d_v)*(
+            + h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 (L_chk - L_chk2)*(
                     i_causal*(
                         c*(c + 1)*_floordiv(T, c)
@@ -1063,11 +1077,11 @@ def flops(s):
                     )
                     + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
                 )*(L_att2 - L_chk2 - L_loc2)
-            )*(d_qk2*i_rel + d_qk2 + d_v2)
+            )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
         'inference_attention_per_token': (
             2*L_idx*T*h_I*(d_I + 1)
-            + 2*h*(d_qk*i_rel + d_qk + d_v)*(
+            + 2*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 (L_chk - L_chk2)*(T - c*_floordiv(T - 1, c))
                 + (L_loc - L_loc2)*_minimum(T, w)
                 + (T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
@@ -1078,7 +1092,7 @@ def flops(s):
                 L_chk2*(T - c*_floordiv(T - 1, c))
                 + L_loc2*_minimum(T, w)
                 + (T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(L_att2 - L_chk2 - L_loc2)
-            )*(d_qk2*i_rel + d_qk2 + d_v2)
+            )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
     }
 
@@ -1143,6 +1157,7 @@ def rules_train_per_token(s):
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
     i_cg = s['i_cg']
+    i_diff = s['i_diff']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -1162,6 +1177,7 @@ def rules_train_per_token(s):
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
+    i_sink2 = s['i_sink2']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k = s['k']
@@ -1244,20 +1260,22 @@ def rules_train_per_token(s):
     _t68 = _t0*_t2
     _t69 = _t55*h
     _t70 = 12*d
-    _t71 = E_a*i_moa
-    _t72 = _t2*i_sub
-    _t73 = _t72*d_ff
-    _t74 = (
+    _t71 = 24*i_diff
+    _t72 = E_a*i_moa
+    _t73 = _t2*i_sub
+    _t74 = _t73*d_ff
+    _t75 = (
         L*_t68*n_norm
         + L_att2*_t11
+        + L_att2*_t71*d_qk2
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - L_kvs2*_t11
         - 6*L_kvs2*_t20
-        + _t0*_t54*_t71
+        + _t0*_t54*_t72
         - _t12*_t14
         - 6*_t12*_t58
         + _t14*_t54
-        + _t17*_t71*d
+        + _t17*_t72*d
         + _t17*i_rel*(_t26 + 2*_t28)
         + _t17*(_t15 + _t16*d_v2)
         + _t17*(_t2*(_t18 + _t19*h2) + _t20)
@@ -1269,7 +1287,7 @@ def rules_train_per_token(s):
             + i_mla*(_t26*_t29 + i_qlora*(_t28*r_q + _t30))
         )
         + _t31*_t38
-        + _t31*_t73
+        + _t31*_t74
         + _t31*n_act
         + _t31*(_t32 + b_ff*d)
         + _t32*_t39
@@ -1277,7 +1295,7 @@ def rules_train_per_token(s):
         + _t33*i_cg*(2*d*r_g + r_g*(_t34 + _t65))
         + _t33*k_dn*(_t64 + _t65)
         + _t33*(H_v*_t35 + H_v + _t34*i_cg)
-        + _t39*_t73
+        + _t39*_t74
         + _t39*(_t36*(2*_t32 + 2*_t37) - _t38)
         + _t40*b_moe*d
         + _t40*k*(_t41*d_e + b_ff*(_t36*d_e + d))
@@ -1293,6 +1311,7 @@ def rules_train_per_token(s):
         + _t45*(b_ssm*d + d*d_in)
         + _t45*(_t50*_t51*i_dtn + d_in*i_gn*i_m2)
         + _t45*(R_dt*_t52 + _t49 + _t52)
+        + _t54*_t71*d_qk
         + _t55*i_rel*(_t60 + 2*_t61)
         + _t55*(_t15 + _t53*d_v)
         + _t55*(_t2*(_t56 + _t57*h) + _t58)
@@ -1305,25 +1324,25 @@ def rules_train_per_token(s):
         )
         + 30*_t62*d
         + 6*_t62
-        + _t63*_t72*d_v2
-        + _t63*i_sink
+        + _t63*_t73*d_v2
+        + _t63*i_sink2
         + _t65*_t67
         + _t67*(_t35*_t66 + _t64 + _t66)
         + _t68*i_norm_emb
         + _t68*i_norm_final
-        + _t69*_t72*d_v
+        + _t69*_t73*d_v
         + _t69*i_sink
         + _t70*d_emb*i_proj
     )
-    _t75 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t74
-    _t76 = T*_t28
-    _t77 = T*_t61
-    _t78 = 3*T
-    _t79 = 4*T
+    _t76 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t75
+    _t77 = T*_t28
+    _t78 = T*_t61
+    _t79 = 3*T
+    _t80 = 4*T
     return {
-        '6N': P*_t0 + _t75,
-        'kaplan': _t17*_t76 + _t55*_t77 + _t74,
-        'palm': 12*L_att2*_t76 + 12*_t54*_t77 + _t75,
+        '6N': P*_t0 + _t76,
+        'kaplan': _t17*_t77 + _t55*_t78 + _t75,
+        'palm': 12*L_att2*_t77 + 12*_t54*_t78 + _t76,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1331,10 +1350,10 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t26 + _t28*_t79 + _t78*h2)
+            3*L_att2*(8*_t26 + _t28*_t80 + _t79*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t54*(8*_t60 + _t61*_t79 + _t78*h)
+            + 3*_t54*(8*_t60 + _t61*_t80 + _t79*h)
             + _t70*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
@@ -1578,6 +1597,7 @@ def memory_activations(s):
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
     i_cg = s['i_cg']
+    i_diff = s['i_diff']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -1638,17 +1658,28 @@ def memory_activations(s):
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
-                        + h2*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk2*h2*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h2 - h_kv2))
+                                )
+                                + d_v2*h2
+                            )/n_tp
+                            + (1 - i_scores)*(d_v2*h_t2*q_a + (2*d_v2*h2*q_a + 4*h2)/n_tp)
+                            + (d_v2*h2*q_a*(2 - 2*i_frozen) + 4*d_v2*h2 + 2*h2)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
                         + i_hf*(
                             d_qk2*(h2 + h_kv2)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h2*(4 - 4*i_scores)
@@ -1674,17 +1705,28 @@ def memory_activations(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
-                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk*h*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h - h_kv))
+                                )
+                                + d_v*h
+                            )/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
                         + i_hf*(
                             d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h*(4 - 4*i_scores)
@@ -1871,6 +1913,7 @@ def memory(s):
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
     i_cg = s['i_cg']
+    i_diff = s['i_diff']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -1940,13 +1983,22 @@ def memory(s):
                 + d_v*h*(
                     4*a_o*i_frozen*i_hf*i_up
                     + q_lo*(
-                        -(
-                            -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                        )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                        -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                            -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                        )
                         + 1
                     )
                 )/n_tp
                 + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                + i_diff*(
+                    i_scores*q_a*(
+                        d_qk*h*(_minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h - h_kv)))
+                        + d_v*h
+                    )/n_tp
+                    + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                    + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                    + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                )
                 + i_hf*(
                     d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                     + h*(4 - 4*i_scores)
@@ -1970,7 +2022,7 @@ def memory(s):
                         + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
                         + q_a*(i_glu*i_hf + i_glu + 1)
                     )
-                    + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                    + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                         i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                         + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                     )
@@ -2006,17 +2058,28 @@ def memory(s):
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
-                        + h2*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk2*h2*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h2 - h_kv2))
+                                )
+                                + d_v2*h2
+                            )/n_tp
+                            + (1 - i_scores)*(d_v2*h_t2*q_a + (2*d_v2*h2*q_a + 4*h2)/n_tp)
+                            + (d_v2*h2*q_a*(2 - 2*i_frozen) + 4*d_v2*h2 + 2*h2)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
                         + i_hf*(
                             d_qk2*(h2 + h_kv2)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h2*(4 - 4*i_scores)
@@ -2042,17 +2105,28 @@ def memory(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
-                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk*h*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h - h_kv))
+                                )
+                                + d_v*h
+                            )/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
                         + i_hf*(
                             d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h*(4 - 4*i_scores)
@@ -2362,17 +2436,25 @@ def memory(s):
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
-                        + h2*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk2*h2*_minimum(1, _maximum(0, h2 - h_kv2)) + d_v2*h2
+                            )/n_tp
+                            + (1 - i_scores)*(d_v2*h_t2*q_a + (2*d_v2*h2*q_a + 4*h2)/n_tp)
+                            + (d_v2*h2*q_a*(2 - 2*i_frozen) + 4*d_v2*h2 + 2*h2)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/T
+                        )
                         + i_hf*(
                             d_qk2*(h2 + h_kv2)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h2*(4 - 4*i_scores)
@@ -2398,17 +2480,23 @@ def memory(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
-                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(d_qk*h*_minimum(1, _maximum(0, h - h_kv)) + d_v*h)/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/T
+                        )
                         + i_hf*(
                             d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h*(4 - 4*i_scores)
@@ -3368,6 +3456,7 @@ def finetune_memory(s):
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
     i_cg = s['i_cg']
+    i_diff = s['i_diff']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -3489,17 +3578,28 @@ def finetune_memory(s):
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
-                        + h2*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk2*h2*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h2 - h_kv2))
+                                )
+                                + d_v2*h2
+                            )/n_tp
+                            + (1 - i_scores)*(d_v2*h_t2*q_a + (2*d_v2*h2*q_a + 4*h2)/n_tp)
+                            + (d_v2*h2*q_a*(2 - 2*i_frozen) + 4*d_v2*h2 + 2*h2)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
                         + i_hf*(
                             d_qk2*(h2 + h_kv2)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h2*(4 - 4*i_scores)
@@ -3525,17 +3625,28 @@ def finetune_memory(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
-                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk*h*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h - h_kv))
+                                )
+                                + d_v*h
+                            )/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
                         + i_hf*(
                             d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h*(4 - 4*i_scores)
@@ -4324,17 +4435,25 @@ def finetune_memory(s):
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
-                        + h2*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk2*h2*_minimum(1, _maximum(0, h2 - h_kv2)) + d_v2*h2
+                            )/n_tp
+                            + (1 - i_scores)*(d_v2*h_t2*q_a + (2*d_v2*h2*q_a + 4*h2)/n_tp)
+                            + (d_v2*h2*q_a*(2 - 2*i_frozen) + 4*d_v2*h2 + 2*h2)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/T
+                        )
                         + i_hf*(
                             d_qk2*(h2 + h_kv2)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h2*(4 - 4*i_scores)
@@ -4360,17 +4479,23 @@ def finetune_memory(s):
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
-                                -(
-                                    -i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1
-                                )*(-i_hf*(1 - i_gate)*(1 - i_scores) + 1)
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
                                 + 1
                             )
                         )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
-                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                        + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(d_qk*h*_minimum(1, _maximum(0, h - h_kv)) + d_v*h)/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/T
+                        )
                         + i_hf*(
                             d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
                             + h*(4 - 4*i_scores)
@@ -4521,6 +4646,7 @@ def finetune_flops(s):
     h_kv2 = s['h_kv2']
     i_causal = s['i_causal']
     i_cg = s['i_cg']
+    i_diff = s['i_diff']
     i_dsa = s['i_dsa']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
@@ -4690,7 +4816,7 @@ def finetune_flops(s):
                     )
                 )
             )
-            + 3*h*(d_qk*i_rel + d_qk + d_v)*(
+            + 3*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 (L_chk - L_chk2)*(
                     i_causal*(
                         c*(c + 1)*_floordiv(T, c)
@@ -4741,7 +4867,7 @@ def finetune_flops(s):
                     )
                     + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
                 )*(L_att2 - L_chk2 - L_loc2)
-            )*(d_qk2*i_rel + d_qk2 + d_v2)
+            )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
             - i_frozen*i_rel*(
                 d_qk*h*(
                     (L_chk - L_chk2)*(

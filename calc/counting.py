@@ -77,14 +77,18 @@ PARAMETERS = (
     "Parameters: unique tensors, a tied weight counted once. non-embedding = total − token and "
     "position embeddings − an untied LM head (Kaplan et al. 2020); active = what one token "
     "uses (top-k of the routed experts, the shared experts and the router).")
-def kind_shapes_sentence(kind: str, layers: int, own: tuple[int, ...],
-                         model: tuple[int, ...]) -> str:
+def kind_shapes_sentence(kind: str, layers: int, own: tuple[tuple[int, ...], bool],
+                         model: tuple[tuple[int, ...], bool]) -> str:
     """The attention layers of one kind with head shapes of their own (attention.kind_shapes):
-    `own` and `model` as (query heads, key/value heads, head width)."""
-    return (f"Attention by kind: the {layers} {kind} layers have {own[0]} query heads and "
-            f"{own[1]} key/value heads of width {own[2]}, the other attention layers {model[0]} "
-            f"and {model[1]} of {model[2]} (attention.kind_shapes); each layer is counted with "
-            f"its own, and a component whose layers differ has no one per-layer count.")
+    `own` and `model` as ((query heads, key/value heads, head width, value width), sinks)."""
+    def heads(shape: tuple[tuple[int, ...], bool]) -> str:
+        (h, kv, width, values), sinks = shape
+        return (f"{h} query heads and {kv} key/value heads of width {width}"
+                + (f" (values {values} wide)" if values != width else "")
+                + (", with a sink logit per head" if sinks else ""))
+    return (f"Attention by kind: the {layers} {kind} layers have {heads(own)}, the other "
+            f"attention layers {heads(model)} (attention.kind_shapes); each layer is counted "
+            f"with its own, and a component whose layers differ has no one per-layer count.")
 
 
 def kv_sharing_sentence(shared: int, keys_as_values: tuple[str, ...], double_wide: int) -> str:
@@ -126,6 +130,11 @@ SPARSE_ATTENTION = (
     "per key) and the attention over the min(index_topk, keys seen) keys it selects are "
     "attention/scores. Training counts the indexer trained (3 × forward), as by a loss of its "
     "own; its top-k passes no gradient to the model.")
+DIFFERENTIAL_ATTENTION = (
+    "Differential attention (DIFF Transformer): each of the h softmax maps (a differential "
+    "head's two QKᵀ maps of half its width) is computed once, 2·d_qk per key, and weighs the "
+    "head's values 2·d_v wide, 2·2·d_v per key (attention/scores); λ's four d_h vectors per "
+    "layer are attention/lambda, λ's dot products, the subtraction and the head norm count 0.")
 SCANS = (
     "Scans and convolutions (Mamba, gated DeltaNet, lightning attention, short convolutions) "
     "are not matrix products: a causal conv costs 2·k FLOPs per channel per token (a "

@@ -84,7 +84,7 @@ KIND_COUNTS = ("L_att2", "L_loc2", "L_chk2")
 def kind_shape_values(spec: ModelSpec) -> dict[str, int]:
     """The L'_att layers of the kind with head shapes of its own (attention.kind_shapes), of
     them L'_loc local and L'_chk chunked, and their shapes h', h'_kv, d'_qk, d'_v: the
-    model's own shapes, over no layer, without one."""
+    model's own shapes, over no layer, without one; 1'_sink their sinks."""
     kind = spec.shaped_kind
     h2, kv2, d_qk2, d_v2 = spec.heads_of(kind or "")
     layers = spec.shaped_layers
@@ -94,7 +94,7 @@ def kind_shape_values(spec: ModelSpec) -> dict[str, int]:
             "h2": h2, "h_kv2": kv2, "d_qk2": d_qk2, "d_v2": d_v2,
             "i_kev": int(spec.attention.k_eq_v), "i_kev2": int(spec.keys_are_values(kind or "")),
             "L_kvs": shared, "L_kvs2": shared2, "L_kvsl": local, "L_kvsl2": local2,
-            "L_dw": spec.double_wide_layers}
+            "L_dw": spec.double_wide_layers, "i_sink2": int(spec.sinks_of(kind or ""))}
 
 
 @per_instance
@@ -132,6 +132,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "i_moe": int(moe is not None), "i_rel": int(spec.position.kind == "relative"),
         "i_rope": int(spec.position.kind == "rope"),
         "i_sink": int(att.sinks), "i_gate": int(att.output_gate),
+        "i_diff": int(att.differential),
         "i_gh": int(att.output_gate_per == "head"), "i_sub": int(norm.sub_norms),
         "g_norm": int(norm.weights),
         "b_qkv": int(att.qkv_bias), "b_o": int(att.out_bias), "b_ff": int(bool(ffn and ffn.bias)),

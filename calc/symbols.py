@@ -68,7 +68,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("L_sc", "L_{sc}", "layers with a short-convolution mixer", "size"),
     SymbolInfo("c", "c", "chunked attention: tokens per chunk", "size"),
     # the attention layers of one kind with head shapes of their own (attention.kind_shapes);
-    # without them h' = h, h'_kv = h_kv, d'_qk = d_qk, d'_v = d_v and L'_att = 0
+    # without them h' = h, h'_kv = h_kv, d'_qk = d_qk, d'_v = d_v, 1'_sink = 1_sink and
+    # L'_att = 0
     SymbolInfo("L_att2", "L'_{att}", "attention layers of the kind with head shapes of its "
                "own (of the L_att)", "size"),
     SymbolInfo("L_loc2", "L'_{loc}", "of those, local (sliding-window) layers (of the L_loc)",
@@ -89,6 +90,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("L_kvsl2", "L'_{kvs,loc}", "of the L'_kvs layers, local ones", "size"),
     SymbolInfo("L_dw", "L_{dw}", "dense FFN layers 2·d_ff wide (the L_kvs layers' with "
                "ffn.double_wide)", "size"),
+    SymbolInfo("i_sink2", r"\mathbb{1}'_{sink}", "a learned sink logit per head on the "
+               "L'_att layers (MiMo-V2-Flash: its sliding ones only)", "indicator"),
     SymbolInfo("d_emb", "d_{emb}", "width of the token embedding and LM head (d unless "
                "projected)", "size"),
     SymbolInfo("d_in", "d_{in}", "Mamba: channels of the scan (expand × d)", "size"),
@@ -136,6 +139,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_kev", r"\mathbb{1}_{k=v}", "the keys are the values (no W_V)", "indicator"),
     SymbolInfo("i_kev2", r"\mathbb{1}'_{k=v}", "the L'_att layers' keys are their values",
                "indicator"),
+    SymbolInfo("i_diff", r"\mathbb{1}_{diff}", "differential attention: each softmax map "
+               "weighs 2·d_v-wide values (DIFF Transformer)", "indicator"),
     SymbolInfo("i_gate", r"\mathbb{1}_{gate}", "an output gate on each head (Qwen3-Next)",
                "indicator"),
     SymbolInfo("i_gh", r"\mathbb{1}_{gate\,head}",
@@ -413,13 +418,13 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
 (i_sink, i_gate, i_gh, i_sub, i_proj, i_m2, i_gn, i_dtn, g_norm, b_ssm, b_cs, b_sc) = (
     SYMBOLS[n] for n in ("i_sink", "i_gate", "i_gh", "i_sub", "i_proj", "i_m2", "i_gn",
                          "i_dtn", "g_norm", "b_ssm", "b_cs", "b_sc"))
-i_cg, r_g = SYMBOLS["i_cg"], SYMBOLS["r_g"]
+i_cg, r_g, i_diff = SYMBOLS["i_cg"], SYMBOLS["r_g"], SYMBOLS["i_diff"]
 L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
-L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2 = (SYMBOLS[n] for n in (
-    "L_att2", "L_loc2", "L_chk2", "h2", "h_kv2", "d_qk2", "d_v2"))
+L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2, i_sink2 = (SYMBOLS[n] for n in (
+    "L_att2", "L_loc2", "L_chk2", "h2", "h_kv2", "d_qk2", "d_v2", "i_sink2"))
 L_kvs, L_kvs2, L_kvsl, L_kvsl2, L_dw, i_kev, i_kev2 = (SYMBOLS[n] for n in (
     "L_kvs", "L_kvs2", "L_kvsl", "L_kvsl2", "L_dw", "i_kev", "i_kev2"))
 T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R", "u", "K"))

@@ -32,6 +32,25 @@ def _heads(draw) -> dict:
 
 
 @st.composite
+def _diffllama(draw, model_type: str) -> dict:
+    """DiffLlama: an even count of key/value heads (the values' two halves), a head width of
+    its own or hidden_size // heads (floor), even for RoPE."""
+    kv = 2 * draw(st.integers(1, 2))
+    heads = kv * draw(st.integers(1, 2))
+    head_dim = draw(st.sampled_from([2, 4, 6]))
+    own = draw(st.booleans())
+    return {"num_attention_heads": heads,
+            "num_key_value_heads": kv if kv < heads or draw(st.booleans()) else None,
+            "hidden_size": draw(st.integers(2, 24)) if own else heads * head_dim,
+            "head_dim": head_dim if own else None,
+            "num_hidden_layers": draw(st.integers(1, 3)),
+            "intermediate_size": draw(st.integers(1, 24)),
+            "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64,
+            "attention_bias": draw(st.booleans()),
+            "hidden_act": draw(st.sampled_from(["silu", "gelu_pytorch_tanh", "relu"]))}
+
+
+@st.composite
 def _llama_like(draw, model_type: str) -> dict:
     layers = draw(st.integers(1, 3))
     config = {**draw(_heads()), "num_hidden_layers": layers,
@@ -563,6 +582,18 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
                 "mlp_layer_types": mlp, "moe_intermediate_size": draw(st.integers(1, 8)),
                 "shared_expert_intermediate_size": draw(st.integers(1, 8))}
+    if model_type == "mimo_v2_flash":  # sliding layers: twice the KV heads, which divide h
+        kv = draw(st.integers(1, 2))
+        types = (_layer_types(draw, layers, ["full_attention", "sliding_attention"])
+                 if draw(st.booleans()) else None)
+        mlp = (_layer_types(draw, layers, ["dense", "sparse"]) if draw(st.booleans()) else None)
+        return {**config, **moe, "num_attention_heads": 2 * kv * draw(st.integers(1, 2)),
+                "num_key_value_heads": kv, "n_routed_experts": max(2, experts),  # topk(2)
+                "n_group": 1, "topk_group": 1, "layer_types": types, "mlp_layer_types": mlp,
+                "head_dim": draw(st.sampled_from([4, 6, 8])),  # a third rotated
+                "v_head_dim": draw(st.integers(1, 8)),
+                "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
+                "moe_intermediate_size": draw(st.integers(1, 8))}
     if model_type == "dots1":  # group routing sums each group's top 2 scores
         experts = max(2, experts)
         config["layer_types"] = _layer_types(draw, layers, ["full_attention",
@@ -632,7 +663,8 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "lara_mini", "granitemoe_swa", "kolibri1", "afmoe",
                    "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl",
                    "cohere2_moe", "deepseek_v32", "glm_moe_dsa", "lfm3", "laguna",
-                   "kimi_linear", "minimax", "gemma4_unified_text", "gemma4_text")
+                   "kimi_linear", "minimax", "gemma4_unified_text", "gemma4_text",
+                   "mimo_v2_flash")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")
@@ -646,6 +678,7 @@ STRATEGIES = {
     **{t: lambda t: family_config(t, MIN_WINDOW) for t in FAMILY_TYPES},
     **{t: _llama_like for t in LLAMA_LIKE},
     **{t: _deepseek for t in ("deepseek_v2", "deepseek_v3")},
+    "diffllama": _diffllama,
     **{t: _layernorm_types for t in LAYERNORM_TYPES},
 }
 STRATEGIES.update({t: lambda t, base=base: STRATEGIES[base](base) for t, base in ALIKE.items()})

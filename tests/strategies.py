@@ -33,6 +33,8 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             attention["mla"]["qk_nope_head_dim"] = 1
     else:
         attention["head_dim"] = head_dim
+        # values narrower or wider than the queries and keys (MiMo-V2-Flash: 128 against 192)
+        attention["v_head_dim"] = draw(st.none() | st.integers(1, 16))
         attention["n_kv_heads"] = draw(st.sampled_from(_divisors(n_heads)))
         attention["qk_norm"] = draw(st.sampled_from(["none", "head", "projection"]))
     attention["qkv_bias"] = draw(st.booleans())
@@ -58,6 +60,10 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             st.booleans()):  # JetMoE's mixture of attention heads: k of E experts per token
         per_token = n_heads // attention["n_kv_heads"]
         attention["experts"] = draw(st.integers(per_token, per_token + 2))
+    kv_heads = attention.get("n_kv_heads") or n_heads
+    if (not mla and "experts" not in attention and n_heads % 2 == 0 and kv_heads % 2 == 0
+            and draw(st.booleans())):  # DIFF Transformer: heads and value halves in pairs
+        attention["differential"] = True
     attention["qk_norm_weights"] = draw(st.booleans())
     mixers = draw(_mixers(n_layers))
     if dsa:
@@ -126,16 +132,19 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         else draw(st.integers(0, 2)),
         d_embedding=draw(st.none() | st.integers(1, max_width)), **mixers,
     )
-    # Laguna, Gemma 4, Inkling: the attention layers of one kind with head shapes of their own
+    # Laguna, Gemma 4, Inkling, MiMo-V2-Flash: the attention layers of one kind with head
+    # shapes of their own
     used = sorted({kind for kind in spec.attention_kinds if kind})
     if (used and not mla and "experts" not in attention and not spec.mtp_modules
-            and draw(st.booleans())):
+            and not attention.get("differential") and draw(st.booleans())):
         heads = draw(st.integers(1, 8))
         kv = spec.n_kv_heads
         shape = {"n_heads": heads,
                  "n_kv_heads": draw(st.sampled_from(_divisors(heads)) if heads % kv
                                     else st.none() | st.sampled_from(_divisors(heads))),
-                 "head_dim": draw(st.none() | st.integers(1, 16))}
+                 "head_dim": draw(st.none() | st.integers(1, 16)),
+                 "v_head_dim": draw(st.none() | st.integers(1, 16)),
+                 "sinks": draw(st.none() | st.booleans())}  # MiMo-V2-Flash: sliding only
         spec = spec.updated(**{"attention.kind_shapes": {draw(st.sampled_from(used)): shape}})
     if not mla and "experts" not in attention and draw(st.booleans()):
         spec = spec.updated(**draw(_gemma4_parts(spec)))
@@ -147,10 +156,16 @@ def _gemma4_parts(draw, spec: calc.ModelSpec) -> dict:
     """Gemma 4's parts: keys used as values (the model's layers, or a kind's own), the last
     layers reading an earlier layer's keys and values (as many as leave a layer of each kind
     before them), and their FFN twice as wide."""
-    changes: dict = {"attention.k_eq_v": draw(st.booleans())}
-    for kind, shape in spec.attention.kind_shapes.items():
-        changes["attention.kind_shapes"] = {
-            kind: {**shape.model_dump(), "k_eq_v": draw(st.none() | st.booleans())}}
+    def same_width(kind: str) -> bool:  # keys can be the values only as wide as they are
+        _, _, width, values = spec.heads_of(kind)
+        return width == values
+    used = {kind for kind in spec.attention_kinds if kind}
+    shaped = spec.attention.kind_shapes
+    plain = all(same_width(kind) for kind in used - set(shaped))
+    changes: dict = {"attention.k_eq_v": draw(st.booleans()) if plain else False}
+    for kind, shape in shaped.items():
+        own = draw(st.none() | st.booleans()) if same_width(kind) else False
+        changes["attention.kind_shapes"] = {kind: {**shape.model_dump(), "k_eq_v": own}}
     mixers, kinds, most = spec.mixer_kinds, spec.attention_kinds, 0
     for shared in range(1, spec.n_layers):
         first = spec.n_layers - shared

@@ -107,7 +107,8 @@ def _brute_force_scores(spec: calc.ModelSpec, seq_len: int, causal: bool) -> int
     """QKᵀ and A·V over the attention layers, counted one query at a time: at most w keys in a
     sliding-window layer, those of its own chunk in a chunked one, the indexer's top-k in a DSA
     layer; each pair costs 2·d_qk and 2·d_v per head of its layer's shape (attention.
-    kind_shapes), + 2·d_qk for relative positions (Transformer-XL: (q + v)·W_R r)."""
+    kind_shapes), + 2·d_qk for relative positions (Transformer-XL: (q + v)·W_R r); under
+    differential attention each map weighs values 2·d_v wide (DIFF Transformer)."""
     total = 0
     indexer = spec.attention.indexer
     for kind in spec.attention_kinds:
@@ -124,7 +125,8 @@ def _brute_force_scores(spec: calc.ModelSpec, seq_len: int, causal: bool) -> int
                 pairs += min(seen, window) if window else seen
         heads, _, d_qk, d_v = spec.heads_of(kind)
         relative = d_qk if spec.position.kind == "relative" else 0
-        total += 2 * heads * (d_qk + d_v + relative) * pairs
+        values = 2 * d_v if spec.attention.differential else d_v
+        total += 2 * heads * (d_qk + values + relative) * pairs
     return total
 
 

@@ -278,6 +278,17 @@ BAD = [
      "enable_moe_block=true runs an MoE block beside each layer's dense MLP"),
     ({"model_type": "gemma4", "text_config": {"model_type": "gemma4_text"}},
      "hidden_size_per_layer_input=256 adds per-layer embeddings"),
+    ({"model_type": "diffllama", "num_key_value_heads": 1},
+     "num_key_value_heads=1: transformers' DiffLlama splits the values in two halves"),
+    ({"model_type": "diffllama", "attention_dropout": 0.1},
+     "attention_dropout=0.1: transformers' DiffLlama refuses dropout"),
+    ({"model_type": "mimo_v2_flash", "num_attention_heads": 4, "num_key_value_heads": 4},
+     "num_attention_heads=4 is not a multiple of the 8 key/value heads of the sliding layers"),
+    ({"model_type": "mimo_v2_flash", "hybrid_layer_pattern": [0] * 48},
+     "but transformers mimo_v2_flash's model ignores the field and builds [0, 1, 1, 1, 1, 0, "),
+    ({"model_type": "mimo_v2_flash", "swa_num_key_value_heads": 4},
+     "swa_num_key_value_heads=4, but transformers mimo_v2_flash's model ignores the field and "
+     "builds 8"),
     ({"model_type": "lfm3", "layer_types": ["chunked_attention"] * 24},
      "lfm3 builds conv, full_attention and sliding_attention"),
     ({"model_type": "lfm3", "head_dim": None}, "head_dim=None: transformers' lfm3 attention"),
@@ -439,8 +450,8 @@ def test_gemma4_12b_reads_its_full_layers_shape_and_keys_as_values():
     spec = spec_of("gemma-4-12b")
     att = spec.attention
     assert att.layer_pattern == ("local",) * 5 + ("global",)
-    assert att.kind_shapes["global"].model_dump() == {"n_heads": None, "n_kv_heads": 1,
-                                                      "head_dim": 512, "k_eq_v": True}
+    assert att.kind_shapes["global"].model_dump(exclude_none=True) == {
+        "n_kv_heads": 1, "head_dim": 512, "k_eq_v": True}
     assert not att.k_eq_v and att.kv_shared_layers == 0 and spec.double_wide_layers == 0
     counts = calc.count_params(spec)
     assert counts.total == 11_907_350_272

@@ -424,6 +424,101 @@ def test_random_laguna_configs_match_transformers_and_export_back(config):
         assert exported["model_type"] == "laguna"  # no other writer holds kind_shapes
 
 
+# ---- value heads narrower than the keys, sinks on one kind (MiMo-V2-Flash) -----------------
+@st.composite
+def _mimo_configs(draw) -> dict:
+    return {"model_type": "mimo_v2_flash", "vocab_size": draw(st.integers(1, 50)), **_NO_TOKENS,
+            **draw(STRATEGIES["mimo_v2_flash"]("mimo_v2_flash"))}
+
+
+def _assert_top_k_active(spec: calc.ModelSpec, config: dict, experts_key: str) -> None:
+    """Active parameters through transformers: the model built with only top-k experts per
+    MoE layer has every weight a token runs through, less the router's rows of the other
+    experts, which calc counts as active (MiMo-V2-Flash's routing bias is a buffer)."""
+    moe = spec.moe
+    if moe is None:
+        assert calc.count_params(spec).active == calc.count_params(spec).total
+        return
+    # built only: a router of fewer than two experts cannot run its group top-2
+    top = sum(p.numel() for p in hf_reference.build({**config, experts_key: moe.top_k})
+              .parameters())
+    router_rows = spec.n_moe_layers * (moe.n_experts - moe.top_k) * spec.d_model
+    assert calc.count_params(spec).active == top + router_rows
+
+
+# The released geometry at two layers' depth and a small width: layer 0 full and dense, the
+# rest sliding and MoE, in the hub file's own names (hybrid_layer_pattern, moe_layer_freq,
+# swa_*, add_*_attention_sink_bias, sliding_window_size), which MiMoV2FlashConfig ignores and
+# calc checks against what it builds.
+MIMO_SHAPE = {"model_type": "mimo_v2_flash", "hidden_size": 64, "num_hidden_layers": 3,
+              "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 12,
+              "v_head_dim": 8, "swa_num_attention_heads": 8, "swa_num_key_value_heads": 4,
+              "swa_head_dim": 12, "swa_v_head_dim": 8, "hybrid_layer_pattern": [0, 1, 1],
+              "moe_layer_freq": [0, 1, 1], "add_swa_attention_sink_bias": True,
+              "add_full_attention_sink_bias": False, "sliding_window_size": MIN_WINDOW - 1,
+              "intermediate_size": 96, "n_routed_experts": 8, "num_experts_per_tok": 2,
+              "moe_intermediate_size": 16, "vocab_size": 64, **_NO_TOKENS}
+
+
+@pytest.mark.parametrize("config", [{"model_type": "mimo_v2_flash"}, MIMO_SHAPE],
+                         ids=["default", "hub_names"])
+def test_mimo_v2_flash_matches_transformers(config):
+    """MiMoV2FlashConfig's defaults (XiaomiMiMo/MiMo-V2-Flash's shape: 308,778,768,832
+    parameters, 15,445,924,288 active) and a small model in the released file's names:
+    parameters, active parameters and forward FLOPs."""
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW + 4)  # longer than the window: it bites
+    _assert_top_k_active(spec, config, "n_routed_experts")
+    assert spec.head_dim_v < spec.head_dim_qk and spec.sinks_of("local")
+    assert not spec.sinks_of("global")
+    assert spec.heads_of("local")[1] == 2 * spec.heads_of("global")[1]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_mimo_configs())
+def test_random_mimo_v2_flash_configs_match_transformers_and_export_back(config):
+    """MiMo-V2-Flash's value width, the sliding layers' doubled key/value heads and sinks, the
+    MoE placement against transformers, its active parameters, and back through its writer."""
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    _assert_top_k_active(spec, config, "n_routed_experts")
+    exported = hf_config_from_spec(spec)
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    if spec.head_dim_v != spec.head_dim_qk or "local" in spec.attention_kinds:
+        assert exported["model_type"] == "mimo_v2_flash"  # no other writer holds them
+
+
+# ---- differential attention (DiffLlama) -----------------------------------------------------
+def test_diffllama_default_matches_transformers_as_it_runs():
+    """DiffLlamaConfig's defaults: 1,204,885,504 parameters (4 λ vectors of 64 per layer, the
+    head norm without weights), and the forward FLOPs transformers counts, which are calc's
+    with each QKᵀ map computed a second time (hf_implementation); calc's own count has one."""
+    config = {"model_type": "diffllama"}
+    spec = spec_from_hf_config(config)
+    assert calc.count_params(spec).total == hf_reference.count(config, 16).params \
+        == 1_204_885_504
+    assert calc.count_params(spec).components["attention/lambda"] == 16 * 4 * 64
+    as_run, changed = transformers_flops(spec, config, 16)
+    assert changed == ["DiffLlama: each QKᵀ map computed twice"]
+    assert as_run - calc.count_flops(spec, 16, "full").forward * 16 == 16 * 2 * 32 * 64 * 16 ** 2
+    assert_matches(spec, config, 16)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.builds(dict, STRATEGIES["diffllama"]("diffllama"), vocab_size=st.integers(1, 50)))
+def test_random_diffllama_configs_match_transformers_and_export_back(config):
+    """DiffLlama's λ vectors, paired heads and value halves, biases and head widths against
+    transformers, and back through diffllama's writer (no other writer holds differential
+    attention)."""
+    config = {"model_type": "diffllama", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    exported = hf_config_from_spec(spec)
+    assert exported["model_type"] == "diffllama"
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    assert_matches(spec, exported, MIN_WINDOW)
+
+
 # ---- Kimi Delta Attention (deltanet.gate "channel") beside NoPE MLA ------------------------
 @st.composite
 def _kimi_linear_configs(draw) -> dict:

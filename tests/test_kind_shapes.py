@@ -167,11 +167,13 @@ def test_the_estimate_says_which_layers_have_which_heads():
     assert "attention/q" not in report.params.per_layer
     assert report.params.per_layer["attention/kv"] == 64 * 2 * 2 * 16
     assert ("Attention by kind: the 2 local layers have 8 query heads and 2 key/value heads of "
-            "width 16, the other attention layers 4 and 2 of 16") in " ".join(report.notes)
+            "width 16, the other attention layers 4 query heads and 2 key/value heads of width "
+            "16") in " ".join(report.notes)
 
 
 @pytest.mark.parametrize("targets", ["q,k,v,o,g", "k", "v,up,down"])
-def test_adapters_on_the_reference_model_have_each_layers_widths(targets):
+@pytest.mark.parametrize("values", [None, 8])
+def test_adapters_on_the_reference_model_have_each_layers_widths(targets, values):
     """LoRA on calc's torch model of a spec whose local layers have heads, key/value heads and
     a head width of their own: numel and FlopCounterMode's step against calc's counts."""
     pytest.importorskip("torch")
@@ -179,7 +181,7 @@ def test_adapters_on_the_reference_model_have_each_layers_widths(targets):
     from calc.spec.finetune import FineTune
     from calc.verify.finetune import count_finetune
 
-    spec = _spec({"n_heads": 8, "n_kv_heads": 4, "head_dim": 4})  # K, V 16 wide, not 32
+    spec = _spec({"n_heads": 8, "n_kv_heads": 4, "head_dim": 4}, v_head_dim=values)
     ft = FineTune(method="lora", rank=4, targets=targets)
     torch_count, ours = count_finetune(spec, ft, 16), count_adapters(spec, ft)
     forward = count_flops(spec, 16, "full").forward
@@ -195,3 +197,95 @@ def test_compare_shows_the_kinds_own_heads(cli, tmp_path):
     result = cli("compare", str(path), "gpt2")
     assert result.code == 0, result.err
     assert "heads of one kind's own" in result.out and "local: 8, 2 KV, width 16" in result.out
+
+
+# ---- values of their own width, sinks on one kind (MiMo-V2-Flash) ------------------------------
+MIMO = {"n_kv_heads": 4, "sinks": True}  # the local layers: twice the KV heads, and sinks
+
+
+def test_values_narrower_than_the_keys_count_in_w_v_w_o_and_a_v():
+    """attention.v_head_dim (d_v 8 under d_qk 16): W_V d × h_kv·d_v, W_O h·d_v × d, A·V 2·d_v
+    per head per key; a kind that keeps the model's value width, its own KV heads."""
+    spec = _spec(MIMO, v_head_dim=8)
+    params = count_params(spec).components
+    assert params["attention/kv"] == 2 * 64 * 2 * (16 + 8) + 2 * 64 * 4 * (16 + 8)
+    assert params["attention/o"] == 4 * 4 * 8 * 64
+    assert params["attention/sinks"] == 2 * 4  # the 2 local layers' 4 heads only
+    assert spec.heads_of("local") == (4, 4, 16, 8) and spec.sinks_of("local")
+    assert not spec.sinks_of("global")
+    # full attention at T = 8 (the window): QKᵀ 2·T²·h·d_qk, A·V 2·T²·h·d_v on every layer
+    scores = count_flops(spec, 8, "full").components["attention/scores"] * 8
+    assert scores == 4 * 2 * 8 * 8 * 4 * (16 + 8)
+
+
+def test_a_kind_with_its_own_value_width():
+    """KindShape.v_head_dim; left out, a kind with its own head width has values as wide
+    unless the model gives attention.v_head_dim."""
+    assert _spec({"head_dim": 8}).heads_of("local")[2:] == (8, 8)
+    assert _spec({"head_dim": 8}, v_head_dim=4).heads_of("local")[2:] == (8, 4)
+    assert _spec({"v_head_dim": 2}, v_head_dim=4).heads_of("local")[2:] == (16, 2)
+    with pytest.raises(ValueError, match=r"attention\.v_head_dim has no meaning with "
+                                         r"attention\.mla"):
+        calc.ModelSpec.model_validate({**BASE, "attention": {
+            "n_heads": 4, "v_head_dim": 8, "mla": {"kv_lora_rank": 8, "qk_nope_head_dim": 8,
+                                                   "qk_rope_head_dim": 4, "v_head_dim": 8}}})
+
+
+@pytest.mark.parametrize(("shape", "attention"), [
+    (MIMO, {"v_head_dim": 8}), ({"sinks": False}, {"sinks": True}),
+    ({"head_dim": 8, "v_head_dim": 12, "sinks": True}, {"v_head_dim": 4})])
+def test_the_reference_model_counts_each_kinds_values_and_sinks(shape, attention):
+    """calc's torch model of the spec: parameters per component and FlopCounterMode's forward
+    against calc's counts (calc.reports.verify)."""
+    pytest.importorskip("torch")
+    from calc.reports.verify import verify
+
+    assert verify(_spec(shape, **attention), 16).ok
+
+
+def test_the_kv_cache_holds_each_kinds_value_width():
+    """infer and serving: K at d_qk and V at d_v per cached token, each kind's KV heads (the
+    local layers' 4 heads for at most w = 8 tokens, the global layers' 2 for all 64)."""
+    from calc.serving.layouts import Replica
+    from calc.serving.memory import replica_memory
+    from calc.timing.operators import model_terms
+
+    spec = _spec(MIMO, v_head_dim=8)
+    block = calc.infer(spec, gpu="h100", context=64, batch=1).inference
+    per_global, per_local = 2 * (16 + 8) * 2, 4 * (16 + 8) * 2  # bytes per token, 2-byte KV
+    assert block.kv_cache_bytes == 2 * per_global * 64 + 2 * per_local * 8
+    memory = replica_memory(spec, model_terms(spec, 64), Replica(), "bf16", "bf16", 80)
+    for context in (1, 8, 9, 64):
+        block = calc.infer(spec, gpu="h100", context=context, batch=1).inference
+        assert memory.kv_bytes(context) == pytest.approx(block.kv_cache_bytes, rel=1e-12)
+
+
+def test_step_time_prices_w_v_and_w_o_at_the_value_width():
+    from calc.timing.operators import model_terms
+
+    spec = _spec(MIMO, v_head_dim=8)
+    terms = model_terms(spec, 64)
+    kv = [(op.n, op.layers) for op in terms.matmuls if op.name == "attention/kv"]
+    assert kv == [(2 * (16 + 8), 2), (4 * (16 + 8), 2)]
+    o = [(op.k, op.layers) for op in terms.matmuls if op.name == "attention/o"]
+    assert o == [(4 * 8, 2), (4 * 8, 2)]  # one operator per head shape
+    assert (terms.d_v, terms.kind_d_v) == (8, 8)
+
+
+def test_the_estimate_names_the_value_width_and_the_sinks():
+    notes = " ".join(calc.estimate(_spec(MIMO, v_head_dim=8)).notes)
+    assert ("the 2 local layers have 4 query heads and 4 key/value heads of width 16 (values 8 "
+            "wide), with a sink logit per head, the other attention layers 4 query heads and 2 "
+            "key/value heads of width 16 (values 8 wide)") in notes
+
+
+@pytest.mark.parametrize("options", [{}, {"tp": 2}, {"framework": "hf", "flash_attention": False}])
+def test_activations_keep_each_kinds_values_at_their_width(options):
+    """Training activations of global/local layers with values 8 wide under keys of 16: half
+    of a model of the global layers' shape on every layer, half of one of the local layers'."""
+    shaped = _spec(MIMO, v_head_dim=8)
+    globals_ = _spec(v_head_dim=8)
+    locals_ = _spec(n_kv_heads=4, v_head_dim=8, sinks=True)
+    assert 2 * _activations(shaped, **options) == pytest.approx(
+        _activations(globals_, **options) + _activations(locals_, **options), rel=1e-12)
+    assert _activations(shaped, **options) < _activations(_spec(MIMO), **options)

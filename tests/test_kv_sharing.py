@@ -34,6 +34,10 @@ def _spec(ffn: dict | None = None, **attention) -> calc.ModelSpec:
     ({"kv_shared_layers": 0}, {}, "ffn.double_wide widens the FFN of the layers without keys"),
     ({"chunk_size": 4, "layer_pattern": ["local", "chunked", "global"]}, {},
      "the shared layers must be global or local, not chunked"),
+    ({"v_head_dim": 8}, {},
+     "attention.k_eq_v: the global layers' keys are their values, so their value width must "
+     "be their key width 32, not 8"),
+    ({"differential": True}, {}, "attention.differential is not defined with attention.mla"),
 ])
 def test_what_the_layers_cannot_be_is_one_line(attention, ffn, message):
     with pytest.raises(ValueError, match=re.escape(message)):

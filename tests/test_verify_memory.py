@@ -310,3 +310,20 @@ def test_a_4_bit_layer_keeping_its_input_is_caught(tmp_path, monkeypatch):
     assert checks["layers"].saved_bytes - checks["layers"].calc_bytes == extra
     assert not checks["total"].exact
     assert checks["output"].exact
+
+
+@pytest.mark.parametrize(("kv", "groups", "head_dim", "seq_len", "batch", "dtype"), [
+    (2, 1, 16, 16, 2, "bf16"), (2, 2, 16, 16, 2, "bf16"), (4, 2, 8, 7, 3, "fp32"),
+    (2, 1, 8, 5, 1, "bf16")])
+def test_differential_attention_keeps_what_calc_counts(kv, groups, head_dim, seq_len, batch,
+                                                       dtype):
+    """DiffLlama's two attention calls (shared Q and K, one per half of the values; their
+    matmuls' own copies of Q and K over more than one sequence), the outputs side by side for
+    λ's gradient, λ's exponentials and the head norm's fp32 input, in full training and (bf16)
+    under PEFT's adapters, which freeze λ: every run exact."""
+    config = {"model_type": "diffllama", **TINY, "num_key_value_heads": kv,
+              "num_attention_heads": kv * groups, "head_dim": head_dim,
+              "bos_token_id": None, "eos_token_id": None}
+    report = verify_memory(spec_from_hf_config(config), config, seq_len, batch=batch,
+                           dtype=dtype, qlora=False)
+    assert inexact(report) == []

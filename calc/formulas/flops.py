@@ -28,6 +28,13 @@ Gemma 4's layers without keys and values of their own (attention.kv_shared_layer
 W_K/W_V products: they score their queries against the keys and values an earlier layer of
 their kind computed, so their QKᵀ and A·V count as any other layer's. Where the keys are the
 values (attention.k_eq_v) there is no W_V product; A·V multiplies the normed keys.
+
+Differential attention (Ye et al. 2024, DIFF Transformer §2.1) counts each of the h softmax maps
+once: a differential head's two QKᵀ maps, each half its width (d_qk, transformers' head_dim),
+2·d_qk per key each; each map weighs the head's values 2·d_v wide, 2·2·d_v per key, as the
+paper's FlashAttention form (each map times V) does; λ (a dot product of two d_h vectors) and
+the subtraction count 0. transformers' DiffLlamaAttention computes each map twice, once per half
+of the values (calc.verify.hf_implementation).
 Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020 §2.1).
 """
 
@@ -65,6 +72,7 @@ from calc.symbols import (
     h,
     h_I,
     i_causal,
+    i_diff,
     i_dsa,
     i_proj,
     i_rel,
@@ -113,9 +121,12 @@ CHUNKED_KEYS_PER_SEQUENCE = (
 
 # QKᵀ and A·V for one whole sequence, all layers: h heads × (2·d_qk + 2·d_v) per pair, i.e.
 # h·(d_qk + d_v) per doubled pair, + h·d_qk for relative position scores. Divided by T it is
-# the per-token cost. The L'_att layers of the kind with head shapes of their own (L'_loc of
-# them local, L'_chk chunked) score with theirs (h', d'_qk, d'_v).
-PAIR = h * (d_qk + d_v + i_rel * d_qk)
+# the per-token cost. Differential attention (DIFF Transformer §2.1, as FlashAttention runs it
+# there: each map times V) computes each of the h maps once, d_qk wide (a differential head's
+# two QKᵀ maps of half its width), and multiplies it by values 2·d_v wide. The L'_att layers
+# of the kind with head shapes of their own (L'_loc of them local, L'_chk chunked) score with
+# theirs (h', d'_qk, d'_v).
+PAIR = h * (d_qk + (1 + i_diff) * d_v + i_rel * d_qk)
 PAIR2 = params.of_kind(PAIR)
 L_GLOBAL = L_att - L_loc - L_chk  # global attention layers (with or without positions)
 L_GLOBAL2 = L_att2 - L_loc2 - L_chk2  # of them, those with the other head shapes

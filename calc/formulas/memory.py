@@ -102,6 +102,7 @@ from calc.symbols import (
     h_t,
     h_t2,
     i_ao,
+    i_diff,
     i_drop,
     i_dsa,
     i_dual,
@@ -285,7 +286,7 @@ QK_NORMS_HF = ((i_qk_head + i_qk_proj) * (h + h_kv) * (4 + (1 - i_frozen) * q_a)
 REPEATED_KV = (h - h_kv) * sympy.Min(h_kv - 1 + b - 1, 1)
 # W_O's input, kept for its weight or its adapter; transformers' flash output is that tensor,
 # kept by the kernel whatever trains, unless an output gate comes between them.
-KEPT_O = 1 - (1 - i_keep_o * OWN_INPUT) * (1 - i_hf * (1 - i_scores) * (1 - i_gate))
+KEPT_O = 1 - (1 - i_keep_o * OWN_INPUT) * (1 - i_hf * (1 - i_scores) * (1 - i_gate) * (1 - i_diff))
 # An output gate, out · g(x W_G) (Qwen3-Next; LFM3 and Laguna one value per head): the product
 # keeps both factors for the backward, the attention's output before the gate (h·d_v: flash's
 # own output, or eager's A·V) and the gate's values (sigmoid keeps its output; softplus its
@@ -293,12 +294,31 @@ KEPT_O = 1 - (1 - i_keep_o * OWN_INPUT) * (1 - i_hf * (1 - i_scores) * (1 - i_ga
 # Lfm3Attention by calc.verify.memory (tests/test_verify_memory.py).
 OUTPUT_GATE = i_gate * h * (d_v + params.GATE_WIDTH) * q_a
 RECOMPUTED_UP = i_mla * i_rnu
+# Differential attention keeps, beyond attention's own (measured on transformers 5.24's
+# DiffLlamaAttention by calc.verify.memory, the one implementation calc has seen; its two
+# attention calls share Q and K, one per half of the values): eager, the second call's copies
+# of the queries and keys its matmul makes (the repeated keys when h > h_kv; over more than one
+# sequence the heads cannot fold into the batch as a view, so Q and unrepeated K are copied),
+# values h·d_v wider (each call's repeated half of the values is h heads) and its softmax
+# (SCORES a second time, where the scores are kept); SDPA, the
+# second call's values (h_kv heads) and fp32 log-sum-exp, and both calls' outputs (W_O's input
+# is another tensor, after the combination: KEPT_O); both, the two outputs side by side
+# (2·h·d_v, kept by the λ product for λ's gradient) and λ's two fp32 exponentials per layer
+# and micro-batch, both only where λ trains (not on a frozen base), λ's q_a value, and the
+# head norm's fp32 input and reciprocal RMS (one per pair of heads).
+DIFFERENTIAL = i_diff * (
+    i_scores * ((sympy.Min(b - 1, 1) + sympy.Max(sympy.Min(h - h_kv, 1), sympy.Min(b - 1, 1)))
+                * h * d_qk + h * d_v) * q_a / n_tp
+    + (1 - i_scores) * (h_t * d_v * q_a + (4 * h + 2 * h * d_v * q_a) / n_tp)
+    + ((1 - i_frozen) * 2 * h * d_v * q_a + 4 * h * d_v + 2 * h) / n_tp
+    + ((1 - i_frozen) * 8 + q_a) * n_cp / (T * b))
 ATTENTION_PER_RANK = ((1 - RECOMPUTED_UP) * (h * d_qk / n_tp + h_t * (d_qk + d_v)) * q_a
                       + RECOMPUTED_UP * d_rope * q_a
                       + (KEPT_O * q_lo + ADAPTER_COPY * a_o) * h * d_v / n_tp
                       + OUTPUT_GATE / n_tp
                       + i_hf * (i_scores * REPEATED_KV * (d_qk + d_v) * q_a
-                                + (1 - i_scores) * 4 * h + QK_NORMS_HF) / n_tp)
+                                + (1 - i_scores) * 4 * h + QK_NORMS_HF) / n_tp
+                      + DIFFERENTIAL)
 # What a layer that reads an earlier layer's keys and values (attention.kv_shared_layers) does
 # not keep of its own: its K and V (the earlier layer's tensors, kept once), its key norm's
 # tensors under transformers, and its adapters' fp32 copies on k_proj and v_proj.
@@ -375,7 +395,7 @@ STORED_PER_TOKEN = IN_FLIGHT * (
     (L_s * (NORM_INPUTS + DROPOUT_MASK) + L_s_att * ATTENTION_OUTSIDE - KV_ADAPTER_COPIES
      + FFN_LAYERS_S * (FFN_OUTSIDE + DROPOUT_MASK) + (L_s - L_s_att) * MIXER_OUTSIDE)
     / n_tp**i_sp
-    + over_stage_attention(ATTENTION_PER_RANK + i_scores * SCORES / n_tp)
+    + over_stage_attention(ATTENTION_PER_RANK + (1 + i_diff) * i_scores * SCORES / n_tp)
     - over_stage_kv_shared(KV_OWN_PER_RANK)
     + ((L_s_dense + L_s_dw) * MLP_DENSE + L_sm * MLP_MOE) / n_tp
     + L_s_ssm * MIXERS_PER_RANK["mamba"] + L_s_dn * MIXERS_PER_RANK["deltanet"]
@@ -427,7 +447,7 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
 # One layer for one micro-batch, as Korthikanti et al. tabulate it (a dense layer).
 ACTIVATIONS_PER_LAYER = TOKENS * (
     (1 - i_full) * (OUTSIDE / n_tp**i_sp + ATTENTION_PER_RANK
-                    + (i_scores * SCORES + MLP_DENSE) / n_tp)
+                    + ((1 + i_diff) * i_scores * SCORES + MLP_DENSE) / n_tp)
     + i_full * d * q_a / n_tp**i_sp)
 # One mixer of each other kind for one micro-batch (its in_proj input included; its norm, FFN
 # and dropout masks not), without recomputation.

@@ -63,6 +63,7 @@ from calc.symbols import (
     h_I,
     h_kv,
     h_kv2,
+    i_diff,
     i_dsa,
     i_gate,
     i_gh,
@@ -81,6 +82,7 @@ from calc.symbols import (
     i_rel,
     i_shared_gate,
     i_sink,
+    i_sink2,
     i_sub,
     i_tied,
     k,
@@ -152,8 +154,16 @@ ATTENTION_POSITION = i_rel * (d * h * d_qk + 2 * h * d_qk)
 # (Gemma 4's value norm has no weight: Gemma4RMSNorm with_scale=False.)
 K_NORM = NORM * (i_qk_head * d_qk + i_qk_proj * h_kv * d_qk)
 ATTENTION_QK_NORM = NORM * (i_qk_head * d_qk + i_qk_proj * h * d_qk) + K_NORM
-# gpt-oss: one learned sink logit per head joins each softmax (modeling_gpt_oss.py, `sinks`).
+# gpt-oss: one learned sink logit per head joins each softmax (modeling_gpt_oss.py, `sinks`);
+# MiMo-V2-Flash has them on its sliding layers only (modeling_mimo_v2_flash.py,
+# MiMoV2FlashAttention: `sinks` where is_swa), the L'_att layers' 1'_sink (of_kind).
 ATTENTION_SINKS = i_sink * h
+# Differential attention (Ye et al. 2024, DIFF Transformer §2.1: λ = exp(λ_q1·λ_k1) −
+# exp(λ_q2·λ_k2) + λ_init): four learned vectors of one head's width per layer
+# (modeling_diffllama.py, DiffLlamaAttention: lambda_q1, lambda_k1, lambda_q2, lambda_k2 of
+# head_dim each); its norm over each output, nn.RMSNorm(2·head_dim, elementwise_affine=False),
+# has no parameter.
+ATTENTION_LAMBDA = i_diff * 4 * d_qk
 # BitNet b1.58 (Ma et al. 2025; modeling_bitnet.py): a norm on W_O's input (attn_sub_norm)
 # and one on W_down's input (ffn_sub_norm).
 ATTENTION_SUB_NORM = i_sub * NORM * h * d_v
@@ -178,6 +188,7 @@ ATTENTION: dict[str, sympy.Expr] = {
     "attention/position": ATTENTION_POSITION,
     "attention/qk_norm": ATTENTION_QK_NORM,
     "attention/sinks": ATTENTION_SINKS,
+    "attention/lambda": ATTENTION_LAMBDA,
     "attention/sub_norm": ATTENTION_SUB_NORM,
 }
 # What the L_kvs layers lack (attention.kv_shared_layers; modeling_gemma4.py: a layer whose
@@ -246,9 +257,10 @@ EMBEDDING_KEYS = ("embedding/token", "embedding/position")
 
 def of_kind(expr: sympy.Expr) -> sympy.Expr:
     """`expr`, one attention layer's, for the L'_att layers of the kind with head shapes of
-    its own (attention.kind_shapes): h', h'_kv, d'_qk, d'_v (and whether its keys are its
-    values) in place of the model's."""
-    return expr.subs({h: h2, h_kv: h_kv2, d_qk: d_qk2, d_v: d_v2, i_kev: i_kev2},
+    its own (attention.kind_shapes): h', h'_kv, d'_qk, d'_v, its sinks 1'_sink and whether
+    its keys are its values in place of the model's."""
+    return expr.subs({h: h2, h_kv: h_kv2, d_qk: d_qk2, d_v: d_v2, i_sink: i_sink2,
+                      i_kev: i_kev2},
                      simultaneous=True)
 
 

@@ -71,7 +71,8 @@ def structure(spec: ModelSpec) -> dict[sympy.Symbol, Any]:
         if fixed or (name in _KEPT and not value):
             subs[SYMBOLS[name]] = value
     if spec.attention.mla is None:
-        subs[SYMBOLS["d_v"]] = SYMBOLS["d_qk"]
+        if values["d_v"] == values["d_qk"]:  # MHA's values as wide as its keys
+            subs[SYMBOLS["d_v"]] = SYMBOLS["d_qk"]
         if spec.n_kv_heads == spec.attention.n_heads:
             subs[SYMBOLS["h_kv"]] = SYMBOLS["h"]
     if not spec.n_local_layers:
@@ -83,7 +84,9 @@ def structure(spec: ModelSpec) -> dict[sympy.Symbol, Any]:
     for own, model in _KIND_SHAPES.items():
         if own in values and values[own] == values.get(model, -1):
             subs[SYMBOLS[own]] = SYMBOLS[model]
-    if spec.attention.mla is None:
+    if values["d_v2"] == values["d_v"]:
+        subs[SYMBOLS["d_v2"]] = subs.get(SYMBOLS["d_v"], SYMBOLS["d_v"])
+    elif spec.attention.mla is None and values["d_v2"] == values["d_qk2"]:
         subs[SYMBOLS["d_v2"]] = subs.get(SYMBOLS["d_qk2"], SYMBOLS["d_qk2"])
     for name in ("L_loc2", "L_chk2"):
         if values[name] and values[name] == values["L_att2"]:

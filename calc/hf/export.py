@@ -45,8 +45,10 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "attention.chunk_size": att.chunk_size if "chunked" in spec.attention_kinds else None,
         "attention.qk_norm_weights": att.qk_norm_weights or att.qk_norm == "none",
         "attention.sinks": att.sinks, "attention.output_gate": att.output_gate,
+        "attention.differential": att.differential,
         "attention.output_gate_per": att.output_gate_per if att.output_gate else None,
-        "attention.kind_shapes": {kind: spec.heads_of(kind) for kind in att.kind_shapes},
+        "attention.kind_shapes": {kind: (*spec.heads_of(kind), spec.sinks_of(kind))
+                                  for kind in att.kind_shapes},
         "attention.k_eq_v": tuple(spec.keys_are_values(kind) for kind in spec.attention_kinds),
         "attention.kv_shared_layers": att.kv_shared_layers,
         "ffn.double_wide": spec.double_wide_layers,

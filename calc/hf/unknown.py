@@ -50,8 +50,6 @@ NEEDS = {
     "bailing_hybrid": "a delta-rule linear attention with its own forget gate "
                       "(BailingHybridDeltaAttention, BailingHybridForgetGate) beside softmax "
                       "attention",
-    "diffllama": "differential attention (two softmax maps per head, their difference weighted "
-                 "by learned λ vectors, a per-head norm after)",
     # layers reused or iterated, or residual streams the spec's one pass cannot hold
     "zamba": "one attention block whose weights are shared by every depth it runs at, fed the "
              "concatenated embedding and hidden state",
@@ -66,8 +64,6 @@ NEEDS = {
     "longcat_flash": "zero-computation (identity) experts beside the FFN experts, and two "
                      "attention blocks per layer (shortcut-connected MoE)",
     # attention and residual parts the spec lacks
-    "mimo_v2_flash": "value heads narrower than the query and key heads (v_head_dim 128 "
-                     "against head_dim 192) and attention sinks on the sliding layers only",
     "axk1": "an RMSNorm after the MoE block's output on the MoE layers only "
             "(post_mlp_layernorm)",
     "gpt_neox_japanese": "an attention output bias on the last layer only (dense_bias: "

@@ -71,8 +71,10 @@ def _kind_heads(report: Report, options: Options) -> str | None:
     kind = spec.shaped_kind
     if kind is None:
         return None
-    heads, kv, width, _ = spec.heads_of(kind)
-    return f"{kind}: {heads}, {kv} KV, width {width}"
+    heads, kv, width, values = spec.heads_of(kind)
+    return (f"{kind}: {heads}, {kv} KV, width {width}"
+            + (f", values {values}" if values != width else "")
+            + (", sinks" if spec.sinks_of(kind) != spec.sinks_of("") else ""))
 
 
 def _six_n_ratio(report: Report, options: Options) -> float:

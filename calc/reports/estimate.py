@@ -236,8 +236,8 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     notes = [*preset.notes, *filter(None, [context_note(spec, t)])]
     if (kind := spec.shaped_kind) is not None:
         notes.append(counting.kind_shapes_sentence(
-            kind, spec.shaped_layers, spec.heads_of(kind)[:3],
-            spec.heads_of("")[:3]))
+            kind, spec.shaped_layers, (spec.heads_of(kind), spec.sinks_of(kind)),
+            (spec.heads_of(""), spec.sinks_of(""))))
     as_values = tuple(kind for kind in sorted(set(spec.attention_kinds) - {""})
                       if spec.keys_are_values(kind))
     if spec.attention.kv_shared_layers or as_values:
@@ -254,17 +254,20 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
         params=params, flops_per_token=flops, training=training, notes=notes,
         finetune=ft_block, conventions=_conventions(flops.attention, training, ft_block,
                                                     scans=set(spec.mixer_kinds) != {"attention"},
-                                                    sparse=spec.attention.indexer is not None),
+                                                    sparse=spec.attention.indexer is not None,
+                                                    differential=spec.attention.differential),
     )
 
 
 def _conventions(attention: str, training: TrainingReport | None,
                  finetune: FineTuneBlock | None = None, scans: bool = False,
-                 sparse: bool = False) -> list[str]:
+                 sparse: bool = False, differential: bool = False) -> list[str]:
     """The convention sentences of a report counted under `attention` (and `scans`: the model
-    has Mamba, gated DeltaNet or short-convolution layers; `sparse`: DSA's indexer)."""
+    has Mamba, gated DeltaNet or short-convolution layers; `sparse`: DSA's indexer;
+    `differential`: differential attention)."""
     lines = [counting.PARAMETERS, counting.FLOPS, counting.ATTENTION[attention],
              *([counting.SPARSE_ATTENTION] if sparse else []),
+             *([counting.DIFFERENTIAL_ATTENTION] if differential else []),
              *([counting.SCANS] if scans else [])]
     lines += ([counting.lora_sentence(finetune.method, finetune.rank, finetune.targets),
                counting.FINETUNE_PASSES] if finetune else [counting.PASSES])

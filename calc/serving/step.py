@@ -285,7 +285,8 @@ def _link(network, stride: int, size: int) -> Link | None:
 def key_flops(spec: ModelSpec, tp: int, kind: str = "") -> float:
     """Decode attention FLOPs for one cached token in one layer (of `kind`, whose query heads
     may be its own: attention.kind_shapes) on one GPU: QKᵀ and A·V of the GPU's h/tp query
-    heads; MLA in its absorbed form (scores over r_kv + d_rope, values r_kv)."""
+    heads; MLA in its absorbed form (scores over r_kv + d_rope, values r_kv); differential
+    attention's maps each weigh values 2·d_v wide (calc.formulas.flops)."""
     query_heads = spec.heads_of(kind)[0]
     heads = query_heads / min(tp, query_heads)
     mla = spec.attention.mla
@@ -293,7 +294,7 @@ def key_flops(spec: ModelSpec, tp: int, kind: str = "") -> float:
         return 2 * heads * (mla.kv_lora_rank + mla.qk_rope_head_dim) \
             + 2 * heads * mla.kv_lora_rank
     _, _, d_qk, d_v = spec.heads_of(kind)
-    return 2 * heads * (d_qk + d_v)
+    return 2 * heads * (d_qk + (1 + spec.attention.differential) * d_v)
 
 
 def step_model(spec: ModelSpec, terms: ModelTerms, replica: Replica, memory: ReplicaMemory,

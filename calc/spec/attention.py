@@ -1,5 +1,6 @@
 """Attention's spec: heads, KV sharing, biases, QK-norm, windows and chunks, sinks, output
-gates, MLA, DeepSeek Sparse Attention's indexer, and the head shapes of one kind of layer."""
+gates, differential attention, MLA, DeepSeek Sparse Attention's indexer, and the head shapes of
+one kind of layer."""
 
 from __future__ import annotations
 
@@ -56,8 +57,10 @@ class IndexerSpec(Frozen):
 class KindShape(Frozen):
     """The head shapes of the attention layers of one kind where they differ from the model's
     (Laguna: 64 query heads on its sliding layers, 48 on its full ones; Gemma 4: a wider
-    head on its full layers; Inkling: heads of their own on its sliding layers). A field left
-    out keeps the model's value (its head width d_h, not d_model / n_heads)."""
+    head on its full layers; Inkling: heads of their own on its sliding layers; MiMo-V2-Flash:
+    twice the key/value heads and sink logits on its sliding layers). A field left out keeps
+    the model's value (its head width d_h, not d_model / n_heads; its value width
+    attention.v_head_dim where the model gives one, else this kind's head width)."""
 
     n_heads: int | None = Field(None, ge=1, le=MAX_HEADS, description="query heads of these "
                                                                       "layers")
@@ -65,6 +68,10 @@ class KindShape(Frozen):
                                    description="key/value heads of these layers")
     head_dim: int | None = Field(None, ge=1, le=MAX_WIDTH,
                                  description="width of one head of these layers")
+    v_head_dim: int | None = Field(None, ge=1, le=MAX_WIDTH,
+                                   description="width of one head's values in these layers")
+    sinks: bool | None = Field(None, description="a learned sink logit per head in these "
+                                                 "layers (MiMo-V2-Flash: its sliding ones)")
     k_eq_v: bool | None = Field(
         None, description="these layers' keys are their values: no W_V (Gemma 4's full "
                           "layers: attention_k_eq_v)")
@@ -81,6 +88,10 @@ class AttentionSpec(Frozen):
     head_dim: int | None = Field(
         None, ge=1, le=MAX_WIDTH,
         description="width d_h of one head; default d_model / n_heads (Gemma uses 256 instead)")
+    v_head_dim: int | None = Field(
+        None, ge=1, le=MAX_WIDTH,
+        description="width of one head's values, W_V's and W_O's d_v; default head_dim "
+                    "(MiMo-V2-Flash: 128 against query/key heads of 192)")
     qkv_bias: bool = Field(False, description="biases on the Q, K, V projections (Qwen2, GPT-2)")
     out_bias: bool = Field(False, description="bias on the output projection W_O")
     qk_norm: Literal["none", "head", "projection"] = Field(
@@ -104,7 +115,7 @@ class AttentionSpec(Frozen):
                     "global (Gemma 2: local, global)")
     sinks: bool = Field(
         False, description="one learned logit per head joins every softmax as an extra key "
-                           "without value (gpt-oss: attention sinks)")
+                           "without value (gpt-oss: attention sinks; a kind's own in kind_shapes)")
     output_gate: bool = Field(
         False, description="each head's output is multiplied by a gate of the layer's input, "
                            "sigmoid(x W_G), before W_O (Qwen3-Next; output_gate_per says how "
@@ -115,6 +126,13 @@ class AttentionSpec(Frozen):
                     "W_Q and carrying its bias (Qwen3-Next), or one per head broadcast over "
                     "its d_v channels, W_G d × h without bias (LFM3's g_proj; Laguna's, with "
                     "softplus: the function costs nothing)")
+    differential: bool = Field(
+        False,
+        description="differential attention (Ye et al. 2024, DIFF Transformer; transformers' "
+                    "DiffLlamaAttention): the query heads in two halves, head i's softmax map "
+                    "minus λ × head i + h/2's, each map weighing two KV heads' values side by "
+                    "side (2·d_v wide); λ from four learned d_h vectors per layer, and a norm "
+                    "without weights over each of the h/2 outputs")
     mla: MLASpec | None = Field(None, description="multi-head latent attention instead of MHA")
     indexer: IndexerSpec | None = Field(
         None, description="DeepSeek Sparse Attention: an indexer picks the keys each query "
@@ -123,8 +141,9 @@ class AttentionSpec(Frozen):
         default_factory=dict, max_length=1,
         description="head shapes of their own for the attention layers of one kind (global, "
                     "local, chunked or nope), fields left out keeping the model's "
-                    "(Laguna: {local = {n_heads = 64}}); one kind at most, as every "
-                    "released model has two shapes")
+                    "(Laguna: {local = {n_heads = 64}}; MiMo-V2-Flash: {local = {n_kv_heads "
+                    "= 8, sinks = true}}); one kind at most, as every released model has two "
+                    "shapes")
     k_eq_v: bool = Field(
         False, description="the keys are the values: W_K's output is used as both and there "
                            "is no W_V (Gemma 4's attention_k_eq_v, on its full layers: "
@@ -154,8 +173,9 @@ class AttentionSpec(Frozen):
             if kv is not None and kv != self.n_heads:
                 raise ValueError(f"attention.n_kv_heads={kv} has no meaning with attention.mla "
                                  f"(every head has its own keys); leave it unset")
-            if self.head_dim is not None:
-                raise ValueError("attention.head_dim has no meaning with attention.mla; "
+            if self.head_dim is not None or self.v_head_dim is not None:
+                field = "head_dim" if self.head_dim is not None else "v_head_dim"
+                raise ValueError(f"attention.{field} has no meaning with attention.mla; "
                                  "give attention.mla.qk_nope_head_dim/qk_rope_head_dim/v_head_dim")
             if self.qk_norm != "none":
                 raise ValueError("attention.qk_norm is not defined for attention.mla")
@@ -168,6 +188,8 @@ class AttentionSpec(Frozen):
             raise ValueError("attention.output_gate_per='head' needs attention.output_gate=true")
         if self.experts is not None:
             self._check_experts()
+        if self.differential:
+            self._check_differential()
         if self.kind_shapes:
             self._check_kind_shapes()
         if self.indexer is not None:
@@ -214,6 +236,21 @@ class AttentionSpec(Frozen):
             if heads % kv:
                 raise ValueError(f"attention.kind_shapes.{kind}: {kv} key/value heads must "
                                  f"divide its {heads} query heads (give n_kv_heads)")
+
+    def _check_differential(self) -> None:
+        """Differential attention pairs the query heads (head i with head i + h/2) and, as
+        DiffLlamaAttention does, the key/value heads' values (the first half's beside the
+        second's): both counts even."""
+        if (self.mla is not None or self.experts is not None or self.indexer is not None
+                or self.kind_shapes or self.k_eq_v or self.kv_shared_layers):
+            raise ValueError("attention.differential is not defined with attention.mla, "
+                             "attention.experts, attention.indexer, attention.kind_shapes, "
+                             "attention.k_eq_v or attention.kv_shared_layers")
+        kv = self.n_kv_heads if self.n_kv_heads is not None else self.n_heads
+        for name, count in (("n_heads", self.n_heads), ("n_kv_heads", kv)):
+            if count % 2:
+                raise ValueError(f"attention.differential pairs the heads: attention.{name}="
+                                 f"{count} must be even")
 
     def _check_experts(self) -> None:
         """A mixture of attention heads: each expert holds n_kv_heads query heads."""

@@ -160,6 +160,12 @@ class ModelSpec(Frozen):
                                  "shape is not defined with attention.kind_shapes")
         if att.kv_shared_layers or (self.ffn is not None and self.ffn.double_wide):
             self._check_kv_shared()
+        for kind in sorted(set(self.attention_kinds) - {""}):
+            _, _, width, values = self.heads_of(kind)
+            if self.keys_are_values(kind) and width != values:
+                raise ValueError(f"attention.k_eq_v: the {kind} layers' keys are their values, "
+                                 f"so their value width must be their key width {width}, not "
+                                 f"{values} (attention.v_head_dim)")
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
@@ -301,8 +307,11 @@ class ModelSpec(Frozen):
 
     @property
     def head_dim_v(self) -> int:
+        """Value width per head: MLA's, attention.v_head_dim, else the query/key width."""
         att = self.attention
-        return att.mla.v_head_dim if att.mla is not None else self.head_dim_qk
+        if att.mla is not None:
+            return att.mla.v_head_dim
+        return att.v_head_dim if att.v_head_dim is not None else self.head_dim_qk
 
     @property
     def output_gate_width(self) -> int:
@@ -359,17 +368,31 @@ class ModelSpec(Frozen):
         if shape is None:
             return h, kv, d_qk, d_v
         width = shape.head_dim if shape.head_dim is not None else d_qk
+        # the values: the kind's own width, else the model's v_head_dim, else as wide as the
+        # kind's queries and keys
+        values = (shape.v_head_dim if shape.v_head_dim is not None
+                  else self.attention.v_head_dim if self.attention.v_head_dim is not None
+                  else width)
         return (shape.n_heads if shape.n_heads is not None else h,
-                shape.n_kv_heads if shape.n_kv_heads is not None else kv, width, width)
+                shape.n_kv_heads if shape.n_kv_heads is not None else kv, width, values)
+
+    def sinks_of(self, kind: str) -> bool:
+        """Whether the attention layers of `kind` have a sink logit per head: attention.sinks,
+        or attention.kind_shapes' for that kind (MiMo-V2-Flash: its sliding layers only)."""
+        shape = self.attention.kind_shapes.get(kind)
+        own = shape.sinks if shape is not None else None
+        return self.attention.sinks if own is None else own
 
     def for_kind(self, kind: str) -> ModelSpec:
         """This spec with one head shape: that of the attention layers of `kind` (itself when
         the kind has no shapes of its own), for what builds or times one layer at a time."""
         if kind not in self.attention.kind_shapes:
             return self
-        h, kv, width, _ = self.heads_of(kind)
+        h, kv, width, values = self.heads_of(kind)
         return self.updated(**{"attention.n_heads": h, "attention.n_kv_heads": kv,
-                               "attention.head_dim": width, "attention.kind_shapes": {},
+                               "attention.head_dim": width, "attention.v_head_dim": values,
+                               "attention.sinks": self.sinks_of(kind),
+                               "attention.kind_shapes": {},
                                "attention.k_eq_v": self.keys_are_values(kind)})
 
     @property

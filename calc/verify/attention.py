@@ -4,7 +4,9 @@
 A sliding-window layer multiplies each query with its w keys only, a chunked layer each chunk
 with itself; sinks join each softmax as one more logit per head; an output gate multiplies each
 head's output by sigmoid(x W_G), per channel or per head; DeepSeek Sparse Attention's layers
-attend to the keys the indexer selects (calc.verify.indexer).
+attend to the keys the indexer selects (calc.verify.indexer); differential attention weighs
+two KV heads' values side by side by each map and subtracts λ × the second half of the heads'
+outputs from the first's (DifferentialLambda).
 """
 
 from __future__ import annotations
@@ -94,6 +96,8 @@ class Attention(nn.Module):
         self.gate = (linear(d, spec.output_gate_width, att.qkv_bias and not per_head,
                             "attention/gate") if att.output_gate else None)
         self.sinks = (tag(SinkLogits(self.h), "attention/sinks") if att.sinks else None)
+        self.differential = (tag(DifferentialLambda(self.d_qk), "attention/lambda")
+                             if att.differential else None)
         norms = spec.norm.model_copy(update={"weights": spec.norm.weights and att.qk_norm_weights})
         self.qk_norm = att.qk_norm
         if att.qk_norm == "head":
@@ -133,6 +137,8 @@ class Attention(nn.Module):
         if self.rope:
             q = rope(q, positions)
         k, v = self._own_kv(x, positions) if self.kv is not None else self._read_kv(q)
+        if self.differential is not None:  # the first half's values beside the second half's
+            v = torch.cat([half.repeat(1, 2, 1, 1) for half in v.chunk(2, dim=1)], dim=-1)
         if self.h_kv != self.h:  # GQA/MQA: shared keys, still scored by every query head
             k = k.repeat_interleave(self.h // self.h_kv, dim=1)
             v = v.repeat_interleave(self.h // self.h_kv, dim=1)
@@ -278,7 +284,9 @@ class Attention(nn.Module):
 
     def forward(self, x: Tensor, positions: Tensor) -> Tensor:
         q, k, v = self._mla(x, positions) if self.mla else self._mha(x, positions)
-        out = self._attend(q, k, v)  # [B, h, T, d_v]
+        out = self._attend(q, k, v)  # [B, h, T, d_v]; differential: 2·d_v
+        if self.differential is not None:
+            out = self.differential(out)  # [B, h/2, T, 2·d_v]
         b, _, t, _ = out.shape
         out = out.transpose(1, 2).reshape(b, t, self.h * self.d_v)
         if self.gate is not None:  # a gate per head multiplies its d_v channels alike
@@ -289,6 +297,28 @@ class Attention(nn.Module):
         if self.expert_o is not None:
             return self.expert_o(out, self._routing)
         return self.o(out)
+
+
+class DifferentialLambda(nn.Module):
+    """Differential attention's λ (Ye et al. 2024, DIFF Transformer §2.1; transformers'
+    DiffLlamaAttention): four learned vectors of one head's width, λ = exp(λ_q1·λ_k1) −
+    exp(λ_q2·λ_k2) + λ_init; head i's output minus λ × head i + h/2's, normalised over its
+    2·d_v channels by a norm without weights and scaled by 1 − λ_init. λ_init depends on the
+    layer's depth in the paper; a constant here changes no count. Products of vectors
+    (elementwise, then a sum) count 0, as in transformers."""
+
+    LAMBDA_INIT = 0.8
+
+    def __init__(self, width: int):
+        super().__init__()
+        self.q1, self.k1, self.q2, self.k2 = (nn.Parameter(torch.zeros(width)) for _ in range(4))
+
+    def forward(self, out: Tensor) -> Tensor:
+        first, second = out.chunk(2, dim=1)
+        lam = (torch.exp((self.q1 * self.k1).sum()) - torch.exp((self.q2 * self.k2).sum())
+               + self.LAMBDA_INIT)
+        combined = first - lam.to(out.dtype) * second
+        return (1 - self.LAMBDA_INIT) * F.rms_norm(combined, (combined.shape[-1],))
 
 
 class SinkLogits(nn.Module):

@@ -20,6 +20,8 @@ paths are what FlopCounterMode sees:
 - DeepSeek Sparse Attention's layers (DeepseekV32Attention and GlmMoeDsaAttention, eager and
   SDPA paths) fold the keys the indexer did not select into the attention mask and compute QKᵀ
   and A·V over all T keys, where calc counts the min(index_topk, T) selected ones;
+- DiffLlama's differential attention (DiffLlamaAttention) runs two attention calls with the same
+  queries and keys, one per half of the values: each QKᵀ map twice, where calc counts it once;
 - Llama 4's experts run every token through every expert and weight the outputs by the router's
   scores (Llama4TextMoe, Llama4TextExperts: bmm over all E experts), where calc counts top-k.
 
@@ -159,6 +161,10 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
         pair = FMA * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v)
         total += n["attention"] * pair * t * (t - indexer.topk)
         changed.append("DSA: attention over every key, the unselected ones masked")
+    if spec.attention.differential and hf_config.get("model_type") == "diffllama":
+        # DiffLlama has global layers only: each recomputed map is all T² pairs at full
+        total += n["attention"] * FMA * spec.attention.n_heads * spec.head_dim_qk * t * t
+        changed.append("DiffLlama: each QKᵀ map computed twice")
     if str(hf_config.get("model_type", "")).startswith("llama4") and spec.moe:
         moe, ffn = spec.moe, spec.ffn
         assert ffn is not None
