@@ -204,6 +204,21 @@ def params_lightning(s):
     }
 
 
+def params_rwkv(s):
+    d = s['d']
+    d_rw = s['d_rw']
+    _t0 = d*d_rw
+    return {
+        'rwkv/key': _t0,
+        'rwkv/value': _t0,
+        'rwkv/receptance': _t0,
+        'rwkv/output': _t0,
+        'rwkv/gate': d**2,
+        'rwkv/decay': 2*d_rw,
+        'rwkv/shift': 5*d,
+    }
+
+
 def params_short_conv(s):
     b_sc = s['b_sc']
     d = s['d']
@@ -244,6 +259,7 @@ def params_components(s):
     L_idx = s['L_idx']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -273,6 +289,7 @@ def params_components(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -364,11 +381,13 @@ def params_components(s):
     _t51 = H_v*d_lk
     _t52 = H_la*L_la*d_la
     _t53 = _t52*d
-    _t54 = b_sc*d
-    _t55 = d**2
-    _t56 = i_glu + 1
-    _t57 = d*d_ff
-    _t58 = d*(i_glu + 2)
+    _t54 = L_rw*d_rw
+    _t55 = _t54*d
+    _t56 = d**2
+    _t57 = b_sc*d
+    _t58 = i_glu + 1
+    _t59 = d*d_ff
+    _t60 = d*(i_glu + 2)
     return {
         'attention/q': (
             L_att2*(
@@ -424,16 +443,23 @@ def params_components(s):
         'lightning/gate': _t53,
         'lightning/out': _t53,
         'lightning/norm': _t52,
-        'conv/in': L_sc*(3*_t54 + 3*_t55),
+        'rwkv/key': _t55,
+        'rwkv/value': _t55,
+        'rwkv/receptance': _t55,
+        'rwkv/output': _t55,
+        'rwkv/gate': L_rw*_t56,
+        'rwkv/decay': 2*_t54,
+        'rwkv/shift': 5*L_rw*d,
+        'conv/in': L_sc*(3*_t56 + 3*_t57),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t54 + _t55),
-        'mlp/up': L_dense*_t56*(_t57 + b_ff*d_ff),
-        'mlp/down': L_dense*(_t57 + b_ff*d),
+        'conv/out': L_sc*(_t56 + _t57),
+        'mlp/up': L_dense*_t58*(_t59 + b_ff*d_ff),
+        'mlp/down': L_dense*(_t59 + b_ff*d),
         'mlp/act': L_dense*n_act,
         'mlp/sub_norm': L_dense*_t0*d_ff*i_sub,
         'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t58*d_e + b_ff*(_t56*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t58*d_s + b_ff*(_t56*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t60*d_e + b_ff*(_t58*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t60*d_s + b_ff*(_t58*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
@@ -461,6 +487,7 @@ def params_summary(s):
     L_idx = s['L_idx']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     M = s['M']
@@ -491,6 +518,7 @@ def params_summary(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -592,44 +620,48 @@ def params_summary(s):
     _t58 = d_qk + d_v
     _t59 = _t58*_t9*h_kv
     _t60 = _t32 + _t59*d + b_qkv*(_t38 + _t59) + i_mla*(_t36 + h*r_kv*(_t37 + _t58))
-    _t61 = H_la*L_la*d_la
-    _t62 = L_att2*h2
-    _t63 = 2*i_qk_head
-    _t64 = _t26*(_t39 + b_ff*d_ff)
-    _t65 = 2*H_k*d_lk
-    _t66 = H_v*d_lv
-    _t67 = H_v + _t66
-    _t68 = 2*d
-    _t69 = b_moe*d
-    _t70 = _t5*d
-    _t71 = h*i_sink
-    _t72 = i_rel*(_t21 + 2*_t22)
-    _t73 = _t5*(_t63*d_qk + d_qk*i_qk_proj*(h + h_kv))
-    _t74 = E_a*_t0
-    _t75 = _t70*n_norm
-    _t76 = _t5*i_sub
-    _t77 = _t76*d_ff
-    _t78 = _t76*d_v*h
-    _t79 = (
+    _t61 = L_rw*d_rw
+    _t62 = 5*d
+    _t63 = H_la*L_la*d_la
+    _t64 = L_att2*h2
+    _t65 = 2*i_qk_head
+    _t66 = _t26*(_t39 + b_ff*d_ff)
+    _t67 = 2*H_k*d_lk
+    _t68 = H_v*d_lv
+    _t69 = H_v + _t68
+    _t70 = 2*d
+    _t71 = b_moe*d
+    _t72 = _t5*d
+    _t73 = h*i_sink
+    _t74 = i_rel*(_t21 + 2*_t22)
+    _t75 = _t5*(_t65*d_qk + d_qk*i_qk_proj*(h + h_kv))
+    _t76 = E_a*_t0
+    _t77 = _t72*n_norm
+    _t78 = _t5*i_sub
+    _t79 = _t78*d_ff
+    _t80 = _t78*d_v*h
+    _t81 = (
         H_v*_t41*d
-        + L*_t75
-        + L_att2*_t5*(_t63*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
-        + L_att2*_t74
+        + L*_t77
+        + L_att2*_t5*(_t65*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
+        + L_att2*_t76
         + L_att2*i_rel*(_t10 + 2*_t12)
         + L_att2*(_t3*i_gate*(_t30 + i_gh) + _t30*_t31*h2)
         + L_att2*(_t32 + _t34*d + b_qkv*(_t34 + _t38) + i_mla*(_t36 + h2*r_kv*(_t33 + _t37)))
         + L_dense*_t40
-        + L_dense*_t64
-        + L_dense*_t77
+        + L_dense*_t66
+        + L_dense*_t79
         + L_dense*n_act
-        + L_dn*d*(_t43*_t67 + _t65 + _t67)
-        + L_dn*i_cg*(_t68*r_g + r_g*(_t42 + _t66))
-        + L_dn*k_dn*(_t65 + _t66)
+        + L_dn*d*(_t43*_t69 + _t67 + _t69)
+        + L_dn*i_cg*(_t70*r_g + r_g*(_t42 + _t68))
+        + L_dn*k_dn*(_t67 + _t68)
         + L_dn*(H_v*_t43 + H_v + _t42*i_cg)
         + L_idx*_t44
         + L_moe*_t45
         + L_moe*_t46
-        + L_moe*_t69
+        + L_moe*_t71
+        + L_rw*_t47
+        + L_rw*_t62
         + L_sc*d*(b_sc + k_sc)
         + L_sc*(_t47 + _t48)
         + L_sc*(3*_t47 + 3*_t48)
@@ -642,52 +674,54 @@ def params_summary(s):
         + L_ssm*(R_dt*_t55 + _t52 + _t55)
         + _t16*_t57
         + _t16*_t60
-        + _t16*_t71
-        + _t16*_t72
         + _t16*_t73
         + _t16*_t74
-        + _t16*_t78
+        + _t16*_t75
+        + _t16*_t76
+        + _t16*_t80
         + _t41
-        + 5*_t61*d
-        + _t61
-        + _t62*_t76*d_v2
-        + _t62*i_sink
-        + _t68*d_emb*i_proj
-        + _t70*i_norm_emb
-        + _t70*i_norm_final
+        + 4*_t61*d
+        + 2*_t61
+        + _t62*_t63
+        + _t63
+        + _t64*_t78*d_v2
+        + _t64*i_sink
+        + _t70*d_emb*i_proj
+        + _t72*i_norm_emb
+        + _t72*i_norm_final
     )
-    _t80 = (
+    _t82 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
         + L_moe*_t28
         + _t16*_t20
         + _t16*_t24
-        + _t79
+        + _t81
     )
-    _t81 = P*d + V*d_emb
-    _t82 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t81
+    _t83 = P*d + V*d_emb
+    _t84 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t83
     return {
-        'total': _t80 + _t82,
-        'embedding': _t81,
-        'non_embedding': _t80,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t79 + _t82,
+        'total': _t82 + _t84,
+        'embedding': _t83,
+        'non_embedding': _t82,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t81 + _t84,
         'mtp': (
             2*M*_t47
-            + 3*M*_t70
+            + 3*M*_t72
             + M*(
                 _t20
                 + _t24
                 + _t44*i_dsa
                 + _t57
                 + _t60
-                + _t71
-                + _t72
                 + _t73
                 + _t74
                 + _t75
-                + _t78
-                + i_moe*(_t28 + _t45 + _t46 + _t69)
-                + (1 - i_moe)*(_t40 + _t64 + _t77 + n_act)
+                + _t76
+                + _t77
+                + _t80
+                + i_moe*(_t28 + _t45 + _t46 + _t71)
+                + (1 - i_moe)*(_t40 + _t66 + _t79 + n_act)
             )
         ),
     }
@@ -709,6 +743,7 @@ def flops_forward_components(s):
     L_idx = s['L_idx']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -726,6 +761,7 @@ def flops_forward_components(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -785,9 +821,12 @@ def flops_forward_components(s):
     _t31 = H_la*L_la
     _t32 = _t31*d_la
     _t33 = _t23*_t32
-    _t34 = L_sc*d**2
-    _t35 = i_glu + 2
-    _t36 = L_moe*_t23
+    _t34 = L_rw*d_rw
+    _t35 = _t23*_t34
+    _t36 = d**2
+    _t37 = 2*_t36
+    _t38 = i_glu + 2
+    _t39 = L_moe*_t23
     return {
         'attention/q': (
             _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
@@ -816,13 +855,19 @@ def flops_forward_components(s):
         'lightning/gate': _t33,
         'lightning/out': _t33,
         'lightning/scan': 5*_t31*d_la**2,
-        'conv/in': 6*_t34,
-        'conv/out': 2*_t34,
+        'rwkv/key': _t35,
+        'rwkv/value': _t35,
+        'rwkv/receptance': _t35,
+        'rwkv/output': _t35,
+        'rwkv/gate': L_rw*_t37,
+        'rwkv/scan': 9*_t34,
+        'conv/in': 6*L_sc*_t36,
+        'conv/out': L_sc*_t37,
         'conv/conv': L_sc*_t23*k_sc,
-        'mlp': L_dense*_t23*_t35*d_ff,
-        'moe/router': E*_t36,
-        'moe/experts': _t35*_t36*d_e*k,
-        'moe/shared': 2*L_moe*(E_s*_t35*d*d_s + d*i_shared_gate),
+        'mlp': L_dense*_t23*_t38*d_ff,
+        'moe/router': E*_t39,
+        'moe/experts': _t38*_t39*d_e*k,
+        'moe/shared': 2*L_moe*(E_s*_t38*d*d_s + d*i_shared_gate),
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
@@ -849,6 +894,7 @@ def flops(s):
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -868,6 +914,7 @@ def flops(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -897,71 +944,76 @@ def flops(s):
     r_kv = s['r_kv']
     r_q = s['r_q']
     w = s['w']
-    _t0 = 2*L_moe
-    _t1 = 2*d
-    _t2 = 2*d_in
-    _t3 = L_ssm*_t2
-    _t4 = 2*L_att2
-    _t5 = _t4*d
-    _t6 = E_a*i_moa
-    _t7 = H_la*L_la
-    _t8 = H_v*d_lv
-    _t9 = L_dn*_t1
-    _t10 = _t5*h2
-    _t11 = i_glu + 2
-    _t12 = _t11*d
-    _t13 = 2*L_att - 2*L_att2
+    _t0 = L_rw*d_rw
+    _t1 = 2*L_moe
+    _t2 = 2*d
+    _t3 = 2*d_in
+    _t4 = L_ssm*_t3
+    _t5 = d**2
+    _t6 = 2*L_att2
+    _t7 = _t6*d
+    _t8 = E_a*i_moa
+    _t9 = H_la*L_la
+    _t10 = H_v*d_lv
+    _t11 = L_dn*_t2
+    _t12 = _t7*h2
+    _t13 = i_glu + 2
     _t14 = _t13*d
-    _t15 = _t3*(1 - i_m2)
-    _t16 = _t14*h
-    _t17 = 2*N_s
-    _t18 = G_s*_t17
-    _t19 = 2*H_k*d_lk
-    _t20 = 2*L_dn
-    _t21 = 1 - i_gh
-    _t22 = H_v + _t8
-    _t23 = d_qk2 + d_v2
-    _t24 = d*(1 - i_mla)
-    _t25 = d*(d_rope + r_kv)
-    _t26 = -d_rope
-    _t27 = d_qk2*h2
-    _t28 = d*(1 - i_qlora)
-    _t29 = d*r_q
-    _t30 = d_qk + d_v
-    _t31 = d_qk*h
+    _t15 = 2*L_att - 2*L_att2
+    _t16 = _t15*d
+    _t17 = _t4*(1 - i_m2)
+    _t18 = _t16*h
+    _t19 = 2*N_s
+    _t20 = G_s*_t19
+    _t21 = 2*H_k*d_lk
+    _t22 = 2*L_dn
+    _t23 = 1 - i_gh
+    _t24 = H_v + _t10
+    _t25 = d_qk2 + d_v2
+    _t26 = d*(1 - i_mla)
+    _t27 = d*(d_rope + r_kv)
+    _t28 = -d_rope
+    _t29 = d_qk2*h2
+    _t30 = d*(1 - i_qlora)
+    _t31 = d*r_q
+    _t32 = d_qk + d_v
+    _t33 = d_qk*h
     return {
         'weights_per_token': (
-            E*_t0*d
-            + L_dense*_t1*_t11*d_ff
-            + 7*L_dn*_t8*d_lk
+            E*_t1*d
+            + L_dense*_t13*_t2*d_ff
+            + 7*L_dn*_t10*d_lk
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            + L_sc*_t1*k_sc
-            + 8*L_sc*d**2
+            + 2*L_rw*_t5
+            + L_sc*_t2*k_sc
+            + 8*L_sc*_t5
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t1*(_t2 + i_m2*(H_s + _t18))
-            + 2*L_ssm*k_s*(_t18*i_m2 + d_in)
-            + R_dt*_t15
+            + L_ssm*_t2*(_t3 + i_m2*(H_s + _t20))
+            + 2*L_ssm*k_s*(_t20*i_m2 + d_in)
+            + R_dt*_t17
             + 2*V_o*d_emb
-            + _t0*_t12*d_e*k
-            + _t0*(E_s*_t12*d_s + d*i_shared_gate)
-            + _t10*d_v2
-            + _t10*i_gate*(_t21*d_v2 + i_gh)
-            + _t13*(_t24*_t31 + i_mla*(_t28*_t31 + i_qlora*(_t29 + _t31*r_q)))
-            + _t13*(_t24*_t30*h_kv + i_mla*(_t25 + h*r_kv*(_t26 + _t30)))
-            + _t14*_t6
-            + _t15*(R_dt + _t17)
-            + _t16*d_v
-            + _t16*i_gate*(_t21*d_v + i_gh)
-            + _t20*i_cg*(_t1*r_g + r_g*(H_v*d_lk + _t8))
-            + _t20*k_dn*(_t19 + _t8)
-            + _t3*d
-            + _t4*(_t24*_t27 + i_mla*(_t27*_t28 + i_qlora*(_t27*r_q + _t29)))
-            + _t4*(_t23*_t24*h_kv2 + i_mla*(_t25 + h2*r_kv*(_t23 + _t26)))
-            + _t5*_t6
-            + 10*_t7*d*d_la
-            + 5*_t7*d_la**2
-            + _t8*_t9
-            + _t9*(_t19 + _t22*(1 - i_cg) + _t22)
+            + 8*_t0*d
+            + 9*_t0
+            + _t1*_t14*d_e*k
+            + _t1*(E_s*_t14*d_s + d*i_shared_gate)
+            + _t10*_t11
+            + _t11*(_t21 + _t24*(1 - i_cg) + _t24)
+            + _t12*d_v2
+            + _t12*i_gate*(_t23*d_v2 + i_gh)
+            + _t15*(_t26*_t33 + i_mla*(_t30*_t33 + i_qlora*(_t31 + _t33*r_q)))
+            + _t15*(_t26*_t32*h_kv + i_mla*(_t27 + h*r_kv*(_t28 + _t32)))
+            + _t16*_t8
+            + _t17*(R_dt + _t19)
+            + _t18*d_v
+            + _t18*i_gate*(_t23*d_v + i_gh)
+            + _t22*i_cg*(_t2*r_g + r_g*(H_v*d_lk + _t10))
+            + _t22*k_dn*(_t10 + _t21)
+            + _t4*d
+            + _t6*(_t26*_t29 + i_mla*(_t29*_t30 + i_qlora*(_t29*r_q + _t31)))
+            + _t6*(_t25*_t26*h_kv2 + i_mla*(_t27 + h2*r_kv*(_t25 + _t28)))
+            + _t7*_t8
+            + 10*_t9*d*d_la
+            + 5*_t9*d_la**2
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -1054,6 +1106,7 @@ def rules_train_per_token(s):
     L_idx = s['L_idx']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -1084,6 +1137,7 @@ def rules_train_per_token(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -1174,29 +1228,33 @@ def rules_train_per_token(s):
     _t49 = _t12*_t48*h_kv
     _t50 = _t44*d_qk
     _t51 = d_qk*h
-    _t52 = H_la*L_la*d_la
-    _t53 = _t4*h2
-    _t54 = 2*i_qk_head
-    _t55 = 2*H_k*d_lk
-    _t56 = H_v*d_lv
-    _t57 = H_v + _t56
-    _t58 = _t27*d
-    _t59 = _t0*_t8
-    _t60 = _t46*h
-    _t61 = 12*d
-    _t62 = E_a*i_moa
-    _t63 = L_dense*d_ff
-    _t64 = _t8*i_sub
-    _t65 = (
-        L*_t59*n_norm
+    _t52 = L_rw*d_rw
+    _t53 = 30*d
+    _t54 = H_la*L_la*d_la
+    _t55 = _t4*h2
+    _t56 = 2*i_qk_head
+    _t57 = 2*H_k*d_lk
+    _t58 = H_v*d_lv
+    _t59 = H_v + _t58
+    _t60 = _t27*d
+    _t61 = _t0*_t8
+    _t62 = _t46*h
+    _t63 = 12*d
+    _t64 = E_a*i_moa
+    _t65 = L_dense*d_ff
+    _t66 = _t8*i_sub
+    _t67 = (
+        L*_t61*n_norm
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
-        + _t0*_t45*_t62
+        + 6*L_rw*_t33
+        + L_rw*_t53
+        + _t0*_t45*_t64
         + _t25*_t32*(_t26 + b_ff*d_ff)
         + _t25*n_act
         + _t25*(_t26 + b_ff*d)
         + _t27*d_lv
-        + _t27*i_cg*(2*d*r_g + r_g*(_t28 + _t56))
-        + _t27*k_dn*(_t55 + _t56)
+        + _t27*i_cg*(2*d*r_g + r_g*(_t28 + _t58))
+        + _t27*k_dn*(_t57 + _t58)
         + _t27*(H_v*_t29 + H_v + _t28*i_cg)
         + _t30*b_moe*d
         + _t30*k*(_t31*d_e + b_ff*(_t32*d_e + d))
@@ -1212,8 +1270,8 @@ def rules_train_per_token(s):
         + _t36*(b_ssm*d + d*d_in)
         + _t36*(_t41*_t42*i_dtn + d_in*i_gn*i_m2)
         + _t36*(R_dt*_t43 + _t40 + _t43)
-        + _t4*_t62*d
-        + _t4*_t8*(_t54*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
+        + _t4*_t64*d
+        + _t4*_t8*(_t56*d_qk2 + d_qk2*i_qk_proj*(h2 + h_kv2))
         + _t4*i_rel*(_t20 + 2*_t22)
         + _t4*(_t2 + _t3*d_v2)
         + _t4*(_t3*i_gate*(_t6 + i_gh) + _t6*_t7*h2)
@@ -1224,7 +1282,7 @@ def rules_train_per_token(s):
             + b_qkv*(_t12*_t22 + _t21)
             + i_mla*(_t20*_t23 + i_qlora*(_t22*r_q + _t24))
         )
-        + _t46*_t8*(_t54*d_qk + d_qk*i_qk_proj*(h + h_kv))
+        + _t46*_t8*(_t56*d_qk + d_qk*i_qk_proj*(h + h_kv))
         + _t46*i_rel*(_t50 + 2*_t51)
         + _t46*(_t2 + _t44*d_v)
         + _t46*(_t44*i_gate*(_t47 + i_gh) + _t47*_t7*h)
@@ -1235,28 +1293,30 @@ def rules_train_per_token(s):
             + b_qkv*(_t12*_t51 + _t21)
             + i_mla*(_t23*_t50 + i_qlora*(_t24 + _t51*r_q))
         )
-        + 30*_t52*d
-        + 6*_t52
-        + _t53*_t64*d_v2
-        + _t53*i_sink
-        + _t56*_t58
-        + _t58*(_t29*_t57 + _t55 + _t57)
-        + _t59*i_norm_emb
-        + _t59*i_norm_final
-        + _t60*_t64*d_v
-        + _t60*i_sink
-        + _t61*d_emb*i_proj
-        + 6*_t63*_t64
+        + 24*_t52*d
+        + 12*_t52
+        + _t53*_t54
+        + 6*_t54
+        + _t55*_t66*d_v2
+        + _t55*i_sink
+        + _t58*_t60
+        + _t60*(_t29*_t59 + _t57 + _t59)
+        + _t61*i_norm_emb
+        + _t61*i_norm_final
+        + _t62*_t66*d_v
+        + _t62*i_sink
+        + _t63*d_emb*i_proj
+        + 6*_t65*_t66
     )
-    _t66 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t65
-    _t67 = T*_t22
-    _t68 = T*_t51
-    _t69 = 3*T
-    _t70 = 4*T
+    _t68 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t67
+    _t69 = T*_t22
+    _t70 = T*_t51
+    _t71 = 3*T
+    _t72 = 4*T
     return {
-        '6N': P*_t0 + _t66,
-        'kaplan': _t4*_t67 + _t46*_t68 + _t65,
-        'palm': 12*L_att2*_t67 + 12*_t45*_t68 + _t66,
+        '6N': P*_t0 + _t68,
+        'kaplan': _t4*_t69 + _t46*_t70 + _t67,
+        'palm': 12*L_att2*_t69 + 12*_t45*_t70 + _t68,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1264,11 +1324,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t20 + _t22*_t70 + _t69*h2)
+            3*L_att2*(8*_t20 + _t22*_t72 + _t71*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t45*(8*_t50 + _t51*_t70 + _t69*h)
-            + _t61*(L_moe*(E_s*d_s + d_e*k) + _t63)
+            + 3*_t45*(8*_t50 + _t51*_t72 + _t71*h)
+            + _t63*(L_moe*(E_s*d_s + d_e*k) + _t65)
         ),
     }
 
@@ -1445,6 +1505,7 @@ def memory_activations(s):
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
     L_s_la = s['L_s_la']
+    L_s_rw = s['L_s_rw']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sm = s['L_sm']
@@ -1473,6 +1534,7 @@ def memory_activations(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -1565,6 +1627,7 @@ def memory_activations(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -1707,6 +1770,7 @@ def memory(s):
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
     L_s_la = s['L_s_la']
+    L_s_rw = s['L_s_rw']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sm = s['L_sm']
@@ -1745,6 +1809,7 @@ def memory(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -1874,6 +1939,9 @@ def memory(s):
         'activations_per_lightning': T*b*(1 - i_full)*(
             10*H_la*d_la*q_a/n_tp + d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu)
         )/n_cp,
+        'activations_per_rwkv': T*b*(1 - i_full)*(
+            d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + q_a*(9*d + 5*d_rw/n_tp)
+        )/n_cp,
         'activations_per_conv': T*b*(1 - i_full)*(
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 6*d*q_a/n_tp
         )/n_cp,
@@ -1912,6 +1980,7 @@ def memory(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -2192,6 +2261,7 @@ def memory(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -2295,6 +2365,7 @@ def finetune_counts(s):
     L_idx = s['L_idx']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N = s['N']
@@ -2329,6 +2400,7 @@ def finetune_counts(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -2372,58 +2444,60 @@ def finetune_counts(s):
     _t17 = L_la*(_t16 + d)
     _t18 = 2*H_k*d_lk
     _t19 = L_dn*r_a
-    _t20 = _t7*d
-    _t21 = E*d
-    _t22 = _t13*d_in
-    _t23 = H_v + _t15
-    _t24 = d*i_moa
-    _t25 = E_a*_t24
-    _t26 = _t0*d
-    _t27 = 1 - i_mla
-    _t28 = _t24*(E_a*h_kv2 - h2)
-    _t29 = d_qk2 + d_v2
-    _t30 = _t27*d
-    _t31 = d*i_gate
-    _t32 = d*(d_rope + r_kv)
-    _t33 = -d_rope
-    _t34 = 1 - i_qlora
-    _t35 = d*r_q
-    _t36 = _t5*d
-    _t37 = _t24*(E_a*h_kv - h)
-    _t38 = d_qk + d_v
-    _t39 = (
+    _t20 = d**2
+    _t21 = _t7*d
+    _t22 = E*d
+    _t23 = _t13*d_in
+    _t24 = H_v + _t15
+    _t25 = d*i_moa
+    _t26 = E_a*_t25
+    _t27 = _t0*d
+    _t28 = 1 - i_mla
+    _t29 = _t25*(E_a*h_kv2 - h2)
+    _t30 = d_qk2 + d_v2
+    _t31 = _t28*d
+    _t32 = d*i_gate
+    _t33 = d*(d_rope + r_kv)
+    _t34 = -d_rope
+    _t35 = 1 - i_qlora
+    _t36 = d*r_q
+    _t37 = _t5*d
+    _t38 = _t25*(E_a*h_kv - h)
+    _t39 = d_qk + d_v
+    _t40 = (
         L_att2*(
             _t1*d
-            + _t25
-            + _t26*_t27
-            + _t26*i_rel
-            + _t28*d_qk2
-            + _t28*d_v2
-            + _t29*_t30*h_kv2
-            + _t31*h2*(_t2*d_v2 + i_gh)
-            + i_mla*(_t32 + h2*r_kv*(_t29 + _t33))
-            + i_mla*(_t26*_t34 + i_qlora*(_t0*r_q + _t35))
+            + _t26
+            + _t27*_t28
+            + _t27*i_rel
+            + _t29*d_qk2
+            + _t29*d_v2
+            + _t30*_t31*h_kv2
+            + _t32*h2*(_t2*d_v2 + i_gh)
+            + i_mla*(_t33 + h2*r_kv*(_t30 + _t34))
+            + i_mla*(_t27*_t35 + i_qlora*(_t0*r_q + _t36))
         )
-        + L_dense*_t20*d_ff
+        + L_dense*_t21*d_ff
         + L_dn*(
-            _t15*d + d*(_t18 + _t23*(1 - i_cg) + _t23) + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t15))
+            _t15*d + d*(_t18 + _t24*(1 - i_cg) + _t24) + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t15))
         )
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
         + 5*L_la*_t16*d
-        + L_moe*(E_s*_t20*d_s + _t21*_t7*d_e + _t21 + d*i_shared_gate)
-        + 4*L_sc*d**2
-        + L_ssm*(R_dt*_t22 + _t11*d + _t22*(R_dt + _t10) + d*d_in)
+        + L_moe*(E_s*_t21*d_s + _t22*_t7*d_e + _t22 + d*i_shared_gate)
+        + L_rw*(_t20 + 4*d*d_rw)
+        + 4*L_sc*_t20
+        + L_ssm*(R_dt*_t23 + _t11*d + _t23*(R_dt + _t10) + d*d_in)
         + _t4*(
-            _t25
-            + _t30*_t38*h_kv
-            + _t30*_t5
-            + _t31*h*(_t2*d_v + i_gh)
-            + _t36*i_rel
-            + _t37*d_qk
-            + _t37*d_v
+            _t26
+            + _t31*_t39*h_kv
+            + _t31*_t5
+            + _t32*h*(_t2*d_v + i_gh)
+            + _t37*i_rel
+            + _t38*d_qk
+            + _t38*d_v
             + _t6*d
-            + i_mla*(_t32 + h*r_kv*(_t33 + _t38))
-            + i_mla*(_t34*_t36 + i_qlora*(_t35 + _t5*r_q))
+            + i_mla*(_t33 + h*r_kv*(_t34 + _t39))
+            + i_mla*(_t35*_t37 + i_qlora*(_t36 + _t5*r_q))
         )
     )
     return {
@@ -2497,8 +2571,8 @@ def finetune_counts(s):
             + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
             + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
         ),
-        'quantised': _t39,
-        'unquantised': N - _t39,
+        'quantised': _t40,
+        'unquantised': N - _t40,
     }
 
 
@@ -2519,6 +2593,7 @@ def finetune_states(s):
     L_idx = s['L_idx']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_att2 = s['L_s_att2']
@@ -2565,6 +2640,7 @@ def finetune_states(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -2687,6 +2763,7 @@ def finetune_states(s):
                     )
                     + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+                    + L_rw*(d**2 + 4*d*d_rw)
                     + 4*L_sc*d**2
                     + L_ssm*(
                         R_dt*d_in*(1 - i_m2)
@@ -2907,12 +2984,14 @@ def finetune_memory(s):
     L_idx = s['L_idx']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_att2 = s['L_s_att2']
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
     L_s_la = s['L_s_la']
+    L_s_rw = s['L_s_rw']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sc = s['L_sc']
@@ -2963,6 +3042,7 @@ def finetune_memory(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -3115,6 +3195,7 @@ def finetune_memory(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -3234,6 +3315,7 @@ def finetune_memory(s):
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
+                        + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
                         + L_ssm*(
                             R_dt*d_in*(1 - i_m2)
@@ -3479,6 +3561,7 @@ def finetune_memory(s):
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
+                        + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
                         + L_ssm*(
                             R_dt*d_in*(1 - i_m2)
@@ -3726,6 +3809,7 @@ def finetune_memory(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -3834,6 +3918,7 @@ def finetune_flops(s):
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -3871,6 +3956,7 @@ def finetune_flops(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -3933,6 +4019,7 @@ def finetune_flops(s):
             + T*(
                 15*H_la*L_la*d_la**2
                 + 21*H_v*L_dn*d_lk*d_lv
+                + 27*L_rw*d_rw
                 + 15*L_ssm*N_s*d_in
                 + 3*i_frozen*(
                     2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
@@ -3984,6 +4071,8 @@ def finetune_flops(s):
                     + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     + 2*L_moe*d*d_e*k*(i_glu + 2)
                     + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+                    + 2*L_rw*d**2
+                    + 8*L_rw*d*d_rw
                     + 8*L_sc*d**2
                     + 2*L_sc*d*k_sc
                     + 2*L_ssm*R_dt*d_in*(1 - i_m2)
@@ -4131,6 +4220,7 @@ def optimizer_states(s):
     L_idx = s['L_idx']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N = s['N']
@@ -4168,6 +4258,7 @@ def optimizer_states(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -4191,32 +4282,33 @@ def optimizer_states(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
-    _t0 = i_glu + 2
-    _t1 = _t0*d
-    _t2 = E*d
-    _t3 = d_in*(1 - i_m2)
-    _t4 = 2*N_s
-    _t5 = H_v*d_lv
-    _t6 = H_v + _t5
-    _t7 = d*i_moa
-    _t8 = E_a*_t7
-    _t9 = d*h2
-    _t10 = d_qk2*h2
-    _t11 = _t10*d
-    _t12 = 1 - i_mla
-    _t13 = _t7*(E_a*h_kv2 - h2)
-    _t14 = d_qk2 + d_v2
-    _t15 = _t12*d
-    _t16 = 1 - i_gh
-    _t17 = d*(d_rope + r_kv)
-    _t18 = -d_rope
-    _t19 = 1 - i_qlora
-    _t20 = d*r_q
-    _t21 = d*h
-    _t22 = d_qk*h
-    _t23 = _t22*d
-    _t24 = _t7*(E_a*h_kv - h)
-    _t25 = d_qk + d_v
+    _t0 = d**2
+    _t1 = i_glu + 2
+    _t2 = 4*d
+    _t3 = E*d
+    _t4 = d_in*(1 - i_m2)
+    _t5 = 2*N_s
+    _t6 = H_v*d_lv
+    _t7 = H_v + _t6
+    _t8 = d*i_moa
+    _t9 = E_a*_t8
+    _t10 = d*h2
+    _t11 = d_qk2*h2
+    _t12 = _t11*d
+    _t13 = 1 - i_mla
+    _t14 = _t8*(E_a*h_kv2 - h2)
+    _t15 = d_qk2 + d_v2
+    _t16 = _t13*d
+    _t17 = 1 - i_gh
+    _t18 = d*(d_rope + r_kv)
+    _t19 = -d_rope
+    _t20 = 1 - i_qlora
+    _t21 = d*r_q
+    _t22 = d*h
+    _t23 = d_qk*h
+    _t24 = _t23*d
+    _t25 = _t8*(E_a*h_kv - h)
+    _t26 = d_qk + d_v
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
@@ -4260,6 +4352,8 @@ def optimizer_states(s):
             + 4*L_moe*(
                 E*(d + d_e)*(i_glu + 2) + E + E_s*(d + d_s)*(i_glu + 2) + d + i_shared_gate*(d + 1)
             )
+            + 4*L_rw*(6*d + 4*d_rw)
+            - 4*L_rw*(d**2 + 4*d*d_rw)
             - 16*L_sc*d**2
             + 24*L_sc*d
             + 4*L_ssm*(
@@ -4309,39 +4403,40 @@ def optimizer_states(s):
         'muon': (
             -20*H_la*L_la*d*d_la
             - 4*L_att2*(
-                _t11*_t12
-                + _t11*i_rel
-                + _t13*d_qk2
-                + _t13*d_v2
-                + _t14*_t15*h_kv2
-                + _t8
-                + _t9*d_v2
-                + _t9*i_gate*(_t16*d_v2 + i_gh)
-                + i_mla*(_t17 + h2*r_kv*(_t14 + _t18))
-                + i_mla*(_t11*_t19 + i_qlora*(_t10*r_q + _t20))
+                _t10*d_v2
+                + _t10*i_gate*(_t17*d_v2 + i_gh)
+                + _t12*_t13
+                + _t12*i_rel
+                + _t14*d_qk2
+                + _t14*d_v2
+                + _t15*_t16*h_kv2
+                + _t9
+                + i_mla*(_t18 + h2*r_kv*(_t15 + _t19))
+                + i_mla*(_t12*_t20 + i_qlora*(_t11*r_q + _t21))
             )
-            - 4*L_dense*_t1*d_ff
+            - L_dense*_t1*_t2*d_ff
             - 4*L_dn*(
-                _t5*d
-                + d*(2*H_k*d_lk + _t6*(1 - i_cg) + _t6)
-                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t5))
+                _t6*d
+                + d*(2*H_k*d_lk + _t7*(1 - i_cg) + _t7)
+                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t6))
             )
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - 4*L_moe*(E_s*_t1*d_s + _t0*_t2*d_e + _t2 + d*i_shared_gate)
-            - 16*L_sc*d**2
-            - 4*L_ssm*(R_dt*_t3 + _t3*(R_dt + _t4) + d*d_in + d*(2*d_in + i_m2*(G_s*_t4 + H_s)))
+            - 4*L_moe*(E_s*_t1*d*d_s + _t1*_t3*d_e + _t3 + d*i_shared_gate)
+            - 4*L_rw*(_t0 + _t2*d_rw)
+            - 16*L_sc*_t0
+            - 4*L_ssm*(R_dt*_t4 + _t4*(R_dt + _t5) + d*d_in + d*(2*d_in + i_m2*(G_s*_t5 + H_s)))
             + 8*N
             - 4*(L_att - L_att2)*(
-                _t15*_t22
-                + _t15*_t25*h_kv
-                + _t21*d_v
-                + _t21*i_gate*(_t16*d_v + i_gh)
-                + _t23*i_rel
-                + _t24*d_qk
-                + _t24*d_v
-                + _t8
-                + i_mla*(_t17 + h*r_kv*(_t18 + _t25))
-                + i_mla*(_t19*_t23 + i_qlora*(_t20 + _t22*r_q))
+                _t16*_t23
+                + _t16*_t26*h_kv
+                + _t22*d_v
+                + _t22*i_gate*(_t17*d_v + i_gh)
+                + _t24*i_rel
+                + _t25*d_qk
+                + _t25*d_v
+                + _t9
+                + i_mla*(_t18 + h*r_kv*(_t19 + _t26))
+                + i_mla*(_t20*_t24 + i_qlora*(_t21 + _t23*r_q))
             )
         ),
         'adafactor_adapters': (
@@ -4438,6 +4533,7 @@ def offload(s):
     L_idx = s['L_idx']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_att2 = s['L_s_att2']
@@ -4483,6 +4579,7 @@ def offload(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -4734,6 +4831,7 @@ def offload(s):
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
+                        + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
                         + L_ssm*(
                             R_dt*d_in*(1 - i_m2)
@@ -4840,6 +4938,7 @@ def offload(s):
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
+                        + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
                         + L_ssm*(
                             R_dt*d_in*(1 - i_m2)
@@ -4948,6 +5047,7 @@ def offload(s):
                             + L_moe*(
                                 E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                             )
+                            + L_rw*(d**2 + 4*d*d_rw)
                             + 4*L_sc*d**2
                             + L_ssm*(
                                 R_dt*d_in*(1 - i_m2)
@@ -5180,6 +5280,7 @@ def offload(s):
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
+                        + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
                         + L_ssm*(
                             R_dt*d_in*(1 - i_m2)
@@ -5262,6 +5363,7 @@ def precision(s):
     L_idx = s['L_idx']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -5279,6 +5381,7 @@ def precision(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -5305,63 +5408,66 @@ def precision(s):
     _t0 = 2*V_o
     _t1 = 2*d_in
     _t2 = L_ssm*_t1
-    _t3 = 2*L_att2
-    _t4 = _t3*d
-    _t5 = E_a*i_moa
-    _t6 = H_v*d_lv
-    _t7 = 2*d
-    _t8 = L_dn*_t7
-    _t9 = _t4*h2
-    _t10 = i_glu + 2
-    _t11 = 2*L_moe
-    _t12 = _t10*d
-    _t13 = 2*L_att - 2*L_att2
-    _t14 = _t13*d
-    _t15 = _t2*(1 - i_m2)
-    _t16 = _t14*h
-    _t17 = 2*N_s
-    _t18 = 1 - i_gh
-    _t19 = H_v + _t6
-    _t20 = d_qk2 + d_v2
-    _t21 = d*(1 - i_mla)
-    _t22 = d*(d_rope + r_kv)
-    _t23 = -d_rope
-    _t24 = d_qk2*h2
-    _t25 = d*(1 - i_qlora)
-    _t26 = d*r_q
-    _t27 = d_qk + d_v
-    _t28 = d_qk*h
-    _t29 = (
+    _t3 = d**2
+    _t4 = 2*L_att2
+    _t5 = _t4*d
+    _t6 = E_a*i_moa
+    _t7 = H_v*d_lv
+    _t8 = 2*d
+    _t9 = L_dn*_t8
+    _t10 = _t5*h2
+    _t11 = i_glu + 2
+    _t12 = 2*L_moe
+    _t13 = _t11*d
+    _t14 = 2*L_att - 2*L_att2
+    _t15 = _t14*d
+    _t16 = _t2*(1 - i_m2)
+    _t17 = _t15*h
+    _t18 = 2*N_s
+    _t19 = 1 - i_gh
+    _t20 = H_v + _t7
+    _t21 = d_qk2 + d_v2
+    _t22 = d*(1 - i_mla)
+    _t23 = d*(d_rope + r_kv)
+    _t24 = -d_rope
+    _t25 = d_qk2*h2
+    _t26 = d*(1 - i_qlora)
+    _t27 = d*r_q
+    _t28 = d_qk + d_v
+    _t29 = d_qk*h
+    _t30 = (
         10*H_la*L_la*d*d_la
-        + L_dense*_t10*_t7*d_ff
-        + 2*L_dn*i_cg*(_t7*r_g + r_g*(H_v*d_lk + _t6))
+        + L_dense*_t11*_t8*d_ff
+        + 2*L_dn*i_cg*(_t8*r_g + r_g*(H_v*d_lk + _t7))
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        + 8*L_sc*d**2
-        + L_ssm*_t7*(_t1 + i_m2*(G_s*_t17 + H_s))
-        + R_dt*_t15
+        + 2*L_rw*_t3
+        + 8*L_rw*d*d_rw
+        + 8*L_sc*_t3
+        + L_ssm*_t8*(_t1 + i_m2*(G_s*_t18 + H_s))
+        + R_dt*_t16
         - _t0*d
         + _t0*d_emb
-        + _t11*_t12*d_e*k
-        + _t11*(E_s*_t12*d_s + d*i_shared_gate)
-        + _t13*(_t21*_t28 + i_mla*(_t25*_t28 + i_qlora*(_t26 + _t28*r_q)))
-        + _t13*(_t21*_t27*h_kv + i_mla*(_t22 + h*r_kv*(_t23 + _t27)))
-        + _t14*_t5
-        + _t15*(R_dt + _t17)
-        + _t16*d_v
-        + _t16*i_gate*(_t18*d_v + i_gh)
+        + _t10*d_v2
+        + _t10*i_gate*(_t19*d_v2 + i_gh)
+        + _t12*_t13*d_e*k
+        + _t12*(E_s*_t13*d_s + d*i_shared_gate)
+        + _t14*(_t22*_t29 + i_mla*(_t26*_t29 + i_qlora*(_t27 + _t29*r_q)))
+        + _t14*(_t22*_t28*h_kv + i_mla*(_t23 + h*r_kv*(_t24 + _t28)))
+        + _t15*_t6
+        + _t16*(R_dt + _t18)
+        + _t17*d_v
+        + _t17*i_gate*(_t19*d_v + i_gh)
         + _t2*d
-        + _t3*(_t21*_t24 + i_mla*(_t24*_t25 + i_qlora*(_t24*r_q + _t26)))
-        + _t3*(_t20*_t21*h_kv2 + i_mla*(_t22 + h2*r_kv*(_t20 + _t23)))
-        + _t4*_t5
-        + _t6*_t8
-        + _t8*(2*H_k*d_lk + _t19*(1 - i_cg) + _t19)
-        + _t9*d_v2
-        + _t9*i_gate*(_t18*d_v2 + i_gh)
+        + _t4*(_t22*_t25 + i_mla*(_t25*_t26 + i_qlora*(_t25*r_q + _t27)))
+        + _t4*(_t21*_t22*h_kv2 + i_mla*(_t23 + h2*r_kv*(_t21 + _t24)))
+        + _t5*_t6
+        + _t7*_t9
+        + _t9*(2*H_k*d_lk + _t20*(1 - i_cg) + _t20)
         + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t29,
-        'low_precision_train': _t29*(3 - i_frozen),
+        'low_precision_forward': _t30,
+        'low_precision_train': _t30*(3 - i_frozen),
     }
 
 
@@ -5382,6 +5488,7 @@ def precision_memory(s):
     L_idx = s['L_idx']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_w = s['L_w']
@@ -5398,6 +5505,7 @@ def precision_memory(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -5449,6 +5557,7 @@ def precision_memory(s):
             )
             + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+            + L_rw*(d**2 + 4*d*d_rw)
             + 4*L_sc*d**2
             + L_ssm*(
                 R_dt*d_in*(1 - i_m2)
@@ -5501,6 +5610,7 @@ def inference(s):
     L_la = s['L_la']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     M_gib = s['M_gib']
@@ -5520,6 +5630,7 @@ def inference(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_v = s['d_v']
     d_v2 = s['d_v2']
     h_g = s['h_g']
@@ -5560,12 +5671,14 @@ def inference(s):
                 L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
             )
             + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+            + L_rw*(2*d + 3*d_rw)
             + L_sc*d*(k_sc - 1)
             + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
         ),
         'state_cache': b*q_kv*(
             H_la*L_la*d_la**2
             + L_dn*(_t0*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t0))
+            + L_rw*(2*d + 3*d_rw)
             + L_sc*d*(k_sc - 1)
             + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
         ),
@@ -5585,6 +5698,7 @@ def inference(s):
                     L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
             )
@@ -5605,6 +5719,7 @@ def inference(s):
                     L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
             )
@@ -5627,6 +5742,7 @@ def inference(s):
                     L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
             )
@@ -5651,6 +5767,7 @@ def inference(s):
                         + T*(L_att2 - L_chk2 - L_loc2)
                     )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                    + L_rw*(2*d + 3*d_rw)
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
                 )
@@ -5673,6 +5790,7 @@ def inference(s):
                     L_chk2*_minimum(T, c) + L_loc2*_minimum(T, w) + T*(L_att2 - L_chk2 - L_loc2)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
             )
@@ -5700,6 +5818,7 @@ def inference(s):
                         + T*(L_att2 - L_chk2 - L_loc2)
                     )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                    + L_rw*(2*d + 3*d_rw)
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
                 )
@@ -5725,6 +5844,7 @@ def inference(s):
                         + T*(L_att2 - L_chk2 - L_loc2)
                     )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                    + L_rw*(2*d + 3*d_rw)
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
                 )

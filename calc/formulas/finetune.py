@@ -41,6 +41,7 @@ from calc.symbols import (
     L_idx,
     L_la,
     L_moe,
+    L_rw,
     L_sc,
     L_ssm,
     L_w,
@@ -170,6 +171,7 @@ QUANTISED = (params.over_attention_layers(
              + L_ssm * sympy.Add(*mixers.MAMBA_WEIGHTS.values())
              + L_dn * sympy.Add(*mixers.DELTANET_WEIGHTS.values())
              + L_la * sympy.Add(*mixers.LIGHTNING_WEIGHTS.values())
+             + L_rw * sympy.Add(*mixers.RWKV_WEIGHTS.values())
              + L_sc * sympy.Add(*mixers.SHORT_CONV_WEIGHTS.values()))
 
 # ---- model states of the most loaded GPU ------------------------------------------------------

@@ -25,6 +25,7 @@ from calc.symbols import (
     L_dn,
     L_la,
     L_moe,
+    L_rw,
     L_sc,
     L_ssm,
     N,
@@ -34,6 +35,7 @@ from calc.symbols import (
     V,
     V_o,
     d,
+    d_rw,
     d_e,
     d_ff,
     d_in,
@@ -76,6 +78,7 @@ MIXER_SIDES = (L_ssm * ((d + mixers.IN_WIDTH) + mixers.M1 * ((d_in + R_dt + 2 * 
                          + (mixers.DN_VALUES + d))
                + L_la * ((d + 3 * mixers.LA_WIDTH) + (d + mixers.LA_WIDTH)
                          + (mixers.LA_WIDTH + d))
+               + L_rw * (3 * (d + d_rw) + (d_rw + d) + (d + d))
                + L_sc * ((d + 3 * d) + (d + d)))
 SIDES = (params.over_attention_layers(LAYER_SIDES) + L_dense * _ffn_sides(d_ff)
          + L_moe * ((d + E) + E * _ffn_sides(d_e) + E_s * _ffn_sides(d_s)

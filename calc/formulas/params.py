@@ -9,7 +9,7 @@ term is one general expression; calc.formulas.specialise gives a model's own for
 
 A model is a sum over the kinds of layer part (PARTS): each part's per-layer expression times
 the count of layers that have it (L_att attention layers, L_ssm Mamba, L_dn gated DeltaNet, L_la
-lightning attention, L_sc short convolutions, L_dense dense FFNs, L_moe MoE FFNs, L norms), each
+lightning attention, L_rw RWKV, L_sc short convolutions, L_dense dense FFNs, L_moe MoE FFNs, L norms), each
 count one symbol that calc.evaluate reads off the spec's per-layer structure (calc.spec.layers).
 """
 
@@ -30,6 +30,7 @@ from calc.symbols import (
     L_idx,
     L_la,
     L_moe,
+    L_rw,
     L_sc,
     L_ssm,
     M,
@@ -245,7 +246,8 @@ def over_attention_layers(expr: sympy.Expr) -> sympy.Expr:
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
     (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L_ssm, mixers.MAMBA),
-    (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_sc, mixers.SHORT_CONV),
+    (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_rw, mixers.RWKV),
+    (L_sc, mixers.SHORT_CONV),
     (L_dense, DENSE_FFN),
 )
 

@@ -61,6 +61,7 @@ from calc.hf.families import (
     persimmon,
     phi,
     qwen,
+    rwkv,
     sarvam,
     seed_oss,
     smollm3,
@@ -156,6 +157,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     laguna.LAGUNA,
     apertus.APERTUS1P5_TEXT,
     minimax.MINIMAX,
+    rwkv.RWKV,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,
