@@ -226,6 +226,11 @@ class ModelSpec(Frozen):
             if not used and getattr(self, part) is not None:
                 raise ValueError(f"{part} is given but no layer's mixer is "
                                  f"{' or '.join(kinds)} (layers.mixer_pattern)")
+        lone = [i for i, (m, f) in enumerate(zip(self.mixer_kinds, self.ffn_kinds, strict=True))
+                if m == "rwkv" and f == "none"]
+        if lone:
+            raise ValueError(f"layers: layer {lone[0]} is an rwkv layer without an FFN (RWKV's "
+                             f"channel-mix gates the layer's FFN; give it dense or moe)")
         if self.n_attention_layers and "attention" not in self.model_fields_set:
             raise ValueError("attention: required, the model has attention layers")
         kinds = self.attention_kinds
