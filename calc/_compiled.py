@@ -2380,14 +2380,18 @@ def finetune_counts(s):
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
+    a_key = s['a_key']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output = s['a_output']
     a_output_gate = s['a_output_gate']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
+    a_value = s['a_value']
     a_x_proj = s['a_x_proj']
     d = s['d']
     d_I = s['d_I']
@@ -2444,60 +2448,63 @@ def finetune_counts(s):
     _t17 = L_la*(_t16 + d)
     _t18 = 2*H_k*d_lk
     _t19 = L_dn*r_a
-    _t20 = d**2
-    _t21 = _t7*d
-    _t22 = E*d
-    _t23 = _t13*d_in
-    _t24 = H_v + _t15
-    _t25 = d*i_moa
-    _t26 = E_a*_t25
-    _t27 = _t0*d
-    _t28 = 1 - i_mla
-    _t29 = _t25*(E_a*h_kv2 - h2)
-    _t30 = d_qk2 + d_v2
-    _t31 = _t28*d
-    _t32 = d*i_gate
-    _t33 = d*(d_rope + r_kv)
-    _t34 = -d_rope
-    _t35 = 1 - i_qlora
-    _t36 = d*r_q
-    _t37 = _t5*d
-    _t38 = _t25*(E_a*h_kv - h)
-    _t39 = d_qk + d_v
-    _t40 = (
+    _t20 = L_rw*(d + d_rw)
+    _t21 = r_a*(L_rw*(d + d_ff) + _t20)
+    _t22 = 2*d
+    _t23 = d**2
+    _t24 = _t7*d
+    _t25 = E*d
+    _t26 = _t13*d_in
+    _t27 = H_v + _t15
+    _t28 = d*i_moa
+    _t29 = E_a*_t28
+    _t30 = _t0*d
+    _t31 = 1 - i_mla
+    _t32 = _t28*(E_a*h_kv2 - h2)
+    _t33 = d_qk2 + d_v2
+    _t34 = _t31*d
+    _t35 = d*i_gate
+    _t36 = d*(d_rope + r_kv)
+    _t37 = -d_rope
+    _t38 = 1 - i_qlora
+    _t39 = d*r_q
+    _t40 = _t5*d
+    _t41 = _t28*(E_a*h_kv - h)
+    _t42 = d_qk + d_v
+    _t43 = (
         L_att2*(
             _t1*d
-            + _t26
-            + _t27*_t28
-            + _t27*i_rel
-            + _t29*d_qk2
-            + _t29*d_v2
-            + _t30*_t31*h_kv2
-            + _t32*h2*(_t2*d_v2 + i_gh)
-            + i_mla*(_t33 + h2*r_kv*(_t30 + _t34))
-            + i_mla*(_t27*_t35 + i_qlora*(_t0*r_q + _t36))
+            + _t29
+            + _t30*_t31
+            + _t30*i_rel
+            + _t32*d_qk2
+            + _t32*d_v2
+            + _t33*_t34*h_kv2
+            + _t35*h2*(_t2*d_v2 + i_gh)
+            + i_mla*(_t36 + h2*r_kv*(_t33 + _t37))
+            + i_mla*(_t30*_t38 + i_qlora*(_t0*r_q + _t39))
         )
-        + L_dense*_t21*d_ff
+        + L_dense*_t24*d_ff
         + L_dn*(
-            _t15*d + d*(_t18 + _t24*(1 - i_cg) + _t24) + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t15))
+            _t15*d + d*(_t18 + _t27*(1 - i_cg) + _t27) + i_cg*(_t22*r_g + r_g*(H_v*d_lk + _t15))
         )
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
         + 5*L_la*_t16*d
-        + L_moe*(E_s*_t21*d_s + _t22*_t7*d_e + _t22 + d*i_shared_gate)
-        + L_rw*(_t20 + 4*d*d_rw)
-        + 4*L_sc*_t20
-        + L_ssm*(R_dt*_t23 + _t11*d + _t23*(R_dt + _t10) + d*d_in)
+        + L_moe*(E_s*_t24*d_s + _t25*_t7*d_e + _t25 + d*i_shared_gate)
+        + L_rw*(_t23 + 4*d*d_rw)
+        + 4*L_sc*_t23
+        + L_ssm*(R_dt*_t26 + _t11*d + _t26*(R_dt + _t10) + d*d_in)
         + _t4*(
-            _t26
-            + _t31*_t39*h_kv
-            + _t31*_t5
-            + _t32*h*(_t2*d_v + i_gh)
-            + _t37*i_rel
-            + _t38*d_qk
-            + _t38*d_v
+            _t29
+            + _t34*_t42*h_kv
+            + _t34*_t5
+            + _t35*h*(_t2*d_v + i_gh)
+            + _t40*i_rel
+            + _t41*d_qk
+            + _t41*d_v
             + _t6*d
-            + i_mla*(_t33 + h*r_kv*(_t34 + _t39))
-            + i_mla*(_t35*_t37 + i_qlora*(_t36 + _t5*r_q))
+            + i_mla*(_t36 + h*r_kv*(_t37 + _t42))
+            + i_mla*(_t38*_t40 + i_qlora*(_t39 + _t5*r_q))
         )
     )
     return {
@@ -2521,6 +2528,10 @@ def finetune_counts(s):
         'lora/in_proj_ba': _t19*a_in_proj_ba*(2*H_v + d),
         'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t16 + d),
         'lora/output_gate': _t17*a_output_gate*r_a,
+        'lora/key': _t21*a_key,
+        'lora/value': _t21*a_value,
+        'lora/receptance': a_receptance*r_a*(L_rw*_t22 + _t20),
+        'lora/output': _t20*a_output*r_a,
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
@@ -2528,6 +2539,7 @@ def finetune_counts(s):
             + L_la*a_output_gate*r_a*(H_la*d_la + d)
             + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+            + L_rw*a_output*r_a*(d + d_rw)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -2535,6 +2547,7 @@ def finetune_counts(s):
             + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+            + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -2543,8 +2556,10 @@ def finetune_counts(s):
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             )
+            + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
             + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+            + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
         'adapters_active': (
             L_dn*a_in_proj_ba*r_a*(2*H_v + d)
@@ -2553,6 +2568,7 @@ def finetune_counts(s):
             + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+            + L_rw*a_output*r_a*(d + d_rw)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -2560,6 +2576,7 @@ def finetune_counts(s):
             + a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+            + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -2568,11 +2585,13 @@ def finetune_counts(s):
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             )
+            + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
             + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+            + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t40,
-        'unquantised': N - _t40,
+        'quantised': _t43,
+        'unquantised': N - _t43,
     }
 
 
@@ -2619,14 +2638,18 @@ def finetune_states(s):
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
+    a_key = s['a_key']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output = s['a_output']
     a_output_gate = s['a_output_gate']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
+    a_value = s['a_value']
     a_x_proj = s['a_x_proj']
     b_qkv = s['b_qkv']
     d = s['d']
@@ -2704,6 +2727,7 @@ def finetune_states(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -2713,6 +2737,7 @@ def finetune_states(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -2721,8 +2746,10 @@ def finetune_states(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                 + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         ),
         'frozen': i_frozen*(n_cp*n_dp)**(-i_z3)*(
@@ -2809,6 +2836,7 @@ def finetune_states(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -2818,6 +2846,7 @@ def finetune_states(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -2826,8 +2855,10 @@ def finetune_states(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                 + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         ),
         'gradients': (
@@ -2870,6 +2901,7 @@ def finetune_states(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -2879,6 +2911,7 @@ def finetune_states(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -2887,8 +2920,10 @@ def finetune_states(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                     + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -2897,6 +2932,7 @@ def finetune_states(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -2906,6 +2942,7 @@ def finetune_states(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -2914,8 +2951,10 @@ def finetune_states(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                     + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
         ),
@@ -2942,6 +2981,7 @@ def finetune_states(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -2951,6 +2991,7 @@ def finetune_states(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -2959,8 +3000,10 @@ def finetune_states(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                 + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         ),
     }
@@ -3020,14 +3063,18 @@ def finetune_memory(s):
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
+    a_key = s['a_key']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output = s['a_output']
     a_output_gate = s['a_output_gate']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
+    a_value = s['a_value']
     a_x_proj = s['a_x_proj']
     b = s['b']
     b_qkv = s['b_qkv']
@@ -3131,6 +3178,10 @@ def finetune_memory(s):
             + L_la*a_qkv_proj
             + L_moe*a_experts*k*(i_glu + 2)
             + L_moe*a_shared_expert_gate*i_shared_gate
+            + 2*L_rw*a_key
+            + L_rw*a_output
+            + 2*L_rw*a_receptance
+            + 2*L_rw*a_value
             + L_ssm*a_dt_proj*(1 - i_m2)
             + L_ssm*a_x_proj*(1 - i_m2)
             + a_down*(L_dense + L_moe*_minimum(1, E_s))
@@ -3154,6 +3205,10 @@ def finetune_memory(s):
                 + L_la*a_qkv_proj
                 + L_moe*a_experts*k*(i_glu + 2)
                 + L_moe*a_shared_expert_gate*i_shared_gate
+                + 2*L_rw*a_key
+                + L_rw*a_output
+                + 2*L_rw*a_receptance
+                + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
@@ -3414,6 +3469,7 @@ def finetune_memory(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -3423,6 +3479,7 @@ def finetune_memory(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3431,8 +3488,10 @@ def finetune_memory(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                     + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -3441,6 +3500,7 @@ def finetune_memory(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -3450,6 +3510,7 @@ def finetune_memory(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3458,8 +3519,10 @@ def finetune_memory(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                     + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
@@ -3469,6 +3532,7 @@ def finetune_memory(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -3478,6 +3542,7 @@ def finetune_memory(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3486,8 +3551,10 @@ def finetune_memory(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                 + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -3496,6 +3563,7 @@ def finetune_memory(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -3505,6 +3573,7 @@ def finetune_memory(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3513,8 +3582,10 @@ def finetune_memory(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                 + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         ),
         'micro_batch_room': (
@@ -3652,6 +3723,7 @@ def finetune_memory(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -3661,6 +3733,7 @@ def finetune_memory(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3669,8 +3742,10 @@ def finetune_memory(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                     + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -3679,6 +3754,7 @@ def finetune_memory(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -3688,6 +3764,7 @@ def finetune_memory(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3696,8 +3773,10 @@ def finetune_memory(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                     + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
             - L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
@@ -3707,6 +3786,7 @@ def finetune_memory(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -3716,6 +3796,7 @@ def finetune_memory(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3724,8 +3805,10 @@ def finetune_memory(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                 + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
             - L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -3734,6 +3817,7 @@ def finetune_memory(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -3743,6 +3827,7 @@ def finetune_memory(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3751,8 +3836,10 @@ def finetune_memory(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                 + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         )/(
             T**2*i_eager*i_full*i_hf*q_a/n_cp
@@ -3768,6 +3855,10 @@ def finetune_memory(s):
                 + L_la*a_qkv_proj
                 + L_moe*a_experts*k*(i_glu + 2)
                 + L_moe*a_shared_expert_gate*i_shared_gate
+                + 2*L_rw*a_key
+                + L_rw*a_output
+                + 2*L_rw*a_receptance
+                + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
@@ -3934,14 +4025,18 @@ def finetune_flops(s):
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
+    a_key = s['a_key']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output = s['a_output']
     a_output_gate = s['a_output_gate']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
+    a_value = s['a_value']
     a_x_proj = s['a_x_proj']
     c = s['c']
     d = s['d']
@@ -3996,6 +4091,7 @@ def finetune_flops(s):
             + 2*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
             + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+            + 2*L_rw*a_output*r_a*(d + d_rw)
             + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 2*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -4003,6 +4099,7 @@ def finetune_flops(s):
             + 2*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
             + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + 2*a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+            + 2*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + 2*a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4011,8 +4108,10 @@ def finetune_flops(s):
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             )
+            + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + 2*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
             + 2*a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+            + 2*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
         'train_per_sequence': (
             3*L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
@@ -4028,6 +4127,7 @@ def finetune_flops(s):
                     + 2*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
                     + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + 2*L_rw*a_output*r_a*(d + d_rw)
                     + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -4037,6 +4137,7 @@ def finetune_flops(s):
                     )
                     + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + 2*a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + 2*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + 2*a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4045,8 +4146,10 @@ def finetune_flops(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + 2*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                     + 2*a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + 2*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )
                 + (3 - i_frozen)*(
                     2*E*L_moe*d
@@ -4238,14 +4341,18 @@ def optimizer_states(s):
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
+    a_key = s['a_key']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output = s['a_output']
     a_output_gate = s['a_output_gate']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
+    a_value = s['a_value']
     a_x_proj = s['a_x_proj']
     d = s['d']
     d_I = s['d_I']
@@ -4451,6 +4558,10 @@ def optimizer_states(s):
                 + L_la*a_output_gate
                 + L_la*a_qkv_proj
                 + L_moe*a_shared_expert_gate*i_shared_gate
+                + 2*L_rw*a_key
+                + L_rw*a_output
+                + 2*L_rw*a_receptance
+                + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
@@ -4467,6 +4578,7 @@ def optimizer_states(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -4476,6 +4588,7 @@ def optimizer_states(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4484,8 +4597,10 @@ def optimizer_states(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                 + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/_maximum(1, r_a)
         ),
         'muon_adapters': (
@@ -4495,6 +4610,7 @@ def optimizer_states(s):
             + 4*L_la*a_output_gate*r_a*(H_la*d_la + d)
             + 4*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + 4*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+            + 4*L_rw*a_output*r_a*(d + d_rw)
             + 4*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 4*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 4*a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -4502,6 +4618,7 @@ def optimizer_states(s):
             + 4*a_gate*r_a*(L_dense*i_glu*(d + d_ff) + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s))
             + 4*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + 4*a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+            + 4*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             + 4*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + 4*a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4510,8 +4627,10 @@ def optimizer_states(s):
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             )
+            + 4*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + 4*a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
             + 4*a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+            + 4*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
     }
 
@@ -4558,14 +4677,18 @@ def offload(s):
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
+    a_key = s['a_key']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output = s['a_output']
     a_output_gate = s['a_output_gate']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
+    a_value = s['a_value']
     a_x_proj = s['a_x_proj']
     b_qkv = s['b_qkv']
     d = s['d']
@@ -4643,6 +4766,7 @@ def offload(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -4652,6 +4776,7 @@ def offload(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4660,8 +4785,10 @@ def offload(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                 + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         )*(q_m + q_o + 4),
         'optimizer_gpu_freed': i_off_o*(
@@ -4685,6 +4812,7 @@ def offload(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -4694,6 +4822,7 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4702,8 +4831,10 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                     + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
             + q_gc*(n_cp*n_dp)**(-i_z1)*(
@@ -4726,6 +4857,7 @@ def offload(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -4735,6 +4867,7 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4743,8 +4876,10 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                     + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
             + (n_cp*n_dp)**(-i_z1)*(q_m + q_o)*(
@@ -4767,6 +4902,7 @@ def offload(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -4776,6 +4912,7 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4784,8 +4921,10 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                     + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
         ),
@@ -4874,6 +5013,7 @@ def offload(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -4883,6 +5023,7 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4891,8 +5032,10 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                     + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
         ),
@@ -4981,6 +5124,7 @@ def offload(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -4990,6 +5134,7 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4998,8 +5143,10 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                     + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
         ),
@@ -5090,6 +5237,7 @@ def offload(s):
                         + L_la*a_output_gate*r_a*(H_la*d_la + d)
                         + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                         + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_rw*a_output*r_a*(d + d_rw)
                         + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                         + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                         + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -5099,6 +5247,7 @@ def offload(s):
                         )
                         + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                         + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                        + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                         + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                         + a_out_proj*r_a*(
                             L_dn*(H_v*d_lv + d)
@@ -5110,8 +5259,10 @@ def offload(s):
                             L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                             + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                         )
+                        + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                         + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                         + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                        + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     )/(L*n_tp)
                 )
             )/L_s
@@ -5135,6 +5286,7 @@ def offload(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -5144,6 +5296,7 @@ def offload(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -5152,8 +5305,10 @@ def offload(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                 + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         ),
         'weights_from_host_per_step': i_off_o*q_w*(n_cp*n_dp)**(-i_z1)*(1 - i_off_p)*(
@@ -5175,6 +5330,7 @@ def offload(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -5184,6 +5340,7 @@ def offload(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -5192,8 +5349,10 @@ def offload(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                 + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         ),
         'optimizer_transfer_per_step': i_off_o*(
@@ -5217,6 +5376,7 @@ def offload(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -5226,6 +5386,7 @@ def offload(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -5234,8 +5395,10 @@ def offload(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                 + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         ),
         'params_transfer_per_micro_batch': 2*i_off_p*(n_cp*n_dp)**(-i_z3)*(
@@ -5323,6 +5486,7 @@ def offload(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
@@ -5332,6 +5496,7 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(L_att2*(d + d_qk2*h_kv2) + (L_att - L_att2)*(d + d_qk*h_kv))
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -5340,8 +5505,10 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(L_dense*(d + d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s))
                     + a_v*r_a*(L_att2*(d + d_v2*h_kv2) + (L_att - L_att2)*(d + d_v*h_kv))
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
         ),

@@ -36,8 +36,8 @@ MIXER_INPUT_TARGETS = ("in_proj", "in_proj_qkvz", "in_proj_ba", "qkv_proj", "out
 
 # The symbol of each layer count (calc.formulas.params, PARTS) and the spec's name for it.
 LAYER_COUNTS = {"L_att": "attention", "L_loc": "local", "L_chk": "chunked", "L_ssm": "mamba",
-                "L_dn": "deltanet", "L_la": "lightning", "L_rw": "rwkv", "L_sc": "conv", "L_dense": "dense",
-                "L_moe": "moe"}
+                "L_dn": "deltanet", "L_la": "lightning", "L_rw": "rwkv", "L_sc": "conv",
+                "L_dense": "dense", "L_moe": "moe"}
 
 
 def layer_count_values(spec: ModelSpec) -> dict[str, int]:

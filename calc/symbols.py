@@ -300,6 +300,14 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "qkv_proj", "finetune"),
     SymbolInfo("a_output_gate", r"\mathbb{1}_{A\,og}", "an adapter on each lightning-attention "
                "output_gate", "finetune"),
+    SymbolInfo("a_key", r"\mathbb{1}_{A\,key}", "an adapter on each RWKV key (the time-mix's "
+               "and the channel-mix's)", "finetune"),
+    SymbolInfo("a_value", r"\mathbb{1}_{A\,value}", "an adapter on each RWKV value (the "
+               "time-mix's and the channel-mix's)", "finetune"),
+    SymbolInfo("a_receptance", r"\mathbb{1}_{A\,rec}", "an adapter on each RWKV receptance "
+               "(the time-mix's and the channel-mix's)", "finetune"),
+    SymbolInfo("a_output", r"\mathbb{1}_{A\,output}", "an adapter on each RWKV time-mix "
+               "output", "finetune"),
     SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
                "finetune"),
     SymbolInfo("i_fa", r"\mathbb{1}_{fp32\,A}", "the adapters on a frozen base are kept in fp32 "

@@ -48,6 +48,9 @@ TARGETS: dict[str, dict[str, str]] = {
     # two shared experts, one MLP of twice the width; a dense first layer
     "deepseek-v2-lite": {"o": ATTENTION["o"], "down": r"(mlp|shared_experts)\.down_proj$"},
     "llama-3.1-8b": {**ATTENTION, "up": r"mlp\.up_proj$", "down": r"mlp\.down_proj$"},
+    # PEFT's names select the time-mix's and the channel-mix's module alike
+    "rwkv-4-169m-pile": {name: rf"(attention|feed_forward)\.{name}$"
+                         for name in ("key", "value", "receptance", "output")},
 }
 RANK = 16
 
@@ -129,6 +132,7 @@ def test_the_per_head_output_gate_is_a_target_and_all_linear_takes_it():
     ("mamba-codestral-7b-v0.1", "x_proj", "has no 'x_proj' projection"),
     ("llama-3.1-8b", "in_proj", "has no 'in_proj' projection"),
     ("lfm2-1.2b", "experts", "has no 'experts' projection"),
+    ("rwkv-4-169m-pile", "up", "its FFN is RWKV's channel-mix, whose matrices are key and value"),
 ])
 def test_a_target_the_model_lacks_is_one_line(name, targets, message):
     with pytest.raises(calc.CalcError, match=re.escape(message)) as error:

@@ -346,8 +346,8 @@ MIXERS_PER_RANK = {
 FFN_LAYERS_S = L_s_dense + L_sm  # the first stage's layers with an FFN
 
 # The first stage: p micro-batches in flight through its L_s layers: L_s_att with attention,
-# L_s_dense and L_sm with a dense or an MoE FFN, L_s_ssm, L_s_dn, L_s_la, L_s_rw, L_s_sc with another
-# mixer.
+# L_s_dense and L_sm with a dense or an MoE FFN, L_s_ssm, L_s_dn, L_s_la, L_s_rw, L_s_sc with
+# another mixer.
 # DualPipe keeps p + 1 micro-batches in flight on its first rank (DeepSeek-V3 report Table 2,
 # "PP+1"), each through one stage (counted as the first stage's L_s layers).
 IN_FLIGHT = n_pp + i_dual

@@ -7,10 +7,11 @@ hierarchical (`attention/q`), as in nanoGPT's sizing notebook, and a total is
 the plain sum of its named terms. Structure enters through 0/1 indicators (calc.symbols), so each
 term is one general expression; calc.formulas.specialise gives a model's own form.
 
-A model is a sum over the kinds of layer part (PARTS): each part's per-layer expression times
-the count of layers that have it (L_att attention layers, L_ssm Mamba, L_dn gated DeltaNet, L_la
-lightning attention, L_rw RWKV, L_sc short convolutions, L_dense dense FFNs, L_moe MoE FFNs, L norms), each
-count one symbol that calc.evaluate reads off the spec's per-layer structure (calc.spec.layers).
+A model is a sum over the kinds of layer part (PARTS): each part's per-layer expression times the
+count of layers that have it (L_att attention layers, L_ssm Mamba, L_dn gated DeltaNet, L_la
+lightning attention, L_rw RWKV, L_sc short convolutions, L_dense dense FFNs, L_moe MoE FFNs, L
+norms), each count one symbol that calc.evaluate reads off the spec's per-layer structure
+(calc.spec.layers).
 """
 
 from __future__ import annotations

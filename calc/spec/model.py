@@ -2,13 +2,13 @@
 
 One frozen pydantic model with parts for attention (MHA/GQA/MQA, MLA, QK-norm, sliding windows,
 mixtures of heads; calc.spec.attention), the feed-forward network and mixture of experts
-(calc.spec.ffn), normalisation (calc.spec.norm), positions (calc.spec.position), and the
-per-layer structure with the other mixers (Mamba, gated DeltaNet, lightning attention, RWKV,
-short convolutions; calc.spec.layers). The names follow the papers (d_model, d_ff, n_heads: Vaswani et
-al. 2017 §3; n_layers, context_length as n_ctx: Kaplan et al. 2020 Table 1) and the Hugging Face
-config fields they map to. Cross-field rules are validators whose messages name the fields;
-derived values (head width, MoE layer count, ...) are properties, and those that walk the layers
-are computed once per spec (calc.spec.base.Frozen keeps them).
+(calc.spec.ffn), normalisation (calc.spec.norm), positions (calc.spec.position), and the per-layer
+structure with the other mixers (Mamba, gated DeltaNet, lightning attention, RWKV, short
+convolutions; calc.spec.layers). The names follow the papers (d_model, d_ff, n_heads: Vaswani et al.
+2017 §3; n_layers, context_length as n_ctx: Kaplan et al. 2020 Table 1) and the Hugging Face config
+fields they map to. Cross-field rules are validators whose messages name the fields; derived values
+(head width, MoE layer count, ...) are properties, and those that walk the layers are computed once
+per spec (calc.spec.base.Frozen keeps them).
 """
 
 from __future__ import annotations

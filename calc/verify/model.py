@@ -153,8 +153,8 @@ class OutputBias(nn.Module):
 # ---- blocks and model -----------------------------------------------------------------------
 class Mixers(nn.Module):
     """A layer's token mixer: attention, Mamba, gated DeltaNet, lightning attention, RWKV's
-    time-mix, a short convolution, or attention and Mamba side by side on the same input, their outputs summed
-    (Falcon-H1)."""
+    time-mix, a short convolution, or attention and Mamba side by side on the same input, their
+    outputs summed (Falcon-H1)."""
 
     def __init__(self, spec: ModelSpec, mixer: str, kind: str, indexed: bool = True):
         super().__init__()
