@@ -553,6 +553,7 @@ def test_rwkv_reads_time_mix_and_channel_mix():
     assert counts.components["embedding/norm"] == counts.components["final_norm"] == 2 * d
     assert counts.components["lm_head"] == counts.components["embedding/token"] == v * d
     assert counts.total == 169_342_464 and round(counts.total / 1e6) == 169
+    assert counts.active == counts.total  # no experts: every parameter runs for each token
     # the WKV: decay 2, write 3, read 4 per channel and token
     assert calc.count_flops(spec, 8, "full").components["rwkv/scan"] == n * 9 * a
     # a serving state per sequence: the WKV's numerator, denominator, maximum per channel and
