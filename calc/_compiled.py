@@ -207,6 +207,21 @@ def params_lightning(s):
     }
 
 
+def params_rwkv(s):
+    d = s['d']
+    d_rw = s['d_rw']
+    _t0 = d*d_rw
+    return {
+        'rwkv/key': _t0,
+        'rwkv/value': _t0,
+        'rwkv/receptance': _t0,
+        'rwkv/output': _t0,
+        'rwkv/gate': d**2,
+        'rwkv/decay': 2*d_rw,
+        'rwkv/shift': 5*d,
+    }
+
+
 def params_short_conv(s):
     b_sc = s['b_sc']
     d = s['d']
@@ -250,6 +265,7 @@ def params_components(s):
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -279,6 +295,7 @@ def params_components(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -380,14 +397,16 @@ def params_components(s):
     _t57 = H_v*d_lk
     _t58 = H_la*L_la*d_la
     _t59 = _t58*d
-    _t60 = b_sc*d
-    _t61 = d**2
-    _t62 = i_glu + 1
-    _t63 = b_ff*d_ff
-    _t64 = d*d_ff
-    _t65 = _t62*(_t63 + _t64)
-    _t66 = _t42*d_ff
-    _t67 = d*(i_glu + 2)
+    _t60 = L_rw*d_rw
+    _t61 = _t60*d
+    _t62 = d**2
+    _t63 = b_sc*d
+    _t64 = i_glu + 1
+    _t65 = b_ff*d_ff
+    _t66 = d*d_ff
+    _t67 = _t64*(_t65 + _t66)
+    _t68 = _t42*d_ff
+    _t69 = d*(i_glu + 2)
     return {
         'attention/q': (
             L_att2*(
@@ -443,16 +462,23 @@ def params_components(s):
         'lightning/gate': _t59,
         'lightning/out': _t59,
         'lightning/norm': _t58,
-        'conv/in': L_sc*(3*_t60 + 3*_t61),
+        'rwkv/key': _t61,
+        'rwkv/value': _t61,
+        'rwkv/receptance': _t61,
+        'rwkv/output': _t61,
+        'rwkv/gate': L_rw*_t62,
+        'rwkv/decay': 2*_t60,
+        'rwkv/shift': 5*L_rw*d,
+        'conv/in': L_sc*(3*_t62 + 3*_t63),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t60 + _t61),
-        'mlp/up': L_dense*_t65 + L_dw*(_t62*(2*_t63 + 2*_t64) - _t65),
-        'mlp/down': L_dense*(_t64 + b_ff*d) + L_dw*_t64,
+        'conv/out': L_sc*(_t62 + _t63),
+        'mlp/up': L_dense*_t67 + L_dw*(_t64*(2*_t65 + 2*_t66) - _t67),
+        'mlp/down': L_dense*(_t66 + b_ff*d) + L_dw*_t66,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t66 + L_dw*_t66,
+        'mlp/sub_norm': L_dense*_t68 + L_dw*_t68,
         'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t67*d_e + b_ff*(_t62*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t67*d_s + b_ff*(_t62*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t69*d_e + b_ff*(_t64*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t69*d_s + b_ff*(_t64*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
@@ -483,6 +509,7 @@ def params_summary(s):
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     M = s['M']
@@ -513,6 +540,7 @@ def params_summary(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -627,49 +655,53 @@ def params_summary(s):
     _t67 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
     _t68 = _t35 + _t67*d + b_qkv*(_t40 + _t67) + i_mla*(_t37 + h*r_kv*(_t38 + d_qk + d_v))
     _t69 = L_kvs - L_kvs2
-    _t70 = H_la*L_la*d_la
-    _t71 = L_att2*h2
-    _t72 = 2*H_k*d_lk
-    _t73 = H_v*d_lv
-    _t74 = H_v + _t73
-    _t75 = 2*d
-    _t76 = b_moe*d
-    _t77 = _t5*d
-    _t78 = h*i_sink
-    _t79 = i_rel*(_t21 + 2*_t22)
-    _t80 = 4*i_diff
-    _t81 = _t80*d_qk
-    _t82 = E_a*_t0
-    _t83 = _t77*n_norm
-    _t84 = _t5*i_sub
-    _t85 = _t84*d_ff
-    _t86 = _t84*d_v*h
-    _t87 = (
+    _t70 = L_rw*d_rw
+    _t71 = 5*d
+    _t72 = H_la*L_la*d_la
+    _t73 = L_att2*h2
+    _t74 = 2*H_k*d_lk
+    _t75 = H_v*d_lv
+    _t76 = H_v + _t75
+    _t77 = 2*d
+    _t78 = b_moe*d
+    _t79 = _t5*d
+    _t80 = h*i_sink
+    _t81 = i_rel*(_t21 + 2*_t22)
+    _t82 = 4*i_diff
+    _t83 = _t82*d_qk
+    _t84 = E_a*_t0
+    _t85 = _t79*n_norm
+    _t86 = _t5*i_sub
+    _t87 = _t86*d_ff
+    _t88 = _t86*d_v*h
+    _t89 = (
         H_v*_t44*d
-        + L*_t83
+        + L*_t85
         + L_att2*_t41
-        + L_att2*_t80*d_qk2
-        + L_att2*_t82
+        + L_att2*_t82*d_qk2
+        + L_att2*_t84
         + L_att2*i_rel*(_t10 + 2*_t12)
         + L_att2*(_t31 + _t5*(_t29 + _t30*h2))
         + L_att2*(_t3*i_gate*(_t33 + i_gh) + _t33*_t34*h2)
         + L_dense*_t43
         + L_dense*_t48
-        + L_dense*_t85
+        + L_dense*_t87
         + L_dense*n_act
-        + L_dn*d*(_t46*_t74 + _t72 + _t74)
-        + L_dn*i_cg*(_t75*r_g + r_g*(_t45 + _t73))
-        + L_dn*k_dn*(_t72 + _t73)
+        + L_dn*d*(_t46*_t76 + _t74 + _t76)
+        + L_dn*i_cg*(_t77*r_g + r_g*(_t45 + _t75))
+        + L_dn*k_dn*(_t74 + _t75)
         + L_dn*(H_v*_t46 + H_v + _t45*i_cg)
         + L_dw*_t42
-        + L_dw*_t85
+        + L_dw*_t87
         + L_dw*(_t26*(2*_t42 + 2*_t47) - _t48)
         + L_idx*_t49
         - L_kvs2*_t31
         - L_kvs2*_t41
         + L_moe*_t50
         + L_moe*_t51
-        + L_moe*_t76
+        + L_moe*_t78
+        + L_rw*_t52
+        + L_rw*_t71
         + L_sc*d*(b_sc + k_sc)
         + L_sc*(_t52 + _t53)
         + L_sc*(3*_t52 + 3*_t53)
@@ -683,40 +715,42 @@ def params_summary(s):
         + _t16*_t64
         + _t16*_t66
         + _t16*_t68
-        + _t16*_t78
-        + _t16*_t79
+        + _t16*_t80
         + _t16*_t81
-        + _t16*_t82
-        + _t16*_t86
+        + _t16*_t83
+        + _t16*_t84
+        + _t16*_t88
         + _t44
         - _t63*_t69
         - _t68*_t69
-        + 5*_t70*d
-        + _t70
-        + _t71*_t84*d_v2
-        + _t71*i_sink2
-        + _t75*d_emb*i_proj
-        + _t77*i_norm_emb
-        + _t77*i_norm_final
+        + 4*_t70*d
+        + 2*_t70
+        + _t71*_t72
+        + _t72
+        + _t73*_t86*d_v2
+        + _t73*i_sink2
+        + _t77*d_emb*i_proj
+        + _t79*i_norm_emb
+        + _t79*i_norm_final
     )
-    _t88 = (
+    _t90 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
         + L_moe*_t28
         + _t16*_t20
         + _t16*_t24
-        + _t87
+        + _t89
     )
-    _t89 = P*d + V*d_emb
-    _t90 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t89
+    _t91 = P*d + V*d_emb
+    _t92 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t91
     return {
-        'total': _t88 + _t90,
-        'embedding': _t89,
-        'non_embedding': _t88,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t87 + _t90,
+        'total': _t90 + _t92,
+        'embedding': _t91,
+        'non_embedding': _t90,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t89 + _t92,
         'mtp': (
             2*M*_t52
-            + 3*M*_t77
+            + 3*M*_t79
             + M*(
                 _t20
                 + _t24
@@ -724,14 +758,14 @@ def params_summary(s):
                 + _t64
                 + _t66
                 + _t68
-                + _t78
-                + _t79
+                + _t80
                 + _t81
-                + _t82
                 + _t83
-                + _t86
-                + i_moe*(_t28 + _t50 + _t51 + _t76)
-                + (1 - i_moe)*(_t43 + _t48 + _t85 + n_act)
+                + _t84
+                + _t85
+                + _t88
+                + i_moe*(_t28 + _t50 + _t51 + _t78)
+                + (1 - i_moe)*(_t43 + _t48 + _t87 + n_act)
             )
         ),
     }
@@ -756,6 +790,7 @@ def flops_forward_components(s):
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -773,6 +808,7 @@ def flops_forward_components(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -834,10 +870,13 @@ def flops_forward_components(s):
     _t31 = H_la*L_la
     _t32 = _t31*d_la
     _t33 = _t23*_t32
-    _t34 = L_sc*d**2
-    _t35 = i_glu + 2
-    _t36 = _t23*_t35*d_ff
-    _t37 = L_moe*_t23
+    _t34 = L_rw*d_rw
+    _t35 = _t23*_t34
+    _t36 = d**2
+    _t37 = 2*_t36
+    _t38 = i_glu + 2
+    _t39 = _t23*_t38*d_ff
+    _t40 = L_moe*_t23
     return {
         'attention/q': (
             _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
@@ -863,13 +902,19 @@ def flops_forward_components(s):
         'lightning/gate': _t33,
         'lightning/out': _t33,
         'lightning/scan': 5*_t31*d_la**2,
-        'conv/in': 6*_t34,
-        'conv/out': 2*_t34,
+        'rwkv/key': _t35,
+        'rwkv/value': _t35,
+        'rwkv/receptance': _t35,
+        'rwkv/output': _t35,
+        'rwkv/gate': L_rw*_t37,
+        'rwkv/scan': 9*_t34,
+        'conv/in': 6*L_sc*_t36,
+        'conv/out': L_sc*_t37,
         'conv/conv': L_sc*_t23*k_sc,
-        'mlp': L_dense*_t36 + L_dw*_t36,
-        'moe/router': E*_t37,
-        'moe/experts': _t35*_t37*d_e*k,
-        'moe/shared': 2*L_moe*(E_s*_t35*d*d_s + d*i_shared_gate),
+        'mlp': L_dense*_t39 + L_dw*_t39,
+        'moe/router': E*_t40,
+        'moe/experts': _t38*_t40*d_e*k,
+        'moe/shared': 2*L_moe*(E_s*_t38*d*d_s + d*i_shared_gate),
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
@@ -899,6 +944,7 @@ def flops(s):
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -918,6 +964,7 @@ def flops(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -950,78 +997,83 @@ def flops(s):
     r_kv = s['r_kv']
     r_q = s['r_q']
     w = s['w']
-    _t0 = 2*L_moe
-    _t1 = 2*d
-    _t2 = 2*d_in
-    _t3 = L_ssm*_t2
-    _t4 = 2*L_att2
-    _t5 = _t4*d
-    _t6 = E_a*i_moa
-    _t7 = H_la*L_la
-    _t8 = H_v*d_lv
-    _t9 = L_dn*_t1
-    _t10 = _t5*h2
-    _t11 = i_glu + 2
-    _t12 = _t1*_t11*d_ff
-    _t13 = _t11*d
-    _t14 = L_att - L_att2
-    _t15 = 2*_t14
-    _t16 = _t15*d
-    _t17 = _t3*(1 - i_m2)
-    _t18 = _t16*h
-    _t19 = 2*N_s
-    _t20 = G_s*_t19
-    _t21 = 2*H_k*d_lk
-    _t22 = 2*L_dn
-    _t23 = 1 - i_gh
-    _t24 = H_v + _t8
-    _t25 = d_qk2*h2
-    _t26 = d*(1 - i_mla)
-    _t27 = d*(1 - i_qlora)
-    _t28 = d*r_q
-    _t29 = d*(d_rope + r_kv)
-    _t30 = -d_rope
-    _t31 = (
-        2*_t26*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t29 + h2*r_kv*(_t30 + d_qk2 + d_v2))
+    _t0 = L_rw*d_rw
+    _t1 = 2*L_moe
+    _t2 = 2*d
+    _t3 = 2*d_in
+    _t4 = L_ssm*_t3
+    _t5 = d**2
+    _t6 = 2*L_att2
+    _t7 = _t6*d
+    _t8 = E_a*i_moa
+    _t9 = H_la*L_la
+    _t10 = H_v*d_lv
+    _t11 = L_dn*_t2
+    _t12 = _t7*h2
+    _t13 = i_glu + 2
+    _t14 = _t13*_t2*d_ff
+    _t15 = _t13*d
+    _t16 = L_att - L_att2
+    _t17 = 2*_t16
+    _t18 = _t17*d
+    _t19 = _t4*(1 - i_m2)
+    _t20 = _t18*h
+    _t21 = 2*N_s
+    _t22 = G_s*_t21
+    _t23 = 2*H_k*d_lk
+    _t24 = 2*L_dn
+    _t25 = 1 - i_gh
+    _t26 = H_v + _t10
+    _t27 = d_qk2*h2
+    _t28 = d*(1 - i_mla)
+    _t29 = d*(1 - i_qlora)
+    _t30 = d*r_q
+    _t31 = d*(d_rope + r_kv)
+    _t32 = -d_rope
+    _t33 = (
+        2*_t28*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t31 + h2*r_kv*(_t32 + d_qk2 + d_v2))
     )
-    _t32 = d_qk*h
-    _t33 = 2*_t26*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t29 + h*r_kv*(_t30 + d_qk + d_v))
+    _t34 = d_qk*h
+    _t35 = 2*_t28*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t31 + h*r_kv*(_t32 + d_qk + d_v))
     return {
         'weights_per_token': (
-            E*_t0*d
-            + L_att2*_t31
-            + L_dense*_t12
-            + 7*L_dn*_t8*d_lk
-            + L_dw*_t12
+            E*_t1*d
+            + L_att2*_t33
+            + L_dense*_t14
+            + 7*L_dn*_t10*d_lk
+            + L_dw*_t14
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t31
-            + L_sc*_t1*k_sc
-            + 8*L_sc*d**2
+            - L_kvs2*_t33
+            + 2*L_rw*_t5
+            + L_sc*_t2*k_sc
+            + 8*L_sc*_t5
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t1*(_t2 + i_m2*(H_s + _t20))
-            + 2*L_ssm*k_s*(_t20*i_m2 + d_in)
-            + R_dt*_t17
+            + L_ssm*_t2*(_t3 + i_m2*(H_s + _t22))
+            + 2*L_ssm*k_s*(_t22*i_m2 + d_in)
+            + R_dt*_t19
             + 2*V_o*d_emb
-            + _t0*_t13*d_e*k
-            + _t0*(E_s*_t13*d_s + d*i_shared_gate)
-            + _t10*d_v2
-            + _t10*i_gate*(_t23*d_v2 + i_gh)
-            + _t14*_t33
-            + _t15*(_t26*_t32 + i_mla*(_t27*_t32 + i_qlora*(_t28 + _t32*r_q)))
-            + _t16*_t6
-            + _t17*(R_dt + _t19)
-            + _t18*d_v
-            + _t18*i_gate*(_t23*d_v + i_gh)
-            + _t22*i_cg*(_t1*r_g + r_g*(H_v*d_lk + _t8))
-            + _t22*k_dn*(_t21 + _t8)
-            + _t3*d
-            - _t33*(L_kvs - L_kvs2)
-            + _t4*(_t25*_t26 + i_mla*(_t25*_t27 + i_qlora*(_t25*r_q + _t28)))
-            + _t5*_t6
-            + 10*_t7*d*d_la
-            + 5*_t7*d_la**2
-            + _t8*_t9
-            + _t9*(_t21 + _t24*(1 - i_cg) + _t24)
+            + 8*_t0*d
+            + 9*_t0
+            + _t1*_t15*d_e*k
+            + _t1*(E_s*_t15*d_s + d*i_shared_gate)
+            + _t10*_t11
+            + _t11*(_t23 + _t26*(1 - i_cg) + _t26)
+            + _t12*d_v2
+            + _t12*i_gate*(_t25*d_v2 + i_gh)
+            + _t16*_t35
+            + _t17*(_t28*_t34 + i_mla*(_t29*_t34 + i_qlora*(_t30 + _t34*r_q)))
+            + _t18*_t8
+            + _t19*(R_dt + _t21)
+            + _t20*d_v
+            + _t20*i_gate*(_t25*d_v + i_gh)
+            + _t24*i_cg*(_t2*r_g + r_g*(H_v*d_lk + _t10))
+            + _t24*k_dn*(_t10 + _t23)
+            - _t35*(L_kvs - L_kvs2)
+            + _t4*d
+            + _t6*(_t27*_t28 + i_mla*(_t27*_t29 + i_qlora*(_t27*r_q + _t30)))
+            + _t7*_t8
+            + 10*_t9*d*d_la
+            + 5*_t9*d_la**2
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -1117,6 +1169,7 @@ def rules_train_per_token(s):
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -1147,6 +1200,7 @@ def rules_train_per_token(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -1251,31 +1305,35 @@ def rules_train_per_token(s):
     _t59 = _t21*d_v
     _t60 = _t53*d_qk
     _t61 = d_qk*h
-    _t62 = H_la*L_la*d_la
-    _t63 = _t17*h2
-    _t64 = 2*H_k*d_lk
-    _t65 = H_v*d_lv
-    _t66 = H_v + _t65
-    _t67 = _t33*d
-    _t68 = _t0*_t2
-    _t69 = _t55*h
-    _t70 = 12*d
-    _t71 = 24*i_diff
-    _t72 = E_a*i_moa
-    _t73 = _t2*i_sub
-    _t74 = _t73*d_ff
-    _t75 = (
-        L*_t68*n_norm
+    _t62 = L_rw*d_rw
+    _t63 = 30*d
+    _t64 = H_la*L_la*d_la
+    _t65 = _t17*h2
+    _t66 = 2*H_k*d_lk
+    _t67 = H_v*d_lv
+    _t68 = H_v + _t67
+    _t69 = _t33*d
+    _t70 = _t0*_t2
+    _t71 = _t55*h
+    _t72 = 12*d
+    _t73 = 24*i_diff
+    _t74 = E_a*i_moa
+    _t75 = _t2*i_sub
+    _t76 = _t75*d_ff
+    _t77 = (
+        L*_t70*n_norm
         + L_att2*_t11
-        + L_att2*_t71*d_qk2
+        + L_att2*_t73*d_qk2
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - L_kvs2*_t11
         - 6*L_kvs2*_t20
-        + _t0*_t54*_t72
+        + 6*L_rw*_t42
+        + L_rw*_t63
+        + _t0*_t54*_t74
         - _t12*_t14
         - 6*_t12*_t58
         + _t14*_t54
-        + _t17*_t72*d
+        + _t17*_t74*d
         + _t17*i_rel*(_t26 + 2*_t28)
         + _t17*(_t15 + _t16*d_v2)
         + _t17*(_t2*(_t18 + _t19*h2) + _t20)
@@ -1287,15 +1345,15 @@ def rules_train_per_token(s):
             + i_mla*(_t26*_t29 + i_qlora*(_t28*r_q + _t30))
         )
         + _t31*_t38
-        + _t31*_t74
+        + _t31*_t76
         + _t31*n_act
         + _t31*(_t32 + b_ff*d)
         + _t32*_t39
         + _t33*d_lv
-        + _t33*i_cg*(2*d*r_g + r_g*(_t34 + _t65))
-        + _t33*k_dn*(_t64 + _t65)
+        + _t33*i_cg*(2*d*r_g + r_g*(_t34 + _t67))
+        + _t33*k_dn*(_t66 + _t67)
         + _t33*(H_v*_t35 + H_v + _t34*i_cg)
-        + _t39*_t74
+        + _t39*_t76
         + _t39*(_t36*(2*_t32 + 2*_t37) - _t38)
         + _t40*b_moe*d
         + _t40*k*(_t41*d_e + b_ff*(_t36*d_e + d))
@@ -1311,7 +1369,7 @@ def rules_train_per_token(s):
         + _t45*(b_ssm*d + d*d_in)
         + _t45*(_t50*_t51*i_dtn + d_in*i_gn*i_m2)
         + _t45*(R_dt*_t52 + _t49 + _t52)
-        + _t54*_t71*d_qk
+        + _t54*_t73*d_qk
         + _t55*i_rel*(_t60 + 2*_t61)
         + _t55*(_t15 + _t53*d_v)
         + _t55*(_t2*(_t56 + _t57*h) + _t58)
@@ -1322,27 +1380,29 @@ def rules_train_per_token(s):
             + b_qkv*(_t27 + _t61*_t8)
             + i_mla*(_t29*_t60 + i_qlora*(_t30 + _t61*r_q))
         )
-        + 30*_t62*d
-        + 6*_t62
-        + _t63*_t73*d_v2
-        + _t63*i_sink2
-        + _t65*_t67
-        + _t67*(_t35*_t66 + _t64 + _t66)
-        + _t68*i_norm_emb
-        + _t68*i_norm_final
-        + _t69*_t73*d_v
-        + _t69*i_sink
-        + _t70*d_emb*i_proj
+        + 24*_t62*d
+        + 12*_t62
+        + _t63*_t64
+        + 6*_t64
+        + _t65*_t75*d_v2
+        + _t65*i_sink2
+        + _t67*_t69
+        + _t69*(_t35*_t68 + _t66 + _t68)
+        + _t70*i_norm_emb
+        + _t70*i_norm_final
+        + _t71*_t75*d_v
+        + _t71*i_sink
+        + _t72*d_emb*i_proj
     )
-    _t76 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t75
-    _t77 = T*_t28
-    _t78 = T*_t61
-    _t79 = 3*T
-    _t80 = 4*T
+    _t78 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t77
+    _t79 = T*_t28
+    _t80 = T*_t61
+    _t81 = 3*T
+    _t82 = 4*T
     return {
-        '6N': P*_t0 + _t76,
-        'kaplan': _t17*_t77 + _t55*_t78 + _t75,
-        'palm': 12*L_att2*_t77 + 12*_t54*_t78 + _t76,
+        '6N': P*_t0 + _t78,
+        'kaplan': _t17*_t79 + _t55*_t80 + _t77,
+        'palm': 12*L_att2*_t79 + 12*_t54*_t80 + _t78,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1350,11 +1410,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t26 + _t28*_t80 + _t79*h2)
+            3*L_att2*(8*_t26 + _t28*_t82 + _t81*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t54*(8*_t60 + _t61*_t80 + _t79*h)
-            + _t70*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t54*(8*_t60 + _t61*_t82 + _t81*h)
+            + _t72*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -1558,6 +1618,7 @@ def memory_activations(s):
     L_s_kvs = s['L_s_kvs']
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
+    L_s_rw = s['L_s_rw']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sm = s['L_sm']
@@ -1586,6 +1647,7 @@ def memory_activations(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -1696,6 +1758,7 @@ def memory_activations(s):
                         d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
                     )
+                    + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -1864,6 +1927,7 @@ def memory(s):
     L_s_kvs = s['L_s_kvs']
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
+    L_s_rw = s['L_s_rw']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sm = s['L_sm']
@@ -1902,6 +1966,7 @@ def memory(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -2043,6 +2108,9 @@ def memory(s):
         'activations_per_lightning': T*b*(1 - i_full)*(
             10*H_la*d_la*q_a/n_tp + d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu)
         )/n_cp,
+        'activations_per_rwkv': T*b*(1 - i_full)*(
+            d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + q_a*(9*d + 5*d_rw/n_tp)
+        )/n_cp,
         'activations_per_conv': T*b*(1 - i_full)*(
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 6*d*q_a/n_tp
         )/n_cp,
@@ -2096,6 +2164,7 @@ def memory(s):
                         d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
                     )
+                    + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -2471,6 +2540,7 @@ def memory(s):
                         d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
                     )
+                    + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -2595,6 +2665,7 @@ def finetune_counts(s):
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N = s['N']
@@ -2609,14 +2680,18 @@ def finetune_counts(s):
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
+    a_key = s['a_key']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output = s['a_output']
     a_output_gate = s['a_output_gate']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
+    a_value = s['a_value']
     a_x_proj = s['a_x_proj']
     d = s['d']
     d_I = s['d_I']
@@ -2629,6 +2704,7 @@ def finetune_counts(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -2679,60 +2755,65 @@ def finetune_counts(s):
     _t22 = L_la*(_t21 + d)
     _t23 = 2*H_k*d_lk
     _t24 = L_dn*r_a
-    _t25 = _t12*d
-    _t26 = _t25*d_ff
-    _t27 = E*d
-    _t28 = d*(d_rope + r_kv)
-    _t29 = -d_rope
-    _t30 = 1 - i_mla
-    _t31 = _t30*d
-    _t32 = _t31*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t28 + h2*r_kv*(_t29 + d_qk2 + d_v2))
-    _t33 = _t18*d_in
-    _t34 = _t31*h_kv*(_t11*d_v + d_qk) + i_mla*(_t28 + h*r_kv*(_t29 + d_qk + d_v))
-    _t35 = H_v + _t20
-    _t36 = 1 - i_qlora
-    _t37 = _t0*d
-    _t38 = d*r_q
-    _t39 = d*i_moa
-    _t40 = E_a*_t39
-    _t41 = _t39*(E_a*h_kv2 - h2)
-    _t42 = d*i_gate
-    _t43 = _t5*d
-    _t44 = _t39*(E_a*h_kv - h)
-    _t45 = (
+    _t25 = L_rw*(d + d_rw)
+    _t26 = r_a*(L_rw*(d + d_ff) + _t25)
+    _t27 = 2*d
+    _t28 = d**2
+    _t29 = _t12*d
+    _t30 = _t29*d_ff
+    _t31 = E*d
+    _t32 = d*(d_rope + r_kv)
+    _t33 = -d_rope
+    _t34 = 1 - i_mla
+    _t35 = _t34*d
+    _t36 = _t35*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t32 + h2*r_kv*(_t33 + d_qk2 + d_v2))
+    _t37 = _t18*d_in
+    _t38 = _t35*h_kv*(_t11*d_v + d_qk) + i_mla*(_t32 + h*r_kv*(_t33 + d_qk + d_v))
+    _t39 = H_v + _t20
+    _t40 = 1 - i_qlora
+    _t41 = _t0*d
+    _t42 = d*r_q
+    _t43 = d*i_moa
+    _t44 = E_a*_t43
+    _t45 = _t43*(E_a*h_kv2 - h2)
+    _t46 = d*i_gate
+    _t47 = _t5*d
+    _t48 = _t43*(E_a*h_kv - h)
+    _t49 = (
         L_att2*(
             _t1*d
-            + _t30*_t37
-            + _t32
-            + _t37*i_rel
-            + _t40
-            + _t41*d_qk2
-            + _t41*d_v2
-            + _t42*h2*(_t2*d_v2 + i_gh)
-            + i_mla*(_t36*_t37 + i_qlora*(_t0*r_q + _t38))
+            + _t34*_t41
+            + _t36
+            + _t41*i_rel
+            + _t44
+            + _t45*d_qk2
+            + _t45*d_v2
+            + _t46*h2*(_t2*d_v2 + i_gh)
+            + i_mla*(_t40*_t41 + i_qlora*(_t0*r_q + _t42))
         )
-        + L_dense*_t26
+        + L_dense*_t30
         + L_dn*(
-            _t20*d + d*(_t23 + _t35*(1 - i_cg) + _t35) + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t20))
+            _t20*d + d*(_t23 + _t39*(1 - i_cg) + _t39) + i_cg*(_t27*r_g + r_g*(H_v*d_lk + _t20))
         )
-        + L_dw*_t26
+        + L_dw*_t30
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t32
+        - L_kvs2*_t36
         + 5*L_la*_t21*d
-        + L_moe*(E_s*_t25*d_s + _t12*_t27*d_e + _t27 + d*i_shared_gate)
-        + 4*L_sc*d**2
-        + L_ssm*(R_dt*_t33 + _t16*d + _t33*(R_dt + _t15) + d*d_in)
-        - _t34*(L_kvs + _t7)
+        + L_moe*(E_s*_t29*d_s + _t12*_t31*d_e + _t31 + d*i_shared_gate)
+        + L_rw*(_t28 + 4*d*d_rw)
+        + 4*L_sc*_t28
+        + L_ssm*(R_dt*_t37 + _t16*d + _t37*(R_dt + _t15) + d*d_in)
+        - _t38*(L_kvs + _t7)
         + _t4*(
-            _t31*_t5
-            + _t34
-            + _t40
-            + _t42*h*(_t2*d_v + i_gh)
-            + _t43*i_rel
-            + _t44*d_qk
-            + _t44*d_v
+            _t35*_t5
+            + _t38
+            + _t44
+            + _t46*h*(_t2*d_v + i_gh)
+            + _t47*i_rel
+            + _t48*d_qk
+            + _t48*d_v
             + _t6*d
-            + i_mla*(_t36*_t43 + i_qlora*(_t38 + _t5*r_q))
+            + i_mla*(_t40*_t47 + i_qlora*(_t42 + _t5*r_q))
         )
     )
     return {
@@ -2762,6 +2843,10 @@ def finetune_counts(s):
         'lora/in_proj_ba': _t24*a_in_proj_ba*(2*H_v + d),
         'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t21 + d),
         'lora/output_gate': _t22*a_output_gate*r_a,
+        'lora/key': _t26*a_key,
+        'lora/value': _t26*a_value,
+        'lora/receptance': a_receptance*r_a*(L_rw*_t27 + _t25),
+        'lora/output': _t25*a_output*r_a,
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
@@ -2769,6 +2854,7 @@ def finetune_counts(s):
             + L_la*a_output_gate*r_a*(H_la*d_la + d)
             + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+            + L_rw*a_output*r_a*(d + d_rw)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + a_down*r_a*(
@@ -2787,6 +2873,7 @@ def finetune_counts(s):
                 (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
+            + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -2795,6 +2882,7 @@ def finetune_counts(s):
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             )
+            + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + a_up*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -2804,6 +2892,7 @@ def finetune_counts(s):
                 (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
             )
+            + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
         'adapters_active': (
             L_dn*a_in_proj_ba*r_a*(2*H_v + d)
@@ -2812,6 +2901,7 @@ def finetune_counts(s):
             + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+            + L_rw*a_output*r_a*(d + d_rw)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + a_down*r_a*(
@@ -2830,6 +2920,7 @@ def finetune_counts(s):
                 (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
+            + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -2838,6 +2929,7 @@ def finetune_counts(s):
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             )
+            + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + a_up*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -2847,9 +2939,10 @@ def finetune_counts(s):
                 (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
             )
+            + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t45,
-        'unquantised': N - _t45,
+        'quantised': _t49,
+        'unquantised': N - _t49,
     }
 
 
@@ -2873,6 +2966,7 @@ def finetune_states(s):
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_att2 = s['L_s_att2']
@@ -2900,14 +2994,18 @@ def finetune_states(s):
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
+    a_key = s['a_key']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output = s['a_output']
     a_output_gate = s['a_output_gate']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
+    a_value = s['a_value']
     a_x_proj = s['a_x_proj']
     b_qkv = s['b_qkv']
     d = s['d']
@@ -2921,6 +3019,7 @@ def finetune_states(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -2988,6 +3087,7 @@ def finetune_states(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(
@@ -3006,6 +3106,7 @@ def finetune_states(s):
                     (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3014,6 +3115,7 @@ def finetune_states(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3023,6 +3125,7 @@ def finetune_states(s):
                     (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         ),
         'frozen': i_frozen*(n_cp*n_dp)**(-i_z3)*(
@@ -3070,6 +3173,7 @@ def finetune_states(s):
                         + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                     )
                     + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+                    + L_rw*(d**2 + 4*d*d_rw)
                     + 4*L_sc*d**2
                     + L_ssm*(
                         R_dt*d_in*(1 - i_m2)
@@ -3125,6 +3229,7 @@ def finetune_states(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(
@@ -3143,6 +3248,7 @@ def finetune_states(s):
                     (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3151,6 +3257,7 @@ def finetune_states(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3160,6 +3267,7 @@ def finetune_states(s):
                     (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         ),
         'gradients': (
@@ -3214,6 +3322,7 @@ def finetune_states(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(
@@ -3232,6 +3341,7 @@ def finetune_states(s):
                         (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3240,6 +3350,7 @@ def finetune_states(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3249,6 +3360,7 @@ def finetune_states(s):
                         (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -3257,6 +3369,7 @@ def finetune_states(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(
@@ -3275,6 +3388,7 @@ def finetune_states(s):
                         (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3283,6 +3397,7 @@ def finetune_states(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3292,6 +3407,7 @@ def finetune_states(s):
                         (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
         ),
@@ -3324,6 +3440,7 @@ def finetune_states(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(
@@ -3342,6 +3459,7 @@ def finetune_states(s):
                     (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3350,6 +3468,7 @@ def finetune_states(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3359,6 +3478,7 @@ def finetune_states(s):
                     (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         ),
     }
@@ -3385,6 +3505,7 @@ def finetune_memory(s):
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_att2 = s['L_s_att2']
@@ -3394,6 +3515,7 @@ def finetune_memory(s):
     L_s_kvs = s['L_s_kvs']
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
+    L_s_rw = s['L_s_rw']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sc = s['L_sc']
@@ -3422,14 +3544,18 @@ def finetune_memory(s):
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
+    a_key = s['a_key']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output = s['a_output']
     a_output_gate = s['a_output_gate']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
+    a_value = s['a_value']
     a_x_proj = s['a_x_proj']
     b = s['b']
     b_qkv = s['b_qkv']
@@ -3444,6 +3570,7 @@ def finetune_memory(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -3533,6 +3660,10 @@ def finetune_memory(s):
             + L_la*a_qkv_proj
             + L_moe*a_experts*k*(i_glu + 2)
             + L_moe*a_shared_expert_gate*i_shared_gate
+            + 2*L_rw*a_key
+            + L_rw*a_output
+            + 2*L_rw*a_receptance
+            + 2*L_rw*a_value
             + L_ssm*a_dt_proj*(1 - i_m2)
             + L_ssm*a_x_proj*(1 - i_m2)
             + a_down*(L_dense + L_moe*_minimum(1, E_s))
@@ -3556,6 +3687,10 @@ def finetune_memory(s):
                 + L_la*a_qkv_proj
                 + L_moe*a_experts*k*(i_glu + 2)
                 + L_moe*a_shared_expert_gate*i_shared_gate
+                + 2*L_rw*a_key
+                + L_rw*a_output
+                + 2*L_rw*a_receptance
+                + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
@@ -3616,6 +3751,7 @@ def finetune_memory(s):
                         d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
                     )
+                    + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -3769,6 +3905,7 @@ def finetune_memory(s):
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
+                        + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
                         + L_ssm*(
                             R_dt*d_in*(1 - i_m2)
@@ -3895,6 +4032,7 @@ def finetune_memory(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(
@@ -3913,6 +4051,7 @@ def finetune_memory(s):
                         (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3921,6 +4060,7 @@ def finetune_memory(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3930,6 +4070,7 @@ def finetune_memory(s):
                         (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -3938,6 +4079,7 @@ def finetune_memory(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(
@@ -3956,6 +4098,7 @@ def finetune_memory(s):
                         (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -3964,6 +4107,7 @@ def finetune_memory(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3973,6 +4117,7 @@ def finetune_memory(s):
                         (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
@@ -3982,6 +4127,7 @@ def finetune_memory(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(
@@ -4000,6 +4146,7 @@ def finetune_memory(s):
                     (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4008,6 +4155,7 @@ def finetune_memory(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4017,6 +4165,7 @@ def finetune_memory(s):
                     (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -4025,6 +4174,7 @@ def finetune_memory(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(
@@ -4043,6 +4193,7 @@ def finetune_memory(s):
                     (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4051,6 +4202,7 @@ def finetune_memory(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4060,6 +4212,7 @@ def finetune_memory(s):
                     (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         ),
         'micro_batch_room': (
@@ -4117,6 +4270,7 @@ def finetune_memory(s):
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
+                        + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
                         + L_ssm*(
                             R_dt*d_in*(1 - i_m2)
@@ -4235,6 +4389,7 @@ def finetune_memory(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(
@@ -4253,6 +4408,7 @@ def finetune_memory(s):
                         (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4261,6 +4417,7 @@ def finetune_memory(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4270,6 +4427,7 @@ def finetune_memory(s):
                         (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -4278,6 +4436,7 @@ def finetune_memory(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(
@@ -4296,6 +4455,7 @@ def finetune_memory(s):
                         (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4304,6 +4464,7 @@ def finetune_memory(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4313,6 +4474,7 @@ def finetune_memory(s):
                         (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
             - L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
@@ -4322,6 +4484,7 @@ def finetune_memory(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(
@@ -4340,6 +4503,7 @@ def finetune_memory(s):
                     (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4348,6 +4512,7 @@ def finetune_memory(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4357,6 +4522,7 @@ def finetune_memory(s):
                     (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
             - L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
@@ -4365,6 +4531,7 @@ def finetune_memory(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(
@@ -4383,6 +4550,7 @@ def finetune_memory(s):
                     (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4391,6 +4559,7 @@ def finetune_memory(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4400,6 +4569,7 @@ def finetune_memory(s):
                     (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         )/(
             T**2*i_eager*i_full*i_hf*q_a/n_cp
@@ -4413,6 +4583,10 @@ def finetune_memory(s):
                 + L_la*a_qkv_proj
                 + L_moe*a_experts*k*(i_glu + 2)
                 + L_moe*a_shared_expert_gate*i_shared_gate
+                + 2*L_rw*a_key
+                + L_rw*a_output
+                + 2*L_rw*a_receptance
+                + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
@@ -4470,6 +4644,7 @@ def finetune_memory(s):
                         d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
                     )
+                    + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -4599,6 +4774,7 @@ def finetune_flops(s):
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -4614,14 +4790,18 @@ def finetune_flops(s):
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
+    a_key = s['a_key']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output = s['a_output']
     a_output_gate = s['a_output_gate']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
+    a_value = s['a_value']
     a_x_proj = s['a_x_proj']
     c = s['c']
     d = s['d']
@@ -4636,6 +4816,7 @@ def finetune_flops(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -4678,6 +4859,7 @@ def finetune_flops(s):
             + 2*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
             + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+            + 2*L_rw*a_output*r_a*(d + d_rw)
             + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 2*a_down*r_a*(
@@ -4696,6 +4878,7 @@ def finetune_flops(s):
                 (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
+            + 2*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + 2*a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4704,6 +4887,7 @@ def finetune_flops(s):
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             )
+            + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + 2*a_up*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4713,12 +4897,14 @@ def finetune_flops(s):
                 (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
             )
+            + 2*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
         'train_per_sequence': (
             3*L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
             + T*(
                 15*H_la*L_la*d_la**2
                 + 21*H_v*L_dn*d_lk*d_lv
+                + 27*L_rw*d_rw
                 + 15*L_ssm*N_s*d_in
                 + 3*i_frozen*(
                     2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
@@ -4727,6 +4913,7 @@ def finetune_flops(s):
                     + 2*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
                     + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + 2*L_rw*a_output*r_a*(d + d_rw)
                     + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_down*r_a*(
@@ -4745,6 +4932,7 @@ def finetune_flops(s):
                         (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
+                    + 2*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + 2*a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -4753,6 +4941,7 @@ def finetune_flops(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + 2*a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4762,6 +4951,7 @@ def finetune_flops(s):
                         (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
+                    + 2*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )
                 + (3 - i_frozen)*(
                     2*E*L_moe*d
@@ -4791,6 +4981,8 @@ def finetune_flops(s):
                     )
                     + 2*L_moe*d*d_e*k*(i_glu + 2)
                     + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+                    + 2*L_rw*d**2
+                    + 8*L_rw*d*d_rw
                     + 8*L_sc*d**2
                     + 2*L_sc*d*k_sc
                     + 2*L_ssm*R_dt*d_in*(1 - i_m2)
@@ -4945,6 +5137,7 @@ def optimizer_states(s):
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N = s['N']
@@ -4962,14 +5155,18 @@ def optimizer_states(s):
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
+    a_key = s['a_key']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output = s['a_output']
     a_output_gate = s['a_output_gate']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
+    a_value = s['a_value']
     a_x_proj = s['a_x_proj']
     d = s['d']
     d_I = s['d_I']
@@ -4982,6 +5179,7 @@ def optimizer_states(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -5007,33 +5205,34 @@ def optimizer_states(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
-    _t0 = i_glu + 2
-    _t1 = _t0*d
-    _t2 = 4*_t1*d_ff
-    _t3 = E*d
-    _t4 = d*(d_rope + r_kv)
-    _t5 = -d_rope
-    _t6 = 1 - i_mla
-    _t7 = _t6*d
-    _t8 = _t7*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t4 + h2*r_kv*(_t5 + d_qk2 + d_v2))
-    _t9 = d_in*(1 - i_m2)
-    _t10 = 2*N_s
-    _t11 = _t7*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t4 + h*r_kv*(_t5 + d_qk + d_v))
-    _t12 = H_v*d_lv
-    _t13 = H_v + _t12
-    _t14 = 1 - i_qlora
-    _t15 = d_qk2*h2
-    _t16 = _t15*d
-    _t17 = d*r_q
-    _t18 = d*i_moa
-    _t19 = E_a*_t18
-    _t20 = d*h2
-    _t21 = _t18*(E_a*h_kv2 - h2)
-    _t22 = 1 - i_gh
-    _t23 = d_qk*h
-    _t24 = _t23*d
-    _t25 = d*h
-    _t26 = _t18*(E_a*h_kv - h)
+    _t0 = d**2
+    _t1 = i_glu + 2
+    _t2 = 4*d
+    _t3 = _t1*_t2*d_ff
+    _t4 = E*d
+    _t5 = d*(d_rope + r_kv)
+    _t6 = -d_rope
+    _t7 = 1 - i_mla
+    _t8 = _t7*d
+    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t5 + h2*r_kv*(_t6 + d_qk2 + d_v2))
+    _t10 = d_in*(1 - i_m2)
+    _t11 = 2*N_s
+    _t12 = _t8*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t5 + h*r_kv*(_t6 + d_qk + d_v))
+    _t13 = H_v*d_lv
+    _t14 = H_v + _t13
+    _t15 = 1 - i_qlora
+    _t16 = d_qk2*h2
+    _t17 = _t16*d
+    _t18 = d*r_q
+    _t19 = d*i_moa
+    _t20 = E_a*_t19
+    _t21 = d*h2
+    _t22 = _t19*(E_a*h_kv2 - h2)
+    _t23 = 1 - i_gh
+    _t24 = d_qk*h
+    _t25 = _t24*d
+    _t26 = d*h
+    _t27 = _t19*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
@@ -5085,6 +5284,8 @@ def optimizer_states(s):
             + 4*L_moe*(
                 E*(d + d_e)*(i_glu + 2) + E + E_s*(d + d_s)*(i_glu + 2) + d + i_shared_gate*(d + 1)
             )
+            + 4*L_rw*(6*d + 4*d_rw)
+            - 4*L_rw*(d**2 + 4*d*d_rw)
             - 16*L_sc*d**2
             + 24*L_sc*d
             + 4*L_ssm*(
@@ -5140,40 +5341,43 @@ def optimizer_states(s):
         'muon': (
             -20*H_la*L_la*d*d_la
             - 4*L_att2*(
-                _t16*_t6
-                + _t16*i_rel
-                + _t19
-                + _t20*d_v2
-                + _t20*i_gate*(_t22*d_v2 + i_gh)
-                + _t21*d_qk2
+                _t17*_t7
+                + _t17*i_rel
+                + _t20
                 + _t21*d_v2
-                + _t8
-                + i_mla*(_t14*_t16 + i_qlora*(_t15*r_q + _t17))
+                + _t21*i_gate*(_t23*d_v2 + i_gh)
+                + _t22*d_qk2
+                + _t22*d_v2
+                + _t9
+                + i_mla*(_t15*_t17 + i_qlora*(_t16*r_q + _t18))
             )
-            - L_dense*_t2
+            - L_dense*_t3
             - 4*L_dn*(
-                _t12*d
-                + d*(2*H_k*d_lk + _t13*(1 - i_cg) + _t13)
-                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t12))
+                _t13*d
+                + d*(2*H_k*d_lk + _t14*(1 - i_cg) + _t14)
+                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t13))
             )
-            - L_dw*_t2
+            - L_dw*_t3
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            + 4*L_kvs2*_t8
-            - 4*L_moe*(E_s*_t1*d_s + _t0*_t3*d_e + _t3 + d*i_shared_gate)
-            - 16*L_sc*d**2
-            - 4*L_ssm*(R_dt*_t9 + _t9*(R_dt + _t10) + d*d_in + d*(2*d_in + i_m2*(G_s*_t10 + H_s)))
+            + 4*L_kvs2*_t9
+            - 4*L_moe*(E_s*_t1*d*d_s + _t1*_t4*d_e + _t4 + d*i_shared_gate)
+            - 4*L_rw*(_t0 + _t2*d_rw)
+            - 16*L_sc*_t0
+            - 4*L_ssm*(
+                R_dt*_t10 + _t10*(R_dt + _t11) + d*d_in + d*(2*d_in + i_m2*(G_s*_t11 + H_s))
+            )
             + 8*N
-            + 4*_t11*(L_kvs - L_kvs2)
+            + 4*_t12*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
-                _t11
-                + _t19
-                + _t23*_t7
-                + _t24*i_rel
-                + _t25*d_v
-                + _t25*i_gate*(_t22*d_v + i_gh)
-                + _t26*d_qk
+                _t12
+                + _t20
+                + _t24*_t8
+                + _t25*i_rel
                 + _t26*d_v
-                + i_mla*(_t14*_t24 + i_qlora*(_t17 + _t23*r_q))
+                + _t26*i_gate*(_t23*d_v + i_gh)
+                + _t27*d_qk
+                + _t27*d_v
+                + i_mla*(_t15*_t25 + i_qlora*(_t18 + _t24*r_q))
             )
         ),
         'adafactor_adapters': (
@@ -5186,6 +5390,10 @@ def optimizer_states(s):
                 + L_la*a_output_gate
                 + L_la*a_qkv_proj
                 + L_moe*a_shared_expert_gate*i_shared_gate
+                + 2*L_rw*a_key
+                + L_rw*a_output
+                + 2*L_rw*a_receptance
+                + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
@@ -5206,6 +5414,7 @@ def optimizer_states(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(
@@ -5224,6 +5433,7 @@ def optimizer_states(s):
                     (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -5232,6 +5442,7 @@ def optimizer_states(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5241,6 +5452,7 @@ def optimizer_states(s):
                     (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/_maximum(1, r_a)
         ),
         'muon_adapters': (
@@ -5250,6 +5462,7 @@ def optimizer_states(s):
             + 4*L_la*a_output_gate*r_a*(H_la*d_la + d)
             + 4*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + 4*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+            + 4*L_rw*a_output*r_a*(d + d_rw)
             + 4*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 4*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 4*a_down*r_a*(
@@ -5268,6 +5481,7 @@ def optimizer_states(s):
                 (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
+            + 4*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             + 4*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + 4*a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -5276,6 +5490,7 @@ def optimizer_states(s):
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
             )
+            + 4*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + 4*a_up*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5285,6 +5500,7 @@ def optimizer_states(s):
                 (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
             )
+            + 4*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
     }
 
@@ -5309,6 +5525,7 @@ def offload(s):
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_att2 = s['L_s_att2']
@@ -5335,14 +5552,18 @@ def offload(s):
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
+    a_key = s['a_key']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
+    a_output = s['a_output']
     a_output_gate = s['a_output_gate']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
+    a_value = s['a_value']
     a_x_proj = s['a_x_proj']
     b_qkv = s['b_qkv']
     d = s['d']
@@ -5356,6 +5577,7 @@ def offload(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -5423,6 +5645,7 @@ def offload(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(
@@ -5441,6 +5664,7 @@ def offload(s):
                     (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -5449,6 +5673,7 @@ def offload(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5458,6 +5683,7 @@ def offload(s):
                     (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         )*(q_m + q_o + 4),
         'optimizer_gpu_freed': i_off_o*(
@@ -5487,6 +5713,7 @@ def offload(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(
@@ -5505,6 +5732,7 @@ def offload(s):
                         (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -5513,6 +5741,7 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5522,6 +5751,7 @@ def offload(s):
                         (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
             + q_gc*(n_cp*n_dp)**(-i_z1)*(
@@ -5550,6 +5780,7 @@ def offload(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(
@@ -5568,6 +5799,7 @@ def offload(s):
                         (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -5576,6 +5808,7 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5585,6 +5818,7 @@ def offload(s):
                         (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
             + (n_cp*n_dp)**(-i_z1)*(q_m + q_o)*(
@@ -5613,6 +5847,7 @@ def offload(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(
@@ -5631,6 +5866,7 @@ def offload(s):
                         (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -5639,6 +5875,7 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5648,6 +5885,7 @@ def offload(s):
                         (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
         ),
@@ -5704,6 +5942,7 @@ def offload(s):
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
+                        + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
                         + L_ssm*(
                             R_dt*d_in*(1 - i_m2)
@@ -5756,6 +5995,7 @@ def offload(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(
@@ -5774,6 +6014,7 @@ def offload(s):
                         (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -5782,6 +6023,7 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5791,6 +6033,7 @@ def offload(s):
                         (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
         ),
@@ -5847,6 +6090,7 @@ def offload(s):
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
+                        + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
                         + L_ssm*(
                             R_dt*d_in*(1 - i_m2)
@@ -5899,6 +6143,7 @@ def offload(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(
@@ -5917,6 +6162,7 @@ def offload(s):
                         (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -5925,6 +6171,7 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5934,6 +6181,7 @@ def offload(s):
                         (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
         ),
@@ -5992,6 +6240,7 @@ def offload(s):
                             + L_moe*(
                                 E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                             )
+                            + L_rw*(d**2 + 4*d*d_rw)
                             + 4*L_sc*d**2
                             + L_ssm*(
                                 R_dt*d_in*(1 - i_m2)
@@ -6044,6 +6293,7 @@ def offload(s):
                         + L_la*a_output_gate*r_a*(H_la*d_la + d)
                         + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                         + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                        + L_rw*a_output*r_a*(d + d_rw)
                         + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                         + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                         + a_down*r_a*(
@@ -6062,6 +6312,7 @@ def offload(s):
                             (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                             + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         )
+                        + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                         + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                         + a_out_proj*r_a*(
                             L_dn*(H_v*d_lv + d)
@@ -6073,6 +6324,7 @@ def offload(s):
                             L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                             + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                         )
+                        + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                         + a_up*r_a*(
                             L_dw*(d + 2*d_ff)
                             + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6082,6 +6334,7 @@ def offload(s):
                             (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                             + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                         )
+                        + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     )/(L*n_tp)
                 )
             )/L_s
@@ -6107,6 +6360,7 @@ def offload(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(
@@ -6125,6 +6379,7 @@ def offload(s):
                     (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -6133,6 +6388,7 @@ def offload(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6142,6 +6398,7 @@ def offload(s):
                     (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         ),
         'weights_from_host_per_step': i_off_o*q_w*(n_cp*n_dp)**(-i_z1)*(1 - i_off_p)*(
@@ -6165,6 +6422,7 @@ def offload(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(
@@ -6183,6 +6441,7 @@ def offload(s):
                     (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -6191,6 +6450,7 @@ def offload(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6200,6 +6460,7 @@ def offload(s):
                     (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         ),
         'optimizer_transfer_per_step': i_off_o*(
@@ -6225,6 +6486,7 @@ def offload(s):
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + a_down*r_a*(
@@ -6243,6 +6505,7 @@ def offload(s):
                     (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
+                + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -6251,6 +6514,7 @@ def offload(s):
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                 )
+                + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6260,6 +6524,7 @@ def offload(s):
                     (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
+                + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             )/(L*n_tp)
         ),
         'params_transfer_per_micro_batch': 2*i_off_p*(n_cp*n_dp)**(-i_z3)*(
@@ -6315,6 +6580,7 @@ def offload(s):
                         + L_moe*(
                             E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
                         )
+                        + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
                         + L_ssm*(
                             R_dt*d_in*(1 - i_m2)
@@ -6367,6 +6633,7 @@ def offload(s):
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
+                    + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + a_down*r_a*(
@@ -6385,6 +6652,7 @@ def offload(s):
                         (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
+                    + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
@@ -6393,6 +6661,7 @@ def offload(s):
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
                     )
+                    + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6402,6 +6671,7 @@ def offload(s):
                         (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
+                    + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )/(L*n_tp)
             )
         ),
@@ -6426,6 +6696,7 @@ def precision(s):
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -6443,6 +6714,7 @@ def precision(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -6471,70 +6743,73 @@ def precision(s):
     _t0 = 2*V_o
     _t1 = 2*d_in
     _t2 = L_ssm*_t1
-    _t3 = 2*L_att2
-    _t4 = _t3*d
-    _t5 = E_a*i_moa
-    _t6 = H_v*d_lv
-    _t7 = 2*d
-    _t8 = L_dn*_t7
-    _t9 = _t4*h2
-    _t10 = i_glu + 2
-    _t11 = _t10*_t7*d_ff
-    _t12 = 2*L_moe
-    _t13 = _t10*d
-    _t14 = L_att - L_att2
-    _t15 = 2*_t14
-    _t16 = _t15*d
-    _t17 = _t2*(1 - i_m2)
-    _t18 = _t16*h
-    _t19 = 2*N_s
-    _t20 = 1 - i_gh
-    _t21 = H_v + _t6
-    _t22 = d_qk2*h2
-    _t23 = d*(1 - i_mla)
-    _t24 = d*(1 - i_qlora)
-    _t25 = d*r_q
-    _t26 = d*(d_rope + r_kv)
-    _t27 = -d_rope
-    _t28 = (
-        2*_t23*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t26 + h2*r_kv*(_t27 + d_qk2 + d_v2))
+    _t3 = d**2
+    _t4 = 2*L_att2
+    _t5 = _t4*d
+    _t6 = E_a*i_moa
+    _t7 = H_v*d_lv
+    _t8 = 2*d
+    _t9 = L_dn*_t8
+    _t10 = _t5*h2
+    _t11 = i_glu + 2
+    _t12 = _t11*_t8*d_ff
+    _t13 = 2*L_moe
+    _t14 = _t11*d
+    _t15 = L_att - L_att2
+    _t16 = 2*_t15
+    _t17 = _t16*d
+    _t18 = _t2*(1 - i_m2)
+    _t19 = _t17*h
+    _t20 = 2*N_s
+    _t21 = 1 - i_gh
+    _t22 = H_v + _t7
+    _t23 = d_qk2*h2
+    _t24 = d*(1 - i_mla)
+    _t25 = d*(1 - i_qlora)
+    _t26 = d*r_q
+    _t27 = d*(d_rope + r_kv)
+    _t28 = -d_rope
+    _t29 = (
+        2*_t24*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t27 + h2*r_kv*(_t28 + d_qk2 + d_v2))
     )
-    _t29 = d_qk*h
-    _t30 = 2*_t23*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t26 + h*r_kv*(_t27 + d_qk + d_v))
-    _t31 = (
+    _t30 = d_qk*h
+    _t31 = 2*_t24*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t27 + h*r_kv*(_t28 + d_qk + d_v))
+    _t32 = (
         10*H_la*L_la*d*d_la
-        + L_att2*_t28
-        + L_dense*_t11
-        + 2*L_dn*i_cg*(_t7*r_g + r_g*(H_v*d_lk + _t6))
-        + L_dw*_t11
+        + L_att2*_t29
+        + L_dense*_t12
+        + 2*L_dn*i_cg*(_t8*r_g + r_g*(H_v*d_lk + _t7))
+        + L_dw*_t12
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t28
-        + 8*L_sc*d**2
-        + L_ssm*_t7*(_t1 + i_m2*(G_s*_t19 + H_s))
-        + R_dt*_t17
+        - L_kvs2*_t29
+        + 2*L_rw*_t3
+        + 8*L_rw*d*d_rw
+        + 8*L_sc*_t3
+        + L_ssm*_t8*(_t1 + i_m2*(G_s*_t20 + H_s))
+        + R_dt*_t18
         - _t0*d
         + _t0*d_emb
-        + _t12*_t13*d_e*k
-        + _t12*(E_s*_t13*d_s + d*i_shared_gate)
-        + _t14*_t30
-        + _t15*(_t23*_t29 + i_mla*(_t24*_t29 + i_qlora*(_t25 + _t29*r_q)))
-        + _t16*_t5
-        + _t17*(R_dt + _t19)
-        + _t18*d_v
-        + _t18*i_gate*(_t20*d_v + i_gh)
+        + _t10*d_v2
+        + _t10*i_gate*(_t21*d_v2 + i_gh)
+        + _t13*_t14*d_e*k
+        + _t13*(E_s*_t14*d_s + d*i_shared_gate)
+        + _t15*_t31
+        + _t16*(_t24*_t30 + i_mla*(_t25*_t30 + i_qlora*(_t26 + _t30*r_q)))
+        + _t17*_t6
+        + _t18*(R_dt + _t20)
+        + _t19*d_v
+        + _t19*i_gate*(_t21*d_v + i_gh)
         + _t2*d
-        + _t3*(_t22*_t23 + i_mla*(_t22*_t24 + i_qlora*(_t22*r_q + _t25)))
-        - _t30*(L_kvs - L_kvs2)
-        + _t4*_t5
-        + _t6*_t8
-        + _t8*(2*H_k*d_lk + _t21*(1 - i_cg) + _t21)
-        + _t9*d_v2
-        + _t9*i_gate*(_t20*d_v2 + i_gh)
+        - _t31*(L_kvs - L_kvs2)
+        + _t4*(_t23*_t24 + i_mla*(_t23*_t25 + i_qlora*(_t23*r_q + _t26)))
+        + _t5*_t6
+        + _t7*_t9
+        + _t9*(2*H_k*d_lk + _t22*(1 - i_cg) + _t22)
         + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t31,
-        'low_precision_train': _t31*(3 - i_frozen),
+        'low_precision_forward': _t32,
+        'low_precision_train': _t32*(3 - i_frozen),
     }
 
 
@@ -6558,6 +6833,7 @@ def precision_memory(s):
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
     L_moe = s['L_moe']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_w = s['L_w']
@@ -6574,6 +6850,7 @@ def precision_memory(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -6632,6 +6909,7 @@ def precision_memory(s):
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
             )
             + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+            + L_rw*(d**2 + 4*d*d_rw)
             + 4*L_sc*d**2
             + L_ssm*(
                 R_dt*d_in*(1 - i_m2)
@@ -6692,6 +6970,7 @@ def inference(s):
     L_la = s['L_la']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
+    L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     M_gib = s['M_gib']
@@ -6711,6 +6990,7 @@ def inference(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rw = s['d_rw']
     d_v = s['d_v']
     d_v2 = s['d_v2']
     h_g = s['h_g']
@@ -6766,12 +7046,14 @@ def inference(s):
                 + (-L_kvsl2 + L_loc2)*_minimum(T, w)
             )
             + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+            + L_rw*(2*d + 3*d_rw)
             + L_sc*d*(k_sc - 1)
             + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
         ),
         'state_cache': b*q_kv*(
             H_la*L_la*d_la**2
             + L_dn*(_t0*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t0))
+            + L_rw*(2*d + 3*d_rw)
             + L_sc*d*(k_sc - 1)
             + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
         ),
@@ -6804,6 +7086,7 @@ def inference(s):
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
             )
@@ -6837,6 +7120,7 @@ def inference(s):
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
             )
@@ -6872,6 +7156,7 @@ def inference(s):
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
             )
@@ -6907,6 +7192,7 @@ def inference(s):
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                    + L_rw*(2*d + 3*d_rw)
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
                 )
@@ -6942,6 +7228,7 @@ def inference(s):
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
             )
@@ -6980,6 +7267,7 @@ def inference(s):
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                    + L_rw*(2*d + 3*d_rw)
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
                 )
@@ -7016,6 +7304,7 @@ def inference(s):
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                    + L_rw*(2*d + 3*d_rw)
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
                 )

@@ -65,6 +65,7 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("L_ssm", "L_{ssm}", "layers with a Mamba mixer", "size"),
     SymbolInfo("L_dn", "L_{dn}", "layers with a gated DeltaNet mixer", "size"),
     SymbolInfo("L_la", "L_{la}", "layers with a lightning-attention mixer", "size"),
+    SymbolInfo("L_rw", "L_{rw}", "layers with RWKV's time-mix (and channel-mix)", "size"),
     SymbolInfo("L_sc", "L_{sc}", "layers with a short-convolution mixer", "size"),
     SymbolInfo("c", "c", "chunked attention: tokens per chunk", "size"),
     # the attention layers of one kind with head shapes of their own (attention.kind_shapes);
@@ -110,6 +111,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("H_la", "H_{la}", "lightning attention: heads (one d_la × d_la state each)",
                "size"),
     SymbolInfo("d_la", "d_{la}", "lightning attention: width of q, k and v per head", "size"),
+    SymbolInfo("d_rw", "d_{rw}", "RWKV: channels of key, value, receptance and the WKV state "
+               "(attention_hidden_size)", "size"),
     SymbolInfo("k_sc", "k_{sc}", "short convolution: kernel", "size"),
     SymbolInfo("n_act", "n_{act}", "learned parameters of a dense FFN's activation (xIELU: "
                "α_p, α_n; 0 for the others)", "size"),
@@ -220,6 +223,7 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "memory"),
     SymbolInfo("L_s_la", "L_{s,la}", "lightning-attention layers among the first stage's L_s",
                "memory"),
+    SymbolInfo("L_s_rw", "L_{s,rw}", "RWKV layers among the first stage's L_s", "memory"),
     SymbolInfo("L_s_sc", "L_{s,sc}", "short-convolution layers among the first stage's L_s",
                "memory"),
     SymbolInfo("L_s_att2", "L'_{s,att}", "of those, layers of the kind with head shapes of its "
@@ -321,6 +325,14 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "qkv_proj", "finetune"),
     SymbolInfo("a_output_gate", r"\mathbb{1}_{A\,og}", "an adapter on each lightning-attention "
                "output_gate", "finetune"),
+    SymbolInfo("a_key", r"\mathbb{1}_{A\,key}", "an adapter on each RWKV key (the time-mix's "
+               "and the channel-mix's)", "finetune"),
+    SymbolInfo("a_value", r"\mathbb{1}_{A\,value}", "an adapter on each RWKV value (the "
+               "time-mix's and the channel-mix's)", "finetune"),
+    SymbolInfo("a_receptance", r"\mathbb{1}_{A\,rec}", "an adapter on each RWKV receptance "
+               "(the time-mix's and the channel-mix's)", "finetune"),
+    SymbolInfo("a_output", r"\mathbb{1}_{A\,output}", "an adapter on each RWKV time-mix "
+               "output", "finetune"),
     SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
                "finetune"),
     SymbolInfo("i_fa", r"\mathbb{1}_{fp32\,A}", "the adapters on a frozen base are kept in fp32 "
@@ -420,6 +432,7 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
                          "i_dtn", "g_norm", "b_ssm", "b_cs", "b_sc"))
 i_cg, r_g, i_diff = SYMBOLS["i_cg"], SYMBOLS["r_g"], SYMBOLS["i_diff"]
 L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
+L_rw, d_rw, L_s_rw = (SYMBOLS[n] for n in ("L_rw", "d_rw", "L_s_rw"))
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))

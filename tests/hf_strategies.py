@@ -226,6 +226,12 @@ def _per_layer_types(draw, model_type: str) -> dict:
         return {**config, "num_heads": heads, "head_dim": 2 * hidden // heads,
                 "n_groups": draw(st.sampled_from([g for g in (1, 2) if heads % g == 0])),
                 "chunk_size": draw(st.sampled_from([2, 4, 256]))}
+    if model_type == "rwkv":  # attention_hidden_size and intermediate_size given or derived
+        return {"hidden_size": draw(st.integers(1, 8)), "num_hidden_layers": layers,
+                "attention_hidden_size": draw(st.none() | st.integers(1, 8)),
+                "intermediate_size": draw(st.none() | st.integers(1, 16)),
+                "context_length": draw(st.integers(1, 64)),
+                "tie_word_embeddings": draw(st.booleans())}
     config = {**draw(_heads()), "num_hidden_layers": layers,
               "intermediate_size": draw(st.integers(1, 16)),
               "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64,
@@ -664,7 +670,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl",
                    "cohere2_moe", "deepseek_v32", "glm_moe_dsa", "lfm3", "laguna",
                    "kimi_linear", "minimax", "gemma4_unified_text", "gemma4_text",
-                   "mimo_v2_flash")
+                   "mimo_v2_flash", "rwkv")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

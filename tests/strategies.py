@@ -146,7 +146,8 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
                  "v_head_dim": draw(st.none() | st.integers(1, 16)),
                  "sinks": draw(st.none() | st.booleans())}  # MiMo-V2-Flash: sliding only
         spec = spec.updated(**{"attention.kind_shapes": {draw(st.sampled_from(used)): shape}})
-    if not mla and "experts" not in attention and draw(st.booleans()):
+    if (not mla and "experts" not in attention and not attention.get("differential")
+            and draw(st.booleans())):
         spec = spec.updated(**draw(_gemma4_parts(spec)))
     return spec
 
@@ -191,11 +192,11 @@ def _indexer(draw, rope: int, n_layers: int, mixers: tuple[str, ...]) -> dict:
 
 @st.composite
 def _mixers(draw, n_layers: int) -> dict:
-    """A mixer pattern and the mixers' shapes (Mamba, gated DeltaNet, lightning attention, short
-    convolution); the
+    """A mixer pattern and the mixers' shapes (Mamba, gated DeltaNet, lightning attention, RWKV,
+    short convolution); the
     key no_ffn says whether the layers go without FFN (Mamba)."""
     pattern = draw(st.lists(st.sampled_from(["attention", "mamba", "deltanet", "lightning",
-                                             "conv", "attention+mamba"]),
+                                             "rwkv", "conv", "attention+mamba"]),
                             min_size=1, max_size=min(3, n_layers)))
     out: dict = {"layers": {"mixer_pattern": tuple(pattern)}, "no_ffn": False}
     if any("mamba" in m for m in pattern):
@@ -219,6 +220,8 @@ def _mixers(draw, n_layers: int) -> dict:
             out["deltanet"].update(gate="channel", gate_rank=draw(st.integers(1, 4)))
     if "lightning" in pattern:
         out["lightning"] = {"n_heads": draw(st.integers(1, 3)), "d_head": draw(st.integers(1, 4))}
+    if "rwkv" in pattern:
+        out["rwkv"] = {"d_attention": draw(st.integers(1, 6))}
     if "conv" in pattern:
         out["short_conv"] = {"d_conv": draw(st.integers(1, 4)), "bias": draw(st.booleans())}
     return out

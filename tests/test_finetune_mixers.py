@@ -48,6 +48,9 @@ TARGETS: dict[str, dict[str, str]] = {
     # two shared experts, one MLP of twice the width; a dense first layer
     "deepseek-v2-lite": {"o": ATTENTION["o"], "down": r"(mlp|shared_experts)\.down_proj$"},
     "llama-3.1-8b": {**ATTENTION, "up": r"mlp\.up_proj$", "down": r"mlp\.down_proj$"},
+    # PEFT's names select the time-mix's and the channel-mix's module alike
+    "rwkv-4-169m-pile": {name: rf"(attention|feed_forward)\.{name}$"
+                         for name in ("key", "value", "receptance", "output")},
 }
 RANK = 16
 
@@ -129,6 +132,7 @@ def test_the_per_head_output_gate_is_a_target_and_all_linear_takes_it():
     ("mamba-codestral-7b-v0.1", "x_proj", "has no 'x_proj' projection"),
     ("llama-3.1-8b", "in_proj", "has no 'in_proj' projection"),
     ("lfm2-1.2b", "experts", "has no 'experts' projection"),
+    ("rwkv-4-169m-pile", "up", "its FFN is RWKV's channel-mix, whose matrices are key and value"),
 ])
 def test_a_target_the_model_lacks_is_one_line(name, targets, message):
     with pytest.raises(calc.CalcError, match=re.escape(message)) as error:
@@ -210,3 +214,31 @@ def test_lora_on_gemma4_kv_shared_and_keys_as_values():
         assert RANK * (term.inputs + term.outputs) == counts.adapters_active, target
     counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
     assert counts.trainable == lora_parameters(model, RANK)
+
+
+@pytest.mark.parametrize("targets", ["all-linear", ("key",), ("value", "output"),
+                                     ("receptance",)])
+def test_rwkv_adapters_match_the_reference_model(targets):
+    """Adapters on the reference model's time-mix, its channel-mix's receptance and the FFN
+    that is the channel-mix's key and value: trainable parameters and forward FLOPs exact."""
+    pytest.importorskip("torch")
+    from calc.evaluate import count_flops, finetune_train_flops
+    from calc.hf import spec_from_hf_config
+    from calc.verify.finetune import count_finetune
+
+    spec = spec_from_hf_config({"model_type": "rwkv", "vocab_size": 11, "hidden_size": 6,
+                                "num_hidden_layers": 2, "attention_hidden_size": 4,
+                                "intermediate_size": 10, "context_length": 16})
+    ft = FineTune(method="lora", rank=2, targets=targets)
+    ours = count_adapters(spec, ft)
+    torch_count = count_finetune(spec, ft, 8)
+    adapters, _ = finetune_train_flops(spec, 8, "full", ft, ours.targets)
+    assert torch_count.trainable == ours.trainable
+    assert torch_count.forward == 8 * (count_flops(spec, 8, "full").forward + adapters)
+
+
+def test_rwkv_adapters_refuse_other_layers_in_one_line():
+    spec = _spec("rwkv-4-169m-pile").updated(**{"layers.mixer_pattern": ("rwkv", "attention")})
+    with pytest.raises(calc.CalcError, match="beside other layers or FFNs") as error:
+        calc.memory(spec, finetune="lora", lora_targets="key")
+    assert "\n" not in str(error.value)

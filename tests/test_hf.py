@@ -294,7 +294,7 @@ def test_cli_takes_a_config_json(cli, tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    (json.dumps({"model_type": "rwkv"}), "model_type='rwkv' needs RWKV's time-mix"),
+    (json.dumps({"model_type": "xlstm"}), "model_type='xlstm' needs xLSTM's mLSTM blocks"),
     (json.dumps(config("qwen3-4b", num_key_value_heads=3)), "num_key_value_heads=3 must"),
     (json.dumps(config("mixtral-8x7b-v0.1", num_local_experts=-8)), "num_local_experts=-8"),
     (json.dumps(config("qwen3-30b-a3b", num_experts_per_tok=129)), "must not exceed num_exp"),
@@ -533,6 +533,47 @@ def test_minimax_reads_lightning_attention_beside_softmax_attention():
 def test_minimax_refuses_in_one_line(changes, message):
     with pytest.raises(CalcError, match=message):
         spec_of("minimax-text-01-hf", **changes)
+
+
+def test_rwkv_reads_time_mix_and_channel_mix():
+    """RWKV/rwkv-4-169m-pile (tests/data; its model card's title: "169M parameters"): 12 RWKV
+    blocks of 768 over a vocabulary of 50,277, attention_hidden_size 768, intermediate_size
+    3072. calc's exact total is 169,342,464 (transformers' own count, python -m calc verify
+    --hf), each part a hand count from the config."""
+    spec = spec_of("rwkv-4-169m-pile")
+    assert spec.mixer_kinds == ("rwkv",) * 12 and spec.ffn_kinds == ("dense",) * 12
+    assert spec.rwkv is not None and spec.rwkv.d_attention == 768
+    assert spec.ffn is not None and (spec.ffn.activation, spec.ffn.d_ff) == ("relu2", 3072)
+    counts = calc.count_params(spec)
+    d, a, f, v, n = 768, 768, 3072, 50277, 12
+    for part in ("key", "value", "receptance"):  # the time-mix's d → a, no bias
+        assert counts.components[f"rwkv/{part}"] == n * d * a
+    assert counts.components["rwkv/output"] == n * a * d
+    assert counts.components["rwkv/gate"] == n * d * d  # the channel-mix's receptance
+    assert counts.components["rwkv/decay"] == n * 2 * a  # time_decay, time_first
+    assert counts.components["rwkv/shift"] == n * 5 * d  # 3 time_mix_* + 2 time_mix_*
+    assert counts.components["mlp/up"] == counts.components["mlp/down"] == n * d * f
+    assert counts.components["norms"] == n * 2 * 2 * d  # ln1, ln2 with β
+    assert counts.components["embedding/norm"] == counts.components["final_norm"] == 2 * d
+    assert counts.components["lm_head"] == counts.components["embedding/token"] == v * d
+    assert counts.total == 169_342_464 and round(counts.total / 1e6) == 169
+    assert counts.active == counts.total  # no experts: every parameter runs for each token
+    # the WKV: decay 2, write 3, read 4 per channel and token
+    assert calc.count_flops(spec, 8, "full").components["rwkv/scan"] == n * 9 * a
+    # a serving state per sequence: the WKV's numerator, denominator, maximum per channel and
+    # the last token's input to each mix
+    state = calc.infer(spec, gpu="h100", context=1024, batch=1).inference.state_cache_bytes
+    assert state == n * (3 * a + 2 * d) * 2
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"attention_hidden_size": 0}, "attention_hidden_size=0 must be a whole number >= 1"),
+    ({"intermediate_size": "big"}, "intermediate_size='big' must be a whole number"),
+    ({"tie_word_embeddings": "no"}, "tie_word_embeddings='no' must be true or false"),
+])
+def test_rwkv_refuses_in_one_line(changes, message):
+    with pytest.raises(CalcError, match=message):
+        spec_of("rwkv-4-169m-pile", **changes)
 
 
 def test_hybrid_layer_placement():

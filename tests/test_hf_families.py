@@ -297,7 +297,7 @@ BAD = [
     (config("apertus-8b-2509", hidden_act="xielu2"), "hidden_act='xielu2' is not an activ"),
     ({"model_type": "nemotron_nas"},
      "model_type='nemotron_nas' is not supported (closest supported: nemotron, nemotron_h)"),
-    ({"model_type": "rwkv"}, "'rwkv' needs RWKV's time-mix"),
+    ({"model_type": "xlstm"}, "'xlstm' needs xLSTM's mLSTM blocks"),
     ({"model_type": "bert"}, "'bert' is a bidirectional encoder of the BERT family"),
     ({"model_type": "my_llama", "architectures": ["LlamaForCausalLM"]}, "closest supported: l"),
     ({"model_type": "t5"}, "write the model as a spec file (TOML, docs/custom-models.md)"),

@@ -587,6 +587,27 @@ def test_random_gemma4_configs_match_transformers_and_export_back(config):
         assert_matches(spec, exported, MIN_WINDOW + 4)
 
 
+# ---- RWKV-4 (rwkv) -------------------------------------------------------------------------
+@st.composite
+def _rwkv_configs(draw) -> dict:
+    return {"model_type": "rwkv", "vocab_size": draw(st.integers(1, 50)), **_NO_TOKENS,
+            **draw(STRATEGIES["rwkv"]("rwkv"))}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_rwkv_configs(), st.integers(1, 9))
+def test_random_rwkv_configs_match_transformers_and_export_back(config, seq_len):
+    """The time-mix's key, value, receptance, output, decay and bonus, both token shifts, the
+    channel-mix's key, value and receptance, pre_ln on block 0 and ln_out, against
+    transformers, with attention_hidden_size and intermediate_size given or derived; the WKV
+    is element-wise in transformers (0 FLOPs); and back through rwkv's writer."""
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, seq_len)
+    exported = hf_config_from_spec(spec)
+    assert exported["model_type"] == "rwkv"
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+
+
 # ---- an LM head narrower than the vocabulary (output_vocab_size) ----------------------------
 @st.composite
 def _apertus1p5_configs(draw) -> dict:

@@ -24,7 +24,7 @@ from tests.test_timing import NETWORK
 BF16 = 2
 MIXER_MODELS = ["mamba-130m-hf", "mamba-codestral-7b-v0.1", "ai21-jamba-1.5-mini",
                 "qwen3-next-80b-a3b-instruct", "lfm2-1.2b", "falcon-h1-0.5b-base",
-                "minimax-text-01-hf"]
+                "minimax-text-01-hf", "rwkv-4-169m-pile"]
 
 
 def _config(name: str) -> dict:
@@ -57,6 +57,8 @@ def _state_elements_by_hand(name: str) -> int:
     if name == "minimax-text-01-hf":  # lightning: d_h × d_h per head, no conv
         lightning = c["layer_types"].count("linear_attention")
         return lightning * c["num_attention_heads"] * c["head_dim"] ** 2
+    if name == "rwkv-4-169m-pile":  # WKV num, den, max per channel; the two shifted inputs
+        return layers * (3 * c["attention_hidden_size"] + 2 * c["hidden_size"])
     if name == "lfm2-1.2b":  # a short convolution except at full_attn_idxs
         conv = layers - len(c["full_attn_idxs"])
         return conv * (c["conv_L_cache"] - 1) * c["hidden_size"]
@@ -65,7 +67,7 @@ def _state_elements_by_hand(name: str) -> int:
 
 @pytest.mark.parametrize("name", ["mamba-130m-hf", "ai21-jamba-1.5-mini",
                                   "qwen3-next-80b-a3b-instruct", "lfm2-1.2b",
-                                  "minimax-text-01-hf"])
+                                  "minimax-text-01-hf", "rwkv-4-169m-pile"])
 def test_the_state_cache_is_a_hand_count_from_the_config(name):
     """The decode cache of the layers without attention: constant in the context."""
     short = calc.infer(_preset(name), gpu="h100", context=1024, batch=3).inference
@@ -86,6 +88,19 @@ def test_lightning_activations_are_a_hand_count_from_the_config():
         m = calc.memory(_preset("minimax-text-01-hf"), seq_len=s, micro_batch=2, tp=tp).memory
         assert m.activations_per_mixer_bytes == {
             "lightning": s * 2 * (d + 10 * width / tp) * BF16}
+
+
+def test_rwkv_activations_are_a_hand_count_from_the_config():
+    """One RWKV layer's mixer per token: the norm's output (d); k, v, the WKV output,
+    sigmoid(r) and output's input (5·d_a, split t ways by channels); the time-mix's shifted
+    input and three mixes (4d) and the channel-mix's shifted input, two mixes, sigmoid and the
+    FFN output it gates (5d), replicated."""
+    c = _config("rwkv-4-169m-pile")
+    d, width, s = c["hidden_size"], c["attention_hidden_size"], 1024
+    for tp in (1, 4):
+        m = calc.memory(_preset("rwkv-4-169m-pile"), seq_len=s, micro_batch=2, tp=tp).memory
+        assert m.activations_per_mixer_bytes == {
+            "rwkv": s * 2 * (d + 5 * width / tp + 9 * d) * BF16}
 
 
 def test_mamba_activations_are_a_hand_count_from_the_config():
@@ -110,7 +125,7 @@ def test_memory_step_layout_and_infer_price_every_mixer(name):
     m = calc.memory(preset, gpu="h100", seq_len=4096).memory
     assert m.activations["layers"] > 0 and m.total_bytes > m.states_bytes
     kinds = {k for k, n in preset.spec.layer_counts.items()
-             if n and k in ("mamba", "deltanet", "lightning", "conv")}
+             if n and k in ("mamba", "deltanet", "lightning", "rwkv", "conv")}
     assert set(m.activations_per_mixer_bytes) == kinds
     report = calc.step(preset, gpu="h100", gpus=8, global_batch=64, seq_len=4096,
                        flash_attention=True, dropout=False)

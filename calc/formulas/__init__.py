@@ -29,6 +29,7 @@ _WHERE: dict[str, str] = {
     "params_mamba": "mixers:MAMBA",
     "params_deltanet": "mixers:DELTANET",
     "params_lightning": "mixers:LIGHTNING",
+    "params_rwkv": "mixers:RWKV",
     "params_short_conv": "mixers:SHORT_CONV",
     "params_indexer": "params:INDEXER",
     "params_components": "params:COMPONENTS",

@@ -44,6 +44,7 @@ from calc.symbols import (
     L_kvs2,
     L_la,
     L_moe,
+    L_rw,
     L_sc,
     L_ssm,
     L_w,
@@ -58,6 +59,7 @@ from calc.symbols import (
     d_ff,
     d_in,
     d_qk,
+    d_rw,
     d_s,
     d_v,
     h,
@@ -103,7 +105,8 @@ from calc.symbols import (
 # routed expert (k of E per token). The other mixers: calc.formulas.mixers's projections
 # (Mamba's in_proj d → 2D (+ 2GN + H), x_proj, dt_proj, out_proj; gated DeltaNet's
 # in_proj_qkvz, in_proj_ba, out_proj; lightning attention's qkv_proj, output_gate, out_proj; the
-# short convolution's in_proj d → 3d and out_proj), one of each per layer.
+# short convolution's in_proj d → 3d and out_proj; RWKV's key, value, receptance of the
+# time-mix and of the channel-mix, and the time-mix's output), one of each per layer.
 HAS_SHARED = sympy.Min(E_s, 1)  # the MoE layers have a shared-expert MLP
 SHARED_WIDTH = E_s * d_s
 
@@ -155,6 +158,14 @@ TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]
     "in_proj_ba": ((L_dn, d + 2 * H_v, L_dn),),
     "qkv_proj": ((L_la, d + 3 * mixers.LA_WIDTH, L_la),),
     "output_gate": ((L_la, d + mixers.LA_WIDTH, L_la),),
+    # RWKV's modules as PEFT names them: each name is both the time-mix's projection and the
+    # channel-mix's (key: d → d_ff, the FFN's first matrix; value: d_ff → d, its second;
+    # receptance: d → d); calc.spec.finetune holds adapters on models whose every layer is
+    # RWKV's with a dense FFN, so L_rw of each
+    "key": ((L_rw, d + d_rw, L_rw), (L_rw, d + d_ff, L_rw)),
+    "value": ((L_rw, d + d_rw, L_rw), (L_rw, d_ff + d, L_rw)),
+    "receptance": ((L_rw, d + d_rw, L_rw), (L_rw, d + d, L_rw)),
+    "output": ((L_rw, d_rw + d, L_rw),),
 }
 ON = {target: SYMBOLS[f"a_{target}"] for target in TARGET_MATRICES}
 
@@ -186,6 +197,7 @@ QUANTISED = (params.over_attention_layers(
              + L_ssm * sympy.Add(*mixers.MAMBA_WEIGHTS.values())
              + L_dn * sympy.Add(*mixers.DELTANET_WEIGHTS.values())
              + L_la * sympy.Add(*mixers.LIGHTNING_WEIGHTS.values())
+             + L_rw * sympy.Add(*mixers.RWKV_WEIGHTS.values())
              + L_sc * sympy.Add(*mixers.SHORT_CONV_WEIGHTS.values()))
 
 # ---- model states of the most loaded GPU ------------------------------------------------------

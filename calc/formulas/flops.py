@@ -56,6 +56,7 @@ from calc.symbols import (
     L_loc,
     L_loc2,
     L_moe,
+    L_rw,
     L_sc,
     L_ssm,
     T,
@@ -170,6 +171,8 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     "deltanet/scan": L_dn * mixers.DELTANET_SCAN,
     **{key: FMA * L_la * expr for key, expr in mixers.LIGHTNING_WEIGHTS.items()},
     "lightning/scan": L_la * mixers.LIGHTNING_SCAN,
+    **{key: FMA * L_rw * expr for key, expr in mixers.RWKV_WEIGHTS.items()},
+    "rwkv/scan": L_rw * mixers.RWKV_SCAN,
     **{key: FMA * L_sc * expr for key, expr in mixers.SHORT_CONV_WEIGHTS.items()},
     "conv/conv": L_sc * mixers.SHORT_CONV_CONV,
     "mlp": FMA * params.over_dense_layers(MATMUL_DENSE_FFN),
@@ -181,7 +184,7 @@ WEIGHT_FLOPS_PER_TOKEN = sympy.Add(*FORWARD_PER_TOKEN.values())
 # Of those, the recurrences (whose operands are activations, like QKᵀ's) and the convolutions
 # (whose kernels are weights): not matrix products.
 SCANS_PER_TOKEN = (FORWARD_PER_TOKEN["mamba/scan"] + FORWARD_PER_TOKEN["deltanet/scan"]
-                   + FORWARD_PER_TOKEN["lightning/scan"])
+                   + FORWARD_PER_TOKEN["lightning/scan"] + FORWARD_PER_TOKEN["rwkv/scan"])
 CONVS_PER_TOKEN = (FORWARD_PER_TOKEN["mamba/conv"] + FORWARD_PER_TOKEN["deltanet/conv"]
                    + FORWARD_PER_TOKEN["conv/conv"])
 

@@ -54,6 +54,7 @@ from calc.symbols import (
     L_la,
     L_loc,
     L_loc2,
+    L_rw,
     L_sc,
     L_ssm,
     M_gib,
@@ -73,6 +74,7 @@ from calc.symbols import (
     d_qk,
     d_qk2,
     d_rope,
+    d_rw,
     d_v,
     d_v2,
     h_g,
@@ -115,11 +117,14 @@ KV_TOKEN_LAYERS = _token_layers(L_att - L_att2 - (L_kvs - L_kvs2),
 KV_TOKEN_LAYERS2 = _token_layers(L_att2 - L_kvs2, L_loc2 - L_kvsl2, L_chk2)
 # The other mixers keep a state per sequence whatever T (Mamba: D × N and the last k − 1 inputs
 # of its conv; gated DeltaNet: d_k × d_v per value head and its conv's; lightning attention:
-# d_la × d_la per head, transformers' MiniMaxCache linear_cache; short conv: k − 1 inputs).
+# d_la × d_la per head, transformers' MiniMaxCache linear_cache; RWKV: the WKV's numerator,
+# denominator and running maximum per channel and the last token's input to the time-mix and to
+# the channel-mix, transformers' RwkvModel state; short conv: k − 1 inputs).
 STATE_ELEMENTS = (L_ssm * (d_in * N_s + (k_s - 1) * mixers.CONV_CHANNELS)
                   + L_dn * (H_v * d_lk * d_lv
                             + (k_dn - 1) * (2 * mixers.DN_KEYS + mixers.DN_VALUES))
                   + L_la * H_la * d_la * d_la
+                  + L_rw * (3 * d_rw + 2 * d)
                   + L_sc * (k_sc - 1) * d)
 
 WEIGHTS = q_w * N

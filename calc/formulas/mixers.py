@@ -27,6 +27,15 @@ normed output), an RMSNorm over all H_la·d_la output channels (one weight each)
 H_la·d_la → d; no bias, no conv, no learned decay (each head's decay is a fixed slope, a
 buffer).
 
+RWKV-4 (Peng et al. 2023, arXiv 2305.13048, §3; transformers' RwkvSelfAttention and
+RwkvFeedForward), one time-mix and one channel-mix per layer: the time-mix's key, value and
+receptance d → d_rw and output d_rw → d (no biases), time_decay w and time_first u (d_rw
+each), the token shift's time_mix_key/value/receptance (3d); the channel-mix's key d → d_ff
+and value d_ff → d are the layer's dense FFN (relu2, calc.formulas.params), and its token
+shift's time_mix_key/receptance (2d) and its receptance d → d (whose sigmoid gates the FFN's
+output) are counted here, as rwkv/shift and rwkv/gate. The token shift's mixing
+(x·μ + x_{t−1}·(1 − μ)) is element-wise: 0 FLOPs, as the gates.
+
 Short convolution (LFM2, Liquid AI 2025; transformers' Lfm2ShortConv): in_proj d → 3d (B, C, x),
 a depthwise conv over d channels of kernel k_sc, out_proj d → d, all with or without biases.
 
@@ -45,6 +54,12 @@ S_t = λ·S_{t−1} + k_t v_tᵀ is read as o_t = S_tᵀ q_t: decay, write, read
 d_la × d_la per head, Mamba's count; its blocked form (intra-block QKᵀ and scores × V, inter-block
 Q·S and the state update Kᵀ·V per block of B tokens) computes the same outputs with 4·B·d_la +
 4·d_la² FLOPs per head and token, which calc.verify.hf_implementation counts for transformers.
+RWKV's WKV keeps two state elements per channel, a (numerator) and b (denominator), and reads
+wkv_t = (a + e^{u+k_t}·v_t) / (b + e^{u+k_t}) before the update a ← e^{−w}·a + e^{k_t}·v_t,
+b ← e^{−w}·b + e^{k_t}: decay 2 (a, b), write 3 (e^k·v, two adds), read 4 (e^{u+k}·v, two adds,
+the division) = 9 per channel; the exponentials are coefficients (0), and the running maximum
+that transformers' rwkv_linear_attention_cpu and its CUDA kernel keep to avoid overflow is
+numerics, not the recurrence (0).
 """
 
 from __future__ import annotations
@@ -67,6 +82,7 @@ from calc.symbols import (
     d_la,
     d_lk,
     d_lv,
+    d_rw,
     i_cg,
     i_dtn,
     i_gn,
@@ -104,6 +120,13 @@ LIGHTNING_WEIGHTS: dict[str, sympy.Expr] = {
     "lightning/gate": d * LA_WIDTH,  # output_gate
     "lightning/out": LA_WIDTH * d,
 }
+RWKV_WEIGHTS: dict[str, sympy.Expr] = {
+    "rwkv/key": d * d_rw,
+    "rwkv/value": d * d_rw,
+    "rwkv/receptance": d * d_rw,
+    "rwkv/output": d_rw * d,
+    "rwkv/gate": d * d,  # the channel-mix's receptance, gating the FFN's output
+}
 SHORT_CONV_WEIGHTS: dict[str, sympy.Expr] = {
     "conv/in": d * 3 * d,  # B, C and x
     "conv/out": d * d,
@@ -133,6 +156,11 @@ LIGHTNING: dict[str, sympy.Expr] = {
     **LIGHTNING_WEIGHTS,
     "lightning/norm": LA_WIDTH,  # the RMSNorm over the output's H_la·d_la channels
 }
+RWKV: dict[str, sympy.Expr] = {
+    **RWKV_WEIGHTS,
+    "rwkv/decay": 2 * d_rw,  # time_decay w and time_first u, per channel
+    "rwkv/shift": 3 * d + 2 * d,  # the time-mix's and the channel-mix's time_mix_* vectors
+}
 SHORT_CONV: dict[str, sympy.Expr] = {
     "conv/in": SHORT_CONV_WEIGHTS["conv/in"] + b_sc * 3 * d,
     "conv/conv": d * (k_sc + b_sc),
@@ -147,6 +175,9 @@ MAMBA_SCAN = (DECAY + WRITE + READ) * d_in * N_s
 DELTANET_CONV = TAP * k_dn * (2 * DN_KEYS + DN_VALUES)
 DELTANET_SCAN = (DECAY + READ + WRITE + READ) * H_v * d_lk * d_lv
 LIGHTNING_SCAN = (DECAY + WRITE + READ) * H_la * d_la * d_la
+# RWKV's WKV: decay 2, write 3, read 4 per channel (module docstring)
+RWKV_DECAY, RWKV_WRITE, RWKV_READ = 2, 3, 4
+RWKV_SCAN = (RWKV_DECAY + RWKV_WRITE + RWKV_READ) * d_rw
 SHORT_CONV_CONV = TAP * k_sc * d
 
 # ---- activations a layer keeps for its backward pass, elements per token ---------------------
@@ -183,6 +214,15 @@ DELTANET_STORED_SPLIT = (2 * (2 * DN_KEYS + DN_VALUES) + (2 + FLA_CHUNK) * H_v
 # kernel's inputs, 3W), the kernel's output (the norm's input, W), the output gate before its
 # sigmoid (W), the norm's output (W, for the gate's gradient) and out_proj's input (W): 10W.
 LIGHTNING_STORED_SPLIT = 10 * LA_WIDTH
+# RWKV (transformers' RwkvLinearAttention, whose CUDA kernel saves k, v and its output and
+# recomputes the states in its backward; the rest as autograd keeps it): split by channels
+# (key, value and receptance column-parallel, output row-parallel, the WKV per channel): k, v,
+# the kernel's output, sigmoid(r) and output's input (5·d_rw); replicated: the time-mix's
+# shifted input and its three mixed inputs (4d), and the channel-mix's extras beside the FFN
+# (which counts its own input): its shifted input, the mixed key and receptance inputs,
+# sigmoid of its receptance and the FFN's output it multiplies (5d).
+RWKV_STORED_SPLIT = 5 * d_rw
+RWKV_STORED_REPLICATED = 4 * d + 5 * d
 # Short convolution (transformers' Lfm2ShortConv, plain autograd): B, C, x (3d), B ⊙ x (the
 # conv's input), the conv's output (for C ⊙ ·) and out_proj's input: 6d.
 SHORT_CONV_STORED_SPLIT = 6 * d

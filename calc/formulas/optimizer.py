@@ -24,6 +24,7 @@ from calc.symbols import (
     L_dn,
     L_la,
     L_moe,
+    L_rw,
     L_sc,
     L_ssm,
     N,
@@ -38,6 +39,7 @@ from calc.symbols import (
     d_in,
     d_qk,
     d_rope,
+    d_rw,
     d_s,
     d_v,
     h,
@@ -79,6 +81,7 @@ MIXER_SIDES = (L_ssm * ((d + mixers.IN_WIDTH) + mixers.M1 * ((d_in + R_dt + 2 * 
                          + (mixers.DN_VALUES + d))
                + L_la * ((d + 3 * mixers.LA_WIDTH) + (d + mixers.LA_WIDTH)
                          + (mixers.LA_WIDTH + d))
+               + L_rw * (3 * (d + d_rw) + (d_rw + d) + (d + d))
                + L_sc * ((d + 3 * d) + (d + d)))
 SIDES = (params.over_attention_layers(LAYER_SIDES) - params.over_kv_shared_layers(KV_SIDES)
          + params.over_dense_layers(_ffn_sides(d_ff))

@@ -7,10 +7,11 @@ hierarchical (`attention/q`), as in nanoGPT's sizing notebook, and a total is
 the plain sum of its named terms. Structure enters through 0/1 indicators (calc.symbols), so each
 term is one general expression; calc.formulas.specialise gives a model's own form.
 
-A model is a sum over the kinds of layer part (PARTS): each part's per-layer expression times
-the count of layers that have it (L_att attention layers, L_ssm Mamba, L_dn gated DeltaNet, L_la
-lightning attention, L_sc short convolutions, L_dense dense FFNs, L_moe MoE FFNs, L norms), each
-count one symbol that calc.evaluate reads off the spec's per-layer structure (calc.spec.layers).
+A model is a sum over the kinds of layer part (PARTS): each part's per-layer expression times the
+count of layers that have it (L_att attention layers, L_ssm Mamba, L_dn gated DeltaNet, L_la
+lightning attention, L_rw RWKV, L_sc short convolutions, L_dense dense FFNs, L_moe MoE FFNs, L
+norms), each count one symbol that calc.evaluate reads off the spec's per-layer structure
+(calc.spec.layers).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from calc.symbols import (
     L_kvs2,
     L_la,
     L_moe,
+    L_rw,
     L_sc,
     L_ssm,
     M,
@@ -295,7 +297,8 @@ def attention_totals(attention: dict[str, sympy.Expr],
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
     (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L_ssm, mixers.MAMBA),
-    (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_sc, mixers.SHORT_CONV),
+    (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_rw, mixers.RWKV),
+    (L_sc, mixers.SHORT_CONV),
     (L_dense, DENSE_FFN),
 )
 

@@ -63,6 +63,7 @@ from calc.hf.families import (
     persimmon,
     phi,
     qwen,
+    rwkv,
     sarvam,
     seed_oss,
     smollm3,
@@ -161,6 +162,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     apertus.APERTUS1P5_TEXT,
     gemma.GEMMA4_UNIFIED_TEXT,
     minimax.MINIMAX,
+    rwkv.RWKV,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     gemma.GEMMA4_TEXT,

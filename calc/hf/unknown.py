@@ -43,7 +43,6 @@ NEEDS = {
     "deepseek_v4": "compressed sparse attention (CSA/HCA key compressors with an indexer), "
                    "hyper-connections (hc_mult residual streams) and hash-routed experts",
     # recurrent and linear-attention mixers the spec has no part for
-    "rwkv": "RWKV's time-mix (a WKV recurrence with per-channel decay) and channel-mix blocks",
     "xlstm": "xLSTM's mLSTM blocks (a matrix-memory recurrence with exponential gates)",
     "recurrent_gemma": "Griffin's recurrent block (an RG-LRU with its gates and a temporal "
                        "conv) between the local-attention layers",

@@ -117,7 +117,10 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
                    f"(state_cache_bytes: Mamba D × N and its conv's last k − 1 inputs over "
                    f"D + 2GN channels; gated DeltaNet d_k × d_v per value head and its conv's "
                    f"last k − 1 q, k, v inputs; lightning attention d_h × d_h per head "
-                   f"(transformers' MiniMaxCache linear_cache); a short convolution its last "
+                   f"(transformers' MiniMaxCache linear_cache); RWKV the WKV's numerator, "
+                   f"denominator and maximum per channel and the last token's input to its "
+                   f"time-mix and channel-mix (transformers' RwkvModel state, whose WKV part "
+                   f"it keeps in fp32); a short convolution its last "
                    f"k − 1 inputs), "
                    f"counted at the same bytes (vLLM's CacheConfig.mamba_cache_dtype 'auto' "
                    f"keeps the model's dtype)")

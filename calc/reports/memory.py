@@ -153,7 +153,10 @@ MIXERS_SENTENCE = (
     "channel, and its low-rank gates' inputs); lightning attention its qkv projection before "
     "and after the SiLU, the kernel's output, the output gate before its sigmoid, the norm's "
     "output and out_proj's input (a chunked kernel that recomputes the states, as "
-    "flash-linear-attention's chunk_simple_gla); a short convolution B, C, x, B⊙x, the "
+    "flash-linear-attention's chunk_simple_gla); RWKV k, v, the WKV kernel's output, "
+    "sigmoid(r) and output's input (its CUDA kernel recomputes the states), the token shifts' "
+    "inputs and mixes, and the channel-mix's gate and the FFN output it multiplies; a short "
+    "convolution B, C, x, B⊙x, the "
     "conv output and out_proj's input; split t ways by heads or channels as Megatron-LM's "
     "MambaMixer and GatedDeltaNet and vLLM's MambaMixer and ShortConv split them "
     "(calc.formulas.mixers).")

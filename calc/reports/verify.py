@@ -33,8 +33,8 @@ CONVENTIONS = [
     f"Backward: FlopCounterMode over loss.backward(); its matrix products must be exactly "
     f"{BACKWARD_PER_FORWARD} × the forward's (convolutions apart: torch's count of a depthwise "
     f"conv's weight gradient ignores its groups).",
-    "Scans (Mamba, gated DeltaNet, lightning attention): run token by token; each multiply, "
-    "add or subtract on the "
+    "Scans (Mamba, gated DeltaNet, lightning attention, RWKV's WKV): run token by token; each "
+    "multiply, add or subtract on the "
     "state counted as one FLOP per element by calc.verify.count.StateCounter, its reads as "
     "matmuls by FlopCounterMode.",
     "DeepSeek Sparse Attention: the indexer's top-k selection passes no gradient, so torch's "
@@ -89,6 +89,14 @@ class VerifyReport(Document):
         return {**self.model_dump(mode="json"), "ok": self.ok}
 
 
+def _whole(count: float) -> float:
+    """A per-token count times the tokens: a whole number up to float rounding (windowed and
+    chunked attention's per-token counts are fractions over T); anything else stays as it is,
+    to fail the check."""
+    whole = round(count)
+    return whole if abs(count - whole) <= 1e-9 * max(1.0, abs(count)) else count
+
+
 def _checks(calc_side: dict[str, int], torch_side: dict[str, int], total: str) -> list[Check]:
     keys = [*calc_side, *(k for k in torch_side if k not in calc_side)]
     checks = [Check(quantity=k, calc=calc_side.get(k, 0), torch=torch_side.get(k, 0),
@@ -128,7 +136,7 @@ def verify(spec: ModelSpec, seq_len: int | None = None, *, batch: int = 1,
         param_checks.append(Check(quantity="multi-token prediction (apart)", calc=analytic.mtp,
                                   torch=counted_mtp, match=analytic.mtp == counted_mtp))
     flops = count_flops(spec, t, "full")
-    analytic_flops = {k: v * t * batch for k, v in flops.components.items() if v}
+    analytic_flops = {k: _whole(v * t * batch) for k, v in flops.components.items() if v}
     flop_checks = _checks(analytic_flops, counted.forward_by_component, "forward")
     # FlopCounterMode's convolution backward ignores `groups` in the weight gradient (a
     # depthwise conv's comes out C times too large; torch/utils/flop_counter.py,

@@ -18,6 +18,7 @@ _LAZY = {
     "ComputeBudget": "calc.spec.budget:ComputeBudget",
     "DeltaNetSpec": "calc.spec.layers:DeltaNetSpec",
     "LightningSpec": "calc.spec.layers:LightningSpec",
+    "RwkvSpec": "calc.spec.layers:RwkvSpec",
     "Dtype": "calc.spec.hardware:Dtype",
     "FFNSpec": "calc.spec.ffn:FFNSpec",
     "IndexerSpec": "calc.spec.attention:IndexerSpec",

@@ -23,19 +23,20 @@ from calc.spec.model import MAX_WIDTH, Frozen, ModelSpec
 
 Method = Literal["full", "lora", "qlora"]
 # The projections an adapter can sit on, named as the modules transformers builds (PEFT's
-# target_modules select them by name): attention (q_proj, k_proj, v_proj, o_proj, and the
-# per-head output gate's g_proj: LFM3, Laguna), the FFN of
-# dense layers and the shared experts (up_proj, gate_proj, down_proj; LFM2's w3, w1, w2),
-# Qwen2-MoE's and Qwen3-Next's shared_expert_gate, the Mamba mixer (in_proj, x_proj, dt_proj,
-# out_proj), gated DeltaNet's (in_proj_qkvz, in_proj_ba, out_proj), lightning attention's
-# (qkv_proj, output_gate, out_proj: MiniMaxLightningAttention) and the short convolution's
-# (in_proj, out_proj). `experts`: each routed expert's up, gate and down matrices, which
+# target_modules select them by name): attention (q_proj, k_proj, v_proj, o_proj, and the per-head
+# output gate's g_proj: LFM3, Laguna), the FFN of dense layers and the shared experts (up_proj,
+# gate_proj, down_proj; LFM2's w3, w1, w2), Qwen2-MoE's and Qwen3-Next's shared_expert_gate, the
+# Mamba mixer (in_proj, x_proj, dt_proj, out_proj), gated DeltaNet's (in_proj_qkvz, in_proj_ba,
+# out_proj), lightning attention's (qkv_proj, output_gate, out_proj: MiniMaxLightningAttention), the
+# short convolution's (in_proj, out_proj) and RWKV's (key, value, receptance: each both the
+# time-mix's and the channel-mix's, whose key and value are the FFN's two matrices; output:
+# RwkvSelfAttention's). `experts`: each routed expert's up, gate and down matrices, which
 # transformers 5 stores fused as parameters (gate_up_proj, down_proj), not as nn.Linear modules
 # (PEFT's target_parameters adapts them).
 ATTENTION_TARGETS = ("q", "k", "v", "o", "g")
 FFN_TARGETS = ("up", "gate", "down")
 MIXER_TARGETS = ("in_proj", "x_proj", "dt_proj", "out_proj", "in_proj_qkvz", "in_proj_ba",
-                 "qkv_proj", "output_gate")
+                 "qkv_proj", "output_gate", "key", "value", "receptance", "output")
 LORA_TARGETS: tuple[str, ...] = (*ATTENTION_TARGETS, *FFN_TARGETS, "experts",
                                  "shared_expert_gate", *MIXER_TARGETS)
 ALL_LINEAR = "all-linear"
@@ -243,7 +244,9 @@ def ffn_widths(spec: ModelSpec) -> list[tuple[int, int]]:
     double-wide ones, ffn.double_wide, apart) and the shared experts' MLP (transformers builds
     the E_s shared experts as one MLP of width E_s·d_s)."""
     moe, counts, wide = spec.moe, spec.layer_counts, spec.double_wide_layers
-    widths = [(spec.ffn.d_ff, counts["dense"] - wide)] if counts["dense"] - wide else []
+    # RWKV's FFN is its channel-mix's key and value (_mixer_shapes)
+    dense = counts["dense"] - wide if not counts["rwkv"] else 0
+    widths = [(spec.ffn.d_ff, dense)] if dense else []
     if wide:
         widths.append((2 * spec.ffn.d_ff, wide))
     if moe is not None and counts["moe"] and moe.n_shared_experts:
@@ -292,6 +295,12 @@ def _mixer_shapes(spec: ModelSpec) -> dict[str, list[tuple[int, int]]]:
         shapes["qkv_proj"] = [(d, 3 * width)]
         shapes["output_gate"] = [(d, width)]
         shapes.setdefault("out_proj", []).append((width, d))
+    if spec.rwkv is not None and spec.ffn is not None:  # time-mix's, then channel-mix's
+        width, d_ff = spec.rwkv.d_attention, spec.ffn.d_ff
+        shapes["key"] = [(d, width), (d, d_ff)]
+        shapes["value"] = [(d, width), (d_ff, d)]
+        shapes["receptance"] = [(d, width), (d, d)]
+        shapes["output"] = [(width, d)]
     if spec.short_conv is not None:
         shapes.setdefault("in_proj", []).append((d, 3 * d))
         shapes.setdefault("out_proj", []).append((d, d))
@@ -345,6 +354,8 @@ def _lacks(spec: ModelSpec, target: str) -> str:
                 else "it has no attention layers")
     if target == "gate" and spec.ffn is not None and not spec.ffn.gated:
         return "its FFN is not gated"
+    if target in FFN_TARGETS and spec.layer_counts["rwkv"]:
+        return "its FFN is RWKV's channel-mix, whose matrices are key and value"
     if target in (*FFN_TARGETS, "experts", "shared_expert_gate"):
         return "no FFN of that kind"
     return "no mixer with that projection"
@@ -359,6 +370,12 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
     target but the routed experts (fused parameters in transformers 5)."""
     if not finetune.frozen_base:
         return ()
+    counts = spec.layer_counts
+    if counts["rwkv"] and (counts["rwkv"] != spec.n_layers or counts["dense"] != spec.n_layers):
+        raise CalcError(
+            f"lora: {spec.name} has rwkv layers beside other layers or FFNs; calc adapts RWKV "
+            f"(key, value, receptance, output) only where every layer is RWKV's with a dense "
+            f"FFN, as transformers' rwkv builds it")
     shapes = target_shapes(spec)
     if finetune.targets == ALL_LINEAR:
         if spec.attention.mla is not None and spec.n_attention_layers:

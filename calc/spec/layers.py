@@ -1,7 +1,8 @@
 """Per-layer structure: which mixer and which FFN each layer has, written as configs write it.
 
 A model is a sequence of layers, each a token mixer (attention, a selective state-space scan, a
-gated DeltaNet, lightning attention, a short convolution, or attention and Mamba side by side)
+gated DeltaNet, lightning attention, RWKV's time-mix, a short convolution, or attention and Mamba
+side by side)
 followed by an FFN (dense, mixture of experts, or none). Configs write the sequence compactly,
 as a pattern that repeats plus exceptions (`layer_types`, `attn_layer_period`/`offset`,
 `mlp_only_layers`, `first_k_dense_replace`, `interleave_moe_layer_step`, ...), and so does
@@ -10,7 +11,7 @@ as a pattern that repeats plus exceptions (`layer_types`, `attn_layer_period`/`o
 no position encoding) repeats the same way through `attention.layer_pattern`.
 
 The shapes of the non-attention mixers live here too (MambaSpec, DeltaNetSpec, LightningSpec,
-ShortConvSpec), one per model, as each config has one set of them.
+RwkvSpec, ShortConvSpec), one per model, as each config has one set of them.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from calc.spec.base import MAX_LAYERS, MAX_WIDTH, Frozen
 
 # A layer's token mixer. "attention+mamba": both read the same normed input and their outputs
 # are summed into the residual (Falcon-H1's parallel hybrid, Zuo et al. 2025).
-MixerKind = Literal["attention", "mamba", "deltanet", "lightning", "conv", "attention+mamba"]
+MixerKind = Literal["attention", "mamba", "deltanet", "lightning", "rwkv", "conv",
+                    "attention+mamba"]
 # How an attention layer sees the keys: all of them (global), the last w (local: sliding window),
 # those of its own chunk of c tokens (chunked: Llama 4's attention_chunk_size), or all of them
 # without any position encoding (nope: Llama 4's no_rope_layers, SmolLM3, Cohere 2).
@@ -31,7 +33,7 @@ AttentionKind = Literal["global", "local", "chunked", "nope"]
 FFNKind = Literal["dense", "moe", "none"]
 # The mixers other than attention, by the name layer_counts gives them, as reports print them.
 MIXER_NAMES = {"mamba": "Mamba", "deltanet": "gated DeltaNet", "lightning": "lightning attention",
-               "conv": "short-convolution"}
+               "rwkv": "RWKV time-mix", "conv": "short-convolution"}
 MAX_PATTERN = 1024
 
 
@@ -145,6 +147,23 @@ class LightningSpec(Frozen):
 
     n_heads: int = Field(ge=1, le=MAX_WIDTH, description="heads H (one d_h × d_h state each)")
     d_head: int = Field(ge=1, le=MAX_WIDTH, description="width d_h of q, k and v per head")
+
+
+class RwkvSpec(Frozen):
+    """RWKV-4 (Peng et al. 2023, "RWKV: Reinventing RNNs for the Transformer Era", arXiv
+    2305.13048, §3; transformers' RwkvSelfAttention and RwkvFeedForward). The time-mix: the
+    token shift mixes each channel of x_t with x_{t−1} through three learned vectors of d
+    (time_mix_key/value/receptance), key, value and receptance d → d_a and output d_a → d (no
+    biases), and the WKV recurrence over d_a channels with a learned decay w and bonus u per
+    channel (time_decay, time_first), read through sigmoid(receptance). The channel-mix's key
+    d → d_ff and value d_ff → d, squared ReLU between them, are the layer's dense FFN
+    (activation relu2, no gate: the same two matrices); what a dense FFN lacks is counted here:
+    its own token shift (time_mix_key/receptance, 2d) and its receptance d → d, whose sigmoid
+    multiplies the FFN's output."""
+
+    d_attention: int = Field(ge=1, le=MAX_WIDTH,
+                             description="channels d_a of key, value, receptance and the WKV "
+                                         "state (attention_hidden_size)")
 
 
 class ShortConvSpec(Frozen):

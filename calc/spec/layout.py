@@ -346,6 +346,8 @@ def tensor_parallel_units(spec: ModelSpec, ffn: bool = True) -> list[tuple[str, 
         units.append(("deltanet.n_k_heads", dn.n_k_heads, "the DeltaNet heads"))
     if spec.lightning is not None:
         units.append(("lightning.n_heads", spec.lightning.n_heads, "the lightning heads"))
+    if spec.rwkv is not None:
+        units.append(("rwkv.d_attention", spec.rwkv.d_attention, "the WKV's channels"))
     if spec.short_conv is not None:
         units.append(("d_model", spec.d_model, "the convolution's channels"))
     return units

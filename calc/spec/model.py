@@ -2,13 +2,13 @@
 
 One frozen pydantic model with parts for attention (MHA/GQA/MQA, MLA, QK-norm, sliding windows,
 mixtures of heads; calc.spec.attention), the feed-forward network and mixture of experts
-(calc.spec.ffn), normalisation (calc.spec.norm), positions (calc.spec.position), and the
-per-layer structure with the other mixers (Mamba, gated DeltaNet, lightning attention, short
-convolutions; calc.spec.layers). The names follow the papers (d_model, d_ff, n_heads: Vaswani et
-al. 2017 §3; n_layers, context_length as n_ctx: Kaplan et al. 2020 Table 1) and the Hugging Face
-config fields they map to. Cross-field rules are validators whose messages name the fields;
-derived values (head width, MoE layer count, ...) are properties, and those that walk the layers
-are computed once per spec (calc.spec.base.Frozen keeps them).
+(calc.spec.ffn), normalisation (calc.spec.norm), positions (calc.spec.position), and the per-layer
+structure with the other mixers (Mamba, gated DeltaNet, lightning attention, RWKV, short
+convolutions; calc.spec.layers). The names follow the papers (d_model, d_ff, n_heads: Vaswani et al.
+2017 §3; n_layers, context_length as n_ctx: Kaplan et al. 2020 Table 1) and the Hugging Face config
+fields they map to. Cross-field rules are validators whose messages name the fields; derived values
+(head width, MoE layer count, ...) are properties, and those that walk the layers are computed once
+per spec (calc.spec.base.Frozen keeps them).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from calc.spec.layers import (
     LayersSpec,
     LightningSpec,
     MambaSpec,
+    RwkvSpec,
     ShortConvSpec,
     repeat,
 )
@@ -87,6 +88,8 @@ class ModelSpec(Frozen):
         None, description="the gated DeltaNet mixer of the deltanet layers")
     lightning: LightningSpec | None = Field(
         None, description="the lightning-attention mixer of the lightning layers")
+    rwkv: RwkvSpec | None = Field(
+        None, description="RWKV's time-mix of the rwkv layers (and its channel-mix's extras)")
     short_conv: ShortConvSpec | None = Field(
         None, description="the short-convolution mixer of the conv layers")
     d_embedding: int | None = Field(
@@ -246,7 +249,7 @@ class ModelSpec(Frozen):
                              f"{self.n_layers}")
         mixers = set(self.mixer_kinds)
         parts = {"mamba": ("mamba", "attention+mamba"), "deltanet": ("deltanet",),
-                 "lightning": ("lightning",), "short_conv": ("conv",)}
+                 "lightning": ("lightning",), "rwkv": ("rwkv",), "short_conv": ("conv",)}
         for part, kinds in parts.items():
             used = bool(mixers & set(kinds))
             if used and getattr(self, part) is None:
@@ -254,6 +257,11 @@ class ModelSpec(Frozen):
             if not used and getattr(self, part) is not None:
                 raise ValueError(f"{part} is given but no layer's mixer is "
                                  f"{' or '.join(kinds)} (layers.mixer_pattern)")
+        lone = [i for i, (m, f) in enumerate(zip(self.mixer_kinds, self.ffn_kinds, strict=True))
+                if m == "rwkv" and f == "none"]
+        if lone:
+            raise ValueError(f"layers: layer {lone[0]} is an rwkv layer without an FFN (RWKV's "
+                             f"channel-mix gates the layer's FFN; give it dense or moe)")
         if self.n_attention_layers and "attention" not in self.model_fields_set:
             raise ValueError("attention: required, the model has attention layers")
         kinds = self.attention_kinds
@@ -406,7 +414,7 @@ class ModelSpec(Frozen):
     # ---- the layers, one entry each ---------------------------------------------------------
     @cached_property
     def mixer_kinds(self) -> tuple[str, ...]:
-        """Every layer's mixer: attention, mamba, deltanet, lightning, conv or
+        """Every layer's mixer: attention, mamba, deltanet, lightning, rwkv, conv or
         attention+mamba."""
         return repeat(self.layers.mixer_pattern, self.n_layers, self.layers.at("mixer"))
 
@@ -442,7 +450,7 @@ class ModelSpec(Frozen):
             "attention": sum("attention" in m for m in mixers),
             "local": kinds.count("local"), "chunked": kinds.count("chunked"),
             "mamba": sum("mamba" in m for m in mixers), "deltanet": mixers.count("deltanet"),
-            "lightning": mixers.count("lightning"),
+            "lightning": mixers.count("lightning"), "rwkv": mixers.count("rwkv"),
             "conv": mixers.count("conv"), "dense": ffns.count("dense"), "moe": ffns.count("moe"),
         })
 

@@ -89,6 +89,8 @@ def _layers_of(spec: ModelSpec, target: str, index: int) -> float:
         return counts["moe"] * moe.top_k
     if target == "shared_expert_gate":
         return counts["moe"]
+    if target in ("key", "value", "receptance", "output"):  # RWKV: every matrix on each layer
+        return counts["rwkv"]
     # the mixers' projections, in calc.spec.finetune._mixer_shapes's order
     order = {"in_proj": ("mamba", "conv"), "out_proj": ("mamba", "deltanet", "lightning", "conv"),
              "x_proj": ("mamba",), "dt_proj": ("mamba",), "in_proj_qkvz": ("deltanet",),

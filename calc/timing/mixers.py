@@ -28,6 +28,14 @@ Kernels (the bytes of calc.timing.kernels.Recurrence, 16-bit activations):
   the block states. The SiLU on q, k, v reads and writes 3 widths, the norm and the sigmoid
   gate 3 (as gated DeltaNet's gated norm). qkv_proj and output_gate are column-parallel,
   out_proj row-parallel, by heads.
+- RWKV-4's WKV (transformers' RwkvLinearAttention, a CUDA kernel with a thread per channel that
+  runs the recurrence in fp32 registers: element-wise, the CUDA-core peak) reads k and v and
+  writes its output (3·d_rw); its backward recomputes the states. The token shifts' mixes (five,
+  each reading x and x_{t−1} and writing one: 3d), the two sigmoids and the two products with
+  them (time-mix d_rw wide, channel-mix d) are element-wise kernels. key, value and receptance
+  are column-parallel and output row-parallel by channels; the channel-mix's receptance d → d
+  is column-parallel like them (calc splits every weight t ways, calc.formulas.memory); the
+  gather of its output before it gates the FFN's all-reduced output is not counted.
 - The short convolution (LFM2) reads and writes d channels; B ⊙ x and C ⊙ conv(·) read 2d and
   write d each.
 Not counted: Jamba's Δ/B/C norms, DeltaNet's q/k L2 norms, softplus and exp of Δ (small, fused in
@@ -80,6 +88,12 @@ def mixer_matmuls(spec: ModelSpec, flops: Mapping[str, float]) -> list[Matmul]:
         ops += [Matmul("lightning/qkv", flops["lightning/qkv"], 3 * width, d, n, "column"),
                 Matmul("lightning/gate", flops["lightning/gate"], width, d, n, "column"),
                 Matmul("lightning/out", flops["lightning/out"], d, width, n, "row")]
+    if spec.rwkv is not None:
+        n, width = counts["rwkv"], spec.rwkv.d_attention
+        ops += [Matmul(f"rwkv/{part}", flops[f"rwkv/{part}"], width, d, n, "column")
+                for part in ("key", "value", "receptance")]
+        ops += [Matmul("rwkv/output", flops["rwkv/output"], d, width, n, "row"),
+                Matmul("rwkv/gate", flops["rwkv/gate"], d, d, n, "column")]
     if spec.short_conv is not None:
         n = counts["conv"]
         ops += [Matmul("conv/in", flops["conv/in"], 3 * d, d, n, "column"),
@@ -118,6 +132,10 @@ def recurrences(spec: ModelSpec, flops: Mapping[str, float]) -> list[Recurrence]
         width = spec.lightning.n_heads * spec.lightning.d_head
         ops.append(Recurrence("lightning/scan", flops["lightning/scan"],
                               counts["lightning"] * 4 * width * q, "tensor", SCAN_BACKWARD))
+    if spec.rwkv is not None:  # k, v in, the output out
+        ops.append(Recurrence("rwkv/scan", flops["rwkv/scan"],
+                              counts["rwkv"] * 3 * spec.rwkv.d_attention * q, "vector",
+                              SCAN_BACKWARD))
     if spec.short_conv is not None:
         ops.append(Recurrence("conv/conv", flops["conv/conv"], counts["conv"] * 2 * d * q,
                               "vector", CONV_BACKWARD))
@@ -134,6 +152,10 @@ def mixer_elementwise(spec: ModelSpec) -> list[ElementWise]:
         gates += counts["deltanet"] * 3 * spec.deltanet.n_v_heads * spec.deltanet.d_v
     if spec.lightning is not None:  # SiLU on q, k, v (3 in, 3 out); the norm and the gate: 3
         gates += counts["lightning"] * 9 * spec.lightning.n_heads * spec.lightning.d_head
+    if spec.rwkv is not None:  # 5 token-shift mixes (3d each), 2 sigmoids and 2 products
+        width = spec.rwkv.d_attention
+        gates += counts["rwkv"] * (5 * 3 * spec.d_model + 2 * width + 3 * width
+                                   + 2 * spec.d_model + 3 * spec.d_model)
     if spec.short_conv is not None:  # B ⊙ x and C ⊙ conv(B ⊙ x)
         gates += counts["conv"] * 2 * 3 * spec.d_model
     return [ElementWise("mixer gates", gates * q, "tensor")] if gates else []

@@ -19,12 +19,15 @@ from torch.utils.flop_counter import FlopCounterMode
 from calc.spec import ModelSpec
 from calc.spec.finetune import FineTune, resolve_targets
 from calc.verify.count import StateCounter
-from calc.verify.mixers import DeltaNet, Lightning, Mamba, ShortConv
+from calc.verify.mixers import DeltaNet, Lightning, Mamba, Rwkv, RwkvChannelMix, ShortConv
 from calc.verify.model import Attention, FeedForward, build
 
 # The reference mixers' projections and the targets that name them (calc.spec.finetune).
 MIXER_PROJECTIONS = {"inp": "in_proj", "x": "x_proj", "dt": "dt_proj", "out": "out_proj",
                      "qkv": "qkv_proj", "gate": "output_gate"}
+
+
+RWKV_FFN = {"up": "key", "down": "value"}
 
 
 class LoRA(nn.Module):
@@ -99,7 +102,9 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
         elif isinstance(module, FeedForward):
             for name in ("up", "gate", "down"):
                 linear = getattr(module, name)
-                if name in targets and linear is not None:
+                # RWKV's FFN is its channel-mix: its up and down are PEFT's key and value
+                target = RWKV_FFN.get(name, name) if spec.layer_counts["rwkv"] else name
+                if target in targets and linear is not None:
                     setattr(module, name, _adapt(linear, [linear.out_features], [True], r))
         elif isinstance(module, DeltaNet):  # one fused in_proj: q, k, v, z | β, α
             qkvz, ba = sum(module.widths[:4]), sum(module.widths[4:])
@@ -108,6 +113,11 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
                                                              "in_proj_ba" in targets], r)
             if "out_proj" in targets:
                 module.out = _adapt(module.out, [module.out.out_features], [True], r)
+        elif isinstance(module, (Rwkv, RwkvChannelMix)):
+            for name in ("key", "value", "receptance", "output"):
+                linear = getattr(module, name, None)
+                if name in targets and isinstance(linear, nn.Linear):
+                    setattr(module, name, _adapt(linear, [linear.out_features], [True], r))
         elif isinstance(module, (Mamba, Lightning, ShortConv)):
             for name, target in MIXER_PROJECTIONS.items():
                 linear = getattr(module, name, None)

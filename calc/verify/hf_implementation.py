@@ -16,7 +16,8 @@ paths are what FlopCounterMode sees:
   (torch_chunk_gated_delta_rule: chunks of 64, six matmuls; the triangular solve counts 0; with
   the channel gate chunk_kimi_delta_attention: chunks of 64, the per-channel decayed QKᵀ and
   K_βKᵀ element-wise, six matmuls), lightning attention its blocked form
-  (MiniMaxLightningAttention.forward: blocks of block_size, four matmuls each);
+  (MiniMaxLightningAttention.forward: blocks of block_size, four matmuls each); RWKV's WKV
+  (rwkv_linear_attention_cpu, the path off CUDA and for one token) is element-wise only: 0;
 - DeepSeek Sparse Attention's layers (DeepseekV32Attention and GlmMoeDsaAttention, eager and
   SDPA paths) fold the keys the indexer did not select into the attention mask and compute QKᵀ
   and A·V over all T keys, where calc counts the min(index_topk, T) selected ones;
@@ -156,6 +157,9 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
         total -= flops.components["lightning/scan"] * t
         total += n["lightning"] * _blocked_lightning(spec, t, block)
         changed.append(f"lightning attention: blocked form (block {block})")
+    if n["rwkv"]:
+        total -= flops.components["rwkv/scan"] * t
+        changed.append("RWKV: the WKV recurrence element-wise (rwkv_linear_attention_cpu)")
     indexer = spec.attention.indexer
     if indexer is not None and indexer.topk < t:
         pair = FMA * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v)

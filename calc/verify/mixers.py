@@ -1,5 +1,5 @@
 """The reference model's other mixers: Mamba and Mamba-2, gated DeltaNet, lightning attention,
-short convolutions.
+RWKV-4's time-mix and channel-mix, short convolutions.
 
 Each is written to be counted (calc.formulas.mixers states the conventions): projections are
 nn.Linear, the convolution a causal depthwise conv1d with exactly T outputs, and the scan runs
@@ -230,6 +230,83 @@ class Lightning(nn.Module):
         decay = torch.exp(-self.slope).to(x.dtype)[:, None, None].expand(batch, t, -1, 1, 1)
         out = self.scan(decay, v, k, q).reshape(batch, t, -1)
         return self.out(self.norm(out) * torch.sigmoid(self.gate(x)))
+
+
+def _shift(x: Tensor) -> Tensor:
+    """x_{t−1} at each t, zeros at t = 0 (RWKV's time_shift: nn.ZeroPad2d((0, 0, 1, -1)))."""
+    return F.pad(x, (0, 0, 1, -1))
+
+
+class Wkv(nn.Module):
+    """RWKV-4's WKV recurrence run token by token over d_a channels, two state elements each
+    (calc.formulas.mixers): wkv_t = (a + e^{u+k}·v) / (b + e^{u+k}), then a ← e^{−w}·a + e^k·v
+    and b ← e^{−w}·b + e^k. The exponentials are coefficients, outside the counted region; the
+    division is a multiply by the reciprocal (reciprocal itself is a coefficient)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        tag(self, "rwkv/scan")
+
+    def forward(self, decay: Tensor, first: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        """decay, first [d_a] (time_decay w, time_first u); k, v [B, T, d_a] → [B, T, d_a]."""
+        batch, t, width = k.shape
+        a = k.new_zeros(batch, width)
+        b = k.new_zeros(batch, width)
+        fade = torch.exp(-torch.exp(decay))
+        outputs = []
+        for i in range(t):
+            bonus, ek = torch.exp(first + k[:, i]), torch.exp(k[:, i])
+            with state_arithmetic("rwkv/scan"):
+                numerator = a + bonus * v[:, i]  # read: 2
+                denominator = b + bonus  # read: 1
+            scale = torch.reciprocal(denominator)
+            with state_arithmetic("rwkv/scan"):
+                outputs.append(numerator * scale)  # read: 1 (the division)
+                a = a * fade + ek * v[:, i]  # decay 1, write 2
+                b = b * fade + ek  # decay 1, write 1
+        return torch.stack(outputs, dim=1)
+
+
+class Rwkv(nn.Module):
+    """RWKV-4's time-mix (transformers' RwkvSelfAttention): the token shift mixes x_t and
+    x_{t−1} by time_mix_key/value/receptance, key, value, receptance d → d_a, the WKV, times
+    sigmoid(receptance), output d_a → d. `channel` is the layer's channel-mix extras."""
+
+    def __init__(self, spec: ModelSpec):
+        super().__init__()
+        rwkv, d = spec.rwkv, spec.d_model
+        assert rwkv is not None
+        width = rwkv.d_attention
+        self.mix = tag(_Vector(3, d), "rwkv/shift")
+        self.decay = tag(_Vector(2, width), "rwkv/decay")  # time_decay, time_first
+        self.key = linear(d, width, False, "rwkv/key")
+        self.value = linear(d, width, False, "rwkv/value")
+        self.receptance = linear(d, width, False, "rwkv/receptance")
+        self.wkv = Wkv()
+        self.output = linear(width, d, False, "rwkv/output")
+
+    def forward(self, x: Tensor) -> Tensor:
+        shifted, mix = _shift(x), self.mix.values
+        k, v, r = (x * mix[i] + shifted * (1 - mix[i]) for i in range(3))
+        wkv = self.wkv(self.decay.values[0], self.decay.values[1], self.key(k), self.value(v))
+        return self.output(torch.sigmoid(self.receptance(r)) * wkv)
+
+
+class RwkvChannelMix(nn.Module):
+    """RWKV-4's channel-mix around the layer's FFN (transformers' RwkvFeedForward): the token
+    shift by time_mix_key/receptance, FFN(key mix) (its key and value: a relu2 FFN) times
+    sigmoid(receptance(receptance mix)), receptance d → d."""
+
+    def __init__(self, spec: ModelSpec):
+        super().__init__()
+        d = spec.d_model
+        self.mix = tag(_Vector(2, d), "rwkv/shift")
+        self.receptance = linear(d, d, False, "rwkv/gate")
+
+    def forward(self, x: Tensor, ffn: nn.Module) -> Tensor:
+        shifted, mix = _shift(x), self.mix.values
+        k, r = (x * mix[i] + shifted * (1 - mix[i]) for i in range(2))
+        return torch.sigmoid(self.receptance(r)) * ffn(k)
 
 
 class ShortConv(nn.Module):

@@ -17,7 +17,7 @@ from torch import Tensor, nn
 
 from calc.spec import ModelSpec
 from calc.verify.attention import Attention
-from calc.verify.mixers import DeltaNet, Lightning, Mamba, ShortConv
+from calc.verify.mixers import DeltaNet, Lightning, Mamba, Rwkv, RwkvChannelMix, ShortConv
 from calc.verify.parts import ACTIVATIONS, activation, linear, make_norm, sinusoids, tag
 
 
@@ -152,9 +152,9 @@ class OutputBias(nn.Module):
 
 # ---- blocks and model -----------------------------------------------------------------------
 class Mixers(nn.Module):
-    """A layer's token mixer: attention, Mamba, gated DeltaNet, lightning attention, a short
-    convolution, or attention and Mamba side by side on the same input, their outputs summed
-    (Falcon-H1)."""
+    """A layer's token mixer: attention, Mamba, gated DeltaNet, lightning attention, RWKV's
+    time-mix, a short convolution, or attention and Mamba side by side on the same input, their
+    outputs summed (Falcon-H1)."""
 
     def __init__(self, spec: ModelSpec, mixer: str, kind: str, indexed: bool = True,
                  own_kv: bool = True):
@@ -168,6 +168,8 @@ class Mixers(nn.Module):
             parts.append(DeltaNet(spec))
         if mixer == "lightning":
             parts.append(Lightning(spec))
+        if mixer == "rwkv":
+            parts.append(Rwkv(spec))
         if mixer == "conv":
             parts.append(ShortConv(spec))
         self.parts = nn.ModuleList(parts)
@@ -197,6 +199,12 @@ class Block(nn.Module):
                     else FeedForward(spec, width))
         self.norms = nn.ModuleList(make_norm(spec.norm, spec.d_model, "norms")
                                    for _ in range(spec.norms_per_layer))
+        # RWKV: the channel-mix's token shift and receptance gate around the FFN
+        self.channel = RwkvChannelMix(spec) if mixer == "rwkv" else None
+
+    def _ffn(self, x: Tensor) -> Tensor:
+        assert self.ffn is not None
+        return self.ffn(x) if self.channel is None else self.channel(x, self.ffn)
 
     def forward(self, x: Tensor, positions: Tensor) -> Tensor:
         n = self.norms
@@ -210,18 +218,18 @@ class Block(nn.Module):
             return x + n[0](self.attention(x, positions))
         if self.parallel:  # x + Attn(N(x)) + FFN(N'(x)), N' = N with one shared norm
             a = n[0](x)
-            return x + self.attention(a, positions) + self.ffn(n[-1](x) if len(n) > 1 else a)
+            return x + self.attention(a, positions) + self._ffn(n[-1](x) if len(n) > 1 else a)
         if self.placement == "pre":
             x = x + self.attention(n[0](x), positions)
-            return x + self.ffn(n[1](x))
+            return x + self._ffn(n[1](x))
         if self.placement == "post":
             x = n[0](x + self.attention(x, positions))
-            return n[1](x + self.ffn(x))
+            return n[1](x + self._ffn(x))
         if self.placement == "sandwich":
             x = x + n[1](self.attention(n[0](x), positions))
-            return x + n[3](self.ffn(n[2](x)))
+            return x + n[3](self._ffn(n[2](x)))
         x = x + n[0](self.attention(x, positions))  # reordered (OLMo 2)
-        return x + n[1](self.ffn(x))
+        return x + n[1](self._ffn(x))
 
 
 class MultiTokenPrediction(nn.Module):
