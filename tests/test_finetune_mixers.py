@@ -163,8 +163,7 @@ def test_lora_on_layers_of_one_kind_with_query_heads_of_their_own():
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from calc.hf import spec_from_hf_config
-    from calc.timing.finetune import adapter_terms
-    from calc.verify.hf_reference import build, lora_parameters
+    from calc.verify.hf_reference import build
 
     types = ["full_attention", "sliding_attention", "sliding_attention"]
     config = {"model_type": "laguna", "hidden_size": 64, "num_hidden_layers": 3,
@@ -176,14 +175,7 @@ def test_lora_on_layers_of_one_kind_with_query_heads_of_their_own():
     spec, model = spec_from_hf_config(config), build(config)
     assert spec.attention.kind_shapes["local"].n_heads == 8
     patterns = {**ATTENTION, "g": r"self_attn\.g_proj$"}
-    for target, pattern in patterns.items():
-        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
-        assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}, \
-            target
-        term, = adapter_terms(spec, (target,))
-        assert RANK * (term.inputs + term.outputs) == counts.adapters_active, target
-    counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
-    assert counts.trainable == lora_parameters(model, RANK)
+    _assert_adapters_as_peft_builds_them(spec, model, patterns)
 
 
 def test_lora_on_gemma4_kv_shared_and_keys_as_values():
@@ -194,8 +186,7 @@ def test_lora_on_gemma4_kv_shared_and_keys_as_values():
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from calc.hf import spec_from_hf_config
-    from calc.timing.finetune import adapter_terms
-    from calc.verify.hf_reference import build, lora_parameters
+    from calc.verify.hf_reference import build
 
     config = {"model_type": "gemma4_unified_text", "vocab_size": 64, "hidden_size": 32,
               "intermediate_size": 24, "num_hidden_layers": 8, "num_attention_heads": 4,
@@ -206,14 +197,7 @@ def test_lora_on_gemma4_kv_shared_and_keys_as_values():
     assert spec.attention.kv_shared_layers == 2 and spec.double_wide_layers == 2
     patterns = {**ATTENTION, "up": r"mlp\.up_proj$", "gate": r"mlp\.gate_proj$",
                 "down": r"mlp\.down_proj$"}
-    for target, pattern in patterns.items():
-        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
-        assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}, \
-            target
-        term, = adapter_terms(spec, (target,))
-        assert RANK * (term.inputs + term.outputs) == counts.adapters_active, target
-    counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
-    assert counts.trainable == lora_parameters(model, RANK)
+    _assert_adapters_as_peft_builds_them(spec, model, patterns)
 
 
 @pytest.mark.parametrize("targets", ["all-linear", ("key",), ("value", "output"),
@@ -242,3 +226,19 @@ def test_rwkv_adapters_refuse_other_layers_in_one_line():
     with pytest.raises(calc.CalcError, match="beside other layers or FFNs") as error:
         calc.memory(spec, finetune="lora", lora_targets="key")
     assert "\n" not in str(error.value)
+
+
+def _assert_adapters_as_peft_builds_them(spec, model, patterns: dict[str, str]) -> None:
+    """Each target's adapters as PEFT builds them on transformers' `model` (modules matching
+    its pattern), the step's adapter terms, and all-linear's count."""
+    from calc.timing.finetune import adapter_terms
+    from calc.verify.hf_reference import lora_parameters
+
+    for target, pattern in patterns.items():
+        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
+        assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}, \
+            target
+        term, = adapter_terms(spec, (target,))
+        assert RANK * (term.inputs + term.outputs) == counts.adapters_active, target
+    counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
+    assert counts.trainable == lora_parameters(model, RANK)

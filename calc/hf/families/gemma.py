@@ -264,12 +264,7 @@ def _read_gemma4_text(c: HFConfig) -> dict[str, Any]:
 GEMMA4_TEXT = ModelType(
     "gemma4_text", _read_gemma4_text,
     getattr_fields=("global_head_dim", "num_global_key_value_heads", "per_layer_config"),
-    defaults={
-        "vocab_size": 262144, "hidden_size": 2304, "intermediate_size": 9216,
-        "num_hidden_layers": 30, "num_attention_heads": 8, "num_key_value_heads": 4,
-        "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
-        "max_position_embeddings": 131072, "tie_word_embeddings": True, "attention_bias": False,
-        "sliding_window": 512, "layer_types": None, "use_bidirectional_attention": None,
-        "attention_k_eq_v": False, "num_kv_shared_layers": 0, "use_double_wide_mlp": False,
-        "hidden_size_per_layer_input": 256, "enable_moe_block": False,
-    })
+    # Gemma4TextConfig's defaults: gemma4_unified_text's but for these
+    defaults={**GEMMA4_UNIFIED_TEXT.defaults, "max_position_embeddings": 131072,
+              "sliding_window": 512, "use_bidirectional_attention": None,
+              "hidden_size_per_layer_input": 256, "enable_moe_block": False})
