@@ -47,9 +47,11 @@ def test_each_item_of_the_recipe_lowers_the_memory_it_names():
     assert host.allocated_bytes == base.allocated_bytes
     copied = _memory(mtp_shared_embedding=False)
     assert copied.weights_bytes > base.weights_bytes
-    fp8 = _memory(precision="fp8-blockwise")
-    assert fp8.activations["layers"] < base.activations["layers"]
-    assert fp8.weight_copies_bytes > 0
+    # the layout's fp8 dtype and blockwise recipe store what precision fp8-blockwise names
+    assert base.total_bytes == _memory(precision="fp8-blockwise").total_bytes
+    bf16 = _memory(dtype="bf16", fp8_recipe=None)
+    assert base.activations["layers"] < bf16.activations["layers"]
+    assert base.weight_copies_bytes > 0 == bf16.weight_copies_bytes
 
 
 def test_ema_on_the_device_is_fp32_sharded_as_the_master_weights():

@@ -58,3 +58,47 @@ def test_no_low_precision_path_is_one_line(gpu, precision):
     with pytest.raises(calc.CalcError, match=f"{gpu} has no .* peak") as error:
         calc.estimate("llama2-7b", tokens=1e12, gpu=gpu, precision=precision)
     assert "\n" not in str(error.value)
+
+
+def test_an_fp8_step_counts_the_memory_of_its_recipe():
+    """`--dtype fp8` (what the step prices) and `--precision` (what the memory counts) name one
+    choice: an fp8 dtype alone stores the per-tensor recipe's copies and inputs, DeepSeek-V3's
+    blockwise recipe its own, as if the precision had been given."""
+    fp8 = calc.memory("llama2-7b", dtype="fp8").memory
+    assert fp8.weight_copies_bytes == 2 * HIDDEN
+    assert fp8.total_bytes == calc.memory("llama2-7b", precision="fp8").memory.total_bytes
+    blockwise = calc.memory("llama2-7b", dtype="fp8", fp8_recipe="blockwise").memory
+    assert blockwise.weight_copies_bytes == HIDDEN  # one copy: a 128×128 block transposes
+    assert blockwise.total_bytes == calc.memory(
+        "llama2-7b", dtype="fp8", precision="fp8-blockwise").memory.total_bytes
+
+
+def test_an_fp8_precision_prices_the_step_in_fp8():
+    """The step of `--precision fp8-blockwise` runs its GEMMs at the fp8 peak with the
+    blockwise recipe, as `--dtype fp8 --fp8-recipe blockwise` does."""
+    layout = dict(gpu="h100", gpus=8, tp=2, global_batch=64)
+    by_precision = calc.step("llama3-8b", precision="fp8-blockwise", **layout)
+    by_dtype = calc.step("llama3-8b", dtype="fp8", fp8_recipe="blockwise", **layout)
+    assert (by_precision.layout.dtype, by_precision.layout.fp8_recipe) == ("fp8", "blockwise")
+    assert by_precision.step_time_s == by_dtype.step_time_s
+    assert by_precision.memory_per_gpu_bytes == by_dtype.memory_per_gpu_bytes
+    assert by_precision.step_time_s < calc.step("llama3-8b", **layout).step_time_s
+
+
+def test_every_stack_keeps_the_same_states_under_fp8_and_bf16():
+    """fp8_choice makes a bf16 run with FP8 GEMMs the fp8 run: true while every stack's
+    recipe for fp8 is its recipe for bf16."""
+    from calc.spec.memory import STACKS
+
+    assert all(stack.recipes["fp8"] == stack.recipes["bf16"] for stack in STACKS.values())
+
+
+@pytest.mark.parametrize("options, named", [
+    (dict(dtype="fp8", precision="bf16"), "precision='bf16'"),
+    (dict(dtype="fp8", fp8_recipe="current", precision="fp8-blockwise"), "fp8_recipe='current'"),
+    (dict(dtype="fp16", precision="fp8"), "dtype='fp16'"),
+])
+def test_an_fp8_choice_that_disagrees_is_one_line(options, named):
+    with pytest.raises(calc.CalcError, match=named) as error:
+        calc.step("llama3-8b", gpu="h100", gpus=8, tp=2, global_batch=64, **options)
+    assert "\n" not in str(error.value)

@@ -160,6 +160,25 @@ def run_config(run: RunConfig | None = None, **options: Any) -> RunConfig:
     return given if run is None else given.over(run)
 
 
+def fp8_layout(layout: dict[str, Any], precision: str | None) -> dict[str, Any]:
+    """`layout`'s fields with the fp8 dtype and recipe that the GEMM precision of the model
+    states implies, so the step prices the GEMMs the memory counts
+    (calc.spec.gemm_precision.fp8_choice); CalcError where they disagree."""
+    from calc.spec.gemm_precision import RECIPE_PRECISION, fp8_choice
+
+    try:
+        dtype, recipe, _ = fp8_choice(layout.get("dtype"), layout.get("fp8_recipe"), precision)
+    except ValueError as error:
+        raise CalcError(str(error)) from None
+    if precision in RECIPE_PRECISION.values() and dtype != "fp8":
+        raise CalcError(f"precision={precision!r} runs the projections' GEMMs in FP8, which a "
+                        f"step prices at dtype 'fp8'; dtype={dtype!r} given (a step's FP8 "
+                        f"GEMMs keep the model states of bf16: leave dtype out, or give bf16 "
+                        f"or fp8)")
+    chosen = {"dtype": dtype, "fp8_recipe": recipe}
+    return {**layout, **{key: value for key, value in chosen.items() if value is not None}}
+
+
 @dataclass(frozen=True)
 class FileRun:
     """A trainer config's run: its model, its options with the given ones over them, what

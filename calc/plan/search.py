@@ -32,7 +32,7 @@ from calc.errors import CalcError
 from calc.evaluate import layout_values, memory_values
 from calc.plan.memory import margin, memory_options
 from calc.plan.offload import host_side, placement
-from calc.plan.options import RunConfig
+from calc.plan.options import RunConfig, fp8_layout
 from calc.plan.system import system_of
 from calc.presets import get_gpu, sequence_length
 from calc.spec import GPU, ModelSpec, System
@@ -363,19 +363,21 @@ def search_layouts(spec: ModelSpec, *, gpu: str, gpus: int, global_batch: int,
     variants; `states` (recipe, optimizer, precision, memory_margin) set how the model states
     are kept and the margin, default the framework's own (calc.spec.memory.STACKS)."""
     t = sequence_length(spec, seq_len)
-    fixed = {"dtype": dtype, "framework": framework, "dropout": dropout,
-             "flash_attention": flash_attention, "allow_cross_node_tp": allow_cross_node_tp}
+    states = states or {}
+    fixed = {**fp8_layout({"dtype": dtype}, states.get("precision")), "framework": framework,
+             "dropout": dropout, "flash_attention": flash_attention,
+             "allow_cross_node_tp": allow_cross_node_tp}
     make_layout(None, global_batch=global_batch, seq_len=t, **fixed)  # checks those fields
     constants = load_constants()
     device_spec = get_gpu(gpu)
     platform = system_of(device_spec, system, gpus)
     framework_constants = constants.framework(framework)
-    device = device_for(device_spec, dtype, constants, framework_constants)
+    device = device_for(device_spec, fixed["dtype"], constants, framework_constants,
+                        fixed.get("fp8_recipe"))
     network = network_for(platform, constants.network)
-    states = states or {}
     options = memory_options(spec, device_spec.name, {"seq_len": t, "dropout": dropout,
-                                                      "dtype": dtype, "framework": framework,
-                                                      **states})
+                                                      "dtype": fixed["dtype"],
+                                                      "framework": framework, **states})
     base = memory_values(spec, options, device_spec.memory_gib)
     choice = _offload_choice(offload or {}, device_spec, platform, gpus, constants,
                              framework_constants.overlap_grad_reduce)

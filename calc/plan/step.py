@@ -14,7 +14,7 @@ from calc.evaluate import count_adapters, count_flops, finetune_train_flops
 from calc.plan.finetune import finetune_of
 from calc.plan.memory import MemoryBlock, memory_block, memory_options
 from calc.plan.offload import StepOffload, offloaded_step
-from calc.plan.options import RunConfig
+from calc.plan.options import RunConfig, fp8_layout
 from calc.plan.system import catalogued, system_of
 from calc.presets import get_gpu
 from calc.spec import GPU, ModelSpec, System
@@ -176,7 +176,7 @@ def priced_step(spec: ModelSpec, given: RunConfig, gpus: int | None, gpu: str,
                 system: str | None, from_file: str | None) -> tuple[StepNumbers, list[str]]:
     """The step of the run's layout; with recompute 'auto' the least recomputation that fits
     (full when none does), and a note saying which."""
-    layout = given.given("layout")
+    layout = fp8_layout(given.given("layout"), given.get("precision"))
     auto = layout.get("recompute") == "auto"
     choices = (recomputations(layout.get("framework"), layout.get("activation_offload"))
                if auto else (layout.get("recompute", "none"),))

@@ -80,6 +80,41 @@ GEMM_PRECISIONS: dict[str, GemmPrecisionInfo] = {
 }
 
 
+# The step prices an fp8 run by its recipe (calc.spec.layout.Fp8Recipe: how the GEMMs scale), the
+# memory counts it by what the recipe stores (GEMM_PRECISIONS). One choice, two names, so each
+# implies the other: per-tensor and row-wise scales store one FP8 value an element and two casts
+# a weight ("fp8"); DeepSeek-V3's blocks and MXFP8's 32-value scales are rows of their own.
+RECIPE_PRECISION = {"delayed": "fp8", "current": "fp8", "rowwise": "fp8",
+                    "blockwise": "fp8-blockwise", "mxfp8": "mxfp8"}
+PRECISION_RECIPE = {"fp8-blockwise": "blockwise", "mxfp8": "mxfp8"}  # "fp8": any per-tensor one
+# The training dtypes whose stacks keep the same model states under fp8 GEMMs (calc.spec.memory
+# STACKS: every stack's recipe for fp8 is its recipe for bf16), so an fp8 precision with either
+# is the fp8 run.
+FP8_WITH_STATES_OF = ("bf16", "fp8")
+
+
+def fp8_choice(dtype: str | None, recipe: str | None,
+               precision: str | None) -> tuple[str | None, str | None, str | None]:
+    """(dtype, fp8 recipe, GEMM precision) made one choice: an fp8 dtype implies its recipe's
+    precision, an fp8 precision the fp8 dtype and its recipe; ValueError naming the values that
+    disagree. Values not given are None; other dtypes and precisions pass unchanged."""
+    if precision in RECIPE_PRECISION.values() and dtype in (None, *FP8_WITH_STATES_OF):
+        dtype = "fp8"
+    if dtype != "fp8":
+        return dtype, recipe, precision
+    implied = RECIPE_PRECISION[recipe or "delayed"]
+    if precision is None:
+        return dtype, recipe, implied
+    if recipe is None and precision in PRECISION_RECIPE:
+        return dtype, PRECISION_RECIPE[precision], precision
+    if precision != implied:
+        given = "dtype='fp8'" + (f" with fp8_recipe={recipe!r}" if recipe else "")
+        raise ValueError(f"precision={precision!r} does not go with {given}, which stores its "
+                         f"GEMMs as precision={implied!r}; give one of them, or matching ones "
+                         f"({', '.join(f'{r} → {p}' for r, p in RECIPE_PRECISION.items())})")
+    return dtype, recipe, precision
+
+
 def check_path(gpu: GPU, precision: str) -> None:
     """One line naming what is missing when `gpu` has no tensor-core path for `precision` (the
     memory needs only this; a step needs the peaks too)."""

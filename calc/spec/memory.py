@@ -13,12 +13,12 @@ from a measurement a reader can open.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from calc.numbers import annotated
-from calc.spec.gemm_precision import GemmPrecision
+from calc.spec.gemm_precision import GemmPrecision, fp8_choice
 from calc.spec.layout import Framework, Layout
 from calc.spec.model import Frozen
 
@@ -376,6 +376,18 @@ class TrainingMemory(ModelStates, Layout):  # fields in reverse order: the layou
     model states are kept."""
 
     gpu: str | None = Field(None, description="GPU catalogue name whose memory is the budget")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_fp8_choice(cls, data: Any) -> Any:
+        """The fp8 dtype and recipe the step prices, and the GEMM precision counted here, as
+        one choice (calc.spec.gemm_precision.fp8_choice)."""
+        if not isinstance(data, dict):
+            return data
+        dtype, recipe, precision = fp8_choice(data.get("dtype"), data.get("fp8_recipe"),
+                                              data.get("precision"))
+        chosen = {"dtype": dtype, "fp8_recipe": recipe, "precision": precision}
+        return {**data, **{key: value for key, value in chosen.items() if value is not None}}
 
     @model_validator(mode="after")
     def _recipe_matches_dtype(self) -> TrainingMemory:
