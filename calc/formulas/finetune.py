@@ -39,6 +39,7 @@ from calc.symbols import (
     L_dense,
     L_dn,
     L_dw,
+    L_gr,
     L_idx,
     L_kvs,
     L_kvs2,
@@ -198,6 +199,9 @@ QUANTISED = (params.over_attention_layers(
              + L_dn * sympy.Add(*mixers.DELTANET_WEIGHTS.values())
              + L_la * sympy.Add(*mixers.LIGHTNING_WEIGHTS.values())
              + L_rw * sympy.Add(*mixers.RWKV_WEIGHTS.values())
+             # Griffin's nn.Linear projections; its gates are plain parameters, left in 16 bits
+             + L_gr * (mixers.GRIFFIN_WEIGHTS["griffin/y"] + mixers.GRIFFIN_WEIGHTS["griffin/x"]
+                       + mixers.GRIFFIN_WEIGHTS["griffin/out"])
              + L_sc * sympy.Add(*mixers.SHORT_CONV_WEIGHTS.values()))
 
 # ---- model states of the most loaded GPU ------------------------------------------------------
