@@ -2770,6 +2770,9 @@ def finetune_counts(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_out = s['a_linear_out']
+    a_linear_x = s['a_linear_x']
+    a_linear_y = s['a_linear_y']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
@@ -2848,63 +2851,64 @@ def finetune_counts(s):
     _t25 = L_rw*(d + d_rw)
     _t26 = r_a*(L_rw*(d + d_ff) + _t25)
     _t27 = 2*d
-    _t28 = d**2
-    _t29 = _t12*d
-    _t30 = _t29*d_ff
-    _t31 = E*d
-    _t32 = d*(d_rope + r_kv)
-    _t33 = -d_rope
-    _t34 = 1 - i_mla
-    _t35 = _t34*d
-    _t36 = _t35*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t32 + h2*r_kv*(_t33 + d_qk2 + d_v2))
-    _t37 = _t18*d_in
-    _t38 = _t35*h_kv*(_t11*d_v + d_qk) + i_mla*(_t32 + h*r_kv*(_t33 + d_qk + d_v))
-    _t39 = H_v + _t20
-    _t40 = 1 - i_qlora
-    _t41 = _t0*d
-    _t42 = d*r_q
-    _t43 = d*i_moa
-    _t44 = E_a*_t43
-    _t45 = _t43*(E_a*h_kv2 - h2)
-    _t46 = d*i_gate
-    _t47 = _t5*d
-    _t48 = _t43*(E_a*h_kv - h)
-    _t49 = (
+    _t28 = L_gr*r_a*(d + d_gr)
+    _t29 = d**2
+    _t30 = _t12*d
+    _t31 = _t30*d_ff
+    _t32 = E*d
+    _t33 = d*(d_rope + r_kv)
+    _t34 = -d_rope
+    _t35 = 1 - i_mla
+    _t36 = _t35*d
+    _t37 = _t36*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t33 + h2*r_kv*(_t34 + d_qk2 + d_v2))
+    _t38 = _t18*d_in
+    _t39 = _t36*h_kv*(_t11*d_v + d_qk) + i_mla*(_t33 + h*r_kv*(_t34 + d_qk + d_v))
+    _t40 = H_v + _t20
+    _t41 = 1 - i_qlora
+    _t42 = _t0*d
+    _t43 = d*r_q
+    _t44 = d*i_moa
+    _t45 = E_a*_t44
+    _t46 = _t44*(E_a*h_kv2 - h2)
+    _t47 = d*i_gate
+    _t48 = _t5*d
+    _t49 = _t44*(E_a*h_kv - h)
+    _t50 = (
         L_att2*(
             _t1*d
-            + _t34*_t41
-            + _t36
-            + _t41*i_rel
-            + _t44
-            + _t45*d_qk2
-            + _t45*d_v2
-            + _t46*h2*(_t2*d_v2 + i_gh)
-            + i_mla*(_t40*_t41 + i_qlora*(_t0*r_q + _t42))
+            + _t35*_t42
+            + _t37
+            + _t42*i_rel
+            + _t45
+            + _t46*d_qk2
+            + _t46*d_v2
+            + _t47*h2*(_t2*d_v2 + i_gh)
+            + i_mla*(_t41*_t42 + i_qlora*(_t0*r_q + _t43))
         )
-        + L_dense*_t30
+        + L_dense*_t31
         + L_dn*(
-            _t20*d + d*(_t23 + _t39*(1 - i_cg) + _t39) + i_cg*(_t27*r_g + r_g*(H_v*d_lk + _t20))
+            _t20*d + d*(_t23 + _t40*(1 - i_cg) + _t40) + i_cg*(_t27*r_g + r_g*(H_v*d_lk + _t20))
         )
-        + L_dw*_t30
+        + L_dw*_t31
         + 3*L_gr*d*d_gr
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t36
+        - L_kvs2*_t37
         + 5*L_la*_t21*d
-        + L_moe*(E_s*_t29*d_s + _t12*_t31*d_e + _t31 + d*i_shared_gate)
-        + L_rw*(_t28 + 4*d*d_rw)
-        + 4*L_sc*_t28
-        + L_ssm*(R_dt*_t37 + _t16*d + _t37*(R_dt + _t15) + d*d_in)
-        - _t38*(L_kvs + _t7)
+        + L_moe*(E_s*_t30*d_s + _t12*_t32*d_e + _t32 + d*i_shared_gate)
+        + L_rw*(_t29 + 4*d*d_rw)
+        + 4*L_sc*_t29
+        + L_ssm*(R_dt*_t38 + _t16*d + _t38*(R_dt + _t15) + d*d_in)
+        - _t39*(L_kvs + _t7)
         + _t4*(
-            _t35*_t5
-            + _t38
-            + _t44
-            + _t46*h*(_t2*d_v + i_gh)
-            + _t47*i_rel
-            + _t48*d_qk
-            + _t48*d_v
+            _t36*_t5
+            + _t39
+            + _t45
+            + _t47*h*(_t2*d_v + i_gh)
+            + _t48*i_rel
+            + _t49*d_qk
+            + _t49*d_v
             + _t6*d
-            + i_mla*(_t40*_t47 + i_qlora*(_t42 + _t5*r_q))
+            + i_mla*(_t41*_t48 + i_qlora*(_t43 + _t5*r_q))
         )
     )
     return {
@@ -2938,10 +2942,16 @@ def finetune_counts(s):
         'lora/value': _t26*a_value,
         'lora/receptance': a_receptance*r_a*(L_rw*_t27 + _t25),
         'lora/output': _t25*a_output*r_a,
+        'lora/linear_y': _t28*a_linear_y,
+        'lora/linear_x': _t28*a_linear_x,
+        'lora/linear_out': _t28*a_linear_out,
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+            + L_gr*a_linear_out*r_a*(d + d_gr)
+            + L_gr*a_linear_x*r_a*(d + d_gr)
+            + L_gr*a_linear_y*r_a*(d + d_gr)
             + L_la*a_output_gate*r_a*(H_la*d_la + d)
             + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -2988,6 +2998,9 @@ def finetune_counts(s):
         'adapters_active': (
             L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+            + L_gr*a_linear_out*r_a*(d + d_gr)
+            + L_gr*a_linear_x*r_a*(d + d_gr)
+            + L_gr*a_linear_y*r_a*(d + d_gr)
             + L_la*a_output_gate*r_a*(H_la*d_la + d)
             + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
@@ -3032,8 +3045,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t49,
-        'unquantised': N - _t49,
+        'quantised': _t50,
+        'unquantised': N - _t50,
     }
 
 
@@ -3087,6 +3100,9 @@ def finetune_states(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_out = s['a_linear_out']
+    a_linear_x = s['a_linear_x']
+    a_linear_y = s['a_linear_y']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
@@ -3177,6 +3193,9 @@ def finetune_states(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -3320,6 +3339,9 @@ def finetune_states(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -3413,6 +3435,9 @@ def finetune_states(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -3460,6 +3485,9 @@ def finetune_states(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -3531,6 +3559,9 @@ def finetune_states(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -3641,6 +3672,9 @@ def finetune_memory(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_out = s['a_linear_out']
+    a_linear_x = s['a_linear_x']
+    a_linear_y = s['a_linear_y']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
@@ -3753,6 +3787,9 @@ def finetune_memory(s):
             + L_att*a_q
             + L_dn*a_in_proj_ba
             + L_dn*a_in_proj_qkvz
+            + L_gr*a_linear_out
+            + L_gr*a_linear_x
+            + L_gr*a_linear_y
             + L_la*a_output_gate
             + L_la*a_qkv_proj
             + L_moe*a_experts*k*(i_glu + 2)
@@ -3780,6 +3817,9 @@ def finetune_memory(s):
                 + L_att*a_q
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
+                + L_gr*a_linear_out
+                + L_gr*a_linear_x
+                + L_gr*a_linear_y
                 + L_la*a_output_gate
                 + L_la*a_qkv_proj
                 + L_moe*a_experts*k*(i_glu + 2)
@@ -4128,6 +4168,9 @@ def finetune_memory(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -4175,6 +4218,9 @@ def finetune_memory(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -4223,6 +4269,9 @@ def finetune_memory(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -4270,6 +4319,9 @@ def finetune_memory(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -4486,6 +4538,9 @@ def finetune_memory(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -4533,6 +4588,9 @@ def finetune_memory(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -4581,6 +4639,9 @@ def finetune_memory(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -4628,6 +4689,9 @@ def finetune_memory(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -4679,6 +4743,9 @@ def finetune_memory(s):
                 + L_att*a_q
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
+                + L_gr*a_linear_out
+                + L_gr*a_linear_x
+                + L_gr*a_linear_y
                 + L_la*a_output_gate
                 + L_la*a_qkv_proj
                 + L_moe*a_experts*k*(i_glu + 2)
@@ -4893,6 +4960,9 @@ def finetune_flops(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_out = s['a_linear_out']
+    a_linear_x = s['a_linear_x']
+    a_linear_y = s['a_linear_y']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
@@ -4960,6 +5030,9 @@ def finetune_flops(s):
         'adapter_forward_per_token': i_frozen*(
             2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+            + 2*L_gr*a_linear_out*r_a*(d + d_gr)
+            + 2*L_gr*a_linear_x*r_a*(d + d_gr)
+            + 2*L_gr*a_linear_y*r_a*(d + d_gr)
             + 2*L_la*a_output_gate*r_a*(H_la*d_la + d)
             + 2*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
@@ -5015,6 +5088,9 @@ def finetune_flops(s):
                 + 3*i_frozen*(
                     2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + 2*L_gr*a_linear_out*r_a*(d + d_gr)
+                    + 2*L_gr*a_linear_x*r_a*(d + d_gr)
+                    + 2*L_gr*a_linear_y*r_a*(d + d_gr)
                     + 2*L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + 2*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
@@ -5266,6 +5342,9 @@ def optimizer_states(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_out = s['a_linear_out']
+    a_linear_x = s['a_linear_x']
+    a_linear_y = s['a_linear_y']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
@@ -5503,6 +5582,9 @@ def optimizer_states(s):
                 + L_att*a_q
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
+                + L_gr*a_linear_out
+                + L_gr*a_linear_x
+                + L_gr*a_linear_y
                 + L_la*a_output_gate
                 + L_la*a_qkv_proj
                 + L_moe*a_shared_expert_gate*i_shared_gate
@@ -5527,6 +5609,9 @@ def optimizer_states(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -5575,6 +5660,9 @@ def optimizer_states(s):
             4*E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + 4*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 4*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+            + 4*L_gr*a_linear_out*r_a*(d + d_gr)
+            + 4*L_gr*a_linear_x*r_a*(d + d_gr)
+            + 4*L_gr*a_linear_y*r_a*(d + d_gr)
             + 4*L_la*a_output_gate*r_a*(H_la*d_la + d)
             + 4*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + 4*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -5670,6 +5758,9 @@ def offload(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_out = s['a_linear_out']
+    a_linear_x = s['a_linear_x']
+    a_linear_y = s['a_linear_y']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
@@ -5760,6 +5851,9 @@ def offload(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -5828,6 +5922,9 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -5895,6 +5992,9 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -5962,6 +6062,9 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -6111,6 +6214,9 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -6260,6 +6366,9 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -6411,6 +6520,9 @@ def offload(s):
                         E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                         + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                         + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_gr*a_linear_out*r_a*(d + d_gr)
+                        + L_gr*a_linear_x*r_a*(d + d_gr)
+                        + L_gr*a_linear_y*r_a*(d + d_gr)
                         + L_la*a_output_gate*r_a*(H_la*d_la + d)
                         + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                         + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -6478,6 +6590,9 @@ def offload(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -6540,6 +6655,9 @@ def offload(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -6604,6 +6722,9 @@ def offload(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -6752,6 +6873,9 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)

@@ -341,6 +341,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "(the time-mix's and the channel-mix's)", "finetune"),
     SymbolInfo("a_output", r"\mathbb{1}_{A\,output}", "an adapter on each RWKV time-mix "
                "output", "finetune"),
+    SymbolInfo("a_linear_y", r"\mathbb{1}_{A\,ly}", "an adapter on each Griffin linear_y",
+               "finetune"),
+    SymbolInfo("a_linear_x", r"\mathbb{1}_{A\,lx}", "an adapter on each Griffin linear_x",
+               "finetune"),
+    SymbolInfo("a_linear_out", r"\mathbb{1}_{A\,lo}", "an adapter on each Griffin linear_out",
+               "finetune"),
     SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
                "finetune"),
     SymbolInfo("i_fa", r"\mathbb{1}_{fp32\,A}", "the adapters on a frozen base are kept in fp32 "
