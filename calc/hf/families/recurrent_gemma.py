@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from calc.hf.fields import HFConfig
+from calc.hf.fields import HFConfig, no_null_head_dim
 from calc.hf.model_type import TRANSFORMERS_VERSION, ModelType, Traits
 from calc.hf.writing import NO_TOKENS, gated, need
 from calc.spec import ModelSpec
@@ -60,6 +60,10 @@ def _read_recurrent_gemma(c: HFConfig) -> dict[str, Any]:
         c.fail(f"num_key_value_heads={kv} must not exceed num_attention_heads={h}")
     if h % kv:  # repeat_kv expands each key/value head to h / kv query heads
         c.fail(f"num_key_value_heads={kv} must divide num_attention_heads={h}")
+    # head_dim is no field of RecurrentGemmaConfig: __post_init__ sets hidden_size // heads,
+    # and a head_dim in the file (kept as an extra attribute after it) replaces that, a null
+    # too, on which RecurrentGemmaAttention fails
+    no_null_head_dim(c)
     head_dim = c.size("head_dim") if c.given("head_dim") else d // h
     if head_dim < 1:
         c.fail(f"num_attention_heads={h} exceeds hidden_size={d} and no head_dim is given")
