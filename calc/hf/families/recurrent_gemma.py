@@ -137,7 +137,7 @@ RECURRENT_GEMMA = ModelType(
         "num_hidden_layers": 26, "vocab_size": 256000, "hidden_size": 2560,
         "intermediate_size": 3 * 2560, "num_attention_heads": 10, "lru_width": None,
         "attention_window_size": 2048, "conv1d_width": 4, "hidden_activation":
-        "gelu_pytorch_tanh", "block_types": ["recurrent", "recurrent", "attention"],
+        "gelu_pytorch_tanh", "block_types": ("recurrent", "recurrent", "attention"),
         "num_key_value_heads": None, "attention_bias": False, "tie_word_embeddings": True,
     },
     getattr_fields=("head_dim", "_block_types"))
