@@ -16,8 +16,8 @@ is false (_tied_weights_keys). What counts no parameter and no matrix FLOP: the 
 and logits_soft_cap's tanh on the logits.
 
 The config has no position limit (its attention slides and its recurrence has a fixed state):
-the default sequence length is the one RecurrentGemma trained at, 8,192 tokens (Botev et al.
-2024, §2, "Training details").
+the default sequence length is the one RecurrentGemma was pre-trained at, sequences of 8,192
+tokens (Botev et al. 2024, arXiv 2404.07839, its training details); --seq-len sets another.
 """
 
 from __future__ import annotations
