@@ -176,7 +176,8 @@ class GriffinSpec(Frozen):
     depthwise temporal conv1d of kernel k over the D channels, then the RG-LRU: its input gate
     and recurrence gate, each block-diagonal (n_blocks blocks of D/n_blocks × D/n_blocks, with a
     bias per channel), and its recurrent parameter Λ (one per channel) give
-    a_t = σ(Λ)^{c·r_t}, and h_t = a_t ⊙ h_{t−1} + √(1 − a_t²) ⊙ (i_t ⊙ x_t); linear_out D → d
+    a_t = σ(Λ)^{c·r_t} (c = 8; transformers: exp(−8·r_t·softplus(Λ))), and
+    h_t = a_t ⊙ h_{t−1} + √(1 − a_t²) ⊙ (i_t ⊙ x_t); linear_out D → d
     reads h ⊙ GeLU(y). Every projection and the conv carry biases (nn.Linear and nn.Conv1d's
     default), as the gates do."""
 
