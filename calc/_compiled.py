@@ -222,6 +222,24 @@ def params_rwkv(s):
     }
 
 
+def params_griffin(s):
+    d = s['d']
+    d_gr = s['d_gr']
+    k_gr = s['k_gr']
+    w_gr = s['w_gr']
+    _t0 = d*d_gr
+    _t1 = _t0 + d_gr
+    _t2 = 2*d_gr
+    return {
+        'griffin/y': _t1,
+        'griffin/x': _t1,
+        'griffin/conv': d_gr*(k_gr + 1),
+        'griffin/gates': _t2*w_gr + _t2,
+        'griffin/decay': d_gr,
+        'griffin/out': _t0 + d,
+    }
+
+
 def params_short_conv(s):
     b_sc = s['b_sc']
     d = s['d']
@@ -260,6 +278,7 @@ def params_components(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
+    L_gr = s['L_gr']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -288,6 +307,7 @@ def params_components(s):
     d_e = s['d_e']
     d_emb = s['d_emb']
     d_ff = s['d_ff']
+    d_gr = s['d_gr']
     d_in = s['d_in']
     d_la = s['d_la']
     d_lk = s['d_lk']
@@ -330,6 +350,7 @@ def params_components(s):
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k_dn = s['k_dn']
+    k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_act = s['n_act']
@@ -337,6 +358,7 @@ def params_components(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    w_gr = s['w_gr']
     _t0 = b_norm + g_norm
     _t1 = i_mla*i_qlora*r_q
     _t2 = _t0*_t1
@@ -400,13 +422,17 @@ def params_components(s):
     _t60 = L_rw*d_rw
     _t61 = _t60*d
     _t62 = d**2
-    _t63 = b_sc*d
-    _t64 = i_glu + 1
-    _t65 = b_ff*d_ff
-    _t66 = d*d_ff
-    _t67 = _t64*(_t65 + _t66)
-    _t68 = _t42*d_ff
-    _t69 = d*(i_glu + 2)
+    _t63 = d*d_gr
+    _t64 = L_gr*(_t63 + d_gr)
+    _t65 = L_gr*d_gr
+    _t66 = 2*d_gr
+    _t67 = b_sc*d
+    _t68 = i_glu + 1
+    _t69 = b_ff*d_ff
+    _t70 = d*d_ff
+    _t71 = _t68*(_t69 + _t70)
+    _t72 = _t42*d_ff
+    _t73 = d*(i_glu + 2)
     return {
         'attention/q': (
             L_att2*(
@@ -469,16 +495,22 @@ def params_components(s):
         'rwkv/gate': L_rw*_t62,
         'rwkv/decay': 2*_t60,
         'rwkv/shift': 5*L_rw*d,
-        'conv/in': L_sc*(3*_t62 + 3*_t63),
+        'griffin/y': _t64,
+        'griffin/x': _t64,
+        'griffin/conv': _t65*(k_gr + 1),
+        'griffin/gates': L_gr*(_t66*w_gr + _t66),
+        'griffin/decay': _t65,
+        'griffin/out': L_gr*(_t63 + d),
+        'conv/in': L_sc*(3*_t62 + 3*_t67),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t62 + _t63),
-        'mlp/up': L_dense*_t67 + L_dw*(_t64*(2*_t65 + 2*_t66) - _t67),
-        'mlp/down': L_dense*(_t66 + b_ff*d) + L_dw*_t66,
+        'conv/out': L_sc*(_t62 + _t67),
+        'mlp/up': L_dense*_t71 + L_dw*(_t68*(2*_t69 + 2*_t70) - _t71),
+        'mlp/down': L_dense*(_t70 + b_ff*d) + L_dw*_t70,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t68 + L_dw*_t68,
+        'mlp/sub_norm': L_dense*_t72 + L_dw*_t72,
         'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t69*d_e + b_ff*(_t64*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t69*d_s + b_ff*(_t64*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t73*d_e + b_ff*(_t68*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t73*d_s + b_ff*(_t68*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
@@ -504,6 +536,7 @@ def params_summary(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
+    L_gr = s['L_gr']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -533,6 +566,7 @@ def params_summary(s):
     d_e = s['d_e']
     d_emb = s['d_emb']
     d_ff = s['d_ff']
+    d_gr = s['d_gr']
     d_in = s['d_in']
     d_la = s['d_la']
     d_lk = s['d_lk']
@@ -578,6 +612,7 @@ def params_summary(s):
     i_tied = s['i_tied']
     k = s['k']
     k_dn = s['k_dn']
+    k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_act = s['n_act']
@@ -585,6 +620,7 @@ def params_summary(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    w_gr = s['w_gr']
     _t0 = d*i_moa
     _t1 = _t0*(E_a*h_kv2 - h2)
     _t2 = b_o*d
@@ -634,138 +670,146 @@ def params_summary(s):
     _t46 = 1 - i_cg
     _t47 = b_ff*d_ff
     _t48 = _t26*(_t42 + _t47)
-    _t49 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t50 = E*b_router + E*d
-    _t51 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
-    _t52 = d**2
-    _t53 = b_sc*d
-    _t54 = 2*N_s
-    _t55 = G_s*_t54
-    _t56 = 2*d_in + i_m2*(H_s + _t55)
-    _t57 = H_s*i_m2
-    _t58 = 1 - i_m2
-    _t59 = R_dt + _t54
-    _t60 = _t58*d_in
-    _t61 = d_qk*i_qk_head
-    _t62 = d_qk*i_qk_proj
-    _t63 = _t5*(_t61 + _t62*h_kv)
-    _t64 = _t5*(_t61 + _t62*h) + _t63
-    _t65 = _t32*d_v
-    _t66 = _t18*i_gate*(_t65 + i_gh) + _t34*_t65*h
-    _t67 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t68 = _t35 + _t67*d + b_qkv*(_t40 + _t67) + i_mla*(_t37 + h*r_kv*(_t38 + d_qk + d_v))
-    _t69 = L_kvs - L_kvs2
-    _t70 = L_rw*d_rw
-    _t71 = 5*d
-    _t72 = H_la*L_la*d_la
-    _t73 = L_att2*h2
-    _t74 = 2*H_k*d_lk
-    _t75 = H_v*d_lv
-    _t76 = H_v + _t75
-    _t77 = 2*d
-    _t78 = b_moe*d
-    _t79 = _t5*d
-    _t80 = h*i_sink
-    _t81 = i_rel*(_t21 + 2*_t22)
-    _t82 = 4*i_diff
-    _t83 = _t82*d_qk
-    _t84 = E_a*_t0
-    _t85 = _t79*n_norm
-    _t86 = _t5*i_sub
-    _t87 = _t86*d_ff
-    _t88 = _t86*d_v*h
-    _t89 = (
+    _t49 = L_gr*d_gr
+    _t50 = d*d_gr
+    _t51 = 2*d_gr
+    _t52 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
+    _t53 = E*b_router + E*d
+    _t54 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
+    _t55 = d**2
+    _t56 = b_sc*d
+    _t57 = 2*N_s
+    _t58 = G_s*_t57
+    _t59 = 2*d_in + i_m2*(H_s + _t58)
+    _t60 = H_s*i_m2
+    _t61 = 1 - i_m2
+    _t62 = R_dt + _t57
+    _t63 = _t61*d_in
+    _t64 = d_qk*i_qk_head
+    _t65 = d_qk*i_qk_proj
+    _t66 = _t5*(_t64 + _t65*h_kv)
+    _t67 = _t5*(_t64 + _t65*h) + _t66
+    _t68 = _t32*d_v
+    _t69 = _t18*i_gate*(_t68 + i_gh) + _t34*_t68*h
+    _t70 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t71 = _t35 + _t70*d + b_qkv*(_t40 + _t70) + i_mla*(_t37 + h*r_kv*(_t38 + d_qk + d_v))
+    _t72 = L_kvs - L_kvs2
+    _t73 = L_rw*d_rw
+    _t74 = 5*d
+    _t75 = H_la*L_la*d_la
+    _t76 = L_att2*h2
+    _t77 = 2*H_k*d_lk
+    _t78 = H_v*d_lv
+    _t79 = H_v + _t78
+    _t80 = 2*d
+    _t81 = b_moe*d
+    _t82 = _t5*d
+    _t83 = h*i_sink
+    _t84 = i_rel*(_t21 + 2*_t22)
+    _t85 = 4*i_diff
+    _t86 = _t85*d_qk
+    _t87 = E_a*_t0
+    _t88 = _t82*n_norm
+    _t89 = _t5*i_sub
+    _t90 = _t89*d_ff
+    _t91 = _t89*d_v*h
+    _t92 = (
         H_v*_t44*d
-        + L*_t85
+        + L*_t88
         + L_att2*_t41
-        + L_att2*_t82*d_qk2
-        + L_att2*_t84
+        + L_att2*_t85*d_qk2
+        + L_att2*_t87
         + L_att2*i_rel*(_t10 + 2*_t12)
         + L_att2*(_t31 + _t5*(_t29 + _t30*h2))
         + L_att2*(_t3*i_gate*(_t33 + i_gh) + _t33*_t34*h2)
         + L_dense*_t43
         + L_dense*_t48
-        + L_dense*_t87
+        + L_dense*_t90
         + L_dense*n_act
-        + L_dn*d*(_t46*_t76 + _t74 + _t76)
-        + L_dn*i_cg*(_t77*r_g + r_g*(_t45 + _t75))
-        + L_dn*k_dn*(_t74 + _t75)
+        + L_dn*d*(_t46*_t79 + _t77 + _t79)
+        + L_dn*i_cg*(_t80*r_g + r_g*(_t45 + _t78))
+        + L_dn*k_dn*(_t77 + _t78)
         + L_dn*(H_v*_t46 + H_v + _t45*i_cg)
         + L_dw*_t42
-        + L_dw*_t87
+        + L_dw*_t90
         + L_dw*(_t26*(2*_t42 + 2*_t47) - _t48)
-        + L_idx*_t49
+        + L_gr*(_t50 + d)
+        + 2*L_gr*(_t50 + d_gr)
+        + L_gr*(_t51*w_gr + _t51)
+        + L_idx*_t52
         - L_kvs2*_t31
         - L_kvs2*_t41
-        + L_moe*_t50
-        + L_moe*_t51
-        + L_moe*_t78
-        + L_rw*_t52
-        + L_rw*_t71
+        + L_moe*_t53
+        + L_moe*_t54
+        + L_moe*_t81
+        + L_rw*_t55
+        + L_rw*_t74
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t52 + _t53)
-        + L_sc*(3*_t52 + 3*_t53)
-        + L_ssm*_t59*_t60
-        + L_ssm*(2*_t57 + _t58*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t55*i_m2 + d_in)
-        + L_ssm*(_t56*b_ssm + _t56*d)
+        + L_sc*(_t55 + _t56)
+        + L_sc*(3*_t55 + 3*_t56)
+        + L_ssm*_t62*_t63
+        + L_ssm*(2*_t60 + _t61*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t58*i_m2 + d_in)
+        + L_ssm*(_t59*b_ssm + _t59*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t58*_t59*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t60 + _t57 + _t60)
-        + _t16*_t64
-        + _t16*_t66
-        + _t16*_t68
-        + _t16*_t80
-        + _t16*_t81
+        + L_ssm*(_t61*_t62*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t63 + _t60 + _t63)
+        + _t16*_t67
+        + _t16*_t69
+        + _t16*_t71
         + _t16*_t83
         + _t16*_t84
-        + _t16*_t88
+        + _t16*_t86
+        + _t16*_t87
+        + _t16*_t91
         + _t44
-        - _t63*_t69
-        - _t68*_t69
-        + 4*_t70*d
-        + 2*_t70
-        + _t71*_t72
-        + _t72
-        + _t73*_t86*d_v2
-        + _t73*i_sink2
-        + _t77*d_emb*i_proj
-        + _t79*i_norm_emb
-        + _t79*i_norm_final
+        + _t49*(k_gr + 1)
+        + _t49
+        - _t66*_t72
+        - _t71*_t72
+        + 4*_t73*d
+        + 2*_t73
+        + _t74*_t75
+        + _t75
+        + _t76*_t89*d_v2
+        + _t76*i_sink2
+        + _t80*d_emb*i_proj
+        + _t82*i_norm_emb
+        + _t82*i_norm_final
     )
-    _t90 = (
+    _t93 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
         + L_moe*_t28
         + _t16*_t20
         + _t16*_t24
-        + _t89
+        + _t92
     )
-    _t91 = P*d + V*d_emb
-    _t92 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t91
+    _t94 = P*d + V*d_emb
+    _t95 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t94
     return {
-        'total': _t90 + _t92,
-        'embedding': _t91,
-        'non_embedding': _t90,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t89 + _t92,
+        'total': _t93 + _t95,
+        'embedding': _t94,
+        'non_embedding': _t93,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t92 + _t95,
         'mtp': (
-            2*M*_t52
-            + 3*M*_t79
+            2*M*_t55
+            + 3*M*_t82
             + M*(
                 _t20
                 + _t24
-                + _t49*i_dsa
-                + _t64
-                + _t66
-                + _t68
-                + _t80
-                + _t81
+                + _t52*i_dsa
+                + _t67
+                + _t69
+                + _t71
                 + _t83
                 + _t84
-                + _t85
+                + _t86
+                + _t87
                 + _t88
-                + i_moe*(_t28 + _t50 + _t51 + _t78)
-                + (1 - i_moe)*(_t43 + _t48 + _t87 + n_act)
+                + _t91
+                + i_moe*(_t28 + _t53 + _t54 + _t81)
+                + (1 - i_moe)*(_t43 + _t48 + _t90 + n_act)
             )
         ),
     }
@@ -785,6 +829,7 @@ def flops_forward_components(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
+    L_gr = s['L_gr']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -801,6 +846,7 @@ def flops_forward_components(s):
     d_e = s['d_e']
     d_emb = s['d_emb']
     d_ff = s['d_ff']
+    d_gr = s['d_gr']
     d_in = s['d_in']
     d_la = s['d_la']
     d_lk = s['d_lk']
@@ -831,11 +877,13 @@ def flops_forward_components(s):
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     k_dn = s['k_dn']
+    k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    w_gr = s['w_gr']
     _t0 = 1 - i_mla
     _t1 = d_qk2*h2
     _t2 = _t1*d
@@ -874,9 +922,11 @@ def flops_forward_components(s):
     _t35 = _t23*_t34
     _t36 = d**2
     _t37 = 2*_t36
-    _t38 = i_glu + 2
-    _t39 = _t23*_t38*d_ff
-    _t40 = L_moe*_t23
+    _t38 = L_gr*d_gr
+    _t39 = _t23*_t38
+    _t40 = i_glu + 2
+    _t41 = _t23*_t40*d_ff
+    _t42 = L_moe*_t23
     return {
         'attention/q': (
             _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
@@ -908,13 +958,19 @@ def flops_forward_components(s):
         'rwkv/output': _t35,
         'rwkv/gate': L_rw*_t37,
         'rwkv/scan': 9*_t34,
+        'griffin/y': _t39,
+        'griffin/x': _t39,
+        'griffin/gates': 4*_t38*w_gr,
+        'griffin/out': _t39,
+        'griffin/conv': 2*_t38*k_gr,
+        'griffin/scan': 3*_t38,
         'conv/in': 6*L_sc*_t36,
         'conv/out': L_sc*_t37,
         'conv/conv': L_sc*_t23*k_sc,
-        'mlp': L_dense*_t39 + L_dw*_t39,
-        'moe/router': E*_t40,
-        'moe/experts': _t38*_t40*d_e*k,
-        'moe/shared': 2*L_moe*(E_s*_t38*d*d_s + d*i_shared_gate),
+        'mlp': L_dense*_t41 + L_dw*_t41,
+        'moe/router': E*_t42,
+        'moe/experts': _t40*_t42*d_e*k,
+        'moe/shared': 2*L_moe*(E_s*_t40*d*d_s + d*i_shared_gate),
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
@@ -937,6 +993,7 @@ def flops(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
+    L_gr = s['L_gr']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -957,6 +1014,7 @@ def flops(s):
     d_e = s['d_e']
     d_emb = s['d_emb']
     d_ff = s['d_ff']
+    d_gr = s['d_gr']
     d_in = s['d_in']
     d_la = s['d_la']
     d_lk = s['d_lk']
@@ -991,89 +1049,96 @@ def flops(s):
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     k_dn = s['k_dn']
+    k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     w = s['w']
-    _t0 = L_rw*d_rw
-    _t1 = 2*L_moe
-    _t2 = 2*d
-    _t3 = 2*d_in
-    _t4 = L_ssm*_t3
-    _t5 = d**2
-    _t6 = 2*L_att2
-    _t7 = _t6*d
-    _t8 = E_a*i_moa
-    _t9 = H_la*L_la
-    _t10 = H_v*d_lv
-    _t11 = L_dn*_t2
-    _t12 = _t7*h2
-    _t13 = i_glu + 2
-    _t14 = _t13*_t2*d_ff
-    _t15 = _t13*d
-    _t16 = L_att - L_att2
-    _t17 = 2*_t16
-    _t18 = _t17*d
-    _t19 = _t4*(1 - i_m2)
-    _t20 = _t18*h
-    _t21 = 2*N_s
-    _t22 = G_s*_t21
-    _t23 = 2*H_k*d_lk
-    _t24 = 2*L_dn
-    _t25 = 1 - i_gh
-    _t26 = H_v + _t10
-    _t27 = d_qk2*h2
-    _t28 = d*(1 - i_mla)
-    _t29 = d*(1 - i_qlora)
-    _t30 = d*r_q
-    _t31 = d*(d_rope + r_kv)
-    _t32 = -d_rope
-    _t33 = (
-        2*_t28*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t31 + h2*r_kv*(_t32 + d_qk2 + d_v2))
+    w_gr = s['w_gr']
+    _t0 = L_gr*d_gr
+    _t1 = L_rw*d_rw
+    _t2 = 2*L_moe
+    _t3 = 2*d
+    _t4 = 2*d_in
+    _t5 = L_ssm*_t4
+    _t6 = d**2
+    _t7 = 2*L_att2
+    _t8 = _t7*d
+    _t9 = E_a*i_moa
+    _t10 = H_la*L_la
+    _t11 = H_v*d_lv
+    _t12 = L_dn*_t3
+    _t13 = _t8*h2
+    _t14 = i_glu + 2
+    _t15 = _t14*_t3*d_ff
+    _t16 = _t14*d
+    _t17 = L_att - L_att2
+    _t18 = 2*_t17
+    _t19 = _t18*d
+    _t20 = _t5*(1 - i_m2)
+    _t21 = _t19*h
+    _t22 = 2*N_s
+    _t23 = G_s*_t22
+    _t24 = 2*H_k*d_lk
+    _t25 = 2*L_dn
+    _t26 = 1 - i_gh
+    _t27 = H_v + _t11
+    _t28 = d_qk2*h2
+    _t29 = d*(1 - i_mla)
+    _t30 = d*(1 - i_qlora)
+    _t31 = d*r_q
+    _t32 = d*(d_rope + r_kv)
+    _t33 = -d_rope
+    _t34 = (
+        2*_t29*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t32 + h2*r_kv*(_t33 + d_qk2 + d_v2))
     )
-    _t34 = d_qk*h
-    _t35 = 2*_t28*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t31 + h*r_kv*(_t32 + d_qk + d_v))
+    _t35 = d_qk*h
+    _t36 = 2*_t29*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t32 + h*r_kv*(_t33 + d_qk + d_v))
     return {
         'weights_per_token': (
-            E*_t1*d
-            + L_att2*_t33
-            + L_dense*_t14
-            + 7*L_dn*_t10*d_lk
-            + L_dw*_t14
+            E*_t2*d
+            + L_att2*_t34
+            + L_dense*_t15
+            + 7*L_dn*_t11*d_lk
+            + L_dw*_t15
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t33
-            + 2*L_rw*_t5
-            + L_sc*_t2*k_sc
-            + 8*L_sc*_t5
+            - L_kvs2*_t34
+            + 2*L_rw*_t6
+            + L_sc*_t3*k_sc
+            + 8*L_sc*_t6
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t2*(_t3 + i_m2*(H_s + _t22))
-            + 2*L_ssm*k_s*(_t22*i_m2 + d_in)
-            + R_dt*_t19
+            + L_ssm*_t3*(_t4 + i_m2*(H_s + _t23))
+            + 2*L_ssm*k_s*(_t23*i_m2 + d_in)
+            + R_dt*_t20
             + 2*V_o*d_emb
-            + 8*_t0*d
-            + 9*_t0
-            + _t1*_t15*d_e*k
-            + _t1*(E_s*_t15*d_s + d*i_shared_gate)
-            + _t10*_t11
-            + _t11*(_t23 + _t26*(1 - i_cg) + _t26)
-            + _t12*d_v2
-            + _t12*i_gate*(_t25*d_v2 + i_gh)
-            + _t16*_t35
-            + _t17*(_t28*_t34 + i_mla*(_t29*_t34 + i_qlora*(_t30 + _t34*r_q)))
-            + _t18*_t8
-            + _t19*(R_dt + _t21)
-            + _t20*d_v
-            + _t20*i_gate*(_t25*d_v + i_gh)
-            + _t24*i_cg*(_t2*r_g + r_g*(H_v*d_lk + _t10))
-            + _t24*k_dn*(_t10 + _t23)
-            - _t35*(L_kvs - L_kvs2)
-            + _t4*d
-            + _t6*(_t27*_t28 + i_mla*(_t27*_t29 + i_qlora*(_t27*r_q + _t30)))
-            + _t7*_t8
-            + 10*_t9*d*d_la
-            + 5*_t9*d_la**2
+            + 6*_t0*d
+            + 2*_t0*k_gr
+            + 4*_t0*w_gr
+            + 3*_t0
+            + 8*_t1*d
+            + 9*_t1
+            + 10*_t10*d*d_la
+            + 5*_t10*d_la**2
+            + _t11*_t12
+            + _t12*(_t24 + _t27*(1 - i_cg) + _t27)
+            + _t13*d_v2
+            + _t13*i_gate*(_t26*d_v2 + i_gh)
+            + _t16*_t2*d_e*k
+            + _t17*_t36
+            + _t18*(_t29*_t35 + i_mla*(_t30*_t35 + i_qlora*(_t31 + _t35*r_q)))
+            + _t19*_t9
+            + _t2*(E_s*_t16*d_s + d*i_shared_gate)
+            + _t20*(R_dt + _t22)
+            + _t21*d_v
+            + _t21*i_gate*(_t26*d_v + i_gh)
+            + _t25*i_cg*(_t3*r_g + r_g*(H_v*d_lk + _t11))
+            + _t25*k_dn*(_t11 + _t24)
+            - _t36*(L_kvs - L_kvs2)
+            + _t5*d
+            + _t7*(_t28*_t29 + i_mla*(_t28*_t30 + i_qlora*(_t28*r_q + _t31)))
+            + _t8*_t9
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -1164,6 +1229,7 @@ def rules_train_per_token(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
+    L_gr = s['L_gr']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -1193,6 +1259,7 @@ def rules_train_per_token(s):
     d_e = s['d_e']
     d_emb = s['d_emb']
     d_ff = s['d_ff']
+    d_gr = s['d_gr']
     d_in = s['d_in']
     d_la = s['d_la']
     d_lk = s['d_lk']
@@ -1236,6 +1303,7 @@ def rules_train_per_token(s):
     i_tied = s['i_tied']
     k = s['k']
     k_dn = s['k_dn']
+    k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_act = s['n_act']
@@ -1243,6 +1311,7 @@ def rules_train_per_token(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    w_gr = s['w_gr']
     _t0 = 6*d
     _t1 = 6*d_emb
     _t2 = b_norm + g_norm
@@ -1283,57 +1352,62 @@ def rules_train_per_token(s):
     _t37 = b_ff*d_ff
     _t38 = _t36*(_t32 + _t37)
     _t39 = 6*L_dw
-    _t40 = 6*L_moe
-    _t41 = d*(i_glu + 2)
-    _t42 = d**2
-    _t43 = b_sc*d
-    _t44 = 6*L_sc
-    _t45 = 6*L_ssm
-    _t46 = 2*N_s
-    _t47 = G_s*_t46
-    _t48 = 2*d_in + i_m2*(H_s + _t47)
-    _t49 = H_s*i_m2
-    _t50 = 1 - i_m2
-    _t51 = R_dt + _t46
-    _t52 = _t50*d_in
-    _t53 = d*h
-    _t54 = L_att - L_att2
-    _t55 = 6*_t54
-    _t56 = d_qk*i_qk_head
-    _t57 = d_qk*i_qk_proj
-    _t58 = _t2*(_t56 + _t57*h_kv)
-    _t59 = _t21*d_v
-    _t60 = _t53*d_qk
-    _t61 = d_qk*h
-    _t62 = L_rw*d_rw
-    _t63 = 30*d
-    _t64 = H_la*L_la*d_la
-    _t65 = _t17*h2
-    _t66 = 2*H_k*d_lk
-    _t67 = H_v*d_lv
-    _t68 = H_v + _t67
-    _t69 = _t33*d
-    _t70 = _t0*_t2
-    _t71 = _t55*h
-    _t72 = 12*d
-    _t73 = 24*i_diff
-    _t74 = E_a*i_moa
-    _t75 = _t2*i_sub
-    _t76 = _t75*d_ff
-    _t77 = (
-        L*_t70*n_norm
+    _t40 = 6*L_gr
+    _t41 = _t40*d_gr
+    _t42 = d*d_gr
+    _t43 = 2*d_gr
+    _t44 = 6*L_moe
+    _t45 = d*(i_glu + 2)
+    _t46 = d**2
+    _t47 = b_sc*d
+    _t48 = 6*L_sc
+    _t49 = 6*L_ssm
+    _t50 = 2*N_s
+    _t51 = G_s*_t50
+    _t52 = 2*d_in + i_m2*(H_s + _t51)
+    _t53 = H_s*i_m2
+    _t54 = 1 - i_m2
+    _t55 = R_dt + _t50
+    _t56 = _t54*d_in
+    _t57 = d*h
+    _t58 = L_att - L_att2
+    _t59 = 6*_t58
+    _t60 = d_qk*i_qk_head
+    _t61 = d_qk*i_qk_proj
+    _t62 = _t2*(_t60 + _t61*h_kv)
+    _t63 = _t21*d_v
+    _t64 = _t57*d_qk
+    _t65 = d_qk*h
+    _t66 = L_rw*d_rw
+    _t67 = 30*d
+    _t68 = H_la*L_la*d_la
+    _t69 = _t17*h2
+    _t70 = 2*H_k*d_lk
+    _t71 = H_v*d_lv
+    _t72 = H_v + _t71
+    _t73 = _t33*d
+    _t74 = _t0*_t2
+    _t75 = _t59*h
+    _t76 = 12*d
+    _t77 = 24*i_diff
+    _t78 = E_a*i_moa
+    _t79 = _t2*i_sub
+    _t80 = _t79*d_ff
+    _t81 = (
+        L*_t74*n_norm
         + L_att2*_t11
-        + L_att2*_t73*d_qk2
+        + L_att2*_t77*d_qk2
+        + 12*L_gr*(_t42 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - L_kvs2*_t11
         - 6*L_kvs2*_t20
-        + 6*L_rw*_t42
-        + L_rw*_t63
-        + _t0*_t54*_t74
+        + 6*L_rw*_t46
+        + L_rw*_t67
+        + _t0*_t58*_t78
         - _t12*_t14
-        - 6*_t12*_t58
-        + _t14*_t54
-        + _t17*_t74*d
+        - 6*_t12*_t62
+        + _t14*_t58
+        + _t17*_t78*d
         + _t17*i_rel*(_t26 + 2*_t28)
         + _t17*(_t15 + _t16*d_v2)
         + _t17*(_t2*(_t18 + _t19*h2) + _t20)
@@ -1345,64 +1419,68 @@ def rules_train_per_token(s):
             + i_mla*(_t26*_t29 + i_qlora*(_t28*r_q + _t30))
         )
         + _t31*_t38
-        + _t31*_t76
+        + _t31*_t80
         + _t31*n_act
         + _t31*(_t32 + b_ff*d)
         + _t32*_t39
         + _t33*d_lv
-        + _t33*i_cg*(2*d*r_g + r_g*(_t34 + _t67))
-        + _t33*k_dn*(_t66 + _t67)
+        + _t33*i_cg*(2*d*r_g + r_g*(_t34 + _t71))
+        + _t33*k_dn*(_t70 + _t71)
         + _t33*(H_v*_t35 + H_v + _t34*i_cg)
-        + _t39*_t76
+        + _t39*_t80
         + _t39*(_t36*(2*_t32 + 2*_t37) - _t38)
-        + _t40*b_moe*d
-        + _t40*k*(_t41*d_e + b_ff*(_t36*d_e + d))
-        + _t40*(E*b_router + E*d)
-        + _t40*(E_s*(_t41*d_s + b_ff*(_t36*d_s + d)) + d*i_shared_gate)
-        + _t44*d*(b_sc + k_sc)
-        + _t44*(_t42 + _t43)
-        + _t44*(3*_t42 + 3*_t43)
-        + _t45*_t51*_t52
-        + _t45*(2*_t49 + _t50*(N_s*d_in + d_in))
-        + _t45*(b_cs + k_s)*(_t47*i_m2 + d_in)
-        + _t45*(_t48*b_ssm + _t48*d)
-        + _t45*(b_ssm*d + d*d_in)
-        + _t45*(_t50*_t51*i_dtn + d_in*i_gn*i_m2)
-        + _t45*(R_dt*_t52 + _t49 + _t52)
-        + _t54*_t73*d_qk
-        + _t55*i_rel*(_t60 + 2*_t61)
-        + _t55*(_t15 + _t53*d_v)
-        + _t55*(_t2*(_t56 + _t57*h) + _t58)
-        + _t55*(_t23*_t59*h + _t53*i_gate*(_t59 + i_gh))
-        + _t55*(
+        + _t40*(_t42 + d)
+        + _t40*(_t43*w_gr + _t43)
+        + _t41*(k_gr + 1)
+        + _t41
+        + _t44*b_moe*d
+        + _t44*k*(_t45*d_e + b_ff*(_t36*d_e + d))
+        + _t44*(E*b_router + E*d)
+        + _t44*(E_s*(_t45*d_s + b_ff*(_t36*d_s + d)) + d*i_shared_gate)
+        + _t48*d*(b_sc + k_sc)
+        + _t48*(_t46 + _t47)
+        + _t48*(3*_t46 + 3*_t47)
+        + _t49*_t55*_t56
+        + _t49*(2*_t53 + _t54*(N_s*d_in + d_in))
+        + _t49*(b_cs + k_s)*(_t51*i_m2 + d_in)
+        + _t49*(_t52*b_ssm + _t52*d)
+        + _t49*(b_ssm*d + d*d_in)
+        + _t49*(_t54*_t55*i_dtn + d_in*i_gn*i_m2)
+        + _t49*(R_dt*_t56 + _t53 + _t56)
+        + _t58*_t77*d_qk
+        + _t59*i_rel*(_t64 + 2*_t65)
+        + _t59*(_t15 + _t57*d_v)
+        + _t59*(_t2*(_t60 + _t61*h) + _t62)
+        + _t59*(_t23*_t63*h + _t57*i_gate*(_t63 + i_gh))
+        + _t59*(
             _t25
-            + _t60*_t8
-            + b_qkv*(_t27 + _t61*_t8)
-            + i_mla*(_t29*_t60 + i_qlora*(_t30 + _t61*r_q))
+            + _t64*_t8
+            + b_qkv*(_t27 + _t65*_t8)
+            + i_mla*(_t29*_t64 + i_qlora*(_t30 + _t65*r_q))
         )
-        + 24*_t62*d
-        + 12*_t62
-        + _t63*_t64
-        + 6*_t64
-        + _t65*_t75*d_v2
-        + _t65*i_sink2
-        + _t67*_t69
-        + _t69*(_t35*_t68 + _t66 + _t68)
-        + _t70*i_norm_emb
-        + _t70*i_norm_final
-        + _t71*_t75*d_v
-        + _t71*i_sink
-        + _t72*d_emb*i_proj
+        + 24*_t66*d
+        + 12*_t66
+        + _t67*_t68
+        + 6*_t68
+        + _t69*_t79*d_v2
+        + _t69*i_sink2
+        + _t71*_t73
+        + _t73*(_t35*_t72 + _t70 + _t72)
+        + _t74*i_norm_emb
+        + _t74*i_norm_final
+        + _t75*_t79*d_v
+        + _t75*i_sink
+        + _t76*d_emb*i_proj
     )
-    _t78 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t77
-    _t79 = T*_t28
-    _t80 = T*_t61
-    _t81 = 3*T
-    _t82 = 4*T
+    _t82 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t81
+    _t83 = T*_t28
+    _t84 = T*_t65
+    _t85 = 3*T
+    _t86 = 4*T
     return {
-        '6N': P*_t0 + _t78,
-        'kaplan': _t17*_t79 + _t55*_t80 + _t77,
-        'palm': 12*L_att2*_t79 + 12*_t54*_t80 + _t78,
+        '6N': P*_t0 + _t82,
+        'kaplan': _t17*_t83 + _t59*_t84 + _t81,
+        'palm': 12*L_att2*_t83 + 12*_t58*_t84 + _t82,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1410,11 +1488,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t26 + _t28*_t82 + _t81*h2)
+            3*L_att2*(8*_t26 + _t28*_t86 + _t85*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t54*(8*_t60 + _t61*_t82 + _t81*h)
-            + _t72*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t58*(8*_t64 + _t65*_t86 + _t85*h)
+            + _t76*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -1615,6 +1693,7 @@ def memory_activations(s):
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
     L_s_dw = s['L_s_dw']
+    L_s_gr = s['L_s_gr']
     L_s_kvs = s['L_s_kvs']
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
@@ -1640,6 +1719,7 @@ def memory_activations(s):
     d = s['d']
     d_e = s['d_e']
     d_ff = s['d_ff']
+    d_gr = s['d_gr']
     d_in = s['d_in']
     d_la = s['d_la']
     d_lk = s['d_lk']
@@ -1754,6 +1834,7 @@ def memory_activations(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    + 10*L_s_gr*d_gr*q_a/n_tp
                     - L_s_kvs2*(
                         d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
@@ -1924,6 +2005,7 @@ def memory(s):
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
     L_s_dw = s['L_s_dw']
+    L_s_gr = s['L_s_gr']
     L_s_kvs = s['L_s_kvs']
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
@@ -1959,6 +2041,7 @@ def memory(s):
     d = s['d']
     d_e = s['d_e']
     d_ff = s['d_ff']
+    d_gr = s['d_gr']
     d_in = s['d_in']
     d_la = s['d_la']
     d_lk = s['d_lk']
@@ -2111,6 +2194,9 @@ def memory(s):
         'activations_per_rwkv': T*b*(1 - i_full)*(
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + q_a*(9*d + 5*d_rw/n_tp)
         )/n_cp,
+        'activations_per_griffin': T*b*(1 - i_full)*(
+            d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 10*d_gr*q_a/n_tp
+        )/n_cp,
         'activations_per_conv': T*b*(1 - i_full)*(
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 6*d*q_a/n_tp
         )/n_cp,
@@ -2160,6 +2246,7 @@ def memory(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    + 10*L_s_gr*d_gr*q_a/n_tp
                     - L_s_kvs2*(
                         d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
@@ -2536,6 +2623,7 @@ def memory(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    + 10*L_s_gr*d_gr*q_a/n_tp
                     - L_s_kvs2*(
                         d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
@@ -2660,6 +2748,7 @@ def finetune_counts(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
+    L_gr = s['L_gr']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -2681,6 +2770,9 @@ def finetune_counts(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_out = s['a_linear_out']
+    a_linear_x = s['a_linear_x']
+    a_linear_y = s['a_linear_y']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
@@ -2697,6 +2789,7 @@ def finetune_counts(s):
     d_I = s['d_I']
     d_e = s['d_e']
     d_ff = s['d_ff']
+    d_gr = s['d_gr']
     d_in = s['d_in']
     d_la = s['d_la']
     d_lk = s['d_lk']
@@ -2758,62 +2851,64 @@ def finetune_counts(s):
     _t25 = L_rw*(d + d_rw)
     _t26 = r_a*(L_rw*(d + d_ff) + _t25)
     _t27 = 2*d
-    _t28 = d**2
-    _t29 = _t12*d
-    _t30 = _t29*d_ff
-    _t31 = E*d
-    _t32 = d*(d_rope + r_kv)
-    _t33 = -d_rope
-    _t34 = 1 - i_mla
-    _t35 = _t34*d
-    _t36 = _t35*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t32 + h2*r_kv*(_t33 + d_qk2 + d_v2))
-    _t37 = _t18*d_in
-    _t38 = _t35*h_kv*(_t11*d_v + d_qk) + i_mla*(_t32 + h*r_kv*(_t33 + d_qk + d_v))
-    _t39 = H_v + _t20
-    _t40 = 1 - i_qlora
-    _t41 = _t0*d
-    _t42 = d*r_q
-    _t43 = d*i_moa
-    _t44 = E_a*_t43
-    _t45 = _t43*(E_a*h_kv2 - h2)
-    _t46 = d*i_gate
-    _t47 = _t5*d
-    _t48 = _t43*(E_a*h_kv - h)
-    _t49 = (
+    _t28 = L_gr*r_a*(d + d_gr)
+    _t29 = d**2
+    _t30 = _t12*d
+    _t31 = _t30*d_ff
+    _t32 = E*d
+    _t33 = d*(d_rope + r_kv)
+    _t34 = -d_rope
+    _t35 = 1 - i_mla
+    _t36 = _t35*d
+    _t37 = _t36*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t33 + h2*r_kv*(_t34 + d_qk2 + d_v2))
+    _t38 = _t18*d_in
+    _t39 = _t36*h_kv*(_t11*d_v + d_qk) + i_mla*(_t33 + h*r_kv*(_t34 + d_qk + d_v))
+    _t40 = H_v + _t20
+    _t41 = 1 - i_qlora
+    _t42 = _t0*d
+    _t43 = d*r_q
+    _t44 = d*i_moa
+    _t45 = E_a*_t44
+    _t46 = _t44*(E_a*h_kv2 - h2)
+    _t47 = d*i_gate
+    _t48 = _t5*d
+    _t49 = _t44*(E_a*h_kv - h)
+    _t50 = (
         L_att2*(
             _t1*d
-            + _t34*_t41
-            + _t36
-            + _t41*i_rel
-            + _t44
-            + _t45*d_qk2
-            + _t45*d_v2
-            + _t46*h2*(_t2*d_v2 + i_gh)
-            + i_mla*(_t40*_t41 + i_qlora*(_t0*r_q + _t42))
+            + _t35*_t42
+            + _t37
+            + _t42*i_rel
+            + _t45
+            + _t46*d_qk2
+            + _t46*d_v2
+            + _t47*h2*(_t2*d_v2 + i_gh)
+            + i_mla*(_t41*_t42 + i_qlora*(_t0*r_q + _t43))
         )
-        + L_dense*_t30
+        + L_dense*_t31
         + L_dn*(
-            _t20*d + d*(_t23 + _t39*(1 - i_cg) + _t39) + i_cg*(_t27*r_g + r_g*(H_v*d_lk + _t20))
+            _t20*d + d*(_t23 + _t40*(1 - i_cg) + _t40) + i_cg*(_t27*r_g + r_g*(H_v*d_lk + _t20))
         )
-        + L_dw*_t30
+        + L_dw*_t31
+        + 3*L_gr*d*d_gr
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t36
+        - L_kvs2*_t37
         + 5*L_la*_t21*d
-        + L_moe*(E_s*_t29*d_s + _t12*_t31*d_e + _t31 + d*i_shared_gate)
-        + L_rw*(_t28 + 4*d*d_rw)
-        + 4*L_sc*_t28
-        + L_ssm*(R_dt*_t37 + _t16*d + _t37*(R_dt + _t15) + d*d_in)
-        - _t38*(L_kvs + _t7)
+        + L_moe*(E_s*_t30*d_s + _t12*_t32*d_e + _t32 + d*i_shared_gate)
+        + L_rw*(_t29 + 4*d*d_rw)
+        + 4*L_sc*_t29
+        + L_ssm*(R_dt*_t38 + _t16*d + _t38*(R_dt + _t15) + d*d_in)
+        - _t39*(L_kvs + _t7)
         + _t4*(
-            _t35*_t5
-            + _t38
-            + _t44
-            + _t46*h*(_t2*d_v + i_gh)
-            + _t47*i_rel
-            + _t48*d_qk
-            + _t48*d_v
+            _t36*_t5
+            + _t39
+            + _t45
+            + _t47*h*(_t2*d_v + i_gh)
+            + _t48*i_rel
+            + _t49*d_qk
+            + _t49*d_v
             + _t6*d
-            + i_mla*(_t40*_t47 + i_qlora*(_t42 + _t5*r_q))
+            + i_mla*(_t41*_t48 + i_qlora*(_t43 + _t5*r_q))
         )
     )
     return {
@@ -2847,10 +2942,16 @@ def finetune_counts(s):
         'lora/value': _t26*a_value,
         'lora/receptance': a_receptance*r_a*(L_rw*_t27 + _t25),
         'lora/output': _t25*a_output*r_a,
+        'lora/linear_y': _t28*a_linear_y,
+        'lora/linear_x': _t28*a_linear_x,
+        'lora/linear_out': _t28*a_linear_out,
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+            + L_gr*a_linear_out*r_a*(d + d_gr)
+            + L_gr*a_linear_x*r_a*(d + d_gr)
+            + L_gr*a_linear_y*r_a*(d + d_gr)
             + L_la*a_output_gate*r_a*(H_la*d_la + d)
             + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -2897,6 +2998,9 @@ def finetune_counts(s):
         'adapters_active': (
             L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+            + L_gr*a_linear_out*r_a*(d + d_gr)
+            + L_gr*a_linear_x*r_a*(d + d_gr)
+            + L_gr*a_linear_y*r_a*(d + d_gr)
             + L_la*a_output_gate*r_a*(H_la*d_la + d)
             + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
@@ -2941,8 +3045,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t49,
-        'unquantised': N - _t49,
+        'quantised': _t50,
+        'unquantised': N - _t50,
     }
 
 
@@ -2961,6 +3065,7 @@ def finetune_states(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
+    L_gr = s['L_gr']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -2995,6 +3100,9 @@ def finetune_states(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_out = s['a_linear_out']
+    a_linear_x = s['a_linear_x']
+    a_linear_y = s['a_linear_y']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
@@ -3012,6 +3120,7 @@ def finetune_states(s):
     d_I = s['d_I']
     d_e = s['d_e']
     d_ff = s['d_ff']
+    d_gr = s['d_gr']
     d_in = s['d_in']
     d_la = s['d_la']
     d_lk = s['d_lk']
@@ -3084,6 +3193,9 @@ def finetune_states(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -3167,6 +3279,7 @@ def finetune_states(s):
                         + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                     )
                     + L_dw*d*d_ff*(i_glu + 2)
+                    + 3*L_gr*d*d_gr
                     + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     - L_kvs2*(
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -3226,6 +3339,9 @@ def finetune_states(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -3319,6 +3435,9 @@ def finetune_states(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -3366,6 +3485,9 @@ def finetune_states(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -3437,6 +3559,9 @@ def finetune_states(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -3500,6 +3625,7 @@ def finetune_memory(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
+    L_gr = s['L_gr']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -3512,6 +3638,7 @@ def finetune_memory(s):
     L_s_dense = s['L_s_dense']
     L_s_dn = s['L_s_dn']
     L_s_dw = s['L_s_dw']
+    L_s_gr = s['L_s_gr']
     L_s_kvs = s['L_s_kvs']
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
@@ -3545,6 +3672,9 @@ def finetune_memory(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_out = s['a_linear_out']
+    a_linear_x = s['a_linear_x']
+    a_linear_y = s['a_linear_y']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
@@ -3563,6 +3693,7 @@ def finetune_memory(s):
     d_I = s['d_I']
     d_e = s['d_e']
     d_ff = s['d_ff']
+    d_gr = s['d_gr']
     d_in = s['d_in']
     d_la = s['d_la']
     d_lk = s['d_lk']
@@ -3656,6 +3787,9 @@ def finetune_memory(s):
             + L_att*a_q
             + L_dn*a_in_proj_ba
             + L_dn*a_in_proj_qkvz
+            + L_gr*a_linear_out
+            + L_gr*a_linear_x
+            + L_gr*a_linear_y
             + L_la*a_output_gate
             + L_la*a_qkv_proj
             + L_moe*a_experts*k*(i_glu + 2)
@@ -3683,6 +3817,9 @@ def finetune_memory(s):
                 + L_att*a_q
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
+                + L_gr*a_linear_out
+                + L_gr*a_linear_x
+                + L_gr*a_linear_y
                 + L_la*a_output_gate
                 + L_la*a_qkv_proj
                 + L_moe*a_experts*k*(i_glu + 2)
@@ -3747,6 +3884,7 @@ def finetune_memory(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    + 10*L_s_gr*d_gr*q_a/n_tp
                     - L_s_kvs2*(
                         d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
@@ -3897,6 +4035,7 @@ def finetune_memory(s):
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
+                        + 3*L_gr*d*d_gr
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -4029,6 +4168,9 @@ def finetune_memory(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -4076,6 +4218,9 @@ def finetune_memory(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -4124,6 +4269,9 @@ def finetune_memory(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -4171,6 +4319,9 @@ def finetune_memory(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -4262,6 +4413,7 @@ def finetune_memory(s):
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
+                        + 3*L_gr*d*d_gr
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -4386,6 +4538,9 @@ def finetune_memory(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -4433,6 +4588,9 @@ def finetune_memory(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -4481,6 +4639,9 @@ def finetune_memory(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -4528,6 +4689,9 @@ def finetune_memory(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -4579,6 +4743,9 @@ def finetune_memory(s):
                 + L_att*a_q
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
+                + L_gr*a_linear_out
+                + L_gr*a_linear_x
+                + L_gr*a_linear_y
                 + L_la*a_output_gate
                 + L_la*a_qkv_proj
                 + L_moe*a_experts*k*(i_glu + 2)
@@ -4640,6 +4807,7 @@ def finetune_memory(s):
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
                     )/n_tp
+                    + 10*L_s_gr*d_gr*q_a/n_tp
                     - L_s_kvs2*(
                         d_qk2*h_kv2*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
@@ -4767,6 +4935,7 @@ def finetune_flops(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
+    L_gr = s['L_gr']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -4791,6 +4960,9 @@ def finetune_flops(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_out = s['a_linear_out']
+    a_linear_x = s['a_linear_x']
+    a_linear_y = s['a_linear_y']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
@@ -4809,6 +4981,7 @@ def finetune_flops(s):
     d_e = s['d_e']
     d_emb = s['d_emb']
     d_ff = s['d_ff']
+    d_gr = s['d_gr']
     d_in = s['d_in']
     d_la = s['d_la']
     d_lk = s['d_lk']
@@ -4844,6 +5017,7 @@ def finetune_flops(s):
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     k_dn = s['k_dn']
+    k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
     r_a = s['r_a']
@@ -4851,10 +5025,14 @@ def finetune_flops(s):
     r_kv = s['r_kv']
     r_q = s['r_q']
     w = s['w']
+    w_gr = s['w_gr']
     return {
         'adapter_forward_per_token': i_frozen*(
             2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+            + 2*L_gr*a_linear_out*r_a*(d + d_gr)
+            + 2*L_gr*a_linear_x*r_a*(d + d_gr)
+            + 2*L_gr*a_linear_y*r_a*(d + d_gr)
             + 2*L_la*a_output_gate*r_a*(H_la*d_la + d)
             + 2*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
@@ -4904,11 +5082,15 @@ def finetune_flops(s):
             + T*(
                 15*H_la*L_la*d_la**2
                 + 21*H_v*L_dn*d_lk*d_lv
+                + 9*L_gr*d_gr
                 + 27*L_rw*d_rw
                 + 15*L_ssm*N_s*d_in
                 + 3*i_frozen*(
                     2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + 2*L_gr*a_linear_out*r_a*(d + d_gr)
+                    + 2*L_gr*a_linear_x*r_a*(d + d_gr)
+                    + 2*L_gr*a_linear_y*r_a*(d + d_gr)
                     + 2*L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + 2*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
@@ -4974,6 +5156,9 @@ def finetune_flops(s):
                     + 2*L_dn*i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                     + 2*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv)
                     + 2*L_dw*d*d_ff*(i_glu + 2)
+                    + 6*L_gr*d*d_gr
+                    + 2*L_gr*d_gr*k_gr
+                    + 4*L_gr*d_gr*w_gr
                     + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     - 2*L_kvs2*(
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -5132,6 +5317,7 @@ def optimizer_states(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
+    L_gr = s['L_gr']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -5156,6 +5342,9 @@ def optimizer_states(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_out = s['a_linear_out']
+    a_linear_x = s['a_linear_x']
+    a_linear_y = s['a_linear_y']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
@@ -5172,6 +5361,7 @@ def optimizer_states(s):
     d_I = s['d_I']
     d_e = s['d_e']
     d_ff = s['d_ff']
+    d_gr = s['d_gr']
     d_in = s['d_in']
     d_la = s['d_la']
     d_lk = s['d_lk']
@@ -5205,6 +5395,7 @@ def optimizer_states(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    w_gr = s['w_gr']
     _t0 = d**2
     _t1 = i_glu + 2
     _t2 = 4*d
@@ -5273,6 +5464,9 @@ def optimizer_states(s):
             + 4*L_dn*(2*H_k*d_lk + 3*H_v*d_lv + 2*H_v + 3*d)
             - 4*L_dw*d*d_ff*(i_glu + 2)
             + 4*L_dw*(-(d + d_ff)*(i_glu + 2) + (d + 2*d_ff)*(i_glu + 2))
+            - 12*L_gr*d*d_gr
+            - 8*L_gr*d_gr*w_gr
+            + 4*L_gr*(3*d + 7*d_gr)
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             - 4*L_kvs2*(1 - i_mla)*(d + d_qk2*h_kv2 + (1 - i_kev2)*(d + d_v2*h_kv2))
             + 4*L_kvs2*(
@@ -5358,6 +5552,7 @@ def optimizer_states(s):
                 + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t13))
             )
             - L_dw*_t3
+            - 12*L_gr*d*d_gr
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             + 4*L_kvs2*_t9
             - 4*L_moe*(E_s*_t1*d*d_s + _t1*_t4*d_e + _t4 + d*i_shared_gate)
@@ -5387,6 +5582,9 @@ def optimizer_states(s):
                 + L_att*a_q
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
+                + L_gr*a_linear_out
+                + L_gr*a_linear_x
+                + L_gr*a_linear_y
                 + L_la*a_output_gate
                 + L_la*a_qkv_proj
                 + L_moe*a_shared_expert_gate*i_shared_gate
@@ -5411,6 +5609,9 @@ def optimizer_states(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -5459,6 +5660,9 @@ def optimizer_states(s):
             4*E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + 4*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 4*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+            + 4*L_gr*a_linear_out*r_a*(d + d_gr)
+            + 4*L_gr*a_linear_x*r_a*(d + d_gr)
+            + 4*L_gr*a_linear_y*r_a*(d + d_gr)
             + 4*L_la*a_output_gate*r_a*(H_la*d_la + d)
             + 4*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
             + 4*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -5520,6 +5724,7 @@ def offload(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
+    L_gr = s['L_gr']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -5553,6 +5758,9 @@ def offload(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_out = s['a_linear_out']
+    a_linear_x = s['a_linear_x']
+    a_linear_y = s['a_linear_y']
     a_o = s['a_o']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
@@ -5570,6 +5778,7 @@ def offload(s):
     d_I = s['d_I']
     d_e = s['d_e']
     d_ff = s['d_ff']
+    d_gr = s['d_gr']
     d_in = s['d_in']
     d_la = s['d_la']
     d_lk = s['d_lk']
@@ -5642,6 +5851,9 @@ def offload(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -5710,6 +5922,9 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -5777,6 +5992,9 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -5844,6 +6062,9 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -5934,6 +6155,7 @@ def offload(s):
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
+                        + 3*L_gr*d*d_gr
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -5992,6 +6214,9 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -6082,6 +6307,7 @@ def offload(s):
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
+                        + 3*L_gr*d*d_gr
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -6140,6 +6366,9 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -6232,6 +6461,7 @@ def offload(s):
                                 + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                             )
                             + L_dw*d*d_ff*(i_glu + 2)
+                            + 3*L_gr*d*d_gr
                             + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                             - L_kvs2*(
                                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -6290,6 +6520,9 @@ def offload(s):
                         E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                         + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                         + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                        + L_gr*a_linear_out*r_a*(d + d_gr)
+                        + L_gr*a_linear_x*r_a*(d + d_gr)
+                        + L_gr*a_linear_y*r_a*(d + d_gr)
                         + L_la*a_output_gate*r_a*(H_la*d_la + d)
                         + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                         + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -6357,6 +6590,9 @@ def offload(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -6419,6 +6655,9 @@ def offload(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -6483,6 +6722,9 @@ def offload(s):
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                + L_gr*a_linear_out*r_a*(d + d_gr)
+                + L_gr*a_linear_x*r_a*(d + d_gr)
+                + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -6572,6 +6814,7 @@ def offload(s):
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
+                        + 3*L_gr*d*d_gr
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -6630,6 +6873,9 @@ def offload(s):
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
+                    + L_gr*a_linear_out*r_a*(d + d_gr)
+                    + L_gr*a_linear_x*r_a*(d + d_gr)
+                    + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
@@ -6691,6 +6937,7 @@ def precision(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
+    L_gr = s['L_gr']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -6707,6 +6954,7 @@ def precision(s):
     d_e = s['d_e']
     d_emb = s['d_emb']
     d_ff = s['d_ff']
+    d_gr = s['d_gr']
     d_in = s['d_in']
     d_la = s['d_la']
     d_lk = s['d_lk']
@@ -6740,76 +6988,80 @@ def precision(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    w_gr = s['w_gr']
     _t0 = 2*V_o
-    _t1 = 2*d_in
-    _t2 = L_ssm*_t1
-    _t3 = d**2
-    _t4 = 2*L_att2
-    _t5 = _t4*d
-    _t6 = E_a*i_moa
-    _t7 = H_v*d_lv
-    _t8 = 2*d
-    _t9 = L_dn*_t8
-    _t10 = _t5*h2
-    _t11 = i_glu + 2
-    _t12 = _t11*_t8*d_ff
-    _t13 = 2*L_moe
-    _t14 = _t11*d
-    _t15 = L_att - L_att2
-    _t16 = 2*_t15
-    _t17 = _t16*d
-    _t18 = _t2*(1 - i_m2)
-    _t19 = _t17*h
-    _t20 = 2*N_s
-    _t21 = 1 - i_gh
-    _t22 = H_v + _t7
-    _t23 = d_qk2*h2
-    _t24 = d*(1 - i_mla)
-    _t25 = d*(1 - i_qlora)
-    _t26 = d*r_q
-    _t27 = d*(d_rope + r_kv)
-    _t28 = -d_rope
-    _t29 = (
-        2*_t24*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t27 + h2*r_kv*(_t28 + d_qk2 + d_v2))
+    _t1 = L_gr*d_gr
+    _t2 = 2*d_in
+    _t3 = L_ssm*_t2
+    _t4 = d**2
+    _t5 = 2*L_att2
+    _t6 = _t5*d
+    _t7 = E_a*i_moa
+    _t8 = H_v*d_lv
+    _t9 = 2*d
+    _t10 = L_dn*_t9
+    _t11 = _t6*h2
+    _t12 = i_glu + 2
+    _t13 = _t12*_t9*d_ff
+    _t14 = 2*L_moe
+    _t15 = _t12*d
+    _t16 = L_att - L_att2
+    _t17 = 2*_t16
+    _t18 = _t17*d
+    _t19 = _t3*(1 - i_m2)
+    _t20 = _t18*h
+    _t21 = 2*N_s
+    _t22 = 1 - i_gh
+    _t23 = H_v + _t8
+    _t24 = d_qk2*h2
+    _t25 = d*(1 - i_mla)
+    _t26 = d*(1 - i_qlora)
+    _t27 = d*r_q
+    _t28 = d*(d_rope + r_kv)
+    _t29 = -d_rope
+    _t30 = (
+        2*_t25*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t28 + h2*r_kv*(_t29 + d_qk2 + d_v2))
     )
-    _t30 = d_qk*h
-    _t31 = 2*_t24*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t27 + h*r_kv*(_t28 + d_qk + d_v))
-    _t32 = (
+    _t31 = d_qk*h
+    _t32 = 2*_t25*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t28 + h*r_kv*(_t29 + d_qk + d_v))
+    _t33 = (
         10*H_la*L_la*d*d_la
-        + L_att2*_t29
-        + L_dense*_t12
-        + 2*L_dn*i_cg*(_t8*r_g + r_g*(H_v*d_lk + _t7))
-        + L_dw*_t12
+        + L_att2*_t30
+        + L_dense*_t13
+        + 2*L_dn*i_cg*(_t9*r_g + r_g*(H_v*d_lk + _t8))
+        + L_dw*_t13
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t29
-        + 2*L_rw*_t3
+        - L_kvs2*_t30
+        + 2*L_rw*_t4
         + 8*L_rw*d*d_rw
-        + 8*L_sc*_t3
-        + L_ssm*_t8*(_t1 + i_m2*(G_s*_t20 + H_s))
-        + R_dt*_t18
+        + 8*L_sc*_t4
+        + L_ssm*_t9*(_t2 + i_m2*(G_s*_t21 + H_s))
+        + R_dt*_t19
         - _t0*d
         + _t0*d_emb
-        + _t10*d_v2
-        + _t10*i_gate*(_t21*d_v2 + i_gh)
-        + _t13*_t14*d_e*k
-        + _t13*(E_s*_t14*d_s + d*i_shared_gate)
-        + _t15*_t31
-        + _t16*(_t24*_t30 + i_mla*(_t25*_t30 + i_qlora*(_t26 + _t30*r_q)))
-        + _t17*_t6
-        + _t18*(R_dt + _t20)
-        + _t19*d_v
-        + _t19*i_gate*(_t21*d_v + i_gh)
-        + _t2*d
-        - _t31*(L_kvs - L_kvs2)
-        + _t4*(_t23*_t24 + i_mla*(_t23*_t25 + i_qlora*(_t23*r_q + _t26)))
-        + _t5*_t6
-        + _t7*_t9
-        + _t9*(2*H_k*d_lk + _t22*(1 - i_cg) + _t22)
+        + 6*_t1*d
+        + 4*_t1*w_gr
+        + _t10*_t8
+        + _t10*(2*H_k*d_lk + _t23*(1 - i_cg) + _t23)
+        + _t11*d_v2
+        + _t11*i_gate*(_t22*d_v2 + i_gh)
+        + _t14*_t15*d_e*k
+        + _t14*(E_s*_t15*d_s + d*i_shared_gate)
+        + _t16*_t32
+        + _t17*(_t25*_t31 + i_mla*(_t26*_t31 + i_qlora*(_t27 + _t31*r_q)))
+        + _t18*_t7
+        + _t19*(R_dt + _t21)
+        + _t20*d_v
+        + _t20*i_gate*(_t22*d_v + i_gh)
+        + _t3*d
+        - _t32*(L_kvs - L_kvs2)
+        + _t5*(_t24*_t25 + i_mla*(_t24*_t26 + i_qlora*(_t24*r_q + _t27)))
+        + _t6*_t7
         + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t32,
-        'low_precision_train': _t32*(3 - i_frozen),
+        'low_precision_forward': _t33,
+        'low_precision_train': _t33*(3 - i_frozen),
     }
 
 
@@ -6828,6 +7080,7 @@ def precision_memory(s):
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
+    L_gr = s['L_gr']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -6843,6 +7096,7 @@ def precision_memory(s):
     d_I = s['d_I']
     d_e = s['d_e']
     d_ff = s['d_ff']
+    d_gr = s['d_gr']
     d_in = s['d_in']
     d_la = s['d_la']
     d_lk = s['d_lk']
@@ -6903,6 +7157,7 @@ def precision_memory(s):
                 + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
             )
             + L_dw*d*d_ff*(i_glu + 2)
+            + 3*L_gr*d*d_gr
             + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             - L_kvs2*(
                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -6962,6 +7217,7 @@ def inference(s):
     L_chk = s['L_chk']
     L_chk2 = s['L_chk2']
     L_dn = s['L_dn']
+    L_gr = s['L_gr']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -6983,6 +7239,7 @@ def inference(s):
     c = s['c']
     d = s['d']
     d_I = s['d_I']
+    d_gr = s['d_gr']
     d_in = s['d_in']
     d_la = s['d_la']
     d_lk = s['d_lk']
@@ -7001,6 +7258,7 @@ def inference(s):
     i_mla = s['i_mla']
     k = s['k']
     k_dn = s['k_dn']
+    k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
     q_kv = s['q_kv']
@@ -7046,6 +7304,7 @@ def inference(s):
                 + (-L_kvsl2 + L_loc2)*_minimum(T, w)
             )
             + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+            + L_gr*(d_gr*(k_gr - 1) + d_gr)
             + L_rw*(2*d + 3*d_rw)
             + L_sc*d*(k_sc - 1)
             + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
@@ -7053,6 +7312,7 @@ def inference(s):
         'state_cache': b*q_kv*(
             H_la*L_la*d_la**2
             + L_dn*(_t0*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t0))
+            + L_gr*(d_gr*(k_gr - 1) + d_gr)
             + L_rw*(2*d + 3*d_rw)
             + L_sc*d*(k_sc - 1)
             + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
@@ -7086,6 +7346,7 @@ def inference(s):
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
@@ -7120,6 +7381,7 @@ def inference(s):
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
@@ -7156,6 +7418,7 @@ def inference(s):
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
@@ -7192,6 +7455,7 @@ def inference(s):
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                    + L_gr*(d_gr*(k_gr - 1) + d_gr)
                     + L_rw*(2*d + 3*d_rw)
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
@@ -7228,6 +7492,7 @@ def inference(s):
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
@@ -7267,6 +7532,7 @@ def inference(s):
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                    + L_gr*(d_gr*(k_gr - 1) + d_gr)
                     + L_rw*(2*d + 3*d_rw)
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
@@ -7304,6 +7570,7 @@ def inference(s):
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
+                    + L_gr*(d_gr*(k_gr - 1) + d_gr)
                     + L_rw*(2*d + 3*d_rw)
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))

@@ -32,12 +32,13 @@ if TYPE_CHECKING:  # the layout's schemas load only where a layout is priced (st
     from calc.spec.memory import StackMemory, TrainingMemory
 
 # The adapters whose input is a mixer's in_proj input (calc.formulas.memory, i_keep_mix).
-MIXER_INPUT_TARGETS = ("in_proj", "in_proj_qkvz", "in_proj_ba", "qkv_proj", "output_gate")
+MIXER_INPUT_TARGETS = ("in_proj", "in_proj_qkvz", "in_proj_ba", "qkv_proj", "output_gate",
+                       "linear_y", "linear_x")
 
 # The symbol of each layer count (calc.formulas.params, PARTS) and the spec's name for it.
 LAYER_COUNTS = {"L_att": "attention", "L_loc": "local", "L_chk": "chunked", "L_ssm": "mamba",
-                "L_dn": "deltanet", "L_la": "lightning", "L_rw": "rwkv", "L_sc": "conv",
-                "L_dense": "dense", "L_moe": "moe"}
+                "L_dn": "deltanet", "L_la": "lightning", "L_rw": "rwkv", "L_gr": "griffin",
+                "L_sc": "conv", "L_dense": "dense", "L_moe": "moe"}
 
 
 def layer_count_values(spec: ModelSpec) -> dict[str, int]:
@@ -47,9 +48,9 @@ def layer_count_values(spec: ModelSpec) -> dict[str, int]:
 
 
 def _mixer_values(spec: ModelSpec) -> dict[str, int]:
-    """The sizes and indicators of the Mamba, gated DeltaNet, lightning-attention and
-    short-convolution mixers (0 for a mixer the model does not have)."""
-    mamba, dn, la, sc = spec.mamba, spec.deltanet, spec.lightning, spec.short_conv
+    """The sizes and indicators of the Mamba, gated DeltaNet, lightning-attention, RWKV,
+    Griffin and short-convolution mixers (0 for a mixer the model does not have)."""
+    mamba, dn, la, sc, gr = spec.mamba, spec.deltanet, spec.lightning, spec.short_conv, spec.griffin
     v2 = mamba is not None and mamba.version == 2
     return {
         "d_in": mamba.d_inner if mamba else 0, "N_s": mamba.d_state if mamba else 0,
@@ -64,6 +65,8 @@ def _mixer_values(spec: ModelSpec) -> dict[str, int]:
         "i_cg": int(bool(dn and dn.channel_gate)), "r_g": (dn.gate_rank or 0) if dn else 0,
         "H_la": la.n_heads if la else 0, "d_la": la.d_head if la else 0,
         "d_rw": spec.rwkv.d_attention if spec.rwkv else 0,
+        "d_gr": gr.d_lru if gr else 0, "w_gr": gr.block_width if gr else 0,
+        "k_gr": gr.d_conv if gr else 0,
         "k_sc": sc.d_conv if sc else 0, "b_sc": int(bool(sc and sc.bias)),
     }
 
@@ -149,7 +152,7 @@ class ParamCounts:
     per_layer: dict[str, int]  # one attention layer's attention, and one layer's norms
     per_dense_ffn: dict[str, int]  # one dense layer's FFN
     per_moe_ffn: dict[str, int]  # one MoE layer's router, experts, shared experts
-    per_mixer: dict[str, int]  # one Mamba, gated DeltaNet, lightning, RWKV or short-conv mixer
+    per_mixer: dict[str, int]  # one Mamba, DeltaNet, lightning, RWKV, Griffin or short conv
     per_indexer: dict[str, int]  # one DSA indexer (on the attention layers that have one)
     components: dict[str, int]  # whole model, by component; sums to total
     total: int
@@ -176,7 +179,7 @@ def stage_values(spec: ModelSpec, tp: int, pp: int, split_embedding_loss: bool =
             "L_s_att": sum("attention" in m for m in mixers),
             "L_s_ssm": sum("mamba" in m for m in mixers),
             "L_s_dn": mixers.count("deltanet"), "L_s_la": mixers.count("lightning"),
-            "L_s_rw": mixers.count("rwkv"),
+            "L_s_rw": mixers.count("rwkv"), "L_s_gr": mixers.count("griffin"),
             "L_s_sc": mixers.count("conv"),
             "h_t": -(-spec.n_kv_heads // tp), "L_w": first + last * dualpipe,
             "L_s_att2": spec.attention_kinds[:first].count(spec.shaped_kind or "-"),
@@ -313,7 +316,7 @@ def _counted(s: Mapping[str, int]) -> ParamCounts:
         per_moe_ffn=_compiled.params_moe_ffn(s),
         per_mixer={**_compiled.params_mamba(s), **_compiled.params_deltanet(s),
                    **_compiled.params_lightning(s), **_compiled.params_rwkv(s),
-                   **_compiled.params_short_conv(s)},
+                   **_compiled.params_griffin(s), **_compiled.params_short_conv(s)},
         per_indexer=_compiled.params_indexer(s),
         components=_compiled.params_components(s),
         **summary,

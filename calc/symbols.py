@@ -66,6 +66,7 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("L_dn", "L_{dn}", "layers with a gated DeltaNet mixer", "size"),
     SymbolInfo("L_la", "L_{la}", "layers with a lightning-attention mixer", "size"),
     SymbolInfo("L_rw", "L_{rw}", "layers with RWKV's time-mix (and channel-mix)", "size"),
+    SymbolInfo("L_gr", "L_{gr}", "layers with Griffin's recurrent block (RG-LRU)", "size"),
     SymbolInfo("L_sc", "L_{sc}", "layers with a short-convolution mixer", "size"),
     SymbolInfo("c", "c", "chunked attention: tokens per chunk", "size"),
     # the attention layers of one kind with head shapes of their own (attention.kind_shapes);
@@ -113,6 +114,11 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("d_la", "d_{la}", "lightning attention: width of q, k and v per head", "size"),
     SymbolInfo("d_rw", "d_{rw}", "RWKV: channels of key, value, receptance and the WKV state "
                "(attention_hidden_size)", "size"),
+    SymbolInfo("d_gr", "d_{gr}", "Griffin: channels of the branches, the conv and the RG-LRU "
+               "(lru_width)", "size"),
+    SymbolInfo("w_gr", "w_{gr}", "Griffin: width of each block of the block-diagonal input and "
+               "recurrence gates (d_gr / blocks)", "size"),
+    SymbolInfo("k_gr", "k_{gr}", "Griffin: kernel of the temporal conv1d", "size"),
     SymbolInfo("k_sc", "k_{sc}", "short convolution: kernel", "size"),
     SymbolInfo("n_act", "n_{act}", "learned parameters of a dense FFN's activation (xIELU: "
                "α_p, α_n; 0 for the others)", "size"),
@@ -224,6 +230,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("L_s_la", "L_{s,la}", "lightning-attention layers among the first stage's L_s",
                "memory"),
     SymbolInfo("L_s_rw", "L_{s,rw}", "RWKV layers among the first stage's L_s", "memory"),
+    SymbolInfo("L_s_gr", "L_{s,gr}", "Griffin recurrent layers among the first stage's L_s",
+               "memory"),
     SymbolInfo("L_s_sc", "L_{s,sc}", "short-convolution layers among the first stage's L_s",
                "memory"),
     SymbolInfo("L_s_att2", "L'_{s,att}", "of those, layers of the kind with head shapes of its "
@@ -333,6 +341,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "(the time-mix's and the channel-mix's)", "finetune"),
     SymbolInfo("a_output", r"\mathbb{1}_{A\,output}", "an adapter on each RWKV time-mix "
                "output", "finetune"),
+    SymbolInfo("a_linear_y", r"\mathbb{1}_{A\,ly}", "an adapter on each Griffin linear_y",
+               "finetune"),
+    SymbolInfo("a_linear_x", r"\mathbb{1}_{A\,lx}", "an adapter on each Griffin linear_x",
+               "finetune"),
+    SymbolInfo("a_linear_out", r"\mathbb{1}_{A\,lo}", "an adapter on each Griffin linear_out",
+               "finetune"),
     SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
                "finetune"),
     SymbolInfo("i_fa", r"\mathbb{1}_{fp32\,A}", "the adapters on a frozen base are kept in fp32 "
@@ -433,6 +447,7 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
 i_cg, r_g, i_diff = SYMBOLS["i_cg"], SYMBOLS["r_g"], SYMBOLS["i_diff"]
 L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
 L_rw, d_rw, L_s_rw = (SYMBOLS[n] for n in ("L_rw", "d_rw", "L_s_rw"))
+L_gr, d_gr, w_gr, k_gr, L_s_gr = (SYMBOLS[n] for n in ("L_gr", "d_gr", "w_gr", "k_gr", "L_s_gr"))
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))

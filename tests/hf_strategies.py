@@ -232,6 +232,22 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "intermediate_size": draw(st.none() | st.integers(1, 16)),
                 "context_length": draw(st.integers(1, 64)),
                 "tie_word_embeddings": draw(st.booleans())}
+    if model_type == "recurrent_gemma":  # lru_width and the gates' blocks (the heads)
+        heads = draw(st.integers(1, 3))
+        head_dim = draw(st.none() | st.integers(1, 6))  # given, or hidden_size // heads
+        return {"hidden_size": heads * draw(st.integers(1, 3)), "num_attention_heads": heads,
+                **({"head_dim": head_dim} if head_dim else {}),
+                "num_key_value_heads": draw(st.none() | st.sampled_from(
+                    [k for k in (1, 2, 3) if heads % k == 0])),
+                "lru_width": draw(st.none() | st.integers(1, 3).map(lambda w: heads * w)),
+                "num_hidden_layers": layers, "intermediate_size": draw(st.integers(2, 16)),
+                "conv1d_width": draw(st.integers(1, 4)),
+                "attention_window_size": draw(st.integers(MIN_WINDOW, 32)),
+                "block_types": draw(st.lists(st.sampled_from(["recurrent", "attention"]),
+                                             min_size=1, max_size=3)),
+                "hidden_activation": draw(st.sampled_from(["gelu_pytorch_tanh", "silu"])),
+                "attention_bias": draw(st.booleans()),
+                "tie_word_embeddings": draw(st.booleans())}
     config = {**draw(_heads()), "num_hidden_layers": layers,
               "intermediate_size": draw(st.integers(1, 16)),
               "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64,
@@ -670,7 +686,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl",
                    "cohere2_moe", "deepseek_v32", "glm_moe_dsa", "lfm3", "laguna",
                    "kimi_linear", "minimax", "gemma4_unified_text", "gemma4_text",
-                   "mimo_v2_flash", "rwkv")
+                   "mimo_v2_flash", "rwkv", "recurrent_gemma")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")

@@ -193,10 +193,11 @@ def _indexer(draw, rope: int, n_layers: int, mixers: tuple[str, ...]) -> dict:
 @st.composite
 def _mixers(draw, n_layers: int) -> dict:
     """A mixer pattern and the mixers' shapes (Mamba, gated DeltaNet, lightning attention, RWKV,
-    short convolution); the
+    Griffin's recurrent block, short convolution); the
     key no_ffn says whether the layers go without FFN (Mamba)."""
     pattern = draw(st.lists(st.sampled_from(["attention", "mamba", "deltanet", "lightning",
-                                             "rwkv", "conv", "attention+mamba"]),
+                                             "rwkv", "griffin", "conv",
+                                             "attention+mamba"]),
                             min_size=1, max_size=min(3, n_layers)))
     out: dict = {"layers": {"mixer_pattern": tuple(pattern)}, "no_ffn": False}
     if any("mamba" in m for m in pattern):
@@ -222,6 +223,10 @@ def _mixers(draw, n_layers: int) -> dict:
         out["lightning"] = {"n_heads": draw(st.integers(1, 3)), "d_head": draw(st.integers(1, 4))}
     if "rwkv" in pattern:
         out["rwkv"] = {"d_attention": draw(st.integers(1, 6))}
+    if "griffin" in pattern:
+        blocks = draw(st.integers(1, 3))
+        out["griffin"] = {"d_lru": blocks * draw(st.integers(1, 3)), "n_blocks": blocks,
+                          "d_conv": draw(st.integers(1, 4))}
     if "conv" in pattern:
         out["short_conv"] = {"d_conv": draw(st.integers(1, 4)), "bias": draw(st.booleans())}
     return out

@@ -51,6 +51,13 @@ TARGETS: dict[str, dict[str, str]] = {
     # PEFT's names select the time-mix's and the channel-mix's module alike
     "rwkv-4-169m-pile": {name: rf"(attention|feed_forward)\.{name}$"
                          for name in ("key", "value", "receptance", "output")},
+    # Griffin's recurrent block beside local attention (its gates are nn.Parameter, not
+    # nn.Linear); the MLP's three projections are biased but adapted alike
+    "recurrentgemma-2b": {
+        **{k: rf"temporal_block\.{k}_proj$" for k in ("q", "k", "v", "o")},
+        **{k: rf"mlp_block\.{k}_proj$" for k in ("up", "gate", "down")},
+        **{name: rf"temporal_block\.{name}$" for name in ("linear_y", "linear_x",
+                                                           "linear_out")}},
 }
 RANK = 16
 
@@ -133,6 +140,7 @@ def test_the_per_head_output_gate_is_a_target_and_all_linear_takes_it():
     ("llama-3.1-8b", "in_proj", "has no 'in_proj' projection"),
     ("lfm2-1.2b", "experts", "has no 'experts' projection"),
     ("rwkv-4-169m-pile", "up", "its FFN is RWKV's channel-mix, whose matrices are key and value"),
+    ("llama-3.1-8b", "linear_y", "has no 'linear_y' projection (no mixer with that projection)"),
 ])
 def test_a_target_the_model_lacks_is_one_line(name, targets, message):
     with pytest.raises(calc.CalcError, match=re.escape(message)) as error:
@@ -219,6 +227,32 @@ def test_rwkv_adapters_match_the_reference_model(targets):
     adapters, _ = finetune_train_flops(spec, 8, "full", ft, ours.targets)
     assert torch_count.trainable == ours.trainable
     assert torch_count.forward == 8 * (count_flops(spec, 8, "full").forward + adapters)
+
+
+@pytest.mark.parametrize("targets", ["all-linear", ("linear_y",), ("linear_x", "linear_out"),
+                                     ("q", "v", "up")])
+def test_griffin_adapters_match_the_reference_model(targets):
+    """Adapters on the reference model's recurrent blocks (linear_y, linear_x, linear_out)
+    beside its local-attention layers and biased MLPs: trainable parameters and forward FLOPs
+    exact, and the step's adapter terms agree with the counts."""
+    pytest.importorskip("torch")
+    from calc.evaluate import count_flops, finetune_train_flops
+    from calc.hf import spec_from_hf_config
+    from calc.timing.finetune import adapter_terms
+    from calc.verify.finetune import count_finetune
+
+    spec = spec_from_hf_config({"model_type": "recurrent_gemma", "vocab_size": 11,
+                                "hidden_size": 8, "num_hidden_layers": 3,
+                                "num_attention_heads": 2, "num_key_value_heads": 1,
+                                "lru_width": 6, "intermediate_size": 10})
+    ft = FineTune(method="lora", rank=2, targets=targets)
+    ours = count_adapters(spec, ft)
+    torch_count = count_finetune(spec, ft, 8)
+    adapters, _ = finetune_train_flops(spec, 8, "full", ft, ours.targets)
+    assert torch_count.trainable == ours.trainable
+    assert torch_count.forward == 8 * (count_flops(spec, 8, "full").forward + adapters)
+    terms = adapter_terms(spec, ours.targets)
+    assert sum(2 * (t.inputs + t.outputs) for t in terms) == ours.adapters_active
 
 
 def test_rwkv_adapters_refuse_other_layers_in_one_line():

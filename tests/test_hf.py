@@ -8,6 +8,7 @@ each reader must get right, the errors, the CLI, and the round trip of every pre
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -574,6 +575,79 @@ def test_rwkv_reads_time_mix_and_channel_mix():
 def test_rwkv_refuses_in_one_line(changes, message):
     with pytest.raises(CalcError, match=message):
         spec_of("rwkv-4-169m-pile", **changes)
+
+
+def test_recurrent_gemma_reads_griffin_blocks_beside_local_attention():
+    """google/recurrentgemma-2b (tests/data; the RecurrentGemma report, arXiv 2404.07839:
+    "2B non-embedding parameters"): 26 layers cycling recurrent, recurrent, attention (18
+    Griffin blocks, 8 local-attention layers of 10 query heads and 1 KV head of 256, window
+    2,048), lru_width 2,560 in 10 gate blocks of 256, conv width 4, a biased GeGLU MLP at
+    15,360 // 2, tied head. Each part a hand count from the config; the total 2,682,862,080
+    is transformers' own count (python -m calc verify --hf)."""
+    spec = spec_of("recurrentgemma-2b")
+    assert spec.mixer_kinds == ("griffin", "griffin", "attention") * 8 + ("griffin",) * 2
+    assert set(spec.attention_kinds[i] for i in range(2, 26, 3)) == {"local"}
+    assert spec.attention.sliding_window == 2048 and spec.context_length == 8192
+    counts = calc.count_params(spec)
+    c = counts.components
+    d, lru, w, k, f, v, g, a = 2560, 2560, 256, 4, 15360 // 2, 256000, 18, 8
+    assert c["griffin/y"] == c["griffin/x"] == c["griffin/out"] - g * (d - lru) == g * (
+        d * lru + lru)  # linear_y, linear_x d → lru with bias; linear_out lru → d with bias
+    assert c["griffin/conv"] == g * lru * (k + 1)  # depthwise taps and a bias per channel
+    assert c["griffin/gates"] == g * 2 * (10 * w * w + lru)  # two block-diagonal gates, biased
+    assert c["griffin/decay"] == g * lru  # the recurrent parameter Λ
+    assert c["attention/q"] == a * d * 10 * 256 and c["attention/kv"] == a * 2 * d * 256
+    assert c["attention/o"] == a * (10 * 256 * d + d)  # o_proj always has a bias
+    assert c["mlp/up"] == 26 * 2 * (d * f + f) and c["mlp/down"] == 26 * (f * d + d)
+    assert c["norms"] == 26 * 2 * d and c["final_norm"] == d
+    assert c["embedding/token"] == v * d and c["lm_head"] == 0  # tied
+    assert counts.total == 2_682_862_080 and counts.non_embedding == 2_027_502_080
+    assert round(counts.non_embedding / 1e9) == 2  # the report's "2B non-embedding"
+    flops = calc.count_flops(spec, 8, "full").components
+    assert flops["griffin/scan"] == g * 3 * lru  # decay 1, write 2 per channel and token
+    assert flops["griffin/conv"] == g * 2 * k * lru
+    assert flops["griffin/gates"] == g * 2 * 2 * lru * w
+    # a serving state per sequence: the RG-LRU's state and the conv's last k − 1 inputs
+    state = calc.infer(spec, gpu="h100", context=1024, batch=1).inference.state_cache_bytes
+    assert state == g * (lru + (k - 1) * lru) * 2
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"lru_width": 2561}, "lru_width=2561 must be a multiple of num_attention_heads=10"),
+    ({"block_types": ["recurrent", "mlp"]}, "must be a non-empty list of 'recurrent' and"),
+    ({"block_types": []}, "must be a non-empty list"),
+    ({"num_key_value_heads": 3}, "num_key_value_heads=3 must divide num_attention_heads=10"),
+    ({"num_key_value_heads": 20}, "num_key_value_heads=20 must not exceed"),
+    ({"_block_types": ["attention"]}, "_block_types=['attention'] differs from block_types"),
+    ({"head_dim": None}, "head_dim=None"),
+    ({"intermediate_size": 1}, "intermediate_size=1 must be at least 2"),
+    ({"num_hidden_layers": 301}, "num_hidden_layers=301 exceeds 100 × len(block_types)=300"),
+    ({"rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e4}},
+     "supports the default RoPE only"),
+])
+def test_recurrent_gemma_refuses_in_one_line(changes, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_of("recurrentgemma-2b", **changes)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(("update", "message"), [
+    ({"griffin.n_blocks": 3}, "griffin.n_blocks=3 must divide griffin.d_lru=2560"),
+    ({"layers.mixer_pattern": ("attention",)}, "griffin is given but no layer's mixer is griffin"),
+])
+def test_griffin_spec_refuses_in_one_line(update, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_of("recurrentgemma-2b").updated(**update)
+    assert "\n" not in str(error.value)
+
+
+def test_griffin_tensor_parallelism_splits_the_gate_blocks():
+    """tp must divide griffin.n_blocks: the gates split by whole blocks, even where the
+    attention heads divide."""
+    spec = spec_of("recurrentgemma-2b").updated(**{"griffin.n_blocks": 5})
+    with pytest.raises(CalcError, match=re.escape("tp=2 must divide griffin.n_blocks=5")):
+        calc.memory(spec, tp=2)
+    assert calc.memory(spec_of("recurrentgemma-2b"), tp=2).memory.total_bytes > 0
 
 
 def test_hybrid_layer_placement():

@@ -616,6 +616,30 @@ def test_random_rwkv_configs_match_transformers_and_export_back(config, seq_len)
     assert shape(spec_from_hf_config(exported)) == shape(spec)
 
 
+# ---- Griffin's recurrent block beside local attention (recurrent_gemma) -----------------------
+@st.composite
+def _recurrent_gemma_configs(draw) -> dict:
+    return {"model_type": "recurrent_gemma", "vocab_size": draw(st.integers(1, 50)),
+            **_NO_TOKENS, **draw(STRATEGIES["recurrent_gemma"]("recurrent_gemma"))}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_recurrent_gemma_configs(), st.integers(1, 9))
+def test_random_recurrent_gemma_configs_match_transformers_and_export_back(config, seq_len):
+    """linear_y, linear_x, the temporal conv (over T + k − 1 outputs in transformers), the
+    block-diagonal gates, Λ and linear_out, beside sliding-window attention with a biased o_proj
+    and a biased gated MLP at intermediate_size // 2, for any block_types, lru_width, head_dim
+    and kv heads, against transformers (its RG-LRU element-wise: 0 FLOPs); and back through
+    recurrent_gemma's writer."""
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, seq_len)
+    exported = hf_config_from_spec(spec)
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    if spec.layer_counts["griffin"]:
+        assert exported["model_type"] == "recurrent_gemma"
+        assert_matches(spec, exported, seq_len)
+
+
 # ---- an LM head narrower than the vocabulary (output_vocab_size) ----------------------------
 @st.composite
 def _apertus1p5_configs(draw) -> dict:

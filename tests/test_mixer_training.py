@@ -24,7 +24,7 @@ from tests.test_timing import NETWORK
 BF16 = 2
 MIXER_MODELS = ["mamba-130m-hf", "mamba-codestral-7b-v0.1", "ai21-jamba-1.5-mini",
                 "qwen3-next-80b-a3b-instruct", "lfm2-1.2b", "falcon-h1-0.5b-base",
-                "minimax-text-01-hf", "rwkv-4-169m-pile"]
+                "minimax-text-01-hf", "rwkv-4-169m-pile", "recurrentgemma-2b"]
 
 
 def _config(name: str) -> dict:
@@ -59,6 +59,10 @@ def _state_elements_by_hand(name: str) -> int:
         return lightning * c["num_attention_heads"] * c["head_dim"] ** 2
     if name == "rwkv-4-169m-pile":  # WKV num, den, max per channel; the two shifted inputs
         return layers * (3 * c["attention_hidden_size"] + 2 * c["hidden_size"])
+    if name == "recurrentgemma-2b":  # the RG-LRU per channel, the conv's last k − 1 inputs
+        types = c["_block_types"]  # the default block_types, as the file's 4.x name gives it
+        griffin = sum(types[i % len(types)] == "recurrent" for i in range(layers))
+        return griffin * c["lru_width"] * c["conv1d_width"]
     if name == "lfm2-1.2b":  # a short convolution except at full_attn_idxs
         conv = layers - len(c["full_attn_idxs"])
         return conv * (c["conv_L_cache"] - 1) * c["hidden_size"]
@@ -103,6 +107,25 @@ def test_rwkv_activations_are_a_hand_count_from_the_config():
             "rwkv": s * 2 * (d + 5 * width / tp + 9 * d) * BF16}
 
 
+def test_griffin_state_and_activations_are_hand_counts_from_the_config():
+    """RecurrentGemma's decode cache: the Griffin layers' fixed state, and the local-attention
+    layers' keys and values up to the window (2,048), no further. Training: one Griffin block
+    per token keeps the norm's output (d) and 10·lru_width split t ways (y and GeLU(y), x, the
+    conv's output, the two gates, a, the scan's input and output, linear_out's input)."""
+    name, c = "recurrentgemma-2b", _config("recurrentgemma-2b")
+    state = _state_elements_by_hand(name)
+    served = {n: calc.infer(_preset(name), gpu="h100", context=n, batch=3).inference
+              for n in (1024, 2048, 4096)}
+    per_token = 8 * 2 * c["num_key_value_heads"] * c["head_dim"] * BF16  # 8 attention layers
+    for n, inference in served.items():
+        assert inference.state_cache_bytes == 3 * BF16 * state
+        assert inference.kv_cache_bytes == 3 * (BF16 * state + per_token * min(n, 2048))
+    d, lru, s = c["hidden_size"], c["lru_width"], 1024
+    for tp in (1, 2):
+        m = calc.memory(_preset(name), seq_len=s, micro_batch=2, tp=tp).memory
+        assert m.activations_per_mixer_bytes == {"griffin": s * 2 * (d + 10 * lru / tp) * BF16}
+
+
 def test_mamba_activations_are_a_hand_count_from_the_config():
     """Per token and layer: the norm's input and in_proj's (d each), xz and the scan output
     (3D, split t ways), x_dbl and B, C (R + 4N, replicated); R = ⌈d/16⌉ (time_step_rank
@@ -125,7 +148,7 @@ def test_memory_step_layout_and_infer_price_every_mixer(name):
     m = calc.memory(preset, gpu="h100", seq_len=4096).memory
     assert m.activations["layers"] > 0 and m.total_bytes > m.states_bytes
     kinds = {k for k, n in preset.spec.layer_counts.items()
-             if n and k in ("mamba", "deltanet", "lightning", "rwkv", "conv")}
+             if n and k in ("mamba", "deltanet", "lightning", "rwkv", "griffin", "conv")}
     assert set(m.activations_per_mixer_bytes) == kinds
     report = calc.step(preset, gpu="h100", gpus=8, global_batch=64, seq_len=4096,
                        flash_attention=True, dropout=False)

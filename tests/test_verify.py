@@ -67,6 +67,19 @@ def test_random_specs_with_rwkv_layers_verify_exactly(spec, seq_len, device):
     assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(spec=model_specs().filter(lambda s: s.layer_counts["griffin"]), seq_len=st.integers(1, 12),
+       device=st.sampled_from(["meta", "cpu"]))
+def test_random_specs_with_griffin_layers_verify_exactly(spec, seq_len, device):
+    """Griffin's recurrent blocks beside any other mixer, FFN and norm placement: linear_y/x,
+    the temporal conv, the block-diagonal gates (one bmm each), Λ, linear_out, and the RG-LRU's
+    3 FLOPs per channel under StateCounter."""
+    if spec.position_table:
+        seq_len = min(seq_len, spec.position_table)
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
 def test_cpu_forward_is_a_real_language_model():
     from calc.verify.model import build
 

@@ -39,6 +39,7 @@ from calc.symbols import (
     L_dense,
     L_dn,
     L_dw,
+    L_gr,
     L_idx,
     L_kvs,
     L_kvs2,
@@ -57,6 +58,7 @@ from calc.symbols import (
     d,
     d_e,
     d_ff,
+    d_gr,
     d_in,
     d_qk,
     d_rw,
@@ -166,6 +168,10 @@ TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]
     "value": ((L_rw, d + d_rw, L_rw), (L_rw, d_ff + d, L_rw)),
     "receptance": ((L_rw, d + d_rw, L_rw), (L_rw, d + d, L_rw)),
     "output": ((L_rw, d_rw + d, L_rw),),
+    # Griffin's recurrent block: linear_y and linear_x d → d_gr, linear_out d_gr → d
+    "linear_y": ((L_gr, d + d_gr, L_gr),),
+    "linear_x": ((L_gr, d + d_gr, L_gr),),
+    "linear_out": ((L_gr, d_gr + d, L_gr),),
 }
 ON = {target: SYMBOLS[f"a_{target}"] for target in TARGET_MATRICES}
 
@@ -198,6 +204,9 @@ QUANTISED = (params.over_attention_layers(
              + L_dn * sympy.Add(*mixers.DELTANET_WEIGHTS.values())
              + L_la * sympy.Add(*mixers.LIGHTNING_WEIGHTS.values())
              + L_rw * sympy.Add(*mixers.RWKV_WEIGHTS.values())
+             # Griffin's nn.Linear projections; its gates are plain parameters, left in 16 bits
+             + L_gr * (mixers.GRIFFIN_WEIGHTS["griffin/y"] + mixers.GRIFFIN_WEIGHTS["griffin/x"]
+                       + mixers.GRIFFIN_WEIGHTS["griffin/out"])
              + L_sc * sympy.Add(*mixers.SHORT_CONV_WEIGHTS.values()))
 
 # ---- model states of the most loaded GPU ------------------------------------------------------

@@ -51,6 +51,7 @@ from calc.symbols import (
     L_chk,
     L_chk2,
     L_dn,
+    L_gr,
     L_idx,
     L_la,
     L_loc,
@@ -173,6 +174,9 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     "lightning/scan": L_la * mixers.LIGHTNING_SCAN,
     **{key: FMA * L_rw * expr for key, expr in mixers.RWKV_WEIGHTS.items()},
     "rwkv/scan": L_rw * mixers.RWKV_SCAN,
+    **{key: FMA * L_gr * expr for key, expr in mixers.GRIFFIN_WEIGHTS.items()},
+    "griffin/conv": L_gr * mixers.GRIFFIN_CONV,
+    "griffin/scan": L_gr * mixers.GRIFFIN_SCAN,
     **{key: FMA * L_sc * expr for key, expr in mixers.SHORT_CONV_WEIGHTS.items()},
     "conv/conv": L_sc * mixers.SHORT_CONV_CONV,
     "mlp": FMA * params.over_dense_layers(MATMUL_DENSE_FFN),
@@ -184,9 +188,10 @@ WEIGHT_FLOPS_PER_TOKEN = sympy.Add(*FORWARD_PER_TOKEN.values())
 # Of those, the recurrences (whose operands are activations, like QKᵀ's) and the convolutions
 # (whose kernels are weights): not matrix products.
 SCANS_PER_TOKEN = (FORWARD_PER_TOKEN["mamba/scan"] + FORWARD_PER_TOKEN["deltanet/scan"]
-                   + FORWARD_PER_TOKEN["lightning/scan"] + FORWARD_PER_TOKEN["rwkv/scan"])
+                   + FORWARD_PER_TOKEN["lightning/scan"] + FORWARD_PER_TOKEN["rwkv/scan"]
+                   + FORWARD_PER_TOKEN["griffin/scan"])
 CONVS_PER_TOKEN = (FORWARD_PER_TOKEN["mamba/conv"] + FORWARD_PER_TOKEN["deltanet/conv"]
-                   + FORWARD_PER_TOKEN["conv/conv"])
+                   + FORWARD_PER_TOKEN["griffin/conv"] + FORWARD_PER_TOKEN["conv/conv"])
 
 FLOPS: dict[str, sympy.Expr] = {
     "weights_per_token": WEIGHT_FLOPS_PER_TOKEN,

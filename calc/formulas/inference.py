@@ -46,6 +46,7 @@ from calc.symbols import (
     L_chk,
     L_chk2,
     L_dn,
+    L_gr,
     L_idx,
     L_kvs,
     L_kvs2,
@@ -66,6 +67,7 @@ from calc.symbols import (
     b,
     c,
     d,
+    d_gr,
     d_I,
     d_in,
     d_la,
@@ -84,6 +86,7 @@ from calc.symbols import (
     i_mla,
     k,
     k_dn,
+    k_gr,
     k_s,
     k_sc,
     q_kv,
@@ -119,12 +122,15 @@ KV_TOKEN_LAYERS2 = _token_layers(L_att2 - L_kvs2, L_loc2 - L_kvsl2, L_chk2)
 # of its conv; gated DeltaNet: d_k × d_v per value head and its conv's; lightning attention:
 # d_la × d_la per head, transformers' MiniMaxCache linear_cache; RWKV: the WKV's numerator,
 # denominator and running maximum per channel and the last token's input to the time-mix and to
-# the channel-mix, transformers' RwkvModel state; short conv: k − 1 inputs).
+# the channel-mix, transformers' RwkvModel state; Griffin: the RG-LRU's d_gr and its conv's last
+# k − 1 inputs over d_gr, RecurrentGemmaRecurrentBlock's recurrent_states and conv1d_state;
+# short conv: k − 1 inputs).
 STATE_ELEMENTS = (L_ssm * (d_in * N_s + (k_s - 1) * mixers.CONV_CHANNELS)
                   + L_dn * (H_v * d_lk * d_lv
                             + (k_dn - 1) * (2 * mixers.DN_KEYS + mixers.DN_VALUES))
                   + L_la * H_la * d_la * d_la
                   + L_rw * (3 * d_rw + 2 * d)
+                  + L_gr * (d_gr + (k_gr - 1) * d_gr)
                   + L_sc * (k_sc - 1) * d)
 
 WEIGHTS = q_w * N

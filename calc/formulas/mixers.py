@@ -36,6 +36,13 @@ shift's time_mix_key/receptance (2d) and its receptance d → d (whose sigmoid g
 output) are counted here, as rwkv/shift and rwkv/gate. The token shift's mixing
 (x·μ + x_{t−1}·(1 − μ)) is element-wise: 0 FLOPs, as the gates.
 
+Griffin's recurrent block (De et al. 2024, arXiv 2402.19427, §2.4; RecurrentGemma, Botev et al.
+2024, arXiv 2404.07839; transformers' RecurrentGemmaRecurrentBlock and RecurrentGemmaRglru):
+linear_y and linear_x d → d_gr, a causal depthwise temporal conv1d of kernel k_gr over d_gr
+channels, the RG-LRU's input and recurrence gates, each block-diagonal with d_gr/w_gr blocks of
+w_gr × w_gr (d_gr·w_gr weights) and a bias per channel, its recurrent parameter Λ (d_gr), and
+linear_out d_gr → d; every projection and the conv with biases.
+
 Short convolution (LFM2, Liquid AI 2025; transformers' Lfm2ShortConv): in_proj d → 3d (B, C, x),
 a depthwise conv over d channels of kernel k_sc, out_proj d → d, all with or without biases.
 
@@ -60,6 +67,10 @@ b ← e^{−w}·b + e^{k_t}: decay 2 (a, b), write 3 (e^k·v, two adds), read 4 
 the division) = 9 per channel; the exponentials are coefficients (0), and the running maximum
 that transformers' rwkv_linear_attention_cpu and its CUDA kernel keep to avoid overflow is
 numerics, not the recurrence (0).
+Griffin's RG-LRU keeps one state element per channel, h_t = a_t ⊙ h_{t−1} + √(1 − a_t²) ⊙
+(i_t ⊙ x_t): decay 1 (a_t·h), write 2 (the normaliser √(1 − a_t²) times the gated input, as
+Mamba's B̄·x, and the add), no read (the state is the output): 3 per channel; a_t = σ(Λ)^{c·r_t},
+√(1 − a_t²) and the input gate's product i_t ⊙ x_t prepare the coefficients and the input (0).
 """
 
 from __future__ import annotations
@@ -78,6 +89,7 @@ from calc.symbols import (
     b_sc,
     b_ssm,
     d,
+    d_gr,
     d_in,
     d_la,
     d_lk,
@@ -88,9 +100,11 @@ from calc.symbols import (
     i_gn,
     i_m2,
     k_dn,
+    k_gr,
     k_s,
     k_sc,
     r_g,
+    w_gr,
 )
 
 M1 = 1 - i_m2  # Mamba-1 only
@@ -127,6 +141,13 @@ RWKV_WEIGHTS: dict[str, sympy.Expr] = {
     "rwkv/output": d_rw * d,
     "rwkv/gate": d * d,  # the channel-mix's receptance, gating the FFN's output
 }
+GRIFFIN_WEIGHTS: dict[str, sympy.Expr] = {
+    "griffin/y": d * d_gr,  # linear_y, the GeLU branch
+    "griffin/x": d * d_gr,  # linear_x, into the conv and the RG-LRU
+    # the input and recurrence gates: d_gr/w_gr blocks of w_gr × w_gr each (one baddbmm each)
+    "griffin/gates": 2 * d_gr * w_gr,
+    "griffin/out": d_gr * d,  # linear_out
+}
 SHORT_CONV_WEIGHTS: dict[str, sympy.Expr] = {
     "conv/in": d * 3 * d,  # B, C and x
     "conv/out": d * d,
@@ -161,6 +182,14 @@ RWKV: dict[str, sympy.Expr] = {
     "rwkv/decay": 2 * d_rw,  # time_decay w and time_first u, per channel
     "rwkv/shift": 3 * d + 2 * d,  # the time-mix's and the channel-mix's time_mix_* vectors
 }
+GRIFFIN: dict[str, sympy.Expr] = {
+    "griffin/y": GRIFFIN_WEIGHTS["griffin/y"] + d_gr,  # with its bias, as every part here
+    "griffin/x": GRIFFIN_WEIGHTS["griffin/x"] + d_gr,
+    "griffin/conv": d_gr * (k_gr + 1),  # depthwise: k_gr taps and a bias per channel
+    "griffin/gates": GRIFFIN_WEIGHTS["griffin/gates"] + 2 * d_gr,
+    "griffin/decay": d_gr,  # the recurrent parameter Λ, per channel
+    "griffin/out": GRIFFIN_WEIGHTS["griffin/out"] + d,
+}
 SHORT_CONV: dict[str, sympy.Expr] = {
     "conv/in": SHORT_CONV_WEIGHTS["conv/in"] + b_sc * 3 * d,
     "conv/conv": d * (k_sc + b_sc),
@@ -178,6 +207,9 @@ LIGHTNING_SCAN = (DECAY + WRITE + READ) * H_la * d_la * d_la
 # RWKV's WKV: decay 2, write 3, read 4 per channel (module docstring)
 RWKV_DECAY, RWKV_WRITE, RWKV_READ = 2, 3, 4
 RWKV_SCAN = (RWKV_DECAY + RWKV_WRITE + RWKV_READ) * d_rw
+GRIFFIN_CONV = TAP * k_gr * d_gr
+# the RG-LRU: decay 1 and write 2 per channel, nothing read (module docstring)
+GRIFFIN_SCAN = (DECAY + WRITE) * d_gr
 SHORT_CONV_CONV = TAP * k_sc * d
 
 # ---- activations a layer keeps for its backward pass, elements per token ---------------------
@@ -223,6 +255,14 @@ LIGHTNING_STORED_SPLIT = 10 * LA_WIDTH
 # sigmoid of its receptance and the FFN's output it multiplies (5d).
 RWKV_STORED_SPLIT = 5 * d_rw
 RWKV_STORED_REPLICATED = 4 * d + 5 * d
+# Griffin's recurrent block (a linear-scan kernel that saves its inputs a_t and the normalised
+# input and recomputes the states, as the RG-LRU's reference scan in google-deepmind/
+# recurrentgemma; the rest as autograd keeps it), split by channels (linear_y and linear_x
+# column-parallel, the gates by blocks, linear_out row-parallel): linear_y's output (GeLU's
+# input) and GeLU(y), linear_x's output (the conv's input), the conv's output (the gates' input
+# and the input gate's operand), the two gates after their sigmoids, a_t, the scan's input, the
+# scan's output (for the product with GeLU(y)) and linear_out's input: 10·d_gr.
+GRIFFIN_STORED_SPLIT = 10 * d_gr
 # Short convolution (transformers' Lfm2ShortConv, plain autograd): B, C, x (3d), B ⊙ x (the
 # conv's input), the conv's output (for C ⊙ ·) and out_proj's input: 6d.
 SHORT_CONV_STORED_SPLIT = 6 * d

@@ -22,6 +22,7 @@ from calc.symbols import (
     E_s,
     H_v,
     L_dn,
+    L_gr,
     L_la,
     L_moe,
     L_rw,
@@ -36,6 +37,7 @@ from calc.symbols import (
     d,
     d_e,
     d_ff,
+    d_gr,
     d_in,
     d_qk,
     d_rope,
@@ -82,13 +84,21 @@ MIXER_SIDES = (L_ssm * ((d + mixers.IN_WIDTH) + mixers.M1 * ((d_in + R_dt + 2 * 
                + L_la * ((d + 3 * mixers.LA_WIDTH) + (d + mixers.LA_WIDTH)
                          + (mixers.LA_WIDTH + d))
                + L_rw * (3 * (d + d_rw) + (d_rw + d) + (d + d))
+               # Griffin: linear_y, linear_x, linear_out, and the two block-diagonal gates, each
+               # a 3-D tensor (blocks × w_gr × w_gr) that Adafactor factors over its last two
+               # dimensions (transformers' Adafactor._get_options: any tensor of 2 or more
+               # dimensions), a row and a column statistic per block: 2·d_gr each
+               + L_gr * (2 * (d + d_gr) + (d_gr + d) + 2 * 2 * d_gr)
                + L_sc * ((d + 3 * d) + (d + d)))
 SIDES = (params.over_attention_layers(LAYER_SIDES) - params.over_kv_shared_layers(KV_SIDES)
          + params.over_dense_layers(_ffn_sides(d_ff))
          + L_moe * ((d + E) + E * _ffn_sides(d_e) + E_s * _ffn_sides(d_s)
                     + i_shared_gate * (d + 1))
          + MIXER_SIDES + (V + d) + sympy.Min(P, 1) * (P + d) + (1 - i_tied) * (V_o + d))
-TWO_D = QUANTISED + V * d + P * d + (1 - i_tied) * V_o * d
+# (Griffin's gates are tensors of nn.Parameter, not nn.Linear: bitsandbytes leaves them out of
+# QUANTISED, Adafactor factors them as above)
+TWO_D = (QUANTISED + V * d + P * d + (1 - i_tied) * V_o * d
+         + L_gr * mixers.GRIFFIN_WEIGHTS["griffin/gates"])
 
 FP32 = 4  # bytes of one optimizer-state value
 ADAMW = 2 * FP32  # m and v

@@ -63,6 +63,7 @@ from calc.hf.families import (
     persimmon,
     phi,
     qwen,
+    recurrent_gemma,
     rwkv,
     sarvam,
     seed_oss,
@@ -163,6 +164,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     gemma.GEMMA4_UNIFIED_TEXT,
     minimax.MINIMAX,
     rwkv.RWKV,
+    recurrent_gemma.RECURRENT_GEMMA,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     gemma.GEMMA4_TEXT,

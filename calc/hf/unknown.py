@@ -44,8 +44,6 @@ NEEDS = {
                    "hyper-connections (hc_mult residual streams) and hash-routed experts",
     # recurrent and linear-attention mixers the spec has no part for
     "xlstm": "xLSTM's mLSTM blocks (a matrix-memory recurrence with exponential gates)",
-    "recurrent_gemma": "Griffin's recurrent block (an RG-LRU with its gates and a temporal "
-                       "conv) between the local-attention layers",
     "bailing_hybrid": "a delta-rule linear attention with its own forget gate "
                       "(BailingHybridDeltaAttention, BailingHybridForgetGate) beside softmax "
                       "attention",

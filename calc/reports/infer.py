@@ -120,8 +120,10 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
                    f"(transformers' MiniMaxCache linear_cache); RWKV the WKV's numerator, "
                    f"denominator and maximum per channel and the last token's input to its "
                    f"time-mix and channel-mix (transformers' RwkvModel state, whose WKV part "
-                   f"it keeps in fp32); a short convolution its last "
-                   f"k − 1 inputs), "
+                   f"it keeps in fp32); Griffin's recurrent block the RG-LRU's state per "
+                   f"channel and its temporal conv's last k − 1 inputs "
+                   f"(RecurrentGemmaRecurrentBlock's recurrent_states, kept in fp32, and "
+                   f"conv1d_state); a short convolution its last k − 1 inputs), "
                    f"counted at the same bytes (vLLM's CacheConfig.mamba_cache_dtype 'auto' "
                    f"keeps the model's dtype)")
     moe = ("; an MoE decode step reads the routed experts its b tokens touch, "

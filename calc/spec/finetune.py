@@ -30,13 +30,15 @@ Method = Literal["full", "lora", "qlora"]
 # out_proj), lightning attention's (qkv_proj, output_gate, out_proj: MiniMaxLightningAttention), the
 # short convolution's (in_proj, out_proj) and RWKV's (key, value, receptance: each both the
 # time-mix's and the channel-mix's, whose key and value are the FFN's two matrices; output:
-# RwkvSelfAttention's). `experts`: each routed expert's up, gate and down matrices, which
-# transformers 5 stores fused as parameters (gate_up_proj, down_proj), not as nn.Linear modules
-# (PEFT's target_parameters adapts them).
+# RwkvSelfAttention's) and Griffin's recurrent block's (linear_y, linear_x, linear_out; its gates
+# are plain parameters, which PEFT's target_modules do not select). `experts`: each routed
+# expert's up, gate and down matrices, which transformers 5 stores fused as parameters
+# (gate_up_proj, down_proj), not as nn.Linear modules (PEFT's target_parameters adapts them).
 ATTENTION_TARGETS = ("q", "k", "v", "o", "g")
 FFN_TARGETS = ("up", "gate", "down")
 MIXER_TARGETS = ("in_proj", "x_proj", "dt_proj", "out_proj", "in_proj_qkvz", "in_proj_ba",
-                 "qkv_proj", "output_gate", "key", "value", "receptance", "output")
+                 "qkv_proj", "output_gate", "key", "value", "receptance", "output",
+                 "linear_y", "linear_x", "linear_out")
 LORA_TARGETS: tuple[str, ...] = (*ATTENTION_TARGETS, *FFN_TARGETS, "experts",
                                  "shared_expert_gate", *MIXER_TARGETS)
 ALL_LINEAR = "all-linear"
@@ -272,8 +274,8 @@ def _ffn_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
 
 
 def _mixer_shapes(spec: ModelSpec) -> dict[str, list[tuple[int, int]]]:
-    """The projections of the Mamba, gated DeltaNet, lightning-attention and short-convolution
-    mixers."""
+    """The projections of the Mamba, gated DeltaNet, lightning-attention, RWKV, Griffin and
+    short-convolution mixers."""
     d, mamba, dn, la = spec.d_model, spec.mamba, spec.deltanet, spec.lightning
     shapes: dict[str, list[tuple[int, int]]] = {}
     if mamba is not None:
@@ -301,6 +303,11 @@ def _mixer_shapes(spec: ModelSpec) -> dict[str, list[tuple[int, int]]]:
         shapes["value"] = [(d, width), (d_ff, d)]
         shapes["receptance"] = [(d, width), (d, d)]
         shapes["output"] = [(width, d)]
+    if spec.griffin is not None:  # RecurrentGemmaRecurrentBlock's nn.Linear modules
+        width = spec.griffin.d_lru
+        shapes["linear_y"] = [(d, width)]
+        shapes["linear_x"] = [(d, width)]
+        shapes["linear_out"] = [(width, d)]
     if spec.short_conv is not None:
         shapes.setdefault("in_proj", []).append((d, 3 * d))
         shapes.setdefault("out_proj", []).append((d, d))

@@ -1,8 +1,8 @@
 """Per-layer structure: which mixer and which FFN each layer has, written as configs write it.
 
 A model is a sequence of layers, each a token mixer (attention, a selective state-space scan, a
-gated DeltaNet, lightning attention, RWKV's time-mix, a short convolution, or attention and Mamba
-side by side)
+gated DeltaNet, lightning attention, RWKV's time-mix, Griffin's recurrent block, a short
+convolution, or attention and Mamba side by side)
 followed by an FFN (dense, mixture of experts, or none). Configs write the sequence compactly,
 as a pattern that repeats plus exceptions (`layer_types`, `attn_layer_period`/`offset`,
 `mlp_only_layers`, `first_k_dense_replace`, `interleave_moe_layer_step`, ...), and so does
@@ -11,7 +11,7 @@ as a pattern that repeats plus exceptions (`layer_types`, `attn_layer_period`/`o
 no position encoding) repeats the same way through `attention.layer_pattern`.
 
 The shapes of the non-attention mixers live here too (MambaSpec, DeltaNetSpec, LightningSpec,
-RwkvSpec, ShortConvSpec), one per model, as each config has one set of them.
+RwkvSpec, GriffinSpec, ShortConvSpec), one per model, as each config has one set of them.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from calc.spec.base import MAX_LAYERS, MAX_WIDTH, Frozen
 
 # A layer's token mixer. "attention+mamba": both read the same normed input and their outputs
 # are summed into the residual (Falcon-H1's parallel hybrid, Zuo et al. 2025).
-MixerKind = Literal["attention", "mamba", "deltanet", "lightning", "rwkv", "conv",
+MixerKind = Literal["attention", "mamba", "deltanet", "lightning", "rwkv", "griffin", "conv",
                     "attention+mamba"]
 # How an attention layer sees the keys: all of them (global), the last w (local: sliding window),
 # those of its own chunk of c tokens (chunked: Llama 4's attention_chunk_size), or all of them
@@ -33,7 +33,8 @@ AttentionKind = Literal["global", "local", "chunked", "nope"]
 FFNKind = Literal["dense", "moe", "none"]
 # The mixers other than attention, by the name layer_counts gives them, as reports print them.
 MIXER_NAMES = {"mamba": "Mamba", "deltanet": "gated DeltaNet", "lightning": "lightning attention",
-               "rwkv": "RWKV time-mix", "conv": "short-convolution"}
+               "rwkv": "RWKV time-mix", "griffin": "Griffin recurrent block",
+               "conv": "short-convolution"}
 MAX_PATTERN = 1024
 
 
@@ -164,6 +165,41 @@ class RwkvSpec(Frozen):
     d_attention: int = Field(ge=1, le=MAX_WIDTH,
                              description="channels d_a of key, value, receptance and the WKV "
                                          "state (attention_hidden_size)")
+
+
+class GriffinSpec(Frozen):
+    """Griffin's recurrent block (De et al. 2024, "Griffin: Mixing Gated Linear Recurrences with
+    Local Attention for Efficient Language Models", arXiv 2402.19427, §2.4 and Fig. 2;
+    RecurrentGemma, Botev et al. 2024, arXiv 2404.07839; transformers'
+    RecurrentGemmaRecurrentBlock and RecurrentGemmaRglru). Two branches from the normed input:
+    linear_y d → D (its GeLU output gates the block's result) and linear_x d → D, then a causal
+    depthwise temporal conv1d of kernel k over the D channels, then the RG-LRU: its input gate
+    and recurrence gate, each block-diagonal (n_blocks blocks of D/n_blocks × D/n_blocks, with a
+    bias per channel), and its recurrent parameter Λ (one per channel) give
+    a_t = σ(Λ)^{c·r_t} (c = 8; transformers: exp(−8·r_t·softplus(Λ))), and
+    h_t = a_t ⊙ h_{t−1} + √(1 − a_t²) ⊙ (i_t ⊙ x_t); linear_out D → d
+    reads h ⊙ GeLU(y). Every projection and the conv carry biases (nn.Linear and nn.Conv1d's
+    default), as the gates do."""
+
+    d_lru: int = Field(ge=1, le=MAX_WIDTH * 16,
+                       description="channels D of both branches, the conv and the RG-LRU state "
+                                   "(lru_width)")
+    n_blocks: int = Field(ge=1, le=MAX_WIDTH,
+                          description="blocks of the block-diagonal input and recurrence gates "
+                                      "(RecurrentGemma: num_attention_heads)")
+    d_conv: int = Field(4, ge=1, le=1024,
+                        description="kernel k of the causal temporal conv1d (conv1d_width)")
+
+    @model_validator(mode="after")
+    def _blocks(self) -> GriffinSpec:
+        if self.d_lru % self.n_blocks:
+            raise ValueError(f"griffin.n_blocks={self.n_blocks} must divide griffin.d_lru="
+                             f"{self.d_lru} (the gates' blocks are square, d_lru/n_blocks wide)")
+        return self
+
+    @property
+    def block_width(self) -> int:
+        return self.d_lru // self.n_blocks
 
 
 class ShortConvSpec(Frozen):

@@ -3,12 +3,12 @@
 One frozen pydantic model with parts for attention (MHA/GQA/MQA, MLA, QK-norm, sliding windows,
 mixtures of heads; calc.spec.attention), the feed-forward network and mixture of experts
 (calc.spec.ffn), normalisation (calc.spec.norm), positions (calc.spec.position), and the per-layer
-structure with the other mixers (Mamba, gated DeltaNet, lightning attention, RWKV, short
-convolutions; calc.spec.layers). The names follow the papers (d_model, d_ff, n_heads: Vaswani et al.
-2017 §3; n_layers, context_length as n_ctx: Kaplan et al. 2020 Table 1) and the Hugging Face config
-fields they map to. Cross-field rules are validators whose messages name the fields; derived values
-(head width, MoE layer count, ...) are properties, and those that walk the layers are computed once
-per spec (calc.spec.base.Frozen keeps them).
+structure with the other mixers (Mamba, gated DeltaNet, lightning attention, RWKV, Griffin's
+recurrent block, short convolutions; calc.spec.layers). The names follow the papers (d_model, d_ff,
+n_heads: Vaswani et al. 2017 §3; n_layers, context_length as n_ctx: Kaplan et al. 2020 Table 1) and
+the Hugging Face config fields they map to. Cross-field rules are validators whose messages name
+the fields; derived values (head width, MoE layer count, ...) are properties, and those that walk
+the layers are computed once per spec (calc.spec.base.Frozen keeps them).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from calc.spec.base import (
 from calc.spec.ffn import GATED, FFNSpec, MoESpec
 from calc.spec.layers import (
     DeltaNetSpec,
+    GriffinSpec,
     LayersSpec,
     LightningSpec,
     MambaSpec,
@@ -90,6 +91,8 @@ class ModelSpec(Frozen):
         None, description="the lightning-attention mixer of the lightning layers")
     rwkv: RwkvSpec | None = Field(
         None, description="RWKV's time-mix of the rwkv layers (and its channel-mix's extras)")
+    griffin: GriffinSpec | None = Field(
+        None, description="Griffin's recurrent block (RG-LRU) of the griffin layers")
     short_conv: ShortConvSpec | None = Field(
         None, description="the short-convolution mixer of the conv layers")
     d_embedding: int | None = Field(
@@ -249,7 +252,8 @@ class ModelSpec(Frozen):
                              f"{self.n_layers}")
         mixers = set(self.mixer_kinds)
         parts = {"mamba": ("mamba", "attention+mamba"), "deltanet": ("deltanet",),
-                 "lightning": ("lightning",), "rwkv": ("rwkv",), "short_conv": ("conv",)}
+                 "lightning": ("lightning",), "rwkv": ("rwkv",), "griffin": ("griffin",),
+                 "short_conv": ("conv",)}
         for part, kinds in parts.items():
             used = bool(mixers & set(kinds))
             if used and getattr(self, part) is None:
@@ -414,7 +418,7 @@ class ModelSpec(Frozen):
     # ---- the layers, one entry each ---------------------------------------------------------
     @cached_property
     def mixer_kinds(self) -> tuple[str, ...]:
-        """Every layer's mixer: attention, mamba, deltanet, lightning, rwkv, conv or
+        """Every layer's mixer: attention, mamba, deltanet, lightning, rwkv, griffin, conv or
         attention+mamba."""
         return repeat(self.layers.mixer_pattern, self.n_layers, self.layers.at("mixer"))
 
@@ -451,6 +455,7 @@ class ModelSpec(Frozen):
             "local": kinds.count("local"), "chunked": kinds.count("chunked"),
             "mamba": sum("mamba" in m for m in mixers), "deltanet": mixers.count("deltanet"),
             "lightning": mixers.count("lightning"), "rwkv": mixers.count("rwkv"),
+            "griffin": mixers.count("griffin"),
             "conv": mixers.count("conv"), "dense": ffns.count("dense"), "moe": ffns.count("moe"),
         })
 

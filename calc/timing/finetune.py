@@ -91,6 +91,8 @@ def _layers_of(spec: ModelSpec, target: str, index: int) -> float:
         return counts["moe"]
     if target in ("key", "value", "receptance", "output"):  # RWKV: every matrix on each layer
         return counts["rwkv"]
+    if target in ("linear_y", "linear_x", "linear_out"):  # Griffin's recurrent block
+        return counts["griffin"]
     # the mixers' projections, in calc.spec.finetune._mixer_shapes's order
     order = {"in_proj": ("mamba", "conv"), "out_proj": ("mamba", "deltanet", "lightning", "conv"),
              "x_proj": ("mamba",), "dt_proj": ("mamba",), "in_proj_qkvz": ("deltanet",),

@@ -36,6 +36,14 @@ Kernels (the bytes of calc.timing.kernels.Recurrence, 16-bit activations):
   are column-parallel and output row-parallel by channels; the channel-mix's receptance d → d
   is column-parallel like them (calc splits every weight t ways, calc.formulas.memory); the
   gather of its output before it gates the FFN's all-reduced output is not counted.
+- Griffin's recurrent block (RecurrentGemma): linear_y and linear_x column-parallel and
+  linear_out row-parallel by channels, the two block-diagonal gates one batched product each
+  (2·d_gr outputs of w_gr inputs, split by blocks); the temporal conv reads and writes d_gr
+  channels; the RG-LRU is a linear scan (an fp32 element-wise kernel, the CUDA-core peak) that
+  reads a_t and its normalised input and writes h (3·d_gr), its backward recomputing the
+  states. Element-wise around them, each read and written once: GeLU(y) (2), each gate's bias
+  and sigmoid (2 each), a_t from r_t (2), √(1 − a_t²) (2), i ⊙ x (3), its product with the
+  normaliser (3) and h ⊙ GeLU(y) (3): 19·d_gr.
 - The short convolution (LFM2) reads and writes d channels; B ⊙ x and C ⊙ conv(·) read 2d and
   write d each.
 Not counted: Jamba's Δ/B/C norms, DeltaNet's q/k L2 norms, softplus and exp of Δ (small, fused in
@@ -55,8 +63,8 @@ CONV_RECOMPUTED_BACKWARD = 2 + 1  # Mamba's fused backward runs the conv forward
 
 
 def mixer_matmuls(spec: ModelSpec, flops: Mapping[str, float]) -> list[Matmul]:
-    """The projections of the Mamba, gated DeltaNet, lightning-attention and short-convolution
-    layers."""
+    """The projections of the Mamba, gated DeltaNet, lightning-attention, RWKV, Griffin and
+    short-convolution layers."""
     counts, d = spec.layer_counts, spec.d_model
     ops: list[Matmul] = []
     mamba, dn = spec.mamba, spec.deltanet
@@ -94,6 +102,13 @@ def mixer_matmuls(spec: ModelSpec, flops: Mapping[str, float]) -> list[Matmul]:
                 for part in ("key", "value", "receptance")]
         ops += [Matmul("rwkv/output", flops["rwkv/output"], d, width, n, "row"),
                 Matmul("rwkv/gate", flops["rwkv/gate"], d, d, n, "column")]
+    if spec.griffin is not None:
+        n, width = counts["griffin"], spec.griffin.d_lru
+        ops += [Matmul(f"griffin/{part}", flops[f"griffin/{part}"], width, d, n, "column")
+                for part in ("y", "x")]
+        ops += [Matmul("griffin/gates", flops["griffin/gates"], 2 * width,
+                       spec.griffin.block_width, n, "column"),
+                Matmul("griffin/out", flops["griffin/out"], d, width, n, "row")]
     if spec.short_conv is not None:
         n = counts["conv"]
         ops += [Matmul("conv/in", flops["conv/in"], 3 * d, d, n, "column"),
@@ -136,6 +151,12 @@ def recurrences(spec: ModelSpec, flops: Mapping[str, float]) -> list[Recurrence]
         ops.append(Recurrence("rwkv/scan", flops["rwkv/scan"],
                               counts["rwkv"] * 3 * spec.rwkv.d_attention * q, "vector",
                               SCAN_BACKWARD))
+    if spec.griffin is not None:  # the conv: d_gr in and out; the scan: a, u in, h out
+        n, width = counts["griffin"], spec.griffin.d_lru
+        ops += [Recurrence("griffin/conv", flops["griffin/conv"], n * 2 * width * q, "vector",
+                           CONV_BACKWARD),
+                Recurrence("griffin/scan", flops["griffin/scan"], n * 3 * width * q, "vector",
+                           SCAN_BACKWARD)]
     if spec.short_conv is not None:
         ops.append(Recurrence("conv/conv", flops["conv/conv"], counts["conv"] * 2 * d * q,
                               "vector", CONV_BACKWARD))
@@ -156,6 +177,8 @@ def mixer_elementwise(spec: ModelSpec) -> list[ElementWise]:
         width = spec.rwkv.d_attention
         gates += counts["rwkv"] * (5 * 3 * spec.d_model + 2 * width + 3 * width
                                    + 2 * spec.d_model + 3 * spec.d_model)
+    if spec.griffin is not None:  # the products and activations around the RG-LRU (docstring)
+        gates += counts["griffin"] * 19 * spec.griffin.d_lru
     if spec.short_conv is not None:  # B ⊙ x and C ⊙ conv(B ⊙ x)
         gates += counts["conv"] * 2 * 3 * spec.d_model
     return [ElementWise("mixer gates", gates * q, "tensor")] if gates else []

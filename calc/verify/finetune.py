@@ -19,7 +19,15 @@ from torch.utils.flop_counter import FlopCounterMode
 from calc.spec import ModelSpec
 from calc.spec.finetune import FineTune, resolve_targets
 from calc.verify.count import StateCounter
-from calc.verify.mixers import DeltaNet, Lightning, Mamba, Rwkv, RwkvChannelMix, ShortConv
+from calc.verify.mixers import (
+    DeltaNet,
+    Griffin,
+    Lightning,
+    Mamba,
+    Rwkv,
+    RwkvChannelMix,
+    ShortConv,
+)
 from calc.verify.model import Attention, FeedForward, build
 
 # The reference mixers' projections and the targets that name them (calc.spec.finetune).
@@ -28,6 +36,8 @@ MIXER_PROJECTIONS = {"inp": "in_proj", "x": "x_proj", "dt": "dt_proj", "out": "o
 
 
 RWKV_FFN = {"up": "key", "down": "value"}
+# Griffin's projections and the targets that name them (RecurrentGemmaRecurrentBlock's modules)
+GRIFFIN_PROJECTIONS = {"y": "linear_y", "x": "linear_x", "out": "linear_out"}
 
 
 class LoRA(nn.Module):
@@ -117,6 +127,11 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
             for name in ("key", "value", "receptance", "output"):
                 linear = getattr(module, name, None)
                 if name in targets and isinstance(linear, nn.Linear):
+                    setattr(module, name, _adapt(linear, [linear.out_features], [True], r))
+        elif isinstance(module, Griffin):
+            for name, target in GRIFFIN_PROJECTIONS.items():
+                linear = getattr(module, name)
+                if target in targets:
                     setattr(module, name, _adapt(linear, [linear.out_features], [True], r))
         elif isinstance(module, (Mamba, Lightning, ShortConv)):
             for name, target in MIXER_PROJECTIONS.items():

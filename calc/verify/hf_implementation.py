@@ -6,8 +6,8 @@ calc counts a model's FLOPs by named conventions (calc.formulas.flops and .mixer
 paths are what FlopCounterMode sees:
 
 - a causal conv1d pads both sides and keeps the first T of its T + k − 1 outputs
-  (causal_conv1d_fn in modeling_mamba.py, _mamba2.py, _qwen3_next.py, _lfm2.py): torch counts
-  the k − 1 discarded outputs too;
+  (causal_conv1d_fn in modeling_mamba.py, _mamba2.py, _qwen3_next.py, _lfm2.py; Griffin's
+  conv_1d in RecurrentGemmaRecurrentBlock): torch counts the k − 1 discarded outputs too;
 - a scan's elementwise state arithmetic is invisible to FlopCounterMode, and its contractions are
   the algorithm's: Mamba reads the state with one bmm per token (mamba_selective_scan's
   recurrent loop), Mamba-2 runs the chunked SSD algorithm (mamba2_chunk_scan: chunks of
@@ -17,7 +17,8 @@ paths are what FlopCounterMode sees:
   the channel gate chunk_kimi_delta_attention: chunks of 64, the per-channel decayed QKᵀ and
   K_βKᵀ element-wise, six matmuls), lightning attention its blocked form
   (MiniMaxLightningAttention.forward: blocks of block_size, four matmuls each); RWKV's WKV
-  (rwkv_linear_attention_cpu, the path off CUDA and for one token) is element-wise only: 0;
+  (rwkv_linear_attention_cpu, the path off CUDA and for one token) is element-wise only: 0, as
+  is Griffin's RG-LRU (RecurrentGemmaRglru._rnn_scan, a loop of element-wise products);
 - DeepSeek Sparse Attention's layers (DeepseekV32Attention and GlmMoeDsaAttention, eager and
   SDPA paths) fold the keys the indexer did not select into the attention mask and compute QKᵀ
   and A·V over all T keys, where calc counts the min(index_topk, T) selected ones;
@@ -38,7 +39,8 @@ from calc.evaluate import count_flops
 from calc.hf.registry import find
 from calc.spec import ModelSpec
 
-_CONV_NAMES = {"mamba": "Mamba conv", "deltanet": "gated DeltaNet conv", "conv": "short conv"}
+_CONV_NAMES = {"mamba": "Mamba conv", "deltanet": "gated DeltaNet conv",
+               "griffin": "Griffin's temporal conv", "conv": "short conv"}
 # torch_chunk_gated_delta_rule's chunk_size (modeling_qwen3_next.py), and
 # chunk_kimi_delta_attention's (modeling_kimi_linear.py)
 DELTANET_CHUNK = 64
@@ -112,6 +114,8 @@ def _conv_channels(spec: ModelSpec) -> dict[str, tuple[int, int]]:
     if spec.deltanet is not None:
         n = spec.deltanet
         out["deltanet"] = (2 * n.n_k_heads * n.d_k + n.n_v_heads * n.d_v, n.d_conv)
+    if spec.griffin is not None:
+        out["griffin"] = (spec.griffin.d_lru, spec.griffin.d_conv)
     if spec.short_conv is not None:
         out["conv"] = (spec.d_model, spec.short_conv.d_conv)
     return out
@@ -126,7 +130,8 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
     total = flops.forward * t
     n = spec.layer_counts
     changed: list[str] = []
-    layers = {"mamba": n["mamba"], "deltanet": n["deltanet"], "conv": n["conv"]}
+    layers = {"mamba": n["mamba"], "deltanet": n["deltanet"], "griffin": n["griffin"],
+              "conv": n["conv"]}
     for mixer, (channels, kernel) in _conv_channels(spec).items():
         total += layers[mixer] * FMA * channels * kernel * (kernel - 1)
         changed.append(f"{_CONV_NAMES[mixer]} over T + k − 1 outputs")
@@ -160,6 +165,9 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
     if n["rwkv"]:
         total -= flops.components["rwkv/scan"] * t
         changed.append("RWKV: the WKV recurrence element-wise (rwkv_linear_attention_cpu)")
+    if n["griffin"]:
+        total -= flops.components["griffin/scan"] * t
+        changed.append("Griffin: the RG-LRU recurrence element-wise (_rnn_scan)")
     indexer = spec.attention.indexer
     if indexer is not None and indexer.topk < t:
         pair = FMA * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v)

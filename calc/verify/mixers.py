@@ -1,5 +1,5 @@
 """The reference model's other mixers: Mamba and Mamba-2, gated DeltaNet, lightning attention,
-RWKV-4's time-mix and channel-mix, short convolutions.
+RWKV-4's time-mix and channel-mix, Griffin's recurrent block, short convolutions.
 
 Each is written to be counted (calc.formulas.mixers states the conventions): projections are
 nn.Linear, the convolution a causal depthwise conv1d with exactly T outputs, and the scan runs
@@ -307,6 +307,67 @@ class RwkvChannelMix(nn.Module):
         shifted, mix = _shift(x), self.mix.values
         k, r = (x * mix[i] + shifted * (1 - mix[i]) for i in range(2))
         return torch.sigmoid(self.receptance(r)) * ffn(k)
+
+
+class _BlockGates(nn.Module):
+    """The RG-LRU's input and recurrence gates: sigmoid(x·W + b) with W block-diagonal, one bmm
+    over the blocks each (RecurrentGemmaRglru's baddbmm), the bias added after."""
+
+    def __init__(self, blocks: int, width: int):
+        super().__init__()
+        tag(self, "griffin/gates")
+        self.blocks, self.width = blocks, width
+        self.weight = nn.Parameter(torch.zeros(2, blocks, width, width))
+        self.bias = nn.Parameter(torch.zeros(2, blocks * width))
+
+    def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        batch, t, channels = x.shape
+        blocks = x.reshape(batch * t, self.blocks, self.width).transpose(0, 1)
+        gates = []
+        for which in range(2):
+            out = torch.bmm(blocks, self.weight[which])  # [blocks, B·T, w]
+            out = out.transpose(0, 1).reshape(batch, t, channels) + self.bias[which]
+            gates.append(torch.sigmoid(out))
+        return gates[0], gates[1]
+
+
+class Griffin(nn.Module):
+    """Griffin's recurrent block (transformers' RecurrentGemmaRecurrentBlock and
+    RecurrentGemmaRglru): y = GeLU(linear_y(x)); x' = conv(linear_x(x)); the RG-LRU's input gate
+    i and recurrence gate r, each block-diagonal (one bmm over the blocks, the bias added after);
+    a = exp(−8·r·softplus(Λ)); h_t = a_t ⊙ h_{t−1} + √(1 − a_t²) ⊙ (i_t ⊙ x'_t) run token by
+    token; linear_out(h ⊙ y). The coefficients (a, √(1 − a²)) and the gated input i ⊙ x' are
+    prepared outside the counted region (calc.formulas.mixers)."""
+
+    def __init__(self, spec: ModelSpec):
+        super().__init__()
+        gr, d = spec.griffin, spec.d_model
+        assert gr is not None
+        self.blocks, self.width = gr.n_blocks, gr.block_width
+        self.y = linear(d, gr.d_lru, True, "griffin/y")
+        self.x = linear(d, gr.d_lru, True, "griffin/x")
+        self.conv = CausalConv(gr.d_lru, gr.d_conv, True, "griffin/conv")
+        self.gates = _BlockGates(gr.n_blocks, self.width)
+        self.decay = tag(_Vector(gr.d_lru), "griffin/decay")  # the recurrent parameter Λ
+        self.out = linear(gr.d_lru, d, True, "griffin/out")
+
+    def forward(self, x: Tensor) -> Tensor:
+        y = F.gelu(self.y(x), approximate="tanh")
+        xs = self.conv(self.x(x))
+        gate_in, gate_a = self.gates(xs)
+        log_a = -8.0 * gate_a * F.softplus(self.decay.values)
+        a = torch.exp(log_a)
+        # the normaliser √(1 − a²) and the gated input; their product is the write's multiply
+        # (Mamba's B̄·x), inside the counted region
+        normaliser, gated = torch.sqrt(1 - torch.exp(2 * log_a)), gate_in * xs
+        state = xs.new_zeros(xs.shape[0], xs.shape[2])
+        outputs = []
+        for i in range(xs.shape[1]):
+            with state_arithmetic("griffin/scan"):
+                state = state * a[:, i]  # decay: 1 per channel
+                state = state + normaliser[:, i] * gated[:, i]  # write: 2
+            outputs.append(state)
+        return self.out(torch.stack(outputs, dim=1) * y)
 
 
 class ShortConv(nn.Module):

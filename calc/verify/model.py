@@ -17,7 +17,15 @@ from torch import Tensor, nn
 
 from calc.spec import ModelSpec
 from calc.verify.attention import Attention
-from calc.verify.mixers import DeltaNet, Lightning, Mamba, Rwkv, RwkvChannelMix, ShortConv
+from calc.verify.mixers import (
+    DeltaNet,
+    Griffin,
+    Lightning,
+    Mamba,
+    Rwkv,
+    RwkvChannelMix,
+    ShortConv,
+)
 from calc.verify.parts import ACTIVATIONS, activation, linear, make_norm, sinusoids, tag
 
 
@@ -153,8 +161,8 @@ class OutputBias(nn.Module):
 # ---- blocks and model -----------------------------------------------------------------------
 class Mixers(nn.Module):
     """A layer's token mixer: attention, Mamba, gated DeltaNet, lightning attention, RWKV's
-    time-mix, a short convolution, or attention and Mamba side by side on the same input, their
-    outputs summed (Falcon-H1)."""
+    time-mix, Griffin's recurrent block, a short convolution, or attention and Mamba side by
+    side on the same input, their outputs summed (Falcon-H1)."""
 
     def __init__(self, spec: ModelSpec, mixer: str, kind: str, indexed: bool = True,
                  own_kv: bool = True):
@@ -170,6 +178,8 @@ class Mixers(nn.Module):
             parts.append(Lightning(spec))
         if mixer == "rwkv":
             parts.append(Rwkv(spec))
+        if mixer == "griffin":
+            parts.append(Griffin(spec))
         if mixer == "conv":
             parts.append(ShortConv(spec))
         self.parts = nn.ModuleList(parts)
