@@ -88,7 +88,7 @@ def params_per_layer(s):
             + i_mla*(_t8*d + h*r_kv*(d_qk - d_rope + d_v))
         ),
         'attention/o': _t10*_t5*i_moa + _t10*h + b_o*d,
-        'attention/gate': _t11*_t12*b_qkv + _t12*d*(_t11 + i_gh),
+        'attention/gate': _t11*_t12*_t2*b_qkv + _t12*d*(_t11 + i_gh),
         'attention/router': E_a*_t6,
         'attention/position': i_rel*(2*_t3 + _t7),
         'attention/qk_norm': _t0*(_t13 + _t3*i_qk_proj) + _t0*(_t13 + d_qk*h_kv*i_qk_proj),
@@ -312,6 +312,8 @@ def params_components(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
+    i_hc = s['i_hc']
+    i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -333,6 +335,7 @@ def params_components(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_act = s['n_act']
+    n_hc = s['n_hc']
     n_norm = s['n_norm']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -368,8 +371,8 @@ def params_components(s):
     _t28 = d*d_v
     _t29 = 1 - i_gh
     _t30 = _t29*d_v2
-    _t31 = b_qkv*i_gate
-    _t32 = d*i_gate
+    _t31 = d*i_gate
+    _t32 = _t3*b_qkv*i_gate
     _t33 = _t29*d_v
     _t34 = E_a*_t7
     _t35 = d_qk2*i_qk_head
@@ -381,32 +384,33 @@ def params_components(s):
     _t41 = 4*i_diff
     _t42 = _t0*i_sub
     _t43 = _t0*d
-    _t44 = 2*N_s
-    _t45 = G_s*_t44
-    _t46 = 2*d_in + i_m2*(H_s + _t45)
-    _t47 = R_dt + _t44
-    _t48 = 1 - i_m2
-    _t49 = _t48*d_in
-    _t50 = H_s*i_m2
-    _t51 = 2*H_k*d_lk
-    _t52 = 1 - i_cg
-    _t53 = H_v*d_lv
-    _t54 = H_v + _t53
-    _t55 = L_dn*d
-    _t56 = 2*d
-    _t57 = H_v*d_lk
-    _t58 = H_la*L_la*d_la
-    _t59 = _t58*d
-    _t60 = L_rw*d_rw
-    _t61 = _t60*d
-    _t62 = d**2
-    _t63 = b_sc*d
-    _t64 = i_glu + 1
-    _t65 = b_ff*d_ff
-    _t66 = d*d_ff
-    _t67 = _t64*(_t65 + _t66)
-    _t68 = _t42*d_ff
-    _t69 = d*(i_glu + 2)
+    _t44 = n_hc**2
+    _t45 = 2*N_s
+    _t46 = G_s*_t45
+    _t47 = 2*d_in + i_m2*(H_s + _t46)
+    _t48 = R_dt + _t45
+    _t49 = 1 - i_m2
+    _t50 = _t49*d_in
+    _t51 = H_s*i_m2
+    _t52 = 2*H_k*d_lk
+    _t53 = 1 - i_cg
+    _t54 = H_v*d_lv
+    _t55 = H_v + _t54
+    _t56 = L_dn*d
+    _t57 = 2*d
+    _t58 = H_v*d_lk
+    _t59 = H_la*L_la*d_la
+    _t60 = _t59*d
+    _t61 = L_rw*d_rw
+    _t62 = _t61*d
+    _t63 = d**2
+    _t64 = b_sc*d
+    _t65 = i_glu + 1
+    _t66 = b_ff*d_ff
+    _t67 = d*d_ff
+    _t68 = _t65*(_t66 + _t67)
+    _t69 = _t42*d_ff
+    _t70 = d*(i_glu + 2)
     return {
         'attention/q': (
             L_att2*(
@@ -429,8 +433,8 @@ def params_components(s):
             L_att2*(_t26 + _t27*_t6*i_moa + _t27*h2) + _t11*(_t14*_t28*i_moa + _t26 + _t28*h)
         ),
         'attention/gate': (
-            L_att2*(_t30*_t31*h2 + _t32*h2*(_t30 + i_gh))
-            + _t11*(_t31*_t33*h + _t32*h*(_t33 + i_gh))
+            L_att2*(_t30*_t32*h2 + _t31*h2*(_t30 + i_gh))
+            + _t11*(_t31*h*(_t33 + i_gh) + _t32*_t33*h)
         ),
         'attention/router': L_att2*_t34 + _t11*_t34,
         'attention/position': L_att2*i_rel*(2*_t4 + _t9) + _t11*i_rel*(2*_t12 + _t15),
@@ -445,45 +449,47 @@ def params_components(s):
         'attention/sub_norm': _t39*_t42*d_v2 + _t40*_t42*d_v,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
         'norms': L*_t43*n_norm,
-        'mamba/in': L_ssm*(_t46*b_ssm + _t46*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t45*i_m2 + d_in),
-        'mamba/x': L_ssm*_t47*_t49,
-        'mamba/dt': L_ssm*(R_dt*_t49 + _t49 + _t50),
-        'mamba/ssm': L_ssm*(_t48*(N_s*d_in + d_in) + 2*_t50),
-        'mamba/norm': L_ssm*(_t47*_t48*i_dtn + d_in*i_gn*i_m2),
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t44*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t47*b_ssm + _t47*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t46*i_m2 + d_in),
+        'mamba/x': L_ssm*_t48*_t50,
+        'mamba/dt': L_ssm*(R_dt*_t50 + _t50 + _t51),
+        'mamba/ssm': L_ssm*(_t49*(N_s*d_in + d_in) + 2*_t51),
+        'mamba/norm': L_ssm*(_t48*_t49*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t55*(_t51 + _t52*_t54 + _t54),
-        'deltanet/lowrank': L_dn*i_cg*(_t56*r_g + r_g*(_t53 + _t57)),
-        'deltanet/conv': L_dn*k_dn*(_t51 + _t53),
-        'deltanet/gates': L_dn*(H_v*_t52 + H_v + _t57*i_cg),
+        'deltanet/in': _t56*(_t52 + _t53*_t55 + _t55),
+        'deltanet/lowrank': L_dn*i_cg*(_t57*r_g + r_g*(_t54 + _t58)),
+        'deltanet/conv': L_dn*k_dn*(_t52 + _t54),
+        'deltanet/gates': L_dn*(H_v*_t53 + H_v + _t58*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t53*_t55,
-        'lightning/qkv': 3*_t59,
-        'lightning/gate': _t59,
-        'lightning/out': _t59,
-        'lightning/norm': _t58,
-        'rwkv/key': _t61,
-        'rwkv/value': _t61,
-        'rwkv/receptance': _t61,
-        'rwkv/output': _t61,
-        'rwkv/gate': L_rw*_t62,
-        'rwkv/decay': 2*_t60,
+        'deltanet/out': _t54*_t56,
+        'lightning/qkv': 3*_t60,
+        'lightning/gate': _t60,
+        'lightning/out': _t60,
+        'lightning/norm': _t59,
+        'rwkv/key': _t62,
+        'rwkv/value': _t62,
+        'rwkv/receptance': _t62,
+        'rwkv/output': _t62,
+        'rwkv/gate': L_rw*_t63,
+        'rwkv/decay': 2*_t61,
         'rwkv/shift': 5*L_rw*d,
-        'conv/in': L_sc*(3*_t62 + 3*_t63),
+        'conv/in': L_sc*(3*_t63 + 3*_t64),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t62 + _t63),
-        'mlp/up': L_dense*_t67 + L_dw*(_t64*(2*_t65 + 2*_t66) - _t67),
-        'mlp/down': L_dense*(_t66 + b_ff*d) + L_dw*_t66,
+        'conv/out': L_sc*(_t63 + _t64),
+        'mlp/up': L_dense*_t68 + L_dw*(_t65*(2*_t66 + 2*_t67) - _t68),
+        'mlp/down': L_dense*(_t67 + b_ff*d) + L_dw*_t67,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t68 + L_dw*_t68,
+        'mlp/sub_norm': L_dense*_t69 + L_dw*_t69,
         'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t69*d_e + b_ff*(_t64*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t69*d_s + b_ff*(_t64*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t70*d_e + b_ff*(_t65*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t70*d_s + b_ff*(_t65*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
         'embedding/norm': _t43*i_norm_emb,
-        'embedding_projection': _t56*d_emb*i_proj,
+        'embedding_projection': _t57*d_emb*i_proj,
+        'hyper_connections/head': _t44*d + i_hc + n_hc,
         'final_norm': _t43*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
@@ -558,6 +564,8 @@ def params_summary(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
+    i_hc = s['i_hc']
+    i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -581,6 +589,7 @@ def params_summary(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_act = s['n_act']
+    n_hc = s['n_hc']
     n_norm = s['n_norm']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -614,158 +623,163 @@ def params_summary(s):
     _t26 = i_glu + 1
     _t27 = _t25*d_e + b_ff*(_t26*d_e + d)
     _t28 = E*_t27
-    _t29 = d_qk2*i_qk_head
-    _t30 = d_qk2*i_qk_proj
-    _t31 = _t5*(_t29 + _t30*h_kv2)
-    _t32 = 1 - i_gh
-    _t33 = _t32*d_v2
-    _t34 = b_qkv*i_gate
-    _t35 = _t6*r_kv
-    _t36 = d_rope + r_kv
-    _t37 = _t36*d
-    _t38 = -d_rope
-    _t39 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t40 = _t36*i_mla
-    _t41 = _t35 + _t39*d + b_qkv*(_t39 + _t40) + i_mla*(_t37 + h2*r_kv*(_t38 + d_qk2 + d_v2))
-    _t42 = d*d_ff
-    _t43 = _t42 + b_ff*d
-    _t44 = L_dn*d_lv
-    _t45 = H_v*d_lk
-    _t46 = 1 - i_cg
-    _t47 = b_ff*d_ff
-    _t48 = _t26*(_t42 + _t47)
-    _t49 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t50 = E*b_router + E*d
-    _t51 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
-    _t52 = d**2
-    _t53 = b_sc*d
-    _t54 = 2*N_s
-    _t55 = G_s*_t54
-    _t56 = 2*d_in + i_m2*(H_s + _t55)
-    _t57 = H_s*i_m2
-    _t58 = 1 - i_m2
-    _t59 = R_dt + _t54
-    _t60 = _t58*d_in
-    _t61 = d_qk*i_qk_head
-    _t62 = d_qk*i_qk_proj
-    _t63 = _t5*(_t61 + _t62*h_kv)
-    _t64 = _t5*(_t61 + _t62*h) + _t63
-    _t65 = _t32*d_v
-    _t66 = _t18*i_gate*(_t65 + i_gh) + _t34*_t65*h
-    _t67 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t68 = _t35 + _t67*d + b_qkv*(_t40 + _t67) + i_mla*(_t37 + h*r_kv*(_t38 + d_qk + d_v))
-    _t69 = L_kvs - L_kvs2
-    _t70 = L_rw*d_rw
-    _t71 = 5*d
-    _t72 = H_la*L_la*d_la
-    _t73 = L_att2*h2
-    _t74 = 2*H_k*d_lk
-    _t75 = H_v*d_lv
-    _t76 = H_v + _t75
-    _t77 = 2*d
-    _t78 = b_moe*d
-    _t79 = _t5*d
-    _t80 = h*i_sink
-    _t81 = i_rel*(_t21 + 2*_t22)
-    _t82 = 4*i_diff
-    _t83 = _t82*d_qk
-    _t84 = E_a*_t0
-    _t85 = _t79*n_norm
-    _t86 = _t5*i_sub
-    _t87 = _t86*d_ff
-    _t88 = _t86*d_v*h
-    _t89 = (
-        H_v*_t44*d
-        + L*_t85
-        + L_att2*_t41
-        + L_att2*_t82*d_qk2
-        + L_att2*_t84
-        + L_att2*i_rel*(_t10 + 2*_t12)
-        + L_att2*(_t31 + _t5*(_t29 + _t30*h2))
-        + L_att2*(_t3*i_gate*(_t33 + i_gh) + _t33*_t34*h2)
-        + L_dense*_t43
-        + L_dense*_t48
-        + L_dense*_t87
-        + L_dense*n_act
-        + L_dn*d*(_t46*_t76 + _t74 + _t76)
-        + L_dn*i_cg*(_t77*r_g + r_g*(_t45 + _t75))
-        + L_dn*k_dn*(_t74 + _t75)
-        + L_dn*(H_v*_t46 + H_v + _t45*i_cg)
-        + L_dw*_t42
-        + L_dw*_t87
-        + L_dw*(_t26*(2*_t42 + 2*_t47) - _t48)
-        + L_idx*_t49
-        - L_kvs2*_t31
-        - L_kvs2*_t41
-        + L_moe*_t50
-        + L_moe*_t51
-        + L_moe*_t78
-        + L_rw*_t52
-        + L_rw*_t71
-        + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t52 + _t53)
-        + L_sc*(3*_t52 + 3*_t53)
-        + L_ssm*_t59*_t60
-        + L_ssm*(2*_t57 + _t58*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t55*i_m2 + d_in)
-        + L_ssm*(_t56*b_ssm + _t56*d)
-        + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t58*_t59*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t60 + _t57 + _t60)
-        + _t16*_t64
-        + _t16*_t66
-        + _t16*_t68
-        + _t16*_t80
-        + _t16*_t81
-        + _t16*_t83
-        + _t16*_t84
-        + _t16*_t88
-        + _t44
-        - _t63*_t69
-        - _t68*_t69
-        + 4*_t70*d
-        + 2*_t70
-        + _t71*_t72
-        + _t72
-        + _t73*_t86*d_v2
-        + _t73*i_sink2
-        + _t77*d_emb*i_proj
-        + _t79*i_norm_emb
-        + _t79*i_norm_final
-    )
+    _t29 = n_hc**2
+    _t30 = d_qk2*i_qk_head
+    _t31 = d_qk2*i_qk_proj
+    _t32 = _t5*(_t30 + _t31*h_kv2)
+    _t33 = 1 - i_gh
+    _t34 = _t33*d_v2
+    _t35 = _t9*b_qkv*i_gate
+    _t36 = _t6*r_kv
+    _t37 = d_rope + r_kv
+    _t38 = _t37*d
+    _t39 = -d_rope
+    _t40 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t41 = _t37*i_mla
+    _t42 = _t36 + _t40*d + b_qkv*(_t40 + _t41) + i_mla*(_t38 + h2*r_kv*(_t39 + d_qk2 + d_v2))
+    _t43 = d*d_ff
+    _t44 = _t43 + b_ff*d
+    _t45 = L_dn*d_lv
+    _t46 = H_v*d_lk
+    _t47 = 1 - i_cg
+    _t48 = b_ff*d_ff
+    _t49 = _t26*(_t43 + _t48)
+    _t50 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
+    _t51 = E*b_router + E*d
+    _t52 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
+    _t53 = d**2
+    _t54 = b_sc*d
+    _t55 = 2*N_s
+    _t56 = G_s*_t55
+    _t57 = 2*d_in + i_m2*(H_s + _t56)
+    _t58 = H_s*i_m2
+    _t59 = 1 - i_m2
+    _t60 = R_dt + _t55
+    _t61 = _t59*d_in
+    _t62 = d_qk*i_qk_head
+    _t63 = d_qk*i_qk_proj
+    _t64 = _t5*(_t62 + _t63*h_kv)
+    _t65 = _t5*(_t62 + _t63*h) + _t64
+    _t66 = _t33*d_v
+    _t67 = _t18*i_gate*(_t66 + i_gh) + _t35*_t66*h
+    _t68 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t69 = _t36 + _t68*d + b_qkv*(_t41 + _t68) + i_mla*(_t38 + h*r_kv*(_t39 + d_qk + d_v))
+    _t70 = L_kvs - L_kvs2
+    _t71 = L_rw*d_rw
+    _t72 = 5*d
+    _t73 = H_la*L_la*d_la
+    _t74 = L_att2*h2
+    _t75 = 2*H_k*d_lk
+    _t76 = H_v*d_lv
+    _t77 = H_v + _t76
+    _t78 = 2*d
+    _t79 = b_moe*d
+    _t80 = _t5*d
+    _t81 = h*i_sink
+    _t82 = i_rel*(_t21 + 2*_t22)
+    _t83 = 4*i_diff
+    _t84 = _t83*d_qk
+    _t85 = E_a*_t0
+    _t86 = _t80*n_norm
+    _t87 = _t5*i_sub
+    _t88 = _t87*d_ff
+    _t89 = _t87*d_v*h
     _t90 = (
+        H_v*_t45*d
+        + L*_t86
+        + L*(2*i_hc*(i_hcm + 2) + 2*(_t29*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + L_att2*_t42
+        + L_att2*_t83*d_qk2
+        + L_att2*_t85
+        + L_att2*i_rel*(_t10 + 2*_t12)
+        + L_att2*(_t32 + _t5*(_t30 + _t31*h2))
+        + L_att2*(_t3*i_gate*(_t34 + i_gh) + _t34*_t35*h2)
+        + L_dense*_t44
+        + L_dense*_t49
+        + L_dense*_t88
+        + L_dense*n_act
+        + L_dn*d*(_t47*_t77 + _t75 + _t77)
+        + L_dn*i_cg*(_t78*r_g + r_g*(_t46 + _t76))
+        + L_dn*k_dn*(_t75 + _t76)
+        + L_dn*(H_v*_t47 + H_v + _t46*i_cg)
+        + L_dw*_t43
+        + L_dw*_t88
+        + L_dw*(_t26*(2*_t43 + 2*_t48) - _t49)
+        + L_idx*_t50
+        - L_kvs2*_t32
+        - L_kvs2*_t42
+        + L_moe*_t51
+        + L_moe*_t52
+        + L_moe*_t79
+        + L_rw*_t53
+        + L_rw*_t72
+        + L_sc*d*(b_sc + k_sc)
+        + L_sc*(_t53 + _t54)
+        + L_sc*(3*_t53 + 3*_t54)
+        + L_ssm*_t60*_t61
+        + L_ssm*(2*_t58 + _t59*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t56*i_m2 + d_in)
+        + L_ssm*(_t57*b_ssm + _t57*d)
+        + L_ssm*(b_ssm*d + d*d_in)
+        + L_ssm*(_t59*_t60*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t61 + _t58 + _t61)
+        + _t16*_t65
+        + _t16*_t67
+        + _t16*_t69
+        + _t16*_t81
+        + _t16*_t82
+        + _t16*_t84
+        + _t16*_t85
+        + _t16*_t89
+        + _t29*d
+        + _t45
+        - _t64*_t70
+        - _t69*_t70
+        + 4*_t71*d
+        + 2*_t71
+        + _t72*_t73
+        + _t73
+        + _t74*_t87*d_v2
+        + _t74*i_sink2
+        + _t78*d_emb*i_proj
+        + _t80*i_norm_emb
+        + _t80*i_norm_final
+        + i_hc
+        + n_hc
+    )
+    _t91 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
         + L_moe*_t28
         + _t16*_t20
         + _t16*_t24
-        + _t89
+        + _t90
     )
-    _t91 = P*d + V*d_emb
-    _t92 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t91
+    _t92 = P*d + V*d_emb
+    _t93 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t92
     return {
-        'total': _t90 + _t92,
-        'embedding': _t91,
-        'non_embedding': _t90,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t89 + _t92,
+        'total': _t91 + _t93,
+        'embedding': _t92,
+        'non_embedding': _t91,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t90 + _t93,
         'mtp': (
-            2*M*_t52
-            + 3*M*_t79
+            2*M*_t53
+            + 3*M*_t80
             + M*(
                 _t20
                 + _t24
-                + _t49*i_dsa
-                + _t64
-                + _t66
-                + _t68
-                + _t80
+                + _t50*i_dsa
+                + _t65
+                + _t67
+                + _t69
                 + _t81
-                + _t83
+                + _t82
                 + _t84
                 + _t85
-                + _t88
-                + i_moe*(_t28 + _t50 + _t51 + _t78)
-                + (1 - i_moe)*(_t43 + _t48 + _t87 + n_act)
+                + _t86
+                + _t89
+                + i_moe*(_t28 + _t51 + _t52 + _t79)
+                + (1 - i_moe)*(_t44 + _t49 + _t88 + n_act)
             )
         ),
     }
@@ -780,6 +794,7 @@ def flops_forward_components(s):
     H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
+    L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
@@ -821,6 +836,7 @@ def flops_forward_components(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -833,6 +849,7 @@ def flops_forward_components(s):
     k_dn = s['k_dn']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    n_hc = s['n_hc']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
@@ -877,6 +894,8 @@ def flops_forward_components(s):
     _t38 = i_glu + 2
     _t39 = _t23*_t38*d_ff
     _t40 = L_moe*_t23
+    _t41 = n_hc**2
+    _t42 = _t41*i_hcm
     return {
         'attention/q': (
             _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
@@ -915,6 +934,8 @@ def flops_forward_components(s):
         'moe/router': E*_t40,
         'moe/experts': _t38*_t40*d_e*k,
         'moe/shared': 2*L_moe*(E_s*_t38*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': 2*L*(_t23*_t42 + d*n_hc*(2*_t42 + 4*n_hc)),
+        'hyper_connections/head': _t23*_t41,
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
@@ -930,6 +951,7 @@ def flops(s):
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
+    L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
     L_chk = s['L_chk']
@@ -980,6 +1002,7 @@ def flops(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -993,6 +1016,7 @@ def flops(s):
     k_dn = s['k_dn']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    n_hc = s['n_hc']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
@@ -1003,77 +1027,81 @@ def flops(s):
     _t3 = 2*d_in
     _t4 = L_ssm*_t3
     _t5 = d**2
-    _t6 = 2*L_att2
-    _t7 = _t6*d
-    _t8 = E_a*i_moa
-    _t9 = H_la*L_la
-    _t10 = H_v*d_lv
-    _t11 = L_dn*_t2
-    _t12 = _t7*h2
-    _t13 = i_glu + 2
-    _t14 = _t13*_t2*d_ff
-    _t15 = _t13*d
-    _t16 = L_att - L_att2
-    _t17 = 2*_t16
-    _t18 = _t17*d
-    _t19 = _t4*(1 - i_m2)
-    _t20 = _t18*h
-    _t21 = 2*N_s
-    _t22 = G_s*_t21
-    _t23 = 2*H_k*d_lk
-    _t24 = 2*L_dn
-    _t25 = 1 - i_gh
-    _t26 = H_v + _t10
-    _t27 = d_qk2*h2
-    _t28 = d*(1 - i_mla)
-    _t29 = d*(1 - i_qlora)
-    _t30 = d*r_q
-    _t31 = d*(d_rope + r_kv)
-    _t32 = -d_rope
-    _t33 = (
-        2*_t28*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t31 + h2*r_kv*(_t32 + d_qk2 + d_v2))
+    _t6 = 2*n_hc**2
+    _t7 = 2*L_att2
+    _t8 = _t7*d
+    _t9 = E_a*i_moa
+    _t10 = H_la*L_la
+    _t11 = H_v*d_lv
+    _t12 = L_dn*_t2
+    _t13 = _t8*h2
+    _t14 = i_glu + 2
+    _t15 = _t14*_t2*d_ff
+    _t16 = _t14*d
+    _t17 = L_att - L_att2
+    _t18 = 2*_t17
+    _t19 = _t18*d
+    _t20 = _t4*(1 - i_m2)
+    _t21 = _t19*h
+    _t22 = 2*N_s
+    _t23 = G_s*_t22
+    _t24 = 2*H_k*d_lk
+    _t25 = 2*L_dn
+    _t26 = 1 - i_gh
+    _t27 = _t6*i_hcm
+    _t28 = H_v + _t11
+    _t29 = d_qk2*h2
+    _t30 = d*(1 - i_mla)
+    _t31 = d*(1 - i_qlora)
+    _t32 = d*r_q
+    _t33 = d*(d_rope + r_kv)
+    _t34 = -d_rope
+    _t35 = (
+        2*_t30*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t33 + h2*r_kv*(_t34 + d_qk2 + d_v2))
     )
-    _t34 = d_qk*h
-    _t35 = 2*_t28*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t31 + h*r_kv*(_t32 + d_qk + d_v))
+    _t36 = d_qk*h
+    _t37 = 2*_t30*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t33 + h*r_kv*(_t34 + d_qk + d_v))
     return {
         'weights_per_token': (
             E*_t1*d
-            + L_att2*_t33
-            + L_dense*_t14
-            + 7*L_dn*_t10*d_lk
-            + L_dw*_t14
+            + 2*L*(_t27*d + d*n_hc*(_t27 + 4*n_hc))
+            + L_att2*_t35
+            + L_dense*_t15
+            + 7*L_dn*_t11*d_lk
+            + L_dw*_t15
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t33
+            - L_kvs2*_t35
             + 2*L_rw*_t5
             + L_sc*_t2*k_sc
             + 8*L_sc*_t5
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t2*(_t3 + i_m2*(H_s + _t22))
-            + 2*L_ssm*k_s*(_t22*i_m2 + d_in)
-            + R_dt*_t19
+            + L_ssm*_t2*(_t3 + i_m2*(H_s + _t23))
+            + 2*L_ssm*k_s*(_t23*i_m2 + d_in)
+            + R_dt*_t20
             + 2*V_o*d_emb
             + 8*_t0*d
             + 9*_t0
-            + _t1*_t15*d_e*k
-            + _t1*(E_s*_t15*d_s + d*i_shared_gate)
-            + _t10*_t11
-            + _t11*(_t23 + _t26*(1 - i_cg) + _t26)
-            + _t12*d_v2
-            + _t12*i_gate*(_t25*d_v2 + i_gh)
-            + _t16*_t35
-            + _t17*(_t28*_t34 + i_mla*(_t29*_t34 + i_qlora*(_t30 + _t34*r_q)))
-            + _t18*_t8
-            + _t19*(R_dt + _t21)
-            + _t20*d_v
-            + _t20*i_gate*(_t25*d_v + i_gh)
-            + _t24*i_cg*(_t2*r_g + r_g*(H_v*d_lk + _t10))
-            + _t24*k_dn*(_t10 + _t23)
-            - _t35*(L_kvs - L_kvs2)
+            + _t1*_t16*d_e*k
+            + _t1*(E_s*_t16*d_s + d*i_shared_gate)
+            + 10*_t10*d*d_la
+            + 5*_t10*d_la**2
+            + _t11*_t12
+            + _t12*(_t24 + _t28*(1 - i_cg) + _t28)
+            + _t13*d_v2
+            + _t13*i_gate*(_t26*d_v2 + i_gh)
+            + _t17*_t37
+            + _t18*(_t30*_t36 + i_mla*(_t31*_t36 + i_qlora*(_t32 + _t36*r_q)))
+            + _t19*_t9
+            + _t20*(R_dt + _t22)
+            + _t21*d_v
+            + _t21*i_gate*(_t26*d_v + i_gh)
+            + _t25*i_cg*(_t2*r_g + r_g*(H_v*d_lk + _t11))
+            + _t25*k_dn*(_t11 + _t24)
+            - _t37*(L_kvs - L_kvs2)
             + _t4*d
-            + _t6*(_t27*_t28 + i_mla*(_t27*_t29 + i_qlora*(_t27*r_q + _t30)))
-            + _t7*_t8
-            + 10*_t9*d*d_la
-            + 5*_t9*d_la**2
+            + _t6*d
+            + _t7*(_t29*_t30 + i_mla*(_t29*_t31 + i_qlora*(_t29*r_q + _t32)))
+            + _t8*_t9
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -1217,6 +1245,8 @@ def rules_train_per_token(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
+    i_hc = s['i_hc']
+    i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -1239,6 +1269,7 @@ def rules_train_per_token(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_act = s['n_act']
+    n_hc = s['n_hc']
     n_norm = s['n_norm']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -1258,151 +1289,157 @@ def rules_train_per_token(s):
     _t12 = L_kvs - L_kvs2
     _t13 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
     _t14 = 6*_t13*d + 6*_t4 + 6*b_qkv*(_t10 + _t13) + 6*i_mla*(_t6 + h*r_kv*(_t7 + d_qk + d_v))
-    _t15 = b_o*d
-    _t16 = d*h2
-    _t17 = 6*L_att2
-    _t18 = d_qk2*i_qk_head
-    _t19 = d_qk2*i_qk_proj
-    _t20 = _t2*(_t18 + _t19*h_kv2)
-    _t21 = 1 - i_gh
-    _t22 = _t21*d_v2
-    _t23 = b_qkv*i_gate
-    _t24 = i_qlora*r_q
-    _t25 = _t24*_t3
-    _t26 = _t16*d_qk2
-    _t27 = _t24*i_mla
-    _t28 = d_qk2*h2
-    _t29 = 1 - i_qlora
-    _t30 = d*r_q
-    _t31 = 6*L_dense
-    _t32 = d*d_ff
-    _t33 = 6*L_dn
-    _t34 = H_v*d_lk
-    _t35 = 1 - i_cg
-    _t36 = i_glu + 1
-    _t37 = b_ff*d_ff
-    _t38 = _t36*(_t32 + _t37)
-    _t39 = 6*L_dw
-    _t40 = 6*L_moe
-    _t41 = d*(i_glu + 2)
-    _t42 = d**2
-    _t43 = b_sc*d
-    _t44 = 6*L_sc
-    _t45 = 6*L_ssm
-    _t46 = 2*N_s
-    _t47 = G_s*_t46
-    _t48 = 2*d_in + i_m2*(H_s + _t47)
-    _t49 = H_s*i_m2
-    _t50 = 1 - i_m2
-    _t51 = R_dt + _t46
-    _t52 = _t50*d_in
-    _t53 = d*h
-    _t54 = L_att - L_att2
-    _t55 = 6*_t54
-    _t56 = d_qk*i_qk_head
-    _t57 = d_qk*i_qk_proj
-    _t58 = _t2*(_t56 + _t57*h_kv)
-    _t59 = _t21*d_v
-    _t60 = _t53*d_qk
-    _t61 = d_qk*h
-    _t62 = L_rw*d_rw
-    _t63 = 30*d
-    _t64 = H_la*L_la*d_la
-    _t65 = _t17*h2
-    _t66 = 2*H_k*d_lk
-    _t67 = H_v*d_lv
-    _t68 = H_v + _t67
-    _t69 = _t33*d
-    _t70 = _t0*_t2
-    _t71 = _t55*h
-    _t72 = 12*d
-    _t73 = 24*i_diff
-    _t74 = E_a*i_moa
-    _t75 = _t2*i_sub
-    _t76 = _t75*d_ff
-    _t77 = (
-        L*_t70*n_norm
-        + L_att2*_t11
-        + L_att2*_t73*d_qk2
+    _t15 = n_hc**2
+    _t16 = 6*L
+    _t17 = b_o*d
+    _t18 = d*h2
+    _t19 = 6*L_att2
+    _t20 = d_qk2*i_qk_head
+    _t21 = d_qk2*i_qk_proj
+    _t22 = _t2*(_t20 + _t21*h_kv2)
+    _t23 = 1 - i_gh
+    _t24 = _t23*d_v2
+    _t25 = _t8*b_qkv*i_gate
+    _t26 = i_qlora*r_q
+    _t27 = _t26*_t3
+    _t28 = _t18*d_qk2
+    _t29 = _t26*i_mla
+    _t30 = d_qk2*h2
+    _t31 = 1 - i_qlora
+    _t32 = d*r_q
+    _t33 = 6*L_dense
+    _t34 = d*d_ff
+    _t35 = 6*L_dn
+    _t36 = H_v*d_lk
+    _t37 = 1 - i_cg
+    _t38 = i_glu + 1
+    _t39 = b_ff*d_ff
+    _t40 = _t38*(_t34 + _t39)
+    _t41 = 6*L_dw
+    _t42 = 6*L_moe
+    _t43 = d*(i_glu + 2)
+    _t44 = d**2
+    _t45 = b_sc*d
+    _t46 = 6*L_sc
+    _t47 = 6*L_ssm
+    _t48 = 2*N_s
+    _t49 = G_s*_t48
+    _t50 = 2*d_in + i_m2*(H_s + _t49)
+    _t51 = H_s*i_m2
+    _t52 = 1 - i_m2
+    _t53 = R_dt + _t48
+    _t54 = _t52*d_in
+    _t55 = d*h
+    _t56 = L_att - L_att2
+    _t57 = 6*_t56
+    _t58 = d_qk*i_qk_head
+    _t59 = d_qk*i_qk_proj
+    _t60 = _t2*(_t58 + _t59*h_kv)
+    _t61 = _t23*d_v
+    _t62 = _t55*d_qk
+    _t63 = d_qk*h
+    _t64 = L_rw*d_rw
+    _t65 = 30*d
+    _t66 = H_la*L_la*d_la
+    _t67 = _t19*h2
+    _t68 = 2*H_k*d_lk
+    _t69 = H_v*d_lv
+    _t70 = H_v + _t69
+    _t71 = _t35*d
+    _t72 = _t0*_t2
+    _t73 = _t57*h
+    _t74 = 12*d
+    _t75 = 24*i_diff
+    _t76 = E_a*i_moa
+    _t77 = _t2*i_sub
+    _t78 = _t77*d_ff
+    _t79 = (
+        L_att2*_t11
+        + L_att2*_t75*d_qk2
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - L_kvs2*_t11
-        - 6*L_kvs2*_t20
-        + 6*L_rw*_t42
-        + L_rw*_t63
-        + _t0*_t54*_t74
+        - 6*L_kvs2*_t22
+        + 6*L_rw*_t44
+        + L_rw*_t65
+        + _t0*_t15
+        + _t0*_t56*_t76
         - _t12*_t14
-        - 6*_t12*_t58
-        + _t14*_t54
-        + _t17*_t74*d
-        + _t17*i_rel*(_t26 + 2*_t28)
-        + _t17*(_t15 + _t16*d_v2)
-        + _t17*(_t2*(_t18 + _t19*h2) + _t20)
-        + _t17*(_t16*i_gate*(_t22 + i_gh) + _t22*_t23*h2)
-        + _t17*(
-            _t25
-            + _t26*_t8
-            + b_qkv*(_t27 + _t28*_t8)
-            + i_mla*(_t26*_t29 + i_qlora*(_t28*r_q + _t30))
+        - 6*_t12*_t60
+        + _t14*_t56
+        + _t16*_t2*d*n_norm
+        + _t16*(2*i_hc*(i_hcm + 2) + 2*(_t15*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + _t19*_t76*d
+        + _t19*i_rel*(_t28 + 2*_t30)
+        + _t19*(_t17 + _t18*d_v2)
+        + _t19*(_t2*(_t20 + _t21*h2) + _t22)
+        + _t19*(_t18*i_gate*(_t24 + i_gh) + _t24*_t25*h2)
+        + _t19*(
+            _t27
+            + _t28*_t8
+            + b_qkv*(_t29 + _t30*_t8)
+            + i_mla*(_t28*_t31 + i_qlora*(_t30*r_q + _t32))
         )
-        + _t31*_t38
-        + _t31*_t76
-        + _t31*n_act
-        + _t31*(_t32 + b_ff*d)
-        + _t32*_t39
-        + _t33*d_lv
-        + _t33*i_cg*(2*d*r_g + r_g*(_t34 + _t67))
-        + _t33*k_dn*(_t66 + _t67)
-        + _t33*(H_v*_t35 + H_v + _t34*i_cg)
-        + _t39*_t76
-        + _t39*(_t36*(2*_t32 + 2*_t37) - _t38)
-        + _t40*b_moe*d
-        + _t40*k*(_t41*d_e + b_ff*(_t36*d_e + d))
-        + _t40*(E*b_router + E*d)
-        + _t40*(E_s*(_t41*d_s + b_ff*(_t36*d_s + d)) + d*i_shared_gate)
-        + _t44*d*(b_sc + k_sc)
-        + _t44*(_t42 + _t43)
-        + _t44*(3*_t42 + 3*_t43)
-        + _t45*_t51*_t52
-        + _t45*(2*_t49 + _t50*(N_s*d_in + d_in))
-        + _t45*(b_cs + k_s)*(_t47*i_m2 + d_in)
-        + _t45*(_t48*b_ssm + _t48*d)
-        + _t45*(b_ssm*d + d*d_in)
-        + _t45*(_t50*_t51*i_dtn + d_in*i_gn*i_m2)
-        + _t45*(R_dt*_t52 + _t49 + _t52)
-        + _t54*_t73*d_qk
-        + _t55*i_rel*(_t60 + 2*_t61)
-        + _t55*(_t15 + _t53*d_v)
-        + _t55*(_t2*(_t56 + _t57*h) + _t58)
-        + _t55*(_t23*_t59*h + _t53*i_gate*(_t59 + i_gh))
-        + _t55*(
-            _t25
-            + _t60*_t8
-            + b_qkv*(_t27 + _t61*_t8)
-            + i_mla*(_t29*_t60 + i_qlora*(_t30 + _t61*r_q))
+        + _t33*_t40
+        + _t33*_t78
+        + _t33*n_act
+        + _t33*(_t34 + b_ff*d)
+        + _t34*_t41
+        + _t35*d_lv
+        + _t35*i_cg*(2*d*r_g + r_g*(_t36 + _t69))
+        + _t35*k_dn*(_t68 + _t69)
+        + _t35*(H_v*_t37 + H_v + _t36*i_cg)
+        + _t41*_t78
+        + _t41*(_t38*(2*_t34 + 2*_t39) - _t40)
+        + _t42*b_moe*d
+        + _t42*k*(_t43*d_e + b_ff*(_t38*d_e + d))
+        + _t42*(E*b_router + E*d)
+        + _t42*(E_s*(_t43*d_s + b_ff*(_t38*d_s + d)) + d*i_shared_gate)
+        + _t46*d*(b_sc + k_sc)
+        + _t46*(_t44 + _t45)
+        + _t46*(3*_t44 + 3*_t45)
+        + _t47*_t53*_t54
+        + _t47*(2*_t51 + _t52*(N_s*d_in + d_in))
+        + _t47*(b_cs + k_s)*(_t49*i_m2 + d_in)
+        + _t47*(_t50*b_ssm + _t50*d)
+        + _t47*(b_ssm*d + d*d_in)
+        + _t47*(_t52*_t53*i_dtn + d_in*i_gn*i_m2)
+        + _t47*(R_dt*_t54 + _t51 + _t54)
+        + _t56*_t75*d_qk
+        + _t57*i_rel*(_t62 + 2*_t63)
+        + _t57*(_t17 + _t55*d_v)
+        + _t57*(_t2*(_t58 + _t59*h) + _t60)
+        + _t57*(_t25*_t61*h + _t55*i_gate*(_t61 + i_gh))
+        + _t57*(
+            _t27
+            + _t62*_t8
+            + b_qkv*(_t29 + _t63*_t8)
+            + i_mla*(_t31*_t62 + i_qlora*(_t32 + _t63*r_q))
         )
-        + 24*_t62*d
-        + 12*_t62
-        + _t63*_t64
-        + 6*_t64
-        + _t65*_t75*d_v2
-        + _t65*i_sink2
-        + _t67*_t69
-        + _t69*(_t35*_t68 + _t66 + _t68)
-        + _t70*i_norm_emb
-        + _t70*i_norm_final
-        + _t71*_t75*d_v
-        + _t71*i_sink
-        + _t72*d_emb*i_proj
+        + 24*_t64*d
+        + 12*_t64
+        + _t65*_t66
+        + 6*_t66
+        + _t67*_t77*d_v2
+        + _t67*i_sink2
+        + _t69*_t71
+        + _t71*(_t37*_t70 + _t68 + _t70)
+        + _t72*i_norm_emb
+        + _t72*i_norm_final
+        + _t73*_t77*d_v
+        + _t73*i_sink
+        + _t74*d_emb*i_proj
+        + 6*i_hc
+        + 6*n_hc
     )
-    _t78 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t77
-    _t79 = T*_t28
-    _t80 = T*_t61
-    _t81 = 3*T
-    _t82 = 4*T
+    _t80 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t79
+    _t81 = T*_t30
+    _t82 = T*_t63
+    _t83 = 3*T
+    _t84 = 4*T
     return {
-        '6N': P*_t0 + _t78,
-        'kaplan': _t17*_t79 + _t55*_t80 + _t77,
-        'palm': 12*L_att2*_t79 + 12*_t54*_t80 + _t78,
+        '6N': P*_t0 + _t80,
+        'kaplan': _t19*_t81 + _t57*_t82 + _t79,
+        'palm': 12*L_att2*_t81 + 12*_t56*_t82 + _t80,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1410,11 +1447,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t26 + _t28*_t82 + _t81*h2)
+            3*L_att2*(8*_t28 + _t30*_t84 + _t83*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t54*(8*_t60 + _t61*_t82 + _t81*h)
-            + _t72*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t56*(8*_t62 + _t63*_t84 + _t83*h)
+            + _t74*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -4760,6 +4797,7 @@ def finetune_flops(s):
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
+    L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
     L_chk = s['L_chk']
@@ -4833,6 +4871,7 @@ def finetune_flops(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -4846,6 +4885,7 @@ def finetune_flops(s):
     k_dn = s['k_dn']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    n_hc = s['n_hc']
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -4959,6 +4999,7 @@ def finetune_flops(s):
                     + 2*E_a*d*i_moa*(L_att - L_att2)
                     + 10*H_la*L_la*d*d_la
                     + 2*H_v*L_dn*d*d_lv
+                    + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
                     + 2*L_att2*d*d_v2*h2
                     + 2*L_att2*d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                     + 2*L_att2*(
@@ -4994,6 +5035,7 @@ def finetune_flops(s):
                     + 4*d*d_emb*i_proj
                     + 2*d*d_v*h*(L_att - L_att2)
                     + 2*d*h*i_gate*(L_att - L_att2)*(d_v*(1 - i_gh) + i_gh)
+                    + 2*d*n_hc**2
                     + 2*(L_att - L_att2)*(
                         d*d_qk*h*(1 - i_mla)
                         + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
@@ -6686,6 +6728,7 @@ def precision(s):
     H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
+    L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
@@ -6728,6 +6771,7 @@ def precision(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -6737,6 +6781,7 @@ def precision(s):
     i_qlora = s['i_qlora']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
+    n_hc = s['n_hc']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
@@ -6744,72 +6789,76 @@ def precision(s):
     _t1 = 2*d_in
     _t2 = L_ssm*_t1
     _t3 = d**2
-    _t4 = 2*L_att2
-    _t5 = _t4*d
-    _t6 = E_a*i_moa
-    _t7 = H_v*d_lv
-    _t8 = 2*d
-    _t9 = L_dn*_t8
-    _t10 = _t5*h2
-    _t11 = i_glu + 2
-    _t12 = _t11*_t8*d_ff
-    _t13 = 2*L_moe
-    _t14 = _t11*d
-    _t15 = L_att - L_att2
-    _t16 = 2*_t15
-    _t17 = _t16*d
-    _t18 = _t2*(1 - i_m2)
-    _t19 = _t17*h
-    _t20 = 2*N_s
-    _t21 = 1 - i_gh
-    _t22 = H_v + _t7
-    _t23 = d_qk2*h2
-    _t24 = d*(1 - i_mla)
-    _t25 = d*(1 - i_qlora)
-    _t26 = d*r_q
-    _t27 = d*(d_rope + r_kv)
-    _t28 = -d_rope
-    _t29 = (
-        2*_t24*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t27 + h2*r_kv*(_t28 + d_qk2 + d_v2))
+    _t4 = 2*n_hc**2
+    _t5 = 2*L_att2
+    _t6 = _t5*d
+    _t7 = E_a*i_moa
+    _t8 = H_v*d_lv
+    _t9 = 2*d
+    _t10 = L_dn*_t9
+    _t11 = _t6*h2
+    _t12 = i_glu + 2
+    _t13 = _t12*_t9*d_ff
+    _t14 = 2*L_moe
+    _t15 = _t12*d
+    _t16 = L_att - L_att2
+    _t17 = 2*_t16
+    _t18 = _t17*d
+    _t19 = _t2*(1 - i_m2)
+    _t20 = _t18*h
+    _t21 = 2*N_s
+    _t22 = 1 - i_gh
+    _t23 = _t4*i_hcm
+    _t24 = H_v + _t8
+    _t25 = d_qk2*h2
+    _t26 = d*(1 - i_mla)
+    _t27 = d*(1 - i_qlora)
+    _t28 = d*r_q
+    _t29 = d*(d_rope + r_kv)
+    _t30 = -d_rope
+    _t31 = (
+        2*_t26*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t29 + h2*r_kv*(_t30 + d_qk2 + d_v2))
     )
-    _t30 = d_qk*h
-    _t31 = 2*_t24*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t27 + h*r_kv*(_t28 + d_qk + d_v))
-    _t32 = (
+    _t32 = d_qk*h
+    _t33 = 2*_t26*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t29 + h*r_kv*(_t30 + d_qk + d_v))
+    _t34 = (
         10*H_la*L_la*d*d_la
-        + L_att2*_t29
-        + L_dense*_t12
-        + 2*L_dn*i_cg*(_t8*r_g + r_g*(H_v*d_lk + _t7))
-        + L_dw*_t12
+        + 2*L*(_t23*d + d*n_hc*(_t23 + 4*n_hc))
+        + L_att2*_t31
+        + L_dense*_t13
+        + 2*L_dn*i_cg*(_t9*r_g + r_g*(H_v*d_lk + _t8))
+        + L_dw*_t13
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t29
+        - L_kvs2*_t31
         + 2*L_rw*_t3
         + 8*L_rw*d*d_rw
         + 8*L_sc*_t3
-        + L_ssm*_t8*(_t1 + i_m2*(G_s*_t20 + H_s))
-        + R_dt*_t18
+        + L_ssm*_t9*(_t1 + i_m2*(G_s*_t21 + H_s))
+        + R_dt*_t19
         - _t0*d
         + _t0*d_emb
-        + _t10*d_v2
-        + _t10*i_gate*(_t21*d_v2 + i_gh)
-        + _t13*_t14*d_e*k
-        + _t13*(E_s*_t14*d_s + d*i_shared_gate)
-        + _t15*_t31
-        + _t16*(_t24*_t30 + i_mla*(_t25*_t30 + i_qlora*(_t26 + _t30*r_q)))
-        + _t17*_t6
-        + _t18*(R_dt + _t20)
-        + _t19*d_v
-        + _t19*i_gate*(_t21*d_v + i_gh)
+        + _t10*_t8
+        + _t10*(2*H_k*d_lk + _t24*(1 - i_cg) + _t24)
+        + _t11*d_v2
+        + _t11*i_gate*(_t22*d_v2 + i_gh)
+        + _t14*_t15*d_e*k
+        + _t14*(E_s*_t15*d_s + d*i_shared_gate)
+        + _t16*_t33
+        + _t17*(_t26*_t32 + i_mla*(_t27*_t32 + i_qlora*(_t28 + _t32*r_q)))
+        + _t18*_t7
+        + _t19*(R_dt + _t21)
         + _t2*d
-        - _t31*(L_kvs - L_kvs2)
-        + _t4*(_t23*_t24 + i_mla*(_t23*_t25 + i_qlora*(_t23*r_q + _t26)))
-        + _t5*_t6
-        + _t7*_t9
-        + _t9*(2*H_k*d_lk + _t22*(1 - i_cg) + _t22)
+        + _t20*d_v
+        + _t20*i_gate*(_t22*d_v + i_gh)
+        - _t33*(L_kvs - L_kvs2)
+        + _t4*d
+        + _t5*(_t25*_t26 + i_mla*(_t25*_t27 + i_qlora*(_t25*r_q + _t28)))
+        + _t6*_t7
         + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t32,
-        'low_precision_train': _t32*(3 - i_frozen),
+        'low_precision_forward': _t34,
+        'low_precision_train': _t34*(3 - i_frozen),
     }
 
 

@@ -21,6 +21,7 @@ _LAZY = {
     "RwkvSpec": "calc.spec.layers:RwkvSpec",
     "Dtype": "calc.spec.hardware:Dtype",
     "FFNSpec": "calc.spec.ffn:FFNSpec",
+    "HyperConnectionsSpec": "calc.spec.layers:HyperConnectionsSpec",
     "IndexerSpec": "calc.spec.attention:IndexerSpec",
     "InferenceWorkload": "calc.spec.inference:InferenceWorkload",
     "LayerAt": "calc.spec.layers:LayerAt",
