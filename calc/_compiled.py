@@ -1706,6 +1706,8 @@ def memory_activations(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hc = s['i_hc']
+    i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
     i_keep_down = s['i_keep_down']
@@ -1733,6 +1735,7 @@ def memory_activations(s):
     i_vp = s['i_vp']
     k = s['k']
     n_cp = s['n_cp']
+    n_hc = s['n_hc']
     n_norm = s['n_norm']
     n_pp = s['n_pp']
     n_tp = s['n_tp']
@@ -1749,7 +1752,9 @@ def memory_activations(s):
         'layers': (
             T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
+                i_full*n_tp**(-i_sp)*q_a*(
+                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
+                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
@@ -1844,6 +1849,9 @@ def memory_activations(s):
                         L_s*(
                             d*i_drop*(1 - i_hf)
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + (4*i_hf + q_a*(1 - i_hf))*(
+                                2*d*i_hc + 4*d*n_hc + 2*i_hcm*n_hc**2 + 4*n_hc
+                            )
                         )
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
@@ -2025,6 +2033,8 @@ def memory(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hc = s['i_hc']
+    i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
     i_keep_down = s['i_keep_down']
@@ -2059,6 +2069,7 @@ def memory(s):
     n_cp = s['n_cp']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
+    n_hc = s['n_hc']
     n_norm = s['n_norm']
     n_pp = s['n_pp']
     n_tp = s['n_tp']
@@ -2079,7 +2090,7 @@ def memory(s):
     u_ao = s['u_ao']
     return {
         'activations_per_layer': T*b*(
-            d*i_full*n_tp**(-i_sp)*q_a
+            i_full*n_tp**(-i_sp)*q_a*(d*i_hc*(n_hc - 1) + d)
             + (1 - i_full)*(
                 d_rope*i_mla*i_rnu*q_a
                 + d_v*h*(
@@ -2117,6 +2128,7 @@ def memory(s):
                     + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                     + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                    + (4*i_hf + q_a*(1 - i_hf))*(2*d*i_hc + 4*d*n_hc + 2*i_hcm*n_hc**2 + 4*n_hc)
                 )
                 + (
                     d_ff*(
@@ -2155,7 +2167,9 @@ def memory(s):
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
+                i_full*n_tp**(-i_sp)*q_a*(
+                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
+                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
@@ -2250,6 +2264,9 @@ def memory(s):
                         L_s*(
                             d*i_drop*(1 - i_hf)
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + (4*i_hf + q_a*(1 - i_hf))*(
+                                2*d*i_hc + 4*d*n_hc + 2*i_hcm*n_hc**2 + 4*n_hc
+                            )
                         )
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
@@ -2534,7 +2551,9 @@ def memory(s):
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
+                i_full*n_tp**(-i_sp)*q_a*(
+                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
+                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
@@ -2621,6 +2640,9 @@ def memory(s):
                         L_s*(
                             d*i_drop*(1 - i_hf)
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + (4*i_hf + q_a*(1 - i_hf))*(
+                                2*d*i_hc + 4*d*n_hc + 2*i_hcm*n_hc**2 + 4*n_hc
+                            )
                         )
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
@@ -3631,6 +3653,8 @@ def finetune_memory(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hc = s['i_hc']
+    i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
     i_keep_down = s['i_keep_down']
@@ -3668,6 +3692,7 @@ def finetune_memory(s):
     n_cp = s['n_cp']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
+    n_hc = s['n_hc']
     n_norm = s['n_norm']
     n_pp = s['n_pp']
     n_tp = s['n_tp']
@@ -3742,7 +3767,9 @@ def finetune_memory(s):
                 )
             )
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
+                i_full*n_tp**(-i_sp)*q_a*(
+                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
+                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
@@ -3837,6 +3864,9 @@ def finetune_memory(s):
                         L_s*(
                             d*i_drop*(1 - i_hf)
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + (4*i_hf + q_a*(1 - i_hf))*(
+                                2*d*i_hc + 4*d*n_hc + 2*i_hcm*n_hc**2 + 4*n_hc
+                            )
                         )
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
@@ -4638,7 +4668,9 @@ def finetune_memory(s):
                 )
             )
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
+                i_full*n_tp**(-i_sp)*q_a*(
+                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
+                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
@@ -4725,6 +4757,9 @@ def finetune_memory(s):
                         L_s*(
                             d*i_drop*(1 - i_hf)
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + (4*i_hf + q_a*(1 - i_hf))*(
+                                2*d*i_hc + 4*d*n_hc + 2*i_hcm*n_hc**2 + 4*n_hc
+                            )
                         )
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
