@@ -1848,10 +1848,9 @@ def memory_activations(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + (4*i_hf + q_a*(1 - i_hf))*(
-                                2*d*i_hc + 4*d*n_hc + 2*i_hcm*n_hc**2 + 4*n_hc
-                            )
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
@@ -2126,9 +2125,10 @@ def memory(s):
                     + 4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                     + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                    + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                     + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                     + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                    + (4*i_hf + q_a*(1 - i_hf))*(2*d*i_hc + 4*d*n_hc + 2*i_hcm*n_hc**2 + 4*n_hc)
+                    + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                 )
                 + (
                     d_ff*(
@@ -2263,10 +2263,9 @@ def memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + (4*i_hf + q_a*(1 - i_hf))*(
-                                2*d*i_hc + 4*d*n_hc + 2*i_hcm*n_hc**2 + 4*n_hc
-                            )
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
@@ -2639,10 +2638,9 @@ def memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + (4*i_hf + q_a*(1 - i_hf))*(
-                                2*d*i_hc + 4*d*n_hc + 2*i_hcm*n_hc**2 + 4*n_hc
-                            )
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
@@ -3863,10 +3861,9 @@ def finetune_memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + (4*i_hf + q_a*(1 - i_hf))*(
-                                2*d*i_hc + 4*d*n_hc + 2*i_hcm*n_hc**2 + 4*n_hc
-                            )
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
@@ -4756,10 +4753,9 @@ def finetune_memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + (4*i_hf + q_a*(1 - i_hf))*(
-                                2*d*i_hc + 4*d*n_hc + 2*i_hcm*n_hc**2 + 4*n_hc
-                            )
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)

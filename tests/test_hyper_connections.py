@@ -107,3 +107,45 @@ def test_lora_gate_is_refused_where_mla_has_its_own_gate_proj():
         resolve_targets(model, FineTune(method="lora", targets=("gate", "up")))
     assert resolve_targets(model, FineTune(method="lora", targets=("o", "up", "down"))) == (
         "o", "up", "down")
+
+
+def _saved_bytes_per_token(streams: int, d: int, dtype_name: str, tokens: int = 8) -> float:
+    """What transformers' HYV4HyperConnection and its spread (HYV4DecoderLayer: post · the
+    sublayer's output + the streams) keep for the backward per token, its own parameters
+    apart: every saved tensor's storage once."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from transformers import HYV4Config
+    from transformers.models.hy_v4.modeling_hy_v4 import HYV4HyperConnection
+
+    dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[dtype_name]
+    module = HYV4HyperConnection(HYV4Config(hidden_size=d, hc_mult=streams))
+    weights = {p.untyped_storage().data_ptr() for p in module.parameters()}
+    saved: dict[int, int] = {}
+
+    def pack(tensor):
+        storage = tensor.untyped_storage()
+        # a weight's transpose (the product's input gradient) is a model state, not kept here
+        if storage.data_ptr() not in weights and tensor.dim() and tensor.shape[0] == 1:
+            saved[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    x = torch.randn(1, tokens, streams, d, dtype=dtype, requires_grad=True)
+    output = torch.randn(1, tokens, d, dtype=dtype, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        post, _ = module(x)
+        (post.float().unsqueeze(-1) * output.float().unsqueeze(-2) + x.float()).to(dtype)
+    return sum(saved.values()) / tokens
+
+
+@pytest.mark.parametrize("streams, d, dtype", [(1, 32, "bf16"), (4, 64, "bf16"),
+                                                (3, 48, "fp32")])
+def test_hf_memory_is_what_transformers_keeps(streams, d, dtype):
+    """Under --framework hf each of a layer's two maps adds what HYV4HyperConnection keeps."""
+    model = spec(d_model=d, attention={"n_heads": 2}, hyper_connections={"streams": streams})
+    options = dict(gpu="h100", seq_len=8, micro_batch=1, framework="hf",
+                   flash_attention=True, dropout=False, dtype=dtype)
+    extra = (calc.memory(model, **options).memory.activations["layers"]
+             - calc.memory(model.updated(hyper_connections=None),
+                           **options).memory.activations["layers"])
+    assert extra == 3 * 2 * 8 * _saved_bytes_per_token(streams, d, dtype)

@@ -301,12 +301,16 @@ RECOMPUTED_UP = i_mla * i_rnu
 # Each of a layer's two maps keeps, by this convention, its input streams (n_hc·d: the pre-
 # weighted sum's and mHC's mix's operand, and the norm's input), their normed copy (n_hc·d: the
 # map product's input, for its weight's gradient), its outputs after the sigmoid or softmax
-# (HC_OUTPUTS) and the sublayer's output (d: post's operand), outside the tensor-parallel
-# region like the norms; transformers computes the maps in fp32 (HYV4HyperConnection under
-# maybe_autocast(enabled=False): 4 bytes an element under --framework hf; not measured by
-# calc.verify.memory). A checkpointed layer keeps its input, n_hc·d wide.
-HC_STORED = params.HC_MAPS * (2 * n_hc * d + i_hc * d + params.HC_OUTPUTS) * (
-    i_hf * 4 + (1 - i_hf) * q_a)
+# (HC_OUTPUTS) and the sublayer's output (d: post's operand), in q_a bytes, outside the
+# tensor-parallel region like the norms. transformers' HYV4HyperConnection (i_hf; measured
+# with saved_tensors_hooks on the module and its spread, tests/test_hyper_connections.py)
+# computes in fp32: it keeps the streams cast to fp32 (4·n_hc·d; the input itself in fp32)
+# and the 16-bit streams beside them (i_up), the sublayer's output cast to fp32 (4·d), and
+# 8·n_hc + 1 fp32 values (the logits, gates and the reciprocal RMS). A checkpointed layer keeps
+# its input, n_hc·d wide.
+HC_STORED = params.HC_MAPS * (
+    (1 - i_hf) * (2 * n_hc * d + i_hc * d + params.HC_OUTPUTS) * q_a
+    + i_hf * ((4 + i_up * q_a) * n_hc * d + i_hc * 4 * (d + 8 * n_hc + 1)))
 RESIDUAL_WIDTH = d + i_hc * (n_hc - 1) * d
 # Differential attention keeps, beyond attention's own (measured on transformers 5.24's
 # DiffLlamaAttention by calc.verify.memory, the one implementation calc has seen; its two
