@@ -88,7 +88,7 @@ def params_per_layer(s):
             + i_mla*(_t8*d + h*r_kv*(d_qk - d_rope + d_v))
         ),
         'attention/o': _t10*_t5*i_moa + _t10*h + b_o*d,
-        'attention/gate': _t11*_t12*b_qkv + _t12*d*(_t11 + i_gh),
+        'attention/gate': _t11*_t12*_t2*b_qkv + _t12*d*(_t11 + i_gh),
         'attention/router': E_a*_t6,
         'attention/position': i_rel*(2*_t3 + _t7),
         'attention/qk_norm': _t0*(_t13 + _t3*i_qk_proj) + _t0*(_t13 + d_qk*h_kv*i_qk_proj),
@@ -332,6 +332,8 @@ def params_components(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
+    i_hc = s['i_hc']
+    i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -354,6 +356,7 @@ def params_components(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_act = s['n_act']
+    n_hc = s['n_hc']
     n_norm = s['n_norm']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -390,8 +393,8 @@ def params_components(s):
     _t28 = d*d_v
     _t29 = 1 - i_gh
     _t30 = _t29*d_v2
-    _t31 = b_qkv*i_gate
-    _t32 = d*i_gate
+    _t31 = d*i_gate
+    _t32 = _t3*b_qkv*i_gate
     _t33 = _t29*d_v
     _t34 = E_a*_t7
     _t35 = d_qk2*i_qk_head
@@ -403,36 +406,37 @@ def params_components(s):
     _t41 = 4*i_diff
     _t42 = _t0*i_sub
     _t43 = _t0*d
-    _t44 = 2*N_s
-    _t45 = G_s*_t44
-    _t46 = 2*d_in + i_m2*(H_s + _t45)
-    _t47 = R_dt + _t44
-    _t48 = 1 - i_m2
-    _t49 = _t48*d_in
-    _t50 = H_s*i_m2
-    _t51 = 2*H_k*d_lk
-    _t52 = 1 - i_cg
-    _t53 = H_v*d_lv
-    _t54 = H_v + _t53
-    _t55 = L_dn*d
-    _t56 = 2*d
-    _t57 = H_v*d_lk
-    _t58 = H_la*L_la*d_la
-    _t59 = _t58*d
-    _t60 = L_rw*d_rw
-    _t61 = _t60*d
-    _t62 = d**2
-    _t63 = d*d_gr
-    _t64 = L_gr*(_t63 + d_gr)
-    _t65 = L_gr*d_gr
-    _t66 = 2*d_gr
-    _t67 = b_sc*d
-    _t68 = i_glu + 1
-    _t69 = b_ff*d_ff
-    _t70 = d*d_ff
-    _t71 = _t68*(_t69 + _t70)
-    _t72 = _t42*d_ff
-    _t73 = d*(i_glu + 2)
+    _t44 = n_hc**2
+    _t45 = 2*N_s
+    _t46 = G_s*_t45
+    _t47 = 2*d_in + i_m2*(H_s + _t46)
+    _t48 = R_dt + _t45
+    _t49 = 1 - i_m2
+    _t50 = _t49*d_in
+    _t51 = H_s*i_m2
+    _t52 = 2*H_k*d_lk
+    _t53 = 1 - i_cg
+    _t54 = H_v*d_lv
+    _t55 = H_v + _t54
+    _t56 = L_dn*d
+    _t57 = 2*d
+    _t58 = H_v*d_lk
+    _t59 = H_la*L_la*d_la
+    _t60 = _t59*d
+    _t61 = L_rw*d_rw
+    _t62 = _t61*d
+    _t63 = d**2
+    _t64 = d*d_gr
+    _t65 = L_gr*(_t64 + d_gr)
+    _t66 = L_gr*d_gr
+    _t67 = 2*d_gr
+    _t68 = b_sc*d
+    _t69 = i_glu + 1
+    _t70 = b_ff*d_ff
+    _t71 = d*d_ff
+    _t72 = _t69*(_t70 + _t71)
+    _t73 = _t42*d_ff
+    _t74 = d*(i_glu + 2)
     return {
         'attention/q': (
             L_att2*(
@@ -455,8 +459,8 @@ def params_components(s):
             L_att2*(_t26 + _t27*_t6*i_moa + _t27*h2) + _t11*(_t14*_t28*i_moa + _t26 + _t28*h)
         ),
         'attention/gate': (
-            L_att2*(_t30*_t31*h2 + _t32*h2*(_t30 + i_gh))
-            + _t11*(_t31*_t33*h + _t32*h*(_t33 + i_gh))
+            L_att2*(_t30*_t32*h2 + _t31*h2*(_t30 + i_gh))
+            + _t11*(_t31*h*(_t33 + i_gh) + _t32*_t33*h)
         ),
         'attention/router': L_att2*_t34 + _t11*_t34,
         'attention/position': L_att2*i_rel*(2*_t4 + _t9) + _t11*i_rel*(2*_t12 + _t15),
@@ -471,51 +475,53 @@ def params_components(s):
         'attention/sub_norm': _t39*_t42*d_v2 + _t40*_t42*d_v,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
         'norms': L*_t43*n_norm,
-        'mamba/in': L_ssm*(_t46*b_ssm + _t46*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t45*i_m2 + d_in),
-        'mamba/x': L_ssm*_t47*_t49,
-        'mamba/dt': L_ssm*(R_dt*_t49 + _t49 + _t50),
-        'mamba/ssm': L_ssm*(_t48*(N_s*d_in + d_in) + 2*_t50),
-        'mamba/norm': L_ssm*(_t47*_t48*i_dtn + d_in*i_gn*i_m2),
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t44*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t47*b_ssm + _t47*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t46*i_m2 + d_in),
+        'mamba/x': L_ssm*_t48*_t50,
+        'mamba/dt': L_ssm*(R_dt*_t50 + _t50 + _t51),
+        'mamba/ssm': L_ssm*(_t49*(N_s*d_in + d_in) + 2*_t51),
+        'mamba/norm': L_ssm*(_t48*_t49*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t55*(_t51 + _t52*_t54 + _t54),
-        'deltanet/lowrank': L_dn*i_cg*(_t56*r_g + r_g*(_t53 + _t57)),
-        'deltanet/conv': L_dn*k_dn*(_t51 + _t53),
-        'deltanet/gates': L_dn*(H_v*_t52 + H_v + _t57*i_cg),
+        'deltanet/in': _t56*(_t52 + _t53*_t55 + _t55),
+        'deltanet/lowrank': L_dn*i_cg*(_t57*r_g + r_g*(_t54 + _t58)),
+        'deltanet/conv': L_dn*k_dn*(_t52 + _t54),
+        'deltanet/gates': L_dn*(H_v*_t53 + H_v + _t58*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t53*_t55,
-        'lightning/qkv': 3*_t59,
-        'lightning/gate': _t59,
-        'lightning/out': _t59,
-        'lightning/norm': _t58,
-        'rwkv/key': _t61,
-        'rwkv/value': _t61,
-        'rwkv/receptance': _t61,
-        'rwkv/output': _t61,
-        'rwkv/gate': L_rw*_t62,
-        'rwkv/decay': 2*_t60,
+        'deltanet/out': _t54*_t56,
+        'lightning/qkv': 3*_t60,
+        'lightning/gate': _t60,
+        'lightning/out': _t60,
+        'lightning/norm': _t59,
+        'rwkv/key': _t62,
+        'rwkv/value': _t62,
+        'rwkv/receptance': _t62,
+        'rwkv/output': _t62,
+        'rwkv/gate': L_rw*_t63,
+        'rwkv/decay': 2*_t61,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t64,
-        'griffin/x': _t64,
-        'griffin/conv': _t65*(k_gr + 1),
-        'griffin/gates': L_gr*(_t66*w_gr + _t66),
-        'griffin/decay': _t65,
-        'griffin/out': L_gr*(_t63 + d),
-        'conv/in': L_sc*(3*_t62 + 3*_t67),
+        'griffin/y': _t65,
+        'griffin/x': _t65,
+        'griffin/conv': _t66*(k_gr + 1),
+        'griffin/gates': L_gr*(_t67*w_gr + _t67),
+        'griffin/decay': _t66,
+        'griffin/out': L_gr*(_t64 + d),
+        'conv/in': L_sc*(3*_t63 + 3*_t68),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t62 + _t67),
-        'mlp/up': L_dense*_t71 + L_dw*(_t68*(2*_t69 + 2*_t70) - _t71),
-        'mlp/down': L_dense*(_t70 + b_ff*d) + L_dw*_t70,
+        'conv/out': L_sc*(_t63 + _t68),
+        'mlp/up': L_dense*_t72 + L_dw*(_t69*(2*_t70 + 2*_t71) - _t72),
+        'mlp/down': L_dense*(_t71 + b_ff*d) + L_dw*_t71,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t72 + L_dw*_t72,
+        'mlp/sub_norm': L_dense*_t73 + L_dw*_t73,
         'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t73*d_e + b_ff*(_t68*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t73*d_s + b_ff*(_t68*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t74*d_e + b_ff*(_t69*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t74*d_s + b_ff*(_t69*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
         'embedding/norm': _t43*i_norm_emb,
-        'embedding_projection': _t56*d_emb*i_proj,
+        'embedding_projection': _t57*d_emb*i_proj,
+        'hyper_connections/head': _t44*d + i_hc + n_hc,
         'final_norm': _t43*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
@@ -592,6 +598,8 @@ def params_summary(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
+    i_hc = s['i_hc']
+    i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -616,6 +624,7 @@ def params_summary(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_act = s['n_act']
+    n_hc = s['n_hc']
     n_norm = s['n_norm']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -650,166 +659,171 @@ def params_summary(s):
     _t26 = i_glu + 1
     _t27 = _t25*d_e + b_ff*(_t26*d_e + d)
     _t28 = E*_t27
-    _t29 = d_qk2*i_qk_head
-    _t30 = d_qk2*i_qk_proj
-    _t31 = _t5*(_t29 + _t30*h_kv2)
-    _t32 = 1 - i_gh
-    _t33 = _t32*d_v2
-    _t34 = b_qkv*i_gate
-    _t35 = _t6*r_kv
-    _t36 = d_rope + r_kv
-    _t37 = _t36*d
-    _t38 = -d_rope
-    _t39 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t40 = _t36*i_mla
-    _t41 = _t35 + _t39*d + b_qkv*(_t39 + _t40) + i_mla*(_t37 + h2*r_kv*(_t38 + d_qk2 + d_v2))
-    _t42 = d*d_ff
-    _t43 = _t42 + b_ff*d
-    _t44 = L_dn*d_lv
-    _t45 = H_v*d_lk
-    _t46 = 1 - i_cg
-    _t47 = b_ff*d_ff
-    _t48 = _t26*(_t42 + _t47)
-    _t49 = L_gr*d_gr
-    _t50 = d*d_gr
-    _t51 = 2*d_gr
-    _t52 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t53 = E*b_router + E*d
-    _t54 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
-    _t55 = d**2
-    _t56 = b_sc*d
-    _t57 = 2*N_s
-    _t58 = G_s*_t57
-    _t59 = 2*d_in + i_m2*(H_s + _t58)
-    _t60 = H_s*i_m2
-    _t61 = 1 - i_m2
-    _t62 = R_dt + _t57
-    _t63 = _t61*d_in
-    _t64 = d_qk*i_qk_head
-    _t65 = d_qk*i_qk_proj
-    _t66 = _t5*(_t64 + _t65*h_kv)
-    _t67 = _t5*(_t64 + _t65*h) + _t66
-    _t68 = _t32*d_v
-    _t69 = _t18*i_gate*(_t68 + i_gh) + _t34*_t68*h
-    _t70 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t71 = _t35 + _t70*d + b_qkv*(_t40 + _t70) + i_mla*(_t37 + h*r_kv*(_t38 + d_qk + d_v))
-    _t72 = L_kvs - L_kvs2
-    _t73 = L_rw*d_rw
-    _t74 = 5*d
-    _t75 = H_la*L_la*d_la
-    _t76 = L_att2*h2
-    _t77 = 2*H_k*d_lk
-    _t78 = H_v*d_lv
-    _t79 = H_v + _t78
-    _t80 = 2*d
-    _t81 = b_moe*d
-    _t82 = _t5*d
-    _t83 = h*i_sink
-    _t84 = i_rel*(_t21 + 2*_t22)
-    _t85 = 4*i_diff
-    _t86 = _t85*d_qk
-    _t87 = E_a*_t0
-    _t88 = _t82*n_norm
-    _t89 = _t5*i_sub
-    _t90 = _t89*d_ff
-    _t91 = _t89*d_v*h
-    _t92 = (
-        H_v*_t44*d
-        + L*_t88
-        + L_att2*_t41
-        + L_att2*_t85*d_qk2
-        + L_att2*_t87
-        + L_att2*i_rel*(_t10 + 2*_t12)
-        + L_att2*(_t31 + _t5*(_t29 + _t30*h2))
-        + L_att2*(_t3*i_gate*(_t33 + i_gh) + _t33*_t34*h2)
-        + L_dense*_t43
-        + L_dense*_t48
-        + L_dense*_t90
-        + L_dense*n_act
-        + L_dn*d*(_t46*_t79 + _t77 + _t79)
-        + L_dn*i_cg*(_t80*r_g + r_g*(_t45 + _t78))
-        + L_dn*k_dn*(_t77 + _t78)
-        + L_dn*(H_v*_t46 + H_v + _t45*i_cg)
-        + L_dw*_t42
-        + L_dw*_t90
-        + L_dw*(_t26*(2*_t42 + 2*_t47) - _t48)
-        + L_gr*(_t50 + d)
-        + 2*L_gr*(_t50 + d_gr)
-        + L_gr*(_t51*w_gr + _t51)
-        + L_idx*_t52
-        - L_kvs2*_t31
-        - L_kvs2*_t41
-        + L_moe*_t53
-        + L_moe*_t54
-        + L_moe*_t81
-        + L_rw*_t55
-        + L_rw*_t74
-        + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t55 + _t56)
-        + L_sc*(3*_t55 + 3*_t56)
-        + L_ssm*_t62*_t63
-        + L_ssm*(2*_t60 + _t61*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t58*i_m2 + d_in)
-        + L_ssm*(_t59*b_ssm + _t59*d)
-        + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t61*_t62*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t63 + _t60 + _t63)
-        + _t16*_t67
-        + _t16*_t69
-        + _t16*_t71
-        + _t16*_t83
-        + _t16*_t84
-        + _t16*_t86
-        + _t16*_t87
-        + _t16*_t91
-        + _t44
-        + _t49*(k_gr + 1)
-        + _t49
-        - _t66*_t72
-        - _t71*_t72
-        + 4*_t73*d
-        + 2*_t73
-        + _t74*_t75
-        + _t75
-        + _t76*_t89*d_v2
-        + _t76*i_sink2
-        + _t80*d_emb*i_proj
-        + _t82*i_norm_emb
-        + _t82*i_norm_final
-    )
+    _t29 = n_hc**2
+    _t30 = d_qk2*i_qk_head
+    _t31 = d_qk2*i_qk_proj
+    _t32 = _t5*(_t30 + _t31*h_kv2)
+    _t33 = 1 - i_gh
+    _t34 = _t33*d_v2
+    _t35 = _t9*b_qkv*i_gate
+    _t36 = _t6*r_kv
+    _t37 = d_rope + r_kv
+    _t38 = _t37*d
+    _t39 = -d_rope
+    _t40 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t41 = _t37*i_mla
+    _t42 = _t36 + _t40*d + b_qkv*(_t40 + _t41) + i_mla*(_t38 + h2*r_kv*(_t39 + d_qk2 + d_v2))
+    _t43 = d*d_ff
+    _t44 = _t43 + b_ff*d
+    _t45 = L_dn*d_lv
+    _t46 = H_v*d_lk
+    _t47 = 1 - i_cg
+    _t48 = b_ff*d_ff
+    _t49 = _t26*(_t43 + _t48)
+    _t50 = L_gr*d_gr
+    _t51 = d*d_gr
+    _t52 = 2*d_gr
+    _t53 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
+    _t54 = E*b_router + E*d
+    _t55 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
+    _t56 = d**2
+    _t57 = b_sc*d
+    _t58 = 2*N_s
+    _t59 = G_s*_t58
+    _t60 = 2*d_in + i_m2*(H_s + _t59)
+    _t61 = H_s*i_m2
+    _t62 = 1 - i_m2
+    _t63 = R_dt + _t58
+    _t64 = _t62*d_in
+    _t65 = d_qk*i_qk_head
+    _t66 = d_qk*i_qk_proj
+    _t67 = _t5*(_t65 + _t66*h_kv)
+    _t68 = _t5*(_t65 + _t66*h) + _t67
+    _t69 = _t33*d_v
+    _t70 = _t18*i_gate*(_t69 + i_gh) + _t35*_t69*h
+    _t71 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t72 = _t36 + _t71*d + b_qkv*(_t41 + _t71) + i_mla*(_t38 + h*r_kv*(_t39 + d_qk + d_v))
+    _t73 = L_kvs - L_kvs2
+    _t74 = L_rw*d_rw
+    _t75 = 5*d
+    _t76 = H_la*L_la*d_la
+    _t77 = L_att2*h2
+    _t78 = 2*H_k*d_lk
+    _t79 = H_v*d_lv
+    _t80 = H_v + _t79
+    _t81 = 2*d
+    _t82 = b_moe*d
+    _t83 = _t5*d
+    _t84 = h*i_sink
+    _t85 = i_rel*(_t21 + 2*_t22)
+    _t86 = 4*i_diff
+    _t87 = _t86*d_qk
+    _t88 = E_a*_t0
+    _t89 = _t83*n_norm
+    _t90 = _t5*i_sub
+    _t91 = _t90*d_ff
+    _t92 = _t90*d_v*h
     _t93 = (
+        H_v*_t45*d
+        + L*_t89
+        + L*(2*i_hc*(i_hcm + 2) + 2*(_t29*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + L_att2*_t42
+        + L_att2*_t86*d_qk2
+        + L_att2*_t88
+        + L_att2*i_rel*(_t10 + 2*_t12)
+        + L_att2*(_t32 + _t5*(_t30 + _t31*h2))
+        + L_att2*(_t3*i_gate*(_t34 + i_gh) + _t34*_t35*h2)
+        + L_dense*_t44
+        + L_dense*_t49
+        + L_dense*_t91
+        + L_dense*n_act
+        + L_dn*d*(_t47*_t80 + _t78 + _t80)
+        + L_dn*i_cg*(_t81*r_g + r_g*(_t46 + _t79))
+        + L_dn*k_dn*(_t78 + _t79)
+        + L_dn*(H_v*_t47 + H_v + _t46*i_cg)
+        + L_dw*_t43
+        + L_dw*_t91
+        + L_dw*(_t26*(2*_t43 + 2*_t48) - _t49)
+        + L_gr*(_t51 + d)
+        + 2*L_gr*(_t51 + d_gr)
+        + L_gr*(_t52*w_gr + _t52)
+        + L_idx*_t53
+        - L_kvs2*_t32
+        - L_kvs2*_t42
+        + L_moe*_t54
+        + L_moe*_t55
+        + L_moe*_t82
+        + L_rw*_t56
+        + L_rw*_t75
+        + L_sc*d*(b_sc + k_sc)
+        + L_sc*(_t56 + _t57)
+        + L_sc*(3*_t56 + 3*_t57)
+        + L_ssm*_t63*_t64
+        + L_ssm*(2*_t61 + _t62*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t59*i_m2 + d_in)
+        + L_ssm*(_t60*b_ssm + _t60*d)
+        + L_ssm*(b_ssm*d + d*d_in)
+        + L_ssm*(_t62*_t63*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t64 + _t61 + _t64)
+        + _t16*_t68
+        + _t16*_t70
+        + _t16*_t72
+        + _t16*_t84
+        + _t16*_t85
+        + _t16*_t87
+        + _t16*_t88
+        + _t16*_t92
+        + _t29*d
+        + _t45
+        + _t50*(k_gr + 1)
+        + _t50
+        - _t67*_t73
+        - _t72*_t73
+        + 4*_t74*d
+        + 2*_t74
+        + _t75*_t76
+        + _t76
+        + _t77*_t90*d_v2
+        + _t77*i_sink2
+        + _t81*d_emb*i_proj
+        + _t83*i_norm_emb
+        + _t83*i_norm_final
+        + i_hc
+        + n_hc
+    )
+    _t94 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
         + L_moe*_t28
         + _t16*_t20
         + _t16*_t24
-        + _t92
+        + _t93
     )
-    _t94 = P*d + V*d_emb
-    _t95 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t94
+    _t95 = P*d + V*d_emb
+    _t96 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t95
     return {
-        'total': _t93 + _t95,
-        'embedding': _t94,
-        'non_embedding': _t93,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t92 + _t95,
+        'total': _t94 + _t96,
+        'embedding': _t95,
+        'non_embedding': _t94,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t93 + _t96,
         'mtp': (
-            2*M*_t55
-            + 3*M*_t82
+            2*M*_t56
+            + 3*M*_t83
             + M*(
                 _t20
                 + _t24
-                + _t52*i_dsa
-                + _t67
-                + _t69
-                + _t71
-                + _t83
+                + _t53*i_dsa
+                + _t68
+                + _t70
+                + _t72
                 + _t84
-                + _t86
+                + _t85
                 + _t87
                 + _t88
-                + _t91
-                + i_moe*(_t28 + _t53 + _t54 + _t81)
-                + (1 - i_moe)*(_t43 + _t48 + _t90 + n_act)
+                + _t89
+                + _t92
+                + i_moe*(_t28 + _t54 + _t55 + _t82)
+                + (1 - i_moe)*(_t44 + _t49 + _t91 + n_act)
             )
         ),
     }
@@ -824,6 +838,7 @@ def flops_forward_components(s):
     H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
+    L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
@@ -867,6 +882,7 @@ def flops_forward_components(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -880,6 +896,7 @@ def flops_forward_components(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    n_hc = s['n_hc']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
@@ -927,6 +944,8 @@ def flops_forward_components(s):
     _t40 = i_glu + 2
     _t41 = _t23*_t40*d_ff
     _t42 = L_moe*_t23
+    _t43 = n_hc**2
+    _t44 = _t43*i_hcm
     return {
         'attention/q': (
             _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
@@ -971,6 +990,8 @@ def flops_forward_components(s):
         'moe/router': E*_t42,
         'moe/experts': _t40*_t42*d_e*k,
         'moe/shared': 2*L_moe*(E_s*_t40*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': 2*L*(_t23*_t44 + d*n_hc*(2*_t44 + 4*n_hc)),
+        'hyper_connections/head': _t23*_t43,
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
@@ -986,6 +1007,7 @@ def flops(s):
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
+    L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
     L_chk = s['L_chk']
@@ -1038,6 +1060,7 @@ def flops(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -1052,6 +1075,7 @@ def flops(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    n_hc = s['n_hc']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
@@ -1064,54 +1088,57 @@ def flops(s):
     _t4 = 2*d_in
     _t5 = L_ssm*_t4
     _t6 = d**2
-    _t7 = 2*L_att2
-    _t8 = _t7*d
-    _t9 = E_a*i_moa
-    _t10 = H_la*L_la
-    _t11 = H_v*d_lv
-    _t12 = L_dn*_t3
-    _t13 = _t8*h2
-    _t14 = i_glu + 2
-    _t15 = _t14*_t3*d_ff
-    _t16 = _t14*d
-    _t17 = L_att - L_att2
-    _t18 = 2*_t17
-    _t19 = _t18*d
-    _t20 = _t5*(1 - i_m2)
-    _t21 = _t19*h
-    _t22 = 2*N_s
-    _t23 = G_s*_t22
-    _t24 = 2*H_k*d_lk
-    _t25 = 2*L_dn
-    _t26 = 1 - i_gh
-    _t27 = H_v + _t11
-    _t28 = d_qk2*h2
-    _t29 = d*(1 - i_mla)
-    _t30 = d*(1 - i_qlora)
-    _t31 = d*r_q
-    _t32 = d*(d_rope + r_kv)
-    _t33 = -d_rope
-    _t34 = (
-        2*_t29*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t32 + h2*r_kv*(_t33 + d_qk2 + d_v2))
+    _t7 = 2*n_hc**2
+    _t8 = 2*L_att2
+    _t9 = _t8*d
+    _t10 = E_a*i_moa
+    _t11 = H_la*L_la
+    _t12 = H_v*d_lv
+    _t13 = L_dn*_t3
+    _t14 = _t9*h2
+    _t15 = i_glu + 2
+    _t16 = _t15*_t3*d_ff
+    _t17 = _t15*d
+    _t18 = L_att - L_att2
+    _t19 = 2*_t18
+    _t20 = _t19*d
+    _t21 = _t5*(1 - i_m2)
+    _t22 = _t20*h
+    _t23 = 2*N_s
+    _t24 = G_s*_t23
+    _t25 = 2*H_k*d_lk
+    _t26 = 2*L_dn
+    _t27 = 1 - i_gh
+    _t28 = _t7*i_hcm
+    _t29 = H_v + _t12
+    _t30 = d_qk2*h2
+    _t31 = d*(1 - i_mla)
+    _t32 = d*(1 - i_qlora)
+    _t33 = d*r_q
+    _t34 = d*(d_rope + r_kv)
+    _t35 = -d_rope
+    _t36 = (
+        2*_t31*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t34 + h2*r_kv*(_t35 + d_qk2 + d_v2))
     )
-    _t35 = d_qk*h
-    _t36 = 2*_t29*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t32 + h*r_kv*(_t33 + d_qk + d_v))
+    _t37 = d_qk*h
+    _t38 = 2*_t31*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t34 + h*r_kv*(_t35 + d_qk + d_v))
     return {
         'weights_per_token': (
             E*_t2*d
-            + L_att2*_t34
-            + L_dense*_t15
-            + 7*L_dn*_t11*d_lk
-            + L_dw*_t15
+            + 2*L*(_t28*d + d*n_hc*(_t28 + 4*n_hc))
+            + L_att2*_t36
+            + L_dense*_t16
+            + 7*L_dn*_t12*d_lk
+            + L_dw*_t16
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t34
+            - L_kvs2*_t36
             + 2*L_rw*_t6
             + L_sc*_t3*k_sc
             + 8*L_sc*_t6
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t3*(_t4 + i_m2*(H_s + _t23))
-            + 2*L_ssm*k_s*(_t23*i_m2 + d_in)
-            + R_dt*_t20
+            + L_ssm*_t3*(_t4 + i_m2*(H_s + _t24))
+            + 2*L_ssm*k_s*(_t24*i_m2 + d_in)
+            + R_dt*_t21
             + 2*V_o*d_emb
             + 6*_t0*d
             + 2*_t0*k_gr
@@ -1119,26 +1146,27 @@ def flops(s):
             + 3*_t0
             + 8*_t1*d
             + 9*_t1
-            + 10*_t10*d*d_la
-            + 5*_t10*d_la**2
-            + _t11*_t12
-            + _t12*(_t24 + _t27*(1 - i_cg) + _t27)
-            + _t13*d_v2
-            + _t13*i_gate*(_t26*d_v2 + i_gh)
-            + _t16*_t2*d_e*k
-            + _t17*_t36
-            + _t18*(_t29*_t35 + i_mla*(_t30*_t35 + i_qlora*(_t31 + _t35*r_q)))
-            + _t19*_t9
-            + _t2*(E_s*_t16*d_s + d*i_shared_gate)
-            + _t20*(R_dt + _t22)
-            + _t21*d_v
-            + _t21*i_gate*(_t26*d_v + i_gh)
-            + _t25*i_cg*(_t3*r_g + r_g*(H_v*d_lk + _t11))
-            + _t25*k_dn*(_t11 + _t24)
-            - _t36*(L_kvs - L_kvs2)
+            + _t10*_t20
+            + _t10*_t9
+            + 10*_t11*d*d_la
+            + 5*_t11*d_la**2
+            + _t12*_t13
+            + _t13*(_t25 + _t29*(1 - i_cg) + _t29)
+            + _t14*d_v2
+            + _t14*i_gate*(_t27*d_v2 + i_gh)
+            + _t17*_t2*d_e*k
+            + _t18*_t38
+            + _t19*(_t31*_t37 + i_mla*(_t32*_t37 + i_qlora*(_t33 + _t37*r_q)))
+            + _t2*(E_s*_t17*d_s + d*i_shared_gate)
+            + _t21*(R_dt + _t23)
+            + _t22*d_v
+            + _t22*i_gate*(_t27*d_v + i_gh)
+            + _t26*i_cg*(_t3*r_g + r_g*(H_v*d_lk + _t12))
+            + _t26*k_dn*(_t12 + _t25)
+            - _t38*(L_kvs - L_kvs2)
             + _t5*d
-            + _t7*(_t28*_t29 + i_mla*(_t28*_t30 + i_qlora*(_t28*r_q + _t31)))
-            + _t8*_t9
+            + _t7*d
+            + _t8*(_t30*_t31 + i_mla*(_t30*_t32 + i_qlora*(_t30*r_q + _t33)))
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -1284,6 +1312,8 @@ def rules_train_per_token(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
+    i_hc = s['i_hc']
+    i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -1307,6 +1337,7 @@ def rules_train_per_token(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_act = s['n_act']
+    n_hc = s['n_hc']
     n_norm = s['n_norm']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -1327,160 +1358,166 @@ def rules_train_per_token(s):
     _t12 = L_kvs - L_kvs2
     _t13 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
     _t14 = 6*_t13*d + 6*_t4 + 6*b_qkv*(_t10 + _t13) + 6*i_mla*(_t6 + h*r_kv*(_t7 + d_qk + d_v))
-    _t15 = b_o*d
-    _t16 = d*h2
-    _t17 = 6*L_att2
-    _t18 = d_qk2*i_qk_head
-    _t19 = d_qk2*i_qk_proj
-    _t20 = _t2*(_t18 + _t19*h_kv2)
-    _t21 = 1 - i_gh
-    _t22 = _t21*d_v2
-    _t23 = b_qkv*i_gate
-    _t24 = i_qlora*r_q
-    _t25 = _t24*_t3
-    _t26 = _t16*d_qk2
-    _t27 = _t24*i_mla
-    _t28 = d_qk2*h2
-    _t29 = 1 - i_qlora
-    _t30 = d*r_q
-    _t31 = 6*L_dense
-    _t32 = d*d_ff
-    _t33 = 6*L_dn
-    _t34 = H_v*d_lk
-    _t35 = 1 - i_cg
-    _t36 = i_glu + 1
-    _t37 = b_ff*d_ff
-    _t38 = _t36*(_t32 + _t37)
-    _t39 = 6*L_dw
-    _t40 = 6*L_gr
-    _t41 = _t40*d_gr
-    _t42 = d*d_gr
-    _t43 = 2*d_gr
-    _t44 = 6*L_moe
-    _t45 = d*(i_glu + 2)
-    _t46 = d**2
-    _t47 = b_sc*d
-    _t48 = 6*L_sc
-    _t49 = 6*L_ssm
-    _t50 = 2*N_s
-    _t51 = G_s*_t50
-    _t52 = 2*d_in + i_m2*(H_s + _t51)
-    _t53 = H_s*i_m2
-    _t54 = 1 - i_m2
-    _t55 = R_dt + _t50
-    _t56 = _t54*d_in
-    _t57 = d*h
-    _t58 = L_att - L_att2
-    _t59 = 6*_t58
-    _t60 = d_qk*i_qk_head
-    _t61 = d_qk*i_qk_proj
-    _t62 = _t2*(_t60 + _t61*h_kv)
-    _t63 = _t21*d_v
-    _t64 = _t57*d_qk
-    _t65 = d_qk*h
-    _t66 = L_rw*d_rw
-    _t67 = 30*d
-    _t68 = H_la*L_la*d_la
-    _t69 = _t17*h2
-    _t70 = 2*H_k*d_lk
-    _t71 = H_v*d_lv
-    _t72 = H_v + _t71
-    _t73 = _t33*d
-    _t74 = _t0*_t2
-    _t75 = _t59*h
-    _t76 = 12*d
-    _t77 = 24*i_diff
-    _t78 = E_a*i_moa
-    _t79 = _t2*i_sub
-    _t80 = _t79*d_ff
-    _t81 = (
-        L*_t74*n_norm
-        + L_att2*_t11
-        + L_att2*_t77*d_qk2
-        + 12*L_gr*(_t42 + d_gr)
+    _t15 = n_hc**2
+    _t16 = 6*L
+    _t17 = b_o*d
+    _t18 = d*h2
+    _t19 = 6*L_att2
+    _t20 = d_qk2*i_qk_head
+    _t21 = d_qk2*i_qk_proj
+    _t22 = _t2*(_t20 + _t21*h_kv2)
+    _t23 = 1 - i_gh
+    _t24 = _t23*d_v2
+    _t25 = _t8*b_qkv*i_gate
+    _t26 = i_qlora*r_q
+    _t27 = _t26*_t3
+    _t28 = _t18*d_qk2
+    _t29 = _t26*i_mla
+    _t30 = d_qk2*h2
+    _t31 = 1 - i_qlora
+    _t32 = d*r_q
+    _t33 = 6*L_dense
+    _t34 = d*d_ff
+    _t35 = 6*L_dn
+    _t36 = H_v*d_lk
+    _t37 = 1 - i_cg
+    _t38 = i_glu + 1
+    _t39 = b_ff*d_ff
+    _t40 = _t38*(_t34 + _t39)
+    _t41 = 6*L_dw
+    _t42 = 6*L_gr
+    _t43 = _t42*d_gr
+    _t44 = d*d_gr
+    _t45 = 2*d_gr
+    _t46 = 6*L_moe
+    _t47 = d*(i_glu + 2)
+    _t48 = d**2
+    _t49 = b_sc*d
+    _t50 = 6*L_sc
+    _t51 = 6*L_ssm
+    _t52 = 2*N_s
+    _t53 = G_s*_t52
+    _t54 = 2*d_in + i_m2*(H_s + _t53)
+    _t55 = H_s*i_m2
+    _t56 = 1 - i_m2
+    _t57 = R_dt + _t52
+    _t58 = _t56*d_in
+    _t59 = d*h
+    _t60 = L_att - L_att2
+    _t61 = 6*_t60
+    _t62 = d_qk*i_qk_head
+    _t63 = d_qk*i_qk_proj
+    _t64 = _t2*(_t62 + _t63*h_kv)
+    _t65 = _t23*d_v
+    _t66 = _t59*d_qk
+    _t67 = d_qk*h
+    _t68 = L_rw*d_rw
+    _t69 = 30*d
+    _t70 = H_la*L_la*d_la
+    _t71 = _t19*h2
+    _t72 = 2*H_k*d_lk
+    _t73 = H_v*d_lv
+    _t74 = H_v + _t73
+    _t75 = _t35*d
+    _t76 = _t0*_t2
+    _t77 = _t61*h
+    _t78 = 12*d
+    _t79 = 24*i_diff
+    _t80 = E_a*i_moa
+    _t81 = _t2*i_sub
+    _t82 = _t81*d_ff
+    _t83 = (
+        L_att2*_t11
+        + L_att2*_t79*d_qk2
+        + 12*L_gr*(_t44 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - L_kvs2*_t11
-        - 6*L_kvs2*_t20
-        + 6*L_rw*_t46
-        + L_rw*_t67
-        + _t0*_t58*_t78
+        - 6*L_kvs2*_t22
+        + 6*L_rw*_t48
+        + L_rw*_t69
+        + _t0*_t15
+        + _t0*_t60*_t80
         - _t12*_t14
-        - 6*_t12*_t62
-        + _t14*_t58
-        + _t17*_t78*d
-        + _t17*i_rel*(_t26 + 2*_t28)
-        + _t17*(_t15 + _t16*d_v2)
-        + _t17*(_t2*(_t18 + _t19*h2) + _t20)
-        + _t17*(_t16*i_gate*(_t22 + i_gh) + _t22*_t23*h2)
-        + _t17*(
-            _t25
-            + _t26*_t8
-            + b_qkv*(_t27 + _t28*_t8)
-            + i_mla*(_t26*_t29 + i_qlora*(_t28*r_q + _t30))
+        - 6*_t12*_t64
+        + _t14*_t60
+        + _t16*_t2*d*n_norm
+        + _t16*(2*i_hc*(i_hcm + 2) + 2*(_t15*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + _t19*_t80*d
+        + _t19*i_rel*(_t28 + 2*_t30)
+        + _t19*(_t17 + _t18*d_v2)
+        + _t19*(_t2*(_t20 + _t21*h2) + _t22)
+        + _t19*(_t18*i_gate*(_t24 + i_gh) + _t24*_t25*h2)
+        + _t19*(
+            _t27
+            + _t28*_t8
+            + b_qkv*(_t29 + _t30*_t8)
+            + i_mla*(_t28*_t31 + i_qlora*(_t30*r_q + _t32))
         )
-        + _t31*_t38
-        + _t31*_t80
-        + _t31*n_act
-        + _t31*(_t32 + b_ff*d)
-        + _t32*_t39
-        + _t33*d_lv
-        + _t33*i_cg*(2*d*r_g + r_g*(_t34 + _t71))
-        + _t33*k_dn*(_t70 + _t71)
-        + _t33*(H_v*_t35 + H_v + _t34*i_cg)
-        + _t39*_t80
-        + _t39*(_t36*(2*_t32 + 2*_t37) - _t38)
-        + _t40*(_t42 + d)
-        + _t40*(_t43*w_gr + _t43)
-        + _t41*(k_gr + 1)
-        + _t41
-        + _t44*b_moe*d
-        + _t44*k*(_t45*d_e + b_ff*(_t36*d_e + d))
-        + _t44*(E*b_router + E*d)
-        + _t44*(E_s*(_t45*d_s + b_ff*(_t36*d_s + d)) + d*i_shared_gate)
-        + _t48*d*(b_sc + k_sc)
-        + _t48*(_t46 + _t47)
-        + _t48*(3*_t46 + 3*_t47)
-        + _t49*_t55*_t56
-        + _t49*(2*_t53 + _t54*(N_s*d_in + d_in))
-        + _t49*(b_cs + k_s)*(_t51*i_m2 + d_in)
-        + _t49*(_t52*b_ssm + _t52*d)
-        + _t49*(b_ssm*d + d*d_in)
-        + _t49*(_t54*_t55*i_dtn + d_in*i_gn*i_m2)
-        + _t49*(R_dt*_t56 + _t53 + _t56)
-        + _t58*_t77*d_qk
-        + _t59*i_rel*(_t64 + 2*_t65)
-        + _t59*(_t15 + _t57*d_v)
-        + _t59*(_t2*(_t60 + _t61*h) + _t62)
-        + _t59*(_t23*_t63*h + _t57*i_gate*(_t63 + i_gh))
-        + _t59*(
-            _t25
-            + _t64*_t8
-            + b_qkv*(_t27 + _t65*_t8)
-            + i_mla*(_t29*_t64 + i_qlora*(_t30 + _t65*r_q))
+        + _t33*_t40
+        + _t33*_t82
+        + _t33*n_act
+        + _t33*(_t34 + b_ff*d)
+        + _t34*_t41
+        + _t35*d_lv
+        + _t35*i_cg*(2*d*r_g + r_g*(_t36 + _t73))
+        + _t35*k_dn*(_t72 + _t73)
+        + _t35*(H_v*_t37 + H_v + _t36*i_cg)
+        + _t41*_t82
+        + _t41*(_t38*(2*_t34 + 2*_t39) - _t40)
+        + _t42*(_t44 + d)
+        + _t42*(_t45*w_gr + _t45)
+        + _t43*(k_gr + 1)
+        + _t43
+        + _t46*b_moe*d
+        + _t46*k*(_t47*d_e + b_ff*(_t38*d_e + d))
+        + _t46*(E*b_router + E*d)
+        + _t46*(E_s*(_t47*d_s + b_ff*(_t38*d_s + d)) + d*i_shared_gate)
+        + _t50*d*(b_sc + k_sc)
+        + _t50*(_t48 + _t49)
+        + _t50*(3*_t48 + 3*_t49)
+        + _t51*_t57*_t58
+        + _t51*(2*_t55 + _t56*(N_s*d_in + d_in))
+        + _t51*(b_cs + k_s)*(_t53*i_m2 + d_in)
+        + _t51*(_t54*b_ssm + _t54*d)
+        + _t51*(b_ssm*d + d*d_in)
+        + _t51*(_t56*_t57*i_dtn + d_in*i_gn*i_m2)
+        + _t51*(R_dt*_t58 + _t55 + _t58)
+        + _t60*_t79*d_qk
+        + _t61*i_rel*(_t66 + 2*_t67)
+        + _t61*(_t17 + _t59*d_v)
+        + _t61*(_t2*(_t62 + _t63*h) + _t64)
+        + _t61*(_t25*_t65*h + _t59*i_gate*(_t65 + i_gh))
+        + _t61*(
+            _t27
+            + _t66*_t8
+            + b_qkv*(_t29 + _t67*_t8)
+            + i_mla*(_t31*_t66 + i_qlora*(_t32 + _t67*r_q))
         )
-        + 24*_t66*d
-        + 12*_t66
-        + _t67*_t68
-        + 6*_t68
-        + _t69*_t79*d_v2
-        + _t69*i_sink2
-        + _t71*_t73
-        + _t73*(_t35*_t72 + _t70 + _t72)
-        + _t74*i_norm_emb
-        + _t74*i_norm_final
-        + _t75*_t79*d_v
-        + _t75*i_sink
-        + _t76*d_emb*i_proj
+        + 24*_t68*d
+        + 12*_t68
+        + _t69*_t70
+        + 6*_t70
+        + _t71*_t81*d_v2
+        + _t71*i_sink2
+        + _t73*_t75
+        + _t75*(_t37*_t74 + _t72 + _t74)
+        + _t76*i_norm_emb
+        + _t76*i_norm_final
+        + _t77*_t81*d_v
+        + _t77*i_sink
+        + _t78*d_emb*i_proj
+        + 6*i_hc
+        + 6*n_hc
     )
-    _t82 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t81
-    _t83 = T*_t28
-    _t84 = T*_t65
-    _t85 = 3*T
-    _t86 = 4*T
+    _t84 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t83
+    _t85 = T*_t30
+    _t86 = T*_t67
+    _t87 = 3*T
+    _t88 = 4*T
     return {
-        '6N': P*_t0 + _t82,
-        'kaplan': _t17*_t83 + _t59*_t84 + _t81,
-        'palm': 12*L_att2*_t83 + 12*_t58*_t84 + _t82,
+        '6N': P*_t0 + _t84,
+        'kaplan': _t19*_t85 + _t61*_t86 + _t83,
+        'palm': 12*L_att2*_t85 + 12*_t60*_t86 + _t84,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1488,11 +1525,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t26 + _t28*_t86 + _t85*h2)
+            3*L_att2*(8*_t28 + _t30*_t88 + _t87*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t58*(8*_t64 + _t65*_t86 + _t85*h)
-            + _t76*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t60*(8*_t66 + _t67*_t88 + _t87*h)
+            + _t78*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -1749,6 +1786,8 @@ def memory_activations(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hc = s['i_hc']
+    i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
     i_keep_down = s['i_keep_down']
@@ -1776,6 +1815,7 @@ def memory_activations(s):
     i_vp = s['i_vp']
     k = s['k']
     n_cp = s['n_cp']
+    n_hc = s['n_hc']
     n_norm = s['n_norm']
     n_pp = s['n_pp']
     n_tp = s['n_tp']
@@ -1792,7 +1832,9 @@ def memory_activations(s):
         'layers': (
             T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
+                i_full*n_tp**(-i_sp)*q_a*(
+                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
+                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
@@ -1887,7 +1929,9 @@ def memory_activations(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
@@ -2071,6 +2115,8 @@ def memory(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hc = s['i_hc']
+    i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
     i_keep_down = s['i_keep_down']
@@ -2105,6 +2151,7 @@ def memory(s):
     n_cp = s['n_cp']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
+    n_hc = s['n_hc']
     n_norm = s['n_norm']
     n_pp = s['n_pp']
     n_tp = s['n_tp']
@@ -2125,7 +2172,7 @@ def memory(s):
     u_ao = s['u_ao']
     return {
         'activations_per_layer': T*b*(
-            d*i_full*n_tp**(-i_sp)*q_a
+            i_full*n_tp**(-i_sp)*q_a*(d*i_hc*(n_hc - 1) + d)
             + (1 - i_full)*(
                 d_rope*i_mla*i_rnu*q_a
                 + d_v*h*(
@@ -2161,8 +2208,10 @@ def memory(s):
                     + 4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                     + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                    + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                     + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                     + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                    + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                 )
                 + (
                     d_ff*(
@@ -2204,7 +2253,9 @@ def memory(s):
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
+                i_full*n_tp**(-i_sp)*q_a*(
+                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
+                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
@@ -2299,7 +2350,9 @@ def memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
@@ -2584,7 +2637,9 @@ def memory(s):
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
+                i_full*n_tp**(-i_sp)*q_a*(
+                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
+                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
@@ -2671,7 +2726,9 @@ def memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
@@ -3725,6 +3782,8 @@ def finetune_memory(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hc = s['i_hc']
+    i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
     i_keep_down = s['i_keep_down']
@@ -3762,6 +3821,7 @@ def finetune_memory(s):
     n_cp = s['n_cp']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
+    n_hc = s['n_hc']
     n_norm = s['n_norm']
     n_pp = s['n_pp']
     n_tp = s['n_tp']
@@ -3842,7 +3902,9 @@ def finetune_memory(s):
                 )
             )
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
+                i_full*n_tp**(-i_sp)*q_a*(
+                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
+                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
@@ -3937,7 +3999,9 @@ def finetune_memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
@@ -4768,7 +4832,9 @@ def finetune_memory(s):
                 )
             )
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_full*n_tp**(-i_sp)*q_a*(L_s - i_ao*(L_s - _minimum(L_s, u_ao)))*(i_dual + n_pp)
+                i_full*n_tp**(-i_sp)*q_a*(
+                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
+                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
@@ -4855,7 +4921,9 @@ def finetune_memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
@@ -4928,6 +4996,7 @@ def finetune_flops(s):
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
+    L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
     L_chk = s['L_chk']
@@ -5006,6 +5075,7 @@ def finetune_flops(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -5020,6 +5090,7 @@ def finetune_flops(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    n_hc = s['n_hc']
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -5141,6 +5212,7 @@ def finetune_flops(s):
                     + 2*E_a*d*i_moa*(L_att - L_att2)
                     + 10*H_la*L_la*d*d_la
                     + 2*H_v*L_dn*d*d_lv
+                    + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
                     + 2*L_att2*d*d_v2*h2
                     + 2*L_att2*d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                     + 2*L_att2*(
@@ -5179,6 +5251,7 @@ def finetune_flops(s):
                     + 4*d*d_emb*i_proj
                     + 2*d*d_v*h*(L_att - L_att2)
                     + 2*d*h*i_gate*(L_att - L_att2)*(d_v*(1 - i_gh) + i_gh)
+                    + 2*d*n_hc**2
                     + 2*(L_att - L_att2)*(
                         d*d_qk*h*(1 - i_mla)
                         + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
@@ -6932,6 +7005,7 @@ def precision(s):
     H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
+    L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
@@ -6976,6 +7050,7 @@ def precision(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -6985,6 +7060,7 @@ def precision(s):
     i_qlora = s['i_qlora']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
+    n_hc = s['n_hc']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
@@ -6994,74 +7070,78 @@ def precision(s):
     _t2 = 2*d_in
     _t3 = L_ssm*_t2
     _t4 = d**2
-    _t5 = 2*L_att2
-    _t6 = _t5*d
-    _t7 = E_a*i_moa
-    _t8 = H_v*d_lv
-    _t9 = 2*d
-    _t10 = L_dn*_t9
-    _t11 = _t6*h2
-    _t12 = i_glu + 2
-    _t13 = _t12*_t9*d_ff
-    _t14 = 2*L_moe
-    _t15 = _t12*d
-    _t16 = L_att - L_att2
-    _t17 = 2*_t16
-    _t18 = _t17*d
-    _t19 = _t3*(1 - i_m2)
-    _t20 = _t18*h
-    _t21 = 2*N_s
-    _t22 = 1 - i_gh
-    _t23 = H_v + _t8
-    _t24 = d_qk2*h2
-    _t25 = d*(1 - i_mla)
-    _t26 = d*(1 - i_qlora)
-    _t27 = d*r_q
-    _t28 = d*(d_rope + r_kv)
-    _t29 = -d_rope
-    _t30 = (
-        2*_t25*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t28 + h2*r_kv*(_t29 + d_qk2 + d_v2))
+    _t5 = 2*n_hc**2
+    _t6 = 2*L_att2
+    _t7 = _t6*d
+    _t8 = E_a*i_moa
+    _t9 = H_v*d_lv
+    _t10 = 2*d
+    _t11 = L_dn*_t10
+    _t12 = _t7*h2
+    _t13 = i_glu + 2
+    _t14 = _t10*_t13*d_ff
+    _t15 = 2*L_moe
+    _t16 = _t13*d
+    _t17 = L_att - L_att2
+    _t18 = 2*_t17
+    _t19 = _t18*d
+    _t20 = _t3*(1 - i_m2)
+    _t21 = _t19*h
+    _t22 = 2*N_s
+    _t23 = 1 - i_gh
+    _t24 = _t5*i_hcm
+    _t25 = H_v + _t9
+    _t26 = d_qk2*h2
+    _t27 = d*(1 - i_mla)
+    _t28 = d*(1 - i_qlora)
+    _t29 = d*r_q
+    _t30 = d*(d_rope + r_kv)
+    _t31 = -d_rope
+    _t32 = (
+        2*_t27*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t30 + h2*r_kv*(_t31 + d_qk2 + d_v2))
     )
-    _t31 = d_qk*h
-    _t32 = 2*_t25*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t28 + h*r_kv*(_t29 + d_qk + d_v))
-    _t33 = (
+    _t33 = d_qk*h
+    _t34 = 2*_t27*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t30 + h*r_kv*(_t31 + d_qk + d_v))
+    _t35 = (
         10*H_la*L_la*d*d_la
-        + L_att2*_t30
-        + L_dense*_t13
-        + 2*L_dn*i_cg*(_t9*r_g + r_g*(H_v*d_lk + _t8))
-        + L_dw*_t13
+        + 2*L*(_t24*d + d*n_hc*(_t24 + 4*n_hc))
+        + L_att2*_t32
+        + L_dense*_t14
+        + 2*L_dn*i_cg*(_t10*r_g + r_g*(H_v*d_lk + _t9))
+        + L_dw*_t14
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t30
+        - L_kvs2*_t32
         + 2*L_rw*_t4
         + 8*L_rw*d*d_rw
         + 8*L_sc*_t4
-        + L_ssm*_t9*(_t2 + i_m2*(G_s*_t21 + H_s))
-        + R_dt*_t19
+        + L_ssm*_t10*(_t2 + i_m2*(G_s*_t22 + H_s))
+        + R_dt*_t20
         - _t0*d
         + _t0*d_emb
         + 6*_t1*d
         + 4*_t1*w_gr
-        + _t10*_t8
-        + _t10*(2*H_k*d_lk + _t23*(1 - i_cg) + _t23)
-        + _t11*d_v2
-        + _t11*i_gate*(_t22*d_v2 + i_gh)
-        + _t14*_t15*d_e*k
-        + _t14*(E_s*_t15*d_s + d*i_shared_gate)
-        + _t16*_t32
-        + _t17*(_t25*_t31 + i_mla*(_t26*_t31 + i_qlora*(_t27 + _t31*r_q)))
-        + _t18*_t7
-        + _t19*(R_dt + _t21)
-        + _t20*d_v
-        + _t20*i_gate*(_t22*d_v + i_gh)
+        + _t11*_t9
+        + _t11*(2*H_k*d_lk + _t25*(1 - i_cg) + _t25)
+        + _t12*d_v2
+        + _t12*i_gate*(_t23*d_v2 + i_gh)
+        + _t15*_t16*d_e*k
+        + _t15*(E_s*_t16*d_s + d*i_shared_gate)
+        + _t17*_t34
+        + _t18*(_t27*_t33 + i_mla*(_t28*_t33 + i_qlora*(_t29 + _t33*r_q)))
+        + _t19*_t8
+        + _t20*(R_dt + _t22)
+        + _t21*d_v
+        + _t21*i_gate*(_t23*d_v + i_gh)
         + _t3*d
-        - _t32*(L_kvs - L_kvs2)
-        + _t5*(_t24*_t25 + i_mla*(_t24*_t26 + i_qlora*(_t24*r_q + _t27)))
-        + _t6*_t7
+        - _t34*(L_kvs - L_kvs2)
+        + _t5*d
+        + _t6*(_t26*_t27 + i_mla*(_t26*_t28 + i_qlora*(_t26*r_q + _t29)))
+        + _t7*_t8
         + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t33,
-        'low_precision_train': _t33*(3 - i_frozen),
+        'low_precision_forward': _t35,
+        'low_precision_train': _t35*(3 - i_frozen),
     }
 
 

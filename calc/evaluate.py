@@ -81,6 +81,13 @@ def _indexer_values(spec: ModelSpec) -> dict[str, int]:
     }
 
 
+def hyper_connection_values(spec: ModelSpec) -> dict[str, int]:
+    """Hyper-connections' streams n_hc and indicators (0 without them)."""
+    hc = spec.hyper_connections
+    return {"n_hc": hc.streams if hc else 0, "i_hc": int(hc is not None),
+            "i_hcm": int(bool(hc and hc.residual_mix))}
+
+
 # The layer counts of the kind with head shapes of its own (kind_shape_values)
 KIND_COUNTS = ("L_att2", "L_loc2", "L_chk2")
 
@@ -122,7 +129,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "r_q": (mla.q_lora_rank or 0) if mla else 0, "r_kv": mla.kv_lora_rank if mla else 0,
         "d_rope": mla.qk_rope_head_dim if mla else 0, "M": spec.mtp_modules,
         "E_a": att.experts or 0, "i_moa": int(att.experts is not None),
-        **_indexer_values(spec),
+        **_indexer_values(spec), **hyper_connection_values(spec),
         "b_moe": int(bool(moe and moe.output_bias)),
         "d_emb": spec.embedding_width, "i_proj": int(spec.embedding_width != spec.d_model),
         **_mixer_values(spec),
@@ -258,8 +265,11 @@ def largest_parameter(spec: ModelSpec) -> int | None:
         (s["h"], s["h_kv"], s["d_qk"], s["d_v"]), (s["h2"], s["h_kv2"], s["d_qk2"], s["d_v2"]))
         for size in (d * heads * d_qk, d * kv * max(d_qk, d_v), heads * d_v * d,
                      d * (1 if s["i_gh"] else d_v) * heads * s["i_gate"])]
+    # a hyper-connection map's weight: (2n [+ n²]) × n·d (HYV4HyperConnection.fn)
+    streams = s["n_hc"]
+    hc = (2 * streams + s["i_hcm"] * streams**2) * streams * d
     return max(s["V"] * s["d_emb"], s["P"] * d, s["i_proj"] * s["d_emb"] * d, *attention,
-               d * s["d_ff"] * int(bool(s["L_dense"])))
+               d * s["d_ff"] * int(bool(s["L_dense"])), hc)
 
 
 def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: float = 0,

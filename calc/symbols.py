@@ -56,6 +56,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("h_I", "h_{I}", "DSA indexer heads (index_n_heads)", "size"),
     SymbolInfo("d_I", "d_{I}", "DSA indexer query/key width per head (index_head_dim)", "size"),
     SymbolInfo("K_I", "K_{I}", "DSA: keys each query attends to (index_topk)", "size"),
+    SymbolInfo("n_hc", "n_{hc}", "hyper-connections: residual streams (hc_mult; 0 without)",
+               "size"),
     # layers of each kind (calc.spec.layers): mixers, attention kinds, FFNs
     SymbolInfo("L_idx", "L_{idx}", "attention layers with a DSA indexer of their own", "size"),
     SymbolInfo("L_att", "L_{att}", "layers with attention (all of them in a Transformer)",
@@ -145,6 +147,10 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_rope", r"\mathbb{1}_{rope}", "rotary position embeddings (RoPE)",
                "indicator"),
     SymbolInfo("i_sink", r"\mathbb{1}_{sink}", "a learned sink logit per head", "indicator"),
+    SymbolInfo("i_hc", r"\mathbb{1}_{hc}", "hyper-connections: n_hc residual streams mixed by "
+               "learned maps", "indicator"),
+    SymbolInfo("i_hcm", r"\mathbb{1}_{hcm}", "hyper-connections: each map also mixes the "
+               "streams by an n_hc × n_hc matrix (DeepSeek-V4's mHC)", "indicator"),
     SymbolInfo("i_kev", r"\mathbb{1}_{k=v}", "the keys are the values (no W_V)", "indicator"),
     SymbolInfo("i_kev2", r"\mathbb{1}'_{k=v}", "the L'_att layers' keys are their values",
                "indicator"),
@@ -451,6 +457,7 @@ L_gr, d_gr, w_gr, k_gr, L_s_gr = (SYMBOLS[n] for n in ("L_gr", "d_gr", "w_gr", "
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
+n_hc, i_hc, i_hcm = (SYMBOLS[n] for n in ("n_hc", "i_hc", "i_hcm"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2, i_sink2 = (SYMBOLS[n] for n in (
     "L_att2", "L_loc2", "L_chk2", "h2", "h_kv2", "d_qk2", "d_v2", "i_sink2"))
 L_kvs, L_kvs2, L_kvsl, L_kvsl2, L_dw, i_kev, i_kev2 = (SYMBOLS[n] for n in (

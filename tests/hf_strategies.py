@@ -363,6 +363,19 @@ def _per_layer_types(draw, model_type: str) -> dict:
             drawn["indexer_types"] = ["full"] + [draw(st.sampled_from(["full", "shared"]))
                                                  for _ in range(layers - 1)]
         return drawn
+    if model_type == "hy_v4":  # DSA's layers in hc_mult hyper-connected streams
+        drawn = draw(_deepseek("deepseek_v3"))
+        for key in ("first_k_dense_replace", "num_nextn_predict_layers"):
+            drawn.pop(key)
+        layers, rope = drawn["num_hidden_layers"], drawn["qk_rope_head_dim"]
+        drawn.update(q_lora_rank=draw(st.integers(1, 8)), index_n_heads=draw(st.integers(1, 3)),
+                     index_head_dim=draw(st.integers(rope, 8)),
+                     index_topk=draw(st.integers(1, 24)), hc_mult=draw(st.integers(1, 4)),
+                     mlp_layer_types=_layer_types(draw, layers, ["dense", "sparse"]))
+        if draw(st.booleans()):  # else configuration_hy_v4.py's rule
+            drawn["indexer_types"] = ["full"] + [draw(st.sampled_from(["full", "shared"]))
+                                                 for _ in range(layers - 1)]
+        return drawn
     if model_type == "solar_open":  # its router sums the top 2 scores of each expert group
         config.pop("intermediate_size")
         return {**config, **moe, "n_routed_experts": max(2, experts),
@@ -684,7 +697,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "granitemoehybrid", "olmo_hybrid", "hy_v3", "mellum",
                    "lara_mini", "granitemoe_swa", "kolibri1", "afmoe",
                    "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl",
-                   "cohere2_moe", "deepseek_v32", "glm_moe_dsa", "lfm3", "laguna",
+                   "cohere2_moe", "deepseek_v32", "glm_moe_dsa", "hy_v4", "lfm3", "laguna",
                    "kimi_linear", "minimax", "gemma4_unified_text", "gemma4_text",
                    "mimo_v2_flash", "rwkv", "recurrent_gemma")
 

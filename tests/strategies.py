@@ -53,7 +53,8 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         attention["layer_pattern"] = draw(st.lists(
             st.sampled_from(kinds), min_size=1, max_size=3).map(tuple))
     attention["sinks"] = draw(st.booleans())
-    attention["output_gate"] = not mla and draw(st.booleans())
+    # HunYuan V4 gates MLA's output too (its own gate_proj)
+    attention["output_gate"] = draw(st.booleans())
     if attention["output_gate"]:  # Qwen3-Next's gate per channel, LFM3's per head
         attention["output_gate_per"] = draw(st.sampled_from(["channel", "head"]))
     if not mla and not attention["output_gate"] and not attention["qkv_bias"] and draw(
@@ -149,6 +150,12 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     if (not mla and "experts" not in attention and not attention.get("differential")
             and draw(st.booleans())):
         spec = spec.updated(**draw(_gemma4_parts(spec)))
+    # hyper-connections (HunYuan V4; DeepSeek-V4's mHC with residual_mix) on pre-norm layers
+    # with an FFN, the embedding at d_model and no MTP (ModelSpec's rule)
+    if (spec.norm.placement == "pre" and not parallel and not no_ffn and not spec.mtp_modules
+            and spec.d_embedding is None and draw(st.booleans())):
+        spec = spec.updated(hyper_connections={"streams": draw(st.integers(1, 4)),
+                                               "residual_mix": draw(st.booleans())})
     return spec
 
 

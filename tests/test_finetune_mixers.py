@@ -276,3 +276,51 @@ def _assert_adapters_as_peft_builds_them(spec, model, patterns: dict[str, str]) 
         assert RANK * (term.inputs + term.outputs) == counts.adapters_active, target
     counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
     assert counts.trainable == lora_parameters(model, RANK)
+
+
+HY_V4 = {"model_type": "hy_v4", "vocab_size": 64, "hidden_size": 32, "intermediate_size": 24,
+         "moe_intermediate_size": 8, "num_hidden_layers": 3, "num_attention_heads": 4,
+         "n_routed_experts": 4, "num_experts_per_tok": 2, "q_lora_rank": 16,
+         "kv_lora_rank": 8, "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 8,
+         "index_n_heads": 2, "index_head_dim": 8, "index_topk": 4, "hc_mult": 3,
+         "pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
+
+
+def test_lora_on_hy_v4_as_peft_builds_it():
+    """HunYuan V4: o_proj, and the dense and shared MLPs' up and down projections, as PEFT
+    builds their adapters on transformers' model; the hyper-connections' maps are parameters,
+    not nn.Linear modules, so no target touches them; `gate` (PEFT's gate_proj would take the
+    attention's output gate too) is refused in one line."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.verify.hf_reference import build, lora_parameters
+
+    spec, model = spec_from_hf_config(HY_V4), build(HY_V4)
+    for target, pattern in {"o": ATTENTION["o"], "up": r"(mlp|shared_experts)\.up_proj$",
+                            "down": r"(mlp|shared_experts)\.down_proj$"}.items():
+        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
+        assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}
+    with pytest.raises(calc.CalcError, match="gate_proj") as error:
+        calc.memory(spec, finetune="lora", lora_targets="gate")
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("targets, dense", [(("o",), False), (("o", "up", "down"), True)])
+def test_hy_v4_adapters_match_the_reference_model(targets, dense):
+    """Adapters on the reference model with hyper-connections (its MLPs dense where the
+    adapters sit on them: the reference model adapts no stacked expert weights): trainable
+    parameters and forward FLOPs exact."""
+    pytest.importorskip("torch")
+    from calc.evaluate import count_flops, finetune_train_flops
+    from calc.hf import spec_from_hf_config
+    from calc.verify.finetune import count_finetune
+
+    spec = spec_from_hf_config({**HY_V4, **({"mlp_layer_types": ["dense"] * 3} if dense
+                                            else {})})
+    ft = FineTune(method="lora", rank=2, targets=targets)
+    ours = count_adapters(spec, ft)
+    torch_count = count_finetune(spec, ft, 8)
+    adapters, _ = finetune_train_flops(spec, 8, "full", ft, ours.targets)
+    assert torch_count.trainable == ours.trainable
+    assert torch_count.forward == 8 * (count_flops(spec, 8, "full").forward + adapters)

@@ -65,7 +65,7 @@ UNRELEASED = {
         ("cohere2_moe", "CohereLabs/command-a-plus-05-2026"), ("glm_moe_dsa", "zai-org/GLM-5"),
         ("lfm3", "LiquidAI/LFM3-1.7B"), ("laguna", "poolside/Laguna-XS.2"),
         ("mimo_v2_flash", "XiaomiMiMo/MiMo-V2-Flash"),
-        ("diffllama", "kajuma/DiffLlama-0.3B-handcut"))},
+        ("diffllama", "kajuma/DiffLlama-0.3B-handcut"), ("hy_v4", "tencent/Hy4-preview"))},
     "nemotron_h": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's pattern (copies quoted by "
                   "public repositories) has mixer blocks without an FFN block beside ones with, "
                   "which calc refuses; no verbatim config.json of another release was found",

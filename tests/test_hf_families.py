@@ -295,6 +295,13 @@ BAD = [
     (config("nanochat-d32", head_dim=None), "head_dim=None: transformers' nanochat attention"),
     (config("apertus-8b-2509", post_norm=True), "post_norm=True: transformers' apertus always"),
     (config("apertus-8b-2509", hidden_act="xielu2"), "hidden_act='xielu2' is not an activ"),
+    ({"model_type": "hy_v4", "q_lora_rank": None},
+     "q_lora_rank=null: HYV4Attention always projects queries through q_a_proj"),
+    ({"model_type": "hy_v4", "num_hidden_layers": 2, "indexer_types": ["shared", "full"]},
+     "indexer_types[0]='shared': no earlier layer selects its keys"),
+    ({"model_type": "hy_v4", "num_hidden_layers": 2, "indexer_types": ["full"]},
+     "indexer_types must list 'full' or 'shared' for each of the 2 layers"),
+    ({"model_type": "hy_v4", "hc_mult": 0}, "hc_mult=0 must be a whole number >= 1"),
     ({"model_type": "nemotron_nas"},
      "model_type='nemotron_nas' is not supported (closest supported: nemotron, nemotron_h)"),
     ({"model_type": "xlstm"}, "'xlstm' needs xLSTM's mLSTM blocks"),
@@ -518,3 +525,14 @@ def test_gemma4_31b_is_gemma4_unified_texts_layers():
     text = json.loads((CONFIGS / "gemma-4-31b.json").read_text())["text_config"]
     unified = spec_from_hf_config({**text, "model_type": "gemma4_unified_text"})
     assert calc.count_params(unified) == calc.count_params(spec)
+
+
+def test_hy_v4_reads_hyv4configs_rules():
+    """HYV4Config's defaults: layer 0 dense and the rest MoE, indexers of their own on layers 0,
+    1, 5, 9, ... (i == 0 or (i − 1) % 4 == 0) and the rest reusing the last one's keys, a sink
+    and a gate per head, hc_mult = 4 streams without a stream mix."""
+    model = spec_from_hf_config({"model_type": "hy_v4", "num_hidden_layers": 10})
+    assert model.moe_layers == (False,) + (True,) * 9
+    assert model.attention.indexer.shared_layers == (2, 3, 4, 6, 7, 8)
+    assert model.attention.sinks and model.attention.output_gate
+    assert model.hyper_connections.streams == 4 and not model.hyper_connections.residual_mix

@@ -723,3 +723,38 @@ def test_verify_hf_takes_family_and_multimodal_configs(cli, name, model_type):
     data = result.json()
     assert result.code == 0 and data["ok"] and data["hf"]["model_type"] == model_type
     assert [check["match"] for check in data["hf"]["checks"]] == [True, True]
+
+
+# ---- HunYuan V4 (hy_v4): hyper-connections ---------------------------------------------------
+@st.composite
+def _hy_v4_configs(draw) -> dict:
+    return {"model_type": "hy_v4", "vocab_size": draw(st.integers(1, 50)), **_NO_TOKENS,
+            **draw(STRATEGIES["hy_v4"]("hy_v4"))}
+
+
+def test_hy_v4_default_matches_transformers():
+    """HYV4Config's defaults: 58,278,193,133 parameters, of which each layer's two maps hold
+    2·(8 × 4·2816 + 8 + 2) = 180,244 and the head map 4 × 4·2816 + 4 + 1 = 45,061, exact
+    against transformers with forward FLOPs at 32 tokens (under index_topk: no masked keys)."""
+    config = {"model_type": "hy_v4"}
+    spec = spec_from_hf_config(config)
+    counts = calc.count_params(spec)
+    assert counts.total == 58_278_193_133
+    assert counts.components["hyper_connections/layers"] == 34 * 180_244
+    assert counts.components["hyper_connections/head"] == 45_061
+    assert_matches(spec, config, 32)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_hy_v4_configs(), st.integers(1, 12))
+def test_random_hy_v4_configs_match_transformers_and_export_back(config, seq_len):
+    """DSA's MLA with gate_proj and sinks, the MoE where mlp_layer_types puts it, the indexer
+    on the full layers of indexer_types (given or by HYV4Config's rule), and hc_mult streams
+    around every attention and MLP with the head map, against transformers at lengths below
+    and above index_topk; and back through hy_v4's writer."""
+    spec = spec_from_hf_config(config)
+    assert spec.hyper_connections.streams == config["hc_mult"]
+    assert_matches(spec, config, seq_len)
+    exported = hf_config_from_spec(spec)
+    assert exported["model_type"] == "hy_v4"
+    assert shape(spec_from_hf_config(exported)) == shape(spec)

@@ -46,6 +46,7 @@ from calc.formulas import mixers, params
 from calc.symbols import (
     K_I,
     E_s,
+    L,
     L_att,
     L_att2,
     L_chk,
@@ -76,10 +77,12 @@ from calc.symbols import (
     i_causal,
     i_diff,
     i_dsa,
+    i_hcm,
     i_proj,
     i_rel,
     i_shared_gate,
     k,
+    n_hc,
     w,
 )
 
@@ -181,6 +184,12 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     "conv/conv": L_sc * mixers.SHORT_CONV_CONV,
     "mlp": FMA * params.over_dense_layers(MATMUL_DENSE_FFN),
     **{key: FMA * L_moe * expr for key, expr in MATMUL_MOE.items()},
+    # hyper-connections: each map's n_hc·d → outputs product, and mHC's n_hc × n_hc matrix
+    # times the streams (an n_hc × d matmul per token in DeepseekV4DecoderLayer); summing the
+    # streams by pre and spreading the output by post are broadcast products (0, as norms)
+    "hyper_connections/layers": FMA * L * (params.HC_WEIGHTS["hyper_connections/layers"]
+                                           + params.HC_MAPS * i_hcm * n_hc**2 * d),
+    "hyper_connections/head": FMA * params.HC_WEIGHTS["hyper_connections/head"],
     "embedding_projection": FMA * MATMUL_EMBEDDING_PROJECTION,
     "lm_head": FMA * MATMUL_LM_HEAD,
 }

@@ -113,6 +113,7 @@ from calc.symbols import (
     i_full,
     i_gate,
     i_glu,
+    i_hc,
     i_head,
     i_hf,
     i_keep_down,
@@ -146,6 +147,7 @@ from calc.symbols import (
     n_cp,
     n_dp,
     n_ep,
+    n_hc,
     n_norm,
     n_pp,
     n_tp,
@@ -296,6 +298,21 @@ KEPT_O = 1 - (1 - i_keep_o * OWN_INPUT) * (1 - i_hf * (1 - i_scores) * (1 - i_ga
 # Lfm3Attention by calc.verify.memory (tests/test_verify_memory.py).
 OUTPUT_GATE = i_gate * h * (d_v + params.GATE_WIDTH) * q_a
 RECOMPUTED_UP = i_mla * i_rnu
+# Hyper-connections (calc.formulas.params, HC_OUTPUTS): the residual is n_hc streams of width d.
+# Each of a layer's two maps keeps, by this convention, its input streams (n_hc·d: the pre-
+# weighted sum's and mHC's mix's operand, and the norm's input), their normed copy (n_hc·d: the
+# map product's input, for its weight's gradient), its outputs after the sigmoid or softmax
+# (HC_OUTPUTS) and the sublayer's output (d: post's operand), in q_a bytes, outside the
+# tensor-parallel region like the norms. transformers' HYV4HyperConnection (i_hf; measured
+# with saved_tensors_hooks on the module and its spread, tests/test_hyper_connections.py)
+# computes in fp32: it keeps the streams cast to fp32 (4·n_hc·d; the input itself in fp32)
+# and the 16-bit streams beside them (i_up), the sublayer's output cast to fp32 (4·d), and
+# 8·n_hc + 1 fp32 values (the logits, gates and the reciprocal RMS). A checkpointed layer keeps
+# its input, n_hc·d wide.
+HC_STORED = params.HC_MAPS * (
+    (1 - i_hf) * (2 * n_hc * d + i_hc * d + params.HC_OUTPUTS) * q_a
+    + i_hf * ((4 + i_up * q_a) * n_hc * d + i_hc * 4 * (d + 8 * n_hc + 1)))
+RESIDUAL_WIDTH = d + i_hc * (n_hc - 1) * d
 # Differential attention keeps, beyond attention's own (measured on transformers 5.24's
 # DiffLlamaAttention by calc.verify.memory, the one implementation calc has seen; its two
 # attention calls share Q and K, one per half of the values): eager, the second call's copies
@@ -396,7 +413,8 @@ FFN_LAYERS_S = L_s_dense + L_sm  # the first stage's layers with an FFN
 # "PP+1"), each through one stage (counted as the first stage's L_s layers).
 IN_FLIGHT = n_pp + i_dual
 STORED_PER_TOKEN = IN_FLIGHT * (
-    (L_s * (NORM_INPUTS + DROPOUT_MASK) + L_s_att * ATTENTION_OUTSIDE - KV_ADAPTER_COPIES
+    (L_s * (NORM_INPUTS + DROPOUT_MASK + HC_STORED) + L_s_att * ATTENTION_OUTSIDE
+     - KV_ADAPTER_COPIES
      + FFN_LAYERS_S * (FFN_OUTSIDE + DROPOUT_MASK) + (L_s - L_s_att) * MIXER_OUTSIDE)
     / n_tp**i_sp
     + over_stage_attention(ATTENTION_PER_RANK + (1 + i_diff) * i_scores * SCORES / n_tp)
@@ -418,7 +436,8 @@ STORED_PER_TOKEN = IN_FLIGHT * (
 # the last layer's input. The output head and the loss lie outside the offload (a NoOpManager
 # around model.output; the loss is computed outside the context): their bytes stay.
 OFFLOADED_LAYERS = i_ao * (L_s - sympy.Min(L_s, u_ao))
-CHECKPOINT_PER_TOKEN = IN_FLIGHT * (L_s - OFFLOADED_LAYERS) * d * q_a / n_tp**i_sp
+CHECKPOINT_PER_TOKEN = (IN_FLIGHT * (L_s - OFFLOADED_LAYERS) * RESIDUAL_WIDTH * q_a
+                        / n_tp**i_sp)
 
 # Tokens of one micro-batch on one GPU (context parallelism splits the sequence), and the
 # interleaved schedule's extra micro-batches in flight.
@@ -452,9 +471,9 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
 }
 # One layer for one micro-batch, as Korthikanti et al. tabulate it (a dense layer).
 ACTIVATIONS_PER_LAYER = TOKENS * (
-    (1 - i_full) * (OUTSIDE / n_tp**i_sp + ATTENTION_PER_RANK
+    (1 - i_full) * ((OUTSIDE + HC_STORED) / n_tp**i_sp + ATTENTION_PER_RANK
                     + ((1 + i_diff) * i_scores * SCORES + MLP_DENSE) / n_tp)
-    + i_full * d * q_a / n_tp**i_sp)
+    + i_full * RESIDUAL_WIDTH * q_a / n_tp**i_sp)
 # One mixer of each other kind for one micro-batch (its in_proj input included; its norm, FFN
 # and dropout masks not), without recomputation.
 ACTIVATIONS_PER_MIXER = {f"activations_per_{kind}": TOKENS * (1 - i_full) * (

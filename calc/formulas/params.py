@@ -71,6 +71,8 @@ from calc.symbols import (
     i_gate,
     i_gh,
     i_glu,
+    i_hc,
+    i_hcm,
     i_kev,
     i_kev2,
     i_mla,
@@ -90,6 +92,7 @@ from calc.symbols import (
     i_tied,
     k,
     n_act,
+    n_hc,
     n_norm,
     r_kv,
     r_q,
@@ -146,7 +149,10 @@ ATTENTION_KV = (ATTENTION_WEIGHTS["attention/kv"]
 ATTENTION_O = ATTENTION_WEIGHTS["attention/o"] + b_o * d
 # A per-channel gate projected with W_Q carries its bias; a per-head g_proj has none (LFM3 and
 # Laguna build it with bias=False whatever attention_bias says).
-ATTENTION_GATE = ATTENTION_WEIGHTS["attention/gate"] + i_gate * (1 - i_gh) * b_qkv * h * d_v
+# HunYuan V4's gate under MLA is a gate_proj of its own without bias (modeling_hy_v4.py
+# HYV4Attention: gate_proj Linear(d, h·v_head_dim, bias=False)).
+ATTENTION_GATE = (ATTENTION_WEIGHTS["attention/gate"]
+                  + i_gate * (1 - i_gh) * MHA * b_qkv * h * d_v)
 # Relative positions (Transformer-XL, Dai et al. 2019 §3.3, as Gopher and Chinchilla use them):
 # W_R ∈ R^{d×h·d_qk} projects the sinusoidal embedding of each distance into keys, and the
 # content and position biases u, v ∈ R^{h·d_qk} replace the query in two of the four score
@@ -180,6 +186,23 @@ LAYER_NORMS = n_norm * NORM * d
 INDEXER_WEIGHTS: dict[str, sympy.Expr] = {"attention/indexer": r_q * h_I * d_I + d * d_I + d * h_I}
 INDEXER: dict[str, sympy.Expr] = {"attention/indexer": INDEXER_WEIGHTS["attention/indexer"]
                                   + 2 * d_I}
+
+# Hyper-connections (Zhu et al. 2024, arXiv 2409.19606): n_hc residual streams of width d. A
+# map before each sublayer (the mixer's and the FFN's: two per layer) reads the n_hc·d values
+# of a token, normed without a weight, and yields n_hc weights summing the streams into the
+# sublayer's input and n_hc spreading its output over them; DeepSeek-V4's mHC also an
+# n_hc × n_hc matrix mixing the streams (1_hcm). Its dynamic part is a weight of one row per
+# output, its static part a bias per output and a scale per output group (pre, post, and the
+# mix): transformers 5.24.0 modeling_hy_v4.py HYV4HyperConnection (fn 2n × n·d, base 2n,
+# scale 2) and modeling_deepseek_v4.py DeepseekV4HyperConnection (fn (2 + n)·n × n·d, base
+# (2 + n)·n, scale 3). Before the final norm one head map collapses the streams (HYV4HyperHead,
+# DeepseekV4HyperHead: hc_fn n × n·d, hc_base n, hc_scale 1).
+HC_OUTPUTS = 2 * n_hc + i_hcm * n_hc**2  # one map's outputs per token
+HC_MAPS = 2  # per layer: before the mixer and before the FFN
+HC_WEIGHTS = {"hyper_connections/layers": HC_MAPS * HC_OUTPUTS * n_hc * d,
+              "hyper_connections/head": n_hc * n_hc * d}
+HYPER_CONNECTIONS: dict[str, sympy.Expr] = {
+    "hyper_connections/layers": HC_MAPS * (HC_OUTPUTS * (n_hc * d + 1) + i_hc * (2 + i_hcm))}
 
 # One attention layer's attention: every key is multiplied by L_att in the totals.
 ATTENTION: dict[str, sympy.Expr] = {
@@ -248,6 +271,7 @@ ONCE: dict[str, sympy.Expr] = {
     # OPT (modeling_opt.py): project_in d_emb → d after the embedding, project_out d → d_emb
     # before the head, both without bias, when word_embed_proj_dim differs from hidden_size.
     "embedding_projection": i_proj * 2 * d_emb * d,
+    "hyper_connections/head": HC_WEIGHTS["hyper_connections/head"] + n_hc + i_hc,
     "final_norm": i_norm_final * NORM * d,
     # W_U ∈ R^{d×V_o}; a tied W_U = Eᵀ counts once (and has V_o = V rows, calc.spec.model). V_o
     # < V where the head scores only the first V_o tokens (modeling_apertus1p5.py: lm_head of
@@ -297,7 +321,8 @@ def attention_totals(attention: dict[str, sympy.Expr],
 
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
-    (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L_ssm, mixers.MAMBA),
+    (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L, HYPER_CONNECTIONS),
+    (L_ssm, mixers.MAMBA),
     (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_rw, mixers.RWKV),
     (L_gr, mixers.GRIFFIN), (L_sc, mixers.SHORT_CONV),
     (L_dense, DENSE_FFN),

@@ -72,6 +72,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "parallel_block": spec.parallel_block,
         "parallel_norms": spec.parallel_norms if spec.parallel_block else None,
         "mtp_modules": spec.mtp_modules,
+        "hyper_connections": spec.hyper_connections,
     }
 
 

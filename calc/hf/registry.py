@@ -91,6 +91,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     deepseek.DEEPSEEK_V2,
     deepseek.DEEPSEEK_V32,
     glm.GLM_MOE_DSA,
+    hunyuan.HY_V4,
     # LayerNorm decoders: learned positions, rotary, ALiBi
     gpt.GPT2,
     opt.OPT,

@@ -32,16 +32,14 @@ NEEDS = {
     "dots3_note_text": "sliding-window layers whose latent attention has shapes of its own "
                        "(swa_num_attention_heads, swa_q_lora_rank, swa_kv_lora_rank, ...) "
                        "beside the sparse-attention layers",
-    # modular_hy_v4.py: GLM-5's attention with HYV4Indexer (a DeepseekV32Indexer subclass,
-    # not compared with calc's attention.indexer here) inside DeepSeek-V4's hyper-connected
-    # layers (HYV4HyperConnection), which the spec lacks.
-    "hy_v4": "hyper-connections (hc_mult residual streams mixed by learned maps)",
     "minimax_m3_vl_text": "block-sparse attention whose indexer selects index_topk_blocks key "
                           "blocks per query",
     "qwen4_exp_text": "sparse attention whose QSA indexer selects the keys, n-gram embeddings "
                       "and per-layer embeddings",
-    "deepseek_v4": "compressed sparse attention (CSA/HCA key compressors with an indexer), "
-                   "hyper-connections (hc_mult residual streams) and hash-routed experts",
+    # modeling_deepseek_v4.py: its hyper-connections (DeepseekV4HyperConnection, with the
+    # stream mix) are the spec's hyper_connections with residual_mix; the rest is not.
+    "deepseek_v4": "compressed sparse attention (CSA/HCA key compressors with an indexer) "
+                   "and hash-routed experts",
     # recurrent and linear-attention mixers the spec has no part for
     "xlstm": "xLSTM's mLSTM blocks (a matrix-memory recurrence with exponential gates)",
     "bailing_hybrid": "a delta-rule linear attention with its own forget gate "

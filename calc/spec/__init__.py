@@ -22,6 +22,7 @@ _LAZY = {
     "GriffinSpec": "calc.spec.layers:GriffinSpec",
     "Dtype": "calc.spec.hardware:Dtype",
     "FFNSpec": "calc.spec.ffn:FFNSpec",
+    "HyperConnectionsSpec": "calc.spec.layers:HyperConnectionsSpec",
     "IndexerSpec": "calc.spec.attention:IndexerSpec",
     "InferenceWorkload": "calc.spec.inference:InferenceWorkload",
     "LayerAt": "calc.spec.layers:LayerAt",

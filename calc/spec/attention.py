@@ -123,7 +123,8 @@ class AttentionSpec(Frozen):
     output_gate_per: Literal["channel", "head"] = Field(
         "channel",
         description="the output gate's values: one per channel, W_G d × h·d_v projected with "
-                    "W_Q and carrying its bias (Qwen3-Next), or one per head broadcast over "
+                    "W_Q and carrying its bias (Qwen3-Next; with attention.mla its own "
+                    "gate_proj without bias: HunYuan V4), or one per head broadcast over "
                     "its d_v channels, W_G d × h without bias (LFM3's g_proj; Laguna's, with "
                     "softplus: the function costs nothing)")
     differential: bool = Field(
@@ -179,8 +180,6 @@ class AttentionSpec(Frozen):
                                  "give attention.mla.qk_nope_head_dim/qk_rope_head_dim/v_head_dim")
             if self.qk_norm != "none":
                 raise ValueError("attention.qk_norm is not defined for attention.mla")
-            if self.output_gate:
-                raise ValueError("attention.output_gate is not defined for attention.mla")
         elif kv is not None and self.n_heads % kv:
             raise ValueError(f"attention.n_kv_heads={kv} must divide attention.n_heads="
                              f"{self.n_heads}")

@@ -409,6 +409,15 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
                 f"lora_targets={','.join(kda)}: {spec.name}'s Kimi Delta Attention layers "
                 f"(deltanet.gate='channel') have their own {'/'.join(kda)}_proj, which calc "
                 f"does not adapt; name targets from {', '.join(t for t in shapes if t not in kda)}")
+    att = spec.attention
+    if ("gate" in targets and att.mla is not None and att.output_gate
+            and att.output_gate_per == "channel" and spec.n_attention_layers):
+        # modeling_hy_v4.py HYV4Attention.gate_proj: PEFT's gate_proj selects it beside the
+        # FFN's gate_proj
+        raise CalcError(
+            f"lora_targets=gate: {spec.name}'s MLA attention has an output gate of its own "
+            f"named gate_proj (HunYuan V4), which PEFT's gate_proj adapts beside the FFN's and "
+            f"calc does not count; name targets from {', '.join(t for t in shapes if t != 'gate')}")
     for target in targets:
         if target not in shapes:
             raise CalcError(f"lora_targets: {spec.name} has no {target!r} projection "

@@ -226,6 +226,25 @@ class LayerAt(Frozen):
         return self
 
 
+class HyperConnectionsSpec(Frozen):
+    """Hyper-connections (Zhu et al. 2024, arXiv 2409.19606): the residual stream widened to
+    `streams` copies of width d. Before the mixer and before the FFN of every layer a map
+    reads all n·d values (normed, without a weight) and yields, per token, n weights that sum
+    the streams into the sublayer's input (pre) and n that spread its output back over them
+    (post); DeepSeek-V4's manifold-constrained form (mHC) also yields an n × n matrix that
+    mixes the streams themselves (residual_mix, made doubly stochastic by Sinkhorn
+    iterations). Each map is a dynamic part, a weight of (2n [+ n²]) × n·d, and a static part,
+    a bias of 2n [+ n²] values and a scale per output group (transformers 5.24.0
+    modeling_hy_v4.py HYV4HyperConnection: fn, base, scale; modeling_deepseek_v4.py
+    DeepseekV4HyperConnection). Before the final norm a head map collapses the streams into
+    one (HYV4HyperHead, DeepseekV4HyperHead: hc_fn n × n·d, hc_base n, hc_scale 1)."""
+
+    streams: int = Field(ge=1, le=64, description="residual streams n (hc_mult)")
+    residual_mix: bool = Field(
+        False, description="each map also yields an n × n matrix mixing the streams "
+                           "(DeepSeek-V4's mHC comb; HunYuan V4's HYV4HyperConnection drops it)")
+
+
 class LayersSpec(Frozen):
     """The sequence of layers: patterns repeated cyclically over the layers, and exceptions."""
 

@@ -34,6 +34,7 @@ from calc.spec.ffn import GATED, FFNSpec, MoESpec
 from calc.spec.layers import (
     DeltaNetSpec,
     GriffinSpec,
+    HyperConnectionsSpec,
     LayersSpec,
     LightningSpec,
     MambaSpec,
@@ -118,6 +119,11 @@ class ModelSpec(Frozen):
         0, ge=0, le=64,
         description="multi-token-prediction modules (DeepSeek-V3 §2.2), counted apart from the "
                     "main model: each a projection 2d→d, three norms and one more block")
+    hyper_connections: HyperConnectionsSpec | None = Field(
+        None, description="hyper-connections: the residual stream as n streams of width d, "
+                          "mixed into and out of each mixer and FFN by learned maps and "
+                          "collapsed by a head map before the final norm (HunYuan V4's "
+                          "hc_mult; DeepSeek-V4's mHC with residual_mix)")
 
     @model_validator(mode="wrap")
     @classmethod
@@ -157,6 +163,8 @@ class ModelSpec(Frozen):
             raise ValueError("parallel_norms=2 needs parallel_block=True")
         if att.indexer is not None:
             self._check_indexer()
+        if self.hyper_connections is not None:
+            self._check_hyper_connections()
         for kind in att.kind_shapes:
             if kind not in self.attention_kinds:
                 raise ValueError(f"attention.kind_shapes.{kind}: no attention layer is {kind} "
@@ -177,6 +185,22 @@ class ModelSpec(Frozen):
                              f"its learned parameters are counted per dense FFN (no released "
                              f"mixture of experts uses it)")
         return self
+
+    def _check_hyper_connections(self) -> None:
+        """Hyper-connections as transformers builds them (HYV4DecoderLayer,
+        DeepseekV4DecoderLayer): a map before each of a pre-norm layer's two sublayers, the
+        streams expanded from the embedding and collapsed before the final norm."""
+        why = ("parallel_block=True" if self.parallel_block
+               else f"norm.placement={self.norm.placement!r}" if self.norm.placement != "pre"
+               else "a layer without an FFN (layers.ffn_pattern none)"
+               if "none" in self.ffn_kinds
+               else f"mtp_modules={self.mtp_modules}" if self.mtp_modules
+               else f"d_embedding={self.d_embedding}" if self.d_embedding is not None
+               else None)
+        if why is not None:
+            raise ValueError(f"hyper_connections is defined for pre-norm layers of a mixer "
+                             f"and an FFN, with the embedding and head at d_model, and no "
+                             f"multi-token prediction; not with {why}")
 
     def _check_kv_shared(self) -> None:
         """The last kv_shared_layers layers are attention layers that read the keys and values

@@ -134,6 +134,7 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         Matmul("attention/indexer", flops["attention/indexer"],
                _indexer_width(spec), d, spec.n_indexer_layers, "none"),
         *mixer_matmuls(spec, flops),
+        *_hyper_connection_matmuls(spec, flops),
         # OPT-350m's project_in and project_out, d_emb ↔ d once each, replicated
         Matmul("embedding_projection", flops["embedding_projection"], d,
                spec.embedding_width, 1, "none"),
@@ -178,6 +179,34 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         kind_d_v=kind_d_v, kind_attention_causal=kind_scores(spec, seq_len, "causal"),
         kind_attention_full=kind_scores(spec, seq_len, "full"),
     )
+
+
+def _hyper_connection_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
+    """Hyper-connections' maps (two a layer: n·d → 2n [+ n²], mHC's mix of the streams in
+    their FLOPs) and the head map (n·d → n), replicated on every tensor-parallel rank as the
+    norms they sit beside are."""
+    hc = spec.hyper_connections
+    if hc is None:
+        return []
+    n, width = hc.streams, hc.streams * spec.d_model
+    outputs = 2 * n + (n * n if hc.residual_mix else 0)
+    return [Matmul("hyper_connections/layers", flops["hyper_connections/layers"], outputs,
+                   width, 2 * spec.n_layers, "none"),
+            Matmul("hyper_connections/head", flops["hyper_connections/head"], n, width, 1,
+                   "none")]
+
+
+def _hyper_connection_bytes(spec: ModelSpec) -> int:
+    """Elements hyper-connections' element-wise kernels read and write per token, all layers:
+    each map's norm over the n·d streams (read, write), the pre-weighted sum (read n·d, write
+    d) and the spread of the sublayer's output over the streams added to them (read d + n·d,
+    write n·d); the head's norm and sum once."""
+    hc = spec.hyper_connections
+    if hc is None:
+        return 0
+    width, d = hc.streams * spec.d_model, spec.d_model
+    per_map = 2 * width + (width + d) + (d + 2 * width)
+    return 2 * spec.n_layers * per_map + 2 * width + (width + d)
 
 
 def _indexer_width(spec: ModelSpec) -> int:
@@ -243,7 +272,9 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
     if moe is not None:
         ffn_widths += n_moe * (moe.top_k * moe.d_expert + moe.n_shared_experts * moe.shared_width)
     # x + F(x) after each sublayer (read 2, write 1); a parallel block adds both branches at once
-    residual = layers * 4 * d if spec.parallel_block else (layers + ffns) * 3 * d
+    # (hyper-connections: their spread over the streams adds the output, _hyper_connection_bytes)
+    residual = (0 if spec.hyper_connections else layers * 4 * d if spec.parallel_block
+                else (layers + ffns) * 3 * d)
     terms = [
         # each norm reads and writes d (the MLA latents' norms their rank)
         ElementWise("norms", (layers * spec.norms_per_layer * 2 * d + n_att * 2 * latents) * q,
@@ -261,6 +292,7 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
                     dropout=True, eager=True),
         *mixer_elementwise(spec),
         ElementWise("indexer", _indexer_bytes(spec, seq_len) * q, "replicated"),
+        ElementWise("hyper_connections", _hyper_connection_bytes(spec) * q, "replicated"),
     ]
     if moe is not None:  # token permutation: k copies out (dispatch) and back (combine)
         terms.append(ElementWise("moe permute", n_moe * 4 * moe.top_k * d * q, "replicated"))

@@ -93,7 +93,8 @@ class Attention(nn.Module):
         # the output gate: d → h·d_v with W_Q's bias (one gate per channel), or its own
         # d → h without bias (one per head, LFM3's and Laguna's g_proj)
         per_head = att.output_gate_per == "head"
-        self.gate = (linear(d, spec.output_gate_width, att.qkv_bias and not per_head,
+        self.gate = (linear(d, spec.output_gate_width,
+                            att.qkv_bias and not per_head and att.mla is None,
                             "attention/gate") if att.output_gate else None)
         self.sinks = (tag(SinkLogits(self.h), "attention/sinks") if att.sinks else None)
         self.differential = (tag(DifferentialLambda(self.d_qk), "attention/lambda")

@@ -17,6 +17,7 @@ from torch import Tensor, nn
 
 from calc.spec import ModelSpec
 from calc.verify.attention import Attention
+from calc.verify.hyper import HyperConnection, HyperHead, Spread
 from calc.verify.mixers import (
     DeltaNet,
     Griffin,
@@ -211,13 +212,29 @@ class Block(nn.Module):
                                    for _ in range(spec.norms_per_layer))
         # RWKV: the channel-mix's token shift and receptance gate around the FFN
         self.channel = RwkvChannelMix(spec) if mixer == "rwkv" else None
+        # hyper-connections: a map before the mixer and one before the FFN (pre-norm layers
+        # with an FFN only: ModelSpec's rule)
+        self.hc = (nn.ModuleList(HyperConnection(spec) for _ in range(2))
+                   if spec.hyper_connections is not None else None)
+        self.spread = Spread() if self.hc is not None else None
 
     def _ffn(self, x: Tensor) -> Tensor:
         assert self.ffn is not None
         return self.ffn(x) if self.channel is None else self.channel(x, self.ffn)
 
+    def _streams(self, x: Tensor, positions: Tensor) -> Tensor:
+        """A pre-norm layer on hyper-connected streams x [B, T, n, d] (HYV4DecoderLayer)."""
+        assert self.hc is not None and self.spread is not None
+        n, (mixer_map, ffn_map) = self.norms, self.hc
+        post, mix, a = mixer_map(x)
+        x = self.spread(post, mix, self.attention(n[0](a), positions), x)
+        post, mix, a = ffn_map(x)
+        return self.spread(post, mix, self._ffn(n[1](a)), x)
+
     def forward(self, x: Tensor, positions: Tensor) -> Tensor:
         n = self.norms
+        if self.hc is not None:
+            return self._streams(x, positions)
         if self.ffn is None:  # the mixer alone (Mamba)
             if self.placement == "pre":
                 return x + self.attention(n[0](x), positions)
@@ -321,6 +338,7 @@ class ReferenceModel(nn.Module):
             enumerate(zip(spec.mixer_kinds, spec.attention_kinds, spec.ffn_kinds, strict=True)))
         _link_shared(self.layers)
         _link_kv_shared(self.layers, spec.attention_kinds)
+        self.hc_head = HyperHead(spec) if spec.hyper_connections is not None else None
         self.final_norm = make_norm(spec.norm, d, "final_norm") if spec.norm.final else None
         self.lm_head = LMHead(spec)
         self.mtp = nn.ModuleList(MultiTokenPrediction(spec) for _ in range(spec.mtp_modules))
@@ -350,8 +368,14 @@ class ReferenceModel(nn.Module):
             x = x + sinusoids(t, x.shape[-1], x.device, x.dtype)
         if self.embedding_norm is not None:
             x = self.embedding_norm(x)
+        if self.hc_head is not None:  # n copies of the embedding (HYV4Model.forward)
+            hc = self.spec.hyper_connections
+            assert hc is not None
+            x = x.unsqueeze(2).expand(-1, -1, hc.streams, -1).contiguous()
         for index in range(len(self.layers)) if self.running is None else self.running:
             x = self.layers[index](x, positions)
+        if self.hc_head is not None:
+            x = self.hc_head(x)
         if self.final_norm is not None:
             x = self.final_norm(x)
         if self.project_out is not None:

@@ -1,9 +1,12 @@
-"""Hunyuan (Tencent): hunyuan_v1_dense, hunyuan_v1_moe (Hunyuan-A13B) and hy_v3 (Hy3)."""
+"""Hunyuan (Tencent): hunyuan_v1_dense, hunyuan_v1_moe (Hunyuan-A13B), hy_v3 (Hy3) and hy_v4
+(Hy4: DeepSeek-V3.2's sparse attention with an output gate and sinks, in hyper-connected
+layers)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from calc.hf.families.deepseek import read_mla_moe, write_dsa
 from calc.hf.fields import (
     HFConfig,
     biased_decoder,
@@ -15,7 +18,7 @@ from calc.hf.fields import (
 )
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import ffn_kinds, merge, per_layer, sparse_layers
-from calc.hf.writing import experts, llama_like, one_attention_bias
+from calc.hf.writing import experts, llama_like, need, one_attention_bias
 from calc.spec import ModelSpec
 
 
@@ -145,4 +148,95 @@ HY_V3 = ModelType(
         "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
         "num_experts": 192, "num_experts_per_tok": 8, "num_shared_experts": 1,
         "moe_intermediate_size": 1536, "mlp_layer_types": None,
+    })
+
+
+# ---- hy_v4 ------------------------------------------------------------------------------------
+def _indexer_types(c: HFConfig, layers: int) -> list[str]:
+    """indexer_types, else configuration_hy_v4.py's rule: layer i has its own indexer ("full")
+    when i == 0 or (i − 1) % 4 == 0, else reuses the last one's keys ("shared")."""
+    if not c.given("indexer_types"):
+        return ["full" if i == 0 or (i - 1) % 4 == 0 else "shared" for i in range(layers)]
+    types = c["indexer_types"]
+    if not isinstance(types, list) or len(types) != layers or not set(types) <= {"full",
+                                                                                 "shared"}:
+        c.fail(f"indexer_types must list 'full' or 'shared' for each of the {layers} layers, "
+               f"got {types!r}")
+    if types[0] == "shared":
+        c.fail("indexer_types[0]='shared': no earlier layer selects its keys (transformers "
+               "raises on it)")
+    return types
+
+
+def _read_hy_v4(c: HFConfig) -> dict[str, Any]:
+    # modeling_hy_v4.py (transformers 5.24.0): HYV4Attention is DeepSeek-V3.2's MLA (q_a_proj
+    # always built, attention_bias on q_a_proj, kv_a_proj_with_mqa and o_proj) with its DSA
+    # indexer (HYV4Indexer, a DeepseekV32Indexer: wq_b, wk, k_norm LayerNorm, weights_proj) on
+    # the "full" layers of indexer_types, plus gate_proj Linear(d, h·v_head_dim, bias=False)
+    # whose sigmoid multiplies each head's output and one learned sink logit per head (sinks).
+    # HYV4MoE where mlp_layer_types says "sparse" (default: all but layer 0): a router
+    # without bias (e_score_correction_bias is a buffer), n_routed_experts experts of
+    # moe_intermediate_size and one shared MLP of n_shared_experts × moe_intermediate_size;
+    # HYV4MLP of intermediate_size elsewhere. HYV4DecoderLayer wraps the attention and the MLP
+    # in a HYV4HyperConnection each (hc_mult streams, no stream mix), HYV4Model collapses the
+    # streams by HYV4HyperHead before the final norm. The MTP layers are not built
+    # (_keys_to_ignore_on_load_unexpected). layer_types only keys the one causal mask.
+    if not c.given("q_lora_rank"):
+        c.fail("q_lora_rank=null: HYV4Attention always projects queries through q_a_proj, "
+               "whose latent the indexer reads")
+    layers = c.size("num_hidden_layers")
+    sparse = sparse_layers(c, [i >= 1 for i in range(layers)])
+    spec = read_mla_moe(c, v3=True, sparse=sparse, mtp=False)
+    types = _indexer_types(c, layers)
+    if c.size("index_head_dim") < c.size("qk_rope_head_dim", minimum=0):
+        c.fail(f"index_head_dim={c['index_head_dim']} < qk_rope_head_dim="
+               f"{c['qk_rope_head_dim']}: the indexer's RoPE part does not fit its head")
+    spec["attention"].update({
+        "sinks": True, "output_gate": True,
+        "indexer": {"n_heads": c.size("index_n_heads"), "head_dim": c.size("index_head_dim"),
+                    "topk": c.size("index_topk"),
+                    "shared_layers": tuple(i for i, t in enumerate(types) if t == "shared")}})
+    spec["hyper_connections"] = {"streams": c.size("hc_mult")}
+    return spec
+
+
+def _write_hy_v4(spec: ModelSpec) -> dict[str, Any]:
+    att, hc = spec.attention, spec.hyper_connections
+    need(hc is not None, "hyper_connections=None (hy_v4's layers are hyper-connected)")
+    assert hc is not None
+    need(not hc.residual_mix, "hyper_connections.residual_mix (hy_v4's maps do not mix the "
+                              "streams; DeepSeek-V4's do)")
+    need(att.sinks, "attention.sinks=false (hy_v4's attention has a sink per head)")
+    need(att.output_gate and att.output_gate_per == "channel",
+         "attention.output_gate (hy_v4 gates each channel of the attention output)")
+    need(att.qkv_bias == att.out_bias, f"attention.qkv_bias={att.qkv_bias} with out_bias="
+                                       f"{att.out_bias} (hy_v4's attention_bias is both)")
+    dense = spec.moe is None
+    if dense:  # every layer's MLP dense: the experts' fields build nothing (mlp_layer_types)
+        spec = spec.updated(**{"moe": {"n_experts": 2, "top_k": 1, "d_expert": 1},
+                               "layers.ffn_pattern": ["moe"], "layers.exceptions": []})
+    out = write_dsa(spec, "hy_v4")
+    if dense:
+        out["mlp_layer_types"] = ["dense"] * spec.n_layers
+    indexer = att.indexer
+    shared = set(indexer.shared_layers) if indexer else set()
+    # HYV4Config has no first_k_dense_replace: mlp_layer_types places the MoE
+    del out["first_k_dense_replace"]
+    return {**out, "hc_mult": hc.streams,
+            "indexer_types": ["shared" if i in shared else "full" for i in range(spec.n_layers)]}
+
+
+HY_V4 = ModelType(
+    "hy_v4", _read_hy_v4, write=_write_hy_v4, traits=Traits(moe=True, mla=True),
+    # e_score_correction_bias: a buffer of HYV4TopkRouter (modeling_hy_v4.py)
+    router_bias_buffer=True, aliases={"num_local_experts": "n_routed_experts"},
+    defaults={
+        "vocab_size": 120832, "hidden_size": 2816, "intermediate_size": 6912,
+        "moe_intermediate_size": 768, "num_hidden_layers": 34, "num_attention_heads": 32,
+        "hidden_act": "silu", "max_position_embeddings": 262144, "tie_word_embeddings": False,
+        "attention_bias": False, "n_routed_experts": 256, "n_shared_experts": 1,
+        "num_experts_per_tok": 8, "q_lora_rank": 1536, "kv_lora_rank": 512,
+        "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "v_head_dim": 256,
+        "mlp_layer_types": None, "index_topk": 2048, "index_head_dim": 128,
+        "index_n_heads": 16, "indexer_types": None, "hc_mult": 4,
     })

@@ -1,0 +1,151 @@
+"""Hyper-connections (spec.hyper_connections): the counts by hand from transformers' modules,
+the one-line refusals, training memory, the step's operators and LoRA's targets."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import calc
+from calc.errors import CalcError
+from calc.evaluate import count_flops, count_params
+from calc.spec import ModelSpec
+from calc.spec.finetune import FineTune, resolve_targets
+
+BASE = dict(name="hc", vocab_size=50, d_model=16, n_layers=3, context_length=16,
+            attention={"n_heads": 2}, ffn={"d_ff": 24, "activation": "swiglu"},
+            position={"kind": "rope"})
+
+
+def spec(**changes) -> ModelSpec:
+    return ModelSpec.model_validate({**BASE, **changes})
+
+
+@pytest.mark.parametrize("streams, mix", [(1, False), (4, False), (3, True)])
+def test_parameters_and_flops_by_hand(streams, mix):
+    """A map (HYV4HyperConnection: fn 2n × n·d, base 2n, scale 2; DeepseekV4HyperConnection:
+    fn (2 + n)·n × n·d, base (2 + n)·n, scale 3) before the attention and one before the
+    MLP of each layer, and the head map (hc_fn n × n·d, hc_base n, hc_scale 1); FLOPs twice
+    each product's weights per token, and 2·n²·d per map for mHC's mix of the streams."""
+    n, d, layers = streams, 16, 3
+    outputs = 2 * n + (n * n if mix else 0)
+    per_map = outputs * n * d + outputs + 2 + int(mix)
+    with_hc = spec(hyper_connections={"streams": n, "residual_mix": mix})
+    counts, plain = count_params(with_hc), count_params(spec())
+    assert counts.components["hyper_connections/layers"] == layers * 2 * per_map
+    assert counts.components["hyper_connections/head"] == n * n * d + n + 1
+    assert counts.total - plain.total == layers * 2 * per_map + n * n * d + n + 1
+    assert counts.active - plain.active == counts.total - plain.total
+    flops = count_flops(with_hc, 8, "full")
+    mixing = 2 * n * n * d if mix else 0
+    assert flops.components["hyper_connections/layers"] == layers * 2 * (
+        2 * outputs * n * d + mixing)
+    assert flops.components["hyper_connections/head"] == 2 * n * n * d
+    assert flops.forward - count_flops(spec(), 8, "full").forward == (
+        layers * 2 * (2 * outputs * n * d + mixing) + 2 * n * n * d)
+
+
+@pytest.mark.parametrize("changes, named", [
+    ({"parallel_block": True}, "parallel_block=True"),
+    ({"norm": {"placement": "post"}}, "norm.placement='post'"),
+    ({"mtp_modules": 1}, "mtp_modules=1"),
+    ({"d_embedding": 8}, "d_embedding=8"),
+    ({"ffn": None, "layers": {"mixer_pattern": ["mamba"], "ffn_pattern": ["none"]},
+      "mamba": {"d_inner": 32, "d_state": 4, "d_conv": 4, "dt_rank": 2}},
+     "a layer without an FFN"),
+])
+def test_bad_combinations_are_refused_in_one_line(cli, tmp_path, changes, named):
+    data = {**BASE, **changes, "hyper_connections": {"streams": 2}}
+    with pytest.raises(ValueError, match="hyper_connections is defined for pre-norm"):
+        ModelSpec.model_validate(data)
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(data))
+    result = cli(str(path))
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1
+    assert "hyper_connections" in result.err and named in result.err
+
+
+def test_streams_are_at_least_one():
+    with pytest.raises(ValueError, match="streams"):
+        spec(hyper_connections={"streams": 0})
+
+
+def test_memory_keeps_each_maps_streams():
+    """Per layer, two maps each keep n·d streams, their normed copy n·d, their outputs and the
+    sublayer's d-wide output, in the activations' bytes (2 in bf16); a checkpointed layer
+    keeps its n·d input."""
+    n, d, layers, t = 3, 16, 3, 16
+    options = dict(gpu="h100", seq_len=t, micro_batch=1, framework="megatron",
+                   flash_attention=True, dropout=False)
+    plain = calc.memory(spec(), **options)
+    with_hc = calc.memory(spec(hyper_connections={"streams": n}), **options)
+    stored = layers * 2 * (2 * n * d + d + 2 * n) * 2 * t
+    assert with_hc.memory.activations["layers"] - plain.memory.activations["layers"] == stored
+    full = {**options, "recompute": "full"}
+    checkpointed = calc.memory(spec(hyper_connections={"streams": n}), **full).memory
+    assert checkpointed.activations["layers"] == n * calc.memory(
+        spec(), **full).memory.activations["layers"]
+
+
+def test_operators_add_up_to_the_forward_flops():
+    """The step time schedules calc's exact count: the maps and the head map are priced."""
+    from calc.timing.operators import model_terms
+
+    model = calc.spec_from_hf_config({"model_type": "hy_v4"})
+    terms = model_terms(model, 4096)
+    total = sum(m.flops for m in terms.matmuls) + terms.attention_causal + terms.head.flops
+    assert total == pytest.approx(count_flops(model, 4096).forward, rel=1e-12)
+    names = {m.name for m in terms.matmuls}
+    assert {"hyper_connections/layers", "hyper_connections/head"} <= names
+    assert any(e.name == "hyper_connections" for e in terms.elementwise)
+
+
+def test_lora_gate_is_refused_where_mla_has_its_own_gate_proj():
+    model = calc.spec_from_hf_config({"model_type": "hy_v4"})
+    with pytest.raises(CalcError, match=r"lora_targets=gate: .*gate_proj"):
+        resolve_targets(model, FineTune(method="lora", targets=("gate", "up")))
+    assert resolve_targets(model, FineTune(method="lora", targets=("o", "up", "down"))) == (
+        "o", "up", "down")
+
+
+def _saved_bytes_per_token(streams: int, d: int, dtype_name: str, tokens: int = 8) -> float:
+    """What transformers' HYV4HyperConnection and its spread (HYV4DecoderLayer: post · the
+    sublayer's output + the streams) keep for the backward per token, its own parameters
+    apart: every saved tensor's storage once."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from transformers import HYV4Config
+    from transformers.models.hy_v4.modeling_hy_v4 import HYV4HyperConnection
+
+    dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[dtype_name]
+    module = HYV4HyperConnection(HYV4Config(hidden_size=d, hc_mult=streams))
+    weights = {p.untyped_storage().data_ptr() for p in module.parameters()}
+    saved: dict[int, int] = {}
+
+    def pack(tensor):
+        storage = tensor.untyped_storage()
+        # a weight's transpose (the product's input gradient) is a model state, not kept here
+        if storage.data_ptr() not in weights and tensor.dim() and tensor.shape[0] == 1:
+            saved[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    x = torch.randn(1, tokens, streams, d, dtype=dtype, requires_grad=True)
+    output = torch.randn(1, tokens, d, dtype=dtype, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        post, _ = module(x)
+        (post.float().unsqueeze(-1) * output.float().unsqueeze(-2) + x.float()).to(dtype)
+    return sum(saved.values()) / tokens
+
+
+@pytest.mark.parametrize("streams, d, dtype", [(1, 32, "bf16"), (4, 64, "bf16"),
+                                                (3, 48, "fp32")])
+def test_hf_memory_is_what_transformers_keeps(streams, d, dtype):
+    """Under --framework hf each of a layer's two maps adds what HYV4HyperConnection keeps."""
+    model = spec(d_model=d, attention={"n_heads": 2}, hyper_connections={"streams": streams})
+    options = dict(gpu="h100", seq_len=8, micro_batch=1, framework="hf",
+                   flash_attention=True, dropout=False, dtype=dtype)
+    extra = (calc.memory(model, **options).memory.activations["layers"]
+             - calc.memory(model.updated(hyper_connections=None),
+                           **options).memory.activations["layers"])
+    assert extra == 3 * 2 * 8 * _saved_bytes_per_token(streams, d, dtype)
