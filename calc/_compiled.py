@@ -279,6 +279,7 @@ def params_components(s):
     b_moe = s['b_moe']
     b_norm = s['b_norm']
     b_o = s['b_o']
+    b_oL = s['b_oL']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
     b_sc = s['b_sc']
@@ -426,7 +427,9 @@ def params_components(s):
         ),
         'attention/kv': L_att2*_t22 - L_kvs2*_t22 + _t11*_t24 - _t24*_t25,
         'attention/o': (
-            L_att2*(_t26 + _t27*_t6*i_moa + _t27*h2) + _t11*(_t14*_t28*i_moa + _t26 + _t28*h)
+            L_att2*(_t26 + _t27*_t6*i_moa + _t27*h2)
+            + _t11*(_t14*_t28*i_moa + _t26 + _t28*h)
+            + b_oL*d
         ),
         'attention/gate': (
             L_att2*(_t30*_t31*h2 + _t32*h2*(_t30 + i_gh))
@@ -524,6 +527,7 @@ def params_summary(s):
     b_moe = s['b_moe']
     b_norm = s['b_norm']
     b_o = s['b_o']
+    b_oL = s['b_oL']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
     b_sc = s['b_sc']
@@ -732,6 +736,7 @@ def params_summary(s):
         + _t77*d_emb*i_proj
         + _t79*i_norm_emb
         + _t79*i_norm_final
+        + b_oL*d
     )
     _t90 = (
         L_att2*(_t1*d_qk2 + _t15)
@@ -1184,6 +1189,7 @@ def rules_train_per_token(s):
     b_moe = s['b_moe']
     b_norm = s['b_norm']
     b_o = s['b_o']
+    b_oL = s['b_oL']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
     b_sc = s['b_sc']
@@ -1330,6 +1336,7 @@ def rules_train_per_token(s):
         + 6*L_rw*_t42
         + L_rw*_t63
         + _t0*_t54*_t74
+        + _t0*b_oL
         - _t12*_t14
         - 6*_t12*_t58
         + _t14*_t54

@@ -136,7 +136,8 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "i_diff": int(att.differential),
         "i_gh": int(att.output_gate_per == "head"), "i_sub": int(norm.sub_norms),
         "g_norm": int(norm.weights),
-        "b_qkv": int(att.qkv_bias), "b_o": int(att.out_bias), "b_ff": int(bool(ffn and ffn.bias)),
+        "b_qkv": int(att.qkv_bias), "b_o": int(att.out_bias),
+        "b_oL": int(att.last_layer_out_bias), "b_ff": int(bool(ffn and ffn.bias)),
         "b_norm": int(norm.has_bias), "b_lm": int(spec.lm_head_bias),
         "b_router": int(bool(moe and moe.router_bias)),
     })

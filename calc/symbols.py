@@ -167,6 +167,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("b_qkv", "b_{qkv}", "biases on Q, K, V (MLA: on the down-projections)",
                "indicator"),
     SymbolInfo("b_o", "b_{o}", "bias on the attention output projection", "indicator"),
+    SymbolInfo("b_oL", "b_{o,L}", "bias on the last layer's attention output projection only "
+               "(GPT-NeoX-Japanese)", "indicator"),
     SymbolInfo("b_ff", "b_{ff}", "biases on FFN and expert projections", "indicator"),
     SymbolInfo("b_norm", "b_{norm}", "LayerNorm bias β", "indicator"),
     SymbolInfo("b_lm", "b_{lm}", "bias on the LM head", "indicator"),
@@ -431,6 +433,7 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
     SYMBOLS[n] for n in ("i_sink", "i_gate", "i_gh", "i_sub", "i_proj", "i_m2", "i_gn",
                          "i_dtn", "g_norm", "b_ssm", "b_cs", "b_sc"))
 i_cg, r_g, i_diff = SYMBOLS["i_cg"], SYMBOLS["r_g"], SYMBOLS["i_diff"]
+b_oL = SYMBOLS["b_oL"]
 L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
 L_rw, d_rw, L_s_rw = (SYMBOLS[n] for n in ("L_rw", "d_rw", "L_s_rw"))
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]

@@ -129,6 +129,11 @@ def _layernorm_types(draw, model_type: str) -> dict:
                 "enable_bias": draw(st.booleans()),
                 "do_layer_norm_before": draw(st.booleans()),
                 "_remove_final_layer_norm": draw(st.booleans())}
+    if model_type == "gpt_neox_japanese":  # a last-layer dense_bias; RoPE on rotary_pct
+        quarter = d // h % 4 == 0
+        return {**common, "intermediate_multiple_size": draw(st.integers(1, 4)),
+                "hidden_act": act, "rotary_pct": draw(st.sampled_from([1.0, 0.5] if quarter
+                                                                     else [1.0]))}
     if model_type == "gpt_neox":
         return {**common, "intermediate_size": draw(st.integers(1, 24)), "hidden_act": act,
                 "use_parallel_residual": draw(st.booleans()),
@@ -673,7 +678,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "mimo_v2_flash", "rwkv")
 
 
-LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")
+LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "gpt_neox_japanese", "falcon", "bloom")
 # Types transformers builds with another type's classes or layers (their readers are that
 # type's): that type's strategy draws them.
 ALIKE = {"gpt-sw3": "gpt2", "falcon_mamba": "mamba", "iquestcoder": "llama",

@@ -149,6 +149,10 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     if (not mla and "experts" not in attention and not attention.get("differential")
             and draw(st.booleans())):
         spec = spec.updated(**draw(_gemma4_parts(spec)))
+    if (spec.mixer_kinds[-1] == "attention" and not spec.attention.experts
+            and not spec.attention.out_bias and draw(st.booleans())):
+        # GPT-NeoX-Japanese: W_O's bias on the last layer only
+        spec = spec.updated(**{"attention.last_layer_out_bias": True})
     return spec
 
 

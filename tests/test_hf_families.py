@@ -226,6 +226,8 @@ def test_exaone_reads_its_gpt_style_aliases():
 
 # ---- refused: one line naming the field ------------------------------------------------------
 BAD = [
+    ({"model_type": "gpt_neox_japanese", "hidden_size": 64, "num_attention_heads": 5},
+     "num_attention_heads=5 must divide hidden_size=64: the attention splits"),
     (config("hy-mt2-7b", use_cla=True), "use_cla=True: transformers' hunyuan_v1_dense does not"),
     (config("hy-mt2-7b", use_qk_norm=False), "use_qk_norm=False: transformers' hunyuan_v1_dense"),
     ({"model_type": "hunyuan_v1_dense"}, "head_dim=None: transformers' hunyuan_v1_dense"),

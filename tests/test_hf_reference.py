@@ -519,6 +519,39 @@ def test_random_diffllama_configs_match_transformers_and_export_back(config):
     assert_matches(spec, exported, MIN_WINDOW)
 
 
+# ---- the last layer's own W_O bias (GPT-NeoX-Japanese) ----------------------------------------
+def test_gpt_neox_japanese_default_matches_transformers():
+    """GPTNeoXJapaneseConfig's defaults (the gpt-neox-japanese-2.7b shape): 2,598,837,760
+    parameters, of which dense_bias is hidden_size values on the last layer alone; forward
+    FLOPs exact (a bias costs none)."""
+    config = {"model_type": "gpt_neox_japanese"}
+    spec = spec_from_hf_config(config)
+    assert spec.attention.last_layer_out_bias and not spec.attention.out_bias
+    counts = calc.count_params(spec)
+    assert counts.total == hf_reference.count(config, 16).params == 2_598_837_760
+    assert counts.components["attention/o"] == 32 * 2560 * 2560 + 2560
+    assert_matches(spec, config, 16)
+    # without the last layer's bias, calc's count is hidden_size short of transformers'
+    plain = spec.updated(**{"attention.last_layer_out_bias": False})
+    assert counts.total - calc.count_params(plain).total == 2560
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.builds(dict, STRATEGIES["gpt_neox_japanese"]("gpt_neox_japanese"),
+                 vocab_size=st.integers(1, 50)))
+def test_random_gpt_neox_japanese_configs_match_transformers_and_export_back(config):
+    """The last layer's dense_bias, the FFN's multiple and partial RoPE against transformers,
+    and back through gpt_neox_japanese's writer (no other writer holds the last layer's own
+    bias)."""
+    config = {"model_type": "gpt_neox_japanese", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    exported = hf_config_from_spec(spec)
+    assert exported["model_type"] == "gpt_neox_japanese"
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    assert_matches(spec, exported, MIN_WINDOW)
+
+
 # ---- Kimi Delta Attention (deltanet.gate "channel") beside NoPE MLA ------------------------
 @st.composite
 def _kimi_linear_configs(draw) -> dict:

@@ -46,6 +46,7 @@ from calc.symbols import (
     b_moe,
     b_norm,
     b_o,
+    b_oL,
     b_qkv,
     b_router,
     d,
@@ -303,12 +304,21 @@ PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
 )
 
 
+# GPT-NeoX-Japanese (modeling_gpt_neox_japanese.py, GPTNeoXJapaneseLayer): the attention's
+# dense_bias, d values, exists on the last layer only (use_bias = layer_number ==
+# num_hidden_layers - 1); counted once, with W_O's own terms.
+LAST_OUT_BIAS = b_oL * d
+
+
 def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
                attention: dict[str, sympy.Expr] = ATTENTION) -> dict[str, sympy.Expr]:
     """Totals over the whole model: each part's per-layer terms × the layers that have it (the
-    attention layers' `attention`), the MoE terms × L_moe, and the once-per-model terms."""
+    attention layers' `attention`, the last layer's own W_O bias), the MoE terms × L_moe, and
+    the once-per-model terms."""
+    totals = attention_totals(attention)
+    totals["attention/o"] += LAST_OUT_BIAS
     return {
-        **attention_totals(attention),
+        **totals,
         **{key: count * expr for count, part in PARTS[1:-1] for key, expr in part.items()},
         **{key: over_dense_layers(expr) for key, expr in DENSE_FFN.items()},
         **{key: L_moe * expr for key, expr in per_moe_layer.items()},

@@ -37,6 +37,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "attention.n_heads": att.n_heads, "attention.n_kv_heads": spec.n_kv_heads,
         "attention.head_dim": spec.head_dim_qk, "attention.v_head_dim": spec.head_dim_v,
         "attention.qkv_bias": att.qkv_bias, "attention.out_bias": att.out_bias,
+        "attention.last_layer_out_bias": att.last_layer_out_bias,
         "attention.qk_norm": att.qk_norm,
         "attention.mla": att.mla.model_dump() if att.mla else None,
         "attention.indexer": att.indexer.model_dump() if att.indexer else None,

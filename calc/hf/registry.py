@@ -159,6 +159,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     laguna.LAGUNA,
     mimo.MIMO_V2_FLASH,
     diffllama.DIFFLLAMA,
+    gpt.GPT_NEOX_JAPANESE,
     apertus.APERTUS1P5_TEXT,
     gemma.GEMMA4_UNIFIED_TEXT,
     minimax.MINIMAX,

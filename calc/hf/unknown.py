@@ -65,8 +65,6 @@ NEEDS = {
     # attention and residual parts the spec lacks
     "axk1": "an RMSNorm after the MoE block's output on the MoE layers only "
             "(post_mlp_layernorm)",
-    "gpt_neox_japanese": "an attention output bias on the last layer only (dense_bias: "
-                         "use_bias is layer_number == num_hidden_layers - 1)",
     "cpmant": "CPM-Ant's learned attention bias by segment pair and relative-position bucket "
               "(CpmAntSegmentPositionEmbedding)",
     "beam": "a learned bias of one value per head on the attention output gate (gate_bias)",

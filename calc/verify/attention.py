@@ -48,7 +48,8 @@ class RelativePositions(nn.Module):
 class Attention(nn.Module):
     """MHA/GQA/MQA or MLA; QKᵀ and A·V as explicit matmuls, tagged attention/scores."""
 
-    def __init__(self, spec: ModelSpec, kind: str, indexed: bool = True, own_kv: bool = True):
+    def __init__(self, spec: ModelSpec, kind: str, indexed: bool = True, own_kv: bool = True,
+                 out_bias: bool = False):
         super().__init__()
         tag(self, "attention/scores")
         spec = spec.for_kind(kind)  # this kind's head shapes (attention.kind_shapes)
@@ -89,7 +90,7 @@ class Attention(nn.Module):
                                self.h * (self.d_qk - self.d_rope + self.d_v), False,
                                "attention/kv")
         self.o = (None if att.experts else
-                  linear(self.h * self.d_v, d, att.out_bias, "attention/o"))
+                  linear(self.h * self.d_v, d, att.out_bias or out_bias, "attention/o"))
         # the output gate: d → h·d_v with W_Q's bias (one gate per channel), or its own
         # d → h without bias (one per head, LFM3's and Laguna's g_proj)
         per_head = att.output_gate_per == "head"
