@@ -34,6 +34,7 @@ def _floordiv(a, b):
 
 def params_per_layer(s):
     E_a = s['E_a']
+    b_gh = s['b_gh']
     b_norm = s['b_norm']
     b_o = s['b_o']
     b_qkv = s['b_qkv']
@@ -88,7 +89,7 @@ def params_per_layer(s):
             + i_mla*(_t8*d + h*r_kv*(d_qk - d_rope + d_v))
         ),
         'attention/o': _t10*_t5*i_moa + _t10*h + b_o*d,
-        'attention/gate': _t11*_t12*b_qkv + _t12*d*(_t11 + i_gh),
+        'attention/gate': _t11*_t12*b_qkv*(1 - b_gh) + _t12*d*(_t11 + i_gh) + b_gh*h,
         'attention/router': E_a*_t6,
         'attention/position': i_rel*(2*_t3 + _t7),
         'attention/qk_norm': _t0*(_t13 + _t3*i_qk_proj) + _t0*(_t13 + d_qk*h_kv*i_qk_proj),
@@ -122,11 +123,14 @@ def params_moe_ffn(s):
     E_s = s['E_s']
     b_ff = s['b_ff']
     b_moe = s['b_moe']
+    b_norm = s['b_norm']
     b_router = s['b_router']
     d = s['d']
     d_e = s['d_e']
     d_s = s['d_s']
+    g_norm = s['g_norm']
     i_glu = s['i_glu']
+    i_mn = s['i_mn']
     i_shared_gate = s['i_shared_gate']
     _t0 = d*(i_glu + 2)
     _t1 = i_glu + 1
@@ -135,6 +139,7 @@ def params_moe_ffn(s):
         'moe/experts': E*(_t0*d_e + b_ff*(_t1*d_e + d)),
         'moe/shared': E_s*(_t0*d_s + b_ff*(_t1*d_s + d)) + d*i_shared_gate,
         'moe/bias': b_moe*d,
+        'moe/norm': d*i_mn*(b_norm + g_norm),
     }
 
 
@@ -275,6 +280,7 @@ def params_components(s):
     V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
+    b_gh = s['b_gh']
     b_lm = s['b_lm']
     b_moe = s['b_moe']
     b_norm = s['b_norm']
@@ -317,6 +323,7 @@ def params_components(s):
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
+    i_mn = s['i_mn']
     i_moa = s['i_moa']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
@@ -369,8 +376,8 @@ def params_components(s):
     _t28 = d*d_v
     _t29 = 1 - i_gh
     _t30 = _t29*d_v2
-    _t31 = b_qkv*i_gate
-    _t32 = d*i_gate
+    _t31 = d*i_gate
+    _t32 = b_qkv*i_gate*(1 - b_gh)
     _t33 = _t29*d_v
     _t34 = E_a*_t7
     _t35 = d_qk2*i_qk_head
@@ -408,6 +415,7 @@ def params_components(s):
     _t67 = _t64*(_t65 + _t66)
     _t68 = _t42*d_ff
     _t69 = d*(i_glu + 2)
+    _t70 = L_moe*d
     return {
         'attention/q': (
             L_att2*(
@@ -432,8 +440,8 @@ def params_components(s):
             + b_oL*d
         ),
         'attention/gate': (
-            L_att2*(_t30*_t31*h2 + _t32*h2*(_t30 + i_gh))
-            + _t11*(_t31*_t33*h + _t32*h*(_t33 + i_gh))
+            L_att2*(_t30*_t32*h2 + _t31*h2*(_t30 + i_gh) + b_gh*h2)
+            + _t11*(_t31*h*(_t33 + i_gh) + _t32*_t33*h + b_gh*h)
         ),
         'attention/router': L_att2*_t34 + _t11*_t34,
         'attention/position': L_att2*i_rel*(2*_t4 + _t9) + _t11*i_rel*(2*_t12 + _t15),
@@ -482,7 +490,8 @@ def params_components(s):
         'moe/router': L_moe*(E*b_router + E*d),
         'moe/experts': E*L_moe*(_t69*d_e + b_ff*(_t64*d_e + d)),
         'moe/shared': L_moe*(E_s*(_t69*d_s + b_ff*(_t64*d_s + d)) + d*i_shared_gate),
-        'moe/bias': L_moe*b_moe*d,
+        'moe/bias': _t70*b_moe,
+        'moe/norm': _t0*_t70*i_mn,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
         'embedding/norm': _t43*i_norm_emb,
@@ -523,6 +532,7 @@ def params_summary(s):
     V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
+    b_gh = s['b_gh']
     b_lm = s['b_lm']
     b_moe = s['b_moe']
     b_norm = s['b_norm']
@@ -566,6 +576,7 @@ def params_summary(s):
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
+    i_mn = s['i_mn']
     i_moa = s['i_moa']
     i_moe = s['i_moe']
     i_norm_emb = s['i_norm_emb']
@@ -623,7 +634,7 @@ def params_summary(s):
     _t31 = _t5*(_t29 + _t30*h_kv2)
     _t32 = 1 - i_gh
     _t33 = _t32*d_v2
-    _t34 = b_qkv*i_gate
+    _t34 = b_qkv*i_gate*(1 - b_gh)
     _t35 = _t6*r_kv
     _t36 = d_rope + r_kv
     _t37 = _t36*d
@@ -655,7 +666,7 @@ def params_summary(s):
     _t63 = _t5*(_t61 + _t62*h_kv)
     _t64 = _t5*(_t61 + _t62*h) + _t63
     _t65 = _t32*d_v
-    _t66 = _t18*i_gate*(_t65 + i_gh) + _t34*_t65*h
+    _t66 = _t18*i_gate*(_t65 + i_gh) + _t34*_t65*h + b_gh*h
     _t67 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
     _t68 = _t35 + _t67*d + b_qkv*(_t40 + _t67) + i_mla*(_t37 + h*r_kv*(_t38 + d_qk + d_v))
     _t69 = L_kvs - L_kvs2
@@ -677,8 +688,9 @@ def params_summary(s):
     _t85 = _t79*n_norm
     _t86 = _t5*i_sub
     _t87 = _t86*d_ff
-    _t88 = _t86*d_v*h
-    _t89 = (
+    _t88 = _t79*i_mn
+    _t89 = _t86*d_v*h
+    _t90 = (
         H_v*_t44*d
         + L*_t85
         + L_att2*_t41
@@ -686,7 +698,7 @@ def params_summary(s):
         + L_att2*_t84
         + L_att2*i_rel*(_t10 + 2*_t12)
         + L_att2*(_t31 + _t5*(_t29 + _t30*h2))
-        + L_att2*(_t3*i_gate*(_t33 + i_gh) + _t33*_t34*h2)
+        + L_att2*(_t3*i_gate*(_t33 + i_gh) + _t33*_t34*h2 + b_gh*h2)
         + L_dense*_t43
         + L_dense*_t48
         + L_dense*_t87
@@ -704,6 +716,7 @@ def params_summary(s):
         + L_moe*_t50
         + L_moe*_t51
         + L_moe*_t78
+        + L_moe*_t88
         + L_rw*_t52
         + L_rw*_t71
         + L_sc*d*(b_sc + k_sc)
@@ -723,7 +736,7 @@ def params_summary(s):
         + _t16*_t81
         + _t16*_t83
         + _t16*_t84
-        + _t16*_t88
+        + _t16*_t89
         + _t44
         - _t63*_t69
         - _t68*_t69
@@ -738,21 +751,21 @@ def params_summary(s):
         + _t79*i_norm_final
         + b_oL*d
     )
-    _t90 = (
+    _t91 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
         + L_moe*_t28
         + _t16*_t20
         + _t16*_t24
-        + _t89
+        + _t90
     )
-    _t91 = P*d + V*d_emb
-    _t92 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t91
+    _t92 = P*d + V*d_emb
+    _t93 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t92
     return {
-        'total': _t90 + _t92,
-        'embedding': _t91,
-        'non_embedding': _t90,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t89 + _t92,
+        'total': _t91 + _t93,
+        'embedding': _t92,
+        'non_embedding': _t91,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t90 + _t93,
         'mtp': (
             2*M*_t52
             + 3*M*_t79
@@ -768,8 +781,8 @@ def params_summary(s):
                 + _t83
                 + _t84
                 + _t85
-                + _t88
-                + i_moe*(_t28 + _t50 + _t51 + _t78)
+                + _t89
+                + i_moe*(_t28 + _t50 + _t51 + _t78 + _t88)
                 + (1 - i_moe)*(_t43 + _t48 + _t87 + n_act)
             )
         ),
@@ -1185,6 +1198,7 @@ def rules_train_per_token(s):
     V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
+    b_gh = s['b_gh']
     b_lm = s['b_lm']
     b_moe = s['b_moe']
     b_norm = s['b_norm']
@@ -1227,6 +1241,7 @@ def rules_train_per_token(s):
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
+    i_mn = s['i_mn']
     i_moa = s['i_moa']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
@@ -1272,7 +1287,7 @@ def rules_train_per_token(s):
     _t20 = _t2*(_t18 + _t19*h_kv2)
     _t21 = 1 - i_gh
     _t22 = _t21*d_v2
-    _t23 = b_qkv*i_gate
+    _t23 = b_qkv*i_gate*(1 - b_gh)
     _t24 = i_qlora*r_q
     _t25 = _t24*_t3
     _t26 = _t16*d_qk2
@@ -1319,40 +1334,42 @@ def rules_train_per_token(s):
     _t67 = H_v*d_lv
     _t68 = H_v + _t67
     _t69 = _t33*d
-    _t70 = _t0*_t2
-    _t71 = _t55*h
-    _t72 = 12*d
-    _t73 = 24*i_diff
-    _t74 = E_a*i_moa
-    _t75 = _t2*i_sub
-    _t76 = _t75*d_ff
-    _t77 = (
-        L*_t70*n_norm
+    _t70 = _t40*d
+    _t71 = _t0*_t2
+    _t72 = _t55*h
+    _t73 = 12*d
+    _t74 = 24*i_diff
+    _t75 = E_a*i_moa
+    _t76 = _t2*i_sub
+    _t77 = _t76*d_ff
+    _t78 = (
+        L*_t71*n_norm
         + L_att2*_t11
-        + L_att2*_t73*d_qk2
+        + L_att2*_t74*d_qk2
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - L_kvs2*_t11
         - 6*L_kvs2*_t20
         + 6*L_rw*_t42
         + L_rw*_t63
-        + _t0*_t54*_t74
+        + _t0*_t54*_t75
         + _t0*b_oL
         - _t12*_t14
         - 6*_t12*_t58
         + _t14*_t54
-        + _t17*_t74*d
+        + _t17*_t75*d
         + _t17*i_rel*(_t26 + 2*_t28)
         + _t17*(_t15 + _t16*d_v2)
         + _t17*(_t2*(_t18 + _t19*h2) + _t20)
-        + _t17*(_t16*i_gate*(_t22 + i_gh) + _t22*_t23*h2)
+        + _t17*(_t16*i_gate*(_t22 + i_gh) + _t22*_t23*h2 + b_gh*h2)
         + _t17*(
             _t25
             + _t26*_t8
             + b_qkv*(_t27 + _t28*_t8)
             + i_mla*(_t26*_t29 + i_qlora*(_t28*r_q + _t30))
         )
+        + _t2*_t70*i_mn
         + _t31*_t38
-        + _t31*_t76
+        + _t31*_t77
         + _t31*n_act
         + _t31*(_t32 + b_ff*d)
         + _t32*_t39
@@ -1360,9 +1377,8 @@ def rules_train_per_token(s):
         + _t33*i_cg*(2*d*r_g + r_g*(_t34 + _t67))
         + _t33*k_dn*(_t66 + _t67)
         + _t33*(H_v*_t35 + H_v + _t34*i_cg)
-        + _t39*_t76
+        + _t39*_t77
         + _t39*(_t36*(2*_t32 + 2*_t37) - _t38)
-        + _t40*b_moe*d
         + _t40*k*(_t41*d_e + b_ff*(_t36*d_e + d))
         + _t40*(E*b_router + E*d)
         + _t40*(E_s*(_t41*d_s + b_ff*(_t36*d_s + d)) + d*i_shared_gate)
@@ -1376,11 +1392,11 @@ def rules_train_per_token(s):
         + _t45*(b_ssm*d + d*d_in)
         + _t45*(_t50*_t51*i_dtn + d_in*i_gn*i_m2)
         + _t45*(R_dt*_t52 + _t49 + _t52)
-        + _t54*_t73*d_qk
+        + _t54*_t74*d_qk
         + _t55*i_rel*(_t60 + 2*_t61)
         + _t55*(_t15 + _t53*d_v)
         + _t55*(_t2*(_t56 + _t57*h) + _t58)
-        + _t55*(_t23*_t59*h + _t53*i_gate*(_t59 + i_gh))
+        + _t55*(_t23*_t59*h + _t53*i_gate*(_t59 + i_gh) + b_gh*h)
         + _t55*(
             _t25
             + _t60*_t8
@@ -1391,25 +1407,26 @@ def rules_train_per_token(s):
         + 12*_t62
         + _t63*_t64
         + 6*_t64
-        + _t65*_t75*d_v2
+        + _t65*_t76*d_v2
         + _t65*i_sink2
         + _t67*_t69
         + _t69*(_t35*_t68 + _t66 + _t68)
-        + _t70*i_norm_emb
-        + _t70*i_norm_final
-        + _t71*_t75*d_v
-        + _t71*i_sink
-        + _t72*d_emb*i_proj
+        + _t70*b_moe
+        + _t71*i_norm_emb
+        + _t71*i_norm_final
+        + _t72*_t76*d_v
+        + _t72*i_sink
+        + _t73*d_emb*i_proj
     )
-    _t78 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t77
-    _t79 = T*_t28
-    _t80 = T*_t61
-    _t81 = 3*T
-    _t82 = 4*T
+    _t79 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t78
+    _t80 = T*_t28
+    _t81 = T*_t61
+    _t82 = 3*T
+    _t83 = 4*T
     return {
-        '6N': P*_t0 + _t78,
-        'kaplan': _t17*_t79 + _t55*_t80 + _t77,
-        'palm': 12*L_att2*_t79 + 12*_t54*_t80 + _t78,
+        '6N': P*_t0 + _t79,
+        'kaplan': _t17*_t80 + _t55*_t81 + _t78,
+        'palm': 12*L_att2*_t80 + 12*_t54*_t81 + _t79,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1417,11 +1434,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t26 + _t28*_t82 + _t81*h2)
+            3*L_att2*(8*_t26 + _t28*_t83 + _t82*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t54*(8*_t60 + _t61*_t82 + _t81*h)
-            + _t72*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t54*(8*_t60 + _t61*_t83 + _t82*h)
+            + _t73*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -1689,6 +1706,7 @@ def memory_activations(s):
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
+    i_mn = s['i_mn']
     i_norm_final = s['i_norm_final']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -1824,6 +1842,7 @@ def memory_activations(s):
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
+                        + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
@@ -2008,6 +2027,7 @@ def memory(s):
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
+    i_mn = s['i_mn']
     i_mtps = s['i_mtps']
     i_norm_final = s['i_norm_final']
     i_oib = s['i_oib']
@@ -2230,6 +2250,7 @@ def memory(s):
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
+                        + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
@@ -2601,6 +2622,7 @@ def memory(s):
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
+                        + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
@@ -2700,6 +2722,7 @@ def finetune_counts(s):
     a_v = s['a_v']
     a_value = s['a_value']
     a_x_proj = s['a_x_proj']
+    b_gh = s['b_gh']
     d = s['d']
     d_I = s['d_I']
     d_e = s['d_e']
@@ -2740,7 +2763,7 @@ def finetune_counts(s):
     _t0 = d_qk2*h2
     _t1 = d_v2*h2
     _t2 = 1 - i_gh
-    _t3 = _t2*i_gate
+    _t3 = _t2*i_gate*(1 - b_gh)
     _t4 = L_att - L_att2
     _t5 = d_qk*h
     _t6 = d_v*h
@@ -2749,86 +2772,89 @@ def finetune_counts(s):
     _t9 = -L_kvs + L_kvs2 + _t4
     _t10 = 1 - i_kev2
     _t11 = 1 - i_kev
-    _t12 = i_glu + 2
-    _t13 = L_moe*r_a
-    _t14 = L_sc*d
-    _t15 = 2*N_s
-    _t16 = 2*d_in + i_m2*(G_s*_t15 + H_s)
-    _t17 = R_dt + d_in
-    _t18 = 1 - i_m2
-    _t19 = L_ssm*_t18*r_a
-    _t20 = H_v*d_lv
-    _t21 = H_la*d_la
-    _t22 = L_la*(_t21 + d)
-    _t23 = 2*H_k*d_lk
-    _t24 = L_dn*r_a
-    _t25 = L_rw*(d + d_rw)
-    _t26 = r_a*(L_rw*(d + d_ff) + _t25)
-    _t27 = 2*d
-    _t28 = d**2
-    _t29 = _t12*d
-    _t30 = _t29*d_ff
-    _t31 = E*d
-    _t32 = d*(d_rope + r_kv)
-    _t33 = -d_rope
-    _t34 = 1 - i_mla
-    _t35 = _t34*d
-    _t36 = _t35*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t32 + h2*r_kv*(_t33 + d_qk2 + d_v2))
-    _t37 = _t18*d_in
-    _t38 = _t35*h_kv*(_t11*d_v + d_qk) + i_mla*(_t32 + h*r_kv*(_t33 + d_qk + d_v))
-    _t39 = H_v + _t20
-    _t40 = 1 - i_qlora
-    _t41 = _t0*d
-    _t42 = d*r_q
-    _t43 = d*i_moa
-    _t44 = E_a*_t43
-    _t45 = _t43*(E_a*h_kv2 - h2)
-    _t46 = d*i_gate
-    _t47 = _t5*d
-    _t48 = _t43*(E_a*h_kv - h)
-    _t49 = (
+    _t12 = _t2*b_gh + i_gh
+    _t13 = h2*(_t2*d_v2 + i_gh)
+    _t14 = h*(_t2*d_v + i_gh)
+    _t15 = i_glu + 2
+    _t16 = L_moe*r_a
+    _t17 = L_sc*d
+    _t18 = 2*N_s
+    _t19 = 2*d_in + i_m2*(G_s*_t18 + H_s)
+    _t20 = R_dt + d_in
+    _t21 = 1 - i_m2
+    _t22 = L_ssm*_t21*r_a
+    _t23 = H_v*d_lv
+    _t24 = H_la*d_la
+    _t25 = L_la*(_t24 + d)
+    _t26 = 2*H_k*d_lk
+    _t27 = L_dn*r_a
+    _t28 = L_rw*(d + d_rw)
+    _t29 = r_a*(L_rw*(d + d_ff) + _t28)
+    _t30 = 2*d
+    _t31 = d**2
+    _t32 = _t15*d
+    _t33 = _t32*d_ff
+    _t34 = E*d
+    _t35 = d*(d_rope + r_kv)
+    _t36 = -d_rope
+    _t37 = 1 - i_mla
+    _t38 = _t37*d
+    _t39 = _t38*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t35 + h2*r_kv*(_t36 + d_qk2 + d_v2))
+    _t40 = _t21*d_in
+    _t41 = _t38*h_kv*(_t11*d_v + d_qk) + i_mla*(_t35 + h*r_kv*(_t36 + d_qk + d_v))
+    _t42 = H_v + _t23
+    _t43 = 1 - i_qlora
+    _t44 = _t0*d
+    _t45 = d*r_q
+    _t46 = d*i_moa
+    _t47 = E_a*_t46
+    _t48 = _t46*(E_a*h_kv2 - h2)
+    _t49 = d*i_gate
+    _t50 = _t5*d
+    _t51 = _t46*(E_a*h_kv - h)
+    _t52 = (
         L_att2*(
             _t1*d
-            + _t34*_t41
-            + _t36
-            + _t41*i_rel
-            + _t44
-            + _t45*d_qk2
-            + _t45*d_v2
-            + _t46*h2*(_t2*d_v2 + i_gh)
-            + i_mla*(_t40*_t41 + i_qlora*(_t0*r_q + _t42))
+            + _t13*_t49
+            + _t37*_t44
+            + _t39
+            + _t44*i_rel
+            + _t47
+            + _t48*d_qk2
+            + _t48*d_v2
+            + i_mla*(_t43*_t44 + i_qlora*(_t0*r_q + _t45))
         )
-        + L_dense*_t30
+        + L_dense*_t33
         + L_dn*(
-            _t20*d + d*(_t23 + _t39*(1 - i_cg) + _t39) + i_cg*(_t27*r_g + r_g*(H_v*d_lk + _t20))
+            _t23*d + d*(_t26 + _t42*(1 - i_cg) + _t42) + i_cg*(_t30*r_g + r_g*(H_v*d_lk + _t23))
         )
-        + L_dw*_t30
+        + L_dw*_t33
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t36
-        + 5*L_la*_t21*d
-        + L_moe*(E_s*_t29*d_s + _t12*_t31*d_e + _t31 + d*i_shared_gate)
-        + L_rw*(_t28 + 4*d*d_rw)
-        + 4*L_sc*_t28
-        + L_ssm*(R_dt*_t37 + _t16*d + _t37*(R_dt + _t15) + d*d_in)
-        - _t38*(L_kvs + _t7)
+        - L_kvs2*_t39
+        + 5*L_la*_t24*d
+        + L_moe*(E_s*_t32*d_s + _t15*_t34*d_e + _t34 + d*i_shared_gate)
+        + L_rw*(_t31 + 4*d*d_rw)
+        + 4*L_sc*_t31
+        + L_ssm*(R_dt*_t40 + _t19*d + _t40*(R_dt + _t18) + d*d_in)
         + _t4*(
-            _t35*_t5
-            + _t38
-            + _t44
-            + _t46*h*(_t2*d_v + i_gh)
-            + _t47*i_rel
-            + _t48*d_qk
-            + _t48*d_v
+            _t14*_t49
+            + _t38*_t5
+            + _t41
+            + _t47
+            + _t50*i_rel
+            + _t51*d_qk
+            + _t51*d_v
             + _t6*d
-            + i_mla*(_t40*_t47 + i_qlora*(_t42 + _t5*r_q))
+            + i_mla*(_t43*_t50 + i_qlora*(_t45 + _t5*r_q))
         )
+        - _t41*(L_kvs + _t7)
     )
     return {
         'lora/q': a_q*r_a*(L_att2*(_t0 + _t1*_t3 + d) + _t4*(_t3*_t6 + _t5 + d)),
         'lora/k': a_k*r_a*(_t8*(d + d_qk2*h_kv2) + _t9*(d + d_qk*h_kv)),
         'lora/v': a_v*r_a*(_t10*_t8*(d + d_v2*h_kv2) + _t11*_t9*(d + d_v*h_kv)),
         'lora/o': a_o*r_a*(L_att2*(_t1 + d) + _t4*(_t6 + d)),
-        'lora/g': a_g*r_a*(L_att2*i_gh*(d + h2) + _t4*i_gh*(d + h)),
+        'lora/g': a_g*r_a*(L_att2*_t12*(_t13 + d) + _t12*_t4*(_t14 + d)),
         'lora/up': a_up*r_a*(
             L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
@@ -2840,20 +2866,20 @@ def finetune_counts(s):
         'lora/down': a_down*r_a*(
             L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
-        'lora/experts': E*_t12*_t13*a_experts*(d + d_e),
-        'lora/shared_expert_gate': _t13*a_shared_expert_gate*i_shared_gate*(d + 1),
-        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t16 + d) + 4*_t14),
-        'lora/x_proj': _t19*a_x_proj*(_t15 + _t17),
-        'lora/dt_proj': _t17*_t19*a_dt_proj,
-        'lora/out_proj': a_out_proj*r_a*(L_dn*(_t20 + d) + L_ssm*(d + d_in) + 2*_t14 + _t22),
-        'lora/in_proj_qkvz': _t24*a_in_proj_qkvz*(2*_t20 + _t23 + d),
-        'lora/in_proj_ba': _t24*a_in_proj_ba*(2*H_v + d),
-        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t21 + d),
-        'lora/output_gate': _t22*a_output_gate*r_a,
-        'lora/key': _t26*a_key,
-        'lora/value': _t26*a_value,
-        'lora/receptance': a_receptance*r_a*(L_rw*_t27 + _t25),
-        'lora/output': _t25*a_output*r_a,
+        'lora/experts': E*_t15*_t16*a_experts*(d + d_e),
+        'lora/shared_expert_gate': _t16*a_shared_expert_gate*i_shared_gate*(d + 1),
+        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t19 + d) + 4*_t17),
+        'lora/x_proj': _t22*a_x_proj*(_t18 + _t20),
+        'lora/dt_proj': _t20*_t22*a_dt_proj,
+        'lora/out_proj': a_out_proj*r_a*(L_dn*(_t23 + d) + L_ssm*(d + d_in) + 2*_t17 + _t25),
+        'lora/in_proj_qkvz': _t27*a_in_proj_qkvz*(2*_t23 + _t26 + d),
+        'lora/in_proj_ba': _t27*a_in_proj_ba*(2*H_v + d),
+        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t24 + d),
+        'lora/output_gate': _t25*a_output_gate*r_a,
+        'lora/key': _t29*a_key,
+        'lora/value': _t29*a_value,
+        'lora/receptance': a_receptance*r_a*(L_rw*_t30 + _t28),
+        'lora/output': _t28*a_output*r_a,
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
@@ -2869,7 +2895,10 @@ def finetune_counts(s):
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
-            + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+            + a_g*r_a*(
+                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+            )
             + a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
                 + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -2886,8 +2915,8 @@ def finetune_counts(s):
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
             )
             + a_q*r_a*(
-                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + a_up*r_a*(
@@ -2916,7 +2945,10 @@ def finetune_counts(s):
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
-            + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+            + a_g*r_a*(
+                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+            )
             + a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
                 + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -2933,8 +2965,8 @@ def finetune_counts(s):
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
             )
             + a_q*r_a*(
-                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + a_up*r_a*(
@@ -2948,8 +2980,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t49,
-        'unquantised': N - _t49,
+        'quantised': _t52,
+        'unquantised': N - _t52,
     }
 
 
@@ -3014,6 +3046,7 @@ def finetune_states(s):
     a_v = s['a_v']
     a_value = s['a_value']
     a_x_proj = s['a_x_proj']
+    b_gh = s['b_gh']
     b_qkv = s['b_qkv']
     d = s['d']
     d_I = s['d_I']
@@ -3102,7 +3135,10 @@ def finetune_states(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3119,8 +3155,8 @@ def finetune_states(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -3244,7 +3280,10 @@ def finetune_states(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3261,8 +3300,8 @@ def finetune_states(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -3337,7 +3376,10 @@ def finetune_states(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3354,8 +3396,8 @@ def finetune_states(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -3384,7 +3426,10 @@ def finetune_states(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3401,8 +3446,8 @@ def finetune_states(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -3455,7 +3500,10 @@ def finetune_states(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3472,8 +3520,8 @@ def finetune_states(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -3565,6 +3613,7 @@ def finetune_memory(s):
     a_value = s['a_value']
     a_x_proj = s['a_x_proj']
     b = s['b']
+    b_gh = s['b_gh']
     b_qkv = s['b_qkv']
     d = s['d']
     d_I = s['d_I']
@@ -3614,6 +3663,7 @@ def finetune_memory(s):
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
+    i_mn = s['i_mn']
     i_moa = s['i_moa']
     i_mtps = s['i_mtps']
     i_norm_final = s['i_norm_final']
@@ -3674,7 +3724,7 @@ def finetune_memory(s):
             + L_ssm*a_dt_proj*(1 - i_m2)
             + L_ssm*a_x_proj*(1 - i_m2)
             + a_down*(L_dense + L_moe*_minimum(1, E_s))
-            + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
+            + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
             + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
             + a_in_proj*(L_sc + L_ssm)
             + a_k*(L_att - L_kvs)
@@ -3701,7 +3751,7 @@ def finetune_memory(s):
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
-                + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
+                + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs)
@@ -3817,6 +3867,7 @@ def finetune_memory(s):
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
+                        + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
@@ -4047,7 +4098,10 @@ def finetune_memory(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4064,8 +4118,8 @@ def finetune_memory(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -4094,7 +4148,10 @@ def finetune_memory(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4111,8 +4168,8 @@ def finetune_memory(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -4142,7 +4199,10 @@ def finetune_memory(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4159,8 +4219,8 @@ def finetune_memory(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -4189,7 +4249,10 @@ def finetune_memory(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4206,8 +4269,8 @@ def finetune_memory(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -4404,7 +4467,10 @@ def finetune_memory(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4421,8 +4487,8 @@ def finetune_memory(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -4451,7 +4517,10 @@ def finetune_memory(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4468,8 +4537,8 @@ def finetune_memory(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -4499,7 +4568,10 @@ def finetune_memory(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4516,8 +4588,8 @@ def finetune_memory(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -4546,7 +4618,10 @@ def finetune_memory(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4563,8 +4638,8 @@ def finetune_memory(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -4597,7 +4672,7 @@ def finetune_memory(s):
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
-                + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
+                + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs)
@@ -4705,6 +4780,7 @@ def finetune_memory(s):
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
+                        + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
@@ -4810,6 +4886,7 @@ def finetune_flops(s):
     a_v = s['a_v']
     a_value = s['a_value']
     a_x_proj = s['a_x_proj']
+    b_gh = s['b_gh']
     c = s['c']
     d = s['d']
     d_I = s['d_I']
@@ -4874,7 +4951,10 @@ def finetune_flops(s):
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
-            + 2*a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+            + 2*a_g*r_a*(
+                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+            )
             + 2*a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
                 + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4891,8 +4971,8 @@ def finetune_flops(s):
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
             )
             + 2*a_q*r_a*(
-                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + 2*a_up*r_a*(
@@ -4928,7 +5008,10 @@ def finetune_flops(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + 2*a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + 2*a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + 2*a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4945,8 +5028,8 @@ def finetune_flops(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + 2*a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + 2*a_up*r_a*(
@@ -5175,6 +5258,7 @@ def optimizer_states(s):
     a_v = s['a_v']
     a_value = s['a_value']
     a_x_proj = s['a_x_proj']
+    b_gh = s['b_gh']
     d = s['d']
     d_I = s['d_I']
     d_e = s['d_e']
@@ -5404,7 +5488,7 @@ def optimizer_states(s):
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
-                + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
+                + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs)
@@ -5429,7 +5513,10 @@ def optimizer_states(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5446,8 +5533,8 @@ def optimizer_states(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -5477,7 +5564,10 @@ def optimizer_states(s):
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
-            + 4*a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+            + 4*a_g*r_a*(
+                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+            )
             + 4*a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
                 + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5494,8 +5584,8 @@ def optimizer_states(s):
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
             )
             + 4*a_q*r_a*(
-                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + 4*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + 4*a_up*r_a*(
@@ -5572,6 +5662,7 @@ def offload(s):
     a_v = s['a_v']
     a_value = s['a_value']
     a_x_proj = s['a_x_proj']
+    b_gh = s['b_gh']
     b_qkv = s['b_qkv']
     d = s['d']
     d_I = s['d_I']
@@ -5660,7 +5751,10 @@ def offload(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5677,8 +5771,8 @@ def offload(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -5728,7 +5822,10 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5745,8 +5842,8 @@ def offload(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -5795,7 +5892,10 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5812,8 +5912,8 @@ def offload(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -5862,7 +5962,10 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5879,8 +5982,8 @@ def offload(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -6010,7 +6113,10 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6027,8 +6133,8 @@ def offload(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -6158,7 +6264,10 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6175,8 +6284,8 @@ def offload(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -6308,7 +6417,12 @@ def offload(s):
                             + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                             + (L_dense - L_dw)*(d + d_ff)
                         )
-                        + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                        + a_g*r_a*(
+                            L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                            + (L_att - L_att2)*(
+                                d + h*(d_v*(1 - i_gh) + i_gh)
+                            )*(b_gh*(1 - i_gh) + i_gh)
+                        )
                         + a_gate*r_a*(
                             L_dw*i_glu*(d + 2*d_ff)
                             + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6328,8 +6442,8 @@ def offload(s):
                             + L_ssm*(d + d_in)
                         )
                         + a_q*r_a*(
-                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                         )
                         + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                         + a_up*r_a*(
@@ -6375,7 +6489,10 @@ def offload(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6392,8 +6509,8 @@ def offload(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -6437,7 +6554,10 @@ def offload(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6454,8 +6574,8 @@ def offload(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -6501,7 +6621,10 @@ def offload(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6518,8 +6641,8 @@ def offload(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -6648,7 +6771,10 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6665,8 +6791,8 @@ def offload(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(

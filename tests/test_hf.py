@@ -65,7 +65,8 @@ UNRELEASED = {
         ("lfm3", "LiquidAI/LFM3-1.7B"), ("laguna", "poolside/Laguna-XS.2"),
         ("mimo_v2_flash", "XiaomiMiMo/MiMo-V2-Flash"),
         ("diffllama", "kajuma/DiffLlama-0.3B-handcut"),
-        ("gpt_neox_japanese", "abeja/gpt-neox-japanese-2.7b"))},
+        ("gpt_neox_japanese", "abeja/gpt-neox-japanese-2.7b"), ("axk1", "skt/A.X-K1"),
+        ("beam", "reflection/Beam-1.0-501B-A23B"))},
     "nemotron_h": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's pattern (copies quoted by "
                   "public repositories) has mixer blocks without an FFN block beside ones with, "
                   "which calc refuses; no verbatim config.json of another release was found",

@@ -42,6 +42,7 @@ from calc.symbols import (
     V,
     V_o,
     b_ff,
+    b_gh,
     b_lm,
     b_moe,
     b_norm,
@@ -74,6 +75,7 @@ from calc.symbols import (
     i_kev,
     i_kev2,
     i_mla,
+    i_mn,
     i_moa,
     i_moe,
     i_norm_emb,
@@ -145,8 +147,11 @@ ATTENTION_KV = (ATTENTION_WEIGHTS["attention/kv"]
                 + i_mla * NORM * r_kv)
 ATTENTION_O = ATTENTION_WEIGHTS["attention/o"] + b_o * d
 # A per-channel gate projected with W_Q carries its bias; a per-head g_proj has none (LFM3 and
-# Laguna build it with bias=False whatever attention_bias says).
-ATTENTION_GATE = ATTENTION_WEIGHTS["attention/gate"] + i_gate * (1 - i_gh) * b_qkv * h * d_v
+# Laguna build it with bias=False whatever attention_bias says). Beam's gate is its own
+# gate_proj without bias and gate_bias, one value per head (modeling_beam.py, BeamAttention:
+# gate_proj(x) + gate_bias[None, None, :, None] before the sigmoid): b_gate,head.
+ATTENTION_GATE = (ATTENTION_WEIGHTS["attention/gate"]
+                  + i_gate * (1 - i_gh) * (1 - b_gh) * b_qkv * h * d_v + b_gh * h)
 # Relative positions (Transformer-XL, Dai et al. 2019 §3.3, as Gopher and Chinchilla use them):
 # W_R ∈ R^{d×h·d_qk} projects the sinusoidal embedding of each distance into keys, and the
 # content and position biases u, v ∈ R^{h·d_qk} replace the query in two of the four score
@@ -235,6 +240,9 @@ MOE_FFN: dict[str, sympy.Expr] = {
     "moe/experts": E * EXPERT,
     "moe/shared": E_s * SHARED_EXPERT + i_shared_gate * d,
     "moe/bias": b_moe * d,  # JetMoE: one bias on the combined output (JetMoeMoE.bias)
+    # A.X-K1 (modeling_axk1.py, AXK1MoE): post_mlp_layernorm, an RMSNorm over the routed and
+    # shared experts' sum, on the MoE layers only (its dense layers' AXK1MLP has none)
+    "moe/norm": i_mn * NORM * d,
 }
 # Active per token: only k of the E routed experts (calc.counting.PARAMETERS says so in reports).
 MOE_ACTIVE: dict[str, sympy.Expr] = {**MOE_FFN, "moe/experts": k * EXPERT}

@@ -48,6 +48,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "attention.sinks": att.sinks, "attention.output_gate": att.output_gate,
         "attention.differential": att.differential,
         "attention.output_gate_per": att.output_gate_per if att.output_gate else None,
+        "attention.output_gate_bias": att.output_gate_bias,
         "attention.kind_shapes": {kind: (*spec.heads_of(kind), spec.sinks_of(kind))
                                   for kind in att.kind_shapes},
         "attention.k_eq_v": tuple(spec.keys_are_values(kind) for kind in spec.attention_kinds),
@@ -63,7 +64,8 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
             "n_experts": moe.n_experts, "top_k": moe.top_k, "d_expert": moe.d_expert,
             "n_shared_experts": moe.n_shared_experts,
             "d_shared": moe.shared_width if moe.n_shared_experts else None,
-            "shared_expert_gate": moe.shared_expert_gate, "router_bias": moe.router_bias},
+            "shared_expert_gate": moe.shared_expert_gate, "router_bias": moe.router_bias,
+            "output_norm": moe.output_norm},
         "moe.layers": spec.moe_layers,
         "norm.kind": norm.kind, "norm.bias": norm.has_bias, "norm.placement": norm.placement,
         "norm.final": norm.final, "norm.embedding": norm.embedding,

@@ -130,6 +130,12 @@ class AttentionSpec(Frozen):
                     "W_Q and carrying its bias (Qwen3-Next), or one per head broadcast over "
                     "its d_v channels, W_G d × h without bias (LFM3's g_proj; Laguna's, with "
                     "softplus: the function costs nothing)")
+    output_gate_bias: bool = Field(
+        False,
+        description="the output gate's bias is one learned value per head, added before the "
+                    "sigmoid and broadcast over the head's gate values, and its W_G a "
+                    "projection of its own without bias (Beam: gate_proj d × h·d_v beside "
+                    "q_proj, gate_bias of n_heads values); needs output_gate")
     differential: bool = Field(
         False,
         description="differential attention (Ye et al. 2024, DIFF Transformer; transformers' "
@@ -191,6 +197,8 @@ class AttentionSpec(Frozen):
         if self.last_layer_out_bias and self.out_bias:
             raise ValueError("attention.last_layer_out_bias=true with attention.out_bias=true: "
                              "every layer's W_O already has its bias")
+        if self.output_gate_bias and not self.output_gate:
+            raise ValueError("attention.output_gate_bias=true needs attention.output_gate=true")
         if self.output_gate_per == "head" and not self.output_gate:
             raise ValueError("attention.output_gate_per='head' needs attention.output_gate=true")
         if self.experts is not None:

@@ -244,10 +244,12 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
         ffn_widths += n_moe * (moe.top_k * moe.d_expert + moe.n_shared_experts * moe.shared_width)
     # x + F(x) after each sublayer (read 2, write 1); a parallel block adds both branches at once
     residual = layers * 4 * d if spec.parallel_block else (layers + ffns) * 3 * d
+    # A.X-K1's norm over each MoE layer's output (moe.output_norm)
+    moe_norms = n_moe if moe is not None and moe.output_norm else 0
     terms = [
         # each norm reads and writes d (the MLA latents' norms their rank)
-        ElementWise("norms", (layers * spec.norms_per_layer * 2 * d + n_att * 2 * latents) * q,
-                    "replicated"),
+        ElementWise("norms", ((layers * spec.norms_per_layer + moe_norms) * 2 * d
+                              + n_att * 2 * latents) * q, "replicated"),
         ElementWise("residual", residual * q, "replicated"),
         # dropout after each sublayer: read, write, and a 1-byte mask
         ElementWise("dropout", (layers + ffns) * (2 * d * q + d * MASK_BYTES), "replicated",

@@ -93,6 +93,8 @@ class MixtureOfExperts(nn.Module):
         self.shared_gate = (linear(spec.d_model, 1, False, "moe/shared")
                             if moe.shared_expert_gate else None)
         self.bias = tag(OutputBias(spec.d_model), "moe/bias") if moe.output_bias else None
+        # A.X-K1's post_mlp_layernorm over the combined output
+        self.norm = make_norm(spec.norm, spec.d_model, "moe/norm") if moe.output_norm else None
 
     def _route(self, probs: Tensor) -> tuple[Tensor, Tensor, list[int]]:
         """(token of each assignment, its gate weight, tokens per expert), sorted by expert.
@@ -138,6 +140,8 @@ class MixtureOfExperts(nn.Module):
             combined = combined + shared
         if self.bias is not None:
             combined = combined + self.bias.values
+        if self.norm is not None:
+            combined = self.norm(combined)
         return combined.view(b, t, d)
 
 
