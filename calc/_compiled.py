@@ -34,6 +34,7 @@ def _floordiv(a, b):
 
 def params_per_layer(s):
     E_a = s['E_a']
+    b_gh = s['b_gh']
     b_norm = s['b_norm']
     b_o = s['b_o']
     b_qkv = s['b_qkv']
@@ -88,7 +89,7 @@ def params_per_layer(s):
             + i_mla*(_t8*d + h*r_kv*(d_qk - d_rope + d_v))
         ),
         'attention/o': _t10*_t5*i_moa + _t10*h + b_o*d,
-        'attention/gate': _t11*_t12*_t2*b_qkv + _t12*d*(_t11 + i_gh),
+        'attention/gate': _t11*_t12*_t2*b_qkv*(1 - b_gh) + _t12*d*(_t11 + i_gh) + b_gh*h,
         'attention/router': E_a*_t6,
         'attention/position': i_rel*(2*_t3 + _t7),
         'attention/qk_norm': _t0*(_t13 + _t3*i_qk_proj) + _t0*(_t13 + d_qk*h_kv*i_qk_proj),
@@ -122,11 +123,14 @@ def params_moe_ffn(s):
     E_s = s['E_s']
     b_ff = s['b_ff']
     b_moe = s['b_moe']
+    b_norm = s['b_norm']
     b_router = s['b_router']
     d = s['d']
     d_e = s['d_e']
     d_s = s['d_s']
+    g_norm = s['g_norm']
     i_glu = s['i_glu']
+    i_mn = s['i_mn']
     i_shared_gate = s['i_shared_gate']
     _t0 = d*(i_glu + 2)
     _t1 = i_glu + 1
@@ -135,6 +139,7 @@ def params_moe_ffn(s):
         'moe/experts': E*(_t0*d_e + b_ff*(_t1*d_e + d)),
         'moe/shared': E_s*(_t0*d_s + b_ff*(_t1*d_s + d)) + d*i_shared_gate,
         'moe/bias': b_moe*d,
+        'moe/norm': d*i_mn*(b_norm + g_norm),
     }
 
 
@@ -294,10 +299,12 @@ def params_components(s):
     V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
+    b_gh = s['b_gh']
     b_lm = s['b_lm']
     b_moe = s['b_moe']
     b_norm = s['b_norm']
     b_o = s['b_o']
+    b_oL = s['b_oL']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
     b_sc = s['b_sc']
@@ -338,6 +345,7 @@ def params_components(s):
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
+    i_mn = s['i_mn']
     i_moa = s['i_moa']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
@@ -394,7 +402,7 @@ def params_components(s):
     _t29 = 1 - i_gh
     _t30 = _t29*d_v2
     _t31 = d*i_gate
-    _t32 = _t3*b_qkv*i_gate
+    _t32 = _t3*b_qkv*i_gate*(1 - b_gh)
     _t33 = _t29*d_v
     _t34 = E_a*_t7
     _t35 = d_qk2*i_qk_head
@@ -437,6 +445,7 @@ def params_components(s):
     _t72 = _t69*(_t70 + _t71)
     _t73 = _t42*d_ff
     _t74 = d*(i_glu + 2)
+    _t75 = L_moe*d
     return {
         'attention/q': (
             L_att2*(
@@ -456,11 +465,13 @@ def params_components(s):
         ),
         'attention/kv': L_att2*_t22 - L_kvs2*_t22 + _t11*_t24 - _t24*_t25,
         'attention/o': (
-            L_att2*(_t26 + _t27*_t6*i_moa + _t27*h2) + _t11*(_t14*_t28*i_moa + _t26 + _t28*h)
+            L_att2*(_t26 + _t27*_t6*i_moa + _t27*h2)
+            + _t11*(_t14*_t28*i_moa + _t26 + _t28*h)
+            + b_oL*d
         ),
         'attention/gate': (
-            L_att2*(_t30*_t32*h2 + _t31*h2*(_t30 + i_gh))
-            + _t11*(_t31*h*(_t33 + i_gh) + _t32*_t33*h)
+            L_att2*(_t30*_t32*h2 + _t31*h2*(_t30 + i_gh) + b_gh*h2)
+            + _t11*(_t31*h*(_t33 + i_gh) + _t32*_t33*h + b_gh*h)
         ),
         'attention/router': L_att2*_t34 + _t11*_t34,
         'attention/position': L_att2*i_rel*(2*_t4 + _t9) + _t11*i_rel*(2*_t12 + _t15),
@@ -516,7 +527,8 @@ def params_components(s):
         'moe/router': L_moe*(E*b_router + E*d),
         'moe/experts': E*L_moe*(_t74*d_e + b_ff*(_t69*d_e + d)),
         'moe/shared': L_moe*(E_s*(_t74*d_s + b_ff*(_t69*d_s + d)) + d*i_shared_gate),
-        'moe/bias': L_moe*b_moe*d,
+        'moe/bias': _t75*b_moe,
+        'moe/norm': _t0*_t75*i_mn,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
         'embedding/norm': _t43*i_norm_emb,
@@ -559,10 +571,12 @@ def params_summary(s):
     V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
+    b_gh = s['b_gh']
     b_lm = s['b_lm']
     b_moe = s['b_moe']
     b_norm = s['b_norm']
     b_o = s['b_o']
+    b_oL = s['b_oL']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
     b_sc = s['b_sc']
@@ -604,6 +618,7 @@ def params_summary(s):
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
+    i_mn = s['i_mn']
     i_moa = s['i_moa']
     i_moe = s['i_moe']
     i_norm_emb = s['i_norm_emb']
@@ -665,7 +680,7 @@ def params_summary(s):
     _t32 = _t5*(_t30 + _t31*h_kv2)
     _t33 = 1 - i_gh
     _t34 = _t33*d_v2
-    _t35 = _t9*b_qkv*i_gate
+    _t35 = _t9*b_qkv*i_gate*(1 - b_gh)
     _t36 = _t6*r_kv
     _t37 = d_rope + r_kv
     _t38 = _t37*d
@@ -700,7 +715,7 @@ def params_summary(s):
     _t67 = _t5*(_t65 + _t66*h_kv)
     _t68 = _t5*(_t65 + _t66*h) + _t67
     _t69 = _t33*d_v
-    _t70 = _t18*i_gate*(_t69 + i_gh) + _t35*_t69*h
+    _t70 = _t18*i_gate*(_t69 + i_gh) + _t35*_t69*h + b_gh*h
     _t71 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
     _t72 = _t36 + _t71*d + b_qkv*(_t41 + _t71) + i_mla*(_t38 + h*r_kv*(_t39 + d_qk + d_v))
     _t73 = L_kvs - L_kvs2
@@ -722,8 +737,9 @@ def params_summary(s):
     _t89 = _t83*n_norm
     _t90 = _t5*i_sub
     _t91 = _t90*d_ff
-    _t92 = _t90*d_v*h
-    _t93 = (
+    _t92 = _t83*i_mn
+    _t93 = _t90*d_v*h
+    _t94 = (
         H_v*_t45*d
         + L*_t89
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t29*i_hcm + 2*n_hc)*(d*n_hc + 1))
@@ -732,7 +748,7 @@ def params_summary(s):
         + L_att2*_t88
         + L_att2*i_rel*(_t10 + 2*_t12)
         + L_att2*(_t32 + _t5*(_t30 + _t31*h2))
-        + L_att2*(_t3*i_gate*(_t34 + i_gh) + _t34*_t35*h2)
+        + L_att2*(_t3*i_gate*(_t34 + i_gh) + _t34*_t35*h2 + b_gh*h2)
         + L_dense*_t44
         + L_dense*_t49
         + L_dense*_t91
@@ -753,6 +769,7 @@ def params_summary(s):
         + L_moe*_t54
         + L_moe*_t55
         + L_moe*_t82
+        + L_moe*_t92
         + L_rw*_t56
         + L_rw*_t75
         + L_sc*d*(b_sc + k_sc)
@@ -772,7 +789,7 @@ def params_summary(s):
         + _t16*_t85
         + _t16*_t87
         + _t16*_t88
-        + _t16*_t92
+        + _t16*_t93
         + _t29*d
         + _t45
         + _t50*(k_gr + 1)
@@ -788,24 +805,25 @@ def params_summary(s):
         + _t81*d_emb*i_proj
         + _t83*i_norm_emb
         + _t83*i_norm_final
+        + b_oL*d
         + i_hc
         + n_hc
     )
-    _t94 = (
+    _t95 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
         + L_moe*_t28
         + _t16*_t20
         + _t16*_t24
-        + _t93
+        + _t94
     )
-    _t95 = P*d + V*d_emb
-    _t96 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t95
+    _t96 = P*d + V*d_emb
+    _t97 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t96
     return {
-        'total': _t94 + _t96,
-        'embedding': _t95,
-        'non_embedding': _t94,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t93 + _t96,
+        'total': _t95 + _t97,
+        'embedding': _t96,
+        'non_embedding': _t95,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t94 + _t97,
         'mtp': (
             2*M*_t56
             + 3*M*_t83
@@ -821,8 +839,8 @@ def params_summary(s):
                 + _t87
                 + _t88
                 + _t89
-                + _t92
-                + i_moe*(_t28 + _t54 + _t55 + _t82)
+                + _t93
+                + i_moe*(_t28 + _t54 + _t55 + _t82 + _t92)
                 + (1 - i_moe)*(_t44 + _t49 + _t91 + n_act)
             )
         ),
@@ -1274,10 +1292,12 @@ def rules_train_per_token(s):
     V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
+    b_gh = s['b_gh']
     b_lm = s['b_lm']
     b_moe = s['b_moe']
     b_norm = s['b_norm']
     b_o = s['b_o']
+    b_oL = s['b_oL']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
     b_sc = s['b_sc']
@@ -1318,6 +1338,7 @@ def rules_train_per_token(s):
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
+    i_mn = s['i_mn']
     i_moa = s['i_moa']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
@@ -1368,7 +1389,7 @@ def rules_train_per_token(s):
     _t22 = _t2*(_t20 + _t21*h_kv2)
     _t23 = 1 - i_gh
     _t24 = _t23*d_v2
-    _t25 = _t8*b_qkv*i_gate
+    _t25 = _t8*b_qkv*i_gate*(1 - b_gh)
     _t26 = i_qlora*r_q
     _t27 = _t26*_t3
     _t28 = _t18*d_qk2
@@ -1419,16 +1440,17 @@ def rules_train_per_token(s):
     _t73 = H_v*d_lv
     _t74 = H_v + _t73
     _t75 = _t35*d
-    _t76 = _t0*_t2
-    _t77 = _t61*h
-    _t78 = 12*d
-    _t79 = 24*i_diff
-    _t80 = E_a*i_moa
-    _t81 = _t2*i_sub
-    _t82 = _t81*d_ff
-    _t83 = (
+    _t76 = _t46*d
+    _t77 = _t0*_t2
+    _t78 = _t61*h
+    _t79 = 12*d
+    _t80 = 24*i_diff
+    _t81 = E_a*i_moa
+    _t82 = _t2*i_sub
+    _t83 = _t82*d_ff
+    _t84 = (
         L_att2*_t11
-        + L_att2*_t79*d_qk2
+        + L_att2*_t80*d_qk2
         + 12*L_gr*(_t44 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - L_kvs2*_t11
@@ -1436,25 +1458,27 @@ def rules_train_per_token(s):
         + 6*L_rw*_t48
         + L_rw*_t69
         + _t0*_t15
-        + _t0*_t60*_t80
+        + _t0*_t60*_t81
+        + _t0*b_oL
         - _t12*_t14
         - 6*_t12*_t64
         + _t14*_t60
         + _t16*_t2*d*n_norm
         + _t16*(2*i_hc*(i_hcm + 2) + 2*(_t15*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + _t19*_t80*d
+        + _t19*_t81*d
         + _t19*i_rel*(_t28 + 2*_t30)
         + _t19*(_t17 + _t18*d_v2)
         + _t19*(_t2*(_t20 + _t21*h2) + _t22)
-        + _t19*(_t18*i_gate*(_t24 + i_gh) + _t24*_t25*h2)
+        + _t19*(_t18*i_gate*(_t24 + i_gh) + _t24*_t25*h2 + b_gh*h2)
         + _t19*(
             _t27
             + _t28*_t8
             + b_qkv*(_t29 + _t30*_t8)
             + i_mla*(_t28*_t31 + i_qlora*(_t30*r_q + _t32))
         )
+        + _t2*_t76*i_mn
         + _t33*_t40
-        + _t33*_t82
+        + _t33*_t83
         + _t33*n_act
         + _t33*(_t34 + b_ff*d)
         + _t34*_t41
@@ -1462,13 +1486,12 @@ def rules_train_per_token(s):
         + _t35*i_cg*(2*d*r_g + r_g*(_t36 + _t73))
         + _t35*k_dn*(_t72 + _t73)
         + _t35*(H_v*_t37 + H_v + _t36*i_cg)
-        + _t41*_t82
+        + _t41*_t83
         + _t41*(_t38*(2*_t34 + 2*_t39) - _t40)
         + _t42*(_t44 + d)
         + _t42*(_t45*w_gr + _t45)
         + _t43*(k_gr + 1)
         + _t43
-        + _t46*b_moe*d
         + _t46*k*(_t47*d_e + b_ff*(_t38*d_e + d))
         + _t46*(E*b_router + E*d)
         + _t46*(E_s*(_t47*d_s + b_ff*(_t38*d_s + d)) + d*i_shared_gate)
@@ -1482,11 +1505,11 @@ def rules_train_per_token(s):
         + _t51*(b_ssm*d + d*d_in)
         + _t51*(_t56*_t57*i_dtn + d_in*i_gn*i_m2)
         + _t51*(R_dt*_t58 + _t55 + _t58)
-        + _t60*_t79*d_qk
+        + _t60*_t80*d_qk
         + _t61*i_rel*(_t66 + 2*_t67)
         + _t61*(_t17 + _t59*d_v)
         + _t61*(_t2*(_t62 + _t63*h) + _t64)
-        + _t61*(_t25*_t65*h + _t59*i_gate*(_t65 + i_gh))
+        + _t61*(_t25*_t65*h + _t59*i_gate*(_t65 + i_gh) + b_gh*h)
         + _t61*(
             _t27
             + _t66*_t8
@@ -1497,27 +1520,28 @@ def rules_train_per_token(s):
         + 12*_t68
         + _t69*_t70
         + 6*_t70
-        + _t71*_t81*d_v2
+        + _t71*_t82*d_v2
         + _t71*i_sink2
         + _t73*_t75
         + _t75*(_t37*_t74 + _t72 + _t74)
-        + _t76*i_norm_emb
-        + _t76*i_norm_final
-        + _t77*_t81*d_v
-        + _t77*i_sink
-        + _t78*d_emb*i_proj
+        + _t76*b_moe
+        + _t77*i_norm_emb
+        + _t77*i_norm_final
+        + _t78*_t82*d_v
+        + _t78*i_sink
+        + _t79*d_emb*i_proj
         + 6*i_hc
         + 6*n_hc
     )
-    _t84 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t83
-    _t85 = T*_t30
-    _t86 = T*_t67
-    _t87 = 3*T
-    _t88 = 4*T
+    _t85 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t84
+    _t86 = T*_t30
+    _t87 = T*_t67
+    _t88 = 3*T
+    _t89 = 4*T
     return {
-        '6N': P*_t0 + _t84,
-        'kaplan': _t19*_t85 + _t61*_t86 + _t83,
-        'palm': 12*L_att2*_t85 + 12*_t60*_t86 + _t84,
+        '6N': P*_t0 + _t85,
+        'kaplan': _t19*_t86 + _t61*_t87 + _t84,
+        'palm': 12*L_att2*_t86 + 12*_t60*_t87 + _t85,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1525,11 +1549,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t28 + _t30*_t88 + _t87*h2)
+            3*L_att2*(8*_t28 + _t30*_t89 + _t88*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t60*(8*_t66 + _t67*_t88 + _t87*h)
-            + _t78*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t60*(8*_t66 + _t67*_t89 + _t88*h)
+            + _t79*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -1801,6 +1825,7 @@ def memory_activations(s):
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
+    i_mn = s['i_mn']
     i_norm_final = s['i_norm_final']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -1942,6 +1967,7 @@ def memory_activations(s):
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
+                        + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
@@ -2130,6 +2156,7 @@ def memory(s):
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
+    i_mn = s['i_mn']
     i_mtps = s['i_mtps']
     i_norm_final = s['i_norm_final']
     i_oib = s['i_oib']
@@ -2363,6 +2390,7 @@ def memory(s):
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
+                        + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
@@ -2739,6 +2767,7 @@ def memory(s):
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
+                        + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
@@ -2842,6 +2871,7 @@ def finetune_counts(s):
     a_v = s['a_v']
     a_value = s['a_value']
     a_x_proj = s['a_x_proj']
+    b_gh = s['b_gh']
     d = s['d']
     d_I = s['d_I']
     d_e = s['d_e']
@@ -2883,7 +2913,7 @@ def finetune_counts(s):
     _t0 = d_qk2*h2
     _t1 = d_v2*h2
     _t2 = 1 - i_gh
-    _t3 = _t2*i_gate
+    _t3 = _t2*i_gate*(1 - b_gh)
     _t4 = L_att - L_att2
     _t5 = d_qk*h
     _t6 = d_v*h
@@ -2892,88 +2922,91 @@ def finetune_counts(s):
     _t9 = -L_kvs + L_kvs2 + _t4
     _t10 = 1 - i_kev2
     _t11 = 1 - i_kev
-    _t12 = i_glu + 2
-    _t13 = L_moe*r_a
-    _t14 = L_sc*d
-    _t15 = 2*N_s
-    _t16 = 2*d_in + i_m2*(G_s*_t15 + H_s)
-    _t17 = R_dt + d_in
-    _t18 = 1 - i_m2
-    _t19 = L_ssm*_t18*r_a
-    _t20 = H_v*d_lv
-    _t21 = H_la*d_la
-    _t22 = L_la*(_t21 + d)
-    _t23 = 2*H_k*d_lk
-    _t24 = L_dn*r_a
-    _t25 = L_rw*(d + d_rw)
-    _t26 = r_a*(L_rw*(d + d_ff) + _t25)
-    _t27 = 2*d
-    _t28 = L_gr*r_a*(d + d_gr)
-    _t29 = d**2
-    _t30 = _t12*d
-    _t31 = _t30*d_ff
-    _t32 = E*d
-    _t33 = d*(d_rope + r_kv)
-    _t34 = -d_rope
-    _t35 = 1 - i_mla
-    _t36 = _t35*d
-    _t37 = _t36*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t33 + h2*r_kv*(_t34 + d_qk2 + d_v2))
-    _t38 = _t18*d_in
-    _t39 = _t36*h_kv*(_t11*d_v + d_qk) + i_mla*(_t33 + h*r_kv*(_t34 + d_qk + d_v))
-    _t40 = H_v + _t20
-    _t41 = 1 - i_qlora
-    _t42 = _t0*d
-    _t43 = d*r_q
-    _t44 = d*i_moa
-    _t45 = E_a*_t44
-    _t46 = _t44*(E_a*h_kv2 - h2)
-    _t47 = d*i_gate
-    _t48 = _t5*d
-    _t49 = _t44*(E_a*h_kv - h)
-    _t50 = (
+    _t12 = _t2*b_gh + i_gh
+    _t13 = h2*(_t2*d_v2 + i_gh)
+    _t14 = h*(_t2*d_v + i_gh)
+    _t15 = i_glu + 2
+    _t16 = L_moe*r_a
+    _t17 = L_sc*d
+    _t18 = 2*N_s
+    _t19 = 2*d_in + i_m2*(G_s*_t18 + H_s)
+    _t20 = R_dt + d_in
+    _t21 = 1 - i_m2
+    _t22 = L_ssm*_t21*r_a
+    _t23 = H_v*d_lv
+    _t24 = H_la*d_la
+    _t25 = L_la*(_t24 + d)
+    _t26 = 2*H_k*d_lk
+    _t27 = L_dn*r_a
+    _t28 = L_rw*(d + d_rw)
+    _t29 = r_a*(L_rw*(d + d_ff) + _t28)
+    _t30 = 2*d
+    _t31 = L_gr*r_a*(d + d_gr)
+    _t32 = d**2
+    _t33 = _t15*d
+    _t34 = _t33*d_ff
+    _t35 = E*d
+    _t36 = d*(d_rope + r_kv)
+    _t37 = -d_rope
+    _t38 = 1 - i_mla
+    _t39 = _t38*d
+    _t40 = _t39*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t36 + h2*r_kv*(_t37 + d_qk2 + d_v2))
+    _t41 = _t21*d_in
+    _t42 = _t39*h_kv*(_t11*d_v + d_qk) + i_mla*(_t36 + h*r_kv*(_t37 + d_qk + d_v))
+    _t43 = H_v + _t23
+    _t44 = 1 - i_qlora
+    _t45 = _t0*d
+    _t46 = d*r_q
+    _t47 = d*i_moa
+    _t48 = E_a*_t47
+    _t49 = _t47*(E_a*h_kv2 - h2)
+    _t50 = d*i_gate
+    _t51 = _t5*d
+    _t52 = _t47*(E_a*h_kv - h)
+    _t53 = (
         L_att2*(
             _t1*d
-            + _t35*_t42
-            + _t37
-            + _t42*i_rel
-            + _t45
-            + _t46*d_qk2
-            + _t46*d_v2
-            + _t47*h2*(_t2*d_v2 + i_gh)
-            + i_mla*(_t41*_t42 + i_qlora*(_t0*r_q + _t43))
+            + _t13*_t50
+            + _t38*_t45
+            + _t40
+            + _t45*i_rel
+            + _t48
+            + _t49*d_qk2
+            + _t49*d_v2
+            + i_mla*(_t44*_t45 + i_qlora*(_t0*r_q + _t46))
         )
-        + L_dense*_t31
+        + L_dense*_t34
         + L_dn*(
-            _t20*d + d*(_t23 + _t40*(1 - i_cg) + _t40) + i_cg*(_t27*r_g + r_g*(H_v*d_lk + _t20))
+            _t23*d + d*(_t26 + _t43*(1 - i_cg) + _t43) + i_cg*(_t30*r_g + r_g*(H_v*d_lk + _t23))
         )
-        + L_dw*_t31
+        + L_dw*_t34
         + 3*L_gr*d*d_gr
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t37
-        + 5*L_la*_t21*d
-        + L_moe*(E_s*_t30*d_s + _t12*_t32*d_e + _t32 + d*i_shared_gate)
-        + L_rw*(_t29 + 4*d*d_rw)
-        + 4*L_sc*_t29
-        + L_ssm*(R_dt*_t38 + _t16*d + _t38*(R_dt + _t15) + d*d_in)
-        - _t39*(L_kvs + _t7)
+        - L_kvs2*_t40
+        + 5*L_la*_t24*d
+        + L_moe*(E_s*_t33*d_s + _t15*_t35*d_e + _t35 + d*i_shared_gate)
+        + L_rw*(_t32 + 4*d*d_rw)
+        + 4*L_sc*_t32
+        + L_ssm*(R_dt*_t41 + _t19*d + _t41*(R_dt + _t18) + d*d_in)
         + _t4*(
-            _t36*_t5
-            + _t39
-            + _t45
-            + _t47*h*(_t2*d_v + i_gh)
-            + _t48*i_rel
-            + _t49*d_qk
-            + _t49*d_v
+            _t14*_t50
+            + _t39*_t5
+            + _t42
+            + _t48
+            + _t51*i_rel
+            + _t52*d_qk
+            + _t52*d_v
             + _t6*d
-            + i_mla*(_t41*_t48 + i_qlora*(_t43 + _t5*r_q))
+            + i_mla*(_t44*_t51 + i_qlora*(_t46 + _t5*r_q))
         )
+        - _t42*(L_kvs + _t7)
     )
     return {
         'lora/q': a_q*r_a*(L_att2*(_t0 + _t1*_t3 + d) + _t4*(_t3*_t6 + _t5 + d)),
         'lora/k': a_k*r_a*(_t8*(d + d_qk2*h_kv2) + _t9*(d + d_qk*h_kv)),
         'lora/v': a_v*r_a*(_t10*_t8*(d + d_v2*h_kv2) + _t11*_t9*(d + d_v*h_kv)),
         'lora/o': a_o*r_a*(L_att2*(_t1 + d) + _t4*(_t6 + d)),
-        'lora/g': a_g*r_a*(L_att2*i_gh*(d + h2) + _t4*i_gh*(d + h)),
+        'lora/g': a_g*r_a*(L_att2*_t12*(_t13 + d) + _t12*_t4*(_t14 + d)),
         'lora/up': a_up*r_a*(
             L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
@@ -2985,23 +3018,23 @@ def finetune_counts(s):
         'lora/down': a_down*r_a*(
             L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
-        'lora/experts': E*_t12*_t13*a_experts*(d + d_e),
-        'lora/shared_expert_gate': _t13*a_shared_expert_gate*i_shared_gate*(d + 1),
-        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t16 + d) + 4*_t14),
-        'lora/x_proj': _t19*a_x_proj*(_t15 + _t17),
-        'lora/dt_proj': _t17*_t19*a_dt_proj,
-        'lora/out_proj': a_out_proj*r_a*(L_dn*(_t20 + d) + L_ssm*(d + d_in) + 2*_t14 + _t22),
-        'lora/in_proj_qkvz': _t24*a_in_proj_qkvz*(2*_t20 + _t23 + d),
-        'lora/in_proj_ba': _t24*a_in_proj_ba*(2*H_v + d),
-        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t21 + d),
-        'lora/output_gate': _t22*a_output_gate*r_a,
-        'lora/key': _t26*a_key,
-        'lora/value': _t26*a_value,
-        'lora/receptance': a_receptance*r_a*(L_rw*_t27 + _t25),
-        'lora/output': _t25*a_output*r_a,
-        'lora/linear_y': _t28*a_linear_y,
-        'lora/linear_x': _t28*a_linear_x,
-        'lora/linear_out': _t28*a_linear_out,
+        'lora/experts': E*_t15*_t16*a_experts*(d + d_e),
+        'lora/shared_expert_gate': _t16*a_shared_expert_gate*i_shared_gate*(d + 1),
+        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t19 + d) + 4*_t17),
+        'lora/x_proj': _t22*a_x_proj*(_t18 + _t20),
+        'lora/dt_proj': _t20*_t22*a_dt_proj,
+        'lora/out_proj': a_out_proj*r_a*(L_dn*(_t23 + d) + L_ssm*(d + d_in) + 2*_t17 + _t25),
+        'lora/in_proj_qkvz': _t27*a_in_proj_qkvz*(2*_t23 + _t26 + d),
+        'lora/in_proj_ba': _t27*a_in_proj_ba*(2*H_v + d),
+        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t24 + d),
+        'lora/output_gate': _t25*a_output_gate*r_a,
+        'lora/key': _t29*a_key,
+        'lora/value': _t29*a_value,
+        'lora/receptance': a_receptance*r_a*(L_rw*_t30 + _t28),
+        'lora/output': _t28*a_output*r_a,
+        'lora/linear_y': _t31*a_linear_y,
+        'lora/linear_x': _t31*a_linear_x,
+        'lora/linear_out': _t31*a_linear_out,
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
@@ -3020,7 +3053,10 @@ def finetune_counts(s):
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
-            + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+            + a_g*r_a*(
+                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+            )
             + a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
                 + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3037,8 +3073,8 @@ def finetune_counts(s):
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
             )
             + a_q*r_a*(
-                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + a_up*r_a*(
@@ -3070,7 +3106,10 @@ def finetune_counts(s):
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
-            + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+            + a_g*r_a*(
+                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+            )
             + a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
                 + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3087,8 +3126,8 @@ def finetune_counts(s):
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
             )
             + a_q*r_a*(
-                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + a_up*r_a*(
@@ -3102,8 +3141,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t50,
-        'unquantised': N - _t50,
+        'quantised': _t53,
+        'unquantised': N - _t53,
     }
 
 
@@ -3172,6 +3211,7 @@ def finetune_states(s):
     a_v = s['a_v']
     a_value = s['a_value']
     a_x_proj = s['a_x_proj']
+    b_gh = s['b_gh']
     b_qkv = s['b_qkv']
     d = s['d']
     d_I = s['d_I']
@@ -3264,7 +3304,10 @@ def finetune_states(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3281,8 +3324,8 @@ def finetune_states(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -3410,7 +3453,10 @@ def finetune_states(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3427,8 +3473,8 @@ def finetune_states(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -3506,7 +3552,10 @@ def finetune_states(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3523,8 +3572,8 @@ def finetune_states(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -3556,7 +3605,10 @@ def finetune_states(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3573,8 +3625,8 @@ def finetune_states(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -3630,7 +3682,10 @@ def finetune_states(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3647,8 +3702,8 @@ def finetune_states(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -3745,6 +3800,7 @@ def finetune_memory(s):
     a_value = s['a_value']
     a_x_proj = s['a_x_proj']
     b = s['b']
+    b_gh = s['b_gh']
     b_qkv = s['b_qkv']
     d = s['d']
     d_I = s['d_I']
@@ -3797,6 +3853,7 @@ def finetune_memory(s):
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
+    i_mn = s['i_mn']
     i_moa = s['i_moa']
     i_mtps = s['i_mtps']
     i_norm_final = s['i_norm_final']
@@ -3861,7 +3918,7 @@ def finetune_memory(s):
             + L_ssm*a_dt_proj*(1 - i_m2)
             + L_ssm*a_x_proj*(1 - i_m2)
             + a_down*(L_dense + L_moe*_minimum(1, E_s))
-            + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
+            + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
             + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
             + a_in_proj*(L_sc + L_ssm)
             + a_k*(L_att - L_kvs)
@@ -3891,7 +3948,7 @@ def finetune_memory(s):
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
-                + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
+                + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs)
@@ -4012,6 +4069,7 @@ def finetune_memory(s):
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
+                        + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
@@ -4246,7 +4304,10 @@ def finetune_memory(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4263,8 +4324,8 @@ def finetune_memory(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -4296,7 +4357,10 @@ def finetune_memory(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4313,8 +4377,8 @@ def finetune_memory(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -4347,7 +4411,10 @@ def finetune_memory(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4364,8 +4431,8 @@ def finetune_memory(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -4397,7 +4464,10 @@ def finetune_memory(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4414,8 +4484,8 @@ def finetune_memory(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -4616,7 +4686,10 @@ def finetune_memory(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4633,8 +4706,8 @@ def finetune_memory(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -4666,7 +4739,10 @@ def finetune_memory(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4683,8 +4759,8 @@ def finetune_memory(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -4717,7 +4793,10 @@ def finetune_memory(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4734,8 +4813,8 @@ def finetune_memory(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -4767,7 +4846,10 @@ def finetune_memory(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4784,8 +4866,8 @@ def finetune_memory(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -4821,7 +4903,7 @@ def finetune_memory(s):
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
-                + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
+                + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs)
@@ -4934,6 +5016,7 @@ def finetune_memory(s):
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
+                        + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s_dense + L_sm)*(
@@ -5044,6 +5127,7 @@ def finetune_flops(s):
     a_v = s['a_v']
     a_value = s['a_value']
     a_x_proj = s['a_x_proj']
+    b_gh = s['b_gh']
     c = s['c']
     d = s['d']
     d_I = s['d_I']
@@ -5116,7 +5200,10 @@ def finetune_flops(s):
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
-            + 2*a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+            + 2*a_g*r_a*(
+                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+            )
             + 2*a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
                 + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5133,8 +5220,8 @@ def finetune_flops(s):
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
             )
             + 2*a_q*r_a*(
-                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + 2*a_up*r_a*(
@@ -5174,7 +5261,10 @@ def finetune_flops(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + 2*a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + 2*a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + 2*a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5191,8 +5281,8 @@ def finetune_flops(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + 2*a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + 2*a_up*r_a*(
@@ -5430,6 +5520,7 @@ def optimizer_states(s):
     a_v = s['a_v']
     a_value = s['a_value']
     a_x_proj = s['a_x_proj']
+    b_gh = s['b_gh']
     d = s['d']
     d_I = s['d_I']
     d_e = s['d_e']
@@ -5668,7 +5759,7 @@ def optimizer_states(s):
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
-                + a_g*(L_att2*i_gh + i_gh*(L_att - L_att2))
+                + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs)
@@ -5696,7 +5787,10 @@ def optimizer_states(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5713,8 +5807,8 @@ def optimizer_states(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -5747,7 +5841,10 @@ def optimizer_states(s):
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
-            + 4*a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+            + 4*a_g*r_a*(
+                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+            )
             + 4*a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
                 + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5764,8 +5861,8 @@ def optimizer_states(s):
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
             )
             + 4*a_q*r_a*(
-                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + 4*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + 4*a_up*r_a*(
@@ -5846,6 +5943,7 @@ def offload(s):
     a_v = s['a_v']
     a_value = s['a_value']
     a_x_proj = s['a_x_proj']
+    b_gh = s['b_gh']
     b_qkv = s['b_qkv']
     d = s['d']
     d_I = s['d_I']
@@ -5938,7 +6036,10 @@ def offload(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5955,8 +6056,8 @@ def offload(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -6009,7 +6110,10 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6026,8 +6130,8 @@ def offload(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -6079,7 +6183,10 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6096,8 +6203,8 @@ def offload(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -6149,7 +6256,10 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6166,8 +6276,8 @@ def offload(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -6301,7 +6411,10 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6318,8 +6431,8 @@ def offload(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -6453,7 +6566,10 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6470,8 +6586,8 @@ def offload(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -6607,7 +6723,12 @@ def offload(s):
                             + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                             + (L_dense - L_dw)*(d + d_ff)
                         )
-                        + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                        + a_g*r_a*(
+                            L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                            + (L_att - L_att2)*(
+                                d + h*(d_v*(1 - i_gh) + i_gh)
+                            )*(b_gh*(1 - i_gh) + i_gh)
+                        )
                         + a_gate*r_a*(
                             L_dw*i_glu*(d + 2*d_ff)
                             + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6627,8 +6748,8 @@ def offload(s):
                             + L_ssm*(d + d_in)
                         )
                         + a_q*r_a*(
-                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                         )
                         + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                         + a_up*r_a*(
@@ -6677,7 +6798,10 @@ def offload(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6694,8 +6818,8 @@ def offload(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -6742,7 +6866,10 @@ def offload(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6759,8 +6886,8 @@ def offload(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -6809,7 +6936,10 @@ def offload(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
-                + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                + a_g*r_a*(
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
                     + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6826,8 +6956,8 @@ def offload(s):
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -6960,7 +7090,10 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
-                    + a_g*r_a*(L_att2*i_gh*(d + h2) + i_gh*(L_att - L_att2)*(d + h))
+                    + a_g*r_a*(
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6977,8 +7110,8 @@ def offload(s):
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - i_gh))
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(

@@ -131,6 +131,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "E_a": att.experts or 0, "i_moa": int(att.experts is not None),
         **_indexer_values(spec), **hyper_connection_values(spec),
         "b_moe": int(bool(moe and moe.output_bias)),
+        "i_mn": int(bool(moe and moe.output_norm)),
         "d_emb": spec.embedding_width, "i_proj": int(spec.embedding_width != spec.d_model),
         **_mixer_values(spec),
         "i_glu": int(bool(ffn and ffn.gated)), "i_mla": int(mla is not None),
@@ -146,7 +147,9 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "i_diff": int(att.differential),
         "i_gh": int(att.output_gate_per == "head"), "i_sub": int(norm.sub_norms),
         "g_norm": int(norm.weights),
-        "b_qkv": int(att.qkv_bias), "b_o": int(att.out_bias), "b_ff": int(bool(ffn and ffn.bias)),
+        "b_qkv": int(att.qkv_bias), "b_o": int(att.out_bias),
+        "b_oL": int(att.last_layer_out_bias), "b_gh": int(att.output_gate_bias),
+        "b_ff": int(bool(ffn and ffn.bias)),
         "b_norm": int(norm.has_bias), "b_lm": int(spec.lm_head_bias),
         "b_router": int(bool(moe and moe.router_bias)),
     })

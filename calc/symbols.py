@@ -179,12 +179,18 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("b_qkv", "b_{qkv}", "biases on Q, K, V (MLA: on the down-projections)",
                "indicator"),
     SymbolInfo("b_o", "b_{o}", "bias on the attention output projection", "indicator"),
+    SymbolInfo("b_gh", "b_{gate,head}", "one learned bias per head on the output gate, its W_G "
+               "a projection of its own without bias (Beam's gate_bias)", "indicator"),
+    SymbolInfo("b_oL", "b_{o,L}", "bias on the last layer's attention output projection only "
+               "(GPT-NeoX-Japanese)", "indicator"),
     SymbolInfo("b_ff", "b_{ff}", "biases on FFN and expert projections", "indicator"),
     SymbolInfo("b_norm", "b_{norm}", "LayerNorm bias β", "indicator"),
     SymbolInfo("b_lm", "b_{lm}", "bias on the LM head", "indicator"),
     SymbolInfo("b_router", "b_{router}", "bias per routed expert", "indicator"),
     SymbolInfo("b_moe", "b_{moe}", "one bias on an MoE layer's combined output (JetMoE)",
                "indicator"),
+    SymbolInfo("i_mn", r"\mathbb{1}_{moe\,norm}", "a norm over an MoE layer's combined output "
+               "(A.X-K1's post_mlp_layernorm)", "indicator"),
     SymbolInfo("b_ssm", "b_{ssm}", "Mamba: biases on in_proj and out_proj", "indicator"),
     SymbolInfo("b_cs", "b_{cs}", "Mamba: bias on the conv1d", "indicator"),
     SymbolInfo("b_sc", "b_{sc}", "short convolution: biases on projections and conv",
@@ -451,6 +457,7 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
     SYMBOLS[n] for n in ("i_sink", "i_gate", "i_gh", "i_sub", "i_proj", "i_m2", "i_gn",
                          "i_dtn", "g_norm", "b_ssm", "b_cs", "b_sc"))
 i_cg, r_g, i_diff = SYMBOLS["i_cg"], SYMBOLS["r_g"], SYMBOLS["i_diff"]
+b_oL, i_mn, b_gh = SYMBOLS["b_oL"], SYMBOLS["i_mn"], SYMBOLS["b_gh"]
 L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
 L_rw, d_rw, L_s_rw = (SYMBOLS[n] for n in ("L_rw", "d_rw", "L_s_rw"))
 L_gr, d_gr, w_gr, k_gr, L_s_gr = (SYMBOLS[n] for n in ("L_gr", "d_gr", "w_gr", "k_gr", "L_s_gr"))

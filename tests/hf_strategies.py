@@ -110,6 +110,52 @@ def _deepseek(draw, model_type: str) -> dict:
 
 
 @st.composite
+def _axk1(draw, model_type: str) -> dict:
+    """A.X-K1: DeepSeek-V3's fields with a query latent always, the MoE layers placed by
+    mlp_layer_types or by first_k_dense_replace and moe_layer_freq (its __post_init__'s
+    keywords), each MoE block ending in post_mlp_layernorm."""
+    config = draw(_deepseek("deepseek_v3"))
+    layers = config["num_hidden_layers"]
+    config.pop("num_nextn_predict_layers", None)
+    config["q_lora_rank"] = draw(st.integers(1, 8))
+    config.pop("first_k_dense_replace")
+    if draw(st.booleans()):
+        config["mlp_layer_types"] = draw(st.lists(st.sampled_from(["dense", "sparse"]),
+                                                  min_size=layers, max_size=layers))
+    else:
+        config.update(first_k_dense_replace=draw(st.integers(0, layers)),
+                      moe_layer_freq=draw(st.integers(1, 2)))
+    return config
+
+
+@st.composite
+def _beam(draw, model_type: str) -> dict:
+    """Beam: sliding and full layers (the full ones with RoPE or without), dense and MoE
+    layers by mlp_layer_types, the gate bias per head, biases or none; n_group 1 (the router
+    sums the best two scores of a group)."""
+    config = draw(_llama_like("llama"))
+    layers = config["num_hidden_layers"]
+    heads = config["num_attention_heads"]
+    kinds = draw(st.lists(st.sampled_from(["sliding_attention", "full_attention"]),
+                          min_size=layers, max_size=layers))
+    experts = draw(st.integers(2, 4))
+    rope = {"rope_type": "default", "rope_theta": 10000.0}
+    full = draw(st.sampled_from([None, rope]))
+    return {"num_attention_heads": heads,
+            "num_key_value_heads": config["num_key_value_heads"] or heads,
+            "hidden_size": config["hidden_size"], "head_dim": draw(st.sampled_from([2, 4, 6])),
+            "num_hidden_layers": layers, "intermediate_size": draw(st.integers(1, 16)),
+            "layer_types": kinds, "sliding_window": draw(st.integers(2, MIN_WINDOW)),
+            "rope_parameters": {"sliding_attention": rope, "full_attention": full},
+            "mlp_layer_types": draw(st.lists(st.sampled_from(["dense", "sparse"]),
+                                             min_size=layers, max_size=layers)),
+            "num_experts": experts, "num_experts_per_tok": draw(st.integers(1, experts)),
+            "moe_intermediate_size": draw(st.integers(1, 8)), "n_group": 1, "topk_group": 1,
+            "attention_bias": draw(st.booleans()),
+            "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64}
+
+
+@st.composite
 def _layernorm_types(draw, model_type: str) -> dict:
     heads = draw(_heads())
     d, h = heads["hidden_size"], heads["num_attention_heads"]
@@ -129,6 +175,11 @@ def _layernorm_types(draw, model_type: str) -> dict:
                 "enable_bias": draw(st.booleans()),
                 "do_layer_norm_before": draw(st.booleans()),
                 "_remove_final_layer_norm": draw(st.booleans())}
+    if model_type == "gpt_neox_japanese":  # a last-layer dense_bias; RoPE on rotary_pct
+        quarter = d // h % 4 == 0
+        return {**common, "intermediate_multiple_size": draw(st.integers(1, 4)),
+                "hidden_act": act, "rotary_pct": draw(st.sampled_from([1.0, 0.5] if quarter
+                                                                     else [1.0]))}
     if model_type == "gpt_neox":
         return {**common, "intermediate_size": draw(st.integers(1, 24)), "hidden_act": act,
                 "use_parallel_residual": draw(st.booleans()),
@@ -702,7 +753,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "mimo_v2_flash", "rwkv", "recurrent_gemma")
 
 
-LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "falcon", "bloom")
+LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "gpt_neox_japanese", "falcon", "bloom")
 # Types transformers builds with another type's classes or layers (their readers are that
 # type's): that type's strategy draws them.
 ALIKE = {"gpt-sw3": "gpt2", "falcon_mamba": "mamba", "iquestcoder": "llama",
@@ -714,6 +765,8 @@ STRATEGIES = {
     **{t: _llama_like for t in LLAMA_LIKE},
     **{t: _deepseek for t in ("deepseek_v2", "deepseek_v3")},
     "diffllama": _diffllama,
+    "axk1": _axk1,
+    "beam": _beam,
     **{t: _layernorm_types for t in LAYERNORM_TYPES},
 }
 STRATEGIES.update({t: lambda t, base=base: STRATEGIES[base](base) for t, base in ALIKE.items()})

@@ -57,6 +57,7 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     attention["output_gate"] = draw(st.booleans())
     if attention["output_gate"]:  # Qwen3-Next's gate per channel, LFM3's per head
         attention["output_gate_per"] = draw(st.sampled_from(["channel", "head"]))
+        attention["output_gate_bias"] = draw(st.booleans())  # Beam's gate_bias per head
     if not mla and not attention["output_gate"] and not attention["qkv_bias"] and draw(
             st.booleans()):  # JetMoE's mixture of attention heads: k of E experts per token
         per_token = n_heads // attention["n_kv_heads"]
@@ -90,6 +91,7 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             "shared_expert_gate": shared > 0 and draw(st.booleans()),
             "router_bias": draw(st.booleans()),
             "output_bias": draw(st.booleans()),
+            "output_norm": draw(st.booleans()),  # A.X-K1's post_mlp_layernorm
             "first_dense_layers": first_dense,
             "every": draw(st.integers(1, max(1, n_layers - first_dense))),
         }
@@ -156,6 +158,10 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             and spec.d_embedding is None and draw(st.booleans())):
         spec = spec.updated(hyper_connections={"streams": draw(st.integers(1, 4)),
                                                "residual_mix": draw(st.booleans())})
+    if (spec.mixer_kinds[-1] == "attention" and not spec.attention.experts
+            and not spec.attention.out_bias and draw(st.booleans())):
+        # GPT-NeoX-Japanese: W_O's bias on the last layer only
+        spec = spec.updated(**{"attention.last_layer_out_bias": True})
     return spec
 
 

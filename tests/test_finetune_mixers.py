@@ -130,8 +130,34 @@ def test_the_per_head_output_gate_is_a_target_and_all_linear_takes_it():
     counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
     assert counts.trainable == lora_parameters(model, RANK)
     assert set(counts.targets) == set(targets)
-    with pytest.raises(calc.CalcError, match=re.escape("no per-head output gate (g_proj)")):
+    with pytest.raises(calc.CalcError, match=re.escape("no output gate of its own (g_proj")):
         calc.memory(_spec("qwen3-next-80b-a3b-instruct"), finetune="lora", lora_targets="g")
+
+
+def test_a_gate_of_its_own_with_a_bias_per_head_is_the_g_target():
+    """Beam's gate_proj (d → heads · head_dim, beside q_proj, gate_bias one value per head) is
+    calc's g target and not part of q, as PEFT adapts the two modules apart; all-linear takes
+    it beside q, k, v, o, the dense MLPs and the router-free experts' neighbours (a small
+    BeamConfig: no released config, tests/test_hf.py UNRELEASED)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.verify.hf_reference import build, lora_parameters
+
+    config = {"model_type": "beam", "hidden_size": 32, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 4,
+              "intermediate_size": 48, "moe_intermediate_size": 16, "num_experts": 4,
+              "num_experts_per_tok": 2, "n_group": 1, "topk_group": 1, "vocab_size": 64}
+    spec, model = spec_from_hf_config(config), build(config)
+    targets = {**ATTENTION, "g": r"self_attn\.gate_proj$", "up": r"mlp\.up_proj$",
+               "gate": r"mlp\.gate_proj$", "down": r"mlp\.down_proj$"}
+    for target, pattern in targets.items():
+        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
+        assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}, \
+            target
+    counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
+    assert counts.trainable == lora_parameters(model, RANK)
+    assert set(counts.targets) == set(targets)
 
 
 @pytest.mark.parametrize(("name", "targets", "message"), [

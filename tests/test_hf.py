@@ -65,7 +65,9 @@ UNRELEASED = {
         ("cohere2_moe", "CohereLabs/command-a-plus-05-2026"), ("glm_moe_dsa", "zai-org/GLM-5"),
         ("lfm3", "LiquidAI/LFM3-1.7B"), ("laguna", "poolside/Laguna-XS.2"),
         ("mimo_v2_flash", "XiaomiMiMo/MiMo-V2-Flash"),
-        ("diffllama", "kajuma/DiffLlama-0.3B-handcut"), ("hy_v4", "tencent/Hy4-preview"))},
+        ("diffllama", "kajuma/DiffLlama-0.3B-handcut"), ("hy_v4", "tencent/Hy4-preview"),
+        ("gpt_neox_japanese", "abeja/gpt-neox-japanese-2.7b"), ("axk1", "skt/A.X-K1"),
+        ("beam", "reflection/Beam-1.0-501B-A23B"))},
     "nemotron_h": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's pattern (copies quoted by "
                   "public repositories) has mixer blocks without an FFN block beside ones with, "
                   "which calc refuses; no verbatim config.json of another release was found",
@@ -658,3 +660,19 @@ def test_hybrid_layer_placement():
     assert [i for i, m in enumerate(lfm2.mixer_kinds) if m == "attention"] == [2, 5, 8, 10, 12,
                                                                                 14]
     assert lfm2.ffn.d_ff == 8192  # 2/3 of block_ff_dim 12288, a multiple of 256
+
+
+def test_gpt_neox_japanese_biases_the_last_layers_output_only():
+    """modeling_gpt_neox_japanese.py: dense_bias on the layer whose number is
+    num_hidden_layers - 1 only; the spec's one-line rules for the field."""
+    spec = calc.spec_from_hf_config({"model_type": "gpt_neox_japanese", "num_hidden_layers": 3,
+                                     "hidden_size": 64, "num_attention_heads": 4})
+    att = spec.attention
+    assert att.last_layer_out_bias and not att.out_bias and not att.qkv_bias
+    assert spec.ffn.d_ff == 4 * 64 and not spec.ffn.bias and spec.tie_embeddings
+    assert calc.count_params(spec).components["attention/o"] == 3 * 64 * 64 + 64
+    with pytest.raises(ValueError, match=r"last_layer_out_bias=true with attention\.out_bias"):
+        spec.updated(**{"attention.out_bias": True})
+    with pytest.raises(ValueError, match=r"last_layer_out_bias: the last layer must be an "):
+        spec.updated(**{"layers.mixer_pattern": ("attention", "conv", "conv"),
+                        "short_conv": {"d_conv": 3}})

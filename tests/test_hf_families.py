@@ -226,6 +226,19 @@ def test_exaone_reads_its_gpt_style_aliases():
 
 # ---- refused: one line naming the field ------------------------------------------------------
 BAD = [
+    ({"model_type": "beam", "rope_parameters": {"full_attention": None,
+                                                "sliding_attention": {"rope_type": "default"}}},
+     "has no rope_theta: Beam's rotary embedding reads it unconverted"),
+    ({"model_type": "beam", "rope_parameters": {"full_attention": None}},
+     "has no 'sliding_attention' entry: transformers' Beam reads one per layer type"),
+    ({"model_type": "beam", "rope_parameters": {"sliding_attention": None,
+                                                "full_attention": None}},
+     "rope_parameters['sliding_attention']=None: sliding layers without position"),
+    ({"model_type": "beam", "sliding_window": None}, "sliding_window=null with sliding_atte"),
+    ({"model_type": "axk1", "q_lora_rank": None},
+     "q_lora_rank=null: transformers' AXK1Attention always projects queries"),
+    ({"model_type": "gpt_neox_japanese", "hidden_size": 64, "num_attention_heads": 5},
+     "num_attention_heads=5 must divide hidden_size=64: the attention splits"),
     (config("hy-mt2-7b", use_cla=True), "use_cla=True: transformers' hunyuan_v1_dense does not"),
     (config("hy-mt2-7b", use_qk_norm=False), "use_qk_norm=False: transformers' hunyuan_v1_dense"),
     ({"model_type": "hunyuan_v1_dense"}, "head_dim=None: transformers' hunyuan_v1_dense"),

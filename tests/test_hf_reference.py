@@ -527,6 +527,118 @@ def test_random_diffllama_configs_match_transformers_and_export_back(config):
     assert_matches(spec, exported, MIN_WINDOW)
 
 
+# ---- the last layer's own W_O bias (GPT-NeoX-Japanese) ----------------------------------------
+def test_gpt_neox_japanese_default_matches_transformers():
+    """GPTNeoXJapaneseConfig's defaults (the gpt-neox-japanese-2.7b shape): 2,598,837,760
+    parameters, of which dense_bias is hidden_size values on the last layer alone; forward
+    FLOPs exact (a bias costs none)."""
+    config = {"model_type": "gpt_neox_japanese"}
+    spec = spec_from_hf_config(config)
+    assert spec.attention.last_layer_out_bias and not spec.attention.out_bias
+    counts = calc.count_params(spec)
+    assert counts.total == hf_reference.count(config, 16).params == 2_598_837_760
+    assert counts.components["attention/o"] == 32 * 2560 * 2560 + 2560
+    assert_matches(spec, config, 16)
+    # without the last layer's bias, calc's count is hidden_size short of transformers'
+    plain = spec.updated(**{"attention.last_layer_out_bias": False})
+    assert counts.total - calc.count_params(plain).total == 2560
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.builds(dict, STRATEGIES["gpt_neox_japanese"]("gpt_neox_japanese"),
+                 vocab_size=st.integers(1, 50)))
+def test_random_gpt_neox_japanese_configs_match_transformers_and_export_back(config):
+    """The last layer's dense_bias, the FFN's multiple and partial RoPE against transformers,
+    and back through gpt_neox_japanese's writer (no other writer holds the last layer's own
+    bias)."""
+    config = {"model_type": "gpt_neox_japanese", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    exported = hf_config_from_spec(spec)
+    assert exported["model_type"] == "gpt_neox_japanese"
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    assert_matches(spec, exported, MIN_WINDOW)
+
+
+# ---- a norm over each MoE block's output (A.X-K1) ----------------------------------------------
+def test_axk1_default_matches_transformers():
+    """AXK1Config's defaults (A.X-K1's shape: 61 layers, the first dense, 192 routed experts and
+    one shared): 518,983,052,288 parameters and 32,779,332,608 active, the model card's "519B
+    total, 33B active" (skt/A.X-K1), transformers' count exactly; post_mlp_layernorm is d
+    values on each of the 60 MoE layers and none on the dense one."""
+    config = {"model_type": "axk1"}
+    spec = spec_from_hf_config(config)
+    assert spec.moe.output_norm and spec.moe_layers == (False,) + (True,) * 60
+    counts = calc.count_params(spec)
+    assert counts.total == hf_reference.count(config, 16).params == 518_983_052_288
+    assert counts.active == 32_779_332_608
+    assert counts.components["moe/norm"] == 60 * 7168
+    assert_matches(spec, config, 16)
+    # the DeepSeek-V3 reading of the same fields is the norms short
+    plain = spec.updated(**{"moe.output_norm": False})
+    assert counts.total - calc.count_params(plain).total == 60 * 7168
+
+
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors")  # n_shared_experts 0
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.builds(dict, STRATEGIES["axk1"]("axk1"), vocab_size=st.integers(1, 50)))
+def test_random_axk1_configs_match_transformers_and_export_back(config):
+    """A.X-K1's MoE placement (mlp_layer_types, or first_k_dense_replace and moe_layer_freq) and
+    its norm on the MoE blocks against transformers, and back through axk1's writer (no other
+    writer holds moe.output_norm)."""
+    config = {"model_type": "axk1", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    exported = _exported(spec)
+    if spec.moe is None:  # every layer dense: deepseek_v3's writer holds it first
+        return
+    assert exported["model_type"] == "axk1"
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    assert_matches(spec, exported, MIN_WINDOW)
+
+
+# ---- a bias per head on the output gate (Beam) -------------------------------------------------
+def test_beam_default_matches_transformers():
+    """BeamConfig's defaults (the shape of reflection/Beam-1.0-501B-A23B, whose name gives 501B
+    total and 23B active): 501,267,599,808 parameters, 23,431,516,608 active, transformers'
+    count exactly; each layer's gate is gate_proj 5120 × 48·128 and gate_bias's 48 values;
+    full layers every sixth (and the last) without RoPE, the first 3 FFNs dense."""
+    config = {"model_type": "beam"}
+    spec = spec_from_hf_config(config)
+    att = spec.attention
+    assert att.output_gate_bias and att.output_gate_per == "channel"
+    assert spec.attention_kinds.count("nope") == 9 and spec.moe_layers.count(False) == 3
+    counts = calc.count_params(spec)
+    assert counts.total == hf_reference.count(config, 16).params == 501_267_599_808
+    assert counts.active == 23_431_516_608
+    assert counts.components["attention/gate"] == 52 * (5120 * 48 * 128 + 48)
+    assert_matches(spec, config, 16)
+    # a per-channel gate without the per-head bias would carry no bias at all here
+    plain = spec.updated(**{"attention.output_gate_bias": False})
+    assert counts.total - calc.count_params(plain).total == 52 * 48
+    biased = spec_from_hf_config({"model_type": "beam", "attention_bias": True})
+    assert (calc.count_params(biased).components["attention/gate"]
+            == counts.components["attention/gate"])
+
+
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors")
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.builds(dict, STRATEGIES["beam"]("beam"), vocab_size=st.integers(1, 50)))
+def test_random_beam_configs_match_transformers_and_export_back(config):
+    """Beam's gate bias, its sliding, RoPE and NoPE layers, dense and MoE layers and biases
+    against transformers, and back through beam's writer (no other writer holds
+    attention.output_gate_bias)."""
+    config = {"model_type": "beam", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    if spec.moe is None:  # every FFN dense: Beam's writer needs its MoE
+        return
+    exported = hf_config_from_spec(spec)
+    assert exported["model_type"] == "beam"
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    assert_matches(spec, exported, MIN_WINDOW)
+
+
 # ---- Kimi Delta Attention (deltanet.gate "channel") beside NoPE MLA ------------------------
 @st.composite
 def _kimi_linear_configs(draw) -> dict:

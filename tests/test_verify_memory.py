@@ -327,3 +327,30 @@ def test_differential_attention_keeps_what_calc_counts(kv, groups, head_dim, seq
     report = verify_memory(spec_from_hf_config(config), config, seq_len, batch=batch,
                            dtype=dtype, qlora=False)
     assert inexact(report) == []
+
+
+def test_a_norm_over_the_moe_output_keeps_what_calc_counts():
+    """A.X-K1 is DeepSeek-V3 with post_mlp_layernorm on each MoE block (modeling_axk1.py):
+    whatever calc's hf accounting leaves out of DeepSeek-V3's MLA and router, the axk1 model
+    keeps that and exactly what calc adds for the norm (moe.output_norm: its RMSNorm's fp32
+    input copy, reciprocal RMS and bf16 output), run for run."""
+    base = {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 100,
+            "q_lora_rank": 16, "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8,
+            "v_head_dim": 16, "n_routed_experts": 4, "num_experts_per_tok": 2,
+            "moe_intermediate_size": 32, "n_shared_experts": 1, "n_group": 1, "topk_group": 1,
+            "first_k_dense_replace": 1, "pad_token_id": None, "bos_token_id": None,
+            "eos_token_id": None}
+    gaps, calc_bytes = {}, {}
+    for model_type, extra in (("deepseek_v3", {"num_nextn_predict_layers": 0}), ("axk1", {})):
+        config = {"model_type": model_type, **base, **extra}
+        report = verify_memory(spec_from_hf_config(config), config, 16, batch=2, dtype="bf16",
+                               adapters=False)
+        gaps[model_type] = {(c.attention, c.recompute, c.part): c.saved_bytes - c.calc_bytes
+                            for c in report.memory_check}
+        calc_bytes[model_type] = {(c.attention, c.recompute, c.part): c.calc_bytes
+                                  for c in report.memory_check}
+    assert gaps["axk1"] == gaps["deepseek_v3"]
+    # one MoE layer, 2 × 16 tokens: 4·d + 4 + 2·d bytes a token more without recomputation
+    key = ("eager", "none", "layers")
+    assert calc_bytes["axk1"][key] - calc_bytes["deepseek_v3"][key] == 32 * (6 * 64 + 4)

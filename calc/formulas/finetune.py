@@ -55,6 +55,7 @@ from calc.symbols import (
     R_dt,
     T,
     b,
+    b_gh,
     d,
     d_e,
     d_ff,
@@ -140,12 +141,13 @@ def _kv_matrices(sides: sympy.Expr, on: sympy.Expr = sympy.S.One
 
 
 TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]] = {
-    "q": _attention_matrices(d + h * d_qk + i_gate * (1 - i_gh) * h * d_v),
+    "q": _attention_matrices(d + h * d_qk + i_gate * (1 - i_gh) * (1 - b_gh) * h * d_v),
     "k": _kv_matrices(d + h_kv * d_qk),
     "v": _kv_matrices(d + h_kv * d_v, 1 - i_kev),
     "o": _attention_matrices(h * d_v + d),
-    # the per-head output gate's own g_proj d → h (LFM3, Laguna)
-    "g": _attention_matrices(d + h, i_gh),
+    # the output gate's own projection: the per-head g_proj d → h (LFM3, Laguna), and Beam's
+    # gate_proj d → h·d_v beside q_proj (the gate with a bias per head, b_gate,head)
+    "g": _attention_matrices(d + h * params.GATE_WIDTH, i_gh + (1 - i_gh) * b_gh),
     "up": FFN_MATRICES,
     "gate": tuple((i_glu * n, sides, i_glu * per) for n, sides, per in FFN_MATRICES),
     "down": FFN_MATRICES,

@@ -125,6 +125,7 @@ from calc.symbols import (
     i_keep_up,
     i_kev,
     i_mla,
+    i_mn,
     i_mtps,
     i_norm_final,
     i_oib,
@@ -256,6 +257,9 @@ MODEL_STATES: dict[str, sympy.Expr] = {
 NORM_HF = 4 * d + 4 + (1 - i_frozen) * q_a * d
 NORM_INPUTS = n_norm * ((1 - i_hf) * d * q_a + i_hf * NORM_HF)
 DROPOUT_MASK = (1 - i_hf) * i_drop * MASK_BYTES * d
+# A.X-K1's norm over an MoE layer's combined output (moe.output_norm) keeps its input as the
+# layer's norms do: outside the tensor-parallel region, after the experts' reduction.
+MOE_NORM_INPUT = i_mn * ((1 - i_hf) * d * q_a + i_hf * NORM_HF)
 KEPT_NORM_OUTPUT = 1 - i_rnu
 # Under transformers with PEFT's adapters on a frozen base (i_hf, i_frozen) a frozen projection
 # keeps no input (a 4-bit one under QLoRA neither: bitsandbytes 0.50.2's MatMul4Bit keeps its
@@ -415,7 +419,8 @@ IN_FLIGHT = n_pp + i_dual
 STORED_PER_TOKEN = IN_FLIGHT * (
     (L_s * (NORM_INPUTS + DROPOUT_MASK + HC_STORED) + L_s_att * ATTENTION_OUTSIDE
      - KV_ADAPTER_COPIES
-     + FFN_LAYERS_S * (FFN_OUTSIDE + DROPOUT_MASK) + (L_s - L_s_att) * MIXER_OUTSIDE)
+     + FFN_LAYERS_S * (FFN_OUTSIDE + DROPOUT_MASK) + L_sm * MOE_NORM_INPUT
+     + (L_s - L_s_att) * MIXER_OUTSIDE)
     / n_tp**i_sp
     + over_stage_attention(ATTENTION_PER_RANK + (1 + i_diff) * i_scores * SCORES / n_tp)
     - over_stage_kv_shared(KV_OWN_PER_RANK)

@@ -43,10 +43,12 @@ from calc.symbols import (
     V,
     V_o,
     b_ff,
+    b_gh,
     b_lm,
     b_moe,
     b_norm,
     b_o,
+    b_oL,
     b_qkv,
     b_router,
     d,
@@ -76,6 +78,7 @@ from calc.symbols import (
     i_kev,
     i_kev2,
     i_mla,
+    i_mn,
     i_moa,
     i_moe,
     i_norm_emb,
@@ -150,9 +153,11 @@ ATTENTION_O = ATTENTION_WEIGHTS["attention/o"] + b_o * d
 # A per-channel gate projected with W_Q carries its bias; a per-head g_proj has none (LFM3 and
 # Laguna build it with bias=False whatever attention_bias says).
 # HunYuan V4's gate under MLA is a gate_proj of its own without bias (modeling_hy_v4.py
-# HYV4Attention: gate_proj Linear(d, h·v_head_dim, bias=False)).
+# HYV4Attention: gate_proj Linear(d, h·v_head_dim, bias=False)). Beam's gate is its own
+# gate_proj without bias and gate_bias, one value per head (modeling_beam.py, BeamAttention:
+# gate_proj(x) + gate_bias[None, None, :, None] before the sigmoid): b_gate,head.
 ATTENTION_GATE = (ATTENTION_WEIGHTS["attention/gate"]
-                  + i_gate * (1 - i_gh) * MHA * b_qkv * h * d_v)
+                  + i_gate * (1 - i_gh) * MHA * (1 - b_gh) * b_qkv * h * d_v + b_gh * h)
 # Relative positions (Transformer-XL, Dai et al. 2019 §3.3, as Gopher and Chinchilla use them):
 # W_R ∈ R^{d×h·d_qk} projects the sinusoidal embedding of each distance into keys, and the
 # content and position biases u, v ∈ R^{h·d_qk} replace the query in two of the four score
@@ -258,6 +263,9 @@ MOE_FFN: dict[str, sympy.Expr] = {
     "moe/experts": E * EXPERT,
     "moe/shared": E_s * SHARED_EXPERT + i_shared_gate * d,
     "moe/bias": b_moe * d,  # JetMoE: one bias on the combined output (JetMoeMoE.bias)
+    # A.X-K1 (modeling_axk1.py, AXK1MoE): post_mlp_layernorm, an RMSNorm over the routed and
+    # shared experts' sum, on the MoE layers only (its dense layers' AXK1MLP has none)
+    "moe/norm": i_mn * NORM * d,
 }
 # Active per token: only k of the E routed experts (calc.counting.PARAMETERS says so in reports).
 MOE_ACTIVE: dict[str, sympy.Expr] = {**MOE_FFN, "moe/experts": k * EXPERT}
@@ -329,12 +337,21 @@ PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
 )
 
 
+# GPT-NeoX-Japanese (modeling_gpt_neox_japanese.py, GPTNeoXJapaneseLayer): the attention's
+# dense_bias, d values, exists on the last layer only (use_bias = layer_number ==
+# num_hidden_layers - 1); counted once, with W_O's own terms.
+LAST_OUT_BIAS = b_oL * d
+
+
 def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
                attention: dict[str, sympy.Expr] = ATTENTION) -> dict[str, sympy.Expr]:
     """Totals over the whole model: each part's per-layer terms × the layers that have it (the
-    attention layers' `attention`), the MoE terms × L_moe, and the once-per-model terms."""
+    attention layers' `attention`, the last layer's own W_O bias), the MoE terms × L_moe, and
+    the once-per-model terms."""
+    totals = attention_totals(attention)
+    totals["attention/o"] += LAST_OUT_BIAS
     return {
-        **attention_totals(attention),
+        **totals,
         **{key: count * expr for count, part in PARTS[1:-1] for key, expr in part.items()},
         **{key: over_dense_layers(expr) for key, expr in DENSE_FFN.items()},
         **{key: L_moe * expr for key, expr in per_moe_layer.items()},

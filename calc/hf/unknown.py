@@ -59,13 +59,8 @@ NEEDS = {
     "longcat_flash": "zero-computation (identity) experts beside the FFN experts, and two "
                      "attention blocks per layer (shortcut-connected MoE)",
     # attention and residual parts the spec lacks
-    "axk1": "an RMSNorm after the MoE block's output on the MoE layers only "
-            "(post_mlp_layernorm)",
-    "gpt_neox_japanese": "an attention output bias on the last layer only (dense_bias: "
-                         "use_bias is layer_number == num_hidden_layers - 1)",
     "cpmant": "CPM-Ant's learned attention bias by segment pair and relative-position bucket "
               "(CpmAntSegmentPositionEmbedding)",
-    "beam": "a learned bias of one value per head on the attention output gate (gate_bias)",
     "zaya": "CCA attention (current and delayed value projections, a learned temperature per "
             "KV head), learned residual scales and biases, and an MLP router",
     # modeling_inkling.py (transformers 5.24.0): the sliding layers build their attention from

@@ -94,6 +94,10 @@ class AttentionSpec(Frozen):
                     "(MiMo-V2-Flash: 128 against query/key heads of 192)")
     qkv_bias: bool = Field(False, description="biases on the Q, K, V projections (Qwen2, GPT-2)")
     out_bias: bool = Field(False, description="bias on the output projection W_O")
+    last_layer_out_bias: bool = Field(
+        False, description="a bias on the output projection W_O of the last layer only, the "
+                           "others without (GPT-NeoX-Japanese's dense_bias; needs out_bias "
+                           "false and an attention last layer)")
     qk_norm: Literal["none", "head", "projection"] = Field(
         "none",
         description="norm on queries and keys: per head over d_h (Qwen3, Gemma 3) or over the "
@@ -127,6 +131,12 @@ class AttentionSpec(Frozen):
                     "gate_proj without bias: HunYuan V4), or one per head broadcast over "
                     "its d_v channels, W_G d × h without bias (LFM3's g_proj; Laguna's, with "
                     "softplus: the function costs nothing)")
+    output_gate_bias: bool = Field(
+        False,
+        description="the output gate's bias is one learned value per head, added before the "
+                    "sigmoid and broadcast over the head's gate values, and its W_G a "
+                    "projection of its own without bias (Beam: gate_proj d × h·d_v beside "
+                    "q_proj, gate_bias of n_heads values); needs output_gate")
     differential: bool = Field(
         False,
         description="differential attention (Ye et al. 2024, DIFF Transformer; transformers' "
@@ -183,6 +193,11 @@ class AttentionSpec(Frozen):
         elif kv is not None and self.n_heads % kv:
             raise ValueError(f"attention.n_kv_heads={kv} must divide attention.n_heads="
                              f"{self.n_heads}")
+        if self.last_layer_out_bias and self.out_bias:
+            raise ValueError("attention.last_layer_out_bias=true with attention.out_bias=true: "
+                             "every layer's W_O already has its bias")
+        if self.output_gate_bias and not self.output_gate:
+            raise ValueError("attention.output_gate_bias=true needs attention.output_gate=true")
         if self.output_gate_per == "head" and not self.output_gate:
             raise ValueError("attention.output_gate_per='head' needs attention.output_gate=true")
         if self.experts is not None:

@@ -67,6 +67,10 @@ class MoESpec(Frozen):
     output_bias: bool = Field(
         False, description="one bias of width d on the layer's combined output, not per "
                            "expert (JetMoE's JetMoeMoE.bias)")
+    output_norm: bool = Field(
+        False, description="a norm (the model's kind) over the layer's combined output, routed "
+                           "and shared experts summed, on the MoE layers only (A.X-K1's "
+                           "post_mlp_layernorm)")
     first_dense_layers: int = Field(0, ge=0, le=MAX_LAYERS,
                                     description="leading layers with a dense FFN (DeepSeek: 3)")
     every: int = Field(1, ge=1, le=MAX_LAYERS,

@@ -317,16 +317,18 @@ def _mixer_shapes(spec: ModelSpec) -> dict[str, list[tuple[int, int]]]:
 def _attention_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
     """The attention targets' matrices of one attention layer of `spec`'s head shapes."""
     d, h, h_kv = spec.d_model, spec.attention.n_heads, spec.n_kv_heads
+    att = spec.attention
+    own_gate = att.output_gate and (att.output_gate_per == "head" or att.output_gate_bias)
     shapes: dict[str, TargetShape] = {}
     if spec.attention.mla is None:  # MLA has q_a/q_b/kv_a/kv_b projections instead
         # a per-channel output gate is projected in q_proj (Qwen3-Next); a per-head one is
-        # its own g_proj
-        gate = spec.output_gate_width if spec.attention.output_gate_per == "channel" else 0
+        # its own g_proj, and so is a gate with a bias per head (Beam's gate_proj)
+        gate = spec.output_gate_width if spec.attention.output_gate and not own_gate else 0
         shapes["q"] = TargetShape(((d, h * spec.head_dim_qk + gate),))
         shapes["k"] = TargetShape(((d, h_kv * spec.head_dim_qk),))
         shapes["v"] = TargetShape(((d, h_kv * spec.head_dim_v),))
     shapes["o"] = TargetShape(((h * spec.head_dim_v, d),))
-    if spec.attention.output_gate_per == "head":  # g_proj d → h (LFM3, Laguna)
+    if own_gate:  # g_proj d → h (LFM3, Laguna); Beam's gate_proj d → h·d_v
         shapes["g"] = TargetShape(((d, spec.output_gate_width),))
     if spec.attention.experts is not None:  # JetMoE: W_Q, W_O are experts, not nn.Linear
         del shapes["q"], shapes["o"]
@@ -352,8 +354,9 @@ def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
 
 def _lacks(spec: ModelSpec, target: str) -> str:
     """Why `spec` has no `target` projection."""
-    if target == "g" and spec.attention.output_gate_per != "head":
-        return "its attention has no per-head output gate (g_proj)"
+    if target == "g" and not (spec.attention.output_gate and (
+            spec.attention.output_gate_per == "head" or spec.attention.output_gate_bias)):
+        return "its attention has no output gate of its own (g_proj, Beam's gate_proj)"
     if target in ATTENTION_TARGETS:
         if spec.attention.experts is not None:
             return "its W_Q and W_O are attention experts, not nn.Linear modules"

@@ -174,6 +174,10 @@ class ModelSpec(Frozen):
                                  "shape is not defined with attention.kind_shapes")
         if att.kv_shared_layers or (self.ffn is not None and self.ffn.double_wide):
             self._check_kv_shared()
+        if att.last_layer_out_bias and (self.mixer_kinds[-1] != "attention" or att.experts):
+            raise ValueError("attention.last_layer_out_bias: the last layer must be an "
+                             "attention layer with one W_O (layers.mixer_pattern, "
+                             "attention.experts)")
         for kind in sorted(set(self.attention_kinds) - {""}):
             _, _, width, values = self.heads_of(kind)
             if self.keys_are_values(kind) and width != values:

@@ -275,10 +275,12 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
     # (hyper-connections: their spread over the streams adds the output, _hyper_connection_bytes)
     residual = (0 if spec.hyper_connections else layers * 4 * d if spec.parallel_block
                 else (layers + ffns) * 3 * d)
+    # A.X-K1's norm over each MoE layer's output (moe.output_norm)
+    moe_norms = n_moe if moe is not None and moe.output_norm else 0
     terms = [
         # each norm reads and writes d (the MLA latents' norms their rank)
-        ElementWise("norms", (layers * spec.norms_per_layer * 2 * d + n_att * 2 * latents) * q,
-                    "replicated"),
+        ElementWise("norms", ((layers * spec.norms_per_layer + moe_norms) * 2 * d
+                              + n_att * 2 * latents) * q, "replicated"),
         ElementWise("residual", residual * q, "replicated"),
         # dropout after each sublayer: read, write, and a 1-byte mask
         ElementWise("dropout", (layers + ffns) * (2 * d * q + d * MASK_BYTES), "replicated",

@@ -48,7 +48,8 @@ class RelativePositions(nn.Module):
 class Attention(nn.Module):
     """MHA/GQA/MQA or MLA; QKᵀ and A·V as explicit matmuls, tagged attention/scores."""
 
-    def __init__(self, spec: ModelSpec, kind: str, indexed: bool = True, own_kv: bool = True):
+    def __init__(self, spec: ModelSpec, kind: str, indexed: bool = True, own_kv: bool = True,
+                 out_bias: bool = False):
         super().__init__()
         tag(self, "attention/scores")
         spec = spec.for_kind(kind)  # this kind's head shapes (attention.kind_shapes)
@@ -89,13 +90,17 @@ class Attention(nn.Module):
                                self.h * (self.d_qk - self.d_rope + self.d_v), False,
                                "attention/kv")
         self.o = (None if att.experts else
-                  linear(self.h * self.d_v, d, att.out_bias, "attention/o"))
+                  linear(self.h * self.d_v, d, att.out_bias or out_bias, "attention/o"))
         # the output gate: d → h·d_v with W_Q's bias (one gate per channel), or its own
         # d → h without bias (one per head, LFM3's and Laguna's g_proj)
         per_head = att.output_gate_per == "head"
         self.gate = (linear(d, spec.output_gate_width,
-                            att.qkv_bias and not per_head and att.mla is None,
+                            att.qkv_bias and not per_head and att.mla is None
+                            and not att.output_gate_bias,
                             "attention/gate") if att.output_gate else None)
+        # Beam's gate_bias: one value per head added to the gate before the sigmoid
+        self.gate_bias = (tag(GateBias(self.h), "attention/gate") if att.output_gate_bias
+                          else None)
         self.sinks = (tag(SinkLogits(self.h), "attention/sinks") if att.sinks else None)
         self.differential = (tag(DifferentialLambda(self.d_qk), "attention/lambda")
                              if att.differential else None)
@@ -291,7 +296,10 @@ class Attention(nn.Module):
         b, _, t, _ = out.shape
         out = out.transpose(1, 2).reshape(b, t, self.h * self.d_v)
         if self.gate is not None:  # a gate per head multiplies its d_v channels alike
-            gate = torch.sigmoid(self.gate(x))
+            gate = self.gate(x)
+            if self.gate_bias is not None:
+                gate = (gate.view(b, t, self.h, -1) + self.gate_bias.values[:, None]).flatten(2)
+            gate = torch.sigmoid(gate)
             out = out * gate.repeat_interleave(out.shape[-1] // gate.shape[-1], dim=-1)
         if self.sub_norm is not None:
             out = self.sub_norm(out)
@@ -320,6 +328,15 @@ class DifferentialLambda(nn.Module):
                + self.LAMBDA_INIT)
         combined = first - lam.to(out.dtype) * second
         return (1 - self.LAMBDA_INIT) * F.rms_norm(combined, (combined.shape[-1],))
+
+
+class GateBias(nn.Module):
+    """Beam's gate_bias: one learned value per head on the output gate's input, under a module
+    of its own so it carries its component's tag."""
+
+    def __init__(self, heads: int):
+        super().__init__()
+        self.values = nn.Parameter(torch.zeros(heads))
 
 
 class SinkLogits(nn.Module):

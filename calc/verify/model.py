@@ -102,6 +102,8 @@ class MixtureOfExperts(nn.Module):
         self.shared_gate = (linear(spec.d_model, 1, False, "moe/shared")
                             if moe.shared_expert_gate else None)
         self.bias = tag(OutputBias(spec.d_model), "moe/bias") if moe.output_bias else None
+        # A.X-K1's post_mlp_layernorm over the combined output
+        self.norm = make_norm(spec.norm, spec.d_model, "moe/norm") if moe.output_norm else None
 
     def _route(self, probs: Tensor) -> tuple[Tensor, Tensor, list[int]]:
         """(token of each assignment, its gate weight, tokens per expert), sorted by expert.
@@ -147,6 +149,8 @@ class MixtureOfExperts(nn.Module):
             combined = combined + shared
         if self.bias is not None:
             combined = combined + self.bias.values
+        if self.norm is not None:
+            combined = self.norm(combined)
         return combined.view(b, t, d)
 
 
@@ -166,11 +170,11 @@ class Mixers(nn.Module):
     side on the same input, their outputs summed (Falcon-H1)."""
 
     def __init__(self, spec: ModelSpec, mixer: str, kind: str, indexed: bool = True,
-                 own_kv: bool = True):
+                 own_kv: bool = True, out_bias: bool = False):
         super().__init__()
         parts: list[nn.Module] = []
         if "attention" in mixer:
-            parts.append(Attention(spec, kind, indexed, own_kv))
+            parts.append(Attention(spec, kind, indexed, own_kv, out_bias))
         if "mamba" in mixer:
             parts.append(Mamba(spec))
         if mixer == "deltanet":
@@ -196,13 +200,14 @@ class Block(nn.Module):
     (pre/post/sandwich/reordered/parallel)."""
 
     def __init__(self, spec: ModelSpec, mixer: str = "attention", kind: str = "global",
-                 ffn: str = "dense", indexed: bool = True, own_kv: bool = True):
+                 ffn: str = "dense", indexed: bool = True, own_kv: bool = True,
+                 out_bias: bool = False):
         super().__init__()
         # with the spec, all that makes this layer (a DSA layer with its own indexer or not,
-        # a layer with its own keys and values or not)
-        self.structure = (mixer, kind, ffn, indexed, own_kv)
+        # a layer with its own keys and values or not, the last layer's own W_O bias or not)
+        self.structure = (mixer, kind, ffn, indexed, own_kv, out_bias)
         self.placement, self.parallel = spec.norm.placement, spec.parallel_block
-        self.attention = Mixers(spec, mixer, kind, indexed, own_kv)
+        self.attention = Mixers(spec, mixer, kind, indexed, own_kv, out_bias)
         # ffn.double_wide: the kv-shared layers' FFN is 2·d_ff wide (Gemma4TextMLP)
         width = spec.ffn.d_ff * (2 if spec.ffn.double_wide and not own_kv else 1) if spec.ffn \
             else 0
@@ -332,8 +337,10 @@ class ReferenceModel(nn.Module):
                                if spec.norm.embedding else None)
         shared = set(spec.attention.indexer.shared_layers) if spec.attention.indexer else set()
         first_kv_shared = spec.n_layers - spec.attention.kv_shared_layers
+        # attention.last_layer_out_bias: W_O's bias on the last layer only (GPT-NeoX-Japanese)
+        last_bias = spec.n_layers - 1 if spec.attention.last_layer_out_bias else None
         self.layers = nn.ModuleList(
-            Block(spec, mixer, kind, ffn, i not in shared, i < first_kv_shared)
+            Block(spec, mixer, kind, ffn, i not in shared, i < first_kv_shared, i == last_bias)
             for i, (mixer, kind, ffn) in
             enumerate(zip(spec.mixer_kinds, spec.attention_kinds, spec.ffn_kinds, strict=True)))
         _link_shared(self.layers)

@@ -1,5 +1,6 @@
 """DeepSeek: deepseek_v2, deepseek_v3 and deepseek_v32 (multi-head latent attention and mixtures
-of experts with shared experts; V3.2 adds DeepSeek Sparse Attention's indexer).
+of experts with shared experts; V3.2 adds DeepSeek Sparse Attention's indexer), and SK Telecom's
+axk1 (A.X-K1: DeepSeek-V3's layers with a norm over each MoE block's output).
 """
 
 from __future__ import annotations
@@ -176,3 +177,55 @@ DEEPSEEK_V32 = ModelType(
     # e_score_correction_bias: a buffer of DeepseekV32TopkRouter (modeling_deepseek_v32.py)
     router_bias_buffer=True,
     aliases={"num_local_experts": "n_routed_experts"}, defaults=DSA_DEFAULTS)
+
+
+# ---- axk1 -------------------------------------------------------------------------------------
+def _read_axk1(c: HFConfig) -> dict[str, Any]:
+    # modeling_axk1.py (transformers 5.24.0): DeepSeek-V3's MLA, always through q_lora_rank
+    # (AXK1Attention builds q_a_proj whatever the config says), its router (the
+    # e_score_correction_bias a buffer) and shared experts; AXK1MoE ends in post_mlp_layernorm,
+    # an RMSNorm over the routed and shared experts' sum, on the MoE ("sparse") layers only.
+    # configuration_axk1.py: mlp_layer_types defaults to "sparse" where i >=
+    # first_k_dense_replace and i % moe_layer_freq == 0 (two keywords its __post_init__ pops,
+    # default 1 each); the model builds no multi-token-prediction layer.
+    if not c.given("q_lora_rank"):
+        c.fail("q_lora_rank=null: transformers' AXK1Attention always projects queries "
+               "through q_a_proj of q_lora_rank")
+    layers = c.size("num_hidden_layers")
+    first, freq = (c.size(key, minimum=0 if key == "first_k_dense_replace" else 1)
+                   if c.given(key) else 1
+                   for key in ("first_k_dense_replace", "moe_layer_freq"))
+    sparse = sparse_layers(c, [i >= first and i % freq == 0 for i in range(layers)])
+    spec = read_mla_moe(c, v3=True, mtp=False, sparse=sparse)
+    if spec.get("moe"):
+        spec["moe"]["output_norm"] = True
+    return spec
+
+
+def _write_axk1(spec: ModelSpec) -> dict[str, Any]:
+    mla, moe = spec.attention.mla, experts(spec, "axk1")
+    need(moe.output_norm, "moe.output_norm=false (A.X-K1's MoE blocks end in "
+                          "post_mlp_layernorm)")
+    need(mla is not None and mla.q_lora_rank is not None,
+         "attention.mla.q_lora_rank=None (A.X-K1 always projects queries through a latent)")
+    need(spec.mtp_modules == 0, f"mtp_modules={spec.mtp_modules} (transformers does not build "
+                                f"axk1's multi-token-prediction layers)")
+    out = {**_write(spec, "axk1"), **one_group(spec, "axk1")}
+    del out["first_k_dense_replace"]
+    return {**out, "mlp_layer_types": ["sparse" if m else "dense" for m in spec.moe_layers]}
+
+
+AXK1 = ModelType(
+    "axk1", _read_axk1, write=_write_axk1, traits=_TRAITS,
+    # e_score_correction_bias: a buffer of AXK1TopkRouter (modeling_axk1.py)
+    router_bias_buffer=True,
+    aliases={"num_local_experts": "n_routed_experts"},
+    # keywords configuration_axk1.py's __post_init__ pops, not fields
+    getattr_fields=("first_k_dense_replace", "moe_layer_freq"),
+    defaults={
+        **_MLA, "vocab_size": 163840, "hidden_size": 7168, "intermediate_size": 18432,
+        "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 64,
+        "n_shared_experts": 1, "n_routed_experts": 192, "num_experts_per_tok": 8,
+        "max_position_embeddings": 32768, "mlp_layer_types": None,
+        "first_k_dense_replace": None, "moe_layer_freq": None,
+    })

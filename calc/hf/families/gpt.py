@@ -1,6 +1,6 @@
 """GPT and the models named after it: gpt2, the original GPT (openai-gpt), GPTBigCode
-(SantaCoder, StarCoder), EleutherAI's gpt_neo, gptj and gpt_neox, CodeGen (GPT-J's block) and
-OpenAI's gpt_oss.
+(SantaCoder, StarCoder), EleutherAI's gpt_neo, gptj and gpt_neox, ABEJA's gpt_neox_japanese,
+CodeGen (GPT-J's block) and OpenAI's gpt_oss.
 
 All but gpt_oss use LayerNorms with β and a plain MLP with biases; GPT-J, CodeGen and GPT-NeoX
 rotate only part of each head's width (rotary_dim, rotary_pct), which changes no count.
@@ -298,6 +298,51 @@ GPT_NEOX = ModelType(
         "num_attention_heads": 64, "intermediate_size": 24576, "hidden_act": "gelu",
         "max_position_embeddings": 2048, "tie_word_embeddings": False,
         "use_parallel_residual": True, "attention_bias": True,
+    })
+
+
+# ---- gpt_neox_japanese -------------------------------------------------------------------------
+def _read_gpt_neox_japanese(c: HFConfig) -> dict[str, Any]:
+    # modeling_gpt_neox_japanese.py (transformers 5.24.0): LayerNorms with β before each
+    # sublayer, in sequence; query_key_value (d → 3d) and dense (d → d) without bias, and
+    # dense_bias (d values) on the last layer only (GPTNeoXJapaneseLayer: use_bias =
+    # layer_number == num_hidden_layers - 1), added before the residual; dense_h_to_4h and
+    # dense_4h_to_h without bias, int(hidden_size × intermediate_multiple_size) wide; RoPE on
+    # rotary_pct of each head (no count); embed_out tied to embed_in by default.
+    d, h = c.size("hidden_size"), c.size("num_attention_heads")
+    if d % h:
+        c.fail(f"num_attention_heads={h} must divide hidden_size={d}: the attention splits the "
+               f"fused query_key_value into heads of hidden_size // num_attention_heads")
+    spec = layernorm_decoder(c, {"n_heads": h}, d * c.size("intermediate_multiple_size"),
+                             c.activation("hidden_act", gated=False), False,
+                             position={"kind": "rope"})
+    spec["attention"]["last_layer_out_bias"] = True
+    return spec
+
+
+def _write_gpt_neox_japanese(spec: ModelSpec) -> dict[str, Any]:
+    att, ffn = spec.attention, spec.ffn
+    need(att.last_layer_out_bias, "attention.last_layer_out_bias=false (GPT-NeoX-Japanese's "
+                                  "last layer has dense_bias)")
+    need(not att.qkv_bias and not att.out_bias, "attention.qkv_bias/out_bias "
+                                                "(GPT-NeoX-Japanese's projections have none)")
+    need(ffn is not None and not ffn.bias, "ffn.bias=true (GPT-NeoX-Japanese's MLP has none)")
+    assert ffn is not None
+    need(ffn.d_ff % spec.d_model == 0, f"ffn.d_ff={ffn.d_ff} (GPT-NeoX-Japanese's is a whole "
+                                       f"multiple of d_model={spec.d_model})")
+    return {**base(spec, "gpt_neox_japanese"),
+            "intermediate_multiple_size": ffn.d_ff // spec.d_model,
+            "hidden_act": plain(spec, "gpt_neox_japanese"),
+            "max_position_embeddings": spec.context_length}
+
+
+GPT_NEOX_JAPANESE = ModelType(
+    "gpt_neox_japanese", _read_gpt_neox_japanese, write=_write_gpt_neox_japanese,
+    traits=Traits(norm="layernorm", gated=False),
+    defaults={
+        "vocab_size": 32000, "hidden_size": 2560, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "intermediate_multiple_size": 4, "hidden_act": "gelu",
+        "max_position_embeddings": 2048, "tie_word_embeddings": True,
     })
 
 
