@@ -119,6 +119,7 @@ def params_dense_ffn(s):
 
 def params_moe_ffn(s):
     E = s['E']
+    E_0 = s['E_0']
     E_s = s['E_s']
     b_ff = s['b_ff']
     b_moe = s['b_moe']
@@ -128,12 +129,13 @@ def params_moe_ffn(s):
     d_s = s['d_s']
     i_glu = s['i_glu']
     i_shared_gate = s['i_shared_gate']
-    _t0 = d*(i_glu + 2)
-    _t1 = i_glu + 1
+    _t0 = E + E_0
+    _t1 = d*(i_glu + 2)
+    _t2 = i_glu + 1
     return {
-        'moe/router': E*b_router + E*d,
-        'moe/experts': E*(_t0*d_e + b_ff*(_t1*d_e + d)),
-        'moe/shared': E_s*(_t0*d_s + b_ff*(_t1*d_s + d)) + d*i_shared_gate,
+        'moe/router': _t0*b_router + _t0*d,
+        'moe/experts': E*(_t1*d_e + b_ff*(_t2*d_e + d)),
+        'moe/shared': E_s*(_t1*d_s + b_ff*(_t2*d_s + d)) + d*i_shared_gate,
         'moe/bias': b_moe*d,
     }
 
@@ -247,6 +249,7 @@ def params_indexer(s):
 
 def params_components(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -406,7 +409,8 @@ def params_components(s):
     _t66 = d*d_ff
     _t67 = _t64*(_t65 + _t66)
     _t68 = _t42*d_ff
-    _t69 = d*(i_glu + 2)
+    _t69 = E + E_0
+    _t70 = d*(i_glu + 2)
     return {
         'attention/q': (
             L_att2*(
@@ -476,9 +480,9 @@ def params_components(s):
         'mlp/down': L_dense*(_t66 + b_ff*d) + L_dw*_t66,
         'mlp/act': L_dense*n_act,
         'mlp/sub_norm': L_dense*_t68 + L_dw*_t68,
-        'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t69*d_e + b_ff*(_t64*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t69*d_s + b_ff*(_t64*d_s + d)) + d*i_shared_gate),
+        'moe/router': L_moe*(_t69*b_router + _t69*d),
+        'moe/experts': E*L_moe*(_t70*d_e + b_ff*(_t64*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t70*d_s + b_ff*(_t64*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
@@ -491,6 +495,7 @@ def params_components(s):
 
 def params_summary(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -635,137 +640,138 @@ def params_summary(s):
     _t47 = b_ff*d_ff
     _t48 = _t26*(_t42 + _t47)
     _t49 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t50 = E*b_router + E*d
-    _t51 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
-    _t52 = d**2
-    _t53 = b_sc*d
-    _t54 = 2*N_s
-    _t55 = G_s*_t54
-    _t56 = 2*d_in + i_m2*(H_s + _t55)
-    _t57 = H_s*i_m2
-    _t58 = 1 - i_m2
-    _t59 = R_dt + _t54
-    _t60 = _t58*d_in
-    _t61 = d_qk*i_qk_head
-    _t62 = d_qk*i_qk_proj
-    _t63 = _t5*(_t61 + _t62*h_kv)
-    _t64 = _t5*(_t61 + _t62*h) + _t63
-    _t65 = _t32*d_v
-    _t66 = _t18*i_gate*(_t65 + i_gh) + _t34*_t65*h
-    _t67 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t68 = _t35 + _t67*d + b_qkv*(_t40 + _t67) + i_mla*(_t37 + h*r_kv*(_t38 + d_qk + d_v))
-    _t69 = L_kvs - L_kvs2
-    _t70 = L_rw*d_rw
-    _t71 = 5*d
-    _t72 = H_la*L_la*d_la
-    _t73 = L_att2*h2
-    _t74 = 2*H_k*d_lk
-    _t75 = H_v*d_lv
-    _t76 = H_v + _t75
-    _t77 = 2*d
-    _t78 = b_moe*d
-    _t79 = _t5*d
-    _t80 = h*i_sink
-    _t81 = i_rel*(_t21 + 2*_t22)
-    _t82 = 4*i_diff
-    _t83 = _t82*d_qk
-    _t84 = E_a*_t0
-    _t85 = _t79*n_norm
-    _t86 = _t5*i_sub
-    _t87 = _t86*d_ff
-    _t88 = _t86*d_v*h
-    _t89 = (
+    _t50 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
+    _t51 = E + E_0
+    _t52 = _t51*b_router + _t51*d
+    _t53 = d**2
+    _t54 = b_sc*d
+    _t55 = 2*N_s
+    _t56 = G_s*_t55
+    _t57 = 2*d_in + i_m2*(H_s + _t56)
+    _t58 = H_s*i_m2
+    _t59 = 1 - i_m2
+    _t60 = R_dt + _t55
+    _t61 = _t59*d_in
+    _t62 = d_qk*i_qk_head
+    _t63 = d_qk*i_qk_proj
+    _t64 = _t5*(_t62 + _t63*h_kv)
+    _t65 = _t5*(_t62 + _t63*h) + _t64
+    _t66 = _t32*d_v
+    _t67 = _t18*i_gate*(_t66 + i_gh) + _t34*_t66*h
+    _t68 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t69 = _t35 + _t68*d + b_qkv*(_t40 + _t68) + i_mla*(_t37 + h*r_kv*(_t38 + d_qk + d_v))
+    _t70 = L_kvs - L_kvs2
+    _t71 = L_rw*d_rw
+    _t72 = 5*d
+    _t73 = H_la*L_la*d_la
+    _t74 = L_att2*h2
+    _t75 = 2*H_k*d_lk
+    _t76 = H_v*d_lv
+    _t77 = H_v + _t76
+    _t78 = 2*d
+    _t79 = b_moe*d
+    _t80 = _t5*d
+    _t81 = h*i_sink
+    _t82 = i_rel*(_t21 + 2*_t22)
+    _t83 = 4*i_diff
+    _t84 = _t83*d_qk
+    _t85 = E_a*_t0
+    _t86 = _t80*n_norm
+    _t87 = _t5*i_sub
+    _t88 = _t87*d_ff
+    _t89 = _t87*d_v*h
+    _t90 = (
         H_v*_t44*d
-        + L*_t85
+        + L*_t86
         + L_att2*_t41
-        + L_att2*_t82*d_qk2
-        + L_att2*_t84
+        + L_att2*_t83*d_qk2
+        + L_att2*_t85
         + L_att2*i_rel*(_t10 + 2*_t12)
         + L_att2*(_t31 + _t5*(_t29 + _t30*h2))
         + L_att2*(_t3*i_gate*(_t33 + i_gh) + _t33*_t34*h2)
         + L_dense*_t43
         + L_dense*_t48
-        + L_dense*_t87
+        + L_dense*_t88
         + L_dense*n_act
-        + L_dn*d*(_t46*_t76 + _t74 + _t76)
-        + L_dn*i_cg*(_t77*r_g + r_g*(_t45 + _t75))
-        + L_dn*k_dn*(_t74 + _t75)
+        + L_dn*d*(_t46*_t77 + _t75 + _t77)
+        + L_dn*i_cg*(_t78*r_g + r_g*(_t45 + _t76))
+        + L_dn*k_dn*(_t75 + _t76)
         + L_dn*(H_v*_t46 + H_v + _t45*i_cg)
         + L_dw*_t42
-        + L_dw*_t87
+        + L_dw*_t88
         + L_dw*(_t26*(2*_t42 + 2*_t47) - _t48)
         + L_idx*_t49
         - L_kvs2*_t31
         - L_kvs2*_t41
         + L_moe*_t50
-        + L_moe*_t51
-        + L_moe*_t78
-        + L_rw*_t52
-        + L_rw*_t71
+        + L_moe*_t52
+        + L_moe*_t79
+        + L_rw*_t53
+        + L_rw*_t72
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t52 + _t53)
-        + L_sc*(3*_t52 + 3*_t53)
-        + L_ssm*_t59*_t60
-        + L_ssm*(2*_t57 + _t58*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t55*i_m2 + d_in)
-        + L_ssm*(_t56*b_ssm + _t56*d)
+        + L_sc*(_t53 + _t54)
+        + L_sc*(3*_t53 + 3*_t54)
+        + L_ssm*_t60*_t61
+        + L_ssm*(2*_t58 + _t59*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t56*i_m2 + d_in)
+        + L_ssm*(_t57*b_ssm + _t57*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t58*_t59*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t60 + _t57 + _t60)
-        + _t16*_t64
-        + _t16*_t66
-        + _t16*_t68
-        + _t16*_t80
+        + L_ssm*(_t59*_t60*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t61 + _t58 + _t61)
+        + _t16*_t65
+        + _t16*_t67
+        + _t16*_t69
         + _t16*_t81
-        + _t16*_t83
+        + _t16*_t82
         + _t16*_t84
-        + _t16*_t88
+        + _t16*_t85
+        + _t16*_t89
         + _t44
-        - _t63*_t69
-        - _t68*_t69
-        + 4*_t70*d
-        + 2*_t70
-        + _t71*_t72
-        + _t72
-        + _t73*_t86*d_v2
-        + _t73*i_sink2
-        + _t77*d_emb*i_proj
-        + _t79*i_norm_emb
-        + _t79*i_norm_final
+        - _t64*_t70
+        - _t69*_t70
+        + 4*_t71*d
+        + 2*_t71
+        + _t72*_t73
+        + _t73
+        + _t74*_t87*d_v2
+        + _t74*i_sink2
+        + _t78*d_emb*i_proj
+        + _t80*i_norm_emb
+        + _t80*i_norm_final
     )
-    _t90 = (
+    _t91 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
         + L_moe*_t28
         + _t16*_t20
         + _t16*_t24
-        + _t89
+        + _t90
     )
-    _t91 = P*d + V*d_emb
-    _t92 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t91
+    _t92 = P*d + V*d_emb
+    _t93 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t92
     return {
-        'total': _t90 + _t92,
-        'embedding': _t91,
-        'non_embedding': _t90,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t89 + _t92,
+        'total': _t91 + _t93,
+        'embedding': _t92,
+        'non_embedding': _t91,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t90 + _t93,
         'mtp': (
-            2*M*_t52
-            + 3*M*_t79
+            2*M*_t53
+            + 3*M*_t80
             + M*(
                 _t20
                 + _t24
                 + _t49*i_dsa
-                + _t64
-                + _t66
-                + _t68
-                + _t80
+                + _t65
+                + _t67
+                + _t69
                 + _t81
-                + _t83
+                + _t82
                 + _t84
                 + _t85
-                + _t88
-                + i_moe*(_t28 + _t50 + _t51 + _t78)
-                + (1 - i_moe)*(_t43 + _t48 + _t87 + n_act)
+                + _t86
+                + _t89
+                + i_moe*(_t28 + _t50 + _t52 + _t79)
+                + (1 - i_moe)*(_t43 + _t48 + _t88 + n_act)
             )
         ),
     }
@@ -773,6 +779,7 @@ def params_summary(s):
 
 def flops_forward_components(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -912,7 +919,7 @@ def flops_forward_components(s):
         'conv/out': L_sc*_t37,
         'conv/conv': L_sc*_t23*k_sc,
         'mlp': L_dense*_t39 + L_dw*_t39,
-        'moe/router': E*_t40,
+        'moe/router': _t40*(E + E_0),
         'moe/experts': _t38*_t40*d_e*k,
         'moe/shared': 2*L_moe*(E_s*_t38*d*d_s + d*i_shared_gate),
         'embedding_projection': 4*d*d_emb*i_proj,
@@ -922,6 +929,7 @@ def flops_forward_components(s):
 
 def flops(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -998,32 +1006,32 @@ def flops(s):
     r_q = s['r_q']
     w = s['w']
     _t0 = L_rw*d_rw
-    _t1 = 2*L_moe
-    _t2 = 2*d
-    _t3 = 2*d_in
-    _t4 = L_ssm*_t3
-    _t5 = d**2
-    _t6 = 2*L_att2
-    _t7 = _t6*d
-    _t8 = E_a*i_moa
-    _t9 = H_la*L_la
-    _t10 = H_v*d_lv
-    _t11 = L_dn*_t2
-    _t12 = _t7*h2
+    _t1 = 2*d
+    _t2 = 2*d_in
+    _t3 = L_ssm*_t2
+    _t4 = d**2
+    _t5 = 2*L_att2
+    _t6 = _t5*d
+    _t7 = E_a*i_moa
+    _t8 = H_la*L_la
+    _t9 = H_v*d_lv
+    _t10 = L_dn*_t1
+    _t11 = _t6*h2
+    _t12 = 2*L_moe
     _t13 = i_glu + 2
-    _t14 = _t13*_t2*d_ff
+    _t14 = _t1*_t13*d_ff
     _t15 = _t13*d
     _t16 = L_att - L_att2
     _t17 = 2*_t16
     _t18 = _t17*d
-    _t19 = _t4*(1 - i_m2)
+    _t19 = _t3*(1 - i_m2)
     _t20 = _t18*h
     _t21 = 2*N_s
     _t22 = G_s*_t21
     _t23 = 2*H_k*d_lk
     _t24 = 2*L_dn
     _t25 = 1 - i_gh
-    _t26 = H_v + _t10
+    _t26 = H_v + _t9
     _t27 = d_qk2*h2
     _t28 = d*(1 - i_mla)
     _t29 = d*(1 - i_qlora)
@@ -1037,43 +1045,43 @@ def flops(s):
     _t35 = 2*_t28*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t31 + h*r_kv*(_t32 + d_qk + d_v))
     return {
         'weights_per_token': (
-            E*_t1*d
-            + L_att2*_t33
+            L_att2*_t33
             + L_dense*_t14
-            + 7*L_dn*_t10*d_lk
+            + 7*L_dn*_t9*d_lk
             + L_dw*_t14
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             - L_kvs2*_t33
-            + 2*L_rw*_t5
-            + L_sc*_t2*k_sc
-            + 8*L_sc*_t5
+            + 2*L_rw*_t4
+            + L_sc*_t1*k_sc
+            + 8*L_sc*_t4
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t2*(_t3 + i_m2*(H_s + _t22))
+            + L_ssm*_t1*(_t2 + i_m2*(H_s + _t22))
             + 2*L_ssm*k_s*(_t22*i_m2 + d_in)
             + R_dt*_t19
             + 2*V_o*d_emb
             + 8*_t0*d
             + 9*_t0
-            + _t1*_t15*d_e*k
-            + _t1*(E_s*_t15*d_s + d*i_shared_gate)
-            + _t10*_t11
-            + _t11*(_t23 + _t26*(1 - i_cg) + _t26)
-            + _t12*d_v2
-            + _t12*i_gate*(_t25*d_v2 + i_gh)
+            + _t10*_t9
+            + _t10*(_t23 + _t26*(1 - i_cg) + _t26)
+            + _t11*d_v2
+            + _t11*i_gate*(_t25*d_v2 + i_gh)
+            + _t12*_t15*d_e*k
+            + _t12*d*(E + E_0)
+            + _t12*(E_s*_t15*d_s + d*i_shared_gate)
             + _t16*_t35
             + _t17*(_t28*_t34 + i_mla*(_t29*_t34 + i_qlora*(_t30 + _t34*r_q)))
-            + _t18*_t8
+            + _t18*_t7
             + _t19*(R_dt + _t21)
             + _t20*d_v
             + _t20*i_gate*(_t25*d_v + i_gh)
-            + _t24*i_cg*(_t2*r_g + r_g*(H_v*d_lk + _t10))
-            + _t24*k_dn*(_t10 + _t23)
+            + _t24*i_cg*(_t1*r_g + r_g*(H_v*d_lk + _t9))
+            + _t24*k_dn*(_t23 + _t9)
+            + _t3*d
             - _t35*(L_kvs - L_kvs2)
-            + _t4*d
-            + _t6*(_t27*_t28 + i_mla*(_t27*_t29 + i_qlora*(_t27*r_q + _t30)))
-            + _t7*_t8
-            + 10*_t9*d*d_la
-            + 5*_t9*d_la**2
+            + _t5*(_t27*_t28 + i_mla*(_t27*_t29 + i_qlora*(_t27*r_q + _t30)))
+            + _t6*_t7
+            + 10*_t8*d*d_la
+            + 5*_t8*d_la**2
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -1151,6 +1159,7 @@ def flops(s):
 
 def rules_train_per_token(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -1283,57 +1292,58 @@ def rules_train_per_token(s):
     _t37 = b_ff*d_ff
     _t38 = _t36*(_t32 + _t37)
     _t39 = 6*L_dw
-    _t40 = 6*L_moe
-    _t41 = d*(i_glu + 2)
-    _t42 = d**2
-    _t43 = b_sc*d
-    _t44 = 6*L_sc
-    _t45 = 6*L_ssm
-    _t46 = 2*N_s
-    _t47 = G_s*_t46
-    _t48 = 2*d_in + i_m2*(H_s + _t47)
-    _t49 = H_s*i_m2
-    _t50 = 1 - i_m2
-    _t51 = R_dt + _t46
-    _t52 = _t50*d_in
-    _t53 = d*h
-    _t54 = L_att - L_att2
-    _t55 = 6*_t54
-    _t56 = d_qk*i_qk_head
-    _t57 = d_qk*i_qk_proj
-    _t58 = _t2*(_t56 + _t57*h_kv)
-    _t59 = _t21*d_v
-    _t60 = _t53*d_qk
-    _t61 = d_qk*h
-    _t62 = L_rw*d_rw
-    _t63 = 30*d
-    _t64 = H_la*L_la*d_la
-    _t65 = _t17*h2
-    _t66 = 2*H_k*d_lk
-    _t67 = H_v*d_lv
-    _t68 = H_v + _t67
-    _t69 = _t33*d
-    _t70 = _t0*_t2
-    _t71 = _t55*h
-    _t72 = 12*d
-    _t73 = 24*i_diff
-    _t74 = E_a*i_moa
-    _t75 = _t2*i_sub
-    _t76 = _t75*d_ff
-    _t77 = (
-        L*_t70*n_norm
+    _t40 = d*(i_glu + 2)
+    _t41 = 6*L_moe
+    _t42 = E + E_0
+    _t43 = d**2
+    _t44 = b_sc*d
+    _t45 = 6*L_sc
+    _t46 = 6*L_ssm
+    _t47 = 2*N_s
+    _t48 = G_s*_t47
+    _t49 = 2*d_in + i_m2*(H_s + _t48)
+    _t50 = H_s*i_m2
+    _t51 = 1 - i_m2
+    _t52 = R_dt + _t47
+    _t53 = _t51*d_in
+    _t54 = d*h
+    _t55 = L_att - L_att2
+    _t56 = 6*_t55
+    _t57 = d_qk*i_qk_head
+    _t58 = d_qk*i_qk_proj
+    _t59 = _t2*(_t57 + _t58*h_kv)
+    _t60 = _t21*d_v
+    _t61 = _t54*d_qk
+    _t62 = d_qk*h
+    _t63 = L_rw*d_rw
+    _t64 = 30*d
+    _t65 = H_la*L_la*d_la
+    _t66 = _t17*h2
+    _t67 = 2*H_k*d_lk
+    _t68 = H_v*d_lv
+    _t69 = H_v + _t68
+    _t70 = _t33*d
+    _t71 = _t0*_t2
+    _t72 = _t56*h
+    _t73 = 12*d
+    _t74 = 24*i_diff
+    _t75 = E_a*i_moa
+    _t76 = _t2*i_sub
+    _t77 = _t76*d_ff
+    _t78 = (
+        L*_t71*n_norm
         + L_att2*_t11
-        + L_att2*_t73*d_qk2
+        + L_att2*_t74*d_qk2
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - L_kvs2*_t11
         - 6*L_kvs2*_t20
-        + 6*L_rw*_t42
-        + L_rw*_t63
-        + _t0*_t54*_t74
+        + 6*L_rw*_t43
+        + L_rw*_t64
+        + _t0*_t55*_t75
         - _t12*_t14
-        - 6*_t12*_t58
-        + _t14*_t54
-        + _t17*_t74*d
+        - 6*_t12*_t59
+        + _t14*_t55
+        + _t17*_t75*d
         + _t17*i_rel*(_t26 + 2*_t28)
         + _t17*(_t15 + _t16*d_v2)
         + _t17*(_t2*(_t18 + _t19*h2) + _t20)
@@ -1345,64 +1355,64 @@ def rules_train_per_token(s):
             + i_mla*(_t26*_t29 + i_qlora*(_t28*r_q + _t30))
         )
         + _t31*_t38
-        + _t31*_t76
+        + _t31*_t77
         + _t31*n_act
         + _t31*(_t32 + b_ff*d)
         + _t32*_t39
         + _t33*d_lv
-        + _t33*i_cg*(2*d*r_g + r_g*(_t34 + _t67))
-        + _t33*k_dn*(_t66 + _t67)
+        + _t33*i_cg*(2*d*r_g + r_g*(_t34 + _t68))
+        + _t33*k_dn*(_t67 + _t68)
         + _t33*(H_v*_t35 + H_v + _t34*i_cg)
-        + _t39*_t76
+        + _t39*_t77
         + _t39*(_t36*(2*_t32 + 2*_t37) - _t38)
-        + _t40*b_moe*d
-        + _t40*k*(_t41*d_e + b_ff*(_t36*d_e + d))
-        + _t40*(E*b_router + E*d)
-        + _t40*(E_s*(_t41*d_s + b_ff*(_t36*d_s + d)) + d*i_shared_gate)
-        + _t44*d*(b_sc + k_sc)
-        + _t44*(_t42 + _t43)
-        + _t44*(3*_t42 + 3*_t43)
-        + _t45*_t51*_t52
-        + _t45*(2*_t49 + _t50*(N_s*d_in + d_in))
-        + _t45*(b_cs + k_s)*(_t47*i_m2 + d_in)
-        + _t45*(_t48*b_ssm + _t48*d)
-        + _t45*(b_ssm*d + d*d_in)
-        + _t45*(_t50*_t51*i_dtn + d_in*i_gn*i_m2)
-        + _t45*(R_dt*_t52 + _t49 + _t52)
-        + _t54*_t73*d_qk
-        + _t55*i_rel*(_t60 + 2*_t61)
-        + _t55*(_t15 + _t53*d_v)
-        + _t55*(_t2*(_t56 + _t57*h) + _t58)
-        + _t55*(_t23*_t59*h + _t53*i_gate*(_t59 + i_gh))
-        + _t55*(
+        + _t41*b_moe*d
+        + _t41*k*(_t40*d_e + b_ff*(_t36*d_e + d))
+        + _t41*(E_s*(_t40*d_s + b_ff*(_t36*d_s + d)) + d*i_shared_gate)
+        + _t41*(_t42*b_router + _t42*d)
+        + _t45*d*(b_sc + k_sc)
+        + _t45*(_t43 + _t44)
+        + _t45*(3*_t43 + 3*_t44)
+        + _t46*_t52*_t53
+        + _t46*(2*_t50 + _t51*(N_s*d_in + d_in))
+        + _t46*(b_cs + k_s)*(_t48*i_m2 + d_in)
+        + _t46*(_t49*b_ssm + _t49*d)
+        + _t46*(b_ssm*d + d*d_in)
+        + _t46*(_t51*_t52*i_dtn + d_in*i_gn*i_m2)
+        + _t46*(R_dt*_t53 + _t50 + _t53)
+        + _t55*_t74*d_qk
+        + _t56*i_rel*(_t61 + 2*_t62)
+        + _t56*(_t15 + _t54*d_v)
+        + _t56*(_t2*(_t57 + _t58*h) + _t59)
+        + _t56*(_t23*_t60*h + _t54*i_gate*(_t60 + i_gh))
+        + _t56*(
             _t25
-            + _t60*_t8
-            + b_qkv*(_t27 + _t61*_t8)
-            + i_mla*(_t29*_t60 + i_qlora*(_t30 + _t61*r_q))
+            + _t61*_t8
+            + b_qkv*(_t27 + _t62*_t8)
+            + i_mla*(_t29*_t61 + i_qlora*(_t30 + _t62*r_q))
         )
-        + 24*_t62*d
-        + 12*_t62
-        + _t63*_t64
-        + 6*_t64
-        + _t65*_t75*d_v2
-        + _t65*i_sink2
-        + _t67*_t69
-        + _t69*(_t35*_t68 + _t66 + _t68)
-        + _t70*i_norm_emb
-        + _t70*i_norm_final
-        + _t71*_t75*d_v
-        + _t71*i_sink
-        + _t72*d_emb*i_proj
+        + 24*_t63*d
+        + 12*_t63
+        + _t64*_t65
+        + 6*_t65
+        + _t66*_t76*d_v2
+        + _t66*i_sink2
+        + _t68*_t70
+        + _t70*(_t35*_t69 + _t67 + _t69)
+        + _t71*i_norm_emb
+        + _t71*i_norm_final
+        + _t72*_t76*d_v
+        + _t72*i_sink
+        + _t73*d_emb*i_proj
     )
-    _t78 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t77
-    _t79 = T*_t28
-    _t80 = T*_t61
-    _t81 = 3*T
-    _t82 = 4*T
+    _t79 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t78
+    _t80 = T*_t28
+    _t81 = T*_t62
+    _t82 = 3*T
+    _t83 = 4*T
     return {
-        '6N': P*_t0 + _t78,
-        'kaplan': _t17*_t79 + _t55*_t80 + _t77,
-        'palm': 12*L_att2*_t79 + 12*_t54*_t80 + _t78,
+        '6N': P*_t0 + _t79,
+        'kaplan': _t17*_t80 + _t56*_t81 + _t78,
+        'palm': 12*L_att2*_t80 + 12*_t55*_t81 + _t79,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1410,11 +1420,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t26 + _t28*_t82 + _t81*h2)
+            3*L_att2*(8*_t26 + _t28*_t83 + _t82*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t54*(8*_t60 + _t61*_t82 + _t81*h)
-            + _t72*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t55*(8*_t61 + _t62*_t83 + _t82*h)
+            + _t73*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -1602,6 +1612,7 @@ def memory_states(s):
 
 def memory_activations(s):
     E = s['E']
+    E_0 = s['E_0']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -1833,6 +1844,7 @@ def memory_activations(s):
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
+                                + 4*E_0
                                 + q_a*(
                                     i_glu*(E_s*d_s + d_e*k)
                                     + i_shared_gate*(d + 1)
@@ -1910,6 +1922,7 @@ def memory_buffers(s):
 
 def memory(s):
     E = s['E']
+    E_0 = s['E_0']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -2239,6 +2252,7 @@ def memory(s):
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
+                                + 4*E_0
                                 + q_a*(
                                     i_glu*(E_s*d_s + d_e*k)
                                     + i_shared_gate*(d + 1)
@@ -2610,6 +2624,7 @@ def memory(s):
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
+                                + 4*E_0
                                 + q_a*(
                                     i_glu*(E_s*d_s + d_e*k)
                                     + i_shared_gate*(d + 1)
@@ -2648,6 +2663,7 @@ def memory(s):
 
 def finetune_counts(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -2761,59 +2777,58 @@ def finetune_counts(s):
     _t28 = d**2
     _t29 = _t12*d
     _t30 = _t29*d_ff
-    _t31 = E*d
-    _t32 = d*(d_rope + r_kv)
-    _t33 = -d_rope
-    _t34 = 1 - i_mla
-    _t35 = _t34*d
-    _t36 = _t35*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t32 + h2*r_kv*(_t33 + d_qk2 + d_v2))
-    _t37 = _t18*d_in
-    _t38 = _t35*h_kv*(_t11*d_v + d_qk) + i_mla*(_t32 + h*r_kv*(_t33 + d_qk + d_v))
-    _t39 = H_v + _t20
-    _t40 = 1 - i_qlora
-    _t41 = _t0*d
-    _t42 = d*r_q
-    _t43 = d*i_moa
-    _t44 = E_a*_t43
-    _t45 = _t43*(E_a*h_kv2 - h2)
-    _t46 = d*i_gate
-    _t47 = _t5*d
-    _t48 = _t43*(E_a*h_kv - h)
-    _t49 = (
+    _t31 = d*(d_rope + r_kv)
+    _t32 = -d_rope
+    _t33 = 1 - i_mla
+    _t34 = _t33*d
+    _t35 = _t34*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t31 + h2*r_kv*(_t32 + d_qk2 + d_v2))
+    _t36 = _t18*d_in
+    _t37 = _t34*h_kv*(_t11*d_v + d_qk) + i_mla*(_t31 + h*r_kv*(_t32 + d_qk + d_v))
+    _t38 = H_v + _t20
+    _t39 = 1 - i_qlora
+    _t40 = _t0*d
+    _t41 = d*r_q
+    _t42 = d*i_moa
+    _t43 = E_a*_t42
+    _t44 = _t42*(E_a*h_kv2 - h2)
+    _t45 = d*i_gate
+    _t46 = _t5*d
+    _t47 = _t42*(E_a*h_kv - h)
+    _t48 = (
         L_att2*(
             _t1*d
-            + _t34*_t41
-            + _t36
-            + _t41*i_rel
-            + _t44
-            + _t45*d_qk2
-            + _t45*d_v2
-            + _t46*h2*(_t2*d_v2 + i_gh)
-            + i_mla*(_t40*_t41 + i_qlora*(_t0*r_q + _t42))
+            + _t33*_t40
+            + _t35
+            + _t40*i_rel
+            + _t43
+            + _t44*d_qk2
+            + _t44*d_v2
+            + _t45*h2*(_t2*d_v2 + i_gh)
+            + i_mla*(_t39*_t40 + i_qlora*(_t0*r_q + _t41))
         )
         + L_dense*_t30
         + L_dn*(
-            _t20*d + d*(_t23 + _t39*(1 - i_cg) + _t39) + i_cg*(_t27*r_g + r_g*(H_v*d_lk + _t20))
+            _t20*d + d*(_t23 + _t38*(1 - i_cg) + _t38) + i_cg*(_t27*r_g + r_g*(H_v*d_lk + _t20))
         )
         + L_dw*_t30
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t36
+        - L_kvs2*_t35
         + 5*L_la*_t21*d
-        + L_moe*(E_s*_t29*d_s + _t12*_t31*d_e + _t31 + d*i_shared_gate)
+        + L_moe*(E*_t29*d_e + E_s*_t29*d_s + d*i_shared_gate + d*(E + E_0))
         + L_rw*(_t28 + 4*d*d_rw)
         + 4*L_sc*_t28
-        + L_ssm*(R_dt*_t37 + _t16*d + _t37*(R_dt + _t15) + d*d_in)
-        - _t38*(L_kvs + _t7)
+        + L_ssm*(R_dt*_t36 + _t16*d + _t36*(R_dt + _t15) + d*d_in)
+        - _t37*(L_kvs + _t7)
         + _t4*(
-            _t35*_t5
-            + _t38
-            + _t44
-            + _t46*h*(_t2*d_v + i_gh)
-            + _t47*i_rel
-            + _t48*d_qk
-            + _t48*d_v
+            _t34*_t5
+            + _t37
+            + _t43
+            + _t45*h*(_t2*d_v + i_gh)
+            + _t46*i_rel
+            + _t47*d_qk
+            + _t47*d_v
             + _t6*d
-            + i_mla*(_t40*_t47 + i_qlora*(_t42 + _t5*r_q))
+            + i_mla*(_t39*_t46 + i_qlora*(_t41 + _t5*r_q))
         )
     )
     return {
@@ -2941,13 +2956,14 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t49,
-        'unquantised': N - _t49,
+        'quantised': _t48,
+        'unquantised': N - _t48,
     }
 
 
 def finetune_states(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -3172,7 +3188,9 @@ def finetune_states(s):
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                     )
-                    + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+                    + L_moe*(
+                        E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0)
+                    )
                     + L_rw*(d**2 + 4*d*d_rw)
                     + 4*L_sc*d**2
                     + L_ssm*(
@@ -3486,6 +3504,7 @@ def finetune_states(s):
 
 def finetune_memory(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -3826,6 +3845,7 @@ def finetune_memory(s):
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
+                                + 4*E_0
                                 + q_a*(
                                     i_glu*(E_s*d_s + d_e*k)
                                     + i_shared_gate*(d + 1)
@@ -3903,7 +3923,10 @@ def finetune_memory(s):
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                            E*d*d_e*(i_glu + 2)
+                            + E_s*d*d_s*(i_glu + 2)
+                            + d*i_shared_gate
+                            + d*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -4268,7 +4291,10 @@ def finetune_memory(s):
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                            E*d*d_e*(i_glu + 2)
+                            + E_s*d*d_s*(i_glu + 2)
+                            + d*i_shared_gate
+                            + d*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -4714,6 +4740,7 @@ def finetune_memory(s):
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
+                                + 4*E_0
                                 + q_a*(
                                     i_glu*(E_s*d_s + d_e*k)
                                     + i_shared_gate*(d + 1)
@@ -4752,6 +4779,7 @@ def finetune_memory(s):
 
 def finetune_flops(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -4954,8 +4982,7 @@ def finetune_flops(s):
                     + 2*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )
                 + (3 - i_frozen)*(
-                    2*E*L_moe*d
-                    + 2*E_a*L_att2*d*i_moa
+                    2*E_a*L_att2*d*i_moa
                     + 2*E_a*d*i_moa*(L_att - L_att2)
                     + 10*H_la*L_la*d*d_la
                     + 2*H_v*L_dn*d*d_lv
@@ -4980,6 +5007,7 @@ def finetune_flops(s):
                         + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                     )
                     + 2*L_moe*d*d_e*k*(i_glu + 2)
+                    + 2*L_moe*d*(E + E_0)
                     + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 2*L_rw*d**2
                     + 8*L_rw*d*d_rw
@@ -5120,6 +5148,7 @@ def finetune_flops(s):
 
 def optimizer_states(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -5209,7 +5238,7 @@ def optimizer_states(s):
     _t1 = i_glu + 2
     _t2 = 4*d
     _t3 = _t1*_t2*d_ff
-    _t4 = E*d
+    _t4 = _t1*d
     _t5 = d*(d_rope + r_kv)
     _t6 = -d_rope
     _t7 = 1 - i_mla
@@ -5280,9 +5309,14 @@ def optimizer_states(s):
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
             )
             + 4*L_la*(5*H_la*d_la + 3*d)
-            - 4*L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+            - 4*L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
             + 4*L_moe*(
-                E*(d + d_e)*(i_glu + 2) + E + E_s*(d + d_s)*(i_glu + 2) + d + i_shared_gate*(d + 1)
+                E*(d + d_e)*(i_glu + 2)
+                + E
+                + E_0
+                + E_s*(d + d_s)*(i_glu + 2)
+                + d
+                + i_shared_gate*(d + 1)
             )
             + 4*L_rw*(6*d + 4*d_rw)
             - 4*L_rw*(d**2 + 4*d*d_rw)
@@ -5360,7 +5394,7 @@ def optimizer_states(s):
             - L_dw*_t3
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             + 4*L_kvs2*_t9
-            - 4*L_moe*(E_s*_t1*d*d_s + _t1*_t4*d_e + _t4 + d*i_shared_gate)
+            - 4*L_moe*(E*_t4*d_e + E_s*_t4*d_s + d*i_shared_gate + d*(E + E_0))
             - 4*L_rw*(_t0 + _t2*d_rw)
             - 16*L_sc*_t0
             - 4*L_ssm*(
@@ -5507,6 +5541,7 @@ def optimizer_states(s):
 
 def offload(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -5940,7 +5975,10 @@ def offload(s):
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                            E*d*d_e*(i_glu + 2)
+                            + E_s*d*d_s*(i_glu + 2)
+                            + d*i_shared_gate
+                            + d*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -6088,7 +6126,10 @@ def offload(s):
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                            E*d*d_e*(i_glu + 2)
+                            + E_s*d*d_s*(i_glu + 2)
+                            + d*i_shared_gate
+                            + d*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -6238,7 +6279,10 @@ def offload(s):
                                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                             )
                             + L_moe*(
-                                E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                                E*d*d_e*(i_glu + 2)
+                                + E_s*d*d_s*(i_glu + 2)
+                                + d*i_shared_gate
+                                + d*(E + E_0)
                             )
                             + L_rw*(d**2 + 4*d*d_rw)
                             + 4*L_sc*d**2
@@ -6578,7 +6622,10 @@ def offload(s):
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                            E*d*d_e*(i_glu + 2)
+                            + E_s*d*d_s*(i_glu + 2)
+                            + d*i_shared_gate
+                            + d*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -6815,6 +6862,7 @@ def precision(s):
 
 def precision_memory(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -6908,7 +6956,7 @@ def precision_memory(s):
                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
             )
-            + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+            + L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
             + L_rw*(d**2 + 4*d*d_rw)
             + 4*L_sc*d**2
             + L_ssm*(
