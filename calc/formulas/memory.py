@@ -349,7 +349,8 @@ MLP_DENSE = ((1 + i_glu + i_hf * i_glu) * q_a + i_keep_down * q_l * OWN_INPUT
 # output apart from the product as in the dense MLP (the shared experts' MLP too), and the
 # router's fp32 softmax over the E experts and E_0 zero-computation ones (the TopKRouter of
 # Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE, which casts the weights to the activations' dtype); a
-# shared experts' gate (Qwen2-MoE: sigmoid(gate(x)) · shared(x)) keeps its sigmoid's output and the shared output.
+# shared experts' gate (Qwen2-MoE: sigmoid(gate(x)) · shared(x)) keeps its sigmoid's output
+# and the shared output.
 # Not counted, the router's choices calc's spec does not hold: where the top-k is renormalised
 # (Mixtral; Qwen's norm_topk_prob) the division's fp32 top-k values and their sum, 4·(k + 1)
 # bytes a token, and Mixtral's routing weights left in fp32, 2·k bytes more at 16 bits
