@@ -49,6 +49,7 @@ from calc.hf.families import (
     lara,
     lfm2,
     llama,
+    longcat,
     mamba,
     mellum,
     mimo,
@@ -163,6 +164,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     gemma.GEMMA4_UNIFIED_TEXT,
     minimax.MINIMAX,
     rwkv.RWKV,
+    longcat.LONGCAT_FLASH,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     gemma.GEMMA4_TEXT,
