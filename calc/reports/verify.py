@@ -193,7 +193,7 @@ def compare_with_transformers(spec: ModelSpec, seq_len: int,
     runs."""
     if find_spec("transformers") is None:
         raise CalcError(f"--hf needs transformers: {install('hf')}")
-    from calc.hf.export import buffer_params, hf_config_from_spec
+    from calc.hf.export import buffer_params, hf_config_from_spec, unread_params
     from calc.verify.hf_implementation import transformers_flops
     from calc.verify.hf_reference import META_FORWARD_UNRUNNABLE, count
 
@@ -209,10 +209,13 @@ def compare_with_transformers(spec: ModelSpec, seq_len: int,
         return HFComparison(compared=False, reason=(
             f"{ignored}={hf_config[ignored]}: transformers ignores it and builds another model "
             f"than the authors' code, whose placement calc counts"))
+    unread = unread_params(spec, hf_config.get("model_type", ""))
     t = hf_seq_len(spec, seq_len)
     counted = count(hf_config, t)
-    params = count_params(spec).total - buffers
-    label = "parameters" + (f" (less {buffers:,} kept as buffers)" if buffers else "")
+    params = count_params(spec).total - buffers + unread
+    label = ("parameters" + (f" (less {buffers:,} kept as buffers)" if buffers else "")
+             + (f" (plus {unread:,} that transformers allocates for the zero-computation "
+                f"experts' gate_up_proj rows and never reads)" if unread else ""))
     checks = [Check(quantity=label, calc=params, torch=counted.params,
                     match=params == counted.params)]
     if counted.forward is None:  # calc.verify.hf_reference.META_FORWARD_UNRUNNABLE

@@ -20,6 +20,13 @@ with positions 0..T-1 its answer is always "not packed" (None), so that answer i
 JetMoE's router (JetMoeTopKGating) turns its choice into a Python list of tokens per expert; on
 meta it is given a balanced choice (slot j of token t to expert (t·k + j) mod E: exactly k
 experts a token, as calc.verify.model routes on meta), after its own router product.
+
+LongCat-Flash's router picks from FFN and zero-computation experts, so the FLOPs of its experts
+depend on the routing; its choice (LongcatFlashTopkRouter.get_topk_indices) is replaced on every
+device by a balanced one with exactly calc's expected k_f = top_k·E/(E + E_0) FFN experts a
+token (FFN expert (t·k_f + j) mod E, then zero experts), after its own router product and
+softmax. Its experts (LongcatFlashExperts) loop over the experts hit with torch.nonzero and
+.item(), which the meta device cannot run: its FLOPs are compared on small configs on the CPU.
 """
 
 from __future__ import annotations
@@ -90,6 +97,8 @@ class LanguageModel(nn.Module):
 META_FORWARD_UNRUNNABLE = {
     "dbrx": "DbrxExperts loops over the experts its tokens picked (torch.nonzero), whose size "
             "the meta device cannot know",
+    "longcat_flash": "LongcatFlashExperts loops over the experts its tokens picked "
+                     "(torch.nonzero, .item()), which the meta device cannot know",
 }
 
 
@@ -154,10 +163,28 @@ def _balanced_gating(gating: nn.Module, hidden_states: torch.Tensor) -> tuple:
     return order, order, gates, loads, logits
 
 
+def _expected_choice(router: nn.Module, scores: torch.Tensor) -> torch.Tensor:
+    """LongcatFlashTopkRouter.get_topk_indices with calc's expected share of FFN experts: token
+    t takes FFN experts (t·k_f + j) mod E for j < k_f and zero experts E + (t·(k − k_f) + j)
+    mod E_0 for the rest, k_f = k·E/(E + E_0) (module docstring)."""
+    pool, k = router.n_routed_experts, router.top_k
+    ffn = router.num_experts  # config.num_local_experts: the FFN experts
+    zero, k_ffn = pool - ffn, k * ffn // pool
+    tokens = torch.arange(scores.shape[0], device="cpu")[:, None]
+    picked = [(tokens * k_ffn + j) % ffn for j in range(k_ffn)]
+    picked += [ffn + (tokens * (k - k_ffn) + j) % zero for j in range(k - k_ffn)]
+    return torch.cat(picked, dim=1).to(scores.device)
+
+
 def meta_guards(model: nn.Module) -> list[Any]:
-    """The patches a forward on the meta device needs (module docstring)."""
+    """The patches a forward on the meta device needs (module docstring), and LongCat-Flash's
+    routing with calc's expected share of FFN experts on any device."""
     guards = [mock.patch.object(masking_utils, "find_packed_sequence_indices",
                                 lambda position_ids: None)]
+    from transformers.models.longcat_flash import modeling_longcat_flash
+
+    guards.append(mock.patch.object(modeling_longcat_flash.LongcatFlashTopkRouter,
+                                    "get_topk_indices", _expected_choice))
     if next(model.parameters()).is_meta:
         from transformers.models.jetmoe import modeling_jetmoe
 

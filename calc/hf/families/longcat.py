@@ -119,6 +119,7 @@ def _write(spec: ModelSpec) -> dict[str, Any]:
 
 LONGCAT_FLASH = ModelType(
     "longcat_flash", _read, write=_write, traits=Traits(moe=True, mla=True),
+    zero_expert_rows=True,
     aliases={"num_local_experts": "n_routed_experts", "num_experts_per_tok": "moe_topk",
              "intermediate_size": "ffn_hidden_size",
              "moe_intermediate_size": "expert_ffn_hidden_size"},
