@@ -28,7 +28,7 @@ def view(report: VerifyReport) -> View:
     tables.append(operators)
     if report.hf is not None:
         if report.hf.compared:
-            tables.append(_table(f"Against transformers ({report.hf.model_type}, meta device, "
+            tables.append(_table(f"Against transformers ({report.hf.model_type}, {report.hf.device} device, "
                                  f"eager attention)", report.hf.checks))
         if report.hf.reason:
             report = report.model_copy(update={"conventions": [
