@@ -241,7 +241,8 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
         rotary = (n_att - own) * (h + kv) * spec.head_dim_qk + own * (h2 + kv2) * d_qk2
     ffn_widths = dense * spec.ffn.d_ff if spec.ffn is not None else 0
     if moe is not None:
-        ffn_widths += n_moe * (moe.experts_per_token * moe.d_expert + moe.n_shared_experts * moe.shared_width)
+        ffn_widths += n_moe * (moe.experts_per_token * moe.d_expert
+                               + moe.n_shared_experts * moe.shared_width)
     # x + F(x) after each sublayer (read 2, write 1); a parallel block adds both branches at once
     residual = layers * 4 * d if spec.parallel_block else (layers + ffns) * 3 * d
     terms = [
