@@ -607,6 +607,10 @@ def test_longcat_flash_reads_two_blocks_per_layer_and_zero_experts():
     assert counts.active == counts.total - layers * (512 - 8) * 3 * d * 2048
     assert counts.active == 27_954_796_544
     assert round((counts.active - v * d) / 1e9) == 27
+    # the report's 18.6B–31.3B: no FFN expert and all 12 slots on FFN experts, embedding out
+    per_expert = layers * 3 * d * 2048
+    low, high = counts.active - v * d - 8 * per_expert, counts.active - v * d + 4 * per_expert
+    assert (low // 10**8, high // 10**8) == (186, 313)
     flops = calc.count_flops(spec, 4096, "full").components
     assert flops["moe/experts"] == 2 * layers * 8 * 3 * d * 2048
     assert flops["moe/router"] == 2 * layers * d * 768
