@@ -41,6 +41,8 @@ class ModelTerms:
     d_v: int
     experts: int
     top_k: int
+    # ScMoE (moe.shortcut): each MoE layer's all-to-all runs beside the dense work around it
+    shortcut: bool
     tp_reductions: tuple[tuple[float, int], ...]  # TP all-reduces per layer: (count, width)
     matmuls: tuple[Matmul, ...]
     head: Matmul
@@ -161,6 +163,7 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         name=spec.name, seq_len=seq_len, layers=layers, moe_layers=n_moe, d=d,
         head_rows=spec.head_rows, heads=h, kv_heads=0 if att.mla else kv, d_qk=d_qk, d_v=d_v,
         experts=moe.n_experts if moe else 0, top_k=moe.experts_per_token if moe else 0,
+        shortcut=bool(moe and moe.shortcut),
         tp_reductions=tp_reductions(spec),
         matmuls=tuple(m for m in matmuls if m.flops),
         head=Matmul("lm_head", flops["lm_head"], spec.head_rows, d, 1, "column"),
