@@ -629,8 +629,8 @@ def _longcat_configs(draw) -> dict:
 @given(_longcat_configs(), st.integers(1, 9))
 def test_random_longcat_configs_match_transformers_and_export_back(config, seq_len):
     """Two latent-attention blocks and two dense MLPs per decoder layer beside one MoE whose
-    router scores n_routed + zero_expert_num experts, against transformers on the CPU (its
-    routing given calc's expected share of FFN experts, hf_reference._expected_choice), its
+    router scores n_routed + zero_expert_num experts, against transformers on the meta device
+    (its routing given calc's expected share of FFN experts, hf_reference._expected_choice), its
     zero experts' unread gate_up_proj rows named; and back through longcat_flash's writer."""
     spec = spec_from_hf_config(config)
     assert spec.moe is not None and spec.moe.shortcut
@@ -638,6 +638,17 @@ def test_random_longcat_configs_match_transformers_and_export_back(config, seq_l
     exported = hf_config_from_spec(spec)
     assert exported["model_type"] == "longcat_flash"
     assert shape(spec_from_hf_config(exported)) == shape(spec)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_longcat_configs(), st.integers(1, 9))
+def test_longcat_experts_on_meta_count_what_their_loop_runs_on_the_cpu(config, seq_len):
+    """The meta device's stand-in for LongcatFlashExperts' loop (hf_reference._experts_on_meta)
+    runs the products transformers' own loop runs on real tensors under the same routing,
+    operator by operator."""
+    meta, cpu = (hf_reference.count(config, seq_len, device) for device in ("meta", "cpu"))
+    assert meta.forward_by_operator == cpu.forward_by_operator
+    assert meta.forward == cpu.forward
 
 
 def test_longcat_expected_routing_is_exact_and_data_independent():

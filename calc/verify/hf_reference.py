@@ -26,7 +26,10 @@ depend on the routing; its choice (LongcatFlashTopkRouter.get_topk_indices) is r
 device by a balanced one with exactly calc's expected k_f = top_k·E/(E + E_0) FFN experts a
 token (FFN expert (t·k_f + j) mod E, then zero experts), after its own router product and
 softmax. Its experts (LongcatFlashExperts) loop over the experts hit with torch.nonzero and
-.item(), which the meta device cannot run: its FLOPs are compared on small configs on the CPU.
+.item(), values the meta device does not have; on meta the loop is given the tokens each FFN
+expert gets under that routing (Python numbers) and runs the same products on the same shapes:
+F.linear with gate_up_proj[e], the activation, F.linear with down_proj[e], each expert once.
+tests/test_hf_reference.py checks that count against the real loop on the CPU.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from typing import Any
 from unittest import mock
 
 import torch
+import torch.nn.functional as F
 import transformers
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
@@ -97,8 +101,6 @@ class LanguageModel(nn.Module):
 META_FORWARD_UNRUNNABLE = {
     "dbrx": "DbrxExperts loops over the experts its tokens picked (torch.nonzero), whose size "
             "the meta device cannot know",
-    "longcat_flash": "LongcatFlashExperts loops over the experts its tokens picked "
-                     "(torch.nonzero, .item()), which the meta device cannot know",
 }
 
 
@@ -176,6 +178,31 @@ def _expected_choice(router: nn.Module, scores: torch.Tensor) -> torch.Tensor:
     return torch.cat(picked, dim=1).to(scores.device)
 
 
+def _experts_on_meta(experts: nn.Module, hidden_states: torch.Tensor,
+                     top_k_index: torch.Tensor, top_k_weights: torch.Tensor) -> torch.Tensor:
+    """LongcatFlashExperts.forward on the meta device: its loop over the FFN experts hit, each
+    given the tokens _expected_choice sends it (slot s = t·k_f + j of the T·k_f FFN slots goes
+    to expert s mod E), with its products: F.linear(x, gate_up_proj[e]), the activation of the
+    gate times up, F.linear(·, down_proj[e]), scaled by the routing weight and added back. The
+    zero experts' identity multiplies nothing."""
+    tokens, k = top_k_index.shape
+    ffn, pool = experts.num_routed_experts, experts.total_experts
+    loads = [0] * ffn
+    for slot in range(tokens * (k * ffn // pool)):
+        loads[slot % ffn] += 1
+    final = torch.zeros_like(hidden_states)
+    for expert, load in enumerate(loads):
+        if not load:
+            continue
+        state = hidden_states[:load]
+        gate, up = F.linear(state, experts.gate_up_proj[expert]).chunk(2, dim=-1)
+        out = F.linear(experts.act_fn(gate) * up, experts.down_proj[expert])
+        out = out * top_k_weights[:load, :1]
+        index = torch.empty(load, dtype=torch.long, device=hidden_states.device)
+        final = final.index_add(0, index, out.to(hidden_states.dtype))
+    return final
+
+
 def meta_guards(model: nn.Module) -> list[Any]:
     """The patches a forward on the meta device needs (module docstring), and LongCat-Flash's
     routing with calc's expected share of FFN experts on any device."""
@@ -190,6 +217,8 @@ def meta_guards(model: nn.Module) -> list[Any]:
 
         guards.append(mock.patch.object(modeling_jetmoe.JetMoeTopKGating, "forward",
                                         _balanced_gating))
+        guards.append(mock.patch.object(modeling_longcat_flash.LongcatFlashExperts, "forward",
+                                        _experts_on_meta))
     return guards
 
 
