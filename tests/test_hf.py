@@ -632,6 +632,21 @@ def test_longcat_flash_refuses_in_one_line(changes, message):
     assert "\n" not in str(error.value)
 
 
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"mtp_modules": 1}, "moe.shortcut: a multi-token-prediction block's MoE has no next layer"),
+    ({"parallel_block": True}, "moe.shortcut is not defined with parallel_block=True"),
+    ({"layers.ffn_pattern": ("dense", "moe")},
+     "moe.shortcut: MoE layer 55 needs a dense layer after it, whose FFN its experts' output "
+     "joins \\(no next layer\\)"),
+    ({"moe.top_k": 769}, "moe.top_k=769 must not exceed moe.n_experts=512 \\+ "
+                         "moe.n_zero_experts=256"),
+])
+def test_the_spec_refuses_what_scmoe_and_zero_experts_cannot_be_in_one_line(changes, message):
+    with pytest.raises(CalcError, match=message) as error:
+        spec_of("longcat-flash-chat").updated(**changes)
+    assert "\n" not in str(error.value)
+
+
 def test_longcat_flash_num_hidden_layers_wins_as_in_transformers():
     """LongcatFlashConfig's num_hidden_layers is 2·num_layers, and a file's num_hidden_layers
     sets num_layers to half of it, over the file's own num_layers."""
