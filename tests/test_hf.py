@@ -614,6 +614,8 @@ def test_longcat_flash_reads_two_blocks_per_layer_and_zero_experts():
     flops = calc.count_flops(spec, 4096, "full").components
     assert flops["moe/experts"] == 2 * layers * 8 * 3 * d * 2048
     assert flops["moe/router"] == 2 * layers * d * 768
+    note = next(n for n in calc.estimate(spec).notes if n.startswith("Experts:"))
+    assert "12·512/768 = 8 FFN experts" in note and "moe.shortcut" in note
 
 
 @pytest.mark.parametrize(("changes", "message"), [
