@@ -112,9 +112,8 @@ class MoESpec(Frozen):
     @property
     def experts_per_token(self) -> int:
         """FFN experts a token uses: top_k, or with zero-computation experts the expected
-        top_k·E/(E + E_0) under routing uniform over the E + E_0 experts of the pool (the
-        LongCat-Flash report's 8 of 12 for 512 FFN and 256 zero experts; calc's convention,
-        which the spec's rule keeps whole)."""
+        top_k·E/(E + E_0) under routing uniform over the E + E_0 experts of the pool (calc's
+        convention, which the spec's rule keeps whole; LongCat-Flash-Chat: 12·512/768 = 8)."""
         return self.top_k * self.n_experts // (self.n_experts + self.n_zero_experts)
 
     @property
