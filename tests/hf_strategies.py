@@ -275,8 +275,11 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "hidden_activation": draw(st.sampled_from(["gelu_pytorch_tanh", "silu"]))}
     if model_type in ("gemma4_unified_text", "gemma4_text"):  # gemma4_text: neither of its
         drawn = draw(_gemma4_unified_text(config))  # per-layer embeddings nor an MoE block
+        # gemma4_text without per-layer inputs runs no kv-shared layer beyond one token:
+        # Gemma4TextModel's logits_to_keep shortcut slices per_layer_inputs, None there
+        # (modeling_gemma4.py, transformers 5.24.0), so none is drawn
         return drawn if model_type == "gemma4_unified_text" else {
-            **drawn, "hidden_size_per_layer_input": 0}
+            **drawn, "hidden_size_per_layer_input": 0, "num_kv_shared_layers": 0}
     if model_type == "gpt_oss":
         config["layer_types"] = _layer_types(draw, layers, ["full_attention",
                                                              "sliding_attention"])
