@@ -120,6 +120,7 @@ def params_dense_ffn(s):
 
 def params_moe_ffn(s):
     E = s['E']
+    E_0 = s['E_0']
     E_s = s['E_s']
     b_ff = s['b_ff']
     b_moe = s['b_moe']
@@ -132,12 +133,13 @@ def params_moe_ffn(s):
     i_glu = s['i_glu']
     i_mn = s['i_mn']
     i_shared_gate = s['i_shared_gate']
-    _t0 = d*(i_glu + 2)
-    _t1 = i_glu + 1
+    _t0 = E + E_0
+    _t1 = d*(i_glu + 2)
+    _t2 = i_glu + 1
     return {
-        'moe/router': E*b_router + E*d,
-        'moe/experts': E*(_t0*d_e + b_ff*(_t1*d_e + d)),
-        'moe/shared': E_s*(_t0*d_s + b_ff*(_t1*d_s + d)) + d*i_shared_gate,
+        'moe/router': _t0*b_router + _t0*d,
+        'moe/experts': E*(_t1*d_e + b_ff*(_t2*d_e + d)),
+        'moe/shared': E_s*(_t1*d_s + b_ff*(_t2*d_s + d)) + d*i_shared_gate,
         'moe/bias': b_moe*d,
         'moe/norm': d*i_mn*(b_norm + g_norm),
     }
@@ -270,6 +272,7 @@ def params_indexer(s):
 
 def params_components(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -444,8 +447,9 @@ def params_components(s):
     _t71 = d*d_ff
     _t72 = _t69*(_t70 + _t71)
     _t73 = _t42*d_ff
-    _t74 = d*(i_glu + 2)
-    _t75 = L_moe*d
+    _t74 = E + E_0
+    _t75 = d*(i_glu + 2)
+    _t76 = L_moe*d
     return {
         'attention/q': (
             L_att2*(
@@ -524,11 +528,11 @@ def params_components(s):
         'mlp/down': L_dense*(_t71 + b_ff*d) + L_dw*_t71,
         'mlp/act': L_dense*n_act,
         'mlp/sub_norm': L_dense*_t73 + L_dw*_t73,
-        'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t74*d_e + b_ff*(_t69*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t74*d_s + b_ff*(_t69*d_s + d)) + d*i_shared_gate),
-        'moe/bias': _t75*b_moe,
-        'moe/norm': _t0*_t75*i_mn,
+        'moe/router': L_moe*(_t74*b_router + _t74*d),
+        'moe/experts': E*L_moe*(_t75*d_e + b_ff*(_t69*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t75*d_s + b_ff*(_t69*d_s + d)) + d*i_shared_gate),
+        'moe/bias': _t76*b_moe,
+        'moe/norm': _t0*_t76*i_mn,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
         'embedding/norm': _t43*i_norm_emb,
@@ -541,6 +545,7 @@ def params_components(s):
 
 def params_summary(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -699,66 +704,67 @@ def params_summary(s):
     _t51 = d*d_gr
     _t52 = 2*d_gr
     _t53 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t54 = E*b_router + E*d
-    _t55 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
-    _t56 = d**2
-    _t57 = b_sc*d
-    _t58 = 2*N_s
-    _t59 = G_s*_t58
-    _t60 = 2*d_in + i_m2*(H_s + _t59)
-    _t61 = H_s*i_m2
-    _t62 = 1 - i_m2
-    _t63 = R_dt + _t58
-    _t64 = _t62*d_in
-    _t65 = d_qk*i_qk_head
-    _t66 = d_qk*i_qk_proj
-    _t67 = _t5*(_t65 + _t66*h_kv)
-    _t68 = _t5*(_t65 + _t66*h) + _t67
-    _t69 = _t33*d_v
-    _t70 = _t18*i_gate*(_t69 + i_gh) + _t35*_t69*h + b_gh*h
-    _t71 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t72 = _t36 + _t71*d + b_qkv*(_t41 + _t71) + i_mla*(_t38 + h*r_kv*(_t39 + d_qk + d_v))
-    _t73 = L_kvs - L_kvs2
-    _t74 = L_rw*d_rw
-    _t75 = 5*d
-    _t76 = H_la*L_la*d_la
-    _t77 = L_att2*h2
-    _t78 = 2*H_k*d_lk
-    _t79 = H_v*d_lv
-    _t80 = H_v + _t79
-    _t81 = 2*d
-    _t82 = b_moe*d
-    _t83 = _t5*d
-    _t84 = h*i_sink
-    _t85 = i_rel*(_t21 + 2*_t22)
-    _t86 = 4*i_diff
-    _t87 = _t86*d_qk
-    _t88 = E_a*_t0
-    _t89 = _t83*n_norm
-    _t90 = _t5*i_sub
-    _t91 = _t90*d_ff
-    _t92 = _t83*i_mn
-    _t93 = _t90*d_v*h
-    _t94 = (
+    _t54 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
+    _t55 = E + E_0
+    _t56 = _t55*b_router + _t55*d
+    _t57 = d**2
+    _t58 = b_sc*d
+    _t59 = 2*N_s
+    _t60 = G_s*_t59
+    _t61 = 2*d_in + i_m2*(H_s + _t60)
+    _t62 = H_s*i_m2
+    _t63 = 1 - i_m2
+    _t64 = R_dt + _t59
+    _t65 = _t63*d_in
+    _t66 = d_qk*i_qk_head
+    _t67 = d_qk*i_qk_proj
+    _t68 = _t5*(_t66 + _t67*h_kv)
+    _t69 = _t5*(_t66 + _t67*h) + _t68
+    _t70 = _t33*d_v
+    _t71 = _t18*i_gate*(_t70 + i_gh) + _t35*_t70*h + b_gh*h
+    _t72 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t73 = _t36 + _t72*d + b_qkv*(_t41 + _t72) + i_mla*(_t38 + h*r_kv*(_t39 + d_qk + d_v))
+    _t74 = L_kvs - L_kvs2
+    _t75 = L_rw*d_rw
+    _t76 = 5*d
+    _t77 = H_la*L_la*d_la
+    _t78 = L_att2*h2
+    _t79 = 2*H_k*d_lk
+    _t80 = H_v*d_lv
+    _t81 = H_v + _t80
+    _t82 = 2*d
+    _t83 = b_moe*d
+    _t84 = _t5*d
+    _t85 = h*i_sink
+    _t86 = i_rel*(_t21 + 2*_t22)
+    _t87 = 4*i_diff
+    _t88 = _t87*d_qk
+    _t89 = E_a*_t0
+    _t90 = _t84*n_norm
+    _t91 = _t5*i_sub
+    _t92 = _t91*d_ff
+    _t93 = _t84*i_mn
+    _t94 = _t91*d_v*h
+    _t95 = (
         H_v*_t45*d
-        + L*_t89
+        + L*_t90
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t29*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L_att2*_t42
-        + L_att2*_t86*d_qk2
-        + L_att2*_t88
+        + L_att2*_t87*d_qk2
+        + L_att2*_t89
         + L_att2*i_rel*(_t10 + 2*_t12)
         + L_att2*(_t32 + _t5*(_t30 + _t31*h2))
         + L_att2*(_t3*i_gate*(_t34 + i_gh) + _t34*_t35*h2 + b_gh*h2)
         + L_dense*_t44
         + L_dense*_t49
-        + L_dense*_t91
+        + L_dense*_t92
         + L_dense*n_act
-        + L_dn*d*(_t47*_t80 + _t78 + _t80)
-        + L_dn*i_cg*(_t81*r_g + r_g*(_t46 + _t79))
-        + L_dn*k_dn*(_t78 + _t79)
+        + L_dn*d*(_t47*_t81 + _t79 + _t81)
+        + L_dn*i_cg*(_t82*r_g + r_g*(_t46 + _t80))
+        + L_dn*k_dn*(_t79 + _t80)
         + L_dn*(H_v*_t47 + H_v + _t46*i_cg)
         + L_dw*_t43
-        + L_dw*_t91
+        + L_dw*_t92
         + L_dw*(_t26*(2*_t43 + 2*_t48) - _t49)
         + L_gr*(_t51 + d)
         + 2*L_gr*(_t51 + d_gr)
@@ -767,81 +773,81 @@ def params_summary(s):
         - L_kvs2*_t32
         - L_kvs2*_t42
         + L_moe*_t54
-        + L_moe*_t55
-        + L_moe*_t82
-        + L_moe*_t92
-        + L_rw*_t56
-        + L_rw*_t75
+        + L_moe*_t56
+        + L_moe*_t83
+        + L_moe*_t93
+        + L_rw*_t57
+        + L_rw*_t76
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t56 + _t57)
-        + L_sc*(3*_t56 + 3*_t57)
-        + L_ssm*_t63*_t64
-        + L_ssm*(2*_t61 + _t62*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t59*i_m2 + d_in)
-        + L_ssm*(_t60*b_ssm + _t60*d)
+        + L_sc*(_t57 + _t58)
+        + L_sc*(3*_t57 + 3*_t58)
+        + L_ssm*_t64*_t65
+        + L_ssm*(2*_t62 + _t63*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t60*i_m2 + d_in)
+        + L_ssm*(_t61*b_ssm + _t61*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t62*_t63*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t64 + _t61 + _t64)
-        + _t16*_t68
-        + _t16*_t70
-        + _t16*_t72
-        + _t16*_t84
+        + L_ssm*(_t63*_t64*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t65 + _t62 + _t65)
+        + _t16*_t69
+        + _t16*_t71
+        + _t16*_t73
         + _t16*_t85
-        + _t16*_t87
+        + _t16*_t86
         + _t16*_t88
-        + _t16*_t93
+        + _t16*_t89
+        + _t16*_t94
         + _t29*d
         + _t45
         + _t50*(k_gr + 1)
         + _t50
-        - _t67*_t73
-        - _t72*_t73
-        + 4*_t74*d
-        + 2*_t74
-        + _t75*_t76
-        + _t76
-        + _t77*_t90*d_v2
-        + _t77*i_sink2
-        + _t81*d_emb*i_proj
-        + _t83*i_norm_emb
-        + _t83*i_norm_final
+        - _t68*_t74
+        - _t73*_t74
+        + 4*_t75*d
+        + 2*_t75
+        + _t76*_t77
+        + _t77
+        + _t78*_t91*d_v2
+        + _t78*i_sink2
+        + _t82*d_emb*i_proj
+        + _t84*i_norm_emb
+        + _t84*i_norm_final
         + b_oL*d
         + i_hc
         + n_hc
     )
-    _t95 = (
+    _t96 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
         + L_moe*_t28
         + _t16*_t20
         + _t16*_t24
-        + _t94
+        + _t95
     )
-    _t96 = P*d + V*d_emb
-    _t97 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t96
+    _t97 = P*d + V*d_emb
+    _t98 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t97
     return {
-        'total': _t95 + _t97,
-        'embedding': _t96,
-        'non_embedding': _t95,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t94 + _t97,
+        'total': _t96 + _t98,
+        'embedding': _t97,
+        'non_embedding': _t96,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t95 + _t98,
         'mtp': (
-            2*M*_t56
-            + 3*M*_t83
+            2*M*_t57
+            + 3*M*_t84
             + M*(
                 _t20
                 + _t24
                 + _t53*i_dsa
-                + _t68
-                + _t70
-                + _t72
-                + _t84
+                + _t69
+                + _t71
+                + _t73
                 + _t85
-                + _t87
+                + _t86
                 + _t88
                 + _t89
-                + _t93
-                + i_moe*(_t28 + _t54 + _t55 + _t82 + _t92)
-                + (1 - i_moe)*(_t44 + _t49 + _t91 + n_act)
+                + _t90
+                + _t94
+                + i_moe*(_t28 + _t54 + _t56 + _t83 + _t93)
+                + (1 - i_moe)*(_t44 + _t49 + _t92 + n_act)
             )
         ),
     }
@@ -849,6 +855,7 @@ def params_summary(s):
 
 def flops_forward_components(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -1005,7 +1012,7 @@ def flops_forward_components(s):
         'conv/out': L_sc*_t37,
         'conv/conv': L_sc*_t23*k_sc,
         'mlp': L_dense*_t41 + L_dw*_t41,
-        'moe/router': E*_t42,
+        'moe/router': _t42*(E + E_0),
         'moe/experts': _t40*_t42*d_e*k,
         'moe/shared': 2*L_moe*(E_s*_t40*d*d_s + d*i_shared_gate),
         'hyper_connections/layers': 2*L*(_t23*_t44 + d*n_hc*(2*_t44 + 4*n_hc)),
@@ -1017,6 +1024,7 @@ def flops_forward_components(s):
 
 def flops(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -1101,34 +1109,34 @@ def flops(s):
     w_gr = s['w_gr']
     _t0 = L_gr*d_gr
     _t1 = L_rw*d_rw
-    _t2 = 2*L_moe
-    _t3 = 2*d
-    _t4 = 2*d_in
-    _t5 = L_ssm*_t4
-    _t6 = d**2
-    _t7 = 2*n_hc**2
-    _t8 = 2*L_att2
-    _t9 = _t8*d
-    _t10 = E_a*i_moa
-    _t11 = H_la*L_la
-    _t12 = H_v*d_lv
-    _t13 = L_dn*_t3
-    _t14 = _t9*h2
+    _t2 = 2*d
+    _t3 = 2*d_in
+    _t4 = L_ssm*_t3
+    _t5 = d**2
+    _t6 = 2*n_hc**2
+    _t7 = 2*L_att2
+    _t8 = _t7*d
+    _t9 = E_a*i_moa
+    _t10 = H_la*L_la
+    _t11 = H_v*d_lv
+    _t12 = L_dn*_t2
+    _t13 = _t8*h2
+    _t14 = 2*L_moe
     _t15 = i_glu + 2
-    _t16 = _t15*_t3*d_ff
+    _t16 = _t15*_t2*d_ff
     _t17 = _t15*d
     _t18 = L_att - L_att2
     _t19 = 2*_t18
     _t20 = _t19*d
-    _t21 = _t5*(1 - i_m2)
+    _t21 = _t4*(1 - i_m2)
     _t22 = _t20*h
     _t23 = 2*N_s
     _t24 = G_s*_t23
     _t25 = 2*H_k*d_lk
     _t26 = 2*L_dn
     _t27 = 1 - i_gh
-    _t28 = _t7*i_hcm
-    _t29 = H_v + _t12
+    _t28 = _t6*i_hcm
+    _t29 = H_v + _t11
     _t30 = d_qk2*h2
     _t31 = d*(1 - i_mla)
     _t32 = d*(1 - i_qlora)
@@ -1142,19 +1150,18 @@ def flops(s):
     _t38 = 2*_t31*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t34 + h*r_kv*(_t35 + d_qk + d_v))
     return {
         'weights_per_token': (
-            E*_t2*d
-            + 2*L*(_t28*d + d*n_hc*(_t28 + 4*n_hc))
+            2*L*(_t28*d + d*n_hc*(_t28 + 4*n_hc))
             + L_att2*_t36
             + L_dense*_t16
-            + 7*L_dn*_t12*d_lk
+            + 7*L_dn*_t11*d_lk
             + L_dw*_t16
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             - L_kvs2*_t36
-            + 2*L_rw*_t6
-            + L_sc*_t3*k_sc
-            + 8*L_sc*_t6
+            + 2*L_rw*_t5
+            + L_sc*_t2*k_sc
+            + 8*L_sc*_t5
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t3*(_t4 + i_m2*(H_s + _t24))
+            + L_ssm*_t2*(_t3 + i_m2*(H_s + _t24))
             + 2*L_ssm*k_s*(_t24*i_m2 + d_in)
             + R_dt*_t21
             + 2*V_o*d_emb
@@ -1164,27 +1171,28 @@ def flops(s):
             + 3*_t0
             + 8*_t1*d
             + 9*_t1
-            + _t10*_t20
-            + _t10*_t9
-            + 10*_t11*d*d_la
-            + 5*_t11*d_la**2
-            + _t12*_t13
-            + _t13*(_t25 + _t29*(1 - i_cg) + _t29)
-            + _t14*d_v2
-            + _t14*i_gate*(_t27*d_v2 + i_gh)
-            + _t17*_t2*d_e*k
+            + 10*_t10*d*d_la
+            + 5*_t10*d_la**2
+            + _t11*_t12
+            + _t12*(_t25 + _t29*(1 - i_cg) + _t29)
+            + _t13*d_v2
+            + _t13*i_gate*(_t27*d_v2 + i_gh)
+            + _t14*_t17*d_e*k
+            + _t14*d*(E + E_0)
+            + _t14*(E_s*_t17*d_s + d*i_shared_gate)
             + _t18*_t38
             + _t19*(_t31*_t37 + i_mla*(_t32*_t37 + i_qlora*(_t33 + _t37*r_q)))
-            + _t2*(E_s*_t17*d_s + d*i_shared_gate)
+            + _t20*_t9
             + _t21*(R_dt + _t23)
             + _t22*d_v
             + _t22*i_gate*(_t27*d_v + i_gh)
-            + _t26*i_cg*(_t3*r_g + r_g*(H_v*d_lk + _t12))
-            + _t26*k_dn*(_t12 + _t25)
+            + _t26*i_cg*(_t2*r_g + r_g*(H_v*d_lk + _t11))
+            + _t26*k_dn*(_t11 + _t25)
             - _t38*(L_kvs - L_kvs2)
-            + _t5*d
-            + _t7*d
-            + _t8*(_t30*_t31 + i_mla*(_t30*_t32 + i_qlora*(_t30*r_q + _t33)))
+            + _t4*d
+            + _t6*d
+            + _t7*(_t30*_t31 + i_mla*(_t30*_t32 + i_qlora*(_t30*r_q + _t33)))
+            + _t8*_t9
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -1262,6 +1270,7 @@ def flops(s):
 
 def rules_train_per_token(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -1410,62 +1419,63 @@ def rules_train_per_token(s):
     _t43 = _t42*d_gr
     _t44 = d*d_gr
     _t45 = 2*d_gr
-    _t46 = 6*L_moe
-    _t47 = d*(i_glu + 2)
-    _t48 = d**2
-    _t49 = b_sc*d
-    _t50 = 6*L_sc
-    _t51 = 6*L_ssm
-    _t52 = 2*N_s
-    _t53 = G_s*_t52
-    _t54 = 2*d_in + i_m2*(H_s + _t53)
-    _t55 = H_s*i_m2
-    _t56 = 1 - i_m2
-    _t57 = R_dt + _t52
-    _t58 = _t56*d_in
-    _t59 = d*h
-    _t60 = L_att - L_att2
-    _t61 = 6*_t60
-    _t62 = d_qk*i_qk_head
-    _t63 = d_qk*i_qk_proj
-    _t64 = _t2*(_t62 + _t63*h_kv)
-    _t65 = _t23*d_v
-    _t66 = _t59*d_qk
-    _t67 = d_qk*h
-    _t68 = L_rw*d_rw
-    _t69 = 30*d
-    _t70 = H_la*L_la*d_la
-    _t71 = _t19*h2
-    _t72 = 2*H_k*d_lk
-    _t73 = H_v*d_lv
-    _t74 = H_v + _t73
-    _t75 = _t35*d
-    _t76 = _t46*d
-    _t77 = _t0*_t2
-    _t78 = _t61*h
-    _t79 = 12*d
-    _t80 = 24*i_diff
-    _t81 = E_a*i_moa
-    _t82 = _t2*i_sub
-    _t83 = _t82*d_ff
-    _t84 = (
+    _t46 = d*(i_glu + 2)
+    _t47 = 6*L_moe
+    _t48 = E + E_0
+    _t49 = d**2
+    _t50 = b_sc*d
+    _t51 = 6*L_sc
+    _t52 = 6*L_ssm
+    _t53 = 2*N_s
+    _t54 = G_s*_t53
+    _t55 = 2*d_in + i_m2*(H_s + _t54)
+    _t56 = H_s*i_m2
+    _t57 = 1 - i_m2
+    _t58 = R_dt + _t53
+    _t59 = _t57*d_in
+    _t60 = d*h
+    _t61 = L_att - L_att2
+    _t62 = 6*_t61
+    _t63 = d_qk*i_qk_head
+    _t64 = d_qk*i_qk_proj
+    _t65 = _t2*(_t63 + _t64*h_kv)
+    _t66 = _t23*d_v
+    _t67 = _t60*d_qk
+    _t68 = d_qk*h
+    _t69 = L_rw*d_rw
+    _t70 = 30*d
+    _t71 = H_la*L_la*d_la
+    _t72 = _t19*h2
+    _t73 = 2*H_k*d_lk
+    _t74 = H_v*d_lv
+    _t75 = H_v + _t74
+    _t76 = _t35*d
+    _t77 = _t47*d
+    _t78 = _t0*_t2
+    _t79 = _t62*h
+    _t80 = 12*d
+    _t81 = 24*i_diff
+    _t82 = E_a*i_moa
+    _t83 = _t2*i_sub
+    _t84 = _t83*d_ff
+    _t85 = (
         L_att2*_t11
-        + L_att2*_t80*d_qk2
+        + L_att2*_t81*d_qk2
         + 12*L_gr*(_t44 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - L_kvs2*_t11
         - 6*L_kvs2*_t22
-        + 6*L_rw*_t48
-        + L_rw*_t69
+        + 6*L_rw*_t49
+        + L_rw*_t70
         + _t0*_t15
-        + _t0*_t60*_t81
+        + _t0*_t61*_t82
         + _t0*b_oL
         - _t12*_t14
-        - 6*_t12*_t64
-        + _t14*_t60
+        - 6*_t12*_t65
+        + _t14*_t61
         + _t16*_t2*d*n_norm
         + _t16*(2*i_hc*(i_hcm + 2) + 2*(_t15*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + _t19*_t81*d
+        + _t19*_t82*d
         + _t19*i_rel*(_t28 + 2*_t30)
         + _t19*(_t17 + _t18*d_v2)
         + _t19*(_t2*(_t20 + _t21*h2) + _t22)
@@ -1476,72 +1486,72 @@ def rules_train_per_token(s):
             + b_qkv*(_t29 + _t30*_t8)
             + i_mla*(_t28*_t31 + i_qlora*(_t30*r_q + _t32))
         )
-        + _t2*_t76*i_mn
+        + _t2*_t77*i_mn
         + _t33*_t40
-        + _t33*_t83
+        + _t33*_t84
         + _t33*n_act
         + _t33*(_t34 + b_ff*d)
         + _t34*_t41
         + _t35*d_lv
-        + _t35*i_cg*(2*d*r_g + r_g*(_t36 + _t73))
-        + _t35*k_dn*(_t72 + _t73)
+        + _t35*i_cg*(2*d*r_g + r_g*(_t36 + _t74))
+        + _t35*k_dn*(_t73 + _t74)
         + _t35*(H_v*_t37 + H_v + _t36*i_cg)
-        + _t41*_t83
+        + _t41*_t84
         + _t41*(_t38*(2*_t34 + 2*_t39) - _t40)
         + _t42*(_t44 + d)
         + _t42*(_t45*w_gr + _t45)
         + _t43*(k_gr + 1)
         + _t43
-        + _t46*k*(_t47*d_e + b_ff*(_t38*d_e + d))
-        + _t46*(E*b_router + E*d)
-        + _t46*(E_s*(_t47*d_s + b_ff*(_t38*d_s + d)) + d*i_shared_gate)
-        + _t50*d*(b_sc + k_sc)
-        + _t50*(_t48 + _t49)
-        + _t50*(3*_t48 + 3*_t49)
-        + _t51*_t57*_t58
-        + _t51*(2*_t55 + _t56*(N_s*d_in + d_in))
-        + _t51*(b_cs + k_s)*(_t53*i_m2 + d_in)
-        + _t51*(_t54*b_ssm + _t54*d)
-        + _t51*(b_ssm*d + d*d_in)
-        + _t51*(_t56*_t57*i_dtn + d_in*i_gn*i_m2)
-        + _t51*(R_dt*_t58 + _t55 + _t58)
-        + _t60*_t80*d_qk
-        + _t61*i_rel*(_t66 + 2*_t67)
-        + _t61*(_t17 + _t59*d_v)
-        + _t61*(_t2*(_t62 + _t63*h) + _t64)
-        + _t61*(_t25*_t65*h + _t59*i_gate*(_t65 + i_gh) + b_gh*h)
-        + _t61*(
+        + _t47*k*(_t46*d_e + b_ff*(_t38*d_e + d))
+        + _t47*(E_s*(_t46*d_s + b_ff*(_t38*d_s + d)) + d*i_shared_gate)
+        + _t47*(_t48*b_router + _t48*d)
+        + _t51*d*(b_sc + k_sc)
+        + _t51*(_t49 + _t50)
+        + _t51*(3*_t49 + 3*_t50)
+        + _t52*_t58*_t59
+        + _t52*(2*_t56 + _t57*(N_s*d_in + d_in))
+        + _t52*(b_cs + k_s)*(_t54*i_m2 + d_in)
+        + _t52*(_t55*b_ssm + _t55*d)
+        + _t52*(b_ssm*d + d*d_in)
+        + _t52*(_t57*_t58*i_dtn + d_in*i_gn*i_m2)
+        + _t52*(R_dt*_t59 + _t56 + _t59)
+        + _t61*_t81*d_qk
+        + _t62*i_rel*(_t67 + 2*_t68)
+        + _t62*(_t17 + _t60*d_v)
+        + _t62*(_t2*(_t63 + _t64*h) + _t65)
+        + _t62*(_t25*_t66*h + _t60*i_gate*(_t66 + i_gh) + b_gh*h)
+        + _t62*(
             _t27
-            + _t66*_t8
-            + b_qkv*(_t29 + _t67*_t8)
-            + i_mla*(_t31*_t66 + i_qlora*(_t32 + _t67*r_q))
+            + _t67*_t8
+            + b_qkv*(_t29 + _t68*_t8)
+            + i_mla*(_t31*_t67 + i_qlora*(_t32 + _t68*r_q))
         )
-        + 24*_t68*d
-        + 12*_t68
-        + _t69*_t70
-        + 6*_t70
-        + _t71*_t82*d_v2
-        + _t71*i_sink2
-        + _t73*_t75
-        + _t75*(_t37*_t74 + _t72 + _t74)
-        + _t76*b_moe
-        + _t77*i_norm_emb
-        + _t77*i_norm_final
-        + _t78*_t82*d_v
-        + _t78*i_sink
-        + _t79*d_emb*i_proj
+        + 24*_t69*d
+        + 12*_t69
+        + _t70*_t71
+        + 6*_t71
+        + _t72*_t83*d_v2
+        + _t72*i_sink2
+        + _t74*_t76
+        + _t76*(_t37*_t75 + _t73 + _t75)
+        + _t77*b_moe
+        + _t78*i_norm_emb
+        + _t78*i_norm_final
+        + _t79*_t83*d_v
+        + _t79*i_sink
+        + _t80*d_emb*i_proj
         + 6*i_hc
         + 6*n_hc
     )
-    _t85 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t84
-    _t86 = T*_t30
-    _t87 = T*_t67
-    _t88 = 3*T
-    _t89 = 4*T
+    _t86 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t85
+    _t87 = T*_t30
+    _t88 = T*_t68
+    _t89 = 3*T
+    _t90 = 4*T
     return {
-        '6N': P*_t0 + _t85,
-        'kaplan': _t19*_t86 + _t61*_t87 + _t84,
-        'palm': 12*L_att2*_t86 + 12*_t60*_t87 + _t85,
+        '6N': P*_t0 + _t86,
+        'kaplan': _t19*_t87 + _t62*_t88 + _t85,
+        'palm': 12*L_att2*_t87 + 12*_t61*_t88 + _t86,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1549,11 +1559,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t28 + _t30*_t89 + _t88*h2)
+            3*L_att2*(8*_t28 + _t30*_t90 + _t89*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t60*(8*_t66 + _t67*_t89 + _t88*h)
-            + _t79*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t61*(8*_t67 + _t68*_t90 + _t89*h)
+            + _t80*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -1741,6 +1751,7 @@ def memory_states(s):
 
 def memory_activations(s):
     E = s['E']
+    E_0 = s['E_0']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -1984,6 +1995,7 @@ def memory_activations(s):
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
+                                + 4*E_0
                                 + q_a*(
                                     i_glu*(E_s*d_s + d_e*k)
                                     + i_shared_gate*(d + 1)
@@ -2061,6 +2073,7 @@ def memory_buffers(s):
 
 def memory(s):
     E = s['E']
+    E_0 = s['E_0']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -2407,6 +2420,7 @@ def memory(s):
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
+                                + 4*E_0
                                 + q_a*(
                                     i_glu*(E_s*d_s + d_e*k)
                                     + i_shared_gate*(d + 1)
@@ -2784,6 +2798,7 @@ def memory(s):
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
+                                + 4*E_0
                                 + q_a*(
                                     i_glu*(E_s*d_s + d_e*k)
                                     + i_shared_gate*(d + 1)
@@ -2822,6 +2837,7 @@ def memory(s):
 
 def finetune_counts(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -2945,61 +2961,60 @@ def finetune_counts(s):
     _t32 = d**2
     _t33 = _t15*d
     _t34 = _t33*d_ff
-    _t35 = E*d
-    _t36 = d*(d_rope + r_kv)
-    _t37 = -d_rope
-    _t38 = 1 - i_mla
-    _t39 = _t38*d
-    _t40 = _t39*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t36 + h2*r_kv*(_t37 + d_qk2 + d_v2))
-    _t41 = _t21*d_in
-    _t42 = _t39*h_kv*(_t11*d_v + d_qk) + i_mla*(_t36 + h*r_kv*(_t37 + d_qk + d_v))
-    _t43 = H_v + _t23
-    _t44 = 1 - i_qlora
-    _t45 = _t0*d
-    _t46 = d*r_q
-    _t47 = d*i_moa
-    _t48 = E_a*_t47
-    _t49 = _t47*(E_a*h_kv2 - h2)
-    _t50 = d*i_gate
-    _t51 = _t5*d
-    _t52 = _t47*(E_a*h_kv - h)
-    _t53 = (
+    _t35 = d*(d_rope + r_kv)
+    _t36 = -d_rope
+    _t37 = 1 - i_mla
+    _t38 = _t37*d
+    _t39 = _t38*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t35 + h2*r_kv*(_t36 + d_qk2 + d_v2))
+    _t40 = _t21*d_in
+    _t41 = _t38*h_kv*(_t11*d_v + d_qk) + i_mla*(_t35 + h*r_kv*(_t36 + d_qk + d_v))
+    _t42 = H_v + _t23
+    _t43 = 1 - i_qlora
+    _t44 = _t0*d
+    _t45 = d*r_q
+    _t46 = d*i_moa
+    _t47 = E_a*_t46
+    _t48 = _t46*(E_a*h_kv2 - h2)
+    _t49 = d*i_gate
+    _t50 = _t5*d
+    _t51 = _t46*(E_a*h_kv - h)
+    _t52 = (
         L_att2*(
             _t1*d
-            + _t13*_t50
-            + _t38*_t45
-            + _t40
-            + _t45*i_rel
-            + _t48
-            + _t49*d_qk2
-            + _t49*d_v2
-            + i_mla*(_t44*_t45 + i_qlora*(_t0*r_q + _t46))
+            + _t13*_t49
+            + _t37*_t44
+            + _t39
+            + _t44*i_rel
+            + _t47
+            + _t48*d_qk2
+            + _t48*d_v2
+            + i_mla*(_t43*_t44 + i_qlora*(_t0*r_q + _t45))
         )
         + L_dense*_t34
         + L_dn*(
-            _t23*d + d*(_t26 + _t43*(1 - i_cg) + _t43) + i_cg*(_t30*r_g + r_g*(H_v*d_lk + _t23))
+            _t23*d + d*(_t26 + _t42*(1 - i_cg) + _t42) + i_cg*(_t30*r_g + r_g*(H_v*d_lk + _t23))
         )
         + L_dw*_t34
         + 3*L_gr*d*d_gr
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t40
+        - L_kvs2*_t39
         + 5*L_la*_t24*d
-        + L_moe*(E_s*_t33*d_s + _t15*_t35*d_e + _t35 + d*i_shared_gate)
+        + L_moe*(E*_t33*d_e + E_s*_t33*d_s + d*i_shared_gate + d*(E + E_0))
         + L_rw*(_t32 + 4*d*d_rw)
         + 4*L_sc*_t32
-        + L_ssm*(R_dt*_t41 + _t19*d + _t41*(R_dt + _t18) + d*d_in)
+        + L_ssm*(R_dt*_t40 + _t19*d + _t40*(R_dt + _t18) + d*d_in)
         + _t4*(
-            _t14*_t50
-            + _t39*_t5
-            + _t42
-            + _t48
-            + _t51*i_rel
-            + _t52*d_qk
-            + _t52*d_v
+            _t14*_t49
+            + _t38*_t5
+            + _t41
+            + _t47
+            + _t50*i_rel
+            + _t51*d_qk
+            + _t51*d_v
             + _t6*d
-            + i_mla*(_t44*_t51 + i_qlora*(_t46 + _t5*r_q))
+            + i_mla*(_t43*_t50 + i_qlora*(_t45 + _t5*r_q))
         )
-        - _t42*(L_kvs + _t7)
+        - _t41*(L_kvs + _t7)
     )
     return {
         'lora/q': a_q*r_a*(L_att2*(_t0 + _t1*_t3 + d) + _t4*(_t3*_t6 + _t5 + d)),
@@ -3141,13 +3156,14 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t53,
-        'unquantised': N - _t53,
+        'quantised': _t52,
+        'unquantised': N - _t52,
     }
 
 
 def finetune_states(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -3385,7 +3401,9 @@ def finetune_states(s):
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                     )
-                    + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+                    + L_moe*(
+                        E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0)
+                    )
                     + L_rw*(d**2 + 4*d*d_rw)
                     + 4*L_sc*d**2
                     + L_ssm*(
@@ -3723,6 +3741,7 @@ def finetune_states(s):
 
 def finetune_memory(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -4086,6 +4105,7 @@ def finetune_memory(s):
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
+                                + 4*E_0
                                 + q_a*(
                                     i_glu*(E_s*d_s + d_e*k)
                                     + i_shared_gate*(d + 1)
@@ -4164,7 +4184,10 @@ def finetune_memory(s):
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                            E*d*d_e*(i_glu + 2)
+                            + E_s*d*d_s*(i_glu + 2)
+                            + d*i_shared_gate
+                            + d*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -4554,7 +4577,10 @@ def finetune_memory(s):
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                            E*d*d_e*(i_glu + 2)
+                            + E_s*d*d_s*(i_glu + 2)
+                            + d*i_shared_gate
+                            + d*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -5033,6 +5059,7 @@ def finetune_memory(s):
                             4*a_shared_expert_gate*d*i_frozen*i_hf*i_shared_gate*i_up
                             + i_hf*(
                                 4*E
+                                + 4*E_0
                                 + q_a*(
                                     i_glu*(E_s*d_s + d_e*k)
                                     + i_shared_gate*(d + 1)
@@ -5071,6 +5098,7 @@ def finetune_memory(s):
 
 def finetune_flops(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -5297,8 +5325,7 @@ def finetune_flops(s):
                     + 2*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )
                 + (3 - i_frozen)*(
-                    2*E*L_moe*d
-                    + 2*E_a*L_att2*d*i_moa
+                    2*E_a*L_att2*d*i_moa
                     + 2*E_a*d*i_moa*(L_att - L_att2)
                     + 10*H_la*L_la*d*d_la
                     + 2*H_v*L_dn*d*d_lv
@@ -5327,6 +5354,7 @@ def finetune_flops(s):
                         + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                     )
                     + 2*L_moe*d*d_e*k*(i_glu + 2)
+                    + 2*L_moe*d*(E + E_0)
                     + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 2*L_rw*d**2
                     + 8*L_rw*d*d_rw
@@ -5468,6 +5496,7 @@ def finetune_flops(s):
 
 def optimizer_states(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -5564,7 +5593,7 @@ def optimizer_states(s):
     _t1 = i_glu + 2
     _t2 = 4*d
     _t3 = _t1*_t2*d_ff
-    _t4 = E*d
+    _t4 = _t1*d
     _t5 = d*(d_rope + r_kv)
     _t6 = -d_rope
     _t7 = 1 - i_mla
@@ -5638,9 +5667,14 @@ def optimizer_states(s):
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
             )
             + 4*L_la*(5*H_la*d_la + 3*d)
-            - 4*L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+            - 4*L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
             + 4*L_moe*(
-                E*(d + d_e)*(i_glu + 2) + E + E_s*(d + d_s)*(i_glu + 2) + d + i_shared_gate*(d + 1)
+                E*(d + d_e)*(i_glu + 2)
+                + E
+                + E_0
+                + E_s*(d + d_s)*(i_glu + 2)
+                + d
+                + i_shared_gate*(d + 1)
             )
             + 4*L_rw*(6*d + 4*d_rw)
             - 4*L_rw*(d**2 + 4*d*d_rw)
@@ -5719,7 +5753,7 @@ def optimizer_states(s):
             - 12*L_gr*d*d_gr
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             + 4*L_kvs2*_t9
-            - 4*L_moe*(E_s*_t1*d*d_s + _t1*_t4*d_e + _t4 + d*i_shared_gate)
+            - 4*L_moe*(E*_t4*d_e + E_s*_t4*d_s + d*i_shared_gate + d*(E + E_0))
             - 4*L_rw*(_t0 + _t2*d_rw)
             - 16*L_sc*_t0
             - 4*L_ssm*(
@@ -5881,6 +5915,7 @@ def optimizer_states(s):
 
 def offload(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -6345,7 +6380,10 @@ def offload(s):
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                            E*d*d_e*(i_glu + 2)
+                            + E_s*d*d_s*(i_glu + 2)
+                            + d*i_shared_gate
+                            + d*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -6500,7 +6538,10 @@ def offload(s):
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                            E*d*d_e*(i_glu + 2)
+                            + E_s*d*d_s*(i_glu + 2)
+                            + d*i_shared_gate
+                            + d*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -6657,7 +6698,10 @@ def offload(s):
                                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                             )
                             + L_moe*(
-                                E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                                E*d*d_e*(i_glu + 2)
+                                + E_s*d*d_s*(i_glu + 2)
+                                + d*i_shared_gate
+                                + d*(E + E_0)
                             )
                             + L_rw*(d**2 + 4*d*d_rw)
                             + 4*L_sc*d**2
@@ -7024,7 +7068,10 @@ def offload(s):
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate
+                            E*d*d_e*(i_glu + 2)
+                            + E_s*d*d_s*(i_glu + 2)
+                            + d*i_shared_gate
+                            + d*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -7280,6 +7327,7 @@ def precision(s):
 
 def precision_memory(s):
     E = s['E']
+    E_0 = s['E_0']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -7376,7 +7424,7 @@ def precision_memory(s):
                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
             )
-            + L_moe*(E*d*d_e*(i_glu + 2) + E*d + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+            + L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
             + L_rw*(d**2 + 4*d*d_rw)
             + 4*L_sc*d**2
             + L_ssm*(

@@ -110,6 +110,24 @@ def kv_sharing_sentence(shared: int, keys_as_values: tuple[str, ...], double_wid
     return "Keys and values: " + "; ".join(parts) + "."
 
 
+def zero_experts_sentence(top_k: int, experts: int, zero: int, per_token: int,
+                          shortcut: bool) -> str:
+    """LongCat-Flash's MoE parts in a model's counts: zero-computation experts
+    (moe.n_zero_experts) and the shortcut-connected MoE (moe.shortcut)."""
+    parts = []
+    if zero:
+        parts.append(f"zero-computation experts: the router scores {experts} FFN and {zero} "
+                     f"identity experts (moe.n_zero_experts); a token's top-{top_k} slots on "
+                     f"identities cost nothing, and active parameters and FLOPs count the "
+                     f"expected {top_k}·{experts}/{experts + zero} = {per_token} FFN experts a "
+                     f"token (routing uniform over the pool)")
+    if shortcut:
+        parts.append("shortcut-connected MoE (moe.shortcut): each MoE layer's experts read its "
+                     "FFN input and join the residual stream after the next (dense) layer's "
+                     "FFN, which changes no count")
+    return "Experts: " + "; ".join(parts) + "."
+
+
 FLOPS = (
     "FLOPs: matrix products only, a multiply-add = 2 FLOPs (what torch's FlopCounterMode "
     "counts); the embedding lookup, norms, softmax, activations, biases, RoPE and a relative-"

@@ -61,7 +61,7 @@ def _megatron_core_2024(spec: ModelSpec, batch: int, seq: int) -> float:
         if spec.n_moe_layers != l:
             raise CalcError(f"flop_convention 'megatron-core-2024' counts every layer as MoE; "
                             f"{spec.name} mixes dense and MoE layers")
-        ffn = spec.moe.d_expert * spec.moe.top_k
+        ffn = spec.moe.d_expert * spec.moe.experts_per_token
     else:
         ffn = spec.ffn.d_ff
     attention = (1 + spec.n_kv_heads / heads + seq / h) * query_ratio
@@ -82,7 +82,7 @@ def _megatron_core_2025(spec: ModelSpec, batch: int, seq: int) -> float:
     else:
         dense += mtp
     gated = GATED_MULTIPLIER if spec.ffn.gated else 1
-    routed = moe.d_expert * moe.top_k if moe is not None else 0
+    routed = moe.d_expert * moe.experts_per_token if moe is not None else 0
     shared = moe.n_shared_experts * moe.shared_width if moe is not None else 0
     mlp = 12 * h * gated * (spec.ffn.d_ff * dense + (routed + shared) * sparse)
     mla = spec.attention.mla

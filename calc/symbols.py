@@ -42,7 +42,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("w", "w", "sliding window: keys a local query sees", "size"),
     SymbolInfo("L_moe", "L_{moe}", "layers whose FFN is a mixture of experts", "size"),
     SymbolInfo("E", "E", "routed experts per MoE layer", "size"),
-    SymbolInfo("k", "k", "routed experts per token (top-k)", "size"),
+    SymbolInfo("k", "k", "routed FFN experts per token (top-k; with zero-computation experts "
+                         "the expected top-k·E/(E + E_0))", "size"),
+    SymbolInfo("E_0", "E_{0}", "zero-computation (identity) experts per MoE layer", "size"),
     SymbolInfo("d_e", "d_{e}", "hidden width of one routed expert", "size"),
     SymbolInfo("E_s", "E_{s}", "shared experts per MoE layer", "size"),
     SymbolInfo("d_s", "d_{s}", "hidden width of one shared expert", "size"),
@@ -463,6 +465,7 @@ L_rw, d_rw, L_s_rw = (SYMBOLS[n] for n in ("L_rw", "d_rw", "L_s_rw"))
 L_gr, d_gr, w_gr, k_gr, L_s_gr = (SYMBOLS[n] for n in ("L_gr", "d_gr", "w_gr", "k_gr", "L_s_gr"))
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
+E_0 = SYMBOLS["E_0"]
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 n_hc, i_hc, i_hcm = (SYMBOLS[n] for n in ("n_hc", "i_hc", "i_hcm"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2, i_sink2 = (SYMBOLS[n] for n in (

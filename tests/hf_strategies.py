@@ -261,6 +261,35 @@ def _kimi_linear(draw, layers: int) -> dict:
 
 
 @st.composite
+def _longcat_flash(draw, model_type: str) -> dict:
+    """LongCat-Flash: latent attention twice per decoder layer, two dense MLPs, one MoE whose
+    router scores FFN and zero-computation experts; top-k drawn so that k·E/(E + E_0) is whole
+    (calc's expected FFN experts a token, docs/custom-models.md)."""
+    heads, experts = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    zero = draw(st.integers(1 if experts == 1 else 0, 4))
+    pool = experts + zero
+    # top-k >= 2: with moe_topk 1, LongcatFlashExperts.forward squeezes the top-k axis away
+    # (expert_mask[i].squeeze(0)) and fails to unpack torch.where (transformers 5.24.0)
+    top_k = draw(st.sampled_from([k for k in range(2, pool + 1) if k * experts % pool == 0]))
+    rope = draw(st.sampled_from([2, 4]))  # even: the rotation pairs channels
+    layers = draw(st.integers(1, 2))
+    depth = ({"num_hidden_layers": 2 * layers} if draw(st.booleans())
+             else {"num_layers": layers})
+    return {"num_attention_heads": heads,
+            "num_key_value_heads": draw(st.sampled_from([heads, None])),
+            "hidden_size": heads * draw(st.integers(1, 4)), **depth,
+            "ffn_hidden_size": draw(st.integers(1, 16)),
+            "expert_ffn_hidden_size": draw(st.integers(1, 8)),
+            "q_lora_rank": draw(st.integers(1, 8)),
+            "kv_lora_rank": draw(st.sampled_from([2, 4, 8])),
+            "qk_nope_head_dim": draw(st.sampled_from([0, 2, 4])), "qk_rope_head_dim": rope,
+            "head_dim": rope, "v_head_dim": draw(st.integers(1, 4)),
+            "n_routed_experts": experts, "zero_expert_num": zero, "moe_topk": top_k,
+            "router_bias": draw(st.booleans()), "attention_bias": draw(st.booleans()),
+            "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64}
+
+
+@st.composite
 def _per_layer_types(draw, model_type: str) -> dict:
     """The types with per-layer structure, mixtures of experts and other mixers."""
     layers = draw(st.integers(1, 4))
@@ -313,10 +342,9 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "hidden_activation": draw(st.sampled_from(["gelu_pytorch_tanh", "silu"]))}
     if model_type in ("gemma4_unified_text", "gemma4_text"):  # gemma4_text: neither of its
         drawn = draw(_gemma4_unified_text(config))  # per-layer embeddings nor an MoE block
-        # gemma4_text without per-layer inputs and with KV-shared layers cannot run: its
-        # forward slices per_layer_inputs, None there, before the shared layers (transformers
-        # 5.24 modeling_gemma4.py, Gemma4TextModel's logits_to_keep slicing); gemma4_unified_text
-        # draws the shared layers
+        # gemma4_text without per-layer inputs runs no kv-shared layer beyond one token:
+        # Gemma4TextModel's logits_to_keep shortcut slices per_layer_inputs, None there
+        # (modeling_gemma4.py, transformers 5.24.0), so none is drawn
         return drawn if model_type == "gemma4_unified_text" else {
             **drawn, "hidden_size_per_layer_input": 0, "num_kv_shared_layers": 0}
     if model_type == "gpt_oss":
@@ -771,6 +799,7 @@ STRATEGIES = {
     "diffllama": _diffllama,
     "axk1": _axk1,
     "beam": _beam,
+    "longcat_flash": _longcat_flash,
     **{t: _layernorm_types for t in LAYERNORM_TYPES},
 }
 STRATEGIES.update({t: lambda t, base=base: STRATEGIES[base](base) for t, base in ALIKE.items()})

@@ -83,8 +83,14 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     elif activation != "xielu" and draw(st.booleans()):  # xIELU: dense FFNs only
         n_experts = draw(st.integers(1, 6))
         first_dense = draw(st.integers(0, n_layers - 1))
+        # LongCat-Flash's zero-computation experts, with a top-k that keeps the expected FFN
+        # experts a token, k·E/(E + E_0), whole
+        zero = draw(st.sampled_from([0, 0, 1, 2, 3]))
+        pool = n_experts + zero
         moe = {
-            "n_experts": n_experts, "top_k": draw(st.integers(1, n_experts)),
+            "n_experts": n_experts, "n_zero_experts": zero,
+            "top_k": draw(st.sampled_from([k for k in range(1, pool + 1)
+                                           if k * n_experts % pool == 0])),
             "d_expert": draw(st.integers(1, 2 * max_width)),
             "n_shared_experts": (shared := draw(st.integers(0, 2))),
             "d_shared": draw(st.none() | st.integers(1, 2 * max_width)),
@@ -149,6 +155,15 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
                  "v_head_dim": draw(st.none() | st.integers(1, 16)),
                  "sinks": draw(st.none() | st.booleans())}  # MiMo-V2-Flash: sliding only
         spec = spec.updated(**{"attention.kind_shapes": {draw(st.sampled_from(used)): shape}})
+    if (spec.moe is not None and not spec.parallel_block and not spec.mtp_modules
+            and spec.layers.ffn_pattern is None and not spec.layers.exceptions
+            and spec.n_layers >= 2 and draw(st.booleans())):
+        # LongCat-Flash's shortcut-connected MoE: MoE and dense layers alternate, the last
+        # layer dense
+        last = ({"layers.exceptions": ({"layers": (spec.n_layers - 1,), "ffn": "dense"},)}
+                if spec.n_layers % 2 else {})
+        spec = spec.updated(**{"moe.shortcut": True, "moe.first_dense_layers": 0,
+                               "moe.every": 1, "layers.ffn_pattern": ("moe", "dense"), **last})
     if (not mla and "experts" not in attention and not attention.get("differential")
             and draw(st.booleans())):
         spec = spec.updated(**draw(_gemma4_parts(spec)))

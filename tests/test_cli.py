@@ -207,6 +207,12 @@ BAD = [
     (("llama2-7b", "--tokens", "2e12", "--gpu", "v100"), "no dense bf16 peak"),
     (("llama2-7b", "--set", "attention.n_kv_heads=5"), "n_kv_heads=5 must divide"),
     (("mixtral-8x7b", "--set", "moe.top_k=9"), "top_k=9 must not exceed"),
+    (("mixtral-8x7b", "--set", "moe.n_zero_experts=3"),
+     "moe.n_zero_experts=3: a token's expected FFN experts top_k·E/(E + n_zero_experts) = "
+     "2·8/11 must be a whole number"),
+    (("mixtral-8x7b", "--set", "moe.shortcut=true"),
+     "moe.shortcut: MoE layer 0 needs a dense layer after it, whose FFN its experts' output "
+     "joins (layer 1 is moe)"),
     (("llama2-7b", "--set", "d_model=-4"), "d_model"),
     (("llama2-7b", "--set", "output_vocab_size=32000"),
      "output_vocab_size=32000 must be below vocab_size=32000"),

@@ -47,6 +47,11 @@ TARGETS: dict[str, dict[str, str]] = {
                           "shared_expert_gate": r"shared_expert_gate$"},
     # two shared experts, one MLP of twice the width; a dense first layer
     "deepseek-v2-lite": {"o": ATTENTION["o"], "down": r"(mlp|shared_experts)\.down_proj$"},
+    # two latent-attention blocks and two dense MLPs a decoder layer: calc's MoE layer's MLP
+    # (mlps.0, its shared expert) and dense layer's (mlps.1) are one up/gate/down target each
+    "longcat-flash-chat": {"o": r"self_attn\.\d+\.o_proj$", "up": r"mlps\.\d+\.up_proj$",
+                           "gate": r"mlps\.\d+\.gate_proj$",
+                           "down": r"mlps\.\d+\.down_proj$"},
     "llama-3.1-8b": {**ATTENTION, "up": r"mlp\.up_proj$", "down": r"mlp\.down_proj$"},
     # PEFT's names select the time-mix's and the channel-mix's module alike
     "rwkv-4-169m-pile": {name: rf"(attention|feed_forward)\.{name}$"
@@ -86,7 +91,9 @@ def test_each_target_is_peft_on_transformers(name, transformers_models):
             target
 
 
-@pytest.mark.parametrize("name", sorted(set(TARGETS) - {"deepseek-v2-lite"}))
+# latent attention: all-linear is refused in one line (calc does not adapt q_a/q_b/kv_a/kv_b)
+@pytest.mark.parametrize("name", sorted(set(TARGETS) - {"deepseek-v2-lite",
+                                                        "longcat-flash-chat"}))
 def test_all_linear_is_every_linear_but_the_head(name, transformers_models):
     from calc.verify.hf_reference import lora_parameters
 
@@ -107,6 +114,16 @@ def test_routed_experts_are_a_target_of_their_own():
     assert counts.adapters_active == layers * moe.top_k * 3 * RANK * (d + moe.d_expert)
     assert "experts" not in count_adapters(
         spec, FineTune(method="lora", rank=RANK, targets="all-linear")).targets
+
+
+def test_zero_experts_hold_no_adapters_and_a_token_uses_the_expected_share():
+    """LongCat-Flash's `experts` target: adapters on each of the 512 FFN experts' up, gate and
+    down, none on the 256 identities; a token runs k_f = 12·512/768 = 8 experts' adapters."""
+    spec = _spec("longcat-flash-chat")
+    moe, d, layers = spec.moe, spec.d_model, spec.layer_counts["moe"]
+    counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="experts"))
+    assert counts.trainable == layers * 512 * 3 * RANK * (d + moe.d_expert)
+    assert counts.adapters_active == layers * 8 * 3 * RANK * (d + moe.d_expert)
 
 
 def test_the_per_head_output_gate_is_a_target_and_all_linear_takes_it():

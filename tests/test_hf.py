@@ -652,6 +652,86 @@ def test_griffin_tensor_parallelism_splits_the_gate_blocks():
     assert calc.memory(spec_of("recurrentgemma-2b"), tp=2).memory.total_bytes > 0
 
 
+def test_longcat_flash_reads_two_blocks_per_layer_and_zero_experts():
+    """meituan-longcat/LongCat-Flash-Chat (tests/data): 28 decoder layers, each two latent
+    attention blocks with a dense SwiGLU MLP of 12,288 and one MoE beside them (512 experts of
+    2,048 and 256 zero-computation experts, top-12), d 6,144, vocabulary 131,072. calc reads 56
+    layers: an MoE layer whose MLP is its shared expert, then a dense one. Each part a hand
+    count from the config; the total 560,664,958,976 is the model card's "560B" (LongCat Team
+    2025, arXiv 2509.01322), and the ~27B it activates on average (18.6B–31.3B) is the
+    active count at top-12·512/768 = 8 FFN experts a token, less the token embedding."""
+    spec = spec_of("longcat-flash-chat")
+    moe = spec.moe
+    assert spec.n_layers == 56 and spec.ffn_kinds == ("moe", "dense") * 28
+    assert moe is not None and moe.shortcut and moe.n_zero_experts == 256
+    assert (moe.n_experts, moe.top_k, moe.experts_per_token) == (512, 12, 8)
+    assert (moe.n_shared_experts, moe.shared_width) == (1, 12288)
+    counts = calc.count_params(spec)
+    d, v, blocks, layers = 6144, 131072, 56, 28
+    c = counts.components
+    assert c["attention/q"] == blocks * (d * 1536 + 1536 + 1536 * 64 * 192)  # q_a, its norm, q_b
+    assert c["attention/kv"] == blocks * (d * (512 + 64) + 512 + 512 * 64 * (128 + 128))
+    assert c["attention/o"] == blocks * 64 * 128 * d
+    assert c["moe/router"] == layers * d * (512 + 256)  # the zero experts scored too
+    assert c["moe/experts"] == layers * 512 * 3 * d * 2048  # an identity holds no weights
+    assert c["moe/shared"] == layers * 3 * d * 12288  # mlps[0]
+    assert c["mlp/up"] + c["mlp/down"] == layers * 3 * d * 12288  # mlps[1]
+    assert c["norms"] == blocks * 2 * d and c["final_norm"] == d
+    assert c["embedding/token"] == c["lm_head"] == v * d
+    assert counts.total == 560_664_958_976 and round(counts.total / 1e9) == 561
+    # active: 8 of the 512 experts' weights a token (top-12 of 768, 2/3 of them FFN experts)
+    assert counts.active == counts.total - layers * (512 - 8) * 3 * d * 2048
+    assert counts.active == 27_954_796_544
+    assert round((counts.active - v * d) / 1e9) == 27
+    # the report's 18.6B–31.3B: no FFN expert and all 12 slots on FFN experts, embedding out
+    per_expert = layers * 3 * d * 2048
+    low, high = counts.active - v * d - 8 * per_expert, counts.active - v * d + 4 * per_expert
+    assert (low // 10**8, high // 10**8) == (186, 313)
+    flops = calc.count_flops(spec, 4096, "full").components
+    assert flops["moe/experts"] == 2 * layers * 8 * 3 * d * 2048
+    assert flops["moe/router"] == 2 * layers * d * 768
+    note = next(n for n in calc.estimate(spec).notes if n.startswith("Experts:"))
+    assert "12·512/768 = 8 FFN experts" in note and "moe.shortcut" in note
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"num_key_value_heads": 8}, "num_key_value_heads=8 must equal num_attention_heads=64"),
+    ({"head_dim": 128}, "head_dim=128 must equal qk_rope_head_dim=64"),
+    ({"qk_head_dim": 64}, "qk_head_dim=64 must be qk_nope_head_dim \\+ qk_rope_head_dim"),
+    ({"num_hidden_layers": 7}, "num_hidden_layers=7 must be even"),
+    ({"moe_topk": 769}, "moe_topk=769 must not exceed n_routed_experts \\+ zero_expert_num"),
+    ({"moe_topk": 5}, "moe_topk=5, n_routed_experts=512, zero_expert_num=256: calc counts"),
+    ({"zero_expert_num": -1}, "zero_expert_num=-1 must be a whole number >= 0"),
+    ({"q_lora_rank": None}, "q_lora_rank must be given"),
+])
+def test_longcat_flash_refuses_in_one_line(changes, message):
+    with pytest.raises(CalcError, match=message) as error:
+        spec_of("longcat-flash-chat", **changes)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"mtp_modules": 1}, "moe.shortcut: a multi-token-prediction block's MoE has no next layer"),
+    ({"parallel_block": True}, "moe.shortcut is not defined with parallel_block=True"),
+    ({"layers.ffn_pattern": ("dense", "moe")},
+     "moe.shortcut: MoE layer 55 needs a dense layer after it, whose FFN its experts' output "
+     "joins \\(no next layer\\)"),
+    ({"moe.top_k": 769}, "moe.top_k=769 must not exceed moe.n_experts=512 \\+ "
+                         "moe.n_zero_experts=256"),
+])
+def test_the_spec_refuses_what_scmoe_and_zero_experts_cannot_be_in_one_line(changes, message):
+    with pytest.raises(CalcError, match=message) as error:
+        spec_of("longcat-flash-chat").updated(**changes)
+    assert "\n" not in str(error.value)
+
+
+def test_longcat_flash_num_hidden_layers_wins_as_in_transformers():
+    """LongcatFlashConfig's num_hidden_layers is 2·num_layers, and a file's num_hidden_layers
+    sets num_layers to half of it, over the file's own num_layers."""
+    assert spec_of("longcat-flash-chat", num_hidden_layers=8).n_layers == 8
+    assert spec_of("longcat-flash-chat", num_layers=3).n_layers == 6
+
+
 def test_hybrid_layer_placement():
     jamba, lfm2 = spec_of("ai21-jamba-1.5-mini"), spec_of("lfm2-1.2b")
     assert [i for i, m in enumerate(jamba.mixer_kinds) if m == "attention"] == [4, 12, 20, 28]

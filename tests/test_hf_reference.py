@@ -25,11 +25,16 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING  # noqa: 
 import calc  # noqa: E402
 from calc.errors import CalcError  # noqa: E402
 from calc.hf import spec_from_hf_config, supported_types  # noqa: E402
-from calc.hf.export import buffer_params, hf_config_from_spec, shape  # noqa: E402
+from calc.hf.export import (  # noqa: E402
+    buffer_params,
+    hf_config_from_spec,
+    shape,
+    unread_params,
+)
 from calc.hf.multimodal import WRAPPERS  # noqa: E402
 from calc.hf.registry import find  # noqa: E402
 from calc.hf.writing import NO_TOKENS, Unexpressible  # noqa: E402
-from calc.reports.verify import hf_seq_len, verify  # noqa: E402
+from calc.reports.verify import CPU_FORWARD_PARAMS, hf_seq_len, verify  # noqa: E402
 from calc.verify import hf_reference  # noqa: E402
 from calc.verify.hf_implementation import transformers_flops  # noqa: E402
 from calc.verify.model import build as build_reference  # noqa: E402
@@ -53,12 +58,16 @@ def assert_matches(spec: calc.ModelSpec, config: dict, seq_len: int) -> None:
     """Parameters equal; forward FLOPs equal where transformers runs the model as calc counts
     it, and with its own way where it does not (calc.verify.hf_implementation)."""
     seq_len = hf_seq_len(spec, seq_len)
-    # small configs whose forward the meta device cannot run go through with real tensors
-    unrunnable = config["model_type"] in hf_reference.META_FORWARD_UNRUNNABLE
-    counted = hf_reference.count(config, seq_len, "cpu" if unrunnable else "meta")
+    counted = hf_reference.count(config, seq_len)
+    # small configs whose forward the meta device cannot run go through with real tensors (a
+    # large one, LongCat-Flash's default, by its parameters alone)
+    if counted.forward is None and counted.params <= CPU_FORWARD_PARAMS:
+        counted = hf_reference.count(config, seq_len, "cpu")
     buffers = buffer_params(spec, config["model_type"])
-    assert calc.count_params(spec).total - buffers == counted.params
-    assert transformers_flops(spec, config, seq_len)[0] == counted.forward
+    unread = unread_params(spec, config["model_type"])
+    assert calc.count_params(spec).total - buffers + unread == counted.params
+    if counted.forward is not None:
+        assert transformers_flops(spec, config, seq_len)[0] == counted.forward
 
 
 # transformers' CPU kernels of these types step through the tokens one at a time in Python
@@ -75,7 +84,8 @@ def test_released_config_through_the_cli_matches_transformers(cli, path):
     assert result.code == 0, result.err
     data = result.json()
     counted = hf_reference.count(path, t)
-    assert data["params"]["total"] == counted.params
+    unread = unread_params(spec_from_hf_config(path), counted.model_type)
+    assert data["params"]["total"] + unread == counted.params
     if counted.forward is None:  # its FLOPs: small configs on CPU (random configs below)
         assert counted.model_type in hf_reference.META_FORWARD_UNRUNNABLE
         return
@@ -750,6 +760,52 @@ def test_random_recurrent_gemma_configs_match_transformers_and_export_back(confi
     if spec.layer_counts["griffin"]:
         assert exported["model_type"] == "recurrent_gemma"
         assert_matches(spec, exported, seq_len)
+
+
+# ---- LongCat-Flash (longcat_flash): zero-computation experts, shortcut-connected MoE --------
+@st.composite
+def _longcat_configs(draw) -> dict:
+    return {"model_type": "longcat_flash", "vocab_size": draw(st.integers(1, 50)),
+            **_NO_TOKENS, **draw(STRATEGIES["longcat_flash"]("longcat_flash"))}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_longcat_configs(), st.integers(1, 9))
+def test_random_longcat_configs_match_transformers_and_export_back(config, seq_len):
+    """Two latent-attention blocks and two dense MLPs per decoder layer beside one MoE whose
+    router scores n_routed + zero_expert_num experts, against transformers on the meta device
+    (its routing given calc's expected share of FFN experts, hf_reference._expected_choice), its
+    zero experts' unread gate_up_proj rows named; and back through longcat_flash's writer."""
+    spec = spec_from_hf_config(config)
+    assert spec.moe is not None and spec.moe.shortcut
+    assert_matches(spec, config, seq_len)
+    exported = hf_config_from_spec(spec)
+    assert exported["model_type"] == "longcat_flash"
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_longcat_configs(), st.integers(1, 9))
+def test_longcat_experts_on_meta_count_what_their_loop_runs_on_the_cpu(config, seq_len):
+    """The meta device's stand-in for LongcatFlashExperts' loop (hf_reference._experts_on_meta)
+    runs the products transformers' own loop runs on real tensors under the same routing,
+    operator by operator."""
+    meta, cpu = (hf_reference.count(config, seq_len, device) for device in ("meta", "cpu"))
+    assert meta.forward_by_operator == cpu.forward_by_operator
+    assert meta.forward == cpu.forward
+
+
+def test_longcat_expected_routing_is_exact_and_data_independent():
+    """The routing hf_reference gives transformers' LongCat router: every token exactly
+    k·E/(E + E_0) FFN experts, each once, and the rest zero experts, whatever the scores."""
+    from transformers.models.longcat_flash.modeling_longcat_flash import LongcatFlashTopkRouter
+
+    config = transformers.AutoConfig.for_model(
+        "longcat_flash", hidden_size=8, n_routed_experts=4, zero_expert_num=2, moe_topk=3)
+    router = LongcatFlashTopkRouter(config)
+    picked = hf_reference._expected_choice(router, torch.rand(7, 6))
+    for row in picked.tolist():
+        assert len(set(row)) == 3 and sum(e < 4 for e in row) == 2
 
 
 # ---- an LM head narrower than the vocabulary (output_vocab_size) ----------------------------

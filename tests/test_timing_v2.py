@@ -204,3 +204,29 @@ def test_torchtitan_gathers_tensorwise_fp8_inputs_in_fp8():
                              **{**fields, "dtype": "bf16"})[0].communication.tp_forward
             for framework in ("torchtitan", "megatron")}
     assert bf16["torchtitan"] == bf16["megatron"]
+
+
+def test_shortcut_moe_hides_the_expert_all_to_all_under_the_dense_work():
+    """ScMoE (LongCat-Flash): each MoE layer's dispatch and combine run beside the dense work
+    around it, so the exposed expert all-to-all is what the pass's non-expert work does not
+    cover; without the shortcut all of it is exposed (1F1B)."""
+    import calc
+    from calc.presets import resolve
+    from tests.hf_released import CONFIGS
+
+    spec = resolve(str(CONFIGS / "longcat-flash-chat.json")).spec
+    plain_spec = spec.updated(**{"moe.shortcut": False})
+    fields = dict(gpu="h100", gpus=512, tp=8, ep=64)
+    scmoe, plain = calc.step(spec, **fields), calc.step(plain_spec, **fields)
+    assert plain.breakdown["compute"] == scmoe.breakdown["compute"]
+    layout = make_layout(512, tp=8, ep=64, global_batch=scmoe.layout.global_batch,
+                         micro_batch=scmoe.layout.micro_batch, seq_len=scmoe.layout.seq_len)
+    framework = CONSTANTS.framework(layout.framework)
+    device = device_for(get_gpu("h100"), layout.dtype, CONSTANTS, framework)
+    work = compute_times(model_terms(spec, layout.seq_len), layout, device)
+    assert work.experts > 0 and work.experts_backward > 2 * work.experts * 0.99
+    dense = work.forward + work.backward - work.recompute - work.experts - work.experts_backward
+    m = scmoe.layout.micro_batches
+    assert scmoe.breakdown["ep_communication"] == pytest.approx(
+        max(0.0, plain.breakdown["ep_communication"] - m * dense))
+    assert 0 < scmoe.breakdown["ep_communication"] < plain.breakdown["ep_communication"]

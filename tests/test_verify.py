@@ -80,6 +80,48 @@ def test_random_specs_with_griffin_layers_verify_exactly(spec, seq_len, device):
     assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(spec=model_specs().filter(lambda s: s.moe is not None
+                                 and (s.moe.n_zero_experts or s.moe.shortcut)),
+       seq_len=st.integers(1, 12), device=st.sampled_from(["meta", "cpu"]))
+def test_random_specs_with_zero_experts_or_shortcut_verify_exactly(spec, seq_len, device):
+    """LongCat-Flash's parts beside any other: the router over E + E_0, exactly k·E/(E + E_0)
+    FFN experts a token (by the router's scores on the CPU), and the shortcut-connected MoE's
+    routed output joined a layer later."""
+    if spec.position_table:
+        seq_len = min(seq_len, spec.position_table)
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
+def test_shortcut_joins_the_routed_output_after_the_next_layer():
+    """The reference model's ScMoE: the dense layer's output plus the MoE layer's routed part,
+    as transformers' LongcatFlashDecoderLayer adds them (residual + MLP + shortcut output)."""
+    from calc.verify.model import build
+
+    spec = calc.spec_from_hf_config({
+        "model_type": "longcat_flash", "num_layers": 1, "hidden_size": 8,
+        "ffn_hidden_size": 4, "expert_ffn_hidden_size": 4, "n_routed_experts": 2,
+        "zero_expert_num": 2, "moe_topk": 2, "num_attention_heads": 2, "q_lora_rank": 4,
+        "kv_lora_rank": 4, "qk_nope_head_dim": 2, "qk_rope_head_dim": 2, "head_dim": 2,
+        "v_head_dim": 2, "vocab_size": 16})
+    model = build(spec, "cpu")
+    ids = torch.randint(0, 16, (1, 5))
+    seen: dict[str, torch.Tensor] = {}
+    moe, dense = model.layers[0], model.layers[1]
+    dense.register_forward_hook(lambda module, args, out: seen.update(dense=out))
+    moe.ffn.register_forward_hook(lambda module, args, out: seen.update(
+        routed=module.pending.clone()))
+    with torch.no_grad():
+        x = model.token(ids)
+        out = dense(moe(x, torch.arange(5)), torch.arange(5))
+        moe.ffn.pending = None
+        logits = model(ids)
+    assert not torch.equal(seen["routed"], torch.zeros_like(seen["routed"]))
+    expected = model.lm_head(model.final_norm(out + seen["routed"]), model.token.weight)
+    assert torch.allclose(logits, expected)
+
+
 def test_cpu_forward_is_a_real_language_model():
     from calc.verify.model import build
 

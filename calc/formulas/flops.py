@@ -94,7 +94,8 @@ MATMUL_PER_LAYER = params.ATTENTION_WEIGHTS  # per attention layer
 MATMUL_DENSE_FFN = params.ffn_weights(d_ff)
 MATMUL_MOE: dict[str, sympy.Expr] = {
     "moe/router": params.ROUTER_WEIGHTS,
-    "moe/experts": k * params.ffn_weights(d_e),  # only the top-k routed experts
+    # only the k routed FFN experts a token uses (a zero-computation expert multiplies nothing)
+    "moe/experts": k * params.ffn_weights(d_e),
     "moe/shared": E_s * params.ffn_weights(d_s) + i_shared_gate * d,
 }
 # computed even when W_U is tied to the embedding; V_o logits a token (the head's rows)

@@ -49,6 +49,7 @@ import sympy
 from calc.counting import GIB, MASK_BYTES, TOKEN_ID_BYTES
 from calc.formulas import mixers, params
 from calc.symbols import (
+    E_0,
     K_I,
     B_bk,
     E,
@@ -368,15 +369,16 @@ MLP_DENSE = ((1 + i_glu + i_hf * i_glu) * q_a + i_keep_down * q_l * OWN_INPUT
 # each of its k assignments' gathered input (the up grouped_mm's, where the experts train),
 # its expert's output and its routing weight (the product of the two keeps both), the SiLU's
 # output apart from the product as in the dense MLP (the shared experts' MLP too), and the
-# router's fp32 softmax over the E experts (the TopKRouter of Mixtral, Qwen2-MoE, Qwen3-MoE,
-# OLMoE, which casts the weights to the activations' dtype); a shared experts' gate
-# (Qwen2-MoE: sigmoid(gate(x)) · shared(x)) keeps its sigmoid's output and the shared output.
+# router's fp32 softmax over the E experts and E_0 zero-computation ones (the TopKRouter of
+# Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE, which casts the weights to the activations' dtype); a
+# shared experts' gate (Qwen2-MoE: sigmoid(gate(x)) · shared(x)) keeps its sigmoid's output
+# and the shared output.
 # Not counted, the router's choices calc's spec does not hold: where the top-k is renormalised
 # (Mixtral; Qwen's norm_topk_prob) the division's fp32 top-k values and their sum, 4·(k + 1)
 # bytes a token, and Mixtral's routing weights left in fp32, 2·k bytes more at 16 bits
 # (modeling_mixtral.py MixtralTopKRouter.forward; tests/test_verify_memory.py measures both).
 MLP_MOE_HF = i_hf * ((i_glu * (k * d_e + E_s * d_s) + k * (d * (1 + i_keep_exp) + 1)
-                      + i_shared_gate * (1 + d)) * q_a + 4 * E)
+                      + i_shared_gate * (1 + d)) * q_a + 4 * (E + E_0))
 # The shared experts' down projection keeps its input as the dense one does (OWN_INPUT, and
 # an adapter's fp32 copy), and an adapter on their gate casts its own copy of the layer's input.
 MLP_MOE = ((1 + i_glu) * (q_a + i_swr * (q_l - q_a)) * (k * d_e + E_s * d_s)

@@ -18,6 +18,7 @@ import sympy
 from calc.formulas import mixers, params
 from calc.formulas.finetune import ADAPTER_PAIRS, ADAPTERS_TOTAL, QUANTISED
 from calc.symbols import (
+    E_0,
     E,
     E_s,
     H_v,
@@ -92,7 +93,7 @@ MIXER_SIDES = (L_ssm * ((d + mixers.IN_WIDTH) + mixers.M1 * ((d_in + R_dt + 2 * 
                + L_sc * ((d + 3 * d) + (d + d)))
 SIDES = (params.over_attention_layers(LAYER_SIDES) - params.over_kv_shared_layers(KV_SIDES)
          + params.over_dense_layers(_ffn_sides(d_ff))
-         + L_moe * ((d + E) + E * _ffn_sides(d_e) + E_s * _ffn_sides(d_s)
+         + L_moe * ((d + E + E_0) + E * _ffn_sides(d_e) + E_s * _ffn_sides(d_s)
                     + i_shared_gate * (d + 1))
          + MIXER_SIDES + (V + d) + sympy.Min(P, 1) * (P + d) + (1 - i_tied) * (V_o + d))
 # (Griffin's gates are tensors of nn.Parameter, not nn.Linear: bitsandbytes leaves them out of

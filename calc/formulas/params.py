@@ -20,6 +20,7 @@ import sympy
 
 from calc.formulas import mixers
 from calc.symbols import (
+    E_0,
     E,
     E_a,
     E_s,
@@ -256,10 +257,13 @@ SHARED_EXPERT = _expert(d_s)
 # ---- mixture of experts, per MoE layer ------------------------------------------------------
 # Router: Linear(d, E) (Shazeer et al. 2017; Fedus et al. 2021), with an optional bias per
 # expert (DeepSeek-V3's e_score_correction_bias). Shared experts (DeepSeek-MoE, Dai et al. 2024)
-# every token uses; Qwen2-MoE scales them by a learned gate Linear(d, 1).
-ROUTER_WEIGHTS = d * E
+# every token uses; Qwen2-MoE scales them by a learned gate Linear(d, 1). LongCat-Flash's router
+# also scores E_0 zero-computation experts (arXiv 2509.01322 §2.1; modeling_longcat_flash.py,
+# LongcatFlashTopkRouter: classifier Linear(d, E + E_0), e_score_correction_bias E + E_0 wide);
+# an identity expert holds no weights.
+ROUTER_WEIGHTS = d * (E + E_0)
 MOE_FFN: dict[str, sympy.Expr] = {
-    "moe/router": ROUTER_WEIGHTS + b_router * E,
+    "moe/router": ROUTER_WEIGHTS + b_router * (E + E_0),
     "moe/experts": E * EXPERT,
     "moe/shared": E_s * SHARED_EXPERT + i_shared_gate * d,
     "moe/bias": b_moe * d,  # JetMoE: one bias on the combined output (JetMoeMoE.bias)
@@ -267,7 +271,8 @@ MOE_FFN: dict[str, sympy.Expr] = {
     # shared experts' sum, on the MoE layers only (its dense layers' AXK1MLP has none)
     "moe/norm": i_mn * NORM * d,
 }
-# Active per token: only k of the E routed experts (calc.counting.PARAMETERS says so in reports).
+# Active per token: only k of the E routed experts (calc.counting.PARAMETERS says so in reports);
+# with zero-computation experts k is the expected top-k·E/(E + E_0) (calc.evaluate).
 MOE_ACTIVE: dict[str, sympy.Expr] = {**MOE_FFN, "moe/experts": k * EXPERT}
 
 # ---- once per model ------------------------------------------------------------------------

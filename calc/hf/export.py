@@ -8,7 +8,9 @@ and the first that round-trips wins; when none does, the CalcError names the fie
 one (by its traits) cannot express.
 
 One difference is accepted and named: DeepSeek-V3's routing bias (moe.router_bias) is a
-buffer in transformers, so its parameter count is lower by `buffer_params(spec)`. A head narrower
+buffer in transformers, so its parameter count is lower by `buffer_params(spec)`; LongCat-Flash's
+zero-computation experts get gate_up_proj rows no token reads, so it is higher by
+`unread_params(spec)`. A head narrower
 than the vocabulary (output_vocab_size) is tried only on the types whose config can say so
 (ModelType.head_rows_field: apertus1p5_text); every other type says in one line that its head
 has vocab_size rows.
@@ -66,7 +68,8 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
             "n_shared_experts": moe.n_shared_experts,
             "d_shared": moe.shared_width if moe.n_shared_experts else None,
             "shared_expert_gate": moe.shared_expert_gate, "router_bias": moe.router_bias,
-            "output_norm": moe.output_norm},
+            "output_norm": moe.output_norm, "n_zero_experts": moe.n_zero_experts,
+            "shortcut": moe.shortcut},
         "moe.layers": spec.moe_layers,
         "norm.kind": norm.kind, "norm.bias": norm.has_bias, "norm.placement": norm.placement,
         "norm.final": norm.final, "norm.embedding": norm.embedding,
@@ -88,6 +91,20 @@ def buffer_params(spec: ModelSpec, model_type: str = "deepseek_v3") -> int:
     if kind is None or not kind.router_bias_buffer or moe is None or not moe.router_bias:
         return 0
     return spec.n_moe_layers * moe.n_experts
+
+
+def unread_params(spec: ModelSpec, model_type: str) -> int:
+    """Parameters transformers allocates for `spec` built as `model_type` that no token reads,
+    which calc does not count (a ModelType's zero_expert_rows): LongcatFlashExperts
+    (modeling_longcat_flash.py, transformers 5.24.0) shapes gate_up_proj [n_routed +
+    zero_expert_num, 2·expert_ffn_hidden_size, d] but sends a zero expert's tokens through
+    nn.Identity, so the zero experts' rows of every MoE layer are never multiplied (down_proj
+    has n_routed rows only). LongCat-Flash's published 560B total leaves them out."""
+    kind, moe = find(model_type), spec.moe
+    if kind is None or not kind.zero_expert_rows or moe is None or spec.ffn is None:
+        return 0
+    return spec.n_moe_layers * moe.n_zero_experts * (1 + int(spec.ffn.gated)) * moe.d_expert \
+        * spec.d_model
 
 
 def _unlike(spec: ModelSpec, traits: Traits) -> int:

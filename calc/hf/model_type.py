@@ -58,6 +58,9 @@ class ModelType:
     # transformers keeps the routing bias (moe.router_bias) as a buffer, not a parameter
     # (DeepSeek-V3's e_score_correction_bias): calc.hf.export.buffer_params
     router_bias_buffer: bool = False
+    # transformers allocates expert weights no token reads (LongCat-Flash's gate_up_proj rows
+    # of the zero-computation experts): calc.hf.export.unread_params
+    zero_expert_rows: bool = False
     # the config field that gives the LM head fewer rows than the vocabulary
     # (ModelSpec.output_vocab_size), where the type has one; a writer without it builds a head
     # of vocab_size rows, and calc.hf.export does not try it for a narrower head

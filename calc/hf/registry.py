@@ -50,6 +50,7 @@ from calc.hf.families import (
     lara,
     lfm2,
     llama,
+    longcat,
     mamba,
     mellum,
     mimo,
@@ -170,6 +171,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     minimax.MINIMAX,
     rwkv.RWKV,
     recurrent_gemma.RECURRENT_GEMMA,
+    longcat.LONGCAT_FLASH,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     gemma.GEMMA4_TEXT,

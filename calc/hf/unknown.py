@@ -56,8 +56,6 @@ NEEDS = {
                 "per token",
     "gemma3n_text": "AltUp (predicted copies of the residual stream), LAuReL low-rank residual "
                     "blocks and per-layer embeddings",
-    "longcat_flash": "zero-computation (identity) experts beside the FFN experts, and two "
-                     "attention blocks per layer (shortcut-connected MoE)",
     # attention and residual parts the spec lacks
     "cpmant": "CPM-Ant's learned attention bias by segment pair and relative-position bucket "
               "(CpmAntSegmentPositionEmbedding)",

@@ -61,7 +61,10 @@ class RowGroup:
 
 def _experts(report: Report, options: Options) -> str | None:
     moe = report.spec.moe
-    return f"{moe.top_k} of {moe.n_experts}" if moe else None
+    if moe is None:
+        return None
+    zero = f" (+{moe.n_zero_experts} zero-computation)" if moe.n_zero_experts else ""
+    return f"{moe.top_k} of {moe.n_experts}{zero}"
 
 
 def _kind_heads(report: Report, options: Options) -> str | None:

@@ -243,6 +243,10 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     if spec.attention.kv_shared_layers or as_values:
         notes.append(counting.kv_sharing_sentence(spec.attention.kv_shared_layers, as_values,
                                                   spec.double_wide_layers))
+    if (moe := spec.moe) is not None and (moe.n_zero_experts or moe.shortcut):
+        notes.append(counting.zero_experts_sentence(moe.top_k, moe.n_experts,
+                                                    moe.n_zero_experts, moe.experts_per_token,
+                                                    moe.shortcut))
     unused_workload = [f"{name}={value!r}" for name, value, given_ in (
         ("gpu", gpu, gpu), ("gpus", gpus, gpus != 1), ("mfu", mfu, mfu is not None)) if given_]
     if training is None and unused_workload:

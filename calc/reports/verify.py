@@ -67,6 +67,7 @@ class HFComparison(Frozen):
     model_type: str | None = None
     seq_len: int | None = None
     checks: list[Check] = Field(default_factory=list)
+    device: str = Field("meta", description="where transformers' model was built and run")
 
 
 class VerifyReport(Document):
@@ -182,6 +183,10 @@ def hf_seq_len(spec: ModelSpec, seq_len: int) -> int:
     return min(limits)
 
 
+# Parameters up to which `verify --hf` runs on the CPU the forward of a type the meta device
+# cannot run (calc.verify.hf_reference.META_FORWARD_UNRUNNABLE): a few seconds at T = 128.
+CPU_FORWARD_PARAMS = 50_000_000
+
 # DeepSeek's own modeling code reads moe_layer_freq (calc/hf/families/deepseek.py); transformers
 # ignores it, so the two build different models.
 _IGNORED = {"deepseek_v2": "moe_layer_freq", "deepseek_v3": "moe_layer_freq"}
@@ -194,7 +199,7 @@ def compare_with_transformers(spec: ModelSpec, seq_len: int,
     runs."""
     if find_spec("transformers") is None:
         raise CalcError(f"--hf needs transformers: {install('hf')}")
-    from calc.hf.export import buffer_params, hf_config_from_spec
+    from calc.hf.export import buffer_params, hf_config_from_spec, unread_params
     from calc.verify.hf_implementation import transformers_flops
     from calc.verify.hf_reference import META_FORWARD_UNRUNNABLE, count
 
@@ -210,10 +215,16 @@ def compare_with_transformers(spec: ModelSpec, seq_len: int,
         return HFComparison(compared=False, reason=(
             f"{ignored}={hf_config[ignored]}: transformers ignores it and builds another model "
             f"than the authors' code, whose placement calc counts"))
+    unread = unread_params(spec, hf_config.get("model_type", ""))
     t = hf_seq_len(spec, seq_len)
-    counted = count(hf_config, t)
-    params = count_params(spec).total - buffers
-    label = "parameters" + (f" (less {buffers:,} kept as buffers)" if buffers else "")
+    counted, device = count(hf_config, t), "meta"
+    if counted.forward is None and counted.params <= CPU_FORWARD_PARAMS:
+        # a type whose forward the meta device cannot run, small enough to run on the CPU
+        counted, device = count(hf_config, t, device="cpu"), "cpu"
+    params = count_params(spec).total - buffers + unread
+    label = ("parameters" + (f" (less {buffers:,} kept as buffers)" if buffers else "")
+             + (f" (plus {unread:,} that transformers allocates for the zero-computation "
+                f"experts' gate_up_proj rows and never reads)" if unread else ""))
     checks = [Check(quantity=label, calc=params, torch=counted.params,
                     match=params == counted.params)]
     if counted.forward is None:  # calc.verify.hf_reference.META_FORWARD_UNRUNNABLE
@@ -226,4 +237,4 @@ def compare_with_transformers(spec: ModelSpec, seq_len: int,
     checks.append(Check(quantity=f"forward FLOPs (1 × {t} tokens{as_run})", calc=forward,
                         torch=counted.forward, match=forward == counted.forward))
     return HFComparison(compared=True, model_type=counted.model_type, seq_len=t,
-                        checks=checks)
+                        checks=checks, device=device)

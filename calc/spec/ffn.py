@@ -3,6 +3,9 @@
 FFN(x) = W_2 φ(W_1 x) (Vaswani et al. 2017 §3.3), or gated, W_down (φ(W_gate x) ⊙ W_up x)
 (Shazeer 2020, GLU Variants); a mixture of experts routes each token to k of E such FFNs
 (Shazeer et al. 2017; Fedus et al. 2021), with shared experts every token uses (DeepSeek-MoE).
+LongCat-Flash (Meituan LongCat Team 2025, arXiv 2509.01322, §2.1 and §2.2) adds zero-computation
+experts, identities the router scores beside the FFN experts, and the shortcut-connected MoE
+(ScMoE), whose experts read one layer's FFN input and join the residual stream a layer later.
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ class MoESpec(Frozen):
     """Mixture-of-experts FFN (Switch/GShard style) with optional shared experts."""
 
     n_experts: int = Field(ge=1, le=MAX_EXPERTS, description="routed experts E per MoE layer")
-    top_k: int = Field(ge=1, le=MAX_EXPERTS, description="routed experts each token uses")
+    top_k: int = Field(ge=1, le=MAX_EXPERTS,
+                       description="routed experts each token picks (zero experts included)")
     d_expert: int = Field(ge=1, le=MAX_WIDTH * 16, description="hidden width of one expert")
     n_shared_experts: int = Field(0, ge=0, le=MAX_EXPERTS,
                                   description="experts every token uses (DeepSeek, Qwen2-MoE)")
@@ -71,6 +75,18 @@ class MoESpec(Frozen):
         False, description="a norm (the model's kind) over the layer's combined output, routed "
                            "and shared experts summed, on the MoE layers only (A.X-K1's "
                            "post_mlp_layernorm)")
+    n_zero_experts: int = Field(
+        0, ge=0, le=MAX_EXPERTS,
+        description="zero-computation experts: identities the router scores beside the E FFN "
+                    "experts (LongCat-Flash's zero_expert_num); a token routed to one costs no "
+                    "FFN work, so a token uses top_k·E/(E + n_zero_experts) FFN experts in "
+                    "expectation (routing uniform over the pool)")
+    shortcut: bool = Field(
+        False, description="shortcut-connected MoE (LongCat-Flash's ScMoE): the experts of an "
+                           "MoE layer read that layer's FFN input and their output joins the "
+                           "residual stream after the next layer's FFN, so each MoE layer is "
+                           "followed by a dense one (transformers' LongcatFlashDecoderLayer: "
+                           "two attention blocks and two dense MLPs beside one MoE)")
     first_dense_layers: int = Field(0, ge=0, le=MAX_LAYERS,
                                     description="leading layers with a dense FFN (DeepSeek: 3)")
     every: int = Field(1, ge=1, le=MAX_LAYERS,
@@ -78,9 +94,16 @@ class MoESpec(Frozen):
 
     @model_validator(mode="after")
     def _top_k(self) -> MoESpec:
-        if self.top_k > self.n_experts:
+        pool = self.n_experts + self.n_zero_experts
+        if self.top_k > pool:
+            zero = f" + moe.n_zero_experts={self.n_zero_experts}" if self.n_zero_experts else ""
             raise ValueError(f"moe.top_k={self.top_k} must not exceed moe.n_experts="
-                             f"{self.n_experts}")
+                             f"{self.n_experts}{zero}")
+        if self.n_zero_experts and (self.top_k * self.n_experts) % pool:
+            raise ValueError(
+                f"moe.n_zero_experts={self.n_zero_experts}: a token's expected FFN experts "
+                f"top_k·E/(E + n_zero_experts) = {self.top_k}·{self.n_experts}/{pool} must be "
+                f"a whole number (calc counts that expectation; docs/custom-models.md)")
         if self.shared_expert_gate and not self.n_shared_experts:
             raise ValueError("moe.shared_expert_gate=True needs moe.n_shared_experts >= 1 "
                              "(it gates the shared experts' output)")
@@ -89,6 +112,18 @@ class MoESpec(Frozen):
     @property
     def shared_width(self) -> int:
         return self.d_shared if self.d_shared is not None else self.d_expert
+
+    @property
+    def experts_per_token(self) -> int:
+        """FFN experts a token uses: top_k, or with zero-computation experts the expected
+        top_k·E/(E + E_0) under routing uniform over the E + E_0 experts of the pool (calc's
+        convention, which the spec's rule keeps whole; LongCat-Flash-Chat: 12·512/768 = 8)."""
+        return self.top_k * self.n_experts // (self.n_experts + self.n_zero_experts)
+
+    @property
+    def router_width(self) -> int:
+        """Experts the router scores: the FFN experts and the zero-computation ones."""
+        return self.n_experts + self.n_zero_experts
 
     def is_moe_layer(self, index: int) -> bool:
         """Whether layer `index` (0-based) has an MoE FFN rather than a dense one."""

@@ -184,6 +184,8 @@ class ModelSpec(Frozen):
                 raise ValueError(f"attention.k_eq_v: the {kind} layers' keys are their values, "
                                  f"so their value width must be their key width {width}, not "
                                  f"{values} (attention.v_head_dim)")
+        if self.moe is not None and self.moe.shortcut:
+            self._check_shortcut()
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
@@ -205,6 +207,26 @@ class ModelSpec(Frozen):
             raise ValueError(f"hyper_connections is defined for pre-norm layers of a mixer "
                              f"and an FFN, with the embedding and head at d_model, and no "
                              f"multi-token prediction; not with {why}")
+
+    def _check_shortcut(self) -> None:
+        """ScMoE: an MoE layer's experts join the residual stream after the next layer's FFN
+        (modeling_longcat_flash.py, LongcatFlashDecoderLayer.forward), so that layer exists and
+        is dense, and the block is sequential."""
+        kinds = self.ffn_kinds
+        for i, kind in enumerate(kinds):
+            if kind == "moe" and (i + 1 == self.n_layers or kinds[i + 1] != "dense"):
+                after = "no next layer" if i + 1 == self.n_layers else f"layer {i + 1} is " \
+                                                                       f"{kinds[i + 1]}"
+                raise ValueError(f"moe.shortcut: MoE layer {i} needs a dense layer after it, "
+                                 f"whose FFN its experts' output joins ({after})")
+        if self.parallel_block:
+            raise ValueError("moe.shortcut is not defined with parallel_block=True")
+        if self.mtp_modules:
+            raise ValueError("moe.shortcut: a multi-token-prediction block's MoE has no next "
+                             "layer to join; mtp_modules must be 0")
+        if self.hyper_connections is not None:
+            raise ValueError("moe.shortcut is not defined with hyper_connections: which of the "
+                             "streams the routed output joins is not said by either model")
 
     def _check_kv_shared(self) -> None:
         """The last kv_shared_layers layers are attention layers that read the keys and values

@@ -103,6 +103,9 @@ class ComputeTimes:
     matmul_weight_grad: float | None = None
     quantise: float = 0.0  # fp8: the products' inputs and weights quantised, forward
     quantise_backward: float = 0.0  # fp8: the output gradients quantised
+    # the routed experts' products, forward and backward (inside matmul and its gradients)
+    experts: float = 0.0
+    experts_backward: float = 0.0
 
     @property
     def forward(self) -> float:
@@ -314,6 +317,7 @@ def _stage_times(terms: ModelTerms, layout: Layout, device: Device, layers: int,
     products = [matmul_times(op, terms, layout, device, stage) for op in terms.matmuls]
     matmul, input_grad, weight_grad = (sum(column) for column in zip(*products, strict=True)) \
         if products else (0.0, 0.0, 0.0)
+    routed = [times for op, times in zip(terms.matmuls, products, strict=True) if op.expert]
     quantised = [quantise_time(op, terms, layout, device, stage) for op in terms.matmuls]
     quantise = sum(forward for forward, _ in quantised)
     attention, attention_backward = _attention(terms, layout, device, stage)
@@ -356,7 +360,9 @@ def _stage_times(terms: ModelTerms, layout: Layout, device: Device, layers: int,
         recompute=recompute * slow, recompute_flops=recompute_flops, scan=scan * slow,
         scan_backward=sum(seconds * backward for seconds, backward in scans) * slow,
         quantise=quantise * slow,
-        quantise_backward=sum(backward for _, backward in quantised) * slow)
+        quantise_backward=sum(backward for _, backward in quantised) * slow,
+        experts=sum(times[0] for times in routed) * slow,
+        experts_backward=sum(times[1] + times[2] for times in routed) * slow)
 
 
 def optimizer_time(params: float, bytes_per_param: float, device: Device) -> float:

@@ -86,7 +86,7 @@ def _layers_of(spec: ModelSpec, target: str, index: int) -> float:
         return ffn_widths(spec)[index][1]
     if target == "experts":
         assert moe is not None
-        return counts["moe"] * moe.top_k
+        return counts["moe"] * moe.experts_per_token
     if target == "shared_expert_gate":
         return counts["moe"]
     if target in ("key", "value", "receptance", "output"):  # RWKV: every matrix on each layer

@@ -41,6 +41,8 @@ class ModelTerms:
     d_v: int
     experts: int
     top_k: int
+    # ScMoE (moe.shortcut): each MoE layer's all-to-all runs beside the dense work around it
+    shortcut: bool
     tp_reductions: tuple[tuple[float, int], ...]  # TP all-reduces per layer: (count, width)
     matmuls: tuple[Matmul, ...]
     head: Matmul
@@ -150,7 +152,7 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
             matmuls += _ffn("mlp", flops["mlp"] - plain, 2 * width, d, gated, wide)
     if moe is not None:
         matmuls += [
-            Matmul("moe/router", flops["moe/router"], moe.n_experts, d, n_moe, "none"),
+            Matmul("moe/router", flops["moe/router"], moe.router_width, d, n_moe, "none"),
             *_ffn("moe/experts", flops["moe/experts"], moe.d_expert, d, gated, n_moe, True),
         ]
         if moe.n_shared_experts:
@@ -161,7 +163,8 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
     return ModelTerms(
         name=spec.name, seq_len=seq_len, layers=layers, moe_layers=n_moe, d=d,
         head_rows=spec.head_rows, heads=h, kv_heads=0 if att.mla else kv, d_qk=d_qk, d_v=d_v,
-        experts=moe.n_experts if moe else 0, top_k=moe.top_k if moe else 0,
+        experts=moe.n_experts if moe else 0, top_k=moe.experts_per_token if moe else 0,
+        shortcut=bool(moe and moe.shortcut),
         tp_reductions=tp_reductions(spec),
         matmuls=tuple(m for m in matmuls if m.flops),
         head=Matmul("lm_head", flops["lm_head"], spec.head_rows, d, 1, "column"),
@@ -270,7 +273,8 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
         rotary = (n_att - own) * (h + kv) * spec.head_dim_qk + own * (h2 + kv2) * d_qk2
     ffn_widths = dense * spec.ffn.d_ff if spec.ffn is not None else 0
     if moe is not None:
-        ffn_widths += n_moe * (moe.top_k * moe.d_expert + moe.n_shared_experts * moe.shared_width)
+        ffn_widths += n_moe * (moe.experts_per_token * moe.d_expert
+                               + moe.n_shared_experts * moe.shared_width)
     # x + F(x) after each sublayer (read 2, write 1); a parallel block adds both branches at once
     # (hyper-connections: their spread over the streams adds the output, _hyper_connection_bytes)
     residual = (0 if spec.hyper_connections else layers * 4 * d if spec.parallel_block
@@ -296,6 +300,8 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
         ElementWise("indexer", _indexer_bytes(spec, seq_len) * q, "replicated"),
         ElementWise("hyper_connections", _hyper_connection_bytes(spec) * q, "replicated"),
     ]
-    if moe is not None:  # token permutation: k copies out (dispatch) and back (combine)
-        terms.append(ElementWise("moe permute", n_moe * 4 * moe.top_k * d * q, "replicated"))
+    if moe is not None:  # token permutation: k copies out (dispatch) and back (combine); a zero-
+        # computation expert's slot stays with its token (LongCat-Flash: only FFN experts move)
+        terms.append(ElementWise("moe permute", n_moe * 4 * moe.experts_per_token * d * q,
+                                 "replicated"))
     return tuple(t for t in terms if t.bytes)

@@ -249,6 +249,12 @@ def step_time(terms: ModelTerms, layout: Layout, device: Device, network: Networ
     ep = comm.ep
     if layout.pipeline_schedule == "dualpipe":  # under the paired micro-batch's computation
         ep = max(0.0, comm.ep - forward - backward - work.recompute)
+    elif terms.shortcut:
+        # ScMoE (LongCat-Flash, arXiv 2509.01322 §2.2): an MoE layer's dispatch and combine
+        # run while the dense layers around it compute, so they hide under the work of the
+        # pass that is not the routed experts' own products
+        dense = forward + backward - work.experts - work.experts_backward
+        ep = max(0.0, comm.ep - dense)
     per_mb = (forward + backward, work.recompute, tp, cp, ep, comm.pp, zero_mb)
     micro_batch = sum(per_mb)
     m = layout.micro_batches

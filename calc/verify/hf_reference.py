@@ -20,6 +20,16 @@ with positions 0..T-1 its answer is always "not packed" (None), so that answer i
 JetMoE's router (JetMoeTopKGating) turns its choice into a Python list of tokens per expert; on
 meta it is given a balanced choice (slot j of token t to expert (t·k + j) mod E: exactly k
 experts a token, as calc.verify.model routes on meta), after its own router product.
+
+LongCat-Flash's router picks from FFN and zero-computation experts, so the FLOPs of its experts
+depend on the routing; its choice (LongcatFlashTopkRouter.get_topk_indices) is replaced on every
+device by a balanced one with exactly calc's expected k_f = top_k·E/(E + E_0) FFN experts a
+token (FFN expert (t·k_f + j) mod E, then zero experts), after its own router product and
+softmax. Its experts (LongcatFlashExperts) loop over the experts hit with torch.nonzero and
+.item(), values the meta device does not have; on meta the loop is given the tokens each FFN
+expert gets under that routing (Python numbers) and runs the same products on the same shapes:
+F.linear with gate_up_proj[e], the activation, F.linear with down_proj[e], each expert once.
+tests/test_hf_reference.py checks that count against the real loop on the CPU.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ from typing import Any
 from unittest import mock
 
 import torch
+import torch.nn.functional as F
 import transformers
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
@@ -154,15 +165,60 @@ def _balanced_gating(gating: nn.Module, hidden_states: torch.Tensor) -> tuple:
     return order, order, gates, loads, logits
 
 
+def _expected_choice(router: nn.Module, scores: torch.Tensor) -> torch.Tensor:
+    """LongcatFlashTopkRouter.get_topk_indices with calc's expected share of FFN experts: token
+    t takes FFN experts (t·k_f + j) mod E for j < k_f and zero experts E + (t·(k − k_f) + j)
+    mod E_0 for the rest, k_f = k·E/(E + E_0) (module docstring)."""
+    pool, k = router.n_routed_experts, router.top_k
+    ffn = router.num_experts  # config.num_local_experts: the FFN experts
+    zero, k_ffn = pool - ffn, k * ffn // pool
+    tokens = torch.arange(scores.shape[0], device="cpu")[:, None]
+    picked = [(tokens * k_ffn + j) % ffn for j in range(k_ffn)]
+    picked += [ffn + (tokens * (k - k_ffn) + j) % zero for j in range(k - k_ffn)]
+    return torch.cat(picked, dim=1).to(scores.device)
+
+
+def _experts_on_meta(experts: nn.Module, hidden_states: torch.Tensor,
+                     top_k_index: torch.Tensor, top_k_weights: torch.Tensor) -> torch.Tensor:
+    """LongcatFlashExperts.forward on the meta device: its loop over the FFN experts hit, each
+    given the tokens _expected_choice sends it (slot s = t·k_f + j of the T·k_f FFN slots goes
+    to expert s mod E), with its products: F.linear(x, gate_up_proj[e]), the activation of the
+    gate times up, F.linear(·, down_proj[e]), scaled by the routing weight and added back. The
+    zero experts' identity multiplies nothing."""
+    tokens, k = top_k_index.shape
+    ffn, pool = experts.num_routed_experts, experts.total_experts
+    loads = [0] * ffn
+    for slot in range(tokens * (k * ffn // pool)):
+        loads[slot % ffn] += 1
+    final = torch.zeros_like(hidden_states)
+    for expert, load in enumerate(loads):
+        if not load:
+            continue
+        state = hidden_states[:load]
+        gate, up = F.linear(state, experts.gate_up_proj[expert]).chunk(2, dim=-1)
+        out = F.linear(experts.act_fn(gate) * up, experts.down_proj[expert])
+        out = out * top_k_weights[:load, :1]
+        index = torch.empty(load, dtype=torch.long, device=hidden_states.device)
+        final = final.index_add(0, index, out.to(hidden_states.dtype))
+    return final
+
+
 def meta_guards(model: nn.Module) -> list[Any]:
-    """The patches a forward on the meta device needs (module docstring)."""
+    """The patches a forward on the meta device needs (module docstring), and LongCat-Flash's
+    routing with calc's expected share of FFN experts on any device."""
     guards = [mock.patch.object(masking_utils, "find_packed_sequence_indices",
                                 lambda position_ids: None)]
+    from transformers.models.longcat_flash import modeling_longcat_flash
+
+    guards.append(mock.patch.object(modeling_longcat_flash.LongcatFlashTopkRouter,
+                                    "get_topk_indices", _expected_choice))
     if next(model.parameters()).is_meta:
         from transformers.models.jetmoe import modeling_jetmoe
 
         guards.append(mock.patch.object(modeling_jetmoe.JetMoeTopKGating, "forward",
                                         _balanced_gating))
+        guards.append(mock.patch.object(modeling_longcat_flash.LongcatFlashExperts, "forward",
+                                        _experts_on_meta))
     return guards
 
 

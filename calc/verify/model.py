@@ -4,7 +4,10 @@ Written to be counted. Every module carries the component key its parameters and
 to (calc.verify.parts), attention is explicit matmuls (calc.verify.attention), the other mixers
 run their scans token by token with counted state arithmetic (calc.verify.mixers), and an MoE
 layer sends each token to exactly top-k experts: by the router's top-k on real tensors, by a
-fixed balanced assignment on the meta device (which has no values to route on). Experts sharing
+fixed balanced assignment on the meta device (which has no values to route on); with
+zero-computation experts, exactly k_f = top_k·E/(E + E_0) of them FFN experts (calc's expected
+share) and the rest identities, and with moe.shortcut (ScMoE) the routed output joins the
+residual stream after the next layer. Experts sharing
 a token count run as one bmm. Each layer is built from its own mixer, attention kind and FFN
 (ModelSpec.mixer_kinds, attention_kinds, ffn_kinds).
 """
@@ -93,8 +96,14 @@ class MixtureOfExperts(nn.Module):
         super().__init__()
         moe = spec.moe
         assert moe is not None
-        self.n, self.k = moe.n_experts, moe.top_k
-        self.router = linear(spec.d_model, moe.n_experts, moe.router_bias, "moe/router")
+        # with zero-computation experts a token uses k_f FFN experts and top_k − k_f zero ones
+        # (calc's expected share, moe.experts_per_token); the router scores all E + E_0
+        self.n, self.k = moe.n_experts, moe.experts_per_token
+        self.zero = moe.top_k - moe.experts_per_token if moe.n_zero_experts else 0
+        self.router = linear(spec.d_model, moe.router_width, moe.router_bias, "moe/router")
+        # ScMoE: the routed part joins the residual stream a layer later (ReferenceModel)
+        self.shortcut = moe.shortcut
+        self.pending: Tensor | None = None
         self.experts = Experts(spec)
         self.shared = nn.ModuleList(
             FeedForward(spec, moe.shared_width, "moe/shared", "moe/shared")
@@ -127,7 +136,8 @@ class MixtureOfExperts(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         b, t, d = x.shape
         flat = x.reshape(b * t, d)
-        token, weight, loads = self._route(self.router(flat).softmax(-1))
+        probs = self.router(flat).softmax(-1)
+        token, weight, loads = self._route(probs[:, :self.n])
         rows = flat.index_select(0, token)  # assignments, grouped by expert
         starts = [sum(loads[:e]) for e in range(self.n)]
         outputs = torch.zeros_like(rows)
@@ -142,6 +152,12 @@ class MixtureOfExperts(nn.Module):
                                experts, load)
             outputs = outputs.index_copy(0, picked, out.reshape(-1, d))
         combined = torch.zeros_like(flat).index_add(0, token, outputs * weight[:, None])
+        if self.zero:  # identities: the token itself times its zero experts' weights
+            zero = probs[:, self.n:]
+            chosen = (zero[:, :1] if zero.is_meta else zero.topk(self.zero, dim=-1).values)
+            combined = combined + flat * chosen.sum(-1, keepdim=True)
+        if self.shortcut:
+            self.pending, combined = combined.view(b, t, d), torch.zeros_like(flat)
         if self.shared:
             shared = sum(expert(flat) for expert in self.shared)
             if self.shared_gate is not None:
@@ -379,8 +395,16 @@ class ReferenceModel(nn.Module):
             hc = self.spec.hyper_connections
             assert hc is not None
             x = x.unsqueeze(2).expand(-1, -1, hc.streams, -1).contiguous()
+        pending = None  # ScMoE: an MoE layer's routed output, added after the next layer
         for index in range(len(self.layers)) if self.running is None else self.running:
-            x = self.layers[index](x, positions)
+            layer = self.layers[index]
+            x = layer(x, positions)
+            if pending is not None:
+                x, pending = x + pending, None
+            if isinstance(layer.ffn, MixtureOfExperts) and layer.ffn.pending is not None:
+                pending, layer.ffn.pending = layer.ffn.pending, None
+        if pending is not None:  # a counting run of that MoE layer alone
+            x = x + pending
         if self.hc_head is not None:
             x = self.hc_head(x)
         if self.final_norm is not None:

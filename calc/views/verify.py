@@ -28,8 +28,9 @@ def view(report: VerifyReport) -> View:
     tables.append(operators)
     if report.hf is not None:
         if report.hf.compared:
-            tables.append(_table(f"Against transformers ({report.hf.model_type}, meta device, "
-                                 f"eager attention)", report.hf.checks))
+            hf = report.hf
+            tables.append(_table(f"Against transformers ({hf.model_type}, {hf.device} device, "
+                                 f"eager attention)", hf.checks))
         if report.hf.reason:
             report = report.model_copy(update={"conventions": [
                 *report.conventions, f"transformers: not compared — {report.hf.reason}"]})
