@@ -168,9 +168,10 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             and draw(st.booleans())):
         spec = spec.updated(**draw(_gemma4_parts(spec)))
     # hyper-connections (HunYuan V4; DeepSeek-V4's mHC with residual_mix) on pre-norm layers
-    # with an FFN, the embedding at d_model and no MTP (ModelSpec's rule)
+    # with an FFN, the embedding at d_model, no MTP and no shortcut MoE (ModelSpec's rule)
     if (spec.norm.placement == "pre" and not parallel and not no_ffn and not spec.mtp_modules
-            and spec.d_embedding is None and draw(st.booleans())):
+            and spec.d_embedding is None and not (spec.moe and spec.moe.shortcut)
+            and draw(st.booleans())):
         spec = spec.updated(hyper_connections={"streams": draw(st.integers(1, 4)),
                                                "residual_mix": draw(st.booleans())})
     if (spec.mixer_kinds[-1] == "attention" and not spec.attention.experts
