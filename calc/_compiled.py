@@ -266,8 +266,10 @@ def params_components(s):
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
+    L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    M_sb = s['M_sb']
     N_s = s['N_s']
     P = s['P']
     R_dt = s['R_dt']
@@ -324,6 +326,7 @@ def params_components(s):
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
     i_sink2 = s['i_sink2']
@@ -337,6 +340,7 @@ def params_components(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     _t0 = b_norm + g_norm
     _t1 = i_mla*i_qlora*r_q
     _t2 = _t0*_t1
@@ -360,53 +364,58 @@ def params_components(s):
     _t20 = _t3*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
     _t21 = _t17*i_mla
     _t22 = _t16 + _t20*d + b_qkv*(_t20 + _t21) + i_mla*(_t18 + h2*r_kv*(_t19 + d_qk2 + d_v2))
-    _t23 = _t3*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t24 = _t16 + _t23*d + b_qkv*(_t21 + _t23) + i_mla*(_t18 + h*r_kv*(_t19 + d_qk + d_v))
-    _t25 = L_kvs - L_kvs2
-    _t26 = b_o*d
-    _t27 = d*d_v2
-    _t28 = d*d_v
-    _t29 = 1 - i_gh
-    _t30 = _t29*d_v2
-    _t31 = b_qkv*i_gate
-    _t32 = d*i_gate
-    _t33 = _t29*d_v
-    _t34 = E_a*_t7
-    _t35 = d_qk2*i_qk_head
-    _t36 = _t0*(_t35 + d_qk2*h_kv2*i_qk_proj)
-    _t37 = d_qk*i_qk_head
-    _t38 = _t0*(_t37 + d_qk*h_kv*i_qk_proj)
-    _t39 = L_att2*h2
-    _t40 = _t11*h
-    _t41 = 4*i_diff
-    _t42 = _t0*i_sub
-    _t43 = _t0*d
-    _t44 = 2*N_s
-    _t45 = G_s*_t44
-    _t46 = 2*d_in + i_m2*(H_s + _t45)
-    _t47 = R_dt + _t44
-    _t48 = 1 - i_m2
-    _t49 = _t48*d_in
-    _t50 = H_s*i_m2
-    _t51 = 2*H_k*d_lk
-    _t52 = 1 - i_cg
-    _t53 = H_v*d_lv
-    _t54 = H_v + _t53
-    _t55 = L_dn*d
-    _t56 = 2*d
-    _t57 = H_v*d_lk
-    _t58 = H_la*L_la*d_la
-    _t59 = _t58*d
-    _t60 = L_rw*d_rw
-    _t61 = _t60*d
-    _t62 = d**2
-    _t63 = b_sc*d
-    _t64 = i_glu + 1
-    _t65 = b_ff*d_ff
-    _t66 = d*d_ff
-    _t67 = _t64*(_t65 + _t66)
-    _t68 = _t42*d_ff
-    _t69 = d*(i_glu + 2)
+    _t23 = d_qk + d_v
+    _t24 = _t3*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t25 = _t16 + _t24*d + b_qkv*(_t21 + _t24) + i_mla*(_t18 + h*r_kv*(_t19 + _t23))
+    _t26 = L_kvs - L_kvs2
+    _t27 = b_o*d
+    _t28 = d*d_v2
+    _t29 = d*d_v
+    _t30 = _t29*h
+    _t31 = 1 - i_gh
+    _t32 = _t31*d_v2
+    _t33 = b_qkv*i_gate
+    _t34 = d*i_gate
+    _t35 = _t31*d_v
+    _t36 = E_a*_t7
+    _t37 = 2*_t12
+    _t38 = d_qk2*i_qk_head
+    _t39 = _t0*(_t38 + d_qk2*h_kv2*i_qk_proj)
+    _t40 = d_qk*i_qk_head
+    _t41 = _t0*(_t40 + d_qk*h_kv*i_qk_proj)
+    _t42 = L_att2*h2
+    _t43 = _t11*h
+    _t44 = 4*i_diff
+    _t45 = _t0*i_sub
+    _t46 = _t0*d
+    _t47 = 2*N_s
+    _t48 = G_s*_t47
+    _t49 = 2*d_in + i_m2*(H_s + _t48)
+    _t50 = R_dt + _t47
+    _t51 = 1 - i_m2
+    _t52 = _t51*d_in
+    _t53 = H_s*i_m2
+    _t54 = 2*H_k*d_lk
+    _t55 = 1 - i_cg
+    _t56 = H_v*d_lv
+    _t57 = H_v + _t56
+    _t58 = L_dn*d
+    _t59 = 2*d
+    _t60 = H_v*d_lk
+    _t61 = H_la*L_la*d_la
+    _t62 = _t61*d
+    _t63 = L_rw*d_rw
+    _t64 = _t63*d
+    _t65 = d**2
+    _t66 = b_sc*d
+    _t67 = i_glu + 1
+    _t68 = b_ff*d_ff
+    _t69 = d*d_ff
+    _t70 = _t67*(_t68 + _t69)
+    _t71 = _t69 + b_ff*d
+    _t72 = _t45*d_ff
+    _t73 = d*(i_glu + 2)
+    _t74 = _t23*h_kv
     return {
         'attention/q': (
             L_att2*(
@@ -424,67 +433,72 @@ def params_components(s):
                 + i_mla*(_t15*_t8 + i_qlora*(_t10 + _t12*r_q))
             )
         ),
-        'attention/kv': L_att2*_t22 - L_kvs2*_t22 + _t11*_t24 - _t24*_t25,
+        'attention/kv': L_att2*_t22 - L_kvs2*_t22 + _t11*_t25 - _t25*_t26,
         'attention/o': (
-            L_att2*(_t26 + _t27*_t6*i_moa + _t27*h2) + _t11*(_t14*_t28*i_moa + _t26 + _t28*h)
+            L_att2*(_t27 + _t28*_t6*i_moa + _t28*h2) + _t11*(_t14*_t29*i_moa + _t27 + _t30)
         ),
         'attention/gate': (
-            L_att2*(_t30*_t31*h2 + _t32*h2*(_t30 + i_gh))
-            + _t11*(_t31*_t33*h + _t32*h*(_t33 + i_gh))
+            L_att2*(_t32*_t33*h2 + _t34*h2*(_t32 + i_gh))
+            + _t11*(_t33*_t35*h + _t34*h*(_t35 + i_gh))
         ),
-        'attention/router': L_att2*_t34 + _t11*_t34,
-        'attention/position': L_att2*i_rel*(2*_t4 + _t9) + _t11*i_rel*(2*_t12 + _t15),
+        'attention/router': L_att2*_t36 + _t11*_t36,
+        'attention/position': L_att2*i_rel*(2*_t4 + _t9) + _t11*i_rel*(_t15 + _t37),
         'attention/qk_norm': (
-            L_att2*(_t0*(_t35 + _t4*i_qk_proj) + _t36)
-            - L_kvs2*_t36
-            + _t11*(_t0*(_t12*i_qk_proj + _t37) + _t38)
-            - _t25*_t38
+            L_att2*(_t0*(_t38 + _t4*i_qk_proj) + _t39)
+            - L_kvs2*_t39
+            + _t11*(_t0*(_t12*i_qk_proj + _t40) + _t41)
+            - _t26*_t41
         ),
-        'attention/sinks': _t39*i_sink2 + _t40*i_sink,
-        'attention/lambda': L_att2*_t41*d_qk2 + _t11*_t41*d_qk,
-        'attention/sub_norm': _t39*_t42*d_v2 + _t40*_t42*d_v,
+        'attention/sinks': _t42*i_sink2 + _t43*i_sink,
+        'attention/lambda': L_att2*_t44*d_qk2 + _t11*_t44*d_qk,
+        'attention/sub_norm': _t42*_t45*d_v2 + _t43*_t45*d_v,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
-        'norms': L*_t43*n_norm,
-        'mamba/in': L_ssm*(_t46*b_ssm + _t46*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t45*i_m2 + d_in),
-        'mamba/x': L_ssm*_t47*_t49,
-        'mamba/dt': L_ssm*(R_dt*_t49 + _t49 + _t50),
-        'mamba/ssm': L_ssm*(_t48*(N_s*d_in + d_in) + 2*_t50),
-        'mamba/norm': L_ssm*(_t47*_t48*i_dtn + d_in*i_gn*i_m2),
+        'norms': L*_t46*n_norm,
+        'mamba/in': L_ssm*(_t49*b_ssm + _t49*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t48*i_m2 + d_in),
+        'mamba/x': L_ssm*_t50*_t52,
+        'mamba/dt': L_ssm*(R_dt*_t52 + _t52 + _t53),
+        'mamba/ssm': L_ssm*(_t51*(N_s*d_in + d_in) + 2*_t53),
+        'mamba/norm': L_ssm*(_t50*_t51*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t55*(_t51 + _t52*_t54 + _t54),
-        'deltanet/lowrank': L_dn*i_cg*(_t56*r_g + r_g*(_t53 + _t57)),
-        'deltanet/conv': L_dn*k_dn*(_t51 + _t53),
-        'deltanet/gates': L_dn*(H_v*_t52 + H_v + _t57*i_cg),
+        'deltanet/in': _t58*(_t54 + _t55*_t57 + _t57),
+        'deltanet/lowrank': L_dn*i_cg*(_t59*r_g + r_g*(_t56 + _t60)),
+        'deltanet/conv': L_dn*k_dn*(_t54 + _t56),
+        'deltanet/gates': L_dn*(H_v*_t55 + H_v + _t60*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t53*_t55,
-        'lightning/qkv': 3*_t59,
-        'lightning/gate': _t59,
-        'lightning/out': _t59,
-        'lightning/norm': _t58,
-        'rwkv/key': _t61,
-        'rwkv/value': _t61,
-        'rwkv/receptance': _t61,
-        'rwkv/output': _t61,
-        'rwkv/gate': L_rw*_t62,
-        'rwkv/decay': 2*_t60,
+        'deltanet/out': _t56*_t58,
+        'lightning/qkv': 3*_t62,
+        'lightning/gate': _t62,
+        'lightning/out': _t62,
+        'lightning/norm': _t61,
+        'rwkv/key': _t64,
+        'rwkv/value': _t64,
+        'rwkv/receptance': _t64,
+        'rwkv/output': _t64,
+        'rwkv/gate': L_rw*_t65,
+        'rwkv/decay': 2*_t63,
         'rwkv/shift': 5*L_rw*d,
-        'conv/in': L_sc*(3*_t62 + 3*_t63),
+        'conv/in': L_sc*(3*_t65 + 3*_t66),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t62 + _t63),
-        'mlp/up': L_dense*_t67 + L_dw*(_t64*(2*_t65 + 2*_t66) - _t67),
-        'mlp/down': L_dense*(_t66 + b_ff*d) + L_dw*_t66,
+        'conv/out': L_sc*(_t65 + _t66),
+        'mlp/up': L_dense*_t70 + L_dw*(_t67*(2*_t68 + 2*_t69) - _t70),
+        'mlp/down': L_dense*_t71 + L_dw*_t69,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t68 + L_dw*_t68,
+        'mlp/sub_norm': L_dense*_t72 + L_dw*_t72,
         'moe/router': L_moe*(E*b_router + E*d),
-        'moe/experts': E*L_moe*(_t69*d_e + b_ff*(_t64*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t69*d_s + b_ff*(_t64*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t73*d_e + b_ff*(_t67*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t73*d_s + b_ff*(_t67*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
+        'shared_block/attention': M_sb*(_t30 + _t37*d + _t59*_t74),
+        'shared_block/mlp': M_sb*(_t70 + _t71 + n_act),
+        'shared_block/norms': 3*M_sb*_t46,
+        'shared_block/projection': L_sb*_t65,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t12 + _t74 + 6*d) + r_sb*(_t67*d_ff + d)),
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t43*i_norm_emb,
-        'embedding_projection': _t56*d_emb*i_proj,
-        'final_norm': _t43*i_norm_final,
+        'embedding/norm': _t46*i_norm_emb,
+        'embedding_projection': _t59*d_emb*i_proj,
+        'final_norm': _t46*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
@@ -510,9 +524,11 @@ def params_summary(s):
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
+    L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     M = s['M']
+    M_sb = s['M_sb']
     N_s = s['N_s']
     P = s['P']
     R_dt = s['R_dt']
@@ -571,6 +587,7 @@ def params_summary(s):
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
     i_sink2 = s['i_sink2']
@@ -585,6 +602,7 @@ def params_summary(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     _t0 = d*i_moa
     _t1 = _t0*(E_a*h_kv2 - h2)
     _t2 = b_o*d
@@ -604,168 +622,178 @@ def params_summary(s):
     _t16 = L_att - L_att2
     _t17 = _t0*(E_a*h_kv - h)
     _t18 = d*h
-    _t19 = _t18*d_v + _t2
-    _t20 = _t17*d_v + _t19
-    _t21 = _t18*d_qk
+    _t19 = _t18*d_v
+    _t20 = _t19 + _t2
+    _t21 = _t17*d_v + _t20
     _t22 = d_qk*h
-    _t23 = _t21*_t9 + _t8 + b_qkv*(_t11 + _t22*_t9) + i_mla*(_t13*_t21 + i_qlora*(_t14 + _t22*r_q))
-    _t24 = _t17*d_qk + _t23
-    _t25 = d*(i_glu + 2)
-    _t26 = i_glu + 1
-    _t27 = _t25*d_e + b_ff*(_t26*d_e + d)
-    _t28 = E*_t27
-    _t29 = d_qk2*i_qk_head
-    _t30 = d_qk2*i_qk_proj
-    _t31 = _t5*(_t29 + _t30*h_kv2)
-    _t32 = 1 - i_gh
-    _t33 = _t32*d_v2
-    _t34 = b_qkv*i_gate
-    _t35 = _t6*r_kv
-    _t36 = d_rope + r_kv
-    _t37 = _t36*d
-    _t38 = -d_rope
-    _t39 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t40 = _t36*i_mla
-    _t41 = _t35 + _t39*d + b_qkv*(_t39 + _t40) + i_mla*(_t37 + h2*r_kv*(_t38 + d_qk2 + d_v2))
-    _t42 = d*d_ff
-    _t43 = _t42 + b_ff*d
-    _t44 = L_dn*d_lv
-    _t45 = H_v*d_lk
-    _t46 = 1 - i_cg
-    _t47 = b_ff*d_ff
-    _t48 = _t26*(_t42 + _t47)
-    _t49 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t50 = E*b_router + E*d
-    _t51 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
-    _t52 = d**2
-    _t53 = b_sc*d
-    _t54 = 2*N_s
-    _t55 = G_s*_t54
-    _t56 = 2*d_in + i_m2*(H_s + _t55)
-    _t57 = H_s*i_m2
-    _t58 = 1 - i_m2
-    _t59 = R_dt + _t54
-    _t60 = _t58*d_in
-    _t61 = d_qk*i_qk_head
-    _t62 = d_qk*i_qk_proj
-    _t63 = _t5*(_t61 + _t62*h_kv)
-    _t64 = _t5*(_t61 + _t62*h) + _t63
-    _t65 = _t32*d_v
-    _t66 = _t18*i_gate*(_t65 + i_gh) + _t34*_t65*h
-    _t67 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t68 = _t35 + _t67*d + b_qkv*(_t40 + _t67) + i_mla*(_t37 + h*r_kv*(_t38 + d_qk + d_v))
-    _t69 = L_kvs - L_kvs2
-    _t70 = L_rw*d_rw
-    _t71 = 5*d
-    _t72 = H_la*L_la*d_la
-    _t73 = L_att2*h2
-    _t74 = 2*H_k*d_lk
-    _t75 = H_v*d_lv
-    _t76 = H_v + _t75
-    _t77 = 2*d
-    _t78 = b_moe*d
-    _t79 = _t5*d
-    _t80 = h*i_sink
-    _t81 = i_rel*(_t21 + 2*_t22)
-    _t82 = 4*i_diff
-    _t83 = _t82*d_qk
-    _t84 = E_a*_t0
-    _t85 = _t79*n_norm
-    _t86 = _t5*i_sub
-    _t87 = _t86*d_ff
-    _t88 = _t86*d_v*h
-    _t89 = (
-        H_v*_t44*d
-        + L*_t85
-        + L_att2*_t41
-        + L_att2*_t82*d_qk2
-        + L_att2*_t84
+    _t23 = _t22*_t9
+    _t24 = _t22*d
+    _t25 = _t23*d + _t8 + b_qkv*(_t11 + _t23) + i_mla*(_t13*_t24 + i_qlora*(_t14 + _t22*r_q))
+    _t26 = _t17*d_qk + _t25
+    _t27 = d*(i_glu + 2)
+    _t28 = i_glu + 1
+    _t29 = _t27*d_e + b_ff*(_t28*d_e + d)
+    _t30 = E*_t29
+    _t31 = d_qk2*i_qk_head
+    _t32 = d_qk2*i_qk_proj
+    _t33 = _t5*(_t31 + _t32*h_kv2)
+    _t34 = 1 - i_gh
+    _t35 = _t34*d_v2
+    _t36 = b_qkv*i_gate
+    _t37 = _t6*r_kv
+    _t38 = d_rope + r_kv
+    _t39 = _t38*d
+    _t40 = -d_rope
+    _t41 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t42 = _t38*i_mla
+    _t43 = _t37 + _t41*d + b_qkv*(_t41 + _t42) + i_mla*(_t39 + h2*r_kv*(_t40 + d_qk2 + d_v2))
+    _t44 = d*d_ff
+    _t45 = _t44 + b_ff*d
+    _t46 = L_dn*d_lv
+    _t47 = H_v*d_lk
+    _t48 = 1 - i_cg
+    _t49 = b_ff*d_ff
+    _t50 = _t28*(_t44 + _t49)
+    _t51 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
+    _t52 = E*b_router + E*d
+    _t53 = E_s*(_t27*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate
+    _t54 = d**2
+    _t55 = d_qk + d_v
+    _t56 = _t55*h_kv
+    _t57 = b_sc*d
+    _t58 = 2*N_s
+    _t59 = G_s*_t58
+    _t60 = 2*d_in + i_m2*(H_s + _t59)
+    _t61 = H_s*i_m2
+    _t62 = 1 - i_m2
+    _t63 = R_dt + _t58
+    _t64 = _t62*d_in
+    _t65 = 2*d
+    _t66 = _t45 + _t50 + n_act
+    _t67 = d_qk*i_qk_head
+    _t68 = _t5*(_t67 + d_qk*h_kv*i_qk_proj)
+    _t69 = _t5*(_t22*i_qk_proj + _t67) + _t68
+    _t70 = _t34*d_v
+    _t71 = _t18*i_gate*(_t70 + i_gh) + _t36*_t70*h
+    _t72 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t73 = _t37 + _t72*d + b_qkv*(_t42 + _t72) + i_mla*(_t39 + h*r_kv*(_t40 + _t55))
+    _t74 = L_kvs - L_kvs2
+    _t75 = L_rw*d_rw
+    _t76 = 5*d
+    _t77 = H_la*L_la*d_la
+    _t78 = L_att2*h2
+    _t79 = 2*H_k*d_lk
+    _t80 = H_v*d_lv
+    _t81 = H_v + _t80
+    _t82 = b_moe*d
+    _t83 = _t5*d
+    _t84 = h*i_sink
+    _t85 = i_rel*(2*_t22 + _t24)
+    _t86 = 3*_t83
+    _t87 = 4*i_diff
+    _t88 = _t87*d_qk
+    _t89 = E_a*_t0
+    _t90 = _t83*n_norm
+    _t91 = _t5*i_sub
+    _t92 = _t91*d_ff
+    _t93 = _t91*d_v*h
+    _t94 = (
+        H_v*_t46*d
+        + L*_t90
+        + L_att2*_t43
+        + L_att2*_t87*d_qk2
+        + L_att2*_t89
         + L_att2*i_rel*(_t10 + 2*_t12)
-        + L_att2*(_t31 + _t5*(_t29 + _t30*h2))
-        + L_att2*(_t3*i_gate*(_t33 + i_gh) + _t33*_t34*h2)
-        + L_dense*_t43
-        + L_dense*_t48
-        + L_dense*_t87
+        + L_att2*(_t33 + _t5*(_t31 + _t32*h2))
+        + L_att2*(_t3*i_gate*(_t35 + i_gh) + _t35*_t36*h2)
+        + L_dense*_t45
+        + L_dense*_t50
+        + L_dense*_t92
         + L_dense*n_act
-        + L_dn*d*(_t46*_t76 + _t74 + _t76)
-        + L_dn*i_cg*(_t77*r_g + r_g*(_t45 + _t75))
-        + L_dn*k_dn*(_t74 + _t75)
-        + L_dn*(H_v*_t46 + H_v + _t45*i_cg)
-        + L_dw*_t42
-        + L_dw*_t87
-        + L_dw*(_t26*(2*_t42 + 2*_t47) - _t48)
-        + L_idx*_t49
-        - L_kvs2*_t31
-        - L_kvs2*_t41
-        + L_moe*_t50
-        + L_moe*_t51
-        + L_moe*_t78
-        + L_rw*_t52
-        + L_rw*_t71
+        + L_dn*d*(_t48*_t81 + _t79 + _t81)
+        + L_dn*i_cg*(_t65*r_g + r_g*(_t47 + _t80))
+        + L_dn*k_dn*(_t79 + _t80)
+        + L_dn*(H_v*_t48 + H_v + _t47*i_cg)
+        + L_dw*_t44
+        + L_dw*_t92
+        + L_dw*(_t28*(2*_t44 + 2*_t49) - _t50)
+        + L_idx*_t51
+        - L_kvs2*_t33
+        - L_kvs2*_t43
+        + L_moe*_t52
+        + L_moe*_t53
+        + L_moe*_t82
+        + L_rw*_t54
+        + L_rw*_t76
+        + L_sb*_t54
+        + L_sb*(i_sba*r_sb*(_t22 + _t56 + 6*d) + r_sb*(_t28*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t52 + _t53)
-        + L_sc*(3*_t52 + 3*_t53)
-        + L_ssm*_t59*_t60
-        + L_ssm*(2*_t57 + _t58*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t55*i_m2 + d_in)
-        + L_ssm*(_t56*b_ssm + _t56*d)
+        + L_sc*(_t54 + _t57)
+        + L_sc*(3*_t54 + 3*_t57)
+        + L_ssm*_t63*_t64
+        + L_ssm*(2*_t61 + _t62*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t59*i_m2 + d_in)
+        + L_ssm*(_t60*b_ssm + _t60*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t58*_t59*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t60 + _t57 + _t60)
-        + _t16*_t64
-        + _t16*_t66
-        + _t16*_t68
-        + _t16*_t80
-        + _t16*_t81
-        + _t16*_t83
+        + L_ssm*(_t62*_t63*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t64 + _t61 + _t64)
+        + M_sb*_t66
+        + M_sb*_t86
+        + M_sb*(_t19 + _t22*_t65 + _t56*_t65)
+        + _t16*_t69
+        + _t16*_t71
+        + _t16*_t73
         + _t16*_t84
+        + _t16*_t85
         + _t16*_t88
-        + _t44
-        - _t63*_t69
-        - _t68*_t69
-        + 4*_t70*d
-        + 2*_t70
-        + _t71*_t72
-        + _t72
-        + _t73*_t86*d_v2
-        + _t73*i_sink2
-        + _t77*d_emb*i_proj
-        + _t79*i_norm_emb
-        + _t79*i_norm_final
+        + _t16*_t89
+        + _t16*_t93
+        + _t46
+        + _t65*d_emb*i_proj
+        - _t68*_t74
+        - _t73*_t74
+        + 4*_t75*d
+        + 2*_t75
+        + _t76*_t77
+        + _t77
+        + _t78*_t91*d_v2
+        + _t78*i_sink2
+        + _t83*i_norm_emb
+        + _t83*i_norm_final
     )
-    _t90 = (
+    _t95 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
-        + L_moe*_t28
-        + _t16*_t20
-        + _t16*_t24
-        + _t89
+        + L_moe*_t30
+        + _t16*_t21
+        + _t16*_t26
+        + _t94
     )
-    _t91 = P*d + V*d_emb
-    _t92 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t91
+    _t96 = P*d + V*d_emb
+    _t97 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t96
     return {
-        'total': _t90 + _t92,
-        'embedding': _t91,
-        'non_embedding': _t90,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t89 + _t92,
+        'total': _t95 + _t97,
+        'embedding': _t96,
+        'non_embedding': _t95,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t29*k + _t16*_t20 + _t16*_t25 + _t94 + _t97,
         'mtp': (
-            2*M*_t52
-            + 3*M*_t79
+            2*M*_t54
+            + M*_t86
             + M*(
-                _t20
-                + _t24
-                + _t49*i_dsa
-                + _t64
-                + _t66
-                + _t68
-                + _t80
-                + _t81
-                + _t83
+                _t21
+                + _t26
+                + _t51*i_dsa
+                + _t69
+                + _t71
+                + _t73
                 + _t84
                 + _t85
                 + _t88
-                + i_moe*(_t28 + _t50 + _t51 + _t78)
-                + (1 - i_moe)*(_t43 + _t48 + _t87 + n_act)
+                + _t89
+                + _t90
+                + _t93
+                + i_moe*(_t30 + _t52 + _t53 + _t82)
+                + (1 - i_moe)*(_t66 + _t92)
             )
         ),
     }
@@ -791,6 +819,7 @@ def flops_forward_components(s):
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
+    L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -828,6 +857,7 @@ def flops_forward_components(s):
     i_moa = s['i_moa']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
+    i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     k_dn = s['k_dn']
@@ -836,6 +866,7 @@ def flops_forward_components(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     _t0 = 1 - i_mla
     _t1 = d_qk2*h2
     _t2 = _t1*d
@@ -849,72 +880,82 @@ def flops_forward_components(s):
     _t10 = -d_rope
     _t11 = _t0*d
     _t12 = _t11*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t9 + h2*r_kv*(_t10 + d_qk2 + d_v2))
-    _t13 = _t11*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t9 + h*r_kv*(_t10 + d_qk + d_v))
-    _t14 = _t5*d
-    _t15 = _t14*h2
-    _t16 = _t8*d
-    _t17 = _t16*h
-    _t18 = 1 - i_gh
-    _t19 = E_a*i_moa
-    _t20 = 2*d_in
-    _t21 = 2*N_s
-    _t22 = G_s*_t21
-    _t23 = 2*d
-    _t24 = L_ssm*_t20
-    _t25 = _t24*(1 - i_m2)
-    _t26 = 2*H_k*d_lk
-    _t27 = H_v*d_lv
-    _t28 = H_v + _t27
-    _t29 = L_dn*_t23
-    _t30 = 2*L_dn
-    _t31 = H_la*L_la
-    _t32 = _t31*d_la
-    _t33 = _t23*_t32
-    _t34 = L_rw*d_rw
-    _t35 = _t23*_t34
-    _t36 = d**2
-    _t37 = 2*_t36
-    _t38 = i_glu + 2
-    _t39 = _t23*_t38*d_ff
-    _t40 = L_moe*_t23
+    _t13 = d_qk + d_v
+    _t14 = _t11*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t9 + h*r_kv*(_t10 + _t13))
+    _t15 = _t5*d
+    _t16 = _t15*h2
+    _t17 = d*h
+    _t18 = _t17*d_v
+    _t19 = 1 - i_gh
+    _t20 = E_a*i_moa
+    _t21 = 2*d_in
+    _t22 = 2*N_s
+    _t23 = G_s*_t22
+    _t24 = 2*d
+    _t25 = L_ssm*_t21
+    _t26 = _t25*(1 - i_m2)
+    _t27 = 2*H_k*d_lk
+    _t28 = H_v*d_lv
+    _t29 = H_v + _t28
+    _t30 = L_dn*_t24
+    _t31 = 2*L_dn
+    _t32 = 6*d
+    _t33 = H_la*L_la
+    _t34 = _t33*d_la
+    _t35 = _t24*_t34
+    _t36 = L_rw*d_rw
+    _t37 = _t24*_t36
+    _t38 = d**2
+    _t39 = 2*_t38
+    _t40 = i_glu + 2
+    _t41 = _t24*_t40*d_ff
+    _t42 = L_moe*_t24
+    _t43 = _t13*h_kv
+    _t44 = 2*L_sb
     return {
         'attention/q': (
             _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
             + _t8*(_t0*_t7 + i_mla*(_t3*_t7 + i_qlora*(_t4 + _t6*r_q)))
         ),
-        'attention/kv': -2*L_kvs2*_t12 + _t12*_t5 + _t13*_t8 - 2*_t13*(L_kvs - L_kvs2),
-        'attention/o': _t15*d_v2 + _t17*d_v,
-        'attention/gate': _t15*i_gate*(_t18*d_v2 + i_gh) + _t17*i_gate*(_t18*d_v + i_gh),
-        'attention/router': _t14*_t19 + _t16*_t19,
+        'attention/kv': -2*L_kvs2*_t12 + _t12*_t5 + _t14*_t8 - 2*_t14*(L_kvs - L_kvs2),
+        'attention/o': _t16*d_v2 + _t18*_t8,
+        'attention/gate': _t16*i_gate*(_t19*d_v2 + i_gh) + _t17*_t8*i_gate*(_t19*d_v + i_gh),
+        'attention/router': _t15*_t20 + _t20*_t8*d,
         'attention/indexer': 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q),
-        'mamba/in': L_ssm*_t23*(_t20 + i_m2*(H_s + _t22)),
-        'mamba/x': _t25*(R_dt + _t21),
-        'mamba/dt': R_dt*_t25,
-        'mamba/out': _t24*d,
-        'mamba/conv': 2*L_ssm*k_s*(_t22*i_m2 + d_in),
+        'mamba/in': L_ssm*_t24*(_t21 + i_m2*(H_s + _t23)),
+        'mamba/x': _t26*(R_dt + _t22),
+        'mamba/dt': R_dt*_t26,
+        'mamba/out': _t25*d,
+        'mamba/conv': 2*L_ssm*k_s*(_t23*i_m2 + d_in),
         'mamba/scan': 5*L_ssm*N_s*d_in,
-        'deltanet/in': _t29*(_t26 + _t28*(1 - i_cg) + _t28),
-        'deltanet/lowrank': _t30*i_cg*(_t23*r_g + r_g*(H_v*d_lk + _t27)),
-        'deltanet/out': _t27*_t29,
-        'deltanet/conv': _t30*k_dn*(_t26 + _t27),
-        'deltanet/scan': 7*L_dn*_t27*d_lk,
-        'lightning/qkv': 6*_t32*d,
-        'lightning/gate': _t33,
-        'lightning/out': _t33,
-        'lightning/scan': 5*_t31*d_la**2,
-        'rwkv/key': _t35,
-        'rwkv/value': _t35,
-        'rwkv/receptance': _t35,
-        'rwkv/output': _t35,
-        'rwkv/gate': L_rw*_t37,
-        'rwkv/scan': 9*_t34,
-        'conv/in': 6*L_sc*_t36,
-        'conv/out': L_sc*_t37,
-        'conv/conv': L_sc*_t23*k_sc,
-        'mlp': L_dense*_t39 + L_dw*_t39,
-        'moe/router': E*_t40,
-        'moe/experts': _t38*_t40*d_e*k,
-        'moe/shared': 2*L_moe*(E_s*_t38*d*d_s + d*i_shared_gate),
+        'deltanet/in': _t30*(_t27 + _t29*(1 - i_cg) + _t29),
+        'deltanet/lowrank': _t31*i_cg*(_t24*r_g + r_g*(H_v*d_lk + _t28)),
+        'deltanet/out': _t28*_t30,
+        'deltanet/conv': _t31*k_dn*(_t27 + _t28),
+        'deltanet/scan': 7*L_dn*_t28*d_lk,
+        'lightning/qkv': _t32*_t34,
+        'lightning/gate': _t35,
+        'lightning/out': _t35,
+        'lightning/scan': 5*_t33*d_la**2,
+        'rwkv/key': _t37,
+        'rwkv/value': _t37,
+        'rwkv/receptance': _t37,
+        'rwkv/output': _t37,
+        'rwkv/gate': L_rw*_t39,
+        'rwkv/scan': 9*_t36,
+        'conv/in': 6*L_sc*_t38,
+        'conv/out': L_sc*_t39,
+        'conv/conv': L_sc*_t24*k_sc,
+        'mlp': L_dense*_t41 + L_dw*_t41,
+        'moe/router': E*_t42,
+        'moe/experts': _t40*_t42*d_e*k,
+        'moe/shared': 2*L_moe*(E_s*_t40*d*d_s + d*i_shared_gate),
+        'shared_block/attention': _t44*(_t18 + _t24*_t43 + _t24*_t6),
+        'shared_block/mlp': L_sb*_t41,
+        'shared_block/projection': L_sb*_t39,
+        'shared_block/adapters': _t44*(
+            i_sba*r_sb*(_t32 + _t43 + _t6) + r_sb*(d + d_ff*(i_glu + 1))
+        ),
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
@@ -945,6 +986,7 @@ def flops(s):
     L_loc2 = s['L_loc2']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
+    L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -988,6 +1030,7 @@ def flops(s):
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     k_dn = s['k_dn']
@@ -996,6 +1039,7 @@ def flops(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     w = s['w']
     _t0 = L_rw*d_rw
     _t1 = 2*L_moe
@@ -1003,81 +1047,92 @@ def flops(s):
     _t3 = 2*d_in
     _t4 = L_ssm*_t3
     _t5 = d**2
-    _t6 = 2*L_att2
-    _t7 = _t6*d
-    _t8 = E_a*i_moa
-    _t9 = H_la*L_la
-    _t10 = H_v*d_lv
-    _t11 = L_dn*_t2
-    _t12 = _t7*h2
-    _t13 = i_glu + 2
-    _t14 = _t13*_t2*d_ff
-    _t15 = _t13*d
-    _t16 = L_att - L_att2
-    _t17 = 2*_t16
-    _t18 = _t17*d
-    _t19 = _t4*(1 - i_m2)
-    _t20 = _t18*h
-    _t21 = 2*N_s
-    _t22 = G_s*_t21
-    _t23 = 2*H_k*d_lk
-    _t24 = 2*L_dn
-    _t25 = 1 - i_gh
-    _t26 = H_v + _t10
-    _t27 = d_qk2*h2
-    _t28 = d*(1 - i_mla)
-    _t29 = d*(1 - i_qlora)
-    _t30 = d*r_q
-    _t31 = d*(d_rope + r_kv)
-    _t32 = -d_rope
-    _t33 = (
-        2*_t28*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t31 + h2*r_kv*(_t32 + d_qk2 + d_v2))
+    _t6 = 2*_t5
+    _t7 = 2*L_att2
+    _t8 = _t7*d
+    _t9 = E_a*i_moa
+    _t10 = H_la*L_la
+    _t11 = H_v*d_lv
+    _t12 = L_dn*_t2
+    _t13 = _t8*h2
+    _t14 = i_glu + 2
+    _t15 = _t14*_t2*d_ff
+    _t16 = 2*L_sb
+    _t17 = _t14*d
+    _t18 = L_att - L_att2
+    _t19 = 2*_t18
+    _t20 = _t4*(1 - i_m2)
+    _t21 = d*h
+    _t22 = _t21*d_v
+    _t23 = 2*N_s
+    _t24 = G_s*_t23
+    _t25 = 2*H_k*d_lk
+    _t26 = 2*L_dn
+    _t27 = 1 - i_gh
+    _t28 = d_qk*h
+    _t29 = d_qk + d_v
+    _t30 = _t29*h_kv
+    _t31 = H_v + _t11
+    _t32 = d_qk2*h2
+    _t33 = d*(1 - i_mla)
+    _t34 = d*(1 - i_qlora)
+    _t35 = d*r_q
+    _t36 = d*(d_rope + r_kv)
+    _t37 = -d_rope
+    _t38 = (
+        2*_t33*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t36 + h2*r_kv*(_t37 + d_qk2 + d_v2))
     )
-    _t34 = d_qk*h
-    _t35 = 2*_t28*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t31 + h*r_kv*(_t32 + d_qk + d_v))
+    _t39 = 2*_t33*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t36 + h*r_kv*(_t29 + _t37))
     return {
         'weights_per_token': (
             E*_t1*d
-            + L_att2*_t33
-            + L_dense*_t14
-            + 7*L_dn*_t10*d_lk
-            + L_dw*_t14
+            + L_att2*_t38
+            + L_dense*_t15
+            + 7*L_dn*_t11*d_lk
+            + L_dw*_t15
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t33
-            + 2*L_rw*_t5
+            - L_kvs2*_t38
+            + L_rw*_t6
+            + L_sb*_t6
             + L_sc*_t2*k_sc
             + 8*L_sc*_t5
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t2*(_t3 + i_m2*(H_s + _t22))
-            + 2*L_ssm*k_s*(_t22*i_m2 + d_in)
-            + R_dt*_t19
+            + L_ssm*_t2*(_t3 + i_m2*(H_s + _t24))
+            + 2*L_ssm*k_s*(_t24*i_m2 + d_in)
+            + R_dt*_t20
             + 2*V_o*d_emb
             + 8*_t0*d
             + 9*_t0
-            + _t1*_t15*d_e*k
-            + _t1*(E_s*_t15*d_s + d*i_shared_gate)
-            + _t10*_t11
-            + _t11*(_t23 + _t26*(1 - i_cg) + _t26)
-            + _t12*d_v2
-            + _t12*i_gate*(_t25*d_v2 + i_gh)
-            + _t16*_t35
-            + _t17*(_t28*_t34 + i_mla*(_t29*_t34 + i_qlora*(_t30 + _t34*r_q)))
-            + _t18*_t8
-            + _t19*(R_dt + _t21)
-            + _t20*d_v
-            + _t20*i_gate*(_t25*d_v + i_gh)
-            + _t24*i_cg*(_t2*r_g + r_g*(H_v*d_lk + _t10))
-            + _t24*k_dn*(_t10 + _t23)
-            - _t35*(L_kvs - L_kvs2)
+            + _t1*_t17*d_e*k
+            + _t1*(E_s*_t17*d_s + d*i_shared_gate)
+            + 10*_t10*d*d_la
+            + 5*_t10*d_la**2
+            + _t11*_t12
+            + _t12*(_t25 + _t31*(1 - i_cg) + _t31)
+            + _t13*d_v2
+            + _t13*i_gate*(_t27*d_v2 + i_gh)
+            + _t16*_t17*d_ff
+            + _t16*(i_sba*r_sb*(_t28 + _t30 + 6*d) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t16*(_t2*_t28 + _t2*_t30 + _t22)
+            + _t18*_t39
+            + _t19*_t21*i_gate*(_t27*d_v + i_gh)
+            + _t19*_t22
+            + _t19*_t9*d
+            + _t19*(_t28*_t33 + i_mla*(_t28*_t34 + i_qlora*(_t28*r_q + _t35)))
+            + _t20*(R_dt + _t23)
+            + _t26*i_cg*(_t2*r_g + r_g*(H_v*d_lk + _t11))
+            + _t26*k_dn*(_t11 + _t25)
+            - _t39*(L_kvs - L_kvs2)
             + _t4*d
-            + _t6*(_t27*_t28 + i_mla*(_t27*_t29 + i_qlora*(_t27*r_q + _t30)))
-            + _t7*_t8
-            + 10*_t9*d*d_la
-            + 5*_t9*d_la**2
+            + _t7*(_t32*_t33 + i_mla*(_t32*_t34 + i_qlora*(_t32*r_q + _t35)))
+            + _t8*_t9
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
             L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            + L_sb*h*(
+                2*T**2*(1 - i_causal) + T*i_causal*(T + 1)
+            )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
             + h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 (L_chk - L_chk2)*(
                     i_causal*(
@@ -1133,6 +1188,7 @@ def flops(s):
         ),
         'inference_attention_per_token': (
             2*L_idx*T*h_I*(d_I + 1)
+            + 2*L_sb*T*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
             + 2*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 (L_chk - L_chk2)*(T - c*_floordiv(T - 1, c))
                 + (L_loc - L_loc2)*_minimum(T, w)
@@ -1170,8 +1226,10 @@ def rules_train_per_token(s):
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
+    L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    M_sb = s['M_sb']
     N_s = s['N_s']
     P = s['P']
     R_dt = s['R_dt']
@@ -1229,6 +1287,7 @@ def rules_train_per_token(s):
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
     i_sink2 = s['i_sink2']
@@ -1243,6 +1302,7 @@ def rules_train_per_token(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     _t0 = 6*d
     _t1 = 6*d_emb
     _t2 = b_norm + g_norm
@@ -1256,153 +1316,162 @@ def rules_train_per_token(s):
     _t10 = _t5*i_mla
     _t11 = 6*_t4 + 6*_t9*d + 6*b_qkv*(_t10 + _t9) + 6*i_mla*(_t6 + h2*r_kv*(_t7 + d_qk2 + d_v2))
     _t12 = L_kvs - L_kvs2
-    _t13 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t14 = 6*_t13*d + 6*_t4 + 6*b_qkv*(_t10 + _t13) + 6*i_mla*(_t6 + h*r_kv*(_t7 + d_qk + d_v))
-    _t15 = b_o*d
-    _t16 = d*h2
-    _t17 = 6*L_att2
-    _t18 = d_qk2*i_qk_head
-    _t19 = d_qk2*i_qk_proj
-    _t20 = _t2*(_t18 + _t19*h_kv2)
-    _t21 = 1 - i_gh
-    _t22 = _t21*d_v2
-    _t23 = b_qkv*i_gate
-    _t24 = i_qlora*r_q
-    _t25 = _t24*_t3
-    _t26 = _t16*d_qk2
-    _t27 = _t24*i_mla
-    _t28 = d_qk2*h2
-    _t29 = 1 - i_qlora
-    _t30 = d*r_q
-    _t31 = 6*L_dense
-    _t32 = d*d_ff
-    _t33 = 6*L_dn
-    _t34 = H_v*d_lk
-    _t35 = 1 - i_cg
-    _t36 = i_glu + 1
-    _t37 = b_ff*d_ff
-    _t38 = _t36*(_t32 + _t37)
-    _t39 = 6*L_dw
-    _t40 = 6*L_moe
-    _t41 = d*(i_glu + 2)
-    _t42 = d**2
-    _t43 = b_sc*d
-    _t44 = 6*L_sc
-    _t45 = 6*L_ssm
-    _t46 = 2*N_s
-    _t47 = G_s*_t46
-    _t48 = 2*d_in + i_m2*(H_s + _t47)
-    _t49 = H_s*i_m2
-    _t50 = 1 - i_m2
-    _t51 = R_dt + _t46
-    _t52 = _t50*d_in
-    _t53 = d*h
-    _t54 = L_att - L_att2
-    _t55 = 6*_t54
-    _t56 = d_qk*i_qk_head
-    _t57 = d_qk*i_qk_proj
-    _t58 = _t2*(_t56 + _t57*h_kv)
-    _t59 = _t21*d_v
-    _t60 = _t53*d_qk
-    _t61 = d_qk*h
-    _t62 = L_rw*d_rw
-    _t63 = 30*d
-    _t64 = H_la*L_la*d_la
-    _t65 = _t17*h2
-    _t66 = 2*H_k*d_lk
-    _t67 = H_v*d_lv
-    _t68 = H_v + _t67
-    _t69 = _t33*d
-    _t70 = _t0*_t2
-    _t71 = _t55*h
-    _t72 = 12*d
-    _t73 = 24*i_diff
-    _t74 = E_a*i_moa
-    _t75 = _t2*i_sub
-    _t76 = _t75*d_ff
-    _t77 = (
-        L*_t70*n_norm
+    _t13 = d_qk + d_v
+    _t14 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t15 = 6*_t14*d + 6*_t4 + 6*b_qkv*(_t10 + _t14) + 6*i_mla*(_t6 + h*r_kv*(_t13 + _t7))
+    _t16 = b_o*d
+    _t17 = d*h2
+    _t18 = 6*L_att2
+    _t19 = d_qk2*i_qk_head
+    _t20 = d_qk2*i_qk_proj
+    _t21 = _t2*(_t19 + _t20*h_kv2)
+    _t22 = 1 - i_gh
+    _t23 = _t22*d_v2
+    _t24 = b_qkv*i_gate
+    _t25 = i_qlora*r_q
+    _t26 = _t25*_t3
+    _t27 = _t17*d_qk2
+    _t28 = _t25*i_mla
+    _t29 = d_qk2*h2
+    _t30 = 1 - i_qlora
+    _t31 = d*r_q
+    _t32 = 6*L_dense
+    _t33 = d*d_ff
+    _t34 = _t33 + b_ff*d
+    _t35 = 6*L_dn
+    _t36 = H_v*d_lk
+    _t37 = 1 - i_cg
+    _t38 = i_glu + 1
+    _t39 = b_ff*d_ff
+    _t40 = _t38*(_t33 + _t39)
+    _t41 = 6*L_dw
+    _t42 = 6*L_moe
+    _t43 = d*(i_glu + 2)
+    _t44 = d**2
+    _t45 = 6*_t44
+    _t46 = d_qk*h
+    _t47 = _t13*h_kv
+    _t48 = b_sc*d
+    _t49 = 6*L_sc
+    _t50 = 6*L_ssm
+    _t51 = 2*N_s
+    _t52 = G_s*_t51
+    _t53 = 2*d_in + i_m2*(H_s + _t52)
+    _t54 = H_s*i_m2
+    _t55 = 1 - i_m2
+    _t56 = R_dt + _t51
+    _t57 = _t55*d_in
+    _t58 = d*h
+    _t59 = _t58*d_v
+    _t60 = 2*d
+    _t61 = 6*M_sb
+    _t62 = L_att - L_att2
+    _t63 = 6*_t62
+    _t64 = d_qk*i_qk_head
+    _t65 = _t2*(_t64 + d_qk*h_kv*i_qk_proj)
+    _t66 = _t22*d_v
+    _t67 = _t46*_t8
+    _t68 = _t46*d
+    _t69 = L_rw*d_rw
+    _t70 = 30*d
+    _t71 = H_la*L_la*d_la
+    _t72 = _t18*h2
+    _t73 = 2*H_k*d_lk
+    _t74 = H_v*d_lv
+    _t75 = H_v + _t74
+    _t76 = L_dn*_t0
+    _t77 = _t0*_t2
+    _t78 = _t63*h
+    _t79 = 12*d
+    _t80 = 24*i_diff
+    _t81 = E_a*_t0*i_moa
+    _t82 = _t2*i_sub
+    _t83 = _t82*d_ff
+    _t84 = (
+        L*_t77*n_norm
         + L_att2*_t11
-        + L_att2*_t73*d_qk2
+        + L_att2*_t80*d_qk2
+        + L_att2*_t81
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - L_kvs2*_t11
-        - 6*L_kvs2*_t20
-        + 6*L_rw*_t42
-        + L_rw*_t63
-        + _t0*_t54*_t74
-        - _t12*_t14
-        - 6*_t12*_t58
-        + _t14*_t54
-        + _t17*_t74*d
-        + _t17*i_rel*(_t26 + 2*_t28)
-        + _t17*(_t15 + _t16*d_v2)
-        + _t17*(_t2*(_t18 + _t19*h2) + _t20)
-        + _t17*(_t16*i_gate*(_t22 + i_gh) + _t22*_t23*h2)
-        + _t17*(
-            _t25
-            + _t26*_t8
-            + b_qkv*(_t27 + _t28*_t8)
-            + i_mla*(_t26*_t29 + i_qlora*(_t28*r_q + _t30))
+        - 6*L_kvs2*_t21
+        + L_moe*_t0*b_moe
+        + L_rw*_t45
+        + L_rw*_t70
+        + L_sb*_t45
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t46 + _t47) + r_sb*(_t38*d_ff + d))
+        + L_sc*_t0*(b_sc + k_sc)
+        + 18*M_sb*_t2*d
+        - _t12*_t15
+        - 6*_t12*_t65
+        + _t15*_t62
+        + _t18*i_rel*(_t27 + 2*_t29)
+        + _t18*(_t16 + _t17*d_v2)
+        + _t18*(_t2*(_t19 + _t20*h2) + _t21)
+        + _t18*(_t17*i_gate*(_t23 + i_gh) + _t23*_t24*h2)
+        + _t18*(
+            _t26
+            + _t27*_t8
+            + b_qkv*(_t28 + _t29*_t8)
+            + i_mla*(_t27*_t30 + i_qlora*(_t29*r_q + _t31))
         )
-        + _t31*_t38
-        + _t31*_t76
-        + _t31*n_act
-        + _t31*(_t32 + b_ff*d)
-        + _t32*_t39
-        + _t33*d_lv
-        + _t33*i_cg*(2*d*r_g + r_g*(_t34 + _t67))
-        + _t33*k_dn*(_t66 + _t67)
-        + _t33*(H_v*_t35 + H_v + _t34*i_cg)
-        + _t39*_t76
-        + _t39*(_t36*(2*_t32 + 2*_t37) - _t38)
-        + _t40*b_moe*d
-        + _t40*k*(_t41*d_e + b_ff*(_t36*d_e + d))
-        + _t40*(E*b_router + E*d)
-        + _t40*(E_s*(_t41*d_s + b_ff*(_t36*d_s + d)) + d*i_shared_gate)
-        + _t44*d*(b_sc + k_sc)
-        + _t44*(_t42 + _t43)
-        + _t44*(3*_t42 + 3*_t43)
-        + _t45*_t51*_t52
-        + _t45*(2*_t49 + _t50*(N_s*d_in + d_in))
-        + _t45*(b_cs + k_s)*(_t47*i_m2 + d_in)
-        + _t45*(_t48*b_ssm + _t48*d)
-        + _t45*(b_ssm*d + d*d_in)
-        + _t45*(_t50*_t51*i_dtn + d_in*i_gn*i_m2)
-        + _t45*(R_dt*_t52 + _t49 + _t52)
-        + _t54*_t73*d_qk
-        + _t55*i_rel*(_t60 + 2*_t61)
-        + _t55*(_t15 + _t53*d_v)
-        + _t55*(_t2*(_t56 + _t57*h) + _t58)
-        + _t55*(_t23*_t59*h + _t53*i_gate*(_t59 + i_gh))
-        + _t55*(
-            _t25
-            + _t60*_t8
-            + b_qkv*(_t27 + _t61*_t8)
-            + i_mla*(_t29*_t60 + i_qlora*(_t30 + _t61*r_q))
+        + _t32*_t34
+        + _t32*_t40
+        + _t32*_t83
+        + _t32*n_act
+        + _t33*_t41
+        + _t35*d_lv
+        + _t35*i_cg*(_t60*r_g + r_g*(_t36 + _t74))
+        + _t35*k_dn*(_t73 + _t74)
+        + _t35*(H_v*_t37 + H_v + _t36*i_cg)
+        + _t41*_t83
+        + _t41*(_t38*(2*_t33 + 2*_t39) - _t40)
+        + _t42*k*(_t43*d_e + b_ff*(_t38*d_e + d))
+        + _t42*(E*b_router + E*d)
+        + _t42*(E_s*(_t43*d_s + b_ff*(_t38*d_s + d)) + d*i_shared_gate)
+        + _t49*(_t44 + _t48)
+        + _t49*(3*_t44 + 3*_t48)
+        + _t50*_t56*_t57
+        + _t50*(2*_t54 + _t55*(N_s*d_in + d_in))
+        + _t50*(b_cs + k_s)*(_t52*i_m2 + d_in)
+        + _t50*(_t53*b_ssm + _t53*d)
+        + _t50*(b_ssm*d + d*d_in)
+        + _t50*(_t55*_t56*i_dtn + d_in*i_gn*i_m2)
+        + _t50*(R_dt*_t57 + _t54 + _t57)
+        + _t61*(_t34 + _t40 + n_act)
+        + _t61*(_t46*_t60 + _t47*_t60 + _t59)
+        + _t62*_t80*d_qk
+        + _t62*_t81
+        + _t63*i_rel*(2*_t46 + _t68)
+        + _t63*(_t16 + _t59)
+        + _t63*(_t2*(_t46*i_qk_proj + _t64) + _t65)
+        + _t63*(_t24*_t66*h + _t58*i_gate*(_t66 + i_gh))
+        + _t63*(
+            _t26 + _t67*d + b_qkv*(_t28 + _t67) + i_mla*(_t30*_t68 + i_qlora*(_t31 + _t46*r_q))
         )
-        + 24*_t62*d
-        + 12*_t62
-        + _t63*_t64
-        + 6*_t64
-        + _t65*_t75*d_v2
-        + _t65*i_sink2
-        + _t67*_t69
-        + _t69*(_t35*_t68 + _t66 + _t68)
-        + _t70*i_norm_emb
-        + _t70*i_norm_final
-        + _t71*_t75*d_v
-        + _t71*i_sink
-        + _t72*d_emb*i_proj
+        + 24*_t69*d
+        + 12*_t69
+        + _t70*_t71
+        + 6*_t71
+        + _t72*_t82*d_v2
+        + _t72*i_sink2
+        + _t74*_t76
+        + _t76*(_t37*_t75 + _t73 + _t75)
+        + _t77*i_norm_emb
+        + _t77*i_norm_final
+        + _t78*_t82*d_v
+        + _t78*i_sink
+        + _t79*d_emb*i_proj
     )
-    _t78 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t77
-    _t79 = T*_t28
-    _t80 = T*_t61
-    _t81 = 3*T
-    _t82 = 4*T
+    _t85 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t84
+    _t86 = T*_t29
+    _t87 = T*_t46
+    _t88 = 3*T
+    _t89 = 4*T
     return {
-        '6N': P*_t0 + _t78,
-        'kaplan': _t17*_t79 + _t55*_t80 + _t77,
-        'palm': 12*L_att2*_t79 + 12*_t54*_t80 + _t78,
+        '6N': P*_t0 + _t85,
+        'kaplan': _t18*_t86 + _t63*_t87 + _t84,
+        'palm': 12*L_att2*_t86 + 12*_t62*_t87 + _t85,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1410,11 +1479,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t26 + _t28*_t82 + _t81*h2)
+            3*L_att2*(8*_t27 + _t29*_t89 + _t88*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t54*(8*_t60 + _t61*_t82 + _t81*h)
-            + _t72*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t62*(_t46*_t89 + 8*_t68 + _t88*h)
+            + _t79*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -4775,6 +4844,7 @@ def finetune_flops(s):
     L_loc2 = s['L_loc2']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
+    L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -4841,6 +4911,7 @@ def finetune_flops(s):
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     k_dn = s['k_dn']
@@ -4850,6 +4921,7 @@ def finetune_flops(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     w = s['w']
     return {
         'adapter_forward_per_token': i_frozen*(
@@ -4901,6 +4973,9 @@ def finetune_flops(s):
         ),
         'train_per_sequence': (
             3*L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            + 3*L_sb*h*(
+                2*T**2*(1 - i_causal) + T*i_causal*(T + 1)
+            )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
             + T*(
                 15*H_la*L_la*d_la**2
                 + 21*H_v*L_dn*d_lk*d_lv
@@ -4983,6 +5058,12 @@ def finetune_flops(s):
                     + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 2*L_rw*d**2
                     + 8*L_rw*d*d_rw
+                    + 2*L_sb*d**2
+                    + 2*L_sb*d*d_ff*(i_glu + 2)
+                    + 2*L_sb*(
+                        i_sba*r_sb*(6*d + d_qk*h + h_kv*(d_qk + d_v)) + r_sb*(d + d_ff*(i_glu + 1))
+                    )
+                    + 2*L_sb*(2*d*d_qk*h + d*d_v*h + 2*d*h_kv*(d_qk + d_v))
                     + 8*L_sc*d**2
                     + 2*L_sc*d*k_sc
                     + 2*L_ssm*R_dt*d_in*(1 - i_m2)
@@ -6697,6 +6778,7 @@ def precision(s):
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
+    L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -6735,81 +6817,91 @@ def precision(s):
     i_moa = s['i_moa']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
+    i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     _t0 = 2*V_o
     _t1 = 2*d_in
     _t2 = L_ssm*_t1
     _t3 = d**2
-    _t4 = 2*L_att2
-    _t5 = _t4*d
-    _t6 = E_a*i_moa
-    _t7 = H_v*d_lv
-    _t8 = 2*d
-    _t9 = L_dn*_t8
-    _t10 = _t5*h2
-    _t11 = i_glu + 2
-    _t12 = _t11*_t8*d_ff
-    _t13 = 2*L_moe
-    _t14 = _t11*d
-    _t15 = L_att - L_att2
-    _t16 = 2*_t15
-    _t17 = _t16*d
-    _t18 = _t2*(1 - i_m2)
-    _t19 = _t17*h
-    _t20 = 2*N_s
-    _t21 = 1 - i_gh
-    _t22 = H_v + _t7
-    _t23 = d_qk2*h2
-    _t24 = d*(1 - i_mla)
-    _t25 = d*(1 - i_qlora)
-    _t26 = d*r_q
-    _t27 = d*(d_rope + r_kv)
-    _t28 = -d_rope
-    _t29 = (
-        2*_t24*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t27 + h2*r_kv*(_t28 + d_qk2 + d_v2))
+    _t4 = 2*_t3
+    _t5 = 2*L_att2
+    _t6 = _t5*d
+    _t7 = E_a*i_moa
+    _t8 = H_v*d_lv
+    _t9 = 2*d
+    _t10 = L_dn*_t9
+    _t11 = _t6*h2
+    _t12 = i_glu + 2
+    _t13 = _t12*_t9*d_ff
+    _t14 = 2*L_sb
+    _t15 = _t12*d
+    _t16 = 2*L_moe
+    _t17 = L_att - L_att2
+    _t18 = 2*_t17
+    _t19 = _t2*(1 - i_m2)
+    _t20 = d*h
+    _t21 = _t20*d_v
+    _t22 = 2*N_s
+    _t23 = 1 - i_gh
+    _t24 = d_qk*h
+    _t25 = d_qk + d_v
+    _t26 = _t25*h_kv
+    _t27 = H_v + _t8
+    _t28 = d_qk2*h2
+    _t29 = d*(1 - i_mla)
+    _t30 = d*(1 - i_qlora)
+    _t31 = d*r_q
+    _t32 = d*(d_rope + r_kv)
+    _t33 = -d_rope
+    _t34 = (
+        2*_t29*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t32 + h2*r_kv*(_t33 + d_qk2 + d_v2))
     )
-    _t30 = d_qk*h
-    _t31 = 2*_t24*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t27 + h*r_kv*(_t28 + d_qk + d_v))
-    _t32 = (
+    _t35 = 2*_t29*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t32 + h*r_kv*(_t25 + _t33))
+    _t36 = (
         10*H_la*L_la*d*d_la
-        + L_att2*_t29
-        + L_dense*_t12
-        + 2*L_dn*i_cg*(_t8*r_g + r_g*(H_v*d_lk + _t7))
-        + L_dw*_t12
+        + L_att2*_t34
+        + L_dense*_t13
+        + 2*L_dn*i_cg*(_t9*r_g + r_g*(H_v*d_lk + _t8))
+        + L_dw*_t13
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t29
-        + 2*L_rw*_t3
+        - L_kvs2*_t34
+        + L_rw*_t4
         + 8*L_rw*d*d_rw
+        + L_sb*_t4
         + 8*L_sc*_t3
-        + L_ssm*_t8*(_t1 + i_m2*(G_s*_t20 + H_s))
-        + R_dt*_t18
+        + L_ssm*_t9*(_t1 + i_m2*(G_s*_t22 + H_s))
+        + R_dt*_t19
         - _t0*d
         + _t0*d_emb
-        + _t10*d_v2
-        + _t10*i_gate*(_t21*d_v2 + i_gh)
-        + _t13*_t14*d_e*k
-        + _t13*(E_s*_t14*d_s + d*i_shared_gate)
-        + _t15*_t31
-        + _t16*(_t24*_t30 + i_mla*(_t25*_t30 + i_qlora*(_t26 + _t30*r_q)))
-        + _t17*_t6
-        + _t18*(R_dt + _t20)
-        + _t19*d_v
-        + _t19*i_gate*(_t21*d_v + i_gh)
+        + _t10*_t8
+        + _t10*(2*H_k*d_lk + _t27*(1 - i_cg) + _t27)
+        + _t11*d_v2
+        + _t11*i_gate*(_t23*d_v2 + i_gh)
+        + _t14*_t15*d_ff
+        + _t14*(i_sba*r_sb*(_t24 + _t26 + 6*d) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t14*(_t21 + _t24*_t9 + _t26*_t9)
+        + _t15*_t16*d_e*k
+        + _t16*(E_s*_t15*d_s + d*i_shared_gate)
+        + _t17*_t35
+        + _t18*_t20*i_gate*(_t23*d_v + i_gh)
+        + _t18*_t21
+        + _t18*_t7*d
+        + _t18*(_t24*_t29 + i_mla*(_t24*_t30 + i_qlora*(_t24*r_q + _t31)))
+        + _t19*(R_dt + _t22)
         + _t2*d
-        - _t31*(L_kvs - L_kvs2)
-        + _t4*(_t23*_t24 + i_mla*(_t23*_t25 + i_qlora*(_t23*r_q + _t26)))
-        + _t5*_t6
-        + _t7*_t9
-        + _t9*(2*H_k*d_lk + _t22*(1 - i_cg) + _t22)
+        - _t35*(L_kvs - L_kvs2)
+        + _t5*(_t28*_t29 + i_mla*(_t28*_t30 + i_qlora*(_t28*r_q + _t31)))
+        + _t6*_t7
         + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t32,
-        'low_precision_train': _t32*(3 - i_frozen),
+        'low_precision_forward': _t36,
+        'low_precision_train': _t36*(3 - i_frozen),
     }
 
 

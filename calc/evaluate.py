@@ -65,7 +65,18 @@ def _mixer_values(spec: ModelSpec) -> dict[str, int]:
         "H_la": la.n_heads if la else 0, "d_la": la.d_head if la else 0,
         "d_rw": spec.rwkv.d_attention if spec.rwkv else 0,
         "k_sc": sc.d_conv if sc else 0, "b_sc": int(bool(sc and sc.bias)),
+        **_shared_block_values(spec),
     }
+
+
+def _shared_block_values(spec: ModelSpec) -> dict[str, int]:
+    """The shared block's depths, weight sets, adapter rank and attention adapters (0 without
+    one)."""
+    block = spec.shared_block
+    if block is None:
+        return {"L_sb": 0, "M_sb": 0, "r_sb": 0, "i_sba": 0}
+    return {"L_sb": block.depths, "M_sb": block.n_blocks, "r_sb": block.adapter_rank or 0,
+            "i_sba": int(block.attention_adapters)}
 
 
 def _indexer_values(spec: ModelSpec) -> dict[str, int]:

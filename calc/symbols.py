@@ -67,6 +67,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("L_la", "L_{la}", "layers with a lightning-attention mixer", "size"),
     SymbolInfo("L_rw", "L_{rw}", "layers with RWKV's time-mix (and channel-mix)", "size"),
     SymbolInfo("L_sc", "L_{sc}", "layers with a short-convolution mixer", "size"),
+    SymbolInfo("L_sb", "L_{sb}", "depths the shared block runs at (shared_block.layers)",
+               "size"),
+    SymbolInfo("M_sb", "M_{sb}", "weight sets of the shared block (Zamba2's num_mem_blocks; 0 "
+               "without one)", "size"),
+    SymbolInfo("r_sb", "r_{sb}", "rank of the shared block's adapters of each depth (0 "
+               "without them)", "size"),
     SymbolInfo("c", "c", "chunked attention: tokens per chunk", "size"),
     # the attention layers of one kind with head shapes of their own (attention.kind_shapes);
     # without them h' = h, h'_kv = h_kv, d'_qk = d_qk, d'_v = d_v, 1'_sink = 1_sink and
@@ -138,6 +144,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "indicator"),
     SymbolInfo("i_rope", r"\mathbb{1}_{rope}", "rotary position embeddings (RoPE)",
                "indicator"),
+    SymbolInfo("i_sba", r"\mathbb{1}_{sb\,att}", "the shared block's adapters of each depth "
+               "on W_Q, W_K and W_V too", "indicator"),
     SymbolInfo("i_sink", r"\mathbb{1}_{sink}", "a learned sink logit per head", "indicator"),
     SymbolInfo("i_kev", r"\mathbb{1}_{k=v}", "the keys are the values (no W_V)", "indicator"),
     SymbolInfo("i_kev2", r"\mathbb{1}'_{k=v}", "the L'_att layers' keys are their values",
@@ -433,6 +441,7 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
 i_cg, r_g, i_diff = SYMBOLS["i_cg"], SYMBOLS["r_g"], SYMBOLS["i_diff"]
 L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
 L_rw, d_rw, L_s_rw = (SYMBOLS[n] for n in ("L_rw", "d_rw", "L_s_rw"))
+L_sb, M_sb, r_sb, i_sba = (SYMBOLS[n] for n in ("L_sb", "M_sb", "r_sb", "i_sba"))
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))

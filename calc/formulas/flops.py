@@ -57,6 +57,7 @@ from calc.symbols import (
     L_loc2,
     L_moe,
     L_rw,
+    L_sb,
     L_sc,
     L_ssm,
     T,
@@ -143,8 +144,11 @@ LOCAL_KEYS = _keys_per_sequence(sympy.Min(T, w))
 PAIRS = ((L_GLOBAL - L_GLOBAL2) * GLOBAL_KEYS + (L_loc - L_loc2) * LOCAL_KEYS
          + (L_chk - L_chk2) * CHUNKED_KEYS_PER_SEQUENCE)
 PAIRS2 = L_GLOBAL2 * GLOBAL_KEYS + L_loc2 * LOCAL_KEYS + L_chk2 * CHUNKED_KEYS_PER_SEQUENCE
+# The shared block's attention (calc.spec.layers.SharedBlockSpec) is global and plain: PAIR
+# (no relative positions, differential maps or indexer with it) at each of its L_sb depths.
 ATTENTION_SCORES_PER_SEQUENCE = (PAIR * PAIRS + PAIR2 * PAIRS2
-                                 + L_idx * INDEXER_PAIR * _keys_per_sequence(T))
+                                 + L_idx * INDEXER_PAIR * _keys_per_sequence(T)
+                                 + L_sb * PAIR * _keys_per_sequence(T))
 # A generated token at context T (itself included) sees T keys, min(T, w) in local layers, and
 # in chunked ones the T − c·⌊(T − 1)/c⌋ keys of its own chunk so far.
 GLOBAL_SEEN = i_dsa * sympy.Min(T, K_I) + (1 - i_dsa) * T
@@ -154,7 +158,7 @@ INFERENCE_ATTENTION_PER_TOKEN = FMA * PAIR * (
     + (L_chk - L_chk2) * CHUNK_SEEN
 ) + FMA * PAIR2 * (
     L_GLOBAL2 * GLOBAL_SEEN + L_loc2 * sympy.Min(T, w) + L_chk2 * CHUNK_SEEN
-) + FMA * L_idx * INDEXER_PAIR * T
+) + FMA * L_idx * INDEXER_PAIR * T + FMA * PAIR * L_sb * T
 
 # Forward FLOPs per token by component (the attention scores per sequence, see above); the
 # convolutions and scans of the other mixers are not matrix products (calc.formulas.mixers).
@@ -177,6 +181,8 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     "conv/conv": L_sc * mixers.SHORT_CONV_CONV,
     "mlp": FMA * params.over_dense_layers(MATMUL_DENSE_FFN),
     **{key: FMA * L_moe * expr for key, expr in MATMUL_MOE.items()},
+    # the shared block, its projection and its adapters at every depth it runs at
+    **{key: FMA * L_sb * expr for key, expr in params.SHARED_BLOCK_WEIGHTS.items()},
     "embedding_projection": FMA * MATMUL_EMBEDDING_PROJECTION,
     "lm_head": FMA * MATMUL_LM_HEAD,
 }

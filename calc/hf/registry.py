@@ -72,6 +72,7 @@ from calc.hf.families import (
     starcoder2,
     xglm,
     youtu,
+    zamba,
 )
 from calc.hf.model_type import ModelType
 
@@ -200,6 +201,8 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     aria.ARIA_TEXT,
     biogpt.BIOGPT,
     emu3.EMU3_TEXT_MODEL,
+    zamba.ZAMBA,
+    zamba.ZAMBA2,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}

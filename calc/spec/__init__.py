@@ -19,6 +19,7 @@ _LAZY = {
     "DeltaNetSpec": "calc.spec.layers:DeltaNetSpec",
     "LightningSpec": "calc.spec.layers:LightningSpec",
     "RwkvSpec": "calc.spec.layers:RwkvSpec",
+    "SharedBlockSpec": "calc.spec.layers:SharedBlockSpec",
     "Dtype": "calc.spec.hardware:Dtype",
     "FFNSpec": "calc.spec.ffn:FFNSpec",
     "IndexerSpec": "calc.spec.attention:IndexerSpec",
