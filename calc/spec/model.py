@@ -224,6 +224,7 @@ class ModelSpec(Frozen):
         ("ffn.double_wide", lambda s: s.ffn is not None and s.ffn.double_wide),
         ("norm.sub_norms", lambda s: s.norm.sub_norms),
         ("parallel_block", lambda s: s.parallel_block),
+        ("norm.placement other than pre", lambda s: s.norm.placement != "pre"),
         ("mtp_modules", lambda s: bool(s.mtp_modules)),
     )
 

@@ -19,6 +19,7 @@ from calc.spec import ModelSpec
 from calc.verify.attention import Attention
 from calc.verify.mixers import DeltaNet, Lightning, Mamba, Rwkv, RwkvChannelMix, ShortConv
 from calc.verify.parts import ACTIVATIONS, activation, linear, make_norm, sinusoids, tag
+from calc.verify.shared_block import Depth, SharedBlock
 
 
 # ---- feed-forward ---------------------------------------------------------------------------
@@ -185,11 +186,12 @@ class Block(nn.Module):
     (pre/post/sandwich/reordered/parallel)."""
 
     def __init__(self, spec: ModelSpec, mixer: str = "attention", kind: str = "global",
-                 ffn: str = "dense", indexed: bool = True, own_kv: bool = True):
+                 ffn: str = "dense", indexed: bool = True, own_kv: bool = True,
+                 shared: bool = False):
         super().__init__()
         # with the spec, all that makes this layer (a DSA layer with its own indexer or not,
-        # a layer with its own keys and values or not)
-        self.structure = (mixer, kind, ffn, indexed, own_kv)
+        # a layer with its own keys and values or not, the shared block before it or not)
+        self.structure = (mixer, kind, ffn, indexed, own_kv, shared)
         self.placement, self.parallel = spec.norm.placement, spec.parallel_block
         self.attention = Mixers(spec, mixer, kind, indexed, own_kv)
         # ffn.double_wide: the kv-shared layers' FFN is 2·d_ff wide (Gemma4TextMLP)
@@ -206,11 +208,15 @@ class Block(nn.Module):
         assert self.ffn is not None
         return self.ffn(x) if self.channel is None else self.channel(x, self.ffn)
 
-    def forward(self, x: Tensor, positions: Tensor) -> Tensor:
+    def forward(self, x: Tensor, positions: Tensor, extra: Tensor | None = None) -> Tensor:
+        """`extra`: the shared block's output at this depth, added to the mixer's input
+        before its norm and not to the residual (ZambaMambaDecoderLayer; pre-norm only,
+        calc.spec.model)."""
         n = self.norms
+        mixed = x if extra is None else x + extra
         if self.ffn is None:  # the mixer alone (Mamba)
             if self.placement == "pre":
-                return x + self.attention(n[0](x), positions)
+                return x + self.attention(n[0](mixed), positions)
             if self.placement == "post":
                 return n[0](x + self.attention(x, positions))
             if self.placement == "sandwich":
@@ -220,7 +226,7 @@ class Block(nn.Module):
             a = n[0](x)
             return x + self.attention(a, positions) + self._ffn(n[-1](x) if len(n) > 1 else a)
         if self.placement == "pre":
-            x = x + self.attention(n[0](x), positions)
+            x = x + self.attention(n[0](mixed), positions)
             return x + self._ffn(n[1](x))
         if self.placement == "post":
             x = n[0](x + self.attention(x, positions))
@@ -305,10 +311,18 @@ class ReferenceModel(nn.Module):
                                if spec.norm.embedding else None)
         shared = set(spec.attention.indexer.shared_layers) if spec.attention.indexer else set()
         first_kv_shared = spec.n_layers - spec.attention.kv_shared_layers
+        block = spec.shared_block
+        depths = block.layers if block is not None else ()
         self.layers = nn.ModuleList(
-            Block(spec, mixer, kind, ffn, i not in shared, i < first_kv_shared)
+            Block(spec, mixer, kind, ffn, i not in shared, i < first_kv_shared, i in depths)
             for i, (mixer, kind, ffn) in
             enumerate(zip(spec.mixer_kinds, spec.attention_kinds, spec.ffn_kinds, strict=True)))
+        # the shared block's weight sets, and each depth's own parts; depth j runs set
+        # j mod n_blocks (calc.spec.layers.SharedBlockSpec)
+        self.shared_blocks = nn.ModuleList(
+            SharedBlock(spec) for _ in range(block.n_blocks if block is not None else 0))
+        self.depths = nn.ModuleList(Depth(spec) for _ in depths)
+        self.depth_of = {layer: j for j, layer in enumerate(depths)}
         _link_shared(self.layers)
         _link_kv_shared(self.layers, spec.attention_kinds)
         self.final_norm = make_norm(spec.norm, d, "final_norm") if spec.norm.final else None
@@ -340,8 +354,12 @@ class ReferenceModel(nn.Module):
             x = x + sinusoids(t, x.shape[-1], x.device, x.dtype)
         if self.embedding_norm is not None:
             x = self.embedding_norm(x)
+        embedding = x  # what the shared block reads beside the hidden state
         for index in range(len(self.layers)) if self.running is None else self.running:
-            x = self.layers[index](x, positions)
+            j = self.depth_of.get(index)
+            extra = (None if j is None else self.shared_blocks[j % len(self.shared_blocks)]
+                     .apply(x, embedding, positions, self.depths[j]))
+            x = self.layers[index](x, positions, extra)
         if self.final_norm is not None:
             x = self.final_norm(x)
         if self.project_out is not None:

@@ -15,6 +15,12 @@ projection and, with use_shared_attention_adapter, on q, k and v; RoPE on the sh
 with use_mem_rope.
 
 Neither has positions in its Mamba blocks nor an FFN outside the shared block.
+
+The sharing is transformers' weight tying, and PreTrainedModel.get_expanded_tied_weights_keys
+(modeling_utils.py, 5.24.0) ties nothing when tie_word_embeddings is false: each hybrid layer
+then keeps the block it built, so an untied Zamba has one weight set per depth, and an untied
+Zamba2 one per depth holding the adapters of every depth of its num_mem_blocks class (a count no
+shared block has: refused).
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ def _shared(c: HFConfig, types: list[str], heads: dict[str, Any], d_ff: int, act
     tied unless tie_word_embeddings is false) and the shared block before the hybrid layers;
     without a hybrid layer the attention and MLP are not built and the spec has neither."""
     depths = [i for i, t in enumerate(types) if t == HYBRID]
+    tied = c.flag("tie_word_embeddings")  # the blocks are tied with the embeddings or not at all
     spec: dict[str, Any] = {
         "vocab_size": c.size("vocab_size"), "d_model": c.size("hidden_size"),
         "n_layers": c.size("num_hidden_layers"), "context_length": context,
@@ -61,7 +68,8 @@ def _shared(c: HFConfig, types: list[str], heads: dict[str, Any], d_ff: int, act
         spec.update({
             "attention": heads, "ffn": {"activation": act, "d_ff": d_ff, "bias": bias},
             "shared_block": {**block, "layers": depths,
-                             "n_blocks": min(block.get("n_blocks", 1), len(depths))},
+                             "n_blocks": (min(block.get("n_blocks", 1), len(depths)) if tied
+                                          else len(depths))},
         })
     return spec
 
@@ -170,6 +178,11 @@ def _read_zamba2(c: HFConfig) -> dict[str, Any]:
     groups = c.size("mamba_ngroups")
     if n % groups:
         c.fail(f"mamba_ngroups={groups} must divide n_mamba_heads={n}")
+    if not c.flag("tie_word_embeddings"):
+        c.fail("tie_word_embeddings=false: transformers then ties none of the shared blocks "
+               "(get_expanded_tied_weights_keys), and each hybrid layer's block keeps the "
+               "adapters of every depth of its num_mem_blocks class, unused but its own; calc "
+               "reads zamba2 with tie_word_embeddings=true")
     bias = c.flag("add_bias_linear")
     mamba = {"version": 2, "d_inner": inner, "d_state": c.size("mamba_d_state"),
              "d_conv": c.size("mamba_d_conv"), "n_heads": n, "n_groups": groups,
