@@ -7063,6 +7063,7 @@ def inference(s):
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
     L_rw = s['L_rw']
+    L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     M_gib = s['M_gib']
@@ -7109,14 +7110,15 @@ def inference(s):
             + h_kv2*(L_att2 - L_kvs2)*(d_qk2 + d_v2)
             + (
                 h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)
-            )*(L_att - L_att2 - L_kvs + L_kvs2)
+            )*(L_att - L_att2 - L_kvs + L_kvs2 + L_sb)
         ),
         'kv_cache': b*q_kv*(
             H_la*L_la*d_la**2
             + K*h_g*(
                 L_idx*T*d_I
                 + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                    T*(
+                    L_sb*T
+                    + T*(
                         L_att
                         - L_att2
                         - L_chk
@@ -7156,7 +7158,8 @@ def inference(s):
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        T*(
+                        L_sb*T
+                        + T*(
                             L_att
                             - L_att2
                             - L_chk
@@ -7190,7 +7193,8 @@ def inference(s):
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        T*(
+                        L_sb*T
+                        + T*(
                             L_att
                             - L_att2
                             - L_chk
@@ -7226,7 +7230,8 @@ def inference(s):
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        T*(
+                        L_sb*T
+                        + T*(
                             L_att
                             - L_att2
                             - L_chk
@@ -7262,7 +7267,8 @@ def inference(s):
                     + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                            T*(
+                            L_sb*T
+                            + T*(
                                 L_att
                                 - L_att2
                                 - L_chk
@@ -7298,7 +7304,8 @@ def inference(s):
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        T*(
+                        L_sb*T
+                        + T*(
                             L_att
                             - L_att2
                             - L_chk
@@ -7337,7 +7344,8 @@ def inference(s):
                     + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                            T*(
+                            L_sb*T
+                            + T*(
                                 L_att
                                 - L_att2
                                 - L_chk
@@ -7374,7 +7382,8 @@ def inference(s):
                     + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                            T*(
+                            L_sb*T
+                            + T*(
                                 L_att
                                 - L_att2
                                 - L_chk

@@ -509,6 +509,11 @@ class ModelSpec(Frozen):
         })
 
     @property
+    def has_attention(self) -> bool:
+        """Attention layers, or the shared block's attention (shared_block)."""
+        return bool(self.n_attention_layers) or self.shared_block is not None
+
+    @property
     def n_attention_layers(self) -> int:
         return self.layer_counts["attention"]
 
