@@ -1688,6 +1688,7 @@ def memory_activations(s):
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
     L_s_rw = s['L_s_rw']
+    L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sm = s['L_sm']
@@ -1757,6 +1758,7 @@ def memory_activations(s):
     i_qlora = s['i_qlora']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
+    i_sba = s['i_sba']
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
     i_sp = s['i_sp']
@@ -1776,6 +1778,7 @@ def memory_activations(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
         'layers': (
@@ -1828,6 +1831,52 @@ def memory_activations(s):
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
                     )
                     + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
+                    + L_s_sb*(
+                        d_ff*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )/n_tp
+                        + d_rope*i_mla*i_rnu*q_a
+                        + d_v*h*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
+                                + 1
+                            )
+                        )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk*h*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h - h_kv))
+                                )
+                                + d_v*h
+                            )/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
+                        + i_hf*(
+                            d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h + h_kv)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
+                        )/n_tp
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + n_tp**(-i_sp)*(
+                            d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
+                            + q_a*(d + r_sb*(3*i_sba + 1))
+                            + q_l*(1 - i_rnu)*(2*d*i_keep_qkv + d*i_keep_up)
+                        )
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -1997,6 +2046,7 @@ def memory(s):
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
     L_s_rw = s['L_s_rw']
+    L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sm = s['L_sm']
@@ -2078,6 +2128,7 @@ def memory(s):
     i_qlora = s['i_qlora']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
+    i_sba = s['i_sba']
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
     i_sp = s['i_sp']
@@ -2108,6 +2159,7 @@ def memory(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
         'activations_per_layer': T*b*(
@@ -2234,6 +2286,52 @@ def memory(s):
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
                     )
                     + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
+                    + L_s_sb*(
+                        d_ff*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )/n_tp
+                        + d_rope*i_mla*i_rnu*q_a
+                        + d_v*h*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
+                                + 1
+                            )
+                        )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk*h*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h - h_kv))
+                                )
+                                + d_v*h
+                            )/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
+                        + i_hf*(
+                            d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h + h_kv)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
+                        )/n_tp
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + n_tp**(-i_sp)*(
+                            d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
+                            + q_a*(d + r_sb*(3*i_sba + 1))
+                            + q_l*(1 - i_rnu)*(2*d*i_keep_qkv + d*i_keep_up)
+                        )
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -2610,6 +2708,47 @@ def memory(s):
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
                     )
                     + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
+                    + L_s_sb*(
+                        d_ff*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )/n_tp
+                        + d_rope*i_mla*i_rnu*q_a
+                        + d_v*h*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
+                                + 1
+                            )
+                        )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(d_qk*h*_minimum(1, _maximum(0, h - h_kv)) + d_v*h)/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/T
+                        )
+                        + i_hf*(
+                            d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h + h_kv)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, h_kv - 1)
+                        )/n_tp
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + n_tp**(-i_sp)*(
+                            d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
+                            + q_a*(d + r_sb*(3*i_sba + 1))
+                            + q_l*(1 - i_rnu)*(2*d*i_keep_qkv + d*i_keep_up)
+                        )
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -3585,6 +3724,7 @@ def finetune_memory(s):
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
     L_s_rw = s['L_s_rw']
+    L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sc = s['L_sc']
@@ -3687,6 +3827,7 @@ def finetune_memory(s):
     i_rel = s['i_rel']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
+    i_sba = s['i_sba']
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
     i_sp = s['i_sp']
@@ -3718,6 +3859,7 @@ def finetune_memory(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
@@ -3821,6 +3963,52 @@ def finetune_memory(s):
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
                     )
                     + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
+                    + L_s_sb*(
+                        d_ff*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )/n_tp
+                        + d_rope*i_mla*i_rnu*q_a
+                        + d_v*h*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
+                                + 1
+                            )
+                        )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk*h*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h - h_kv))
+                                )
+                                + d_v*h
+                            )/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
+                        + i_hf*(
+                            d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h + h_kv)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
+                        )/n_tp
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + n_tp**(-i_sp)*(
+                            d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
+                            + q_a*(d + r_sb*(3*i_sba + 1))
+                            + q_l*(1 - i_rnu)*(2*d*i_keep_qkv + d*i_keep_up)
+                        )
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -4714,6 +4902,47 @@ def finetune_memory(s):
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
                     )
                     + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
+                    + L_s_sb*(
+                        d_ff*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )/n_tp
+                        + d_rope*i_mla*i_rnu*q_a
+                        + d_v*h*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
+                                + 1
+                            )
+                        )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(d_qk*h*_minimum(1, _maximum(0, h - h_kv)) + d_v*h)/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/T
+                        )
+                        + i_hf*(
+                            d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h + h_kv)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, h_kv - 1)
+                        )/n_tp
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + n_tp**(-i_sp)*(
+                            d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
+                            + q_a*(d + r_sb*(3*i_sba + 1))
+                            + q_l*(1 - i_rnu)*(2*d*i_keep_qkv + d*i_keep_up)
+                        )
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp

@@ -189,6 +189,8 @@ def stage_values(spec: ModelSpec, tp: int, pp: int, split_embedding_loss: bool =
             "L_s_dn": mixers.count("deltanet"), "L_s_la": mixers.count("lightning"),
             "L_s_rw": mixers.count("rwkv"),
             "L_s_sc": mixers.count("conv"),
+            "L_s_sb": sum(i < first for i in spec.shared_block.layers)
+            if spec.shared_block else 0,
             "h_t": -(-spec.n_kv_heads // tp), "L_w": first + last * dualpipe,
             "L_s_att2": spec.attention_kinds[:first].count(spec.shaped_kind or "-"),
             **_stage_kv_shared(spec, first),

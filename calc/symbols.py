@@ -232,6 +232,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("L_s_la", "L_{s,la}", "lightning-attention layers among the first stage's L_s",
                "memory"),
     SymbolInfo("L_s_rw", "L_{s,rw}", "RWKV layers among the first stage's L_s", "memory"),
+    SymbolInfo("L_s_sb", "L_{s,sb}", "depths of the shared block among the first stage's L_s",
+               "memory"),
     SymbolInfo("L_s_sc", "L_{s,sc}", "short-convolution layers among the first stage's L_s",
                "memory"),
     SymbolInfo("L_s_att2", "L'_{s,att}", "of those, layers of the kind with head shapes of its "
@@ -441,7 +443,8 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
 i_cg, r_g, i_diff = SYMBOLS["i_cg"], SYMBOLS["r_g"], SYMBOLS["i_diff"]
 L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
 L_rw, d_rw, L_s_rw = (SYMBOLS[n] for n in ("L_rw", "d_rw", "L_s_rw"))
-L_sb, M_sb, r_sb, i_sba = (SYMBOLS[n] for n in ("L_sb", "M_sb", "r_sb", "i_sba"))
+L_sb, M_sb, r_sb, i_sba, L_s_sb = (SYMBOLS[n] for n in ("L_sb", "M_sb", "r_sb", "i_sba",
+                                                         "L_s_sb"))
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))

@@ -361,6 +361,15 @@ def pipeline_slots(n_layers: int, layout: Layout) -> int:
     return n_layers + 2 * layout.split_embedding_loss
 
 
+def check_shared_pipeline(spec: ModelSpec, pp: int) -> None:
+    """A pipeline would put the shared block's depths on several stages that each need its
+    weights (and send their gradients to one another): not modelled."""
+    if pp > 1 and spec.shared_block is not None:
+        raise CalcError(f"pp={pp}: pipeline parallelism of {spec.name}'s shared block "
+                        f"(shared_block: one set of weights for depths on several stages) is "
+                        f"not modelled; use pp=1")
+
+
 def _check_pipeline(spec: ModelSpec, layout: Layout, notes: list[str]) -> None:
     layers, pp, vpp = spec.n_layers, layout.pp, layout.vpp
     slots = pipeline_slots(layers, layout)
@@ -369,6 +378,7 @@ def _check_pipeline(spec: ModelSpec, layout: Layout, notes: list[str]) -> None:
     if pp > layers:
         raise CalcError(f"pp={pp} exceeds n_layers={layers} of {spec.name} (each pipeline "
                         f"stage needs a layer)")
+    check_shared_pipeline(spec, pp)
     if pp * vpp > slots:
         raise CalcError(f"pp × vpp = {pp * vpp} exceeds {what} of {spec.name} (each virtual "
                         f"stage needs a layer)")
