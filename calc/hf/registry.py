@@ -164,6 +164,8 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     gemma.GEMMA4_UNIFIED_TEXT,
     minimax.MINIMAX,
     rwkv.RWKV,
+    zamba.ZAMBA,
+    zamba.ZAMBA2,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     gemma.GEMMA4_TEXT,
@@ -201,8 +203,6 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     aria.ARIA_TEXT,
     biogpt.BIOGPT,
     emu3.EMU3_TEXT_MODEL,
-    zamba.ZAMBA,
-    zamba.ZAMBA2,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}

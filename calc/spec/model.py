@@ -62,6 +62,30 @@ __all__ = [
 ]
 
 
+# The attention and FFN parts whose shared-block form no model has (one line each)
+SHARED_BLOCK_REFUSED: tuple[tuple[str, Any], ...] = (
+    ("attention.mla", lambda s: s.attention.mla is not None),
+    ("attention.indexer", lambda s: s.attention.indexer is not None),
+    ("attention.experts", lambda s: s.attention.experts is not None),
+    ("attention.differential", lambda s: s.attention.differential),
+    ("attention.sinks", lambda s: s.attention.sinks),
+    ("attention.output_gate", lambda s: s.attention.output_gate),
+    ("attention.qk_norm", lambda s: s.attention.qk_norm != "none"),
+    ("attention.qkv_bias", lambda s: s.attention.qkv_bias),
+    ("attention.out_bias", lambda s: s.attention.out_bias),
+    ("attention.k_eq_v", lambda s: s.attention.k_eq_v),
+    ("attention.kind_shapes", lambda s: bool(s.attention.kind_shapes)),
+    ("attention.kv_shared_layers", lambda s: bool(s.attention.kv_shared_layers)),
+    ("ffn.activation (learned parameters)",
+     lambda s: s.ffn is not None and bool(s.ffn.activation_params)),
+    ("ffn.double_wide", lambda s: s.ffn is not None and s.ffn.double_wide),
+    ("norm.sub_norms", lambda s: s.norm.sub_norms),
+    ("parallel_block", lambda s: s.parallel_block),
+    ("norm.placement other than pre", lambda s: s.norm.placement != "pre"),
+    ("mtp_modules", lambda s: bool(s.mtp_modules)),
+)
+
+
 class ModelSpec(Frozen):
     """A decoder-only Transformer language model, as far as parameters and FLOPs can tell."""
 
@@ -205,29 +229,6 @@ class ModelSpec(Frozen):
             raise ValueError(f"attention.kv_shared_layers={shared}: no earlier {kind} layer "
                              f"computes the keys and values the shared {kind} layers read")
 
-    # The attention and FFN parts whose shared-block form no model has (one line each)
-    _SHARED_BLOCK_REFUSED = (
-        ("attention.mla", lambda s: s.attention.mla is not None),
-        ("attention.indexer", lambda s: s.attention.indexer is not None),
-        ("attention.experts", lambda s: s.attention.experts is not None),
-        ("attention.differential", lambda s: s.attention.differential),
-        ("attention.sinks", lambda s: s.attention.sinks),
-        ("attention.output_gate", lambda s: s.attention.output_gate),
-        ("attention.qk_norm", lambda s: s.attention.qk_norm != "none"),
-        ("attention.qkv_bias", lambda s: s.attention.qkv_bias),
-        ("attention.out_bias", lambda s: s.attention.out_bias),
-        ("attention.k_eq_v", lambda s: s.attention.k_eq_v),
-        ("attention.kind_shapes", lambda s: bool(s.attention.kind_shapes)),
-        ("attention.kv_shared_layers", lambda s: bool(s.attention.kv_shared_layers)),
-        ("ffn.activation (learned parameters)",
-         lambda s: s.ffn is not None and bool(s.ffn.activation_params)),
-        ("ffn.double_wide", lambda s: s.ffn is not None and s.ffn.double_wide),
-        ("norm.sub_norms", lambda s: s.norm.sub_norms),
-        ("parallel_block", lambda s: s.parallel_block),
-        ("norm.placement other than pre", lambda s: s.norm.placement != "pre"),
-        ("mtp_modules", lambda s: bool(s.mtp_modules)),
-    )
-
     def _check_shared_block(self) -> None:
         """The shared block runs at layers of the model, reads the model's attention (which
         must be given) and FFN, and holds plain attention (Zamba's): no part the block of
@@ -245,7 +246,7 @@ class ModelSpec(Frozen):
         if self.position.kind not in ("rope", "none"):
             raise ValueError(f"position.kind={self.position.kind!r} is not allowed with "
                              f"shared_block (its attention takes rope or none)")
-        for name, present in self._SHARED_BLOCK_REFUSED:
+        for name, present in SHARED_BLOCK_REFUSED:
             if present(self):
                 raise ValueError(f"{name} is not allowed with shared_block (the shared block "
                                  f"holds plain multi-head attention and the FFN)")

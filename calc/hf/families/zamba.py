@@ -29,7 +29,9 @@ import math
 from typing import Any
 
 from calc.hf.fields import HFConfig
-from calc.hf.model_type import ModelType
+from calc.hf.model_type import ModelType, Traits
+from calc.hf.writing import NO_TOKENS, gated, need
+from calc.spec import ModelSpec
 
 # transformers' config classes name a shared-block layer so (configuration_zamba.py,
 # _zamba2.py: "hybrid" is a shared transformer followed by a mamba layer); every other value
@@ -127,14 +129,71 @@ def _read_zamba(c: HFConfig) -> dict[str, Any]:
     mamba = {"version": 1, "d_inner": inner, "d_state": c.size("mamba_d_state"),
              "d_conv": c.size("mamba_d_conv"), "dt_rank": rank,
              "conv_bias": c.flag("mamba_conv_bias"), "bias": c.flag("mamba_proj_bias")}
+    types = _layer_types(c, _zamba_default_types(c))
+    if types.count(HYBRID) == 1 and c.flag("tie_word_embeddings"):
+        # ZambaModel ties layers.(?!i\.)\d+.shared_transf to the first hybrid layer's; with no
+        # other hybrid layer the pattern matches nothing and get_expanded_tied_weights_keys
+        # raises
+        c.fail("one hybrid layer with tie_word_embeddings=true: transformers' tie of the "
+               "shared block finds no other depth to tie and refuses the config; give two "
+               "hybrid layers or more, or none")
     # ZambaMLP: gate_proj, up_proj, down_proj without biases, hidden_act on the gate
-    return _shared(c, _layer_types(c, _zamba_default_types(c)), _heads(c, head_dim),
+    return _shared(c, types, _heads(c, head_dim),
                    c.size("intermediate_size"), c.activation("hidden_act", gated=True), False,
                    mamba, c.size("max_position_embeddings"), rope=False, block={})
 
 
+def _write_common(spec: ModelSpec, arch: str, version: int) -> dict[str, Any]:
+    """What zamba and zamba2 share: Mamba on every layer (RMSNorm before it, the final norm,
+    no FFN but the shared block's), the shared block before the hybrid layers."""
+    block, m, norm = spec.shared_block, spec.mamba, spec.norm
+    need(block is not None, f"no shared_block ({arch}'s attention and MLP are its shared "
+                            f"block)")
+    assert block is not None and m is not None
+    need(set(spec.mixer_kinds) == {"mamba"} and set(spec.ffn_kinds) == {"none"},
+         f"layers other than Mamba without an FFN ({arch} builds those, the shared block "
+         f"before some)")
+    need(m.version == version and m.d_inner % spec.d_model == 0,
+         f"a mamba other than Mamba-{version} of an integer expand × d_model ({arch}'s)")
+    need(norm.kind == "rmsnorm" and norm.weights and norm.final and not norm.embedding,
+         f"a norm other than {arch}'s RMSNorms")
+    depths = set(block.layers)
+    return {"model_type": arch, "vocab_size": spec.vocab_size, "hidden_size": spec.d_model,
+            "num_hidden_layers": spec.n_layers,
+            "layers_block_type": [HYBRID if i in depths else "mamba"
+                                  for i in range(spec.n_layers)],
+            "num_attention_heads": spec.attention.n_heads,
+            "num_key_value_heads": spec.n_kv_heads,
+            "intermediate_size": spec.ffn.d_ff if spec.ffn else None,
+            "hidden_act": gated(spec, arch), "mamba_d_state": m.d_state,
+            "mamba_d_conv": m.d_conv, "mamba_expand": m.d_inner // spec.d_model,
+            "max_position_embeddings": spec.context_length,
+            "tie_word_embeddings": spec.tie_embeddings, **NO_TOKENS}
+
+
+def _write_zamba(spec: ModelSpec) -> dict[str, Any]:
+    config = _write_common(spec, "zamba", 1)
+    block, m, ffn = spec.shared_block, spec.mamba, spec.ffn
+    assert block is not None and m is not None and ffn is not None
+    need(block.adapter_rank is None, "shared_block.adapter_rank (zamba has no adapters)")
+    need(spec.position.kind == "none", f"position.kind={spec.position.kind!r} (zamba's shared "
+                                       f"attention has no position encoding)")
+    need(not ffn.bias, "ffn.bias (ZambaMLP has none)")
+    need(spec.head_dim_v == spec.head_dim_qk, "attention.v_head_dim (zamba's is the head width)")
+    sets = 1 if spec.tie_embeddings else block.depths  # untied, each depth keeps its own
+    need(block.n_blocks == sets, f"shared_block.n_blocks={block.n_blocks} (zamba shares one "
+                                 f"set when tied, none when untied: {sets} here)")
+    need(not (spec.tie_embeddings and block.depths == 1),
+         "one depth with tie_embeddings (transformers refuses zamba's tie then)")
+    return {**config, "attention_hidden_size": 2 * spec.d_model,
+            "attention_head_dim": spec.head_dim_qk, "n_mamba_heads": 1,
+            "mamba_dt_rank": m.dt_rank, "mamba_conv_bias": m.conv_bias,
+            "mamba_proj_bias": m.bias}
+
+
 ZAMBA = ModelType(
-    "zamba", _read_zamba,
+    "zamba", _read_zamba, write=_write_zamba,
+    traits=Traits(positions=("none",), ssm=True, ffn=False),
     aliases={"layer_types": "layers_block_type", "head_dim": "attention_head_dim"},
     defaults={
         "vocab_size": 32000, "tie_word_embeddings": True, "hidden_size": 3712,
@@ -186,7 +245,7 @@ def _read_zamba2(c: HFConfig) -> dict[str, Any]:
     bias = c.flag("add_bias_linear")
     mamba = {"version": 2, "d_inner": inner, "d_state": c.size("mamba_d_state"),
              "d_conv": c.size("mamba_d_conv"), "n_heads": n, "n_groups": groups,
-             "conv_bias": True, "bias": bias, "gated_norm": True}
+             "conv_bias": True, "bias": bias}  # gated_norm: on for Mamba-2
     # Zamba2MLP: gate_up_proj d → 2·intermediate_size and down_proj, both with
     # add_bias_linear; intermediate_size or 4·hidden_size
     d_ff = c.size("intermediate_size") if c.given("intermediate_size") else 4 * d
@@ -198,8 +257,29 @@ def _read_zamba2(c: HFConfig) -> dict[str, Any]:
                    rope=c.flag("use_mem_rope"), block=block)
 
 
+def _write_zamba2(spec: ModelSpec) -> dict[str, Any]:
+    config = _write_common(spec, "zamba2", 2)
+    block, m, ffn, d = spec.shared_block, spec.mamba, spec.ffn, spec.d_model
+    assert block is not None and m is not None and m.n_heads is not None and ffn is not None
+    need(block.adapter_rank is not None, "no shared_block.adapter_rank (zamba2 adapts the "
+                                         "shared MLP at every depth)")
+    need(spec.tie_embeddings, "tie_embeddings=False (calc reads zamba2 tied only)")
+    need(spec.head_dim_qk == spec.head_dim_v == 2 * d // spec.attention.n_heads,
+         f"attention.head_dim={spec.head_dim_qk} (zamba2's is 2 × d_model // n_heads)")
+    need(m.bias == ffn.bias and m.conv_bias and m.has_gated_norm,
+         "mamba.bias ≠ ffn.bias, or a Mamba-2 without conv bias or gated norm (zamba2's "
+         "add_bias_linear sets both; its conv always has a bias)")
+    need(spec.position.kind in ("rope", "none"), f"position.kind={spec.position.kind!r}")
+    return {**config, "n_mamba_heads": m.n_heads, "mamba_ngroups": m.n_groups,
+            "num_mem_blocks": block.n_blocks, "adapter_rank": block.adapter_rank,
+            "use_shared_attention_adapter": block.attention_adapters,
+            "add_bias_linear": ffn.bias, "use_mem_rope": spec.position.kind == "rope",
+            "use_long_context": False}
+
+
 ZAMBA2 = ModelType(
-    "zamba2", _read_zamba2,
+    "zamba2", _read_zamba2, write=_write_zamba2,
+    traits=Traits(positions=("rope", "none"), ssm=True, ffn=False),
     aliases={"layer_types": "layers_block_type", "head_dim": "attention_head_dim"},
     defaults={
         "vocab_size": 32000, "max_position_embeddings": 4096, "hidden_size": 2560,
