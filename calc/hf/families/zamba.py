@@ -280,7 +280,7 @@ def _write_zamba2(spec: ModelSpec) -> dict[str, Any]:
 ZAMBA2 = ModelType(
     "zamba2", _read_zamba2, write=_write_zamba2,
     traits=Traits(positions=("rope", "none"), ssm=True, ffn=False),
-    aliases={"layer_types": "layers_block_type", "head_dim": "attention_head_dim"},
+    aliases={"layer_types": "layers_block_type"},
     defaults={
         "vocab_size": 32000, "max_position_embeddings": 4096, "hidden_size": 2560,
         "num_hidden_layers": 54, "layers_block_type": None, "mamba_d_state": 64,
@@ -288,5 +288,5 @@ ZAMBA2 = ModelType(
         "add_bias_linear": False, "intermediate_size": None, "hidden_act": "gelu",
         "num_attention_heads": 32, "num_key_value_heads": None, "num_mem_blocks": 1,
         "use_shared_attention_adapter": False, "adapter_rank": 128, "use_mem_rope": False,
-        "use_long_context": False, "tie_word_embeddings": True, "attention_head_dim": None,
+        "use_long_context": False, "tie_word_embeddings": True,
     })
