@@ -706,8 +706,8 @@ def test_random_zamba_configs_match_transformers(config, seq_len):
     """The shared block's weight sets counted once (one per depth where Zamba is untied), its
     projection and adapters per depth, its attention over [hidden, embedding] with grouped
     heads, RoPE or none, and its products at every depth, beside Zamba's multi-head Mamba and
-    Zamba2's Mamba-2, against transformers' ZambaForCausalLM and Zamba2ForCausalLM; and back through their
-    writers (no other writer holds a shared block)."""
+    Zamba2's Mamba-2, against transformers' ZambaForCausalLM and Zamba2ForCausalLM; and back
+    through their writers (no other writer holds a shared block)."""
     spec = spec_from_hf_config(config)
     assert_matches(spec, config, seq_len)
     hybrid = [t == "hybrid" for t in transformers.AutoConfig.for_model(

@@ -35,6 +35,11 @@ once: a differential head's two QKᵀ maps, each half its width (d_qk, transform
 paper's FlashAttention form (each map times V) does; λ (a dot product of two d_h vectors) and
 the subtraction count 0. transformers' DiffLlamaAttention computes each map twice, once per half
 of the values (calc.verify.hf_implementation).
+The shared block (Zamba, Glorioso et al. 2024 §2; Zamba2; calc.spec.layers.SharedBlockSpec)
+counts at every depth it runs at, whatever weights the depths share: W_Q, W_K and W_V read the
+2d-wide [hidden, embedding], W_O and the FFN as an attention layer's, each depth's projection
+d → d and its adapters (shared_block/*), and QKᵀ and A·V over every key the query sees, as a
+global layer's (attention/scores). Parameters count each weight set once (calc.formulas.params).
 Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020 §2.1).
 """
 
