@@ -293,8 +293,10 @@ def params_components(s):
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
+    L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    M_sb = s['M_sb']
     N_s = s['N_s']
     P = s['P']
     R_dt = s['R_dt']
@@ -357,6 +359,7 @@ def params_components(s):
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
     i_sink2 = s['i_sink2']
@@ -372,6 +375,7 @@ def params_components(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = b_norm + g_norm
     _t1 = i_mla*i_qlora*r_q
@@ -396,60 +400,65 @@ def params_components(s):
     _t20 = _t3*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
     _t21 = _t17*i_mla
     _t22 = _t16 + _t20*d + b_qkv*(_t20 + _t21) + i_mla*(_t18 + h2*r_kv*(_t19 + d_qk2 + d_v2))
-    _t23 = _t3*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t24 = _t16 + _t23*d + b_qkv*(_t21 + _t23) + i_mla*(_t18 + h*r_kv*(_t19 + d_qk + d_v))
-    _t25 = L_kvs - L_kvs2
-    _t26 = b_o*d
-    _t27 = d*d_v2
-    _t28 = d*d_v
-    _t29 = 1 - i_gh
-    _t30 = _t29*d_v2
-    _t31 = d*i_gate
-    _t32 = _t3*b_qkv*i_gate*(1 - b_gh)
-    _t33 = _t29*d_v
-    _t34 = E_a*_t7
-    _t35 = d_qk2*i_qk_head
-    _t36 = _t0*(_t35 + d_qk2*h_kv2*i_qk_proj)
-    _t37 = d_qk*i_qk_head
-    _t38 = _t0*(_t37 + d_qk*h_kv*i_qk_proj)
-    _t39 = L_att2*h2
-    _t40 = _t11*h
-    _t41 = 4*i_diff
-    _t42 = _t0*i_sub
-    _t43 = _t0*d
-    _t44 = n_hc**2
-    _t45 = 2*N_s
-    _t46 = G_s*_t45
-    _t47 = 2*d_in + i_m2*(H_s + _t46)
-    _t48 = R_dt + _t45
-    _t49 = 1 - i_m2
-    _t50 = _t49*d_in
-    _t51 = H_s*i_m2
-    _t52 = 2*H_k*d_lk
-    _t53 = 1 - i_cg
-    _t54 = H_v*d_lv
-    _t55 = H_v + _t54
-    _t56 = L_dn*d
-    _t57 = 2*d
-    _t58 = H_v*d_lk
-    _t59 = H_la*L_la*d_la
-    _t60 = _t59*d
-    _t61 = L_rw*d_rw
-    _t62 = _t61*d
-    _t63 = d**2
-    _t64 = d*d_gr
-    _t65 = L_gr*(_t64 + d_gr)
-    _t66 = L_gr*d_gr
-    _t67 = 2*d_gr
-    _t68 = b_sc*d
-    _t69 = i_glu + 1
-    _t70 = b_ff*d_ff
-    _t71 = d*d_ff
-    _t72 = _t69*(_t70 + _t71)
-    _t73 = _t42*d_ff
-    _t74 = E + E_0
-    _t75 = d*(i_glu + 2)
-    _t76 = L_moe*d
+    _t23 = d_qk + d_v
+    _t24 = _t3*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t25 = _t16 + _t24*d + b_qkv*(_t21 + _t24) + i_mla*(_t18 + h*r_kv*(_t19 + _t23))
+    _t26 = L_kvs - L_kvs2
+    _t27 = b_o*d
+    _t28 = d*d_v2
+    _t29 = d*d_v
+    _t30 = _t29*h
+    _t31 = 1 - i_gh
+    _t32 = _t31*d_v2
+    _t33 = d*i_gate
+    _t34 = _t3*b_qkv*i_gate*(1 - b_gh)
+    _t35 = _t31*d_v
+    _t36 = E_a*_t7
+    _t37 = 2*_t12
+    _t38 = d_qk2*i_qk_head
+    _t39 = _t0*(_t38 + d_qk2*h_kv2*i_qk_proj)
+    _t40 = d_qk*i_qk_head
+    _t41 = _t0*(_t40 + d_qk*h_kv*i_qk_proj)
+    _t42 = L_att2*h2
+    _t43 = _t11*h
+    _t44 = 4*i_diff
+    _t45 = _t0*i_sub
+    _t46 = _t0*d
+    _t47 = n_hc**2
+    _t48 = 2*N_s
+    _t49 = G_s*_t48
+    _t50 = 2*d_in + i_m2*(H_s + _t49)
+    _t51 = R_dt + _t48
+    _t52 = 1 - i_m2
+    _t53 = _t52*d_in
+    _t54 = H_s*i_m2
+    _t55 = 2*H_k*d_lk
+    _t56 = 1 - i_cg
+    _t57 = H_v*d_lv
+    _t58 = H_v + _t57
+    _t59 = L_dn*d
+    _t60 = 2*d
+    _t61 = H_v*d_lk
+    _t62 = H_la*L_la*d_la
+    _t63 = _t62*d
+    _t64 = L_rw*d_rw
+    _t65 = _t64*d
+    _t66 = d**2
+    _t67 = d*d_gr
+    _t68 = L_gr*(_t67 + d_gr)
+    _t69 = L_gr*d_gr
+    _t70 = 2*d_gr
+    _t71 = b_sc*d
+    _t72 = i_glu + 1
+    _t73 = b_ff*d_ff
+    _t74 = d*d_ff
+    _t75 = _t72*(_t73 + _t74)
+    _t76 = _t74 + b_ff*d
+    _t77 = _t45*d_ff
+    _t78 = E + E_0
+    _t79 = d*(i_glu + 2)
+    _t80 = L_moe*d
+    _t81 = _t23*h_kv
     return {
         'attention/q': (
             L_att2*(
@@ -467,78 +476,83 @@ def params_components(s):
                 + i_mla*(_t15*_t8 + i_qlora*(_t10 + _t12*r_q))
             )
         ),
-        'attention/kv': L_att2*_t22 - L_kvs2*_t22 + _t11*_t24 - _t24*_t25,
+        'attention/kv': L_att2*_t22 - L_kvs2*_t22 + _t11*_t25 - _t25*_t26,
         'attention/o': (
-            L_att2*(_t26 + _t27*_t6*i_moa + _t27*h2)
-            + _t11*(_t14*_t28*i_moa + _t26 + _t28*h)
+            L_att2*(_t27 + _t28*_t6*i_moa + _t28*h2)
+            + _t11*(_t14*_t29*i_moa + _t27 + _t30)
             + b_oL*d
         ),
         'attention/gate': (
-            L_att2*(_t30*_t32*h2 + _t31*h2*(_t30 + i_gh) + b_gh*h2)
-            + _t11*(_t31*h*(_t33 + i_gh) + _t32*_t33*h + b_gh*h)
+            L_att2*(_t32*_t34*h2 + _t33*h2*(_t32 + i_gh) + b_gh*h2)
+            + _t11*(_t33*h*(_t35 + i_gh) + _t34*_t35*h + b_gh*h)
         ),
-        'attention/router': L_att2*_t34 + _t11*_t34,
-        'attention/position': L_att2*i_rel*(2*_t4 + _t9) + _t11*i_rel*(2*_t12 + _t15),
+        'attention/router': L_att2*_t36 + _t11*_t36,
+        'attention/position': L_att2*i_rel*(2*_t4 + _t9) + _t11*i_rel*(_t15 + _t37),
         'attention/qk_norm': (
-            L_att2*(_t0*(_t35 + _t4*i_qk_proj) + _t36)
-            - L_kvs2*_t36
-            + _t11*(_t0*(_t12*i_qk_proj + _t37) + _t38)
-            - _t25*_t38
+            L_att2*(_t0*(_t38 + _t4*i_qk_proj) + _t39)
+            - L_kvs2*_t39
+            + _t11*(_t0*(_t12*i_qk_proj + _t40) + _t41)
+            - _t26*_t41
         ),
-        'attention/sinks': _t39*i_sink2 + _t40*i_sink,
-        'attention/lambda': L_att2*_t41*d_qk2 + _t11*_t41*d_qk,
-        'attention/sub_norm': _t39*_t42*d_v2 + _t40*_t42*d_v,
+        'attention/sinks': _t42*i_sink2 + _t43*i_sink,
+        'attention/lambda': L_att2*_t44*d_qk2 + _t11*_t44*d_qk,
+        'attention/sub_norm': _t42*_t45*d_v2 + _t43*_t45*d_v,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
-        'norms': L*_t43*n_norm,
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t44*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t47*b_ssm + _t47*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t46*i_m2 + d_in),
-        'mamba/x': L_ssm*_t48*_t50,
-        'mamba/dt': L_ssm*(R_dt*_t50 + _t50 + _t51),
-        'mamba/ssm': L_ssm*(_t49*(N_s*d_in + d_in) + 2*_t51),
-        'mamba/norm': L_ssm*(_t48*_t49*i_dtn + d_in*i_gn*i_m2),
+        'norms': L*_t46*n_norm,
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t47*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t50*b_ssm + _t50*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t49*i_m2 + d_in),
+        'mamba/x': L_ssm*_t51*_t53,
+        'mamba/dt': L_ssm*(R_dt*_t53 + _t53 + _t54),
+        'mamba/ssm': L_ssm*(_t52*(N_s*d_in + d_in) + 2*_t54),
+        'mamba/norm': L_ssm*(_t51*_t52*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t56*(_t52 + _t53*_t55 + _t55),
-        'deltanet/lowrank': L_dn*i_cg*(_t57*r_g + r_g*(_t54 + _t58)),
-        'deltanet/conv': L_dn*k_dn*(_t52 + _t54),
-        'deltanet/gates': L_dn*(H_v*_t53 + H_v + _t58*i_cg),
+        'deltanet/in': _t59*(_t55 + _t56*_t58 + _t58),
+        'deltanet/lowrank': L_dn*i_cg*(_t60*r_g + r_g*(_t57 + _t61)),
+        'deltanet/conv': L_dn*k_dn*(_t55 + _t57),
+        'deltanet/gates': L_dn*(H_v*_t56 + H_v + _t61*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t54*_t56,
-        'lightning/qkv': 3*_t60,
-        'lightning/gate': _t60,
-        'lightning/out': _t60,
-        'lightning/norm': _t59,
-        'rwkv/key': _t62,
-        'rwkv/value': _t62,
-        'rwkv/receptance': _t62,
-        'rwkv/output': _t62,
-        'rwkv/gate': L_rw*_t63,
-        'rwkv/decay': 2*_t61,
+        'deltanet/out': _t57*_t59,
+        'lightning/qkv': 3*_t63,
+        'lightning/gate': _t63,
+        'lightning/out': _t63,
+        'lightning/norm': _t62,
+        'rwkv/key': _t65,
+        'rwkv/value': _t65,
+        'rwkv/receptance': _t65,
+        'rwkv/output': _t65,
+        'rwkv/gate': L_rw*_t66,
+        'rwkv/decay': 2*_t64,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t65,
-        'griffin/x': _t65,
-        'griffin/conv': _t66*(k_gr + 1),
-        'griffin/gates': L_gr*(_t67*w_gr + _t67),
-        'griffin/decay': _t66,
-        'griffin/out': L_gr*(_t64 + d),
-        'conv/in': L_sc*(3*_t63 + 3*_t68),
+        'griffin/y': _t68,
+        'griffin/x': _t68,
+        'griffin/conv': _t69*(k_gr + 1),
+        'griffin/gates': L_gr*(_t70*w_gr + _t70),
+        'griffin/decay': _t69,
+        'griffin/out': L_gr*(_t67 + d),
+        'conv/in': L_sc*(3*_t66 + 3*_t71),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t63 + _t68),
-        'mlp/up': L_dense*_t72 + L_dw*(_t69*(2*_t70 + 2*_t71) - _t72),
-        'mlp/down': L_dense*(_t71 + b_ff*d) + L_dw*_t71,
+        'conv/out': L_sc*(_t66 + _t71),
+        'mlp/up': L_dense*_t75 + L_dw*(_t72*(2*_t73 + 2*_t74) - _t75),
+        'mlp/down': L_dense*_t76 + L_dw*_t74,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t73 + L_dw*_t73,
-        'moe/router': L_moe*(_t74*b_router + _t74*d),
-        'moe/experts': E*L_moe*(_t75*d_e + b_ff*(_t69*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t75*d_s + b_ff*(_t69*d_s + d)) + d*i_shared_gate),
-        'moe/bias': _t76*b_moe,
-        'moe/norm': _t0*_t76*i_mn,
+        'mlp/sub_norm': L_dense*_t77 + L_dw*_t77,
+        'moe/router': L_moe*(_t78*b_router + _t78*d),
+        'moe/experts': E*L_moe*(_t79*d_e + b_ff*(_t72*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t79*d_s + b_ff*(_t72*d_s + d)) + d*i_shared_gate),
+        'moe/bias': _t80*b_moe,
+        'moe/norm': _t0*_t80*i_mn,
+        'shared_block/attention': M_sb*(_t30 + _t37*d + _t60*_t81),
+        'shared_block/mlp': M_sb*(_t75 + _t76 + n_act),
+        'shared_block/norms': 3*M_sb*_t46,
+        'shared_block/projection': L_sb*_t66,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t12 + _t81 + 6*d) + r_sb*(_t72*d_ff + d)),
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t43*i_norm_emb,
-        'embedding_projection': _t57*d_emb*i_proj,
-        'hyper_connections/head': _t44*d + i_hc + n_hc,
-        'final_norm': _t43*i_norm_final,
+        'embedding/norm': _t46*i_norm_emb,
+        'embedding_projection': _t60*d_emb*i_proj,
+        'hyper_connections/head': _t47*d + i_hc + n_hc,
+        'final_norm': _t46*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
@@ -566,9 +580,11 @@ def params_summary(s):
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
+    L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     M = s['M']
+    M_sb = s['M_sb']
     N_s = s['N_s']
     P = s['P']
     R_dt = s['R_dt']
@@ -633,6 +649,7 @@ def params_summary(s):
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
     i_sink2 = s['i_sink2']
@@ -649,6 +666,7 @@ def params_summary(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = d*i_moa
     _t1 = _t0*(E_a*h_kv2 - h2)
@@ -669,185 +687,195 @@ def params_summary(s):
     _t16 = L_att - L_att2
     _t17 = _t0*(E_a*h_kv - h)
     _t18 = d*h
-    _t19 = _t18*d_v + _t2
-    _t20 = _t17*d_v + _t19
-    _t21 = _t18*d_qk
+    _t19 = _t18*d_v
+    _t20 = _t19 + _t2
+    _t21 = _t17*d_v + _t20
     _t22 = d_qk*h
-    _t23 = _t21*_t9 + _t8 + b_qkv*(_t11 + _t22*_t9) + i_mla*(_t13*_t21 + i_qlora*(_t14 + _t22*r_q))
-    _t24 = _t17*d_qk + _t23
-    _t25 = d*(i_glu + 2)
-    _t26 = i_glu + 1
-    _t27 = _t25*d_e + b_ff*(_t26*d_e + d)
-    _t28 = E*_t27
-    _t29 = n_hc**2
-    _t30 = d_qk2*i_qk_head
-    _t31 = d_qk2*i_qk_proj
-    _t32 = _t5*(_t30 + _t31*h_kv2)
-    _t33 = 1 - i_gh
-    _t34 = _t33*d_v2
-    _t35 = _t9*b_qkv*i_gate*(1 - b_gh)
-    _t36 = _t6*r_kv
-    _t37 = d_rope + r_kv
-    _t38 = _t37*d
-    _t39 = -d_rope
-    _t40 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t41 = _t37*i_mla
-    _t42 = _t36 + _t40*d + b_qkv*(_t40 + _t41) + i_mla*(_t38 + h2*r_kv*(_t39 + d_qk2 + d_v2))
-    _t43 = d*d_ff
-    _t44 = _t43 + b_ff*d
-    _t45 = L_dn*d_lv
-    _t46 = H_v*d_lk
-    _t47 = 1 - i_cg
-    _t48 = b_ff*d_ff
-    _t49 = _t26*(_t43 + _t48)
-    _t50 = L_gr*d_gr
-    _t51 = d*d_gr
-    _t52 = 2*d_gr
-    _t53 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t54 = E_s*(_t25*d_s + b_ff*(_t26*d_s + d)) + d*i_shared_gate
-    _t55 = E + E_0
-    _t56 = _t55*b_router + _t55*d
-    _t57 = d**2
-    _t58 = b_sc*d
-    _t59 = 2*N_s
-    _t60 = G_s*_t59
-    _t61 = 2*d_in + i_m2*(H_s + _t60)
-    _t62 = H_s*i_m2
-    _t63 = 1 - i_m2
-    _t64 = R_dt + _t59
-    _t65 = _t63*d_in
-    _t66 = d_qk*i_qk_head
-    _t67 = d_qk*i_qk_proj
-    _t68 = _t5*(_t66 + _t67*h_kv)
-    _t69 = _t5*(_t66 + _t67*h) + _t68
-    _t70 = _t33*d_v
-    _t71 = _t18*i_gate*(_t70 + i_gh) + _t35*_t70*h + b_gh*h
-    _t72 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t73 = _t36 + _t72*d + b_qkv*(_t41 + _t72) + i_mla*(_t38 + h*r_kv*(_t39 + d_qk + d_v))
-    _t74 = L_kvs - L_kvs2
-    _t75 = L_rw*d_rw
-    _t76 = 5*d
-    _t77 = H_la*L_la*d_la
-    _t78 = L_att2*h2
-    _t79 = 2*H_k*d_lk
-    _t80 = H_v*d_lv
-    _t81 = H_v + _t80
-    _t82 = 2*d
-    _t83 = b_moe*d
-    _t84 = _t5*d
-    _t85 = h*i_sink
-    _t86 = i_rel*(_t21 + 2*_t22)
-    _t87 = 4*i_diff
-    _t88 = _t87*d_qk
-    _t89 = E_a*_t0
-    _t90 = _t84*n_norm
-    _t91 = _t5*i_sub
-    _t92 = _t91*d_ff
-    _t93 = _t84*i_mn
-    _t94 = _t91*d_v*h
-    _t95 = (
-        H_v*_t45*d
-        + L*_t90
-        + L*(2*i_hc*(i_hcm + 2) + 2*(_t29*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + L_att2*_t42
-        + L_att2*_t87*d_qk2
-        + L_att2*_t89
+    _t23 = _t22*_t9
+    _t24 = _t22*d
+    _t25 = _t23*d + _t8 + b_qkv*(_t11 + _t23) + i_mla*(_t13*_t24 + i_qlora*(_t14 + _t22*r_q))
+    _t26 = _t17*d_qk + _t25
+    _t27 = d*(i_glu + 2)
+    _t28 = i_glu + 1
+    _t29 = _t27*d_e + b_ff*(_t28*d_e + d)
+    _t30 = E*_t29
+    _t31 = n_hc**2
+    _t32 = d_qk2*i_qk_head
+    _t33 = d_qk2*i_qk_proj
+    _t34 = _t5*(_t32 + _t33*h_kv2)
+    _t35 = 1 - i_gh
+    _t36 = _t35*d_v2
+    _t37 = _t9*b_qkv*i_gate*(1 - b_gh)
+    _t38 = _t6*r_kv
+    _t39 = d_rope + r_kv
+    _t40 = _t39*d
+    _t41 = -d_rope
+    _t42 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t43 = _t39*i_mla
+    _t44 = _t38 + _t42*d + b_qkv*(_t42 + _t43) + i_mla*(_t40 + h2*r_kv*(_t41 + d_qk2 + d_v2))
+    _t45 = d*d_ff
+    _t46 = _t45 + b_ff*d
+    _t47 = L_dn*d_lv
+    _t48 = H_v*d_lk
+    _t49 = 1 - i_cg
+    _t50 = b_ff*d_ff
+    _t51 = _t28*(_t45 + _t50)
+    _t52 = L_gr*d_gr
+    _t53 = d*d_gr
+    _t54 = 2*d_gr
+    _t55 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
+    _t56 = E_s*(_t27*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate
+    _t57 = E + E_0
+    _t58 = _t57*b_router + _t57*d
+    _t59 = d**2
+    _t60 = d_qk + d_v
+    _t61 = _t60*h_kv
+    _t62 = b_sc*d
+    _t63 = 2*N_s
+    _t64 = G_s*_t63
+    _t65 = 2*d_in + i_m2*(H_s + _t64)
+    _t66 = H_s*i_m2
+    _t67 = 1 - i_m2
+    _t68 = R_dt + _t63
+    _t69 = _t67*d_in
+    _t70 = 2*d
+    _t71 = _t46 + _t51 + n_act
+    _t72 = d_qk*i_qk_head
+    _t73 = _t5*(_t72 + d_qk*h_kv*i_qk_proj)
+    _t74 = _t5*(_t22*i_qk_proj + _t72) + _t73
+    _t75 = _t35*d_v
+    _t76 = _t18*i_gate*(_t75 + i_gh) + _t37*_t75*h + b_gh*h
+    _t77 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t78 = _t38 + _t77*d + b_qkv*(_t43 + _t77) + i_mla*(_t40 + h*r_kv*(_t41 + _t60))
+    _t79 = L_kvs - L_kvs2
+    _t80 = L_rw*d_rw
+    _t81 = 5*d
+    _t82 = H_la*L_la*d_la
+    _t83 = L_att2*h2
+    _t84 = 2*H_k*d_lk
+    _t85 = H_v*d_lv
+    _t86 = H_v + _t85
+    _t87 = b_moe*d
+    _t88 = _t5*d
+    _t89 = h*i_sink
+    _t90 = i_rel*(2*_t22 + _t24)
+    _t91 = 3*_t88
+    _t92 = 4*i_diff
+    _t93 = _t92*d_qk
+    _t94 = E_a*_t0
+    _t95 = _t88*n_norm
+    _t96 = _t5*i_sub
+    _t97 = _t96*d_ff
+    _t98 = _t88*i_mn
+    _t99 = _t96*d_v*h
+    _t100 = (
+        H_v*_t47*d
+        + L*_t95
+        + L*(2*i_hc*(i_hcm + 2) + 2*(_t31*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + L_att2*_t44
+        + L_att2*_t92*d_qk2
+        + L_att2*_t94
         + L_att2*i_rel*(_t10 + 2*_t12)
-        + L_att2*(_t32 + _t5*(_t30 + _t31*h2))
-        + L_att2*(_t3*i_gate*(_t34 + i_gh) + _t34*_t35*h2 + b_gh*h2)
-        + L_dense*_t44
-        + L_dense*_t49
-        + L_dense*_t92
+        + L_att2*(_t34 + _t5*(_t32 + _t33*h2))
+        + L_att2*(_t3*i_gate*(_t36 + i_gh) + _t36*_t37*h2 + b_gh*h2)
+        + L_dense*_t46
+        + L_dense*_t51
+        + L_dense*_t97
         + L_dense*n_act
-        + L_dn*d*(_t47*_t81 + _t79 + _t81)
-        + L_dn*i_cg*(_t82*r_g + r_g*(_t46 + _t80))
-        + L_dn*k_dn*(_t79 + _t80)
-        + L_dn*(H_v*_t47 + H_v + _t46*i_cg)
-        + L_dw*_t43
-        + L_dw*_t92
-        + L_dw*(_t26*(2*_t43 + 2*_t48) - _t49)
-        + L_gr*(_t51 + d)
-        + 2*L_gr*(_t51 + d_gr)
-        + L_gr*(_t52*w_gr + _t52)
-        + L_idx*_t53
-        - L_kvs2*_t32
-        - L_kvs2*_t42
-        + L_moe*_t54
+        + L_dn*d*(_t49*_t86 + _t84 + _t86)
+        + L_dn*i_cg*(_t70*r_g + r_g*(_t48 + _t85))
+        + L_dn*k_dn*(_t84 + _t85)
+        + L_dn*(H_v*_t49 + H_v + _t48*i_cg)
+        + L_dw*_t45
+        + L_dw*_t97
+        + L_dw*(_t28*(2*_t45 + 2*_t50) - _t51)
+        + L_gr*(_t53 + d)
+        + 2*L_gr*(_t53 + d_gr)
+        + L_gr*(_t54*w_gr + _t54)
+        + L_idx*_t55
+        - L_kvs2*_t34
+        - L_kvs2*_t44
         + L_moe*_t56
-        + L_moe*_t83
-        + L_moe*_t93
-        + L_rw*_t57
-        + L_rw*_t76
+        + L_moe*_t58
+        + L_moe*_t87
+        + L_moe*_t98
+        + L_rw*_t59
+        + L_rw*_t81
+        + L_sb*_t59
+        + L_sb*(i_sba*r_sb*(_t22 + _t61 + 6*d) + r_sb*(_t28*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t57 + _t58)
-        + L_sc*(3*_t57 + 3*_t58)
-        + L_ssm*_t64*_t65
-        + L_ssm*(2*_t62 + _t63*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t60*i_m2 + d_in)
-        + L_ssm*(_t61*b_ssm + _t61*d)
+        + L_sc*(_t59 + _t62)
+        + L_sc*(3*_t59 + 3*_t62)
+        + L_ssm*_t68*_t69
+        + L_ssm*(2*_t66 + _t67*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t64*i_m2 + d_in)
+        + L_ssm*(_t65*b_ssm + _t65*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t63*_t64*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t65 + _t62 + _t65)
-        + _t16*_t69
-        + _t16*_t71
-        + _t16*_t73
-        + _t16*_t85
-        + _t16*_t86
-        + _t16*_t88
+        + L_ssm*(_t67*_t68*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t69 + _t66 + _t69)
+        + M_sb*_t71
+        + M_sb*_t91
+        + M_sb*(_t19 + _t22*_t70 + _t61*_t70)
+        + _t16*_t74
+        + _t16*_t76
+        + _t16*_t78
         + _t16*_t89
+        + _t16*_t90
+        + _t16*_t93
         + _t16*_t94
-        + _t29*d
-        + _t45
-        + _t50*(k_gr + 1)
-        + _t50
-        - _t68*_t74
-        - _t73*_t74
-        + 4*_t75*d
-        + 2*_t75
-        + _t76*_t77
-        + _t77
-        + _t78*_t91*d_v2
-        + _t78*i_sink2
-        + _t82*d_emb*i_proj
-        + _t84*i_norm_emb
-        + _t84*i_norm_final
+        + _t16*_t99
+        + _t31*d
+        + _t47
+        + _t52*(k_gr + 1)
+        + _t52
+        + _t70*d_emb*i_proj
+        - _t73*_t79
+        - _t78*_t79
+        + 4*_t80*d
+        + 2*_t80
+        + _t81*_t82
+        + _t82
+        + _t83*_t96*d_v2
+        + _t83*i_sink2
+        + _t88*i_norm_emb
+        + _t88*i_norm_final
         + b_oL*d
         + i_hc
         + n_hc
     )
-    _t96 = (
+    _t101 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
-        + L_moe*_t28
-        + _t16*_t20
-        + _t16*_t24
-        + _t95
+        + L_moe*_t30
+        + _t100
+        + _t16*_t21
+        + _t16*_t26
     )
-    _t97 = P*d + V*d_emb
-    _t98 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t97
+    _t102 = P*d + V*d_emb
+    _t103 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t102
     return {
-        'total': _t96 + _t98,
-        'embedding': _t97,
-        'non_embedding': _t96,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t27*k + _t16*_t19 + _t16*_t23 + _t95 + _t98,
+        'total': _t101 + _t103,
+        'embedding': _t102,
+        'non_embedding': _t101,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t29*k + _t100 + _t103 + _t16*_t20 + _t16*_t25,
         'mtp': (
-            2*M*_t57
-            + 3*M*_t84
+            2*M*_t59
+            + M*_t91
             + M*(
-                _t20
-                + _t24
-                + _t53*i_dsa
-                + _t69
-                + _t71
-                + _t73
-                + _t85
-                + _t86
-                + _t88
+                _t21
+                + _t26
+                + _t55*i_dsa
+                + _t74
+                + _t76
+                + _t78
                 + _t89
                 + _t90
+                + _t93
                 + _t94
-                + i_moe*(_t28 + _t54 + _t56 + _t83 + _t93)
-                + (1 - i_moe)*(_t44 + _t49 + _t92 + n_act)
+                + _t95
+                + _t99
+                + i_moe*(_t30 + _t56 + _t58 + _t87 + _t98)
+                + (1 - i_moe)*(_t71 + _t97)
             )
         ),
     }
@@ -876,6 +904,7 @@ def flops_forward_components(s):
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
+    L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -915,6 +944,7 @@ def flops_forward_components(s):
     i_moa = s['i_moa']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
+    i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     k_dn = s['k_dn']
@@ -925,6 +955,7 @@ def flops_forward_components(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = 1 - i_mla
     _t1 = d_qk2*h2
@@ -939,84 +970,94 @@ def flops_forward_components(s):
     _t10 = -d_rope
     _t11 = _t0*d
     _t12 = _t11*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t9 + h2*r_kv*(_t10 + d_qk2 + d_v2))
-    _t13 = _t11*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t9 + h*r_kv*(_t10 + d_qk + d_v))
-    _t14 = _t5*d
-    _t15 = _t14*h2
-    _t16 = _t8*d
-    _t17 = _t16*h
-    _t18 = 1 - i_gh
-    _t19 = E_a*i_moa
-    _t20 = 2*d_in
-    _t21 = 2*N_s
-    _t22 = G_s*_t21
-    _t23 = 2*d
-    _t24 = L_ssm*_t20
-    _t25 = _t24*(1 - i_m2)
-    _t26 = 2*H_k*d_lk
-    _t27 = H_v*d_lv
-    _t28 = H_v + _t27
-    _t29 = L_dn*_t23
-    _t30 = 2*L_dn
-    _t31 = H_la*L_la
-    _t32 = _t31*d_la
-    _t33 = _t23*_t32
-    _t34 = L_rw*d_rw
-    _t35 = _t23*_t34
-    _t36 = d**2
-    _t37 = 2*_t36
-    _t38 = L_gr*d_gr
-    _t39 = _t23*_t38
-    _t40 = i_glu + 2
-    _t41 = _t23*_t40*d_ff
-    _t42 = L_moe*_t23
-    _t43 = n_hc**2
-    _t44 = _t43*i_hcm
+    _t13 = d_qk + d_v
+    _t14 = _t11*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t9 + h*r_kv*(_t10 + _t13))
+    _t15 = _t5*d
+    _t16 = _t15*h2
+    _t17 = d*h
+    _t18 = _t17*d_v
+    _t19 = 1 - i_gh
+    _t20 = E_a*i_moa
+    _t21 = 2*d_in
+    _t22 = 2*N_s
+    _t23 = G_s*_t22
+    _t24 = 2*d
+    _t25 = L_ssm*_t21
+    _t26 = _t25*(1 - i_m2)
+    _t27 = 2*H_k*d_lk
+    _t28 = H_v*d_lv
+    _t29 = H_v + _t28
+    _t30 = L_dn*_t24
+    _t31 = 2*L_dn
+    _t32 = 6*d
+    _t33 = H_la*L_la
+    _t34 = _t33*d_la
+    _t35 = _t24*_t34
+    _t36 = L_rw*d_rw
+    _t37 = _t24*_t36
+    _t38 = d**2
+    _t39 = 2*_t38
+    _t40 = L_gr*d_gr
+    _t41 = _t24*_t40
+    _t42 = i_glu + 2
+    _t43 = _t24*_t42*d_ff
+    _t44 = L_moe*_t24
+    _t45 = n_hc**2
+    _t46 = _t45*i_hcm
+    _t47 = _t13*h_kv
+    _t48 = 2*L_sb
     return {
         'attention/q': (
             _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
             + _t8*(_t0*_t7 + i_mla*(_t3*_t7 + i_qlora*(_t4 + _t6*r_q)))
         ),
-        'attention/kv': -2*L_kvs2*_t12 + _t12*_t5 + _t13*_t8 - 2*_t13*(L_kvs - L_kvs2),
-        'attention/o': _t15*d_v2 + _t17*d_v,
-        'attention/gate': _t15*i_gate*(_t18*d_v2 + i_gh) + _t17*i_gate*(_t18*d_v + i_gh),
-        'attention/router': _t14*_t19 + _t16*_t19,
+        'attention/kv': -2*L_kvs2*_t12 + _t12*_t5 + _t14*_t8 - 2*_t14*(L_kvs - L_kvs2),
+        'attention/o': _t16*d_v2 + _t18*_t8,
+        'attention/gate': _t16*i_gate*(_t19*d_v2 + i_gh) + _t17*_t8*i_gate*(_t19*d_v + i_gh),
+        'attention/router': _t15*_t20 + _t20*_t8*d,
         'attention/indexer': 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q),
-        'mamba/in': L_ssm*_t23*(_t20 + i_m2*(H_s + _t22)),
-        'mamba/x': _t25*(R_dt + _t21),
-        'mamba/dt': R_dt*_t25,
-        'mamba/out': _t24*d,
-        'mamba/conv': 2*L_ssm*k_s*(_t22*i_m2 + d_in),
+        'mamba/in': L_ssm*_t24*(_t21 + i_m2*(H_s + _t23)),
+        'mamba/x': _t26*(R_dt + _t22),
+        'mamba/dt': R_dt*_t26,
+        'mamba/out': _t25*d,
+        'mamba/conv': 2*L_ssm*k_s*(_t23*i_m2 + d_in),
         'mamba/scan': 5*L_ssm*N_s*d_in,
-        'deltanet/in': _t29*(_t26 + _t28*(1 - i_cg) + _t28),
-        'deltanet/lowrank': _t30*i_cg*(_t23*r_g + r_g*(H_v*d_lk + _t27)),
-        'deltanet/out': _t27*_t29,
-        'deltanet/conv': _t30*k_dn*(_t26 + _t27),
-        'deltanet/scan': 7*L_dn*_t27*d_lk,
-        'lightning/qkv': 6*_t32*d,
-        'lightning/gate': _t33,
-        'lightning/out': _t33,
-        'lightning/scan': 5*_t31*d_la**2,
-        'rwkv/key': _t35,
-        'rwkv/value': _t35,
-        'rwkv/receptance': _t35,
-        'rwkv/output': _t35,
-        'rwkv/gate': L_rw*_t37,
-        'rwkv/scan': 9*_t34,
-        'griffin/y': _t39,
-        'griffin/x': _t39,
-        'griffin/gates': 4*_t38*w_gr,
-        'griffin/out': _t39,
-        'griffin/conv': 2*_t38*k_gr,
-        'griffin/scan': 3*_t38,
-        'conv/in': 6*L_sc*_t36,
-        'conv/out': L_sc*_t37,
-        'conv/conv': L_sc*_t23*k_sc,
-        'mlp': L_dense*_t41 + L_dw*_t41,
-        'moe/router': _t42*(E + E_0),
-        'moe/experts': _t40*_t42*d_e*k,
-        'moe/shared': 2*L_moe*(E_s*_t40*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': 2*L*(_t23*_t44 + d*n_hc*(2*_t44 + 4*n_hc)),
-        'hyper_connections/head': _t23*_t43,
+        'deltanet/in': _t30*(_t27 + _t29*(1 - i_cg) + _t29),
+        'deltanet/lowrank': _t31*i_cg*(_t24*r_g + r_g*(H_v*d_lk + _t28)),
+        'deltanet/out': _t28*_t30,
+        'deltanet/conv': _t31*k_dn*(_t27 + _t28),
+        'deltanet/scan': 7*L_dn*_t28*d_lk,
+        'lightning/qkv': _t32*_t34,
+        'lightning/gate': _t35,
+        'lightning/out': _t35,
+        'lightning/scan': 5*_t33*d_la**2,
+        'rwkv/key': _t37,
+        'rwkv/value': _t37,
+        'rwkv/receptance': _t37,
+        'rwkv/output': _t37,
+        'rwkv/gate': L_rw*_t39,
+        'rwkv/scan': 9*_t36,
+        'griffin/y': _t41,
+        'griffin/x': _t41,
+        'griffin/gates': 4*_t40*w_gr,
+        'griffin/out': _t41,
+        'griffin/conv': 2*_t40*k_gr,
+        'griffin/scan': 3*_t40,
+        'conv/in': 6*L_sc*_t38,
+        'conv/out': L_sc*_t39,
+        'conv/conv': L_sc*_t24*k_sc,
+        'mlp': L_dense*_t43 + L_dw*_t43,
+        'moe/router': _t44*(E + E_0),
+        'moe/experts': _t42*_t44*d_e*k,
+        'moe/shared': 2*L_moe*(E_s*_t42*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': 2*L*(_t24*_t46 + d*n_hc*(2*_t46 + 4*n_hc)),
+        'hyper_connections/head': _t24*_t45,
+        'shared_block/attention': _t48*(_t18 + _t24*_t47 + _t24*_t6),
+        'shared_block/mlp': L_sb*_t43,
+        'shared_block/projection': L_sb*_t39,
+        'shared_block/adapters': _t48*(
+            i_sba*r_sb*(_t32 + _t47 + _t6) + r_sb*(d + d_ff*(i_glu + 1))
+        ),
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
@@ -1050,6 +1091,7 @@ def flops(s):
     L_loc2 = s['L_loc2']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
+    L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -1095,6 +1137,7 @@ def flops(s):
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     k_dn = s['k_dn']
@@ -1105,98 +1148,111 @@ def flops(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     w = s['w']
     w_gr = s['w_gr']
     _t0 = L_gr*d_gr
     _t1 = L_rw*d_rw
-    _t2 = 2*d
-    _t3 = 2*d_in
-    _t4 = L_ssm*_t3
-    _t5 = d**2
-    _t6 = 2*n_hc**2
-    _t7 = 2*L_att2
-    _t8 = _t7*d
-    _t9 = E_a*i_moa
-    _t10 = H_la*L_la
-    _t11 = H_v*d_lv
-    _t12 = L_dn*_t2
-    _t13 = _t8*h2
-    _t14 = 2*L_moe
-    _t15 = i_glu + 2
-    _t16 = _t15*_t2*d_ff
-    _t17 = _t15*d
-    _t18 = L_att - L_att2
-    _t19 = 2*_t18
-    _t20 = _t19*d
-    _t21 = _t4*(1 - i_m2)
-    _t22 = _t20*h
-    _t23 = 2*N_s
-    _t24 = G_s*_t23
-    _t25 = 2*H_k*d_lk
-    _t26 = 2*L_dn
-    _t27 = 1 - i_gh
-    _t28 = _t6*i_hcm
-    _t29 = H_v + _t11
-    _t30 = d_qk2*h2
-    _t31 = d*(1 - i_mla)
-    _t32 = d*(1 - i_qlora)
-    _t33 = d*r_q
-    _t34 = d*(d_rope + r_kv)
-    _t35 = -d_rope
-    _t36 = (
-        2*_t31*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t34 + h2*r_kv*(_t35 + d_qk2 + d_v2))
+    _t2 = 6*d
+    _t3 = 2*d
+    _t4 = 2*d_in
+    _t5 = L_ssm*_t4
+    _t6 = d**2
+    _t7 = 2*_t6
+    _t8 = 2*n_hc**2
+    _t9 = 2*L_att2
+    _t10 = _t9*d
+    _t11 = E_a*i_moa
+    _t12 = H_la*L_la
+    _t13 = H_v*d_lv
+    _t14 = L_dn*_t3
+    _t15 = _t10*h2
+    _t16 = 2*L_moe
+    _t17 = i_glu + 2
+    _t18 = _t17*_t3*d_ff
+    _t19 = 2*L_sb
+    _t20 = _t17*d
+    _t21 = L_att - L_att2
+    _t22 = 2*_t21
+    _t23 = _t5*(1 - i_m2)
+    _t24 = d*h
+    _t25 = _t24*d_v
+    _t26 = 2*N_s
+    _t27 = G_s*_t26
+    _t28 = 2*H_k*d_lk
+    _t29 = 2*L_dn
+    _t30 = 1 - i_gh
+    _t31 = d_qk*h
+    _t32 = d_qk + d_v
+    _t33 = _t32*h_kv
+    _t34 = _t8*i_hcm
+    _t35 = H_v + _t13
+    _t36 = d_qk2*h2
+    _t37 = d*(1 - i_mla)
+    _t38 = d*(1 - i_qlora)
+    _t39 = d*r_q
+    _t40 = d*(d_rope + r_kv)
+    _t41 = -d_rope
+    _t42 = (
+        2*_t37*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t40 + h2*r_kv*(_t41 + d_qk2 + d_v2))
     )
-    _t37 = d_qk*h
-    _t38 = 2*_t31*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t34 + h*r_kv*(_t35 + d_qk + d_v))
+    _t43 = 2*_t37*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t40 + h*r_kv*(_t32 + _t41))
     return {
         'weights_per_token': (
-            2*L*(_t28*d + d*n_hc*(_t28 + 4*n_hc))
-            + L_att2*_t36
-            + L_dense*_t16
-            + 7*L_dn*_t11*d_lk
-            + L_dw*_t16
+            2*L*(_t34*d + d*n_hc*(_t34 + 4*n_hc))
+            + L_att2*_t42
+            + L_dense*_t18
+            + 7*L_dn*_t13*d_lk
+            + L_dw*_t18
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t36
-            + 2*L_rw*_t5
-            + L_sc*_t2*k_sc
-            + 8*L_sc*_t5
+            - L_kvs2*_t42
+            + L_rw*_t7
+            + L_sb*_t7
+            + L_sc*_t3*k_sc
+            + 8*L_sc*_t6
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t2*(_t3 + i_m2*(H_s + _t24))
-            + 2*L_ssm*k_s*(_t24*i_m2 + d_in)
-            + R_dt*_t21
+            + L_ssm*_t3*(_t4 + i_m2*(H_s + _t27))
+            + 2*L_ssm*k_s*(_t27*i_m2 + d_in)
+            + R_dt*_t23
             + 2*V_o*d_emb
-            + 6*_t0*d
+            + _t0*_t2
             + 2*_t0*k_gr
             + 4*_t0*w_gr
             + 3*_t0
             + 8*_t1*d
             + 9*_t1
-            + 10*_t10*d*d_la
-            + 5*_t10*d_la**2
-            + _t11*_t12
-            + _t12*(_t25 + _t29*(1 - i_cg) + _t29)
-            + _t13*d_v2
-            + _t13*i_gate*(_t27*d_v2 + i_gh)
-            + _t14*_t17*d_e*k
-            + _t14*d*(E + E_0)
-            + _t14*(E_s*_t17*d_s + d*i_shared_gate)
-            + _t18*_t38
-            + _t19*(_t31*_t37 + i_mla*(_t32*_t37 + i_qlora*(_t33 + _t37*r_q)))
-            + _t20*_t9
-            + _t21*(R_dt + _t23)
-            + _t22*d_v
-            + _t22*i_gate*(_t27*d_v + i_gh)
-            + _t26*i_cg*(_t2*r_g + r_g*(H_v*d_lk + _t11))
-            + _t26*k_dn*(_t11 + _t25)
-            - _t38*(L_kvs - L_kvs2)
-            + _t4*d
-            + _t6*d
-            + _t7*(_t30*_t31 + i_mla*(_t30*_t32 + i_qlora*(_t30*r_q + _t33)))
-            + _t8*_t9
+            + _t10*_t11
+            + _t11*_t22*d
+            + 10*_t12*d*d_la
+            + 5*_t12*d_la**2
+            + _t13*_t14
+            + _t14*(_t28 + _t35*(1 - i_cg) + _t35)
+            + _t15*d_v2
+            + _t15*i_gate*(_t30*d_v2 + i_gh)
+            + _t16*_t20*d_e*k
+            + _t16*d*(E + E_0)
+            + _t16*(E_s*_t20*d_s + d*i_shared_gate)
+            + _t19*_t20*d_ff
+            + _t19*(i_sba*r_sb*(_t2 + _t31 + _t33) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t19*(_t25 + _t3*_t31 + _t3*_t33)
+            + _t21*_t43
+            + _t22*_t24*i_gate*(_t30*d_v + i_gh)
+            + _t22*_t25
+            + _t22*(_t31*_t37 + i_mla*(_t31*_t38 + i_qlora*(_t31*r_q + _t39)))
+            + _t23*(R_dt + _t26)
+            + _t29*i_cg*(_t3*r_g + r_g*(H_v*d_lk + _t13))
+            + _t29*k_dn*(_t13 + _t28)
+            - _t43*(L_kvs - L_kvs2)
+            + _t5*d
+            + _t8*d
+            + _t9*(_t36*_t37 + i_mla*(_t36*_t38 + i_qlora*(_t36*r_q + _t39)))
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
             L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            + L_sb*h*(
+                2*T**2*(1 - i_causal) + T*i_causal*(T + 1)
+            )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
             + h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 (L_chk - L_chk2)*(
                     i_causal*(
@@ -1252,6 +1308,7 @@ def flops(s):
         ),
         'inference_attention_per_token': (
             2*L_idx*T*h_I*(d_I + 1)
+            + 2*L_sb*T*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
             + 2*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 (L_chk - L_chk2)*(T - c*_floordiv(T - 1, c))
                 + (L_loc - L_loc2)*_minimum(T, w)
@@ -1291,8 +1348,10 @@ def rules_train_per_token(s):
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
+    L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    M_sb = s['M_sb']
     N_s = s['N_s']
     P = s['P']
     R_dt = s['R_dt']
@@ -1356,6 +1415,7 @@ def rules_train_per_token(s):
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
     i_sink2 = s['i_sink2']
@@ -1372,6 +1432,7 @@ def rules_train_per_token(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = 6*d
     _t1 = 6*d_emb
@@ -1386,10 +1447,10 @@ def rules_train_per_token(s):
     _t10 = _t5*i_mla
     _t11 = 6*_t4 + 6*_t9*d + 6*b_qkv*(_t10 + _t9) + 6*i_mla*(_t6 + h2*r_kv*(_t7 + d_qk2 + d_v2))
     _t12 = L_kvs - L_kvs2
-    _t13 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t14 = 6*_t13*d + 6*_t4 + 6*b_qkv*(_t10 + _t13) + 6*i_mla*(_t6 + h*r_kv*(_t7 + d_qk + d_v))
-    _t15 = n_hc**2
-    _t16 = 6*L
+    _t13 = d_qk + d_v
+    _t14 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t15 = 6*_t14*d + 6*_t4 + 6*b_qkv*(_t10 + _t14) + 6*i_mla*(_t6 + h*r_kv*(_t13 + _t7))
+    _t16 = n_hc**2
     _t17 = b_o*d
     _t18 = d*h2
     _t19 = 6*L_att2
@@ -1408,74 +1469,83 @@ def rules_train_per_token(s):
     _t32 = d*r_q
     _t33 = 6*L_dense
     _t34 = d*d_ff
-    _t35 = 6*L_dn
-    _t36 = H_v*d_lk
-    _t37 = 1 - i_cg
-    _t38 = i_glu + 1
-    _t39 = b_ff*d_ff
-    _t40 = _t38*(_t34 + _t39)
-    _t41 = 6*L_dw
-    _t42 = 6*L_gr
-    _t43 = _t42*d_gr
-    _t44 = d*d_gr
-    _t45 = 2*d_gr
-    _t46 = d*(i_glu + 2)
-    _t47 = 6*L_moe
-    _t48 = E + E_0
-    _t49 = d**2
-    _t50 = b_sc*d
-    _t51 = 6*L_sc
-    _t52 = 6*L_ssm
-    _t53 = 2*N_s
-    _t54 = G_s*_t53
-    _t55 = 2*d_in + i_m2*(H_s + _t54)
-    _t56 = H_s*i_m2
-    _t57 = 1 - i_m2
-    _t58 = R_dt + _t53
-    _t59 = _t57*d_in
-    _t60 = d*h
-    _t61 = L_att - L_att2
-    _t62 = 6*_t61
-    _t63 = d_qk*i_qk_head
-    _t64 = d_qk*i_qk_proj
-    _t65 = _t2*(_t63 + _t64*h_kv)
-    _t66 = _t23*d_v
-    _t67 = _t60*d_qk
-    _t68 = d_qk*h
-    _t69 = L_rw*d_rw
-    _t70 = 30*d
-    _t71 = H_la*L_la*d_la
-    _t72 = _t19*h2
-    _t73 = 2*H_k*d_lk
-    _t74 = H_v*d_lv
-    _t75 = H_v + _t74
-    _t76 = _t35*d
-    _t77 = _t47*d
-    _t78 = _t0*_t2
-    _t79 = _t62*h
-    _t80 = 12*d
-    _t81 = 24*i_diff
-    _t82 = E_a*i_moa
-    _t83 = _t2*i_sub
-    _t84 = _t83*d_ff
-    _t85 = (
-        L_att2*_t11
-        + L_att2*_t81*d_qk2
-        + 12*L_gr*(_t44 + d_gr)
+    _t35 = _t34 + b_ff*d
+    _t36 = 6*L_dn
+    _t37 = H_v*d_lk
+    _t38 = 1 - i_cg
+    _t39 = i_glu + 1
+    _t40 = b_ff*d_ff
+    _t41 = _t39*(_t34 + _t40)
+    _t42 = 6*L_dw
+    _t43 = 6*L_gr
+    _t44 = _t43*d_gr
+    _t45 = d*d_gr
+    _t46 = 2*d_gr
+    _t47 = d*(i_glu + 2)
+    _t48 = 6*L_moe
+    _t49 = E + E_0
+    _t50 = d**2
+    _t51 = 6*_t50
+    _t52 = d_qk*h
+    _t53 = _t13*h_kv
+    _t54 = b_sc*d
+    _t55 = 6*L_sc
+    _t56 = 6*L_ssm
+    _t57 = 2*N_s
+    _t58 = G_s*_t57
+    _t59 = 2*d_in + i_m2*(H_s + _t58)
+    _t60 = H_s*i_m2
+    _t61 = 1 - i_m2
+    _t62 = R_dt + _t57
+    _t63 = _t61*d_in
+    _t64 = d*h
+    _t65 = _t64*d_v
+    _t66 = 2*d
+    _t67 = 6*M_sb
+    _t68 = L_att - L_att2
+    _t69 = 6*_t68
+    _t70 = d_qk*i_qk_head
+    _t71 = _t2*(_t70 + d_qk*h_kv*i_qk_proj)
+    _t72 = _t23*d_v
+    _t73 = _t52*_t8
+    _t74 = _t52*d
+    _t75 = L_rw*d_rw
+    _t76 = 30*d
+    _t77 = H_la*L_la*d_la
+    _t78 = _t19*h2
+    _t79 = 2*H_k*d_lk
+    _t80 = H_v*d_lv
+    _t81 = H_v + _t80
+    _t82 = L_dn*_t0
+    _t83 = L_moe*_t0
+    _t84 = _t0*_t2
+    _t85 = _t69*h
+    _t86 = 12*d
+    _t87 = 24*i_diff
+    _t88 = E_a*_t0*i_moa
+    _t89 = _t2*i_sub
+    _t90 = _t89*d_ff
+    _t91 = (
+        L*_t84*n_norm
+        + 6*L*(2*i_hc*(i_hcm + 2) + 2*(_t16*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + L_att2*_t11
+        + L_att2*_t87*d_qk2
+        + L_att2*_t88
+        + 12*L_gr*(_t45 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - L_kvs2*_t11
         - 6*L_kvs2*_t22
-        + 6*L_rw*_t49
-        + L_rw*_t70
-        + _t0*_t15
-        + _t0*_t61*_t82
+        + L_rw*_t51
+        + L_rw*_t76
+        + L_sb*_t51
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t52 + _t53) + r_sb*(_t39*d_ff + d))
+        + L_sc*_t0*(b_sc + k_sc)
+        + 18*M_sb*_t2*d
+        + _t0*_t16
         + _t0*b_oL
-        - _t12*_t14
-        - 6*_t12*_t65
-        + _t14*_t61
-        + _t16*_t2*d*n_norm
-        + _t16*(2*i_hc*(i_hcm + 2) + 2*(_t15*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + _t19*_t82*d
+        - _t12*_t15
+        - 6*_t12*_t71
+        + _t15*_t68
         + _t19*i_rel*(_t28 + 2*_t30)
         + _t19*(_t17 + _t18*d_v2)
         + _t19*(_t2*(_t20 + _t21*h2) + _t22)
@@ -1486,72 +1556,71 @@ def rules_train_per_token(s):
             + b_qkv*(_t29 + _t30*_t8)
             + i_mla*(_t28*_t31 + i_qlora*(_t30*r_q + _t32))
         )
-        + _t2*_t77*i_mn
-        + _t33*_t40
-        + _t33*_t84
+        + _t2*_t83*i_mn
+        + _t33*_t35
+        + _t33*_t41
+        + _t33*_t90
         + _t33*n_act
-        + _t33*(_t34 + b_ff*d)
-        + _t34*_t41
-        + _t35*d_lv
-        + _t35*i_cg*(2*d*r_g + r_g*(_t36 + _t74))
-        + _t35*k_dn*(_t73 + _t74)
-        + _t35*(H_v*_t37 + H_v + _t36*i_cg)
-        + _t41*_t84
-        + _t41*(_t38*(2*_t34 + 2*_t39) - _t40)
-        + _t42*(_t44 + d)
-        + _t42*(_t45*w_gr + _t45)
-        + _t43*(k_gr + 1)
-        + _t43
-        + _t47*k*(_t46*d_e + b_ff*(_t38*d_e + d))
-        + _t47*(E_s*(_t46*d_s + b_ff*(_t38*d_s + d)) + d*i_shared_gate)
-        + _t47*(_t48*b_router + _t48*d)
-        + _t51*d*(b_sc + k_sc)
-        + _t51*(_t49 + _t50)
-        + _t51*(3*_t49 + 3*_t50)
-        + _t52*_t58*_t59
-        + _t52*(2*_t56 + _t57*(N_s*d_in + d_in))
-        + _t52*(b_cs + k_s)*(_t54*i_m2 + d_in)
-        + _t52*(_t55*b_ssm + _t55*d)
-        + _t52*(b_ssm*d + d*d_in)
-        + _t52*(_t57*_t58*i_dtn + d_in*i_gn*i_m2)
-        + _t52*(R_dt*_t59 + _t56 + _t59)
-        + _t61*_t81*d_qk
-        + _t62*i_rel*(_t67 + 2*_t68)
-        + _t62*(_t17 + _t60*d_v)
-        + _t62*(_t2*(_t63 + _t64*h) + _t65)
-        + _t62*(_t25*_t66*h + _t60*i_gate*(_t66 + i_gh) + b_gh*h)
-        + _t62*(
-            _t27
-            + _t67*_t8
-            + b_qkv*(_t29 + _t68*_t8)
-            + i_mla*(_t31*_t67 + i_qlora*(_t32 + _t68*r_q))
+        + _t34*_t42
+        + _t36*d_lv
+        + _t36*i_cg*(_t66*r_g + r_g*(_t37 + _t80))
+        + _t36*k_dn*(_t79 + _t80)
+        + _t36*(H_v*_t38 + H_v + _t37*i_cg)
+        + _t42*_t90
+        + _t42*(_t39*(2*_t34 + 2*_t40) - _t41)
+        + _t43*(_t45 + d)
+        + _t43*(_t46*w_gr + _t46)
+        + _t44*(k_gr + 1)
+        + _t44
+        + _t48*k*(_t47*d_e + b_ff*(_t39*d_e + d))
+        + _t48*(E_s*(_t47*d_s + b_ff*(_t39*d_s + d)) + d*i_shared_gate)
+        + _t48*(_t49*b_router + _t49*d)
+        + _t55*(_t50 + _t54)
+        + _t55*(3*_t50 + 3*_t54)
+        + _t56*_t62*_t63
+        + _t56*(2*_t60 + _t61*(N_s*d_in + d_in))
+        + _t56*(b_cs + k_s)*(_t58*i_m2 + d_in)
+        + _t56*(_t59*b_ssm + _t59*d)
+        + _t56*(b_ssm*d + d*d_in)
+        + _t56*(_t61*_t62*i_dtn + d_in*i_gn*i_m2)
+        + _t56*(R_dt*_t63 + _t60 + _t63)
+        + _t67*(_t35 + _t41 + n_act)
+        + _t67*(_t52*_t66 + _t53*_t66 + _t65)
+        + _t68*_t87*d_qk
+        + _t68*_t88
+        + _t69*i_rel*(2*_t52 + _t74)
+        + _t69*(_t17 + _t65)
+        + _t69*(_t2*(_t52*i_qk_proj + _t70) + _t71)
+        + _t69*(_t25*_t72*h + _t64*i_gate*(_t72 + i_gh) + b_gh*h)
+        + _t69*(
+            _t27 + _t73*d + b_qkv*(_t29 + _t73) + i_mla*(_t31*_t74 + i_qlora*(_t32 + _t52*r_q))
         )
-        + 24*_t69*d
-        + 12*_t69
-        + _t70*_t71
-        + 6*_t71
-        + _t72*_t83*d_v2
-        + _t72*i_sink2
-        + _t74*_t76
-        + _t76*(_t37*_t75 + _t73 + _t75)
-        + _t77*b_moe
-        + _t78*i_norm_emb
-        + _t78*i_norm_final
-        + _t79*_t83*d_v
-        + _t79*i_sink
-        + _t80*d_emb*i_proj
+        + 24*_t75*d
+        + 12*_t75
+        + _t76*_t77
+        + 6*_t77
+        + _t78*_t89*d_v2
+        + _t78*i_sink2
+        + _t80*_t82
+        + _t82*(_t38*_t81 + _t79 + _t81)
+        + _t83*b_moe
+        + _t84*i_norm_emb
+        + _t84*i_norm_final
+        + _t85*_t89*d_v
+        + _t85*i_sink
+        + _t86*d_emb*i_proj
         + 6*i_hc
         + 6*n_hc
     )
-    _t86 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t85
-    _t87 = T*_t30
-    _t88 = T*_t68
-    _t89 = 3*T
-    _t90 = 4*T
+    _t92 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t91
+    _t93 = T*_t30
+    _t94 = T*_t52
+    _t95 = 3*T
+    _t96 = 4*T
     return {
-        '6N': P*_t0 + _t86,
-        'kaplan': _t19*_t87 + _t62*_t88 + _t85,
-        'palm': 12*L_att2*_t87 + 12*_t61*_t88 + _t86,
+        '6N': P*_t0 + _t92,
+        'kaplan': _t19*_t93 + _t69*_t94 + _t91,
+        'palm': 12*L_att2*_t93 + 12*_t68*_t94 + _t92,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1559,11 +1628,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t28 + _t30*_t90 + _t89*h2)
+            3*L_att2*(8*_t28 + _t30*_t96 + _t95*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t61*(8*_t67 + _t68*_t90 + _t89*h)
-            + _t80*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t68*(_t52*_t96 + 8*_t74 + _t95*h)
+            + _t86*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -1770,6 +1839,7 @@ def memory_activations(s):
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
     L_s_rw = s['L_s_rw']
+    L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sm = s['L_sm']
@@ -1843,6 +1913,7 @@ def memory_activations(s):
     i_qlora = s['i_qlora']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
+    i_sba = s['i_sba']
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
     i_sp = s['i_sp']
@@ -1863,6 +1934,7 @@ def memory_activations(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
         'layers': (
@@ -1918,6 +1990,52 @@ def memory_activations(s):
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
                     )
                     + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
+                    + L_s_sb*(
+                        d_ff*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )/n_tp
+                        + d_rope*i_mla*i_rnu*q_a
+                        + d_v*h*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
+                                + 1
+                            )
+                        )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk*h*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h - h_kv))
+                                )
+                                + d_v*h
+                            )/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
+                        + i_hf*(
+                            d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h + h_kv)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
+                        )/n_tp
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + n_tp**(-i_sp)*(
+                            d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
+                            + q_a*(d + r_sb*(3*i_sba + 1))
+                            + q_l*(1 - i_rnu)*(2*d*i_keep_qkv + d*i_keep_up)
+                        )
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -2093,6 +2211,7 @@ def memory(s):
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
     L_s_rw = s['L_s_rw']
+    L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sm = s['L_sm']
@@ -2178,6 +2297,7 @@ def memory(s):
     i_qlora = s['i_qlora']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
+    i_sba = s['i_sba']
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
     i_sp = s['i_sp']
@@ -2209,6 +2329,7 @@ def memory(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
         'activations_per_layer': T*b*(
@@ -2343,6 +2464,52 @@ def memory(s):
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
                     )
                     + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
+                    + L_s_sb*(
+                        d_ff*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )/n_tp
+                        + d_rope*i_mla*i_rnu*q_a
+                        + d_v*h*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
+                                + 1
+                            )
+                        )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk*h*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h - h_kv))
+                                )
+                                + d_v*h
+                            )/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
+                        + i_hf*(
+                            d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h + h_kv)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
+                        )/n_tp
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + n_tp**(-i_sp)*(
+                            d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
+                            + q_a*(d + r_sb*(3*i_sba + 1))
+                            + q_l*(1 - i_rnu)*(2*d*i_keep_qkv + d*i_keep_up)
+                        )
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -2726,6 +2893,47 @@ def memory(s):
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
                     )
                     + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
+                    + L_s_sb*(
+                        d_ff*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )/n_tp
+                        + d_rope*i_mla*i_rnu*q_a
+                        + d_v*h*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
+                                + 1
+                            )
+                        )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(d_qk*h*_minimum(1, _maximum(0, h - h_kv)) + d_v*h)/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/T
+                        )
+                        + i_hf*(
+                            d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h + h_kv)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, h_kv - 1)
+                        )/n_tp
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + n_tp**(-i_sp)*(
+                            d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
+                            + q_a*(d + r_sb*(3*i_sba + 1))
+                            + q_l*(1 - i_rnu)*(2*d*i_keep_qkv + d*i_keep_up)
+                        )
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -3774,6 +3982,7 @@ def finetune_memory(s):
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
     L_s_rw = s['L_s_rw']
+    L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
     L_sc = s['L_sc']
@@ -3884,6 +4093,7 @@ def finetune_memory(s):
     i_rel = s['i_rel']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
+    i_sba = s['i_sba']
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
     i_sp = s['i_sp']
@@ -3916,6 +4126,7 @@ def finetune_memory(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
@@ -4028,6 +4239,52 @@ def finetune_memory(s):
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
                     )
                     + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
+                    + L_s_sb*(
+                        d_ff*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )/n_tp
+                        + d_rope*i_mla*i_rnu*q_a
+                        + d_v*h*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
+                                + 1
+                            )
+                        )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(
+                                d_qk*h*(
+                                    _minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h - h_kv))
+                                )
+                                + d_v*h
+                            )/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/(T*b)
+                        )
+                        + i_hf*(
+                            d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h + h_kv)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
+                        )/n_tp
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + n_tp**(-i_sp)*(
+                            d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
+                            + q_a*(d + r_sb*(3*i_sba + 1))
+                            + q_l*(1 - i_rnu)*(2*d*i_keep_qkv + d*i_keep_up)
+                        )
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -4987,6 +5244,47 @@ def finetune_memory(s):
                         + h_t2*q_a*(d_qk2 + d_v2)*(-i_mla*i_rnu + 1)
                     )
                     + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
+                    + L_s_sb*(
+                        d_ff*(
+                            4*a_down*i_frozen*i_hf*i_up
+                            + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                            + q_a*(i_glu*i_hf + i_glu + 1)
+                        )/n_tp
+                        + d_rope*i_mla*i_rnu*q_a
+                        + d_v*h*(
+                            4*a_o*i_frozen*i_hf*i_up
+                            + q_lo*(
+                                -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                    -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                                )
+                                + 1
+                            )
+                        )/n_tp
+                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + i_diff*(
+                            i_scores*q_a*(d_qk*h*_minimum(1, _maximum(0, h - h_kv)) + d_v*h)/n_tp
+                            + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
+                            + (d_v*h*q_a*(2 - 2*i_frozen) + 4*d_v*h + 2*h)/n_tp
+                            + n_cp*(-8*i_frozen + q_a + 8)/T
+                        )
+                        + i_hf*(
+                            d_qk*(h + h_kv)*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)
+                            + h*(4 - 4*i_scores)
+                            + 4*i_qk_head*(h + h_kv)
+                            + 8*i_qk_proj
+                            + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, h_kv - 1)
+                        )/n_tp
+                        + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + n_tp**(-i_sp)*(
+                            d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
+                            + q_a*(d + r_sb*(3*i_sba + 1))
+                            + q_l*(1 - i_rnu)*(2*d*i_keep_qkv + d*i_keep_up)
+                        )
+                    )
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -5124,6 +5422,7 @@ def finetune_flops(s):
     L_loc2 = s['L_loc2']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
+    L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -5196,6 +5495,7 @@ def finetune_flops(s):
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     k_dn = s['k_dn']
@@ -5207,6 +5507,7 @@ def finetune_flops(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     w = s['w']
     w_gr = s['w_gr']
     return {
@@ -5265,6 +5566,9 @@ def finetune_flops(s):
         ),
         'train_per_sequence': (
             3*L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            + 3*L_sb*h*(
+                2*T**2*(1 - i_causal) + T*i_causal*(T + 1)
+            )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
             + T*(
                 15*H_la*L_la*d_la**2
                 + 21*H_v*L_dn*d_lk*d_lv
@@ -5358,6 +5662,12 @@ def finetune_flops(s):
                     + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 2*L_rw*d**2
                     + 8*L_rw*d*d_rw
+                    + 2*L_sb*d**2
+                    + 2*L_sb*d*d_ff*(i_glu + 2)
+                    + 2*L_sb*(
+                        i_sba*r_sb*(6*d + d_qk*h + h_kv*(d_qk + d_v)) + r_sb*(d + d_ff*(i_glu + 1))
+                    )
+                    + 2*L_sb*(2*d*d_qk*h + d*d_v*h + 2*d*h_kv*(d_qk + d_v))
                     + 8*L_sc*d**2
                     + 2*L_sc*d*k_sc
                     + 2*L_ssm*R_dt*d_in*(1 - i_m2)
@@ -7198,6 +7508,7 @@ def precision(s):
     L_la = s['L_la']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
+    L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     N_s = s['N_s']
@@ -7238,90 +7549,101 @@ def precision(s):
     i_moa = s['i_moa']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
+    i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     n_hc = s['n_hc']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
+    r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = 2*V_o
-    _t1 = L_gr*d_gr
-    _t2 = 2*d_in
-    _t3 = L_ssm*_t2
-    _t4 = d**2
-    _t5 = 2*n_hc**2
-    _t6 = 2*L_att2
-    _t7 = _t6*d
-    _t8 = E_a*i_moa
-    _t9 = H_v*d_lv
-    _t10 = 2*d
-    _t11 = L_dn*_t10
-    _t12 = _t7*h2
-    _t13 = i_glu + 2
-    _t14 = _t10*_t13*d_ff
-    _t15 = 2*L_moe
-    _t16 = _t13*d
-    _t17 = L_att - L_att2
-    _t18 = 2*_t17
-    _t19 = _t18*d
-    _t20 = _t3*(1 - i_m2)
-    _t21 = _t19*h
-    _t22 = 2*N_s
-    _t23 = 1 - i_gh
-    _t24 = _t5*i_hcm
-    _t25 = H_v + _t9
-    _t26 = d_qk2*h2
-    _t27 = d*(1 - i_mla)
-    _t28 = d*(1 - i_qlora)
-    _t29 = d*r_q
-    _t30 = d*(d_rope + r_kv)
-    _t31 = -d_rope
-    _t32 = (
-        2*_t27*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t30 + h2*r_kv*(_t31 + d_qk2 + d_v2))
+    _t1 = 6*d
+    _t2 = L_gr*d_gr
+    _t3 = 2*d_in
+    _t4 = L_ssm*_t3
+    _t5 = d**2
+    _t6 = 2*_t5
+    _t7 = 2*n_hc**2
+    _t8 = 2*L_att2
+    _t9 = _t8*d
+    _t10 = E_a*i_moa
+    _t11 = H_v*d_lv
+    _t12 = 2*d
+    _t13 = L_dn*_t12
+    _t14 = _t9*h2
+    _t15 = i_glu + 2
+    _t16 = _t12*_t15*d_ff
+    _t17 = 2*L_sb
+    _t18 = _t15*d
+    _t19 = 2*L_moe
+    _t20 = L_att - L_att2
+    _t21 = 2*_t20
+    _t22 = _t4*(1 - i_m2)
+    _t23 = d*h
+    _t24 = _t23*d_v
+    _t25 = 2*N_s
+    _t26 = 1 - i_gh
+    _t27 = d_qk*h
+    _t28 = d_qk + d_v
+    _t29 = _t28*h_kv
+    _t30 = _t7*i_hcm
+    _t31 = H_v + _t11
+    _t32 = d_qk2*h2
+    _t33 = d*(1 - i_mla)
+    _t34 = d*(1 - i_qlora)
+    _t35 = d*r_q
+    _t36 = d*(d_rope + r_kv)
+    _t37 = -d_rope
+    _t38 = (
+        2*_t33*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t36 + h2*r_kv*(_t37 + d_qk2 + d_v2))
     )
-    _t33 = d_qk*h
-    _t34 = 2*_t27*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t30 + h*r_kv*(_t31 + d_qk + d_v))
-    _t35 = (
+    _t39 = 2*_t33*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t36 + h*r_kv*(_t28 + _t37))
+    _t40 = (
         10*H_la*L_la*d*d_la
-        + 2*L*(_t24*d + d*n_hc*(_t24 + 4*n_hc))
-        + L_att2*_t32
-        + L_dense*_t14
-        + 2*L_dn*i_cg*(_t10*r_g + r_g*(H_v*d_lk + _t9))
-        + L_dw*_t14
+        + 2*L*(_t30*d + d*n_hc*(_t30 + 4*n_hc))
+        + L_att2*_t38
+        + L_dense*_t16
+        + 2*L_dn*i_cg*(_t12*r_g + r_g*(H_v*d_lk + _t11))
+        + L_dw*_t16
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t32
-        + 2*L_rw*_t4
+        - L_kvs2*_t38
+        + L_rw*_t6
         + 8*L_rw*d*d_rw
-        + 8*L_sc*_t4
-        + L_ssm*_t10*(_t2 + i_m2*(G_s*_t22 + H_s))
-        + R_dt*_t20
+        + L_sb*_t6
+        + 8*L_sc*_t5
+        + L_ssm*_t12*(_t3 + i_m2*(G_s*_t25 + H_s))
+        + R_dt*_t22
         - _t0*d
         + _t0*d_emb
-        + 6*_t1*d
-        + 4*_t1*w_gr
-        + _t11*_t9
-        + _t11*(2*H_k*d_lk + _t25*(1 - i_cg) + _t25)
-        + _t12*d_v2
-        + _t12*i_gate*(_t23*d_v2 + i_gh)
-        + _t15*_t16*d_e*k
-        + _t15*(E_s*_t16*d_s + d*i_shared_gate)
-        + _t17*_t34
-        + _t18*(_t27*_t33 + i_mla*(_t28*_t33 + i_qlora*(_t29 + _t33*r_q)))
-        + _t19*_t8
-        + _t20*(R_dt + _t22)
-        + _t21*d_v
-        + _t21*i_gate*(_t23*d_v + i_gh)
-        + _t3*d
-        - _t34*(L_kvs - L_kvs2)
-        + _t5*d
-        + _t6*(_t26*_t27 + i_mla*(_t26*_t28 + i_qlora*(_t26*r_q + _t29)))
-        + _t7*_t8
+        + _t1*_t2
+        + _t10*_t21*d
+        + _t10*_t9
+        + _t11*_t13
+        + _t13*(2*H_k*d_lk + _t31*(1 - i_cg) + _t31)
+        + _t14*d_v2
+        + _t14*i_gate*(_t26*d_v2 + i_gh)
+        + _t17*_t18*d_ff
+        + _t17*(i_sba*r_sb*(_t1 + _t27 + _t29) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t17*(_t12*_t27 + _t12*_t29 + _t24)
+        + _t18*_t19*d_e*k
+        + _t19*(E_s*_t18*d_s + d*i_shared_gate)
+        + 4*_t2*w_gr
+        + _t20*_t39
+        + _t21*_t23*i_gate*(_t26*d_v + i_gh)
+        + _t21*_t24
+        + _t21*(_t27*_t33 + i_mla*(_t27*_t34 + i_qlora*(_t27*r_q + _t35)))
+        + _t22*(R_dt + _t25)
+        - _t39*(L_kvs - L_kvs2)
+        + _t4*d
+        + _t7*d
+        + _t8*(_t32*_t33 + i_mla*(_t32*_t34 + i_qlora*(_t32*r_q + _t35)))
         + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t35,
-        'low_precision_train': _t35*(3 - i_frozen),
+        'low_precision_forward': _t40,
+        'low_precision_train': _t40*(3 - i_frozen),
     }
 
 
@@ -7488,6 +7810,7 @@ def inference(s):
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
     L_rw = s['L_rw']
+    L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     M_gib = s['M_gib']
@@ -7536,14 +7859,15 @@ def inference(s):
             + h_kv2*(L_att2 - L_kvs2)*(d_qk2 + d_v2)
             + (
                 h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)
-            )*(L_att - L_att2 - L_kvs + L_kvs2)
+            )*(L_att - L_att2 - L_kvs + L_kvs2 + L_sb)
         ),
         'kv_cache': b*q_kv*(
             H_la*L_la*d_la**2
             + K*h_g*(
                 L_idx*T*d_I
                 + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                    T*(
+                    L_sb*T
+                    + T*(
                         L_att
                         - L_att2
                         - L_chk
@@ -7585,7 +7909,8 @@ def inference(s):
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        T*(
+                        L_sb*T
+                        + T*(
                             L_att
                             - L_att2
                             - L_chk
@@ -7620,7 +7945,8 @@ def inference(s):
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        T*(
+                        L_sb*T
+                        + T*(
                             L_att
                             - L_att2
                             - L_chk
@@ -7657,7 +7983,8 @@ def inference(s):
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        T*(
+                        L_sb*T
+                        + T*(
                             L_att
                             - L_att2
                             - L_chk
@@ -7694,7 +8021,8 @@ def inference(s):
                     + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                            T*(
+                            L_sb*T
+                            + T*(
                                 L_att
                                 - L_att2
                                 - L_chk
@@ -7731,7 +8059,8 @@ def inference(s):
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                        T*(
+                        L_sb*T
+                        + T*(
                             L_att
                             - L_att2
                             - L_chk
@@ -7771,7 +8100,8 @@ def inference(s):
                     + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                            T*(
+                            L_sb*T
+                            + T*(
                                 L_att
                                 - L_att2
                                 - L_chk
@@ -7809,7 +8139,8 @@ def inference(s):
                     + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
-                            T*(
+                            L_sb*T
+                            + T*(
                                 L_att
                                 - L_att2
                                 - L_chk

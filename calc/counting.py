@@ -153,6 +153,13 @@ DIFFERENTIAL_ATTENTION = (
     "head's two QKᵀ maps of half its width) is computed once, 2·d_qk per key, and weighs the "
     "head's values 2·d_v wide, 2·2·d_v per key (attention/scores); λ's four d_h vectors per "
     "layer are attention/lambda, λ's dot products, the subtraction and the head norm count 0.")
+SHARED_BLOCK = (
+    "Shared block (Zamba, Zamba2): its weights count once per weight set in the parameters "
+    "(total and active), each depth's projection d → d and adapters once per depth; its "
+    "FLOPs count at every depth it runs at: W_Q, W_K, W_V over [hidden, embedding] (2d wide), "
+    "W_O, the FFN, the projection and the adapters (shared_block/*), and its QKᵀ and A·V over "
+    "all keys a query sees, as a global layer's (attention/scores); its KV cache is per "
+    "depth.")
 SCANS = (
     "Scans and convolutions (Mamba, gated DeltaNet, lightning attention, RWKV, Griffin's "
     "RG-LRU, short convolutions) are not matrix products: a causal conv costs 2·k FLOPs per "

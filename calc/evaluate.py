@@ -68,7 +68,18 @@ def _mixer_values(spec: ModelSpec) -> dict[str, int]:
         "d_gr": gr.d_lru if gr else 0, "w_gr": gr.block_width if gr else 0,
         "k_gr": gr.d_conv if gr else 0,
         "k_sc": sc.d_conv if sc else 0, "b_sc": int(bool(sc and sc.bias)),
+        **_shared_block_values(spec),
     }
+
+
+def _shared_block_values(spec: ModelSpec) -> dict[str, int]:
+    """The shared block's depths, weight sets, adapter rank and attention adapters (0 without
+    one)."""
+    block = spec.shared_block
+    if block is None:
+        return {"L_sb": 0, "M_sb": 0, "r_sb": 0, "i_sba": 0}
+    return {"L_sb": block.depths, "M_sb": block.n_blocks, "r_sb": block.adapter_rank or 0,
+            "i_sba": int(block.attention_adapters)}
 
 
 def _indexer_values(spec: ModelSpec) -> dict[str, int]:
@@ -192,6 +203,8 @@ def stage_values(spec: ModelSpec, tp: int, pp: int, split_embedding_loss: bool =
             "L_s_dn": mixers.count("deltanet"), "L_s_la": mixers.count("lightning"),
             "L_s_rw": mixers.count("rwkv"), "L_s_gr": mixers.count("griffin"),
             "L_s_sc": mixers.count("conv"),
+            "L_s_sb": sum(i < first for i in spec.shared_block.layers)
+            if spec.shared_block else 0,
             "h_t": -(-spec.n_kv_heads // tp), "L_w": first + last * dualpipe,
             "L_s_att2": spec.attention_kinds[:first].count(spec.shaped_kind or "-"),
             **_stage_kv_shared(spec, first),

@@ -72,6 +72,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("L_rw", "L_{rw}", "layers with RWKV's time-mix (and channel-mix)", "size"),
     SymbolInfo("L_gr", "L_{gr}", "layers with Griffin's recurrent block (RG-LRU)", "size"),
     SymbolInfo("L_sc", "L_{sc}", "layers with a short-convolution mixer", "size"),
+    SymbolInfo("L_sb", "L_{sb}", "depths the shared block runs at (shared_block.layers)",
+               "size"),
+    SymbolInfo("M_sb", "M_{sb}", "weight sets of the shared block (Zamba2's num_mem_blocks; 0 "
+               "without one)", "size"),
+    SymbolInfo("r_sb", "r_{sb}", "rank of the shared block's adapters of each depth (0 "
+               "without them)", "size"),
     SymbolInfo("c", "c", "chunked attention: tokens per chunk", "size"),
     # the attention layers of one kind with head shapes of their own (attention.kind_shapes);
     # without them h' = h, h'_kv = h_kv, d'_qk = d_qk, d'_v = d_v, 1'_sink = 1_sink and
@@ -148,6 +154,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "indicator"),
     SymbolInfo("i_rope", r"\mathbb{1}_{rope}", "rotary position embeddings (RoPE)",
                "indicator"),
+    SymbolInfo("i_sba", r"\mathbb{1}_{sb\,att}", "the shared block's adapters of each depth "
+               "on W_Q, W_K and W_V too", "indicator"),
     SymbolInfo("i_sink", r"\mathbb{1}_{sink}", "a learned sink logit per head", "indicator"),
     SymbolInfo("i_hc", r"\mathbb{1}_{hc}", "hyper-connections: n_hc residual streams mixed by "
                "learned maps", "indicator"),
@@ -245,6 +253,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "memory"),
     SymbolInfo("L_s_rw", "L_{s,rw}", "RWKV layers among the first stage's L_s", "memory"),
     SymbolInfo("L_s_gr", "L_{s,gr}", "Griffin recurrent layers among the first stage's L_s",
+               "memory"),
+    SymbolInfo("L_s_sb", "L_{s,sb}", "depths of the shared block among the first stage's L_s",
                "memory"),
     SymbolInfo("L_s_sc", "L_{s,sc}", "short-convolution layers among the first stage's L_s",
                "memory"),
@@ -463,6 +473,8 @@ b_oL, i_mn, b_gh = SYMBOLS["b_oL"], SYMBOLS["i_mn"], SYMBOLS["b_gh"]
 L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
 L_rw, d_rw, L_s_rw = (SYMBOLS[n] for n in ("L_rw", "d_rw", "L_s_rw"))
 L_gr, d_gr, w_gr, k_gr, L_s_gr = (SYMBOLS[n] for n in ("L_gr", "d_gr", "w_gr", "k_gr", "L_s_gr"))
+L_sb, M_sb, r_sb, i_sba, L_s_sb = (SYMBOLS[n] for n in ("L_sb", "M_sb", "r_sb", "i_sba",
+                                                         "L_s_sb"))
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 E_0 = SYMBOLS["E_0"]

@@ -289,6 +289,54 @@ def _longcat_flash(draw, model_type: str) -> dict:
             "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64}
 
 
+def _zamba(draw, model_type: str) -> dict:
+    """Zamba and Zamba2: Mamba layers, some hybrid (the shared block before them) or none,
+    grouped key/value heads; Zamba's head width given or 2·hidden / heads, its layer types
+    given or its period rule; Zamba2's sets (fewer or more than the depths), adapters on the
+    attention (whose adapters need kv heads = heads and heads dividing 2·hidden: transformers
+    adds their 2·hidden outputs to q, k, v), biases, RoPE. Zamba2 tied (untied, it refuses)."""
+    layers = draw(st.integers(3, 6))
+    hidden = draw(st.sampled_from([4, 8]))
+    heads = draw(st.sampled_from([1, 2, 4]))
+    kv = draw(st.sampled_from([k for k in (1, 2, 4) if heads % k == 0]))
+    config = {"hidden_size": hidden, "num_hidden_layers": layers, "num_attention_heads": heads,
+              "num_key_value_heads": kv, "intermediate_size": draw(st.integers(1, 16)),
+              "vocab_size": draw(st.integers(8, 64)), "max_position_embeddings": 64,
+              "mamba_d_state": draw(st.integers(1, 4)), "mamba_d_conv": draw(st.integers(1, 4)),
+              "hidden_act": draw(st.sampled_from(["gelu", "silu"]))}
+    types = None
+    if draw(st.booleans()):
+        types = _layer_types(draw, layers, ["mamba", "hybrid"])
+        config["layers_block_type"] = types
+    if model_type == "zamba":
+        m_heads = draw(st.sampled_from([1, 2, 4]))
+        config.update(n_mamba_heads=m_heads, mamba_expand=draw(st.sampled_from([1, 2])),
+                      mamba_dt_rank=draw(st.sampled_from(["auto", 1, 3])),
+                      mamba_conv_bias=draw(st.booleans()),
+                      mamba_proj_bias=draw(st.booleans()),
+                      tie_word_embeddings=draw(st.booleans()),
+                      attention_head_dim=draw(st.none() | st.integers(1, 4)))
+        if types is None:  # ZambaConfig's rule: layer 2, then 3 + i for i % period == offset
+            period = config["attn_layer_period"] = draw(st.integers(1, 3))
+            offset = config["attn_layer_offset"] = draw(st.integers(0, period - 1))
+            types = ["mamba", "mamba", "hybrid"] + ["hybrid" if i % period == offset else "mamba"
+                                                    for i in range(layers - 3)]
+        if types.count("hybrid") == 1:  # transformers' tie then finds nothing and refuses
+            config["tie_word_embeddings"] = False
+        return config
+    if types is None:  # Zamba2Config's default list has 54 layers
+        config["layers_block_type"] = _layer_types(draw, layers, ["mamba", "hybrid"])
+    m_heads = draw(st.sampled_from([1, 2, 4]))
+    adapters = kv == heads and draw(st.booleans())
+    return {**config, "n_mamba_heads": m_heads,
+            "mamba_ngroups": draw(st.sampled_from([g for g in (1, 2) if m_heads % g == 0])),
+            "chunk_size": draw(st.sampled_from([2, 4, 256])),
+            "num_mem_blocks": draw(st.integers(1, 3)),
+            "adapter_rank": draw(st.integers(1, 4)),
+            "use_shared_attention_adapter": adapters,
+            "add_bias_linear": draw(st.booleans()), "use_mem_rope": draw(st.booleans())}
+
+
 @st.composite
 def _per_layer_types(draw, model_type: str) -> dict:
     """The types with per-layer structure, mixtures of experts and other mixers."""
@@ -306,6 +354,8 @@ def _per_layer_types(draw, model_type: str) -> dict:
         return {**config, "num_heads": heads, "head_dim": 2 * hidden // heads,
                 "n_groups": draw(st.sampled_from([g for g in (1, 2) if heads % g == 0])),
                 "chunk_size": draw(st.sampled_from([2, 4, 256]))}
+    if model_type in ("zamba", "zamba2"):
+        return draw(_zamba(model_type))
     if model_type == "rwkv":  # attention_hidden_size and intermediate_size given or derived
         return {"hidden_size": draw(st.integers(1, 8)), "num_hidden_layers": layers,
                 "attention_hidden_size": draw(st.none() | st.integers(1, 8)),
@@ -782,7 +832,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl",
                    "cohere2_moe", "deepseek_v32", "glm_moe_dsa", "hy_v4", "lfm3", "laguna",
                    "kimi_linear", "minimax", "gemma4_unified_text", "gemma4_text",
-                   "mimo_v2_flash", "rwkv", "recurrent_gemma")
+                   "mimo_v2_flash", "rwkv", "recurrent_gemma", "zamba", "zamba2")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "gpt_neox_japanese", "falcon", "bloom")

@@ -259,3 +259,38 @@ def _mixers(draw, n_layers: int) -> dict:
     if "conv" in pattern:
         out["short_conv"] = {"d_conv": draw(st.integers(1, 4)), "bias": draw(st.booleans())}
     return out
+
+
+@st.composite
+def shared_block_specs(draw, max_width: int = 32, max_layers: int = 5):
+    """Specs with a shared block (Zamba's, Zamba2's): any mixer pattern, with FFNs or without
+    (the block still has one), plain attention of any head shapes, RoPE or none, one or more
+    weight sets, adapters or none, on some of the layers."""
+    n_layers = draw(st.integers(1, max_layers))
+    n_heads = draw(st.integers(1, 4))
+    head_dim = draw(st.none() | st.integers(1, 8))
+    d_model = (draw(st.integers(1, max_width // n_heads)) * n_heads if head_dim is None
+               else draw(st.integers(2, max_width)))
+    attention = {"n_heads": n_heads, "head_dim": head_dim,
+                 "n_kv_heads": draw(st.sampled_from(_divisors(n_heads))),
+                 "v_head_dim": draw(st.none() | st.integers(1, 8))}
+    mixers = draw(_mixers(n_layers))
+    if mixers.pop("no_ffn"):
+        mixers["layers"]["ffn_pattern"] = ("none",)
+    activation = draw(st.sampled_from(["relu", "gelu", "silu", "swiglu", "geglu"]))
+    ffn = {"activation": activation, "d_ff": draw(st.integers(1, 2 * max_width)),
+           "bias": draw(st.booleans())}
+    depths = draw(st.lists(st.integers(0, n_layers - 1), min_size=1, max_size=n_layers,
+                           unique=True))
+    rank = draw(st.none() | st.integers(1, 4))
+    block = {"layers": sorted(depths), "n_blocks": draw(st.integers(1, len(depths))),
+             "adapter_rank": rank,
+             "attention_adapters": rank is not None and draw(st.booleans())}
+    kind = draw(st.sampled_from(["layernorm", "rmsnorm"]))
+    return calc.ModelSpec(
+        name="shared", vocab_size=draw(st.integers(1, 50)), d_model=d_model,
+        n_layers=n_layers, context_length=draw(st.integers(1, 16)), attention=attention,
+        ffn=ffn, norm={"kind": kind, "placement": "pre", "final": draw(st.booleans()),
+                       "bias": kind == "layernorm" and draw(st.booleans())},
+        position={"kind": draw(st.sampled_from(["rope", "none"]))},
+        tie_embeddings=draw(st.booleans()), shared_block=block, **mixers)

@@ -68,6 +68,12 @@ UNRELEASED = {
         ("diffllama", "kajuma/DiffLlama-0.3B-handcut"), ("hy_v4", "tencent/Hy4-preview"),
         ("gpt_neox_japanese", "abeja/gpt-neox-japanese-2.7b"), ("axk1", "skt/A.X-K1"),
         ("beam", "reflection/Beam-1.0-501B-A23B"))},
+    "zamba2": "Zyphra/Zamba2-1.2B's config.json at revision "
+              "4f8e85cd31975fe07d8fc3145239d58913192294 (found whole) is in Zyphra's format "
+              "before the transformers port (layers_block_type 'm'/'g', lora_rank, state_size, "
+              "ffn_hidden_size), which Zamba2Config does not read: transformers 5.24 builds no "
+              "shared block from its 'g' layers; the ported files (Zyphra/Zamba2-2.7B-Instruct-v2) "
+              "were found cut off after n_mamba_heads",
     "nemotron_h": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's pattern (copies quoted by "
                   "public repositories) has mixer blocks without an FFN block beside ones with, "
                   "which calc refuses; no verbatim config.json of another release was found",

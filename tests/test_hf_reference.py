@@ -926,3 +926,31 @@ def test_random_hy_v4_configs_match_transformers_and_export_back(config, seq_len
     exported = hf_config_from_spec(spec)
     assert exported["model_type"] == "hy_v4"
     assert shape(spec_from_hf_config(exported)) == shape(spec)
+
+
+# ---- the shared block (zamba, zamba2) ----------------------------------------------------------
+@st.composite
+def _zamba_configs(draw) -> dict:
+    model_type = draw(st.sampled_from(["zamba", "zamba2"]))
+    return {"model_type": model_type, **_NO_TOKENS, **draw(STRATEGIES[model_type](model_type))}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_zamba_configs(), st.integers(1, 9))
+def test_random_zamba_configs_match_transformers(config, seq_len):
+    """The shared block's weight sets counted once (one per depth where Zamba is untied), its
+    projection and adapters per depth, its attention over [hidden, embedding] with grouped
+    heads, RoPE or none, and its products at every depth, beside Zamba's multi-head Mamba and
+    Zamba2's Mamba-2, against transformers' ZambaForCausalLM and Zamba2ForCausalLM; and back
+    through their writers (no other writer holds a shared block)."""
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, seq_len)
+    hybrid = [t == "hybrid" for t in transformers.AutoConfig.for_model(
+        config["model_type"], **{k: v for k, v in config.items() if k != "model_type"}
+    ).layers_block_type]
+    assert (spec.shared_block.depths if spec.shared_block else 0) == sum(hybrid)
+    exported = hf_config_from_spec(spec)  # back through the writers: zamba's or zamba2's
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    if spec.shared_block is not None:
+        assert exported["model_type"] == config["model_type"]
+        assert_matches(spec, exported, seq_len)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 import calc  # noqa: E402
 from calc.reports.verify import verify  # noqa: E402
-from tests.strategies import model_specs  # noqa: E402
+from tests.strategies import model_specs, shared_block_specs  # noqa: E402
 
 
 @pytest.mark.parametrize("name", calc.list_presets())
@@ -169,3 +169,14 @@ def test_verify_a_config_json_with_hf(cli):
     result = cli("verify", config, "--hf", "--seq-len", "64", "--format", "json")
     data = result.json()
     assert result.code == 0 and data["ok"] and data["hf"]["model_type"] == "qwen3_moe"
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(spec=shared_block_specs(), seq_len=st.integers(1, 12),
+       device=st.sampled_from(["meta", "cpu"]))
+def test_random_specs_with_a_shared_block_verify_exactly(spec, seq_len, device):
+    """The shared block beside any mixer, with FFNs or without: each weight set counted once,
+    each depth's projection and adapters, its products and QKᵀ·V at every depth (the
+    reference model runs them; one layer per structure on meta counts as every layer)."""
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]

@@ -35,6 +35,11 @@ once: a differential head's two QKᵀ maps, each half its width (d_qk, transform
 paper's FlashAttention form (each map times V) does; λ (a dot product of two d_h vectors) and
 the subtraction count 0. transformers' DiffLlamaAttention computes each map twice, once per half
 of the values (calc.verify.hf_implementation).
+The shared block (Zamba, Glorioso et al. 2024 §2; Zamba2; calc.spec.layers.SharedBlockSpec)
+counts at every depth it runs at, whatever weights the depths share: W_Q, W_K and W_V read the
+2d-wide [hidden, embedding], W_O and the FFN as an attention layer's, each depth's projection
+d → d and its adapters (shared_block/*), and QKᵀ and A·V over every key the query sees, as a
+global layer's (attention/scores). Parameters count each weight set once (calc.formulas.params).
 Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020 §2.1).
 """
 
@@ -59,6 +64,7 @@ from calc.symbols import (
     L_loc2,
     L_moe,
     L_rw,
+    L_sb,
     L_sc,
     L_ssm,
     T,
@@ -148,8 +154,11 @@ LOCAL_KEYS = _keys_per_sequence(sympy.Min(T, w))
 PAIRS = ((L_GLOBAL - L_GLOBAL2) * GLOBAL_KEYS + (L_loc - L_loc2) * LOCAL_KEYS
          + (L_chk - L_chk2) * CHUNKED_KEYS_PER_SEQUENCE)
 PAIRS2 = L_GLOBAL2 * GLOBAL_KEYS + L_loc2 * LOCAL_KEYS + L_chk2 * CHUNKED_KEYS_PER_SEQUENCE
+# The shared block's attention (calc.spec.layers.SharedBlockSpec) is global and plain: PAIR
+# (no relative positions, differential maps or indexer with it) at each of its L_sb depths.
 ATTENTION_SCORES_PER_SEQUENCE = (PAIR * PAIRS + PAIR2 * PAIRS2
-                                 + L_idx * INDEXER_PAIR * _keys_per_sequence(T))
+                                 + L_idx * INDEXER_PAIR * _keys_per_sequence(T)
+                                 + L_sb * PAIR * _keys_per_sequence(T))
 # A generated token at context T (itself included) sees T keys, min(T, w) in local layers, and
 # in chunked ones the T − c·⌊(T − 1)/c⌋ keys of its own chunk so far.
 GLOBAL_SEEN = i_dsa * sympy.Min(T, K_I) + (1 - i_dsa) * T
@@ -159,7 +168,7 @@ INFERENCE_ATTENTION_PER_TOKEN = FMA * PAIR * (
     + (L_chk - L_chk2) * CHUNK_SEEN
 ) + FMA * PAIR2 * (
     L_GLOBAL2 * GLOBAL_SEEN + L_loc2 * sympy.Min(T, w) + L_chk2 * CHUNK_SEEN
-) + FMA * L_idx * INDEXER_PAIR * T
+) + FMA * L_idx * INDEXER_PAIR * T + FMA * PAIR * L_sb * T
 
 # Forward FLOPs per token by component (the attention scores per sequence, see above); the
 # convolutions and scans of the other mixers are not matrix products (calc.formulas.mixers).
@@ -191,6 +200,8 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     "hyper_connections/layers": FMA * L * (params.HC_WEIGHTS["hyper_connections/layers"]
                                            + params.HC_MAPS * i_hcm * n_hc**2 * d),
     "hyper_connections/head": FMA * params.HC_WEIGHTS["hyper_connections/head"],
+    # the shared block, its projection and its adapters at every depth it runs at
+    **{key: FMA * L_sb * expr for key, expr in params.SHARED_BLOCK_WEIGHTS.items()},
     "embedding_projection": FMA * MATMUL_EMBEDDING_PROJECTION,
     "lm_head": FMA * MATMUL_LM_HEAD,
 }

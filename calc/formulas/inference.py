@@ -56,6 +56,7 @@ from calc.symbols import (
     L_loc,
     L_loc2,
     L_rw,
+    L_sb,
     L_sc,
     L_ssm,
     M_gib,
@@ -140,7 +141,11 @@ KV_COPIES2 = K * h_g2 / h_kv2
 # b sequences at context T, over all K GPUs (each GPU holds 1/K of it): keys and values, and
 # the recurrent states (at the same bytes each)
 INDEXER_KEYS = L_idx * d_I * T  # DSA: the indexer's keys of one sequence, all its layers
-KV_CACHE = q_kv * b * ((KV_WIDTH * KV_TOKEN_LAYERS + INDEXER_KEYS) * KV_COPIES
+# The shared block (calc.spec.layers.SharedBlockSpec) caches its keys and values at each of its
+# L_sb depths, all T tokens (transformers' cache.update with the hybrid layer's index).
+SHARED_BLOCK_TOKEN_LAYERS = L_sb * T
+KV_CACHE = q_kv * b * ((KV_WIDTH * (KV_TOKEN_LAYERS + SHARED_BLOCK_TOKEN_LAYERS)
+                        + INDEXER_KEYS) * KV_COPIES
                        + KV_WIDTH2 * KV_TOKEN_LAYERS2 * KV_COPIES2 + STATE_ELEMENTS)
 GPU_BYTES = K * M_gib * GIB
 # Weights one decode step reads: all but the routed experts, and the experts its b tokens touch.
@@ -159,7 +164,7 @@ DECODE_STEP = sympy.Max(DECODE_COMPUTE, DECODE_MEMORY, evaluate=False)
 INFERENCE: dict[str, sympy.Expr] = {
     "weights": WEIGHTS,
     # before any window caps it; DSA's indexer keys included
-    "kv_cache_per_token": q_kv * ((L_att - L_att2 - (L_kvs - L_kvs2)) * KV_WIDTH
+    "kv_cache_per_token": q_kv * ((L_att - L_att2 - (L_kvs - L_kvs2) + L_sb) * KV_WIDTH
                                   + (L_att2 - L_kvs2) * KV_WIDTH2 + L_idx * d_I),
     "kv_cache": KV_CACHE,
     # the recurrent states among it, the same at any context

@@ -66,6 +66,7 @@ from calc.symbols import (
     L_s_kvs2,
     L_s_la,
     L_s_rw,
+    L_s_sb,
     L_s_sc,
     L_s_ssm,
     L_sm,
@@ -136,6 +137,7 @@ from calc.symbols import (
     i_qlora,
     i_rnu,
     i_rope,
+    i_sba,
     i_scores,
     i_shared_gate,
     i_sp,
@@ -169,6 +171,7 @@ from calc.symbols import (
     q_w,
     r_kv,
     r_q,
+    r_sb,
     u_ao,
     u_g,
 )
@@ -411,6 +414,18 @@ MIXERS_PER_RANK = {
     "conv": mixers.SHORT_CONV_STORED_SPLIT / n_tp * q_a,
 }
 FFN_LAYERS_S = L_s_dense + L_sm  # the first stage's layers with an FFN
+# The shared block at each of the first stage's L_s_sb depths (calc.spec.layers
+# .SharedBlockSpec) keeps what an attention layer and a dense FFN keep, its attention reading
+# [hidden, embedding]: the two norms' inputs (2d and d), W_Q/W_K/W_V's input 2d wide (kept for
+# their weights or adapters), W_up's input, one rank's Q, K, V, W_O's input and scores, the
+# FFN's d_ff-wide tensors; replicated beside them, the depth's projection input (d) and each
+# adapter's r-wide middle (the FFN's, and W_Q's, W_K's, W_V's with attention adapters), kept
+# for its second matrix's gradient. Its weights are shared, its activations are not.
+SB_NORM = (1 - i_hf) * q_a + i_hf * NORM_HF / d  # one norm's kept bytes per element of width
+SHARED_BLOCK_OUTSIDE = (SB_NORM * 3 * d
+                        + KEPT_NORM_OUTPUT * (i_keep_qkv * 2 * d + i_keep_up * d) * q_l
+                        + (d + r_sb * (1 + 3 * i_sba)) * q_a)
+SHARED_BLOCK_PER_RANK = (ATTENTION_PER_RANK + i_scores * SCORES / n_tp + MLP_DENSE / n_tp)
 
 # The first stage: p micro-batches in flight through its L_s layers: L_s_att with attention,
 # L_s_dense and L_sm with a dense or an MoE FFN, L_s_ssm, L_s_dn, L_s_la, L_s_rw, L_s_gr, L_s_sc
@@ -430,7 +445,8 @@ STORED_PER_TOKEN = IN_FLIGHT * (
     + L_s_ssm * MIXERS_PER_RANK["mamba"] + L_s_dn * MIXERS_PER_RANK["deltanet"]
     + L_s_la * MIXERS_PER_RANK["lightning"] + L_s_rw * MIXERS_PER_RANK["rwkv"]
     + L_s_gr * MIXERS_PER_RANK["griffin"]
-    + L_s_sc * MIXERS_PER_RANK["conv"])
+    + L_s_sc * MIXERS_PER_RANK["conv"]
+    + L_s_sb * (SHARED_BLOCK_OUTSIDE / n_tp**i_sp + SHARED_BLOCK_PER_RANK))
 # full recomputation: each layer's input. Activation offload (i_ao; torchtune's
 # OffloadActivations, torchtune/training/_activation_offloading.py at 1814feb17) copies every
 # saved tensor of at least 1,024 bytes that is not a parameter to pinned host memory as the

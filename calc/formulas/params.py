@@ -37,9 +37,11 @@ from calc.symbols import (
     L_la,
     L_moe,
     L_rw,
+    L_sb,
     L_sc,
     L_ssm,
     M,
+    M_sb,
     P,
     V,
     V_o,
@@ -89,6 +91,7 @@ from calc.symbols import (
     i_qk_proj,
     i_qlora,
     i_rel,
+    i_sba,
     i_shared_gate,
     i_sink,
     i_sink2,
@@ -100,6 +103,7 @@ from calc.symbols import (
     n_norm,
     r_kv,
     r_q,
+    r_sb,
 )
 
 # Parameters of one norm per unit of width: γ, plus β for a LayerNorm with bias (neither for
@@ -332,6 +336,40 @@ def attention_totals(attention: dict[str, sympy.Expr],
             for key, expr in attention.items()}
 
 
+# ---- the shared block (calc.spec.layers.SharedBlockSpec: Zamba, Zamba2) ---------------------
+# Its input is [hidden, embedding], 2d wide (Glorioso et al. 2024, arXiv 2405.16712, Fig. 2;
+# modeling_zamba.py ZambaAttentionDecoderLayer: torch.concatenate then input_layernorm of
+# attention_hidden_size = 2·hidden_size; ZambaAttention's q/k/v_proj read attention_hidden_size
+# and o_proj writes hidden_size, all bias=False; modeling_zamba2.py the same).
+SB_INPUT = 2 * d
+# What a token multiplies through at each depth the block runs at (calc.formulas.flops):
+SHARED_BLOCK_WEIGHTS: dict[str, sympy.Expr] = {
+    "shared_block/attention": SB_INPUT * h * d_qk + SB_INPUT * h_kv * (d_qk + d_v) + h * d_v * d,
+    "shared_block/mlp": ffn_weights(d_ff),
+    # each depth's own Linear(hidden, hidden, bias=False) after the block (ZambaHybridLayer's
+    # and Zamba2HybridLayer's `linear`)
+    "shared_block/projection": d * d,
+    # Zamba2 (arXiv 2411.15242, Fig. 2; modeling_zamba2.py): each depth's adapters, pairs of
+    # Linear(bias=False) whose output is added to the shared projection's: Zamba2MLP's
+    # gate_up_proj_adapter d → r → 2·d_ff (the gate and up widths), and with
+    # use_shared_attention_adapter Zamba2Attention's linear_q/k/v_adapter 2d → r → the
+    # projection's output width
+    "shared_block/adapters": r_sb * (d + (1 + i_glu) * d_ff)
+    + i_sba * r_sb * (3 * SB_INPUT + h * d_qk + h_kv * (d_qk + d_v)),
+}
+# Each of the M_sb weight sets once, the projection and the adapters once per depth (L_sb):
+# transformers ties every depth's block to the set it repeats (modeling_zamba.py
+# _tied_weights_keys: every hybrid layer's shared_transf to the first one's; modeling_zamba2.py
+# get_layers: hybrid layer i to layer i mod num_mem_blocks's shared_transformer, its adapter
+# lists included, each holding the adapters of the depths that use the set).
+SHARED_BLOCK: dict[str, sympy.Expr] = {
+    "shared_block/attention": M_sb * SHARED_BLOCK_WEIGHTS["shared_block/attention"],
+    "shared_block/mlp": M_sb * (DENSE_FFN["mlp/up"] + DENSE_FFN["mlp/down"] + n_act),
+    "shared_block/norms": M_sb * NORM * (SB_INPUT + d),  # input_layernorm, pre_ff_layernorm
+    "shared_block/projection": L_sb * SHARED_BLOCK_WEIGHTS["shared_block/projection"],
+    "shared_block/adapters": L_sb * SHARED_BLOCK_WEIGHTS["shared_block/adapters"],
+}
+
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
     (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L, HYPER_CONNECTIONS),
@@ -360,6 +398,7 @@ def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
         **{key: count * expr for count, part in PARTS[1:-1] for key, expr in part.items()},
         **{key: over_dense_layers(expr) for key, expr in DENSE_FFN.items()},
         **{key: L_moe * expr for key, expr in per_moe_layer.items()},
+        **SHARED_BLOCK,
         **ONCE,
     }
 

@@ -61,7 +61,9 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "griffin": spec.griffin,
         "norm.weights": norm.weights, "norm.sub_norms": norm.sub_norms,
         "d_embedding": spec.embedding_width,
-        "ffn.activation": ffn and ffn.activation, "ffn.d_ff": ffn.d_ff if dense else None,
+        "ffn.activation": ffn and ffn.activation,
+        "ffn.d_ff": ffn.d_ff if dense or spec.shared_block else None,
+        "shared_block": spec.shared_block,
         "ffn.bias": ffn and ffn.bias,
         "moe": moe and {
             "n_experts": moe.n_experts, "top_k": moe.top_k, "d_expert": moe.d_expert,

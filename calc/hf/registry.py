@@ -75,6 +75,7 @@ from calc.hf.families import (
     starcoder2,
     xglm,
     youtu,
+    zamba,
 )
 from calc.hf.model_type import ModelType
 
@@ -172,6 +173,8 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     rwkv.RWKV,
     recurrent_gemma.RECURRENT_GEMMA,
     longcat.LONGCAT_FLASH,
+    zamba.ZAMBA,
+    zamba.ZAMBA2,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     gemma.GEMMA4_TEXT,

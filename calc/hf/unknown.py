@@ -46,10 +46,6 @@ NEEDS = {
                       "(BailingHybridDeltaAttention, BailingHybridForgetGate) beside softmax "
                       "attention",
     # layers reused or iterated, or residual streams the spec's one pass cannot hold
-    "zamba": "one attention block whose weights are shared by every depth it runs at, fed the "
-             "concatenated embedding and hidden state",
-    "zamba2": "attention blocks shared across depths (fed the concatenated embedding and hidden "
-              "state), with LoRA adapters per depth",
     "dory": "looped layers (n_recurrent_loops passes through the same layers) and nGPT's "
             "normalised residual updates with learned scale vectors",
     "hrm_text": "two recurrent stacks (HRM's high- and low-level modules) run several times "

@@ -27,7 +27,7 @@ from calc.presets import get_gpu, get_system, sequence_length, system_for_gpu
 from calc.spec import GPU, ModelSpec, TrainingMemory
 from calc.spec.finetune import FineTune
 from calc.spec.gemm_precision import check_path
-from calc.spec.layout import Layout, check_splits
+from calc.spec.layout import Layout, check_shared_pipeline, check_splits
 from calc.spec.memory import EMA_BYTES, RECIPES, RESERVE, RecipeInfo
 from calc.spec.model import Frozen
 from calc.spec.offload import Offload
@@ -59,6 +59,7 @@ def memory_options(spec: ModelSpec, gpu: str | None, given: dict[str, Any],
         raise CalcError(one_line(error)) from None
     refuse(spec, parsed, gpus_per_node(gpu, system))
     check_splits(spec, parsed.tp, parsed.cp, ffn=False)
+    check_shared_pipeline(spec, parsed.pp)
     if parsed.pp > spec.n_layers:
         raise CalcError(f"pp={parsed.pp} exceeds n_layers={spec.n_layers} of {spec.name} "
                         f"(each pipeline stage needs a layer)")

@@ -164,7 +164,8 @@ def roofline(spec: ModelSpec, device: GPU, opts: InferenceWorkload,
     here = at(opts.context, opts.batch)
     room = here["gpu"] - here["weights"]  # < 0: the weights alone do not fit
     n = spec.layer_counts  # every attention layer's cache stops growing at w (or a chunk)
-    windowed = n["local"] + n["chunked"] == n["attention"]
+    # (the shared block's depths cache every token: calc.formulas.inference)
+    windowed = n["local"] + n["chunked"] == n["attention"] and spec.shared_block is None
     if room < at(1, opts.batch)["kv_cache"]:
         max_context: int | None = 0
     elif windowed and room >= at(MAX_TOKENS_CONTEXT, opts.batch)["kv_cache"]:

@@ -126,6 +126,10 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
                    f"conv1d_state); a short convolution its last k − 1 inputs), "
                    f"counted at the same bytes (vLLM's CacheConfig.mamba_cache_dtype 'auto' "
                    f"keeps the model's dtype)")
+    if spec.shared_block is not None:
+        window += (f"; the shared block caches its K and V at each of its "
+                   f"{spec.shared_block.depths} depths, all T tokens (the weights are shared, "
+                   f"the cache is not)")
     moe = ("; an MoE decode step reads the routed experts its b tokens touch, "
            "E·(1 − (1 − k/E)^b) per layer in expectation under uniform routing (derived)"
            if spec.moe else "")

@@ -91,11 +91,16 @@ def verify_memory(spec: ModelSpec, hf_config: dict | None, seq_len: int, batch: 
         config, _ = language_config(config, "verify --memory")
     ids = TOKEN_ID_BYTES * seq_len * batch  # int64: counted by calc, not by the verifier
     parameters = count_params(spec).total
+    block_note = []
+    if spec.shared_block is not None and adapters:  # PEFT's q,v and all-linear take the block
+        adapters = False
+        block_note = [f"{spec.name}'s shared block takes no adapters in calc (calc.spec.finetune"
+                      f".resolve_targets): the LoRA and QLoRA runs are left out"]
     wanted = qlora and adapters and dtype == QLORA_DTYPE
     installed = find_spec("bitsandbytes") is not None
     qlora = wanted and installed and parameters <= QLORA_CPU_PARAMETERS
-    notes = ([QLORA_CONVENTION.format(QLORA_CPU_PARAMETERS)] if qlora else
-             [qlora_skipped(spec.name, parameters, installed)] if wanted else [])
+    notes = block_note + ([QLORA_CONVENTION.format(QLORA_CPU_PARAMETERS)] if qlora else
+                          [qlora_skipped(spec.name, parameters, installed)] if wanted else [])
     checks, saved, per_layer = [], [], {}
     with tempfile.TemporaryDirectory(prefix="calc-qlora-") as checkpoint:
         unadapted = set()  # LoRA targets PEFT's Llama-style names do not find: not quantised

@@ -49,7 +49,8 @@ def divisors(n: int) -> list[int]:
 
 def tp_problem(spec: ModelSpec, tp: int) -> str | None:
     """Why an engine refuses tensor parallelism `tp` for `spec`, or None."""
-    if spec.attention.mla is not None or spec.layer_counts["attention"] == 0:
+    if spec.attention.mla is not None or (spec.layer_counts["attention"] == 0
+                                          and spec.shared_block is None):
         heads, kv = spec.attention.n_heads, None
     else:
         heads, kv = spec.attention.n_heads, spec.n_kv_heads

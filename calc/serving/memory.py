@@ -123,10 +123,10 @@ def replica_memory(spec: ModelSpec, terms: ModelTerms, replica: Replica, dtype: 
     routed = 0.0
     for op in terms.matmuls:
         if op.expert:  # E(+R) experts spread over ep GPUs, each split tp/ep ways more
-            per_gpu = op.n * op.k * op.layers * experts / max(replica.ep, tp)
+            per_gpu = op.n * op.k * op.stored_layers * experts / max(replica.ep, tp)
             routed += per_gpu * share * q
         else:
-            dense += op.n * op.k * op.layers / shard(op, terms, tp) * share * q
+            dense += op.n * op.k * op.stored_layers / shard(op, terms, tp) * share * q
     wide = WIDE_BYTES if BYTES_PER_ELEMENT[dtype] < WIDE_BYTES else q
     edges = (terms.embedding_params + terms.head_params) * wide / tp
     params = count_params(spec)
@@ -137,13 +137,16 @@ def replica_memory(spec: ModelSpec, terms: ModelTerms, replica: Replica, dtype: 
     att = spec.attention
     windowed = [w for w in (att.sliding_window if counts["local"] else None,
                             att.chunk_size if counts["chunked"] else None) if w]
-    every = counts["local"] + counts["chunked"] == counts["attention"]
+    every = (counts["local"] + counts["chunked"] == counts["attention"]
+             and spec.shared_block is None)  # the shared block's cache grows with T
     return ReplicaMemory(
         weights=dense + routed + edges + small, expert_weights=routed,
         kv_per_token=kv["kv_cache_per_token"] * share,
         state_per_sequence=kv["state_cache"] * share,
         window=max(windowed) if every and windowed else None,
-        kv_token_layers=(counts["attention"] - counts["local"] - counts["chunked"],
+        # the shared block's depths cache every token, as the global layers do
+        kv_token_layers=(counts["attention"] - counts["local"] - counts["chunked"]
+                         + (spec.shared_block.depths if spec.shared_block else 0),
                          counts["local"], att.sliding_window or 0, counts["chunked"],
                          att.chunk_size or 0),
         gpu=gpu_memory_gib * GIB, share=share, kind_layers=_kind_layers(spec),

@@ -20,6 +20,7 @@ _LAZY = {
     "LightningSpec": "calc.spec.layers:LightningSpec",
     "RwkvSpec": "calc.spec.layers:RwkvSpec",
     "GriffinSpec": "calc.spec.layers:GriffinSpec",
+    "SharedBlockSpec": "calc.spec.layers:SharedBlockSpec",
     "Dtype": "calc.spec.hardware:Dtype",
     "FFNSpec": "calc.spec.ffn:FFNSpec",
     "HyperConnectionsSpec": "calc.spec.layers:HyperConnectionsSpec",

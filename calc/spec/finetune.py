@@ -387,6 +387,19 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
             f"(key, value, receptance, output) only where every layer is RWKV's with a dense "
             f"FFN, as transformers' rwkv builds it")
     shapes = target_shapes(spec)
+    block_targets = (*ATTENTION_TARGETS, *FFN_TARGETS)
+    if spec.shared_block is not None and (
+            finetune.targets == ALL_LINEAR or set(finetune.targets) & set(block_targets)):
+        # PEFT wraps each depth's modules (transformers builds one block per depth and ties
+        # their weights), so each depth would take adapters of its own on shared weights
+        mamba = [t for t in shapes if t not in block_targets]
+        named = (finetune.targets if isinstance(finetune.targets, str)
+                 else ",".join(finetune.targets))
+        raise CalcError(
+            f"lora_targets={named}: "
+            f"calc does not adapt {spec.name}'s shared block (shared_block: one set of weights, "
+            f"an adapter per depth under PEFT); name targets of its other layers from "
+            f"{', '.join(mamba) or 'none'}")
     if finetune.targets == ALL_LINEAR:
         if spec.attention.mla is not None and spec.n_attention_layers:
             raise CalcError(

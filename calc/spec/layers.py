@@ -11,7 +11,8 @@ as a pattern that repeats plus exceptions (`layer_types`, `attn_layer_period`/`o
 no position encoding) repeats the same way through `attention.layer_pattern`.
 
 The shapes of the non-attention mixers live here too (MambaSpec, DeltaNetSpec, LightningSpec,
-RwkvSpec, GriffinSpec, ShortConvSpec), one per model, as each config has one set of them.
+RwkvSpec, GriffinSpec, ShortConvSpec), one per model, as each config has one set of them, and
+the block shared by several depths (SharedBlockSpec: Zamba's).
 """
 
 from __future__ import annotations
@@ -208,6 +209,57 @@ class ShortConvSpec(Frozen):
 
     d_conv: int = Field(3, ge=1, le=1024, description="kernel k (LFM2's conv_L_cache)")
     bias: bool = Field(False, description="biases on the projections and the conv")
+
+
+class SharedBlockSpec(Frozen):
+    """A Transformer block whose weights are shared by the depths it runs at (Zamba, Glorioso
+    et al. 2024, arXiv 2405.16712, §2 and Fig. 2; Zamba2, arXiv 2411.15242, Fig. 2;
+    transformers' ZambaAttentionDecoderLayer and Zamba2AttentionDecoderLayer).
+
+    At each depth in `layers` the block runs before that layer's own mixer on the concatenation
+    [hidden state, the token's embedding], 2d wide: an RMSNorm over 2d, attention whose W_Q,
+    W_K, W_V read 2d (the model's heads, head widths and position encoding; no biases) and
+    whose W_O writes d, an RMSNorm over d and the model's FFN (ffn: d_ff, gated, biases), no
+    residual inside. A projection d → d of each depth's own (no bias) turns the block's output
+    into an addition to the layer's mixer input. `n_blocks` weight sets are used in turn: the
+    i-th depth runs set i mod n_blocks (Zamba2's num_mem_blocks; Zamba: one). Zamba2 adds
+    low-rank adapters of each depth's own (rank r, no biases, outputs added to the shared
+    projection's): d → r → the FFN's gate and up widths, and with `attention_adapters` 2d → r
+    → each of W_Q's, W_K's and W_V's output widths.
+
+    Parameters count each weight set once and each depth's projection and adapters once; FLOPs
+    count the whole block, its projection and its adapters at every depth it runs."""
+
+    layers: tuple[int, ...] = Field(
+        min_length=1, max_length=MAX_LAYERS,
+        description="0-based indices of the layers the block runs before (Zamba's hybrid "
+                    "layers), ascending")
+    n_blocks: int = Field(1, ge=1, le=MAX_LAYERS,
+                          description="weight sets used in turn (Zamba2's num_mem_blocks); "
+                                      "at most one per depth")
+    adapter_rank: int | None = Field(
+        None, ge=1, le=MAX_WIDTH,
+        description="rank of the adapters of each depth on the FFN's gate and up projections "
+                    "(Zamba2's adapter_rank); unset: none (Zamba)")
+    attention_adapters: bool = Field(
+        False, description="adapters of each depth on W_Q, W_K and W_V too (Zamba2's "
+                           "use_shared_attention_adapter)")
+
+    @model_validator(mode="after")
+    def _depths(self) -> SharedBlockSpec:
+        if list(self.layers) != sorted(set(self.layers)) or min(self.layers) < 0:
+            raise ValueError(f"shared_block.layers={list(self.layers)} must be distinct "
+                             f"non-negative layer indices in ascending order")
+        if self.n_blocks > len(self.layers):
+            raise ValueError(f"shared_block.n_blocks={self.n_blocks} must be at most the "
+                             f"{len(self.layers)} depths it runs at (shared_block.layers)")
+        if self.attention_adapters and self.adapter_rank is None:
+            raise ValueError("shared_block.attention_adapters needs shared_block.adapter_rank")
+        return self
+
+    @property
+    def depths(self) -> int:
+        return len(self.layers)
 
 
 class LayerAt(Frozen):

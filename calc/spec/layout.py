@@ -309,7 +309,7 @@ def check_splits(spec: ModelSpec, tp: int, cp: int, ffn: bool = True) -> list[st
             raise CalcError(f"tp={tp} must divide {field}={units} of {name} (tensor "
                             f"parallelism splits {what})")
     kv = spec.n_kv_heads
-    if spec.n_attention_layers and spec.attention.mla is None and kv % tp:
+    if spec.has_attention and spec.attention.mla is None and kv % tp:
         if tp % kv:
             raise CalcError(f"tp={tp} and the {kv} KV heads of {name}: one must divide the other "
                             f"(KV heads are split t ways, or replicated when t > n_kv_heads)")
@@ -329,10 +329,10 @@ def tensor_parallel_units(spec: ModelSpec, ffn: bool = True) -> list[tuple[str, 
     (Mamba-1: channels), ShortConv (channels) and MiniMaxText01LinearAttention (heads) split
     them."""
     units = []
-    if spec.n_attention_layers:
+    if spec.has_attention:
         units.append(("attention.n_heads", spec.attention.n_heads, "the heads"))
     counts = spec.layer_counts
-    if counts["dense"] and ffn:
+    if (counts["dense"] or spec.shared_block is not None) and ffn:
         units.append(("ffn.d_ff", spec.ffn.d_ff, "the FFN's hidden width"))
     if counts["moe"] and ffn:
         units.append(("moe.d_expert", spec.moe.d_expert, "the FFN's hidden width"))
@@ -363,6 +363,15 @@ def pipeline_slots(n_layers: int, layout: Layout) -> int:
     return n_layers + 2 * layout.split_embedding_loss
 
 
+def check_shared_pipeline(spec: ModelSpec, pp: int) -> None:
+    """A pipeline would put the shared block's depths on several stages that each need its
+    weights (and send their gradients to one another): not modelled."""
+    if pp > 1 and spec.shared_block is not None:
+        raise CalcError(f"pp={pp}: pipeline parallelism of {spec.name}'s shared block "
+                        f"(shared_block: one set of weights for depths on several stages) is "
+                        f"not modelled; use pp=1")
+
+
 def _check_pipeline(spec: ModelSpec, layout: Layout, notes: list[str]) -> None:
     layers, pp, vpp = spec.n_layers, layout.pp, layout.vpp
     slots = pipeline_slots(layers, layout)
@@ -371,6 +380,7 @@ def _check_pipeline(spec: ModelSpec, layout: Layout, notes: list[str]) -> None:
     if pp > layers:
         raise CalcError(f"pp={pp} exceeds n_layers={layers} of {spec.name} (each pipeline "
                         f"stage needs a layer)")
+    check_shared_pipeline(spec, pp)
     if pp * vpp > slots:
         raise CalcError(f"pp × vpp = {pp * vpp} exceeds {what} of {spec.name} (each virtual "
                         f"stage needs a layer)")

@@ -39,6 +39,7 @@ from calc.spec.layers import (
     LightningSpec,
     MambaSpec,
     RwkvSpec,
+    SharedBlockSpec,
     ShortConvSpec,
     repeat,
 )
@@ -61,6 +62,33 @@ __all__ = [
     "NormSpec",
     "PositionSpec",
 ]
+
+
+# The attention and FFN parts whose shared-block form no model has (one line each)
+SHARED_BLOCK_REFUSED: tuple[tuple[str, Any], ...] = (
+    ("attention.mla", lambda s: s.attention.mla is not None),
+    ("attention.indexer", lambda s: s.attention.indexer is not None),
+    ("attention.experts", lambda s: s.attention.experts is not None),
+    ("attention.differential", lambda s: s.attention.differential),
+    ("attention.sinks", lambda s: s.attention.sinks),
+    ("attention.output_gate", lambda s: s.attention.output_gate),
+    ("attention.qk_norm", lambda s: s.attention.qk_norm != "none"),
+    ("attention.qkv_bias", lambda s: s.attention.qkv_bias),
+    ("attention.out_bias", lambda s: s.attention.out_bias),
+    ("attention.k_eq_v", lambda s: s.attention.k_eq_v),
+    ("attention.kind_shapes", lambda s: bool(s.attention.kind_shapes)),
+    ("attention.kv_shared_layers", lambda s: bool(s.attention.kv_shared_layers)),
+    ("ffn.activation (learned parameters)",
+     lambda s: s.ffn is not None and bool(s.ffn.activation_params)),
+    ("ffn.double_wide", lambda s: s.ffn is not None and s.ffn.double_wide),
+    ("norm.sub_norms", lambda s: s.norm.sub_norms),
+    ("parallel_block", lambda s: s.parallel_block),
+    ("norm.placement other than pre", lambda s: s.norm.placement != "pre"),
+    ("mtp_modules", lambda s: bool(s.mtp_modules)),
+    ("attention.last_layer_out_bias", lambda s: s.attention.last_layer_out_bias),
+    ("hyper_connections", lambda s: s.hyper_connections is not None),
+    ("moe.shortcut", lambda s: s.moe is not None and s.moe.shortcut),
+)
 
 
 class ModelSpec(Frozen):
@@ -96,6 +124,10 @@ class ModelSpec(Frozen):
         None, description="Griffin's recurrent block (RG-LRU) of the griffin layers")
     short_conv: ShortConvSpec | None = Field(
         None, description="the short-convolution mixer of the conv layers")
+    shared_block: SharedBlockSpec | None = Field(
+        None, description="an attention block (the model's attention and FFN) whose weights "
+                          "are shared by the depths it runs at, fed [hidden, embedding] (Zamba, "
+                          "Zamba2)")
     d_embedding: int | None = Field(
         None, ge=1, le=MAX_WIDTH,
         description="width of the token embedding and LM head when it is not d_model: "
@@ -186,6 +218,8 @@ class ModelSpec(Frozen):
                                  f"{values} (attention.v_head_dim)")
         if self.moe is not None and self.moe.shortcut:
             self._check_shortcut()
+        if self.shared_block is not None:
+            self._check_shared_block()
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
@@ -250,6 +284,28 @@ class ModelSpec(Frozen):
         for kind in set(kinds[first:]) - set(kinds[:first]):
             raise ValueError(f"attention.kv_shared_layers={shared}: no earlier {kind} layer "
                              f"computes the keys and values the shared {kind} layers read")
+
+    def _check_shared_block(self) -> None:
+        """The shared block runs at layers of the model, reads the model's attention (which
+        must be given) and FFN, and holds plain attention (Zamba's): no part the block of
+        either Zamba lacks."""
+        block = self.shared_block
+        assert block is not None
+        if block.layers[-1] >= self.n_layers:
+            raise ValueError(f"shared_block.layers: layer {block.layers[-1]} is beyond "
+                             f"n_layers={self.n_layers}")
+        if "attention" not in self.model_fields_set:
+            raise ValueError("attention: required, the shared block (shared_block) has "
+                             "attention")
+        if self.ffn is None:
+            raise ValueError("ffn: required, the shared block (shared_block) has an FFN")
+        if self.position.kind not in ("rope", "none"):
+            raise ValueError(f"position.kind={self.position.kind!r} is not allowed with "
+                             f"shared_block (its attention takes rope or none)")
+        for name, present in SHARED_BLOCK_REFUSED:
+            if present(self):
+                raise ValueError(f"{name} is not allowed with shared_block (the shared block "
+                                 f"holds plain multi-head attention and the FFN)")
 
     def _check_head_rows(self) -> None:
         """A narrower head has fewer rows than the embedding, so it cannot be the embedding:
@@ -327,9 +383,11 @@ class ModelSpec(Frozen):
         if "none" in ffns and len(ffns) > 1:
             raise ValueError("layers: an FFN of kind none must be on every layer or none "
                              "(norms per layer stay uniform)")
-        if (self.ffn is None) != (ffns == {"none"}):
-            raise ValueError("ffn: required, the model has FFN layers" if self.ffn is None
-                             else "ffn is given but every layer's FFN is none")
+        if self.ffn is None and ffns != {"none"}:
+            raise ValueError("ffn: required, the model has FFN layers")
+        if self.ffn is not None and ffns == {"none"} and self.shared_block is None:
+            raise ValueError("ffn is given but every layer's FFN is none (and there is no "
+                             "shared_block)")
         if "none" in ffns and self.parallel_block:
             raise ValueError("parallel_block=True needs an FFN on every layer")
         if self.moe is not None and self.n_moe_layers == 0:
@@ -510,6 +568,11 @@ class ModelSpec(Frozen):
         })
 
     @property
+    def has_attention(self) -> bool:
+        """Attention layers, or the shared block's attention (shared_block)."""
+        return bool(self.n_attention_layers) or self.shared_block is not None
+
+    @property
     def n_attention_layers(self) -> int:
         return self.layer_counts["attention"]
 
@@ -542,7 +605,8 @@ class ModelSpec(Frozen):
 
     @property
     def has_ffn(self) -> bool:
-        return self.ffn is not None
+        """The layers have FFNs (the shared block's own, shared_block, aside)."""
+        return self.ffn is not None and set(self.ffn_kinds) != {"none"}
 
     @property
     def norms_per_layer(self) -> int:

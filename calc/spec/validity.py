@@ -40,7 +40,7 @@ class Model:
 
     @classmethod
     def of(cls, spec: ModelSpec) -> Model:
-        attention = spec.n_attention_layers > 0
+        attention = spec.has_attention
         kind = spec.shaped_kind
         return cls(spec.name, spec.attention.n_heads if attention else 0,
                    spec.n_kv_heads if attention and spec.attention.mla is None else 0,

@@ -43,9 +43,17 @@ class Matmul:
     # a "kv" product's key/value heads where its layers have their own (attention.kind_shapes);
     # 0: the model's (ModelTerms.kv_heads)
     kv_heads: int = 0
+    # weight sets held where layers share them (the shared block: shared_block.n_blocks sets
+    # for its depths); 0: one per layer. Memory holds these; each layer still reads its set.
+    weight_sets: int = 0
 
     def __post_init__(self) -> None:
         _known(self.split, Split, "split")
+
+    @property
+    def stored_layers(self) -> int:
+        """Copies of the weight held: its sets, else one per layer."""
+        return self.weight_sets or self.layers
 
 
 @dataclass(frozen=True)

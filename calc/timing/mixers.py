@@ -194,6 +194,9 @@ def tp_reductions(spec: ModelSpec) -> tuple[tuple[float, int], ...]:
         sublayers = layers
     else:
         sublayers = layers + sum(kind != "none" for kind in spec.ffn_kinds)
+    # the shared block adds two at each depth: after W_O and after the FFN's down projection
+    if spec.shared_block is not None:
+        sublayers += 2 * spec.shared_block.depths
     reductions: list[tuple[float, int]] = [(sublayers / layers, spec.d_model)]
     mamba = spec.mamba
     if mamba is not None and mamba.version == 1:

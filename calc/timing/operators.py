@@ -137,6 +137,7 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
                _indexer_width(spec), d, spec.n_indexer_layers, "none"),
         *mixer_matmuls(spec, flops),
         *_hyper_connection_matmuls(spec, flops),
+        *_shared_block_matmuls(spec, flops),
         # OPT-350m's project_in and project_out, d_emb ↔ d once each, replicated
         Matmul("embedding_projection", flops["embedding_projection"], d,
                spec.embedding_width, 1, "none"),
@@ -212,6 +213,33 @@ def _hyper_connection_bytes(spec: ModelSpec) -> int:
     return 2 * spec.n_layers * per_map + 2 * width + (width + d)
 
 
+def _shared_block_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
+    """The shared block at each of its depths (calc.spec.layers.SharedBlockSpec): W_Q and
+    W_K/W_V reading 2d (column-parallel, by heads), W_O (row-parallel), the FFN (column, row)
+    as an attention layer's; its weights held once per set (weight_sets). Each depth's
+    projection d → d and adapters are replicated, like a router: their TP split is not
+    priced."""
+    block, ffn = spec.shared_block, spec.ffn
+    if block is None or ffn is None:
+        return []
+    d, n, sets = spec.d_model, block.depths, block.n_blocks
+    h, kv, d_qk, d_v = spec.attention.n_heads, spec.n_kv_heads, spec.head_dim_qk, spec.head_dim_v
+    shapes = ((h * d_qk, 2 * d, "column"), (kv * (d_qk + d_v), 2 * d, "kv"),
+              (d, h * d_v, "row"))
+    weights = sum(out * into for out, into, _ in shapes)
+    attention = flops["shared_block/attention"]
+    ops = [Matmul("shared_block/attention", attention * out * into / weights, out, into, n,
+                  split, weight_sets=sets) for out, into, split in shapes]
+    ops += [dataclasses.replace(op, weight_sets=sets) for op in
+            _ffn("shared_block/mlp", flops["shared_block/mlp"], ffn.d_ff, d, ffn.gated, n)]
+    ops.append(Matmul("shared_block/projection", flops["shared_block/projection"], d, d, n,
+                      "none"))
+    if block.adapter_rank is not None:  # the down halves' input width, the rank's output
+        ops.append(Matmul("shared_block/adapters", flops["shared_block/adapters"],
+                          block.adapter_rank, d, n, "none"))
+    return ops
+
+
 def _indexer_width(spec: ModelSpec) -> int:
     """Output width of DSA's indexer projections: h_I·d_I queries, one key, h_I weights."""
     indexer = spec.attention.indexer
@@ -272,6 +300,14 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
     elif spec.position.kind == "rope":
         rotary = (n_att - own) * (h + kv) * spec.head_dim_qk + own * (h2 + kv2) * d_qk2
     ffn_widths = dense * spec.ffn.d_ff if spec.ffn is not None else 0
+    # the shared block at each depth: its heads' softmax and RoPE, its two norms (2d and d),
+    # its FFN's activation, and its output added to the layer's input (read 2, write 1)
+    depths = spec.shared_block.depths if spec.shared_block is not None else 0
+    layer_heads += depths * h
+    if spec.position.kind == "rope" and mla is None:
+        rotary += depths * (h + kv) * spec.head_dim_qk
+    if depths and spec.ffn is not None:
+        ffn_widths += depths * spec.ffn.d_ff
     if moe is not None:
         ffn_widths += n_moe * (moe.experts_per_token * moe.d_expert
                                + moe.n_shared_experts * moe.shared_width)
@@ -284,8 +320,8 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
     terms = [
         # each norm reads and writes d (the MLA latents' norms their rank)
         ElementWise("norms", ((layers * spec.norms_per_layer + moe_norms) * 2 * d
-                              + n_att * 2 * latents) * q, "replicated"),
-        ElementWise("residual", residual * q, "replicated"),
+                              + n_att * 2 * latents + depths * 2 * 3 * d) * q, "replicated"),
+        ElementWise("residual", (residual + depths * 3 * d) * q, "replicated"),
         # dropout after each sublayer: read, write, and a 1-byte mask
         ElementWise("dropout", (layers + ffns) * (2 * d * q + d * MASK_BYTES), "replicated",
                     dropout=True),

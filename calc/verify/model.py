@@ -31,6 +31,7 @@ from calc.verify.mixers import (
     ShortConv,
 )
 from calc.verify.parts import ACTIVATIONS, activation, linear, make_norm, sinusoids, tag
+from calc.verify.shared_block import Depth, SharedBlock
 
 
 # ---- feed-forward ---------------------------------------------------------------------------
@@ -217,11 +218,12 @@ class Block(nn.Module):
 
     def __init__(self, spec: ModelSpec, mixer: str = "attention", kind: str = "global",
                  ffn: str = "dense", indexed: bool = True, own_kv: bool = True,
-                 out_bias: bool = False):
+                 out_bias: bool = False, shared: bool = False):
         super().__init__()
         # with the spec, all that makes this layer (a DSA layer with its own indexer or not,
-        # a layer with its own keys and values or not, the last layer's own W_O bias or not)
-        self.structure = (mixer, kind, ffn, indexed, own_kv, out_bias)
+        # a layer with its own keys and values or not, the last layer's own W_O bias or not,
+        # the shared block before it or not)
+        self.structure = (mixer, kind, ffn, indexed, own_kv, out_bias, shared)
         self.placement, self.parallel = spec.norm.placement, spec.parallel_block
         self.attention = Mixers(spec, mixer, kind, indexed, own_kv, out_bias)
         # ffn.double_wide: the kv-shared layers' FFN is 2·d_ff wide (Gemma4TextMLP)
@@ -252,13 +254,17 @@ class Block(nn.Module):
         post, mix, a = ffn_map(x)
         return self.spread(post, mix, self._ffn(n[1](a)), x)
 
-    def forward(self, x: Tensor, positions: Tensor) -> Tensor:
+    def forward(self, x: Tensor, positions: Tensor, extra: Tensor | None = None) -> Tensor:
+        """`extra`: the shared block's output at this depth, added to the mixer's input
+        before its norm and not to the residual (ZambaMambaDecoderLayer; pre-norm only,
+        calc.spec.model)."""
         n = self.norms
         if self.hc is not None:
             return self._streams(x, positions)
+        mixed = x if extra is None else x + extra
         if self.ffn is None:  # the mixer alone (Mamba)
             if self.placement == "pre":
-                return x + self.attention(n[0](x), positions)
+                return x + self.attention(n[0](mixed), positions)
             if self.placement == "post":
                 return n[0](x + self.attention(x, positions))
             if self.placement == "sandwich":
@@ -268,7 +274,7 @@ class Block(nn.Module):
             a = n[0](x)
             return x + self.attention(a, positions) + self._ffn(n[-1](x) if len(n) > 1 else a)
         if self.placement == "pre":
-            x = x + self.attention(n[0](x), positions)
+            x = x + self.attention(n[0](mixed), positions)
             return x + self._ffn(n[1](x))
         if self.placement == "post":
             x = n[0](x + self.attention(x, positions))
@@ -355,10 +361,19 @@ class ReferenceModel(nn.Module):
         first_kv_shared = spec.n_layers - spec.attention.kv_shared_layers
         # attention.last_layer_out_bias: W_O's bias on the last layer only (GPT-NeoX-Japanese)
         last_bias = spec.n_layers - 1 if spec.attention.last_layer_out_bias else None
+        block = spec.shared_block
+        depths = block.layers if block is not None else ()
         self.layers = nn.ModuleList(
-            Block(spec, mixer, kind, ffn, i not in shared, i < first_kv_shared, i == last_bias)
+            Block(spec, mixer, kind, ffn, i not in shared, i < first_kv_shared, i == last_bias,
+                  i in depths)
             for i, (mixer, kind, ffn) in
             enumerate(zip(spec.mixer_kinds, spec.attention_kinds, spec.ffn_kinds, strict=True)))
+        # the shared block's weight sets, and each depth's own parts; depth j runs set
+        # j mod n_blocks (calc.spec.layers.SharedBlockSpec)
+        self.shared_blocks = nn.ModuleList(
+            SharedBlock(spec) for _ in range(block.n_blocks if block is not None else 0))
+        self.depths = nn.ModuleList(Depth(spec) for _ in depths)
+        self.depth_of = {layer: j for j, layer in enumerate(depths)}
         _link_shared(self.layers)
         _link_kv_shared(self.layers, spec.attention_kinds)
         self.hc_head = HyperHead(spec) if spec.hyper_connections is not None else None
@@ -395,10 +410,14 @@ class ReferenceModel(nn.Module):
             hc = self.spec.hyper_connections
             assert hc is not None
             x = x.unsqueeze(2).expand(-1, -1, hc.streams, -1).contiguous()
+        embedding = x  # what the shared block reads beside the hidden state
         pending = None  # ScMoE: an MoE layer's routed output, added after the next layer
         for index in range(len(self.layers)) if self.running is None else self.running:
             layer = self.layers[index]
-            x = layer(x, positions)
+            j = self.depth_of.get(index)
+            extra = (None if j is None else self.shared_blocks[j % len(self.shared_blocks)]
+                     .apply(x, embedding, positions, self.depths[j]))
+            x = layer(x, positions, extra)
             if pending is not None:
                 x, pending = x + pending, None
             if isinstance(layer.ffn, MixtureOfExperts) and layer.ffn.pending is not None:
