@@ -289,6 +289,7 @@ def _longcat_flash(draw, model_type: str) -> dict:
             "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64}
 
 
+@st.composite
 def _zamba(draw, model_type: str) -> dict:
     """Zamba and Zamba2: Mamba layers, some hybrid (the shared block before them) or none,
     grouped key/value heads; Zamba's head width given or 2·hidden / heads, its layer types

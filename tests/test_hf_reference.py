@@ -71,9 +71,11 @@ def assert_matches(spec: calc.ModelSpec, config: dict, seq_len: int) -> None:
 
 
 # transformers' CPU kernels of these types step through the tokens one at a time in Python
-# (modeling_mamba.py MambaMixer.slow_forward, modeling_rwkv.py rwkv_linear_attention_cpu): their
-# counts are per token, so 16 tokens check them as 128 do, in an eighth of the time.
-STEPPED_T = {"mamba": 16, "rwkv": 16}
+# (modeling_mamba.py MambaMixer.slow_forward, modeling_zamba.py ZambaMambaMixer.slow_forward,
+# modeling_rwkv.py rwkv_linear_attention_cpu), or through each expert its tokens picked
+# (modeling_longcat_flash.py LongcatFlashExperts): their counts are per token, so 16 tokens
+# check them as 128 do, in a fraction of the time.
+STEPPED_T = {"mamba": 16, "rwkv": 16, "zamba": 16, "longcat_flash": 16}
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda path: path.stem)
