@@ -135,20 +135,16 @@ def test_the_per_head_output_gate_is_a_target_and_all_linear_takes_it():
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from calc.hf import spec_from_hf_config
-    from calc.verify.hf_reference import build, lora_parameters
+    from calc.verify.hf_reference import build
 
     config = {"model_type": "lfm3"}
     spec, model = spec_from_hf_config(config), build(config)
     targets = {**ATTENTION, "g": r"self_attn\.g_proj$", "up": r"feed_forward\.w3$",
                "gate": r"feed_forward\.w1$", "down": r"feed_forward\.w2$",
                "in_proj": r"conv\.in_proj$", "out_proj": r"conv\.out_proj$"}
-    for target, pattern in targets.items():
-        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
-        assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}, \
-            target
-    counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
-    assert counts.trainable == lora_parameters(model, RANK)
-    assert set(counts.targets) == set(targets)
+    _assert_adapters_as_peft_builds_them(spec, model, targets)
+    all_linear = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
+    assert set(all_linear.targets) == set(targets)
     with pytest.raises(calc.CalcError, match=re.escape("no output gate of its own (g_proj")):
         calc.memory(_spec("qwen3-next-80b-a3b-instruct"), finetune="lora", lora_targets="g")
 
@@ -161,7 +157,7 @@ def test_a_gate_of_its_own_with_a_bias_per_head_is_the_g_target():
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from calc.hf import spec_from_hf_config
-    from calc.verify.hf_reference import build, lora_parameters
+    from calc.verify.hf_reference import build
 
     config = {"model_type": "beam", "hidden_size": 32, "num_attention_heads": 4,
               "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 4,
@@ -170,13 +166,9 @@ def test_a_gate_of_its_own_with_a_bias_per_head_is_the_g_target():
     spec, model = spec_from_hf_config(config), build(config)
     targets = {**ATTENTION, "g": r"self_attn\.gate_proj$", "up": r"mlp\.up_proj$",
                "gate": r"mlp\.gate_proj$", "down": r"mlp\.down_proj$"}
-    for target, pattern in targets.items():
-        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
-        assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}, \
-            target
-    counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
-    assert counts.trainable == lora_parameters(model, RANK)
-    assert set(counts.targets) == set(targets)
+    _assert_adapters_as_peft_builds_them(spec, model, targets)
+    all_linear = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
+    assert set(all_linear.targets) == set(targets)
 
 
 @pytest.mark.parametrize(("name", "targets", "message"), [

@@ -122,6 +122,20 @@ DEEPSEEK_V3 = ModelType(
 
 
 # ---- deepseek_v32 -----------------------------------------------------------------------------
+def checked_indexer_types(c: HFConfig, types: Any, layers: int) -> list[str]:
+    """indexer_types as GLM-5 and HunYuan V4 list them: for each layer "full" (its own
+    indexer) or "shared" (the last full layer's selection), the first full, as transformers
+    requires; one line naming the field otherwise."""
+    if not isinstance(types, list) or len(types) != layers or not set(types) <= {"full",
+                                                                                 "shared"}:
+        c.fail(f"indexer_types must list 'full' or 'shared' for each of the {layers} layers, "
+               f"got {types!r}")
+    if types[0] == "shared":
+        c.fail("indexer_types[0]='shared': no earlier layer selects its keys (transformers "
+               "raises on it)")
+    return types
+
+
 def read_dsa(c: HFConfig, shared: tuple[int, ...] = ()) -> dict[str, Any]:
     """DeepSeek-V3's layers with DSA's indexer on every attention layer (modeling_deepseek_v32.py:
     DeepseekV32Attention, DeepseekV32Indexer), the MoE where mlp_layer_types says "sparse"

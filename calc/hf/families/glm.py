@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from calc.hf.families.deepseek import DSA_DEFAULTS, read_dsa, read_mla_moe, write_dsa
+from calc.hf.families.deepseek import (
+    DSA_DEFAULTS,
+    checked_indexer_types,
+    read_dsa,
+    read_mla_moe,
+    write_dsa,
+)
 from calc.hf.fields import (
     HFConfig,
     biased_decoder,
@@ -152,13 +158,7 @@ def _read_glm_moe_dsa(c: HFConfig) -> dict[str, Any]:
                   if c.given("index_skip_topk_offset") else 2)
         types = ["full" if max(i - offset + 1, 0) % freq == 0 else "shared"
                  for i in range(layers)]
-    if not isinstance(types, list) or len(types) != layers or not set(types) <= {"full",
-                                                                                 "shared"}:
-        c.fail(f"indexer_types must list 'full' or 'shared' for each of the {layers} layers, "
-               f"got {types!r}")
-    if types[0] == "shared":
-        c.fail("indexer_types[0]='shared': no earlier layer selects its keys (transformers "
-               "raises on it)")
+    types = checked_indexer_types(c, types, layers)
     return read_dsa(c, tuple(i for i, kind in enumerate(types) if kind == "shared"))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from calc.hf.families.deepseek import read_mla_moe, write_dsa
+from calc.hf.families.deepseek import checked_indexer_types, read_mla_moe, write_dsa
 from calc.hf.fields import (
     HFConfig,
     biased_decoder,
@@ -157,15 +157,7 @@ def _indexer_types(c: HFConfig, layers: int) -> list[str]:
     when i == 0 or (i − 1) % 4 == 0, else reuses the last one's keys ("shared")."""
     if not c.given("indexer_types"):
         return ["full" if i == 0 or (i - 1) % 4 == 0 else "shared" for i in range(layers)]
-    types = c["indexer_types"]
-    if not isinstance(types, list) or len(types) != layers or not set(types) <= {"full",
-                                                                                 "shared"}:
-        c.fail(f"indexer_types must list 'full' or 'shared' for each of the {layers} layers, "
-               f"got {types!r}")
-    if types[0] == "shared":
-        c.fail("indexer_types[0]='shared': no earlier layer selects its keys (transformers "
-               "raises on it)")
-    return types
+    return checked_indexer_types(c, c["indexer_types"], layers)
 
 
 def _read_hy_v4(c: HFConfig) -> dict[str, Any]:
