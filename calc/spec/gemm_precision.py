@@ -102,6 +102,7 @@ def fp8_choice(dtype: str | None, recipe: str | None,
         dtype = "fp8"
     if dtype != "fp8":
         return dtype, recipe, precision
+    # no recipe: the step's default (calc.timing.schedule.DEFAULT_FP8_RECIPE), per-tensor
     implied = RECIPE_PRECISION[recipe or "delayed"]
     if precision is None:
         return dtype, recipe, implied
