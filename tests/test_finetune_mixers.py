@@ -83,6 +83,21 @@ def _spec(name: str):
     return resolve(str(CONFIGS / f"{name}.json")).spec
 
 
+def assert_adapters_as_the_reference_model_counts(spec, targets, tokens: int = 8):
+    """LoRA of rank 2 on `targets` in calc's reference model: its trainable parameters and
+    forward FLOPs (FlopCounterMode over `tokens`) equal calc's counts; calc's counts returned."""
+    from calc.evaluate import count_flops, finetune_train_flops
+    from calc.verify.finetune import count_finetune
+
+    ft = FineTune(method="lora", rank=2, targets=targets)
+    ours = count_adapters(spec, ft)
+    torch_count = count_finetune(spec, ft, tokens)
+    adapters, _ = finetune_train_flops(spec, tokens, "full", ft, ours.targets)
+    assert torch_count.trainable == ours.trainable
+    assert torch_count.forward == tokens * (count_flops(spec, tokens, "full").forward + adapters)
+    return ours
+
+
 @pytest.mark.parametrize("name", sorted(TARGETS))
 def test_each_target_is_peft_on_transformers(name, transformers_models):
     from calc.verify.hf_reference import lora_parameters
@@ -251,19 +266,12 @@ def test_rwkv_adapters_match_the_reference_model(targets):
     """Adapters on the reference model's time-mix, its channel-mix's receptance and the FFN
     that is the channel-mix's key and value: trainable parameters and forward FLOPs exact."""
     pytest.importorskip("torch")
-    from calc.evaluate import count_flops, finetune_train_flops
     from calc.hf import spec_from_hf_config
-    from calc.verify.finetune import count_finetune
 
     spec = spec_from_hf_config({"model_type": "rwkv", "vocab_size": 11, "hidden_size": 6,
                                 "num_hidden_layers": 2, "attention_hidden_size": 4,
                                 "intermediate_size": 10, "context_length": 16})
-    ft = FineTune(method="lora", rank=2, targets=targets)
-    ours = count_adapters(spec, ft)
-    torch_count = count_finetune(spec, ft, 8)
-    adapters, _ = finetune_train_flops(spec, 8, "full", ft, ours.targets)
-    assert torch_count.trainable == ours.trainable
-    assert torch_count.forward == 8 * (count_flops(spec, 8, "full").forward + adapters)
+    assert_adapters_as_the_reference_model_counts(spec, targets)
 
 
 @pytest.mark.parametrize("targets", ["all-linear", ("linear_y",), ("linear_x", "linear_out"),
@@ -273,21 +281,14 @@ def test_griffin_adapters_match_the_reference_model(targets):
     beside its local-attention layers and biased MLPs: trainable parameters and forward FLOPs
     exact, and the step's adapter terms agree with the counts."""
     pytest.importorskip("torch")
-    from calc.evaluate import count_flops, finetune_train_flops
     from calc.hf import spec_from_hf_config
     from calc.timing.finetune import adapter_terms
-    from calc.verify.finetune import count_finetune
 
     spec = spec_from_hf_config({"model_type": "recurrent_gemma", "vocab_size": 11,
                                 "hidden_size": 8, "num_hidden_layers": 3,
                                 "num_attention_heads": 2, "num_key_value_heads": 1,
                                 "lru_width": 6, "intermediate_size": 10})
-    ft = FineTune(method="lora", rank=2, targets=targets)
-    ours = count_adapters(spec, ft)
-    torch_count = count_finetune(spec, ft, 8)
-    adapters, _ = finetune_train_flops(spec, 8, "full", ft, ours.targets)
-    assert torch_count.trainable == ours.trainable
-    assert torch_count.forward == 8 * (count_flops(spec, 8, "full").forward + adapters)
+    ours = assert_adapters_as_the_reference_model_counts(spec, targets)
     terms = adapter_terms(spec, ours.targets)
     assert sum(2 * (t.inputs + t.outputs) for t in terms) == ours.adapters_active
 
@@ -349,15 +350,8 @@ def test_hy_v4_adapters_match_the_reference_model(targets, dense):
     adapters sit on them: the reference model adapts no stacked expert weights): trainable
     parameters and forward FLOPs exact."""
     pytest.importorskip("torch")
-    from calc.evaluate import count_flops, finetune_train_flops
     from calc.hf import spec_from_hf_config
-    from calc.verify.finetune import count_finetune
 
     spec = spec_from_hf_config({**HY_V4, **({"mlp_layer_types": ["dense"] * 3} if dense
                                             else {})})
-    ft = FineTune(method="lora", rank=2, targets=targets)
-    ours = count_adapters(spec, ft)
-    torch_count = count_finetune(spec, ft, 8)
-    adapters, _ = finetune_train_flops(spec, 8, "full", ft, ours.targets)
-    assert torch_count.trainable == ours.trainable
-    assert torch_count.forward == 8 * (count_flops(spec, 8, "full").forward + adapters)
+    assert_adapters_as_the_reference_model_counts(spec, targets)

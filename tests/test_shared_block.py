@@ -141,18 +141,11 @@ def test_mamba_adapters_beside_the_block_match_the_reference_model(targets):
     """LoRA on the Mamba layers of a Zamba2 with two weight sets and attention adapters:
     trainable parameters and forward FLOPs of the reference model with its adapters."""
     pytest.importorskip("torch")
-    from calc.evaluate import count_adapters, count_flops, finetune_train_flops
-    from calc.spec.finetune import FineTune
-    from calc.verify.finetune import count_finetune
+    from tests.test_finetune_mixers import assert_adapters_as_the_reference_model_counts
 
     small = spec_from_hf_config({
         "model_type": "zamba2", "vocab_size": 11, "hidden_size": 8, "num_hidden_layers": 4,
         "num_attention_heads": 2, "n_mamba_heads": 2, "intermediate_size": 12,
         "layers_block_type": ["mamba", "hybrid", "hybrid", "hybrid"], "num_mem_blocks": 2,
         "adapter_rank": 2, "use_shared_attention_adapter": True, "mamba_d_state": 2})
-    ft = FineTune(method="lora", rank=2, targets=targets)
-    ours = count_adapters(small, ft)
-    torch_count = count_finetune(small, ft, 8)
-    adapters, _ = finetune_train_flops(small, 8, "full", ft, ours.targets)
-    assert torch_count.trainable == ours.trainable
-    assert torch_count.forward == 8 * (count_flops(small, 8, "full").forward + adapters)
+    assert_adapters_as_the_reference_model_counts(small, targets)
