@@ -39,7 +39,6 @@ def _kinds(c: HFConfig, layers: int) -> list[str]:
         if not isinstance(rope, dict) or _TYPE[kind] not in rope:
             c.fail(f"rope_parameters={rope!r} has no {_TYPE[kind]!r} entry: transformers' "
                    f"Beam reads one per layer type and fails without it")
-    for kind in sorted(set(kinds)):
         entry = rope[_TYPE[kind]]
         if entry is not None and (not isinstance(entry, dict) or "rope_theta" not in entry):
             c.fail(f"rope_parameters[{_TYPE[kind]!r}]={entry!r} has no rope_theta: Beam's "
