@@ -9,15 +9,9 @@ import sys
 from dataclasses import dataclass
 
 import pytest
-from hypothesis import settings
 
+import tests.draws  # noqa: F401  (loads the hypothesis profile before any test is collected)
 from calc.cli import main
-
-# The suite gates every landing, so its random cases are the same on every run (a seed derived
-# from each test); HYPOTHESIS_PROFILE=explore draws new ones, which is how a new bug is found.
-settings.register_profile("ci", derandomize=True, database=None)
-settings.register_profile("explore")
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # One torch (OpenMP) thread per pytest-xdist worker: `-n auto` already starts a process per
 # core, and each torch's default of a thread per core oversubscribes them, OpenMP's waiting

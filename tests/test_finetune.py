@@ -21,6 +21,7 @@ from calc.formulas import finetune as FT
 from calc.formulas import memory as M
 from calc.spec.finetune import QUANTS, FineTune, target_shapes
 from calc.symbols import SYMBOLS
+from tests.draws import examples
 from tests.strategies import model_specs
 
 DATA = Path(__file__).parent / "data"
@@ -219,7 +220,7 @@ def test_torch_counts_adapters_and_step_flops(name, method, rank, targets):
     assert torch_count.backward == 16 * (train - forward - adapters)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=list(HealthCheck))
 @given(spec=model_specs(), rank=st.integers(1, 4), data=st.data())
 def test_torch_random_specs(spec, rank, data):
     pytest.importorskip("torch")

@@ -17,6 +17,7 @@ from calc import _compiled
 from calc.evaluate import count_flops, count_params, symbol_values
 from calc.formulas import GROUPS, codegen, flops, params
 from calc.symbols import SYMBOLS
+from tests.draws import examples
 from tests.strategies import model_specs
 
 
@@ -76,7 +77,7 @@ def _symbolic(expr: sympy.Expr, values: dict[str, int]) -> int:
     return int(expr.xreplace({SYMBOLS[k]: sympy.Integer(v) for k, v in values.items()}))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(spec=model_specs(), seq_len=st.integers(1, 40), causal=st.sampled_from([0, 1]))
 def test_compiled_equals_sympy_substitution(spec, seq_len, causal):
     """An independent numeric route: sympy's own `subs` on the same expressions."""
@@ -87,7 +88,7 @@ def test_compiled_equals_sympy_substitution(spec, seq_len, causal):
             assert compiled[key] == _symbolic(expr, values), (name, key)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(spec=model_specs())
 def test_totals_are_sums_of_named_terms(spec):
     c = count_params(spec)
@@ -130,7 +131,7 @@ def _brute_force_scores(spec: calc.ModelSpec, seq_len: int, causal: bool) -> int
     return total
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(spec=model_specs(), seq_len=st.integers(1, 60), causal=st.booleans())
 def test_attention_scores_against_brute_force(spec, seq_len, causal):
     """QKᵀ costs 2·d_qk and A·V 2·d_v per head per (query, key) pair (calc.formulas.flops)."""
@@ -144,7 +145,7 @@ def test_attention_scores_against_brute_force(spec, seq_len, causal):
                                              + selecting)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(spec=model_specs(), seq_len=st.integers(1, 60))
 def test_flop_conventions(spec, seq_len):
     causal = count_flops(spec, seq_len, "causal")

@@ -12,6 +12,7 @@ from calc import _compiled
 from calc.formulas import inference as I
 from calc.plan.roofline import kv_heads_per_gpu
 from calc.symbols import SYMBOLS
+from tests.draws import examples
 
 # Qwen-2.5 72B (Qwen/Qwen2.5-72B config.json: 80 layers, d 8192, 64 heads, 8 KV heads, FFN
 # 29,568, vocab 152,064, QKV biases); not a preset, so written out here.
@@ -134,7 +135,7 @@ def test_fp8_on_a_gpu_with_an_fp8_peak_is_priced_at_it():
     assert fp8.weights_bytes == fp8.params == 6_738_415_616
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(context=st.integers(1, 10**6), batch=st.integers(1, 10**4),
        name=st.sampled_from(["llama2-7b", "mistral-7b", "mixtral-8x7b", "deepseek-v3"]))
 def test_compiled_inference_equals_sympy(context, batch, name):

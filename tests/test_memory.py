@@ -15,6 +15,7 @@ from calc.formulas import memory as M
 from calc.spec import TrainingMemory
 from calc.spec.layout import PAPER_2022
 from calc.symbols import SYMBOLS
+from tests.draws import examples
 from tests.strategies import model_specs
 
 LLAMA2_7B = calc.load_preset("llama2-7b").spec
@@ -192,7 +193,7 @@ def test_bad_options_name_the_field(model, options, message):
     assert message in str(error.value)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(spec=model_specs(), seq_len=st.integers(1, 64), micro_batch=st.integers(1, 4),
        zero=st.sampled_from([0, 1, 2, 3]), tp=st.sampled_from([1, 2, 4]),
        recompute=st.sampled_from(["none", "selective", "full"]), sp=st.booleans(),

@@ -18,6 +18,7 @@ from calc.errors import CalcError
 from calc.evaluate import count_flops, count_params
 from calc.reports.sweep import sweep
 from calc.sweeps.vectorise import Plan
+from tests.draws import examples
 from tests.strategies import model_specs
 
 RNG = np.random.default_rng(20240601)
@@ -92,7 +93,7 @@ def test_structures_equal_estimate(name, axes, dropped):
     assert (dropped in notes) if dropped else "dropped" not in notes
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(specs=st.lists(model_specs(), min_size=1, max_size=6),
        attention=st.sampled_from(["causal", "full"]))
 def test_explicit_list_of_mixed_specs(specs, attention):

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from calc.tables import human, simple_table
+from tests.draws import examples
 
 
 @pytest.mark.parametrize(("value", "unit", "text"), [
@@ -36,7 +37,7 @@ def tables(draw) -> tuple[list[list[str]], list[str], list[str]]:
     return draw(st.lists(row, max_size=6)), draw(row), draw(aligns)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(tables())
 def test_simple_table_is_tabulates_simple_format(table):
     tabulate = pytest.importorskip("tabulate").tabulate

@@ -31,6 +31,7 @@ from calc.spec import GPU, ModelSpec, Workload
 from calc.spec import trusted as trust
 from calc.spec.base import Frozen
 from calc.spec.finetune import FULL_TRAINING, FineTune
+from tests.draws import examples
 from tests.strategies import model_specs
 
 
@@ -86,7 +87,7 @@ def test_every_gpu_is_built_as_validation_builds_it():
     assert set(calc.load_gpus()) == set(data)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(spec=model_specs(max_layers=6))
 def test_random_specs_are_built_as_validation_builds_them(spec):
     """Every option a spec allows, written as a JSON file writes it (tuples as arrays)."""
@@ -127,7 +128,7 @@ VALUES = st.one_of(
                      "0.4", "nan", "-1", [], {}]))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(values=st.dictionaries(st.sampled_from([*Workload.model_fields, "typo"]), VALUES))
 def test_checked_workload_is_what_validation_builds(values):
     """Accepted without the validator only when the validator builds the same object."""

@@ -11,6 +11,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 import calc  # noqa: E402
 from calc.reports.verify import verify  # noqa: E402
+from tests.draws import examples, one_feature  # noqa: E402
 from tests.strategies import model_specs, shared_block_specs  # noqa: E402
 
 
@@ -24,7 +25,7 @@ def test_every_preset_verifies_exactly(name):
     assert total.torch == calc.count_params(calc.load_preset(name).spec).total
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=list(HealthCheck))
 @given(spec=model_specs(), seq_len=st.integers(1, 8))
 def test_one_layer_of_each_structure_counts_as_every_layer(spec, seq_len):
     """calc.verify.count runs one layer of each structure on the meta device; running every
@@ -43,7 +44,7 @@ def test_sliding_window_beyond_the_window():
     assert report.ok and scores.torch == 2 * 32 * 32 * 256 * 4096 * 8192
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck))
 @given(spec=model_specs(), seq_len=st.integers(1, 24), device=st.sampled_from(["meta", "cpu"]),
        batch=st.integers(1, 2))
 def test_random_specs_verify_exactly(spec, seq_len, device, batch):
@@ -55,7 +56,7 @@ def test_random_specs_verify_exactly(spec, seq_len, device, batch):
     assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@one_feature
 @given(spec=model_specs().filter(lambda s: s.layer_counts["rwkv"]), seq_len=st.integers(1, 12),
        device=st.sampled_from(["meta", "cpu"]))
 def test_random_specs_with_rwkv_layers_verify_exactly(spec, seq_len, device):
@@ -67,7 +68,7 @@ def test_random_specs_with_rwkv_layers_verify_exactly(spec, seq_len, device):
     assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@one_feature
 @given(spec=model_specs().filter(lambda s: s.layer_counts["griffin"]), seq_len=st.integers(1, 12),
        device=st.sampled_from(["meta", "cpu"]))
 def test_random_specs_with_griffin_layers_verify_exactly(spec, seq_len, device):
@@ -80,7 +81,7 @@ def test_random_specs_with_griffin_layers_verify_exactly(spec, seq_len, device):
     assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@one_feature
 @given(spec=model_specs().filter(lambda s: s.moe is not None
                                  and (s.moe.n_zero_experts or s.moe.shortcut)),
        seq_len=st.integers(1, 12), device=st.sampled_from(["meta", "cpu"]))
@@ -171,7 +172,7 @@ def test_verify_a_config_json_with_hf(cli):
     assert result.code == 0 and data["ok"] and data["hf"]["model_type"] == "qwen3_moe"
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@one_feature
 @given(spec=shared_block_specs(), seq_len=st.integers(1, 12),
        device=st.sampled_from(["meta", "cpu"]))
 def test_random_specs_with_a_shared_block_verify_exactly(spec, seq_len, device):

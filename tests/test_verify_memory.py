@@ -18,6 +18,7 @@ from calc.errors import CalcError
 from calc.hf import spec_from_hf_config
 from calc.presets import load_model
 from calc.reports.memory_check import verify_memory
+from tests.draws import examples
 
 CONFIGS = Path(__file__).parent / "data" / "hf_configs"
 TINY = {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 3,
@@ -95,7 +96,7 @@ def test_peft_adapters_keep_what_calc_counts(name):
     assert layers["lora q,v"] < layers["full"] < layers["lora all-linear"]
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kv=st.sampled_from([1, 2, 4]), groups=st.sampled_from([1, 3]),
        head_dim=st.sampled_from([8, 16, 32]), per_head=st.sampled_from([4, 8]),
        ffn=st.integers(8, 80), seq_len=st.integers(3, 40), batch=st.integers(1, 3),
