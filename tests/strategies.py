@@ -178,6 +178,12 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             and not spec.attention.out_bias and draw(st.booleans())):
         # GPT-NeoX-Japanese: W_O's bias on the last layer only
         spec = spec.updated(**{"attention.last_layer_out_bias": True})
+    moe_layers = [i for i, kind in enumerate(spec.ffn_kinds) if kind == "moe"]
+    if spec.moe is not None and not spec.moe.n_zero_experts and moe_layers and draw(
+            st.booleans()):
+        # DeepSeek-V4's hash_moe layers: some MoE layers pick experts by token id
+        picked = draw(st.lists(st.sampled_from(moe_layers), min_size=1, unique=True))
+        spec = spec.updated(**{"moe.hash_layers": tuple(sorted(picked))})
     return spec
 
 

@@ -71,7 +71,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
             "d_shared": moe.shared_width if moe.n_shared_experts else None,
             "shared_expert_gate": moe.shared_expert_gate, "router_bias": moe.router_bias,
             "output_norm": moe.output_norm, "n_zero_experts": moe.n_zero_experts,
-            "shortcut": moe.shortcut},
+            "shortcut": moe.shortcut, "hash_layers": moe.hash_layers},
         "moe.layers": spec.moe_layers,
         "norm.kind": norm.kind, "norm.bias": norm.has_bias, "norm.placement": norm.placement,
         "norm.final": norm.final, "norm.embedding": norm.embedding,
