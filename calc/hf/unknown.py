@@ -36,21 +36,6 @@ NEEDS = {
                           "blocks per query",
     "qwen4_exp_text": "sparse attention whose QSA indexer selects the keys, n-gram embeddings "
                       "and per-layer embeddings",
-    # modeling_deepseek_v4.py (transformers 5.24.0): its hyper-connections
-    # (DeepseekV4HyperConnection, with the stream mix) are the spec's hyper_connections with
-    # residual_mix, its hash_moe layers (DeepseekV4HashRouter) moe.hash_layers, its sinks
-    # attention.sinks and its one key-and-value head MQA with k_eq_v. Not in the spec:
-    # DeepseekV4CSACompressor / DeepseekV4HCACompressor (kv_proj and gate_proj d → 2·d_h or
-    # d_h, position_bias, kv_norm) whose compressed keys join the sliding window's, the CSA
-    # layers' DeepseekV4Indexer scoring those keys (its own compressor at index_head_dim,
-    # q_b_proj from the query latent, weights_proj); DeepseekV4Attention's low-rank queries
-    # without MLA (q_a_proj, q_a_norm, q_b_proj, then a per-head norm without weight while
-    # kv_norm has one) and its grouped output projection (o_a_proj: o_groups blocks of
-    # h·d_h/g → o_lora_rank, then o_b_proj g·o_lora_rank → d).
-    "deepseek_v4": "compressed sparse attention (CSA/HCA key compressors whose compressed keys "
-                   "join the sliding window's, CSA's indexer over them), low-rank queries "
-                   "outside MLA (q_lora_rank, a weightless per-head query norm) and a grouped "
-                   "output projection (o_groups × o_lora_rank)",
     # recurrent and linear-attention mixers the spec has no part for
     "xlstm": "xLSTM's mLSTM blocks (a matrix-memory recurrence with exponential gates)",
     "bailing_hybrid": "a delta-rule linear attention with its own forget gate "

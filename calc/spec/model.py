@@ -220,6 +220,11 @@ class ModelSpec(Frozen):
             self._check_shortcut()
         if self.moe is not None and self.moe.hash_layers:
             self._check_hash_layers()
+        groups = att.output_groups
+        if groups is not None and (att.n_heads * self.head_dim_v) % groups.groups:
+            raise ValueError(f"attention.output_groups.groups={groups.groups} must divide the "
+                             f"heads' output n_heads·v_head_dim = "
+                             f"{att.n_heads * self.head_dim_v}")
         if self.shared_block is not None:
             self._check_shared_block()
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
