@@ -308,6 +308,15 @@ def _read_deepseek_v4(c: HFConfig) -> dict[str, Any]:
     # biased by mlp_bias as the experts are not. Each layer's two sublayers are wrapped in
     # DeepseekV4HyperConnection (hc_mult streams, with the stream mix), DeepseekV4HyperHead
     # collapses them before the final norm; the MTP layers are not built.
+    # What the compressed layers add, and the spec lacks (same file): DeepseekV4HCACompressor
+    # (kv_proj, gate_proj d → head_dim, position_bias compress_rate × head_dim, kv_norm) and
+    # DeepseekV4CSACompressor (the same at 2·head_dim, kv_norm head_dim) with its
+    # DeepseekV4Indexer (its own compressor at 2·index_head_dim, q_b_proj q_lora_rank →
+    # index_n_heads·index_head_dim, weights_proj d → index_n_heads); their compressed keys
+    # join the window's in the attention. With DeepseekV4Config's other defaults and the
+    # compress_ratios public copies of DeepSeek-V4-Flash's config.json quote (0, 0, then 4 and
+    # 128 in turn: 21 CSA, 20 HCA layers) transformers counts 284,332,230,231 parameters,
+    # 487,194,752 of them the compressors'.
     layers = c.size("num_hidden_layers")
     compressed = sorted({t for t in _v4_layer_types(c, layers) if t != "sliding_attention"})
     if compressed:
