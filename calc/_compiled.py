@@ -43,6 +43,7 @@ def params_per_layer(s):
     d_rope = s['d_rope']
     d_v = s['d_v']
     g_norm = s['g_norm']
+    g_o = s['g_o']
     h = s['h']
     h_kv = s['h_kv']
     i_diff = s['i_diff']
@@ -51,51 +52,53 @@ def params_per_layer(s):
     i_kev = s['i_kev']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
+    i_og = s['i_og']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qw = s['i_qw']
     i_rel = s['i_rel']
     i_sink = s['i_sink']
     i_sub = s['i_sub']
     n_norm = s['n_norm']
     r_kv = s['r_kv']
+    r_o = s['r_o']
     r_q = s['r_q']
     _t0 = b_norm + g_norm
-    _t1 = i_mla*i_qlora*r_q
-    _t2 = 1 - i_mla
-    _t3 = d_qk*h
-    _t4 = _t2*_t3
-    _t5 = E_a*h_kv - h
-    _t6 = d*i_moa
-    _t7 = _t3*d
-    _t8 = d_rope + r_kv
-    _t9 = _t2*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t10 = d*d_v
-    _t11 = d_v*(1 - i_gh)
-    _t12 = h*i_gate
-    _t13 = d_qk*i_qk_head
+    _t1 = i_qlora*r_q
+    _t2 = d_qk*h
+    _t3 = _t2*d
+    _t4 = d*i_moa
+    _t5 = _t4*(E_a*h_kv - h)
+    _t6 = 1 - i_mla
+    _t7 = d_rope + r_kv
+    _t8 = _t6*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t9 = d_v*h
+    _t10 = d_v*(1 - i_gh)
+    _t11 = h*i_gate
+    _t12 = d_qk*i_qk_head
     return {
         'attention/q': (
             _t0*_t1
-            + _t4*d
-            + _t5*_t6*d_qk
-            + b_qkv*(_t1 + _t4)
-            + i_mla*(_t7*(1 - i_qlora) + i_qlora*(_t3*r_q + d*r_q))
+            + _t3*(1 - i_qlora)
+            + _t5*d_qk
+            + b_qkv*(_t1*i_mla + _t2*_t6)
+            + i_qlora*(_t2*r_q + d*r_q)
         ),
         'attention/kv': (
             _t0*i_mla*r_kv
-            + _t9*d
-            + b_qkv*(_t8*i_mla + _t9)
-            + i_mla*(_t8*d + h*r_kv*(d_qk - d_rope + d_v))
+            + _t8*d
+            + b_qkv*(_t7*i_mla + _t8)
+            + i_mla*(_t7*d + h*r_kv*(d_qk - d_rope + d_v))
         ),
-        'attention/o': _t10*_t5*i_moa + _t10*h + b_o*d,
-        'attention/gate': _t11*_t12*_t2*b_qkv*(1 - b_gh) + _t12*d*(_t11 + i_gh) + b_gh*h,
-        'attention/router': E_a*_t6,
-        'attention/position': i_rel*(2*_t3 + _t7),
-        'attention/qk_norm': _t0*(_t13 + _t3*i_qk_proj) + _t0*(_t13 + d_qk*h_kv*i_qk_proj),
+        'attention/o': _t5*d_v + _t9*d*(1 - i_og) + b_o*d + i_og*(_t9*r_o + d*g_o*r_o),
+        'attention/gate': _t10*_t11*_t6*b_qkv*(1 - b_gh) + _t11*d*(_t10 + i_gh) + b_gh*h,
+        'attention/router': E_a*_t4,
+        'attention/position': i_rel*(2*_t2 + _t3),
+        'attention/qk_norm': _t0*i_qw*(_t12 + _t2*i_qk_proj) + _t0*(_t12 + d_qk*h_kv*i_qk_proj),
         'attention/sinks': h*i_sink,
         'attention/lambda': 4*d_qk*i_diff,
-        'attention/sub_norm': _t0*d_v*h*i_sub,
+        'attention/sub_norm': _t0*_t9*i_sub,
         'norms': _t0*d*n_norm,
     }
 
@@ -332,6 +335,7 @@ def params_components(s):
     d_v = s['d_v']
     d_v2 = s['d_v2']
     g_norm = s['g_norm']
+    g_o = s['g_o']
     h = s['h']
     h2 = s['h2']
     h_I = s['h_I']
@@ -354,10 +358,12 @@ def params_components(s):
     i_moa = s['i_moa']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
+    i_og = s['i_og']
     i_proj = s['i_proj']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qw = s['i_qw']
     i_rel = s['i_rel']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
@@ -374,53 +380,54 @@ def params_components(s):
     n_norm = s['n_norm']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_o = s['r_o']
     r_q = s['r_q']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = b_norm + g_norm
-    _t1 = i_mla*i_qlora*r_q
+    _t1 = i_qlora*r_q
     _t2 = _t0*_t1
-    _t3 = 1 - i_mla
+    _t3 = 1 - i_qlora
     _t4 = d_qk2*h2
-    _t5 = _t3*_t4
-    _t6 = E_a*h_kv2 - h2
+    _t5 = _t4*d
+    _t6 = d*r_q
     _t7 = d*i_moa
-    _t8 = 1 - i_qlora
-    _t9 = _t4*d
-    _t10 = d*r_q
+    _t8 = _t7*(E_a*h_kv2 - h2)
+    _t9 = _t1*i_mla
+    _t10 = 1 - i_mla
     _t11 = L_att - L_att2
     _t12 = d_qk*h
-    _t13 = _t12*_t3
-    _t14 = E_a*h_kv - h
-    _t15 = _t12*d
-    _t16 = _t0*i_mla*r_kv
-    _t17 = d_rope + r_kv
-    _t18 = _t17*d
-    _t19 = -d_rope
-    _t20 = _t3*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t21 = _t17*i_mla
-    _t22 = _t16 + _t20*d + b_qkv*(_t20 + _t21) + i_mla*(_t18 + h2*r_kv*(_t19 + d_qk2 + d_v2))
-    _t23 = d_qk + d_v
-    _t24 = _t3*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t25 = _t16 + _t24*d + b_qkv*(_t21 + _t24) + i_mla*(_t18 + h*r_kv*(_t19 + _t23))
-    _t26 = L_kvs - L_kvs2
-    _t27 = b_o*d
-    _t28 = d*d_v2
-    _t29 = d*d_v
-    _t30 = _t29*h
-    _t31 = 1 - i_gh
-    _t32 = _t31*d_v2
-    _t33 = d*i_gate
-    _t34 = _t3*b_qkv*i_gate*(1 - b_gh)
-    _t35 = _t31*d_v
-    _t36 = E_a*_t7
-    _t37 = 2*_t12
-    _t38 = d_qk2*i_qk_head
-    _t39 = _t0*(_t38 + d_qk2*h_kv2*i_qk_proj)
-    _t40 = d_qk*i_qk_head
-    _t41 = _t0*(_t40 + d_qk*h_kv*i_qk_proj)
-    _t42 = L_att2*h2
-    _t43 = _t11*h
+    _t13 = _t12*d
+    _t14 = _t7*(E_a*h_kv - h)
+    _t15 = _t0*i_mla*r_kv
+    _t16 = d_rope + r_kv
+    _t17 = _t16*d
+    _t18 = -d_rope
+    _t19 = _t10*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t20 = _t16*i_mla
+    _t21 = _t15 + _t19*d + b_qkv*(_t19 + _t20) + i_mla*(_t17 + h2*r_kv*(_t18 + d_qk2 + d_v2))
+    _t22 = d_qk + d_v
+    _t23 = _t10*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t24 = _t15 + _t23*d + b_qkv*(_t20 + _t23) + i_mla*(_t17 + h*r_kv*(_t18 + _t22))
+    _t25 = L_kvs - L_kvs2
+    _t26 = b_o*d
+    _t27 = 1 - i_og
+    _t28 = d_v2*h2
+    _t29 = d*g_o*r_o
+    _t30 = d_v*h
+    _t31 = _t30*d
+    _t32 = 1 - i_gh
+    _t33 = _t32*d_v2
+    _t34 = d*i_gate
+    _t35 = _t10*b_qkv*i_gate*(1 - b_gh)
+    _t36 = _t32*d_v
+    _t37 = E_a*_t7
+    _t38 = 2*_t12
+    _t39 = d_qk2*i_qk_head
+    _t40 = _t0*(_t39 + d_qk2*h_kv2*i_qk_proj)
+    _t41 = d_qk*i_qk_head
+    _t42 = _t0*(_t41 + d_qk*h_kv*i_qk_proj)
+    _t43 = _t0*i_qw
     _t44 = 4*i_diff
     _t45 = _t0*i_sub
     _t46 = _t0*d
@@ -458,45 +465,35 @@ def params_components(s):
     _t78 = E + E_0
     _t79 = d*(i_glu + 2)
     _t80 = L_moe*d
-    _t81 = _t23*h_kv
+    _t81 = _t22*h_kv
     return {
         'attention/q': (
-            L_att2*(
-                _t2
-                + _t5*d
-                + _t6*_t7*d_qk2
-                + b_qkv*(_t1 + _t5)
-                + i_mla*(_t8*_t9 + i_qlora*(_t10 + _t4*r_q))
-            )
+            L_att2*(_t2 + _t3*_t5 + _t8*d_qk2 + b_qkv*(_t10*_t4 + _t9) + i_qlora*(_t4*r_q + _t6))
             + _t11*(
-                _t13*d
-                + _t14*_t7*d_qk
-                + _t2
-                + b_qkv*(_t1 + _t13)
-                + i_mla*(_t15*_t8 + i_qlora*(_t10 + _t12*r_q))
+                _t13*_t3 + _t14*d_qk + _t2 + b_qkv*(_t10*_t12 + _t9) + i_qlora*(_t12*r_q + _t6)
             )
         ),
-        'attention/kv': L_att2*_t22 - L_kvs2*_t22 + _t11*_t25 - _t25*_t26,
+        'attention/kv': L_att2*_t21 - L_kvs2*_t21 + _t11*_t24 - _t24*_t25,
         'attention/o': (
-            L_att2*(_t27 + _t28*_t6*i_moa + _t28*h2)
-            + _t11*(_t14*_t29*i_moa + _t27 + _t30)
+            L_att2*(_t26 + _t27*_t28*d + _t8*d_v2 + i_og*(_t28*r_o + _t29))
+            + _t11*(_t14*d_v + _t26 + _t27*_t31 + i_og*(_t29 + _t30*r_o))
             + b_oL*d
         ),
         'attention/gate': (
-            L_att2*(_t32*_t34*h2 + _t33*h2*(_t32 + i_gh) + b_gh*h2)
-            + _t11*(_t33*h*(_t35 + i_gh) + _t34*_t35*h + b_gh*h)
+            L_att2*(_t33*_t35*h2 + _t34*h2*(_t33 + i_gh) + b_gh*h2)
+            + _t11*(_t34*h*(_t36 + i_gh) + _t35*_t36*h + b_gh*h)
         ),
-        'attention/router': L_att2*_t36 + _t11*_t36,
-        'attention/position': L_att2*i_rel*(2*_t4 + _t9) + _t11*i_rel*(_t15 + _t37),
+        'attention/router': L_att2*_t37 + _t11*_t37,
+        'attention/position': L_att2*i_rel*(2*_t4 + _t5) + _t11*i_rel*(_t13 + _t38),
         'attention/qk_norm': (
-            L_att2*(_t0*(_t38 + _t4*i_qk_proj) + _t39)
-            - L_kvs2*_t39
-            + _t11*(_t0*(_t12*i_qk_proj + _t40) + _t41)
-            - _t26*_t41
+            L_att2*(_t40 + _t43*(_t39 + _t4*i_qk_proj))
+            - L_kvs2*_t40
+            + _t11*(_t42 + _t43*(_t12*i_qk_proj + _t41))
+            - _t25*_t42
         ),
-        'attention/sinks': _t42*i_sink2 + _t43*i_sink,
+        'attention/sinks': L_att2*h2*i_sink2 + _t11*h*i_sink,
         'attention/lambda': L_att2*_t44*d_qk2 + _t11*_t44*d_qk,
-        'attention/sub_norm': _t42*_t45*d_v2 + _t43*_t45*d_v,
+        'attention/sub_norm': L_att2*_t28*_t45 + _t11*_t30*_t45,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
         'norms': L*_t46*n_norm,
         'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t47*i_hcm + 2*n_hc)*(d*n_hc + 1)),
@@ -542,7 +539,7 @@ def params_components(s):
         'moe/shared': L_moe*(E_s*(_t79*d_s + b_ff*(_t72*d_s + d)) + d*i_shared_gate),
         'moe/bias': _t80*b_moe,
         'moe/norm': _t0*_t80*i_mn,
-        'shared_block/attention': M_sb*(_t30 + _t37*d + _t60*_t81),
+        'shared_block/attention': M_sb*(_t31 + _t38*d + _t60*_t81),
         'shared_block/mlp': M_sb*(_t75 + _t76 + n_act),
         'shared_block/norms': 3*M_sb*_t46,
         'shared_block/projection': L_sb*_t66,
@@ -620,6 +617,7 @@ def params_summary(s):
     d_v = s['d_v']
     d_v2 = s['d_v2']
     g_norm = s['g_norm']
+    g_o = s['g_o']
     h = s['h']
     h2 = s['h2']
     h_I = s['h_I']
@@ -644,10 +642,12 @@ def params_summary(s):
     i_moe = s['i_moe']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
+    i_og = s['i_og']
     i_proj = s['i_proj']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qw = s['i_qw']
     i_rel = s['i_rel']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
@@ -665,36 +665,37 @@ def params_summary(s):
     n_norm = s['n_norm']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_o = s['r_o']
     r_q = s['r_q']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = d*i_moa
     _t1 = _t0*(E_a*h_kv2 - h2)
     _t2 = b_o*d
-    _t3 = d*h2
-    _t4 = _t2 + _t3*d_v2
-    _t5 = b_norm + g_norm
-    _t6 = _t5*i_mla
-    _t7 = i_qlora*r_q
-    _t8 = _t6*_t7
-    _t9 = 1 - i_mla
-    _t10 = _t3*d_qk2
-    _t11 = _t7*i_mla
-    _t12 = d_qk2*h2
-    _t13 = 1 - i_qlora
-    _t14 = d*r_q
-    _t15 = _t10*_t9 + _t8 + b_qkv*(_t11 + _t12*_t9) + i_mla*(_t10*_t13 + i_qlora*(_t12*r_q + _t14))
-    _t16 = L_att - L_att2
-    _t17 = _t0*(E_a*h_kv - h)
-    _t18 = d*h
-    _t19 = _t18*d_v
-    _t20 = _t19 + _t2
-    _t21 = _t17*d_v + _t20
-    _t22 = d_qk*h
-    _t23 = _t22*_t9
-    _t24 = _t22*d
-    _t25 = _t23*d + _t8 + b_qkv*(_t11 + _t23) + i_mla*(_t13*_t24 + i_qlora*(_t14 + _t22*r_q))
-    _t26 = _t17*d_qk + _t25
+    _t3 = 1 - i_og
+    _t4 = d_v2*h2
+    _t5 = d*g_o*r_o
+    _t6 = _t2 + _t3*_t4*d + i_og*(_t4*r_o + _t5)
+    _t7 = b_norm + g_norm
+    _t8 = i_qlora*r_q
+    _t9 = _t7*_t8
+    _t10 = 1 - i_qlora
+    _t11 = d_qk2*h2
+    _t12 = _t11*d
+    _t13 = d*r_q
+    _t14 = _t8*i_mla
+    _t15 = 1 - i_mla
+    _t16 = _t10*_t12 + _t9 + b_qkv*(_t11*_t15 + _t14) + i_qlora*(_t11*r_q + _t13)
+    _t17 = L_att - L_att2
+    _t18 = _t0*(E_a*h_kv - h)
+    _t19 = d_v*h
+    _t20 = _t19*d
+    _t21 = _t2 + _t20*_t3 + i_og*(_t19*r_o + _t5)
+    _t22 = _t18*d_v + _t21
+    _t23 = d_qk*h
+    _t24 = _t23*d
+    _t25 = _t10*_t24 + _t9 + b_qkv*(_t14 + _t15*_t23) + i_qlora*(_t13 + _t23*r_q)
+    _t26 = _t18*d_qk + _t25
     _t27 = d*(i_glu + 2)
     _t28 = i_glu + 1
     _t29 = _t27*d_e + b_ff*(_t28*d_e + d)
@@ -702,180 +703,181 @@ def params_summary(s):
     _t31 = n_hc**2
     _t32 = d_qk2*i_qk_head
     _t33 = d_qk2*i_qk_proj
-    _t34 = _t5*(_t32 + _t33*h_kv2)
-    _t35 = 1 - i_gh
-    _t36 = _t35*d_v2
-    _t37 = _t9*b_qkv*i_gate*(1 - b_gh)
-    _t38 = _t6*r_kv
-    _t39 = d_rope + r_kv
-    _t40 = _t39*d
-    _t41 = -d_rope
-    _t42 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t43 = _t39*i_mla
-    _t44 = _t38 + _t42*d + b_qkv*(_t42 + _t43) + i_mla*(_t40 + h2*r_kv*(_t41 + d_qk2 + d_v2))
-    _t45 = d*d_ff
-    _t46 = _t45 + b_ff*d
-    _t47 = L_dn*d_lv
-    _t48 = H_v*d_lk
-    _t49 = 1 - i_cg
-    _t50 = b_ff*d_ff
-    _t51 = _t28*(_t45 + _t50)
-    _t52 = L_gr*d_gr
-    _t53 = d*d_gr
-    _t54 = 2*d_gr
-    _t55 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t56 = E_s*(_t27*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate
-    _t57 = E + E_0
-    _t58 = _t57*b_router + _t57*d
-    _t59 = d**2
-    _t60 = d_qk + d_v
-    _t61 = _t60*h_kv
-    _t62 = b_sc*d
-    _t63 = 2*N_s
-    _t64 = G_s*_t63
-    _t65 = 2*d_in + i_m2*(H_s + _t64)
-    _t66 = H_s*i_m2
-    _t67 = 1 - i_m2
-    _t68 = R_dt + _t63
-    _t69 = _t67*d_in
-    _t70 = 2*d
-    _t71 = _t46 + _t51 + n_act
-    _t72 = d_qk*i_qk_head
-    _t73 = _t5*(_t72 + d_qk*h_kv*i_qk_proj)
-    _t74 = _t5*(_t22*i_qk_proj + _t72) + _t73
-    _t75 = _t35*d_v
-    _t76 = _t18*i_gate*(_t75 + i_gh) + _t37*_t75*h + b_gh*h
-    _t77 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t78 = _t38 + _t77*d + b_qkv*(_t43 + _t77) + i_mla*(_t40 + h*r_kv*(_t41 + _t60))
-    _t79 = L_kvs - L_kvs2
-    _t80 = L_rw*d_rw
-    _t81 = 5*d
-    _t82 = H_la*L_la*d_la
-    _t83 = L_att2*h2
-    _t84 = 2*H_k*d_lk
-    _t85 = H_v*d_lv
-    _t86 = H_v + _t85
-    _t87 = b_moe*d
-    _t88 = _t5*d
-    _t89 = h*i_sink
-    _t90 = i_rel*(2*_t22 + _t24)
-    _t91 = 3*_t88
-    _t92 = 4*i_diff
-    _t93 = _t92*d_qk
-    _t94 = E_a*_t0
-    _t95 = _t88*n_norm
-    _t96 = _t5*i_sub
-    _t97 = _t96*d_ff
-    _t98 = _t88*i_mn
-    _t99 = _t96*d_v*h
-    _t100 = (
-        H_v*_t47*d
-        + L*_t95
+    _t34 = _t7*(_t32 + _t33*h_kv2)
+    _t35 = _t7*i_qw
+    _t36 = 1 - i_gh
+    _t37 = _t36*d_v2
+    _t38 = d*i_gate
+    _t39 = _t15*b_qkv*i_gate*(1 - b_gh)
+    _t40 = _t7*i_mla*r_kv
+    _t41 = d_rope + r_kv
+    _t42 = _t41*d
+    _t43 = -d_rope
+    _t44 = _t15*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t45 = _t41*i_mla
+    _t46 = _t40 + _t44*d + b_qkv*(_t44 + _t45) + i_mla*(_t42 + h2*r_kv*(_t43 + d_qk2 + d_v2))
+    _t47 = d*d_ff
+    _t48 = _t47 + b_ff*d
+    _t49 = L_dn*d_lv
+    _t50 = H_v*d_lk
+    _t51 = 1 - i_cg
+    _t52 = b_ff*d_ff
+    _t53 = _t28*(_t47 + _t52)
+    _t54 = L_gr*d_gr
+    _t55 = d*d_gr
+    _t56 = 2*d_gr
+    _t57 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
+    _t58 = E_s*(_t27*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate
+    _t59 = E + E_0
+    _t60 = _t59*b_router + _t59*d
+    _t61 = d**2
+    _t62 = d_qk + d_v
+    _t63 = _t62*h_kv
+    _t64 = b_sc*d
+    _t65 = 2*N_s
+    _t66 = G_s*_t65
+    _t67 = 2*d_in + i_m2*(H_s + _t66)
+    _t68 = H_s*i_m2
+    _t69 = 1 - i_m2
+    _t70 = R_dt + _t65
+    _t71 = _t69*d_in
+    _t72 = 2*d
+    _t73 = _t48 + _t53 + n_act
+    _t74 = d_qk*i_qk_head
+    _t75 = _t7*(_t74 + d_qk*h_kv*i_qk_proj)
+    _t76 = _t35*(_t23*i_qk_proj + _t74) + _t75
+    _t77 = _t36*d_v
+    _t78 = _t38*h*(_t77 + i_gh) + _t39*_t77*h + b_gh*h
+    _t79 = _t15*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t80 = _t40 + _t79*d + b_qkv*(_t45 + _t79) + i_mla*(_t42 + h*r_kv*(_t43 + _t62))
+    _t81 = L_kvs - L_kvs2
+    _t82 = L_rw*d_rw
+    _t83 = 5*d
+    _t84 = H_la*L_la*d_la
+    _t85 = 2*H_k*d_lk
+    _t86 = H_v*d_lv
+    _t87 = H_v + _t86
+    _t88 = b_moe*d
+    _t89 = _t7*d
+    _t90 = h*i_sink
+    _t91 = i_rel*(2*_t23 + _t24)
+    _t92 = 3*_t89
+    _t93 = 4*i_diff
+    _t94 = _t93*d_qk
+    _t95 = E_a*_t0
+    _t96 = _t89*n_norm
+    _t97 = _t7*i_sub
+    _t98 = _t97*d_ff
+    _t99 = _t89*i_mn
+    _t100 = _t19*_t97
+    _t101 = (
+        H_v*_t49*d
+        + L*_t96
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t31*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + L_att2*_t44
-        + L_att2*_t92*d_qk2
-        + L_att2*_t94
-        + L_att2*i_rel*(_t10 + 2*_t12)
-        + L_att2*(_t34 + _t5*(_t32 + _t33*h2))
-        + L_att2*(_t3*i_gate*(_t36 + i_gh) + _t36*_t37*h2 + b_gh*h2)
-        + L_dense*_t46
-        + L_dense*_t51
-        + L_dense*_t97
+        + L_att2*_t4*_t97
+        + L_att2*_t46
+        + L_att2*_t93*d_qk2
+        + L_att2*_t95
+        + L_att2*h2*i_sink2
+        + L_att2*i_rel*(2*_t11 + _t12)
+        + L_att2*(_t34 + _t35*(_t32 + _t33*h2))
+        + L_att2*(_t37*_t39*h2 + _t38*h2*(_t37 + i_gh) + b_gh*h2)
+        + L_dense*_t48
+        + L_dense*_t53
+        + L_dense*_t98
         + L_dense*n_act
-        + L_dn*d*(_t49*_t86 + _t84 + _t86)
-        + L_dn*i_cg*(_t70*r_g + r_g*(_t48 + _t85))
-        + L_dn*k_dn*(_t84 + _t85)
-        + L_dn*(H_v*_t49 + H_v + _t48*i_cg)
-        + L_dw*_t45
-        + L_dw*_t97
-        + L_dw*(_t28*(2*_t45 + 2*_t50) - _t51)
-        + L_gr*(_t53 + d)
-        + 2*L_gr*(_t53 + d_gr)
-        + L_gr*(_t54*w_gr + _t54)
-        + L_idx*_t55
+        + L_dn*d*(_t51*_t87 + _t85 + _t87)
+        + L_dn*i_cg*(_t72*r_g + r_g*(_t50 + _t86))
+        + L_dn*k_dn*(_t85 + _t86)
+        + L_dn*(H_v*_t51 + H_v + _t50*i_cg)
+        + L_dw*_t47
+        + L_dw*_t98
+        + L_dw*(_t28*(2*_t47 + 2*_t52) - _t53)
+        + L_gr*(_t55 + d)
+        + 2*L_gr*(_t55 + d_gr)
+        + L_gr*(_t56*w_gr + _t56)
+        + L_idx*_t57
         - L_kvs2*_t34
-        - L_kvs2*_t44
-        + L_moe*_t56
+        - L_kvs2*_t46
         + L_moe*_t58
-        + L_moe*_t87
-        + L_moe*_t98
-        + L_rw*_t59
-        + L_rw*_t81
-        + L_sb*_t59
-        + L_sb*(i_sba*r_sb*(_t22 + _t61 + 6*d) + r_sb*(_t28*d_ff + d))
+        + L_moe*_t60
+        + L_moe*_t88
+        + L_moe*_t99
+        + L_rw*_t61
+        + L_rw*_t83
+        + L_sb*_t61
+        + L_sb*(i_sba*r_sb*(_t23 + _t63 + 6*d) + r_sb*(_t28*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t59 + _t62)
-        + L_sc*(3*_t59 + 3*_t62)
-        + L_ssm*_t68*_t69
-        + L_ssm*(2*_t66 + _t67*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t64*i_m2 + d_in)
-        + L_ssm*(_t65*b_ssm + _t65*d)
+        + L_sc*(_t61 + _t64)
+        + L_sc*(3*_t61 + 3*_t64)
+        + L_ssm*_t70*_t71
+        + L_ssm*(2*_t68 + _t69*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t66*i_m2 + d_in)
+        + L_ssm*(_t67*b_ssm + _t67*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t67*_t68*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t69 + _t66 + _t69)
-        + M_sb*_t71
-        + M_sb*_t91
-        + M_sb*(_t19 + _t22*_t70 + _t61*_t70)
-        + _t16*_t74
-        + _t16*_t76
-        + _t16*_t78
-        + _t16*_t89
-        + _t16*_t90
-        + _t16*_t93
-        + _t16*_t94
-        + _t16*_t99
+        + L_ssm*(_t69*_t70*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t71 + _t68 + _t71)
+        + M_sb*_t73
+        + M_sb*_t92
+        + M_sb*(_t20 + _t23*_t72 + _t63*_t72)
+        + _t100*_t17
+        + _t17*_t76
+        + _t17*_t78
+        + _t17*_t80
+        + _t17*_t90
+        + _t17*_t91
+        + _t17*_t94
+        + _t17*_t95
         + _t31*d
-        + _t47
-        + _t52*(k_gr + 1)
-        + _t52
-        + _t70*d_emb*i_proj
-        - _t73*_t79
-        - _t78*_t79
-        + 4*_t80*d
-        + 2*_t80
-        + _t81*_t82
-        + _t82
-        + _t83*_t96*d_v2
-        + _t83*i_sink2
-        + _t88*i_norm_emb
-        + _t88*i_norm_final
+        + _t49
+        + _t54*(k_gr + 1)
+        + _t54
+        + _t72*d_emb*i_proj
+        - _t75*_t81
+        - _t80*_t81
+        + 4*_t82*d
+        + 2*_t82
+        + _t83*_t84
+        + _t84
+        + _t89*i_norm_emb
+        + _t89*i_norm_final
         + b_oL*d
         + i_hc
         + n_hc
     )
-    _t101 = (
-        L_att2*(_t1*d_qk2 + _t15)
-        + L_att2*(_t1*d_v2 + _t4)
+    _t102 = (
+        L_att2*(_t1*d_qk2 + _t16)
+        + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t30
-        + _t100
-        + _t16*_t21
-        + _t16*_t26
+        + _t101
+        + _t17*_t22
+        + _t17*_t26
     )
-    _t102 = P*d + V*d_emb
-    _t103 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t102
+    _t103 = P*d + V*d_emb
+    _t104 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t103
     return {
-        'total': _t101 + _t103,
-        'embedding': _t102,
-        'non_embedding': _t101,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t29*k + _t100 + _t103 + _t16*_t20 + _t16*_t25,
+        'total': _t102 + _t104,
+        'embedding': _t103,
+        'non_embedding': _t102,
+        'active': L_att2*_t16 + L_att2*_t6 + L_moe*_t29*k + _t101 + _t104 + _t17*_t21 + _t17*_t25,
         'mtp': (
-            2*M*_t59
-            + M*_t91
+            2*M*_t61
+            + M*_t92
             + M*(
-                _t21
+                _t100
+                + _t22
                 + _t26
-                + _t55*i_dsa
-                + _t74
+                + _t57*i_dsa
                 + _t76
                 + _t78
-                + _t89
+                + _t80
                 + _t90
-                + _t93
+                + _t91
                 + _t94
                 + _t95
-                + _t99
-                + i_moe*(_t30 + _t56 + _t58 + _t87 + _t98)
-                + (1 - i_moe)*(_t71 + _t97)
+                + _t96
+                + i_moe*(_t30 + _t58 + _t60 + _t88 + _t99)
+                + (1 - i_moe)*(_t73 + _t98)
             )
         ),
     }
@@ -927,6 +929,7 @@ def flops_forward_components(s):
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
+    g_o = s['g_o']
     h = s['h']
     h2 = s['h2']
     h_I = s['h_I']
@@ -942,6 +945,7 @@ def flops_forward_components(s):
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
+    i_og = s['i_og']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_sba = s['i_sba']
@@ -954,29 +958,30 @@ def flops_forward_components(s):
     n_hc = s['n_hc']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_o = s['r_o']
     r_q = s['r_q']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
-    _t0 = 1 - i_mla
-    _t1 = d_qk2*h2
-    _t2 = _t1*d
-    _t3 = 1 - i_qlora
-    _t4 = d*r_q
-    _t5 = 2*L_att2
-    _t6 = d_qk*h
-    _t7 = _t6*d
-    _t8 = 2*L_att - 2*L_att2
-    _t9 = d*(d_rope + r_kv)
-    _t10 = -d_rope
-    _t11 = _t0*d
-    _t12 = _t11*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t9 + h2*r_kv*(_t10 + d_qk2 + d_v2))
-    _t13 = d_qk + d_v
-    _t14 = _t11*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t9 + h*r_kv*(_t10 + _t13))
-    _t15 = _t5*d
-    _t16 = _t15*h2
-    _t17 = d*h
-    _t18 = _t17*d_v
-    _t19 = 1 - i_gh
+    _t0 = d_qk2*h2
+    _t1 = d*(1 - i_qlora)
+    _t2 = d*r_q
+    _t3 = 2*L_att2
+    _t4 = d_qk*h
+    _t5 = 2*L_att - 2*L_att2
+    _t6 = d*(d_rope + r_kv)
+    _t7 = -d_rope
+    _t8 = d*(1 - i_mla)
+    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t6 + h2*r_kv*(_t7 + d_qk2 + d_v2))
+    _t10 = d_qk + d_v
+    _t11 = _t8*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t6 + h*r_kv*(_t10 + _t7))
+    _t12 = 1 - i_og
+    _t13 = d_v2*h2
+    _t14 = d*g_o*r_o
+    _t15 = d_v*h
+    _t16 = _t15*d
+    _t17 = 1 - i_gh
+    _t18 = _t3*d
+    _t19 = _t5*d
     _t20 = E_a*i_moa
     _t21 = 2*d_in
     _t22 = 2*N_s
@@ -1004,17 +1009,18 @@ def flops_forward_components(s):
     _t44 = L_moe*_t24
     _t45 = n_hc**2
     _t46 = _t45*i_hcm
-    _t47 = _t13*h_kv
+    _t47 = _t10*h_kv
     _t48 = 2*L_sb
     return {
         'attention/q': (
-            _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
-            + _t8*(_t0*_t7 + i_mla*(_t3*_t7 + i_qlora*(_t4 + _t6*r_q)))
+            _t3*(_t0*_t1 + i_qlora*(_t0*r_q + _t2)) + _t5*(_t1*_t4 + i_qlora*(_t2 + _t4*r_q))
         ),
-        'attention/kv': -2*L_kvs2*_t12 + _t12*_t5 + _t14*_t8 - 2*_t14*(L_kvs - L_kvs2),
-        'attention/o': _t16*d_v2 + _t18*_t8,
-        'attention/gate': _t16*i_gate*(_t19*d_v2 + i_gh) + _t17*_t8*i_gate*(_t19*d_v + i_gh),
-        'attention/router': _t15*_t20 + _t20*_t8*d,
+        'attention/kv': -2*L_kvs2*_t9 + _t11*_t5 - 2*_t11*(L_kvs - L_kvs2) + _t3*_t9,
+        'attention/o': (
+            _t3*(_t12*_t13*d + i_og*(_t13*r_o + _t14)) + _t5*(_t12*_t16 + i_og*(_t14 + _t15*r_o))
+        ),
+        'attention/gate': _t18*h2*i_gate*(_t17*d_v2 + i_gh) + _t19*h*i_gate*(_t17*d_v + i_gh),
+        'attention/router': _t18*_t20 + _t19*_t20,
         'attention/indexer': 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q),
         'mamba/in': L_ssm*_t24*(_t21 + i_m2*(H_s + _t23)),
         'mamba/x': _t26*(R_dt + _t22),
@@ -1052,11 +1058,11 @@ def flops_forward_components(s):
         'moe/shared': 2*L_moe*(E_s*_t42*d*d_s + d*i_shared_gate),
         'hyper_connections/layers': 2*L*(_t24*_t46 + d*n_hc*(2*_t46 + 4*n_hc)),
         'hyper_connections/head': _t24*_t45,
-        'shared_block/attention': _t48*(_t18 + _t24*_t47 + _t24*_t6),
+        'shared_block/attention': _t48*(_t16 + _t24*_t4 + _t24*_t47),
         'shared_block/mlp': L_sb*_t43,
         'shared_block/projection': L_sb*_t39,
         'shared_block/adapters': _t48*(
-            i_sba*r_sb*(_t32 + _t47 + _t6) + r_sb*(d + d_ff*(i_glu + 1))
+            i_sba*r_sb*(_t32 + _t4 + _t47) + r_sb*(d + d_ff*(i_glu + 1))
         ),
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
@@ -1116,6 +1122,7 @@ def flops(s):
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
+    g_o = s['g_o']
     h = s['h']
     h2 = s['h2']
     h_I = s['h_I']
@@ -1134,6 +1141,7 @@ def flops(s):
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
+    i_og = s['i_og']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
@@ -1147,6 +1155,7 @@ def flops(s):
     n_hc = s['n_hc']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_o = s['r_o']
     r_q = s['r_q']
     r_sb = s['r_sb']
     w = s['w']
@@ -1166,53 +1175,56 @@ def flops(s):
     _t12 = H_la*L_la
     _t13 = H_v*d_lv
     _t14 = L_dn*_t3
-    _t15 = _t10*h2
-    _t16 = 2*L_moe
-    _t17 = i_glu + 2
-    _t18 = _t17*_t3*d_ff
-    _t19 = 2*L_sb
-    _t20 = _t17*d
-    _t21 = L_att - L_att2
-    _t22 = 2*_t21
+    _t15 = 2*L_moe
+    _t16 = i_glu + 2
+    _t17 = _t16*_t3*d_ff
+    _t18 = 2*L_sb
+    _t19 = _t16*d
+    _t20 = L_att - L_att2
+    _t21 = 2*_t20
+    _t22 = _t21*d
     _t23 = _t5*(1 - i_m2)
-    _t24 = d*h
-    _t25 = _t24*d_v
-    _t26 = 2*N_s
-    _t27 = G_s*_t26
-    _t28 = 2*H_k*d_lk
-    _t29 = 2*L_dn
-    _t30 = 1 - i_gh
+    _t24 = 2*N_s
+    _t25 = G_s*_t24
+    _t26 = 2*H_k*d_lk
+    _t27 = 2*L_dn
+    _t28 = 1 - i_gh
+    _t29 = d_v*h
+    _t30 = _t29*d
     _t31 = d_qk*h
     _t32 = d_qk + d_v
     _t33 = _t32*h_kv
-    _t34 = _t8*i_hcm
-    _t35 = H_v + _t13
-    _t36 = d_qk2*h2
-    _t37 = d*(1 - i_mla)
-    _t38 = d*(1 - i_qlora)
-    _t39 = d*r_q
-    _t40 = d*(d_rope + r_kv)
-    _t41 = -d_rope
-    _t42 = (
-        2*_t37*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t40 + h2*r_kv*(_t41 + d_qk2 + d_v2))
+    _t34 = d_qk2*h2
+    _t35 = d*(1 - i_qlora)
+    _t36 = d*r_q
+    _t37 = _t8*i_hcm
+    _t38 = 1 - i_og
+    _t39 = d_v2*h2
+    _t40 = d*g_o*r_o
+    _t41 = H_v + _t13
+    _t42 = d*(d_rope + r_kv)
+    _t43 = -d_rope
+    _t44 = d*(1 - i_mla)
+    _t45 = (
+        2*_t44*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t42 + h2*r_kv*(_t43 + d_qk2 + d_v2))
     )
-    _t43 = 2*_t37*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t40 + h*r_kv*(_t32 + _t41))
+    _t46 = 2*_t44*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t42 + h*r_kv*(_t32 + _t43))
     return {
         'weights_per_token': (
-            2*L*(_t34*d + d*n_hc*(_t34 + 4*n_hc))
-            + L_att2*_t42
-            + L_dense*_t18
+            2*L*(_t37*d + d*n_hc*(_t37 + 4*n_hc))
+            + L_att2*_t45
+            + L_dense*_t17
             + 7*L_dn*_t13*d_lk
-            + L_dw*_t18
+            + L_dw*_t17
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t42
+            - L_kvs2*_t45
             + L_rw*_t7
             + L_sb*_t7
             + L_sc*_t3*k_sc
             + 8*L_sc*_t6
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t3*(_t4 + i_m2*(H_s + _t27))
-            + 2*L_ssm*k_s*(_t27*i_m2 + d_in)
+            + L_ssm*_t3*(_t4 + i_m2*(H_s + _t25))
+            + 2*L_ssm*k_s*(_t25*i_m2 + d_in)
             + R_dt*_t23
             + 2*V_o*d_emb
             + _t0*_t2
@@ -1222,30 +1234,30 @@ def flops(s):
             + 8*_t1*d
             + 9*_t1
             + _t10*_t11
-            + _t11*_t22*d
+            + _t10*h2*i_gate*(_t28*d_v2 + i_gh)
+            + _t11*_t22
             + 10*_t12*d*d_la
             + 5*_t12*d_la**2
             + _t13*_t14
-            + _t14*(_t28 + _t35*(1 - i_cg) + _t35)
-            + _t15*d_v2
-            + _t15*i_gate*(_t30*d_v2 + i_gh)
-            + _t16*_t20*d_e*k
-            + _t16*d*(E + E_0)
-            + _t16*(E_s*_t20*d_s + d*i_shared_gate)
-            + _t19*_t20*d_ff
-            + _t19*(i_sba*r_sb*(_t2 + _t31 + _t33) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t19*(_t25 + _t3*_t31 + _t3*_t33)
-            + _t21*_t43
-            + _t22*_t24*i_gate*(_t30*d_v + i_gh)
-            + _t22*_t25
-            + _t22*(_t31*_t37 + i_mla*(_t31*_t38 + i_qlora*(_t31*r_q + _t39)))
-            + _t23*(R_dt + _t26)
-            + _t29*i_cg*(_t3*r_g + r_g*(H_v*d_lk + _t13))
-            + _t29*k_dn*(_t13 + _t28)
-            - _t43*(L_kvs - L_kvs2)
+            + _t14*(_t26 + _t41*(1 - i_cg) + _t41)
+            + _t15*_t19*d_e*k
+            + _t15*d*(E + E_0)
+            + _t15*(E_s*_t19*d_s + d*i_shared_gate)
+            + _t18*_t19*d_ff
+            + _t18*(i_sba*r_sb*(_t2 + _t31 + _t33) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t18*(_t3*_t31 + _t3*_t33 + _t30)
+            + _t20*_t46
+            + _t21*(_t30*_t38 + i_og*(_t29*r_o + _t40))
+            + _t21*(_t31*_t35 + i_qlora*(_t31*r_q + _t36))
+            + _t22*h*i_gate*(_t28*d_v + i_gh)
+            + _t23*(R_dt + _t24)
+            + _t27*i_cg*(_t3*r_g + r_g*(H_v*d_lk + _t13))
+            + _t27*k_dn*(_t13 + _t26)
+            - _t46*(L_kvs - L_kvs2)
             + _t5*d
             + _t8*d
-            + _t9*(_t36*_t37 + i_mla*(_t36*_t38 + i_qlora*(_t36*r_q + _t39)))
+            + _t9*(_t34*_t35 + i_qlora*(_t34*r_q + _t36))
+            + _t9*(_t38*_t39*d + i_og*(_t39*r_o + _t40))
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -1388,6 +1400,7 @@ def rules_train_per_token(s):
     d_v = s['d_v']
     d_v2 = s['d_v2']
     g_norm = s['g_norm']
+    g_o = s['g_o']
     h = s['h']
     h2 = s['h2']
     h_I = s['h_I']
@@ -1410,10 +1423,12 @@ def rules_train_per_token(s):
     i_moa = s['i_moa']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
+    i_og = s['i_og']
     i_proj = s['i_proj']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qw = s['i_qw']
     i_rel = s['i_rel']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
@@ -1431,196 +1446,190 @@ def rules_train_per_token(s):
     n_norm = s['n_norm']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_o = s['r_o']
     r_q = s['r_q']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = 6*d
     _t1 = 6*d_emb
     _t2 = b_norm + g_norm
-    _t3 = _t2*i_mla
-    _t4 = _t3*r_kv
-    _t5 = d_rope + r_kv
-    _t6 = _t5*d
-    _t7 = -d_rope
-    _t8 = 1 - i_mla
-    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t10 = _t5*i_mla
-    _t11 = 6*_t4 + 6*_t9*d + 6*b_qkv*(_t10 + _t9) + 6*i_mla*(_t6 + h2*r_kv*(_t7 + d_qk2 + d_v2))
-    _t12 = L_kvs - L_kvs2
-    _t13 = d_qk + d_v
-    _t14 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t15 = 6*_t14*d + 6*_t4 + 6*b_qkv*(_t10 + _t14) + 6*i_mla*(_t6 + h*r_kv*(_t13 + _t7))
-    _t16 = n_hc**2
-    _t17 = b_o*d
-    _t18 = d*h2
-    _t19 = 6*L_att2
-    _t20 = d_qk2*i_qk_head
-    _t21 = d_qk2*i_qk_proj
-    _t22 = _t2*(_t20 + _t21*h_kv2)
-    _t23 = 1 - i_gh
-    _t24 = _t23*d_v2
-    _t25 = _t8*b_qkv*i_gate*(1 - b_gh)
-    _t26 = i_qlora*r_q
-    _t27 = _t26*_t3
-    _t28 = _t18*d_qk2
-    _t29 = _t26*i_mla
-    _t30 = d_qk2*h2
+    _t3 = _t2*i_mla*r_kv
+    _t4 = d_rope + r_kv
+    _t5 = _t4*d
+    _t6 = -d_rope
+    _t7 = 1 - i_mla
+    _t8 = _t7*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t9 = _t4*i_mla
+    _t10 = 6*_t3 + 6*_t8*d + 6*b_qkv*(_t8 + _t9) + 6*i_mla*(_t5 + h2*r_kv*(_t6 + d_qk2 + d_v2))
+    _t11 = L_kvs - L_kvs2
+    _t12 = d_qk + d_v
+    _t13 = _t7*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t14 = 6*_t13*d + 6*_t3 + 6*b_qkv*(_t13 + _t9) + 6*i_mla*(_t5 + h*r_kv*(_t12 + _t6))
+    _t15 = n_hc**2
+    _t16 = d_qk2*i_qk_head
+    _t17 = d_qk2*i_qk_proj
+    _t18 = _t2*(_t16 + _t17*h_kv2)
+    _t19 = _t2*i_qw
+    _t20 = 6*L_att2
+    _t21 = 1 - i_gh
+    _t22 = _t21*d_v2
+    _t23 = d*i_gate
+    _t24 = _t7*b_qkv*i_gate*(1 - b_gh)
+    _t25 = b_o*d
+    _t26 = 1 - i_og
+    _t27 = d_v2*h2
+    _t28 = d*g_o*r_o
+    _t29 = i_qlora*r_q
+    _t30 = _t2*_t29
     _t31 = 1 - i_qlora
-    _t32 = d*r_q
-    _t33 = 6*L_dense
-    _t34 = d*d_ff
-    _t35 = _t34 + b_ff*d
-    _t36 = 6*L_dn
-    _t37 = H_v*d_lk
-    _t38 = 1 - i_cg
-    _t39 = i_glu + 1
-    _t40 = b_ff*d_ff
-    _t41 = _t39*(_t34 + _t40)
-    _t42 = 6*L_dw
-    _t43 = 6*L_gr
-    _t44 = _t43*d_gr
-    _t45 = d*d_gr
-    _t46 = 2*d_gr
-    _t47 = d*(i_glu + 2)
-    _t48 = 6*L_moe
-    _t49 = E + E_0
-    _t50 = d**2
-    _t51 = 6*_t50
-    _t52 = d_qk*h
-    _t53 = _t13*h_kv
-    _t54 = b_sc*d
-    _t55 = 6*L_sc
-    _t56 = 6*L_ssm
-    _t57 = 2*N_s
-    _t58 = G_s*_t57
-    _t59 = 2*d_in + i_m2*(H_s + _t58)
-    _t60 = H_s*i_m2
-    _t61 = 1 - i_m2
-    _t62 = R_dt + _t57
-    _t63 = _t61*d_in
-    _t64 = d*h
-    _t65 = _t64*d_v
-    _t66 = 2*d
-    _t67 = 6*M_sb
-    _t68 = L_att - L_att2
-    _t69 = 6*_t68
-    _t70 = d_qk*i_qk_head
-    _t71 = _t2*(_t70 + d_qk*h_kv*i_qk_proj)
-    _t72 = _t23*d_v
-    _t73 = _t52*_t8
-    _t74 = _t52*d
-    _t75 = L_rw*d_rw
-    _t76 = 30*d
-    _t77 = H_la*L_la*d_la
-    _t78 = _t19*h2
-    _t79 = 2*H_k*d_lk
-    _t80 = H_v*d_lv
-    _t81 = H_v + _t80
-    _t82 = L_dn*_t0
-    _t83 = L_moe*_t0
-    _t84 = _t0*_t2
-    _t85 = _t69*h
+    _t32 = d_qk2*h2
+    _t33 = _t32*d
+    _t34 = d*r_q
+    _t35 = _t29*i_mla
+    _t36 = 6*L_dense
+    _t37 = d*d_ff
+    _t38 = _t37 + b_ff*d
+    _t39 = 6*L_dn
+    _t40 = H_v*d_lk
+    _t41 = 1 - i_cg
+    _t42 = i_glu + 1
+    _t43 = b_ff*d_ff
+    _t44 = _t42*(_t37 + _t43)
+    _t45 = 6*L_dw
+    _t46 = 6*L_gr
+    _t47 = _t46*d_gr
+    _t48 = d*d_gr
+    _t49 = 2*d_gr
+    _t50 = d*(i_glu + 2)
+    _t51 = 6*L_moe
+    _t52 = E + E_0
+    _t53 = d**2
+    _t54 = 6*_t53
+    _t55 = d_qk*h
+    _t56 = _t12*h_kv
+    _t57 = b_sc*d
+    _t58 = 6*L_sc
+    _t59 = 6*L_ssm
+    _t60 = 2*N_s
+    _t61 = G_s*_t60
+    _t62 = 2*d_in + i_m2*(H_s + _t61)
+    _t63 = H_s*i_m2
+    _t64 = 1 - i_m2
+    _t65 = R_dt + _t60
+    _t66 = _t64*d_in
+    _t67 = d_v*h
+    _t68 = _t67*d
+    _t69 = 2*d
+    _t70 = 6*M_sb
+    _t71 = d_qk*i_qk_head
+    _t72 = _t2*(_t71 + d_qk*h_kv*i_qk_proj)
+    _t73 = L_att - L_att2
+    _t74 = 6*_t73
+    _t75 = _t21*d_v
+    _t76 = _t55*d
+    _t77 = L_rw*d_rw
+    _t78 = 30*d
+    _t79 = H_la*L_la*d_la
+    _t80 = 2*H_k*d_lk
+    _t81 = H_v*d_lv
+    _t82 = H_v + _t81
+    _t83 = L_dn*_t0
+    _t84 = L_moe*_t0
+    _t85 = _t0*_t2
     _t86 = 12*d
     _t87 = 24*i_diff
     _t88 = E_a*_t0*i_moa
     _t89 = _t2*i_sub
     _t90 = _t89*d_ff
     _t91 = (
-        L*_t84*n_norm
-        + 6*L*(2*i_hc*(i_hcm + 2) + 2*(_t16*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + L_att2*_t11
+        L*_t85*n_norm
+        + 6*L*(2*i_hc*(i_hcm + 2) + 2*(_t15*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + L_att2*_t10
         + L_att2*_t87*d_qk2
         + L_att2*_t88
-        + 12*L_gr*(_t45 + d_gr)
+        + 12*L_gr*(_t48 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
-        - L_kvs2*_t11
-        - 6*L_kvs2*_t22
-        + L_rw*_t51
-        + L_rw*_t76
-        + L_sb*_t51
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t52 + _t53) + r_sb*(_t39*d_ff + d))
+        - L_kvs2*_t10
+        - 6*L_kvs2*_t18
+        + L_rw*_t54
+        + L_rw*_t78
+        + L_sb*_t54
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t55 + _t56) + r_sb*(_t42*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
         + 18*M_sb*_t2*d
-        + _t0*_t16
+        + _t0*_t15
         + _t0*b_oL
-        - _t12*_t15
-        - 6*_t12*_t71
-        + _t15*_t68
-        + _t19*i_rel*(_t28 + 2*_t30)
-        + _t19*(_t17 + _t18*d_v2)
-        + _t19*(_t2*(_t20 + _t21*h2) + _t22)
-        + _t19*(_t18*i_gate*(_t24 + i_gh) + _t24*_t25*h2 + b_gh*h2)
-        + _t19*(
-            _t27
-            + _t28*_t8
-            + b_qkv*(_t29 + _t30*_t8)
-            + i_mla*(_t28*_t31 + i_qlora*(_t30*r_q + _t32))
-        )
-        + _t2*_t83*i_mn
-        + _t33*_t35
-        + _t33*_t41
-        + _t33*_t90
-        + _t33*n_act
-        + _t34*_t42
-        + _t36*d_lv
-        + _t36*i_cg*(_t66*r_g + r_g*(_t37 + _t80))
-        + _t36*k_dn*(_t79 + _t80)
-        + _t36*(H_v*_t38 + H_v + _t37*i_cg)
-        + _t42*_t90
-        + _t42*(_t39*(2*_t34 + 2*_t40) - _t41)
-        + _t43*(_t45 + d)
-        + _t43*(_t46*w_gr + _t46)
-        + _t44*(k_gr + 1)
-        + _t44
-        + _t48*k*(_t47*d_e + b_ff*(_t39*d_e + d))
-        + _t48*(E_s*(_t47*d_s + b_ff*(_t39*d_s + d)) + d*i_shared_gate)
-        + _t48*(_t49*b_router + _t49*d)
-        + _t55*(_t50 + _t54)
-        + _t55*(3*_t50 + 3*_t54)
-        + _t56*_t62*_t63
-        + _t56*(2*_t60 + _t61*(N_s*d_in + d_in))
-        + _t56*(b_cs + k_s)*(_t58*i_m2 + d_in)
-        + _t56*(_t59*b_ssm + _t59*d)
-        + _t56*(b_ssm*d + d*d_in)
-        + _t56*(_t61*_t62*i_dtn + d_in*i_gn*i_m2)
-        + _t56*(R_dt*_t63 + _t60 + _t63)
-        + _t67*(_t35 + _t41 + n_act)
-        + _t67*(_t52*_t66 + _t53*_t66 + _t65)
-        + _t68*_t87*d_qk
-        + _t68*_t88
-        + _t69*i_rel*(2*_t52 + _t74)
-        + _t69*(_t17 + _t65)
-        + _t69*(_t2*(_t52*i_qk_proj + _t70) + _t71)
-        + _t69*(_t25*_t72*h + _t64*i_gate*(_t72 + i_gh) + b_gh*h)
-        + _t69*(
-            _t27 + _t73*d + b_qkv*(_t29 + _t73) + i_mla*(_t31*_t74 + i_qlora*(_t32 + _t52*r_q))
-        )
-        + 24*_t75*d
-        + 12*_t75
-        + _t76*_t77
-        + 6*_t77
-        + _t78*_t89*d_v2
-        + _t78*i_sink2
-        + _t80*_t82
-        + _t82*(_t38*_t81 + _t79 + _t81)
-        + _t83*b_moe
-        + _t84*i_norm_emb
-        + _t84*i_norm_final
-        + _t85*_t89*d_v
-        + _t85*i_sink
+        - _t11*_t14
+        - 6*_t11*_t72
+        + _t14*_t73
+        + _t2*_t84*i_mn
+        + _t20*_t27*_t89
+        + _t20*h2*i_sink2
+        + _t20*i_rel*(2*_t32 + _t33)
+        + _t20*(_t18 + _t19*(_t16 + _t17*h2))
+        + _t20*(_t25 + _t26*_t27*d + i_og*(_t27*r_o + _t28))
+        + _t20*(_t22*_t24*h2 + _t23*h2*(_t22 + i_gh) + b_gh*h2)
+        + _t20*(_t30 + _t31*_t33 + b_qkv*(_t32*_t7 + _t35) + i_qlora*(_t32*r_q + _t34))
+        + _t36*_t38
+        + _t36*_t44
+        + _t36*_t90
+        + _t36*n_act
+        + _t37*_t45
+        + _t39*d_lv
+        + _t39*i_cg*(_t69*r_g + r_g*(_t40 + _t81))
+        + _t39*k_dn*(_t80 + _t81)
+        + _t39*(H_v*_t41 + H_v + _t40*i_cg)
+        + _t45*_t90
+        + _t45*(_t42*(2*_t37 + 2*_t43) - _t44)
+        + _t46*(_t48 + d)
+        + _t46*(_t49*w_gr + _t49)
+        + _t47*(k_gr + 1)
+        + _t47
+        + _t51*k*(_t50*d_e + b_ff*(_t42*d_e + d))
+        + _t51*(E_s*(_t50*d_s + b_ff*(_t42*d_s + d)) + d*i_shared_gate)
+        + _t51*(_t52*b_router + _t52*d)
+        + _t58*(_t53 + _t57)
+        + _t58*(3*_t53 + 3*_t57)
+        + _t59*_t65*_t66
+        + _t59*(2*_t63 + _t64*(N_s*d_in + d_in))
+        + _t59*(b_cs + k_s)*(_t61*i_m2 + d_in)
+        + _t59*(_t62*b_ssm + _t62*d)
+        + _t59*(b_ssm*d + d*d_in)
+        + _t59*(_t64*_t65*i_dtn + d_in*i_gn*i_m2)
+        + _t59*(R_dt*_t66 + _t63 + _t66)
+        + _t67*_t74*_t89
+        + _t70*(_t38 + _t44 + n_act)
+        + _t70*(_t55*_t69 + _t56*_t69 + _t68)
+        + _t73*_t87*d_qk
+        + _t73*_t88
+        + _t74*h*i_sink
+        + _t74*i_rel*(2*_t55 + _t76)
+        + _t74*(_t19*(_t55*i_qk_proj + _t71) + _t72)
+        + _t74*(_t25 + _t26*_t68 + i_og*(_t28 + _t67*r_o))
+        + _t74*(_t23*h*(_t75 + i_gh) + _t24*_t75*h + b_gh*h)
+        + _t74*(_t30 + _t31*_t76 + b_qkv*(_t35 + _t55*_t7) + i_qlora*(_t34 + _t55*r_q))
+        + 24*_t77*d
+        + 12*_t77
+        + _t78*_t79
+        + 6*_t79
+        + _t81*_t83
+        + _t83*(_t41*_t82 + _t80 + _t82)
+        + _t84*b_moe
+        + _t85*i_norm_emb
+        + _t85*i_norm_final
         + _t86*d_emb*i_proj
         + 6*i_hc
         + 6*n_hc
     )
     _t92 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t91
-    _t93 = T*_t30
-    _t94 = T*_t52
+    _t93 = T*_t32
+    _t94 = T*_t55
     _t95 = 3*T
     _t96 = 4*T
     return {
         '6N': P*_t0 + _t92,
-        'kaplan': _t19*_t93 + _t69*_t94 + _t91,
-        'palm': 12*L_att2*_t93 + 12*_t68*_t94 + _t92,
+        'kaplan': _t20*_t93 + _t74*_t94 + _t91,
+        'palm': 12*L_att2*_t93 + 12*_t73*_t94 + _t92,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1628,10 +1637,10 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t28 + _t30*_t96 + _t95*h2)
+            3*L_att2*(_t32*_t96 + 8*_t33 + _t95*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t68*(_t52*_t96 + 8*_t74 + _t95*h)
+            + 3*_t73*(_t55*_t96 + 8*_t76 + _t95*h)
             + _t86*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
@@ -1873,6 +1882,7 @@ def memory_activations(s):
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
+    g_o = s['g_o']
     h = s['h']
     h2 = s['h2']
     h_kv = s['h_kv']
@@ -1908,6 +1918,7 @@ def memory_activations(s):
     i_mla = s['i_mla']
     i_mn = s['i_mn']
     i_norm_final = s['i_norm_final']
+    i_og = s['i_og']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
@@ -1933,6 +1944,7 @@ def memory_activations(s):
     q_lo = s['q_lo']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_o = s['r_o']
     r_q = s['r_q']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
@@ -1955,6 +1967,12 @@ def memory_activations(s):
                                 )
                                 + 1
                             )
+                        )/n_tp
+                        + g_o*i_og*q_lo*r_o*(
+                            -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                            )
+                            + 1
                         )/n_tp
                         + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
                         + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
@@ -2006,6 +2024,12 @@ def memory_activations(s):
                                 + 1
                             )
                         )/n_tp
+                        + g_o*i_og*q_lo*r_o*(
+                            -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                            )
+                            + 1
+                        )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -2051,6 +2075,12 @@ def memory_activations(s):
                                 + 1
                             )
                         )/n_tp
+                        + g_o*i_og*q_lo*r_o*(
+                            -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                            )
+                            + 1
+                        )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -2090,7 +2120,7 @@ def memory_activations(s):
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                            + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         - L_s_kvs2*(
@@ -2255,6 +2285,7 @@ def memory(s):
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
+    g_o = s['g_o']
     h = s['h']
     h2 = s['h2']
     h_kv = s['h_kv']
@@ -2291,6 +2322,7 @@ def memory(s):
     i_mn = s['i_mn']
     i_mtps = s['i_mtps']
     i_norm_final = s['i_norm_final']
+    i_og = s['i_og']
     i_oib = s['i_oib']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -2328,6 +2360,7 @@ def memory(s):
     q_w = s['q_w']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_o = s['r_o']
     r_q = s['r_q']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
@@ -2344,6 +2377,12 @@ def memory(s):
                         )
                         + 1
                     )
+                )/n_tp
+                + g_o*i_og*q_lo*r_o*(
+                    -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                        -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                    )
+                    + 1
                 )/n_tp
                 + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                 + i_diff*(
@@ -2370,9 +2409,9 @@ def memory(s):
                     + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
-                    + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                     + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                     + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                    + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                 )
                 + (
                     d_ff*(
@@ -2430,6 +2469,12 @@ def memory(s):
                                 + 1
                             )
                         )/n_tp
+                        + g_o*i_og*q_lo*r_o*(
+                            -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                            )
+                            + 1
+                        )/n_tp
                         + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
                         + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -2480,6 +2525,12 @@ def memory(s):
                                 + 1
                             )
                         )/n_tp
+                        + g_o*i_og*q_lo*r_o*(
+                            -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                            )
+                            + 1
+                        )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -2525,6 +2576,12 @@ def memory(s):
                                 + 1
                             )
                         )/n_tp
+                        + g_o*i_og*q_lo*r_o*(
+                            -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                            )
+                            + 1
+                        )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -2564,7 +2621,7 @@ def memory(s):
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                            + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         - L_s_kvs2*(
@@ -2862,6 +2919,12 @@ def memory(s):
                                 + 1
                             )
                         )/n_tp
+                        + g_o*i_og*q_lo*r_o*(
+                            -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                            )
+                            + 1
+                        )/n_tp
                         + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
                         + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -2909,6 +2972,12 @@ def memory(s):
                                 + 1
                             )
                         )/n_tp
+                        + g_o*i_og*q_lo*r_o*(
+                            -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                            )
+                            + 1
+                        )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -2949,6 +3018,12 @@ def memory(s):
                                 + 1
                             )
                         )/n_tp
+                        + g_o*i_og*q_lo*r_o*(
+                            -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                            )
+                            + 1
+                        )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -2983,7 +3058,7 @@ def memory(s):
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                            + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         - L_s_kvs2*(
@@ -3112,6 +3187,7 @@ def finetune_counts(s):
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
+    g_o = s['g_o']
     h = s['h']
     h2 = s['h2']
     h_I = s['h_I']
@@ -3126,6 +3202,7 @@ def finetune_counts(s):
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
+    i_og = s['i_og']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
@@ -3133,6 +3210,7 @@ def finetune_counts(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_o = s['r_o']
     r_q = s['r_q']
     _t0 = d_qk2*h2
     _t1 = d_v2*h2
@@ -3171,58 +3249,61 @@ def finetune_counts(s):
     _t34 = _t33*d_ff
     _t35 = d*(d_rope + r_kv)
     _t36 = -d_rope
-    _t37 = 1 - i_mla
-    _t38 = _t37*d
-    _t39 = _t38*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t35 + h2*r_kv*(_t36 + d_qk2 + d_v2))
-    _t40 = _t21*d_in
-    _t41 = _t38*h_kv*(_t11*d_v + d_qk) + i_mla*(_t35 + h*r_kv*(_t36 + d_qk + d_v))
-    _t42 = H_v + _t23
-    _t43 = 1 - i_qlora
-    _t44 = _t0*d
-    _t45 = d*r_q
-    _t46 = d*i_moa
-    _t47 = E_a*_t46
-    _t48 = _t46*(E_a*h_kv2 - h2)
-    _t49 = d*i_gate
-    _t50 = _t5*d
-    _t51 = _t46*(E_a*h_kv - h)
-    _t52 = (
+    _t37 = d*(1 - i_mla)
+    _t38 = _t37*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t35 + h2*r_kv*(_t36 + d_qk2 + d_v2))
+    _t39 = _t21*d_in
+    _t40 = _t37*h_kv*(_t11*d_v + d_qk) + i_mla*(_t35 + h*r_kv*(_t36 + d_qk + d_v))
+    _t41 = H_v + _t23
+    _t42 = d*g_o*r_o
+    _t43 = d*r_q
+    _t44 = d*i_moa
+    _t45 = E_a*_t44
+    _t46 = _t0*d
+    _t47 = 1 - i_qlora
+    _t48 = _t44*(E_a*h_kv2 - h2)
+    _t49 = d*(1 - i_og)
+    _t50 = d*i_gate
+    _t51 = _t5*d
+    _t52 = _t44*(E_a*h_kv - h)
+    _t53 = (
         L_att2*(
-            _t1*d
-            + _t13*_t49
-            + _t37*_t44
-            + _t39
-            + _t44*i_rel
-            + _t47
+            _t1*_t49
+            + _t13*_t50
+            + _t38
+            + _t45
+            + _t46*_t47
+            + _t46*i_rel
             + _t48*d_qk2
             + _t48*d_v2
-            + i_mla*(_t43*_t44 + i_qlora*(_t0*r_q + _t45))
+            + i_og*(_t1*r_o + _t42)
+            + i_qlora*(_t0*r_q + _t43)
         )
         + L_dense*_t34
         + L_dn*(
-            _t23*d + d*(_t26 + _t42*(1 - i_cg) + _t42) + i_cg*(_t30*r_g + r_g*(H_v*d_lk + _t23))
+            _t23*d + d*(_t26 + _t41*(1 - i_cg) + _t41) + i_cg*(_t30*r_g + r_g*(H_v*d_lk + _t23))
         )
         + L_dw*_t34
         + 3*L_gr*d*d_gr
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t39
+        - L_kvs2*_t38
         + 5*L_la*_t24*d
         + L_moe*(E*_t33*d_e + E_s*_t33*d_s + d*i_shared_gate + d*(E + E_0))
         + L_rw*(_t32 + 4*d*d_rw)
         + 4*L_sc*_t32
-        + L_ssm*(R_dt*_t40 + _t19*d + _t40*(R_dt + _t18) + d*d_in)
+        + L_ssm*(R_dt*_t39 + _t19*d + _t39*(R_dt + _t18) + d*d_in)
         + _t4*(
-            _t14*_t49
-            + _t38*_t5
-            + _t41
-            + _t47
-            + _t50*i_rel
-            + _t51*d_qk
-            + _t51*d_v
-            + _t6*d
-            + i_mla*(_t43*_t50 + i_qlora*(_t45 + _t5*r_q))
+            _t14*_t50
+            + _t40
+            + _t45
+            + _t47*_t51
+            + _t49*_t6
+            + _t51*i_rel
+            + _t52*d_qk
+            + _t52*d_v
+            + i_og*(_t42 + _t6*r_o)
+            + i_qlora*(_t43 + _t5*r_q)
         )
-        - _t41*(L_kvs + _t7)
+        - _t40*(L_kvs + _t7)
     )
     return {
         'lora/q': a_q*r_a*(L_att2*(_t0 + _t1*_t3 + d) + _t4*(_t3*_t6 + _t5 + d)),
@@ -3364,8 +3445,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t52,
-        'unquantised': N - _t52,
+        'quantised': _t53,
+        'unquantised': N - _t53,
     }
 
 
@@ -3453,6 +3534,7 @@ def finetune_states(s):
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
+    g_o = s['g_o']
     h = s['h']
     h2 = s['h2']
     h_I = s['h_I']
@@ -3473,6 +3555,7 @@ def finetune_states(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_mtps = s['i_mtps']
+    i_og = s['i_og']
     i_oib = s['i_oib']
     i_qh = s['i_qh']
     i_qlora = s['i_qlora']
@@ -3494,6 +3577,7 @@ def finetune_states(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_o = s['r_o']
     r_q = s['r_q']
     return {
         'trained_per_gpu': (
@@ -3587,14 +3671,15 @@ def finetune_states(s):
                     + L_att2*(
                         E_a*d*i_moa
                         + d*d_qk2*h2*i_rel
-                        + d*d_qk2*h2*(1 - i_mla)
+                        + d*d_qk2*h2*(1 - i_qlora)
                         + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
-                        + d*d_v2*h2
+                        + d*d_v2*h2*(1 - i_og)
                         + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                         + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                         + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                        + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                        + i_og*(d*g_o*r_o + d_v2*h2*r_o)
+                        + i_qlora*(d*r_q + d_qk2*h2*r_q)
                     )
                     + L_dense*d*d_ff*(i_glu + 2)
                     + L_dn*(
@@ -3623,14 +3708,15 @@ def finetune_states(s):
                     + (L_att - L_att2)*(
                         E_a*d*i_moa
                         + d*d_qk*h*i_rel
-                        + d*d_qk*h*(1 - i_mla)
+                        + d*d_qk*h*(1 - i_qlora)
                         + d*d_qk*i_moa*(E_a*h_kv - h)
-                        + d*d_v*h
+                        + d*d_v*h*(1 - i_og)
                         + d*d_v*i_moa*(E_a*h_kv - h)
                         + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                         + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        + i_og*(d*g_o*r_o + d_v*h*r_o)
+                        + i_qlora*(d*r_q + d_qk*h*r_q)
                     )
                     - (L_kvs - L_kvs2)*(
                         d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -4046,6 +4132,7 @@ def finetune_memory(s):
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
+    g_o = s['g_o']
     h = s['h']
     h2 = s['h2']
     h_I = s['h_I']
@@ -4085,6 +4172,7 @@ def finetune_memory(s):
     i_moa = s['i_moa']
     i_mtps = s['i_mtps']
     i_norm_final = s['i_norm_final']
+    i_og = s['i_og']
     i_oib = s['i_oib']
     i_qh = s['i_qh']
     i_qk_head = s['i_qk_head']
@@ -4125,6 +4213,7 @@ def finetune_memory(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_o = s['r_o']
     r_q = s['r_q']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
@@ -4205,6 +4294,12 @@ def finetune_memory(s):
                                 + 1
                             )
                         )/n_tp
+                        + g_o*i_og*q_lo*r_o*(
+                            -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                            )
+                            + 1
+                        )/n_tp
                         + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
                         + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -4255,6 +4350,12 @@ def finetune_memory(s):
                                 + 1
                             )
                         )/n_tp
+                        + g_o*i_og*q_lo*r_o*(
+                            -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                            )
+                            + 1
+                        )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -4300,6 +4401,12 @@ def finetune_memory(s):
                                 + 1
                             )
                         )/n_tp
+                        + g_o*i_og*q_lo*r_o*(
+                            -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                            )
+                            + 1
+                        )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -4339,7 +4446,7 @@ def finetune_memory(s):
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                            + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         - L_s_kvs2*(
@@ -4418,14 +4525,15 @@ def finetune_memory(s):
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
-                            + d*d_qk2*h2*(1 - i_mla)
+                            + d*d_qk2*h2*(1 - i_qlora)
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
-                            + d*d_v2*h2
+                            + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                            + i_og*(d*g_o*r_o + d_v2*h2*r_o)
+                            + i_qlora*(d*r_q + d_qk2*h2*r_q)
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
@@ -4457,14 +4565,15 @@ def finetune_memory(s):
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
-                            + d*d_qk*h*(1 - i_mla)
+                            + d*d_qk*h*(1 - i_qlora)
                             + d*d_qk*i_moa*(E_a*h_kv - h)
-                            + d*d_v*h
+                            + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                            + i_og*(d*g_o*r_o + d_v*h*r_o)
+                            + i_qlora*(d*r_q + d_qk*h*r_q)
                         )
                         - (L_kvs - L_kvs2)*(
                             d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -4811,14 +4920,15 @@ def finetune_memory(s):
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
-                            + d*d_qk2*h2*(1 - i_mla)
+                            + d*d_qk2*h2*(1 - i_qlora)
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
-                            + d*d_v2*h2
+                            + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                            + i_og*(d*g_o*r_o + d_v2*h2*r_o)
+                            + i_qlora*(d*r_q + d_qk2*h2*r_q)
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
@@ -4850,14 +4960,15 @@ def finetune_memory(s):
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
-                            + d*d_qk*h*(1 - i_mla)
+                            + d*d_qk*h*(1 - i_qlora)
                             + d*d_qk*i_moa*(E_a*h_kv - h)
-                            + d*d_v*h
+                            + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                            + i_og*(d*g_o*r_o + d_v*h*r_o)
+                            + i_qlora*(d*r_q + d_qk*h*r_q)
                         )
                         - (L_kvs - L_kvs2)*(
                             d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -5213,6 +5324,12 @@ def finetune_memory(s):
                                 + 1
                             )
                         )/n_tp
+                        + g_o*i_og*q_lo*r_o*(
+                            -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                            )
+                            + 1
+                        )/n_tp
                         + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
                         + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -5260,6 +5377,12 @@ def finetune_memory(s):
                                 + 1
                             )
                         )/n_tp
+                        + g_o*i_og*q_lo*r_o*(
+                            -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                            )
+                            + 1
+                        )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -5300,6 +5423,12 @@ def finetune_memory(s):
                                 + 1
                             )
                         )/n_tp
+                        + g_o*i_og*q_lo*r_o*(
+                            -(-i_keep_o*(-i_frozen*i_hf*i_up + 1) + 1)*(
+                                -i_hf*(1 - i_diff)*(1 - i_gate)*(1 - i_scores) + 1
+                            )
+                            + 1
+                        )/n_tp
                         + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
                         + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -5334,7 +5463,7 @@ def finetune_memory(s):
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                            + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         - L_s_kvs2*(
@@ -5473,6 +5602,7 @@ def finetune_flops(s):
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
+    g_o = s['g_o']
     h = s['h']
     h2 = s['h2']
     h_I = s['h_I']
@@ -5492,6 +5622,7 @@ def finetune_flops(s):
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
+    i_og = s['i_og']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
@@ -5506,6 +5637,7 @@ def finetune_flops(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_o = s['r_o']
     r_q = s['r_q']
     r_sb = s['r_sb']
     w = s['w']
@@ -5634,12 +5766,9 @@ def finetune_flops(s):
                     + 10*H_la*L_la*d*d_la
                     + 2*H_v*L_dn*d*d_lv
                     + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
-                    + 2*L_att2*d*d_v2*h2
                     + 2*L_att2*d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                    + 2*L_att2*(
-                        d*d_qk2*h2*(1 - i_mla)
-                        + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
-                    )
+                    + 2*L_att2*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                    + 2*L_att2*(d*d_v2*h2*(1 - i_og) + i_og*(d*g_o*r_o + d_v2*h2*r_o))
                     + 2*L_att2*(
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
@@ -5677,13 +5806,10 @@ def finetune_flops(s):
                     + 2*L_ssm*k_s*(2*G_s*N_s*i_m2 + d_in)
                     + 2*V_o*d_emb
                     + 4*d*d_emb*i_proj
-                    + 2*d*d_v*h*(L_att - L_att2)
                     + 2*d*h*i_gate*(L_att - L_att2)*(d_v*(1 - i_gh) + i_gh)
                     + 2*d*n_hc**2
-                    + 2*(L_att - L_att2)*(
-                        d*d_qk*h*(1 - i_mla)
-                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
-                    )
+                    + 2*(L_att - L_att2)*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    + 2*(L_att - L_att2)*(d*d_v*h*(1 - i_og) + i_og*(d*g_o*r_o + d_v*h*r_o))
                     + 2*(L_att - L_att2)*(
                         d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
@@ -5876,6 +6002,7 @@ def optimizer_states(s):
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
+    g_o = s['g_o']
     h = s['h']
     h2 = s['h2']
     h_I = s['h_I']
@@ -5890,6 +6017,7 @@ def optimizer_states(s):
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
+    i_og = s['i_og']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
@@ -5897,6 +6025,7 @@ def optimizer_states(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_o = s['r_o']
     r_q = s['r_q']
     w_gr = s['w_gr']
     _t0 = d**2
@@ -5906,56 +6035,53 @@ def optimizer_states(s):
     _t4 = _t1*d
     _t5 = d*(d_rope + r_kv)
     _t6 = -d_rope
-    _t7 = 1 - i_mla
-    _t8 = _t7*d
-    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t5 + h2*r_kv*(_t6 + d_qk2 + d_v2))
-    _t10 = d_in*(1 - i_m2)
-    _t11 = 2*N_s
-    _t12 = _t8*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t5 + h*r_kv*(_t6 + d_qk + d_v))
-    _t13 = H_v*d_lv
-    _t14 = H_v + _t13
-    _t15 = 1 - i_qlora
-    _t16 = d_qk2*h2
-    _t17 = _t16*d
-    _t18 = d*r_q
-    _t19 = d*i_moa
-    _t20 = E_a*_t19
-    _t21 = d*h2
-    _t22 = _t19*(E_a*h_kv2 - h2)
-    _t23 = 1 - i_gh
-    _t24 = d_qk*h
-    _t25 = _t24*d
-    _t26 = d*h
-    _t27 = _t19*(E_a*h_kv - h)
+    _t7 = d*(1 - i_mla)
+    _t8 = _t7*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t5 + h2*r_kv*(_t6 + d_qk2 + d_v2))
+    _t9 = d_in*(1 - i_m2)
+    _t10 = 2*N_s
+    _t11 = _t7*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t5 + h*r_kv*(_t6 + d_qk + d_v))
+    _t12 = H_v*d_lv
+    _t13 = H_v + _t12
+    _t14 = d*g_o*r_o
+    _t15 = d_v2*h2
+    _t16 = d*r_q
+    _t17 = d_qk2*h2
+    _t18 = d*i_moa
+    _t19 = E_a*_t18
+    _t20 = _t17*d
+    _t21 = 1 - i_qlora
+    _t22 = _t18*(E_a*h_kv2 - h2)
+    _t23 = d*(1 - i_og)
+    _t24 = 1 - i_gh
+    _t25 = d*i_gate
+    _t26 = d_v*h
+    _t27 = d_qk*h
+    _t28 = _t27*d
+    _t29 = _t18*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
             + 4*L_att2*(
-                d
-                + d_v2*h2
-                + i_mla*(
-                    d
-                    + d_rope
-                    + h2*(d_qk2 - d_rope + d_v2)
-                    + i_qlora*(d + d_qk2*h2 + 2*r_q)
-                    + 2*r_kv
-                    + (1 - i_qlora)*(d + d_qk2*h2)
-                )
+                i_mla*(d + d_rope + h2*(d_qk2 - d_rope + d_v2) + 2*r_kv)
+                + i_og*(d + d_v2*h2/g_o + 2*g_o*r_o)
+                + i_qlora*(d + d_qk2*h2 + 2*r_q)
                 + i_rel*(d + d_qk2*h2)
-                + (1 - i_mla)*(d + d_qk2*h2)
                 + (1 - i_mla)*(d + d_qk2*h_kv2 + (1 - i_kev2)*(d + d_v2*h_kv2))
+                + (1 - i_og)*(d + d_v2*h2)
+                + (1 - i_qlora)*(d + d_qk2*h2)
             )
             - 4*L_att2*(
                 E_a*d*i_moa
                 + d*d_qk2*h2*i_rel
-                + d*d_qk2*h2*(1 - i_mla)
+                + d*d_qk2*h2*(1 - i_qlora)
                 + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
-                + d*d_v2*h2
+                + d*d_v2*h2*(1 - i_og)
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                 + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                + i_og*(d*g_o*r_o + d_v2*h2*r_o)
+                + i_qlora*(d*r_q + d_qk2*h2*r_q)
             )
             - 4*L_dense*d*d_ff*(i_glu + 2)
             + 4*L_dense*(d + d_ff)*(i_glu + 2)
@@ -6008,31 +6134,26 @@ def optimizer_states(s):
             - 4*(1 - i_mla)*(L_kvs - L_kvs2)*(d + d_qk*h_kv + (1 - i_kev)*(d + d_v*h_kv))
             + 4*(1 - i_tied)*(V_o + d)
             + 4*(L_att - L_att2)*(
-                d
-                + d_v*h
-                + i_mla*(
-                    d
-                    + d_rope
-                    + h*(d_qk - d_rope + d_v)
-                    + i_qlora*(d + d_qk*h + 2*r_q)
-                    + 2*r_kv
-                    + (1 - i_qlora)*(d + d_qk*h)
-                )
+                i_mla*(d + d_rope + h*(d_qk - d_rope + d_v) + 2*r_kv)
+                + i_og*(d + d_v*h/g_o + 2*g_o*r_o)
+                + i_qlora*(d + d_qk*h + 2*r_q)
                 + i_rel*(d + d_qk*h)
-                + (1 - i_mla)*(d + d_qk*h)
                 + (1 - i_mla)*(d + d_qk*h_kv + (1 - i_kev)*(d + d_v*h_kv))
+                + (1 - i_og)*(d + d_v*h)
+                + (1 - i_qlora)*(d + d_qk*h)
             )
             - 4*(L_att - L_att2)*(
                 E_a*d*i_moa
                 + d*d_qk*h*i_rel
-                + d*d_qk*h*(1 - i_mla)
+                + d*d_qk*h*(1 - i_qlora)
                 + d*d_qk*i_moa*(E_a*h_kv - h)
-                + d*d_v*h
+                + d*d_v*h*(1 - i_og)
                 + d*d_v*i_moa*(E_a*h_kv - h)
                 + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                + i_og*(d*g_o*r_o + d_v*h*r_o)
+                + i_qlora*(d*r_q + d_qk*h*r_q)
             )
             + 4*(L_kvs - L_kvs2)*(
                 d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -6043,44 +6164,44 @@ def optimizer_states(s):
         'muon': (
             -20*H_la*L_la*d*d_la
             - 4*L_att2*(
-                _t17*_t7
-                + _t17*i_rel
-                + _t20
-                + _t21*d_v2
-                + _t21*i_gate*(_t23*d_v2 + i_gh)
+                _t15*_t23
+                + _t19
+                + _t20*_t21
+                + _t20*i_rel
                 + _t22*d_qk2
                 + _t22*d_v2
-                + _t9
-                + i_mla*(_t15*_t17 + i_qlora*(_t16*r_q + _t18))
+                + _t25*h2*(_t24*d_v2 + i_gh)
+                + _t8
+                + i_og*(_t14 + _t15*r_o)
+                + i_qlora*(_t16 + _t17*r_q)
             )
             - L_dense*_t3
             - 4*L_dn*(
-                _t13*d
-                + d*(2*H_k*d_lk + _t14*(1 - i_cg) + _t14)
-                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t13))
+                _t12*d
+                + d*(2*H_k*d_lk + _t13*(1 - i_cg) + _t13)
+                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t12))
             )
             - L_dw*_t3
             - 12*L_gr*d*d_gr
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            + 4*L_kvs2*_t9
+            + 4*L_kvs2*_t8
             - 4*L_moe*(E*_t4*d_e + E_s*_t4*d_s + d*i_shared_gate + d*(E + E_0))
             - 4*L_rw*(_t0 + _t2*d_rw)
             - 16*L_sc*_t0
-            - 4*L_ssm*(
-                R_dt*_t10 + _t10*(R_dt + _t11) + d*d_in + d*(2*d_in + i_m2*(G_s*_t11 + H_s))
-            )
+            - 4*L_ssm*(R_dt*_t9 + _t9*(R_dt + _t10) + d*d_in + d*(2*d_in + i_m2*(G_s*_t10 + H_s)))
             + 8*N
-            + 4*_t12*(L_kvs - L_kvs2)
+            + 4*_t11*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
-                _t12
-                + _t20
-                + _t24*_t8
-                + _t25*i_rel
-                + _t26*d_v
-                + _t26*i_gate*(_t23*d_v + i_gh)
-                + _t27*d_qk
-                + _t27*d_v
-                + i_mla*(_t15*_t25 + i_qlora*(_t18 + _t24*r_q))
+                _t11
+                + _t19
+                + _t21*_t28
+                + _t23*_t26
+                + _t25*h*(_t24*d_v + i_gh)
+                + _t28*i_rel
+                + _t29*d_qk
+                + _t29*d_v
+                + i_og*(_t14 + _t26*r_o)
+                + i_qlora*(_t16 + _t27*r_q)
             )
         ),
         'adafactor_adapters': (
@@ -6306,6 +6427,7 @@ def offload(s):
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
+    g_o = s['g_o']
     h = s['h']
     h2 = s['h2']
     h_I = s['h_I']
@@ -6327,6 +6449,7 @@ def offload(s):
     i_mtps = s['i_mtps']
     i_off_o = s['i_off_o']
     i_off_p = s['i_off_p']
+    i_og = s['i_og']
     i_qh = s['i_qh']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
@@ -6347,6 +6470,7 @@ def offload(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_o = s['r_o']
     r_q = s['r_q']
     return {
         'optimizer_host': i_off_o*(n_cp*n_dp)**(-i_z1)*(
@@ -6667,14 +6791,15 @@ def offload(s):
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
-                            + d*d_qk2*h2*(1 - i_mla)
+                            + d*d_qk2*h2*(1 - i_qlora)
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
-                            + d*d_v2*h2
+                            + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                            + i_og*(d*g_o*r_o + d_v2*h2*r_o)
+                            + i_qlora*(d*r_q + d_qk2*h2*r_q)
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
@@ -6706,14 +6831,15 @@ def offload(s):
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
-                            + d*d_qk*h*(1 - i_mla)
+                            + d*d_qk*h*(1 - i_qlora)
                             + d*d_qk*i_moa*(E_a*h_kv - h)
-                            + d*d_v*h
+                            + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                            + i_og*(d*g_o*r_o + d_v*h*r_o)
+                            + i_qlora*(d*r_q + d_qk*h*r_q)
                         )
                         - (L_kvs - L_kvs2)*(
                             d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -6825,14 +6951,15 @@ def offload(s):
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
-                            + d*d_qk2*h2*(1 - i_mla)
+                            + d*d_qk2*h2*(1 - i_qlora)
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
-                            + d*d_v2*h2
+                            + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                            + i_og*(d*g_o*r_o + d_v2*h2*r_o)
+                            + i_qlora*(d*r_q + d_qk2*h2*r_q)
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
@@ -6864,14 +6991,15 @@ def offload(s):
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
-                            + d*d_qk*h*(1 - i_mla)
+                            + d*d_qk*h*(1 - i_qlora)
                             + d*d_qk*i_moa*(E_a*h_kv - h)
-                            + d*d_v*h
+                            + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                            + i_og*(d*g_o*r_o + d_v*h*r_o)
+                            + i_qlora*(d*r_q + d_qk*h*r_q)
                         )
                         - (L_kvs - L_kvs2)*(
                             d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -6985,14 +7113,15 @@ def offload(s):
                             + L_att2*(
                                 E_a*d*i_moa
                                 + d*d_qk2*h2*i_rel
-                                + d*d_qk2*h2*(1 - i_mla)
+                                + d*d_qk2*h2*(1 - i_qlora)
                                 + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
-                                + d*d_v2*h2
+                                + d*d_v2*h2*(1 - i_og)
                                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                                 + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                                + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                                + i_og*(d*g_o*r_o + d_v2*h2*r_o)
+                                + i_qlora*(d*r_q + d_qk2*h2*r_q)
                             )
                             + L_dense*d*d_ff*(i_glu + 2)
                             + L_dn*(
@@ -7024,14 +7153,15 @@ def offload(s):
                             + (L_att - L_att2)*(
                                 E_a*d*i_moa
                                 + d*d_qk*h*i_rel
-                                + d*d_qk*h*(1 - i_mla)
+                                + d*d_qk*h*(1 - i_qlora)
                                 + d*d_qk*i_moa*(E_a*h_kv - h)
-                                + d*d_v*h
+                                + d*d_v*h*(1 - i_og)
                                 + d*d_v*i_moa*(E_a*h_kv - h)
                                 + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                                + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                                + i_og*(d*g_o*r_o + d_v*h*r_o)
+                                + i_qlora*(d*r_q + d_qk*h*r_q)
                             )
                             - (L_kvs - L_kvs2)*(
                                 d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -7355,14 +7485,15 @@ def offload(s):
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
-                            + d*d_qk2*h2*(1 - i_mla)
+                            + d*d_qk2*h2*(1 - i_qlora)
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
-                            + d*d_v2*h2
+                            + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                            + i_og*(d*g_o*r_o + d_v2*h2*r_o)
+                            + i_qlora*(d*r_q + d_qk2*h2*r_q)
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
@@ -7394,14 +7525,15 @@ def offload(s):
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
-                            + d*d_qk*h*(1 - i_mla)
+                            + d*d_qk*h*(1 - i_qlora)
                             + d*d_qk*i_moa*(E_a*h_kv - h)
-                            + d*d_v*h
+                            + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                            + i_og*(d*g_o*r_o + d_v*h*r_o)
+                            + i_qlora*(d*r_q + d_qk*h*r_q)
                         )
                         - (L_kvs - L_kvs2)*(
                             d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -7531,6 +7663,7 @@ def precision(s):
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
+    g_o = s['g_o']
     h = s['h']
     h2 = s['h2']
     h_I = s['h_I']
@@ -7547,6 +7680,7 @@ def precision(s):
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
+    i_og = s['i_og']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_sba = s['i_sba']
@@ -7555,6 +7689,7 @@ def precision(s):
     n_hc = s['n_hc']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_o = s['r_o']
     r_q = s['r_q']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
@@ -7572,78 +7707,81 @@ def precision(s):
     _t11 = H_v*d_lv
     _t12 = 2*d
     _t13 = L_dn*_t12
-    _t14 = _t9*h2
-    _t15 = i_glu + 2
-    _t16 = _t12*_t15*d_ff
-    _t17 = 2*L_sb
-    _t18 = _t15*d
-    _t19 = 2*L_moe
-    _t20 = L_att - L_att2
-    _t21 = 2*_t20
+    _t14 = i_glu + 2
+    _t15 = _t12*_t14*d_ff
+    _t16 = 2*L_sb
+    _t17 = _t14*d
+    _t18 = 2*L_moe
+    _t19 = L_att - L_att2
+    _t20 = 2*_t19
+    _t21 = _t20*d
     _t22 = _t4*(1 - i_m2)
-    _t23 = d*h
-    _t24 = _t23*d_v
-    _t25 = 2*N_s
-    _t26 = 1 - i_gh
+    _t23 = 2*N_s
+    _t24 = 1 - i_gh
+    _t25 = d_v*h
+    _t26 = _t25*d
     _t27 = d_qk*h
     _t28 = d_qk + d_v
     _t29 = _t28*h_kv
-    _t30 = _t7*i_hcm
-    _t31 = H_v + _t11
-    _t32 = d_qk2*h2
-    _t33 = d*(1 - i_mla)
-    _t34 = d*(1 - i_qlora)
-    _t35 = d*r_q
-    _t36 = d*(d_rope + r_kv)
-    _t37 = -d_rope
-    _t38 = (
-        2*_t33*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t36 + h2*r_kv*(_t37 + d_qk2 + d_v2))
+    _t30 = d_qk2*h2
+    _t31 = d*(1 - i_qlora)
+    _t32 = d*r_q
+    _t33 = _t7*i_hcm
+    _t34 = 1 - i_og
+    _t35 = d_v2*h2
+    _t36 = d*g_o*r_o
+    _t37 = H_v + _t11
+    _t38 = d*(d_rope + r_kv)
+    _t39 = -d_rope
+    _t40 = d*(1 - i_mla)
+    _t41 = (
+        2*_t40*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t38 + h2*r_kv*(_t39 + d_qk2 + d_v2))
     )
-    _t39 = 2*_t33*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t36 + h*r_kv*(_t28 + _t37))
-    _t40 = (
+    _t42 = 2*_t40*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t38 + h*r_kv*(_t28 + _t39))
+    _t43 = (
         10*H_la*L_la*d*d_la
-        + 2*L*(_t30*d + d*n_hc*(_t30 + 4*n_hc))
-        + L_att2*_t38
-        + L_dense*_t16
+        + 2*L*(_t33*d + d*n_hc*(_t33 + 4*n_hc))
+        + L_att2*_t41
+        + L_dense*_t15
         + 2*L_dn*i_cg*(_t12*r_g + r_g*(H_v*d_lk + _t11))
-        + L_dw*_t16
+        + L_dw*_t15
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t38
+        - L_kvs2*_t41
         + L_rw*_t6
         + 8*L_rw*d*d_rw
         + L_sb*_t6
         + 8*L_sc*_t5
-        + L_ssm*_t12*(_t3 + i_m2*(G_s*_t25 + H_s))
+        + L_ssm*_t12*(_t3 + i_m2*(G_s*_t23 + H_s))
         + R_dt*_t22
         - _t0*d
         + _t0*d_emb
         + _t1*_t2
-        + _t10*_t21*d
+        + _t10*_t21
         + _t10*_t9
         + _t11*_t13
-        + _t13*(2*H_k*d_lk + _t31*(1 - i_cg) + _t31)
-        + _t14*d_v2
-        + _t14*i_gate*(_t26*d_v2 + i_gh)
-        + _t17*_t18*d_ff
-        + _t17*(i_sba*r_sb*(_t1 + _t27 + _t29) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t17*(_t12*_t27 + _t12*_t29 + _t24)
-        + _t18*_t19*d_e*k
-        + _t19*(E_s*_t18*d_s + d*i_shared_gate)
+        + _t13*(2*H_k*d_lk + _t37*(1 - i_cg) + _t37)
+        + _t16*_t17*d_ff
+        + _t16*(i_sba*r_sb*(_t1 + _t27 + _t29) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t16*(_t12*_t27 + _t12*_t29 + _t26)
+        + _t17*_t18*d_e*k
+        + _t18*(E_s*_t17*d_s + d*i_shared_gate)
+        + _t19*_t42
         + 4*_t2*w_gr
-        + _t20*_t39
-        + _t21*_t23*i_gate*(_t26*d_v + i_gh)
-        + _t21*_t24
-        + _t21*(_t27*_t33 + i_mla*(_t27*_t34 + i_qlora*(_t27*r_q + _t35)))
-        + _t22*(R_dt + _t25)
-        - _t39*(L_kvs - L_kvs2)
+        + _t20*(_t26*_t34 + i_og*(_t25*r_o + _t36))
+        + _t20*(_t27*_t31 + i_qlora*(_t27*r_q + _t32))
+        + _t21*h*i_gate*(_t24*d_v + i_gh)
+        + _t22*(R_dt + _t23)
         + _t4*d
+        - _t42*(L_kvs - L_kvs2)
         + _t7*d
-        + _t8*(_t32*_t33 + i_mla*(_t32*_t34 + i_qlora*(_t32*r_q + _t35)))
+        + _t8*(_t30*_t31 + i_qlora*(_t30*r_q + _t32))
+        + _t8*(_t34*_t35*d + i_og*(_t35*r_o + _t36))
+        + _t9*h2*i_gate*(_t24*d_v2 + i_gh)
         + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t40,
-        'low_precision_train': _t40*(3 - i_frozen),
+        'low_precision_forward': _t43,
+        'low_precision_train': _t43*(3 - i_frozen),
     }
 
 
@@ -7691,6 +7829,7 @@ def precision_memory(s):
     d_s = s['d_s']
     d_v = s['d_v']
     d_v2 = s['d_v2']
+    g_o = s['g_o']
     h = s['h']
     h2 = s['h2']
     h_I = s['h_I']
@@ -7705,6 +7844,7 @@ def precision_memory(s):
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
+    i_og = s['i_og']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
@@ -7715,6 +7855,7 @@ def precision_memory(s):
     q_8 = s['q_8']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_o = s['r_o']
     r_q = s['r_q']
     return {
         'weight_copies': L_w*n_dp**(-i_z3)*q_8*(
@@ -7724,14 +7865,15 @@ def precision_memory(s):
             + L_att2*(
                 E_a*d*i_moa
                 + d*d_qk2*h2*i_rel
-                + d*d_qk2*h2*(1 - i_mla)
+                + d*d_qk2*h2*(1 - i_qlora)
                 + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
-                + d*d_v2*h2
+                + d*d_v2*h2*(1 - i_og)
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                 + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                + i_og*(d*g_o*r_o + d_v2*h2*r_o)
+                + i_qlora*(d*r_q + d_qk2*h2*r_q)
             )
             + L_dense*d*d_ff*(i_glu + 2)
             + L_dn*(
@@ -7758,14 +7900,15 @@ def precision_memory(s):
             + (L_att - L_att2)*(
                 E_a*d*i_moa
                 + d*d_qk*h*i_rel
-                + d*d_qk*h*(1 - i_mla)
+                + d*d_qk*h*(1 - i_qlora)
                 + d*d_qk*i_moa*(E_a*h_kv - h)
-                + d*d_v*h
+                + d*d_v*h*(1 - i_og)
                 + d*d_v*i_moa*(E_a*h_kv - h)
                 + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                + i_og*(d*g_o*r_o + d_v*h*r_o)
+                + i_qlora*(d*r_q + d_qk*h*r_q)
             )
             - (L_kvs - L_kvs2)*(
                 d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))

@@ -138,7 +138,11 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "E_0": moe.n_zero_experts if moe else 0,
         "d_e": moe.d_expert if moe else 0,
         "E_s": moe.n_shared_experts if moe else 0, "d_s": moe.shared_width if moe else 0,
-        "r_q": (mla.q_lora_rank or 0) if mla else 0, "r_kv": mla.kv_lora_rank if mla else 0,
+        "r_q": ((mla.q_lora_rank or 0) if mla else 0) or att.q_lora_rank or 0,
+        "r_kv": mla.kv_lora_rank if mla else 0,
+        "g_o": att.output_groups.groups if att.output_groups else 1,  # a divisor (optimizer)
+        "r_o": att.output_groups.rank if att.output_groups else 0,
+        "i_og": int(att.output_groups is not None), "i_qw": int(att.q_norm_weights),
         "d_rope": mla.qk_rope_head_dim if mla else 0, "M": spec.mtp_modules,
         "E_a": att.experts or 0, "i_moa": int(att.experts is not None),
         **_indexer_values(spec), **hyper_connection_values(spec),
@@ -147,7 +151,8 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "d_emb": spec.embedding_width, "i_proj": int(spec.embedding_width != spec.d_model),
         **_mixer_values(spec),
         "i_glu": int(bool(ffn and ffn.gated)), "i_mla": int(mla is not None),
-        "i_qlora": int(mla is not None and mla.q_lora_rank is not None),
+        "i_qlora": int((mla is not None and mla.q_lora_rank is not None)
+                       or att.q_lora_rank is not None),
         "i_tied": int(spec.tie_embeddings),
         "i_qk_head": int(att.qk_norm == "head" and qk_weights),
         "i_qk_proj": int(att.qk_norm == "projection" and qk_weights),

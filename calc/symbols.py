@@ -48,7 +48,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("d_e", "d_{e}", "hidden width of one routed expert", "size"),
     SymbolInfo("E_s", "E_{s}", "shared experts per MoE layer", "size"),
     SymbolInfo("d_s", "d_{s}", "hidden width of one shared expert", "size"),
-    SymbolInfo("r_q", "r_{q}", "MLA query low rank", "size"),
+    SymbolInfo("r_q", "r_{q}", "query low rank (MLA's, or attention.q_lora_rank)", "size"),
+    SymbolInfo("g_o", "g_{o}", "groups of the grouped output projection", "size"),
+    SymbolInfo("r_o", "r_{o}", "each output group's projected width", "size"),
     SymbolInfo("r_kv", "r_{kv}", "MLA key/value latent rank", "size"),
     SymbolInfo("d_rope", "d_{rope}", "MLA RoPE part of d_qk (its key part shared by heads)",
                "size"),
@@ -136,7 +138,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_glu", r"\mathbb{1}_{glu}", "gated FFN (SwiGLU/GeGLU/ReGLU): 3 matrices",
                "indicator"),
     SymbolInfo("i_mla", r"\mathbb{1}_{mla}", "multi-head latent attention", "indicator"),
-    SymbolInfo("i_qlora", r"\mathbb{1}_{q\,lora}", "MLA queries through rank r_q", "indicator"),
+    SymbolInfo("i_qlora", r"\mathbb{1}_{q\,lora}", "queries through rank r_q", "indicator"),
+    SymbolInfo("i_og", r"\mathbb{1}_{og}", "W_O a grouped low-rank projection", "indicator"),
+    SymbolInfo("i_qw", r"\mathbb{1}_{qw}", "the per-head query norm carries γ", "indicator"),
     SymbolInfo("i_tied", r"\mathbb{1}_{tied}", "LM head tied to the token embedding",
                "indicator"),
     SymbolInfo("i_qk_head", r"\mathbb{1}_{qk\,head}", "QK-norm per head (width d_qk)",
@@ -478,6 +482,7 @@ L_sb, M_sb, r_sb, i_sba, L_s_sb = (SYMBOLS[n] for n in ("L_sb", "M_sb", "r_sb", 
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 E_0 = SYMBOLS["E_0"]
+g_o, r_o, i_og, i_qw = (SYMBOLS[n] for n in ("g_o", "r_o", "i_og", "i_qw"))
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 n_hc, i_hc, i_hcm = (SYMBOLS[n] for n in ("n_hc", "i_hc", "i_hcm"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2, i_sink2 = (SYMBOLS[n] for n in (

@@ -821,6 +821,35 @@ def _per_layer_types(draw, model_type: str) -> dict:
     return {**config, **moe, "num_experts": experts}  # olmoe
 
 
+@st.composite
+def _deepseek_v4(draw, model_type: str) -> dict:
+    """DeepSeek-V4 with every layer sliding_attention (the compressed layers are refused): a
+    query latent, one key-and-value head, a grouped W_O, hyper-connected streams, hash-routed
+    layers by mlp_layer_types or num_hash_layers; head_dim 8 or 16 leaves RoPE (a factor 1/8
+    of it) a whole pair of channels."""
+    layers, heads = draw(st.integers(1, 3)), draw(st.integers(1, 4))
+    width = draw(st.sampled_from([8, 16]))
+    experts = draw(st.integers(1, 6))
+    config = {
+        "num_hidden_layers": layers, "hidden_size": draw(st.integers(2, 16)),
+        "num_attention_heads": heads, "head_dim": width,
+        "q_lora_rank": draw(st.integers(1, 8)),
+        "o_groups": draw(st.sampled_from([g for g in range(1, heads * width + 1)
+                                          if heads * width % g == 0])),
+        "o_lora_rank": draw(st.integers(1, 8)), "n_routed_experts": experts,
+        "num_experts_per_tok": draw(st.integers(1, experts)),
+        "moe_intermediate_size": draw(st.integers(1, 8)), "hc_mult": draw(st.integers(1, 3)),
+        "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
+        "tie_word_embeddings": draw(st.booleans()),
+        "layer_types": ["sliding_attention"] * layers,
+    }
+    if draw(st.booleans()):
+        config["mlp_layer_types"] = _layer_types(draw, layers, ["hash_moe", "moe"])
+    elif draw(st.booleans()):  # the legacy keyword; else 3 hash_moe layers
+        config["num_hash_layers"] = draw(st.integers(0, layers))
+    return config
+
+
 PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe", "mamba",
                    "mamba2", "olmo3", "smollm3", "cohere2", "exaone4", "vaultgemma", "bitnet",
                    "glm4_moe", "granitemoe", "phimoe", "ernie4_5_moe", "jamba", "lfm2",
@@ -851,6 +880,7 @@ STRATEGIES = {
     "axk1": _axk1,
     "beam": _beam,
     "longcat_flash": _longcat_flash,
+    "deepseek_v4": _deepseek_v4,
     **{t: _layernorm_types for t in LAYERNORM_TYPES},
 }
 STRATEGIES.update({t: lambda t, base=base: STRATEGIES[base](base) for t, base in ALIKE.items()})

@@ -178,6 +178,29 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             and not spec.attention.out_bias and draw(st.booleans())):
         # GPT-NeoX-Japanese: W_O's bias on the last layer only
         spec = spec.updated(**{"attention.last_layer_out_bias": True})
+    moe_layers = [i for i, kind in enumerate(spec.ffn_kinds) if kind == "moe"]
+    if spec.moe is not None and not spec.moe.n_zero_experts and moe_layers and draw(
+            st.booleans()):
+        # DeepSeek-V4's hash_moe layers: some MoE layers pick experts by token id
+        picked = draw(st.lists(st.sampled_from(moe_layers), min_size=1, unique=True))
+        spec = spec.updated(**{"moe.hash_layers": tuple(sorted(picked))})
+    att = spec.attention
+    if (att.mla is None and not att.experts and not att.output_gate and not att.differential
+            and not att.kind_shapes and draw(st.booleans())):
+        # DeepSeek-V4's attention: queries through a latent, a grouped W_O, a query norm
+        # without γ beside a key norm with one
+        changes: dict = {}
+        if not att.qkv_bias and draw(st.booleans()):
+            changes["attention.q_lora_rank"] = draw(st.integers(1, 16))
+        if not (att.out_bias or att.last_layer_out_bias) and draw(st.booleans()):
+            width = att.n_heads * spec.head_dim_v
+            changes["attention.output_groups"] = {
+                "groups": draw(st.sampled_from(_divisors(width))), "rank": draw(
+                    st.integers(1, 8))}
+        if att.qk_norm == "head" and att.qk_norm_weights:
+            changes["attention.q_norm_weights"] = draw(st.booleans())
+        if changes:
+            spec = spec.updated(**changes)
     return spec
 
 

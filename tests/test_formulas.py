@@ -96,7 +96,8 @@ def test_totals_are_sums_of_named_terms(spec):
     assert c.embedding == c.components["embedding/token"] + c.components["embedding/position"]
     assert c.non_embedding == c.total - c.embedding - c.components["lm_head"]
     assert c.active <= c.total
-    every_expert_runs = spec.moe is None or spec.moe.top_k == spec.moe.n_experts
+    # every FFN expert a token: top_k of E, none of the zero-computation experts on average
+    every_expert_runs = spec.moe is None or spec.moe.experts_per_token == spec.moe.n_experts
     att = spec.attention
     if att.experts is not None:  # JetMoE's mixture of heads: h / h_kv of its experts per token
         every_expert_runs = every_expert_runs and att.n_heads // att.n_kv_heads == att.experts

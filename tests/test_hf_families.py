@@ -287,6 +287,19 @@ BAD = [
     ({"model_type": "gemma4_unified_text", "per_layer_config": {"5": {"intermediate_size": 8}}},
      "per_layer_config.5 sets ['intermediate_size']"),
     ({"model_type": "gemma4_text"}, "hidden_size_per_layer_input=256 adds per-layer embeddings"),
+    ({"model_type": "deepseek_v4", "num_hidden_layers": 3, "compress_ratios": [0, 0, 4, 128]},
+     "layer_types has compressed_sparse_attention layers: their key compressors"),
+    ({"model_type": "deepseek_v4", "num_hidden_layers": 2, "compress_ratios": [0, 8]},
+     "compress_ratios=[0, 8] must list 0, 4 or 128 for each layer"),
+    ({"model_type": "deepseek_v4", "num_hidden_layers": 2,
+      "layer_types": ["sliding_attention"] * 2, "mlp_layer_types": ["hash_moe", "dense"]},
+     "mlp_layer_types must give each of the 2 layers hash_moe or moe"),
+    ({"model_type": "deepseek_v4", "num_hidden_layers": 2,
+      "layer_types": ["sliding_attention"] * 2, "mlp_bias": True},
+     "mlp_bias=true biases the shared MLP but not the routed experts"),
+    ({"model_type": "deepseek_v4", "num_hidden_layers": 2,
+      "layer_types": ["sliding_attention"] * 2, "o_groups": 3},
+     "o_groups=3 must divide num_attention_heads·head_dim = 32768"),
     ({"model_type": "gemma4_text", "hidden_size_per_layer_input": 0, "enable_moe_block": True},
      "enable_moe_block=true runs an MoE block beside each layer's dense MLP"),
     ({"model_type": "gemma4", "text_config": {"model_type": "gemma4_text"}},
@@ -549,3 +562,17 @@ def test_hy_v4_reads_hyv4configs_rules():
     assert model.attention.indexer.shared_layers == (2, 3, 4, 6, 7, 8)
     assert model.attention.sinks and model.attention.output_gate
     assert model.hyper_connections.streams == 4 and not model.hyper_connections.residual_mix
+
+
+def test_deepseek_v4_legacy_keywords_place_the_layers_as_transformers_does():
+    """DeepseekV4Config.__post_init__ folds the legacy compress_ratios (one per layer, released
+    configs list more than num_hidden_layers: the MTP layers') into layer_types and
+    num_hash_layers into mlp_layer_types; calc reads them the same way."""
+    transformers = pytest.importorskip("transformers")
+    fields = {"num_hidden_layers": 3, "compress_ratios": [0, 0, 0, 0, 0], "num_hash_layers": 2}
+    config = transformers.DeepseekV4Config(**fields)
+    spec = calc.spec_from_hf_config({"model_type": "deepseek_v4", **fields})
+    assert config.layer_types == ["sliding_attention"] * 3
+    assert set(spec.layer_kinds) == {"local"}
+    assert spec.moe.hash_layers == tuple(
+        i for i, kind in enumerate(config.mlp_layer_types) if kind == "hash_moe") == (0, 1)

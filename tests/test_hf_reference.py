@@ -962,3 +962,28 @@ def test_random_zamba_configs_match_transformers(config, seq_len):
     if spec.shared_block is not None:
         assert exported["model_type"] == config["model_type"]
         assert_matches(spec, exported, seq_len)
+
+
+# ---- deepseek_v4 (its sliding layers; the compressed ones are refused) -------------------------
+@st.composite
+def _deepseek_v4_configs(draw) -> dict:
+    return {"model_type": "deepseek_v4", "vocab_size": draw(st.integers(1, 50)), **_NO_TOKENS,
+            **draw(STRATEGIES["deepseek_v4"]("deepseek_v4"))}
+
+
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_deepseek_v4_configs(), st.integers(1, MIN_WINDOW))
+def test_random_deepseek_v4_configs_match_transformers_and_export_back(config, seq_len):
+    """DeepseekV4Attention on sliding layers (queries through q_lora_rank with a weighted and
+    a weightless norm, one key-and-value head with its norm, sinks, o_groups blocks to
+    o_lora_rank then o_b_proj), DeepseekV4SparseMoeBlock with its hash_moe layers (by
+    mlp_layer_types, num_hash_layers or the default 3) and the mHC streams, against
+    transformers within the window (where its mask and calc's window agree)."""
+    spec = spec_from_hf_config(config)
+    types = config.get("mlp_layer_types") or (
+        ["hash_moe"] * config.get("num_hash_layers", 3) + ["moe"] * 3)[:len(spec.ffn_kinds)]
+    assert spec.moe.hash_layers == tuple(i for i, t in enumerate(types) if t == "hash_moe")
+    assert_matches(spec, config, seq_len)
+    exported = hf_config_from_spec(spec)
+    assert exported["model_type"] == "deepseek_v4"
+    assert shape(spec_from_hf_config(exported)) == shape(spec)

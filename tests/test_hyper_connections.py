@@ -149,3 +149,40 @@ def test_hf_memory_is_what_transformers_keeps(streams, d, dtype):
              - calc.memory(model.updated(hyper_connections=None),
                            **options).memory.activations["layers"])
     assert extra == 3 * 2 * 8 * _saved_bytes_per_token(streams, d, dtype)
+
+
+@pytest.mark.parametrize("streams, layers, tokens", [(1, 1, 3), (3, 2, 5), (4, 2, 2)])
+def test_deepseek_v4_maps_count_as_transformers(streams, layers, tokens):
+    """mHC (residual_mix) as transformers 5.24.0 builds and runs it: DeepseekV4HyperConnection
+    (attn_hc, ffn_hc) and DeepseekV4HyperHead (hc_head) hold calc's hyper_connections/layers
+    and /head parameters, and their products plus each decoder layer's own stream mix
+    (torch.matmul(comb.T, streams), outside the maps: what a layer counts beside its
+    self_attn and mlp) are calc's FLOPs, on real CPU tensors."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from torch.utils.flop_counter import FlopCounterMode
+    from transformers import DeepseekV4Config, DeepseekV4ForCausalLM
+
+    d = 16
+    config = DeepseekV4Config(
+        vocab_size=32, hidden_size=d, moe_intermediate_size=8, num_hidden_layers=layers,
+        n_routed_experts=4, num_experts_per_tok=2, num_attention_heads=2, head_dim=8,
+        q_lora_rank=8, o_groups=2, o_lora_rank=4, index_n_heads=2, index_head_dim=8,
+        hc_mult=streams, layer_types=["sliding_attention"] * layers, attn_implementation="eager")
+    config._experts_implementation = "batched_mm"  # counted bmm (calc.verify.hf_reference)
+    model = DeepseekV4ForCausalLM(config).requires_grad_(False)
+    with FlopCounterMode(display=False) as counter:
+        model(input_ids=torch.randint(0, 32, (1, tokens)), use_cache=False)
+    flops = {name: sum(ops.values()) for name, ops in counter.get_flop_counts().items()}
+    owned = {name: sum(p.numel() for p in module.parameters())
+             for name, module in model.named_modules()}
+    prefix = "DeepseekV4ForCausalLM.model"
+    in_layers = sum(flops[f"{prefix}.layers.{i}"] - flops[f"{prefix}.layers.{i}.self_attn"]
+                    - flops[f"{prefix}.layers.{i}.mlp"] for i in range(layers))
+    hc = spec(n_layers=layers, hyper_connections={"streams": streams, "residual_mix": True})
+    counts, per_token = count_params(hc).components, count_flops(hc, tokens).components
+    assert sum(owned[f"model.layers.{i}.{part}"] for i in range(layers)
+               for part in ("attn_hc", "ffn_hc")) == counts["hyper_connections/layers"]
+    assert owned["model.hc_head"] == counts["hyper_connections/head"]
+    assert in_layers == tokens * per_token["hyper_connections/layers"]
+    assert flops[f"{prefix}.hc_head"] == tokens * per_token["hyper_connections/head"]

@@ -101,6 +101,7 @@ from calc.symbols import (
     d_rope,
     d_s,
     d_v,
+    g_o,
     h,
     h_kv,
     h_t,
@@ -130,6 +131,7 @@ from calc.symbols import (
     i_mn,
     i_mtps,
     i_norm_final,
+    i_og,
     i_oib,
     i_qh,
     i_qk_head,
@@ -170,6 +172,7 @@ from calc.symbols import (
     q_rg,
     q_w,
     r_kv,
+    r_o,
     r_q,
     r_sb,
     u_ao,
@@ -274,10 +277,12 @@ KEPT_NORM_OUTPUT = 1 - i_rnu
 # input itself, once.
 OWN_INPUT = 1 - i_hf * i_frozen * i_up  # a kept projection input is the input itself
 ADAPTER_COPY = 4 * i_hf * i_frozen * i_up  # bytes per element of an adapter's fp32 copy
+# A query latent (MLA's, or DeepSeek-V4's attention.q_lora_rank) and MLA's KV latent keep their
+# norm's input and, for the up-projection, its output.
 ATTENTION_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_qkv * d * q_l * OWN_INPUT
                      + ADAPTER_COPY * d * (a_q + a_k + a_v + a_g)
-                     + i_mla * (q_a + KEPT_NORM_OUTPUT * i_keep_qkv * q_l)
-                     * (i_qlora * r_q + r_kv))
+                     + (q_a + KEPT_NORM_OUTPUT * i_keep_qkv * q_l)
+                     * (i_qlora * r_q + i_mla * r_kv))
 FFN_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_up * d * q_l * OWN_INPUT
                + ADAPTER_COPY * d * (a_gate + a_up))
 MIXER_OUTSIDE = KEPT_NORM_OUTPUT * i_keep_mix * d * q_l
@@ -343,6 +348,8 @@ ATTENTION_PER_RANK = ((1 - RECOMPUTED_UP) * (h * d_qk / n_tp + h_t * (d_qk + d_v
                       + RECOMPUTED_UP * d_rope * q_a
                       + (KEPT_O * q_lo + ADAPTER_COPY * a_o) * h * d_v / n_tp
                       + OUTPUT_GATE / n_tp
+                      # a grouped W_O (DeepSeek-V4): o_b_proj's g_o·r_o input, kept as W_O's
+                      + i_og * KEPT_O * q_lo * g_o * r_o / n_tp
                       + i_hf * (i_scores * REPEATED_KV * (d_qk + d_v) * q_a
                                 + (1 - i_scores) * 4 * h + QK_NORMS_HF) / n_tp
                       + DIFFERENTIAL)

@@ -45,17 +45,20 @@ from calc.symbols import (
     d_rw,
     d_s,
     d_v,
+    g_o,
     h,
     h_kv,
     i_glu,
     i_kev,
     i_mla,
+    i_og,
     i_qlora,
     i_rel,
     i_shared_gate,
     i_tied,
     r_a,
     r_kv,
+    r_o,
     r_q,
 )
 
@@ -71,11 +74,13 @@ def _ffn_sides(width: sympy.Expr) -> sympy.Expr:
 # the kv-shared layers).
 KV_SIDES = MHA * ((d + h_kv * d_qk) + (1 - i_kev) * (d + h_kv * d_v))
 # Rows + columns of every matrix in one layer (calc.formulas.params's shapes).
+# W_Q through a latent (MLA's or DeepSeek-V4's): d × r_q and r_q × h·d_qk; a grouped W_O
+# (DeepSeek-V4's o_a_proj, one g_o·r_o × h·d_v/g_o matrix, and o_b_proj g_o·r_o × d).
 LAYER_SIDES = (
-    MHA * (d + h * d_qk) + KV_SIDES
-    + i_mla * (i_qlora * ((d + r_q) + (r_q + h * d_qk)) + (1 - i_qlora) * (d + h * d_qk)
-               + (d + r_kv + d_rope) + (r_kv + h * (d_qk - d_rope + d_v)))
-    + (h * d_v + d) + i_rel * (d + h * d_qk))
+    i_qlora * ((d + r_q) + (r_q + h * d_qk)) + (1 - i_qlora) * (d + h * d_qk) + KV_SIDES
+    + i_mla * ((d + r_kv + d_rope) + (r_kv + h * (d_qk - d_rope + d_v)))
+    + (1 - i_og) * (h * d_v + d) + i_og * ((g_o * r_o + h * d_v / g_o) + (g_o * r_o + d))
+    + i_rel * (d + h * d_qk))
 # The other mixers' projections (calc.formulas.mixers); their conv kernels, A, D and Δ biases are
 # vectors here (a full second moment).
 MIXER_SIDES = (L_ssm * ((d + mixers.IN_WIDTH) + mixers.M1 * ((d_in + R_dt + 2 * N_s)

@@ -66,6 +66,7 @@ from calc.symbols import (
     d_v,
     d_v2,
     g_norm,
+    g_o,
     h,
     h2,
     h_I,
@@ -86,10 +87,12 @@ from calc.symbols import (
     i_moe,
     i_norm_emb,
     i_norm_final,
+    i_og,
     i_proj,
     i_qk_head,
     i_qk_proj,
     i_qlora,
+    i_qw,
     i_rel,
     i_sba,
     i_shared_gate,
@@ -102,6 +105,7 @@ from calc.symbols import (
     n_hc,
     n_norm,
     r_kv,
+    r_o,
     r_q,
     r_sb,
 )
@@ -119,14 +123,17 @@ GATE_WIDTH = i_gh + (1 - i_gh) * d_v
 # go d → r_q (norm) → h·d_qk; keys and values share a latent d → r_kv (norm) → h·(d_nope + d_v),
 # plus one RoPE key of width d_rope shared by all heads, projected straight from d. Where the
 # keys are the values (Gemma 4's attention_k_eq_v; modeling_gemma4.py Gemma4TextAttention:
-# v_proj None, value_states = key_states) there is no W_V.
+# v_proj None, value_states = key_states) there is no W_V. DeepSeek-V4's queries go through a
+# latent as MLA's do, d → r_q (norm) → h·d_qk (modeling_deepseek_v4.py DeepseekV4Attention:
+# q_a_proj, q_a_norm, q_b_proj; attention.q_lora_rank), and its W_O is grouped: the h·d_v
+# outputs in g_o groups, each projected by a block of its own h·d_v/g_o → r_o (o_a_proj, a
+# DeepseekV4GroupedLinear of g_o·r_o × h·d_v/g_o), then g_o·r_o → d (o_b_proj).
 V_PROJ = (1 - i_kev) * d_v
 ATTENTION_WEIGHTS: dict[str, sympy.Expr] = {
-    "attention/q": MHA * d * h * d_qk
-    + i_mla * (i_qlora * (d * r_q + r_q * h * d_qk) + (1 - i_qlora) * d * h * d_qk),
+    "attention/q": i_qlora * (d * r_q + r_q * h * d_qk) + (1 - i_qlora) * d * h * d_qk,
     "attention/kv": MHA * d * h_kv * (d_qk + V_PROJ)
     + i_mla * (d * (r_kv + d_rope) + r_kv * h * (d_qk - d_rope + d_v)),
-    "attention/o": h * d_v * d,  # W_O: h·d_v → d
+    "attention/o": (1 - i_og) * h * d_v * d + i_og * (h * d_v * r_o + g_o * r_o * d),
     # Qwen3-Next's output gate: W_Q also yields sigmoid gates for each head's output, h·d_v
     # (modeling_qwen3_next.py, Qwen3NextAttention: q_proj of 2·h·d_h); a gate of one value
     # per head is d → h (modeling_lfm3.py Lfm3Attention, modeling_laguna.py LagunaAttention:
@@ -150,7 +157,7 @@ def ffn_weights(width: sympy.Expr) -> sympy.Expr:
 # ---- attention, per layer: the weights, their biases and the MLA latents' norms ----------------
 ATTENTION_Q = (ATTENTION_WEIGHTS["attention/q"]
                + b_qkv * (MHA * h * d_qk + i_mla * i_qlora * r_q)  # MLA: bias on the q_a only
-               + i_mla * i_qlora * NORM * r_q)
+               + i_qlora * NORM * r_q)  # the latent's norm (MLA's or DeepSeek-V4's)
 ATTENTION_KV = (ATTENTION_WEIGHTS["attention/kv"]
                 + b_qkv * (MHA * h_kv * (d_qk + V_PROJ) + i_mla * (r_kv + d_rope))
                 + i_mla * NORM * r_kv)
@@ -172,7 +179,9 @@ ATTENTION_POSITION = i_rel * (d * h * d_qk + 2 * h * d_qk)
 # projections h·d_qk and h_kv·d_qk (OLMo 2). Without weights (Llama 4's L2 norm) both are 0.
 # (Gemma 4's value norm has no weight: Gemma4RMSNorm with_scale=False.)
 K_NORM = NORM * (i_qk_head * d_qk + i_qk_proj * h_kv * d_qk)
-ATTENTION_QK_NORM = NORM * (i_qk_head * d_qk + i_qk_proj * h * d_qk) + K_NORM
+# DeepSeek-V4's query norm has no γ (q_b_norm, a DeepseekV4UnweightedRMSNorm), its key's has
+# (kv_norm): 1_qw = 0.
+ATTENTION_QK_NORM = NORM * i_qw * (i_qk_head * d_qk + i_qk_proj * h * d_qk) + K_NORM
 # gpt-oss: one learned sink logit per head joins each softmax (modeling_gpt_oss.py, `sinks`);
 # MiMo-V2-Flash has them on its sliding layers only (modeling_mimo_v2_flash.py,
 # MiMoV2FlashAttention: `sinks` where is_swa), the L'_att layers' 1'_sink (of_kind).

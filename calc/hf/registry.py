@@ -175,6 +175,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     longcat.LONGCAT_FLASH,
     zamba.ZAMBA,
     zamba.ZAMBA2,
+    deepseek.DEEPSEEK_V4,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     gemma.GEMMA4_TEXT,

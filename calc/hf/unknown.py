@@ -36,10 +36,6 @@ NEEDS = {
                           "blocks per query",
     "qwen4_exp_text": "sparse attention whose QSA indexer selects the keys, n-gram embeddings "
                       "and per-layer embeddings",
-    # modeling_deepseek_v4.py: its hyper-connections (DeepseekV4HyperConnection, with the
-    # stream mix) are the spec's hyper_connections with residual_mix; the rest is not.
-    "deepseek_v4": "compressed sparse attention (CSA/HCA key compressors with an indexer) "
-                   "and hash-routed experts",
     # recurrent and linear-attention mixers the spec has no part for
     "xlstm": "xLSTM's mLSTM blocks (a matrix-memory recurrence with exponential gates)",
     "bailing_hybrid": "a delta-rule linear attention with its own forget gate "

@@ -33,6 +33,7 @@ _LAZY = {
     "MoESpec": "calc.spec.ffn:MoESpec",
     "ModelSpec": "calc.spec.model:ModelSpec",
     "NormSpec": "calc.spec.norm:NormSpec",
+    "OutputGroupsSpec": "calc.spec.attention:OutputGroupsSpec",
     "PositionSpec": "calc.spec.position:PositionSpec",
     "ShortConvSpec": "calc.spec.layers:ShortConvSpec",
     "StorageDtype": "calc.spec.precision:StorageDtype",

@@ -54,6 +54,17 @@ class IndexerSpec(Frozen):
                     "previous indexer layer's keys (GLM-5's indexer_types \"shared\")")
 
 
+class OutputGroupsSpec(Frozen):
+    """A grouped low-rank output projection (DeepSeek-V4; transformers 5.24.0
+    modeling_deepseek_v4.py DeepseekV4Attention: o_a_proj, a DeepseekV4GroupedLinear, then
+    o_b_proj): the h·d_v attention outputs in `groups` groups of h·d_v/groups channels, each
+    projected by a block of its own to `rank`, then the groups·rank values to d by one W_O."""
+
+    groups: int = Field(ge=1, le=MAX_HEADS, description="groups g of the heads' outputs "
+                                                         "(o_groups)")
+    rank: int = Field(ge=1, le=MAX_WIDTH, description="each group's projected width (o_lora_rank)")
+
+
 class KindShape(Frozen):
     """The head shapes of the attention layers of one kind where they differ from the model's
     (Laguna: 64 query heads on its sliding layers, 48 on its full ones; Gemma 4: a wider
@@ -145,6 +156,17 @@ class AttentionSpec(Frozen):
                     "side (2·d_v wide); λ from four learned d_h vectors per layer, and a norm "
                     "without weights over each of the h/2 outputs")
     mla: MLASpec | None = Field(None, description="multi-head latent attention instead of MHA")
+    q_lora_rank: int | None = Field(
+        None, ge=1, le=MAX_WIDTH,
+        description="queries through a low-rank latent outside MLA: d → r_q (no bias), a norm "
+                    "of the model's kind over r_q, r_q → h·d_qk (no bias) (DeepSeek-V4's "
+                    "q_a_proj, q_a_norm, q_b_proj); with MLA give attention.mla.q_lora_rank")
+    q_norm_weights: bool = Field(
+        True, description="the per-head query norm of qk_norm='head' carries γ (false: "
+                          "DeepSeek-V4's q_b_norm has none while its key norm, kv_norm, has)")
+    output_groups: OutputGroupsSpec | None = Field(
+        None, description="W_O as a grouped low-rank projection: groups blocks of h·d_v/groups "
+                          "→ rank, then groups·rank → d (DeepSeek-V4's o_a_proj, o_b_proj)")
     indexer: IndexerSpec | None = Field(
         None, description="DeepSeek Sparse Attention: an indexer picks the keys each query "
                           "attends to (needs attention.mla with q_lora_rank)")
@@ -208,6 +230,11 @@ class AttentionSpec(Frozen):
             self._check_kind_shapes()
         if self.indexer is not None:
             self._check_indexer()
+        if self.q_lora_rank is not None or self.output_groups is not None:
+            self._check_low_rank()
+        if not self.q_norm_weights and (self.qk_norm != "head" or not self.qk_norm_weights):
+            raise ValueError("attention.q_norm_weights=false needs qk_norm='head' with "
+                             "qk_norm_weights=true (only the query norm loses its weight)")
         if (self.k_eq_v or self.kv_shared_layers
                 or any(shape.k_eq_v for shape in self.kind_shapes.values())) and (
                 self.mla is not None or self.experts is not None or self.indexer is not None):
@@ -237,6 +264,21 @@ class AttentionSpec(Frozen):
         if self.sliding_window or self.chunk_size or self.layer_pattern:
             raise ValueError("attention.indexer selects among all earlier keys: it is not "
                              "defined with sliding_window, chunk_size or layer_pattern")
+
+    def _check_low_rank(self) -> None:
+        """DeepSeek-V4's low-rank queries and grouped output projection, on MHA/GQA/MQA
+        heads of one shape, without biases, gates or the other variants of W_Q and W_O."""
+        parts = [name for name, on in (
+            ("attention.mla", self.mla is not None), ("attention.experts", bool(self.experts)),
+            ("attention.output_gate", self.output_gate),
+            ("attention.differential", self.differential),
+            ("attention.kind_shapes", bool(self.kind_shapes)),
+            ("attention.qkv_bias", self.qkv_bias and self.q_lora_rank is not None),
+            ("attention.out_bias", (self.out_bias or self.last_layer_out_bias)
+             and self.output_groups is not None)) if on]
+        if parts:
+            raise ValueError(f"attention.q_lora_rank and attention.output_groups are not "
+                             f"defined with {', '.join(parts)}")
 
     def _check_kind_shapes(self) -> None:
         """A kind's own shapes: MHA/GQA heads only, each KV head shared by whole query heads."""

@@ -6,6 +6,8 @@ FFN(x) = W_2 φ(W_1 x) (Vaswani et al. 2017 §3.3), or gated, W_down (φ(W_gate 
 LongCat-Flash (Meituan LongCat Team 2025, arXiv 2509.01322, §2.1 and §2.2) adds zero-computation
 experts, identities the router scores beside the FFN experts, and the shortcut-connected MoE
 (ScMoE), whose experts read one layer's FFN input and join the residual stream a layer later.
+DeepSeek-V4's first MoE layers route by hash (moe.hash_layers): a fixed token-id → experts table
+picks each token's experts, the router's scores still weigh them.
 """
 
 from __future__ import annotations
@@ -87,6 +89,13 @@ class MoESpec(Frozen):
                            "residual stream after the next layer's FFN, so each MoE layer is "
                            "followed by a dense one (transformers' LongcatFlashDecoderLayer: "
                            "two attention blocks and two dense MLPs beside one MoE)")
+    hash_layers: tuple[int, ...] = Field(
+        (), max_length=MAX_LAYERS,
+        description="0-based MoE layers whose top_k experts per token a fixed table of token "
+                    "ids picks (DeepSeek-V4's hash_moe layers: tid2eid, vocab_size × top_k, a "
+                    "buffer, not a parameter); the router's weight still scores the experts "
+                    "and weighs the picked ones, so parameters and FLOPs are the learned "
+                    "router's")
     first_dense_layers: int = Field(0, ge=0, le=MAX_LAYERS,
                                     description="leading layers with a dense FFN (DeepSeek: 3)")
     every: int = Field(1, ge=1, le=MAX_LAYERS,
@@ -104,6 +113,12 @@ class MoESpec(Frozen):
                 f"moe.n_zero_experts={self.n_zero_experts}: a token's expected FFN experts "
                 f"top_k·E/(E + n_zero_experts) = {self.top_k}·{self.n_experts}/{pool} must be "
                 f"a whole number (calc counts that expectation; docs/custom-models.md)")
+        if self.hash_layers and self.n_zero_experts:
+            raise ValueError("moe.hash_layers is not defined with moe.n_zero_experts: the "
+                             "table picks FFN experts only (DeepseekV4HashRouter)")
+        if list(self.hash_layers) != sorted(set(self.hash_layers)):
+            raise ValueError(f"moe.hash_layers={list(self.hash_layers)} must be increasing "
+                             f"layer indices, each once")
         if self.shared_expert_gate and not self.n_shared_experts:
             raise ValueError("moe.shared_expert_gate=True needs moe.n_shared_experts >= 1 "
                              "(it gates the shared experts' output)")

@@ -332,6 +332,11 @@ def _attention_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
         shapes["g"] = TargetShape(((d, spec.output_gate_width),))
     if spec.attention.experts is not None:  # JetMoE: W_Q, W_O are experts, not nn.Linear
         del shapes["q"], shapes["o"]
+    # DeepSeek-V4: W_Q through a latent (q_a_proj, q_b_proj), W_O grouped (o_a_proj, o_b_proj)
+    if att.q_lora_rank is not None:
+        del shapes["q"]
+    if att.output_groups is not None:
+        del shapes["o"]
     return shapes
 
 
@@ -360,6 +365,10 @@ def _lacks(spec: ModelSpec, target: str) -> str:
     if target in ATTENTION_TARGETS:
         if spec.attention.experts is not None:
             return "its W_Q and W_O are attention experts, not nn.Linear modules"
+        if target == "q" and spec.attention.q_lora_rank is not None:
+            return "its queries come through a latent (q_a_proj, q_b_proj)"
+        if target == "o" and spec.attention.output_groups is not None:
+            return "its W_O is a grouped projection (o_a_proj, o_b_proj)"
         return ("its attention is MLA (no separate W_Q, W_K, W_V)" if spec.n_attention_layers
                 else "it has no attention layers")
     if target == "gate" and spec.ffn is not None and not spec.ffn.gated:
@@ -406,6 +415,13 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
                 f"lora_targets=all-linear: {spec.name} uses multi-head latent attention, whose "
                 f"q_a/q_b/kv_a/kv_b projections calc does not adapt; name targets from "
                 f"{', '.join(shapes)}")
+        att = spec.attention
+        if (att.q_lora_rank is not None or att.output_groups is not None) \
+                and spec.n_attention_layers:
+            raise CalcError(
+                f"lora_targets=all-linear: {spec.name}'s queries come through a latent or its "
+                f"W_O is grouped (q_a/q_b, o_a/o_b projections), which calc does not adapt; "
+                f"name targets from {', '.join(shapes)}")
         if spec.attention.experts is not None and spec.n_attention_layers:
             raise CalcError(
                 f"lora_targets=all-linear: {spec.name}'s nn.Linear modules are its fused kv_proj "

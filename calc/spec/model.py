@@ -218,6 +218,13 @@ class ModelSpec(Frozen):
                                  f"{values} (attention.v_head_dim)")
         if self.moe is not None and self.moe.shortcut:
             self._check_shortcut()
+        if self.moe is not None and self.moe.hash_layers:
+            self._check_hash_layers()
+        groups = att.output_groups
+        if groups is not None and (att.n_heads * self.head_dim_v) % groups.groups:
+            raise ValueError(f"attention.output_groups.groups={groups.groups} must divide the "
+                             f"heads' output n_heads·v_head_dim = "
+                             f"{att.n_heads * self.head_dim_v}")
         if self.shared_block is not None:
             self._check_shared_block()
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
@@ -241,6 +248,17 @@ class ModelSpec(Frozen):
             raise ValueError(f"hyper_connections is defined for pre-norm layers of a mixer "
                              f"and an FFN, with the embedding and head at d_model, and no "
                              f"multi-token prediction; not with {why}")
+
+    def _check_hash_layers(self) -> None:
+        """A hash-routed layer is an MoE layer of the model (DeepseekV4SparseMoeBlock builds a
+        DeepseekV4HashRouter where mlp_layer_types says hash_moe)."""
+        assert self.moe is not None
+        kinds = self.ffn_kinds
+        for i in self.moe.hash_layers:
+            if i >= self.n_layers or kinds[i] != "moe":
+                what = (f"the model has {self.n_layers} layers" if i >= self.n_layers
+                        else f"layer {i} is {kinds[i]}")
+                raise ValueError(f"moe.hash_layers: layer {i} must be an MoE layer ({what})")
 
     def _check_shortcut(self) -> None:
         """ScMoE: an MoE layer's experts join the residual stream after the next layer's FFN

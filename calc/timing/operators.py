@@ -289,7 +289,9 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
     n_att, dense, n_moe = counts["attention"], counts["dense"], counts["moe"]
     glu = int(spec.ffn is not None and spec.ffn.gated)
     ffns = dense + n_moe  # layers with an FFN
-    latents = (mla.kv_lora_rank + (mla.q_lora_rank or 0)) if mla else 0
+    # the latents' norms: MLA's, or DeepSeek-V4's query latent (attention.q_lora_rank)
+    latents = ((mla.kv_lora_rank + (mla.q_lora_rank or 0)) if mla else 0) + (att.q_lora_rank
+                                                                             or 0)
     # query heads over the attention layers (a kind's own count on its layers: kind_shapes)
     kind, own = spec.shaped_kind, spec.shaped_layers
     h2, kv2, d_qk2, _ = spec.heads_of(kind or "")

@@ -6,7 +6,8 @@ with itself; sinks join each softmax as one more logit per head; an output gate 
 head's output by sigmoid(x W_G), per channel or per head; DeepSeek Sparse Attention's layers
 attend to the keys the indexer selects (calc.verify.indexer); differential attention weighs
 two KV heads' values side by side by each map and subtracts λ × the second half of the heads'
-outputs from the first's (DifferentialLambda).
+outputs from the first's (DifferentialLambda). DeepSeek-V4's queries come through a latent
+(attention.q_lora_rank) and its W_O is grouped (GroupedOutput).
 """
 
 from __future__ import annotations
@@ -68,7 +69,13 @@ class Attention(nn.Module):
         self.expert_o = ExpertOutputs(spec) if att.experts else None
         if att.mla is None:
             self.q = (None if att.experts else
-                      linear(d, self.h * self.d_qk, att.qkv_bias, "attention/q"))
+                      linear(d, self.h * self.d_qk, att.qkv_bias, "attention/q")
+                      if att.q_lora_rank is None else
+                      tag(nn.Sequential(  # DeepSeek-V4: q_a_proj, q_a_norm, q_b_proj
+                          linear(d, att.q_lora_rank, False, "attention/q"),
+                          make_norm(spec.norm, att.q_lora_rank, "attention/q"),
+                          linear(att.q_lora_rank, self.h * self.d_qk, False, "attention/q"),
+                      ), "attention/q"))
             # k_eq_v: W_K's output is the values too (no W_V); a kv-shared layer has neither
             self.k_eq_v = att.k_eq_v
             width = self.h_kv * (self.d_qk + (0 if att.k_eq_v else self.d_v))
@@ -90,7 +97,10 @@ class Attention(nn.Module):
                                self.h * (self.d_qk - self.d_rope + self.d_v), False,
                                "attention/kv")
         self.o = (None if att.experts else
-                  linear(self.h * self.d_v, d, att.out_bias or out_bias, "attention/o"))
+                  linear(self.h * self.d_v, d, att.out_bias or out_bias, "attention/o")
+                  if att.output_groups is None else
+                  tag(GroupedOutput(self.h * self.d_v, d, att.output_groups.groups,
+                                    att.output_groups.rank), "attention/o"))
         # the output gate: d → h·d_v with W_Q's bias (one gate per channel), or its own
         # d → h without bias (one per head, LFM3's and Laguna's g_proj)
         per_head = att.output_gate_per == "head"
@@ -106,8 +116,9 @@ class Attention(nn.Module):
                              if att.differential else None)
         norms = spec.norm.model_copy(update={"weights": spec.norm.weights and att.qk_norm_weights})
         self.qk_norm = att.qk_norm
-        if att.qk_norm == "head":
-            self.q_norm = make_norm(norms, self.d_qk, "attention/qk_norm")
+        if att.qk_norm == "head":  # q_norm_weights=false: DeepSeek-V4's q_b_norm has no γ
+            q_norms = norms.model_copy(update={"weights": norms.weights and att.q_norm_weights})
+            self.q_norm = make_norm(q_norms, self.d_qk, "attention/qk_norm")
             self.k_norm = make_norm(norms, self.d_qk, "attention/qk_norm") if own_kv else None
         elif att.qk_norm == "projection":
             self.q_norm = make_norm(norms, self.h * self.d_qk, "attention/qk_norm")
@@ -306,6 +317,24 @@ class Attention(nn.Module):
         if self.expert_o is not None:
             return self.expert_o(out, self._routing)
         return self.o(out)
+
+
+class GroupedOutput(nn.Module):
+    """DeepSeek-V4's grouped W_O (modeling_deepseek_v4.py: o_a_proj, a DeepseekV4GroupedLinear
+    whose g·r × width/g weight holds each group's block, run as one bmm over the groups; then
+    o_b_proj g·r → d)."""
+
+    def __init__(self, width: int, d: int, groups: int, rank: int):
+        super().__init__()
+        self.groups = groups
+        self.a = nn.Parameter(torch.empty(groups * rank, width // groups).uniform_(-0.1, 0.1))
+        self.b = linear(groups * rank, d, False, "attention/o")
+
+    def forward(self, x: Tensor) -> Tensor:
+        b, t, width = x.shape
+        blocks = self.a.view(self.groups, -1, width // self.groups).transpose(1, 2)
+        grouped = x.reshape(b * t, self.groups, -1).transpose(0, 1)  # [g, B·T, width/g]
+        return self.b(torch.bmm(grouped, blocks).transpose(0, 1).reshape(b, t, -1))
 
 
 class DifferentialLambda(nn.Module):

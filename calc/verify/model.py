@@ -7,7 +7,9 @@ layer sends each token to exactly top-k experts: by the router's top-k on real t
 fixed balanced assignment on the meta device (which has no values to route on); with
 zero-computation experts, exactly k_f = top_k·E/(E + E_0) of them FFN experts (calc's expected
 share) and the rest identities, and with moe.shortcut (ScMoE) the routed output joins the
-residual stream after the next layer. Experts sharing
+residual stream after the next layer. A hash-routed layer (moe.hash_layers) picks a token's
+experts from a fixed table of token ids (a buffer) and weighs them by the router's scores. Experts
+sharing
 a token count run as one bmm. Each layer is built from its own mixer, attention kind and FFN
 (ModelSpec.mixer_kinds, attention_kinds, ffn_kinds).
 """
@@ -91,9 +93,14 @@ class Experts(nn.Module):
 
 
 class MixtureOfExperts(nn.Module):
-    """Router → exactly top-k experts per token (+ shared experts, optionally gated)."""
+    """Router → exactly top-k experts per token (+ shared experts, optionally gated).
 
-    def __init__(self, spec: ModelSpec):
+    `hashed` (moe.hash_layers): the experts of token id v are table[v], a buffer of vocab_size
+    × top_k fixed at build, (v·k + j) mod E for j < k (k distinct experts, as top-k picks);
+    the router still scores every expert and the picked ones' scores weigh their outputs
+    (DeepseekV4HashRouter: tid2eid[input_ids], scores.gather)."""
+
+    def __init__(self, spec: ModelSpec, hashed: bool = False):
         super().__init__()
         moe = spec.moe
         assert moe is not None
@@ -114,6 +121,12 @@ class MixtureOfExperts(nn.Module):
         self.bias = tag(OutputBias(spec.d_model), "moe/bias") if moe.output_bias else None
         # A.X-K1's post_mlp_layernorm over the combined output
         self.norm = make_norm(spec.norm, spec.d_model, "moe/norm") if moe.output_norm else None
+        self.ids: Tensor | None = None  # the token ids of the forward pass (hashed layers)
+        if hashed:
+            picks = torch.arange(spec.vocab_size)[:, None] * self.k + torch.arange(self.k)
+            self.register_buffer("table", picks % self.n)
+        else:
+            self.table = None
 
     def _route(self, probs: Tensor) -> tuple[Tensor, Tensor, list[int]]:
         """(token of each assignment, its gate weight, tokens per expert), sorted by expert.
@@ -129,7 +142,12 @@ class MixtureOfExperts(nn.Module):
             token = torch.empty(size, dtype=torch.long, device="meta")
             weight = probs.reshape(-1)[:size]
             return token, weight, loads
-        weight, expert = probs.topk(self.k, dim=-1)
+        if self.table is None:
+            weight, expert = probs.topk(self.k, dim=-1)
+        else:
+            assert self.ids is not None, "a hash-routed layer runs inside ReferenceModel"
+            expert = self.table[self.ids.reshape(-1)]
+            weight = probs.gather(1, expert)
         order = expert.reshape(-1).argsort(stable=True)
         loads = torch.bincount(expert.reshape(-1), minlength=self.n).tolist()
         return order // self.k, weight.reshape(-1)[order], loads
@@ -218,18 +236,18 @@ class Block(nn.Module):
 
     def __init__(self, spec: ModelSpec, mixer: str = "attention", kind: str = "global",
                  ffn: str = "dense", indexed: bool = True, own_kv: bool = True,
-                 out_bias: bool = False, shared: bool = False):
+                 out_bias: bool = False, shared: bool = False, hashed: bool = False):
         super().__init__()
         # with the spec, all that makes this layer (a DSA layer with its own indexer or not,
         # a layer with its own keys and values or not, the last layer's own W_O bias or not,
-        # the shared block before it or not)
-        self.structure = (mixer, kind, ffn, indexed, own_kv, out_bias, shared)
+        # the shared block before it or not, its experts picked by hash or not)
+        self.structure = (mixer, kind, ffn, indexed, own_kv, out_bias, shared, hashed)
         self.placement, self.parallel = spec.norm.placement, spec.parallel_block
         self.attention = Mixers(spec, mixer, kind, indexed, own_kv, out_bias)
         # ffn.double_wide: the kv-shared layers' FFN is 2·d_ff wide (Gemma4TextMLP)
         width = spec.ffn.d_ff * (2 if spec.ffn.double_wide and not own_kv else 1) if spec.ffn \
             else 0
-        self.ffn = (None if ffn == "none" else MixtureOfExperts(spec) if ffn == "moe"
+        self.ffn = (None if ffn == "none" else MixtureOfExperts(spec, hashed) if ffn == "moe"
                     else FeedForward(spec, width))
         self.norms = nn.ModuleList(make_norm(spec.norm, spec.d_model, "norms")
                                    for _ in range(spec.norms_per_layer))
@@ -363,9 +381,10 @@ class ReferenceModel(nn.Module):
         last_bias = spec.n_layers - 1 if spec.attention.last_layer_out_bias else None
         block = spec.shared_block
         depths = block.layers if block is not None else ()
+        hashed = set(spec.moe.hash_layers) if spec.moe is not None else set()
         self.layers = nn.ModuleList(
             Block(spec, mixer, kind, ffn, i not in shared, i < first_kv_shared, i == last_bias,
-                  i in depths)
+                  i in depths, i in hashed)
             for i, (mixer, kind, ffn) in
             enumerate(zip(spec.mixer_kinds, spec.attention_kinds, spec.ffn_kinds, strict=True)))
         # the shared block's weight sets, and each depth's own parts; depth j runs set
@@ -417,6 +436,8 @@ class ReferenceModel(nn.Module):
             j = self.depth_of.get(index)
             extra = (None if j is None else self.shared_blocks[j % len(self.shared_blocks)]
                      .apply(x, embedding, positions, self.depths[j]))
+            if isinstance(layer.ffn, MixtureOfExperts):
+                layer.ffn.ids = ids  # a hash-routed layer's table reads them
             x = layer(x, positions, extra)
             if pending is not None:
                 x, pending = x + pending, None

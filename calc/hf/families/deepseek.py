@@ -243,3 +243,148 @@ AXK1 = ModelType(
         "max_position_embeddings": 32768, "mlp_layer_types": None,
         "first_k_dense_replace": None, "moe_layer_freq": None,
     })
+
+
+# ---- deepseek_v4 ------------------------------------------------------------------------------
+# configuration_deepseek_v4.py: the legacy per-layer compress_ratios (0, 4, 128) name the
+# attention of each layer
+_RATIO_KINDS = {0: "sliding_attention", 4: "compressed_sparse_attention",
+                128: "heavily_compressed_attention"}
+V4_MLP_KINDS = ("hash_moe", "moe")
+
+
+def _v4_layer_types(c: HFConfig, layers: int) -> list[str]:
+    """layer_types as DeepseekV4Config.__post_init__ settles them: given, else from the legacy
+    compress_ratios, else 2 heavily compressed layers then compressed sparse and heavily
+    compressed in turn; cut to num_hidden_layers."""
+    if c.given("layer_types"):
+        types = c["layer_types"]
+    elif c.given("compress_ratios"):
+        ratios = c["compress_ratios"]
+        if not isinstance(ratios, list) or not set(ratios) <= set(_RATIO_KINDS):
+            c.fail(f"compress_ratios={ratios!r} must list 0, 4 or 128 for each layer")
+        types = [_RATIO_KINDS[r] for r in ratios]
+    else:
+        types = (["heavily_compressed_attention"] * min(layers, 2)
+                 + ["compressed_sparse_attention" if i % 2 else "heavily_compressed_attention"
+                    for i in range(max(layers - 2, 0))])
+    types = list(types)[:layers] if isinstance(types, list) else types
+    if not isinstance(types, list) or len(types) != layers or not set(types) <= set(
+            _RATIO_KINDS.values()):
+        c.fail(f"layer_types must give each of the {layers} layers one of "
+               f"{', '.join(_RATIO_KINDS.values())}, got {types!r}")
+    return types
+
+
+def _v4_mlp_layer_types(c: HFConfig, layers: int) -> list[str]:
+    """mlp_layer_types, else the first num_hash_layers (3 by default) hash_moe, the rest moe."""
+    if c.given("mlp_layer_types"):
+        types = c["mlp_layer_types"]
+        types = list(types)[:layers] if isinstance(types, list) else types
+    else:
+        hashed = c.size("num_hash_layers", minimum=0) if c.given("num_hash_layers") else 3
+        types = ["hash_moe"] * min(layers, hashed) + ["moe"] * max(0, layers - hashed)
+    if not isinstance(types, list) or len(types) != layers or not set(types) <= set(
+            V4_MLP_KINDS):
+        c.fail(f"mlp_layer_types must give each of the {layers} layers hash_moe or moe, got "
+               f"{types!r}")
+    return types
+
+
+def _read_deepseek_v4(c: HFConfig) -> dict[str, Any]:
+    # modeling_deepseek_v4.py (transformers 5.24.0). DeepseekV4Attention: queries through a
+    # latent (q_a_proj d → q_lora_rank, q_a_norm, q_b_proj → h·head_dim, then q_b_norm, an
+    # RMSNorm per head without weight), one key-and-value head (kv_proj d → head_dim, kv_norm
+    # with weight; the same tensor is the keys and the values, whatever num_key_value_heads
+    # says: num_key_value_groups = num_attention_heads), a sink logit per head, and the grouped
+    # output projection (o_a_proj: o_groups blocks of h·head_dim/o_groups → o_lora_rank, then
+    # o_b_proj o_groups·o_lora_rank → d), no biases (attention_bias builds nothing). Every
+    # layer attends through the sliding-window mask (create_sliding_window_causal_mask); the
+    # compressed layers' compressors are not in the spec. DeepseekV4SparseMoeBlock on every
+    # layer: n_routed_experts experts of moe_intermediate_size, the router a bare weight
+    # (e_score_correction_bias a buffer; hash_moe layers' DeepseekV4HashRouter keeps the weight
+    # and a tid2eid buffer) and one shared DeepseekV4MLP of moe_intermediate_size whatever
+    # n_shared_experts says (it reads intermediate_size, mapped to moe_intermediate_size),
+    # biased by mlp_bias as the experts are not. Each layer's two sublayers are wrapped in
+    # DeepseekV4HyperConnection (hc_mult streams, with the stream mix), DeepseekV4HyperHead
+    # collapses them before the final norm; the MTP layers are not built.
+    # What the compressed layers add, and the spec lacks (same file): DeepseekV4HCACompressor
+    # (kv_proj, gate_proj d → head_dim, position_bias compress_rate × head_dim, kv_norm) and
+    # DeepseekV4CSACompressor (the same at 2·head_dim, kv_norm head_dim) with its
+    # DeepseekV4Indexer (its own compressor at 2·index_head_dim, q_b_proj q_lora_rank →
+    # index_n_heads·index_head_dim, weights_proj d → index_n_heads); their compressed keys
+    # join the window's in the attention. With DeepseekV4Config's other defaults and the
+    # compress_ratios public copies of DeepSeek-V4-Flash's config.json quote (0, 0, then 4 and
+    # 128 in turn: 21 CSA, 20 HCA layers) transformers counts 284,332,230,231 parameters,
+    # 487,194,752 of them the compressors'.
+    layers = c.size("num_hidden_layers")
+    compressed = sorted({t for t in _v4_layer_types(c, layers) if t != "sliding_attention"})
+    if compressed:
+        c.fail(f"layer_types has {' and '.join(compressed)} layers: their key compressors "
+               f"(CSA/HCA, kv_proj and gate_proj with position_bias, CSA's indexer over the "
+               f"compressed keys) are not in calc's spec; only configs whose layers are all "
+               f"sliding_attention are read")
+    if c.flag("mlp_bias"):
+        c.fail("mlp_bias=true biases the shared MLP but not the routed experts; calc's "
+               "ffn.bias covers both")
+    heads, width = c.size("num_attention_heads"), c.size("head_dim")
+    groups = c.size("o_groups")
+    if heads * width % groups:
+        c.fail(f"o_groups={groups} must divide num_attention_heads·head_dim = {heads * width} "
+               f"(o_a_proj splits the heads' outputs into o_groups blocks)")
+    n_experts = c.size("n_routed_experts")
+    hashed = tuple(i for i, t in enumerate(_v4_mlp_layer_types(c, layers)) if t == "hash_moe")
+    return decoder(
+        c, {"n_heads": heads, "n_kv_heads": 1, "head_dim": width}, d_ff=c.size(
+            "moe_intermediate_size"),
+        attention={"k_eq_v": True, "qk_norm": "head", "q_norm_weights": False,
+                   "q_lora_rank": c.size("q_lora_rank"), "sinks": True,
+                   "output_groups": {"groups": groups, "rank": c.size("o_lora_rank")},
+                   "sliding_window": c.size("sliding_window")},
+        moe={"n_experts": n_experts, "d_expert": c.size("moe_intermediate_size"),
+             "top_k": top_k(c, "num_experts_per_tok", n_experts, "n_routed_experts"),
+             "n_shared_experts": 1, "hash_layers": hashed},
+        hyper_connections={"streams": c.size("hc_mult"), "residual_mix": True})
+
+
+def _write_deepseek_v4(spec: ModelSpec) -> dict[str, Any]:
+    att, moe, hc = spec.attention, experts(spec, "deepseek_v4"), spec.hyper_connections
+    groups = att.output_groups
+    need(att.q_lora_rank is not None and groups is not None,
+         "attention.q_lora_rank or attention.output_groups None (deepseek_v4's queries come "
+         "through a latent and its W_O is grouped)")
+    assert groups is not None
+    need(hc is not None and hc.residual_mix,
+         "hyper_connections (deepseek_v4's layers are in mHC streams with the stream mix)")
+    assert hc is not None
+    need(set(spec.layer_kinds) == {"local"}, "attention layers that are not all sliding "
+                                            "(deepseek_v4's compressed layers are not read)")
+    need(all(spec.moe_layers), "dense FFN layers (every deepseek_v4 layer is an MoE layer)")
+    need(moe.n_shared_experts == 1 and moe.shared_width == moe.d_expert,
+         "moe.n_shared_experts/d_shared (deepseek_v4 has one shared MLP of d_expert)")
+    return {**base(spec, "deepseek_v4"), "head_dim": spec.head_dim_qk,
+            "hidden_act": gated(spec, "deepseek_v4"), "q_lora_rank": att.q_lora_rank,
+            "o_groups": groups.groups, "o_lora_rank": groups.rank,
+            "sliding_window": att.sliding_window, "max_position_embeddings":
+                spec.context_length,
+            "layer_types": ["sliding_attention"] * spec.n_layers,
+            "mlp_layer_types": ["hash_moe" if i in moe.hash_layers else "moe"
+                                for i in range(spec.n_layers)],
+            "n_routed_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
+            "moe_intermediate_size": moe.d_expert, "hc_mult": hc.streams}
+
+
+# A writer: no other type's attention is DeepSeek-V4's.
+DEEPSEEK_V4 = ModelType(
+    "deepseek_v4", _read_deepseek_v4, write=_write_deepseek_v4, traits=Traits(moe=True),
+    aliases={"num_local_experts": "n_routed_experts"},
+    # keywords DeepseekV4Config.__post_init__ pops, not fields
+    getattr_fields=("compress_ratios", "num_hash_layers"),
+    defaults={
+        "vocab_size": 129280, "hidden_size": 4096, "moe_intermediate_size": 2048,
+        "num_hidden_layers": 43, "num_attention_heads": 64, "head_dim": 512,
+        "q_lora_rank": 1024, "num_experts_per_tok": 6, "n_routed_experts": 256,
+        "max_position_embeddings": 1048576, "layer_types": None, "mlp_layer_types": None,
+        "hc_mult": 4, "sliding_window": 128, "o_groups": 8, "o_lora_rank": 1024,
+        "hidden_act": "silu", "tie_word_embeddings": False, "mlp_bias": False,
+    })
