@@ -247,6 +247,26 @@ def params_griffin(s):
     }
 
 
+def params_mlstm(s):
+    H_ml = s['H_ml']
+    d = s['d']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
+    _t0 = H_ml*d*d_mk
+    _t1 = H_ml*d_mv
+    _t2 = _t1*d
+    _t3 = 2*H_ml
+    return {
+        'mlstm/q': _t0,
+        'mlstm/k': _t0,
+        'mlstm/v': _t2,
+        'mlstm/ogate': _t2,
+        'mlstm/gates': _t3*d + _t3,
+        'mlstm/norm': _t1,
+        'mlstm/out': _t2,
+    }
+
+
 def params_short_conv(s):
     b_sc = s['b_sc']
     d = s['d']
@@ -278,6 +298,7 @@ def params_components(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -291,6 +312,7 @@ def params_components(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sb = s['L_sb']
@@ -324,6 +346,8 @@ def params_components(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -448,17 +472,22 @@ def params_components(s):
     _t68 = L_gr*(_t67 + d_gr)
     _t69 = L_gr*d_gr
     _t70 = 2*d_gr
-    _t71 = b_sc*d
-    _t72 = i_glu + 1
-    _t73 = b_ff*d_ff
-    _t74 = d*d_ff
-    _t75 = _t72*(_t73 + _t74)
-    _t76 = _t74 + b_ff*d
-    _t77 = _t45*d_ff
-    _t78 = E + E_0
-    _t79 = d*(i_glu + 2)
-    _t80 = L_moe*d
-    _t81 = _t23*h_kv
+    _t71 = H_ml*L_ml
+    _t72 = _t71*d*d_mk
+    _t73 = _t71*d_mv
+    _t74 = _t73*d
+    _t75 = 2*H_ml
+    _t76 = b_sc*d
+    _t77 = i_glu + 1
+    _t78 = b_ff*d_ff
+    _t79 = d*d_ff
+    _t80 = _t77*(_t78 + _t79)
+    _t81 = _t79 + b_ff*d
+    _t82 = _t45*d_ff
+    _t83 = E + E_0
+    _t84 = d*(i_glu + 2)
+    _t85 = L_moe*d
+    _t86 = _t23*h_kv
     return {
         'attention/q': (
             L_att2*(
@@ -530,23 +559,30 @@ def params_components(s):
         'griffin/gates': L_gr*(_t70*w_gr + _t70),
         'griffin/decay': _t69,
         'griffin/out': L_gr*(_t67 + d),
-        'conv/in': L_sc*(3*_t66 + 3*_t71),
+        'mlstm/q': _t72,
+        'mlstm/k': _t72,
+        'mlstm/v': _t74,
+        'mlstm/ogate': _t74,
+        'mlstm/gates': L_ml*(_t75*d + _t75),
+        'mlstm/norm': _t73,
+        'mlstm/out': _t74,
+        'conv/in': L_sc*(3*_t66 + 3*_t76),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t66 + _t71),
-        'mlp/up': L_dense*_t75 + L_dw*(_t72*(2*_t73 + 2*_t74) - _t75),
-        'mlp/down': L_dense*_t76 + L_dw*_t74,
+        'conv/out': L_sc*(_t66 + _t76),
+        'mlp/up': L_dense*_t80 + L_dw*(_t77*(2*_t78 + 2*_t79) - _t80),
+        'mlp/down': L_dense*_t81 + L_dw*_t79,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t77 + L_dw*_t77,
-        'moe/router': L_moe*(_t78*b_router + _t78*d),
-        'moe/experts': E*L_moe*(_t79*d_e + b_ff*(_t72*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t79*d_s + b_ff*(_t72*d_s + d)) + d*i_shared_gate),
-        'moe/bias': _t80*b_moe,
-        'moe/norm': _t0*_t80*i_mn,
-        'shared_block/attention': M_sb*(_t30 + _t37*d + _t60*_t81),
-        'shared_block/mlp': M_sb*(_t75 + _t76 + n_act),
+        'mlp/sub_norm': L_dense*_t82 + L_dw*_t82,
+        'moe/router': L_moe*(_t83*b_router + _t83*d),
+        'moe/experts': E*L_moe*(_t84*d_e + b_ff*(_t77*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t84*d_s + b_ff*(_t77*d_s + d)) + d*i_shared_gate),
+        'moe/bias': _t85*b_moe,
+        'moe/norm': _t0*_t85*i_mn,
+        'shared_block/attention': M_sb*(_t30 + _t37*d + _t60*_t86),
+        'shared_block/mlp': M_sb*(_t80 + _t81 + n_act),
         'shared_block/norms': 3*M_sb*_t46,
         'shared_block/projection': L_sb*_t66,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t12 + _t81 + 6*d) + r_sb*(_t72*d_ff + d)),
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t12 + _t86 + 6*d) + r_sb*(_t77*d_ff + d)),
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
         'embedding/norm': _t46*i_norm_emb,
@@ -565,6 +601,7 @@ def params_summary(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -578,6 +615,7 @@ def params_summary(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sb = s['L_sb']
@@ -612,6 +650,8 @@ def params_summary(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -724,70 +764,73 @@ def params_summary(s):
     _t53 = d*d_gr
     _t54 = 2*d_gr
     _t55 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t56 = E_s*(_t27*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate
-    _t57 = E + E_0
-    _t58 = _t57*b_router + _t57*d
-    _t59 = d**2
-    _t60 = d_qk + d_v
-    _t61 = _t60*h_kv
-    _t62 = b_sc*d
-    _t63 = 2*N_s
-    _t64 = G_s*_t63
-    _t65 = 2*d_in + i_m2*(H_s + _t64)
-    _t66 = H_s*i_m2
-    _t67 = 1 - i_m2
-    _t68 = R_dt + _t63
-    _t69 = _t67*d_in
-    _t70 = 2*d
-    _t71 = _t46 + _t51 + n_act
-    _t72 = d_qk*i_qk_head
-    _t73 = _t5*(_t72 + d_qk*h_kv*i_qk_proj)
-    _t74 = _t5*(_t22*i_qk_proj + _t72) + _t73
-    _t75 = _t35*d_v
-    _t76 = _t18*i_gate*(_t75 + i_gh) + _t37*_t75*h + b_gh*h
-    _t77 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t78 = _t38 + _t77*d + b_qkv*(_t43 + _t77) + i_mla*(_t40 + h*r_kv*(_t41 + _t60))
-    _t79 = L_kvs - L_kvs2
-    _t80 = L_rw*d_rw
-    _t81 = 5*d
-    _t82 = H_la*L_la*d_la
-    _t83 = L_att2*h2
-    _t84 = 2*H_k*d_lk
-    _t85 = H_v*d_lv
-    _t86 = H_v + _t85
-    _t87 = b_moe*d
-    _t88 = _t5*d
-    _t89 = h*i_sink
-    _t90 = i_rel*(2*_t22 + _t24)
-    _t91 = 3*_t88
-    _t92 = 4*i_diff
-    _t93 = _t92*d_qk
-    _t94 = E_a*_t0
-    _t95 = _t88*n_norm
-    _t96 = _t5*i_sub
-    _t97 = _t96*d_ff
-    _t98 = _t88*i_mn
-    _t99 = _t96*d_v*h
-    _t100 = (
+    _t56 = 2*H_ml
+    _t57 = _t56*d
+    _t58 = E_s*(_t27*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate
+    _t59 = E + E_0
+    _t60 = _t59*b_router + _t59*d
+    _t61 = d**2
+    _t62 = d_qk + d_v
+    _t63 = _t62*h_kv
+    _t64 = b_sc*d
+    _t65 = 2*N_s
+    _t66 = G_s*_t65
+    _t67 = 2*d_in + i_m2*(H_s + _t66)
+    _t68 = H_s*i_m2
+    _t69 = 1 - i_m2
+    _t70 = R_dt + _t65
+    _t71 = _t69*d_in
+    _t72 = 2*d
+    _t73 = _t46 + _t51 + n_act
+    _t74 = d_qk*i_qk_head
+    _t75 = _t5*(_t74 + d_qk*h_kv*i_qk_proj)
+    _t76 = _t5*(_t22*i_qk_proj + _t74) + _t75
+    _t77 = _t35*d_v
+    _t78 = _t18*i_gate*(_t77 + i_gh) + _t37*_t77*h + b_gh*h
+    _t79 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t80 = _t38 + _t79*d + b_qkv*(_t43 + _t79) + i_mla*(_t40 + h*r_kv*(_t41 + _t62))
+    _t81 = L_kvs - L_kvs2
+    _t82 = L_rw*d_rw
+    _t83 = 5*d
+    _t84 = H_la*L_la*d_la
+    _t85 = H_ml*L_ml*d_mv
+    _t86 = L_att2*h2
+    _t87 = 2*H_k*d_lk
+    _t88 = H_v*d_lv
+    _t89 = H_v + _t88
+    _t90 = b_moe*d
+    _t91 = _t5*d
+    _t92 = h*i_sink
+    _t93 = i_rel*(2*_t22 + _t24)
+    _t94 = 3*_t91
+    _t95 = 4*i_diff
+    _t96 = _t95*d_qk
+    _t97 = E_a*_t0
+    _t98 = _t91*n_norm
+    _t99 = _t5*i_sub
+    _t100 = _t99*d_ff
+    _t101 = _t91*i_mn
+    _t102 = _t99*d_v*h
+    _t103 = (
         H_v*_t47*d
-        + L*_t95
+        + L*_t98
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t31*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L_att2*_t44
-        + L_att2*_t92*d_qk2
-        + L_att2*_t94
+        + L_att2*_t95*d_qk2
+        + L_att2*_t97
         + L_att2*i_rel*(_t10 + 2*_t12)
         + L_att2*(_t34 + _t5*(_t32 + _t33*h2))
         + L_att2*(_t3*i_gate*(_t36 + i_gh) + _t36*_t37*h2 + b_gh*h2)
+        + L_dense*_t100
         + L_dense*_t46
         + L_dense*_t51
-        + L_dense*_t97
         + L_dense*n_act
-        + L_dn*d*(_t49*_t86 + _t84 + _t86)
-        + L_dn*i_cg*(_t70*r_g + r_g*(_t48 + _t85))
-        + L_dn*k_dn*(_t84 + _t85)
+        + L_dn*d*(_t49*_t89 + _t87 + _t89)
+        + L_dn*i_cg*(_t72*r_g + r_g*(_t48 + _t88))
+        + L_dn*k_dn*(_t87 + _t88)
         + L_dn*(H_v*_t49 + H_v + _t48*i_cg)
+        + L_dw*_t100
         + L_dw*_t45
-        + L_dw*_t97
         + L_dw*(_t28*(2*_t45 + 2*_t50) - _t51)
         + L_gr*(_t53 + d)
         + 2*L_gr*(_t53 + d_gr)
@@ -795,87 +838,91 @@ def params_summary(s):
         + L_idx*_t55
         - L_kvs2*_t34
         - L_kvs2*_t44
-        + L_moe*_t56
+        + L_ml*_t57*d_mk
+        + L_ml*(_t56 + _t57)
+        + L_moe*_t101
         + L_moe*_t58
-        + L_moe*_t87
-        + L_moe*_t98
-        + L_rw*_t59
-        + L_rw*_t81
-        + L_sb*_t59
-        + L_sb*(i_sba*r_sb*(_t22 + _t61 + 6*d) + r_sb*(_t28*d_ff + d))
+        + L_moe*_t60
+        + L_moe*_t90
+        + L_rw*_t61
+        + L_rw*_t83
+        + L_sb*_t61
+        + L_sb*(i_sba*r_sb*(_t22 + _t63 + 6*d) + r_sb*(_t28*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t59 + _t62)
-        + L_sc*(3*_t59 + 3*_t62)
-        + L_ssm*_t68*_t69
-        + L_ssm*(2*_t66 + _t67*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t64*i_m2 + d_in)
-        + L_ssm*(_t65*b_ssm + _t65*d)
+        + L_sc*(_t61 + _t64)
+        + L_sc*(3*_t61 + 3*_t64)
+        + L_ssm*_t70*_t71
+        + L_ssm*(2*_t68 + _t69*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t66*i_m2 + d_in)
+        + L_ssm*(_t67*b_ssm + _t67*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t67*_t68*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t69 + _t66 + _t69)
-        + M_sb*_t71
-        + M_sb*_t91
-        + M_sb*(_t19 + _t22*_t70 + _t61*_t70)
-        + _t16*_t74
+        + L_ssm*(_t69*_t70*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t71 + _t68 + _t71)
+        + M_sb*_t73
+        + M_sb*_t94
+        + M_sb*(_t19 + _t22*_t72 + _t63*_t72)
+        + _t102*_t16
         + _t16*_t76
         + _t16*_t78
-        + _t16*_t89
-        + _t16*_t90
+        + _t16*_t80
+        + _t16*_t92
         + _t16*_t93
-        + _t16*_t94
-        + _t16*_t99
+        + _t16*_t96
+        + _t16*_t97
         + _t31*d
         + _t47
         + _t52*(k_gr + 1)
         + _t52
-        + _t70*d_emb*i_proj
-        - _t73*_t79
-        - _t78*_t79
-        + 4*_t80*d
-        + 2*_t80
-        + _t81*_t82
-        + _t82
-        + _t83*_t96*d_v2
-        + _t83*i_sink2
-        + _t88*i_norm_emb
-        + _t88*i_norm_final
+        + _t72*d_emb*i_proj
+        - _t75*_t81
+        - _t80*_t81
+        + 4*_t82*d
+        + 2*_t82
+        + _t83*_t84
+        + _t84
+        + 3*_t85*d
+        + _t85
+        + _t86*_t99*d_v2
+        + _t86*i_sink2
+        + _t91*i_norm_emb
+        + _t91*i_norm_final
         + b_oL*d
         + i_hc
         + n_hc
     )
-    _t101 = (
+    _t104 = (
         L_att2*(_t1*d_qk2 + _t15)
         + L_att2*(_t1*d_v2 + _t4)
         + L_moe*_t30
-        + _t100
+        + _t103
         + _t16*_t21
         + _t16*_t26
     )
-    _t102 = P*d + V*d_emb
-    _t103 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t102
+    _t105 = P*d + V*d_emb
+    _t106 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t105
     return {
-        'total': _t101 + _t103,
-        'embedding': _t102,
-        'non_embedding': _t101,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t29*k + _t100 + _t103 + _t16*_t20 + _t16*_t25,
+        'total': _t104 + _t106,
+        'embedding': _t105,
+        'non_embedding': _t104,
+        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t29*k + _t103 + _t106 + _t16*_t20 + _t16*_t25,
         'mtp': (
-            2*M*_t59
-            + M*_t91
+            2*M*_t61
+            + M*_t94
             + M*(
-                _t21
+                _t102
+                + _t21
                 + _t26
                 + _t55*i_dsa
-                + _t74
                 + _t76
                 + _t78
-                + _t89
-                + _t90
+                + _t80
+                + _t92
                 + _t93
-                + _t94
-                + _t95
-                + _t99
-                + i_moe*(_t30 + _t56 + _t58 + _t87 + _t98)
-                + (1 - i_moe)*(_t71 + _t97)
+                + _t96
+                + _t97
+                + _t98
+                + i_moe*(_t101 + _t30 + _t58 + _t60 + _t90)
+                + (1 - i_moe)*(_t100 + _t73)
             )
         ),
     }
@@ -889,6 +936,7 @@ def flops_forward_components(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -902,6 +950,7 @@ def flops_forward_components(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sb = s['L_sb']
@@ -920,6 +969,8 @@ def flops_forward_components(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -999,13 +1050,18 @@ def flops_forward_components(s):
     _t39 = 2*_t38
     _t40 = L_gr*d_gr
     _t41 = _t24*_t40
-    _t42 = i_glu + 2
-    _t43 = _t24*_t42*d_ff
-    _t44 = L_moe*_t24
-    _t45 = n_hc**2
-    _t46 = _t45*i_hcm
-    _t47 = _t13*h_kv
-    _t48 = 2*L_sb
+    _t42 = H_ml*L_ml
+    _t43 = _t24*_t42
+    _t44 = _t43*d_mk
+    _t45 = _t43*d_mv
+    _t46 = 4*d
+    _t47 = i_glu + 2
+    _t48 = _t24*_t47*d_ff
+    _t49 = L_moe*_t24
+    _t50 = n_hc**2
+    _t51 = _t50*i_hcm
+    _t52 = _t13*h_kv
+    _t53 = 2*L_sb
     return {
         'attention/q': (
             _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
@@ -1043,22 +1099,29 @@ def flops_forward_components(s):
         'griffin/out': _t41,
         'griffin/conv': 2*_t40*k_gr,
         'griffin/scan': 3*_t40,
+        'mlstm/q': _t44,
+        'mlstm/k': _t44,
+        'mlstm/v': _t45,
+        'mlstm/ogate': _t45,
+        'mlstm/gates': _t42*_t46,
+        'mlstm/out': _t45,
+        'mlstm/scan': 5*_t42*d_mk*(d_mv + 1),
         'conv/in': 6*L_sc*_t38,
         'conv/out': L_sc*_t39,
         'conv/conv': L_sc*_t24*k_sc,
-        'mlp': L_dense*_t43 + L_dw*_t43,
-        'moe/router': _t44*(E + E_0),
-        'moe/experts': _t42*_t44*d_e*k,
-        'moe/shared': 2*L_moe*(E_s*_t42*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': 2*L*(_t24*_t46 + d*n_hc*(2*_t46 + 4*n_hc)),
-        'hyper_connections/head': _t24*_t45,
-        'shared_block/attention': _t48*(_t18 + _t24*_t47 + _t24*_t6),
-        'shared_block/mlp': L_sb*_t43,
+        'mlp': L_dense*_t48 + L_dw*_t48,
+        'moe/router': _t49*(E + E_0),
+        'moe/experts': _t47*_t49*d_e*k,
+        'moe/shared': 2*L_moe*(E_s*_t47*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': 2*L*(_t24*_t51 + d*n_hc*(2*_t51 + 4*n_hc)),
+        'hyper_connections/head': _t24*_t50,
+        'shared_block/attention': _t53*(_t18 + _t24*_t52 + _t24*_t6),
+        'shared_block/mlp': L_sb*_t48,
         'shared_block/projection': L_sb*_t39,
-        'shared_block/adapters': _t48*(
-            i_sba*r_sb*(_t32 + _t47 + _t6) + r_sb*(d + d_ff*(i_glu + 1))
+        'shared_block/adapters': _t53*(
+            i_sba*r_sb*(_t32 + _t52 + _t6) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'embedding_projection': 4*d*d_emb*i_proj,
+        'embedding_projection': _t46*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
 
@@ -1071,6 +1134,7 @@ def flops(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -1089,6 +1153,7 @@ def flops(s):
     L_la = s['L_la']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sb = s['L_sb']
@@ -1109,6 +1174,8 @@ def flops(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -1153,100 +1220,107 @@ def flops(s):
     w_gr = s['w_gr']
     _t0 = L_gr*d_gr
     _t1 = L_rw*d_rw
-    _t2 = 6*d
-    _t3 = 2*d
-    _t4 = 2*d_in
-    _t5 = L_ssm*_t4
-    _t6 = d**2
-    _t7 = 2*_t6
-    _t8 = 2*n_hc**2
-    _t9 = 2*L_att2
-    _t10 = _t9*d
-    _t11 = E_a*i_moa
-    _t12 = H_la*L_la
-    _t13 = H_v*d_lv
-    _t14 = L_dn*_t3
-    _t15 = _t10*h2
-    _t16 = 2*L_moe
-    _t17 = i_glu + 2
-    _t18 = _t17*_t3*d_ff
-    _t19 = 2*L_sb
-    _t20 = _t17*d
-    _t21 = L_att - L_att2
-    _t22 = 2*_t21
-    _t23 = _t5*(1 - i_m2)
-    _t24 = d*h
-    _t25 = _t24*d_v
-    _t26 = 2*N_s
-    _t27 = G_s*_t26
-    _t28 = 2*H_k*d_lk
-    _t29 = 2*L_dn
-    _t30 = 1 - i_gh
-    _t31 = d_qk*h
-    _t32 = d_qk + d_v
-    _t33 = _t32*h_kv
-    _t34 = _t8*i_hcm
-    _t35 = H_v + _t13
-    _t36 = d_qk2*h2
-    _t37 = d*(1 - i_mla)
-    _t38 = d*(1 - i_qlora)
-    _t39 = d*r_q
-    _t40 = d*(d_rope + r_kv)
-    _t41 = -d_rope
-    _t42 = (
-        2*_t37*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t40 + h2*r_kv*(_t41 + d_qk2 + d_v2))
+    _t2 = 4*d
+    _t3 = H_ml*L_ml
+    _t4 = _t2*_t3
+    _t5 = 6*d
+    _t6 = 2*d
+    _t7 = 2*d_in
+    _t8 = L_ssm*_t7
+    _t9 = d**2
+    _t10 = 2*_t9
+    _t11 = 2*n_hc**2
+    _t12 = 2*L_att2
+    _t13 = _t12*d
+    _t14 = E_a*i_moa
+    _t15 = H_la*L_la
+    _t16 = H_v*d_lv
+    _t17 = L_dn*_t6
+    _t18 = _t13*h2
+    _t19 = 2*L_moe
+    _t20 = i_glu + 2
+    _t21 = _t20*_t6*d_ff
+    _t22 = 2*L_sb
+    _t23 = _t20*d
+    _t24 = L_att - L_att2
+    _t25 = 2*_t24
+    _t26 = _t8*(1 - i_m2)
+    _t27 = d*h
+    _t28 = _t27*d_v
+    _t29 = 2*N_s
+    _t30 = G_s*_t29
+    _t31 = 2*H_k*d_lk
+    _t32 = 2*L_dn
+    _t33 = 1 - i_gh
+    _t34 = d_qk*h
+    _t35 = d_qk + d_v
+    _t36 = _t35*h_kv
+    _t37 = _t11*i_hcm
+    _t38 = H_v + _t16
+    _t39 = d_qk2*h2
+    _t40 = d*(1 - i_mla)
+    _t41 = d*(1 - i_qlora)
+    _t42 = d*r_q
+    _t43 = d*(d_rope + r_kv)
+    _t44 = -d_rope
+    _t45 = (
+        2*_t40*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t43 + h2*r_kv*(_t44 + d_qk2 + d_v2))
     )
-    _t43 = 2*_t37*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t40 + h*r_kv*(_t32 + _t41))
+    _t46 = 2*_t40*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t43 + h*r_kv*(_t35 + _t44))
     return {
         'weights_per_token': (
-            2*L*(_t34*d + d*n_hc*(_t34 + 4*n_hc))
-            + L_att2*_t42
-            + L_dense*_t18
-            + 7*L_dn*_t13*d_lk
-            + L_dw*_t18
+            2*L*(_t37*d + d*n_hc*(_t37 + 4*n_hc))
+            + L_att2*_t45
+            + L_dense*_t21
+            + 7*L_dn*_t16*d_lk
+            + L_dw*_t21
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t42
-            + L_rw*_t7
-            + L_sb*_t7
-            + L_sc*_t3*k_sc
-            + 8*L_sc*_t6
+            - L_kvs2*_t45
+            + L_rw*_t10
+            + L_sb*_t10
+            + L_sc*_t6*k_sc
+            + 8*L_sc*_t9
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t3*(_t4 + i_m2*(H_s + _t27))
-            + 2*L_ssm*k_s*(_t27*i_m2 + d_in)
-            + R_dt*_t23
+            + L_ssm*_t6*(_t7 + i_m2*(H_s + _t30))
+            + 2*L_ssm*k_s*(_t30*i_m2 + d_in)
+            + R_dt*_t26
             + 2*V_o*d_emb
-            + _t0*_t2
+            + _t0*_t5
             + 2*_t0*k_gr
             + 4*_t0*w_gr
             + 3*_t0
             + 8*_t1*d
             + 9*_t1
-            + _t10*_t11
-            + _t11*_t22*d
-            + 10*_t12*d*d_la
-            + 5*_t12*d_la**2
+            + _t11*d
+            + _t12*(_t39*_t40 + i_mla*(_t39*_t41 + i_qlora*(_t39*r_q + _t42)))
             + _t13*_t14
-            + _t14*(_t28 + _t35*(1 - i_cg) + _t35)
-            + _t15*d_v2
-            + _t15*i_gate*(_t30*d_v2 + i_gh)
-            + _t16*_t20*d_e*k
-            + _t16*d*(E + E_0)
-            + _t16*(E_s*_t20*d_s + d*i_shared_gate)
-            + _t19*_t20*d_ff
-            + _t19*(i_sba*r_sb*(_t2 + _t31 + _t33) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t19*(_t25 + _t3*_t31 + _t3*_t33)
-            + _t21*_t43
-            + _t22*_t24*i_gate*(_t30*d_v + i_gh)
-            + _t22*_t25
-            + _t22*(_t31*_t37 + i_mla*(_t31*_t38 + i_qlora*(_t31*r_q + _t39)))
-            + _t23*(R_dt + _t26)
-            + _t29*i_cg*(_t3*r_g + r_g*(H_v*d_lk + _t13))
-            + _t29*k_dn*(_t13 + _t28)
-            - _t43*(L_kvs - L_kvs2)
-            + _t5*d
+            + _t14*_t25*d
+            + 10*_t15*d*d_la
+            + 5*_t15*d_la**2
+            + _t16*_t17
+            + _t17*(_t31 + _t38*(1 - i_cg) + _t38)
+            + _t18*d_v2
+            + _t18*i_gate*(_t33*d_v2 + i_gh)
+            + _t19*_t23*d_e*k
+            + _t19*d*(E + E_0)
+            + _t19*(E_s*_t23*d_s + d*i_shared_gate)
+            + _t2*d_emb*i_proj
+            + _t22*_t23*d_ff
+            + _t22*(i_sba*r_sb*(_t34 + _t36 + _t5) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t22*(_t28 + _t34*_t6 + _t36*_t6)
+            + _t24*_t46
+            + _t25*_t27*i_gate*(_t33*d_v + i_gh)
+            + _t25*_t28
+            + _t25*(_t34*_t40 + i_mla*(_t34*_t41 + i_qlora*(_t34*r_q + _t42)))
+            + _t26*(R_dt + _t29)
+            + _t3*_t5*d_mv
+            + 5*_t3*d_mk*(d_mv + 1)
+            + _t32*i_cg*(_t6*r_g + r_g*(H_v*d_lk + _t16))
+            + _t32*k_dn*(_t16 + _t31)
+            + _t4*d_mk
+            + _t4
+            - _t46*(L_kvs - L_kvs2)
             + _t8*d
-            + _t9*(_t36*_t37 + i_mla*(_t36*_t38 + i_qlora*(_t36*r_q + _t39)))
-            + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
             L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
@@ -1333,6 +1407,7 @@ def rules_train_per_token(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -1346,6 +1421,7 @@ def rules_train_per_token(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sb = s['L_sb']
@@ -1380,6 +1456,8 @@ def rules_train_per_token(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -1481,71 +1559,77 @@ def rules_train_per_token(s):
     _t44 = _t43*d_gr
     _t45 = d*d_gr
     _t46 = 2*d_gr
-    _t47 = d*(i_glu + 2)
-    _t48 = 6*L_moe
-    _t49 = E + E_0
-    _t50 = d**2
-    _t51 = 6*_t50
-    _t52 = d_qk*h
-    _t53 = _t13*h_kv
-    _t54 = b_sc*d
-    _t55 = 6*L_sc
-    _t56 = 6*L_ssm
-    _t57 = 2*N_s
-    _t58 = G_s*_t57
-    _t59 = 2*d_in + i_m2*(H_s + _t58)
-    _t60 = H_s*i_m2
-    _t61 = 1 - i_m2
-    _t62 = R_dt + _t57
-    _t63 = _t61*d_in
-    _t64 = d*h
-    _t65 = _t64*d_v
-    _t66 = 2*d
-    _t67 = 6*M_sb
-    _t68 = L_att - L_att2
-    _t69 = 6*_t68
-    _t70 = d_qk*i_qk_head
-    _t71 = _t2*(_t70 + d_qk*h_kv*i_qk_proj)
-    _t72 = _t23*d_v
-    _t73 = _t52*_t8
-    _t74 = _t52*d
-    _t75 = L_rw*d_rw
-    _t76 = 30*d
-    _t77 = H_la*L_la*d_la
-    _t78 = _t19*h2
-    _t79 = 2*H_k*d_lk
-    _t80 = H_v*d_lv
-    _t81 = H_v + _t80
-    _t82 = L_dn*_t0
-    _t83 = L_moe*_t0
-    _t84 = _t0*_t2
-    _t85 = _t69*h
-    _t86 = 12*d
-    _t87 = 24*i_diff
-    _t88 = E_a*_t0*i_moa
-    _t89 = _t2*i_sub
-    _t90 = _t89*d_ff
-    _t91 = (
-        L*_t84*n_norm
+    _t47 = 2*H_ml
+    _t48 = 6*L_ml
+    _t49 = d*(i_glu + 2)
+    _t50 = 6*L_moe
+    _t51 = E + E_0
+    _t52 = d**2
+    _t53 = 6*_t52
+    _t54 = d_qk*h
+    _t55 = _t13*h_kv
+    _t56 = b_sc*d
+    _t57 = 6*L_sc
+    _t58 = 6*L_ssm
+    _t59 = 2*N_s
+    _t60 = G_s*_t59
+    _t61 = 2*d_in + i_m2*(H_s + _t60)
+    _t62 = H_s*i_m2
+    _t63 = 1 - i_m2
+    _t64 = R_dt + _t59
+    _t65 = _t63*d_in
+    _t66 = d*h
+    _t67 = _t66*d_v
+    _t68 = 2*d
+    _t69 = 6*M_sb
+    _t70 = L_att - L_att2
+    _t71 = 6*_t70
+    _t72 = d_qk*i_qk_head
+    _t73 = _t2*(_t72 + d_qk*h_kv*i_qk_proj)
+    _t74 = _t23*d_v
+    _t75 = _t54*_t8
+    _t76 = _t54*d
+    _t77 = L_rw*d_rw
+    _t78 = 30*d
+    _t79 = H_la*L_la*d_la
+    _t80 = H_ml*d_mv
+    _t81 = _t19*h2
+    _t82 = 2*H_k*d_lk
+    _t83 = H_v*d_lv
+    _t84 = H_v + _t83
+    _t85 = L_dn*_t0
+    _t86 = L_moe*_t0
+    _t87 = _t0*_t2
+    _t88 = _t71*h
+    _t89 = 12*d
+    _t90 = 18*d
+    _t91 = 24*i_diff
+    _t92 = E_a*_t0*i_moa
+    _t93 = _t2*i_sub
+    _t94 = _t93*d_ff
+    _t95 = (
+        H_ml*L_ml*_t89*d_mk
+        + L*_t87*n_norm
         + 6*L*(2*i_hc*(i_hcm + 2) + 2*(_t16*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L_att2*_t11
-        + L_att2*_t87*d_qk2
-        + L_att2*_t88
+        + L_att2*_t91*d_qk2
+        + L_att2*_t92
         + 12*L_gr*(_t45 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - L_kvs2*_t11
         - 6*L_kvs2*_t22
-        + L_rw*_t51
-        + L_rw*_t76
-        + L_sb*_t51
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t52 + _t53) + r_sb*(_t39*d_ff + d))
+        + L_ml*_t80*_t90
+        + L_rw*_t53
+        + L_rw*_t78
+        + L_sb*_t53
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t54 + _t55) + r_sb*(_t39*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
-        + 18*M_sb*_t2*d
+        + M_sb*_t2*_t90
         + _t0*_t16
         + _t0*b_oL
         - _t12*_t15
-        - 6*_t12*_t71
-        + _t15*_t68
+        - 6*_t12*_t73
+        + _t15*_t70
         + _t19*i_rel*(_t28 + 2*_t30)
         + _t19*(_t17 + _t18*d_v2)
         + _t19*(_t2*(_t20 + _t21*h2) + _t22)
@@ -1556,71 +1640,73 @@ def rules_train_per_token(s):
             + b_qkv*(_t29 + _t30*_t8)
             + i_mla*(_t28*_t31 + i_qlora*(_t30*r_q + _t32))
         )
-        + _t2*_t83*i_mn
+        + _t2*_t86*i_mn
         + _t33*_t35
         + _t33*_t41
-        + _t33*_t90
+        + _t33*_t94
         + _t33*n_act
         + _t34*_t42
         + _t36*d_lv
-        + _t36*i_cg*(_t66*r_g + r_g*(_t37 + _t80))
-        + _t36*k_dn*(_t79 + _t80)
+        + _t36*i_cg*(_t68*r_g + r_g*(_t37 + _t83))
+        + _t36*k_dn*(_t82 + _t83)
         + _t36*(H_v*_t38 + H_v + _t37*i_cg)
-        + _t42*_t90
+        + _t42*_t94
         + _t42*(_t39*(2*_t34 + 2*_t40) - _t41)
         + _t43*(_t45 + d)
         + _t43*(_t46*w_gr + _t46)
         + _t44*(k_gr + 1)
         + _t44
-        + _t48*k*(_t47*d_e + b_ff*(_t39*d_e + d))
-        + _t48*(E_s*(_t47*d_s + b_ff*(_t39*d_s + d)) + d*i_shared_gate)
-        + _t48*(_t49*b_router + _t49*d)
-        + _t55*(_t50 + _t54)
-        + _t55*(3*_t50 + 3*_t54)
-        + _t56*_t62*_t63
-        + _t56*(2*_t60 + _t61*(N_s*d_in + d_in))
-        + _t56*(b_cs + k_s)*(_t58*i_m2 + d_in)
-        + _t56*(_t59*b_ssm + _t59*d)
-        + _t56*(b_ssm*d + d*d_in)
-        + _t56*(_t61*_t62*i_dtn + d_in*i_gn*i_m2)
-        + _t56*(R_dt*_t63 + _t60 + _t63)
-        + _t67*(_t35 + _t41 + n_act)
-        + _t67*(_t52*_t66 + _t53*_t66 + _t65)
-        + _t68*_t87*d_qk
-        + _t68*_t88
-        + _t69*i_rel*(2*_t52 + _t74)
-        + _t69*(_t17 + _t65)
-        + _t69*(_t2*(_t52*i_qk_proj + _t70) + _t71)
-        + _t69*(_t25*_t72*h + _t64*i_gate*(_t72 + i_gh) + b_gh*h)
-        + _t69*(
-            _t27 + _t73*d + b_qkv*(_t29 + _t73) + i_mla*(_t31*_t74 + i_qlora*(_t32 + _t52*r_q))
+        + _t48*_t80
+        + _t48*(_t47*d + _t47)
+        + _t50*k*(_t49*d_e + b_ff*(_t39*d_e + d))
+        + _t50*(E_s*(_t49*d_s + b_ff*(_t39*d_s + d)) + d*i_shared_gate)
+        + _t50*(_t51*b_router + _t51*d)
+        + _t57*(_t52 + _t56)
+        + _t57*(3*_t52 + 3*_t56)
+        + _t58*_t64*_t65
+        + _t58*(2*_t62 + _t63*(N_s*d_in + d_in))
+        + _t58*(b_cs + k_s)*(_t60*i_m2 + d_in)
+        + _t58*(_t61*b_ssm + _t61*d)
+        + _t58*(b_ssm*d + d*d_in)
+        + _t58*(_t63*_t64*i_dtn + d_in*i_gn*i_m2)
+        + _t58*(R_dt*_t65 + _t62 + _t65)
+        + _t69*(_t35 + _t41 + n_act)
+        + _t69*(_t54*_t68 + _t55*_t68 + _t67)
+        + _t70*_t91*d_qk
+        + _t70*_t92
+        + _t71*i_rel*(2*_t54 + _t76)
+        + _t71*(_t17 + _t67)
+        + _t71*(_t2*(_t54*i_qk_proj + _t72) + _t73)
+        + _t71*(_t25*_t74*h + _t66*i_gate*(_t74 + i_gh) + b_gh*h)
+        + _t71*(
+            _t27 + _t75*d + b_qkv*(_t29 + _t75) + i_mla*(_t31*_t76 + i_qlora*(_t32 + _t54*r_q))
         )
-        + 24*_t75*d
-        + 12*_t75
-        + _t76*_t77
-        + 6*_t77
-        + _t78*_t89*d_v2
-        + _t78*i_sink2
-        + _t80*_t82
-        + _t82*(_t38*_t81 + _t79 + _t81)
-        + _t83*b_moe
-        + _t84*i_norm_emb
-        + _t84*i_norm_final
-        + _t85*_t89*d_v
-        + _t85*i_sink
-        + _t86*d_emb*i_proj
+        + 24*_t77*d
+        + 12*_t77
+        + _t78*_t79
+        + 6*_t79
+        + _t81*_t93*d_v2
+        + _t81*i_sink2
+        + _t83*_t85
+        + _t85*(_t38*_t84 + _t82 + _t84)
+        + _t86*b_moe
+        + _t87*i_norm_emb
+        + _t87*i_norm_final
+        + _t88*_t93*d_v
+        + _t88*i_sink
+        + _t89*d_emb*i_proj
         + 6*i_hc
         + 6*n_hc
     )
-    _t92 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t91
-    _t93 = T*_t30
-    _t94 = T*_t52
-    _t95 = 3*T
-    _t96 = 4*T
+    _t96 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t95
+    _t97 = T*_t30
+    _t98 = T*_t54
+    _t99 = 3*T
+    _t100 = 4*T
     return {
-        '6N': P*_t0 + _t92,
-        'kaplan': _t19*_t93 + _t69*_t94 + _t91,
-        'palm': 12*L_att2*_t93 + 12*_t68*_t94 + _t92,
+        '6N': P*_t0 + _t96,
+        'kaplan': _t19*_t97 + _t71*_t98 + _t95,
+        'palm': 12*L_att2*_t97 + 12*_t70*_t98 + _t96,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1628,11 +1714,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t28 + _t30*_t96 + _t95*h2)
+            3*L_att2*(_t100*_t30 + 8*_t28 + _t99*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t68*(_t52*_t96 + 8*_t74 + _t95*h)
-            + _t86*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t70*(_t100*_t54 + 8*_t76 + _t99*h)
+            + _t89*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -1825,6 +1911,7 @@ def memory_activations(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -1838,6 +1925,7 @@ def memory_activations(s):
     L_s_kvs = s['L_s_kvs']
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
+    L_s_ml = s['L_s_ml']
     L_s_rw = s['L_s_rw']
     L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
@@ -1866,6 +1954,8 @@ def memory_activations(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -1945,6 +2035,7 @@ def memory_activations(s):
                 )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
+                    + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v2*h2*(
@@ -2196,6 +2287,7 @@ def memory(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -2210,6 +2302,7 @@ def memory(s):
     L_s_kvs = s['L_s_kvs']
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
+    L_s_ml = s['L_s_ml']
     L_s_rw = s['L_s_rw']
     L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
@@ -2248,6 +2341,8 @@ def memory(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -2407,6 +2502,9 @@ def memory(s):
         'activations_per_griffin': T*b*(1 - i_full)*(
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 10*d_gr*q_a/n_tp
         )/n_cp,
+        'activations_per_mlstm': T*b*(1 - i_full)*(
+            H_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp + d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu)
+        )/n_cp,
         'activations_per_conv': T*b*(1 - i_full)*(
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 6*d*q_a/n_tp
         )/n_cp,
@@ -2419,6 +2517,7 @@ def memory(s):
                 )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
+                    + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v2*h2*(
@@ -2851,6 +2950,7 @@ def memory(s):
                 )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
+                    + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v2*h2*(
@@ -3051,6 +3151,7 @@ def finetune_counts(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L_att = s['L_att']
@@ -3063,6 +3164,7 @@ def finetune_counts(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sc = s['L_sc']
@@ -3105,6 +3207,8 @@ def finetune_counts(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -3166,63 +3270,66 @@ def finetune_counts(s):
     _t29 = r_a*(L_rw*(d + d_ff) + _t28)
     _t30 = 2*d
     _t31 = L_gr*r_a*(d + d_gr)
-    _t32 = d**2
-    _t33 = _t15*d
-    _t34 = _t33*d_ff
-    _t35 = d*(d_rope + r_kv)
-    _t36 = -d_rope
-    _t37 = 1 - i_mla
-    _t38 = _t37*d
-    _t39 = _t38*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t35 + h2*r_kv*(_t36 + d_qk2 + d_v2))
-    _t40 = _t21*d_in
-    _t41 = _t38*h_kv*(_t11*d_v + d_qk) + i_mla*(_t35 + h*r_kv*(_t36 + d_qk + d_v))
-    _t42 = H_v + _t23
-    _t43 = 1 - i_qlora
-    _t44 = _t0*d
-    _t45 = d*r_q
-    _t46 = d*i_moa
-    _t47 = E_a*_t46
-    _t48 = _t46*(E_a*h_kv2 - h2)
-    _t49 = d*i_gate
-    _t50 = _t5*d
-    _t51 = _t46*(E_a*h_kv - h)
-    _t52 = (
+    _t32 = 3*d
+    _t33 = d**2
+    _t34 = _t15*d
+    _t35 = _t34*d_ff
+    _t36 = H_ml*_t30
+    _t37 = d*(d_rope + r_kv)
+    _t38 = -d_rope
+    _t39 = 1 - i_mla
+    _t40 = _t39*d
+    _t41 = _t40*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t37 + h2*r_kv*(_t38 + d_qk2 + d_v2))
+    _t42 = _t21*d_in
+    _t43 = _t40*h_kv*(_t11*d_v + d_qk) + i_mla*(_t37 + h*r_kv*(_t38 + d_qk + d_v))
+    _t44 = H_v + _t23
+    _t45 = 1 - i_qlora
+    _t46 = _t0*d
+    _t47 = d*r_q
+    _t48 = d*i_moa
+    _t49 = E_a*_t48
+    _t50 = _t48*(E_a*h_kv2 - h2)
+    _t51 = d*i_gate
+    _t52 = _t5*d
+    _t53 = _t48*(E_a*h_kv - h)
+    _t54 = (
         L_att2*(
             _t1*d
-            + _t13*_t49
-            + _t37*_t44
-            + _t39
-            + _t44*i_rel
-            + _t47
-            + _t48*d_qk2
-            + _t48*d_v2
-            + i_mla*(_t43*_t44 + i_qlora*(_t0*r_q + _t45))
-        )
-        + L_dense*_t34
-        + L_dn*(
-            _t23*d + d*(_t26 + _t42*(1 - i_cg) + _t42) + i_cg*(_t30*r_g + r_g*(H_v*d_lk + _t23))
-        )
-        + L_dw*_t34
-        + 3*L_gr*d*d_gr
-        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t39
-        + 5*L_la*_t24*d
-        + L_moe*(E*_t33*d_e + E_s*_t33*d_s + d*i_shared_gate + d*(E + E_0))
-        + L_rw*(_t32 + 4*d*d_rw)
-        + 4*L_sc*_t32
-        + L_ssm*(R_dt*_t40 + _t19*d + _t40*(R_dt + _t18) + d*d_in)
-        + _t4*(
-            _t14*_t49
-            + _t38*_t5
+            + _t13*_t51
+            + _t39*_t46
             + _t41
-            + _t47
-            + _t50*i_rel
-            + _t51*d_qk
-            + _t51*d_v
-            + _t6*d
-            + i_mla*(_t43*_t50 + i_qlora*(_t45 + _t5*r_q))
+            + _t46*i_rel
+            + _t49
+            + _t50*d_qk2
+            + _t50*d_v2
+            + i_mla*(_t45*_t46 + i_qlora*(_t0*r_q + _t47))
         )
-        - _t41*(L_kvs + _t7)
+        + L_dense*_t35
+        + L_dn*(
+            _t23*d + d*(_t26 + _t44*(1 - i_cg) + _t44) + i_cg*(_t30*r_g + r_g*(H_v*d_lk + _t23))
+        )
+        + L_dw*_t35
+        + L_gr*_t32*d_gr
+        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+        - L_kvs2*_t41
+        + 5*L_la*_t24*d
+        + L_ml*(H_ml*_t32*d_mv + _t36*d_mk + _t36)
+        + L_moe*(E*_t34*d_e + E_s*_t34*d_s + d*i_shared_gate + d*(E + E_0))
+        + L_rw*(_t33 + 4*d*d_rw)
+        + 4*L_sc*_t33
+        + L_ssm*(R_dt*_t42 + _t19*d + _t42*(R_dt + _t18) + d*d_in)
+        + _t4*(
+            _t14*_t51
+            + _t40*_t5
+            + _t43
+            + _t49
+            + _t52*i_rel
+            + _t53*d_qk
+            + _t53*d_v
+            + _t6*d
+            + i_mla*(_t45*_t52 + i_qlora*(_t47 + _t5*r_q))
+        )
+        - _t43*(L_kvs + _t7)
     )
     return {
         'lora/q': a_q*r_a*(L_att2*(_t0 + _t1*_t3 + d) + _t4*(_t3*_t6 + _t5 + d)),
@@ -3364,8 +3471,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t52,
-        'unquantised': N - _t52,
+        'quantised': _t54,
+        'unquantised': N - _t54,
     }
 
 
@@ -3377,6 +3484,7 @@ def finetune_states(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -3390,6 +3498,7 @@ def finetune_states(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_s = s['L_s']
@@ -3446,6 +3555,8 @@ def finetune_states(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -3609,6 +3720,7 @@ def finetune_states(s):
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                     )
+                    + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                     + L_moe*(
                         E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0)
                     )
@@ -3955,6 +4067,7 @@ def finetune_memory(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -3969,6 +4082,7 @@ def finetune_memory(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_s = s['L_s']
@@ -3981,6 +4095,7 @@ def finetune_memory(s):
     L_s_kvs = s['L_s_kvs']
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
+    L_s_ml = s['L_s_ml']
     L_s_rw = s['L_s_rw']
     L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
@@ -4039,6 +4154,8 @@ def finetune_memory(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -4194,6 +4311,7 @@ def finetune_memory(s):
                 )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
+                    + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v2*h2*(
@@ -4440,6 +4558,7 @@ def finetune_memory(s):
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
+                        + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
@@ -4833,6 +4952,7 @@ def finetune_memory(s):
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
+                        + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
@@ -5202,6 +5322,7 @@ def finetune_memory(s):
                 )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
+                    + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v2*h2*(
@@ -5402,6 +5523,7 @@ def finetune_flops(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -5420,6 +5542,7 @@ def finetune_flops(s):
     L_la = s['L_la']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sb = s['L_sb']
@@ -5466,6 +5589,8 @@ def finetune_flops(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -5571,6 +5696,7 @@ def finetune_flops(s):
             )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
             + T*(
                 15*H_la*L_la*d_la**2
+                + 15*H_ml*L_ml*d_mk*(d_mv + 1)
                 + 21*H_v*L_dn*d_lk*d_lv
                 + 9*L_gr*d_gr
                 + 27*L_rw*d_rw
@@ -5632,6 +5758,9 @@ def finetune_flops(s):
                     2*E_a*L_att2*d*i_moa
                     + 2*E_a*d*i_moa*(L_att - L_att2)
                     + 10*H_la*L_la*d*d_la
+                    + 4*H_ml*L_ml*d*d_mk
+                    + 6*H_ml*L_ml*d*d_mv
+                    + 4*H_ml*L_ml*d
                     + 2*H_v*L_dn*d*d_lv
                     + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
                     + 2*L_att2*d*d_v2*h2
@@ -5812,6 +5941,7 @@ def optimizer_states(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L_att = s['L_att']
@@ -5824,6 +5954,7 @@ def optimizer_states(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sc = s['L_sc']
@@ -5869,6 +6000,8 @@ def optimizer_states(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -5903,30 +6036,32 @@ def optimizer_states(s):
     _t1 = i_glu + 2
     _t2 = 4*d
     _t3 = _t1*_t2*d_ff
-    _t4 = _t1*d
-    _t5 = d*(d_rope + r_kv)
-    _t6 = -d_rope
-    _t7 = 1 - i_mla
-    _t8 = _t7*d
-    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t5 + h2*r_kv*(_t6 + d_qk2 + d_v2))
-    _t10 = d_in*(1 - i_m2)
-    _t11 = 2*N_s
-    _t12 = _t8*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t5 + h*r_kv*(_t6 + d_qk + d_v))
-    _t13 = H_v*d_lv
-    _t14 = H_v + _t13
-    _t15 = 1 - i_qlora
-    _t16 = d_qk2*h2
-    _t17 = _t16*d
-    _t18 = d*r_q
-    _t19 = d*i_moa
-    _t20 = E_a*_t19
-    _t21 = d*h2
-    _t22 = _t19*(E_a*h_kv2 - h2)
-    _t23 = 1 - i_gh
-    _t24 = d_qk*h
-    _t25 = _t24*d
-    _t26 = d*h
-    _t27 = _t19*(E_a*h_kv - h)
+    _t4 = 2*d
+    _t5 = H_ml*_t4
+    _t6 = _t1*d
+    _t7 = d*(d_rope + r_kv)
+    _t8 = -d_rope
+    _t9 = 1 - i_mla
+    _t10 = _t9*d
+    _t11 = _t10*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t7 + h2*r_kv*(_t8 + d_qk2 + d_v2))
+    _t12 = d_in*(1 - i_m2)
+    _t13 = 2*N_s
+    _t14 = _t10*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t7 + h*r_kv*(_t8 + d_qk + d_v))
+    _t15 = H_v*d_lv
+    _t16 = H_v + _t15
+    _t17 = 1 - i_qlora
+    _t18 = d_qk2*h2
+    _t19 = _t18*d
+    _t20 = d*r_q
+    _t21 = d*i_moa
+    _t22 = E_a*_t21
+    _t23 = d*h2
+    _t24 = _t21*(E_a*h_kv2 - h2)
+    _t25 = 1 - i_gh
+    _t26 = d_qk*h
+    _t27 = _t26*d
+    _t28 = d*h
+    _t29 = _t21*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
@@ -5977,6 +6112,8 @@ def optimizer_states(s):
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
             )
             + 4*L_la*(5*H_la*d_la + 3*d)
+            - 4*L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
+            + 4*L_ml*(2*H_ml*d_mk + 3*H_ml*d_mv + 2*H_ml + 7*d)
             - 4*L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
             + 4*L_moe*(
                 E*(d + d_e)*(i_glu + 2)
@@ -6043,44 +6180,45 @@ def optimizer_states(s):
         'muon': (
             -20*H_la*L_la*d*d_la
             - 4*L_att2*(
-                _t17*_t7
-                + _t17*i_rel
-                + _t20
-                + _t21*d_v2
-                + _t21*i_gate*(_t23*d_v2 + i_gh)
-                + _t22*d_qk2
-                + _t22*d_v2
-                + _t9
-                + i_mla*(_t15*_t17 + i_qlora*(_t16*r_q + _t18))
+                _t11
+                + _t19*_t9
+                + _t19*i_rel
+                + _t22
+                + _t23*d_v2
+                + _t23*i_gate*(_t25*d_v2 + i_gh)
+                + _t24*d_qk2
+                + _t24*d_v2
+                + i_mla*(_t17*_t19 + i_qlora*(_t18*r_q + _t20))
             )
             - L_dense*_t3
             - 4*L_dn*(
-                _t13*d
-                + d*(2*H_k*d_lk + _t14*(1 - i_cg) + _t14)
-                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t13))
+                _t15*d
+                + d*(2*H_k*d_lk + _t16*(1 - i_cg) + _t16)
+                + i_cg*(_t4*r_g + r_g*(H_v*d_lk + _t15))
             )
             - L_dw*_t3
             - 12*L_gr*d*d_gr
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            + 4*L_kvs2*_t9
-            - 4*L_moe*(E*_t4*d_e + E_s*_t4*d_s + d*i_shared_gate + d*(E + E_0))
+            + 4*L_kvs2*_t11
+            - 4*L_ml*(3*H_ml*d*d_mv + _t5*d_mk + _t5)
+            - 4*L_moe*(E*_t6*d_e + E_s*_t6*d_s + d*i_shared_gate + d*(E + E_0))
             - 4*L_rw*(_t0 + _t2*d_rw)
             - 16*L_sc*_t0
             - 4*L_ssm*(
-                R_dt*_t10 + _t10*(R_dt + _t11) + d*d_in + d*(2*d_in + i_m2*(G_s*_t11 + H_s))
+                R_dt*_t12 + _t12*(R_dt + _t13) + d*d_in + d*(2*d_in + i_m2*(G_s*_t13 + H_s))
             )
             + 8*N
-            + 4*_t12*(L_kvs - L_kvs2)
+            + 4*_t14*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
-                _t12
-                + _t20
-                + _t24*_t8
-                + _t25*i_rel
-                + _t26*d_v
-                + _t26*i_gate*(_t23*d_v + i_gh)
-                + _t27*d_qk
-                + _t27*d_v
-                + i_mla*(_t15*_t25 + i_qlora*(_t18 + _t24*r_q))
+                _t10*_t26
+                + _t14
+                + _t22
+                + _t27*i_rel
+                + _t28*d_v
+                + _t28*i_gate*(_t25*d_v + i_gh)
+                + _t29*d_qk
+                + _t29*d_v
+                + i_mla*(_t17*_t27 + i_qlora*(_t20 + _t26*r_q))
             )
         ),
         'adafactor_adapters': (
@@ -6231,6 +6369,7 @@ def offload(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -6244,6 +6383,7 @@ def offload(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_s = s['L_s']
@@ -6299,6 +6439,8 @@ def offload(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -6689,6 +6831,7 @@ def offload(s):
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
+                        + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
@@ -6847,6 +6990,7 @@ def offload(s):
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
+                        + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
@@ -7007,6 +7151,7 @@ def offload(s):
                                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                             )
+                            + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                             + L_moe*(
                                 E*d*d_e*(i_glu + 2)
                                 + E_s*d*d_s*(i_glu + 2)
@@ -7377,6 +7522,7 @@ def offload(s):
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
+                        + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
@@ -7493,6 +7639,7 @@ def precision(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -7506,6 +7653,7 @@ def precision(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sb = s['L_sb']
@@ -7524,6 +7672,8 @@ def precision(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -7559,91 +7709,97 @@ def precision(s):
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = 2*V_o
-    _t1 = 6*d
-    _t2 = L_gr*d_gr
-    _t3 = 2*d_in
-    _t4 = L_ssm*_t3
-    _t5 = d**2
-    _t6 = 2*_t5
-    _t7 = 2*n_hc**2
-    _t8 = 2*L_att2
-    _t9 = _t8*d
-    _t10 = E_a*i_moa
-    _t11 = H_v*d_lv
-    _t12 = 2*d
-    _t13 = L_dn*_t12
-    _t14 = _t9*h2
-    _t15 = i_glu + 2
-    _t16 = _t12*_t15*d_ff
-    _t17 = 2*L_sb
-    _t18 = _t15*d
-    _t19 = 2*L_moe
-    _t20 = L_att - L_att2
-    _t21 = 2*_t20
-    _t22 = _t4*(1 - i_m2)
-    _t23 = d*h
-    _t24 = _t23*d_v
-    _t25 = 2*N_s
-    _t26 = 1 - i_gh
-    _t27 = d_qk*h
-    _t28 = d_qk + d_v
-    _t29 = _t28*h_kv
-    _t30 = _t7*i_hcm
-    _t31 = H_v + _t11
-    _t32 = d_qk2*h2
-    _t33 = d*(1 - i_mla)
-    _t34 = d*(1 - i_qlora)
-    _t35 = d*r_q
-    _t36 = d*(d_rope + r_kv)
-    _t37 = -d_rope
-    _t38 = (
-        2*_t33*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t36 + h2*r_kv*(_t37 + d_qk2 + d_v2))
+    _t1 = 4*d
+    _t2 = H_ml*L_ml
+    _t3 = _t1*_t2
+    _t4 = 6*d
+    _t5 = L_gr*d_gr
+    _t6 = 2*d_in
+    _t7 = L_ssm*_t6
+    _t8 = d**2
+    _t9 = 2*_t8
+    _t10 = 2*n_hc**2
+    _t11 = 2*L_att2
+    _t12 = _t11*d
+    _t13 = E_a*i_moa
+    _t14 = H_v*d_lv
+    _t15 = 2*d
+    _t16 = L_dn*_t15
+    _t17 = _t12*h2
+    _t18 = i_glu + 2
+    _t19 = _t15*_t18*d_ff
+    _t20 = 2*L_sb
+    _t21 = _t18*d
+    _t22 = 2*L_moe
+    _t23 = L_att - L_att2
+    _t24 = 2*_t23
+    _t25 = _t7*(1 - i_m2)
+    _t26 = d*h
+    _t27 = _t26*d_v
+    _t28 = 2*N_s
+    _t29 = 1 - i_gh
+    _t30 = d_qk*h
+    _t31 = d_qk + d_v
+    _t32 = _t31*h_kv
+    _t33 = _t10*i_hcm
+    _t34 = H_v + _t14
+    _t35 = d_qk2*h2
+    _t36 = d*(1 - i_mla)
+    _t37 = d*(1 - i_qlora)
+    _t38 = d*r_q
+    _t39 = d*(d_rope + r_kv)
+    _t40 = -d_rope
+    _t41 = (
+        2*_t36*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t39 + h2*r_kv*(_t40 + d_qk2 + d_v2))
     )
-    _t39 = 2*_t33*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t36 + h*r_kv*(_t28 + _t37))
-    _t40 = (
+    _t42 = 2*_t36*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t39 + h*r_kv*(_t31 + _t40))
+    _t43 = (
         10*H_la*L_la*d*d_la
-        + 2*L*(_t30*d + d*n_hc*(_t30 + 4*n_hc))
-        + L_att2*_t38
-        + L_dense*_t16
-        + 2*L_dn*i_cg*(_t12*r_g + r_g*(H_v*d_lk + _t11))
-        + L_dw*_t16
+        + 2*L*(_t33*d + d*n_hc*(_t33 + 4*n_hc))
+        + L_att2*_t41
+        + L_dense*_t19
+        + 2*L_dn*i_cg*(_t15*r_g + r_g*(H_v*d_lk + _t14))
+        + L_dw*_t19
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t38
-        + L_rw*_t6
+        - L_kvs2*_t41
+        + L_rw*_t9
         + 8*L_rw*d*d_rw
-        + L_sb*_t6
-        + 8*L_sc*_t5
-        + L_ssm*_t12*(_t3 + i_m2*(G_s*_t25 + H_s))
-        + R_dt*_t22
+        + L_sb*_t9
+        + 8*L_sc*_t8
+        + L_ssm*_t15*(_t6 + i_m2*(G_s*_t28 + H_s))
+        + R_dt*_t25
         - _t0*d
         + _t0*d_emb
-        + _t1*_t2
-        + _t10*_t21*d
-        + _t10*_t9
-        + _t11*_t13
-        + _t13*(2*H_k*d_lk + _t31*(1 - i_cg) + _t31)
-        + _t14*d_v2
-        + _t14*i_gate*(_t26*d_v2 + i_gh)
-        + _t17*_t18*d_ff
-        + _t17*(i_sba*r_sb*(_t1 + _t27 + _t29) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t17*(_t12*_t27 + _t12*_t29 + _t24)
-        + _t18*_t19*d_e*k
-        + _t19*(E_s*_t18*d_s + d*i_shared_gate)
-        + 4*_t2*w_gr
-        + _t20*_t39
-        + _t21*_t23*i_gate*(_t26*d_v + i_gh)
-        + _t21*_t24
-        + _t21*(_t27*_t33 + i_mla*(_t27*_t34 + i_qlora*(_t27*r_q + _t35)))
-        + _t22*(R_dt + _t25)
-        - _t39*(L_kvs - L_kvs2)
-        + _t4*d
+        + _t1*d_emb*i_proj
+        + _t10*d
+        + _t11*(_t35*_t36 + i_mla*(_t35*_t37 + i_qlora*(_t35*r_q + _t38)))
+        + _t12*_t13
+        + _t13*_t24*d
+        + _t14*_t16
+        + _t16*(2*H_k*d_lk + _t34*(1 - i_cg) + _t34)
+        + _t17*d_v2
+        + _t17*i_gate*(_t29*d_v2 + i_gh)
+        + _t2*_t4*d_mv
+        + _t20*_t21*d_ff
+        + _t20*(i_sba*r_sb*(_t30 + _t32 + _t4) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t20*(_t15*_t30 + _t15*_t32 + _t27)
+        + _t21*_t22*d_e*k
+        + _t22*(E_s*_t21*d_s + d*i_shared_gate)
+        + _t23*_t42
+        + _t24*_t26*i_gate*(_t29*d_v + i_gh)
+        + _t24*_t27
+        + _t24*(_t30*_t36 + i_mla*(_t30*_t37 + i_qlora*(_t30*r_q + _t38)))
+        + _t25*(R_dt + _t28)
+        + _t3*d_mk
+        + _t3
+        + _t4*_t5
+        - _t42*(L_kvs - L_kvs2)
+        + 4*_t5*w_gr
         + _t7*d
-        + _t8*(_t32*_t33 + i_mla*(_t32*_t34 + i_qlora*(_t32*r_q + _t35)))
-        + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t40,
-        'low_precision_train': _t40*(3 - i_frozen),
+        'low_precision_forward': _t43,
+        'low_precision_train': _t43*(3 - i_frozen),
     }
 
 
@@ -7655,6 +7811,7 @@ def precision_memory(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -7668,6 +7825,7 @@ def precision_memory(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sc = s['L_sc']
@@ -7684,6 +7842,8 @@ def precision_memory(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -7746,6 +7906,7 @@ def precision_memory(s):
                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
             )
+            + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
             + L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
             + L_rw*(d**2 + 4*d*d_rw)
             + 4*L_sc*d**2
@@ -7793,6 +7954,7 @@ def inference(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_v = s['H_v']
     K = s['K']
     L_att = s['L_att']
@@ -7809,6 +7971,7 @@ def inference(s):
     L_la = s['L_la']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
+    L_ml = s['L_ml']
     L_rw = s['L_rw']
     L_sb = s['L_sb']
     L_sc = s['L_sc']
@@ -7828,6 +7991,8 @@ def inference(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -7863,6 +8028,7 @@ def inference(s):
         ),
         'kv_cache': b*q_kv*(
             H_la*L_la*d_la**2
+            + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
             + K*h_g*(
                 L_idx*T*d_I
                 + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
@@ -7896,6 +8062,7 @@ def inference(s):
         ),
         'state_cache': b*q_kv*(
             H_la*L_la*d_la**2
+            + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
             + L_dn*(_t0*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t0))
             + L_gr*(d_gr*(k_gr - 1) + d_gr)
             + L_rw*(2*d + 3*d_rw)
@@ -7906,6 +8073,7 @@ def inference(s):
             N*q_w
             + b*q_kv*(
                 H_la*L_la*d_la**2
+                + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
@@ -7942,6 +8110,7 @@ def inference(s):
         'batch_room': (1073741824*K*M_gib - N*q_w)/(
             q_kv*(
                 H_la*L_la*d_la**2
+                + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
@@ -7980,6 +8149,7 @@ def inference(s):
             N*q_w
             + b*q_kv*(
                 H_la*L_la*d_la**2
+                + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
@@ -8018,6 +8188,7 @@ def inference(s):
                 N*q_w
                 + b*q_kv*(
                     H_la*L_la*d_la**2
+                    + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                     + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
@@ -8056,6 +8227,7 @@ def inference(s):
         'decode_memory_seconds': (1/1000000000)*(
             b*q_kv*(
                 H_la*L_la*d_la**2
+                + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
@@ -8097,6 +8269,7 @@ def inference(s):
             (1/1000000000)*(
                 b*q_kv*(
                     H_la*L_la*d_la**2
+                    + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                     + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
@@ -8136,6 +8309,7 @@ def inference(s):
             (1/1000000000)*(
                 b*q_kv*(
                     H_la*L_la*d_la**2
+                    + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                     + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(

@@ -44,6 +44,7 @@ from calc.symbols import (
     L_kvs,
     L_kvs2,
     L_la,
+    L_ml,
     L_moe,
     L_rw,
     L_sc,
@@ -209,6 +210,7 @@ QUANTISED = (params.over_attention_layers(
              # Griffin's nn.Linear projections; its gates are plain parameters, left in 16 bits
              + L_gr * (mixers.GRIFFIN_WEIGHTS["griffin/y"] + mixers.GRIFFIN_WEIGHTS["griffin/x"]
                        + mixers.GRIFFIN_WEIGHTS["griffin/out"])
+             + L_ml * sympy.Add(*mixers.MLSTM_WEIGHTS.values())  # every one an nn.Linear
              + L_sc * sympy.Add(*mixers.SHORT_CONV_WEIGHTS.values()))
 
 # ---- model states of the most loaded GPU ------------------------------------------------------
