@@ -10,8 +10,8 @@ term is one general expression; calc.formulas.specialise gives a model's own for
 A model is a sum over the kinds of layer part (PARTS): each part's per-layer expression times the
 count of layers that have it (L_att attention layers, L_ssm Mamba, L_dn gated DeltaNet, L_la
 lightning attention, L_rw RWKV, L_gr Griffin, L_ml mLSTM, L_sc short convolutions, L_dense dense
-FFNs, L_moe MoE FFNs, L norms), each count one symbol that calc.evaluate reads off the spec's per-layer
-structure (calc.spec.layers).
+FFNs, L_moe MoE FFNs, L norms), each count one symbol that calc.evaluate reads off the spec's
+per-layer structure (calc.spec.layers).
 """
 
 from __future__ import annotations

@@ -41,7 +41,6 @@ NEEDS = {
     "deepseek_v4": "compressed sparse attention (CSA/HCA key compressors with an indexer) "
                    "and hash-routed experts",
     # recurrent and linear-attention mixers the spec has no part for
-    "xlstm": "xLSTM's mLSTM blocks (a matrix-memory recurrence with exponential gates)",
     "bailing_hybrid": "a delta-rule linear attention with its own forget gate "
                       "(BailingHybridDeltaAttention, BailingHybridForgetGate) beside softmax "
                       "attention",
