@@ -3175,8 +3175,10 @@ def finetune_counts(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_fgate_preact = s['a_fgate_preact']
     a_g = s['a_g']
     a_gate = s['a_gate']
+    a_igate_preact = s['a_igate_preact']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
@@ -3186,6 +3188,7 @@ def finetune_counts(s):
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
     a_o = s['a_o']
+    a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
@@ -3238,105 +3241,109 @@ def finetune_counts(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
-    _t0 = d_qk2*h2
-    _t1 = d_v2*h2
-    _t2 = 1 - i_gh
-    _t3 = _t2*i_gate*(1 - b_gh)
-    _t4 = L_att - L_att2
-    _t5 = d_qk*h
-    _t6 = d_v*h
-    _t7 = -L_kvs2
-    _t8 = L_att2 + _t7
-    _t9 = -L_kvs + L_kvs2 + _t4
-    _t10 = 1 - i_kev2
-    _t11 = 1 - i_kev
-    _t12 = _t2*b_gh + i_gh
-    _t13 = h2*(_t2*d_v2 + i_gh)
-    _t14 = h*(_t2*d_v + i_gh)
-    _t15 = i_glu + 2
-    _t16 = L_moe*r_a
-    _t17 = L_sc*d
-    _t18 = 2*N_s
-    _t19 = 2*d_in + i_m2*(G_s*_t18 + H_s)
-    _t20 = R_dt + d_in
-    _t21 = 1 - i_m2
-    _t22 = L_ssm*_t21*r_a
-    _t23 = H_v*d_lv
-    _t24 = H_la*d_la
-    _t25 = L_la*(_t24 + d)
-    _t26 = 2*H_k*d_lk
-    _t27 = L_dn*r_a
-    _t28 = L_rw*(d + d_rw)
-    _t29 = r_a*(L_rw*(d + d_ff) + _t28)
-    _t30 = 2*d
-    _t31 = L_gr*r_a*(d + d_gr)
-    _t32 = 3*d
-    _t33 = d**2
-    _t34 = _t15*d
-    _t35 = _t34*d_ff
-    _t36 = H_ml*_t30
-    _t37 = d*(d_rope + r_kv)
-    _t38 = -d_rope
-    _t39 = 1 - i_mla
-    _t40 = _t39*d
-    _t41 = _t40*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t37 + h2*r_kv*(_t38 + d_qk2 + d_v2))
-    _t42 = _t21*d_in
-    _t43 = _t40*h_kv*(_t11*d_v + d_qk) + i_mla*(_t37 + h*r_kv*(_t38 + d_qk + d_v))
-    _t44 = H_v + _t23
-    _t45 = 1 - i_qlora
-    _t46 = _t0*d
-    _t47 = d*r_q
-    _t48 = d*i_moa
-    _t49 = E_a*_t48
-    _t50 = _t48*(E_a*h_kv2 - h2)
-    _t51 = d*i_gate
-    _t52 = _t5*d
-    _t53 = _t48*(E_a*h_kv - h)
-    _t54 = (
+    _t0 = H_ml*d_mk
+    _t1 = L_ml*(_t0 + d)
+    _t2 = d_qk2*h2
+    _t3 = d_v2*h2
+    _t4 = 1 - i_gh
+    _t5 = _t4*i_gate*(1 - b_gh)
+    _t6 = L_att - L_att2
+    _t7 = d_qk*h
+    _t8 = d_v*h
+    _t9 = -L_kvs2
+    _t10 = L_att2 + _t9
+    _t11 = -L_kvs + L_kvs2 + _t6
+    _t12 = H_ml*d_mv
+    _t13 = L_ml*(_t12 + d)
+    _t14 = 1 - i_kev2
+    _t15 = 1 - i_kev
+    _t16 = _t4*b_gh + i_gh
+    _t17 = h2*(_t4*d_v2 + i_gh)
+    _t18 = h*(_t4*d_v + i_gh)
+    _t19 = i_glu + 2
+    _t20 = L_moe*r_a
+    _t21 = L_sc*d
+    _t22 = 2*N_s
+    _t23 = 2*d_in + i_m2*(G_s*_t22 + H_s)
+    _t24 = R_dt + d_in
+    _t25 = 1 - i_m2
+    _t26 = L_ssm*_t25*r_a
+    _t27 = H_v*d_lv
+    _t28 = H_la*d_la
+    _t29 = L_la*(_t28 + d)
+    _t30 = 2*H_k*d_lk
+    _t31 = L_dn*r_a
+    _t32 = L_rw*(d + d_rw)
+    _t33 = r_a*(L_rw*(d + d_ff) + _t32)
+    _t34 = 2*d
+    _t35 = L_gr*r_a*(d + d_gr)
+    _t36 = L_ml*r_a*(H_ml + d)
+    _t37 = 3*d
+    _t38 = d**2
+    _t39 = _t19*d
+    _t40 = _t39*d_ff
+    _t41 = d*(d_rope + r_kv)
+    _t42 = -d_rope
+    _t43 = 1 - i_mla
+    _t44 = _t43*d
+    _t45 = _t44*h_kv2*(_t14*d_v2 + d_qk2) + i_mla*(_t41 + h2*r_kv*(_t42 + d_qk2 + d_v2))
+    _t46 = _t25*d_in
+    _t47 = _t44*h_kv*(_t15*d_v + d_qk) + i_mla*(_t41 + h*r_kv*(_t42 + d_qk + d_v))
+    _t48 = H_v + _t27
+    _t49 = 1 - i_qlora
+    _t50 = _t2*d
+    _t51 = d*r_q
+    _t52 = d*i_moa
+    _t53 = E_a*_t52
+    _t54 = _t52*(E_a*h_kv2 - h2)
+    _t55 = d*i_gate
+    _t56 = _t7*d
+    _t57 = _t52*(E_a*h_kv - h)
+    _t58 = (
         L_att2*(
-            _t1*d
-            + _t13*_t51
-            + _t39*_t46
-            + _t41
-            + _t46*i_rel
-            + _t49
-            + _t50*d_qk2
-            + _t50*d_v2
-            + i_mla*(_t45*_t46 + i_qlora*(_t0*r_q + _t47))
+            _t17*_t55
+            + _t3*d
+            + _t43*_t50
+            + _t45
+            + _t50*i_rel
+            + _t53
+            + _t54*d_qk2
+            + _t54*d_v2
+            + i_mla*(_t49*_t50 + i_qlora*(_t2*r_q + _t51))
         )
-        + L_dense*_t35
+        + L_dense*_t40
         + L_dn*(
-            _t23*d + d*(_t26 + _t44*(1 - i_cg) + _t44) + i_cg*(_t30*r_g + r_g*(H_v*d_lk + _t23))
+            _t27*d + d*(_t30 + _t48*(1 - i_cg) + _t48) + i_cg*(_t34*r_g + r_g*(H_v*d_lk + _t27))
         )
-        + L_dw*_t35
-        + L_gr*_t32*d_gr
+        + L_dw*_t40
+        + L_gr*_t37*d_gr
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t41
-        + 5*L_la*_t24*d
-        + L_ml*(H_ml*_t32*d_mv + _t36*d_mk + _t36)
-        + L_moe*(E*_t34*d_e + E_s*_t34*d_s + d*i_shared_gate + d*(E + E_0))
-        + L_rw*(_t33 + 4*d*d_rw)
-        + 4*L_sc*_t33
-        + L_ssm*(R_dt*_t42 + _t19*d + _t42*(R_dt + _t18) + d*d_in)
-        + _t4*(
-            _t14*_t51
-            + _t40*_t5
-            + _t43
-            + _t49
-            + _t52*i_rel
-            + _t53*d_qk
-            + _t53*d_v
-            + _t6*d
-            + i_mla*(_t45*_t52 + i_qlora*(_t47 + _t5*r_q))
+        - L_kvs2*_t45
+        + 5*L_la*_t28*d
+        + L_ml*(H_ml*_t34 + _t0*_t34 + _t12*_t37)
+        + L_moe*(E*_t39*d_e + E_s*_t39*d_s + d*i_shared_gate + d*(E + E_0))
+        + L_rw*(_t38 + 4*d*d_rw)
+        + 4*L_sc*_t38
+        + L_ssm*(R_dt*_t46 + _t23*d + _t46*(R_dt + _t22) + d*d_in)
+        - _t47*(L_kvs + _t9)
+        + _t6*(
+            _t18*_t55
+            + _t44*_t7
+            + _t47
+            + _t53
+            + _t56*i_rel
+            + _t57*d_qk
+            + _t57*d_v
+            + _t8*d
+            + i_mla*(_t49*_t56 + i_qlora*(_t51 + _t7*r_q))
         )
-        - _t43*(L_kvs + _t7)
     )
     return {
-        'lora/q': a_q*r_a*(L_att2*(_t0 + _t1*_t3 + d) + _t4*(_t3*_t6 + _t5 + d)),
-        'lora/k': a_k*r_a*(_t8*(d + d_qk2*h_kv2) + _t9*(d + d_qk*h_kv)),
-        'lora/v': a_v*r_a*(_t10*_t8*(d + d_v2*h_kv2) + _t11*_t9*(d + d_v*h_kv)),
-        'lora/o': a_o*r_a*(L_att2*(_t1 + d) + _t4*(_t6 + d)),
-        'lora/g': a_g*r_a*(L_att2*_t12*(_t13 + d) + _t12*_t4*(_t14 + d)),
+        'lora/q': a_q*r_a*(L_att2*(_t2 + _t3*_t5 + d) + _t1 + _t6*(_t5*_t8 + _t7 + d)),
+        'lora/k': a_k*r_a*(_t1 + _t10*(d + d_qk2*h_kv2) + _t11*(d + d_qk*h_kv)),
+        'lora/v': a_v*r_a*(_t10*_t14*(d + d_v2*h_kv2) + _t11*_t15*(d + d_v*h_kv) + _t13),
+        'lora/o': a_o*r_a*(L_att2*(_t3 + d) + _t6*(_t8 + d)),
+        'lora/g': a_g*r_a*(L_att2*_t16*(_t17 + d) + _t16*_t6*(_t18 + d)),
         'lora/up': a_up*r_a*(
             L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
@@ -3348,23 +3355,28 @@ def finetune_counts(s):
         'lora/down': a_down*r_a*(
             L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
-        'lora/experts': E*_t15*_t16*a_experts*(d + d_e),
-        'lora/shared_expert_gate': _t16*a_shared_expert_gate*i_shared_gate*(d + 1),
-        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t19 + d) + 4*_t17),
-        'lora/x_proj': _t22*a_x_proj*(_t18 + _t20),
-        'lora/dt_proj': _t20*_t22*a_dt_proj,
-        'lora/out_proj': a_out_proj*r_a*(L_dn*(_t23 + d) + L_ssm*(d + d_in) + 2*_t17 + _t25),
-        'lora/in_proj_qkvz': _t27*a_in_proj_qkvz*(2*_t23 + _t26 + d),
-        'lora/in_proj_ba': _t27*a_in_proj_ba*(2*H_v + d),
-        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t24 + d),
-        'lora/output_gate': _t25*a_output_gate*r_a,
-        'lora/key': _t29*a_key,
-        'lora/value': _t29*a_value,
-        'lora/receptance': a_receptance*r_a*(L_rw*_t30 + _t28),
-        'lora/output': _t28*a_output*r_a,
-        'lora/linear_y': _t31*a_linear_y,
-        'lora/linear_x': _t31*a_linear_x,
-        'lora/linear_out': _t31*a_linear_out,
+        'lora/experts': E*_t19*_t20*a_experts*(d + d_e),
+        'lora/shared_expert_gate': _t20*a_shared_expert_gate*i_shared_gate*(d + 1),
+        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t23 + d) + 4*_t21),
+        'lora/x_proj': _t26*a_x_proj*(_t22 + _t24),
+        'lora/dt_proj': _t24*_t26*a_dt_proj,
+        'lora/out_proj': a_out_proj*r_a*(
+            L_dn*(_t27 + d) + L_ssm*(d + d_in) + _t13 + 2*_t21 + _t29
+        ),
+        'lora/in_proj_qkvz': _t31*a_in_proj_qkvz*(2*_t27 + _t30 + d),
+        'lora/in_proj_ba': _t31*a_in_proj_ba*(2*H_v + d),
+        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t28 + d),
+        'lora/output_gate': _t29*a_output_gate*r_a,
+        'lora/key': _t33*a_key,
+        'lora/value': _t33*a_value,
+        'lora/receptance': a_receptance*r_a*(L_rw*_t34 + _t32),
+        'lora/output': _t32*a_output*r_a,
+        'lora/linear_y': _t35*a_linear_y,
+        'lora/linear_x': _t35*a_linear_x,
+        'lora/linear_out': _t35*a_linear_out,
+        'lora/ogate_preact': _t13*a_ogate_preact*r_a,
+        'lora/igate_preact': _t36*a_igate_preact,
+        'lora/fgate_preact': _t36*a_fgate_preact,
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
@@ -3374,6 +3386,9 @@ def finetune_counts(s):
             + L_gr*a_linear_y*r_a*(d + d_gr)
             + L_la*a_output_gate*r_a*(H_la*d_la + d)
             + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+            + L_ml*a_fgate_preact*r_a*(H_ml + d)
+            + L_ml*a_igate_preact*r_a*(H_ml + d)
+            + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + L_rw*a_output*r_a*(d + d_rw)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -3394,16 +3409,22 @@ def finetune_counts(s):
             )
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + a_k*r_a*(
-                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                L_ml*(H_ml*d_mk + d)
+                + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
             + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + a_out_proj*r_a*(
-                L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                L_dn*(H_v*d_lv + d)
+                + L_la*(H_la*d_la + d)
+                + L_ml*(H_ml*d_mv + d)
+                + 2*L_sc*d
+                + L_ssm*(d + d_in)
             )
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + L_ml*(H_ml*d_mk + d)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3413,7 +3434,8 @@ def finetune_counts(s):
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + a_v*r_a*(
-                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                L_ml*(H_ml*d_mv + d)
+                + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -3426,6 +3448,9 @@ def finetune_counts(s):
             + L_gr*a_linear_y*r_a*(d + d_gr)
             + L_la*a_output_gate*r_a*(H_la*d_la + d)
             + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+            + L_ml*a_fgate_preact*r_a*(H_ml + d)
+            + L_ml*a_igate_preact*r_a*(H_ml + d)
+            + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
             + L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + L_rw*a_output*r_a*(d + d_rw)
@@ -3447,16 +3472,22 @@ def finetune_counts(s):
             )
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + a_k*r_a*(
-                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                L_ml*(H_ml*d_mk + d)
+                + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
             + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + a_out_proj*r_a*(
-                L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                L_dn*(H_v*d_lv + d)
+                + L_la*(H_la*d_la + d)
+                + L_ml*(H_ml*d_mv + d)
+                + 2*L_sc*d
+                + L_ssm*(d + d_in)
             )
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + L_ml*(H_ml*d_mk + d)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3466,13 +3497,14 @@ def finetune_counts(s):
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + a_v*r_a*(
-                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                L_ml*(H_ml*d_mv + d)
+                + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t54,
-        'unquantised': N - _t54,
+        'quantised': _t58,
+        'unquantised': N - _t58,
     }
 
 
@@ -3522,8 +3554,10 @@ def finetune_states(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_fgate_preact = s['a_fgate_preact']
     a_g = s['a_g']
     a_gate = s['a_gate']
+    a_igate_preact = s['a_igate_preact']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
@@ -3533,6 +3567,7 @@ def finetune_states(s):
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
     a_o = s['a_o']
+    a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
@@ -3630,6 +3665,9 @@ def finetune_states(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -3650,16 +3688,22 @@ def finetune_states(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3669,7 +3713,8 @@ def finetune_states(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -3782,6 +3827,9 @@ def finetune_states(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -3802,16 +3850,22 @@ def finetune_states(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3821,7 +3875,8 @@ def finetune_states(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -3881,6 +3936,9 @@ def finetune_states(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -3901,16 +3959,22 @@ def finetune_states(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3920,7 +3984,8 @@ def finetune_states(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -3934,6 +3999,9 @@ def finetune_states(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -3954,16 +4022,22 @@ def finetune_states(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3973,7 +4047,8 @@ def finetune_states(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -4011,6 +4086,9 @@ def finetune_states(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -4031,16 +4109,22 @@ def finetune_states(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4050,7 +4134,8 @@ def finetune_states(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -4120,8 +4205,10 @@ def finetune_memory(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_fgate_preact = s['a_fgate_preact']
     a_g = s['a_g']
     a_gate = s['a_gate']
+    a_igate_preact = s['a_igate_preact']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
@@ -4131,6 +4218,7 @@ def finetune_memory(s):
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
     a_o = s['a_o']
+    a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
@@ -4248,7 +4336,6 @@ def finetune_memory(s):
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
             L_att*a_o
-            + L_att*a_q
             + L_dn*a_in_proj_ba
             + L_dn*a_in_proj_qkvz
             + L_gr*a_linear_out
@@ -4256,6 +4343,9 @@ def finetune_memory(s):
             + L_gr*a_linear_y
             + L_la*a_output_gate
             + L_la*a_qkv_proj
+            + L_ml*a_fgate_preact
+            + L_ml*a_igate_preact
+            + L_ml*a_ogate_preact
             + L_moe*a_experts*k*(i_glu + 2)
             + L_moe*a_shared_expert_gate*i_shared_gate
             + 2*L_rw*a_key
@@ -4268,17 +4358,21 @@ def finetune_memory(s):
             + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
             + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
             + a_in_proj*(L_sc + L_ssm)
-            + a_k*(L_att - L_kvs)
-            + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
+            + a_k*(L_att - L_kvs + L_ml)
+            + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
+            + a_q*(L_att + L_ml)
             + a_up*(L_dense + L_moe*_minimum(1, E_s))
-            + a_v*((1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2))
+            + a_v*(
+                L_ml
+                + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
+                + (1 - i_kev2)*(L_att2 - L_kvs2)
+            )
         ),
         'total': (
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L_att*a_o
-                + L_att*a_q
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -4286,6 +4380,9 @@ def finetune_memory(s):
                 + L_gr*a_linear_y
                 + L_la*a_output_gate
                 + L_la*a_qkv_proj
+                + L_ml*a_fgate_preact
+                + L_ml*a_igate_preact
+                + L_ml*a_ogate_preact
                 + L_moe*a_experts*k*(i_glu + 2)
                 + L_moe*a_shared_expert_gate*i_shared_gate
                 + 2*L_rw*a_key
@@ -4298,11 +4395,14 @@ def finetune_memory(s):
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
-                + a_k*(L_att - L_kvs)
-                + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
+                + a_k*(L_att - L_kvs + L_ml)
+                + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
+                + a_q*(L_att + L_ml)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
                 + a_v*(
-                    (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
+                    L_ml
+                    + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)
                 )
             )
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
@@ -4694,6 +4794,9 @@ def finetune_memory(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -4714,16 +4817,22 @@ def finetune_memory(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4733,7 +4842,8 @@ def finetune_memory(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -4747,6 +4857,9 @@ def finetune_memory(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -4767,16 +4880,22 @@ def finetune_memory(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4786,7 +4905,8 @@ def finetune_memory(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -4801,6 +4921,9 @@ def finetune_memory(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -4821,16 +4944,22 @@ def finetune_memory(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4840,7 +4969,8 @@ def finetune_memory(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -4854,6 +4984,9 @@ def finetune_memory(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -4874,16 +5007,22 @@ def finetune_memory(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4893,7 +5032,8 @@ def finetune_memory(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5080,6 +5220,9 @@ def finetune_memory(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -5100,16 +5243,22 @@ def finetune_memory(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5119,7 +5268,8 @@ def finetune_memory(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5133,6 +5283,9 @@ def finetune_memory(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -5153,16 +5306,22 @@ def finetune_memory(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5172,7 +5331,8 @@ def finetune_memory(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5187,6 +5347,9 @@ def finetune_memory(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -5207,16 +5370,22 @@ def finetune_memory(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5226,7 +5395,8 @@ def finetune_memory(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5240,6 +5410,9 @@ def finetune_memory(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -5260,16 +5433,22 @@ def finetune_memory(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5279,7 +5458,8 @@ def finetune_memory(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5289,7 +5469,6 @@ def finetune_memory(s):
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L_att*a_o
-                + L_att*a_q
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -5297,6 +5476,9 @@ def finetune_memory(s):
                 + L_gr*a_linear_y
                 + L_la*a_output_gate
                 + L_la*a_qkv_proj
+                + L_ml*a_fgate_preact
+                + L_ml*a_igate_preact
+                + L_ml*a_ogate_preact
                 + L_moe*a_experts*k*(i_glu + 2)
                 + L_moe*a_shared_expert_gate*i_shared_gate
                 + 2*L_rw*a_key
@@ -5309,11 +5491,14 @@ def finetune_memory(s):
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
-                + a_k*(L_att - L_kvs)
-                + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
+                + a_k*(L_att - L_kvs + L_ml)
+                + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
+                + a_q*(L_att + L_ml)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
                 + a_v*(
-                    (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
+                    L_ml
+                    + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)
                 )
             )
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
@@ -5555,8 +5740,10 @@ def finetune_flops(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_fgate_preact = s['a_fgate_preact']
     a_g = s['a_g']
     a_gate = s['a_gate']
+    a_igate_preact = s['a_igate_preact']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
@@ -5566,6 +5753,7 @@ def finetune_flops(s):
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
     a_o = s['a_o']
+    a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
@@ -5644,6 +5832,9 @@ def finetune_flops(s):
             + 2*L_gr*a_linear_y*r_a*(d + d_gr)
             + 2*L_la*a_output_gate*r_a*(H_la*d_la + d)
             + 2*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+            + 2*L_ml*a_fgate_preact*r_a*(H_ml + d)
+            + 2*L_ml*a_igate_preact*r_a*(H_ml + d)
+            + 2*L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
             + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
             + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + 2*L_rw*a_output*r_a*(d + d_rw)
@@ -5665,16 +5856,22 @@ def finetune_flops(s):
             )
             + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + 2*a_k*r_a*(
-                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                L_ml*(H_ml*d_mk + d)
+                + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
             + 2*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + 2*a_out_proj*r_a*(
-                L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                L_dn*(H_v*d_lv + d)
+                + L_la*(H_la*d_la + d)
+                + L_ml*(H_ml*d_mv + d)
+                + 2*L_sc*d
+                + L_ssm*(d + d_in)
             )
             + 2*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + L_ml*(H_ml*d_mk + d)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5684,7 +5881,8 @@ def finetune_flops(s):
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + 2*a_v*r_a*(
-                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                L_ml*(H_ml*d_mv + d)
+                + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
             )
             + 2*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5709,6 +5907,9 @@ def finetune_flops(s):
                     + 2*L_gr*a_linear_y*r_a*(d + d_gr)
                     + 2*L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + 2*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + 2*L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + 2*L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + 2*L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
                     + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + 2*L_rw*a_output*r_a*(d + d_rw)
@@ -5730,16 +5931,22 @@ def finetune_flops(s):
                     )
                     + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + 2*a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + 2*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + 2*a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + 2*a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5749,7 +5956,8 @@ def finetune_flops(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + 2*a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + 2*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5968,8 +6176,10 @@ def optimizer_states(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_fgate_preact = s['a_fgate_preact']
     a_g = s['a_g']
     a_gate = s['a_gate']
+    a_igate_preact = s['a_igate_preact']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
@@ -5979,6 +6189,7 @@ def optimizer_states(s):
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
     a_o = s['a_o']
+    a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
@@ -6225,7 +6436,6 @@ def optimizer_states(s):
             8*r_a*(
                 E*L_moe*a_experts*(i_glu + 2)
                 + L_att*a_o
-                + L_att*a_q
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -6233,6 +6443,9 @@ def optimizer_states(s):
                 + L_gr*a_linear_y
                 + L_la*a_output_gate
                 + L_la*a_qkv_proj
+                + L_ml*a_fgate_preact
+                + L_ml*a_igate_preact
+                + L_ml*a_ogate_preact
                 + L_moe*a_shared_expert_gate*i_shared_gate
                 + 2*L_rw*a_key
                 + L_rw*a_output
@@ -6244,11 +6457,14 @@ def optimizer_states(s):
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
-                + a_k*(L_att - L_kvs)
-                + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
+                + a_k*(L_att - L_kvs + L_ml)
+                + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
+                + a_q*(L_att + L_ml)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
                 + a_v*(
-                    (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
+                    L_ml
+                    + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)
                 )
             )
             + 4*(
@@ -6260,6 +6476,9 @@ def optimizer_states(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -6280,16 +6499,22 @@ def optimizer_states(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6299,7 +6524,8 @@ def optimizer_states(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6314,6 +6540,9 @@ def optimizer_states(s):
             + 4*L_gr*a_linear_y*r_a*(d + d_gr)
             + 4*L_la*a_output_gate*r_a*(H_la*d_la + d)
             + 4*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+            + 4*L_ml*a_fgate_preact*r_a*(H_ml + d)
+            + 4*L_ml*a_igate_preact*r_a*(H_ml + d)
+            + 4*L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
             + 4*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + 4*L_rw*a_output*r_a*(d + d_rw)
             + 4*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -6334,16 +6563,22 @@ def optimizer_states(s):
             )
             + 4*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + 4*a_k*r_a*(
-                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                L_ml*(H_ml*d_mk + d)
+                + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
             + 4*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             + 4*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + 4*a_out_proj*r_a*(
-                L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                L_dn*(H_v*d_lv + d)
+                + L_la*(H_la*d_la + d)
+                + L_ml*(H_ml*d_mv + d)
+                + 2*L_sc*d
+                + L_ssm*(d + d_in)
             )
             + 4*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + L_ml*(H_ml*d_mk + d)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + 4*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6353,7 +6588,8 @@ def optimizer_states(s):
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + 4*a_v*r_a*(
-                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                L_ml*(H_ml*d_mv + d)
+                + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
             )
             + 4*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6406,8 +6642,10 @@ def offload(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_fgate_preact = s['a_fgate_preact']
     a_g = s['a_g']
     a_gate = s['a_gate']
+    a_igate_preact = s['a_igate_preact']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
@@ -6417,6 +6655,7 @@ def offload(s):
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
     a_o = s['a_o']
+    a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
@@ -6514,6 +6753,9 @@ def offload(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -6534,16 +6776,22 @@ def offload(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6553,7 +6801,8 @@ def offload(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6588,6 +6837,9 @@ def offload(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -6608,16 +6860,22 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6627,7 +6885,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6661,6 +6920,9 @@ def offload(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -6681,16 +6943,22 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6700,7 +6968,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6734,6 +7003,9 @@ def offload(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -6754,16 +7026,22 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6773,7 +7051,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6893,6 +7172,9 @@ def offload(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -6913,16 +7195,22 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6932,7 +7220,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7052,6 +7341,9 @@ def offload(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -7072,16 +7364,22 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7091,7 +7389,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7213,6 +7512,9 @@ def offload(s):
                         + L_gr*a_linear_y*r_a*(d + d_gr)
                         + L_la*a_output_gate*r_a*(H_la*d_la + d)
                         + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                        + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                        + L_ml*a_igate_preact*r_a*(H_ml + d)
+                        + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                         + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                         + L_rw*a_output*r_a*(d + d_rw)
                         + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -7235,7 +7537,8 @@ def offload(s):
                         )
                         + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                         + a_k*r_a*(
-                            (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                            L_ml*(H_ml*d_mk + d)
+                            + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                             + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         )
                         + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7243,11 +7546,13 @@ def offload(s):
                         + a_out_proj*r_a*(
                             L_dn*(H_v*d_lv + d)
                             + L_la*(H_la*d_la + d)
+                            + L_ml*(H_ml*d_mv + d)
                             + 2*L_sc*d
                             + L_ssm*(d + d_in)
                         )
                         + a_q*r_a*(
                             L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                            + L_ml*(H_ml*d_mk + d)
                             + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                         )
                         + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7257,7 +7562,8 @@ def offload(s):
                             + (L_dense - L_dw)*(d + d_ff)
                         )
                         + a_v*r_a*(
-                            (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                            L_ml*(H_ml*d_mv + d)
+                            + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                             + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                         )
                         + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7288,6 +7594,9 @@ def offload(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -7308,16 +7617,22 @@ def offload(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7327,7 +7642,8 @@ def offload(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7356,6 +7672,9 @@ def offload(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -7376,16 +7695,22 @@ def offload(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7395,7 +7720,8 @@ def offload(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7426,6 +7752,9 @@ def offload(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -7446,16 +7775,22 @@ def offload(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7465,7 +7800,8 @@ def offload(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7584,6 +7920,9 @@ def offload(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -7604,16 +7943,22 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7623,7 +7968,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))

@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # the layout's schemas load only where a layout is priced (st
 
 # The adapters whose input is a mixer's in_proj input (calc.formulas.memory, i_keep_mix).
 MIXER_INPUT_TARGETS = ("in_proj", "in_proj_qkvz", "in_proj_ba", "qkv_proj", "output_gate",
-                       "linear_y", "linear_x")
+                       "linear_y", "linear_x", "ogate_preact", "igate_preact", "fgate_preact")
 
 # The symbol of each layer count (calc.formulas.params, PARTS) and the spec's name for it.
 LAYER_COUNTS = {"L_att": "attention", "L_loc": "local", "L_chk": "chunked", "L_ssm": "mamba",

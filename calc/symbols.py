@@ -376,6 +376,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "finetune"),
     SymbolInfo("a_linear_out", r"\mathbb{1}_{A\,lo}", "an adapter on each Griffin linear_out",
                "finetune"),
+    SymbolInfo("a_ogate_preact", r"\mathbb{1}_{A\,og}", "an adapter on each mLSTM "
+               "ogate_preact", "finetune"),
+    SymbolInfo("a_igate_preact", r"\mathbb{1}_{A\,ig}", "an adapter on each mLSTM "
+               "igate_preact", "finetune"),
+    SymbolInfo("a_fgate_preact", r"\mathbb{1}_{A\,fg}", "an adapter on each mLSTM "
+               "fgate_preact", "finetune"),
     SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
                "finetune"),
     SymbolInfo("i_fa", r"\mathbb{1}_{fp32\,A}", "the adapters on a frozen base are kept in fp32 "

@@ -372,8 +372,8 @@ class Griffin(nn.Module):
 
 class Mlstm(nn.Module):
     """xLSTM's mLSTM layer (transformers' xLSTMLayer, calc.spec.layers.MlstmSpec): q, k, v, the
-    output gate's preactivation, the input and forget gates (one nn.Linear of 2H outputs with
-    biases; transformers' fused ifgate_preact), the memory run token by token, a per-head
+    output gate's preactivation, the input and forget gates (d → H each, with biases), the
+    memory run token by token, a per-head
     LayerNorm with γ only, sigmoid(o) times it, out_proj.
 
     Each head's matrix memory C (d_v × d_k) and normaliser n (d_k) are one Scan state of
@@ -393,7 +393,8 @@ class Mlstm(nn.Module):
         self.k = linear(d, ml.d_qk, False, "mlstm/k")
         self.v = linear(d, ml.d_v, False, "mlstm/v")
         self.ogate = linear(d, ml.d_v, False, "mlstm/ogate")
-        self.gates = linear(d, 2 * ml.n_heads, True, "mlstm/gates")
+        self.igate = linear(d, ml.n_heads, True, "mlstm/gates")
+        self.fgate = linear(d, ml.n_heads, True, "mlstm/gates")
         self.scan = Scan("mlstm/scan")
         self.norm = tag(_Vector(ml.d_v), "mlstm/norm")  # the head norm's γ
         self.out = linear(ml.d_v, d, False, "mlstm/out")
@@ -404,7 +405,8 @@ class Mlstm(nn.Module):
         q = self.q(x).unflatten(-1, (heads, -1)) * self.d_k ** -0.5
         k, v = self.k(x).unflatten(-1, (heads, -1)), self.v(x).unflatten(-1, (heads, -1))
         cap = 15.0  # gate_soft_cap (xLSTM-7b's), a tanh: no parameter, no matrix FLOP
-        gate_i, gate_f = (cap * torch.tanh(self.gates(x) / cap)).chunk(2, dim=-1)
+        gate_i = cap * torch.tanh(self.igate(x) / cap)
+        gate_f = cap * torch.tanh(self.fgate(x) / cap)
         forget = torch.sigmoid(gate_f)[..., None, None]  # [B, T, H, 1, 1]
         written = k * torch.exp(gate_i)[..., None]  # i_t·k_t
         values = torch.cat([v, v.new_ones(batch, t, heads, 1)], dim=-1)
