@@ -11,7 +11,9 @@ the output gate (the config's qk_dim/v_dim properties round up to 64, but only t
 them); the input and forget gates have num_heads outputs with a bias each. The FFN is gated
 (proj_up_gate through SiLU times proj_up, then proj_down) at round_up(hidden_size ·
 ffn_proj_factor, ffn_round_up_to_multiple_of), as round_up_to_next_multiple_of computes it. The
-head is an nn.Linear, tied to the embedding only if tie_word_embeddings. weight_mode "fused"
+head is an nn.Linear of its own whatever tie_word_embeddings says: xLSTMForCausalLM declares no
+_tied_weights_keys, and transformers 5.24 ties only what that names
+(PreTrainedModel.get_expanded_tied_weights_keys). weight_mode "fused"
 joins q, k, v and the output gate into one nn.Linear (qkv_opreact) and the two gates into
 another (ifgate_preact): the same parameters and FLOPs. What counts no parameter and no matrix
 FLOP: the tanh soft caps of the gates (gate_soft_cap) and of the logits (output_logit_soft_cap).
@@ -75,6 +77,7 @@ def _read_xlstm(c: HFConfig) -> dict[str, Any]:
     if d_ff < 1:
         c.fail(f"ffn_proj_factor={c['ffn_proj_factor']!r} gives an FFN of width {d_ff}")
     c.size("chunk_size")  # the chunkwise kernel's (calc.verify.hf_implementation)
+    c.flag("tie_word_embeddings")  # read, and ignored by transformers (module docstring)
     return {
         "vocab_size": c.size("vocab_size"), "d_model": d, "n_layers": layers,
         "context_length": TRAINED_CONTEXT,
@@ -82,7 +85,7 @@ def _read_xlstm(c: HFConfig) -> dict[str, Any]:
         "ffn": {"activation": "swiglu", "d_ff": d_ff, "bias": False},
         "layers": {"mixer_pattern": ["mlstm"], "ffn_pattern": ["dense"]},
         "mlstm": {"n_heads": heads, **widths},
-        "tie_embeddings": c.flag("tie_word_embeddings"),
+        "tie_embeddings": False,
     }
 
 
@@ -99,6 +102,7 @@ def _write_xlstm(spec: ModelSpec) -> dict[str, Any]:
          "a norm other than xlstm's RMSNorms (norm_mlstm, norm_ffn before each sublayer, "
          "out_norm)")
     need(spec.position.kind == "none", f"position.kind={spec.position.kind!r} (xlstm has none)")
+    need(not spec.tie_embeddings, "tie_embeddings=true (xlstm's head is never tied)")
     d = spec.d_model
     # int(d · factor) and round_up(d · factor, d_ff) give the widths back whatever the float
     # rounding: half a unit above the width, and the FFN's multiple the width itself
@@ -106,7 +110,7 @@ def _write_xlstm(spec: ModelSpec) -> dict[str, Any]:
             "num_hidden_layers": spec.n_layers, "num_heads": ml.n_heads,
             "qk_dim_factor": (ml.d_qk + 0.5) / d, "v_dim_factor": (ml.d_v + 0.5) / d,
             "ffn_proj_factor": ffn.d_ff / d, "ffn_round_up_to_multiple_of": ffn.d_ff,
-            "use_bias": False, "tie_word_embeddings": spec.tie_embeddings, **NO_TOKENS}
+            "use_bias": False, "tie_word_embeddings": False, **NO_TOKENS}
 
 
 XLSTM = ModelType(
