@@ -122,7 +122,7 @@ def test_shortcut_joins_the_routed_output_after_the_next_layer():
     assert torch.allclose(logits, expected)
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
 @given(spec=model_specs().filter(lambda s: s.layer_counts["mlstm"]), seq_len=st.integers(1, 9),
        device=st.sampled_from(["meta", "cpu"]))
 def test_random_specs_with_mlstm_layers_verify_exactly(spec, seq_len, device):
