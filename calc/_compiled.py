@@ -250,6 +250,26 @@ def params_griffin(s):
     }
 
 
+def params_mlstm(s):
+    H_ml = s['H_ml']
+    d = s['d']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
+    _t0 = H_ml*d*d_mk
+    _t1 = H_ml*d_mv
+    _t2 = _t1*d
+    _t3 = 2*H_ml
+    return {
+        'mlstm/q': _t0,
+        'mlstm/k': _t0,
+        'mlstm/v': _t2,
+        'mlstm/ogate': _t2,
+        'mlstm/gates': _t3*d + _t3,
+        'mlstm/norm': _t1,
+        'mlstm/out': _t2,
+    }
+
+
 def params_short_conv(s):
     b_sc = s['b_sc']
     d = s['d']
@@ -281,6 +301,7 @@ def params_components(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -294,6 +315,7 @@ def params_components(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sb = s['L_sb']
@@ -327,6 +349,8 @@ def params_components(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -455,17 +479,22 @@ def params_components(s):
     _t68 = L_gr*(_t67 + d_gr)
     _t69 = L_gr*d_gr
     _t70 = 2*d_gr
-    _t71 = b_sc*d
-    _t72 = i_glu + 1
-    _t73 = b_ff*d_ff
-    _t74 = d*d_ff
-    _t75 = _t72*(_t73 + _t74)
-    _t76 = _t74 + b_ff*d
-    _t77 = _t45*d_ff
-    _t78 = E + E_0
-    _t79 = d*(i_glu + 2)
-    _t80 = L_moe*d
-    _t81 = _t22*h_kv
+    _t71 = H_ml*L_ml
+    _t72 = _t71*d*d_mk
+    _t73 = _t71*d_mv
+    _t74 = _t73*d
+    _t75 = 2*H_ml
+    _t76 = b_sc*d
+    _t77 = i_glu + 1
+    _t78 = b_ff*d_ff
+    _t79 = d*d_ff
+    _t80 = _t77*(_t78 + _t79)
+    _t81 = _t79 + b_ff*d
+    _t82 = _t45*d_ff
+    _t83 = E + E_0
+    _t84 = d*(i_glu + 2)
+    _t85 = L_moe*d
+    _t86 = _t22*h_kv
     return {
         'attention/q': (
             L_att2*(_t2 + _t3*_t5 + _t8*d_qk2 + b_qkv*(_t10*_t4 + _t9) + i_qlora*(_t4*r_q + _t6))
@@ -527,23 +556,30 @@ def params_components(s):
         'griffin/gates': L_gr*(_t70*w_gr + _t70),
         'griffin/decay': _t69,
         'griffin/out': L_gr*(_t67 + d),
-        'conv/in': L_sc*(3*_t66 + 3*_t71),
+        'mlstm/q': _t72,
+        'mlstm/k': _t72,
+        'mlstm/v': _t74,
+        'mlstm/ogate': _t74,
+        'mlstm/gates': L_ml*(_t75*d + _t75),
+        'mlstm/norm': _t73,
+        'mlstm/out': _t74,
+        'conv/in': L_sc*(3*_t66 + 3*_t76),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t66 + _t71),
-        'mlp/up': L_dense*_t75 + L_dw*(_t72*(2*_t73 + 2*_t74) - _t75),
-        'mlp/down': L_dense*_t76 + L_dw*_t74,
+        'conv/out': L_sc*(_t66 + _t76),
+        'mlp/up': L_dense*_t80 + L_dw*(_t77*(2*_t78 + 2*_t79) - _t80),
+        'mlp/down': L_dense*_t81 + L_dw*_t79,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t77 + L_dw*_t77,
-        'moe/router': L_moe*(_t78*b_router + _t78*d),
-        'moe/experts': E*L_moe*(_t79*d_e + b_ff*(_t72*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t79*d_s + b_ff*(_t72*d_s + d)) + d*i_shared_gate),
-        'moe/bias': _t80*b_moe,
-        'moe/norm': _t0*_t80*i_mn,
-        'shared_block/attention': M_sb*(_t31 + _t38*d + _t60*_t81),
-        'shared_block/mlp': M_sb*(_t75 + _t76 + n_act),
+        'mlp/sub_norm': L_dense*_t82 + L_dw*_t82,
+        'moe/router': L_moe*(_t83*b_router + _t83*d),
+        'moe/experts': E*L_moe*(_t84*d_e + b_ff*(_t77*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t84*d_s + b_ff*(_t77*d_s + d)) + d*i_shared_gate),
+        'moe/bias': _t85*b_moe,
+        'moe/norm': _t0*_t85*i_mn,
+        'shared_block/attention': M_sb*(_t31 + _t38*d + _t60*_t86),
+        'shared_block/mlp': M_sb*(_t80 + _t81 + n_act),
         'shared_block/norms': 3*M_sb*_t46,
         'shared_block/projection': L_sb*_t66,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t12 + _t81 + 6*d) + r_sb*(_t72*d_ff + d)),
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t12 + _t86 + 6*d) + r_sb*(_t77*d_ff + d)),
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
         'embedding/norm': _t46*i_norm_emb,
@@ -562,6 +598,7 @@ def params_summary(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -575,6 +612,7 @@ def params_summary(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sb = s['L_sb']
@@ -609,6 +647,8 @@ def params_summary(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -727,71 +767,74 @@ def params_summary(s):
     _t55 = d*d_gr
     _t56 = 2*d_gr
     _t57 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t58 = E_s*(_t27*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate
-    _t59 = E + E_0
-    _t60 = _t59*b_router + _t59*d
-    _t61 = d**2
-    _t62 = d_qk + d_v
-    _t63 = _t62*h_kv
-    _t64 = b_sc*d
-    _t65 = 2*N_s
-    _t66 = G_s*_t65
-    _t67 = 2*d_in + i_m2*(H_s + _t66)
-    _t68 = H_s*i_m2
-    _t69 = 1 - i_m2
-    _t70 = R_dt + _t65
-    _t71 = _t69*d_in
-    _t72 = 2*d
-    _t73 = _t48 + _t53 + n_act
-    _t74 = d_qk*i_qk_head
-    _t75 = _t7*(_t74 + d_qk*h_kv*i_qk_proj)
-    _t76 = _t35*(_t23*i_qk_proj + _t74) + _t75
-    _t77 = _t36*d_v
-    _t78 = _t38*h*(_t77 + i_gh) + _t39*_t77*h + b_gh*h
-    _t79 = _t15*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t80 = _t40 + _t79*d + b_qkv*(_t45 + _t79) + i_mla*(_t42 + h*r_kv*(_t43 + _t62))
-    _t81 = L_kvs - L_kvs2
-    _t82 = L_rw*d_rw
-    _t83 = 5*d
-    _t84 = H_la*L_la*d_la
-    _t85 = 2*H_k*d_lk
-    _t86 = H_v*d_lv
-    _t87 = H_v + _t86
-    _t88 = b_moe*d
-    _t89 = _t7*d
-    _t90 = h*i_sink
-    _t91 = i_rel*(2*_t23 + _t24)
-    _t92 = 3*_t89
-    _t93 = 4*i_diff
-    _t94 = _t93*d_qk
-    _t95 = E_a*_t0
-    _t96 = _t89*n_norm
-    _t97 = _t7*i_sub
-    _t98 = _t97*d_ff
-    _t99 = _t89*i_mn
-    _t100 = _t19*_t97
-    _t101 = (
+    _t58 = 2*H_ml
+    _t59 = _t58*d
+    _t60 = E_s*(_t27*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate
+    _t61 = E + E_0
+    _t62 = _t61*b_router + _t61*d
+    _t63 = d**2
+    _t64 = d_qk + d_v
+    _t65 = _t64*h_kv
+    _t66 = b_sc*d
+    _t67 = 2*N_s
+    _t68 = G_s*_t67
+    _t69 = 2*d_in + i_m2*(H_s + _t68)
+    _t70 = H_s*i_m2
+    _t71 = 1 - i_m2
+    _t72 = R_dt + _t67
+    _t73 = _t71*d_in
+    _t74 = 2*d
+    _t75 = _t48 + _t53 + n_act
+    _t76 = d_qk*i_qk_head
+    _t77 = _t7*(_t76 + d_qk*h_kv*i_qk_proj)
+    _t78 = _t35*(_t23*i_qk_proj + _t76) + _t77
+    _t79 = _t36*d_v
+    _t80 = _t38*h*(_t79 + i_gh) + _t39*_t79*h + b_gh*h
+    _t81 = _t15*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t82 = _t40 + _t81*d + b_qkv*(_t45 + _t81) + i_mla*(_t42 + h*r_kv*(_t43 + _t64))
+    _t83 = L_kvs - L_kvs2
+    _t84 = L_rw*d_rw
+    _t85 = 5*d
+    _t86 = H_la*L_la*d_la
+    _t87 = H_ml*L_ml*d_mv
+    _t88 = 2*H_k*d_lk
+    _t89 = H_v*d_lv
+    _t90 = H_v + _t89
+    _t91 = b_moe*d
+    _t92 = _t7*d
+    _t93 = h*i_sink
+    _t94 = i_rel*(2*_t23 + _t24)
+    _t95 = 3*_t92
+    _t96 = 4*i_diff
+    _t97 = _t96*d_qk
+    _t98 = E_a*_t0
+    _t99 = _t92*n_norm
+    _t100 = _t7*i_sub
+    _t101 = _t100*d_ff
+    _t102 = _t92*i_mn
+    _t103 = _t100*_t19
+    _t104 = (
         H_v*_t49*d
-        + L*_t96
+        + L*_t99
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t31*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + L_att2*_t4*_t97
+        + L_att2*_t100*_t4
         + L_att2*_t46
-        + L_att2*_t93*d_qk2
-        + L_att2*_t95
+        + L_att2*_t96*d_qk2
+        + L_att2*_t98
         + L_att2*h2*i_sink2
         + L_att2*i_rel*(2*_t11 + _t12)
         + L_att2*(_t34 + _t35*(_t32 + _t33*h2))
         + L_att2*(_t37*_t39*h2 + _t38*h2*(_t37 + i_gh) + b_gh*h2)
+        + L_dense*_t101
         + L_dense*_t48
         + L_dense*_t53
-        + L_dense*_t98
         + L_dense*n_act
-        + L_dn*d*(_t51*_t87 + _t85 + _t87)
-        + L_dn*i_cg*(_t72*r_g + r_g*(_t50 + _t86))
-        + L_dn*k_dn*(_t85 + _t86)
+        + L_dn*d*(_t51*_t90 + _t88 + _t90)
+        + L_dn*i_cg*(_t74*r_g + r_g*(_t50 + _t89))
+        + L_dn*k_dn*(_t88 + _t89)
         + L_dn*(H_v*_t51 + H_v + _t50*i_cg)
+        + L_dw*_t101
         + L_dw*_t47
-        + L_dw*_t98
         + L_dw*(_t28*(2*_t47 + 2*_t52) - _t53)
         + L_gr*(_t55 + d)
         + 2*L_gr*(_t55 + d_gr)
@@ -799,85 +842,89 @@ def params_summary(s):
         + L_idx*_t57
         - L_kvs2*_t34
         - L_kvs2*_t46
-        + L_moe*_t58
+        + L_ml*_t59*d_mk
+        + L_ml*(_t58 + _t59)
+        + L_moe*_t102
         + L_moe*_t60
-        + L_moe*_t88
-        + L_moe*_t99
-        + L_rw*_t61
-        + L_rw*_t83
-        + L_sb*_t61
-        + L_sb*(i_sba*r_sb*(_t23 + _t63 + 6*d) + r_sb*(_t28*d_ff + d))
+        + L_moe*_t62
+        + L_moe*_t91
+        + L_rw*_t63
+        + L_rw*_t85
+        + L_sb*_t63
+        + L_sb*(i_sba*r_sb*(_t23 + _t65 + 6*d) + r_sb*(_t28*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t61 + _t64)
-        + L_sc*(3*_t61 + 3*_t64)
-        + L_ssm*_t70*_t71
-        + L_ssm*(2*_t68 + _t69*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t66*i_m2 + d_in)
-        + L_ssm*(_t67*b_ssm + _t67*d)
+        + L_sc*(_t63 + _t66)
+        + L_sc*(3*_t63 + 3*_t66)
+        + L_ssm*_t72*_t73
+        + L_ssm*(2*_t70 + _t71*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t68*i_m2 + d_in)
+        + L_ssm*(_t69*b_ssm + _t69*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t69*_t70*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t71 + _t68 + _t71)
-        + M_sb*_t73
-        + M_sb*_t92
-        + M_sb*(_t20 + _t23*_t72 + _t63*_t72)
-        + _t100*_t17
-        + _t17*_t76
+        + L_ssm*(_t71*_t72*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t73 + _t70 + _t73)
+        + M_sb*_t75
+        + M_sb*_t95
+        + M_sb*(_t20 + _t23*_t74 + _t65*_t74)
+        + _t103*_t17
         + _t17*_t78
         + _t17*_t80
-        + _t17*_t90
-        + _t17*_t91
+        + _t17*_t82
+        + _t17*_t93
         + _t17*_t94
-        + _t17*_t95
+        + _t17*_t97
+        + _t17*_t98
         + _t31*d
         + _t49
         + _t54*(k_gr + 1)
         + _t54
-        + _t72*d_emb*i_proj
-        - _t75*_t81
-        - _t80*_t81
-        + 4*_t82*d
-        + 2*_t82
-        + _t83*_t84
-        + _t84
-        + _t89*i_norm_emb
-        + _t89*i_norm_final
+        + _t74*d_emb*i_proj
+        - _t77*_t83
+        - _t82*_t83
+        + 4*_t84*d
+        + 2*_t84
+        + _t85*_t86
+        + _t86
+        + 3*_t87*d
+        + _t87
+        + _t92*i_norm_emb
+        + _t92*i_norm_final
         + b_oL*d
         + i_hc
         + n_hc
     )
-    _t102 = (
+    _t105 = (
         L_att2*(_t1*d_qk2 + _t16)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t30
-        + _t101
+        + _t104
         + _t17*_t22
         + _t17*_t26
     )
-    _t103 = P*d + V*d_emb
-    _t104 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t103
+    _t106 = P*d + V*d_emb
+    _t107 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t106
     return {
-        'total': _t102 + _t104,
-        'embedding': _t103,
-        'non_embedding': _t102,
-        'active': L_att2*_t16 + L_att2*_t6 + L_moe*_t29*k + _t101 + _t104 + _t17*_t21 + _t17*_t25,
+        'total': _t105 + _t107,
+        'embedding': _t106,
+        'non_embedding': _t105,
+        'active': L_att2*_t16 + L_att2*_t6 + L_moe*_t29*k + _t104 + _t107 + _t17*_t21 + _t17*_t25,
         'mtp': (
-            2*M*_t61
-            + M*_t92
+            2*M*_t63
+            + M*_t95
             + M*(
-                _t100
+                _t103
                 + _t22
                 + _t26
                 + _t57*i_dsa
-                + _t76
                 + _t78
                 + _t80
-                + _t90
-                + _t91
+                + _t82
+                + _t93
                 + _t94
-                + _t95
-                + _t96
-                + i_moe*(_t30 + _t58 + _t60 + _t88 + _t99)
-                + (1 - i_moe)*(_t73 + _t98)
+                + _t97
+                + _t98
+                + _t99
+                + i_moe*(_t102 + _t30 + _t60 + _t62 + _t91)
+                + (1 - i_moe)*(_t101 + _t75)
             )
         ),
     }
@@ -891,6 +938,7 @@ def flops_forward_components(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -904,6 +952,7 @@ def flops_forward_components(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sb = s['L_sb']
@@ -922,6 +971,8 @@ def flops_forward_components(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -1004,13 +1055,18 @@ def flops_forward_components(s):
     _t39 = 2*_t38
     _t40 = L_gr*d_gr
     _t41 = _t24*_t40
-    _t42 = i_glu + 2
-    _t43 = _t24*_t42*d_ff
-    _t44 = L_moe*_t24
-    _t45 = n_hc**2
-    _t46 = _t45*i_hcm
-    _t47 = _t10*h_kv
-    _t48 = 2*L_sb
+    _t42 = H_ml*L_ml
+    _t43 = _t24*_t42
+    _t44 = _t43*d_mk
+    _t45 = _t43*d_mv
+    _t46 = 4*d
+    _t47 = i_glu + 2
+    _t48 = _t24*_t47*d_ff
+    _t49 = L_moe*_t24
+    _t50 = n_hc**2
+    _t51 = _t50*i_hcm
+    _t52 = _t10*h_kv
+    _t53 = 2*L_sb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*r_q + _t2)) + _t5*(_t1*_t4 + i_qlora*(_t2 + _t4*r_q))
@@ -1049,22 +1105,29 @@ def flops_forward_components(s):
         'griffin/out': _t41,
         'griffin/conv': 2*_t40*k_gr,
         'griffin/scan': 3*_t40,
+        'mlstm/q': _t44,
+        'mlstm/k': _t44,
+        'mlstm/v': _t45,
+        'mlstm/ogate': _t45,
+        'mlstm/gates': _t42*_t46,
+        'mlstm/out': _t45,
+        'mlstm/scan': 5*_t42*d_mk*(d_mv + 1),
         'conv/in': 6*L_sc*_t38,
         'conv/out': L_sc*_t39,
         'conv/conv': L_sc*_t24*k_sc,
-        'mlp': L_dense*_t43 + L_dw*_t43,
-        'moe/router': _t44*(E + E_0),
-        'moe/experts': _t42*_t44*d_e*k,
-        'moe/shared': 2*L_moe*(E_s*_t42*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': 2*L*(_t24*_t46 + d*n_hc*(2*_t46 + 4*n_hc)),
-        'hyper_connections/head': _t24*_t45,
-        'shared_block/attention': _t48*(_t16 + _t24*_t4 + _t24*_t47),
-        'shared_block/mlp': L_sb*_t43,
+        'mlp': L_dense*_t48 + L_dw*_t48,
+        'moe/router': _t49*(E + E_0),
+        'moe/experts': _t47*_t49*d_e*k,
+        'moe/shared': 2*L_moe*(E_s*_t47*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': 2*L*(_t24*_t51 + d*n_hc*(2*_t51 + 4*n_hc)),
+        'hyper_connections/head': _t24*_t50,
+        'shared_block/attention': _t53*(_t16 + _t24*_t4 + _t24*_t52),
+        'shared_block/mlp': L_sb*_t48,
         'shared_block/projection': L_sb*_t39,
-        'shared_block/adapters': _t48*(
-            i_sba*r_sb*(_t32 + _t4 + _t47) + r_sb*(d + d_ff*(i_glu + 1))
+        'shared_block/adapters': _t53*(
+            i_sba*r_sb*(_t32 + _t4 + _t52) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'embedding_projection': 4*d*d_emb*i_proj,
+        'embedding_projection': _t46*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
 
@@ -1077,6 +1140,7 @@ def flops(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -1095,6 +1159,7 @@ def flops(s):
     L_la = s['L_la']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sb = s['L_sb']
@@ -1115,6 +1180,8 @@ def flops(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -1162,103 +1229,110 @@ def flops(s):
     w_gr = s['w_gr']
     _t0 = L_gr*d_gr
     _t1 = L_rw*d_rw
-    _t2 = 6*d
-    _t3 = 2*d
-    _t4 = 2*d_in
-    _t5 = L_ssm*_t4
-    _t6 = d**2
-    _t7 = 2*_t6
-    _t8 = 2*n_hc**2
-    _t9 = 2*L_att2
-    _t10 = _t9*d
-    _t11 = E_a*i_moa
-    _t12 = H_la*L_la
-    _t13 = H_v*d_lv
-    _t14 = L_dn*_t3
-    _t15 = 2*L_moe
-    _t16 = i_glu + 2
-    _t17 = _t16*_t3*d_ff
-    _t18 = 2*L_sb
-    _t19 = _t16*d
-    _t20 = L_att - L_att2
-    _t21 = 2*_t20
-    _t22 = _t21*d
-    _t23 = _t5*(1 - i_m2)
-    _t24 = 2*N_s
-    _t25 = G_s*_t24
-    _t26 = 2*H_k*d_lk
-    _t27 = 2*L_dn
-    _t28 = 1 - i_gh
-    _t29 = d_v*h
-    _t30 = _t29*d
-    _t31 = d_qk*h
-    _t32 = d_qk + d_v
-    _t33 = _t32*h_kv
-    _t34 = d_qk2*h2
-    _t35 = d*(1 - i_qlora)
-    _t36 = d*r_q
-    _t37 = _t8*i_hcm
-    _t38 = 1 - i_og
-    _t39 = d_v2*h2
-    _t40 = d*g_o*r_o
-    _t41 = H_v + _t13
-    _t42 = d*(d_rope + r_kv)
-    _t43 = -d_rope
-    _t44 = d*(1 - i_mla)
-    _t45 = (
-        2*_t44*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t42 + h2*r_kv*(_t43 + d_qk2 + d_v2))
+    _t2 = 4*d
+    _t3 = H_ml*L_ml
+    _t4 = _t2*_t3
+    _t5 = 6*d
+    _t6 = 2*d
+    _t7 = 2*d_in
+    _t8 = L_ssm*_t7
+    _t9 = d**2
+    _t10 = 2*_t9
+    _t11 = 2*n_hc**2
+    _t12 = 2*L_att2
+    _t13 = _t12*d
+    _t14 = E_a*i_moa
+    _t15 = H_la*L_la
+    _t16 = H_v*d_lv
+    _t17 = L_dn*_t6
+    _t18 = 2*L_moe
+    _t19 = i_glu + 2
+    _t20 = _t19*_t6*d_ff
+    _t21 = 2*L_sb
+    _t22 = _t19*d
+    _t23 = L_att - L_att2
+    _t24 = 2*_t23
+    _t25 = _t24*d
+    _t26 = _t8*(1 - i_m2)
+    _t27 = 2*N_s
+    _t28 = G_s*_t27
+    _t29 = 2*H_k*d_lk
+    _t30 = 2*L_dn
+    _t31 = 1 - i_gh
+    _t32 = d_v*h
+    _t33 = _t32*d
+    _t34 = d_qk*h
+    _t35 = d_qk + d_v
+    _t36 = _t35*h_kv
+    _t37 = d_qk2*h2
+    _t38 = d*(1 - i_qlora)
+    _t39 = d*r_q
+    _t40 = _t11*i_hcm
+    _t41 = 1 - i_og
+    _t42 = d_v2*h2
+    _t43 = d*g_o*r_o
+    _t44 = H_v + _t16
+    _t45 = d*(d_rope + r_kv)
+    _t46 = -d_rope
+    _t47 = d*(1 - i_mla)
+    _t48 = (
+        2*_t47*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t45 + h2*r_kv*(_t46 + d_qk2 + d_v2))
     )
-    _t46 = 2*_t44*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t42 + h*r_kv*(_t32 + _t43))
+    _t49 = 2*_t47*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t45 + h*r_kv*(_t35 + _t46))
     return {
         'weights_per_token': (
-            2*L*(_t37*d + d*n_hc*(_t37 + 4*n_hc))
-            + L_att2*_t45
-            + L_dense*_t17
-            + 7*L_dn*_t13*d_lk
-            + L_dw*_t17
+            2*L*(_t40*d + d*n_hc*(_t40 + 4*n_hc))
+            + L_att2*_t48
+            + L_dense*_t20
+            + 7*L_dn*_t16*d_lk
+            + L_dw*_t20
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t45
-            + L_rw*_t7
-            + L_sb*_t7
-            + L_sc*_t3*k_sc
-            + 8*L_sc*_t6
+            - L_kvs2*_t48
+            + L_rw*_t10
+            + L_sb*_t10
+            + L_sc*_t6*k_sc
+            + 8*L_sc*_t9
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t3*(_t4 + i_m2*(H_s + _t25))
-            + 2*L_ssm*k_s*(_t25*i_m2 + d_in)
-            + R_dt*_t23
+            + L_ssm*_t6*(_t7 + i_m2*(H_s + _t28))
+            + 2*L_ssm*k_s*(_t28*i_m2 + d_in)
+            + R_dt*_t26
             + 2*V_o*d_emb
-            + _t0*_t2
+            + _t0*_t5
             + 2*_t0*k_gr
             + 4*_t0*w_gr
             + 3*_t0
             + 8*_t1*d
             + 9*_t1
-            + _t10*_t11
-            + _t10*h2*i_gate*(_t28*d_v2 + i_gh)
-            + _t11*_t22
-            + 10*_t12*d*d_la
-            + 5*_t12*d_la**2
+            + _t11*d
+            + _t12*(_t37*_t38 + i_qlora*(_t37*r_q + _t39))
+            + _t12*(_t41*_t42*d + i_og*(_t42*r_o + _t43))
             + _t13*_t14
-            + _t14*(_t26 + _t41*(1 - i_cg) + _t41)
-            + _t15*_t19*d_e*k
-            + _t15*d*(E + E_0)
-            + _t15*(E_s*_t19*d_s + d*i_shared_gate)
-            + _t18*_t19*d_ff
-            + _t18*(i_sba*r_sb*(_t2 + _t31 + _t33) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t18*(_t3*_t31 + _t3*_t33 + _t30)
-            + _t20*_t46
-            + _t21*(_t30*_t38 + i_og*(_t29*r_o + _t40))
-            + _t21*(_t31*_t35 + i_qlora*(_t31*r_q + _t36))
-            + _t22*h*i_gate*(_t28*d_v + i_gh)
-            + _t23*(R_dt + _t24)
-            + _t27*i_cg*(_t3*r_g + r_g*(H_v*d_lk + _t13))
-            + _t27*k_dn*(_t13 + _t26)
-            - _t46*(L_kvs - L_kvs2)
-            + _t5*d
+            + _t13*h2*i_gate*(_t31*d_v2 + i_gh)
+            + _t14*_t25
+            + 10*_t15*d*d_la
+            + 5*_t15*d_la**2
+            + _t16*_t17
+            + _t17*(_t29 + _t44*(1 - i_cg) + _t44)
+            + _t18*_t22*d_e*k
+            + _t18*d*(E + E_0)
+            + _t18*(E_s*_t22*d_s + d*i_shared_gate)
+            + _t2*d_emb*i_proj
+            + _t21*_t22*d_ff
+            + _t21*(i_sba*r_sb*(_t34 + _t36 + _t5) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t21*(_t33 + _t34*_t6 + _t36*_t6)
+            + _t23*_t49
+            + _t24*(_t33*_t41 + i_og*(_t32*r_o + _t43))
+            + _t24*(_t34*_t38 + i_qlora*(_t34*r_q + _t39))
+            + _t25*h*i_gate*(_t31*d_v + i_gh)
+            + _t26*(R_dt + _t27)
+            + _t3*_t5*d_mv
+            + 5*_t3*d_mk*(d_mv + 1)
+            + _t30*i_cg*(_t6*r_g + r_g*(H_v*d_lk + _t16))
+            + _t30*k_dn*(_t16 + _t29)
+            + _t4*d_mk
+            + _t4
+            - _t49*(L_kvs - L_kvs2)
             + _t8*d
-            + _t9*(_t34*_t35 + i_qlora*(_t34*r_q + _t36))
-            + _t9*(_t38*_t39*d + i_og*(_t39*r_o + _t40))
-            + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
             L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
@@ -1345,6 +1419,7 @@ def rules_train_per_token(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -1358,6 +1433,7 @@ def rules_train_per_token(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sb = s['L_sb']
@@ -1392,6 +1468,8 @@ def rules_train_per_token(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -1500,70 +1578,76 @@ def rules_train_per_token(s):
     _t47 = _t46*d_gr
     _t48 = d*d_gr
     _t49 = 2*d_gr
-    _t50 = d*(i_glu + 2)
-    _t51 = 6*L_moe
-    _t52 = E + E_0
-    _t53 = d**2
-    _t54 = 6*_t53
-    _t55 = d_qk*h
-    _t56 = _t12*h_kv
-    _t57 = b_sc*d
-    _t58 = 6*L_sc
-    _t59 = 6*L_ssm
-    _t60 = 2*N_s
-    _t61 = G_s*_t60
-    _t62 = 2*d_in + i_m2*(H_s + _t61)
-    _t63 = H_s*i_m2
-    _t64 = 1 - i_m2
-    _t65 = R_dt + _t60
-    _t66 = _t64*d_in
-    _t67 = d_v*h
-    _t68 = _t67*d
-    _t69 = 2*d
-    _t70 = 6*M_sb
-    _t71 = d_qk*i_qk_head
-    _t72 = _t2*(_t71 + d_qk*h_kv*i_qk_proj)
-    _t73 = L_att - L_att2
-    _t74 = 6*_t73
-    _t75 = _t21*d_v
-    _t76 = _t55*d
-    _t77 = L_rw*d_rw
-    _t78 = 30*d
-    _t79 = H_la*L_la*d_la
-    _t80 = 2*H_k*d_lk
-    _t81 = H_v*d_lv
-    _t82 = H_v + _t81
-    _t83 = L_dn*_t0
-    _t84 = L_moe*_t0
-    _t85 = _t0*_t2
-    _t86 = 12*d
-    _t87 = 24*i_diff
-    _t88 = E_a*_t0*i_moa
-    _t89 = _t2*i_sub
-    _t90 = _t89*d_ff
-    _t91 = (
-        L*_t85*n_norm
+    _t50 = 2*H_ml
+    _t51 = 6*L_ml
+    _t52 = d*(i_glu + 2)
+    _t53 = 6*L_moe
+    _t54 = E + E_0
+    _t55 = d**2
+    _t56 = 6*_t55
+    _t57 = d_qk*h
+    _t58 = _t12*h_kv
+    _t59 = b_sc*d
+    _t60 = 6*L_sc
+    _t61 = 6*L_ssm
+    _t62 = 2*N_s
+    _t63 = G_s*_t62
+    _t64 = 2*d_in + i_m2*(H_s + _t63)
+    _t65 = H_s*i_m2
+    _t66 = 1 - i_m2
+    _t67 = R_dt + _t62
+    _t68 = _t66*d_in
+    _t69 = d_v*h
+    _t70 = _t69*d
+    _t71 = 2*d
+    _t72 = 6*M_sb
+    _t73 = d_qk*i_qk_head
+    _t74 = _t2*(_t73 + d_qk*h_kv*i_qk_proj)
+    _t75 = L_att - L_att2
+    _t76 = 6*_t75
+    _t77 = _t21*d_v
+    _t78 = _t57*d
+    _t79 = L_rw*d_rw
+    _t80 = 30*d
+    _t81 = H_la*L_la*d_la
+    _t82 = H_ml*d_mv
+    _t83 = 2*H_k*d_lk
+    _t84 = H_v*d_lv
+    _t85 = H_v + _t84
+    _t86 = L_dn*_t0
+    _t87 = L_moe*_t0
+    _t88 = _t0*_t2
+    _t89 = 12*d
+    _t90 = 18*d
+    _t91 = 24*i_diff
+    _t92 = E_a*_t0*i_moa
+    _t93 = _t2*i_sub
+    _t94 = _t93*d_ff
+    _t95 = (
+        H_ml*L_ml*_t89*d_mk
+        + L*_t88*n_norm
         + 6*L*(2*i_hc*(i_hcm + 2) + 2*(_t15*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L_att2*_t10
-        + L_att2*_t87*d_qk2
-        + L_att2*_t88
+        + L_att2*_t91*d_qk2
+        + L_att2*_t92
         + 12*L_gr*(_t48 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - L_kvs2*_t10
         - 6*L_kvs2*_t18
-        + L_rw*_t54
-        + L_rw*_t78
-        + L_sb*_t54
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t55 + _t56) + r_sb*(_t42*d_ff + d))
+        + L_ml*_t82*_t90
+        + L_rw*_t56
+        + L_rw*_t80
+        + L_sb*_t56
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t57 + _t58) + r_sb*(_t42*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
-        + 18*M_sb*_t2*d
+        + M_sb*_t2*_t90
         + _t0*_t15
         + _t0*b_oL
         - _t11*_t14
-        - 6*_t11*_t72
-        + _t14*_t73
-        + _t2*_t84*i_mn
-        + _t20*_t27*_t89
+        - 6*_t11*_t74
+        + _t14*_t75
+        + _t2*_t87*i_mn
+        + _t20*_t27*_t93
         + _t20*h2*i_sink2
         + _t20*i_rel*(2*_t32 + _t33)
         + _t20*(_t18 + _t19*(_t16 + _t17*h2))
@@ -1572,64 +1656,66 @@ def rules_train_per_token(s):
         + _t20*(_t30 + _t31*_t33 + b_qkv*(_t32*_t7 + _t35) + i_qlora*(_t32*r_q + _t34))
         + _t36*_t38
         + _t36*_t44
-        + _t36*_t90
+        + _t36*_t94
         + _t36*n_act
         + _t37*_t45
         + _t39*d_lv
-        + _t39*i_cg*(_t69*r_g + r_g*(_t40 + _t81))
-        + _t39*k_dn*(_t80 + _t81)
+        + _t39*i_cg*(_t71*r_g + r_g*(_t40 + _t84))
+        + _t39*k_dn*(_t83 + _t84)
         + _t39*(H_v*_t41 + H_v + _t40*i_cg)
-        + _t45*_t90
+        + _t45*_t94
         + _t45*(_t42*(2*_t37 + 2*_t43) - _t44)
         + _t46*(_t48 + d)
         + _t46*(_t49*w_gr + _t49)
         + _t47*(k_gr + 1)
         + _t47
-        + _t51*k*(_t50*d_e + b_ff*(_t42*d_e + d))
-        + _t51*(E_s*(_t50*d_s + b_ff*(_t42*d_s + d)) + d*i_shared_gate)
-        + _t51*(_t52*b_router + _t52*d)
-        + _t58*(_t53 + _t57)
-        + _t58*(3*_t53 + 3*_t57)
-        + _t59*_t65*_t66
-        + _t59*(2*_t63 + _t64*(N_s*d_in + d_in))
-        + _t59*(b_cs + k_s)*(_t61*i_m2 + d_in)
-        + _t59*(_t62*b_ssm + _t62*d)
-        + _t59*(b_ssm*d + d*d_in)
-        + _t59*(_t64*_t65*i_dtn + d_in*i_gn*i_m2)
-        + _t59*(R_dt*_t66 + _t63 + _t66)
-        + _t67*_t74*_t89
-        + _t70*(_t38 + _t44 + n_act)
-        + _t70*(_t55*_t69 + _t56*_t69 + _t68)
-        + _t73*_t87*d_qk
-        + _t73*_t88
-        + _t74*h*i_sink
-        + _t74*i_rel*(2*_t55 + _t76)
-        + _t74*(_t19*(_t55*i_qk_proj + _t71) + _t72)
-        + _t74*(_t25 + _t26*_t68 + i_og*(_t28 + _t67*r_o))
-        + _t74*(_t23*h*(_t75 + i_gh) + _t24*_t75*h + b_gh*h)
-        + _t74*(_t30 + _t31*_t76 + b_qkv*(_t35 + _t55*_t7) + i_qlora*(_t34 + _t55*r_q))
-        + 24*_t77*d
-        + 12*_t77
-        + _t78*_t79
-        + 6*_t79
-        + _t81*_t83
-        + _t83*(_t41*_t82 + _t80 + _t82)
-        + _t84*b_moe
-        + _t85*i_norm_emb
-        + _t85*i_norm_final
-        + _t86*d_emb*i_proj
+        + _t51*_t82
+        + _t51*(_t50*d + _t50)
+        + _t53*k*(_t52*d_e + b_ff*(_t42*d_e + d))
+        + _t53*(E_s*(_t52*d_s + b_ff*(_t42*d_s + d)) + d*i_shared_gate)
+        + _t53*(_t54*b_router + _t54*d)
+        + _t60*(_t55 + _t59)
+        + _t60*(3*_t55 + 3*_t59)
+        + _t61*_t67*_t68
+        + _t61*(2*_t65 + _t66*(N_s*d_in + d_in))
+        + _t61*(b_cs + k_s)*(_t63*i_m2 + d_in)
+        + _t61*(_t64*b_ssm + _t64*d)
+        + _t61*(b_ssm*d + d*d_in)
+        + _t61*(_t66*_t67*i_dtn + d_in*i_gn*i_m2)
+        + _t61*(R_dt*_t68 + _t65 + _t68)
+        + _t69*_t76*_t93
+        + _t72*(_t38 + _t44 + n_act)
+        + _t72*(_t57*_t71 + _t58*_t71 + _t70)
+        + _t75*_t91*d_qk
+        + _t75*_t92
+        + _t76*h*i_sink
+        + _t76*i_rel*(2*_t57 + _t78)
+        + _t76*(_t19*(_t57*i_qk_proj + _t73) + _t74)
+        + _t76*(_t25 + _t26*_t70 + i_og*(_t28 + _t69*r_o))
+        + _t76*(_t23*h*(_t77 + i_gh) + _t24*_t77*h + b_gh*h)
+        + _t76*(_t30 + _t31*_t78 + b_qkv*(_t35 + _t57*_t7) + i_qlora*(_t34 + _t57*r_q))
+        + 24*_t79*d
+        + 12*_t79
+        + _t80*_t81
+        + 6*_t81
+        + _t84*_t86
+        + _t86*(_t41*_t85 + _t83 + _t85)
+        + _t87*b_moe
+        + _t88*i_norm_emb
+        + _t88*i_norm_final
+        + _t89*d_emb*i_proj
         + 6*i_hc
         + 6*n_hc
     )
-    _t92 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t91
-    _t93 = T*_t32
-    _t94 = T*_t55
-    _t95 = 3*T
-    _t96 = 4*T
+    _t96 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t95
+    _t97 = T*_t32
+    _t98 = T*_t57
+    _t99 = 3*T
+    _t100 = 4*T
     return {
-        '6N': P*_t0 + _t92,
-        'kaplan': _t20*_t93 + _t74*_t94 + _t91,
-        'palm': 12*L_att2*_t93 + 12*_t73*_t94 + _t92,
+        '6N': P*_t0 + _t96,
+        'kaplan': _t20*_t97 + _t76*_t98 + _t95,
+        'palm': 12*L_att2*_t97 + 12*_t75*_t98 + _t96,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1637,11 +1723,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t32*_t96 + 8*_t33 + _t95*h2)
+            3*L_att2*(_t100*_t32 + 8*_t33 + _t99*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t73*(_t55*_t96 + 8*_t76 + _t95*h)
-            + _t86*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t75*(_t100*_t57 + 8*_t78 + _t99*h)
+            + _t89*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -1834,6 +1920,7 @@ def memory_activations(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -1847,6 +1934,7 @@ def memory_activations(s):
     L_s_kvs = s['L_s_kvs']
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
+    L_s_ml = s['L_s_ml']
     L_s_rw = s['L_s_rw']
     L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
@@ -1875,6 +1963,8 @@ def memory_activations(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -1957,6 +2047,7 @@ def memory_activations(s):
                 )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
+                    + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v2*h2*(
@@ -2226,6 +2317,7 @@ def memory(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -2240,6 +2332,7 @@ def memory(s):
     L_s_kvs = s['L_s_kvs']
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
+    L_s_ml = s['L_s_ml']
     L_s_rw = s['L_s_rw']
     L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
@@ -2278,6 +2371,8 @@ def memory(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -2446,6 +2541,9 @@ def memory(s):
         'activations_per_griffin': T*b*(1 - i_full)*(
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 10*d_gr*q_a/n_tp
         )/n_cp,
+        'activations_per_mlstm': T*b*(1 - i_full)*(
+            H_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp + d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu)
+        )/n_cp,
         'activations_per_conv': T*b*(1 - i_full)*(
             d*i_keep_mix*n_tp**(-i_sp)*q_l*(1 - i_rnu) + 6*d*q_a/n_tp
         )/n_cp,
@@ -2458,6 +2556,7 @@ def memory(s):
                 )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
+                    + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v2*h2*(
@@ -2908,6 +3007,7 @@ def memory(s):
                 )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
+                    + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v2*h2*(
@@ -3126,6 +3226,7 @@ def finetune_counts(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L_att = s['L_att']
@@ -3138,6 +3239,7 @@ def finetune_counts(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sc = s['L_sc']
@@ -3148,8 +3250,10 @@ def finetune_counts(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_fgate_preact = s['a_fgate_preact']
     a_g = s['a_g']
     a_gate = s['a_gate']
+    a_igate_preact = s['a_igate_preact']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
@@ -3159,6 +3263,7 @@ def finetune_counts(s):
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
     a_o = s['a_o']
+    a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
@@ -3180,6 +3285,8 @@ def finetune_counts(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -3212,105 +3319,112 @@ def finetune_counts(s):
     r_kv = s['r_kv']
     r_o = s['r_o']
     r_q = s['r_q']
-    _t0 = d_qk2*h2
-    _t1 = d_v2*h2
-    _t2 = 1 - i_gh
-    _t3 = _t2*i_gate*(1 - b_gh)
-    _t4 = L_att - L_att2
-    _t5 = d_qk*h
-    _t6 = d_v*h
-    _t7 = -L_kvs2
-    _t8 = L_att2 + _t7
-    _t9 = -L_kvs + L_kvs2 + _t4
-    _t10 = 1 - i_kev2
-    _t11 = 1 - i_kev
-    _t12 = _t2*b_gh + i_gh
-    _t13 = h2*(_t2*d_v2 + i_gh)
-    _t14 = h*(_t2*d_v + i_gh)
-    _t15 = i_glu + 2
-    _t16 = L_moe*r_a
-    _t17 = L_sc*d
-    _t18 = 2*N_s
-    _t19 = 2*d_in + i_m2*(G_s*_t18 + H_s)
-    _t20 = R_dt + d_in
-    _t21 = 1 - i_m2
-    _t22 = L_ssm*_t21*r_a
-    _t23 = H_v*d_lv
-    _t24 = H_la*d_la
-    _t25 = L_la*(_t24 + d)
-    _t26 = 2*H_k*d_lk
-    _t27 = L_dn*r_a
-    _t28 = L_rw*(d + d_rw)
-    _t29 = r_a*(L_rw*(d + d_ff) + _t28)
-    _t30 = 2*d
-    _t31 = L_gr*r_a*(d + d_gr)
-    _t32 = d**2
-    _t33 = _t15*d
-    _t34 = _t33*d_ff
-    _t35 = d*(d_rope + r_kv)
-    _t36 = -d_rope
-    _t37 = d*(1 - i_mla)
-    _t38 = _t37*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t35 + h2*r_kv*(_t36 + d_qk2 + d_v2))
-    _t39 = _t21*d_in
-    _t40 = _t37*h_kv*(_t11*d_v + d_qk) + i_mla*(_t35 + h*r_kv*(_t36 + d_qk + d_v))
-    _t41 = H_v + _t23
-    _t42 = d*g_o*r_o
-    _t43 = d*r_q
-    _t44 = d*i_moa
-    _t45 = E_a*_t44
-    _t46 = _t0*d
-    _t47 = 1 - i_qlora
-    _t48 = _t44*(E_a*h_kv2 - h2)
-    _t49 = d*(1 - i_og)
-    _t50 = d*i_gate
-    _t51 = _t5*d
-    _t52 = _t44*(E_a*h_kv - h)
-    _t53 = (
+    _t0 = H_ml*d_mk
+    _t1 = L_ml*(_t0 + d)
+    _t2 = d_qk2*h2
+    _t3 = d_v2*h2
+    _t4 = 1 - i_gh
+    _t5 = _t4*i_gate*(1 - b_gh)
+    _t6 = L_att - L_att2
+    _t7 = d_qk*h
+    _t8 = d_v*h
+    _t9 = -L_kvs2
+    _t10 = L_att2 + _t9
+    _t11 = -L_kvs + L_kvs2 + _t6
+    _t12 = H_ml*d_mv
+    _t13 = L_ml*(_t12 + d)
+    _t14 = 1 - i_kev2
+    _t15 = 1 - i_kev
+    _t16 = _t4*b_gh + i_gh
+    _t17 = h2*(_t4*d_v2 + i_gh)
+    _t18 = h*(_t4*d_v + i_gh)
+    _t19 = i_glu + 2
+    _t20 = L_moe*r_a
+    _t21 = L_sc*d
+    _t22 = 2*N_s
+    _t23 = 2*d_in + i_m2*(G_s*_t22 + H_s)
+    _t24 = R_dt + d_in
+    _t25 = 1 - i_m2
+    _t26 = L_ssm*_t25*r_a
+    _t27 = H_v*d_lv
+    _t28 = H_la*d_la
+    _t29 = L_la*(_t28 + d)
+    _t30 = 2*H_k*d_lk
+    _t31 = L_dn*r_a
+    _t32 = L_rw*(d + d_rw)
+    _t33 = r_a*(L_rw*(d + d_ff) + _t32)
+    _t34 = 2*d
+    _t35 = L_gr*r_a*(d + d_gr)
+    _t36 = L_ml*r_a*(H_ml + d)
+    _t37 = 3*d
+    _t38 = d**2
+    _t39 = _t19*d
+    _t40 = _t39*d_ff
+    _t41 = d*(d_rope + r_kv)
+    _t42 = -d_rope
+    _t43 = d*(1 - i_mla)
+    _t44 = _t43*h_kv2*(_t14*d_v2 + d_qk2) + i_mla*(_t41 + h2*r_kv*(_t42 + d_qk2 + d_v2))
+    _t45 = _t25*d_in
+    _t46 = _t43*h_kv*(_t15*d_v + d_qk) + i_mla*(_t41 + h*r_kv*(_t42 + d_qk + d_v))
+    _t47 = H_v + _t27
+    _t48 = d*g_o*r_o
+    _t49 = d*r_q
+    _t50 = d*i_moa
+    _t51 = E_a*_t50
+    _t52 = _t2*d
+    _t53 = 1 - i_qlora
+    _t54 = _t50*(E_a*h_kv2 - h2)
+    _t55 = d*(1 - i_og)
+    _t56 = d*i_gate
+    _t57 = _t7*d
+    _t58 = _t50*(E_a*h_kv - h)
+    _t59 = (
         L_att2*(
-            _t1*_t49
-            + _t13*_t50
-            + _t38
-            + _t45
-            + _t46*_t47
-            + _t46*i_rel
-            + _t48*d_qk2
-            + _t48*d_v2
-            + i_og*(_t1*r_o + _t42)
-            + i_qlora*(_t0*r_q + _t43)
+            _t17*_t56
+            + _t3*_t55
+            + _t44
+            + _t51
+            + _t52*_t53
+            + _t52*i_rel
+            + _t54*d_qk2
+            + _t54*d_v2
+            + i_og*(_t3*r_o + _t48)
+            + i_qlora*(_t2*r_q + _t49)
         )
-        + L_dense*_t34
+        + L_dense*_t40
         + L_dn*(
-            _t23*d + d*(_t26 + _t41*(1 - i_cg) + _t41) + i_cg*(_t30*r_g + r_g*(H_v*d_lk + _t23))
+            _t27*d + d*(_t30 + _t47*(1 - i_cg) + _t47) + i_cg*(_t34*r_g + r_g*(H_v*d_lk + _t27))
         )
-        + L_dw*_t34
-        + 3*L_gr*d*d_gr
+        + L_dw*_t40
+        + L_gr*_t37*d_gr
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t38
-        + 5*L_la*_t24*d
-        + L_moe*(E*_t33*d_e + E_s*_t33*d_s + d*i_shared_gate + d*(E + E_0))
-        + L_rw*(_t32 + 4*d*d_rw)
-        + 4*L_sc*_t32
-        + L_ssm*(R_dt*_t39 + _t19*d + _t39*(R_dt + _t18) + d*d_in)
-        + _t4*(
-            _t14*_t50
-            + _t40
-            + _t45
-            + _t47*_t51
-            + _t49*_t6
-            + _t51*i_rel
-            + _t52*d_qk
-            + _t52*d_v
-            + i_og*(_t42 + _t6*r_o)
-            + i_qlora*(_t43 + _t5*r_q)
+        - L_kvs2*_t44
+        + 5*L_la*_t28*d
+        + L_ml*(H_ml*_t34 + _t0*_t34 + _t12*_t37)
+        + L_moe*(E*_t39*d_e + E_s*_t39*d_s + d*i_shared_gate + d*(E + E_0))
+        + L_rw*(_t38 + 4*d*d_rw)
+        + 4*L_sc*_t38
+        + L_ssm*(R_dt*_t45 + _t23*d + _t45*(R_dt + _t22) + d*d_in)
+        - _t46*(L_kvs + _t9)
+        + _t6*(
+            _t18*_t56
+            + _t46
+            + _t51
+            + _t53*_t57
+            + _t55*_t8
+            + _t57*i_rel
+            + _t58*d_qk
+            + _t58*d_v
+            + i_og*(_t48 + _t8*r_o)
+            + i_qlora*(_t49 + _t7*r_q)
         )
-        - _t40*(L_kvs + _t7)
     )
     return {
-        'lora/q': a_q*r_a*(L_att2*(_t0 + _t1*_t3 + d) + _t4*(_t3*_t6 + _t5 + d)),
-        'lora/k': a_k*r_a*(_t8*(d + d_qk2*h_kv2) + _t9*(d + d_qk*h_kv)),
-        'lora/v': a_v*r_a*(_t10*_t8*(d + d_v2*h_kv2) + _t11*_t9*(d + d_v*h_kv)),
-        'lora/o': a_o*r_a*(L_att2*(_t1 + d) + _t4*(_t6 + d)),
-        'lora/g': a_g*r_a*(L_att2*_t12*(_t13 + d) + _t12*_t4*(_t14 + d)),
+        'lora/q': a_q*r_a*(L_att2*(_t2 + _t3*_t5 + d) + _t1 + _t6*(_t5*_t8 + _t7 + d)),
+        'lora/k': a_k*r_a*(_t1 + _t10*(d + d_qk2*h_kv2) + _t11*(d + d_qk*h_kv)),
+        'lora/v': a_v*r_a*(_t10*_t14*(d + d_v2*h_kv2) + _t11*_t15*(d + d_v*h_kv) + _t13),
+        'lora/o': a_o*r_a*(L_att2*(_t3 + d) + _t6*(_t8 + d)),
+        'lora/g': a_g*r_a*(L_att2*_t16*(_t17 + d) + _t16*_t6*(_t18 + d)),
         'lora/up': a_up*r_a*(
             L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
@@ -3322,23 +3436,28 @@ def finetune_counts(s):
         'lora/down': a_down*r_a*(
             L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
-        'lora/experts': E*_t15*_t16*a_experts*(d + d_e),
-        'lora/shared_expert_gate': _t16*a_shared_expert_gate*i_shared_gate*(d + 1),
-        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t19 + d) + 4*_t17),
-        'lora/x_proj': _t22*a_x_proj*(_t18 + _t20),
-        'lora/dt_proj': _t20*_t22*a_dt_proj,
-        'lora/out_proj': a_out_proj*r_a*(L_dn*(_t23 + d) + L_ssm*(d + d_in) + 2*_t17 + _t25),
-        'lora/in_proj_qkvz': _t27*a_in_proj_qkvz*(2*_t23 + _t26 + d),
-        'lora/in_proj_ba': _t27*a_in_proj_ba*(2*H_v + d),
-        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t24 + d),
-        'lora/output_gate': _t25*a_output_gate*r_a,
-        'lora/key': _t29*a_key,
-        'lora/value': _t29*a_value,
-        'lora/receptance': a_receptance*r_a*(L_rw*_t30 + _t28),
-        'lora/output': _t28*a_output*r_a,
-        'lora/linear_y': _t31*a_linear_y,
-        'lora/linear_x': _t31*a_linear_x,
-        'lora/linear_out': _t31*a_linear_out,
+        'lora/experts': E*_t19*_t20*a_experts*(d + d_e),
+        'lora/shared_expert_gate': _t20*a_shared_expert_gate*i_shared_gate*(d + 1),
+        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t23 + d) + 4*_t21),
+        'lora/x_proj': _t26*a_x_proj*(_t22 + _t24),
+        'lora/dt_proj': _t24*_t26*a_dt_proj,
+        'lora/out_proj': a_out_proj*r_a*(
+            L_dn*(_t27 + d) + L_ssm*(d + d_in) + _t13 + 2*_t21 + _t29
+        ),
+        'lora/in_proj_qkvz': _t31*a_in_proj_qkvz*(2*_t27 + _t30 + d),
+        'lora/in_proj_ba': _t31*a_in_proj_ba*(2*H_v + d),
+        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t28 + d),
+        'lora/output_gate': _t29*a_output_gate*r_a,
+        'lora/key': _t33*a_key,
+        'lora/value': _t33*a_value,
+        'lora/receptance': a_receptance*r_a*(L_rw*_t34 + _t32),
+        'lora/output': _t32*a_output*r_a,
+        'lora/linear_y': _t35*a_linear_y,
+        'lora/linear_x': _t35*a_linear_x,
+        'lora/linear_out': _t35*a_linear_out,
+        'lora/ogate_preact': _t13*a_ogate_preact*r_a,
+        'lora/igate_preact': _t36*a_igate_preact,
+        'lora/fgate_preact': _t36*a_fgate_preact,
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
@@ -3348,6 +3467,9 @@ def finetune_counts(s):
             + L_gr*a_linear_y*r_a*(d + d_gr)
             + L_la*a_output_gate*r_a*(H_la*d_la + d)
             + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+            + L_ml*a_fgate_preact*r_a*(H_ml + d)
+            + L_ml*a_igate_preact*r_a*(H_ml + d)
+            + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + L_rw*a_output*r_a*(d + d_rw)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -3368,16 +3490,22 @@ def finetune_counts(s):
             )
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + a_k*r_a*(
-                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                L_ml*(H_ml*d_mk + d)
+                + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
             + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + a_out_proj*r_a*(
-                L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                L_dn*(H_v*d_lv + d)
+                + L_la*(H_la*d_la + d)
+                + L_ml*(H_ml*d_mv + d)
+                + 2*L_sc*d
+                + L_ssm*(d + d_in)
             )
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + L_ml*(H_ml*d_mk + d)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3387,7 +3515,8 @@ def finetune_counts(s):
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + a_v*r_a*(
-                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                L_ml*(H_ml*d_mv + d)
+                + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -3400,6 +3529,9 @@ def finetune_counts(s):
             + L_gr*a_linear_y*r_a*(d + d_gr)
             + L_la*a_output_gate*r_a*(H_la*d_la + d)
             + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+            + L_ml*a_fgate_preact*r_a*(H_ml + d)
+            + L_ml*a_igate_preact*r_a*(H_ml + d)
+            + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
             + L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + L_rw*a_output*r_a*(d + d_rw)
@@ -3421,16 +3553,22 @@ def finetune_counts(s):
             )
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + a_k*r_a*(
-                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                L_ml*(H_ml*d_mk + d)
+                + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
             + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + a_out_proj*r_a*(
-                L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                L_dn*(H_v*d_lv + d)
+                + L_la*(H_la*d_la + d)
+                + L_ml*(H_ml*d_mv + d)
+                + 2*L_sc*d
+                + L_ssm*(d + d_in)
             )
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + L_ml*(H_ml*d_mk + d)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3440,13 +3578,14 @@ def finetune_counts(s):
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + a_v*r_a*(
-                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                L_ml*(H_ml*d_mv + d)
+                + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t53,
-        'unquantised': N - _t53,
+        'quantised': _t59,
+        'unquantised': N - _t59,
     }
 
 
@@ -3458,6 +3597,7 @@ def finetune_states(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -3471,6 +3611,7 @@ def finetune_states(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_s = s['L_s']
@@ -3494,8 +3635,10 @@ def finetune_states(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_fgate_preact = s['a_fgate_preact']
     a_g = s['a_g']
     a_gate = s['a_gate']
+    a_igate_preact = s['a_igate_preact']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
@@ -3505,6 +3648,7 @@ def finetune_states(s):
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
     a_o = s['a_o']
+    a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
@@ -3527,6 +3671,8 @@ def finetune_states(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -3603,6 +3749,9 @@ def finetune_states(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -3623,16 +3772,22 @@ def finetune_states(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3642,7 +3797,8 @@ def finetune_states(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -3694,6 +3850,7 @@ def finetune_states(s):
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                     )
+                    + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                     + L_moe*(
                         E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0)
                     )
@@ -3756,6 +3913,9 @@ def finetune_states(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -3776,16 +3936,22 @@ def finetune_states(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3795,7 +3961,8 @@ def finetune_states(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -3855,6 +4022,9 @@ def finetune_states(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -3875,16 +4045,22 @@ def finetune_states(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3894,7 +4070,8 @@ def finetune_states(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -3908,6 +4085,9 @@ def finetune_states(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -3928,16 +4108,22 @@ def finetune_states(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3947,7 +4133,8 @@ def finetune_states(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -3985,6 +4172,9 @@ def finetune_states(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -4005,16 +4195,22 @@ def finetune_states(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4024,7 +4220,8 @@ def finetune_states(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -4041,6 +4238,7 @@ def finetune_memory(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -4055,6 +4253,7 @@ def finetune_memory(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_s = s['L_s']
@@ -4067,6 +4266,7 @@ def finetune_memory(s):
     L_s_kvs = s['L_s_kvs']
     L_s_kvs2 = s['L_s_kvs2']
     L_s_la = s['L_s_la']
+    L_s_ml = s['L_s_ml']
     L_s_rw = s['L_s_rw']
     L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
@@ -4091,8 +4291,10 @@ def finetune_memory(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_fgate_preact = s['a_fgate_preact']
     a_g = s['a_g']
     a_gate = s['a_gate']
+    a_igate_preact = s['a_igate_preact']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
@@ -4102,6 +4304,7 @@ def finetune_memory(s):
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
     a_o = s['a_o']
+    a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
@@ -4125,6 +4328,8 @@ def finetune_memory(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -4220,7 +4425,6 @@ def finetune_memory(s):
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
             L_att*a_o
-            + L_att*a_q
             + L_dn*a_in_proj_ba
             + L_dn*a_in_proj_qkvz
             + L_gr*a_linear_out
@@ -4228,6 +4432,9 @@ def finetune_memory(s):
             + L_gr*a_linear_y
             + L_la*a_output_gate
             + L_la*a_qkv_proj
+            + L_ml*a_fgate_preact
+            + L_ml*a_igate_preact
+            + L_ml*a_ogate_preact
             + L_moe*a_experts*k*(i_glu + 2)
             + L_moe*a_shared_expert_gate*i_shared_gate
             + 2*L_rw*a_key
@@ -4240,17 +4447,21 @@ def finetune_memory(s):
             + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
             + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
             + a_in_proj*(L_sc + L_ssm)
-            + a_k*(L_att - L_kvs)
-            + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
+            + a_k*(L_att - L_kvs + L_ml)
+            + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
+            + a_q*(L_att + L_ml)
             + a_up*(L_dense + L_moe*_minimum(1, E_s))
-            + a_v*((1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2))
+            + a_v*(
+                L_ml
+                + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
+                + (1 - i_kev2)*(L_att2 - L_kvs2)
+            )
         ),
         'total': (
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L_att*a_o
-                + L_att*a_q
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -4258,6 +4469,9 @@ def finetune_memory(s):
                 + L_gr*a_linear_y
                 + L_la*a_output_gate
                 + L_la*a_qkv_proj
+                + L_ml*a_fgate_preact
+                + L_ml*a_igate_preact
+                + L_ml*a_ogate_preact
                 + L_moe*a_experts*k*(i_glu + 2)
                 + L_moe*a_shared_expert_gate*i_shared_gate
                 + 2*L_rw*a_key
@@ -4270,11 +4484,14 @@ def finetune_memory(s):
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
-                + a_k*(L_att - L_kvs)
-                + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
+                + a_k*(L_att - L_kvs + L_ml)
+                + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
+                + a_q*(L_att + L_ml)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
                 + a_v*(
-                    (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
+                    L_ml
+                    + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)
                 )
             )
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
@@ -4283,6 +4500,7 @@ def finetune_memory(s):
                 )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
+                    + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v2*h2*(
@@ -4548,6 +4766,7 @@ def finetune_memory(s):
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
+                        + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
@@ -4684,6 +4903,9 @@ def finetune_memory(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -4704,16 +4926,22 @@ def finetune_memory(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4723,7 +4951,8 @@ def finetune_memory(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -4737,6 +4966,9 @@ def finetune_memory(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -4757,16 +4989,22 @@ def finetune_memory(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4776,7 +5014,8 @@ def finetune_memory(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -4791,6 +5030,9 @@ def finetune_memory(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -4811,16 +5053,22 @@ def finetune_memory(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4830,7 +5078,8 @@ def finetune_memory(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -4844,6 +5093,9 @@ def finetune_memory(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -4864,16 +5116,22 @@ def finetune_memory(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4883,7 +5141,8 @@ def finetune_memory(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -4943,6 +5202,7 @@ def finetune_memory(s):
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
+                        + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
@@ -5071,6 +5331,9 @@ def finetune_memory(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -5091,16 +5354,22 @@ def finetune_memory(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5110,7 +5379,8 @@ def finetune_memory(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5124,6 +5394,9 @@ def finetune_memory(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -5144,16 +5417,22 @@ def finetune_memory(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5163,7 +5442,8 @@ def finetune_memory(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5178,6 +5458,9 @@ def finetune_memory(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -5198,16 +5481,22 @@ def finetune_memory(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5217,7 +5506,8 @@ def finetune_memory(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5231,6 +5521,9 @@ def finetune_memory(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -5251,16 +5544,22 @@ def finetune_memory(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5270,7 +5569,8 @@ def finetune_memory(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5280,7 +5580,6 @@ def finetune_memory(s):
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L_att*a_o
-                + L_att*a_q
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -5288,6 +5587,9 @@ def finetune_memory(s):
                 + L_gr*a_linear_y
                 + L_la*a_output_gate
                 + L_la*a_qkv_proj
+                + L_ml*a_fgate_preact
+                + L_ml*a_igate_preact
+                + L_ml*a_ogate_preact
                 + L_moe*a_experts*k*(i_glu + 2)
                 + L_moe*a_shared_expert_gate*i_shared_gate
                 + 2*L_rw*a_key
@@ -5300,11 +5602,14 @@ def finetune_memory(s):
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
-                + a_k*(L_att - L_kvs)
-                + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
+                + a_k*(L_att - L_kvs + L_ml)
+                + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
+                + a_q*(L_att + L_ml)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
                 + a_v*(
-                    (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
+                    L_ml
+                    + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)
                 )
             )
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
@@ -5313,6 +5618,7 @@ def finetune_memory(s):
                 )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
+                    + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
                         d_rope*i_mla*i_rnu*q_a
                         + d_v2*h2*(
@@ -5531,6 +5837,7 @@ def finetune_flops(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -5549,6 +5856,7 @@ def finetune_flops(s):
     L_la = s['L_la']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sb = s['L_sb']
@@ -5561,8 +5869,10 @@ def finetune_flops(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_fgate_preact = s['a_fgate_preact']
     a_g = s['a_g']
     a_gate = s['a_gate']
+    a_igate_preact = s['a_igate_preact']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
@@ -5572,6 +5882,7 @@ def finetune_flops(s):
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
     a_o = s['a_o']
+    a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
@@ -5595,6 +5906,8 @@ def finetune_flops(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -5651,6 +5964,9 @@ def finetune_flops(s):
             + 2*L_gr*a_linear_y*r_a*(d + d_gr)
             + 2*L_la*a_output_gate*r_a*(H_la*d_la + d)
             + 2*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+            + 2*L_ml*a_fgate_preact*r_a*(H_ml + d)
+            + 2*L_ml*a_igate_preact*r_a*(H_ml + d)
+            + 2*L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
             + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
             + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + 2*L_rw*a_output*r_a*(d + d_rw)
@@ -5672,16 +5988,22 @@ def finetune_flops(s):
             )
             + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + 2*a_k*r_a*(
-                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                L_ml*(H_ml*d_mk + d)
+                + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
             + 2*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + 2*a_out_proj*r_a*(
-                L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                L_dn*(H_v*d_lv + d)
+                + L_la*(H_la*d_la + d)
+                + L_ml*(H_ml*d_mv + d)
+                + 2*L_sc*d
+                + L_ssm*(d + d_in)
             )
             + 2*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + L_ml*(H_ml*d_mk + d)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5691,7 +6013,8 @@ def finetune_flops(s):
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + 2*a_v*r_a*(
-                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                L_ml*(H_ml*d_mv + d)
+                + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
             )
             + 2*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5703,6 +6026,7 @@ def finetune_flops(s):
             )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
             + T*(
                 15*H_la*L_la*d_la**2
+                + 15*H_ml*L_ml*d_mk*(d_mv + 1)
                 + 21*H_v*L_dn*d_lk*d_lv
                 + 9*L_gr*d_gr
                 + 27*L_rw*d_rw
@@ -5715,6 +6039,9 @@ def finetune_flops(s):
                     + 2*L_gr*a_linear_y*r_a*(d + d_gr)
                     + 2*L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + 2*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + 2*L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + 2*L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + 2*L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
                     + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + 2*L_rw*a_output*r_a*(d + d_rw)
@@ -5736,16 +6063,22 @@ def finetune_flops(s):
                     )
                     + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + 2*a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + 2*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + 2*a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + 2*a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5755,7 +6088,8 @@ def finetune_flops(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + 2*a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + 2*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5764,6 +6098,9 @@ def finetune_flops(s):
                     2*E_a*L_att2*d*i_moa
                     + 2*E_a*d*i_moa*(L_att - L_att2)
                     + 10*H_la*L_la*d*d_la
+                    + 4*H_ml*L_ml*d*d_mk
+                    + 6*H_ml*L_ml*d*d_mv
+                    + 4*H_ml*L_ml*d
                     + 2*H_v*L_dn*d*d_lv
                     + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
                     + 2*L_att2*d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
@@ -5938,6 +6275,7 @@ def optimizer_states(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L_att = s['L_att']
@@ -5950,6 +6288,7 @@ def optimizer_states(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sc = s['L_sc']
@@ -5963,8 +6302,10 @@ def optimizer_states(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_fgate_preact = s['a_fgate_preact']
     a_g = s['a_g']
     a_gate = s['a_gate']
+    a_igate_preact = s['a_igate_preact']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
@@ -5974,6 +6315,7 @@ def optimizer_states(s):
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
     a_o = s['a_o']
+    a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
@@ -5995,6 +6337,8 @@ def optimizer_states(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -6032,32 +6376,34 @@ def optimizer_states(s):
     _t1 = i_glu + 2
     _t2 = 4*d
     _t3 = _t1*_t2*d_ff
-    _t4 = _t1*d
-    _t5 = d*(d_rope + r_kv)
-    _t6 = -d_rope
-    _t7 = d*(1 - i_mla)
-    _t8 = _t7*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t5 + h2*r_kv*(_t6 + d_qk2 + d_v2))
-    _t9 = d_in*(1 - i_m2)
-    _t10 = 2*N_s
-    _t11 = _t7*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t5 + h*r_kv*(_t6 + d_qk + d_v))
-    _t12 = H_v*d_lv
-    _t13 = H_v + _t12
-    _t14 = d*g_o*r_o
-    _t15 = d_v2*h2
-    _t16 = d*r_q
-    _t17 = d_qk2*h2
-    _t18 = d*i_moa
-    _t19 = E_a*_t18
-    _t20 = _t17*d
-    _t21 = 1 - i_qlora
-    _t22 = _t18*(E_a*h_kv2 - h2)
-    _t23 = d*(1 - i_og)
-    _t24 = 1 - i_gh
-    _t25 = d*i_gate
-    _t26 = d_v*h
-    _t27 = d_qk*h
-    _t28 = _t27*d
-    _t29 = _t18*(E_a*h_kv - h)
+    _t4 = 2*d
+    _t5 = H_ml*_t4
+    _t6 = _t1*d
+    _t7 = d*(d_rope + r_kv)
+    _t8 = -d_rope
+    _t9 = d*(1 - i_mla)
+    _t10 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t7 + h2*r_kv*(_t8 + d_qk2 + d_v2))
+    _t11 = d_in*(1 - i_m2)
+    _t12 = 2*N_s
+    _t13 = _t9*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t7 + h*r_kv*(_t8 + d_qk + d_v))
+    _t14 = H_v*d_lv
+    _t15 = H_v + _t14
+    _t16 = d*g_o*r_o
+    _t17 = d_v2*h2
+    _t18 = d*r_q
+    _t19 = d_qk2*h2
+    _t20 = d*i_moa
+    _t21 = E_a*_t20
+    _t22 = _t19*d
+    _t23 = 1 - i_qlora
+    _t24 = _t20*(E_a*h_kv2 - h2)
+    _t25 = d*(1 - i_og)
+    _t26 = 1 - i_gh
+    _t27 = d*i_gate
+    _t28 = d_v*h
+    _t29 = d_qk*h
+    _t30 = _t29*d
+    _t31 = _t20*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
@@ -6103,6 +6449,8 @@ def optimizer_states(s):
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
             )
             + 4*L_la*(5*H_la*d_la + 3*d)
+            - 4*L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
+            + 4*L_ml*(2*H_ml*d_mk + 3*H_ml*d_mv + 2*H_ml + 7*d)
             - 4*L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
             + 4*L_moe*(
                 E*(d + d_e)*(i_glu + 2)
@@ -6164,51 +6512,53 @@ def optimizer_states(s):
         'muon': (
             -20*H_la*L_la*d*d_la
             - 4*L_att2*(
-                _t15*_t23
-                + _t19
-                + _t20*_t21
-                + _t20*i_rel
-                + _t22*d_qk2
-                + _t22*d_v2
-                + _t25*h2*(_t24*d_v2 + i_gh)
-                + _t8
-                + i_og*(_t14 + _t15*r_o)
-                + i_qlora*(_t16 + _t17*r_q)
+                _t10
+                + _t17*_t25
+                + _t21
+                + _t22*_t23
+                + _t22*i_rel
+                + _t24*d_qk2
+                + _t24*d_v2
+                + _t27*h2*(_t26*d_v2 + i_gh)
+                + i_og*(_t16 + _t17*r_o)
+                + i_qlora*(_t18 + _t19*r_q)
             )
             - L_dense*_t3
             - 4*L_dn*(
-                _t12*d
-                + d*(2*H_k*d_lk + _t13*(1 - i_cg) + _t13)
-                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t12))
+                _t14*d
+                + d*(2*H_k*d_lk + _t15*(1 - i_cg) + _t15)
+                + i_cg*(_t4*r_g + r_g*(H_v*d_lk + _t14))
             )
             - L_dw*_t3
             - 12*L_gr*d*d_gr
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            + 4*L_kvs2*_t8
-            - 4*L_moe*(E*_t4*d_e + E_s*_t4*d_s + d*i_shared_gate + d*(E + E_0))
+            + 4*L_kvs2*_t10
+            - 4*L_ml*(3*H_ml*d*d_mv + _t5*d_mk + _t5)
+            - 4*L_moe*(E*_t6*d_e + E_s*_t6*d_s + d*i_shared_gate + d*(E + E_0))
             - 4*L_rw*(_t0 + _t2*d_rw)
             - 16*L_sc*_t0
-            - 4*L_ssm*(R_dt*_t9 + _t9*(R_dt + _t10) + d*d_in + d*(2*d_in + i_m2*(G_s*_t10 + H_s)))
+            - 4*L_ssm*(
+                R_dt*_t11 + _t11*(R_dt + _t12) + d*d_in + d*(2*d_in + i_m2*(G_s*_t12 + H_s))
+            )
             + 8*N
-            + 4*_t11*(L_kvs - L_kvs2)
+            + 4*_t13*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
-                _t11
-                + _t19
-                + _t21*_t28
-                + _t23*_t26
-                + _t25*h*(_t24*d_v + i_gh)
-                + _t28*i_rel
-                + _t29*d_qk
-                + _t29*d_v
-                + i_og*(_t14 + _t26*r_o)
-                + i_qlora*(_t16 + _t27*r_q)
+                _t13
+                + _t21
+                + _t23*_t30
+                + _t25*_t28
+                + _t27*h*(_t26*d_v + i_gh)
+                + _t30*i_rel
+                + _t31*d_qk
+                + _t31*d_v
+                + i_og*(_t16 + _t28*r_o)
+                + i_qlora*(_t18 + _t29*r_q)
             )
         ),
         'adafactor_adapters': (
             8*r_a*(
                 E*L_moe*a_experts*(i_glu + 2)
                 + L_att*a_o
-                + L_att*a_q
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -6216,6 +6566,9 @@ def optimizer_states(s):
                 + L_gr*a_linear_y
                 + L_la*a_output_gate
                 + L_la*a_qkv_proj
+                + L_ml*a_fgate_preact
+                + L_ml*a_igate_preact
+                + L_ml*a_ogate_preact
                 + L_moe*a_shared_expert_gate*i_shared_gate
                 + 2*L_rw*a_key
                 + L_rw*a_output
@@ -6227,11 +6580,14 @@ def optimizer_states(s):
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
-                + a_k*(L_att - L_kvs)
-                + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
+                + a_k*(L_att - L_kvs + L_ml)
+                + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
+                + a_q*(L_att + L_ml)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
                 + a_v*(
-                    (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
+                    L_ml
+                    + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)
                 )
             )
             + 4*(
@@ -6243,6 +6599,9 @@ def optimizer_states(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -6263,16 +6622,22 @@ def optimizer_states(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6282,7 +6647,8 @@ def optimizer_states(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6297,6 +6663,9 @@ def optimizer_states(s):
             + 4*L_gr*a_linear_y*r_a*(d + d_gr)
             + 4*L_la*a_output_gate*r_a*(H_la*d_la + d)
             + 4*L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+            + 4*L_ml*a_fgate_preact*r_a*(H_ml + d)
+            + 4*L_ml*a_igate_preact*r_a*(H_ml + d)
+            + 4*L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
             + 4*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + 4*L_rw*a_output*r_a*(d + d_rw)
             + 4*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -6317,16 +6686,22 @@ def optimizer_states(s):
             )
             + 4*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + 4*a_k*r_a*(
-                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                L_ml*(H_ml*d_mk + d)
+                + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
             + 4*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
             + 4*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
             + 4*a_out_proj*r_a*(
-                L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                L_dn*(H_v*d_lv + d)
+                + L_la*(H_la*d_la + d)
+                + L_ml*(H_ml*d_mv + d)
+                + 2*L_sc*d
+                + L_ssm*(d + d_in)
             )
             + 4*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + L_ml*(H_ml*d_mk + d)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + 4*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6336,7 +6711,8 @@ def optimizer_states(s):
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + 4*a_v*r_a*(
-                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                L_ml*(H_ml*d_mv + d)
+                + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
             )
             + 4*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6352,6 +6728,7 @@ def offload(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -6365,6 +6742,7 @@ def offload(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_s = s['L_s']
@@ -6387,8 +6765,10 @@ def offload(s):
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
+    a_fgate_preact = s['a_fgate_preact']
     a_g = s['a_g']
     a_gate = s['a_gate']
+    a_igate_preact = s['a_igate_preact']
     a_in_proj = s['a_in_proj']
     a_in_proj_ba = s['a_in_proj_ba']
     a_in_proj_qkvz = s['a_in_proj_qkvz']
@@ -6398,6 +6778,7 @@ def offload(s):
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
     a_o = s['a_o']
+    a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
@@ -6420,6 +6801,8 @@ def offload(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -6496,6 +6879,9 @@ def offload(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -6516,16 +6902,22 @@ def offload(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6535,7 +6927,8 @@ def offload(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6570,6 +6963,9 @@ def offload(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -6590,16 +6986,22 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6609,7 +7011,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6643,6 +7046,9 @@ def offload(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -6663,16 +7069,22 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6682,7 +7094,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6716,6 +7129,9 @@ def offload(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -6736,16 +7152,22 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6755,7 +7177,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6814,6 +7237,7 @@ def offload(s):
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
+                        + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
@@ -6876,6 +7300,9 @@ def offload(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -6896,16 +7323,22 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6915,7 +7348,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6974,6 +7408,7 @@ def offload(s):
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
+                        + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
@@ -7036,6 +7471,9 @@ def offload(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -7056,16 +7494,22 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7075,7 +7519,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7136,6 +7581,7 @@ def offload(s):
                                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                             )
+                            + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                             + L_moe*(
                                 E*d*d_e*(i_glu + 2)
                                 + E_s*d*d_s*(i_glu + 2)
@@ -7198,6 +7644,9 @@ def offload(s):
                         + L_gr*a_linear_y*r_a*(d + d_gr)
                         + L_la*a_output_gate*r_a*(H_la*d_la + d)
                         + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                        + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                        + L_ml*a_igate_preact*r_a*(H_ml + d)
+                        + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                         + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                         + L_rw*a_output*r_a*(d + d_rw)
                         + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -7220,7 +7669,8 @@ def offload(s):
                         )
                         + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                         + a_k*r_a*(
-                            (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                            L_ml*(H_ml*d_mk + d)
+                            + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                             + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         )
                         + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7228,11 +7678,13 @@ def offload(s):
                         + a_out_proj*r_a*(
                             L_dn*(H_v*d_lv + d)
                             + L_la*(H_la*d_la + d)
+                            + L_ml*(H_ml*d_mv + d)
                             + 2*L_sc*d
                             + L_ssm*(d + d_in)
                         )
                         + a_q*r_a*(
                             L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                            + L_ml*(H_ml*d_mk + d)
                             + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                         )
                         + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7242,7 +7694,8 @@ def offload(s):
                             + (L_dense - L_dw)*(d + d_ff)
                         )
                         + a_v*r_a*(
-                            (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                            L_ml*(H_ml*d_mv + d)
+                            + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                             + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                         )
                         + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7273,6 +7726,9 @@ def offload(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -7293,16 +7749,22 @@ def offload(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7312,7 +7774,8 @@ def offload(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7341,6 +7804,9 @@ def offload(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -7361,16 +7827,22 @@ def offload(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7380,7 +7852,8 @@ def offload(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7411,6 +7884,9 @@ def offload(s):
                 + L_gr*a_linear_y*r_a*(d + d_gr)
                 + L_la*a_output_gate*r_a*(H_la*d_la + d)
                 + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                + L_ml*a_igate_preact*r_a*(H_ml + d)
+                + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -7431,16 +7907,22 @@ def offload(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_ml*(H_ml*d_mk + d)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
-                    L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                    L_dn*(H_v*d_lv + d)
+                    + L_la*(H_la*d_la + d)
+                    + L_ml*(H_ml*d_mv + d)
+                    + 2*L_sc*d
+                    + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_ml*(H_ml*d_mk + d)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7450,7 +7932,8 @@ def offload(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_ml*(H_ml*d_mv + d)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7508,6 +7991,7 @@ def offload(s):
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
                         )
+                        + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
@@ -7570,6 +8054,9 @@ def offload(s):
                     + L_gr*a_linear_y*r_a*(d + d_gr)
                     + L_la*a_output_gate*r_a*(H_la*d_la + d)
                     + L_la*a_qkv_proj*r_a*(3*H_la*d_la + d)
+                    + L_ml*a_fgate_preact*r_a*(H_ml + d)
+                    + L_ml*a_igate_preact*r_a*(H_ml + d)
+                    + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
@@ -7590,16 +8077,22 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_ml*(H_ml*d_mk + d)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                     + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
                     + a_out_proj*r_a*(
-                        L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
+                        L_dn*(H_v*d_lv + d)
+                        + L_la*(H_la*d_la + d)
+                        + L_ml*(H_ml*d_mv + d)
+                        + 2*L_sc*d
+                        + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_ml*(H_ml*d_mk + d)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7609,7 +8102,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_ml*(H_ml*d_mv + d)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7625,6 +8119,7 @@ def precision(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -7638,6 +8133,7 @@ def precision(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sb = s['L_sb']
@@ -7656,6 +8152,8 @@ def precision(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -7694,94 +8192,100 @@ def precision(s):
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = 2*V_o
-    _t1 = 6*d
-    _t2 = L_gr*d_gr
-    _t3 = 2*d_in
-    _t4 = L_ssm*_t3
-    _t5 = d**2
-    _t6 = 2*_t5
-    _t7 = 2*n_hc**2
-    _t8 = 2*L_att2
-    _t9 = _t8*d
-    _t10 = E_a*i_moa
-    _t11 = H_v*d_lv
-    _t12 = 2*d
-    _t13 = L_dn*_t12
-    _t14 = i_glu + 2
-    _t15 = _t12*_t14*d_ff
-    _t16 = 2*L_sb
-    _t17 = _t14*d
-    _t18 = 2*L_moe
-    _t19 = L_att - L_att2
-    _t20 = 2*_t19
-    _t21 = _t20*d
-    _t22 = _t4*(1 - i_m2)
-    _t23 = 2*N_s
-    _t24 = 1 - i_gh
-    _t25 = d_v*h
-    _t26 = _t25*d
-    _t27 = d_qk*h
-    _t28 = d_qk + d_v
-    _t29 = _t28*h_kv
-    _t30 = d_qk2*h2
-    _t31 = d*(1 - i_qlora)
-    _t32 = d*r_q
-    _t33 = _t7*i_hcm
-    _t34 = 1 - i_og
-    _t35 = d_v2*h2
-    _t36 = d*g_o*r_o
-    _t37 = H_v + _t11
-    _t38 = d*(d_rope + r_kv)
-    _t39 = -d_rope
-    _t40 = d*(1 - i_mla)
-    _t41 = (
-        2*_t40*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t38 + h2*r_kv*(_t39 + d_qk2 + d_v2))
+    _t1 = 4*d
+    _t2 = H_ml*L_ml
+    _t3 = _t1*_t2
+    _t4 = 6*d
+    _t5 = L_gr*d_gr
+    _t6 = 2*d_in
+    _t7 = L_ssm*_t6
+    _t8 = d**2
+    _t9 = 2*_t8
+    _t10 = 2*n_hc**2
+    _t11 = 2*L_att2
+    _t12 = _t11*d
+    _t13 = E_a*i_moa
+    _t14 = H_v*d_lv
+    _t15 = 2*d
+    _t16 = L_dn*_t15
+    _t17 = i_glu + 2
+    _t18 = _t15*_t17*d_ff
+    _t19 = 2*L_sb
+    _t20 = _t17*d
+    _t21 = 2*L_moe
+    _t22 = L_att - L_att2
+    _t23 = 2*_t22
+    _t24 = _t23*d
+    _t25 = _t7*(1 - i_m2)
+    _t26 = 2*N_s
+    _t27 = 1 - i_gh
+    _t28 = d_v*h
+    _t29 = _t28*d
+    _t30 = d_qk*h
+    _t31 = d_qk + d_v
+    _t32 = _t31*h_kv
+    _t33 = d_qk2*h2
+    _t34 = d*(1 - i_qlora)
+    _t35 = d*r_q
+    _t36 = _t10*i_hcm
+    _t37 = 1 - i_og
+    _t38 = d_v2*h2
+    _t39 = d*g_o*r_o
+    _t40 = H_v + _t14
+    _t41 = d*(d_rope + r_kv)
+    _t42 = -d_rope
+    _t43 = d*(1 - i_mla)
+    _t44 = (
+        2*_t43*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t41 + h2*r_kv*(_t42 + d_qk2 + d_v2))
     )
-    _t42 = 2*_t40*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t38 + h*r_kv*(_t28 + _t39))
-    _t43 = (
+    _t45 = 2*_t43*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t41 + h*r_kv*(_t31 + _t42))
+    _t46 = (
         10*H_la*L_la*d*d_la
-        + 2*L*(_t33*d + d*n_hc*(_t33 + 4*n_hc))
-        + L_att2*_t41
-        + L_dense*_t15
-        + 2*L_dn*i_cg*(_t12*r_g + r_g*(H_v*d_lk + _t11))
-        + L_dw*_t15
+        + 2*L*(_t36*d + d*n_hc*(_t36 + 4*n_hc))
+        + L_att2*_t44
+        + L_dense*_t18
+        + 2*L_dn*i_cg*(_t15*r_g + r_g*(H_v*d_lk + _t14))
+        + L_dw*_t18
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t41
-        + L_rw*_t6
+        - L_kvs2*_t44
+        + L_rw*_t9
         + 8*L_rw*d*d_rw
-        + L_sb*_t6
-        + 8*L_sc*_t5
-        + L_ssm*_t12*(_t3 + i_m2*(G_s*_t23 + H_s))
-        + R_dt*_t22
+        + L_sb*_t9
+        + 8*L_sc*_t8
+        + L_ssm*_t15*(_t6 + i_m2*(G_s*_t26 + H_s))
+        + R_dt*_t25
         - _t0*d
         + _t0*d_emb
-        + _t1*_t2
-        + _t10*_t21
-        + _t10*_t9
-        + _t11*_t13
-        + _t13*(2*H_k*d_lk + _t37*(1 - i_cg) + _t37)
-        + _t16*_t17*d_ff
-        + _t16*(i_sba*r_sb*(_t1 + _t27 + _t29) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t16*(_t12*_t27 + _t12*_t29 + _t26)
-        + _t17*_t18*d_e*k
-        + _t18*(E_s*_t17*d_s + d*i_shared_gate)
-        + _t19*_t42
-        + 4*_t2*w_gr
-        + _t20*(_t26*_t34 + i_og*(_t25*r_o + _t36))
-        + _t20*(_t27*_t31 + i_qlora*(_t27*r_q + _t32))
-        + _t21*h*i_gate*(_t24*d_v + i_gh)
-        + _t22*(R_dt + _t23)
-        + _t4*d
-        - _t42*(L_kvs - L_kvs2)
+        + _t1*d_emb*i_proj
+        + _t10*d
+        + _t11*(_t33*_t34 + i_qlora*(_t33*r_q + _t35))
+        + _t11*(_t37*_t38*d + i_og*(_t38*r_o + _t39))
+        + _t12*_t13
+        + _t12*h2*i_gate*(_t27*d_v2 + i_gh)
+        + _t13*_t24
+        + _t14*_t16
+        + _t16*(2*H_k*d_lk + _t40*(1 - i_cg) + _t40)
+        + _t19*_t20*d_ff
+        + _t19*(i_sba*r_sb*(_t30 + _t32 + _t4) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t19*(_t15*_t30 + _t15*_t32 + _t29)
+        + _t2*_t4*d_mv
+        + _t20*_t21*d_e*k
+        + _t21*(E_s*_t20*d_s + d*i_shared_gate)
+        + _t22*_t45
+        + _t23*(_t29*_t37 + i_og*(_t28*r_o + _t39))
+        + _t23*(_t30*_t34 + i_qlora*(_t30*r_q + _t35))
+        + _t24*h*i_gate*(_t27*d_v + i_gh)
+        + _t25*(R_dt + _t26)
+        + _t3*d_mk
+        + _t3
+        + _t4*_t5
+        - _t45*(L_kvs - L_kvs2)
+        + 4*_t5*w_gr
         + _t7*d
-        + _t8*(_t30*_t31 + i_qlora*(_t30*r_q + _t32))
-        + _t8*(_t34*_t35*d + i_og*(_t35*r_o + _t36))
-        + _t9*h2*i_gate*(_t24*d_v2 + i_gh)
-        + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t43,
-        'low_precision_train': _t43*(3 - i_frozen),
+        'low_precision_forward': _t46,
+        'low_precision_train': _t46*(3 - i_frozen),
     }
 
 
@@ -7793,6 +8297,7 @@ def precision_memory(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -7806,6 +8311,7 @@ def precision_memory(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
     L_sc = s['L_sc']
@@ -7822,6 +8328,8 @@ def precision_memory(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -7888,6 +8396,7 @@ def precision_memory(s):
                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
             )
+            + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
             + L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
             + L_rw*(d**2 + 4*d*d_rw)
             + 4*L_sc*d**2
@@ -7936,6 +8445,7 @@ def inference(s):
     G_s = s['G_s']
     H_k = s['H_k']
     H_la = s['H_la']
+    H_ml = s['H_ml']
     H_v = s['H_v']
     K = s['K']
     L_att = s['L_att']
@@ -7952,6 +8462,7 @@ def inference(s):
     L_la = s['L_la']
     L_loc = s['L_loc']
     L_loc2 = s['L_loc2']
+    L_ml = s['L_ml']
     L_rw = s['L_rw']
     L_sb = s['L_sb']
     L_sc = s['L_sc']
@@ -7971,6 +8482,8 @@ def inference(s):
     d_la = s['d_la']
     d_lk = s['d_lk']
     d_lv = s['d_lv']
+    d_mk = s['d_mk']
+    d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
@@ -8006,6 +8519,7 @@ def inference(s):
         ),
         'kv_cache': b*q_kv*(
             H_la*L_la*d_la**2
+            + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
             + K*h_g*(
                 L_idx*T*d_I
                 + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
@@ -8039,6 +8553,7 @@ def inference(s):
         ),
         'state_cache': b*q_kv*(
             H_la*L_la*d_la**2
+            + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
             + L_dn*(_t0*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t0))
             + L_gr*(d_gr*(k_gr - 1) + d_gr)
             + L_rw*(2*d + 3*d_rw)
@@ -8049,6 +8564,7 @@ def inference(s):
             N*q_w
             + b*q_kv*(
                 H_la*L_la*d_la**2
+                + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
@@ -8085,6 +8601,7 @@ def inference(s):
         'batch_room': (1073741824*K*M_gib - N*q_w)/(
             q_kv*(
                 H_la*L_la*d_la**2
+                + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
@@ -8123,6 +8640,7 @@ def inference(s):
             N*q_w
             + b*q_kv*(
                 H_la*L_la*d_la**2
+                + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
@@ -8161,6 +8679,7 @@ def inference(s):
                 N*q_w
                 + b*q_kv*(
                     H_la*L_la*d_la**2
+                    + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                     + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
@@ -8199,6 +8718,7 @@ def inference(s):
         'decode_memory_seconds': (1/1000000000)*(
             b*q_kv*(
                 H_la*L_la*d_la**2
+                + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
                     L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
@@ -8240,6 +8760,7 @@ def inference(s):
             (1/1000000000)*(
                 b*q_kv*(
                     H_la*L_la*d_la**2
+                    + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                     + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
@@ -8279,6 +8800,7 @@ def inference(s):
             (1/1000000000)*(
                 b*q_kv*(
                     H_la*L_la*d_la**2
+                    + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                     + K*h_g*(
                         L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(

@@ -162,16 +162,18 @@ SHARED_BLOCK = (
     "depth.")
 SCANS = (
     "Scans and convolutions (Mamba, gated DeltaNet, lightning attention, RWKV, Griffin's "
-    "RG-LRU, short convolutions) are not matrix products: a causal conv costs 2·k FLOPs per "
-    "channel per token (a multiply-add per tap); a scan counts its recurrence run token by "
-    "token, 1 FLOP per multiply or add on a state element (decay 1, write 2, each read 2: "
-    "Mamba 5, gated DeltaNet 7 per element, Kimi Delta Attention's decay per key channel "
-    "still 1 of them, lightning attention 5 per element of its d_h × d_h state per head, not "
-    "its blocked form's 4·B·d_h + 4·d_h² per head and token for blocks of B; RWKV's WKV 9 per "
-    "channel: decay 2, write 3, read 4 on its numerator and denominator; Griffin's RG-LRU 3 "
-    "per channel: decay 1, write 2 (√(1 − a²) times the gated input, and the add), its state "
-    "the output); what prepares the coefficients (exp, softplus, gates, token shifts) counts "
-    "0.")
+    "RG-LRU, xLSTM's mLSTM, short convolutions) are not matrix products: a causal conv costs "
+    "2·k FLOPs per channel per token (a multiply-add per tap); a scan counts its recurrence "
+    "run token by token, 1 FLOP per multiply or add on a state element (decay 1, write 2, "
+    "each read 2: Mamba 5, gated DeltaNet 7 per element, Kimi Delta Attention's decay per key "
+    "channel still 1 of them, lightning attention 5 per element of its d_h × d_h state per "
+    "head, not its blocked form's 4·B·d_h + 4·d_h² per head and token for blocks of B; RWKV's "
+    "WKV 9 per channel: decay 2, write 3, read 4 on its numerator and denominator; Griffin's "
+    "RG-LRU 3 per channel: decay 1, write 2 (√(1 − a²) times the gated input, and the add), "
+    "its state the output; the mLSTM 5 per element of its matrix memory d_k × d_v and "
+    "normaliser d_k per head, its recurrent form, not the chunkwise form's 2·c·(d_k + d_v) "
+    "more per head and token inside chunks of c); what prepares the coefficients (exp, "
+    "softplus, gates, token shifts) counts 0.")
 PASSES = (f"Backward = {BACKWARD_PER_FORWARD} × forward (activation and weight gradients); "
           f"train = {TRAIN_PER_FORWARD} × forward. Recomputation (activation checkpointing) is "
           f"hardware FLOPs, not counted.")

@@ -33,11 +33,12 @@ if TYPE_CHECKING:  # the layout's schemas load only where a layout is priced (st
 
 # The adapters whose input is a mixer's in_proj input (calc.formulas.memory, i_keep_mix).
 MIXER_INPUT_TARGETS = ("in_proj", "in_proj_qkvz", "in_proj_ba", "qkv_proj", "output_gate",
-                       "linear_y", "linear_x")
+                       "linear_y", "linear_x", "ogate_preact", "igate_preact", "fgate_preact")
 
 # The symbol of each layer count (calc.formulas.params, PARTS) and the spec's name for it.
 LAYER_COUNTS = {"L_att": "attention", "L_loc": "local", "L_chk": "chunked", "L_ssm": "mamba",
                 "L_dn": "deltanet", "L_la": "lightning", "L_rw": "rwkv", "L_gr": "griffin",
+                "L_ml": "mlstm",
                 "L_sc": "conv", "L_dense": "dense", "L_moe": "moe"}
 
 
@@ -49,8 +50,9 @@ def layer_count_values(spec: ModelSpec) -> dict[str, int]:
 
 def _mixer_values(spec: ModelSpec) -> dict[str, int]:
     """The sizes and indicators of the Mamba, gated DeltaNet, lightning-attention, RWKV,
-    Griffin and short-convolution mixers (0 for a mixer the model does not have)."""
+    Griffin, mLSTM and short-convolution mixers (0 for a mixer the model does not have)."""
     mamba, dn, la, sc, gr = spec.mamba, spec.deltanet, spec.lightning, spec.short_conv, spec.griffin
+    ml = spec.mlstm
     v2 = mamba is not None and mamba.version == 2
     return {
         "d_in": mamba.d_inner if mamba else 0, "N_s": mamba.d_state if mamba else 0,
@@ -67,6 +69,8 @@ def _mixer_values(spec: ModelSpec) -> dict[str, int]:
         "d_rw": spec.rwkv.d_attention if spec.rwkv else 0,
         "d_gr": gr.d_lru if gr else 0, "w_gr": gr.block_width if gr else 0,
         "k_gr": gr.d_conv if gr else 0,
+        "H_ml": ml.n_heads if ml else 0, "d_mk": ml.d_qk // ml.n_heads if ml else 0,
+        "d_mv": ml.d_v // ml.n_heads if ml else 0,
         "k_sc": sc.d_conv if sc else 0, "b_sc": int(bool(sc and sc.bias)),
         **_shared_block_values(spec),
     }
@@ -207,6 +211,7 @@ def stage_values(spec: ModelSpec, tp: int, pp: int, split_embedding_loss: bool =
             "L_s_ssm": sum("mamba" in m for m in mixers),
             "L_s_dn": mixers.count("deltanet"), "L_s_la": mixers.count("lightning"),
             "L_s_rw": mixers.count("rwkv"), "L_s_gr": mixers.count("griffin"),
+            "L_s_ml": mixers.count("mlstm"),
             "L_s_sc": mixers.count("conv"),
             "L_s_sb": sum(i < first for i in spec.shared_block.layers)
             if spec.shared_block else 0,
@@ -348,7 +353,8 @@ def _counted(s: Mapping[str, int]) -> ParamCounts:
         per_moe_ffn=_compiled.params_moe_ffn(s),
         per_mixer={**_compiled.params_mamba(s), **_compiled.params_deltanet(s),
                    **_compiled.params_lightning(s), **_compiled.params_rwkv(s),
-                   **_compiled.params_griffin(s), **_compiled.params_short_conv(s)},
+                   **_compiled.params_griffin(s), **_compiled.params_mlstm(s),
+                   **_compiled.params_short_conv(s)},
         per_indexer=_compiled.params_indexer(s),
         components=_compiled.params_components(s),
         **summary,

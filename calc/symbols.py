@@ -73,6 +73,7 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("L_la", "L_{la}", "layers with a lightning-attention mixer", "size"),
     SymbolInfo("L_rw", "L_{rw}", "layers with RWKV's time-mix (and channel-mix)", "size"),
     SymbolInfo("L_gr", "L_{gr}", "layers with Griffin's recurrent block (RG-LRU)", "size"),
+    SymbolInfo("L_ml", "L_{ml}", "layers with xLSTM's mLSTM mixer", "size"),
     SymbolInfo("L_sc", "L_{sc}", "layers with a short-convolution mixer", "size"),
     SymbolInfo("L_sb", "L_{sb}", "depths the shared block runs at (shared_block.layers)",
                "size"),
@@ -131,6 +132,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("w_gr", "w_{gr}", "Griffin: width of each block of the block-diagonal input and "
                "recurrence gates (d_gr / blocks)", "size"),
     SymbolInfo("k_gr", "k_{gr}", "Griffin: kernel of the temporal conv1d", "size"),
+    SymbolInfo("H_ml", "H_{ml}", "mLSTM: heads of the matrix memory", "size"),
+    SymbolInfo("d_mk", "d_{mk}", "mLSTM: width of q and k per head", "size"),
+    SymbolInfo("d_mv", "d_{mv}", "mLSTM: width of v and of the memory's readout per head", "size"),
     SymbolInfo("k_sc", "k_{sc}", "short convolution: kernel", "size"),
     SymbolInfo("n_act", "n_{act}", "learned parameters of a dense FFN's activation (xIELU: "
                "α_p, α_n; 0 for the others)", "size"),
@@ -260,6 +264,7 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "memory"),
     SymbolInfo("L_s_sb", "L_{s,sb}", "depths of the shared block among the first stage's L_s",
                "memory"),
+    SymbolInfo("L_s_ml", "L_{s,ml}", "mLSTM layers among the first stage's L_s", "memory"),
     SymbolInfo("L_s_sc", "L_{s,sc}", "short-convolution layers among the first stage's L_s",
                "memory"),
     SymbolInfo("L_s_att2", "L'_{s,att}", "of those, layers of the kind with head shapes of its "
@@ -375,6 +380,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "finetune"),
     SymbolInfo("a_linear_out", r"\mathbb{1}_{A\,lo}", "an adapter on each Griffin linear_out",
                "finetune"),
+    SymbolInfo("a_ogate_preact", r"\mathbb{1}_{A\,og}", "an adapter on each mLSTM "
+               "ogate_preact", "finetune"),
+    SymbolInfo("a_igate_preact", r"\mathbb{1}_{A\,ig}", "an adapter on each mLSTM "
+               "igate_preact", "finetune"),
+    SymbolInfo("a_fgate_preact", r"\mathbb{1}_{A\,fg}", "an adapter on each mLSTM "
+               "fgate_preact", "finetune"),
     SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
                "finetune"),
     SymbolInfo("i_fa", r"\mathbb{1}_{fp32\,A}", "the adapters on a frozen base are kept in fp32 "
@@ -477,6 +488,7 @@ b_oL, i_mn, b_gh = SYMBOLS["b_oL"], SYMBOLS["i_mn"], SYMBOLS["b_gh"]
 L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
 L_rw, d_rw, L_s_rw = (SYMBOLS[n] for n in ("L_rw", "d_rw", "L_s_rw"))
 L_gr, d_gr, w_gr, k_gr, L_s_gr = (SYMBOLS[n] for n in ("L_gr", "d_gr", "w_gr", "k_gr", "L_s_gr"))
+L_ml, H_ml, d_mk, d_mv, L_s_ml = (SYMBOLS[n] for n in ("L_ml", "H_ml", "d_mk", "d_mv", "L_s_ml"))
 L_sb, M_sb, r_sb, i_sba, L_s_sb = (SYMBOLS[n] for n in ("L_sb", "M_sb", "r_sb", "i_sba",
                                                          "L_s_sb"))
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]

@@ -363,6 +363,25 @@ def _per_layer_types(draw, model_type: str) -> dict:
                 "intermediate_size": draw(st.none() | st.integers(1, 16)),
                 "context_length": draw(st.integers(1, 64)),
                 "tie_word_embeddings": draw(st.booleans())}
+    if model_type == "xlstm":  # the mLSTM's widths from factors, the FFN's rounding, chunks
+        heads, hidden = draw(st.integers(1, 3)), draw(st.integers(2, 12))
+        # int(hidden · factor) is the width: a factor half a unit above a multiple of heads,
+        # or a plain one whose width num_heads happens to divide
+        widths = [heads * draw(st.integers(1, 3)) for _ in range(2)]
+        plain = draw(st.sampled_from([0.5, 1.0, 0.25]))
+        factors = [(w + 0.5) / hidden for w in widths]
+        if int(hidden * plain) >= heads and int(hidden * plain) % heads == 0:
+            factors[draw(st.integers(0, 1))] = plain
+        config = {"hidden_size": hidden, "num_heads": heads, "qk_dim_factor": factors[0],
+                  "v_dim_factor": factors[1],
+                  "ffn_proj_factor": draw(st.sampled_from([1.0, 1.3, 2.667])),
+                  "ffn_round_up_to_multiple_of": draw(st.sampled_from([1, 4, 64])),
+                  "chunk_size": draw(st.sampled_from([2, 4, 64])),
+                  "weight_mode": draw(st.sampled_from(["single", "fused"])),
+                  "tie_word_embeddings": draw(st.booleans())}
+        if draw(st.booleans()):  # the 7B file's names: num_blocks, embedding_dim
+            return {**config, "num_blocks": layers, "embedding_dim": hidden}
+        return {**config, "num_hidden_layers": layers}
     if model_type == "recurrent_gemma":  # lru_width and the gates' blocks (the heads)
         heads = draw(st.integers(1, 3))
         head_dim = draw(st.none() | st.integers(1, 6))  # given, or hidden_size // heads
@@ -862,7 +881,7 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "aria_text", "cohere_compass_text", "xglm", "biogpt", "ctrl",
                    "cohere2_moe", "deepseek_v32", "glm_moe_dsa", "hy_v4", "lfm3", "laguna",
                    "kimi_linear", "minimax", "gemma4_unified_text", "gemma4_text",
-                   "mimo_v2_flash", "rwkv", "recurrent_gemma", "zamba", "zamba2")
+                   "mimo_v2_flash", "rwkv", "recurrent_gemma", "zamba", "zamba2", "xlstm")
 
 
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "gpt_neox_japanese", "falcon", "bloom")

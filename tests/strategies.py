@@ -245,10 +245,10 @@ def _indexer(draw, rope: int, n_layers: int, mixers: tuple[str, ...]) -> dict:
 @st.composite
 def _mixers(draw, n_layers: int) -> dict:
     """A mixer pattern and the mixers' shapes (Mamba, gated DeltaNet, lightning attention, RWKV,
-    Griffin's recurrent block, short convolution); the
+    Griffin's recurrent block, mLSTM, short convolution); the
     key no_ffn says whether the layers go without FFN (Mamba)."""
     pattern = draw(st.lists(st.sampled_from(["attention", "mamba", "deltanet", "lightning",
-                                             "rwkv", "griffin", "conv",
+                                             "rwkv", "griffin", "mlstm", "conv",
                                              "attention+mamba"]),
                             min_size=1, max_size=min(3, n_layers)))
     out: dict = {"layers": {"mixer_pattern": tuple(pattern)}, "no_ffn": False}
@@ -279,6 +279,10 @@ def _mixers(draw, n_layers: int) -> dict:
         blocks = draw(st.integers(1, 3))
         out["griffin"] = {"d_lru": blocks * draw(st.integers(1, 3)), "n_blocks": blocks,
                           "d_conv": draw(st.integers(1, 4))}
+    if "mlstm" in pattern:
+        heads = draw(st.integers(1, 3))
+        out["mlstm"] = {"n_heads": heads, "d_qk": heads * draw(st.integers(1, 3)),
+                        "d_v": heads * draw(st.integers(1, 3))}
     if "conv" in pattern:
         out["short_conv"] = {"d_conv": draw(st.integers(1, 4)), "bias": draw(st.booleans())}
     return out

@@ -63,6 +63,12 @@ TARGETS: dict[str, dict[str, str]] = {
         **{k: rf"mlp_block\.{k}_proj$" for k in ("up", "gate", "down")},
         **{name: rf"temporal_block\.{name}$" for name in ("linear_y", "linear_x",
                                                            "linear_out")}},
+    # xLSTM's mLSTM (xLSTMLayer's q, k, v, three gate projections, out_proj) and its SwiGLU
+    # FFN (proj_up_gate, proj_up, proj_down)
+    "xlstm-7b": {**{name: rf"mlstm_layer\.{name}$" for name in (
+        "q", "k", "v", "ogate_preact", "igate_preact", "fgate_preact", "out_proj")},
+                 "up": r"ffn\.proj_up$", "gate": r"ffn\.proj_up_gate$",
+                 "down": r"ffn\.proj_down$"},
     # the Mamba layers beside the shared block (whose targets calc refuses); Zamba's x_proj and
     # dt_proj are per-head nn.Parameters (ZambaMambaMixer), not modules PEFT adapts
     "zamba-7b-v1": {k: MAMBA[k] for k in ("in_proj", "out_proj")},
@@ -289,6 +295,41 @@ def test_griffin_adapters_match_the_reference_model(targets):
                                 "num_attention_heads": 2, "num_key_value_heads": 1,
                                 "lru_width": 6, "intermediate_size": 10})
     ours = assert_adapters_as_the_reference_model_counts(spec, targets)
+    terms = adapter_terms(spec, ours.targets)
+    assert sum(2 * (t.inputs + t.outputs) for t in terms) == ours.adapters_active
+
+
+@pytest.mark.parametrize("targets", ["all-linear", ("q", "v"), ("igate_preact", "out_proj"),
+                                     ("k", "ogate_preact", "fgate_preact", "gate")])
+def test_mlstm_adapters_match_the_reference_model(targets):
+    """Adapters on the reference model's mLSTM (q, k, v, the three gate projections, out_proj)
+    and SwiGLU FFN: trainable parameters and forward FLOPs exact, and the step's adapter terms
+    agree with the counts."""
+    pytest.importorskip("torch")
+    from calc.hf import spec_from_hf_config
+    from calc.timing.finetune import adapter_terms
+
+    spec = spec_from_hf_config({"model_type": "xlstm", "vocab_size": 11, "hidden_size": 16,
+                                "num_hidden_layers": 2, "num_heads": 2})
+    ours = assert_adapters_as_the_reference_model_counts(spec, targets)
+    terms = adapter_terms(spec, ours.targets)
+    assert sum(2 * (t.inputs + t.outputs) for t in terms) == ours.adapters_active
+
+
+def test_mlstm_q_beside_attention_takes_both_matrices():
+    """q names attention's W_Q and the mLSTM's q alike (PEFT selects both by name): on a spec
+    with both, its adapters are each layer's own matrix, and the step's terms agree."""
+    pytest.importorskip("torch")
+    from calc.hf import spec_from_hf_config
+    from calc.timing.finetune import adapter_terms
+
+    spec = spec_from_hf_config({"model_type": "xlstm", "vocab_size": 11, "hidden_size": 16,
+                                "num_hidden_layers": 3, "num_heads": 2}).updated(**{
+        "layers.mixer_pattern": ("mlstm", "attention"), "attention.n_heads": 4,
+        "position.kind": "rope"})
+    ours = assert_adapters_as_the_reference_model_counts(spec, ("q",))
+    # r · (two mLSTM q of d → d/2, one W_Q of d → 4 heads of d/4)
+    assert ours.trainable == 2 * (2 * (16 + 8) + 1 * (16 + 16))
     terms = adapter_terms(spec, ours.targets)
     assert sum(2 * (t.inputs + t.outputs) for t in terms) == ours.adapters_active
 

@@ -307,7 +307,8 @@ def test_cli_takes_a_config_json(cli, tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    (json.dumps({"model_type": "xlstm"}), "model_type='xlstm' needs xLSTM's mLSTM blocks"),
+    (json.dumps({"model_type": "bailing_hybrid"}),
+     "model_type='bailing_hybrid' needs a delta-rule linear attention"),
     (json.dumps(config("qwen3-4b", num_key_value_heads=3)), "num_key_value_heads=3 must"),
     (json.dumps(config("mixtral-8x7b-v0.1", num_local_experts=-8)), "num_local_experts=-8"),
     (json.dumps(config("qwen3-30b-a3b", num_experts_per_tok=129)), "must not exceed num_exp"),
@@ -651,6 +652,69 @@ def test_griffin_spec_refuses_in_one_line(update, message):
     with pytest.raises(CalcError, match=re.escape(message)) as error:
         spec_of("recurrentgemma-2b").updated(**update)
     assert "\n" not in str(error.value)
+
+
+def test_xlstm_reads_mlstm_blocks():
+    """NX-AI/xLSTM-7b (tests/data; arXiv 2503.13427, "xLSTM 7B", a 7-billion-parameter LLM): 32
+    mLSTM blocks of width 4,096 (embedding_dim; hidden_size left at its default, the same), 8
+    heads, q and k 4,096 · 0.5 = 2,048 wide, v and the output gate 4,096, the gates one output
+    per head with a bias, the head norm's γ over v, out_proj; a SwiGLU FFN at round_up(4,096 ·
+    2.667, 64) = 10,944; RMSNorms; an untied head. Each part a hand count from the config; the
+    total 6,865,424,896 is transformers' own count (python -m calc verify --hf)."""
+    spec = spec_of("xlstm-7b")
+    assert spec.mixer_kinds == ("mlstm",) * 32 and spec.context_length == 8192
+    c = calc.count_params(spec).components
+    d, qk, v, h, f, vocab, n = 4096, 2048, 4096, 8, 10944, 50304, 32
+    assert c["mlstm/q"] == c["mlstm/k"] == n * d * qk
+    assert c["mlstm/v"] == c["mlstm/ogate"] == c["mlstm/out"] == n * d * v
+    assert c["mlstm/gates"] == n * 2 * (d * h + h)  # igate_preact, fgate_preact with biases
+    assert c["mlstm/norm"] == n * v  # multihead_norm's weight, no bias (use_bias false)
+    assert c["mlp/up"] == n * 2 * d * f and c["mlp/down"] == n * f * d
+    assert c["norms"] == n * 2 * d and c["final_norm"] == d
+    assert c["embedding/token"] == c["lm_head"] == vocab * d
+    total = calc.count_params(spec).total
+    assert total == 6_865_424_896 and round(total / 1e9) == 7  # the paper's "7B"
+    # the matrix memory, token by token: 5 FLOPs per element of C (d_k × d_v) and n, per head
+    flops = calc.count_flops(spec, 8, "full").components
+    assert flops["mlstm/scan"] == n * 5 * h * (qk // h) * (v // h + 1)
+    assert flops["mlstm/gates"] == n * 2 * 2 * d * h
+    # a serving state per sequence: each head's C, n and m (xLSTMCache.rnn_state)
+    state = calc.infer(spec, gpu="h100", context=1024, batch=1).inference.state_cache_bytes
+    assert state == n * h * ((qk // h) * (v // h) + qk // h + 1) * 2
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"use_bias": True}, "use_bias=true puts a bias on the block RMSNorms"),
+    ({"embedding_dim": 512}, "embedding_dim=512 differs from hidden_size=4096"),
+    ({"num_heads": 3}, "qk_dim_factor=0.5 gives int(hidden_size · qk_dim_factor)=2048, which "
+                       "num_heads=3 must divide"),
+    ({"v_dim_factor": 0.0001}, "v_dim_factor=0.0001 gives int(hidden_size · v_dim_factor)=0"),
+    ({"qk_dim_factor": "half"}, "qk_dim_factor='half' must be a number > 0"),
+    ({"weight_mode": "split"}, "weight_mode='split' must be one of single, fused"),
+    ({"num_blocks": 0}, "num_blocks=0 must be a whole number >= 1"),
+    ({"chunk_size": 0}, "chunk_size=0 must be a whole number >= 1"),
+])
+def test_xlstm_refuses_in_one_line(changes, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_of("xlstm-7b", **changes)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(("update", "message"), [
+    ({"mlstm.n_heads": 3}, "mlstm.n_heads=3 must divide mlstm.d_qk=2048"),
+    ({"layers.mixer_pattern": ("attention",)}, "mlstm is given but no layer's mixer is mlstm"),
+])
+def test_mlstm_spec_refuses_in_one_line(update, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_of("xlstm-7b").updated(**update)
+    assert "\n" not in str(error.value)
+
+
+def test_mlstm_tensor_parallelism_splits_the_heads():
+    """tp must divide mlstm.n_heads: the matrix memories split by whole heads."""
+    with pytest.raises(CalcError, match=re.escape("tp=16 must divide mlstm.n_heads=8")):
+        calc.memory(spec_of("xlstm-7b"), tp=16)
+    assert calc.memory(spec_of("xlstm-7b"), tp=8).memory.total_bytes > 0
 
 
 def test_griffin_tensor_parallelism_splits_the_gate_blocks():

@@ -816,6 +816,51 @@ def test_longcat_expected_routing_is_exact_and_data_independent():
         assert len(set(row)) == 3 and sum(e < 4 for e in row) == 2
 
 
+# ---- xLSTM's mLSTM blocks (xlstm) ---------------------------------------------------------------
+@st.composite
+def _xlstm_configs(draw) -> tuple[dict, int]:
+    """A random xlstm config and a sequence length: mode "inference" at any length (whole chunks
+    chunkwise, the rest stepped), or "train" at whole chunks (transformers refuses others)."""
+    config = {"model_type": "xlstm", "vocab_size": draw(st.integers(1, 50)), **_NO_TOKENS,
+              **draw(STRATEGIES["xlstm"]("xlstm"))}
+    if draw(st.booleans()):
+        return config, draw(st.integers(1, 9))
+    return {**config, "mode": "train"}, config["chunk_size"] * draw(st.integers(1, 2))
+
+
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_xlstm_configs())
+def test_random_xlstm_configs_match_transformers_and_export_back(drawn):
+    """q, k, v, the output gate, the input and forget gates with their biases, the head norm,
+    out_proj and the SwiGLU FFN at its rounded width, for any factors, chunk size, weight mode
+    and mode, against transformers (its mLSTM chunkwise over whole chunks and stepped on the
+    rest); and back through xlstm's writer."""
+    config, seq_len = drawn
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, seq_len)
+    exported = hf_config_from_spec(spec)
+    assert exported["model_type"] == "xlstm"
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    assert_matches(spec, exported, seq_len)
+
+
+def test_xlstm_forward_is_the_chunkwise_form_over_whole_chunks():
+    """At 3 tokens (all stepped: 4·d_k·d_v + 2·d_k per head and token as matmuls) and at 10
+    (two chunks of 4 chunkwise, 2 stepped), FlopCounterMode's bmm count of transformers'
+    forward is the hand count, and the whole forward differs from calc's token-by-token count
+    by the mLSTM's part only."""
+    config = {"model_type": "xlstm", "vocab_size": 11, "hidden_size": 32, "num_heads": 2,
+              "num_hidden_layers": 2, "chunk_size": 4, **_NO_TOKENS}
+    spec = spec_from_hf_config(config)
+    layers, heads, dk, dv = 2, 2, 16 // 2, 32 // 2
+    for t, chunked in ((3, 0), (10, 8)):
+        counted = hf_reference.count(config, t)
+        bmm = layers * heads * (t * 2 * (2 * dk * dv + dk) + chunked * 2 * 4 * (dk + dv))
+        assert counted.forward_by_operator["aten.bmm"] == bmm
+        ours = calc.count_flops(spec, t, "full")
+        assert counted.forward == ours.forward * t - ours.components["mlstm/scan"] * t + bmm
+
+
 # ---- an LM head narrower than the vocabulary (output_vocab_size) ----------------------------
 @st.composite
 def _apertus1p5_configs(draw) -> dict:

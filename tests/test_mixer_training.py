@@ -24,7 +24,7 @@ from tests.test_timing import NETWORK
 BF16 = 2
 MIXER_MODELS = ["mamba-130m-hf", "mamba-codestral-7b-v0.1", "ai21-jamba-1.5-mini",
                 "qwen3-next-80b-a3b-instruct", "lfm2-1.2b", "falcon-h1-0.5b-base",
-                "minimax-text-01-hf", "rwkv-4-169m-pile", "recurrentgemma-2b"]
+                "minimax-text-01-hf", "rwkv-4-169m-pile", "recurrentgemma-2b", "xlstm-7b"]
 
 
 def _config(name: str) -> dict:
@@ -126,6 +126,28 @@ def test_griffin_state_and_activations_are_hand_counts_from_the_config():
         assert m.activations_per_mixer_bytes == {"griffin": s * 2 * (d + 10 * lru / tp) * BF16}
 
 
+def test_mlstm_state_and_activations_are_hand_counts_from_the_config():
+    """xLSTM-7b's decode cache: each of the 32 blocks keeps, per head, C (d_k × d_v), n (d_k)
+    and m (1) (xLSTMCache.rnn_state), whatever the context; no KV cache. Training: one mLSTM
+    block per token keeps the norm's output (d), and split t ways by heads q, k (2·d_qk), v,
+    the kernel's output, the head norm's output, sigmoid(o), out_proj's input (5·d_v), the
+    two gates and the kernel's n and m (4 per head)."""
+    c = _config("xlstm-7b")
+    d = c["embedding_dim"]
+    blocks, heads = c["num_blocks"], c["num_heads"]
+    d_qk, d_v = int(d * c["qk_dim_factor"]), int(d * c["v_dim_factor"])
+    dk, dv = d_qk // heads, d_v // heads
+    state = blocks * heads * (dk * dv + dk + 1)
+    for n in (1024, 8192):
+        inference = calc.infer(_preset("xlstm-7b"), gpu="h100", context=n, batch=3).inference
+        assert inference.state_cache_bytes == inference.kv_cache_bytes == 3 * BF16 * state
+    s = 1024
+    for tp in (1, 2):
+        m = calc.memory(_preset("xlstm-7b"), seq_len=s, micro_batch=2, tp=tp).memory
+        split = 2 * d_qk + 5 * d_v + 4 * heads
+        assert m.activations_per_mixer_bytes == {"mlstm": s * 2 * (d + split / tp) * BF16}
+
+
 def test_mamba_activations_are_a_hand_count_from_the_config():
     """Per token and layer: the norm's input and in_proj's (d each), xz and the scan output
     (3D, split t ways), x_dbl and B, C (R + 4N, replicated); R = ⌈d/16⌉ (time_step_rank
@@ -148,7 +170,8 @@ def test_memory_step_layout_and_infer_price_every_mixer(name):
     m = calc.memory(preset, gpu="h100", seq_len=4096).memory
     assert m.activations["layers"] > 0 and m.total_bytes > m.states_bytes
     kinds = {k for k, n in preset.spec.layer_counts.items()
-             if n and k in ("mamba", "deltanet", "lightning", "rwkv", "griffin", "conv")}
+             if n and k in ("mamba", "deltanet", "lightning", "rwkv", "griffin", "mlstm",
+                            "conv")}
     assert set(m.activations_per_mixer_bytes) == kinds
     report = calc.step(preset, gpu="h100", gpus=8, global_batch=64, seq_len=4096,
                        flash_attention=True, dropout=False)

@@ -123,6 +123,19 @@ def test_shortcut_joins_the_routed_output_after_the_next_layer():
     assert torch.allclose(logits, expected)
 
 
+@settings(max_examples=examples(6), deadline=None, suppress_health_check=list(HealthCheck))
+@given(spec=model_specs().filter(lambda s: s.layer_counts["mlstm"]), seq_len=st.integers(1, 9),
+       device=st.sampled_from(["meta", "cpu"]))
+def test_random_specs_with_mlstm_layers_verify_exactly(spec, seq_len, device):
+    """xLSTM's mLSTM beside any other mixer, FFN and norm placement: q, k, v, the output gate,
+    the input and forget gates, the head norm, out_proj, and the matrix memory's 5 FLOPs per
+    element of C and n (decay and write under StateCounter, the read as a matmul)."""
+    if spec.position_table:
+        seq_len = min(seq_len, spec.position_table)
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
 def test_cpu_forward_is_a_real_language_model():
     from calc.verify.model import build
 

@@ -31,6 +31,7 @@ _WHERE: dict[str, str] = {
     "params_lightning": "mixers:LIGHTNING",
     "params_rwkv": "mixers:RWKV",
     "params_griffin": "mixers:GRIFFIN",
+    "params_mlstm": "mixers:MLSTM",
     "params_short_conv": "mixers:SHORT_CONV",
     "params_indexer": "params:INDEXER",
     "params_components": "params:COMPONENTS",

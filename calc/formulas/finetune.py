@@ -32,6 +32,7 @@ from calc.symbols import (
     SYMBOLS,
     E,
     E_s,
+    H_ml,
     H_v,
     L,
     L_att,
@@ -44,6 +45,7 @@ from calc.symbols import (
     L_kvs,
     L_kvs2,
     L_la,
+    L_ml,
     L_moe,
     L_rw,
     L_sc,
@@ -61,6 +63,8 @@ from calc.symbols import (
     d_ff,
     d_gr,
     d_in,
+    d_mk,
+    d_mv,
     d_qk,
     d_rw,
     d_s,
@@ -141,9 +145,11 @@ def _kv_matrices(sides: sympy.Expr, on: sympy.Expr = sympy.S.One
 
 
 TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]] = {
-    "q": _attention_matrices(d + h * d_qk + i_gate * (1 - i_gh) * (1 - b_gh) * h * d_v),
-    "k": _kv_matrices(d + h_kv * d_qk),
-    "v": _kv_matrices(d + h_kv * d_v, 1 - i_kev),
+    # q, k, v: attention's, then the mLSTM's (xLSTMLayer's q, k, v: PEFT's names select both)
+    "q": (*_attention_matrices(d + h * d_qk + i_gate * (1 - i_gh) * (1 - b_gh) * h * d_v),
+          (L_ml, d + H_ml * d_mk, L_ml)),
+    "k": (*_kv_matrices(d + h_kv * d_qk), (L_ml, d + H_ml * d_mk, L_ml)),
+    "v": (*_kv_matrices(d + h_kv * d_v, 1 - i_kev), (L_ml, d + H_ml * d_mv, L_ml)),
     "o": _attention_matrices(h * d_v + d),
     # the output gate's own projection: the per-head g_proj d → h (LFM3, Laguna), and Beam's
     # gate_proj d → h·d_v beside q_proj (the gate with a bias per head, b_gate,head)
@@ -157,7 +163,8 @@ TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]
     "x_proj": ((M1 * L_ssm, d_in + R_dt + 2 * N_s, M1 * L_ssm),),
     "dt_proj": ((M1 * L_ssm, R_dt + d_in, M1 * L_ssm),),
     "out_proj": ((L_ssm, d_in + d, L_ssm), (L_dn, mixers.DN_VALUES + d, L_dn),
-                 (L_la, mixers.LA_WIDTH + d, L_la), (L_sc, d + d, L_sc)),
+                 (L_la, mixers.LA_WIDTH + d, L_la), (L_ml, H_ml * d_mv + d, L_ml),
+                 (L_sc, d + d, L_sc)),
     "in_proj_qkvz": ((L_dn, d + 2 * mixers.DN_KEYS + 2 * mixers.DN_VALUES, L_dn),),
     "in_proj_ba": ((L_dn, d + 2 * H_v, L_dn),),
     "qkv_proj": ((L_la, d + 3 * mixers.LA_WIDTH, L_la),),
@@ -174,6 +181,10 @@ TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]
     "linear_y": ((L_gr, d + d_gr, L_gr),),
     "linear_x": ((L_gr, d + d_gr, L_gr),),
     "linear_out": ((L_gr, d_gr + d, L_gr),),
+    # the mLSTM's gates' projections (xLSTMLayer, weight_mode single): d → H·d_mv, d → H each
+    "ogate_preact": ((L_ml, d + H_ml * d_mv, L_ml),),
+    "igate_preact": ((L_ml, d + H_ml, L_ml),),
+    "fgate_preact": ((L_ml, d + H_ml, L_ml),),
 }
 ON = {target: SYMBOLS[f"a_{target}"] for target in TARGET_MATRICES}
 
@@ -209,6 +220,7 @@ QUANTISED = (params.over_attention_layers(
              # Griffin's nn.Linear projections; its gates are plain parameters, left in 16 bits
              + L_gr * (mixers.GRIFFIN_WEIGHTS["griffin/y"] + mixers.GRIFFIN_WEIGHTS["griffin/x"]
                        + mixers.GRIFFIN_WEIGHTS["griffin/out"])
+             + L_ml * sympy.Add(*mixers.MLSTM_WEIGHTS.values())  # every one an nn.Linear
              + L_sc * sympy.Add(*mixers.SHORT_CONV_WEIGHTS.values()))
 
 # ---- model states of the most loaded GPU ------------------------------------------------------

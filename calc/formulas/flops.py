@@ -62,6 +62,7 @@ from calc.symbols import (
     L_la,
     L_loc,
     L_loc2,
+    L_ml,
     L_moe,
     L_rw,
     L_sb,
@@ -190,6 +191,8 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     **{key: FMA * L_gr * expr for key, expr in mixers.GRIFFIN_WEIGHTS.items()},
     "griffin/conv": L_gr * mixers.GRIFFIN_CONV,
     "griffin/scan": L_gr * mixers.GRIFFIN_SCAN,
+    **{key: FMA * L_ml * expr for key, expr in mixers.MLSTM_WEIGHTS.items()},
+    "mlstm/scan": L_ml * mixers.MLSTM_SCAN,
     **{key: FMA * L_sc * expr for key, expr in mixers.SHORT_CONV_WEIGHTS.items()},
     "conv/conv": L_sc * mixers.SHORT_CONV_CONV,
     "mlp": FMA * params.over_dense_layers(MATMUL_DENSE_FFN),
@@ -210,7 +213,7 @@ WEIGHT_FLOPS_PER_TOKEN = sympy.Add(*FORWARD_PER_TOKEN.values())
 # (whose kernels are weights): not matrix products.
 SCANS_PER_TOKEN = (FORWARD_PER_TOKEN["mamba/scan"] + FORWARD_PER_TOKEN["deltanet/scan"]
                    + FORWARD_PER_TOKEN["lightning/scan"] + FORWARD_PER_TOKEN["rwkv/scan"]
-                   + FORWARD_PER_TOKEN["griffin/scan"])
+                   + FORWARD_PER_TOKEN["griffin/scan"] + FORWARD_PER_TOKEN["mlstm/scan"])
 CONVS_PER_TOKEN = (FORWARD_PER_TOKEN["mamba/conv"] + FORWARD_PER_TOKEN["deltanet/conv"]
                    + FORWARD_PER_TOKEN["griffin/conv"] + FORWARD_PER_TOKEN["conv/conv"])
 

@@ -39,6 +39,7 @@ from calc.symbols import (
     F_d,
     F_p,
     H_la,
+    H_ml,
     H_v,
     K,
     L_att,
@@ -55,6 +56,7 @@ from calc.symbols import (
     L_la,
     L_loc,
     L_loc2,
+    L_ml,
     L_rw,
     L_sb,
     L_sc,
@@ -74,6 +76,8 @@ from calc.symbols import (
     d_la,
     d_lk,
     d_lv,
+    d_mk,
+    d_mv,
     d_qk,
     d_qk2,
     d_rope,
@@ -125,6 +129,8 @@ KV_TOKEN_LAYERS2 = _token_layers(L_att2 - L_kvs2, L_loc2 - L_kvsl2, L_chk2)
 # denominator and running maximum per channel and the last token's input to the time-mix and to
 # the channel-mix, transformers' RwkvModel state; Griffin: the RG-LRU's d_gr and its conv's last
 # k − 1 inputs over d_gr, RecurrentGemmaRecurrentBlock's recurrent_states and conv1d_state;
+# mLSTM: per head its matrix memory d_mk × d_mv, normaliser d_mk and stabiliser m, xLSTMCache's
+# rnn_state;
 # short conv: k − 1 inputs).
 STATE_ELEMENTS = (L_ssm * (d_in * N_s + (k_s - 1) * mixers.CONV_CHANNELS)
                   + L_dn * (H_v * d_lk * d_lv
@@ -132,6 +138,7 @@ STATE_ELEMENTS = (L_ssm * (d_in * N_s + (k_s - 1) * mixers.CONV_CHANNELS)
                   + L_la * H_la * d_la * d_la
                   + L_rw * (3 * d_rw + 2 * d)
                   + L_gr * (d_gr + (k_gr - 1) * d_gr)
+                  + L_ml * H_ml * (d_mk * d_mv + d_mk + 1)
                   + L_sc * (k_sc - 1) * d)
 
 WEIGHTS = q_w * N

@@ -65,6 +65,7 @@ from calc.symbols import (
     L_s_kvs,
     L_s_kvs2,
     L_s_la,
+    L_s_ml,
     L_s_rw,
     L_s_sb,
     L_s_sc,
@@ -418,6 +419,7 @@ MIXERS_PER_RANK = {
     "lightning": mixers.LIGHTNING_STORED_SPLIT / n_tp * q_a,
     "rwkv": (mixers.RWKV_STORED_SPLIT / n_tp + mixers.RWKV_STORED_REPLICATED) * q_a,
     "griffin": mixers.GRIFFIN_STORED_SPLIT / n_tp * q_a,
+    "mlstm": mixers.MLSTM_STORED_SPLIT / n_tp * q_a,
     "conv": mixers.SHORT_CONV_STORED_SPLIT / n_tp * q_a,
 }
 FFN_LAYERS_S = L_s_dense + L_sm  # the first stage's layers with an FFN
@@ -435,8 +437,8 @@ SHARED_BLOCK_OUTSIDE = (SB_NORM * 3 * d
 SHARED_BLOCK_PER_RANK = (ATTENTION_PER_RANK + i_scores * SCORES / n_tp + MLP_DENSE / n_tp)
 
 # The first stage: p micro-batches in flight through its L_s layers: L_s_att with attention,
-# L_s_dense and L_sm with a dense or an MoE FFN, L_s_ssm, L_s_dn, L_s_la, L_s_rw, L_s_gr, L_s_sc
-# with another mixer.
+# L_s_dense and L_sm with a dense or an MoE FFN, L_s_ssm, L_s_dn, L_s_la, L_s_rw, L_s_gr, L_s_ml,
+# L_s_sc with another mixer.
 # DualPipe keeps p + 1 micro-batches in flight on its first rank (DeepSeek-V3 report Table 2,
 # "PP+1"), each through one stage (counted as the first stage's L_s layers).
 IN_FLIGHT = n_pp + i_dual
@@ -451,7 +453,7 @@ STORED_PER_TOKEN = IN_FLIGHT * (
     + ((L_s_dense + L_s_dw) * MLP_DENSE + L_sm * MLP_MOE) / n_tp
     + L_s_ssm * MIXERS_PER_RANK["mamba"] + L_s_dn * MIXERS_PER_RANK["deltanet"]
     + L_s_la * MIXERS_PER_RANK["lightning"] + L_s_rw * MIXERS_PER_RANK["rwkv"]
-    + L_s_gr * MIXERS_PER_RANK["griffin"]
+    + L_s_gr * MIXERS_PER_RANK["griffin"] + L_s_ml * MIXERS_PER_RANK["mlstm"]
     + L_s_sc * MIXERS_PER_RANK["conv"]
     + L_s_sb * (SHARED_BLOCK_OUTSIDE / n_tp**i_sp + SHARED_BLOCK_PER_RANK))
 # full recomputation: each layer's input. Activation offload (i_ao; torchtune's

@@ -43,6 +43,11 @@ channels, the RG-LRU's input and recurrence gates, each block-diagonal with d_gr
 w_gr × w_gr (d_gr·w_gr weights) and a bias per channel, its recurrent parameter Λ (d_gr), and
 linear_out d_gr → d; every projection and the conv with biases.
 
+xLSTM's mLSTM layer (Beck et al. 2024, arXiv 2405.04517, §2.3; xLSTM 7B, arXiv 2503.13427;
+transformers' xLSTMLayer): q and k d → H_ml·d_mk, v and the output gate d → H_ml·d_mv, the input
+and forget gates d → H_ml with a bias each, the per-head LayerNorm's γ over H_ml·d_mv, and
+out_proj H_ml·d_mv → d; no other biases (use_bias=False).
+
 Short convolution (LFM2, Liquid AI 2025; transformers' Lfm2ShortConv): in_proj d → 3d (B, C, x),
 a depthwise conv over d channels of kernel k_sc, out_proj d → d, all with or without biases.
 
@@ -71,6 +76,15 @@ Griffin's RG-LRU keeps one state element per channel, h_t = a_t ⊙ h_{t−1} + 
 (i_t ⊙ x_t): decay 1 (a_t·h), write 2 (the normaliser √(1 − a_t²) times the gated input, as
 Mamba's B̄·x, and the add), no read (the state is the output): 3 per channel; a_t = σ(Λ)^{c·r_t},
 √(1 − a_t²) and the input gate's product i_t ⊙ x_t prepare the coefficients and the input (0).
+The mLSTM's memory per head is a matrix C (d_mk × d_mv) and a normaliser n (d_mk), run token by
+token as its recurrent form: C_t = f_t·C_{t−1} + i_t·k_t v_tᵀ, n_t = f_t·n_{t−1} + i_t·k_t, read
+as h_t = C_tᵀq_t / max(|n_tᵀq_t|, e^{−m_t}): decay 1, write 2, read 2 on each of the
+d_mk·(d_mv + 1) elements, 5 per element as lightning attention's; the exponential gates, their
+stabiliser m_t, the maximum and the division prepare coefficients or normalise (0). transformers
+runs the recurrent step as matmuls (k vᵀ, qᵀC, qᵀn: 4·d_mk·d_mv + 2·d_mk per head and token, the
+decay element-wise) and whole chunks of chunk_size c in the chunkwise-parallel form, which adds
+the intra-chunk QKᵀ and scores × V (2·c·(d_mk + d_mv) per head and token); calc.verify.
+hf_implementation counts both for transformers.
 """
 
 from __future__ import annotations
@@ -81,6 +95,7 @@ from calc.symbols import (
     G_s,
     H_k,
     H_la,
+    H_ml,
     H_s,
     H_v,
     N_s,
@@ -94,6 +109,8 @@ from calc.symbols import (
     d_la,
     d_lk,
     d_lv,
+    d_mk,
+    d_mv,
     d_rw,
     i_cg,
     i_dtn,
@@ -148,6 +165,14 @@ GRIFFIN_WEIGHTS: dict[str, sympy.Expr] = {
     "griffin/gates": 2 * d_gr * w_gr,
     "griffin/out": d_gr * d,  # linear_out
 }
+MLSTM_WEIGHTS: dict[str, sympy.Expr] = {
+    "mlstm/q": d * H_ml * d_mk,
+    "mlstm/k": d * H_ml * d_mk,
+    "mlstm/v": d * H_ml * d_mv,
+    "mlstm/ogate": d * H_ml * d_mv,  # ogate_preact, the sigmoid output gate
+    "mlstm/gates": 2 * d * H_ml,  # igate_preact and fgate_preact: one scalar per head each
+    "mlstm/out": H_ml * d_mv * d,  # out_proj
+}
 SHORT_CONV_WEIGHTS: dict[str, sympy.Expr] = {
     "conv/in": d * 3 * d,  # B, C and x
     "conv/out": d * d,
@@ -190,6 +215,12 @@ GRIFFIN: dict[str, sympy.Expr] = {
     "griffin/decay": d_gr,  # the recurrent parameter Λ, per channel
     "griffin/out": GRIFFIN_WEIGHTS["griffin/out"] + d,
 }
+MLSTM: dict[str, sympy.Expr] = {
+    **{key: MLSTM_WEIGHTS[key] for key in ("mlstm/q", "mlstm/k", "mlstm/v", "mlstm/ogate")},
+    "mlstm/gates": MLSTM_WEIGHTS["mlstm/gates"] + 2 * H_ml,  # the gates' biases, always there
+    "mlstm/norm": H_ml * d_mv,  # the per-head LayerNorm's γ (multihead_norm)
+    "mlstm/out": MLSTM_WEIGHTS["mlstm/out"],
+}
 SHORT_CONV: dict[str, sympy.Expr] = {
     "conv/in": SHORT_CONV_WEIGHTS["conv/in"] + b_sc * 3 * d,
     "conv/conv": d * (k_sc + b_sc),
@@ -210,6 +241,8 @@ RWKV_SCAN = (RWKV_DECAY + RWKV_WRITE + RWKV_READ) * d_rw
 GRIFFIN_CONV = TAP * k_gr * d_gr
 # the RG-LRU: decay 1 and write 2 per channel, nothing read (module docstring)
 GRIFFIN_SCAN = (DECAY + WRITE) * d_gr
+# the mLSTM: decay, write, read on C (d_mk × d_mv) and n (d_mk) per head (module docstring)
+MLSTM_SCAN = (DECAY + WRITE + READ) * H_ml * d_mk * (d_mv + 1)
 SHORT_CONV_CONV = TAP * k_sc * d
 
 # ---- activations a layer keeps for its backward pass, elements per token ---------------------
@@ -263,6 +296,13 @@ RWKV_STORED_REPLICATED = 4 * d + 5 * d
 # and the input gate's operand), the two gates after their sigmoids, a_t, the scan's input, the
 # scan's output (for the product with GeLU(y)) and linear_out's input: 10·d_gr.
 GRIFFIN_STORED_SPLIT = 10 * d_gr
+# xLSTM's mLSTM (a chunkwise kernel that saves its inputs and per-token normaliser and maximum and
+# recomputes the memory, as mlstm_kernels' chunkwise kernels the 7B model trains with; the rest
+# as autograd keeps it), split by heads: q, k (2·d_mk per head), v, the kernel's output (the head
+# norm's input), the head norm's output and the sigmoid output gate (the product's operands),
+# out_proj's input (5·d_mv per head), the input and forget gates and the kernel's n and m (4 per
+# head).
+MLSTM_STORED_SPLIT = H_ml * (2 * d_mk + 5 * d_mv + 4)
 # Short convolution (transformers' Lfm2ShortConv, plain autograd): B, C, x (3d), B ⊙ x (the
 # conv's input), the conv's output (for C ⊙ ·) and out_proj's input: 6d.
 SHORT_CONV_STORED_SPLIT = 6 * d

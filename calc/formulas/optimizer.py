@@ -21,10 +21,12 @@ from calc.symbols import (
     E_0,
     E,
     E_s,
+    H_ml,
     H_v,
     L_dn,
     L_gr,
     L_la,
+    L_ml,
     L_moe,
     L_rw,
     L_sc,
@@ -40,6 +42,8 @@ from calc.symbols import (
     d_ff,
     d_gr,
     d_in,
+    d_mk,
+    d_mv,
     d_qk,
     d_rope,
     d_rw,
@@ -95,6 +99,9 @@ MIXER_SIDES = (L_ssm * ((d + mixers.IN_WIDTH) + mixers.M1 * ((d_in + R_dt + 2 * 
                # dimensions (transformers' Adafactor._get_options: any tensor of 2 or more
                # dimensions), a row and a column statistic per block: 2·d_gr each
                + L_gr * (2 * (d + d_gr) + (d_gr + d) + 2 * 2 * d_gr)
+               # mLSTM: q, k, v, ogate_preact, igate_preact, fgate_preact, out_proj
+               + L_ml * (2 * (d + H_ml * d_mk) + 2 * (d + H_ml * d_mv) + 2 * (d + H_ml)
+                         + (H_ml * d_mv + d))
                + L_sc * ((d + 3 * d) + (d + d)))
 SIDES = (params.over_attention_layers(LAYER_SIDES) - params.over_kv_shared_layers(KV_SIDES)
          + params.over_dense_layers(_ffn_sides(d_ff))

@@ -9,9 +9,9 @@ term is one general expression; calc.formulas.specialise gives a model's own for
 
 A model is a sum over the kinds of layer part (PARTS): each part's per-layer expression times the
 count of layers that have it (L_att attention layers, L_ssm Mamba, L_dn gated DeltaNet, L_la
-lightning attention, L_rw RWKV, L_gr Griffin, L_sc short convolutions, L_dense dense FFNs, L_moe
-MoE FFNs, L norms), each count one symbol that calc.evaluate reads off the spec's per-layer
-structure (calc.spec.layers).
+lightning attention, L_rw RWKV, L_gr Griffin, L_ml mLSTM, L_sc short convolutions, L_dense dense
+FFNs, L_moe MoE FFNs, L norms), each count one symbol that calc.evaluate reads off the spec's
+per-layer structure (calc.spec.layers).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from calc.symbols import (
     L_kvs,
     L_kvs2,
     L_la,
+    L_ml,
     L_moe,
     L_rw,
     L_sb,
@@ -384,7 +385,7 @@ PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
     (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L, HYPER_CONNECTIONS),
     (L_ssm, mixers.MAMBA),
     (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_rw, mixers.RWKV),
-    (L_gr, mixers.GRIFFIN), (L_sc, mixers.SHORT_CONV),
+    (L_gr, mixers.GRIFFIN), (L_ml, mixers.MLSTM), (L_sc, mixers.SHORT_CONV),
     (L_dense, DENSE_FFN),
 )
 

@@ -74,6 +74,7 @@ from calc.hf.families import (
     stablelm,
     starcoder2,
     xglm,
+    xlstm,
     youtu,
     zamba,
 )
@@ -172,6 +173,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     minimax.MINIMAX,
     rwkv.RWKV,
     recurrent_gemma.RECURRENT_GEMMA,
+    xlstm.XLSTM,
     longcat.LONGCAT_FLASH,
     zamba.ZAMBA,
     zamba.ZAMBA2,

@@ -37,7 +37,6 @@ NEEDS = {
     "qwen4_exp_text": "sparse attention whose QSA indexer selects the keys, n-gram embeddings "
                       "and per-layer embeddings",
     # recurrent and linear-attention mixers the spec has no part for
-    "xlstm": "xLSTM's mLSTM blocks (a matrix-memory recurrence with exponential gates)",
     "bailing_hybrid": "a delta-rule linear attention with its own forget gate "
                       "(BailingHybridDeltaAttention, BailingHybridForgetGate) beside softmax "
                       "attention",

@@ -123,7 +123,9 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
                    f"it keeps in fp32); Griffin's recurrent block the RG-LRU's state per "
                    f"channel and its temporal conv's last k − 1 inputs "
                    f"(RecurrentGemmaRecurrentBlock's recurrent_states, kept in fp32, and "
-                   f"conv1d_state); a short convolution its last k − 1 inputs), "
+                   f"conv1d_state); the mLSTM each head's matrix memory d_k × d_v, normaliser "
+                   f"d_k and stabiliser (xLSTMCache's rnn_state); a short convolution its "
+                   f"last k − 1 inputs), "
                    f"counted at the same bytes (vLLM's CacheConfig.mamba_cache_dtype 'auto' "
                    f"keeps the model's dtype)")
     if spec.shared_block is not None:

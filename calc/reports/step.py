@@ -263,7 +263,8 @@ def conventions(layout: Layout, prediction: Prediction, time: StepTime) -> list[
         *([f"Scans and convolutions of the non-attention mixers: {scans:.4g} s of each "
            f"micro-batch's {work.forward + work.backward:.4g} s of compute, each the slower of "
            f"its FLOPs (calc's convention; fp32 CUDA-core peak, or flash_fraction of the "
-           f"16-bit peak for the chunked SSD, gated-delta and lightning kernels; RWKV's WKV and "
+           f"16-bit peak for the chunked SSD, gated-delta, lightning and mLSTM kernels; RWKV's "
+           f"WKV and "
            f"Griffin's RG-LRU at the fp32 peak) and the bytes "
            f"its fused kernel reads and writes; backward 3 × forward for the scans (states "
            f"recomputed) (calc/timing/mixers.py)."] if scans else []),

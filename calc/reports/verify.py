@@ -33,8 +33,8 @@ CONVENTIONS = [
     f"Backward: FlopCounterMode over loss.backward(); its matrix products must be exactly "
     f"{BACKWARD_PER_FORWARD} × the forward's (convolutions apart: torch's count of a depthwise "
     f"conv's weight gradient ignores its groups).",
-    "Scans (Mamba, gated DeltaNet, lightning attention, RWKV's WKV, Griffin's RG-LRU): run token "
-    "by token; each "
+    "Scans (Mamba, gated DeltaNet, lightning attention, RWKV's WKV, Griffin's RG-LRU, xLSTM's "
+    "mLSTM): run token by token; each "
     "multiply, add or subtract on the "
     "state counted as one FLOP per element by calc.verify.count.StateCounter, its reads as "
     "matmuls by FlopCounterMode.",

@@ -20,6 +20,7 @@ _LAZY = {
     "LightningSpec": "calc.spec.layers:LightningSpec",
     "RwkvSpec": "calc.spec.layers:RwkvSpec",
     "GriffinSpec": "calc.spec.layers:GriffinSpec",
+    "MlstmSpec": "calc.spec.layers:MlstmSpec",
     "SharedBlockSpec": "calc.spec.layers:SharedBlockSpec",
     "Dtype": "calc.spec.hardware:Dtype",
     "FFNSpec": "calc.spec.ffn:FFNSpec",

@@ -31,14 +31,17 @@ Method = Literal["full", "lora", "qlora"]
 # short convolution's (in_proj, out_proj) and RWKV's (key, value, receptance: each both the
 # time-mix's and the channel-mix's, whose key and value are the FFN's two matrices; output:
 # RwkvSelfAttention's) and Griffin's recurrent block's (linear_y, linear_x, linear_out; its gates
-# are plain parameters, which PEFT's target_modules do not select). `experts`: each routed
+# are plain parameters, which PEFT's target_modules do not select) and xLSTM's mLSTM's (q, k, v,
+# named as PEFT names xLSTMLayer's modules, the same targets as attention's; ogate_preact,
+# igate_preact, fgate_preact; out_proj). `experts`: each routed
 # expert's up, gate and down matrices, which transformers 5 stores fused as parameters
 # (gate_up_proj, down_proj), not as nn.Linear modules (PEFT's target_parameters adapts them).
 ATTENTION_TARGETS = ("q", "k", "v", "o", "g")
 FFN_TARGETS = ("up", "gate", "down")
 MIXER_TARGETS = ("in_proj", "x_proj", "dt_proj", "out_proj", "in_proj_qkvz", "in_proj_ba",
                  "qkv_proj", "output_gate", "key", "value", "receptance", "output",
-                 "linear_y", "linear_x", "linear_out")
+                 "linear_y", "linear_x", "linear_out", "ogate_preact", "igate_preact",
+                 "fgate_preact")
 LORA_TARGETS: tuple[str, ...] = (*ATTENTION_TARGETS, *FFN_TARGETS, "experts",
                                  "shared_expert_gate", *MIXER_TARGETS)
 ALL_LINEAR = "all-linear"
@@ -274,8 +277,8 @@ def _ffn_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
 
 
 def _mixer_shapes(spec: ModelSpec) -> dict[str, list[tuple[int, int]]]:
-    """The projections of the Mamba, gated DeltaNet, lightning-attention, RWKV, Griffin and
-    short-convolution mixers."""
+    """The projections of the Mamba, gated DeltaNet, lightning-attention, RWKV, Griffin, mLSTM
+    and short-convolution mixers."""
     d, mamba, dn, la = spec.d_model, spec.mamba, spec.deltanet, spec.lightning
     shapes: dict[str, list[tuple[int, int]]] = {}
     if mamba is not None:
@@ -308,6 +311,12 @@ def _mixer_shapes(spec: ModelSpec) -> dict[str, list[tuple[int, int]]]:
         shapes["linear_y"] = [(d, width)]
         shapes["linear_x"] = [(d, width)]
         shapes["linear_out"] = [(width, d)]
+    if spec.mlstm is not None:  # xLSTMLayer's nn.Linear modules (q, k, v: target_shapes)
+        ml = spec.mlstm
+        shapes["ogate_preact"] = [(d, ml.d_v)]
+        shapes["igate_preact"] = [(d, ml.n_heads)]
+        shapes["fgate_preact"] = [(d, ml.n_heads)]
+        shapes.setdefault("out_proj", []).append((ml.d_v, d))
     if spec.short_conv is not None:
         shapes.setdefault("in_proj", []).append((d, 3 * d))
         shapes.setdefault("out_proj", []).append((d, d))
@@ -354,6 +363,12 @@ def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
         shapes.update(_ffn_shapes(spec))
     shapes.update({name: TargetShape(tuple(matrices))
                    for name, matrices in _mixer_shapes(spec).items()})
+    if spec.mlstm is not None and spec.layer_counts["mlstm"]:
+        # the mLSTM's q, k (d → d_qk) and v (d → d_v), after attention's matrices
+        ml = spec.mlstm
+        for name, width in (("q", ml.d_qk), ("k", ml.d_qk), ("v", ml.d_v)):
+            before = shapes[name].matrices if name in shapes else ()
+            shapes[name] = TargetShape((*before, (spec.d_model, width)))
     return shapes
 
 

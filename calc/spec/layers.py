@@ -11,8 +11,8 @@ as a pattern that repeats plus exceptions (`layer_types`, `attn_layer_period`/`o
 no position encoding) repeats the same way through `attention.layer_pattern`.
 
 The shapes of the non-attention mixers live here too (MambaSpec, DeltaNetSpec, LightningSpec,
-RwkvSpec, GriffinSpec, ShortConvSpec), one per model, as each config has one set of them, and
-the block shared by several depths (SharedBlockSpec: Zamba's).
+RwkvSpec, GriffinSpec, MlstmSpec, ShortConvSpec), one per model, as each config has one set of
+them, and the block shared by several depths (SharedBlockSpec: Zamba's).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from calc.spec.base import MAX_LAYERS, MAX_WIDTH, Frozen
 
 # A layer's token mixer. "attention+mamba": both read the same normed input and their outputs
 # are summed into the residual (Falcon-H1's parallel hybrid, Zuo et al. 2025).
-MixerKind = Literal["attention", "mamba", "deltanet", "lightning", "rwkv", "griffin", "conv",
-                    "attention+mamba"]
+MixerKind = Literal["attention", "mamba", "deltanet", "lightning", "rwkv", "griffin", "mlstm",
+                    "conv", "attention+mamba"]
 # How an attention layer sees the keys: all of them (global), the last w (local: sliding window),
 # those of its own chunk of c tokens (chunked: Llama 4's attention_chunk_size), or all of them
 # without any position encoding (nope: Llama 4's no_rope_layers, SmolLM3, Cohere 2).
@@ -34,7 +34,7 @@ AttentionKind = Literal["global", "local", "chunked", "nope"]
 FFNKind = Literal["dense", "moe", "none"]
 # The mixers other than attention, by the name layer_counts gives them, as reports print them.
 MIXER_NAMES = {"mamba": "Mamba", "deltanet": "gated DeltaNet", "lightning": "lightning attention",
-               "rwkv": "RWKV time-mix", "griffin": "Griffin recurrent block",
+               "rwkv": "RWKV time-mix", "griffin": "Griffin recurrent block", "mlstm": "mLSTM",
                "conv": "short-convolution"}
 MAX_PATTERN = 1024
 
@@ -201,6 +201,34 @@ class GriffinSpec(Frozen):
     @property
     def block_width(self) -> int:
         return self.d_lru // self.n_blocks
+
+
+class MlstmSpec(Frozen):
+    """xLSTM's mLSTM layer (Beck et al. 2024, "xLSTM: Extended Long Short-Term Memory", arXiv
+    2405.04517, §2.3; xLSTM 7B, Beck et al. 2025, arXiv 2503.13427, §3; transformers'
+    xLSTMLayer): from the normed input, q and k d → d_qk and v d → d_v (split into n_heads
+    heads), the output gate's preactivation d → d_v, and the input and forget gates d → n_heads
+    with a bias each (soft-capped by gate_soft_cap's tanh, no parameter); per head a matrix
+    memory C (d_qk/H × d_v/H) and normaliser n (d_qk/H) with exponential gating,
+    C_t = f_t·C_{t−1} + i_t·k_t v_tᵀ, n_t = f_t·n_{t−1} + i_t·k_t, h_t = C_tᵀq_t / max(|n_tᵀq_t|,
+    e^{−m_t}); a per-head LayerNorm over d_v (γ, no β), the sigmoid output gate, and out_proj
+    d_v → d. The projections carry no biases (use_bias=False; the xLSTM-7B config)."""
+
+    n_heads: int = Field(ge=1, le=MAX_WIDTH, description="heads H of the matrix memory "
+                                                         "(num_heads)")
+    d_qk: int = Field(ge=1, le=MAX_WIDTH * 16,
+                      description="width of q and k over all heads (int(d · qk_dim_factor))")
+    d_v: int = Field(ge=1, le=MAX_WIDTH * 16,
+                     description="width of v, the output gate and the memory's readout over all "
+                                 "heads (int(d · v_dim_factor))")
+
+    @model_validator(mode="after")
+    def _heads(self) -> MlstmSpec:
+        for name in ("d_qk", "d_v"):
+            if getattr(self, name) % self.n_heads:
+                raise ValueError(f"mlstm.n_heads={self.n_heads} must divide mlstm.{name}="
+                                 f"{getattr(self, name)} (q, k and v split into equal heads)")
+        return self
 
 
 class ShortConvSpec(Frozen):

@@ -350,6 +350,8 @@ def tensor_parallel_units(spec: ModelSpec, ffn: bool = True) -> list[tuple[str, 
         units.append(("rwkv.d_attention", spec.rwkv.d_attention, "the WKV's channels"))
     if spec.griffin is not None:  # the gates split by whole blocks (and so the channels)
         units.append(("griffin.n_blocks", spec.griffin.n_blocks, "the RG-LRU's gate blocks"))
+    if spec.mlstm is not None:  # the matrix memories split by whole heads
+        units.append(("mlstm.n_heads", spec.mlstm.n_heads, "the mLSTM heads"))
     if spec.short_conv is not None:
         units.append(("d_model", spec.d_model, "the convolution's channels"))
     return units

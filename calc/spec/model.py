@@ -38,6 +38,7 @@ from calc.spec.layers import (
     LayersSpec,
     LightningSpec,
     MambaSpec,
+    MlstmSpec,
     RwkvSpec,
     SharedBlockSpec,
     ShortConvSpec,
@@ -122,6 +123,8 @@ class ModelSpec(Frozen):
         None, description="RWKV's time-mix of the rwkv layers (and its channel-mix's extras)")
     griffin: GriffinSpec | None = Field(
         None, description="Griffin's recurrent block (RG-LRU) of the griffin layers")
+    mlstm: MlstmSpec | None = Field(
+        None, description="xLSTM's mLSTM layer (matrix memory) of the mlstm layers")
     short_conv: ShortConvSpec | None = Field(
         None, description="the short-convolution mixer of the conv layers")
     shared_block: SharedBlockSpec | None = Field(
@@ -377,6 +380,7 @@ class ModelSpec(Frozen):
         mixers = set(self.mixer_kinds)
         parts = {"mamba": ("mamba", "attention+mamba"), "deltanet": ("deltanet",),
                  "lightning": ("lightning",), "rwkv": ("rwkv",), "griffin": ("griffin",),
+                 "mlstm": ("mlstm",),
                  "short_conv": ("conv",)}
         for part, kinds in parts.items():
             used = bool(mixers & set(kinds))
@@ -544,7 +548,7 @@ class ModelSpec(Frozen):
     # ---- the layers, one entry each ---------------------------------------------------------
     @cached_property
     def mixer_kinds(self) -> tuple[str, ...]:
-        """Every layer's mixer: attention, mamba, deltanet, lightning, rwkv, griffin, conv or
+        """Every layer's mixer: attention, mamba, deltanet, lightning, rwkv, griffin, mlstm, conv or
         attention+mamba."""
         return repeat(self.layers.mixer_pattern, self.n_layers, self.layers.at("mixer"))
 
@@ -581,7 +585,7 @@ class ModelSpec(Frozen):
             "local": kinds.count("local"), "chunked": kinds.count("chunked"),
             "mamba": sum("mamba" in m for m in mixers), "deltanet": mixers.count("deltanet"),
             "lightning": mixers.count("lightning"), "rwkv": mixers.count("rwkv"),
-            "griffin": mixers.count("griffin"),
+            "griffin": mixers.count("griffin"), "mlstm": mixers.count("mlstm"),
             "conv": mixers.count("conv"), "dense": ffns.count("dense"), "moe": ffns.count("moe"),
         })
 

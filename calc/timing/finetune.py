@@ -72,6 +72,9 @@ def _layers_of(spec: ModelSpec, target: str, index: int) -> float:
     """Layers (per token: routed experts × top-k) the `index`-th matrix of `target` sits in:
     calc.spec.finetune.target_shapes lists them in this order."""
     counts, moe = spec.layer_counts, spec.moe
+    if target in ("q", "k", "v") and spec.layer_counts["mlstm"] and (
+            index == len(target_shapes(spec)[target].matrices) - 1):  # the mLSTM's, last
+        return counts["mlstm"]
     if target in ("q", "k", "v", "o", "g"):  # the model's head shapes, then a kind's own
         own = spec.shaped_layers
         layers = counts["attention"] - own if index == 0 else own
@@ -93,8 +96,11 @@ def _layers_of(spec: ModelSpec, target: str, index: int) -> float:
         return counts["rwkv"]
     if target in ("linear_y", "linear_x", "linear_out"):  # Griffin's recurrent block
         return counts["griffin"]
+    if target in ("ogate_preact", "igate_preact", "fgate_preact"):  # the mLSTM's gates
+        return counts["mlstm"]
     # the mixers' projections, in calc.spec.finetune._mixer_shapes's order
-    order = {"in_proj": ("mamba", "conv"), "out_proj": ("mamba", "deltanet", "lightning", "conv"),
+    order = {"in_proj": ("mamba", "conv"),
+             "out_proj": ("mamba", "deltanet", "lightning", "mlstm", "conv"),
              "x_proj": ("mamba",), "dt_proj": ("mamba",), "in_proj_qkvz": ("deltanet",),
              "in_proj_ba": ("deltanet",), "qkv_proj": ("lightning",),
              "output_gate": ("lightning",)}[target]

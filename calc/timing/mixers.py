@@ -44,6 +44,13 @@ Kernels (the bytes of calc.timing.kernels.Recurrence, 16-bit activations):
   states. Element-wise around them, each read and written once: GeLU(y) (2), each gate's bias
   and sigmoid (2 each), a_t from r_t (2), √(1 − a_t²) (2), i ⊙ x (3), its product with the
   normaliser (3) and h ⊙ GeLU(y) (3): 19·d_gr.
+- xLSTM's mLSTM (xLSTM 7B, arXiv 2503.13427: its chunkwise TFLA kernels, mlstm_kernels, whose
+  intra-chunk and inter-chunk work is matrix products on tensor cores, like lightning
+  attention's blocked form) reads q, k (2·H·d_k), v (H·d_v) and the two gates (2H) and writes
+  h (H·d_v) and each token's normaliser and maximum (2H); its backward recomputes the chunk
+  states. q, k, v, the output gate and the two gates are column-parallel and out_proj
+  row-parallel, by heads. Element-wise: the gates' soft caps (2H in, 2H out), the head norm
+  and the sigmoid output gate (2 widths each) and their product (3): 7·H·d_v + 4H.
 - The short convolution (LFM2) reads and writes d channels; B ⊙ x and C ⊙ conv(·) read 2d and
   write d each.
 Not counted: Jamba's Δ/B/C norms, DeltaNet's q/k L2 norms, softplus and exp of Δ (small, fused in
@@ -63,8 +70,8 @@ CONV_RECOMPUTED_BACKWARD = 2 + 1  # Mamba's fused backward runs the conv forward
 
 
 def mixer_matmuls(spec: ModelSpec, flops: Mapping[str, float]) -> list[Matmul]:
-    """The projections of the Mamba, gated DeltaNet, lightning-attention, RWKV, Griffin and
-    short-convolution layers."""
+    """The projections of the Mamba, gated DeltaNet, lightning-attention, RWKV, Griffin, mLSTM
+    and short-convolution layers."""
     counts, d = spec.layer_counts, spec.d_model
     ops: list[Matmul] = []
     mamba, dn = spec.mamba, spec.deltanet
@@ -109,6 +116,13 @@ def mixer_matmuls(spec: ModelSpec, flops: Mapping[str, float]) -> list[Matmul]:
         ops += [Matmul("griffin/gates", flops["griffin/gates"], 2 * width,
                        spec.griffin.block_width, n, "column"),
                 Matmul("griffin/out", flops["griffin/out"], d, width, n, "row")]
+    if spec.mlstm is not None:
+        n, ml = counts["mlstm"], spec.mlstm
+        widths = {"q": ml.d_qk, "k": ml.d_qk, "v": ml.d_v, "ogate": ml.d_v,
+                  "gates": 2 * ml.n_heads}
+        ops += [Matmul(f"mlstm/{part}", flops[f"mlstm/{part}"], width, d, n, "column")
+                for part, width in widths.items()]
+        ops.append(Matmul("mlstm/out", flops["mlstm/out"], d, ml.d_v, n, "row"))
     if spec.short_conv is not None:
         n = counts["conv"]
         ops += [Matmul("conv/in", flops["conv/in"], 3 * d, d, n, "column"),
@@ -157,6 +171,11 @@ def recurrences(spec: ModelSpec, flops: Mapping[str, float]) -> list[Recurrence]
                            CONV_BACKWARD),
                 Recurrence("griffin/scan", flops["griffin/scan"], n * 3 * width * q, "vector",
                            SCAN_BACKWARD)]
+    if spec.mlstm is not None:  # q, k, v, i, f in; h, n, m out
+        ml = spec.mlstm
+        ops.append(Recurrence("mlstm/scan", flops["mlstm/scan"],
+                              counts["mlstm"] * (2 * ml.d_qk + 2 * ml.d_v + 4 * ml.n_heads) * q,
+                              "tensor", SCAN_BACKWARD))
     if spec.short_conv is not None:
         ops.append(Recurrence("conv/conv", flops["conv/conv"], counts["conv"] * 2 * d * q,
                               "vector", CONV_BACKWARD))
@@ -179,6 +198,8 @@ def mixer_elementwise(spec: ModelSpec) -> list[ElementWise]:
                                    + 2 * spec.d_model + 3 * spec.d_model)
     if spec.griffin is not None:  # the products and activations around the RG-LRU (docstring)
         gates += counts["griffin"] * 19 * spec.griffin.d_lru
+    if spec.mlstm is not None:  # soft caps, head norm, sigmoid(o) and the product (docstring)
+        gates += counts["mlstm"] * (7 * spec.mlstm.d_v + 4 * spec.mlstm.n_heads)
     if spec.short_conv is not None:  # B ⊙ x and C ⊙ conv(B ⊙ x)
         gates += counts["conv"] * 2 * 3 * spec.d_model
     return [ElementWise("mixer gates", gates * q, "tensor")] if gates else []

@@ -24,6 +24,7 @@ from calc.verify.mixers import (
     Griffin,
     Lightning,
     Mamba,
+    Mlstm,
     Rwkv,
     RwkvChannelMix,
     ShortConv,
@@ -38,6 +39,9 @@ MIXER_PROJECTIONS = {"inp": "in_proj", "x": "x_proj", "dt": "dt_proj", "out": "o
 RWKV_FFN = {"up": "key", "down": "value"}
 # Griffin's projections and the targets that name them (RecurrentGemmaRecurrentBlock's modules)
 GRIFFIN_PROJECTIONS = {"y": "linear_y", "x": "linear_x", "out": "linear_out"}
+# the mLSTM's projections and the targets that name them (xLSTMLayer's modules)
+MLSTM_PROJECTIONS = {"q": "q", "k": "k", "v": "v", "ogate": "ogate_preact",
+                     "igate": "igate_preact", "fgate": "fgate_preact", "out": "out_proj"}
 
 
 class LoRA(nn.Module):
@@ -128,8 +132,9 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
                 linear = getattr(module, name, None)
                 if name in targets and isinstance(linear, nn.Linear):
                     setattr(module, name, _adapt(linear, [linear.out_features], [True], r))
-        elif isinstance(module, Griffin):
-            for name, target in GRIFFIN_PROJECTIONS.items():
+        elif isinstance(module, (Griffin, Mlstm)):
+            projections = GRIFFIN_PROJECTIONS if isinstance(module, Griffin) else MLSTM_PROJECTIONS
+            for name, target in projections.items():
                 linear = getattr(module, name)
                 if target in targets:
                     setattr(module, name, _adapt(linear, [linear.out_features], [True], r))

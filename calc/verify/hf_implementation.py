@@ -18,7 +18,14 @@ paths are what FlopCounterMode sees:
   K_βKᵀ element-wise, six matmuls), lightning attention its blocked form
   (MiniMaxLightningAttention.forward: blocks of block_size, four matmuls each); RWKV's WKV
   (rwkv_linear_attention_cpu, the path off CUDA and for one token) is element-wise only: 0, as
-  is Griffin's RG-LRU (RecurrentGemmaRglru._rnn_scan, a loop of element-wise products);
+  is Griffin's RG-LRU (RecurrentGemmaRglru._rnn_scan, a loop of element-wise products); the
+  mLSTM (modeling_xlstm.py xLSTMBackend) in mode "inference" (the default) runs the whole
+  chunks of chunk_size c of a sequence in the chunkwise-parallel form
+  (mlstm_chunkwise_native_autograd: per chunk Kᵀ·V into the memory, Q·Kᵀ and the masked scores
+  × V over all c² pairs, Q·C and Q·n) and the tokens after them, or a single token, with the
+  recurrent step (mlstm_recurrent_step_native: k·vᵀ, qᵀ·C and qᵀ·n as matmuls, the decay
+  element-wise); in mode "train" every token is in whole chunks (transformers refuses another
+  T), and "train_with_padding" pads T up to whole chunks and computes the padding too;
 - DeepSeek Sparse Attention's layers (DeepseekV32Attention and GlmMoeDsaAttention, eager and
   SDPA paths) fold the keys the indexer did not select into the attention mask and compute QKᵀ
   and A·V over all T keys, where calc counts the min(index_topk, T) selected ones;
@@ -45,6 +52,20 @@ _CONV_NAMES = {"mamba": "Mamba conv", "deltanet": "gated DeltaNet conv",
 # chunk_kimi_delta_attention's (modeling_kimi_linear.py)
 DELTANET_CHUNK = 64
 FMA = 2
+
+
+def _mlstm(spec: ModelSpec, t: int, chunk: int, mode: str) -> int:
+    """modeling_xlstm.py's mLSTM FLOPs for one layer over t tokens (module docstring): per head,
+    the recurrent step's 2·d_k·d_v (k·vᵀ) + 2·d_k·d_v (qᵀ·C) + 2·d_k (qᵀ·n) per token, and on
+    the tokens of whole chunks the chunkwise form's intra-chunk Q·Kᵀ (2·c·d_k) and scores × V
+    (2·c·d_v) besides."""
+    ml = spec.mlstm
+    assert ml is not None
+    dk, dv = ml.d_qk // ml.n_heads, ml.d_v // ml.n_heads
+    padded = _chunks(t, chunk) * chunk if mode == "train_with_padding" else t
+    chunked = padded if "train" in mode else (t // chunk) * chunk
+    per_token = FMA * (2 * dk * dv + dk)
+    return ml.n_heads * (padded * per_token + chunked * FMA * chunk * (dk + dv))
 
 
 def _chunks(t: int, size: int) -> int:
@@ -168,6 +189,15 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
     if n["griffin"]:
         total -= flops.components["griffin/scan"] * t
         changed.append("Griffin: the RG-LRU recurrence element-wise (_rnn_scan)")
+    if n["mlstm"]:
+        kind = find(hf_config.get("model_type"))
+        defaults = kind.defaults if kind else {}
+        chunk = int(hf_config.get("chunk_size") or defaults.get("chunk_size") or 64)
+        mode = str(hf_config.get("mode") or defaults.get("mode") or "inference")
+        total -= flops.components["mlstm/scan"] * t
+        total += n["mlstm"] * _mlstm(spec, t, chunk, mode)
+        changed.append(f"mLSTM: chunkwise form over whole chunks of {chunk}, the recurrent "
+                       f"step's matmuls on the rest (mode {mode})")
     indexer = spec.attention.indexer
     if indexer is not None and indexer.topk < t:
         pair = FMA * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v)

@@ -1,5 +1,5 @@
 """The reference model's other mixers: Mamba and Mamba-2, gated DeltaNet, lightning attention,
-RWKV-4's time-mix and channel-mix, Griffin's recurrent block, short convolutions.
+RWKV-4's time-mix and channel-mix, Griffin's recurrent block, xLSTM's mLSTM, short convolutions.
 
 Each is written to be counted (calc.formulas.mixers states the conventions): projections are
 nn.Linear, the convolution a causal depthwise conv1d with exactly T outputs, and the scan runs
@@ -368,6 +368,52 @@ class Griffin(nn.Module):
                 state = state + normaliser[:, i] * gated[:, i]  # write: 2
             outputs.append(state)
         return self.out(torch.stack(outputs, dim=1) * y)
+
+
+class Mlstm(nn.Module):
+    """xLSTM's mLSTM layer (transformers' xLSTMLayer, calc.spec.layers.MlstmSpec): q, k, v, the
+    output gate's preactivation, the input and forget gates (d → H each, with biases), the
+    memory run token by token, a per-head
+    LayerNorm with γ only, sigmoid(o) times it, out_proj.
+
+    Each head's matrix memory C (d_v × d_k) and normaliser n (d_k) are one Scan state of
+    (d_v + 1) × d_k: the values with a constant 1 appended are written against i_t·k_t, so
+    the write is k vᵀ into C and k into n, and q reads both, h̃ = Cq and nᵀq (calc.formulas.
+    mixers: 5 FLOPs per element). The gates' exponentials, f_t = σ(f̃_t), i_t·k_t and the
+    division h̃ / max(|nᵀq|, 1) prepare or normalise (0); the running stabiliser m_t of
+    transformers' kernels is numerics and left out (the gates here are soft-capped, so
+    exp(i) stays finite)."""
+
+    def __init__(self, spec: ModelSpec):
+        super().__init__()
+        ml, d = spec.mlstm, spec.d_model
+        assert ml is not None
+        self.heads, self.d_k = ml.n_heads, ml.d_qk // ml.n_heads
+        self.q = linear(d, ml.d_qk, False, "mlstm/q")
+        self.k = linear(d, ml.d_qk, False, "mlstm/k")
+        self.v = linear(d, ml.d_v, False, "mlstm/v")
+        self.ogate = linear(d, ml.d_v, False, "mlstm/ogate")
+        self.igate = linear(d, ml.n_heads, True, "mlstm/gates")
+        self.fgate = linear(d, ml.n_heads, True, "mlstm/gates")
+        self.scan = Scan("mlstm/scan")
+        self.norm = tag(_Vector(ml.d_v), "mlstm/norm")  # the head norm's γ
+        self.out = linear(ml.d_v, d, False, "mlstm/out")
+
+    def forward(self, x: Tensor) -> Tensor:
+        batch, t, _ = x.shape
+        heads = self.heads
+        q = self.q(x).unflatten(-1, (heads, -1)) * self.d_k ** -0.5
+        k, v = self.k(x).unflatten(-1, (heads, -1)), self.v(x).unflatten(-1, (heads, -1))
+        cap = 15.0  # gate_soft_cap (xLSTM-7b's), a tanh: no parameter, no matrix FLOP
+        gate_i = cap * torch.tanh(self.igate(x) / cap)
+        gate_f = cap * torch.tanh(self.fgate(x) / cap)
+        forget = torch.sigmoid(gate_f)[..., None, None]  # [B, T, H, 1, 1]
+        written = k * torch.exp(gate_i)[..., None]  # i_t·k_t
+        values = torch.cat([v, v.new_ones(batch, t, heads, 1)], dim=-1)
+        read = self.scan(forget, values, written, q)  # [B, T, H, d_v + 1]
+        h = read[..., :-1] / torch.clamp(read[..., -1:].abs(), min=1.0)
+        h = F.layer_norm(h, h.shape[-1:]).flatten(2) * self.norm.values
+        return self.out(torch.sigmoid(self.ogate(x)) * h)
 
 
 class ShortConv(nn.Module):

@@ -28,6 +28,7 @@ from calc.verify.mixers import (
     Griffin,
     Lightning,
     Mamba,
+    Mlstm,
     Rwkv,
     RwkvChannelMix,
     ShortConv,
@@ -201,8 +202,8 @@ class OutputBias(nn.Module):
 # ---- blocks and model -----------------------------------------------------------------------
 class Mixers(nn.Module):
     """A layer's token mixer: attention, Mamba, gated DeltaNet, lightning attention, RWKV's
-    time-mix, Griffin's recurrent block, a short convolution, or attention and Mamba side by
-    side on the same input, their outputs summed (Falcon-H1)."""
+    time-mix, Griffin's recurrent block, xLSTM's mLSTM, a short convolution, or attention and
+    Mamba side by side on the same input, their outputs summed (Falcon-H1)."""
 
     def __init__(self, spec: ModelSpec, mixer: str, kind: str, indexed: bool = True,
                  own_kv: bool = True, out_bias: bool = False):
@@ -220,6 +221,8 @@ class Mixers(nn.Module):
             parts.append(Rwkv(spec))
         if mixer == "griffin":
             parts.append(Griffin(spec))
+        if mixer == "mlstm":
+            parts.append(Mlstm(spec))
         if mixer == "conv":
             parts.append(ShortConv(spec))
         self.parts = nn.ModuleList(parts)
