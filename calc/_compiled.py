@@ -8494,6 +8494,7 @@ def inference(s):
     h_g2 = s['h_g2']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_kv1 = s['i_kv1']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     k = s['k']
@@ -8514,7 +8515,7 @@ def inference(s):
             L_idx*d_I
             + h_kv2*(L_att2 - L_kvs2)*(d_qk2 + d_v2)
             + (
-                h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)
+                h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv)
             )*(L_att - L_att2 - L_kvs + L_kvs2 + L_sb)
         ),
         'kv_cache': b*q_kv*(
@@ -8522,7 +8523,7 @@ def inference(s):
             + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
             + K*h_g*(
                 L_idx*T*d_I
-                + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                     L_sb*T
                     + T*(
                         L_att
@@ -8567,7 +8568,7 @@ def inference(s):
                 + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
                     L_idx*T*d_I
-                    + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                    + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                         L_sb*T
                         + T*(
                             L_att
@@ -8604,7 +8605,7 @@ def inference(s):
                 + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
                     L_idx*T*d_I
-                    + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                    + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                         L_sb*T
                         + T*(
                             L_att
@@ -8643,7 +8644,7 @@ def inference(s):
                 + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
                     L_idx*T*d_I
-                    + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                    + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                         L_sb*T
                         + T*(
                             L_att
@@ -8682,7 +8683,7 @@ def inference(s):
                     + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                     + K*h_g*(
                         L_idx*T*d_I
-                        + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                        + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                             L_sb*T
                             + T*(
                                 L_att
@@ -8721,7 +8722,7 @@ def inference(s):
                 + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
                     L_idx*T*d_I
-                    + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                    + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                         L_sb*T
                         + T*(
                             L_att
@@ -8763,7 +8764,7 @@ def inference(s):
                     + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                     + K*h_g*(
                         L_idx*T*d_I
-                        + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                        + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                             L_sb*T
                             + T*(
                                 L_att
@@ -8803,7 +8804,7 @@ def inference(s):
                     + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                     + K*h_g*(
                         L_idx*T*d_I
-                        + (h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv))*(
+                        + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                             L_sb*T
                             + T*(
                                 L_att

@@ -147,6 +147,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "g_o": att.output_groups.groups if att.output_groups else 1,  # a divisor (optimizer)
         "r_o": att.output_groups.rank if att.output_groups else 0,
         "i_og": int(att.output_groups is not None), "i_qw": int(att.q_norm_weights),
+        "i_kv1": int(att.kv_cached_once),
         "d_rope": mla.qk_rope_head_dim if mla else 0, "M": spec.mtp_modules,
         "E_a": att.experts or 0, "i_moa": int(att.experts is not None),
         **_indexer_values(spec), **hyper_connection_values(spec),

@@ -145,6 +145,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_qlora", r"\mathbb{1}_{q\,lora}", "queries through rank r_q", "indicator"),
     SymbolInfo("i_og", r"\mathbb{1}_{og}", "W_O a grouped low-rank projection", "indicator"),
     SymbolInfo("i_qw", r"\mathbb{1}_{qw}", "the per-head query norm carries γ", "indicator"),
+    SymbolInfo("i_kv1", r"\mathbb{1}_{kv1}", "the cache keeps keys that are the values once",
+               "indicator"),
     SymbolInfo("i_tied", r"\mathbb{1}_{tied}", "LM head tied to the token embedding",
                "indicator"),
     SymbolInfo("i_qk_head", r"\mathbb{1}_{qk\,head}", "QK-norm per head (width d_qk)",
@@ -494,7 +496,7 @@ L_sb, M_sb, r_sb, i_sba, L_s_sb = (SYMBOLS[n] for n in ("L_sb", "M_sb", "r_sb", 
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 E_0 = SYMBOLS["E_0"]
-g_o, r_o, i_og, i_qw = (SYMBOLS[n] for n in ("g_o", "r_o", "i_og", "i_qw"))
+g_o, r_o, i_og, i_qw, i_kv1 = (SYMBOLS[n] for n in ("g_o", "r_o", "i_og", "i_qw", "i_kv1"))
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 n_hc, i_hc, i_hcm = (SYMBOLS[n] for n in ("n_hc", "i_hc", "i_hcm"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2, i_sink2 = (SYMBOLS[n] for n in (

@@ -71,3 +71,42 @@ def test_lora_cannot_target_the_latent_or_grouped_projections():
         with pytest.raises(CalcError, match=named):
             resolve_targets(v4, FineTune(method="lora", lora_targets=targets))
     assert resolve_targets(v4, FineTune(method="lora", lora_targets=("k", "up"))) == ("k", "up")
+
+
+def test_the_cache_keeps_the_one_key_and_value_head_once():
+    """A 3-layer DeepSeek-V4 after 6 tokens (within the window of 8): its attention hands the
+    cache one tensor as both keys and values (DeepseekV4Attention: cache.update(kv, kv)), so
+    calc counts 6 tokens × 1 head × 16 per layer once, as V4's own cache layers keep it
+    (DeepseekV4HCACache.update: values = keys). transformers' generic sliding layer, which the
+    all-sliding configs calc reads get, stores the same values twice: calc's count is half its
+    storage, and keys that are the values but cached apart (Gemma 4's) take all of it."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.verify import hf_reference
+
+    config = {"model_type": "deepseek_v4", "vocab_size": 32, "hidden_size": 8,
+              "num_hidden_layers": 3, "num_attention_heads": 2, "head_dim": 16,
+              "q_lora_rank": 4, "o_groups": 2, "o_lora_rank": 4, "n_routed_experts": 2,
+              "num_experts_per_tok": 1, "moe_intermediate_size": 4, "hc_mult": 2,
+              "sliding_window": 8, "layer_types": ["sliding_attention"] * 3}
+    tokens = 6
+    model = hf_reference.build(config, "cpu")
+    with torch.no_grad():
+        cache = model(input_ids=torch.randint(0, 32, (1, tokens)),
+                      use_cache=True).past_key_values
+    assert all(torch.equal(layer.keys, layer.values) for layer in cache.layers)
+    stored = sum(tensor.numel() for layer in cache.layers for tensor in (layer.keys, layer.values))
+    spec = spec_from_hf_config(config)
+    once = calc.infer(spec, gpu="h100", context=tokens, batch=1).inference.kv_cache_bytes
+    assert once == 2 * tokens * 3 * 16 == 2 * stored // 2  # bf16
+    apart = spec.updated(**{"attention.kv_cached_once": False})
+    assert calc.infer(apart, gpu="h100", context=tokens, batch=1).inference.kv_cache_bytes == (
+        2 * stored)
+
+
+def test_keys_cached_once_must_be_the_values():
+    with pytest.raises(CalcError, match=re.escape("attention.kv_cached_once=true needs "
+                                                  "attention.k_eq_v=true")) as caught:
+        spec().updated(**{"attention.k_eq_v": False, "attention.kv_cached_once": True})
+    assert "\n" not in str(caught.value)

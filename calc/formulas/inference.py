@@ -88,6 +88,7 @@ from calc.symbols import (
     h_g2,
     h_kv,
     h_kv2,
+    i_kv1,
     i_mla,
     k,
     k_dn,
@@ -104,8 +105,9 @@ from calc.symbols import (
 
 GB = GIGA  # datasheets print bandwidth in decimal GB/s
 
-# Elements one token leaves in the cache of one layer (of the L'_att layers: KV_WIDTH2).
-KV_WIDTH = (1 - i_mla) * h_kv * (d_qk + d_v) + i_mla * (r_kv + d_rope)
+# Elements one token leaves in the cache of one layer (of the L'_att layers: KV_WIDTH2); keys
+# that are the values and cached once (attention.kv_cached_once, DeepSeek-V4) leave d_qk a head.
+KV_WIDTH = (1 - i_mla) * h_kv * (d_qk + (1 - i_kv1) * d_v) + i_mla * (r_kv + d_rope)
 KV_WIDTH2 = h_kv2 * (d_qk2 + d_v2)  # MLA has one shape (calc.spec.attention)
 
 

@@ -181,6 +181,10 @@ class AttentionSpec(Frozen):
         False, description="the keys are the values: W_K's output is used as both and there "
                            "is no W_V (Gemma 4's attention_k_eq_v, on its full layers: "
                            "kind_shapes.global.k_eq_v)")
+    kv_cached_once: bool = Field(
+        False, description="with k_eq_v, the cache keeps the keys once: the same tensor is the "
+                           "values (DeepSeek-V4: DeepseekV4HCACache.update sets values = keys; "
+                           "Gemma 4's values are normed apart from the keys and cached apart)")
     kv_shared_layers: int = Field(
         0, ge=0, le=MAX_LAYERS,
         description="the last layers without keys and values of their own: each reads those "
@@ -235,6 +239,9 @@ class AttentionSpec(Frozen):
         if not self.q_norm_weights and (self.qk_norm != "head" or not self.qk_norm_weights):
             raise ValueError("attention.q_norm_weights=false needs qk_norm='head' with "
                              "qk_norm_weights=true (only the query norm loses its weight)")
+        if self.kv_cached_once and not self.k_eq_v:
+            raise ValueError("attention.kv_cached_once=true needs attention.k_eq_v=true (only "
+                             "keys that are the values can be cached once)")
         if (self.k_eq_v or self.kv_shared_layers
                 or any(shape.k_eq_v for shape in self.kind_shapes.values())) and (
                 self.mla is not None or self.experts is not None or self.indexer is not None):

@@ -337,7 +337,9 @@ def _read_deepseek_v4(c: HFConfig) -> dict[str, Any]:
     return decoder(
         c, {"n_heads": heads, "n_kv_heads": 1, "head_dim": width}, d_ff=c.size(
             "moe_intermediate_size"),
-        attention={"k_eq_v": True, "qk_norm": "head", "q_norm_weights": False,
+        # one key-and-value head, cached once (DeepseekV4HCACache.update: values = keys)
+        attention={"k_eq_v": True, "kv_cached_once": True, "qk_norm": "head",
+                   "q_norm_weights": False,
                    "q_lora_rank": c.size("q_lora_rank"), "sinks": True,
                    "output_groups": {"groups": groups, "rank": c.size("o_lora_rank")},
                    "sliding_window": c.size("sliding_window")},
@@ -357,6 +359,9 @@ def _write_deepseek_v4(spec: ModelSpec) -> dict[str, Any]:
     need(hc is not None and hc.residual_mix,
          "hyper_connections (deepseek_v4's layers are in mHC streams with the stream mix)")
     assert hc is not None
+    need(att.k_eq_v and att.kv_cached_once, "attention.k_eq_v or attention.kv_cached_once "
+                                            "false (deepseek_v4's one KV head is its keys and "
+                                            "its values, cached once)")
     need(set(spec.layer_kinds) == {"local"}, "attention layers that are not all sliding "
                                             "(deepseek_v4's compressed layers are not read)")
     need(all(spec.moe_layers), "dense FFN layers (every deepseek_v4 layer is an MoE layer)")
