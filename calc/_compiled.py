@@ -130,18 +130,21 @@ def params_moe_ffn(s):
     d_e = s['d_e']
     d_s = s['d_s']
     g_norm = s['g_norm']
+    i_bn = s['i_bn']
     i_glu = s['i_glu']
     i_mn = s['i_mn']
+    i_rs = s['i_rs']
     i_shared_gate = s['i_shared_gate']
     _t0 = E + E_0
     _t1 = d*(i_glu + 2)
     _t2 = i_glu + 1
+    _t3 = d*(b_norm + g_norm)
     return {
-        'moe/router': _t0*b_router + _t0*d,
+        'moe/router': _t0*b_router + _t0*d + i_rs*(E + d),
         'moe/experts': E*(_t1*d_e + b_ff*(_t2*d_e + d)),
         'moe/shared': E_s*(_t1*d_s + b_ff*(_t2*d_s + d)) + d*i_shared_gate,
         'moe/bias': b_moe*d,
-        'moe/norm': d*i_mn*(b_norm + g_norm),
+        'moe/norm': 3*_t3*i_bn + _t3*i_mn,
     }
 
 
@@ -301,6 +304,7 @@ def params_components(s):
     P = s['P']
     R_dt = s['R_dt']
     V = s['V']
+    V_le = s['V_le']
     V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
@@ -337,6 +341,7 @@ def params_components(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_bn = s['i_bn']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dtn = s['i_dtn']
@@ -348,6 +353,7 @@ def params_components(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -359,6 +365,7 @@ def params_components(s):
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rs = s['i_rs']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
@@ -372,6 +379,7 @@ def params_components(s):
     n_act = s['n_act']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
+    p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
@@ -423,7 +431,7 @@ def params_components(s):
     _t43 = _t11*h
     _t44 = 4*i_diff
     _t45 = _t0*i_sub
-    _t46 = _t0*d
+    _t46 = L*d
     _t47 = n_hc**2
     _t48 = 2*N_s
     _t49 = G_s*_t48
@@ -457,8 +465,10 @@ def params_components(s):
     _t77 = _t45*d_ff
     _t78 = E + E_0
     _t79 = d*(i_glu + 2)
-    _t80 = L_moe*d
-    _t81 = _t23*h_kv
+    _t80 = _t0*d
+    _t81 = 3*_t80
+    _t82 = _t23*h_kv
+    _t83 = _t46*p_le
     return {
         'attention/q': (
             L_att2*(
@@ -498,7 +508,7 @@ def params_components(s):
         'attention/lambda': L_att2*_t44*d_qk2 + _t11*_t44*d_qk,
         'attention/sub_norm': _t42*_t45*d_v2 + _t43*_t45*d_v,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
-        'norms': L*_t46*n_norm,
+        'norms': _t0*_t46*n_norm,
         'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t47*i_hcm + 2*n_hc)*(d*n_hc + 1)),
         'mamba/in': L_ssm*(_t50*b_ssm + _t50*d),
         'mamba/conv': L_ssm*(b_cs + k_s)*(_t49*i_m2 + d_in),
@@ -537,22 +547,26 @@ def params_components(s):
         'mlp/down': L_dense*_t76 + L_dw*_t74,
         'mlp/act': L_dense*n_act,
         'mlp/sub_norm': L_dense*_t77 + L_dw*_t77,
-        'moe/router': L_moe*(_t78*b_router + _t78*d),
+        'moe/router': L_moe*(_t78*b_router + _t78*d + i_rs*(E + d)),
         'moe/experts': E*L_moe*(_t79*d_e + b_ff*(_t72*d_e + d)),
         'moe/shared': L_moe*(E_s*(_t79*d_s + b_ff*(_t72*d_s + d)) + d*i_shared_gate),
-        'moe/bias': _t80*b_moe,
-        'moe/norm': _t0*_t80*i_mn,
-        'shared_block/attention': M_sb*(_t30 + _t37*d + _t60*_t81),
+        'moe/bias': L_moe*b_moe*d,
+        'moe/norm': L_moe*(_t80*i_mn + _t81*i_bn),
+        'shared_block/attention': M_sb*(_t30 + _t37*d + _t60*_t82),
         'shared_block/mlp': M_sb*(_t75 + _t76 + n_act),
-        'shared_block/norms': 3*M_sb*_t46,
+        'shared_block/norms': M_sb*_t81,
         'shared_block/projection': L_sb*_t66,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t12 + _t81 + 6*d) + r_sb*(_t72*d_ff + d)),
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t12 + _t82 + 6*d) + r_sb*(_t72*d_ff + d)),
+        'per_layer_embeddings/table': L*V_le*p_le,
+        'per_layer_embeddings/projection': _t83,
+        'per_layer_embeddings/layers': 2*_t83,
+        'per_layer_embeddings/norms': _t0*i_le*(_t46 + p_le),
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t46*i_norm_emb,
+        'embedding/norm': _t80*i_norm_emb,
         'embedding_projection': _t60*d_emb*i_proj,
         'hyper_connections/head': _t47*d + i_hc + n_hc,
-        'final_norm': _t46*i_norm_final,
+        'final_norm': _t80*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
@@ -589,6 +603,7 @@ def params_summary(s):
     P = s['P']
     R_dt = s['R_dt']
     V = s['V']
+    V_le = s['V_le']
     V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
@@ -625,6 +640,7 @@ def params_summary(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_bn = s['i_bn']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dsa = s['i_dsa']
@@ -637,6 +653,7 @@ def params_summary(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -649,6 +666,7 @@ def params_summary(s):
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rs = s['i_rs']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
@@ -663,6 +681,7 @@ def params_summary(s):
     n_act = s['n_act']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
+    p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
@@ -725,69 +744,68 @@ def params_summary(s):
     _t54 = 2*d_gr
     _t55 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
     _t56 = E_s*(_t27*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate
-    _t57 = E + E_0
-    _t58 = _t57*b_router + _t57*d
-    _t59 = d**2
-    _t60 = d_qk + d_v
-    _t61 = _t60*h_kv
-    _t62 = b_sc*d
-    _t63 = 2*N_s
-    _t64 = G_s*_t63
-    _t65 = 2*d_in + i_m2*(H_s + _t64)
-    _t66 = H_s*i_m2
-    _t67 = 1 - i_m2
-    _t68 = R_dt + _t63
-    _t69 = _t67*d_in
-    _t70 = 2*d
-    _t71 = _t46 + _t51 + n_act
-    _t72 = d_qk*i_qk_head
-    _t73 = _t5*(_t72 + d_qk*h_kv*i_qk_proj)
-    _t74 = _t5*(_t22*i_qk_proj + _t72) + _t73
-    _t75 = _t35*d_v
-    _t76 = _t18*i_gate*(_t75 + i_gh) + _t37*_t75*h + b_gh*h
-    _t77 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t78 = _t38 + _t77*d + b_qkv*(_t43 + _t77) + i_mla*(_t40 + h*r_kv*(_t41 + _t60))
-    _t79 = L_kvs - L_kvs2
-    _t80 = L_rw*d_rw
-    _t81 = 5*d
-    _t82 = H_la*L_la*d_la
-    _t83 = L_att2*h2
-    _t84 = 2*H_k*d_lk
-    _t85 = H_v*d_lv
-    _t86 = H_v + _t85
-    _t87 = b_moe*d
-    _t88 = _t5*d
-    _t89 = h*i_sink
-    _t90 = i_rel*(2*_t22 + _t24)
-    _t91 = 3*_t88
-    _t92 = 4*i_diff
-    _t93 = _t92*d_qk
-    _t94 = E_a*_t0
-    _t95 = _t88*n_norm
-    _t96 = _t5*i_sub
-    _t97 = _t96*d_ff
-    _t98 = _t88*i_mn
-    _t99 = _t96*d_v*h
+    _t57 = _t5*d
+    _t58 = 3*_t57
+    _t59 = _t57*i_mn + _t58*i_bn
+    _t60 = E + E_0
+    _t61 = _t60*b_router + _t60*d + i_rs*(E + d)
+    _t62 = d**2
+    _t63 = d_qk + d_v
+    _t64 = _t63*h_kv
+    _t65 = b_sc*d
+    _t66 = 2*N_s
+    _t67 = G_s*_t66
+    _t68 = 2*d_in + i_m2*(H_s + _t67)
+    _t69 = H_s*i_m2
+    _t70 = 1 - i_m2
+    _t71 = R_dt + _t66
+    _t72 = _t70*d_in
+    _t73 = 2*d
+    _t74 = _t46 + _t51 + n_act
+    _t75 = d_qk*i_qk_head
+    _t76 = _t5*(_t75 + d_qk*h_kv*i_qk_proj)
+    _t77 = _t5*(_t22*i_qk_proj + _t75) + _t76
+    _t78 = _t35*d_v
+    _t79 = _t18*i_gate*(_t78 + i_gh) + _t37*_t78*h + b_gh*h
+    _t80 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t81 = _t38 + _t80*d + b_qkv*(_t43 + _t80) + i_mla*(_t40 + h*r_kv*(_t41 + _t63))
+    _t82 = L_kvs - L_kvs2
+    _t83 = L_rw*d_rw
+    _t84 = 5*d
+    _t85 = H_la*L_la*d_la
+    _t86 = L_att2*h2
+    _t87 = 2*H_k*d_lk
+    _t88 = H_v*d_lv
+    _t89 = H_v + _t88
+    _t90 = b_moe*d
+    _t91 = h*i_sink
+    _t92 = L*d
+    _t93 = i_rel*(2*_t22 + _t24)
+    _t94 = 4*i_diff
+    _t95 = _t94*d_qk
+    _t96 = E_a*_t0
+    _t97 = _t5*i_sub
+    _t98 = _t97*d_ff
+    _t99 = _t97*d_v*h
     _t100 = (
         H_v*_t47*d
-        + L*_t95
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t31*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L_att2*_t44
-        + L_att2*_t92*d_qk2
-        + L_att2*_t94
+        + L_att2*_t94*d_qk2
+        + L_att2*_t96
         + L_att2*i_rel*(_t10 + 2*_t12)
         + L_att2*(_t34 + _t5*(_t32 + _t33*h2))
         + L_att2*(_t3*i_gate*(_t36 + i_gh) + _t36*_t37*h2 + b_gh*h2)
         + L_dense*_t46
         + L_dense*_t51
-        + L_dense*_t97
+        + L_dense*_t98
         + L_dense*n_act
-        + L_dn*d*(_t49*_t86 + _t84 + _t86)
-        + L_dn*i_cg*(_t70*r_g + r_g*(_t48 + _t85))
-        + L_dn*k_dn*(_t84 + _t85)
+        + L_dn*d*(_t49*_t89 + _t87 + _t89)
+        + L_dn*i_cg*(_t73*r_g + r_g*(_t48 + _t88))
+        + L_dn*k_dn*(_t87 + _t88)
         + L_dn*(H_v*_t49 + H_v + _t48*i_cg)
         + L_dw*_t45
-        + L_dw*_t97
+        + L_dw*_t98
         + L_dw*(_t28*(2*_t45 + 2*_t50) - _t51)
         + L_gr*(_t53 + d)
         + 2*L_gr*(_t53 + d_gr)
@@ -796,49 +814,52 @@ def params_summary(s):
         - L_kvs2*_t34
         - L_kvs2*_t44
         + L_moe*_t56
-        + L_moe*_t58
-        + L_moe*_t87
-        + L_moe*_t98
-        + L_rw*_t59
-        + L_rw*_t81
-        + L_sb*_t59
-        + L_sb*(i_sba*r_sb*(_t22 + _t61 + 6*d) + r_sb*(_t28*d_ff + d))
+        + L_moe*_t59
+        + L_moe*_t61
+        + L_moe*_t90
+        + L_rw*_t62
+        + L_rw*_t84
+        + L_sb*_t62
+        + L_sb*(i_sba*r_sb*(_t22 + _t64 + 6*d) + r_sb*(_t28*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t59 + _t62)
-        + L_sc*(3*_t59 + 3*_t62)
-        + L_ssm*_t68*_t69
-        + L_ssm*(2*_t66 + _t67*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t64*i_m2 + d_in)
-        + L_ssm*(_t65*b_ssm + _t65*d)
+        + L_sc*(_t62 + _t65)
+        + L_sc*(3*_t62 + 3*_t65)
+        + L_ssm*_t71*_t72
+        + L_ssm*(2*_t69 + _t70*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t67*i_m2 + d_in)
+        + L_ssm*(_t68*b_ssm + _t68*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t67*_t68*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t69 + _t66 + _t69)
-        + M_sb*_t71
-        + M_sb*_t91
-        + M_sb*(_t19 + _t22*_t70 + _t61*_t70)
-        + _t16*_t74
-        + _t16*_t76
-        + _t16*_t78
-        + _t16*_t89
-        + _t16*_t90
+        + L_ssm*(_t70*_t71*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t72 + _t69 + _t72)
+        + M_sb*_t58
+        + M_sb*_t74
+        + M_sb*(_t19 + _t22*_t73 + _t64*_t73)
+        + _t16*_t77
+        + _t16*_t79
+        + _t16*_t81
+        + _t16*_t91
         + _t16*_t93
-        + _t16*_t94
+        + _t16*_t95
+        + _t16*_t96
         + _t16*_t99
         + _t31*d
         + _t47
+        + _t5*_t92*n_norm
+        + _t5*i_le*(_t92 + p_le)
         + _t52*(k_gr + 1)
         + _t52
-        + _t70*d_emb*i_proj
-        - _t73*_t79
-        - _t78*_t79
-        + 4*_t80*d
-        + 2*_t80
-        + _t81*_t82
-        + _t82
-        + _t83*_t96*d_v2
-        + _t83*i_sink2
-        + _t88*i_norm_emb
-        + _t88*i_norm_final
+        + _t57*i_norm_emb
+        + _t57*i_norm_final
+        + _t73*d_emb*i_proj
+        - _t76*_t82
+        - _t81*_t82
+        + 4*_t83*d
+        + 2*_t83
+        + _t84*_t85
+        + _t85
+        + _t86*_t97*d_v2
+        + _t86*i_sink2
+        + 3*_t92*p_le
         + b_oL*d
         + i_hc
         + n_hc
@@ -851,7 +872,7 @@ def params_summary(s):
         + _t16*_t21
         + _t16*_t26
     )
-    _t102 = P*d + V*d_emb
+    _t102 = L*V_le*p_le + P*d + V*d_emb
     _t103 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t102
     return {
         'total': _t101 + _t103,
@@ -859,23 +880,23 @@ def params_summary(s):
         'non_embedding': _t101,
         'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t29*k + _t100 + _t103 + _t16*_t20 + _t16*_t25,
         'mtp': (
-            2*M*_t59
-            + M*_t91
+            M*_t58
+            + 2*M*_t62
             + M*(
                 _t21
                 + _t26
                 + _t55*i_dsa
-                + _t74
-                + _t76
-                + _t78
-                + _t89
-                + _t90
+                + _t57*n_norm
+                + _t77
+                + _t79
+                + _t81
+                + _t91
                 + _t93
-                + _t94
                 + _t95
+                + _t96
                 + _t99
-                + i_moe*(_t30 + _t56 + _t58 + _t87 + _t98)
-                + (1 - i_moe)*(_t71 + _t97)
+                + i_moe*(_t30 + _t56 + _t59 + _t61 + _t90)
+                + (1 - i_moe)*(_t74 + _t98)
             )
         ),
     }
@@ -952,6 +973,7 @@ def flops_forward_components(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_hc = s['n_hc']
+    p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
@@ -1006,6 +1028,8 @@ def flops_forward_components(s):
     _t46 = _t45*i_hcm
     _t47 = _t13*h_kv
     _t48 = 2*L_sb
+    _t49 = L*p_le
+    _t50 = 4*d
     return {
         'attention/q': (
             _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
@@ -1058,7 +1082,9 @@ def flops_forward_components(s):
         'shared_block/adapters': _t48*(
             i_sba*r_sb*(_t32 + _t47 + _t6) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'embedding_projection': 4*d*d_emb*i_proj,
+        'per_layer_embeddings/projection': _t24*_t49,
+        'per_layer_embeddings/layers': _t49*_t50,
+        'embedding_projection': _t50*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
 
@@ -1145,6 +1171,7 @@ def flops(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_hc = s['n_hc']
+    p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
@@ -1199,7 +1226,8 @@ def flops(s):
     _t43 = 2*_t37*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t40 + h*r_kv*(_t32 + _t41))
     return {
         'weights_per_token': (
-            2*L*(_t34*d + d*n_hc*(_t34 + 4*n_hc))
+            L*_t2*p_le
+            + 2*L*(_t34*d + d*n_hc*(_t34 + 4*n_hc))
             + L_att2*_t42
             + L_dense*_t18
             + 7*L_dn*_t13*d_lk
@@ -1357,6 +1385,7 @@ def rules_train_per_token(s):
     R_dt = s['R_dt']
     T = s['T']
     V = s['V']
+    V_le = s['V_le']
     V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
@@ -1393,6 +1422,7 @@ def rules_train_per_token(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_bn = s['i_bn']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dtn = s['i_dtn']
@@ -1404,6 +1434,7 @@ def rules_train_per_token(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -1415,6 +1446,7 @@ def rules_train_per_token(s):
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rs = s['i_rs']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
@@ -1429,6 +1461,7 @@ def rules_train_per_token(s):
     n_act = s['n_act']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
+    p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
@@ -1436,191 +1469,195 @@ def rules_train_per_token(s):
     w_gr = s['w_gr']
     _t0 = 6*d
     _t1 = 6*d_emb
-    _t2 = b_norm + g_norm
-    _t3 = _t2*i_mla
-    _t4 = _t3*r_kv
-    _t5 = d_rope + r_kv
-    _t6 = _t5*d
-    _t7 = -d_rope
-    _t8 = 1 - i_mla
-    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t10 = _t5*i_mla
-    _t11 = 6*_t4 + 6*_t9*d + 6*b_qkv*(_t10 + _t9) + 6*i_mla*(_t6 + h2*r_kv*(_t7 + d_qk2 + d_v2))
-    _t12 = L_kvs - L_kvs2
-    _t13 = d_qk + d_v
-    _t14 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t15 = 6*_t14*d + 6*_t4 + 6*b_qkv*(_t10 + _t14) + 6*i_mla*(_t6 + h*r_kv*(_t13 + _t7))
-    _t16 = n_hc**2
-    _t17 = b_o*d
-    _t18 = d*h2
-    _t19 = 6*L_att2
-    _t20 = d_qk2*i_qk_head
-    _t21 = d_qk2*i_qk_proj
-    _t22 = _t2*(_t20 + _t21*h_kv2)
-    _t23 = 1 - i_gh
-    _t24 = _t23*d_v2
-    _t25 = _t8*b_qkv*i_gate*(1 - b_gh)
-    _t26 = i_qlora*r_q
-    _t27 = _t26*_t3
-    _t28 = _t18*d_qk2
-    _t29 = _t26*i_mla
-    _t30 = d_qk2*h2
-    _t31 = 1 - i_qlora
-    _t32 = d*r_q
-    _t33 = 6*L_dense
-    _t34 = d*d_ff
-    _t35 = _t34 + b_ff*d
-    _t36 = 6*L_dn
-    _t37 = H_v*d_lk
-    _t38 = 1 - i_cg
-    _t39 = i_glu + 1
-    _t40 = b_ff*d_ff
-    _t41 = _t39*(_t34 + _t40)
-    _t42 = 6*L_dw
-    _t43 = 6*L_gr
-    _t44 = _t43*d_gr
-    _t45 = d*d_gr
-    _t46 = 2*d_gr
-    _t47 = d*(i_glu + 2)
-    _t48 = 6*L_moe
-    _t49 = E + E_0
-    _t50 = d**2
-    _t51 = 6*_t50
-    _t52 = d_qk*h
-    _t53 = _t13*h_kv
-    _t54 = b_sc*d
-    _t55 = 6*L_sc
-    _t56 = 6*L_ssm
-    _t57 = 2*N_s
-    _t58 = G_s*_t57
-    _t59 = 2*d_in + i_m2*(H_s + _t58)
-    _t60 = H_s*i_m2
-    _t61 = 1 - i_m2
-    _t62 = R_dt + _t57
-    _t63 = _t61*d_in
-    _t64 = d*h
-    _t65 = _t64*d_v
-    _t66 = 2*d
-    _t67 = 6*M_sb
-    _t68 = L_att - L_att2
-    _t69 = 6*_t68
-    _t70 = d_qk*i_qk_head
-    _t71 = _t2*(_t70 + d_qk*h_kv*i_qk_proj)
-    _t72 = _t23*d_v
-    _t73 = _t52*_t8
-    _t74 = _t52*d
-    _t75 = L_rw*d_rw
-    _t76 = 30*d
-    _t77 = H_la*L_la*d_la
-    _t78 = _t19*h2
-    _t79 = 2*H_k*d_lk
-    _t80 = H_v*d_lv
-    _t81 = H_v + _t80
-    _t82 = L_dn*_t0
-    _t83 = L_moe*_t0
-    _t84 = _t0*_t2
-    _t85 = _t69*h
-    _t86 = 12*d
-    _t87 = 24*i_diff
-    _t88 = E_a*_t0*i_moa
-    _t89 = _t2*i_sub
-    _t90 = _t89*d_ff
-    _t91 = (
-        L*_t84*n_norm
-        + 6*L*(2*i_hc*(i_hcm + 2) + 2*(_t16*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + L_att2*_t11
-        + L_att2*_t87*d_qk2
-        + L_att2*_t88
-        + 12*L_gr*(_t45 + d_gr)
+    _t2 = 6*L
+    _t3 = b_norm + g_norm
+    _t4 = _t3*i_mla
+    _t5 = _t4*r_kv
+    _t6 = d_rope + r_kv
+    _t7 = _t6*d
+    _t8 = -d_rope
+    _t9 = 1 - i_mla
+    _t10 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t11 = _t6*i_mla
+    _t12 = 6*_t10*d + 6*_t5 + 6*b_qkv*(_t10 + _t11) + 6*i_mla*(_t7 + h2*r_kv*(_t8 + d_qk2 + d_v2))
+    _t13 = L_kvs - L_kvs2
+    _t14 = d_qk + d_v
+    _t15 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t16 = 6*_t15*d + 6*_t5 + 6*b_qkv*(_t11 + _t15) + 6*i_mla*(_t7 + h*r_kv*(_t14 + _t8))
+    _t17 = n_hc**2
+    _t18 = b_o*d
+    _t19 = d*h2
+    _t20 = 6*L_att2
+    _t21 = d_qk2*i_qk_head
+    _t22 = d_qk2*i_qk_proj
+    _t23 = _t3*(_t21 + _t22*h_kv2)
+    _t24 = 1 - i_gh
+    _t25 = _t24*d_v2
+    _t26 = _t9*b_qkv*i_gate*(1 - b_gh)
+    _t27 = i_qlora*r_q
+    _t28 = _t27*_t4
+    _t29 = _t19*d_qk2
+    _t30 = _t27*i_mla
+    _t31 = d_qk2*h2
+    _t32 = 1 - i_qlora
+    _t33 = d*r_q
+    _t34 = 6*L_dense
+    _t35 = d*d_ff
+    _t36 = _t35 + b_ff*d
+    _t37 = 6*L_dn
+    _t38 = H_v*d_lk
+    _t39 = 1 - i_cg
+    _t40 = i_glu + 1
+    _t41 = b_ff*d_ff
+    _t42 = _t40*(_t35 + _t41)
+    _t43 = 6*L_dw
+    _t44 = 6*L_gr
+    _t45 = _t44*d_gr
+    _t46 = d*d_gr
+    _t47 = 2*d_gr
+    _t48 = d*(i_glu + 2)
+    _t49 = 6*L_moe
+    _t50 = _t3*d
+    _t51 = E + E_0
+    _t52 = d**2
+    _t53 = 6*_t52
+    _t54 = d_qk*h
+    _t55 = _t14*h_kv
+    _t56 = b_sc*d
+    _t57 = 6*L_sc
+    _t58 = 6*L_ssm
+    _t59 = 2*N_s
+    _t60 = G_s*_t59
+    _t61 = 2*d_in + i_m2*(H_s + _t60)
+    _t62 = H_s*i_m2
+    _t63 = 1 - i_m2
+    _t64 = R_dt + _t59
+    _t65 = _t63*d_in
+    _t66 = d*h
+    _t67 = _t66*d_v
+    _t68 = 2*d
+    _t69 = 6*M_sb
+    _t70 = L_att - L_att2
+    _t71 = 6*_t70
+    _t72 = d_qk*i_qk_head
+    _t73 = _t3*(_t72 + d_qk*h_kv*i_qk_proj)
+    _t74 = _t24*d_v
+    _t75 = _t54*_t9
+    _t76 = _t54*d
+    _t77 = L_rw*d_rw
+    _t78 = 30*d
+    _t79 = H_la*L_la*d_la
+    _t80 = _t20*h2
+    _t81 = 2*H_k*d_lk
+    _t82 = H_v*d_lv
+    _t83 = H_v + _t82
+    _t84 = L_dn*_t0
+    _t85 = _t0*_t3
+    _t86 = _t71*h
+    _t87 = L*d
+    _t88 = 12*d
+    _t89 = 24*i_diff
+    _t90 = E_a*_t0*i_moa
+    _t91 = _t3*i_sub
+    _t92 = _t91*d_ff
+    _t93 = (
+        L*_t85*n_norm
+        + L_att2*_t12
+        + L_att2*_t89*d_qk2
+        + L_att2*_t90
+        + 12*L_gr*(_t46 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
-        - L_kvs2*_t11
-        - 6*L_kvs2*_t22
-        + L_rw*_t51
-        + L_rw*_t76
-        + L_sb*_t51
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t52 + _t53) + r_sb*(_t39*d_ff + d))
+        - L_kvs2*_t12
+        - 6*L_kvs2*_t23
+        + L_moe*_t0*b_moe
+        + L_rw*_t53
+        + L_rw*_t78
+        + L_sb*_t53
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t54 + _t55) + r_sb*(_t40*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
-        + 18*M_sb*_t2*d
-        + _t0*_t16
+        + 18*M_sb*_t50
+        + _t0*_t17
         + _t0*b_oL
-        - _t12*_t15
-        - 6*_t12*_t71
-        + _t15*_t68
-        + _t19*i_rel*(_t28 + 2*_t30)
-        + _t19*(_t17 + _t18*d_v2)
-        + _t19*(_t2*(_t20 + _t21*h2) + _t22)
-        + _t19*(_t18*i_gate*(_t24 + i_gh) + _t24*_t25*h2 + b_gh*h2)
-        + _t19*(
-            _t27
-            + _t28*_t8
-            + b_qkv*(_t29 + _t30*_t8)
-            + i_mla*(_t28*_t31 + i_qlora*(_t30*r_q + _t32))
+        - _t13*_t16
+        - 6*_t13*_t73
+        + _t16*_t70
+        + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t17*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + _t20*i_rel*(_t29 + 2*_t31)
+        + _t20*(_t18 + _t19*d_v2)
+        + _t20*(_t23 + _t3*(_t21 + _t22*h2))
+        + _t20*(_t19*i_gate*(_t25 + i_gh) + _t25*_t26*h2 + b_gh*h2)
+        + _t20*(
+            _t28
+            + _t29*_t9
+            + b_qkv*(_t30 + _t31*_t9)
+            + i_mla*(_t29*_t32 + i_qlora*(_t31*r_q + _t33))
         )
-        + _t2*_t83*i_mn
-        + _t33*_t35
-        + _t33*_t41
-        + _t33*_t90
-        + _t33*n_act
+        + 6*_t3*i_le*(_t87 + p_le)
+        + _t34*_t36
         + _t34*_t42
-        + _t36*d_lv
-        + _t36*i_cg*(_t66*r_g + r_g*(_t37 + _t80))
-        + _t36*k_dn*(_t79 + _t80)
-        + _t36*(H_v*_t38 + H_v + _t37*i_cg)
-        + _t42*_t90
-        + _t42*(_t39*(2*_t34 + 2*_t40) - _t41)
-        + _t43*(_t45 + d)
-        + _t43*(_t46*w_gr + _t46)
-        + _t44*(k_gr + 1)
-        + _t44
-        + _t48*k*(_t47*d_e + b_ff*(_t39*d_e + d))
-        + _t48*(E_s*(_t47*d_s + b_ff*(_t39*d_s + d)) + d*i_shared_gate)
-        + _t48*(_t49*b_router + _t49*d)
-        + _t55*(_t50 + _t54)
-        + _t55*(3*_t50 + 3*_t54)
-        + _t56*_t62*_t63
-        + _t56*(2*_t60 + _t61*(N_s*d_in + d_in))
-        + _t56*(b_cs + k_s)*(_t58*i_m2 + d_in)
-        + _t56*(_t59*b_ssm + _t59*d)
-        + _t56*(b_ssm*d + d*d_in)
-        + _t56*(_t61*_t62*i_dtn + d_in*i_gn*i_m2)
-        + _t56*(R_dt*_t63 + _t60 + _t63)
-        + _t67*(_t35 + _t41 + n_act)
-        + _t67*(_t52*_t66 + _t53*_t66 + _t65)
-        + _t68*_t87*d_qk
-        + _t68*_t88
-        + _t69*i_rel*(2*_t52 + _t74)
-        + _t69*(_t17 + _t65)
-        + _t69*(_t2*(_t52*i_qk_proj + _t70) + _t71)
-        + _t69*(_t25*_t72*h + _t64*i_gate*(_t72 + i_gh) + b_gh*h)
-        + _t69*(
-            _t27 + _t73*d + b_qkv*(_t29 + _t73) + i_mla*(_t31*_t74 + i_qlora*(_t32 + _t52*r_q))
+        + _t34*_t92
+        + _t34*n_act
+        + _t35*_t43
+        + _t37*d_lv
+        + _t37*i_cg*(_t68*r_g + r_g*(_t38 + _t82))
+        + _t37*k_dn*(_t81 + _t82)
+        + _t37*(H_v*_t39 + H_v + _t38*i_cg)
+        + _t43*_t92
+        + _t43*(_t40*(2*_t35 + 2*_t41) - _t42)
+        + _t44*(_t46 + d)
+        + _t44*(_t47*w_gr + _t47)
+        + _t45*(k_gr + 1)
+        + _t45
+        + _t49*k*(_t48*d_e + b_ff*(_t40*d_e + d))
+        + _t49*(E_s*(_t48*d_s + b_ff*(_t40*d_s + d)) + d*i_shared_gate)
+        + _t49*(3*_t50*i_bn + _t50*i_mn)
+        + _t49*(_t51*b_router + _t51*d + i_rs*(E + d))
+        + _t57*(_t52 + _t56)
+        + _t57*(3*_t52 + 3*_t56)
+        + _t58*_t64*_t65
+        + _t58*(2*_t62 + _t63*(N_s*d_in + d_in))
+        + _t58*(b_cs + k_s)*(_t60*i_m2 + d_in)
+        + _t58*(_t61*b_ssm + _t61*d)
+        + _t58*(b_ssm*d + d*d_in)
+        + _t58*(_t63*_t64*i_dtn + d_in*i_gn*i_m2)
+        + _t58*(R_dt*_t65 + _t62 + _t65)
+        + _t69*(_t36 + _t42 + n_act)
+        + _t69*(_t54*_t68 + _t55*_t68 + _t67)
+        + _t70*_t89*d_qk
+        + _t70*_t90
+        + _t71*i_rel*(2*_t54 + _t76)
+        + _t71*(_t18 + _t67)
+        + _t71*(_t3*(_t54*i_qk_proj + _t72) + _t73)
+        + _t71*(_t26*_t74*h + _t66*i_gate*(_t74 + i_gh) + b_gh*h)
+        + _t71*(
+            _t28 + _t75*d + b_qkv*(_t30 + _t75) + i_mla*(_t32*_t76 + i_qlora*(_t33 + _t54*r_q))
         )
-        + 24*_t75*d
-        + 12*_t75
-        + _t76*_t77
-        + 6*_t77
-        + _t78*_t89*d_v2
-        + _t78*i_sink2
-        + _t80*_t82
-        + _t82*(_t38*_t81 + _t79 + _t81)
-        + _t83*b_moe
-        + _t84*i_norm_emb
-        + _t84*i_norm_final
-        + _t85*_t89*d_v
-        + _t85*i_sink
-        + _t86*d_emb*i_proj
+        + 24*_t77*d
+        + 12*_t77
+        + _t78*_t79
+        + 6*_t79
+        + _t80*_t91*d_v2
+        + _t80*i_sink2
+        + _t82*_t84
+        + _t84*(_t39*_t83 + _t81 + _t83)
+        + _t85*i_norm_emb
+        + _t85*i_norm_final
+        + _t86*_t91*d_v
+        + _t86*i_sink
+        + 18*_t87*p_le
+        + _t88*d_emb*i_proj
         + 6*i_hc
         + 6*n_hc
     )
-    _t92 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t91
-    _t93 = T*_t30
-    _t94 = T*_t52
-    _t95 = 3*T
-    _t96 = 4*T
+    _t94 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t93
+    _t95 = T*_t31
+    _t96 = T*_t54
+    _t97 = 3*T
+    _t98 = 4*T
     return {
-        '6N': P*_t0 + _t92,
-        'kaplan': _t19*_t93 + _t69*_t94 + _t91,
-        'palm': 12*L_att2*_t93 + 12*_t68*_t94 + _t92,
+        '6N': P*_t0 + _t94,
+        'kaplan': _t20*_t95 + _t71*_t96 + _t93,
+        'palm': 12*L_att2*_t95 + 12*_t70*_t96 + _t94,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1628,11 +1665,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t28 + _t30*_t96 + _t95*h2)
+            3*L_att2*(8*_t29 + _t31*_t98 + _t97*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t68*(_t52*_t96 + 8*_t74 + _t95*h)
-            + _t86*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t70*(_t54*_t98 + 8*_t76 + _t97*h)
+            + _t88*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -5503,6 +5540,7 @@ def finetune_flops(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_hc = s['n_hc']
+    p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -5633,6 +5671,7 @@ def finetune_flops(s):
                     + 2*E_a*d*i_moa*(L_att - L_att2)
                     + 10*H_la*L_la*d*d_la
                     + 2*H_v*L_dn*d*d_lv
+                    + 6*L*d*p_le
                     + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
                     + 2*L_att2*d*d_v2*h2
                     + 2*L_att2*d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
@@ -7553,6 +7592,7 @@ def precision(s):
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     n_hc = s['n_hc']
+    p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
@@ -7602,6 +7642,7 @@ def precision(s):
     _t39 = 2*_t33*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t36 + h*r_kv*(_t28 + _t37))
     _t40 = (
         10*H_la*L_la*d*d_la
+        + L*_t1*p_le
         + 2*L*(_t30*d + d*n_hc*(_t30 + 4*n_hc))
         + L_att2*_t38
         + L_dense*_t16

@@ -21,6 +21,7 @@ _LAZY = {
     "RwkvSpec": "calc.spec.layers:RwkvSpec",
     "GriffinSpec": "calc.spec.layers:GriffinSpec",
     "SharedBlockSpec": "calc.spec.layers:SharedBlockSpec",
+    "PerLayerEmbeddingsSpec": "calc.spec.layers:PerLayerEmbeddingsSpec",
     "Dtype": "calc.spec.hardware:Dtype",
     "FFNSpec": "calc.spec.ffn:FFNSpec",
     "HyperConnectionsSpec": "calc.spec.layers:HyperConnectionsSpec",
