@@ -253,11 +253,12 @@ def _read_gemma4_text(c: HFConfig) -> dict[str, Any]:
     # modeling_gemma4.py (transformers 5.24.0): Gemma4TextAttention and Gemma4TextMLP are
     # gemma4_unified_text's, line for line, and so is the layer without its two optional parts.
     spec = _read_gemma4_unified_text(c)
-    # hidden_size_per_layer_input > 0 (a falsy null or 0 builds none): Gemma4TextModel's
+    # hidden_size_per_layer_input > 0 (0 builds none; Gemma4TextConfig's strict int field
+    # refuses null): Gemma4TextModel's
     # embed_tokens_per_layer (vocab_size_per_layer_input × L·p), per_layer_model_projection
     # and per_layer_projection_norm, and in every layer per_layer_input_gate,
     # per_layer_projection and post_per_layer_input_norm: per_layer_embeddings
-    if c["hidden_size_per_layer_input"]:
+    if c.size("hidden_size_per_layer_input", 0):
         spec["per_layer_embeddings"] = {
             "width": c.size("hidden_size_per_layer_input"),
             "vocab_size": c.size("vocab_size_per_layer_input")}
