@@ -24,10 +24,7 @@ DEFAULTS_REFUSED_BY_BOTH = {
 }
 
 # Default configs calc refuses, naming the part its spec cannot express, which transformers
-# builds: the type is read where a config leaves that part out (gemma4_text: the class's
-# default hidden_size_per_layer_input 256 builds per-layer embeddings; Gemma 4 31B has none).
-# tests/test_hf_reference.py checks calc's refusal and transformers' model without the part.
-DEFAULTS_REFUSED_BY_CALC = {
-    "gemma4_text": ("hidden_size_per_layer_input=256 adds per-layer embeddings",
-                    {"hidden_size_per_layer_input": 0}),
-}
+# builds: the type is read where a config leaves that part out. tests/test_hf_reference.py
+# checks calc's refusal and transformers' model without the part. (gemma4_text's per-layer
+# embeddings, the part its default has, are calc.spec's per_layer_embeddings now.)
+DEFAULTS_REFUSED_BY_CALC: dict[str, tuple[str, dict]] = {}
