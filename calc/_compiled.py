@@ -3090,6 +3090,7 @@ def finetune_counts(s):
     H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
+    L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
@@ -3124,6 +3125,9 @@ def finetune_counts(s):
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
+    a_per_layer_input_gate = s['a_per_layer_input_gate']
+    a_per_layer_model_projection = s['a_per_layer_model_projection']
+    a_per_layer_projection = s['a_per_layer_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -3160,6 +3164,7 @@ def finetune_counts(s):
     i_glu = s['i_glu']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -3167,6 +3172,7 @@ def finetune_counts(s):
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
+    p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -3203,63 +3209,68 @@ def finetune_counts(s):
     _t29 = r_a*(L_rw*(d + d_ff) + _t28)
     _t30 = 2*d
     _t31 = L_gr*r_a*(d + d_gr)
-    _t32 = d**2
-    _t33 = _t15*d
-    _t34 = _t33*d_ff
-    _t35 = d*(d_rope + r_kv)
-    _t36 = -d_rope
-    _t37 = 1 - i_mla
-    _t38 = _t37*d
-    _t39 = _t38*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t35 + h2*r_kv*(_t36 + d_qk2 + d_v2))
-    _t40 = _t21*d_in
-    _t41 = _t38*h_kv*(_t11*d_v + d_qk) + i_mla*(_t35 + h*r_kv*(_t36 + d_qk + d_v))
-    _t42 = H_v + _t23
-    _t43 = 1 - i_qlora
-    _t44 = _t0*d
-    _t45 = d*r_q
-    _t46 = d*i_moa
-    _t47 = E_a*_t46
-    _t48 = _t46*(E_a*h_kv2 - h2)
-    _t49 = d*i_gate
-    _t50 = _t5*d
-    _t51 = _t46*(E_a*h_kv - h)
-    _t52 = (
+    _t32 = i_le*r_a
+    _t33 = L*_t32*(d + p_le)
+    _t34 = L*p_le
+    _t35 = 3*d
+    _t36 = d**2
+    _t37 = _t15*d
+    _t38 = _t37*d_ff
+    _t39 = d*(d_rope + r_kv)
+    _t40 = -d_rope
+    _t41 = 1 - i_mla
+    _t42 = _t41*d
+    _t43 = _t42*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t39 + h2*r_kv*(_t40 + d_qk2 + d_v2))
+    _t44 = _t21*d_in
+    _t45 = _t42*h_kv*(_t11*d_v + d_qk) + i_mla*(_t39 + h*r_kv*(_t40 + d_qk + d_v))
+    _t46 = H_v + _t23
+    _t47 = 1 - i_qlora
+    _t48 = _t0*d
+    _t49 = d*r_q
+    _t50 = d*i_moa
+    _t51 = E_a*_t50
+    _t52 = _t50*(E_a*h_kv2 - h2)
+    _t53 = d*i_gate
+    _t54 = _t5*d
+    _t55 = _t50*(E_a*h_kv - h)
+    _t56 = (
         L_att2*(
             _t1*d
-            + _t13*_t49
-            + _t37*_t44
-            + _t39
-            + _t44*i_rel
-            + _t47
-            + _t48*d_qk2
-            + _t48*d_v2
-            + i_mla*(_t43*_t44 + i_qlora*(_t0*r_q + _t45))
+            + _t13*_t53
+            + _t41*_t48
+            + _t43
+            + _t48*i_rel
+            + _t51
+            + _t52*d_qk2
+            + _t52*d_v2
+            + i_mla*(_t47*_t48 + i_qlora*(_t0*r_q + _t49))
         )
-        + L_dense*_t34
+        + L_dense*_t38
         + L_dn*(
-            _t23*d + d*(_t26 + _t42*(1 - i_cg) + _t42) + i_cg*(_t30*r_g + r_g*(H_v*d_lk + _t23))
+            _t23*d + d*(_t26 + _t46*(1 - i_cg) + _t46) + i_cg*(_t30*r_g + r_g*(H_v*d_lk + _t23))
         )
-        + L_dw*_t34
-        + 3*L_gr*d*d_gr
+        + L_dw*_t38
+        + L_gr*_t35*d_gr
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t39
+        - L_kvs2*_t43
         + 5*L_la*_t24*d
-        + L_moe*(E*_t33*d_e + E_s*_t33*d_s + d*i_shared_gate + d*(E + E_0))
-        + L_rw*(_t32 + 4*d*d_rw)
-        + 4*L_sc*_t32
-        + L_ssm*(R_dt*_t40 + _t19*d + _t40*(R_dt + _t18) + d*d_in)
+        + L_moe*(E*_t37*d_e + E_s*_t37*d_s + d*i_shared_gate + d*(E + E_0))
+        + L_rw*(_t36 + 4*d*d_rw)
+        + 4*L_sc*_t36
+        + L_ssm*(R_dt*_t44 + _t19*d + _t44*(R_dt + _t18) + d*d_in)
+        + _t34*_t35
         + _t4*(
-            _t14*_t49
-            + _t38*_t5
-            + _t41
-            + _t47
-            + _t50*i_rel
-            + _t51*d_qk
-            + _t51*d_v
+            _t14*_t53
+            + _t42*_t5
+            + _t45
+            + _t51
+            + _t54*i_rel
+            + _t55*d_qk
+            + _t55*d_v
             + _t6*d
-            + i_mla*(_t43*_t50 + i_qlora*(_t45 + _t5*r_q))
+            + i_mla*(_t47*_t54 + i_qlora*(_t49 + _t5*r_q))
         )
-        - _t41*(L_kvs + _t7)
+        - _t45*(L_kvs + _t7)
     )
     return {
         'lora/q': a_q*r_a*(L_att2*(_t0 + _t1*_t3 + d) + _t4*(_t3*_t6 + _t5 + d)),
@@ -3295,8 +3306,13 @@ def finetune_counts(s):
         'lora/linear_y': _t31*a_linear_y,
         'lora/linear_x': _t31*a_linear_x,
         'lora/linear_out': _t31*a_linear_out,
+        'lora/per_layer_input_gate': _t33*a_per_layer_input_gate,
+        'lora/per_layer_projection': _t33*a_per_layer_projection,
+        'lora/per_layer_model_projection': _t32*a_per_layer_model_projection*(_t34 + d),
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+            + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+            + L*a_per_layer_projection*i_le*r_a*(d + p_le)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -3332,6 +3348,7 @@ def finetune_counts(s):
             + a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
             )
+            + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -3349,7 +3366,9 @@ def finetune_counts(s):
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
         'adapters_active': (
-            L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+            L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+            + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+            + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + L_gr*a_linear_out*r_a*(d + d_gr)
             + L_gr*a_linear_x*r_a*(d + d_gr)
@@ -3385,6 +3404,7 @@ def finetune_counts(s):
             + a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
             )
+            + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -3401,8 +3421,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t52,
-        'unquantised': N - _t52,
+        'quantised': _t56,
+        'unquantised': N - _t56,
     }
 
 
@@ -3464,6 +3484,9 @@ def finetune_states(s):
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
+    a_per_layer_input_gate = s['a_per_layer_input_gate']
+    a_per_layer_model_projection = s['a_per_layer_model_projection']
+    a_per_layer_projection = s['a_per_layer_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -3506,6 +3529,7 @@ def finetune_states(s):
     i_head = s['i_head']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -3522,6 +3546,7 @@ def finetune_states(s):
     n_dp = s['n_dp']
     n_ep = s['n_ep']
     n_tp = s['n_tp']
+    p_le = s['p_le']
     q_f = s['q_f']
     q_g = s['q_g']
     q_gc = s['q_gc']
@@ -3549,6 +3574,8 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -3584,6 +3611,7 @@ def finetune_states(s):
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -3621,6 +3649,7 @@ def finetune_states(s):
                     -E*L_moe*d*d_e*(i_glu + 2)
                     + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                     + 5*H_la*L_la*d*d_la
+                    + 3*L*d*p_le
                     + L_att2*(
                         E_a*d*i_moa
                         + d*d_qk2*h2*i_rel
@@ -3700,6 +3729,8 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -3735,6 +3766,7 @@ def finetune_states(s):
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -3799,6 +3831,8 @@ def finetune_states(s):
                 )
                 + L_w*i_frozen*q_gc*(n_cp*n_dp)**(-i_z1)*(1 - i_fa)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -3834,6 +3868,7 @@ def finetune_states(s):
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -3852,6 +3887,8 @@ def finetune_states(s):
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -3887,6 +3924,7 @@ def finetune_states(s):
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -3929,6 +3967,8 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -3964,6 +4004,7 @@ def finetune_states(s):
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -4056,6 +4097,9 @@ def finetune_memory(s):
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
+    a_per_layer_input_gate = s['a_per_layer_input_gate']
+    a_per_layer_model_projection = s['a_per_layer_model_projection']
+    a_per_layer_projection = s['a_per_layer_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -4116,6 +4160,7 @@ def finetune_memory(s):
     i_keep_up = s['i_keep_up']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -4149,6 +4194,7 @@ def finetune_memory(s):
     n_pp = s['n_pp']
     n_tp = s['n_tp']
     n_vp = s['n_vp']
+    p_le = s['p_le']
     q_L = s['q_L']
     q_a = s['q_a']
     q_f = s['q_f']
@@ -4167,7 +4213,9 @@ def finetune_memory(s):
     u_ao = s['u_ao']
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-            L_att*a_o
+            L*a_per_layer_input_gate*i_le
+            + L*a_per_layer_projection*i_le
+            + L_att*a_o
             + L_att*a_q
             + L_dn*a_in_proj_ba
             + L_dn*a_in_proj_qkvz
@@ -4190,6 +4238,7 @@ def finetune_memory(s):
             + a_in_proj*(L_sc + L_ssm)
             + a_k*(L_att - L_kvs)
             + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
+            + a_per_layer_model_projection*i_le
             + a_up*(L_dense + L_moe*_minimum(1, E_s))
             + a_v*((1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2))
         ),
@@ -4197,7 +4246,9 @@ def finetune_memory(s):
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L_att*a_o
+                L*a_per_layer_input_gate*i_le
+                + L*a_per_layer_projection*i_le
+                + L_att*a_o
                 + L_att*a_q
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
@@ -4220,6 +4271,7 @@ def finetune_memory(s):
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs)
                 + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
+                + a_per_layer_model_projection*i_le
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
                 + a_v*(
                     (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
@@ -4452,6 +4504,7 @@ def finetune_memory(s):
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
+                        + 3*L*d*p_le
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -4605,6 +4658,8 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*q_gc*(n_cp*n_dp)**(-i_z1)*(1 - i_fa)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4640,6 +4695,7 @@ def finetune_memory(s):
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -4658,6 +4714,8 @@ def finetune_memory(s):
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4693,6 +4751,7 @@ def finetune_memory(s):
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -4712,6 +4771,8 @@ def finetune_memory(s):
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4747,6 +4808,7 @@ def finetune_memory(s):
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -4765,6 +4827,8 @@ def finetune_memory(s):
             )/(L*n_tp)
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4800,6 +4864,7 @@ def finetune_memory(s):
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -4845,6 +4910,7 @@ def finetune_memory(s):
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
+                        + 3*L*d*p_le
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -4990,6 +5056,8 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*q_gc*(n_cp*n_dp)**(-i_z1)*(1 - i_fa)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5025,6 +5093,7 @@ def finetune_memory(s):
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -5043,6 +5112,8 @@ def finetune_memory(s):
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5078,6 +5149,7 @@ def finetune_memory(s):
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -5097,6 +5169,8 @@ def finetune_memory(s):
             )
             - L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5132,6 +5206,7 @@ def finetune_memory(s):
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -5150,6 +5225,8 @@ def finetune_memory(s):
             )/(L*n_tp)
             - L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5185,6 +5262,7 @@ def finetune_memory(s):
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -5205,7 +5283,9 @@ def finetune_memory(s):
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L_att*a_o
+                L*a_per_layer_input_gate*i_le
+                + L*a_per_layer_projection*i_le
+                + L_att*a_o
                 + L_att*a_q
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
@@ -5228,6 +5308,7 @@ def finetune_memory(s):
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs)
                 + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
+                + a_per_layer_model_projection*i_le
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
                 + a_v*(
                     (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
@@ -5483,6 +5564,9 @@ def finetune_flops(s):
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
+    a_per_layer_input_gate = s['a_per_layer_input_gate']
+    a_per_layer_model_projection = s['a_per_layer_model_projection']
+    a_per_layer_projection = s['a_per_layer_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -5526,6 +5610,7 @@ def finetune_flops(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -5550,7 +5635,9 @@ def finetune_flops(s):
     w_gr = s['w_gr']
     return {
         'adapter_forward_per_token': i_frozen*(
-            2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+            2*L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+            + 2*L*a_per_layer_projection*i_le*r_a*(d + p_le)
+            + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + 2*L_gr*a_linear_out*r_a*(d + d_gr)
             + 2*L_gr*a_linear_x*r_a*(d + d_gr)
@@ -5586,6 +5673,7 @@ def finetune_flops(s):
             + 2*a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
             )
+            + 2*a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
             + 2*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -5614,7 +5702,9 @@ def finetune_flops(s):
                 + 27*L_rw*d_rw
                 + 15*L_ssm*N_s*d_in
                 + 3*i_frozen*(
-                    2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    2*L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + 2*L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + 2*L_gr*a_linear_out*r_a*(d + d_gr)
                     + 2*L_gr*a_linear_x*r_a*(d + d_gr)
@@ -5650,6 +5740,7 @@ def finetune_flops(s):
                     + 2*a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
+                    + 2*a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + 2*a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -5853,6 +5944,7 @@ def optimizer_states(s):
     H_la = s['H_la']
     H_s = s['H_s']
     H_v = s['H_v']
+    L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
@@ -5890,6 +5982,9 @@ def optimizer_states(s):
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
+    a_per_layer_input_gate = s['a_per_layer_input_gate']
+    a_per_layer_model_projection = s['a_per_layer_model_projection']
+    a_per_layer_projection = s['a_per_layer_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -5926,6 +6021,7 @@ def optimizer_states(s):
     i_glu = s['i_glu']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -5933,42 +6029,45 @@ def optimizer_states(s):
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     i_tied = s['i_tied']
+    p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
     w_gr = s['w_gr']
-    _t0 = d**2
-    _t1 = i_glu + 2
-    _t2 = 4*d
-    _t3 = _t1*_t2*d_ff
-    _t4 = _t1*d
-    _t5 = d*(d_rope + r_kv)
-    _t6 = -d_rope
-    _t7 = 1 - i_mla
-    _t8 = _t7*d
-    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t5 + h2*r_kv*(_t6 + d_qk2 + d_v2))
-    _t10 = d_in*(1 - i_m2)
-    _t11 = 2*N_s
-    _t12 = _t8*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t5 + h*r_kv*(_t6 + d_qk + d_v))
-    _t13 = H_v*d_lv
-    _t14 = H_v + _t13
-    _t15 = 1 - i_qlora
-    _t16 = d_qk2*h2
-    _t17 = _t16*d
-    _t18 = d*r_q
-    _t19 = d*i_moa
-    _t20 = E_a*_t19
-    _t21 = d*h2
-    _t22 = _t19*(E_a*h_kv2 - h2)
-    _t23 = 1 - i_gh
-    _t24 = d_qk*h
-    _t25 = _t24*d
-    _t26 = d*h
-    _t27 = _t19*(E_a*h_kv - h)
+    _t0 = 12*d
+    _t1 = d**2
+    _t2 = i_glu + 2
+    _t3 = 4*d
+    _t4 = _t2*_t3*d_ff
+    _t5 = _t2*d
+    _t6 = d*(d_rope + r_kv)
+    _t7 = -d_rope
+    _t8 = 1 - i_mla
+    _t9 = _t8*d
+    _t10 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t6 + h2*r_kv*(_t7 + d_qk2 + d_v2))
+    _t11 = d_in*(1 - i_m2)
+    _t12 = 2*N_s
+    _t13 = _t9*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t6 + h*r_kv*(_t7 + d_qk + d_v))
+    _t14 = H_v*d_lv
+    _t15 = H_v + _t14
+    _t16 = 1 - i_qlora
+    _t17 = d_qk2*h2
+    _t18 = _t17*d
+    _t19 = d*r_q
+    _t20 = d*i_moa
+    _t21 = E_a*_t20
+    _t22 = d*h2
+    _t23 = _t20*(E_a*h_kv2 - h2)
+    _t24 = 1 - i_gh
+    _t25 = d_qk*h
+    _t26 = _t25*d
+    _t27 = d*h
+    _t28 = _t20*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
+            - 12*L*d*p_le
             + 4*L_att2*(
                 d
                 + d_v2*h2
@@ -6081,50 +6180,53 @@ def optimizer_states(s):
         ),
         'muon': (
             -20*H_la*L_la*d*d_la
+            - L*_t0*p_le
             - 4*L_att2*(
-                _t17*_t7
-                + _t17*i_rel
-                + _t20
-                + _t21*d_v2
-                + _t21*i_gate*(_t23*d_v2 + i_gh)
-                + _t22*d_qk2
+                _t10
+                + _t18*_t8
+                + _t18*i_rel
+                + _t21
                 + _t22*d_v2
-                + _t9
-                + i_mla*(_t15*_t17 + i_qlora*(_t16*r_q + _t18))
+                + _t22*i_gate*(_t24*d_v2 + i_gh)
+                + _t23*d_qk2
+                + _t23*d_v2
+                + i_mla*(_t16*_t18 + i_qlora*(_t17*r_q + _t19))
             )
-            - L_dense*_t3
+            - L_dense*_t4
             - 4*L_dn*(
-                _t13*d
-                + d*(2*H_k*d_lk + _t14*(1 - i_cg) + _t14)
-                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t13))
+                _t14*d
+                + d*(2*H_k*d_lk + _t15*(1 - i_cg) + _t15)
+                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t14))
             )
-            - L_dw*_t3
-            - 12*L_gr*d*d_gr
+            - L_dw*_t4
+            - L_gr*_t0*d_gr
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            + 4*L_kvs2*_t9
-            - 4*L_moe*(E*_t4*d_e + E_s*_t4*d_s + d*i_shared_gate + d*(E + E_0))
-            - 4*L_rw*(_t0 + _t2*d_rw)
-            - 16*L_sc*_t0
+            + 4*L_kvs2*_t10
+            - 4*L_moe*(E*_t5*d_e + E_s*_t5*d_s + d*i_shared_gate + d*(E + E_0))
+            - 4*L_rw*(_t1 + _t3*d_rw)
+            - 16*L_sc*_t1
             - 4*L_ssm*(
-                R_dt*_t10 + _t10*(R_dt + _t11) + d*d_in + d*(2*d_in + i_m2*(G_s*_t11 + H_s))
+                R_dt*_t11 + _t11*(R_dt + _t12) + d*d_in + d*(2*d_in + i_m2*(G_s*_t12 + H_s))
             )
             + 8*N
-            + 4*_t12*(L_kvs - L_kvs2)
+            + 4*_t13*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
-                _t12
-                + _t20
-                + _t24*_t8
-                + _t25*i_rel
-                + _t26*d_v
-                + _t26*i_gate*(_t23*d_v + i_gh)
-                + _t27*d_qk
+                _t13
+                + _t21
+                + _t25*_t9
+                + _t26*i_rel
                 + _t27*d_v
-                + i_mla*(_t15*_t25 + i_qlora*(_t18 + _t24*r_q))
+                + _t27*i_gate*(_t24*d_v + i_gh)
+                + _t28*d_qk
+                + _t28*d_v
+                + i_mla*(_t16*_t26 + i_qlora*(_t19 + _t25*r_q))
             )
         ),
         'adafactor_adapters': (
             8*r_a*(
                 E*L_moe*a_experts*(i_glu + 2)
+                + L*a_per_layer_input_gate*i_le
+                + L*a_per_layer_projection*i_le
                 + L_att*a_o
                 + L_att*a_q
                 + L_dn*a_in_proj_ba
@@ -6147,6 +6249,7 @@ def optimizer_states(s):
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs)
                 + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
+                + a_per_layer_model_projection*i_le
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
                 + a_v*(
                     (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
@@ -6154,6 +6257,8 @@ def optimizer_states(s):
             )
             + 4*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6189,6 +6294,7 @@ def optimizer_states(s):
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -6208,6 +6314,8 @@ def optimizer_states(s):
         ),
         'muon_adapters': (
             4*E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+            + 4*L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+            + 4*L*a_per_layer_projection*i_le*r_a*(d + p_le)
             + 4*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 4*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + 4*L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6243,6 +6351,7 @@ def optimizer_states(s):
             + 4*a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
             )
+            + 4*a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
             + 4*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -6319,6 +6428,9 @@ def offload(s):
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
+    a_per_layer_input_gate = s['a_per_layer_input_gate']
+    a_per_layer_model_projection = s['a_per_layer_model_projection']
+    a_per_layer_projection = s['a_per_layer_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -6360,6 +6472,7 @@ def offload(s):
     i_head = s['i_head']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -6377,6 +6490,7 @@ def offload(s):
     n_dp = s['n_dp']
     n_ep = s['n_ep']
     n_tp = s['n_tp']
+    p_le = s['p_le']
     q_f = s['q_f']
     q_g = s['q_g']
     q_gc = s['q_gc']
@@ -6404,6 +6518,8 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6439,6 +6555,7 @@ def offload(s):
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -6478,6 +6595,8 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6513,6 +6632,7 @@ def offload(s):
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -6551,6 +6671,8 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6586,6 +6708,7 @@ def offload(s):
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -6624,6 +6747,8 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6659,6 +6784,7 @@ def offload(s):
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -6703,6 +6829,7 @@ def offload(s):
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
+                        + 3*L*d*p_le
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -6782,6 +6909,8 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6817,6 +6946,7 @@ def offload(s):
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -6861,6 +6991,7 @@ def offload(s):
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
+                        + 3*L*d*p_le
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -6940,6 +7071,8 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6975,6 +7108,7 @@ def offload(s):
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -7021,6 +7155,7 @@ def offload(s):
                             -E*L_moe*d*d_e*(i_glu + 2)
                             + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                             + 5*H_la*L_la*d*d_la
+                            + 3*L*d*p_le
                             + L_att2*(
                                 E_a*d*i_moa
                                 + d*d_qk2*h2*i_rel
@@ -7100,6 +7235,8 @@ def offload(s):
                     )
                     + L_w*i_frozen*(
                         E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                        + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                         + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                         + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                         + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7140,6 +7277,7 @@ def offload(s):
                             + 2*L_sc*d
                             + L_ssm*(d + d_in)
                         )
+                        + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                         + a_q*r_a*(
                             L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                             + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -7175,6 +7313,8 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7210,6 +7350,7 @@ def offload(s):
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -7243,6 +7384,8 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7278,6 +7421,7 @@ def offload(s):
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -7313,6 +7457,8 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7348,6 +7494,7 @@ def offload(s):
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -7391,6 +7538,7 @@ def offload(s):
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
+                        + 3*L*d*p_le
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -7470,6 +7618,8 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7505,6 +7655,7 @@ def offload(s):
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
@@ -7753,6 +7904,7 @@ def precision_memory(s):
     n_dp = s['n_dp']
     n_ep = s['n_ep']
     n_tp = s['n_tp']
+    p_le = s['p_le']
     q_8 = s['q_8']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -7762,6 +7914,7 @@ def precision_memory(s):
             -E*L_moe*d*d_e*(i_glu + 2)
             + E*L_moe*d*d_e*(i_glu + 2)/n_ep
             + 5*H_la*L_la*d*d_la
+            + 3*L*d*p_le
             + L_att2*(
                 E_a*d*i_moa
                 + d*d_qk2*h2*i_rel

@@ -381,6 +381,13 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "finetune"),
     SymbolInfo("a_linear_out", r"\mathbb{1}_{A\,lo}", "an adapter on each Griffin linear_out",
                "finetune"),
+    SymbolInfo("a_per_layer_input_gate", r"\mathbb{1}_{A\,plg}", "an adapter on each layer's "
+               "per-layer embedding gate (Gemma 4's per_layer_input_gate)", "finetune"),
+    SymbolInfo("a_per_layer_projection", r"\mathbb{1}_{A\,plp}", "an adapter on each layer's "
+               "per-layer embedding projection (per_layer_projection)", "finetune"),
+    SymbolInfo("a_per_layer_model_projection", r"\mathbb{1}_{A\,plm}", "an adapter on the "
+               "embedding's projection to the per-layer vectors (per_layer_model_projection)",
+               "finetune"),
     SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
                "finetune"),
     SymbolInfo("i_fa", r"\mathbb{1}_{fp32\,A}", "the adapters on a frozen base are kept in fp32 "

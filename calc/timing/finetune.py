@@ -93,6 +93,10 @@ def _layers_of(spec: ModelSpec, target: str, index: int) -> float:
         return counts["rwkv"]
     if target in ("linear_y", "linear_x", "linear_out"):  # Griffin's recurrent block
         return counts["griffin"]
+    if target in ("per_layer_input_gate", "per_layer_projection"):  # every layer's
+        return spec.n_layers
+    if target == "per_layer_model_projection":  # the model's, once
+        return 1
     # the mixers' projections, in calc.spec.finetune._mixer_shapes's order
     order = {"in_proj": ("mamba", "conv"), "out_proj": ("mamba", "deltanet", "lightning", "conv"),
              "x_proj": ("mamba",), "dt_proj": ("mamba",), "in_proj_qkvz": ("deltanet",),
