@@ -385,7 +385,7 @@ def test_per_layer_embedding_targets_are_peft_on_transformers():
     counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
     assert counts.trainable == lora_parameters(model, RANK)
     assert set(PER_LAYER_TARGETS) <= set(counts.targets)
-    assert_adapters_as_the_reference_model_counts(spec, PER_LAYER_TARGETS + ("q", "o"))
+    assert_adapters_as_the_reference_model_counts(spec, (*PER_LAYER_TARGETS, "q", "o"))
 
 
 def test_per_layer_targets_need_per_layer_embeddings_and_gemma4_routers_refuse_all_linear():

@@ -69,7 +69,6 @@ from calc.symbols import (
     h_kv,
     i_fa,
     i_frozen,
-    i_le,
     i_full,
     i_gate,
     i_gh,
@@ -77,6 +76,7 @@ from calc.symbols import (
     i_head,
     i_hf,
     i_kev,
+    i_le,
     i_oib,
     i_qh,
     i_rel,
@@ -89,6 +89,7 @@ from calc.symbols import (
     n_dp,
     n_ep,
     n_tp,
+    p_le,
     q_a,
     q_f,
     q_g,
@@ -96,7 +97,6 @@ from calc.symbols import (
     q_m,
     q_o,
     q_w,
-    p_le,
     r_a,
 )
 
