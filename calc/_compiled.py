@@ -1865,6 +1865,7 @@ def memory_activations(s):
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
+    L = s['L']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_att2 = s['L_s_att2']
@@ -1941,6 +1942,7 @@ def memory_activations(s):
     i_keep_up = s['i_keep_up']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -1964,6 +1966,7 @@ def memory_activations(s):
     n_pp = s['n_pp']
     n_tp = s['n_tp']
     n_vp = s['n_vp']
+    p_le = s['p_le']
     q_L = s['q_L']
     q_a = s['q_a']
     q_l = s['q_l']
@@ -2118,7 +2121,13 @@ def memory_activations(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(
+                        L_s*i_le*(
+                            d*q_a*(1 - i_hf)
+                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                            + 2*p_le*q_a
+                            + q_a*(1 - i_frozen)*(d + p_le)
+                        )
+                        + L_s*(
                             d*i_drop*(1 - i_hf)
                             + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
@@ -2176,7 +2185,16 @@ def memory_activations(s):
             )/n_cp
         ),
         'embedding': (
-            T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
+            T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+                d*i_drop
+                + i_le*(
+                    L*p_le*q_a*(1 - i_hf)
+                    + L*p_le*q_a
+                    + d*q_a*(1 - i_frozen)
+                    + i_hf*(L*p_le*q_a*(1 - i_frozen) + 4*L*p_le + 4*L)
+                )
+                + 8
+            )/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
         ),
         'output': i_head*(M + 1)*(
@@ -2323,6 +2341,7 @@ def memory(s):
     i_keep_up = s['i_keep_up']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -2353,6 +2372,7 @@ def memory(s):
     n_pp = s['n_pp']
     n_tp = s['n_tp']
     n_vp = s['n_vp']
+    p_le = s['p_le']
     q_L = s['q_L']
     q_a = s['q_a']
     q_ema = s['q_ema']
@@ -2592,7 +2612,13 @@ def memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(
+                        L_s*i_le*(
+                            d*q_a*(1 - i_hf)
+                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                            + 2*p_le*q_a
+                            + q_a*(1 - i_frozen)*(d + p_le)
+                        )
+                        + L_s*(
                             d*i_drop*(1 - i_hf)
                             + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
@@ -2648,8 +2674,15 @@ def memory(s):
                     )/n_tp
                 )
             )/n_cp
-            + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(
-                i_vp*(n_pp - 1)/(n_pp*n_vp) + 1
+            + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+                d*i_drop
+                + i_le*(
+                    L*p_le*q_a*(1 - i_hf)
+                    + L*p_le*q_a
+                    + d*q_a*(1 - i_frozen)
+                    + i_hf*(L*p_le*q_a*(1 - i_frozen) + 4*L*p_le + 4*L)
+                )
+                + 8
             )/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + i_head*(M + 1)*(
@@ -3011,7 +3044,13 @@ def memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(
+                        L_s*i_le*(
+                            d*q_a*(1 - i_hf)
+                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                            + 2*p_le*q_a
+                            + q_a*(1 - i_frozen)*(d + p_le)
+                        )
+                        + L_s*(
                             d*i_drop*(1 - i_hf)
                             + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
@@ -3067,7 +3106,16 @@ def memory(s):
                     )/n_tp
                 )
             )/n_cp
-            + T*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
+            + T*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+                d*i_drop
+                + i_le*(
+                    L*p_le*q_a*(1 - i_hf)
+                    + L*p_le*q_a
+                    + d*q_a*(1 - i_frozen)
+                    + i_hf*(L*p_le*q_a*(1 - i_frozen) + 4*L*p_le + 4*L)
+                )
+                + 8
+            )/n_cp
             + i_head*(M + 1)*(
                 T*(
                     V_o*q_L
@@ -4419,7 +4467,13 @@ def finetune_memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(
+                        L_s*i_le*(
+                            d*q_a*(1 - i_hf)
+                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                            + 2*p_le*q_a
+                            + q_a*(1 - i_frozen)*(d + p_le)
+                        )
+                        + L_s*(
                             d*i_drop*(1 - i_hf)
                             + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
@@ -4475,8 +4529,15 @@ def finetune_memory(s):
                     )/n_tp
                 )
             )/n_cp
-            + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(
-                i_vp*(n_pp - 1)/(n_pp*n_vp) + 1
+            + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+                d*i_drop
+                + i_le*(
+                    L*p_le*q_a*(1 - i_hf)
+                    + L*p_le*q_a
+                    + d*q_a*(1 - i_frozen)
+                    + i_hf*(L*p_le*q_a*(1 - i_frozen) + 4*L*p_le + 4*L)
+                )
+                + 8
             )/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + i_frozen*(n_cp*n_dp)**(-i_z3)*(
@@ -5443,7 +5504,13 @@ def finetune_memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(
+                        L_s*i_le*(
+                            d*q_a*(1 - i_hf)
+                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                            + 2*p_le*q_a
+                            + q_a*(1 - i_frozen)*(d + p_le)
+                        )
+                        + L_s*(
                             d*i_drop*(1 - i_hf)
                             + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
@@ -5499,7 +5566,16 @@ def finetune_memory(s):
                     )/n_tp
                 )
             )/n_cp
-            + T*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
+            + T*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+                d*i_drop
+                + i_le*(
+                    L*p_le*q_a*(1 - i_hf)
+                    + L*p_le*q_a
+                    + d*q_a*(1 - i_frozen)
+                    + i_hf*(L*p_le*q_a*(1 - i_frozen) + 4*L*p_le + 4*L)
+                )
+                + 8
+            )/n_cp
             + i_head*(M + 1)*(
                 T*(
                     V_o*q_L
