@@ -13,6 +13,7 @@ import json
 import pytest
 
 import calc
+from calc.counting import PER_LAYER_EMBEDDINGS
 from calc.errors import CalcError
 from calc.hf import hf_notes, spec_from_hf_config
 from calc.hf.export import hf_config_from_spec
@@ -570,6 +571,8 @@ def test_gemma4_e2b_and_e4b_read_their_per_layer_embeddings():
         assert flops["per_layer_embeddings/projection"] == 2 * d * layers * 256
         assert flops["per_layer_embeddings/layers"] == 2 * layers * 2 * d * 256
         assert "per_layer_embeddings/table" not in flops
+        assert PER_LAYER_EMBEDDINGS in calc.estimate(spec).conventions
+    assert PER_LAYER_EMBEDDINGS not in calc.estimate(spec_of("gemma-4-31b")).conventions
 
 
 def test_gemma4_26b_a4b_reads_its_moe_block_beside_the_dense_mlp():
