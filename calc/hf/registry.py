@@ -169,6 +169,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     beam.BEAM,
     apertus.APERTUS1P5_TEXT,
     gemma.GEMMA4_UNIFIED_TEXT,
+    gemma.GEMMA4_TEXT,
     minimax.MINIMAX,
     rwkv.RWKV,
     recurrent_gemma.RECURRENT_GEMMA,
@@ -177,7 +178,6 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     zamba.ZAMBA2,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
-    gemma.GEMMA4_TEXT,
     phi.PHI3,
     smollm3.SMOLLM3,
     granite.GRANITE,

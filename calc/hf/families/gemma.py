@@ -283,9 +283,38 @@ def _read_gemma4_text(c: HFConfig) -> dict[str, Any]:
     return spec
 
 
-# Read only: gemma4_unified_text's writer holds every spec it reads.
+def _write_gemma4_text(spec: ModelSpec) -> dict[str, Any]:
+    """gemma4_unified_text's fields as gemma4_text, with its two parts: per-layer embeddings
+    and the MoE block beside every layer's dense MLP; export reads it back to check the rest."""
+    moe, ple = spec.moe, spec.per_layer_embeddings
+    need(moe is not None or ple is not None,
+         "per_layer_embeddings or moe (gemma4_unified_text writes Gemma 4 without them)")
+    if moe is not None:
+        need(moe.n_shared_experts == 1 and spec.ffn is not None
+             and moe.shared_width == spec.ffn.d_ff,
+             "moe.n_shared_experts=1 of width ffn.d_ff (Gemma 4's dense MLP beside its experts)")
+        need(moe.branch_norms and moe.router_scales,
+             "moe without branch_norms and router_scales (Gemma 4's MoE block has both)")
+        need(spec.n_moe_layers == spec.n_layers, "dense layers beside MoE ones (Gemma 4's MoE "
+                                                 "block is on every layer)")
+        need(not spec.double_wide_layers and not (spec.ffn and spec.ffn.double_wide
+                                                  and spec.attention.kv_shared_layers),
+             "ffn.double_wide with moe (one width for Gemma 4's dense MLP)")
+    plain = spec.updated(moe=None, per_layer_embeddings=None)
+    config = {**_write_gemma4_unified_text(plain), "model_type": "gemma4_text",
+              "hidden_size_per_layer_input": ple.width if ple is not None else 0,
+              "enable_moe_block": moe is not None}
+    if ple is not None:
+        config["vocab_size_per_layer_input"] = ple.vocab_size or spec.vocab_size
+    if moe is not None:
+        config.update(num_experts=moe.n_experts, top_k_experts=moe.top_k,
+                      moe_intermediate_size=moe.d_expert)
+    return config
+
+
+# Written only for its two parts: gemma4_unified_text's writer holds Gemma 4 without them.
 GEMMA4_TEXT = ModelType(
-    "gemma4_text", _read_gemma4_text,
+    "gemma4_text", _read_gemma4_text, write=_write_gemma4_text, traits=Traits(),
     getattr_fields=("global_head_dim", "num_global_key_value_heads", "per_layer_config"),
     # Gemma4TextConfig's defaults: gemma4_unified_text's but for these
     defaults={**GEMMA4_UNIFIED_TEXT.defaults, "max_position_embeddings": 131072,
