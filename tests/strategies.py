@@ -177,7 +177,8 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             and draw(st.booleans())):
         spec = spec.updated(hyper_connections={"streams": draw(st.integers(1, 4)),
                                                "residual_mix": draw(st.booleans())})
-    if (spec.ffn is not None and spec.hyper_connections is None and not spec.mtp_modules
+    if (spec.ffn is not None and not spec.ffn.activation_params
+            and spec.hyper_connections is None and not spec.mtp_modules
             and draw(st.booleans())):
         # Gemma 3n's and Gemma 4's per-layer embeddings
         spec = spec.updated(per_layer_embeddings={

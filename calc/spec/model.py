@@ -239,6 +239,10 @@ class ModelSpec(Frozen):
         if self.ffn is None:
             raise ValueError("ffn: required, per_layer_embeddings' gate uses the FFN's "
                              "activation (Gemma4TextDecoderLayer: hidden_activation)")
+        if self.ffn.activation_params:
+            raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with "
+                             f"per_layer_embeddings: its learned parameters are counted per "
+                             f"dense FFN, not in each layer's gate")
         for name, value in (("hyper_connections", self.hyper_connections),
                             ("mtp_modules", self.mtp_modules)):
             if value:
