@@ -133,18 +133,21 @@ def params_moe_ffn(s):
     d_e = s['d_e']
     d_s = s['d_s']
     g_norm = s['g_norm']
+    i_bn = s['i_bn']
     i_glu = s['i_glu']
     i_mn = s['i_mn']
+    i_rs = s['i_rs']
     i_shared_gate = s['i_shared_gate']
     _t0 = E + E_0
     _t1 = d*(i_glu + 2)
     _t2 = i_glu + 1
+    _t3 = d*(b_norm + g_norm)
     return {
-        'moe/router': _t0*b_router + _t0*d,
+        'moe/router': _t0*b_router + _t0*d + i_rs*(E + d),
         'moe/experts': E*(_t1*d_e + b_ff*(_t2*d_e + d)),
         'moe/shared': E_s*(_t1*d_s + b_ff*(_t2*d_s + d)) + d*i_shared_gate,
         'moe/bias': b_moe*d,
-        'moe/norm': d*i_mn*(b_norm + g_norm),
+        'moe/norm': 3*_t3*i_bn + _t3*i_mn,
     }
 
 
@@ -326,6 +329,7 @@ def params_components(s):
     P = s['P']
     R_dt = s['R_dt']
     V = s['V']
+    V_le = s['V_le']
     V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
@@ -365,6 +369,7 @@ def params_components(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_bn = s['i_bn']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dtn = s['i_dtn']
@@ -376,6 +381,7 @@ def params_components(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -389,6 +395,7 @@ def params_components(s):
     i_qlora = s['i_qlora']
     i_qw = s['i_qw']
     i_rel = s['i_rel']
+    i_rs = s['i_rs']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
@@ -402,6 +409,7 @@ def params_components(s):
     n_act = s['n_act']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
+    p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_o = s['r_o']
@@ -454,7 +462,7 @@ def params_components(s):
     _t43 = _t0*i_qw
     _t44 = 4*i_diff
     _t45 = _t0*i_sub
-    _t46 = _t0*d
+    _t46 = L*d
     _t47 = n_hc**2
     _t48 = 2*N_s
     _t49 = G_s*_t48
@@ -493,8 +501,10 @@ def params_components(s):
     _t82 = _t45*d_ff
     _t83 = E + E_0
     _t84 = d*(i_glu + 2)
-    _t85 = L_moe*d
-    _t86 = _t22*h_kv
+    _t85 = _t0*d
+    _t86 = 3*_t85
+    _t87 = _t22*h_kv
+    _t88 = _t46*p_le
     return {
         'attention/q': (
             L_att2*(_t2 + _t3*_t5 + _t8*d_qk2 + b_qkv*(_t10*_t4 + _t9) + i_qlora*(_t4*r_q + _t6))
@@ -524,7 +534,7 @@ def params_components(s):
         'attention/lambda': L_att2*_t44*d_qk2 + _t11*_t44*d_qk,
         'attention/sub_norm': L_att2*_t28*_t45 + _t11*_t30*_t45,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
-        'norms': L*_t46*n_norm,
+        'norms': _t0*_t46*n_norm,
         'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t47*i_hcm + 2*n_hc)*(d*n_hc + 1)),
         'mamba/in': L_ssm*(_t50*b_ssm + _t50*d),
         'mamba/conv': L_ssm*(b_cs + k_s)*(_t49*i_m2 + d_in),
@@ -570,22 +580,26 @@ def params_components(s):
         'mlp/down': L_dense*_t81 + L_dw*_t79,
         'mlp/act': L_dense*n_act,
         'mlp/sub_norm': L_dense*_t82 + L_dw*_t82,
-        'moe/router': L_moe*(_t83*b_router + _t83*d),
+        'moe/router': L_moe*(_t83*b_router + _t83*d + i_rs*(E + d)),
         'moe/experts': E*L_moe*(_t84*d_e + b_ff*(_t77*d_e + d)),
         'moe/shared': L_moe*(E_s*(_t84*d_s + b_ff*(_t77*d_s + d)) + d*i_shared_gate),
-        'moe/bias': _t85*b_moe,
-        'moe/norm': _t0*_t85*i_mn,
-        'shared_block/attention': M_sb*(_t31 + _t38*d + _t60*_t86),
+        'moe/bias': L_moe*b_moe*d,
+        'moe/norm': L_moe*(_t85*i_mn + _t86*i_bn),
+        'shared_block/attention': M_sb*(_t31 + _t38*d + _t60*_t87),
         'shared_block/mlp': M_sb*(_t80 + _t81 + n_act),
-        'shared_block/norms': 3*M_sb*_t46,
+        'shared_block/norms': M_sb*_t86,
         'shared_block/projection': L_sb*_t66,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t12 + _t86 + 6*d) + r_sb*(_t77*d_ff + d)),
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t12 + _t87 + 6*d) + r_sb*(_t77*d_ff + d)),
+        'per_layer_embeddings/table': L*V_le*p_le,
+        'per_layer_embeddings/projection': _t88,
+        'per_layer_embeddings/layers': 2*_t88,
+        'per_layer_embeddings/norms': _t0*i_le*(_t46 + p_le),
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t46*i_norm_emb,
+        'embedding/norm': _t85*i_norm_emb,
         'embedding_projection': _t60*d_emb*i_proj,
         'hyper_connections/head': _t47*d + i_hc + n_hc,
-        'final_norm': _t46*i_norm_final,
+        'final_norm': _t85*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
@@ -624,6 +638,7 @@ def params_summary(s):
     P = s['P']
     R_dt = s['R_dt']
     V = s['V']
+    V_le = s['V_le']
     V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
@@ -663,6 +678,7 @@ def params_summary(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_bn = s['i_bn']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dsa = s['i_dsa']
@@ -675,6 +691,7 @@ def params_summary(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -689,6 +706,7 @@ def params_summary(s):
     i_qlora = s['i_qlora']
     i_qw = s['i_qw']
     i_rel = s['i_rel']
+    i_rs = s['i_rs']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
@@ -703,6 +721,7 @@ def params_summary(s):
     n_act = s['n_act']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
+    p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_o = s['r_o']
@@ -770,70 +789,69 @@ def params_summary(s):
     _t58 = 2*H_ml
     _t59 = _t58*d
     _t60 = E_s*(_t27*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate
-    _t61 = E + E_0
-    _t62 = _t61*b_router + _t61*d
-    _t63 = d**2
-    _t64 = d_qk + d_v
-    _t65 = _t64*h_kv
-    _t66 = b_sc*d
-    _t67 = 2*N_s
-    _t68 = G_s*_t67
-    _t69 = 2*d_in + i_m2*(H_s + _t68)
-    _t70 = H_s*i_m2
-    _t71 = 1 - i_m2
-    _t72 = R_dt + _t67
-    _t73 = _t71*d_in
-    _t74 = 2*d
-    _t75 = _t48 + _t53 + n_act
-    _t76 = d_qk*i_qk_head
-    _t77 = _t7*(_t76 + d_qk*h_kv*i_qk_proj)
-    _t78 = _t35*(_t23*i_qk_proj + _t76) + _t77
-    _t79 = _t36*d_v
-    _t80 = _t38*h*(_t79 + i_gh) + _t39*_t79*h + b_gh*h
-    _t81 = _t15*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t82 = _t40 + _t81*d + b_qkv*(_t45 + _t81) + i_mla*(_t42 + h*r_kv*(_t43 + _t64))
-    _t83 = L_kvs - L_kvs2
-    _t84 = L_rw*d_rw
-    _t85 = 5*d
-    _t86 = H_la*L_la*d_la
-    _t87 = H_ml*L_ml*d_mv
-    _t88 = 2*H_k*d_lk
-    _t89 = H_v*d_lv
-    _t90 = H_v + _t89
-    _t91 = b_moe*d
-    _t92 = _t7*d
-    _t93 = h*i_sink
-    _t94 = i_rel*(2*_t23 + _t24)
-    _t95 = 3*_t92
-    _t96 = 4*i_diff
-    _t97 = _t96*d_qk
-    _t98 = E_a*_t0
-    _t99 = _t92*n_norm
-    _t100 = _t7*i_sub
-    _t101 = _t100*d_ff
-    _t102 = _t92*i_mn
-    _t103 = _t100*_t19
+    _t61 = _t7*d
+    _t62 = 3*_t61
+    _t63 = _t61*i_mn + _t62*i_bn
+    _t64 = E + E_0
+    _t65 = _t64*b_router + _t64*d + i_rs*(E + d)
+    _t66 = d**2
+    _t67 = d_qk + d_v
+    _t68 = _t67*h_kv
+    _t69 = b_sc*d
+    _t70 = 2*N_s
+    _t71 = G_s*_t70
+    _t72 = 2*d_in + i_m2*(H_s + _t71)
+    _t73 = H_s*i_m2
+    _t74 = 1 - i_m2
+    _t75 = R_dt + _t70
+    _t76 = _t74*d_in
+    _t77 = 2*d
+    _t78 = _t48 + _t53 + n_act
+    _t79 = d_qk*i_qk_head
+    _t80 = _t7*(_t79 + d_qk*h_kv*i_qk_proj)
+    _t81 = _t35*(_t23*i_qk_proj + _t79) + _t80
+    _t82 = _t36*d_v
+    _t83 = _t38*h*(_t82 + i_gh) + _t39*_t82*h + b_gh*h
+    _t84 = _t15*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t85 = _t40 + _t84*d + b_qkv*(_t45 + _t84) + i_mla*(_t42 + h*r_kv*(_t43 + _t67))
+    _t86 = L_kvs - L_kvs2
+    _t87 = L_rw*d_rw
+    _t88 = 5*d
+    _t89 = H_la*L_la*d_la
+    _t90 = H_ml*L_ml*d_mv
+    _t91 = 2*H_k*d_lk
+    _t92 = H_v*d_lv
+    _t93 = H_v + _t92
+    _t94 = b_moe*d
+    _t95 = h*i_sink
+    _t96 = L*d
+    _t97 = i_rel*(2*_t23 + _t24)
+    _t98 = 4*i_diff
+    _t99 = _t98*d_qk
+    _t100 = E_a*_t0
+    _t101 = _t7*i_sub
+    _t102 = _t101*d_ff
+    _t103 = _t101*_t19
     _t104 = (
         H_v*_t49*d
-        + L*_t99
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t31*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + L_att2*_t100*_t4
+        + L_att2*_t100
+        + L_att2*_t101*_t4
         + L_att2*_t46
-        + L_att2*_t96*d_qk2
-        + L_att2*_t98
+        + L_att2*_t98*d_qk2
         + L_att2*h2*i_sink2
         + L_att2*i_rel*(2*_t11 + _t12)
         + L_att2*(_t34 + _t35*(_t32 + _t33*h2))
         + L_att2*(_t37*_t39*h2 + _t38*h2*(_t37 + i_gh) + b_gh*h2)
-        + L_dense*_t101
+        + L_dense*_t102
         + L_dense*_t48
         + L_dense*_t53
         + L_dense*n_act
-        + L_dn*d*(_t51*_t90 + _t88 + _t90)
-        + L_dn*i_cg*(_t74*r_g + r_g*(_t50 + _t89))
-        + L_dn*k_dn*(_t88 + _t89)
+        + L_dn*d*(_t51*_t93 + _t91 + _t93)
+        + L_dn*i_cg*(_t77*r_g + r_g*(_t50 + _t92))
+        + L_dn*k_dn*(_t91 + _t92)
         + L_dn*(H_v*_t51 + H_v + _t50*i_cg)
-        + L_dw*_t101
+        + L_dw*_t102
         + L_dw*_t47
         + L_dw*(_t28*(2*_t47 + 2*_t52) - _t53)
         + L_gr*(_t55 + d)
@@ -844,50 +862,53 @@ def params_summary(s):
         - L_kvs2*_t46
         + L_ml*_t59*d_mk
         + L_ml*(_t58 + _t59)
-        + L_moe*_t102
         + L_moe*_t60
-        + L_moe*_t62
-        + L_moe*_t91
-        + L_rw*_t63
-        + L_rw*_t85
-        + L_sb*_t63
-        + L_sb*(i_sba*r_sb*(_t23 + _t65 + 6*d) + r_sb*(_t28*d_ff + d))
+        + L_moe*_t63
+        + L_moe*_t65
+        + L_moe*_t94
+        + L_rw*_t66
+        + L_rw*_t88
+        + L_sb*_t66
+        + L_sb*(i_sba*r_sb*(_t23 + _t68 + 6*d) + r_sb*(_t28*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t63 + _t66)
-        + L_sc*(3*_t63 + 3*_t66)
-        + L_ssm*_t72*_t73
-        + L_ssm*(2*_t70 + _t71*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t68*i_m2 + d_in)
-        + L_ssm*(_t69*b_ssm + _t69*d)
+        + L_sc*(_t66 + _t69)
+        + L_sc*(3*_t66 + 3*_t69)
+        + L_ssm*_t75*_t76
+        + L_ssm*(2*_t73 + _t74*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t71*i_m2 + d_in)
+        + L_ssm*(_t72*b_ssm + _t72*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t71*_t72*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t73 + _t70 + _t73)
-        + M_sb*_t75
-        + M_sb*_t95
-        + M_sb*(_t20 + _t23*_t74 + _t65*_t74)
+        + L_ssm*(_t74*_t75*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t76 + _t73 + _t76)
+        + M_sb*_t62
+        + M_sb*_t78
+        + M_sb*(_t20 + _t23*_t77 + _t68*_t77)
+        + _t100*_t17
         + _t103*_t17
-        + _t17*_t78
-        + _t17*_t80
-        + _t17*_t82
-        + _t17*_t93
-        + _t17*_t94
+        + _t17*_t81
+        + _t17*_t83
+        + _t17*_t85
+        + _t17*_t95
         + _t17*_t97
-        + _t17*_t98
+        + _t17*_t99
         + _t31*d
         + _t49
         + _t54*(k_gr + 1)
         + _t54
-        + _t74*d_emb*i_proj
-        - _t77*_t83
-        - _t82*_t83
-        + 4*_t84*d
-        + 2*_t84
-        + _t85*_t86
-        + _t86
-        + 3*_t87*d
-        + _t87
-        + _t92*i_norm_emb
-        + _t92*i_norm_final
+        + _t61*i_norm_emb
+        + _t61*i_norm_final
+        + _t7*_t96*n_norm
+        + _t7*i_le*(_t96 + p_le)
+        + _t77*d_emb*i_proj
+        - _t80*_t86
+        - _t85*_t86
+        + 4*_t87*d
+        + 2*_t87
+        + _t88*_t89
+        + _t89
+        + 3*_t90*d
+        + _t90
+        + 3*_t96*p_le
         + b_oL*d
         + i_hc
         + n_hc
@@ -900,7 +921,7 @@ def params_summary(s):
         + _t17*_t22
         + _t17*_t26
     )
-    _t106 = P*d + V*d_emb
+    _t106 = L*V_le*p_le + P*d + V*d_emb
     _t107 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t106
     return {
         'total': _t105 + _t107,
@@ -908,23 +929,23 @@ def params_summary(s):
         'non_embedding': _t105,
         'active': L_att2*_t16 + L_att2*_t6 + L_moe*_t29*k + _t104 + _t107 + _t17*_t21 + _t17*_t25,
         'mtp': (
-            2*M*_t63
-            + M*_t95
+            M*_t62
+            + 2*M*_t66
             + M*(
-                _t103
+                _t100
+                + _t103
                 + _t22
                 + _t26
                 + _t57*i_dsa
-                + _t78
-                + _t80
-                + _t82
-                + _t93
-                + _t94
+                + _t61*n_norm
+                + _t81
+                + _t83
+                + _t85
+                + _t95
                 + _t97
-                + _t98
                 + _t99
-                + i_moe*(_t102 + _t30 + _t60 + _t62 + _t91)
-                + (1 - i_moe)*(_t101 + _t75)
+                + i_moe*(_t30 + _t60 + _t63 + _t65 + _t94)
+                + (1 - i_moe)*(_t102 + _t78)
             )
         ),
     }
@@ -1007,6 +1028,7 @@ def flops_forward_components(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_hc = s['n_hc']
+    p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_o = s['r_o']
@@ -1067,6 +1089,7 @@ def flops_forward_components(s):
     _t51 = _t50*i_hcm
     _t52 = _t10*h_kv
     _t53 = 2*L_sb
+    _t54 = L*p_le
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*r_q + _t2)) + _t5*(_t1*_t4 + i_qlora*(_t2 + _t4*r_q))
@@ -1127,6 +1150,8 @@ def flops_forward_components(s):
         'shared_block/adapters': _t53*(
             i_sba*r_sb*(_t32 + _t4 + _t52) + r_sb*(d + d_ff*(i_glu + 1))
         ),
+        'per_layer_embeddings/projection': _t24*_t54,
+        'per_layer_embeddings/layers': _t46*_t54,
         'embedding_projection': _t46*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
@@ -1220,6 +1245,7 @@ def flops(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_hc = s['n_hc']
+    p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_o = s['r_o']
@@ -1281,7 +1307,8 @@ def flops(s):
     _t49 = 2*_t47*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t45 + h*r_kv*(_t35 + _t46))
     return {
         'weights_per_token': (
-            2*L*(_t40*d + d*n_hc*(_t40 + 4*n_hc))
+            L*_t5*p_le
+            + 2*L*(_t40*d + d*n_hc*(_t40 + 4*n_hc))
             + L_att2*_t48
             + L_dense*_t20
             + 7*L_dn*_t16*d_lk
@@ -1445,6 +1472,7 @@ def rules_train_per_token(s):
     R_dt = s['R_dt']
     T = s['T']
     V = s['V']
+    V_le = s['V_le']
     V_o = s['V_o']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
@@ -1484,6 +1512,7 @@ def rules_train_per_token(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_bn = s['i_bn']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dtn = s['i_dtn']
@@ -1495,6 +1524,7 @@ def rules_train_per_token(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -1508,6 +1538,7 @@ def rules_train_per_token(s):
     i_qlora = s['i_qlora']
     i_qw = s['i_qw']
     i_rel = s['i_rel']
+    i_rs = s['i_rs']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
@@ -1522,6 +1553,7 @@ def rules_train_per_token(s):
     n_act = s['n_act']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
+    p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_o = s['r_o']
@@ -1530,192 +1562,195 @@ def rules_train_per_token(s):
     w_gr = s['w_gr']
     _t0 = 6*d
     _t1 = 6*d_emb
-    _t2 = b_norm + g_norm
-    _t3 = _t2*i_mla*r_kv
-    _t4 = d_rope + r_kv
-    _t5 = _t4*d
-    _t6 = -d_rope
-    _t7 = 1 - i_mla
-    _t8 = _t7*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t9 = _t4*i_mla
-    _t10 = 6*_t3 + 6*_t8*d + 6*b_qkv*(_t8 + _t9) + 6*i_mla*(_t5 + h2*r_kv*(_t6 + d_qk2 + d_v2))
-    _t11 = L_kvs - L_kvs2
-    _t12 = d_qk + d_v
-    _t13 = _t7*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t14 = 6*_t13*d + 6*_t3 + 6*b_qkv*(_t13 + _t9) + 6*i_mla*(_t5 + h*r_kv*(_t12 + _t6))
-    _t15 = n_hc**2
-    _t16 = d_qk2*i_qk_head
-    _t17 = d_qk2*i_qk_proj
-    _t18 = _t2*(_t16 + _t17*h_kv2)
-    _t19 = _t2*i_qw
-    _t20 = 6*L_att2
-    _t21 = 1 - i_gh
-    _t22 = _t21*d_v2
-    _t23 = d*i_gate
-    _t24 = _t7*b_qkv*i_gate*(1 - b_gh)
-    _t25 = b_o*d
-    _t26 = 1 - i_og
-    _t27 = d_v2*h2
-    _t28 = d*g_o*r_o
-    _t29 = i_qlora*r_q
-    _t30 = _t2*_t29
-    _t31 = 1 - i_qlora
-    _t32 = d_qk2*h2
-    _t33 = _t32*d
-    _t34 = d*r_q
-    _t35 = _t29*i_mla
-    _t36 = 6*L_dense
-    _t37 = d*d_ff
-    _t38 = _t37 + b_ff*d
-    _t39 = 6*L_dn
-    _t40 = H_v*d_lk
-    _t41 = 1 - i_cg
-    _t42 = i_glu + 1
-    _t43 = b_ff*d_ff
-    _t44 = _t42*(_t37 + _t43)
-    _t45 = 6*L_dw
-    _t46 = 6*L_gr
-    _t47 = _t46*d_gr
-    _t48 = d*d_gr
-    _t49 = 2*d_gr
-    _t50 = 2*H_ml
-    _t51 = 6*L_ml
-    _t52 = d*(i_glu + 2)
-    _t53 = 6*L_moe
-    _t54 = E + E_0
-    _t55 = d**2
-    _t56 = 6*_t55
-    _t57 = d_qk*h
-    _t58 = _t12*h_kv
-    _t59 = b_sc*d
-    _t60 = 6*L_sc
-    _t61 = 6*L_ssm
-    _t62 = 2*N_s
-    _t63 = G_s*_t62
-    _t64 = 2*d_in + i_m2*(H_s + _t63)
-    _t65 = H_s*i_m2
-    _t66 = 1 - i_m2
-    _t67 = R_dt + _t62
-    _t68 = _t66*d_in
-    _t69 = d_v*h
-    _t70 = _t69*d
-    _t71 = 2*d
-    _t72 = 6*M_sb
-    _t73 = d_qk*i_qk_head
-    _t74 = _t2*(_t73 + d_qk*h_kv*i_qk_proj)
-    _t75 = L_att - L_att2
-    _t76 = 6*_t75
-    _t77 = _t21*d_v
-    _t78 = _t57*d
-    _t79 = L_rw*d_rw
-    _t80 = 30*d
-    _t81 = H_la*L_la*d_la
-    _t82 = H_ml*d_mv
-    _t83 = 2*H_k*d_lk
-    _t84 = H_v*d_lv
-    _t85 = H_v + _t84
-    _t86 = L_dn*_t0
-    _t87 = L_moe*_t0
-    _t88 = _t0*_t2
-    _t89 = 12*d
-    _t90 = 18*d
-    _t91 = 24*i_diff
-    _t92 = E_a*_t0*i_moa
-    _t93 = _t2*i_sub
-    _t94 = _t93*d_ff
-    _t95 = (
-        H_ml*L_ml*_t89*d_mk
-        + L*_t88*n_norm
-        + 6*L*(2*i_hc*(i_hcm + 2) + 2*(_t15*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + L_att2*_t10
-        + L_att2*_t91*d_qk2
-        + L_att2*_t92
-        + 12*L_gr*(_t48 + d_gr)
+    _t2 = 6*L
+    _t3 = b_norm + g_norm
+    _t4 = _t3*i_mla*r_kv
+    _t5 = d_rope + r_kv
+    _t6 = _t5*d
+    _t7 = -d_rope
+    _t8 = 1 - i_mla
+    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t10 = _t5*i_mla
+    _t11 = 6*_t4 + 6*_t9*d + 6*b_qkv*(_t10 + _t9) + 6*i_mla*(_t6 + h2*r_kv*(_t7 + d_qk2 + d_v2))
+    _t12 = L_kvs - L_kvs2
+    _t13 = d_qk + d_v
+    _t14 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t15 = 6*_t14*d + 6*_t4 + 6*b_qkv*(_t10 + _t14) + 6*i_mla*(_t6 + h*r_kv*(_t13 + _t7))
+    _t16 = n_hc**2
+    _t17 = d_qk2*i_qk_head
+    _t18 = d_qk2*i_qk_proj
+    _t19 = _t3*(_t17 + _t18*h_kv2)
+    _t20 = _t3*i_qw
+    _t21 = 6*L_att2
+    _t22 = 1 - i_gh
+    _t23 = _t22*d_v2
+    _t24 = d*i_gate
+    _t25 = _t8*b_qkv*i_gate*(1 - b_gh)
+    _t26 = b_o*d
+    _t27 = 1 - i_og
+    _t28 = d_v2*h2
+    _t29 = d*g_o*r_o
+    _t30 = i_qlora*r_q
+    _t31 = _t3*_t30
+    _t32 = 1 - i_qlora
+    _t33 = d_qk2*h2
+    _t34 = _t33*d
+    _t35 = d*r_q
+    _t36 = _t30*i_mla
+    _t37 = 6*L_dense
+    _t38 = d*d_ff
+    _t39 = _t38 + b_ff*d
+    _t40 = 6*L_dn
+    _t41 = H_v*d_lk
+    _t42 = 1 - i_cg
+    _t43 = i_glu + 1
+    _t44 = b_ff*d_ff
+    _t45 = _t43*(_t38 + _t44)
+    _t46 = 6*L_dw
+    _t47 = 6*L_gr
+    _t48 = _t47*d_gr
+    _t49 = d*d_gr
+    _t50 = 2*d_gr
+    _t51 = 2*H_ml
+    _t52 = 6*L_ml
+    _t53 = d*(i_glu + 2)
+    _t54 = 6*L_moe
+    _t55 = _t3*d
+    _t56 = E + E_0
+    _t57 = d**2
+    _t58 = 6*_t57
+    _t59 = d_qk*h
+    _t60 = _t13*h_kv
+    _t61 = b_sc*d
+    _t62 = 6*L_sc
+    _t63 = 6*L_ssm
+    _t64 = 2*N_s
+    _t65 = G_s*_t64
+    _t66 = 2*d_in + i_m2*(H_s + _t65)
+    _t67 = H_s*i_m2
+    _t68 = 1 - i_m2
+    _t69 = R_dt + _t64
+    _t70 = _t68*d_in
+    _t71 = d_v*h
+    _t72 = _t71*d
+    _t73 = 2*d
+    _t74 = 6*M_sb
+    _t75 = d_qk*i_qk_head
+    _t76 = _t3*(_t75 + d_qk*h_kv*i_qk_proj)
+    _t77 = L_att - L_att2
+    _t78 = 6*_t77
+    _t79 = _t22*d_v
+    _t80 = _t59*d
+    _t81 = L_rw*d_rw
+    _t82 = 30*d
+    _t83 = H_la*L_la*d_la
+    _t84 = H_ml*d_mv
+    _t85 = 2*H_k*d_lk
+    _t86 = H_v*d_lv
+    _t87 = H_v + _t86
+    _t88 = L_dn*_t0
+    _t89 = _t0*_t3
+    _t90 = L*d
+    _t91 = 12*d
+    _t92 = 24*i_diff
+    _t93 = E_a*_t0*i_moa
+    _t94 = _t3*i_sub
+    _t95 = _t94*d_ff
+    _t96 = (
+        H_ml*L_ml*_t91*d_mk
+        + L*_t89*n_norm
+        + L_att2*_t11
+        + L_att2*_t92*d_qk2
+        + L_att2*_t93
+        + 12*L_gr*(_t49 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
-        - L_kvs2*_t10
-        - 6*L_kvs2*_t18
-        + L_ml*_t82*_t90
-        + L_rw*_t56
-        + L_rw*_t80
-        + L_sb*_t56
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t57 + _t58) + r_sb*(_t42*d_ff + d))
+        - L_kvs2*_t11
+        - 6*L_kvs2*_t19
+        + 18*L_ml*_t84*d
+        + L_moe*_t0*b_moe
+        + L_rw*_t58
+        + L_rw*_t82
+        + L_sb*_t58
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t59 + _t60) + r_sb*(_t43*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
-        + M_sb*_t2*_t90
-        + _t0*_t15
+        + 18*M_sb*_t55
+        + _t0*_t16
         + _t0*b_oL
-        - _t11*_t14
-        - 6*_t11*_t74
-        + _t14*_t75
-        + _t2*_t87*i_mn
-        + _t20*_t27*_t93
-        + _t20*h2*i_sink2
-        + _t20*i_rel*(2*_t32 + _t33)
-        + _t20*(_t18 + _t19*(_t16 + _t17*h2))
-        + _t20*(_t25 + _t26*_t27*d + i_og*(_t27*r_o + _t28))
-        + _t20*(_t22*_t24*h2 + _t23*h2*(_t22 + i_gh) + b_gh*h2)
-        + _t20*(_t30 + _t31*_t33 + b_qkv*(_t32*_t7 + _t35) + i_qlora*(_t32*r_q + _t34))
-        + _t36*_t38
-        + _t36*_t44
-        + _t36*_t94
-        + _t36*n_act
+        - _t12*_t15
+        - 6*_t12*_t76
+        + _t15*_t77
+        + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t16*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + _t21*_t28*_t94
+        + _t21*h2*i_sink2
+        + _t21*i_rel*(2*_t33 + _t34)
+        + _t21*(_t19 + _t20*(_t17 + _t18*h2))
+        + _t21*(_t26 + _t27*_t28*d + i_og*(_t28*r_o + _t29))
+        + _t21*(_t23*_t25*h2 + _t24*h2*(_t23 + i_gh) + b_gh*h2)
+        + _t21*(_t31 + _t32*_t34 + b_qkv*(_t33*_t8 + _t36) + i_qlora*(_t33*r_q + _t35))
+        + 6*_t3*i_le*(_t90 + p_le)
+        + _t37*_t39
         + _t37*_t45
-        + _t39*d_lv
-        + _t39*i_cg*(_t71*r_g + r_g*(_t40 + _t84))
-        + _t39*k_dn*(_t83 + _t84)
-        + _t39*(H_v*_t41 + H_v + _t40*i_cg)
-        + _t45*_t94
-        + _t45*(_t42*(2*_t37 + 2*_t43) - _t44)
-        + _t46*(_t48 + d)
-        + _t46*(_t49*w_gr + _t49)
-        + _t47*(k_gr + 1)
-        + _t47
-        + _t51*_t82
-        + _t51*(_t50*d + _t50)
-        + _t53*k*(_t52*d_e + b_ff*(_t42*d_e + d))
-        + _t53*(E_s*(_t52*d_s + b_ff*(_t42*d_s + d)) + d*i_shared_gate)
-        + _t53*(_t54*b_router + _t54*d)
-        + _t60*(_t55 + _t59)
-        + _t60*(3*_t55 + 3*_t59)
-        + _t61*_t67*_t68
-        + _t61*(2*_t65 + _t66*(N_s*d_in + d_in))
-        + _t61*(b_cs + k_s)*(_t63*i_m2 + d_in)
-        + _t61*(_t64*b_ssm + _t64*d)
-        + _t61*(b_ssm*d + d*d_in)
-        + _t61*(_t66*_t67*i_dtn + d_in*i_gn*i_m2)
-        + _t61*(R_dt*_t68 + _t65 + _t68)
-        + _t69*_t76*_t93
-        + _t72*(_t38 + _t44 + n_act)
-        + _t72*(_t57*_t71 + _t58*_t71 + _t70)
-        + _t75*_t91*d_qk
-        + _t75*_t92
-        + _t76*h*i_sink
-        + _t76*i_rel*(2*_t57 + _t78)
-        + _t76*(_t19*(_t57*i_qk_proj + _t73) + _t74)
-        + _t76*(_t25 + _t26*_t70 + i_og*(_t28 + _t69*r_o))
-        + _t76*(_t23*h*(_t77 + i_gh) + _t24*_t77*h + b_gh*h)
-        + _t76*(_t30 + _t31*_t78 + b_qkv*(_t35 + _t57*_t7) + i_qlora*(_t34 + _t57*r_q))
-        + 24*_t79*d
-        + 12*_t79
-        + _t80*_t81
-        + 6*_t81
-        + _t84*_t86
-        + _t86*(_t41*_t85 + _t83 + _t85)
-        + _t87*b_moe
-        + _t88*i_norm_emb
-        + _t88*i_norm_final
-        + _t89*d_emb*i_proj
+        + _t37*_t95
+        + _t37*n_act
+        + _t38*_t46
+        + _t40*d_lv
+        + _t40*i_cg*(_t73*r_g + r_g*(_t41 + _t86))
+        + _t40*k_dn*(_t85 + _t86)
+        + _t40*(H_v*_t42 + H_v + _t41*i_cg)
+        + _t46*_t95
+        + _t46*(_t43*(2*_t38 + 2*_t44) - _t45)
+        + _t47*(_t49 + d)
+        + _t47*(_t50*w_gr + _t50)
+        + _t48*(k_gr + 1)
+        + _t48
+        + _t52*_t84
+        + _t52*(_t51*d + _t51)
+        + _t54*k*(_t53*d_e + b_ff*(_t43*d_e + d))
+        + _t54*(E_s*(_t53*d_s + b_ff*(_t43*d_s + d)) + d*i_shared_gate)
+        + _t54*(3*_t55*i_bn + _t55*i_mn)
+        + _t54*(_t56*b_router + _t56*d + i_rs*(E + d))
+        + _t62*(_t57 + _t61)
+        + _t62*(3*_t57 + 3*_t61)
+        + _t63*_t69*_t70
+        + _t63*(2*_t67 + _t68*(N_s*d_in + d_in))
+        + _t63*(b_cs + k_s)*(_t65*i_m2 + d_in)
+        + _t63*(_t66*b_ssm + _t66*d)
+        + _t63*(b_ssm*d + d*d_in)
+        + _t63*(_t68*_t69*i_dtn + d_in*i_gn*i_m2)
+        + _t63*(R_dt*_t70 + _t67 + _t70)
+        + _t71*_t78*_t94
+        + _t74*(_t39 + _t45 + n_act)
+        + _t74*(_t59*_t73 + _t60*_t73 + _t72)
+        + _t77*_t92*d_qk
+        + _t77*_t93
+        + _t78*h*i_sink
+        + _t78*i_rel*(2*_t59 + _t80)
+        + _t78*(_t20*(_t59*i_qk_proj + _t75) + _t76)
+        + _t78*(_t26 + _t27*_t72 + i_og*(_t29 + _t71*r_o))
+        + _t78*(_t24*h*(_t79 + i_gh) + _t25*_t79*h + b_gh*h)
+        + _t78*(_t31 + _t32*_t80 + b_qkv*(_t36 + _t59*_t8) + i_qlora*(_t35 + _t59*r_q))
+        + 24*_t81*d
+        + 12*_t81
+        + _t82*_t83
+        + 6*_t83
+        + _t86*_t88
+        + _t88*(_t42*_t87 + _t85 + _t87)
+        + _t89*i_norm_emb
+        + _t89*i_norm_final
+        + 18*_t90*p_le
+        + _t91*d_emb*i_proj
         + 6*i_hc
         + 6*n_hc
     )
-    _t96 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t95
-    _t97 = T*_t32
-    _t98 = T*_t57
-    _t99 = 3*T
-    _t100 = 4*T
+    _t97 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t96
+    _t98 = T*_t33
+    _t99 = T*_t59
+    _t100 = 3*T
+    _t101 = 4*T
     return {
-        '6N': P*_t0 + _t96,
-        'kaplan': _t20*_t97 + _t76*_t98 + _t95,
-        'palm': 12*L_att2*_t97 + 12*_t75*_t98 + _t96,
+        '6N': P*_t0 + _t97,
+        'kaplan': _t21*_t98 + _t78*_t99 + _t96,
+        'palm': 12*L_att2*_t98 + 12*_t77*_t99 + _t97,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1723,11 +1758,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t100*_t32 + 8*_t33 + _t99*h2)
+            3*L_att2*(_t100*h2 + _t101*_t33 + 8*_t34)
             + V*_t0
             + V_o*_t0
-            + 3*_t75*(_t100*_t57 + 8*_t78 + _t99*h)
-            + _t89*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t77*(_t100*h + _t101*_t59 + 8*_t80)
+            + _t91*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -1924,6 +1959,7 @@ def memory_activations(s):
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
+    L = s['L']
     L_s = s['L_s']
     L_s_att = s['L_s_att']
     L_s_att2 = s['L_s_att2']
@@ -2004,6 +2040,7 @@ def memory_activations(s):
     i_keep_up = s['i_keep_up']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -2028,6 +2065,7 @@ def memory_activations(s):
     n_pp = s['n_pp']
     n_tp = s['n_tp']
     n_vp = s['n_vp']
+    p_le = s['p_le']
     q_L = s['q_L']
     q_a = s['q_a']
     q_l = s['q_l']
@@ -2202,7 +2240,13 @@ def memory_activations(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(
+                        L_s*i_le*(
+                            d*q_a*(1 - i_hf)
+                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                            + 2*p_le*q_a
+                            + q_a*(1 - i_frozen)*(d + p_le)
+                        )
+                        + L_s*(
                             d*i_drop*(1 - i_hf)
                             + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
@@ -2260,7 +2304,16 @@ def memory_activations(s):
             )/n_cp
         ),
         'embedding': (
-            T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
+            T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+                d*i_drop
+                + i_le*(
+                    L*p_le*q_a*(1 - i_hf)
+                    + L*p_le*q_a
+                    + d*q_a*(1 - i_frozen)
+                    + i_hf*(L*p_le*q_a*(1 - i_frozen) + 4*L*p_le + 4*L)
+                )
+                + 8
+            )/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
         ),
         'output': i_head*(M + 1)*(
@@ -2412,6 +2465,7 @@ def memory(s):
     i_keep_up = s['i_keep_up']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -2443,6 +2497,7 @@ def memory(s):
     n_pp = s['n_pp']
     n_tp = s['n_tp']
     n_vp = s['n_vp']
+    p_le = s['p_le']
     q_L = s['q_L']
     q_a = s['q_a']
     q_ema = s['q_ema']
@@ -2711,7 +2766,13 @@ def memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(
+                        L_s*i_le*(
+                            d*q_a*(1 - i_hf)
+                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                            + 2*p_le*q_a
+                            + q_a*(1 - i_frozen)*(d + p_le)
+                        )
+                        + L_s*(
                             d*i_drop*(1 - i_hf)
                             + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
@@ -2767,8 +2828,15 @@ def memory(s):
                     )/n_tp
                 )
             )/n_cp
-            + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(
-                i_vp*(n_pp - 1)/(n_pp*n_vp) + 1
+            + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+                d*i_drop
+                + i_le*(
+                    L*p_le*q_a*(1 - i_hf)
+                    + L*p_le*q_a
+                    + d*q_a*(1 - i_frozen)
+                    + i_hf*(L*p_le*q_a*(1 - i_frozen) + 4*L*p_le + 4*L)
+                )
+                + 8
             )/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + i_head*(M + 1)*(
@@ -3149,7 +3217,13 @@ def memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(
+                        L_s*i_le*(
+                            d*q_a*(1 - i_hf)
+                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                            + 2*p_le*q_a
+                            + q_a*(1 - i_frozen)*(d + p_le)
+                        )
+                        + L_s*(
                             d*i_drop*(1 - i_hf)
                             + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
@@ -3205,7 +3279,16 @@ def memory(s):
                     )/n_tp
                 )
             )/n_cp
-            + T*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
+            + T*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+                d*i_drop
+                + i_le*(
+                    L*p_le*q_a*(1 - i_hf)
+                    + L*p_le*q_a
+                    + d*q_a*(1 - i_frozen)
+                    + i_hf*(L*p_le*q_a*(1 - i_frozen) + 4*L*p_le + 4*L)
+                )
+                + 8
+            )/n_cp
             + i_head*(M + 1)*(
                 T*(
                     V_o*q_L
@@ -3229,6 +3312,7 @@ def finetune_counts(s):
     H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
+    L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
@@ -3267,6 +3351,9 @@ def finetune_counts(s):
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
+    a_per_layer_input_gate = s['a_per_layer_input_gate']
+    a_per_layer_model_projection = s['a_per_layer_model_projection']
+    a_per_layer_projection = s['a_per_layer_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -3306,6 +3393,7 @@ def finetune_counts(s):
     i_glu = s['i_glu']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -3314,6 +3402,7 @@ def finetune_counts(s):
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
+    p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -3356,67 +3445,71 @@ def finetune_counts(s):
     _t34 = 2*d
     _t35 = L_gr*r_a*(d + d_gr)
     _t36 = L_ml*r_a*(H_ml + d)
-    _t37 = 3*d
-    _t38 = d**2
-    _t39 = _t19*d
-    _t40 = _t39*d_ff
-    _t41 = d*(d_rope + r_kv)
-    _t42 = -d_rope
-    _t43 = d*(1 - i_mla)
-    _t44 = _t43*h_kv2*(_t14*d_v2 + d_qk2) + i_mla*(_t41 + h2*r_kv*(_t42 + d_qk2 + d_v2))
-    _t45 = _t25*d_in
-    _t46 = _t43*h_kv*(_t15*d_v + d_qk) + i_mla*(_t41 + h*r_kv*(_t42 + d_qk + d_v))
-    _t47 = H_v + _t27
-    _t48 = d*g_o*r_o
-    _t49 = d*r_q
-    _t50 = d*i_moa
-    _t51 = E_a*_t50
-    _t52 = _t2*d
-    _t53 = 1 - i_qlora
-    _t54 = _t50*(E_a*h_kv2 - h2)
-    _t55 = d*(1 - i_og)
-    _t56 = d*i_gate
-    _t57 = _t7*d
-    _t58 = _t50*(E_a*h_kv - h)
-    _t59 = (
+    _t37 = i_le*r_a
+    _t38 = L*_t37*(d + p_le)
+    _t39 = L*p_le
+    _t40 = 3*d
+    _t41 = d**2
+    _t42 = _t19*d
+    _t43 = _t42*d_ff
+    _t44 = d*(d_rope + r_kv)
+    _t45 = -d_rope
+    _t46 = d*(1 - i_mla)
+    _t47 = _t46*h_kv2*(_t14*d_v2 + d_qk2) + i_mla*(_t44 + h2*r_kv*(_t45 + d_qk2 + d_v2))
+    _t48 = _t25*d_in
+    _t49 = _t46*h_kv*(_t15*d_v + d_qk) + i_mla*(_t44 + h*r_kv*(_t45 + d_qk + d_v))
+    _t50 = H_v + _t27
+    _t51 = d*g_o*r_o
+    _t52 = d*r_q
+    _t53 = d*i_moa
+    _t54 = E_a*_t53
+    _t55 = _t2*d
+    _t56 = 1 - i_qlora
+    _t57 = _t53*(E_a*h_kv2 - h2)
+    _t58 = d*(1 - i_og)
+    _t59 = d*i_gate
+    _t60 = _t7*d
+    _t61 = _t53*(E_a*h_kv - h)
+    _t62 = (
         L_att2*(
-            _t17*_t56
-            + _t3*_t55
-            + _t44
-            + _t51
-            + _t52*_t53
-            + _t52*i_rel
-            + _t54*d_qk2
-            + _t54*d_v2
-            + i_og*(_t3*r_o + _t48)
-            + i_qlora*(_t2*r_q + _t49)
+            _t17*_t59
+            + _t3*_t58
+            + _t47
+            + _t54
+            + _t55*_t56
+            + _t55*i_rel
+            + _t57*d_qk2
+            + _t57*d_v2
+            + i_og*(_t3*r_o + _t51)
+            + i_qlora*(_t2*r_q + _t52)
         )
-        + L_dense*_t40
+        + L_dense*_t43
         + L_dn*(
-            _t27*d + d*(_t30 + _t47*(1 - i_cg) + _t47) + i_cg*(_t34*r_g + r_g*(H_v*d_lk + _t27))
+            _t27*d + d*(_t30 + _t50*(1 - i_cg) + _t50) + i_cg*(_t34*r_g + r_g*(H_v*d_lk + _t27))
         )
-        + L_dw*_t40
-        + L_gr*_t37*d_gr
+        + L_dw*_t43
+        + L_gr*_t40*d_gr
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t44
+        - L_kvs2*_t47
         + 5*L_la*_t28*d
-        + L_ml*(H_ml*_t34 + _t0*_t34 + _t12*_t37)
-        + L_moe*(E*_t39*d_e + E_s*_t39*d_s + d*i_shared_gate + d*(E + E_0))
-        + L_rw*(_t38 + 4*d*d_rw)
-        + 4*L_sc*_t38
-        + L_ssm*(R_dt*_t45 + _t23*d + _t45*(R_dt + _t22) + d*d_in)
-        - _t46*(L_kvs + _t9)
+        + L_ml*(H_ml*_t34 + _t0*_t34 + _t12*_t40)
+        + L_moe*(E*_t42*d_e + E_s*_t42*d_s + d*i_shared_gate + d*(E + E_0))
+        + L_rw*(_t41 + 4*d*d_rw)
+        + 4*L_sc*_t41
+        + L_ssm*(R_dt*_t48 + _t23*d + _t48*(R_dt + _t22) + d*d_in)
+        + _t39*_t40
+        - _t49*(L_kvs + _t9)
         + _t6*(
-            _t18*_t56
-            + _t46
-            + _t51
-            + _t53*_t57
-            + _t55*_t8
-            + _t57*i_rel
-            + _t58*d_qk
-            + _t58*d_v
-            + i_og*(_t48 + _t8*r_o)
-            + i_qlora*(_t49 + _t7*r_q)
+            _t18*_t59
+            + _t49
+            + _t54
+            + _t56*_t60
+            + _t58*_t8
+            + _t60*i_rel
+            + _t61*d_qk
+            + _t61*d_v
+            + i_og*(_t51 + _t8*r_o)
+            + i_qlora*(_t52 + _t7*r_q)
         )
     )
     return {
@@ -3458,8 +3551,13 @@ def finetune_counts(s):
         'lora/ogate_preact': _t13*a_ogate_preact*r_a,
         'lora/igate_preact': _t36*a_igate_preact,
         'lora/fgate_preact': _t36*a_fgate_preact,
+        'lora/per_layer_input_gate': _t38*a_per_layer_input_gate,
+        'lora/per_layer_projection': _t38*a_per_layer_projection,
+        'lora/per_layer_model_projection': _t37*a_per_layer_model_projection*(_t39 + d),
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+            + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+            + L*a_per_layer_projection*i_le*r_a*(d + p_le)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -3503,6 +3601,7 @@ def finetune_counts(s):
                 + 2*L_sc*d
                 + L_ssm*(d + d_in)
             )
+            + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + L_ml*(H_ml*d_mk + d)
@@ -3522,7 +3621,9 @@ def finetune_counts(s):
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
         'adapters_active': (
-            L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+            L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+            + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+            + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + L_gr*a_linear_out*r_a*(d + d_gr)
             + L_gr*a_linear_x*r_a*(d + d_gr)
@@ -3566,6 +3667,7 @@ def finetune_counts(s):
                 + 2*L_sc*d
                 + L_ssm*(d + d_in)
             )
+            + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + L_ml*(H_ml*d_mk + d)
@@ -3584,8 +3686,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t59,
-        'unquantised': N - _t59,
+        'quantised': _t62,
+        'unquantised': N - _t62,
     }
 
 
@@ -3652,6 +3754,9 @@ def finetune_states(s):
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
+    a_per_layer_input_gate = s['a_per_layer_input_gate']
+    a_per_layer_model_projection = s['a_per_layer_model_projection']
+    a_per_layer_projection = s['a_per_layer_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -3697,6 +3802,7 @@ def finetune_states(s):
     i_head = s['i_head']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -3714,6 +3820,7 @@ def finetune_states(s):
     n_dp = s['n_dp']
     n_ep = s['n_ep']
     n_tp = s['n_tp']
+    p_le = s['p_le']
     q_f = s['q_f']
     q_g = s['q_g']
     q_gc = s['q_gc']
@@ -3742,6 +3849,8 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -3785,6 +3894,7 @@ def finetune_states(s):
                     + 2*L_sc*d
                     + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -3824,6 +3934,7 @@ def finetune_states(s):
                     -E*L_moe*d*d_e*(i_glu + 2)
                     + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                     + 5*H_la*L_la*d*d_la
+                    + 3*L*d*p_le
                     + L_att2*(
                         E_a*d*i_moa
                         + d*d_qk2*h2*i_rel
@@ -3906,6 +4017,8 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -3949,6 +4062,7 @@ def finetune_states(s):
                     + 2*L_sc*d
                     + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -4015,6 +4129,8 @@ def finetune_states(s):
                 )
                 + L_w*i_frozen*q_gc*(n_cp*n_dp)**(-i_z1)*(1 - i_fa)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4058,6 +4174,7 @@ def finetune_states(s):
                         + 2*L_sc*d
                         + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -4078,6 +4195,8 @@ def finetune_states(s):
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4121,6 +4240,7 @@ def finetune_states(s):
                         + 2*L_sc*d
                         + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -4165,6 +4285,8 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4208,6 +4330,7 @@ def finetune_states(s):
                     + 2*L_sc*d
                     + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -4308,6 +4431,9 @@ def finetune_memory(s):
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
+    a_per_layer_input_gate = s['a_per_layer_input_gate']
+    a_per_layer_model_projection = s['a_per_layer_model_projection']
+    a_per_layer_projection = s['a_per_layer_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -4371,6 +4497,7 @@ def finetune_memory(s):
     i_keep_up = s['i_keep_up']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -4405,6 +4532,7 @@ def finetune_memory(s):
     n_pp = s['n_pp']
     n_tp = s['n_tp']
     n_vp = s['n_vp']
+    p_le = s['p_le']
     q_L = s['q_L']
     q_a = s['q_a']
     q_f = s['q_f']
@@ -4424,7 +4552,9 @@ def finetune_memory(s):
     u_ao = s['u_ao']
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-            L_att*a_o
+            L*a_per_layer_input_gate*i_le
+            + L*a_per_layer_projection*i_le
+            + L_att*a_o
             + L_dn*a_in_proj_ba
             + L_dn*a_in_proj_qkvz
             + L_gr*a_linear_out
@@ -4449,6 +4579,7 @@ def finetune_memory(s):
             + a_in_proj*(L_sc + L_ssm)
             + a_k*(L_att - L_kvs + L_ml)
             + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
+            + a_per_layer_model_projection*i_le
             + a_q*(L_att + L_ml)
             + a_up*(L_dense + L_moe*_minimum(1, E_s))
             + a_v*(
@@ -4461,7 +4592,9 @@ def finetune_memory(s):
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L_att*a_o
+                L*a_per_layer_input_gate*i_le
+                + L*a_per_layer_projection*i_le
+                + L_att*a_o
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -4486,6 +4619,7 @@ def finetune_memory(s):
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs + L_ml)
                 + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
+                + a_per_layer_model_projection*i_le
                 + a_q*(L_att + L_ml)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
                 + a_v*(
@@ -4655,7 +4789,13 @@ def finetune_memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(
+                        L_s*i_le*(
+                            d*q_a*(1 - i_hf)
+                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                            + 2*p_le*q_a
+                            + q_a*(1 - i_frozen)*(d + p_le)
+                        )
+                        + L_s*(
                             d*i_drop*(1 - i_hf)
                             + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
@@ -4711,8 +4851,15 @@ def finetune_memory(s):
                     )/n_tp
                 )
             )/n_cp
-            + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(
-                i_vp*(n_pp - 1)/(n_pp*n_vp) + 1
+            + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+                d*i_drop
+                + i_le*(
+                    L*p_le*q_a*(1 - i_hf)
+                    + L*p_le*q_a
+                    + d*q_a*(1 - i_frozen)
+                    + i_hf*(L*p_le*q_a*(1 - i_frozen) + 4*L*p_le + 4*L)
+                )
+                + 8
             )/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + i_frozen*(n_cp*n_dp)**(-i_z3)*(
@@ -4740,6 +4887,7 @@ def finetune_memory(s):
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
+                        + 3*L*d*p_le
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -4896,6 +5044,8 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*q_gc*(n_cp*n_dp)**(-i_z1)*(1 - i_fa)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4939,6 +5089,7 @@ def finetune_memory(s):
                         + 2*L_sc*d
                         + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -4959,6 +5110,8 @@ def finetune_memory(s):
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5002,6 +5155,7 @@ def finetune_memory(s):
                         + 2*L_sc*d
                         + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -5023,6 +5177,8 @@ def finetune_memory(s):
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5066,6 +5222,7 @@ def finetune_memory(s):
                     + 2*L_sc*d
                     + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -5086,6 +5243,8 @@ def finetune_memory(s):
             )/(L*n_tp)
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5129,6 +5288,7 @@ def finetune_memory(s):
                     + 2*L_sc*d
                     + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -5176,6 +5336,7 @@ def finetune_memory(s):
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
+                        + 3*L*d*p_le
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -5324,6 +5485,8 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*q_gc*(n_cp*n_dp)**(-i_z1)*(1 - i_fa)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5367,6 +5530,7 @@ def finetune_memory(s):
                         + 2*L_sc*d
                         + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -5387,6 +5551,8 @@ def finetune_memory(s):
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5430,6 +5596,7 @@ def finetune_memory(s):
                         + 2*L_sc*d
                         + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -5451,6 +5618,8 @@ def finetune_memory(s):
             )
             - L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5494,6 +5663,7 @@ def finetune_memory(s):
                     + 2*L_sc*d
                     + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -5514,6 +5684,8 @@ def finetune_memory(s):
             )/(L*n_tp)
             - L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5557,6 +5729,7 @@ def finetune_memory(s):
                     + 2*L_sc*d
                     + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -5579,7 +5752,9 @@ def finetune_memory(s):
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L_att*a_o
+                L*a_per_layer_input_gate*i_le
+                + L*a_per_layer_projection*i_le
+                + L_att*a_o
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -5604,6 +5779,7 @@ def finetune_memory(s):
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs + L_ml)
                 + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
+                + a_per_layer_model_projection*i_le
                 + a_q*(L_att + L_ml)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
                 + a_v*(
@@ -5760,7 +5936,13 @@ def finetune_memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(
+                        L_s*i_le*(
+                            d*q_a*(1 - i_hf)
+                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                            + 2*p_le*q_a
+                            + q_a*(1 - i_frozen)*(d + p_le)
+                        )
+                        + L_s*(
                             d*i_drop*(1 - i_hf)
                             + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
@@ -5816,7 +5998,16 @@ def finetune_memory(s):
                     )/n_tp
                 )
             )/n_cp
-            + T*n_tp**(-i_sp)*(i_dual + n_pp)*(d*i_drop + 8)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)/n_cp
+            + T*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
+                d*i_drop
+                + i_le*(
+                    L*p_le*q_a*(1 - i_hf)
+                    + L*p_le*q_a
+                    + d*q_a*(1 - i_frozen)
+                    + i_hf*(L*p_le*q_a*(1 - i_frozen) + 4*L*p_le + 4*L)
+                )
+                + 8
+            )/n_cp
             + i_head*(M + 1)*(
                 T*(
                     V_o*q_L
@@ -5886,6 +6077,9 @@ def finetune_flops(s):
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
+    a_per_layer_input_gate = s['a_per_layer_input_gate']
+    a_per_layer_model_projection = s['a_per_layer_model_projection']
+    a_per_layer_projection = s['a_per_layer_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -5932,6 +6126,7 @@ def finetune_flops(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -5947,6 +6142,7 @@ def finetune_flops(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_hc = s['n_hc']
+    p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -5957,7 +6153,9 @@ def finetune_flops(s):
     w_gr = s['w_gr']
     return {
         'adapter_forward_per_token': i_frozen*(
-            2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+            2*L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+            + 2*L*a_per_layer_projection*i_le*r_a*(d + p_le)
+            + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + 2*L_gr*a_linear_out*r_a*(d + d_gr)
             + 2*L_gr*a_linear_x*r_a*(d + d_gr)
@@ -6001,6 +6199,7 @@ def finetune_flops(s):
                 + 2*L_sc*d
                 + L_ssm*(d + d_in)
             )
+            + 2*a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
             + 2*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + L_ml*(H_ml*d_mk + d)
@@ -6032,7 +6231,9 @@ def finetune_flops(s):
                 + 27*L_rw*d_rw
                 + 15*L_ssm*N_s*d_in
                 + 3*i_frozen*(
-                    2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
+                    2*L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + 2*L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + 2*L_gr*a_linear_out*r_a*(d + d_gr)
                     + 2*L_gr*a_linear_x*r_a*(d + d_gr)
@@ -6076,6 +6277,7 @@ def finetune_flops(s):
                         + 2*L_sc*d
                         + L_ssm*(d + d_in)
                     )
+                    + 2*a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + 2*a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -6102,6 +6304,7 @@ def finetune_flops(s):
                     + 6*H_ml*L_ml*d*d_mv
                     + 4*H_ml*L_ml*d
                     + 2*H_v*L_dn*d*d_lv
+                    + 6*L*d*p_le
                     + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
                     + 2*L_att2*d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                     + 2*L_att2*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
@@ -6278,6 +6481,7 @@ def optimizer_states(s):
     H_ml = s['H_ml']
     H_s = s['H_s']
     H_v = s['H_v']
+    L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
     L_dense = s['L_dense']
@@ -6319,6 +6523,9 @@ def optimizer_states(s):
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
+    a_per_layer_input_gate = s['a_per_layer_input_gate']
+    a_per_layer_model_projection = s['a_per_layer_model_projection']
+    a_per_layer_projection = s['a_per_layer_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -6358,6 +6565,7 @@ def optimizer_states(s):
     i_glu = s['i_glu']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -6366,47 +6574,50 @@ def optimizer_states(s):
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     i_tied = s['i_tied']
+    p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_o = s['r_o']
     r_q = s['r_q']
     w_gr = s['w_gr']
-    _t0 = d**2
-    _t1 = i_glu + 2
-    _t2 = 4*d
-    _t3 = _t1*_t2*d_ff
-    _t4 = 2*d
-    _t5 = H_ml*_t4
-    _t6 = _t1*d
-    _t7 = d*(d_rope + r_kv)
-    _t8 = -d_rope
-    _t9 = d*(1 - i_mla)
-    _t10 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t7 + h2*r_kv*(_t8 + d_qk2 + d_v2))
-    _t11 = d_in*(1 - i_m2)
-    _t12 = 2*N_s
-    _t13 = _t9*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t7 + h*r_kv*(_t8 + d_qk + d_v))
-    _t14 = H_v*d_lv
-    _t15 = H_v + _t14
-    _t16 = d*g_o*r_o
-    _t17 = d_v2*h2
-    _t18 = d*r_q
-    _t19 = d_qk2*h2
-    _t20 = d*i_moa
-    _t21 = E_a*_t20
-    _t22 = _t19*d
-    _t23 = 1 - i_qlora
-    _t24 = _t20*(E_a*h_kv2 - h2)
-    _t25 = d*(1 - i_og)
-    _t26 = 1 - i_gh
-    _t27 = d*i_gate
-    _t28 = d_v*h
-    _t29 = d_qk*h
-    _t30 = _t29*d
-    _t31 = _t20*(E_a*h_kv - h)
+    _t0 = 12*d
+    _t1 = d**2
+    _t2 = i_glu + 2
+    _t3 = 4*d
+    _t4 = _t2*_t3*d_ff
+    _t5 = 2*d
+    _t6 = H_ml*_t5
+    _t7 = _t2*d
+    _t8 = d*(d_rope + r_kv)
+    _t9 = -d_rope
+    _t10 = d*(1 - i_mla)
+    _t11 = _t10*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t8 + h2*r_kv*(_t9 + d_qk2 + d_v2))
+    _t12 = d_in*(1 - i_m2)
+    _t13 = 2*N_s
+    _t14 = _t10*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t8 + h*r_kv*(_t9 + d_qk + d_v))
+    _t15 = H_v*d_lv
+    _t16 = H_v + _t15
+    _t17 = d*g_o*r_o
+    _t18 = d_v2*h2
+    _t19 = d*r_q
+    _t20 = d_qk2*h2
+    _t21 = d*i_moa
+    _t22 = E_a*_t21
+    _t23 = _t20*d
+    _t24 = 1 - i_qlora
+    _t25 = _t21*(E_a*h_kv2 - h2)
+    _t26 = d*(1 - i_og)
+    _t27 = 1 - i_gh
+    _t28 = d*i_gate
+    _t29 = d_v*h
+    _t30 = d_qk*h
+    _t31 = _t30*d
+    _t32 = _t21*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
+            - 12*L*d*p_le
             + 4*L_att2*(
                 i_mla*(d + d_rope + h2*(d_qk2 - d_rope + d_v2) + 2*r_kv)
                 + i_og*(d + d_v2*h2/g_o + 2*g_o*r_o)
@@ -6511,53 +6722,56 @@ def optimizer_states(s):
         ),
         'muon': (
             -20*H_la*L_la*d*d_la
+            - L*_t0*p_le
             - 4*L_att2*(
-                _t10
-                + _t17*_t25
-                + _t21
-                + _t22*_t23
-                + _t22*i_rel
-                + _t24*d_qk2
-                + _t24*d_v2
-                + _t27*h2*(_t26*d_v2 + i_gh)
-                + i_og*(_t16 + _t17*r_o)
-                + i_qlora*(_t18 + _t19*r_q)
+                _t11
+                + _t18*_t26
+                + _t22
+                + _t23*_t24
+                + _t23*i_rel
+                + _t25*d_qk2
+                + _t25*d_v2
+                + _t28*h2*(_t27*d_v2 + i_gh)
+                + i_og*(_t17 + _t18*r_o)
+                + i_qlora*(_t19 + _t20*r_q)
             )
-            - L_dense*_t3
+            - L_dense*_t4
             - 4*L_dn*(
-                _t14*d
-                + d*(2*H_k*d_lk + _t15*(1 - i_cg) + _t15)
-                + i_cg*(_t4*r_g + r_g*(H_v*d_lk + _t14))
+                _t15*d
+                + d*(2*H_k*d_lk + _t16*(1 - i_cg) + _t16)
+                + i_cg*(_t5*r_g + r_g*(H_v*d_lk + _t15))
             )
-            - L_dw*_t3
-            - 12*L_gr*d*d_gr
+            - L_dw*_t4
+            - L_gr*_t0*d_gr
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            + 4*L_kvs2*_t10
-            - 4*L_ml*(3*H_ml*d*d_mv + _t5*d_mk + _t5)
-            - 4*L_moe*(E*_t6*d_e + E_s*_t6*d_s + d*i_shared_gate + d*(E + E_0))
-            - 4*L_rw*(_t0 + _t2*d_rw)
-            - 16*L_sc*_t0
+            + 4*L_kvs2*_t11
+            - 4*L_ml*(3*H_ml*d*d_mv + _t6*d_mk + _t6)
+            - 4*L_moe*(E*_t7*d_e + E_s*_t7*d_s + d*i_shared_gate + d*(E + E_0))
+            - 4*L_rw*(_t1 + _t3*d_rw)
+            - 16*L_sc*_t1
             - 4*L_ssm*(
-                R_dt*_t11 + _t11*(R_dt + _t12) + d*d_in + d*(2*d_in + i_m2*(G_s*_t12 + H_s))
+                R_dt*_t12 + _t12*(R_dt + _t13) + d*d_in + d*(2*d_in + i_m2*(G_s*_t13 + H_s))
             )
             + 8*N
-            + 4*_t13*(L_kvs - L_kvs2)
+            + 4*_t14*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
-                _t13
-                + _t21
-                + _t23*_t30
-                + _t25*_t28
-                + _t27*h*(_t26*d_v + i_gh)
-                + _t30*i_rel
-                + _t31*d_qk
-                + _t31*d_v
-                + i_og*(_t16 + _t28*r_o)
-                + i_qlora*(_t18 + _t29*r_q)
+                _t14
+                + _t22
+                + _t24*_t31
+                + _t26*_t29
+                + _t28*h*(_t27*d_v + i_gh)
+                + _t31*i_rel
+                + _t32*d_qk
+                + _t32*d_v
+                + i_og*(_t17 + _t29*r_o)
+                + i_qlora*(_t19 + _t30*r_q)
             )
         ),
         'adafactor_adapters': (
             8*r_a*(
                 E*L_moe*a_experts*(i_glu + 2)
+                + L*a_per_layer_input_gate*i_le
+                + L*a_per_layer_projection*i_le
                 + L_att*a_o
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
@@ -6582,6 +6796,7 @@ def optimizer_states(s):
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs + L_ml)
                 + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
+                + a_per_layer_model_projection*i_le
                 + a_q*(L_att + L_ml)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
                 + a_v*(
@@ -6592,6 +6807,8 @@ def optimizer_states(s):
             )
             + 4*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6635,6 +6852,7 @@ def optimizer_states(s):
                     + 2*L_sc*d
                     + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -6656,6 +6874,8 @@ def optimizer_states(s):
         ),
         'muon_adapters': (
             4*E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+            + 4*L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+            + 4*L*a_per_layer_projection*i_le*r_a*(d + p_le)
             + 4*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 4*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + 4*L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6699,6 +6919,7 @@ def optimizer_states(s):
                 + 2*L_sc*d
                 + L_ssm*(d + d_in)
             )
+            + 4*a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
             + 4*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + L_ml*(H_ml*d_mk + d)
@@ -6782,6 +7003,9 @@ def offload(s):
     a_out_proj = s['a_out_proj']
     a_output = s['a_output']
     a_output_gate = s['a_output_gate']
+    a_per_layer_input_gate = s['a_per_layer_input_gate']
+    a_per_layer_model_projection = s['a_per_layer_model_projection']
+    a_per_layer_projection = s['a_per_layer_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -6826,6 +7050,7 @@ def offload(s):
     i_head = s['i_head']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_le = s['i_le']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -6844,6 +7069,7 @@ def offload(s):
     n_dp = s['n_dp']
     n_ep = s['n_ep']
     n_tp = s['n_tp']
+    p_le = s['p_le']
     q_f = s['q_f']
     q_g = s['q_g']
     q_gc = s['q_gc']
@@ -6872,6 +7098,8 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6915,6 +7143,7 @@ def offload(s):
                     + 2*L_sc*d
                     + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -6956,6 +7185,8 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6999,6 +7230,7 @@ def offload(s):
                         + 2*L_sc*d
                         + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -7039,6 +7271,8 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7082,6 +7316,7 @@ def offload(s):
                         + 2*L_sc*d
                         + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -7122,6 +7357,8 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7165,6 +7402,7 @@ def offload(s):
                         + 2*L_sc*d
                         + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -7211,6 +7449,7 @@ def offload(s):
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
+                        + 3*L*d*p_le
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -7293,6 +7532,8 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7336,6 +7577,7 @@ def offload(s):
                         + 2*L_sc*d
                         + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -7382,6 +7624,7 @@ def offload(s):
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
+                        + 3*L*d*p_le
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -7464,6 +7707,8 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7507,6 +7752,7 @@ def offload(s):
                         + 2*L_sc*d
                         + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -7555,6 +7801,7 @@ def offload(s):
                             -E*L_moe*d*d_e*(i_glu + 2)
                             + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                             + 5*H_la*L_la*d*d_la
+                            + 3*L*d*p_le
                             + L_att2*(
                                 E_a*d*i_moa
                                 + d*d_qk2*h2*i_rel
@@ -7637,6 +7884,8 @@ def offload(s):
                     )
                     + L_w*i_frozen*(
                         E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                        + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                         + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                         + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                         + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7682,6 +7931,7 @@ def offload(s):
                             + 2*L_sc*d
                             + L_ssm*(d + d_in)
                         )
+                        + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                         + a_q*r_a*(
                             L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                             + L_ml*(H_ml*d_mk + d)
@@ -7719,6 +7969,8 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7762,6 +8014,7 @@ def offload(s):
                     + 2*L_sc*d
                     + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -7797,6 +8050,8 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7840,6 +8095,7 @@ def offload(s):
                     + 2*L_sc*d
                     + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -7877,6 +8133,8 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7920,6 +8178,7 @@ def offload(s):
                     + 2*L_sc*d
                     + L_ssm*(d + d_in)
                 )
+                + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -7965,6 +8224,7 @@ def offload(s):
                         -E*L_moe*d*d_e*(i_glu + 2)
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
+                        + 3*L*d*p_le
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -8047,6 +8307,8 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    + L*a_per_layer_projection*i_le*r_a*(d + p_le)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -8090,6 +8352,7 @@ def offload(s):
                         + 2*L_sc*d
                         + L_ssm*(d + d_in)
                     )
+                    + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -8185,6 +8448,7 @@ def precision(s):
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     n_hc = s['n_hc']
+    p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_o = s['r_o']
@@ -8241,6 +8505,7 @@ def precision(s):
     _t45 = 2*_t43*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t41 + h*r_kv*(_t31 + _t42))
     _t46 = (
         10*H_la*L_la*d*d_la
+        + L*_t4*p_le
         + 2*L*(_t36*d + d*n_hc*(_t36 + 4*n_hc))
         + L_att2*_t44
         + L_dense*_t18
@@ -8360,6 +8625,7 @@ def precision_memory(s):
     n_dp = s['n_dp']
     n_ep = s['n_ep']
     n_tp = s['n_tp']
+    p_le = s['p_le']
     q_8 = s['q_8']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -8370,6 +8636,7 @@ def precision_memory(s):
             -E*L_moe*d*d_e*(i_glu + 2)
             + E*L_moe*d*d_e*(i_glu + 2)/n_ep
             + 5*H_la*L_la*d*d_la
+            + 3*L*d*p_le
             + L_att2*(
                 E_a*d*i_moa
                 + d*d_qk2*h2*i_rel

@@ -160,6 +160,11 @@ SHARED_BLOCK = (
     "W_O, the FFN, the projection and the adapters (shared_block/*), and its QKᵀ and A·V over "
     "all keys a query sees, as a global layer's (attention/scores); its KV cache is per "
     "depth.")
+PER_LAYER_EMBEDDINGS = (
+    "Per-layer embeddings (Gemma 3n, Gemma 4): the table of L·p columns is an embedding "
+    "(in embedding, out of non-embedding) and its lookup costs 0 FLOPs; the embedding's "
+    "projection d → L·p and each layer's gate d → p and projection p → d are matrix products "
+    "(per_layer_embeddings/*), the gate's product with the layer's vector and the norms 0.")
 SCANS = (
     "Scans and convolutions (Mamba, gated DeltaNet, lightning attention, RWKV, Griffin's "
     "RG-LRU, xLSTM's mLSTM, short convolutions) are not matrix products: a causal conv costs "

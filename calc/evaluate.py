@@ -86,6 +86,14 @@ def _shared_block_values(spec: ModelSpec) -> dict[str, int]:
             "i_sba": int(block.attention_adapters)}
 
 
+def _per_layer_embedding_values(spec: ModelSpec) -> dict[str, int]:
+    """Per-layer embeddings' width p, table rows and indicator (0 without them)."""
+    ple = spec.per_layer_embeddings
+    if ple is None:
+        return {"p_le": 0, "V_le": 0, "i_le": 0}
+    return {"p_le": ple.width, "V_le": ple.vocab_size or spec.vocab_size, "i_le": 1}
+
+
 def _indexer_values(spec: ModelSpec) -> dict[str, int]:
     """DeepSeek Sparse Attention's indexer sizes, its layers and indicator (0 without one)."""
     indexer = spec.attention.indexer
@@ -153,6 +161,9 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         **_indexer_values(spec), **hyper_connection_values(spec),
         "b_moe": int(bool(moe and moe.output_bias)),
         "i_mn": int(bool(moe and moe.output_norm)),
+        "i_bn": int(bool(moe and moe.branch_norms)),
+        "i_rs": int(bool(moe and moe.router_scales)),
+        **_per_layer_embedding_values(spec),
         "d_emb": spec.embedding_width, "i_proj": int(spec.embedding_width != spec.d_model),
         **_mixer_values(spec),
         "i_glu": int(bool(ffn and ffn.gated)), "i_mla": int(mla is not None),
@@ -278,10 +289,11 @@ def largest_parameter(spec: ModelSpec) -> int | None:
     """Elements of `spec`'s largest parameter tensor, each weight matrix a tensor of its own as
     torchtune's and transformers' Llama-style modules hold them (q, k, v, o, gate, up, down
     apart): the token embedding (V × d_emb; an untied head is as large), a learned position
-    table, a projection between the embedding and model widths, and one layer's attention and
-    FFN matrices. None where the tensors depend on how a stack stores them (a mixture of
-    experts, which transformers 5 fuses into one tensor per layer; MLA; attention experts; DSA's
-    indexer; Mamba, DeltaNet and convolution mixers): calc.plan refuses those."""
+    table, a projection between the embedding and model widths, per-layer embeddings' table and
+    projection, and one layer's attention and FFN matrices. None where the tensors depend on
+    how a stack stores them (a mixture of experts, which transformers 5 fuses into one tensor
+    per layer; MLA; attention experts; DSA's indexer; Mamba, DeltaNet and convolution mixers):
+    calc.plan refuses those."""
     s = symbol_values(spec)
     if (s["i_moe"] or s["i_mla"] or s["i_moa"] or s["i_dsa"]
             or set(spec.mixer_kinds) - {"attention"}):
@@ -296,8 +308,10 @@ def largest_parameter(spec: ModelSpec) -> int | None:
     # a hyper-connection map's weight: (2n [+ n²]) × n·d (HYV4HyperConnection.fn)
     streams = s["n_hc"]
     hc = (2 * streams + s["i_hcm"] * streams**2) * streams * d
+    # per-layer embeddings: the table V_le × L·p and the projection d × L·p (Gemma4TextModel)
+    ple = s["L"] * s["p_le"]
     return max(s["V"] * s["d_emb"], s["P"] * d, s["i_proj"] * s["d_emb"] * d, *attention,
-               d * s["d_ff"] * int(bool(s["L_dense"])), hc)
+               d * s["d_ff"] * int(bool(s["L_dense"])), hc, s["V_le"] * ple, d * ple)
 
 
 def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: float = 0,

@@ -47,6 +47,10 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("E_0", "E_{0}", "zero-computation (identity) experts per MoE layer", "size"),
     SymbolInfo("d_e", "d_{e}", "hidden width of one routed expert", "size"),
     SymbolInfo("E_s", "E_{s}", "shared experts per MoE layer", "size"),
+    SymbolInfo("p_le", "p_{le}", "width of each layer's per-layer embedding (0 without them; "
+               "Gemma 4's hidden_size_per_layer_input)", "size"),
+    SymbolInfo("V_le", "V_{le}", "rows of the per-layer embedding table "
+               "(vocab_size_per_layer_input)", "size"),
     SymbolInfo("d_s", "d_{s}", "hidden width of one shared expert", "size"),
     SymbolInfo("r_q", "r_{q}", "query low rank (MLA's, or attention.q_lora_rank)", "size"),
     SymbolInfo("g_o", "g_{o}", "groups of the grouped output projection", "size"),
@@ -209,6 +213,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("b_router", "b_{router}", "bias per routed expert", "indicator"),
     SymbolInfo("b_moe", "b_{moe}", "one bias on an MoE layer's combined output (JetMoE)",
                "indicator"),
+    SymbolInfo("i_le", r"\mathbb{1}_{le}", "per-layer embeddings (Gemma 3n, Gemma 4)",
+               "indicator"),
+    SymbolInfo("i_bn", r"\mathbb{1}_{branch\,norms}", "an MoE layer's shared and routed "
+               "experts normed on their own, three norms (Gemma 4)", "indicator"),
+    SymbolInfo("i_rs", r"\mathbb{1}_{router\,scales}", "learned scales in the router, d + E "
+               "values (Gemma 4)", "indicator"),
     SymbolInfo("i_mn", r"\mathbb{1}_{moe\,norm}", "a norm over an MoE layer's combined output "
                "(A.X-K1's post_mlp_layernorm)", "indicator"),
     SymbolInfo("b_ssm", "b_{ssm}", "Mamba: biases on in_proj and out_proj", "indicator"),
@@ -388,6 +398,13 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "igate_preact", "finetune"),
     SymbolInfo("a_fgate_preact", r"\mathbb{1}_{A\,fg}", "an adapter on each mLSTM "
                "fgate_preact", "finetune"),
+    SymbolInfo("a_per_layer_input_gate", r"\mathbb{1}_{A\,plg}", "an adapter on each layer's "
+               "per-layer embedding gate (Gemma 4's per_layer_input_gate)", "finetune"),
+    SymbolInfo("a_per_layer_projection", r"\mathbb{1}_{A\,plp}", "an adapter on each layer's "
+               "per-layer embedding projection (per_layer_projection)", "finetune"),
+    SymbolInfo("a_per_layer_model_projection", r"\mathbb{1}_{A\,plm}", "an adapter on the "
+               "embedding's projection to the per-layer vectors (per_layer_model_projection)",
+               "finetune"),
     SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
                "finetune"),
     SymbolInfo("i_fa", r"\mathbb{1}_{fp32\,A}", "the adapters on a frozen base are kept in fp32 "
@@ -487,6 +504,8 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
                          "i_dtn", "g_norm", "b_ssm", "b_cs", "b_sc"))
 i_cg, r_g, i_diff = SYMBOLS["i_cg"], SYMBOLS["r_g"], SYMBOLS["i_diff"]
 b_oL, i_mn, b_gh = SYMBOLS["b_oL"], SYMBOLS["i_mn"], SYMBOLS["b_gh"]
+p_le, V_le, i_le = SYMBOLS["p_le"], SYMBOLS["V_le"], SYMBOLS["i_le"]
+i_bn, i_rs = SYMBOLS["i_bn"], SYMBOLS["i_rs"]
 L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
 L_rw, d_rw, L_s_rw = (SYMBOLS[n] for n in ("L_rw", "d_rw", "L_s_rw"))
 L_gr, d_gr, w_gr, k_gr, L_s_gr = (SYMBOLS[n] for n in ("L_gr", "d_gr", "w_gr", "k_gr", "L_s_gr"))

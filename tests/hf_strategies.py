@@ -221,6 +221,30 @@ def _gemma4_unified_text(draw, config: dict) -> dict:
 
 
 @st.composite
+def _gemma4_text(draw, config: dict) -> dict:
+    """Gemma 4's language model: gemma4_unified_text's layers, per-layer embeddings or not
+    (hidden_size_per_layer_input 0 builds none) and the MoE block beside the dense MLP or not
+    (enable_moe_block: a router over num_experts, top_k_experts of them a token)."""
+    width = draw(st.sampled_from([0, 1, 4, 6]))
+    moe = draw(st.booleans())
+    experts = draw(st.integers(1, 5))
+    changes = {"hidden_size_per_layer_input": width,
+               "vocab_size_per_layer_input": draw(st.integers(1, 50)),
+               "enable_moe_block": moe, "num_experts": experts,
+               "top_k_experts": draw(st.integers(1, experts)),
+               "moe_intermediate_size": draw(st.integers(1, 16))}
+    # Without per-layer embeddings transformers 5.24.0 runs no kv-shared layer beyond one
+    # token (Gemma4TextModel's logits_to_keep shortcut slices per_layer_inputs, None there;
+    # modeling_gemma4.py), so none is drawn there; calc refuses the kv-shared layers' doubled
+    # MLP beside an MoE block (one shared-expert width), so not both
+    if not width:
+        changes["num_kv_shared_layers"] = 0
+    if moe and config["num_kv_shared_layers"] and width:
+        changes["use_double_wide_mlp"] = False
+    return {**config, **changes}
+
+
+@st.composite
 def _kimi_linear(draw, layers: int) -> dict:
     """Kimi Linear: MLA (NoPE) and Kimi Delta Attention layers, placed by layer_types or by
     linear_attn_config's 1-based lists (as released files do), or left to the class's default;
@@ -410,13 +434,9 @@ def _per_layer_types(draw, model_type: str) -> dict:
                                                              "sliding_attention"])
         return {**config, "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
                 "hidden_activation": draw(st.sampled_from(["gelu_pytorch_tanh", "silu"]))}
-    if model_type in ("gemma4_unified_text", "gemma4_text"):  # gemma4_text: neither of its
-        drawn = draw(_gemma4_unified_text(config))  # per-layer embeddings nor an MoE block
-        # gemma4_text without per-layer inputs runs no kv-shared layer beyond one token:
-        # Gemma4TextModel's logits_to_keep shortcut slices per_layer_inputs, None there
-        # (modeling_gemma4.py, transformers 5.24.0), so none is drawn
-        return drawn if model_type == "gemma4_unified_text" else {
-            **drawn, "hidden_size_per_layer_input": 0, "num_kv_shared_layers": 0}
+    if model_type in ("gemma4_unified_text", "gemma4_text"):
+        drawn = draw(_gemma4_unified_text(config))
+        return drawn if model_type == "gemma4_unified_text" else draw(_gemma4_text(drawn))
     if model_type == "gpt_oss":
         config["layer_types"] = _layer_types(draw, layers, ["full_attention",
                                                              "sliding_attention"])

@@ -98,6 +98,9 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             "router_bias": draw(st.booleans()),
             "output_bias": draw(st.booleans()),
             "output_norm": draw(st.booleans()),  # A.X-K1's post_mlp_layernorm
+            # Gemma 4's MoE block beside the dense MLP: each branch normed, the router scaled
+            "branch_norms": shared > 0 and draw(st.booleans()),
+            "router_scales": draw(st.booleans()),
             "first_dense_layers": first_dense,
             "every": draw(st.integers(1, max(1, n_layers - first_dense))),
         }
@@ -174,6 +177,12 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             and draw(st.booleans())):
         spec = spec.updated(hyper_connections={"streams": draw(st.integers(1, 4)),
                                                "residual_mix": draw(st.booleans())})
+    if (spec.ffn is not None and not spec.ffn.activation_params
+            and spec.hyper_connections is None and not spec.mtp_modules
+            and draw(st.booleans())):
+        # Gemma 3n's and Gemma 4's per-layer embeddings
+        spec = spec.updated(per_layer_embeddings={
+            "width": draw(st.integers(1, 8)), "vocab_size": draw(st.none() | st.integers(1, 9))})
     if (spec.mixer_kinds[-1] == "attention" and not spec.attention.experts
             and not spec.attention.out_bias and draw(st.booleans())):
         # GPT-NeoX-Japanese: W_O's bias on the last layer only

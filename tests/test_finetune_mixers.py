@@ -396,3 +396,48 @@ def test_hy_v4_adapters_match_the_reference_model(targets, dense):
     spec = spec_from_hf_config({**HY_V4, **({"mlp_layer_types": ["dense"] * 3} if dense
                                             else {})})
     assert_adapters_as_the_reference_model_counts(spec, targets)
+
+
+# Gemma 4's per-layer embeddings (gemma4_text, transformers 5.24.0): a small model with them,
+# kv-shared layers and keys as values on its full layers
+GEMMA4_PLE = {"model_type": "gemma4_text", "vocab_size": 48, "hidden_size": 32,
+              "intermediate_size": 24, "num_hidden_layers": 4, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "head_dim": 8, "global_head_dim": 16,
+              "sliding_window": 8, "hidden_size_per_layer_input": 6,
+              "vocab_size_per_layer_input": 40, "num_kv_shared_layers": 1,
+              "attention_k_eq_v": True, "layer_types": ["sliding_attention", "full_attention",
+                                                        "sliding_attention", "full_attention"]}
+
+
+def test_per_layer_embedding_targets_are_peft_on_transformers():
+    """per_layer_input_gate, per_layer_projection and per_layer_model_projection (PEFT's names
+    of Gemma4TextDecoderLayer's and Gemma4TextModel's nn.Linear modules) one by one and under
+    all-linear against PEFT's count on transformers' model, and on calc's reference model its
+    trainable parameters and forward FLOPs."""
+    from calc.hf import spec_from_hf_config
+    from calc.spec.finetune import PER_LAYER_TARGETS
+    from calc.verify.hf_reference import build, lora_parameters
+
+    spec, model = spec_from_hf_config(GEMMA4_PLE), build(GEMMA4_PLE)
+    for target in PER_LAYER_TARGETS:
+        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
+        assert counts.by_target == {
+            f"lora/{target}": lora_parameters(model, RANK, rf"\.{target}$")}, target
+    counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
+    assert counts.trainable == lora_parameters(model, RANK)
+    assert set(PER_LAYER_TARGETS) <= set(counts.targets)
+    assert_adapters_as_the_reference_model_counts(spec, (*PER_LAYER_TARGETS, "q", "o"))
+
+
+def test_per_layer_targets_need_per_layer_embeddings_and_gemma4_routers_refuse_all_linear():
+    from calc.errors import CalcError
+    from calc.hf import spec_from_hf_config
+
+    with pytest.raises(CalcError, match="it has no per-layer embeddings"):
+        count_adapters(_spec("qwen3-next-80b-a3b-instruct"),
+                       FineTune(method="lora", rank=RANK, targets=("per_layer_projection",)))
+    moe = spec_from_hf_config({**GEMMA4_PLE, "num_kv_shared_layers": 0, "enable_moe_block": True,
+                               "num_experts": 4, "top_k_experts": 2,
+                               "moe_intermediate_size": 8})
+    with pytest.raises(CalcError, match=r"router projection is an nn.Linear"):
+        count_adapters(moe, FineTune(method="lora", rank=RANK, targets="all-linear"))

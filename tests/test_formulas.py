@@ -93,7 +93,8 @@ def test_compiled_equals_sympy_substitution(spec, seq_len, causal):
 def test_totals_are_sums_of_named_terms(spec):
     c = count_params(spec)
     assert c.total == sum(c.components.values())
-    assert c.embedding == c.components["embedding/token"] + c.components["embedding/position"]
+    assert c.embedding == (c.components["embedding/token"] + c.components["embedding/position"]
+                           + c.components["per_layer_embeddings/table"])
     assert c.non_embedding == c.total - c.embedding - c.components["lm_head"]
     assert c.active <= c.total
     # every FFN expert a token: top_k of E, none of the zero-computation experts on average
@@ -210,7 +211,7 @@ def test_formula_sources_cover_every_term():
     """Every compiled name is a named term of one formula dict (no anonymous sums)."""
     parts = {key for _, part in params.PARTS for key in part}
     assert set(params.COMPONENTS) == {*parts, *params.MOE_FFN, *params.SHARED_BLOCK,
-                                       *params.ONCE}
+                                       *params.PER_LAYER_EMBEDDINGS, *params.ONCE}
     assert set(params.PER_LAYER) == {*params.ATTENTION, *params.NORMS}
     assert "attention/scores" not in flops.FORWARD_PER_TOKEN  # added per sequence, ÷ T
 

@@ -13,6 +13,7 @@ import json
 import pytest
 
 import calc
+from calc.counting import PER_LAYER_EMBEDDINGS
 from calc.errors import CalcError
 from calc.hf import hf_notes, spec_from_hf_config
 from calc.hf.export import hf_config_from_spec
@@ -286,7 +287,6 @@ BAD = [
      "per_layer_config gives the full layers different shapes"),
     ({"model_type": "gemma4_unified_text", "per_layer_config": {"5": {"intermediate_size": 8}}},
      "per_layer_config.5 sets ['intermediate_size']"),
-    ({"model_type": "gemma4_text"}, "hidden_size_per_layer_input=256 adds per-layer embeddings"),
     ({"model_type": "deepseek_v4", "num_hidden_layers": 3, "compress_ratios": [0, 0, 4, 128]},
      "layer_types has compressed_sparse_attention layers: their key compressors"),
     ({"model_type": "deepseek_v4", "num_hidden_layers": 2, "compress_ratios": [0, 8]},
@@ -300,10 +300,18 @@ BAD = [
     ({"model_type": "deepseek_v4", "num_hidden_layers": 2,
       "layer_types": ["sliding_attention"] * 2, "o_groups": 3},
      "o_groups=3 must divide num_attention_heads·head_dim = 32768"),
-    ({"model_type": "gemma4_text", "hidden_size_per_layer_input": 0, "enable_moe_block": True},
-     "enable_moe_block=true runs an MoE block beside each layer's dense MLP"),
-    ({"model_type": "gemma4", "text_config": {"model_type": "gemma4_text"}},
-     "hidden_size_per_layer_input=256 adds per-layer embeddings"),
+    ({"model_type": "gemma4_text", "hidden_size_per_layer_input": None},
+     "hidden_size_per_layer_input=None must be a whole number >= 0"),
+    ({"model_type": "gemma4_text", "enable_moe_block": True},
+     "num_experts=None must be a whole number >= 1"),
+    ({"model_type": "gemma4_text", "enable_moe_block": True, "num_experts": 4,
+      "top_k_experts": 5, "moe_intermediate_size": 8},
+     "top_k_experts=5 must not exceed num_experts=4"),
+    ({"model_type": "gemma4", "text_config": {
+        "model_type": "gemma4_text", "num_hidden_layers": 8, "num_kv_shared_layers": 2,
+        "use_double_wide_mlp": True, "enable_moe_block": True, "num_experts": 4,
+        "top_k_experts": 2, "moe_intermediate_size": 8}},
+     "makes the kv-shared layers' dense MLP beside the experts 2 × intermediate_size wide"),
     ({"model_type": "diffllama", "num_key_value_heads": 1},
      "num_key_value_heads=1: transformers' DiffLlama splits the values in two halves"),
     ({"model_type": "diffllama", "attention_dropout": 0.1},
@@ -551,6 +559,53 @@ def test_gemma4_31b_is_gemma4_unified_texts_layers():
     text = json.loads((CONFIGS / "gemma-4-31b.json").read_text())["text_config"]
     unified = spec_from_hf_config({**text, "model_type": "gemma4_unified_text"})
     assert calc.count_params(unified) == calc.count_params(spec)
+
+
+def test_gemma4_e2b_and_e4b_read_their_per_layer_embeddings():
+    """google/gemma-4-E2B and E4B (tests/data/hf_configs): per-layer embeddings 256 wide, a
+    262,144-row table of 35·256 (E2B) and 42·256 (E4B) columns, the embedding's projection
+    d → L·256, and in each layer a gate d → 256 and a projection 256 → d (modeling_gemma4.py).
+    The table is an embedding (params.embedding, Kaplan's N leaves it out) and costs no
+    FLOPs; the projections cost 2 FLOPs a weight. Totals: transformers 5.24.0's counts of the
+    models the files build (test_hf_reference.py holds them equal)."""
+    for name, d, layers, total in (("gemma-4-e2b", 1536, 35, 4_628_569_344),
+                                   ("gemma-4-e4b", 2560, 42, 7_463_013_376)):
+        spec = spec_of(name)
+        assert spec.per_layer_embeddings.width == 256 and spec.moe is None
+        counts = calc.count_params(spec)
+        parts = counts.components
+        assert parts["per_layer_embeddings/table"] == 262_144 * layers * 256
+        assert parts["per_layer_embeddings/projection"] == d * layers * 256
+        assert parts["per_layer_embeddings/layers"] == layers * 2 * d * 256
+        assert parts["per_layer_embeddings/norms"] == 256 + layers * d
+        assert counts.embedding == 262_144 * d + 262_144 * layers * 256
+        assert counts.total == counts.active == total
+        flops = calc.count_flops(spec, 128, "full").components
+        assert flops["per_layer_embeddings/projection"] == 2 * d * layers * 256
+        assert flops["per_layer_embeddings/layers"] == 2 * layers * 2 * d * 256
+        assert "per_layer_embeddings/table" not in flops
+        assert PER_LAYER_EMBEDDINGS in calc.estimate(spec).conventions
+    assert PER_LAYER_EMBEDDINGS not in calc.estimate(spec_of("gemma-4-31b")).conventions
+
+
+def test_gemma4_26b_a4b_reads_its_moe_block_beside_the_dense_mlp():
+    """google/gemma-4-26B-A4B (tests/data/hf_configs/gemma-4-26b-a4b.json): every layer keeps
+    its dense MLP of 2112 (a shared expert every token runs) beside 128 experts of 704, top 8,
+    a router d → 128 with its scale (d) and per_expert_scale (128), and three more norms
+    (modeling_gemma4.py, Gemma4TextDecoderLayer with enable_moe_block): 25,233,141,760
+    parameters, transformers 5.24.0's count; 3,822,530,560 active (the other 120 experts of
+    each layer idle; test_hf_reference.py checks active parameters against transformers on
+    random configs)."""
+    spec = spec_of("gemma-4-26b-a4b")
+    moe, d = spec.moe, 2816
+    assert (moe.n_experts, moe.top_k, moe.d_expert, moe.n_shared_experts, moe.shared_width) \
+        == (128, 8, 704, 1, 2112)
+    assert moe.branch_norms and moe.router_scales and spec.per_layer_embeddings is None
+    counts = calc.count_params(spec)
+    assert counts.per_moe_ffn["moe/router"] == d * 128 + d + 128
+    assert counts.per_moe_ffn["moe/norm"] == 3 * d
+    assert counts.total == 25_233_141_760
+    assert counts.total - counts.active == 30 * 120 * 3 * d * 704
 
 
 def test_hy_v4_reads_hyv4configs_rules():

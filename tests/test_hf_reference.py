@@ -708,19 +708,38 @@ def _gemma4_configs(draw) -> dict:
             **draw(STRATEGIES[model_type](model_type))}
 
 
+def _assert_gemma4_active(spec: calc.ModelSpec, config: dict) -> None:
+    """Active parameters through transformers: Gemma 4 built with only top_k_experts experts
+    has every weight a token runs through, less the router's rows and per_expert_scale values
+    of the other experts, which calc counts as active (the router's)."""
+    moe = spec.moe
+    if moe is None:
+        assert calc.count_params(spec).active == calc.count_params(spec).total
+        return
+    top = sum(p.numel() for p in hf_reference.build({**config, "num_experts": moe.top_k})
+              .parameters())
+    idle_router = spec.n_moe_layers * (moe.n_experts - moe.top_k) * (spec.d_model + 1)
+    assert calc.count_params(spec).active == top + idle_router
+
+
 @one_feature
 @given(_gemma4_configs())
 def test_random_gemma4_configs_match_transformers_and_export_back(config):
     """The full layers' own head width and KV heads, keys used as values there
     (attention_k_eq_v), the last layers without keys and values of their own
-    (num_kv_shared_layers) and their MLP doubled (use_double_wide_mlp) against transformers'
-    Gemma4UnifiedForCausalLM and Gemma4ForCausalLM, and back through gemma4_unified_text's
-    writer (the first that holds them)."""
+    (num_kv_shared_layers) and their MLP doubled (use_double_wide_mlp), gemma4_text's
+    per-layer embeddings and MoE block beside the dense MLP (with their active parameters)
+    against transformers' Gemma4UnifiedForCausalLM and Gemma4ForCausalLM, and back through
+    gemma4_unified_text's writer (the first that holds them) where no writer lacks a part."""
     spec = spec_from_hf_config(config)
     assert_matches(spec, config, MIN_WINDOW + 4)
+    _assert_gemma4_active(spec, config)
     exported = hf_config_from_spec(spec)
     assert shape(spec_from_hf_config(exported)) == shape(spec)
-    if spec.attention.kv_shared_layers or spec.keys_are_values("global"):
+    if spec.moe is not None or spec.per_layer_embeddings is not None:
+        assert exported["model_type"] == "gemma4_text"  # the only writer of its two parts
+        assert_matches(spec, exported, MIN_WINDOW + 4)
+    elif spec.attention.kv_shared_layers or spec.keys_are_values("global"):
         assert exported["model_type"] == "gemma4_unified_text"
         assert_matches(spec, exported, MIN_WINDOW + 4)
 

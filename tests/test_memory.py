@@ -352,3 +352,23 @@ def test_a_long_context_is_made_to_fit_by_context_parallelism():
     fix = next(f for f in m.fixes if set(f.changes) == {"cp"})
     assert calc.memory("llama3-8b", **options, **fix.changes).memory.fits
     assert not calc.memory("llama3-8b", **options, cp=fix.changes["cp"] // 2).memory.fits
+
+
+def test_per_layer_embeddings_table_has_states_on_the_first_stage():
+    """Gemma 4 E2B (tests/data/hf_configs/gemma-4-e2b.json): its per-layer table (262,144 ×
+    35·256) is an embedding: weights, gradients and optimizer states on the stage that holds
+    the token embedding (the first), none of it on the layers' mean share. Two stages:
+    the first GPU's parameters are the embeddings, tied head included, plus its 18 layers'
+    share (ceil(35/2)) of the rest."""
+    from calc.hf import spec_from_hf_config
+    from tests.hf_released import CONFIGS
+
+    spec = spec_from_hf_config(CONFIGS / "gemma-4-e2b.json")
+    counts = calc.count_params(spec)
+    table = counts.components["per_layer_embeddings/table"]
+    assert table == 262_144 * 35 * 256
+    assert counts.embedding == 262_144 * 1536 + table
+    opts = TrainingMemory(pp=2, seq_len=64).model_copy(update={"recipe": "mixed-fp32-grads"})
+    states = _compiled.memory_states(memory_values(spec, opts))
+    rest = counts.total - counts.embedding  # the head is tied
+    assert states["params_per_gpu"] == counts.embedding + rest * 18 / 35

@@ -80,6 +80,7 @@ from calc.symbols import (
     i_head,
     i_hf,
     i_kev,
+    i_le,
     i_oib,
     i_qh,
     i_rel,
@@ -92,6 +93,7 @@ from calc.symbols import (
     n_dp,
     n_ep,
     n_tp,
+    p_le,
     q_a,
     q_f,
     q_g,
@@ -185,6 +187,11 @@ TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]
     "ogate_preact": ((L_ml, d + H_ml * d_mv, L_ml),),
     "igate_preact": ((L_ml, d + H_ml, L_ml),),
     "fgate_preact": ((L_ml, d + H_ml, L_ml),),
+    # per-layer embeddings (Gemma 4): each layer's per_layer_input_gate d → p and
+    # per_layer_projection p → d, and the model's per_layer_model_projection d → L·p
+    "per_layer_input_gate": ((i_le * L, d + p_le, i_le * L),),
+    "per_layer_projection": ((i_le * L, p_le + d, i_le * L),),
+    "per_layer_model_projection": ((i_le, d + L * p_le, i_le),),
 }
 ON = {target: SYMBOLS[f"a_{target}"] for target in TARGET_MATRICES}
 
@@ -204,7 +211,8 @@ ADAPTER_PAIRS_PER_TOKEN = sympy.Add(*(ON[target] * sympy.Add(*(per for _, _, per
 # ---- the projections QLoRA stores in 4 bits ---------------------------------------------------
 # bitsandbytes quantises the weight of every nn.Linear but the output layer (transformers keeps
 # lm_head in 16 bits): each layer's attention projections, Transformer-XL's W_R, FFNs, routers and
-# experts, the other mixers' projections (not their conv1d kernels, A, D or Δ biases).
+# experts, the other mixers' projections (not their conv1d kernels, A, D or Δ biases), and the
+# per-layer embeddings' nn.Linear projections (not their table).
 # Embeddings, the LM head, norms and biases stay at q_w.
 QUANTISED = (params.over_attention_layers(
     sympy.Add(*params.ATTENTION_WEIGHTS.values(), *params.MOA_IDLE.values()) + i_rel * d * h * d_qk)
@@ -221,7 +229,9 @@ QUANTISED = (params.over_attention_layers(
              + L_gr * (mixers.GRIFFIN_WEIGHTS["griffin/y"] + mixers.GRIFFIN_WEIGHTS["griffin/x"]
                        + mixers.GRIFFIN_WEIGHTS["griffin/out"])
              + L_ml * sympy.Add(*mixers.MLSTM_WEIGHTS.values())  # every one an nn.Linear
-             + L_sc * sympy.Add(*mixers.SHORT_CONV_WEIGHTS.values()))
+             + L_sc * sympy.Add(*mixers.SHORT_CONV_WEIGHTS.values())
+             # per-layer embeddings' projection and each layer's gate and projection
+             + sympy.Add(*params.PER_LAYER_EMBEDDINGS_WEIGHTS.values()))
 
 # ---- model states of the most loaded GPU ------------------------------------------------------
 # The L_w layers the GPU holds (the first stage's L_s; DualPipe's last stage too), split t

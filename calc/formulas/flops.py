@@ -40,6 +40,12 @@ counts at every depth it runs at, whatever weights the depths share: W_Q, W_K an
 2d-wide [hidden, embedding], W_O and the FFN as an attention layer's, each depth's projection
 d → d and its adapters (shared_block/*), and QKᵀ and A·V over every key the query sees, as a
 global layer's (attention/scores). Parameters count each weight set once (calc.formulas.params).
+Per-layer embeddings (Gemma 3n, Gemma 4; calc.spec.layers.PerLayerEmbeddingsSpec) count as any
+token embedding's lookup, 0 for the table, and 2·d·L·p for the projection of the embedding to
+the L layers' vectors, 2·2·d·p per layer for each layer's gate and projection; the gate's
+activation, its product with the layer's vector and the norms count 0. Gemma 4's MoE block
+beside the dense MLP (moe.branch_norms, moe.router_scales) counts the router's d × E product,
+the k routed experts and the dense MLP as a shared expert; its norms and scales count 0.
 Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020 §2.1).
 """
 
@@ -205,6 +211,10 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     "hyper_connections/head": FMA * params.HC_WEIGHTS["hyper_connections/head"],
     # the shared block, its projection and its adapters at every depth it runs at
     **{key: FMA * L_sb * expr for key, expr in params.SHARED_BLOCK_WEIGHTS.items()},
+    # per-layer embeddings: the table is a lookup (0, as the token embedding); the projection
+    # d → L·p once per token and each layer's gate d → p and projection p → d are matrix
+    # products; the gate's product with the layer's vector is elementwise (0)
+    **{key: FMA * expr for key, expr in params.PER_LAYER_EMBEDDINGS_WEIGHTS.items()},
     "embedding_projection": FMA * MATMUL_EMBEDDING_PROJECTION,
     "lm_head": FMA * MATMUL_LM_HEAD,
 }

@@ -128,6 +128,7 @@ from calc.symbols import (
     i_keep_qkv,
     i_keep_up,
     i_kev,
+    i_le,
     i_mla,
     i_mn,
     i_mtps,
@@ -159,6 +160,7 @@ from calc.symbols import (
     n_pp,
     n_tp,
     n_vp,
+    p_le,
     q_a,
     q_dq,
     q_ema,
@@ -269,6 +271,21 @@ DROPOUT_MASK = (1 - i_hf) * i_drop * MASK_BYTES * d
 # layer's norms do: outside the tensor-parallel region, after the experts' reduction.
 MOE_NORM_INPUT = i_mn * ((1 - i_hf) * d * q_a + i_hf * NORM_HF)
 KEPT_NORM_OUTPUT = 1 - i_rnu
+# Per-layer embeddings (calc.spec.layers.PerLayerEmbeddingsSpec; modeling_gemma4.py
+# Gemma4TextDecoderLayer), in each layer: the gate's input (d) and the projection's input (p)
+# for their weights' gradients (trained weights only), the activation's input and output (p
+# each: the activation's backward and the product with the layer's vector), and the norm's
+# input as the layer's own norms keep it. The vectors themselves are one tensor of L·p a token
+# (ACTIVATIONS["embedding"]).
+PLE_LAYER = i_le * ((1 - i_frozen) * (d + p_le) * q_a + 2 * p_le * q_a
+                    + (1 - i_hf) * d * q_a + i_hf * NORM_HF)
+# Once a forward, outside the layers (so kept under recomputation too): the L·p vectors each
+# layer's product reads, the embedding as the projection's input (trained weights only) and
+# the projection's norm over each p-wide slice (its input; transformers' RMSNorm its fp32
+# copy, a reciprocal RMS per slice and, when its weight trains, its normalised output).
+PLE_MODEL = i_le * (L * p_le * q_a + (1 - i_frozen) * d * q_a
+                    + (1 - i_hf) * L * p_le * q_a
+                    + i_hf * (4 * L * p_le + 4 * L + (1 - i_frozen) * q_a * L * p_le))
 # Under transformers with PEFT's adapters on a frozen base (i_hf, i_frozen) a frozen projection
 # keeps no input (a 4-bit one under QLoRA neither: bitsandbytes 0.50.2's MatMul4Bit keeps its
 # weight alone, calc.spec.memory.STACKS["hf"]), and each adapter casts its input to its
@@ -446,7 +463,7 @@ STORED_PER_TOKEN = IN_FLIGHT * (
     (L_s * (NORM_INPUTS + DROPOUT_MASK + HC_STORED) + L_s_att * ATTENTION_OUTSIDE
      - KV_ADAPTER_COPIES
      + FFN_LAYERS_S * (FFN_OUTSIDE + DROPOUT_MASK) + L_sm * MOE_NORM_INPUT
-     + (L_s - L_s_att) * MIXER_OUTSIDE)
+     + (L_s - L_s_att) * MIXER_OUTSIDE + L_s * PLE_LAYER)
     / n_tp**i_sp
     + over_stage_attention(ATTENTION_PER_RANK + (1 + i_diff) * i_scores * SCORES / n_tp)
     - over_stage_kv_shared(KV_OWN_PER_RANK)
@@ -488,7 +505,8 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
     # transformers' rotary embedding makes its cos and sin tables once a forward (1 × s ×
     # d_qk, the activations' dtype), which every layer keeps (each checkpoint too, for its
     # recompute).
-    "embedding": INTERLEAVED * IN_FLIGHT * TOKENS * (TOKEN_ID_BYTES + i_drop * MASK_BYTES * d)
+    "embedding": INTERLEAVED * IN_FLIGHT * TOKENS * (TOKEN_ID_BYTES + i_drop * MASK_BYTES * d
+                                                     + PLE_MODEL)
                  / n_tp**i_sp
                  + i_hf * i_rope * 2 * T * d_qk * q_a,
     # The logits as the loss holds them, V_o a token (the head's rows): q_L bytes each

@@ -45,6 +45,7 @@ from calc.symbols import (
     M_sb,
     P,
     V,
+    V_le,
     V_o,
     b_ff,
     b_gh,
@@ -73,6 +74,7 @@ from calc.symbols import (
     h_I,
     h_kv,
     h_kv2,
+    i_bn,
     i_diff,
     i_dsa,
     i_gate,
@@ -82,6 +84,7 @@ from calc.symbols import (
     i_hcm,
     i_kev,
     i_kev2,
+    i_le,
     i_mla,
     i_mn,
     i_moa,
@@ -95,6 +98,7 @@ from calc.symbols import (
     i_qlora,
     i_qw,
     i_rel,
+    i_rs,
     i_sba,
     i_shared_gate,
     i_sink,
@@ -105,6 +109,7 @@ from calc.symbols import (
     n_act,
     n_hc,
     n_norm,
+    p_le,
     r_kv,
     r_o,
     r_q,
@@ -277,13 +282,17 @@ SHARED_EXPERT = _expert(d_s)
 # an identity expert holds no weights.
 ROUTER_WEIGHTS = d * (E + E_0)
 MOE_FFN: dict[str, sympy.Expr] = {
-    "moe/router": ROUTER_WEIGHTS + b_router * (E + E_0),
+    # Gemma 4 (modeling_gemma4.py, Gemma4TextRouter): scale, d values on the router's input
+    # after a norm without weights, and per_expert_scale, E values on the chosen weights
+    "moe/router": ROUTER_WEIGHTS + b_router * (E + E_0) + i_rs * (d + E),
     "moe/experts": E * EXPERT,
     "moe/shared": E_s * SHARED_EXPERT + i_shared_gate * d,
     "moe/bias": b_moe * d,  # JetMoE: one bias on the combined output (JetMoeMoE.bias)
     # A.X-K1 (modeling_axk1.py, AXK1MoE): post_mlp_layernorm, an RMSNorm over the routed and
     # shared experts' sum, on the MoE layers only (its dense layers' AXK1MLP has none)
-    "moe/norm": i_mn * NORM * d,
+    # Gemma 4 (Gemma4TextDecoderLayer with enable_moe_block): pre_feedforward_layernorm_2
+    # before the routed experts, post_feedforward_layernorm_1 and _2 after each branch
+    "moe/norm": i_mn * NORM * d + i_bn * 3 * NORM * d,
 }
 # Active per token: only k of the E routed experts (calc.counting.PARAMETERS says so in reports);
 # with zero-computation experts k is the expected top-k·E/(E + E_0) (calc.evaluate).
@@ -305,7 +314,23 @@ ONCE: dict[str, sympy.Expr] = {
     # output_vocab_size rows beside an embedding of vocab_size)
     "lm_head": (1 - i_tied) * V_o * d_emb + b_lm * V_o,
 }
-EMBEDDING_KEYS = ("embedding/token", "embedding/position")
+EMBEDDING_KEYS = ("embedding/token", "embedding/position", "per_layer_embeddings/table")
+
+# ---- per-layer embeddings (calc.spec.layers.PerLayerEmbeddingsSpec) ---------------------------
+# transformers 5.24.0 modeling_gemma4.py: Gemma4TextModel's embed_tokens_per_layer
+# (vocab_size_per_layer_input × L·p, a token embedding: counted with the embeddings),
+# per_layer_model_projection Linear(d, L·p, bias=False) and per_layer_projection_norm over p;
+# in each Gemma4TextDecoderLayer per_layer_input_gate Linear(d, p, bias=False),
+# per_layer_projection Linear(p, d, bias=False) and post_per_layer_input_norm over d.
+PER_LAYER_EMBEDDINGS_WEIGHTS: dict[str, sympy.Expr] = {
+    "per_layer_embeddings/projection": d * L * p_le,  # once, before the layers
+    "per_layer_embeddings/layers": L * 2 * d * p_le,  # each layer's gate and projection
+}
+PER_LAYER_EMBEDDINGS: dict[str, sympy.Expr] = {
+    "per_layer_embeddings/table": V_le * L * p_le,
+    **PER_LAYER_EMBEDDINGS_WEIGHTS,
+    "per_layer_embeddings/norms": i_le * NORM * (p_le + L * d),
+}
 
 
 
@@ -409,13 +434,14 @@ def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
         **{key: over_dense_layers(expr) for key, expr in DENSE_FFN.items()},
         **{key: L_moe * expr for key, expr in per_moe_layer.items()},
         **SHARED_BLOCK,
+        **PER_LAYER_EMBEDDINGS,
         **ONCE,
     }
 
 
 COMPONENTS = components()
 TOTAL = sympy.Add(*COMPONENTS.values())
-EMBEDDING = sympy.Add(*(ONCE[key] for key in EMBEDDING_KEYS))
+EMBEDDING = sympy.Add(*(COMPONENTS[key] for key in EMBEDDING_KEYS))
 # Kaplan et al. 2020 §2.1: N excludes embeddings; an untied LM head is an embedding too.
 NON_EMBEDDING = TOTAL - EMBEDDING - ONCE["lm_head"]
 ACTIVE = sympy.Add(*components(MOE_ACTIVE, ATTENTION_ACTIVE).values())

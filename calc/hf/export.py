@@ -74,7 +74,8 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
             "d_shared": moe.shared_width if moe.n_shared_experts else None,
             "shared_expert_gate": moe.shared_expert_gate, "router_bias": moe.router_bias,
             "output_norm": moe.output_norm, "n_zero_experts": moe.n_zero_experts,
-            "shortcut": moe.shortcut, "hash_layers": moe.hash_layers},
+            "shortcut": moe.shortcut, "hash_layers": moe.hash_layers,
+            "branch_norms": moe.branch_norms, "router_scales": moe.router_scales},
         "moe.layers": spec.moe_layers,
         "norm.kind": norm.kind, "norm.bias": norm.has_bias, "norm.placement": norm.placement,
         "norm.final": norm.final, "norm.embedding": norm.embedding,
@@ -84,6 +85,9 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "parallel_norms": spec.parallel_norms if spec.parallel_block else None,
         "mtp_modules": spec.mtp_modules,
         "hyper_connections": spec.hyper_connections,
+        "per_layer_embeddings": spec.per_layer_embeddings and (
+            spec.per_layer_embeddings.width,
+            spec.per_layer_embeddings.vocab_size or spec.vocab_size),
     }
 
 

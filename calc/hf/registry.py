@@ -170,6 +170,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     beam.BEAM,
     apertus.APERTUS1P5_TEXT,
     gemma.GEMMA4_UNIFIED_TEXT,
+    gemma.GEMMA4_TEXT,
     minimax.MINIMAX,
     rwkv.RWKV,
     recurrent_gemma.RECURRENT_GEMMA,
@@ -180,7 +181,6 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     deepseek.DEEPSEEK_V4,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
-    gemma.GEMMA4_TEXT,
     phi.PHI3,
     smollm3.SMOLLM3,
     granite.GRANITE,

@@ -34,8 +34,11 @@ NEEDS = {
                        "beside the sparse-attention layers",
     "minimax_m3_vl_text": "block-sparse attention whose indexer selects index_topk_blocks key "
                           "blocks per query",
+    # modeling_qwen4_exp.py: its per-layer embeddings (Qwen4ExpTextPLELayer) are hashed n-gram
+    # embeddings projected to a value and one key per hyper-connection stream, not the spec's
+    # per_layer_embeddings (a table slice and an embedding projection through a gate)
     "qwen4_exp_text": "sparse attention whose QSA indexer selects the keys, n-gram embeddings "
-                      "and per-layer embeddings",
+                      "and per-layer n-gram embeddings keyed per residual stream",
     # recurrent and linear-attention mixers the spec has no part for
     "bailing_hybrid": "a delta-rule linear attention with its own forget gate "
                       "(BailingHybridDeltaAttention, BailingHybridForgetGate) beside softmax "
@@ -45,8 +48,11 @@ NEEDS = {
             "normalised residual updates with learned scale vectors",
     "hrm_text": "two recurrent stacks (HRM's high- and low-level modules) run several times "
                 "per token",
-    "gemma3n_text": "AltUp (predicted copies of the residual stream), LAuReL low-rank residual "
-                    "blocks and per-layer embeddings",
+    # modeling_gemma3n.py: its per-layer embeddings (embed_tokens_per_layer,
+    # per_layer_model_projection, each layer's per_layer_input_gate and per_layer_projection)
+    # are Gemma 4's, the spec's per_layer_embeddings; the rest is not
+    "gemma3n_text": "AltUp (predicted copies of the residual stream) and LAuReL low-rank "
+                    "residual blocks",
     # attention and residual parts the spec lacks
     "cpmant": "CPM-Ant's learned attention bias by segment pair and relative-position bucket "
               "(CpmAntSegmentPositionEmbedding)",

@@ -22,6 +22,7 @@ _LAZY = {
     "GriffinSpec": "calc.spec.layers:GriffinSpec",
     "MlstmSpec": "calc.spec.layers:MlstmSpec",
     "SharedBlockSpec": "calc.spec.layers:SharedBlockSpec",
+    "PerLayerEmbeddingsSpec": "calc.spec.layers:PerLayerEmbeddingsSpec",
     "Dtype": "calc.spec.hardware:Dtype",
     "FFNSpec": "calc.spec.ffn:FFNSpec",
     "HyperConnectionsSpec": "calc.spec.layers:HyperConnectionsSpec",

@@ -77,6 +77,17 @@ class MoESpec(Frozen):
         False, description="a norm (the model's kind) over the layer's combined output, routed "
                            "and shared experts summed, on the MoE layers only (A.X-K1's "
                            "post_mlp_layernorm)")
+    branch_norms: bool = Field(
+        False, description="the shared experts and the routed experts each normed on their "
+                           "own, three norms (the model's kind) on each MoE layer: one before "
+                           "the routed experts and one after each branch, before their sum "
+                           "(Gemma 4's pre_feedforward_layernorm_2, post_feedforward_layernorm_1 "
+                           "and _2)")
+    router_scales: bool = Field(
+        False, description="learned scales in the router: one per channel of its input "
+                           "(width d, after a norm without weights) and one per routed expert "
+                           "on the chosen experts' weights, d + E values (Gemma 4's "
+                           "Gemma4TextRouter.scale and per_expert_scale)")
     n_zero_experts: int = Field(
         0, ge=0, le=MAX_EXPERTS,
         description="zero-computation experts: identities the router scores beside the E FFN "
@@ -119,6 +130,9 @@ class MoESpec(Frozen):
         if list(self.hash_layers) != sorted(set(self.hash_layers)):
             raise ValueError(f"moe.hash_layers={list(self.hash_layers)} must be increasing "
                              f"layer indices, each once")
+        if self.branch_norms and not self.n_shared_experts:
+            raise ValueError("moe.branch_norms=True needs moe.n_shared_experts >= 1 (a norm "
+                             "after the shared experts' branch)")
         if self.shared_expert_gate and not self.n_shared_experts:
             raise ValueError("moe.shared_expert_gate=True needs moe.n_shared_experts >= 1 "
                              "(it gates the shared experts' output)")

@@ -42,8 +42,12 @@ MIXER_TARGETS = ("in_proj", "x_proj", "dt_proj", "out_proj", "in_proj_qkvz", "in
                  "qkv_proj", "output_gate", "key", "value", "receptance", "output",
                  "linear_y", "linear_x", "linear_out", "ogate_preact", "igate_preact",
                  "fgate_preact")
+# Per-layer embeddings' nn.Linear modules as transformers names them (modeling_gemma4.py):
+# each layer's gate and projection, and the model's projection of the embedding
+PER_LAYER_TARGETS = ("per_layer_input_gate", "per_layer_projection",
+                     "per_layer_model_projection")
 LORA_TARGETS: tuple[str, ...] = (*ATTENTION_TARGETS, *FFN_TARGETS, "experts",
-                                 "shared_expert_gate", *MIXER_TARGETS)
+                                 "shared_expert_gate", *MIXER_TARGETS, *PER_LAYER_TARGETS)
 ALL_LINEAR = "all-linear"
 # The attention and FFN targets' module names in Llama-style models (Llama, Mistral, Qwen, ...),
 # as PEFT's target_modules and the trainers' configs name them
@@ -369,6 +373,12 @@ def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
         for name, width in (("q", ml.d_qk), ("k", ml.d_qk), ("v", ml.d_v)):
             before = shapes[name].matrices if name in shapes else ()
             shapes[name] = TargetShape((*before, (spec.d_model, width)))
+    ple = spec.per_layer_embeddings
+    if ple is not None:  # Gemma4TextDecoderLayer's and Gemma4TextModel's nn.Linear modules
+        d, p = spec.d_model, ple.width
+        shapes["per_layer_input_gate"] = TargetShape(((d, p),))
+        shapes["per_layer_projection"] = TargetShape(((p, d),))
+        shapes["per_layer_model_projection"] = TargetShape(((d, spec.n_layers * p),))
     return shapes
 
 
@@ -392,6 +402,8 @@ def _lacks(spec: ModelSpec, target: str) -> str:
         return "its FFN is RWKV's channel-mix, whose matrices are key and value"
     if target in (*FFN_TARGETS, "experts", "shared_expert_gate"):
         return "no FFN of that kind"
+    if target in PER_LAYER_TARGETS:
+        return "it has no per-layer embeddings"
     return "no mixer with that projection"
 
 
@@ -442,6 +454,11 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
                 f"lora_targets=all-linear: {spec.name}'s nn.Linear modules are its fused kv_proj "
                 f"and its routers, which calc does not adapt; name targets from "
                 f"{', '.join(shapes)}")
+        if spec.moe is not None and spec.moe.router_scales and spec.n_moe_layers:
+            raise CalcError(
+                f"lora_targets=all-linear: {spec.name}'s router projection is an nn.Linear "
+                f"(Gemma4TextRouter.proj), which PEFT adapts and calc does not; name targets "
+                f"from {', '.join(shapes)}")
         targets = tuple(name for name in shapes if name != "experts")
     else:
         targets = tuple(finetune.targets)

@@ -12,7 +12,9 @@ no position encoding) repeats the same way through `attention.layer_pattern`.
 
 The shapes of the non-attention mixers live here too (MambaSpec, DeltaNetSpec, LightningSpec,
 RwkvSpec, GriffinSpec, MlstmSpec, ShortConvSpec), one per model, as each config has one set of
-them, and the block shared by several depths (SharedBlockSpec: Zamba's).
+them, the block shared by several depths (SharedBlockSpec: Zamba's) and the per-layer
+embeddings that feed every layer a vector of its own (PerLayerEmbeddingsSpec: Gemma 3n's and
+Gemma 4's).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from calc.spec.base import MAX_LAYERS, MAX_WIDTH, Frozen
+from calc.spec.base import MAX_LAYERS, MAX_VOCAB, MAX_WIDTH, Frozen
 
 # A layer's token mixer. "attention+mamba": both read the same normed input and their outputs
 # are summed into the residual (Falcon-H1's parallel hybrid, Zuo et al. 2025).
@@ -237,6 +239,29 @@ class ShortConvSpec(Frozen):
 
     d_conv: int = Field(3, ge=1, le=1024, description="kernel k (LFM2's conv_L_cache)")
     bias: bool = Field(False, description="biases on the projections and the conv")
+
+
+class PerLayerEmbeddingsSpec(Frozen):
+    """Per-layer embeddings (Gemma 3n, Gemma 4 E2B/E4B; transformers 5.24.0 modeling_gemma4.py
+    Gemma4TextModel and Gemma4TextDecoderLayer, modeling_gemma3n.py alike): every layer gets a
+    vector of its own for each token, p wide, and adds it to the residual stream through a gate.
+
+    Once per model: a table of vocab_size_per_layer rows × L·p (embed_tokens_per_layer, one
+    p-wide slice per layer), a projection d → L·p of the token embedding
+    (per_layer_model_projection, no bias) and a norm over each p-wide slice
+    (per_layer_projection_norm, one p-wide weight for all the layers); a layer's input is the
+    sum of its table slice and its projected slice. In each layer, after the FFN: a gate
+    d → p (per_layer_input_gate, no bias) whose activated output multiplies the layer's input,
+    a projection p → d (per_layer_projection, no bias) and a norm over d
+    (post_per_layer_input_norm) before the residual add. The norms are the model's kind; the
+    gate's activation is the FFN's."""
+
+    width: int = Field(ge=1, le=MAX_WIDTH,
+                       description="width p of each layer's vector (hidden_size_per_layer_input)")
+    vocab_size: int | None = Field(
+        None, ge=1, le=MAX_VOCAB,
+        description="rows of the per-layer table (vocab_size_per_layer_input); unset: "
+                    "vocab_size")
 
 
 class SharedBlockSpec(Frozen):

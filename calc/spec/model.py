@@ -39,6 +39,7 @@ from calc.spec.layers import (
     LightningSpec,
     MambaSpec,
     MlstmSpec,
+    PerLayerEmbeddingsSpec,
     RwkvSpec,
     SharedBlockSpec,
     ShortConvSpec,
@@ -131,6 +132,10 @@ class ModelSpec(Frozen):
         None, description="an attention block (the model's attention and FFN) whose weights "
                           "are shared by the depths it runs at, fed [hidden, embedding] (Zamba, "
                           "Zamba2)")
+    per_layer_embeddings: PerLayerEmbeddingsSpec | None = Field(
+        None, description="a vector of each layer's own for every token, from a table and a "
+                          "projection of the embedding, added through a gate after each "
+                          "layer's FFN (Gemma 3n, Gemma 4 E2B/E4B)")
     d_embedding: int | None = Field(
         None, ge=1, le=MAX_WIDTH,
         description="width of the token embedding and LM head when it is not d_model: "
@@ -230,11 +235,30 @@ class ModelSpec(Frozen):
                              f"{att.n_heads * self.head_dim_v}")
         if self.shared_block is not None:
             self._check_shared_block()
+        if self.per_layer_embeddings is not None:
+            self._check_per_layer_embeddings()
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
                              f"mixture of experts uses it)")
         return self
+
+    def _check_per_layer_embeddings(self) -> None:
+        """Per-layer embeddings as Gemma 4 builds them: the gate's activation is the FFN's, the
+        vector joins the one residual stream after a layer's FFN."""
+        if self.ffn is None:
+            raise ValueError("ffn: required, per_layer_embeddings' gate uses the FFN's "
+                             "activation (Gemma4TextDecoderLayer: hidden_activation)")
+        if self.ffn.activation_params:
+            raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with "
+                             f"per_layer_embeddings: its learned parameters are counted per "
+                             f"dense FFN, not in each layer's gate")
+        for name, value in (("hyper_connections", self.hyper_connections),
+                            ("mtp_modules", self.mtp_modules)):
+            if value:
+                raise ValueError(f"{name} is not allowed with per_layer_embeddings (no model "
+                                 f"has both; calc adds each layer's vector to one residual "
+                                 f"stream of the main model's layers)")
 
     def _check_hyper_connections(self) -> None:
         """Hyper-connections as transformers builds them (HYV4DecoderLayer,

@@ -141,6 +141,7 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         # OPT-350m's project_in and project_out, d_emb ↔ d once each, replicated
         Matmul("embedding_projection", flops["embedding_projection"], d,
                spec.embedding_width, 1, "none"),
+        *_per_layer_embedding_matmuls(spec, flops),
     ]
     gated = spec.ffn is not None and spec.ffn.gated
     if spec.ffn is not None:
@@ -183,6 +184,21 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         kind_d_v=kind_d_v, kind_attention_causal=kind_scores(spec, seq_len, "causal"),
         kind_attention_full=kind_scores(spec, seq_len, "full"),
     )
+
+
+def _per_layer_embedding_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
+    """Per-layer embeddings' products (Gemma4TextModel, Gemma4TextDecoderLayer), replicated
+    like the embedding's own projection: d → L·p once, and in each layer the gate d → p and
+    the projection p → d, half of the layers' FLOPs each."""
+    ple = spec.per_layer_embeddings
+    if ple is None:
+        return []
+    d, layers, p = spec.d_model, spec.n_layers, ple.width
+    each = flops["per_layer_embeddings/layers"] / 2
+    return [Matmul("per_layer_embeddings/projection",
+                   flops["per_layer_embeddings/projection"], layers * p, d, 1, "none"),
+            Matmul("per_layer_embeddings/layers", each, p, d, layers, "none"),
+            Matmul("per_layer_embeddings/layers", each, d, p, layers, "none")]
 
 
 def _hyper_connection_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
@@ -317,13 +333,24 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
     # (hyper-connections: their spread over the streams adds the output, _hyper_connection_bytes)
     residual = (0 if spec.hyper_connections else layers * 4 * d if spec.parallel_block
                 else (layers + ffns) * 3 * d)
-    # A.X-K1's norm over each MoE layer's output (moe.output_norm)
-    moe_norms = n_moe if moe is not None and moe.output_norm else 0
+    # A.X-K1's norm over each MoE layer's output (moe.output_norm); Gemma 4's three branch
+    # norms (moe.branch_norms) and its router's own norm (moe.router_scales)
+    moe_norms = n_moe * ((moe.output_norm + 3 * moe.branch_norms + moe.router_scales)
+                         if moe is not None else 0)
+    # per-layer embeddings: the projection's norm over the L·p values and each layer's norm
+    # over d; each layer's gated vector added to the stream (read 2, write 1), and over the
+    # L·p values the table's and the projection's sum and φ(gate) ⊙ the layer's vector (read 2,
+    # write 1 each), replicated with the residual adds
+    ple = spec.per_layer_embeddings
+    ple_width = layers * ple.width if ple is not None else 0
+    ple_norms = ple_width + (layers * d if ple is not None else 0)
+    ple_residual = (layers * 3 * d + 2 * 3 * ple_width) if ple is not None else 0
     terms = [
         # each norm reads and writes d (the MLA latents' norms their rank)
         ElementWise("norms", ((layers * spec.norms_per_layer + moe_norms) * 2 * d
-                              + n_att * 2 * latents + depths * 2 * 3 * d) * q, "replicated"),
-        ElementWise("residual", (residual + depths * 3 * d) * q, "replicated"),
+                              + n_att * 2 * latents + depths * 2 * 3 * d + 2 * ple_norms) * q,
+                    "replicated"),
+        ElementWise("residual", (residual + depths * 3 * d + ple_residual) * q, "replicated"),
         # dropout after each sublayer: read, write, and a 1-byte mask
         ElementWise("dropout", (layers + ffns) * (2 * d * q + d * MASK_BYTES), "replicated",
                     dropout=True),

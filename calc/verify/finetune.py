@@ -29,7 +29,7 @@ from calc.verify.mixers import (
     RwkvChannelMix,
     ShortConv,
 )
-from calc.verify.model import Attention, FeedForward, build
+from calc.verify.model import Attention, FeedForward, PerLayerInput, build
 
 # The reference mixers' projections and the targets that name them (calc.spec.finetune).
 MIXER_PROJECTIONS = {"inp": "in_proj", "x": "x_proj", "dt": "dt_proj", "out": "out_proj",
@@ -138,11 +138,20 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
                 linear = getattr(module, name)
                 if target in targets:
                     setattr(module, name, _adapt(linear, [linear.out_features], [True], r))
+        elif isinstance(module, PerLayerInput):  # per_layer_input_gate, per_layer_projection
+            for name, target in (("gate", "per_layer_input_gate"),
+                                 ("projection", "per_layer_projection")):
+                linear = getattr(module, name)
+                if target in targets:
+                    setattr(module, name, _adapt(linear, [linear.out_features], [True], r))
         elif isinstance(module, (Mamba, Lightning, ShortConv)):
             for name, target in MIXER_PROJECTIONS.items():
                 linear = getattr(module, name, None)
                 if target in targets and isinstance(linear, nn.Linear):
                     setattr(module, name, _adapt(linear, [linear.out_features], [True], r))
+    projection = getattr(model, "ple_projection", None)
+    if "per_layer_model_projection" in targets and projection is not None:
+        model.ple_projection = _adapt(projection, [projection.out_features], [True], r)
     return model
 
 

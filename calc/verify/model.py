@@ -128,6 +128,13 @@ class MixtureOfExperts(nn.Module):
             self.register_buffer("table", picks % self.n)
         else:
             self.table = None
+        # Gemma 4: a norm before the routed experts and one after each branch
+        # (pre_feedforward_layernorm_2, post_feedforward_layernorm_2 and _1)
+        self.branch_norms = (nn.ModuleList(make_norm(spec.norm, spec.d_model, "moe/norm")
+                                           for _ in range(3)) if moe.branch_norms else None)
+        # Gemma4TextRouter's scale (d) and per_expert_scale (E)
+        self.router_scales = RouterScales(spec.d_model, moe.n_experts) if moe.router_scales \
+            else None
 
     def _route(self, probs: Tensor) -> tuple[Tensor, Tensor, list[int]]:
         """(token of each assignment, its gate weight, tokens per expert), sorted by expert.
@@ -156,9 +163,14 @@ class MixtureOfExperts(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         b, t, d = x.shape
         flat = x.reshape(b * t, d)
-        probs = self.router(flat).softmax(-1)
+        scales = self.router_scales
+        probs = self.router(flat if scales is None else flat * scales.channel).softmax(-1)
         token, weight, loads = self._route(probs[:, :self.n])
-        rows = flat.index_select(0, token)  # assignments, grouped by expert
+        if scales is not None:  # each chosen expert's weight times its own scale
+            weight = weight * (scales.expert[:1] if weight.is_meta
+                               else scales.expert.repeat_interleave(torch.tensor(loads)))
+        routed_in = flat if self.branch_norms is None else self.branch_norms[0](flat)
+        rows = routed_in.index_select(0, token)  # assignments, grouped by expert
         starts = [sum(loads[:e]) for e in range(self.n)]
         outputs = torch.zeros_like(rows)
         for load in sorted({n for n in loads if n}):
@@ -176,18 +188,51 @@ class MixtureOfExperts(nn.Module):
             zero = probs[:, self.n:]
             chosen = (zero[:, :1] if zero.is_meta else zero.topk(self.zero, dim=-1).values)
             combined = combined + flat * chosen.sum(-1, keepdim=True)
+        if self.branch_norms is not None:
+            combined = self.branch_norms[1](combined)
         if self.shortcut:
             self.pending, combined = combined.view(b, t, d), torch.zeros_like(flat)
         if self.shared:
             shared = sum(expert(flat) for expert in self.shared)
             if self.shared_gate is not None:
                 shared = torch.sigmoid(self.shared_gate(flat)) * shared
+            if self.branch_norms is not None:
+                shared = self.branch_norms[2](shared)
             combined = combined + shared
         if self.bias is not None:
             combined = combined + self.bias.values
         if self.norm is not None:
             combined = self.norm(combined)
         return combined.view(b, t, d)
+
+
+class RouterScales(nn.Module):
+    """Gemma 4's learned router scales: one per channel of the router's input, one per routed
+    expert on its chosen weight (Gemma4TextRouter.scale, per_expert_scale)."""
+
+    def __init__(self, width: int, experts: int):
+        super().__init__()
+        tag(self, "moe/router")
+        self.channel = nn.Parameter(torch.ones(width))
+        self.expert = nn.Parameter(torch.ones(experts))
+
+
+class PerLayerInput(nn.Module):
+    """A layer's per-layer embedding path (Gemma4TextDecoderLayer after its FFN): gate d → p,
+    its activation times the layer's vector, projection p → d, a norm, added to the stream."""
+
+    def __init__(self, spec: ModelSpec, width: int):
+        super().__init__()
+        assert spec.ffn is not None
+        tag(self, "per_layer_embeddings/layers")
+        d = spec.d_model
+        self.gate = linear(d, width, False, "per_layer_embeddings/layers")
+        self.act = ACTIVATIONS[spec.ffn.activation]
+        self.projection = linear(width, d, False, "per_layer_embeddings/layers")
+        self.norm = make_norm(spec.norm, d, "per_layer_embeddings/norms")
+
+    def forward(self, x: Tensor, vector: Tensor) -> Tensor:
+        return x + self.norm(self.projection(self.act(self.gate(x)) * vector))
 
 
 class OutputBias(nn.Module):
@@ -261,6 +306,8 @@ class Block(nn.Module):
         self.hc = (nn.ModuleList(HyperConnection(spec) for _ in range(2))
                    if spec.hyper_connections is not None else None)
         self.spread = Spread() if self.hc is not None else None
+        ple = spec.per_layer_embeddings
+        self.per_layer = PerLayerInput(spec, ple.width) if ple is not None else None
 
     def _ffn(self, x: Tensor) -> Tensor:
         assert self.ffn is not None
@@ -275,10 +322,19 @@ class Block(nn.Module):
         post, mix, a = ffn_map(x)
         return self.spread(post, mix, self._ffn(n[1](a)), x)
 
-    def forward(self, x: Tensor, positions: Tensor, extra: Tensor | None = None) -> Tensor:
+    def forward(self, x: Tensor, positions: Tensor, extra: Tensor | None = None,
+                vector: Tensor | None = None) -> Tensor:
         """`extra`: the shared block's output at this depth, added to the mixer's input
         before its norm and not to the residual (ZambaMambaDecoderLayer; pre-norm only,
-        calc.spec.model)."""
+        calc.spec.model); `vector`: this layer's per-layer embedding, added through its gate
+        after the FFN (Gemma4TextDecoderLayer)."""
+        x = self._layer(x, positions, extra)
+        if self.per_layer is not None:
+            assert vector is not None
+            x = self.per_layer(x, vector)
+        return x
+
+    def _layer(self, x: Tensor, positions: Tensor, extra: Tensor | None) -> Tensor:
         n = self.norms
         if self.hc is not None:
             return self._streams(x, positions)
@@ -378,6 +434,16 @@ class ReferenceModel(nn.Module):
                          if spec.position.kind == "learned" else None)
         self.embedding_norm = (make_norm(spec.norm, d, "embedding/norm")
                                if spec.norm.embedding else None)
+        # per-layer embeddings: the table, the projection of the embedding and its norm over
+        # each layer's p-wide slice (Gemma4TextModel)
+        ple = spec.per_layer_embeddings
+        self.ple_table = self.ple_projection = self.ple_norm = None
+        if ple is not None:
+            packed = spec.n_layers * ple.width
+            self.ple_table = tag(nn.Embedding(ple.vocab_size or spec.vocab_size, packed),
+                                 "per_layer_embeddings/table")
+            self.ple_projection = linear(d, packed, False, "per_layer_embeddings/projection")
+            self.ple_norm = make_norm(spec.norm, ple.width, "per_layer_embeddings/norms")
         shared = set(spec.attention.indexer.shared_layers) if spec.attention.indexer else set()
         first_kv_shared = spec.n_layers - spec.attention.kv_shared_layers
         # attention.last_layer_out_bias: W_O's bias on the last layer only (GPT-NeoX-Japanese)
@@ -433,6 +499,16 @@ class ReferenceModel(nn.Module):
             assert hc is not None
             x = x.unsqueeze(2).expand(-1, -1, hc.streams, -1).contiguous()
         embedding = x  # what the shared block reads beside the hidden state
+        vectors = None  # per-layer embeddings [B, T, L, p]: the table's and the projection's
+        if self.ple_table is not None:
+            assert self.ple_projection is not None and self.ple_norm is not None
+            shape = (*ids.shape, self.spec.n_layers, -1)
+            vectors = (self.ple_table(ids).view(shape)
+                       + self.ple_norm(self.ple_projection(x).view(shape)))
+            if self.running == ():  # calc.verify.count's run without layers: the vectors
+                # still reach the output (times 0, elementwise), so the projection's backward
+                # runs there as in every other run, not once per counted layer
+                x = x + 0 * vectors[:, :, :1, :1].squeeze(-1)
         pending = None  # ScMoE: an MoE layer's routed output, added after the next layer
         for index in range(len(self.layers)) if self.running is None else self.running:
             layer = self.layers[index]
@@ -441,7 +517,7 @@ class ReferenceModel(nn.Module):
                      .apply(x, embedding, positions, self.depths[j]))
             if isinstance(layer.ffn, MixtureOfExperts):
                 layer.ffn.ids = ids  # a hash-routed layer's table reads them
-            x = layer(x, positions, extra)
+            x = layer(x, positions, extra, None if vectors is None else vectors[:, :, index])
             if pending is not None:
                 x, pending = x + pending, None
             if isinstance(layer.ffn, MixtureOfExperts) and layer.ffn.pending is not None:

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from calc.hf.fields import HFConfig, decoder, divides, heads, layer_kinds, layer_pattern
+from calc.hf.fields import (
+    HFConfig,
+    decoder,
+    divides,
+    heads,
+    layer_kinds,
+    layer_pattern,
+    top_k,
+)
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import kinds_of, kinds_or, merge, per_layer
 from calc.hf.writing import full_or_sliding, llama_like, need, sliding_fields
@@ -243,28 +251,74 @@ GEMMA4_UNIFIED_TEXT = ModelType(
 # ---- gemma4_text ------------------------------------------------------------------------------
 def _read_gemma4_text(c: HFConfig) -> dict[str, Any]:
     # modeling_gemma4.py (transformers 5.24.0): Gemma4TextAttention and Gemma4TextMLP are
-    # gemma4_unified_text's, line for line, and so is the layer without its two optional
-    # parts, which the spec cannot hold: hidden_size_per_layer_input > 0 builds per-layer
-    # embeddings (embed_tokens_per_layer, per_layer_model_projection, and in every layer
-    # per_layer_input_gate, per_layer_projection and a norm), enable_moe_block a routed expert
-    # block (Gemma4TextRouter with its own scales, Gemma4TextExperts, three norms) beside the
-    # dense MLP. Gemma 4 31B has neither.
-    width = c["hidden_size_per_layer_input"]
-    if width:
-        c.fail(f"hidden_size_per_layer_input={width!r} adds per-layer embeddings (a "
-               f"vocab_size_per_layer_input table fed to every layer through a gate), which "
-               f"calc's spec cannot express; 0 builds none")
+    # gemma4_unified_text's, line for line, and so is the layer without its two optional parts.
+    spec = _read_gemma4_unified_text(c)
+    # hidden_size_per_layer_input > 0 (0 builds none; Gemma4TextConfig's strict int field
+    # refuses null): Gemma4TextModel's
+    # embed_tokens_per_layer (vocab_size_per_layer_input × L·p), per_layer_model_projection
+    # and per_layer_projection_norm, and in every layer per_layer_input_gate,
+    # per_layer_projection and post_per_layer_input_norm: per_layer_embeddings
+    if c.size("hidden_size_per_layer_input", 0):
+        spec["per_layer_embeddings"] = {
+            "width": c.size("hidden_size_per_layer_input"),
+            "vocab_size": c.size("vocab_size_per_layer_input")}
+    # enable_moe_block: each layer keeps its dense Gemma4TextMLP (every token runs it: the
+    # shared expert, intermediate_size wide) and adds Gemma4TextRouter (proj d → E without
+    # bias, scale d, per_expert_scale E: moe.router_scales) and Gemma4TextExperts (E gated
+    # experts of moe_intermediate_size, the MLP's activation, no biases; top_k_experts a
+    # token), with pre_feedforward_layernorm_2 before the experts and
+    # post_feedforward_layernorm_1 and _2 after each branch (moe.branch_norms)
     if c.flag("enable_moe_block"):
-        c.fail("enable_moe_block=true runs an MoE block beside each layer's dense MLP, which "
-               "calc's spec cannot express")
-    return _read_gemma4_unified_text(c)
+        if spec["ffn"]["double_wide"]:
+            c.fail("enable_moe_block=true with use_double_wide_mlp and num_kv_shared_layers "
+                   "makes the kv-shared layers' dense MLP beside the experts 2 × "
+                   "intermediate_size wide, which calc's one shared-expert width cannot "
+                   "express; use_double_wide_mlp=false or num_kv_shared_layers=0")
+        n_experts = c.size("num_experts")
+        spec["moe"] = {"n_experts": n_experts,
+                       "top_k": top_k(c, "top_k_experts", n_experts, "num_experts"),
+                       "d_expert": c.size("moe_intermediate_size"),
+                       "n_shared_experts": 1, "d_shared": spec["ffn"]["d_ff"],
+                       "branch_norms": True, "router_scales": True}
+    return spec
 
 
-# Read only: gemma4_unified_text's writer holds every spec it reads.
+def _write_gemma4_text(spec: ModelSpec) -> dict[str, Any]:
+    """gemma4_unified_text's fields as gemma4_text, with its two parts: per-layer embeddings
+    and the MoE block beside every layer's dense MLP; export reads it back to check the rest."""
+    moe, ple = spec.moe, spec.per_layer_embeddings
+    need(moe is not None or ple is not None,
+         "per_layer_embeddings or moe (gemma4_unified_text writes Gemma 4 without them)")
+    if moe is not None:
+        need(moe.n_shared_experts == 1 and spec.ffn is not None
+             and moe.shared_width == spec.ffn.d_ff,
+             "moe.n_shared_experts=1 of width ffn.d_ff (Gemma 4's dense MLP beside its experts)")
+        need(moe.branch_norms and moe.router_scales,
+             "moe without branch_norms and router_scales (Gemma 4's MoE block has both)")
+        need(spec.n_moe_layers == spec.n_layers, "dense layers beside MoE ones (Gemma 4's MoE "
+                                                 "block is on every layer)")
+        need(not spec.double_wide_layers and not (spec.ffn and spec.ffn.double_wide
+                                                  and spec.attention.kv_shared_layers),
+             "ffn.double_wide with moe (one width for Gemma 4's dense MLP)")
+    plain = spec.updated(moe=None, per_layer_embeddings=None)
+    config = {**_write_gemma4_unified_text(plain), "model_type": "gemma4_text",
+              "hidden_size_per_layer_input": ple.width if ple is not None else 0,
+              "enable_moe_block": moe is not None}
+    if ple is not None:
+        config["vocab_size_per_layer_input"] = ple.vocab_size or spec.vocab_size
+    if moe is not None:
+        config.update(num_experts=moe.n_experts, top_k_experts=moe.top_k,
+                      moe_intermediate_size=moe.d_expert)
+    return config
+
+
+# Written only for its two parts: gemma4_unified_text's writer holds Gemma 4 without them.
 GEMMA4_TEXT = ModelType(
-    "gemma4_text", _read_gemma4_text,
+    "gemma4_text", _read_gemma4_text, write=_write_gemma4_text, traits=Traits(),
     getattr_fields=("global_head_dim", "num_global_key_value_heads", "per_layer_config"),
     # Gemma4TextConfig's defaults: gemma4_unified_text's but for these
     defaults={**GEMMA4_UNIFIED_TEXT.defaults, "max_position_embeddings": 131072,
               "sliding_window": 512, "use_bidirectional_attention": None,
-              "hidden_size_per_layer_input": 256, "enable_moe_block": False})
+              "hidden_size_per_layer_input": 256, "vocab_size_per_layer_input": 262144,
+              "enable_moe_block": False, "num_experts": None, "top_k_experts": None,
+              "moe_intermediate_size": None})
