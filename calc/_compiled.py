@@ -296,6 +296,7 @@ def params_components(s):
     L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     M_sb = s['M_sb']
     N_s = s['N_s']
     P = s['P']
@@ -449,16 +450,16 @@ def params_components(s):
     _t69 = L_gr*d_gr
     _t70 = 2*d_gr
     _t71 = b_sc*d
-    _t72 = i_glu + 1
-    _t73 = b_ff*d_ff
-    _t74 = d*d_ff
-    _t75 = _t72*(_t73 + _t74)
-    _t76 = _t74 + b_ff*d
-    _t77 = _t45*d_ff
-    _t78 = E + E_0
-    _t79 = d*(i_glu + 2)
-    _t80 = L_moe*d
-    _t81 = _t23*h_kv
+    _t72 = _t23*h_kv
+    _t73 = i_glu + 1
+    _t74 = b_ff*d_ff
+    _t75 = d*d_ff
+    _t76 = _t73*(_t74 + _t75)
+    _t77 = _t75 + b_ff*d
+    _t78 = _t45*d_ff
+    _t79 = E + E_0
+    _t80 = d*(i_glu + 2)
+    _t81 = L_moe*d
     return {
         'attention/q': (
             L_att2*(
@@ -533,20 +534,25 @@ def params_components(s):
         'conv/in': L_sc*(3*_t66 + 3*_t71),
         'conv/conv': L_sc*d*(b_sc + k_sc),
         'conv/out': L_sc*(_t66 + _t71),
-        'mlp/up': L_dense*_t75 + L_dw*(_t72*(2*_t73 + 2*_t74) - _t75),
-        'mlp/down': L_dense*_t76 + L_dw*_t74,
+        'cross_attention/q': L_xa*_t15,
+        'cross_attention/kv': L_xa*_t72*d,
+        'cross_attention/o': L_xa*_t30,
+        'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
+        'cross_attention/gates': 2*L_xa,
+        'mlp/up': L_dense*_t76 + L_dw*(_t73*(2*_t74 + 2*_t75) - _t76),
+        'mlp/down': L_dense*_t77 + L_dw*_t75,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t77 + L_dw*_t77,
-        'moe/router': L_moe*(_t78*b_router + _t78*d),
-        'moe/experts': E*L_moe*(_t79*d_e + b_ff*(_t72*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t79*d_s + b_ff*(_t72*d_s + d)) + d*i_shared_gate),
-        'moe/bias': _t80*b_moe,
-        'moe/norm': _t0*_t80*i_mn,
-        'shared_block/attention': M_sb*(_t30 + _t37*d + _t60*_t81),
-        'shared_block/mlp': M_sb*(_t75 + _t76 + n_act),
+        'mlp/sub_norm': L_dense*_t78 + L_dw*_t78,
+        'moe/router': L_moe*(_t79*b_router + _t79*d),
+        'moe/experts': E*L_moe*(_t80*d_e + b_ff*(_t73*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t80*d_s + b_ff*(_t73*d_s + d)) + d*i_shared_gate),
+        'moe/bias': _t81*b_moe,
+        'moe/norm': _t0*_t81*i_mn,
+        'shared_block/attention': M_sb*(_t30 + _t37*d + _t60*_t72),
+        'shared_block/mlp': M_sb*(_t76 + _t77 + n_act),
         'shared_block/norms': 3*M_sb*_t46,
         'shared_block/projection': L_sb*_t66,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t12 + _t81 + 6*d) + r_sb*(_t72*d_ff + d)),
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t12 + _t72 + 6*d) + r_sb*(_t73*d_ff + d)),
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
         'embedding/norm': _t46*i_norm_emb,
@@ -583,6 +589,7 @@ def params_summary(s):
     L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     M = s['M']
     M_sb = s['M_sb']
     N_s = s['N_s']
@@ -813,6 +820,11 @@ def params_summary(s):
         + L_ssm*(b_ssm*d + d*d_in)
         + L_ssm*(_t67*_t68*i_dtn + d_in*i_gn*i_m2)
         + L_ssm*(R_dt*_t69 + _t66 + _t69)
+        + L_xa*_t19
+        + L_xa*_t24
+        + L_xa*_t61*d
+        + L_xa*d_qk*(2*b_norm + 2*g_norm)
+        + 2*L_xa
         + M_sb*_t71
         + M_sb*_t91
         + M_sb*(_t19 + _t22*_t70 + _t61*_t70)
@@ -907,6 +919,7 @@ def flops_forward_components(s):
     L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     N_s = s['N_s']
     R_dt = s['R_dt']
     V_o = s['V_o']
@@ -937,6 +950,7 @@ def flops_forward_components(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -999,13 +1013,15 @@ def flops_forward_components(s):
     _t39 = 2*_t38
     _t40 = L_gr*d_gr
     _t41 = _t24*_t40
-    _t42 = i_glu + 2
-    _t43 = _t24*_t42*d_ff
-    _t44 = L_moe*_t24
-    _t45 = n_hc**2
-    _t46 = _t45*i_hcm
-    _t47 = _t13*h_kv
-    _t48 = 2*L_sb
+    _t42 = _t24*_t6
+    _t43 = L_xa*i_img
+    _t44 = i_glu + 2
+    _t45 = _t24*_t44*d_ff
+    _t46 = L_moe*_t24
+    _t47 = n_hc**2
+    _t48 = _t47*i_hcm
+    _t49 = _t13*h_kv
+    _t50 = 2*L_sb
     return {
         'attention/q': (
             _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
@@ -1046,17 +1062,19 @@ def flops_forward_components(s):
         'conv/in': 6*L_sc*_t38,
         'conv/out': L_sc*_t39,
         'conv/conv': L_sc*_t24*k_sc,
-        'mlp': L_dense*_t43 + L_dw*_t43,
-        'moe/router': _t44*(E + E_0),
-        'moe/experts': _t42*_t44*d_e*k,
-        'moe/shared': 2*L_moe*(E_s*_t42*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': 2*L*(_t24*_t46 + d*n_hc*(2*_t46 + 4*n_hc)),
-        'hyper_connections/head': _t24*_t45,
-        'shared_block/attention': _t48*(_t18 + _t24*_t47 + _t24*_t6),
-        'shared_block/mlp': L_sb*_t43,
+        'cross_attention/q': _t42*_t43,
+        'cross_attention/o': _t24*_t43*d_v*h,
+        'mlp': L_dense*_t45 + L_dw*_t45 - L_xa*_t45*(1 - i_img),
+        'moe/router': _t46*(E + E_0),
+        'moe/experts': _t44*_t46*d_e*k,
+        'moe/shared': 2*L_moe*(E_s*_t44*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': 2*L*(_t24*_t48 + d*n_hc*(2*_t48 + 4*n_hc)),
+        'hyper_connections/head': _t24*_t47,
+        'shared_block/attention': _t50*(_t18 + _t24*_t49 + _t42),
+        'shared_block/mlp': L_sb*_t45,
         'shared_block/projection': L_sb*_t39,
-        'shared_block/adapters': _t48*(
-            i_sba*r_sb*(_t32 + _t47 + _t6) + r_sb*(d + d_ff*(i_glu + 1))
+        'shared_block/adapters': _t50*(
+            i_sba*r_sb*(_t32 + _t49 + _t6) + r_sb*(d + d_ff*(i_glu + 1))
         ),
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
@@ -1094,9 +1112,11 @@ def flops(s):
     L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
+    T_img = s['T_img']
     V_o = s['V_o']
     c = s['c']
     d = s['d']
@@ -1129,6 +1149,7 @@ def flops(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -1168,52 +1189,57 @@ def flops(s):
     _t14 = L_dn*_t3
     _t15 = _t10*h2
     _t16 = 2*L_moe
-    _t17 = i_glu + 2
-    _t18 = _t17*_t3*d_ff
-    _t19 = 2*L_sb
-    _t20 = _t17*d
-    _t21 = L_att - L_att2
-    _t22 = 2*_t21
-    _t23 = _t5*(1 - i_m2)
-    _t24 = d*h
-    _t25 = _t24*d_v
-    _t26 = 2*N_s
-    _t27 = G_s*_t26
-    _t28 = 2*H_k*d_lk
-    _t29 = 2*L_dn
-    _t30 = 1 - i_gh
-    _t31 = d_qk*h
-    _t32 = d_qk + d_v
-    _t33 = _t32*h_kv
-    _t34 = _t8*i_hcm
-    _t35 = H_v + _t13
-    _t36 = d_qk2*h2
-    _t37 = d*(1 - i_mla)
-    _t38 = d*(1 - i_qlora)
-    _t39 = d*r_q
-    _t40 = d*(d_rope + r_kv)
-    _t41 = -d_rope
-    _t42 = (
-        2*_t37*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t40 + h2*r_kv*(_t41 + d_qk2 + d_v2))
+    _t17 = d_qk*h
+    _t18 = _t17*_t3
+    _t19 = L_xa*i_img
+    _t20 = d*h
+    _t21 = _t20*d_v
+    _t22 = i_glu + 2
+    _t23 = _t22*_t3*d_ff
+    _t24 = 2*L_sb
+    _t25 = _t22*d
+    _t26 = L_att - L_att2
+    _t27 = 2*_t26
+    _t28 = _t5*(1 - i_m2)
+    _t29 = 2*N_s
+    _t30 = G_s*_t29
+    _t31 = 2*H_k*d_lk
+    _t32 = 2*L_dn
+    _t33 = 1 - i_gh
+    _t34 = d_qk + d_v
+    _t35 = _t34*h_kv
+    _t36 = _t3*_t35
+    _t37 = _t8*i_hcm
+    _t38 = H_v + _t13
+    _t39 = d_qk2*h2
+    _t40 = d*(1 - i_mla)
+    _t41 = d*(1 - i_qlora)
+    _t42 = d*r_q
+    _t43 = d*(d_rope + r_kv)
+    _t44 = -d_rope
+    _t45 = (
+        2*_t40*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t43 + h2*r_kv*(_t44 + d_qk2 + d_v2))
     )
-    _t43 = 2*_t37*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t40 + h*r_kv*(_t32 + _t41))
+    _t46 = 2*_t40*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t43 + h*r_kv*(_t34 + _t44))
+    _t47 = L_xa*T_img
     return {
         'weights_per_token': (
-            2*L*(_t34*d + d*n_hc*(_t34 + 4*n_hc))
-            + L_att2*_t42
-            + L_dense*_t18
+            2*L*(_t37*d + d*n_hc*(_t37 + 4*n_hc))
+            + L_att2*_t45
+            + L_dense*_t23
             + 7*L_dn*_t13*d_lk
-            + L_dw*_t18
+            + L_dw*_t23
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t42
+            - L_kvs2*_t45
             + L_rw*_t7
             + L_sb*_t7
             + L_sc*_t3*k_sc
             + 8*L_sc*_t6
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t3*(_t4 + i_m2*(H_s + _t27))
-            + 2*L_ssm*k_s*(_t27*i_m2 + d_in)
-            + R_dt*_t23
+            + L_ssm*_t3*(_t4 + i_m2*(H_s + _t30))
+            + 2*L_ssm*k_s*(_t30*i_m2 + d_in)
+            - L_xa*_t23*(1 - i_img)
+            + R_dt*_t28
             + 2*V_o*d_emb
             + _t0*_t2
             + 2*_t0*k_gr
@@ -1222,30 +1248,32 @@ def flops(s):
             + 8*_t1*d
             + 9*_t1
             + _t10*_t11
-            + _t11*_t22*d
+            + _t11*_t27*d
             + 10*_t12*d*d_la
             + 5*_t12*d_la**2
             + _t13*_t14
-            + _t14*(_t28 + _t35*(1 - i_cg) + _t35)
+            + _t14*(_t31 + _t38*(1 - i_cg) + _t38)
             + _t15*d_v2
-            + _t15*i_gate*(_t30*d_v2 + i_gh)
-            + _t16*_t20*d_e*k
+            + _t15*i_gate*(_t33*d_v2 + i_gh)
+            + _t16*_t25*d_e*k
             + _t16*d*(E + E_0)
-            + _t16*(E_s*_t20*d_s + d*i_shared_gate)
-            + _t19*_t20*d_ff
-            + _t19*(i_sba*r_sb*(_t2 + _t31 + _t33) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t19*(_t25 + _t3*_t31 + _t3*_t33)
-            + _t21*_t43
-            + _t22*_t24*i_gate*(_t30*d_v + i_gh)
-            + _t22*_t25
-            + _t22*(_t31*_t37 + i_mla*(_t31*_t38 + i_qlora*(_t31*r_q + _t39)))
-            + _t23*(R_dt + _t26)
-            + _t29*i_cg*(_t3*r_g + r_g*(H_v*d_lk + _t13))
-            + _t29*k_dn*(_t13 + _t28)
-            - _t43*(L_kvs - L_kvs2)
+            + _t16*(E_s*_t25*d_s + d*i_shared_gate)
+            + _t18*_t19
+            + 2*_t19*_t21
+            + _t20*_t27*i_gate*(_t33*d_v + i_gh)
+            + _t21*_t27
+            + _t24*_t25*d_ff
+            + _t24*(i_sba*r_sb*(_t17 + _t2 + _t35) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t24*(_t18 + _t21 + _t36)
+            + _t26*_t46
+            + _t27*(_t17*_t40 + i_mla*(_t17*_t41 + i_qlora*(_t17*r_q + _t42)))
+            + _t28*(R_dt + _t29)
+            + _t32*i_cg*(_t3*r_g + r_g*(H_v*d_lk + _t13))
+            + _t32*k_dn*(_t13 + _t31)
+            - _t46*(L_kvs - L_kvs2)
             + _t5*d
             + _t8*d
-            + _t9*(_t36*_t37 + i_mla*(_t36*_t38 + i_qlora*(_t36*r_q + _t39)))
+            + _t9*(_t39*_t40 + i_mla*(_t39*_t41 + i_qlora*(_t39*r_q + _t42)))
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -1253,6 +1281,8 @@ def flops(s):
             + L_sb*h*(
                 2*T**2*(1 - i_causal) + T*i_causal*(T + 1)
             )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
+            + 2*L_xa*T*T_img*h*(d_qk + d_v)
+            + 2*L_xa*T_img*d*h_kv*(d_qk + d_v)
             + h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 (L_chk - L_chk2)*(
                     i_causal*(
@@ -1306,9 +1336,12 @@ def flops(s):
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
+        'image_kv_per_sequence': _t36*_t47,
+        'cross_scores_per_sequence': 2*T*_t34*_t47*h,
         'inference_attention_per_token': (
             2*L_idx*T*h_I*(d_I + 1)
             + 2*L_sb*T*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
+            + 2*L_xa*T_img*h*(d_qk + d_v)
             + 2*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 (L_chk - L_chk2)*(T - c*_floordiv(T - 1, c))
                 + (L_loc - L_loc2)*_minimum(T, w)
@@ -1351,6 +1384,7 @@ def rules_train_per_token(s):
     L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     M_sb = s['M_sb']
     N_s = s['N_s']
     P = s['P']
@@ -1525,7 +1559,8 @@ def rules_train_per_token(s):
     _t88 = E_a*_t0*i_moa
     _t89 = _t2*i_sub
     _t90 = _t89*d_ff
-    _t91 = (
+    _t91 = L_xa*_t0
+    _t92 = (
         L*_t84*n_norm
         + 6*L*(2*i_hc*(i_hcm + 2) + 2*(_t16*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L_att2*_t11
@@ -1540,6 +1575,8 @@ def rules_train_per_token(s):
         + L_sb*_t51
         + 6*L_sb*(i_sba*r_sb*(_t0 + _t52 + _t53) + r_sb*(_t39*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
+        + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
+        + 12*L_xa
         + 18*M_sb*_t2*d
         + _t0*_t16
         + _t0*b_oL
@@ -1575,6 +1612,8 @@ def rules_train_per_token(s):
         + _t48*k*(_t47*d_e + b_ff*(_t39*d_e + d))
         + _t48*(E_s*(_t47*d_s + b_ff*(_t39*d_s + d)) + d*i_shared_gate)
         + _t48*(_t49*b_router + _t49*d)
+        + _t52*_t91
+        + _t53*_t91
         + _t55*(_t50 + _t54)
         + _t55*(3*_t50 + 3*_t54)
         + _t56*_t62*_t63
@@ -1609,18 +1648,19 @@ def rules_train_per_token(s):
         + _t85*_t89*d_v
         + _t85*i_sink
         + _t86*d_emb*i_proj
+        + _t91*d_v*h
         + 6*i_hc
         + 6*n_hc
     )
-    _t92 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t91
-    _t93 = T*_t30
-    _t94 = T*_t52
-    _t95 = 3*T
-    _t96 = 4*T
+    _t93 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t92
+    _t94 = T*_t30
+    _t95 = T*_t52
+    _t96 = 3*T
+    _t97 = 4*T
     return {
-        '6N': P*_t0 + _t92,
-        'kaplan': _t19*_t93 + _t69*_t94 + _t91,
-        'palm': 12*L_att2*_t93 + 12*_t68*_t94 + _t92,
+        '6N': P*_t0 + _t93,
+        'kaplan': _t19*_t94 + _t69*_t95 + _t92,
+        'palm': 12*L_att2*_t94 + 12*_t68*_t95 + _t93,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1628,10 +1668,10 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t28 + _t30*_t96 + _t95*h2)
+            3*L_att2*(8*_t28 + _t30*_t97 + _t96*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t68*(_t52*_t96 + 8*_t74 + _t95*h)
+            + 3*_t68*(_t52*_t97 + 8*_t74 + _t96*h)
             + _t86*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
@@ -5425,6 +5465,7 @@ def finetune_flops(s):
     L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
@@ -5487,6 +5528,7 @@ def finetune_flops(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -5675,6 +5717,9 @@ def finetune_flops(s):
                     + 2*L_ssm*d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                     + 2*L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt)
                     + 2*L_ssm*k_s*(2*G_s*N_s*i_m2 + d_in)
+                    - 2*L_xa*d*d_ff*(1 - i_img)*(i_glu + 2)
+                    + 2*L_xa*d*d_qk*h*i_img
+                    + 2*L_xa*d*d_v*h*i_img
                     + 2*V_o*d_emb
                     + 4*d*d_emb*i_proj
                     + 2*d*d_v*h*(L_att - L_att2)
@@ -7511,6 +7556,7 @@ def precision(s):
     L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     N_s = s['N_s']
     R_dt = s['R_dt']
     V_o = s['V_o']
@@ -7542,6 +7588,7 @@ def precision(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -7573,77 +7620,82 @@ def precision(s):
     _t12 = 2*d
     _t13 = L_dn*_t12
     _t14 = _t9*h2
-    _t15 = i_glu + 2
-    _t16 = _t12*_t15*d_ff
-    _t17 = 2*L_sb
-    _t18 = _t15*d
-    _t19 = 2*L_moe
-    _t20 = L_att - L_att2
-    _t21 = 2*_t20
-    _t22 = _t4*(1 - i_m2)
-    _t23 = d*h
-    _t24 = _t23*d_v
-    _t25 = 2*N_s
-    _t26 = 1 - i_gh
-    _t27 = d_qk*h
-    _t28 = d_qk + d_v
-    _t29 = _t28*h_kv
-    _t30 = _t7*i_hcm
-    _t31 = H_v + _t11
-    _t32 = d_qk2*h2
-    _t33 = d*(1 - i_mla)
-    _t34 = d*(1 - i_qlora)
-    _t35 = d*r_q
-    _t36 = d*(d_rope + r_kv)
-    _t37 = -d_rope
-    _t38 = (
-        2*_t33*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t36 + h2*r_kv*(_t37 + d_qk2 + d_v2))
-    )
-    _t39 = 2*_t33*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t36 + h*r_kv*(_t28 + _t37))
+    _t15 = d_qk*h
+    _t16 = _t12*_t15
+    _t17 = L_xa*i_img
+    _t18 = d*h
+    _t19 = _t18*d_v
+    _t20 = i_glu + 2
+    _t21 = _t12*_t20*d_ff
+    _t22 = 2*L_sb
+    _t23 = _t20*d
+    _t24 = 2*L_moe
+    _t25 = L_att - L_att2
+    _t26 = 2*_t25
+    _t27 = _t4*(1 - i_m2)
+    _t28 = 2*N_s
+    _t29 = 1 - i_gh
+    _t30 = d_qk + d_v
+    _t31 = _t30*h_kv
+    _t32 = _t7*i_hcm
+    _t33 = H_v + _t11
+    _t34 = d_qk2*h2
+    _t35 = d*(1 - i_mla)
+    _t36 = d*(1 - i_qlora)
+    _t37 = d*r_q
+    _t38 = d*(d_rope + r_kv)
+    _t39 = -d_rope
     _t40 = (
+        2*_t35*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t38 + h2*r_kv*(_t39 + d_qk2 + d_v2))
+    )
+    _t41 = 2*_t35*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t38 + h*r_kv*(_t30 + _t39))
+    _t42 = (
         10*H_la*L_la*d*d_la
-        + 2*L*(_t30*d + d*n_hc*(_t30 + 4*n_hc))
-        + L_att2*_t38
-        + L_dense*_t16
+        + 2*L*(_t32*d + d*n_hc*(_t32 + 4*n_hc))
+        + L_att2*_t40
+        + L_dense*_t21
         + 2*L_dn*i_cg*(_t12*r_g + r_g*(H_v*d_lk + _t11))
-        + L_dw*_t16
+        + L_dw*_t21
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t38
+        - L_kvs2*_t40
         + L_rw*_t6
         + 8*L_rw*d*d_rw
         + L_sb*_t6
         + 8*L_sc*_t5
-        + L_ssm*_t12*(_t3 + i_m2*(G_s*_t25 + H_s))
-        + R_dt*_t22
+        + L_ssm*_t12*(_t3 + i_m2*(G_s*_t28 + H_s))
+        - L_xa*_t21*(1 - i_img)
+        + R_dt*_t27
         - _t0*d
         + _t0*d_emb
         + _t1*_t2
-        + _t10*_t21*d
+        + _t10*_t26*d
         + _t10*_t9
         + _t11*_t13
-        + _t13*(2*H_k*d_lk + _t31*(1 - i_cg) + _t31)
+        + _t13*(2*H_k*d_lk + _t33*(1 - i_cg) + _t33)
         + _t14*d_v2
-        + _t14*i_gate*(_t26*d_v2 + i_gh)
-        + _t17*_t18*d_ff
-        + _t17*(i_sba*r_sb*(_t1 + _t27 + _t29) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t17*(_t12*_t27 + _t12*_t29 + _t24)
-        + _t18*_t19*d_e*k
-        + _t19*(E_s*_t18*d_s + d*i_shared_gate)
+        + _t14*i_gate*(_t29*d_v2 + i_gh)
+        + _t16*_t17
+        + 2*_t17*_t19
+        + _t18*_t26*i_gate*(_t29*d_v + i_gh)
+        + _t19*_t26
         + 4*_t2*w_gr
-        + _t20*_t39
-        + _t21*_t23*i_gate*(_t26*d_v + i_gh)
-        + _t21*_t24
-        + _t21*(_t27*_t33 + i_mla*(_t27*_t34 + i_qlora*(_t27*r_q + _t35)))
-        + _t22*(R_dt + _t25)
-        - _t39*(L_kvs - L_kvs2)
+        + _t22*_t23*d_ff
+        + _t22*(i_sba*r_sb*(_t1 + _t15 + _t31) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t22*(_t12*_t31 + _t16 + _t19)
+        + _t23*_t24*d_e*k
+        + _t24*(E_s*_t23*d_s + d*i_shared_gate)
+        + _t25*_t41
+        + _t26*(_t15*_t35 + i_mla*(_t15*_t36 + i_qlora*(_t15*r_q + _t37)))
+        + _t27*(R_dt + _t28)
         + _t4*d
+        - _t41*(L_kvs - L_kvs2)
         + _t7*d
-        + _t8*(_t32*_t33 + i_mla*(_t32*_t34 + i_qlora*(_t32*r_q + _t35)))
+        + _t8*(_t34*_t35 + i_mla*(_t34*_t36 + i_qlora*(_t34*r_q + _t37)))
         + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t40,
-        'low_precision_train': _t40*(3 - i_frozen),
+        'low_precision_forward': _t42,
+        'low_precision_train': _t42*(3 - i_frozen),
     }
 
 

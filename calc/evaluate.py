@@ -25,6 +25,7 @@ from calc.spec.finetune import (
 )
 from calc.spec.gemm_precision import GEMM_PRECISIONS
 from calc.spec.layout import ACTIVATION_OFFLOAD_LAYERS
+from calc.spec.model import SELF_ATTENTION
 from calc.spec.precision import BYTES_PER_ELEMENT
 
 if TYPE_CHECKING:  # the layout's schemas load only where a layout is priced (start-up)
@@ -38,7 +39,7 @@ MIXER_INPUT_TARGETS = ("in_proj", "in_proj_qkvz", "in_proj_ba", "qkv_proj", "out
 # The symbol of each layer count (calc.formulas.params, PARTS) and the spec's name for it.
 LAYER_COUNTS = {"L_att": "attention", "L_loc": "local", "L_chk": "chunked", "L_ssm": "mamba",
                 "L_dn": "deltanet", "L_la": "lightning", "L_rw": "rwkv", "L_gr": "griffin",
-                "L_sc": "conv", "L_dense": "dense", "L_moe": "moe"}
+                "L_sc": "conv", "L_xa": "cross_attention", "L_dense": "dense", "L_moe": "moe"}
 
 
 def layer_count_values(spec: ModelSpec) -> dict[str, int]:
@@ -68,8 +69,15 @@ def _mixer_values(spec: ModelSpec) -> dict[str, int]:
         "d_gr": gr.d_lru if gr else 0, "w_gr": gr.block_width if gr else 0,
         "k_gr": gr.d_conv if gr else 0,
         "k_sc": sc.d_conv if sc else 0, "b_sc": int(bool(sc and sc.bias)),
-        **_shared_block_values(spec),
+        **_shared_block_values(spec), **_cross_attention_values(spec),
     }
+
+
+def _cross_attention_values(spec: ModelSpec) -> dict[str, int]:
+    """The image tokens per sequence the cross-attention layers read, and whether there are
+    any (0 without cross_attention)."""
+    images = spec.cross_attention.image_tokens if spec.cross_attention else 0
+    return {"T_img": images, "i_img": int(images > 0)}
 
 
 def _shared_block_values(spec: ModelSpec) -> dict[str, int]:
@@ -198,7 +206,8 @@ def stage_values(spec: ModelSpec, tp: int, pp: int, split_embedding_loss: bool =
     last = (layers + 2) // pp - 1 if split else layers // pp
     mixers, ffns = spec.mixer_kinds[:first], spec.ffn_kinds[:first]
     return {"L_s": first, "L_sm": ffns.count("moe"), "L_s_dense": ffns.count("dense"),
-            "L_s_att": sum("attention" in m for m in mixers),
+            "L_s_att": sum(m in SELF_ATTENTION for m in mixers),
+            "L_s_xa": mixers.count("cross_attention"),
             "L_s_ssm": sum("mamba" in m for m in mixers),
             "L_s_dn": mixers.count("deltanet"), "L_s_la": mixers.count("lightning"),
             "L_s_rw": mixers.count("rwkv"), "L_s_gr": mixers.count("griffin"),
@@ -392,12 +401,17 @@ def _flop_counts(spec: ModelSpec, seq_len: int, attention: str) -> FlopCounts:
     s = {**symbol_values(spec), "T": seq_len, "i_causal": int(attention == "causal")}
     flops = _compiled.flops(s)
     per_sequence = flops["attention_per_sequence"]
+    image_kv, cross = flops["image_kv_per_sequence"], flops["cross_scores_per_sequence"]
     weights = flops["weights_per_token"]
     components = {}
     for key, value in _compiled.flops_forward_components(s).items():
         components[key] = value
         if key == "attention/o":  # QKᵀ and A·V sit between the projections
-            components["attention/scores"] = _exact(per_sequence, seq_len)
+            components["attention/scores"] = _exact(per_sequence - image_kv - cross, seq_len)
+        if key == "cross_attention/q":  # the image tokens' W_K and W_V, shared by the sequence,
+            # then the text's queries against them
+            components["cross_attention/kv"] = _exact(image_kv, seq_len)
+            components["cross_attention/scores"] = _exact(cross, seq_len)
     return FlopCounts(
         seq_len=seq_len,
         attention=attention,
