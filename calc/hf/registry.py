@@ -57,6 +57,7 @@ from calc.hf.families import (
     minicpm3,
     minimax,
     mistral,
+    mllama,
     mpt,
     nanochat,
     nemotron,
@@ -175,6 +176,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     longcat.LONGCAT_FLASH,
     zamba.ZAMBA,
     zamba.ZAMBA2,
+    mllama.MLLAMA_TEXT_MODEL,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     gemma.GEMMA4_TEXT,
