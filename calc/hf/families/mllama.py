@@ -24,7 +24,7 @@ from typing import Any
 from calc.hf.fields import HFConfig, decoder
 from calc.hf.model_type import ModelType, Traits
 from calc.hf.per_layer import merge, per_layer
-from calc.hf.writing import llama_like, need, same_width
+from calc.hf.writing import llama_like, need
 from calc.spec import ModelSpec
 
 # MllamaTextModel.embed_tokens: nn.Embedding(config.vocab_size + 8, ...) beside an lm_head of
@@ -72,7 +72,6 @@ def _read_mllama_text(c: HFConfig) -> dict[str, Any]:
 
 
 def _write_mllama_text(spec: ModelSpec) -> dict[str, Any]:
-    same_width(spec, "mllama_text_model")
     need(spec.d_model // spec.attention.n_heads == spec.head_dim_qk == spec.head_dim_v,
          "attention.head_dim other than d_model // n_heads (mllama_text_model's heads)")
     need(spec.output_vocab_size is not None
