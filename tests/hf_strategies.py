@@ -863,8 +863,8 @@ def _mllama_text(draw, model_type: str) -> dict:
     tie flag (none is tied), whole-number token ids inside the embedding."""
     heads = draw(st.integers(1, 4))
     layers = draw(st.integers(1, 4))
-    return {"num_attention_heads": heads,
-            "hidden_size": heads * draw(st.sampled_from([2, 4, 6])) + draw(st.integers(0, heads - 1)),
+    width = heads * draw(st.sampled_from([2, 4, 6])) + draw(st.integers(0, heads - 1))
+    return {"num_attention_heads": heads, "hidden_size": width,
             "num_key_value_heads": draw(st.sampled_from(_divisors(heads))),
             "num_hidden_layers": layers, "intermediate_size": draw(st.integers(1, 24)),
             "cross_attention_layers": draw(st.lists(st.integers(0, layers), unique=True,

@@ -113,9 +113,11 @@ def test_random_configs_match_transformers_and_export_back(config, seq_len, imag
     """Any heads, kv heads, width (a remainder past heads × head width), cross-attention
     layers and tie flag, bare or in the mllama wrapper, text only or with image tokens; and
     back through mllama_text_model's writer."""
-    spec = assert_matches(config, seq_len, images)
+    assert_matches(config, seq_len, images)
     exported = hf_config_from_spec(spec_from_hf_config(config))
     assert shape(spec_from_hf_config(exported)) == shape(spec_from_hf_config(config))
+    if spec_from_hf_config(config).cross_attention is not None:
+        assert exported["model_type"] == "mllama_text_model"
 
 
 SMALL = {"vocab_size": 136, "output_vocab_size": 128, "d_model": 64, "n_layers": 5,
