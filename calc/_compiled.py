@@ -3107,6 +3107,7 @@ def finetune_counts(s):
     L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     N = s['N']
     N_s = s['N_s']
     R_dt = s['R_dt']
@@ -3161,6 +3162,7 @@ def finetune_counts(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -3174,102 +3176,109 @@ def finetune_counts(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_q = s['r_q']
-    _t0 = d_qk2*h2
-    _t1 = d_v2*h2
-    _t2 = 1 - i_gh
-    _t3 = _t2*i_gate*(1 - b_gh)
-    _t4 = L_att - L_att2
-    _t5 = d_qk*h
-    _t6 = d_v*h
-    _t7 = -L_kvs2
-    _t8 = L_att2 + _t7
-    _t9 = -L_kvs + L_kvs2 + _t4
-    _t10 = 1 - i_kev2
-    _t11 = 1 - i_kev
-    _t12 = _t2*b_gh + i_gh
-    _t13 = h2*(_t2*d_v2 + i_gh)
-    _t14 = h*(_t2*d_v + i_gh)
-    _t15 = i_glu + 2
-    _t16 = L_moe*r_a
-    _t17 = L_sc*d
-    _t18 = 2*N_s
-    _t19 = 2*d_in + i_m2*(G_s*_t18 + H_s)
-    _t20 = R_dt + d_in
-    _t21 = 1 - i_m2
-    _t22 = L_ssm*_t21*r_a
-    _t23 = H_v*d_lv
-    _t24 = H_la*d_la
-    _t25 = L_la*(_t24 + d)
-    _t26 = 2*H_k*d_lk
-    _t27 = L_dn*r_a
-    _t28 = L_rw*(d + d_rw)
-    _t29 = r_a*(L_rw*(d + d_ff) + _t28)
-    _t30 = 2*d
-    _t31 = L_gr*r_a*(d + d_gr)
-    _t32 = d**2
-    _t33 = _t15*d
-    _t34 = _t33*d_ff
-    _t35 = d*(d_rope + r_kv)
-    _t36 = -d_rope
-    _t37 = 1 - i_mla
-    _t38 = _t37*d
-    _t39 = _t38*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t35 + h2*r_kv*(_t36 + d_qk2 + d_v2))
-    _t40 = _t21*d_in
-    _t41 = _t38*h_kv*(_t11*d_v + d_qk) + i_mla*(_t35 + h*r_kv*(_t36 + d_qk + d_v))
-    _t42 = H_v + _t23
-    _t43 = 1 - i_qlora
-    _t44 = _t0*d
-    _t45 = d*r_q
-    _t46 = d*i_moa
-    _t47 = E_a*_t46
-    _t48 = _t46*(E_a*h_kv2 - h2)
-    _t49 = d*i_gate
-    _t50 = _t5*d
-    _t51 = _t46*(E_a*h_kv - h)
-    _t52 = (
+    _t0 = d_qk*h
+    _t1 = _t0 + d
+    _t2 = d_qk2*h2
+    _t3 = d_v2*h2
+    _t4 = 1 - i_gh
+    _t5 = _t4*i_gate*(1 - b_gh)
+    _t6 = L_att - L_att2
+    _t7 = d_v*h
+    _t8 = d + d_qk*h_kv
+    _t9 = -L_kvs2
+    _t10 = L_att2 + _t9
+    _t11 = -L_kvs + L_kvs2 + _t6
+    _t12 = d + d_v*h_kv
+    _t13 = 1 - i_kev2
+    _t14 = 1 - i_kev
+    _t15 = _t7 + d
+    _t16 = _t4*b_gh + i_gh
+    _t17 = h2*(_t4*d_v2 + i_gh)
+    _t18 = h*(_t4*d_v + i_gh)
+    _t19 = i_glu + 2
+    _t20 = L_moe*r_a
+    _t21 = L_sc*d
+    _t22 = 2*N_s
+    _t23 = 2*d_in + i_m2*(G_s*_t22 + H_s)
+    _t24 = R_dt + d_in
+    _t25 = 1 - i_m2
+    _t26 = L_ssm*_t25*r_a
+    _t27 = H_v*d_lv
+    _t28 = H_la*d_la
+    _t29 = L_la*(_t28 + d)
+    _t30 = 2*H_k*d_lk
+    _t31 = L_dn*r_a
+    _t32 = L_rw*(d + d_rw)
+    _t33 = r_a*(L_rw*(d + d_ff) + _t32)
+    _t34 = 2*d
+    _t35 = L_gr*r_a*(d + d_gr)
+    _t36 = d**2
+    _t37 = _t19*d
+    _t38 = _t37*d_ff
+    _t39 = _t0*d
+    _t40 = _t7*d
+    _t41 = d_qk + d_v
+    _t42 = d*h_kv
+    _t43 = d*(d_rope + r_kv)
+    _t44 = -d_rope
+    _t45 = 1 - i_mla
+    _t46 = _t45*d*h_kv2*(_t13*d_v2 + d_qk2) + i_mla*(_t43 + h2*r_kv*(_t44 + d_qk2 + d_v2))
+    _t47 = _t25*d_in
+    _t48 = _t42*_t45*(_t14*d_v + d_qk) + i_mla*(_t43 + h*r_kv*(_t41 + _t44))
+    _t49 = H_v + _t27
+    _t50 = 1 - i_qlora
+    _t51 = _t2*d
+    _t52 = d*r_q
+    _t53 = d*i_moa
+    _t54 = E_a*_t53
+    _t55 = _t53*(E_a*h_kv2 - h2)
+    _t56 = d*i_gate
+    _t57 = _t53*(E_a*h_kv - h)
+    _t58 = (
         L_att2*(
-            _t1*d
-            + _t13*_t49
-            + _t37*_t44
-            + _t39
-            + _t44*i_rel
-            + _t47
-            + _t48*d_qk2
-            + _t48*d_v2
-            + i_mla*(_t43*_t44 + i_qlora*(_t0*r_q + _t45))
+            _t17*_t56
+            + _t3*d
+            + _t45*_t51
+            + _t46
+            + _t51*i_rel
+            + _t54
+            + _t55*d_qk2
+            + _t55*d_v2
+            + i_mla*(_t50*_t51 + i_qlora*(_t2*r_q + _t52))
         )
-        + L_dense*_t34
+        + L_dense*_t38
         + L_dn*(
-            _t23*d + d*(_t26 + _t42*(1 - i_cg) + _t42) + i_cg*(_t30*r_g + r_g*(H_v*d_lk + _t23))
+            _t27*d + d*(_t30 + _t49*(1 - i_cg) + _t49) + i_cg*(_t34*r_g + r_g*(H_v*d_lk + _t27))
         )
-        + L_dw*_t34
+        + L_dw*_t38
         + 3*L_gr*d*d_gr
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t39
-        + 5*L_la*_t24*d
-        + L_moe*(E*_t33*d_e + E_s*_t33*d_s + d*i_shared_gate + d*(E + E_0))
-        + L_rw*(_t32 + 4*d*d_rw)
-        + 4*L_sc*_t32
-        + L_ssm*(R_dt*_t40 + _t19*d + _t40*(R_dt + _t18) + d*d_in)
-        + _t4*(
-            _t14*_t49
-            + _t38*_t5
-            + _t41
-            + _t47
-            + _t50*i_rel
-            + _t51*d_qk
-            + _t51*d_v
-            + _t6*d
-            + i_mla*(_t43*_t50 + i_qlora*(_t45 + _t5*r_q))
+        - L_kvs2*_t46
+        + 5*L_la*_t28*d
+        + L_moe*(E*_t37*d_e + E_s*_t37*d_s + d*i_shared_gate + d*(E + E_0))
+        + L_rw*(_t36 + 4*d*d_rw)
+        + 4*L_sc*_t36
+        + L_ssm*(R_dt*_t47 + _t23*d + _t47*(R_dt + _t22) + d*d_in)
+        + L_xa*(_t39 + _t40 + _t41*_t42)
+        - _t48*(L_kvs + _t9)
+        + _t6*(
+            _t18*_t56
+            + _t39*_t45
+            + _t39*i_rel
+            + _t40
+            + _t48
+            + _t54
+            + _t57*d_qk
+            + _t57*d_v
+            + i_mla*(_t39*_t50 + i_qlora*(_t0*r_q + _t52))
         )
-        - _t41*(L_kvs + _t7)
     )
     return {
-        'lora/q': a_q*r_a*(L_att2*(_t0 + _t1*_t3 + d) + _t4*(_t3*_t6 + _t5 + d)),
-        'lora/k': a_k*r_a*(_t8*(d + d_qk2*h_kv2) + _t9*(d + d_qk*h_kv)),
-        'lora/v': a_v*r_a*(_t10*_t8*(d + d_v2*h_kv2) + _t11*_t9*(d + d_v*h_kv)),
-        'lora/o': a_o*r_a*(L_att2*(_t1 + d) + _t4*(_t6 + d)),
-        'lora/g': a_g*r_a*(L_att2*_t12*(_t13 + d) + _t12*_t4*(_t14 + d)),
+        'lora/q': a_q*r_a*(L_att2*(_t2 + _t3*_t5 + d) + L_xa*_t1 + _t6*(_t1 + _t5*_t7)),
+        'lora/k': a_k*r_a*(L_xa*_t8 + _t10*(d + d_qk2*h_kv2) + _t11*_t8),
+        'lora/v': a_v*r_a*(L_xa*_t12 + _t10*_t13*(d + d_v2*h_kv2) + _t11*_t12*_t14),
+        'lora/o': a_o*r_a*(L_att2*(_t3 + d) + L_xa*_t15 + _t15*_t6),
+        'lora/g': a_g*r_a*(L_att2*_t16*(_t17 + d) + _t16*_t6*(_t18 + d)),
         'lora/up': a_up*r_a*(
             L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
@@ -3281,23 +3290,23 @@ def finetune_counts(s):
         'lora/down': a_down*r_a*(
             L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
-        'lora/experts': E*_t15*_t16*a_experts*(d + d_e),
-        'lora/shared_expert_gate': _t16*a_shared_expert_gate*i_shared_gate*(d + 1),
-        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t19 + d) + 4*_t17),
-        'lora/x_proj': _t22*a_x_proj*(_t18 + _t20),
-        'lora/dt_proj': _t20*_t22*a_dt_proj,
-        'lora/out_proj': a_out_proj*r_a*(L_dn*(_t23 + d) + L_ssm*(d + d_in) + 2*_t17 + _t25),
-        'lora/in_proj_qkvz': _t27*a_in_proj_qkvz*(2*_t23 + _t26 + d),
-        'lora/in_proj_ba': _t27*a_in_proj_ba*(2*H_v + d),
-        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t24 + d),
-        'lora/output_gate': _t25*a_output_gate*r_a,
-        'lora/key': _t29*a_key,
-        'lora/value': _t29*a_value,
-        'lora/receptance': a_receptance*r_a*(L_rw*_t30 + _t28),
-        'lora/output': _t28*a_output*r_a,
-        'lora/linear_y': _t31*a_linear_y,
-        'lora/linear_x': _t31*a_linear_x,
-        'lora/linear_out': _t31*a_linear_out,
+        'lora/experts': E*_t19*_t20*a_experts*(d + d_e),
+        'lora/shared_expert_gate': _t20*a_shared_expert_gate*i_shared_gate*(d + 1),
+        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t23 + d) + 4*_t21),
+        'lora/x_proj': _t26*a_x_proj*(_t22 + _t24),
+        'lora/dt_proj': _t24*_t26*a_dt_proj,
+        'lora/out_proj': a_out_proj*r_a*(L_dn*(_t27 + d) + L_ssm*(d + d_in) + 2*_t21 + _t29),
+        'lora/in_proj_qkvz': _t31*a_in_proj_qkvz*(2*_t27 + _t30 + d),
+        'lora/in_proj_ba': _t31*a_in_proj_ba*(2*H_v + d),
+        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t28 + d),
+        'lora/output_gate': _t29*a_output_gate*r_a,
+        'lora/key': _t33*a_key,
+        'lora/value': _t33*a_value,
+        'lora/receptance': a_receptance*r_a*(L_rw*_t34 + _t32),
+        'lora/output': _t32*a_output*r_a,
+        'lora/linear_y': _t35*a_linear_y,
+        'lora/linear_x': _t35*a_linear_x,
+        'lora/linear_out': _t35*a_linear_out,
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
@@ -3327,16 +3336,18 @@ def finetune_counts(s):
             )
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + a_k*r_a*(
-                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                L_xa*(d + d_qk*h_kv)
+                + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
             + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-            + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+            + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
             + a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
             )
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + L_xa*(d + d_qk*h)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3346,7 +3357,8 @@ def finetune_counts(s):
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + a_v*r_a*(
-                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                L_xa*(d + d_v*h_kv)
+                + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -3367,7 +3379,7 @@ def finetune_counts(s):
             + a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
-                + (L_dense - L_dw)*(d + d_ff)
+                + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + a_g*r_a*(
                 L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -3376,7 +3388,7 @@ def finetune_counts(s):
             + a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
                 + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                + i_glu*(L_dense - L_dw)*(d + d_ff)
+                + i_glu*(d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + a_k*r_a*(
@@ -3384,19 +3396,22 @@ def finetune_counts(s):
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
             + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-            + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+            + a_o*r_a*(
+                L_att2*(d + d_v2*h2) + L_xa*i_img*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+            )
             + a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
             )
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + L_xa*i_img*(d + d_qk*h)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + a_up*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
-                + (L_dense - L_dw)*(d + d_ff)
+                + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + a_v*r_a*(
                 (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
@@ -3404,8 +3419,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t52,
-        'unquantised': N - _t52,
+        'quantised': _t58,
+        'unquantised': N - _t58,
     }
 
 
@@ -3440,6 +3455,7 @@ def finetune_states(s):
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_w = s['L_w']
+    L_xa = s['L_xa']
     M = s['M']
     N = s['N']
     N_big = s['N_big']
@@ -3579,16 +3595,18 @@ def finetune_states(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_xa*(d + d_qk*h_kv)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3598,7 +3616,8 @@ def finetune_states(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_xa*(d + d_v*h_kv)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -3660,6 +3679,7 @@ def finetune_states(s):
                         + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                         + d_in*(1 - i_m2)*(2*N_s + R_dt)
                     )
+                    + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
                     + (L_att - L_att2)*(
                         E_a*d*i_moa
                         + d*d_qk*h*i_rel
@@ -3730,16 +3750,18 @@ def finetune_states(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_xa*(d + d_qk*h_kv)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3749,7 +3771,8 @@ def finetune_states(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_xa*(d + d_v*h_kv)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -3829,16 +3852,20 @@ def finetune_states(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_xa*(d + d_qk*h_kv)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3848,7 +3875,8 @@ def finetune_states(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_xa*(d + d_v*h_kv)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -3882,16 +3910,20 @@ def finetune_states(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_xa*(d + d_qk*h_kv)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3901,7 +3933,8 @@ def finetune_states(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_xa*(d + d_v*h_kv)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -3959,16 +3992,18 @@ def finetune_states(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_xa*(d + d_qk*h_kv)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3978,7 +4013,8 @@ def finetune_states(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_xa*(d + d_v*h_kv)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -4029,6 +4065,7 @@ def finetune_memory(s):
     L_sm = s['L_sm']
     L_ssm = s['L_ssm']
     L_w = s['L_w']
+    L_xa = s['L_xa']
     M = s['M']
     M_gib = s['M_gib']
     N = s['N']
@@ -4110,6 +4147,7 @@ def finetune_memory(s):
     i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
+    i_img = s['i_img']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
     i_keep_head = s['i_keep_head']
@@ -4170,9 +4208,7 @@ def finetune_memory(s):
     u_ao = s['u_ao']
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-            L_att*a_o
-            + L_att*a_q
-            + L_dn*a_in_proj_ba
+            L_dn*a_in_proj_ba
             + L_dn*a_in_proj_qkvz
             + L_gr*a_linear_out
             + L_gr*a_linear_x
@@ -4187,22 +4223,26 @@ def finetune_memory(s):
             + 2*L_rw*a_value
             + L_ssm*a_dt_proj*(1 - i_m2)
             + L_ssm*a_x_proj*(1 - i_m2)
-            + a_down*(L_dense + L_moe*_minimum(1, E_s))
+            + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
             + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
-            + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
+            + a_gate*(
+                L_dw*i_glu
+                + L_moe*i_glu*_minimum(1, E_s)
+                + i_glu*(L_dense - L_dw - L_xa*(1 - i_img))
+            )
             + a_in_proj*(L_sc + L_ssm)
             + a_k*(L_att - L_kvs)
+            + a_o*(L_att + L_xa*i_img)
             + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
-            + a_up*(L_dense + L_moe*_minimum(1, E_s))
+            + a_q*(L_att + L_xa*i_img)
+            + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
             + a_v*((1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2))
         ),
         'total': (
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L_att*a_o
-                + L_att*a_q
-                + L_dn*a_in_proj_ba
+                L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
                 + L_gr*a_linear_x
@@ -4217,13 +4257,19 @@ def finetune_memory(s):
                 + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
-                + a_down*(L_dense + L_moe*_minimum(1, E_s))
+                + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
-                + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
+                + a_gate*(
+                    L_dw*i_glu
+                    + L_moe*i_glu*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw - L_xa*(1 - i_img))
+                )
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs)
+                + a_o*(L_att + L_xa*i_img)
                 + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
-                + a_up*(L_dense + L_moe*_minimum(1, E_s))
+                + a_q*(L_att + L_xa*i_img)
+                + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_v*(
                     (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
                 )
@@ -4494,6 +4540,7 @@ def finetune_memory(s):
                             + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
+                        + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -4635,16 +4682,20 @@ def finetune_memory(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_xa*(d + d_qk*h_kv)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4654,7 +4705,8 @@ def finetune_memory(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_xa*(d + d_v*h_kv)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -4688,16 +4740,20 @@ def finetune_memory(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_xa*(d + d_qk*h_kv)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4707,7 +4763,8 @@ def finetune_memory(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_xa*(d + d_v*h_kv)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -4742,16 +4799,18 @@ def finetune_memory(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_xa*(d + d_qk*h_kv)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4761,7 +4820,8 @@ def finetune_memory(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_xa*(d + d_v*h_kv)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -4795,16 +4855,18 @@ def finetune_memory(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_xa*(d + d_qk*h_kv)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4814,7 +4876,8 @@ def finetune_memory(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_xa*(d + d_v*h_kv)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -4887,6 +4950,7 @@ def finetune_memory(s):
                             + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
+                        + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -5020,16 +5084,20 @@ def finetune_memory(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_xa*(d + d_qk*h_kv)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5039,7 +5107,8 @@ def finetune_memory(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_xa*(d + d_v*h_kv)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5073,16 +5142,20 @@ def finetune_memory(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_xa*(d + d_qk*h_kv)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5092,7 +5165,8 @@ def finetune_memory(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_xa*(d + d_v*h_kv)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5127,16 +5201,18 @@ def finetune_memory(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_xa*(d + d_qk*h_kv)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5146,7 +5222,8 @@ def finetune_memory(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_xa*(d + d_v*h_kv)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5180,16 +5257,18 @@ def finetune_memory(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_xa*(d + d_qk*h_kv)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5199,7 +5278,8 @@ def finetune_memory(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_xa*(d + d_v*h_kv)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -5208,9 +5288,7 @@ def finetune_memory(s):
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L_att*a_o
-                + L_att*a_q
-                + L_dn*a_in_proj_ba
+                L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
                 + L_gr*a_linear_x
@@ -5225,13 +5303,19 @@ def finetune_memory(s):
                 + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
-                + a_down*(L_dense + L_moe*_minimum(1, E_s))
+                + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
-                + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
+                + a_gate*(
+                    L_dw*i_glu
+                    + L_moe*i_glu*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw - L_xa*(1 - i_img))
+                )
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs)
+                + a_o*(L_att + L_xa*i_img)
                 + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
-                + a_up*(L_dense + L_moe*_minimum(1, E_s))
+                + a_q*(L_att + L_xa*i_img)
+                + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_v*(
                     (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
                 )
@@ -5569,7 +5653,7 @@ def finetune_flops(s):
             + 2*a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
-                + (L_dense - L_dw)*(d + d_ff)
+                + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + 2*a_g*r_a*(
                 L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -5578,7 +5662,7 @@ def finetune_flops(s):
             + 2*a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
                 + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                + i_glu*(L_dense - L_dw)*(d + d_ff)
+                + i_glu*(d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + 2*a_k*r_a*(
@@ -5586,19 +5670,22 @@ def finetune_flops(s):
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
             + 2*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-            + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+            + 2*a_o*r_a*(
+                L_att2*(d + d_v2*h2) + L_xa*i_img*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+            )
             + 2*a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
             )
             + 2*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + L_xa*i_img*(d + d_qk*h)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + 2*a_up*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
-                + (L_dense - L_dw)*(d + d_ff)
+                + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + 2*a_v*r_a*(
                 (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
@@ -5633,7 +5720,7 @@ def finetune_flops(s):
                     + 2*a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
-                        + (L_dense - L_dw)*(d + d_ff)
+                        + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
                     )
                     + 2*a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -5642,7 +5729,7 @@ def finetune_flops(s):
                     + 2*a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                        + i_glu*(L_dense - L_dw)*(d + d_ff)
+                        + i_glu*(d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
                     )
                     + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + 2*a_k*r_a*(
@@ -5650,19 +5737,24 @@ def finetune_flops(s):
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + 2*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + 2*a_o*r_a*(
+                        L_att2*(d + d_v2*h2)
+                        + L_xa*i_img*(d + d_v*h)
+                        + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + 2*a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + 2*a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_xa*i_img*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + 2*a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
-                        + (L_dense - L_dw)*(d + d_ff)
+                        + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
                     )
                     + 2*a_v*r_a*(
                         (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
@@ -5873,6 +5965,7 @@ def optimizer_states(s):
     L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     N = s['N']
     N_s = s['N_s']
     P = s['P']
@@ -5948,30 +6041,31 @@ def optimizer_states(s):
     _t1 = i_glu + 2
     _t2 = 4*d
     _t3 = _t1*_t2*d_ff
-    _t4 = _t1*d
-    _t5 = d*(d_rope + r_kv)
-    _t6 = -d_rope
-    _t7 = 1 - i_mla
-    _t8 = _t7*d
-    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t5 + h2*r_kv*(_t6 + d_qk2 + d_v2))
-    _t10 = d_in*(1 - i_m2)
-    _t11 = 2*N_s
-    _t12 = _t8*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t5 + h*r_kv*(_t6 + d_qk + d_v))
-    _t13 = H_v*d_lv
-    _t14 = H_v + _t13
-    _t15 = 1 - i_qlora
-    _t16 = d_qk2*h2
-    _t17 = _t16*d
-    _t18 = d*r_q
-    _t19 = d*i_moa
-    _t20 = E_a*_t19
-    _t21 = d*h2
-    _t22 = _t19*(E_a*h_kv2 - h2)
-    _t23 = 1 - i_gh
-    _t24 = d_qk*h
-    _t25 = _t24*d
-    _t26 = d*h
-    _t27 = _t19*(E_a*h_kv - h)
+    _t4 = d*h
+    _t5 = _t4*d_qk
+    _t6 = _t4*d_v
+    _t7 = d_qk + d_v
+    _t8 = d*h_kv
+    _t9 = _t1*d
+    _t10 = d*(d_rope + r_kv)
+    _t11 = -d_rope
+    _t12 = 1 - i_mla
+    _t13 = _t12*d*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t10 + h2*r_kv*(_t11 + d_qk2 + d_v2))
+    _t14 = d_in*(1 - i_m2)
+    _t15 = 2*N_s
+    _t16 = _t12*_t8*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t10 + h*r_kv*(_t11 + _t7))
+    _t17 = H_v*d_lv
+    _t18 = H_v + _t17
+    _t19 = 1 - i_qlora
+    _t20 = d_qk2*h2
+    _t21 = _t20*d
+    _t22 = d*r_q
+    _t23 = d*i_moa
+    _t24 = E_a*_t23
+    _t25 = d*h2
+    _t26 = _t23*(E_a*h_kv2 - h2)
+    _t27 = 1 - i_gh
+    _t28 = _t23*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
@@ -6044,6 +6138,7 @@ def optimizer_states(s):
                 + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                 + d_in*(1 - i_m2)*(2*N_s + R_dt)
             )
+            - 4*L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
             + 4*N
             - 4*P*d
             - 4*V*d
@@ -6088,51 +6183,50 @@ def optimizer_states(s):
         'muon': (
             -20*H_la*L_la*d*d_la
             - 4*L_att2*(
-                _t17*_t7
-                + _t17*i_rel
-                + _t20
-                + _t21*d_v2
-                + _t21*i_gate*(_t23*d_v2 + i_gh)
-                + _t22*d_qk2
-                + _t22*d_v2
-                + _t9
-                + i_mla*(_t15*_t17 + i_qlora*(_t16*r_q + _t18))
+                _t12*_t21
+                + _t13
+                + _t21*i_rel
+                + _t24
+                + _t25*d_v2
+                + _t25*i_gate*(_t27*d_v2 + i_gh)
+                + _t26*d_qk2
+                + _t26*d_v2
+                + i_mla*(_t19*_t21 + i_qlora*(_t20*r_q + _t22))
             )
             - L_dense*_t3
             - 4*L_dn*(
-                _t13*d
-                + d*(2*H_k*d_lk + _t14*(1 - i_cg) + _t14)
-                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t13))
+                _t17*d
+                + d*(2*H_k*d_lk + _t18*(1 - i_cg) + _t18)
+                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t17))
             )
             - L_dw*_t3
             - 12*L_gr*d*d_gr
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            + 4*L_kvs2*_t9
-            - 4*L_moe*(E*_t4*d_e + E_s*_t4*d_s + d*i_shared_gate + d*(E + E_0))
+            + 4*L_kvs2*_t13
+            - 4*L_moe*(E*_t9*d_e + E_s*_t9*d_s + d*i_shared_gate + d*(E + E_0))
             - 4*L_rw*(_t0 + _t2*d_rw)
             - 16*L_sc*_t0
             - 4*L_ssm*(
-                R_dt*_t10 + _t10*(R_dt + _t11) + d*d_in + d*(2*d_in + i_m2*(G_s*_t11 + H_s))
+                R_dt*_t14 + _t14*(R_dt + _t15) + d*d_in + d*(2*d_in + i_m2*(G_s*_t15 + H_s))
             )
+            - 4*L_xa*(_t5 + _t6 + _t7*_t8)
             + 8*N
-            + 4*_t12*(L_kvs - L_kvs2)
+            + 4*_t16*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
-                _t12
-                + _t20
-                + _t24*_t8
-                + _t25*i_rel
-                + _t26*d_v
-                + _t26*i_gate*(_t23*d_v + i_gh)
-                + _t27*d_qk
-                + _t27*d_v
-                + i_mla*(_t15*_t25 + i_qlora*(_t18 + _t24*r_q))
+                _t12*_t5
+                + _t16
+                + _t24
+                + _t28*d_qk
+                + _t28*d_v
+                + _t4*i_gate*(_t27*d_v + i_gh)
+                + _t5*i_rel
+                + _t6
+                + i_mla*(_t19*_t5 + i_qlora*(_t22 + d_qk*h*r_q))
             )
         ),
         'adafactor_adapters': (
             8*r_a*(
                 E*L_moe*a_experts*(i_glu + 2)
-                + L_att*a_o
-                + L_att*a_q
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -6151,11 +6245,15 @@ def optimizer_states(s):
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
-                + a_k*(L_att - L_kvs)
+                + a_k*(L_att - L_kvs + L_xa)
+                + a_o*(L_att + L_xa)
                 + a_out_proj*(L_dn + L_la + L_sc + L_ssm)
+                + a_q*(L_att + L_xa)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
                 + a_v*(
-                    (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2) + (1 - i_kev2)*(L_att2 - L_kvs2)
+                    L_xa
+                    + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    + (1 - i_kev2)*(L_att2 - L_kvs2)
                 )
             )
             + 4*(
@@ -6187,16 +6285,18 @@ def optimizer_states(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_xa*(d + d_qk*h_kv)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6206,7 +6306,8 @@ def optimizer_states(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_xa*(d + d_v*h_kv)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6241,16 +6342,18 @@ def optimizer_states(s):
             )
             + 4*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + 4*a_k*r_a*(
-                (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                L_xa*(d + d_qk*h_kv)
+                + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
             + 4*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-            + 4*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+            + 4*a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
             + 4*a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
             )
             + 4*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                + L_xa*(d + d_qk*h)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + 4*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6260,7 +6363,8 @@ def optimizer_states(s):
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + 4*a_v*r_a*(
-                (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                L_xa*(d + d_v*h_kv)
+                + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
             )
             + 4*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6299,6 +6403,7 @@ def offload(s):
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_w = s['L_w']
+    L_xa = s['L_xa']
     M = s['M']
     N = s['N']
     N_e = s['N_e']
@@ -6437,16 +6542,18 @@ def offload(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_xa*(d + d_qk*h_kv)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6456,7 +6563,8 @@ def offload(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_xa*(d + d_v*h_kv)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6511,16 +6619,20 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_xa*(d + d_qk*h_kv)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6530,7 +6642,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_xa*(d + d_v*h_kv)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6584,16 +6697,20 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_xa*(d + d_qk*h_kv)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6603,7 +6720,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_xa*(d + d_v*h_kv)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6657,16 +6775,20 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_xa*(d + d_qk*h_kv)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6676,7 +6798,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_xa*(d + d_v*h_kv)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6748,6 +6871,7 @@ def offload(s):
                             + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
+                        + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -6815,16 +6939,20 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_xa*(d + d_qk*h_kv)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6834,7 +6962,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_xa*(d + d_v*h_kv)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -6906,6 +7035,7 @@ def offload(s):
                             + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
+                        + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -6973,16 +7103,20 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_xa*(d + d_qk*h_kv)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6992,7 +7126,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_xa*(d + d_v*h_kv)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7066,6 +7201,7 @@ def offload(s):
                                 + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                                 + d_in*(1 - i_m2)*(2*N_s + R_dt)
                             )
+                            + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
                             + (L_att - L_att2)*(
                                 E_a*d*i_moa
                                 + d*d_qk*h*i_rel
@@ -7135,11 +7271,14 @@ def offload(s):
                         )
                         + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                         + a_k*r_a*(
-                            (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                            L_xa*(d + d_qk*h_kv)
+                            + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                             + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         )
                         + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                        + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                        + a_o*r_a*(
+                            L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                        )
                         + a_out_proj*r_a*(
                             L_dn*(H_v*d_lv + d)
                             + L_la*(H_la*d_la + d)
@@ -7148,6 +7287,7 @@ def offload(s):
                         )
                         + a_q*r_a*(
                             L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                            + L_xa*(d + d_qk*h)
                             + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                         )
                         + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7157,7 +7297,8 @@ def offload(s):
                             + (L_dense - L_dw)*(d + d_ff)
                         )
                         + a_v*r_a*(
-                            (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                            L_xa*(d + d_v*h_kv)
+                            + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                             + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                         )
                         + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7208,16 +7349,18 @@ def offload(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_xa*(d + d_qk*h_kv)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7227,7 +7370,8 @@ def offload(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_xa*(d + d_v*h_kv)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7276,16 +7420,18 @@ def offload(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_xa*(d + d_qk*h_kv)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7295,7 +7441,8 @@ def offload(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_xa*(d + d_v*h_kv)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7346,16 +7493,18 @@ def offload(s):
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
-                    (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                    L_xa*(d + d_qk*h_kv)
+                    + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                 )
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7365,7 +7514,8 @@ def offload(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
-                    (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                    L_xa*(d + d_v*h_kv)
+                    + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
                 + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7436,6 +7586,7 @@ def offload(s):
                             + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
+                        + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -7503,16 +7654,20 @@ def offload(s):
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
-                        (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
+                        L_xa*(d + d_qk*h_kv)
+                        + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d) + L_la*(H_la*d_la + d) + 2*L_sc*d + L_ssm*(d + d_in)
                     )
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7522,7 +7677,8 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
-                        (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
+                        L_xa*(d + d_v*h_kv)
+                        + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
                     + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
@@ -7725,6 +7881,7 @@ def precision_memory(s):
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_w = s['L_w']
+    L_xa = s['L_xa']
     N_s = s['N_s']
     R_dt = s['R_dt']
     d = s['d']
@@ -7807,6 +7964,7 @@ def precision_memory(s):
                 + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                 + d_in*(1 - i_m2)*(2*N_s + R_dt)
             )
+            + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
             + (L_att - L_att2)*(
                 E_a*d*i_moa
                 + d*d_qk*h*i_rel

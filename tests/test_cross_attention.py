@@ -178,3 +178,31 @@ def test_a_bad_cross_attention_layers_field_is_one_line():
     with pytest.raises(CalcError, match="pad_token_id=200 must lie within"):
         spec_from_hf_config({"model_type": "mllama_text_model", "vocab_size": 100,
                              "pad_token_id": 200})
+
+
+@pytest.mark.parametrize("images", [0, 10])
+def test_adapters_on_the_cross_attention_projections_as_the_reference_model_counts(images):
+    """LoRA on q, o and the FFN: the cross-attention layers' W_Q and W_O and their MLP carry
+    adapters too, which a token runs through only where there are image tokens."""
+    from tests.test_finetune_mixers import assert_adapters_as_the_reference_model_counts
+
+    spec = ModelSpec(**SMALL, cross_attention={"image_tokens": images})
+    ours = assert_adapters_as_the_reference_model_counts(spec, ("q", "o", "up", "down"))
+    assert ours.by_target["lora/q"] == 2 * 5 * (64 + 64)
+
+
+def test_lora_targets_are_peft_on_transformers():
+    """PEFT's q_proj, k_proj, v_proj and o_proj match self_attn's and cross_attn's alike on
+    MllamaForCausalLM; calc counts both (the default config, rank 8)."""
+    from calc.evaluate import count_adapters
+    from calc.spec.finetune import FineTune
+    from calc.verify.hf_reference import lora_parameters
+
+    config = {"model_type": "mllama_text_model"}
+    spec, model = spec_from_hf_config(config), hf_reference.build(config)
+    for target in ("q", "k", "v", "o"):
+        counts = count_adapters(spec, FineTune(method="lora", rank=8, targets=(target,)))
+        assert counts.by_target == {f"lora/{target}": lora_parameters(
+            model, 8, rf"\.{target}_proj$")}, target
+    everything = count_adapters(spec, FineTune(method="lora", rank=8, targets="all-linear"))
+    assert everything.trainable == lora_parameters(model, 8)
