@@ -1882,11 +1882,13 @@ def memory_activations(s):
     L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
+    L_s_xa = s['L_s_xa']
     L_sm = s['L_sm']
     M = s['M']
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
+    T_img = s['T_img']
     V_o = s['V_o']
     a_down = s['a_down']
     a_g = s['a_g']
@@ -1935,6 +1937,7 @@ def memory_activations(s):
     i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
+    i_img = s['i_img']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
     i_keep_head = s['i_keep_head']
@@ -1980,9 +1983,9 @@ def memory_activations(s):
         'layers': (
             T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(
-                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
-                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                    L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
+                )
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
@@ -2079,6 +2082,30 @@ def memory_activations(s):
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + L_s_xa*(
+                        i_img*q_a*(
+                            T_img*h*i_scores/n_tp
+                            + 2*d
+                            + (2*d_qk*h + d_v*h)/n_tp
+                            + T_img*h_t*(2*d_qk + d_v)/T
+                        )
+                        - (1 - i_img)*(
+                            d_ff*(
+                                4*a_down*i_frozen*i_hf*i_up
+                                + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                + q_a*(i_glu*i_hf + i_glu + 1)
+                            )/n_tp
+                            + n_tp**(-i_sp)*(
+                                2*d*i_drop*(1 - i_hf)
+                                + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                                + d*i_keep_mix*q_l*(1 - i_rnu)
+                                + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            )
+                        )
                     )
                     + (L_s_att - L_s_att2)*(
                         d_rope*i_mla*i_rnu*q_a
@@ -2254,6 +2281,7 @@ def memory(s):
     L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
+    L_s_xa = s['L_s_xa']
     L_sm = s['L_sm']
     L_w = s['L_w']
     M = s['M']
@@ -2268,6 +2296,7 @@ def memory(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
+    T_img = s['T_img']
     V_o = s['V_o']
     a_down = s['a_down']
     a_g = s['a_g']
@@ -2317,6 +2346,7 @@ def memory(s):
     i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
+    i_img = s['i_img']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
     i_keep_head = s['i_keep_head']
@@ -2454,9 +2484,9 @@ def memory(s):
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(
-                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
-                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                    L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
+                )
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
@@ -2553,6 +2583,30 @@ def memory(s):
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + L_s_xa*(
+                        i_img*q_a*(
+                            T_img*h*i_scores/n_tp
+                            + 2*d
+                            + (2*d_qk*h + d_v*h)/n_tp
+                            + T_img*h_t*(2*d_qk + d_v)/T
+                        )
+                        - (1 - i_img)*(
+                            d_ff*(
+                                4*a_down*i_frozen*i_hf*i_up
+                                + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                + q_a*(i_glu*i_hf + i_glu + 1)
+                            )/n_tp
+                            + n_tp**(-i_sp)*(
+                                2*d*i_drop*(1 - i_hf)
+                                + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                                + d*i_keep_mix*q_l*(1 - i_rnu)
+                                + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            )
+                        )
                     )
                     + (L_s_att - L_s_att2)*(
                         d_rope*i_mla*i_rnu*q_a
@@ -2886,9 +2940,9 @@ def memory(s):
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(
-                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
-                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                    L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
+                )
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
@@ -2977,6 +3031,30 @@ def memory(s):
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + L_s_xa*(
+                        i_img*q_a*(
+                            T_img*h*i_scores/n_tp
+                            + 2*d
+                            + (2*d_qk*h + d_v*h)/n_tp
+                            + T_img*h_t*(2*d_qk + d_v)/T
+                        )
+                        - (1 - i_img)*(
+                            d_ff*(
+                                4*a_down*i_frozen*i_hf*i_up
+                                + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                + q_a*(i_glu*i_hf + i_glu + 1)
+                            )/n_tp
+                            + n_tp**(-i_sp)*(
+                                2*d*i_drop*(1 - i_hf)
+                                + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                                + d*i_keep_mix*q_l*(1 - i_rnu)
+                                + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            )
+                        )
                     )
                     + (L_s_att - L_s_att2)*(
                         d_rope*i_mla*i_rnu*q_a
@@ -4061,6 +4139,7 @@ def finetune_memory(s):
     L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
+    L_s_xa = s['L_s_xa']
     L_sc = s['L_sc']
     L_sm = s['L_sm']
     L_ssm = s['L_ssm']
@@ -4078,6 +4157,7 @@ def finetune_memory(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
+    T_img = s['T_img']
     V_o = s['V_o']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
@@ -4275,9 +4355,9 @@ def finetune_memory(s):
                 )
             )
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(
-                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
-                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                    L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
+                )
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
@@ -4374,6 +4454,30 @@ def finetune_memory(s):
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + L_s_xa*(
+                        i_img*q_a*(
+                            T_img*h*i_scores/n_tp
+                            + 2*d
+                            + (2*d_qk*h + d_v*h)/n_tp
+                            + T_img*h_t*(2*d_qk + d_v)/T
+                        )
+                        - (1 - i_img)*(
+                            d_ff*(
+                                4*a_down*i_frozen*i_hf*i_up
+                                + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                + q_a*(i_glu*i_hf + i_glu + 1)
+                            )/n_tp
+                            + n_tp**(-i_sp)*(
+                                2*d*i_drop*(1 - i_hf)
+                                + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                                + d*i_keep_mix*q_l*(1 - i_rnu)
+                                + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            )
+                        )
                     )
                     + (L_s_att - L_s_att2)*(
                         d_rope*i_mla*i_rnu*q_a
@@ -5321,9 +5425,9 @@ def finetune_memory(s):
                 )
             )
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(
-                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
-                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                    L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
+                )
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
@@ -5412,6 +5516,30 @@ def finetune_memory(s):
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + L_s_xa*(
+                        i_img*q_a*(
+                            T_img*h*i_scores/n_tp
+                            + 2*d
+                            + (2*d_qk*h + d_v*h)/n_tp
+                            + T_img*h_t*(2*d_qk + d_v)/T
+                        )
+                        - (1 - i_img)*(
+                            d_ff*(
+                                4*a_down*i_frozen*i_hf*i_up
+                                + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                + q_a*(i_glu*i_hf + i_glu + 1)
+                            )/n_tp
+                            + n_tp**(-i_sp)*(
+                                2*d*i_drop*(1 - i_hf)
+                                + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                                + d*i_keep_mix*q_l*(1 - i_rnu)
+                                + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            )
+                        )
                     )
                     + (L_s_att - L_s_att2)*(
                         d_rope*i_mla*i_rnu*q_a

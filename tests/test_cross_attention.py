@@ -206,3 +206,23 @@ def test_lora_targets_are_peft_on_transformers():
             model, 8, rf"\.{target}_proj$")}, target
     everything = count_adapters(spec, FineTune(method="lora", rank=8, targets="all-linear"))
     assert everything.trainable == lora_parameters(model, 8)
+
+
+@pytest.mark.parametrize(("dtype", "batch"), [("bf16", 2), ("fp32", 1)])
+def test_text_only_training_keeps_nothing_of_the_skipped_layers(dtype, batch):
+    """verify --memory: transformers' text-only training forward of the mllama wrapper's
+    language model (two of four layers cross-attention, skipped) keeps exactly what calc's hf
+    accounting counts, in every run (eager and SDPA, checkpointed or not, full and LoRA): none
+    of the skipped layers' norms, MLP or checkpointed input. (QLoRA's reload is left out:
+    AutoModelForCausalLM does not map the saved MllamaTextConfig.)"""
+    from calc.reports.memory_check import verify_memory
+
+    text = {"model_type": "mllama_text_model", "hidden_size": 64, "intermediate_size": 96,
+            "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "vocab_size": 100, "pad_token_id": 0, "bos_token_id": 0, "eos_token_id": 0,
+            "cross_attention_layers": [1, 3]}
+    config = {"model_type": "mllama", "text_config": text}
+    report = verify_memory(spec_from_hf_config(config), config, 16, batch=batch, dtype=dtype,
+                           qlora=False)
+    assert [c for c in report.memory_check if not c.exact] == []
+    assert len(report.memory_check) == 24  # 6 runs × layers, embedding, output, total
