@@ -25,6 +25,7 @@ from calc.spec import ModelSpec  # noqa: E402
 from calc.verify import hf_reference  # noqa: E402
 from tests.hf_released import CONFIGS  # noqa: E402
 from tests.hf_strategies import STRATEGIES  # noqa: E402
+from tests.strategies import cross_attention_specs  # noqa: E402
 
 ELEVEN_B = CONFIGS / "llama-3.2-11b-vision-instruct.json"
 NINETY_B = CONFIGS / "llama-3.2-90b-vision-instruct.json"
@@ -226,3 +227,13 @@ def test_text_only_training_keeps_nothing_of_the_skipped_layers(dtype, batch):
                            qlora=False)
     assert [c for c in report.memory_check if not c.exact] == []
     assert len(report.memory_check) == 24  # each run: layers, embedding, output, total
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=cross_attention_specs(), seq_len=st.integers(1, 12))
+def test_random_specs_on_the_reference_model(spec, seq_len):
+    """Cross-attention layers among any mixers, of any head shapes, FFN, norm and positions,
+    text only or with image tokens: calc's reference model counts what the formulas count,
+    component by component, and its backward is 2 × forward."""
+    report = verify(spec, seq_len)
+    assert report.ok, [c for c in (*report.params, *report.flops) if not c.match]
