@@ -48,8 +48,8 @@ from calc.symbols import (
     L_rw,
     L_sc,
     L_ssm,
-    L_xa,
     L_w,
+    L_xa,
     N,
     N_head,
     N_s,
@@ -74,9 +74,9 @@ from calc.symbols import (
     i_gate,
     i_gh,
     i_glu,
-    i_img,
     i_head,
     i_hf,
+    i_img,
     i_kev,
     i_oib,
     i_qh,
@@ -120,7 +120,8 @@ SHARED_WIDTH = E_s * d_s
 # d × width, down width × d: n_in + n_out alike).
 # ffn.double_wide: L_dw of the dense FFNs are 2·d_ff wide.
 # (the dense FFNs of the cross-attention layers run only where there are image tokens)
-FFN_MATRICES = ((L_dense - L_dw, d + d_ff, L_dense - L_dw - (1 - i_img) * L_xa), (L_dw, d + 2 * d_ff, L_dw),
+FFN_MATRICES = ((L_dense - L_dw, d + d_ff, L_dense - L_dw - (1 - i_img) * L_xa),
+                (L_dw, d + 2 * d_ff, L_dw),
                 (L_moe * HAS_SHARED, d + SHARED_WIDTH, L_moe * HAS_SHARED))
 
 
