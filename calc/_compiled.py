@@ -8151,12 +8151,14 @@ def inference(s):
     L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     M_gib = s['M_gib']
     N = s['N']
     N_e = s['N_e']
     N_s = s['N_s']
     R = s['R']
     T = s['T']
+    T_img = s['T_img']
     b = s['b']
     c = s['c']
     d = s['d']
@@ -8189,15 +8191,14 @@ def inference(s):
     u = s['u']
     u_bw = s['u_bw']
     w = s['w']
-    _t0 = H_v*d_lv
+    _t0 = h_kv*(d_qk + d_v)
+    _t1 = H_v*d_lv
     return {
         'weights': N*q_w,
         'kv_cache_per_token': q_kv*(
             L_idx*d_I
             + h_kv2*(L_att2 - L_kvs2)*(d_qk2 + d_v2)
-            + (
-                h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)
-            )*(L_att - L_att2 - L_kvs + L_kvs2 + L_sb)
+            + (_t0*(1 - i_mla) + i_mla*(d_rope + r_kv))*(L_att - L_att2 - L_kvs + L_kvs2 + L_sb)
         ),
         'kv_cache': b*q_kv*(
             H_la*L_la*d_la**2
@@ -8231,14 +8232,16 @@ def inference(s):
             + L_rw*(2*d + 3*d_rw)
             + L_sc*d*(k_sc - 1)
             + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+            + L_xa*T_img*h_kv*(d_qk + d_v)
         ),
         'state_cache': b*q_kv*(
             H_la*L_la*d_la**2
-            + L_dn*(_t0*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t0))
+            + L_dn*(_t1*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t1))
             + L_gr*(d_gr*(k_gr - 1) + d_gr)
             + L_rw*(2*d + 3*d_rw)
             + L_sc*d*(k_sc - 1)
             + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+            + L_xa*T_img*_t0
         ),
         'total': (
             N*q_w
@@ -8274,6 +8277,7 @@ def inference(s):
                 + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                + L_xa*T_img*h_kv*(d_qk + d_v)
             )
         ),
         'gpu': 1073741824*K*M_gib,
@@ -8310,6 +8314,7 @@ def inference(s):
                 + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                + L_xa*T_img*h_kv*(d_qk + d_v)
             )
         ),
         'prefill_flops': F_p*T*b,
@@ -8348,6 +8353,7 @@ def inference(s):
                 + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                + L_xa*T_img*h_kv*(d_qk + d_v)
             )
         )/(BW*K*u_bw),
         'prefill_seconds': _maximum(
@@ -8386,6 +8392,7 @@ def inference(s):
                     + L_rw*(2*d + 3*d_rw)
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                    + L_xa*T_img*h_kv*(d_qk + d_v)
                 )
             )/(BW*K*u_bw)
         ),
@@ -8424,6 +8431,7 @@ def inference(s):
                 + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                + L_xa*T_img*h_kv*(d_qk + d_v)
             )
             + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))
         )/(BW*K*u_bw),
@@ -8465,6 +8473,7 @@ def inference(s):
                     + L_rw*(2*d + 3*d_rw)
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                    + L_xa*T_img*h_kv*(d_qk + d_v)
                 )
                 + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))
             )/(BW*K*u_bw)
@@ -8504,6 +8513,7 @@ def inference(s):
                     + L_rw*(2*d + 3*d_rw)
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                    + L_xa*T_img*h_kv*(d_qk + d_v)
                 )
                 + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))
             )/(BW*K*u_bw)

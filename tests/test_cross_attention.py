@@ -237,3 +237,15 @@ def test_random_specs_on_the_reference_model(spec, seq_len):
     component by component, and its backward is 2 × forward."""
     report = verify(spec, seq_len)
     assert report.ok, [c for c in (*report.params, *report.flops) if not c.match]
+
+
+def test_the_image_keys_and_values_are_a_cache_per_sequence():
+    """Serving: each sequence caches its image tokens' keys and values in every
+    cross-attention layer (fixed whatever the context: MllamaTextCrossAttention's cache), the
+    self-attention layers' cache grows per token; text only there are none."""
+    spec = spec_from_hf_config(ELEVEN_B)
+    text = calc.infer(spec, gpu="h100", batch=4, context=4096).inference
+    image = calc.infer(with_images(spec, 6404), gpu="h100", batch=4, context=4096).inference
+    assert text.state_cache_bytes == 0
+    assert text.kv_cache_bytes_per_token == image.kv_cache_bytes_per_token == 32 * 8 * 256 * 2
+    assert image.state_cache_bytes == 4 * 8 * 6404 * 8 * 256 * 2  # b × L_xa × T_img × KV × bf16
