@@ -249,3 +249,19 @@ def test_the_image_keys_and_values_are_a_cache_per_sequence():
     assert text.state_cache_bytes == 0
     assert text.kv_cache_bytes_per_token == image.kv_cache_bytes_per_token == 32 * 8 * 256 * 2
     assert image.state_cache_bytes == 4 * 8 * 6404 * 8 * 256 * 2  # b × L_xa × T_img × KV × bf16
+
+
+def test_image_tokens_on_the_command_line(cli):
+    """--set cross_attention.image_tokens=N prices N image tokens a sequence; a bad value is
+    one line naming the field, exit 2."""
+    path = str(ELEVEN_B)
+    text = cli(path, "--seq-len", "1024", "--format", "json").json()
+    image = cli(path, "--seq-len", "1024", "--format", "json",
+                "--set", "cross_attention.image_tokens=6404").json()
+    spec = with_images(spec_from_hf_config(ELEVEN_B), 6404)
+    assert image["flops_per_token"]["forward"] == calc.count_flops(spec, 1024).forward
+    assert image["flops_per_token"]["forward"] > text["flops_per_token"]["forward"]
+    assert image["params"]["total"] == text["params"]["total"] == 9_775_192_080
+    bad = cli(path, "--set", "cross_attention.image_tokens=-1")
+    assert bad.code == 2 and "cross_attention.image_tokens" in bad.err
+    assert len(bad.err.strip().splitlines()) == 1
