@@ -260,6 +260,24 @@ def params_short_conv(s):
     }
 
 
+def params_cross_attention(s):
+    b_norm = s['b_norm']
+    d = s['d']
+    d_qk = s['d_qk']
+    d_v = s['d_v']
+    g_norm = s['g_norm']
+    h = s['h']
+    h_kv = s['h_kv']
+    _t0 = d*h
+    return {
+        'cross_attention/q': _t0*d_qk,
+        'cross_attention/kv': d*h_kv*(d_qk + d_v),
+        'cross_attention/o': _t0*d_v,
+        'cross_attention/qk_norm': d_qk*(2*b_norm + 2*g_norm),
+        'cross_attention/gates': 2,
+    }
+
+
 def params_indexer(s):
     d = s['d']
     d_I = s['d_I']

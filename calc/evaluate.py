@@ -182,7 +182,8 @@ class ParamCounts:
     per_layer: dict[str, int]  # one attention layer's attention, and one layer's norms
     per_dense_ffn: dict[str, int]  # one dense layer's FFN
     per_moe_ffn: dict[str, int]  # one MoE layer's router, experts, shared experts
-    per_mixer: dict[str, int]  # one Mamba, DeltaNet, lightning, RWKV, Griffin or short conv
+    per_mixer: dict[str, int]  # one Mamba, DeltaNet, lightning, RWKV, Griffin, short conv or
+    # cross-attention mixer
     per_indexer: dict[str, int]  # one DSA indexer (on the attention layers that have one)
     components: dict[str, int]  # whole model, by component; sums to total
     total: int
@@ -352,7 +353,8 @@ def _counted(s: Mapping[str, int]) -> ParamCounts:
         per_moe_ffn=_compiled.params_moe_ffn(s),
         per_mixer={**_compiled.params_mamba(s), **_compiled.params_deltanet(s),
                    **_compiled.params_lightning(s), **_compiled.params_rwkv(s),
-                   **_compiled.params_griffin(s), **_compiled.params_short_conv(s)},
+                   **_compiled.params_griffin(s), **_compiled.params_short_conv(s),
+                   **_compiled.params_cross_attention(s)},
         per_indexer=_compiled.params_indexer(s),
         components=_compiled.params_components(s),
         **summary,
