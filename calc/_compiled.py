@@ -286,6 +286,24 @@ def params_short_conv(s):
     }
 
 
+def params_cross_attention(s):
+    b_norm = s['b_norm']
+    d = s['d']
+    d_qk = s['d_qk']
+    d_v = s['d_v']
+    g_norm = s['g_norm']
+    h = s['h']
+    h_kv = s['h_kv']
+    _t0 = d*h
+    return {
+        'cross_attention/q': _t0*d_qk,
+        'cross_attention/kv': d*h_kv*(d_qk + d_v),
+        'cross_attention/o': _t0*d_v,
+        'cross_attention/qk_norm': d_qk*(2*b_norm + 2*g_norm),
+        'cross_attention/gates': 2,
+    }
+
+
 def params_indexer(s):
     d = s['d']
     d_I = s['d_I']
@@ -324,6 +342,7 @@ def params_components(s):
     L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     M_sb = s['M_sb']
     N_s = s['N_s']
     P = s['P']
@@ -493,17 +512,17 @@ def params_components(s):
     _t74 = _t73*d
     _t75 = 2*H_ml
     _t76 = b_sc*d
-    _t77 = i_glu + 1
-    _t78 = b_ff*d_ff
-    _t79 = d*d_ff
-    _t80 = _t77*(_t78 + _t79)
-    _t81 = _t79 + b_ff*d
-    _t82 = _t45*d_ff
-    _t83 = E + E_0
-    _t84 = d*(i_glu + 2)
-    _t85 = _t0*d
-    _t86 = 3*_t85
-    _t87 = _t22*h_kv
+    _t77 = _t22*h_kv
+    _t78 = i_glu + 1
+    _t79 = b_ff*d_ff
+    _t80 = d*d_ff
+    _t81 = _t78*(_t79 + _t80)
+    _t82 = _t80 + b_ff*d
+    _t83 = _t45*d_ff
+    _t84 = E + E_0
+    _t85 = d*(i_glu + 2)
+    _t86 = _t0*d
+    _t87 = 3*_t86
     _t88 = _t46*p_le
     return {
         'attention/q': (
@@ -576,30 +595,35 @@ def params_components(s):
         'conv/in': L_sc*(3*_t66 + 3*_t76),
         'conv/conv': L_sc*d*(b_sc + k_sc),
         'conv/out': L_sc*(_t66 + _t76),
-        'mlp/up': L_dense*_t80 + L_dw*(_t77*(2*_t78 + 2*_t79) - _t80),
-        'mlp/down': L_dense*_t81 + L_dw*_t79,
+        'cross_attention/q': L_xa*_t13,
+        'cross_attention/kv': L_xa*_t77*d,
+        'cross_attention/o': L_xa*_t31,
+        'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
+        'cross_attention/gates': 2*L_xa,
+        'mlp/up': L_dense*_t81 + L_dw*(_t78*(2*_t79 + 2*_t80) - _t81),
+        'mlp/down': L_dense*_t82 + L_dw*_t80,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t82 + L_dw*_t82,
-        'moe/router': L_moe*(_t83*b_router + _t83*d + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t84*d_e + b_ff*(_t77*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t84*d_s + b_ff*(_t77*d_s + d)) + d*i_shared_gate),
+        'mlp/sub_norm': L_dense*_t83 + L_dw*_t83,
+        'moe/router': L_moe*(_t84*b_router + _t84*d + i_rs*(E + d)),
+        'moe/experts': E*L_moe*(_t85*d_e + b_ff*(_t78*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t85*d_s + b_ff*(_t78*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t85*i_mn + _t86*i_bn),
-        'shared_block/attention': M_sb*(_t31 + _t38*d + _t60*_t87),
-        'shared_block/mlp': M_sb*(_t80 + _t81 + n_act),
-        'shared_block/norms': M_sb*_t86,
+        'moe/norm': L_moe*(_t86*i_mn + _t87*i_bn),
+        'shared_block/attention': M_sb*(_t31 + _t38*d + _t60*_t77),
+        'shared_block/mlp': M_sb*(_t81 + _t82 + n_act),
+        'shared_block/norms': M_sb*_t87,
         'shared_block/projection': L_sb*_t66,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t12 + _t87 + 6*d) + r_sb*(_t77*d_ff + d)),
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t12 + _t77 + 6*d) + r_sb*(_t78*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
         'per_layer_embeddings/projection': _t88,
         'per_layer_embeddings/layers': 2*_t88,
         'per_layer_embeddings/norms': _t0*i_le*(_t46 + p_le),
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t85*i_norm_emb,
+        'embedding/norm': _t86*i_norm_emb,
         'embedding_projection': _t60*d_emb*i_proj,
         'hyper_connections/head': _t47*d + i_hc + n_hc,
-        'final_norm': _t85*i_norm_final,
+        'final_norm': _t86*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
@@ -632,6 +656,7 @@ def params_summary(s):
     L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     M = s['M']
     M_sb = s['M_sb']
     N_s = s['N_s']
@@ -880,6 +905,11 @@ def params_summary(s):
         + L_ssm*(b_ssm*d + d*d_in)
         + L_ssm*(_t74*_t75*i_dtn + d_in*i_gn*i_m2)
         + L_ssm*(R_dt*_t76 + _t73 + _t76)
+        + L_xa*_t20
+        + L_xa*_t24
+        + L_xa*_t68*d
+        + L_xa*d_qk*(2*b_norm + 2*g_norm)
+        + 2*L_xa
         + M_sb*_t62
         + M_sb*_t78
         + M_sb*(_t20 + _t23*_t77 + _t68*_t77)
@@ -979,6 +1009,7 @@ def flops_forward_components(s):
     L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     N_s = s['N_s']
     R_dt = s['R_dt']
     V_o = s['V_o']
@@ -1012,6 +1043,7 @@ def flops_forward_components(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -1082,14 +1114,16 @@ def flops_forward_components(s):
     _t44 = _t43*d_mk
     _t45 = _t43*d_mv
     _t46 = 4*d
-    _t47 = i_glu + 2
-    _t48 = _t24*_t47*d_ff
-    _t49 = L_moe*_t24
-    _t50 = n_hc**2
-    _t51 = _t50*i_hcm
-    _t52 = _t10*h_kv
-    _t53 = 2*L_sb
-    _t54 = L*p_le
+    _t47 = _t24*_t4
+    _t48 = L_xa*i_img
+    _t49 = i_glu + 2
+    _t50 = _t24*_t49*d_ff
+    _t51 = L_moe*_t24
+    _t52 = n_hc**2
+    _t53 = _t52*i_hcm
+    _t54 = _t10*h_kv
+    _t55 = 2*L_sb
+    _t56 = L*p_le
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*r_q + _t2)) + _t5*(_t1*_t4 + i_qlora*(_t2 + _t4*r_q))
@@ -1138,20 +1172,22 @@ def flops_forward_components(s):
         'conv/in': 6*L_sc*_t38,
         'conv/out': L_sc*_t39,
         'conv/conv': L_sc*_t24*k_sc,
-        'mlp': L_dense*_t48 + L_dw*_t48,
-        'moe/router': _t49*(E + E_0),
-        'moe/experts': _t47*_t49*d_e*k,
-        'moe/shared': 2*L_moe*(E_s*_t47*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': 2*L*(_t24*_t51 + d*n_hc*(2*_t51 + 4*n_hc)),
-        'hyper_connections/head': _t24*_t50,
-        'shared_block/attention': _t53*(_t16 + _t24*_t4 + _t24*_t52),
-        'shared_block/mlp': L_sb*_t48,
+        'cross_attention/q': _t47*_t48,
+        'cross_attention/o': _t15*_t24*_t48,
+        'mlp': L_dense*_t50 + L_dw*_t50 - L_xa*_t50*(1 - i_img),
+        'moe/router': _t51*(E + E_0),
+        'moe/experts': _t49*_t51*d_e*k,
+        'moe/shared': 2*L_moe*(E_s*_t49*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': 2*L*(_t24*_t53 + d*n_hc*(2*_t53 + 4*n_hc)),
+        'hyper_connections/head': _t24*_t52,
+        'shared_block/attention': _t55*(_t16 + _t24*_t54 + _t47),
+        'shared_block/mlp': L_sb*_t50,
         'shared_block/projection': L_sb*_t39,
-        'shared_block/adapters': _t53*(
-            i_sba*r_sb*(_t32 + _t4 + _t52) + r_sb*(d + d_ff*(i_glu + 1))
+        'shared_block/adapters': _t55*(
+            i_sba*r_sb*(_t32 + _t4 + _t54) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'per_layer_embeddings/projection': _t24*_t54,
-        'per_layer_embeddings/layers': _t46*_t54,
+        'per_layer_embeddings/projection': _t24*_t56,
+        'per_layer_embeddings/layers': _t46*_t56,
         'embedding_projection': _t46*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
@@ -1190,9 +1226,11 @@ def flops(s):
     L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
+    T_img = s['T_img']
     V_o = s['V_o']
     c = s['c']
     d = s['d']
@@ -1228,6 +1266,7 @@ def flops(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -1272,57 +1311,62 @@ def flops(s):
     _t16 = H_v*d_lv
     _t17 = L_dn*_t6
     _t18 = 2*L_moe
-    _t19 = i_glu + 2
-    _t20 = _t19*_t6*d_ff
-    _t21 = 2*L_sb
-    _t22 = _t19*d
-    _t23 = L_att - L_att2
-    _t24 = 2*_t23
-    _t25 = _t24*d
-    _t26 = _t8*(1 - i_m2)
-    _t27 = 2*N_s
-    _t28 = G_s*_t27
-    _t29 = 2*H_k*d_lk
-    _t30 = 2*L_dn
-    _t31 = 1 - i_gh
-    _t32 = d_v*h
-    _t33 = _t32*d
-    _t34 = d_qk*h
-    _t35 = d_qk + d_v
-    _t36 = _t35*h_kv
-    _t37 = d_qk2*h2
-    _t38 = d*(1 - i_qlora)
-    _t39 = d*r_q
-    _t40 = _t11*i_hcm
-    _t41 = 1 - i_og
-    _t42 = d_v2*h2
-    _t43 = d*g_o*r_o
-    _t44 = H_v + _t16
-    _t45 = d*(d_rope + r_kv)
-    _t46 = -d_rope
-    _t47 = d*(1 - i_mla)
-    _t48 = (
-        2*_t47*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t45 + h2*r_kv*(_t46 + d_qk2 + d_v2))
+    _t19 = d_qk*h
+    _t20 = _t19*_t6
+    _t21 = L_xa*i_img
+    _t22 = d_v*h
+    _t23 = _t22*d
+    _t24 = i_glu + 2
+    _t25 = _t24*_t6*d_ff
+    _t26 = 2*L_sb
+    _t27 = _t24*d
+    _t28 = L_att - L_att2
+    _t29 = 2*_t28
+    _t30 = _t29*d
+    _t31 = _t8*(1 - i_m2)
+    _t32 = 2*N_s
+    _t33 = G_s*_t32
+    _t34 = 2*H_k*d_lk
+    _t35 = 2*L_dn
+    _t36 = 1 - i_gh
+    _t37 = d_qk + d_v
+    _t38 = _t37*h_kv
+    _t39 = _t38*_t6
+    _t40 = d_qk2*h2
+    _t41 = d*(1 - i_qlora)
+    _t42 = d*r_q
+    _t43 = _t11*i_hcm
+    _t44 = 1 - i_og
+    _t45 = d_v2*h2
+    _t46 = d*g_o*r_o
+    _t47 = H_v + _t16
+    _t48 = d*(d_rope + r_kv)
+    _t49 = -d_rope
+    _t50 = d*(1 - i_mla)
+    _t51 = (
+        2*_t50*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t48 + h2*r_kv*(_t49 + d_qk2 + d_v2))
     )
-    _t49 = 2*_t47*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t45 + h*r_kv*(_t35 + _t46))
+    _t52 = 2*_t50*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t48 + h*r_kv*(_t37 + _t49))
+    _t53 = L_xa*T_img
     return {
         'weights_per_token': (
             L*_t5*p_le
-            + 2*L*(_t40*d + d*n_hc*(_t40 + 4*n_hc))
-            + L_att2*_t48
-            + L_dense*_t20
+            + 2*L*(_t43*d + d*n_hc*(_t43 + 4*n_hc))
+            + L_att2*_t51
+            + L_dense*_t25
             + 7*L_dn*_t16*d_lk
-            + L_dw*_t20
+            + L_dw*_t25
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t48
+            - L_kvs2*_t51
             + L_rw*_t10
             + L_sb*_t10
             + L_sc*_t6*k_sc
             + 8*L_sc*_t9
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t6*(_t7 + i_m2*(H_s + _t28))
-            + 2*L_ssm*k_s*(_t28*i_m2 + d_in)
-            + R_dt*_t26
+            + L_ssm*_t6*(_t7 + i_m2*(H_s + _t33))
+            + 2*L_ssm*k_s*(_t33*i_m2 + d_in)
+            - L_xa*_t25*(1 - i_img)
+            + R_dt*_t31
             + 2*V_o*d_emb
             + _t0*_t5
             + 2*_t0*k_gr
@@ -1331,34 +1375,36 @@ def flops(s):
             + 8*_t1*d
             + 9*_t1
             + _t11*d
-            + _t12*(_t37*_t38 + i_qlora*(_t37*r_q + _t39))
-            + _t12*(_t41*_t42*d + i_og*(_t42*r_o + _t43))
+            + _t12*(_t40*_t41 + i_qlora*(_t40*r_q + _t42))
+            + _t12*(_t44*_t45*d + i_og*(_t45*r_o + _t46))
             + _t13*_t14
-            + _t13*h2*i_gate*(_t31*d_v2 + i_gh)
-            + _t14*_t25
+            + _t13*h2*i_gate*(_t36*d_v2 + i_gh)
+            + _t14*_t30
             + 10*_t15*d*d_la
             + 5*_t15*d_la**2
             + _t16*_t17
-            + _t17*(_t29 + _t44*(1 - i_cg) + _t44)
-            + _t18*_t22*d_e*k
+            + _t17*(_t34 + _t47*(1 - i_cg) + _t47)
+            + _t18*_t27*d_e*k
             + _t18*d*(E + E_0)
-            + _t18*(E_s*_t22*d_s + d*i_shared_gate)
+            + _t18*(E_s*_t27*d_s + d*i_shared_gate)
             + _t2*d_emb*i_proj
-            + _t21*_t22*d_ff
-            + _t21*(i_sba*r_sb*(_t34 + _t36 + _t5) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t21*(_t33 + _t34*_t6 + _t36*_t6)
-            + _t23*_t49
-            + _t24*(_t33*_t41 + i_og*(_t32*r_o + _t43))
-            + _t24*(_t34*_t38 + i_qlora*(_t34*r_q + _t39))
-            + _t25*h*i_gate*(_t31*d_v + i_gh)
-            + _t26*(R_dt + _t27)
+            + _t20*_t21
+            + 2*_t21*_t23
+            + _t26*_t27*d_ff
+            + _t26*(i_sba*r_sb*(_t19 + _t38 + _t5) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t26*(_t20 + _t23 + _t39)
+            + _t28*_t52
+            + _t29*(_t19*_t41 + i_qlora*(_t19*r_q + _t42))
+            + _t29*(_t23*_t44 + i_og*(_t22*r_o + _t46))
             + _t3*_t5*d_mv
             + 5*_t3*d_mk*(d_mv + 1)
-            + _t30*i_cg*(_t6*r_g + r_g*(H_v*d_lk + _t16))
-            + _t30*k_dn*(_t16 + _t29)
+            + _t30*h*i_gate*(_t36*d_v + i_gh)
+            + _t31*(R_dt + _t32)
+            + _t35*i_cg*(_t6*r_g + r_g*(H_v*d_lk + _t16))
+            + _t35*k_dn*(_t16 + _t34)
             + _t4*d_mk
             + _t4
-            - _t49*(L_kvs - L_kvs2)
+            - _t52*(L_kvs - L_kvs2)
             + _t8*d
         ),
         'attention_per_sequence': (
@@ -1366,6 +1412,8 @@ def flops(s):
             + L_sb*h*(
                 2*T**2*(1 - i_causal) + T*i_causal*(T + 1)
             )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
+            + 2*L_xa*T*T_img*h*(d_qk + d_v)
+            + 2*L_xa*T_img*d*h_kv*(d_qk + d_v)
             + h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 (L_chk - L_chk2)*(
                     i_causal*(
@@ -1419,9 +1467,12 @@ def flops(s):
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
+        'image_kv_per_sequence': _t39*_t53,
+        'cross_scores_per_sequence': 2*T*_t37*_t53*h,
         'inference_attention_per_token': (
             2*L_idx*T*h_I*(d_I + 1)
             + 2*L_sb*T*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
+            + 2*L_xa*T_img*h*(d_qk + d_v)
             + 2*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 (L_chk - L_chk2)*(T - c*_floordiv(T - 1, c))
                 + (L_loc - L_loc2)*_minimum(T, w)
@@ -1466,6 +1517,7 @@ def rules_train_per_token(s):
     L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     M_sb = s['M_sb']
     N_s = s['N_s']
     P = s['P']
@@ -1656,7 +1708,8 @@ def rules_train_per_token(s):
     _t93 = E_a*_t0*i_moa
     _t94 = _t3*i_sub
     _t95 = _t94*d_ff
-    _t96 = (
+    _t96 = L_xa*_t0
+    _t97 = (
         H_ml*L_ml*_t91*d_mk
         + L*_t89*n_norm
         + L_att2*_t11
@@ -1673,6 +1726,8 @@ def rules_train_per_token(s):
         + L_sb*_t58
         + 6*L_sb*(i_sba*r_sb*(_t0 + _t59 + _t60) + r_sb*(_t43*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
+        + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
+        + 12*L_xa
         + 18*M_sb*_t55
         + _t0*_t16
         + _t0*b_oL
@@ -1709,6 +1764,8 @@ def rules_train_per_token(s):
         + _t54*(E_s*(_t53*d_s + b_ff*(_t43*d_s + d)) + d*i_shared_gate)
         + _t54*(3*_t55*i_bn + _t55*i_mn)
         + _t54*(_t56*b_router + _t56*d + i_rs*(E + d))
+        + _t59*_t96
+        + _t60*_t96
         + _t62*(_t57 + _t61)
         + _t62*(3*_t57 + 3*_t61)
         + _t63*_t69*_t70
@@ -1719,6 +1776,7 @@ def rules_train_per_token(s):
         + _t63*(_t68*_t69*i_dtn + d_in*i_gn*i_m2)
         + _t63*(R_dt*_t70 + _t67 + _t70)
         + _t71*_t78*_t94
+        + _t71*_t96
         + _t74*(_t39 + _t45 + n_act)
         + _t74*(_t59*_t73 + _t60*_t73 + _t72)
         + _t77*_t92*d_qk
@@ -1742,15 +1800,15 @@ def rules_train_per_token(s):
         + 6*i_hc
         + 6*n_hc
     )
-    _t97 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t96
-    _t98 = T*_t33
-    _t99 = T*_t59
-    _t100 = 3*T
-    _t101 = 4*T
+    _t98 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t97
+    _t99 = T*_t33
+    _t100 = T*_t59
+    _t101 = 3*T
+    _t102 = 4*T
     return {
-        '6N': P*_t0 + _t97,
-        'kaplan': _t21*_t98 + _t78*_t99 + _t96,
-        'palm': 12*L_att2*_t98 + 12*_t77*_t99 + _t97,
+        '6N': P*_t0 + _t98,
+        'kaplan': _t100*_t78 + _t21*_t99 + _t97,
+        'palm': 12*L_att2*_t99 + 12*_t100*_t77 + _t98,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1758,10 +1816,10 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t100*h2 + _t101*_t33 + 8*_t34)
+            3*L_att2*(_t101*h2 + _t102*_t33 + 8*_t34)
             + V*_t0
             + V_o*_t0
-            + 3*_t77*(_t100*h + _t101*_t59 + 8*_t80)
+            + 3*_t77*(_t101*h + _t102*_t59 + 8*_t80)
             + _t91*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
@@ -1975,11 +2033,13 @@ def memory_activations(s):
     L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
+    L_s_xa = s['L_s_xa']
     L_sm = s['L_sm']
     M = s['M']
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
+    T_img = s['T_img']
     V_o = s['V_o']
     a_down = s['a_down']
     a_g = s['a_g']
@@ -2031,6 +2091,7 @@ def memory_activations(s):
     i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
+    i_img = s['i_img']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
     i_keep_head = s['i_keep_head']
@@ -2080,9 +2141,9 @@ def memory_activations(s):
         'layers': (
             T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(
-                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
-                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                    L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
+                )
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
@@ -2192,6 +2253,30 @@ def memory_activations(s):
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + L_s_xa*(
+                        i_img*q_a*(
+                            T_img*h*i_scores/n_tp
+                            + 2*d
+                            + (2*d_qk*h + d_v*h)/n_tp
+                            + T_img*h_t*(2*d_qk + d_v)/T
+                        )
+                        - (1 - i_img)*(
+                            d_ff*(
+                                4*a_down*i_frozen*i_hf*i_up
+                                + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                + q_a*(i_glu*i_hf + i_glu + 1)
+                            )/n_tp
+                            + n_tp**(-i_sp)*(
+                                2*d*i_drop*(1 - i_hf)
+                                + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                                + d*i_keep_mix*q_l*(1 - i_rnu)
+                                + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            )
+                        )
                     )
                     + (L_s_att - L_s_att2)*(
                         d_rope*i_mla*i_rnu*q_a
@@ -2390,6 +2475,7 @@ def memory(s):
     L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
+    L_s_xa = s['L_s_xa']
     L_sm = s['L_sm']
     L_w = s['L_w']
     M = s['M']
@@ -2404,6 +2490,7 @@ def memory(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
+    T_img = s['T_img']
     V_o = s['V_o']
     a_down = s['a_down']
     a_g = s['a_g']
@@ -2456,6 +2543,7 @@ def memory(s):
     i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
+    i_img = s['i_img']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
     i_keep_head = s['i_keep_head']
@@ -2606,9 +2694,9 @@ def memory(s):
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(
-                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
-                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                    L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
+                )
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
@@ -2718,6 +2806,30 @@ def memory(s):
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + L_s_xa*(
+                        i_img*q_a*(
+                            T_img*h*i_scores/n_tp
+                            + 2*d
+                            + (2*d_qk*h + d_v*h)/n_tp
+                            + T_img*h_t*(2*d_qk + d_v)/T
+                        )
+                        - (1 - i_img)*(
+                            d_ff*(
+                                4*a_down*i_frozen*i_hf*i_up
+                                + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                + q_a*(i_glu*i_hf + i_glu + 1)
+                            )/n_tp
+                            + n_tp**(-i_sp)*(
+                                2*d*i_drop*(1 - i_hf)
+                                + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                                + d*i_keep_mix*q_l*(1 - i_rnu)
+                                + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            )
+                        )
                     )
                     + (L_s_att - L_s_att2)*(
                         d_rope*i_mla*i_rnu*q_a
@@ -3070,9 +3182,9 @@ def memory(s):
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(
-                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
-                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                    L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
+                )
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
@@ -3174,6 +3286,30 @@ def memory(s):
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + L_s_xa*(
+                        i_img*q_a*(
+                            T_img*h*i_scores/n_tp
+                            + 2*d
+                            + (2*d_qk*h + d_v*h)/n_tp
+                            + T_img*h_t*(2*d_qk + d_v)/T
+                        )
+                        - (1 - i_img)*(
+                            d_ff*(
+                                4*a_down*i_frozen*i_hf*i_up
+                                + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                + q_a*(i_glu*i_hf + i_glu + 1)
+                            )/n_tp
+                            + n_tp**(-i_sp)*(
+                                2*d*i_drop*(1 - i_hf)
+                                + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                                + d*i_keep_mix*q_l*(1 - i_rnu)
+                                + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            )
+                        )
                     )
                     + (L_s_att - L_s_att2)*(
                         d_rope*i_mla*i_rnu*q_a
@@ -3328,6 +3464,7 @@ def finetune_counts(s):
     L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     N = s['N']
     N_s = s['N_s']
     R_dt = s['R_dt']
@@ -3391,6 +3528,7 @@ def finetune_counts(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
@@ -3410,114 +3548,122 @@ def finetune_counts(s):
     r_q = s['r_q']
     _t0 = H_ml*d_mk
     _t1 = L_ml*(_t0 + d)
-    _t2 = d_qk2*h2
-    _t3 = d_v2*h2
-    _t4 = 1 - i_gh
-    _t5 = _t4*i_gate*(1 - b_gh)
-    _t6 = L_att - L_att2
-    _t7 = d_qk*h
-    _t8 = d_v*h
-    _t9 = -L_kvs2
-    _t10 = L_att2 + _t9
-    _t11 = -L_kvs + L_kvs2 + _t6
-    _t12 = H_ml*d_mv
-    _t13 = L_ml*(_t12 + d)
-    _t14 = 1 - i_kev2
-    _t15 = 1 - i_kev
-    _t16 = _t4*b_gh + i_gh
-    _t17 = h2*(_t4*d_v2 + i_gh)
-    _t18 = h*(_t4*d_v + i_gh)
-    _t19 = i_glu + 2
-    _t20 = L_moe*r_a
-    _t21 = L_sc*d
-    _t22 = 2*N_s
-    _t23 = 2*d_in + i_m2*(G_s*_t22 + H_s)
-    _t24 = R_dt + d_in
-    _t25 = 1 - i_m2
-    _t26 = L_ssm*_t25*r_a
-    _t27 = H_v*d_lv
-    _t28 = H_la*d_la
-    _t29 = L_la*(_t28 + d)
-    _t30 = 2*H_k*d_lk
-    _t31 = L_dn*r_a
-    _t32 = L_rw*(d + d_rw)
-    _t33 = r_a*(L_rw*(d + d_ff) + _t32)
-    _t34 = 2*d
-    _t35 = L_gr*r_a*(d + d_gr)
-    _t36 = L_ml*r_a*(H_ml + d)
-    _t37 = i_le*r_a
-    _t38 = L*_t37*(d + p_le)
-    _t39 = L*p_le
-    _t40 = 3*d
-    _t41 = d**2
-    _t42 = _t19*d
-    _t43 = _t42*d_ff
-    _t44 = d*(d_rope + r_kv)
-    _t45 = -d_rope
-    _t46 = d*(1 - i_mla)
-    _t47 = _t46*h_kv2*(_t14*d_v2 + d_qk2) + i_mla*(_t44 + h2*r_kv*(_t45 + d_qk2 + d_v2))
-    _t48 = _t25*d_in
-    _t49 = _t46*h_kv*(_t15*d_v + d_qk) + i_mla*(_t44 + h*r_kv*(_t45 + d_qk + d_v))
-    _t50 = H_v + _t27
-    _t51 = d*g_o*r_o
-    _t52 = d*r_q
-    _t53 = d*i_moa
-    _t54 = E_a*_t53
-    _t55 = _t2*d
-    _t56 = 1 - i_qlora
-    _t57 = _t53*(E_a*h_kv2 - h2)
-    _t58 = d*(1 - i_og)
-    _t59 = d*i_gate
-    _t60 = _t7*d
-    _t61 = _t53*(E_a*h_kv - h)
-    _t62 = (
+    _t2 = d_qk*h
+    _t3 = _t2 + d
+    _t4 = d_qk2*h2
+    _t5 = d_v2*h2
+    _t6 = 1 - i_gh
+    _t7 = _t6*i_gate*(1 - b_gh)
+    _t8 = L_att - L_att2
+    _t9 = d_v*h
+    _t10 = d + d_qk*h_kv
+    _t11 = -L_kvs2
+    _t12 = L_att2 + _t11
+    _t13 = -L_kvs + L_kvs2 + _t8
+    _t14 = H_ml*d_mv
+    _t15 = L_ml*(_t14 + d)
+    _t16 = d + d_v*h_kv
+    _t17 = 1 - i_kev2
+    _t18 = 1 - i_kev
+    _t19 = _t9 + d
+    _t20 = _t6*b_gh + i_gh
+    _t21 = h2*(_t6*d_v2 + i_gh)
+    _t22 = h*(_t6*d_v + i_gh)
+    _t23 = i_glu + 2
+    _t24 = L_moe*r_a
+    _t25 = L_sc*d
+    _t26 = 2*N_s
+    _t27 = 2*d_in + i_m2*(G_s*_t26 + H_s)
+    _t28 = R_dt + d_in
+    _t29 = 1 - i_m2
+    _t30 = L_ssm*_t29*r_a
+    _t31 = H_v*d_lv
+    _t32 = H_la*d_la
+    _t33 = L_la*(_t32 + d)
+    _t34 = 2*H_k*d_lk
+    _t35 = L_dn*r_a
+    _t36 = L_rw*(d + d_rw)
+    _t37 = r_a*(L_rw*(d + d_ff) + _t36)
+    _t38 = 2*d
+    _t39 = L_gr*r_a*(d + d_gr)
+    _t40 = L_ml*r_a*(H_ml + d)
+    _t41 = i_le*r_a
+    _t42 = L*_t41*(d + p_le)
+    _t43 = L*p_le
+    _t44 = 3*d
+    _t45 = d**2
+    _t46 = _t23*d
+    _t47 = _t46*d_ff
+    _t48 = _t2*d
+    _t49 = _t9*d
+    _t50 = d_qk + d_v
+    _t51 = d*h_kv
+    _t52 = d*(d_rope + r_kv)
+    _t53 = -d_rope
+    _t54 = 1 - i_mla
+    _t55 = _t54*d*h_kv2*(_t17*d_v2 + d_qk2) + i_mla*(_t52 + h2*r_kv*(_t53 + d_qk2 + d_v2))
+    _t56 = _t29*d_in
+    _t57 = _t51*_t54*(_t18*d_v + d_qk) + i_mla*(_t52 + h*r_kv*(_t50 + _t53))
+    _t58 = H_v + _t31
+    _t59 = d*g_o*r_o
+    _t60 = d*r_q
+    _t61 = d*i_moa
+    _t62 = E_a*_t61
+    _t63 = _t4*d
+    _t64 = 1 - i_qlora
+    _t65 = _t61*(E_a*h_kv2 - h2)
+    _t66 = 1 - i_og
+    _t67 = d*i_gate
+    _t68 = _t61*(E_a*h_kv - h)
+    _t69 = (
         L_att2*(
-            _t17*_t59
-            + _t3*_t58
-            + _t47
-            + _t54
-            + _t55*_t56
-            + _t55*i_rel
-            + _t57*d_qk2
-            + _t57*d_v2
-            + i_og*(_t3*r_o + _t51)
-            + i_qlora*(_t2*r_q + _t52)
+            _t21*_t67
+            + _t5*_t66*d
+            + _t55
+            + _t62
+            + _t63*_t64
+            + _t63*i_rel
+            + _t65*d_qk2
+            + _t65*d_v2
+            + i_og*(_t5*r_o + _t59)
+            + i_qlora*(_t4*r_q + _t60)
         )
-        + L_dense*_t43
+        + L_dense*_t47
         + L_dn*(
-            _t27*d + d*(_t30 + _t50*(1 - i_cg) + _t50) + i_cg*(_t34*r_g + r_g*(H_v*d_lk + _t27))
+            _t31*d + d*(_t34 + _t58*(1 - i_cg) + _t58) + i_cg*(_t38*r_g + r_g*(H_v*d_lk + _t31))
         )
-        + L_dw*_t43
-        + L_gr*_t40*d_gr
+        + L_dw*_t47
+        + L_gr*_t44*d_gr
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t47
-        + 5*L_la*_t28*d
-        + L_ml*(H_ml*_t34 + _t0*_t34 + _t12*_t40)
-        + L_moe*(E*_t42*d_e + E_s*_t42*d_s + d*i_shared_gate + d*(E + E_0))
-        + L_rw*(_t41 + 4*d*d_rw)
-        + 4*L_sc*_t41
-        + L_ssm*(R_dt*_t48 + _t23*d + _t48*(R_dt + _t22) + d*d_in)
-        + _t39*_t40
-        - _t49*(L_kvs + _t9)
-        + _t6*(
-            _t18*_t59
-            + _t49
-            + _t54
-            + _t56*_t60
-            + _t58*_t8
-            + _t60*i_rel
-            + _t61*d_qk
-            + _t61*d_v
-            + i_og*(_t51 + _t8*r_o)
-            + i_qlora*(_t52 + _t7*r_q)
+        - L_kvs2*_t55
+        + 5*L_la*_t32*d
+        + L_ml*(H_ml*_t38 + _t0*_t38 + _t14*_t44)
+        + L_moe*(E*_t46*d_e + E_s*_t46*d_s + d*i_shared_gate + d*(E + E_0))
+        + L_rw*(_t45 + 4*d*d_rw)
+        + 4*L_sc*_t45
+        + L_ssm*(R_dt*_t56 + _t27*d + _t56*(R_dt + _t26) + d*d_in)
+        + L_xa*(_t48 + _t49 + _t50*_t51)
+        + _t43*_t44
+        - _t57*(L_kvs + _t11)
+        + _t8*(
+            _t22*_t67
+            + _t48*_t64
+            + _t48*i_rel
+            + _t49*_t66
+            + _t57
+            + _t62
+            + _t68*d_qk
+            + _t68*d_v
+            + i_og*(_t59 + _t9*r_o)
+            + i_qlora*(_t2*r_q + _t60)
         )
     )
     return {
-        'lora/q': a_q*r_a*(L_att2*(_t2 + _t3*_t5 + d) + _t1 + _t6*(_t5*_t8 + _t7 + d)),
-        'lora/k': a_k*r_a*(_t1 + _t10*(d + d_qk2*h_kv2) + _t11*(d + d_qk*h_kv)),
-        'lora/v': a_v*r_a*(_t10*_t14*(d + d_v2*h_kv2) + _t11*_t15*(d + d_v*h_kv) + _t13),
-        'lora/o': a_o*r_a*(L_att2*(_t3 + d) + _t6*(_t8 + d)),
-        'lora/g': a_g*r_a*(L_att2*_t16*(_t17 + d) + _t16*_t6*(_t18 + d)),
+        'lora/q': a_q*r_a*(L_att2*(_t4 + _t5*_t7 + d) + L_xa*_t3 + _t1 + _t8*(_t3 + _t7*_t9)),
+        'lora/k': a_k*r_a*(L_xa*_t10 + _t1 + _t10*_t13 + _t12*(d + d_qk2*h_kv2)),
+        'lora/v': a_v*r_a*(L_xa*_t16 + _t12*_t17*(d + d_v2*h_kv2) + _t13*_t16*_t18 + _t15),
+        'lora/o': a_o*r_a*(L_att2*(_t5 + d) + L_xa*_t19 + _t19*_t8),
+        'lora/g': a_g*r_a*(L_att2*_t20*(_t21 + d) + _t20*_t8*(_t22 + d)),
         'lora/up': a_up*r_a*(
             L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
@@ -3529,31 +3675,31 @@ def finetune_counts(s):
         'lora/down': a_down*r_a*(
             L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
-        'lora/experts': E*_t19*_t20*a_experts*(d + d_e),
-        'lora/shared_expert_gate': _t20*a_shared_expert_gate*i_shared_gate*(d + 1),
-        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t23 + d) + 4*_t21),
-        'lora/x_proj': _t26*a_x_proj*(_t22 + _t24),
-        'lora/dt_proj': _t24*_t26*a_dt_proj,
+        'lora/experts': E*_t23*_t24*a_experts*(d + d_e),
+        'lora/shared_expert_gate': _t24*a_shared_expert_gate*i_shared_gate*(d + 1),
+        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t27 + d) + 4*_t25),
+        'lora/x_proj': _t30*a_x_proj*(_t26 + _t28),
+        'lora/dt_proj': _t28*_t30*a_dt_proj,
         'lora/out_proj': a_out_proj*r_a*(
-            L_dn*(_t27 + d) + L_ssm*(d + d_in) + _t13 + 2*_t21 + _t29
+            L_dn*(_t31 + d) + L_ssm*(d + d_in) + _t15 + 2*_t25 + _t33
         ),
-        'lora/in_proj_qkvz': _t31*a_in_proj_qkvz*(2*_t27 + _t30 + d),
-        'lora/in_proj_ba': _t31*a_in_proj_ba*(2*H_v + d),
-        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t28 + d),
-        'lora/output_gate': _t29*a_output_gate*r_a,
-        'lora/key': _t33*a_key,
-        'lora/value': _t33*a_value,
-        'lora/receptance': a_receptance*r_a*(L_rw*_t34 + _t32),
-        'lora/output': _t32*a_output*r_a,
-        'lora/linear_y': _t35*a_linear_y,
-        'lora/linear_x': _t35*a_linear_x,
-        'lora/linear_out': _t35*a_linear_out,
-        'lora/ogate_preact': _t13*a_ogate_preact*r_a,
-        'lora/igate_preact': _t36*a_igate_preact,
-        'lora/fgate_preact': _t36*a_fgate_preact,
-        'lora/per_layer_input_gate': _t38*a_per_layer_input_gate,
-        'lora/per_layer_projection': _t38*a_per_layer_projection,
-        'lora/per_layer_model_projection': _t37*a_per_layer_model_projection*(_t39 + d),
+        'lora/in_proj_qkvz': _t35*a_in_proj_qkvz*(2*_t31 + _t34 + d),
+        'lora/in_proj_ba': _t35*a_in_proj_ba*(2*H_v + d),
+        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t32 + d),
+        'lora/output_gate': _t33*a_output_gate*r_a,
+        'lora/key': _t37*a_key,
+        'lora/value': _t37*a_value,
+        'lora/receptance': a_receptance*r_a*(L_rw*_t38 + _t36),
+        'lora/output': _t36*a_output*r_a,
+        'lora/linear_y': _t39*a_linear_y,
+        'lora/linear_x': _t39*a_linear_x,
+        'lora/linear_out': _t39*a_linear_out,
+        'lora/ogate_preact': _t15*a_ogate_preact*r_a,
+        'lora/igate_preact': _t40*a_igate_preact,
+        'lora/fgate_preact': _t40*a_fgate_preact,
+        'lora/per_layer_input_gate': _t42*a_per_layer_input_gate,
+        'lora/per_layer_projection': _t42*a_per_layer_projection,
+        'lora/per_layer_model_projection': _t41*a_per_layer_model_projection*(_t43 + d),
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
@@ -3589,11 +3735,12 @@ def finetune_counts(s):
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + a_k*r_a*(
                 L_ml*(H_ml*d_mk + d)
+                + L_xa*(d + d_qk*h_kv)
                 + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
             + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-            + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+            + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
             + a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d)
                 + L_la*(H_la*d_la + d)
@@ -3605,6 +3752,7 @@ def finetune_counts(s):
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + L_ml*(H_ml*d_mk + d)
+                + L_xa*(d + d_qk*h)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3615,6 +3763,7 @@ def finetune_counts(s):
             )
             + a_v*r_a*(
                 L_ml*(H_ml*d_mv + d)
+                + L_xa*(d + d_v*h_kv)
                 + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
             )
@@ -3641,7 +3790,7 @@ def finetune_counts(s):
             + a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
-                + (L_dense - L_dw)*(d + d_ff)
+                + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + a_g*r_a*(
                 L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -3650,7 +3799,7 @@ def finetune_counts(s):
             + a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
                 + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                + i_glu*(L_dense - L_dw)*(d + d_ff)
+                + i_glu*(d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + a_k*r_a*(
@@ -3659,7 +3808,9 @@ def finetune_counts(s):
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
             + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-            + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+            + a_o*r_a*(
+                L_att2*(d + d_v2*h2) + L_xa*i_img*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+            )
             + a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d)
                 + L_la*(H_la*d_la + d)
@@ -3671,13 +3822,14 @@ def finetune_counts(s):
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + L_ml*(H_ml*d_mk + d)
+                + L_xa*i_img*(d + d_qk*h)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + a_up*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
-                + (L_dense - L_dw)*(d + d_ff)
+                + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + a_v*r_a*(
                 L_ml*(H_ml*d_mv + d)
@@ -3686,8 +3838,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t62,
-        'unquantised': N - _t62,
+        'quantised': _t69,
+        'unquantised': N - _t69,
     }
 
 
@@ -3724,6 +3876,7 @@ def finetune_states(s):
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_w = s['L_w']
+    L_xa = s['L_xa']
     M = s['M']
     N = s['N']
     N_big = s['N_big']
@@ -3882,11 +4035,12 @@ def finetune_states(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
                     L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h_kv)
                     + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d)
                     + L_la*(H_la*d_la + d)
@@ -3898,6 +4052,7 @@ def finetune_states(s):
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -3908,6 +4063,7 @@ def finetune_states(s):
                 )
                 + a_v*r_a*(
                     L_ml*(H_ml*d_mv + d)
+                    + L_xa*(d + d_v*h_kv)
                     + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
@@ -3973,6 +4129,7 @@ def finetune_states(s):
                         + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                         + d_in*(1 - i_m2)*(2*N_s + R_dt)
                     )
+                    + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
                     + (L_att - L_att2)*(
                         E_a*d*i_moa
                         + d*d_qk*h*i_rel
@@ -4050,11 +4207,12 @@ def finetune_states(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
                     L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h_kv)
                     + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d)
                     + L_la*(H_la*d_la + d)
@@ -4066,6 +4224,7 @@ def finetune_states(s):
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4076,6 +4235,7 @@ def finetune_states(s):
                 )
                 + a_v*r_a*(
                     L_ml*(H_ml*d_mv + d)
+                    + L_xa*(d + d_v*h_kv)
                     + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
@@ -4162,11 +4322,14 @@ def finetune_states(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
                         L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h_kv)
                         + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d)
                         + L_la*(H_la*d_la + d)
@@ -4178,6 +4341,7 @@ def finetune_states(s):
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4188,6 +4352,7 @@ def finetune_states(s):
                     )
                     + a_v*r_a*(
                         L_ml*(H_ml*d_mv + d)
+                        + L_xa*(d + d_v*h_kv)
                         + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
@@ -4228,11 +4393,14 @@ def finetune_states(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
                         L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h_kv)
                         + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d)
                         + L_la*(H_la*d_la + d)
@@ -4244,6 +4412,7 @@ def finetune_states(s):
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4254,6 +4423,7 @@ def finetune_states(s):
                     )
                     + a_v*r_a*(
                         L_ml*(H_ml*d_mv + d)
+                        + L_xa*(d + d_v*h_kv)
                         + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
@@ -4318,11 +4488,12 @@ def finetune_states(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
                     L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h_kv)
                     + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d)
                     + L_la*(H_la*d_la + d)
@@ -4334,6 +4505,7 @@ def finetune_states(s):
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4344,6 +4516,7 @@ def finetune_states(s):
                 )
                 + a_v*r_a*(
                     L_ml*(H_ml*d_mv + d)
+                    + L_xa*(d + d_v*h_kv)
                     + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
@@ -4394,10 +4567,12 @@ def finetune_memory(s):
     L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
     L_s_ssm = s['L_s_ssm']
+    L_s_xa = s['L_s_xa']
     L_sc = s['L_sc']
     L_sm = s['L_sm']
     L_ssm = s['L_ssm']
     L_w = s['L_w']
+    L_xa = s['L_xa']
     M = s['M']
     M_gib = s['M_gib']
     N = s['N']
@@ -4410,6 +4585,7 @@ def finetune_memory(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
+    T_img = s['T_img']
     V_o = s['V_o']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
@@ -4488,6 +4664,7 @@ def finetune_memory(s):
     i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
+    i_img = s['i_img']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
     i_keep_head = s['i_keep_head']
@@ -4554,7 +4731,6 @@ def finetune_memory(s):
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
             L*a_per_layer_input_gate*i_le
             + L*a_per_layer_projection*i_le
-            + L_att*a_o
             + L_dn*a_in_proj_ba
             + L_dn*a_in_proj_qkvz
             + L_gr*a_linear_out
@@ -4573,15 +4749,20 @@ def finetune_memory(s):
             + 2*L_rw*a_value
             + L_ssm*a_dt_proj*(1 - i_m2)
             + L_ssm*a_x_proj*(1 - i_m2)
-            + a_down*(L_dense + L_moe*_minimum(1, E_s))
+            + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
             + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
-            + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
+            + a_gate*(
+                L_dw*i_glu
+                + L_moe*i_glu*_minimum(1, E_s)
+                + i_glu*(L_dense - L_dw - L_xa*(1 - i_img))
+            )
             + a_in_proj*(L_sc + L_ssm)
             + a_k*(L_att - L_kvs + L_ml)
+            + a_o*(L_att + L_xa*i_img)
             + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
             + a_per_layer_model_projection*i_le
-            + a_q*(L_att + L_ml)
-            + a_up*(L_dense + L_moe*_minimum(1, E_s))
+            + a_q*(L_att + L_ml + L_xa*i_img)
+            + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
             + a_v*(
                 L_ml
                 + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
@@ -4594,7 +4775,6 @@ def finetune_memory(s):
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L*a_per_layer_input_gate*i_le
                 + L*a_per_layer_projection*i_le
-                + L_att*a_o
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -4613,15 +4793,20 @@ def finetune_memory(s):
                 + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
-                + a_down*(L_dense + L_moe*_minimum(1, E_s))
+                + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
-                + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
+                + a_gate*(
+                    L_dw*i_glu
+                    + L_moe*i_glu*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw - L_xa*(1 - i_img))
+                )
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs + L_ml)
+                + a_o*(L_att + L_xa*i_img)
                 + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
                 + a_per_layer_model_projection*i_le
-                + a_q*(L_att + L_ml)
-                + a_up*(L_dense + L_moe*_minimum(1, E_s))
+                + a_q*(L_att + L_ml + L_xa*i_img)
+                + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_v*(
                     L_ml
                     + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
@@ -4629,9 +4814,9 @@ def finetune_memory(s):
                 )
             )
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(
-                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
-                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                    L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
+                )
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
@@ -4741,6 +4926,30 @@ def finetune_memory(s):
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + L_s_xa*(
+                        i_img*q_a*(
+                            T_img*h*i_scores/n_tp
+                            + 2*d
+                            + (2*d_qk*h + d_v*h)/n_tp
+                            + T_img*h_t*(2*d_qk + d_v)/T
+                        )
+                        - (1 - i_img)*(
+                            d_ff*(
+                                4*a_down*i_frozen*i_hf*i_up
+                                + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                + q_a*(i_glu*i_hf + i_glu + 1)
+                            )/n_tp
+                            + n_tp**(-i_sp)*(
+                                2*d*i_drop*(1 - i_hf)
+                                + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                                + d*i_keep_mix*q_l*(1 - i_rnu)
+                                + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            )
+                        )
                     )
                     + (L_s_att - L_s_att2)*(
                         d_rope*i_mla*i_rnu*q_a
@@ -4929,6 +5138,7 @@ def finetune_memory(s):
                             + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
+                        + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -5077,11 +5287,14 @@ def finetune_memory(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
                         L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h_kv)
                         + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d)
                         + L_la*(H_la*d_la + d)
@@ -5093,6 +5306,7 @@ def finetune_memory(s):
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5103,6 +5317,7 @@ def finetune_memory(s):
                     )
                     + a_v*r_a*(
                         L_ml*(H_ml*d_mv + d)
+                        + L_xa*(d + d_v*h_kv)
                         + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
@@ -5143,11 +5358,14 @@ def finetune_memory(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
                         L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h_kv)
                         + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d)
                         + L_la*(H_la*d_la + d)
@@ -5159,6 +5377,7 @@ def finetune_memory(s):
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5169,6 +5388,7 @@ def finetune_memory(s):
                     )
                     + a_v*r_a*(
                         L_ml*(H_ml*d_mv + d)
+                        + L_xa*(d + d_v*h_kv)
                         + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
@@ -5210,11 +5430,12 @@ def finetune_memory(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
                     L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h_kv)
                     + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d)
                     + L_la*(H_la*d_la + d)
@@ -5226,6 +5447,7 @@ def finetune_memory(s):
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5236,6 +5458,7 @@ def finetune_memory(s):
                 )
                 + a_v*r_a*(
                     L_ml*(H_ml*d_mv + d)
+                    + L_xa*(d + d_v*h_kv)
                     + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
@@ -5276,11 +5499,12 @@ def finetune_memory(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
                     L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h_kv)
                     + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d)
                     + L_la*(H_la*d_la + d)
@@ -5292,6 +5516,7 @@ def finetune_memory(s):
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5302,6 +5527,7 @@ def finetune_memory(s):
                 )
                 + a_v*r_a*(
                     L_ml*(H_ml*d_mv + d)
+                    + L_xa*(d + d_v*h_kv)
                     + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
@@ -5378,6 +5604,7 @@ def finetune_memory(s):
                             + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
+                        + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -5518,11 +5745,14 @@ def finetune_memory(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
                         L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h_kv)
                         + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d)
                         + L_la*(H_la*d_la + d)
@@ -5534,6 +5764,7 @@ def finetune_memory(s):
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5544,6 +5775,7 @@ def finetune_memory(s):
                     )
                     + a_v*r_a*(
                         L_ml*(H_ml*d_mv + d)
+                        + L_xa*(d + d_v*h_kv)
                         + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
@@ -5584,11 +5816,14 @@ def finetune_memory(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
                         L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h_kv)
                         + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d)
                         + L_la*(H_la*d_la + d)
@@ -5600,6 +5835,7 @@ def finetune_memory(s):
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5610,6 +5846,7 @@ def finetune_memory(s):
                     )
                     + a_v*r_a*(
                         L_ml*(H_ml*d_mv + d)
+                        + L_xa*(d + d_v*h_kv)
                         + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
@@ -5651,11 +5888,12 @@ def finetune_memory(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
                     L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h_kv)
                     + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d)
                     + L_la*(H_la*d_la + d)
@@ -5667,6 +5905,7 @@ def finetune_memory(s):
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5677,6 +5916,7 @@ def finetune_memory(s):
                 )
                 + a_v*r_a*(
                     L_ml*(H_ml*d_mv + d)
+                    + L_xa*(d + d_v*h_kv)
                     + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
@@ -5717,11 +5957,12 @@ def finetune_memory(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
                     L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h_kv)
                     + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d)
                     + L_la*(H_la*d_la + d)
@@ -5733,6 +5974,7 @@ def finetune_memory(s):
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5743,6 +5985,7 @@ def finetune_memory(s):
                 )
                 + a_v*r_a*(
                     L_ml*(H_ml*d_mv + d)
+                    + L_xa*(d + d_v*h_kv)
                     + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
@@ -5754,7 +5997,6 @@ def finetune_memory(s):
             + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L*a_per_layer_input_gate*i_le
                 + L*a_per_layer_projection*i_le
-                + L_att*a_o
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -5773,15 +6015,20 @@ def finetune_memory(s):
                 + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
-                + a_down*(L_dense + L_moe*_minimum(1, E_s))
+                + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
-                + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
+                + a_gate*(
+                    L_dw*i_glu
+                    + L_moe*i_glu*_minimum(1, E_s)
+                    + i_glu*(L_dense - L_dw - L_xa*(1 - i_img))
+                )
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs + L_ml)
+                + a_o*(L_att + L_xa*i_img)
                 + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
                 + a_per_layer_model_projection*i_le
-                + a_q*(L_att + L_ml)
-                + a_up*(L_dense + L_moe*_minimum(1, E_s))
+                + a_q*(L_att + L_ml + L_xa*i_img)
+                + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_v*(
                     L_ml
                     + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
@@ -5789,9 +6036,9 @@ def finetune_memory(s):
                 )
             )
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(
-                    L_s - i_ao*(L_s - _minimum(L_s, u_ao))
-                )*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                    L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
+                )
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
@@ -5893,6 +6140,30 @@ def finetune_memory(s):
                     + 6*L_s_sc*d*q_a/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
+                    )
+                    + L_s_xa*(
+                        i_img*q_a*(
+                            T_img*h*i_scores/n_tp
+                            + 2*d
+                            + (2*d_qk*h + d_v*h)/n_tp
+                            + T_img*h_t*(2*d_qk + d_v)/T
+                        )
+                        - (1 - i_img)*(
+                            d_ff*(
+                                4*a_down*i_frozen*i_hf*i_up
+                                + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
+                                + q_a*(i_glu*i_hf + i_glu + 1)
+                            )/n_tp
+                            + n_tp**(-i_sp)*(
+                                2*d*i_drop*(1 - i_hf)
+                                + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
+                                + d*i_keep_mix*q_l*(1 - i_rnu)
+                                + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            )
+                        )
                     )
                     + (L_s_att - L_s_att2)*(
                         d_rope*i_mla*i_rnu*q_a
@@ -6053,6 +6324,7 @@ def finetune_flops(s):
     L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
@@ -6124,6 +6396,7 @@ def finetune_flops(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
@@ -6173,7 +6446,7 @@ def finetune_flops(s):
             + 2*a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
-                + (L_dense - L_dw)*(d + d_ff)
+                + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + 2*a_g*r_a*(
                 L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6182,7 +6455,7 @@ def finetune_flops(s):
             + 2*a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
                 + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                + i_glu*(L_dense - L_dw)*(d + d_ff)
+                + i_glu*(d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + 2*a_k*r_a*(
@@ -6191,7 +6464,9 @@ def finetune_flops(s):
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
             + 2*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-            + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+            + 2*a_o*r_a*(
+                L_att2*(d + d_v2*h2) + L_xa*i_img*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+            )
             + 2*a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d)
                 + L_la*(H_la*d_la + d)
@@ -6203,13 +6478,14 @@ def finetune_flops(s):
             + 2*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + L_ml*(H_ml*d_mk + d)
+                + L_xa*i_img*(d + d_qk*h)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + 2*a_up*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
-                + (L_dense - L_dw)*(d + d_ff)
+                + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + 2*a_v*r_a*(
                 L_ml*(H_ml*d_mv + d)
@@ -6251,7 +6527,7 @@ def finetune_flops(s):
                     + 2*a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
-                        + (L_dense - L_dw)*(d + d_ff)
+                        + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
                     )
                     + 2*a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6260,7 +6536,7 @@ def finetune_flops(s):
                     + 2*a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
                         + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
-                        + i_glu*(L_dense - L_dw)*(d + d_ff)
+                        + i_glu*(d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
                     )
                     + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + 2*a_k*r_a*(
@@ -6269,7 +6545,11 @@ def finetune_flops(s):
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + 2*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + 2*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + 2*a_o*r_a*(
+                        L_att2*(d + d_v2*h2)
+                        + L_xa*i_img*(d + d_v*h)
+                        + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + 2*a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d)
                         + L_la*(H_la*d_la + d)
@@ -6281,13 +6561,14 @@ def finetune_flops(s):
                     + 2*a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
+                        + L_xa*i_img*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + 2*a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
-                        + (L_dense - L_dw)*(d + d_ff)
+                        + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
                     )
                     + 2*a_v*r_a*(
                         L_ml*(H_ml*d_mv + d)
@@ -6344,6 +6625,9 @@ def finetune_flops(s):
                     + 2*L_ssm*d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                     + 2*L_ssm*d_in*(1 - i_m2)*(2*N_s + R_dt)
                     + 2*L_ssm*k_s*(2*G_s*N_s*i_m2 + d_in)
+                    - 2*L_xa*d*d_ff*(1 - i_img)*(i_glu + 2)
+                    + 2*L_xa*d*d_qk*h*i_img
+                    + 2*L_xa*d*d_v*h*i_img
                     + 2*V_o*d_emb
                     + 4*d*d_emb*i_proj
                     + 2*d*h*i_gate*(L_att - L_att2)*(d_v*(1 - i_gh) + i_gh)
@@ -6497,6 +6781,7 @@ def optimizer_states(s):
     L_rw = s['L_rw']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     N = s['N']
     N_s = s['N_s']
     P = s['P']
@@ -6588,32 +6873,33 @@ def optimizer_states(s):
     _t4 = _t2*_t3*d_ff
     _t5 = 2*d
     _t6 = H_ml*_t5
-    _t7 = _t2*d
-    _t8 = d*(d_rope + r_kv)
-    _t9 = -d_rope
-    _t10 = d*(1 - i_mla)
-    _t11 = _t10*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t8 + h2*r_kv*(_t9 + d_qk2 + d_v2))
-    _t12 = d_in*(1 - i_m2)
-    _t13 = 2*N_s
-    _t14 = _t10*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t8 + h*r_kv*(_t9 + d_qk + d_v))
-    _t15 = H_v*d_lv
-    _t16 = H_v + _t15
-    _t17 = d*g_o*r_o
-    _t18 = d_v2*h2
-    _t19 = d*r_q
-    _t20 = d_qk2*h2
-    _t21 = d*i_moa
-    _t22 = E_a*_t21
-    _t23 = _t20*d
-    _t24 = 1 - i_qlora
-    _t25 = _t21*(E_a*h_kv2 - h2)
-    _t26 = d*(1 - i_og)
-    _t27 = 1 - i_gh
-    _t28 = d*i_gate
-    _t29 = d_v*h
-    _t30 = d_qk*h
-    _t31 = _t30*d
-    _t32 = _t21*(E_a*h_kv - h)
+    _t7 = d*h
+    _t8 = _t7*d_qk
+    _t9 = _t7*d_v
+    _t10 = d_qk + d_v
+    _t11 = d*h_kv
+    _t12 = _t2*d
+    _t13 = d*(d_rope + r_kv)
+    _t14 = -d_rope
+    _t15 = 1 - i_mla
+    _t16 = _t15*d*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t13 + h2*r_kv*(_t14 + d_qk2 + d_v2))
+    _t17 = d_in*(1 - i_m2)
+    _t18 = 2*N_s
+    _t19 = _t11*_t15*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t13 + h*r_kv*(_t10 + _t14))
+    _t20 = H_v*d_lv
+    _t21 = H_v + _t20
+    _t22 = d*g_o*r_o
+    _t23 = d_v2*h2
+    _t24 = d*r_q
+    _t25 = d_qk2*h2
+    _t26 = d*i_moa
+    _t27 = E_a*_t26
+    _t28 = _t25*d
+    _t29 = 1 - i_qlora
+    _t30 = _t26*(E_a*h_kv2 - h2)
+    _t31 = 1 - i_og
+    _t32 = 1 - i_gh
+    _t33 = _t26*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
@@ -6684,6 +6970,7 @@ def optimizer_states(s):
                 + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                 + d_in*(1 - i_m2)*(2*N_s + R_dt)
             )
+            - 4*L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
             + 4*N
             - 4*P*d
             - 4*V*d
@@ -6724,47 +7011,48 @@ def optimizer_states(s):
             -20*H_la*L_la*d*d_la
             - L*_t0*p_le
             - 4*L_att2*(
-                _t11
-                + _t18*_t26
-                + _t22
-                + _t23*_t24
-                + _t23*i_rel
-                + _t25*d_qk2
-                + _t25*d_v2
-                + _t28*h2*(_t27*d_v2 + i_gh)
-                + i_og*(_t17 + _t18*r_o)
-                + i_qlora*(_t19 + _t20*r_q)
+                _t16
+                + _t23*_t31*d
+                + _t27
+                + _t28*_t29
+                + _t28*i_rel
+                + _t30*d_qk2
+                + _t30*d_v2
+                + d*h2*i_gate*(_t32*d_v2 + i_gh)
+                + i_og*(_t22 + _t23*r_o)
+                + i_qlora*(_t24 + _t25*r_q)
             )
             - L_dense*_t4
             - 4*L_dn*(
-                _t15*d
-                + d*(2*H_k*d_lk + _t16*(1 - i_cg) + _t16)
-                + i_cg*(_t5*r_g + r_g*(H_v*d_lk + _t15))
+                _t20*d
+                + d*(2*H_k*d_lk + _t21*(1 - i_cg) + _t21)
+                + i_cg*(_t5*r_g + r_g*(H_v*d_lk + _t20))
             )
             - L_dw*_t4
             - L_gr*_t0*d_gr
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            + 4*L_kvs2*_t11
+            + 4*L_kvs2*_t16
             - 4*L_ml*(3*H_ml*d*d_mv + _t6*d_mk + _t6)
-            - 4*L_moe*(E*_t7*d_e + E_s*_t7*d_s + d*i_shared_gate + d*(E + E_0))
+            - 4*L_moe*(E*_t12*d_e + E_s*_t12*d_s + d*i_shared_gate + d*(E + E_0))
             - 4*L_rw*(_t1 + _t3*d_rw)
             - 16*L_sc*_t1
             - 4*L_ssm*(
-                R_dt*_t12 + _t12*(R_dt + _t13) + d*d_in + d*(2*d_in + i_m2*(G_s*_t13 + H_s))
+                R_dt*_t17 + _t17*(R_dt + _t18) + d*d_in + d*(2*d_in + i_m2*(G_s*_t18 + H_s))
             )
+            - 4*L_xa*(_t10*_t11 + _t8 + _t9)
             + 8*N
-            + 4*_t14*(L_kvs - L_kvs2)
+            + 4*_t19*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
-                _t14
-                + _t22
-                + _t24*_t31
-                + _t26*_t29
-                + _t28*h*(_t27*d_v + i_gh)
-                + _t31*i_rel
-                + _t32*d_qk
-                + _t32*d_v
-                + i_og*(_t17 + _t29*r_o)
-                + i_qlora*(_t19 + _t30*r_q)
+                _t19
+                + _t27
+                + _t29*_t8
+                + _t31*_t9
+                + _t33*d_qk
+                + _t33*d_v
+                + _t7*i_gate*(_t32*d_v + i_gh)
+                + _t8*i_rel
+                + i_og*(_t22 + d_v*h*r_o)
+                + i_qlora*(_t24 + d_qk*h*r_q)
             )
         ),
         'adafactor_adapters': (
@@ -6772,7 +7060,6 @@ def optimizer_states(s):
                 E*L_moe*a_experts*(i_glu + 2)
                 + L*a_per_layer_input_gate*i_le
                 + L*a_per_layer_projection*i_le
-                + L_att*a_o
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -6794,13 +7081,15 @@ def optimizer_states(s):
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
-                + a_k*(L_att - L_kvs + L_ml)
+                + a_k*(L_att - L_kvs + L_ml + L_xa)
+                + a_o*(L_att + L_xa)
                 + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
                 + a_per_layer_model_projection*i_le
-                + a_q*(L_att + L_ml)
+                + a_q*(L_att + L_ml + L_xa)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
                 + a_v*(
                     L_ml
+                    + L_xa
                     + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)
                 )
@@ -6840,11 +7129,12 @@ def optimizer_states(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
                     L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h_kv)
                     + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d)
                     + L_la*(H_la*d_la + d)
@@ -6856,6 +7146,7 @@ def optimizer_states(s):
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6866,6 +7157,7 @@ def optimizer_states(s):
                 )
                 + a_v*r_a*(
                     L_ml*(H_ml*d_mv + d)
+                    + L_xa*(d + d_v*h_kv)
                     + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
@@ -6907,11 +7199,12 @@ def optimizer_states(s):
             + 4*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
             + 4*a_k*r_a*(
                 L_ml*(H_ml*d_mk + d)
+                + L_xa*(d + d_qk*h_kv)
                 + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                 + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
             )
             + 4*a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-            + 4*a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+            + 4*a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
             + 4*a_out_proj*r_a*(
                 L_dn*(H_v*d_lv + d)
                 + L_la*(H_la*d_la + d)
@@ -6923,6 +7216,7 @@ def optimizer_states(s):
             + 4*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + L_ml*(H_ml*d_mk + d)
+                + L_xa*(d + d_qk*h)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
             + 4*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6933,6 +7227,7 @@ def optimizer_states(s):
             )
             + 4*a_v*r_a*(
                 L_ml*(H_ml*d_mv + d)
+                + L_xa*(d + d_v*h_kv)
                 + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
             )
@@ -6974,6 +7269,7 @@ def offload(s):
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_w = s['L_w']
+    L_xa = s['L_xa']
     M = s['M']
     N = s['N']
     N_e = s['N_e']
@@ -7131,11 +7427,12 @@ def offload(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
                     L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h_kv)
                     + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d)
                     + L_la*(H_la*d_la + d)
@@ -7147,6 +7444,7 @@ def offload(s):
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7157,6 +7455,7 @@ def offload(s):
                 )
                 + a_v*r_a*(
                     L_ml*(H_ml*d_mv + d)
+                    + L_xa*(d + d_v*h_kv)
                     + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
@@ -7218,11 +7517,14 @@ def offload(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
                         L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h_kv)
                         + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d)
                         + L_la*(H_la*d_la + d)
@@ -7234,6 +7536,7 @@ def offload(s):
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7244,6 +7547,7 @@ def offload(s):
                     )
                     + a_v*r_a*(
                         L_ml*(H_ml*d_mv + d)
+                        + L_xa*(d + d_v*h_kv)
                         + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
@@ -7304,11 +7608,14 @@ def offload(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
                         L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h_kv)
                         + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d)
                         + L_la*(H_la*d_la + d)
@@ -7320,6 +7627,7 @@ def offload(s):
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7330,6 +7638,7 @@ def offload(s):
                     )
                     + a_v*r_a*(
                         L_ml*(H_ml*d_mv + d)
+                        + L_xa*(d + d_v*h_kv)
                         + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
@@ -7390,11 +7699,14 @@ def offload(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
                         L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h_kv)
                         + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d)
                         + L_la*(H_la*d_la + d)
@@ -7406,6 +7718,7 @@ def offload(s):
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7416,6 +7729,7 @@ def offload(s):
                     )
                     + a_v*r_a*(
                         L_ml*(H_ml*d_mv + d)
+                        + L_xa*(d + d_v*h_kv)
                         + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
@@ -7491,6 +7805,7 @@ def offload(s):
                             + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
+                        + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -7565,11 +7880,14 @@ def offload(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
                         L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h_kv)
                         + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d)
                         + L_la*(H_la*d_la + d)
@@ -7581,6 +7899,7 @@ def offload(s):
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7591,6 +7910,7 @@ def offload(s):
                     )
                     + a_v*r_a*(
                         L_ml*(H_ml*d_mv + d)
+                        + L_xa*(d + d_v*h_kv)
                         + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
@@ -7666,6 +7986,7 @@ def offload(s):
                             + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
+                        + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -7740,11 +8061,14 @@ def offload(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
                         L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h_kv)
                         + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d)
                         + L_la*(H_la*d_la + d)
@@ -7756,6 +8080,7 @@ def offload(s):
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7766,6 +8091,7 @@ def offload(s):
                     )
                     + a_v*r_a*(
                         L_ml*(H_ml*d_mv + d)
+                        + L_xa*(d + d_v*h_kv)
                         + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
@@ -7843,6 +8169,7 @@ def offload(s):
                                 + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                                 + d_in*(1 - i_m2)*(2*N_s + R_dt)
                             )
+                            + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
                             + (L_att - L_att2)*(
                                 E_a*d*i_moa
                                 + d*d_qk*h*i_rel
@@ -7919,11 +8246,14 @@ def offload(s):
                         + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                         + a_k*r_a*(
                             L_ml*(H_ml*d_mk + d)
+                            + L_xa*(d + d_qk*h_kv)
                             + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                             + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         )
                         + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                        + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                        + a_o*r_a*(
+                            L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                        )
                         + a_out_proj*r_a*(
                             L_dn*(H_v*d_lv + d)
                             + L_la*(H_la*d_la + d)
@@ -7935,6 +8265,7 @@ def offload(s):
                         + a_q*r_a*(
                             L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                             + L_ml*(H_ml*d_mk + d)
+                            + L_xa*(d + d_qk*h)
                             + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                         )
                         + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7945,6 +8276,7 @@ def offload(s):
                         )
                         + a_v*r_a*(
                             L_ml*(H_ml*d_mv + d)
+                            + L_xa*(d + d_v*h_kv)
                             + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                             + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                         )
@@ -8002,11 +8334,12 @@ def offload(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
                     L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h_kv)
                     + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d)
                     + L_la*(H_la*d_la + d)
@@ -8018,6 +8351,7 @@ def offload(s):
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -8028,6 +8362,7 @@ def offload(s):
                 )
                 + a_v*r_a*(
                     L_ml*(H_ml*d_mv + d)
+                    + L_xa*(d + d_v*h_kv)
                     + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
@@ -8083,11 +8418,12 @@ def offload(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
                     L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h_kv)
                     + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d)
                     + L_la*(H_la*d_la + d)
@@ -8099,6 +8435,7 @@ def offload(s):
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -8109,6 +8446,7 @@ def offload(s):
                 )
                 + a_v*r_a*(
                     L_ml*(H_ml*d_mv + d)
+                    + L_xa*(d + d_v*h_kv)
                     + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
@@ -8166,11 +8504,12 @@ def offload(s):
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                 + a_k*r_a*(
                     L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h_kv)
                     + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                     + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                 )
                 + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                + a_o*r_a*(L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h))
                 + a_out_proj*r_a*(
                     L_dn*(H_v*d_lv + d)
                     + L_la*(H_la*d_la + d)
@@ -8182,6 +8521,7 @@ def offload(s):
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
+                    + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -8192,6 +8532,7 @@ def offload(s):
                 )
                 + a_v*r_a*(
                     L_ml*(H_ml*d_mv + d)
+                    + L_xa*(d + d_v*h_kv)
                     + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                 )
@@ -8266,6 +8607,7 @@ def offload(s):
                             + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
+                        + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -8340,11 +8682,14 @@ def offload(s):
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
                     + a_k*r_a*(
                         L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h_kv)
                         + (L_att2 - L_kvs2)*(d + d_qk2*h_kv2)
                         + (d + d_qk*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                     )
                     + a_key*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
-                    + a_o*r_a*(L_att2*(d + d_v2*h2) + (L_att - L_att2)*(d + d_v*h))
+                    + a_o*r_a*(
+                        L_att2*(d + d_v2*h2) + L_xa*(d + d_v*h) + (L_att - L_att2)*(d + d_v*h)
+                    )
                     + a_out_proj*r_a*(
                         L_dn*(H_v*d_lv + d)
                         + L_la*(H_la*d_la + d)
@@ -8356,6 +8701,7 @@ def offload(s):
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
+                        + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -8366,6 +8712,7 @@ def offload(s):
                     )
                     + a_v*r_a*(
                         L_ml*(H_ml*d_mv + d)
+                        + L_xa*(d + d_v*h_kv)
                         + (1 - i_kev)*(d + d_v*h_kv)*(L_att - L_att2 - L_kvs + L_kvs2)
                         + (1 - i_kev2)*(L_att2 - L_kvs2)*(d + d_v2*h_kv2)
                     )
@@ -8402,6 +8749,7 @@ def precision(s):
     L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     N_s = s['N_s']
     R_dt = s['R_dt']
     V_o = s['V_o']
@@ -8436,6 +8784,7 @@ def precision(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_m2 = s['i_m2']
@@ -8472,85 +8821,90 @@ def precision(s):
     _t14 = H_v*d_lv
     _t15 = 2*d
     _t16 = L_dn*_t15
-    _t17 = i_glu + 2
-    _t18 = _t15*_t17*d_ff
-    _t19 = 2*L_sb
-    _t20 = _t17*d
-    _t21 = 2*L_moe
-    _t22 = L_att - L_att2
-    _t23 = 2*_t22
-    _t24 = _t23*d
-    _t25 = _t7*(1 - i_m2)
-    _t26 = 2*N_s
-    _t27 = 1 - i_gh
-    _t28 = d_v*h
+    _t17 = d_qk*h
+    _t18 = _t15*_t17
+    _t19 = L_xa*i_img
+    _t20 = d_v*h
+    _t21 = _t20*d
+    _t22 = i_glu + 2
+    _t23 = _t15*_t22*d_ff
+    _t24 = 2*L_sb
+    _t25 = _t22*d
+    _t26 = 2*L_moe
+    _t27 = L_att - L_att2
+    _t28 = 2*_t27
     _t29 = _t28*d
-    _t30 = d_qk*h
-    _t31 = d_qk + d_v
-    _t32 = _t31*h_kv
-    _t33 = d_qk2*h2
-    _t34 = d*(1 - i_qlora)
-    _t35 = d*r_q
-    _t36 = _t10*i_hcm
-    _t37 = 1 - i_og
-    _t38 = d_v2*h2
-    _t39 = d*g_o*r_o
-    _t40 = H_v + _t14
-    _t41 = d*(d_rope + r_kv)
-    _t42 = -d_rope
-    _t43 = d*(1 - i_mla)
-    _t44 = (
-        2*_t43*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t41 + h2*r_kv*(_t42 + d_qk2 + d_v2))
-    )
-    _t45 = 2*_t43*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t41 + h*r_kv*(_t31 + _t42))
+    _t30 = _t7*(1 - i_m2)
+    _t31 = 2*N_s
+    _t32 = 1 - i_gh
+    _t33 = d_qk + d_v
+    _t34 = _t33*h_kv
+    _t35 = d_qk2*h2
+    _t36 = d*(1 - i_qlora)
+    _t37 = d*r_q
+    _t38 = _t10*i_hcm
+    _t39 = 1 - i_og
+    _t40 = d_v2*h2
+    _t41 = d*g_o*r_o
+    _t42 = H_v + _t14
+    _t43 = d*(d_rope + r_kv)
+    _t44 = -d_rope
+    _t45 = d*(1 - i_mla)
     _t46 = (
+        2*_t45*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t43 + h2*r_kv*(_t44 + d_qk2 + d_v2))
+    )
+    _t47 = 2*_t45*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t43 + h*r_kv*(_t33 + _t44))
+    _t48 = (
         10*H_la*L_la*d*d_la
         + L*_t4*p_le
-        + 2*L*(_t36*d + d*n_hc*(_t36 + 4*n_hc))
-        + L_att2*_t44
-        + L_dense*_t18
+        + 2*L*(_t38*d + d*n_hc*(_t38 + 4*n_hc))
+        + L_att2*_t46
+        + L_dense*_t23
         + 2*L_dn*i_cg*(_t15*r_g + r_g*(H_v*d_lk + _t14))
-        + L_dw*_t18
+        + L_dw*_t23
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t44
+        - L_kvs2*_t46
         + L_rw*_t9
         + 8*L_rw*d*d_rw
         + L_sb*_t9
         + 8*L_sc*_t8
-        + L_ssm*_t15*(_t6 + i_m2*(G_s*_t26 + H_s))
-        + R_dt*_t25
+        + L_ssm*_t15*(_t6 + i_m2*(G_s*_t31 + H_s))
+        - L_xa*_t23*(1 - i_img)
+        + R_dt*_t30
         - _t0*d
         + _t0*d_emb
         + _t1*d_emb*i_proj
         + _t10*d
-        + _t11*(_t33*_t34 + i_qlora*(_t33*r_q + _t35))
-        + _t11*(_t37*_t38*d + i_og*(_t38*r_o + _t39))
+        + _t11*(_t35*_t36 + i_qlora*(_t35*r_q + _t37))
+        + _t11*(_t39*_t40*d + i_og*(_t40*r_o + _t41))
         + _t12*_t13
-        + _t12*h2*i_gate*(_t27*d_v2 + i_gh)
-        + _t13*_t24
+        + _t12*h2*i_gate*(_t32*d_v2 + i_gh)
+        + _t13*_t29
         + _t14*_t16
-        + _t16*(2*H_k*d_lk + _t40*(1 - i_cg) + _t40)
-        + _t19*_t20*d_ff
-        + _t19*(i_sba*r_sb*(_t30 + _t32 + _t4) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t19*(_t15*_t30 + _t15*_t32 + _t29)
+        + _t16*(2*H_k*d_lk + _t42*(1 - i_cg) + _t42)
+        + _t18*_t19
+        + 2*_t19*_t21
         + _t2*_t4*d_mv
-        + _t20*_t21*d_e*k
-        + _t21*(E_s*_t20*d_s + d*i_shared_gate)
-        + _t22*_t45
-        + _t23*(_t29*_t37 + i_og*(_t28*r_o + _t39))
-        + _t23*(_t30*_t34 + i_qlora*(_t30*r_q + _t35))
-        + _t24*h*i_gate*(_t27*d_v + i_gh)
-        + _t25*(R_dt + _t26)
+        + _t24*_t25*d_ff
+        + _t24*(i_sba*r_sb*(_t17 + _t34 + _t4) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t24*(_t15*_t34 + _t18 + _t21)
+        + _t25*_t26*d_e*k
+        + _t26*(E_s*_t25*d_s + d*i_shared_gate)
+        + _t27*_t47
+        + _t28*(_t17*_t36 + i_qlora*(_t17*r_q + _t37))
+        + _t28*(_t21*_t39 + i_og*(_t20*r_o + _t41))
+        + _t29*h*i_gate*(_t32*d_v + i_gh)
         + _t3*d_mk
         + _t3
+        + _t30*(R_dt + _t31)
         + _t4*_t5
-        - _t45*(L_kvs - L_kvs2)
+        - _t47*(L_kvs - L_kvs2)
         + 4*_t5*w_gr
         + _t7*d
     )
     return {
-        'low_precision_forward': _t46,
-        'low_precision_train': _t46*(3 - i_frozen),
+        'low_precision_forward': _t48,
+        'low_precision_train': _t48*(3 - i_frozen),
     }
 
 
@@ -8582,6 +8936,7 @@ def precision_memory(s):
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_w = s['L_w']
+    L_xa = s['L_xa']
     N_s = s['N_s']
     R_dt = s['R_dt']
     d = s['d']
@@ -8673,6 +9028,7 @@ def precision_memory(s):
                 + d*(2*d_in + i_m2*(2*G_s*N_s + H_s))
                 + d_in*(1 - i_m2)*(2*N_s + R_dt)
             )
+            + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
             + (L_att - L_att2)*(
                 E_a*d*i_moa
                 + d*d_qk*h*i_rel
@@ -8734,12 +9090,14 @@ def inference(s):
     L_sb = s['L_sb']
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
+    L_xa = s['L_xa']
     M_gib = s['M_gib']
     N = s['N']
     N_e = s['N_e']
     N_s = s['N_s']
     R = s['R']
     T = s['T']
+    T_img = s['T_img']
     b = s['b']
     c = s['c']
     d = s['d']
@@ -8818,6 +9176,7 @@ def inference(s):
             + L_rw*(2*d + 3*d_rw)
             + L_sc*d*(k_sc - 1)
             + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+            + L_xa*T_img*h_kv*(d_qk + d_v)
         ),
         'state_cache': b*q_kv*(
             H_la*L_la*d_la**2
@@ -8827,6 +9186,7 @@ def inference(s):
             + L_rw*(2*d + 3*d_rw)
             + L_sc*d*(k_sc - 1)
             + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+            + L_xa*T_img*h_kv*(d_qk + d_v)
         ),
         'total': (
             N*q_w
@@ -8863,6 +9223,7 @@ def inference(s):
                 + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                + L_xa*T_img*h_kv*(d_qk + d_v)
             )
         ),
         'gpu': 1073741824*K*M_gib,
@@ -8900,6 +9261,7 @@ def inference(s):
                 + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                + L_xa*T_img*h_kv*(d_qk + d_v)
             )
         ),
         'prefill_flops': F_p*T*b,
@@ -8939,6 +9301,7 @@ def inference(s):
                 + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                + L_xa*T_img*h_kv*(d_qk + d_v)
             )
         )/(BW*K*u_bw),
         'prefill_seconds': _maximum(
@@ -8978,6 +9341,7 @@ def inference(s):
                     + L_rw*(2*d + 3*d_rw)
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                    + L_xa*T_img*h_kv*(d_qk + d_v)
                 )
             )/(BW*K*u_bw)
         ),
@@ -9017,6 +9381,7 @@ def inference(s):
                 + L_rw*(2*d + 3*d_rw)
                 + L_sc*d*(k_sc - 1)
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                + L_xa*T_img*h_kv*(d_qk + d_v)
             )
             + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))
         )/(BW*K*u_bw),
@@ -9059,6 +9424,7 @@ def inference(s):
                     + L_rw*(2*d + 3*d_rw)
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                    + L_xa*T_img*h_kv*(d_qk + d_v)
                 )
                 + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))
             )/(BW*K*u_bw)
@@ -9099,6 +9465,7 @@ def inference(s):
                     + L_rw*(2*d + 3*d_rw)
                     + L_sc*d*(k_sc - 1)
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
+                    + L_xa*T_img*h_kv*(d_qk + d_v)
                 )
                 + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))
             )/(BW*K*u_bw)

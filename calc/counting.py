@@ -153,6 +153,13 @@ DIFFERENTIAL_ATTENTION = (
     "head's two QKᵀ maps of half its width) is computed once, 2·d_qk per key, and weighs the "
     "head's values 2·d_v wide, 2·2·d_v per key (attention/scores); λ's four d_h vectors per "
     "layer are attention/lambda, λ's dot products, the subtraction and the head norm count 0.")
+CROSS_ATTENTION = (
+    "Cross-attention layers (Llama 3.2 Vision): their weights count in the parameters; their "
+    "FLOPs depend on cross_attention.image_tokens, T_img per sequence. With 0 (text only) the "
+    "layers are skipped as transformers skips them: 0 FLOPs, their FFN's too. Otherwise a token "
+    "runs W_Q, W_O and the FFN of each and scores all T_img image tokens under either "
+    "convention (cross_attention/scores), and each sequence's image tokens run W_K and W_V once "
+    "a layer, that cost divided by T per token (cross_attention/kv).")
 SHARED_BLOCK = (
     "Shared block (Zamba, Zamba2): its weights count once per weight set in the parameters "
     "(total and active), each depth's projection d → d and adapters once per depth; its "

@@ -25,6 +25,7 @@ from calc.spec.finetune import (
 )
 from calc.spec.gemm_precision import GEMM_PRECISIONS
 from calc.spec.layout import ACTIVATION_OFFLOAD_LAYERS
+from calc.spec.model import SELF_ATTENTION
 from calc.spec.precision import BYTES_PER_ELEMENT
 
 if TYPE_CHECKING:  # the layout's schemas load only where a layout is priced (start-up)
@@ -39,7 +40,7 @@ MIXER_INPUT_TARGETS = ("in_proj", "in_proj_qkvz", "in_proj_ba", "qkv_proj", "out
 LAYER_COUNTS = {"L_att": "attention", "L_loc": "local", "L_chk": "chunked", "L_ssm": "mamba",
                 "L_dn": "deltanet", "L_la": "lightning", "L_rw": "rwkv", "L_gr": "griffin",
                 "L_ml": "mlstm",
-                "L_sc": "conv", "L_dense": "dense", "L_moe": "moe"}
+                "L_sc": "conv", "L_xa": "cross_attention", "L_dense": "dense", "L_moe": "moe"}
 
 
 def layer_count_values(spec: ModelSpec) -> dict[str, int]:
@@ -72,8 +73,15 @@ def _mixer_values(spec: ModelSpec) -> dict[str, int]:
         "H_ml": ml.n_heads if ml else 0, "d_mk": ml.d_qk // ml.n_heads if ml else 0,
         "d_mv": ml.d_v // ml.n_heads if ml else 0,
         "k_sc": sc.d_conv if sc else 0, "b_sc": int(bool(sc and sc.bias)),
-        **_shared_block_values(spec),
+        **_shared_block_values(spec), **_cross_attention_values(spec),
     }
+
+
+def _cross_attention_values(spec: ModelSpec) -> dict[str, int]:
+    """The image tokens per sequence the cross-attention layers read, and whether there are
+    any (0 without cross_attention)."""
+    images = spec.cross_attention.image_tokens if spec.cross_attention else 0
+    return {"T_img": images, "i_img": int(images > 0)}
 
 
 def _shared_block_values(spec: ModelSpec) -> dict[str, int]:
@@ -195,7 +203,8 @@ class ParamCounts:
     per_layer: dict[str, int]  # one attention layer's attention, and one layer's norms
     per_dense_ffn: dict[str, int]  # one dense layer's FFN
     per_moe_ffn: dict[str, int]  # one MoE layer's router, experts, shared experts
-    per_mixer: dict[str, int]  # one Mamba, DeltaNet, lightning, RWKV, Griffin or short conv
+    per_mixer: dict[str, int]  # one Mamba, DeltaNet, lightning, RWKV, Griffin, short conv or
+    # cross-attention mixer
     per_indexer: dict[str, int]  # one DSA indexer (on the attention layers that have one)
     components: dict[str, int]  # whole model, by component; sums to total
     total: int
@@ -219,7 +228,8 @@ def stage_values(spec: ModelSpec, tp: int, pp: int, split_embedding_loss: bool =
     last = (layers + 2) // pp - 1 if split else layers // pp
     mixers, ffns = spec.mixer_kinds[:first], spec.ffn_kinds[:first]
     return {"L_s": first, "L_sm": ffns.count("moe"), "L_s_dense": ffns.count("dense"),
-            "L_s_att": sum("attention" in m for m in mixers),
+            "L_s_att": sum(m in SELF_ATTENTION for m in mixers),
+            "L_s_xa": mixers.count("cross_attention"),
             "L_s_ssm": sum("mamba" in m for m in mixers),
             "L_s_dn": mixers.count("deltanet"), "L_s_la": mixers.count("lightning"),
             "L_s_rw": mixers.count("rwkv"), "L_s_gr": mixers.count("griffin"),
@@ -369,7 +379,7 @@ def _counted(s: Mapping[str, int]) -> ParamCounts:
         per_mixer={**_compiled.params_mamba(s), **_compiled.params_deltanet(s),
                    **_compiled.params_lightning(s), **_compiled.params_rwkv(s),
                    **_compiled.params_griffin(s), **_compiled.params_mlstm(s),
-                   **_compiled.params_short_conv(s)},
+                   **_compiled.params_short_conv(s), **_compiled.params_cross_attention(s)},
         per_indexer=_compiled.params_indexer(s),
         components=_compiled.params_components(s),
         **summary,
@@ -418,12 +428,17 @@ def _flop_counts(spec: ModelSpec, seq_len: int, attention: str) -> FlopCounts:
     s = {**symbol_values(spec), "T": seq_len, "i_causal": int(attention == "causal")}
     flops = _compiled.flops(s)
     per_sequence = flops["attention_per_sequence"]
+    image_kv, cross = flops["image_kv_per_sequence"], flops["cross_scores_per_sequence"]
     weights = flops["weights_per_token"]
     components = {}
     for key, value in _compiled.flops_forward_components(s).items():
         components[key] = value
         if key == "attention/o":  # QKᵀ and A·V sit between the projections
-            components["attention/scores"] = _exact(per_sequence, seq_len)
+            components["attention/scores"] = _exact(per_sequence - image_kv - cross, seq_len)
+        if key == "cross_attention/q":  # the image tokens' W_K and W_V, shared by the sequence,
+            # then the text's queries against them
+            components["cross_attention/kv"] = _exact(image_kv, seq_len)
+            components["cross_attention/scores"] = _exact(cross, seq_len)
     return FlopCounts(
         seq_len=seq_len,
         attention=attention,

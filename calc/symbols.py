@@ -79,6 +79,10 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("L_gr", "L_{gr}", "layers with Griffin's recurrent block (RG-LRU)", "size"),
     SymbolInfo("L_ml", "L_{ml}", "layers with xLSTM's mLSTM mixer", "size"),
     SymbolInfo("L_sc", "L_{sc}", "layers with a short-convolution mixer", "size"),
+    SymbolInfo("L_xa", "L_{xa}", "layers with cross-attention to image tokens in place of "
+               "self-attention (Llama 3.2 Vision)", "size"),
+    SymbolInfo("T_img", "T_{img}", "cross-attention: image tokens per sequence "
+               "(cross_attention.image_tokens; 0 text only)", "size"),
     SymbolInfo("L_sb", "L_{sb}", "depths the shared block runs at (shared_block.layers)",
                "size"),
     SymbolInfo("M_sb", "M_{sb}", "weight sets of the shared block (Zamba2's num_mem_blocks; 0 "
@@ -188,6 +192,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "indicator"),
     SymbolInfo("i_proj", r"\mathbb{1}_{proj}", "embedding projected d_emb → d and back (OPT)",
                "indicator"),
+    SymbolInfo("i_img", r"\mathbb{1}_{img}", "cross-attention: the sequences have image tokens "
+               "(else transformers skips the cross-attention layers)", "indicator"),
     SymbolInfo("i_m2", r"\mathbb{1}_{m2}", "the Mamba mixer is Mamba-2", "indicator"),
     SymbolInfo("i_moa", r"\mathbb{1}_{moa}", "W_Q and W_O are a mixture of attention heads "
                "(JetMoE)", "indicator"),
@@ -273,6 +279,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "memory"),
     SymbolInfo("L_s_rw", "L_{s,rw}", "RWKV layers among the first stage's L_s", "memory"),
     SymbolInfo("L_s_gr", "L_{s,gr}", "Griffin recurrent layers among the first stage's L_s",
+               "memory"),
+    SymbolInfo("L_s_xa", "L_{s,xa}", "cross-attention layers among the first stage's L_s",
                "memory"),
     SymbolInfo("L_s_sb", "L_{s,sb}", "depths of the shared block among the first stage's L_s",
                "memory"),
@@ -512,6 +520,7 @@ L_gr, d_gr, w_gr, k_gr, L_s_gr = (SYMBOLS[n] for n in ("L_gr", "d_gr", "w_gr", "
 L_ml, H_ml, d_mk, d_mv, L_s_ml = (SYMBOLS[n] for n in ("L_ml", "H_ml", "d_mk", "d_mv", "L_s_ml"))
 L_sb, M_sb, r_sb, i_sba, L_s_sb = (SYMBOLS[n] for n in ("L_sb", "M_sb", "r_sb", "i_sba",
                                                          "L_s_sb"))
+L_xa, T_img, i_img, L_s_xa = (SYMBOLS[n] for n in ("L_xa", "T_img", "i_img", "L_s_xa"))
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 E_0 = SYMBOLS["E_0"]

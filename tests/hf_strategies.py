@@ -923,6 +923,27 @@ STRATEGIES = {
     **{t: _layernorm_types for t in LAYERNORM_TYPES},
 }
 STRATEGIES.update({t: lambda t, base=base: STRATEGIES[base](base) for t, base in ALIKE.items()})
+
+
+@st.composite
+def _mllama_text(draw, model_type: str) -> dict:
+    """Llama 3.2 Vision's text model: heads hidden_size // num_attention_heads wide (a remainder
+    left over), cross-attention layers anywhere (an index past the layers builds none), any
+    tie flag (none is tied), whole-number token ids inside the embedding."""
+    heads = draw(st.integers(1, 4))
+    layers = draw(st.integers(1, 4))
+    width = heads * draw(st.sampled_from([2, 4, 6])) + draw(st.integers(0, heads - 1))
+    return {"num_attention_heads": heads, "hidden_size": width,
+            "num_key_value_heads": draw(st.sampled_from(_divisors(heads))),
+            "num_hidden_layers": layers, "intermediate_size": draw(st.integers(1, 24)),
+            "cross_attention_layers": draw(st.lists(st.integers(0, layers), unique=True,
+                                                    max_size=layers + 1)),
+            "hidden_act": draw(st.sampled_from(["silu", "gelu_pytorch_tanh", "relu"])),
+            "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64,
+            "pad_token_id": 0, "bos_token_id": 0, "eos_token_id": 0}
+
+
+STRATEGIES["mllama_text_model"] = _mllama_text
 # Llama's fields; Emu3TextConfig wants whole-number token ids
 STRATEGIES["emu3_text_model"] = lambda t: _llama_like("llama").map(
     lambda fields: {**fields, "pad_token_id": 0, "bos_token_id": 0, "eos_token_id": 0})

@@ -330,3 +330,42 @@ def shared_block_specs(draw, max_width: int = 32, max_layers: int = 5):
                        "bias": kind == "layernorm" and draw(st.booleans())},
         position={"kind": draw(st.sampled_from(["rope", "none"]))},
         tie_embeddings=draw(st.booleans()), shared_block=block, **mixers)
+
+
+@st.composite
+def cross_attention_specs(draw, max_width: int = 32, max_layers: int = 5):
+    """Specs with cross-attention layers (Llama 3.2 Vision's): some layers of any mixer
+    pattern turned to cross_attention, the model's heads of any shape, a dense FFN of any
+    activation, RMSNorm or LayerNorm, RoPE, ALiBi or no positions, text only or image tokens."""
+    n_layers = draw(st.integers(1, max_layers))
+    n_heads = draw(st.integers(1, 4))
+    head_dim = draw(st.none() | st.integers(1, 8))
+    d_model = (draw(st.integers(1, max_width // n_heads)) * n_heads if head_dim is None
+               else draw(st.integers(2, max_width)))
+    attention = {"n_heads": n_heads, "head_dim": head_dim,
+                 "n_kv_heads": draw(st.sampled_from(_divisors(n_heads))),
+                 "v_head_dim": draw(st.none() | st.integers(1, 8))}
+    mixers = draw(_mixers(n_layers))
+    mixers.pop("no_ffn")
+    cross = draw(st.lists(st.integers(0, n_layers - 1), min_size=1, max_size=n_layers,
+                          unique=True))
+    mixers["layers"]["exceptions"] = [{"layers": sorted(cross), "mixer": "cross_attention"}]
+    pattern = mixers["layers"]["mixer_pattern"]
+    used = {pattern[i % len(pattern)] for i in range(n_layers) if i not in cross}
+    for part, kinds in (("mamba", ("mamba", "attention+mamba")), ("deltanet", ("deltanet",)),
+                        ("lightning", ("lightning",)), ("rwkv", ("rwkv",)),
+                        ("griffin", ("griffin",)), ("short_conv", ("conv",))):
+        if part in mixers and not used & set(kinds):  # every layer of it turned cross
+            del mixers[part]
+    activation = draw(st.sampled_from(["relu", "gelu", "silu", "swiglu", "geglu"]))
+    kind = draw(st.sampled_from(["layernorm", "rmsnorm"]))
+    return calc.ModelSpec(
+        name="cross", vocab_size=draw(st.integers(1, 50)), d_model=d_model,
+        n_layers=n_layers, context_length=draw(st.integers(1, 16)), attention=attention,
+        ffn={"activation": activation, "d_ff": draw(st.integers(1, 2 * max_width)),
+             "bias": draw(st.booleans())},
+        norm={"kind": kind, "placement": "pre", "final": draw(st.booleans()),
+              "bias": kind == "layernorm" and draw(st.booleans())},
+        position={"kind": draw(st.sampled_from(["rope", "none", "alibi"]))},
+        tie_embeddings=draw(st.booleans()),
+        cross_attention={"image_tokens": draw(st.integers(0, 6))}, **mixers)

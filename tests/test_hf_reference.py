@@ -940,7 +940,9 @@ def test_wrapper_table_is_transformers(wrapper):
     config_class = CONFIG_MAPPING[wrapper]
     assert config_class().text_config.model_type == text_type
     defaults = {f.name: f.default for f in dataclasses.fields(config_class)}
-    assert defaults["tie_word_embeddings"] is tied
+    # MllamaConfig has no such field, and its classes tie nothing (calc.hf.families.mllama):
+    # the loop below builds it both ways
+    assert defaults.get("tie_word_embeddings", False) is tied
     assert text_type in supported_types()
     for top, text in ((False, True), (None, False)):
         inner = {"model_type": text_type, **_TINY_TEXT, "tie_word_embeddings": text,

@@ -33,6 +33,7 @@ _WHERE: dict[str, str] = {
     "params_griffin": "mixers:GRIFFIN",
     "params_mlstm": "mixers:MLSTM",
     "params_short_conv": "mixers:SHORT_CONV",
+    "params_cross_attention": "params:CROSS_ATTENTION",
     "params_indexer": "params:INDEXER",
     "params_components": "params:COMPONENTS",
     "params_summary": "params:SUMMARY",

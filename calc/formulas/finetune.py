@@ -51,6 +51,7 @@ from calc.symbols import (
     L_sc,
     L_ssm,
     L_w,
+    L_xa,
     N,
     N_head,
     N_s,
@@ -79,6 +80,7 @@ from calc.symbols import (
     i_glu,
     i_head,
     i_hf,
+    i_img,
     i_kev,
     i_le,
     i_oib,
@@ -123,7 +125,9 @@ SHARED_WIDTH = E_s * d_s
 # An FFN target's matrix in the dense layers and in the shared experts' MLP (up and gate are
 # d × width, down width × d: n_in + n_out alike).
 # ffn.double_wide: L_dw of the dense FFNs are 2·d_ff wide.
-FFN_MATRICES = ((L_dense - L_dw, d + d_ff, L_dense - L_dw), (L_dw, d + 2 * d_ff, L_dw),
+# (the dense FFNs of the cross-attention layers run only where there are image tokens)
+FFN_MATRICES = ((L_dense - L_dw, d + d_ff, L_dense - L_dw - (1 - i_img) * L_xa),
+                (L_dw, d + 2 * d_ff, L_dw),
                 (L_moe * HAS_SHARED, d + SHARED_WIDTH, L_moe * HAS_SHARED))
 
 
@@ -146,13 +150,20 @@ def _kv_matrices(sides: sympy.Expr, on: sympy.Expr = sympy.S.One
             (params.of_kind(on) * kind, params.of_kind(sides), params.of_kind(on) * kind))
 
 
+# PEFT's q_proj, k_proj, v_proj and o_proj name the cross-attention layers' projections too
+# (MllamaTextCrossAttention's): L_xa more of each, which a text token runs through where there
+# are image tokens (W_Q, W_O); the adapters on W_K and W_V read the image tokens, once per
+# sequence, and are not counted per token.
 TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]] = {
-    # q, k, v: attention's, then the mLSTM's (xLSTMLayer's q, k, v: PEFT's names select both)
+    # q, k, v: attention's, then the mLSTM's (xLSTMLayer's q, k, v: PEFT's names select both),
+    # then the cross-attention layers' (MllamaTextCrossAttention's q_proj, k_proj, v_proj, o_proj)
     "q": (*_attention_matrices(d + h * d_qk + i_gate * (1 - i_gh) * (1 - b_gh) * h * d_v),
-          (L_ml, d + H_ml * d_mk, L_ml)),
-    "k": (*_kv_matrices(d + h_kv * d_qk), (L_ml, d + H_ml * d_mk, L_ml)),
-    "v": (*_kv_matrices(d + h_kv * d_v, 1 - i_kev), (L_ml, d + H_ml * d_mv, L_ml)),
-    "o": _attention_matrices(h * d_v + d),
+          (L_ml, d + H_ml * d_mk, L_ml), (L_xa, d + h * d_qk, i_img * L_xa)),
+    "k": (*_kv_matrices(d + h_kv * d_qk), (L_ml, d + H_ml * d_mk, L_ml),
+          (L_xa, d + h_kv * d_qk, sympy.S.Zero)),
+    "v": (*_kv_matrices(d + h_kv * d_v, 1 - i_kev), (L_ml, d + H_ml * d_mv, L_ml),
+          (L_xa, d + h_kv * d_v, sympy.S.Zero)),
+    "o": (*_attention_matrices(h * d_v + d), (L_xa, h * d_v + d, i_img * L_xa)),
     # the output gate's own projection: the per-head g_proj d → h (LFM3, Laguna), and Beam's
     # gate_proj d → h·d_v beside q_proj (the gate with a bias per head, b_gate,head)
     "g": _attention_matrices(d + h * params.GATE_WIDTH, i_gh + (1 - i_gh) * b_gh),
@@ -231,7 +242,9 @@ QUANTISED = (params.over_attention_layers(
              + L_ml * sympy.Add(*mixers.MLSTM_WEIGHTS.values())  # every one an nn.Linear
              + L_sc * sympy.Add(*mixers.SHORT_CONV_WEIGHTS.values())
              # per-layer embeddings' projection and each layer's gate and projection
-             + sympy.Add(*params.PER_LAYER_EMBEDDINGS_WEIGHTS.values()))
+             + sympy.Add(*params.PER_LAYER_EMBEDDINGS_WEIGHTS.values())
+             # the cross-attention layers' q_proj, k_proj, v_proj, o_proj
+             + L_xa * sympy.Add(*params.CROSS_ATTENTION_WEIGHTS.values()))
 
 # ---- model states of the most loaded GPU ------------------------------------------------------
 # The L_w layers the GPU holds (the first stage's L_s; DualPipe's last stage too), split t

@@ -74,7 +74,9 @@ from calc.symbols import (
     L_sb,
     L_sc,
     L_ssm,
+    L_xa,
     T,
+    T_img,
     V_o,
     c,
     d,
@@ -91,6 +93,7 @@ from calc.symbols import (
     i_diff,
     i_dsa,
     i_hcm,
+    i_img,
     i_proj,
     i_rel,
     i_shared_gate,
@@ -163,9 +166,18 @@ PAIRS = ((L_GLOBAL - L_GLOBAL2) * GLOBAL_KEYS + (L_loc - L_loc2) * LOCAL_KEYS
 PAIRS2 = L_GLOBAL2 * GLOBAL_KEYS + L_loc2 * LOCAL_KEYS + L_chk2 * CHUNKED_KEYS_PER_SEQUENCE
 # The shared block's attention (calc.spec.layers.SharedBlockSpec) is global and plain: PAIR
 # (no relative positions, differential maps or indexer with it) at each of its L_sb depths.
+# A cross-attention layer's T queries each score all T_img image tokens under either
+# convention (no causal mask across them; the image mask of MllamaTextModel only zeroes
+# entries of the full product): 2·T·T_img pairs doubled.
+CROSS_PAIR = h * (d_qk + d_v)
+CROSS_KEYS = 2 * T * T_img
+# The image tokens' keys and values: each sequence's T_img tokens through W_K and W_V once per
+# cross-attention layer, a cost per sequence that its T tokens share.
+IMAGE_KV_PER_SEQUENCE = FMA * L_xa * T_img * params.CROSS_ATTENTION_WEIGHTS["cross_attention/kv"]
 ATTENTION_SCORES_PER_SEQUENCE = (PAIR * PAIRS + PAIR2 * PAIRS2
                                  + L_idx * INDEXER_PAIR * _keys_per_sequence(T)
                                  + L_sb * PAIR * _keys_per_sequence(T))
+CROSS_SCORES_PER_SEQUENCE = L_xa * CROSS_PAIR * CROSS_KEYS
 # A generated token at context T (itself included) sees T keys, min(T, w) in local layers, and
 # in chunked ones the T − c·⌊(T − 1)/c⌋ keys of its own chunk so far.
 GLOBAL_SEEN = i_dsa * sympy.Min(T, K_I) + (1 - i_dsa) * T
@@ -175,7 +187,7 @@ INFERENCE_ATTENTION_PER_TOKEN = FMA * PAIR * (
     + (L_chk - L_chk2) * CHUNK_SEEN
 ) + FMA * PAIR2 * (
     L_GLOBAL2 * GLOBAL_SEEN + L_loc2 * sympy.Min(T, w) + L_chk2 * CHUNK_SEEN
-) + FMA * L_idx * INDEXER_PAIR * T + FMA * PAIR * L_sb * T
+) + FMA * L_idx * INDEXER_PAIR * T + FMA * PAIR * L_sb * T + FMA * L_xa * CROSS_PAIR * T_img
 
 # Forward FLOPs per token by component (the attention scores per sequence, see above); the
 # convolutions and scans of the other mixers are not matrix products (calc.formulas.mixers).
@@ -201,7 +213,12 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     "mlstm/scan": L_ml * mixers.MLSTM_SCAN,
     **{key: FMA * L_sc * expr for key, expr in mixers.SHORT_CONV_WEIGHTS.items()},
     "conv/conv": L_sc * mixers.SHORT_CONV_CONV,
-    "mlp": FMA * params.over_dense_layers(MATMUL_DENSE_FFN),
+    # cross-attention layers: W_Q and W_O per text token when there are image tokens (i_img);
+    # without them transformers skips the layers whole, their FFN too (MllamaTextModel.forward)
+    **{key: FMA * i_img * L_xa * params.CROSS_ATTENTION_WEIGHTS[key]
+       for key in ("cross_attention/q", "cross_attention/o")},
+    "mlp": FMA * (params.over_dense_layers(MATMUL_DENSE_FFN)
+                  - (1 - i_img) * L_xa * MATMUL_DENSE_FFN),
     **{key: FMA * L_moe * expr for key, expr in MATMUL_MOE.items()},
     # hyper-connections: each map's n_hc·d → outputs product, and mHC's n_hc × n_hc matrix
     # times the streams (an n_hc × d matmul per token in DeepseekV4DecoderLayer); summing the
@@ -229,6 +246,11 @@ CONVS_PER_TOKEN = (FORWARD_PER_TOKEN["mamba/conv"] + FORWARD_PER_TOKEN["deltanet
 
 FLOPS: dict[str, sympy.Expr] = {
     "weights_per_token": WEIGHT_FLOPS_PER_TOKEN,
-    "attention_per_sequence": ATTENTION_SCORES_PER_SEQUENCE,
+    # QKᵀ and A·V, the cross-attention scores, and the image tokens' W_K and W_V: what a
+    # sequence costs besides its tokens' weights (calc.evaluate divides it by T)
+    "attention_per_sequence": (ATTENTION_SCORES_PER_SEQUENCE + CROSS_SCORES_PER_SEQUENCE
+                               + IMAGE_KV_PER_SEQUENCE),
+    "image_kv_per_sequence": IMAGE_KV_PER_SEQUENCE,
+    "cross_scores_per_sequence": CROSS_SCORES_PER_SEQUENCE,
     "inference_attention_per_token": INFERENCE_ATTENTION_PER_TOKEN,
 }

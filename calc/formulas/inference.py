@@ -61,12 +61,14 @@ from calc.symbols import (
     L_sb,
     L_sc,
     L_ssm,
+    L_xa,
     M_gib,
     N,
     N_e,
     N_s,
     R,
     T,
+    T_img,
     b,
     c,
     d,
@@ -133,7 +135,8 @@ KV_TOKEN_LAYERS2 = _token_layers(L_att2 - L_kvs2, L_loc2 - L_kvsl2, L_chk2)
 # k − 1 inputs over d_gr, RecurrentGemmaRecurrentBlock's recurrent_states and conv1d_state;
 # mLSTM: per head its matrix memory d_mk × d_mv, normaliser d_mk and stabiliser m, xLSTMCache's
 # rnn_state;
-# short conv: k − 1 inputs).
+# short conv: k − 1 inputs; a cross-attention layer: the keys and values of the sequence's T_img
+# image tokens, fixed whatever the context, MllamaTextCrossAttention's cache.update).
 STATE_ELEMENTS = (L_ssm * (d_in * N_s + (k_s - 1) * mixers.CONV_CHANNELS)
                   + L_dn * (H_v * d_lk * d_lv
                             + (k_dn - 1) * (2 * mixers.DN_KEYS + mixers.DN_VALUES))
@@ -141,7 +144,8 @@ STATE_ELEMENTS = (L_ssm * (d_in * N_s + (k_s - 1) * mixers.CONV_CHANNELS)
                   + L_rw * (3 * d_rw + 2 * d)
                   + L_gr * (d_gr + (k_gr - 1) * d_gr)
                   + L_ml * H_ml * (d_mk * d_mv + d_mk + 1)
-                  + L_sc * (k_sc - 1) * d)
+                  + L_sc * (k_sc - 1) * d
+                  + L_xa * T_img * h_kv * (d_qk + d_v))
 
 WEIGHTS = q_w * N
 # Copies of the cache over the K GPUs: K·h_g heads held where the model has h_kv (MLA: 1).

@@ -70,6 +70,7 @@ from calc.symbols import (
     L_s_sb,
     L_s_sc,
     L_s_ssm,
+    L_s_xa,
     L_sm,
     L_w,
     M,
@@ -83,6 +84,7 @@ from calc.symbols import (
     N_mtp_e,
     P_pf,
     T,
+    T_img,
     V_o,
     a_down,
     a_g,
@@ -120,6 +122,7 @@ from calc.symbols import (
     i_hc,
     i_head,
     i_hf,
+    i_img,
     i_keep_down,
     i_keep_exp,
     i_keep_head,
@@ -453,6 +456,22 @@ SHARED_BLOCK_OUTSIDE = (SB_NORM * 3 * d
                         + (d + r_sb * (1 + 3 * i_sba)) * q_a)
 SHARED_BLOCK_PER_RANK = (ATTENTION_PER_RANK + i_scores * SCORES / n_tp + MLP_DENSE / n_tp)
 
+# The cross-attention layers (calc.spec.layers.CrossAttentionSpec) of the first stage, L_s_xa.
+# Without image tokens transformers skips them (MllamaTextModel.forward): they keep nothing,
+# neither the norms' and the FFN's tensors every layer's terms above give them nor their
+# input under checkpointing. With image tokens (an estimate, not measured: verify --memory
+# runs the text-only forward) each keeps beside those terms, per token, its normed queries
+# and their norm's input, W_O's input, the attention's and the FFN's outputs the tanh gates
+# multiply (2d), and its scores over the T_img image tokens (eager attention); and per
+# sequence, shared by its T tokens, the image tokens' keys (and their norm's input) and values
+# on one rank's h_t heads.
+SKIPPED_OUTSIDE = NORM_INPUTS + 2 * DROPOUT_MASK + HC_STORED + FFN_OUTSIDE + MIXER_OUTSIDE
+CROSS_PER_RANK = ((2 * h * d_qk + h * d_v) / n_tp + 2 * d
+                  + i_scores * h * T_img / n_tp
+                  + T_img * h_t * (2 * d_qk + d_v) / T) * q_a
+CROSS_LAYERS_STORED = L_s_xa * (i_img * CROSS_PER_RANK
+                                - (1 - i_img) * (SKIPPED_OUTSIDE / n_tp**i_sp + MLP_DENSE / n_tp))
+
 # The first stage: p micro-batches in flight through its L_s layers: L_s_att with attention,
 # L_s_dense and L_sm with a dense or an MoE FFN, L_s_ssm, L_s_dn, L_s_la, L_s_rw, L_s_gr, L_s_ml,
 # L_s_sc with another mixer.
@@ -472,7 +491,8 @@ STORED_PER_TOKEN = IN_FLIGHT * (
     + L_s_la * MIXERS_PER_RANK["lightning"] + L_s_rw * MIXERS_PER_RANK["rwkv"]
     + L_s_gr * MIXERS_PER_RANK["griffin"] + L_s_ml * MIXERS_PER_RANK["mlstm"]
     + L_s_sc * MIXERS_PER_RANK["conv"]
-    + L_s_sb * (SHARED_BLOCK_OUTSIDE / n_tp**i_sp + SHARED_BLOCK_PER_RANK))
+    + L_s_sb * (SHARED_BLOCK_OUTSIDE / n_tp**i_sp + SHARED_BLOCK_PER_RANK)
+    + CROSS_LAYERS_STORED)
 # full recomputation: each layer's input. Activation offload (i_ao; torchtune's
 # OffloadActivations, torchtune/training/_activation_offloading.py at 1814feb17) copies every
 # saved tensor of at least 1,024 bytes that is not a parameter to pinned host memory as the
@@ -485,7 +505,9 @@ STORED_PER_TOKEN = IN_FLIGHT * (
 # the last layer's input. The output head and the loss lie outside the offload (a NoOpManager
 # around model.output; the loss is computed outside the context): their bytes stay.
 OFFLOADED_LAYERS = i_ao * (L_s - sympy.Min(L_s, u_ao))
-CHECKPOINT_PER_TOKEN = (IN_FLIGHT * (L_s - OFFLOADED_LAYERS) * RESIDUAL_WIDTH * q_a
+# (a skipped cross-attention layer, never called, checkpoints no input)
+CHECKPOINT_PER_TOKEN = (IN_FLIGHT * (L_s - OFFLOADED_LAYERS - (1 - i_img) * L_s_xa)
+                        * RESIDUAL_WIDTH * q_a
                         / n_tp**i_sp)
 
 # Tokens of one micro-batch on one GPU (context parallelism splits the sequence), and the

@@ -41,6 +41,7 @@ from calc.symbols import (
     L_sb,
     L_sc,
     L_ssm,
+    L_xa,
     M,
     M_sb,
     P,
@@ -405,12 +406,34 @@ SHARED_BLOCK: dict[str, sympy.Expr] = {
     "shared_block/adapters": L_sb * SHARED_BLOCK_WEIGHTS["shared_block/adapters"],
 }
 
+# ---- cross-attention layers (calc.spec.layers.CrossAttentionSpec: Llama 3.2 Vision) ----------
+# transformers 5.24.0 modeling_mllama.py MllamaTextCrossAttention: q_proj d → h·d_h reads the
+# text, k_proj and v_proj d → h_kv·d_h read the image tokens (projected to d by the wrapper's
+# multi_modal_projector), o_proj h·d_h → d, all bias=False. The products a token or an image
+# token multiplies through (calc.formulas.flops):
+CROSS_ATTENTION_WEIGHTS: dict[str, sympy.Expr] = {
+    "cross_attention/q": d * h * d_qk,
+    "cross_attention/kv": d * h_kv * (d_qk + d_v),
+    "cross_attention/o": h * d_v * d,
+}
+# and q_norm, k_norm (MllamaTextRMSNorm(head_dim), the model's norm over d_h), and
+# MllamaCrossAttentionDecoderLayer's cross_attn_attn_gate and cross_attn_mlp_gate (one value
+# each, torch.zeros(1), read through tanh). The layer's input and post-attention norms are
+# every layer's (NORMS), its MLP a dense FFN (DENSE_FFN).
+CROSS_ATTENTION_GATES = 2
+CROSS_ATTENTION: dict[str, sympy.Expr] = {
+    **CROSS_ATTENTION_WEIGHTS,
+    "cross_attention/qk_norm": NORM * 2 * d_qk,
+    "cross_attention/gates": sympy.Integer(CROSS_ATTENTION_GATES),
+}
+
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
     (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L, HYPER_CONNECTIONS),
     (L_ssm, mixers.MAMBA),
     (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_rw, mixers.RWKV),
     (L_gr, mixers.GRIFFIN), (L_ml, mixers.MLSTM), (L_sc, mixers.SHORT_CONV),
+    (L_xa, CROSS_ATTENTION),
     (L_dense, DENSE_FFN),
 )
 

@@ -61,7 +61,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "ffn.double_wide": spec.double_wide_layers,
         "layers.mixers": spec.mixer_kinds, "layers.ffn": spec.ffn_kinds,
         "mamba": spec.mamba, "deltanet": spec.deltanet, "short_conv": spec.short_conv,
-        "griffin": spec.griffin, "mlstm": spec.mlstm,
+        "griffin": spec.griffin, "mlstm": spec.mlstm, "cross_attention": spec.cross_attention,
         "norm.weights": norm.weights, "norm.sub_norms": norm.sub_norms,
         "d_embedding": spec.embedding_width,
         "ffn.activation": ffn and ffn.activation,

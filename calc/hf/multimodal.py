@@ -36,6 +36,8 @@ WRAPPERS: dict[str, tuple[str, TieRule, bool]] = {
     "gemma4": ("gemma4_text", "top", True),
     "gemma4_unified": ("gemma4_unified_text", "top", True),
     "llama4": ("llama4_text", "either", False),
+    # MllamaForConditionalGeneration ties no head (calc.hf.families.mllama); its reader says so
+    "mllama": ("mllama_text_model", "top", False),
     "lfm2_vl": ("lfm2", "top", True),
     "cohere2_vision": ("cohere2", "top", True),
     "got_ocr2": ("qwen2", "top", True),

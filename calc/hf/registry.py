@@ -57,6 +57,7 @@ from calc.hf.families import (
     minicpm3,
     minimax,
     mistral,
+    mllama,
     mpt,
     nanochat,
     nemotron,
@@ -179,6 +180,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     zamba.ZAMBA,
     zamba.ZAMBA2,
     deepseek.DEEPSEEK_V4,
+    mllama.MLLAMA_TEXT_MODEL,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,

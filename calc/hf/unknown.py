@@ -18,7 +18,6 @@ from calc.hf.registry import supported_types
 # Model types transformers builds that the spec cannot express exactly, and the missing feature.
 NEEDS = {
     "doge": "dynamic-mask attention (A, dt_proj) and learned residual scales",
-    "mllama": "cross-attention layers to the image features between the self-attention layers",
     # DeepSeek Sparse Attention itself is attention.indexer (deepseek_v32, glm_moe_dsa read);
     # these types add to it what the spec lacks. modular_axk2.py AXK2Attention: q_gate_proj
     # reads the query latent before and after its norm (2·q_lora_rank) and yields each head's

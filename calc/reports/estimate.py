@@ -257,28 +257,32 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
         model=preset.name, title=preset.title, source=preset.source, spec=spec,
         params=params, flops_per_token=flops, training=training, notes=notes,
         finetune=ft_block, conventions=_conventions(flops.attention, training, ft_block,
-                                                    scans=set(spec.mixer_kinds) != {"attention"},
+                                                    scans=bool(set(spec.mixer_kinds) - {
+                                                        "attention", "cross_attention"}),
                                                     sparse=spec.attention.indexer is not None,
                                                     differential=spec.attention.differential,
                                                     shared=spec.shared_block is not None,
                                                     per_layer=spec.per_layer_embeddings
-                                                    is not None),
+                                                    is not None,
+                                                    cross=spec.cross_attention is not None),
     )
 
 
 def _conventions(attention: str, training: TrainingReport | None,
                  finetune: FineTuneBlock | None = None, scans: bool = False,
                  sparse: bool = False, differential: bool = False,
-                 shared: bool = False, per_layer: bool = False) -> list[str]:
+                 shared: bool = False, per_layer: bool = False,
+                 cross: bool = False) -> list[str]:
     """The convention sentences of a report counted under `attention` (and `scans`: the model
     has Mamba, gated DeltaNet or short-convolution layers; `sparse`: DSA's indexer;
     `differential`: differential attention; `shared`: a shared block; `per_layer`: per-layer
-    embeddings)."""
+    embeddings; `cross`: cross-attention layers)."""
     lines = [counting.PARAMETERS, counting.FLOPS, counting.ATTENTION[attention],
              *([counting.SPARSE_ATTENTION] if sparse else []),
              *([counting.DIFFERENTIAL_ATTENTION] if differential else []),
              *([counting.SHARED_BLOCK] if shared else []),
              *([counting.PER_LAYER_EMBEDDINGS] if per_layer else []),
+             *([counting.CROSS_ATTENTION] if cross else []),
              *([counting.SCANS] if scans else [])]
     lines += ([counting.lora_sentence(finetune.method, finetune.rank, finetune.targets),
                counting.FINETUNE_PASSES] if finetune else [counting.PASSES])

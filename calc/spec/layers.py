@@ -27,8 +27,10 @@ from calc.spec.base import MAX_LAYERS, MAX_VOCAB, MAX_WIDTH, Frozen
 
 # A layer's token mixer. "attention+mamba": both read the same normed input and their outputs
 # are summed into the residual (Falcon-H1's parallel hybrid, Zuo et al. 2025).
+# "cross_attention": attention from the text to image tokens in place of self-attention (Llama
+# 3.2 Vision's cross-attention layers, calc.spec.layers.CrossAttentionSpec).
 MixerKind = Literal["attention", "mamba", "deltanet", "lightning", "rwkv", "griffin", "mlstm",
-                    "conv", "attention+mamba"]
+                    "conv", "attention+mamba", "cross_attention"]
 # How an attention layer sees the keys: all of them (global), the last w (local: sliding window),
 # those of its own chunk of c tokens (chunked: Llama 4's attention_chunk_size), or all of them
 # without any position encoding (nope: Llama 4's no_rope_layers, SmolLM3, Cohere 2).
@@ -37,7 +39,7 @@ FFNKind = Literal["dense", "moe", "none"]
 # The mixers other than attention, by the name layer_counts gives them, as reports print them.
 MIXER_NAMES = {"mamba": "Mamba", "deltanet": "gated DeltaNet", "lightning": "lightning attention",
                "rwkv": "RWKV time-mix", "griffin": "Griffin recurrent block", "mlstm": "mLSTM",
-               "conv": "short-convolution"}
+               "conv": "short-convolution", "cross_attention": "cross-attention"}
 MAX_PATTERN = 1024
 
 
@@ -231,6 +233,30 @@ class MlstmSpec(Frozen):
                 raise ValueError(f"mlstm.n_heads={self.n_heads} must divide mlstm.{name}="
                                  f"{getattr(self, name)} (q, k and v split into equal heads)")
         return self
+
+
+class CrossAttentionSpec(Frozen):
+    """Cross-attention layers (Llama 3.2 Vision; transformers 5.24.0 modeling_mllama.py
+    MllamaCrossAttentionDecoderLayer and MllamaTextCrossAttention): at the layers whose mixer is
+    cross_attention the text attends to image tokens in place of itself. W_Q reads the text
+    (d → h·d_qk), W_K and W_V read the image tokens, already d wide (the wrapper's
+    multi_modal_projector), d → h_kv·d_qk and h_kv·d_v, W_O h·d_v → d, none with a bias; an
+    RMSNorm over d_qk on each query and each key head (q_norm, k_norm; no position encoding);
+    the model's heads and head widths. The attention's and the FFN's outputs are scaled by
+    tanh of a learned scalar each (cross_attn_attn_gate, cross_attn_mlp_gate) before the
+    residual add; the layer's two norms and its dense FFN are the model's.
+
+    Without image tokens transformers skips the layer whole (MllamaTextModel.forward: "For
+    text-only path we should skip cross attention layers"), so its weights count as
+    parameters and its FLOPs are 0. With `image_tokens` per sequence, a text token runs W_Q,
+    W_O and the FFN of each such layer and scores all the image tokens (no causal mask across
+    them), and each sequence's image tokens run W_K and W_V once per layer."""
+
+    image_tokens: int = Field(
+        0, ge=0, le=1 << 24,
+        description="image tokens each sequence's text attends to (the vision tower's outputs, "
+                    "cross_attention_states); 0: text only, the cross-attention layers are "
+                    "skipped as transformers skips them")
 
 
 class ShortConvSpec(Frozen):

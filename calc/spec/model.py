@@ -32,6 +32,7 @@ from calc.spec.base import (
 )
 from calc.spec.ffn import GATED, FFNSpec, MoESpec
 from calc.spec.layers import (
+    CrossAttentionSpec,
     DeltaNetSpec,
     GriffinSpec,
     HyperConnectionsSpec,
@@ -93,6 +94,20 @@ SHARED_BLOCK_REFUSED: tuple[tuple[str, Any], ...] = (
 )
 
 
+# Mixers with self-attention (the attention layers, attention_kinds); cross_attention attends to
+# image tokens instead (calc.spec.layers.CrossAttentionSpec).
+SELF_ATTENTION = ("attention", "attention+mamba")
+
+# The parts a cross-attention layer of modeling_mllama.py has no form for (one line each)
+CROSS_ATTENTION_REFUSED: tuple[tuple[str, Any], ...] = (
+    *((name, present) for name, present in SHARED_BLOCK_REFUSED
+      if name not in ("attention.qk_norm", "ffn.activation (learned parameters)")),
+    ("shared_block", lambda s: s.shared_block is not None),
+    ("position.kind relative", lambda s: s.position.kind == "relative"),
+    ("d_embedding", lambda s: s.d_embedding is not None),
+)
+
+
 class ModelSpec(Frozen):
     """A decoder-only Transformer language model, as far as parameters and FLOPs can tell."""
 
@@ -128,6 +143,9 @@ class ModelSpec(Frozen):
         None, description="xLSTM's mLSTM layer (matrix memory) of the mlstm layers")
     short_conv: ShortConvSpec | None = Field(
         None, description="the short-convolution mixer of the conv layers")
+    cross_attention: CrossAttentionSpec | None = Field(
+        None, description="the cross-attention to image tokens of the cross_attention layers "
+                          "(Llama 3.2 Vision's text model)")
     shared_block: SharedBlockSpec | None = Field(
         None, description="an attention block (the model's attention and FFN) whose weights "
                           "are shared by the depths it runs at, fed [hidden, embedding] (Zamba, "
@@ -237,6 +255,8 @@ class ModelSpec(Frozen):
             self._check_shared_block()
         if self.per_layer_embeddings is not None:
             self._check_per_layer_embeddings()
+        if self.cross_attention is not None:
+            self._check_cross_attention()
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
@@ -352,6 +372,21 @@ class ModelSpec(Frozen):
                 raise ValueError(f"{name} is not allowed with shared_block (the shared block "
                                  f"holds plain multi-head attention and the FFN)")
 
+    def _check_cross_attention(self) -> None:
+        """Cross-attention layers as modeling_mllama.py builds them: plain projections of the
+        model's heads, per-head norms, pre-norm, a dense FFN of d_ff on each."""
+        for i, (mixer, ffn) in enumerate(zip(self.mixer_kinds, self.ffn_kinds, strict=True)):
+            if mixer == "cross_attention" and ffn != "dense":
+                raise ValueError(f"layers: cross-attention layer {i} has a {ffn} FFN; "
+                                 f"MllamaCrossAttentionDecoderLayer has a dense one")
+        if "attention" not in self.model_fields_set:
+            raise ValueError("attention: required, the cross-attention layers take its heads")
+        for name, present in CROSS_ATTENTION_REFUSED:
+            if present(self):
+                raise ValueError(f"{name} is not allowed with cross_attention (a "
+                                 f"cross-attention layer's projections are plain, of the "
+                                 f"model's heads, in a pre-norm sequential block)")
+
     def _check_head_rows(self) -> None:
         """A narrower head has fewer rows than the embedding, so it cannot be the embedding:
         transformers ties a pruned Apertus 1.5 head by replacing it with the whole embedding
@@ -405,7 +440,7 @@ class ModelSpec(Frozen):
         parts = {"mamba": ("mamba", "attention+mamba"), "deltanet": ("deltanet",),
                  "lightning": ("lightning",), "rwkv": ("rwkv",), "griffin": ("griffin",),
                  "mlstm": ("mlstm",),
-                 "short_conv": ("conv",)}
+                 "short_conv": ("conv",), "cross_attention": ("cross_attention",)}
         for part, kinds in parts.items():
             used = bool(mixers & set(kinds))
             if used and getattr(self, part) is None:
@@ -580,7 +615,7 @@ class ModelSpec(Frozen):
     def attention_kinds(self) -> tuple[str, ...]:
         """Every attention layer's kind (global, local, chunked, nope); '' for other mixers."""
         kinds = repeat(self.attention.pattern, self.n_layers, self.layers.at("attention"))
-        return tuple(kind if "attention" in mixer else ""
+        return tuple(kind if mixer in SELF_ATTENTION else ""
                      for kind, mixer in zip(kinds, self.mixer_kinds, strict=True))
 
     @cached_property
@@ -605,11 +640,12 @@ class ModelSpec(Frozen):
         attention kinds among the attention layers, FFN kinds. Read-only: it is kept."""
         mixers, kinds, ffns = self.mixer_kinds, self.attention_kinds, self.ffn_kinds
         return MappingProxyType({
-            "attention": sum("attention" in m for m in mixers),
+            "attention": sum(m in SELF_ATTENTION for m in mixers),
             "local": kinds.count("local"), "chunked": kinds.count("chunked"),
             "mamba": sum("mamba" in m for m in mixers), "deltanet": mixers.count("deltanet"),
             "lightning": mixers.count("lightning"), "rwkv": mixers.count("rwkv"),
             "griffin": mixers.count("griffin"), "mlstm": mixers.count("mlstm"),
+            "cross_attention": mixers.count("cross_attention"),
             "conv": mixers.count("conv"), "dense": ffns.count("dense"), "moe": ffns.count("moe"),
         })
 

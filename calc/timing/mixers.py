@@ -51,6 +51,10 @@ Kernels (the bytes of calc.timing.kernels.Recurrence, 16-bit activations):
   states. q, k, v, the output gate and the two gates are column-parallel and out_proj
   row-parallel, by heads. Element-wise: the gates' soft caps (2H in, 2H out), the head norm
   and the sigmoid output gate (2 widths each) and their product (3): 7·H·d_v + 4H.
+- Cross-attention (Llama 3.2 Vision): W_Q, W_K, W_V column-parallel and W_O row-parallel by
+  heads, as attention's; W_K and W_V's FLOPs, per sequence over its image tokens, spread over
+  its text tokens; its scores priced with attention's (calc.timing.operators). Skipped layers
+  (no image tokens) run nothing and reduce nothing.
 - The short convolution (LFM2) reads and writes d channels; B ⊙ x and C ⊙ conv(·) read 2d and
   write d each.
 Not counted: Jamba's Δ/B/C norms, DeltaNet's q/k L2 norms, softplus and exp of Δ (small, fused in
@@ -123,6 +127,14 @@ def mixer_matmuls(spec: ModelSpec, flops: Mapping[str, float]) -> list[Matmul]:
         ops += [Matmul(f"mlstm/{part}", flops[f"mlstm/{part}"], width, d, n, "column")
                 for part, width in widths.items()]
         ops.append(Matmul("mlstm/out", flops["mlstm/out"], d, ml.d_v, n, "row"))
+    if spec.cross_attention is not None:  # W_Q and W_O per text token, W_K and W_V per image
+        n, h, kv = counts["cross_attention"], spec.attention.n_heads, spec.n_kv_heads
+        d_qk, d_v = spec.head_dim_qk, spec.head_dim_v  # token (their FLOPs shared by the text)
+        ops += [Matmul("cross_attention/q", flops["cross_attention/q"], h * d_qk, d, n,
+                       "column"),
+                Matmul("cross_attention/kv", flops["cross_attention/kv"], kv * (d_qk + d_v), d,
+                       n, "column"),
+                Matmul("cross_attention/o", flops["cross_attention/o"], d, h * d_v, n, "row")]
     if spec.short_conv is not None:
         n = counts["conv"]
         ops += [Matmul("conv/in", flops["conv/in"], 3 * d, d, n, "column"),
@@ -218,6 +230,10 @@ def tp_reductions(spec: ModelSpec) -> tuple[tuple[float, int], ...]:
     # the shared block adds two at each depth: after W_O and after the FFN's down projection
     if spec.shared_block is not None:
         sublayers += 2 * spec.shared_block.depths
+    # skipped cross-attention layers (no image tokens) run no sublayer
+    cross = spec.cross_attention
+    if cross is not None and not cross.image_tokens:
+        sublayers -= 2 * spec.layer_counts["cross_attention"]
     reductions: list[tuple[float, int]] = [(sublayers / layers, spec.d_model)]
     mamba = spec.mamba
     if mamba is not None and mamba.version == 1:

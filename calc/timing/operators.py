@@ -170,8 +170,10 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         tp_reductions=tp_reductions(spec),
         matmuls=tuple(m for m in matmuls if m.flops),
         head=Matmul("lm_head", flops["lm_head"], spec.head_rows, d, 1, "column"),
-        attention_causal=flops["attention/scores"],
-        attention_full=full.components["attention/scores"],
+        # cross-attention's scores over the image tokens: the same in either convention
+        attention_causal=flops["attention/scores"] + flops["cross_attention/scores"],
+        attention_full=(full.components["attention/scores"]
+                        + full.components["cross_attention/scores"]),
         elementwise=_elementwise(spec, seq_len),
         recurrences=tuple(op for op in recurrences(spec, flops) if op.flops or op.bytes),
         forward_flops=causal.forward,

@@ -19,6 +19,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from calc.spec import ModelSpec
 from calc.spec.finetune import FineTune, resolve_targets
 from calc.verify.count import StateCounter
+from calc.verify.cross_attention import CrossAttention
 from calc.verify.mixers import (
     DeltaNet,
     Griffin,
@@ -113,6 +114,11 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
                 module.o = _adapt(module.o, [module.o.out_features], [True], r)
             if "g" in targets:  # the per-head gate's own g_proj
                 module.gate = _adapt(module.gate, [module.gate.out_features], [True], r)
+        elif isinstance(module, CrossAttention):  # PEFT's q/k/v/o_proj name these too
+            for name in ("q", "k", "v", "o"):
+                linear = getattr(module, name)
+                if name in targets:
+                    setattr(module, name, _adapt(linear, [linear.out_features], [True], r))
         elif isinstance(module, FeedForward):
             for name in ("up", "gate", "down"):
                 linear = getattr(module, name)

@@ -105,8 +105,10 @@ META_FORWARD_UNRUNNABLE = {
 
 
 # Language models of multimodal configs that transformers' auto classes build only inside
-# their wrapper: the class that builds the text model alone (modeling_emu3.py).
-_TEXT_ONLY_CLASSES = {"emu3_text_model": "Emu3ForCausalLM"}
+# their wrapper: the class that builds the text model alone (modeling_emu3.py,
+# modeling_mllama.py).
+_TEXT_ONLY_CLASSES = {"emu3_text_model": "Emu3ForCausalLM",
+                      "mllama_text_model": "MllamaForCausalLM"}
 
 
 def build(config: dict[str, Any] | str | Path, device: str = "meta",

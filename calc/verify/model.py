@@ -21,7 +21,9 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from calc.spec import ModelSpec
+from calc.spec.model import SELF_ATTENTION
 from calc.verify.attention import Attention
+from calc.verify.cross_attention import CrossAttention, CrossAttentionGates
 from calc.verify.hyper import HyperConnection, HyperHead, Spread
 from calc.verify.mixers import (
     DeltaNet,
@@ -247,15 +249,18 @@ class OutputBias(nn.Module):
 # ---- blocks and model -----------------------------------------------------------------------
 class Mixers(nn.Module):
     """A layer's token mixer: attention, Mamba, gated DeltaNet, lightning attention, RWKV's
-    time-mix, Griffin's recurrent block, xLSTM's mLSTM, a short convolution, or attention and
-    Mamba side by side on the same input, their outputs summed (Falcon-H1)."""
+    time-mix, Griffin's recurrent block, xLSTM's mLSTM, a short convolution, cross-attention to
+    image tokens, or attention and Mamba side by side on the same input, their outputs summed
+    (Falcon-H1)."""
 
     def __init__(self, spec: ModelSpec, mixer: str, kind: str, indexed: bool = True,
                  own_kv: bool = True, out_bias: bool = False):
         super().__init__()
         parts: list[nn.Module] = []
-        if "attention" in mixer:
+        if mixer in SELF_ATTENTION:
             parts.append(Attention(spec, kind, indexed, own_kv, out_bias))
+        if mixer == "cross_attention":
+            parts.append(CrossAttention(spec))
         if "mamba" in mixer:
             parts.append(Mamba(spec))
         if mixer == "deltanet":
@@ -308,6 +313,12 @@ class Block(nn.Module):
         self.spread = Spread() if self.hc is not None else None
         ple = spec.per_layer_embeddings
         self.per_layer = PerLayerInput(spec, ple.width) if ple is not None else None
+        # a cross-attention layer: tanh gates on its attention and FFN outputs, and the whole
+        # layer skipped without image tokens (MllamaTextModel.forward)
+        cross = mixer == "cross_attention"
+        self.gates = CrossAttentionGates() if cross else None
+        self.skipped = cross and spec.cross_attention is not None \
+            and not spec.cross_attention.image_tokens
 
     def _ffn(self, x: Tensor) -> Tensor:
         assert self.ffn is not None
@@ -336,6 +347,11 @@ class Block(nn.Module):
 
     def _layer(self, x: Tensor, positions: Tensor, extra: Tensor | None) -> Tensor:
         n = self.norms
+        if self.skipped:
+            return x
+        if self.gates is not None:  # pre-norm and sequential (ModelSpec's rule)
+            x = x + torch.tanh(self.gates.attention) * self.attention(n[0](x), positions)
+            return x + torch.tanh(self.gates.mlp) * self._ffn(n[1](x))
         if self.hc is not None:
             return self._streams(x, positions)
         mixed = x if extra is None else x + extra
