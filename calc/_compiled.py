@@ -49,6 +49,7 @@ def params_per_layer(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_kev = s['i_kev']
+    i_lg = s['i_lg']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_qk_head = s['i_qk_head']
@@ -80,7 +81,7 @@ def params_per_layer(s):
             + _t4*d
             + _t5*_t6*d_qk
             + b_qkv*(_t1 + _t4)
-            + i_mla*(_t7*(1 - i_qlora) + i_qlora*(_t3*r_q + d*r_q))
+            + i_mla*(_t7*(1 - i_qlora) + i_qlora*(_t3*r_q*(i_lg + 1) + d*r_q))
         ),
         'attention/kv': (
             _t0*i_mla*r_kv
@@ -89,7 +90,11 @@ def params_per_layer(s):
             + i_mla*(_t8*d + h*r_kv*(d_qk - d_rope + d_v))
         ),
         'attention/o': _t10*_t5*i_moa + _t10*h + b_o*d,
-        'attention/gate': _t11*_t12*_t2*b_qkv*(1 - b_gh) + _t12*d*(_t11 + i_gh) + b_gh*h,
+        'attention/gate': (
+            _t11*_t12*_t2*b_qkv*(1 - b_gh)
+            + _t12*(_t11 + i_gh)*(d*(1 - i_lg) + 2*i_lg*r_q)
+            + b_gh*h
+        ),
         'attention/router': E_a*_t6,
         'attention/position': i_rel*(2*_t3 + _t7),
         'attention/qk_norm': _t0*(_t13 + _t3*i_qk_proj) + _t0*(_t13 + d_qk*h_kv*i_qk_proj),
@@ -348,6 +353,7 @@ def params_components(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -374,6 +380,7 @@ def params_components(s):
     n_norm = s['n_norm']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_ng = s['r_ng']
     r_q = s['r_q']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
@@ -388,77 +395,78 @@ def params_components(s):
     _t8 = 1 - i_qlora
     _t9 = _t4*d
     _t10 = d*r_q
-    _t11 = L_att - L_att2
-    _t12 = d_qk*h
-    _t13 = _t12*_t3
-    _t14 = E_a*h_kv - h
-    _t15 = _t12*d
-    _t16 = _t0*i_mla*r_kv
-    _t17 = d_rope + r_kv
-    _t18 = _t17*d
-    _t19 = -d_rope
-    _t20 = _t3*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t21 = _t17*i_mla
-    _t22 = _t16 + _t20*d + b_qkv*(_t20 + _t21) + i_mla*(_t18 + h2*r_kv*(_t19 + d_qk2 + d_v2))
-    _t23 = d_qk + d_v
-    _t24 = _t3*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t25 = _t16 + _t24*d + b_qkv*(_t21 + _t24) + i_mla*(_t18 + h*r_kv*(_t19 + _t23))
-    _t26 = L_kvs - L_kvs2
-    _t27 = b_o*d
-    _t28 = d*d_v2
-    _t29 = d*d_v
-    _t30 = _t29*h
-    _t31 = 1 - i_gh
-    _t32 = _t31*d_v2
-    _t33 = d*i_gate
+    _t11 = r_q*(i_lg + 1)
+    _t12 = L_att - L_att2
+    _t13 = d_qk*h
+    _t14 = _t13*_t3
+    _t15 = E_a*h_kv - h
+    _t16 = _t13*d
+    _t17 = _t0*i_mla*r_kv
+    _t18 = d_rope + r_kv
+    _t19 = _t18*d
+    _t20 = -d_rope
+    _t21 = _t3*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t22 = _t18*i_mla
+    _t23 = _t17 + _t21*d + b_qkv*(_t21 + _t22) + i_mla*(_t19 + h2*r_kv*(_t20 + d_qk2 + d_v2))
+    _t24 = d_qk + d_v
+    _t25 = _t3*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t26 = _t17 + _t25*d + b_qkv*(_t22 + _t25) + i_mla*(_t19 + h*r_kv*(_t20 + _t24))
+    _t27 = L_kvs - L_kvs2
+    _t28 = b_o*d
+    _t29 = d*d_v2
+    _t30 = d*d_v
+    _t31 = _t30*h
+    _t32 = 1 - i_gh
+    _t33 = _t32*d_v2
     _t34 = _t3*b_qkv*i_gate*(1 - b_gh)
-    _t35 = _t31*d_v
-    _t36 = E_a*_t7
-    _t37 = 2*_t12
-    _t38 = d_qk2*i_qk_head
-    _t39 = _t0*(_t38 + d_qk2*h_kv2*i_qk_proj)
-    _t40 = d_qk*i_qk_head
-    _t41 = _t0*(_t40 + d_qk*h_kv*i_qk_proj)
-    _t42 = L_att2*h2
-    _t43 = _t11*h
-    _t44 = 4*i_diff
-    _t45 = _t0*i_sub
-    _t46 = _t0*d
-    _t47 = n_hc**2
-    _t48 = 2*N_s
-    _t49 = G_s*_t48
-    _t50 = 2*d_in + i_m2*(H_s + _t49)
-    _t51 = R_dt + _t48
-    _t52 = 1 - i_m2
-    _t53 = _t52*d_in
-    _t54 = H_s*i_m2
-    _t55 = 2*H_k*d_lk
-    _t56 = 1 - i_cg
-    _t57 = H_v*d_lv
-    _t58 = H_v + _t57
-    _t59 = L_dn*d
-    _t60 = 2*d
-    _t61 = H_v*d_lk
-    _t62 = H_la*L_la*d_la
-    _t63 = _t62*d
-    _t64 = L_rw*d_rw
-    _t65 = _t64*d
-    _t66 = d**2
-    _t67 = d*d_gr
-    _t68 = L_gr*(_t67 + d_gr)
-    _t69 = L_gr*d_gr
-    _t70 = 2*d_gr
-    _t71 = b_sc*d
-    _t72 = i_glu + 1
-    _t73 = b_ff*d_ff
-    _t74 = d*d_ff
-    _t75 = _t72*(_t73 + _t74)
-    _t76 = _t74 + b_ff*d
-    _t77 = _t45*d_ff
-    _t78 = E + E_0
-    _t79 = d*(i_glu + 2)
-    _t80 = L_moe*d
-    _t81 = _t23*h_kv
+    _t35 = i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)
+    _t36 = _t32*d_v
+    _t37 = E_a*_t7
+    _t38 = 2*_t13
+    _t39 = d_qk2*i_qk_head
+    _t40 = _t0*(_t39 + d_qk2*h_kv2*i_qk_proj)
+    _t41 = d_qk*i_qk_head
+    _t42 = _t0*(_t41 + d_qk*h_kv*i_qk_proj)
+    _t43 = L_att2*h2
+    _t44 = _t12*h
+    _t45 = 4*i_diff
+    _t46 = _t0*i_sub
+    _t47 = _t0*d
+    _t48 = 2*d
+    _t49 = n_hc**2
+    _t50 = 2*N_s
+    _t51 = G_s*_t50
+    _t52 = 2*d_in + i_m2*(H_s + _t51)
+    _t53 = R_dt + _t50
+    _t54 = 1 - i_m2
+    _t55 = _t54*d_in
+    _t56 = H_s*i_m2
+    _t57 = 2*H_k*d_lk
+    _t58 = 1 - i_cg
+    _t59 = H_v*d_lv
+    _t60 = H_v + _t59
+    _t61 = L_dn*d
+    _t62 = H_v*d_lk
+    _t63 = H_la*L_la*d_la
+    _t64 = _t63*d
+    _t65 = L_rw*d_rw
+    _t66 = _t65*d
+    _t67 = d**2
+    _t68 = d*d_gr
+    _t69 = L_gr*(_t68 + d_gr)
+    _t70 = L_gr*d_gr
+    _t71 = 2*d_gr
+    _t72 = b_sc*d
+    _t73 = i_glu + 1
+    _t74 = b_ff*d_ff
+    _t75 = d*d_ff
+    _t76 = _t73*(_t74 + _t75)
+    _t77 = _t75 + b_ff*d
+    _t78 = _t46*d_ff
+    _t79 = E + E_0
+    _t80 = d*(i_glu + 2)
+    _t81 = L_moe*d
+    _t82 = _t24*h_kv
     return {
         'attention/q': (
             L_att2*(
@@ -466,93 +474,94 @@ def params_components(s):
                 + _t5*d
                 + _t6*_t7*d_qk2
                 + b_qkv*(_t1 + _t5)
-                + i_mla*(_t8*_t9 + i_qlora*(_t10 + _t4*r_q))
+                + i_mla*(_t8*_t9 + i_qlora*(_t10 + _t11*_t4))
             )
-            + _t11*(
-                _t13*d
-                + _t14*_t7*d_qk
+            + _t12*(
+                _t14*d
+                + _t15*_t7*d_qk
                 + _t2
-                + b_qkv*(_t1 + _t13)
-                + i_mla*(_t15*_t8 + i_qlora*(_t10 + _t12*r_q))
+                + b_qkv*(_t1 + _t14)
+                + i_mla*(_t16*_t8 + i_qlora*(_t10 + _t11*_t13))
             )
         ),
-        'attention/kv': L_att2*_t22 - L_kvs2*_t22 + _t11*_t25 - _t25*_t26,
+        'attention/kv': L_att2*_t23 - L_kvs2*_t23 + _t12*_t26 - _t26*_t27,
         'attention/o': (
-            L_att2*(_t27 + _t28*_t6*i_moa + _t28*h2)
-            + _t11*(_t14*_t29*i_moa + _t27 + _t30)
+            L_att2*(_t28 + _t29*_t6*i_moa + _t29*h2)
+            + _t12*(_t15*_t30*i_moa + _t28 + _t31)
             + b_oL*d
         ),
         'attention/gate': (
-            L_att2*(_t32*_t34*h2 + _t33*h2*(_t32 + i_gh) + b_gh*h2)
-            + _t11*(_t33*h*(_t35 + i_gh) + _t34*_t35*h + b_gh*h)
+            L_att2*(_t33*_t34*h2 + _t35*h2*(_t33 + i_gh) + b_gh*h2)
+            + _t12*(_t34*_t36*h + _t35*h*(_t36 + i_gh) + b_gh*h)
         ),
-        'attention/router': L_att2*_t36 + _t11*_t36,
-        'attention/position': L_att2*i_rel*(2*_t4 + _t9) + _t11*i_rel*(_t15 + _t37),
+        'attention/router': L_att2*_t37 + _t12*_t37,
+        'attention/position': L_att2*i_rel*(2*_t4 + _t9) + _t12*i_rel*(_t16 + _t38),
         'attention/qk_norm': (
-            L_att2*(_t0*(_t38 + _t4*i_qk_proj) + _t39)
-            - L_kvs2*_t39
-            + _t11*(_t0*(_t12*i_qk_proj + _t40) + _t41)
-            - _t26*_t41
+            L_att2*(_t0*(_t39 + _t4*i_qk_proj) + _t40)
+            - L_kvs2*_t40
+            + _t12*(_t0*(_t13*i_qk_proj + _t41) + _t42)
+            - _t27*_t42
         ),
-        'attention/sinks': _t42*i_sink2 + _t43*i_sink,
-        'attention/lambda': L_att2*_t44*d_qk2 + _t11*_t44*d_qk,
-        'attention/sub_norm': _t42*_t45*d_v2 + _t43*_t45*d_v,
+        'attention/sinks': _t43*i_sink2 + _t44*i_sink,
+        'attention/lambda': L_att2*_t45*d_qk2 + _t12*_t45*d_qk,
+        'attention/sub_norm': _t43*_t46*d_v2 + _t44*_t46*d_v,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
-        'norms': L*_t46*n_norm,
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t47*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t50*b_ssm + _t50*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t49*i_m2 + d_in),
-        'mamba/x': L_ssm*_t51*_t53,
-        'mamba/dt': L_ssm*(R_dt*_t53 + _t53 + _t54),
-        'mamba/ssm': L_ssm*(_t52*(N_s*d_in + d_in) + 2*_t54),
-        'mamba/norm': L_ssm*(_t51*_t52*i_dtn + d_in*i_gn*i_m2),
+        'norms': L*_t47*n_norm,
+        'norm_gates': _t48*r_ng*(L + L_moe),
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t49*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t52*b_ssm + _t52*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t51*i_m2 + d_in),
+        'mamba/x': L_ssm*_t53*_t55,
+        'mamba/dt': L_ssm*(R_dt*_t55 + _t55 + _t56),
+        'mamba/ssm': L_ssm*(_t54*(N_s*d_in + d_in) + 2*_t56),
+        'mamba/norm': L_ssm*(_t53*_t54*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t59*(_t55 + _t56*_t58 + _t58),
-        'deltanet/lowrank': L_dn*i_cg*(_t60*r_g + r_g*(_t57 + _t61)),
-        'deltanet/conv': L_dn*k_dn*(_t55 + _t57),
-        'deltanet/gates': L_dn*(H_v*_t56 + H_v + _t61*i_cg),
+        'deltanet/in': _t61*(_t57 + _t58*_t60 + _t60),
+        'deltanet/lowrank': L_dn*i_cg*(_t48*r_g + r_g*(_t59 + _t62)),
+        'deltanet/conv': L_dn*k_dn*(_t57 + _t59),
+        'deltanet/gates': L_dn*(H_v*_t58 + H_v + _t62*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t57*_t59,
-        'lightning/qkv': 3*_t63,
-        'lightning/gate': _t63,
-        'lightning/out': _t63,
-        'lightning/norm': _t62,
-        'rwkv/key': _t65,
-        'rwkv/value': _t65,
-        'rwkv/receptance': _t65,
-        'rwkv/output': _t65,
-        'rwkv/gate': L_rw*_t66,
-        'rwkv/decay': 2*_t64,
+        'deltanet/out': _t59*_t61,
+        'lightning/qkv': 3*_t64,
+        'lightning/gate': _t64,
+        'lightning/out': _t64,
+        'lightning/norm': _t63,
+        'rwkv/key': _t66,
+        'rwkv/value': _t66,
+        'rwkv/receptance': _t66,
+        'rwkv/output': _t66,
+        'rwkv/gate': L_rw*_t67,
+        'rwkv/decay': 2*_t65,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t68,
-        'griffin/x': _t68,
-        'griffin/conv': _t69*(k_gr + 1),
-        'griffin/gates': L_gr*(_t70*w_gr + _t70),
-        'griffin/decay': _t69,
-        'griffin/out': L_gr*(_t67 + d),
-        'conv/in': L_sc*(3*_t66 + 3*_t71),
+        'griffin/y': _t69,
+        'griffin/x': _t69,
+        'griffin/conv': _t70*(k_gr + 1),
+        'griffin/gates': L_gr*(_t71*w_gr + _t71),
+        'griffin/decay': _t70,
+        'griffin/out': L_gr*(_t68 + d),
+        'conv/in': L_sc*(3*_t67 + 3*_t72),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t66 + _t71),
-        'mlp/up': L_dense*_t75 + L_dw*(_t72*(2*_t73 + 2*_t74) - _t75),
-        'mlp/down': L_dense*_t76 + L_dw*_t74,
+        'conv/out': L_sc*(_t67 + _t72),
+        'mlp/up': L_dense*_t76 + L_dw*(_t73*(2*_t74 + 2*_t75) - _t76),
+        'mlp/down': L_dense*_t77 + L_dw*_t75,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t77 + L_dw*_t77,
-        'moe/router': L_moe*(_t78*b_router + _t78*d),
-        'moe/experts': E*L_moe*(_t79*d_e + b_ff*(_t72*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t79*d_s + b_ff*(_t72*d_s + d)) + d*i_shared_gate),
-        'moe/bias': _t80*b_moe,
-        'moe/norm': _t0*_t80*i_mn,
-        'shared_block/attention': M_sb*(_t30 + _t37*d + _t60*_t81),
-        'shared_block/mlp': M_sb*(_t75 + _t76 + n_act),
-        'shared_block/norms': 3*M_sb*_t46,
-        'shared_block/projection': L_sb*_t66,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t12 + _t81 + 6*d) + r_sb*(_t72*d_ff + d)),
+        'mlp/sub_norm': L_dense*_t78 + L_dw*_t78,
+        'moe/router': L_moe*(_t79*b_router + _t79*d),
+        'moe/experts': E*L_moe*(_t80*d_e + b_ff*(_t73*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t80*d_s + b_ff*(_t73*d_s + d)) + d*i_shared_gate),
+        'moe/bias': _t81*b_moe,
+        'moe/norm': _t0*_t81*i_mn,
+        'shared_block/attention': M_sb*(_t31 + _t38*d + _t48*_t82),
+        'shared_block/mlp': M_sb*(_t76 + _t77 + n_act),
+        'shared_block/norms': 3*M_sb*_t47,
+        'shared_block/projection': L_sb*_t67,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t13 + _t82 + 6*d) + r_sb*(_t73*d_ff + d)),
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t46*i_norm_emb,
-        'embedding_projection': _t60*d_emb*i_proj,
-        'hyper_connections/head': _t47*d + i_hc + n_hc,
-        'final_norm': _t46*i_norm_final,
+        'embedding/norm': _t47*i_norm_emb,
+        'embedding_projection': _t48*d_emb*i_proj,
+        'hyper_connections/head': _t49*d + i_hc + n_hc,
+        'final_norm': _t47*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
@@ -637,6 +646,7 @@ def params_summary(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -665,6 +675,7 @@ def params_summary(s):
     n_norm = s['n_norm']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_ng = s['r_ng']
     r_q = s['r_q']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
@@ -683,199 +694,204 @@ def params_summary(s):
     _t12 = d_qk2*h2
     _t13 = 1 - i_qlora
     _t14 = d*r_q
-    _t15 = _t10*_t9 + _t8 + b_qkv*(_t11 + _t12*_t9) + i_mla*(_t10*_t13 + i_qlora*(_t12*r_q + _t14))
-    _t16 = L_att - L_att2
-    _t17 = _t0*(E_a*h_kv - h)
-    _t18 = d*h
-    _t19 = _t18*d_v
-    _t20 = _t19 + _t2
-    _t21 = _t17*d_v + _t20
-    _t22 = d_qk*h
-    _t23 = _t22*_t9
-    _t24 = _t22*d
-    _t25 = _t23*d + _t8 + b_qkv*(_t11 + _t23) + i_mla*(_t13*_t24 + i_qlora*(_t14 + _t22*r_q))
-    _t26 = _t17*d_qk + _t25
-    _t27 = d*(i_glu + 2)
-    _t28 = i_glu + 1
-    _t29 = _t27*d_e + b_ff*(_t28*d_e + d)
-    _t30 = E*_t29
-    _t31 = n_hc**2
-    _t32 = d_qk2*i_qk_head
-    _t33 = d_qk2*i_qk_proj
-    _t34 = _t5*(_t32 + _t33*h_kv2)
-    _t35 = 1 - i_gh
-    _t36 = _t35*d_v2
-    _t37 = _t9*b_qkv*i_gate*(1 - b_gh)
-    _t38 = _t6*r_kv
-    _t39 = d_rope + r_kv
-    _t40 = _t39*d
-    _t41 = -d_rope
-    _t42 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t43 = _t39*i_mla
-    _t44 = _t38 + _t42*d + b_qkv*(_t42 + _t43) + i_mla*(_t40 + h2*r_kv*(_t41 + d_qk2 + d_v2))
-    _t45 = d*d_ff
-    _t46 = _t45 + b_ff*d
-    _t47 = L_dn*d_lv
-    _t48 = H_v*d_lk
-    _t49 = 1 - i_cg
-    _t50 = b_ff*d_ff
-    _t51 = _t28*(_t45 + _t50)
-    _t52 = L_gr*d_gr
-    _t53 = d*d_gr
-    _t54 = 2*d_gr
-    _t55 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t56 = E_s*(_t27*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate
-    _t57 = E + E_0
-    _t58 = _t57*b_router + _t57*d
-    _t59 = d**2
-    _t60 = d_qk + d_v
-    _t61 = _t60*h_kv
-    _t62 = b_sc*d
-    _t63 = 2*N_s
-    _t64 = G_s*_t63
-    _t65 = 2*d_in + i_m2*(H_s + _t64)
-    _t66 = H_s*i_m2
-    _t67 = 1 - i_m2
-    _t68 = R_dt + _t63
-    _t69 = _t67*d_in
-    _t70 = 2*d
-    _t71 = _t46 + _t51 + n_act
-    _t72 = d_qk*i_qk_head
-    _t73 = _t5*(_t72 + d_qk*h_kv*i_qk_proj)
-    _t74 = _t5*(_t22*i_qk_proj + _t72) + _t73
-    _t75 = _t35*d_v
-    _t76 = _t18*i_gate*(_t75 + i_gh) + _t37*_t75*h + b_gh*h
-    _t77 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t78 = _t38 + _t77*d + b_qkv*(_t43 + _t77) + i_mla*(_t40 + h*r_kv*(_t41 + _t60))
-    _t79 = L_kvs - L_kvs2
-    _t80 = L_rw*d_rw
-    _t81 = 5*d
-    _t82 = H_la*L_la*d_la
-    _t83 = L_att2*h2
-    _t84 = 2*H_k*d_lk
-    _t85 = H_v*d_lv
-    _t86 = H_v + _t85
-    _t87 = b_moe*d
-    _t88 = _t5*d
-    _t89 = h*i_sink
-    _t90 = i_rel*(2*_t22 + _t24)
-    _t91 = 3*_t88
-    _t92 = 4*i_diff
-    _t93 = _t92*d_qk
-    _t94 = E_a*_t0
-    _t95 = _t88*n_norm
-    _t96 = _t5*i_sub
-    _t97 = _t96*d_ff
-    _t98 = _t88*i_mn
-    _t99 = _t96*d_v*h
-    _t100 = (
-        H_v*_t47*d
-        + L*_t95
-        + L*(2*i_hc*(i_hcm + 2) + 2*(_t31*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + L_att2*_t44
-        + L_att2*_t92*d_qk2
-        + L_att2*_t94
+    _t15 = r_q*(i_lg + 1)
+    _t16 = (
+        _t10*_t9 + _t8 + b_qkv*(_t11 + _t12*_t9) + i_mla*(_t10*_t13 + i_qlora*(_t12*_t15 + _t14))
+    )
+    _t17 = L_att - L_att2
+    _t18 = E_a*h_kv - h
+    _t19 = d*d_v
+    _t20 = _t19*h
+    _t21 = _t2 + _t20
+    _t22 = _t18*_t19*i_moa + _t21
+    _t23 = d_qk*h
+    _t24 = _t23*_t9
+    _t25 = _t23*d
+    _t26 = _t24*d + _t8 + b_qkv*(_t11 + _t24) + i_mla*(_t13*_t25 + i_qlora*(_t14 + _t15*_t23))
+    _t27 = _t0*_t18*d_qk + _t26
+    _t28 = d*(i_glu + 2)
+    _t29 = i_glu + 1
+    _t30 = _t28*d_e + b_ff*(_t29*d_e + d)
+    _t31 = E*_t30
+    _t32 = n_hc**2
+    _t33 = d_qk2*i_qk_head
+    _t34 = d_qk2*i_qk_proj
+    _t35 = _t5*(_t33 + _t34*h_kv2)
+    _t36 = 1 - i_gh
+    _t37 = _t36*d_v2
+    _t38 = _t9*b_qkv*i_gate*(1 - b_gh)
+    _t39 = i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)
+    _t40 = _t6*r_kv
+    _t41 = d_rope + r_kv
+    _t42 = _t41*d
+    _t43 = -d_rope
+    _t44 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t45 = _t41*i_mla
+    _t46 = _t40 + _t44*d + b_qkv*(_t44 + _t45) + i_mla*(_t42 + h2*r_kv*(_t43 + d_qk2 + d_v2))
+    _t47 = d*d_ff
+    _t48 = _t47 + b_ff*d
+    _t49 = L_dn*d_lv
+    _t50 = H_v*d_lk
+    _t51 = 1 - i_cg
+    _t52 = b_ff*d_ff
+    _t53 = _t29*(_t47 + _t52)
+    _t54 = L_gr*d_gr
+    _t55 = d*d_gr
+    _t56 = 2*d_gr
+    _t57 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
+    _t58 = E_s*(_t28*d_s + b_ff*(_t29*d_s + d)) + d*i_shared_gate
+    _t59 = E + E_0
+    _t60 = _t59*b_router + _t59*d
+    _t61 = d**2
+    _t62 = d_qk + d_v
+    _t63 = _t62*h_kv
+    _t64 = b_sc*d
+    _t65 = 2*N_s
+    _t66 = G_s*_t65
+    _t67 = 2*d_in + i_m2*(H_s + _t66)
+    _t68 = H_s*i_m2
+    _t69 = 1 - i_m2
+    _t70 = R_dt + _t65
+    _t71 = _t69*d_in
+    _t72 = 2*d
+    _t73 = _t48 + _t53 + n_act
+    _t74 = d_qk*i_qk_head
+    _t75 = _t5*(_t74 + d_qk*h_kv*i_qk_proj)
+    _t76 = _t5*(_t23*i_qk_proj + _t74) + _t75
+    _t77 = _t36*d_v
+    _t78 = _t38*_t77*h + _t39*h*(_t77 + i_gh) + b_gh*h
+    _t79 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t80 = _t40 + _t79*d + b_qkv*(_t45 + _t79) + i_mla*(_t42 + h*r_kv*(_t43 + _t62))
+    _t81 = L_kvs - L_kvs2
+    _t82 = L_rw*d_rw
+    _t83 = 5*d
+    _t84 = H_la*L_la*d_la
+    _t85 = L_att2*h2
+    _t86 = 2*H_k*d_lk
+    _t87 = H_v*d_lv
+    _t88 = H_v + _t87
+    _t89 = b_moe*d
+    _t90 = _t5*d
+    _t91 = h*i_sink
+    _t92 = i_rel*(2*_t23 + _t25)
+    _t93 = 3*_t90
+    _t94 = 4*i_diff
+    _t95 = _t94*d_qk
+    _t96 = E_a*_t0
+    _t97 = _t90*n_norm
+    _t98 = _t5*i_sub
+    _t99 = _t98*d_ff
+    _t100 = _t90*i_mn
+    _t101 = _t98*d_v*h
+    _t102 = (
+        H_v*_t49*d
+        + L*_t97
+        + L*(2*i_hc*(i_hcm + 2) + 2*(_t32*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + L_att2*_t46
+        + L_att2*_t94*d_qk2
+        + L_att2*_t96
         + L_att2*i_rel*(_t10 + 2*_t12)
-        + L_att2*(_t34 + _t5*(_t32 + _t33*h2))
-        + L_att2*(_t3*i_gate*(_t36 + i_gh) + _t36*_t37*h2 + b_gh*h2)
-        + L_dense*_t46
-        + L_dense*_t51
-        + L_dense*_t97
+        + L_att2*(_t35 + _t5*(_t33 + _t34*h2))
+        + L_att2*(_t37*_t38*h2 + _t39*h2*(_t37 + i_gh) + b_gh*h2)
+        + L_dense*_t48
+        + L_dense*_t53
+        + L_dense*_t99
         + L_dense*n_act
-        + L_dn*d*(_t49*_t86 + _t84 + _t86)
-        + L_dn*i_cg*(_t70*r_g + r_g*(_t48 + _t85))
-        + L_dn*k_dn*(_t84 + _t85)
-        + L_dn*(H_v*_t49 + H_v + _t48*i_cg)
-        + L_dw*_t45
-        + L_dw*_t97
-        + L_dw*(_t28*(2*_t45 + 2*_t50) - _t51)
-        + L_gr*(_t53 + d)
-        + 2*L_gr*(_t53 + d_gr)
-        + L_gr*(_t54*w_gr + _t54)
-        + L_idx*_t55
-        - L_kvs2*_t34
-        - L_kvs2*_t44
-        + L_moe*_t56
+        + L_dn*d*(_t51*_t88 + _t86 + _t88)
+        + L_dn*i_cg*(_t72*r_g + r_g*(_t50 + _t87))
+        + L_dn*k_dn*(_t86 + _t87)
+        + L_dn*(H_v*_t51 + H_v + _t50*i_cg)
+        + L_dw*_t47
+        + L_dw*_t99
+        + L_dw*(_t29*(2*_t47 + 2*_t52) - _t53)
+        + L_gr*(_t55 + d)
+        + 2*L_gr*(_t55 + d_gr)
+        + L_gr*(_t56*w_gr + _t56)
+        + L_idx*_t57
+        - L_kvs2*_t35
+        - L_kvs2*_t46
+        + L_moe*_t100
         + L_moe*_t58
-        + L_moe*_t87
-        + L_moe*_t98
-        + L_rw*_t59
-        + L_rw*_t81
-        + L_sb*_t59
-        + L_sb*(i_sba*r_sb*(_t22 + _t61 + 6*d) + r_sb*(_t28*d_ff + d))
+        + L_moe*_t60
+        + L_moe*_t89
+        + L_rw*_t61
+        + L_rw*_t83
+        + L_sb*_t61
+        + L_sb*(i_sba*r_sb*(_t23 + _t63 + 6*d) + r_sb*(_t29*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t59 + _t62)
-        + L_sc*(3*_t59 + 3*_t62)
-        + L_ssm*_t68*_t69
-        + L_ssm*(2*_t66 + _t67*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t64*i_m2 + d_in)
-        + L_ssm*(_t65*b_ssm + _t65*d)
+        + L_sc*(_t61 + _t64)
+        + L_sc*(3*_t61 + 3*_t64)
+        + L_ssm*_t70*_t71
+        + L_ssm*(2*_t68 + _t69*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t66*i_m2 + d_in)
+        + L_ssm*(_t67*b_ssm + _t67*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t67*_t68*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t69 + _t66 + _t69)
-        + M_sb*_t71
-        + M_sb*_t91
-        + M_sb*(_t19 + _t22*_t70 + _t61*_t70)
-        + _t16*_t74
-        + _t16*_t76
-        + _t16*_t78
-        + _t16*_t89
-        + _t16*_t90
-        + _t16*_t93
-        + _t16*_t94
-        + _t16*_t99
-        + _t31*d
-        + _t47
-        + _t52*(k_gr + 1)
-        + _t52
-        + _t70*d_emb*i_proj
-        - _t73*_t79
-        - _t78*_t79
-        + 4*_t80*d
-        + 2*_t80
-        + _t81*_t82
-        + _t82
-        + _t83*_t96*d_v2
-        + _t83*i_sink2
-        + _t88*i_norm_emb
-        + _t88*i_norm_final
+        + L_ssm*(_t69*_t70*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t71 + _t68 + _t71)
+        + M_sb*_t73
+        + M_sb*_t93
+        + M_sb*(_t20 + _t23*_t72 + _t63*_t72)
+        + _t101*_t17
+        + _t17*_t76
+        + _t17*_t78
+        + _t17*_t80
+        + _t17*_t91
+        + _t17*_t92
+        + _t17*_t95
+        + _t17*_t96
+        + _t32*d
+        + _t49
+        + _t54*(k_gr + 1)
+        + _t54
+        + _t72*d_emb*i_proj
+        + _t72*r_ng*(L + L_moe)
+        - _t75*_t81
+        - _t80*_t81
+        + 4*_t82*d
+        + 2*_t82
+        + _t83*_t84
+        + _t84
+        + _t85*_t98*d_v2
+        + _t85*i_sink2
+        + _t90*i_norm_emb
+        + _t90*i_norm_final
         + b_oL*d
         + i_hc
         + n_hc
     )
-    _t101 = (
-        L_att2*(_t1*d_qk2 + _t15)
+    _t103 = (
+        L_att2*(_t1*d_qk2 + _t16)
         + L_att2*(_t1*d_v2 + _t4)
-        + L_moe*_t30
-        + _t100
-        + _t16*_t21
-        + _t16*_t26
+        + L_moe*_t31
+        + _t102
+        + _t17*_t22
+        + _t17*_t27
     )
-    _t102 = P*d + V*d_emb
-    _t103 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t102
+    _t104 = P*d + V*d_emb
+    _t105 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t104
     return {
-        'total': _t101 + _t103,
-        'embedding': _t102,
-        'non_embedding': _t101,
-        'active': L_att2*_t15 + L_att2*_t4 + L_moe*_t29*k + _t100 + _t103 + _t16*_t20 + _t16*_t25,
+        'total': _t103 + _t105,
+        'embedding': _t104,
+        'non_embedding': _t103,
+        'active': L_att2*_t16 + L_att2*_t4 + L_moe*_t30*k + _t102 + _t105 + _t17*_t21 + _t17*_t26,
         'mtp': (
-            2*M*_t59
-            + M*_t91
+            2*M*_t61
+            + M*_t93
             + M*(
-                _t21
-                + _t26
-                + _t55*i_dsa
-                + _t74
+                _t101
+                + _t22
+                + _t27
+                + _t57*i_dsa
                 + _t76
                 + _t78
-                + _t89
-                + _t90
-                + _t93
-                + _t94
+                + _t80
+                + _t91
+                + _t92
                 + _t95
-                + _t99
-                + i_moe*(_t30 + _t56 + _t58 + _t87 + _t98)
-                + (1 - i_moe)*(_t71 + _t97)
+                + _t96
+                + _t97
+                + i_moe*(_t100 + _t31 + _t58 + _t60 + _t89)
+                + (1 - i_moe)*(_t73 + _t99)
             )
         ),
     }
@@ -939,6 +955,7 @@ def flops_forward_components(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -954,6 +971,7 @@ def flops_forward_components(s):
     n_hc = s['n_hc']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_ng = s['r_ng']
     r_q = s['r_q']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
@@ -962,21 +980,21 @@ def flops_forward_components(s):
     _t2 = _t1*d
     _t3 = 1 - i_qlora
     _t4 = d*r_q
-    _t5 = 2*L_att2
-    _t6 = d_qk*h
-    _t7 = _t6*d
-    _t8 = 2*L_att - 2*L_att2
-    _t9 = d*(d_rope + r_kv)
-    _t10 = -d_rope
-    _t11 = _t0*d
-    _t12 = _t11*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t9 + h2*r_kv*(_t10 + d_qk2 + d_v2))
-    _t13 = d_qk + d_v
-    _t14 = _t11*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t9 + h*r_kv*(_t10 + _t13))
-    _t15 = _t5*d
-    _t16 = _t15*h2
-    _t17 = d*h
-    _t18 = _t17*d_v
-    _t19 = 1 - i_gh
+    _t5 = r_q*(i_lg + 1)
+    _t6 = 2*L_att2
+    _t7 = d_qk*h
+    _t8 = _t7*d
+    _t9 = 2*L_att - 2*L_att2
+    _t10 = d*(d_rope + r_kv)
+    _t11 = -d_rope
+    _t12 = _t0*d
+    _t13 = _t12*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t10 + h2*r_kv*(_t11 + d_qk2 + d_v2))
+    _t14 = d_qk + d_v
+    _t15 = _t12*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t10 + h*r_kv*(_t11 + _t14))
+    _t16 = _t6*d
+    _t17 = d*d_v*h
+    _t18 = 1 - i_gh
+    _t19 = i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)
     _t20 = E_a*i_moa
     _t21 = 2*d_in
     _t22 = 2*N_s
@@ -1001,20 +1019,22 @@ def flops_forward_components(s):
     _t41 = _t24*_t40
     _t42 = i_glu + 2
     _t43 = _t24*_t42*d_ff
-    _t44 = L_moe*_t24
-    _t45 = n_hc**2
-    _t46 = _t45*i_hcm
-    _t47 = _t13*h_kv
-    _t48 = 2*L_sb
+    _t44 = 2*L_moe
+    _t45 = _t44*d
+    _t46 = n_hc**2
+    _t47 = _t46*i_hcm
+    _t48 = 2*L
+    _t49 = _t14*h_kv
+    _t50 = 2*L_sb
     return {
         'attention/q': (
-            _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*r_q + _t4)))
-            + _t8*(_t0*_t7 + i_mla*(_t3*_t7 + i_qlora*(_t4 + _t6*r_q)))
+            _t6*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*_t5 + _t4)))
+            + _t9*(_t0*_t8 + i_mla*(_t3*_t8 + i_qlora*(_t4 + _t5*_t7)))
         ),
-        'attention/kv': -2*L_kvs2*_t12 + _t12*_t5 + _t14*_t8 - 2*_t14*(L_kvs - L_kvs2),
-        'attention/o': _t16*d_v2 + _t18*_t8,
-        'attention/gate': _t16*i_gate*(_t19*d_v2 + i_gh) + _t17*_t8*i_gate*(_t19*d_v + i_gh),
-        'attention/router': _t15*_t20 + _t20*_t8*d,
+        'attention/kv': -2*L_kvs2*_t13 + _t13*_t6 + _t15*_t9 - 2*_t15*(L_kvs - L_kvs2),
+        'attention/o': _t16*d_v2*h2 + _t17*_t9,
+        'attention/gate': _t19*_t6*h2*(_t18*d_v2 + i_gh) + _t19*_t9*h*(_t18*d_v + i_gh),
+        'attention/router': _t16*_t20 + _t20*_t9*d,
         'attention/indexer': 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q),
         'mamba/in': L_ssm*_t24*(_t21 + i_m2*(H_s + _t23)),
         'mamba/x': _t26*(R_dt + _t22),
@@ -1047,17 +1067,18 @@ def flops_forward_components(s):
         'conv/out': L_sc*_t39,
         'conv/conv': L_sc*_t24*k_sc,
         'mlp': L_dense*_t43 + L_dw*_t43,
-        'moe/router': _t44*(E + E_0),
-        'moe/experts': _t42*_t44*d_e*k,
-        'moe/shared': 2*L_moe*(E_s*_t42*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': 2*L*(_t24*_t46 + d*n_hc*(2*_t46 + 4*n_hc)),
-        'hyper_connections/head': _t24*_t45,
-        'shared_block/attention': _t48*(_t18 + _t24*_t47 + _t24*_t6),
+        'moe/router': _t45*(E + E_0),
+        'moe/experts': _t42*_t45*d_e*k,
+        'moe/shared': _t44*(E_s*_t42*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': _t48*(_t24*_t47 + d*n_hc*(2*_t47 + 4*n_hc)),
+        'hyper_connections/head': _t24*_t46,
+        'shared_block/attention': _t50*(_t17 + _t24*_t49 + _t24*_t7),
         'shared_block/mlp': L_sb*_t43,
         'shared_block/projection': L_sb*_t39,
-        'shared_block/adapters': _t48*(
-            i_sba*r_sb*(_t32 + _t47 + _t6) + r_sb*(d + d_ff*(i_glu + 1))
+        'shared_block/adapters': _t50*(
+            i_sba*r_sb*(_t32 + _t49 + _t7) + r_sb*(d + d_ff*(i_glu + 1))
         ),
+        'norm_gates': _t24*r_ng*(_t44 + _t48),
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
@@ -1131,6 +1152,7 @@ def flops(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -1147,6 +1169,7 @@ def flops(s):
     n_hc = s['n_hc']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_ng = s['r_ng']
     r_q = s['r_q']
     r_sb = s['r_sb']
     w = s['w']
@@ -1166,54 +1189,54 @@ def flops(s):
     _t12 = H_la*L_la
     _t13 = H_v*d_lv
     _t14 = L_dn*_t3
-    _t15 = _t10*h2
-    _t16 = 2*L_moe
-    _t17 = i_glu + 2
-    _t18 = _t17*_t3*d_ff
-    _t19 = 2*L_sb
-    _t20 = _t17*d
-    _t21 = L_att - L_att2
-    _t22 = 2*_t21
-    _t23 = _t5*(1 - i_m2)
-    _t24 = d*h
-    _t25 = _t24*d_v
-    _t26 = 2*N_s
-    _t27 = G_s*_t26
-    _t28 = 2*H_k*d_lk
-    _t29 = 2*L_dn
-    _t30 = 1 - i_gh
-    _t31 = d_qk*h
-    _t32 = d_qk + d_v
-    _t33 = _t32*h_kv
-    _t34 = _t8*i_hcm
-    _t35 = H_v + _t13
-    _t36 = d_qk2*h2
-    _t37 = d*(1 - i_mla)
+    _t15 = 2*L_moe
+    _t16 = i_glu + 2
+    _t17 = _t16*_t3*d_ff
+    _t18 = 2*L_sb
+    _t19 = _t16*d
+    _t20 = L_att - L_att2
+    _t21 = 2*_t20
+    _t22 = _t5*(1 - i_m2)
+    _t23 = d*d_v*h
+    _t24 = 2*N_s
+    _t25 = G_s*_t24
+    _t26 = 2*L
+    _t27 = 2*H_k*d_lk
+    _t28 = 2*L_dn
+    _t29 = d_qk*h
+    _t30 = d_qk + d_v
+    _t31 = _t30*h_kv
+    _t32 = _t8*i_hcm
+    _t33 = H_v + _t13
+    _t34 = 1 - i_gh
+    _t35 = i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)
+    _t36 = d*(1 - i_mla)
+    _t37 = d_qk2*h2
     _t38 = d*(1 - i_qlora)
     _t39 = d*r_q
-    _t40 = d*(d_rope + r_kv)
-    _t41 = -d_rope
-    _t42 = (
-        2*_t37*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t40 + h2*r_kv*(_t41 + d_qk2 + d_v2))
+    _t40 = r_q*(i_lg + 1)
+    _t41 = d*(d_rope + r_kv)
+    _t42 = -d_rope
+    _t43 = (
+        2*_t36*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t41 + h2*r_kv*(_t42 + d_qk2 + d_v2))
     )
-    _t43 = 2*_t37*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t40 + h*r_kv*(_t32 + _t41))
+    _t44 = 2*_t36*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t41 + h*r_kv*(_t30 + _t42))
     return {
         'weights_per_token': (
-            2*L*(_t34*d + d*n_hc*(_t34 + 4*n_hc))
-            + L_att2*_t42
-            + L_dense*_t18
+            L_att2*_t43
+            + L_dense*_t17
             + 7*L_dn*_t13*d_lk
-            + L_dw*_t18
+            + L_dw*_t17
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t42
+            - L_kvs2*_t43
             + L_rw*_t7
             + L_sb*_t7
             + L_sc*_t3*k_sc
             + 8*L_sc*_t6
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t3*(_t4 + i_m2*(H_s + _t27))
-            + 2*L_ssm*k_s*(_t27*i_m2 + d_in)
-            + R_dt*_t23
+            + L_ssm*_t3*(_t4 + i_m2*(H_s + _t25))
+            + 2*L_ssm*k_s*(_t25*i_m2 + d_in)
+            + R_dt*_t22
             + 2*V_o*d_emb
             + _t0*_t2
             + 2*_t0*k_gr
@@ -1222,30 +1245,32 @@ def flops(s):
             + 8*_t1*d
             + 9*_t1
             + _t10*_t11
-            + _t11*_t22*d
+            + _t10*d_v2*h2
+            + _t11*_t21*d
             + 10*_t12*d*d_la
             + 5*_t12*d_la**2
             + _t13*_t14
-            + _t14*(_t28 + _t35*(1 - i_cg) + _t35)
-            + _t15*d_v2
-            + _t15*i_gate*(_t30*d_v2 + i_gh)
-            + _t16*_t20*d_e*k
-            + _t16*d*(E + E_0)
-            + _t16*(E_s*_t20*d_s + d*i_shared_gate)
-            + _t19*_t20*d_ff
-            + _t19*(i_sba*r_sb*(_t2 + _t31 + _t33) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t19*(_t25 + _t3*_t31 + _t3*_t33)
-            + _t21*_t43
-            + _t22*_t24*i_gate*(_t30*d_v + i_gh)
-            + _t22*_t25
-            + _t22*(_t31*_t37 + i_mla*(_t31*_t38 + i_qlora*(_t31*r_q + _t39)))
-            + _t23*(R_dt + _t26)
-            + _t29*i_cg*(_t3*r_g + r_g*(H_v*d_lk + _t13))
-            + _t29*k_dn*(_t13 + _t28)
-            - _t43*(L_kvs - L_kvs2)
+            + _t14*(_t27 + _t33*(1 - i_cg) + _t33)
+            + _t15*_t19*d_e*k
+            + _t15*d*(E + E_0)
+            + _t15*(E_s*_t19*d_s + d*i_shared_gate)
+            + _t18*_t19*d_ff
+            + _t18*(i_sba*r_sb*(_t2 + _t29 + _t31) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t18*(_t23 + _t29*_t3 + _t3*_t31)
+            + _t20*_t44
+            + _t21*_t23
+            + _t21*_t35*h*(_t34*d_v + i_gh)
+            + _t21*(_t29*_t36 + i_mla*(_t29*_t38 + i_qlora*(_t29*_t40 + _t39)))
+            + _t22*(R_dt + _t24)
+            + _t26*(_t32*d + d*n_hc*(_t32 + 4*n_hc))
+            + _t28*i_cg*(_t3*r_g + r_g*(H_v*d_lk + _t13))
+            + _t28*k_dn*(_t13 + _t27)
+            + _t3*r_ng*(_t15 + _t26)
+            + _t35*_t9*h2*(_t34*d_v2 + i_gh)
+            - _t44*(L_kvs - L_kvs2)
             + _t5*d
             + _t8*d
-            + _t9*(_t36*_t37 + i_mla*(_t36*_t38 + i_qlora*(_t36*r_q + _t39)))
+            + _t9*(_t36*_t37 + i_mla*(_t37*_t38 + i_qlora*(_t37*_t40 + _t39)))
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -1404,6 +1429,7 @@ def rules_train_per_token(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -1431,6 +1457,7 @@ def rules_train_per_token(s):
     n_norm = s['n_norm']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_ng = s['r_ng']
     r_q = s['r_q']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
@@ -1460,167 +1487,169 @@ def rules_train_per_token(s):
     _t23 = 1 - i_gh
     _t24 = _t23*d_v2
     _t25 = _t8*b_qkv*i_gate*(1 - b_gh)
-    _t26 = i_qlora*r_q
-    _t27 = _t26*_t3
-    _t28 = _t18*d_qk2
-    _t29 = _t26*i_mla
-    _t30 = d_qk2*h2
-    _t31 = 1 - i_qlora
-    _t32 = d*r_q
-    _t33 = 6*L_dense
-    _t34 = d*d_ff
-    _t35 = _t34 + b_ff*d
-    _t36 = 6*L_dn
-    _t37 = H_v*d_lk
-    _t38 = 1 - i_cg
-    _t39 = i_glu + 1
-    _t40 = b_ff*d_ff
-    _t41 = _t39*(_t34 + _t40)
-    _t42 = 6*L_dw
-    _t43 = 6*L_gr
-    _t44 = _t43*d_gr
-    _t45 = d*d_gr
-    _t46 = 2*d_gr
-    _t47 = d*(i_glu + 2)
-    _t48 = 6*L_moe
-    _t49 = E + E_0
-    _t50 = d**2
-    _t51 = 6*_t50
-    _t52 = d_qk*h
-    _t53 = _t13*h_kv
-    _t54 = b_sc*d
-    _t55 = 6*L_sc
-    _t56 = 6*L_ssm
-    _t57 = 2*N_s
-    _t58 = G_s*_t57
-    _t59 = 2*d_in + i_m2*(H_s + _t58)
-    _t60 = H_s*i_m2
-    _t61 = 1 - i_m2
-    _t62 = R_dt + _t57
-    _t63 = _t61*d_in
-    _t64 = d*h
-    _t65 = _t64*d_v
-    _t66 = 2*d
-    _t67 = 6*M_sb
-    _t68 = L_att - L_att2
-    _t69 = 6*_t68
-    _t70 = d_qk*i_qk_head
-    _t71 = _t2*(_t70 + d_qk*h_kv*i_qk_proj)
-    _t72 = _t23*d_v
-    _t73 = _t52*_t8
-    _t74 = _t52*d
-    _t75 = L_rw*d_rw
-    _t76 = 30*d
-    _t77 = H_la*L_la*d_la
-    _t78 = _t19*h2
-    _t79 = 2*H_k*d_lk
-    _t80 = H_v*d_lv
-    _t81 = H_v + _t80
-    _t82 = L_dn*_t0
-    _t83 = L_moe*_t0
-    _t84 = _t0*_t2
-    _t85 = _t69*h
-    _t86 = 12*d
-    _t87 = 24*i_diff
-    _t88 = E_a*_t0*i_moa
-    _t89 = _t2*i_sub
-    _t90 = _t89*d_ff
-    _t91 = (
-        L*_t84*n_norm
+    _t26 = i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)
+    _t27 = i_qlora*r_q
+    _t28 = _t27*_t3
+    _t29 = _t18*d_qk2
+    _t30 = _t27*i_mla
+    _t31 = d_qk2*h2
+    _t32 = 1 - i_qlora
+    _t33 = d*r_q
+    _t34 = r_q*(i_lg + 1)
+    _t35 = 6*L_dense
+    _t36 = d*d_ff
+    _t37 = _t36 + b_ff*d
+    _t38 = 6*L_dn
+    _t39 = H_v*d_lk
+    _t40 = 1 - i_cg
+    _t41 = i_glu + 1
+    _t42 = b_ff*d_ff
+    _t43 = _t41*(_t36 + _t42)
+    _t44 = 6*L_dw
+    _t45 = 6*L_gr
+    _t46 = _t45*d_gr
+    _t47 = d*d_gr
+    _t48 = 2*d_gr
+    _t49 = d*(i_glu + 2)
+    _t50 = 6*L_moe
+    _t51 = E + E_0
+    _t52 = d**2
+    _t53 = 6*_t52
+    _t54 = d_qk*h
+    _t55 = _t13*h_kv
+    _t56 = b_sc*d
+    _t57 = 6*L_sc
+    _t58 = 6*L_ssm
+    _t59 = 2*N_s
+    _t60 = G_s*_t59
+    _t61 = 2*d_in + i_m2*(H_s + _t60)
+    _t62 = H_s*i_m2
+    _t63 = 1 - i_m2
+    _t64 = R_dt + _t59
+    _t65 = _t63*d_in
+    _t66 = d_v*h
+    _t67 = _t66*d
+    _t68 = 2*d
+    _t69 = 6*M_sb
+    _t70 = L_att - L_att2
+    _t71 = 6*_t70
+    _t72 = d_qk*i_qk_head
+    _t73 = _t2*(_t72 + d_qk*h_kv*i_qk_proj)
+    _t74 = _t23*d_v
+    _t75 = _t54*_t8
+    _t76 = _t54*d
+    _t77 = L_rw*d_rw
+    _t78 = 30*d
+    _t79 = H_la*L_la*d_la
+    _t80 = _t19*h2
+    _t81 = 2*H_k*d_lk
+    _t82 = H_v*d_lv
+    _t83 = H_v + _t82
+    _t84 = L_dn*_t0
+    _t85 = L_moe*_t0
+    _t86 = _t0*_t2
+    _t87 = 12*d
+    _t88 = 24*i_diff
+    _t89 = E_a*_t0*i_moa
+    _t90 = _t2*i_sub
+    _t91 = _t90*d_ff
+    _t92 = (
+        L*_t86*n_norm
         + 6*L*(2*i_hc*(i_hcm + 2) + 2*(_t16*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L_att2*_t11
-        + L_att2*_t87*d_qk2
-        + L_att2*_t88
-        + 12*L_gr*(_t45 + d_gr)
+        + L_att2*_t88*d_qk2
+        + L_att2*_t89
+        + 12*L_gr*(_t47 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - L_kvs2*_t11
         - 6*L_kvs2*_t22
-        + L_rw*_t51
-        + L_rw*_t76
-        + L_sb*_t51
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t52 + _t53) + r_sb*(_t39*d_ff + d))
+        + L_rw*_t53
+        + L_rw*_t78
+        + L_sb*_t53
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t54 + _t55) + r_sb*(_t41*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
         + 18*M_sb*_t2*d
         + _t0*_t16
         + _t0*b_oL
         - _t12*_t15
-        - 6*_t12*_t71
-        + _t15*_t68
-        + _t19*i_rel*(_t28 + 2*_t30)
+        - 6*_t12*_t73
+        + _t15*_t70
+        + _t19*i_rel*(_t29 + 2*_t31)
         + _t19*(_t17 + _t18*d_v2)
         + _t19*(_t2*(_t20 + _t21*h2) + _t22)
-        + _t19*(_t18*i_gate*(_t24 + i_gh) + _t24*_t25*h2 + b_gh*h2)
+        + _t19*(_t24*_t25*h2 + _t26*h2*(_t24 + i_gh) + b_gh*h2)
         + _t19*(
-            _t27
-            + _t28*_t8
-            + b_qkv*(_t29 + _t30*_t8)
-            + i_mla*(_t28*_t31 + i_qlora*(_t30*r_q + _t32))
+            _t28
+            + _t29*_t8
+            + b_qkv*(_t30 + _t31*_t8)
+            + i_mla*(_t29*_t32 + i_qlora*(_t31*_t34 + _t33))
         )
-        + _t2*_t83*i_mn
-        + _t33*_t35
-        + _t33*_t41
-        + _t33*_t90
-        + _t33*n_act
-        + _t34*_t42
-        + _t36*d_lv
-        + _t36*i_cg*(_t66*r_g + r_g*(_t37 + _t80))
-        + _t36*k_dn*(_t79 + _t80)
-        + _t36*(H_v*_t38 + H_v + _t37*i_cg)
-        + _t42*_t90
-        + _t42*(_t39*(2*_t34 + 2*_t40) - _t41)
-        + _t43*(_t45 + d)
-        + _t43*(_t46*w_gr + _t46)
-        + _t44*(k_gr + 1)
-        + _t44
-        + _t48*k*(_t47*d_e + b_ff*(_t39*d_e + d))
-        + _t48*(E_s*(_t47*d_s + b_ff*(_t39*d_s + d)) + d*i_shared_gate)
-        + _t48*(_t49*b_router + _t49*d)
-        + _t55*(_t50 + _t54)
-        + _t55*(3*_t50 + 3*_t54)
-        + _t56*_t62*_t63
-        + _t56*(2*_t60 + _t61*(N_s*d_in + d_in))
-        + _t56*(b_cs + k_s)*(_t58*i_m2 + d_in)
-        + _t56*(_t59*b_ssm + _t59*d)
-        + _t56*(b_ssm*d + d*d_in)
-        + _t56*(_t61*_t62*i_dtn + d_in*i_gn*i_m2)
-        + _t56*(R_dt*_t63 + _t60 + _t63)
-        + _t67*(_t35 + _t41 + n_act)
-        + _t67*(_t52*_t66 + _t53*_t66 + _t65)
-        + _t68*_t87*d_qk
-        + _t68*_t88
-        + _t69*i_rel*(2*_t52 + _t74)
-        + _t69*(_t17 + _t65)
-        + _t69*(_t2*(_t52*i_qk_proj + _t70) + _t71)
-        + _t69*(_t25*_t72*h + _t64*i_gate*(_t72 + i_gh) + b_gh*h)
-        + _t69*(
-            _t27 + _t73*d + b_qkv*(_t29 + _t73) + i_mla*(_t31*_t74 + i_qlora*(_t32 + _t52*r_q))
+        + _t2*_t85*i_mn
+        + _t35*_t37
+        + _t35*_t43
+        + _t35*_t91
+        + _t35*n_act
+        + _t36*_t44
+        + _t38*d_lv
+        + _t38*i_cg*(_t68*r_g + r_g*(_t39 + _t82))
+        + _t38*k_dn*(_t81 + _t82)
+        + _t38*(H_v*_t40 + H_v + _t39*i_cg)
+        + _t44*_t91
+        + _t44*(_t41*(2*_t36 + 2*_t42) - _t43)
+        + _t45*(_t47 + d)
+        + _t45*(_t48*w_gr + _t48)
+        + _t46*(k_gr + 1)
+        + _t46
+        + _t50*k*(_t49*d_e + b_ff*(_t41*d_e + d))
+        + _t50*(E_s*(_t49*d_s + b_ff*(_t41*d_s + d)) + d*i_shared_gate)
+        + _t50*(_t51*b_router + _t51*d)
+        + _t57*(_t52 + _t56)
+        + _t57*(3*_t52 + 3*_t56)
+        + _t58*_t64*_t65
+        + _t58*(2*_t62 + _t63*(N_s*d_in + d_in))
+        + _t58*(b_cs + k_s)*(_t60*i_m2 + d_in)
+        + _t58*(_t61*b_ssm + _t61*d)
+        + _t58*(b_ssm*d + d*d_in)
+        + _t58*(_t63*_t64*i_dtn + d_in*i_gn*i_m2)
+        + _t58*(R_dt*_t65 + _t62 + _t65)
+        + _t66*_t71*_t90
+        + _t69*(_t37 + _t43 + n_act)
+        + _t69*(_t54*_t68 + _t55*_t68 + _t67)
+        + _t70*_t88*d_qk
+        + _t70*_t89
+        + _t71*h*i_sink
+        + _t71*i_rel*(2*_t54 + _t76)
+        + _t71*(_t17 + _t67)
+        + _t71*(_t2*(_t54*i_qk_proj + _t72) + _t73)
+        + _t71*(_t25*_t74*h + _t26*h*(_t74 + i_gh) + b_gh*h)
+        + _t71*(
+            _t28 + _t75*d + b_qkv*(_t30 + _t75) + i_mla*(_t32*_t76 + i_qlora*(_t33 + _t34*_t54))
         )
-        + 24*_t75*d
-        + 12*_t75
-        + _t76*_t77
-        + 6*_t77
-        + _t78*_t89*d_v2
-        + _t78*i_sink2
-        + _t80*_t82
-        + _t82*(_t38*_t81 + _t79 + _t81)
-        + _t83*b_moe
-        + _t84*i_norm_emb
-        + _t84*i_norm_final
-        + _t85*_t89*d_v
-        + _t85*i_sink
-        + _t86*d_emb*i_proj
+        + 24*_t77*d
+        + 12*_t77
+        + _t78*_t79
+        + 6*_t79
+        + _t80*_t90*d_v2
+        + _t80*i_sink2
+        + _t82*_t84
+        + _t84*(_t40*_t83 + _t81 + _t83)
+        + _t85*b_moe
+        + _t86*i_norm_emb
+        + _t86*i_norm_final
+        + _t87*d_emb*i_proj
+        + _t87*r_ng*(L + L_moe)
         + 6*i_hc
         + 6*n_hc
     )
-    _t92 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t91
-    _t93 = T*_t30
-    _t94 = T*_t52
-    _t95 = 3*T
-    _t96 = 4*T
+    _t93 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t92
+    _t94 = T*_t31
+    _t95 = T*_t54
+    _t96 = 3*T
+    _t97 = 4*T
     return {
-        '6N': P*_t0 + _t92,
-        'kaplan': _t19*_t93 + _t69*_t94 + _t91,
-        'palm': 12*L_att2*_t93 + 12*_t68*_t94 + _t92,
+        '6N': P*_t0 + _t93,
+        'kaplan': _t19*_t94 + _t71*_t95 + _t92,
+        'palm': 12*L_att2*_t94 + 12*_t70*_t95 + _t93,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1628,11 +1657,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t28 + _t30*_t96 + _t95*h2)
+            3*L_att2*(8*_t29 + _t31*_t97 + _t96*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t68*(_t52*_t96 + 8*_t74 + _t95*h)
-            + _t86*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t70*(_t54*_t97 + 8*_t76 + _t96*h)
+            + _t87*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -3123,6 +3152,7 @@ def finetune_counts(s):
     i_glu = s['i_glu']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -3180,23 +3210,24 @@ def finetune_counts(s):
     _t43 = 1 - i_qlora
     _t44 = _t0*d
     _t45 = d*r_q
-    _t46 = d*i_moa
-    _t47 = E_a*_t46
-    _t48 = _t46*(E_a*h_kv2 - h2)
-    _t49 = d*i_gate
-    _t50 = _t5*d
-    _t51 = _t46*(E_a*h_kv - h)
-    _t52 = (
+    _t46 = r_q*(i_lg + 1)
+    _t47 = d*i_moa
+    _t48 = E_a*_t47
+    _t49 = _t47*(E_a*h_kv2 - h2)
+    _t50 = i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)
+    _t51 = _t5*d
+    _t52 = _t47*(E_a*h_kv - h)
+    _t53 = (
         L_att2*(
             _t1*d
-            + _t13*_t49
+            + _t13*_t50
             + _t37*_t44
             + _t39
             + _t44*i_rel
-            + _t47
-            + _t48*d_qk2
-            + _t48*d_v2
-            + i_mla*(_t43*_t44 + i_qlora*(_t0*r_q + _t45))
+            + _t48
+            + _t49*d_qk2
+            + _t49*d_v2
+            + i_mla*(_t43*_t44 + i_qlora*(_t0*_t46 + _t45))
         )
         + L_dense*_t34
         + L_dn*(
@@ -3212,15 +3243,15 @@ def finetune_counts(s):
         + 4*L_sc*_t32
         + L_ssm*(R_dt*_t40 + _t19*d + _t40*(R_dt + _t18) + d*d_in)
         + _t4*(
-            _t14*_t49
+            _t14*_t50
             + _t38*_t5
             + _t41
-            + _t47
-            + _t50*i_rel
-            + _t51*d_qk
-            + _t51*d_v
+            + _t48
+            + _t51*i_rel
+            + _t52*d_qk
+            + _t52*d_v
             + _t6*d
-            + i_mla*(_t43*_t50 + i_qlora*(_t45 + _t5*r_q))
+            + i_mla*(_t43*_t51 + i_qlora*(_t45 + _t46*_t5))
         )
         - _t41*(L_kvs + _t7)
     )
@@ -3364,8 +3395,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t52,
-        'unquantised': N - _t52,
+        'quantised': _t53,
+        'unquantised': N - _t53,
     }
 
 
@@ -3469,6 +3500,7 @@ def finetune_states(s):
     i_head = s['i_head']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -3591,10 +3623,12 @@ def finetune_states(s):
                         + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                         + d*d_v2*h2
                         + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                        + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                         + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                        + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
                         + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                        + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                        + i_mla*(
+                            d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1))
+                        )
                     )
                     + L_dense*d*d_ff*(i_glu + 2)
                     + L_dn*(
@@ -3627,10 +3661,10 @@ def finetune_states(s):
                         + d*d_qk*i_moa*(E_a*h_kv - h)
                         + d*d_v*h
                         + d*d_v*i_moa*(E_a*h_kv - h)
-                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                         + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                        + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1)))
                     )
                     - (L_kvs - L_kvs2)*(
                         d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -4079,6 +4113,7 @@ def finetune_memory(s):
     i_keep_up = s['i_keep_up']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -4422,10 +4457,13 @@ def finetune_memory(s):
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                            + i_mla*(
+                                d*d_qk2*h2*(1 - i_qlora)
+                                + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1))
+                            )
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
@@ -4461,10 +4499,12 @@ def finetune_memory(s):
                             + d*d_qk*i_moa*(E_a*h_kv - h)
                             + d*d_v*h
                             + d*d_v*i_moa*(E_a*h_kv - h)
-                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                            + i_mla*(
+                                d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
+                            )
                         )
                         - (L_kvs - L_kvs2)*(
                             d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -4815,10 +4855,13 @@ def finetune_memory(s):
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                            + i_mla*(
+                                d*d_qk2*h2*(1 - i_qlora)
+                                + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1))
+                            )
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
@@ -4854,10 +4897,12 @@ def finetune_memory(s):
                             + d*d_qk*i_moa*(E_a*h_kv - h)
                             + d*d_v*h
                             + d*d_v*i_moa*(E_a*h_kv - h)
-                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                            + i_mla*(
+                                d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
+                            )
                         )
                         - (L_kvs - L_kvs2)*(
                             d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -5489,6 +5534,7 @@ def finetune_flops(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -5506,6 +5552,7 @@ def finetune_flops(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_ng = s['r_ng']
     r_q = s['r_q']
     r_sb = s['r_sb']
     w = s['w']
@@ -5635,10 +5682,12 @@ def finetune_flops(s):
                     + 2*H_v*L_dn*d*d_lv
                     + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
                     + 2*L_att2*d*d_v2*h2
-                    + 2*L_att2*d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
+                    + 2*L_att2*h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
                     + 2*L_att2*(
                         d*d_qk2*h2*(1 - i_mla)
-                        + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                        + i_mla*(
+                            d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1))
+                        )
                     )
                     + 2*L_att2*(
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -5678,11 +5727,14 @@ def finetune_flops(s):
                     + 2*V_o*d_emb
                     + 4*d*d_emb*i_proj
                     + 2*d*d_v*h*(L_att - L_att2)
-                    + 2*d*h*i_gate*(L_att - L_att2)*(d_v*(1 - i_gh) + i_gh)
                     + 2*d*n_hc**2
+                    + 2*d*r_ng*(2*L + 2*L_moe)
+                    + 2*h*i_gate*(L_att - L_att2)*(
+                        d*(1 - i_lg) + 2*i_lg*r_q
+                    )*(d_v*(1 - i_gh) + i_gh)
                     + 2*(L_att - L_att2)*(
                         d*d_qk*h*(1 - i_mla)
-                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                        + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1)))
                     )
                     + 2*(L_att - L_att2)*(
                         d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -5887,6 +5939,7 @@ def optimizer_states(s):
     i_glu = s['i_glu']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -5915,18 +5968,18 @@ def optimizer_states(s):
     _t13 = H_v*d_lv
     _t14 = H_v + _t13
     _t15 = 1 - i_qlora
-    _t16 = d_qk2*h2
-    _t17 = _t16*d
+    _t16 = d*h2
+    _t17 = _t16*d_qk2
     _t18 = d*r_q
-    _t19 = d*i_moa
-    _t20 = E_a*_t19
-    _t21 = d*h2
-    _t22 = _t19*(E_a*h_kv2 - h2)
+    _t19 = r_q*(i_lg + 1)
+    _t20 = d*i_moa
+    _t21 = E_a*_t20
+    _t22 = _t20*(E_a*h_kv2 - h2)
     _t23 = 1 - i_gh
-    _t24 = d_qk*h
-    _t25 = _t24*d
-    _t26 = d*h
-    _t27 = _t19*(E_a*h_kv - h)
+    _t24 = i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)
+    _t25 = d*h
+    _t26 = _t25*d_qk
+    _t27 = _t20*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
@@ -5952,10 +6005,10 @@ def optimizer_states(s):
                 + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                 + d*d_v2*h2
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1)))
             )
             - 4*L_dense*d*d_ff*(i_glu + 2)
             + 4*L_dense*(d + d_ff)*(i_glu + 2)
@@ -6029,10 +6082,10 @@ def optimizer_states(s):
                 + d*d_qk*i_moa*(E_a*h_kv - h)
                 + d*d_v*h
                 + d*d_v*i_moa*(E_a*h_kv - h)
-                + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1)))
             )
             + 4*(L_kvs - L_kvs2)*(
                 d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -6043,15 +6096,15 @@ def optimizer_states(s):
         'muon': (
             -20*H_la*L_la*d*d_la
             - 4*L_att2*(
-                _t17*_t7
+                _t16*d_v2
+                + _t17*_t7
                 + _t17*i_rel
-                + _t20
-                + _t21*d_v2
-                + _t21*i_gate*(_t23*d_v2 + i_gh)
+                + _t21
                 + _t22*d_qk2
                 + _t22*d_v2
+                + _t24*h2*(_t23*d_v2 + i_gh)
                 + _t9
-                + i_mla*(_t15*_t17 + i_qlora*(_t16*r_q + _t18))
+                + i_mla*(_t15*_t17 + i_qlora*(_t18 + _t19*d_qk2*h2))
             )
             - L_dense*_t3
             - 4*L_dn*(
@@ -6073,14 +6126,14 @@ def optimizer_states(s):
             + 4*_t12*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
                 _t12
-                + _t20
-                + _t24*_t8
-                + _t25*i_rel
-                + _t26*d_v
-                + _t26*i_gate*(_t23*d_v + i_gh)
+                + _t21
+                + _t24*h*(_t23*d_v + i_gh)
+                + _t25*d_v
+                + _t26*_t7
+                + _t26*i_rel
                 + _t27*d_qk
                 + _t27*d_v
-                + i_mla*(_t15*_t25 + i_qlora*(_t18 + _t24*r_q))
+                + i_mla*(_t15*_t26 + i_qlora*(_t18 + _t19*d_qk*h))
             )
         ),
         'adafactor_adapters': (
@@ -6321,6 +6374,7 @@ def offload(s):
     i_head = s['i_head']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -6671,10 +6725,13 @@ def offload(s):
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                            + i_mla*(
+                                d*d_qk2*h2*(1 - i_qlora)
+                                + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1))
+                            )
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
@@ -6710,10 +6767,12 @@ def offload(s):
                             + d*d_qk*i_moa*(E_a*h_kv - h)
                             + d*d_v*h
                             + d*d_v*i_moa*(E_a*h_kv - h)
-                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                            + i_mla*(
+                                d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
+                            )
                         )
                         - (L_kvs - L_kvs2)*(
                             d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -6829,10 +6888,13 @@ def offload(s):
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                            + i_mla*(
+                                d*d_qk2*h2*(1 - i_qlora)
+                                + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1))
+                            )
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
@@ -6868,10 +6930,12 @@ def offload(s):
                             + d*d_qk*i_moa*(E_a*h_kv - h)
                             + d*d_v*h
                             + d*d_v*i_moa*(E_a*h_kv - h)
-                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                            + i_mla*(
+                                d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
+                            )
                         )
                         - (L_kvs - L_kvs2)*(
                             d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -6989,10 +7053,13 @@ def offload(s):
                                 + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                                 + d*d_v2*h2
                                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                                + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                                + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
                                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                                + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                                + i_mla*(
+                                    d*d_qk2*h2*(1 - i_qlora)
+                                    + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1))
+                                )
                             )
                             + L_dense*d*d_ff*(i_glu + 2)
                             + L_dn*(
@@ -7028,10 +7095,13 @@ def offload(s):
                                 + d*d_qk*i_moa*(E_a*h_kv - h)
                                 + d*d_v*h
                                 + d*d_v*i_moa*(E_a*h_kv - h)
-                                + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                                + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                                + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                                + i_mla*(
+                                    d*d_qk*h*(1 - i_qlora)
+                                    + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
+                                )
                             )
                             - (L_kvs - L_kvs2)*(
                                 d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -7359,10 +7429,13 @@ def offload(s):
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                            + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                            + i_mla*(
+                                d*d_qk2*h2*(1 - i_qlora)
+                                + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1))
+                            )
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
@@ -7398,10 +7471,12 @@ def offload(s):
                             + d*d_qk*i_moa*(E_a*h_kv - h)
                             + d*d_v*h
                             + d*d_v*i_moa*(E_a*h_kv - h)
-                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                            + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                            + i_mla*(
+                                d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
+                            )
                         )
                         - (L_kvs - L_kvs2)*(
                             d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -7544,6 +7619,7 @@ def precision(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -7555,6 +7631,7 @@ def precision(s):
     n_hc = s['n_hc']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_ng = s['r_ng']
     r_q = s['r_q']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
@@ -7572,78 +7649,80 @@ def precision(s):
     _t11 = H_v*d_lv
     _t12 = 2*d
     _t13 = L_dn*_t12
-    _t14 = _t9*h2
-    _t15 = i_glu + 2
-    _t16 = _t12*_t15*d_ff
-    _t17 = 2*L_sb
-    _t18 = _t15*d
-    _t19 = 2*L_moe
-    _t20 = L_att - L_att2
-    _t21 = 2*_t20
-    _t22 = _t4*(1 - i_m2)
-    _t23 = d*h
-    _t24 = _t23*d_v
-    _t25 = 2*N_s
-    _t26 = 1 - i_gh
-    _t27 = d_qk*h
-    _t28 = d_qk + d_v
-    _t29 = _t28*h_kv
-    _t30 = _t7*i_hcm
-    _t31 = H_v + _t11
-    _t32 = d_qk2*h2
-    _t33 = d*(1 - i_mla)
+    _t14 = i_glu + 2
+    _t15 = _t12*_t14*d_ff
+    _t16 = 2*L_sb
+    _t17 = _t14*d
+    _t18 = 2*L_moe
+    _t19 = L_att - L_att2
+    _t20 = 2*_t19
+    _t21 = _t4*(1 - i_m2)
+    _t22 = d*d_v*h
+    _t23 = 2*L
+    _t24 = 2*N_s
+    _t25 = d_qk*h
+    _t26 = d_qk + d_v
+    _t27 = _t26*h_kv
+    _t28 = _t7*i_hcm
+    _t29 = H_v + _t11
+    _t30 = 1 - i_gh
+    _t31 = i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)
+    _t32 = d*(1 - i_mla)
+    _t33 = d_qk2*h2
     _t34 = d*(1 - i_qlora)
     _t35 = d*r_q
-    _t36 = d*(d_rope + r_kv)
-    _t37 = -d_rope
-    _t38 = (
-        2*_t33*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t36 + h2*r_kv*(_t37 + d_qk2 + d_v2))
+    _t36 = r_q*(i_lg + 1)
+    _t37 = d*(d_rope + r_kv)
+    _t38 = -d_rope
+    _t39 = (
+        2*_t32*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t37 + h2*r_kv*(_t38 + d_qk2 + d_v2))
     )
-    _t39 = 2*_t33*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t36 + h*r_kv*(_t28 + _t37))
-    _t40 = (
+    _t40 = 2*_t32*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t37 + h*r_kv*(_t26 + _t38))
+    _t41 = (
         10*H_la*L_la*d*d_la
-        + 2*L*(_t30*d + d*n_hc*(_t30 + 4*n_hc))
-        + L_att2*_t38
-        + L_dense*_t16
+        + L_att2*_t39
+        + L_dense*_t15
         + 2*L_dn*i_cg*(_t12*r_g + r_g*(H_v*d_lk + _t11))
-        + L_dw*_t16
+        + L_dw*_t15
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t38
+        - L_kvs2*_t39
         + L_rw*_t6
         + 8*L_rw*d*d_rw
         + L_sb*_t6
         + 8*L_sc*_t5
-        + L_ssm*_t12*(_t3 + i_m2*(G_s*_t25 + H_s))
-        + R_dt*_t22
+        + L_ssm*_t12*(_t3 + i_m2*(G_s*_t24 + H_s))
+        + R_dt*_t21
         - _t0*d
         + _t0*d_emb
         + _t1*_t2
-        + _t10*_t21*d
+        + _t10*_t20*d
         + _t10*_t9
         + _t11*_t13
-        + _t13*(2*H_k*d_lk + _t31*(1 - i_cg) + _t31)
-        + _t14*d_v2
-        + _t14*i_gate*(_t26*d_v2 + i_gh)
-        + _t17*_t18*d_ff
-        + _t17*(i_sba*r_sb*(_t1 + _t27 + _t29) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t17*(_t12*_t27 + _t12*_t29 + _t24)
-        + _t18*_t19*d_e*k
-        + _t19*(E_s*_t18*d_s + d*i_shared_gate)
+        + _t12*r_ng*(_t18 + _t23)
+        + _t13*(2*H_k*d_lk + _t29*(1 - i_cg) + _t29)
+        + _t16*_t17*d_ff
+        + _t16*(i_sba*r_sb*(_t1 + _t25 + _t27) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t16*(_t12*_t25 + _t12*_t27 + _t22)
+        + _t17*_t18*d_e*k
+        + _t18*(E_s*_t17*d_s + d*i_shared_gate)
+        + _t19*_t40
         + 4*_t2*w_gr
-        + _t20*_t39
-        + _t21*_t23*i_gate*(_t26*d_v + i_gh)
-        + _t21*_t24
-        + _t21*(_t27*_t33 + i_mla*(_t27*_t34 + i_qlora*(_t27*r_q + _t35)))
-        + _t22*(R_dt + _t25)
-        - _t39*(L_kvs - L_kvs2)
+        + _t20*_t22
+        + _t20*_t31*h*(_t30*d_v + i_gh)
+        + _t20*(_t25*_t32 + i_mla*(_t25*_t34 + i_qlora*(_t25*_t36 + _t35)))
+        + _t21*(R_dt + _t24)
+        + _t23*(_t28*d + d*n_hc*(_t28 + 4*n_hc))
+        + _t31*_t8*h2*(_t30*d_v2 + i_gh)
         + _t4*d
+        - _t40*(L_kvs - L_kvs2)
         + _t7*d
-        + _t8*(_t32*_t33 + i_mla*(_t32*_t34 + i_qlora*(_t32*r_q + _t35)))
+        + _t8*(_t32*_t33 + i_mla*(_t33*_t34 + i_qlora*(_t33*_t36 + _t35)))
+        + _t9*d_v2*h2
         + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t40,
-        'low_precision_train': _t40*(3 - i_frozen),
+        'low_precision_forward': _t41,
+        'low_precision_train': _t41*(3 - i_frozen),
     }
 
 
@@ -7702,6 +7781,7 @@ def precision_memory(s):
     i_glu = s['i_glu']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -7728,10 +7808,10 @@ def precision_memory(s):
                 + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                 + d*d_v2*h2
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
                 + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1)))
             )
             + L_dense*d*d_ff*(i_glu + 2)
             + L_dn*(
@@ -7762,10 +7842,10 @@ def precision_memory(s):
                 + d*d_qk*i_moa*(E_a*h_kv - h)
                 + d*d_v*h
                 + d*d_v*i_moa*(E_a*h_kv - h)
-                + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
-                + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                + i_mla*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1)))
             )
             - (L_kvs - L_kvs2)*(
                 d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))

@@ -144,6 +144,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         **_indexer_values(spec), **hyper_connection_values(spec),
         "b_moe": int(bool(moe and moe.output_bias)),
         "i_mn": int(bool(moe and moe.output_norm)),
+        "r_ng": norm.gate_rank or 0, "i_lg": int(bool(mla and mla.latent_gate)),
         "d_emb": spec.embedding_width, "i_proj": int(spec.embedding_width != spec.d_model),
         **_mixer_values(spec),
         "i_glu": int(bool(ffn and ffn.gated)), "i_mla": int(mla is not None),

@@ -50,6 +50,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("d_s", "d_{s}", "hidden width of one shared expert", "size"),
     SymbolInfo("r_q", "r_{q}", "MLA query low rank", "size"),
     SymbolInfo("r_kv", "r_{kv}", "MLA key/value latent rank", "size"),
+    SymbolInfo("r_ng", "r_{norm\\,gate}", "rank of the low-rank sigmoid gate on the mixer's "
+               "pre-norm and the MoE layers' FFN pre-norm (A.X-K2's gated_norm_rank; 0 without)",
+               "size"),
     SymbolInfo("d_rope", "d_{rope}", "MLA RoPE part of d_qk (its key part shared by heads)",
                "size"),
     SymbolInfo("M", "M", "multi-token-prediction modules (counted apart)", "size"),
@@ -137,6 +140,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "indicator"),
     SymbolInfo("i_mla", r"\mathbb{1}_{mla}", "multi-head latent attention", "indicator"),
     SymbolInfo("i_qlora", r"\mathbb{1}_{q\,lora}", "MLA queries through rank r_q", "indicator"),
+    SymbolInfo("i_lg", r"\mathbb{1}_{latent\,gate}", "MLA's queries and output gate projected "
+               "together from the query latent before and after its norm, 2·r_q wide (A.X-K2's "
+               "q_gate_proj)", "indicator"),
     SymbolInfo("i_tied", r"\mathbb{1}_{tied}", "LM head tied to the token embedding",
                "indicator"),
     SymbolInfo("i_qk_head", r"\mathbb{1}_{qk\,head}", "QK-norm per head (width d_qk)",
@@ -478,6 +484,7 @@ L_sb, M_sb, r_sb, i_sba, L_s_sb = (SYMBOLS[n] for n in ("L_sb", "M_sb", "r_sb", 
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 E_0 = SYMBOLS["E_0"]
+r_ng, i_lg = SYMBOLS["r_ng"], SYMBOLS["i_lg"]
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 n_hc, i_hc, i_hcm = (SYMBOLS[n] for n in ("n_hc", "i_hc", "i_hcm"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2, i_sink2 = (SYMBOLS[n] for n in (

@@ -202,6 +202,9 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     "hyper_connections/head": FMA * params.HC_WEIGHTS["hyper_connections/head"],
     # the shared block, its projection and its adapters at every depth it runs at
     **{key: FMA * L_sb * expr for key, expr in params.SHARED_BLOCK_WEIGHTS.items()},
+    # A.X-K2's gated norms (norm.gate_rank): fc1 and fc2 per gated norm; the SiLU, sigmoid
+    # and product are elementwise (0, as norms)
+    **{key: FMA * (L + L_moe) * expr for key, expr in params.NORM_GATE_WEIGHTS.items()},
     "embedding_projection": FMA * MATMUL_EMBEDDING_PROJECTION,
     "lm_head": FMA * MATMUL_LM_HEAD,
 }

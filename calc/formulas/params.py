@@ -80,6 +80,7 @@ from calc.symbols import (
     i_hcm,
     i_kev,
     i_kev2,
+    i_lg,
     i_mla,
     i_mn,
     i_moa,
@@ -102,6 +103,7 @@ from calc.symbols import (
     n_hc,
     n_norm,
     r_kv,
+    r_ng,
     r_q,
     r_sb,
 )
@@ -121,9 +123,14 @@ GATE_WIDTH = i_gh + (1 - i_gh) * d_v
 # keys are the values (Gemma 4's attention_k_eq_v; modeling_gemma4.py Gemma4TextAttention:
 # v_proj None, value_states = key_states) there is no W_V.
 V_PROJ = (1 - i_kev) * d_v
+# A.X-K2 (transformers 5.24.0 modular_axk2.py, AXK2Attention): q_gate_proj reads the query
+# latent after and before its norm side by side, 2·r_q wide, and yields each head's query and
+# its output gate (attention.mla.latent_gate, 1_latent-gate): W_UQ's input is (1 + 1_lg)·r_q,
+# and the gate's is the 2·r_q latent instead of the layer's input d.
 ATTENTION_WEIGHTS: dict[str, sympy.Expr] = {
     "attention/q": MHA * d * h * d_qk
-    + i_mla * (i_qlora * (d * r_q + r_q * h * d_qk) + (1 - i_qlora) * d * h * d_qk),
+    + i_mla * (i_qlora * (d * r_q + (1 + i_lg) * r_q * h * d_qk)
+               + (1 - i_qlora) * d * h * d_qk),
     "attention/kv": MHA * d * h_kv * (d_qk + V_PROJ)
     + i_mla * (d * (r_kv + d_rope) + r_kv * h * (d_qk - d_rope + d_v)),
     "attention/o": h * d_v * d,  # W_O: h·d_v → d
@@ -131,7 +138,7 @@ ATTENTION_WEIGHTS: dict[str, sympy.Expr] = {
     # (modeling_qwen3_next.py, Qwen3NextAttention: q_proj of 2·h·d_h); a gate of one value
     # per head is d → h (modeling_lfm3.py Lfm3Attention, modeling_laguna.py LagunaAttention:
     # g_proj Linear(d, heads), broadcast over each head's d_v channels)
-    "attention/gate": i_gate * d * h * GATE_WIDTH,
+    "attention/gate": i_gate * ((1 - i_lg) * d + i_lg * 2 * r_q) * h * GATE_WIDTH,
     # JetMoE's mixture of attention heads (modeling_jetmoe.py, JetMoeMoA): a router
     # Linear(d, E_a) without bias picks the h/h_kv experts whose W_Q and W_O a token uses
     "attention/router": i_moa * d * E_a,
@@ -187,6 +194,11 @@ ATTENTION_LAMBDA = i_diff * 4 * d_qk
 # and one on W_down's input (ffn_sub_norm).
 ATTENTION_SUB_NORM = i_sub * NORM * h * d_v
 LAYER_NORMS = n_norm * NORM * d
+# A.X-K2's gated norms (norm.gate_rank; transformers 5.24.0 modular_axk2.py, AXK2GatedRMSNorm
+# and AXK2GateMLP): y = N(x), then y · σ(fc2(SiLU(fc1(y)))), fc1 d → r_ng and fc2 r_ng → d
+# without bias; on every layer's input_layernorm and on the MoE layers' post_attention_layernorm
+# (AXK2DecoderLayer), L + L_moe of them.
+NORM_GATE_WEIGHTS: dict[str, sympy.Expr] = {"norm_gates": 2 * d * r_ng}
 
 # DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2-Exp; transformers 5.24.0
 # modeling_deepseek_v32.py, DeepseekV32Indexer), on each attention layer that has its own
@@ -372,7 +384,8 @@ SHARED_BLOCK: dict[str, sympy.Expr] = {
 
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
-    (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L, HYPER_CONNECTIONS),
+    (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L + L_moe, NORM_GATE_WEIGHTS),
+    (L, HYPER_CONNECTIONS),
     (L_ssm, mixers.MAMBA),
     (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_rw, mixers.RWKV),
     (L_gr, mixers.GRIFFIN), (L_sc, mixers.SHORT_CONV),

@@ -166,6 +166,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     diffllama.DIFFLLAMA,
     gpt.GPT_NEOX_JAPANESE,
     deepseek.AXK1,
+    deepseek.AXK2,
     beam.BEAM,
     apertus.APERTUS1P5_TEXT,
     gemma.GEMMA4_UNIFIED_TEXT,

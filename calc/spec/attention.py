@@ -23,6 +23,13 @@ class MLASpec(Frozen):
     qk_rope_head_dim: int = Field(ge=0, le=MAX_WIDTH,
                                   description="per-head q width with RoPE; its key part is shared")
     v_head_dim: int = Field(ge=1, le=MAX_WIDTH, description="per-head value width")
+    latent_gate: bool = Field(
+        False,
+        description="the queries and the output gate (attention.output_gate, one value per "
+                    "channel) are projected together from the query latent before and after "
+                    "its norm, side by side (2·q_lora_rank): W_UQ 2·r_q × h·d_qk and W_G "
+                    "2·r_q × h·d_v, without bias, in place of W_UQ r_q × h·d_qk and W_G "
+                    "d × h·d_v (A.X-K2's q_gate_proj)")
 
     @model_validator(mode="after")
     def _qk_width(self) -> MLASpec:
@@ -190,6 +197,8 @@ class AttentionSpec(Frozen):
                                  "give attention.mla.qk_nope_head_dim/qk_rope_head_dim/v_head_dim")
             if self.qk_norm != "none":
                 raise ValueError("attention.qk_norm is not defined for attention.mla")
+            if self.mla.latent_gate:
+                self._check_latent_gate()
         elif kv is not None and self.n_heads % kv:
             raise ValueError(f"attention.n_kv_heads={kv} must divide attention.n_heads="
                              f"{self.n_heads}")
@@ -221,6 +230,17 @@ class AttentionSpec(Frozen):
                 raise ValueError(f"attention.layer_pattern has {kind} layers but "
                                  f"attention.{size} is not set")
         return self
+
+    def _check_latent_gate(self) -> None:
+        """A.X-K2's q_gate_proj reads the query latent and yields a gate per channel."""
+        assert self.mla is not None
+        if self.mla.q_lora_rank is None:
+            raise ValueError("attention.mla.latent_gate needs attention.mla.q_lora_rank: the "
+                             "gate is projected from the query latent")
+        if not self.output_gate or self.output_gate_per != "channel" or self.output_gate_bias:
+            raise ValueError("attention.mla.latent_gate needs attention.output_gate=true with "
+                             "output_gate_per='channel' and no output_gate_bias (its gate is "
+                             "one value per channel from the query latent)")
 
     def _check_indexer(self) -> None:
         """The indexer's queries come from MLA's query latent, and RoPE turns the first

@@ -82,6 +82,7 @@ SHARED_BLOCK_REFUSED: tuple[tuple[str, Any], ...] = (
      lambda s: s.ffn is not None and bool(s.ffn.activation_params)),
     ("ffn.double_wide", lambda s: s.ffn is not None and s.ffn.double_wide),
     ("norm.sub_norms", lambda s: s.norm.sub_norms),
+    ("norm.gate_rank", lambda s: s.norm.gate_rank is not None),
     ("parallel_block", lambda s: s.parallel_block),
     ("norm.placement other than pre", lambda s: s.norm.placement != "pre"),
     ("mtp_modules", lambda s: bool(s.mtp_modules)),
@@ -193,6 +194,11 @@ class ModelSpec(Frozen):
                              "block with an FFN; the model has no such layers")
         if self.parallel_norms == 2 and not self.parallel_block:
             raise ValueError("parallel_norms=2 needs parallel_block=True")
+        if self.norm.gate_rank is not None and (self.parallel_block or self.mtp_modules):
+            # A.X-K2's gated norms sit on the two pre-norms of a sequential layer; it builds
+            # no multi-token-prediction layer
+            raise ValueError(f"norm.gate_rank={self.norm.gate_rank} is not defined with "
+                             f"parallel_block=True or mtp_modules")
         if att.indexer is not None:
             self._check_indexer()
         if self.hyper_connections is not None:
