@@ -129,6 +129,19 @@ def _axk1(draw, model_type: str) -> dict:
 
 
 @st.composite
+def _axk2(draw, model_type: str) -> dict:
+    """A.X-K2: A.X-K1's fields and placement with DSA's indexer, gated pre-norms of their own
+    rank, and routing without expert groups or with one (no count sees which)."""
+    config = draw(_axk1("axk1"))
+    rope = config["qk_rope_head_dim"]
+    config.update(index_n_heads=draw(st.integers(1, 3)), index_head_dim=draw(st.integers(rope, 8)),
+                  index_topk=draw(st.integers(1, 24)), gated_norm_rank=draw(st.integers(1, 4)))
+    if draw(st.booleans()):
+        config.update(n_group=None, topk_group=None)
+    return config
+
+
+@st.composite
 def _beam(draw, model_type: str) -> dict:
     """Beam: sliding and full layers (the full ones with RoPE or without), dense and MoE
     layers by mlp_layer_types, the gate bias per head, biases or none; n_group 1 (the router
@@ -849,6 +862,7 @@ STRATEGIES = {
     **{t: _deepseek for t in ("deepseek_v2", "deepseek_v3")},
     "diffllama": _diffllama,
     "axk1": _axk1,
+    "axk2": _axk2,
     "beam": _beam,
     "longcat_flash": _longcat_flash,
     **{t: _layernorm_types for t in LAYERNORM_TYPES},

@@ -178,6 +178,15 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             and not spec.attention.out_bias and draw(st.booleans())):
         # GPT-NeoX-Japanese: W_O's bias on the last layer only
         spec = spec.updated(**{"attention.last_layer_out_bias": True})
+    att = spec.attention
+    if (att.mla is not None and att.mla.q_lora_rank and att.output_gate
+            and att.output_gate_per == "channel" and not att.output_gate_bias
+            and draw(st.booleans())):  # A.X-K2's q_gate_proj: the gate from the query latent
+        spec = spec.updated(**{"attention.mla.latent_gate": True})
+    if (spec.norm.placement == "pre" and not spec.parallel_block and not spec.mtp_modules
+            and spec.shared_block is None and draw(st.booleans())):
+        # A.X-K2's gated pre-norms
+        spec = spec.updated(**{"norm.gate_rank": draw(st.integers(1, 4))})
     return spec
 
 

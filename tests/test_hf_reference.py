@@ -609,6 +609,55 @@ def test_random_axk1_configs_match_transformers_and_export_back(config):
     assert_matches(spec, exported, MIN_WINDOW)
 
 
+# ---- an output gate from the query latent, gated norms (A.X-K2) -------------------------------
+def test_axk2_default_matches_transformers():
+    """AXK2Config's defaults (A.X-K2-Light's shape: 48 layers, the first dense, 128 routed
+    experts): 20,314,494,976 parameters, transformers' count exactly, and 2,572,589,056 active,
+    its count less the 120 idle experts of each MoE layer. q_gate_proj 2·384 → 32·(96 + 64) is
+    calc's W_UQ and W_G side by side; the gated norms are fc1 and fc2 (2048 × 16 each) on the
+    48 input norms and the 47 MoE layers' post-attention norms."""
+    config = {"model_type": "axk2"}
+    spec = spec_from_hf_config(config)
+    att = spec.attention
+    assert att.mla.latent_gate and att.output_gate and spec.norm.gate_rank == 16
+    counts = calc.count_params(spec)
+    counted = hf_reference.count(config, 16)
+    assert counts.total == counted.params == 20_314_494_976
+    experts = counted.params_by_module["model.layers.mlp.experts"]
+    assert counts.active == counted.params - experts * (128 - 8) // 128 == 2_572_589_056
+    modules = counted.params_by_module
+    assert (counts.components["attention/q"] + counts.components["attention/gate"]
+            == sum(modules[f"model.layers.self_attn.{m}"]
+                   for m in ("q_a_proj", "q_a_layernorm", "q_gate_proj")))
+    assert counts.components["attention/gate"] == 48 * 2 * 384 * 32 * 64
+    assert counts.components["norm_gates"] == sum(
+        modules[f"model.layers.{norm}.mlp.{fc}"]
+        for norm in ("input_layernorm", "post_attention_layernorm") for fc in ("fc1", "fc2"))
+    assert_matches(spec, config, 16)
+    # without the features: DeepSeek-V3.2's q_b_proj and ungated norms
+    plain = spec.updated(**{"attention.mla.latent_gate": False, "attention.output_gate": False,
+                            "norm.gate_rank": None})
+    assert counts.total - calc.count_params(plain).total == 48 * (
+        384 * 32 * 96 + 2 * 384 * 32 * 64) + 95 * 2 * 2048 * 16
+
+
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors")  # n_shared_experts 0
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.builds(dict, STRATEGIES["axk2"]("axk2"), vocab_size=st.integers(1, 50)))
+def test_random_axk2_configs_match_transformers_and_export_back(config):
+    """A.X-K2's latent gate, gated norms, indexer and MoE placement against transformers, and
+    back through axk2's writer (no other writer holds attention.mla.latent_gate)."""
+    config = {"model_type": "axk2", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    if spec.moe is None:  # every FFN dense: the DSA writers need their MoE
+        return
+    exported = hf_config_from_spec(spec)
+    assert exported["model_type"] == "axk2"
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    assert_matches(spec, exported, MIN_WINDOW)
+
+
 # ---- a bias per head on the output gate (Beam) -------------------------------------------------
 def test_beam_default_matches_transformers():
     """BeamConfig's defaults (the shape of reflection/Beam-1.0-501B-A23B, whose name gives 501B

@@ -60,6 +60,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "mamba": spec.mamba, "deltanet": spec.deltanet, "short_conv": spec.short_conv,
         "griffin": spec.griffin,
         "norm.weights": norm.weights, "norm.sub_norms": norm.sub_norms,
+        "norm.gate_rank": norm.gate_rank,
         "d_embedding": spec.embedding_width,
         "ffn.activation": ffn and ffn.activation,
         "ffn.d_ff": ffn.d_ff if dense or spec.shared_block else None,
