@@ -1933,6 +1933,7 @@ def memory_activations(s):
     i_keep_up = s['i_keep_up']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -1962,6 +1963,7 @@ def memory_activations(s):
     q_lo = s['q_lo']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_ng = s['r_ng']
     r_q = s['r_q']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
@@ -2119,6 +2121,7 @@ def memory_activations(s):
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
@@ -2128,6 +2131,10 @@ def memory_activations(s):
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + (L_s + L_sm)*(
+                            d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
+                            + q_a*r_ng*(2 - i_frozen)
+                        )
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
@@ -2315,6 +2322,7 @@ def memory(s):
     i_keep_up = s['i_keep_up']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -2357,6 +2365,7 @@ def memory(s):
     q_w = s['q_w']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_ng = s['r_ng']
     r_q = s['r_q']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
@@ -2399,6 +2408,7 @@ def memory(s):
                     + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                    + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                     + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                     + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                     + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
@@ -2593,6 +2603,7 @@ def memory(s):
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
@@ -2602,6 +2613,10 @@ def memory(s):
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + (L_s + L_sm)*(
+                            d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
+                            + q_a*r_ng*(2 - i_frozen)
+                        )
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
@@ -3012,6 +3027,7 @@ def memory(s):
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
@@ -3021,6 +3037,10 @@ def memory(s):
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + (L_s + L_sm)*(
+                            d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
+                            + q_a*r_ng*(2 - i_frozen)
+                        )
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
@@ -4160,6 +4180,7 @@ def finetune_memory(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_ng = s['r_ng']
     r_q = s['r_q']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
@@ -4374,6 +4395,7 @@ def finetune_memory(s):
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
@@ -4383,6 +4405,10 @@ def finetune_memory(s):
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + (L_s + L_sm)*(
+                            d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
+                            + q_a*r_ng*(2 - i_frozen)
+                        )
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
@@ -5379,6 +5405,7 @@ def finetune_memory(s):
                         + L_s_att*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
@@ -5388,6 +5415,10 @@ def finetune_memory(s):
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + (L_s + L_sm)*(
+                            d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
+                            + q_a*r_ng*(2 - i_frozen)
+                        )
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)

@@ -126,6 +126,7 @@ from calc.symbols import (
     i_keep_qkv,
     i_keep_up,
     i_kev,
+    i_lg,
     i_mla,
     i_mn,
     i_mtps,
@@ -170,6 +171,7 @@ from calc.symbols import (
     q_rg,
     q_w,
     r_kv,
+    r_ng,
     r_q,
     r_sb,
     u_ao,
@@ -265,6 +267,15 @@ DROPOUT_MASK = (1 - i_hf) * i_drop * MASK_BYTES * d
 # layer's norms do: outside the tensor-parallel region, after the experts' reduction.
 MOE_NORM_INPUT = i_mn * ((1 - i_hf) * d * q_a + i_hf * NORM_HF)
 KEPT_NORM_OUTPUT = 1 - i_rnu
+# A.X-K2's gated norm (norm.gate_rank; modular_axk2.py AXK2GatedRMSNorm: y = N(x), then
+# y · σ(fc2(SiLU(fc1(y))))), on every layer's mixer norm and the MoE layers' FFN norm: the
+# product keeps y (fc1's input too) and σ's output, σ keeping it for its own backward; the SiLU
+# its input (r_ng); fc2 its input (r_ng) where its weight trains. transformers takes the
+# sigmoid in fp32 (sigmoid(mlp(y).float())): 4 bytes an element. Outside the tensor-parallel
+# region, like the norms.
+# (min(r_ng, 1): 1 where the norms are gated, 0 where they are not)
+NORM_GATE = ((2 - i_frozen) * r_ng * q_a
+             + sympy.Min(r_ng, 1) * d * (q_a + (1 - i_hf) * q_a + 4 * i_hf))
 # Under transformers with PEFT's adapters on a frozen base (i_hf, i_frozen) a frozen projection
 # keeps no input (a 4-bit one under QLoRA neither: bitsandbytes 0.50.2's MatMul4Bit keeps its
 # weight alone, calc.spec.memory.STACKS["hf"]), and each adapter casts its input to its
@@ -274,10 +285,13 @@ KEPT_NORM_OUTPUT = 1 - i_rnu
 # input itself, once.
 OWN_INPUT = 1 - i_hf * i_frozen * i_up  # a kept projection input is the input itself
 ADAPTER_COPY = 4 * i_hf * i_frozen * i_up  # bytes per element of an adapter's fp32 copy
+# A.X-K2's W_UQ and W_G read the query latent after and before its norm side by side
+# (attention.mla.latent_gate): their kept input is 2·r_q, the latent's second copy r_q more.
 ATTENTION_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_qkv * d * q_l * OWN_INPUT
                      + ADAPTER_COPY * d * (a_q + a_k + a_v + a_g)
                      + i_mla * (q_a + KEPT_NORM_OUTPUT * i_keep_qkv * q_l)
-                     * (i_qlora * r_q + r_kv))
+                     * (i_qlora * r_q + r_kv)
+                     + i_mla * i_lg * KEPT_NORM_OUTPUT * i_keep_qkv * q_l * r_q)
 FFN_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_up * d * q_l * OWN_INPUT
                + ADAPTER_COPY * d * (a_gate + a_up))
 MIXER_OUTSIDE = KEPT_NORM_OUTPUT * i_keep_mix * d * q_l
@@ -437,6 +451,7 @@ STORED_PER_TOKEN = IN_FLIGHT * (
     (L_s * (NORM_INPUTS + DROPOUT_MASK + HC_STORED) + L_s_att * ATTENTION_OUTSIDE
      - KV_ADAPTER_COPIES
      + FFN_LAYERS_S * (FFN_OUTSIDE + DROPOUT_MASK) + L_sm * MOE_NORM_INPUT
+     + (L_s + L_sm) * NORM_GATE
      + (L_s - L_s_att) * MIXER_OUTSIDE)
     / n_tp**i_sp
     + over_stage_attention(ATTENTION_PER_RANK + (1 + i_diff) * i_scores * SCORES / n_tp)

@@ -90,6 +90,10 @@ def _attention_matmuls(spec: ModelSpec, flops: dict[str, float], layers: int
         shaped = spec.for_kind(kind)
         shapes.append((shaped, own, shaped.n_kv_heads, own - shared_own))
     d, mla = spec.d_model, spec.attention.mla is not None
+    latent = spec.attention.mla
+    # the output gate's input: the layer's x, or the query latent before and after its norm
+    # (attention.mla.latent_gate, A.X-K2's q_gate_proj: 2·r_q)
+    gate_in = 2 * (latent.q_lora_rank or 0) if latent is not None and latent.latent_gate else d
     products = (
         ("attention/q", lambda s: (s.attention.n_heads * s.head_dim_qk, d), "column"),
         # keys used as values (attention.k_eq_v): W_K alone
@@ -99,7 +103,7 @@ def _attention_matmuls(spec: ModelSpec, flops: dict[str, float], layers: int
         ("attention/o", lambda s: (d, s.attention.n_heads * s.head_dim_v), "row"),
         # the output gate (Qwen3-Next's projected beside W_Q; LFM3's g_proj d → h):
         # column-parallel like W_Q, split by heads
-        ("attention/gate", lambda s: (s.output_gate_width, d), "column"),
+        ("attention/gate", lambda s: (s.output_gate_width, gate_in), "column"),
     )
     matmuls = []
     for name, widths, split in products:
@@ -137,6 +141,7 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
                _indexer_width(spec), d, spec.n_indexer_layers, "none"),
         *mixer_matmuls(spec, flops),
         *_hyper_connection_matmuls(spec, flops),
+        *_norm_gate_matmuls(spec, flops),
         *_shared_block_matmuls(spec, flops),
         # OPT-350m's project_in and project_out, d_emb ↔ d once each, replicated
         Matmul("embedding_projection", flops["embedding_projection"], d,
@@ -183,6 +188,19 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         kind_d_v=kind_d_v, kind_attention_causal=kind_scores(spec, seq_len, "causal"),
         kind_attention_full=kind_scores(spec, seq_len, "full"),
     )
+
+
+def _norm_gate_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
+    """A.X-K2's gated norms (norm.gate_rank): fc1 d → r and fc2 r → d on every layer's mixer
+    norm and the MoE layers' FFN norm, replicated on every tensor-parallel rank as the norms
+    they sit beside are; the FLOPs half each (equal weights)."""
+    rank = spec.norm.gate_rank
+    if rank is None:
+        return []
+    d, gated = spec.d_model, spec.n_layers + spec.layer_counts["moe"]
+    half = flops["norm_gates"] / 2
+    return [Matmul("norm_gates", half, rank, d, gated, "none"),
+            Matmul("norm_gates", half, d, rank, gated, "none")]
 
 
 def _hyper_connection_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
@@ -271,7 +289,8 @@ def _mla_up_flops(spec: ModelSpec, flops: dict[str, float]) -> float:
     kv_up = r_kv * h * (d_qk - rope + d_v)
     up = flops["attention/kv"] * kv_up / (d * (r_kv + rope) + kv_up)
     if mla.q_lora_rank:  # without a query latent W_Q is one d × h·d_qk product: no up-projection
-        q_up = mla.q_lora_rank * h * d_qk
+        # (A.X-K2's W_UQ reads the latent before and after its norm: 2·r_q, latent_gate)
+        q_up = mla.q_lora_rank * (1 + mla.latent_gate) * h * d_qk
         up += flops["attention/q"] * q_up / (d * mla.q_lora_rank + q_up)
     return up
 
@@ -317,11 +336,21 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
                 else (layers + ffns) * 3 * d)
     # A.X-K1's norm over each MoE layer's output (moe.output_norm)
     moe_norms = n_moe if moe is not None and moe.output_norm else 0
+    # A.X-K2's gated norms (norm.gate_rank): the SiLU reads and writes r, the sigmoid d, the
+    # product reads 2d and writes d
+    rank = spec.norm.gate_rank or 0
+    norm_gates = (layers + n_moe) * (2 * rank + 5 * d) if rank else 0
+    # its latent gate (attention.mla.latent_gate) concatenates the query latent before and
+    # after its norm for W_UQ and W_G: reads and writes 2·r_q, beside the latents' norms
+    if mla is not None and mla.latent_gate:
+        latents += 2 * (mla.q_lora_rank or 0)
     terms = [
-        # each norm reads and writes d (the MLA latents' norms their rank)
+        # each norm reads and writes d (the MLA latents' norms their rank, and the latent
+        # gate's concatenation)
         ElementWise("norms", ((layers * spec.norms_per_layer + moe_norms) * 2 * d
                               + n_att * 2 * latents + depths * 2 * 3 * d) * q, "replicated"),
         ElementWise("residual", (residual + depths * 3 * d) * q, "replicated"),
+        ElementWise("norm gates", norm_gates * q, "replicated"),
         # dropout after each sublayer: read, write, and a 1-byte mask
         ElementWise("dropout", (layers + ffns) * (2 * d * q + d * MASK_BYTES), "replicated",
                     dropout=True),
