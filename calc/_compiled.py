@@ -1987,7 +1987,10 @@ def memory_activations(s):
                                 + 1
                             )
                         )/n_tp
-                        + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
+                        + h2*i_gate*(
+                            d_v2*q_a
+                            + (d_v2*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2037,7 +2040,9 @@ def memory_activations(s):
                                 + 1
                             )
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2082,7 +2087,9 @@ def memory_activations(s):
                                 + 1
                             )
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2383,7 +2390,9 @@ def memory(s):
                         + 1
                     )
                 )/n_tp
-                + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                + h*i_gate*(
+                    d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                )/n_tp
                 + i_diff*(
                     i_scores*q_a*(
                         d_qk*h*(_minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h - h_kv)))
@@ -2469,7 +2478,10 @@ def memory(s):
                                 + 1
                             )
                         )/n_tp
-                        + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
+                        + h2*i_gate*(
+                            d_v2*q_a
+                            + (d_v2*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2519,7 +2531,9 @@ def memory(s):
                                 + 1
                             )
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2564,7 +2578,9 @@ def memory(s):
                                 + 1
                             )
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2906,7 +2922,10 @@ def memory(s):
                                 + 1
                             )
                         )/n_tp
-                        + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
+                        + h2*i_gate*(
+                            d_v2*q_a
+                            + (d_v2*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2953,7 +2972,9 @@ def memory(s):
                                 + 1
                             )
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2993,7 +3014,9 @@ def memory(s):
                                 + 1
                             )
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -4261,7 +4284,10 @@ def finetune_memory(s):
                                 + 1
                             )
                         )/n_tp
-                        + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
+                        + h2*i_gate*(
+                            d_v2*q_a
+                            + (d_v2*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -4311,7 +4337,9 @@ def finetune_memory(s):
                                 + 1
                             )
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -4356,7 +4384,9 @@ def finetune_memory(s):
                                 + 1
                             )
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -5284,7 +5314,10 @@ def finetune_memory(s):
                                 + 1
                             )
                         )/n_tp
-                        + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
+                        + h2*i_gate*(
+                            d_v2*q_a
+                            + (d_v2*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -5331,7 +5364,9 @@ def finetune_memory(s):
                                 + 1
                             )
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -5371,7 +5406,9 @@ def finetune_memory(s):
                                 + 1
                             )
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)

@@ -318,7 +318,11 @@ KEPT_O = 1 - (1 - i_keep_o * OWN_INPUT) * (1 - i_hf * (1 - i_scores) * (1 - i_ga
 # own output, or eager's A·V) and the gate's values (sigmoid keeps its output; softplus its
 # input, as wide); W_O's input is then the product (KEPT_O). Measured on transformers 5.24's
 # Lfm3Attention by calc.verify.memory (tests/test_verify_memory.py).
-OUTPUT_GATE = i_gate * h * (d_v + params.GATE_WIDTH) * q_a
+# transformers' AXK2Attention (attention.mla.latent_gate) takes that sigmoid in fp32
+# (torch.sigmoid(gate_states.float())): 4 bytes a value there, measured by calc.verify.memory
+# (tests/test_verify_memory.py).
+OUTPUT_GATE = (i_gate * h * (d_v * q_a + params.GATE_WIDTH
+                             * ((1 - i_hf * i_lg) * q_a + i_hf * i_lg * 4)))
 RECOMPUTED_UP = i_mla * i_rnu
 # Hyper-connections (calc.formulas.params, HC_OUTPUTS): the residual is n_hc streams of width d.
 # Each of a layer's two maps keeps, by this convention, its input streams (n_hc·d: the pre-
