@@ -367,8 +367,9 @@ AXK2 = {"model_type": "axk2", "vocab_size": 64, "hidden_size": 32, "intermediate
 
 def test_lora_on_axk2_as_peft_builds_it():
     """A.X-K2: o_proj and the dense and shared MLPs' gate_proj (its output gate is part of
-    q_gate_proj, which PEFT's gate_proj does not select), as PEFT builds their adapters on transformers' model; all-linear would adapt the gated norms' fc1 and fc2,
-    and is refused in one line (beside MLA's own refusal)."""
+    q_gate_proj, which PEFT's gate_proj does not select), as PEFT builds their adapters on
+    transformers' model; all-linear would adapt the gated norms' fc1 and fc2, and is refused
+    in one line (beside MLA's own refusal)."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from calc.hf import spec_from_hf_config

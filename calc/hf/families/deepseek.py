@@ -21,7 +21,8 @@ _MLA: dict[str, Any] = {
     "tie_word_embeddings": False,
 }
 _TRAITS = Traits(moe=True, mla=True)
-DSA_TYPES = ("deepseek_v32", "glm_moe_dsa", "hy_v4", "axk2")  # their writers write attention.indexer
+# their writers write attention.indexer
+DSA_TYPES = ("deepseek_v32", "glm_moe_dsa", "hy_v4", "axk2")
 
 
 def read_mla_moe(c: HFConfig, v3: bool, sparse: list[bool] | None = None,
