@@ -49,6 +49,7 @@ def params_per_layer(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_kev = s['i_kev']
+    i_krn = s['i_krn']
     i_lg = s['i_lg']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -84,7 +85,7 @@ def params_per_layer(s):
             + i_mla*(_t7*(1 - i_qlora) + i_qlora*(_t3*r_q*(i_lg + 1) + d*r_q))
         ),
         'attention/kv': (
-            _t0*i_mla*r_kv
+            _t0*i_mla*(d_rope*i_krn + r_kv)
             + _t9*d
             + b_qkv*(_t8*i_mla + _t9)
             + i_mla*(_t8*d + h*r_kv*(d_qk - d_rope + d_v))
@@ -332,6 +333,7 @@ def params_components(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -353,6 +355,7 @@ def params_components(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_krn = s['i_krn']
     i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
@@ -380,13 +383,15 @@ def params_components(s):
     n_norm = s['n_norm']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_ng = s['r_ng']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = b_norm + g_norm
-    _t1 = i_mla*i_qlora*r_q
-    _t2 = _t0*_t1
+    _t1 = i_mla*i_qlora
+    _t2 = _t1*r_q2
     _t3 = 1 - i_mla
     _t4 = d_qk2*h2
     _t5 = _t3*_t4
@@ -394,174 +399,185 @@ def params_components(s):
     _t7 = d*i_moa
     _t8 = 1 - i_qlora
     _t9 = _t4*d
-    _t10 = d*r_q
-    _t11 = r_q*(i_lg + 1)
-    _t12 = L_att - L_att2
+    _t10 = i_lg + 1
+    _t11 = L_att - L_att2
+    _t12 = _t1*r_q
     _t13 = d_qk*h
     _t14 = _t13*_t3
     _t15 = E_a*h_kv - h
     _t16 = _t13*d
-    _t17 = _t0*i_mla*r_kv
-    _t18 = d_rope + r_kv
-    _t19 = _t18*d
-    _t20 = -d_rope
-    _t21 = _t3*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t22 = _t18*i_mla
-    _t23 = _t17 + _t21*d + b_qkv*(_t21 + _t22) + i_mla*(_t19 + h2*r_kv*(_t20 + d_qk2 + d_v2))
-    _t24 = d_qk + d_v
-    _t25 = _t3*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t26 = _t17 + _t25*d + b_qkv*(_t22 + _t25) + i_mla*(_t19 + h*r_kv*(_t20 + _t24))
-    _t27 = L_kvs - L_kvs2
-    _t28 = b_o*d
-    _t29 = d*d_v2
-    _t30 = d*d_v
-    _t31 = _t30*h
-    _t32 = 1 - i_gh
-    _t33 = _t32*d_v2
-    _t34 = _t3*b_qkv*i_gate*(1 - b_gh)
-    _t35 = i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)
-    _t36 = _t32*d_v
-    _t37 = E_a*_t7
-    _t38 = 2*_t13
-    _t39 = d_qk2*i_qk_head
-    _t40 = _t0*(_t39 + d_qk2*h_kv2*i_qk_proj)
-    _t41 = d_qk*i_qk_head
-    _t42 = _t0*(_t41 + d_qk*h_kv*i_qk_proj)
-    _t43 = L_att2*h2
-    _t44 = _t12*h
-    _t45 = 4*i_diff
-    _t46 = _t0*i_sub
-    _t47 = _t0*d
-    _t48 = 2*d
-    _t49 = n_hc**2
-    _t50 = 2*N_s
-    _t51 = G_s*_t50
-    _t52 = 2*d_in + i_m2*(H_s + _t51)
-    _t53 = R_dt + _t50
-    _t54 = 1 - i_m2
-    _t55 = _t54*d_in
-    _t56 = H_s*i_m2
-    _t57 = 2*H_k*d_lk
-    _t58 = 1 - i_cg
-    _t59 = H_v*d_lv
-    _t60 = H_v + _t59
-    _t61 = L_dn*d
-    _t62 = H_v*d_lk
-    _t63 = H_la*L_la*d_la
-    _t64 = _t63*d
-    _t65 = L_rw*d_rw
-    _t66 = _t65*d
-    _t67 = d**2
-    _t68 = d*d_gr
-    _t69 = L_gr*(_t68 + d_gr)
-    _t70 = L_gr*d_gr
-    _t71 = 2*d_gr
-    _t72 = b_sc*d
-    _t73 = i_glu + 1
-    _t74 = b_ff*d_ff
-    _t75 = d*d_ff
-    _t76 = _t73*(_t74 + _t75)
-    _t77 = _t75 + b_ff*d
-    _t78 = _t46*d_ff
-    _t79 = E + E_0
-    _t80 = d*(i_glu + 2)
-    _t81 = L_moe*d
-    _t82 = _t24*h_kv
+    _t17 = _t0*i_mla
+    _t18 = d_rope2 + r_kv2
+    _t19 = _t3*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t20 = (
+        _t17*(d_rope2*i_krn + r_kv2)
+        + _t19*d
+        + b_qkv*(_t18*i_mla + _t19)
+        + i_mla*(_t18*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    )
+    _t21 = d_rope + r_kv
+    _t22 = d_qk + d_v
+    _t23 = _t3*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t24 = (
+        _t17*(d_rope*i_krn + r_kv)
+        + _t23*d
+        + b_qkv*(_t21*i_mla + _t23)
+        + i_mla*(_t21*d + h*r_kv*(_t22 - d_rope))
+    )
+    _t25 = L_kvs - L_kvs2
+    _t26 = b_o*d
+    _t27 = d*d_v2
+    _t28 = d*d_v
+    _t29 = _t28*h
+    _t30 = 1 - i_gh
+    _t31 = _t30*d_v2
+    _t32 = h2*i_gate
+    _t33 = _t3*b_qkv*(1 - b_gh)
+    _t34 = 2*i_lg
+    _t35 = d*(1 - i_lg)
+    _t36 = _t30*d_v
+    _t37 = h*i_gate
+    _t38 = E_a*_t7
+    _t39 = 2*_t13
+    _t40 = d_qk2*i_qk_head
+    _t41 = _t0*(_t40 + d_qk2*h_kv2*i_qk_proj)
+    _t42 = d_qk*i_qk_head
+    _t43 = _t0*(_t42 + d_qk*h_kv*i_qk_proj)
+    _t44 = L_att2*h2
+    _t45 = _t11*h
+    _t46 = 4*i_diff
+    _t47 = _t0*i_sub
+    _t48 = _t0*d
+    _t49 = 2*d
+    _t50 = n_hc**2
+    _t51 = 2*N_s
+    _t52 = G_s*_t51
+    _t53 = 2*d_in + i_m2*(H_s + _t52)
+    _t54 = R_dt + _t51
+    _t55 = 1 - i_m2
+    _t56 = _t55*d_in
+    _t57 = H_s*i_m2
+    _t58 = 2*H_k*d_lk
+    _t59 = 1 - i_cg
+    _t60 = H_v*d_lv
+    _t61 = H_v + _t60
+    _t62 = L_dn*d
+    _t63 = H_v*d_lk
+    _t64 = H_la*L_la*d_la
+    _t65 = _t64*d
+    _t66 = L_rw*d_rw
+    _t67 = _t66*d
+    _t68 = d**2
+    _t69 = d*d_gr
+    _t70 = L_gr*(_t69 + d_gr)
+    _t71 = L_gr*d_gr
+    _t72 = 2*d_gr
+    _t73 = b_sc*d
+    _t74 = i_glu + 1
+    _t75 = b_ff*d_ff
+    _t76 = d*d_ff
+    _t77 = _t74*(_t75 + _t76)
+    _t78 = _t76 + b_ff*d
+    _t79 = _t47*d_ff
+    _t80 = E + E_0
+    _t81 = d*(i_glu + 2)
+    _t82 = L_moe*d
+    _t83 = _t22*h_kv
     return {
         'attention/q': (
             L_att2*(
-                _t2
+                _t0*_t2
                 + _t5*d
                 + _t6*_t7*d_qk2
-                + b_qkv*(_t1 + _t5)
-                + i_mla*(_t8*_t9 + i_qlora*(_t10 + _t11*_t4))
+                + b_qkv*(_t2 + _t5)
+                + i_mla*(_t8*_t9 + i_qlora*(_t10*_t4*r_q2 + d*r_q2))
             )
-            + _t12*(
-                _t14*d
+            + _t11*(
+                _t0*_t12
+                + _t14*d
                 + _t15*_t7*d_qk
-                + _t2
-                + b_qkv*(_t1 + _t14)
-                + i_mla*(_t16*_t8 + i_qlora*(_t10 + _t11*_t13))
+                + b_qkv*(_t12 + _t14)
+                + i_mla*(_t16*_t8 + i_qlora*(_t10*_t13*r_q + d*r_q))
             )
         ),
-        'attention/kv': L_att2*_t23 - L_kvs2*_t23 + _t12*_t26 - _t26*_t27,
+        'attention/kv': L_att2*_t20 - L_kvs2*_t20 + _t11*_t24 - _t24*_t25,
         'attention/o': (
-            L_att2*(_t28 + _t29*_t6*i_moa + _t29*h2)
-            + _t12*(_t15*_t30*i_moa + _t28 + _t31)
+            L_att2*(_t26 + _t27*_t6*i_moa + _t27*h2)
+            + _t11*(_t15*_t28*i_moa + _t26 + _t29)
             + b_oL*d
         ),
         'attention/gate': (
-            L_att2*(_t33*_t34*h2 + _t35*h2*(_t33 + i_gh) + b_gh*h2)
-            + _t12*(_t34*_t36*h + _t35*h*(_t36 + i_gh) + b_gh*h)
+            L_att2*(_t31*_t32*_t33 + _t32*(_t31 + i_gh)*(_t34*r_q2 + _t35) + b_gh*h2)
+            + _t11*(_t33*_t36*_t37 + _t37*(_t36 + i_gh)*(_t34*r_q + _t35) + b_gh*h)
         ),
-        'attention/router': L_att2*_t37 + _t12*_t37,
-        'attention/position': L_att2*i_rel*(2*_t4 + _t9) + _t12*i_rel*(_t16 + _t38),
+        'attention/router': L_att2*_t38 + _t11*_t38,
+        'attention/position': L_att2*i_rel*(2*_t4 + _t9) + _t11*i_rel*(_t16 + _t39),
         'attention/qk_norm': (
-            L_att2*(_t0*(_t39 + _t4*i_qk_proj) + _t40)
-            - L_kvs2*_t40
-            + _t12*(_t0*(_t13*i_qk_proj + _t41) + _t42)
-            - _t27*_t42
+            L_att2*(_t0*(_t4*i_qk_proj + _t40) + _t41)
+            - L_kvs2*_t41
+            + _t11*(_t0*(_t13*i_qk_proj + _t42) + _t43)
+            - _t25*_t43
         ),
-        'attention/sinks': _t43*i_sink2 + _t44*i_sink,
-        'attention/lambda': L_att2*_t45*d_qk2 + _t12*_t45*d_qk,
-        'attention/sub_norm': _t43*_t46*d_v2 + _t44*_t46*d_v,
+        'attention/sinks': _t44*i_sink2 + _t45*i_sink,
+        'attention/lambda': L_att2*_t46*d_qk2 + _t11*_t46*d_qk,
+        'attention/sub_norm': _t44*_t47*d_v2 + _t45*_t47*d_v,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
-        'norms': L*_t47*n_norm,
-        'norm_gates': _t48*r_ng*(L + L_moe),
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t49*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t52*b_ssm + _t52*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t51*i_m2 + d_in),
-        'mamba/x': L_ssm*_t53*_t55,
-        'mamba/dt': L_ssm*(R_dt*_t55 + _t55 + _t56),
-        'mamba/ssm': L_ssm*(_t54*(N_s*d_in + d_in) + 2*_t56),
-        'mamba/norm': L_ssm*(_t53*_t54*i_dtn + d_in*i_gn*i_m2),
+        'norms': L*_t48*n_norm,
+        'norm_gates': _t49*r_ng*(L + L_moe),
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t50*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t53*b_ssm + _t53*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t52*i_m2 + d_in),
+        'mamba/x': L_ssm*_t54*_t56,
+        'mamba/dt': L_ssm*(R_dt*_t56 + _t56 + _t57),
+        'mamba/ssm': L_ssm*(_t55*(N_s*d_in + d_in) + 2*_t57),
+        'mamba/norm': L_ssm*(_t54*_t55*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t61*(_t57 + _t58*_t60 + _t60),
-        'deltanet/lowrank': L_dn*i_cg*(_t48*r_g + r_g*(_t59 + _t62)),
-        'deltanet/conv': L_dn*k_dn*(_t57 + _t59),
-        'deltanet/gates': L_dn*(H_v*_t58 + H_v + _t62*i_cg),
+        'deltanet/in': _t62*(_t58 + _t59*_t61 + _t61),
+        'deltanet/lowrank': L_dn*i_cg*(_t49*r_g + r_g*(_t60 + _t63)),
+        'deltanet/conv': L_dn*k_dn*(_t58 + _t60),
+        'deltanet/gates': L_dn*(H_v*_t59 + H_v + _t63*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t59*_t61,
-        'lightning/qkv': 3*_t64,
-        'lightning/gate': _t64,
-        'lightning/out': _t64,
-        'lightning/norm': _t63,
-        'rwkv/key': _t66,
-        'rwkv/value': _t66,
-        'rwkv/receptance': _t66,
-        'rwkv/output': _t66,
-        'rwkv/gate': L_rw*_t67,
-        'rwkv/decay': 2*_t65,
+        'deltanet/out': _t60*_t62,
+        'lightning/qkv': 3*_t65,
+        'lightning/gate': _t65,
+        'lightning/out': _t65,
+        'lightning/norm': _t64,
+        'rwkv/key': _t67,
+        'rwkv/value': _t67,
+        'rwkv/receptance': _t67,
+        'rwkv/output': _t67,
+        'rwkv/gate': L_rw*_t68,
+        'rwkv/decay': 2*_t66,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t69,
-        'griffin/x': _t69,
-        'griffin/conv': _t70*(k_gr + 1),
-        'griffin/gates': L_gr*(_t71*w_gr + _t71),
-        'griffin/decay': _t70,
-        'griffin/out': L_gr*(_t68 + d),
-        'conv/in': L_sc*(3*_t67 + 3*_t72),
+        'griffin/y': _t70,
+        'griffin/x': _t70,
+        'griffin/conv': _t71*(k_gr + 1),
+        'griffin/gates': L_gr*(_t72*w_gr + _t72),
+        'griffin/decay': _t71,
+        'griffin/out': L_gr*(_t69 + d),
+        'conv/in': L_sc*(3*_t68 + 3*_t73),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t67 + _t72),
-        'mlp/up': L_dense*_t76 + L_dw*(_t73*(2*_t74 + 2*_t75) - _t76),
-        'mlp/down': L_dense*_t77 + L_dw*_t75,
+        'conv/out': L_sc*(_t68 + _t73),
+        'mlp/up': L_dense*_t77 + L_dw*(_t74*(2*_t75 + 2*_t76) - _t77),
+        'mlp/down': L_dense*_t78 + L_dw*_t76,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t78 + L_dw*_t78,
-        'moe/router': L_moe*(_t79*b_router + _t79*d),
-        'moe/experts': E*L_moe*(_t80*d_e + b_ff*(_t73*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t80*d_s + b_ff*(_t73*d_s + d)) + d*i_shared_gate),
-        'moe/bias': _t81*b_moe,
-        'moe/norm': _t0*_t81*i_mn,
-        'shared_block/attention': M_sb*(_t31 + _t38*d + _t48*_t82),
-        'shared_block/mlp': M_sb*(_t76 + _t77 + n_act),
-        'shared_block/norms': 3*M_sb*_t47,
-        'shared_block/projection': L_sb*_t67,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t13 + _t82 + 6*d) + r_sb*(_t73*d_ff + d)),
+        'mlp/sub_norm': L_dense*_t79 + L_dw*_t79,
+        'moe/router': L_moe*(_t80*b_router + _t80*d),
+        'moe/experts': E*L_moe*(_t81*d_e + b_ff*(_t74*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t81*d_s + b_ff*(_t74*d_s + d)) + d*i_shared_gate),
+        'moe/bias': _t82*b_moe,
+        'moe/norm': _t0*_t82*i_mn,
+        'shared_block/attention': M_sb*(_t29 + _t39*d + _t49*_t83),
+        'shared_block/mlp': M_sb*(_t77 + _t78 + n_act),
+        'shared_block/norms': 3*M_sb*_t48,
+        'shared_block/projection': L_sb*_t68,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t13 + _t83 + 6*d) + r_sb*(_t74*d_ff + d)),
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t47*i_norm_emb,
-        'embedding_projection': _t48*d_emb*i_proj,
-        'hyper_connections/head': _t49*d + i_hc + n_hc,
-        'final_norm': _t47*i_norm_final,
+        'embedding/norm': _t48*i_norm_emb,
+        'embedding_projection': _t49*d_emb*i_proj,
+        'hyper_connections/head': _t50*d + i_hc + n_hc,
+        'final_norm': _t48*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
@@ -624,6 +640,7 @@ def params_summary(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -646,6 +663,7 @@ def params_summary(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_krn = s['i_krn']
     i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
@@ -675,8 +693,10 @@ def params_summary(s):
     n_norm = s['n_norm']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_ng = s['r_ng']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = d*i_moa
@@ -686,212 +706,228 @@ def params_summary(s):
     _t4 = _t2 + _t3*d_v2
     _t5 = b_norm + g_norm
     _t6 = _t5*i_mla
-    _t7 = i_qlora*r_q
-    _t8 = _t6*_t7
-    _t9 = 1 - i_mla
-    _t10 = _t3*d_qk2
-    _t11 = _t7*i_mla
-    _t12 = d_qk2*h2
-    _t13 = 1 - i_qlora
-    _t14 = d*r_q
-    _t15 = r_q*(i_lg + 1)
-    _t16 = (
-        _t10*_t9 + _t8 + b_qkv*(_t11 + _t12*_t9) + i_mla*(_t10*_t13 + i_qlora*(_t12*_t15 + _t14))
+    _t7 = _t6*i_qlora
+    _t8 = 1 - i_mla
+    _t9 = _t3*d_qk2
+    _t10 = i_mla*i_qlora
+    _t11 = d_qk2*h2
+    _t12 = 1 - i_qlora
+    _t13 = i_lg + 1
+    _t14 = (
+        _t7*r_q2
+        + _t8*_t9
+        + b_qkv*(_t10*r_q2 + _t11*_t8)
+        + i_mla*(_t12*_t9 + i_qlora*(_t11*_t13*r_q2 + d*r_q2))
     )
-    _t17 = L_att - L_att2
-    _t18 = E_a*h_kv - h
-    _t19 = d*d_v
-    _t20 = _t19*h
-    _t21 = _t2 + _t20
-    _t22 = _t18*_t19*i_moa + _t21
-    _t23 = d_qk*h
-    _t24 = _t23*_t9
-    _t25 = _t23*d
-    _t26 = _t24*d + _t8 + b_qkv*(_t11 + _t24) + i_mla*(_t13*_t25 + i_qlora*(_t14 + _t15*_t23))
-    _t27 = _t0*_t18*d_qk + _t26
-    _t28 = d*(i_glu + 2)
-    _t29 = i_glu + 1
-    _t30 = _t28*d_e + b_ff*(_t29*d_e + d)
-    _t31 = E*_t30
-    _t32 = n_hc**2
-    _t33 = d_qk2*i_qk_head
-    _t34 = d_qk2*i_qk_proj
-    _t35 = _t5*(_t33 + _t34*h_kv2)
-    _t36 = 1 - i_gh
-    _t37 = _t36*d_v2
-    _t38 = _t9*b_qkv*i_gate*(1 - b_gh)
-    _t39 = i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)
-    _t40 = _t6*r_kv
-    _t41 = d_rope + r_kv
-    _t42 = _t41*d
-    _t43 = -d_rope
-    _t44 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t45 = _t41*i_mla
-    _t46 = _t40 + _t44*d + b_qkv*(_t44 + _t45) + i_mla*(_t42 + h2*r_kv*(_t43 + d_qk2 + d_v2))
-    _t47 = d*d_ff
-    _t48 = _t47 + b_ff*d
-    _t49 = L_dn*d_lv
-    _t50 = H_v*d_lk
-    _t51 = 1 - i_cg
-    _t52 = b_ff*d_ff
-    _t53 = _t29*(_t47 + _t52)
-    _t54 = L_gr*d_gr
-    _t55 = d*d_gr
-    _t56 = 2*d_gr
-    _t57 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t58 = E_s*(_t28*d_s + b_ff*(_t29*d_s + d)) + d*i_shared_gate
-    _t59 = E + E_0
-    _t60 = _t59*b_router + _t59*d
-    _t61 = d**2
-    _t62 = d_qk + d_v
-    _t63 = _t62*h_kv
-    _t64 = b_sc*d
-    _t65 = 2*N_s
-    _t66 = G_s*_t65
-    _t67 = 2*d_in + i_m2*(H_s + _t66)
-    _t68 = H_s*i_m2
-    _t69 = 1 - i_m2
-    _t70 = R_dt + _t65
-    _t71 = _t69*d_in
-    _t72 = 2*d
-    _t73 = _t48 + _t53 + n_act
-    _t74 = d_qk*i_qk_head
-    _t75 = _t5*(_t74 + d_qk*h_kv*i_qk_proj)
-    _t76 = _t5*(_t23*i_qk_proj + _t74) + _t75
-    _t77 = _t36*d_v
-    _t78 = _t38*_t77*h + _t39*h*(_t77 + i_gh) + b_gh*h
-    _t79 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t80 = _t40 + _t79*d + b_qkv*(_t45 + _t79) + i_mla*(_t42 + h*r_kv*(_t43 + _t62))
-    _t81 = L_kvs - L_kvs2
-    _t82 = L_rw*d_rw
-    _t83 = 5*d
-    _t84 = H_la*L_la*d_la
-    _t85 = L_att2*h2
-    _t86 = 2*H_k*d_lk
-    _t87 = H_v*d_lv
-    _t88 = H_v + _t87
-    _t89 = b_moe*d
-    _t90 = _t5*d
-    _t91 = h*i_sink
-    _t92 = i_rel*(2*_t23 + _t25)
-    _t93 = 3*_t90
-    _t94 = 4*i_diff
-    _t95 = _t94*d_qk
-    _t96 = E_a*_t0
-    _t97 = _t90*n_norm
-    _t98 = _t5*i_sub
-    _t99 = _t98*d_ff
-    _t100 = _t90*i_mn
-    _t101 = _t98*d_v*h
-    _t102 = (
-        H_v*_t49*d
-        + L*_t97
-        + L*(2*i_hc*(i_hcm + 2) + 2*(_t32*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + L_att2*_t46
-        + L_att2*_t94*d_qk2
-        + L_att2*_t96
-        + L_att2*i_rel*(_t10 + 2*_t12)
-        + L_att2*(_t35 + _t5*(_t33 + _t34*h2))
-        + L_att2*(_t37*_t38*h2 + _t39*h2*(_t37 + i_gh) + b_gh*h2)
-        + L_dense*_t48
-        + L_dense*_t53
-        + L_dense*_t99
+    _t15 = L_att - L_att2
+    _t16 = E_a*h_kv - h
+    _t17 = d*d_v
+    _t18 = _t17*h
+    _t19 = _t18 + _t2
+    _t20 = _t16*_t17*i_moa + _t19
+    _t21 = d_qk*h
+    _t22 = _t21*_t8
+    _t23 = _t21*d
+    _t24 = (
+        _t22*d
+        + _t7*r_q
+        + b_qkv*(_t10*r_q + _t22)
+        + i_mla*(_t12*_t23 + i_qlora*(_t13*_t21*r_q + d*r_q))
+    )
+    _t25 = _t0*_t16*d_qk + _t24
+    _t26 = d*(i_glu + 2)
+    _t27 = i_glu + 1
+    _t28 = _t26*d_e + b_ff*(_t27*d_e + d)
+    _t29 = E*_t28
+    _t30 = n_hc**2
+    _t31 = d_qk2*i_qk_head
+    _t32 = d_qk2*i_qk_proj
+    _t33 = _t5*(_t31 + _t32*h_kv2)
+    _t34 = 1 - i_gh
+    _t35 = _t34*d_v2
+    _t36 = h2*i_gate
+    _t37 = _t8*b_qkv*(1 - b_gh)
+    _t38 = 2*i_lg
+    _t39 = d*(1 - i_lg)
+    _t40 = d_rope2 + r_kv2
+    _t41 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t42 = (
+        _t41*d
+        + _t6*(d_rope2*i_krn + r_kv2)
+        + b_qkv*(_t40*i_mla + _t41)
+        + i_mla*(_t40*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    )
+    _t43 = d*d_ff
+    _t44 = _t43 + b_ff*d
+    _t45 = L_dn*d_lv
+    _t46 = H_v*d_lk
+    _t47 = 1 - i_cg
+    _t48 = b_ff*d_ff
+    _t49 = _t27*(_t43 + _t48)
+    _t50 = L_gr*d_gr
+    _t51 = d*d_gr
+    _t52 = 2*d_gr
+    _t53 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
+    _t54 = E_s*(_t26*d_s + b_ff*(_t27*d_s + d)) + d*i_shared_gate
+    _t55 = E + E_0
+    _t56 = _t55*b_router + _t55*d
+    _t57 = d**2
+    _t58 = d_qk + d_v
+    _t59 = _t58*h_kv
+    _t60 = b_sc*d
+    _t61 = 2*N_s
+    _t62 = G_s*_t61
+    _t63 = 2*d_in + i_m2*(H_s + _t62)
+    _t64 = H_s*i_m2
+    _t65 = 1 - i_m2
+    _t66 = R_dt + _t61
+    _t67 = _t65*d_in
+    _t68 = 2*d
+    _t69 = _t44 + _t49 + n_act
+    _t70 = d_qk*i_qk_head
+    _t71 = _t5*(_t70 + d_qk*h_kv*i_qk_proj)
+    _t72 = _t5*(_t21*i_qk_proj + _t70) + _t71
+    _t73 = _t34*d_v
+    _t74 = h*i_gate
+    _t75 = _t37*_t73*_t74 + _t74*(_t73 + i_gh)*(_t38*r_q + _t39) + b_gh*h
+    _t76 = d_rope + r_kv
+    _t77 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t78 = (
+        _t6*(d_rope*i_krn + r_kv)
+        + _t77*d
+        + b_qkv*(_t76*i_mla + _t77)
+        + i_mla*(_t76*d + h*r_kv*(_t58 - d_rope))
+    )
+    _t79 = L_kvs - L_kvs2
+    _t80 = L_rw*d_rw
+    _t81 = 5*d
+    _t82 = H_la*L_la*d_la
+    _t83 = L_att2*h2
+    _t84 = 2*H_k*d_lk
+    _t85 = H_v*d_lv
+    _t86 = H_v + _t85
+    _t87 = b_moe*d
+    _t88 = _t5*d
+    _t89 = h*i_sink
+    _t90 = i_rel*(2*_t21 + _t23)
+    _t91 = 3*_t88
+    _t92 = 4*i_diff
+    _t93 = _t92*d_qk
+    _t94 = E_a*_t0
+    _t95 = _t88*n_norm
+    _t96 = _t5*i_sub
+    _t97 = _t96*d_ff
+    _t98 = _t88*i_mn
+    _t99 = _t96*d_v*h
+    _t100 = (
+        H_v*_t45*d
+        + L*_t95
+        + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + L_att2*_t42
+        + L_att2*_t92*d_qk2
+        + L_att2*_t94
+        + L_att2*i_rel*(2*_t11 + _t9)
+        + L_att2*(_t33 + _t5*(_t31 + _t32*h2))
+        + L_att2*(_t35*_t36*_t37 + _t36*(_t35 + i_gh)*(_t38*r_q2 + _t39) + b_gh*h2)
+        + L_dense*_t44
+        + L_dense*_t49
+        + L_dense*_t97
         + L_dense*n_act
-        + L_dn*d*(_t51*_t88 + _t86 + _t88)
-        + L_dn*i_cg*(_t72*r_g + r_g*(_t50 + _t87))
-        + L_dn*k_dn*(_t86 + _t87)
-        + L_dn*(H_v*_t51 + H_v + _t50*i_cg)
-        + L_dw*_t47
-        + L_dw*_t99
-        + L_dw*(_t29*(2*_t47 + 2*_t52) - _t53)
-        + L_gr*(_t55 + d)
-        + 2*L_gr*(_t55 + d_gr)
-        + L_gr*(_t56*w_gr + _t56)
-        + L_idx*_t57
-        - L_kvs2*_t35
-        - L_kvs2*_t46
-        + L_moe*_t100
-        + L_moe*_t58
-        + L_moe*_t60
-        + L_moe*_t89
-        + L_rw*_t61
-        + L_rw*_t83
-        + L_sb*_t61
-        + L_sb*(i_sba*r_sb*(_t23 + _t63 + 6*d) + r_sb*(_t29*d_ff + d))
+        + L_dn*d*(_t47*_t86 + _t84 + _t86)
+        + L_dn*i_cg*(_t68*r_g + r_g*(_t46 + _t85))
+        + L_dn*k_dn*(_t84 + _t85)
+        + L_dn*(H_v*_t47 + H_v + _t46*i_cg)
+        + L_dw*_t43
+        + L_dw*_t97
+        + L_dw*(_t27*(2*_t43 + 2*_t48) - _t49)
+        + L_gr*(_t51 + d)
+        + 2*L_gr*(_t51 + d_gr)
+        + L_gr*(_t52*w_gr + _t52)
+        + L_idx*_t53
+        - L_kvs2*_t33
+        - L_kvs2*_t42
+        + L_moe*_t54
+        + L_moe*_t56
+        + L_moe*_t87
+        + L_moe*_t98
+        + L_rw*_t57
+        + L_rw*_t81
+        + L_sb*_t57
+        + L_sb*(i_sba*r_sb*(_t21 + _t59 + 6*d) + r_sb*(_t27*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t61 + _t64)
-        + L_sc*(3*_t61 + 3*_t64)
-        + L_ssm*_t70*_t71
-        + L_ssm*(2*_t68 + _t69*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t66*i_m2 + d_in)
-        + L_ssm*(_t67*b_ssm + _t67*d)
+        + L_sc*(_t57 + _t60)
+        + L_sc*(3*_t57 + 3*_t60)
+        + L_ssm*_t66*_t67
+        + L_ssm*(2*_t64 + _t65*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t62*i_m2 + d_in)
+        + L_ssm*(_t63*b_ssm + _t63*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t69*_t70*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t71 + _t68 + _t71)
-        + M_sb*_t73
-        + M_sb*_t93
-        + M_sb*(_t20 + _t23*_t72 + _t63*_t72)
-        + _t101*_t17
-        + _t17*_t76
-        + _t17*_t78
-        + _t17*_t80
-        + _t17*_t91
-        + _t17*_t92
-        + _t17*_t95
-        + _t17*_t96
-        + _t32*d
-        + _t49
-        + _t54*(k_gr + 1)
-        + _t54
-        + _t72*d_emb*i_proj
-        + _t72*r_ng*(L + L_moe)
-        - _t75*_t81
-        - _t80*_t81
-        + 4*_t82*d
-        + 2*_t82
-        + _t83*_t84
-        + _t84
-        + _t85*_t98*d_v2
-        + _t85*i_sink2
-        + _t90*i_norm_emb
-        + _t90*i_norm_final
+        + L_ssm*(_t65*_t66*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t67 + _t64 + _t67)
+        + M_sb*_t69
+        + M_sb*_t91
+        + M_sb*(_t18 + _t21*_t68 + _t59*_t68)
+        + _t15*_t72
+        + _t15*_t75
+        + _t15*_t78
+        + _t15*_t89
+        + _t15*_t90
+        + _t15*_t93
+        + _t15*_t94
+        + _t15*_t99
+        + _t30*d
+        + _t45
+        + _t50*(k_gr + 1)
+        + _t50
+        + _t68*d_emb*i_proj
+        + _t68*r_ng*(L + L_moe)
+        - _t71*_t79
+        - _t78*_t79
+        + 4*_t80*d
+        + 2*_t80
+        + _t81*_t82
+        + _t82
+        + _t83*_t96*d_v2
+        + _t83*i_sink2
+        + _t88*i_norm_emb
+        + _t88*i_norm_final
         + b_oL*d
         + i_hc
         + n_hc
     )
-    _t103 = (
-        L_att2*(_t1*d_qk2 + _t16)
+    _t101 = (
+        L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t4)
-        + L_moe*_t31
-        + _t102
-        + _t17*_t22
-        + _t17*_t27
+        + L_moe*_t29
+        + _t100
+        + _t15*_t20
+        + _t15*_t25
     )
-    _t104 = P*d + V*d_emb
-    _t105 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t104
+    _t102 = P*d + V*d_emb
+    _t103 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t102
     return {
-        'total': _t103 + _t105,
-        'embedding': _t104,
-        'non_embedding': _t103,
-        'active': L_att2*_t16 + L_att2*_t4 + L_moe*_t30*k + _t102 + _t105 + _t17*_t21 + _t17*_t26,
+        'total': _t101 + _t103,
+        'embedding': _t102,
+        'non_embedding': _t101,
+        'active': L_att2*_t14 + L_att2*_t4 + L_moe*_t28*k + _t100 + _t103 + _t15*_t19 + _t15*_t24,
         'mtp': (
-            2*M*_t61
-            + M*_t93
+            2*M*_t57
+            + M*_t91
             + M*(
-                _t101
-                + _t22
-                + _t27
-                + _t57*i_dsa
-                + _t76
+                _t20
+                + _t25
+                + _t53*i_dsa
+                + _t72
+                + _t75
                 + _t78
-                + _t80
-                + _t91
-                + _t92
+                + _t89
+                + _t90
+                + _t93
+                + _t94
                 + _t95
-                + _t96
-                + _t97
-                + i_moe*(_t100 + _t31 + _t58 + _t60 + _t89)
-                + (1 - i_moe)*(_t73 + _t99)
+                + _t99
+                + i_moe*(_t29 + _t54 + _t56 + _t87 + _t98)
+                + (1 - i_moe)*(_t69 + _t97)
             )
         ),
     }
@@ -939,6 +975,7 @@ def flops_forward_components(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -971,114 +1008,120 @@ def flops_forward_components(s):
     n_hc = s['n_hc']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_ng = s['r_ng']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = 1 - i_mla
     _t1 = d_qk2*h2
     _t2 = _t1*d
     _t3 = 1 - i_qlora
-    _t4 = d*r_q
-    _t5 = r_q*(i_lg + 1)
-    _t6 = 2*L_att2
-    _t7 = d_qk*h
-    _t8 = _t7*d
-    _t9 = 2*L_att - 2*L_att2
-    _t10 = d*(d_rope + r_kv)
-    _t11 = -d_rope
-    _t12 = _t0*d
-    _t13 = _t12*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t10 + h2*r_kv*(_t11 + d_qk2 + d_v2))
-    _t14 = d_qk + d_v
-    _t15 = _t12*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t10 + h*r_kv*(_t11 + _t14))
-    _t16 = _t6*d
-    _t17 = d*d_v*h
-    _t18 = 1 - i_gh
-    _t19 = i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)
-    _t20 = E_a*i_moa
-    _t21 = 2*d_in
-    _t22 = 2*N_s
-    _t23 = G_s*_t22
-    _t24 = 2*d
-    _t25 = L_ssm*_t21
-    _t26 = _t25*(1 - i_m2)
-    _t27 = 2*H_k*d_lk
-    _t28 = H_v*d_lv
-    _t29 = H_v + _t28
-    _t30 = L_dn*_t24
-    _t31 = 2*L_dn
-    _t32 = 6*d
-    _t33 = H_la*L_la
-    _t34 = _t33*d_la
-    _t35 = _t24*_t34
-    _t36 = L_rw*d_rw
-    _t37 = _t24*_t36
-    _t38 = d**2
-    _t39 = 2*_t38
-    _t40 = L_gr*d_gr
-    _t41 = _t24*_t40
-    _t42 = i_glu + 2
-    _t43 = _t24*_t42*d_ff
-    _t44 = 2*L_moe
-    _t45 = _t44*d
-    _t46 = n_hc**2
-    _t47 = _t46*i_hcm
-    _t48 = 2*L
-    _t49 = _t14*h_kv
-    _t50 = 2*L_sb
+    _t4 = i_lg + 1
+    _t5 = 2*L_att2
+    _t6 = d_qk*h
+    _t7 = _t6*d
+    _t8 = 2*L_att - 2*L_att2
+    _t9 = _t0*d
+    _t10 = (
+        _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    )
+    _t11 = d_qk + d_v
+    _t12 = _t9*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t11 - d_rope))
+    _t13 = _t5*d
+    _t14 = d*d_v*h
+    _t15 = 1 - i_gh
+    _t16 = 2*i_lg
+    _t17 = d*(1 - i_lg)
+    _t18 = E_a*i_moa
+    _t19 = 2*d_in
+    _t20 = 2*N_s
+    _t21 = G_s*_t20
+    _t22 = 2*d
+    _t23 = L_ssm*_t19
+    _t24 = _t23*(1 - i_m2)
+    _t25 = 2*H_k*d_lk
+    _t26 = H_v*d_lv
+    _t27 = H_v + _t26
+    _t28 = L_dn*_t22
+    _t29 = 2*L_dn
+    _t30 = 6*d
+    _t31 = H_la*L_la
+    _t32 = _t31*d_la
+    _t33 = _t22*_t32
+    _t34 = L_rw*d_rw
+    _t35 = _t22*_t34
+    _t36 = d**2
+    _t37 = 2*_t36
+    _t38 = L_gr*d_gr
+    _t39 = _t22*_t38
+    _t40 = i_glu + 2
+    _t41 = _t22*_t40*d_ff
+    _t42 = 2*L_moe
+    _t43 = _t42*d
+    _t44 = n_hc**2
+    _t45 = _t44*i_hcm
+    _t46 = 2*L
+    _t47 = _t11*h_kv
+    _t48 = 2*L_sb
     return {
         'attention/q': (
-            _t6*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*_t5 + _t4)))
-            + _t9*(_t0*_t8 + i_mla*(_t3*_t8 + i_qlora*(_t4 + _t5*_t7)))
+            _t5*(_t0*_t2 + i_mla*(_t2*_t3 + i_qlora*(_t1*_t4*r_q2 + d*r_q2)))
+            + _t8*(_t0*_t7 + i_mla*(_t3*_t7 + i_qlora*(_t4*_t6*r_q + d*r_q)))
         ),
-        'attention/kv': -2*L_kvs2*_t13 + _t13*_t6 + _t15*_t9 - 2*_t15*(L_kvs - L_kvs2),
-        'attention/o': _t16*d_v2*h2 + _t17*_t9,
-        'attention/gate': _t19*_t6*h2*(_t18*d_v2 + i_gh) + _t19*_t9*h*(_t18*d_v + i_gh),
-        'attention/router': _t16*_t20 + _t20*_t9*d,
+        'attention/kv': -2*L_kvs2*_t10 + _t10*_t5 + _t12*_t8 - 2*_t12*(L_kvs - L_kvs2),
+        'attention/o': _t13*d_v2*h2 + _t14*_t8,
+        'attention/gate': (
+            _t5*h2*i_gate*(_t15*d_v2 + i_gh)*(_t16*r_q2 + _t17)
+            + _t8*h*i_gate*(_t15*d_v + i_gh)*(_t16*r_q + _t17)
+        ),
+        'attention/router': _t13*_t18 + _t18*_t8*d,
         'attention/indexer': 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q),
-        'mamba/in': L_ssm*_t24*(_t21 + i_m2*(H_s + _t23)),
-        'mamba/x': _t26*(R_dt + _t22),
-        'mamba/dt': R_dt*_t26,
-        'mamba/out': _t25*d,
-        'mamba/conv': 2*L_ssm*k_s*(_t23*i_m2 + d_in),
+        'mamba/in': L_ssm*_t22*(_t19 + i_m2*(H_s + _t21)),
+        'mamba/x': _t24*(R_dt + _t20),
+        'mamba/dt': R_dt*_t24,
+        'mamba/out': _t23*d,
+        'mamba/conv': 2*L_ssm*k_s*(_t21*i_m2 + d_in),
         'mamba/scan': 5*L_ssm*N_s*d_in,
-        'deltanet/in': _t30*(_t27 + _t29*(1 - i_cg) + _t29),
-        'deltanet/lowrank': _t31*i_cg*(_t24*r_g + r_g*(H_v*d_lk + _t28)),
-        'deltanet/out': _t28*_t30,
-        'deltanet/conv': _t31*k_dn*(_t27 + _t28),
-        'deltanet/scan': 7*L_dn*_t28*d_lk,
-        'lightning/qkv': _t32*_t34,
-        'lightning/gate': _t35,
-        'lightning/out': _t35,
-        'lightning/scan': 5*_t33*d_la**2,
-        'rwkv/key': _t37,
-        'rwkv/value': _t37,
-        'rwkv/receptance': _t37,
-        'rwkv/output': _t37,
-        'rwkv/gate': L_rw*_t39,
-        'rwkv/scan': 9*_t36,
-        'griffin/y': _t41,
-        'griffin/x': _t41,
-        'griffin/gates': 4*_t40*w_gr,
-        'griffin/out': _t41,
-        'griffin/conv': 2*_t40*k_gr,
-        'griffin/scan': 3*_t40,
-        'conv/in': 6*L_sc*_t38,
-        'conv/out': L_sc*_t39,
-        'conv/conv': L_sc*_t24*k_sc,
-        'mlp': L_dense*_t43 + L_dw*_t43,
-        'moe/router': _t45*(E + E_0),
-        'moe/experts': _t42*_t45*d_e*k,
-        'moe/shared': _t44*(E_s*_t42*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': _t48*(_t24*_t47 + d*n_hc*(2*_t47 + 4*n_hc)),
-        'hyper_connections/head': _t24*_t46,
-        'shared_block/attention': _t50*(_t17 + _t24*_t49 + _t24*_t7),
-        'shared_block/mlp': L_sb*_t43,
-        'shared_block/projection': L_sb*_t39,
-        'shared_block/adapters': _t50*(
-            i_sba*r_sb*(_t32 + _t49 + _t7) + r_sb*(d + d_ff*(i_glu + 1))
+        'deltanet/in': _t28*(_t25 + _t27*(1 - i_cg) + _t27),
+        'deltanet/lowrank': _t29*i_cg*(_t22*r_g + r_g*(H_v*d_lk + _t26)),
+        'deltanet/out': _t26*_t28,
+        'deltanet/conv': _t29*k_dn*(_t25 + _t26),
+        'deltanet/scan': 7*L_dn*_t26*d_lk,
+        'lightning/qkv': _t30*_t32,
+        'lightning/gate': _t33,
+        'lightning/out': _t33,
+        'lightning/scan': 5*_t31*d_la**2,
+        'rwkv/key': _t35,
+        'rwkv/value': _t35,
+        'rwkv/receptance': _t35,
+        'rwkv/output': _t35,
+        'rwkv/gate': L_rw*_t37,
+        'rwkv/scan': 9*_t34,
+        'griffin/y': _t39,
+        'griffin/x': _t39,
+        'griffin/gates': 4*_t38*w_gr,
+        'griffin/out': _t39,
+        'griffin/conv': 2*_t38*k_gr,
+        'griffin/scan': 3*_t38,
+        'conv/in': 6*L_sc*_t36,
+        'conv/out': L_sc*_t37,
+        'conv/conv': L_sc*_t22*k_sc,
+        'mlp': L_dense*_t41 + L_dw*_t41,
+        'moe/router': _t43*(E + E_0),
+        'moe/experts': _t40*_t43*d_e*k,
+        'moe/shared': _t42*(E_s*_t40*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': _t46*(_t22*_t45 + d*n_hc*(2*_t45 + 4*n_hc)),
+        'hyper_connections/head': _t22*_t44,
+        'shared_block/attention': _t48*(_t14 + _t22*_t47 + _t22*_t6),
+        'shared_block/mlp': L_sb*_t41,
+        'shared_block/projection': L_sb*_t37,
+        'shared_block/adapters': _t48*(
+            i_sba*r_sb*(_t30 + _t47 + _t6) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'norm_gates': _t24*r_ng*(_t44 + _t48),
+        'norm_gates': _t22*r_ng*(_t42 + _t46),
         'embedding_projection': 4*d*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
@@ -1133,6 +1176,7 @@ def flops(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -1169,8 +1213,10 @@ def flops(s):
     n_hc = s['n_hc']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_ng = s['r_ng']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w = s['w']
     w_gr = s['w_gr']
@@ -1209,26 +1255,27 @@ def flops(s):
     _t32 = _t8*i_hcm
     _t33 = H_v + _t13
     _t34 = 1 - i_gh
-    _t35 = i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)
-    _t36 = d*(1 - i_mla)
-    _t37 = d_qk2*h2
-    _t38 = d*(1 - i_qlora)
-    _t39 = d*r_q
-    _t40 = r_q*(i_lg + 1)
-    _t41 = d*(d_rope + r_kv)
-    _t42 = -d_rope
-    _t43 = (
-        2*_t36*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t41 + h2*r_kv*(_t42 + d_qk2 + d_v2))
+    _t35 = 2*i_lg
+    _t36 = d*(1 - i_lg)
+    _t37 = d*(1 - i_mla)
+    _t38 = d_qk2*h2
+    _t39 = d*(1 - i_qlora)
+    _t40 = i_lg + 1
+    _t41 = (
+        2*_t37*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+        + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t44 = 2*_t36*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t41 + h*r_kv*(_t30 + _t42))
+    _t42 = (
+        2*_t37*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t30 - d_rope))
+    )
     return {
         'weights_per_token': (
-            L_att2*_t43
+            L_att2*_t41
             + L_dense*_t17
             + 7*L_dn*_t13*d_lk
             + L_dw*_t17
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t43
+            - L_kvs2*_t41
             + L_rw*_t7
             + L_sb*_t7
             + L_sc*_t3*k_sc
@@ -1257,20 +1304,20 @@ def flops(s):
             + _t18*_t19*d_ff
             + _t18*(i_sba*r_sb*(_t2 + _t29 + _t31) + r_sb*(d + d_ff*(i_glu + 1)))
             + _t18*(_t23 + _t29*_t3 + _t3*_t31)
-            + _t20*_t44
+            + _t20*_t42
             + _t21*_t23
-            + _t21*_t35*h*(_t34*d_v + i_gh)
-            + _t21*(_t29*_t36 + i_mla*(_t29*_t38 + i_qlora*(_t29*_t40 + _t39)))
+            + _t21*h*i_gate*(_t34*d_v + i_gh)*(_t35*r_q + _t36)
+            + _t21*(_t29*_t37 + i_mla*(_t29*_t39 + i_qlora*(_t29*_t40*r_q + d*r_q)))
             + _t22*(R_dt + _t24)
             + _t26*(_t32*d + d*n_hc*(_t32 + 4*n_hc))
             + _t28*i_cg*(_t3*r_g + r_g*(H_v*d_lk + _t13))
             + _t28*k_dn*(_t13 + _t27)
             + _t3*r_ng*(_t15 + _t26)
-            + _t35*_t9*h2*(_t34*d_v2 + i_gh)
-            - _t44*(L_kvs - L_kvs2)
+            - _t42*(L_kvs - L_kvs2)
             + _t5*d
             + _t8*d
-            + _t9*(_t36*_t37 + i_mla*(_t37*_t38 + i_qlora*(_t37*_t40 + _t39)))
+            + _t9*h2*i_gate*(_t34*d_v2 + i_gh)*(_t35*r_q2 + _t36)
+            + _t9*(_t37*_t38 + i_mla*(_t38*_t39 + i_qlora*(_t38*_t40*r_q2 + d*r_q2)))
             + 4*d*d_emb*i_proj
         ),
         'attention_per_sequence': (
@@ -1408,6 +1455,7 @@ def rules_train_per_token(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -1429,6 +1477,7 @@ def rules_train_per_token(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_krn = s['i_krn']
     i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
@@ -1457,199 +1506,212 @@ def rules_train_per_token(s):
     n_norm = s['n_norm']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_ng = s['r_ng']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = 6*d
     _t1 = 6*d_emb
     _t2 = b_norm + g_norm
     _t3 = _t2*i_mla
-    _t4 = _t3*r_kv
-    _t5 = d_rope + r_kv
-    _t6 = _t5*d
-    _t7 = -d_rope
-    _t8 = 1 - i_mla
-    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t10 = _t5*i_mla
-    _t11 = 6*_t4 + 6*_t9*d + 6*b_qkv*(_t10 + _t9) + 6*i_mla*(_t6 + h2*r_kv*(_t7 + d_qk2 + d_v2))
-    _t12 = L_kvs - L_kvs2
-    _t13 = d_qk + d_v
-    _t14 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t15 = 6*_t14*d + 6*_t4 + 6*b_qkv*(_t10 + _t14) + 6*i_mla*(_t6 + h*r_kv*(_t13 + _t7))
-    _t16 = n_hc**2
-    _t17 = b_o*d
-    _t18 = d*h2
-    _t19 = 6*L_att2
-    _t20 = d_qk2*i_qk_head
-    _t21 = d_qk2*i_qk_proj
-    _t22 = _t2*(_t20 + _t21*h_kv2)
-    _t23 = 1 - i_gh
-    _t24 = _t23*d_v2
-    _t25 = _t8*b_qkv*i_gate*(1 - b_gh)
-    _t26 = i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)
-    _t27 = i_qlora*r_q
-    _t28 = _t27*_t3
-    _t29 = _t18*d_qk2
-    _t30 = _t27*i_mla
-    _t31 = d_qk2*h2
-    _t32 = 1 - i_qlora
-    _t33 = d*r_q
-    _t34 = r_q*(i_lg + 1)
-    _t35 = 6*L_dense
-    _t36 = d*d_ff
-    _t37 = _t36 + b_ff*d
-    _t38 = 6*L_dn
-    _t39 = H_v*d_lk
-    _t40 = 1 - i_cg
-    _t41 = i_glu + 1
-    _t42 = b_ff*d_ff
-    _t43 = _t41*(_t36 + _t42)
-    _t44 = 6*L_dw
-    _t45 = 6*L_gr
-    _t46 = _t45*d_gr
-    _t47 = d*d_gr
-    _t48 = 2*d_gr
-    _t49 = d*(i_glu + 2)
-    _t50 = 6*L_moe
-    _t51 = E + E_0
-    _t52 = d**2
-    _t53 = 6*_t52
-    _t54 = d_qk*h
-    _t55 = _t13*h_kv
-    _t56 = b_sc*d
-    _t57 = 6*L_sc
-    _t58 = 6*L_ssm
-    _t59 = 2*N_s
-    _t60 = G_s*_t59
-    _t61 = 2*d_in + i_m2*(H_s + _t60)
-    _t62 = H_s*i_m2
-    _t63 = 1 - i_m2
-    _t64 = R_dt + _t59
-    _t65 = _t63*d_in
-    _t66 = d_v*h
-    _t67 = _t66*d
-    _t68 = 2*d
-    _t69 = 6*M_sb
-    _t70 = L_att - L_att2
-    _t71 = 6*_t70
-    _t72 = d_qk*i_qk_head
-    _t73 = _t2*(_t72 + d_qk*h_kv*i_qk_proj)
-    _t74 = _t23*d_v
-    _t75 = _t54*_t8
-    _t76 = _t54*d
-    _t77 = L_rw*d_rw
-    _t78 = 30*d
-    _t79 = H_la*L_la*d_la
-    _t80 = _t19*h2
-    _t81 = 2*H_k*d_lk
-    _t82 = H_v*d_lv
-    _t83 = H_v + _t82
-    _t84 = L_dn*_t0
-    _t85 = L_moe*_t0
-    _t86 = _t0*_t2
-    _t87 = 12*d
-    _t88 = 24*i_diff
-    _t89 = E_a*_t0*i_moa
-    _t90 = _t2*i_sub
-    _t91 = _t90*d_ff
-    _t92 = (
-        L*_t86*n_norm
-        + 6*L*(2*i_hc*(i_hcm + 2) + 2*(_t16*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + L_att2*_t11
-        + L_att2*_t88*d_qk2
-        + L_att2*_t89
-        + 12*L_gr*(_t47 + d_gr)
+    _t4 = d_rope2 + r_kv2
+    _t5 = 1 - i_mla
+    _t6 = _t5*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t7 = (
+        6*_t3*(d_rope2*i_krn + r_kv2)
+        + 6*_t6*d
+        + 6*b_qkv*(_t4*i_mla + _t6)
+        + 6*i_mla*(_t4*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    )
+    _t8 = L_kvs - L_kvs2
+    _t9 = d_rope + r_kv
+    _t10 = d_qk + d_v
+    _t11 = _t5*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t12 = (
+        6*_t11*d
+        + 6*_t3*(d_rope*i_krn + r_kv)
+        + 6*b_qkv*(_t11 + _t9*i_mla)
+        + 6*i_mla*(_t9*d + h*r_kv*(_t10 - d_rope))
+    )
+    _t13 = n_hc**2
+    _t14 = b_o*d
+    _t15 = d*h2
+    _t16 = 6*L_att2
+    _t17 = d_qk2*i_qk_head
+    _t18 = d_qk2*i_qk_proj
+    _t19 = _t2*(_t17 + _t18*h_kv2)
+    _t20 = 1 - i_gh
+    _t21 = _t20*d_v2
+    _t22 = h2*i_gate
+    _t23 = _t5*b_qkv*(1 - b_gh)
+    _t24 = 2*i_lg
+    _t25 = d*(1 - i_lg)
+    _t26 = _t3*i_qlora
+    _t27 = _t15*d_qk2
+    _t28 = i_mla*i_qlora
+    _t29 = d_qk2*h2
+    _t30 = 1 - i_qlora
+    _t31 = i_lg + 1
+    _t32 = 6*L_dense
+    _t33 = d*d_ff
+    _t34 = _t33 + b_ff*d
+    _t35 = 6*L_dn
+    _t36 = H_v*d_lk
+    _t37 = 1 - i_cg
+    _t38 = i_glu + 1
+    _t39 = b_ff*d_ff
+    _t40 = _t38*(_t33 + _t39)
+    _t41 = 6*L_dw
+    _t42 = 6*L_gr
+    _t43 = _t42*d_gr
+    _t44 = d*d_gr
+    _t45 = 2*d_gr
+    _t46 = d*(i_glu + 2)
+    _t47 = 6*L_moe
+    _t48 = E + E_0
+    _t49 = d**2
+    _t50 = 6*_t49
+    _t51 = d_qk*h
+    _t52 = _t10*h_kv
+    _t53 = b_sc*d
+    _t54 = 6*L_sc
+    _t55 = 6*L_ssm
+    _t56 = 2*N_s
+    _t57 = G_s*_t56
+    _t58 = 2*d_in + i_m2*(H_s + _t57)
+    _t59 = H_s*i_m2
+    _t60 = 1 - i_m2
+    _t61 = R_dt + _t56
+    _t62 = _t60*d_in
+    _t63 = d_v*h
+    _t64 = _t63*d
+    _t65 = 2*d
+    _t66 = 6*M_sb
+    _t67 = L_att - L_att2
+    _t68 = 6*_t67
+    _t69 = d_qk*i_qk_head
+    _t70 = _t2*(_t69 + d_qk*h_kv*i_qk_proj)
+    _t71 = _t20*d_v
+    _t72 = h*i_gate
+    _t73 = _t5*_t51
+    _t74 = _t51*d
+    _t75 = L_rw*d_rw
+    _t76 = 30*d
+    _t77 = H_la*L_la*d_la
+    _t78 = _t16*h2
+    _t79 = 2*H_k*d_lk
+    _t80 = H_v*d_lv
+    _t81 = H_v + _t80
+    _t82 = L_dn*_t0
+    _t83 = L_moe*_t0
+    _t84 = _t0*_t2
+    _t85 = 12*d
+    _t86 = 24*i_diff
+    _t87 = E_a*_t0*i_moa
+    _t88 = _t2*i_sub
+    _t89 = _t88*d_ff
+    _t90 = (
+        L*_t84*n_norm
+        + 6*L*(2*i_hc*(i_hcm + 2) + 2*(_t13*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + L_att2*_t7
+        + L_att2*_t86*d_qk2
+        + L_att2*_t87
+        + 12*L_gr*(_t44 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
-        - L_kvs2*_t11
-        - 6*L_kvs2*_t22
-        + L_rw*_t53
-        + L_rw*_t78
-        + L_sb*_t53
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t54 + _t55) + r_sb*(_t41*d_ff + d))
+        - 6*L_kvs2*_t19
+        - L_kvs2*_t7
+        + L_rw*_t50
+        + L_rw*_t76
+        + L_sb*_t50
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t51 + _t52) + r_sb*(_t38*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
         + 18*M_sb*_t2*d
-        + _t0*_t16
+        + _t0*_t13
         + _t0*b_oL
-        - _t12*_t15
-        - 6*_t12*_t73
-        + _t15*_t70
-        + _t19*i_rel*(_t29 + 2*_t31)
-        + _t19*(_t17 + _t18*d_v2)
-        + _t19*(_t2*(_t20 + _t21*h2) + _t22)
-        + _t19*(_t24*_t25*h2 + _t26*h2*(_t24 + i_gh) + b_gh*h2)
-        + _t19*(
-            _t28
-            + _t29*_t8
-            + b_qkv*(_t30 + _t31*_t8)
-            + i_mla*(_t29*_t32 + i_qlora*(_t31*_t34 + _t33))
+        + _t12*_t67
+        - _t12*_t8
+        + _t16*i_rel*(_t27 + 2*_t29)
+        + _t16*(_t14 + _t15*d_v2)
+        + _t16*(_t19 + _t2*(_t17 + _t18*h2))
+        + _t16*(_t21*_t22*_t23 + _t22*(_t21 + i_gh)*(_t24*r_q2 + _t25) + b_gh*h2)
+        + _t16*(
+            _t26*r_q2
+            + _t27*_t5
+            + b_qkv*(_t28*r_q2 + _t29*_t5)
+            + i_mla*(_t27*_t30 + i_qlora*(_t29*_t31*r_q2 + d*r_q2))
         )
-        + _t2*_t85*i_mn
-        + _t35*_t37
-        + _t35*_t43
-        + _t35*_t91
-        + _t35*n_act
-        + _t36*_t44
-        + _t38*d_lv
-        + _t38*i_cg*(_t68*r_g + r_g*(_t39 + _t82))
-        + _t38*k_dn*(_t81 + _t82)
-        + _t38*(H_v*_t40 + H_v + _t39*i_cg)
-        + _t44*_t91
-        + _t44*(_t41*(2*_t36 + 2*_t42) - _t43)
-        + _t45*(_t47 + d)
-        + _t45*(_t48*w_gr + _t48)
-        + _t46*(k_gr + 1)
-        + _t46
-        + _t50*k*(_t49*d_e + b_ff*(_t41*d_e + d))
-        + _t50*(E_s*(_t49*d_s + b_ff*(_t41*d_s + d)) + d*i_shared_gate)
-        + _t50*(_t51*b_router + _t51*d)
-        + _t57*(_t52 + _t56)
-        + _t57*(3*_t52 + 3*_t56)
-        + _t58*_t64*_t65
-        + _t58*(2*_t62 + _t63*(N_s*d_in + d_in))
-        + _t58*(b_cs + k_s)*(_t60*i_m2 + d_in)
-        + _t58*(_t61*b_ssm + _t61*d)
-        + _t58*(b_ssm*d + d*d_in)
-        + _t58*(_t63*_t64*i_dtn + d_in*i_gn*i_m2)
-        + _t58*(R_dt*_t65 + _t62 + _t65)
-        + _t66*_t71*_t90
-        + _t69*(_t37 + _t43 + n_act)
-        + _t69*(_t54*_t68 + _t55*_t68 + _t67)
-        + _t70*_t88*d_qk
-        + _t70*_t89
-        + _t71*h*i_sink
-        + _t71*i_rel*(2*_t54 + _t76)
-        + _t71*(_t17 + _t67)
-        + _t71*(_t2*(_t54*i_qk_proj + _t72) + _t73)
-        + _t71*(_t25*_t74*h + _t26*h*(_t74 + i_gh) + b_gh*h)
-        + _t71*(
-            _t28 + _t75*d + b_qkv*(_t30 + _t75) + i_mla*(_t32*_t76 + i_qlora*(_t33 + _t34*_t54))
+        + _t2*_t83*i_mn
+        + _t32*_t34
+        + _t32*_t40
+        + _t32*_t89
+        + _t32*n_act
+        + _t33*_t41
+        + _t35*d_lv
+        + _t35*i_cg*(_t65*r_g + r_g*(_t36 + _t80))
+        + _t35*k_dn*(_t79 + _t80)
+        + _t35*(H_v*_t37 + H_v + _t36*i_cg)
+        + _t41*_t89
+        + _t41*(_t38*(2*_t33 + 2*_t39) - _t40)
+        + _t42*(_t44 + d)
+        + _t42*(_t45*w_gr + _t45)
+        + _t43*(k_gr + 1)
+        + _t43
+        + _t47*k*(_t46*d_e + b_ff*(_t38*d_e + d))
+        + _t47*(E_s*(_t46*d_s + b_ff*(_t38*d_s + d)) + d*i_shared_gate)
+        + _t47*(_t48*b_router + _t48*d)
+        + _t54*(_t49 + _t53)
+        + _t54*(3*_t49 + 3*_t53)
+        + _t55*_t61*_t62
+        + _t55*(2*_t59 + _t60*(N_s*d_in + d_in))
+        + _t55*(b_cs + k_s)*(_t57*i_m2 + d_in)
+        + _t55*(_t58*b_ssm + _t58*d)
+        + _t55*(b_ssm*d + d*d_in)
+        + _t55*(_t60*_t61*i_dtn + d_in*i_gn*i_m2)
+        + _t55*(R_dt*_t62 + _t59 + _t62)
+        + _t63*_t68*_t88
+        + _t66*(_t34 + _t40 + n_act)
+        + _t66*(_t51*_t65 + _t52*_t65 + _t64)
+        + _t67*_t86*d_qk
+        + _t67*_t87
+        + _t68*h*i_sink
+        + _t68*i_rel*(2*_t51 + _t74)
+        + _t68*(_t14 + _t64)
+        + _t68*(_t2*(_t51*i_qk_proj + _t69) + _t70)
+        + _t68*(_t23*_t71*_t72 + _t72*(_t71 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
+        + _t68*(
+            _t26*r_q
+            + _t73*d
+            + b_qkv*(_t28*r_q + _t73)
+            + i_mla*(_t30*_t74 + i_qlora*(_t31*_t51*r_q + d*r_q))
         )
-        + 24*_t77*d
-        + 12*_t77
-        + _t78*_t79
-        + 6*_t79
-        + _t80*_t90*d_v2
-        + _t80*i_sink2
-        + _t82*_t84
-        + _t84*(_t40*_t83 + _t81 + _t83)
-        + _t85*b_moe
-        + _t86*i_norm_emb
-        + _t86*i_norm_final
-        + _t87*d_emb*i_proj
-        + _t87*r_ng*(L + L_moe)
+        - 6*_t70*_t8
+        + 24*_t75*d
+        + 12*_t75
+        + _t76*_t77
+        + 6*_t77
+        + _t78*_t88*d_v2
+        + _t78*i_sink2
+        + _t80*_t82
+        + _t82*(_t37*_t81 + _t79 + _t81)
+        + _t83*b_moe
+        + _t84*i_norm_emb
+        + _t84*i_norm_final
+        + _t85*d_emb*i_proj
+        + _t85*r_ng*(L + L_moe)
         + 6*i_hc
         + 6*n_hc
     )
-    _t93 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t92
-    _t94 = T*_t31
-    _t95 = T*_t54
-    _t96 = 3*T
-    _t97 = 4*T
+    _t91 = V*_t1 + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t90
+    _t92 = T*_t29
+    _t93 = T*_t51
+    _t94 = 3*T
+    _t95 = 4*T
     return {
-        '6N': P*_t0 + _t93,
-        'kaplan': _t19*_t94 + _t71*_t95 + _t92,
-        'palm': 12*L_att2*_t94 + 12*_t70*_t95 + _t93,
+        '6N': P*_t0 + _t91,
+        'kaplan': _t16*_t92 + _t68*_t93 + _t90,
+        'palm': 12*L_att2*_t92 + 12*_t67*_t93 + _t91,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1657,11 +1719,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(8*_t29 + _t31*_t97 + _t96*h2)
+            3*L_att2*(8*_t27 + _t29*_t95 + _t94*h2)
             + V*_t0
             + V_o*_t0
-            + 3*_t70*(_t54*_t97 + 8*_t76 + _t96*h)
-            + _t87*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t67*(_t51*_t95 + 8*_t74 + _t94*h)
+            + _t85*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -1898,6 +1960,7 @@ def memory_activations(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -1963,8 +2026,10 @@ def memory_activations(s):
     q_lo = s['q_lo']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_ng = s['r_ng']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
@@ -1977,7 +2042,7 @@ def memory_activations(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
-                        d_rope*i_mla*i_rnu*q_a
+                        d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -2125,13 +2190,13 @@ def memory_activations(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                             + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
-                        + L_s_att*(
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        + L_s_att2*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
-                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
+                            + i_mla*(i_qlora*r_q2 + r_kv2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
-                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
@@ -2141,6 +2206,12 @@ def memory_activations(s):
                         + (L_s + L_sm)*(
                             d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
                             + q_a*r_ng*(2 - i_frozen)
+                        )
+                        + (L_s_att - L_s_att2)*(
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
+                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
@@ -2294,6 +2365,7 @@ def memory(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -2372,8 +2444,10 @@ def memory(s):
     q_w = s['q_w']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_ng = s['r_ng']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
@@ -2468,7 +2542,7 @@ def memory(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
-                        d_rope*i_mla*i_rnu*q_a
+                        d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -2616,13 +2690,13 @@ def memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                             + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
-                        + L_s_att*(
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        + L_s_att2*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
-                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
+                            + i_mla*(i_qlora*r_q2 + r_kv2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
-                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
@@ -2632,6 +2706,12 @@ def memory(s):
                         + (L_s + L_sm)*(
                             d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
                             + q_a*r_ng*(2 - i_frozen)
+                        )
+                        + (L_s_att - L_s_att2)*(
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
+                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
@@ -2912,7 +2992,7 @@ def memory(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
-                        d_rope*i_mla*i_rnu*q_a
+                        d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -3047,13 +3127,13 @@ def memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                             + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
-                        + L_s_att*(
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        + L_s_att2*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
-                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
+                            + i_mla*(i_qlora*r_q2 + r_kv2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
-                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
@@ -3063,6 +3143,12 @@ def memory(s):
                         + (L_s + L_sm)*(
                             d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
                             + q_a*r_ng*(2 - i_frozen)
+                        )
+                        + (L_s_att - L_s_att2)*(
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
+                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
@@ -3180,6 +3266,7 @@ def finetune_counts(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -3206,7 +3293,9 @@ def finetune_counts(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     _t0 = d_qk2*h2
     _t1 = d_v2*h2
     _t2 = 1 - i_gh
@@ -3242,61 +3331,62 @@ def finetune_counts(s):
     _t32 = d**2
     _t33 = _t15*d
     _t34 = _t33*d_ff
-    _t35 = d*(d_rope + r_kv)
-    _t36 = -d_rope
-    _t37 = 1 - i_mla
-    _t38 = _t37*d
-    _t39 = _t38*h_kv2*(_t10*d_v2 + d_qk2) + i_mla*(_t35 + h2*r_kv*(_t36 + d_qk2 + d_v2))
-    _t40 = _t21*d_in
-    _t41 = _t38*h_kv*(_t11*d_v + d_qk) + i_mla*(_t35 + h*r_kv*(_t36 + d_qk + d_v))
-    _t42 = H_v + _t23
-    _t43 = 1 - i_qlora
-    _t44 = _t0*d
-    _t45 = d*r_q
-    _t46 = r_q*(i_lg + 1)
-    _t47 = d*i_moa
-    _t48 = E_a*_t47
-    _t49 = _t47*(E_a*h_kv2 - h2)
-    _t50 = i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)
-    _t51 = _t5*d
-    _t52 = _t47*(E_a*h_kv - h)
-    _t53 = (
+    _t35 = 1 - i_mla
+    _t36 = _t35*d
+    _t37 = (
+        _t36*h_kv2*(_t10*d_v2 + d_qk2)
+        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    )
+    _t38 = _t21*d_in
+    _t39 = _t36*h_kv*(_t11*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+    _t40 = H_v + _t23
+    _t41 = 1 - i_qlora
+    _t42 = _t0*d
+    _t43 = i_lg + 1
+    _t44 = d*i_moa
+    _t45 = E_a*_t44
+    _t46 = _t44*(E_a*h_kv2 - h2)
+    _t47 = 2*i_lg
+    _t48 = d*(1 - i_lg)
+    _t49 = _t5*d
+    _t50 = _t44*(E_a*h_kv - h)
+    _t51 = (
         L_att2*(
             _t1*d
-            + _t13*_t50
-            + _t37*_t44
-            + _t39
-            + _t44*i_rel
-            + _t48
-            + _t49*d_qk2
-            + _t49*d_v2
-            + i_mla*(_t43*_t44 + i_qlora*(_t0*_t46 + _t45))
+            + _t13*i_gate*(_t47*r_q2 + _t48)
+            + _t35*_t42
+            + _t37
+            + _t42*i_rel
+            + _t45
+            + _t46*d_qk2
+            + _t46*d_v2
+            + i_mla*(_t41*_t42 + i_qlora*(_t0*_t43*r_q2 + d*r_q2))
         )
         + L_dense*_t34
         + L_dn*(
-            _t23*d + d*(_t26 + _t42*(1 - i_cg) + _t42) + i_cg*(_t30*r_g + r_g*(H_v*d_lk + _t23))
+            _t23*d + d*(_t26 + _t40*(1 - i_cg) + _t40) + i_cg*(_t30*r_g + r_g*(H_v*d_lk + _t23))
         )
         + L_dw*_t34
         + 3*L_gr*d*d_gr
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t39
+        - L_kvs2*_t37
         + 5*L_la*_t24*d
         + L_moe*(E*_t33*d_e + E_s*_t33*d_s + d*i_shared_gate + d*(E + E_0))
         + L_rw*(_t32 + 4*d*d_rw)
         + 4*L_sc*_t32
-        + L_ssm*(R_dt*_t40 + _t19*d + _t40*(R_dt + _t18) + d*d_in)
+        + L_ssm*(R_dt*_t38 + _t19*d + _t38*(R_dt + _t18) + d*d_in)
+        - _t39*(L_kvs + _t7)
         + _t4*(
-            _t14*_t50
-            + _t38*_t5
-            + _t41
-            + _t48
-            + _t51*i_rel
-            + _t52*d_qk
-            + _t52*d_v
+            _t14*i_gate*(_t47*r_q + _t48)
+            + _t36*_t5
+            + _t39
+            + _t45
+            + _t49*i_rel
+            + _t50*d_qk
+            + _t50*d_v
             + _t6*d
-            + i_mla*(_t43*_t51 + i_qlora*(_t45 + _t46*_t5))
+            + i_mla*(_t41*_t49 + i_qlora*(_t43*_t5*r_q + d*r_q))
         )
-        - _t41*(L_kvs + _t7)
     )
     return {
         'lora/q': a_q*r_a*(L_att2*(_t0 + _t1*_t3 + d) + _t4*(_t3*_t6 + _t5 + d)),
@@ -3438,8 +3528,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t53,
-        'unquantised': N - _t53,
+        'quantised': _t51,
+        'unquantised': N - _t51,
     }
 
 
@@ -3523,6 +3613,7 @@ def finetune_states(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -3569,7 +3660,9 @@ def finetune_states(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     return {
         'trained_per_gpu': (
             (1 - i_frozen)*(
@@ -3667,10 +3760,10 @@ def finetune_states(s):
                         + d*d_v2*h2
                         + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                         + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                        + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
-                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                         + i_mla*(
-                            d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1))
+                            d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                         )
                     )
                     + L_dense*d*d_ff*(i_glu + 2)
@@ -3684,7 +3777,7 @@ def finetune_states(s):
                     + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     - L_kvs2*(
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                     )
                     + L_moe*(
                         E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0)
@@ -4119,6 +4212,7 @@ def finetune_memory(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -4203,8 +4297,10 @@ def finetune_memory(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_ng = s['r_ng']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
@@ -4274,7 +4370,7 @@ def finetune_memory(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
-                        d_rope*i_mla*i_rnu*q_a
+                        d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -4422,13 +4518,13 @@ def finetune_memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                             + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
-                        + L_s_att*(
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        + L_s_att2*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
-                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
+                            + i_mla*(i_qlora*r_q2 + r_kv2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
-                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
@@ -4438,6 +4534,12 @@ def finetune_memory(s):
                         + (L_s + L_sm)*(
                             d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
                             + q_a*r_ng*(2 - i_frozen)
+                        )
+                        + (L_s_att - L_s_att2)*(
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
+                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
@@ -4514,11 +4616,11 @@ def finetune_memory(s):
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_mla*(
                                 d*d_qk2*h2*(1 - i_qlora)
-                                + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1))
+                                + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                             )
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
@@ -4532,7 +4634,7 @@ def finetune_memory(s):
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                         )
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
@@ -4912,11 +5014,11 @@ def finetune_memory(s):
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_mla*(
                                 d*d_qk2*h2*(1 - i_qlora)
-                                + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1))
+                                + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                             )
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
@@ -4930,7 +5032,7 @@ def finetune_memory(s):
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                         )
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
@@ -5304,7 +5406,7 @@ def finetune_memory(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + L_s_att2*(
-                        d_rope*i_mla*i_rnu*q_a
+                        d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -5439,13 +5541,13 @@ def finetune_memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                             + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
-                        + L_s_att*(
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        + L_s_att2*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
-                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
+                            + i_mla*(i_qlora*r_q2 + r_kv2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
-                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
@@ -5455,6 +5557,12 @@ def finetune_memory(s):
                         + (L_s + L_sm)*(
                             d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
                             + q_a*r_ng*(2 - i_frozen)
+                        )
+                        + (L_s_att - L_s_att2)*(
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
+                            + i_mla*(i_qlora*r_q + r_kv)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
@@ -5582,6 +5690,7 @@ def finetune_flops(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -5620,8 +5729,10 @@ def finetune_flops(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_ng = s['r_ng']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w = s['w']
     w_gr = s['w_gr']
@@ -5750,16 +5861,16 @@ def finetune_flops(s):
                     + 2*H_v*L_dn*d*d_lv
                     + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
                     + 2*L_att2*d*d_v2*h2
-                    + 2*L_att2*h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
+                    + 2*L_att2*h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                     + 2*L_att2*(
                         d*d_qk2*h2*(1 - i_mla)
                         + i_mla*(
-                            d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1))
+                            d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                         )
                     )
                     + 2*L_att2*(
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                     )
                     + 2*L_dense*d*d_ff*(i_glu + 2)
                     + 2*L_dn*d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
@@ -5772,7 +5883,7 @@ def finetune_flops(s):
                     + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     - 2*L_kvs2*(
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                     )
                     + 2*L_moe*d*d_e*k*(i_glu + 2)
                     + 2*L_moe*d*(E + E_0)
@@ -5992,6 +6103,7 @@ def optimizer_states(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -6018,36 +6130,42 @@ def optimizer_states(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     w_gr = s['w_gr']
     _t0 = d**2
     _t1 = i_glu + 2
     _t2 = 4*d
     _t3 = _t1*_t2*d_ff
     _t4 = _t1*d
-    _t5 = d*(d_rope + r_kv)
-    _t6 = -d_rope
-    _t7 = 1 - i_mla
-    _t8 = _t7*d
-    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t5 + h2*r_kv*(_t6 + d_qk2 + d_v2))
-    _t10 = d_in*(1 - i_m2)
-    _t11 = 2*N_s
-    _t12 = _t8*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t5 + h*r_kv*(_t6 + d_qk + d_v))
-    _t13 = H_v*d_lv
-    _t14 = H_v + _t13
-    _t15 = 1 - i_qlora
-    _t16 = d*h2
-    _t17 = _t16*d_qk2
-    _t18 = d*r_q
-    _t19 = r_q*(i_lg + 1)
-    _t20 = d*i_moa
-    _t21 = E_a*_t20
-    _t22 = _t20*(E_a*h_kv2 - h2)
-    _t23 = 1 - i_gh
-    _t24 = i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)
-    _t25 = d*h
-    _t26 = _t25*d_qk
-    _t27 = _t20*(E_a*h_kv - h)
+    _t5 = 1 - i_mla
+    _t6 = _t5*d
+    _t7 = (
+        _t6*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    )
+    _t8 = d_in*(1 - i_m2)
+    _t9 = 2*N_s
+    _t10 = (
+        _t6*h_kv*(d_qk + d_v*(1 - i_kev))
+        + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
+    )
+    _t11 = H_v*d_lv
+    _t12 = H_v + _t11
+    _t13 = 1 - i_qlora
+    _t14 = d*h2
+    _t15 = _t14*d_qk2
+    _t16 = i_lg + 1
+    _t17 = d*i_moa
+    _t18 = E_a*_t17
+    _t19 = _t17*(E_a*h_kv2 - h2)
+    _t20 = 1 - i_gh
+    _t21 = 2*i_lg
+    _t22 = d*(1 - i_lg)
+    _t23 = d*h
+    _t24 = _t23*d_qk
+    _t25 = _t17*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
@@ -6056,10 +6174,10 @@ def optimizer_states(s):
                 + d_v2*h2
                 + i_mla*(
                     d
-                    + d_rope
-                    + h2*(d_qk2 - d_rope + d_v2)
-                    + i_qlora*(d + d_qk2*h2 + 2*r_q)
-                    + 2*r_kv
+                    + d_rope2
+                    + h2*(d_qk2 - d_rope2 + d_v2)
+                    + i_qlora*(d + d_qk2*h2 + r_q2*(i_lg + 1) + r_q2)
+                    + 2*r_kv2
                     + (1 - i_qlora)*(d + d_qk2*h2)
                 )
                 + i_rel*(d + d_qk2*h2)
@@ -6074,9 +6192,9 @@ def optimizer_states(s):
                 + d*d_v2*h2
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
-                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1)))
+                + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+                + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1)))
             )
             - 4*L_dense*d*d_ff*(i_glu + 2)
             + 4*L_dense*(d + d_ff)*(i_glu + 2)
@@ -6095,7 +6213,7 @@ def optimizer_states(s):
             - 4*L_kvs2*(1 - i_mla)*(d + d_qk2*h_kv2 + (1 - i_kev2)*(d + d_v2*h_kv2))
             + 4*L_kvs2*(
                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
             )
             + 4*L_la*(5*H_la*d_la + 3*d)
             - 4*L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
@@ -6135,7 +6253,7 @@ def optimizer_states(s):
                     d
                     + d_rope
                     + h*(d_qk - d_rope + d_v)
-                    + i_qlora*(d + d_qk*h + 2*r_q)
+                    + i_qlora*(d + d_qk*h + r_q*(i_lg + 1) + r_q)
                     + 2*r_kv
                     + (1 - i_qlora)*(d + d_qk*h)
                 )
@@ -6164,44 +6282,42 @@ def optimizer_states(s):
         'muon': (
             -20*H_la*L_la*d*d_la
             - 4*L_att2*(
-                _t16*d_v2
-                + _t17*_t7
-                + _t17*i_rel
-                + _t21
-                + _t22*d_qk2
-                + _t22*d_v2
-                + _t24*h2*(_t23*d_v2 + i_gh)
-                + _t9
-                + i_mla*(_t15*_t17 + i_qlora*(_t18 + _t19*d_qk2*h2))
+                _t14*d_v2
+                + _t15*_t5
+                + _t15*i_rel
+                + _t18
+                + _t19*d_qk2
+                + _t19*d_v2
+                + _t7
+                + h2*i_gate*(_t20*d_v2 + i_gh)*(_t21*r_q2 + _t22)
+                + i_mla*(_t13*_t15 + i_qlora*(_t16*d_qk2*h2*r_q2 + d*r_q2))
             )
             - L_dense*_t3
             - 4*L_dn*(
-                _t13*d
-                + d*(2*H_k*d_lk + _t14*(1 - i_cg) + _t14)
-                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t13))
+                _t11*d
+                + d*(2*H_k*d_lk + _t12*(1 - i_cg) + _t12)
+                + i_cg*(2*d*r_g + r_g*(H_v*d_lk + _t11))
             )
             - L_dw*_t3
             - 12*L_gr*d*d_gr
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            + 4*L_kvs2*_t9
+            + 4*L_kvs2*_t7
             - 4*L_moe*(E*_t4*d_e + E_s*_t4*d_s + d*i_shared_gate + d*(E + E_0))
             - 4*L_rw*(_t0 + _t2*d_rw)
             - 16*L_sc*_t0
-            - 4*L_ssm*(
-                R_dt*_t10 + _t10*(R_dt + _t11) + d*d_in + d*(2*d_in + i_m2*(G_s*_t11 + H_s))
-            )
+            - 4*L_ssm*(R_dt*_t8 + _t8*(R_dt + _t9) + d*d_in + d*(2*d_in + i_m2*(G_s*_t9 + H_s)))
             + 8*N
-            + 4*_t12*(L_kvs - L_kvs2)
+            + 4*_t10*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
-                _t12
-                + _t21
-                + _t24*h*(_t23*d_v + i_gh)
+                _t10
+                + _t18
+                + _t23*d_v
+                + _t24*_t5
+                + _t24*i_rel
+                + _t25*d_qk
                 + _t25*d_v
-                + _t26*_t7
-                + _t26*i_rel
-                + _t27*d_qk
-                + _t27*d_v
-                + i_mla*(_t15*_t26 + i_qlora*(_t18 + _t19*d_qk*h))
+                + h*i_gate*(_t20*d_v + i_gh)*(_t21*r_q + _t22)
+                + i_mla*(_t13*_t24 + i_qlora*(_t16*d_qk*h*r_q + d*r_q))
             )
         ),
         'adafactor_adapters': (
@@ -6423,6 +6539,7 @@ def offload(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -6469,7 +6586,9 @@ def offload(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     return {
         'optimizer_host': i_off_o*(n_cp*n_dp)**(-i_z1)*(
             (1 - i_frozen)*(
@@ -6794,11 +6913,11 @@ def offload(s):
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_mla*(
                                 d*d_qk2*h2*(1 - i_qlora)
-                                + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1))
+                                + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                             )
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
@@ -6812,7 +6931,7 @@ def offload(s):
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                         )
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
@@ -6957,11 +7076,11 @@ def offload(s):
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_mla*(
                                 d*d_qk2*h2*(1 - i_qlora)
-                                + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1))
+                                + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                             )
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
@@ -6975,7 +7094,7 @@ def offload(s):
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                         )
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
@@ -7122,11 +7241,11 @@ def offload(s):
                                 + d*d_v2*h2
                                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                                + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
-                                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                                + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                                + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                                 + i_mla*(
                                     d*d_qk2*h2*(1 - i_qlora)
-                                    + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1))
+                                    + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                                 )
                             )
                             + L_dense*d*d_ff*(i_glu + 2)
@@ -7140,7 +7259,7 @@ def offload(s):
                             + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                             - L_kvs2*(
                                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                                + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             )
                             + L_moe*(
                                 E*d*d_e*(i_glu + 2)
@@ -7498,11 +7617,11 @@ def offload(s):
                             + d*d_v2*h2
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_mla*(
                                 d*d_qk2*h2*(1 - i_qlora)
-                                + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1))
+                                + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                             )
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
@@ -7516,7 +7635,7 @@ def offload(s):
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                         )
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
@@ -7670,6 +7789,7 @@ def precision(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -7699,8 +7819,10 @@ def precision(s):
     n_hc = s['n_hc']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_ng = s['r_ng']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = 2*V_o
@@ -7734,26 +7856,27 @@ def precision(s):
     _t28 = _t7*i_hcm
     _t29 = H_v + _t11
     _t30 = 1 - i_gh
-    _t31 = i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)
-    _t32 = d*(1 - i_mla)
-    _t33 = d_qk2*h2
-    _t34 = d*(1 - i_qlora)
-    _t35 = d*r_q
-    _t36 = r_q*(i_lg + 1)
-    _t37 = d*(d_rope + r_kv)
-    _t38 = -d_rope
-    _t39 = (
-        2*_t32*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t37 + h2*r_kv*(_t38 + d_qk2 + d_v2))
+    _t31 = 2*i_lg
+    _t32 = d*(1 - i_lg)
+    _t33 = d*(1 - i_mla)
+    _t34 = d_qk2*h2
+    _t35 = d*(1 - i_qlora)
+    _t36 = i_lg + 1
+    _t37 = (
+        2*_t33*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+        + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t40 = 2*_t32*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t37 + h*r_kv*(_t26 + _t38))
-    _t41 = (
+    _t38 = (
+        2*_t33*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t26 - d_rope))
+    )
+    _t39 = (
         10*H_la*L_la*d*d_la
-        + L_att2*_t39
+        + L_att2*_t37
         + L_dense*_t15
         + 2*L_dn*i_cg*(_t12*r_g + r_g*(H_v*d_lk + _t11))
         + L_dw*_t15
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t39
+        - L_kvs2*_t37
         + L_rw*_t6
         + 8*L_rw*d*d_rw
         + L_sb*_t6
@@ -7773,24 +7896,24 @@ def precision(s):
         + _t16*(_t12*_t25 + _t12*_t27 + _t22)
         + _t17*_t18*d_e*k
         + _t18*(E_s*_t17*d_s + d*i_shared_gate)
-        + _t19*_t40
+        + _t19*_t38
         + 4*_t2*w_gr
         + _t20*_t22
-        + _t20*_t31*h*(_t30*d_v + i_gh)
-        + _t20*(_t25*_t32 + i_mla*(_t25*_t34 + i_qlora*(_t25*_t36 + _t35)))
+        + _t20*h*i_gate*(_t30*d_v + i_gh)*(_t31*r_q + _t32)
+        + _t20*(_t25*_t33 + i_mla*(_t25*_t35 + i_qlora*(_t25*_t36*r_q + d*r_q)))
         + _t21*(R_dt + _t24)
         + _t23*(_t28*d + d*n_hc*(_t28 + 4*n_hc))
-        + _t31*_t8*h2*(_t30*d_v2 + i_gh)
+        - _t38*(L_kvs - L_kvs2)
         + _t4*d
-        - _t40*(L_kvs - L_kvs2)
         + _t7*d
-        + _t8*(_t32*_t33 + i_mla*(_t33*_t34 + i_qlora*(_t33*_t36 + _t35)))
+        + _t8*h2*i_gate*(_t30*d_v2 + i_gh)*(_t31*r_q2 + _t32)
+        + _t8*(_t33*_t34 + i_mla*(_t34*_t35 + i_qlora*(_t34*_t36*r_q2 + d*r_q2)))
         + _t9*d_v2*h2
         + 4*d*d_emb*i_proj
     )
     return {
-        'low_precision_forward': _t41,
-        'low_precision_train': _t41*(3 - i_frozen),
+        'low_precision_forward': _t39,
+        'low_precision_train': _t39*(3 - i_frozen),
     }
 
 
@@ -7834,6 +7957,7 @@ def precision_memory(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -7863,7 +7987,9 @@ def precision_memory(s):
     q_8 = s['q_8']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     return {
         'weight_copies': L_w*n_dp**(-i_z3)*q_8*(
             -E*L_moe*d*d_e*(i_glu + 2)
@@ -7877,9 +8003,9 @@ def precision_memory(s):
                 + d*d_v2*h2
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v2*(1 - i_gh) + i_gh)
-                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
-                + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q*(i_lg + 1)))
+                + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+                + i_mla*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1)))
             )
             + L_dense*d*d_ff*(i_glu + 2)
             + L_dn*(
@@ -7892,7 +8018,7 @@ def precision_memory(s):
             + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             - L_kvs2*(
                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
             )
             + L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
             + L_rw*(d**2 + 4*d*d_rw)
@@ -7979,6 +8105,7 @@ def inference(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -7996,17 +8123,19 @@ def inference(s):
     q_kv = s['q_kv']
     q_w = s['q_w']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     u = s['u']
     u_bw = s['u_bw']
     w = s['w']
-    _t0 = H_v*d_lv
+    _t0 = 1 - i_mla
+    _t1 = H_v*d_lv
     return {
         'weights': N*q_w,
         'kv_cache_per_token': q_kv*(
             L_idx*d_I
-            + h_kv2*(L_att2 - L_kvs2)*(d_qk2 + d_v2)
+            + (L_att2 - L_kvs2)*(_t0*h_kv2*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))
             + (
-                h_kv*(1 - i_mla)*(d_qk + d_v) + i_mla*(d_rope + r_kv)
+                _t0*h_kv*(d_qk + d_v) + i_mla*(d_rope + r_kv)
             )*(L_att - L_att2 - L_kvs + L_kvs2 + L_sb)
         ),
         'kv_cache': b*q_kv*(
@@ -8031,11 +8160,11 @@ def inference(s):
                     + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                 )
             )/(h_kv*(1 - i_mla) + i_mla)
-            + K*h_g2*(d_qk2 + d_v2)*(
+            + K*h_g2*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))*(
                 L_chk2*_minimum(T, c)
                 + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                 + (-L_kvsl2 + L_loc2)*_minimum(T, w)
-            )
+            )/(h_kv2*(1 - i_mla) + i_mla)
             + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
             + L_gr*(d_gr*(k_gr - 1) + d_gr)
             + L_rw*(2*d + 3*d_rw)
@@ -8044,7 +8173,7 @@ def inference(s):
         ),
         'state_cache': b*q_kv*(
             H_la*L_la*d_la**2
-            + L_dn*(_t0*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t0))
+            + L_dn*(_t1*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t1))
             + L_gr*(d_gr*(k_gr - 1) + d_gr)
             + L_rw*(2*d + 3*d_rw)
             + L_sc*d*(k_sc - 1)
@@ -8074,11 +8203,11 @@ def inference(s):
                         + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
-                + K*h_g2*(d_qk2 + d_v2)*(
+                + K*h_g2*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))*(
                     L_chk2*_minimum(T, c)
                     + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
-                )
+                )/(h_kv2*(1 - i_mla) + i_mla)
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
@@ -8110,11 +8239,11 @@ def inference(s):
                         + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
-                + K*h_g2*(d_qk2 + d_v2)*(
+                + K*h_g2*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))*(
                     L_chk2*_minimum(T, c)
                     + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
-                )
+                )/(h_kv2*(1 - i_mla) + i_mla)
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
@@ -8148,11 +8277,11 @@ def inference(s):
                         + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
-                + K*h_g2*(d_qk2 + d_v2)*(
+                + K*h_g2*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))*(
                     L_chk2*_minimum(T, c)
                     + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
-                )
+                )/(h_kv2*(1 - i_mla) + i_mla)
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
@@ -8186,11 +8315,11 @@ def inference(s):
                             + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                         )
                     )/(h_kv*(1 - i_mla) + i_mla)
-                    + K*h_g2*(d_qk2 + d_v2)*(
+                    + K*h_g2*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))*(
                         L_chk2*_minimum(T, c)
                         + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
-                    )
+                    )/(h_kv2*(1 - i_mla) + i_mla)
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_gr*(d_gr*(k_gr - 1) + d_gr)
                     + L_rw*(2*d + 3*d_rw)
@@ -8224,11 +8353,11 @@ def inference(s):
                         + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
-                + K*h_g2*(d_qk2 + d_v2)*(
+                + K*h_g2*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))*(
                     L_chk2*_minimum(T, c)
                     + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
-                )
+                )/(h_kv2*(1 - i_mla) + i_mla)
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
@@ -8265,11 +8394,11 @@ def inference(s):
                             + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                         )
                     )/(h_kv*(1 - i_mla) + i_mla)
-                    + K*h_g2*(d_qk2 + d_v2)*(
+                    + K*h_g2*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))*(
                         L_chk2*_minimum(T, c)
                         + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
-                    )
+                    )/(h_kv2*(1 - i_mla) + i_mla)
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_gr*(d_gr*(k_gr - 1) + d_gr)
                     + L_rw*(2*d + 3*d_rw)
@@ -8304,11 +8433,11 @@ def inference(s):
                             + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                         )
                     )/(h_kv*(1 - i_mla) + i_mla)
-                    + K*h_g2*(d_qk2 + d_v2)*(
+                    + K*h_g2*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))*(
                         L_chk2*_minimum(T, c)
                         + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
-                    )
+                    )/(h_kv2*(1 - i_mla) + i_mla)
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_gr*(d_gr*(k_gr - 1) + d_gr)
                     + L_rw*(2*d + 3*d_rw)

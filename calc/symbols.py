@@ -94,6 +94,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("h_kv2", "h'_{kv}", "key/value heads of the L'_att layers", "size"),
     SymbolInfo("d_qk2", "d'_{qk}", "query/key width per head of the L'_att layers", "size"),
     SymbolInfo("d_v2", "d'_{v}", "value width per head of the L'_att layers", "size"),
+    SymbolInfo("r_q2", "r'_{q}", "MLA query low rank of the L'_att layers", "size"),
+    SymbolInfo("r_kv2", "r'_{kv}", "MLA key/value latent rank of the L'_att layers", "size"),
+    SymbolInfo("d_rope2", "d'_{rope}", "MLA RoPE part of d'_qk of the L'_att layers", "size"),
     # attention layers without keys and values of their own (attention.kv_shared_layers), the
     # keys used as values (attention.k_eq_v) and the FFNs twice as wide (ffn.double_wide)
     SymbolInfo("L_kvs", "L_{kvs}", "attention layers that read an earlier layer's keys and "
@@ -140,6 +143,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "indicator"),
     SymbolInfo("i_mla", r"\mathbb{1}_{mla}", "multi-head latent attention", "indicator"),
     SymbolInfo("i_qlora", r"\mathbb{1}_{q\,lora}", "MLA queries through rank r_q", "indicator"),
+    SymbolInfo("i_krn", r"\mathbb{1}_{k\,rope\,norm}", "a norm over MLA's shared RoPE key "
+               "(dots3's k_rope_only_layernorm)", "indicator"),
     SymbolInfo("i_lg", r"\mathbb{1}_{latent\,gate}", "MLA's queries and output gate projected "
                "together from the query latent before and after its norm, 2·r_q wide (A.X-K2's "
                "q_gate_proj)", "indicator"),
@@ -484,7 +489,8 @@ L_sb, M_sb, r_sb, i_sba, L_s_sb = (SYMBOLS[n] for n in ("L_sb", "M_sb", "r_sb", 
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 E_0 = SYMBOLS["E_0"]
-r_ng, i_lg = SYMBOLS["r_ng"], SYMBOLS["i_lg"]
+r_ng, i_lg, i_krn = SYMBOLS["r_ng"], SYMBOLS["i_lg"], SYMBOLS["i_krn"]
+r_q2, r_kv2, d_rope2 = SYMBOLS["r_q2"], SYMBOLS["r_kv2"], SYMBOLS["d_rope2"]
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 n_hc, i_hc, i_hcm = (SYMBOLS[n] for n in ("n_hc", "i_hc", "i_hcm"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2, i_sink2 = (SYMBOLS[n] for n in (

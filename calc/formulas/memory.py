@@ -452,7 +452,7 @@ SHARED_BLOCK_PER_RANK = (ATTENTION_PER_RANK + i_scores * SCORES / n_tp + MLP_DEN
 # "PP+1"), each through one stage (counted as the first stage's L_s layers).
 IN_FLIGHT = n_pp + i_dual
 STORED_PER_TOKEN = IN_FLIGHT * (
-    (L_s * (NORM_INPUTS + DROPOUT_MASK + HC_STORED) + L_s_att * ATTENTION_OUTSIDE
+    (L_s * (NORM_INPUTS + DROPOUT_MASK + HC_STORED) + over_stage_attention(ATTENTION_OUTSIDE)
      - KV_ADAPTER_COPIES
      + FFN_LAYERS_S * (FFN_OUTSIDE + DROPOUT_MASK) + L_sm * MOE_NORM_INPUT
      + (L_s + L_sm) * NORM_GATE

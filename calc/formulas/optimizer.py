@@ -49,6 +49,7 @@ from calc.symbols import (
     h_kv,
     i_glu,
     i_kev,
+    i_lg,
     i_mla,
     i_qlora,
     i_rel,
@@ -73,7 +74,8 @@ KV_SIDES = MHA * ((d + h_kv * d_qk) + (1 - i_kev) * (d + h_kv * d_v))
 # Rows + columns of every matrix in one layer (calc.formulas.params's shapes).
 LAYER_SIDES = (
     MHA * (d + h * d_qk) + KV_SIDES
-    + i_mla * (i_qlora * ((d + r_q) + (r_q + h * d_qk)) + (1 - i_qlora) * (d + h * d_qk)
+    + i_mla * (i_qlora * ((d + r_q) + ((1 + i_lg) * r_q + h * d_qk))
+               + (1 - i_qlora) * (d + h * d_qk)
                + (d + r_kv + d_rope) + (r_kv + h * (d_qk - d_rope + d_v)))
     + (h * d_v + d) + i_rel * (d + h * d_qk))
 # The other mixers' projections (calc.formulas.mixers); their conv kernels, A, D and Δ biases are

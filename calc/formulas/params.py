@@ -62,6 +62,7 @@ from calc.symbols import (
     d_qk,
     d_qk2,
     d_rope,
+    d_rope2,
     d_s,
     d_v,
     d_v2,
@@ -80,6 +81,7 @@ from calc.symbols import (
     i_hcm,
     i_kev,
     i_kev2,
+    i_krn,
     i_lg,
     i_mla,
     i_mn,
@@ -103,8 +105,10 @@ from calc.symbols import (
     n_hc,
     n_norm,
     r_kv,
+    r_kv2,
     r_ng,
     r_q,
+    r_q2,
     r_sb,
 )
 
@@ -158,9 +162,11 @@ def ffn_weights(width: sympy.Expr) -> sympy.Expr:
 ATTENTION_Q = (ATTENTION_WEIGHTS["attention/q"]
                + b_qkv * (MHA * h * d_qk + i_mla * i_qlora * r_q)  # MLA: bias on the q_a only
                + i_mla * i_qlora * NORM * r_q)
+# dots3 (modular_dots3_note.py, Dots3NoteTextAttention): k_rope_only_layernorm, a norm over
+# the shared RoPE key (attention.mla.rope_key_norm, 1_k-rope-norm)
 ATTENTION_KV = (ATTENTION_WEIGHTS["attention/kv"]
                 + b_qkv * (MHA * h_kv * (d_qk + V_PROJ) + i_mla * (r_kv + d_rope))
-                + i_mla * NORM * r_kv)
+                + i_mla * NORM * (r_kv + i_krn * d_rope))
 ATTENTION_O = ATTENTION_WEIGHTS["attention/o"] + b_o * d
 # A per-channel gate projected with W_Q carries its bias; a per-head g_proj has none (LFM3 and
 # Laguna build it with bias=False whatever attention_bias says).
@@ -313,10 +319,11 @@ EMBEDDING_KEYS = ("embedding/token", "embedding/position")
 
 def of_kind(expr: sympy.Expr) -> sympy.Expr:
     """`expr`, one attention layer's, for the L'_att layers of the kind with head shapes of
-    its own (attention.kind_shapes): h', h'_kv, d'_qk, d'_v, its sinks 1'_sink and whether
-    its keys are its values in place of the model's."""
+    its own (attention.kind_shapes): h', h'_kv, d'_qk, d'_v, its sinks 1'_sink, whether its
+    keys are its values and its latent ranks r'_q, r'_kv and d'_rope (dots3's sliding
+    layers) in place of the model's."""
     return expr.subs({h: h2, h_kv: h_kv2, d_qk: d_qk2, d_v: d_v2, i_sink: i_sink2,
-                      i_kev: i_kev2},
+                      i_kev: i_kev2, r_q: r_q2, r_kv: r_kv2, d_rope: d_rope2},
                      simultaneous=True)
 
 

@@ -89,6 +89,9 @@ class Attention(nn.Module):
                 ), "attention/q")
             self.kv_a = linear(d, mla.kv_lora_rank + self.d_rope, att.qkv_bias, "attention/kv")
             self.kv_norm = make_norm(spec.norm, mla.kv_lora_rank, "attention/kv")
+            # dots3's k_rope_only_layernorm over the shared RoPE key (mla.rope_key_norm)
+            self.k_rope_norm = (make_norm(spec.norm, self.d_rope, "attention/kv")
+                                if mla.rope_key_norm else None)
             self.kv_b = linear(mla.kv_lora_rank,
                                self.h * (self.d_qk - self.d_rope + self.d_v), False,
                                "attention/kv")
@@ -124,7 +127,7 @@ class Attention(nn.Module):
                          if spec.norm.sub_norms else None)
         # DSA: this layer's own indexer, or (a shared layer) the keys an earlier one selected,
         # linked by the model after building (`shares`: a plain tuple, not a submodule)
-        self.dsa = att.indexer is not None
+        self.dsa = att.indexer is not None and kind == "global"  # dots3: not on local layers
         self.indexer = Indexer(spec) if self.dsa and indexed else None
         self.shares: tuple[Attention, ...] = ()
         self.selected: Tensor | None = None
@@ -203,6 +206,8 @@ class Attention(nn.Module):
         latent, k_rope = self.kv_a(x).split((self.kv_b.in_features, self.d_rope), dim=-1)
         kv = self._heads(self.kv_b(self.kv_norm(latent)), self.h)
         k_nope, v = kv.split((self.d_qk - self.d_rope, self.d_v), dim=-1)
+        if self.k_rope_norm is not None:
+            k_rope = self.k_rope_norm(k_rope)
         k_rope = rope(k_rope[:, None], positions)  # one RoPE key shared by all heads
         q = torch.cat((q[..., : self.d_qk - self.d_rope],
                        rope(q[..., self.d_qk - self.d_rope:], positions)), dim=-1)
