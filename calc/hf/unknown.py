@@ -19,14 +19,8 @@ from calc.hf.registry import supported_types
 NEEDS = {
     "doge": "dynamic-mask attention (A, dt_proj) and learned residual scales",
     "mllama": "cross-attention layers to the image features between the self-attention layers",
-    # DeepSeek Sparse Attention itself is attention.indexer (deepseek_v32, glm_moe_dsa, axk2
-    # read); these types add to it what the spec lacks.
-    # configuration_dots3_note.py: the sliding layers take attention shapes of their own
-    # (swa_num_attention_heads, swa_q_lora_rank, swa_kv_lora_rank, swa_head_dim, ...):
-    # attention.kind_shapes holds a kind's MHA/GQA heads, not MLA's ranks.
-    "dots3_note_text": "sliding-window layers whose latent attention has shapes of its own "
-                       "(swa_num_attention_heads, swa_q_lora_rank, swa_kv_lora_rank, ...) "
-                       "beside the sparse-attention layers",
+    # DeepSeek Sparse Attention itself is attention.indexer (deepseek_v32, glm_moe_dsa, axk2,
+    # dots3_note_text read); these types add to it what the spec lacks.
     "minimax_m3_vl_text": "block-sparse attention whose indexer selects index_topk_blocks key "
                           "blocks per query",
     "qwen4_exp_text": "sparse attention whose QSA indexer selects the keys, n-gram embeddings "
