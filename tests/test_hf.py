@@ -67,7 +67,8 @@ UNRELEASED = {
         ("mimo_v2_flash", "XiaomiMiMo/MiMo-V2-Flash"),
         ("diffllama", "kajuma/DiffLlama-0.3B-handcut"), ("hy_v4", "tencent/Hy4-preview"),
         ("gpt_neox_japanese", "abeja/gpt-neox-japanese-2.7b"), ("axk1", "skt/A.X-K1"),
-        ("beam", "reflection/Beam-1.0-501B-A23B"), ("axk2", "skt/A.X-K2"))},
+        ("beam", "reflection/Beam-1.0-501B-A23B"), ("axk2", "skt/A.X-K2"),
+        ("dots3_note_text", "dots-studio/dots3-note-prev"))},
     "zamba2": "Zyphra/Zamba2-1.2B's config.json at revision "
               "4f8e85cd31975fe07d8fc3145239d58913192294 (found whole) is in Zyphra's format "
               "before the transformers port (layers_block_type 'm'/'g', lora_rank, state_size, "

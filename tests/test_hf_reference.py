@@ -658,6 +658,54 @@ def test_random_axk2_configs_match_transformers_and_export_back(config):
     assert_matches(spec, exported, MIN_WINDOW)
 
 
+# ---- sliding layers with latent shapes of their own (dots3) -----------------------------------
+def test_dots3_default_matches_transformers():
+    """Dots3NoteTextConfig's defaults (dots-studio/dots3-note-prev's shape: 46 layers, 13
+    indexed ones with 128 heads of 128 + 64 and ranks 1024/512, 33 sliding ones with 64 heads
+    of 192 + 64 and ranks 1024/1024, the first FFN dense, 256 routed experts and one shared
+    of 1536): 279,551,718,016 parameters, transformers' count exactly, and 16,254,284,416
+    active, its count less the 248 idle experts of each of the 45 MoE layers."""
+    config = {"model_type": "dots3_note_text"}
+    spec = spec_from_hf_config(config)
+    att = spec.attention
+    assert spec.attention_kinds.count("local") == 33 and spec.n_indexer_layers == 13
+    assert att.kind_shapes["local"].mla.kv_lora_rank == 1024 and att.mla.kv_lora_rank == 512
+    counts = calc.count_params(spec)
+    counted = hf_reference.count(config, 16)
+    assert counts.total == counted.params == 279_551_718_016
+    experts = sum(value for key, value in counted.params_by_module.items()
+                  if key.endswith("mlp.experts"))
+    assert counts.active == counted.params - experts * (256 - 8) // 256 == 16_254_284_416
+    assert_matches(spec, config, 16)
+    # each sliding layer's attention as its own shapes give it (q_a, q_b, kv_a, kv_b, o, the
+    # three norms, g_proj), 33 of them
+    d, h, r_q, r_kv, nope, rope, v = 5120, 64, 1024, 1024, 192, 64, 128
+    sliding = (d * r_q + r_q + r_q * h * (nope + rope) + d * (r_kv + rope) + r_kv + rope
+               + r_kv * h * (nope + v) + h * v * d + d * h)
+    plain = spec.updated(**{"attention.kind_shapes": {}})
+    assert counts.total - calc.count_params(plain).total == 33 * (sliding - (
+        d * 1024 + 1024 + 1024 * 128 * 192 + d * (512 + 64) + 512 + 64 + 512 * 128 * 256
+        + 128 * 128 * d + d * 128))
+
+
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors")
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.builds(dict, STRATEGIES["dots3_note_text"]("dots3_note_text"),
+                 vocab_size=st.integers(1, 50)))
+def test_random_dots3_configs_match_transformers_and_export_back(config):
+    """dots3's sliding shapes, indexed or full global layers, rope-key norm, per-head gate and
+    MoE placement against transformers, and back through its writer (no other writer holds
+    a kind's own latent attention)."""
+    config = {"model_type": "dots3_note_text", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    if spec.moe is None:  # every FFN dense: dots3's writer needs its MoE
+        return
+    exported = hf_config_from_spec(spec)
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    assert_matches(spec, exported, MIN_WINDOW)
+
+
 # ---- a bias per head on the output gate (Beam) -------------------------------------------------
 def test_beam_default_matches_transformers():
     """BeamConfig's defaults (the shape of reflection/Beam-1.0-501B-A23B, whose name gives 501B

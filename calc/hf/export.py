@@ -51,7 +51,9 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "attention.differential": att.differential,
         "attention.output_gate_per": att.output_gate_per if att.output_gate else None,
         "attention.output_gate_bias": att.output_gate_bias,
-        "attention.kind_shapes": {kind: (*spec.heads_of(kind), spec.sinks_of(kind))
+        "attention.kind_shapes": {kind: (*spec.heads_of(kind), spec.sinks_of(kind),
+                                         (own := spec.for_kind(kind).attention.mla)
+                                         and own.model_dump())
                                   for kind in att.kind_shapes},
         "attention.k_eq_v": tuple(spec.keys_are_values(kind) for kind in spec.attention_kinds),
         "attention.kv_shared_layers": att.kv_shared_layers,

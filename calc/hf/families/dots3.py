@@ -26,10 +26,10 @@ _TYPES = {"full_attention": "global", "indexed_attention": "global",
 
 def _layer_types(c: HFConfig, layers: int) -> list[str]:
     """layer_types as the config class makes them: the file's, else the first two and every
-    fourth from layer 1 global (indexed, or full where use_dsa is false) and the others
-    sliding (all global where use_sliding_window is false); use_dsa, when given, turns the
-    global layers into indexed or full ones."""
-    use_dsa = c["use_dsa"]
+    fourth from layer 1 global and the others sliding (all global where use_sliding_window is
+    false); then use_dsa (default true) makes every global layer indexed, or false full."""
+    # use_dsa defaults to true where the file gives no per_layer_config (which calc refuses)
+    use_dsa = c["use_dsa"] is not False
     if c.given("layer_types"):
         types = c["layer_types"]
         if not isinstance(types, list) or len(types) != layers or not set(types) <= set(_TYPES):
@@ -40,14 +40,9 @@ def _layer_types(c: HFConfig, layers: int) -> list[str]:
         full = "full_attention" if use_dsa is False else "indexed_attention"
         types = [full if not sliding or i < 2 or i % 4 == 1 else "sliding_attention"
                  for i in range(layers)]
-    if use_dsa is not None:
-        old, new = (("full_attention", "indexed_attention") if use_dsa
-                    else ("indexed_attention", "full_attention"))
-        types = [new if kind == old else kind for kind in types]
-    if {"full_attention", "indexed_attention"} <= set(types):
-        c.fail("layer_types has both full_attention and indexed_attention layers; calc's "
-               "indexer is on every global layer or on none")
-    return types
+    old, new = (("full_attention", "indexed_attention") if use_dsa
+                else ("indexed_attention", "full_attention"))
+    return [new if kind == old else kind for kind in types]
 
 
 def _sparse(c: HFConfig, layers: int) -> list[bool]:
@@ -75,9 +70,6 @@ def _read(c: HFConfig) -> dict[str, Any]:
     # kv_lora_scale are constants (no parameter, elementwise). Dots3NoteTextMoE: DeepSeek-V3.2's
     # router and experts, one shared MLP of n_shared_experts × shared_experts_intermediate_size.
     # The multi-token-prediction layer 46 is not built (_keys_to_ignore_on_load_unexpected).
-    if "per_layer_config" in c.values:
-        c.fail("per_layer_config: calc reads dots3's sliding shapes from its swa_* fields, "
-               "not from per-layer overrides")
     if not c.given("q_lora_rank"):
         c.fail("q_lora_rank=null: dots3 projects queries through q_lora_rank (its config "
                "class requires it)")
@@ -170,7 +162,9 @@ def _write(spec: ModelSpec) -> dict[str, Any]:
            "shared_experts_intermediate_size": moe.shared_width,
            **one_group(spec, "dots3_note_text"),
            "mlp_layer_types": ["sparse" if m else "dense" for m in spec.moe_layers],
-           "layer_types": [glob if k == "global" else "sliding_attention" for k in kinds]}
+           "layer_types": [glob if k == "global" else "sliding_attention" for k in kinds],
+           # without it the config class makes full layers indexed
+           "use_dsa": att.indexer is not None}
     if att.indexer is not None:
         out.update(index_n_heads=att.indexer.n_heads, index_head_dim=att.indexer.head_dim,
                    index_topk=att.indexer.topk)
