@@ -949,7 +949,13 @@ _TINY_TEXT = {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2
 
 # Fields a wrapper's own model needs to build (Emu3Model maps its image tokens through
 # vocabulary_map, None by default)
+# Text fields a wrapper's text model needs beside _TINY_TEXT (dots3: as many KV heads as
+# query heads)
+_WRAPPER_TEXT = {"dots3_note": {"num_key_value_heads": 4}}
 _WRAPPER_FIELDS = {"emu3": {"vocabulary_map": {}},
+                   # Dots3NoteConfig wants the towers' adapters as wide as the text model
+                   "dots3_note": {"vision_config": {"adapter_out_dim": 64},
+                                  "audio_config": {"adapter_out_dim": 64}},
                    # Apertus1p5Config wants the image and audio code ranges inside the
                    # vocabulary: codebooks of 8 at 80 and 88 fit the tiny one
                    "apertus1p5": {"vision_config": {"codebook_size": 8},
@@ -972,7 +978,8 @@ def test_wrapper_table_is_transformers(wrapper):
     for top, text in ((False, True), (None, False)):
         inner = {"model_type": text_type, **_TINY_TEXT, "tie_word_embeddings": text,
                  "pad_token_id": 0,  # Emu3TextConfig's default id is past the tiny vocab
-                 **DEFAULTS_REFUSED_BY_CALC.get(text_type, ("", {}))[1]}
+                 **DEFAULTS_REFUSED_BY_CALC.get(text_type, ("", {}))[1],
+                 **_WRAPPER_TEXT.get(wrapper, {})}
         config = {"model_type": wrapper, "text_config": inner, **_WRAPPER_FIELDS.get(wrapper, {})}
         if top is not None:
             config["tie_word_embeddings"] = top

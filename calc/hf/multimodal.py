@@ -47,6 +47,8 @@ WRAPPERS: dict[str, tuple[str, TieRule, bool]] = {
     # Apertus 1.5: discrete image and audio tokenizers feed the language model's embedding;
     # Apertus1p5ForConditionalGeneration's lm_head has text_config's output_vocab_size rows
     "apertus1p5": ("apertus1p5_text", "top", False),
+    # dots3-note: vision and audio towers beside dots3's text model
+    "dots3_note": ("dots3_note_text", "top", False),
 }
 # Keys that hold a sub-config which is not a tower.
 _NOT_TOWERS = ("text_config", "quantization_config")
