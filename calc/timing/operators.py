@@ -279,19 +279,33 @@ def _indexer_bytes(spec: ModelSpec, seq_len: int) -> int:
 def _mla_up_flops(spec: ModelSpec, flops: dict[str, float]) -> float:
     """The up-projections' share of MLA's query and key/value products (DeepSeek-V2 §2.1.2:
     W_DQ d × r_q then W_UQ r_q × h·d_qk; W_DKV d × (r_kv + d_rope) then W_UK, W_UV r_kv ×
-    h·(d_qk − d_rope + d_v)), by their weights' shares, as calc's FLOPs count them."""
-    mla = spec.attention.mla
-    if mla is None:
+    h·(d_qk − d_rope + d_v)), by their weights' shares, as calc's FLOPs count them, over the
+    layers of each head shape (a kind's own latent attention: dots3's sliding layers)."""
+    if spec.attention.mla is None:
         return 0.0
-    d, h = spec.d_model, spec.attention.n_heads
-    d_qk, d_v, rope, r_kv = (spec.head_dim_qk, spec.head_dim_v, mla.qk_rope_head_dim,
-                             mla.kv_lora_rank)
-    kv_up = r_kv * h * (d_qk - rope + d_v)
-    up = flops["attention/kv"] * kv_up / (d * (r_kv + rope) + kv_up)
-    if mla.q_lora_rank:  # without a query latent W_Q is one d × h·d_qk product: no up-projection
-        # (A.X-K2's W_UQ reads the latent before and after its norm: 2·r_q, latent_gate)
-        q_up = mla.q_lora_rank * (1 + mla.latent_gate) * h * d_qk
-        up += flops["attention/q"] * q_up / (d * mla.q_lora_rank + q_up)
+    kind, own = spec.shaped_kind, spec.shaped_layers
+    n_att = spec.layer_counts["attention"]
+    shapes = [(spec, n_att - own)] + ([(spec.for_kind(kind), own)] if own else [])
+    d = spec.d_model
+    # per layer of each shape: (up-projection weights, all q/kv weights), for the shares
+    parts = []
+    for shaped, layers in shapes:
+        mla, h = shaped.attention.mla, shaped.attention.n_heads
+        assert mla is not None
+        d_qk, d_v, rope, r_kv = (shaped.head_dim_qk, shaped.head_dim_v,
+                                 mla.qk_rope_head_dim, mla.kv_lora_rank)
+        kv_up = r_kv * h * (d_qk - rope + d_v)
+        kv_all = d * (r_kv + rope) + kv_up
+        # without a query latent W_Q is one d × h·d_qk product: no up-projection; A.X-K2's
+        # W_UQ reads the latent before and after its norm: 2·r_q (latent_gate)
+        q_up = (mla.q_lora_rank or 0) * (1 + mla.latent_gate) * h * d_qk
+        q_all = d * (mla.q_lora_rank or 0) + q_up if mla.q_lora_rank else d * h * d_qk
+        parts.append((layers, kv_up, kv_all, q_up, q_all))
+    kv_total = sum(n * kv_all for n, _, kv_all, _, _ in parts)
+    q_total = sum(n * q_all for n, _, _, _, q_all in parts)
+    up = flops["attention/kv"] * sum(n * kv_up for n, kv_up, _, _, _ in parts) / kv_total
+    if q_total:
+        up += flops["attention/q"] * sum(n * q_up for n, _, _, q_up, _ in parts) / q_total
     return up
 
 
@@ -308,14 +322,25 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
     n_att, dense, n_moe = counts["attention"], counts["dense"], counts["moe"]
     glu = int(spec.ffn is not None and spec.ffn.gated)
     ffns = dense + n_moe  # layers with an FFN
-    latents = (mla.kv_lora_rank + (mla.q_lora_rank or 0)) if mla else 0
+    # the latents' widths summed over the attention layers (a kind's own: dots3's sliding)
+    latents = 0
+    if mla is not None:
+        kind, own = spec.shaped_kind, spec.shaped_layers
+        for shaped, count in [(spec, n_att - own)] + ([(spec.for_kind(kind), own)] if own
+                                                      else []):
+            latent = shaped.attention.mla
+            assert latent is not None
+            latents += count * (latent.kv_lora_rank + (latent.q_lora_rank or 0))
     # query heads over the attention layers (a kind's own count on its layers: kind_shapes)
     kind, own = spec.shaped_kind, spec.shaped_layers
     h2, kv2, d_qk2, _ = spec.heads_of(kind or "")
     layer_heads = (n_att - own) * h + own * h2
     rotary = 0  # rotated elements per token over the attention layers
-    if mla is not None:
-        rotary = n_att * (h + 1) * mla.qk_rope_head_dim  # queries' RoPE part, the shared key
+    if mla is not None:  # queries' RoPE part, the shared key (a kind's own: its heads)
+        rotary = sum(count * (shaped.attention.n_heads + 1) * shaped.attention.mla.qk_rope_head_dim
+                     for shaped, count in ([(spec, n_att - own)]
+                                           + ([(spec.for_kind(kind), own)] if own else []))
+                     if shaped.attention.mla is not None)
     elif spec.position.kind == "rope":
         rotary = (n_att - own) * (h + kv) * spec.head_dim_qk + own * (h2 + kv2) * d_qk2
     ffn_widths = dense * spec.ffn.d_ff if spec.ffn is not None else 0
@@ -343,12 +368,12 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
     # its latent gate (attention.mla.latent_gate) concatenates the query latent before and
     # after its norm for W_UQ and W_G: reads and writes 2·r_q, beside the latents' norms
     if mla is not None and mla.latent_gate:
-        latents += 2 * (mla.q_lora_rank or 0)
+        latents += n_att * 2 * (mla.q_lora_rank or 0)
     terms = [
         # each norm reads and writes d (the MLA latents' norms their rank, and the latent
         # gate's concatenation)
         ElementWise("norms", ((layers * spec.norms_per_layer + moe_norms) * 2 * d
-                              + n_att * 2 * latents + depths * 2 * 3 * d) * q, "replicated"),
+                              + 2 * latents + depths * 2 * 3 * d) * q, "replicated"),
         ElementWise("residual", (residual + depths * 3 * d) * q, "replicated"),
         ElementWise("norm gates", norm_gates * q, "replicated"),
         # dropout after each sublayer: read, write, and a 1-byte mask
