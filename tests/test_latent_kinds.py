@@ -8,11 +8,11 @@ import pytest
 
 pytest.importorskip("torch")
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-import calc  # noqa: E402
-from calc.reports.verify import verify  # noqa: E402
+import calc
+from calc.reports.verify import verify
 
 
 @st.composite
@@ -31,8 +31,7 @@ def latent_specs(draw) -> calc.ModelSpec:
                 "rope_key_norm": rope_norm, "latent_gate": latent_gate}
 
     rope = draw(st.sampled_from([0, 2, 4]))
-    pattern = ("global",) + tuple(draw(st.lists(st.sampled_from(["global", "local"]),
-                                                min_size=1, max_size=3)))
+    pattern = ("global", *tuple(draw(st.lists(st.sampled_from(["global", "local"]), min_size=1, max_size=3))))
     n_layers = draw(st.integers(len(pattern), 6))
     attention: dict = {
         "n_heads": draw(st.integers(1, 4)), "mla": mla(rope),
