@@ -45,7 +45,8 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     dsa = bool(mla and attention["mla"]["q_lora_rank"] and draw(st.booleans()))
     if dsa and draw(st.booleans()):  # dots3: the indexer on the global layers, local beside
         attention["sliding_window"] = draw(st.integers(1, 12))
-        attention["layer_pattern"] = ("global", *tuple(draw(st.lists(st.sampled_from(["global", "local"]), max_size=2))))
+        rest = draw(st.lists(st.sampled_from(["global", "local"]), max_size=2))
+        attention["layer_pattern"] = ("global", *rest)
     if not dsa and draw(st.booleans()):
         attention["sliding_window"] = draw(st.integers(1, 12))
         kinds.append("local")

@@ -31,7 +31,8 @@ def latent_specs(draw) -> calc.ModelSpec:
                 "rope_key_norm": rope_norm, "latent_gate": latent_gate}
 
     rope = draw(st.sampled_from([0, 2, 4]))
-    pattern = ("global", *tuple(draw(st.lists(st.sampled_from(["global", "local"]), min_size=1, max_size=3))))
+    rest = draw(st.lists(st.sampled_from(["global", "local"]), min_size=1, max_size=3))
+    pattern = ("global", *rest)
     n_layers = draw(st.integers(len(pattern), 6))
     attention: dict = {
         "n_heads": draw(st.integers(1, 4)), "mla": mla(rope),
