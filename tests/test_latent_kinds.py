@@ -78,3 +78,25 @@ def test_a_kinds_own_latents_are_its_kv_cache():
     t = 4096
     cache = calc.infer(spec, gpu="h100", context=t).inference.kv_cache_bytes
     assert cache == 2 * (13 * t * (512 + 64 + 128) + 33 * 512 * (1024 + 64))
+
+
+def test_dots3_notes_top_level_text_fields_are_its_text_model():
+    """Published dots3-note config.json files hold the text model's fields at the top level
+    (Dots3NoteConfig builds its text config from them when text_config is absent): calc reads
+    them as dots3_note_text, the towers and the wrapper's token ids aside."""
+    from calc.hf import spec_from_hf_config
+    from calc.hf.config import read_hf
+    from calc.hf.export import shape
+
+    text = {"hidden_size": 32, "num_hidden_layers": 3, "num_attention_heads": 4,
+            "num_key_value_heads": 4, "q_lora_rank": 8, "kv_lora_rank": 6,
+            "qk_nope_head_dim": 4, "qk_rope_head_dim": 4, "v_head_dim": 6,
+            "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 8,
+            "intermediate_size": 16, "swa_num_attention_heads": 2,
+            "swa_num_key_value_heads": 2, "sliding_window_size": 513, "vocab_size": 50}
+    wrapped = {"model_type": "dots3_note", "architectures": ["Dot3NoteForCausalLM"],
+               "image_token_id": 1, "vision_config": {"hidden_size": 8}, **text}
+    spec = spec_from_hf_config(wrapped)
+    assert shape(spec) == shape(spec_from_hf_config({"model_type": "dots3_note_text", **text}))
+    assert spec.attention.sliding_window == 513
+    assert any("vision tower" in note for note in read_hf(wrapped).notes)
