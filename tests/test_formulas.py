@@ -95,7 +95,9 @@ def test_totals_are_sums_of_named_terms(spec):
     assert c.embedding == c.components["embedding/token"] + c.components["embedding/position"]
     assert c.non_embedding == c.total - c.embedding - c.components["lm_head"]
     assert c.active <= c.total
-    every_expert_runs = spec.moe is None or spec.moe.top_k == spec.moe.n_experts
+    # (zero-computation experts take a share of the top-k: fewer FFN experts a token)
+    every_expert_runs = spec.moe is None or (spec.moe.top_k == spec.moe.n_experts
+                                             and not spec.moe.n_zero_experts)
     att = spec.attention
     if att.experts is not None:  # JetMoE's mixture of heads: h / h_kv of its experts per token
         every_expert_runs = every_expert_runs and att.n_heads // att.n_kv_heads == att.experts
