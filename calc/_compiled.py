@@ -50,6 +50,8 @@ def params_per_layer(s):
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_kev = s['i_kev']
+    i_krn = s['i_krn']
+    i_lg = s['i_lg']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_og = s['i_og']
@@ -83,16 +85,20 @@ def params_per_layer(s):
             + _t3*(1 - i_qlora)
             + _t5*d_qk
             + b_qkv*(_t1*i_mla + _t2*_t6)
-            + i_qlora*(_t2*r_q + d*r_q)
+            + i_qlora*(_t2*r_q*(i_lg + 1) + d*r_q)
         ),
         'attention/kv': (
-            _t0*i_mla*r_kv
+            _t0*i_mla*(d_rope*i_krn + r_kv)
             + _t8*d
             + b_qkv*(_t7*i_mla + _t8)
             + i_mla*(_t7*d + h*r_kv*(d_qk - d_rope + d_v))
         ),
         'attention/o': _t5*d_v + _t9*d*(1 - i_og) + b_o*d + i_og*(_t9*r_o + d*g_o*r_o),
-        'attention/gate': _t10*_t11*_t6*b_qkv*(1 - b_gh) + _t11*d*(_t10 + i_gh) + b_gh*h,
+        'attention/gate': (
+            _t10*_t11*_t6*b_qkv*(1 - b_gh)
+            + _t11*(_t10 + i_gh)*(d*(1 - i_lg) + 2*i_lg*r_q)
+            + b_gh*h
+        ),
         'attention/router': E_a*_t4,
         'attention/position': i_rel*(2*_t2 + _t3),
         'attention/qk_norm': _t0*i_qw*(_t12 + _t2*i_qk_proj) + _t0*(_t12 + d_qk*h_kv*i_qk_proj),
@@ -377,6 +383,7 @@ def params_components(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -400,7 +407,9 @@ def params_components(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_krn = s['i_krn']
     i_le = s['i_le']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -431,49 +440,62 @@ def params_components(s):
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
+    r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = b_norm + g_norm
-    _t1 = i_qlora*r_q
-    _t2 = _t0*_t1
-    _t3 = 1 - i_qlora
-    _t4 = d_qk2*h2
-    _t5 = _t4*d
-    _t6 = d*r_q
-    _t7 = d*i_moa
-    _t8 = _t7*(E_a*h_kv2 - h2)
-    _t9 = _t1*i_mla
-    _t10 = 1 - i_mla
-    _t11 = L_att - L_att2
-    _t12 = d_qk*h
-    _t13 = _t12*d
-    _t14 = _t7*(E_a*h_kv - h)
-    _t15 = _t0*i_mla*r_kv
-    _t16 = d_rope + r_kv
-    _t17 = _t16*d
-    _t18 = -d_rope
-    _t19 = _t10*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t20 = _t16*i_mla
-    _t21 = _t15 + _t19*d + b_qkv*(_t19 + _t20) + i_mla*(_t17 + h2*r_kv*(_t18 + d_qk2 + d_v2))
-    _t22 = d_qk + d_v
-    _t23 = _t10*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t24 = _t15 + _t23*d + b_qkv*(_t20 + _t23) + i_mla*(_t17 + h*r_kv*(_t18 + _t22))
-    _t25 = L_kvs - L_kvs2
-    _t26 = b_o*d
-    _t27 = 1 - i_og
-    _t28 = d_v2*h2
-    _t29 = d*g_o*r_o
-    _t30 = d_v*h
-    _t31 = _t30*d
-    _t32 = 1 - i_gh
-    _t33 = _t32*d_v2
-    _t34 = d*i_gate
-    _t35 = _t10*b_qkv*i_gate*(1 - b_gh)
-    _t36 = _t32*d_v
-    _t37 = E_a*_t7
-    _t38 = 2*_t12
+    _t1 = i_qlora*r_q2
+    _t2 = 1 - i_qlora
+    _t3 = d_qk2*h2
+    _t4 = _t3*d
+    _t5 = d*i_moa
+    _t6 = _t5*(E_a*h_kv2 - h2)
+    _t7 = i_lg + 1
+    _t8 = 1 - i_mla
+    _t9 = L_att - L_att2
+    _t10 = i_qlora*r_q
+    _t11 = d_qk*h
+    _t12 = _t11*d
+    _t13 = _t5*(E_a*h_kv - h)
+    _t14 = _t0*i_mla
+    _t15 = d_rope2 + r_kv2
+    _t16 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t17 = (
+        _t14*(d_rope2*i_krn + r_kv2)
+        + _t16*d
+        + b_qkv*(_t15*i_mla + _t16)
+        + i_mla*(_t15*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    )
+    _t18 = d_rope + r_kv
+    _t19 = d_qk + d_v
+    _t20 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t21 = (
+        _t14*(d_rope*i_krn + r_kv)
+        + _t20*d
+        + b_qkv*(_t18*i_mla + _t20)
+        + i_mla*(_t18*d + h*r_kv*(_t19 - d_rope))
+    )
+    _t22 = L_kvs - L_kvs2
+    _t23 = b_o*d
+    _t24 = 1 - i_og
+    _t25 = d_v2*h2
+    _t26 = d*g_o*r_o
+    _t27 = d_v*h
+    _t28 = _t27*d
+    _t29 = 1 - i_gh
+    _t30 = _t29*d_v2
+    _t31 = h2*i_gate
+    _t32 = _t8*b_qkv*(1 - b_gh)
+    _t33 = 2*i_lg
+    _t34 = d*(1 - i_lg)
+    _t35 = _t29*d_v
+    _t36 = h*i_gate
+    _t37 = E_a*_t5
+    _t38 = 2*_t11
     _t39 = d_qk2*i_qk_head
     _t40 = _t0*(_t39 + d_qk2*h_kv2*i_qk_proj)
     _t41 = d_qk*i_qk_head
@@ -482,20 +504,20 @@ def params_components(s):
     _t44 = 4*i_diff
     _t45 = _t0*i_sub
     _t46 = L*d
-    _t47 = n_hc**2
-    _t48 = 2*N_s
-    _t49 = G_s*_t48
-    _t50 = 2*d_in + i_m2*(H_s + _t49)
-    _t51 = R_dt + _t48
-    _t52 = 1 - i_m2
-    _t53 = _t52*d_in
-    _t54 = H_s*i_m2
-    _t55 = 2*H_k*d_lk
-    _t56 = 1 - i_cg
-    _t57 = H_v*d_lv
-    _t58 = H_v + _t57
-    _t59 = L_dn*d
-    _t60 = 2*d
+    _t47 = 2*d
+    _t48 = n_hc**2
+    _t49 = 2*N_s
+    _t50 = G_s*_t49
+    _t51 = 2*d_in + i_m2*(H_s + _t50)
+    _t52 = R_dt + _t49
+    _t53 = 1 - i_m2
+    _t54 = _t53*d_in
+    _t55 = H_s*i_m2
+    _t56 = 2*H_k*d_lk
+    _t57 = 1 - i_cg
+    _t58 = H_v*d_lv
+    _t59 = H_v + _t58
+    _t60 = L_dn*d
     _t61 = H_v*d_lk
     _t62 = H_la*L_la*d_la
     _t63 = _t62*d
@@ -512,7 +534,7 @@ def params_components(s):
     _t74 = _t73*d
     _t75 = 2*H_ml
     _t76 = b_sc*d
-    _t77 = _t22*h_kv
+    _t77 = _t19*h_kv
     _t78 = i_glu + 1
     _t79 = b_ff*d_ff
     _t80 = d*d_ff
@@ -526,48 +548,59 @@ def params_components(s):
     _t88 = _t46*p_le
     return {
         'attention/q': (
-            L_att2*(_t2 + _t3*_t5 + _t8*d_qk2 + b_qkv*(_t10*_t4 + _t9) + i_qlora*(_t4*r_q + _t6))
-            + _t11*(
-                _t13*_t3 + _t14*d_qk + _t2 + b_qkv*(_t10*_t12 + _t9) + i_qlora*(_t12*r_q + _t6)
+            L_att2*(
+                _t0*_t1
+                + _t2*_t4
+                + _t6*d_qk2
+                + b_qkv*(_t1*i_mla + _t3*_t8)
+                + i_qlora*(_t3*_t7*r_q2 + d*r_q2)
+            )
+            + _t9*(
+                _t0*_t10
+                + _t12*_t2
+                + _t13*d_qk
+                + b_qkv*(_t10*i_mla + _t11*_t8)
+                + i_qlora*(_t11*_t7*r_q + d*r_q)
             )
         ),
-        'attention/kv': L_att2*_t21 - L_kvs2*_t21 + _t11*_t24 - _t24*_t25,
+        'attention/kv': L_att2*_t17 - L_kvs2*_t17 - _t21*_t22 + _t21*_t9,
         'attention/o': (
-            L_att2*(_t26 + _t27*_t28*d + _t8*d_v2 + i_og*(_t28*r_o + _t29))
-            + _t11*(_t14*d_v + _t26 + _t27*_t31 + i_og*(_t29 + _t30*r_o))
+            L_att2*(_t23 + _t24*_t25*d + _t6*d_v2 + i_og*(_t25*r_o + _t26))
+            + _t9*(_t13*d_v + _t23 + _t24*_t28 + i_og*(_t26 + _t27*r_o))
             + b_oL*d
         ),
         'attention/gate': (
-            L_att2*(_t33*_t35*h2 + _t34*h2*(_t33 + i_gh) + b_gh*h2)
-            + _t11*(_t34*h*(_t36 + i_gh) + _t35*_t36*h + b_gh*h)
+            L_att2*(_t30*_t31*_t32 + _t31*(_t30 + i_gh)*(_t33*r_q2 + _t34) + b_gh*h2)
+            + _t9*(_t32*_t35*_t36 + _t36*(_t35 + i_gh)*(_t33*r_q + _t34) + b_gh*h)
         ),
-        'attention/router': L_att2*_t37 + _t11*_t37,
-        'attention/position': L_att2*i_rel*(2*_t4 + _t5) + _t11*i_rel*(_t13 + _t38),
+        'attention/router': L_att2*_t37 + _t37*_t9,
+        'attention/position': L_att2*i_rel*(2*_t3 + _t4) + _t9*i_rel*(_t12 + _t38),
         'attention/qk_norm': (
-            L_att2*(_t40 + _t43*(_t39 + _t4*i_qk_proj))
+            L_att2*(_t40 + _t43*(_t3*i_qk_proj + _t39))
             - L_kvs2*_t40
-            + _t11*(_t42 + _t43*(_t12*i_qk_proj + _t41))
-            - _t25*_t42
+            - _t22*_t42
+            + _t9*(_t42 + _t43*(_t11*i_qk_proj + _t41))
         ),
-        'attention/sinks': L_att2*h2*i_sink2 + _t11*h*i_sink,
-        'attention/lambda': L_att2*_t44*d_qk2 + _t11*_t44*d_qk,
-        'attention/sub_norm': L_att2*_t28*_t45 + _t11*_t30*_t45,
+        'attention/sinks': L_att2*h2*i_sink2 + _t9*h*i_sink,
+        'attention/lambda': L_att2*_t44*d_qk2 + _t44*_t9*d_qk,
+        'attention/sub_norm': L_att2*_t25*_t45 + _t27*_t45*_t9,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
         'norms': _t0*_t46*n_norm,
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t47*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t50*b_ssm + _t50*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t49*i_m2 + d_in),
-        'mamba/x': L_ssm*_t51*_t53,
-        'mamba/dt': L_ssm*(R_dt*_t53 + _t53 + _t54),
-        'mamba/ssm': L_ssm*(_t52*(N_s*d_in + d_in) + 2*_t54),
-        'mamba/norm': L_ssm*(_t51*_t52*i_dtn + d_in*i_gn*i_m2),
+        'norm_gates': _t47*r_ng*(L + L_moe),
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t48*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t51*b_ssm + _t51*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t50*i_m2 + d_in),
+        'mamba/x': L_ssm*_t52*_t54,
+        'mamba/dt': L_ssm*(R_dt*_t54 + _t54 + _t55),
+        'mamba/ssm': L_ssm*(_t53*(N_s*d_in + d_in) + 2*_t55),
+        'mamba/norm': L_ssm*(_t52*_t53*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t59*(_t55 + _t56*_t58 + _t58),
-        'deltanet/lowrank': L_dn*i_cg*(_t60*r_g + r_g*(_t57 + _t61)),
-        'deltanet/conv': L_dn*k_dn*(_t55 + _t57),
-        'deltanet/gates': L_dn*(H_v*_t56 + H_v + _t61*i_cg),
+        'deltanet/in': _t60*(_t56 + _t57*_t59 + _t59),
+        'deltanet/lowrank': L_dn*i_cg*(_t47*r_g + r_g*(_t58 + _t61)),
+        'deltanet/conv': L_dn*k_dn*(_t56 + _t58),
+        'deltanet/gates': L_dn*(H_v*_t57 + H_v + _t61*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t57*_t59,
+        'deltanet/out': _t58*_t60,
         'lightning/qkv': 3*_t63,
         'lightning/gate': _t63,
         'lightning/out': _t63,
@@ -595,9 +628,9 @@ def params_components(s):
         'conv/in': L_sc*(3*_t66 + 3*_t76),
         'conv/conv': L_sc*d*(b_sc + k_sc),
         'conv/out': L_sc*(_t66 + _t76),
-        'cross_attention/q': L_xa*_t13,
+        'cross_attention/q': L_xa*_t12,
         'cross_attention/kv': L_xa*_t77*d,
-        'cross_attention/o': L_xa*_t31,
+        'cross_attention/o': L_xa*_t28,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
         'mlp/up': L_dense*_t81 + L_dw*(_t78*(2*_t79 + 2*_t80) - _t81),
@@ -609,11 +642,11 @@ def params_components(s):
         'moe/shared': L_moe*(E_s*(_t85*d_s + b_ff*(_t78*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
         'moe/norm': L_moe*(_t86*i_mn + _t87*i_bn),
-        'shared_block/attention': M_sb*(_t31 + _t38*d + _t60*_t77),
+        'shared_block/attention': M_sb*(_t28 + _t38*d + _t47*_t77),
         'shared_block/mlp': M_sb*(_t81 + _t82 + n_act),
         'shared_block/norms': M_sb*_t87,
         'shared_block/projection': L_sb*_t66,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t12 + _t77 + 6*d) + r_sb*(_t78*d_ff + d)),
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t77 + 6*d) + r_sb*(_t78*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
         'per_layer_embeddings/projection': _t88,
         'per_layer_embeddings/layers': 2*_t88,
@@ -621,8 +654,8 @@ def params_components(s):
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
         'embedding/norm': _t86*i_norm_emb,
-        'embedding_projection': _t60*d_emb*i_proj,
-        'hyper_connections/head': _t47*d + i_hc + n_hc,
+        'embedding_projection': _t47*d_emb*i_proj,
+        'hyper_connections/head': _t48*d + i_hc + n_hc,
         'final_norm': _t86*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
@@ -692,6 +725,7 @@ def params_summary(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -716,7 +750,9 @@ def params_summary(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_krn = s['i_krn']
     i_le = s['i_le']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -749,8 +785,11 @@ def params_summary(s):
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
+    r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = d*i_moa
@@ -761,84 +800,94 @@ def params_summary(s):
     _t5 = d*g_o*r_o
     _t6 = _t2 + _t3*_t4*d + i_og*(_t4*r_o + _t5)
     _t7 = b_norm + g_norm
-    _t8 = i_qlora*r_q
-    _t9 = _t7*_t8
-    _t10 = 1 - i_qlora
-    _t11 = d_qk2*h2
-    _t12 = _t11*d
-    _t13 = d*r_q
-    _t14 = _t8*i_mla
-    _t15 = 1 - i_mla
-    _t16 = _t10*_t12 + _t9 + b_qkv*(_t11*_t15 + _t14) + i_qlora*(_t11*r_q + _t13)
-    _t17 = L_att - L_att2
-    _t18 = _t0*(E_a*h_kv - h)
-    _t19 = d_v*h
-    _t20 = _t19*d
-    _t21 = _t2 + _t20*_t3 + i_og*(_t19*r_o + _t5)
-    _t22 = _t18*d_v + _t21
-    _t23 = d_qk*h
-    _t24 = _t23*d
-    _t25 = _t10*_t24 + _t9 + b_qkv*(_t14 + _t15*_t23) + i_qlora*(_t13 + _t23*r_q)
-    _t26 = _t18*d_qk + _t25
-    _t27 = d*(i_glu + 2)
-    _t28 = i_glu + 1
-    _t29 = _t27*d_e + b_ff*(_t28*d_e + d)
-    _t30 = E*_t29
-    _t31 = n_hc**2
-    _t32 = d_qk2*i_qk_head
-    _t33 = d_qk2*i_qk_proj
-    _t34 = _t7*(_t32 + _t33*h_kv2)
-    _t35 = _t7*i_qw
-    _t36 = 1 - i_gh
-    _t37 = _t36*d_v2
-    _t38 = d*i_gate
-    _t39 = _t15*b_qkv*i_gate*(1 - b_gh)
-    _t40 = _t7*i_mla*r_kv
-    _t41 = d_rope + r_kv
-    _t42 = _t41*d
-    _t43 = -d_rope
-    _t44 = _t15*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t45 = _t41*i_mla
-    _t46 = _t40 + _t44*d + b_qkv*(_t44 + _t45) + i_mla*(_t42 + h2*r_kv*(_t43 + d_qk2 + d_v2))
-    _t47 = d*d_ff
-    _t48 = _t47 + b_ff*d
-    _t49 = L_dn*d_lv
-    _t50 = H_v*d_lk
-    _t51 = 1 - i_cg
-    _t52 = b_ff*d_ff
-    _t53 = _t28*(_t47 + _t52)
-    _t54 = L_gr*d_gr
-    _t55 = d*d_gr
-    _t56 = 2*d_gr
-    _t57 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t58 = 2*H_ml
-    _t59 = _t58*d
-    _t60 = E_s*(_t27*d_s + b_ff*(_t28*d_s + d)) + d*i_shared_gate
-    _t61 = _t7*d
-    _t62 = 3*_t61
-    _t63 = _t61*i_mn + _t62*i_bn
-    _t64 = E + E_0
-    _t65 = _t64*b_router + _t64*d + i_rs*(E + d)
-    _t66 = d**2
-    _t67 = d_qk + d_v
-    _t68 = _t67*h_kv
-    _t69 = b_sc*d
-    _t70 = 2*N_s
-    _t71 = G_s*_t70
-    _t72 = 2*d_in + i_m2*(H_s + _t71)
-    _t73 = H_s*i_m2
-    _t74 = 1 - i_m2
-    _t75 = R_dt + _t70
-    _t76 = _t74*d_in
-    _t77 = 2*d
-    _t78 = _t48 + _t53 + n_act
-    _t79 = d_qk*i_qk_head
-    _t80 = _t7*(_t79 + d_qk*h_kv*i_qk_proj)
-    _t81 = _t35*(_t23*i_qk_proj + _t79) + _t80
-    _t82 = _t36*d_v
-    _t83 = _t38*h*(_t82 + i_gh) + _t39*_t82*h + b_gh*h
-    _t84 = _t15*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t85 = _t40 + _t84*d + b_qkv*(_t45 + _t84) + i_mla*(_t42 + h*r_kv*(_t43 + _t67))
+    _t8 = i_qlora*r_q2
+    _t9 = 1 - i_qlora
+    _t10 = d_qk2*h2
+    _t11 = _t10*d
+    _t12 = i_lg + 1
+    _t13 = 1 - i_mla
+    _t14 = _t11*_t9 + _t7*_t8 + b_qkv*(_t10*_t13 + _t8*i_mla) + i_qlora*(_t10*_t12*r_q2 + d*r_q2)
+    _t15 = L_att - L_att2
+    _t16 = _t0*(E_a*h_kv - h)
+    _t17 = d_v*h
+    _t18 = _t17*d
+    _t19 = _t18*_t3 + _t2 + i_og*(_t17*r_o + _t5)
+    _t20 = _t16*d_v + _t19
+    _t21 = i_qlora*r_q
+    _t22 = d_qk*h
+    _t23 = _t22*d
+    _t24 = _t21*_t7 + _t23*_t9 + b_qkv*(_t13*_t22 + _t21*i_mla) + i_qlora*(_t12*_t22*r_q + d*r_q)
+    _t25 = _t16*d_qk + _t24
+    _t26 = d*(i_glu + 2)
+    _t27 = i_glu + 1
+    _t28 = _t26*d_e + b_ff*(_t27*d_e + d)
+    _t29 = E*_t28
+    _t30 = n_hc**2
+    _t31 = d_qk2*i_qk_head
+    _t32 = d_qk2*i_qk_proj
+    _t33 = _t7*(_t31 + _t32*h_kv2)
+    _t34 = _t7*i_qw
+    _t35 = 1 - i_gh
+    _t36 = _t35*d_v2
+    _t37 = h2*i_gate
+    _t38 = _t13*b_qkv*(1 - b_gh)
+    _t39 = 2*i_lg
+    _t40 = d*(1 - i_lg)
+    _t41 = _t7*i_mla
+    _t42 = d_rope2 + r_kv2
+    _t43 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t44 = (
+        _t41*(d_rope2*i_krn + r_kv2)
+        + _t43*d
+        + b_qkv*(_t42*i_mla + _t43)
+        + i_mla*(_t42*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    )
+    _t45 = d*d_ff
+    _t46 = _t45 + b_ff*d
+    _t47 = L_dn*d_lv
+    _t48 = H_v*d_lk
+    _t49 = 1 - i_cg
+    _t50 = b_ff*d_ff
+    _t51 = _t27*(_t45 + _t50)
+    _t52 = L_gr*d_gr
+    _t53 = d*d_gr
+    _t54 = 2*d_gr
+    _t55 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
+    _t56 = 2*H_ml
+    _t57 = _t56*d
+    _t58 = E_s*(_t26*d_s + b_ff*(_t27*d_s + d)) + d*i_shared_gate
+    _t59 = _t7*d
+    _t60 = 3*_t59
+    _t61 = _t59*i_mn + _t60*i_bn
+    _t62 = E + E_0
+    _t63 = _t62*b_router + _t62*d + i_rs*(E + d)
+    _t64 = d**2
+    _t65 = d_qk + d_v
+    _t66 = _t65*h_kv
+    _t67 = b_sc*d
+    _t68 = 2*N_s
+    _t69 = G_s*_t68
+    _t70 = 2*d_in + i_m2*(H_s + _t69)
+    _t71 = H_s*i_m2
+    _t72 = 1 - i_m2
+    _t73 = R_dt + _t68
+    _t74 = _t72*d_in
+    _t75 = 2*d
+    _t76 = _t46 + _t51 + n_act
+    _t77 = d_qk*i_qk_head
+    _t78 = _t7*(_t77 + d_qk*h_kv*i_qk_proj)
+    _t79 = _t34*(_t22*i_qk_proj + _t77) + _t78
+    _t80 = _t35*d_v
+    _t81 = h*i_gate
+    _t82 = _t38*_t80*_t81 + _t81*(_t80 + i_gh)*(_t39*r_q + _t40) + b_gh*h
+    _t83 = d_rope + r_kv
+    _t84 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t85 = (
+        _t41*(d_rope*i_krn + r_kv)
+        + _t84*d
+        + b_qkv*(_t83*i_mla + _t84)
+        + i_mla*(_t83*d + h*r_kv*(_t65 - d_rope))
+    )
     _t86 = L_kvs - L_kvs2
     _t87 = L_rw*d_rw
     _t88 = 5*d
@@ -850,87 +899,88 @@ def params_summary(s):
     _t94 = b_moe*d
     _t95 = h*i_sink
     _t96 = L*d
-    _t97 = i_rel*(2*_t23 + _t24)
+    _t97 = i_rel*(2*_t22 + _t23)
     _t98 = 4*i_diff
     _t99 = _t98*d_qk
     _t100 = E_a*_t0
     _t101 = _t7*i_sub
     _t102 = _t101*d_ff
-    _t103 = _t101*_t19
+    _t103 = _t101*_t17
     _t104 = (
-        H_v*_t49*d
-        + L*(2*i_hc*(i_hcm + 2) + 2*(_t31*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        H_v*_t47*d
+        + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L_att2*_t100
         + L_att2*_t101*_t4
-        + L_att2*_t46
+        + L_att2*_t44
         + L_att2*_t98*d_qk2
         + L_att2*h2*i_sink2
-        + L_att2*i_rel*(2*_t11 + _t12)
-        + L_att2*(_t34 + _t35*(_t32 + _t33*h2))
-        + L_att2*(_t37*_t39*h2 + _t38*h2*(_t37 + i_gh) + b_gh*h2)
+        + L_att2*i_rel*(2*_t10 + _t11)
+        + L_att2*(_t33 + _t34*(_t31 + _t32*h2))
+        + L_att2*(_t36*_t37*_t38 + _t37*(_t36 + i_gh)*(_t39*r_q2 + _t40) + b_gh*h2)
         + L_dense*_t102
-        + L_dense*_t48
-        + L_dense*_t53
+        + L_dense*_t46
+        + L_dense*_t51
         + L_dense*n_act
-        + L_dn*d*(_t51*_t93 + _t91 + _t93)
-        + L_dn*i_cg*(_t77*r_g + r_g*(_t50 + _t92))
+        + L_dn*d*(_t49*_t93 + _t91 + _t93)
+        + L_dn*i_cg*(_t75*r_g + r_g*(_t48 + _t92))
         + L_dn*k_dn*(_t91 + _t92)
-        + L_dn*(H_v*_t51 + H_v + _t50*i_cg)
+        + L_dn*(H_v*_t49 + H_v + _t48*i_cg)
         + L_dw*_t102
-        + L_dw*_t47
-        + L_dw*(_t28*(2*_t47 + 2*_t52) - _t53)
-        + L_gr*(_t55 + d)
-        + 2*L_gr*(_t55 + d_gr)
-        + L_gr*(_t56*w_gr + _t56)
-        + L_idx*_t57
-        - L_kvs2*_t34
-        - L_kvs2*_t46
-        + L_ml*_t59*d_mk
-        + L_ml*(_t58 + _t59)
-        + L_moe*_t60
+        + L_dw*_t45
+        + L_dw*(_t27*(2*_t45 + 2*_t50) - _t51)
+        + L_gr*(_t53 + d)
+        + 2*L_gr*(_t53 + d_gr)
+        + L_gr*(_t54*w_gr + _t54)
+        + L_idx*_t55
+        - L_kvs2*_t33
+        - L_kvs2*_t44
+        + L_ml*_t57*d_mk
+        + L_ml*(_t56 + _t57)
+        + L_moe*_t58
+        + L_moe*_t61
         + L_moe*_t63
-        + L_moe*_t65
         + L_moe*_t94
-        + L_rw*_t66
+        + L_rw*_t64
         + L_rw*_t88
-        + L_sb*_t66
-        + L_sb*(i_sba*r_sb*(_t23 + _t68 + 6*d) + r_sb*(_t28*d_ff + d))
+        + L_sb*_t64
+        + L_sb*(i_sba*r_sb*(_t22 + _t66 + 6*d) + r_sb*(_t27*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t66 + _t69)
-        + L_sc*(3*_t66 + 3*_t69)
-        + L_ssm*_t75*_t76
-        + L_ssm*(2*_t73 + _t74*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t71*i_m2 + d_in)
-        + L_ssm*(_t72*b_ssm + _t72*d)
+        + L_sc*(_t64 + _t67)
+        + L_sc*(3*_t64 + 3*_t67)
+        + L_ssm*_t73*_t74
+        + L_ssm*(2*_t71 + _t72*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t69*i_m2 + d_in)
+        + L_ssm*(_t70*b_ssm + _t70*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t74*_t75*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t76 + _t73 + _t76)
-        + L_xa*_t20
-        + L_xa*_t24
-        + L_xa*_t68*d
+        + L_ssm*(_t72*_t73*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t74 + _t71 + _t74)
+        + L_xa*_t18
+        + L_xa*_t23
+        + L_xa*_t66*d
         + L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 2*L_xa
-        + M_sb*_t62
-        + M_sb*_t78
-        + M_sb*(_t20 + _t23*_t77 + _t68*_t77)
-        + _t100*_t17
-        + _t103*_t17
-        + _t17*_t81
-        + _t17*_t83
-        + _t17*_t85
-        + _t17*_t95
-        + _t17*_t97
-        + _t17*_t99
-        + _t31*d
-        + _t49
-        + _t54*(k_gr + 1)
-        + _t54
-        + _t61*i_norm_emb
-        + _t61*i_norm_final
+        + M_sb*_t60
+        + M_sb*_t76
+        + M_sb*(_t18 + _t22*_t75 + _t66*_t75)
+        + _t100*_t15
+        + _t103*_t15
+        + _t15*_t79
+        + _t15*_t82
+        + _t15*_t85
+        + _t15*_t95
+        + _t15*_t97
+        + _t15*_t99
+        + _t30*d
+        + _t47
+        + _t52*(k_gr + 1)
+        + _t52
+        + _t59*i_norm_emb
+        + _t59*i_norm_final
         + _t7*_t96*n_norm
         + _t7*i_le*(_t96 + p_le)
-        + _t77*d_emb*i_proj
-        - _t80*_t86
+        + _t75*d_emb*i_proj
+        + _t75*r_ng*(L + L_moe)
+        - _t78*_t86
         - _t85*_t86
         + 4*_t87*d
         + 2*_t87
@@ -944,12 +994,12 @@ def params_summary(s):
         + n_hc
     )
     _t105 = (
-        L_att2*(_t1*d_qk2 + _t16)
+        L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
-        + L_moe*_t30
+        + L_moe*_t29
         + _t104
-        + _t17*_t22
-        + _t17*_t26
+        + _t15*_t20
+        + _t15*_t25
     )
     _t106 = L*V_le*p_le + P*d + V*d_emb
     _t107 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t106
@@ -957,25 +1007,25 @@ def params_summary(s):
         'total': _t105 + _t107,
         'embedding': _t106,
         'non_embedding': _t105,
-        'active': L_att2*_t16 + L_att2*_t6 + L_moe*_t29*k + _t104 + _t107 + _t17*_t21 + _t17*_t25,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t104 + _t107 + _t15*_t19 + _t15*_t24,
         'mtp': (
-            M*_t62
-            + 2*M*_t66
+            M*_t60
+            + 2*M*_t64
             + M*(
                 _t100
                 + _t103
-                + _t22
-                + _t26
-                + _t57*i_dsa
-                + _t61*n_norm
-                + _t81
-                + _t83
+                + _t20
+                + _t25
+                + _t55*i_dsa
+                + _t59*n_norm
+                + _t79
+                + _t82
                 + _t85
                 + _t95
                 + _t97
                 + _t99
-                + i_moe*(_t30 + _t60 + _t63 + _t65 + _t94)
-                + (1 - i_moe)*(_t102 + _t78)
+                + i_moe*(_t29 + _t58 + _t61 + _t63 + _t94)
+                + (1 - i_moe)*(_t102 + _t76)
             )
         ),
     }
@@ -1028,6 +1078,7 @@ def flops_forward_components(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -1046,6 +1097,7 @@ def flops_forward_components(s):
     i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -1063,132 +1115,142 @@ def flops_forward_components(s):
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
+    r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = d_qk2*h2
     _t1 = d*(1 - i_qlora)
-    _t2 = d*r_q
+    _t2 = i_lg + 1
     _t3 = 2*L_att2
     _t4 = d_qk*h
     _t5 = 2*L_att - 2*L_att2
-    _t6 = d*(d_rope + r_kv)
-    _t7 = -d_rope
-    _t8 = d*(1 - i_mla)
-    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t6 + h2*r_kv*(_t7 + d_qk2 + d_v2))
-    _t10 = d_qk + d_v
-    _t11 = _t8*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t6 + h*r_kv*(_t10 + _t7))
-    _t12 = 1 - i_og
-    _t13 = d_v2*h2
-    _t14 = d*g_o*r_o
-    _t15 = d_v*h
-    _t16 = _t15*d
-    _t17 = 1 - i_gh
-    _t18 = _t3*d
-    _t19 = _t5*d
-    _t20 = E_a*i_moa
-    _t21 = 2*d_in
-    _t22 = 2*N_s
-    _t23 = G_s*_t22
-    _t24 = 2*d
-    _t25 = L_ssm*_t21
-    _t26 = _t25*(1 - i_m2)
-    _t27 = 2*H_k*d_lk
-    _t28 = H_v*d_lv
-    _t29 = H_v + _t28
-    _t30 = L_dn*_t24
-    _t31 = 2*L_dn
-    _t32 = 6*d
-    _t33 = H_la*L_la
-    _t34 = _t33*d_la
-    _t35 = _t24*_t34
-    _t36 = L_rw*d_rw
-    _t37 = _t24*_t36
-    _t38 = d**2
-    _t39 = 2*_t38
-    _t40 = L_gr*d_gr
-    _t41 = _t24*_t40
-    _t42 = H_ml*L_ml
-    _t43 = _t24*_t42
-    _t44 = _t43*d_mk
-    _t45 = _t43*d_mv
-    _t46 = 4*d
-    _t47 = _t24*_t4
-    _t48 = L_xa*i_img
-    _t49 = i_glu + 2
-    _t50 = _t24*_t49*d_ff
-    _t51 = L_moe*_t24
-    _t52 = n_hc**2
-    _t53 = _t52*i_hcm
-    _t54 = _t10*h_kv
+    _t6 = d*(1 - i_mla)
+    _t7 = (
+        _t6*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    )
+    _t8 = d_qk + d_v
+    _t9 = _t6*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t8 - d_rope))
+    _t10 = 1 - i_og
+    _t11 = d_v2*h2
+    _t12 = d*g_o*r_o
+    _t13 = d_v*h
+    _t14 = _t13*d
+    _t15 = 1 - i_gh
+    _t16 = 2*i_lg
+    _t17 = d*(1 - i_lg)
+    _t18 = E_a*d*i_moa
+    _t19 = 2*d_in
+    _t20 = 2*N_s
+    _t21 = G_s*_t20
+    _t22 = 2*d
+    _t23 = L_ssm*_t19
+    _t24 = _t23*(1 - i_m2)
+    _t25 = 2*H_k*d_lk
+    _t26 = H_v*d_lv
+    _t27 = H_v + _t26
+    _t28 = L_dn*_t22
+    _t29 = 2*L_dn
+    _t30 = 6*d
+    _t31 = H_la*L_la
+    _t32 = _t31*d_la
+    _t33 = _t22*_t32
+    _t34 = L_rw*d_rw
+    _t35 = _t22*_t34
+    _t36 = d**2
+    _t37 = 2*_t36
+    _t38 = L_gr*d_gr
+    _t39 = _t22*_t38
+    _t40 = H_ml*L_ml
+    _t41 = _t22*_t40
+    _t42 = _t41*d_mk
+    _t43 = _t41*d_mv
+    _t44 = 4*d
+    _t45 = _t22*_t4
+    _t46 = L_xa*i_img
+    _t47 = i_glu + 2
+    _t48 = _t22*_t47*d_ff
+    _t49 = 2*L_moe
+    _t50 = _t49*d
+    _t51 = n_hc**2
+    _t52 = _t51*i_hcm
+    _t53 = 2*L
+    _t54 = _t8*h_kv
     _t55 = 2*L_sb
-    _t56 = L*p_le
     return {
         'attention/q': (
-            _t3*(_t0*_t1 + i_qlora*(_t0*r_q + _t2)) + _t5*(_t1*_t4 + i_qlora*(_t2 + _t4*r_q))
+            _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
+            + _t5*(_t1*_t4 + i_qlora*(_t2*_t4*r_q + d*r_q))
         ),
-        'attention/kv': -2*L_kvs2*_t9 + _t11*_t5 - 2*_t11*(L_kvs - L_kvs2) + _t3*_t9,
+        'attention/kv': -2*L_kvs2*_t7 + _t3*_t7 + _t5*_t9 - 2*_t9*(L_kvs - L_kvs2),
         'attention/o': (
-            _t3*(_t12*_t13*d + i_og*(_t13*r_o + _t14)) + _t5*(_t12*_t16 + i_og*(_t14 + _t15*r_o))
+            _t3*(_t10*_t11*d + i_og*(_t11*r_o + _t12)) + _t5*(_t10*_t14 + i_og*(_t12 + _t13*r_o))
         ),
-        'attention/gate': _t18*h2*i_gate*(_t17*d_v2 + i_gh) + _t19*h*i_gate*(_t17*d_v + i_gh),
-        'attention/router': _t18*_t20 + _t19*_t20,
+        'attention/gate': (
+            _t3*h2*i_gate*(_t15*d_v2 + i_gh)*(_t16*r_q2 + _t17)
+            + _t5*h*i_gate*(_t15*d_v + i_gh)*(_t16*r_q + _t17)
+        ),
+        'attention/router': _t18*_t3 + _t18*_t5,
         'attention/indexer': 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q),
-        'mamba/in': L_ssm*_t24*(_t21 + i_m2*(H_s + _t23)),
-        'mamba/x': _t26*(R_dt + _t22),
-        'mamba/dt': R_dt*_t26,
-        'mamba/out': _t25*d,
-        'mamba/conv': 2*L_ssm*k_s*(_t23*i_m2 + d_in),
+        'mamba/in': L_ssm*_t22*(_t19 + i_m2*(H_s + _t21)),
+        'mamba/x': _t24*(R_dt + _t20),
+        'mamba/dt': R_dt*_t24,
+        'mamba/out': _t23*d,
+        'mamba/conv': 2*L_ssm*k_s*(_t21*i_m2 + d_in),
         'mamba/scan': 5*L_ssm*N_s*d_in,
-        'deltanet/in': _t30*(_t27 + _t29*(1 - i_cg) + _t29),
-        'deltanet/lowrank': _t31*i_cg*(_t24*r_g + r_g*(H_v*d_lk + _t28)),
-        'deltanet/out': _t28*_t30,
-        'deltanet/conv': _t31*k_dn*(_t27 + _t28),
-        'deltanet/scan': 7*L_dn*_t28*d_lk,
-        'lightning/qkv': _t32*_t34,
-        'lightning/gate': _t35,
-        'lightning/out': _t35,
-        'lightning/scan': 5*_t33*d_la**2,
-        'rwkv/key': _t37,
-        'rwkv/value': _t37,
-        'rwkv/receptance': _t37,
-        'rwkv/output': _t37,
-        'rwkv/gate': L_rw*_t39,
-        'rwkv/scan': 9*_t36,
-        'griffin/y': _t41,
-        'griffin/x': _t41,
-        'griffin/gates': 4*_t40*w_gr,
-        'griffin/out': _t41,
-        'griffin/conv': 2*_t40*k_gr,
-        'griffin/scan': 3*_t40,
-        'mlstm/q': _t44,
-        'mlstm/k': _t44,
-        'mlstm/v': _t45,
-        'mlstm/ogate': _t45,
-        'mlstm/gates': _t42*_t46,
-        'mlstm/out': _t45,
-        'mlstm/scan': 5*_t42*d_mk*(d_mv + 1),
-        'conv/in': 6*L_sc*_t38,
-        'conv/out': L_sc*_t39,
-        'conv/conv': L_sc*_t24*k_sc,
-        'cross_attention/q': _t47*_t48,
-        'cross_attention/o': _t15*_t24*_t48,
-        'mlp': L_dense*_t50 + L_dw*_t50 - L_xa*_t50*(1 - i_img),
-        'moe/router': _t51*(E + E_0),
-        'moe/experts': _t49*_t51*d_e*k,
-        'moe/shared': 2*L_moe*(E_s*_t49*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': 2*L*(_t24*_t53 + d*n_hc*(2*_t53 + 4*n_hc)),
-        'hyper_connections/head': _t24*_t52,
-        'shared_block/attention': _t55*(_t16 + _t24*_t54 + _t47),
-        'shared_block/mlp': L_sb*_t50,
-        'shared_block/projection': L_sb*_t39,
+        'deltanet/in': _t28*(_t25 + _t27*(1 - i_cg) + _t27),
+        'deltanet/lowrank': _t29*i_cg*(_t22*r_g + r_g*(H_v*d_lk + _t26)),
+        'deltanet/out': _t26*_t28,
+        'deltanet/conv': _t29*k_dn*(_t25 + _t26),
+        'deltanet/scan': 7*L_dn*_t26*d_lk,
+        'lightning/qkv': _t30*_t32,
+        'lightning/gate': _t33,
+        'lightning/out': _t33,
+        'lightning/scan': 5*_t31*d_la**2,
+        'rwkv/key': _t35,
+        'rwkv/value': _t35,
+        'rwkv/receptance': _t35,
+        'rwkv/output': _t35,
+        'rwkv/gate': L_rw*_t37,
+        'rwkv/scan': 9*_t34,
+        'griffin/y': _t39,
+        'griffin/x': _t39,
+        'griffin/gates': 4*_t38*w_gr,
+        'griffin/out': _t39,
+        'griffin/conv': 2*_t38*k_gr,
+        'griffin/scan': 3*_t38,
+        'mlstm/q': _t42,
+        'mlstm/k': _t42,
+        'mlstm/v': _t43,
+        'mlstm/ogate': _t43,
+        'mlstm/gates': _t40*_t44,
+        'mlstm/out': _t43,
+        'mlstm/scan': 5*_t40*d_mk*(d_mv + 1),
+        'conv/in': 6*L_sc*_t36,
+        'conv/out': L_sc*_t37,
+        'conv/conv': L_sc*_t22*k_sc,
+        'cross_attention/q': _t45*_t46,
+        'cross_attention/o': _t13*_t22*_t46,
+        'mlp': L_dense*_t48 + L_dw*_t48 - L_xa*_t48*(1 - i_img),
+        'moe/router': _t50*(E + E_0),
+        'moe/experts': _t47*_t50*d_e*k,
+        'moe/shared': _t49*(E_s*_t47*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': _t53*(_t22*_t52 + d*n_hc*(2*_t52 + 4*n_hc)),
+        'hyper_connections/head': _t22*_t51,
+        'shared_block/attention': _t55*(_t14 + _t22*_t54 + _t45),
+        'shared_block/mlp': L_sb*_t48,
+        'shared_block/projection': L_sb*_t37,
         'shared_block/adapters': _t55*(
-            i_sba*r_sb*(_t32 + _t4 + _t54) + r_sb*(d + d_ff*(i_glu + 1))
+            i_sba*r_sb*(_t30 + _t4 + _t54) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'per_layer_embeddings/projection': _t24*_t56,
-        'per_layer_embeddings/layers': _t46*_t56,
-        'embedding_projection': _t46*d_emb*i_proj,
+        'per_layer_embeddings/projection': _t53*d*p_le,
+        'per_layer_embeddings/layers': L*_t44*p_le,
+        'norm_gates': _t22*r_ng*(_t49 + _t53),
+        'embedding_projection': _t44*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
 
@@ -1248,6 +1310,7 @@ def flops(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -1269,6 +1332,7 @@ def flops(s):
     i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -1287,8 +1351,11 @@ def flops(s):
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
+    r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w = s['w']
     w_gr = s['w_gr']
@@ -1305,68 +1372,69 @@ def flops(s):
     _t10 = 2*_t9
     _t11 = 2*n_hc**2
     _t12 = 2*L_att2
-    _t13 = _t12*d
-    _t14 = E_a*i_moa
-    _t15 = H_la*L_la
-    _t16 = H_v*d_lv
-    _t17 = L_dn*_t6
-    _t18 = 2*L_moe
-    _t19 = d_qk*h
-    _t20 = _t19*_t6
-    _t21 = L_xa*i_img
-    _t22 = d_v*h
-    _t23 = _t22*d
-    _t24 = i_glu + 2
-    _t25 = _t24*_t6*d_ff
-    _t26 = 2*L_sb
-    _t27 = _t24*d
-    _t28 = L_att - L_att2
-    _t29 = 2*_t28
-    _t30 = _t29*d
-    _t31 = _t8*(1 - i_m2)
-    _t32 = 2*N_s
-    _t33 = G_s*_t32
-    _t34 = 2*H_k*d_lk
-    _t35 = 2*L_dn
-    _t36 = 1 - i_gh
-    _t37 = d_qk + d_v
-    _t38 = _t37*h_kv
-    _t39 = _t38*_t6
-    _t40 = d_qk2*h2
-    _t41 = d*(1 - i_qlora)
-    _t42 = d*r_q
-    _t43 = _t11*i_hcm
-    _t44 = 1 - i_og
-    _t45 = d_v2*h2
-    _t46 = d*g_o*r_o
-    _t47 = H_v + _t16
-    _t48 = d*(d_rope + r_kv)
-    _t49 = -d_rope
-    _t50 = d*(1 - i_mla)
-    _t51 = (
-        2*_t50*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t48 + h2*r_kv*(_t49 + d_qk2 + d_v2))
+    _t13 = E_a*d*i_moa
+    _t14 = H_la*L_la
+    _t15 = H_v*d_lv
+    _t16 = L_dn*_t6
+    _t17 = 2*L_moe
+    _t18 = d_qk*h
+    _t19 = _t18*_t6
+    _t20 = L_xa*i_img
+    _t21 = d_v*h
+    _t22 = _t21*d
+    _t23 = i_glu + 2
+    _t24 = _t23*_t6*d_ff
+    _t25 = 2*L_sb
+    _t26 = _t23*d
+    _t27 = L_att - L_att2
+    _t28 = 2*_t27
+    _t29 = _t8*(1 - i_m2)
+    _t30 = 2*N_s
+    _t31 = G_s*_t30
+    _t32 = 2*L
+    _t33 = 2*H_k*d_lk
+    _t34 = 2*L_dn
+    _t35 = d_qk + d_v
+    _t36 = _t35*h_kv
+    _t37 = _t36*_t6
+    _t38 = _t11*i_hcm
+    _t39 = 1 - i_og
+    _t40 = d_v2*h2
+    _t41 = d*g_o*r_o
+    _t42 = H_v + _t15
+    _t43 = d_qk2*h2
+    _t44 = d*(1 - i_qlora)
+    _t45 = i_lg + 1
+    _t46 = 1 - i_gh
+    _t47 = 2*i_lg
+    _t48 = d*(1 - i_lg)
+    _t49 = d*(1 - i_mla)
+    _t50 = (
+        2*_t49*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+        + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t52 = 2*_t50*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t48 + h*r_kv*(_t37 + _t49))
-    _t53 = L_xa*T_img
+    _t51 = (
+        2*_t49*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t35 - d_rope))
+    )
+    _t52 = L_xa*T_img
     return {
         'weights_per_token': (
             L*_t5*p_le
-            + 2*L*(_t43*d + d*n_hc*(_t43 + 4*n_hc))
-            + L_att2*_t51
-            + L_dense*_t25
-            + 7*L_dn*_t16*d_lk
-            + L_dw*_t25
+            + L_att2*_t50
+            + L_dense*_t24
+            + 7*L_dn*_t15*d_lk
+            + L_dw*_t24
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t51
+            - L_kvs2*_t50
             + L_rw*_t10
             + L_sb*_t10
             + L_sc*_t6*k_sc
             + 8*L_sc*_t9
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t6*(_t7 + i_m2*(H_s + _t33))
-            + 2*L_ssm*k_s*(_t33*i_m2 + d_in)
-            - L_xa*_t25*(1 - i_img)
-            + R_dt*_t31
+            + L_ssm*_t6*(_t7 + i_m2*(H_s + _t31))
+            + 2*L_ssm*k_s*(_t31*i_m2 + d_in)
+            - L_xa*_t24*(1 - i_img)
+            + R_dt*_t29
             + 2*V_o*d_emb
             + _t0*_t5
             + 2*_t0*k_gr
@@ -1375,36 +1443,38 @@ def flops(s):
             + 8*_t1*d
             + 9*_t1
             + _t11*d
-            + _t12*(_t40*_t41 + i_qlora*(_t40*r_q + _t42))
-            + _t12*(_t44*_t45*d + i_og*(_t45*r_o + _t46))
-            + _t13*_t14
-            + _t13*h2*i_gate*(_t36*d_v2 + i_gh)
-            + _t14*_t30
-            + 10*_t15*d*d_la
-            + 5*_t15*d_la**2
-            + _t16*_t17
-            + _t17*(_t34 + _t47*(1 - i_cg) + _t47)
-            + _t18*_t27*d_e*k
-            + _t18*d*(E + E_0)
-            + _t18*(E_s*_t27*d_s + d*i_shared_gate)
+            + _t12*_t13
+            + _t12*h2*i_gate*(_t46*d_v2 + i_gh)*(_t47*r_q2 + _t48)
+            + _t12*(_t43*_t44 + i_qlora*(_t43*_t45*r_q2 + d*r_q2))
+            + _t12*(_t39*_t40*d + i_og*(_t40*r_o + _t41))
+            + _t13*_t28
+            + 10*_t14*d*d_la
+            + 5*_t14*d_la**2
+            + _t15*_t16
+            + _t16*(_t33 + _t42*(1 - i_cg) + _t42)
+            + _t17*_t26*d_e*k
+            + _t17*d*(E + E_0)
+            + _t17*(E_s*_t26*d_s + d*i_shared_gate)
+            + _t19*_t20
             + _t2*d_emb*i_proj
-            + _t20*_t21
-            + 2*_t21*_t23
-            + _t26*_t27*d_ff
-            + _t26*(i_sba*r_sb*(_t19 + _t38 + _t5) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t26*(_t20 + _t23 + _t39)
-            + _t28*_t52
-            + _t29*(_t19*_t41 + i_qlora*(_t19*r_q + _t42))
-            + _t29*(_t23*_t44 + i_og*(_t22*r_o + _t46))
+            + 2*_t20*_t22
+            + _t25*_t26*d_ff
+            + _t25*(i_sba*r_sb*(_t18 + _t36 + _t5) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t25*(_t19 + _t22 + _t37)
+            + _t27*_t51
+            + _t28*h*i_gate*(_t46*d_v + i_gh)*(_t47*r_q + _t48)
+            + _t28*(_t18*_t44 + i_qlora*(_t18*_t45*r_q + d*r_q))
+            + _t28*(_t22*_t39 + i_og*(_t21*r_o + _t41))
+            + _t29*(R_dt + _t30)
             + _t3*_t5*d_mv
             + 5*_t3*d_mk*(d_mv + 1)
-            + _t30*h*i_gate*(_t36*d_v + i_gh)
-            + _t31*(R_dt + _t32)
-            + _t35*i_cg*(_t6*r_g + r_g*(H_v*d_lk + _t16))
-            + _t35*k_dn*(_t16 + _t34)
+            + _t32*(_t38*d + d*n_hc*(_t38 + 4*n_hc))
+            + _t34*i_cg*(_t6*r_g + r_g*(H_v*d_lk + _t15))
+            + _t34*k_dn*(_t15 + _t33)
             + _t4*d_mk
             + _t4
-            - _t52*(L_kvs - L_kvs2)
+            - _t51*(L_kvs - L_kvs2)
+            + _t6*r_ng*(_t17 + _t32)
             + _t8*d
         ),
         'attention_per_sequence': (
@@ -1467,8 +1537,8 @@ def flops(s):
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t39*_t53,
-        'cross_scores_per_sequence': 2*T*_t37*_t53*h,
+        'image_kv_per_sequence': _t37*_t52,
+        'cross_scores_per_sequence': 2*T*_t35*_t52*h,
         'inference_attention_per_token': (
             2*L_idx*T*h_I*(d_I + 1)
             + 2*L_sb*T*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
@@ -1553,6 +1623,7 @@ def rules_train_per_token(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -1576,7 +1647,9 @@ def rules_train_per_token(s):
     i_hcm = s['i_hcm']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_krn = s['i_krn']
     i_le = s['i_le']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -1608,91 +1681,104 @@ def rules_train_per_token(s):
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
+    r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = 6*d
     _t1 = 6*d_emb
     _t2 = 6*L
     _t3 = b_norm + g_norm
-    _t4 = _t3*i_mla*r_kv
-    _t5 = d_rope + r_kv
-    _t6 = _t5*d
-    _t7 = -d_rope
-    _t8 = 1 - i_mla
-    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t10 = _t5*i_mla
-    _t11 = 6*_t4 + 6*_t9*d + 6*b_qkv*(_t10 + _t9) + 6*i_mla*(_t6 + h2*r_kv*(_t7 + d_qk2 + d_v2))
-    _t12 = L_kvs - L_kvs2
-    _t13 = d_qk + d_v
-    _t14 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t15 = 6*_t14*d + 6*_t4 + 6*b_qkv*(_t10 + _t14) + 6*i_mla*(_t6 + h*r_kv*(_t13 + _t7))
-    _t16 = n_hc**2
-    _t17 = d_qk2*i_qk_head
-    _t18 = d_qk2*i_qk_proj
-    _t19 = _t3*(_t17 + _t18*h_kv2)
-    _t20 = _t3*i_qw
-    _t21 = 6*L_att2
-    _t22 = 1 - i_gh
-    _t23 = _t22*d_v2
-    _t24 = d*i_gate
-    _t25 = _t8*b_qkv*i_gate*(1 - b_gh)
+    _t4 = _t3*i_mla
+    _t5 = d_rope2 + r_kv2
+    _t6 = 1 - i_mla
+    _t7 = _t6*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t8 = (
+        6*_t4*(d_rope2*i_krn + r_kv2)
+        + 6*_t7*d
+        + 6*b_qkv*(_t5*i_mla + _t7)
+        + 6*i_mla*(_t5*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    )
+    _t9 = L_kvs - L_kvs2
+    _t10 = d_rope + r_kv
+    _t11 = d_qk + d_v
+    _t12 = _t6*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t13 = (
+        6*_t12*d
+        + 6*_t4*(d_rope*i_krn + r_kv)
+        + 6*b_qkv*(_t10*i_mla + _t12)
+        + 6*i_mla*(_t10*d + h*r_kv*(_t11 - d_rope))
+    )
+    _t14 = n_hc**2
+    _t15 = d_qk2*i_qk_head
+    _t16 = d_qk2*i_qk_proj
+    _t17 = _t3*(_t15 + _t16*h_kv2)
+    _t18 = _t3*i_qw
+    _t19 = 6*L_att2
+    _t20 = 1 - i_gh
+    _t21 = _t20*d_v2
+    _t22 = h2*i_gate
+    _t23 = _t6*b_qkv*(1 - b_gh)
+    _t24 = 2*i_lg
+    _t25 = d*(1 - i_lg)
     _t26 = b_o*d
     _t27 = 1 - i_og
     _t28 = d_v2*h2
     _t29 = d*g_o*r_o
-    _t30 = i_qlora*r_q
-    _t31 = _t3*_t30
-    _t32 = 1 - i_qlora
-    _t33 = d_qk2*h2
-    _t34 = _t33*d
-    _t35 = d*r_q
-    _t36 = _t30*i_mla
-    _t37 = 6*L_dense
-    _t38 = d*d_ff
-    _t39 = _t38 + b_ff*d
-    _t40 = 6*L_dn
-    _t41 = H_v*d_lk
-    _t42 = 1 - i_cg
-    _t43 = i_glu + 1
-    _t44 = b_ff*d_ff
-    _t45 = _t43*(_t38 + _t44)
-    _t46 = 6*L_dw
-    _t47 = 6*L_gr
-    _t48 = _t47*d_gr
-    _t49 = d*d_gr
-    _t50 = 2*d_gr
-    _t51 = 2*H_ml
-    _t52 = 6*L_ml
-    _t53 = d*(i_glu + 2)
-    _t54 = 6*L_moe
-    _t55 = _t3*d
-    _t56 = E + E_0
-    _t57 = d**2
-    _t58 = 6*_t57
-    _t59 = d_qk*h
-    _t60 = _t13*h_kv
-    _t61 = b_sc*d
-    _t62 = 6*L_sc
-    _t63 = 6*L_ssm
-    _t64 = 2*N_s
-    _t65 = G_s*_t64
-    _t66 = 2*d_in + i_m2*(H_s + _t65)
-    _t67 = H_s*i_m2
-    _t68 = 1 - i_m2
-    _t69 = R_dt + _t64
-    _t70 = _t68*d_in
-    _t71 = d_v*h
-    _t72 = _t71*d
-    _t73 = 2*d
-    _t74 = 6*M_sb
-    _t75 = d_qk*i_qk_head
-    _t76 = _t3*(_t75 + d_qk*h_kv*i_qk_proj)
-    _t77 = L_att - L_att2
-    _t78 = 6*_t77
-    _t79 = _t22*d_v
-    _t80 = _t59*d
+    _t30 = i_qlora*r_q2
+    _t31 = 1 - i_qlora
+    _t32 = d_qk2*h2
+    _t33 = _t32*d
+    _t34 = i_lg + 1
+    _t35 = 6*L_dense
+    _t36 = d*d_ff
+    _t37 = _t36 + b_ff*d
+    _t38 = 6*L_dn
+    _t39 = H_v*d_lk
+    _t40 = 1 - i_cg
+    _t41 = i_glu + 1
+    _t42 = b_ff*d_ff
+    _t43 = _t41*(_t36 + _t42)
+    _t44 = 6*L_dw
+    _t45 = 6*L_gr
+    _t46 = _t45*d_gr
+    _t47 = d*d_gr
+    _t48 = 2*d_gr
+    _t49 = 2*H_ml
+    _t50 = 6*L_ml
+    _t51 = d*(i_glu + 2)
+    _t52 = 6*L_moe
+    _t53 = _t3*d
+    _t54 = E + E_0
+    _t55 = d**2
+    _t56 = 6*_t55
+    _t57 = d_qk*h
+    _t58 = _t11*h_kv
+    _t59 = b_sc*d
+    _t60 = 6*L_sc
+    _t61 = 6*L_ssm
+    _t62 = 2*N_s
+    _t63 = G_s*_t62
+    _t64 = 2*d_in + i_m2*(H_s + _t63)
+    _t65 = H_s*i_m2
+    _t66 = 1 - i_m2
+    _t67 = R_dt + _t62
+    _t68 = _t66*d_in
+    _t69 = d_v*h
+    _t70 = _t69*d
+    _t71 = 2*d
+    _t72 = 6*M_sb
+    _t73 = d_qk*i_qk_head
+    _t74 = _t3*(_t73 + d_qk*h_kv*i_qk_proj)
+    _t75 = L_att - L_att2
+    _t76 = 6*_t75
+    _t77 = _t20*d_v
+    _t78 = h*i_gate
+    _t79 = i_qlora*r_q
+    _t80 = _t57*d
     _t81 = L_rw*d_rw
     _t82 = 30*d
     _t83 = H_la*L_la*d_la
@@ -1712,103 +1798,111 @@ def rules_train_per_token(s):
     _t97 = (
         H_ml*L_ml*_t91*d_mk
         + L*_t89*n_norm
-        + L_att2*_t11
+        + L_att2*_t8
         + L_att2*_t92*d_qk2
         + L_att2*_t93
-        + 12*L_gr*(_t49 + d_gr)
+        + 12*L_gr*(_t47 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
-        - L_kvs2*_t11
-        - 6*L_kvs2*_t19
+        - 6*L_kvs2*_t17
+        - L_kvs2*_t8
         + 18*L_ml*_t84*d
         + L_moe*_t0*b_moe
-        + L_rw*_t58
+        + L_rw*_t56
         + L_rw*_t82
-        + L_sb*_t58
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t59 + _t60) + r_sb*(_t43*d_ff + d))
+        + L_sb*_t56
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t57 + _t58) + r_sb*(_t41*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
         + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 12*L_xa
-        + 18*M_sb*_t55
-        + _t0*_t16
+        + 18*M_sb*_t53
+        + _t0*_t14
         + _t0*b_oL
-        - _t12*_t15
-        - 6*_t12*_t76
-        + _t15*_t77
-        + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t16*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + _t21*_t28*_t94
-        + _t21*h2*i_sink2
-        + _t21*i_rel*(2*_t33 + _t34)
-        + _t21*(_t19 + _t20*(_t17 + _t18*h2))
-        + _t21*(_t26 + _t27*_t28*d + i_og*(_t28*r_o + _t29))
-        + _t21*(_t23*_t25*h2 + _t24*h2*(_t23 + i_gh) + b_gh*h2)
-        + _t21*(_t31 + _t32*_t34 + b_qkv*(_t33*_t8 + _t36) + i_qlora*(_t33*r_q + _t35))
+        + _t13*_t75
+        - _t13*_t9
+        + _t19*_t28*_t94
+        + _t19*h2*i_sink2
+        + _t19*i_rel*(2*_t32 + _t33)
+        + _t19*(_t17 + _t18*(_t15 + _t16*h2))
+        + _t19*(_t26 + _t27*_t28*d + i_og*(_t28*r_o + _t29))
+        + _t19*(_t21*_t22*_t23 + _t22*(_t21 + i_gh)*(_t24*r_q2 + _t25) + b_gh*h2)
+        + _t19*(
+            _t3*_t30
+            + _t31*_t33
+            + b_qkv*(_t30*i_mla + _t32*_t6)
+            + i_qlora*(_t32*_t34*r_q2 + d*r_q2)
+        )
+        + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + 6*_t3*i_le*(_t90 + p_le)
-        + _t37*_t39
-        + _t37*_t45
-        + _t37*_t95
-        + _t37*n_act
-        + _t38*_t46
-        + _t40*d_lv
-        + _t40*i_cg*(_t73*r_g + r_g*(_t41 + _t86))
-        + _t40*k_dn*(_t85 + _t86)
-        + _t40*(H_v*_t42 + H_v + _t41*i_cg)
-        + _t46*_t95
-        + _t46*(_t43*(2*_t38 + 2*_t44) - _t45)
-        + _t47*(_t49 + d)
-        + _t47*(_t50*w_gr + _t50)
-        + _t48*(k_gr + 1)
-        + _t48
-        + _t52*_t84
-        + _t52*(_t51*d + _t51)
-        + _t54*k*(_t53*d_e + b_ff*(_t43*d_e + d))
-        + _t54*(E_s*(_t53*d_s + b_ff*(_t43*d_s + d)) + d*i_shared_gate)
-        + _t54*(3*_t55*i_bn + _t55*i_mn)
-        + _t54*(_t56*b_router + _t56*d + i_rs*(E + d))
-        + _t59*_t96
-        + _t60*_t96
-        + _t62*(_t57 + _t61)
-        + _t62*(3*_t57 + 3*_t61)
-        + _t63*_t69*_t70
-        + _t63*(2*_t67 + _t68*(N_s*d_in + d_in))
-        + _t63*(b_cs + k_s)*(_t65*i_m2 + d_in)
-        + _t63*(_t66*b_ssm + _t66*d)
-        + _t63*(b_ssm*d + d*d_in)
-        + _t63*(_t68*_t69*i_dtn + d_in*i_gn*i_m2)
-        + _t63*(R_dt*_t70 + _t67 + _t70)
-        + _t71*_t78*_t94
-        + _t71*_t96
-        + _t74*(_t39 + _t45 + n_act)
-        + _t74*(_t59*_t73 + _t60*_t73 + _t72)
-        + _t77*_t92*d_qk
-        + _t77*_t93
-        + _t78*h*i_sink
-        + _t78*i_rel*(2*_t59 + _t80)
-        + _t78*(_t20*(_t59*i_qk_proj + _t75) + _t76)
-        + _t78*(_t26 + _t27*_t72 + i_og*(_t29 + _t71*r_o))
-        + _t78*(_t24*h*(_t79 + i_gh) + _t25*_t79*h + b_gh*h)
-        + _t78*(_t31 + _t32*_t80 + b_qkv*(_t36 + _t59*_t8) + i_qlora*(_t35 + _t59*r_q))
+        + _t35*_t37
+        + _t35*_t43
+        + _t35*_t95
+        + _t35*n_act
+        + _t36*_t44
+        + _t38*d_lv
+        + _t38*i_cg*(_t71*r_g + r_g*(_t39 + _t86))
+        + _t38*k_dn*(_t85 + _t86)
+        + _t38*(H_v*_t40 + H_v + _t39*i_cg)
+        + _t44*_t95
+        + _t44*(_t41*(2*_t36 + 2*_t42) - _t43)
+        + _t45*(_t47 + d)
+        + _t45*(_t48*w_gr + _t48)
+        + _t46*(k_gr + 1)
+        + _t46
+        + _t50*_t84
+        + _t50*(_t49*d + _t49)
+        + _t52*k*(_t51*d_e + b_ff*(_t41*d_e + d))
+        + _t52*(E_s*(_t51*d_s + b_ff*(_t41*d_s + d)) + d*i_shared_gate)
+        + _t52*(3*_t53*i_bn + _t53*i_mn)
+        + _t52*(_t54*b_router + _t54*d + i_rs*(E + d))
+        + _t57*_t96
+        + _t58*_t96
+        + _t60*(_t55 + _t59)
+        + _t60*(3*_t55 + 3*_t59)
+        + _t61*_t67*_t68
+        + _t61*(2*_t65 + _t66*(N_s*d_in + d_in))
+        + _t61*(b_cs + k_s)*(_t63*i_m2 + d_in)
+        + _t61*(_t64*b_ssm + _t64*d)
+        + _t61*(b_ssm*d + d*d_in)
+        + _t61*(_t66*_t67*i_dtn + d_in*i_gn*i_m2)
+        + _t61*(R_dt*_t68 + _t65 + _t68)
+        + _t69*_t76*_t94
+        + _t69*_t96
+        + _t72*(_t37 + _t43 + n_act)
+        + _t72*(_t57*_t71 + _t58*_t71 + _t70)
+        - 6*_t74*_t9
+        + _t75*_t92*d_qk
+        + _t75*_t93
+        + _t76*h*i_sink
+        + _t76*i_rel*(2*_t57 + _t80)
+        + _t76*(_t18*(_t57*i_qk_proj + _t73) + _t74)
+        + _t76*(_t26 + _t27*_t70 + i_og*(_t29 + _t69*r_o))
+        + _t76*(_t23*_t77*_t78 + _t78*(_t77 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
+        + _t76*(
+            _t3*_t79 + _t31*_t80 + b_qkv*(_t57*_t6 + _t79*i_mla) + i_qlora*(_t34*_t57*r_q + d*r_q)
+        )
         + 24*_t81*d
         + 12*_t81
         + _t82*_t83
         + 6*_t83
         + _t86*_t88
-        + _t88*(_t42*_t87 + _t85 + _t87)
+        + _t88*(_t40*_t87 + _t85 + _t87)
         + _t89*i_norm_emb
         + _t89*i_norm_final
         + 18*_t90*p_le
         + _t91*d_emb*i_proj
+        + _t91*r_ng*(L + L_moe)
         + 6*i_hc
         + 6*n_hc
     )
     _t98 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t97
-    _t99 = T*_t33
-    _t100 = T*_t59
+    _t99 = T*_t32
+    _t100 = T*_t57
     _t101 = 3*T
     _t102 = 4*T
     return {
         '6N': P*_t0 + _t98,
-        'kaplan': _t100*_t78 + _t21*_t99 + _t97,
-        'palm': 12*L_att2*_t99 + 12*_t100*_t77 + _t98,
+        'kaplan': _t100*_t76 + _t19*_t99 + _t97,
+        'palm': 12*L_att2*_t99 + 12*_t100*_t75 + _t98,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1816,10 +1910,10 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t101*h2 + _t102*_t33 + 8*_t34)
+            3*L_att2*(_t101*h2 + _t102*_t32 + 8*_t33)
             + V*_t0
             + V_o*_t0
-            + 3*_t77*(_t101*h + _t102*_t59 + 8*_t80)
+            + 3*_t75*(_t101*h + _t102*_t57 + 8*_t80)
             + _t91*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
@@ -2064,6 +2158,7 @@ def memory_activations(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -2102,6 +2197,7 @@ def memory_activations(s):
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -2133,8 +2229,11 @@ def memory_activations(s):
     q_lo = s['q_lo']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
+    r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
@@ -2148,7 +2247,7 @@ def memory_activations(s):
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
-                        d_rope*i_mla*i_rnu*q_a
+                        d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -2164,7 +2263,10 @@ def memory_activations(s):
                             )
                             + 1
                         )/n_tp
-                        + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
+                        + h2*i_gate*(
+                            d_v2*q_a
+                            + (d_v2*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2220,7 +2322,9 @@ def memory_activations(s):
                             )
                             + 1
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2295,7 +2399,9 @@ def memory_activations(s):
                             )
                             + 1
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2337,18 +2443,29 @@ def memory_activations(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                             + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
-                        + L_s_att*(
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        + L_s_att2*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                            + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
+                            + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
-                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + (L_s + L_sm)*(
+                            d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
+                            + q_a*r_ng*(2 - i_frozen)
+                        )
+                        + (L_s_att - L_s_att2)*(
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
+                            + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                        )
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
@@ -2516,6 +2633,7 @@ def memory(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -2554,6 +2672,7 @@ def memory(s):
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -2598,8 +2717,11 @@ def memory(s):
     q_w = s['q_w']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
+    r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
@@ -2622,7 +2744,9 @@ def memory(s):
                     )
                     + 1
                 )/n_tp
-                + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                + h*i_gate*(
+                    d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                )/n_tp
                 + i_diff*(
                     i_scores*q_a*(
                         d_qk*h*(_minimum(1, b - 1) + _minimum(1, _maximum(b - 1, h - h_kv)))
@@ -2647,6 +2771,7 @@ def memory(s):
                     + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                    + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                     + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                     + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                     + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -2701,7 +2826,7 @@ def memory(s):
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
-                        d_rope*i_mla*i_rnu*q_a
+                        d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -2717,7 +2842,10 @@ def memory(s):
                             )
                             + 1
                         )/n_tp
-                        + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
+                        + h2*i_gate*(
+                            d_v2*q_a
+                            + (d_v2*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2773,7 +2901,9 @@ def memory(s):
                             )
                             + 1
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2848,7 +2978,9 @@ def memory(s):
                             )
                             + 1
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -2890,18 +3022,29 @@ def memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                             + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
-                        + L_s_att*(
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        + L_s_att2*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                            + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
+                            + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
-                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + (L_s + L_sm)*(
+                            d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
+                            + q_a*r_ng*(2 - i_frozen)
+                        )
+                        + (L_s_att - L_s_att2)*(
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
+                            + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                        )
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
@@ -3189,7 +3332,7 @@ def memory(s):
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
-                        d_rope*i_mla*i_rnu*q_a
+                        d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -3205,7 +3348,10 @@ def memory(s):
                             )
                             + 1
                         )/n_tp
-                        + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
+                        + h2*i_gate*(
+                            d_v2*q_a
+                            + (d_v2*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -3258,7 +3404,9 @@ def memory(s):
                             )
                             + 1
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -3328,7 +3476,9 @@ def memory(s):
                             )
                             + 1
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -3365,18 +3515,29 @@ def memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                             + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
-                        + L_s_att*(
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        + L_s_att2*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                            + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
+                            + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
-                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + (L_s + L_sm)*(
+                            d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
+                            + q_a*r_ng*(2 - i_frozen)
+                        )
+                        + (L_s_att - L_s_att2)*(
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
+                            + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                        )
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
@@ -3514,6 +3675,7 @@ def finetune_counts(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -3532,6 +3694,7 @@ def finetune_counts(s):
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -3544,8 +3707,10 @@ def finetune_counts(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_o = s['r_o']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     _t0 = H_ml*d_mk
     _t1 = L_ml*(_t0 + d)
     _t2 = d_qk*h
@@ -3598,64 +3763,66 @@ def finetune_counts(s):
     _t49 = _t9*d
     _t50 = d_qk + d_v
     _t51 = d*h_kv
-    _t52 = d*(d_rope + r_kv)
-    _t53 = -d_rope
-    _t54 = 1 - i_mla
-    _t55 = _t54*d*h_kv2*(_t17*d_v2 + d_qk2) + i_mla*(_t52 + h2*r_kv*(_t53 + d_qk2 + d_v2))
-    _t56 = _t29*d_in
-    _t57 = _t51*_t54*(_t18*d_v + d_qk) + i_mla*(_t52 + h*r_kv*(_t50 + _t53))
-    _t58 = H_v + _t31
-    _t59 = d*g_o*r_o
-    _t60 = d*r_q
-    _t61 = d*i_moa
-    _t62 = E_a*_t61
-    _t63 = _t4*d
-    _t64 = 1 - i_qlora
-    _t65 = _t61*(E_a*h_kv2 - h2)
-    _t66 = 1 - i_og
-    _t67 = d*i_gate
-    _t68 = _t61*(E_a*h_kv - h)
-    _t69 = (
+    _t52 = 1 - i_mla
+    _t53 = (
+        _t52*d*h_kv2*(_t17*d_v2 + d_qk2)
+        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    )
+    _t54 = _t29*d_in
+    _t55 = _t51*_t52*(_t18*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t50 - d_rope))
+    _t56 = H_v + _t31
+    _t57 = d*g_o*r_o
+    _t58 = i_lg + 1
+    _t59 = d*i_moa
+    _t60 = E_a*_t59
+    _t61 = _t4*d
+    _t62 = 1 - i_qlora
+    _t63 = _t59*(E_a*h_kv2 - h2)
+    _t64 = 1 - i_og
+    _t65 = 2*i_lg
+    _t66 = d*(1 - i_lg)
+    _t67 = _t59*(E_a*h_kv - h)
+    _t68 = (
         L_att2*(
-            _t21*_t67
-            + _t5*_t66*d
-            + _t55
-            + _t62
-            + _t63*_t64
-            + _t63*i_rel
-            + _t65*d_qk2
-            + _t65*d_v2
-            + i_og*(_t5*r_o + _t59)
-            + i_qlora*(_t4*r_q + _t60)
+            _t21*i_gate*(_t65*r_q2 + _t66)
+            + _t5*_t64*d
+            + _t53
+            + _t60
+            + _t61*_t62
+            + _t61*i_rel
+            + _t63*d_qk2
+            + _t63*d_v2
+            + i_og*(_t5*r_o + _t57)
+            + i_qlora*(_t4*_t58*r_q2 + d*r_q2)
         )
         + L_dense*_t47
         + L_dn*(
-            _t31*d + d*(_t34 + _t58*(1 - i_cg) + _t58) + i_cg*(_t38*r_g + r_g*(H_v*d_lk + _t31))
+            _t31*d + d*(_t34 + _t56*(1 - i_cg) + _t56) + i_cg*(_t38*r_g + r_g*(H_v*d_lk + _t31))
         )
         + L_dw*_t47
         + L_gr*_t44*d_gr
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t55
+        - L_kvs2*_t53
         + 5*L_la*_t32*d
         + L_ml*(H_ml*_t38 + _t0*_t38 + _t14*_t44)
         + L_moe*(E*_t46*d_e + E_s*_t46*d_s + d*i_shared_gate + d*(E + E_0))
         + L_rw*(_t45 + 4*d*d_rw)
         + 4*L_sc*_t45
-        + L_ssm*(R_dt*_t56 + _t27*d + _t56*(R_dt + _t26) + d*d_in)
+        + L_ssm*(R_dt*_t54 + _t27*d + _t54*(R_dt + _t26) + d*d_in)
         + L_xa*(_t48 + _t49 + _t50*_t51)
         + _t43*_t44
-        - _t57*(L_kvs + _t11)
+        - _t55*(L_kvs + _t11)
         + _t8*(
-            _t22*_t67
-            + _t48*_t64
+            _t22*i_gate*(_t65*r_q + _t66)
+            + _t48*_t62
             + _t48*i_rel
-            + _t49*_t66
-            + _t57
-            + _t62
-            + _t68*d_qk
-            + _t68*d_v
-            + i_og*(_t59 + _t9*r_o)
-            + i_qlora*(_t2*r_q + _t60)
+            + _t49*_t64
+            + _t55
+            + _t60
+            + _t67*d_qk
+            + _t67*d_v
+            + i_og*(_t57 + _t9*r_o)
+            + i_qlora*(_t2*_t58*r_q + d*r_q)
         )
     )
     return {
@@ -3838,8 +4005,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t69,
-        'unquantised': N - _t69,
+        'quantised': _t68,
+        'unquantised': N - _t68,
     }
 
 
@@ -3934,6 +4101,7 @@ def finetune_states(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -3956,6 +4124,7 @@ def finetune_states(s):
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -3983,8 +4152,10 @@ def finetune_states(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_o = s['r_o']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     return {
         'trained_per_gpu': (
             (1 - i_frozen)*(
@@ -4098,11 +4269,11 @@ def finetune_states(s):
                         + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                         + d*d_v2*h2*(1 - i_og)
                         + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                        + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                         + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                         + i_og*(d*g_o*r_o + d_v2*h2*r_o)
-                        + i_qlora*(d*r_q + d_qk2*h2*r_q)
+                        + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                     )
                     + L_dense*d*d_ff*(i_glu + 2)
                     + L_dn*(
@@ -4115,7 +4286,7 @@ def finetune_states(s):
                     + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     - L_kvs2*(
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                     )
                     + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                     + L_moe*(
@@ -4137,11 +4308,11 @@ def finetune_states(s):
                         + d*d_qk*i_moa*(E_a*h_kv - h)
                         + d*d_v*h*(1 - i_og)
                         + d*d_v*i_moa*(E_a*h_kv - h)
-                        + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                         + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                        + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         + i_og*(d*g_o*r_o + d_v*h*r_o)
-                        + i_qlora*(d*r_q + d_qk*h*r_q)
+                        + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
                     )
                     - (L_kvs - L_kvs2)*(
                         d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -4635,6 +4806,7 @@ def finetune_memory(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -4675,6 +4847,7 @@ def finetune_memory(s):
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -4723,8 +4896,11 @@ def finetune_memory(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
+    r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
@@ -4821,7 +4997,7 @@ def finetune_memory(s):
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
-                        d_rope*i_mla*i_rnu*q_a
+                        d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -4837,7 +5013,10 @@ def finetune_memory(s):
                             )
                             + 1
                         )/n_tp
-                        + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
+                        + h2*i_gate*(
+                            d_v2*q_a
+                            + (d_v2*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -4893,7 +5072,9 @@ def finetune_memory(s):
                             )
                             + 1
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -4968,7 +5149,9 @@ def finetune_memory(s):
                             )
                             + 1
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -5010,18 +5193,29 @@ def finetune_memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                             + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
-                        + L_s_att*(
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        + L_s_att2*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                            + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
+                            + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
-                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + (L_s + L_sm)*(
+                            d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
+                            + q_a*r_ng*(2 - i_frozen)
+                        )
+                        + (L_s_att - L_s_att2)*(
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
+                            + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                        )
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
@@ -5104,11 +5298,11 @@ def finetune_memory(s):
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_og*(d*g_o*r_o + d_v2*h2*r_o)
-                            + i_qlora*(d*r_q + d_qk2*h2*r_q)
+                            + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
@@ -5121,7 +5315,7 @@ def finetune_memory(s):
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                         )
                         + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
@@ -5146,11 +5340,11 @@ def finetune_memory(s):
                             + d*d_qk*i_moa*(E_a*h_kv - h)
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
-                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_og*(d*g_o*r_o + d_v*h*r_o)
-                            + i_qlora*(d*r_q + d_qk*h*r_q)
+                            + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
                         )
                         - (L_kvs - L_kvs2)*(
                             d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -5570,11 +5764,11 @@ def finetune_memory(s):
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_og*(d*g_o*r_o + d_v2*h2*r_o)
-                            + i_qlora*(d*r_q + d_qk2*h2*r_q)
+                            + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
@@ -5587,7 +5781,7 @@ def finetune_memory(s):
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                         )
                         + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
@@ -5612,11 +5806,11 @@ def finetune_memory(s):
                             + d*d_qk*i_moa*(E_a*h_kv - h)
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
-                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_og*(d*g_o*r_o + d_v*h*r_o)
-                            + i_qlora*(d*r_q + d_qk*h*r_q)
+                            + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
                         )
                         - (L_kvs - L_kvs2)*(
                             d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -6043,7 +6237,7 @@ def finetune_memory(s):
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
-                        d_rope*i_mla*i_rnu*q_a
+                        d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -6059,7 +6253,10 @@ def finetune_memory(s):
                             )
                             + 1
                         )/n_tp
-                        + h2*i_gate*q_a*(d_v2*(1 - i_gh) + d_v2 + i_gh)/n_tp
+                        + h2*i_gate*(
+                            d_v2*q_a
+                            + (d_v2*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -6112,7 +6309,9 @@ def finetune_memory(s):
                             )
                             + 1
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -6182,7 +6381,9 @@ def finetune_memory(s):
                             )
                             + 1
                         )/n_tp
-                        + h*i_gate*q_a*(d_v*(1 - i_gh) + d_v + i_gh)/n_tp
+                        + h*i_gate*(
+                            d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
+                        )/n_tp
                         + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
@@ -6219,18 +6420,29 @@ def finetune_memory(s):
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                             + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
-                        + L_s_att*(
+                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
+                        + L_s_att2*(
                             4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                            + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
+                            + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                         )
-                        - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         - L_s_kvs2*(
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + (L_s + L_sm)*(
+                            d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
+                            + q_a*r_ng*(2 - i_frozen)
+                        )
+                        + (L_s_att - L_s_att2)*(
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
+                            + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
+                            + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
+                        )
                         + (L_s_dense + L_sm)*(
                             d*i_drop*(1 - i_hf)
                             + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
@@ -6377,6 +6589,7 @@ def finetune_flops(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -6400,6 +6613,7 @@ def finetune_flops(s):
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -6419,8 +6633,11 @@ def finetune_flops(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
+    r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w = s['w']
     w_gr = s['w_gr']
@@ -6587,12 +6804,14 @@ def finetune_flops(s):
                     + 2*H_v*L_dn*d*d_lv
                     + 6*L*d*p_le
                     + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
-                    + 2*L_att2*d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
-                    + 2*L_att2*(d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q + d_qk2*h2*r_q))
+                    + 2*L_att2*h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                    + 2*L_att2*(
+                        d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
+                    )
                     + 2*L_att2*(d*d_v2*h2*(1 - i_og) + i_og*(d*g_o*r_o + d_v2*h2*r_o))
                     + 2*L_att2*(
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                     )
                     + 2*L_dense*d*d_ff*(i_glu + 2)
                     + 2*L_dn*d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
@@ -6605,7 +6824,7 @@ def finetune_flops(s):
                     + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     - 2*L_kvs2*(
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                        + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                     )
                     + 2*L_moe*d*d_e*k*(i_glu + 2)
                     + 2*L_moe*d*(E + E_0)
@@ -6630,9 +6849,14 @@ def finetune_flops(s):
                     + 2*L_xa*d*d_v*h*i_img
                     + 2*V_o*d_emb
                     + 4*d*d_emb*i_proj
-                    + 2*d*h*i_gate*(L_att - L_att2)*(d_v*(1 - i_gh) + i_gh)
                     + 2*d*n_hc**2
-                    + 2*(L_att - L_att2)*(d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q))
+                    + 2*d*r_ng*(2*L + 2*L_moe)
+                    + 2*h*i_gate*(L_att - L_att2)*(
+                        d*(1 - i_lg) + 2*i_lg*r_q
+                    )*(d_v*(1 - i_gh) + i_gh)
+                    + 2*(L_att - L_att2)*(
+                        d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
+                    )
                     + 2*(L_att - L_att2)*(d*d_v*h*(1 - i_og) + i_og*(d*g_o*r_o + d_v*h*r_o))
                     + 2*(L_att - L_att2)*(
                         d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -6834,6 +7058,7 @@ def optimizer_states(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -6851,6 +7076,7 @@ def optimizer_states(s):
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -6863,8 +7089,10 @@ def optimizer_states(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_o = s['r_o']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     w_gr = s['w_gr']
     _t0 = 12*d
     _t1 = d**2
@@ -6879,35 +7107,38 @@ def optimizer_states(s):
     _t10 = d_qk + d_v
     _t11 = d*h_kv
     _t12 = _t2*d
-    _t13 = d*(d_rope + r_kv)
-    _t14 = -d_rope
-    _t15 = 1 - i_mla
-    _t16 = _t15*d*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + i_mla*(_t13 + h2*r_kv*(_t14 + d_qk2 + d_v2))
-    _t17 = d_in*(1 - i_m2)
-    _t18 = 2*N_s
-    _t19 = _t11*_t15*(d_qk + d_v*(1 - i_kev)) + i_mla*(_t13 + h*r_kv*(_t10 + _t14))
-    _t20 = H_v*d_lv
-    _t21 = H_v + _t20
-    _t22 = d*g_o*r_o
-    _t23 = d_v2*h2
-    _t24 = d*r_q
-    _t25 = d_qk2*h2
-    _t26 = d*i_moa
-    _t27 = E_a*_t26
-    _t28 = _t25*d
-    _t29 = 1 - i_qlora
-    _t30 = _t26*(E_a*h_kv2 - h2)
-    _t31 = 1 - i_og
-    _t32 = 1 - i_gh
-    _t33 = _t26*(E_a*h_kv - h)
+    _t13 = 1 - i_mla
+    _t14 = (
+        _t13*d*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    )
+    _t15 = d_in*(1 - i_m2)
+    _t16 = 2*N_s
+    _t17 = _t11*_t13*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t10 - d_rope))
+    _t18 = H_v*d_lv
+    _t19 = H_v + _t18
+    _t20 = d*g_o*r_o
+    _t21 = d_v2*h2
+    _t22 = i_lg + 1
+    _t23 = d_qk2*h2
+    _t24 = d*i_moa
+    _t25 = E_a*_t24
+    _t26 = _t23*d
+    _t27 = 1 - i_qlora
+    _t28 = _t24*(E_a*h_kv2 - h2)
+    _t29 = 1 - i_og
+    _t30 = 1 - i_gh
+    _t31 = 2*i_lg
+    _t32 = d*(1 - i_lg)
+    _t33 = _t24*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
             - 12*L*d*p_le
             + 4*L_att2*(
-                i_mla*(d + d_rope + h2*(d_qk2 - d_rope + d_v2) + 2*r_kv)
+                i_mla*(d + d_rope2 + h2*(d_qk2 - d_rope2 + d_v2) + 2*r_kv2)
                 + i_og*(d + d_v2*h2/g_o + 2*g_o*r_o)
-                + i_qlora*(d + d_qk2*h2 + 2*r_q)
+                + i_qlora*(d + d_qk2*h2 + r_q2*(i_lg + 1) + r_q2)
                 + i_rel*(d + d_qk2*h2)
                 + (1 - i_mla)*(d + d_qk2*h_kv2 + (1 - i_kev2)*(d + d_v2*h_kv2))
                 + (1 - i_og)*(d + d_v2*h2)
@@ -6920,11 +7151,11 @@ def optimizer_states(s):
                 + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                 + d*d_v2*h2*(1 - i_og)
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                 + i_og*(d*g_o*r_o + d_v2*h2*r_o)
-                + i_qlora*(d*r_q + d_qk2*h2*r_q)
+                + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
             )
             - 4*L_dense*d*d_ff*(i_glu + 2)
             + 4*L_dense*(d + d_ff)*(i_glu + 2)
@@ -6943,7 +7174,7 @@ def optimizer_states(s):
             - 4*L_kvs2*(1 - i_mla)*(d + d_qk2*h_kv2 + (1 - i_kev2)*(d + d_v2*h_kv2))
             + 4*L_kvs2*(
                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
             )
             + 4*L_la*(5*H_la*d_la + 3*d)
             - 4*L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
@@ -6982,7 +7213,7 @@ def optimizer_states(s):
             + 4*(L_att - L_att2)*(
                 i_mla*(d + d_rope + h*(d_qk - d_rope + d_v) + 2*r_kv)
                 + i_og*(d + d_v*h/g_o + 2*g_o*r_o)
-                + i_qlora*(d + d_qk*h + 2*r_q)
+                + i_qlora*(d + d_qk*h + r_q*(i_lg + 1) + r_q)
                 + i_rel*(d + d_qk*h)
                 + (1 - i_mla)*(d + d_qk*h_kv + (1 - i_kev)*(d + d_v*h_kv))
                 + (1 - i_og)*(d + d_v*h)
@@ -6995,11 +7226,11 @@ def optimizer_states(s):
                 + d*d_qk*i_moa*(E_a*h_kv - h)
                 + d*d_v*h*(1 - i_og)
                 + d*d_v*i_moa*(E_a*h_kv - h)
-                + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                 + i_og*(d*g_o*r_o + d_v*h*r_o)
-                + i_qlora*(d*r_q + d_qk*h*r_q)
+                + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
             )
             + 4*(L_kvs - L_kvs2)*(
                 d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -7011,48 +7242,48 @@ def optimizer_states(s):
             -20*H_la*L_la*d*d_la
             - L*_t0*p_le
             - 4*L_att2*(
-                _t16
-                + _t23*_t31*d
-                + _t27
-                + _t28*_t29
-                + _t28*i_rel
-                + _t30*d_qk2
-                + _t30*d_v2
-                + d*h2*i_gate*(_t32*d_v2 + i_gh)
-                + i_og*(_t22 + _t23*r_o)
-                + i_qlora*(_t24 + _t25*r_q)
+                _t14
+                + _t21*_t29*d
+                + _t25
+                + _t26*_t27
+                + _t26*i_rel
+                + _t28*d_qk2
+                + _t28*d_v2
+                + h2*i_gate*(_t30*d_v2 + i_gh)*(_t31*r_q2 + _t32)
+                + i_og*(_t20 + _t21*r_o)
+                + i_qlora*(_t22*_t23*r_q2 + d*r_q2)
             )
             - L_dense*_t4
             - 4*L_dn*(
-                _t20*d
-                + d*(2*H_k*d_lk + _t21*(1 - i_cg) + _t21)
-                + i_cg*(_t5*r_g + r_g*(H_v*d_lk + _t20))
+                _t18*d
+                + d*(2*H_k*d_lk + _t19*(1 - i_cg) + _t19)
+                + i_cg*(_t5*r_g + r_g*(H_v*d_lk + _t18))
             )
             - L_dw*_t4
             - L_gr*_t0*d_gr
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            + 4*L_kvs2*_t16
+            + 4*L_kvs2*_t14
             - 4*L_ml*(3*H_ml*d*d_mv + _t6*d_mk + _t6)
             - 4*L_moe*(E*_t12*d_e + E_s*_t12*d_s + d*i_shared_gate + d*(E + E_0))
             - 4*L_rw*(_t1 + _t3*d_rw)
             - 16*L_sc*_t1
             - 4*L_ssm*(
-                R_dt*_t17 + _t17*(R_dt + _t18) + d*d_in + d*(2*d_in + i_m2*(G_s*_t18 + H_s))
+                R_dt*_t15 + _t15*(R_dt + _t16) + d*d_in + d*(2*d_in + i_m2*(G_s*_t16 + H_s))
             )
             - 4*L_xa*(_t10*_t11 + _t8 + _t9)
             + 8*N
-            + 4*_t19*(L_kvs - L_kvs2)
+            + 4*_t17*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
-                _t19
-                + _t27
-                + _t29*_t8
-                + _t31*_t9
+                _t17
+                + _t25
+                + _t27*_t8
+                + _t29*_t9
                 + _t33*d_qk
                 + _t33*d_v
-                + _t7*i_gate*(_t32*d_v + i_gh)
                 + _t8*i_rel
-                + i_og*(_t22 + d_v*h*r_o)
-                + i_qlora*(_t24 + d_qk*h*r_q)
+                + h*i_gate*(_t30*d_v + i_gh)*(_t31*r_q + _t32)
+                + i_og*(_t20 + d_v*h*r_o)
+                + i_qlora*(_t22*d_qk*h*r_q + d*r_q)
             )
         ),
         'adafactor_adapters': (
@@ -7326,6 +7557,7 @@ def offload(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -7347,6 +7579,7 @@ def offload(s):
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -7375,8 +7608,10 @@ def offload(s):
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_o = s['r_o']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     return {
         'optimizer_host': i_off_o*(n_cp*n_dp)**(-i_z1)*(
             (1 - i_frozen)*(
@@ -7771,11 +8006,11 @@ def offload(s):
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_og*(d*g_o*r_o + d_v2*h2*r_o)
-                            + i_qlora*(d*r_q + d_qk2*h2*r_q)
+                            + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
@@ -7788,7 +8023,7 @@ def offload(s):
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                         )
                         + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
@@ -7813,11 +8048,11 @@ def offload(s):
                             + d*d_qk*i_moa*(E_a*h_kv - h)
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
-                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_og*(d*g_o*r_o + d_v*h*r_o)
-                            + i_qlora*(d*r_q + d_qk*h*r_q)
+                            + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
                         )
                         - (L_kvs - L_kvs2)*(
                             d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -7952,11 +8187,11 @@ def offload(s):
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_og*(d*g_o*r_o + d_v2*h2*r_o)
-                            + i_qlora*(d*r_q + d_qk2*h2*r_q)
+                            + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
@@ -7969,7 +8204,7 @@ def offload(s):
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                         )
                         + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
@@ -7994,11 +8229,11 @@ def offload(s):
                             + d*d_qk*i_moa*(E_a*h_kv - h)
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
-                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_og*(d*g_o*r_o + d_v*h*r_o)
-                            + i_qlora*(d*r_q + d_qk*h*r_q)
+                            + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
                         )
                         - (L_kvs - L_kvs2)*(
                             d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -8135,11 +8370,11 @@ def offload(s):
                                 + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                                 + d*d_v2*h2*(1 - i_og)
                                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                                + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                                + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                                + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                                 + i_og*(d*g_o*r_o + d_v2*h2*r_o)
-                                + i_qlora*(d*r_q + d_qk2*h2*r_q)
+                                + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                             )
                             + L_dense*d*d_ff*(i_glu + 2)
                             + L_dn*(
@@ -8152,7 +8387,7 @@ def offload(s):
                             + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                             - L_kvs2*(
                                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                                + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             )
                             + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                             + L_moe*(
@@ -8177,11 +8412,11 @@ def offload(s):
                                 + d*d_qk*i_moa*(E_a*h_kv - h)
                                 + d*d_v*h*(1 - i_og)
                                 + d*d_v*i_moa*(E_a*h_kv - h)
-                                + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                                + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                                 + i_og*(d*g_o*r_o + d_v*h*r_o)
-                                + i_qlora*(d*r_q + d_qk*h*r_q)
+                                + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
                             )
                             - (L_kvs - L_kvs2)*(
                                 d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -8573,11 +8808,11 @@ def offload(s):
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                            + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_og*(d*g_o*r_o + d_v2*h2*r_o)
-                            + i_qlora*(d*r_q + d_qk2*h2*r_q)
+                            + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                         )
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
@@ -8590,7 +8825,7 @@ def offload(s):
                         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                            + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                            + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                         )
                         + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
@@ -8615,11 +8850,11 @@ def offload(s):
                             + d*d_qk*i_moa*(E_a*h_kv - h)
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
-                            + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_og*(d*g_o*r_o + d_v*h*r_o)
-                            + i_qlora*(d*r_q + d_qk*h*r_q)
+                            + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
                         )
                         - (L_kvs - L_kvs2)*(
                             d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -8768,6 +9003,7 @@ def precision(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -8787,6 +9023,7 @@ def precision(s):
     i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -8800,8 +9037,11 @@ def precision(s):
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
+    r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = 2*V_o
@@ -8816,95 +9056,98 @@ def precision(s):
     _t9 = 2*_t8
     _t10 = 2*n_hc**2
     _t11 = 2*L_att2
-    _t12 = _t11*d
-    _t13 = E_a*i_moa
-    _t14 = H_v*d_lv
-    _t15 = 2*d
-    _t16 = L_dn*_t15
-    _t17 = d_qk*h
-    _t18 = _t15*_t17
-    _t19 = L_xa*i_img
-    _t20 = d_v*h
-    _t21 = _t20*d
-    _t22 = i_glu + 2
-    _t23 = _t15*_t22*d_ff
-    _t24 = 2*L_sb
-    _t25 = _t22*d
-    _t26 = 2*L_moe
-    _t27 = L_att - L_att2
-    _t28 = 2*_t27
-    _t29 = _t28*d
-    _t30 = _t7*(1 - i_m2)
-    _t31 = 2*N_s
-    _t32 = 1 - i_gh
-    _t33 = d_qk + d_v
-    _t34 = _t33*h_kv
-    _t35 = d_qk2*h2
-    _t36 = d*(1 - i_qlora)
-    _t37 = d*r_q
-    _t38 = _t10*i_hcm
-    _t39 = 1 - i_og
-    _t40 = d_v2*h2
-    _t41 = d*g_o*r_o
-    _t42 = H_v + _t14
-    _t43 = d*(d_rope + r_kv)
-    _t44 = -d_rope
-    _t45 = d*(1 - i_mla)
-    _t46 = (
-        2*_t45*h_kv2*(d_qk2 + d_v2*(1 - i_kev2)) + 2*i_mla*(_t43 + h2*r_kv*(_t44 + d_qk2 + d_v2))
+    _t12 = E_a*d*i_moa
+    _t13 = H_v*d_lv
+    _t14 = 2*d
+    _t15 = L_dn*_t14
+    _t16 = d_qk*h
+    _t17 = _t14*_t16
+    _t18 = L_xa*i_img
+    _t19 = d_v*h
+    _t20 = _t19*d
+    _t21 = i_glu + 2
+    _t22 = _t14*_t21*d_ff
+    _t23 = 2*L_sb
+    _t24 = _t21*d
+    _t25 = 2*L_moe
+    _t26 = L_att - L_att2
+    _t27 = 2*_t26
+    _t28 = _t7*(1 - i_m2)
+    _t29 = 2*L
+    _t30 = 2*N_s
+    _t31 = d_qk + d_v
+    _t32 = _t31*h_kv
+    _t33 = _t10*i_hcm
+    _t34 = 1 - i_og
+    _t35 = d_v2*h2
+    _t36 = d*g_o*r_o
+    _t37 = H_v + _t13
+    _t38 = d_qk2*h2
+    _t39 = d*(1 - i_qlora)
+    _t40 = i_lg + 1
+    _t41 = 1 - i_gh
+    _t42 = 2*i_lg
+    _t43 = d*(1 - i_lg)
+    _t44 = d*(1 - i_mla)
+    _t45 = (
+        2*_t44*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+        + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t47 = 2*_t45*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(_t43 + h*r_kv*(_t33 + _t44))
-    _t48 = (
+    _t46 = (
+        2*_t44*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t31 - d_rope))
+    )
+    _t47 = (
         10*H_la*L_la*d*d_la
         + L*_t4*p_le
-        + 2*L*(_t38*d + d*n_hc*(_t38 + 4*n_hc))
-        + L_att2*_t46
-        + L_dense*_t23
-        + 2*L_dn*i_cg*(_t15*r_g + r_g*(H_v*d_lk + _t14))
-        + L_dw*_t23
+        + L_att2*_t45
+        + L_dense*_t22
+        + 2*L_dn*i_cg*(_t14*r_g + r_g*(H_v*d_lk + _t13))
+        + L_dw*_t22
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t46
+        - L_kvs2*_t45
         + L_rw*_t9
         + 8*L_rw*d*d_rw
         + L_sb*_t9
         + 8*L_sc*_t8
-        + L_ssm*_t15*(_t6 + i_m2*(G_s*_t31 + H_s))
-        - L_xa*_t23*(1 - i_img)
-        + R_dt*_t30
+        + L_ssm*_t14*(_t6 + i_m2*(G_s*_t30 + H_s))
+        - L_xa*_t22*(1 - i_img)
+        + R_dt*_t28
         - _t0*d
         + _t0*d_emb
         + _t1*d_emb*i_proj
         + _t10*d
-        + _t11*(_t35*_t36 + i_qlora*(_t35*r_q + _t37))
-        + _t11*(_t39*_t40*d + i_og*(_t40*r_o + _t41))
-        + _t12*_t13
-        + _t12*h2*i_gate*(_t32*d_v2 + i_gh)
-        + _t13*_t29
-        + _t14*_t16
-        + _t16*(2*H_k*d_lk + _t42*(1 - i_cg) + _t42)
-        + _t18*_t19
-        + 2*_t19*_t21
+        + _t11*_t12
+        + _t11*h2*i_gate*(_t41*d_v2 + i_gh)*(_t42*r_q2 + _t43)
+        + _t11*(_t38*_t39 + i_qlora*(_t38*_t40*r_q2 + d*r_q2))
+        + _t11*(_t34*_t35*d + i_og*(_t35*r_o + _t36))
+        + _t12*_t27
+        + _t13*_t15
+        + _t14*r_ng*(_t25 + _t29)
+        + _t15*(2*H_k*d_lk + _t37*(1 - i_cg) + _t37)
+        + _t17*_t18
+        + 2*_t18*_t20
         + _t2*_t4*d_mv
-        + _t24*_t25*d_ff
-        + _t24*(i_sba*r_sb*(_t17 + _t34 + _t4) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t24*(_t15*_t34 + _t18 + _t21)
-        + _t25*_t26*d_e*k
-        + _t26*(E_s*_t25*d_s + d*i_shared_gate)
-        + _t27*_t47
-        + _t28*(_t17*_t36 + i_qlora*(_t17*r_q + _t37))
-        + _t28*(_t21*_t39 + i_og*(_t20*r_o + _t41))
-        + _t29*h*i_gate*(_t32*d_v + i_gh)
+        + _t23*_t24*d_ff
+        + _t23*(i_sba*r_sb*(_t16 + _t32 + _t4) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t23*(_t14*_t32 + _t17 + _t20)
+        + _t24*_t25*d_e*k
+        + _t25*(E_s*_t24*d_s + d*i_shared_gate)
+        + _t26*_t46
+        + _t27*h*i_gate*(_t41*d_v + i_gh)*(_t42*r_q + _t43)
+        + _t27*(_t16*_t39 + i_qlora*(_t16*_t40*r_q + d*r_q))
+        + _t27*(_t20*_t34 + i_og*(_t19*r_o + _t36))
+        + _t28*(R_dt + _t30)
+        + _t29*(_t33*d + d*n_hc*(_t33 + 4*n_hc))
         + _t3*d_mk
         + _t3
-        + _t30*(R_dt + _t31)
         + _t4*_t5
-        - _t47*(L_kvs - L_kvs2)
+        - _t46*(L_kvs - L_kvs2)
         + 4*_t5*w_gr
         + _t7*d
     )
     return {
-        'low_precision_forward': _t48,
-        'low_precision_train': _t48*(3 - i_frozen),
+        'low_precision_forward': _t47,
+        'low_precision_train': _t47*(3 - i_frozen),
     }
 
 
@@ -8953,6 +9196,7 @@ def precision_memory(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_s = s['d_s']
     d_v = s['d_v']
@@ -8969,6 +9213,7 @@ def precision_memory(s):
     i_glu = s['i_glu']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
+    i_lg = s['i_lg']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -8984,8 +9229,10 @@ def precision_memory(s):
     q_8 = s['q_8']
     r_g = s['r_g']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     r_o = s['r_o']
     r_q = s['r_q']
+    r_q2 = s['r_q2']
     return {
         'weight_copies': L_w*n_dp**(-i_z3)*q_8*(
             -E*L_moe*d*d_e*(i_glu + 2)
@@ -8999,11 +9246,11 @@ def precision_memory(s):
                 + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
                 + d*d_v2*h2*(1 - i_og)
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
-                + d*h2*i_gate*(d_v2*(1 - i_gh) + i_gh)
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                 + i_og*(d*g_o*r_o + d_v2*h2*r_o)
-                + i_qlora*(d*r_q + d_qk2*h2*r_q)
+                + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
             )
             + L_dense*d*d_ff*(i_glu + 2)
             + L_dn*(
@@ -9016,7 +9263,7 @@ def precision_memory(s):
             + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             - L_kvs2*(
                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
-                + i_mla*(d*(d_rope + r_kv) + h2*r_kv*(d_qk2 - d_rope + d_v2))
+                + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
             )
             + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
             + L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
@@ -9036,11 +9283,11 @@ def precision_memory(s):
                 + d*d_qk*i_moa*(E_a*h_kv - h)
                 + d*d_v*h*(1 - i_og)
                 + d*d_v*i_moa*(E_a*h_kv - h)
-                + d*h*i_gate*(d_v*(1 - i_gh) + i_gh)
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                 + i_og*(d*g_o*r_o + d_v*h*r_o)
-                + i_qlora*(d*r_q + d_qk*h*r_q)
+                + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
             )
             - (L_kvs - L_kvs2)*(
                 d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -9112,6 +9359,7 @@ def inference(s):
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
     d_rope = s['d_rope']
+    d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
     d_v = s['d_v']
     d_v2 = s['d_v2']
@@ -9130,17 +9378,19 @@ def inference(s):
     q_kv = s['q_kv']
     q_w = s['q_w']
     r_kv = s['r_kv']
+    r_kv2 = s['r_kv2']
     u = s['u']
     u_bw = s['u_bw']
     w = s['w']
-    _t0 = H_v*d_lv
+    _t0 = 1 - i_mla
+    _t1 = H_v*d_lv
     return {
         'weights': N*q_w,
         'kv_cache_per_token': q_kv*(
             L_idx*d_I
-            + h_kv2*(L_att2 - L_kvs2)*(d_qk2 + d_v2)
+            + (L_att2 - L_kvs2)*(_t0*h_kv2*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))
             + (
-                h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv)
+                _t0*h_kv*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv)
             )*(L_att - L_att2 - L_kvs + L_kvs2 + L_sb)
         ),
         'kv_cache': b*q_kv*(
@@ -9166,11 +9416,11 @@ def inference(s):
                     + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                 )
             )/(h_kv*(1 - i_mla) + i_mla)
-            + K*h_g2*(d_qk2 + d_v2)*(
+            + K*h_g2*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))*(
                 L_chk2*_minimum(T, c)
                 + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                 + (-L_kvsl2 + L_loc2)*_minimum(T, w)
-            )
+            )/(h_kv2*(1 - i_mla) + i_mla)
             + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
             + L_gr*(d_gr*(k_gr - 1) + d_gr)
             + L_rw*(2*d + 3*d_rw)
@@ -9181,7 +9431,7 @@ def inference(s):
         'state_cache': b*q_kv*(
             H_la*L_la*d_la**2
             + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
-            + L_dn*(_t0*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t0))
+            + L_dn*(_t1*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t1))
             + L_gr*(d_gr*(k_gr - 1) + d_gr)
             + L_rw*(2*d + 3*d_rw)
             + L_sc*d*(k_sc - 1)
@@ -9213,11 +9463,11 @@ def inference(s):
                         + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
-                + K*h_g2*(d_qk2 + d_v2)*(
+                + K*h_g2*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))*(
                     L_chk2*_minimum(T, c)
                     + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
-                )
+                )/(h_kv2*(1 - i_mla) + i_mla)
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
@@ -9251,11 +9501,11 @@ def inference(s):
                         + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
-                + K*h_g2*(d_qk2 + d_v2)*(
+                + K*h_g2*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))*(
                     L_chk2*_minimum(T, c)
                     + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
-                )
+                )/(h_kv2*(1 - i_mla) + i_mla)
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
@@ -9291,11 +9541,11 @@ def inference(s):
                         + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
-                + K*h_g2*(d_qk2 + d_v2)*(
+                + K*h_g2*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))*(
                     L_chk2*_minimum(T, c)
                     + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
-                )
+                )/(h_kv2*(1 - i_mla) + i_mla)
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
@@ -9331,11 +9581,11 @@ def inference(s):
                             + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                         )
                     )/(h_kv*(1 - i_mla) + i_mla)
-                    + K*h_g2*(d_qk2 + d_v2)*(
+                    + K*h_g2*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))*(
                         L_chk2*_minimum(T, c)
                         + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
-                    )
+                    )/(h_kv2*(1 - i_mla) + i_mla)
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_gr*(d_gr*(k_gr - 1) + d_gr)
                     + L_rw*(2*d + 3*d_rw)
@@ -9371,11 +9621,11 @@ def inference(s):
                         + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                     )
                 )/(h_kv*(1 - i_mla) + i_mla)
-                + K*h_g2*(d_qk2 + d_v2)*(
+                + K*h_g2*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))*(
                     L_chk2*_minimum(T, c)
                     + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
-                )
+                )/(h_kv2*(1 - i_mla) + i_mla)
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
@@ -9414,11 +9664,11 @@ def inference(s):
                             + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                         )
                     )/(h_kv*(1 - i_mla) + i_mla)
-                    + K*h_g2*(d_qk2 + d_v2)*(
+                    + K*h_g2*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))*(
                         L_chk2*_minimum(T, c)
                         + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
-                    )
+                    )/(h_kv2*(1 - i_mla) + i_mla)
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_gr*(d_gr*(k_gr - 1) + d_gr)
                     + L_rw*(2*d + 3*d_rw)
@@ -9455,11 +9705,11 @@ def inference(s):
                             + (-L_kvsl + L_kvsl2 + L_loc - L_loc2)*_minimum(T, w)
                         )
                     )/(h_kv*(1 - i_mla) + i_mla)
-                    + K*h_g2*(d_qk2 + d_v2)*(
+                    + K*h_g2*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))*(
                         L_chk2*_minimum(T, c)
                         + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
-                    )
+                    )/(h_kv2*(1 - i_mla) + i_mla)
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_gr*(d_gr*(k_gr - 1) + d_gr)
                     + L_rw*(2*d + 3*d_rw)

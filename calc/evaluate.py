@@ -129,11 +129,14 @@ def kind_shape_values(spec: ModelSpec) -> dict[str, int]:
     model's own shapes, over no layer, without one; 1'_sink their sinks."""
     kind = spec.shaped_kind
     h2, kv2, d_qk2, d_v2 = spec.heads_of(kind or "")
+    mla = spec.for_kind(kind or "").attention.mla  # a kind's own latent attention (dots3)
     layers = spec.shaped_layers
     shared, shared2, local, local2 = spec.kv_shared_counts
     return {"L_att2": layers, "L_loc2": layers * (kind == "local"),
             "L_chk2": layers * (kind == "chunked"),
             "h2": h2, "h_kv2": kv2, "d_qk2": d_qk2, "d_v2": d_v2,
+            "r_q2": (mla.q_lora_rank or 0) if mla else 0, "r_kv2": mla.kv_lora_rank if mla else 0,
+            "d_rope2": mla.qk_rope_head_dim if mla else 0,
             "i_kev": int(spec.attention.k_eq_v), "i_kev2": int(spec.keys_are_values(kind or "")),
             "L_kvs": shared, "L_kvs2": shared2, "L_kvsl": local, "L_kvsl2": local2,
             "L_dw": spec.double_wide_layers, "i_sink2": int(spec.sinks_of(kind or ""))}
@@ -172,6 +175,8 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "i_bn": int(bool(moe and moe.branch_norms)),
         "i_rs": int(bool(moe and moe.router_scales)),
         **_per_layer_embedding_values(spec),
+        "r_ng": norm.gate_rank or 0, "i_lg": int(bool(mla and mla.latent_gate)),
+        "i_krn": int(bool(mla and mla.rope_key_norm)),
         "d_emb": spec.embedding_width, "i_proj": int(spec.embedding_width != spec.d_model),
         **_mixer_values(spec),
         "i_glu": int(bool(ffn and ffn.gated)), "i_mla": int(mla is not None),

@@ -56,6 +56,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("g_o", "g_{o}", "groups of the grouped output projection", "size"),
     SymbolInfo("r_o", "r_{o}", "each output group's projected width", "size"),
     SymbolInfo("r_kv", "r_{kv}", "MLA key/value latent rank", "size"),
+    SymbolInfo("r_ng", "r_{norm\\,gate}", "rank of the low-rank sigmoid gate on the mixer's "
+               "pre-norm and the MoE layers' FFN pre-norm (A.X-K2's gated_norm_rank; 0 without)",
+               "size"),
     SymbolInfo("d_rope", "d_{rope}", "MLA RoPE part of d_qk (its key part shared by heads)",
                "size"),
     SymbolInfo("M", "M", "multi-token-prediction modules (counted apart)", "size"),
@@ -102,6 +105,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("h_kv2", "h'_{kv}", "key/value heads of the L'_att layers", "size"),
     SymbolInfo("d_qk2", "d'_{qk}", "query/key width per head of the L'_att layers", "size"),
     SymbolInfo("d_v2", "d'_{v}", "value width per head of the L'_att layers", "size"),
+    SymbolInfo("r_q2", "r'_{q}", "MLA query low rank of the L'_att layers", "size"),
+    SymbolInfo("r_kv2", "r'_{kv}", "MLA key/value latent rank of the L'_att layers", "size"),
+    SymbolInfo("d_rope2", "d'_{rope}", "MLA RoPE part of d'_qk of the L'_att layers", "size"),
     # attention layers without keys and values of their own (attention.kv_shared_layers), the
     # keys used as values (attention.k_eq_v) and the FFNs twice as wide (ffn.double_wide)
     SymbolInfo("L_kvs", "L_{kvs}", "attention layers that read an earlier layer's keys and "
@@ -155,6 +161,11 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_qw", r"\mathbb{1}_{qw}", "the per-head query norm carries γ", "indicator"),
     SymbolInfo("i_kv1", r"\mathbb{1}_{kv1}", "the cache keeps keys that are the values once",
                "indicator"),
+    SymbolInfo("i_krn", r"\mathbb{1}_{k\,rope\,norm}", "a norm over MLA's shared RoPE key "
+               "(dots3's k_rope_only_layernorm)", "indicator"),
+    SymbolInfo("i_lg", r"\mathbb{1}_{latent\,gate}", "MLA's queries and output gate projected "
+               "together from the query latent before and after its norm, 2·r_q wide (A.X-K2's "
+               "q_gate_proj)", "indicator"),
     SymbolInfo("i_tied", r"\mathbb{1}_{tied}", "LM head tied to the token embedding",
                "indicator"),
     SymbolInfo("i_qk_head", r"\mathbb{1}_{qk\,head}", "QK-norm per head (width d_qk)",
@@ -525,6 +536,8 @@ a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 E_0 = SYMBOLS["E_0"]
 g_o, r_o, i_og, i_qw, i_kv1 = (SYMBOLS[n] for n in ("g_o", "r_o", "i_og", "i_qw", "i_kv1"))
+r_ng, i_lg, i_krn = SYMBOLS["r_ng"], SYMBOLS["i_lg"], SYMBOLS["i_krn"]
+r_q2, r_kv2, d_rope2 = SYMBOLS["r_q2"], SYMBOLS["r_kv2"], SYMBOLS["d_rope2"]
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 n_hc, i_hc, i_hcm = (SYMBOLS[n] for n in ("n_hc", "i_hc", "i_hcm"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2, i_sink2 = (SYMBOLS[n] for n in (

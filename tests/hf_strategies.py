@@ -129,6 +129,59 @@ def _axk1(draw, model_type: str) -> dict:
 
 
 @st.composite
+def _axk2(draw, model_type: str) -> dict:
+    """A.X-K2: A.X-K1's fields and placement with DSA's indexer, gated pre-norms of their own
+    rank, and routing without expert groups or with one (no count sees which)."""
+    config = draw(_axk1("axk1"))
+    rope = config["qk_rope_head_dim"]
+    config.update(index_n_heads=draw(st.integers(1, 3)), index_head_dim=draw(st.integers(rope, 8)),
+                  index_topk=draw(st.integers(1, 24)), gated_norm_rank=draw(st.integers(1, 4)))
+    if draw(st.booleans()):
+        config.update(n_group=None, topk_group=None)
+    return config
+
+
+@st.composite
+def _dots3(draw, model_type: str) -> dict:
+    """dots3: DeepSeek-V3's fields with a query latent, indexed (or full) and sliding layers,
+    the sliding ones with latent shapes of their own (swa_*), the shared MLP's own width, the
+    MoE placed by first_k_dense_replace and moe_layer_freq or by mlp_layer_types."""
+    config = draw(_deepseek("deepseek_v3"))
+    config.pop("num_nextn_predict_layers", None)
+    layers = draw(st.integers(1, 5))
+    rope = config["qk_rope_head_dim"]
+    config.update(num_hidden_layers=layers, q_lora_rank=draw(st.integers(1, 8)),
+                  n_shared_experts=draw(st.integers(1, 2)),
+                  n_routed_experts=max(2, config["n_routed_experts"]),
+                  shared_experts_intermediate_size=draw(st.integers(1, 8)),
+                  index_n_heads=draw(st.integers(1, 3)),
+                  index_head_dim=draw(st.integers(rope, 8)),
+                  index_topk=draw(st.integers(1, 24)), sliding_window=MIN_WINDOW)
+    config["num_experts_per_tok"] = min(config["num_experts_per_tok"], config["n_routed_experts"])
+    config.pop("first_k_dense_replace")
+    if draw(st.booleans()):
+        config["mlp_layer_types"] = draw(st.lists(st.sampled_from(["dense", "sparse"]),
+                                                  min_size=layers, max_size=layers))
+    else:
+        config["first_k_dense_replace"] = draw(st.integers(0, layers))
+    kinds = draw(st.lists(st.sampled_from(["global", "sliding_attention"]), min_size=layers,
+                          max_size=layers))
+    # the config class turns full layers into indexed ones unless use_dsa is false
+    glob = draw(st.sampled_from(["indexed_attention", "full_attention"]))
+    config["layer_types"] = [glob if kind == "global" else kind for kind in kinds]
+    if draw(st.booleans()):
+        config["use_dsa"] = draw(st.booleans())
+    heads = draw(st.integers(1, 4))
+    nope, swa_rope = draw(st.sampled_from([0, 2, 4])), draw(st.sampled_from([2, 4]))
+    config.update(swa_num_attention_heads=heads, swa_num_key_value_heads=heads,
+                  swa_q_lora_rank=draw(st.integers(1, 8)),
+                  swa_kv_lora_rank=draw(st.sampled_from([2, 4, 8])),
+                  swa_qk_nope_head_dim=nope, swa_qk_rope_head_dim=swa_rope,
+                  swa_head_dim=nope + swa_rope, swa_v_head_dim=draw(st.integers(1, 4)))
+    return config
+
+
+@st.composite
 def _beam(draw, model_type: str) -> dict:
     """Beam: sliding and full layers (the full ones with RoPE or without), dense and MoE
     layers by mlp_layer_types, the gate bias per head, biases or none; n_group 1 (the router
@@ -917,6 +970,8 @@ STRATEGIES = {
     **{t: _deepseek for t in ("deepseek_v2", "deepseek_v3")},
     "diffllama": _diffllama,
     "axk1": _axk1,
+    "axk2": _axk2,
+    "dots3_note_text": _dots3,
     "beam": _beam,
     "longcat_flash": _longcat_flash,
     "deepseek_v4": _deepseek_v4,

@@ -43,6 +43,10 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     kinds = ["global", "nope"]
     # DSA's indexer (its queries from MLA's query latent) selects among all earlier keys
     dsa = bool(mla and attention["mla"]["q_lora_rank"] and draw(st.booleans()))
+    if dsa and draw(st.booleans()):  # dots3: the indexer on the global layers, local beside
+        attention["sliding_window"] = draw(st.integers(1, 12))
+        rest = draw(st.lists(st.sampled_from(["global", "local"]), max_size=2))
+        attention["layer_pattern"] = ("global", *rest)
     if not dsa and draw(st.booleans()):
         attention["sliding_window"] = draw(st.integers(1, 12))
         kinds.append("local")
@@ -70,7 +74,8 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     mixers = draw(_mixers(n_layers))
     if dsa:
         attention["indexer"] = draw(_indexer(attention["mla"]["qk_rope_head_dim"], n_layers,
-                                             mixers["layers"]["mixer_pattern"]))
+                                             mixers["layers"]["mixer_pattern"],
+                                             attention.get("layer_pattern", ("global",))))
     activation = draw(st.sampled_from(["relu", "gelu", "silu", "relu2", "xielu", "swiglu",
                                        "geglu", "reglu", "relu2glu"]))
     ffn = {"activation": activation, "d_ff": draw(st.integers(1, 4 * max_width)),
@@ -210,6 +215,33 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             changes["attention.q_norm_weights"] = draw(st.booleans())
         if changes:
             spec = spec.updated(**changes)
+    att = spec.attention
+    if att.mla is not None and draw(st.booleans()):  # dots3's norm over the shared RoPE key
+        spec = spec.updated(**{"attention.mla.rope_key_norm": True})
+        att = spec.attention
+    used = sorted({kind for kind in spec.attention_kinds if kind}
+                  - ({"global"} if att.indexer is not None else set()))
+    if (att.mla is not None and used and not spec.mtp_modules and not att.kind_shapes
+            and draw(st.booleans())):
+        # dots3's sliding layers: a kind's own heads and latent attention
+        mla = att.mla
+        rope = draw(st.sampled_from([0, 2, 4]))
+        spec = spec.updated(**{"attention.kind_shapes": {draw(st.sampled_from(used)): {
+            "n_heads": draw(st.integers(1, 4)),
+            "mla": {**mla.model_dump(),
+                    "q_lora_rank": mla.q_lora_rank and draw(st.integers(1, 8)),
+                    "kv_lora_rank": draw(st.integers(1, 8)),
+                    "qk_nope_head_dim": draw(st.integers(0 if rope else 1, 6)),
+                    "qk_rope_head_dim": rope, "v_head_dim": draw(st.integers(1, 6))}}}})
+        att = spec.attention
+    if (att.mla is not None and att.mla.q_lora_rank and att.output_gate
+            and att.output_gate_per == "channel" and not att.output_gate_bias
+            and draw(st.booleans())):  # A.X-K2's q_gate_proj: the gate from the query latent
+        spec = spec.updated(**{"attention.mla.latent_gate": True})
+    if (spec.norm.placement == "pre" and not spec.parallel_block and not spec.mtp_modules
+            and spec.shared_block is None and draw(st.booleans())):
+        # A.X-K2's gated pre-norms
+        spec = spec.updated(**{"norm.gate_rank": draw(st.integers(1, 4))})
     return spec
 
 
@@ -242,10 +274,12 @@ def _gemma4_parts(draw, spec: calc.ModelSpec) -> dict:
 
 
 @st.composite
-def _indexer(draw, rope: int, n_layers: int, mixers: tuple[str, ...]) -> dict:
+def _indexer(draw, rope: int, n_layers: int, mixers: tuple[str, ...],
+             kinds: tuple[str, ...] = ("global",)) -> dict:
     """DeepSeek Sparse Attention's indexer: a top-k that may be below the sequence length, and
-    (GLM-5) attention layers after the first that reuse an earlier indexer's keys."""
-    attending = [i for i in range(n_layers) if "attention" in mixers[i % len(mixers)]]
+    (GLM-5) global attention layers after the first that reuse an earlier indexer's keys."""
+    attending = [i for i in range(n_layers) if "attention" in mixers[i % len(mixers)]
+                 and kinds[i % len(kinds)] == "global"]
     shared = draw(st.lists(st.sampled_from(attending[1:]), unique=True)) if attending[1:] else []
     return {"n_heads": draw(st.integers(1, 3)), "head_dim": draw(st.integers(max(rope, 1), 8)),
             "topk": draw(st.integers(1, 12)), "shared_layers": sorted(shared)}

@@ -441,3 +441,83 @@ def test_per_layer_targets_need_per_layer_embeddings_and_gemma4_routers_refuse_a
                                "moe_intermediate_size": 8})
     with pytest.raises(CalcError, match=r"router projection is an nn.Linear"):
         count_adapters(moe, FineTune(method="lora", rank=RANK, targets="all-linear"))
+
+
+AXK2 = {"model_type": "axk2", "vocab_size": 64, "hidden_size": 32, "intermediate_size": 24,
+        "moe_intermediate_size": 8, "num_hidden_layers": 3, "num_attention_heads": 4,
+        "num_key_value_heads": 4, "n_routed_experts": 4, "num_experts_per_tok": 2,
+        "q_lora_rank": 16, "kv_lora_rank": 8, "qk_nope_head_dim": 8, "qk_rope_head_dim": 4,
+        "v_head_dim": 8, "index_n_heads": 2, "index_head_dim": 8, "index_topk": 4,
+        "gated_norm_rank": 3, "pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
+
+
+def test_lora_on_axk2_as_peft_builds_it():
+    """A.X-K2: o_proj and the dense and shared MLPs' gate_proj (its output gate is part of
+    q_gate_proj, which PEFT's gate_proj does not select), as PEFT builds their adapters on
+    transformers' model; all-linear would adapt the gated norms' fc1 and fc2, and is refused
+    in one line (beside MLA's own refusal)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.verify.hf_reference import build, lora_parameters
+
+    spec, model = spec_from_hf_config(AXK2), build(AXK2)
+    counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=("o", "gate")))
+    assert counts.by_target == {
+        "lora/o": lora_parameters(model, RANK, ATTENTION["o"]),
+        "lora/gate": lora_parameters(model, RANK, r"(mlp|shared_experts)\.gate_proj$")}
+    # all-linear: refused for MLA first; without MLA for the gated norms' fc1/fc2
+    gated = _spec("llama-3.1-8b").updated(**{"norm.gate_rank": 16})
+    with pytest.raises(calc.CalcError, match=r"gated norms \(norm.gate_rank\)") as error:
+        calc.memory(gated, finetune="lora", lora_targets="all-linear")
+    assert "\n" not in str(error.value)
+
+
+def test_axk2_adapters_match_the_reference_model():
+    """Adapters on the reference model's o and dense MLPs beside the latent gate and the gated
+    norms: trainable parameters and forward FLOPs exact."""
+    pytest.importorskip("torch")
+    from calc.hf import spec_from_hf_config
+
+    spec = spec_from_hf_config({**AXK2, "mlp_layer_types": ["dense"] * 3})
+    assert_adapters_as_the_reference_model_counts(spec, ("o", "up", "gate", "down"))
+
+
+DOTS3 = {"model_type": "dots3_note_text", "vocab_size": 64, "hidden_size": 32,
+         "intermediate_size": 24, "moe_intermediate_size": 8, "num_hidden_layers": 4,
+         "num_attention_heads": 4, "num_key_value_heads": 4, "n_routed_experts": 4,
+         "num_experts_per_tok": 2, "q_lora_rank": 16, "kv_lora_rank": 8, "qk_nope_head_dim": 8,
+         "qk_rope_head_dim": 4, "v_head_dim": 8, "head_dim": 12, "index_n_heads": 2,
+         "index_head_dim": 8, "index_topk": 4, "shared_experts_intermediate_size": 6,
+         "layer_types": ["indexed_attention", "sliding_attention", "sliding_attention",
+                         "indexed_attention"], "sliding_window": 8,
+         "swa_num_attention_heads": 2, "swa_num_key_value_heads": 2, "swa_q_lora_rank": 12,
+         "swa_kv_lora_rank": 6, "swa_head_dim": 10, "swa_qk_nope_head_dim": 6,
+         "swa_v_head_dim": 5, "pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
+
+
+def test_lora_on_dots3_as_peft_builds_it():
+    """dots3: o_proj and g_proj with each kind's own heads (the sliding layers' 2 heads of 5
+    values, the indexed ones' 4 of 8) and the MLPs' gate_proj, as PEFT builds their adapters
+    on transformers' model."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.verify.hf_reference import build, lora_parameters
+
+    spec, model = spec_from_hf_config(DOTS3), build(DOTS3)
+    counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=("o", "g", "gate")))
+    assert counts.by_target == {
+        "lora/o": lora_parameters(model, RANK, ATTENTION["o"]),
+        "lora/g": lora_parameters(model, RANK, r"self_attn\.g_proj$"),
+        "lora/gate": lora_parameters(model, RANK, r"(mlp|shared_experts)\.gate_proj$")}
+
+
+def test_dots3_adapters_match_the_reference_model():
+    """Adapters on o, g and the dense MLPs beside a kind's own latent attention: trainable
+    parameters and forward FLOPs exact in calc's reference model."""
+    pytest.importorskip("torch")
+    from calc.hf import spec_from_hf_config
+
+    spec = spec_from_hf_config({**DOTS3, "mlp_layer_types": ["dense"] * 4})
+    assert_adapters_as_the_reference_model_counts(spec, ("o", "g", "up", "gate", "down"))

@@ -67,7 +67,8 @@ UNRELEASED = {
         ("mimo_v2_flash", "XiaomiMiMo/MiMo-V2-Flash"),
         ("diffllama", "kajuma/DiffLlama-0.3B-handcut"), ("hy_v4", "tencent/Hy4-preview"),
         ("gpt_neox_japanese", "abeja/gpt-neox-japanese-2.7b"), ("axk1", "skt/A.X-K1"),
-        ("beam", "reflection/Beam-1.0-501B-A23B"))},
+        ("beam", "reflection/Beam-1.0-501B-A23B"), ("axk2", "skt/A.X-K2"),
+        ("dots3_note_text", "dots-studio/dots3-note-prev"))},
     "deepseek_v4": "deepseek-ai/DeepSeek-V4-Flash's config.json (as public repositories quote "
                    "it: compress_ratios [0, 0, 4, 128, ...]) has compressed layers (CSA/HCA), "
                    "which calc refuses; calc reads configs whose layers are all "

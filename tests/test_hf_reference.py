@@ -615,6 +615,103 @@ def test_random_axk1_configs_match_transformers_and_export_back(config):
     assert_matches(spec, exported, MIN_WINDOW)
 
 
+# ---- an output gate from the query latent, gated norms (A.X-K2) -------------------------------
+def test_axk2_default_matches_transformers():
+    """AXK2Config's defaults (A.X-K2-Light's shape: 48 layers, the first dense, 128 routed
+    experts): 20,314,494,976 parameters, transformers' count exactly, and 2,572,589,056 active,
+    its count less the 120 idle experts of each MoE layer. q_gate_proj 2·384 → 32·(96 + 64) is
+    calc's W_UQ and W_G side by side; the gated norms are fc1 and fc2 (2048 × 16 each) on the
+    48 input norms and the 47 MoE layers' post-attention norms."""
+    config = {"model_type": "axk2"}
+    spec = spec_from_hf_config(config)
+    att = spec.attention
+    assert att.mla.latent_gate and att.output_gate and spec.norm.gate_rank == 16
+    counts = calc.count_params(spec)
+    counted = hf_reference.count(config, 16)
+    assert counts.total == counted.params == 20_314_494_976
+    experts = counted.params_by_module["model.layers.mlp.experts"]
+    assert counts.active == counted.params - experts * (128 - 8) // 128 == 2_572_589_056
+    modules = counted.params_by_module
+    assert (counts.components["attention/q"] + counts.components["attention/gate"]
+            == sum(modules[f"model.layers.self_attn.{m}"]
+                   for m in ("q_a_proj", "q_a_layernorm", "q_gate_proj")))
+    assert counts.components["attention/gate"] == 48 * 2 * 384 * 32 * 64
+    assert counts.components["norm_gates"] == sum(
+        modules[f"model.layers.{norm}.mlp.{fc}"]
+        for norm in ("input_layernorm", "post_attention_layernorm") for fc in ("fc1", "fc2"))
+    assert_matches(spec, config, 16)
+    # without the features: DeepSeek-V3.2's q_b_proj and ungated norms
+    plain = spec.updated(**{"attention.mla.latent_gate": False, "attention.output_gate": False,
+                            "norm.gate_rank": None})
+    assert counts.total - calc.count_params(plain).total == 48 * (
+        384 * 32 * 96 + 2 * 384 * 32 * 64) + 95 * 2 * 2048 * 16
+
+
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors")  # n_shared_experts 0
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.builds(dict, STRATEGIES["axk2"]("axk2"), vocab_size=st.integers(1, 50)))
+def test_random_axk2_configs_match_transformers_and_export_back(config):
+    """A.X-K2's latent gate, gated norms, indexer and MoE placement against transformers, and
+    back through axk2's writer (no other writer holds attention.mla.latent_gate)."""
+    config = {"model_type": "axk2", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    if spec.moe is None:  # every FFN dense: the DSA writers need their MoE
+        return
+    exported = hf_config_from_spec(spec)
+    assert exported["model_type"] == "axk2"
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    assert_matches(spec, exported, MIN_WINDOW)
+
+
+# ---- sliding layers with latent shapes of their own (dots3) -----------------------------------
+def test_dots3_default_matches_transformers():
+    """Dots3NoteTextConfig's defaults (dots-studio/dots3-note-prev's shape: 46 layers, 13
+    indexed ones with 128 heads of 128 + 64 and ranks 1024/512, 33 sliding ones with 64 heads
+    of 192 + 64 and ranks 1024/1024, the first FFN dense, 256 routed experts and one shared
+    of 1536): 279,551,718,016 parameters, transformers' count exactly, and 16,254,284,416
+    active, its count less the 248 idle experts of each of the 45 MoE layers."""
+    config = {"model_type": "dots3_note_text"}
+    spec = spec_from_hf_config(config)
+    att = spec.attention
+    assert spec.attention_kinds.count("local") == 33 and spec.n_indexer_layers == 13
+    assert att.kind_shapes["local"].mla.kv_lora_rank == 1024 and att.mla.kv_lora_rank == 512
+    counts = calc.count_params(spec)
+    counted = hf_reference.count(config, 16)
+    assert counts.total == counted.params == 279_551_718_016
+    experts = sum(value for key, value in counted.params_by_module.items()
+                  if key.endswith("mlp.experts"))
+    assert counts.active == counted.params - experts * (256 - 8) // 256 == 16_254_284_416
+    assert_matches(spec, config, 16)
+    # each sliding layer's attention as its own shapes give it (q_a, q_b, kv_a, kv_b, o, the
+    # three norms, g_proj), 33 of them
+    d, h, r_q, r_kv, nope, rope, v = 5120, 64, 1024, 1024, 192, 64, 128
+    sliding = (d * r_q + r_q + r_q * h * (nope + rope) + d * (r_kv + rope) + r_kv + rope
+               + r_kv * h * (nope + v) + h * v * d + d * h)
+    plain = spec.updated(**{"attention.kind_shapes": {}})
+    assert counts.total - calc.count_params(plain).total == 33 * (sliding - (
+        d * 1024 + 1024 + 1024 * 128 * 192 + d * (512 + 64) + 512 + 64 + 512 * 128 * 256
+        + 128 * 128 * d + d * 128))
+
+
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors")
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.builds(dict, STRATEGIES["dots3_note_text"]("dots3_note_text"),
+                 vocab_size=st.integers(1, 50)))
+def test_random_dots3_configs_match_transformers_and_export_back(config):
+    """dots3's sliding shapes, indexed or full global layers, rope-key norm, per-head gate and
+    MoE placement against transformers, and back through its writer (no other writer holds
+    a kind's own latent attention)."""
+    config = {"model_type": "dots3_note_text", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    if spec.moe is None:  # every FFN dense: dots3's writer needs its MoE
+        return
+    exported = hf_config_from_spec(spec)
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    assert_matches(spec, exported, MIN_WINDOW)
+
+
 # ---- a bias per head on the output gate (Beam) -------------------------------------------------
 def test_beam_default_is_the_checkpoints_size():
     """BeamConfig's defaults (the shape of reflection/Beam-1.0-501B-A23B, whose name gives 501B
@@ -922,7 +1019,13 @@ _TINY_TEXT = {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2
 
 # Fields a wrapper's own model needs to build (Emu3Model maps its image tokens through
 # vocabulary_map, None by default)
+# Text fields a wrapper's text model needs beside _TINY_TEXT (dots3: as many KV heads as
+# query heads)
+_WRAPPER_TEXT = {"dots3_note": {"num_key_value_heads": 4}}
 _WRAPPER_FIELDS = {"emu3": {"vocabulary_map": {}},
+                   # Dots3NoteConfig wants the towers' adapters as wide as the text model
+                   "dots3_note": {"vision_config": {"adapter_out_dim": 64},
+                                  "audio_config": {"adapter_out_dim": 64}},
                    # Apertus1p5Config wants the image and audio code ranges inside the
                    # vocabulary: codebooks of 8 at 80 and 88 fit the tiny one
                    "apertus1p5": {"vision_config": {"codebook_size": 8},
@@ -947,7 +1050,8 @@ def test_wrapper_table_is_transformers(wrapper):
     for top, text in ((False, True), (None, False)):
         inner = {"model_type": text_type, **_TINY_TEXT, "tie_word_embeddings": text,
                  "pad_token_id": 0,  # Emu3TextConfig's default id is past the tiny vocab
-                 **DEFAULTS_REFUSED_BY_CALC.get(text_type, ("", {}))[1]}
+                 **DEFAULTS_REFUSED_BY_CALC.get(text_type, ("", {}))[1],
+                 **_WRAPPER_TEXT.get(wrapper, {})}
         config = {"model_type": wrapper, "text_config": inner, **_WRAPPER_FIELDS.get(wrapper, {})}
         if top is not None:
             config["tie_word_embeddings"] = top

@@ -355,3 +355,37 @@ def test_a_norm_over_the_moe_output_keeps_what_calc_counts():
     # one MoE layer, 2 × 16 tokens: 4·d + 4 + 2·d bytes a token more without recomputation
     key = ("eager", "none", "layers")
     assert calc_bytes["axk1"][key] - calc_bytes["deepseek_v3"][key] == 32 * (6 * 64 + 4)
+
+
+def test_the_latent_gate_and_gated_norms_keep_what_calc_counts():
+    """A.X-K2 is DeepSeek-V3.2 with its output gate projected from the query latent
+    (q_gate_proj) and gated pre-norms (modular_axk2.py): whatever calc's hf accounting leaves
+    out of DeepSeek-V3.2's layers, the axk2 model keeps that and exactly what calc adds for the
+    two features (the latent's second copy, the gate's attention output and fp32 sigmoid, each
+    gated norm's y, SiLU input, fc2 input and fp32 sigmoid), run for run (full training: PEFT's
+    q,v and all-linear are refused for MLA, so no LoRA run is made)."""
+    base = {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 100,
+            "q_lora_rank": 16, "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8,
+            "v_head_dim": 16, "n_routed_experts": 4, "num_experts_per_tok": 2,
+            "moe_intermediate_size": 32, "n_shared_experts": 1, "n_group": 1, "topk_group": 1,
+            "first_k_dense_replace": 1, "index_n_heads": 2, "index_head_dim": 16,
+            "index_topk": 8, "pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
+    gaps, calc_bytes = {}, {}
+    for model_type, extra in (("deepseek_v32", {}), ("axk2", {"gated_norm_rank": 4})):
+        config = {"model_type": model_type, **base, **extra}
+        report = verify_memory(spec_from_hf_config(config), config, 16, batch=2, dtype="bf16",
+                               adapters=False)
+        gaps[model_type] = {(c.attention, c.recompute, c.finetune, c.part):
+                            c.saved_bytes - c.calc_bytes for c in report.memory_check}
+        calc_bytes[model_type] = {(c.attention, c.recompute, c.finetune, c.part): c.calc_bytes
+                                  for c in report.memory_check}
+    assert gaps["axk2"] == gaps["deepseek_v32"]
+    # 2 × 16 tokens, without recomputation: per attention layer the latent's copy (16 × 2
+    # bytes) and the gate's output before it and fp32 sigmoid (64 × 2 + 64 × 4); per gated
+    # norm (3: two input norms, one MoE norm) y and the fp32 sigmoid (64 × (2 + 4)), the SiLU
+    # input (4 × 2) and fc2's input (4 × 2)
+    per_token = 2 * (32 + 64 * 6) + 3 * (64 * 6 + 8 + 8)
+    for attention in ("eager", "sdpa"):
+        key = (attention, "none", "full", "layers")
+        assert calc_bytes["axk2"][key] - calc_bytes["deepseek_v32"][key] == 32 * per_token

@@ -232,6 +232,9 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     # d → L·p once per token and each layer's gate d → p and projection p → d are matrix
     # products; the gate's product with the layer's vector is elementwise (0)
     **{key: FMA * expr for key, expr in params.PER_LAYER_EMBEDDINGS_WEIGHTS.items()},
+    # A.X-K2's gated norms (norm.gate_rank): fc1 and fc2 per gated norm; the SiLU, sigmoid
+    # and product are elementwise (0, as norms)
+    **{key: FMA * (L + L_moe) * expr for key, expr in params.NORM_GATE_WEIGHTS.items()},
     "embedding_projection": FMA * MATMUL_EMBEDDING_PROJECTION,
     "lm_head": FMA * MATMUL_LM_HEAD,
 }

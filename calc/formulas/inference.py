@@ -83,6 +83,7 @@ from calc.symbols import (
     d_qk,
     d_qk2,
     d_rope,
+    d_rope2,
     d_rw,
     d_v,
     d_v2,
@@ -100,6 +101,7 @@ from calc.symbols import (
     q_kv,
     q_w,
     r_kv,
+    r_kv2,
     u,
     u_bw,
     w,
@@ -110,7 +112,9 @@ GB = GIGA  # datasheets print bandwidth in decimal GB/s
 # Elements one token leaves in the cache of one layer (of the L'_att layers: KV_WIDTH2); keys
 # that are the values and cached once (attention.kv_cached_once, DeepSeek-V4) leave d_qk a head.
 KV_WIDTH = (1 - i_mla) * h_kv * (d_qk + (1 - i_kv1) * d_v) + i_mla * (r_kv + d_rope)
-KV_WIDTH2 = h_kv2 * (d_qk2 + d_v2)  # MLA has one shape (calc.spec.attention)
+# a kind's own latent attention (dots3's sliding layers: kind_shapes.local.mla) caches its
+# own latent and RoPE key
+KV_WIDTH2 = (1 - i_mla) * h_kv2 * (d_qk2 + d_v2) + i_mla * (r_kv2 + d_rope2)
 
 
 def _token_layers(att: sympy.Expr, loc: sympy.Expr, chk: sympy.Expr) -> sympy.Expr:
@@ -150,7 +154,7 @@ STATE_ELEMENTS = (L_ssm * (d_in * N_s + (k_s - 1) * mixers.CONV_CHANNELS)
 WEIGHTS = q_w * N
 # Copies of the cache over the K GPUs: K·h_g heads held where the model has h_kv (MLA: 1).
 KV_COPIES = K * h_g / ((1 - i_mla) * h_kv + i_mla)
-KV_COPIES2 = K * h_g2 / h_kv2
+KV_COPIES2 = K * h_g2 / ((1 - i_mla) * h_kv2 + i_mla)
 # b sequences at context T, over all K GPUs (each GPU holds 1/K of it): keys and values, and
 # the recurrent states (at the same bytes each)
 INDEXER_KEYS = L_idx * d_I * T  # DSA: the indexer's keys of one sequence, all its layers

@@ -132,6 +132,7 @@ from calc.symbols import (
     i_keep_up,
     i_kev,
     i_le,
+    i_lg,
     i_mla,
     i_mn,
     i_mtps,
@@ -178,6 +179,7 @@ from calc.symbols import (
     q_rg,
     q_w,
     r_kv,
+    r_ng,
     r_o,
     r_q,
     r_sb,
@@ -289,6 +291,16 @@ PLE_LAYER = i_le * ((1 - i_frozen) * (d + p_le) * q_a + 2 * p_le * q_a
 PLE_MODEL = i_le * (L * p_le * q_a + (1 - i_frozen) * d * q_a
                     + (1 - i_hf) * L * p_le * q_a
                     + i_hf * (4 * L * p_le + 4 * L + (1 - i_frozen) * q_a * L * p_le))
+
+# A.X-K2's gated norm (norm.gate_rank; modular_axk2.py AXK2GatedRMSNorm: y = N(x), then
+# y · σ(fc2(SiLU(fc1(y))))), on every layer's mixer norm and the MoE layers' FFN norm: the
+# product keeps y (fc1's input too) and σ's output, σ keeping it for its own backward; the SiLU
+# its input (r_ng); fc2 its input (r_ng) where its weight trains. transformers takes the
+# sigmoid in fp32 (sigmoid(mlp(y).float())): 4 bytes an element. Outside the tensor-parallel
+# region, like the norms.
+# (min(r_ng, 1): 1 where the norms are gated, 0 where they are not)
+NORM_GATE = ((2 - i_frozen) * r_ng * q_a
+             + sympy.Min(r_ng, 1) * d * (q_a + (1 - i_hf) * q_a + 4 * i_hf))
 # Under transformers with PEFT's adapters on a frozen base (i_hf, i_frozen) a frozen projection
 # keeps no input (a 4-bit one under QLoRA neither: bitsandbytes 0.50.2's MatMul4Bit keeps its
 # weight alone, calc.spec.memory.STACKS["hf"]), and each adapter casts its input to its
@@ -299,11 +311,14 @@ PLE_MODEL = i_le * (L * p_le * q_a + (1 - i_frozen) * d * q_a
 OWN_INPUT = 1 - i_hf * i_frozen * i_up  # a kept projection input is the input itself
 ADAPTER_COPY = 4 * i_hf * i_frozen * i_up  # bytes per element of an adapter's fp32 copy
 # A query latent (MLA's, or DeepSeek-V4's attention.q_lora_rank) and MLA's KV latent keep their
-# norm's input and, for the up-projection, its output.
+# norm's input and, for the up-projection, its output. A.X-K2's W_UQ and W_G read the query
+# latent after and before its norm side by side (attention.mla.latent_gate): their kept input
+# is 2·r_q, the latent's second copy r_q more.
 ATTENTION_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_qkv * d * q_l * OWN_INPUT
                      + ADAPTER_COPY * d * (a_q + a_k + a_v + a_g)
                      + (q_a + KEPT_NORM_OUTPUT * i_keep_qkv * q_l)
-                     * (i_qlora * r_q + i_mla * r_kv))
+                     * (i_qlora * r_q + i_mla * r_kv)
+                     + i_mla * i_lg * KEPT_NORM_OUTPUT * i_keep_qkv * q_l * r_q)
 FFN_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_up * d * q_l * OWN_INPUT
                + ADAPTER_COPY * d * (a_gate + a_up))
 MIXER_OUTSIDE = KEPT_NORM_OUTPUT * i_keep_mix * d * q_l
@@ -330,7 +345,11 @@ KEPT_O = 1 - (1 - i_keep_o * OWN_INPUT) * (1 - i_hf * (1 - i_scores) * (1 - i_ga
 # own output, or eager's A·V) and the gate's values (sigmoid keeps its output; softplus its
 # input, as wide); W_O's input is then the product (KEPT_O). Measured on transformers 5.24's
 # Lfm3Attention by calc.verify.memory (tests/test_verify_memory.py).
-OUTPUT_GATE = i_gate * h * (d_v + params.GATE_WIDTH) * q_a
+# transformers' AXK2Attention (attention.mla.latent_gate) takes that sigmoid in fp32
+# (torch.sigmoid(gate_states.float())): 4 bytes a value there, measured by calc.verify.memory
+# (tests/test_verify_memory.py).
+OUTPUT_GATE = (i_gate * h * (d_v * q_a + params.GATE_WIDTH
+                             * ((1 - i_hf * i_lg) * q_a + i_hf * i_lg * 4)))
 RECOMPUTED_UP = i_mla * i_rnu
 # Hyper-connections (calc.formulas.params, HC_OUTPUTS): the residual is n_hc streams of width d.
 # Each of a layer's two maps keeps, by this convention, its input streams (n_hc·d: the pre-
@@ -479,9 +498,10 @@ CROSS_LAYERS_STORED = L_s_xa * (i_img * CROSS_PER_RANK
 # "PP+1"), each through one stage (counted as the first stage's L_s layers).
 IN_FLIGHT = n_pp + i_dual
 STORED_PER_TOKEN = IN_FLIGHT * (
-    (L_s * (NORM_INPUTS + DROPOUT_MASK + HC_STORED) + L_s_att * ATTENTION_OUTSIDE
+    (L_s * (NORM_INPUTS + DROPOUT_MASK + HC_STORED) + over_stage_attention(ATTENTION_OUTSIDE)
      - KV_ADAPTER_COPIES
      + FFN_LAYERS_S * (FFN_OUTSIDE + DROPOUT_MASK) + L_sm * MOE_NORM_INPUT
+     + (L_s + L_sm) * NORM_GATE
      + (L_s - L_s_att) * MIXER_OUTSIDE + L_s * PLE_LAYER)
     / n_tp**i_sp
     + over_stage_attention(ATTENTION_PER_RANK + (1 + i_diff) * i_scores * SCORES / n_tp)

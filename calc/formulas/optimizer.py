@@ -54,6 +54,7 @@ from calc.symbols import (
     h_kv,
     i_glu,
     i_kev,
+    i_lg,
     i_mla,
     i_og,
     i_qlora,
@@ -81,7 +82,8 @@ KV_SIDES = MHA * ((d + h_kv * d_qk) + (1 - i_kev) * (d + h_kv * d_v))
 # W_Q through a latent (MLA's or DeepSeek-V4's): d × r_q and r_q × h·d_qk; a grouped W_O
 # (DeepSeek-V4's o_a_proj, one g_o·r_o × h·d_v/g_o matrix, and o_b_proj g_o·r_o × d).
 LAYER_SIDES = (
-    i_qlora * ((d + r_q) + (r_q + h * d_qk)) + (1 - i_qlora) * (d + h * d_qk) + KV_SIDES
+    i_qlora * ((d + r_q) + ((1 + i_lg) * r_q + h * d_qk)) + (1 - i_qlora) * (d + h * d_qk)
+    + KV_SIDES
     + i_mla * ((d + r_kv + d_rope) + (r_kv + h * (d_qk - d_rope + d_v)))
     + (1 - i_og) * (h * d_v + d) + i_og * ((g_o * r_o + h * d_v / g_o) + (g_o * r_o + d))
     + i_rel * (d + h * d_qk))

@@ -65,6 +65,7 @@ from calc.symbols import (
     d_qk,
     d_qk2,
     d_rope,
+    d_rope2,
     d_s,
     d_v,
     d_v2,
@@ -85,7 +86,9 @@ from calc.symbols import (
     i_hcm,
     i_kev,
     i_kev2,
+    i_krn,
     i_le,
+    i_lg,
     i_mla,
     i_mn,
     i_moa,
@@ -112,8 +115,11 @@ from calc.symbols import (
     n_norm,
     p_le,
     r_kv,
+    r_kv2,
+    r_ng,
     r_o,
     r_q,
+    r_q2,
     r_sb,
 )
 
@@ -136,8 +142,13 @@ GATE_WIDTH = i_gh + (1 - i_gh) * d_v
 # outputs in g_o groups, each projected by a block of its own h·d_v/g_o → r_o (o_a_proj, a
 # DeepseekV4GroupedLinear of g_o·r_o × h·d_v/g_o), then g_o·r_o → d (o_b_proj).
 V_PROJ = (1 - i_kev) * d_v
+# A.X-K2 (transformers 5.24.0 modular_axk2.py, AXK2Attention): q_gate_proj reads the query
+# latent after and before its norm side by side, 2·r_q wide, and yields each head's query and
+# its output gate (attention.mla.latent_gate, 1_latent-gate): W_UQ's input is (1 + 1_lg)·r_q,
+# and the gate's is the 2·r_q latent instead of the layer's input d.
 ATTENTION_WEIGHTS: dict[str, sympy.Expr] = {
-    "attention/q": i_qlora * (d * r_q + r_q * h * d_qk) + (1 - i_qlora) * d * h * d_qk,
+    "attention/q": i_qlora * (d * r_q + (1 + i_lg) * r_q * h * d_qk)
+    + (1 - i_qlora) * d * h * d_qk,
     "attention/kv": MHA * d * h_kv * (d_qk + V_PROJ)
     + i_mla * (d * (r_kv + d_rope) + r_kv * h * (d_qk - d_rope + d_v)),
     "attention/o": (1 - i_og) * h * d_v * d + i_og * (h * d_v * r_o + g_o * r_o * d),
@@ -145,7 +156,7 @@ ATTENTION_WEIGHTS: dict[str, sympy.Expr] = {
     # (modeling_qwen3_next.py, Qwen3NextAttention: q_proj of 2·h·d_h); a gate of one value
     # per head is d → h (modeling_lfm3.py Lfm3Attention, modeling_laguna.py LagunaAttention:
     # g_proj Linear(d, heads), broadcast over each head's d_v channels)
-    "attention/gate": i_gate * d * h * GATE_WIDTH,
+    "attention/gate": i_gate * ((1 - i_lg) * d + i_lg * 2 * r_q) * h * GATE_WIDTH,
     # JetMoE's mixture of attention heads (modeling_jetmoe.py, JetMoeMoA): a router
     # Linear(d, E_a) without bias picks the h/h_kv experts whose W_Q and W_O a token uses
     "attention/router": i_moa * d * E_a,
@@ -165,9 +176,11 @@ def ffn_weights(width: sympy.Expr) -> sympy.Expr:
 ATTENTION_Q = (ATTENTION_WEIGHTS["attention/q"]
                + b_qkv * (MHA * h * d_qk + i_mla * i_qlora * r_q)  # MLA: bias on the q_a only
                + i_qlora * NORM * r_q)  # the latent's norm (MLA's or DeepSeek-V4's)
+# dots3 (modular_dots3_note.py, Dots3NoteTextAttention): k_rope_only_layernorm, a norm over
+# the shared RoPE key (attention.mla.rope_key_norm, 1_k-rope-norm)
 ATTENTION_KV = (ATTENTION_WEIGHTS["attention/kv"]
                 + b_qkv * (MHA * h_kv * (d_qk + V_PROJ) + i_mla * (r_kv + d_rope))
-                + i_mla * NORM * r_kv)
+                + i_mla * NORM * (r_kv + i_krn * d_rope))
 ATTENTION_O = ATTENTION_WEIGHTS["attention/o"] + b_o * d
 # A per-channel gate projected with W_Q carries its bias; a per-head g_proj has none (LFM3 and
 # Laguna build it with bias=False whatever attention_bias says).
@@ -203,6 +216,11 @@ ATTENTION_LAMBDA = i_diff * 4 * d_qk
 # and one on W_down's input (ffn_sub_norm).
 ATTENTION_SUB_NORM = i_sub * NORM * h * d_v
 LAYER_NORMS = n_norm * NORM * d
+# A.X-K2's gated norms (norm.gate_rank; transformers 5.24.0 modular_axk2.py, AXK2GatedRMSNorm
+# and AXK2GateMLP): y = N(x), then y · σ(fc2(SiLU(fc1(y)))), fc1 d → r_ng and fc2 r_ng → d
+# without bias; on every layer's input_layernorm and on the MoE layers' post_attention_layernorm
+# (AXK2DecoderLayer), L + L_moe of them.
+NORM_GATE_WEIGHTS: dict[str, sympy.Expr] = {"norm_gates": 2 * d * r_ng}
 
 # DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2-Exp; transformers 5.24.0
 # modeling_deepseek_v32.py, DeepseekV32Indexer), on each attention layer that has its own
@@ -337,10 +355,11 @@ PER_LAYER_EMBEDDINGS: dict[str, sympy.Expr] = {
 
 def of_kind(expr: sympy.Expr) -> sympy.Expr:
     """`expr`, one attention layer's, for the L'_att layers of the kind with head shapes of
-    its own (attention.kind_shapes): h', h'_kv, d'_qk, d'_v, its sinks 1'_sink and whether
-    its keys are its values in place of the model's."""
+    its own (attention.kind_shapes): h', h'_kv, d'_qk, d'_v, its sinks 1'_sink, whether its
+    keys are its values and its latent ranks r'_q, r'_kv and d'_rope (dots3's sliding
+    layers) in place of the model's."""
     return expr.subs({h: h2, h_kv: h_kv2, d_qk: d_qk2, d_v: d_v2, i_sink: i_sink2,
-                      i_kev: i_kev2},
+                      i_kev: i_kev2, r_q: r_q2, r_kv: r_kv2, d_rope: d_rope2},
                      simultaneous=True)
 
 
@@ -429,7 +448,8 @@ CROSS_ATTENTION: dict[str, sympy.Expr] = {
 
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
-    (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L, HYPER_CONNECTIONS),
+    (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L + L_moe, NORM_GATE_WEIGHTS),
+    (L, HYPER_CONNECTIONS),
     (L_ssm, mixers.MAMBA),
     (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_rw, mixers.RWKV),
     (L_gr, mixers.GRIFFIN), (L_ml, mixers.MLSTM), (L_sc, mixers.SHORT_CONV),

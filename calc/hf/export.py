@@ -54,7 +54,9 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "attention.differential": att.differential,
         "attention.output_gate_per": att.output_gate_per if att.output_gate else None,
         "attention.output_gate_bias": att.output_gate_bias,
-        "attention.kind_shapes": {kind: (*spec.heads_of(kind), spec.sinks_of(kind))
+        "attention.kind_shapes": {kind: (*spec.heads_of(kind), spec.sinks_of(kind),
+                                         (own := spec.for_kind(kind).attention.mla)
+                                         and own.model_dump())
                                   for kind in att.kind_shapes},
         "attention.k_eq_v": tuple(spec.keys_are_values(kind) for kind in spec.attention_kinds),
         "attention.kv_shared_layers": att.kv_shared_layers,
@@ -63,6 +65,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "mamba": spec.mamba, "deltanet": spec.deltanet, "short_conv": spec.short_conv,
         "griffin": spec.griffin, "mlstm": spec.mlstm, "cross_attention": spec.cross_attention,
         "norm.weights": norm.weights, "norm.sub_norms": norm.sub_norms,
+        "norm.gate_rank": norm.gate_rank,
         "d_embedding": spec.embedding_width,
         "ffn.activation": ffn and ffn.activation,
         "ffn.d_ff": ffn.d_ff if dense or spec.shared_block else None,

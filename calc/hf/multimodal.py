@@ -49,13 +49,20 @@ WRAPPERS: dict[str, tuple[str, TieRule, bool]] = {
     # Apertus 1.5: discrete image and audio tokenizers feed the language model's embedding;
     # Apertus1p5ForConditionalGeneration's lm_head has text_config's output_vocab_size rows
     "apertus1p5": ("apertus1p5_text", "top", False),
+    # dots3-note: vision and audio towers beside dots3's text model
+    "dots3_note": ("dots3_note_text", "top", False),
 }
 # Keys that hold a sub-config which is not a tower.
 _NOT_TOWERS = ("text_config", "quantization_config")
+# Wrappers whose published config.json holds the text model's fields at its top level
+# (configuration_dots3_note.py, Dots3NoteConfig.__post_init__: without text_config it builds
+# Dots3NoteTextConfig from the top-level keywords), with the wrapper's own fields
+TOP_LEVEL_TEXT = {"dots3_note": ("image_token_id", "video_token_id", "audio_token_id")}
 
 
 def is_multimodal(config: dict[str, Any]) -> bool:
-    return isinstance(config.get("text_config"), dict)
+    return (isinstance(config.get("text_config"), dict)
+            or (config.get("model_type") in TOP_LEVEL_TEXT and "text_config" not in config))
 
 
 def _towers(config: dict[str, Any]) -> list[str]:
@@ -68,7 +75,12 @@ def language_config(config: dict[str, Any], where: str) -> tuple[dict[str, Any],
     """The text model's config of a multimodal config.json, as calc's readers read it, and the
     note that says what is left out."""
     wrapper = config.get("model_type")
-    text = dict(config["text_config"])
+    if "text_config" in config:
+        text = dict(config["text_config"])
+    else:  # the text model's fields at the top level (TOP_LEVEL_TEXT)
+        own = {"model_type", "architectures", *TOP_LEVEL_TEXT[wrapper]}
+        text = {key: value for key, value in config.items()
+                if key not in own and key not in _towers(config)}
     default_type, rule, tied = WRAPPERS.get(wrapper, (None, None, None))
     text_type = text.setdefault("model_type", default_type)
     if text_type is None:

@@ -18,19 +18,8 @@ from calc.hf.registry import supported_types
 # Model types transformers builds that the spec cannot express exactly, and the missing feature.
 NEEDS = {
     "doge": "dynamic-mask attention (A, dt_proj) and learned residual scales",
-    # DeepSeek Sparse Attention itself is attention.indexer (deepseek_v32, glm_moe_dsa read);
-    # these types add to it what the spec lacks. modular_axk2.py AXK2Attention: q_gate_proj
-    # reads the query latent before and after its norm (2·q_lora_rank) and yields each head's
-    # query and a sigmoid gate of width v_head_dim; attention.output_gate is not defined for MLA.
-    "axk2": "multi-head latent attention with an output gate projected with the queries from "
-            "the query latent before and after its norm (q_gate_proj: 2·q_lora_rank → "
-            "heads·(qk_head_dim + v_head_dim))",
-    # configuration_dots3_note.py: the sliding layers take attention shapes of their own
-    # (swa_num_attention_heads, swa_q_lora_rank, swa_kv_lora_rank, swa_head_dim, ...):
-    # attention.kind_shapes holds a kind's MHA/GQA heads, not MLA's ranks.
-    "dots3_note_text": "sliding-window layers whose latent attention has shapes of its own "
-                       "(swa_num_attention_heads, swa_q_lora_rank, swa_kv_lora_rank, ...) "
-                       "beside the sparse-attention layers",
+    # DeepSeek Sparse Attention itself is attention.indexer (deepseek_v32, glm_moe_dsa, axk2,
+    # dots3_note_text read); these types add to it what the spec lacks.
     "minimax_m3_vl_text": "block-sparse attention whose indexer selects index_topk_blocks key "
                           "blocks per query",
     # modeling_qwen4_exp.py: its per-layer embeddings (Qwen4ExpTextPLELayer) are hashed n-gram

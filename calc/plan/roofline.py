@@ -83,8 +83,9 @@ def kv_heads_per_gpu(spec: ModelSpec, gpus: int) -> dict[str, int]:
     exceeds the heads); MLA's one latent serves every head, so each GPU keeps it whole. And
     h'_g, those of the layers of a kind with head shapes of its own (attention.kind_shapes)."""
     own = spec.heads_of(spec.shaped_kind or "")[1]
-    return {"h_g": 1 if spec.attention.mla else -(-spec.n_kv_heads // gpus),
-            "h_g2": -(-own // gpus)}
+    mla = spec.attention.mla is not None  # a kind's own latent too (dots3's sliding layers)
+    return {"h_g": 1 if mla else -(-spec.n_kv_heads // gpus),
+            "h_g2": 1 if mla else -(-own // gpus)}
 
 
 def largest_true(predicate: Callable[[int], bool], low: int, high: int) -> int:

@@ -169,11 +169,14 @@ def _compiled_kv(spec: ModelSpec, tp: int, kv_dtype: str) -> dict[str, float]:
     mla = spec.attention.mla is not None
     values["h_g"] = 1 if mla else -(-spec.n_kv_heads // tp)
     values["h_kv"] = 1 if mla else values["h_g"]  # one GPU's heads stand for the model's
-    values["h_g2"] = values["h_kv2"] = -(-spec.heads_of(spec.shaped_kind or "")[1] // tp)
+    # a kind's own latent (dots3's sliding layers) is kept whole as the model's
+    values["h_g2"] = values["h_kv2"] = (1 if mla else
+                                        -(-spec.heads_of(spec.shaped_kind or "")[1] // tp))
     out = _compiled.inference(values)
     # of it, the layers of a kind with head shapes of its own: all of it less the same with
     # their widths 0 (attention.kind_shapes)
-    others = _compiled.inference({**values, "d_qk2": 0, "d_v2": 0})["kv_cache_per_token"]
+    others = _compiled.inference({**values, "d_qk2": 0, "d_v2": 0, "r_kv2": 0,
+                                  "d_rope2": 0})["kv_cache_per_token"]
     return {"kv_cache_per_token": out["kv_cache_per_token"],
             "kind_kv_per_token": out["kv_cache_per_token"] - others,
             "state_cache": out["state_cache"] / tp}

@@ -23,6 +23,16 @@ class MLASpec(Frozen):
     qk_rope_head_dim: int = Field(ge=0, le=MAX_WIDTH,
                                   description="per-head q width with RoPE; its key part is shared")
     v_head_dim: int = Field(ge=1, le=MAX_WIDTH, description="per-head value width")
+    rope_key_norm: bool = Field(
+        False, description="a norm (the model's kind) over the shared RoPE key, d_rope wide, "
+                           "before its rotation (dots3's k_rope_only_layernorm)")
+    latent_gate: bool = Field(
+        False,
+        description="the queries and the output gate (attention.output_gate, one value per "
+                    "channel) are projected together from the query latent before and after "
+                    "its norm, side by side (2·q_lora_rank): W_UQ 2·r_q × h·d_qk and W_G "
+                    "2·r_q × h·d_v, without bias, in place of W_UQ r_q × h·d_qk and W_G "
+                    "d × h·d_v (A.X-K2's q_gate_proj)")
 
     @model_validator(mode="after")
     def _qk_width(self) -> MLASpec:
@@ -86,6 +96,11 @@ class KindShape(Frozen):
     k_eq_v: bool | None = Field(
         None, description="these layers' keys are their values: no W_V (Gemma 4's full "
                           "layers: attention_k_eq_v)")
+    mla: MLASpec | None = Field(
+        None, description="the latent attention shapes of these layers, with attention.mla "
+                          "(dots3's sliding layers: swa_q_lora_rank, swa_kv_lora_rank, "
+                          "swa_qk_nope_head_dim, ...); n_heads beside it, no n_kv_heads, "
+                          "head_dim or v_head_dim")
 
 
 class AttentionSpec(Frozen):
@@ -216,6 +231,8 @@ class AttentionSpec(Frozen):
                                  "give attention.mla.qk_nope_head_dim/qk_rope_head_dim/v_head_dim")
             if self.qk_norm != "none":
                 raise ValueError("attention.qk_norm is not defined for attention.mla")
+            if self.mla.latent_gate:
+                self._check_latent_gate()
         elif kv is not None and self.n_heads % kv:
             raise ValueError(f"attention.n_kv_heads={kv} must divide attention.n_heads="
                              f"{self.n_heads}")
@@ -256,6 +273,17 @@ class AttentionSpec(Frozen):
                                  f"attention.{size} is not set")
         return self
 
+    def _check_latent_gate(self) -> None:
+        """A.X-K2's q_gate_proj reads the query latent and yields a gate per channel."""
+        assert self.mla is not None
+        if self.mla.q_lora_rank is None:
+            raise ValueError("attention.mla.latent_gate needs attention.mla.q_lora_rank: the "
+                             "gate is projected from the query latent")
+        if not self.output_gate or self.output_gate_per != "channel" or self.output_gate_bias:
+            raise ValueError("attention.mla.latent_gate needs attention.output_gate=true with "
+                             "output_gate_per='channel' and no output_gate_bias (its gate is "
+                             "one value per channel from the query latent)")
+
     def _check_indexer(self) -> None:
         """The indexer's queries come from MLA's query latent, and RoPE turns the first
         qk_rope_head_dim of each indexer head (DeepseekV32Indexer)."""
@@ -268,9 +296,13 @@ class AttentionSpec(Frozen):
             raise ValueError(f"attention.indexer.head_dim={indexer.head_dim} must be >= "
                              f"attention.mla.qk_rope_head_dim={mla.qk_rope_head_dim} (RoPE "
                              f"turns that part of each indexer head)")
-        if self.sliding_window or self.chunk_size or self.layer_pattern:
-            raise ValueError("attention.indexer selects among all earlier keys: it is not "
-                             "defined with sliding_window, chunk_size or layer_pattern")
+        # dots3: the indexer sits on the global layers, the local ones slide over their window
+        if self.chunk_size or "nope" in self.pattern or "chunked" in self.pattern:
+            raise ValueError("attention.indexer selects among all earlier keys of the global "
+                             "layers: it is not defined with chunked or nope layers")
+        if "global" not in self.pattern:
+            raise ValueError("attention.indexer sits on the global layers: "
+                             "attention.layer_pattern has none")
 
     def _check_low_rank(self) -> None:
         """DeepSeek-V4's low-rank queries and grouped output projection, on MHA/GQA/MQA
@@ -290,15 +322,42 @@ class AttentionSpec(Frozen):
     def _check_kind_shapes(self) -> None:
         """A kind's own shapes: MHA/GQA heads only, each KV head shared by whole query heads."""
         for kind, shape in self.kind_shapes.items():
-            if self.mla is not None or self.experts is not None or self.indexer is not None:
+            if self.mla is not None:
+                self._check_latent_kind(kind, shape)
+                continue
+            if shape.mla is not None:
+                raise ValueError(f"attention.kind_shapes.{kind}.mla needs attention.mla")
+            if self.experts is not None or self.indexer is not None:
                 raise ValueError(f"attention.kind_shapes.{kind} is not defined with "
-                                 f"attention.mla, attention.experts or attention.indexer")
+                                 f"attention.experts or attention.indexer (without "
+                                 f"attention.mla)")
             heads = shape.n_heads if shape.n_heads is not None else self.n_heads
             kv = (shape.n_kv_heads if shape.n_kv_heads is not None
                   else self.n_kv_heads if self.n_kv_heads is not None else self.n_heads)
             if heads % kv:
                 raise ValueError(f"attention.kind_shapes.{kind}: {kv} key/value heads must "
                                  f"divide its {heads} query heads (give n_kv_heads)")
+
+    def _check_latent_kind(self, kind: str, shape: KindShape) -> None:
+        """A kind's own latent attention (dots3's sliding layers): its heads and MLA shapes,
+        its query latent there where the model's is, its gate and norms as the model's."""
+        assert self.mla is not None
+        given = [name for name in ("n_kv_heads", "head_dim", "v_head_dim", "k_eq_v", "sinks")
+                 if getattr(shape, name) is not None]
+        if given:
+            raise ValueError(f"attention.kind_shapes.{kind}.{given[0]} has no meaning with "
+                             f"attention.mla; give kind_shapes.{kind}.mla")
+        own = shape.mla
+        if own is not None and ((own.q_lora_rank is None) != (self.mla.q_lora_rank is None)
+                                or own.latent_gate != self.mla.latent_gate
+                                or own.rope_key_norm != self.mla.rope_key_norm):
+            raise ValueError(f"attention.kind_shapes.{kind}.mla: q_lora_rank set or not, "
+                             f"latent_gate and rope_key_norm as attention.mla's (only the "
+                             f"sizes are a kind's own)")
+        if self.indexer is not None and kind == "global":
+            raise ValueError("attention.kind_shapes.global is not defined with "
+                             "attention.indexer (the indexer reads the model's query latent "
+                             "on the global layers)")
 
     def _check_differential(self) -> None:
         """Differential attention pairs the query heads (head i with head i + h/2) and, as

@@ -459,6 +459,13 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
                 f"lora_targets=all-linear: {spec.name}'s router projection is an nn.Linear "
                 f"(Gemma4TextRouter.proj), which PEFT adapts and calc does not; name targets "
                 f"from {', '.join(shapes)}")
+        if spec.norm.gate_rank is not None:
+            # AXK2GateMLP's fc1 and fc2 (modular_axk2.py) are nn.Linear modules all-linear
+            # would adapt
+            raise CalcError(
+                f"lora_targets=all-linear: {spec.name}'s gated norms (norm.gate_rank) have "
+                f"their own fc1/fc2 projections, which calc does not adapt; name targets from "
+                f"{', '.join(shapes)}")
         targets = tuple(name for name in shapes if name != "experts")
     else:
         targets = tuple(finetune.targets)
@@ -474,8 +481,11 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
                 f"(deltanet.gate='channel') have their own {'/'.join(kda)}_proj, which calc "
                 f"does not adapt; name targets from {', '.join(t for t in shapes if t not in kda)}")
     att = spec.attention
+    # (A.X-K2's gate is projected with the queries by q_gate_proj, which PEFT's gate_proj does
+    # not select: attention.mla.latent_gate)
     if ("gate" in targets and att.mla is not None and att.output_gate
-            and att.output_gate_per == "channel" and spec.n_attention_layers):
+            and att.output_gate_per == "channel" and not att.mla.latent_gate
+            and spec.n_attention_layers):
         # modeling_hy_v4.py HYV4Attention.gate_proj: PEFT's gate_proj selects it beside the
         # FFN's gate_proj
         raise CalcError(

@@ -85,6 +85,7 @@ SHARED_BLOCK_REFUSED: tuple[tuple[str, Any], ...] = (
      lambda s: s.ffn is not None and bool(s.ffn.activation_params)),
     ("ffn.double_wide", lambda s: s.ffn is not None and s.ffn.double_wide),
     ("norm.sub_norms", lambda s: s.norm.sub_norms),
+    ("norm.gate_rank", lambda s: s.norm.gate_rank is not None),
     ("parallel_block", lambda s: s.parallel_block),
     ("norm.placement other than pre", lambda s: s.norm.placement != "pre"),
     ("mtp_modules", lambda s: bool(s.mtp_modules)),
@@ -219,6 +220,11 @@ class ModelSpec(Frozen):
                              "block with an FFN; the model has no such layers")
         if self.parallel_norms == 2 and not self.parallel_block:
             raise ValueError("parallel_norms=2 needs parallel_block=True")
+        if self.norm.gate_rank is not None and (self.parallel_block or self.mtp_modules):
+            # A.X-K2's gated norms sit on the two pre-norms of a sequential layer; it builds
+            # no multi-token-prediction layer
+            raise ValueError(f"norm.gate_rank={self.norm.gate_rank} is not defined with "
+                             f"parallel_block=True or mtp_modules")
         if att.indexer is not None:
             self._check_indexer()
         if self.hyper_connections is not None:
@@ -403,24 +409,25 @@ class ModelSpec(Frozen):
                              f"it or leave output_vocab_size out")
 
     def _check_indexer(self) -> None:
-        """DSA's indexer is on every attention layer but the shared ones, which reuse the
-        keys of an earlier indexer layer (GlmMoeDsaAttention); its layers are global."""
+        """DSA's indexer is on every global attention layer but the shared ones, which reuse
+        the keys of an earlier indexer layer (GlmMoeDsaAttention); the others are local
+        (dots3's sliding layers, without an indexer)."""
         indexer = self.attention.indexer
         assert indexer is not None
-        attending = [i for i, kind in enumerate(self.attention_kinds) if kind]
-        if set(attending) and {self.attention_kinds[i] for i in attending} != {"global"}:
-            raise ValueError("attention.indexer: every attention layer must be global "
+        attending = [i for i, kind in enumerate(self.attention_kinds) if kind == "global"]
+        if {kind for kind in self.attention_kinds if kind} - {"global", "local"}:
+            raise ValueError("attention.indexer: every attention layer must be global or local "
                              "(layers.exceptions sets another attention kind)")
         shared = indexer.shared_layers
         if len(set(shared)) != len(shared):
             raise ValueError("attention.indexer.shared_layers: a layer is listed twice")
         for i in shared:
             if i not in attending:
-                raise ValueError(f"attention.indexer.shared_layers: layer {i} is not an "
-                                 f"attention layer of the {self.n_layers}")
+                raise ValueError(f"attention.indexer.shared_layers: layer {i} is not a "
+                                 f"global attention layer of the {self.n_layers}")
             if i == attending[0]:
                 raise ValueError(f"attention.indexer.shared_layers: layer {i} is the first "
-                                 f"attention layer; no earlier indexer picks its keys")
+                                 f"global attention layer; no earlier indexer picks its keys")
 
     @property
     def n_indexer_layers(self) -> int:
@@ -428,7 +435,8 @@ class ModelSpec(Frozen):
         indexer = self.attention.indexer
         if indexer is None:
             return 0
-        return self.n_attention_layers - len(indexer.shared_layers)
+        # on the global layers only (dots3's sliding layers have none)
+        return self.attention_kinds.count("global") - len(indexer.shared_layers)
 
     def _check_layers(self) -> None:
         """Every layer kind has its part, every part is used, and the counts stay uniform."""
@@ -568,6 +576,10 @@ class ModelSpec(Frozen):
         shape = self.attention.kind_shapes.get(kind)
         if shape is None:
             return h, kv, d_qk, d_v
+        if self.attention.mla is not None:  # a kind's own latent attention (dots3)
+            mla = shape.mla or self.attention.mla
+            heads = shape.n_heads if shape.n_heads is not None else h
+            return heads, heads, mla.qk_nope_head_dim + mla.qk_rope_head_dim, mla.v_head_dim
         width = shape.head_dim if shape.head_dim is not None else d_qk
         # the values: the kind's own width, else the model's v_head_dim, else as wide as the
         # kind's queries and keys
@@ -590,6 +602,14 @@ class ModelSpec(Frozen):
         if kind not in self.attention.kind_shapes:
             return self
         h, kv, width, values = self.heads_of(kind)
+        if self.attention.mla is not None:
+            # the kind's latent attention; the indexer sits on the global layers only
+            shape = self.attention.kind_shapes[kind]
+            return self.updated(**{"attention.n_heads": h,
+                                   "attention.mla": shape.mla or self.attention.mla,
+                                   "attention.kind_shapes": {},
+                                   "attention.indexer": (self.attention.indexer
+                                                         if kind == "global" else None)})
         return self.updated(**{"attention.n_heads": h, "attention.n_kv_heads": kv,
                                "attention.head_dim": width, "attention.v_head_dim": values,
                                "attention.sinks": self.sinks_of(kind),

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from calc.spec.base import Frozen
+from calc.spec.base import MAX_WIDTH, Frozen
 
 
 class NormSpec(Frozen):
@@ -29,6 +29,13 @@ class NormSpec(Frozen):
         False, description="one more norm inside each sublayer: before W_O (width h·d_v) and "
                            "before the FFN's down projection (width d_ff) (BitNet)")
 
+    gate_rank: int | None = Field(
+        None, ge=1, le=MAX_WIDTH,
+        description="a low-rank sigmoid gate on the norm before the mixer of every layer and "
+                    "on the norm before the FFN of the MoE layers: y = N(x), then y ⊙ "
+                    "σ(W_2 SiLU(W_1 y)), W_1 d × r and W_2 r × d without bias (A.X-K2's "
+                    "AXK2GatedRMSNorm, gated_norm_rank); needs placement 'pre'")
+
     @model_validator(mode="after")
     def _bias(self) -> NormSpec:
         if self.kind == "rmsnorm" and self.bias:
@@ -37,6 +44,9 @@ class NormSpec(Frozen):
         if not self.weights and self.bias:
             raise ValueError("norm.bias=True is not allowed with norm.weights=False "
                              "(a norm without parameters has no β)")
+        if self.gate_rank is not None and self.placement != "pre":
+            raise ValueError(f"norm.gate_rank={self.gate_rank} gates the pre-norms: it needs "
+                             f"norm.placement='pre', got {self.placement!r}")
         return self
 
     @property

@@ -90,6 +90,10 @@ def _attention_matmuls(spec: ModelSpec, flops: dict[str, float], layers: int
         shaped = spec.for_kind(kind)
         shapes.append((shaped, own, shaped.n_kv_heads, own - shared_own))
     d, mla = spec.d_model, spec.attention.mla is not None
+    latent = spec.attention.mla
+    # the output gate's input: the layer's x, or the query latent before and after its norm
+    # (attention.mla.latent_gate, A.X-K2's q_gate_proj: 2·r_q)
+    gate_in = 2 * (latent.q_lora_rank or 0) if latent is not None and latent.latent_gate else d
     products = (
         ("attention/q", lambda s: (s.attention.n_heads * s.head_dim_qk, d), "column"),
         # keys used as values (attention.k_eq_v): W_K alone
@@ -99,7 +103,7 @@ def _attention_matmuls(spec: ModelSpec, flops: dict[str, float], layers: int
         ("attention/o", lambda s: (d, s.attention.n_heads * s.head_dim_v), "row"),
         # the output gate (Qwen3-Next's projected beside W_Q; LFM3's g_proj d → h):
         # column-parallel like W_Q, split by heads
-        ("attention/gate", lambda s: (s.output_gate_width, d), "column"),
+        ("attention/gate", lambda s: (s.output_gate_width, gate_in), "column"),
     )
     matmuls = []
     for name, widths, split in products:
@@ -137,6 +141,7 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
                _indexer_width(spec), d, spec.n_indexer_layers, "none"),
         *mixer_matmuls(spec, flops),
         *_hyper_connection_matmuls(spec, flops),
+        *_norm_gate_matmuls(spec, flops),
         *_shared_block_matmuls(spec, flops),
         # OPT-350m's project_in and project_out, d_emb ↔ d once each, replicated
         Matmul("embedding_projection", flops["embedding_projection"], d,
@@ -201,6 +206,19 @@ def _per_layer_embedding_matmuls(spec: ModelSpec, flops: dict[str, float]) -> li
                    flops["per_layer_embeddings/projection"], layers * p, d, 1, "none"),
             Matmul("per_layer_embeddings/layers", each, p, d, layers, "none"),
             Matmul("per_layer_embeddings/layers", each, d, p, layers, "none")]
+
+
+def _norm_gate_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
+    """A.X-K2's gated norms (norm.gate_rank): fc1 d → r and fc2 r → d on every layer's mixer
+    norm and the MoE layers' FFN norm, replicated on every tensor-parallel rank as the norms
+    they sit beside are; the FLOPs half each (equal weights)."""
+    rank = spec.norm.gate_rank
+    if rank is None:
+        return []
+    d, gated = spec.d_model, spec.n_layers + spec.layer_counts["moe"]
+    half = flops["norm_gates"] / 2
+    return [Matmul("norm_gates", half, rank, d, gated, "none"),
+            Matmul("norm_gates", half, d, rank, gated, "none")]
 
 
 def _hyper_connection_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
@@ -279,18 +297,33 @@ def _indexer_bytes(spec: ModelSpec, seq_len: int) -> int:
 def _mla_up_flops(spec: ModelSpec, flops: dict[str, float]) -> float:
     """The up-projections' share of MLA's query and key/value products (DeepSeek-V2 §2.1.2:
     W_DQ d × r_q then W_UQ r_q × h·d_qk; W_DKV d × (r_kv + d_rope) then W_UK, W_UV r_kv ×
-    h·(d_qk − d_rope + d_v)), by their weights' shares, as calc's FLOPs count them."""
-    mla = spec.attention.mla
-    if mla is None:
+    h·(d_qk − d_rope + d_v)), by their weights' shares, as calc's FLOPs count them, over the
+    layers of each head shape (a kind's own latent attention: dots3's sliding layers)."""
+    if spec.attention.mla is None:
         return 0.0
-    d, h = spec.d_model, spec.attention.n_heads
-    d_qk, d_v, rope, r_kv = (spec.head_dim_qk, spec.head_dim_v, mla.qk_rope_head_dim,
-                             mla.kv_lora_rank)
-    kv_up = r_kv * h * (d_qk - rope + d_v)
-    up = flops["attention/kv"] * kv_up / (d * (r_kv + rope) + kv_up)
-    if mla.q_lora_rank:  # without a query latent W_Q is one d × h·d_qk product: no up-projection
-        q_up = mla.q_lora_rank * h * d_qk
-        up += flops["attention/q"] * q_up / (d * mla.q_lora_rank + q_up)
+    kind, own = spec.shaped_kind, spec.shaped_layers
+    n_att = spec.layer_counts["attention"]
+    shapes = [(spec, n_att - own)] + ([(spec.for_kind(kind), own)] if own else [])
+    d = spec.d_model
+    # per layer of each shape: (up-projection weights, all q/kv weights), for the shares
+    parts = []
+    for shaped, layers in shapes:
+        mla, h = shaped.attention.mla, shaped.attention.n_heads
+        assert mla is not None
+        d_qk, d_v, rope, r_kv = (shaped.head_dim_qk, shaped.head_dim_v,
+                                 mla.qk_rope_head_dim, mla.kv_lora_rank)
+        kv_up = r_kv * h * (d_qk - rope + d_v)
+        kv_all = d * (r_kv + rope) + kv_up
+        # without a query latent W_Q is one d × h·d_qk product: no up-projection; A.X-K2's
+        # W_UQ reads the latent before and after its norm: 2·r_q (latent_gate)
+        q_up = (mla.q_lora_rank or 0) * (1 + mla.latent_gate) * h * d_qk
+        q_all = d * (mla.q_lora_rank or 0) + q_up if mla.q_lora_rank else d * h * d_qk
+        parts.append((layers, kv_up, kv_all, q_up, q_all))
+    kv_total = sum(n * kv_all for n, _, kv_all, _, _ in parts)
+    q_total = sum(n * q_all for n, _, _, _, q_all in parts)
+    up = flops["attention/kv"] * sum(n * kv_up for n, kv_up, _, _, _ in parts) / kv_total
+    if q_total:
+        up += flops["attention/q"] * sum(n * q_up for n, _, _, q_up, _ in parts) / q_total
     return up
 
 
@@ -307,16 +340,26 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
     n_att, dense, n_moe = counts["attention"], counts["dense"], counts["moe"]
     glu = int(spec.ffn is not None and spec.ffn.gated)
     ffns = dense + n_moe  # layers with an FFN
-    # the latents' norms: MLA's, or DeepSeek-V4's query latent (attention.q_lora_rank)
-    latents = ((mla.kv_lora_rank + (mla.q_lora_rank or 0)) if mla else 0) + (att.q_lora_rank
-                                                                             or 0)
+    # the latents' widths summed over the attention layers (a kind's own: dots3's sliding), and
+    # DeepSeek-V4's query latent (attention.q_lora_rank) on each
+    latents = n_att * (att.q_lora_rank or 0)
+    if mla is not None:
+        kind, own = spec.shaped_kind, spec.shaped_layers
+        for shaped, count in [(spec, n_att - own)] + ([(spec.for_kind(kind), own)] if own
+                                                      else []):
+            latent = shaped.attention.mla
+            assert latent is not None
+            latents += count * (latent.kv_lora_rank + (latent.q_lora_rank or 0))
     # query heads over the attention layers (a kind's own count on its layers: kind_shapes)
     kind, own = spec.shaped_kind, spec.shaped_layers
     h2, kv2, d_qk2, _ = spec.heads_of(kind or "")
     layer_heads = (n_att - own) * h + own * h2
     rotary = 0  # rotated elements per token over the attention layers
-    if mla is not None:
-        rotary = n_att * (h + 1) * mla.qk_rope_head_dim  # queries' RoPE part, the shared key
+    if mla is not None:  # queries' RoPE part, the shared key (a kind's own: its heads)
+        rotary = sum(count * (shaped.attention.n_heads + 1) * shaped.attention.mla.qk_rope_head_dim
+                     for shaped, count in ([(spec, n_att - own)]
+                                           + ([(spec.for_kind(kind), own)] if own else []))
+                     if shaped.attention.mla is not None)
     elif spec.position.kind == "rope":
         rotary = (n_att - own) * (h + kv) * spec.head_dim_qk + own * (h2 + kv2) * d_qk2
     ffn_widths = dense * spec.ffn.d_ff if spec.ffn is not None else 0
@@ -347,12 +390,22 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
     ple_width = layers * ple.width if ple is not None else 0
     ple_norms = ple_width + (layers * d if ple is not None else 0)
     ple_residual = (layers * 3 * d + 2 * 3 * ple_width) if ple is not None else 0
+    # A.X-K2's gated norms (norm.gate_rank): the SiLU reads and writes r, the sigmoid d, the
+    # product reads 2d and writes d
+    rank = spec.norm.gate_rank or 0
+    norm_gates = (layers + n_moe) * (2 * rank + 5 * d) if rank else 0
+    # its latent gate (attention.mla.latent_gate) concatenates the query latent before and
+    # after its norm for W_UQ and W_G: reads and writes 2·r_q, beside the latents' norms
+    if mla is not None and mla.latent_gate:
+        latents += n_att * 2 * (mla.q_lora_rank or 0)
     terms = [
-        # each norm reads and writes d (the MLA latents' norms their rank)
+        # each norm reads and writes d (the MLA latents' norms their rank, and the latent
+        # gate's concatenation)
         ElementWise("norms", ((layers * spec.norms_per_layer + moe_norms) * 2 * d
-                              + n_att * 2 * latents + depths * 2 * 3 * d + 2 * ple_norms) * q,
+                              + 2 * latents + depths * 2 * 3 * d + 2 * ple_norms) * q,
                     "replicated"),
         ElementWise("residual", (residual + depths * 3 * d + ple_residual) * q, "replicated"),
+        ElementWise("norm gates", norm_gates * q, "replicated"),
         # dropout after each sublayer: read, write, and a 1-byte mask
         ElementWise("dropout", (layers + ffns) * (2 * d * q + d * MASK_BYTES), "replicated",
                     dropout=True),

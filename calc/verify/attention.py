@@ -86,13 +86,19 @@ class Attention(nn.Module):
             if mla.q_lora_rank is None:
                 self.q = linear(d, self.h * self.d_qk, False, "attention/q")
             else:
+                # latent_gate (A.X-K2's q_gate_proj): W_UQ reads the latent after and before
+                # its norm side by side, 2·r_q
+                up = mla.q_lora_rank * (2 if mla.latent_gate else 1)
                 self.q = tag(nn.Sequential(
                     linear(d, mla.q_lora_rank, att.qkv_bias, "attention/q"),
                     make_norm(spec.norm, mla.q_lora_rank, "attention/q"),
-                    linear(mla.q_lora_rank, self.h * self.d_qk, False, "attention/q"),
+                    linear(up, self.h * self.d_qk, False, "attention/q"),
                 ), "attention/q")
             self.kv_a = linear(d, mla.kv_lora_rank + self.d_rope, att.qkv_bias, "attention/kv")
             self.kv_norm = make_norm(spec.norm, mla.kv_lora_rank, "attention/kv")
+            # dots3's k_rope_only_layernorm over the shared RoPE key (mla.rope_key_norm)
+            self.k_rope_norm = (make_norm(spec.norm, self.d_rope, "attention/kv")
+                                if mla.rope_key_norm else None)
             self.kv_b = linear(mla.kv_lora_rank,
                                self.h * (self.d_qk - self.d_rope + self.d_v), False,
                                "attention/kv")
@@ -104,7 +110,11 @@ class Attention(nn.Module):
         # the output gate: d → h·d_v with W_Q's bias (one gate per channel), or its own
         # d → h without bias (one per head, LFM3's and Laguna's g_proj)
         per_head = att.output_gate_per == "head"
-        self.gate = (linear(d, spec.output_gate_width,
+        # with attention.mla.latent_gate the gate reads the 2·r_q query latent, not x
+        self.latent_gate = att.mla is not None and att.mla.latent_gate
+        gate_in = 2 * att.mla.q_lora_rank if self.latent_gate and att.mla.q_lora_rank else d
+        self.latent: Tensor | None = None  # that latent, kept by _mla for the gate
+        self.gate = (linear(gate_in, spec.output_gate_width,
                             att.qkv_bias and not per_head and att.mla is None
                             and not att.output_gate_bias,
                             "attention/gate") if att.output_gate else None)
@@ -128,7 +138,7 @@ class Attention(nn.Module):
                          if spec.norm.sub_norms else None)
         # DSA: this layer's own indexer, or (a shared layer) the keys an earlier one selected,
         # linked by the model after building (`shares`: a plain tuple, not a submodule)
-        self.dsa = att.indexer is not None
+        self.dsa = att.indexer is not None and kind == "global"  # dots3: not on local layers
         self.indexer = Indexer(spec) if self.dsa and indexed else None
         self.shares: tuple[Attention, ...] = ()
         self.selected: Tensor | None = None
@@ -193,16 +203,22 @@ class Attention(nn.Module):
         return kept
 
     def _mla(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        if self.dsa:  # the indexer reads the query latent (DeepseekV32Attention's q_resid)
-            latent = self.q[1](self.q[0](x))
-            q = self._heads(self.q[2](latent), self.h)
-            self.selected = (select(self.indexer, *self.indexer(x, latent, positions))
-                             if self.indexer is not None else self._shared(x))
+        if self.dsa or self.latent_gate:
+            raw = self.q[0](x)
+            latent = self.q[1](raw)
+            if self.latent_gate:  # AXK2Attention: q_gate_proj(cat([q_resid, q_compressed]))
+                self.latent = torch.cat((latent, raw), dim=-1)
+            q = self._heads(self.q[2](self.latent if self.latent_gate else latent), self.h)
+            if self.dsa:  # the indexer reads the normed query latent (q_resid)
+                self.selected = (select(self.indexer, *self.indexer(x, latent, positions))
+                                 if self.indexer is not None else self._shared(x))
         else:
             q = self._heads(self.q(x), self.h)  # [B, h, T, d_qk]
         latent, k_rope = self.kv_a(x).split((self.kv_b.in_features, self.d_rope), dim=-1)
         kv = self._heads(self.kv_b(self.kv_norm(latent)), self.h)
         k_nope, v = kv.split((self.d_qk - self.d_rope, self.d_v), dim=-1)
+        if self.k_rope_norm is not None:
+            k_rope = self.k_rope_norm(k_rope)
         k_rope = rope(k_rope[:, None], positions)  # one RoPE key shared by all heads
         q = torch.cat((q[..., : self.d_qk - self.d_rope],
                        rope(q[..., self.d_qk - self.d_rope:], positions)), dim=-1)
@@ -307,7 +323,7 @@ class Attention(nn.Module):
         b, _, t, _ = out.shape
         out = out.transpose(1, 2).reshape(b, t, self.h * self.d_v)
         if self.gate is not None:  # a gate per head multiplies its d_v channels alike
-            gate = self.gate(x)
+            gate = self.gate(self.latent if self.latent_gate else x)
             if self.gate_bias is not None:
                 gate = (gate.view(b, t, self.h, -1) + self.gate_bias.values[:, None]).flatten(2)
             gate = torch.sigmoid(gate)

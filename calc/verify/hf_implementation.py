@@ -201,7 +201,8 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
     indexer = spec.attention.indexer
     if indexer is not None and indexer.topk < t:
         pair = FMA * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v)
-        total += n["attention"] * pair * t * (t - indexer.topk)
+        # the global layers only: dots3's sliding layers have no indexer
+        total += spec.attention_kinds.count("global") * pair * t * (t - indexer.topk)
         changed.append("DSA: attention over every key, the unselected ones masked")
     if spec.attention.differential and hf_config.get("model_type") == "diffllama":
         # DiffLlama has global layers only: each recomputed map is all T² pairs at full

@@ -283,6 +283,21 @@ class Mixers(nn.Module):
         return outputs[0] if len(outputs) == 1 else sum(outputs)
 
 
+class GatedNorm(nn.Module):
+    """A.X-K2's gated norm (norm.gate_rank; modular_axk2.py AXK2GatedRMSNorm): the norm, then
+    y · σ(W_2 SiLU(W_1 y)), W_1 d → r and W_2 r → d without bias (tagged norm_gates)."""
+
+    def __init__(self, spec: ModelSpec, rank: int):
+        super().__init__()
+        self.norm = make_norm(spec.norm, spec.d_model, "norms")
+        self.fc1 = linear(spec.d_model, rank, False, "norm_gates")
+        self.fc2 = linear(rank, spec.d_model, False, "norm_gates")
+
+    def forward(self, x: Tensor) -> Tensor:
+        y = self.norm(x)
+        return y * torch.sigmoid(self.fc2(F.silu(self.fc1(y))))
+
+
 class Block(nn.Module):
     """One layer: its mixer and its FFN (or none) with the spec's norm placement
     (pre/post/sandwich/reordered/parallel)."""
@@ -304,6 +319,10 @@ class Block(nn.Module):
                     else FeedForward(spec, width))
         self.norms = nn.ModuleList(make_norm(spec.norm, spec.d_model, "norms")
                                    for _ in range(spec.norms_per_layer))
+        rank = spec.norm.gate_rank
+        if rank is not None:  # the mixer's pre-norm, and the FFN's on an MoE layer (pre only)
+            for i in range(1 + (ffn == "moe")):
+                self.norms[i] = GatedNorm(spec, rank)
         # RWKV: the channel-mix's token shift and receptance gate around the FFN
         self.channel = RwkvChannelMix(spec) if mixer == "rwkv" else None
         # hyper-connections: a map before the mixer and one before the FFN (pre-norm layers

@@ -1,6 +1,8 @@
 """DeepSeek: deepseek_v2, deepseek_v3 and deepseek_v32 (multi-head latent attention and mixtures
 of experts with shared experts; V3.2 adds DeepSeek Sparse Attention's indexer), and SK Telecom's
-axk1 (A.X-K1: DeepSeek-V3's layers with a norm over each MoE block's output).
+axk1 (A.X-K1: DeepSeek-V3's layers with a norm over each MoE block's output) and axk2
+(A.X-K2: DeepSeek-V3.2's layers with an output gate projected from the query latent and gated
+norms).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ _MLA: dict[str, Any] = {
     "tie_word_embeddings": False,
 }
 _TRAITS = Traits(moe=True, mla=True)
-DSA_TYPES = ("deepseek_v32", "glm_moe_dsa", "hy_v4")  # their writers write attention.indexer
+# their writers write attention.indexer
+DSA_TYPES = ("deepseek_v32", "glm_moe_dsa", "hy_v4", "axk2")
 
 
 def read_mla_moe(c: HFConfig, v3: bool, sparse: list[bool] | None = None,
@@ -136,19 +139,23 @@ def checked_indexer_types(c: HFConfig, types: Any, layers: int) -> list[str]:
     return types
 
 
-def read_dsa(c: HFConfig, shared: tuple[int, ...] = ()) -> dict[str, Any]:
+def read_dsa(c: HFConfig, shared: tuple[int, ...] = (),
+             sparse: list[bool] | None = None) -> dict[str, Any]:
     """DeepSeek-V3's layers with DSA's indexer on every attention layer (modeling_deepseek_v32.py:
     DeepseekV32Attention, DeepseekV32Indexer), the MoE where mlp_layer_types says "sparse"
-    (configuration_deepseek_v32.py: default from layer first_k_dense_replace on); the MTP layers
-    are not built (DeepseekV32PreTrainedModel ignores their weights)."""
+    (configuration_deepseek_v32.py: default from layer first_k_dense_replace on; `sparse`, a
+    type's own default); the MTP layers are not built (DeepseekV32PreTrainedModel ignores their
+    weights)."""
     # AXK1Attention (which DeepseekV32Attention extends) always projects queries through
     # q_lora_rank, whose latent the indexer reads
     if not c.given("q_lora_rank"):
         c.fail("q_lora_rank=null: DSA's indexer reads MLA's query latent (transformers' "
                "DeepseekV32Attention always builds q_a_proj)")
-    layers, first = c.size("num_hidden_layers"), c.size("first_k_dense_replace", minimum=0)
-    spec = read_mla_moe(c, v3=True, mtp=False,
-                        sparse=sparse_layers(c, [i >= first for i in range(layers)]))
+    if sparse is None:
+        layers = c.size("num_hidden_layers")
+        first = c.size("first_k_dense_replace", minimum=0)
+        sparse = sparse_layers(c, [i >= first for i in range(layers)])
+    spec = read_mla_moe(c, v3=True, mtp=False, sparse=sparse)
     spec["attention"]["indexer"] = {
         "n_heads": c.size("index_n_heads"), "head_dim": c.size("index_head_dim"),
         "topk": c.size("index_topk"), "shared_layers": shared}
@@ -194,6 +201,17 @@ DEEPSEEK_V32 = ModelType(
 
 
 # ---- axk1 -------------------------------------------------------------------------------------
+def _axk_sparse(c: HFConfig) -> list[bool]:
+    """configuration_axk1.py and configuration_axk2.py: mlp_layer_types defaults to "sparse"
+    where i >= first_k_dense_replace and i % moe_layer_freq == 0 (two keywords their
+    __post_init__ pops, default 1 each)."""
+    layers = c.size("num_hidden_layers")
+    first, freq = (c.size(key, minimum=0 if key == "first_k_dense_replace" else 1)
+                   if c.given(key) else 1
+                   for key in ("first_k_dense_replace", "moe_layer_freq"))
+    return sparse_layers(c, [i >= first and i % freq == 0 for i in range(layers)])
+
+
 def _read_axk1(c: HFConfig) -> dict[str, Any]:
     # modeling_axk1.py (transformers 5.24.0): DeepSeek-V3's MLA, always through q_lora_rank
     # (AXK1Attention builds q_a_proj whatever the config says), its router (the
@@ -205,12 +223,7 @@ def _read_axk1(c: HFConfig) -> dict[str, Any]:
     if not c.given("q_lora_rank"):
         c.fail("q_lora_rank=null: transformers' AXK1Attention always projects queries "
                "through q_a_proj of q_lora_rank")
-    layers = c.size("num_hidden_layers")
-    first, freq = (c.size(key, minimum=0 if key == "first_k_dense_replace" else 1)
-                   if c.given(key) else 1
-                   for key in ("first_k_dense_replace", "moe_layer_freq"))
-    sparse = sparse_layers(c, [i >= first and i % freq == 0 for i in range(layers)])
-    spec = read_mla_moe(c, v3=True, mtp=False, sparse=sparse)
+    spec = read_mla_moe(c, v3=True, mtp=False, sparse=_axk_sparse(c))
     if spec.get("moe"):
         spec["moe"]["output_norm"] = True
     return spec
@@ -392,4 +405,61 @@ DEEPSEEK_V4 = ModelType(
         "max_position_embeddings": 1048576, "layer_types": None, "mlp_layer_types": None,
         "hc_mult": 4, "sliding_window": 128, "o_groups": 8, "o_lora_rank": 1024,
         "hidden_act": "silu", "tie_word_embeddings": False, "mlp_bias": False,
+    })
+
+
+# ---- axk2 -------------------------------------------------------------------------------------
+def _read_axk2(c: HFConfig) -> dict[str, Any]:
+    # modular_axk2.py (transformers 5.24.0): DeepSeek-V3.2's layers (the indexer on every layer,
+    # whatever layer_types says: AXK2Attention always builds it) whose AXK2Attention has no
+    # q_b_proj: q_gate_proj (bias=False) reads cat([q_a_layernorm(c_q), c_q]), 2·q_lora_rank,
+    # and yields each head's query (qk_head_dim) and a sigmoid gate (v_head_dim) on its output
+    # before o_proj (attention.mla.latent_gate). AXK2DecoderLayer's input_layernorm, and its
+    # post_attention_layernorm on the "sparse" layers, are AXK2GatedRMSNorm: the norm, then a
+    # sigmoid gate through AXK2GateMLP, fc1 hidden → gated_norm_rank → fc2 hidden, no biases
+    # (norm.gate_rank). The router groups experts or not (n_group), which no count sees.
+    if not c.given("q_lora_rank"):
+        c.fail("q_lora_rank=null: A.X-K2's indexer and output gate read the query latent "
+               "(AXK2Config requires a positive q_lora_rank)")
+    layers = c.size("num_hidden_layers")
+    kinds = c["layer_types"]
+    if kinds is not None and kinds != ["indexed_attention"] * layers:
+        c.fail(f"layer_types={kinds!r}: every A.X-K2 layer is indexed attention (AXK2Attention "
+               f"always builds its indexer)")
+    spec = read_dsa(c, sparse=_axk_sparse(c))
+    spec["attention"].update(output_gate=True)
+    spec["attention"]["mla"]["latent_gate"] = True
+    spec["norm"]["gate_rank"] = c.size("gated_norm_rank")
+    return spec
+
+
+def _write_axk2(spec: ModelSpec) -> dict[str, Any]:
+    att, norm = spec.attention, spec.norm
+    need(att.mla is not None and att.mla.latent_gate,
+         "attention.mla.latent_gate=false (A.X-K2 projects its output gate from the query "
+         "latent)")
+    need(norm.gate_rank is not None, "norm.gate_rank=None (A.X-K2's pre-norms are gated)")
+    need(not att.indexer or not att.indexer.shared_layers,
+         "attention.indexer.shared_layers (axk2 gives every layer its own indexer)")
+    out = write_dsa(spec, "axk2")
+    del out["first_k_dense_replace"]
+    # n_group None: AXK2TopkRouter ranks all experts without groups
+    return {**out, "n_group": None, "topk_group": None, "gated_norm_rank": norm.gate_rank}
+
+
+AXK2 = ModelType(
+    "axk2", _read_axk2, write=_write_axk2, traits=_TRAITS,
+    # e_score_correction_bias: a buffer of AXK2TopkRouter (DeepseekV32TopkRouter's)
+    router_bias_buffer=True,
+    aliases={"num_local_experts": "n_routed_experts"},
+    # keywords configuration_axk2.py's __post_init__ pops, not fields
+    getattr_fields=("first_k_dense_replace", "moe_layer_freq"),
+    defaults={
+        **_MLA, "vocab_size": 163840, "hidden_size": 2048, "intermediate_size": 5120,
+        "moe_intermediate_size": 512, "num_hidden_layers": 48, "num_attention_heads": 32,
+        "n_shared_experts": 1, "n_routed_experts": 128, "num_experts_per_tok": 8,
+        "kv_lora_rank": 128, "q_lora_rank": 384, "qk_rope_head_dim": 32, "v_head_dim": 64,
+        "qk_nope_head_dim": 64, "max_position_embeddings": 131072, "mlp_layer_types": None,
+        "first_k_dense_replace": None, "moe_layer_freq": None, "layer_types": None,
+        "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 16, "gated_norm_rank": 16,
     })
