@@ -331,19 +331,24 @@ def _mixers(draw, n_layers: int) -> dict:
     return out
 
 
+def _plain_heads(draw, max_width: int) -> tuple[int, dict]:
+    """Plain attention of any head shape, and a model width it fits: (d_model, attention)."""
+    n_heads = draw(st.integers(1, 4))
+    head_dim = draw(st.none() | st.integers(1, 8))
+    d_model = (draw(st.integers(1, max_width // n_heads)) * n_heads if head_dim is None
+               else draw(st.integers(2, max_width)))
+    return d_model, {"n_heads": n_heads, "head_dim": head_dim,
+                     "n_kv_heads": draw(st.sampled_from(_divisors(n_heads))),
+                     "v_head_dim": draw(st.none() | st.integers(1, 8))}
+
+
 @st.composite
 def shared_block_specs(draw, max_width: int = 32, max_layers: int = 5):
     """Specs with a shared block (Zamba's, Zamba2's): any mixer pattern, with FFNs or without
     (the block still has one), plain attention of any head shapes, RoPE or none, one or more
     weight sets, adapters or none, on some of the layers."""
     n_layers = draw(st.integers(1, max_layers))
-    n_heads = draw(st.integers(1, 4))
-    head_dim = draw(st.none() | st.integers(1, 8))
-    d_model = (draw(st.integers(1, max_width // n_heads)) * n_heads if head_dim is None
-               else draw(st.integers(2, max_width)))
-    attention = {"n_heads": n_heads, "head_dim": head_dim,
-                 "n_kv_heads": draw(st.sampled_from(_divisors(n_heads))),
-                 "v_head_dim": draw(st.none() | st.integers(1, 8))}
+    d_model, attention = _plain_heads(draw, max_width)
     mixers = draw(_mixers(n_layers))
     if mixers.pop("no_ffn"):
         mixers["layers"]["ffn_pattern"] = ("none",)
@@ -372,13 +377,7 @@ def cross_attention_specs(draw, max_width: int = 32, max_layers: int = 5):
     pattern turned to cross_attention, the model's heads of any shape, a dense FFN of any
     activation, RMSNorm or LayerNorm, RoPE, ALiBi or no positions, text only or image tokens."""
     n_layers = draw(st.integers(1, max_layers))
-    n_heads = draw(st.integers(1, 4))
-    head_dim = draw(st.none() | st.integers(1, 8))
-    d_model = (draw(st.integers(1, max_width // n_heads)) * n_heads if head_dim is None
-               else draw(st.integers(2, max_width)))
-    attention = {"n_heads": n_heads, "head_dim": head_dim,
-                 "n_kv_heads": draw(st.sampled_from(_divisors(n_heads))),
-                 "v_head_dim": draw(st.none() | st.integers(1, 8))}
+    d_model, attention = _plain_heads(draw, max_width)
     mixers = draw(_mixers(n_layers))
     mixers.pop("no_ffn")
     cross = draw(st.lists(st.integers(0, n_layers - 1), min_size=1, max_size=n_layers,

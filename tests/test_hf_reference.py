@@ -71,6 +71,14 @@ def assert_matches(spec: calc.ModelSpec, config: dict, seq_len: int) -> None:
         assert transformers_flops(spec, config, seq_len)[0] == counted.forward
 
 
+def exported_as(spec: calc.ModelSpec, model_type: str) -> dict:
+    """calc's writer gives back a config of `model_type` that reads as the same shape."""
+    exported = hf_config_from_spec(spec)
+    assert exported["model_type"] == model_type
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    return exported
+
+
 # transformers' CPU kernels of these types step through the tokens one at a time in Python
 # (modeling_mamba.py MambaMixer.slow_forward, modeling_falcon_mamba.py
 # mamba_selective_scan, modeling_zamba.py ZambaMambaMixer.slow_forward, modeling_rwkv.py
@@ -540,10 +548,7 @@ def test_random_diffllama_configs_match_transformers_and_export_back(config):
     config = {"model_type": "diffllama", **_NO_TOKENS, **config}
     spec = spec_from_hf_config(config)
     assert_matches(spec, config, MIN_WINDOW)
-    exported = hf_config_from_spec(spec)
-    assert exported["model_type"] == "diffllama"
-    assert shape(spec_from_hf_config(exported)) == shape(spec)
-    assert_matches(spec, exported, MIN_WINDOW)
+    assert_matches(spec, exported_as(spec, "diffllama"), MIN_WINDOW)
 
 
 # ---- the last layer's own W_O bias (GPT-NeoX-Japanese) ----------------------------------------
@@ -573,10 +578,7 @@ def test_random_gpt_neox_japanese_configs_match_transformers_and_export_back(con
     config = {"model_type": "gpt_neox_japanese", **_NO_TOKENS, **config}
     spec = spec_from_hf_config(config)
     assert_matches(spec, config, MIN_WINDOW)
-    exported = hf_config_from_spec(spec)
-    assert exported["model_type"] == "gpt_neox_japanese"
-    assert shape(spec_from_hf_config(exported)) == shape(spec)
-    assert_matches(spec, exported, MIN_WINDOW)
+    assert_matches(spec, exported_as(spec, "gpt_neox_japanese"), MIN_WINDOW)
 
 
 # ---- a norm over each MoE block's output (A.X-K1) ----------------------------------------------
@@ -658,10 +660,7 @@ def test_random_axk2_configs_match_transformers_and_export_back(config):
     assert_matches(spec, config, MIN_WINDOW)
     if spec.moe is None:  # every FFN dense: the DSA writers need their MoE
         return
-    exported = hf_config_from_spec(spec)
-    assert exported["model_type"] == "axk2"
-    assert shape(spec_from_hf_config(exported)) == shape(spec)
-    assert_matches(spec, exported, MIN_WINDOW)
+    assert_matches(spec, exported_as(spec, "axk2"), MIN_WINDOW)
 
 
 # ---- sliding layers with latent shapes of their own (dots3) -----------------------------------
@@ -748,10 +747,7 @@ def test_random_beam_configs_match_transformers_and_export_back(config):
     assert_matches(spec, config, MIN_WINDOW)
     if spec.moe is None:  # every FFN dense: Beam's writer needs its MoE
         return
-    exported = hf_config_from_spec(spec)
-    assert exported["model_type"] == "beam"
-    assert shape(spec_from_hf_config(exported)) == shape(spec)
-    assert_matches(spec, exported, MIN_WINDOW)
+    assert_matches(spec, exported_as(spec, "beam"), MIN_WINDOW)
 
 
 # ---- Kimi Delta Attention (deltanet.gate "channel") beside NoPE MLA ------------------------
@@ -857,9 +853,7 @@ def test_random_rwkv_configs_match_transformers_and_export_back(config, seq_len)
     is element-wise in transformers (0 FLOPs); and back through rwkv's writer."""
     spec = spec_from_hf_config(config)
     assert_matches(spec, config, seq_len)
-    exported = hf_config_from_spec(spec)
-    assert exported["model_type"] == "rwkv"
-    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    exported_as(spec, "rwkv")
 
 
 # ---- Griffin's recurrent block beside local attention (recurrent_gemma) -----------------------
@@ -903,9 +897,7 @@ def test_random_longcat_configs_match_transformers_and_export_back(config, seq_l
     spec = spec_from_hf_config(config)
     assert spec.moe is not None and spec.moe.shortcut
     assert_matches(spec, config, seq_len)
-    exported = hf_config_from_spec(spec)
-    assert exported["model_type"] == "longcat_flash"
-    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    exported_as(spec, "longcat_flash")
 
 
 @one_feature
@@ -954,10 +946,7 @@ def test_random_xlstm_configs_match_transformers_and_export_back(drawn):
     config, seq_len = drawn
     spec = spec_from_hf_config(config)
     assert_matches(spec, config, seq_len)
-    exported = hf_config_from_spec(spec)
-    assert exported["model_type"] == "xlstm"
-    assert shape(spec_from_hf_config(exported)) == shape(spec)
-    assert_matches(spec, exported, seq_len)
+    assert_matches(spec, exported_as(spec, "xlstm"), seq_len)
 
 
 def test_xlstm_forward_is_the_chunkwise_form_over_whole_chunks():
@@ -1101,9 +1090,7 @@ def test_random_hy_v4_configs_match_transformers_and_export_back(config, seq_len
     spec = spec_from_hf_config(config)
     assert spec.hyper_connections.streams == config["hc_mult"]
     assert_matches(spec, config, seq_len)
-    exported = hf_config_from_spec(spec)
-    assert exported["model_type"] == "hy_v4"
-    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    exported_as(spec, "hy_v4")
 
 
 # ---- the shared block (zamba, zamba2) ----------------------------------------------------------
@@ -1154,6 +1141,4 @@ def test_random_deepseek_v4_configs_match_transformers_and_export_back(config, s
         ["hash_moe"] * config.get("num_hash_layers", 3) + ["moe"] * 3)[:len(spec.ffn_kinds)]
     assert spec.moe.hash_layers == tuple(i for i, t in enumerate(types) if t == "hash_moe")
     assert_matches(spec, config, seq_len)
-    exported = hf_config_from_spec(spec)
-    assert exported["model_type"] == "deepseek_v4"
-    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    exported_as(spec, "deepseek_v4")
