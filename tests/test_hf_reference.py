@@ -82,10 +82,11 @@ def exported_as(spec: calc.ModelSpec, model_type: str) -> dict:
 # transformers' CPU kernels of these types step through the tokens one at a time in Python
 # (modeling_mamba.py MambaMixer.slow_forward, modeling_falcon_mamba.py
 # mamba_selective_scan, modeling_zamba.py ZambaMambaMixer.slow_forward, modeling_rwkv.py
-# rwkv_linear_attention_cpu), or through each expert its tokens picked (modeling_longcat_flash.py
-# LongcatFlashExperts): their counts are per token, so STEPPED_T tokens check them as more do,
-# in a fraction of the time.
-STEPPED = {"mamba", "falcon_mamba", "rwkv", "zamba", "longcat_flash"}
+# rwkv_linear_attention_cpu, modeling_xlstm.py mlstm_recurrent_sequence_native on the tokens
+# after the last whole chunk), or through each expert its tokens picked
+# (modeling_longcat_flash.py LongcatFlashExperts): their counts are per token, so STEPPED_T
+# tokens check them as more do, in a fraction of the time.
+STEPPED = {"mamba", "falcon_mamba", "rwkv", "zamba", "xlstm", "longcat_flash"}
 STEPPED_T = 4
 
 
@@ -530,13 +531,12 @@ def test_diffllama_default_matches_transformers_as_it_runs():
     with each QKᵀ map computed a second time (hf_implementation); calc's own count has one."""
     config = {"model_type": "diffllama"}
     spec = spec_from_hf_config(config)
-    assert calc.count_params(spec).total == hf_reference.count(config, 16).params \
-        == 1_204_885_504
+    # transformers' count and forward exactly: the default config's test
+    assert calc.count_params(spec).total == 1_204_885_504
     assert calc.count_params(spec).components["attention/lambda"] == 16 * 4 * 64
     as_run, changed = transformers_flops(spec, config, 16)
     assert changed == ["DiffLlama: each QKᵀ map computed twice"]
     assert as_run - calc.count_flops(spec, 16, "full").forward * 16 == 16 * 2 * 32 * 64 * 16 ** 2
-    assert_matches(spec, config, 16)
 
 
 @one_feature
@@ -554,15 +554,14 @@ def test_random_diffllama_configs_match_transformers_and_export_back(config):
 # ---- the last layer's own W_O bias (GPT-NeoX-Japanese) ----------------------------------------
 def test_gpt_neox_japanese_default_matches_transformers():
     """GPTNeoXJapaneseConfig's defaults (the gpt-neox-japanese-2.7b shape): 2,598,837,760
-    parameters, of which dense_bias is hidden_size values on the last layer alone; forward
-    FLOPs exact (a bias costs none)."""
+    parameters, of which dense_bias is hidden_size values on the last layer alone (a bias costs
+    no FLOPs)."""
     config = {"model_type": "gpt_neox_japanese"}
     spec = spec_from_hf_config(config)
     assert spec.attention.last_layer_out_bias and not spec.attention.out_bias
     counts = calc.count_params(spec)
-    assert counts.total == hf_reference.count(config, 16).params == 2_598_837_760
+    assert counts.total == 2_598_837_760  # transformers' too: the default config's test
     assert counts.components["attention/o"] == 32 * 2560 * 2560 + 2560
-    assert_matches(spec, config, 16)
     # without the last layer's bias, calc's count is hidden_size short of transformers'
     plain = spec.updated(**{"attention.last_layer_out_bias": False})
     assert counts.total - calc.count_params(plain).total == 2560
@@ -641,7 +640,7 @@ def test_axk2_default_matches_transformers():
     assert counts.components["norm_gates"] == sum(
         modules[f"model.layers.{norm}.mlp.{fc}"]
         for norm in ("input_layernorm", "post_attention_layernorm") for fc in ("fc1", "fc2"))
-    assert_matches(spec, config, 16)
+    # (its forward FLOPs: the default config's test)
     # without the features: DeepSeek-V3.2's q_b_proj and ungated norms
     plain = spec.updated(**{"attention.mla.latent_gate": False, "attention.output_gate": False,
                             "norm.gate_rank": None})
@@ -681,7 +680,7 @@ def test_dots3_default_matches_transformers():
     experts = sum(value for key, value in counted.params_by_module.items()
                   if key.endswith("mlp.experts"))
     assert counts.active == counted.params - experts * (256 - 8) // 256 == 16_254_284_416
-    assert_matches(spec, config, 16)
+    # (its forward FLOPs: the default config's test)
     # each sliding layer's attention as its own shapes give it (q_a, q_b, kv_a, kv_b, o, the
     # three norms, g_proj), 33 of them
     d, h, r_q, r_kv, nope, rope, v = 5120, 64, 1024, 1024, 192, 64, 128
