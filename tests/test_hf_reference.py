@@ -80,13 +80,15 @@ def exported_as(spec: calc.ModelSpec, model_type: str) -> dict:
 
 
 # transformers' CPU kernels of these types step through the tokens one at a time in Python
-# (modeling_mamba.py MambaMixer.slow_forward, modeling_falcon_mamba.py
-# mamba_selective_scan, modeling_zamba.py ZambaMambaMixer.slow_forward, modeling_rwkv.py
-# rwkv_linear_attention_cpu, modeling_xlstm.py mlstm_recurrent_sequence_native on the tokens
-# after the last whole chunk), or through each expert its tokens picked
-# (modeling_longcat_flash.py LongcatFlashExperts): their counts are per token, so STEPPED_T
-# tokens check them as more do, in a fraction of the time.
-STEPPED = {"mamba", "falcon_mamba", "rwkv", "zamba", "xlstm", "longcat_flash"}
+# (modeling_mamba.py MambaMixer.slow_forward, mamba_selective_scan in modeling_falcon_mamba.py
+# and modeling_jamba.py, modeling_zamba.py ZambaMambaMixer.slow_forward, modeling_rwkv.py
+# rwkv_linear_attention_cpu, modeling_recurrent_gemma.py RecurrentGemmaRglru._rnn_scan,
+# modeling_xlstm.py mlstm_recurrent_sequence_native on the tokens after the last whole chunk),
+# or through each expert its tokens picked (modeling_longcat_flash.py LongcatFlashExperts):
+# their counts are per token, so STEPPED_T tokens check them as more do, in a fraction of the
+# time.
+STEPPED = {"mamba", "falcon_mamba", "jamba", "rwkv", "zamba", "recurrent_gemma", "xlstm",
+           "longcat_flash"}
 STEPPED_T = 4
 
 
