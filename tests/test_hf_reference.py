@@ -277,7 +277,9 @@ def test_a_grouped_router_needs_two_experts():
     spec = spec_from_hf_config(config)
     with pytest.raises(Unexpressible, match=r"moe\.n_experts=1"):
         find("deepseek_v3").write(spec)
-    with pytest.raises(RuntimeError, match="k not in range"):
+    # torch's C++ topk says "selected index k out of range", its Python meta kernel "k not in
+    # range" (calc.verify.meta_kernels picks the first where it can)
+    with pytest.raises(RuntimeError, match=r"k (out of|not in) range"):
         hf_reference.count(config, 4)
     assert hf_config_from_spec(spec)["model_type"] == "deepseek_v2"
 

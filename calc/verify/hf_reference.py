@@ -53,6 +53,7 @@ from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_
 
 from calc.hf import read_hf_config
 from calc.hf.multimodal import is_multimodal
+from calc.verify.meta_kernels import cpp_meta_kernels
 
 # Keys dropped before building. quantization_config: from_config does not quantise, and the
 # key would only make transformers look for kernels (DeepSeek-V3 ships fp8). auto_map: names
@@ -233,6 +234,7 @@ def forward_flops(model: nn.Module, seq_len: int) -> tuple[int, dict[str, int]]:
     with contextlib.ExitStack() as stack:
         for guard in meta_guards(model):
             stack.enter_context(guard)
+        stack.enter_context(cpp_meta_kernels())
         with torch.no_grad(), FlopCounterMode(display=False) as counter:
             model(input_ids=ids, use_cache=False)
     by_operator = {str(op): int(n) for op, n in counter.get_flop_counts()["Global"].items()}
