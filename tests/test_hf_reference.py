@@ -1011,7 +1011,11 @@ _TINY_TEXT = {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2
 # vocabulary_map, None by default)
 # Text fields a wrapper's text model needs beside _TINY_TEXT (dots3: as many KV heads as
 # query heads)
-_WRAPPER_TEXT = {"dots3_note": {"num_key_value_heads": 4}}
+_WRAPPER_TEXT = {"dots3_note": {"num_key_value_heads": 4},
+                 # Gemma 3n: its 15 kv-shared layers are more than the tiny model's 2, and a
+                 # small per-layer table and width keep the meta model small
+                 "gemma3n": {"num_kv_shared_layers": 0, "vocab_size_per_layer_input": 100,
+                             "hidden_size_per_layer_input": 8, "laurel_rank": 8}}
 _WRAPPER_FIELDS = {"emu3": {"vocabulary_map": {}},
                    # Dots3NoteConfig wants the towers' adapters as wide as the text model
                    "dots3_note": {"vision_config": {"adapter_out_dim": 64},

@@ -175,6 +175,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     apertus.APERTUS1P5_TEXT,
     gemma.GEMMA4_UNIFIED_TEXT,
     gemma.GEMMA4_TEXT,
+    gemma.GEMMA3N_TEXT,
     minimax.MINIMAX,
     rwkv.RWKV,
     recurrent_gemma.RECURRENT_GEMMA,
@@ -186,7 +187,6 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     mllama.MLLAMA_TEXT_MODEL,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
-    gemma.GEMMA3N_TEXT,  # AltUp and LAuReL: no writer (export refuses a spec with them)
     phi.PHI3,
     smollm3.SMOLLM3,
     granite.GRANITE,

@@ -378,8 +378,23 @@ def _read_gemma3n_text(c: HFConfig) -> dict[str, Any]:
     return merge(spec, per_layer(c, attention=kinds))
 
 
+def _write_gemma3n_text(spec: ModelSpec) -> dict[str, Any]:
+    """gemma3_text's fields with Gemma 3n's parts (AltUp, LAuReL, per-layer embeddings) and its
+    kv-shared layers; export reads it back to check the rest."""
+    altup, laurel, ple = spec.altup, spec.laurel, spec.per_layer_embeddings
+    need(altup is not None and laurel is not None and ple is not None,
+         "altup, laurel or per_layer_embeddings missing (Gemma 3n's layers have all three)")
+    assert altup is not None and laurel is not None and ple is not None
+    return {**_write_full_or_sliding(spec, "gemma3n_text"),
+            "num_kv_shared_layers": spec.attention.kv_shared_layers,
+            "hidden_size_per_layer_input": ple.width,
+            "vocab_size_per_layer_input": ple.vocab_size or spec.vocab_size,
+            "altup_num_inputs": altup.streams, "laurel_rank": laurel.rank}
+
+
+# Written only for its parts: no other writer holds AltUp or LAuReL.
 GEMMA3N_TEXT = ModelType(
-    "gemma3n_text", _read_gemma3n_text,
+    "gemma3n_text", _read_gemma3n_text, write=_write_gemma3n_text, traits=Traits(),
     # Gemma3nTextConfig's defaults (configuration_gemma3n.py)
     defaults={
         "vocab_size": 262400, "hidden_size": 2048, "intermediate_size": 16384,
