@@ -794,6 +794,24 @@ def test_random_minimax_configs_match_transformers_and_export_back(config, seq_l
         assert exported["model_type"] == "minimax"
 
 
+# ---- Gemma 3n: AltUp, LAuReL, per-layer embeddings, kv-shared layers ---------------------------
+@one_feature
+@given(st.builds(dict, STRATEGIES["gemma3n_text"]("gemma3n_text"), model_type=st.just(
+    "gemma3n_text"), vocab_size=st.integers(1, 50), **{k: st.just(v) for k, v in
+                                                       _NO_TOKENS.items()}))
+def test_random_gemma3n_configs_match_transformers_and_export_back(config):
+    """AltUp's streams (altup_num_inputs), LAuReL's rank, the per-layer embeddings and the last
+    layers without keys and values of their own, with the Gaussian top-k on any layers,
+    against transformers' Gemma3nForCausalLM: parameters (every one active: no experts) and
+    forward FLOPs, and back through gemma3n_text's writer, the only one that holds its parts."""
+    spec = spec_from_hf_config(config)
+    assert spec.altup is not None and spec.laurel is not None
+    assert_matches(spec, config, MIN_WINDOW + 4)
+    counts = calc.count_params(spec)
+    assert counts.active == counts.total
+    exported_as(spec, "gemma3n_text")  # the same shape, so the same counts
+
+
 # ---- Gemma 4: keys used as values, kv-shared layers, their double-wide MLP --------------------
 @st.composite
 def _gemma4_configs(draw) -> dict:
