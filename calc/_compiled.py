@@ -2222,6 +2222,7 @@ def memory_activations(s):
     h_t = s['h_t']
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_drop = s['i_drop']
@@ -2249,6 +2250,7 @@ def memory_activations(s):
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -2267,6 +2269,7 @@ def memory_activations(s):
     i_up = s['i_up']
     i_vp = s['i_vp']
     k = s['k']
+    n_au = s['n_au']
     n_cp = s['n_cp']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
@@ -2281,6 +2284,7 @@ def memory_activations(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
@@ -2291,9 +2295,9 @@ def memory_activations(s):
         'layers': (
             T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(
                     L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
-                )
+                )*(d*i_au*(n_au - 1) + d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
@@ -2482,11 +2486,15 @@ def memory_activations(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*i_le*(
-                            d*q_a*(1 - i_hf)
-                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
-                            + 2*p_le*q_a
-                            + q_a*(1 - i_frozen)*(d + p_le)
+                        L_s*(
+                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            + i_le*(
+                                d*q_a*(1 - i_hf)
+                                + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                                + 2*p_le*q_a
+                                + q_a*(1 - i_frozen)*(d + p_le)
+                            )
+                            + i_lr*q_a*(d + r_lr)
                         )
                         + L_s*(
                             d*i_drop*(1 - i_hf)
@@ -2558,7 +2566,8 @@ def memory_activations(s):
         ),
         'embedding': (
             T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_drop
+                d*i_au*q_a*(n_au - 1)
+                + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -2697,6 +2706,7 @@ def memory(s):
     h_t = s['h_t']
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_drop = s['i_drop']
@@ -2724,6 +2734,7 @@ def memory(s):
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -2747,6 +2758,7 @@ def memory(s):
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
     k = s['k']
+    n_au = s['n_au']
     n_cp = s['n_cp']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
@@ -2769,6 +2781,7 @@ def memory(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
@@ -2777,7 +2790,7 @@ def memory(s):
     u_ao = s['u_ao']
     return {
         'activations_per_layer': T*b*(
-            i_full*n_tp**(-i_sp)*q_a*(d*i_hc*(n_hc - 1) + d)
+            i_full*n_tp**(-i_sp)*q_a*(d*i_au*(n_au - 1) + d*i_hc*(n_hc - 1) + d)
             + (1 - i_full)*(
                 d_rope*i_mla*i_rnu*q_a
                 + d_v*h*(
@@ -2870,9 +2883,9 @@ def memory(s):
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(
                     L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
-                )
+                )*(d*i_au*(n_au - 1) + d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
@@ -3061,11 +3074,15 @@ def memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*i_le*(
-                            d*q_a*(1 - i_hf)
-                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
-                            + 2*p_le*q_a
-                            + q_a*(1 - i_frozen)*(d + p_le)
+                        L_s*(
+                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            + i_le*(
+                                d*q_a*(1 - i_hf)
+                                + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                                + 2*p_le*q_a
+                                + q_a*(1 - i_frozen)*(d + p_le)
+                            )
+                            + i_lr*q_a*(d + r_lr)
                         )
                         + L_s*(
                             d*i_drop*(1 - i_hf)
@@ -3135,7 +3152,8 @@ def memory(s):
                 )
             )/n_cp
             + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_drop
+                d*i_au*q_a*(n_au - 1)
+                + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -3376,9 +3394,9 @@ def memory(s):
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(
                     L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
-                )
+                )*(d*i_au*(n_au - 1) + d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
@@ -3554,11 +3572,15 @@ def memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*i_le*(
-                            d*q_a*(1 - i_hf)
-                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
-                            + 2*p_le*q_a
-                            + q_a*(1 - i_frozen)*(d + p_le)
+                        L_s*(
+                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            + i_le*(
+                                d*q_a*(1 - i_hf)
+                                + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                                + 2*p_le*q_a
+                                + q_a*(1 - i_frozen)*(d + p_le)
+                            )
+                            + i_lr*q_a*(d + r_lr)
                         )
                         + L_s*(
                             d*i_drop*(1 - i_hf)
@@ -3628,7 +3650,8 @@ def memory(s):
                 )
             )/n_cp
             + T*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_drop
+                d*i_au*q_a*(n_au - 1)
+                + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -4871,6 +4894,7 @@ def finetune_memory(s):
     h_t = s['h_t']
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_drop = s['i_drop']
@@ -4899,6 +4923,7 @@ def finetune_memory(s):
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -4925,6 +4950,7 @@ def finetune_memory(s):
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
     k = s['k']
+    n_au = s['n_au']
     n_cp = s['n_cp']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
@@ -4948,6 +4974,7 @@ def finetune_memory(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
@@ -5041,9 +5068,9 @@ def finetune_memory(s):
                 )
             )
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(
                     L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
-                )
+                )*(d*i_au*(n_au - 1) + d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
@@ -5232,11 +5259,15 @@ def finetune_memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*i_le*(
-                            d*q_a*(1 - i_hf)
-                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
-                            + 2*p_le*q_a
-                            + q_a*(1 - i_frozen)*(d + p_le)
+                        L_s*(
+                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            + i_le*(
+                                d*q_a*(1 - i_hf)
+                                + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                                + 2*p_le*q_a
+                                + q_a*(1 - i_frozen)*(d + p_le)
+                            )
+                            + i_lr*q_a*(d + r_lr)
                         )
                         + L_s*(
                             d*i_drop*(1 - i_hf)
@@ -5306,7 +5337,8 @@ def finetune_memory(s):
                 )
             )/n_cp
             + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_drop
+                d*i_au*q_a*(n_au - 1)
+                + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -6281,9 +6313,9 @@ def finetune_memory(s):
                 )
             )
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(
                     L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
-                )
+                )*(d*i_au*(n_au - 1) + d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
@@ -6459,11 +6491,15 @@ def finetune_memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*i_le*(
-                            d*q_a*(1 - i_hf)
-                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
-                            + 2*p_le*q_a
-                            + q_a*(1 - i_frozen)*(d + p_le)
+                        L_s*(
+                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            + i_le*(
+                                d*q_a*(1 - i_hf)
+                                + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                                + 2*p_le*q_a
+                                + q_a*(1 - i_frozen)*(d + p_le)
+                            )
+                            + i_lr*q_a*(d + r_lr)
                         )
                         + L_s*(
                             d*i_drop*(1 - i_hf)
@@ -6533,7 +6569,8 @@ def finetune_memory(s):
                 )
             )/n_cp
             + T*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_drop
+                d*i_au*q_a*(n_au - 1)
+                + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a

@@ -312,10 +312,10 @@ def largest_parameter(spec: ModelSpec) -> int | None:
     torchtune's and transformers' Llama-style modules hold them (q, k, v, o, gate, up, down
     apart): the token embedding (V × d_emb; an untied head is as large), a learned position
     table, a projection between the embedding and model widths, per-layer embeddings' table and
-    projection, AltUp's and LAuReL's matrices, and one layer's attention and FFN matrices. None where the tensors depend on
-    how a stack stores them (a mixture of experts, which transformers 5 fuses into one tensor
-    per layer; MLA; attention experts; DSA's indexer; Mamba, DeltaNet and convolution mixers):
-    calc.plan refuses those."""
+    projection, AltUp's and LAuReL's matrices, and one layer's attention and FFN matrices.
+    None where the tensors depend on how a stack stores them (a mixture of experts, which
+    transformers 5 fuses into one tensor per layer; MLA; attention experts; DSA's indexer;
+    Mamba, DeltaNet and convolution mixers): calc.plan refuses those."""
     s = symbol_values(spec)
     if (s["i_moe"] or s["i_mla"] or s["i_moa"] or s["i_dsa"]
             or set(spec.mixer_kinds) - {"attention"}):
