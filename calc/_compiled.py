@@ -3703,6 +3703,9 @@ def finetune_counts(s):
     N = s['N']
     N_s = s['N_s']
     R_dt = s['R_dt']
+    a_altup_projections = s['a_altup_projections']
+    a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -3715,9 +3718,12 @@ def finetune_counts(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_left = s['a_linear_left']
     a_linear_out = s['a_linear_out']
+    a_linear_right = s['a_linear_right']
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
+    a_modality_router = s['a_modality_router']
     a_o = s['a_o']
     a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
@@ -3726,6 +3732,7 @@ def finetune_counts(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -3760,6 +3767,7 @@ def finetune_counts(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -3769,6 +3777,7 @@ def finetune_counts(s):
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -3777,11 +3786,13 @@ def finetune_counts(s):
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
+    n_au = s['n_au']
     p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
@@ -3829,74 +3840,83 @@ def finetune_counts(s):
     _t41 = i_le*r_a
     _t42 = L*_t41*(d + p_le)
     _t43 = L*p_le
-    _t44 = 3*d
-    _t45 = d**2
-    _t46 = _t23*d
-    _t47 = _t46*d_ff
-    _t48 = _t2*d
-    _t49 = _t9*d
-    _t50 = d_qk + d_v
-    _t51 = d*h_kv
-    _t52 = 1 - i_mla
-    _t53 = (
-        _t52*d*h_kv2*(_t17*d_v2 + d_qk2)
+    _t44 = L*r_a
+    _t45 = _t44*i_lr*(d + r_lr)
+    _t46 = _t44*i_au
+    _t47 = n_au**2
+    _t48 = 2*i_au
+    _t49 = _t38*r_a*(-i_au + n_au)
+    _t50 = 3*d
+    _t51 = d**2
+    _t52 = _t23*d
+    _t53 = _t52*d_ff
+    _t54 = _t2*d
+    _t55 = _t9*d
+    _t56 = d_qk + d_v
+    _t57 = d*h_kv
+    _t58 = 1 - i_mla
+    _t59 = (
+        _t58*d*h_kv2*(_t17*d_v2 + d_qk2)
         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t54 = _t29*d_in
-    _t55 = _t51*_t52*(_t18*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t50 - d_rope))
-    _t56 = H_v + _t31
-    _t57 = d*g_o*r_o
-    _t58 = i_lg + 1
-    _t59 = d*i_moa
-    _t60 = E_a*_t59
-    _t61 = _t4*d
-    _t62 = 1 - i_qlora
-    _t63 = _t59*(E_a*h_kv2 - h2)
-    _t64 = 1 - i_og
-    _t65 = 2*i_lg
-    _t66 = d*(1 - i_lg)
-    _t67 = _t59*(E_a*h_kv - h)
-    _t68 = (
-        L_att2*(
-            _t21*i_gate*(_t65*r_q2 + _t66)
-            + _t5*_t64*d
-            + _t53
-            + _t60
-            + _t61*_t62
-            + _t61*i_rel
-            + _t63*d_qk2
-            + _t63*d_v2
-            + i_og*(_t5*r_o + _t57)
-            + i_qlora*(_t4*_t58*r_q2 + d*r_q2)
+    _t60 = _t29*d_in
+    _t61 = _t57*_t58*(_t18*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t56 - d_rope))
+    _t62 = H_v + _t31
+    _t63 = d*g_o*r_o
+    _t64 = i_lg + 1
+    _t65 = d*i_moa
+    _t66 = E_a*_t65
+    _t67 = _t4*d
+    _t68 = 1 - i_qlora
+    _t69 = _t65*(E_a*h_kv2 - h2)
+    _t70 = 1 - i_og
+    _t71 = 2*i_lg
+    _t72 = d*(1 - i_lg)
+    _t73 = _t65*(E_a*h_kv - h)
+    _t74 = (
+        L*_t38*r_lr
+        + L*(_t47 + d*n_au + n_au**3)
+        + L_att2*(
+            _t21*i_gate*(_t71*r_q2 + _t72)
+            + _t5*_t70*d
+            + _t59
+            + _t66
+            + _t67*_t68
+            + _t67*i_rel
+            + _t69*d_qk2
+            + _t69*d_v2
+            + i_og*(_t5*r_o + _t63)
+            + i_qlora*(_t4*_t64*r_q2 + d*r_q2)
         )
-        + L_dense*_t47
+        + L_dense*_t53
         + L_dn*(
-            _t31*d + d*(_t34 + _t56*(1 - i_cg) + _t56) + i_cg*(_t38*r_g + r_g*(H_v*d_lk + _t31))
+            _t31*d + d*(_t34 + _t62*(1 - i_cg) + _t62) + i_cg*(_t38*r_g + r_g*(H_v*d_lk + _t31))
         )
-        + L_dw*_t47
-        + L_gr*_t44*d_gr
+        + L_dw*_t53
+        + L_gr*_t50*d_gr
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t53
+        - L_kvs2*_t59
         + 5*L_la*_t32*d
-        + L_ml*(H_ml*_t38 + _t0*_t38 + _t14*_t44)
-        + L_moe*(E*_t46*d_e + E_s*_t46*d_s + d*i_shared_gate + d*(E + E_0))
-        + L_rw*(_t45 + 4*d*d_rw)
-        + 4*L_sc*_t45
-        + L_ssm*(R_dt*_t54 + _t27*d + _t54*(R_dt + _t26) + d*d_in)
-        + L_xa*(_t48 + _t49 + _t50*_t51)
-        + _t43*_t44
-        - _t55*(L_kvs + _t11)
+        + L_ml*(H_ml*_t38 + _t0*_t38 + _t14*_t50)
+        + L_moe*(E*_t52*d_e + E_s*_t52*d_s + d*i_shared_gate + d*(E + E_0))
+        + L_rw*(_t51 + 4*d*d_rw)
+        + 4*L_sc*_t51
+        + L_ssm*(R_dt*_t60 + _t27*d + _t60*(R_dt + _t26) + d*d_in)
+        + L_xa*(_t54 + _t55 + _t56*_t57)
+        + _t43*_t50
+        + _t51*(-_t48 + 2*n_au)
+        - _t61*(L_kvs + _t11)
         + _t8*(
-            _t22*i_gate*(_t65*r_q + _t66)
-            + _t48*_t62
-            + _t48*i_rel
-            + _t49*_t64
-            + _t55
-            + _t60
-            + _t67*d_qk
-            + _t67*d_v
-            + i_og*(_t57 + _t9*r_o)
-            + i_qlora*(_t2*_t58*r_q + d*r_q)
+            _t22*i_gate*(_t71*r_q + _t72)
+            + _t54*_t68
+            + _t54*i_rel
+            + _t55*_t70
+            + _t61
+            + _t66
+            + _t73*d_qk
+            + _t73*d_v
+            + i_og*(_t63 + _t9*r_o)
+            + i_qlora*(_t2*_t64*r_q + d*r_q)
         )
     )
     return {
@@ -3941,10 +3961,22 @@ def finetune_counts(s):
         'lora/per_layer_input_gate': _t42*a_per_layer_input_gate,
         'lora/per_layer_projection': _t42*a_per_layer_projection,
         'lora/per_layer_model_projection': _t41*a_per_layer_model_projection*(_t43 + d),
+        'lora/linear_left': _t45*a_linear_left,
+        'lora/linear_right': _t45*a_linear_right,
+        'lora/modality_router': _t46*a_modality_router*(d + n_au),
+        'lora/prediction_coefs': _t46*a_prediction_coefs*(_t47 + n_au),
+        'lora/correction_coefs': _t44*_t48*a_correction_coefs*n_au,
+        'lora/altup_projections': _t49*a_altup_projections,
+        'lora/altup_unembed_projections': _t49*a_altup_unembed_projections,
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+            + 2*L*a_correction_coefs*i_au*n_au*r_a
+            + L*a_linear_left*i_lr*r_a*(d + r_lr)
+            + L*a_linear_right*i_lr*r_a*(d + r_lr)
+            + L*a_modality_router*i_au*r_a*(d + n_au)
             + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
             + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+            + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -3959,6 +3991,8 @@ def finetune_counts(s):
             + L_rw*a_output*r_a*(d + d_rw)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+            + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+            + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
             + a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4011,8 +4045,13 @@ def finetune_counts(s):
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
         'adapters_active': (
-            L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+            2*L*a_correction_coefs*i_au*n_au*r_a
+            + L*a_linear_left*i_lr*r_a*(d + r_lr)
+            + L*a_linear_right*i_lr*r_a*(d + r_lr)
+            + 2*L*a_modality_router*i_au*r_a*(d + n_au)
+            + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
             + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+            + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4028,6 +4067,8 @@ def finetune_counts(s):
             + L_rw*a_output*r_a*(d + d_rw)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+            + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+            + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
             + a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4079,8 +4120,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t68,
-        'unquantised': N - _t68,
+        'quantised': _t74,
+        'unquantised': N - _t74,
     }
 
 
@@ -4128,6 +4169,9 @@ def finetune_states(s):
     N_mtp_e = s['N_mtp_e']
     N_s = s['N_s']
     R_dt = s['R_dt']
+    a_altup_projections = s['a_altup_projections']
+    a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -4140,9 +4184,12 @@ def finetune_states(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_left = s['a_linear_left']
     a_linear_out = s['a_linear_out']
+    a_linear_right = s['a_linear_right']
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
+    a_modality_router = s['a_modality_router']
     a_o = s['a_o']
     a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
@@ -4151,6 +4198,7 @@ def finetune_states(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -4188,6 +4236,7 @@ def finetune_states(s):
     h_kv2 = s['h_kv2']
     h_t = s['h_t']
     h_t2 = s['h_t2']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_fa = s['i_fa']
     i_frozen = s['i_frozen']
@@ -4199,6 +4248,7 @@ def finetune_states(s):
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -4212,6 +4262,7 @@ def finetune_states(s):
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
+    n_au = s['n_au']
     n_cp = s['n_cp']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
@@ -4227,6 +4278,7 @@ def finetune_states(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
@@ -4247,8 +4299,13 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4263,6 +4320,8 @@ def finetune_states(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4336,6 +4395,8 @@ def finetune_states(s):
                     + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                     + 5*H_la*L_la*d*d_la
                     + 3*L*d*p_le
+                    + 2*L*d*r_lr
+                    + L*(d*n_au + n_au**3 + n_au**2)
                     + L_att2*(
                         E_a*d*i_moa
                         + d*d_qk2*h2*i_rel
@@ -4375,6 +4436,7 @@ def finetune_states(s):
                         + d_in*(1 - i_m2)*(2*N_s + R_dt)
                     )
                     + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
+                    + d**2*(-2*i_au + 2*n_au)
                     + (L_att - L_att2)*(
                         E_a*d*i_moa
                         + d*d_qk*h*i_rel
@@ -4419,8 +4481,13 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4435,6 +4502,8 @@ def finetune_states(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4534,8 +4603,13 @@ def finetune_states(s):
                 )
                 + L_w*i_frozen*q_gc*(n_cp*n_dp)**(-i_z1)*(1 - i_fa)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4550,6 +4624,8 @@ def finetune_states(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4605,8 +4681,13 @@ def finetune_states(s):
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4621,6 +4702,8 @@ def finetune_states(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4700,8 +4783,13 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4716,6 +4804,8 @@ def finetune_states(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4832,6 +4922,9 @@ def finetune_memory(s):
     T = s['T']
     T_img = s['T_img']
     V_o = s['V_o']
+    a_altup_projections = s['a_altup_projections']
+    a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -4844,9 +4937,12 @@ def finetune_memory(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_left = s['a_linear_left']
     a_linear_out = s['a_linear_out']
+    a_linear_right = s['a_linear_right']
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
+    a_modality_router = s['a_modality_router']
     a_o = s['a_o']
     a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
@@ -4855,6 +4951,7 @@ def finetune_memory(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -4983,8 +5080,13 @@ def finetune_memory(s):
     u_ao = s['u_ao']
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-            L*a_per_layer_input_gate*i_le
+            L*a_correction_coefs*i_au
+            + L*a_linear_left*i_lr
+            + L*a_linear_right*i_lr
+            + 2*L*a_modality_router*i_au
+            + L*a_per_layer_input_gate*i_le
             + L*a_per_layer_projection*i_le
+            + L*a_prediction_coefs*i_au
             + L_dn*a_in_proj_ba
             + L_dn*a_in_proj_qkvz
             + L_gr*a_linear_out
@@ -5003,6 +5105,8 @@ def finetune_memory(s):
             + 2*L_rw*a_value
             + L_ssm*a_dt_proj*(1 - i_m2)
             + L_ssm*a_x_proj*(1 - i_m2)
+            + a_altup_projections*(-i_au + n_au)
+            + a_altup_unembed_projections*(-i_au + n_au)
             + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
             + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
             + a_gate*(
@@ -5027,8 +5131,13 @@ def finetune_memory(s):
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L*a_per_layer_input_gate*i_le
+                L*a_correction_coefs*i_au
+                + L*a_linear_left*i_lr
+                + L*a_linear_right*i_lr
+                + 2*L*a_modality_router*i_au
+                + L*a_per_layer_input_gate*i_le
                 + L*a_per_layer_projection*i_le
+                + L*a_prediction_coefs*i_au
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -5047,6 +5156,8 @@ def finetune_memory(s):
                 + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
+                + a_altup_projections*(-i_au + n_au)
+                + a_altup_unembed_projections*(-i_au + n_au)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(
@@ -5374,6 +5485,8 @@ def finetune_memory(s):
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
                         + 3*L*d*p_le
+                        + 2*L*d*r_lr
+                        + L*(d*n_au + n_au**3 + n_au**2)
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -5416,6 +5529,7 @@ def finetune_memory(s):
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
                         + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
+                        + d**2*(-2*i_au + 2*n_au)
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -5531,8 +5645,13 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*q_gc*(n_cp*n_dp)**(-i_z1)*(1 - i_fa)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5547,6 +5666,8 @@ def finetune_memory(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5602,8 +5723,13 @@ def finetune_memory(s):
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5618,6 +5744,8 @@ def finetune_memory(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5674,8 +5802,13 @@ def finetune_memory(s):
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5690,6 +5823,8 @@ def finetune_memory(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5743,8 +5878,13 @@ def finetune_memory(s):
             )/(L*n_tp)
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5759,6 +5899,8 @@ def finetune_memory(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5840,6 +5982,8 @@ def finetune_memory(s):
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
                         + 3*L*d*p_le
+                        + 2*L*d*r_lr
+                        + L*(d*n_au + n_au**3 + n_au**2)
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -5882,6 +6026,7 @@ def finetune_memory(s):
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
                         + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
+                        + d**2*(-2*i_au + 2*n_au)
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -5989,8 +6134,13 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*q_gc*(n_cp*n_dp)**(-i_z1)*(1 - i_fa)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6005,6 +6155,8 @@ def finetune_memory(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6060,8 +6212,13 @@ def finetune_memory(s):
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6076,6 +6233,8 @@ def finetune_memory(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6132,8 +6291,13 @@ def finetune_memory(s):
             )
             - L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6148,6 +6312,8 @@ def finetune_memory(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6201,8 +6367,13 @@ def finetune_memory(s):
             )/(L*n_tp)
             - L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6217,6 +6388,8 @@ def finetune_memory(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6272,8 +6445,13 @@ def finetune_memory(s):
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L*a_per_layer_input_gate*i_le
+                L*a_correction_coefs*i_au
+                + L*a_linear_left*i_lr
+                + L*a_linear_right*i_lr
+                + 2*L*a_modality_router*i_au
+                + L*a_per_layer_input_gate*i_le
                 + L*a_per_layer_projection*i_le
+                + L*a_prediction_coefs*i_au
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -6292,6 +6470,8 @@ def finetune_memory(s):
                 + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
+                + a_altup_projections*(-i_au + n_au)
+                + a_altup_unembed_projections*(-i_au + n_au)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(
@@ -6629,6 +6809,9 @@ def finetune_flops(s):
     R_dt = s['R_dt']
     T = s['T']
     V_o = s['V_o']
+    a_altup_projections = s['a_altup_projections']
+    a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -6641,9 +6824,12 @@ def finetune_flops(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_left = s['a_linear_left']
     a_linear_out = s['a_linear_out']
+    a_linear_right = s['a_linear_right']
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
+    a_modality_router = s['a_modality_router']
     a_o = s['a_o']
     a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
@@ -6652,6 +6838,7 @@ def finetune_flops(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -6703,6 +6890,7 @@ def finetune_flops(s):
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -6734,8 +6922,13 @@ def finetune_flops(s):
     w_gr = s['w_gr']
     return {
         'adapter_forward_per_token': i_frozen*(
-            2*L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+            4*L*a_correction_coefs*i_au*n_au*r_a
+            + 2*L*a_linear_left*i_lr*r_a*(d + r_lr)
+            + 2*L*a_linear_right*i_lr*r_a*(d + r_lr)
+            + 4*L*a_modality_router*i_au*r_a*(d + n_au)
+            + 2*L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
             + 2*L*a_per_layer_projection*i_le*r_a*(d + p_le)
+            + 2*L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
             + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + 2*L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6751,6 +6944,8 @@ def finetune_flops(s):
             + 2*L_rw*a_output*r_a*(d + d_rw)
             + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+            + 4*a_altup_projections*d*r_a*(-i_au + n_au)
+            + 4*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
             + 2*a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6815,8 +7010,13 @@ def finetune_flops(s):
                 + 27*L_rw*d_rw
                 + 15*L_ssm*N_s*d_in
                 + 3*i_frozen*(
-                    2*L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    4*L*a_correction_coefs*i_au*n_au*r_a
+                    + 2*L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + 2*L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + 4*L*a_modality_router*i_au*r_a*(d + n_au)
+                    + 2*L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + 2*L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + 2*L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + 2*L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6832,6 +7032,8 @@ def finetune_flops(s):
                     + 2*L_rw*a_output*r_a*(d + d_rw)
                     + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 4*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 4*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + 2*a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7106,6 +7308,9 @@ def optimizer_states(s):
     R_dt = s['R_dt']
     V = s['V']
     V_o = s['V_o']
+    a_altup_projections = s['a_altup_projections']
+    a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -7118,9 +7323,12 @@ def optimizer_states(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_left = s['a_linear_left']
     a_linear_out = s['a_linear_out']
+    a_linear_right = s['a_linear_right']
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
+    a_modality_router = s['a_modality_router']
     a_o = s['a_o']
     a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
@@ -7129,6 +7337,7 @@ def optimizer_states(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -7163,6 +7372,7 @@ def optimizer_states(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -7171,6 +7381,7 @@ def optimizer_states(s):
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -7179,11 +7390,13 @@ def optimizer_states(s):
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     i_tied = s['i_tied']
+    n_au = s['n_au']
     p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
@@ -7229,6 +7442,8 @@ def optimizer_states(s):
         'adafactor': (
             -20*H_la*L_la*d*d_la
             - 12*L*d*p_le
+            - 8*L*d*r_lr
+            - 4*L*(d*n_au + n_au**3 + n_au**2)
             + 4*L_att2*(
                 i_mla*(d + d_rope2 + h2*(d_qk2 - d_rope2 + d_v2) + 2*r_kv2)
                 + i_og*(d + d_v2*h2/g_o + 2*g_o*r_o)
@@ -7301,6 +7516,7 @@ def optimizer_states(s):
             - 4*V*d
             + 4*V
             - 4*V_o*d*(1 - i_tied)
+            - 4*d**2*(-2*i_au + 2*n_au)
             + 4*d
             - 4*(1 - i_mla)*(L_kvs - L_kvs2)*(d + d_qk*h_kv + (1 - i_kev)*(d + d_v*h_kv))
             + 4*(1 - i_tied)*(V_o + d)
@@ -7335,6 +7551,8 @@ def optimizer_states(s):
         'muon': (
             -20*H_la*L_la*d*d_la
             - L*_t0*p_le
+            - 8*L*d*r_lr
+            - 4*L*(d*n_au + n_au**3 + n_au**2)
             - 4*L_att2*(
                 _t14
                 + _t21*_t29*d
@@ -7366,6 +7584,7 @@ def optimizer_states(s):
             )
             - 4*L_xa*(_t10*_t11 + _t8 + _t9)
             + 8*N
+            - 4*_t1*(-2*i_au + 2*n_au)
             + 4*_t17*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
                 _t17
@@ -7383,8 +7602,13 @@ def optimizer_states(s):
         'adafactor_adapters': (
             8*r_a*(
                 E*L_moe*a_experts*(i_glu + 2)
+                + L*a_correction_coefs*i_au
+                + L*a_linear_left*i_lr
+                + L*a_linear_right*i_lr
+                + L*a_modality_router*i_au
                 + L*a_per_layer_input_gate*i_le
                 + L*a_per_layer_projection*i_le
+                + L*a_prediction_coefs*i_au
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -7402,6 +7626,8 @@ def optimizer_states(s):
                 + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
+                + a_altup_projections*(-i_au + n_au)
+                + a_altup_unembed_projections*(-i_au + n_au)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
@@ -7421,8 +7647,13 @@ def optimizer_states(s):
             )
             + 4*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7437,6 +7668,8 @@ def optimizer_states(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7491,8 +7724,13 @@ def optimizer_states(s):
         ),
         'muon_adapters': (
             4*E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+            + 8*L*a_correction_coefs*i_au*n_au*r_a
+            + 4*L*a_linear_left*i_lr*r_a*(d + r_lr)
+            + 4*L*a_linear_right*i_lr*r_a*(d + r_lr)
+            + 4*L*a_modality_router*i_au*r_a*(d + n_au)
             + 4*L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
             + 4*L*a_per_layer_projection*i_le*r_a*(d + p_le)
+            + 4*L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
             + 4*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 4*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + 4*L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7507,6 +7745,8 @@ def optimizer_states(s):
             + 4*L_rw*a_output*r_a*(d + d_rw)
             + 4*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 4*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+            + 8*a_altup_projections*d*r_a*(-i_au + n_au)
+            + 8*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
             + 4*a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7604,6 +7844,9 @@ def offload(s):
     N_mtp_e = s['N_mtp_e']
     N_s = s['N_s']
     R_dt = s['R_dt']
+    a_altup_projections = s['a_altup_projections']
+    a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -7616,9 +7859,12 @@ def offload(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_left = s['a_linear_left']
     a_linear_out = s['a_linear_out']
+    a_linear_right = s['a_linear_right']
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
+    a_modality_router = s['a_modality_router']
     a_o = s['a_o']
     a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
@@ -7627,6 +7873,7 @@ def offload(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -7664,6 +7911,7 @@ def offload(s):
     h_kv2 = s['h_kv2']
     h_t = s['h_t']
     h_t2 = s['h_t2']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
@@ -7674,6 +7922,7 @@ def offload(s):
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -7688,6 +7937,7 @@ def offload(s):
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
+    n_au = s['n_au']
     n_cp = s['n_cp']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
@@ -7703,6 +7953,7 @@ def offload(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
@@ -7723,8 +7974,13 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7739,6 +7995,8 @@ def offload(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7813,8 +8071,13 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7829,6 +8092,8 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7904,8 +8169,13 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7920,6 +8190,8 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7995,8 +8267,13 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -8011,6 +8288,8 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8093,6 +8372,8 @@ def offload(s):
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
                         + 3*L*d*p_le
+                        + 2*L*d*r_lr
+                        + L*(d*n_au + n_au**3 + n_au**2)
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -8135,6 +8416,7 @@ def offload(s):
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
                         + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
+                        + d**2*(-2*i_au + 2*n_au)
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -8176,8 +8458,13 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -8192,6 +8479,8 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8274,6 +8563,8 @@ def offload(s):
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
                         + 3*L*d*p_le
+                        + 2*L*d*r_lr
+                        + L*(d*n_au + n_au**3 + n_au**2)
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -8316,6 +8607,7 @@ def offload(s):
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
                         + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
+                        + d**2*(-2*i_au + 2*n_au)
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -8357,8 +8649,13 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -8373,6 +8670,8 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8457,6 +8756,8 @@ def offload(s):
                             + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                             + 5*H_la*L_la*d*d_la
                             + 3*L*d*p_le
+                            + 2*L*d*r_lr
+                            + L*(d*n_au + n_au**3 + n_au**2)
                             + L_att2*(
                                 E_a*d*i_moa
                                 + d*d_qk2*h2*i_rel
@@ -8499,6 +8800,7 @@ def offload(s):
                                 + d_in*(1 - i_m2)*(2*N_s + R_dt)
                             )
                             + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
+                            + d**2*(-2*i_au + 2*n_au)
                             + (L_att - L_att2)*(
                                 E_a*d*i_moa
                                 + d*d_qk*h*i_rel
@@ -8540,8 +8842,13 @@ def offload(s):
                     )
                     + L_w*i_frozen*(
                         E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + 2*L*a_correction_coefs*i_au*n_au*r_a
+                        + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                        + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                        + L*a_modality_router*i_au*r_a*(d + n_au)
                         + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                         + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                        + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                         + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                         + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                         + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -8556,6 +8863,8 @@ def offload(s):
                         + L_rw*a_output*r_a*(d + d_rw)
                         + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                         + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                        + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                         + a_down*r_a*(
                             L_dw*(d + 2*d_ff)
                             + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8630,8 +8939,13 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -8646,6 +8960,8 @@ def offload(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8714,8 +9030,13 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -8730,6 +9051,8 @@ def offload(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8800,8 +9123,13 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -8816,6 +9144,8 @@ def offload(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8895,6 +9225,8 @@ def offload(s):
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
                         + 3*L*d*p_le
+                        + 2*L*d*r_lr
+                        + L*(d*n_au + n_au**3 + n_au**2)
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -8937,6 +9269,7 @@ def offload(s):
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
                         + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
+                        + d**2*(-2*i_au + 2*n_au)
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -8978,8 +9311,13 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -8994,6 +9332,8 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -9308,6 +9648,7 @@ def precision_memory(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -9323,6 +9664,7 @@ def precision_memory(s):
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     i_z3 = s['i_z3']
+    n_au = s['n_au']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
     n_tp = s['n_tp']
@@ -9331,6 +9673,7 @@ def precision_memory(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
@@ -9340,6 +9683,8 @@ def precision_memory(s):
             + E*L_moe*d*d_e*(i_glu + 2)/n_ep
             + 5*H_la*L_la*d*d_la
             + 3*L*d*p_le
+            + 2*L*d*r_lr
+            + L*(d*n_au + n_au**3 + n_au**2)
             + L_att2*(
                 E_a*d*i_moa
                 + d*d_qk2*h2*i_rel
@@ -9377,6 +9722,7 @@ def precision_memory(s):
                 + d_in*(1 - i_m2)*(2*N_s + R_dt)
             )
             + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
+            + d**2*(-2*i_au + 2*n_au)
             + (L_att - L_att2)*(
                 E_a*d*i_moa
                 + d*d_qk*h*i_rel

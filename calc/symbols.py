@@ -430,6 +430,21 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("a_per_layer_model_projection", r"\mathbb{1}_{A\,plm}", "an adapter on the "
                "embedding's projection to the per-layer vectors (per_layer_model_projection)",
                "finetune"),
+    SymbolInfo("a_linear_left", r"\mathbb{1}_{A\,ll}", "an adapter on each layer's LAuReL "
+               "linear_left d → r (Gemma 3n)", "finetune"),
+    SymbolInfo("a_linear_right", r"\mathbb{1}_{A\,lr}", "an adapter on each layer's LAuReL "
+               "linear_right r → d (Gemma 3n)", "finetune"),
+    SymbolInfo("a_modality_router", r"\mathbb{1}_{A\,mr}", "an adapter on each layer's AltUp "
+               "router d → n (Gemma 3n's modality_router)", "finetune"),
+    SymbolInfo("a_prediction_coefs", r"\mathbb{1}_{A\,pc}", "an adapter on each layer's AltUp "
+               "prediction coefficients n → n² (prediction_coefs)", "finetune"),
+    SymbolInfo("a_correction_coefs", r"\mathbb{1}_{A\,cc}", "an adapter on each layer's AltUp "
+               "correction coefficients n → n (correction_coefs)", "finetune"),
+    SymbolInfo("a_altup_projections", r"\mathbb{1}_{A\,ap}", "an adapter on each of AltUp's "
+               "n − 1 projections into the streams (altup_projections)", "finetune"),
+    SymbolInfo("a_altup_unembed_projections", r"\mathbb{1}_{A\,au}", "an adapter on each of "
+               "AltUp's n − 1 projections out of the streams (altup_unembed_projections)",
+               "finetune"),
     SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
                "finetune"),
     SymbolInfo("i_fa", r"\mathbb{1}_{fp32\,A}", "the adapters on a frozen base are kept in fp32 "
