@@ -395,6 +395,7 @@ def params_components(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_au = s['i_au']
     i_bn = s['i_bn']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
@@ -410,6 +411,7 @@ def params_components(s):
     i_krn = s['i_krn']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -435,12 +437,14 @@ def params_components(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_act = s['n_act']
+    n_au = s['n_au']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
@@ -504,48 +508,50 @@ def params_components(s):
     _t44 = 4*i_diff
     _t45 = _t0*i_sub
     _t46 = L*d
-    _t47 = 2*d
-    _t48 = n_hc**2
-    _t49 = 2*N_s
-    _t50 = G_s*_t49
-    _t51 = 2*d_in + i_m2*(H_s + _t50)
-    _t52 = R_dt + _t49
-    _t53 = 1 - i_m2
-    _t54 = _t53*d_in
-    _t55 = H_s*i_m2
-    _t56 = 2*H_k*d_lk
-    _t57 = 1 - i_cg
-    _t58 = H_v*d_lv
-    _t59 = H_v + _t58
-    _t60 = L_dn*d
-    _t61 = H_v*d_lk
-    _t62 = H_la*L_la*d_la
-    _t63 = _t62*d
-    _t64 = L_rw*d_rw
-    _t65 = _t64*d
-    _t66 = d**2
-    _t67 = d*d_gr
-    _t68 = L_gr*(_t67 + d_gr)
-    _t69 = L_gr*d_gr
-    _t70 = 2*d_gr
-    _t71 = H_ml*L_ml
-    _t72 = _t71*d*d_mk
-    _t73 = _t71*d_mv
-    _t74 = _t73*d
-    _t75 = 2*H_ml
-    _t76 = b_sc*d
-    _t77 = _t19*h_kv
-    _t78 = i_glu + 1
-    _t79 = b_ff*d_ff
-    _t80 = d*d_ff
-    _t81 = _t78*(_t79 + _t80)
-    _t82 = _t80 + b_ff*d
-    _t83 = _t45*d_ff
-    _t84 = E + E_0
-    _t85 = d*(i_glu + 2)
-    _t86 = _t0*d
-    _t87 = 3*_t86
-    _t88 = _t46*p_le
+    _t47 = _t0*_t46
+    _t48 = 2*d
+    _t49 = n_hc**2
+    _t50 = 2*N_s
+    _t51 = G_s*_t50
+    _t52 = 2*d_in + i_m2*(H_s + _t51)
+    _t53 = R_dt + _t50
+    _t54 = 1 - i_m2
+    _t55 = _t54*d_in
+    _t56 = H_s*i_m2
+    _t57 = 2*H_k*d_lk
+    _t58 = 1 - i_cg
+    _t59 = H_v*d_lv
+    _t60 = H_v + _t59
+    _t61 = L_dn*d
+    _t62 = H_v*d_lk
+    _t63 = H_la*L_la*d_la
+    _t64 = _t63*d
+    _t65 = L_rw*d_rw
+    _t66 = _t65*d
+    _t67 = d**2
+    _t68 = d*d_gr
+    _t69 = L_gr*(_t68 + d_gr)
+    _t70 = L_gr*d_gr
+    _t71 = 2*d_gr
+    _t72 = H_ml*L_ml
+    _t73 = _t72*d*d_mk
+    _t74 = _t72*d_mv
+    _t75 = _t74*d
+    _t76 = 2*H_ml
+    _t77 = b_sc*d
+    _t78 = _t19*h_kv
+    _t79 = i_glu + 1
+    _t80 = b_ff*d_ff
+    _t81 = d*d_ff
+    _t82 = _t79*(_t80 + _t81)
+    _t83 = _t81 + b_ff*d
+    _t84 = _t45*d_ff
+    _t85 = E + E_0
+    _t86 = d*(i_glu + 2)
+    _t87 = _t0*d
+    _t88 = 3*_t87
+    _t89 = _t46*p_le
+    _t90 = _t46*i_au
     return {
         'attention/q': (
             L_att2*(
@@ -585,78 +591,83 @@ def params_components(s):
         'attention/lambda': L_att2*_t44*d_qk2 + _t44*_t9*d_qk,
         'attention/sub_norm': L_att2*_t25*_t45 + _t27*_t45*_t9,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
-        'norms': _t0*_t46*n_norm,
-        'norm_gates': _t47*r_ng*(L + L_moe),
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t48*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t51*b_ssm + _t51*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t50*i_m2 + d_in),
-        'mamba/x': L_ssm*_t52*_t54,
-        'mamba/dt': L_ssm*(R_dt*_t54 + _t54 + _t55),
-        'mamba/ssm': L_ssm*(_t53*(N_s*d_in + d_in) + 2*_t55),
-        'mamba/norm': L_ssm*(_t52*_t53*i_dtn + d_in*i_gn*i_m2),
+        'norms': _t47*n_norm,
+        'norm_gates': _t48*r_ng*(L + L_moe),
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t49*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t52*b_ssm + _t52*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t51*i_m2 + d_in),
+        'mamba/x': L_ssm*_t53*_t55,
+        'mamba/dt': L_ssm*(R_dt*_t55 + _t55 + _t56),
+        'mamba/ssm': L_ssm*(_t54*(N_s*d_in + d_in) + 2*_t56),
+        'mamba/norm': L_ssm*(_t53*_t54*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t60*(_t56 + _t57*_t59 + _t59),
-        'deltanet/lowrank': L_dn*i_cg*(_t47*r_g + r_g*(_t58 + _t61)),
-        'deltanet/conv': L_dn*k_dn*(_t56 + _t58),
-        'deltanet/gates': L_dn*(H_v*_t57 + H_v + _t61*i_cg),
+        'deltanet/in': _t61*(_t57 + _t58*_t60 + _t60),
+        'deltanet/lowrank': L_dn*i_cg*(_t48*r_g + r_g*(_t59 + _t62)),
+        'deltanet/conv': L_dn*k_dn*(_t57 + _t59),
+        'deltanet/gates': L_dn*(H_v*_t58 + H_v + _t62*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t58*_t60,
-        'lightning/qkv': 3*_t63,
-        'lightning/gate': _t63,
-        'lightning/out': _t63,
-        'lightning/norm': _t62,
-        'rwkv/key': _t65,
-        'rwkv/value': _t65,
-        'rwkv/receptance': _t65,
-        'rwkv/output': _t65,
-        'rwkv/gate': L_rw*_t66,
-        'rwkv/decay': 2*_t64,
+        'deltanet/out': _t59*_t61,
+        'lightning/qkv': 3*_t64,
+        'lightning/gate': _t64,
+        'lightning/out': _t64,
+        'lightning/norm': _t63,
+        'rwkv/key': _t66,
+        'rwkv/value': _t66,
+        'rwkv/receptance': _t66,
+        'rwkv/output': _t66,
+        'rwkv/gate': L_rw*_t67,
+        'rwkv/decay': 2*_t65,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t68,
-        'griffin/x': _t68,
-        'griffin/conv': _t69*(k_gr + 1),
-        'griffin/gates': L_gr*(_t70*w_gr + _t70),
-        'griffin/decay': _t69,
-        'griffin/out': L_gr*(_t67 + d),
-        'mlstm/q': _t72,
-        'mlstm/k': _t72,
-        'mlstm/v': _t74,
-        'mlstm/ogate': _t74,
-        'mlstm/gates': L_ml*(_t75*d + _t75),
-        'mlstm/norm': _t73,
-        'mlstm/out': _t74,
-        'conv/in': L_sc*(3*_t66 + 3*_t76),
+        'griffin/y': _t69,
+        'griffin/x': _t69,
+        'griffin/conv': _t70*(k_gr + 1),
+        'griffin/gates': L_gr*(_t71*w_gr + _t71),
+        'griffin/decay': _t70,
+        'griffin/out': L_gr*(_t68 + d),
+        'mlstm/q': _t73,
+        'mlstm/k': _t73,
+        'mlstm/v': _t75,
+        'mlstm/ogate': _t75,
+        'mlstm/gates': L_ml*(_t76*d + _t76),
+        'mlstm/norm': _t74,
+        'mlstm/out': _t75,
+        'conv/in': L_sc*(3*_t67 + 3*_t77),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t66 + _t76),
+        'conv/out': L_sc*(_t67 + _t77),
         'cross_attention/q': L_xa*_t12,
-        'cross_attention/kv': L_xa*_t77*d,
+        'cross_attention/kv': L_xa*_t78*d,
         'cross_attention/o': L_xa*_t28,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t81 + L_dw*(_t78*(2*_t79 + 2*_t80) - _t81),
-        'mlp/down': L_dense*_t82 + L_dw*_t80,
+        'mlp/up': L_dense*_t82 + L_dw*(_t79*(2*_t80 + 2*_t81) - _t82),
+        'mlp/down': L_dense*_t83 + L_dw*_t81,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t83 + L_dw*_t83,
-        'moe/router': L_moe*(_t84*b_router + _t84*d + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t85*d_e + b_ff*(_t78*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t85*d_s + b_ff*(_t78*d_s + d)) + d*i_shared_gate),
+        'mlp/sub_norm': L_dense*_t84 + L_dw*_t84,
+        'moe/router': L_moe*(_t85*b_router + _t85*d + i_rs*(E + d)),
+        'moe/experts': E*L_moe*(_t86*d_e + b_ff*(_t79*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t86*d_s + b_ff*(_t79*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t86*i_mn + _t87*i_bn),
-        'shared_block/attention': M_sb*(_t28 + _t38*d + _t47*_t77),
-        'shared_block/mlp': M_sb*(_t81 + _t82 + n_act),
-        'shared_block/norms': M_sb*_t87,
-        'shared_block/projection': L_sb*_t66,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t77 + 6*d) + r_sb*(_t78*d_ff + d)),
+        'moe/norm': L_moe*(_t87*i_mn + _t88*i_bn),
+        'shared_block/attention': M_sb*(_t28 + _t38*d + _t48*_t78),
+        'shared_block/mlp': M_sb*(_t82 + _t83 + n_act),
+        'shared_block/norms': M_sb*_t88,
+        'shared_block/projection': L_sb*_t67,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t78 + 6*d) + r_sb*(_t79*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t88,
-        'per_layer_embeddings/layers': 2*_t88,
+        'per_layer_embeddings/projection': _t89,
+        'per_layer_embeddings/layers': 2*_t89,
         'per_layer_embeddings/norms': _t0*i_le*(_t46 + p_le),
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t90,
+        'altup/projections': _t67*(-2*i_au + 2*n_au),
+        'altup/norms': _t0*_t90,
+        'laurel/layers': 2*_t46*r_lr,
+        'laurel/norms': _t47*i_lr,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t86*i_norm_emb,
-        'embedding_projection': _t47*d_emb*i_proj,
-        'hyper_connections/head': _t48*d + i_hc + n_hc,
-        'final_norm': _t86*i_norm_final,
+        'embedding/norm': _t87*i_norm_emb,
+        'embedding_projection': _t48*d_emb*i_proj,
+        'hyper_connections/head': _t49*d + i_hc + n_hc,
+        'final_norm': _t87*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
@@ -737,6 +748,7 @@ def params_summary(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_au = s['i_au']
     i_bn = s['i_bn']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
@@ -753,6 +765,7 @@ def params_summary(s):
     i_krn = s['i_krn']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -780,12 +793,14 @@ def params_summary(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_act = s['n_act']
+    n_au = s['n_au']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
@@ -893,39 +908,42 @@ def params_summary(s):
     _t88 = 5*d
     _t89 = H_la*L_la*d_la
     _t90 = H_ml*L_ml*d_mv
-    _t91 = 2*H_k*d_lk
-    _t92 = H_v*d_lv
-    _t93 = H_v + _t92
-    _t94 = b_moe*d
-    _t95 = h*i_sink
-    _t96 = L*d
-    _t97 = i_rel*(2*_t22 + _t23)
-    _t98 = 4*i_diff
-    _t99 = _t98*d_qk
-    _t100 = E_a*_t0
-    _t101 = _t7*i_sub
-    _t102 = _t101*d_ff
-    _t103 = _t101*_t17
-    _t104 = (
+    _t91 = L*d
+    _t92 = _t91*i_au
+    _t93 = 2*H_k*d_lk
+    _t94 = H_v*d_lv
+    _t95 = H_v + _t94
+    _t96 = b_moe*d
+    _t97 = h*i_sink
+    _t98 = i_rel*(2*_t22 + _t23)
+    _t99 = 4*i_diff
+    _t100 = _t99*d_qk
+    _t101 = E_a*_t0
+    _t102 = _t7*_t91
+    _t103 = _t7*i_sub
+    _t104 = _t103*d_ff
+    _t105 = _t103*_t17
+    _t106 = (
         H_v*_t47*d
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + L_att2*_t100
-        + L_att2*_t101*_t4
+        + L*(d*n_au + n_au**3 + n_au**2)
+        + L_att2*_t101
+        + L_att2*_t103*_t4
         + L_att2*_t44
-        + L_att2*_t98*d_qk2
+        + L_att2*_t99*d_qk2
         + L_att2*h2*i_sink2
         + L_att2*i_rel*(2*_t10 + _t11)
         + L_att2*(_t33 + _t34*(_t31 + _t32*h2))
         + L_att2*(_t36*_t37*_t38 + _t37*(_t36 + i_gh)*(_t39*r_q2 + _t40) + b_gh*h2)
-        + L_dense*_t102
+        + L_dense*_t104
         + L_dense*_t46
         + L_dense*_t51
         + L_dense*n_act
-        + L_dn*d*(_t49*_t93 + _t91 + _t93)
-        + L_dn*i_cg*(_t75*r_g + r_g*(_t48 + _t92))
-        + L_dn*k_dn*(_t91 + _t92)
+        + L_dn*d*(_t49*_t95 + _t93 + _t95)
+        + L_dn*i_cg*(_t75*r_g + r_g*(_t48 + _t94))
+        + L_dn*k_dn*(_t93 + _t94)
         + L_dn*(H_v*_t49 + H_v + _t48*i_cg)
-        + L_dw*_t102
+        + L_dw*_t104
         + L_dw*_t45
         + L_dw*(_t27*(2*_t45 + 2*_t50) - _t51)
         + L_gr*(_t53 + d)
@@ -939,7 +957,7 @@ def params_summary(s):
         + L_moe*_t58
         + L_moe*_t61
         + L_moe*_t63
-        + L_moe*_t94
+        + L_moe*_t96
         + L_rw*_t64
         + L_rw*_t88
         + L_sb*_t64
@@ -963,21 +981,24 @@ def params_summary(s):
         + M_sb*_t76
         + M_sb*(_t18 + _t22*_t75 + _t66*_t75)
         + _t100*_t15
-        + _t103*_t15
+        + _t101*_t15
+        + _t102*i_lr
+        + _t102*n_norm
+        + _t105*_t15
         + _t15*_t79
         + _t15*_t82
         + _t15*_t85
-        + _t15*_t95
         + _t15*_t97
-        + _t15*_t99
+        + _t15*_t98
         + _t30*d
         + _t47
         + _t52*(k_gr + 1)
         + _t52
         + _t59*i_norm_emb
         + _t59*i_norm_final
-        + _t7*_t96*n_norm
-        + _t7*i_le*(_t96 + p_le)
+        + _t64*(-2*i_au + 2*n_au)
+        + _t7*_t92
+        + _t7*i_le*(_t91 + p_le)
         + _t75*d_emb*i_proj
         + _t75*r_ng*(L + L_moe)
         - _t78*_t86
@@ -988,32 +1009,35 @@ def params_summary(s):
         + _t89
         + 3*_t90*d
         + _t90
-        + 3*_t96*p_le
+        + 3*_t91*p_le
+        + 2*_t91*r_lr
+        + _t92
         + b_oL*d
         + i_hc
         + n_hc
     )
-    _t105 = (
+    _t107 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t29
-        + _t104
+        + _t106
         + _t15*_t20
         + _t15*_t25
     )
-    _t106 = L*V_le*p_le + P*d + V*d_emb
-    _t107 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t106
+    _t108 = L*V_le*p_le + P*d + V*d_emb
+    _t109 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t108
     return {
-        'total': _t105 + _t107,
-        'embedding': _t106,
-        'non_embedding': _t105,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t104 + _t107 + _t15*_t19 + _t15*_t24,
+        'total': _t107 + _t109,
+        'embedding': _t108,
+        'non_embedding': _t107,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t106 + _t109 + _t15*_t19 + _t15*_t24,
         'mtp': (
             M*_t60
             + 2*M*_t64
             + M*(
                 _t100
-                + _t103
+                + _t101
+                + _t105
                 + _t20
                 + _t25
                 + _t55*i_dsa
@@ -1021,11 +1045,10 @@ def params_summary(s):
                 + _t79
                 + _t82
                 + _t85
-                + _t95
                 + _t97
-                + _t99
-                + i_moe*(_t29 + _t58 + _t61 + _t63 + _t94)
-                + (1 - i_moe)*(_t102 + _t76)
+                + _t98
+                + i_moe*(_t29 + _t58 + _t61 + _t63 + _t96)
+                + (1 - i_moe)*(_t104 + _t76)
             )
         ),
     }
@@ -1089,6 +1112,7 @@ def flops_forward_components(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -1111,11 +1135,13 @@ def flops_forward_components(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    n_au = s['n_au']
     n_hc = s['n_hc']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
@@ -1181,6 +1207,8 @@ def flops_forward_components(s):
     _t53 = 2*L
     _t54 = _t8*h_kv
     _t55 = 2*L_sb
+    _t56 = L*_t44
+    _t57 = n_au**2
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
@@ -1248,7 +1276,10 @@ def flops_forward_components(s):
             i_sba*r_sb*(_t30 + _t4 + _t54) + r_sb*(d + d_ff*(i_glu + 1))
         ),
         'per_layer_embeddings/projection': _t53*d*p_le,
-        'per_layer_embeddings/layers': L*_t44*p_le,
+        'per_layer_embeddings/layers': _t56*p_le,
+        'altup/layers': _t53*(_t57*d + _t57 + 2*d*n_au + n_au**3),
+        'altup/projections': _t37*(-2*i_au + 2*n_au),
+        'laurel/layers': _t56*r_lr,
         'norm_gates': _t22*r_ng*(_t49 + _t53),
         'embedding_projection': _t44*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
@@ -1321,6 +1352,7 @@ def flops(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_au = s['i_au']
     i_causal = s['i_causal']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
@@ -1347,11 +1379,13 @@ def flops(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    n_au = s['n_au']
     n_hc = s['n_hc']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
@@ -1394,38 +1428,40 @@ def flops(s):
     _t32 = 2*L
     _t33 = 2*H_k*d_lk
     _t34 = 2*L_dn
-    _t35 = d_qk + d_v
-    _t36 = _t35*h_kv
-    _t37 = _t36*_t6
-    _t38 = _t11*i_hcm
-    _t39 = 1 - i_og
-    _t40 = d_v2*h2
-    _t41 = d*g_o*r_o
-    _t42 = H_v + _t15
-    _t43 = d_qk2*h2
-    _t44 = d*(1 - i_qlora)
-    _t45 = i_lg + 1
-    _t46 = 1 - i_gh
-    _t47 = 2*i_lg
-    _t48 = d*(1 - i_lg)
-    _t49 = d*(1 - i_mla)
-    _t50 = (
-        2*_t49*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t35 = n_au**2
+    _t36 = d_qk + d_v
+    _t37 = _t36*h_kv
+    _t38 = _t37*_t6
+    _t39 = _t11*i_hcm
+    _t40 = 1 - i_og
+    _t41 = d_v2*h2
+    _t42 = d*g_o*r_o
+    _t43 = H_v + _t15
+    _t44 = d_qk2*h2
+    _t45 = d*(1 - i_qlora)
+    _t46 = i_lg + 1
+    _t47 = 1 - i_gh
+    _t48 = 2*i_lg
+    _t49 = d*(1 - i_lg)
+    _t50 = d*(1 - i_mla)
+    _t51 = (
+        2*_t50*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t51 = (
-        2*_t49*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t35 - d_rope))
+    _t52 = (
+        2*_t50*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t36 - d_rope))
     )
-    _t52 = L_xa*T_img
+    _t53 = L_xa*T_img
     return {
         'weights_per_token': (
-            L*_t5*p_le
-            + L_att2*_t50
+            L*_t2*r_lr
+            + L*_t5*p_le
+            + L_att2*_t51
             + L_dense*_t24
             + 7*L_dn*_t15*d_lk
             + L_dw*_t24
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t50
+            - L_kvs2*_t51
             + L_rw*_t10
             + L_sb*_t10
             + L_sc*_t6*k_sc
@@ -1442,16 +1478,17 @@ def flops(s):
             + 3*_t0
             + 8*_t1*d
             + 9*_t1
+            + _t10*(-2*i_au + 2*n_au)
             + _t11*d
             + _t12*_t13
-            + _t12*h2*i_gate*(_t46*d_v2 + i_gh)*(_t47*r_q2 + _t48)
-            + _t12*(_t43*_t44 + i_qlora*(_t43*_t45*r_q2 + d*r_q2))
-            + _t12*(_t39*_t40*d + i_og*(_t40*r_o + _t41))
+            + _t12*h2*i_gate*(_t47*d_v2 + i_gh)*(_t48*r_q2 + _t49)
+            + _t12*(_t44*_t45 + i_qlora*(_t44*_t46*r_q2 + d*r_q2))
+            + _t12*(_t40*_t41*d + i_og*(_t41*r_o + _t42))
             + _t13*_t28
             + 10*_t14*d*d_la
             + 5*_t14*d_la**2
             + _t15*_t16
-            + _t16*(_t33 + _t42*(1 - i_cg) + _t42)
+            + _t16*(_t33 + _t43*(1 - i_cg) + _t43)
             + _t17*_t26*d_e*k
             + _t17*d*(E + E_0)
             + _t17*(E_s*_t26*d_s + d*i_shared_gate)
@@ -1459,21 +1496,22 @@ def flops(s):
             + _t2*d_emb*i_proj
             + 2*_t20*_t22
             + _t25*_t26*d_ff
-            + _t25*(i_sba*r_sb*(_t18 + _t36 + _t5) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t25*(_t19 + _t22 + _t37)
-            + _t27*_t51
-            + _t28*h*i_gate*(_t46*d_v + i_gh)*(_t47*r_q + _t48)
-            + _t28*(_t18*_t44 + i_qlora*(_t18*_t45*r_q + d*r_q))
-            + _t28*(_t22*_t39 + i_og*(_t21*r_o + _t41))
+            + _t25*(i_sba*r_sb*(_t18 + _t37 + _t5) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t25*(_t19 + _t22 + _t38)
+            + _t27*_t52
+            + _t28*h*i_gate*(_t47*d_v + i_gh)*(_t48*r_q + _t49)
+            + _t28*(_t18*_t45 + i_qlora*(_t18*_t46*r_q + d*r_q))
+            + _t28*(_t22*_t40 + i_og*(_t21*r_o + _t42))
             + _t29*(R_dt + _t30)
             + _t3*_t5*d_mv
             + 5*_t3*d_mk*(d_mv + 1)
-            + _t32*(_t38*d + d*n_hc*(_t38 + 4*n_hc))
+            + _t32*(_t39*d + d*n_hc*(_t39 + 4*n_hc))
+            + _t32*(_t35*d + _t35 + 2*d*n_au + n_au**3)
             + _t34*i_cg*(_t6*r_g + r_g*(H_v*d_lk + _t15))
             + _t34*k_dn*(_t15 + _t33)
             + _t4*d_mk
             + _t4
-            - _t51*(L_kvs - L_kvs2)
+            - _t52*(L_kvs - L_kvs2)
             + _t6*r_ng*(_t17 + _t32)
             + _t8*d
         ),
@@ -1537,8 +1575,8 @@ def flops(s):
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t37*_t52,
-        'cross_scores_per_sequence': 2*T*_t35*_t52*h,
+        'image_kv_per_sequence': _t38*_t53,
+        'cross_scores_per_sequence': 2*T*_t36*_t53*h,
         'inference_attention_per_token': (
             2*L_idx*T*h_I*(d_I + 1)
             + 2*L_sb*T*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
@@ -1635,6 +1673,7 @@ def rules_train_per_token(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_au = s['i_au']
     i_bn = s['i_bn']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
@@ -1650,6 +1689,7 @@ def rules_train_per_token(s):
     i_krn = s['i_krn']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -1676,12 +1716,14 @@ def rules_train_per_token(s):
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_act = s['n_act']
+    n_au = s['n_au']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
@@ -1783,24 +1825,26 @@ def rules_train_per_token(s):
     _t82 = 30*d
     _t83 = H_la*L_la*d_la
     _t84 = H_ml*d_mv
-    _t85 = 2*H_k*d_lk
-    _t86 = H_v*d_lv
-    _t87 = H_v + _t86
-    _t88 = L_dn*_t0
-    _t89 = _t0*_t3
-    _t90 = L*d
-    _t91 = 12*d
-    _t92 = 24*i_diff
-    _t93 = E_a*_t0*i_moa
-    _t94 = _t3*i_sub
-    _t95 = _t94*d_ff
-    _t96 = L_xa*_t0
-    _t97 = (
-        H_ml*L_ml*_t91*d_mk
-        + L*_t89*n_norm
+    _t85 = L*_t0
+    _t86 = _t85*i_au
+    _t87 = 2*H_k*d_lk
+    _t88 = H_v*d_lv
+    _t89 = H_v + _t88
+    _t90 = L_dn*_t0
+    _t91 = _t0*_t3
+    _t92 = L*d
+    _t93 = 12*d
+    _t94 = 24*i_diff
+    _t95 = E_a*_t0*i_moa
+    _t96 = _t3*_t85
+    _t97 = _t3*i_sub
+    _t98 = _t97*d_ff
+    _t99 = L_xa*_t0
+    _t100 = (
+        H_ml*L_ml*_t93*d_mk
         + L_att2*_t8
-        + L_att2*_t92*d_qk2
-        + L_att2*_t93
+        + L_att2*_t94*d_qk2
+        + L_att2*_t95
         + 12*L_gr*(_t47 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - 6*L_kvs2*_t17
@@ -1819,7 +1863,7 @@ def rules_train_per_token(s):
         + _t0*b_oL
         + _t13*_t75
         - _t13*_t9
-        + _t19*_t28*_t94
+        + _t19*_t28*_t97
         + _t19*h2*i_sink2
         + _t19*i_rel*(2*_t32 + _t33)
         + _t19*(_t17 + _t18*(_t15 + _t16*h2))
@@ -1832,17 +1876,19 @@ def rules_train_per_token(s):
             + i_qlora*(_t32*_t34*r_q2 + d*r_q2)
         )
         + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + 6*_t3*i_le*(_t90 + p_le)
+        + _t2*(d*n_au + n_au**3 + n_au**2)
+        + _t3*_t86
+        + 6*_t3*i_le*(_t92 + p_le)
         + _t35*_t37
         + _t35*_t43
-        + _t35*_t95
+        + _t35*_t98
         + _t35*n_act
         + _t36*_t44
         + _t38*d_lv
-        + _t38*i_cg*(_t71*r_g + r_g*(_t39 + _t86))
-        + _t38*k_dn*(_t85 + _t86)
+        + _t38*i_cg*(_t71*r_g + r_g*(_t39 + _t88))
+        + _t38*k_dn*(_t87 + _t88)
         + _t38*(H_v*_t40 + H_v + _t39*i_cg)
-        + _t44*_t95
+        + _t44*_t98
         + _t44*(_t41*(2*_t36 + 2*_t42) - _t43)
         + _t45*(_t47 + d)
         + _t45*(_t48*w_gr + _t48)
@@ -1854,8 +1900,9 @@ def rules_train_per_token(s):
         + _t52*(E_s*(_t51*d_s + b_ff*(_t41*d_s + d)) + d*i_shared_gate)
         + _t52*(3*_t53*i_bn + _t53*i_mn)
         + _t52*(_t54*b_router + _t54*d + i_rs*(E + d))
-        + _t57*_t96
-        + _t58*_t96
+        + _t56*(-2*i_au + 2*n_au)
+        + _t57*_t99
+        + _t58*_t99
         + _t60*(_t55 + _t59)
         + _t60*(3*_t55 + 3*_t59)
         + _t61*_t67*_t68
@@ -1865,13 +1912,13 @@ def rules_train_per_token(s):
         + _t61*(b_ssm*d + d*d_in)
         + _t61*(_t66*_t67*i_dtn + d_in*i_gn*i_m2)
         + _t61*(R_dt*_t68 + _t65 + _t68)
-        + _t69*_t76*_t94
-        + _t69*_t96
+        + _t69*_t76*_t97
+        + _t69*_t99
         + _t72*(_t37 + _t43 + n_act)
         + _t72*(_t57*_t71 + _t58*_t71 + _t70)
         - 6*_t74*_t9
-        + _t75*_t92*d_qk
-        + _t75*_t93
+        + _t75*_t94*d_qk
+        + _t75*_t95
         + _t76*h*i_sink
         + _t76*i_rel*(2*_t57 + _t80)
         + _t76*(_t18*(_t57*i_qk_proj + _t73) + _t74)
@@ -1884,25 +1931,29 @@ def rules_train_per_token(s):
         + 12*_t81
         + _t82*_t83
         + 6*_t83
-        + _t86*_t88
-        + _t88*(_t40*_t87 + _t85 + _t87)
-        + _t89*i_norm_emb
-        + _t89*i_norm_final
-        + 18*_t90*p_le
-        + _t91*d_emb*i_proj
-        + _t91*r_ng*(L + L_moe)
+        + _t86
+        + _t88*_t90
+        + _t90*(_t40*_t89 + _t87 + _t89)
+        + _t91*i_norm_emb
+        + _t91*i_norm_final
+        + 18*_t92*p_le
+        + 12*_t92*r_lr
+        + _t93*d_emb*i_proj
+        + _t93*r_ng*(L + L_moe)
+        + _t96*i_lr
+        + _t96*n_norm
         + 6*i_hc
         + 6*n_hc
     )
-    _t98 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t97
-    _t99 = T*_t32
-    _t100 = T*_t57
-    _t101 = 3*T
-    _t102 = 4*T
+    _t101 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t100
+    _t102 = T*_t32
+    _t103 = T*_t57
+    _t104 = 3*T
+    _t105 = 4*T
     return {
-        '6N': P*_t0 + _t98,
-        'kaplan': _t100*_t76 + _t19*_t99 + _t97,
-        'palm': 12*L_att2*_t99 + 12*_t100*_t75 + _t98,
+        '6N': P*_t0 + _t101,
+        'kaplan': _t100 + _t102*_t19 + _t103*_t76,
+        'palm': 12*L_att2*_t102 + _t101 + 12*_t103*_t75,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1910,11 +1961,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t101*h2 + _t102*_t32 + 8*_t33)
+            3*L_att2*(_t104*h2 + _t105*_t32 + 8*_t33)
             + V*_t0
             + V_o*_t0
-            + 3*_t75*(_t101*h + _t102*_t57 + 8*_t80)
-            + _t91*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t75*(_t104*h + _t105*_t57 + 8*_t80)
+            + _t93*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -2171,6 +2222,7 @@ def memory_activations(s):
     h_t = s['h_t']
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_drop = s['i_drop']
@@ -2198,6 +2250,7 @@ def memory_activations(s):
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -2216,6 +2269,7 @@ def memory_activations(s):
     i_up = s['i_up']
     i_vp = s['i_vp']
     k = s['k']
+    n_au = s['n_au']
     n_cp = s['n_cp']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
@@ -2230,6 +2284,7 @@ def memory_activations(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
@@ -2240,9 +2295,9 @@ def memory_activations(s):
         'layers': (
             T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(
                     L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
-                )
+                )*(d*i_au*(n_au - 1) + d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
@@ -2431,11 +2486,15 @@ def memory_activations(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*i_le*(
-                            d*q_a*(1 - i_hf)
-                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
-                            + 2*p_le*q_a
-                            + q_a*(1 - i_frozen)*(d + p_le)
+                        L_s*(
+                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            + i_le*(
+                                d*q_a*(1 - i_hf)
+                                + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                                + 2*p_le*q_a
+                                + q_a*(1 - i_frozen)*(d + p_le)
+                            )
+                            + i_lr*q_a*(d + r_lr)
                         )
                         + L_s*(
                             d*i_drop*(1 - i_hf)
@@ -2507,7 +2566,8 @@ def memory_activations(s):
         ),
         'embedding': (
             T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_drop
+                d*i_au*q_a*(n_au - 1)
+                + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -2646,6 +2706,7 @@ def memory(s):
     h_t = s['h_t']
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_drop = s['i_drop']
@@ -2673,6 +2734,7 @@ def memory(s):
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -2696,6 +2758,7 @@ def memory(s):
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
     k = s['k']
+    n_au = s['n_au']
     n_cp = s['n_cp']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
@@ -2718,6 +2781,7 @@ def memory(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
@@ -2726,7 +2790,7 @@ def memory(s):
     u_ao = s['u_ao']
     return {
         'activations_per_layer': T*b*(
-            i_full*n_tp**(-i_sp)*q_a*(d*i_hc*(n_hc - 1) + d)
+            i_full*n_tp**(-i_sp)*q_a*(d*i_au*(n_au - 1) + d*i_hc*(n_hc - 1) + d)
             + (1 - i_full)*(
                 d_rope*i_mla*i_rnu*q_a
                 + d_v*h*(
@@ -2819,9 +2883,9 @@ def memory(s):
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(
                     L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
-                )
+                )*(d*i_au*(n_au - 1) + d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
@@ -3010,11 +3074,15 @@ def memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*i_le*(
-                            d*q_a*(1 - i_hf)
-                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
-                            + 2*p_le*q_a
-                            + q_a*(1 - i_frozen)*(d + p_le)
+                        L_s*(
+                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            + i_le*(
+                                d*q_a*(1 - i_hf)
+                                + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                                + 2*p_le*q_a
+                                + q_a*(1 - i_frozen)*(d + p_le)
+                            )
+                            + i_lr*q_a*(d + r_lr)
                         )
                         + L_s*(
                             d*i_drop*(1 - i_hf)
@@ -3084,7 +3152,8 @@ def memory(s):
                 )
             )/n_cp
             + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_drop
+                d*i_au*q_a*(n_au - 1)
+                + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -3325,9 +3394,9 @@ def memory(s):
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(
                     L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
-                )
+                )*(d*i_au*(n_au - 1) + d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
@@ -3503,11 +3572,15 @@ def memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*i_le*(
-                            d*q_a*(1 - i_hf)
-                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
-                            + 2*p_le*q_a
-                            + q_a*(1 - i_frozen)*(d + p_le)
+                        L_s*(
+                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            + i_le*(
+                                d*q_a*(1 - i_hf)
+                                + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                                + 2*p_le*q_a
+                                + q_a*(1 - i_frozen)*(d + p_le)
+                            )
+                            + i_lr*q_a*(d + r_lr)
                         )
                         + L_s*(
                             d*i_drop*(1 - i_hf)
@@ -3577,7 +3650,8 @@ def memory(s):
                 )
             )/n_cp
             + T*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_drop
+                d*i_au*q_a*(n_au - 1)
+                + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -3629,6 +3703,9 @@ def finetune_counts(s):
     N = s['N']
     N_s = s['N_s']
     R_dt = s['R_dt']
+    a_altup_projections = s['a_altup_projections']
+    a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -3641,9 +3718,12 @@ def finetune_counts(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_left = s['a_linear_left']
     a_linear_out = s['a_linear_out']
+    a_linear_right = s['a_linear_right']
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
+    a_modality_router = s['a_modality_router']
     a_o = s['a_o']
     a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
@@ -3652,6 +3732,7 @@ def finetune_counts(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -3686,6 +3767,7 @@ def finetune_counts(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -3695,6 +3777,7 @@ def finetune_counts(s):
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -3703,11 +3786,13 @@ def finetune_counts(s):
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
+    n_au = s['n_au']
     p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
@@ -3755,74 +3840,83 @@ def finetune_counts(s):
     _t41 = i_le*r_a
     _t42 = L*_t41*(d + p_le)
     _t43 = L*p_le
-    _t44 = 3*d
-    _t45 = d**2
-    _t46 = _t23*d
-    _t47 = _t46*d_ff
-    _t48 = _t2*d
-    _t49 = _t9*d
-    _t50 = d_qk + d_v
-    _t51 = d*h_kv
-    _t52 = 1 - i_mla
-    _t53 = (
-        _t52*d*h_kv2*(_t17*d_v2 + d_qk2)
+    _t44 = L*r_a
+    _t45 = _t44*i_lr*(d + r_lr)
+    _t46 = _t44*i_au
+    _t47 = n_au**2
+    _t48 = 2*i_au
+    _t49 = _t38*r_a*(-i_au + n_au)
+    _t50 = 3*d
+    _t51 = d**2
+    _t52 = _t23*d
+    _t53 = _t52*d_ff
+    _t54 = _t2*d
+    _t55 = _t9*d
+    _t56 = d_qk + d_v
+    _t57 = d*h_kv
+    _t58 = 1 - i_mla
+    _t59 = (
+        _t58*d*h_kv2*(_t17*d_v2 + d_qk2)
         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t54 = _t29*d_in
-    _t55 = _t51*_t52*(_t18*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t50 - d_rope))
-    _t56 = H_v + _t31
-    _t57 = d*g_o*r_o
-    _t58 = i_lg + 1
-    _t59 = d*i_moa
-    _t60 = E_a*_t59
-    _t61 = _t4*d
-    _t62 = 1 - i_qlora
-    _t63 = _t59*(E_a*h_kv2 - h2)
-    _t64 = 1 - i_og
-    _t65 = 2*i_lg
-    _t66 = d*(1 - i_lg)
-    _t67 = _t59*(E_a*h_kv - h)
-    _t68 = (
-        L_att2*(
-            _t21*i_gate*(_t65*r_q2 + _t66)
-            + _t5*_t64*d
-            + _t53
-            + _t60
-            + _t61*_t62
-            + _t61*i_rel
-            + _t63*d_qk2
-            + _t63*d_v2
-            + i_og*(_t5*r_o + _t57)
-            + i_qlora*(_t4*_t58*r_q2 + d*r_q2)
+    _t60 = _t29*d_in
+    _t61 = _t57*_t58*(_t18*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t56 - d_rope))
+    _t62 = H_v + _t31
+    _t63 = d*g_o*r_o
+    _t64 = i_lg + 1
+    _t65 = d*i_moa
+    _t66 = E_a*_t65
+    _t67 = _t4*d
+    _t68 = 1 - i_qlora
+    _t69 = _t65*(E_a*h_kv2 - h2)
+    _t70 = 1 - i_og
+    _t71 = 2*i_lg
+    _t72 = d*(1 - i_lg)
+    _t73 = _t65*(E_a*h_kv - h)
+    _t74 = (
+        L*_t38*r_lr
+        + L*(_t47 + d*n_au + n_au**3)
+        + L_att2*(
+            _t21*i_gate*(_t71*r_q2 + _t72)
+            + _t5*_t70*d
+            + _t59
+            + _t66
+            + _t67*_t68
+            + _t67*i_rel
+            + _t69*d_qk2
+            + _t69*d_v2
+            + i_og*(_t5*r_o + _t63)
+            + i_qlora*(_t4*_t64*r_q2 + d*r_q2)
         )
-        + L_dense*_t47
+        + L_dense*_t53
         + L_dn*(
-            _t31*d + d*(_t34 + _t56*(1 - i_cg) + _t56) + i_cg*(_t38*r_g + r_g*(H_v*d_lk + _t31))
+            _t31*d + d*(_t34 + _t62*(1 - i_cg) + _t62) + i_cg*(_t38*r_g + r_g*(H_v*d_lk + _t31))
         )
-        + L_dw*_t47
-        + L_gr*_t44*d_gr
+        + L_dw*_t53
+        + L_gr*_t50*d_gr
         + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t53
+        - L_kvs2*_t59
         + 5*L_la*_t32*d
-        + L_ml*(H_ml*_t38 + _t0*_t38 + _t14*_t44)
-        + L_moe*(E*_t46*d_e + E_s*_t46*d_s + d*i_shared_gate + d*(E + E_0))
-        + L_rw*(_t45 + 4*d*d_rw)
-        + 4*L_sc*_t45
-        + L_ssm*(R_dt*_t54 + _t27*d + _t54*(R_dt + _t26) + d*d_in)
-        + L_xa*(_t48 + _t49 + _t50*_t51)
-        + _t43*_t44
-        - _t55*(L_kvs + _t11)
+        + L_ml*(H_ml*_t38 + _t0*_t38 + _t14*_t50)
+        + L_moe*(E*_t52*d_e + E_s*_t52*d_s + d*i_shared_gate + d*(E + E_0))
+        + L_rw*(_t51 + 4*d*d_rw)
+        + 4*L_sc*_t51
+        + L_ssm*(R_dt*_t60 + _t27*d + _t60*(R_dt + _t26) + d*d_in)
+        + L_xa*(_t54 + _t55 + _t56*_t57)
+        + _t43*_t50
+        + _t51*(-_t48 + 2*n_au)
+        - _t61*(L_kvs + _t11)
         + _t8*(
-            _t22*i_gate*(_t65*r_q + _t66)
-            + _t48*_t62
-            + _t48*i_rel
-            + _t49*_t64
-            + _t55
-            + _t60
-            + _t67*d_qk
-            + _t67*d_v
-            + i_og*(_t57 + _t9*r_o)
-            + i_qlora*(_t2*_t58*r_q + d*r_q)
+            _t22*i_gate*(_t71*r_q + _t72)
+            + _t54*_t68
+            + _t54*i_rel
+            + _t55*_t70
+            + _t61
+            + _t66
+            + _t73*d_qk
+            + _t73*d_v
+            + i_og*(_t63 + _t9*r_o)
+            + i_qlora*(_t2*_t64*r_q + d*r_q)
         )
     )
     return {
@@ -3867,10 +3961,22 @@ def finetune_counts(s):
         'lora/per_layer_input_gate': _t42*a_per_layer_input_gate,
         'lora/per_layer_projection': _t42*a_per_layer_projection,
         'lora/per_layer_model_projection': _t41*a_per_layer_model_projection*(_t43 + d),
+        'lora/linear_left': _t45*a_linear_left,
+        'lora/linear_right': _t45*a_linear_right,
+        'lora/modality_router': _t46*a_modality_router*(d + n_au),
+        'lora/prediction_coefs': _t46*a_prediction_coefs*(_t47 + n_au),
+        'lora/correction_coefs': _t44*_t48*a_correction_coefs*n_au,
+        'lora/altup_projections': _t49*a_altup_projections,
+        'lora/altup_unembed_projections': _t49*a_altup_unembed_projections,
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+            + 2*L*a_correction_coefs*i_au*n_au*r_a
+            + L*a_linear_left*i_lr*r_a*(d + r_lr)
+            + L*a_linear_right*i_lr*r_a*(d + r_lr)
+            + L*a_modality_router*i_au*r_a*(d + n_au)
             + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
             + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+            + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -3885,6 +3991,8 @@ def finetune_counts(s):
             + L_rw*a_output*r_a*(d + d_rw)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+            + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+            + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
             + a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3937,8 +4045,13 @@ def finetune_counts(s):
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
         'adapters_active': (
-            L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+            2*L*a_correction_coefs*i_au*n_au*r_a
+            + L*a_linear_left*i_lr*r_a*(d + r_lr)
+            + L*a_linear_right*i_lr*r_a*(d + r_lr)
+            + 2*L*a_modality_router*i_au*r_a*(d + n_au)
+            + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
             + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+            + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
             + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -3954,6 +4067,8 @@ def finetune_counts(s):
             + L_rw*a_output*r_a*(d + d_rw)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+            + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+            + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
             + a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4005,8 +4120,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t68,
-        'unquantised': N - _t68,
+        'quantised': _t74,
+        'unquantised': N - _t74,
     }
 
 
@@ -4054,6 +4169,9 @@ def finetune_states(s):
     N_mtp_e = s['N_mtp_e']
     N_s = s['N_s']
     R_dt = s['R_dt']
+    a_altup_projections = s['a_altup_projections']
+    a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -4066,9 +4184,12 @@ def finetune_states(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_left = s['a_linear_left']
     a_linear_out = s['a_linear_out']
+    a_linear_right = s['a_linear_right']
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
+    a_modality_router = s['a_modality_router']
     a_o = s['a_o']
     a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
@@ -4077,6 +4198,7 @@ def finetune_states(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -4114,6 +4236,7 @@ def finetune_states(s):
     h_kv2 = s['h_kv2']
     h_t = s['h_t']
     h_t2 = s['h_t2']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_fa = s['i_fa']
     i_frozen = s['i_frozen']
@@ -4125,6 +4248,7 @@ def finetune_states(s):
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -4138,6 +4262,7 @@ def finetune_states(s):
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
+    n_au = s['n_au']
     n_cp = s['n_cp']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
@@ -4153,6 +4278,7 @@ def finetune_states(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
@@ -4173,8 +4299,13 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4189,6 +4320,8 @@ def finetune_states(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4262,6 +4395,8 @@ def finetune_states(s):
                     + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                     + 5*H_la*L_la*d*d_la
                     + 3*L*d*p_le
+                    + 2*L*d*r_lr
+                    + L*(d*n_au + n_au**3 + n_au**2)
                     + L_att2*(
                         E_a*d*i_moa
                         + d*d_qk2*h2*i_rel
@@ -4301,6 +4436,7 @@ def finetune_states(s):
                         + d_in*(1 - i_m2)*(2*N_s + R_dt)
                     )
                     + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
+                    + d**2*(-2*i_au + 2*n_au)
                     + (L_att - L_att2)*(
                         E_a*d*i_moa
                         + d*d_qk*h*i_rel
@@ -4345,8 +4481,13 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4361,6 +4502,8 @@ def finetune_states(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4460,8 +4603,13 @@ def finetune_states(s):
                 )
                 + L_w*i_frozen*q_gc*(n_cp*n_dp)**(-i_z1)*(1 - i_fa)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4476,6 +4624,8 @@ def finetune_states(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4531,8 +4681,13 @@ def finetune_states(s):
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4547,6 +4702,8 @@ def finetune_states(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4626,8 +4783,13 @@ def finetune_states(s):
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -4642,6 +4804,8 @@ def finetune_states(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4758,6 +4922,9 @@ def finetune_memory(s):
     T = s['T']
     T_img = s['T_img']
     V_o = s['V_o']
+    a_altup_projections = s['a_altup_projections']
+    a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -4770,9 +4937,12 @@ def finetune_memory(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_left = s['a_linear_left']
     a_linear_out = s['a_linear_out']
+    a_linear_right = s['a_linear_right']
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
+    a_modality_router = s['a_modality_router']
     a_o = s['a_o']
     a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
@@ -4781,6 +4951,7 @@ def finetune_memory(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -4820,6 +4991,7 @@ def finetune_memory(s):
     h_t = s['h_t']
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_drop = s['i_drop']
@@ -4848,6 +5020,7 @@ def finetune_memory(s):
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -4874,6 +5047,7 @@ def finetune_memory(s):
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
     k = s['k']
+    n_au = s['n_au']
     n_cp = s['n_cp']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
@@ -4897,6 +5071,7 @@ def finetune_memory(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
@@ -4905,8 +5080,13 @@ def finetune_memory(s):
     u_ao = s['u_ao']
     return {
         'adapter_activations': T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-            L*a_per_layer_input_gate*i_le
+            L*a_correction_coefs*i_au
+            + L*a_linear_left*i_lr
+            + L*a_linear_right*i_lr
+            + 2*L*a_modality_router*i_au
+            + L*a_per_layer_input_gate*i_le
             + L*a_per_layer_projection*i_le
+            + L*a_prediction_coefs*i_au
             + L_dn*a_in_proj_ba
             + L_dn*a_in_proj_qkvz
             + L_gr*a_linear_out
@@ -4925,6 +5105,8 @@ def finetune_memory(s):
             + 2*L_rw*a_value
             + L_ssm*a_dt_proj*(1 - i_m2)
             + L_ssm*a_x_proj*(1 - i_m2)
+            + a_altup_projections*(-i_au + n_au)
+            + a_altup_unembed_projections*(-i_au + n_au)
             + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
             + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
             + a_gate*(
@@ -4949,8 +5131,13 @@ def finetune_memory(s):
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L*a_per_layer_input_gate*i_le
+                L*a_correction_coefs*i_au
+                + L*a_linear_left*i_lr
+                + L*a_linear_right*i_lr
+                + 2*L*a_modality_router*i_au
+                + L*a_per_layer_input_gate*i_le
                 + L*a_per_layer_projection*i_le
+                + L*a_prediction_coefs*i_au
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -4969,6 +5156,8 @@ def finetune_memory(s):
                 + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
+                + a_altup_projections*(-i_au + n_au)
+                + a_altup_unembed_projections*(-i_au + n_au)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(
@@ -4990,9 +5179,9 @@ def finetune_memory(s):
                 )
             )
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(
                     L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
-                )
+                )*(d*i_au*(n_au - 1) + d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
@@ -5181,11 +5370,15 @@ def finetune_memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*i_le*(
-                            d*q_a*(1 - i_hf)
-                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
-                            + 2*p_le*q_a
-                            + q_a*(1 - i_frozen)*(d + p_le)
+                        L_s*(
+                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            + i_le*(
+                                d*q_a*(1 - i_hf)
+                                + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                                + 2*p_le*q_a
+                                + q_a*(1 - i_frozen)*(d + p_le)
+                            )
+                            + i_lr*q_a*(d + r_lr)
                         )
                         + L_s*(
                             d*i_drop*(1 - i_hf)
@@ -5255,7 +5448,8 @@ def finetune_memory(s):
                 )
             )/n_cp
             + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_drop
+                d*i_au*q_a*(n_au - 1)
+                + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -5291,6 +5485,8 @@ def finetune_memory(s):
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
                         + 3*L*d*p_le
+                        + 2*L*d*r_lr
+                        + L*(d*n_au + n_au**3 + n_au**2)
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -5333,6 +5529,7 @@ def finetune_memory(s):
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
                         + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
+                        + d**2*(-2*i_au + 2*n_au)
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -5448,8 +5645,13 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*q_gc*(n_cp*n_dp)**(-i_z1)*(1 - i_fa)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5464,6 +5666,8 @@ def finetune_memory(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5519,8 +5723,13 @@ def finetune_memory(s):
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5535,6 +5744,8 @@ def finetune_memory(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5591,8 +5802,13 @@ def finetune_memory(s):
             )
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5607,6 +5823,8 @@ def finetune_memory(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5660,8 +5878,13 @@ def finetune_memory(s):
             )/(L*n_tp)
             + L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5676,6 +5899,8 @@ def finetune_memory(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5757,6 +5982,8 @@ def finetune_memory(s):
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
                         + 3*L*d*p_le
+                        + 2*L*d*r_lr
+                        + L*(d*n_au + n_au**3 + n_au**2)
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -5799,6 +6026,7 @@ def finetune_memory(s):
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
                         + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
+                        + d**2*(-2*i_au + 2*n_au)
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -5906,8 +6134,13 @@ def finetune_memory(s):
                 )
                 + L_w*i_frozen*q_gc*(n_cp*n_dp)**(-i_z1)*(1 - i_fa)*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5922,6 +6155,8 @@ def finetune_memory(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5977,8 +6212,13 @@ def finetune_memory(s):
                 )/(L*n_tp)
                 + L_w*i_frozen*(n_cp*n_dp)**(-i_z2)*(4*i_fa + q_g*(1 - i_fa))*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -5993,6 +6233,8 @@ def finetune_memory(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6049,8 +6291,13 @@ def finetune_memory(s):
             )
             - L_w*i_frozen*(n_cp*n_dp)**(-i_z3)*(4*i_fa + q_w*(1 - i_fa))*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6065,6 +6312,8 @@ def finetune_memory(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6118,8 +6367,13 @@ def finetune_memory(s):
             )/(L*n_tp)
             - L_w*i_frozen*(n_cp*n_dp)**(-i_z1)*(q_m*(1 - i_fa) + q_o)*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6134,6 +6388,8 @@ def finetune_memory(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6189,8 +6445,13 @@ def finetune_memory(s):
             T**2*i_eager*i_full*i_hf*q_a/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
-                L*a_per_layer_input_gate*i_le
+                L*a_correction_coefs*i_au
+                + L*a_linear_left*i_lr
+                + L*a_linear_right*i_lr
+                + 2*L*a_modality_router*i_au
+                + L*a_per_layer_input_gate*i_le
                 + L*a_per_layer_projection*i_le
+                + L*a_prediction_coefs*i_au
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -6209,6 +6470,8 @@ def finetune_memory(s):
                 + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
+                + a_altup_projections*(-i_au + n_au)
+                + a_altup_unembed_projections*(-i_au + n_au)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(
@@ -6230,9 +6493,9 @@ def finetune_memory(s):
                 )
             )
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
+                i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(
                     L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
-                )
+                )*(d*i_au*(n_au - 1) + d*i_hc*(n_hc - 1) + d)
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
@@ -6408,11 +6671,15 @@ def finetune_memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*i_le*(
-                            d*q_a*(1 - i_hf)
-                            + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
-                            + 2*p_le*q_a
-                            + q_a*(1 - i_frozen)*(d + p_le)
+                        L_s*(
+                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            + i_le*(
+                                d*q_a*(1 - i_hf)
+                                + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
+                                + 2*p_le*q_a
+                                + q_a*(1 - i_frozen)*(d + p_le)
+                            )
+                            + i_lr*q_a*(d + r_lr)
                         )
                         + L_s*(
                             d*i_drop*(1 - i_hf)
@@ -6482,7 +6749,8 @@ def finetune_memory(s):
                 )
             )/n_cp
             + T*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_drop
+                d*i_au*q_a*(n_au - 1)
+                + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -6541,6 +6809,9 @@ def finetune_flops(s):
     R_dt = s['R_dt']
     T = s['T']
     V_o = s['V_o']
+    a_altup_projections = s['a_altup_projections']
+    a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -6553,9 +6824,12 @@ def finetune_flops(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_left = s['a_linear_left']
     a_linear_out = s['a_linear_out']
+    a_linear_right = s['a_linear_right']
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
+    a_modality_router = s['a_modality_router']
     a_o = s['a_o']
     a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
@@ -6564,6 +6838,7 @@ def finetune_flops(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -6600,6 +6875,7 @@ def finetune_flops(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_au = s['i_au']
     i_causal = s['i_causal']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
@@ -6614,6 +6890,7 @@ def finetune_flops(s):
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -6628,12 +6905,14 @@ def finetune_flops(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    n_au = s['n_au']
     n_hc = s['n_hc']
     p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
@@ -6643,8 +6922,13 @@ def finetune_flops(s):
     w_gr = s['w_gr']
     return {
         'adapter_forward_per_token': i_frozen*(
-            2*L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+            4*L*a_correction_coefs*i_au*n_au*r_a
+            + 2*L*a_linear_left*i_lr*r_a*(d + r_lr)
+            + 2*L*a_linear_right*i_lr*r_a*(d + r_lr)
+            + 4*L*a_modality_router*i_au*r_a*(d + n_au)
+            + 2*L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
             + 2*L*a_per_layer_projection*i_le*r_a*(d + p_le)
+            + 2*L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
             + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + 2*L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6660,6 +6944,8 @@ def finetune_flops(s):
             + 2*L_rw*a_output*r_a*(d + d_rw)
             + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+            + 4*a_altup_projections*d*r_a*(-i_au + n_au)
+            + 4*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
             + 2*a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6724,8 +7010,13 @@ def finetune_flops(s):
                 + 27*L_rw*d_rw
                 + 15*L_ssm*N_s*d_in
                 + 3*i_frozen*(
-                    2*L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
+                    4*L*a_correction_coefs*i_au*n_au*r_a
+                    + 2*L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + 2*L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + 4*L*a_modality_router*i_au*r_a*(d + n_au)
+                    + 2*L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + 2*L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + 2*L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + 2*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + 2*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + 2*L_gr*a_linear_out*r_a*(d + d_gr)
@@ -6741,6 +7032,8 @@ def finetune_flops(s):
                     + 2*L_rw*a_output*r_a*(d + d_rw)
                     + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 4*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 4*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + 2*a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6803,7 +7096,9 @@ def finetune_flops(s):
                     + 4*H_ml*L_ml*d
                     + 2*H_v*L_dn*d*d_lv
                     + 6*L*d*p_le
+                    + 4*L*d*r_lr
                     + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
+                    + 2*L*(d*n_au**2 + 2*d*n_au + n_au**3 + n_au**2)
                     + 2*L_att2*h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                     + 2*L_att2*(
                         d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
@@ -6848,6 +7143,7 @@ def finetune_flops(s):
                     + 2*L_xa*d*d_qk*h*i_img
                     + 2*L_xa*d*d_v*h*i_img
                     + 2*V_o*d_emb
+                    + 2*d**2*(-2*i_au + 2*n_au)
                     + 4*d*d_emb*i_proj
                     + 2*d*n_hc**2
                     + 2*d*r_ng*(2*L + 2*L_moe)
@@ -7012,6 +7308,9 @@ def optimizer_states(s):
     R_dt = s['R_dt']
     V = s['V']
     V_o = s['V_o']
+    a_altup_projections = s['a_altup_projections']
+    a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -7024,9 +7323,12 @@ def optimizer_states(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_left = s['a_linear_left']
     a_linear_out = s['a_linear_out']
+    a_linear_right = s['a_linear_right']
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
+    a_modality_router = s['a_modality_router']
     a_o = s['a_o']
     a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
@@ -7035,6 +7337,7 @@ def optimizer_states(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -7069,6 +7372,7 @@ def optimizer_states(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -7077,6 +7381,7 @@ def optimizer_states(s):
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -7085,11 +7390,13 @@ def optimizer_states(s):
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     i_tied = s['i_tied']
+    n_au = s['n_au']
     p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
@@ -7135,6 +7442,8 @@ def optimizer_states(s):
         'adafactor': (
             -20*H_la*L_la*d*d_la
             - 12*L*d*p_le
+            - 8*L*d*r_lr
+            - 4*L*(d*n_au + n_au**3 + n_au**2)
             + 4*L_att2*(
                 i_mla*(d + d_rope2 + h2*(d_qk2 - d_rope2 + d_v2) + 2*r_kv2)
                 + i_og*(d + d_v2*h2/g_o + 2*g_o*r_o)
@@ -7207,6 +7516,7 @@ def optimizer_states(s):
             - 4*V*d
             + 4*V
             - 4*V_o*d*(1 - i_tied)
+            - 4*d**2*(-2*i_au + 2*n_au)
             + 4*d
             - 4*(1 - i_mla)*(L_kvs - L_kvs2)*(d + d_qk*h_kv + (1 - i_kev)*(d + d_v*h_kv))
             + 4*(1 - i_tied)*(V_o + d)
@@ -7241,6 +7551,8 @@ def optimizer_states(s):
         'muon': (
             -20*H_la*L_la*d*d_la
             - L*_t0*p_le
+            - 8*L*d*r_lr
+            - 4*L*(d*n_au + n_au**3 + n_au**2)
             - 4*L_att2*(
                 _t14
                 + _t21*_t29*d
@@ -7272,6 +7584,7 @@ def optimizer_states(s):
             )
             - 4*L_xa*(_t10*_t11 + _t8 + _t9)
             + 8*N
+            - 4*_t1*(-2*i_au + 2*n_au)
             + 4*_t17*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
                 _t17
@@ -7289,8 +7602,13 @@ def optimizer_states(s):
         'adafactor_adapters': (
             8*r_a*(
                 E*L_moe*a_experts*(i_glu + 2)
+                + L*a_correction_coefs*i_au
+                + L*a_linear_left*i_lr
+                + L*a_linear_right*i_lr
+                + L*a_modality_router*i_au
                 + L*a_per_layer_input_gate*i_le
                 + L*a_per_layer_projection*i_le
+                + L*a_prediction_coefs*i_au
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -7308,6 +7626,8 @@ def optimizer_states(s):
                 + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
+                + a_altup_projections*(-i_au + n_au)
+                + a_altup_unembed_projections*(-i_au + n_au)
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
@@ -7327,8 +7647,13 @@ def optimizer_states(s):
             )
             + 4*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7343,6 +7668,8 @@ def optimizer_states(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7397,8 +7724,13 @@ def optimizer_states(s):
         ),
         'muon_adapters': (
             4*E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
+            + 8*L*a_correction_coefs*i_au*n_au*r_a
+            + 4*L*a_linear_left*i_lr*r_a*(d + r_lr)
+            + 4*L*a_linear_right*i_lr*r_a*(d + r_lr)
+            + 4*L*a_modality_router*i_au*r_a*(d + n_au)
             + 4*L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
             + 4*L*a_per_layer_projection*i_le*r_a*(d + p_le)
+            + 4*L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
             + 4*L_dn*a_in_proj_ba*r_a*(2*H_v + d)
             + 4*L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
             + 4*L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7413,6 +7745,8 @@ def optimizer_states(s):
             + 4*L_rw*a_output*r_a*(d + d_rw)
             + 4*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 4*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+            + 8*a_altup_projections*d*r_a*(-i_au + n_au)
+            + 8*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
             + 4*a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7510,6 +7844,9 @@ def offload(s):
     N_mtp_e = s['N_mtp_e']
     N_s = s['N_s']
     R_dt = s['R_dt']
+    a_altup_projections = s['a_altup_projections']
+    a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -7522,9 +7859,12 @@ def offload(s):
     a_in_proj_qkvz = s['a_in_proj_qkvz']
     a_k = s['a_k']
     a_key = s['a_key']
+    a_linear_left = s['a_linear_left']
     a_linear_out = s['a_linear_out']
+    a_linear_right = s['a_linear_right']
     a_linear_x = s['a_linear_x']
     a_linear_y = s['a_linear_y']
+    a_modality_router = s['a_modality_router']
     a_o = s['a_o']
     a_ogate_preact = s['a_ogate_preact']
     a_out_proj = s['a_out_proj']
@@ -7533,6 +7873,7 @@ def offload(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -7570,6 +7911,7 @@ def offload(s):
     h_kv2 = s['h_kv2']
     h_t = s['h_t']
     h_t2 = s['h_t2']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
@@ -7580,6 +7922,7 @@ def offload(s):
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
     i_lg = s['i_lg']
+    i_lr = s['i_lr']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
@@ -7594,6 +7937,7 @@ def offload(s):
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
+    n_au = s['n_au']
     n_cp = s['n_cp']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
@@ -7609,6 +7953,7 @@ def offload(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
@@ -7629,8 +7974,13 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7645,6 +7995,8 @@ def offload(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7719,8 +8071,13 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7735,6 +8092,8 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7810,8 +8169,13 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7826,6 +8190,8 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7901,8 +8267,13 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -7917,6 +8288,8 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7999,6 +8372,8 @@ def offload(s):
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
                         + 3*L*d*p_le
+                        + 2*L*d*r_lr
+                        + L*(d*n_au + n_au**3 + n_au**2)
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -8041,6 +8416,7 @@ def offload(s):
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
                         + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
+                        + d**2*(-2*i_au + 2*n_au)
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -8082,8 +8458,13 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -8098,6 +8479,8 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8180,6 +8563,8 @@ def offload(s):
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
                         + 3*L*d*p_le
+                        + 2*L*d*r_lr
+                        + L*(d*n_au + n_au**3 + n_au**2)
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -8222,6 +8607,7 @@ def offload(s):
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
                         + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
+                        + d**2*(-2*i_au + 2*n_au)
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -8263,8 +8649,13 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -8279,6 +8670,8 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8363,6 +8756,8 @@ def offload(s):
                             + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                             + 5*H_la*L_la*d*d_la
                             + 3*L*d*p_le
+                            + 2*L*d*r_lr
+                            + L*(d*n_au + n_au**3 + n_au**2)
                             + L_att2*(
                                 E_a*d*i_moa
                                 + d*d_qk2*h2*i_rel
@@ -8405,6 +8800,7 @@ def offload(s):
                                 + d_in*(1 - i_m2)*(2*N_s + R_dt)
                             )
                             + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
+                            + d**2*(-2*i_au + 2*n_au)
                             + (L_att - L_att2)*(
                                 E_a*d*i_moa
                                 + d*d_qk*h*i_rel
@@ -8446,8 +8842,13 @@ def offload(s):
                     )
                     + L_w*i_frozen*(
                         E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                        + 2*L*a_correction_coefs*i_au*n_au*r_a
+                        + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                        + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                        + L*a_modality_router*i_au*r_a*(d + n_au)
                         + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                         + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                        + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                         + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                         + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                         + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -8462,6 +8863,8 @@ def offload(s):
                         + L_rw*a_output*r_a*(d + d_rw)
                         + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                         + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                        + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                         + a_down*r_a*(
                             L_dw*(d + 2*d_ff)
                             + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8536,8 +8939,13 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -8552,6 +8960,8 @@ def offload(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8620,8 +9030,13 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -8636,6 +9051,8 @@ def offload(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8706,8 +9123,13 @@ def offload(s):
             )
             + L_w*i_frozen*(
                 E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                + 2*L*a_correction_coefs*i_au*n_au*r_a
+                + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                + L*a_modality_router*i_au*r_a*(d + n_au)
                 + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                 + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                 + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                 + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                 + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -8722,6 +9144,8 @@ def offload(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8801,6 +9225,8 @@ def offload(s):
                         + E*L_moe*d*d_e*(i_glu + 2)/n_ep
                         + 5*H_la*L_la*d*d_la
                         + 3*L*d*p_le
+                        + 2*L*d*r_lr
+                        + L*(d*n_au + n_au**3 + n_au**2)
                         + L_att2*(
                             E_a*d*i_moa
                             + d*d_qk2*h2*i_rel
@@ -8843,6 +9269,7 @@ def offload(s):
                             + d_in*(1 - i_m2)*(2*N_s + R_dt)
                         )
                         + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
+                        + d**2*(-2*i_au + 2*n_au)
                         + (L_att - L_att2)*(
                             E_a*d*i_moa
                             + d*d_qk*h*i_rel
@@ -8884,8 +9311,13 @@ def offload(s):
                 )
                 + L_w*i_frozen*(
                     E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)/n_ep
+                    + 2*L*a_correction_coefs*i_au*n_au*r_a
+                    + L*a_linear_left*i_lr*r_a*(d + r_lr)
+                    + L*a_linear_right*i_lr*r_a*(d + r_lr)
+                    + L*a_modality_router*i_au*r_a*(d + n_au)
                     + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
                     + L*a_per_layer_projection*i_le*r_a*(d + p_le)
+                    + L*a_prediction_coefs*i_au*r_a*(n_au**2 + n_au)
                     + L_dn*a_in_proj_ba*r_a*(2*H_v + d)
                     + L_dn*a_in_proj_qkvz*r_a*(2*H_k*d_lk + 2*H_v*d_lv + d)
                     + L_gr*a_linear_out*r_a*(d + d_gr)
@@ -8900,6 +9332,8 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_altup_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -9014,6 +9448,7 @@ def precision(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
@@ -9033,11 +9468,13 @@ def precision(s):
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
+    n_au = s['n_au']
     n_hc = s['n_hc']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_ng = s['r_ng']
     r_o = s['r_o']
     r_q = s['r_q']
@@ -9075,36 +9512,38 @@ def precision(s):
     _t28 = _t7*(1 - i_m2)
     _t29 = 2*L
     _t30 = 2*N_s
-    _t31 = d_qk + d_v
-    _t32 = _t31*h_kv
-    _t33 = _t10*i_hcm
-    _t34 = 1 - i_og
-    _t35 = d_v2*h2
-    _t36 = d*g_o*r_o
-    _t37 = H_v + _t13
-    _t38 = d_qk2*h2
-    _t39 = d*(1 - i_qlora)
-    _t40 = i_lg + 1
-    _t41 = 1 - i_gh
-    _t42 = 2*i_lg
-    _t43 = d*(1 - i_lg)
-    _t44 = d*(1 - i_mla)
-    _t45 = (
-        2*_t44*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t31 = n_au**2
+    _t32 = d_qk + d_v
+    _t33 = _t32*h_kv
+    _t34 = _t10*i_hcm
+    _t35 = 1 - i_og
+    _t36 = d_v2*h2
+    _t37 = d*g_o*r_o
+    _t38 = H_v + _t13
+    _t39 = d_qk2*h2
+    _t40 = d*(1 - i_qlora)
+    _t41 = i_lg + 1
+    _t42 = 1 - i_gh
+    _t43 = 2*i_lg
+    _t44 = d*(1 - i_lg)
+    _t45 = d*(1 - i_mla)
+    _t46 = (
+        2*_t45*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t46 = (
-        2*_t44*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t31 - d_rope))
-    )
     _t47 = (
+        2*_t45*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t32 - d_rope))
+    )
+    _t48 = (
         10*H_la*L_la*d*d_la
+        + L*_t1*r_lr
         + L*_t4*p_le
-        + L_att2*_t45
+        + L_att2*_t46
         + L_dense*_t22
         + 2*L_dn*i_cg*(_t14*r_g + r_g*(H_v*d_lk + _t13))
         + L_dw*_t22
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t45
+        - L_kvs2*_t46
         + L_rw*_t9
         + 8*L_rw*d*d_rw
         + L_sb*_t9
@@ -9117,37 +9556,39 @@ def precision(s):
         + _t1*d_emb*i_proj
         + _t10*d
         + _t11*_t12
-        + _t11*h2*i_gate*(_t41*d_v2 + i_gh)*(_t42*r_q2 + _t43)
-        + _t11*(_t38*_t39 + i_qlora*(_t38*_t40*r_q2 + d*r_q2))
-        + _t11*(_t34*_t35*d + i_og*(_t35*r_o + _t36))
+        + _t11*h2*i_gate*(_t42*d_v2 + i_gh)*(_t43*r_q2 + _t44)
+        + _t11*(_t39*_t40 + i_qlora*(_t39*_t41*r_q2 + d*r_q2))
+        + _t11*(_t35*_t36*d + i_og*(_t36*r_o + _t37))
         + _t12*_t27
         + _t13*_t15
         + _t14*r_ng*(_t25 + _t29)
-        + _t15*(2*H_k*d_lk + _t37*(1 - i_cg) + _t37)
+        + _t15*(2*H_k*d_lk + _t38*(1 - i_cg) + _t38)
         + _t17*_t18
         + 2*_t18*_t20
         + _t2*_t4*d_mv
         + _t23*_t24*d_ff
-        + _t23*(i_sba*r_sb*(_t16 + _t32 + _t4) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t23*(_t14*_t32 + _t17 + _t20)
+        + _t23*(i_sba*r_sb*(_t16 + _t33 + _t4) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t23*(_t14*_t33 + _t17 + _t20)
         + _t24*_t25*d_e*k
         + _t25*(E_s*_t24*d_s + d*i_shared_gate)
-        + _t26*_t46
-        + _t27*h*i_gate*(_t41*d_v + i_gh)*(_t42*r_q + _t43)
-        + _t27*(_t16*_t39 + i_qlora*(_t16*_t40*r_q + d*r_q))
-        + _t27*(_t20*_t34 + i_og*(_t19*r_o + _t36))
+        + _t26*_t47
+        + _t27*h*i_gate*(_t42*d_v + i_gh)*(_t43*r_q + _t44)
+        + _t27*(_t16*_t40 + i_qlora*(_t16*_t41*r_q + d*r_q))
+        + _t27*(_t20*_t35 + i_og*(_t19*r_o + _t37))
         + _t28*(R_dt + _t30)
-        + _t29*(_t33*d + d*n_hc*(_t33 + 4*n_hc))
+        + _t29*(_t34*d + d*n_hc*(_t34 + 4*n_hc))
+        + _t29*(_t31*d + _t31 + 2*d*n_au + n_au**3)
         + _t3*d_mk
         + _t3
         + _t4*_t5
-        - _t46*(L_kvs - L_kvs2)
+        - _t47*(L_kvs - L_kvs2)
         + 4*_t5*w_gr
         + _t7*d
+        + _t9*(-2*i_au + 2*n_au)
     )
     return {
-        'low_precision_forward': _t47,
-        'low_precision_train': _t47*(3 - i_frozen),
+        'low_precision_forward': _t48,
+        'low_precision_train': _t48*(3 - i_frozen),
     }
 
 
@@ -9207,6 +9648,7 @@ def precision_memory(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_au = s['i_au']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -9222,6 +9664,7 @@ def precision_memory(s):
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     i_z3 = s['i_z3']
+    n_au = s['n_au']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
     n_tp = s['n_tp']
@@ -9230,6 +9673,7 @@ def precision_memory(s):
     r_g = s['r_g']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
+    r_lr = s['r_lr']
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
@@ -9239,6 +9683,8 @@ def precision_memory(s):
             + E*L_moe*d*d_e*(i_glu + 2)/n_ep
             + 5*H_la*L_la*d*d_la
             + 3*L*d*p_le
+            + 2*L*d*r_lr
+            + L*(d*n_au + n_au**3 + n_au**2)
             + L_att2*(
                 E_a*d*i_moa
                 + d*d_qk2*h2*i_rel
@@ -9276,6 +9722,7 @@ def precision_memory(s):
                 + d_in*(1 - i_m2)*(2*N_s + R_dt)
             )
             + L_xa*(d*d_qk*h + d*d_v*h + d*h_kv*(d_qk + d_v))
+            + d**2*(-2*i_au + 2*n_au)
             + (L_att - L_att2)*(
                 E_a*d*i_moa
                 + d*d_qk*h*i_rel

@@ -172,6 +172,13 @@ PER_LAYER_EMBEDDINGS = (
     "(in embedding, out of non-embedding) and its lookup costs 0 FLOPs; the embedding's "
     "projection d → L·p and each layer's gate d → p and projection p → d are matrix products "
     "(per_layer_embeddings/*), the gate's product with the layer's vector and the norms 0.")
+ALTUP_LAUREL = (
+    "AltUp and LAuReL (Gemma 3n): AltUp's n copies of the residual stream count, per layer and "
+    "token, the router d → n twice (prediction and correction), the coefficients n → n² and "
+    "n → n and the prediction's product of the n × d streams with the n × n coefficients "
+    "(2·d·n² FLOPs), and once a token the 2(n − 1) projections d → d into and out of the "
+    "copies (altup/*); LAuReL its products d → r → d a layer (laurel/*); the correction's "
+    "broadcast products, scales and norms 0. Every parameter of both is active.")
 SCANS = (
     "Scans and convolutions (Mamba, gated DeltaNet, lightning attention, RWKV, Griffin's "
     "RG-LRU, xLSTM's mLSTM, short convolutions) are not matrix products: a causal conv costs "

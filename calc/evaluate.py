@@ -102,6 +102,13 @@ def _per_layer_embedding_values(spec: ModelSpec) -> dict[str, int]:
     return {"p_le": ple.width, "V_le": ple.vocab_size or spec.vocab_size, "i_le": 1}
 
 
+def _altup_laurel_values(spec: ModelSpec) -> dict[str, int]:
+    """AltUp's copies n and LAuReL's rank r with their indicators (0 without them)."""
+    altup, laurel = spec.altup, spec.laurel
+    return {"n_au": altup.streams if altup is not None else 0, "i_au": int(altup is not None),
+            "r_lr": laurel.rank if laurel is not None else 0, "i_lr": int(laurel is not None)}
+
+
 def _indexer_values(spec: ModelSpec) -> dict[str, int]:
     """DeepSeek Sparse Attention's indexer sizes, its layers and indicator (0 without one)."""
     indexer = spec.attention.indexer
@@ -174,7 +181,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "i_mn": int(bool(moe and moe.output_norm)),
         "i_bn": int(bool(moe and moe.branch_norms)),
         "i_rs": int(bool(moe and moe.router_scales)),
-        **_per_layer_embedding_values(spec),
+        **_per_layer_embedding_values(spec), **_altup_laurel_values(spec),
         "r_ng": norm.gate_rank or 0, "i_lg": int(bool(mla and mla.latent_gate)),
         "i_krn": int(bool(mla and mla.rope_key_norm)),
         "d_emb": spec.embedding_width, "i_proj": int(spec.embedding_width != spec.d_model),
@@ -305,10 +312,10 @@ def largest_parameter(spec: ModelSpec) -> int | None:
     torchtune's and transformers' Llama-style modules hold them (q, k, v, o, gate, up, down
     apart): the token embedding (V × d_emb; an untied head is as large), a learned position
     table, a projection between the embedding and model widths, per-layer embeddings' table and
-    projection, and one layer's attention and FFN matrices. None where the tensors depend on
-    how a stack stores them (a mixture of experts, which transformers 5 fuses into one tensor
-    per layer; MLA; attention experts; DSA's indexer; Mamba, DeltaNet and convolution mixers):
-    calc.plan refuses those."""
+    projection, AltUp's and LAuReL's matrices, and one layer's attention and FFN matrices.
+    None where the tensors depend on how a stack stores them (a mixture of experts, which
+    transformers 5 fuses into one tensor per layer; MLA; attention experts; DSA's indexer;
+    Mamba, DeltaNet and convolution mixers): calc.plan refuses those."""
     s = symbol_values(spec)
     if (s["i_moe"] or s["i_mla"] or s["i_moa"] or s["i_dsa"]
             or set(spec.mixer_kinds) - {"attention"}):
@@ -325,8 +332,10 @@ def largest_parameter(spec: ModelSpec) -> int | None:
     hc = (2 * streams + s["i_hcm"] * streams**2) * streams * d
     # per-layer embeddings: the table V_le × L·p and the projection d × L·p (Gemma4TextModel)
     ple = s["L"] * s["p_le"]
+    # AltUp's projections d × d and prediction coefficients n × n², LAuReL's d × r (Gemma 3n)
+    gemma3n = (s["i_au"] * d * d, s["n_au"] ** 3, d * s["n_au"], d * s["r_lr"])
     return max(s["V"] * s["d_emb"], s["P"] * d, s["i_proj"] * s["d_emb"] * d, *attention,
-               d * s["d_ff"] * int(bool(s["L_dense"])), hc, s["V_le"] * ple, d * ple)
+               d * s["d_ff"] * int(bool(s["L_dense"])), hc, s["V_le"] * ple, d * ple, *gemma3n)
 
 
 def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: float = 0,

@@ -51,6 +51,10 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "Gemma 4's hidden_size_per_layer_input)", "size"),
     SymbolInfo("V_le", "V_{le}", "rows of the per-layer embedding table "
                "(vocab_size_per_layer_input)", "size"),
+    SymbolInfo("n_au", "n_{au}", "AltUp's copies of the residual stream (0 without AltUp; "
+               "Gemma 3n's altup_num_inputs)", "size"),
+    SymbolInfo("r_lr", "r_{lr}", "rank of LAuReL's low-rank residual (0 without; Gemma 3n's "
+               "laurel_rank)", "size"),
     SymbolInfo("d_s", "d_{s}", "hidden width of one shared expert", "size"),
     SymbolInfo("r_q", "r_{q}", "query low rank (MLA's, or attention.q_lora_rank)", "size"),
     SymbolInfo("g_o", "g_{o}", "groups of the grouped output projection", "size"),
@@ -232,6 +236,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "indicator"),
     SymbolInfo("i_le", r"\mathbb{1}_{le}", "per-layer embeddings (Gemma 3n, Gemma 4)",
                "indicator"),
+    SymbolInfo("i_au", r"\mathbb{1}_{altup}", "AltUp (Gemma 3n)", "indicator"),
+    SymbolInfo("i_lr", r"\mathbb{1}_{laurel}", "LAuReL (Gemma 3n)", "indicator"),
     SymbolInfo("i_bn", r"\mathbb{1}_{branch\,norms}", "an MoE layer's shared and routed "
                "experts normed on their own, three norms (Gemma 4)", "indicator"),
     SymbolInfo("i_rs", r"\mathbb{1}_{router\,scales}", "learned scales in the router, d + E "
@@ -424,6 +430,21 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("a_per_layer_model_projection", r"\mathbb{1}_{A\,plm}", "an adapter on the "
                "embedding's projection to the per-layer vectors (per_layer_model_projection)",
                "finetune"),
+    SymbolInfo("a_linear_left", r"\mathbb{1}_{A\,ll}", "an adapter on each layer's LAuReL "
+               "linear_left d → r (Gemma 3n)", "finetune"),
+    SymbolInfo("a_linear_right", r"\mathbb{1}_{A\,lr}", "an adapter on each layer's LAuReL "
+               "linear_right r → d (Gemma 3n)", "finetune"),
+    SymbolInfo("a_modality_router", r"\mathbb{1}_{A\,mr}", "an adapter on each layer's AltUp "
+               "router d → n (Gemma 3n's modality_router)", "finetune"),
+    SymbolInfo("a_prediction_coefs", r"\mathbb{1}_{A\,pc}", "an adapter on each layer's AltUp "
+               "prediction coefficients n → n² (prediction_coefs)", "finetune"),
+    SymbolInfo("a_correction_coefs", r"\mathbb{1}_{A\,cc}", "an adapter on each layer's AltUp "
+               "correction coefficients n → n (correction_coefs)", "finetune"),
+    SymbolInfo("a_altup_projections", r"\mathbb{1}_{A\,ap}", "an adapter on each of AltUp's "
+               "n − 1 projections into the streams (altup_projections)", "finetune"),
+    SymbolInfo("a_altup_unembed_projections", r"\mathbb{1}_{A\,au}", "an adapter on each of "
+               "AltUp's n − 1 projections out of the streams (altup_unembed_projections)",
+               "finetune"),
     SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
                "finetune"),
     SymbolInfo("i_fa", r"\mathbb{1}_{fp32\,A}", "the adapters on a frozen base are kept in fp32 "
@@ -525,6 +546,7 @@ i_cg, r_g, i_diff = SYMBOLS["i_cg"], SYMBOLS["r_g"], SYMBOLS["i_diff"]
 b_oL, i_mn, b_gh = SYMBOLS["b_oL"], SYMBOLS["i_mn"], SYMBOLS["b_gh"]
 p_le, V_le, i_le = SYMBOLS["p_le"], SYMBOLS["V_le"], SYMBOLS["i_le"]
 i_bn, i_rs = SYMBOLS["i_bn"], SYMBOLS["i_rs"]
+n_au, i_au, r_lr, i_lr = (SYMBOLS[n] for n in ("n_au", "i_au", "r_lr", "i_lr"))
 L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
 L_rw, d_rw, L_s_rw = (SYMBOLS[n] for n in ("L_rw", "d_rw", "L_s_rw"))
 L_gr, d_gr, w_gr, k_gr, L_s_gr = (SYMBOLS[n] for n in ("L_gr", "d_gr", "w_gr", "k_gr", "L_s_gr"))

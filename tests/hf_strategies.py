@@ -274,6 +274,34 @@ def _gemma4_unified_text(draw, config: dict) -> dict:
 
 
 @st.composite
+def _gemma3n_text(draw, model_type: str) -> dict:
+    """Gemma 3n's language model: sliding and full layers in any order, the last ones without
+    keys and values of their own (as many as leave an earlier layer of each kind they read),
+    one MLP width or the same one listed per layer, the Gaussian top-k on any layers, and its
+    parts: per-layer embeddings, AltUp's streams and LAuReL's rank."""
+    layers = draw(st.integers(1, 5))
+    kinds = _layer_types(draw, layers, ["full_attention", "sliding_attention"])
+    shared = 0
+    while shared < layers - 1 and set(kinds[:layers - shared - 1]) == set(kinds):
+        shared += 1
+    width = draw(st.integers(1, 16))
+    return {**draw(_heads()), "num_hidden_layers": layers, "layer_types": kinds,
+            "head_dim": draw(st.sampled_from([2, 4, 8])),
+            "intermediate_size": draw(st.sampled_from([width, [width] * layers])),
+            "activation_sparsity_pattern": draw(st.none() | st.lists(
+                st.sampled_from([0.0, 0.95]), min_size=layers, max_size=layers)),
+            "num_kv_shared_layers": draw(st.integers(0, shared)),
+            "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
+            "hidden_activation": draw(st.sampled_from(["gelu_pytorch_tanh", "silu"])),
+            "attention_bias": draw(st.booleans()),
+            "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64,
+            "hidden_size_per_layer_input": draw(st.integers(1, 6)),
+            "vocab_size_per_layer_input": draw(st.integers(1, 50)),
+            "altup_num_inputs": draw(st.integers(1, 4)),
+            "laurel_rank": draw(st.integers(1, 8))}
+
+
+@st.composite
 def _gemma4_text(draw, config: dict) -> dict:
     """Gemma 4's language model: gemma4_unified_text's layers, per-layer embeddings or not
     (hidden_size_per_layer_input 0 builds none) and the MoE block beside the dense MLP or not
@@ -975,6 +1003,7 @@ STRATEGIES = {
     "beam": _beam,
     "longcat_flash": _longcat_flash,
     "deepseek_v4": _deepseek_v4,
+    "gemma3n_text": _gemma3n_text,
     **{t: _layernorm_types for t in LAYERNORM_TYPES},
 }
 STRATEGIES.update({t: lambda t, base=base: STRATEGIES[base](base) for t, base in ALIKE.items()})

@@ -188,6 +188,16 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         # Gemma 3n's and Gemma 4's per-layer embeddings
         spec = spec.updated(per_layer_embeddings={
             "width": draw(st.integers(1, 8)), "vocab_size": draw(st.none() | st.integers(1, 9))})
+    if (spec.norm.placement == "sandwich" and spec.ffn is not None
+            and "none" not in spec.ffn_kinds and set(spec.mixer_kinds) == {"attention"}
+            and spec.hyper_connections is None and not spec.mtp_modules
+            and spec.shared_block is None and spec.d_embedding is None and draw(st.booleans())):
+        # Gemma 3n's LAuReL beside the mixer and AltUp's streams around the layer (not around
+        # an MoE layer: ModelSpec's rule)
+        parts = {"laurel": draw(st.none() | st.builds(dict, rank=st.integers(1, 8)))}
+        if spec.moe is None:
+            parts["altup"] = draw(st.none() | st.builds(dict, streams=st.integers(1, 4)))
+        spec = spec.updated(**parts)
     if (spec.mixer_kinds[-1] == "attention" and not spec.attention.experts
             and not spec.attention.out_bias and draw(st.booleans())):
         # GPT-NeoX-Japanese: W_O's bias on the last layer only

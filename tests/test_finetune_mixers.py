@@ -521,3 +521,39 @@ def test_dots3_adapters_match_the_reference_model():
 
     spec = spec_from_hf_config({**DOTS3, "mlp_layer_types": ["dense"] * 4})
     assert_adapters_as_the_reference_model_counts(spec, ("o", "g", "up", "gate", "down"))
+
+
+GEMMA3N = {"model_type": "gemma3n_text", "vocab_size": 64, "hidden_size": 32,
+           "intermediate_size": 48, "num_hidden_layers": 5, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "head_dim": 8, "num_kv_shared_layers": 0,
+           "vocab_size_per_layer_input": 40, "hidden_size_per_layer_input": 4,
+           "altup_num_inputs": 3, "laurel_rank": 6, "pad_token_id": None,
+           "bos_token_id": None, "eos_token_id": None}
+
+
+def test_altup_and_laurel_targets_are_peft_on_transformers():
+    """LAuReL's linear_left and linear_right and AltUp's modality_router, prediction_coefs,
+    correction_coefs and the model's altup_projections and altup_unembed_projections
+    (Gemma3nTextLaurelBlock's, Gemma3nTextAltUp's and Gemma3nTextModel's nn.Linear modules)
+    one by one and under all-linear against PEFT's count on transformers' model, and on
+    calc's reference model their trainable parameters and forward FLOPs (the router's adapter
+    runs twice a layer). Rank 3: calc refuses a rank above a matrix's larger side, and the
+    correction coefficients are n × n (3 × 3 here; Gemma 3n's 4 × 4)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.spec.finetune import ALTUP_TARGETS, LAUREL_TARGETS
+    from calc.verify.hf_reference import build, lora_parameters
+
+    spec, model = spec_from_hf_config(GEMMA3N), build(GEMMA3N)
+    for target in (*LAUREL_TARGETS, *ALTUP_TARGETS):
+        counts = count_adapters(spec, FineTune(method="lora", rank=3, targets=(target,)))
+        assert counts.by_target == {
+            f"lora/{target}": lora_parameters(model, 3, rf"\.{target}(\.\d+)?$")}, target
+    counts = count_adapters(spec, FineTune(method="lora", rank=3, targets="all-linear"))
+    assert counts.trainable == lora_parameters(model, 3)
+    assert set(LAUREL_TARGETS) | set(ALTUP_TARGETS) <= set(counts.targets)
+    assert_adapters_as_the_reference_model_counts(spec, (*LAUREL_TARGETS, *ALTUP_TARGETS, "q"))
+    with pytest.raises(calc.CalcError, match="it has no LAuReL blocks"):
+        count_adapters(_spec("llama-3.1-8b"),
+                       FineTune(method="lora", rank=RANK, targets=("linear_left",)))

@@ -36,6 +36,11 @@ def spec_of(name: str, **changes) -> calc.ModelSpec:
 UNRELEASED = {
     "ministral": "Ministral-8B-Instruct-2410, the checkpoint transformers' ministral was written "
                  "for, still names model_type mistral in its config.json",
+    "gemma3n_text": "google/gemma-3n-E2B and E4B are gated and no public copy of their "
+                    "config.json was found with the project's code search; Gemma3nTextConfig's "
+                    "defaults are E4B's language model (configuration_gemma3n.py, checkpoint "
+                    "google/gemma-3n-E4B) and tests/test_hf_reference.py builds E2B's from "
+                    "Google's slicing table",
     **{model_type: f"no public copy of {checkpoint}'s config.json was found with the project's "
                    f"code search" for model_type, checkpoint in (
         ("glm", "THUDM/glm-4-9b-chat-hf"), ("glm4", "THUDM/GLM-4-9B-0414"),

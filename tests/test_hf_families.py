@@ -644,3 +644,33 @@ def test_deepseek_v4_legacy_keywords_place_the_layers_as_transformers_does():
     assert set(spec.layer_kinds) == {"local"}
     assert spec.moe.hash_layers == tuple(
         i for i, kind in enumerate(config.mlp_layer_types) if kind == "hash_moe") == (0, 1)
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"intermediate_size": [16, 16, 32]}, r"intermediate_size=\[16, 16, 32\] gives layers "
+                                          r"different MLP widths"),
+    ({"intermediate_size": [16, 16]}, "intermediate_size lists 2 widths for 3 layers"),
+    ({"activation_sparsity_pattern": [0.95]}, "activation_sparsity_pattern lists 1 values"),
+    ({"hidden_size_per_layer_input": 0}, "hidden_size_per_layer_input=0 must be a whole number"),
+    ({"laurel_rank": 0}, "laurel_rank=0 must be a whole number"),
+    ({"altup_num_inputs": 0}, "altup_num_inputs=0 must be a whole number"),
+])
+def test_gemma3n_refuses_what_its_spec_cannot_hold_in_one_line(changes, message):
+    """Gemma 3n's per-layer MLP widths (MatFormer's mix-and-match) when they differ, lists of
+    the wrong length (configuration_gemma3n.py refuses them too), and zero-width parts, which
+    transformers would build as empty matrices beside their norms."""
+    config = {"model_type": "gemma3n_text", "num_hidden_layers": 3, "num_kv_shared_layers": 0,
+              "intermediate_size": 16, **changes}
+    with pytest.raises(CalcError, match=message):
+        spec_from_hf_config(config)
+
+
+def test_gemma3n_reads_one_width_listed_per_layer_and_its_parts():
+    """intermediate_size listed once per layer, all the same, reads as one width; AltUp's
+    streams, LAuReL's rank and the per-layer embeddings come from their fields."""
+    spec = spec_from_hf_config({"model_type": "gemma3n_text", "num_hidden_layers": 3,
+                                "num_kv_shared_layers": 0, "intermediate_size": [24] * 3,
+                                "altup_num_inputs": 2, "laurel_rank": 8})
+    assert spec.ffn.d_ff == 24 and spec.altup.streams == 2 and spec.laurel.rank == 8
+    assert spec.per_layer_embeddings.width == 256 and spec.attention.kv_shared_layers == 0
+    assert spec.attention_kinds == ("local", "local", "local")  # every 5th layer full

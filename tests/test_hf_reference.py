@@ -796,6 +796,48 @@ def test_random_minimax_configs_match_transformers_and_export_back(config, seq_l
         assert exported["model_type"] == "minimax"
 
 
+# ---- Gemma 3n: AltUp, LAuReL, per-layer embeddings, kv-shared layers ---------------------------
+@one_feature
+@given(st.builds(dict, STRATEGIES["gemma3n_text"]("gemma3n_text"), model_type=st.just(
+    "gemma3n_text"), vocab_size=st.integers(1, 50), **{k: st.just(v) for k, v in
+                                                       _NO_TOKENS.items()}))
+def test_random_gemma3n_configs_match_transformers_and_export_back(config):
+    """AltUp's streams (altup_num_inputs), LAuReL's rank, the per-layer embeddings and the last
+    layers without keys and values of their own, with the Gaussian top-k on any layers,
+    against transformers' Gemma3nForCausalLM: parameters (every one active: no experts) and
+    forward FLOPs, and back through gemma3n_text's writer, the only one that holds its parts."""
+    spec = spec_from_hf_config(config)
+    assert spec.altup is not None and spec.laurel is not None
+    assert_matches(spec, config, MIN_WINDOW + 4)
+    counts = calc.count_params(spec)
+    assert counts.active == counts.total
+    exported_as(spec, "gemma3n_text")  # the same shape, so the same counts
+
+
+# Gemma 3n E2B's language model: google/gemma-3n-E2B's config.json is gated (tests/test_hf.py,
+# UNRELEASED). Google's slicing table (huggingface.co/datasets/google/gemma3n-slicing-configs,
+# "Config for official E2B Model") gives it as E4B — Gemma3nTextConfig's defaults, whose
+# docstring names google/gemma-3n-E4B — with 30 of its 35 layers (layers 20 to 24 skipped, so
+# 10 of E4B's 15 kv-shared layers 20–34 remain) and every FFN 2048 × 4 wide.
+GEMMA3N_E2B = {"model_type": "gemma3n_text", "num_hidden_layers": 30,
+               "intermediate_size": [2048 * 4] * 30, "num_kv_shared_layers": 10}
+
+
+def test_gemma3n_e4b_and_e2b_language_models():
+    """E4B's language model is the default config (checked against transformers by
+    test_an_empty_config_is_transformers_default_model); E2B's against Gemma3nForCausalLM at
+    16 tokens. The totals: E4B 6,835,235,568 and E2B 4,435,182,688, each with a
+    262,144 × L·256 per-layer table; every parameter active (no experts)."""
+    e4b = calc.count_params(spec_from_hf_config({"model_type": "gemma3n_text"}))
+    spec = spec_from_hf_config(GEMMA3N_E2B)
+    e2b = calc.count_params(spec)
+    assert (e4b.total, e2b.total) == (6_835_235_568, 4_435_182_688)
+    assert e4b.components["per_layer_embeddings/table"] == 262_144 * 35 * 256
+    assert e2b.components["per_layer_embeddings/table"] == 262_144 * 30 * 256
+    assert (e4b.active, e2b.active) == (e4b.total, e2b.total)
+    assert_matches(spec, GEMMA3N_E2B, 16)
+
+
 # ---- Gemma 4: keys used as values, kv-shared layers, their double-wide MLP --------------------
 @st.composite
 def _gemma4_configs(draw) -> dict:
@@ -1013,7 +1055,11 @@ _TINY_TEXT = {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2
 # vocabulary_map, None by default)
 # Text fields a wrapper's text model needs beside _TINY_TEXT (dots3: as many KV heads as
 # query heads)
-_WRAPPER_TEXT = {"dots3_note": {"num_key_value_heads": 4}}
+_WRAPPER_TEXT = {"dots3_note": {"num_key_value_heads": 4},
+                 # Gemma 3n: its 15 kv-shared layers are more than the tiny model's 2, and a
+                 # small per-layer table and width keep the meta model small
+                 "gemma3n": {"num_kv_shared_layers": 0, "vocab_size_per_layer_input": 100,
+                             "hidden_size_per_layer_input": 8, "laurel_rank": 8}}
 _WRAPPER_FIELDS = {"emu3": {"vocabulary_map": {}},
                    # Dots3NoteConfig wants the towers' adapters as wide as the text model
                    "dots3_note": {"vision_config": {"adapter_out_dim": 64},

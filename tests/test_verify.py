@@ -194,3 +194,27 @@ def test_random_specs_with_a_shared_block_verify_exactly(spec, seq_len, device):
     reference model runs them; one layer per structure on meta counts as every layer)."""
     report = verify(spec, seq_len, device=device)
     assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
+
+@st.composite
+def _gemma3n_specs(draw) -> calc.ModelSpec:
+    """Gemma 3n's language model read from a random config (tests/hf_strategies.py): the
+    general strategy draws AltUp and LAuReL only on its rarer sandwich-normed attention
+    specs."""
+    from calc.hf import spec_from_hf_config
+    from tests.hf_strategies import STRATEGIES
+
+    config = draw(STRATEGIES["gemma3n_text"]("gemma3n_text"))
+    return spec_from_hf_config({"model_type": "gemma3n_text", **config,
+                                "vocab_size": draw(st.integers(1, 50)), "pad_token_id": None})
+
+
+@one_feature
+@given(spec=_gemma3n_specs(), seq_len=st.integers(1, 12), device=st.sampled_from(["meta", "cpu"]))
+def test_random_gemma3n_specs_verify_exactly(spec, seq_len, device):
+    """Gemma 3n's AltUp (the streams' projections in and out, each layer's router,
+    coefficients and prediction product), LAuReL (its two products and norm), per-layer
+    embeddings and kv-shared layers on calc's reference model, on meta and real tensors."""
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]

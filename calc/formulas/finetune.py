@@ -72,6 +72,7 @@ from calc.symbols import (
     d_v,
     h,
     h_kv,
+    i_au,
     i_fa,
     i_frozen,
     i_full,
@@ -83,6 +84,7 @@ from calc.symbols import (
     i_img,
     i_kev,
     i_le,
+    i_lr,
     i_oib,
     i_qh,
     i_rel,
@@ -91,6 +93,7 @@ from calc.symbols import (
     i_z2,
     i_z3,
     k,
+    n_au,
     n_cp,
     n_dp,
     n_ep,
@@ -104,6 +107,7 @@ from calc.symbols import (
     q_o,
     q_w,
     r_a,
+    r_lr,
 )
 
 # ---- adapter parameters -----------------------------------------------------------------------
@@ -203,6 +207,16 @@ TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]
     "per_layer_input_gate": ((i_le * L, d + p_le, i_le * L),),
     "per_layer_projection": ((i_le * L, p_le + d, i_le * L),),
     "per_layer_model_projection": ((i_le, d + L * p_le, i_le),),
+    # Gemma 3n's LAuReL (linear_left d → r, linear_right r → d a layer) and AltUp
+    # (modality_router d → n, run twice a layer; prediction_coefs n → n²; correction_coefs
+    # n → n; the model's n − 1 altup_projections and altup_unembed_projections d → d)
+    "linear_left": ((i_lr * L, d + r_lr, i_lr * L),),
+    "linear_right": ((i_lr * L, r_lr + d, i_lr * L),),
+    "modality_router": ((i_au * L, d + n_au, 2 * i_au * L),),
+    "prediction_coefs": ((i_au * L, n_au + n_au**2, i_au * L),),
+    "correction_coefs": ((i_au * L, 2 * n_au, i_au * L),),
+    "altup_projections": ((n_au - i_au, 2 * d, n_au - i_au),),
+    "altup_unembed_projections": ((n_au - i_au, 2 * d, n_au - i_au),),
 }
 ON = {target: SYMBOLS[f"a_{target}"] for target in TARGET_MATRICES}
 
@@ -243,6 +257,8 @@ QUANTISED = (params.over_attention_layers(
              + L_sc * sympy.Add(*mixers.SHORT_CONV_WEIGHTS.values())
              # per-layer embeddings' projection and each layer's gate and projection
              + sympy.Add(*params.PER_LAYER_EMBEDDINGS_WEIGHTS.values())
+             # Gemma 3n's AltUp and LAuReL nn.Linear modules (not correct_output_scale)
+             + sympy.Add(*params.ALTUP_WEIGHTS.values(), *params.LAUREL_WEIGHTS.values())
              # the cross-attention layers' q_proj, k_proj, v_proj, o_proj
              + L_xa * sympy.Add(*params.CROSS_ATTENTION_WEIGHTS.values()))
 

@@ -46,6 +46,11 @@ the L layers' vectors, 2·2·d·p per layer for each layer's gate and projection
 activation, its product with the layer's vector and the norms count 0. Gemma 4's MoE block
 beside the dense MLP (moe.branch_norms, moe.router_scales) counts the router's d × E product,
 the k routed experts and the dense MLP as a shared expert; its norms and scales count 0.
+Gemma 3n's AltUp (calc.spec.layers.AltUpSpec, n copies) counts per layer and token its router
+d → n twice (prediction and correction), its coefficients n → n² and n → n, and the prediction,
+n × d streams times n × n coefficients (2·d·n²); the correction's broadcast products and the
+scale 0; and once a token the 2(n − 1) projections d → d into and out of the copies. LAuReL
+(LaurelSpec, rank r) counts its two products 2·2·d·r a layer; its norm and the 1/√2 scale 0.
 Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020 §2.1).
 """
 
@@ -98,6 +103,7 @@ from calc.symbols import (
     i_rel,
     i_shared_gate,
     k,
+    n_au,
     n_hc,
     w,
 )
@@ -232,6 +238,15 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     # d → L·p once per token and each layer's gate d → p and projection p → d are matrix
     # products; the gate's product with the layer's vector is elementwise (0)
     **{key: FMA * expr for key, expr in params.PER_LAYER_EMBEDDINGS_WEIGHTS.items()},
+    # AltUp (Gemma3nTextAltUp): the router d → n twice a layer (predict reads the active
+    # stream, correct the layer's output), the prediction and correction coefficients n → n²
+    # and n → n, and the prediction itself, a product of each token's n × d streams with its
+    # n × n coefficients (torch.matmul: 2·d·n² FLOPs); the correction's products with the
+    # innovation broadcast (0, as norms); the projections into and out of the copies once
+    "altup/layers": FMA * L * (params.ALTUP_LAYER_WEIGHTS + d * n_au + d * n_au**2),
+    "altup/projections": FMA * params.ALTUP_WEIGHTS["altup/projections"],
+    # LAuReL (Gemma3nTextLaurelBlock): linear_left d → r and linear_right r → d a layer
+    "laurel/layers": FMA * params.LAUREL_WEIGHTS["laurel/layers"],
     # A.X-K2's gated norms (norm.gate_rank): fc1 and fc2 per gated norm; the SiLU, sigmoid
     # and product are elementwise (0, as norms)
     **{key: FMA * (L + L_moe) * expr for key, expr in params.NORM_GATE_WEIGHTS.items()},

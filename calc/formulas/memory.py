@@ -110,6 +110,7 @@ from calc.symbols import (
     h_t,
     h_t2,
     i_ao,
+    i_au,
     i_diff,
     i_drop,
     i_dsa,
@@ -133,6 +134,7 @@ from calc.symbols import (
     i_kev,
     i_le,
     i_lg,
+    i_lr,
     i_mla,
     i_mn,
     i_mtps,
@@ -156,6 +158,7 @@ from calc.symbols import (
     i_z2,
     i_z3,
     k,
+    n_au,
     n_cp,
     n_dp,
     n_ep,
@@ -179,6 +182,7 @@ from calc.symbols import (
     q_rg,
     q_w,
     r_kv,
+    r_lr,
     r_ng,
     r_o,
     r_q,
@@ -292,6 +296,19 @@ PLE_MODEL = i_le * (L * p_le * q_a + (1 - i_frozen) * d * q_a
                     + (1 - i_hf) * L * p_le * q_a
                     + i_hf * (4 * L * p_le + 4 * L + (1 - i_frozen) * q_a * L * p_le))
 
+# Gemma 3n's AltUp and LAuReL (calc.spec.layers.AltUpSpec, LaurelSpec; modeling_gemma3n.py
+# Gemma3nTextAltUp, Gemma3nTextLaurelBlock), calc's convention, not measured against
+# transformers' saved tensors: in each layer AltUp keeps its n_au input streams (the
+# prediction product's operand) and its n_au predictions (the correction's), the two router
+# norms' inputs and normed outputs (4·d), the innovation and the scaled active stream (2·d),
+# the two tanh outputs and the correction's coefficients (3·n_au) and the prediction's n_au²
+# coefficients; LAuReL keeps linear_right's input (r_lr) and its norm's input (d). Its
+# linear_left reads the layer's normed input, kept for the attention already. Once a forward,
+# outside the layers: the n_au − 1 streams the output projections read (d each).
+ALTUP_LAYER = i_au * (2 * n_au * d + 6 * d + 3 * n_au + n_au**2) * q_a
+LAUREL_LAYER = i_lr * (r_lr + d) * q_a
+ALTUP_MODEL = i_au * (n_au - 1) * d * q_a
+
 # A.X-K2's gated norm (norm.gate_rank; modular_axk2.py AXK2GatedRMSNorm: y = N(x), then
 # y · σ(fc2(SiLU(fc1(y))))), on every layer's mixer norm and the MoE layers' FFN norm: the
 # product keeps y (fc1's input too) and σ's output, σ keeping it for its own backward; the SiLU
@@ -365,7 +382,7 @@ RECOMPUTED_UP = i_mla * i_rnu
 HC_STORED = params.HC_MAPS * (
     (1 - i_hf) * (2 * n_hc * d + i_hc * d + params.HC_OUTPUTS) * q_a
     + i_hf * ((4 + i_up * q_a) * n_hc * d + i_hc * 4 * (d + 8 * n_hc + 1)))
-RESIDUAL_WIDTH = d + i_hc * (n_hc - 1) * d
+RESIDUAL_WIDTH = d + i_hc * (n_hc - 1) * d + i_au * (n_au - 1) * d  # AltUp's n_au streams too
 # Differential attention keeps, beyond attention's own (measured on transformers 5.24's
 # DiffLlamaAttention by calc.verify.memory, the one implementation calc has seen; its two
 # attention calls share Q and K, one per half of the values): eager, the second call's copies
@@ -502,7 +519,7 @@ STORED_PER_TOKEN = IN_FLIGHT * (
      - KV_ADAPTER_COPIES
      + FFN_LAYERS_S * (FFN_OUTSIDE + DROPOUT_MASK) + L_sm * MOE_NORM_INPUT
      + (L_s + L_sm) * NORM_GATE
-     + (L_s - L_s_att) * MIXER_OUTSIDE + L_s * PLE_LAYER)
+     + (L_s - L_s_att) * MIXER_OUTSIDE + L_s * (PLE_LAYER + ALTUP_LAYER + LAUREL_LAYER))
     / n_tp**i_sp
     + over_stage_attention(ATTENTION_PER_RANK + (1 + i_diff) * i_scores * SCORES / n_tp)
     - over_stage_kv_shared(KV_OWN_PER_RANK)
@@ -548,7 +565,7 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
     # d_qk, the activations' dtype), which every layer keeps (each checkpoint too, for its
     # recompute).
     "embedding": INTERLEAVED * IN_FLIGHT * TOKENS * (TOKEN_ID_BYTES + i_drop * MASK_BYTES * d
-                                                     + PLE_MODEL)
+                                                     + PLE_MODEL + ALTUP_MODEL)
                  / n_tp**i_sp
                  + i_hf * i_rope * 2 * T * d_qk * q_a,
     # The logits as the loss holds them, V_o a token (the head's rows): q_L bytes each

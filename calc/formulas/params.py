@@ -76,6 +76,7 @@ from calc.symbols import (
     h_I,
     h_kv,
     h_kv2,
+    i_au,
     i_bn,
     i_diff,
     i_dsa,
@@ -89,6 +90,7 @@ from calc.symbols import (
     i_krn,
     i_le,
     i_lg,
+    i_lr,
     i_mla,
     i_mn,
     i_moa,
@@ -111,11 +113,13 @@ from calc.symbols import (
     i_tied,
     k,
     n_act,
+    n_au,
     n_hc,
     n_norm,
     p_le,
     r_kv,
     r_kv2,
+    r_lr,
     r_ng,
     r_o,
     r_q,
@@ -351,6 +355,25 @@ PER_LAYER_EMBEDDINGS: dict[str, sympy.Expr] = {
     "per_layer_embeddings/norms": i_le * NORM * (p_le + L * d),
 }
 
+# ---- AltUp and LAuReL (calc.spec.layers.AltUpSpec, LaurelSpec: Gemma 3n) ---------------------
+# transformers 5.24.0 modeling_gemma3n.py, Gemma3nTextAltUp in every layer: modality_router
+# Linear(d, n), prediction_coefs Linear(n, n²), correction_coefs Linear(n, n), all
+# bias=False, and correct_output_scale, d values; Gemma3nTextModel: altup_projections and
+# altup_unembed_projections, n − 1 Linear(d, d, bias=False) each. Gemma3nTextLaurelBlock in
+# every layer: linear_left Linear(d, r) and linear_right Linear(r, d), bias=False.
+ALTUP_LAYER_WEIGHTS = d * n_au + n_au**3 + n_au**2  # a layer's router and coefficients
+ALTUP_WEIGHTS: dict[str, sympy.Expr] = {
+    "altup/layers": L * ALTUP_LAYER_WEIGHTS,
+    "altup/projections": 2 * (n_au - i_au) * d**2,  # into and out of the n − 1 copies
+}
+LAUREL_WEIGHTS: dict[str, sympy.Expr] = {"laurel/layers": L * 2 * d * r_lr}
+ALTUP_LAUREL: dict[str, sympy.Expr] = {
+    **ALTUP_WEIGHTS,
+    "altup/layers": ALTUP_WEIGHTS["altup/layers"] + L * i_au * d,  # + correct_output_scale
+    "altup/norms": L * i_au * NORM * d,  # router_norm
+    **LAUREL_WEIGHTS,
+    "laurel/norms": L * i_lr * NORM * d,  # post_laurel_norm
+}
 
 
 def of_kind(expr: sympy.Expr) -> sympy.Expr:
@@ -478,6 +501,7 @@ def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
         **{key: L_moe * expr for key, expr in per_moe_layer.items()},
         **SHARED_BLOCK,
         **PER_LAYER_EMBEDDINGS,
+        **ALTUP_LAUREL,
         **ONCE,
     }
 

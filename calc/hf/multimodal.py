@@ -33,6 +33,7 @@ WRAPPERS: dict[str, tuple[str, TieRule, bool]] = {
     "idefics3": ("llama", "top", False),
     "smolvlm": ("llama", "top", False),
     "gemma3": ("gemma3_text", "top", True),
+    "gemma3n": ("gemma3n_text", "top", True),
     "gemma4": ("gemma4_text", "top", True),
     "gemma4_unified": ("gemma4_unified_text", "top", True),
     "llama4": ("llama4_text", "either", False),

@@ -175,6 +175,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     apertus.APERTUS1P5_TEXT,
     gemma.GEMMA4_UNIFIED_TEXT,
     gemma.GEMMA4_TEXT,
+    gemma.GEMMA3N_TEXT,
     minimax.MINIMAX,
     rwkv.RWKV,
     recurrent_gemma.RECURRENT_GEMMA,

@@ -36,11 +36,6 @@ NEEDS = {
             "normalised residual updates with learned scale vectors",
     "hrm_text": "two recurrent stacks (HRM's high- and low-level modules) run several times "
                 "per token",
-    # modeling_gemma3n.py: its per-layer embeddings (embed_tokens_per_layer,
-    # per_layer_model_projection, each layer's per_layer_input_gate and per_layer_projection)
-    # are Gemma 4's, the spec's per_layer_embeddings; the rest is not
-    "gemma3n_text": "AltUp (predicted copies of the residual stream) and LAuReL low-rank "
-                    "residual blocks",
     # attention and residual parts the spec lacks
     "cpmant": "CPM-Ant's learned attention bias by segment pair and relative-position bucket "
               "(CpmAntSegmentPositionEmbedding)",

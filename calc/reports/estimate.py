@@ -264,7 +264,9 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
                                                     shared=spec.shared_block is not None,
                                                     per_layer=spec.per_layer_embeddings
                                                     is not None,
-                                                    cross=spec.cross_attention is not None),
+                                                    cross=spec.cross_attention is not None,
+                                                    altup=spec.altup is not None
+                                                    or spec.laurel is not None),
     )
 
 
@@ -272,16 +274,17 @@ def _conventions(attention: str, training: TrainingReport | None,
                  finetune: FineTuneBlock | None = None, scans: bool = False,
                  sparse: bool = False, differential: bool = False,
                  shared: bool = False, per_layer: bool = False,
-                 cross: bool = False) -> list[str]:
+                 cross: bool = False, altup: bool = False) -> list[str]:
     """The convention sentences of a report counted under `attention` (and `scans`: the model
     has Mamba, gated DeltaNet or short-convolution layers; `sparse`: DSA's indexer;
     `differential`: differential attention; `shared`: a shared block; `per_layer`: per-layer
-    embeddings; `cross`: cross-attention layers)."""
+    embeddings; `cross`: cross-attention layers; `altup`: Gemma 3n's AltUp or LAuReL)."""
     lines = [counting.PARAMETERS, counting.FLOPS, counting.ATTENTION[attention],
              *([counting.SPARSE_ATTENTION] if sparse else []),
              *([counting.DIFFERENTIAL_ATTENTION] if differential else []),
              *([counting.SHARED_BLOCK] if shared else []),
              *([counting.PER_LAYER_EMBEDDINGS] if per_layer else []),
+             *([counting.ALTUP_LAUREL] if altup else []),
              *([counting.CROSS_ATTENTION] if cross else []),
              *([counting.SCANS] if scans else [])]
     lines += ([counting.lora_sentence(finetune.method, finetune.rank, finetune.targets),

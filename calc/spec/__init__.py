@@ -23,6 +23,8 @@ _LAZY = {
     "MlstmSpec": "calc.spec.layers:MlstmSpec",
     "SharedBlockSpec": "calc.spec.layers:SharedBlockSpec",
     "PerLayerEmbeddingsSpec": "calc.spec.layers:PerLayerEmbeddingsSpec",
+    "AltUpSpec": "calc.spec.layers:AltUpSpec",
+    "LaurelSpec": "calc.spec.layers:LaurelSpec",
     "Dtype": "calc.spec.hardware:Dtype",
     "FFNSpec": "calc.spec.ffn:FFNSpec",
     "HyperConnectionsSpec": "calc.spec.layers:HyperConnectionsSpec",

@@ -46,8 +46,14 @@ MIXER_TARGETS = ("in_proj", "x_proj", "dt_proj", "out_proj", "in_proj_qkvz", "in
 # each layer's gate and projection, and the model's projection of the embedding
 PER_LAYER_TARGETS = ("per_layer_input_gate", "per_layer_projection",
                      "per_layer_model_projection")
+# Gemma 3n's LAuReL and AltUp nn.Linear modules as transformers names them
+# (modeling_gemma3n.py: Gemma3nTextLaurelBlock, Gemma3nTextAltUp, Gemma3nTextModel)
+LAUREL_TARGETS = ("linear_left", "linear_right")
+ALTUP_TARGETS = ("modality_router", "prediction_coefs", "correction_coefs", "altup_projections",
+                 "altup_unembed_projections")
 LORA_TARGETS: tuple[str, ...] = (*ATTENTION_TARGETS, *FFN_TARGETS, "experts",
-                                 "shared_expert_gate", *MIXER_TARGETS, *PER_LAYER_TARGETS)
+                                 "shared_expert_gate", *MIXER_TARGETS, *PER_LAYER_TARGETS,
+                                 *LAUREL_TARGETS, *ALTUP_TARGETS)
 ALL_LINEAR = "all-linear"
 # The attention and FFN targets' module names in Llama-style models (Llama, Mistral, Qwen, ...),
 # as PEFT's target_modules and the trainers' configs name them
@@ -379,6 +385,18 @@ def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
         shapes["per_layer_input_gate"] = TargetShape(((d, p),))
         shapes["per_layer_projection"] = TargetShape(((p, d),))
         shapes["per_layer_model_projection"] = TargetShape(((d, spec.n_layers * p),))
+    if spec.laurel is not None:  # Gemma3nTextLaurelBlock's
+        d, r = spec.d_model, spec.laurel.rank
+        shapes["linear_left"] = TargetShape(((d, r),))
+        shapes["linear_right"] = TargetShape(((r, d),))
+    if spec.altup is not None:  # Gemma3nTextAltUp's, and Gemma3nTextModel's n − 1 each
+        d, n = spec.d_model, spec.altup.streams
+        shapes["modality_router"] = TargetShape(((d, n),))
+        shapes["prediction_coefs"] = TargetShape(((n, n * n),))
+        shapes["correction_coefs"] = TargetShape(((n, n),))
+        if n > 1:
+            shapes["altup_projections"] = TargetShape(((d, d),))
+            shapes["altup_unembed_projections"] = TargetShape(((d, d),))
     return shapes
 
 
@@ -404,6 +422,10 @@ def _lacks(spec: ModelSpec, target: str) -> str:
         return "no FFN of that kind"
     if target in PER_LAYER_TARGETS:
         return "it has no per-layer embeddings"
+    if target in LAUREL_TARGETS:
+        return "it has no LAuReL blocks"
+    if target in ALTUP_TARGETS:
+        return "it has no AltUp (or one stream, without projections)"
     return "no mixer with that projection"
 
 

@@ -290,6 +290,36 @@ class PerLayerEmbeddingsSpec(Frozen):
                     "vocab_size")
 
 
+class AltUpSpec(Frozen):
+    """Alternating updates (AltUp; Baykal et al. 2023, NeurIPS, "Alternating Updates for
+    Efficient Transformers"; transformers 5.24.0 modeling_gemma3n.py Gemma3nTextAltUp): the
+    residual stream widened to n copies of width d, of which each layer computes one.
+
+    Once per model: the embedding copied into n streams through n − 1 projections d → d
+    (altup_projections, no bias) and the streams collapsed after the last layer through n − 1
+    more (altup_unembed_projections) and averaged. In each layer: a router d → n over the
+    active stream after a norm (modality_router, no bias; router_norm), whose tanh gives the
+    coefficients of a prediction n → n² (prediction_coefs, no bias: each stream predicted as a
+    mix of all n) before the layer and of a correction n → n (correction_coefs, no bias) after
+    it, the router run again on the layer's output; and a learned scale of width d on the
+    corrected active stream (correct_output_scale). The layer runs on the active stream only;
+    the norm is the model's kind."""
+
+    streams: int = Field(ge=1, le=16, description="copies n of the residual stream "
+                                                  "(altup_num_inputs)")
+
+
+class LaurelSpec(Frozen):
+    """Learned augmented residual layer (LAuReL; Menghani et al. 2025, arXiv 2411.07501, the
+    low-rank variant; transformers 5.24.0 modeling_gemma3n.py Gemma3nTextLaurelBlock): beside
+    each layer's mixer, its normed input x through a rank-r product d → r → d (linear_left,
+    linear_right, no biases) and a norm over d (post_laurel_norm, the model's kind), x plus
+    that added to the mixer's residual output and the sum scaled by 1/√2."""
+
+    rank: int = Field(ge=1, le=MAX_WIDTH, description="rank r of the low-rank residual "
+                                                      "(laurel_rank)")
+
+
 class SharedBlockSpec(Frozen):
     """A Transformer block whose weights are shared by the depths it runs at (Zamba, Glorioso
     et al. 2024, arXiv 2405.16712, §2 and Fig. 2; Zamba2, arXiv 2411.15242, Fig. 2;

@@ -32,10 +32,12 @@ from calc.spec.base import (
 )
 from calc.spec.ffn import GATED, FFNSpec, MoESpec
 from calc.spec.layers import (
+    AltUpSpec,
     CrossAttentionSpec,
     DeltaNetSpec,
     GriffinSpec,
     HyperConnectionsSpec,
+    LaurelSpec,
     LayersSpec,
     LightningSpec,
     MambaSpec,
@@ -155,6 +157,13 @@ class ModelSpec(Frozen):
         None, description="a vector of each layer's own for every token, from a table and a "
                           "projection of the embedding, added through a gate after each "
                           "layer's FFN (Gemma 3n, Gemma 4 E2B/E4B)")
+    altup: AltUpSpec | None = Field(
+        None, description="AltUp: the residual stream as n copies of width d, each layer "
+                          "run on one and the others predicted and corrected around it, with "
+                          "projections into and out of the copies (Gemma 3n)")
+    laurel: LaurelSpec | None = Field(
+        None, description="LAuReL: a low-rank residual d → r → d with a norm beside each "
+                          "layer's mixer (Gemma 3n)")
     d_embedding: int | None = Field(
         None, ge=1, le=MAX_WIDTH,
         description="width of the token embedding and LM head when it is not d_model: "
@@ -263,6 +272,8 @@ class ModelSpec(Frozen):
             self._check_per_layer_embeddings()
         if self.cross_attention is not None:
             self._check_cross_attention()
+        if self.altup is not None or self.laurel is not None:
+            self._check_gemma3n_residual()
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
@@ -285,6 +296,27 @@ class ModelSpec(Frozen):
                 raise ValueError(f"{name} is not allowed with per_layer_embeddings (no model "
                                  f"has both; calc adds each layer's vector to one residual "
                                  f"stream of the main model's layers)")
+
+    def _check_gemma3n_residual(self) -> None:
+        """AltUp and LAuReL as Gemma 3n builds them (Gemma3nTextDecoderLayer): a sequential
+        layer with sandwich norms and an FFN on one residual stream of the main model's layers,
+        AltUp's streams around it (no model has them with the parts refused here)."""
+        name = "altup" if self.altup is not None else "laurel"
+        why = (f"norm.placement={self.norm.placement!r} (Gemma 3n's layers are sandwich-normed)"
+               if self.norm.placement != "sandwich"
+               else "a layer without an FFN" if self.ffn is None or "none" in self.ffn_kinds
+               else "moe (the streams around an MoE layer are not defined)"
+               if self.altup is not None and self.moe is not None
+               else "a mixer other than self-attention"
+               if set(self.mixer_kinds) != {"attention"}
+               else "hyper_connections" if self.hyper_connections is not None
+               else f"mtp_modules={self.mtp_modules}" if self.mtp_modules
+               else "shared_block" if self.shared_block is not None
+               else f"d_embedding={self.d_embedding}" if self.d_embedding is not None
+               else None)
+        if why is not None:
+            raise ValueError(f"{name} is not allowed with {why}; calc holds it as Gemma 3n's "
+                             f"layer has it")
 
     def _check_hyper_connections(self) -> None:
         """Hyper-connections as transformers builds them (HYV4DecoderLayer,

@@ -102,6 +102,12 @@ def _layers_of(spec: ModelSpec, target: str, index: int) -> float:
         return spec.n_layers
     if target == "per_layer_model_projection":  # the model's, once
         return 1
+    if target in ("linear_left", "linear_right", "modality_router", "prediction_coefs",
+                  "correction_coefs"):  # Gemma 3n's LAuReL and AltUp: every layer's
+        return spec.n_layers
+    if target in ("altup_projections", "altup_unembed_projections"):  # n − 1 of each
+        assert spec.altup is not None
+        return spec.altup.streams - 1
     # the mixers' projections, in calc.spec.finetune._mixer_shapes's order
     order = {"in_proj": ("mamba", "conv"),
              "out_proj": ("mamba", "deltanet", "lightning", "mlstm", "conv"),

@@ -147,6 +147,7 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         Matmul("embedding_projection", flops["embedding_projection"], d,
                spec.embedding_width, 1, "none"),
         *_per_layer_embedding_matmuls(spec, flops),
+        *_altup_laurel_matmuls(spec, flops),
     ]
     gated = spec.ffn is not None and spec.ffn.gated
     if spec.ffn is not None:
@@ -206,6 +207,52 @@ def _per_layer_embedding_matmuls(spec: ModelSpec, flops: dict[str, float]) -> li
                    flops["per_layer_embeddings/projection"], layers * p, d, 1, "none"),
             Matmul("per_layer_embeddings/layers", each, p, d, layers, "none"),
             Matmul("per_layer_embeddings/layers", each, d, p, layers, "none")]
+
+
+def _altup_laurel_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
+    """Gemma 3n's AltUp and LAuReL (Gemma3nTextAltUp, Gemma3nTextLaurelBlock,
+    Gemma3nTextModel), replicated on every tensor-parallel rank as the norms they sit beside
+    are: the router d → n_au (run twice a layer, once per stored weight), the prediction
+    coefficients n_au → n_au² with the streams' product by them folded into their FLOPs (it
+    has no weight of its own, as mHC's mix in the hyper-connection maps), the correction
+    coefficients n_au → n_au, the 2(n_au − 1) projections d → d into and out of the streams,
+    and LAuReL's d → r and r → d, half its FLOPs each."""
+    matmuls = []
+    d, layers = spec.d_model, spec.n_layers
+    if spec.altup is not None:
+        n = spec.altup.streams
+        router, correction = 2 * 2 * d * n * layers, 2 * n * n * layers
+        matmuls += [Matmul("altup/layers", router, n, d, layers, "none"),
+                    Matmul("altup/layers", flops["altup/layers"] - router - correction,
+                           n * n, n, layers, "none"),
+                    Matmul("altup/layers", correction, n, n, layers, "none")]
+        if n > 1:
+            matmuls.append(Matmul("altup/projections", flops["altup/projections"], d, d,
+                                  2 * (n - 1), "none"))
+    if spec.laurel is not None:
+        half, rank = flops["laurel/layers"] / 2, spec.laurel.rank
+        matmuls += [Matmul("laurel/layers", half, rank, d, layers, "none"),
+                    Matmul("laurel/layers", half, d, rank, layers, "none")]
+    return matmuls
+
+
+def _altup_laurel_bytes(spec: ModelSpec) -> int:
+    """Elements Gemma 3n's AltUp and LAuReL element-wise kernels read and write per token, all
+    layers: AltUp's prediction added to the streams (read 2·n·d, write n·d), the innovation
+    (read 2d, write d) spread over the streams by the correction (read n·d + d, write n·d),
+    its two router norms (2d each) and the scale on the active stream (2d), and once a token
+    the projected streams' magnitudes matched (read, write 2d each of the 2(n − 1)) and their
+    mean (read n·d, write d); LAuReL's norm (2d), its sum with the input (3d) and with the
+    attention's residual, scaled (3d)."""
+    d, layers = spec.d_model, spec.n_layers
+    total = 0
+    if spec.altup is not None:
+        n = spec.altup.streams
+        total += layers * (3 * n * d + 3 * d + 2 * n * d + d + 4 * d + 2 * d)
+        total += 2 * (n - 1) * 4 * d + n * d + d
+    if spec.laurel is not None:
+        total += layers * 8 * d
+    return total
 
 
 def _norm_gate_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
@@ -419,6 +466,7 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
         *mixer_elementwise(spec),
         ElementWise("indexer", _indexer_bytes(spec, seq_len) * q, "replicated"),
         ElementWise("hyper_connections", _hyper_connection_bytes(spec) * q, "replicated"),
+        ElementWise("altup and laurel", _altup_laurel_bytes(spec) * q, "replicated"),
     ]
     if moe is not None:  # token permutation: k copies out (dispatch) and back (combine); a zero-
         # computation expert's slot stays with its token (LongCat-Flash: only FFN experts move)

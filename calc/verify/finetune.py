@@ -18,6 +18,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from calc.spec import ModelSpec
 from calc.spec.finetune import FineTune, resolve_targets
+from calc.verify.altup import AltUp, Laurel
 from calc.verify.count import StateCounter
 from calc.verify.cross_attention import CrossAttention
 from calc.verify.mixers import (
@@ -144,6 +145,14 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
                 linear = getattr(module, name)
                 if target in targets:
                     setattr(module, name, _adapt(linear, [linear.out_features], [True], r))
+        elif isinstance(module, (AltUp, Laurel)):  # Gemma 3n's nn.Linear modules
+            names = (("router", "modality_router"), ("prediction", "prediction_coefs"),
+                     ("correction", "correction_coefs"), ("left", "linear_left"),
+                     ("right", "linear_right"))
+            for name, target in names:
+                linear = getattr(module, name, None)
+                if target in targets and isinstance(linear, nn.Linear):
+                    setattr(module, name, _adapt(linear, [linear.out_features], [True], r))
         elif isinstance(module, PerLayerInput):  # per_layer_input_gate, per_layer_projection
             for name, target in (("gate", "per_layer_input_gate"),
                                  ("projection", "per_layer_projection")):
@@ -155,6 +164,12 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
                 linear = getattr(module, name, None)
                 if target in targets and isinstance(linear, nn.Linear):
                     setattr(module, name, _adapt(linear, [linear.out_features], [True], r))
+    streams = getattr(model, "altup", None)  # AltUp's projections into and out of the streams
+    for name, target in (("into", "altup_projections"), ("out", "altup_unembed_projections")):
+        if streams is not None and target in targets:
+            linears = getattr(streams, name)
+            for i, linear in enumerate(linears):
+                linears[i] = _adapt(linear, [linear.out_features], [True], r)
     projection = getattr(model, "ple_projection", None)
     if "per_layer_model_projection" in targets and projection is not None:
         model.ple_projection = _adapt(projection, [projection.out_features], [True], r)

@@ -112,6 +112,25 @@ _TEXT_ONLY_CLASSES = {"emu3_text_model": "Emu3ForCausalLM",
                       "mllama_text_model": "MllamaForCausalLM"}
 
 
+# Wrappers whose towers transformers builds only with a package calc does not install: their
+# language model and head through the text class that holds the same two parts. Gemma 3n's
+# vision tower is a timm model (Gemma3nModel: AutoModel.from_config(vision_config), a
+# TimmWrapperModel); its language_model is Gemma3nTextModel and Gemma3nForConditionalGeneration's
+# lm_head Linear(text hidden_size, text vocab_size) tied by the wrapper's tie_word_embeddings,
+# which is Gemma3nForCausalLM's model and head (modeling_gemma3n.py, transformers 5.24.0).
+_TOWERS_APART = {"gemma3n": "Gemma3nForCausalLM"}
+
+
+def _text_apart(data: dict[str, Any], device: str, attention: str) -> nn.Module:
+    """A _TOWERS_APART wrapper's language model and head, tied as the wrapper ties them."""
+    wrapper = _hf_config(data)
+    text = wrapper.text_config
+    text.tie_word_embeddings = wrapper.tie_word_embeddings
+    with torch.device(device):
+        return getattr(transformers, _TOWERS_APART[data["model_type"]])._from_config(
+            text, attn_implementation=attention)
+
+
 def build(config: dict[str, Any] | str | Path, device: str = "meta",
           attention: str = "eager", experts: str | None = "batched_mm") -> nn.Module:
     """transformers' causal LM for `config` (a config.json dict or path), on the meta device
@@ -121,6 +140,8 @@ def build(config: dict[str, Any] | str | Path, device: str = "meta",
     model_type = data["model_type"]
     hf_config = _hf_config(data)
     multimodal = is_multimodal(data)
+    if model_type in _TOWERS_APART:
+        return _text_apart(data, device, attention)
     # an image-text wrapper through its own auto class; an audio one (moss_transcribe_diarize)
     # is in the causal-LM mapping
     auto = (transformers.AutoModelForImageTextToText

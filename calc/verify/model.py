@@ -22,6 +22,7 @@ from torch import Tensor, nn
 
 from calc.spec import ModelSpec
 from calc.spec.model import SELF_ATTENTION
+from calc.verify.altup import AltUp, AltUpProjections, Laurel, laurel_sum
 from calc.verify.attention import Attention
 from calc.verify.cross_attention import CrossAttention, CrossAttentionGates
 from calc.verify.hyper import HyperConnection, HyperHead, Spread
@@ -234,7 +235,11 @@ class PerLayerInput(nn.Module):
         self.norm = make_norm(spec.norm, d, "per_layer_embeddings/norms")
 
     def forward(self, x: Tensor, vector: Tensor) -> Tensor:
-        return x + self.norm(self.projection(self.act(self.gate(x)) * vector))
+        return x + self.branch(x, vector)
+
+    def branch(self, x: Tensor, vector: Tensor) -> Tensor:
+        """What the path adds: N(W_proj (φ(W_gate x) ⊙ vector))."""
+        return self.norm(self.projection(self.act(self.gate(x)) * vector))
 
 
 class OutputBias(nn.Module):
@@ -332,6 +337,10 @@ class Block(nn.Module):
         self.spread = Spread() if self.hc is not None else None
         ple = spec.per_layer_embeddings
         self.per_layer = PerLayerInput(spec, ple.width) if ple is not None else None
+        # Gemma 3n: AltUp's prediction and correction around the layer, LAuReL beside its
+        # mixer (sandwich-normed attention layers with an FFN: ModelSpec's rule)
+        self.altup = AltUp(spec) if spec.altup is not None else None
+        self.laurel = Laurel(spec) if spec.laurel is not None else None
         # a cross-attention layer: tanh gates on its attention and FFN outputs, and the whole
         # layer skipped without image tokens (MllamaTextModel.forward)
         cross = mixer == "cross_attention"
@@ -358,11 +367,27 @@ class Block(nn.Module):
         before its norm and not to the residual (ZambaMambaDecoderLayer; pre-norm only,
         calc.spec.model); `vector`: this layer's per-layer embedding, added through its gate
         after the FFN (Gemma4TextDecoderLayer)."""
+        if self.altup is not None:
+            return self._altup(x, positions, vector)
         x = self._layer(x, positions, extra)
         if self.per_layer is not None:
             assert vector is not None
             x = self.per_layer(x, vector)
         return x
+
+    def _altup(self, streams: Tensor, positions: Tensor, vector: Tensor | None) -> Tensor:
+        """The layer on AltUp's streams [B, T, n, d] (Gemma3nTextDecoderLayer): predict, run
+        the layer on the active stream, correct; the per-layer embedding's path reads the
+        corrected active stream, scaled, and adds to the other streams."""
+        assert self.altup is not None
+        predictions = self.altup(streams)
+        corrected = self.altup(predictions, self._layer(predictions[..., 0, :], positions, None))
+        if self.per_layer is None:
+            return corrected
+        assert vector is not None
+        added = self.per_layer.branch(corrected[..., 0, :] * self.altup.scale, vector)
+        return torch.cat([corrected[..., :1, :], corrected[..., 1:, :] + added.unsqueeze(-2)],
+                         dim=-2)
 
     def _layer(self, x: Tensor, positions: Tensor, extra: Tensor | None) -> Tensor:
         n = self.norms
@@ -392,7 +417,10 @@ class Block(nn.Module):
             x = n[0](x + self.attention(x, positions))
             return n[1](x + self._ffn(x))
         if self.placement == "sandwich":
-            x = x + n[1](self.attention(n[0](x), positions))
+            a = n[0](x)
+            x = x + n[1](self.attention(a, positions))
+            if self.laurel is not None:  # Gemma3nTextDecoderLayer: beside the attention
+                x = laurel_sum(x, self.laurel(a))
             return x + n[3](self._ffn(n[2](x)))
         x = x + n[0](self.attention(x, positions))  # reordered (OLMo 2)
         return x + n[1](self._ffn(x))
@@ -479,6 +507,8 @@ class ReferenceModel(nn.Module):
                                  "per_layer_embeddings/table")
             self.ple_projection = linear(d, packed, False, "per_layer_embeddings/projection")
             self.ple_norm = make_norm(spec.norm, ple.width, "per_layer_embeddings/norms")
+        # AltUp: the projections into the streams and out of them (Gemma3nTextModel)
+        self.altup = AltUpProjections(spec) if spec.altup is not None else None
         shared = set(spec.attention.indexer.shared_layers) if spec.attention.indexer else set()
         first_kv_shared = spec.n_layers - spec.attention.kv_shared_layers
         # attention.last_layer_out_bias: W_O's bias on the last layer only (GPT-NeoX-Japanese)
@@ -544,6 +574,8 @@ class ReferenceModel(nn.Module):
                 # still reach the output (times 0, elementwise), so the projection's backward
                 # runs there as in every other run, not once per counted layer
                 x = x + 0 * vectors[:, :, :1, :1].squeeze(-1)
+        if self.altup is not None:  # n copies of the embedding (Gemma3nTextModel.forward)
+            x = self.altup.expand(x)
         pending = None  # ScMoE: an MoE layer's routed output, added after the next layer
         for index in range(len(self.layers)) if self.running is None else self.running:
             layer = self.layers[index]
@@ -561,6 +593,8 @@ class ReferenceModel(nn.Module):
             x = x + pending
         if self.hc_head is not None:
             x = self.hc_head(x)
+        if self.altup is not None:
+            x = self.altup.collapse(x)
         if self.final_norm is not None:
             x = self.final_norm(x)
         if self.project_out is not None:

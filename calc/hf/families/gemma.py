@@ -322,3 +322,86 @@ GEMMA4_TEXT = ModelType(
               "hidden_size_per_layer_input": 256, "vocab_size_per_layer_input": 262144,
               "enable_moe_block": False, "num_experts": None, "top_k_experts": None,
               "moe_intermediate_size": None})
+
+
+# ---- gemma3n_text -----------------------------------------------------------------------------
+def _gemma3n_widths(c: HFConfig) -> int:
+    """intermediate_size: one width, or one per layer (configuration_gemma3n.py's
+    __post_init__ repeats a single value; MatFormer's mix-and-match submodels give layers
+    widths of their own), which calc holds only when they are all the same."""
+    widths = c["intermediate_size"]
+    if not isinstance(widths, list):
+        return c.size("intermediate_size")
+    if len(widths) != c.size("num_hidden_layers"):  # __post_init__ refuses it too
+        c.fail(f"intermediate_size lists {len(widths)} widths for "
+               f"{c['num_hidden_layers']} layers; give one per layer or one for all")
+    if len(set(widths)) != 1:
+        c.fail(f"intermediate_size={widths!r} gives layers different MLP widths; calc's spec "
+               f"has one ffn.d_ff for every layer")
+    return _one_width(c, widths[0])
+
+
+def _one_width(c: HFConfig, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        c.fail(f"intermediate_size has {value!r}; each width must be a whole number >= 1")
+    return value
+
+
+def _read_gemma3n_text(c: HFConfig) -> dict[str, Any]:
+    # modeling_gemma3n.py (transformers 5.24.0): Gemma 3's layer (four RMSNorms with weights,
+    # q_norm/k_norm per head; v_norm has no weight) on AltUp's active stream; the last
+    # num_kv_shared_layers layers build no k_proj, v_proj, k_norm or v_norm and read the
+    # keys and values of the last earlier layer of their type (kv_sharing_modes). Every layer
+    # has Gemma3nTextAltUp (altup), Gemma3nTextLaurelBlock (laurel) and the per-layer input's
+    # gate, projection and norm; the model embed_tokens_per_layer, per_layer_model_projection
+    # and per_layer_projection_norm (per_layer_embeddings) and altup_projections and
+    # altup_unembed_projections. configuration_gemma3n.py: layer_types, else every 5th layer
+    # full. activation_sparsity_pattern's Gaussian top-k (Gemma3nTextMLP._gaussian_topk) is a
+    # mean, a standard deviation and a ReLU on gate_proj's output: no matrix product, so the
+    # MLP's FLOPs are a dense MLP's (docs/custom-models.md). Embedding scales are buffers.
+    n = c.size("num_hidden_layers")
+    kinds = layer_kinds(c, ["global" if (i + 1) % 5 == 0 else "local" for i in range(n)])
+    pattern = c["activation_sparsity_pattern"]
+    if isinstance(pattern, list) and len(pattern) != n:  # __post_init__ refuses it
+        c.fail(f"activation_sparsity_pattern lists {len(pattern)} values for {n} layers")
+    bias = c.flag("attention_bias")
+    spec = decoder(c, heads(c), act_key="hidden_activation", d_ff=_gemma3n_widths(c),
+                   attention={"qkv_bias": bias, "out_bias": bias, "qk_norm": "head",
+                              "kv_shared_layers": c.size("num_kv_shared_layers", 0)},
+                   norm={"kind": "rmsnorm", "placement": "sandwich"})
+    # hidden_size_per_layer_input 0 would still build each layer's post_per_layer_input_norm
+    # (d weights) beside empty matrices: not the spec's per_layer_embeddings
+    spec["per_layer_embeddings"] = {"width": c.size("hidden_size_per_layer_input"),
+                                    "vocab_size": c.size("vocab_size_per_layer_input")}
+    spec["altup"] = {"streams": c.size("altup_num_inputs")}
+    spec["laurel"] = {"rank": c.size("laurel_rank")}
+    return merge(spec, per_layer(c, attention=kinds))
+
+
+def _write_gemma3n_text(spec: ModelSpec) -> dict[str, Any]:
+    """gemma3_text's fields with Gemma 3n's parts (AltUp, LAuReL, per-layer embeddings) and its
+    kv-shared layers; export reads it back to check the rest."""
+    altup, laurel, ple = spec.altup, spec.laurel, spec.per_layer_embeddings
+    need(altup is not None and laurel is not None and ple is not None,
+         "altup, laurel or per_layer_embeddings missing (Gemma 3n's layers have all three)")
+    assert altup is not None and laurel is not None and ple is not None
+    return {**_write_full_or_sliding(spec, "gemma3n_text"),
+            "num_kv_shared_layers": spec.attention.kv_shared_layers,
+            "hidden_size_per_layer_input": ple.width,
+            "vocab_size_per_layer_input": ple.vocab_size or spec.vocab_size,
+            "altup_num_inputs": altup.streams, "laurel_rank": laurel.rank}
+
+
+# Written only for its parts: no other writer holds AltUp or LAuReL.
+GEMMA3N_TEXT = ModelType(
+    "gemma3n_text", _read_gemma3n_text, write=_write_gemma3n_text, traits=Traits(),
+    # Gemma3nTextConfig's defaults (configuration_gemma3n.py)
+    defaults={
+        "vocab_size": 262400, "hidden_size": 2048, "intermediate_size": 16384,
+        "num_hidden_layers": 35, "num_attention_heads": 8, "num_key_value_heads": 2,
+        "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+        "max_position_embeddings": 32768, "tie_word_embeddings": True, "attention_bias": False,
+        "sliding_window": 512, "layer_types": None, "vocab_size_per_layer_input": 262144,
+        "hidden_size_per_layer_input": 256, "altup_num_inputs": 4, "num_kv_shared_layers": 15,
+        "laurel_rank": 64, "activation_sparsity_pattern": None,
+    })
