@@ -195,18 +195,20 @@ def params_deltanet(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     i_cg = s['i_cg']
+    i_gf = s['i_gf']
     k_dn = s['k_dn']
     r_g = s['r_g']
     _t0 = 2*H_k*d_lk
-    _t1 = 1 - i_cg
+    _t1 = H_v*d_lk
     _t2 = H_v*d_lv
-    _t3 = H_v + _t2
-    _t4 = H_v*d_lk
+    _t3 = _t1 + _t2
+    _t4 = 1 - i_cg
+    _t5 = H_v + _t2
     return {
-        'deltanet/in': d*(_t0 + _t1*_t3 + _t3),
-        'deltanet/lowrank': i_cg*(2*d*r_g + r_g*(_t2 + _t4)),
+        'deltanet/in': d*(_t0 + _t3*i_gf + _t4*_t5 + _t5),
+        'deltanet/lowrank': i_cg*(_t3*r_g + 2*d*r_g),
         'deltanet/conv': k_dn*(_t0 + _t2),
-        'deltanet/gates': H_v*_t1 + H_v + _t4*i_cg,
+        'deltanet/gates': H_v*_t4 + H_v + _t1*i_cg,
         'deltanet/norm': d_lv,
         'deltanet/out': _t2*d,
     }
@@ -400,6 +402,7 @@ def params_components(s):
     i_diff = s['i_diff']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
@@ -514,38 +517,39 @@ def params_components(s):
     _t54 = _t53*d_in
     _t55 = H_s*i_m2
     _t56 = 2*H_k*d_lk
-    _t57 = 1 - i_cg
+    _t57 = H_v*d_lk
     _t58 = H_v*d_lv
-    _t59 = H_v + _t58
-    _t60 = L_dn*d
-    _t61 = H_v*d_lk
-    _t62 = H_la*L_la*d_la
-    _t63 = _t62*d
-    _t64 = L_rw*d_rw
-    _t65 = _t64*d
-    _t66 = d**2
-    _t67 = d*d_gr
-    _t68 = L_gr*(_t67 + d_gr)
-    _t69 = L_gr*d_gr
-    _t70 = 2*d_gr
-    _t71 = H_ml*L_ml
-    _t72 = _t71*d*d_mk
-    _t73 = _t71*d_mv
-    _t74 = _t73*d
-    _t75 = 2*H_ml
-    _t76 = b_sc*d
-    _t77 = _t19*h_kv
-    _t78 = i_glu + 1
-    _t79 = b_ff*d_ff
-    _t80 = d*d_ff
-    _t81 = _t78*(_t79 + _t80)
-    _t82 = _t80 + b_ff*d
-    _t83 = _t45*d_ff
-    _t84 = E + E_0
-    _t85 = d*(i_glu + 2)
-    _t86 = _t0*d
-    _t87 = 3*_t86
-    _t88 = _t46*p_le
+    _t59 = _t57 + _t58
+    _t60 = 1 - i_cg
+    _t61 = H_v + _t58
+    _t62 = L_dn*d
+    _t63 = H_la*L_la*d_la
+    _t64 = _t63*d
+    _t65 = L_rw*d_rw
+    _t66 = _t65*d
+    _t67 = d**2
+    _t68 = d*d_gr
+    _t69 = L_gr*(_t68 + d_gr)
+    _t70 = L_gr*d_gr
+    _t71 = 2*d_gr
+    _t72 = H_ml*L_ml
+    _t73 = _t72*d*d_mk
+    _t74 = _t72*d_mv
+    _t75 = _t74*d
+    _t76 = 2*H_ml
+    _t77 = b_sc*d
+    _t78 = _t19*h_kv
+    _t79 = i_glu + 1
+    _t80 = b_ff*d_ff
+    _t81 = d*d_ff
+    _t82 = _t79*(_t80 + _t81)
+    _t83 = _t81 + b_ff*d
+    _t84 = _t45*d_ff
+    _t85 = E + E_0
+    _t86 = d*(i_glu + 2)
+    _t87 = _t0*d
+    _t88 = 3*_t87
+    _t89 = _t46*p_le
     return {
         'attention/q': (
             L_att2*(
@@ -595,68 +599,68 @@ def params_components(s):
         'mamba/ssm': L_ssm*(_t53*(N_s*d_in + d_in) + 2*_t55),
         'mamba/norm': L_ssm*(_t52*_t53*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t60*(_t56 + _t57*_t59 + _t59),
-        'deltanet/lowrank': L_dn*i_cg*(_t47*r_g + r_g*(_t58 + _t61)),
+        'deltanet/in': _t62*(_t56 + _t59*i_gf + _t60*_t61 + _t61),
+        'deltanet/lowrank': L_dn*i_cg*(_t47*r_g + _t59*r_g),
         'deltanet/conv': L_dn*k_dn*(_t56 + _t58),
-        'deltanet/gates': L_dn*(H_v*_t57 + H_v + _t61*i_cg),
+        'deltanet/gates': L_dn*(H_v*_t60 + H_v + _t57*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t58*_t60,
-        'lightning/qkv': 3*_t63,
-        'lightning/gate': _t63,
-        'lightning/out': _t63,
-        'lightning/norm': _t62,
-        'rwkv/key': _t65,
-        'rwkv/value': _t65,
-        'rwkv/receptance': _t65,
-        'rwkv/output': _t65,
-        'rwkv/gate': L_rw*_t66,
-        'rwkv/decay': 2*_t64,
+        'deltanet/out': _t58*_t62,
+        'lightning/qkv': 3*_t64,
+        'lightning/gate': _t64,
+        'lightning/out': _t64,
+        'lightning/norm': _t63,
+        'rwkv/key': _t66,
+        'rwkv/value': _t66,
+        'rwkv/receptance': _t66,
+        'rwkv/output': _t66,
+        'rwkv/gate': L_rw*_t67,
+        'rwkv/decay': 2*_t65,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t68,
-        'griffin/x': _t68,
-        'griffin/conv': _t69*(k_gr + 1),
-        'griffin/gates': L_gr*(_t70*w_gr + _t70),
-        'griffin/decay': _t69,
-        'griffin/out': L_gr*(_t67 + d),
-        'mlstm/q': _t72,
-        'mlstm/k': _t72,
-        'mlstm/v': _t74,
-        'mlstm/ogate': _t74,
-        'mlstm/gates': L_ml*(_t75*d + _t75),
-        'mlstm/norm': _t73,
-        'mlstm/out': _t74,
-        'conv/in': L_sc*(3*_t66 + 3*_t76),
+        'griffin/y': _t69,
+        'griffin/x': _t69,
+        'griffin/conv': _t70*(k_gr + 1),
+        'griffin/gates': L_gr*(_t71*w_gr + _t71),
+        'griffin/decay': _t70,
+        'griffin/out': L_gr*(_t68 + d),
+        'mlstm/q': _t73,
+        'mlstm/k': _t73,
+        'mlstm/v': _t75,
+        'mlstm/ogate': _t75,
+        'mlstm/gates': L_ml*(_t76*d + _t76),
+        'mlstm/norm': _t74,
+        'mlstm/out': _t75,
+        'conv/in': L_sc*(3*_t67 + 3*_t77),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t66 + _t76),
+        'conv/out': L_sc*(_t67 + _t77),
         'cross_attention/q': L_xa*_t12,
-        'cross_attention/kv': L_xa*_t77*d,
+        'cross_attention/kv': L_xa*_t78*d,
         'cross_attention/o': L_xa*_t28,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t81 + L_dw*(_t78*(2*_t79 + 2*_t80) - _t81),
-        'mlp/down': L_dense*_t82 + L_dw*_t80,
+        'mlp/up': L_dense*_t82 + L_dw*(_t79*(2*_t80 + 2*_t81) - _t82),
+        'mlp/down': L_dense*_t83 + L_dw*_t81,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t83 + L_dw*_t83,
-        'moe/router': L_moe*(_t84*b_router + _t84*d + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t85*d_e + b_ff*(_t78*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t85*d_s + b_ff*(_t78*d_s + d)) + d*i_shared_gate),
+        'mlp/sub_norm': L_dense*_t84 + L_dw*_t84,
+        'moe/router': L_moe*(_t85*b_router + _t85*d + i_rs*(E + d)),
+        'moe/experts': E*L_moe*(_t86*d_e + b_ff*(_t79*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t86*d_s + b_ff*(_t79*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t86*i_mn + _t87*i_bn),
-        'shared_block/attention': M_sb*(_t28 + _t38*d + _t47*_t77),
-        'shared_block/mlp': M_sb*(_t81 + _t82 + n_act),
-        'shared_block/norms': M_sb*_t87,
-        'shared_block/projection': L_sb*_t66,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t77 + 6*d) + r_sb*(_t78*d_ff + d)),
+        'moe/norm': L_moe*(_t87*i_mn + _t88*i_bn),
+        'shared_block/attention': M_sb*(_t28 + _t38*d + _t47*_t78),
+        'shared_block/mlp': M_sb*(_t82 + _t83 + n_act),
+        'shared_block/norms': M_sb*_t88,
+        'shared_block/projection': L_sb*_t67,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t78 + 6*d) + r_sb*(_t79*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t88,
-        'per_layer_embeddings/layers': 2*_t88,
+        'per_layer_embeddings/projection': _t89,
+        'per_layer_embeddings/layers': 2*_t89,
         'per_layer_embeddings/norms': _t0*i_le*(_t46 + p_le),
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t86*i_norm_emb,
+        'embedding/norm': _t87*i_norm_emb,
         'embedding_projection': _t47*d_emb*i_proj,
         'hyper_connections/head': _t48*d + i_hc + n_hc,
-        'final_norm': _t86*i_norm_final,
+        'final_norm': _t87*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
@@ -743,6 +747,7 @@ def params_summary(s):
     i_dsa = s['i_dsa']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
@@ -895,37 +900,38 @@ def params_summary(s):
     _t90 = H_ml*L_ml*d_mv
     _t91 = 2*H_k*d_lk
     _t92 = H_v*d_lv
-    _t93 = H_v + _t92
-    _t94 = b_moe*d
-    _t95 = h*i_sink
-    _t96 = L*d
-    _t97 = i_rel*(2*_t22 + _t23)
-    _t98 = 4*i_diff
-    _t99 = _t98*d_qk
-    _t100 = E_a*_t0
-    _t101 = _t7*i_sub
-    _t102 = _t101*d_ff
-    _t103 = _t101*_t17
-    _t104 = (
+    _t93 = _t48 + _t92
+    _t94 = H_v + _t92
+    _t95 = b_moe*d
+    _t96 = h*i_sink
+    _t97 = L*d
+    _t98 = i_rel*(2*_t22 + _t23)
+    _t99 = 4*i_diff
+    _t100 = _t99*d_qk
+    _t101 = E_a*_t0
+    _t102 = _t7*i_sub
+    _t103 = _t102*d_ff
+    _t104 = _t102*_t17
+    _t105 = (
         H_v*_t47*d
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + L_att2*_t100
-        + L_att2*_t101*_t4
+        + L_att2*_t101
+        + L_att2*_t102*_t4
         + L_att2*_t44
-        + L_att2*_t98*d_qk2
+        + L_att2*_t99*d_qk2
         + L_att2*h2*i_sink2
         + L_att2*i_rel*(2*_t10 + _t11)
         + L_att2*(_t33 + _t34*(_t31 + _t32*h2))
         + L_att2*(_t36*_t37*_t38 + _t37*(_t36 + i_gh)*(_t39*r_q2 + _t40) + b_gh*h2)
-        + L_dense*_t102
+        + L_dense*_t103
         + L_dense*_t46
         + L_dense*_t51
         + L_dense*n_act
-        + L_dn*d*(_t49*_t93 + _t91 + _t93)
-        + L_dn*i_cg*(_t75*r_g + r_g*(_t48 + _t92))
+        + L_dn*d*(_t49*_t94 + _t91 + _t93*i_gf + _t94)
+        + L_dn*i_cg*(_t75*r_g + _t93*r_g)
         + L_dn*k_dn*(_t91 + _t92)
         + L_dn*(H_v*_t49 + H_v + _t48*i_cg)
-        + L_dw*_t102
+        + L_dw*_t103
         + L_dw*_t45
         + L_dw*(_t27*(2*_t45 + 2*_t50) - _t51)
         + L_gr*(_t53 + d)
@@ -939,7 +945,7 @@ def params_summary(s):
         + L_moe*_t58
         + L_moe*_t61
         + L_moe*_t63
-        + L_moe*_t94
+        + L_moe*_t95
         + L_rw*_t64
         + L_rw*_t88
         + L_sb*_t64
@@ -963,21 +969,21 @@ def params_summary(s):
         + M_sb*_t76
         + M_sb*(_t18 + _t22*_t75 + _t66*_t75)
         + _t100*_t15
-        + _t103*_t15
+        + _t101*_t15
+        + _t104*_t15
         + _t15*_t79
         + _t15*_t82
         + _t15*_t85
-        + _t15*_t95
-        + _t15*_t97
-        + _t15*_t99
+        + _t15*_t96
+        + _t15*_t98
         + _t30*d
         + _t47
         + _t52*(k_gr + 1)
         + _t52
         + _t59*i_norm_emb
         + _t59*i_norm_final
-        + _t7*_t96*n_norm
-        + _t7*i_le*(_t96 + p_le)
+        + _t7*_t97*n_norm
+        + _t7*i_le*(_t97 + p_le)
         + _t75*d_emb*i_proj
         + _t75*r_ng*(L + L_moe)
         - _t78*_t86
@@ -988,32 +994,33 @@ def params_summary(s):
         + _t89
         + 3*_t90*d
         + _t90
-        + 3*_t96*p_le
+        + 3*_t97*p_le
         + b_oL*d
         + i_hc
         + n_hc
     )
-    _t105 = (
+    _t106 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t29
-        + _t104
+        + _t105
         + _t15*_t20
         + _t15*_t25
     )
-    _t106 = L*V_le*p_le + P*d + V*d_emb
-    _t107 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t106
+    _t107 = L*V_le*p_le + P*d + V*d_emb
+    _t108 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t107
     return {
-        'total': _t105 + _t107,
-        'embedding': _t106,
-        'non_embedding': _t105,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t104 + _t107 + _t15*_t19 + _t15*_t24,
+        'total': _t106 + _t108,
+        'embedding': _t107,
+        'non_embedding': _t106,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t105 + _t108 + _t15*_t19 + _t15*_t24,
         'mtp': (
             M*_t60
             + 2*M*_t64
             + M*(
                 _t100
-                + _t103
+                + _t101
+                + _t104
                 + _t20
                 + _t25
                 + _t55*i_dsa
@@ -1021,11 +1028,10 @@ def params_summary(s):
                 + _t79
                 + _t82
                 + _t85
-                + _t95
-                + _t97
-                + _t99
-                + i_moe*(_t29 + _t58 + _t61 + _t63 + _t94)
-                + (1 - i_moe)*(_t102 + _t76)
+                + _t96
+                + _t98
+                + i_moe*(_t29 + _t58 + _t61 + _t63 + _t95)
+                + (1 - i_moe)*(_t103 + _t76)
             )
         ),
     }
@@ -1091,6 +1097,7 @@ def flops_forward_components(s):
     h_kv2 = s['h_kv2']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
@@ -1152,35 +1159,36 @@ def flops_forward_components(s):
     _t24 = _t23*(1 - i_m2)
     _t25 = 2*H_k*d_lk
     _t26 = H_v*d_lv
-    _t27 = H_v + _t26
-    _t28 = L_dn*_t22
-    _t29 = 2*L_dn
-    _t30 = 6*d
-    _t31 = H_la*L_la
-    _t32 = _t31*d_la
-    _t33 = _t22*_t32
-    _t34 = L_rw*d_rw
-    _t35 = _t22*_t34
-    _t36 = d**2
-    _t37 = 2*_t36
-    _t38 = L_gr*d_gr
-    _t39 = _t22*_t38
-    _t40 = H_ml*L_ml
-    _t41 = _t22*_t40
-    _t42 = _t41*d_mk
-    _t43 = _t41*d_mv
-    _t44 = 4*d
-    _t45 = _t22*_t4
-    _t46 = L_xa*i_img
-    _t47 = i_glu + 2
-    _t48 = _t22*_t47*d_ff
-    _t49 = 2*L_moe
-    _t50 = _t49*d
-    _t51 = n_hc**2
-    _t52 = _t51*i_hcm
-    _t53 = 2*L
-    _t54 = _t8*h_kv
-    _t55 = 2*L_sb
+    _t27 = H_v*d_lk + _t26
+    _t28 = H_v + _t26
+    _t29 = L_dn*_t22
+    _t30 = 2*L_dn
+    _t31 = 6*d
+    _t32 = H_la*L_la
+    _t33 = _t32*d_la
+    _t34 = _t22*_t33
+    _t35 = L_rw*d_rw
+    _t36 = _t22*_t35
+    _t37 = d**2
+    _t38 = 2*_t37
+    _t39 = L_gr*d_gr
+    _t40 = _t22*_t39
+    _t41 = H_ml*L_ml
+    _t42 = _t22*_t41
+    _t43 = _t42*d_mk
+    _t44 = _t42*d_mv
+    _t45 = 4*d
+    _t46 = _t22*_t4
+    _t47 = L_xa*i_img
+    _t48 = i_glu + 2
+    _t49 = _t22*_t48*d_ff
+    _t50 = 2*L_moe
+    _t51 = _t50*d
+    _t52 = n_hc**2
+    _t53 = _t52*i_hcm
+    _t54 = 2*L
+    _t55 = _t8*h_kv
+    _t56 = 2*L_sb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
@@ -1202,55 +1210,55 @@ def flops_forward_components(s):
         'mamba/out': _t23*d,
         'mamba/conv': 2*L_ssm*k_s*(_t21*i_m2 + d_in),
         'mamba/scan': 5*L_ssm*N_s*d_in,
-        'deltanet/in': _t28*(_t25 + _t27*(1 - i_cg) + _t27),
-        'deltanet/lowrank': _t29*i_cg*(_t22*r_g + r_g*(H_v*d_lk + _t26)),
-        'deltanet/out': _t26*_t28,
-        'deltanet/conv': _t29*k_dn*(_t25 + _t26),
+        'deltanet/in': _t29*(_t25 + _t27*i_gf + _t28*(1 - i_cg) + _t28),
+        'deltanet/lowrank': _t30*i_cg*(_t22*r_g + _t27*r_g),
+        'deltanet/out': _t26*_t29,
+        'deltanet/conv': _t30*k_dn*(_t25 + _t26),
         'deltanet/scan': 7*L_dn*_t26*d_lk,
-        'lightning/qkv': _t30*_t32,
-        'lightning/gate': _t33,
-        'lightning/out': _t33,
-        'lightning/scan': 5*_t31*d_la**2,
-        'rwkv/key': _t35,
-        'rwkv/value': _t35,
-        'rwkv/receptance': _t35,
-        'rwkv/output': _t35,
-        'rwkv/gate': L_rw*_t37,
-        'rwkv/scan': 9*_t34,
-        'griffin/y': _t39,
-        'griffin/x': _t39,
-        'griffin/gates': 4*_t38*w_gr,
-        'griffin/out': _t39,
-        'griffin/conv': 2*_t38*k_gr,
-        'griffin/scan': 3*_t38,
-        'mlstm/q': _t42,
-        'mlstm/k': _t42,
-        'mlstm/v': _t43,
-        'mlstm/ogate': _t43,
-        'mlstm/gates': _t40*_t44,
-        'mlstm/out': _t43,
-        'mlstm/scan': 5*_t40*d_mk*(d_mv + 1),
-        'conv/in': 6*L_sc*_t36,
-        'conv/out': L_sc*_t37,
+        'lightning/qkv': _t31*_t33,
+        'lightning/gate': _t34,
+        'lightning/out': _t34,
+        'lightning/scan': 5*_t32*d_la**2,
+        'rwkv/key': _t36,
+        'rwkv/value': _t36,
+        'rwkv/receptance': _t36,
+        'rwkv/output': _t36,
+        'rwkv/gate': L_rw*_t38,
+        'rwkv/scan': 9*_t35,
+        'griffin/y': _t40,
+        'griffin/x': _t40,
+        'griffin/gates': 4*_t39*w_gr,
+        'griffin/out': _t40,
+        'griffin/conv': 2*_t39*k_gr,
+        'griffin/scan': 3*_t39,
+        'mlstm/q': _t43,
+        'mlstm/k': _t43,
+        'mlstm/v': _t44,
+        'mlstm/ogate': _t44,
+        'mlstm/gates': _t41*_t45,
+        'mlstm/out': _t44,
+        'mlstm/scan': 5*_t41*d_mk*(d_mv + 1),
+        'conv/in': 6*L_sc*_t37,
+        'conv/out': L_sc*_t38,
         'conv/conv': L_sc*_t22*k_sc,
-        'cross_attention/q': _t45*_t46,
-        'cross_attention/o': _t13*_t22*_t46,
-        'mlp': L_dense*_t48 + L_dw*_t48 - L_xa*_t48*(1 - i_img),
-        'moe/router': _t50*(E + E_0),
-        'moe/experts': _t47*_t50*d_e*k,
-        'moe/shared': _t49*(E_s*_t47*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': _t53*(_t22*_t52 + d*n_hc*(2*_t52 + 4*n_hc)),
-        'hyper_connections/head': _t22*_t51,
-        'shared_block/attention': _t55*(_t14 + _t22*_t54 + _t45),
-        'shared_block/mlp': L_sb*_t48,
-        'shared_block/projection': L_sb*_t37,
-        'shared_block/adapters': _t55*(
-            i_sba*r_sb*(_t30 + _t4 + _t54) + r_sb*(d + d_ff*(i_glu + 1))
+        'cross_attention/q': _t46*_t47,
+        'cross_attention/o': _t13*_t22*_t47,
+        'mlp': L_dense*_t49 + L_dw*_t49 - L_xa*_t49*(1 - i_img),
+        'moe/router': _t51*(E + E_0),
+        'moe/experts': _t48*_t51*d_e*k,
+        'moe/shared': _t50*(E_s*_t48*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': _t54*(_t22*_t53 + d*n_hc*(2*_t53 + 4*n_hc)),
+        'hyper_connections/head': _t22*_t52,
+        'shared_block/attention': _t56*(_t14 + _t22*_t55 + _t46),
+        'shared_block/mlp': L_sb*_t49,
+        'shared_block/projection': L_sb*_t38,
+        'shared_block/adapters': _t56*(
+            i_sba*r_sb*(_t31 + _t4 + _t55) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'per_layer_embeddings/projection': _t53*d*p_le,
-        'per_layer_embeddings/layers': L*_t44*p_le,
-        'norm_gates': _t22*r_ng*(_t49 + _t53),
-        'embedding_projection': _t44*d_emb*i_proj,
+        'per_layer_embeddings/projection': _t54*d*p_le,
+        'per_layer_embeddings/layers': L*_t45*p_le,
+        'norm_gates': _t22*r_ng*(_t50 + _t54),
+        'embedding_projection': _t45*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
 
@@ -1326,6 +1334,7 @@ def flops(s):
     i_diff = s['i_diff']
     i_dsa = s['i_dsa']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
@@ -1394,38 +1403,39 @@ def flops(s):
     _t32 = 2*L
     _t33 = 2*H_k*d_lk
     _t34 = 2*L_dn
-    _t35 = d_qk + d_v
-    _t36 = _t35*h_kv
-    _t37 = _t36*_t6
-    _t38 = _t11*i_hcm
-    _t39 = 1 - i_og
-    _t40 = d_v2*h2
-    _t41 = d*g_o*r_o
-    _t42 = H_v + _t15
+    _t35 = H_v*d_lk + _t15
+    _t36 = d_qk + d_v
+    _t37 = _t36*h_kv
+    _t38 = _t37*_t6
+    _t39 = _t11*i_hcm
+    _t40 = 1 - i_og
+    _t41 = d_v2*h2
+    _t42 = d*g_o*r_o
     _t43 = d_qk2*h2
     _t44 = d*(1 - i_qlora)
     _t45 = i_lg + 1
     _t46 = 1 - i_gh
     _t47 = 2*i_lg
     _t48 = d*(1 - i_lg)
-    _t49 = d*(1 - i_mla)
-    _t50 = (
-        2*_t49*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t49 = H_v + _t15
+    _t50 = d*(1 - i_mla)
+    _t51 = (
+        2*_t50*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t51 = (
-        2*_t49*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t35 - d_rope))
+    _t52 = (
+        2*_t50*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t36 - d_rope))
     )
-    _t52 = L_xa*T_img
+    _t53 = L_xa*T_img
     return {
         'weights_per_token': (
             L*_t5*p_le
-            + L_att2*_t50
+            + L_att2*_t51
             + L_dense*_t24
             + 7*L_dn*_t15*d_lk
             + L_dw*_t24
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t50
+            - L_kvs2*_t51
             + L_rw*_t10
             + L_sb*_t10
             + L_sc*_t6*k_sc
@@ -1446,12 +1456,12 @@ def flops(s):
             + _t12*_t13
             + _t12*h2*i_gate*(_t46*d_v2 + i_gh)*(_t47*r_q2 + _t48)
             + _t12*(_t43*_t44 + i_qlora*(_t43*_t45*r_q2 + d*r_q2))
-            + _t12*(_t39*_t40*d + i_og*(_t40*r_o + _t41))
+            + _t12*(_t40*_t41*d + i_og*(_t41*r_o + _t42))
             + _t13*_t28
             + 10*_t14*d*d_la
             + 5*_t14*d_la**2
             + _t15*_t16
-            + _t16*(_t33 + _t42*(1 - i_cg) + _t42)
+            + _t16*(_t33 + _t35*i_gf + _t49*(1 - i_cg) + _t49)
             + _t17*_t26*d_e*k
             + _t17*d*(E + E_0)
             + _t17*(E_s*_t26*d_s + d*i_shared_gate)
@@ -1459,21 +1469,21 @@ def flops(s):
             + _t2*d_emb*i_proj
             + 2*_t20*_t22
             + _t25*_t26*d_ff
-            + _t25*(i_sba*r_sb*(_t18 + _t36 + _t5) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t25*(_t19 + _t22 + _t37)
-            + _t27*_t51
+            + _t25*(i_sba*r_sb*(_t18 + _t37 + _t5) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t25*(_t19 + _t22 + _t38)
+            + _t27*_t52
             + _t28*h*i_gate*(_t46*d_v + i_gh)*(_t47*r_q + _t48)
             + _t28*(_t18*_t44 + i_qlora*(_t18*_t45*r_q + d*r_q))
-            + _t28*(_t22*_t39 + i_og*(_t21*r_o + _t41))
+            + _t28*(_t22*_t40 + i_og*(_t21*r_o + _t42))
             + _t29*(R_dt + _t30)
             + _t3*_t5*d_mv
             + 5*_t3*d_mk*(d_mv + 1)
-            + _t32*(_t38*d + d*n_hc*(_t38 + 4*n_hc))
-            + _t34*i_cg*(_t6*r_g + r_g*(H_v*d_lk + _t15))
+            + _t32*(_t39*d + d*n_hc*(_t39 + 4*n_hc))
+            + _t34*i_cg*(_t35*r_g + _t6*r_g)
             + _t34*k_dn*(_t15 + _t33)
             + _t4*d_mk
             + _t4
-            - _t51*(L_kvs - L_kvs2)
+            - _t52*(L_kvs - L_kvs2)
             + _t6*r_ng*(_t17 + _t32)
             + _t8*d
         ),
@@ -1537,8 +1547,8 @@ def flops(s):
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t37*_t52,
-        'cross_scores_per_sequence': 2*T*_t35*_t52*h,
+        'image_kv_per_sequence': _t38*_t53,
+        'cross_scores_per_sequence': 2*T*_t36*_t53*h,
         'inference_attention_per_token': (
             2*L_idx*T*h_I*(d_I + 1)
             + 2*L_sb*T*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
@@ -1640,6 +1650,7 @@ def rules_train_per_token(s):
     i_diff = s['i_diff']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
@@ -1785,22 +1796,23 @@ def rules_train_per_token(s):
     _t84 = H_ml*d_mv
     _t85 = 2*H_k*d_lk
     _t86 = H_v*d_lv
-    _t87 = H_v + _t86
-    _t88 = L_dn*_t0
-    _t89 = _t0*_t3
-    _t90 = L*d
-    _t91 = 12*d
-    _t92 = 24*i_diff
-    _t93 = E_a*_t0*i_moa
-    _t94 = _t3*i_sub
-    _t95 = _t94*d_ff
-    _t96 = L_xa*_t0
-    _t97 = (
-        H_ml*L_ml*_t91*d_mk
-        + L*_t89*n_norm
+    _t87 = _t39 + _t86
+    _t88 = H_v + _t86
+    _t89 = L_dn*_t0
+    _t90 = _t0*_t3
+    _t91 = L*d
+    _t92 = 12*d
+    _t93 = 24*i_diff
+    _t94 = E_a*_t0*i_moa
+    _t95 = _t3*i_sub
+    _t96 = _t95*d_ff
+    _t97 = L_xa*_t0
+    _t98 = (
+        H_ml*L_ml*_t92*d_mk
+        + L*_t90*n_norm
         + L_att2*_t8
-        + L_att2*_t92*d_qk2
-        + L_att2*_t93
+        + L_att2*_t93*d_qk2
+        + L_att2*_t94
         + 12*L_gr*(_t47 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - 6*L_kvs2*_t17
@@ -1819,7 +1831,7 @@ def rules_train_per_token(s):
         + _t0*b_oL
         + _t13*_t75
         - _t13*_t9
-        + _t19*_t28*_t94
+        + _t19*_t28*_t95
         + _t19*h2*i_sink2
         + _t19*i_rel*(2*_t32 + _t33)
         + _t19*(_t17 + _t18*(_t15 + _t16*h2))
@@ -1832,17 +1844,17 @@ def rules_train_per_token(s):
             + i_qlora*(_t32*_t34*r_q2 + d*r_q2)
         )
         + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + 6*_t3*i_le*(_t90 + p_le)
+        + 6*_t3*i_le*(_t91 + p_le)
         + _t35*_t37
         + _t35*_t43
-        + _t35*_t95
+        + _t35*_t96
         + _t35*n_act
         + _t36*_t44
         + _t38*d_lv
-        + _t38*i_cg*(_t71*r_g + r_g*(_t39 + _t86))
+        + _t38*i_cg*(_t71*r_g + _t87*r_g)
         + _t38*k_dn*(_t85 + _t86)
         + _t38*(H_v*_t40 + H_v + _t39*i_cg)
-        + _t44*_t95
+        + _t44*_t96
         + _t44*(_t41*(2*_t36 + 2*_t42) - _t43)
         + _t45*(_t47 + d)
         + _t45*(_t48*w_gr + _t48)
@@ -1854,8 +1866,8 @@ def rules_train_per_token(s):
         + _t52*(E_s*(_t51*d_s + b_ff*(_t41*d_s + d)) + d*i_shared_gate)
         + _t52*(3*_t53*i_bn + _t53*i_mn)
         + _t52*(_t54*b_router + _t54*d + i_rs*(E + d))
-        + _t57*_t96
-        + _t58*_t96
+        + _t57*_t97
+        + _t58*_t97
         + _t60*(_t55 + _t59)
         + _t60*(3*_t55 + 3*_t59)
         + _t61*_t67*_t68
@@ -1865,13 +1877,13 @@ def rules_train_per_token(s):
         + _t61*(b_ssm*d + d*d_in)
         + _t61*(_t66*_t67*i_dtn + d_in*i_gn*i_m2)
         + _t61*(R_dt*_t68 + _t65 + _t68)
-        + _t69*_t76*_t94
-        + _t69*_t96
+        + _t69*_t76*_t95
+        + _t69*_t97
         + _t72*(_t37 + _t43 + n_act)
         + _t72*(_t57*_t71 + _t58*_t71 + _t70)
         - 6*_t74*_t9
-        + _t75*_t92*d_qk
-        + _t75*_t93
+        + _t75*_t93*d_qk
+        + _t75*_t94
         + _t76*h*i_sink
         + _t76*i_rel*(2*_t57 + _t80)
         + _t76*(_t18*(_t57*i_qk_proj + _t73) + _t74)
@@ -1884,25 +1896,25 @@ def rules_train_per_token(s):
         + 12*_t81
         + _t82*_t83
         + 6*_t83
-        + _t86*_t88
-        + _t88*(_t40*_t87 + _t85 + _t87)
-        + _t89*i_norm_emb
-        + _t89*i_norm_final
-        + 18*_t90*p_le
-        + _t91*d_emb*i_proj
-        + _t91*r_ng*(L + L_moe)
+        + _t86*_t89
+        + _t89*(_t40*_t88 + _t85 + _t87*i_gf + _t88)
+        + _t90*i_norm_emb
+        + _t90*i_norm_final
+        + 18*_t91*p_le
+        + _t92*d_emb*i_proj
+        + _t92*r_ng*(L + L_moe)
         + 6*i_hc
         + 6*n_hc
     )
-    _t98 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t97
-    _t99 = T*_t32
-    _t100 = T*_t57
-    _t101 = 3*T
-    _t102 = 4*T
+    _t99 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t98
+    _t100 = T*_t32
+    _t101 = T*_t57
+    _t102 = 3*T
+    _t103 = 4*T
     return {
-        '6N': P*_t0 + _t98,
-        'kaplan': _t100*_t76 + _t19*_t99 + _t97,
-        'palm': 12*L_att2*_t99 + 12*_t100*_t75 + _t98,
+        '6N': P*_t0 + _t99,
+        'kaplan': _t100*_t19 + _t101*_t76 + _t98,
+        'palm': 12*L_att2*_t100 + 12*_t101*_t75 + _t99,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1910,11 +1922,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t101*h2 + _t102*_t32 + 8*_t33)
+            3*L_att2*(_t102*h2 + _t103*_t32 + 8*_t33)
             + V*_t0
             + V_o*_t0
-            + 3*_t75*(_t101*h + _t102*_t57 + 8*_t80)
-            + _t91*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t75*(_t102*h + _t103*_t57 + 8*_t80)
+            + _t92*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -3688,6 +3700,7 @@ def finetune_counts(s):
     h_kv2 = s['h_kv2']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_img = s['i_img']
@@ -3770,34 +3783,35 @@ def finetune_counts(s):
     )
     _t54 = _t29*d_in
     _t55 = _t51*_t52*(_t18*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t50 - d_rope))
-    _t56 = H_v + _t31
-    _t57 = d*g_o*r_o
-    _t58 = i_lg + 1
-    _t59 = d*i_moa
-    _t60 = E_a*_t59
-    _t61 = _t4*d
-    _t62 = 1 - i_qlora
-    _t63 = _t59*(E_a*h_kv2 - h2)
-    _t64 = 1 - i_og
-    _t65 = 2*i_lg
-    _t66 = d*(1 - i_lg)
-    _t67 = _t59*(E_a*h_kv - h)
-    _t68 = (
+    _t56 = H_v*d_lk + _t31
+    _t57 = H_v + _t31
+    _t58 = d*g_o*r_o
+    _t59 = i_lg + 1
+    _t60 = d*i_moa
+    _t61 = E_a*_t60
+    _t62 = _t4*d
+    _t63 = 1 - i_qlora
+    _t64 = _t60*(E_a*h_kv2 - h2)
+    _t65 = 1 - i_og
+    _t66 = 2*i_lg
+    _t67 = d*(1 - i_lg)
+    _t68 = _t60*(E_a*h_kv - h)
+    _t69 = (
         L_att2*(
-            _t21*i_gate*(_t65*r_q2 + _t66)
-            + _t5*_t64*d
+            _t21*i_gate*(_t66*r_q2 + _t67)
+            + _t5*_t65*d
             + _t53
-            + _t60
-            + _t61*_t62
-            + _t61*i_rel
-            + _t63*d_qk2
-            + _t63*d_v2
-            + i_og*(_t5*r_o + _t57)
-            + i_qlora*(_t4*_t58*r_q2 + d*r_q2)
+            + _t61
+            + _t62*_t63
+            + _t62*i_rel
+            + _t64*d_qk2
+            + _t64*d_v2
+            + i_og*(_t5*r_o + _t58)
+            + i_qlora*(_t4*_t59*r_q2 + d*r_q2)
         )
         + L_dense*_t47
         + L_dn*(
-            _t31*d + d*(_t34 + _t56*(1 - i_cg) + _t56) + i_cg*(_t38*r_g + r_g*(H_v*d_lk + _t31))
+            _t31*d + d*(_t34 + _t56*i_gf + _t57*(1 - i_cg) + _t57) + i_cg*(_t38*r_g + _t56*r_g)
         )
         + L_dw*_t47
         + L_gr*_t44*d_gr
@@ -3813,16 +3827,16 @@ def finetune_counts(s):
         + _t43*_t44
         - _t55*(L_kvs + _t11)
         + _t8*(
-            _t22*i_gate*(_t65*r_q + _t66)
-            + _t48*_t62
+            _t22*i_gate*(_t66*r_q + _t67)
+            + _t48*_t63
             + _t48*i_rel
-            + _t49*_t64
+            + _t49*_t65
             + _t55
-            + _t60
-            + _t67*d_qk
-            + _t67*d_v
-            + i_og*(_t57 + _t9*r_o)
-            + i_qlora*(_t2*_t58*r_q + d*r_q)
+            + _t61
+            + _t68*d_qk
+            + _t68*d_v
+            + i_og*(_t58 + _t9*r_o)
+            + i_qlora*(_t2*_t59*r_q + d*r_q)
         )
     )
     return {
@@ -4005,8 +4019,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t68,
-        'unquantised': N - _t68,
+        'quantised': _t69,
+        'unquantised': N - _t69,
     }
 
 
@@ -4118,6 +4132,7 @@ def finetune_states(s):
     i_fa = s['i_fa']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
@@ -4278,7 +4293,13 @@ def finetune_states(s):
                     + L_dense*d*d_ff*(i_glu + 2)
                     + L_dn*(
                         H_v*d*d_lv
-                        + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                        + d*(
+                            2*H_k*d_lk
+                            + H_v*d_lv
+                            + H_v
+                            + i_gf*(H_v*d_lk + H_v*d_lv)
+                            + (1 - i_cg)*(H_v*d_lv + H_v)
+                        )
                         + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                     )
                     + L_dw*d*d_ff*(i_glu + 2)
@@ -4830,6 +4851,7 @@ def finetune_memory(s):
     i_frozen = s['i_frozen']
     i_full = s['i_full']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hc = s['i_hc']
@@ -5307,7 +5329,13 @@ def finetune_memory(s):
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
                             H_v*d*d_lv
-                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + d*(
+                                2*H_k*d_lk
+                                + H_v*d_lv
+                                + H_v
+                                + i_gf*(H_v*d_lk + H_v*d_lv)
+                                + (1 - i_cg)*(H_v*d_lv + H_v)
+                            )
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
@@ -5773,7 +5801,13 @@ def finetune_memory(s):
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
                             H_v*d*d_lv
-                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + d*(
+                                2*H_k*d_lk
+                                + H_v*d_lv
+                                + H_v
+                                + i_gf*(H_v*d_lk + H_v*d_lv)
+                                + (1 - i_cg)*(H_v*d_lv + H_v)
+                            )
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
@@ -6606,6 +6640,7 @@ def finetune_flops(s):
     i_dsa = s['i_dsa']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
@@ -6814,7 +6849,13 @@ def finetune_flops(s):
                         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                     )
                     + 2*L_dense*d*d_ff*(i_glu + 2)
-                    + 2*L_dn*d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                    + 2*L_dn*d*(
+                        2*H_k*d_lk
+                        + H_v*d_lv
+                        + H_v
+                        + i_gf*(H_v*d_lk + H_v*d_lv)
+                        + (1 - i_cg)*(H_v*d_lv + H_v)
+                    )
                     + 2*L_dn*i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                     + 2*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv)
                     + 2*L_dw*d*d_ff*(i_glu + 2)
@@ -7071,6 +7112,7 @@ def optimizer_states(s):
     h_kv2 = s['h_kv2']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_kev = s['i_kev']
@@ -7116,21 +7158,22 @@ def optimizer_states(s):
     _t16 = 2*N_s
     _t17 = _t11*_t13*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t10 - d_rope))
     _t18 = H_v*d_lv
-    _t19 = H_v + _t18
-    _t20 = d*g_o*r_o
-    _t21 = d_v2*h2
-    _t22 = i_lg + 1
-    _t23 = d_qk2*h2
-    _t24 = d*i_moa
-    _t25 = E_a*_t24
-    _t26 = _t23*d
-    _t27 = 1 - i_qlora
-    _t28 = _t24*(E_a*h_kv2 - h2)
-    _t29 = 1 - i_og
-    _t30 = 1 - i_gh
-    _t31 = 2*i_lg
-    _t32 = d*(1 - i_lg)
-    _t33 = _t24*(E_a*h_kv - h)
+    _t19 = H_v*d_lk + _t18
+    _t20 = H_v + _t18
+    _t21 = d*g_o*r_o
+    _t22 = d_v2*h2
+    _t23 = i_lg + 1
+    _t24 = d_qk2*h2
+    _t25 = d*i_moa
+    _t26 = E_a*_t25
+    _t27 = _t24*d
+    _t28 = 1 - i_qlora
+    _t29 = _t25*(E_a*h_kv2 - h2)
+    _t30 = 1 - i_og
+    _t31 = 1 - i_gh
+    _t32 = 2*i_lg
+    _t33 = d*(1 - i_lg)
+    _t34 = _t25*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
@@ -7161,7 +7204,13 @@ def optimizer_states(s):
             + 4*L_dense*(d + d_ff)*(i_glu + 2)
             - 4*L_dn*(
                 H_v*d*d_lv
-                + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                + d*(
+                    2*H_k*d_lk
+                    + H_v*d_lv
+                    + H_v
+                    + i_gf*(H_v*d_lk + H_v*d_lv)
+                    + (1 - i_cg)*(H_v*d_lv + H_v)
+                )
                 + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
             )
             + 4*L_dn*(2*H_k*d_lk + 3*H_v*d_lv + 2*H_v + 3*d)
@@ -7243,21 +7292,21 @@ def optimizer_states(s):
             - L*_t0*p_le
             - 4*L_att2*(
                 _t14
-                + _t21*_t29*d
-                + _t25
-                + _t26*_t27
-                + _t26*i_rel
-                + _t28*d_qk2
-                + _t28*d_v2
-                + h2*i_gate*(_t30*d_v2 + i_gh)*(_t31*r_q2 + _t32)
-                + i_og*(_t20 + _t21*r_o)
-                + i_qlora*(_t22*_t23*r_q2 + d*r_q2)
+                + _t22*_t30*d
+                + _t26
+                + _t27*_t28
+                + _t27*i_rel
+                + _t29*d_qk2
+                + _t29*d_v2
+                + h2*i_gate*(_t31*d_v2 + i_gh)*(_t32*r_q2 + _t33)
+                + i_og*(_t21 + _t22*r_o)
+                + i_qlora*(_t23*_t24*r_q2 + d*r_q2)
             )
             - L_dense*_t4
             - 4*L_dn*(
                 _t18*d
-                + d*(2*H_k*d_lk + _t19*(1 - i_cg) + _t19)
-                + i_cg*(_t5*r_g + r_g*(H_v*d_lk + _t18))
+                + d*(2*H_k*d_lk + _t19*i_gf + _t20*(1 - i_cg) + _t20)
+                + i_cg*(_t19*r_g + _t5*r_g)
             )
             - L_dw*_t4
             - L_gr*_t0*d_gr
@@ -7275,15 +7324,15 @@ def optimizer_states(s):
             + 4*_t17*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
                 _t17
-                + _t25
-                + _t27*_t8
-                + _t29*_t9
-                + _t33*d_qk
-                + _t33*d_v
+                + _t26
+                + _t28*_t8
+                + _t30*_t9
+                + _t34*d_qk
+                + _t34*d_v
                 + _t8*i_rel
-                + h*i_gate*(_t30*d_v + i_gh)*(_t31*r_q + _t32)
-                + i_og*(_t20 + d_v*h*r_o)
-                + i_qlora*(_t22*d_qk*h*r_q + d*r_q)
+                + h*i_gate*(_t31*d_v + i_gh)*(_t32*r_q + _t33)
+                + i_og*(_t21 + d_v*h*r_o)
+                + i_qlora*(_t23*d_qk*h*r_q + d*r_q)
             )
         ),
         'adafactor_adapters': (
@@ -7573,6 +7622,7 @@ def offload(s):
     i_cg = s['i_cg']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
@@ -8015,7 +8065,13 @@ def offload(s):
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
                             H_v*d*d_lv
-                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + d*(
+                                2*H_k*d_lk
+                                + H_v*d_lv
+                                + H_v
+                                + i_gf*(H_v*d_lk + H_v*d_lv)
+                                + (1 - i_cg)*(H_v*d_lv + H_v)
+                            )
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
@@ -8196,7 +8252,13 @@ def offload(s):
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
                             H_v*d*d_lv
-                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + d*(
+                                2*H_k*d_lk
+                                + H_v*d_lv
+                                + H_v
+                                + i_gf*(H_v*d_lk + H_v*d_lv)
+                                + (1 - i_cg)*(H_v*d_lv + H_v)
+                            )
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
@@ -8379,7 +8441,13 @@ def offload(s):
                             + L_dense*d*d_ff*(i_glu + 2)
                             + L_dn*(
                                 H_v*d*d_lv
-                                + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                                + d*(
+                                    2*H_k*d_lk
+                                    + H_v*d_lv
+                                    + H_v
+                                    + i_gf*(H_v*d_lk + H_v*d_lv)
+                                    + (1 - i_cg)*(H_v*d_lv + H_v)
+                                )
                                 + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                             )
                             + L_dw*d*d_ff*(i_glu + 2)
@@ -8817,7 +8885,13 @@ def offload(s):
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
                             H_v*d*d_lv
-                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + d*(
+                                2*H_k*d_lk
+                                + H_v*d_lv
+                                + H_v
+                                + i_gf*(H_v*d_lk + H_v*d_lv)
+                                + (1 - i_cg)*(H_v*d_lv + H_v)
+                            )
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
@@ -9017,6 +9091,7 @@ def precision(s):
     i_cg = s['i_cg']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
@@ -9075,36 +9150,37 @@ def precision(s):
     _t28 = _t7*(1 - i_m2)
     _t29 = 2*L
     _t30 = 2*N_s
-    _t31 = d_qk + d_v
-    _t32 = _t31*h_kv
-    _t33 = _t10*i_hcm
-    _t34 = 1 - i_og
-    _t35 = d_v2*h2
-    _t36 = d*g_o*r_o
-    _t37 = H_v + _t13
+    _t31 = H_v*d_lk + _t13
+    _t32 = d_qk + d_v
+    _t33 = _t32*h_kv
+    _t34 = _t10*i_hcm
+    _t35 = 1 - i_og
+    _t36 = d_v2*h2
+    _t37 = d*g_o*r_o
     _t38 = d_qk2*h2
     _t39 = d*(1 - i_qlora)
     _t40 = i_lg + 1
     _t41 = 1 - i_gh
     _t42 = 2*i_lg
     _t43 = d*(1 - i_lg)
-    _t44 = d*(1 - i_mla)
-    _t45 = (
-        2*_t44*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t44 = H_v + _t13
+    _t45 = d*(1 - i_mla)
+    _t46 = (
+        2*_t45*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t46 = (
-        2*_t44*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t31 - d_rope))
-    )
     _t47 = (
+        2*_t45*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t32 - d_rope))
+    )
+    _t48 = (
         10*H_la*L_la*d*d_la
         + L*_t4*p_le
-        + L_att2*_t45
+        + L_att2*_t46
         + L_dense*_t22
-        + 2*L_dn*i_cg*(_t14*r_g + r_g*(H_v*d_lk + _t13))
+        + 2*L_dn*i_cg*(_t14*r_g + _t31*r_g)
         + L_dw*_t22
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t45
+        - L_kvs2*_t46
         + L_rw*_t9
         + 8*L_rw*d*d_rw
         + L_sb*_t9
@@ -9119,35 +9195,35 @@ def precision(s):
         + _t11*_t12
         + _t11*h2*i_gate*(_t41*d_v2 + i_gh)*(_t42*r_q2 + _t43)
         + _t11*(_t38*_t39 + i_qlora*(_t38*_t40*r_q2 + d*r_q2))
-        + _t11*(_t34*_t35*d + i_og*(_t35*r_o + _t36))
+        + _t11*(_t35*_t36*d + i_og*(_t36*r_o + _t37))
         + _t12*_t27
         + _t13*_t15
         + _t14*r_ng*(_t25 + _t29)
-        + _t15*(2*H_k*d_lk + _t37*(1 - i_cg) + _t37)
+        + _t15*(2*H_k*d_lk + _t31*i_gf + _t44*(1 - i_cg) + _t44)
         + _t17*_t18
         + 2*_t18*_t20
         + _t2*_t4*d_mv
         + _t23*_t24*d_ff
-        + _t23*(i_sba*r_sb*(_t16 + _t32 + _t4) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t23*(_t14*_t32 + _t17 + _t20)
+        + _t23*(i_sba*r_sb*(_t16 + _t33 + _t4) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t23*(_t14*_t33 + _t17 + _t20)
         + _t24*_t25*d_e*k
         + _t25*(E_s*_t24*d_s + d*i_shared_gate)
-        + _t26*_t46
+        + _t26*_t47
         + _t27*h*i_gate*(_t41*d_v + i_gh)*(_t42*r_q + _t43)
         + _t27*(_t16*_t39 + i_qlora*(_t16*_t40*r_q + d*r_q))
-        + _t27*(_t20*_t34 + i_og*(_t19*r_o + _t36))
+        + _t27*(_t20*_t35 + i_og*(_t19*r_o + _t37))
         + _t28*(R_dt + _t30)
-        + _t29*(_t33*d + d*n_hc*(_t33 + 4*n_hc))
+        + _t29*(_t34*d + d*n_hc*(_t34 + 4*n_hc))
         + _t3*d_mk
         + _t3
         + _t4*_t5
-        - _t46*(L_kvs - L_kvs2)
+        - _t47*(L_kvs - L_kvs2)
         + 4*_t5*w_gr
         + _t7*d
     )
     return {
-        'low_precision_forward': _t47,
-        'low_precision_train': _t47*(3 - i_frozen),
+        'low_precision_forward': _t48,
+        'low_precision_train': _t48*(3 - i_frozen),
     }
 
 
@@ -9209,6 +9285,7 @@ def precision_memory(s):
     h_kv2 = s['h_kv2']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_kev = s['i_kev']
@@ -9255,7 +9332,13 @@ def precision_memory(s):
             + L_dense*d*d_ff*(i_glu + 2)
             + L_dn*(
                 H_v*d*d_lv
-                + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                + d*(
+                    2*H_k*d_lk
+                    + H_v*d_lv
+                    + H_v
+                    + i_gf*(H_v*d_lk + H_v*d_lv)
+                    + (1 - i_cg)*(H_v*d_lv + H_v)
+                )
                 + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
             )
             + L_dw*d*d_ff*(i_glu + 2)

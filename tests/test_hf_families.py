@@ -351,7 +351,7 @@ BAD = [
     ({"model_type": "hy_v4", "hc_mult": 0}, "hc_mult=0 must be a whole number >= 1"),
     ({"model_type": "nemotron_nas"},
      "model_type='nemotron_nas' is not supported (closest supported: nemotron, nemotron_h)"),
-    ({"model_type": "bailing_hybrid"}, "'bailing_hybrid' needs a delta-rule linear attention"),
+    ({"model_type": "hrm_text"}, "'hrm_text' needs two recurrent stacks"),
     ({"model_type": "bert"}, "'bert' is a bidirectional encoder of the BERT family"),
     ({"model_type": "my_llama", "architectures": ["LlamaForCausalLM"]}, "closest supported: l"),
     ({"model_type": "t5"}, "write the model as a spec file (TOML, docs/custom-models.md)"),

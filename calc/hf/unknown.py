@@ -27,10 +27,6 @@ NEEDS = {
     # per_layer_embeddings (a table slice and an embedding projection through a gate)
     "qwen4_exp_text": "sparse attention whose QSA indexer selects the keys, n-gram embeddings "
                       "and per-layer n-gram embeddings keyed per residual stream",
-    # recurrent and linear-attention mixers the spec has no part for
-    "bailing_hybrid": "a delta-rule linear attention with its own forget gate "
-                      "(BailingHybridDeltaAttention, BailingHybridForgetGate) beside softmax "
-                      "attention",
     # layers reused or iterated, or residual streams the spec's one pass cannot hold
     "dory": "looped layers (n_recurrent_loops passes through the same layers) and nGPT's "
             "normalised residual updates with learned scale vectors",
