@@ -70,6 +70,10 @@ UNRELEASED = {
         ("beam", "reflection/Beam-1.0-501B-A23B"), ("axk2", "skt/A.X-K2"),
         ("dots3_note_text", "dots-studio/dots3-note-prev"),
         ("bailing_hybrid", "inclusionAI/Ling-3.0-Flash"))},
+    "minimax_m3_vl_text": "MiniMaxAI/MiniMax-M3's config.json (as public repositories quote "
+                          "it: sparse_attention_freq 0 on layers 0-2, 1 after) has "
+                          "minimax_m3_sparse layers, which calc refuses; calc reads configs "
+                          "without them",
     "deepseek_v4": "deepseek-ai/DeepSeek-V4-Flash's config.json (as public repositories quote "
                    "it: compress_ratios [0, 0, 4, 128, ...]) has compressed layers (CSA/HCA), "
                    "which calc refuses; calc reads configs whose layers are all "

@@ -187,6 +187,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     mllama.MLLAMA_TEXT_MODEL,
     bailing.BAILING_HYBRID,
     # read only: no writer of their own (their family module says which writer holds them)
+    minimax.MINIMAX_M3_VL_TEXT,
     gemma.GEMMA,
     phi.PHI3,
     smollm3.SMOLLM3,
