@@ -195,18 +195,20 @@ def params_deltanet(s):
     d_lk = s['d_lk']
     d_lv = s['d_lv']
     i_cg = s['i_cg']
+    i_gf = s['i_gf']
     k_dn = s['k_dn']
     r_g = s['r_g']
     _t0 = 2*H_k*d_lk
-    _t1 = 1 - i_cg
+    _t1 = H_v*d_lk
     _t2 = H_v*d_lv
-    _t3 = H_v + _t2
-    _t4 = H_v*d_lk
+    _t3 = _t1 + _t2
+    _t4 = 1 - i_cg
+    _t5 = H_v + _t2
     return {
-        'deltanet/in': d*(_t0 + _t1*_t3 + _t3),
-        'deltanet/lowrank': i_cg*(2*d*r_g + r_g*(_t2 + _t4)),
+        'deltanet/in': d*(_t0 + _t3*i_gf + _t4*_t5 + _t5),
+        'deltanet/lowrank': i_cg*(_t3*r_g + 2*d*r_g),
         'deltanet/conv': k_dn*(_t0 + _t2),
-        'deltanet/gates': H_v*_t1 + H_v + _t4*i_cg,
+        'deltanet/gates': H_v*_t4 + H_v + _t1*i_cg,
         'deltanet/norm': d_lv,
         'deltanet/out': _t2*d,
     }
@@ -401,6 +403,7 @@ def params_components(s):
     i_diff = s['i_diff']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
@@ -519,39 +522,40 @@ def params_components(s):
     _t55 = _t54*d_in
     _t56 = H_s*i_m2
     _t57 = 2*H_k*d_lk
-    _t58 = 1 - i_cg
+    _t58 = H_v*d_lk
     _t59 = H_v*d_lv
-    _t60 = H_v + _t59
-    _t61 = L_dn*d
-    _t62 = H_v*d_lk
-    _t63 = H_la*L_la*d_la
-    _t64 = _t63*d
-    _t65 = L_rw*d_rw
-    _t66 = _t65*d
-    _t67 = d**2
-    _t68 = d*d_gr
-    _t69 = L_gr*(_t68 + d_gr)
-    _t70 = L_gr*d_gr
-    _t71 = 2*d_gr
-    _t72 = H_ml*L_ml
-    _t73 = _t72*d*d_mk
-    _t74 = _t72*d_mv
-    _t75 = _t74*d
-    _t76 = 2*H_ml
-    _t77 = b_sc*d
-    _t78 = _t19*h_kv
-    _t79 = i_glu + 1
-    _t80 = b_ff*d_ff
-    _t81 = d*d_ff
-    _t82 = _t79*(_t80 + _t81)
-    _t83 = _t81 + b_ff*d
-    _t84 = _t45*d_ff
-    _t85 = E + E_0
-    _t86 = d*(i_glu + 2)
-    _t87 = _t0*d
-    _t88 = 3*_t87
-    _t89 = _t46*p_le
-    _t90 = _t46*i_au
+    _t60 = _t58 + _t59
+    _t61 = 1 - i_cg
+    _t62 = H_v + _t59
+    _t63 = L_dn*d
+    _t64 = H_la*L_la*d_la
+    _t65 = _t64*d
+    _t66 = L_rw*d_rw
+    _t67 = _t66*d
+    _t68 = d**2
+    _t69 = d*d_gr
+    _t70 = L_gr*(_t69 + d_gr)
+    _t71 = L_gr*d_gr
+    _t72 = 2*d_gr
+    _t73 = H_ml*L_ml
+    _t74 = _t73*d*d_mk
+    _t75 = _t73*d_mv
+    _t76 = _t75*d
+    _t77 = 2*H_ml
+    _t78 = b_sc*d
+    _t79 = _t19*h_kv
+    _t80 = i_glu + 1
+    _t81 = b_ff*d_ff
+    _t82 = d*d_ff
+    _t83 = _t80*(_t81 + _t82)
+    _t84 = _t82 + b_ff*d
+    _t85 = _t45*d_ff
+    _t86 = E + E_0
+    _t87 = d*(i_glu + 2)
+    _t88 = _t0*d
+    _t89 = 3*_t88
+    _t90 = _t46*p_le
+    _t91 = _t46*i_au
     return {
         'attention/q': (
             L_att2*(
@@ -601,73 +605,73 @@ def params_components(s):
         'mamba/ssm': L_ssm*(_t54*(N_s*d_in + d_in) + 2*_t56),
         'mamba/norm': L_ssm*(_t53*_t54*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t61*(_t57 + _t58*_t60 + _t60),
-        'deltanet/lowrank': L_dn*i_cg*(_t48*r_g + r_g*(_t59 + _t62)),
+        'deltanet/in': _t63*(_t57 + _t60*i_gf + _t61*_t62 + _t62),
+        'deltanet/lowrank': L_dn*i_cg*(_t48*r_g + _t60*r_g),
         'deltanet/conv': L_dn*k_dn*(_t57 + _t59),
-        'deltanet/gates': L_dn*(H_v*_t58 + H_v + _t62*i_cg),
+        'deltanet/gates': L_dn*(H_v*_t61 + H_v + _t58*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t59*_t61,
-        'lightning/qkv': 3*_t64,
-        'lightning/gate': _t64,
-        'lightning/out': _t64,
-        'lightning/norm': _t63,
-        'rwkv/key': _t66,
-        'rwkv/value': _t66,
-        'rwkv/receptance': _t66,
-        'rwkv/output': _t66,
-        'rwkv/gate': L_rw*_t67,
-        'rwkv/decay': 2*_t65,
+        'deltanet/out': _t59*_t63,
+        'lightning/qkv': 3*_t65,
+        'lightning/gate': _t65,
+        'lightning/out': _t65,
+        'lightning/norm': _t64,
+        'rwkv/key': _t67,
+        'rwkv/value': _t67,
+        'rwkv/receptance': _t67,
+        'rwkv/output': _t67,
+        'rwkv/gate': L_rw*_t68,
+        'rwkv/decay': 2*_t66,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t69,
-        'griffin/x': _t69,
-        'griffin/conv': _t70*(k_gr + 1),
-        'griffin/gates': L_gr*(_t71*w_gr + _t71),
-        'griffin/decay': _t70,
-        'griffin/out': L_gr*(_t68 + d),
-        'mlstm/q': _t73,
-        'mlstm/k': _t73,
-        'mlstm/v': _t75,
-        'mlstm/ogate': _t75,
-        'mlstm/gates': L_ml*(_t76*d + _t76),
-        'mlstm/norm': _t74,
-        'mlstm/out': _t75,
-        'conv/in': L_sc*(3*_t67 + 3*_t77),
+        'griffin/y': _t70,
+        'griffin/x': _t70,
+        'griffin/conv': _t71*(k_gr + 1),
+        'griffin/gates': L_gr*(_t72*w_gr + _t72),
+        'griffin/decay': _t71,
+        'griffin/out': L_gr*(_t69 + d),
+        'mlstm/q': _t74,
+        'mlstm/k': _t74,
+        'mlstm/v': _t76,
+        'mlstm/ogate': _t76,
+        'mlstm/gates': L_ml*(_t77*d + _t77),
+        'mlstm/norm': _t75,
+        'mlstm/out': _t76,
+        'conv/in': L_sc*(3*_t68 + 3*_t78),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t67 + _t77),
+        'conv/out': L_sc*(_t68 + _t78),
         'cross_attention/q': L_xa*_t12,
-        'cross_attention/kv': L_xa*_t78*d,
+        'cross_attention/kv': L_xa*_t79*d,
         'cross_attention/o': L_xa*_t28,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t82 + L_dw*(_t79*(2*_t80 + 2*_t81) - _t82),
-        'mlp/down': L_dense*_t83 + L_dw*_t81,
+        'mlp/up': L_dense*_t83 + L_dw*(_t80*(2*_t81 + 2*_t82) - _t83),
+        'mlp/down': L_dense*_t84 + L_dw*_t82,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t84 + L_dw*_t84,
-        'moe/router': L_moe*(_t85*b_router + _t85*d + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t86*d_e + b_ff*(_t79*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t86*d_s + b_ff*(_t79*d_s + d)) + d*i_shared_gate),
+        'mlp/sub_norm': L_dense*_t85 + L_dw*_t85,
+        'moe/router': L_moe*(_t86*b_router + _t86*d + i_rs*(E + d)),
+        'moe/experts': E*L_moe*(_t87*d_e + b_ff*(_t80*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t87*d_s + b_ff*(_t80*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t87*i_mn + _t88*i_bn),
-        'shared_block/attention': M_sb*(_t28 + _t38*d + _t48*_t78),
-        'shared_block/mlp': M_sb*(_t82 + _t83 + n_act),
-        'shared_block/norms': M_sb*_t88,
-        'shared_block/projection': L_sb*_t67,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t78 + 6*d) + r_sb*(_t79*d_ff + d)),
+        'moe/norm': L_moe*(_t88*i_mn + _t89*i_bn),
+        'shared_block/attention': M_sb*(_t28 + _t38*d + _t48*_t79),
+        'shared_block/mlp': M_sb*(_t83 + _t84 + n_act),
+        'shared_block/norms': M_sb*_t89,
+        'shared_block/projection': L_sb*_t68,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t79 + 6*d) + r_sb*(_t80*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t89,
-        'per_layer_embeddings/layers': 2*_t89,
+        'per_layer_embeddings/projection': _t90,
+        'per_layer_embeddings/layers': 2*_t90,
         'per_layer_embeddings/norms': _t0*i_le*(_t46 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t90,
-        'altup/projections': _t67*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t90,
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t91,
+        'altup/projections': _t68*(-2*i_au + 2*n_au),
+        'altup/norms': _t0*_t91,
         'laurel/layers': 2*_t46*r_lr,
         'laurel/norms': _t47*i_lr,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t87*i_norm_emb,
+        'embedding/norm': _t88*i_norm_emb,
         'embedding_projection': _t48*d_emb*i_proj,
         'hyper_connections/head': _t49*d + i_hc + n_hc,
-        'final_norm': _t87*i_norm_final,
+        'final_norm': _t88*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
@@ -755,6 +759,7 @@ def params_summary(s):
     i_dsa = s['i_dsa']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
@@ -912,38 +917,39 @@ def params_summary(s):
     _t92 = _t91*i_au
     _t93 = 2*H_k*d_lk
     _t94 = H_v*d_lv
-    _t95 = H_v + _t94
-    _t96 = b_moe*d
-    _t97 = h*i_sink
-    _t98 = i_rel*(2*_t22 + _t23)
-    _t99 = 4*i_diff
-    _t100 = _t99*d_qk
-    _t101 = E_a*_t0
-    _t102 = _t7*_t91
-    _t103 = _t7*i_sub
-    _t104 = _t103*d_ff
-    _t105 = _t103*_t17
-    _t106 = (
+    _t95 = _t48 + _t94
+    _t96 = H_v + _t94
+    _t97 = b_moe*d
+    _t98 = h*i_sink
+    _t99 = i_rel*(2*_t22 + _t23)
+    _t100 = 4*i_diff
+    _t101 = _t100*d_qk
+    _t102 = E_a*_t0
+    _t103 = _t7*_t91
+    _t104 = _t7*i_sub
+    _t105 = _t104*d_ff
+    _t106 = _t104*_t17
+    _t107 = (
         H_v*_t47*d
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t101
-        + L_att2*_t103*_t4
+        + L_att2*_t100*d_qk2
+        + L_att2*_t102
+        + L_att2*_t104*_t4
         + L_att2*_t44
-        + L_att2*_t99*d_qk2
         + L_att2*h2*i_sink2
         + L_att2*i_rel*(2*_t10 + _t11)
         + L_att2*(_t33 + _t34*(_t31 + _t32*h2))
         + L_att2*(_t36*_t37*_t38 + _t37*(_t36 + i_gh)*(_t39*r_q2 + _t40) + b_gh*h2)
-        + L_dense*_t104
+        + L_dense*_t105
         + L_dense*_t46
         + L_dense*_t51
         + L_dense*n_act
-        + L_dn*d*(_t49*_t95 + _t93 + _t95)
-        + L_dn*i_cg*(_t75*r_g + r_g*(_t48 + _t94))
+        + L_dn*d*(_t49*_t96 + _t93 + _t95*i_gf + _t96)
+        + L_dn*i_cg*(_t75*r_g + _t95*r_g)
         + L_dn*k_dn*(_t93 + _t94)
         + L_dn*(H_v*_t49 + H_v + _t48*i_cg)
-        + L_dw*_t104
+        + L_dw*_t105
         + L_dw*_t45
         + L_dw*(_t27*(2*_t45 + 2*_t50) - _t51)
         + L_gr*(_t53 + d)
@@ -957,7 +963,7 @@ def params_summary(s):
         + L_moe*_t58
         + L_moe*_t61
         + L_moe*_t63
-        + L_moe*_t96
+        + L_moe*_t97
         + L_rw*_t64
         + L_rw*_t88
         + L_sb*_t64
@@ -980,16 +986,16 @@ def params_summary(s):
         + M_sb*_t60
         + M_sb*_t76
         + M_sb*(_t18 + _t22*_t75 + _t66*_t75)
-        + _t100*_t15
         + _t101*_t15
-        + _t102*i_lr
-        + _t102*n_norm
-        + _t105*_t15
+        + _t102*_t15
+        + _t103*i_lr
+        + _t103*n_norm
+        + _t106*_t15
         + _t15*_t79
         + _t15*_t82
         + _t15*_t85
-        + _t15*_t97
         + _t15*_t98
+        + _t15*_t99
         + _t30*d
         + _t47
         + _t52*(k_gr + 1)
@@ -1016,28 +1022,28 @@ def params_summary(s):
         + i_hc
         + n_hc
     )
-    _t107 = (
+    _t108 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t29
-        + _t106
+        + _t107
         + _t15*_t20
         + _t15*_t25
     )
-    _t108 = L*V_le*p_le + P*d + V*d_emb
-    _t109 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t108
+    _t109 = L*V_le*p_le + P*d + V*d_emb
+    _t110 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t109
     return {
-        'total': _t107 + _t109,
-        'embedding': _t108,
-        'non_embedding': _t107,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t106 + _t109 + _t15*_t19 + _t15*_t24,
+        'total': _t108 + _t110,
+        'embedding': _t109,
+        'non_embedding': _t108,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t107 + _t110 + _t15*_t19 + _t15*_t24,
         'mtp': (
             M*_t60
             + 2*M*_t64
             + M*(
-                _t100
-                + _t101
-                + _t105
+                _t101
+                + _t102
+                + _t106
                 + _t20
                 + _t25
                 + _t55*i_dsa
@@ -1045,10 +1051,10 @@ def params_summary(s):
                 + _t79
                 + _t82
                 + _t85
-                + _t97
                 + _t98
-                + i_moe*(_t29 + _t58 + _t61 + _t63 + _t96)
-                + (1 - i_moe)*(_t104 + _t76)
+                + _t99
+                + i_moe*(_t29 + _t58 + _t61 + _t63 + _t97)
+                + (1 - i_moe)*(_t105 + _t76)
             )
         ),
     }
@@ -1115,6 +1121,7 @@ def flops_forward_components(s):
     i_au = s['i_au']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
@@ -1178,37 +1185,38 @@ def flops_forward_components(s):
     _t24 = _t23*(1 - i_m2)
     _t25 = 2*H_k*d_lk
     _t26 = H_v*d_lv
-    _t27 = H_v + _t26
-    _t28 = L_dn*_t22
-    _t29 = 2*L_dn
-    _t30 = 6*d
-    _t31 = H_la*L_la
-    _t32 = _t31*d_la
-    _t33 = _t22*_t32
-    _t34 = L_rw*d_rw
-    _t35 = _t22*_t34
-    _t36 = d**2
-    _t37 = 2*_t36
-    _t38 = L_gr*d_gr
-    _t39 = _t22*_t38
-    _t40 = H_ml*L_ml
-    _t41 = _t22*_t40
-    _t42 = _t41*d_mk
-    _t43 = _t41*d_mv
-    _t44 = 4*d
-    _t45 = _t22*_t4
-    _t46 = L_xa*i_img
-    _t47 = i_glu + 2
-    _t48 = _t22*_t47*d_ff
-    _t49 = 2*L_moe
-    _t50 = _t49*d
-    _t51 = n_hc**2
-    _t52 = _t51*i_hcm
-    _t53 = 2*L
-    _t54 = _t8*h_kv
-    _t55 = 2*L_sb
-    _t56 = L*_t44
-    _t57 = n_au**2
+    _t27 = H_v*d_lk + _t26
+    _t28 = H_v + _t26
+    _t29 = L_dn*_t22
+    _t30 = 2*L_dn
+    _t31 = 6*d
+    _t32 = H_la*L_la
+    _t33 = _t32*d_la
+    _t34 = _t22*_t33
+    _t35 = L_rw*d_rw
+    _t36 = _t22*_t35
+    _t37 = d**2
+    _t38 = 2*_t37
+    _t39 = L_gr*d_gr
+    _t40 = _t22*_t39
+    _t41 = H_ml*L_ml
+    _t42 = _t22*_t41
+    _t43 = _t42*d_mk
+    _t44 = _t42*d_mv
+    _t45 = 4*d
+    _t46 = _t22*_t4
+    _t47 = L_xa*i_img
+    _t48 = i_glu + 2
+    _t49 = _t22*_t48*d_ff
+    _t50 = 2*L_moe
+    _t51 = _t50*d
+    _t52 = n_hc**2
+    _t53 = _t52*i_hcm
+    _t54 = 2*L
+    _t55 = _t8*h_kv
+    _t56 = 2*L_sb
+    _t57 = L*_t45
+    _t58 = n_au**2
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
@@ -1230,58 +1238,58 @@ def flops_forward_components(s):
         'mamba/out': _t23*d,
         'mamba/conv': 2*L_ssm*k_s*(_t21*i_m2 + d_in),
         'mamba/scan': 5*L_ssm*N_s*d_in,
-        'deltanet/in': _t28*(_t25 + _t27*(1 - i_cg) + _t27),
-        'deltanet/lowrank': _t29*i_cg*(_t22*r_g + r_g*(H_v*d_lk + _t26)),
-        'deltanet/out': _t26*_t28,
-        'deltanet/conv': _t29*k_dn*(_t25 + _t26),
+        'deltanet/in': _t29*(_t25 + _t27*i_gf + _t28*(1 - i_cg) + _t28),
+        'deltanet/lowrank': _t30*i_cg*(_t22*r_g + _t27*r_g),
+        'deltanet/out': _t26*_t29,
+        'deltanet/conv': _t30*k_dn*(_t25 + _t26),
         'deltanet/scan': 7*L_dn*_t26*d_lk,
-        'lightning/qkv': _t30*_t32,
-        'lightning/gate': _t33,
-        'lightning/out': _t33,
-        'lightning/scan': 5*_t31*d_la**2,
-        'rwkv/key': _t35,
-        'rwkv/value': _t35,
-        'rwkv/receptance': _t35,
-        'rwkv/output': _t35,
-        'rwkv/gate': L_rw*_t37,
-        'rwkv/scan': 9*_t34,
-        'griffin/y': _t39,
-        'griffin/x': _t39,
-        'griffin/gates': 4*_t38*w_gr,
-        'griffin/out': _t39,
-        'griffin/conv': 2*_t38*k_gr,
-        'griffin/scan': 3*_t38,
-        'mlstm/q': _t42,
-        'mlstm/k': _t42,
-        'mlstm/v': _t43,
-        'mlstm/ogate': _t43,
-        'mlstm/gates': _t40*_t44,
-        'mlstm/out': _t43,
-        'mlstm/scan': 5*_t40*d_mk*(d_mv + 1),
-        'conv/in': 6*L_sc*_t36,
-        'conv/out': L_sc*_t37,
+        'lightning/qkv': _t31*_t33,
+        'lightning/gate': _t34,
+        'lightning/out': _t34,
+        'lightning/scan': 5*_t32*d_la**2,
+        'rwkv/key': _t36,
+        'rwkv/value': _t36,
+        'rwkv/receptance': _t36,
+        'rwkv/output': _t36,
+        'rwkv/gate': L_rw*_t38,
+        'rwkv/scan': 9*_t35,
+        'griffin/y': _t40,
+        'griffin/x': _t40,
+        'griffin/gates': 4*_t39*w_gr,
+        'griffin/out': _t40,
+        'griffin/conv': 2*_t39*k_gr,
+        'griffin/scan': 3*_t39,
+        'mlstm/q': _t43,
+        'mlstm/k': _t43,
+        'mlstm/v': _t44,
+        'mlstm/ogate': _t44,
+        'mlstm/gates': _t41*_t45,
+        'mlstm/out': _t44,
+        'mlstm/scan': 5*_t41*d_mk*(d_mv + 1),
+        'conv/in': 6*L_sc*_t37,
+        'conv/out': L_sc*_t38,
         'conv/conv': L_sc*_t22*k_sc,
-        'cross_attention/q': _t45*_t46,
-        'cross_attention/o': _t13*_t22*_t46,
-        'mlp': L_dense*_t48 + L_dw*_t48 - L_xa*_t48*(1 - i_img),
-        'moe/router': _t50*(E + E_0),
-        'moe/experts': _t47*_t50*d_e*k,
-        'moe/shared': _t49*(E_s*_t47*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': _t53*(_t22*_t52 + d*n_hc*(2*_t52 + 4*n_hc)),
-        'hyper_connections/head': _t22*_t51,
-        'shared_block/attention': _t55*(_t14 + _t22*_t54 + _t45),
-        'shared_block/mlp': L_sb*_t48,
-        'shared_block/projection': L_sb*_t37,
-        'shared_block/adapters': _t55*(
-            i_sba*r_sb*(_t30 + _t4 + _t54) + r_sb*(d + d_ff*(i_glu + 1))
+        'cross_attention/q': _t46*_t47,
+        'cross_attention/o': _t13*_t22*_t47,
+        'mlp': L_dense*_t49 + L_dw*_t49 - L_xa*_t49*(1 - i_img),
+        'moe/router': _t51*(E + E_0),
+        'moe/experts': _t48*_t51*d_e*k,
+        'moe/shared': _t50*(E_s*_t48*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': _t54*(_t22*_t53 + d*n_hc*(2*_t53 + 4*n_hc)),
+        'hyper_connections/head': _t22*_t52,
+        'shared_block/attention': _t56*(_t14 + _t22*_t55 + _t46),
+        'shared_block/mlp': L_sb*_t49,
+        'shared_block/projection': L_sb*_t38,
+        'shared_block/adapters': _t56*(
+            i_sba*r_sb*(_t31 + _t4 + _t55) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'per_layer_embeddings/projection': _t53*d*p_le,
-        'per_layer_embeddings/layers': _t56*p_le,
-        'altup/layers': _t53*(_t57*d + _t57 + 2*d*n_au + n_au**3),
-        'altup/projections': _t37*(-2*i_au + 2*n_au),
-        'laurel/layers': _t56*r_lr,
-        'norm_gates': _t22*r_ng*(_t49 + _t53),
-        'embedding_projection': _t44*d_emb*i_proj,
+        'per_layer_embeddings/projection': _t54*d*p_le,
+        'per_layer_embeddings/layers': _t57*p_le,
+        'altup/layers': _t54*(_t58*d + _t58 + 2*d*n_au + n_au**3),
+        'altup/projections': _t38*(-2*i_au + 2*n_au),
+        'laurel/layers': _t57*r_lr,
+        'norm_gates': _t22*r_ng*(_t50 + _t54),
+        'embedding_projection': _t45*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
 
@@ -1358,6 +1366,7 @@ def flops(s):
     i_diff = s['i_diff']
     i_dsa = s['i_dsa']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
@@ -1428,40 +1437,41 @@ def flops(s):
     _t32 = 2*L
     _t33 = 2*H_k*d_lk
     _t34 = 2*L_dn
-    _t35 = n_au**2
-    _t36 = d_qk + d_v
-    _t37 = _t36*h_kv
-    _t38 = _t37*_t6
-    _t39 = _t11*i_hcm
-    _t40 = 1 - i_og
-    _t41 = d_v2*h2
-    _t42 = d*g_o*r_o
-    _t43 = H_v + _t15
+    _t35 = H_v*d_lk + _t15
+    _t36 = n_au**2
+    _t37 = d_qk + d_v
+    _t38 = _t37*h_kv
+    _t39 = _t38*_t6
+    _t40 = _t11*i_hcm
+    _t41 = 1 - i_og
+    _t42 = d_v2*h2
+    _t43 = d*g_o*r_o
     _t44 = d_qk2*h2
     _t45 = d*(1 - i_qlora)
     _t46 = i_lg + 1
     _t47 = 1 - i_gh
     _t48 = 2*i_lg
     _t49 = d*(1 - i_lg)
-    _t50 = d*(1 - i_mla)
-    _t51 = (
-        2*_t50*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t50 = H_v + _t15
+    _t51 = d*(1 - i_mla)
+    _t52 = (
+        2*_t51*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t52 = (
-        2*_t50*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t36 - d_rope))
+    _t53 = (
+        2*_t51*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t37 - d_rope))
     )
-    _t53 = L_xa*T_img
+    _t54 = L_xa*T_img
     return {
         'weights_per_token': (
             L*_t2*r_lr
             + L*_t5*p_le
-            + L_att2*_t51
+            + L_att2*_t52
             + L_dense*_t24
             + 7*L_dn*_t15*d_lk
             + L_dw*_t24
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t51
+            - L_kvs2*_t52
             + L_rw*_t10
             + L_sb*_t10
             + L_sc*_t6*k_sc
@@ -1483,12 +1493,12 @@ def flops(s):
             + _t12*_t13
             + _t12*h2*i_gate*(_t47*d_v2 + i_gh)*(_t48*r_q2 + _t49)
             + _t12*(_t44*_t45 + i_qlora*(_t44*_t46*r_q2 + d*r_q2))
-            + _t12*(_t40*_t41*d + i_og*(_t41*r_o + _t42))
+            + _t12*(_t41*_t42*d + i_og*(_t42*r_o + _t43))
             + _t13*_t28
             + 10*_t14*d*d_la
             + 5*_t14*d_la**2
             + _t15*_t16
-            + _t16*(_t33 + _t43*(1 - i_cg) + _t43)
+            + _t16*(_t33 + _t35*i_gf + _t50*(1 - i_cg) + _t50)
             + _t17*_t26*d_e*k
             + _t17*d*(E + E_0)
             + _t17*(E_s*_t26*d_s + d*i_shared_gate)
@@ -1496,22 +1506,22 @@ def flops(s):
             + _t2*d_emb*i_proj
             + 2*_t20*_t22
             + _t25*_t26*d_ff
-            + _t25*(i_sba*r_sb*(_t18 + _t37 + _t5) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t25*(_t19 + _t22 + _t38)
-            + _t27*_t52
+            + _t25*(i_sba*r_sb*(_t18 + _t38 + _t5) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t25*(_t19 + _t22 + _t39)
+            + _t27*_t53
             + _t28*h*i_gate*(_t47*d_v + i_gh)*(_t48*r_q + _t49)
             + _t28*(_t18*_t45 + i_qlora*(_t18*_t46*r_q + d*r_q))
-            + _t28*(_t22*_t40 + i_og*(_t21*r_o + _t42))
+            + _t28*(_t22*_t41 + i_og*(_t21*r_o + _t43))
             + _t29*(R_dt + _t30)
             + _t3*_t5*d_mv
             + 5*_t3*d_mk*(d_mv + 1)
-            + _t32*(_t39*d + d*n_hc*(_t39 + 4*n_hc))
-            + _t32*(_t35*d + _t35 + 2*d*n_au + n_au**3)
-            + _t34*i_cg*(_t6*r_g + r_g*(H_v*d_lk + _t15))
+            + _t32*(_t40*d + d*n_hc*(_t40 + 4*n_hc))
+            + _t32*(_t36*d + _t36 + 2*d*n_au + n_au**3)
+            + _t34*i_cg*(_t35*r_g + _t6*r_g)
             + _t34*k_dn*(_t15 + _t33)
             + _t4*d_mk
             + _t4
-            - _t52*(L_kvs - L_kvs2)
+            - _t53*(L_kvs - L_kvs2)
             + _t6*r_ng*(_t17 + _t32)
             + _t8*d
         ),
@@ -1575,8 +1585,8 @@ def flops(s):
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t38*_t53,
-        'cross_scores_per_sequence': 2*T*_t36*_t53*h,
+        'image_kv_per_sequence': _t39*_t54,
+        'cross_scores_per_sequence': 2*T*_t37*_t54*h,
         'inference_attention_per_token': (
             2*L_idx*T*h_I*(d_I + 1)
             + 2*L_sb*T*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
@@ -1679,6 +1689,7 @@ def rules_train_per_token(s):
     i_diff = s['i_diff']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_gn = s['i_gn']
@@ -1829,22 +1840,23 @@ def rules_train_per_token(s):
     _t86 = _t85*i_au
     _t87 = 2*H_k*d_lk
     _t88 = H_v*d_lv
-    _t89 = H_v + _t88
-    _t90 = L_dn*_t0
-    _t91 = _t0*_t3
-    _t92 = L*d
-    _t93 = 12*d
-    _t94 = 24*i_diff
-    _t95 = E_a*_t0*i_moa
-    _t96 = _t3*_t85
-    _t97 = _t3*i_sub
-    _t98 = _t97*d_ff
-    _t99 = L_xa*_t0
-    _t100 = (
-        H_ml*L_ml*_t93*d_mk
+    _t89 = _t39 + _t88
+    _t90 = H_v + _t88
+    _t91 = L_dn*_t0
+    _t92 = _t0*_t3
+    _t93 = L*d
+    _t94 = 12*d
+    _t95 = 24*i_diff
+    _t96 = E_a*_t0*i_moa
+    _t97 = _t3*_t85
+    _t98 = _t3*i_sub
+    _t99 = _t98*d_ff
+    _t100 = L_xa*_t0
+    _t101 = (
+        H_ml*L_ml*_t94*d_mk
         + L_att2*_t8
-        + L_att2*_t94*d_qk2
-        + L_att2*_t95
+        + L_att2*_t95*d_qk2
+        + L_att2*_t96
         + 12*L_gr*(_t47 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - 6*L_kvs2*_t17
@@ -1861,9 +1873,12 @@ def rules_train_per_token(s):
         + 18*M_sb*_t53
         + _t0*_t14
         + _t0*b_oL
+        + _t100*_t57
+        + _t100*_t58
+        + _t100*_t69
         + _t13*_t75
         - _t13*_t9
-        + _t19*_t28*_t97
+        + _t19*_t28*_t98
         + _t19*h2*i_sink2
         + _t19*i_rel*(2*_t32 + _t33)
         + _t19*(_t17 + _t18*(_t15 + _t16*h2))
@@ -1878,17 +1893,17 @@ def rules_train_per_token(s):
         + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + _t2*(d*n_au + n_au**3 + n_au**2)
         + _t3*_t86
-        + 6*_t3*i_le*(_t92 + p_le)
+        + 6*_t3*i_le*(_t93 + p_le)
         + _t35*_t37
         + _t35*_t43
-        + _t35*_t98
+        + _t35*_t99
         + _t35*n_act
         + _t36*_t44
         + _t38*d_lv
-        + _t38*i_cg*(_t71*r_g + r_g*(_t39 + _t88))
+        + _t38*i_cg*(_t71*r_g + _t89*r_g)
         + _t38*k_dn*(_t87 + _t88)
         + _t38*(H_v*_t40 + H_v + _t39*i_cg)
-        + _t44*_t98
+        + _t44*_t99
         + _t44*(_t41*(2*_t36 + 2*_t42) - _t43)
         + _t45*(_t47 + d)
         + _t45*(_t48*w_gr + _t48)
@@ -1901,8 +1916,6 @@ def rules_train_per_token(s):
         + _t52*(3*_t53*i_bn + _t53*i_mn)
         + _t52*(_t54*b_router + _t54*d + i_rs*(E + d))
         + _t56*(-2*i_au + 2*n_au)
-        + _t57*_t99
-        + _t58*_t99
         + _t60*(_t55 + _t59)
         + _t60*(3*_t55 + 3*_t59)
         + _t61*_t67*_t68
@@ -1912,13 +1925,12 @@ def rules_train_per_token(s):
         + _t61*(b_ssm*d + d*d_in)
         + _t61*(_t66*_t67*i_dtn + d_in*i_gn*i_m2)
         + _t61*(R_dt*_t68 + _t65 + _t68)
-        + _t69*_t76*_t97
-        + _t69*_t99
+        + _t69*_t76*_t98
         + _t72*(_t37 + _t43 + n_act)
         + _t72*(_t57*_t71 + _t58*_t71 + _t70)
         - 6*_t74*_t9
-        + _t75*_t94*d_qk
-        + _t75*_t95
+        + _t75*_t95*d_qk
+        + _t75*_t96
         + _t76*h*i_sink
         + _t76*i_rel*(2*_t57 + _t80)
         + _t76*(_t18*(_t57*i_qk_proj + _t73) + _t74)
@@ -1932,28 +1944,28 @@ def rules_train_per_token(s):
         + _t82*_t83
         + 6*_t83
         + _t86
-        + _t88*_t90
-        + _t90*(_t40*_t89 + _t87 + _t89)
-        + _t91*i_norm_emb
-        + _t91*i_norm_final
-        + 18*_t92*p_le
-        + 12*_t92*r_lr
-        + _t93*d_emb*i_proj
-        + _t93*r_ng*(L + L_moe)
-        + _t96*i_lr
-        + _t96*n_norm
+        + _t88*_t91
+        + _t91*(_t40*_t90 + _t87 + _t89*i_gf + _t90)
+        + _t92*i_norm_emb
+        + _t92*i_norm_final
+        + 18*_t93*p_le
+        + 12*_t93*r_lr
+        + _t94*d_emb*i_proj
+        + _t94*r_ng*(L + L_moe)
+        + _t97*i_lr
+        + _t97*n_norm
         + 6*i_hc
         + 6*n_hc
     )
-    _t101 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t100
-    _t102 = T*_t32
-    _t103 = T*_t57
-    _t104 = 3*T
-    _t105 = 4*T
+    _t102 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t101
+    _t103 = T*_t32
+    _t104 = T*_t57
+    _t105 = 3*T
+    _t106 = 4*T
     return {
-        '6N': P*_t0 + _t101,
-        'kaplan': _t100 + _t102*_t19 + _t103*_t76,
-        'palm': 12*L_att2*_t102 + _t101 + 12*_t103*_t75,
+        '6N': P*_t0 + _t102,
+        'kaplan': _t101 + _t103*_t19 + _t104*_t76,
+        'palm': 12*L_att2*_t103 + _t102 + 12*_t104*_t75,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1961,11 +1973,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t104*h2 + _t105*_t32 + 8*_t33)
+            3*L_att2*(_t105*h2 + _t106*_t32 + 8*_t33)
             + V*_t0
             + V_o*_t0
-            + 3*_t75*(_t104*h + _t105*_t57 + 8*_t80)
-            + _t93*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t75*(_t105*h + _t106*_t57 + 8*_t80)
+            + _t94*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -3770,6 +3782,7 @@ def finetune_counts(s):
     i_au = s['i_au']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_img = s['i_img']
@@ -3861,36 +3874,37 @@ def finetune_counts(s):
     )
     _t60 = _t29*d_in
     _t61 = _t57*_t58*(_t18*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t56 - d_rope))
-    _t62 = H_v + _t31
-    _t63 = d*g_o*r_o
-    _t64 = i_lg + 1
-    _t65 = d*i_moa
-    _t66 = E_a*_t65
-    _t67 = _t4*d
-    _t68 = 1 - i_qlora
-    _t69 = _t65*(E_a*h_kv2 - h2)
-    _t70 = 1 - i_og
-    _t71 = 2*i_lg
-    _t72 = d*(1 - i_lg)
-    _t73 = _t65*(E_a*h_kv - h)
-    _t74 = (
+    _t62 = H_v*d_lk + _t31
+    _t63 = H_v + _t31
+    _t64 = d*g_o*r_o
+    _t65 = i_lg + 1
+    _t66 = d*i_moa
+    _t67 = E_a*_t66
+    _t68 = _t4*d
+    _t69 = 1 - i_qlora
+    _t70 = _t66*(E_a*h_kv2 - h2)
+    _t71 = 1 - i_og
+    _t72 = 2*i_lg
+    _t73 = d*(1 - i_lg)
+    _t74 = _t66*(E_a*h_kv - h)
+    _t75 = (
         L*_t38*r_lr
         + L*(_t47 + d*n_au + n_au**3)
         + L_att2*(
-            _t21*i_gate*(_t71*r_q2 + _t72)
-            + _t5*_t70*d
+            _t21*i_gate*(_t72*r_q2 + _t73)
+            + _t5*_t71*d
             + _t59
-            + _t66
-            + _t67*_t68
-            + _t67*i_rel
-            + _t69*d_qk2
-            + _t69*d_v2
-            + i_og*(_t5*r_o + _t63)
-            + i_qlora*(_t4*_t64*r_q2 + d*r_q2)
+            + _t67
+            + _t68*_t69
+            + _t68*i_rel
+            + _t70*d_qk2
+            + _t70*d_v2
+            + i_og*(_t5*r_o + _t64)
+            + i_qlora*(_t4*_t65*r_q2 + d*r_q2)
         )
         + L_dense*_t53
         + L_dn*(
-            _t31*d + d*(_t34 + _t62*(1 - i_cg) + _t62) + i_cg*(_t38*r_g + r_g*(H_v*d_lk + _t31))
+            _t31*d + d*(_t34 + _t62*i_gf + _t63*(1 - i_cg) + _t63) + i_cg*(_t38*r_g + _t62*r_g)
         )
         + L_dw*_t53
         + L_gr*_t50*d_gr
@@ -3907,16 +3921,16 @@ def finetune_counts(s):
         + _t51*(-_t48 + 2*n_au)
         - _t61*(L_kvs + _t11)
         + _t8*(
-            _t22*i_gate*(_t71*r_q + _t72)
-            + _t54*_t68
+            _t22*i_gate*(_t72*r_q + _t73)
+            + _t54*_t69
             + _t54*i_rel
-            + _t55*_t70
+            + _t55*_t71
             + _t61
-            + _t66
-            + _t73*d_qk
-            + _t73*d_v
-            + i_og*(_t63 + _t9*r_o)
-            + i_qlora*(_t2*_t64*r_q + d*r_q)
+            + _t67
+            + _t74*d_qk
+            + _t74*d_v
+            + i_og*(_t64 + _t9*r_o)
+            + i_qlora*(_t2*_t65*r_q + d*r_q)
         )
     )
     return {
@@ -4120,8 +4134,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t74,
-        'unquantised': N - _t74,
+        'quantised': _t75,
+        'unquantised': N - _t75,
     }
 
 
@@ -4241,6 +4255,7 @@ def finetune_states(s):
     i_fa = s['i_fa']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
@@ -4413,7 +4428,13 @@ def finetune_states(s):
                     + L_dense*d*d_ff*(i_glu + 2)
                     + L_dn*(
                         H_v*d*d_lv
-                        + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                        + d*(
+                            2*H_k*d_lk
+                            + H_v*d_lv
+                            + H_v
+                            + i_gf*(H_v*d_lk + H_v*d_lv)
+                            + (1 - i_cg)*(H_v*d_lv + H_v)
+                        )
                         + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                     )
                     + L_dw*d*d_ff*(i_glu + 2)
@@ -5002,6 +5023,7 @@ def finetune_memory(s):
     i_frozen = s['i_frozen']
     i_full = s['i_full']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hc = s['i_hc']
@@ -5503,7 +5525,13 @@ def finetune_memory(s):
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
                             H_v*d*d_lv
-                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + d*(
+                                2*H_k*d_lk
+                                + H_v*d_lv
+                                + H_v
+                                + i_gf*(H_v*d_lk + H_v*d_lv)
+                                + (1 - i_cg)*(H_v*d_lv + H_v)
+                            )
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
@@ -6000,7 +6028,13 @@ def finetune_memory(s):
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
                             H_v*d*d_lv
-                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + d*(
+                                2*H_k*d_lk
+                                + H_v*d_lv
+                                + H_v
+                                + i_gf*(H_v*d_lk + H_v*d_lv)
+                                + (1 - i_cg)*(H_v*d_lv + H_v)
+                            )
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
@@ -6882,6 +6916,7 @@ def finetune_flops(s):
     i_dsa = s['i_dsa']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
@@ -7109,7 +7144,13 @@ def finetune_flops(s):
                         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                     )
                     + 2*L_dense*d*d_ff*(i_glu + 2)
-                    + 2*L_dn*d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                    + 2*L_dn*d*(
+                        2*H_k*d_lk
+                        + H_v*d_lv
+                        + H_v
+                        + i_gf*(H_v*d_lk + H_v*d_lv)
+                        + (1 - i_cg)*(H_v*d_lv + H_v)
+                    )
                     + 2*L_dn*i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                     + 2*L_dn*k_dn*(2*H_k*d_lk + H_v*d_lv)
                     + 2*L_dw*d*d_ff*(i_glu + 2)
@@ -7375,6 +7416,7 @@ def optimizer_states(s):
     i_au = s['i_au']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_kev = s['i_kev']
@@ -7423,21 +7465,22 @@ def optimizer_states(s):
     _t16 = 2*N_s
     _t17 = _t11*_t13*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t10 - d_rope))
     _t18 = H_v*d_lv
-    _t19 = H_v + _t18
-    _t20 = d*g_o*r_o
-    _t21 = d_v2*h2
-    _t22 = i_lg + 1
-    _t23 = d_qk2*h2
-    _t24 = d*i_moa
-    _t25 = E_a*_t24
-    _t26 = _t23*d
-    _t27 = 1 - i_qlora
-    _t28 = _t24*(E_a*h_kv2 - h2)
-    _t29 = 1 - i_og
-    _t30 = 1 - i_gh
-    _t31 = 2*i_lg
-    _t32 = d*(1 - i_lg)
-    _t33 = _t24*(E_a*h_kv - h)
+    _t19 = H_v*d_lk + _t18
+    _t20 = H_v + _t18
+    _t21 = d*g_o*r_o
+    _t22 = d_v2*h2
+    _t23 = i_lg + 1
+    _t24 = d_qk2*h2
+    _t25 = d*i_moa
+    _t26 = E_a*_t25
+    _t27 = _t24*d
+    _t28 = 1 - i_qlora
+    _t29 = _t25*(E_a*h_kv2 - h2)
+    _t30 = 1 - i_og
+    _t31 = 1 - i_gh
+    _t32 = 2*i_lg
+    _t33 = d*(1 - i_lg)
+    _t34 = _t25*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
@@ -7470,7 +7513,13 @@ def optimizer_states(s):
             + 4*L_dense*(d + d_ff)*(i_glu + 2)
             - 4*L_dn*(
                 H_v*d*d_lv
-                + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                + d*(
+                    2*H_k*d_lk
+                    + H_v*d_lv
+                    + H_v
+                    + i_gf*(H_v*d_lk + H_v*d_lv)
+                    + (1 - i_cg)*(H_v*d_lv + H_v)
+                )
                 + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
             )
             + 4*L_dn*(2*H_k*d_lk + 3*H_v*d_lv + 2*H_v + 3*d)
@@ -7555,21 +7604,21 @@ def optimizer_states(s):
             - 4*L*(d*n_au + n_au**3 + n_au**2)
             - 4*L_att2*(
                 _t14
-                + _t21*_t29*d
-                + _t25
-                + _t26*_t27
-                + _t26*i_rel
-                + _t28*d_qk2
-                + _t28*d_v2
-                + h2*i_gate*(_t30*d_v2 + i_gh)*(_t31*r_q2 + _t32)
-                + i_og*(_t20 + _t21*r_o)
-                + i_qlora*(_t22*_t23*r_q2 + d*r_q2)
+                + _t22*_t30*d
+                + _t26
+                + _t27*_t28
+                + _t27*i_rel
+                + _t29*d_qk2
+                + _t29*d_v2
+                + h2*i_gate*(_t31*d_v2 + i_gh)*(_t32*r_q2 + _t33)
+                + i_og*(_t21 + _t22*r_o)
+                + i_qlora*(_t23*_t24*r_q2 + d*r_q2)
             )
             - L_dense*_t4
             - 4*L_dn*(
                 _t18*d
-                + d*(2*H_k*d_lk + _t19*(1 - i_cg) + _t19)
-                + i_cg*(_t5*r_g + r_g*(H_v*d_lk + _t18))
+                + d*(2*H_k*d_lk + _t19*i_gf + _t20*(1 - i_cg) + _t20)
+                + i_cg*(_t19*r_g + _t5*r_g)
             )
             - L_dw*_t4
             - L_gr*_t0*d_gr
@@ -7588,15 +7637,15 @@ def optimizer_states(s):
             + 4*_t17*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
                 _t17
-                + _t25
-                + _t27*_t8
-                + _t29*_t9
-                + _t33*d_qk
-                + _t33*d_v
+                + _t26
+                + _t28*_t8
+                + _t30*_t9
+                + _t34*d_qk
+                + _t34*d_v
                 + _t8*i_rel
-                + h*i_gate*(_t30*d_v + i_gh)*(_t31*r_q + _t32)
-                + i_og*(_t20 + d_v*h*r_o)
-                + i_qlora*(_t22*d_qk*h*r_q + d*r_q)
+                + h*i_gate*(_t31*d_v + i_gh)*(_t32*r_q + _t33)
+                + i_og*(_t21 + d_v*h*r_o)
+                + i_qlora*(_t23*d_qk*h*r_q + d*r_q)
             )
         ),
         'adafactor_adapters': (
@@ -7915,6 +7964,7 @@ def offload(s):
     i_cg = s['i_cg']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
@@ -8390,7 +8440,13 @@ def offload(s):
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
                             H_v*d*d_lv
-                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + d*(
+                                2*H_k*d_lk
+                                + H_v*d_lv
+                                + H_v
+                                + i_gf*(H_v*d_lk + H_v*d_lv)
+                                + (1 - i_cg)*(H_v*d_lv + H_v)
+                            )
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
@@ -8581,7 +8637,13 @@ def offload(s):
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
                             H_v*d*d_lv
-                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + d*(
+                                2*H_k*d_lk
+                                + H_v*d_lv
+                                + H_v
+                                + i_gf*(H_v*d_lk + H_v*d_lv)
+                                + (1 - i_cg)*(H_v*d_lv + H_v)
+                            )
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
@@ -8774,7 +8836,13 @@ def offload(s):
                             + L_dense*d*d_ff*(i_glu + 2)
                             + L_dn*(
                                 H_v*d*d_lv
-                                + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                                + d*(
+                                    2*H_k*d_lk
+                                    + H_v*d_lv
+                                    + H_v
+                                    + i_gf*(H_v*d_lk + H_v*d_lv)
+                                    + (1 - i_cg)*(H_v*d_lv + H_v)
+                                )
                                 + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                             )
                             + L_dw*d*d_ff*(i_glu + 2)
@@ -9243,7 +9311,13 @@ def offload(s):
                         + L_dense*d*d_ff*(i_glu + 2)
                         + L_dn*(
                             H_v*d*d_lv
-                            + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                            + d*(
+                                2*H_k*d_lk
+                                + H_v*d_lv
+                                + H_v
+                                + i_gf*(H_v*d_lk + H_v*d_lv)
+                                + (1 - i_cg)*(H_v*d_lv + H_v)
+                            )
                             + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
@@ -9452,6 +9526,7 @@ def precision(s):
     i_cg = s['i_cg']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
@@ -9512,38 +9587,39 @@ def precision(s):
     _t28 = _t7*(1 - i_m2)
     _t29 = 2*L
     _t30 = 2*N_s
-    _t31 = n_au**2
-    _t32 = d_qk + d_v
-    _t33 = _t32*h_kv
-    _t34 = _t10*i_hcm
-    _t35 = 1 - i_og
-    _t36 = d_v2*h2
-    _t37 = d*g_o*r_o
-    _t38 = H_v + _t13
+    _t31 = H_v*d_lk + _t13
+    _t32 = n_au**2
+    _t33 = d_qk + d_v
+    _t34 = _t33*h_kv
+    _t35 = _t10*i_hcm
+    _t36 = 1 - i_og
+    _t37 = d_v2*h2
+    _t38 = d*g_o*r_o
     _t39 = d_qk2*h2
     _t40 = d*(1 - i_qlora)
     _t41 = i_lg + 1
     _t42 = 1 - i_gh
     _t43 = 2*i_lg
     _t44 = d*(1 - i_lg)
-    _t45 = d*(1 - i_mla)
-    _t46 = (
-        2*_t45*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t45 = H_v + _t13
+    _t46 = d*(1 - i_mla)
+    _t47 = (
+        2*_t46*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t47 = (
-        2*_t45*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t32 - d_rope))
-    )
     _t48 = (
+        2*_t46*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t33 - d_rope))
+    )
+    _t49 = (
         10*H_la*L_la*d*d_la
         + L*_t1*r_lr
         + L*_t4*p_le
-        + L_att2*_t46
+        + L_att2*_t47
         + L_dense*_t22
-        + 2*L_dn*i_cg*(_t14*r_g + r_g*(H_v*d_lk + _t13))
+        + 2*L_dn*i_cg*(_t14*r_g + _t31*r_g)
         + L_dw*_t22
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t46
+        - L_kvs2*_t47
         + L_rw*_t9
         + 8*L_rw*d*d_rw
         + L_sb*_t9
@@ -9558,37 +9634,37 @@ def precision(s):
         + _t11*_t12
         + _t11*h2*i_gate*(_t42*d_v2 + i_gh)*(_t43*r_q2 + _t44)
         + _t11*(_t39*_t40 + i_qlora*(_t39*_t41*r_q2 + d*r_q2))
-        + _t11*(_t35*_t36*d + i_og*(_t36*r_o + _t37))
+        + _t11*(_t36*_t37*d + i_og*(_t37*r_o + _t38))
         + _t12*_t27
         + _t13*_t15
         + _t14*r_ng*(_t25 + _t29)
-        + _t15*(2*H_k*d_lk + _t38*(1 - i_cg) + _t38)
+        + _t15*(2*H_k*d_lk + _t31*i_gf + _t45*(1 - i_cg) + _t45)
         + _t17*_t18
         + 2*_t18*_t20
         + _t2*_t4*d_mv
         + _t23*_t24*d_ff
-        + _t23*(i_sba*r_sb*(_t16 + _t33 + _t4) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t23*(_t14*_t33 + _t17 + _t20)
+        + _t23*(i_sba*r_sb*(_t16 + _t34 + _t4) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t23*(_t14*_t34 + _t17 + _t20)
         + _t24*_t25*d_e*k
         + _t25*(E_s*_t24*d_s + d*i_shared_gate)
-        + _t26*_t47
+        + _t26*_t48
         + _t27*h*i_gate*(_t42*d_v + i_gh)*(_t43*r_q + _t44)
         + _t27*(_t16*_t40 + i_qlora*(_t16*_t41*r_q + d*r_q))
-        + _t27*(_t20*_t35 + i_og*(_t19*r_o + _t37))
+        + _t27*(_t20*_t36 + i_og*(_t19*r_o + _t38))
         + _t28*(R_dt + _t30)
-        + _t29*(_t34*d + d*n_hc*(_t34 + 4*n_hc))
-        + _t29*(_t31*d + _t31 + 2*d*n_au + n_au**3)
+        + _t29*(_t35*d + d*n_hc*(_t35 + 4*n_hc))
+        + _t29*(_t32*d + _t32 + 2*d*n_au + n_au**3)
         + _t3*d_mk
         + _t3
         + _t4*_t5
-        - _t47*(L_kvs - L_kvs2)
+        - _t48*(L_kvs - L_kvs2)
         + 4*_t5*w_gr
         + _t7*d
         + _t9*(-2*i_au + 2*n_au)
     )
     return {
-        'low_precision_forward': _t48,
-        'low_precision_train': _t48*(3 - i_frozen),
+        'low_precision_forward': _t49,
+        'low_precision_train': _t49*(3 - i_frozen),
     }
 
 
@@ -9651,6 +9727,7 @@ def precision_memory(s):
     i_au = s['i_au']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
+    i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_kev = s['i_kev']
@@ -9701,7 +9778,13 @@ def precision_memory(s):
             + L_dense*d*d_ff*(i_glu + 2)
             + L_dn*(
                 H_v*d*d_lv
-                + d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
+                + d*(
+                    2*H_k*d_lk
+                    + H_v*d_lv
+                    + H_v
+                    + i_gf*(H_v*d_lk + H_v*d_lv)
+                    + (1 - i_cg)*(H_v*d_lv + H_v)
+                )
                 + i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
             )
             + L_dw*d*d_ff*(i_glu + 2)

@@ -66,6 +66,7 @@ def _mixer_values(spec: ModelSpec) -> dict[str, int]:
         "d_lk": dn.d_k if dn else 0, "d_lv": dn.d_v if dn else 0,
         "k_dn": dn.d_conv if dn else 0,
         "i_cg": int(bool(dn and dn.channel_gate)), "r_g": (dn.gate_rank or 0) if dn else 0,
+        "i_gf": int(bool(dn and dn.full_rank_gates)),
         "H_la": la.n_heads if la else 0, "d_la": la.d_head if la else 0,
         "d_rw": spec.rwkv.d_attention if spec.rwkv else 0,
         "d_gr": gr.d_lru if gr else 0, "w_gr": gr.block_width if gr else 0,

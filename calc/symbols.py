@@ -219,6 +219,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_dtn", r"\mathbb{1}_{dtn}", "Mamba: RMSNorms on Δ, B, C (Jamba)", "indicator"),
     SymbolInfo("i_cg", r"\mathbb{1}_{cg}", "gated DeltaNet: channel gate (Kimi Delta "
                "Attention: decay per key channel, both gates through rank r_g)", "indicator"),
+    SymbolInfo("i_gf", r"\mathbb{1}_{gf}", "gated DeltaNet, channel gate: the decay and the "
+               "output gate each projected from d at full rank (Ling 3's f_proj, g_proj)",
+               "indicator"),
     SymbolInfo("g_norm", "g_{norm}", "norm weight γ (0: OLMo 1's norms without parameters)",
                "indicator"),
     SymbolInfo("b_qkv", "b_{qkv}", "biases on Q, K, V (MLA: on the down-projections)",
@@ -542,7 +545,7 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
 (i_sink, i_gate, i_gh, i_sub, i_proj, i_m2, i_gn, i_dtn, g_norm, b_ssm, b_cs, b_sc) = (
     SYMBOLS[n] for n in ("i_sink", "i_gate", "i_gh", "i_sub", "i_proj", "i_m2", "i_gn",
                          "i_dtn", "g_norm", "b_ssm", "b_cs", "b_sc"))
-i_cg, r_g, i_diff = SYMBOLS["i_cg"], SYMBOLS["r_g"], SYMBOLS["i_diff"]
+i_cg, r_g, i_gf, i_diff = SYMBOLS["i_cg"], SYMBOLS["r_g"], SYMBOLS["i_gf"], SYMBOLS["i_diff"]
 b_oL, i_mn, b_gh = SYMBOLS["b_oL"], SYMBOLS["i_mn"], SYMBOLS["b_gh"]
 p_le, V_le, i_le = SYMBOLS["p_le"], SYMBOLS["V_le"], SYMBOLS["i_le"]
 i_bn, i_rs = SYMBOLS["i_bn"], SYMBOLS["i_rs"]

@@ -142,6 +142,69 @@ def _axk2(draw, model_type: str) -> dict:
 
 
 @st.composite
+def _bailing_hybrid(draw, model_type: str) -> dict:
+    """Ling 3: gated MLA (RoPE) and full-rank Kimi Delta Attention layers, placed by
+    layer_types or by layer_group_size; DeepSeek-V3's router with one group, the dense layers
+    first or listed by mlp_layer_types."""
+    layers, heads, experts = (draw(st.integers(1, 5)), draw(st.integers(1, 3)),
+                              draw(st.integers(2, 4)))
+    config = {"num_hidden_layers": layers, "num_attention_heads": heads,
+              "num_key_value_heads": heads, "hidden_size": draw(st.integers(1, 4)) * 4,
+              "intermediate_size": draw(st.integers(1, 16)),
+              "head_dim": draw(st.sampled_from([2, 4, 6])),
+              "short_conv_kernel_size": draw(st.integers(1, 4)),
+              "q_lora_rank": draw(st.none() | st.integers(1, 8)),
+              "kv_lora_rank": draw(st.sampled_from([2, 4, 8])),
+              "qk_nope_head_dim": draw(st.sampled_from([0, 2, 4])),
+              "qk_rope_head_dim": draw(st.sampled_from([2, 4])),
+              "v_head_dim": draw(st.integers(1, 4)), "num_experts": experts,
+              "num_experts_per_token": draw(st.integers(1, experts)),
+              "moe_intermediate_size": draw(st.integers(1, 8)),
+              "num_shared_experts": draw(st.integers(0, 2)),
+              "attention_bias": draw(st.booleans()), "n_group": 1, "topk_group": 1,
+              "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64}
+    if draw(st.booleans()):
+        config["layer_types"] = _layer_types(draw, layers, ["full_attention",
+                                                            "linear_attention"])
+    else:
+        config["layer_group_size"] = draw(st.integers(1, layers + 1))
+    if draw(st.booleans()):
+        config["mlp_layer_types"] = _layer_types(draw, layers, ["dense", "sparse"])
+    else:
+        config["first_k_dense_replace"] = draw(st.integers(0, layers))
+    return config
+
+
+@st.composite
+def _minimax_m3(draw, model_type: str) -> dict:
+    """MiniMax-M3's text model without its sparse layers: GQA with per-head QK norms, MoE or
+    dense layers by mlp_layer_types or the legacy moe_layer_freq (else all MoE), the shared
+    expert's and the dense MLP's own widths; hidden_act any (the class sets silu)."""
+    layers, heads = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    experts = draw(st.integers(1, 4))
+    config = {"num_hidden_layers": layers, "num_attention_heads": heads,
+              "num_key_value_heads": draw(st.sampled_from(
+                  [k for k in range(1, heads + 1) if heads % k == 0])),
+              "head_dim": draw(st.sampled_from([2, 4, 8])), "rotary_dim": 2,
+              "hidden_size": draw(st.integers(1, 4)) * 4,
+              "intermediate_size": draw(st.integers(1, 8)),
+              "dense_intermediate_size": draw(st.integers(1, 16)),
+              "shared_intermediate_size": draw(st.integers(1, 8)),
+              "num_local_experts": experts,
+              "num_experts_per_tok": draw(st.integers(1, experts)),
+              "hidden_act": draw(st.sampled_from(["silu", "gelu"])),
+              "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64}
+    if draw(st.booleans()):
+        config["layer_types"] = ["full_attention"] * layers
+    placed = draw(st.sampled_from(["mlp_layer_types", "moe_layer_freq", "default"]))
+    if placed != "default":
+        kinds = _layer_types(draw, layers, ["dense", "sparse"])
+        config[placed] = (kinds if placed == "mlp_layer_types"
+                          else [int(kind == "sparse") for kind in kinds])
+    return config
+
+
+@st.composite
 def _dots3(draw, model_type: str) -> dict:
     """dots3: DeepSeek-V3's fields with a query latent, indexed (or full) and sliding layers,
     the sliding ones with latent shapes of their own (swa_*), the shared MLP's own width, the
@@ -1000,6 +1063,8 @@ STRATEGIES = {
     "axk1": _axk1,
     "axk2": _axk2,
     "dots3_note_text": _dots3,
+    "bailing_hybrid": _bailing_hybrid,
+    "minimax_m3_vl_text": _minimax_m3,
     "beam": _beam,
     "longcat_flash": _longcat_flash,
     "deepseek_v4": _deepseek_v4,

@@ -323,7 +323,9 @@ def _mixers(draw, n_layers: int) -> dict:
                            "d_k": draw(st.integers(1, 4)), "d_v": draw(st.integers(1, 4)),
                            "d_conv": draw(st.integers(1, 4))}
         if draw(st.booleans()):  # Kimi Delta Attention's channel gate
-            out["deltanet"].update(gate="channel", gate_rank=draw(st.integers(1, 4)))
+            # low rank (Kimi Linear) or full rank (Ling 3)
+            out["deltanet"].update(gate="channel",
+                                   gate_rank=draw(st.none() | st.integers(1, 4)))
     if "lightning" in pattern:
         out["lightning"] = {"n_heads": draw(st.integers(1, 3)), "d_head": draw(st.integers(1, 4))}
     if "rwkv" in pattern:

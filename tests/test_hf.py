@@ -73,7 +73,12 @@ UNRELEASED = {
         ("diffllama", "kajuma/DiffLlama-0.3B-handcut"), ("hy_v4", "tencent/Hy4-preview"),
         ("gpt_neox_japanese", "abeja/gpt-neox-japanese-2.7b"), ("axk1", "skt/A.X-K1"),
         ("beam", "reflection/Beam-1.0-501B-A23B"), ("axk2", "skt/A.X-K2"),
-        ("dots3_note_text", "dots-studio/dots3-note-prev"))},
+        ("dots3_note_text", "dots-studio/dots3-note-prev"),
+        ("bailing_hybrid", "inclusionAI/Ling-3.0-Flash"))},
+    "minimax_m3_vl_text": "MiniMaxAI/MiniMax-M3's config.json (as public repositories quote "
+                          "it: sparse_attention_freq 0 on layers 0-2, 1 after) has "
+                          "minimax_m3_sparse layers, which calc refuses; calc reads configs "
+                          "without them",
     "deepseek_v4": "deepseek-ai/DeepSeek-V4-Flash's config.json (as public repositories quote "
                    "it: compress_ratios [0, 0, 4, 128, ...]) has compressed layers (CSA/HCA), "
                    "which calc refuses; calc reads configs whose layers are all "
@@ -313,8 +318,8 @@ def test_cli_takes_a_config_json(cli, tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    (json.dumps({"model_type": "bailing_hybrid"}),
-     "model_type='bailing_hybrid' needs a delta-rule linear attention"),
+    (json.dumps({"model_type": "hrm_text"}),
+     "model_type='hrm_text' needs two recurrent stacks"),
     (json.dumps(config("qwen3-4b", num_key_value_heads=3)), "num_key_value_heads=3 must"),
     (json.dumps(config("mixtral-8x7b-v0.1", num_local_experts=-8)), "num_local_experts=-8"),
     (json.dumps(config("qwen3-30b-a3b", num_experts_per_tok=129)), "must not exceed num_exp"),
@@ -500,17 +505,26 @@ def test_kimi_linear_refuses_in_one_line(changes, message):
         spec_of("kimi-linear-48b-a3b-instruct", **changes)
 
 
-def test_channel_gate_needs_its_rank_and_lora_refuses_kda_projections():
+def test_a_gate_rank_only_with_the_channel_gate_and_lora_refuses_kda_projections():
     spec = spec_of("kimi-linear-48b-a3b-instruct")
-    with pytest.raises(ValueError, match=r"deltanet\.gate_rank=None: a rank comes with"):
-        spec.updated(**{"deltanet.gate_rank": None})
-    with pytest.raises(ValueError, match=r"deltanet\.gate_rank=4: a rank comes with"):
+    with pytest.raises(ValueError, match=r"deltanet\.gate_rank=4: a rank comes only with"):
         spec_of("qwen3-next-80b-a3b-instruct").updated(**{"deltanet.gate_rank": 4})
     from calc.spec.finetune import FineTune, resolve_targets
     with pytest.raises(CalcError, match=r"lora_targets=o: .* own o_proj, which calc does not"):
         resolve_targets(spec, FineTune(finetune="lora", lora_targets=("o", "up")))
     assert resolve_targets(spec, FineTune(finetune="lora", lora_targets=("up", "experts"))) == (
         "up", "experts")
+    # without a rank the gates are full-rank projections (Ling 3): the low-rank pairs' weights
+    # 2·d·r + r·H_v·(d_k + d_v) per layer give way to d·H_v·(d_k + d_v) in deltanet/in
+    full = spec.updated(**{"deltanet.gate_rank": None})
+    n, d, layers = spec.deltanet, spec.d_model, spec.layer_counts["deltanet"]
+    low, high = calc.count_params(spec).components, calc.count_params(full).components
+    assert high["deltanet/lowrank"] == 0
+    assert high["deltanet/in"] - low["deltanet/in"] == layers * d * n.n_v_heads * (n.d_k + n.d_v)
+    # PEFT's g selects Ling 3's KDA g_proj beside the attention's per-head g_proj
+    ling = calc.spec_from_hf_config({"model_type": "bailing_hybrid", "num_hidden_layers": 6})
+    with pytest.raises(CalcError, match=r"lora_targets=g: .* own g_proj, which calc does not"):
+        resolve_targets(ling, FineTune(finetune="lora", lora_targets=("g", "up")))
 
 
 def test_minimax_reads_lightning_attention_beside_softmax_attention():

@@ -774,6 +774,35 @@ def test_random_kimi_linear_configs_match_transformers_and_export_back(config):
         assert exported["model_type"] == "kimi_linear"
 
 
+# ---- full-rank Kimi Delta Attention beside gated MLA (bailing_hybrid) -----------------------
+@one_feature
+@given(st.builds(dict, STRATEGIES["bailing_hybrid"]("bailing_hybrid"),
+                 vocab_size=st.integers(1, 50)))
+def test_random_bailing_hybrid_configs_match_transformers_and_export_back(config):
+    """Ling 3's KDA with its full-rank decay and output gate (f_proj, g_proj), the gated MLA
+    layers and the MoE placement against transformers, past one 64-token chunk of the rule;
+    and back through bailing_hybrid's writer (no other writer holds full-rank KDA gates)."""
+    config = {"model_type": "bailing_hybrid", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, 70)
+    exported = hf_config_from_spec(spec)
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    if spec.layer_counts["deltanet"]:
+        assert exported["model_type"] == "bailing_hybrid"
+
+
+# ---- MiniMax-M3's text model without its sparse layers --------------------------------------
+@one_feature
+@given(st.builds(dict, STRATEGIES["minimax_m3_vl_text"]("minimax_m3_vl_text"),
+                 vocab_size=st.integers(1, 50)))
+def test_random_minimax_m3_configs_match_transformers(config):
+    """GQA with per-head QK norms, the sigmoid-routed experts beside one shared MLP of its own
+    width and the dense layers of theirs, placed by mlp_layer_types or moe_layer_freq, against
+    transformers."""
+    config = {"model_type": "minimax_m3_vl_text", **_NO_TOKENS, **config}
+    assert_matches(spec_from_hf_config(config), config, 16)
+
+
 # ---- lightning attention beside softmax attention (minimax) ---------------------------------
 @st.composite
 def _minimax_configs(draw) -> dict:

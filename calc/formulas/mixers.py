@@ -18,7 +18,9 @@ Architecture", §3; transformers' KimiLinearDeltaAttention) is gated DeltaNet wi
 gate (i_cg): q_proj, k_proj, v_proj and b_proj from d (no z or α in the input projections), the
 decay through f_a_proj d → r_g and f_b_proj r_g → H_v·d_k with a bias per channel (dt_bias) and
 A per head, the output gate through g_a_proj d → r_g and g_b_proj r_g → H_v·d_v (a sigmoid on
-the gated RMSNorm), the conv, norm and out_proj as gated DeltaNet's.
+the gated RMSNorm), the conv, norm and out_proj as gated DeltaNet's. Ling 3's KDA (transformers'
+BailingHybridDeltaAttention, i_gf) projects the decay (forget_gate.f_proj d → H_v·d_k) and the
+output gate (g_proj d → H_v·d_v) from d at full rank, beside q, k, v and β.
 
 Lightning attention (Qin et al. 2024, "Lightning Attention-2", arXiv 2401.04658; the MiniMax-01
 report, arXiv 2501.08313, §2.2; transformers' MiniMaxLightningAttention): qkv_proj d →
@@ -114,6 +116,7 @@ from calc.symbols import (
     d_rw,
     i_cg,
     i_dtn,
+    i_gf,
     i_gn,
     i_m2,
     k_dn,
@@ -139,8 +142,10 @@ DN_KEYS = H_k * d_lk  # width of q and of k
 DN_VALUES = H_v * d_lv  # width of v and of the gate z
 HEAD_GATE = 1 - i_cg  # Gated DeltaNet's gates (z and α from in_proj), not the channel gate
 DELTANET_WEIGHTS: dict[str, sympy.Expr] = {
-    # q, k, v and β; z and α with the head gate
-    "deltanet/in": d * (2 * DN_KEYS + DN_VALUES + H_v + HEAD_GATE * (DN_VALUES + H_v)),
+    # q, k, v and β; z and α with the head gate; the decay and output gate of the channel gate
+    # at full rank
+    "deltanet/in": d * (2 * DN_KEYS + DN_VALUES + H_v + HEAD_GATE * (DN_VALUES + H_v)
+                        + i_gf * (H_v * d_lk + DN_VALUES)),
     # the channel gate's two low-rank pairs: decay d → r_g → H_v·d_k, output gate → H_v·d_v
     "deltanet/lowrank": i_cg * (2 * d * r_g + r_g * (H_v * d_lk + DN_VALUES)),
     "deltanet/out": DN_VALUES * d,
@@ -270,7 +275,8 @@ MAMBA_STORED_REPLICATED = M1 * (R_dt + 4 * N_s)
 # norm's input and gate, and out_proj's input.
 FLA_CHUNK = 64
 # The channel gate (fla's chunk_kda) keeps the decay per key channel (H_v·d_k, not H_v) and
-# the inputs of the two low-rank up-projections (2·r_g).
+# the inputs of the two low-rank up-projections (2·r_g; none at full rank, whose input is the
+# layer's normed input, counted with in_proj's).
 DELTANET_STORED_SPLIT = (2 * (2 * DN_KEYS + DN_VALUES) + (2 + FLA_CHUNK) * H_v
                          + 3 * DN_VALUES + i_cg * (H_v * d_lk - H_v + 2 * r_g))
 # Lightning attention (a chunked linear-attention kernel with a fixed decay per head, as

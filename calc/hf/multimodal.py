@@ -52,6 +52,8 @@ WRAPPERS: dict[str, tuple[str, TieRule, bool]] = {
     "apertus1p5": ("apertus1p5_text", "top", False),
     # dots3-note: vision and audio towers beside dots3's text model
     "dots3_note": ("dots3_note_text", "top", False),
+    # MiniMaxM3VLConfig.__post_init__ takes text_config's tie when its own is false
+    "minimax_m3_vl": ("minimax_m3_vl_text", "either", False),
 }
 # Keys that hold a sub-config which is not a tower.
 _NOT_TOWERS = ("text_config", "quantization_config")

@@ -17,6 +17,7 @@ from calc.hf.families import (
     apertus,
     arcee,
     aria,
+    bailing,
     bamba,
     beam,
     biogpt,
@@ -185,7 +186,9 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     zamba.ZAMBA2,
     deepseek.DEEPSEEK_V4,
     mllama.MLLAMA_TEXT_MODEL,
+    bailing.BAILING_HYBRID,
     # read only: no writer of their own (their family module says which writer holds them)
+    minimax.MINIMAX_M3_VL_TEXT,
     gemma.GEMMA,
     phi.PHI3,
     smollm3.SMOLLM3,

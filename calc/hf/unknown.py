@@ -19,18 +19,13 @@ from calc.hf.registry import supported_types
 NEEDS = {
     "doge": "dynamic-mask attention (A, dt_proj) and learned residual scales",
     # DeepSeek Sparse Attention itself is attention.indexer (deepseek_v32, glm_moe_dsa, axk2,
-    # dots3_note_text read); these types add to it what the spec lacks.
-    "minimax_m3_vl_text": "block-sparse attention whose indexer selects index_topk_blocks key "
-                          "blocks per query",
+    # dots3_note_text read); these types add to it what the spec lacks. (minimax_m3_vl_text is
+    # read where no layer is minimax_m3_sparse; its reader refuses the block-sparse layers.)
     # modeling_qwen4_exp.py: its per-layer embeddings (Qwen4ExpTextPLELayer) are hashed n-gram
     # embeddings projected to a value and one key per hyper-connection stream, not the spec's
     # per_layer_embeddings (a table slice and an embedding projection through a gate)
     "qwen4_exp_text": "sparse attention whose QSA indexer selects the keys, n-gram embeddings "
                       "and per-layer n-gram embeddings keyed per residual stream",
-    # recurrent and linear-attention mixers the spec has no part for
-    "bailing_hybrid": "a delta-rule linear attention with its own forget gate "
-                      "(BailingHybridDeltaAttention, BailingHybridForgetGate) beside softmax "
-                      "attention",
     # layers reused or iterated, or residual streams the spec's one pass cannot hold
     "dory": "looped layers (n_recurrent_loops passes through the same layers) and nGPT's "
             "normalised residual updates with learned scale vectors",

@@ -495,8 +495,11 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
     if dn is not None and dn.channel_gate and spec.layer_counts["deltanet"]:
         # KimiLinearDeltaAttention's nn.Linear modules are q_proj, k_proj, v_proj, o_proj
         # (which PEFT's names select beside the attention's), b_proj and the low-rank
-        # f_a/f_b/g_a/g_b_proj: adapters calc does not count
-        kda = [t for t in targets if t in ("q", "k", "v", "o")]
+        # f_a/f_b/g_a/g_b_proj: adapters calc does not count; at full rank
+        # (BailingHybridDeltaAttention) its output gate is a g_proj, which PEFT's g selects
+        # beside the attention's per-head g_proj
+        own = ("q", "k", "v", "o", "g") if dn.full_rank_gates else ("q", "k", "v", "o")
+        kda = [t for t in targets if t in own]
         if kda:
             raise CalcError(
                 f"lora_targets={','.join(kda)}: {spec.name}'s Kimi Delta Attention layers "

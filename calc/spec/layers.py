@@ -110,7 +110,9 @@ class DeltaNetSpec(Frozen):
     KimiLinearDeltaAttention) is the same rule with gate "channel": the decay is one per key
     channel of each state (f_a_proj d → r, f_b_proj r → H_v·d_k, a bias per channel, A per
     head), the output gate comes from g_a_proj d → r, g_b_proj r → H_v·d_v, and q, k, v and β
-    are projected from d without them."""
+    are projected from d without them. Without a gate_rank the channel gate's two projections
+    are full rank, d → H_v·d_k and d → H_v·d_v (Ling 3's KDA, transformers'
+    BailingHybridDeltaAttention: forget_gate.f_proj and g_proj)."""
 
     n_k_heads: int = Field(ge=1, le=MAX_WIDTH, description="query/key heads")
     n_v_heads: int = Field(ge=1, le=MAX_WIDTH, description="value heads (each has a state)")
@@ -121,24 +123,31 @@ class DeltaNetSpec(Frozen):
         "head", description="head: Gated DeltaNet's decay, one per value head, and output gate z "
                             "from in_proj; channel: Kimi Delta Attention's decay per key channel "
                             "(a bias per channel) and output gate, each through a low-rank "
-                            "pair d → gate_rank → value heads × width")
+                            "pair d → gate_rank → value heads × width, or one full-rank "
+                            "projection d → value heads × width without gate_rank")
     gate_rank: int | None = Field(None, ge=1, le=MAX_WIDTH,
                                   description="gate channel: rank of the two low-rank gates "
-                                              "(Kimi Linear: the head width)")
+                                              "(Kimi Linear: the head width); none: each gate "
+                                              "one full-rank projection (Ling 3)")
 
     @model_validator(mode="after")
     def _groups(self) -> DeltaNetSpec:
         if self.n_v_heads % self.n_k_heads:
             raise ValueError(f"deltanet.n_k_heads={self.n_k_heads} must divide "
                              f"deltanet.n_v_heads={self.n_v_heads}")
-        if (self.gate == "channel") != (self.gate_rank is not None):
-            raise ValueError(f"deltanet.gate_rank={self.gate_rank}: a rank comes with "
-                             f"deltanet.gate='channel' and only with it (gate={self.gate!r})")
+        if self.gate_rank is not None and self.gate != "channel":
+            raise ValueError(f"deltanet.gate_rank={self.gate_rank}: a rank comes only with "
+                             f"deltanet.gate='channel' (gate={self.gate!r})")
         return self
 
     @property
     def channel_gate(self) -> bool:
         return self.gate == "channel"
+
+    @property
+    def full_rank_gates(self) -> bool:
+        """The channel gate's decay and output gate each one projection from d (no rank)."""
+        return self.channel_gate and self.gate_rank is None
 
 
 class LightningSpec(Frozen):

@@ -91,11 +91,13 @@ def mixer_matmuls(spec: ModelSpec, flops: Mapping[str, float]) -> list[Matmul]:
         ops.append(Matmul("mamba/out", flops["mamba/out"], d, D, n, "row"))
     if dn is not None:
         n, keys, values = counts["deltanet"], dn.n_k_heads * dn.d_k, dn.n_v_heads * dn.d_v
-        # q, k, v, β; z and α too unless the channel gate projects them through low rank
-        gates = 0 if dn.channel_gate else values + dn.n_v_heads
+        # q, k, v, β; z and α too unless the channel gate projects them through low rank, its
+        # decay and output gate where it projects them at full rank (Ling 3)
+        gates = (0 if dn.channel_gate else values + dn.n_v_heads) \
+            + (dn.n_v_heads * dn.d_k + values if dn.full_rank_gates else 0)
         ops.append(Matmul("deltanet/in", flops["deltanet/in"],
                           2 * keys + values + dn.n_v_heads + gates, d, n, "column"))
-        if dn.channel_gate:
+        if dn.channel_gate and not dn.full_rank_gates:
             # the two up-projections, rank → decay (H_v·d_k) and output gate (H_v·d_v),
             # column-parallel by heads; their small down-projections d → rank ride in the
             # same FLOPs (calc's exact count of all four)

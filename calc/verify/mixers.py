@@ -124,7 +124,8 @@ class DeltaNet(nn.Module):
     """Gated DeltaNet (Yang et al. 2025; Qwen3-Next): S_t = α_t S_{t−1}(I − β_t k_t k_tᵀ)
     + β_t k_t v_tᵀ, o_t = S_tᵀ q_t, run token by token; a gated RMSNorm, out_proj. With the
     channel gate (Kimi Delta Attention) α_t is a vector over each state's key channels, from a
-    low-rank pair, and the norm's gate is a sigmoid of another low-rank pair."""
+    low-rank pair, and the norm's gate is a sigmoid of another low-rank pair; at full rank
+    (Ling 3) both are projected with q, k, v and β."""
 
     def __init__(self, spec: ModelSpec):
         super().__init__()
@@ -133,15 +134,19 @@ class DeltaNet(nn.Module):
         self.hk, self.hv, self.dk, self.dv = n.n_k_heads, n.n_v_heads, n.d_k, n.d_v
         self.channel = n.channel_gate
         keys, values = n.n_k_heads * n.d_k, n.n_v_heads * n.d_v
-        # q, k, v, z, β, α; the channel gate projects q, k, v and β only
+        decay = n.n_v_heads * n.d_k if self.channel else n.n_v_heads
+        # q, k, v, z, β, α; the channel gate projects q, k, v and β, and at full rank the
+        # decay and the output gate after them (Ling 3's f_proj and g_proj)
         self.widths = ((keys, keys, values, n.n_v_heads) if self.channel
                        else (keys, keys, values, values, n.n_v_heads, n.n_v_heads))
+        if n.full_rank_gates:
+            self.widths += (decay, values)
         self.inp = linear(d, sum(self.widths), False, "deltanet/in")
         self.conv = CausalConv(2 * keys + values, n.d_conv, False, "deltanet/conv")
-        decay = n.n_v_heads * n.d_k if self.channel else n.n_v_heads
         self.dt_bias = tag(_Vector(decay), "deltanet/gates")
         self.a_log = tag(_Vector(n.n_v_heads), "deltanet/gates")
-        if self.channel:
+        self.lowrank = self.channel and not n.full_rank_gates
+        if self.lowrank:
             rank = n.gate_rank or 0
             self.decay_a = linear(d, rank, False, "deltanet/lowrank")
             self.decay_b = linear(rank, decay, False, "deltanet/lowrank")
@@ -165,10 +170,14 @@ class DeltaNet(nn.Module):
         v = self._heads(v, self.hv)
         a_rate = torch.exp(self.a_log.values)  # [H_v]
         if self.channel:
-            (b,) = rest
-            a = self._heads(self.decay_b(self.decay_a(x)) + self.dt_bias.values, self.hv)
+            if self.lowrank:
+                (b,) = rest
+                a, g = self.decay_b(self.decay_a(x)), self.gate_b(self.gate_a(x))
+            else:
+                b, a, g = rest
+            a = self._heads(a + self.dt_bias.values, self.hv)
             decay = torch.exp(-a_rate[:, None] * F.softplus(a))  # [B, T, H_v, d_k]
-            gate = torch.sigmoid(self._heads(self.gate_b(self.gate_a(x)), self.hv))
+            gate = torch.sigmoid(self._heads(g, self.hv))
         else:
             z, b, a = rest
             decay = torch.exp(-a_rate * F.softplus(a + self.dt_bias.values))[..., None]

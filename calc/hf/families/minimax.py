@@ -17,7 +17,7 @@ from typing import Any
 
 from calc.hf.fields import HFConfig, decoder, heads, top_k
 from calc.hf.model_type import ModelType, Traits
-from calc.hf.per_layer import merge, per_layer
+from calc.hf.per_layer import merge, moe_layout, per_layer, sparse_layers
 from calc.hf.writing import experts, llama_like, need
 from calc.spec import ModelSpec
 
@@ -126,4 +126,85 @@ MINIMAX_M2 = ModelType(
         "num_hidden_layers": 62, "num_attention_heads": 48, "num_key_value_heads": 8,
         "head_dim": 128, "hidden_act": "silu", "max_position_embeddings": 196608,
         "tie_word_embeddings": False, "num_experts_per_tok": 8, "num_local_experts": 256,
+    })
+
+
+# ---- minimax_m3_vl_text -----------------------------------------------------------------------
+# configuration_minimax_m3_vl.py (transformers 5.24.0), MiniMaxM3VLTextConfig.__post_init__:
+# the legacy sparse_attention_config's keys and moe_layer_freq, keywords it takes from kwargs
+_M3_SPARSE = "minimax_m3_sparse"
+
+
+def _m3_layer_types(c: HFConfig, layers: int) -> list[str]:
+    """layer_types, else sparse_attention_config's sparse_attention_freq (a flag per layer),
+    else full attention everywhere."""
+    if c.given("layer_types"):
+        types = c["layer_types"]
+    else:
+        legacy = c["sparse_attention_config"] or {}
+        if not isinstance(legacy, dict):
+            c.fail(f"sparse_attention_config={legacy!r} must be a mapping")
+        freq = legacy.get("sparse_attention_freq")
+        types = (["full_attention"] * layers if freq is None or not isinstance(freq, list)
+                 else [_M3_SPARSE if flag else "full_attention" for flag in freq])
+    if (not isinstance(types, list) or len(types) != layers
+            or not set(types) <= {"full_attention", _M3_SPARSE}):
+        c.fail(f"layer_types must list 'full_attention' or '{_M3_SPARSE}' for each of the "
+               f"{layers} layers, got {types!r}")
+    return types
+
+
+def _m3_sparse(c: HFConfig, layers: int) -> list[bool]:
+    """Which layers' FFN is the MoE: mlp_layer_types, else moe_layer_freq (a flag per layer),
+    else every layer."""
+    if not c.given("mlp_layer_types") and isinstance(c["moe_layer_freq"], list):
+        freq = c["moe_layer_freq"]
+        if len(freq) != layers:
+            c.fail(f"moe_layer_freq must give one flag for each of the {layers} layers, "
+                   f"got {freq!r}")
+        return [bool(flag) for flag in freq]
+    return sparse_layers(c, [True] * layers)
+
+
+def _read_minimax_m3(c: HFConfig) -> dict[str, Any]:
+    # modeling_minimax_m3_vl.py: MiniMaxM3VLAttention is GQA without biases, a Gemma-style
+    # RMSNorm of head_dim on each query and key head (q_norm, k_norm: one γ each, applied as
+    # 1 + γ), RoPE on rotary_dim channels of each head; its minimax_m3_sparse layers add
+    # MiniMaxM3VLIndexer. MiniMaxM3VLSparseMoeBlock: a sigmoid router without bias
+    # (e_score_correction_bias is a buffer), num_local_experts experts of intermediate_size and
+    # one shared MLP of shared_intermediate_size, where mlp_layer_types says sparse; else
+    # MiniMaxM3VLDenseMLP of dense_intermediate_size. Every MLP is SwiGLU with a clamp
+    # (swiglu_alpha, swiglu_limit: element-wise), whatever hidden_act says (__post_init__ sets
+    # it to silu). The mtp.* weights a checkpoint stores are not built.
+    layers = c.size("num_hidden_layers")
+    types = _m3_layer_types(c, layers)
+    if _M3_SPARSE in types:
+        c.fail(f"layer {types.index(_M3_SPARSE)} is {_M3_SPARSE!r}: block-sparse attention "
+               f"whose indexer selects index_topk_blocks key blocks of index_block_size keys "
+               f"per query, which calc does not express")
+    sparse = _m3_sparse(c, layers)
+    n_experts = c.size("num_local_experts")
+    placement, placed = moe_layout(c, sparse) if any(sparse) else (None, {})
+    moe = placement is not None and {
+        "n_experts": n_experts, "d_expert": c.size("intermediate_size"),
+        "top_k": top_k(c, "num_experts_per_tok", n_experts, "num_local_experts"),
+        "n_shared_experts": 1, "d_shared": c.size("shared_intermediate_size"), **placement}
+    spec = decoder(c, heads(c), act_key=None, d_ff=c.size("dense_intermediate_size"),
+                   attention={"qk_norm": "head"}, moe=moe or None, **placed)
+    return spec
+
+
+MINIMAX_M3_VL_TEXT = ModelType(
+    "minimax_m3_vl_text", _read_minimax_m3, router_bias_buffer=True,
+    aliases={"num_experts": "num_local_experts"},
+    # keywords MiniMaxM3VLTextConfig.__post_init__ takes from kwargs, not class fields
+    getattr_fields=("sparse_attention_config", "moe_layer_freq"),
+    defaults={
+        "vocab_size": 200064, "hidden_size": 6144, "intermediate_size": 3072,
+        "num_hidden_layers": 60, "num_attention_heads": 64, "num_key_value_heads": 4,
+        "head_dim": 128, "max_position_embeddings": 524288, "tie_word_embeddings": False,
+        "num_experts_per_tok": 4, "num_local_experts": 128, "dense_intermediate_size": 12288,
+        "shared_intermediate_size": 3072, "mlp_layer_types": None, "layer_types": None,
+        "index_n_heads": 4, "index_head_dim": 128, "index_block_size": 128,
+        "index_topk_blocks": 16, "index_local_blocks": 1,
     })

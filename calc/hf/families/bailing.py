@@ -1,0 +1,153 @@
+"""Bailing (inclusionAI's Ling 3): bailing_hybrid, Kimi Delta Attention layers beside gated
+multi-head latent attention, and DeepSeek-V3's mixture of experts.
+
+modeling_bailing_hybrid.py (transformers 5.24.0): a layer is BailingHybridAttention where
+layer_types says full_attention (DeepSeek-V3's MLA with its interleaved RoPE, and g_proj d → h:
+a sigmoid gate per head on the attention output, attention.output_gate_per "head"), else
+BailingHybridDeltaAttention, Kimi Delta Attention (calc.spec.layers.DeltaNetSpec with the
+channel gate) whose decay (BailingHybridForgetGate.f_proj) and output gate (g_proj) are each
+one projection d → heads × head_dim, not Kimi Linear's low-rank pairs (deltanet.gate_rank
+None); q_proj, k_proj, v_proj, b_proj, one depthwise conv1d over q, k and v without bias,
+A_log per head, dt_bias per key channel, the gated RMSNorm of head_dim and o_proj as Kimi's.
+The FFN is BailingHybridMoE (DeepSeek-V3's: a sigmoid router whose e_score_correction_bias is
+a buffer, n_shared_experts shared experts as one MLP of n_shared · moe_intermediate_size)
+where mlp_layer_types says sparse, else the dense MLP of intermediate_size. The
+num_mtp_layers multi-token-prediction layers a checkpoint stores are not built
+(BailingHybridModel._keys_to_ignore_on_load_unexpected).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from calc.hf.fields import HFConfig, decoder, top_k
+from calc.hf.model_type import ModelType, Traits
+from calc.hf.per_layer import ffn_kinds, merge, moe_layout, per_layer, sparse_layers
+from calc.hf.writing import gated, need, one_group
+from calc.spec import ModelSpec
+
+_KINDS = {"full_attention": "attention", "linear_attention": "deltanet"}
+
+
+def _mixers(c: HFConfig, layers: int) -> list[str]:
+    """Each layer's mixer: layer_types, else (BailingHybridConfig.__post_init__) full
+    attention on the last layer of every group of layer_group_size layers."""
+    if c.given("layer_types"):
+        types = c["layer_types"]
+    else:
+        group = c.size("layer_group_size")
+        types = ["full_attention" if (i + 1) % group == 0 else "linear_attention"
+                 for i in range(layers)]
+    if not isinstance(types, list) or len(types) != layers or not set(types) <= set(_KINDS):
+        c.fail(f"layer_types must list 'full_attention' or 'linear_attention' for each of the "
+               f"{layers} layers, got {types!r}")
+    return [_KINDS[kind] for kind in types]
+
+
+def _read_bailing_hybrid(c: HFConfig) -> dict[str, Any]:
+    layers = c.size("num_hidden_layers")
+    heads = c.size("num_attention_heads")
+    if c.size("num_key_value_heads") != heads:
+        # MLA gives every head its keys, which eager_attention_forward then repeats
+        # heads // num_key_value_heads times: only equal counts run
+        c.fail(f"num_key_value_heads={c['num_key_value_heads']} must equal "
+               f"num_attention_heads={heads} (MLA's keys are per head; transformers repeats "
+               f"them num_attention_heads // num_key_value_heads times)")
+    mixers = _mixers(c, layers)
+    # BailingHybridConfig.__post_init__: the first first_k_dense_replace layers dense unless
+    # mlp_layer_types lists them
+    first = c.size("first_k_dense_replace", minimum=0)
+    sparse = sparse_layers(c, [i >= first for i in range(layers)])
+    n_experts = c.size("num_local_experts")
+    placement, placed = moe_layout(c, sparse) if any(sparse) else (None, {})
+    moe = placement is not None and {
+        "n_experts": n_experts, "d_expert": c.size("moe_intermediate_size"),
+        "top_k": top_k(c, "num_experts_per_tok", n_experts, "num_local_experts"),
+        "n_shared_experts": c.size("n_shared_experts", minimum=0), **placement,
+        # e_score_correction_bias is a buffer of BailingHybridTopkRouter, not a parameter
+        "router_bias": False}
+    # __post_init__ sets linear_num_heads to num_attention_heads and linear_head_dim to the
+    # file's head_dim (before it turns head_dim into qk_rope_head_dim), whatever the file says
+    width = c.size("head_dim")
+    kda = "deltanet" in mixers and {
+        "n_k_heads": heads, "n_v_heads": heads, "d_k": width, "d_v": width,
+        "d_conv": c.size("short_conv_kernel_size"), "gate": "channel"}
+    bias = c.flag("attention_bias")
+    read = decoder(
+        c, {"n_heads": heads}, moe=moe or None, deltanet=kda or None,
+        attention={"qkv_bias": bias, "out_bias": bias,
+                   "output_gate": True, "output_gate_per": "head", "mla": {
+                       "q_lora_rank": c.size("q_lora_rank") if c.given("q_lora_rank") else None,
+                       "kv_lora_rank": c.size("kv_lora_rank"),
+                       "v_head_dim": c.size("v_head_dim"),
+                       "qk_nope_head_dim": c.size("qk_nope_head_dim", minimum=0),
+                       "qk_rope_head_dim": c.size("qk_rope_head_dim", minimum=0)}},
+        # BailingHybridForCausalLM._tied_weights_keys is empty: the head is its own matrix
+        # whatever tie_word_embeddings says
+        tie_embeddings=False)
+    layout = per_layer(c, mixers=mixers,
+                       attention=["global" if m == "attention" else "" for m in mixers],
+                       ffn=ffn_kinds(sparse) if placed else None)
+    return merge(read, layout)
+
+
+def _write_bailing_hybrid(spec: ModelSpec) -> dict[str, Any]:
+    att, mla, moe, n = spec.attention, spec.attention.mla, spec.moe, spec.deltanet
+    need(not spec.tie_embeddings, "tie_embeddings=true (bailing_hybrid never ties its LM head)")
+    need(mla is not None, "attention.mla=None (bailing_hybrid's attention is multi-head latent "
+                          "attention)")
+    need(att.output_gate and att.output_gate_per == "head",
+         "no attention.output_gate per head (bailing_hybrid's g_proj d → heads)")
+    assert mla is not None
+    kda: dict[str, Any] = {}
+    if n is not None:
+        need(n.full_rank_gates, f"deltanet.gate={n.gate!r}, gate_rank={n.gate_rank} "
+                                f"(bailing_hybrid's is Kimi Delta Attention with full-rank "
+                                f"gates)")
+        need(n.n_k_heads == n.n_v_heads == att.n_heads and n.d_k == n.d_v,
+             f"deltanet n_k_heads={n.n_k_heads}, n_v_heads={n.n_v_heads}, d_k={n.d_k}, "
+             f"d_v={n.d_v} (bailing_hybrid's KDA has the attention's head count and one width)")
+        kda = {"head_dim": n.d_k, "short_conv_kernel_size": n.d_conv}
+    routed = {} if moe is None else {
+        "num_local_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
+        "moe_intermediate_size": moe.d_expert, "n_shared_experts": moe.n_shared_experts,
+        **one_group(spec, "bailing_hybrid")}
+    types = []
+    for mixer, kind in zip(spec.mixer_kinds, spec.attention_kinds, strict=True):
+        need(mixer in _KINDS.values() and kind in ("global", ""),
+             f"a {mixer} {kind} layer (bailing_hybrid builds MLA and Kimi Delta Attention "
+             f"layers)")
+        types.append("full_attention" if mixer == "attention" else "linear_attention")
+    return {"model_type": "bailing_hybrid", "vocab_size": spec.vocab_size,
+            "hidden_size": spec.d_model, "num_hidden_layers": spec.n_layers,
+            "num_attention_heads": att.n_heads, "num_key_value_heads": att.n_heads,
+            "tie_word_embeddings": False, "pad_token_id": None,
+            "bos_token_id": None, "eos_token_id": None,
+            "intermediate_size": spec.ffn.d_ff if spec.ffn else 0,
+            "hidden_act": gated(spec, "bailing_hybrid"),
+            "max_position_embeddings": spec.context_length,
+            "attention_bias": att.qkv_bias, **mla.model_dump(), **kda, **routed,
+            "layer_types": types,
+            "mlp_layer_types": ["sparse" if s else "dense" for s in spec.moe_layers]}
+
+
+BAILING_HYBRID = ModelType(
+    "bailing_hybrid", _read_bailing_hybrid, write=_write_bailing_hybrid,
+    traits=Traits(moe=True, mla=True), router_bias_buffer=True,
+    # BailingHybridConfig.attribute_map: the names released config.json files use
+    aliases={"num_experts": "num_local_experts", "num_experts_per_token": "num_experts_per_tok",
+             "num_shared_experts": "n_shared_experts", "model_max_length":
+             "max_position_embeddings", "num_expert_group": "n_group",
+             "moe_renormalize": "norm_topk_prob", "num_nextn_predict_layers": "num_mtp_layers"},
+    defaults={
+        "vocab_size": 157184, "hidden_size": 2560, "intermediate_size": 6144,
+        "moe_intermediate_size": 768, "num_hidden_layers": 42, "num_attention_heads": 32,
+        "num_key_value_heads": 32, "n_shared_experts": 1, "kv_lora_rank": 512,
+        "q_lora_rank": None, "qk_rope_head_dim": 64, "v_head_dim": 128,
+        "qk_nope_head_dim": 128, "n_group": 8, "num_experts_per_tok": 8,
+        "first_k_dense_replace": 2, "hidden_act": "silu", "max_position_embeddings": 262144,
+        "tie_word_embeddings": False, "attention_bias": False, "num_local_experts": 512,
+        "head_dim": 128, "short_conv_kernel_size": 4, "layer_group_size": 6,
+        "layer_types": None, "mlp_layer_types": None, "norm_topk_prob": True,
+        "num_mtp_layers": 1,
+    })
