@@ -364,6 +364,7 @@ def params_components(s):
     b_norm = s['b_norm']
     b_o = s['b_o']
     b_oL = s['b_oL']
+    b_ph = s['b_ph']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
     b_sc = s['b_sc']
@@ -414,9 +415,11 @@ def params_components(s):
     i_mla = s['i_mla']
     i_mn = s['i_mn']
     i_moa = s['i_moa']
+    i_n0 = s['i_n0']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
+    i_ph = s['i_ph']
     i_proj = s['i_proj']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -504,47 +507,47 @@ def params_components(s):
     _t44 = 4*i_diff
     _t45 = _t0*i_sub
     _t46 = L*d
-    _t47 = 2*d
-    _t48 = n_hc**2
-    _t49 = 2*N_s
-    _t50 = G_s*_t49
-    _t51 = 2*d_in + i_m2*(H_s + _t50)
-    _t52 = R_dt + _t49
-    _t53 = 1 - i_m2
-    _t54 = _t53*d_in
-    _t55 = H_s*i_m2
-    _t56 = 2*H_k*d_lk
-    _t57 = 1 - i_cg
-    _t58 = H_v*d_lv
-    _t59 = H_v + _t58
-    _t60 = L_dn*d
-    _t61 = H_v*d_lk
-    _t62 = H_la*L_la*d_la
-    _t63 = _t62*d
-    _t64 = L_rw*d_rw
-    _t65 = _t64*d
-    _t66 = d**2
-    _t67 = d*d_gr
-    _t68 = L_gr*(_t67 + d_gr)
-    _t69 = L_gr*d_gr
-    _t70 = 2*d_gr
-    _t71 = H_ml*L_ml
-    _t72 = _t71*d*d_mk
-    _t73 = _t71*d_mv
-    _t74 = _t73*d
-    _t75 = 2*H_ml
-    _t76 = b_sc*d
-    _t77 = _t19*h_kv
-    _t78 = i_glu + 1
-    _t79 = b_ff*d_ff
-    _t80 = d*d_ff
-    _t81 = _t78*(_t79 + _t80)
-    _t82 = _t80 + b_ff*d
-    _t83 = _t45*d_ff
-    _t84 = E + E_0
-    _t85 = d*(i_glu + 2)
-    _t86 = _t0*d
-    _t87 = 3*_t86
+    _t47 = _t0*d
+    _t48 = 2*d
+    _t49 = n_hc**2
+    _t50 = 2*N_s
+    _t51 = G_s*_t50
+    _t52 = 2*d_in + i_m2*(H_s + _t51)
+    _t53 = R_dt + _t50
+    _t54 = 1 - i_m2
+    _t55 = _t54*d_in
+    _t56 = H_s*i_m2
+    _t57 = 2*H_k*d_lk
+    _t58 = 1 - i_cg
+    _t59 = H_v*d_lv
+    _t60 = H_v + _t59
+    _t61 = L_dn*d
+    _t62 = H_v*d_lk
+    _t63 = H_la*L_la*d_la
+    _t64 = _t63*d
+    _t65 = L_rw*d_rw
+    _t66 = _t65*d
+    _t67 = d**2
+    _t68 = d*d_gr
+    _t69 = L_gr*(_t68 + d_gr)
+    _t70 = L_gr*d_gr
+    _t71 = 2*d_gr
+    _t72 = H_ml*L_ml
+    _t73 = _t72*d*d_mk
+    _t74 = _t72*d_mv
+    _t75 = _t74*d
+    _t76 = 2*H_ml
+    _t77 = b_sc*d
+    _t78 = _t19*h_kv
+    _t79 = i_glu + 1
+    _t80 = b_ff*d_ff
+    _t81 = d*d_ff
+    _t82 = _t79*(_t80 + _t81)
+    _t83 = _t81 + b_ff*d
+    _t84 = _t45*d_ff
+    _t85 = E + E_0
+    _t86 = d*(i_glu + 2)
+    _t87 = 3*_t47
     _t88 = _t46*p_le
     return {
         'attention/q': (
@@ -585,79 +588,80 @@ def params_components(s):
         'attention/lambda': L_att2*_t44*d_qk2 + _t44*_t9*d_qk,
         'attention/sub_norm': L_att2*_t25*_t45 + _t27*_t45*_t9,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
-        'norms': _t0*_t46*n_norm,
-        'norm_gates': _t47*r_ng*(L + L_moe),
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t48*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t51*b_ssm + _t51*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t50*i_m2 + d_in),
-        'mamba/x': L_ssm*_t52*_t54,
-        'mamba/dt': L_ssm*(R_dt*_t54 + _t54 + _t55),
-        'mamba/ssm': L_ssm*(_t53*(N_s*d_in + d_in) + 2*_t55),
-        'mamba/norm': L_ssm*(_t52*_t53*i_dtn + d_in*i_gn*i_m2),
+        'norms': _t0*_t46*n_norm - _t47*(1 - i_n0),
+        'norm_gates': _t48*r_ng*(L + L_moe),
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t49*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t52*b_ssm + _t52*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t51*i_m2 + d_in),
+        'mamba/x': L_ssm*_t53*_t55,
+        'mamba/dt': L_ssm*(R_dt*_t55 + _t55 + _t56),
+        'mamba/ssm': L_ssm*(_t54*(N_s*d_in + d_in) + 2*_t56),
+        'mamba/norm': L_ssm*(_t53*_t54*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t60*(_t56 + _t57*_t59 + _t59),
-        'deltanet/lowrank': L_dn*i_cg*(_t47*r_g + r_g*(_t58 + _t61)),
-        'deltanet/conv': L_dn*k_dn*(_t56 + _t58),
-        'deltanet/gates': L_dn*(H_v*_t57 + H_v + _t61*i_cg),
+        'deltanet/in': _t61*(_t57 + _t58*_t60 + _t60),
+        'deltanet/lowrank': L_dn*i_cg*(_t48*r_g + r_g*(_t59 + _t62)),
+        'deltanet/conv': L_dn*k_dn*(_t57 + _t59),
+        'deltanet/gates': L_dn*(H_v*_t58 + H_v + _t62*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t58*_t60,
-        'lightning/qkv': 3*_t63,
-        'lightning/gate': _t63,
-        'lightning/out': _t63,
-        'lightning/norm': _t62,
-        'rwkv/key': _t65,
-        'rwkv/value': _t65,
-        'rwkv/receptance': _t65,
-        'rwkv/output': _t65,
-        'rwkv/gate': L_rw*_t66,
-        'rwkv/decay': 2*_t64,
+        'deltanet/out': _t59*_t61,
+        'lightning/qkv': 3*_t64,
+        'lightning/gate': _t64,
+        'lightning/out': _t64,
+        'lightning/norm': _t63,
+        'rwkv/key': _t66,
+        'rwkv/value': _t66,
+        'rwkv/receptance': _t66,
+        'rwkv/output': _t66,
+        'rwkv/gate': L_rw*_t67,
+        'rwkv/decay': 2*_t65,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t68,
-        'griffin/x': _t68,
-        'griffin/conv': _t69*(k_gr + 1),
-        'griffin/gates': L_gr*(_t70*w_gr + _t70),
-        'griffin/decay': _t69,
-        'griffin/out': L_gr*(_t67 + d),
-        'mlstm/q': _t72,
-        'mlstm/k': _t72,
-        'mlstm/v': _t74,
-        'mlstm/ogate': _t74,
-        'mlstm/gates': L_ml*(_t75*d + _t75),
-        'mlstm/norm': _t73,
-        'mlstm/out': _t74,
-        'conv/in': L_sc*(3*_t66 + 3*_t76),
+        'griffin/y': _t69,
+        'griffin/x': _t69,
+        'griffin/conv': _t70*(k_gr + 1),
+        'griffin/gates': L_gr*(_t71*w_gr + _t71),
+        'griffin/decay': _t70,
+        'griffin/out': L_gr*(_t68 + d),
+        'mlstm/q': _t73,
+        'mlstm/k': _t73,
+        'mlstm/v': _t75,
+        'mlstm/ogate': _t75,
+        'mlstm/gates': L_ml*(_t76*d + _t76),
+        'mlstm/norm': _t74,
+        'mlstm/out': _t75,
+        'conv/in': L_sc*(3*_t67 + 3*_t77),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t66 + _t76),
+        'conv/out': L_sc*(_t67 + _t77),
         'cross_attention/q': L_xa*_t12,
-        'cross_attention/kv': L_xa*_t77*d,
+        'cross_attention/kv': L_xa*_t78*d,
         'cross_attention/o': L_xa*_t28,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t81 + L_dw*(_t78*(2*_t79 + 2*_t80) - _t81),
-        'mlp/down': L_dense*_t82 + L_dw*_t80,
+        'mlp/up': L_dense*_t82 + L_dw*(_t79*(2*_t80 + 2*_t81) - _t82),
+        'mlp/down': L_dense*_t83 + L_dw*_t81,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t83 + L_dw*_t83,
-        'moe/router': L_moe*(_t84*b_router + _t84*d + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t85*d_e + b_ff*(_t78*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t85*d_s + b_ff*(_t78*d_s + d)) + d*i_shared_gate),
+        'mlp/sub_norm': L_dense*_t84 + L_dw*_t84,
+        'moe/router': L_moe*(_t85*b_router + _t85*d + i_rs*(E + d)),
+        'moe/experts': E*L_moe*(_t86*d_e + b_ff*(_t79*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t86*d_s + b_ff*(_t79*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t86*i_mn + _t87*i_bn),
-        'shared_block/attention': M_sb*(_t28 + _t38*d + _t47*_t77),
-        'shared_block/mlp': M_sb*(_t81 + _t82 + n_act),
+        'moe/norm': L_moe*(_t47*i_mn + _t87*i_bn),
+        'shared_block/attention': M_sb*(_t28 + _t38*d + _t48*_t78),
+        'shared_block/mlp': M_sb*(_t82 + _t83 + n_act),
         'shared_block/norms': M_sb*_t87,
-        'shared_block/projection': L_sb*_t66,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t77 + 6*d) + r_sb*(_t78*d_ff + d)),
+        'shared_block/projection': L_sb*_t67,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t78 + 6*d) + r_sb*(_t79*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
         'per_layer_embeddings/projection': _t88,
         'per_layer_embeddings/layers': 2*_t88,
         'per_layer_embeddings/norms': _t0*i_le*(_t46 + p_le),
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t86*i_norm_emb,
-        'embedding_projection': _t47*d_emb*i_proj,
-        'hyper_connections/head': _t48*d + i_hc + n_hc,
-        'final_norm': _t86*i_norm_final,
+        'embedding/norm': _t47*i_norm_emb,
+        'embedding_projection': _t48*d_emb*i_proj,
+        'hyper_connections/head': _t49*d + i_hc + n_hc,
+        'final_norm': _t47*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
+        'prediction_head': i_ph*(_t47 + _t67 + b_ph*d),
     }
 
 
@@ -706,6 +710,7 @@ def params_summary(s):
     b_norm = s['b_norm']
     b_o = s['b_o']
     b_oL = s['b_oL']
+    b_ph = s['b_ph']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
     b_sc = s['b_sc']
@@ -758,9 +763,11 @@ def params_summary(s):
     i_mn = s['i_mn']
     i_moa = s['i_moa']
     i_moe = s['i_moe']
+    i_n0 = s['i_n0']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
+    i_ph = s['i_ph']
     i_proj = s['i_proj']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -903,21 +910,23 @@ def params_summary(s):
     _t98 = 4*i_diff
     _t99 = _t98*d_qk
     _t100 = E_a*_t0
-    _t101 = _t7*i_sub
-    _t102 = _t101*d_ff
-    _t103 = _t101*_t17
-    _t104 = (
+    _t101 = _t59*n_norm
+    _t102 = _t7*i_sub
+    _t103 = _t102*d_ff
+    _t104 = _t102*_t17
+    _t105 = (
         H_v*_t47*d
+        + L*_t101
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L_att2*_t100
-        + L_att2*_t101*_t4
+        + L_att2*_t102*_t4
         + L_att2*_t44
         + L_att2*_t98*d_qk2
         + L_att2*h2*i_sink2
         + L_att2*i_rel*(2*_t10 + _t11)
         + L_att2*(_t33 + _t34*(_t31 + _t32*h2))
         + L_att2*(_t36*_t37*_t38 + _t37*(_t36 + i_gh)*(_t39*r_q2 + _t40) + b_gh*h2)
-        + L_dense*_t102
+        + L_dense*_t103
         + L_dense*_t46
         + L_dense*_t51
         + L_dense*n_act
@@ -925,7 +934,7 @@ def params_summary(s):
         + L_dn*i_cg*(_t75*r_g + r_g*(_t48 + _t92))
         + L_dn*k_dn*(_t91 + _t92)
         + L_dn*(H_v*_t49 + H_v + _t48*i_cg)
-        + L_dw*_t102
+        + L_dw*_t103
         + L_dw*_t45
         + L_dw*(_t27*(2*_t45 + 2*_t50) - _t51)
         + L_gr*(_t53 + d)
@@ -963,7 +972,7 @@ def params_summary(s):
         + M_sb*_t76
         + M_sb*(_t18 + _t22*_t75 + _t66*_t75)
         + _t100*_t15
-        + _t103*_t15
+        + _t104*_t15
         + _t15*_t79
         + _t15*_t82
         + _t15*_t85
@@ -976,7 +985,7 @@ def params_summary(s):
         + _t52
         + _t59*i_norm_emb
         + _t59*i_norm_final
-        + _t7*_t96*n_norm
+        - _t59*(1 - i_n0)
         + _t7*i_le*(_t96 + p_le)
         + _t75*d_emb*i_proj
         + _t75*r_ng*(L + L_moe)
@@ -991,33 +1000,34 @@ def params_summary(s):
         + 3*_t96*p_le
         + b_oL*d
         + i_hc
+        + i_ph*(_t59 + _t64 + b_ph*d)
         + n_hc
     )
-    _t105 = (
+    _t106 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t29
-        + _t104
+        + _t105
         + _t15*_t20
         + _t15*_t25
     )
-    _t106 = L*V_le*p_le + P*d + V*d_emb
-    _t107 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t106
+    _t107 = L*V_le*p_le + P*d + V*d_emb
+    _t108 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t107
     return {
-        'total': _t105 + _t107,
-        'embedding': _t106,
-        'non_embedding': _t105,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t104 + _t107 + _t15*_t19 + _t15*_t24,
+        'total': _t106 + _t108,
+        'embedding': _t107,
+        'non_embedding': _t106,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t105 + _t108 + _t15*_t19 + _t15*_t24,
         'mtp': (
             M*_t60
             + 2*M*_t64
             + M*(
                 _t100
-                + _t103
+                + _t101
+                + _t104
                 + _t20
                 + _t25
                 + _t55*i_dsa
-                + _t59*n_norm
                 + _t79
                 + _t82
                 + _t85
@@ -1025,7 +1035,7 @@ def params_summary(s):
                 + _t97
                 + _t99
                 + i_moe*(_t29 + _t58 + _t61 + _t63 + _t94)
-                + (1 - i_moe)*(_t102 + _t76)
+                + (1 - i_moe)*(_t103 + _t76)
             )
         ),
     }
@@ -1102,6 +1112,7 @@ def flops_forward_components(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_og = s['i_og']
+    i_ph = s['i_ph']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_sba = s['i_sba']
@@ -1252,6 +1263,7 @@ def flops_forward_components(s):
         'norm_gates': _t22*r_ng*(_t49 + _t53),
         'embedding_projection': _t44*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
+        'prediction_head': _t37*i_ph,
     }
 
 
@@ -1337,6 +1349,7 @@ def flops(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_og = s['i_og']
+    i_ph = s['i_ph']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
@@ -1442,6 +1455,7 @@ def flops(s):
             + 3*_t0
             + 8*_t1*d
             + 9*_t1
+            + _t10*i_ph
             + _t11*d
             + _t12*_t13
             + _t12*h2*i_gate*(_t46*d_v2 + i_gh)*(_t47*r_q2 + _t48)
@@ -1604,6 +1618,7 @@ def rules_train_per_token(s):
     b_norm = s['b_norm']
     b_o = s['b_o']
     b_oL = s['b_oL']
+    b_ph = s['b_ph']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
     b_sc = s['b_sc']
@@ -1654,9 +1669,11 @@ def rules_train_per_token(s):
     i_mla = s['i_mla']
     i_mn = s['i_mn']
     i_moa = s['i_moa']
+    i_n0 = s['i_n0']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
+    i_ph = s['i_ph']
     i_proj = s['i_proj']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -1781,13 +1798,13 @@ def rules_train_per_token(s):
     _t80 = _t57*d
     _t81 = L_rw*d_rw
     _t82 = 30*d
-    _t83 = H_la*L_la*d_la
-    _t84 = H_ml*d_mv
-    _t85 = 2*H_k*d_lk
-    _t86 = H_v*d_lv
-    _t87 = H_v + _t86
-    _t88 = L_dn*_t0
-    _t89 = _t0*_t3
+    _t83 = _t0*_t3
+    _t84 = H_la*L_la*d_la
+    _t85 = H_ml*d_mv
+    _t86 = 2*H_k*d_lk
+    _t87 = H_v*d_lv
+    _t88 = H_v + _t87
+    _t89 = L_dn*_t0
     _t90 = L*d
     _t91 = 12*d
     _t92 = 24*i_diff
@@ -1797,7 +1814,7 @@ def rules_train_per_token(s):
     _t96 = L_xa*_t0
     _t97 = (
         H_ml*L_ml*_t91*d_mk
-        + L*_t89*n_norm
+        + L*_t83*n_norm
         + L_att2*_t8
         + L_att2*_t92*d_qk2
         + L_att2*_t93
@@ -1805,7 +1822,7 @@ def rules_train_per_token(s):
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - 6*L_kvs2*_t17
         - L_kvs2*_t8
-        + 18*L_ml*_t84*d
+        + 18*L_ml*_t85*d
         + L_moe*_t0*b_moe
         + L_rw*_t56
         + L_rw*_t82
@@ -1839,8 +1856,8 @@ def rules_train_per_token(s):
         + _t35*n_act
         + _t36*_t44
         + _t38*d_lv
-        + _t38*i_cg*(_t71*r_g + r_g*(_t39 + _t86))
-        + _t38*k_dn*(_t85 + _t86)
+        + _t38*i_cg*(_t71*r_g + r_g*(_t39 + _t87))
+        + _t38*k_dn*(_t86 + _t87)
         + _t38*(H_v*_t40 + H_v + _t39*i_cg)
         + _t44*_t95
         + _t44*(_t41*(2*_t36 + 2*_t42) - _t43)
@@ -1848,7 +1865,7 @@ def rules_train_per_token(s):
         + _t45*(_t48*w_gr + _t48)
         + _t46*(k_gr + 1)
         + _t46
-        + _t50*_t84
+        + _t50*_t85
         + _t50*(_t49*d + _t49)
         + _t52*k*(_t51*d_e + b_ff*(_t41*d_e + d))
         + _t52*(E_s*(_t51*d_s + b_ff*(_t41*d_s + d)) + d*i_shared_gate)
@@ -1882,16 +1899,18 @@ def rules_train_per_token(s):
         )
         + 24*_t81*d
         + 12*_t81
-        + _t82*_t83
-        + 6*_t83
-        + _t86*_t88
-        + _t88*(_t40*_t87 + _t85 + _t87)
-        + _t89*i_norm_emb
-        + _t89*i_norm_final
+        + _t82*_t84
+        + _t83*i_norm_emb
+        + _t83*i_norm_final
+        - _t83*(1 - i_n0)
+        + 6*_t84
+        + _t87*_t89
+        + _t89*(_t40*_t88 + _t86 + _t88)
         + 18*_t90*p_le
         + _t91*d_emb*i_proj
         + _t91*r_ng*(L + L_moe)
         + 6*i_hc
+        + 6*i_ph*(_t53 + _t55 + b_ph*d)
         + 6*n_hc
     )
     _t98 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t97
@@ -2203,6 +2222,7 @@ def memory_activations(s):
     i_mn = s['i_mn']
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
+    i_ph = s['i_ph']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
@@ -2518,14 +2538,17 @@ def memory_activations(s):
             )/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
         ),
-        'output': i_head*(M + 1)*(
-            T*b*(
-                V_o*q_L
-                + d*i_keep_head*(4 - 4*i_hf)
-                + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
-            )/n_cp
-            + 4*i_hf
-        )/n_tp,
+        'output': (
+            T*b*d*i_head*i_ph*q_a*(3 - i_frozen)/n_cp
+            + i_head*(M + 1)*(
+                T*b*(
+                    V_o*q_L
+                    + d*i_keep_head*(4 - 4*i_hf)
+                    + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                )/n_cp
+                + 4*i_hf
+            )/n_tp
+        ),
     }
 
 
@@ -2680,6 +2703,7 @@ def memory(s):
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
     i_oib = s['i_oib']
+    i_ph = s['i_ph']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
@@ -2818,6 +2842,7 @@ def memory(s):
         'total': (
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
+            + T*b*d*i_head*i_ph*q_a*(3 - i_frozen)/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
                     L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
@@ -3323,6 +3348,7 @@ def memory(s):
             )
         )/(
             T**2*i_eager*i_full*i_hf*q_a/n_cp
+            + T*d*i_head*i_ph*q_a*(3 - i_frozen)/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(d*i_hc*(n_hc - 1) + d)*(
@@ -4856,6 +4882,7 @@ def finetune_memory(s):
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
     i_oib = s['i_oib']
+    i_ph = s['i_ph']
     i_qh = s['i_qh']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -4948,6 +4975,7 @@ def finetune_memory(s):
         'total': (
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
+            + T*b*d*i_head*i_ph*q_a*(3 - i_frozen)/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L*a_per_layer_input_gate*i_le
                 + L*a_per_layer_projection*i_le
@@ -6187,6 +6215,7 @@ def finetune_memory(s):
             )/(L*n_tp)
         )/(
             T**2*i_eager*i_full*i_hf*q_a/n_cp
+            + T*d*i_head*i_ph*q_a*(3 - i_frozen)/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L*a_per_layer_input_gate*i_le
@@ -6618,6 +6647,7 @@ def finetune_flops(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_og = s['i_og']
+    i_ph = s['i_ph']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
@@ -6848,6 +6878,7 @@ def finetune_flops(s):
                     + 2*L_xa*d*d_qk*h*i_img
                     + 2*L_xa*d*d_v*h*i_img
                     + 2*V_o*d_emb
+                    + 2*d**2*i_ph
                     + 4*d*d_emb*i_proj
                     + 2*d*n_hc**2
                     + 2*d*r_ng*(2*L + 2*L_moe)
@@ -9028,6 +9059,7 @@ def precision(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_og = s['i_og']
+    i_ph = s['i_ph']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_sba = s['i_sba']
@@ -9144,6 +9176,7 @@ def precision(s):
         - _t46*(L_kvs - L_kvs2)
         + 4*_t5*w_gr
         + _t7*d
+        + _t9*i_ph
     )
     return {
         'low_precision_forward': _t47,

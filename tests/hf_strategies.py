@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from calc.hf import supported_types
-from tests.hf_family_strategies import FAMILY_TYPES, family_config
+from tests.hf_family_strategies import FAMILY_TYPES, family_config, modernbert_decoder_config
 
 MIN_WINDOW = 8  # the sequence length the property test runs at
 LLAMA_LIKE = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
@@ -978,6 +978,7 @@ STRATEGIES = {
     **{t: _layernorm_types for t in LAYERNORM_TYPES},
 }
 STRATEGIES.update({t: lambda t, base=base: STRATEGIES[base](base) for t, base in ALIKE.items()})
+STRATEGIES["modernbert-decoder"] = lambda t: modernbert_decoder_config(MIN_WINDOW)
 
 
 @st.composite

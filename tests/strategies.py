@@ -238,8 +238,16 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             and att.output_gate_per == "channel" and not att.output_gate_bias
             and draw(st.booleans())):  # A.X-K2's q_gate_proj: the gate from the query latent
         spec = spec.updated(**{"attention.mla.latent_gate": True})
+    if spec.d_embedding is None and draw(st.booleans()):
+        # ModernBERT decoder's prediction head (dense, activation, norm) before the LM head
+        spec = spec.updated(prediction_head={"bias": draw(st.booleans())})
+    if (spec.norm.placement == "pre" and not spec.parallel_block
+            and spec.hyper_connections is None and draw(st.booleans())):
+        # ModernBERT decoder's layer 0 without its attention norm
+        spec = spec.updated(**{"norm.first_mixer_norm": False})
     if (spec.norm.placement == "pre" and not spec.parallel_block and not spec.mtp_modules
-            and spec.shared_block is None and draw(st.booleans())):
+            and spec.shared_block is None and spec.norm.first_mixer_norm
+            and draw(st.booleans())):
         # A.X-K2's gated pre-norms
         spec = spec.updated(**{"norm.gate_rank": draw(st.integers(1, 4))})
     return spec

@@ -521,3 +521,29 @@ def test_dots3_adapters_match_the_reference_model():
 
     spec = spec_from_hf_config({**DOTS3, "mlp_layer_types": ["dense"] * 4})
     assert_adapters_as_the_reference_model_counts(spec, ("o", "g", "up", "gate", "down"))
+
+
+def test_lora_on_modernbert_decoder_as_peft_builds_it():
+    """ModernBERT's decoder: q_proj, k_proj, v_proj and the attention's and MLP's Wo as PEFT
+    builds their adapters on transformers' model; its fused Wi (d → 2·d_ff) takes calc's one
+    adapter per part for up and gate (r·d more than PEFT's one on Wi, as for a fused QKV:
+    docs/finetune.md); all-linear is refused beside the prediction head's dense."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.verify.hf_reference import build, lora_parameters
+
+    config = {"model_type": "modernbert-decoder", "vocab_size": 64, "hidden_size": 32,
+              "intermediate_size": 24, "num_hidden_layers": 3, "num_attention_heads": 4,
+              "pad_token_id": 0, "bos_token_id": 0, "eos_token_id": 0, "cls_token_id": 0,
+              "sep_token_id": 0}
+    spec, model = spec_from_hf_config(config), build(config)
+    targets = {"q": r"attn\.q_proj$", "k": r"attn\.k_proj$", "v": r"attn\.v_proj$",
+               "o": r"attn\.Wo$", "down": r"mlp\.Wo$"}
+    for target, pattern in targets.items():
+        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
+        assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}
+    fused = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=("up", "gate")))
+    assert fused.trainable == lora_parameters(model, RANK, r"mlp\.Wi$") + 3 * RANK * 32
+    with pytest.raises(calc.CalcError, match=re.escape("prediction head has its own dense")):
+        count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))

@@ -655,6 +655,57 @@ def test_griffin_spec_refuses_in_one_line(update, message):
     assert "\n" not in str(error.value)
 
 
+def test_modernbert_decoder_reads_the_prediction_head_and_layer_0_without_its_norm():
+    """ettin-decoder-1b (tests/data, from the Ettin training config): 28 layers, every third
+    full from layer 0 and the others sliding over local_attention // 2 = 64 keys, LayerNorms
+    without β, a norm after the embedding and none before layer 0's attention, the fused GLU
+    Wi, a prediction head (dense 1,792 × 1,792, no bias; a LayerNorm) and the tied decoder
+    with its bias. Each part a hand count from the config; the total 1,031,314,112 is
+    transformers' own count (the released-config test)."""
+    spec = spec_of("ettin-decoder-1b")
+    assert spec.attention.layer_pattern == ("global", "local", "local")
+    assert spec.attention.sliding_window == 64 and spec.ffn.activation == "geglu"
+    d, n, f, v = 1792, 28, 3840, 50368
+    counts = calc.count_params(spec)
+    c = counts.components
+    assert c["attention/q"] + c["attention/kv"] + c["attention/o"] == n * 4 * d * d
+    assert c["mlp/up"] == n * 2 * d * f and c["mlp/down"] == n * f * d  # Wi gate|up, Wo
+    assert c["embedding/norm"] == c["final_norm"] == d
+    assert c["norms"] == (2 * n - 1) * d  # no attn_norm on layer 0
+    assert c["prediction_head"] == d * d + d  # dense without bias, a LayerNorm without β
+    assert c["embedding/token"] == v * d and c["lm_head"] == v  # tied, with decoder's bias
+    assert counts.total == 1_031_314_112
+    flops = calc.count_flops(spec, 8, "full").components
+    assert flops["prediction_head"] == 2 * d * d
+    # without the head (d² + d) and with layer 0's norm (d), calc's count is d² short
+    plain = spec.updated(prediction_head=None, **{"norm.first_mixer_norm": True})
+    assert counts.total - calc.count_params(plain).total == (d * d + d) - d
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"pad_token_id": 50368}, "pad_token_id=50368 must lie within the embedding's vocab_size"),
+    ({"local_attention": None}, "local_attention=None must be a whole number >= 2"),
+    ({"classifier_activation": "mish2"}, "classifier_activation='mish2' is not an activation"),
+    ({"num_attention_heads": 27}, "num_attention_heads=27 must divide hidden_size=1792"),
+])
+def test_modernbert_decoder_refuses_in_one_line(changes, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_of("ettin-decoder-1b", **changes)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(("update", "message"), [
+    ({"norm.placement": "post", "norm.first_mixer_norm": False},
+     "norm.first_mixer_norm=False drops layer 0's pre-norm"),
+    ({"parallel_block": True}, "norm.first_mixer_norm=False is defined for a sequential layer"),
+    ({"d_embedding": 64}, "prediction_head is d_model wide; d_embedding=64"),
+])
+def test_modernbert_decoder_parts_refuse_in_one_line(update, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_of("ettin-decoder-1b").updated(**update)
+    assert "\n" not in str(error.value)
+
+
 def test_xlstm_reads_mlstm_blocks():
     """NX-AI/xLSTM-7b (tests/data; arXiv 2503.13427, "xLSTM 7B", a 7-billion-parameter LLM): 32
     mLSTM blocks of width 4,096 (embedding_dim; hidden_size left at its default, the same), 8

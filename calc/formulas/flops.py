@@ -46,6 +46,9 @@ the L layers' vectors, 2·2·d·p per layer for each layer's gate and projection
 activation, its product with the layer's vector and the norms count 0. Gemma 4's MoE block
 beside the dense MLP (moe.branch_norms, moe.router_scales) counts the router's d × E product,
 the k routed experts and the dense MLP as a shared expert; its norms and scales count 0.
+ModernBERT decoder's prediction head (calc.spec.layers.PredictionHeadSpec) counts its dense
+layer's d × d product per token, its activation and norm 0; the layer whose pre-norm is dropped
+(norm.first_mixer_norm) computes what any other layer does.
 Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020 §2.1).
 """
 
@@ -94,6 +97,7 @@ from calc.symbols import (
     i_dsa,
     i_hcm,
     i_img,
+    i_ph,
     i_proj,
     i_rel,
     i_shared_gate,
@@ -237,6 +241,9 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     **{key: FMA * (L + L_moe) * expr for key, expr in params.NORM_GATE_WEIGHTS.items()},
     "embedding_projection": FMA * MATMUL_EMBEDDING_PROJECTION,
     "lm_head": FMA * MATMUL_LM_HEAD,
+    # ModernBERT decoder's prediction head: its dense d → d per token (activation, norm and
+    # bias 0, as everywhere)
+    "prediction_head": FMA * i_ph * d * d,
 }
 WEIGHT_FLOPS_PER_TOKEN = sympy.Add(*FORWARD_PER_TOKEN.values())
 # Of those, the recurrences (whose operands are activations, like QKᵀ's) and the convolutions

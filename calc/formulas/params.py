@@ -55,6 +55,7 @@ from calc.symbols import (
     b_norm,
     b_o,
     b_oL,
+    b_ph,
     b_qkv,
     b_router,
     d,
@@ -93,9 +94,11 @@ from calc.symbols import (
     i_mn,
     i_moa,
     i_moe,
+    i_n0,
     i_norm_emb,
     i_norm_final,
     i_og,
+    i_ph,
     i_proj,
     i_qk_head,
     i_qk_proj,
@@ -332,6 +335,10 @@ ONCE: dict[str, sympy.Expr] = {
     # < V where the head scores only the first V_o tokens (modeling_apertus1p5.py: lm_head of
     # output_vocab_size rows beside an embedding of vocab_size)
     "lm_head": (1 - i_tied) * V_o * d_emb + b_lm * V_o,
+    # ModernBERT decoder (modeling_modernbert_decoder.py, ModernBertDecoderPredictionHead):
+    # dense Linear(d, d, bias=classifier_bias), an activation and a norm of the model's kind,
+    # between the final norm and the LM head
+    "prediction_head": i_ph * (d * d + b_ph * d + NORM * d),
 }
 EMBEDDING_KEYS = ("embedding/token", "embedding/position", "per_layer_embeddings/table")
 
@@ -471,7 +478,7 @@ def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
     the once-per-model terms."""
     totals = attention_totals(attention)
     totals["attention/o"] += LAST_OUT_BIAS
-    return {
+    out = {
         **totals,
         **{key: count * expr for count, part in PARTS[1:-1] for key, expr in part.items()},
         **{key: over_dense_layers(expr) for key, expr in DENSE_FFN.items()},
@@ -480,6 +487,10 @@ def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
         **PER_LAYER_EMBEDDINGS,
         **ONCE,
     }
+    # ModernBERT decoder: layer 0's attn_norm is nn.Identity (ModernBertDecoderLayer), one
+    # norm of the L·n_norm fewer (norm.first_mixer_norm, 1_n0 = 0)
+    out["norms"] -= (1 - i_n0) * NORM * d
+    return out
 
 
 COMPONENTS = components()

@@ -84,6 +84,8 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "norm.final": norm.final, "norm.embedding": norm.embedding,
         "position.kind": spec.position.kind, "position.max_positions": spec.position_table,
         "tie_embeddings": spec.tie_embeddings, "lm_head_bias": spec.lm_head_bias,
+        "prediction_head": spec.prediction_head,
+        "norm.first_mixer_norm": norm.first_mixer_norm,
         "parallel_block": spec.parallel_block,
         "parallel_norms": spec.parallel_norms if spec.parallel_block else None,
         "mtp_modules": spec.mtp_modules,
@@ -123,7 +125,8 @@ def _unlike(spec: ModelSpec, traits: Traits) -> int:
     """How many of an architecture's traits the spec does not share."""
     have = (spec.norm.kind == traits.norm, bool(spec.ffn and spec.ffn.gated) == traits.gated,
             (spec.moe is not None) == traits.moe, (spec.attention.mla is not None) == traits.mla,
-            spec.position.kind in traits.positions)
+            spec.position.kind in traits.positions,
+            (spec.prediction_head is not None) == traits.head)
     # a state-space model and a Transformer are never each other's closest architecture
     ssm = 10 * ((spec.mamba is not None) != traits.ssm)
     return have.count(False) + ssm

@@ -59,6 +59,7 @@ from calc.hf.families import (
     minimax,
     mistral,
     mllama,
+    modernbert,
     mpt,
     nanochat,
     nemotron,
@@ -184,6 +185,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     zamba.ZAMBA2,
     deepseek.DEEPSEEK_V4,
     mllama.MLLAMA_TEXT_MODEL,
+    modernbert.MODERNBERT_DECODER,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,

@@ -85,8 +85,6 @@ NEEDS = {
                           "relative-position bias, residual short convolutions) and looped "
                           "layers (loop_layer_index_start to loop_layer_index_end run "
                           "loop_num_passes times per token, joined by message gates)",
-    "modernbert-decoder": "a prediction head (a d × d dense layer and a norm) between the last "
-                          "layer and the LM head",
     "reformer": "LSH and chunked local attention, axial position embeddings and reversible "
                 "layers",
     "phi4_multimodal": "the image and audio encoders built inside the language model's "

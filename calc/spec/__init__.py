@@ -23,6 +23,7 @@ _LAZY = {
     "MlstmSpec": "calc.spec.layers:MlstmSpec",
     "SharedBlockSpec": "calc.spec.layers:SharedBlockSpec",
     "PerLayerEmbeddingsSpec": "calc.spec.layers:PerLayerEmbeddingsSpec",
+    "PredictionHeadSpec": "calc.spec.layers:PredictionHeadSpec",
     "Dtype": "calc.spec.hardware:Dtype",
     "FFNSpec": "calc.spec.ffn:FFNSpec",
     "HyperConnectionsSpec": "calc.spec.layers:HyperConnectionsSpec",

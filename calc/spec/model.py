@@ -41,6 +41,7 @@ from calc.spec.layers import (
     MambaSpec,
     MlstmSpec,
     PerLayerEmbeddingsSpec,
+    PredictionHeadSpec,
     RwkvSpec,
     SharedBlockSpec,
     ShortConvSpec,
@@ -168,6 +169,10 @@ class ModelSpec(Frozen):
                     "vocab_size rows")
     tie_embeddings: bool = Field(False, description="LM head shares the token embedding matrix")
     lm_head_bias: bool = Field(False, description="a bias on the LM head (one value per row)")
+    prediction_head: PredictionHeadSpec | None = Field(
+        None, description="a d × d dense layer, an activation and a norm between the final "
+                          "norm and the LM head (ModernBERT decoder's lm_head, "
+                          "ModernBertDecoderPredictionHead)")
     parallel_block: bool = Field(
         False, description="attention and FFN read the same input: x + Attn(N(x)) + FFN(N(x)) "
                            "(GPT-J, PaLM, Falcon)")
@@ -227,6 +232,14 @@ class ModelSpec(Frozen):
                              f"parallel_block=True or mtp_modules")
         if att.indexer is not None:
             self._check_indexer()
+        if not self.norm.first_mixer_norm and (self.parallel_block or self.hyper_connections):
+            raise ValueError("norm.first_mixer_norm=False is defined for a sequential layer on "
+                             "one residual stream, not with parallel_block or "
+                             "hyper_connections")
+        if self.prediction_head is not None and self.d_embedding is not None:
+            raise ValueError(f"prediction_head is d_model wide; d_embedding="
+                             f"{self.d_embedding} (a head of another width) is not defined "
+                             f"with it")
         if self.hyper_connections is not None:
             self._check_hyper_connections()
         for kind in att.kind_shapes:
