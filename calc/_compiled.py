@@ -356,6 +356,7 @@ def params_components(s):
     V = s['V']
     V_le = s['V_le']
     V_o = s['V_o']
+    V_seg = s['V_seg']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
     b_gh = s['b_gh']
@@ -440,6 +441,7 @@ def params_components(s):
     n_act = s['n_act']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
+    n_pb = s['n_pb']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -657,6 +659,8 @@ def params_components(s):
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
         'embedding/norm': _t47*i_norm_emb,
+        'embedding/segment': V_seg*d,
+        'position_bias': h*n_pb,
         'embedding_projection': _t48*d_emb*i_proj,
         'hyper_connections/head': _t49*d + i_hc + n_hc,
         'final_norm': _t47*i_norm_final,
@@ -702,6 +706,7 @@ def params_summary(s):
     V = s['V']
     V_le = s['V_le']
     V_o = s['V_o']
+    V_seg = s['V_seg']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
     b_gh = s['b_gh']
@@ -789,6 +794,7 @@ def params_summary(s):
     n_act = s['n_act']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
+    n_pb = s['n_pb']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -999,6 +1005,7 @@ def params_summary(s):
         + _t90
         + 3*_t96*p_le
         + b_oL*d
+        + h*n_pb
         + i_hc
         + i_ph*(_t59 + _t64 + b_ph*d)
         + n_hc
@@ -1011,7 +1018,7 @@ def params_summary(s):
         + _t15*_t20
         + _t15*_t25
     )
-    _t107 = L*V_le*p_le + P*d + V*d_emb
+    _t107 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
     _t108 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t107
     return {
         'total': _t106 + _t108,
@@ -1610,6 +1617,7 @@ def rules_train_per_token(s):
     V = s['V']
     V_le = s['V_le']
     V_o = s['V_o']
+    V_seg = s['V_seg']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
     b_gh = s['b_gh']
@@ -1695,6 +1703,7 @@ def rules_train_per_token(s):
     n_act = s['n_act']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
+    n_pb = s['n_pb']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -1788,44 +1797,45 @@ def rules_train_per_token(s):
     _t70 = _t69*d
     _t71 = 2*d
     _t72 = 6*M_sb
-    _t73 = d_qk*i_qk_head
-    _t74 = _t3*(_t73 + d_qk*h_kv*i_qk_proj)
-    _t75 = L_att - L_att2
-    _t76 = 6*_t75
-    _t77 = _t20*d_v
-    _t78 = h*i_gate
-    _t79 = i_qlora*r_q
-    _t80 = _t57*d
-    _t81 = L_rw*d_rw
-    _t82 = 30*d
-    _t83 = _t0*_t3
-    _t84 = H_la*L_la*d_la
-    _t85 = H_ml*d_mv
-    _t86 = 2*H_k*d_lk
-    _t87 = H_v*d_lv
-    _t88 = H_v + _t87
-    _t89 = L_dn*_t0
-    _t90 = L*d
-    _t91 = 12*d
-    _t92 = 24*i_diff
-    _t93 = E_a*_t0*i_moa
-    _t94 = _t3*i_sub
-    _t95 = _t94*d_ff
-    _t96 = L_xa*_t0
-    _t97 = (
-        H_ml*L_ml*_t91*d_mk
-        + L*_t83*n_norm
+    _t73 = 6*h
+    _t74 = d_qk*i_qk_head
+    _t75 = _t3*(_t74 + d_qk*h_kv*i_qk_proj)
+    _t76 = L_att - L_att2
+    _t77 = 6*_t76
+    _t78 = _t20*d_v
+    _t79 = h*i_gate
+    _t80 = i_qlora*r_q
+    _t81 = _t57*d
+    _t82 = L_rw*d_rw
+    _t83 = 30*d
+    _t84 = _t0*_t3
+    _t85 = H_la*L_la*d_la
+    _t86 = H_ml*d_mv
+    _t87 = 2*H_k*d_lk
+    _t88 = H_v*d_lv
+    _t89 = H_v + _t88
+    _t90 = L_dn*_t0
+    _t91 = L*d
+    _t92 = 12*d
+    _t93 = 24*i_diff
+    _t94 = E_a*_t0*i_moa
+    _t95 = _t3*i_sub
+    _t96 = _t95*d_ff
+    _t97 = L_xa*_t0
+    _t98 = (
+        H_ml*L_ml*_t92*d_mk
+        + L*_t84*n_norm
         + L_att2*_t8
-        + L_att2*_t92*d_qk2
-        + L_att2*_t93
+        + L_att2*_t93*d_qk2
+        + L_att2*_t94
         + 12*L_gr*(_t47 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - 6*L_kvs2*_t17
         - L_kvs2*_t8
-        + 18*L_ml*_t85*d
+        + 18*L_ml*_t86*d
         + L_moe*_t0*b_moe
         + L_rw*_t56
-        + L_rw*_t82
+        + L_rw*_t83
         + L_sb*_t56
         + 6*L_sb*(i_sba*r_sb*(_t0 + _t57 + _t58) + r_sb*(_t41*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
@@ -1834,9 +1844,9 @@ def rules_train_per_token(s):
         + 18*M_sb*_t53
         + _t0*_t14
         + _t0*b_oL
-        + _t13*_t75
+        + _t13*_t76
         - _t13*_t9
-        + _t19*_t28*_t94
+        + _t19*_t28*_t95
         + _t19*h2*i_sink2
         + _t19*i_rel*(2*_t32 + _t33)
         + _t19*(_t17 + _t18*(_t15 + _t16*h2))
@@ -1849,30 +1859,30 @@ def rules_train_per_token(s):
             + i_qlora*(_t32*_t34*r_q2 + d*r_q2)
         )
         + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + 6*_t3*i_le*(_t90 + p_le)
+        + 6*_t3*i_le*(_t91 + p_le)
         + _t35*_t37
         + _t35*_t43
-        + _t35*_t95
+        + _t35*_t96
         + _t35*n_act
         + _t36*_t44
         + _t38*d_lv
-        + _t38*i_cg*(_t71*r_g + r_g*(_t39 + _t87))
-        + _t38*k_dn*(_t86 + _t87)
+        + _t38*i_cg*(_t71*r_g + r_g*(_t39 + _t88))
+        + _t38*k_dn*(_t87 + _t88)
         + _t38*(H_v*_t40 + H_v + _t39*i_cg)
-        + _t44*_t95
+        + _t44*_t96
         + _t44*(_t41*(2*_t36 + 2*_t42) - _t43)
         + _t45*(_t47 + d)
         + _t45*(_t48*w_gr + _t48)
         + _t46*(k_gr + 1)
         + _t46
-        + _t50*_t85
+        + _t50*_t86
         + _t50*(_t49*d + _t49)
         + _t52*k*(_t51*d_e + b_ff*(_t41*d_e + d))
         + _t52*(E_s*(_t51*d_s + b_ff*(_t41*d_s + d)) + d*i_shared_gate)
         + _t52*(3*_t53*i_bn + _t53*i_mn)
         + _t52*(_t54*b_router + _t54*d + i_rs*(E + d))
-        + _t57*_t96
-        + _t58*_t96
+        + _t57*_t97
+        + _t58*_t97
         + _t60*(_t55 + _t59)
         + _t60*(3*_t55 + 3*_t59)
         + _t61*_t67*_t68
@@ -1882,46 +1892,47 @@ def rules_train_per_token(s):
         + _t61*(b_ssm*d + d*d_in)
         + _t61*(_t66*_t67*i_dtn + d_in*i_gn*i_m2)
         + _t61*(R_dt*_t68 + _t65 + _t68)
-        + _t69*_t76*_t94
-        + _t69*_t96
+        + _t69*_t77*_t95
+        + _t69*_t97
         + _t72*(_t37 + _t43 + n_act)
         + _t72*(_t57*_t71 + _t58*_t71 + _t70)
-        - 6*_t74*_t9
-        + _t75*_t92*d_qk
-        + _t75*_t93
-        + _t76*h*i_sink
-        + _t76*i_rel*(2*_t57 + _t80)
-        + _t76*(_t18*(_t57*i_qk_proj + _t73) + _t74)
-        + _t76*(_t26 + _t27*_t70 + i_og*(_t29 + _t69*r_o))
-        + _t76*(_t23*_t77*_t78 + _t78*(_t77 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
-        + _t76*(
-            _t3*_t79 + _t31*_t80 + b_qkv*(_t57*_t6 + _t79*i_mla) + i_qlora*(_t34*_t57*r_q + d*r_q)
+        + _t73*_t76*i_sink
+        + _t73*n_pb
+        - 6*_t75*_t9
+        + _t76*_t93*d_qk
+        + _t76*_t94
+        + _t77*i_rel*(2*_t57 + _t81)
+        + _t77*(_t18*(_t57*i_qk_proj + _t74) + _t75)
+        + _t77*(_t26 + _t27*_t70 + i_og*(_t29 + _t69*r_o))
+        + _t77*(_t23*_t78*_t79 + _t79*(_t78 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
+        + _t77*(
+            _t3*_t80 + _t31*_t81 + b_qkv*(_t57*_t6 + _t80*i_mla) + i_qlora*(_t34*_t57*r_q + d*r_q)
         )
-        + 24*_t81*d
-        + 12*_t81
-        + _t82*_t84
-        + _t83*i_norm_emb
-        + _t83*i_norm_final
-        - _t83*(1 - i_n0)
-        + 6*_t84
-        + _t87*_t89
-        + _t89*(_t40*_t88 + _t86 + _t88)
-        + 18*_t90*p_le
-        + _t91*d_emb*i_proj
-        + _t91*r_ng*(L + L_moe)
+        + 24*_t82*d
+        + 12*_t82
+        + _t83*_t85
+        + _t84*i_norm_emb
+        + _t84*i_norm_final
+        - _t84*(1 - i_n0)
+        + 6*_t85
+        + _t88*_t90
+        + _t90*(_t40*_t89 + _t87 + _t89)
+        + 18*_t91*p_le
+        + _t92*d_emb*i_proj
+        + _t92*r_ng*(L + L_moe)
         + 6*i_hc
         + 6*i_ph*(_t53 + _t55 + b_ph*d)
         + 6*n_hc
     )
-    _t98 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t97
-    _t99 = T*_t32
-    _t100 = T*_t57
-    _t101 = 3*T
-    _t102 = 4*T
+    _t99 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t98
+    _t100 = T*_t32
+    _t101 = T*_t57
+    _t102 = 3*T
+    _t103 = 4*T
     return {
-        '6N': P*_t0 + _t98,
-        'kaplan': _t100*_t76 + _t19*_t99 + _t97,
-        'palm': 12*L_att2*_t99 + 12*_t100*_t75 + _t98,
+        '6N': P*_t0 + _t99,
+        'kaplan': _t100*_t19 + _t101*_t77 + _t98,
+        'palm': 12*L_att2*_t100 + 12*_t101*_t76 + _t99,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1929,11 +1940,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t101*h2 + _t102*_t32 + 8*_t33)
+            3*L_att2*(_t102*h2 + _t103*_t32 + 8*_t33)
             + V*_t0
             + V_o*_t0
-            + 3*_t75*(_t101*h + _t102*_t57 + 8*_t80)
-            + _t91*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t76*(_t102*h + _t103*_t57 + 8*_t81)
+            + _t92*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 

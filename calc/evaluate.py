@@ -200,6 +200,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "i_ph": int(spec.prediction_head is not None),
         "b_ph": int(bool(spec.prediction_head and spec.prediction_head.bias)),
         "i_n0": int(norm.first_mixer_norm),
+        "n_pb": spec.position.bias_rows, "V_seg": spec.segment_embedding or 0,
         "b_router": int(bool(moe and moe.router_bias)),
     })
 

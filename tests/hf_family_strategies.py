@@ -174,6 +174,22 @@ def modernbert_decoder_config(draw, window: int) -> dict:
     return config
 
 
+@st.composite
+def cpmant_config(draw) -> dict:
+    """CPM-Ant: heads of any width (dim_head), prompt types and segment types from the 3
+    CpmAntModel.forward reads, a bucket count from 4 (num_buckets // 4 exact buckets) and a
+    longest distance past the exact ones, prompt tokens prepended to every sequence."""
+    heads = draw(st.integers(1, 4))
+    buckets = draw(st.integers(4, 16))
+    return {"num_attention_heads": heads, "dim_head": draw(st.sampled_from([2, 4, 8])),
+            "hidden_size": draw(st.integers(1, 32)), "dim_ff": draw(st.integers(1, 24)),
+            "num_hidden_layers": draw(st.integers(1, 3)),
+            "position_bias_num_buckets": buckets,
+            "position_bias_max_distance": draw(st.integers(buckets, 64)),
+            "prompt_types": draw(st.integers(3, 5)), "prompt_length": draw(st.integers(1, 4)),
+            "segment_types": draw(st.integers(3, 5))}
+
+
 _FAMILY_OF = {
     **{t: _llama_family for t in ("granite", "internlm3", "exaone", "helium", "seed_oss",
                                   "ernie4_5", "hunyuan_v1_dense", "ministral", "glm", "glm4",

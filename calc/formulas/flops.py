@@ -49,6 +49,9 @@ the k routed experts and the dense MLP as a shared expert; its norms and scales 
 ModernBERT decoder's prediction head (calc.spec.layers.PredictionHeadSpec) counts its dense
 layer's d × d product per token, its activation and norm 0; the layer whose pre-norm is dropped
 (norm.first_mixer_norm) computes what any other layer does.
+A bucketed score bias (position.kind 'bucketed'; T5's relative attention bias, CPM-Ant's
+CpmAntSegmentPositionEmbedding) counts 0: its rows are looked up, as the embedding's are, and
+added to the scores, element-wise, as ALiBi's bias is; QKᵀ and A·V count as any layer's.
 Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020 §2.1).
 """
 

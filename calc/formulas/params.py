@@ -48,6 +48,7 @@ from calc.symbols import (
     V,
     V_le,
     V_o,
+    V_seg,
     b_ff,
     b_gh,
     b_lm,
@@ -116,6 +117,7 @@ from calc.symbols import (
     n_act,
     n_hc,
     n_norm,
+    n_pb,
     p_le,
     r_kv,
     r_kv2,
@@ -326,6 +328,13 @@ ONCE: dict[str, sympy.Expr] = {
     # in OPT-350m)
     "embedding/position": P * d,  # learned table P ∈ R^{P×d} (GPT-2); 0 for RoPE/ALiBi/none
     "embedding/norm": i_norm_emb * NORM * d,  # BLOOM's word_embeddings_layernorm
+    # CPM-Ant (modeling_cpmant.py, CpmAntModel.segment_embedding): a table of segment_types
+    # rows whose row for each token's segment joins its token embedding
+    "embedding/segment": V_seg * d,
+    # a bucketed score bias (position.kind 'bucketed'): one table for the model, a value per
+    # head for each relative-position bucket and each segment pair (CPM-Ant's
+    # CpmAntSegmentPositionEmbedding: segment_types² + position_bias_num_buckets rows × heads)
+    "position_bias": n_pb * h,
     # OPT (modeling_opt.py): project_in d_emb → d after the embedding, project_out d → d_emb
     # before the head, both without bias, when word_embed_proj_dim differs from hidden_size.
     "embedding_projection": i_proj * 2 * d_emb * d,
@@ -340,7 +349,8 @@ ONCE: dict[str, sympy.Expr] = {
     # between the final norm and the LM head
     "prediction_head": i_ph * (d * d + b_ph * d + NORM * d),
 }
-EMBEDDING_KEYS = ("embedding/token", "embedding/position", "per_layer_embeddings/table")
+EMBEDDING_KEYS = ("embedding/token", "embedding/position", "embedding/segment",
+                  "per_layer_embeddings/table")
 
 # ---- per-layer embeddings (calc.spec.layers.PerLayerEmbeddingsSpec) ---------------------------
 # transformers 5.24.0 modeling_gemma4.py: Gemma4TextModel's embed_tokens_per_layer

@@ -23,6 +23,7 @@ from calc.hf.families import (
     bitnet,
     bloom,
     cohere,
+    cpmant,
     ctrl,
     dbrx,
     deepseek,
@@ -186,6 +187,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     deepseek.DEEPSEEK_V4,
     mllama.MLLAMA_TEXT_MODEL,
     modernbert.MODERNBERT_DECODER,
+    cpmant.CPMANT,
     # read only: no writer of their own (their family module says which writer holds them)
     gemma.GEMMA,
     phi.PHI3,

@@ -42,8 +42,6 @@ NEEDS = {
     "gemma3n_text": "AltUp (predicted copies of the residual stream) and LAuReL low-rank "
                     "residual blocks",
     # attention and residual parts the spec lacks
-    "cpmant": "CPM-Ant's learned attention bias by segment pair and relative-position bucket "
-              "(CpmAntSegmentPositionEmbedding)",
     "zaya": "CCA attention (current and delayed value projections, a learned temperature per "
             "KV head), learned residual scales and biases, and an MLP router",
     # modeling_inkling.py (transformers 5.24.0): the sliding layers build their attention from

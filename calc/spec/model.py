@@ -48,7 +48,7 @@ from calc.spec.layers import (
     repeat,
 )
 from calc.spec.norm import NormSpec
-from calc.spec.position import PositionSpec
+from calc.spec.position import MAX_SEGMENTS, PositionSpec
 
 __all__ = [
     "GATED",
@@ -167,6 +167,10 @@ class ModelSpec(Frozen):
                     "first output_vocab_size tokens while the embedding keeps vocab_size rows "
                     "(Apertus 1.5 drops its image and audio tokens from the head); unset: "
                     "vocab_size rows")
+    segment_embedding: int | None = Field(
+        None, ge=1, le=MAX_SEGMENTS,
+        description="rows of a segment table whose row for each token's segment is added to "
+                    "the token embedding (CPM-Ant's segment_embedding, segment_types rows)")
     tie_embeddings: bool = Field(False, description="LM head shares the token embedding matrix")
     lm_head_bias: bool = Field(False, description="a bias on the LM head (one value per row)")
     prediction_head: PredictionHeadSpec | None = Field(
@@ -217,6 +221,8 @@ class ModelSpec(Frozen):
         if self.position.kind == "relative" and "chunked" in self.attention_kinds:
             raise ValueError("position.kind='relative' is not defined for chunked attention "
                              "layers")
+        if self.position.kind == "bucketed":
+            self._check_bucketed()
         if self.position.kind == "relative" and att.mla is not None:
             raise ValueError("position.kind='relative' is not defined for attention.mla "
                              "(MLA carries its own decoupled RoPE)")
@@ -281,6 +287,19 @@ class ModelSpec(Frozen):
                              f"its learned parameters are counted per dense FFN (no released "
                              f"mixture of experts uses it)")
         return self
+
+    def _check_bucketed(self) -> None:
+        """A bucketed bias has one value per head of the model's attention for each row, and
+        is added to the self-attention scores only."""
+        att = self.attention
+        why = ("attention.mla" if att.mla is not None
+               else "attention.kind_shapes" if att.kind_shapes
+               else "attention.differential" if att.differential
+               else "cross_attention" if self.cross_attention is not None
+               else None)
+        if why is not None:
+            raise ValueError(f"position.kind='bucketed' (a bias per head of the model's "
+                             f"attention) is not defined with {why}")
 
     def _check_per_layer_embeddings(self) -> None:
         """Per-layer embeddings as Gemma 4 builds them: the gate's activation is the FFN's, the

@@ -423,6 +423,12 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
         ElementWise("activation", ffn_widths * (2 + glu) * q, "tensor"),
         # eager attention: one fused scale-mask-softmax over the full s×s square per head
         ElementWise("softmax", layer_heads * 2 * seq_len * q, "tensor", eager=True),
+        # a bucketed score bias (CPM-Ant): its looked-up s×s values per head written once a
+        # layer, then read with the scores and added (read 2, write 1), a tensor the
+        # attention kernel takes whichever it is (CpmAntAttention runs eager only)
+        ElementWise("position bias",
+                    layer_heads * 4 * seq_len * q if spec.position.kind == "bucketed" else 0.0,
+                    "tensor"),
         ElementWise("attention dropout", layer_heads * seq_len * (2 * q + MASK_BYTES), "tensor",
                     dropout=True, eager=True),
         *mixer_elementwise(spec),

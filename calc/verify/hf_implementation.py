@@ -34,6 +34,9 @@ paths are what FlopCounterMode sees:
 - a sliding layer scores every key and masks those outside its window (the eager and SDPA
   paths, create_sliding_window_causal_mask): QKᵀ and A·V over all T keys, where calc counts
   the w the window lets a query see (the same where w >= T);
+- CPM-Ant (CpmAntModel.forward) prepends prompt_length prompt tokens to every sequence: its
+  layers run T + prompt_length positions and its LM head the last T, where calc counts T
+  positions through both;
 - Llama 4's experts run every token through every expert and weight the outputs by the router's
   scores (Llama4TextMoe, Llama4TextExperts: bmm over all E experts), where calc counts top-k.
 
@@ -223,4 +226,13 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
         per_expert = FMA * (2 + int(ffn.gated)) * spec.d_model * moe.d_expert
         total += n["moe"] * (moe.n_experts - moe.top_k) * per_expert * t
         changed.append("Llama 4: every expert on every token")
+    if hf_config.get("model_type") == "cpmant":
+        kind = find("cpmant")
+        assert kind is not None
+        prompt = int(hf_config.get("prompt_length") or kind.defaults["prompt_length"])
+        longer = count_flops(spec, t + prompt, "full")
+        total += (longer.forward * (t + prompt) - flops.forward * t
+                  - longer.components["lm_head"] * prompt)
+        changed.append(f"CPM-Ant: {prompt} prompt positions before the T tokens, through the "
+                       f"layers but not the head")
     return total, changed

@@ -22,7 +22,7 @@ from torch import Tensor, nn
 
 from calc.spec import ModelSpec
 from calc.spec.model import SELF_ATTENTION
-from calc.verify.attention import Attention
+from calc.verify.attention import Attention, PositionBias
 from calc.verify.cross_attention import CrossAttention, CrossAttentionGates
 from calc.verify.hyper import HyperConnection, HyperHead, Spread
 from calc.verify.mixers import (
@@ -489,6 +489,9 @@ class ReferenceModel(nn.Module):
                          if spec.position.kind == "learned" else None)
         self.embedding_norm = (make_norm(spec.norm, d, "embedding/norm")
                                if spec.norm.embedding else None)
+        # CPM-Ant's segment table, its row added to each token's embedding
+        self.segment = (tag(nn.Embedding(spec.segment_embedding, d), "embedding/segment")
+                        if spec.segment_embedding else None)
         # per-layer embeddings: the table, the projection of the embedding and its norm over
         # each layer's p-wide slice (Gemma4TextModel)
         ple = spec.per_layer_embeddings
@@ -519,6 +522,13 @@ class ReferenceModel(nn.Module):
         self.depth_of = {layer: j for j, layer in enumerate(depths)}
         _link_shared(self.layers)
         _link_kv_shared(self.layers, spec.attention_kinds)
+        # the bucketed score bias: one table, read by every attention layer
+        self.position_bias = (PositionBias(spec) if spec.position.kind == "bucketed"
+                              else None)
+        if self.position_bias is not None:
+            for module in self.layers.modules():
+                if isinstance(module, Attention):
+                    module.position_bias = (self.position_bias,)
         self.hc_head = HyperHead(spec) if spec.hyper_connections is not None else None
         self.final_norm = make_norm(spec.norm, d, "final_norm") if spec.norm.final else None
         self.prediction_head = (PredictionHead(spec) if spec.prediction_head is not None
@@ -545,6 +555,8 @@ class ReferenceModel(nn.Module):
         x = self.token(ids)
         if self.project_in is not None:
             x = self.project_in(x)
+        if self.segment is not None:  # one segment, 0, for every token
+            x = x + self.segment(torch.zeros_like(ids))
         if self.position is not None:
             x = x + self.position(positions)
         elif self.spec.position.kind == "sinusoidal":
