@@ -547,3 +547,23 @@ def test_lora_on_modernbert_decoder_as_peft_builds_it():
     assert fused.trainable == lora_parameters(model, RANK, r"mlp\.Wi$") + 3 * RANK * 32
     with pytest.raises(calc.CalcError, match=re.escape("prediction head has its own dense")):
         count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
+
+
+def test_lora_on_cpmant_as_peft_builds_it():
+    """CPM-Ant's project_q/k/v, attention_out, w_0 (GELU gate), w_1 and w_out are calc's q, k,
+    v, o, gate, up and down, as PEFT adapts them on transformers' model, and all-linear every
+    one of them (the bias table is a parameter, not an nn.Linear)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.verify.hf_reference import build
+
+    config = {"model_type": "cpmant", "vocab_size": 64, "hidden_size": 32, "dim_head": 8,
+              "num_attention_heads": 4, "dim_ff": 24, "num_hidden_layers": 2,
+              "position_bias_num_buckets": 8, "prompt_types": 3, "prompt_length": 2,
+              "segment_types": 3}
+    spec, model = spec_from_hf_config(config), build(config)
+    targets = {"q": r"project_q$", "k": r"project_k$", "v": r"project_v$",
+               "o": r"attention_out$", "gate": r"w_in\.w_0$", "up": r"w_in\.w_1$",
+               "down": r"ffn\.w_out$"}
+    _assert_adapters_as_peft_builds_them(spec, model, targets)
