@@ -237,7 +237,10 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     if (att.mla is not None and att.mla.q_lora_rank and att.output_gate
             and att.output_gate_per == "channel" and not att.output_gate_bias
             and draw(st.booleans())):  # A.X-K2's q_gate_proj: the gate from the query latent
-        spec = spec.updated(**{"attention.mla.latent_gate": True})
+        # (a kind's own latent attention, dots3's, takes the model's latent_gate too)
+        spec = spec.updated(**{"attention.mla.latent_gate": True, **{
+            f"attention.kind_shapes.{kind}.mla.latent_gate": True
+            for kind, shape in att.kind_shapes.items() if shape.mla is not None}})
     att = spec.attention
     if (att.mla is None and not att.kind_shapes and not att.differential
             and spec.cross_attention is None and spec.shared_block is None
