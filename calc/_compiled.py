@@ -358,6 +358,7 @@ def params_components(s):
     V = s['V']
     V_le = s['V_le']
     V_o = s['V_o']
+    V_seg = s['V_seg']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
     b_gh = s['b_gh']
@@ -366,6 +367,7 @@ def params_components(s):
     b_norm = s['b_norm']
     b_o = s['b_o']
     b_oL = s['b_oL']
+    b_ph = s['b_ph']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
     b_sc = s['b_sc']
@@ -419,9 +421,11 @@ def params_components(s):
     i_mla = s['i_mla']
     i_mn = s['i_mn']
     i_moa = s['i_moa']
+    i_n0 = s['i_n0']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
+    i_ph = s['i_ph']
     i_proj = s['i_proj']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -443,6 +447,7 @@ def params_components(s):
     n_au = s['n_au']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
+    n_pb = s['n_pb']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -512,48 +517,48 @@ def params_components(s):
     _t45 = _t0*i_sub
     _t46 = L*d
     _t47 = _t0*_t46
-    _t48 = 2*d
-    _t49 = n_hc**2
-    _t50 = 2*N_s
-    _t51 = G_s*_t50
-    _t52 = 2*d_in + i_m2*(H_s + _t51)
-    _t53 = R_dt + _t50
-    _t54 = 1 - i_m2
-    _t55 = _t54*d_in
-    _t56 = H_s*i_m2
-    _t57 = 2*H_k*d_lk
-    _t58 = H_v*d_lk
-    _t59 = H_v*d_lv
-    _t60 = _t58 + _t59
-    _t61 = 1 - i_cg
-    _t62 = H_v + _t59
-    _t63 = L_dn*d
-    _t64 = H_la*L_la*d_la
-    _t65 = _t64*d
-    _t66 = L_rw*d_rw
-    _t67 = _t66*d
-    _t68 = d**2
-    _t69 = d*d_gr
-    _t70 = L_gr*(_t69 + d_gr)
-    _t71 = L_gr*d_gr
-    _t72 = 2*d_gr
-    _t73 = H_ml*L_ml
-    _t74 = _t73*d*d_mk
-    _t75 = _t73*d_mv
-    _t76 = _t75*d
-    _t77 = 2*H_ml
-    _t78 = b_sc*d
-    _t79 = _t19*h_kv
-    _t80 = i_glu + 1
-    _t81 = b_ff*d_ff
-    _t82 = d*d_ff
-    _t83 = _t80*(_t81 + _t82)
-    _t84 = _t82 + b_ff*d
-    _t85 = _t45*d_ff
-    _t86 = E + E_0
-    _t87 = d*(i_glu + 2)
-    _t88 = _t0*d
-    _t89 = 3*_t88
+    _t48 = _t0*d
+    _t49 = 2*d
+    _t50 = n_hc**2
+    _t51 = 2*N_s
+    _t52 = G_s*_t51
+    _t53 = 2*d_in + i_m2*(H_s + _t52)
+    _t54 = R_dt + _t51
+    _t55 = 1 - i_m2
+    _t56 = _t55*d_in
+    _t57 = H_s*i_m2
+    _t58 = 2*H_k*d_lk
+    _t59 = H_v*d_lk
+    _t60 = H_v*d_lv
+    _t61 = _t59 + _t60
+    _t62 = 1 - i_cg
+    _t63 = H_v + _t60
+    _t64 = L_dn*d
+    _t65 = H_la*L_la*d_la
+    _t66 = _t65*d
+    _t67 = L_rw*d_rw
+    _t68 = _t67*d
+    _t69 = d**2
+    _t70 = d*d_gr
+    _t71 = L_gr*(_t70 + d_gr)
+    _t72 = L_gr*d_gr
+    _t73 = 2*d_gr
+    _t74 = H_ml*L_ml
+    _t75 = _t74*d*d_mk
+    _t76 = _t74*d_mv
+    _t77 = _t76*d
+    _t78 = 2*H_ml
+    _t79 = b_sc*d
+    _t80 = _t19*h_kv
+    _t81 = i_glu + 1
+    _t82 = b_ff*d_ff
+    _t83 = d*d_ff
+    _t84 = _t81*(_t82 + _t83)
+    _t85 = _t83 + b_ff*d
+    _t86 = _t45*d_ff
+    _t87 = E + E_0
+    _t88 = d*(i_glu + 2)
+    _t89 = 3*_t48
     _t90 = _t46*p_le
     _t91 = _t46*i_au
     return {
@@ -595,84 +600,87 @@ def params_components(s):
         'attention/lambda': L_att2*_t44*d_qk2 + _t44*_t9*d_qk,
         'attention/sub_norm': L_att2*_t25*_t45 + _t27*_t45*_t9,
         'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
-        'norms': _t47*n_norm,
-        'norm_gates': _t48*r_ng*(L + L_moe),
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t49*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t52*b_ssm + _t52*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t51*i_m2 + d_in),
-        'mamba/x': L_ssm*_t53*_t55,
-        'mamba/dt': L_ssm*(R_dt*_t55 + _t55 + _t56),
-        'mamba/ssm': L_ssm*(_t54*(N_s*d_in + d_in) + 2*_t56),
-        'mamba/norm': L_ssm*(_t53*_t54*i_dtn + d_in*i_gn*i_m2),
+        'norms': _t47*n_norm - _t48*(1 - i_n0),
+        'norm_gates': _t49*r_ng*(L + L_moe),
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t50*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t53*b_ssm + _t53*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t52*i_m2 + d_in),
+        'mamba/x': L_ssm*_t54*_t56,
+        'mamba/dt': L_ssm*(R_dt*_t56 + _t56 + _t57),
+        'mamba/ssm': L_ssm*(_t55*(N_s*d_in + d_in) + 2*_t57),
+        'mamba/norm': L_ssm*(_t54*_t55*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t63*(_t57 + _t60*i_gf + _t61*_t62 + _t62),
-        'deltanet/lowrank': L_dn*i_cg*(_t48*r_g + _t60*r_g),
-        'deltanet/conv': L_dn*k_dn*(_t57 + _t59),
-        'deltanet/gates': L_dn*(H_v*_t61 + H_v + _t58*i_cg),
+        'deltanet/in': _t64*(_t58 + _t61*i_gf + _t62*_t63 + _t63),
+        'deltanet/lowrank': L_dn*i_cg*(_t49*r_g + _t61*r_g),
+        'deltanet/conv': L_dn*k_dn*(_t58 + _t60),
+        'deltanet/gates': L_dn*(H_v*_t62 + H_v + _t59*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t59*_t63,
-        'lightning/qkv': 3*_t65,
-        'lightning/gate': _t65,
-        'lightning/out': _t65,
-        'lightning/norm': _t64,
-        'rwkv/key': _t67,
-        'rwkv/value': _t67,
-        'rwkv/receptance': _t67,
-        'rwkv/output': _t67,
-        'rwkv/gate': L_rw*_t68,
-        'rwkv/decay': 2*_t66,
+        'deltanet/out': _t60*_t64,
+        'lightning/qkv': 3*_t66,
+        'lightning/gate': _t66,
+        'lightning/out': _t66,
+        'lightning/norm': _t65,
+        'rwkv/key': _t68,
+        'rwkv/value': _t68,
+        'rwkv/receptance': _t68,
+        'rwkv/output': _t68,
+        'rwkv/gate': L_rw*_t69,
+        'rwkv/decay': 2*_t67,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t70,
-        'griffin/x': _t70,
-        'griffin/conv': _t71*(k_gr + 1),
-        'griffin/gates': L_gr*(_t72*w_gr + _t72),
-        'griffin/decay': _t71,
-        'griffin/out': L_gr*(_t69 + d),
-        'mlstm/q': _t74,
-        'mlstm/k': _t74,
-        'mlstm/v': _t76,
-        'mlstm/ogate': _t76,
-        'mlstm/gates': L_ml*(_t77*d + _t77),
-        'mlstm/norm': _t75,
-        'mlstm/out': _t76,
-        'conv/in': L_sc*(3*_t68 + 3*_t78),
+        'griffin/y': _t71,
+        'griffin/x': _t71,
+        'griffin/conv': _t72*(k_gr + 1),
+        'griffin/gates': L_gr*(_t73*w_gr + _t73),
+        'griffin/decay': _t72,
+        'griffin/out': L_gr*(_t70 + d),
+        'mlstm/q': _t75,
+        'mlstm/k': _t75,
+        'mlstm/v': _t77,
+        'mlstm/ogate': _t77,
+        'mlstm/gates': L_ml*(_t78*d + _t78),
+        'mlstm/norm': _t76,
+        'mlstm/out': _t77,
+        'conv/in': L_sc*(3*_t69 + 3*_t79),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t68 + _t78),
+        'conv/out': L_sc*(_t69 + _t79),
         'cross_attention/q': L_xa*_t12,
-        'cross_attention/kv': L_xa*_t79*d,
+        'cross_attention/kv': L_xa*_t80*d,
         'cross_attention/o': L_xa*_t28,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t83 + L_dw*(_t80*(2*_t81 + 2*_t82) - _t83),
-        'mlp/down': L_dense*_t84 + L_dw*_t82,
+        'mlp/up': L_dense*_t84 + L_dw*(_t81*(2*_t82 + 2*_t83) - _t84),
+        'mlp/down': L_dense*_t85 + L_dw*_t83,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t85 + L_dw*_t85,
-        'moe/router': L_moe*(_t86*b_router + _t86*d + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t87*d_e + b_ff*(_t80*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t87*d_s + b_ff*(_t80*d_s + d)) + d*i_shared_gate),
+        'mlp/sub_norm': L_dense*_t86 + L_dw*_t86,
+        'moe/router': L_moe*(_t87*b_router + _t87*d + i_rs*(E + d)),
+        'moe/experts': E*L_moe*(_t88*d_e + b_ff*(_t81*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t88*d_s + b_ff*(_t81*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t88*i_mn + _t89*i_bn),
-        'shared_block/attention': M_sb*(_t28 + _t38*d + _t48*_t79),
-        'shared_block/mlp': M_sb*(_t83 + _t84 + n_act),
+        'moe/norm': L_moe*(_t48*i_mn + _t89*i_bn),
+        'shared_block/attention': M_sb*(_t28 + _t38*d + _t49*_t80),
+        'shared_block/mlp': M_sb*(_t84 + _t85 + n_act),
         'shared_block/norms': M_sb*_t89,
-        'shared_block/projection': L_sb*_t68,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t79 + 6*d) + r_sb*(_t80*d_ff + d)),
+        'shared_block/projection': L_sb*_t69,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t80 + 6*d) + r_sb*(_t81*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
         'per_layer_embeddings/projection': _t90,
         'per_layer_embeddings/layers': 2*_t90,
         'per_layer_embeddings/norms': _t0*i_le*(_t46 + p_le),
         'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t91,
-        'altup/projections': _t68*(-2*i_au + 2*n_au),
+        'altup/projections': _t69*(-2*i_au + 2*n_au),
         'altup/norms': _t0*_t91,
         'laurel/layers': 2*_t46*r_lr,
         'laurel/norms': _t47*i_lr,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t88*i_norm_emb,
-        'embedding_projection': _t48*d_emb*i_proj,
-        'hyper_connections/head': _t49*d + i_hc + n_hc,
-        'final_norm': _t88*i_norm_final,
+        'embedding/norm': _t48*i_norm_emb,
+        'embedding/segment': V_seg*d,
+        'position_bias': h*n_pb,
+        'embedding_projection': _t49*d_emb*i_proj,
+        'hyper_connections/head': _t50*d + i_hc + n_hc,
+        'final_norm': _t48*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
+        'prediction_head': i_ph*(_t48 + _t69 + b_ph*d),
     }
 
 
@@ -713,6 +721,7 @@ def params_summary(s):
     V = s['V']
     V_le = s['V_le']
     V_o = s['V_o']
+    V_seg = s['V_seg']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
     b_gh = s['b_gh']
@@ -721,6 +730,7 @@ def params_summary(s):
     b_norm = s['b_norm']
     b_o = s['b_o']
     b_oL = s['b_oL']
+    b_ph = s['b_ph']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
     b_sc = s['b_sc']
@@ -776,9 +786,11 @@ def params_summary(s):
     i_mn = s['i_mn']
     i_moa = s['i_moa']
     i_moe = s['i_moe']
+    i_n0 = s['i_n0']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
+    i_ph = s['i_ph']
     i_proj = s['i_proj']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -801,6 +813,7 @@ def params_summary(s):
     n_au = s['n_au']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
+    n_pb = s['n_pb']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -914,29 +927,30 @@ def params_summary(s):
     _t89 = H_la*L_la*d_la
     _t90 = H_ml*L_ml*d_mv
     _t91 = L*d
-    _t92 = _t91*i_au
-    _t93 = 2*H_k*d_lk
-    _t94 = H_v*d_lv
-    _t95 = _t48 + _t94
-    _t96 = H_v + _t94
-    _t97 = b_moe*d
-    _t98 = h*i_sink
-    _t99 = i_rel*(2*_t22 + _t23)
-    _t100 = 4*i_diff
-    _t101 = _t100*d_qk
-    _t102 = E_a*_t0
-    _t103 = _t7*_t91
+    _t92 = 2*H_k*d_lk
+    _t93 = H_v*d_lv
+    _t94 = _t48 + _t93
+    _t95 = H_v + _t93
+    _t96 = b_moe*d
+    _t97 = h*i_sink
+    _t98 = i_rel*(2*_t22 + _t23)
+    _t99 = 4*i_diff
+    _t100 = _t99*d_qk
+    _t101 = E_a*_t0
+    _t102 = L*_t59
+    _t103 = _t59*n_norm
     _t104 = _t7*i_sub
     _t105 = _t104*d_ff
     _t106 = _t104*_t17
     _t107 = (
         H_v*_t47*d
+        + L*_t103
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t100*d_qk2
-        + L_att2*_t102
+        + L_att2*_t101
         + L_att2*_t104*_t4
         + L_att2*_t44
+        + L_att2*_t99*d_qk2
         + L_att2*h2*i_sink2
         + L_att2*i_rel*(2*_t10 + _t11)
         + L_att2*(_t33 + _t34*(_t31 + _t32*h2))
@@ -945,9 +959,9 @@ def params_summary(s):
         + L_dense*_t46
         + L_dense*_t51
         + L_dense*n_act
-        + L_dn*d*(_t49*_t96 + _t93 + _t95*i_gf + _t96)
-        + L_dn*i_cg*(_t75*r_g + _t95*r_g)
-        + L_dn*k_dn*(_t93 + _t94)
+        + L_dn*d*(_t49*_t95 + _t92 + _t94*i_gf + _t95)
+        + L_dn*i_cg*(_t75*r_g + _t94*r_g)
+        + L_dn*k_dn*(_t92 + _t93)
         + L_dn*(H_v*_t49 + H_v + _t48*i_cg)
         + L_dw*_t105
         + L_dw*_t45
@@ -963,7 +977,7 @@ def params_summary(s):
         + L_moe*_t58
         + L_moe*_t61
         + L_moe*_t63
-        + L_moe*_t97
+        + L_moe*_t96
         + L_rw*_t64
         + L_rw*_t88
         + L_sb*_t64
@@ -986,24 +1000,24 @@ def params_summary(s):
         + M_sb*_t60
         + M_sb*_t76
         + M_sb*(_t18 + _t22*_t75 + _t66*_t75)
+        + _t100*_t15
         + _t101*_t15
-        + _t102*_t15
-        + _t103*i_lr
-        + _t103*n_norm
+        + _t102*i_au
+        + _t102*i_lr
         + _t106*_t15
         + _t15*_t79
         + _t15*_t82
         + _t15*_t85
+        + _t15*_t97
         + _t15*_t98
-        + _t15*_t99
         + _t30*d
         + _t47
         + _t52*(k_gr + 1)
         + _t52
         + _t59*i_norm_emb
         + _t59*i_norm_final
+        - _t59*(1 - i_n0)
         + _t64*(-2*i_au + 2*n_au)
-        + _t7*_t92
         + _t7*i_le*(_t91 + p_le)
         + _t75*d_emb*i_proj
         + _t75*r_ng*(L + L_moe)
@@ -1015,11 +1029,13 @@ def params_summary(s):
         + _t89
         + 3*_t90*d
         + _t90
+        + _t91*i_au
         + 3*_t91*p_le
         + 2*_t91*r_lr
-        + _t92
         + b_oL*d
+        + h*n_pb
         + i_hc
+        + i_ph*(_t59 + _t64 + b_ph*d)
         + n_hc
     )
     _t108 = (
@@ -1030,7 +1046,7 @@ def params_summary(s):
         + _t15*_t20
         + _t15*_t25
     )
-    _t109 = L*V_le*p_le + P*d + V*d_emb
+    _t109 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
     _t110 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t109
     return {
         'total': _t108 + _t110,
@@ -1041,19 +1057,19 @@ def params_summary(s):
             M*_t60
             + 2*M*_t64
             + M*(
-                _t101
-                + _t102
+                _t100
+                + _t101
+                + _t103
                 + _t106
                 + _t20
                 + _t25
                 + _t55*i_dsa
-                + _t59*n_norm
                 + _t79
                 + _t82
                 + _t85
+                + _t97
                 + _t98
-                + _t99
-                + i_moe*(_t29 + _t58 + _t61 + _t63 + _t97)
+                + i_moe*(_t29 + _t58 + _t61 + _t63 + _t96)
                 + (1 - i_moe)*(_t105 + _t76)
             )
         ),
@@ -1133,6 +1149,7 @@ def flops_forward_components(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_og = s['i_og']
+    i_ph = s['i_ph']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_sba = s['i_sba']
@@ -1291,6 +1308,7 @@ def flops_forward_components(s):
         'norm_gates': _t22*r_ng*(_t50 + _t54),
         'embedding_projection': _t45*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
+        'prediction_head': _t38*i_ph,
     }
 
 
@@ -1378,6 +1396,7 @@ def flops(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_og = s['i_og']
+    i_ph = s['i_ph']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
@@ -1488,6 +1507,7 @@ def flops(s):
             + 3*_t0
             + 8*_t1*d
             + 9*_t1
+            + _t10*i_ph
             + _t10*(-2*i_au + 2*n_au)
             + _t11*d
             + _t12*_t13
@@ -1644,6 +1664,7 @@ def rules_train_per_token(s):
     V = s['V']
     V_le = s['V_le']
     V_o = s['V_o']
+    V_seg = s['V_seg']
     b_cs = s['b_cs']
     b_ff = s['b_ff']
     b_gh = s['b_gh']
@@ -1652,6 +1673,7 @@ def rules_train_per_token(s):
     b_norm = s['b_norm']
     b_o = s['b_o']
     b_oL = s['b_oL']
+    b_ph = s['b_ph']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
     b_sc = s['b_sc']
@@ -1705,9 +1727,11 @@ def rules_train_per_token(s):
     i_mla = s['i_mla']
     i_mn = s['i_mn']
     i_moa = s['i_moa']
+    i_n0 = s['i_n0']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
+    i_ph = s['i_ph']
     i_proj = s['i_proj']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -1730,6 +1754,7 @@ def rules_train_per_token(s):
     n_au = s['n_au']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
+    n_pb = s['n_pb']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -1824,31 +1849,31 @@ def rules_train_per_token(s):
     _t70 = _t69*d
     _t71 = 2*d
     _t72 = 6*M_sb
-    _t73 = d_qk*i_qk_head
-    _t74 = _t3*(_t73 + d_qk*h_kv*i_qk_proj)
-    _t75 = L_att - L_att2
-    _t76 = 6*_t75
-    _t77 = _t20*d_v
-    _t78 = h*i_gate
-    _t79 = i_qlora*r_q
-    _t80 = _t57*d
-    _t81 = L_rw*d_rw
-    _t82 = 30*d
-    _t83 = H_la*L_la*d_la
-    _t84 = H_ml*d_mv
-    _t85 = L*_t0
-    _t86 = _t85*i_au
-    _t87 = 2*H_k*d_lk
-    _t88 = H_v*d_lv
-    _t89 = _t39 + _t88
-    _t90 = H_v + _t88
-    _t91 = L_dn*_t0
-    _t92 = _t0*_t3
+    _t73 = 6*h
+    _t74 = d_qk*i_qk_head
+    _t75 = _t3*(_t74 + d_qk*h_kv*i_qk_proj)
+    _t76 = L_att - L_att2
+    _t77 = 6*_t76
+    _t78 = _t20*d_v
+    _t79 = h*i_gate
+    _t80 = i_qlora*r_q
+    _t81 = _t57*d
+    _t82 = L_rw*d_rw
+    _t83 = 30*d
+    _t84 = _t0*_t3
+    _t85 = H_la*L_la*d_la
+    _t86 = H_ml*d_mv
+    _t87 = L*i_au
+    _t88 = 2*H_k*d_lk
+    _t89 = H_v*d_lv
+    _t90 = _t39 + _t89
+    _t91 = H_v + _t89
+    _t92 = L_dn*_t0
     _t93 = L*d
     _t94 = 12*d
     _t95 = 24*i_diff
     _t96 = E_a*_t0*i_moa
-    _t97 = _t3*_t85
+    _t97 = L*_t84
     _t98 = _t3*i_sub
     _t99 = _t98*d_ff
     _t100 = L_xa*_t0
@@ -1861,10 +1886,10 @@ def rules_train_per_token(s):
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - 6*L_kvs2*_t17
         - L_kvs2*_t8
-        + 18*L_ml*_t84*d
+        + 18*L_ml*_t86*d
         + L_moe*_t0*b_moe
         + L_rw*_t56
-        + L_rw*_t82
+        + L_rw*_t83
         + L_sb*_t56
         + 6*L_sb*(i_sba*r_sb*(_t0 + _t57 + _t58) + r_sb*(_t41*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
@@ -1872,11 +1897,12 @@ def rules_train_per_token(s):
         + 12*L_xa
         + 18*M_sb*_t53
         + _t0*_t14
+        + _t0*_t87
         + _t0*b_oL
         + _t100*_t57
         + _t100*_t58
         + _t100*_t69
-        + _t13*_t75
+        + _t13*_t76
         - _t13*_t9
         + _t19*_t28*_t98
         + _t19*h2*i_sink2
@@ -1892,7 +1918,6 @@ def rules_train_per_token(s):
         )
         + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + _t2*(d*n_au + n_au**3 + n_au**2)
-        + _t3*_t86
         + 6*_t3*i_le*(_t93 + p_le)
         + _t35*_t37
         + _t35*_t43
@@ -1900,8 +1925,8 @@ def rules_train_per_token(s):
         + _t35*n_act
         + _t36*_t44
         + _t38*d_lv
-        + _t38*i_cg*(_t71*r_g + _t89*r_g)
-        + _t38*k_dn*(_t87 + _t88)
+        + _t38*i_cg*(_t71*r_g + _t90*r_g)
+        + _t38*k_dn*(_t88 + _t89)
         + _t38*(H_v*_t40 + H_v + _t39*i_cg)
         + _t44*_t99
         + _t44*(_t41*(2*_t36 + 2*_t42) - _t43)
@@ -1909,7 +1934,7 @@ def rules_train_per_token(s):
         + _t45*(_t48*w_gr + _t48)
         + _t46*(k_gr + 1)
         + _t46
-        + _t50*_t84
+        + _t50*_t86
         + _t50*(_t49*d + _t49)
         + _t52*k*(_t51*d_e + b_ff*(_t41*d_e + d))
         + _t52*(E_s*(_t51*d_s + b_ff*(_t41*d_s + d)) + d*i_shared_gate)
@@ -1925,29 +1950,31 @@ def rules_train_per_token(s):
         + _t61*(b_ssm*d + d*d_in)
         + _t61*(_t66*_t67*i_dtn + d_in*i_gn*i_m2)
         + _t61*(R_dt*_t68 + _t65 + _t68)
-        + _t69*_t76*_t98
+        + _t69*_t77*_t98
         + _t72*(_t37 + _t43 + n_act)
         + _t72*(_t57*_t71 + _t58*_t71 + _t70)
-        - 6*_t74*_t9
-        + _t75*_t95*d_qk
-        + _t75*_t96
-        + _t76*h*i_sink
-        + _t76*i_rel*(2*_t57 + _t80)
-        + _t76*(_t18*(_t57*i_qk_proj + _t73) + _t74)
-        + _t76*(_t26 + _t27*_t70 + i_og*(_t29 + _t69*r_o))
-        + _t76*(_t23*_t77*_t78 + _t78*(_t77 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
-        + _t76*(
-            _t3*_t79 + _t31*_t80 + b_qkv*(_t57*_t6 + _t79*i_mla) + i_qlora*(_t34*_t57*r_q + d*r_q)
+        + _t73*_t76*i_sink
+        + _t73*n_pb
+        - 6*_t75*_t9
+        + _t76*_t95*d_qk
+        + _t76*_t96
+        + _t77*i_rel*(2*_t57 + _t81)
+        + _t77*(_t18*(_t57*i_qk_proj + _t74) + _t75)
+        + _t77*(_t26 + _t27*_t70 + i_og*(_t29 + _t69*r_o))
+        + _t77*(_t23*_t78*_t79 + _t79*(_t78 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
+        + _t77*(
+            _t3*_t80 + _t31*_t81 + b_qkv*(_t57*_t6 + _t80*i_mla) + i_qlora*(_t34*_t57*r_q + d*r_q)
         )
-        + 24*_t81*d
-        + 12*_t81
-        + _t82*_t83
-        + 6*_t83
-        + _t86
-        + _t88*_t91
-        + _t91*(_t40*_t90 + _t87 + _t89*i_gf + _t90)
-        + _t92*i_norm_emb
-        + _t92*i_norm_final
+        + 24*_t82*d
+        + 12*_t82
+        + _t83*_t85
+        + _t84*_t87
+        + _t84*i_norm_emb
+        + _t84*i_norm_final
+        - _t84*(1 - i_n0)
+        + 6*_t85
+        + _t89*_t92
+        + _t92*(_t40*_t91 + _t88 + _t90*i_gf + _t91)
         + 18*_t93*p_le
         + 12*_t93*r_lr
         + _t94*d_emb*i_proj
@@ -1955,17 +1982,18 @@ def rules_train_per_token(s):
         + _t97*i_lr
         + _t97*n_norm
         + 6*i_hc
+        + 6*i_ph*(_t53 + _t55 + b_ph*d)
         + 6*n_hc
     )
-    _t102 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t101
+    _t102 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t101
     _t103 = T*_t32
     _t104 = T*_t57
     _t105 = 3*T
     _t106 = 4*T
     return {
         '6N': P*_t0 + _t102,
-        'kaplan': _t101 + _t103*_t19 + _t104*_t76,
-        'palm': 12*L_att2*_t103 + _t102 + 12*_t104*_t75,
+        'kaplan': _t101 + _t103*_t19 + _t104*_t77,
+        'palm': 12*L_att2*_t103 + _t102 + 12*_t104*_t76,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1976,7 +2004,7 @@ def rules_train_per_token(s):
             3*L_att2*(_t105*h2 + _t106*_t32 + 8*_t33)
             + V*_t0
             + V_o*_t0
-            + 3*_t75*(_t105*h + _t106*_t57 + 8*_t80)
+            + 3*_t76*(_t105*h + _t106*_t57 + 8*_t81)
             + _t94*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
@@ -2268,6 +2296,7 @@ def memory_activations(s):
     i_mn = s['i_mn']
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
+    i_ph = s['i_ph']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
@@ -2590,14 +2619,17 @@ def memory_activations(s):
             )/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
         ),
-        'output': i_head*(M + 1)*(
-            T*b*(
-                V_o*q_L
-                + d*i_keep_head*(4 - 4*i_hf)
-                + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
-            )/n_cp
-            + 4*i_hf
-        )/n_tp,
+        'output': (
+            T*b*d*i_head*i_ph*q_a*(3 - i_frozen)/n_cp
+            + i_head*(M + 1)*(
+                T*b*(
+                    V_o*q_L
+                    + d*i_keep_head*(4 - 4*i_hf)
+                    + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                )/n_cp
+                + 4*i_hf
+            )/n_tp
+        ),
     }
 
 
@@ -2754,6 +2786,7 @@ def memory(s):
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
     i_oib = s['i_oib']
+    i_ph = s['i_ph']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
@@ -2894,6 +2927,7 @@ def memory(s):
         'total': (
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
+            + T*b*d*i_head*i_ph*q_a*(3 - i_frozen)/n_cp
             + T*b*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(
                     L_s - L_s_xa*(1 - i_img) - i_ao*(L_s - _minimum(L_s, u_ao))
@@ -3404,6 +3438,7 @@ def memory(s):
             )
         )/(
             T**2*i_eager*i_full*i_hf*q_a/n_cp
+            + T*d*i_head*i_ph*q_a*(3 - i_frozen)/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
                 i_full*n_tp**(-i_sp)*q_a*(i_dual + n_pp)*(
@@ -5051,6 +5086,7 @@ def finetune_memory(s):
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
     i_oib = s['i_oib']
+    i_ph = s['i_ph']
     i_qh = s['i_qh']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -5152,6 +5188,7 @@ def finetune_memory(s):
         'total': (
             N_big*i_oib*(n_cp*n_dp)**(-i_z3)*(q_g + q_gc)/n_tp
             + T**2*b*i_eager*i_full*i_hf*q_a/n_cp
+            + T*b*d*i_head*i_ph*q_a*(3 - i_frozen)/n_cp
             + T*b*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L*a_correction_coefs*i_au
                 + L*a_linear_left*i_lr
@@ -6477,6 +6514,7 @@ def finetune_memory(s):
             )/(L*n_tp)
         )/(
             T**2*i_eager*i_full*i_hf*q_a/n_cp
+            + T*d*i_head*i_ph*q_a*(3 - i_frozen)/n_cp
             + 2*T*d_qk*i_hf*i_rope*q_a
             + T*r_a*(1 - i_full)*(4*i_hf + q_a*(1 - i_hf))*(
                 L*a_correction_coefs*i_au
@@ -6930,6 +6968,7 @@ def finetune_flops(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_og = s['i_og']
+    i_ph = s['i_ph']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
@@ -7184,6 +7223,7 @@ def finetune_flops(s):
                     + 2*L_xa*d*d_qk*h*i_img
                     + 2*L_xa*d*d_v*h*i_img
                     + 2*V_o*d_emb
+                    + 2*d**2*i_ph
                     + 2*d**2*(-2*i_au + 2*n_au)
                     + 4*d*d_emb*i_proj
                     + 2*d*n_hc**2
@@ -9538,6 +9578,7 @@ def precision(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_og = s['i_og']
+    i_ph = s['i_ph']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_sba = s['i_sba']
@@ -9660,6 +9701,7 @@ def precision(s):
         - _t48*(L_kvs - L_kvs2)
         + 4*_t5*w_gr
         + _t7*d
+        + _t9*i_ph
         + _t9*(-2*i_au + 2*n_au)
     )
     return {

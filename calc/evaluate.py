@@ -205,6 +205,10 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "b_oL": int(att.last_layer_out_bias), "b_gh": int(att.output_gate_bias),
         "b_ff": int(bool(ffn and ffn.bias)),
         "b_norm": int(norm.has_bias), "b_lm": int(spec.lm_head_bias),
+        "i_ph": int(spec.prediction_head is not None),
+        "b_ph": int(bool(spec.prediction_head and spec.prediction_head.bias)),
+        "i_n0": int(norm.first_mixer_norm),
+        "n_pb": spec.position.bias_rows, "V_seg": spec.segment_embedding or 0,
         "b_router": int(bool(moe and moe.router_bias)),
     })
 

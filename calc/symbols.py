@@ -234,6 +234,13 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("b_ff", "b_{ff}", "biases on FFN and expert projections", "indicator"),
     SymbolInfo("b_norm", "b_{norm}", "LayerNorm bias β", "indicator"),
     SymbolInfo("b_lm", "b_{lm}", "bias on the LM head", "indicator"),
+    SymbolInfo("i_ph", r"\mathbb{1}_{ph}", "a prediction head (d × d dense and a norm) before "
+               "the LM head", "indicator"),
+    SymbolInfo("b_ph", "b_{ph}", "bias on the prediction head's dense layer", "indicator"),
+    SymbolInfo("i_n0", r"\mathbb{1}_{n0}", "layer 0 has its mixer's pre-norm", "indicator"),
+    SymbolInfo("n_pb", "n_{pb}", "rows of the bucketed score bias: buckets + segment pairs",
+               "size"),
+    SymbolInfo("V_seg", "V_{seg}", "rows of the segment embedding", "size"),
     SymbolInfo("b_router", "b_{router}", "bias per routed expert", "indicator"),
     SymbolInfo("b_moe", "b_{moe}", "one bias on an MoE layer's combined output (JetMoE)",
                "indicator"),
@@ -550,6 +557,8 @@ b_oL, i_mn, b_gh = SYMBOLS["b_oL"], SYMBOLS["i_mn"], SYMBOLS["b_gh"]
 p_le, V_le, i_le = SYMBOLS["p_le"], SYMBOLS["V_le"], SYMBOLS["i_le"]
 i_bn, i_rs = SYMBOLS["i_bn"], SYMBOLS["i_rs"]
 n_au, i_au, r_lr, i_lr = (SYMBOLS[n] for n in ("n_au", "i_au", "r_lr", "i_lr"))
+i_ph, b_ph, i_n0 = SYMBOLS["i_ph"], SYMBOLS["b_ph"], SYMBOLS["i_n0"]
+n_pb, V_seg = SYMBOLS["n_pb"], SYMBOLS["V_seg"]
 L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
 L_rw, d_rw, L_s_rw = (SYMBOLS[n] for n in ("L_rw", "d_rw", "L_s_rw"))
 L_gr, d_gr, w_gr, k_gr, L_s_gr = (SYMBOLS[n] for n in ("L_gr", "d_gr", "w_gr", "k_gr", "L_s_gr"))

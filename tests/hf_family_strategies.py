@@ -146,6 +146,50 @@ def _gpt_family(draw, model_type: str, window: int) -> dict:
     return config
 
 
+@st.composite
+def modernbert_decoder_config(draw, window: int) -> dict:
+    """ModernBERT's decoder: every bias switch, the full/sliding layers by the keyword's period
+    or by layer_types, sliding layers seeing local_attention // 2 >= window keys, any
+    activation of the GLU MLP and of the prediction head; whole-number token ids inside the
+    vocabulary (ModernBertDecoderConfig's are ints)."""
+    heads, layers = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    config = {"num_attention_heads": heads,
+              "hidden_size": heads * draw(st.sampled_from([2, 4, 8])),
+              "num_hidden_layers": layers, "intermediate_size": draw(st.integers(1, 24)),
+              "max_position_embeddings": 64,
+              "hidden_activation": draw(st.sampled_from(["gelu", "silu", "relu"])),
+              "classifier_activation": draw(st.sampled_from(["gelu", "silu", "relu"])),
+              "local_attention": draw(st.integers(2 * window, 64)),
+              **dict.fromkeys(("pad_token_id", "bos_token_id", "eos_token_id", "cls_token_id",
+                               "sep_token_id"), 0),
+              **{key: draw(st.booleans()) for key in (
+                  "attention_bias", "mlp_bias", "norm_bias", "decoder_bias", "classifier_bias",
+                  "tie_word_embeddings")}}
+    if draw(st.booleans()):
+        config["layer_types"] = draw(st.lists(
+            st.sampled_from(["full_attention", "sliding_attention"]),
+            min_size=layers, max_size=layers))
+    else:
+        config["global_attn_every_n_layers"] = draw(st.integers(1, 3))
+    return config
+
+
+@st.composite
+def cpmant_config(draw) -> dict:
+    """CPM-Ant: heads of any width (dim_head), prompt types and segment types from the 3
+    CpmAntModel.forward reads, a bucket count from 4 (num_buckets // 4 exact buckets) and a
+    longest distance past the exact ones, prompt tokens prepended to every sequence."""
+    heads = draw(st.integers(1, 4))
+    buckets = draw(st.integers(4, 16))
+    return {"num_attention_heads": heads, "dim_head": draw(st.sampled_from([2, 4, 8])),
+            "hidden_size": draw(st.integers(1, 32)), "dim_ff": draw(st.integers(1, 24)),
+            "num_hidden_layers": draw(st.integers(1, 3)),
+            "position_bias_num_buckets": buckets,
+            "position_bias_max_distance": draw(st.integers(buckets, 64)),
+            "prompt_types": draw(st.integers(3, 5)), "prompt_length": draw(st.integers(1, 4)),
+            "segment_types": draw(st.integers(3, 5))}
+
+
 _FAMILY_OF = {
     **{t: _llama_family for t in ("granite", "internlm3", "exaone", "helium", "seed_oss",
                                   "ernie4_5", "hunyuan_v1_dense", "ministral", "glm", "glm4",

@@ -11,7 +11,12 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from calc.hf import supported_types
-from tests.hf_family_strategies import FAMILY_TYPES, family_config
+from tests.hf_family_strategies import (
+    FAMILY_TYPES,
+    cpmant_config,
+    family_config,
+    modernbert_decoder_config,
+)
 
 MIN_WINDOW = 8  # the sequence length the property test runs at
 LLAMA_LIKE = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
@@ -1072,6 +1077,8 @@ STRATEGIES = {
     **{t: _layernorm_types for t in LAYERNORM_TYPES},
 }
 STRATEGIES.update({t: lambda t, base=base: STRATEGIES[base](base) for t, base in ALIKE.items()})
+STRATEGIES["modernbert-decoder"] = lambda t: modernbert_decoder_config(MIN_WINDOW)
+STRATEGIES["cpmant"] = lambda t: cpmant_config()
 
 
 @st.composite

@@ -247,9 +247,29 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     if (att.mla is not None and att.mla.q_lora_rank and att.output_gate
             and att.output_gate_per == "channel" and not att.output_gate_bias
             and draw(st.booleans())):  # A.X-K2's q_gate_proj: the gate from the query latent
-        spec = spec.updated(**{"attention.mla.latent_gate": True})
+        # (a kind's own latent attention, dots3's, takes the model's latent_gate too)
+        spec = spec.updated(**{"attention.mla.latent_gate": True, **{
+            f"attention.kind_shapes.{kind}.mla.latent_gate": True
+            for kind, shape in att.kind_shapes.items() if shape.mla is not None}})
+    att = spec.attention
+    if (att.mla is None and not att.kind_shapes and not att.differential
+            and spec.cross_attention is None and spec.shared_block is None
+            and draw(st.booleans())):
+        # CPM-Ant's bucketed score bias by relative-position bucket and segment pair, and its
+        # segment table beside the token embedding
+        spec = spec.updated(position={"kind": "bucketed", "buckets": draw(st.integers(1, 16)),
+                                      "segments": draw(st.integers(0, 4))},
+                            segment_embedding=draw(st.none() | st.integers(1, 4)))
+    if spec.d_embedding is None and draw(st.booleans()):
+        # ModernBERT decoder's prediction head (dense, activation, norm) before the LM head
+        spec = spec.updated(prediction_head={"bias": draw(st.booleans())})
+    if (spec.norm.placement == "pre" and not spec.parallel_block
+            and spec.hyper_connections is None and draw(st.booleans())):
+        # ModernBERT decoder's layer 0 without its attention norm
+        spec = spec.updated(**{"norm.first_mixer_norm": False})
     if (spec.norm.placement == "pre" and not spec.parallel_block and not spec.mtp_modules
-            and spec.shared_block is None and draw(st.booleans())):
+            and spec.shared_block is None and spec.norm.first_mixer_norm
+            and draw(st.booleans())):
         # A.X-K2's gated pre-norms
         spec = spec.updated(**{"norm.gate_rank": draw(st.integers(1, 4))})
     return spec

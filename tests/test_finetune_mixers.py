@@ -557,3 +557,49 @@ def test_altup_and_laurel_targets_are_peft_on_transformers():
     with pytest.raises(calc.CalcError, match="it has no LAuReL blocks"):
         count_adapters(_spec("llama-3.1-8b"),
                        FineTune(method="lora", rank=RANK, targets=("linear_left",)))
+
+
+def test_lora_on_modernbert_decoder_as_peft_builds_it():
+    """ModernBERT's decoder: q_proj, k_proj, v_proj and the attention's and MLP's Wo as PEFT
+    builds their adapters on transformers' model; its fused Wi (d → 2·d_ff) takes calc's one
+    adapter per part for up and gate (r·d more than PEFT's one on Wi, as for a fused QKV:
+    docs/finetune.md); all-linear is refused beside the prediction head's dense."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.verify.hf_reference import build, lora_parameters
+
+    config = {"model_type": "modernbert-decoder", "vocab_size": 64, "hidden_size": 32,
+              "intermediate_size": 24, "num_hidden_layers": 3, "num_attention_heads": 4,
+              "pad_token_id": 0, "bos_token_id": 0, "eos_token_id": 0, "cls_token_id": 0,
+              "sep_token_id": 0}
+    spec, model = spec_from_hf_config(config), build(config)
+    targets = {"q": r"attn\.q_proj$", "k": r"attn\.k_proj$", "v": r"attn\.v_proj$",
+               "o": r"attn\.Wo$", "down": r"mlp\.Wo$"}
+    for target, pattern in targets.items():
+        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
+        assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}
+    fused = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=("up", "gate")))
+    assert fused.trainable == lora_parameters(model, RANK, r"mlp\.Wi$") + 3 * RANK * 32
+    with pytest.raises(calc.CalcError, match=re.escape("prediction head has its own dense")):
+        count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
+
+
+def test_lora_on_cpmant_as_peft_builds_it():
+    """CPM-Ant's project_q/k/v, attention_out, w_0 (GELU gate), w_1 and w_out are calc's q, k,
+    v, o, gate, up and down, as PEFT adapts them on transformers' model, and all-linear every
+    one of them (the bias table is a parameter, not an nn.Linear)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.verify.hf_reference import build
+
+    config = {"model_type": "cpmant", "vocab_size": 64, "hidden_size": 32, "dim_head": 8,
+              "num_attention_heads": 4, "dim_ff": 24, "num_hidden_layers": 2,
+              "position_bias_num_buckets": 8, "prompt_types": 3, "prompt_length": 2,
+              "segment_types": 3}
+    spec, model = spec_from_hf_config(config), build(config)
+    targets = {"q": r"project_q$", "k": r"project_k$", "v": r"project_v$",
+               "o": r"attention_out$", "gate": r"w_in\.w_0$", "up": r"w_in\.w_1$",
+               "down": r"ffn\.w_out$"}
+    _assert_adapters_as_peft_builds_them(spec, model, targets)

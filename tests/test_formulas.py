@@ -94,6 +94,7 @@ def test_totals_are_sums_of_named_terms(spec):
     c = count_params(spec)
     assert c.total == sum(c.components.values())
     assert c.embedding == (c.components["embedding/token"] + c.components["embedding/position"]
+                           + c.components["embedding/segment"]
                            + c.components["per_layer_embeddings/table"])
     assert c.non_embedding == c.total - c.embedding - c.components["lm_head"]
     assert c.active <= c.total
@@ -117,7 +118,8 @@ def _brute_force_scores(spec: calc.ModelSpec, seq_len: int, causal: bool) -> int
     for kind in spec.attention_kinds:
         pairs = 0
         window = spec.attention.sliding_window if kind == "local" else None
-        window = indexer.topk if indexer and kind else window
+        # DSA's top-k on the global layers; dots3's local layers have no indexer
+        window = indexer.topk if indexer and kind == "global" else window
         chunk = spec.attention.chunk_size if kind == "chunked" else None
         for i in range(1, seq_len + 1):
             if chunk:  # keys from the chunk's first token to i (causal) or to its last (full)

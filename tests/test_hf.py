@@ -89,6 +89,12 @@ UNRELEASED = {
               "ffn_hidden_size), which Zamba2Config does not read: transformers 5.24 builds no "
               "shared block from its 'g' layers; the ported files (Zyphra/Zamba2-2.7B-Instruct-v2) "
               "were found cut off after n_mamba_heads",
+    "cpmant": "no public copy of openbmb/cpm-ant-10b's config.json was found with the "
+              "project's code or page search; CpmAntConfig's defaults are that checkpoint's "
+              "shape (configuration_cpmant.py), as OpenBMB/CPM-Live's own "
+              "cpm-live/config/cpm-ant-10b.json at commit "
+              "bcf89744d3603557a1a3b6500f5e8f8440c7e37a gives it "
+              "(test_cpmant_default_is_cpm_live_s_cpm_ant_10b)",
     "nemotron_h": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's pattern (copies quoted by "
                   "public repositories) has mixer blocks without an FFN block beside ones with, "
                   "which calc refuses; no verbatim config.json of another release was found",
@@ -671,6 +677,115 @@ def test_recurrent_gemma_refuses_in_one_line(changes, message):
 def test_griffin_spec_refuses_in_one_line(update, message):
     with pytest.raises(CalcError, match=re.escape(message)) as error:
         spec_of("recurrentgemma-2b").updated(**update)
+    assert "\n" not in str(error.value)
+
+
+def test_modernbert_decoder_reads_the_prediction_head_and_layer_0_without_its_norm():
+    """ettin-decoder-1b (tests/data, from the Ettin training config): 28 layers, every third
+    full from layer 0 and the others sliding over local_attention // 2 = 64 keys, LayerNorms
+    without β, a norm after the embedding and none before layer 0's attention, the fused GLU
+    Wi, a prediction head (dense 1,792 × 1,792, no bias; a LayerNorm) and the tied decoder
+    with its bias. Each part a hand count from the config; the total 1,031,314,112 is
+    transformers' own count (the released-config test)."""
+    spec = spec_of("ettin-decoder-1b")
+    assert spec.attention.layer_pattern == ("global", "local", "local")
+    assert spec.attention.sliding_window == 64 and spec.ffn.activation == "geglu"
+    d, n, f, v = 1792, 28, 3840, 50368
+    counts = calc.count_params(spec)
+    c = counts.components
+    assert c["attention/q"] + c["attention/kv"] + c["attention/o"] == n * 4 * d * d
+    assert c["mlp/up"] == n * 2 * d * f and c["mlp/down"] == n * f * d  # Wi gate|up, Wo
+    assert c["embedding/norm"] == c["final_norm"] == d
+    assert c["norms"] == (2 * n - 1) * d  # no attn_norm on layer 0
+    assert c["prediction_head"] == d * d + d  # dense without bias, a LayerNorm without β
+    assert c["embedding/token"] == v * d and c["lm_head"] == v  # tied, with decoder's bias
+    assert counts.total == 1_031_314_112
+    flops = calc.count_flops(spec, 8, "full").components
+    assert flops["prediction_head"] == 2 * d * d
+    # without the head (d² + d) and with layer 0's norm (d), calc's count is d² short
+    plain = spec.updated(prediction_head=None, **{"norm.first_mixer_norm": True})
+    assert counts.total - calc.count_params(plain).total == (d * d + d) - d
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"pad_token_id": 50368}, "pad_token_id=50368 must lie within the embedding's vocab_size"),
+    ({"local_attention": None}, "local_attention=None must be a whole number >= 2"),
+    ({"classifier_activation": "mish2"}, "classifier_activation='mish2' is not an activation"),
+    ({"num_attention_heads": 27}, "num_attention_heads=27 must divide hidden_size=1792"),
+])
+def test_modernbert_decoder_refuses_in_one_line(changes, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_of("ettin-decoder-1b", **changes)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(("update", "message"), [
+    ({"norm.placement": "post", "norm.first_mixer_norm": False},
+     "norm.first_mixer_norm=False drops layer 0's pre-norm"),
+    ({"parallel_block": True}, "norm.first_mixer_norm=False is defined for a sequential layer"),
+    ({"d_embedding": 64}, "prediction_head is d_model wide; d_embedding=64"),
+])
+def test_modernbert_decoder_parts_refuse_in_one_line(update, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_of("ettin-decoder-1b").updated(**update)
+    assert "\n" not in str(error.value)
+
+
+def test_cpmant_default_is_cpm_live_s_cpm_ant_10b():
+    """CpmAntConfig's defaults against CPM-Ant 10B's own config (OpenBMB/CPM-Live at commit
+    bcf89744d3603557a1a3b6500f5e8f8440c7e37a, cpm-live/config/cpm-ant-10b.json): dim_model
+    4,096, dim_ff 10,240, 48 layers, 32 heads of 128, 512 buckets up to distance 2,048, 32
+    prompt types of 32 tokens, 32 segment types. CPM-Live keeps a prompt table of 32 · 32 rows
+    beside an input table of its vocab_size 31,744, tied to the logits; transformers' port
+    holds the same 31,744 + 1,024 rows less 1,024 (vocab_size 30,720 + the prompt rows in one
+    table) and an untied head over the 30,720. Each part a hand count; the total
+    9,517,453,312 is transformers' own count (the default-config test)."""
+    spec = spec_from_hf_config({"model_type": "cpmant"})
+    d, n, f, h, w, v, p = 4096, 48, 10240, 32, 128, 30720, 32 * 32
+    assert (spec.vocab_size, spec.output_vocab_size, spec.tie_embeddings) == (v + p, v, False)
+    counts = calc.count_params(spec)
+    c = counts.components
+    assert c["embedding/token"] == (v + p) * d and c["embedding/segment"] == 32 * d
+    assert c["position_bias"] == (32 * 32 + 512) * h  # one table for the 48 layers
+    assert c["attention/q"] + c["attention/kv"] + c["attention/o"] == n * 4 * d * h * w
+    assert c["mlp/up"] + c["mlp/down"] == n * 3 * d * f  # w_0 and w_1 (GeGLU), w_out
+    assert c["norms"] == n * 2 * d and c["final_norm"] == d  # RMSNorms with a weight
+    assert c["lm_head"] == v * d
+    assert counts.total == 9_517_453_312
+    assert counts.embedding == (v + p + 32) * d  # the token and segment tables
+    flops = calc.count_flops(spec, 8, "full").components
+    assert not {"position_bias", "embedding/segment"} & set(flops)  # lookups and adds: 0
+    assert flops["lm_head"] == 2 * d * v  # the head scores the vocabulary, not the prompts
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"prompt_types": 2}, "prompt_types=2 must be a whole number >= 3"),
+    ({"segment_types": 1}, "segment_types=1 must be a whole number >= 3"),
+    ({"position_bias_num_buckets": 3}, "position_bias_num_buckets=3 must be a whole number >= 4"),
+])
+def test_cpmant_refuses_in_one_line(changes, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_from_hf_config({"model_type": "cpmant", **changes})
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(("update", "message"), [
+    ({"position.segments": 3}, "position.segments is only for position.kind='bucketed'"),
+    ({"position.buckets": 3}, "position.buckets is required by position.kind='bucketed' and "
+                              "only for it"),
+])
+def test_bucketed_bias_fields_refuse_in_one_line(update, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_of("ettin-decoder-1b").updated(**update)
+    assert "\n" not in str(error.value)
+
+
+def test_bucketed_bias_refuses_other_head_shapes_in_one_line():
+    spec = spec_from_hf_config({"model_type": "cpmant", "num_hidden_layers": 2})
+    with pytest.raises(CalcError, match=re.escape(
+            "position.kind='bucketed' (a bias per head of the model's attention) is not defined "
+            "with attention.differential")) as error:
+        spec.updated(**{"attention.differential": True})
     assert "\n" not in str(error.value)
 
 

@@ -584,6 +584,36 @@ def test_random_gpt_neox_japanese_configs_match_transformers_and_export_back(con
     assert_matches(spec, exported_as(spec, "gpt_neox_japanese"), MIN_WINDOW)
 
 
+# ---- ModernBERT's decoder: a prediction head, layer 0 without its attention norm -------------
+@one_feature
+@given(st.builds(dict, STRATEGIES["modernbert-decoder"]("modernbert-decoder"),
+                 vocab_size=st.integers(1, 50)))
+def test_random_modernbert_decoder_configs_match_transformers_and_export_back(config):
+    """The prediction head (dense with classifier_bias, a LayerNorm), the embedding's norm,
+    layer 0's missing attn_norm, the fused GLU Wi, every bias switch and the full/sliding
+    layers against transformers, and back through modernbert-decoder's writer (no other writer
+    holds a prediction head)."""
+    config = {"model_type": "modernbert-decoder", **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    assert_matches(spec, exported_as(spec, "modernbert-decoder"), MIN_WINDOW)
+
+
+# ---- CPM-Ant: a bucketed score bias, segment and prompt embeddings --------------------------
+@one_feature
+@given(st.builds(dict, STRATEGIES["cpmant"]("cpmant"), vocab_size=st.integers(1, 50)))
+def test_random_cpmant_configs_match_transformers(config):
+    """The bias table (segment_types² + buckets rows × heads, one for the model), the segment
+    table, the prompt rows beside the vocabulary and the head over the vocabulary alone, heads
+    of dim_head, against transformers; its forward runs the prompt positions through the
+    layers (calc.verify.hf_implementation); and back through cpmant's writer (no other
+    writer holds a bucketed bias)."""
+    config = {"model_type": "cpmant", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    assert_matches(spec, exported_as(spec, "cpmant"), MIN_WINDOW)
+
+
 # ---- a norm over each MoE block's output (A.X-K1) ----------------------------------------------
 def test_axk1_default_is_the_model_cards_size():
     """AXK1Config's defaults (A.X-K1's shape: 61 layers, the first dense, 192 routed experts and

@@ -95,6 +95,29 @@ def test_random_specs_with_zero_experts_or_shortcut_verify_exactly(spec, seq_len
     assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
 
 
+@one_feature
+@given(spec=model_specs().filter(lambda s: s.prediction_head is not None
+                                 or not s.norm.first_mixer_norm),
+       seq_len=st.integers(1, 12), device=st.sampled_from(["meta", "cpu"]))
+def test_random_specs_with_modernbert_decoders_parts_verify_exactly(spec, seq_len, device):
+    """ModernBERT decoder's prediction head (a d × d dense layer, 2·d² FLOPs a token, and a
+    norm) and its layer 0 without the norm before its mixer, beside any other part."""
+    if spec.position_table:
+        seq_len = min(seq_len, spec.position_table)
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
+@one_feature
+@given(spec=model_specs().filter(lambda s: s.position.kind == "bucketed"),
+       seq_len=st.integers(1, 12), device=st.sampled_from(["meta", "cpu"]))
+def test_random_specs_with_a_bucketed_bias_verify_exactly(spec, seq_len, device):
+    """CPM-Ant's score bias (one table of buckets + segments² rows × heads, looked up and
+    added: 0 FLOPs) and its segment table, beside any other part."""
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
 def test_shortcut_joins_the_routed_output_after_the_next_layer():
     """The reference model's ScMoE: the dense layer's output plus the MoE layer's routed part,
     as transformers' LongcatFlashDecoderLayer adds them (residual + MLP + shortcut output)."""

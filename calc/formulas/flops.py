@@ -51,6 +51,13 @@ d → n twice (prediction and correction), its coefficients n → n² and n → 
 n × d streams times n × n coefficients (2·d·n²); the correction's broadcast products and the
 scale 0; and once a token the 2(n − 1) projections d → d into and out of the copies. LAuReL
 (LaurelSpec, rank r) counts its two products 2·2·d·r a layer; its norm and the 1/√2 scale 0.
+
+ModernBERT decoder's prediction head (calc.spec.layers.PredictionHeadSpec) counts its dense
+layer's d × d product per token, its activation and norm 0; the layer whose pre-norm is dropped
+(norm.first_mixer_norm) computes what any other layer does.
+A bucketed score bias (position.kind 'bucketed'; T5's relative attention bias, CPM-Ant's
+CpmAntSegmentPositionEmbedding) counts 0: its rows are looked up, as the embedding's are, and
+added to the scores, element-wise, as ALiBi's bias is; QKᵀ and A·V count as any layer's.
 Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020 §2.1).
 """
 
@@ -99,6 +106,7 @@ from calc.symbols import (
     i_dsa,
     i_hcm,
     i_img,
+    i_ph,
     i_proj,
     i_rel,
     i_shared_gate,
@@ -252,6 +260,9 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     **{key: FMA * (L + L_moe) * expr for key, expr in params.NORM_GATE_WEIGHTS.items()},
     "embedding_projection": FMA * MATMUL_EMBEDDING_PROJECTION,
     "lm_head": FMA * MATMUL_LM_HEAD,
+    # ModernBERT decoder's prediction head: its dense d → d per token (activation, norm and
+    # bias 0, as everywhere)
+    "prediction_head": FMA * i_ph * d * d,
 }
 WEIGHT_FLOPS_PER_TOKEN = sympy.Add(*FORWARD_PER_TOKEN.values())
 # Of those, the recurrences (whose operands are activations, like QKᵀ's) and the convolutions

@@ -141,6 +141,7 @@ from calc.symbols import (
     i_norm_final,
     i_og,
     i_oib,
+    i_ph,
     i_qh,
     i_qk_head,
     i_qk_proj,
@@ -576,7 +577,10 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
     "output": i_head * (1 + M) * (
         TOKENS * ((1 - i_hf) * 4 * i_keep_head * d + q_L * V_o
                   + i_hf * (i_norm_final * NORM_HF + i_keep_head * q_a * d))
-        + 4 * i_hf) / n_tp,
+        + 4 * i_hf) / n_tp
+    # ModernBERT decoder's prediction head before the LM head, replicated: its dense layer's
+    # input where that weight trains, its activation's input and its norm's input, d each
+    + i_head * i_ph * TOKENS * (3 - i_frozen) * q_a * d,
 }
 # One layer for one micro-batch, as Korthikanti et al. tabulate it (a dense layer).
 ACTIVATIONS_PER_LAYER = TOKENS * (

@@ -48,6 +48,7 @@ from calc.symbols import (
     V,
     V_le,
     V_o,
+    V_seg,
     b_ff,
     b_gh,
     b_lm,
@@ -55,6 +56,7 @@ from calc.symbols import (
     b_norm,
     b_o,
     b_oL,
+    b_ph,
     b_qkv,
     b_router,
     d,
@@ -95,9 +97,11 @@ from calc.symbols import (
     i_mn,
     i_moa,
     i_moe,
+    i_n0,
     i_norm_emb,
     i_norm_final,
     i_og,
+    i_ph,
     i_proj,
     i_qk_head,
     i_qk_proj,
@@ -116,6 +120,7 @@ from calc.symbols import (
     n_au,
     n_hc,
     n_norm,
+    n_pb,
     p_le,
     r_kv,
     r_kv2,
@@ -327,6 +332,13 @@ ONCE: dict[str, sympy.Expr] = {
     # in OPT-350m)
     "embedding/position": P * d,  # learned table P ∈ R^{P×d} (GPT-2); 0 for RoPE/ALiBi/none
     "embedding/norm": i_norm_emb * NORM * d,  # BLOOM's word_embeddings_layernorm
+    # CPM-Ant (modeling_cpmant.py, CpmAntModel.segment_embedding): a table of segment_types
+    # rows whose row for each token's segment joins its token embedding
+    "embedding/segment": V_seg * d,
+    # a bucketed score bias (position.kind 'bucketed'): one table for the model, a value per
+    # head for each relative-position bucket and each segment pair (CPM-Ant's
+    # CpmAntSegmentPositionEmbedding: segment_types² + position_bias_num_buckets rows × heads)
+    "position_bias": n_pb * h,
     # OPT (modeling_opt.py): project_in d_emb → d after the embedding, project_out d → d_emb
     # before the head, both without bias, when word_embed_proj_dim differs from hidden_size.
     "embedding_projection": i_proj * 2 * d_emb * d,
@@ -336,8 +348,13 @@ ONCE: dict[str, sympy.Expr] = {
     # < V where the head scores only the first V_o tokens (modeling_apertus1p5.py: lm_head of
     # output_vocab_size rows beside an embedding of vocab_size)
     "lm_head": (1 - i_tied) * V_o * d_emb + b_lm * V_o,
+    # ModernBERT decoder (modeling_modernbert_decoder.py, ModernBertDecoderPredictionHead):
+    # dense Linear(d, d, bias=classifier_bias), an activation and a norm of the model's kind,
+    # between the final norm and the LM head
+    "prediction_head": i_ph * (d * d + b_ph * d + NORM * d),
 }
-EMBEDDING_KEYS = ("embedding/token", "embedding/position", "per_layer_embeddings/table")
+EMBEDDING_KEYS = ("embedding/token", "embedding/position", "embedding/segment",
+                  "per_layer_embeddings/table")
 
 # ---- per-layer embeddings (calc.spec.layers.PerLayerEmbeddingsSpec) ---------------------------
 # transformers 5.24.0 modeling_gemma4.py: Gemma4TextModel's embed_tokens_per_layer
@@ -494,7 +511,7 @@ def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
     the once-per-model terms."""
     totals = attention_totals(attention)
     totals["attention/o"] += LAST_OUT_BIAS
-    return {
+    out = {
         **totals,
         **{key: count * expr for count, part in PARTS[1:-1] for key, expr in part.items()},
         **{key: over_dense_layers(expr) for key, expr in DENSE_FFN.items()},
@@ -504,6 +521,10 @@ def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
         **ALTUP_LAUREL,
         **ONCE,
     }
+    # ModernBERT decoder: layer 0's attn_norm is nn.Identity (ModernBertDecoderLayer), one
+    # norm of the L·n_norm fewer (norm.first_mixer_norm, 1_n0 = 0)
+    out["norms"] -= (1 - i_n0) * NORM * d
+    return out
 
 
 COMPONENTS = components()

@@ -91,7 +91,10 @@ _LIMIT = "the longest context it allows; the config does not state the pre-train
     "which may be shorter"
 _CONTEXT_KEYS = {"max_position_embeddings": _LIMIT, "n_positions": _LIMIT, "n_ctx": _LIMIT,
                  "max_sequence_length": _LIMIT,
-                 "seq_length": "the sequence length the model was trained at"}
+                 "seq_length": "the sequence length the model was trained at",
+                 # CPM-Ant: CpmAntConfig's "maximum sequence length that this model might ever
+                 # be used with", the longest distance its position buckets tell apart
+                 "position_bias_max_distance": _LIMIT}
 
 
 def _rope_parameters(c: HFConfig) -> dict[str, Any]:

@@ -12,8 +12,8 @@ buffer in transformers, so its parameter count is lower by `buffer_params(spec)`
 zero-computation experts get gate_up_proj rows no token reads, so it is higher by
 `unread_params(spec)`. A head narrower
 than the vocabulary (output_vocab_size) is tried only on the types whose config can say so
-(ModelType.head_rows_field: apertus1p5_text); every other type says in one line that its head
-has vocab_size rows.
+(ModelType.head_rows_field: apertus1p5_text, mllama_text_model, cpmant); every other type says
+in one line that its head has vocab_size rows.
 """
 
 from __future__ import annotations
@@ -83,7 +83,11 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "norm.kind": norm.kind, "norm.bias": norm.has_bias, "norm.placement": norm.placement,
         "norm.final": norm.final, "norm.embedding": norm.embedding,
         "position.kind": spec.position.kind, "position.max_positions": spec.position_table,
+        "position.bias_rows": (spec.position.buckets, spec.position.segments),
+        "segment_embedding": spec.segment_embedding,
         "tie_embeddings": spec.tie_embeddings, "lm_head_bias": spec.lm_head_bias,
+        "prediction_head": spec.prediction_head,
+        "norm.first_mixer_norm": norm.first_mixer_norm,
         "parallel_block": spec.parallel_block,
         "parallel_norms": spec.parallel_norms if spec.parallel_block else None,
         "mtp_modules": spec.mtp_modules,
@@ -124,7 +128,8 @@ def _unlike(spec: ModelSpec, traits: Traits) -> int:
     """How many of an architecture's traits the spec does not share."""
     have = (spec.norm.kind == traits.norm, bool(spec.ffn and spec.ffn.gated) == traits.gated,
             (spec.moe is not None) == traits.moe, (spec.attention.mla is not None) == traits.mla,
-            spec.position.kind in traits.positions)
+            spec.position.kind in traits.positions,
+            (spec.prediction_head is not None) == traits.head)
     # a state-space model and a Transformer are never each other's closest architecture
     ssm = 10 * ((spec.mamba is not None) != traits.ssm)
     return have.count(False) + ssm

@@ -28,6 +28,7 @@ class Traits:
     mla: bool = False  # multi-head latent attention
     ssm: bool = False  # Mamba mixers
     ffn: bool = True  # an FFN on every layer (a pure Mamba stack has none)
+    head: bool = False  # a prediction head before the LM head (ModernBERT's decoder)
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,6 @@ NEEDS = {
     "hrm_text": "two recurrent stacks (HRM's high- and low-level modules) run several times "
                 "per token",
     # attention and residual parts the spec lacks
-    "cpmant": "CPM-Ant's learned attention bias by segment pair and relative-position bucket "
-              "(CpmAntSegmentPositionEmbedding)",
     "zaya": "CCA attention (current and delayed value projections, a learned temperature per "
             "KV head), learned residual scales and biases, and an MLP router",
     # modeling_inkling.py (transformers 5.24.0): the sliding layers build their attention from
@@ -75,8 +73,6 @@ NEEDS = {
                           "relative-position bias, residual short convolutions) and looped "
                           "layers (loop_layer_index_start to loop_layer_index_end run "
                           "loop_num_passes times per token, joined by message gates)",
-    "modernbert-decoder": "a prediction head (a d × d dense layer and a norm) between the last "
-                          "layer and the LM head",
     "reformer": "LSH and chunked local attention, axial position embeddings and reversible "
                 "layers",
     "phi4_multimodal": "the image and audio encoders built inside the language model's "

@@ -25,6 +25,7 @@ _LAZY = {
     "PerLayerEmbeddingsSpec": "calc.spec.layers:PerLayerEmbeddingsSpec",
     "AltUpSpec": "calc.spec.layers:AltUpSpec",
     "LaurelSpec": "calc.spec.layers:LaurelSpec",
+    "PredictionHeadSpec": "calc.spec.layers:PredictionHeadSpec",
     "Dtype": "calc.spec.hardware:Dtype",
     "FFNSpec": "calc.spec.ffn:FFNSpec",
     "HyperConnectionsSpec": "calc.spec.layers:HyperConnectionsSpec",

@@ -488,6 +488,13 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
                 f"lora_targets=all-linear: {spec.name}'s gated norms (norm.gate_rank) have "
                 f"their own fc1/fc2 projections, which calc does not adapt; name targets from "
                 f"{', '.join(shapes)}")
+        if spec.prediction_head is not None:
+            # ModernBertDecoderPredictionHead's dense is an nn.Linear all-linear adapts (only
+            # the output layer, decoder, is left out)
+            raise CalcError(
+                f"lora_targets=all-linear: {spec.name}'s prediction head has its own dense "
+                f"projection (prediction_head), which calc does not adapt; name targets from "
+                f"{', '.join(shapes)}")
         targets = tuple(name for name in shapes if name != "experts")
     else:
         targets = tuple(finetune.targets)

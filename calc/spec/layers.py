@@ -396,6 +396,15 @@ class LayerAt(Frozen):
         return self
 
 
+class PredictionHeadSpec(Frozen):
+    """A prediction head between the final norm and the LM head: a d × d dense layer, an
+    activation and a norm of the model's kind (transformers 5.24.0 modeling_modernbert_decoder.py,
+    ModernBertDecoderPredictionHead: dense, act, norm; the logits are decoder(lm_head(x)))."""
+
+    bias: bool = Field(False, description="a bias on the dense layer (ModernBERT decoder's "
+                                          "classifier_bias)")
+
+
 class HyperConnectionsSpec(Frozen):
     """Hyper-connections (Zhu et al. 2024, arXiv 2409.19606): the residual stream widened to
     `streams` copies of width d. Before the mixer and before the FFN of every layer a map

@@ -43,13 +43,14 @@ from calc.spec.layers import (
     MambaSpec,
     MlstmSpec,
     PerLayerEmbeddingsSpec,
+    PredictionHeadSpec,
     RwkvSpec,
     SharedBlockSpec,
     ShortConvSpec,
     repeat,
 )
 from calc.spec.norm import NormSpec
-from calc.spec.position import PositionSpec
+from calc.spec.position import MAX_SEGMENTS, PositionSpec
 
 __all__ = [
     "GATED",
@@ -175,8 +176,16 @@ class ModelSpec(Frozen):
                     "first output_vocab_size tokens while the embedding keeps vocab_size rows "
                     "(Apertus 1.5 drops its image and audio tokens from the head); unset: "
                     "vocab_size rows")
+    segment_embedding: int | None = Field(
+        None, ge=1, le=MAX_SEGMENTS,
+        description="rows of a segment table whose row for each token's segment is added to "
+                    "the token embedding (CPM-Ant's segment_embedding, segment_types rows)")
     tie_embeddings: bool = Field(False, description="LM head shares the token embedding matrix")
     lm_head_bias: bool = Field(False, description="a bias on the LM head (one value per row)")
+    prediction_head: PredictionHeadSpec | None = Field(
+        None, description="a d × d dense layer, an activation and a norm between the final "
+                          "norm and the LM head (ModernBERT decoder's lm_head, "
+                          "ModernBertDecoderPredictionHead)")
     parallel_block: bool = Field(
         False, description="attention and FFN read the same input: x + Attn(N(x)) + FFN(N(x)) "
                            "(GPT-J, PaLM, Falcon)")
@@ -221,6 +230,8 @@ class ModelSpec(Frozen):
         if self.position.kind == "relative" and "chunked" in self.attention_kinds:
             raise ValueError("position.kind='relative' is not defined for chunked attention "
                              "layers")
+        if self.position.kind == "bucketed":
+            self._check_bucketed()
         if self.position.kind == "relative" and att.mla is not None:
             raise ValueError("position.kind='relative' is not defined for attention.mla "
                              "(MLA carries its own decoupled RoPE)")
@@ -236,6 +247,14 @@ class ModelSpec(Frozen):
                              f"parallel_block=True or mtp_modules")
         if att.indexer is not None:
             self._check_indexer()
+        if not self.norm.first_mixer_norm and (self.parallel_block or self.hyper_connections):
+            raise ValueError("norm.first_mixer_norm=False is defined for a sequential layer on "
+                             "one residual stream, not with parallel_block or "
+                             "hyper_connections")
+        if self.prediction_head is not None and self.d_embedding is not None:
+            raise ValueError(f"prediction_head is d_model wide; d_embedding="
+                             f"{self.d_embedding} (a head of another width) is not defined "
+                             f"with it")
         if self.hyper_connections is not None:
             self._check_hyper_connections()
         for kind in att.kind_shapes:
@@ -279,6 +298,19 @@ class ModelSpec(Frozen):
                              f"its learned parameters are counted per dense FFN (no released "
                              f"mixture of experts uses it)")
         return self
+
+    def _check_bucketed(self) -> None:
+        """A bucketed bias has one value per head of the model's attention for each row, and
+        is added to the self-attention scores only."""
+        att = self.attention
+        why = ("attention.mla" if att.mla is not None
+               else "attention.kind_shapes" if att.kind_shapes
+               else "attention.differential" if att.differential
+               else "cross_attention" if self.cross_attention is not None
+               else None)
+        if why is not None:
+            raise ValueError(f"position.kind='bucketed' (a bias per head of the model's "
+                             f"attention) is not defined with {why}")
 
     def _check_per_layer_embeddings(self) -> None:
         """Per-layer embeddings as Gemma 4 builds them: the gate's activation is the FFN's, the

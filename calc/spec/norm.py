@@ -25,6 +25,11 @@ class NormSpec(Frozen):
     weights: bool = Field(
         True, description="norms carry a learned γ (and β); false: OLMo 1's LayerNorms "
                           "without parameters (elementwise_affine=False)")
+    first_mixer_norm: bool = Field(
+        True, description="the norm before layer 0's mixer; false: layer 0's mixer reads the "
+                           "embedding (normed by norm.embedding) as it is (ModernBERT "
+                           "decoder's attn_norm, nn.Identity on layer 0; Ettin's "
+                           "skip_first_prenorm); needs placement 'pre'")
     sub_norms: bool = Field(
         False, description="one more norm inside each sublayer: before W_O (width h·d_v) and "
                            "before the FFN's down projection (width d_ff) (BitNet)")
@@ -44,6 +49,10 @@ class NormSpec(Frozen):
         if not self.weights and self.bias:
             raise ValueError("norm.bias=True is not allowed with norm.weights=False "
                              "(a norm without parameters has no β)")
+        if not self.first_mixer_norm and (self.placement != "pre" or self.gate_rank):
+            raise ValueError(f"norm.first_mixer_norm=False drops layer 0's pre-norm: it needs "
+                             f"norm.placement='pre' (got {self.placement!r}) and no "
+                             f"norm.gate_rank")
         if self.gate_rank is not None and self.placement != "pre":
             raise ValueError(f"norm.gate_rank={self.gate_rank} gates the pre-norms: it needs "
                              f"norm.placement='pre', got {self.placement!r}")

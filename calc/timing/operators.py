@@ -148,6 +148,9 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
                spec.embedding_width, 1, "none"),
         *_per_layer_embedding_matmuls(spec, flops),
         *_altup_laurel_matmuls(spec, flops),
+        # ModernBERT decoder's prediction head, d → d once before the LM head, replicated
+        # like the embedding's projections
+        Matmul("prediction_head", flops["prediction_head"], d, d, 1, "none"),
     ]
     gated = spec.ffn is not None and spec.ffn.gated
     if spec.ffn is not None:
@@ -184,7 +187,8 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         recurrences=tuple(op for op in recurrences(spec, flops) if op.flops or op.bytes),
         forward_flops=causal.forward,
         layer_params=params.total - embedding - params.components["lm_head"] - expert_params
-        - params.components.get("final_norm", 0) - params.components.get("embedding/norm", 0),
+        - params.components.get("final_norm", 0) - params.components.get("embedding/norm", 0)
+        - params.components.get("prediction_head", 0),
         expert_params=expert_params, embedding_params=embedding,
         head_params=params.components["lm_head"],
         mla_up_flops=_mla_up_flops(spec, flops),
@@ -445,10 +449,15 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
     # after its norm for W_UQ and W_G: reads and writes 2·r_q, beside the latents' norms
     if mla is not None and mla.latent_gate:
         latents += n_att * 2 * (mla.q_lora_rank or 0)
+    # ModernBERT decoder: its prediction head's norm and activation (read and write d each,
+    # replicated like its dense layer, counted with the norms), and no norm before layer 0's
+    # mixer (norm.first_mixer_norm)
+    head = 2 * int(spec.prediction_head is not None)
+    layer_norms = layers * spec.norms_per_layer - (not spec.norm.first_mixer_norm) + head
     terms = [
         # each norm reads and writes d (the MLA latents' norms their rank, and the latent
         # gate's concatenation)
-        ElementWise("norms", ((layers * spec.norms_per_layer + moe_norms) * 2 * d
+        ElementWise("norms", ((layer_norms + moe_norms) * 2 * d
                               + 2 * latents + depths * 2 * 3 * d + 2 * ple_norms) * q,
                     "replicated"),
         ElementWise("residual", (residual + depths * 3 * d + ple_residual) * q, "replicated"),
@@ -461,6 +470,12 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
         ElementWise("activation", ffn_widths * (2 + glu) * q, "tensor"),
         # eager attention: one fused scale-mask-softmax over the full s×s square per head
         ElementWise("softmax", layer_heads * 2 * seq_len * q, "tensor", eager=True),
+        # a bucketed score bias (CPM-Ant): its looked-up s×s values per head written once a
+        # layer, then read with the scores and added (read 2, write 1), a tensor the
+        # attention kernel takes whichever it is (CpmAntAttention runs eager only)
+        ElementWise("position bias",
+                    layer_heads * 4 * seq_len * q if spec.position.kind == "bucketed" else 0.0,
+                    "tensor"),
         ElementWise("attention dropout", layer_heads * seq_len * (2 * q + MASK_BYTES), "tensor",
                     dropout=True, eager=True),
         *mixer_elementwise(spec),

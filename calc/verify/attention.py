@@ -46,6 +46,40 @@ class RelativePositions(nn.Module):
         return keys.view(length, self.heads, self.width).transpose(0, 1)
 
 
+class PositionBias(nn.Module):
+    """A bucketed score bias (position.kind 'bucketed'): one table for the model, a value per
+    head for each relative-position bucket and each segment pair (CPM-Ant's
+    CpmAntSegmentPositionEmbedding, T5's relative attention bias). Every token of the
+    reference model is in one segment, so its rows are the buckets'; the lookup is an
+    indexing and the add element-wise, both 0 FLOPs (calc.formulas.flops)."""
+
+    def __init__(self, spec: ModelSpec):
+        super().__init__()
+        tag(self, "position_bias")
+        position = spec.position
+        assert position.buckets is not None
+        self.buckets, self.far = position.buckets, max(spec.context_length, 2)
+        self.table = nn.Parameter(torch.zeros(position.bias_rows, spec.attention.n_heads))
+
+    def bucket(self, offsets: Tensor) -> Tensor:
+        """Each key − query offset's bucket: half the buckets for keys after the query; in
+        each half, distances below a quarter of the buckets their own, longer ones on a log
+        scale up to the context (the last bucket beyond)."""
+        half = self.buckets // 2
+        exact = max(half // 2, 1)
+        side = (offsets > 0).long() * half
+        distance = offsets.abs()
+        scaled = torch.log(distance.clamp(min=1).float() / exact) / math.log(max(self.far / exact,
+                                                                                 2.0))
+        far = exact + (scaled * (half - exact)).long()
+        inside = torch.where(distance < exact, distance, far).clamp(0, max(half - 1, 0))
+        return (side + inside).clamp(0, self.buckets - 1)
+
+    def forward(self, offsets: Tensor, dtype: torch.dtype) -> Tensor:
+        """[h, *offsets.shape]: each head's bias for each offset."""
+        return F.embedding(self.bucket(offsets), self.table).to(dtype).movedim(-1, 0)
+
+
 class Attention(nn.Module):
     """MHA/GQA/MQA or MLA; QKᵀ and A·V as explicit matmuls, tagged attention/scores."""
 
@@ -61,6 +95,9 @@ class Attention(nn.Module):
         self.chunk = att.chunk_size if kind == "chunked" else None
         self.rope = spec.position.kind == "rope" and kind != "nope"
         self.alibi = spec.position.kind == "alibi"
+        # the model's bucketed bias table (ReferenceModel links it; not a part of this layer)
+        self.position_bias: tuple[PositionBias, ...] = ()
+        self.bucketed = spec.position.kind == "bucketed" and kind != "nope"
         self.relative = (RelativePositions(d, self.h, self.d_qk)
                          if spec.position.kind == "relative" else None)
         self.d = d
@@ -238,7 +275,9 @@ class Attention(nn.Module):
         return selected
 
     def _bias(self, offsets: Tensor, dtype: torch.dtype) -> Tensor:
-        """ALiBi: −slope·distance, broadcast over [B, h, T, keys]."""
+        """ALiBi: −slope·distance, or the bucketed bias, broadcast over [B, h, T, keys]."""
+        if self.bucketed:
+            return self.position_bias[0](offsets, dtype)
         slopes = alibi_slopes(self.h, offsets.device, dtype)
         return -slopes[:, None, None] * offsets.to(dtype).abs()
 
@@ -272,7 +311,7 @@ class Attention(nn.Module):
             scores = (qs @ ks.transpose(-2, -1)) / math.sqrt(self.d_qk)  # [B, h, n, c, c]
             position = torch.arange(size, device=q.device)
             hidden = position[None, :] > position[:, None]
-            if self.alibi:
+            if self.alibi or self.bucketed:
                 scores = scores + self._bias(position[None, :] - position[:, None],
                                              scores.dtype)[:, None]
             probs = self._softmax(scores.flatten(2, 3), hidden.repeat(n, 1))
@@ -297,7 +336,7 @@ class Attention(nn.Module):
             hidden = offsets > 0
             if self.window is not None:
                 hidden = hidden | (offsets <= -self.window)
-            if self.alibi:
+            if self.alibi or self.bucketed:
                 scores = scores + self._bias(offsets, scores.dtype)
             return self._softmax(scores, hidden) @ v
         # A sliding window narrower than T: each query multiplies only its w keys.
@@ -310,7 +349,7 @@ class Attention(nn.Module):
             scores = scores + by_distance.flip(-1) * scale
         offsets = torch.arange(1 - w, 1, device=q.device)[None, :]  # key − query in the band
         hidden = (position[:, None] + offsets) < 0  # padding before the first token
-        if self.alibi:
+        if self.alibi or self.bucketed:
             scores = scores + self._bias(offsets.expand(t, w), scores.dtype)
         probs = self._softmax(scores, hidden)
         return (probs.unsqueeze(-2) @ values.transpose(-2, -1)).squeeze(-2)

@@ -31,6 +31,12 @@ paths are what FlopCounterMode sees:
   and A·V over all T keys, where calc counts the min(index_topk, T) selected ones;
 - DiffLlama's differential attention (DiffLlamaAttention) runs two attention calls with the same
   queries and keys, one per half of the values: each QKᵀ map twice, where calc counts it once;
+- a sliding layer scores every key and masks those outside its window (the eager and SDPA
+  paths, create_sliding_window_causal_mask): QKᵀ and A·V over all T keys, where calc counts
+  the w the window lets a query see (the same where w >= T);
+- CPM-Ant (CpmAntModel.forward) prepends prompt_length prompt tokens to every sequence: its
+  layers run T + prompt_length positions and its LM head the last T, where calc counts T
+  positions through both;
 - Llama 4's experts run every token through every expert and weight the outputs by the router's
   scores (Llama4TextMoe, Llama4TextExperts: bmm over all E experts), where calc counts top-k.
 
@@ -198,6 +204,12 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
         total += n["mlstm"] * _mlstm(spec, t, chunk, mode)
         changed.append(f"mLSTM: chunkwise form over whole chunks of {chunk}, the recurrent "
                        f"step's matmuls on the rest (mode {mode})")
+    window = spec.attention.sliding_window
+    if window is not None and window < t and spec.n_local_layers:
+        # the same model whose local layers see all t keys, by calc's own count
+        unmasked = count_flops(spec.updated(**{"attention.sliding_window": t}), t, "full")
+        total += (unmasked.forward - flops.forward) * t
+        changed.append("sliding layers: every key scored, those outside the window masked")
     indexer = spec.attention.indexer
     if indexer is not None and indexer.topk < t:
         pair = FMA * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v)
@@ -214,4 +226,13 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
         per_expert = FMA * (2 + int(ffn.gated)) * spec.d_model * moe.d_expert
         total += n["moe"] * (moe.n_experts - moe.top_k) * per_expert * t
         changed.append("Llama 4: every expert on every token")
+    if hf_config.get("model_type") == "cpmant":
+        kind = find("cpmant")
+        assert kind is not None
+        prompt = int(hf_config.get("prompt_length") or kind.defaults["prompt_length"])
+        longer = count_flops(spec, t + prompt, "full")
+        total += (longer.forward * (t + prompt) - flops.forward * t
+                  - longer.components["lm_head"] * prompt)
+        changed.append(f"CPM-Ant: {prompt} prompt positions before the T tokens, through the "
+                       f"layers but not the head")
     return total, changed

@@ -23,7 +23,7 @@ from torch import Tensor, nn
 from calc.spec import ModelSpec
 from calc.spec.model import SELF_ATTENTION
 from calc.verify.altup import AltUp, AltUpProjections, Laurel, laurel_sum
-from calc.verify.attention import Attention
+from calc.verify.attention import Attention, PositionBias
 from calc.verify.cross_attention import CrossAttention, CrossAttentionGates
 from calc.verify.hyper import HyperConnection, HyperHead, Spread
 from calc.verify.mixers import (
@@ -309,12 +309,15 @@ class Block(nn.Module):
 
     def __init__(self, spec: ModelSpec, mixer: str = "attention", kind: str = "global",
                  ffn: str = "dense", indexed: bool = True, own_kv: bool = True,
-                 out_bias: bool = False, shared: bool = False, hashed: bool = False):
+                 out_bias: bool = False, shared: bool = False, hashed: bool = False,
+                 mixer_norm: bool = True):
         super().__init__()
         # with the spec, all that makes this layer (a DSA layer with its own indexer or not,
         # a layer with its own keys and values or not, the last layer's own W_O bias or not,
-        # the shared block before it or not, its experts picked by hash or not)
-        self.structure = (mixer, kind, ffn, indexed, own_kv, out_bias, shared, hashed)
+        # the shared block before it or not, its experts picked by hash or not, its mixer's
+        # pre-norm or not)
+        self.structure = (mixer, kind, ffn, indexed, own_kv, out_bias, shared, hashed,
+                          mixer_norm)
         self.placement, self.parallel = spec.norm.placement, spec.parallel_block
         self.attention = Mixers(spec, mixer, kind, indexed, own_kv, out_bias)
         # ffn.double_wide: the kv-shared layers' FFN is 2·d_ff wide (Gemma4TextMLP)
@@ -324,6 +327,8 @@ class Block(nn.Module):
                     else FeedForward(spec, width))
         self.norms = nn.ModuleList(make_norm(spec.norm, spec.d_model, "norms")
                                    for _ in range(spec.norms_per_layer))
+        if not mixer_norm:  # ModernBERT decoder's layer 0: attn_norm is nn.Identity
+            self.norms[0] = nn.Identity()
         rank = spec.norm.gate_rank
         if rank is not None:  # the mixer's pre-norm, and the FFN's on an MoE layer (pre only)
             for i in range(1 + (ffn == "moe")):
@@ -441,6 +446,21 @@ class MultiTokenPrediction(nn.Module):
         self.head_norm = make_norm(spec.norm, spec.d_model, "mtp/norms")
 
 
+class PredictionHead(nn.Module):
+    """ModernBERT decoder's head before the logits (ModernBertDecoderPredictionHead): a d × d
+    dense layer, GELU (its classifier_activation; any activation counts 0) and a norm."""
+
+    def __init__(self, spec: ModelSpec):
+        super().__init__()
+        assert spec.prediction_head is not None
+        d = spec.d_model
+        self.dense = linear(d, d, spec.prediction_head.bias, "prediction_head")
+        self.norm = make_norm(spec.norm, d, "prediction_head")
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.norm(F.gelu(self.dense(x)))
+
+
 class LMHead(nn.Module):
     """W_U (its own, or the token embedding's when tied) and an optional bias; head_rows rows,
     fewer than the embedding's where the head scores only the first output_vocab_size tokens."""
@@ -497,6 +517,9 @@ class ReferenceModel(nn.Module):
                          if spec.position.kind == "learned" else None)
         self.embedding_norm = (make_norm(spec.norm, d, "embedding/norm")
                                if spec.norm.embedding else None)
+        # CPM-Ant's segment table, its row added to each token's embedding
+        self.segment = (tag(nn.Embedding(spec.segment_embedding, d), "embedding/segment")
+                        if spec.segment_embedding else None)
         # per-layer embeddings: the table, the projection of the embedding and its norm over
         # each layer's p-wide slice (Gemma4TextModel)
         ple = spec.per_layer_embeddings
@@ -518,7 +541,7 @@ class ReferenceModel(nn.Module):
         hashed = set(spec.moe.hash_layers) if spec.moe is not None else set()
         self.layers = nn.ModuleList(
             Block(spec, mixer, kind, ffn, i not in shared, i < first_kv_shared, i == last_bias,
-                  i in depths, i in hashed)
+                  i in depths, i in hashed, i > 0 or spec.norm.first_mixer_norm)
             for i, (mixer, kind, ffn) in
             enumerate(zip(spec.mixer_kinds, spec.attention_kinds, spec.ffn_kinds, strict=True)))
         # the shared block's weight sets, and each depth's own parts; depth j runs set
@@ -529,8 +552,17 @@ class ReferenceModel(nn.Module):
         self.depth_of = {layer: j for j, layer in enumerate(depths)}
         _link_shared(self.layers)
         _link_kv_shared(self.layers, spec.attention_kinds)
+        # the bucketed score bias: one table, read by every attention layer
+        self.position_bias = (PositionBias(spec) if spec.position.kind == "bucketed"
+                              else None)
+        if self.position_bias is not None:
+            for module in self.layers.modules():
+                if isinstance(module, Attention):
+                    module.position_bias = (self.position_bias,)
         self.hc_head = HyperHead(spec) if spec.hyper_connections is not None else None
         self.final_norm = make_norm(spec.norm, d, "final_norm") if spec.norm.final else None
+        self.prediction_head = (PredictionHead(spec) if spec.prediction_head is not None
+                                else None)
         self.lm_head = LMHead(spec)
         self.mtp = nn.ModuleList(MultiTokenPrediction(spec) for _ in range(spec.mtp_modules))
         self.running: tuple[int, ...] | None = None  # the layers forward runs; None: all
@@ -553,6 +585,8 @@ class ReferenceModel(nn.Module):
         x = self.token(ids)
         if self.project_in is not None:
             x = self.project_in(x)
+        if self.segment is not None:  # one segment, 0, for every token
+            x = x + self.segment(torch.zeros_like(ids))
         if self.position is not None:
             x = x + self.position(positions)
         elif self.spec.position.kind == "sinusoidal":
@@ -599,6 +633,8 @@ class ReferenceModel(nn.Module):
             x = self.final_norm(x)
         if self.project_out is not None:
             x = self.project_out(x)
+        if self.prediction_head is not None:
+            x = self.prediction_head(x)
         return self.lm_head(x, self.token.weight)
 
 
