@@ -321,6 +321,8 @@ def params_indexer(s):
 
 
 def params_components(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -520,32 +522,33 @@ def params_components(s):
     _t60 = L_dn*d
     _t61 = H_v*d_lk
     _t62 = H_la*L_la*d_la
-    _t63 = _t62*d
-    _t64 = L_rw*d_rw
-    _t65 = _t64*d
-    _t66 = d**2
-    _t67 = d*d_gr
-    _t68 = L_gr*(_t67 + d_gr)
-    _t69 = L_gr*d_gr
-    _t70 = 2*d_gr
-    _t71 = H_ml*L_ml
-    _t72 = _t71*d*d_mk
-    _t73 = _t71*d_mv
-    _t74 = _t73*d
-    _t75 = 2*H_ml
-    _t76 = b_sc*d
-    _t77 = _t19*h_kv
-    _t78 = i_glu + 1
-    _t79 = b_ff*d_ff
-    _t80 = d*d_ff
-    _t81 = _t78*(_t79 + _t80)
-    _t82 = _t80 + b_ff*d
-    _t83 = _t45*d_ff
-    _t84 = E + E_0
-    _t85 = d*(i_glu + 2)
-    _t86 = _t0*d
-    _t87 = 3*_t86
-    _t88 = _t46*p_le
+    _t63 = 3*d
+    _t64 = _t62*d
+    _t65 = L_rw*d_rw
+    _t66 = _t65*d
+    _t67 = d**2
+    _t68 = d*d_gr
+    _t69 = L_gr*(_t68 + d_gr)
+    _t70 = L_gr*d_gr
+    _t71 = 2*d_gr
+    _t72 = H_ml*L_ml
+    _t73 = _t72*d*d_mk
+    _t74 = _t72*d_mv
+    _t75 = _t74*d
+    _t76 = 2*H_ml
+    _t77 = b_sc*d
+    _t78 = _t19*h_kv
+    _t79 = i_glu + 1
+    _t80 = b_ff*d_ff
+    _t81 = d*d_ff
+    _t82 = _t79*(_t80 + _t81)
+    _t83 = _t81 + b_ff*d
+    _t84 = _t45*d_ff
+    _t85 = E + E_0
+    _t86 = d*(i_glu + 2)
+    _t87 = _t0*d
+    _t88 = 3*_t87
+    _t89 = _t46*p_le
     return {
         'attention/q': (
             L_att2*(
@@ -601,67 +604,71 @@ def params_components(s):
         'deltanet/gates': L_dn*(H_v*_t57 + H_v + _t61*i_cg),
         'deltanet/norm': L_dn*d_lv,
         'deltanet/out': _t58*_t60,
-        'lightning/qkv': 3*_t63,
-        'lightning/gate': _t63,
-        'lightning/out': _t63,
+        'lightning/qkv': _t62*_t63,
+        'lightning/gate': _t64,
+        'lightning/out': _t64,
         'lightning/norm': _t62,
-        'rwkv/key': _t65,
-        'rwkv/value': _t65,
-        'rwkv/receptance': _t65,
-        'rwkv/output': _t65,
-        'rwkv/gate': L_rw*_t66,
-        'rwkv/decay': 2*_t64,
+        'rwkv/key': _t66,
+        'rwkv/value': _t66,
+        'rwkv/receptance': _t66,
+        'rwkv/output': _t66,
+        'rwkv/gate': L_rw*_t67,
+        'rwkv/decay': 2*_t65,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t68,
-        'griffin/x': _t68,
-        'griffin/conv': _t69*(k_gr + 1),
-        'griffin/gates': L_gr*(_t70*w_gr + _t70),
-        'griffin/decay': _t69,
-        'griffin/out': L_gr*(_t67 + d),
-        'mlstm/q': _t72,
-        'mlstm/k': _t72,
-        'mlstm/v': _t74,
-        'mlstm/ogate': _t74,
-        'mlstm/gates': L_ml*(_t75*d + _t75),
-        'mlstm/norm': _t73,
-        'mlstm/out': _t74,
-        'conv/in': L_sc*(3*_t66 + 3*_t76),
+        'griffin/y': _t69,
+        'griffin/x': _t69,
+        'griffin/conv': _t70*(k_gr + 1),
+        'griffin/gates': L_gr*(_t71*w_gr + _t71),
+        'griffin/decay': _t70,
+        'griffin/out': L_gr*(_t68 + d),
+        'mlstm/q': _t73,
+        'mlstm/k': _t73,
+        'mlstm/v': _t75,
+        'mlstm/ogate': _t75,
+        'mlstm/gates': L_ml*(_t76*d + _t76),
+        'mlstm/norm': _t74,
+        'mlstm/out': _t75,
+        'conv/in': L_sc*(3*_t67 + 3*_t77),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t66 + _t76),
+        'conv/out': L_sc*(_t67 + _t77),
         'cross_attention/q': L_xa*_t12,
-        'cross_attention/kv': L_xa*_t77*d,
+        'cross_attention/kv': L_xa*_t78*d,
         'cross_attention/o': L_xa*_t28,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t81 + L_dw*(_t78*(2*_t79 + 2*_t80) - _t81),
-        'mlp/down': L_dense*_t82 + L_dw*_t80,
+        'mlp/up': L_dense*_t82 + L_dw*(_t79*(2*_t80 + 2*_t81) - _t82),
+        'mlp/down': L_dense*_t83 + L_dw*_t81,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t83 + L_dw*_t83,
-        'moe/router': L_moe*(_t84*b_router + _t84*d + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t85*d_e + b_ff*(_t78*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t85*d_s + b_ff*(_t78*d_s + d)) + d*i_shared_gate),
+        'mlp/sub_norm': L_dense*_t84 + L_dw*_t84,
+        'moe/router': L_moe*(_t85*b_router + _t85*d + i_rs*(E + d)),
+        'moe/experts': E*L_moe*(_t86*d_e + b_ff*(_t79*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t86*d_s + b_ff*(_t79*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t86*i_mn + _t87*i_bn),
-        'shared_block/attention': M_sb*(_t28 + _t38*d + _t47*_t77),
-        'shared_block/mlp': M_sb*(_t81 + _t82 + n_act),
-        'shared_block/norms': M_sb*_t87,
-        'shared_block/projection': L_sb*_t66,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t77 + 6*d) + r_sb*(_t78*d_ff + d)),
+        'moe/norm': L_moe*(_t87*i_mn + _t88*i_bn),
+        'shared_block/attention': M_sb*(_t28 + _t38*d + _t47*_t78),
+        'shared_block/mlp': M_sb*(_t82 + _t83 + n_act),
+        'shared_block/norms': M_sb*_t88,
+        'shared_block/projection': L_sb*_t67,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t78 + 6*d) + r_sb*(_t79*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t88,
-        'per_layer_embeddings/layers': 2*_t88,
+        'per_layer_embeddings/projection': _t89,
+        'per_layer_embeddings/layers': 2*_t89,
         'per_layer_embeddings/norms': _t0*i_le*(_t46 + p_le),
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t86*i_norm_emb,
+        'embedding/norm': _t87*i_norm_emb,
         'embedding_projection': _t47*d_emb*i_proj,
         'hyper_connections/head': _t48*d + i_hc + n_hc,
-        'final_norm': _t86*i_norm_final,
+        'drafter/projections': D_tg*_t63,
+        'final_norm': _t87*i_norm_final,
+        'centroid_head': C_cen*d,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
 
 def params_summary(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -890,42 +897,45 @@ def params_summary(s):
     )
     _t86 = L_kvs - L_kvs2
     _t87 = L_rw*d_rw
-    _t88 = 5*d
-    _t89 = H_la*L_la*d_la
-    _t90 = H_ml*L_ml*d_mv
-    _t91 = 2*H_k*d_lk
-    _t92 = H_v*d_lv
-    _t93 = H_v + _t92
-    _t94 = b_moe*d
-    _t95 = h*i_sink
-    _t96 = L*d
-    _t97 = i_rel*(2*_t22 + _t23)
-    _t98 = 4*i_diff
-    _t99 = _t98*d_qk
-    _t100 = E_a*_t0
-    _t101 = _t7*i_sub
-    _t102 = _t101*d_ff
-    _t103 = _t101*_t17
-    _t104 = (
-        H_v*_t47*d
+    _t88 = 3*d
+    _t89 = 5*d
+    _t90 = H_la*L_la*d_la
+    _t91 = H_ml*L_ml*d_mv
+    _t92 = 2*H_k*d_lk
+    _t93 = H_v*d_lv
+    _t94 = H_v + _t93
+    _t95 = b_moe*d
+    _t96 = h*i_sink
+    _t97 = L*d
+    _t98 = i_rel*(2*_t22 + _t23)
+    _t99 = 4*i_diff
+    _t100 = _t99*d_qk
+    _t101 = E_a*_t0
+    _t102 = _t7*i_sub
+    _t103 = _t102*d_ff
+    _t104 = _t102*_t17
+    _t105 = (
+        C_cen*d
+        + D_tg*_t88
+        + H_v*_t47*d
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + L_att2*_t100
-        + L_att2*_t101*_t4
+        + L_att2*_t101
+        + L_att2*_t102*_t4
         + L_att2*_t44
-        + L_att2*_t98*d_qk2
+        + L_att2*_t99*d_qk2
         + L_att2*h2*i_sink2
         + L_att2*i_rel*(2*_t10 + _t11)
         + L_att2*(_t33 + _t34*(_t31 + _t32*h2))
         + L_att2*(_t36*_t37*_t38 + _t37*(_t36 + i_gh)*(_t39*r_q2 + _t40) + b_gh*h2)
-        + L_dense*_t102
+        + L_dense*_t103
         + L_dense*_t46
         + L_dense*_t51
         + L_dense*n_act
-        + L_dn*d*(_t49*_t93 + _t91 + _t93)
-        + L_dn*i_cg*(_t75*r_g + r_g*(_t48 + _t92))
-        + L_dn*k_dn*(_t91 + _t92)
+        + L_dn*d*(_t49*_t94 + _t92 + _t94)
+        + L_dn*i_cg*(_t75*r_g + r_g*(_t48 + _t93))
+        + L_dn*k_dn*(_t92 + _t93)
         + L_dn*(H_v*_t49 + H_v + _t48*i_cg)
-        + L_dw*_t102
+        + L_dw*_t103
         + L_dw*_t45
         + L_dw*(_t27*(2*_t45 + 2*_t50) - _t51)
         + L_gr*(_t53 + d)
@@ -939,9 +949,9 @@ def params_summary(s):
         + L_moe*_t58
         + L_moe*_t61
         + L_moe*_t63
-        + L_moe*_t94
+        + L_moe*_t95
         + L_rw*_t64
-        + L_rw*_t88
+        + L_rw*_t89
         + L_sb*_t64
         + L_sb*(i_sba*r_sb*(_t22 + _t66 + 6*d) + r_sb*(_t27*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
@@ -963,57 +973,58 @@ def params_summary(s):
         + M_sb*_t76
         + M_sb*(_t18 + _t22*_t75 + _t66*_t75)
         + _t100*_t15
-        + _t103*_t15
+        + _t101*_t15
+        + _t104*_t15
         + _t15*_t79
         + _t15*_t82
         + _t15*_t85
-        + _t15*_t95
-        + _t15*_t97
-        + _t15*_t99
+        + _t15*_t96
+        + _t15*_t98
         + _t30*d
         + _t47
         + _t52*(k_gr + 1)
         + _t52
         + _t59*i_norm_emb
         + _t59*i_norm_final
-        + _t7*_t96*n_norm
-        + _t7*i_le*(_t96 + p_le)
+        + _t7*_t97*n_norm
+        + _t7*i_le*(_t97 + p_le)
         + _t75*d_emb*i_proj
         + _t75*r_ng*(L + L_moe)
         - _t78*_t86
         - _t85*_t86
         + 4*_t87*d
         + 2*_t87
-        + _t88*_t89
-        + _t89
-        + 3*_t90*d
+        + _t88*_t91
+        + _t89*_t90
         + _t90
-        + 3*_t96*p_le
+        + _t91
+        + 3*_t97*p_le
         + b_oL*d
         + i_hc
         + n_hc
     )
-    _t105 = (
+    _t106 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t29
-        + _t104
+        + _t105
         + _t15*_t20
         + _t15*_t25
     )
-    _t106 = L*V_le*p_le + P*d + V*d_emb
-    _t107 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t106
+    _t107 = L*V_le*p_le + P*d + V*d_emb
+    _t108 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t107
     return {
-        'total': _t105 + _t107,
-        'embedding': _t106,
-        'non_embedding': _t105,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t104 + _t107 + _t15*_t19 + _t15*_t24,
+        'total': _t106 + _t108,
+        'embedding': _t107,
+        'non_embedding': _t106,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t105 + _t108 + _t15*_t19 + _t15*_t24,
         'mtp': (
             M*_t60
             + 2*M*_t64
             + M*(
                 _t100
-                + _t103
+                + _t101
+                + _t104
                 + _t20
                 + _t25
                 + _t55*i_dsa
@@ -1021,17 +1032,18 @@ def params_summary(s):
                 + _t79
                 + _t82
                 + _t85
-                + _t95
-                + _t97
-                + _t99
-                + i_moe*(_t29 + _t58 + _t61 + _t63 + _t94)
-                + (1 - i_moe)*(_t102 + _t76)
+                + _t96
+                + _t98
+                + i_moe*(_t29 + _t58 + _t61 + _t63 + _t95)
+                + (1 - i_moe)*(_t103 + _t76)
             )
         ),
     }
 
 
 def flops_forward_components(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -1062,6 +1074,7 @@ def flops_forward_components(s):
     L_xa = s['L_xa']
     N_s = s['N_s']
     R_dt = s['R_dt']
+    V_cen = s['V_cen']
     V_o = s['V_o']
     d = s['d']
     d_I = s['d_I']
@@ -1089,6 +1102,7 @@ def flops_forward_components(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -1181,6 +1195,7 @@ def flops_forward_components(s):
     _t53 = 2*L
     _t54 = _t8*h_kv
     _t55 = 2*L_sb
+    _t56 = 2*d_emb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
@@ -1251,11 +1266,15 @@ def flops_forward_components(s):
         'per_layer_embeddings/layers': L*_t44*p_le,
         'norm_gates': _t22*r_ng*(_t49 + _t53),
         'embedding_projection': _t44*d_emb*i_proj,
-        'lm_head': 2*V_o*d_emb,
+        'drafter/projections': D_tg*_t30,
+        'centroid_head': C_cen*_t22,
+        'lm_head': V_cen*_t56 + V_o*_t56*(1 - i_cen),
     }
 
 
 def flops(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -1293,6 +1312,7 @@ def flops(s):
     R_dt = s['R_dt']
     T = s['T']
     T_img = s['T_img']
+    V_cen = s['V_cen']
     V_o = s['V_o']
     c = s['c']
     d = s['d']
@@ -1322,6 +1342,7 @@ def flops(s):
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
     i_causal = s['i_causal']
+    i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dsa = s['i_dsa']
@@ -1359,48 +1380,48 @@ def flops(s):
     r_sb = s['r_sb']
     w = s['w']
     w_gr = s['w_gr']
-    _t0 = L_gr*d_gr
-    _t1 = L_rw*d_rw
-    _t2 = 4*d
-    _t3 = H_ml*L_ml
-    _t4 = _t2*_t3
-    _t5 = 6*d
-    _t6 = 2*d
-    _t7 = 2*d_in
-    _t8 = L_ssm*_t7
-    _t9 = d**2
-    _t10 = 2*_t9
-    _t11 = 2*n_hc**2
-    _t12 = 2*L_att2
-    _t13 = E_a*d*i_moa
+    _t0 = 2*d
+    _t1 = 6*d
+    _t2 = L_gr*d_gr
+    _t3 = L_rw*d_rw
+    _t4 = 2*d_emb
+    _t5 = 4*d
+    _t6 = H_ml*L_ml
+    _t7 = _t5*_t6
+    _t8 = 2*d_in
+    _t9 = L_ssm*_t8
+    _t10 = d**2
+    _t11 = 2*_t10
+    _t12 = n_hc**2
+    _t13 = E_a*_t0*i_moa
     _t14 = H_la*L_la
     _t15 = H_v*d_lv
-    _t16 = L_dn*_t6
+    _t16 = L_dn*_t0
     _t17 = 2*L_moe
     _t18 = d_qk*h
-    _t19 = _t18*_t6
+    _t19 = _t0*_t18
     _t20 = L_xa*i_img
     _t21 = d_v*h
-    _t22 = _t21*d
-    _t23 = i_glu + 2
-    _t24 = _t23*_t6*d_ff
-    _t25 = 2*L_sb
-    _t26 = _t23*d
-    _t27 = L_att - L_att2
-    _t28 = 2*_t27
-    _t29 = _t8*(1 - i_m2)
-    _t30 = 2*N_s
-    _t31 = G_s*_t30
-    _t32 = 2*L
-    _t33 = 2*H_k*d_lk
-    _t34 = 2*L_dn
-    _t35 = d_qk + d_v
-    _t36 = _t35*h_kv
-    _t37 = _t36*_t6
-    _t38 = _t11*i_hcm
-    _t39 = 1 - i_og
-    _t40 = d_v2*h2
-    _t41 = d*g_o*r_o
+    _t22 = i_glu + 2
+    _t23 = _t0*_t22*d_ff
+    _t24 = _t22*d
+    _t25 = L_att - L_att2
+    _t26 = _t9*(1 - i_m2)
+    _t27 = 2*N_s
+    _t28 = G_s*_t27
+    _t29 = 2*L
+    _t30 = 2*H_k*d_lk
+    _t31 = 2*L_dn
+    _t32 = _t21*d
+    _t33 = d_qk + d_v
+    _t34 = _t33*h_kv
+    _t35 = _t0*_t34
+    _t36 = 2*L_sb
+    _t37 = _t12*i_hcm
+    _t38 = 1 - i_og
+    _t39 = d_v2*h2
+    _t40 = d*g_o*r_o
+    _t41 = 2*L_att2
     _t42 = H_v + _t15
     _t43 = d_qk2*h2
     _t44 = d*(1 - i_qlora)
@@ -1408,74 +1429,78 @@ def flops(s):
     _t46 = 1 - i_gh
     _t47 = 2*i_lg
     _t48 = d*(1 - i_lg)
-    _t49 = d*(1 - i_mla)
-    _t50 = (
-        2*_t49*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t49 = 2*_t25
+    _t50 = d*(1 - i_mla)
+    _t51 = (
+        2*_t50*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t51 = (
-        2*_t49*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t35 - d_rope))
+    _t52 = (
+        2*_t50*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t33 - d_rope))
     )
-    _t52 = L_xa*T_img
+    _t53 = L_xa*T_img
     return {
         'weights_per_token': (
-            L*_t5*p_le
-            + L_att2*_t50
-            + L_dense*_t24
+            C_cen*_t0
+            + D_tg*_t1
+            + L*_t1*p_le
+            + L_att2*_t13
+            + L_att2*_t51
+            + L_dense*_t23
             + 7*L_dn*_t15*d_lk
-            + L_dw*_t24
+            + L_dw*_t23
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t50
-            + L_rw*_t10
-            + L_sb*_t10
-            + L_sc*_t6*k_sc
-            + 8*L_sc*_t9
+            - L_kvs2*_t51
+            + L_rw*_t11
+            + L_sb*_t11
+            + L_sb*_t23
+            + L_sc*_t0*k_sc
+            + 8*L_sc*_t10
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t6*(_t7 + i_m2*(H_s + _t31))
-            + 2*L_ssm*k_s*(_t31*i_m2 + d_in)
-            - L_xa*_t24*(1 - i_img)
-            + R_dt*_t29
-            + 2*V_o*d_emb
-            + _t0*_t5
-            + 2*_t0*k_gr
-            + 4*_t0*w_gr
-            + 3*_t0
-            + 8*_t1*d
-            + 9*_t1
-            + _t11*d
-            + _t12*_t13
-            + _t12*h2*i_gate*(_t46*d_v2 + i_gh)*(_t47*r_q2 + _t48)
-            + _t12*(_t43*_t44 + i_qlora*(_t43*_t45*r_q2 + d*r_q2))
-            + _t12*(_t39*_t40*d + i_og*(_t40*r_o + _t41))
-            + _t13*_t28
+            + L_ssm*_t0*(_t8 + i_m2*(H_s + _t28))
+            + 2*L_ssm*k_s*(_t28*i_m2 + d_in)
+            - L_xa*_t23*(1 - i_img)
+            + R_dt*_t26
+            + V_cen*_t4
+            + V_o*_t4*(1 - i_cen)
+            + _t0*_t12
+            + _t0*_t20*_t21
+            + _t0*r_ng*(_t17 + _t29)
+            + _t1*_t2
+            + _t1*_t6*d_mv
+            + _t13*_t25
             + 10*_t14*d*d_la
             + 5*_t14*d_la**2
             + _t15*_t16
-            + _t16*(_t33 + _t42*(1 - i_cg) + _t42)
-            + _t17*_t26*d_e*k
+            + _t16*(_t30 + _t42*(1 - i_cg) + _t42)
+            + _t17*_t24*d_e*k
             + _t17*d*(E + E_0)
-            + _t17*(E_s*_t26*d_s + d*i_shared_gate)
+            + _t17*(E_s*_t24*d_s + d*i_shared_gate)
             + _t19*_t20
-            + _t2*d_emb*i_proj
-            + 2*_t20*_t22
-            + _t25*_t26*d_ff
-            + _t25*(i_sba*r_sb*(_t18 + _t36 + _t5) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t25*(_t19 + _t22 + _t37)
-            + _t27*_t51
-            + _t28*h*i_gate*(_t46*d_v + i_gh)*(_t47*r_q + _t48)
-            + _t28*(_t18*_t44 + i_qlora*(_t18*_t45*r_q + d*r_q))
-            + _t28*(_t22*_t39 + i_og*(_t21*r_o + _t41))
-            + _t29*(R_dt + _t30)
-            + _t3*_t5*d_mv
-            + 5*_t3*d_mk*(d_mv + 1)
-            + _t32*(_t38*d + d*n_hc*(_t38 + 4*n_hc))
-            + _t34*i_cg*(_t6*r_g + r_g*(H_v*d_lk + _t15))
-            + _t34*k_dn*(_t15 + _t33)
-            + _t4*d_mk
-            + _t4
-            - _t51*(L_kvs - L_kvs2)
-            + _t6*r_ng*(_t17 + _t32)
-            + _t8*d
+            + 2*_t2*k_gr
+            + 4*_t2*w_gr
+            + 3*_t2
+            + _t25*_t52
+            + _t26*(R_dt + _t27)
+            + _t29*(_t0*_t37 + d*n_hc*(2*_t37 + 4*n_hc))
+            + 8*_t3*d
+            + 9*_t3
+            + _t31*i_cg*(_t0*r_g + r_g*(H_v*d_lk + _t15))
+            + _t31*k_dn*(_t15 + _t30)
+            + _t36*(i_sba*r_sb*(_t1 + _t18 + _t34) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t36*(_t19 + _t32 + _t35)
+            + _t41*h2*i_gate*(_t46*d_v2 + i_gh)*(_t47*r_q2 + _t48)
+            + _t41*(_t43*_t44 + i_qlora*(_t43*_t45*r_q2 + d*r_q2))
+            + _t41*(_t38*_t39*d + i_og*(_t39*r_o + _t40))
+            + _t49*h*i_gate*(_t46*d_v + i_gh)*(_t47*r_q + _t48)
+            + _t49*(_t18*_t44 + i_qlora*(_t18*_t45*r_q + d*r_q))
+            + _t49*(_t32*_t38 + i_og*(_t21*r_o + _t40))
+            + _t5*d_emb*i_proj
+            - _t52*(L_kvs - L_kvs2)
+            + 5*_t6*d_mk*(d_mv + 1)
+            + _t7*d_mk
+            + _t7
+            + _t9*d
         ),
         'attention_per_sequence': (
             L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
@@ -1537,8 +1562,8 @@ def flops(s):
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t37*_t52,
-        'cross_scores_per_sequence': 2*T*_t35*_t52*h,
+        'image_kv_per_sequence': _t35*_t53,
+        'cross_scores_per_sequence': 2*T*_t33*_t53*h,
         'inference_attention_per_token': (
             2*L_idx*T*h_I*(d_I + 1)
             + 2*L_sb*T*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
@@ -1560,6 +1585,8 @@ def flops(s):
 
 
 def rules_train_per_token(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -1780,35 +1807,38 @@ def rules_train_per_token(s):
     _t79 = i_qlora*r_q
     _t80 = _t57*d
     _t81 = L_rw*d_rw
-    _t82 = 30*d
-    _t83 = H_la*L_la*d_la
-    _t84 = H_ml*d_mv
-    _t85 = 2*H_k*d_lk
-    _t86 = H_v*d_lv
-    _t87 = H_v + _t86
-    _t88 = L_dn*_t0
-    _t89 = _t0*_t3
-    _t90 = L*d
-    _t91 = 12*d
-    _t92 = 24*i_diff
-    _t93 = E_a*_t0*i_moa
-    _t94 = _t3*i_sub
-    _t95 = _t94*d_ff
-    _t96 = L_xa*_t0
-    _t97 = (
-        H_ml*L_ml*_t91*d_mk
-        + L*_t89*n_norm
+    _t82 = 18*d
+    _t83 = 30*d
+    _t84 = H_la*L_la*d_la
+    _t85 = H_ml*d_mv
+    _t86 = 2*H_k*d_lk
+    _t87 = H_v*d_lv
+    _t88 = H_v + _t87
+    _t89 = L_dn*_t0
+    _t90 = _t0*_t3
+    _t91 = L*d
+    _t92 = 12*d
+    _t93 = 24*i_diff
+    _t94 = E_a*_t0*i_moa
+    _t95 = _t3*i_sub
+    _t96 = _t95*d_ff
+    _t97 = L_xa*_t0
+    _t98 = (
+        C_cen*_t0
+        + D_tg*_t82
+        + H_ml*L_ml*_t92*d_mk
+        + L*_t90*n_norm
         + L_att2*_t8
-        + L_att2*_t92*d_qk2
-        + L_att2*_t93
+        + L_att2*_t93*d_qk2
+        + L_att2*_t94
         + 12*L_gr*(_t47 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - 6*L_kvs2*_t17
         - L_kvs2*_t8
-        + 18*L_ml*_t84*d
+        + L_ml*_t82*_t85
         + L_moe*_t0*b_moe
         + L_rw*_t56
-        + L_rw*_t82
+        + L_rw*_t83
         + L_sb*_t56
         + 6*L_sb*(i_sba*r_sb*(_t0 + _t57 + _t58) + r_sb*(_t41*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
@@ -1819,7 +1849,7 @@ def rules_train_per_token(s):
         + _t0*b_oL
         + _t13*_t75
         - _t13*_t9
-        + _t19*_t28*_t94
+        + _t19*_t28*_t95
         + _t19*h2*i_sink2
         + _t19*i_rel*(2*_t32 + _t33)
         + _t19*(_t17 + _t18*(_t15 + _t16*h2))
@@ -1832,30 +1862,30 @@ def rules_train_per_token(s):
             + i_qlora*(_t32*_t34*r_q2 + d*r_q2)
         )
         + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + 6*_t3*i_le*(_t90 + p_le)
+        + 6*_t3*i_le*(_t91 + p_le)
         + _t35*_t37
         + _t35*_t43
-        + _t35*_t95
+        + _t35*_t96
         + _t35*n_act
         + _t36*_t44
         + _t38*d_lv
-        + _t38*i_cg*(_t71*r_g + r_g*(_t39 + _t86))
-        + _t38*k_dn*(_t85 + _t86)
+        + _t38*i_cg*(_t71*r_g + r_g*(_t39 + _t87))
+        + _t38*k_dn*(_t86 + _t87)
         + _t38*(H_v*_t40 + H_v + _t39*i_cg)
-        + _t44*_t95
+        + _t44*_t96
         + _t44*(_t41*(2*_t36 + 2*_t42) - _t43)
         + _t45*(_t47 + d)
         + _t45*(_t48*w_gr + _t48)
         + _t46*(k_gr + 1)
         + _t46
-        + _t50*_t84
+        + _t50*_t85
         + _t50*(_t49*d + _t49)
         + _t52*k*(_t51*d_e + b_ff*(_t41*d_e + d))
         + _t52*(E_s*(_t51*d_s + b_ff*(_t41*d_s + d)) + d*i_shared_gate)
         + _t52*(3*_t53*i_bn + _t53*i_mn)
         + _t52*(_t54*b_router + _t54*d + i_rs*(E + d))
-        + _t57*_t96
-        + _t58*_t96
+        + _t57*_t97
+        + _t58*_t97
         + _t60*(_t55 + _t59)
         + _t60*(3*_t55 + 3*_t59)
         + _t61*_t67*_t68
@@ -1865,13 +1895,13 @@ def rules_train_per_token(s):
         + _t61*(b_ssm*d + d*d_in)
         + _t61*(_t66*_t67*i_dtn + d_in*i_gn*i_m2)
         + _t61*(R_dt*_t68 + _t65 + _t68)
-        + _t69*_t76*_t94
-        + _t69*_t96
+        + _t69*_t76*_t95
+        + _t69*_t97
         + _t72*(_t37 + _t43 + n_act)
         + _t72*(_t57*_t71 + _t58*_t71 + _t70)
         - 6*_t74*_t9
-        + _t75*_t92*d_qk
-        + _t75*_t93
+        + _t75*_t93*d_qk
+        + _t75*_t94
         + _t76*h*i_sink
         + _t76*i_rel*(2*_t57 + _t80)
         + _t76*(_t18*(_t57*i_qk_proj + _t73) + _t74)
@@ -1882,27 +1912,27 @@ def rules_train_per_token(s):
         )
         + 24*_t81*d
         + 12*_t81
-        + _t82*_t83
-        + 6*_t83
-        + _t86*_t88
-        + _t88*(_t40*_t87 + _t85 + _t87)
-        + _t89*i_norm_emb
-        + _t89*i_norm_final
-        + 18*_t90*p_le
-        + _t91*d_emb*i_proj
-        + _t91*r_ng*(L + L_moe)
+        + _t83*_t84
+        + 6*_t84
+        + _t87*_t89
+        + _t89*(_t40*_t88 + _t86 + _t88)
+        + _t90*i_norm_emb
+        + _t90*i_norm_final
+        + 18*_t91*p_le
+        + _t92*d_emb*i_proj
+        + _t92*r_ng*(L + L_moe)
         + 6*i_hc
         + 6*n_hc
     )
-    _t98 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t97
-    _t99 = T*_t32
-    _t100 = T*_t57
-    _t101 = 3*T
-    _t102 = 4*T
+    _t99 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t98
+    _t100 = T*_t32
+    _t101 = T*_t57
+    _t102 = 3*T
+    _t103 = 4*T
     return {
-        '6N': P*_t0 + _t98,
-        'kaplan': _t100*_t76 + _t19*_t99 + _t97,
-        'palm': 12*L_att2*_t99 + 12*_t100*_t75 + _t98,
+        '6N': P*_t0 + _t99,
+        'kaplan': _t100*_t19 + _t101*_t76 + _t98,
+        'palm': 12*L_att2*_t100 + 12*_t101*_t75 + _t99,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1910,11 +1940,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t101*h2 + _t102*_t32 + 8*_t33)
+            3*L_att2*(_t102*h2 + _t103*_t32 + 8*_t33)
             + V*_t0
             + V_o*_t0
-            + 3*_t75*(_t101*h + _t102*_t57 + 8*_t80)
-            + _t91*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t75*(_t102*h + _t103*_t57 + 8*_t80)
+            + _t92*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -6504,6 +6534,8 @@ def finetune_memory(s):
 
 
 def finetune_flops(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -6540,6 +6572,7 @@ def finetune_flops(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
+    V_cen = s['V_cen']
     V_o = s['V_o']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
@@ -6601,6 +6634,7 @@ def finetune_flops(s):
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
     i_causal = s['i_causal']
+    i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dsa = s['i_dsa']
@@ -6795,7 +6829,9 @@ def finetune_flops(s):
                     + 2*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )
                 + (3 - i_frozen)*(
-                    2*E_a*L_att2*d*i_moa
+                    2*C_cen*d
+                    + 6*D_tg*d
+                    + 2*E_a*L_att2*d*i_moa
                     + 2*E_a*d*i_moa*(L_att - L_att2)
                     + 10*H_la*L_la*d*d_la
                     + 4*H_ml*L_ml*d*d_mk
@@ -6847,7 +6883,8 @@ def finetune_flops(s):
                     - 2*L_xa*d*d_ff*(1 - i_img)*(i_glu + 2)
                     + 2*L_xa*d*d_qk*h*i_img
                     + 2*L_xa*d*d_v*h*i_img
-                    + 2*V_o*d_emb
+                    + 2*V_cen*d_emb
+                    + 2*V_o*d_emb*(1 - i_cen)
                     + 4*d*d_emb*i_proj
                     + 2*d*n_hc**2
                     + 2*d*r_ng*(2*L + 2*L_moe)
@@ -8959,6 +8996,8 @@ def offload(s):
 
 
 def precision(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -8987,6 +9026,7 @@ def precision(s):
     L_xa = s['L_xa']
     N_s = s['N_s']
     R_dt = s['R_dt']
+    V_cen = s['V_cen']
     V_o = s['V_o']
     d = s['d']
     d_I = s['d_I']
@@ -9014,6 +9054,7 @@ def precision(s):
     h_I = s['h_I']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
@@ -9044,106 +9085,109 @@ def precision(s):
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
-    _t0 = 2*V_o
-    _t1 = 4*d
-    _t2 = H_ml*L_ml
-    _t3 = _t1*_t2
-    _t4 = 6*d
-    _t5 = L_gr*d_gr
-    _t6 = 2*d_in
-    _t7 = L_ssm*_t6
-    _t8 = d**2
-    _t9 = 2*_t8
-    _t10 = 2*n_hc**2
-    _t11 = 2*L_att2
-    _t12 = E_a*d*i_moa
+    _t0 = 2*d
+    _t1 = 6*d
+    _t2 = 2*d_emb
+    _t3 = 4*d
+    _t4 = H_ml*L_ml
+    _t5 = _t3*_t4
+    _t6 = L_gr*d_gr
+    _t7 = 2*d_in
+    _t8 = L_ssm*_t7
+    _t9 = d**2
+    _t10 = 2*_t9
+    _t11 = n_hc**2
+    _t12 = E_a*_t0*i_moa
     _t13 = H_v*d_lv
-    _t14 = 2*d
-    _t15 = L_dn*_t14
-    _t16 = d_qk*h
-    _t17 = _t14*_t16
-    _t18 = L_xa*i_img
-    _t19 = d_v*h
-    _t20 = _t19*d
-    _t21 = i_glu + 2
-    _t22 = _t14*_t21*d_ff
-    _t23 = 2*L_sb
-    _t24 = _t21*d
-    _t25 = 2*L_moe
-    _t26 = L_att - L_att2
-    _t27 = 2*_t26
-    _t28 = _t7*(1 - i_m2)
-    _t29 = 2*L
-    _t30 = 2*N_s
-    _t31 = d_qk + d_v
-    _t32 = _t31*h_kv
-    _t33 = _t10*i_hcm
-    _t34 = 1 - i_og
-    _t35 = d_v2*h2
-    _t36 = d*g_o*r_o
-    _t37 = H_v + _t13
-    _t38 = d_qk2*h2
-    _t39 = d*(1 - i_qlora)
-    _t40 = i_lg + 1
-    _t41 = 1 - i_gh
-    _t42 = 2*i_lg
-    _t43 = d*(1 - i_lg)
+    _t14 = L_dn*_t0
+    _t15 = d_qk*h
+    _t16 = _t0*_t15
+    _t17 = L_xa*i_img
+    _t18 = d_v*h
+    _t19 = i_glu + 2
+    _t20 = _t0*_t19*d_ff
+    _t21 = 2*L_moe
+    _t22 = _t19*d
+    _t23 = L_att - L_att2
+    _t24 = _t8*(1 - i_m2)
+    _t25 = 2*L
+    _t26 = 2*N_s
+    _t27 = _t18*d
+    _t28 = d_qk + d_v
+    _t29 = _t28*h_kv
+    _t30 = 2*L_sb
+    _t31 = _t11*i_hcm
+    _t32 = 1 - i_og
+    _t33 = d_v2*h2
+    _t34 = d*g_o*r_o
+    _t35 = 2*L_att2
+    _t36 = H_v + _t13
+    _t37 = d_qk2*h2
+    _t38 = d*(1 - i_qlora)
+    _t39 = i_lg + 1
+    _t40 = 1 - i_gh
+    _t41 = 2*i_lg
+    _t42 = d*(1 - i_lg)
+    _t43 = 2*_t23
     _t44 = d*(1 - i_mla)
     _t45 = (
         2*_t44*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
     _t46 = (
-        2*_t44*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t31 - d_rope))
+        2*_t44*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t28 - d_rope))
     )
     _t47 = (
-        10*H_la*L_la*d*d_la
-        + L*_t4*p_le
+        C_cen*_t0
+        + D_tg*_t1
+        + 10*H_la*L_la*d*d_la
+        + L*_t1*p_le
+        + L_att2*_t12
         + L_att2*_t45
-        + L_dense*_t22
-        + 2*L_dn*i_cg*(_t14*r_g + r_g*(H_v*d_lk + _t13))
-        + L_dw*_t22
+        + L_dense*_t20
+        + 2*L_dn*i_cg*(_t0*r_g + r_g*(H_v*d_lk + _t13))
+        + L_dw*_t20
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
         - L_kvs2*_t45
-        + L_rw*_t9
+        + L_rw*_t10
         + 8*L_rw*d*d_rw
-        + L_sb*_t9
-        + 8*L_sc*_t8
-        + L_ssm*_t14*(_t6 + i_m2*(G_s*_t30 + H_s))
-        - L_xa*_t22*(1 - i_img)
-        + R_dt*_t28
-        - _t0*d
-        + _t0*d_emb
-        + _t1*d_emb*i_proj
-        + _t10*d
-        + _t11*_t12
-        + _t11*h2*i_gate*(_t41*d_v2 + i_gh)*(_t42*r_q2 + _t43)
-        + _t11*(_t38*_t39 + i_qlora*(_t38*_t40*r_q2 + d*r_q2))
-        + _t11*(_t34*_t35*d + i_og*(_t35*r_o + _t36))
-        + _t12*_t27
-        + _t13*_t15
-        + _t14*r_ng*(_t25 + _t29)
-        + _t15*(2*H_k*d_lk + _t37*(1 - i_cg) + _t37)
-        + _t17*_t18
-        + 2*_t18*_t20
-        + _t2*_t4*d_mv
-        + _t23*_t24*d_ff
-        + _t23*(i_sba*r_sb*(_t16 + _t32 + _t4) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t23*(_t14*_t32 + _t17 + _t20)
-        + _t24*_t25*d_e*k
-        + _t25*(E_s*_t24*d_s + d*i_shared_gate)
-        + _t26*_t46
-        + _t27*h*i_gate*(_t41*d_v + i_gh)*(_t42*r_q + _t43)
-        + _t27*(_t16*_t39 + i_qlora*(_t16*_t40*r_q + d*r_q))
-        + _t27*(_t20*_t34 + i_og*(_t19*r_o + _t36))
-        + _t28*(R_dt + _t30)
-        + _t29*(_t33*d + d*n_hc*(_t33 + 4*n_hc))
-        + _t3*d_mk
-        + _t3
-        + _t4*_t5
+        + L_sb*_t10
+        + L_sb*_t20
+        + 8*L_sc*_t9
+        + L_ssm*_t0*(_t7 + i_m2*(G_s*_t26 + H_s))
+        - L_xa*_t20*(1 - i_img)
+        + R_dt*_t24
+        + V_cen*_t2
+        - V_o*_t0
+        + V_o*_t2*(1 - i_cen)
+        + _t0*_t11
+        + _t0*_t17*_t18
+        + _t0*r_ng*(_t21 + _t25)
+        + _t1*_t4*d_mv
+        + _t1*_t6
+        + _t12*_t23
+        + _t13*_t14
+        + _t14*(2*H_k*d_lk + _t36*(1 - i_cg) + _t36)
+        + _t16*_t17
+        + _t21*_t22*d_e*k
+        + _t21*(E_s*_t22*d_s + d*i_shared_gate)
+        + _t23*_t46
+        + _t24*(R_dt + _t26)
+        + _t25*(_t0*_t31 + d*n_hc*(2*_t31 + 4*n_hc))
+        + _t3*d_emb*i_proj
+        + _t30*(i_sba*r_sb*(_t1 + _t15 + _t29) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t30*(_t0*_t29 + _t16 + _t27)
+        + _t35*h2*i_gate*(_t40*d_v2 + i_gh)*(_t41*r_q2 + _t42)
+        + _t35*(_t37*_t38 + i_qlora*(_t37*_t39*r_q2 + d*r_q2))
+        + _t35*(_t32*_t33*d + i_og*(_t33*r_o + _t34))
+        + _t43*h*i_gate*(_t40*d_v + i_gh)*(_t41*r_q + _t42)
+        + _t43*(_t15*_t38 + i_qlora*(_t15*_t39*r_q + d*r_q))
+        + _t43*(_t27*_t32 + i_og*(_t18*r_o + _t34))
         - _t46*(L_kvs - L_kvs2)
-        + 4*_t5*w_gr
-        + _t7*d
+        + _t5*d_mk
+        + _t5
+        + 4*_t6*w_gr
+        + _t8*d
     )
     return {
         'low_precision_forward': _t47,

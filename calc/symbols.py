@@ -51,6 +51,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "Gemma 4's hidden_size_per_layer_input)", "size"),
     SymbolInfo("V_le", "V_{le}", "rows of the per-layer embedding table "
                "(vocab_size_per_layer_input)", "size"),
+    SymbolInfo("D_tg", "D_{tg}", "hidden width of the target model a drafter reads (0 without "
+               "a drafter; Gemma 4's backbone_hidden_size)", "size"),
+    SymbolInfo("C_cen", "C_{cen}", "clusters of a centroid head (0 without one; num_centroids)",
+               "size"),
+    SymbolInfo("V_cen", "V_{cen}", "head rows a centroid head scores per token: top_k·V/C (0 "
+               "without one)", "size"),
     SymbolInfo("d_s", "d_{s}", "hidden width of one shared expert", "size"),
     SymbolInfo("r_q", "r_{q}", "query low rank (MLA's, or attention.q_lora_rank)", "size"),
     SymbolInfo("g_o", "g_{o}", "groups of the grouped output projection", "size"),
@@ -232,6 +238,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "indicator"),
     SymbolInfo("i_le", r"\mathbb{1}_{le}", "per-layer embeddings (Gemma 3n, Gemma 4)",
                "indicator"),
+    SymbolInfo("i_cen", r"\mathbb{1}_{cen}", "the LM head scores the tokens of the chosen "
+               "centroids only (Gemma 4's assistants)", "indicator"),
     SymbolInfo("i_bn", r"\mathbb{1}_{branch\,norms}", "an MoE layer's shared and routed "
                "experts normed on their own, three norms (Gemma 4)", "indicator"),
     SymbolInfo("i_rs", r"\mathbb{1}_{router\,scales}", "learned scales in the router, d + E "
@@ -524,6 +532,7 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
 i_cg, r_g, i_diff = SYMBOLS["i_cg"], SYMBOLS["r_g"], SYMBOLS["i_diff"]
 b_oL, i_mn, b_gh = SYMBOLS["b_oL"], SYMBOLS["i_mn"], SYMBOLS["b_gh"]
 p_le, V_le, i_le = SYMBOLS["p_le"], SYMBOLS["V_le"], SYMBOLS["i_le"]
+D_tg, C_cen, V_cen, i_cen = (SYMBOLS[n] for n in ("D_tg", "C_cen", "V_cen", "i_cen"))
 i_bn, i_rs = SYMBOLS["i_bn"], SYMBOLS["i_rs"]
 L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
 L_rw, d_rw, L_s_rw = (SYMBOLS[n] for n in ("L_rw", "d_rw", "L_s_rw"))

@@ -220,6 +220,8 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     aria.ARIA_TEXT,
     biogpt.BIOGPT,
     emu3.EMU3_TEXT_MODEL,
+    gemma.GEMMA4_ASSISTANT,
+    gemma.GEMMA4_UNIFIED_ASSISTANT,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}

@@ -23,6 +23,8 @@ _LAZY = {
     "MlstmSpec": "calc.spec.layers:MlstmSpec",
     "SharedBlockSpec": "calc.spec.layers:SharedBlockSpec",
     "PerLayerEmbeddingsSpec": "calc.spec.layers:PerLayerEmbeddingsSpec",
+    "DrafterSpec": "calc.spec.drafter:DrafterSpec",
+    "CentroidHeadSpec": "calc.spec.drafter:CentroidHeadSpec",
     "Dtype": "calc.spec.hardware:Dtype",
     "FFNSpec": "calc.spec.ffn:FFNSpec",
     "HyperConnectionsSpec": "calc.spec.layers:HyperConnectionsSpec",

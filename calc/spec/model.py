@@ -30,6 +30,7 @@ from calc.spec.base import (
     MAX_WIDTH,
     Frozen,
 )
+from calc.spec.drafter import CentroidHeadSpec, DrafterSpec
 from calc.spec.ffn import GATED, FFNSpec, MoESpec
 from calc.spec.layers import (
     CrossAttentionSpec,
@@ -155,6 +156,15 @@ class ModelSpec(Frozen):
         None, description="a vector of each layer's own for every token, from a table and a "
                           "projection of the embedding, added through a gate after each "
                           "layer's FFN (Gemma 3n, Gemma 4 E2B/E4B)")
+    drafter: DrafterSpec | None = Field(
+        None, description="a speculative-decoding drafter fed the target model's [embedding, "
+                          "hidden state] through a projection 2·D → d, its state projected "
+                          "back d → D, its kv-shared layers reading the target's keys and "
+                          "values (Gemma 4's assistants)")
+    centroid_head: CentroidHeadSpec | None = Field(
+        None, description="an LM head that scores only the tokens of the top_k of n_centroids "
+                          "clusters a token's centroid logits pick (Gemma 4's E2B and E4B "
+                          "assistants)")
     d_embedding: int | None = Field(
         None, ge=1, le=MAX_WIDTH,
         description="width of the token embedding and LM head when it is not d_model: "
@@ -261,6 +271,8 @@ class ModelSpec(Frozen):
             self._check_shared_block()
         if self.per_layer_embeddings is not None:
             self._check_per_layer_embeddings()
+        if self.drafter is not None or self.centroid_head is not None:
+            self._check_drafter()
         if self.cross_attention is not None:
             self._check_cross_attention()
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
@@ -285,6 +297,30 @@ class ModelSpec(Frozen):
                 raise ValueError(f"{name} is not allowed with per_layer_embeddings (no model "
                                  f"has both; calc adds each layer's vector to one residual "
                                  f"stream of the main model's layers)")
+
+    def _check_drafter(self) -> None:
+        """A drafter and a centroid head as Gemma 4's assistants build them: one residual
+        stream, the head d wide over all V tokens (modeling_gemma4_assistant.py), V/C whole
+        tokens a cluster (token_ordering.view(C, V // C) fails otherwise)."""
+        parts = (("mtp_modules", self.mtp_modules), ("hyper_connections", self.hyper_connections),
+                 ("shared_block", self.shared_block),
+                 ("per_layer_embeddings", self.per_layer_embeddings),
+                 ("d_embedding", self.d_embedding))
+        name = "drafter" if self.drafter is not None else "centroid_head"
+        for part, value in parts:
+            if value:
+                raise ValueError(f"{part} is not allowed with {name} (Gemma 4's assistants "
+                                 f"have neither; calc counts one residual stream of width "
+                                 f"d_model)")
+        head = self.centroid_head
+        if head is None:
+            return
+        if self.output_vocab_size is not None or self.lm_head_bias:
+            raise ValueError("centroid_head: the head's rows are the vocabulary's, without a "
+                             "bias (output_vocab_size and lm_head_bias must be unset)")
+        if self.vocab_size % head.n_centroids:
+            raise ValueError(f"centroid_head.n_centroids={head.n_centroids} must divide "
+                             f"vocab_size={self.vocab_size} (V/C tokens each cluster)")
 
     def _check_hyper_connections(self) -> None:
         """Hyper-connections as transformers builds them (HYV4DecoderLayer,
@@ -341,9 +377,13 @@ class ModelSpec(Frozen):
         if self.ffn is not None and self.ffn.double_wide and not shared:
             raise ValueError("ffn.double_wide widens the FFN of the layers without keys and "
                              "values of their own; set attention.kv_shared_layers")
-        if shared >= self.n_layers:
+        # a drafter's shared layers read the target's keys where it has no layer of their kind
+        # (Gemma4AssistantConfig: every layer; shared_kv_states)
+        drafter = self.drafter is not None
+        if shared > self.n_layers or (shared == self.n_layers and not drafter):
             raise ValueError(f"attention.kv_shared_layers={shared} must be below n_layers="
-                             f"{self.n_layers}: an earlier layer computes the keys they read")
+                             f"{self.n_layers}: an earlier layer computes the keys they read "
+                             f"(or at most n_layers with drafter, which reads the target's)")
         first = self.n_layers - shared
         if any(mixer != "attention" for mixer in self.mixer_kinds[first:]):
             raise ValueError(f"attention.kv_shared_layers={shared}: the last {shared} layers "
@@ -352,7 +392,7 @@ class ModelSpec(Frozen):
         if "chunked" in kinds[first:]:
             raise ValueError(f"attention.kv_shared_layers={shared}: the shared layers must be "
                              f"global or local, not chunked")
-        for kind in set(kinds[first:]) - set(kinds[:first]):
+        for kind in set() if drafter else set(kinds[first:]) - set(kinds[:first]):
             raise ValueError(f"attention.kv_shared_layers={shared}: no earlier {kind} layer "
                              f"computes the keys and values the shared {kind} layers read")
 
