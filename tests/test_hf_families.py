@@ -553,6 +553,22 @@ def test_gemma4_per_layer_config_as_a_saved_config_carries_it():
     assert spec.heads_of("global") == (8, 4, 512, 512) and not spec.keys_are_values("global")
 
 
+def test_gemma4_e2b_assistant_counts_its_projections_and_centroid_head():
+    """google/gemma-4-E2B-it-assistant (tests/data/hf_configs): 77,731,328 parameters, as
+    transformers builds them (test_released_config_through_the_cli_matches_transformers): the
+    tied 262144 × 256 table, pre_projection 3072 × 256 and post_projection 256 × 1536, the
+    centroids 256 × 2048; per token the head multiplies 32 clusters × 128 rows, not 262144."""
+    spec = spec_of("gemma-4-e2b-it-assistant")
+    counts = calc.count_params(spec)
+    assert counts.total == 77_731_328
+    assert counts.components["drafter/projections"] == 2 * 1536 * 256 + 256 * 1536
+    assert counts.components["centroid_head"] == 256 * 2048
+    assert counts.components["attention/kv"] == 0  # every layer reads the target's
+    flops = calc.count_flops(spec, 128, "full").components
+    assert flops["lm_head"] == 2 * 256 * 32 * (262144 // 2048)
+    assert flops["centroid_head"] == 2 * 256 * 2048
+
+
 def test_gemma4_unified_wrapper_counts_its_language_model():
     wrapped = spec_of("gemma-4-12b")
     text = json.loads((CONFIGS / "gemma-4-12b.json").read_text())["text_config"]

@@ -241,7 +241,8 @@ def _forward_inputs(model: nn.Module, ids: torch.Tensor) -> dict[str, Any]:
     if type(model).__name__ not in _DRAFTERS:
         return {"input_ids": ids, "use_cache": False}
     tokens = ids.shape[1]
-    states = ids.new_zeros(1, tokens, 2 * model.backbone_hidden_size, dtype=torch.float32)
+    states = ids.new_zeros(1, tokens, 2 * model.backbone_hidden_size,
+                           dtype=model.pre_projection.weight.dtype)
     heads = model.config.get_text_config().num_attention_heads
     shared = {}
     for layer in model.model.layers:
@@ -250,6 +251,10 @@ def _forward_inputs(model: nn.Module, ids: torch.Tensor) -> dict[str, Any]:
             keys = states.new_zeros(1, heads // attention.num_key_value_groups, tokens,
                                     attention.head_dim)
             shared[attention.layer_type] = (keys, keys)
+    # create_attention_masks reads both types' (a target has both); a type no layer here has
+    # only sizes its mask
+    for layer_type in ("full_attention", "sliding_attention"):
+        shared.setdefault(layer_type, next(iter(shared.values())))
     return {"inputs_embeds": states, "shared_kv_states": shared, "logits_to_keep": None}
 
 
