@@ -175,6 +175,8 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     apertus.APERTUS1P5_TEXT,
     gemma.GEMMA4_UNIFIED_TEXT,
     gemma.GEMMA4_TEXT,
+    gemma.GEMMA4_ASSISTANT,
+    gemma.GEMMA4_UNIFIED_ASSISTANT,
     minimax.MINIMAX,
     rwkv.RWKV,
     recurrent_gemma.RECURRENT_GEMMA,
@@ -220,8 +222,6 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     aria.ARIA_TEXT,
     biogpt.BIOGPT,
     emu3.EMU3_TEXT_MODEL,
-    gemma.GEMMA4_ASSISTANT,
-    gemma.GEMMA4_UNIFIED_ASSISTANT,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}

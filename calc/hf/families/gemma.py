@@ -388,13 +388,46 @@ def _read_gemma4_unified_assistant(c: HFConfig) -> dict[str, Any]:
     return _read_assistant(c, GEMMA4_UNIFIED_TEXT)
 
 
-# Read only: the writers hold no drafter. Gemma4AssistantConfig's and
-# Gemma4UnifiedAssistantConfig's fields and defaults (they differ in backbone_hidden_size only).
+def _write_assistant(spec: ModelSpec, model_type: str) -> dict[str, Any]:
+    """A drafter as `model_type`: its layers as gemma4_unified_text's writer writes them
+    (written without kv-shared layers, which a model without a target cannot have, and given
+    their number after), the target's width and the centroid head."""
+    drafter, head, att = spec.drafter, spec.centroid_head, spec.attention
+    need(drafter is not None, "a drafter (Gemma 4's assistants are fed a target's states)")
+    assert drafter is not None
+    need(spec.per_layer_embeddings is None and spec.moe is None,
+         "per_layer_embeddings or moe in a drafter (Gemma 4's assistants have neither)")
+    double = bool(spec.ffn and spec.ffn.double_wide)
+    plain = spec.updated(drafter=None, centroid_head=None, **{
+        "attention.kv_shared_layers": 0, **({"ffn.double_wide": False} if double else {})})
+    text = {**_write_gemma4_unified_text(plain), "num_kv_shared_layers": att.kv_shared_layers,
+            "use_double_wide_mlp": double}
+    text.pop("tie_word_embeddings", None)  # the assistant's own flag ties the head
+    if model_type == "gemma4_assistant":
+        need(att.kv_shared_layers == spec.n_layers and not double,
+             "kv-shared layers fewer than all, or ffn.double_wide (Gemma4AssistantConfig: "
+             "every layer reads the target's keys, no doubled MLP)")
+        text.update(model_type="gemma4_text", hidden_size_per_layer_input=0,
+                    vocab_size_per_layer_input=0, enable_moe_block=False)
+    config = {"model_type": model_type, "text_config": text,
+              "backbone_hidden_size": drafter.target_width,
+              "use_ordered_embeddings": head is not None,
+              "tie_word_embeddings": spec.tie_embeddings}
+    if head is not None:
+        config.update(num_centroids=head.n_centroids, centroid_intermediate_top_k=head.top_k)
+    return config
+
+
+# Gemma4AssistantConfig's and Gemma4UnifiedAssistantConfig's fields and defaults (they differ
+# in backbone_hidden_size only); the only writers of a drafter, gemma4_assistant first (its
+# stricter text model), the unified one for the rest.
 _ASSISTANT = {"text_config": None, "use_ordered_embeddings": False, "num_centroids": 2048,
               "centroid_intermediate_top_k": 32, "tie_word_embeddings": True}
 GEMMA4_ASSISTANT = ModelType(
     "gemma4_assistant", _read_gemma4_assistant,
+    write=lambda spec: _write_assistant(spec, "gemma4_assistant"), traits=Traits(),
     defaults={**_ASSISTANT, "backbone_hidden_size": 1536})
 GEMMA4_UNIFIED_ASSISTANT = ModelType(
     "gemma4_unified_assistant", _read_gemma4_unified_assistant,
+    write=lambda spec: _write_assistant(spec, "gemma4_unified_assistant"), traits=Traits(),
     defaults={**_ASSISTANT, "backbone_hidden_size": 3840})
