@@ -961,15 +961,16 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
 def _gemma4_assistant(draw, model_type: str) -> dict:
     """Gemma 4's drafters: a gemma4_text (gemma4_assistant: without per-layer embeddings, MoE
     block or doubled MLP, every layer kv-shared, as Gemma4AssistantConfig requires) or
-    gemma4_unified_text (any number of kv-shared layers, 0 meaning all: __post_init__) text
+    gemma4_unified_text (kv-shared layers as its strategy draws them, 0 meaning all:
+    __post_init__; fewer need an earlier layer of each kind they read, kv_sharing_modes) text
     model fed the target's states, backbone_hidden_size wide; its head full or centroid-masked
     (use_ordered_embeddings: num_centroids dividing the vocabulary, top-k of them)."""
     unified = model_type == "gemma4_unified_assistant"
     text_type = "gemma4_unified_text" if unified else "gemma4_text"
     text = draw(_per_layer_types(text_type))
     layers = text["num_hidden_layers"]
-    text["num_kv_shared_layers"] = draw(st.integers(0, layers)) if unified else layers
     if not unified:
+        text["num_kv_shared_layers"] = layers
         text.update(hidden_size_per_layer_input=0, vocab_size_per_layer_input=0,
                     enable_moe_block=False, use_double_wide_mlp=False)
     centroids = draw(st.integers(1, 4))

@@ -377,9 +377,9 @@ class ModelSpec(Frozen):
         if self.ffn is not None and self.ffn.double_wide and not shared:
             raise ValueError("ffn.double_wide widens the FFN of the layers without keys and "
                              "values of their own; set attention.kv_shared_layers")
-        # a drafter's shared layers read the target's keys where it has no layer of their kind
-        # (Gemma4AssistantConfig: every layer; shared_kv_states)
-        drafter = self.drafter is not None
+        # a drafter whose every layer is shared reads the target's keys (Gemma4AssistantConfig,
+        # shared_kv_states); with fewer, kv_sharing_modes wants a producer of each kind, as here
+        drafter = self.drafter is not None and shared == self.n_layers
         if shared > self.n_layers or (shared == self.n_layers and not drafter):
             raise ValueError(f"attention.kv_shared_layers={shared} must be below n_layers="
                              f"{self.n_layers}: an earlier layer computes the keys they read "
