@@ -3629,6 +3629,8 @@ def memory(s):
 
 
 def finetune_counts(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -3659,6 +3661,7 @@ def finetune_counts(s):
     N = s['N']
     N_s = s['N_s']
     R_dt = s['R_dt']
+    a_centroids = s['a_centroids']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -3682,6 +3685,8 @@ def finetune_counts(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_post_projection = s['a_post_projection']
+    a_pre_projection = s['a_pre_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -3897,6 +3902,9 @@ def finetune_counts(s):
         'lora/per_layer_input_gate': _t42*a_per_layer_input_gate,
         'lora/per_layer_projection': _t42*a_per_layer_projection,
         'lora/per_layer_model_projection': _t41*a_per_layer_model_projection*(_t43 + d),
+        'lora/pre_projection': a_pre_projection*r_a*(2*D_tg + d),
+        'lora/post_projection': a_post_projection*r_a*(D_tg + d),
+        'lora/centroids': a_centroids*r_a*(C_cen + d),
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + L*a_per_layer_input_gate*i_le*r_a*(d + p_le)
@@ -3915,6 +3923,7 @@ def finetune_counts(s):
             + L_rw*a_output*r_a*(d + d_rw)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+            + a_centroids*r_a*(C_cen + d)
             + a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -3946,6 +3955,8 @@ def finetune_counts(s):
                 + L_ssm*(d + d_in)
             )
             + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+            + a_post_projection*r_a*(D_tg + d)
+            + a_pre_projection*r_a*(2*D_tg + d)
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + L_ml*(H_ml*d_mk + d)
@@ -3984,6 +3995,7 @@ def finetune_counts(s):
             + L_rw*a_output*r_a*(d + d_rw)
             + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+            + a_centroids*r_a*(C_cen + d)
             + a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4016,6 +4028,8 @@ def finetune_counts(s):
                 + L_ssm*(d + d_in)
             )
             + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+            + a_post_projection*r_a*(D_tg + d)
+            + a_pre_projection*r_a*(2*D_tg + d)
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + L_ml*(H_ml*d_mk + d)
@@ -4041,6 +4055,8 @@ def finetune_counts(s):
 
 
 def finetune_states(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -4084,6 +4100,7 @@ def finetune_states(s):
     N_mtp_e = s['N_mtp_e']
     N_s = s['N_s']
     R_dt = s['R_dt']
+    a_centroids = s['a_centroids']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -4107,6 +4124,8 @@ def finetune_states(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_post_projection = s['a_post_projection']
+    a_pre_projection = s['a_pre_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -4219,6 +4238,7 @@ def finetune_states(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4250,6 +4270,8 @@ def finetune_states(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -4391,6 +4413,7 @@ def finetune_states(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4422,6 +4445,8 @@ def finetune_states(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -4506,6 +4531,7 @@ def finetune_states(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4539,6 +4565,8 @@ def finetune_states(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -4577,6 +4605,7 @@ def finetune_states(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4610,6 +4639,8 @@ def finetune_states(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -4672,6 +4703,7 @@ def finetune_states(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4703,6 +4735,8 @@ def finetune_states(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -4728,6 +4762,8 @@ def finetune_states(s):
 
 
 def finetune_memory(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -4788,6 +4824,7 @@ def finetune_memory(s):
     T = s['T']
     T_img = s['T_img']
     V_o = s['V_o']
+    a_centroids = s['a_centroids']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -4811,6 +4848,8 @@ def finetune_memory(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_post_projection = s['a_post_projection']
+    a_pre_projection = s['a_pre_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -4955,6 +4994,7 @@ def finetune_memory(s):
             + 2*L_rw*a_value
             + L_ssm*a_dt_proj*(1 - i_m2)
             + L_ssm*a_x_proj*(1 - i_m2)
+            + a_centroids
             + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
             + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
             + a_gate*(
@@ -4967,6 +5007,8 @@ def finetune_memory(s):
             + a_o*(L_att + L_xa*i_img)
             + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
             + a_per_layer_model_projection*i_le
+            + a_post_projection
+            + a_pre_projection
             + a_q*(L_att + L_ml + L_xa*i_img)
             + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
             + a_v*(
@@ -4999,6 +5041,7 @@ def finetune_memory(s):
                 + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
+                + a_centroids
                 + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(
@@ -5011,6 +5054,8 @@ def finetune_memory(s):
                 + a_o*(L_att + L_xa*i_img)
                 + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
                 + a_per_layer_model_projection*i_le
+                + a_post_projection
+                + a_pre_projection
                 + a_q*(L_att + L_ml + L_xa*i_img)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_v*(
@@ -5494,6 +5539,7 @@ def finetune_memory(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5527,6 +5573,8 @@ def finetune_memory(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -5565,6 +5613,7 @@ def finetune_memory(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5598,6 +5647,8 @@ def finetune_memory(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -5637,6 +5688,7 @@ def finetune_memory(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5668,6 +5720,8 @@ def finetune_memory(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -5706,6 +5760,7 @@ def finetune_memory(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5737,6 +5792,8 @@ def finetune_memory(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -5952,6 +6009,7 @@ def finetune_memory(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5985,6 +6043,8 @@ def finetune_memory(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -6023,6 +6083,7 @@ def finetune_memory(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6056,6 +6117,8 @@ def finetune_memory(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -6095,6 +6158,7 @@ def finetune_memory(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6126,6 +6190,8 @@ def finetune_memory(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -6164,6 +6230,7 @@ def finetune_memory(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6195,6 +6262,8 @@ def finetune_memory(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -6239,6 +6308,7 @@ def finetune_memory(s):
                 + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
+                + a_centroids
                 + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(
@@ -6251,6 +6321,8 @@ def finetune_memory(s):
                 + a_o*(L_att + L_xa*i_img)
                 + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
                 + a_per_layer_model_projection*i_le
+                + a_post_projection
+                + a_pre_projection
                 + a_q*(L_att + L_ml + L_xa*i_img)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_v*(
@@ -6574,6 +6646,7 @@ def finetune_flops(s):
     T = s['T']
     V_cen = s['V_cen']
     V_o = s['V_o']
+    a_centroids = s['a_centroids']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -6597,6 +6670,8 @@ def finetune_flops(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_post_projection = s['a_post_projection']
+    a_pre_projection = s['a_pre_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -6694,6 +6769,7 @@ def finetune_flops(s):
             + 2*L_rw*a_output*r_a*(d + d_rw)
             + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+            + 2*a_centroids*r_a*(C_cen + d)
             + 2*a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6726,6 +6802,8 @@ def finetune_flops(s):
                 + L_ssm*(d + d_in)
             )
             + 2*a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+            + 2*a_post_projection*r_a*(D_tg + d)
+            + 2*a_pre_projection*r_a*(2*D_tg + d)
             + 2*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + L_ml*(H_ml*d_mk + d)
@@ -6775,6 +6853,7 @@ def finetune_flops(s):
                     + 2*L_rw*a_output*r_a*(d + d_rw)
                     + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + 2*a_centroids*r_a*(C_cen + d)
                     + 2*a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6809,6 +6888,8 @@ def finetune_flops(s):
                         + L_ssm*(d + d_in)
                     )
                     + 2*a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + 2*a_post_projection*r_a*(D_tg + d)
+                    + 2*a_pre_projection*r_a*(2*D_tg + d)
                     + 2*a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -7016,6 +7097,8 @@ def finetune_flops(s):
 
 
 def optimizer_states(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -7049,6 +7132,7 @@ def optimizer_states(s):
     R_dt = s['R_dt']
     V = s['V']
     V_o = s['V_o']
+    a_centroids = s['a_centroids']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -7072,6 +7156,8 @@ def optimizer_states(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_post_projection = s['a_post_projection']
+    a_pre_projection = s['a_pre_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -7345,6 +7431,7 @@ def optimizer_states(s):
                 + 2*L_rw*a_value
                 + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
+                + a_centroids
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
@@ -7353,6 +7440,8 @@ def optimizer_states(s):
                 + a_o*(L_att + L_xa)
                 + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
                 + a_per_layer_model_projection*i_le
+                + a_post_projection
+                + a_pre_projection
                 + a_q*(L_att + L_ml + L_xa)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
                 + a_v*(
@@ -7380,6 +7469,7 @@ def optimizer_states(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7411,6 +7501,8 @@ def optimizer_states(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -7450,6 +7542,7 @@ def optimizer_states(s):
             + 4*L_rw*a_output*r_a*(d + d_rw)
             + 4*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 4*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+            + 4*a_centroids*r_a*(C_cen + d)
             + 4*a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7481,6 +7574,8 @@ def optimizer_states(s):
                 + L_ssm*(d + d_in)
             )
             + 4*a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+            + 4*a_post_projection*r_a*(D_tg + d)
+            + 4*a_pre_projection*r_a*(2*D_tg + d)
             + 4*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + L_ml*(H_ml*d_mk + d)
@@ -7505,6 +7600,8 @@ def optimizer_states(s):
 
 
 def offload(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -7547,6 +7644,7 @@ def offload(s):
     N_mtp_e = s['N_mtp_e']
     N_s = s['N_s']
     R_dt = s['R_dt']
+    a_centroids = s['a_centroids']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
     a_experts = s['a_experts']
@@ -7570,6 +7668,8 @@ def offload(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_post_projection = s['a_post_projection']
+    a_pre_projection = s['a_pre_projection']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
     a_receptance = s['a_receptance']
@@ -7682,6 +7782,7 @@ def offload(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7713,6 +7814,8 @@ def offload(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -7772,6 +7875,7 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7805,6 +7909,8 @@ def offload(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -7863,6 +7969,7 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7896,6 +8003,8 @@ def offload(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -7954,6 +8063,7 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7987,6 +8097,8 @@ def offload(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -8135,6 +8247,7 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8168,6 +8281,8 @@ def offload(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -8316,6 +8431,7 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8349,6 +8465,8 @@ def offload(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -8499,6 +8617,7 @@ def offload(s):
                         + L_rw*a_output*r_a*(d + d_rw)
                         + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                         + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                        + a_centroids*r_a*(C_cen + d)
                         + a_down*r_a*(
                             L_dw*(d + 2*d_ff)
                             + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8534,6 +8653,8 @@ def offload(s):
                             + L_ssm*(d + d_in)
                         )
                         + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                        + a_post_projection*r_a*(D_tg + d)
+                        + a_pre_projection*r_a*(2*D_tg + d)
                         + a_q*r_a*(
                             L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                             + L_ml*(H_ml*d_mk + d)
@@ -8589,6 +8710,7 @@ def offload(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8620,6 +8742,8 @@ def offload(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -8673,6 +8797,7 @@ def offload(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8704,6 +8829,8 @@ def offload(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -8759,6 +8886,7 @@ def offload(s):
                 + L_rw*a_output*r_a*(d + d_rw)
                 + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8790,6 +8918,8 @@ def offload(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -8937,6 +9067,7 @@ def offload(s):
                     + L_rw*a_output*r_a*(d + d_rw)
                     + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8970,6 +9101,8 @@ def offload(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)

@@ -432,6 +432,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("a_per_layer_model_projection", r"\mathbb{1}_{A\,plm}", "an adapter on the "
                "embedding's projection to the per-layer vectors (per_layer_model_projection)",
                "finetune"),
+    SymbolInfo("a_pre_projection", r"\mathbb{1}_{A\,pre}", "an adapter on a drafter's "
+               "pre_projection of the target's states", "finetune"),
+    SymbolInfo("a_post_projection", r"\mathbb{1}_{A\,post}", "an adapter on a drafter's "
+               "post_projection back to the target's width", "finetune"),
+    SymbolInfo("a_centroids", r"\mathbb{1}_{A\,cen}", "an adapter on a centroid head's "
+               "centroids", "finetune"),
     SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
                "finetune"),
     SymbolInfo("i_fa", r"\mathbb{1}_{fp32\,A}", "the adapters on a frozen base are kept in fp32 "

@@ -46,8 +46,12 @@ MIXER_TARGETS = ("in_proj", "x_proj", "dt_proj", "out_proj", "in_proj_qkvz", "in
 # each layer's gate and projection, and the model's projection of the embedding
 PER_LAYER_TARGETS = ("per_layer_input_gate", "per_layer_projection",
                      "per_layer_model_projection")
+# A drafter's projections and a centroid head's centroids, as transformers names them
+# (modeling_gemma4_assistant.py: pre_projection, post_projection, masked_embedding.centroids)
+DRAFTER_TARGETS = ("pre_projection", "post_projection", "centroids")
 LORA_TARGETS: tuple[str, ...] = (*ATTENTION_TARGETS, *FFN_TARGETS, "experts",
-                                 "shared_expert_gate", *MIXER_TARGETS, *PER_LAYER_TARGETS)
+                                 "shared_expert_gate", *MIXER_TARGETS, *PER_LAYER_TARGETS,
+                                 *DRAFTER_TARGETS)
 ALL_LINEAR = "all-linear"
 # The attention and FFN targets' module names in Llama-style models (Llama, Mistral, Qwen, ...),
 # as PEFT's target_modules and the trainers' configs name them
@@ -379,6 +383,15 @@ def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
         shapes["per_layer_input_gate"] = TargetShape(((d, p),))
         shapes["per_layer_projection"] = TargetShape(((p, d),))
         shapes["per_layer_model_projection"] = TargetShape(((d, spec.n_layers * p),))
+    if spec.attention.kv_shared_layers == spec.n_layers:  # a drafter's layers read the target's
+        for name in ("k", "v"):  # keys and values: no k_proj or v_proj anywhere
+            shapes.pop(name, None)
+    if spec.drafter is not None:  # Gemma4AssistantForCausalLM's, once each
+        d, width = spec.d_model, spec.drafter.target_width
+        shapes["pre_projection"] = TargetShape(((2 * width, d),))
+        shapes["post_projection"] = TargetShape(((d, width),))
+    if spec.centroid_head is not None:  # Gemma4AssistantMaskedEmbedder.centroids
+        shapes["centroids"] = TargetShape(((spec.d_model, spec.centroid_head.n_centroids),))
     return shapes
 
 
@@ -387,6 +400,8 @@ def _lacks(spec: ModelSpec, target: str) -> str:
     if target == "g" and not (spec.attention.output_gate and (
             spec.attention.output_gate_per == "head" or spec.attention.output_gate_bias)):
         return "its attention has no output gate of its own (g_proj, Beam's gate_proj)"
+    if target in ("k", "v") and spec.attention.kv_shared_layers == spec.n_layers:
+        return "every layer reads the target's keys and values (attention.kv_shared_layers)"
     if target in ATTENTION_TARGETS:
         if spec.attention.experts is not None:
             return "its W_Q and W_O are attention experts, not nn.Linear modules"
@@ -404,6 +419,10 @@ def _lacks(spec: ModelSpec, target: str) -> str:
         return "no FFN of that kind"
     if target in PER_LAYER_TARGETS:
         return "it has no per-layer embeddings"
+    if target == "centroids":
+        return "its LM head has no centroids (centroid_head)"
+    if target in DRAFTER_TARGETS:
+        return "it is not a drafter fed a target's states (drafter)"
     return "no mixer with that projection"
 
 

@@ -100,7 +100,8 @@ def _layers_of(spec: ModelSpec, target: str, index: int) -> float:
         return counts["mlstm"]
     if target in ("per_layer_input_gate", "per_layer_projection"):  # every layer's
         return spec.n_layers
-    if target == "per_layer_model_projection":  # the model's, once
+    if target in ("per_layer_model_projection", "pre_projection", "post_projection",
+                  "centroids"):  # the model's, once
         return 1
     # the mixers' projections, in calc.spec.finetune._mixer_shapes's order
     order = {"in_proj": ("mamba", "conv"),

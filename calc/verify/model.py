@@ -550,7 +550,8 @@ class ReferenceModel(nn.Module):
         positions = torch.arange(t, device=ids.device)
         x = self.token(ids)
         if self.pre_projection is not None:  # the target's states in place of the embedding
-            states = x.new_zeros(*ids.shape, self.pre_projection.in_features)
+            assert self.spec.drafter is not None
+            states = x.new_zeros(*ids.shape, 2 * self.spec.drafter.target_width)
             x = self.pre_projection(states.requires_grad_(torch.is_grad_enabled()))
         if self.project_in is not None:
             x = self.project_in(x)
