@@ -2131,6 +2131,7 @@ def memory_states(s):
 
 
 def memory_activations(s):
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_s = s['E_s']
@@ -2164,12 +2165,14 @@ def memory_activations(s):
     R_dt = s['R_dt']
     T = s['T']
     T_img = s['T_img']
+    V_cen = s['V_cen']
     V_o = s['V_o']
     a_down = s['a_down']
     a_g = s['a_g']
     a_gate = s['a_gate']
     a_k = s['a_k']
     a_o = s['a_o']
+    a_pre_projection = s['a_pre_projection']
     a_q = s['a_q']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
@@ -2537,7 +2540,8 @@ def memory_activations(s):
         ),
         'embedding': (
             T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_drop
+                D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
+                + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -2550,7 +2554,8 @@ def memory_activations(s):
         ),
         'output': i_head*(M + 1)*(
             T*b*(
-                V_o*q_L
+                V_cen*(d*q_a + 8)
+                + V_o*q_L
                 + d*i_keep_head*(4 - 4*i_hf)
                 + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
             )/n_cp
@@ -2596,6 +2601,7 @@ def memory_buffers(s):
 
 
 def memory(s):
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_s = s['E_s']
@@ -2638,12 +2644,14 @@ def memory(s):
     R_dt = s['R_dt']
     T = s['T']
     T_img = s['T_img']
+    V_cen = s['V_cen']
     V_o = s['V_o']
     a_down = s['a_down']
     a_g = s['a_g']
     a_gate = s['a_gate']
     a_k = s['a_k']
     a_o = s['a_o']
+    a_pre_projection = s['a_pre_projection']
     a_q = s['a_q']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
@@ -3114,7 +3122,8 @@ def memory(s):
                 )
             )/n_cp
             + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_drop
+                D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
+                + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -3126,7 +3135,8 @@ def memory(s):
             + 2*T*d_qk*i_hf*i_rope*q_a
             + i_head*(M + 1)*(
                 T*b*(
-                    V_o*q_L
+                    V_cen*(d*q_a + 8)
+                    + V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp
@@ -3607,7 +3617,8 @@ def memory(s):
                 )
             )/n_cp
             + T*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_drop
+                D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
+                + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -3618,7 +3629,8 @@ def memory(s):
             )/n_cp
             + i_head*(M + 1)*(
                 T*(
-                    V_o*q_L
+                    V_cen*(d*q_a + 8)
+                    + V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp
@@ -4823,6 +4835,7 @@ def finetune_memory(s):
     R_dt = s['R_dt']
     T = s['T']
     T_img = s['T_img']
+    V_cen = s['V_cen']
     V_o = s['V_o']
     a_centroids = s['a_centroids']
     a_down = s['a_down']
@@ -5330,7 +5343,8 @@ def finetune_memory(s):
                 )
             )/n_cp
             + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_drop
+                D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
+                + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -5430,7 +5444,8 @@ def finetune_memory(s):
             )
             + i_head*(M + 1)*(
                 T*b*(
-                    V_o*q_L
+                    V_cen*(d*q_a + 8)
+                    + V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp
@@ -6584,7 +6599,8 @@ def finetune_memory(s):
                 )
             )/n_cp
             + T*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_drop
+                D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
+                + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -6595,7 +6611,8 @@ def finetune_memory(s):
             )/n_cp
             + i_head*(M + 1)*(
                 T*(
-                    V_o*q_L
+                    V_cen*(d*q_a + 8)
+                    + V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp

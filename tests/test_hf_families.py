@@ -569,6 +569,18 @@ def test_gemma4_e2b_assistant_counts_its_projections_and_centroid_head():
     assert flops["centroid_head"] == 2 * 256 * 2048
 
 
+def test_gemma4_e2b_assistant_training_memory_keeps_the_states_and_the_gathered_rows():
+    """Training the E2B drafter at s = 512: pre_projection keeps its 3072-wide input (bf16)
+    beside the token ids, and the centroid head's bmm keeps its 32 × 128 gathered head rows
+    (256 wide, bf16) and their int64 indices, per token (calc.formulas.memory)."""
+    spec = spec_of("gemma-4-e2b-it-assistant")
+    plain = spec.updated(centroid_head=None, drafter=None, **{"attention.kv_shared_layers": 0})
+    with_parts, without = (calc.memory(s, gpu="h100", seq_len=512).memory.activations
+                           for s in (spec, plain))
+    assert with_parts["embedding"] - without["embedding"] == 512 * 3072 * 2
+    assert with_parts["output"] - without["output"] == 512 * 32 * 128 * (256 * 2 + 8)
+
+
 def test_gemma4_unified_wrapper_counts_its_language_model():
     wrapped = spec_of("gemma-4-12b")
     text = json.loads((CONFIGS / "gemma-4-12b.json").read_text())["text_config"]
