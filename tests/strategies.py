@@ -188,6 +188,24 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         # Gemma 3n's and Gemma 4's per-layer embeddings
         spec = spec.updated(per_layer_embeddings={
             "width": draw(st.integers(1, 8)), "vocab_size": draw(st.none() | st.integers(1, 9))})
+    alone = (spec.per_layer_embeddings is None and spec.hyper_connections is None
+             and not spec.mtp_modules and spec.shared_block is None and spec.d_embedding is None)
+    if alone and draw(st.booleans()):
+        # Gemma 4's drafters: fed a target's states, every layer reading its keys where all
+        # are attention layers Gemma 4 can share (neither MLA, chunked nor experts)
+        changes: dict = {"drafter": {"target_width": draw(st.integers(1, 16))}}
+        att = spec.attention
+        if (set(spec.mixer_kinds) == {"attention"} and "chunked" not in spec.attention_kinds
+                and att.mla is None and att.indexer is None and not att.experts
+                and not att.differential and draw(st.booleans())):
+            changes["attention.kv_shared_layers"] = spec.n_layers
+        spec = spec.updated(**changes)
+    if (alone and spec.output_vocab_size is None and not spec.lm_head_bias
+            and draw(st.booleans())):
+        # a centroid head: C clusters dividing the vocabulary, the top k of them
+        clusters = draw(st.sampled_from(_divisors(spec.vocab_size)))
+        spec = spec.updated(centroid_head={"n_centroids": clusters,
+                                           "top_k": draw(st.integers(1, clusters))})
     if (spec.mixer_kinds[-1] == "attention" and not spec.attention.experts
             and not spec.attention.out_bias and draw(st.booleans())):
         # GPT-NeoX-Japanese: W_O's bias on the last layer only
